@@ -1,0 +1,29 @@
+"""colabenv: declarative GPU Python environments for ephemeral notebook runtimes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from colabenv.verify import VerifyReport
+
+
+def bootstrap(profile: str, *, restart: bool = True, **target: Any) -> int:
+    """Render ``profile`` for this host, run the script with its output streamed, restart if needed."""
+    from colabenv.notebook import bootstrap as _bootstrap
+
+    return _bootstrap(profile, restart=restart, **target)
+
+
+def verify(
+    profile: str | None = None, *, lock: str | None = None, timeout: float | None = None
+) -> VerifyReport:
+    """Run the post-restart checks and return the report (for a notebook cell)."""
+    from colabenv.verify import verify as _verify
+
+    return _verify(profile=profile, lock=lock, timeout=timeout)
+
+
+__all__ = ["__version__", "bootstrap", "verify"]

@@ -1,0 +1,22 @@
+"""Where the shipped profiles (catalog and golden) live, installed or in a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def profiles_root() -> Path:
+    """``colabenv/_profiles`` inside a wheel; the checkout's ``profiles/`` in an editable install."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_profiles"
+    if installed.is_dir():
+        return installed
+    return package.parent / "profiles"
+
+
+def catalog_dir() -> Path:
+    return profiles_root() / "catalog"
+
+
+def golden_dir() -> Path:
+    return profiles_root() / "golden"

@@ -1,0 +1,90 @@
+"""The one place that starts processes: argv lists, never a shell, always a timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from colabenv.errors import ProcessError
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    input_text: str | None = None,
+    check: bool = False,
+) -> Completed:
+    """Run ``argv`` to completion or until ``timeout`` seconds pass.
+
+    A program that cannot be started raises :class:`ProcessError`; a timeout is reported in the
+    result (``timed_out``), the child killed, unless ``check`` asks for an error instead.
+    """
+    args = [str(a) for a in argv]
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ProcessError(args, "not found") from exc
+    except PermissionError as exc:
+        raise ProcessError(args, "not executable") from exc
+    except OSError as exc:
+        raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
+    try:
+        stdout, stderr = proc.communicate(input=input_text, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            stdout, stderr = proc.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            stdout, stderr = "", ""
+        if check:
+            raise ProcessError(args, f"did not finish within {timeout:g}s") from None
+        return Completed(tuple(args), -1, stdout or "", stderr or "", True)
+    result = Completed(tuple(args), proc.returncode, stdout, stderr, False)
+    if check and not result.ok:
+        last = (stderr.strip().splitlines() or [""])[-1]
+        raise ProcessError(args, f"exited {proc.returncode}: {last}")
+    return result
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """Kill the child and everything it started (a hung nvidia-smi may hold our pipes)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def environ_with(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    return env

@@ -1,0 +1,267 @@
+"""Load and validate the curated catalog (``profiles/catalog/*.toml``) into frozen models.
+
+The catalog is colabenv's own data: anything wrong in it is a bug, reported as
+:class:`CatalogError` with the file and key path, and caught by the catalog tests.
+File formats are documented in CONTRIBUTING.md ("Adding a catalog entry").
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv import _toml
+from colabenv._data import catalog_dir
+from colabenv.errors import CatalogError
+from colabenv.models import (
+    Arch,
+    Catalog,
+    Companion,
+    CudaMajorLine,
+    CudaToolkit,
+    Framework,
+    Release,
+    Source,
+    Variant,
+)
+
+FRAMEWORK_FILES = {Framework.TORCH: "torch.toml", Framework.TENSORFLOW: "tensorflow.toml",
+                   Framework.JAX: "jax.toml"}
+DRIVERS_FILE = "drivers.toml"
+
+
+class _Reader:
+    """Typed access to one parsed TOML table, raising CatalogError with the key path."""
+
+    def __init__(self, path: Path, data: Mapping[str, Any], prefix: str = "") -> None:
+        self.path = path
+        self.data = data
+        self.prefix = prefix
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def fail(self, name: str | None, problem: str) -> CatalogError:
+        return CatalogError(self.path, self.key(name) if name else self.prefix or None, problem)
+
+    def allow(self, *names: str) -> None:
+        for name in self.data:
+            if name not in names:
+                raise self.fail(name, f"unknown key (expected one of {', '.join(names)})")
+
+    def str(self, name: str, default: str | None = None) -> str:
+        value = self.data.get(name, default)
+        if not isinstance(value, str) or not value:
+            raise self.fail(name, "expected a non-empty string")
+        return value
+
+    def opt_str(self, name: str) -> str | None:
+        if name not in self.data:
+            return None
+        return self.str(name)
+
+    def version(self, name: str) -> Version:
+        text = self.str(name)
+        try:
+            return Version(text)
+        except InvalidVersion:
+            raise self.fail(name, f"{text!r} is not a version") from None
+
+    def opt_version(self, name: str) -> Version | None:
+        return self.version(name) if name in self.data else None
+
+    def specifier(self, name: str) -> SpecifierSet:
+        text = self.str(name)
+        try:
+            return SpecifierSet(text)
+        except InvalidSpecifier:
+            raise self.fail(name, f"{text!r} is not a version specifier") from None
+
+    def int(self, name: str) -> int:
+        value = self.data.get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(name, "expected an integer")
+        return value
+
+    def bool(self, name: str, default: bool) -> bool:
+        value = self.data.get(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(name, "expected true or false")
+        return value
+
+    def str_list(self, name: str) -> list[str]:
+        value = self.data.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(name, "expected a list of strings")
+        return list(value)
+
+    def table(self, name: str) -> Mapping[str, Any]:
+        value = self.data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.fail(name, "expected a table")
+        return value
+
+    def tables(self, name: str) -> list[_Reader]:
+        value = self.data.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail(name, "expected an array of tables")
+        return [_Reader(self.path, v, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
+
+    def source(self) -> Source:
+        return Source(self.str("source"))
+
+
+def _read(path: Path) -> _Reader:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        data = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        raise CatalogError(path, None, f"invalid TOML: {exc}") from None
+    reader = _Reader(path, data)
+    if data.get("schema") != 1:
+        raise reader.fail("schema", "expected schema = 1")
+    return reader
+
+
+def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
+    doc = _read(path)
+    doc.allow("schema", "major_line", "toolkit")
+    lines = []
+    for item in doc.tables("major_line"):
+        item.allow("cuda_major", "floor_driver", "source")
+        lines.append(CudaMajorLine(item.int("cuda_major"), item.version("floor_driver"),
+                                   item.source()))
+    toolkits = []
+    for item in doc.tables("toolkit"):
+        item.allow("version", "label", "driver", "source")
+        toolkits.append(CudaToolkit(item.version("version"), item.str("label"),
+                                    item.version("driver"), item.source()))
+    majors = [line.major for line in lines]
+    if len(set(majors)) != len(majors):
+        raise doc.fail("major_line", "a CUDA major line is listed twice")
+    return tuple(toolkits), tuple(lines)
+
+
+def _load_framework(path: Path, framework: Framework) -> list[Release]:
+    doc = _read(path)
+    doc.allow("schema", "framework", "companions_follow_variant", "archs", "release")
+    if doc.str("framework") != framework.value:
+        raise doc.fail("framework", f"expected {framework.value!r}")
+    follow = doc.bool("companions_follow_variant", False)
+    named_archs: dict[str, tuple[Arch, ...]] = {}
+    arch_table = _Reader(path, doc.table("archs"), "archs")
+    for name in arch_table.data:
+        named_archs[name] = _parse_archs(arch_table, name, arch_table.str_list(name))
+
+    releases = []
+    for item in doc.tables("release"):
+        item.allow("version", "python", "default_variant", "companions", "variant", "source")
+        release_python = item.specifier("python")
+        variants = tuple(_load_variant(v, named_archs) for v in item.tables("variant"))
+        if not variants:
+            raise item.fail("variant", "a release needs at least one variant")
+        names = [v.name for v in variants]
+        if len(set(names)) != len(names):
+            raise item.fail("variant", "a variant name is listed twice")
+        default = item.opt_str("default_variant")
+        if default is not None and default not in names:
+            raise item.fail("default_variant", f"{default!r} is not one of the variants")
+        comp_reader = _Reader(path, item.table("companions"), item.key("companions"))
+        companions = tuple(
+            Companion(canonicalize_name(name), comp_reader.version(name), follow)
+            for name in comp_reader.data
+        )
+        releases.append(Release(framework, item.version("version"), release_python, variants,
+                                default, companions, item.source()))
+    versions = [r.version for r in releases]
+    if len(set(versions)) != len(versions):
+        raise doc.fail("release", "a release version is listed twice")
+    return releases
+
+
+def _parse_archs(reader: _Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
+    archs = []
+    for text in items:
+        try:
+            archs.append(Arch.parse(text))
+        except ValueError as exc:
+            raise reader.fail(name, str(exc)) from None
+    return tuple(archs)
+
+
+def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) -> Variant:
+    item.allow("name", "cuda", "index_url", "local_tag", "extra", "archs", "pins", "python",
+               "source")
+    cuda = item.opt_version("cuda")
+    raw_archs = item.data.get("archs", [])
+    if isinstance(raw_archs, str):
+        if raw_archs not in named_archs:
+            raise item.fail("archs", f"no arch list named {raw_archs!r} in [archs]")
+        archs = named_archs[raw_archs]
+    else:
+        archs = _parse_archs(item, "archs", item.str_list("archs"))
+    if cuda is not None and not archs:
+        raise item.fail("archs", "a CUDA variant needs its arch list")
+    if cuda is None and archs:
+        raise item.fail("archs", "a CPU variant has no arch list")
+    pins = []
+    for text in item.str_list("pins"):
+        try:
+            pins.append(Requirement(text))
+        except InvalidRequirement:
+            raise item.fail("pins", f"{text!r} is not a requirement") from None
+    index_url = item.opt_str("index_url")
+    if index_url is not None and not index_url.startswith("https://"):
+        raise item.fail("index_url", "expected an https:// URL")
+    return Variant(
+        name=item.str("name"),
+        cuda=cuda,
+        index_url=index_url,
+        local_tag=item.opt_str("local_tag"),
+        extra=item.opt_str("extra"),
+        archs=archs,
+        pins=tuple(pins),
+        python=item.specifier("python") if "python" in item.data else None,
+        source=item.source(),
+    )
+
+
+def load_catalog(directory: Path | None = None) -> Catalog:
+    """Read every catalog file in ``directory`` (the shipped catalog by default) and validate it."""
+    root = directory if directory is not None else catalog_dir()
+    toolkits, lines = _load_drivers(root / DRIVERS_FILE)
+    releases: list[Release] = []
+    for framework, filename in FRAMEWORK_FILES.items():
+        releases.extend(_load_framework(root / filename, framework))
+    catalog = Catalog(toolkits, lines, tuple(releases))
+    _check_consistency(catalog, root)
+    return catalog
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_catalog() -> Catalog:
+    return load_catalog()
+
+
+def _check_consistency(catalog: Catalog, root: Path) -> None:
+    """Every CUDA variant must have a driver floor and a toolkit driver in the driver table."""
+    for release in catalog.releases:
+        path = root / FRAMEWORK_FILES[release.framework]
+        for variant in release.variants:
+            if variant.cuda is None:
+                continue
+            key = f"release {release.version} variant {variant.name}"
+            if catalog.floor_driver(variant.cuda) is None:
+                raise CatalogError(path, key, f"no driver floor for CUDA {variant.cuda.major}")
+            if catalog.toolkit_driver(variant.cuda) is None:
+                raise CatalogError(path, key, f"no toolkit driver for CUDA {variant.cuda}")

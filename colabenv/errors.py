@@ -1,0 +1,88 @@
+"""One error tree for everything colabenv refuses.
+
+Only :mod:`colabenv.cli` catches these; it prints ``str(error)`` to stderr and exits with
+``error.exit_code``. Messages name the file and the key path where one applies, so the first
+line a user sees says what to fix and where.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ColabenvError(Exception):
+    """Base of every error colabenv reports to a user (never a bug)."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(ColabenvError):
+    """Bad command-line input: an unknown golden profile, a malformed flag value."""
+
+
+class ProfileError(ColabenvError):
+    """A profile that cannot be read or does not match schema 1."""
+
+    def __init__(self, path: Path | str, key: str | None, problem: str) -> None:
+        self.path = Path(path)
+        self.key = key
+        self.problem = problem
+        where = f"{self.path.name}: {key}: " if key else f"{self.path.name}: "
+        super().__init__(where + problem)
+
+
+class CatalogError(ColabenvError):
+    """The shipped catalog is inconsistent. This is a bug in colabenv's data, not user input."""
+
+    exit_code = 70
+
+    def __init__(self, path: Path | str, key: str | None, problem: str) -> None:
+        self.path = Path(path)
+        self.key = key
+        where = f"catalog {self.path.name}: {key}: " if key else f"catalog {self.path.name}: "
+        super().__init__(where + problem)
+
+
+class TargetError(ColabenvError):
+    """A target override (flag, environment variable, freeze file) that cannot be understood."""
+
+
+class ResolutionError(ColabenvError):
+    """No set of framework wheels satisfies the profile on the target."""
+
+    exit_code = 3
+
+
+class IndexUnavailableError(ColabenvError):
+    """A package index could not be reached, or does not serve a file the resolution needs."""
+
+    exit_code = 4
+
+
+class LockError(ColabenvError):
+    """A lockfile that cannot be read, or a resolver (uv, pip-tools) that failed."""
+
+
+class LockResolverError(ColabenvError):
+    """uv or pip-compile could not produce a closure for the requirements."""
+
+    exit_code = 3
+
+
+class StateError(ColabenvError):
+    """The state directory or restart marker cannot be read or written."""
+
+
+class ProcessError(ColabenvError):
+    """A child process could not be started or did not finish in time."""
+
+    def __init__(self, argv: list[str] | tuple[str, ...], problem: str) -> None:
+        self.argv = tuple(argv)
+        super().__init__(f"{argv[0] if argv else '?'}: {problem}")

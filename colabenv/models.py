@@ -1,0 +1,469 @@
+"""The frozen values that flow between layers once parsing is done.
+
+Nothing here reads files or the host. Versions are :class:`packaging.version.Version`,
+specifiers :class:`packaging.specifiers.SpecifierSet`; mappings are tuples of pairs so that
+every value is hashable and compares by content.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+
+class Framework(str, enum.Enum):
+    TORCH = "torch"
+    TENSORFLOW = "tensorflow"
+    JAX = "jax"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Installer(str, enum.Enum):
+    AUTO = "auto"
+    UV = "uv"
+    PIP = "pip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RuntimeKind(str, enum.Enum):
+    COLAB = "colab"
+    KAGGLE = "kaggle"
+    GENERIC = "generic"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_CC_RE = re.compile(r"^\s*(\d{1,2})\.(\d{1,2})\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class ComputeCapability:
+    """An NVIDIA compute capability such as 7.5 (T4) or 9.0 (H100, H200)."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> ComputeCapability:
+        match = _CC_RE.match(text)
+        if match is None:
+            raise ValueError(f"{text!r} is not a compute capability like 7.5")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,2})(\d)a?$")
+
+
+@dataclass(frozen=True, order=True)
+class Arch:
+    """One entry of a wheel's arch list: machine code (``sm_86``) or PTX (``compute_90``).
+
+    Machine code runs on GPUs of the same major version with a minor version at least its own;
+    PTX is compiled at load time for any GPU at least as new (CUDA C++ Programming Guide,
+    "Binary Compatibility" and "PTX Compatibility").
+    """
+
+    capability: ComputeCapability
+    ptx: bool
+
+    @classmethod
+    def parse(cls, text: str) -> Arch:
+        match = _ARCH_RE.match(text.strip())
+        if match is None:
+            raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
+        cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
+        return cls(cap, match.group(1) == "compute")
+
+    def covers(self, gpu: ComputeCapability) -> bool:
+        if self.ptx:
+            return gpu >= self.capability
+        return gpu.major == self.capability.major and gpu.minor >= self.capability.minor
+
+    def __str__(self) -> str:
+        prefix = "compute" if self.ptx else "sm"
+        return f"{prefix}_{self.capability.major}{self.capability.minor}"
+
+
+def archs_cover(archs: Iterable[Arch], gpu: ComputeCapability) -> bool:
+    return any(arch.covers(gpu) for arch in archs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The host, as the resolver sees it
+
+
+@dataclass(frozen=True)
+class InstalledDist:
+    """A distribution present in the runtime. ``version`` keeps its local tag (``2.6.0+cu124``)."""
+
+    name: NormalizedName
+    version: str
+
+    @property
+    def parsed_version(self) -> Version | None:
+        try:
+            return Version(self.version)
+        except InvalidVersion:
+            return None
+
+
+@dataclass(frozen=True)
+class InstalledSet:
+    """What the runtime already has, by canonical name."""
+
+    dists: tuple[InstalledDist, ...] = ()
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, str]) -> InstalledSet:
+        dists = {canonicalize_name(name): version for name, version in mapping.items()}
+        return cls(tuple(InstalledDist(n, v) for n, v in sorted(dists.items())))
+
+    def get(self, name: str) -> InstalledDist | None:
+        wanted = canonicalize_name(name)
+        for dist in self.dists:
+            if dist.name == wanted:
+                return dist
+        return None
+
+    def version_of(self, name: str) -> Version | None:
+        dist = self.get(name)
+        return dist.parsed_version if dist else None
+
+    def __len__(self) -> int:
+        return len(self.dists)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    compute_capability: ComputeCapability
+    memory_total_mib: int | None = None
+    memory_free_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything the resolver may know about the host it resolves for.
+
+    ``driver`` and ``cuda`` are None when there is no usable NVIDIA GPU (or ``--cpu``);
+    ``cuda`` is the newest CUDA the driver supports, not an installed toolkit.
+    """
+
+    driver: Version | None
+    cuda: Version | None
+    compute_capabilities: tuple[ComputeCapability, ...]
+    python: Version
+    platform: str = "linux_x86_64"
+    installed: InstalledSet = field(default_factory=InstalledSet)
+
+    @property
+    def has_gpu(self) -> bool:
+        return self.driver is not None
+
+    @property
+    def python_minor(self) -> str:
+        return f"{self.python.major}.{self.python.minor}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "driver": str(self.driver) if self.driver is not None else None,
+            "cuda": str(self.cuda) if self.cuda is not None else None,
+            "compute_capabilities": [str(c) for c in self.compute_capabilities],
+            "python": self.python_minor,
+            "platform": self.platform,
+        }
+
+
+@dataclass(frozen=True)
+class TargetOverrides:
+    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win)."""
+
+    driver: Version | None = None
+    cuda: Version | None = None
+    compute_capabilities: tuple[ComputeCapability, ...] = ()
+    python: Version | None = None
+    cpu: bool = False
+    installed_from: Path | None = None
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What ``colabenv detect`` found: the target plus the details only people need."""
+
+    target: Target
+    gpus: tuple[Gpu, ...]
+    runtime: RuntimeKind
+    python_implementation: str
+    python_full: str
+    glibc: str | None
+    state_dir: Path
+    notes: tuple[str, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# The profile
+
+
+@dataclass(frozen=True)
+class FrameworkRequest:
+    """What a profile asks of one framework: a version range, an optional variant, companions.
+
+    ``companions`` maps a companion package (torchvision, torchaudio) to the specifier the
+    profile gives it; the resolver pins each to the version the catalog pairs with the
+    framework release, and refuses a pairing outside the given specifier.
+    """
+
+    framework: Framework
+    specifier: SpecifierSet
+    variant: str | None = None
+    companions: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
+
+
+@dataclass(frozen=True)
+class InstallSettings:
+    installer: Installer = Installer.AUTO
+    index_url: str | None = None
+    pytorch_index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    smoke: tuple[Framework, ...] | None = None
+    require_gpu: bool = False
+    min_free_vram_gib: float | None = None
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    path: Path
+    content_hash: str
+    python: SpecifierSet | None
+    frameworks: tuple[FrameworkRequest, ...]
+    requirements: tuple[Requirement, ...]
+    apt: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    install: InstallSettings
+    verify: VerifySettings
+
+    def framework(self, framework: Framework) -> FrameworkRequest | None:
+        for request in self.frameworks:
+            if request.framework is framework:
+                return request
+        return None
+
+    @property
+    def smoke_frameworks(self) -> tuple[Framework, ...]:
+        if self.verify.smoke is not None:
+            return self.verify.smoke
+        return tuple(r.framework for r in self.frameworks)
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalog
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a catalog fact comes from: a URL or a named upstream document."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    """A CUDA toolkit release and the driver it shipped with ("fully supported")."""
+
+    version: Version
+    label: str
+    toolkit_driver: Version
+    source: Source
+
+
+@dataclass(frozen=True)
+class CudaMajorLine:
+    """The oldest driver on which any toolkit of a major line runs (minor-version compatibility)."""
+
+    major: int
+    floor_driver: Version
+    source: Source
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One build of a framework release.
+
+    ``name`` is ``cu124``/``cpu`` for torch, the extra (``cuda12``, ``and-cuda``) or ``cpu`` for
+    jax and tensorflow. ``cuda`` is the toolkit it was built with (None for CPU builds);
+    ``index_url`` None means the default index. ``archs`` is the GPU arch list (empty for CPU).
+    ``pins`` are the NVIDIA wheels the build requires, used for joint resolution.
+    """
+
+    name: str
+    cuda: Version | None
+    index_url: str | None
+    local_tag: str | None
+    extra: str | None
+    archs: tuple[Arch, ...]
+    pins: tuple[Requirement, ...]
+    python: SpecifierSet | None
+    source: Source
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.cuda is None
+
+
+@dataclass(frozen=True)
+class Companion:
+    """A package released in lockstep with a framework (torchvision, jaxlib, jax plugins)."""
+
+    name: NormalizedName
+    version: Version
+    follows_variant: bool
+
+
+@dataclass(frozen=True)
+class Release:
+    framework: Framework
+    version: Version
+    python: SpecifierSet
+    variants: tuple[Variant, ...]
+    default_variant: str | None
+    companions: tuple[Companion, ...]
+    source: Source
+
+    def variant(self, name: str) -> Variant | None:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        return None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    toolkits: tuple[CudaToolkit, ...]
+    major_lines: tuple[CudaMajorLine, ...]
+    releases: tuple[Release, ...]
+
+    def releases_of(self, framework: Framework) -> tuple[Release, ...]:
+        """Releases of one framework, newest first."""
+        found = [r for r in self.releases if r.framework is framework]
+        return tuple(sorted(found, key=lambda r: r.version, reverse=True))
+
+    def release(self, framework: Framework, version: Version) -> Release | None:
+        for release in self.releases:
+            if release.framework is framework and release.version == version:
+                return release
+        return None
+
+    def floor_driver(self, cuda: Version) -> Version | None:
+        for line in self.major_lines:
+            if line.major == cuda.major:
+                return line.floor_driver
+        return None
+
+    def toolkit_driver(self, cuda: Version) -> Version | None:
+        """Driver of that major.minor's GA release: from it on, the toolkit is fully supported."""
+        matches = [
+            t for t in self.toolkits if (t.version.major, t.version.minor) == (cuda.major, cuda.minor)
+        ]
+        if not matches:
+            return None
+        return min(matches, key=lambda t: t.toolkit_driver).toolkit_driver
+
+    def max_cuda_for_driver(self, driver: Version) -> Version | None:
+        """The newest CUDA major.minor whose toolkit driver this driver meets."""
+        met = [t.version for t in self.toolkits if driver >= t.toolkit_driver]
+        if not met:
+            return None
+        best = max(met)
+        return Version(f"{best.major}.{best.minor}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The resolution
+
+
+@dataclass(frozen=True)
+class FrameworkChoice:
+    framework: Framework
+    release: Version
+    variant: str
+    index_url: str | None
+    requirements: tuple[str, ...]
+    installed: bool
+    reason: str
+    cuda: Version | None
+    pins: tuple[Requirement, ...]
+    archs: tuple[Arch, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "version": str(self.release),
+            "variant": self.variant,
+            "index_url": self.index_url,
+            "requirements": list(self.requirements),
+            "installed": self.installed,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Resolution:
+    profile_name: str
+    profile_hash: str
+    target: Target
+    choices: tuple[FrameworkChoice, ...]
+    packages: tuple[str, ...]
+    apt: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    required_driver: Version | None
+    install: InstallSettings = field(default_factory=InstallSettings)
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        reqs: list[str] = []
+        for choice in self.choices:
+            reqs.extend(choice.requirements)
+        reqs.extend(self.packages)
+        return tuple(reqs)
+
+    def choice(self, framework: Framework) -> FrameworkChoice | None:
+        for choice in self.choices:
+            if choice.framework is framework:
+                return choice
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "target": self.target.to_json(),
+            "frameworks": {c.framework.value: c.to_json() for c in self.choices},
+            "requirements": list(self.requirements),
+            "apt": list(self.apt),
+            "warnings": list(self.warnings),
+        }
