@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,3 +89,39 @@ def environ_with(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(extra)
     return env
+
+
+def stream(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    on_line: Callable[[str], None],
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Run ``argv`` with stdout and stderr merged, handing each line to ``on_line`` as it comes.
+
+    Returns the exit status; a run past ``timeout`` seconds is killed and returns -9.
+    """
+    args = [str(a) for a in argv]
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
+    timer = threading.Timer(timeout, _kill_group, args=(proc,))
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            on_line(line.rstrip("\n"))
+        return proc.wait()
+    finally:
+        timer.cancel()

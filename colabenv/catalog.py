@@ -56,19 +56,19 @@ class _Reader:
             if name not in names:
                 raise self.fail(name, f"unknown key (expected one of {', '.join(names)})")
 
-    def str(self, name: str, default: str | None = None) -> str:
+    def text(self, name: str, default: str | None = None) -> str:
         value = self.data.get(name, default)
         if not isinstance(value, str) or not value:
             raise self.fail(name, "expected a non-empty string")
         return value
 
-    def opt_str(self, name: str) -> str | None:
+    def opt_text(self, name: str) -> str | None:
         if name not in self.data:
             return None
-        return self.str(name)
+        return self.text(name)
 
     def version(self, name: str) -> Version:
-        text = self.str(name)
+        text = self.text(name)
         try:
             return Version(text)
         except InvalidVersion:
@@ -78,25 +78,25 @@ class _Reader:
         return self.version(name) if name in self.data else None
 
     def specifier(self, name: str) -> SpecifierSet:
-        text = self.str(name)
+        text = self.text(name)
         try:
             return SpecifierSet(text)
         except InvalidSpecifier:
             raise self.fail(name, f"{text!r} is not a version specifier") from None
 
-    def int(self, name: str) -> int:
+    def integer(self, name: str) -> int:
         value = self.data.get(name)
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(name, "expected an integer")
         return value
 
-    def bool(self, name: str, default: bool) -> bool:
+    def flag(self, name: str, default: bool) -> bool:
         value = self.data.get(name, default)
         if not isinstance(value, bool):
             raise self.fail(name, "expected true or false")
         return value
 
-    def str_list(self, name: str) -> list[str]:
+    def text_list(self, name: str) -> list[str]:
         value = self.data.get(name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(name, "expected a list of strings")
@@ -115,7 +115,7 @@ class _Reader:
         return [_Reader(self.path, v, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
 
     def source(self) -> Source:
-        return Source(self.str("source"))
+        return Source(self.text("source"))
 
 
 def _read(path: Path) -> _Reader:
@@ -139,12 +139,12 @@ def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorL
     lines = []
     for item in doc.tables("major_line"):
         item.allow("cuda_major", "floor_driver", "source")
-        lines.append(CudaMajorLine(item.int("cuda_major"), item.version("floor_driver"),
+        lines.append(CudaMajorLine(item.integer("cuda_major"), item.version("floor_driver"),
                                    item.source()))
     toolkits = []
     for item in doc.tables("toolkit"):
         item.allow("version", "label", "driver", "source")
-        toolkits.append(CudaToolkit(item.version("version"), item.str("label"),
+        toolkits.append(CudaToolkit(item.version("version"), item.text("label"),
                                     item.version("driver"), item.source()))
     majors = [line.major for line in lines]
     if len(set(majors)) != len(majors):
@@ -155,13 +155,13 @@ def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorL
 def _load_framework(path: Path, framework: Framework) -> list[Release]:
     doc = _read(path)
     doc.allow("schema", "framework", "companions_follow_variant", "archs", "release")
-    if doc.str("framework") != framework.value:
+    if doc.text("framework") != framework.value:
         raise doc.fail("framework", f"expected {framework.value!r}")
-    follow = doc.bool("companions_follow_variant", False)
+    follow = doc.flag("companions_follow_variant", False)
     named_archs: dict[str, tuple[Arch, ...]] = {}
     arch_table = _Reader(path, doc.table("archs"), "archs")
     for name in arch_table.data:
-        named_archs[name] = _parse_archs(arch_table, name, arch_table.str_list(name))
+        named_archs[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
 
     releases = []
     for item in doc.tables("release"):
@@ -173,7 +173,7 @@ def _load_framework(path: Path, framework: Framework) -> list[Release]:
         names = [v.name for v in variants]
         if len(set(names)) != len(names):
             raise item.fail("variant", "a variant name is listed twice")
-        default = item.opt_str("default_variant")
+        default = item.opt_text("default_variant")
         if default is not None and default not in names:
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
         comp_reader = _Reader(path, item.table("companions"), item.key("companions"))
@@ -209,26 +209,26 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
             raise item.fail("archs", f"no arch list named {raw_archs!r} in [archs]")
         archs = named_archs[raw_archs]
     else:
-        archs = _parse_archs(item, "archs", item.str_list("archs"))
+        archs = _parse_archs(item, "archs", item.text_list("archs"))
     if cuda is not None and not archs:
         raise item.fail("archs", "a CUDA variant needs its arch list")
     if cuda is None and archs:
         raise item.fail("archs", "a CPU variant has no arch list")
     pins = []
-    for text in item.str_list("pins"):
+    for text in item.text_list("pins"):
         try:
             pins.append(Requirement(text))
         except InvalidRequirement:
             raise item.fail("pins", f"{text!r} is not a requirement") from None
-    index_url = item.opt_str("index_url")
+    index_url = item.opt_text("index_url")
     if index_url is not None and not index_url.startswith("https://"):
         raise item.fail("index_url", "expected an https:// URL")
     return Variant(
-        name=item.str("name"),
+        name=item.text("name"),
         cuda=cuda,
         index_url=index_url,
-        local_tag=item.opt_str("local_tag"),
-        extra=item.opt_str("extra"),
+        local_tag=item.opt_text("local_tag"),
+        extra=item.opt_text("extra"),
         archs=archs,
         pins=tuple(pins),
         python=item.specifier("python") if "python" in item.data else None,

@@ -104,6 +104,12 @@ class Arch:
         return f"{prefix}_{self.capability.major}{self.capability.minor}"
 
 
+def format_driver(version: Version) -> str:
+    """NVIDIA writes driver minor and patch with two digits: 450.80.02, not 450.80.2."""
+    parts = list(version.release)
+    return ".".join([str(parts[0])] + [f"{p:02d}" for p in parts[1:]])
+
+
 def archs_cover(archs: Iterable[Arch], gpu: ComputeCapability) -> bool:
     return any(arch.covers(gpu) for arch in archs)
 
@@ -165,8 +171,9 @@ class Gpu:
 class Target:
     """Everything the resolver may know about the host it resolves for.
 
-    ``driver`` and ``cuda`` are None when there is no usable NVIDIA GPU (or ``--cpu``);
-    ``cuda`` is the newest CUDA the driver supports, not an installed toolkit.
+    ``driver`` and ``cuda`` are both None when there is no usable NVIDIA GPU (or ``--cpu``);
+    ``cuda`` is the newest CUDA the driver supports, not an installed toolkit. An empty
+    ``compute_capabilities`` on a GPU target means "not known": every arch list is accepted.
     """
 
     driver: Version | None
@@ -178,7 +185,7 @@ class Target:
 
     @property
     def has_gpu(self) -> bool:
-        return self.driver is not None
+        return self.driver is not None or self.cuda is not None
 
     @property
     def python_minor(self) -> str:
@@ -186,7 +193,7 @@ class Target:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "driver": str(self.driver) if self.driver is not None else None,
+            "driver": format_driver(self.driver) if self.driver is not None else None,
             "cuda": str(self.cuda) if self.cuda is not None else None,
             "compute_capabilities": [str(c) for c in self.compute_capabilities],
             "python": self.python_minor,

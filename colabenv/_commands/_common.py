@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
-from colabenv.models import Target, TargetOverrides
+from colabenv.errors import UsageError
+from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
 
 
@@ -28,3 +32,27 @@ def target_from_args(args: argparse.Namespace) -> Target:
     from colabenv.detect import detect
 
     return detect(overrides_from_args(args)).target
+
+
+def load_profile_arg(name_or_path: str) -> Profile:
+    """A profile file, or the name of a shipped golden profile."""
+    from colabenv.profile import find_profile, load_profile
+
+    return load_profile(find_profile(name_or_path))
+
+
+def write_text_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Write ``text`` to ``path`` via a temporary file and a rename: never half-written."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,205 @@
+"""``colabenv diff A.json B.json``: what differs between two ``detect --json`` fingerprints.
+
+Differences are grouped: GPU and driver, Python, runtime, frameworks (the ``installed`` key:
+frameworks and CUDA wheels), other packages. Free GPU memory and notes are not compared: they
+change from one run to the next on the same host. Exit 0 same, 1 different, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from colabenv.errors import TargetError
+
+ABSENT = "(absent)"
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    name: str
+    compute_capability: str
+    memory_total_mib: int | None
+
+    def __str__(self) -> str:
+        memory = f", {self.memory_total_mib} MiB" if self.memory_total_mib is not None else ""
+        return f"{self.name} ({self.compute_capability}{memory})"
+
+
+@dataclass(frozen=True)
+class FingerprintFile:
+    """The parts of a ``detect --json`` object that ``diff`` compares."""
+
+    path: Path
+    target: tuple[tuple[str, str], ...]
+    gpus: tuple[GpuEntry, ...]
+    python: tuple[tuple[str, str], ...]
+    runtime: tuple[tuple[str, str], ...]
+    installed: tuple[tuple[str, str], ...]
+    packages: tuple[tuple[str, str], ...] | None
+
+
+@dataclass(frozen=True)
+class Change:
+    key: str
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        return f"  {self.key}: {self.before} -> {self.after}"
+
+
+def run(args: argparse.Namespace) -> int:
+    a = load_fingerprint(Path(args.a))
+    b = load_fingerprint(Path(args.b))
+    groups = compare(a, b)
+    skipped = unrecorded_packages(a, b)
+    if skipped:
+        names = ", ".join(str(p) for p in skipped)
+        sys.stderr.write(f"colabenv: other packages not compared: not recorded in {names}\n")
+    if not any(changes for _, changes in groups):
+        sys.stdout.write(f"no differences between {a.path} and {b.path}\n")
+        return 0
+    sys.stdout.write(f"--- {a.path}\n+++ {b.path}\n")
+    for title, changes in groups:
+        if not changes:
+            continue
+        sys.stdout.write(f"{title}\n")
+        for change in changes:
+            sys.stdout.write(f"{change}\n")
+    return 1
+
+
+def _fail(path: Path, problem: str) -> TargetError:
+    return TargetError(f"{path}: {problem}")
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return ", ".join(_text(v) for v in value) or "none"
+    return str(value)
+
+
+def _mapping(data: Mapping[str, object], key: str, path: Path) -> Mapping[str, object]:
+    value = data.get(key)
+    if not isinstance(value, dict):
+        raise _fail(path, f"{key}: expected an object (is it `colabenv detect --json` output?)")
+    return value
+
+
+def _versions(data: Mapping[str, object], key: str, path: Path) -> tuple[tuple[str, str], ...]:
+    items = _mapping(data, key, path)
+    for name, version in items.items():
+        if not isinstance(version, str):
+            raise _fail(path, f"{key}.{name}: expected a version string")
+    return tuple(sorted((name, str(version)) for name, version in items.items()))
+
+
+def load_fingerprint(path: Path) -> FingerprintFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise _fail(path, f"cannot read: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise _fail(path, "expected a JSON object from `colabenv detect --json`")
+    target = _mapping(data, "target", path)
+    for key in ("driver", "cuda", "compute_capabilities", "python", "platform"):
+        if key not in target:
+            raise _fail(path, f"target.{key}: missing")
+    if not isinstance(target["compute_capabilities"], list):
+        raise _fail(path, "target.compute_capabilities: expected a list")
+    raw_gpus = data.get("gpus")
+    if not isinstance(raw_gpus, list):
+        raise _fail(path, "gpus: expected a list")
+    gpus: list[GpuEntry] = []
+    for index, gpu in enumerate(raw_gpus):
+        if not isinstance(gpu, dict) or not isinstance(gpu.get("name"), str):
+            raise _fail(path, f"gpus[{index}]: expected an object with a name")
+        total = gpu.get("memory_total_mib")
+        gpus.append(
+            GpuEntry(
+                gpu["name"],
+                _text(gpu.get("compute_capability")),
+                total if isinstance(total, int) else None,
+            )
+        )
+    runtime = data.get("runtime")
+    if not isinstance(runtime, str):
+        raise _fail(path, "runtime: expected a string")
+    packages = _versions(data, "packages", path) if "packages" in data else None
+    return FingerprintFile(
+        path=path,
+        target=tuple(
+            (key, _text(target[key])) for key in ("driver", "cuda", "compute_capabilities")
+        ),
+        gpus=tuple(gpus),
+        python=(
+            ("python", _text(target["python"])),
+            ("python_full", _text(data.get("python_full"))),
+            ("implementation", _text(data.get("python_implementation"))),
+        ),
+        runtime=(
+            ("runtime", runtime),
+            ("platform", _text(target["platform"])),
+            ("glibc", _text(data.get("glibc"))),
+        ),
+        installed=_versions(data, "installed", path),
+        packages=packages,
+    )
+
+
+def _pairs(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> list[Change]:
+    right = dict(b)
+    return [
+        Change(key, before, right.get(key, ABSENT))
+        for key, before in a
+        if before != right.get(key, ABSENT)
+    ]
+
+
+def _versions_diff(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> list[Change]:
+    left, right = dict(a), dict(b)
+    return [
+        Change(name, left.get(name, ABSENT), right.get(name, ABSENT))
+        for name in sorted(set(left) | set(right))
+        if left.get(name) != right.get(name)
+    ]
+
+
+def _gpu_changes(a: tuple[GpuEntry, ...], b: tuple[GpuEntry, ...]) -> list[Change]:
+    changes = []
+    for index in range(max(len(a), len(b))):
+        before = str(a[index]) if index < len(a) else ABSENT
+        after = str(b[index]) if index < len(b) else ABSENT
+        if before != after:
+            changes.append(Change(f"gpu {index}", before, after))
+    return changes
+
+
+def compare(a: FingerprintFile, b: FingerprintFile) -> list[tuple[str, list[Change]]]:
+    others: list[Change] = []
+    if a.packages is not None and b.packages is not None:
+        others = _versions_diff(a.packages, b.packages)
+    return [
+        ("GPU and driver", _pairs(a.target, b.target) + _gpu_changes(a.gpus, b.gpus)),
+        ("Python", _pairs(a.python, b.python)),
+        ("runtime", _pairs(a.runtime, b.runtime)),
+        ("frameworks", _versions_diff(a.installed, b.installed)),
+        ("other packages", others),
+    ]
+
+
+def unrecorded_packages(a: FingerprintFile, b: FingerprintFile) -> list[Path]:
+    """Files without a ``packages`` key, whose other packages cannot be compared."""
+    return [f.path for f in (a, b) if f.packages is None]

@@ -1,0 +1,853 @@
+"""Read the host: NVIDIA driver and GPUs, Python, platform, runtime kind, installed distributions.
+
+This is the only module that looks at the machine. Every source is bounded in time and every
+failure becomes a note in the :class:`Fingerprint`, never an exception: a host without a GPU
+is a normal answer (driver and CUDA ``None``). The inputs sit behind :class:`HostProbe`, so
+tests feed a fake NVML, recorded ``/proc`` texts and nvidia-smi outputs without patching.
+
+GPU sources, in order: NVML (nvidia-ml-py), then ``/proc/driver/nvidia/version`` and
+``/sys/module/nvidia/version`` (driver only), then ``nvidia-smi``. Nothing here imports torch,
+tensorflow or jax; installed distributions are read from their metadata directories.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import sys
+import sysconfig
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from colabenv import _proc
+from colabenv.errors import ProcessError, TargetError
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    Fingerprint,
+    Framework,
+    Gpu,
+    InstalledDist,
+    InstalledSet,
+    RuntimeKind,
+    Target,
+    TargetOverrides,
+    archs_cover,
+    format_driver,
+)
+
+NVIDIA_SMI_TIMEOUT_S = 5.0
+NVML_TIMEOUT_S = 5.0
+DRIVER_VERSION_FILES = (Path("/proc/driver/nvidia/version"), Path("/sys/module/nvidia/version"))
+SMI_QUERY_FIELDS = "name,compute_cap,memory.total,memory.free,driver_version"
+SMI_QUERY_ARGS = (f"--query-gpu={SMI_QUERY_FIELDS}", "--format=csv,noheader,nounits")
+NO_DRIVER_NOTE = "no NVIDIA driver found"
+
+FRAMEWORK_DISTS = frozenset(
+    {
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "tensorflow",
+        "tensorflow-cpu",
+        "tf-keras",
+        "jax",
+        "jaxlib",
+        "jax-cuda12-plugin",
+        "jax-cuda12-pjrt",
+        "jax-cuda13-plugin",
+        "jax-cuda13-pjrt",
+    }
+)
+CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
+_NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
+
+
+class Nvml(Protocol):
+    """The part of ``pynvml`` (nvidia-ml-py) that detection uses; tests pass a fake."""
+
+    def nvmlInit(self) -> None: ...
+    def nvmlShutdown(self) -> None: ...
+    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int: ...
+    def nvmlDeviceGetCount(self) -> int: ...
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any: ...
+    def nvmlDeviceGetName(self, handle: Any) -> str | bytes: ...
+    def nvmlDeviceGetCudaComputeCapability(self, handle: Any) -> tuple[int, int]: ...
+    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any: ...
+
+
+RunCommand = Callable[[Sequence[str], float], _proc.Completed]
+
+
+def _import_pynvml() -> Nvml:
+    import pynvml
+
+    nvml: Nvml = pynvml
+    return nvml
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
+    return _proc.run(argv, timeout=timeout)
+
+
+def _glibc_version() -> str | None:
+    try:
+        text = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        text = None
+    if text and text.startswith("glibc "):
+        return text.split(" ", 1)[1].strip()
+    lib, version = platform.libc_ver()
+    return version if lib == "glibc" and version else None
+
+
+def platform_tag(raw: str | None = None) -> str:
+    """``sysconfig.get_platform()`` as a wheel platform tag, e.g. ``linux_x86_64``."""
+    text = raw if raw is not None else sysconfig.get_platform()
+    return re.sub(r"[^A-Za-z0-9]+", "_", text)
+
+
+_DIST_DIR_RE = re.compile(
+    r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py\d[^-]*)?\.(?:dist|egg)-info$"
+)
+
+
+def _installed_distributions(
+    paths: Sequence[str] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """``(name, version)`` of each distribution on ``sys.path``, first occurrence winning.
+
+    Names and versions come from the ``name-version.dist-info`` directory names (what
+    installers write), falling back to the metadata file when a name does not carry them.
+    Nothing is imported.
+    """
+    seen: set[str] = set()
+    for entry in sys.path if paths is None else paths:
+        try:
+            with os.scandir(entry or ".") as listing:
+                names = sorted(e.name for e in listing if e.name.endswith("-info"))
+        except OSError:
+            continue
+        for dirname in names:
+            if not dirname.endswith((".dist-info", ".egg-info")):
+                continue
+            name: str | None = None
+            version: str | None = None
+            match = _DIST_DIR_RE.match(dirname)
+            if match is not None and _version(match.group("version")) is not None:
+                name, version = match.group("name"), match.group("version")
+            else:
+                from importlib.metadata import PathDistribution
+
+                try:
+                    metadata = PathDistribution(Path(entry or ".") / dirname).metadata
+                    name, version = metadata["Name"], metadata["Version"]
+                except Exception:
+                    continue
+            if not name or not version:
+                continue
+            key = canonicalize_name(name)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield key, version
+
+
+@dataclass(frozen=True)
+class HostProbe:
+    """Everything detection reads from the host, injectable at the boundary.
+
+    ``load_nvml`` returns the NVML module (raising if it cannot); ``read_text`` reads
+    ``/proc``-style files; ``which`` finds nvidia-smi; ``run`` runs it with a timeout;
+    ``distributions`` yields ``(name, version)`` of what is installed.
+    """
+
+    environ: Mapping[str, str]
+    load_nvml: Callable[[], Nvml] = _import_pynvml
+    read_text: Callable[[Path], str] = _read_text
+    path_exists: Callable[[Path], bool] = os.path.exists
+    which: Callable[[str], str | None] | None = None
+    run: RunCommand = _run_command
+    distributions: Callable[[], Iterable[tuple[str, str]]] = _installed_distributions
+    python_version: str = field(default_factory=platform.python_version)
+    python_implementation: str = field(default_factory=platform.python_implementation)
+    platform_tag: str = field(default_factory=platform_tag)
+    glibc: str | None = field(default_factory=_glibc_version)
+    nvml_timeout: float = NVML_TIMEOUT_S
+    smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
+
+    @classmethod
+    def live(cls, environ: Mapping[str, str] | None = None) -> HostProbe:
+        return cls(environ=os.environ if environ is None else environ)
+
+    def find_executable(self, name: str) -> str | None:
+        if self.which is not None:
+            return self.which(name)
+        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA driver and GPUs
+
+
+@dataclass(frozen=True)
+class GpuReport:
+    """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
+
+    driver: Version | None
+    cuda: Version | None
+    gpus: tuple[Gpu, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _SourceResult:
+    driver: Version | None = None
+    cuda: Version | None = None
+    gpus: tuple[Gpu, ...] = ()
+    answered: bool = False
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace").strip()
+    return str(value).strip()
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
+        return None
+
+
+def cuda_from_nvml(value: int) -> Version | None:
+    """NVML's encoded CUDA version (12040) as ``12.4``."""
+    if value <= 0:
+        return None
+    return Version(f"{value // 1000}.{(value % 1000) // 10}")
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
+    nvml.nvmlInit()
+    try:
+        driver = _version(_text(nvml.nvmlSystemGetDriverVersion()))
+        try:
+            cuda = cuda_from_nvml(int(nvml.nvmlSystemGetCudaDriverVersion_v2()))
+        except Exception as exc:
+            cuda = None
+            notes.append(f"NVML: no CUDA version from the driver ({_error_text(exc)})")
+        gpus: list[Gpu] = []
+        for index in range(int(nvml.nvmlDeviceGetCount())):
+            try:
+                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+                name = _text(nvml.nvmlDeviceGetName(handle))
+                major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
+                capability = ComputeCapability(int(major), int(minor))
+            except Exception as exc:
+                notes.append(f"NVML: GPU {index} skipped ({_error_text(exc)})")
+                continue
+            total: int | None = None
+            free: int | None = None
+            try:
+                memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+                total = int(memory.total) // (1024 * 1024)
+                free = int(memory.free) // (1024 * 1024)
+            except Exception as exc:
+                notes.append(f"NVML: GPU {index} memory unknown ({_error_text(exc)})")
+            gpus.append(Gpu(name, capability, total, free))
+        return _SourceResult(driver, cuda, tuple(gpus), answered=True)
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception as exc:
+            notes.append(f"NVML: shutdown failed ({_error_text(exc)})")
+
+
+def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
+    """NVML in a daemon thread, so a driver that never answers costs at most the timeout."""
+    outcome: list[_SourceResult] = []
+    thread_notes: list[str] = []
+    failure: list[str] = []
+
+    def work() -> None:
+        try:
+            nvml = probe.load_nvml()
+        except Exception as exc:
+            failure.append(f"NVML: nvidia-ml-py not importable ({_error_text(exc)})")
+            return
+        try:
+            outcome.append(_query_nvml(nvml, thread_notes))
+        except Exception as exc:
+            failure.append(f"NVML: not available ({_error_text(exc)})")
+
+    thread = threading.Thread(target=work, name="colabenv-nvml", daemon=True)
+    thread.start()
+    thread.join(probe.nvml_timeout)
+    if thread.is_alive():
+        notes.append(f"NVML: did not answer within {probe.nvml_timeout:g}s")
+        return _SourceResult()
+    notes.extend(thread_notes)
+    notes.extend(failure)
+    return outcome[0] if outcome else _SourceResult()
+
+
+_KERNEL_MODULE_RE = re.compile(r"NVRM version:.*?\s(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)(?=\s|$)")
+_BARE_VERSION_RE = re.compile(r"^\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)\s*$")
+
+
+def parse_kernel_module_version(text: str) -> Version | None:
+    """The driver version from ``/proc/driver/nvidia/version`` or ``/sys/module/nvidia/version``."""
+    match = _KERNEL_MODULE_RE.search(text) or _BARE_VERSION_RE.match(text)
+    return _version(match.group(1)) if match else None
+
+
+def _from_kernel_module(probe: HostProbe, notes: list[str]) -> Version | None:
+    for path in DRIVER_VERSION_FILES:
+        try:
+            text = probe.read_text(path)
+        except (OSError, UnicodeError):
+            continue
+        driver = parse_kernel_module_version(text)
+        if driver is not None:
+            return driver
+        notes.append(f"{path}: no driver version in it")
+    return None
+
+
+def _memory(text: str) -> int | None:
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class SmiQuery:
+    """Parsed ``nvidia-smi --query-gpu`` CSV output."""
+
+    driver: Version | None
+    gpus: tuple[Gpu, ...]
+    problems: tuple[str, ...]
+
+
+def parse_smi_query(text: str) -> SmiQuery:
+    """Parse ``name, compute_cap, memory.total, memory.free, driver_version`` lines."""
+    gpus: list[Gpu] = []
+    problems: list[str] = []
+    driver: Version | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        fields = [part.strip() for part in line.split(",")]
+        if len(fields) < 5:
+            problems.append(f"line {number} is not a GPU row: {line[:80]!r}")
+            continue
+        name = ", ".join(fields[:-4]).strip()
+        cap_text, total, free, driver_text = fields[-4:]
+        try:
+            capability = ComputeCapability.parse(cap_text)
+        except ValueError:
+            problems.append(f"GPU {name[:60]!r}: compute capability {cap_text[:20]!r} unknown")
+            continue
+        row_driver = _version(driver_text)
+        if row_driver is not None and driver is None:
+            driver = row_driver
+        gpus.append(Gpu(name or "NVIDIA GPU", capability, _memory(total), _memory(free)))
+    return SmiQuery(driver, tuple(gpus), tuple(problems))
+
+
+_CUDA_BANNER_RE = re.compile(r"CUDA Version\s*:\s*(\d{1,3}\.\d{1,3})")
+_DRIVER_BANNER_RE = re.compile(r"Driver Version\s*:\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)")
+
+
+def parse_smi_banner(text: str) -> tuple[Version | None, Version | None]:
+    """``(driver, cuda)`` from the header of plain ``nvidia-smi``."""
+    driver = _DRIVER_BANNER_RE.search(text)
+    cuda = _CUDA_BANNER_RE.search(text)
+    return (
+        _version(driver.group(1)) if driver else None,
+        _version(cuda.group(1)) if cuda else None,
+    )
+
+
+def _smi_failure(result: _proc.Completed) -> str:
+    lines = [ln.strip() for ln in (result.stdout + "\n" + result.stderr).splitlines() if ln.strip()]
+    detail = lines[0][:200] if lines else "no output"
+    return f"exited {result.returncode}: {detail}"
+
+
+def _run_smi(
+    probe: HostProbe, argv: Sequence[str], notes: list[str]
+) -> tuple[_proc.Completed | None, bool]:
+    """Run nvidia-smi once: ``(output if it succeeded, whether trying again is pointless)``."""
+    try:
+        result = probe.run(argv, probe.smi_timeout)
+    except ProcessError as exc:
+        notes.append(f"nvidia-smi: {exc.message.split(': ', 1)[-1]}")
+        return None, True
+    except OSError as exc:
+        notes.append(f"nvidia-smi: cannot start ({exc.strerror or exc})")
+        return None, True
+    if result.timed_out:
+        notes.append(f"nvidia-smi: did not answer within {probe.smi_timeout:g}s (killed)")
+        return None, True
+    if result.returncode != 0:
+        notes.append(f"nvidia-smi: {_smi_failure(result)}")
+        return None, False
+    return result, False
+
+
+def _from_nvidia_smi(probe: HostProbe, notes: list[str]) -> _SourceResult:
+    """The GPU query, then the banner for "CUDA Version" (also when an old query fails)."""
+    exe = probe.find_executable("nvidia-smi")
+    if exe is None:
+        notes.append("nvidia-smi: not found on PATH")
+        return _SourceResult()
+    query, give_up = _run_smi(probe, [exe, *SMI_QUERY_ARGS], notes)
+    if give_up:
+        return _SourceResult()
+    parsed = parse_smi_query(query.stdout) if query is not None else SmiQuery(None, (), ())
+    notes.extend(f"nvidia-smi: {problem}" for problem in parsed.problems)
+    banner, _ = _run_smi(probe, [exe], notes)
+    banner_driver, cuda = parse_smi_banner(banner.stdout) if banner is not None else (None, None)
+    if banner is not None and cuda is None:
+        notes.append("nvidia-smi: no 'CUDA Version' in its banner")
+    driver = parsed.driver or banner_driver
+    answered = query is not None or banner is not None
+    return _SourceResult(driver, cuda, parsed.gpus, answered=answered)
+
+
+def probe_gpus(probe: HostProbe, catalog: Callable[[], Catalog] | None = None) -> GpuReport:
+    """Driver, max CUDA and GPUs from NVML, the kernel module files and nvidia-smi, in order."""
+    notes: list[str] = []
+    nvml = _from_nvml(probe, notes)
+    kernel = _from_kernel_module(probe, notes)
+    smi = _SourceResult()
+    if not nvml.answered:
+        smi = _from_nvidia_smi(probe, notes)
+    driver = nvml.driver or smi.driver or kernel
+    cuda = nvml.cuda or smi.cuda
+    gpus = nvml.gpus if nvml.answered else smi.gpus
+    if kernel is not None and nvml.driver is not None and kernel != nvml.driver:
+        notes.append(
+            f"driver/library version mismatch: kernel module {format_driver(kernel)},"
+            f" NVML {format_driver(nvml.driver)}"
+            " (reboot or reload the driver)"
+        )
+    if driver is None:
+        notes.append(NO_DRIVER_NOTE)
+        return GpuReport(None, None, (), _unique(notes))
+    if not gpus:
+        notes.append(f"driver {format_driver(driver)} found but no GPU could be listed")
+    if cuda is None:
+        cuda = _cuda_from_catalog(driver, catalog, notes)
+    visible = probe.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and gpus:
+        notes.append(f"CUDA_VISIBLE_DEVICES={visible!r}: frameworks see only those GPUs")
+    return GpuReport(driver, cuda, gpus, _unique(notes))
+
+
+def _unique(notes: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(notes))
+
+
+def _load_shipped_catalog() -> Catalog:
+    from colabenv.catalog import shipped_catalog
+
+    return shipped_catalog()
+
+
+def _cuda_from_catalog(
+    driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]
+) -> Version | None:
+    loader = catalog or _load_shipped_catalog
+    cuda = loader().max_cuda_for_driver(driver)
+    shown = format_driver(driver)
+    if cuda is None:
+        notes.append(f"driver {shown} is older than every CUDA in the catalog's driver table")
+    else:
+        notes.append(f"max CUDA {cuda} derived from driver {shown} (catalog driver table)")
+    return cuda
+
+
+# ---------------------------------------------------------------------------------------------
+# Installed distributions
+
+
+def read_freeze(path: Path) -> InstalledSet:
+    """Parse a ``pip freeze`` file: ``name==ver``, ``name===ver`` and ``name @ URL`` lines.
+
+    A ``name @ URL`` line takes its version from the wheel or sdist file name in the URL
+    (``torch-2.6.0%2Bcu124-...whl`` -> ``2.6.0+cu124``); a URL without one (a VCS checkout,
+    a directory) says nothing about the version and is left out, as are ``-e`` lines.
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TargetError(f"{path}: cannot read: {reason}") from None
+    found: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line or line.startswith("-"):
+            continue
+        parsed = _freeze_line(line)
+        if parsed is None:
+            raise TargetError(
+                f"{path}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                " (expected name==version or name @ URL)"
+            )
+        name, version = parsed
+        if version is not None:
+            found.setdefault(name, version)
+    return InstalledSet(
+        tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items()))
+    )
+
+
+def _freeze_line(line: str) -> tuple[str, str | None] | None:
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return None
+    name = canonicalize_name(requirement.name)
+    if requirement.url is not None:
+        return name, _version_from_url(requirement.url)
+    specs = list(requirement.specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "==="):
+        return None
+    version = specs[0].version
+    if specs[0].operator == "==" and ("*" in version or _version(version) is None):
+        return None
+    return name, version
+
+
+def _version_from_url(url: str) -> str | None:
+    filename = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+    if filename.endswith(".whl"):
+        try:
+            return str(parse_wheel_filename(filename)[1])
+        except InvalidWheelFilename:
+            return None
+    try:
+        return str(parse_sdist_filename(filename)[1])
+    except InvalidSdistFilename:
+        return None
+
+
+def _installed_set(pairs: Iterable[tuple[str, str]]) -> InstalledSet:
+    found: dict[str, str] = {}
+    for name, version in pairs:
+        found.setdefault(canonicalize_name(name), version)
+    return InstalledSet(
+        tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items()))
+    )
+
+
+def is_framework_dist(name: str) -> bool:
+    return canonicalize_name(name) in FRAMEWORK_DISTS
+
+
+def is_cuda_wheel(name: str) -> bool:
+    """NVIDIA's CUDA library wheels (nvidia-*-cu12, nvidia-*-cu13 ...) and the toolkit metas."""
+    key = canonicalize_name(name)
+    if key in CUDA_DISTS:
+        return True
+    return key.startswith("nvidia-") and key not in _NOT_CUDA_WHEELS
+
+
+def shown_installed(installed: InstalledSet) -> tuple[InstalledDist, ...]:
+    """The distributions ``detect`` reports under ``installed``: frameworks and CUDA wheels."""
+    return tuple(d for d in installed.dists if is_framework_dist(d.name) or is_cuda_wheel(d.name))
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime kind
+
+
+def detect_runtime(probe: HostProbe) -> RuntimeKind:
+    env = probe.environ
+    if env.get("COLAB_RELEASE_TAG") or env.get("COLAB_GPU") is not None:
+        return RuntimeKind.COLAB
+    if probe.path_exists(Path("/content")) and _has_google_colab(probe):
+        return RuntimeKind.COLAB
+    if env.get("KAGGLE_KERNEL_RUN_TYPE") or env.get("KAGGLE_URL_BASE"):
+        return RuntimeKind.KAGGLE
+    if probe.path_exists(Path("/kaggle/input")):
+        return RuntimeKind.KAGGLE
+    return RuntimeKind.GENERIC
+
+
+def _has_google_colab(probe: HostProbe) -> bool:
+    return any(canonicalize_name(name) == "google-colab" for name, _ in probe.distributions())
+
+
+# ---------------------------------------------------------------------------------------------
+# The fingerprint
+
+
+def detect(
+    overrides: TargetOverrides | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    probe: HostProbe | None = None,
+    catalog: Callable[[], Catalog] | None = None,
+) -> Fingerprint:
+    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give."""
+    from colabenv.settings import state_dir
+
+    wanted = overrides or TargetOverrides()
+    host = probe or HostProbe.live(environ)
+    notes: list[str] = []
+
+    if wanted.cpu:
+        report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    else:
+        report = probe_gpus(host, catalog)
+    notes.extend(report.notes)
+
+    if wanted.installed_from is not None:
+        installed = read_freeze(wanted.installed_from)
+        notes.append(f"installed distributions read from {wanted.installed_from}")
+    else:
+        installed = _installed_set(host.distributions())
+
+    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog, notes)
+
+    python_full = host.python_version
+    python = _version(".".join(python_full.split(".")[:2])) or Version("3")
+    if wanted.python is not None:
+        python = Version(f"{wanted.python.major}.{wanted.python.minor}")
+        python_full = str(wanted.python)
+
+    runtime = detect_runtime(host)
+    target = Target(
+        driver=driver,
+        cuda=cuda,
+        compute_capabilities=capabilities,
+        python=python,
+        platform=host.platform_tag,
+        installed=installed,
+    )
+    return Fingerprint(
+        target=target,
+        gpus=report.gpus,
+        runtime=runtime,
+        python_implementation=host.python_implementation,
+        python_full=python_full,
+        glibc=host.glibc,
+        state_dir=state_dir(host.environ, colab=runtime is RuntimeKind.COLAB),
+        notes=tuple(notes),
+    )
+
+
+def _apply_gpu_overrides(
+    wanted: TargetOverrides,
+    report: GpuReport,
+    catalog: Callable[[], Catalog] | None,
+    notes: list[str],
+) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
+    if wanted.cpu:
+        return None, None, ()
+    detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
+    driver, cuda = report.driver, report.cuda
+    if wanted.driver is not None:
+        driver = wanted.driver
+        cuda = wanted.cuda
+        if cuda is None:
+            cuda = (catalog or _load_shipped_catalog)().max_cuda_for_driver(driver)
+            if cuda is None:
+                raise TargetError(
+                    f"--driver {format_driver(driver)}: older than every CUDA in the catalog's"
+                    " driver table; give --cuda too"
+                )
+            notes.append(f"max CUDA {cuda} derived from --driver {format_driver(driver)}"
+                " (catalog driver table)")
+    elif wanted.cuda is not None:
+        cuda = wanted.cuda
+        if driver is None:
+            driver = (catalog or _load_shipped_catalog)().toolkit_driver(cuda)
+            if driver is None:
+                raise TargetError(
+                    f"--cuda {cuda}: not in the catalog's driver table; give --driver too"
+                )
+            notes.append(
+                f"driver {format_driver(driver)} assumed for --cuda {cuda} (its toolkit driver)"
+            )
+    capabilities = wanted.compute_capabilities or detected_caps
+    if wanted.compute_capabilities and driver is None:
+        raise TargetError(
+            "--compute-capability given but no NVIDIA driver was detected; give --driver or --cuda"
+        )
+    if driver is not None and not capabilities:
+        notes.append(
+            "no compute capability known (no GPU listed, none given):"
+            " every GPU architecture is assumed supported"
+        )
+    return driver, cuda, capabilities
+
+
+def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
+    """The ``detect --json`` object (design section 3), plus the details ``diff`` compares."""
+    target = fingerprint.target
+    shown = shown_installed(target.installed)
+    shown_names = {d.name for d in shown}
+    return {
+        "target": target.to_json(),
+        "gpus": [
+            {
+                "name": gpu.name,
+                "compute_capability": str(gpu.compute_capability),
+                "memory_total_mib": gpu.memory_total_mib,
+                "memory_free_mib": gpu.memory_free_mib,
+            }
+            for gpu in fingerprint.gpus
+        ],
+        "runtime": fingerprint.runtime.value,
+        "installed": {d.name: d.version for d in shown},
+        "packages": {
+            d.name: d.version for d in target.installed.dists if d.name not in shown_names
+        },
+        "notes": list(fingerprint.notes),
+        "python_implementation": fingerprint.python_implementation,
+        "python_full": fingerprint.python_full,
+        "glibc": fingerprint.glibc,
+        "state_dir": str(fingerprint.state_dir),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# What the installed frameworks were built for (pure: installed set + catalog)
+
+
+@dataclass(frozen=True)
+class FrameworkBuild:
+    """An installed framework and the CUDA it was built for, as far as its version tells."""
+
+    name: str
+    version: str
+    cuda: Version | None
+    build: str
+
+
+_CU_TAG_RE = re.compile(r"^cu(\d{2,3})$")
+
+
+def cuda_from_local_tag(tag: str | None) -> Version | None:
+    """``cu126`` -> ``12.6``; ``cu118`` -> ``11.8``; ``cu130`` -> ``13.0``."""
+    match = _CU_TAG_RE.match(tag or "")
+    if match is None:
+        return None
+    digits = match.group(1)
+    return Version(f"{digits[:-1]}.{digits[-1]}")
+
+
+def framework_builds(
+    installed: InstalledSet, catalog: Catalog | None
+) -> tuple[FrameworkBuild, ...]:
+    builds: list[FrameworkBuild] = []
+    for dist in installed.dists:
+        if dist.name not in ("torch", "tensorflow", "jax"):
+            continue
+        parsed = dist.parsed_version
+        if dist.name == "torch":
+            local = parsed.local if parsed is not None else None
+            cuda = cuda_from_local_tag(local)
+            if cuda is not None:
+                build = f"CUDA {cuda}"
+            elif local == "cpu":
+                build = "CPU"
+            else:
+                build = "default index build" if parsed is not None else "unknown"
+            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
+        elif dist.name == "jax":
+            plugin = next(
+                (d for d in installed.dists if re.fullmatch(r"jax-cuda\d+-plugin", d.name)), None
+            )
+            if plugin is None:
+                builds.append(FrameworkBuild(dist.name, dist.version, None, "CPU (no CUDA plugin)"))
+            else:
+                major = plugin.name.split("-")[1].removeprefix("cuda")
+                builds.append(
+                    FrameworkBuild(
+                        dist.name,
+                        dist.version,
+                        Version(major),
+                        f"CUDA {major} ({plugin.name} {plugin.version})",
+                    )
+                )
+        else:
+            cuda = _catalog_cuda(catalog, Framework.TENSORFLOW, parsed)
+            build = f"CUDA {cuda} (catalog)" if cuda is not None else "unknown"
+            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
+    return tuple(builds)
+
+
+def _catalog_cuda(
+    catalog: Catalog | None, framework: Framework, version: Version | None
+) -> Version | None:
+    if catalog is None or version is None:
+        return None
+    release = catalog.release(framework, Version(version.public))
+    if release is None:
+        return None
+    cudas = [v.cuda for v in release.variants if v.cuda is not None]
+    return max(cudas) if cudas else None
+
+
+def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:
+    """Installed torch builds without kernels for a GPU here, CUDA majors the driver can't load."""
+    warnings: list[str] = []
+    if catalog is None:
+        return ()
+    torch = target.installed.get("torch")
+    parsed = torch.parsed_version if torch is not None else None
+    if torch is not None and parsed is not None and parsed.local:
+        release = catalog.release(Framework.TORCH, Version(parsed.public))
+        variant = None
+        if release is not None:
+            variant = next((v for v in release.variants if v.local_tag == parsed.local), None)
+        if variant is not None and variant.archs:
+            for cap in target.compute_capabilities:
+                if not archs_cover(variant.archs, cap):
+                    warnings.append(f"torch {torch.version} has no kernels for {cap.sm}")
+    if target.driver is not None:
+        for build in framework_builds(target.installed, catalog):
+            if build.cuda is None:
+                continue
+            floor = catalog.floor_driver(build.cuda)
+            if floor is not None and target.driver < floor:
+                warnings.append(
+                    f"{build.name} {build.version} is built for CUDA {build.cuda.major}, which"
+                    f" needs driver >= {format_driver(floor)};"
+                    f" this driver is {format_driver(target.driver)}"
+                )
+    return tuple(warnings)

@@ -1,0 +1,667 @@
+"""Make a lock: check the framework files on their indexes, run uv or pip-tools, record it all.
+
+The resolvers run isolated from the user's pip and uv configuration (config files, ``PIP_*`` and
+``UV_*`` index settings): a lock must depend on the profile alone, and the profile's
+``[install]`` names every index it may use. Index URLs are expanded (``${VAR}`` credential
+references) only into the resolver's environment and the requests made here; messages show
+the unexpanded form.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import sys
+import sysconfig
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import (
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_wheel_filename,
+)
+from packaging.version import Version
+
+from colabenv import _proc
+from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError
+from colabenv.lockfile import (
+    Lock,
+    LockedFile,
+    LockedFramework,
+    LockedPackage,
+    LockHeader,
+    LockTarget,
+    parse_requirements,
+)
+from colabenv.models import Profile, Resolution, Target, TargetOverrides, format_driver
+
+if TYPE_CHECKING:
+    import requests
+
+Progress = Callable[[str], None]
+
+RESOLVERS = ("uv", "pip-tools")
+MANYLINUX_GLIBC_MINOR = 28
+UV_TIMEOUT_S = 900.0
+PIP_TOOLS_TIMEOUT_S = 3600.0
+HTTP_TIMEOUT_S = (10.0, 60.0)
+SIMPLE_ACCEPT = ("application/vnd.pypi.simple.v1+json, "
+                 "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01")
+_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+# Settings that change *what* a resolver finds; every other PIP_*/UV_* variable (cache, TLS,
+# proxies, timeouts, keyring) is the user's to keep.
+_PIP_DROPPED = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
+                "PIP_CONSTRAINT", "PIP_REQUIREMENT", "PIP_PRE", "PIP_ONLY_BINARY",
+                "PIP_NO_BINARY", "PIP_PREFER_BINARY", "PIP_UPGRADE", "PIP_USER", "PIP_TARGET",
+                "PIP_PLATFORM", "PIP_PYTHON_VERSION", "PIP_IMPLEMENTATION", "PIP_ABI",
+                "PIP_REQUIRE_VIRTUALENV", "PIP_REQUIRE_HASHES")
+_UV_KEPT = ("UV_CACHE_DIR", "UV_NO_CACHE", "UV_NATIVE_TLS", "UV_HTTP_TIMEOUT",
+            "UV_HTTP_RETRIES", "UV_CONCURRENT_DOWNLOADS", "UV_CONCURRENT_BUILDS",
+            "UV_KEYRING_PROVIDER", "UV_INSECURE_HOST", "UV_OFFLINE", "UV_REQUEST_TIMEOUT")
+
+
+# ---------------------------------------------------------------------------------------------
+# Indexes
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """Which indexes a lock uses, as written in the profile (``${VAR}`` references kept).
+
+    ``default`` None means the installer's default index. ``extras`` are the framework indexes
+    (PyTorch variant indexes, mirrors applied by the resolver) then the profile's extra indexes.
+    """
+
+    default: str | None
+    extras: tuple[str, ...]
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return ((self.default,) if self.default else ()) + self.extras
+
+
+def index_plan(resolution: Resolution) -> IndexPlan:
+    extras: list[str] = []
+    for choice in resolution.choices:
+        if choice.index_url and choice.index_url not in extras:
+            extras.append(choice.index_url)
+    for url in resolution.install.extra_index_urls:
+        if url not in extras:
+            extras.append(url)
+    default = resolution.install.index_url
+    return IndexPlan(default, tuple(u for u in extras if u != default))
+
+
+def expand_url(url: str, environ: Mapping[str, str]) -> str:
+    """``${VAR}`` references replaced by their values; an unset variable is an error."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise UsageError(f"index {url}: ${{{name}}} is not set in the environment")
+        return environ[name]
+
+    return _VAR_RE.sub(value, url)
+
+
+@dataclass(frozen=True)
+class _Redactor:
+    """Replaces expanded index URLs and credential values in text with their references."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def for_urls(cls, urls: Iterable[str], environ: Mapping[str, str]) -> _Redactor:
+        pairs: list[tuple[str, str]] = []
+        for url in urls:
+            expanded = expand_url(url, environ)
+            if expanded != url:
+                pairs.append((expanded, url))
+                pairs.append((expanded.rstrip("/"), url.rstrip("/")))
+            for name in _VAR_RE.findall(url):
+                secret = environ.get(name, "")
+                if len(secret) >= 3:
+                    pairs.append((secret, f"${{{name}}}"))
+        pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+        return cls(tuple(pairs))
+
+    def __call__(self, text: str) -> str:
+        for secret, reference in self.pairs:
+            text = text.replace(secret, reference)
+        return text
+
+
+def default_index_url() -> str | None:
+    """pip's default index, for checks when a profile names no index (its host is pip's fact)."""
+    try:
+        module = importlib.import_module("pip._internal.models.index")
+    except ImportError:
+        return None
+    url = getattr(getattr(module, "PyPI", None), "simple_url", None)
+    return url if isinstance(url, str) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The simple API (PEP 691 JSON, else PEP 503 HTML)
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    filename: str
+    url: str
+    sha256: str | None
+
+
+class _LinkParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+            self._text = []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text).strip()))
+            self._href = None
+
+
+def parse_project_page(body: bytes, content_type: str, page_url: str) -> tuple[IndexFile, ...]:
+    """The files of a project page, from PEP 691 JSON or PEP 503 HTML."""
+    if "json" in content_type:
+        document = json.loads(body)
+        files = []
+        for entry in document.get("files", []):
+            url = urljoin(page_url, str(entry.get("url", "")))
+            hashes = entry.get("hashes") or {}
+            files.append(IndexFile(str(entry.get("filename", "")), url, hashes.get("sha256")))
+        return tuple(files)
+    parser = _LinkParser()
+    parser.feed(body.decode("utf-8", "replace"))
+    found = []
+    for href, text in parser.links:
+        url = urljoin(page_url, href)
+        parts = urlsplit(url)
+        digest = None
+        if parts.fragment.startswith("sha256="):
+            digest = parts.fragment.partition("=")[2].lower()
+        filename = unquote(parts.path.rsplit("/", 1)[-1]) or text
+        found.append(IndexFile(filename, urlunsplit(parts._replace(fragment="")), digest))
+    return tuple(found)
+
+
+class SimpleClient:
+    """GETs project pages with one ``requests`` session; failures become exit-4 errors."""
+
+    def __init__(self, environ: Mapping[str, str], redact: Callable[[str], str]) -> None:
+        import requests
+
+        from colabenv import __version__
+
+        self._requests = requests
+        self._environ = environ
+        self._redact = redact
+        self.session: requests.Session = requests.Session()
+        self.session.headers["User-Agent"] = f"colabenv/{__version__}"
+        self.session.trust_env = True
+
+    def project_files(self, index: str, project: str) -> tuple[IndexFile, ...] | None:
+        """The files of ``project`` on ``index``, or None when the index does not have it."""
+        base = expand_url(index, self._environ).rstrip("/") + "/"
+        page = f"{base}{canonicalize_name(project)}/"
+        response = self._get(index, page, project)
+        if response.status_code == 404:
+            return None
+        body = response.content
+        return parse_project_page(body, response.headers.get("Content-Type", ""), response.url)
+
+    def reachable(self, index: str) -> None:
+        url = expand_url(index, self._environ).rstrip("/") + "/"
+        try:
+            response = self.session.head(url, timeout=HTTP_TIMEOUT_S, allow_redirects=True)
+        except self._requests.RequestException as exc:
+            raise IndexUnavailableError(f"index {index}: {self._why(exc)}") from None
+        self._check_status(index, response.status_code, "")
+
+    def _get(self, index: str, url: str, project: str) -> requests.Response:
+        try:
+            response = self.session.get(url, headers={"Accept": SIMPLE_ACCEPT},
+                                        timeout=HTTP_TIMEOUT_S)
+        except self._requests.RequestException as exc:
+            raise IndexUnavailableError(f"index {index}: {self._why(exc)}") from None
+        self._check_status(index, response.status_code, f" for {project}")
+        return response
+
+    def _check_status(self, index: str, status: int, what: str) -> None:
+        if status in (401, 403):
+            raise IndexUnavailableError(
+                f"index {index}: refused access{what} (HTTP {status}); check its credentials")
+        if status >= 500 or status == 429:
+            raise IndexUnavailableError(f"index {index}: answered HTTP {status}{what}")
+
+    def _why(self, exc: Exception) -> str:
+        requests = self._requests
+        text = str(exc)
+        if isinstance(exc, requests.exceptions.SSLError):
+            return "TLS error (certificate or protocol)"
+        if isinstance(exc, requests.exceptions.Timeout):
+            return f"no answer within {HTTP_TIMEOUT_S[1]:g} s"
+        if "Connection refused" in text:
+            return "unreachable (connection refused)"
+        if "Name or service not known" in text or "NameResolutionError" in text or \
+                "nodename nor servname" in text:
+            return "unreachable (host name not found)"
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            return "unreachable (the connection failed)"
+        return self._redact(f"request failed: {type(exc).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Wheel tags of a target
+
+
+def target_platforms(platform: str) -> list[str]:
+    """Platform tags a Linux target accepts: manylinux up to glibc 2.MANYLINUX_GLIBC_MINOR."""
+    if not platform.startswith("linux_"):
+        return [platform]
+    arch = platform.removeprefix("linux_")
+    tags = [f"manylinux_2_{minor}_{arch}" for minor in range(MANYLINUX_GLIBC_MINOR, 4, -1)]
+    legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+    for minor, alias in legacy.items():
+        if minor <= MANYLINUX_GLIBC_MINOR:
+            tags.append(f"{alias}_{arch}")
+    tags.append(platform)
+    return tags
+
+
+def target_tags(target: Target) -> frozenset[Tag]:
+    version = (target.python.major, target.python.minor)
+    platforms = target_platforms(target.platform)
+    interpreter = f"cp{version[0]}{version[1]}"
+    found = set(cpython_tags(version, [interpreter], platforms))
+    found.update(compatible_tags(version, interpreter, platforms))
+    return frozenset(found)
+
+
+def uv_python_platform(platform: str) -> str:
+    if platform.startswith("linux_"):
+        return f"{platform.removeprefix('linux_')}-manylinux_2_{MANYLINUX_GLIBC_MINOR}"
+    raise LockError(f"cannot lock for platform {platform!r} (Linux targets only)")
+
+
+# ---------------------------------------------------------------------------------------------
+# The framework file check
+
+
+def _exact_pins(requirements: Iterable[str]) -> list[Requirement]:
+    pins = []
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        specs = list(requirement.specifier)
+        if len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version:
+            pins.append(requirement)
+    return pins
+
+
+def _matching_wheels(
+    files: Iterable[IndexFile], requirement: Requirement, tags: frozenset[Tag]
+) -> tuple[list[IndexFile], list[str]]:
+    """Wheels of the pinned version that install on the target; other files of that version."""
+    wanted = canonicalize_name(requirement.name)
+    good, other = [], []
+    for file in files:
+        if not file.filename.endswith(".whl"):
+            continue
+        try:
+            name, version, _, wheel_tags = parse_wheel_filename(file.filename)
+        except InvalidWheelFilename:
+            continue
+        if name != wanted or not requirement.specifier.contains(version, prereleases=True):
+            continue
+        if wheel_tags & tags:
+            good.append(file)
+        else:
+            other.append(file.filename)
+    return good, other
+
+
+def check_framework_files(
+    resolution: Resolution, plan: IndexPlan, client: SimpleClient, progress: Progress
+) -> None:
+    """Every exact framework pin has a wheel for the target on the index it comes from."""
+    target = resolution.target
+    tags = target_tags(target)
+    py = f"cp{target.python.major}{target.python.minor}"
+    default = plan.default or default_index_url()
+    for choice in resolution.choices:
+        index = choice.index_url or default
+        if index is None:
+            continue
+        for requirement in _exact_pins(choice.requirements):
+            version = next(iter(requirement.specifier)).version
+            progress(f"checking {requirement.name} {version} on {index}")
+            files = client.project_files(index, requirement.name)
+            if files is None:
+                raise IndexUnavailableError(
+                    f"index {index} has no project {canonicalize_name(requirement.name)} "
+                    f"(needed: {requirement.name}=={version})")
+            good, other = _matching_wheels(files, requirement, tags)
+            if good:
+                continue
+            wanted = (f"{canonicalize_name(requirement.name).replace('-', '_')}-{version}-"
+                      f"{{{py},py3}}-*-{{{target.platform},manylinux*,any}}.whl")
+            seen = f"; it has {', '.join(sorted(other)[:4])}" if other else \
+                f"; it has no file of {requirement.name} {version}"
+            raise IndexUnavailableError(
+                f"index {index} does not serve {wanted} (for Python {target.python_minor} on "
+                f"{target.platform}){seen}")
+
+
+def check_indexes_reachable(plan: IndexPlan, client: SimpleClient, checked: Iterable[str]) -> None:
+    done = set(checked)
+    for index in plan.all:
+        if index not in done:
+            client.reachable(index)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the resolvers
+
+
+def resolver_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the pip/uv settings that would change what a resolver finds."""
+    env = {}
+    for key, value in environ.items():
+        if key in _PIP_DROPPED or (key.startswith("UV_") and key not in _UV_KEPT):
+            continue
+        env[key] = value
+    env["PIP_CONFIG_FILE"] = os.devnull
+    env["UV_NO_CONFIG"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    return env
+
+
+def find_uv() -> str:
+    try:
+        module = importlib.import_module("uv")
+        found = module.find_uv_bin()
+        if isinstance(found, str | os.PathLike) and os.path.exists(found):
+            return os.fspath(found)
+    except (ImportError, FileNotFoundError, AttributeError):
+        pass
+    path = shutil.which("uv")
+    if path is None:
+        raise LockError("uv not found: install the `uv` package or put uv on PATH "
+                        "(or use --resolver pip-tools)")
+    return path
+
+
+def running_platform() -> str:
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def _pip_tools_refusal(target: Target) -> str | None:
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    here = running_platform()
+    if running != target.python_minor or here != target.platform:
+        return (f"pip-tools resolves for the Python running colabenv ({running} on {here}); "
+                f"the target is Python {target.python_minor} on {target.platform}: use "
+                f"--resolver uv, or run colabenv lock under a matching Python")
+    return None
+
+
+@dataclass(frozen=True)
+class ResolverRun:
+    packages: tuple[LockedPackage, ...]
+    label: str
+
+
+_NETWORK_PATTERNS = ("Failed to fetch", "error sending request", "Connection refused",
+                     "dns error", "Max retries exceeded", "NewConnectionError",
+                     "Could not fetch URL", "HTTP status server error", "Request failed after",
+                     "503 Server Error", "ConnectionError", "connection closed", "timed out")
+
+
+def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> Exception:
+    lines = [redact(line.rstrip()) for line in output.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(("WARNING:", "warning:"))]
+    shown = lines[:8] if lines else ["(no output)"]
+    text = "\n  ".join(line.strip() for line in shown)
+    if any(pattern in output for pattern in _NETWORK_PATTERNS):
+        first = next((line.strip() for line in shown if any(p in line for p in
+                                                             _NETWORK_PATTERNS)), shown[0])
+        return IndexUnavailableError(f"{name} could not read an index: {first.strip()}")
+    return LockResolverError(f"{name} found no set of pins for the profile:\n  {text}")
+
+
+def run_resolver(
+    resolver: str,
+    requirements: Sequence[str],
+    plan: IndexPlan,
+    target: Target,
+    environ: Mapping[str, str],
+    redact: Callable[[str], str],
+) -> ResolverRun:
+    """The closure of ``requirements`` for ``target``, pinned with sha256 hashes."""
+    env = resolver_env(environ)
+    stdin = "".join(f"{line}\n" for line in requirements)
+    expanded_default = expand_url(plan.default, environ) if plan.default else None
+    expanded_extras = [expand_url(url, environ) for url in plan.extras]
+    if resolver == "uv":
+        uv = find_uv()
+        version = _proc.run([uv, "--version"], timeout=30, env=env)
+        label = " ".join(version.stdout.split()[:2]) if version.ok else "uv"
+        argv = [uv, "pip", "compile", "-", "--generate-hashes", "--no-header", "--no-annotate",
+                "--quiet", "--no-config", "--index-strategy", "unsafe-best-match",
+                "--python-version", target.python_minor,
+                "--python-platform", uv_python_platform(target.platform)]
+        if expanded_default:
+            env["UV_INDEX_URL"] = expanded_default
+        if expanded_extras:
+            env["UV_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
+        timeout = UV_TIMEOUT_S
+    elif resolver == "pip-tools":
+        refusal = _pip_tools_refusal(target)
+        if refusal is not None:
+            raise LockError(refusal)
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            label = f"pip-tools {dist_version('pip-tools')}"
+        except PackageNotFoundError:
+            raise LockError("pip-tools is not installed (pip install pip-tools)") from None
+        argv = [sys.executable, "-m", "piptools", "compile", "--generate-hashes", "--no-header",
+                "--no-annotate", "--no-emit-index-url", "--no-emit-trusted-host",
+                "--no-emit-find-links", "--allow-unsafe", "--strip-extras", "--quiet",
+                "--output-file", "-", "-"]
+        if expanded_default:
+            env["PIP_INDEX_URL"] = expanded_default
+        if expanded_extras:
+            env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
+        timeout = PIP_TOOLS_TIMEOUT_S
+    else:
+        raise UsageError(f"unknown resolver {resolver!r} (expected uv or pip-tools)")
+    result = _proc.run(argv, timeout=timeout, env=env, input_text=stdin)
+    if result.timed_out:
+        raise LockResolverError(f"{label} did not finish within {timeout:g} s")
+    if not result.ok:
+        raise _resolver_failure(label.split()[0], result.stderr + "\n" + result.stdout, redact)
+    try:
+        packages, _, _ = parse_requirements(result.stdout)
+    except LockError as exc:
+        raise LockResolverError(f"{label} wrote output colabenv cannot read: {exc}") from None
+    return ResolverRun(tuple(sorted(packages, key=lambda p: p.name)), label)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files for pylock.toml
+
+
+def _strip_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host, fragment=""))
+
+
+def attach_files(
+    packages: Sequence[LockedPackage],
+    plan: IndexPlan,
+    client: SimpleClient,
+    redact: Callable[[str], str],
+    progress: Progress,
+) -> tuple[LockedPackage, ...]:
+    """Each hash's file name and URL, and the index it is on (for ``pylock.toml``)."""
+    indexes = list(plan.extras)
+    default = plan.default or default_index_url()
+    if default:
+        indexes.append(default)
+    found: list[LockedPackage] = []
+    for package in packages:
+        progress(f"finding the files of {package.name} {package.version}")
+        wanted = {f.sha256 for f in package.files}
+        located: dict[str, LockedFile] = {}
+        source: str | None = None
+        for index in indexes:
+            files = client.project_files(index, package.name)
+            for file in files or ():
+                if file.sha256 in wanted and file.sha256 not in located:
+                    url = redact(_strip_credentials(file.url))
+                    located[file.sha256] = LockedFile(file.sha256, file.filename, url)
+                    source = source or index
+            if len(located) == len(wanted):
+                break
+        missing = wanted - set(located)
+        if missing:
+            raise IndexUnavailableError(
+                f"{package.name} {package.version}: no index serves the file with hash "
+                f"sha256:{sorted(missing)[0]}")
+        files_in_order = tuple(located[f.sha256] for f in package.files)
+        found.append(LockedPackage(package.name, package.version, files_in_order,
+                                   package.marker, source))
+    return tuple(found)
+
+
+# ---------------------------------------------------------------------------------------------
+# The lock
+
+
+def make_lock(
+    resolution: Resolution,
+    *,
+    resolver: str,
+    colabenv_version: str,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    with_files: bool = False,
+) -> Lock:
+    """Check the framework files, resolve the closure, and return the lock (nothing written)."""
+    env = dict(os.environ if environ is None else environ)
+    say = progress or (lambda _text: None)
+    plan = index_plan(resolution)
+    redact = _Redactor.for_urls(plan.all, env)
+    if resolver == "pip-tools":
+        refusal = _pip_tools_refusal(resolution.target)
+        if refusal is not None:
+            raise LockError(refusal)
+    client = SimpleClient(env, redact)
+    check_framework_files(resolution, plan, client, say)
+    checked = [c.index_url for c in resolution.choices if c.index_url]
+    if any(c.index_url is None for c in resolution.choices) and plan.default:
+        checked.append(plan.default)
+    check_indexes_reachable(plan, client, checked)
+    say(f"resolving the closure with {resolver}")
+    run = run_resolver(resolver, resolution.requirements, plan, resolution.target, env, redact)
+    packages = run.packages
+    if with_files:
+        packages = attach_files(packages, plan, client, redact, say)
+    header = LockHeader(
+        colabenv_version=colabenv_version,
+        profile_name=resolution.profile_name,
+        profile_hash=resolution.profile_hash,
+        target=LockTarget.from_target(resolution.target, resolution.required_driver),
+        frameworks=tuple(
+            LockedFramework(c.framework.value, str(c.release), c.variant, c.index_url)
+            for c in resolution.choices
+        ),
+        resolver=run.label,
+    )
+    _check_frameworks_locked(resolution, packages)
+    return Lock(header, packages, plan.default, plan.extras)
+
+
+def _check_frameworks_locked(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:
+    """The resolver must have kept every framework pin (a local tag lost is a wrong wheel)."""
+    versions: dict[NormalizedName, str] = {p.name: p.version for p in packages}
+    for choice in resolution.choices:
+        for requirement in _exact_pins(choice.requirements):
+            name = canonicalize_name(requirement.name)
+            wanted = Version(next(iter(requirement.specifier)).version)
+            got = versions.get(name)
+            if got is None or (wanted.local and Version(got) != wanted):
+                raise LockResolverError(
+                    f"the resolver locked {name} {got or 'not at all'}, not {wanted}")
+
+
+# ---------------------------------------------------------------------------------------------
+# --check
+
+
+def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
+    """The recorded target with whatever the flags or ``COLABENV_*`` variables override."""
+    if overrides.cpu:
+        return LockTarget(None, recorded.required_driver, None, (),
+                          f"{overrides.python.major}.{overrides.python.minor}"
+                          if overrides.python else recorded.python, recorded.platform)
+    return LockTarget(
+        driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
+        required_driver=recorded.required_driver,
+        cuda=str(overrides.cuda) if overrides.cuda else recorded.cuda,
+        compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
+        or recorded.compute_capabilities,
+        python=(f"{overrides.python.major}.{overrides.python.minor}" if overrides.python
+                else recorded.python),
+        platform=recorded.platform,
+    )
+
+
+def stale_reasons(lock: Lock, profile: Profile, target: LockTarget) -> list[str]:
+    """Why ``lock`` no longer matches ``profile`` on ``target``; empty when it is fresh."""
+    reasons = []
+    header = lock.header
+    if header.profile_name != profile.name:
+        reasons.append(f"made for profile {header.profile_name!r}, not {profile.name!r}")
+    if header.profile_hash != profile.content_hash:
+        reasons.append(f"the profile changed (hash {_short(header.profile_hash)} in the lock, "
+                       f"{_short(profile.content_hash)} now)")
+    reasons.extend(f"target: {d}" for d in header.target.differences(target))
+    return reasons
+
+
+def _short(digest: str) -> str:
+    algo, _, hexdigest = digest.partition(":")
+    return f"{algo}:{hexdigest[:12]}" if hexdigest else digest[:12]

@@ -1,0 +1,93 @@
+"""``colabenv.bootstrap(...)``: render, run the script with its output in the cell, restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from colabenv import __version__, _proc
+from colabenv.catalog import shipped_catalog
+from colabenv.detect import detect
+from colabenv.errors import ColabenvError, ProcessError
+from colabenv.profile import find_profile, load_profile
+from colabenv.render import RESTART_LINE, render_script
+from colabenv.resolver import resolve
+from colabenv.settings import TargetFlags, resolve_overrides
+
+SCRIPT_TIMEOUT_S = 3 * 3600.0
+
+
+def _in_ipython_kernel() -> bool:
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    get = getattr(shell, "get_ipython", None)
+    instance = get() if get is not None else None
+    return instance is not None and getattr(instance, "kernel", None) is not None
+
+
+def _on_colab() -> bool:
+    return "google.colab" in sys.modules or bool(os.environ.get("COLAB_RELEASE_TAG"))
+
+
+def bootstrap(
+    profile: str,
+    *,
+    restart: bool = True,
+    driver: str | None = None,
+    cuda: str | None = None,
+    compute_capability: tuple[str, ...] = (),
+    python: str | None = None,
+    cpu: bool = False,
+    **unknown: Any,
+) -> int:
+    """Render ``profile`` for this host, run the script, and restart the kernel if required.
+
+    Returns the script's exit status (0 on success). When a restart is required and this runs
+    inside an IPython kernel on Colab, the kernel process ends so that Colab restarts it;
+    elsewhere the instruction is printed.
+    """
+    if unknown:
+        raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
+    from colabenv._commands.render import helper_source
+
+    flags = TargetFlags(driver=driver, cuda=cuda, compute_capability=compute_capability,
+                        python=python, cpu=cpu)
+    loaded = load_profile(find_profile(profile))
+    target = detect(resolve_overrides(flags)).target
+    resolution = resolve(loaded, target, shipped_catalog())
+    text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
+                                   helper_source=helper_source())) + "\n"
+    for warning in resolution.warnings:
+        print(f"colabenv: warning: {warning}")
+    with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
+        script = Path(tmp) / "setup.sh"
+        script.write_text(text, encoding="utf-8")
+        env = dict(os.environ)
+        env.setdefault("COLABENV_PYTHON", sys.executable)
+        lines: list[str] = []
+
+        def show(line: str) -> None:
+            lines.append(line)
+            print(line, flush=True)
+
+        try:
+            status = _proc.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S,
+                                  on_line=show, env=env)
+        except ProcessError as error:
+            raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
+    if status != 0:
+        return status
+    if RESTART_LINE in lines and restart:
+        if _in_ipython_kernel() and _on_colab():
+            print("colabenv: restarting the runtime now; run the next cell after it reconnects")
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        else:
+            print("colabenv: restart the kernel (or the Python process) before importing the "
+                  "frameworks, then run colabenv.verify()")
+    return 0

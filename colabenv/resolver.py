@@ -1,0 +1,537 @@
+"""Choose framework wheels that run on the target, jointly, and say why (design section 6).
+
+A pure function of (profile, target, catalog); the target carries what is installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv.errors import ProfileError, ResolutionError
+from colabenv.models import (
+    Catalog,
+    Companion,
+    ComputeCapability,
+    Framework,
+    FrameworkChoice,
+    FrameworkRequest,
+    InstallSettings,
+    InstalledSet,
+    Profile,
+    Release,
+    Resolution,
+    Target,
+    Variant,
+    archs_cover,
+    format_driver,
+)
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+
+FRAMEWORK_ORDER = (Framework.TORCH, Framework.TENSORFLOW, Framework.JAX)
+
+MANAGED_NAMES: frozenset[str] = frozenset(
+    {"torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib"}
+)
+
+JAX_PLUGIN_VARIANTS = {"jax-cuda13-plugin": "cuda13", "jax-cuda12-plugin": "cuda12"}
+
+
+@dataclass(frozen=True)
+class _Option:
+    """One (release, variant) a framework could take, with what the resolver knows of it."""
+
+    framework: Framework
+    release: Release
+    variant: Variant
+    installed: bool
+    fully_supported: bool
+    installed_version: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework} {self.release.version}"
+
+    def pins(self) -> tuple[Requirement, ...]:
+        return self.variant.pins
+
+
+# ---------------------------------------------------------------------------------------------
+# Eligibility
+
+
+def _python_ok(spec: SpecifierSet | None, python: Version) -> bool:
+    return spec is None or spec.contains(python, prereleases=True)
+
+
+def _floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    assert variant.cuda is not None
+    if target.driver is not None:
+        floor = catalog.floor_driver(variant.cuda)
+        return floor is not None and target.driver >= floor
+    assert target.cuda is not None
+    return variant.cuda.major <= target.cuda.major
+
+
+def _fully_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    assert variant.cuda is not None
+    minor_line = Version(f"{variant.cuda.major}.{variant.cuda.minor}")
+    if target.cuda is not None and minor_line > target.cuda:
+        return False
+    if target.driver is not None:
+        needed = catalog.toolkit_driver(variant.cuda)
+        return needed is not None and target.driver >= needed
+    return True
+
+
+def _uncovered(variant: Variant, caps: Sequence[ComputeCapability]) -> list[ComputeCapability]:
+    return [cap for cap in caps if not archs_cover(variant.archs, cap)]
+
+
+def _variant_rejection(
+    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+) -> str | None:
+    """Why ``variant`` cannot run on ``target``; None when it can."""
+    if request.variant is not None and variant.name != request.variant:
+        return f"{variant.name} is not the requested variant {request.variant}"
+    py = Version(target.python_minor)
+    if not _python_ok(variant.python, py):
+        return f"{variant.name} has no wheel for Python {target.python_minor}"
+    if not target.has_gpu:
+        return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
+    if variant.is_cpu:
+        return None
+    assert variant.cuda is not None
+    if not _floor_met(variant, target, catalog):
+        floor = catalog.floor_driver(variant.cuda)
+        host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"
+        shown = format_driver(floor) if floor is not None else "an unknown floor"
+        return f"{variant.name} needs driver >= {shown} (host {host})"
+    missing = _uncovered(variant, target.compute_capabilities)
+    if missing:
+        caps = ", ".join(c.sm for c in missing)
+        return f"{variant.name} has no kernels for {caps}"
+    return None
+
+
+def _variant_preference(options: list[_Option]) -> list[_Option]:
+    """GPU variants before CPU; fully supported first; newest CUDA first within each group."""
+
+    def key(option: _Option) -> tuple[int, int, Version]:
+        cuda = option.variant.cuda
+        return (
+            0 if cuda is not None else 1,
+            0 if option.fully_supported else 1,
+            _negated(cuda) if cuda is not None else Version("0"),
+        )
+
+    return sorted(options, key=key)
+
+
+def _negated(version: Version) -> Version:
+    major, minor = version.release[0], version.release[1] if len(version.release) > 1 else 0
+    return Version(f"{1000 - major}.{1000 - minor}")
+
+
+def _installed_variant(release: Release, installed: InstalledSet, version: str) -> Variant | None:
+    """Which variant of ``release`` an installed distribution is."""
+    local = Version(version).local
+    if local:
+        for variant in release.variants:
+            if variant.local_tag == local:
+                return variant
+        return None
+    if release.framework is Framework.JAX:
+        for plugin, name in JAX_PLUGIN_VARIANTS.items():
+            if installed.get(plugin) is not None and release.variant(name) is not None:
+                return release.variant(name)
+        return release.variant("cpu")
+    if release.default_variant is not None:
+        return release.variant(release.default_variant)
+    return None
+
+
+def _companion_rejection(release: Release, request: FrameworkRequest) -> str | None:
+    for name, spec in request.companions:
+        companion = _companion(release, name)
+        if companion is None:
+            return f"the catalog pairs no {name} with {release.framework} {release.version}"
+        if not spec.contains(companion.version, prereleases=True):
+            return f"pairs with {name} {companion.version}, outside {name}{spec}"
+    return None
+
+
+def _companion(release: Release, name: str) -> Companion | None:
+    wanted = canonicalize_name(name)
+    for companion in release.companions:
+        if companion.name == wanted:
+            return companion
+    return None
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    options: tuple[_Option, ...]
+    rejections: tuple[str, ...]
+
+
+def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> _Candidates:
+    framework = request.framework
+    py = Version(target.python_minor)
+    rejections: list[str] = []
+    installed_dist = target.installed.get(framework.value)
+    installed_public: Version | None = None
+    if installed_dist is not None and installed_dist.parsed_version is not None:
+        installed_public = Version(installed_dist.parsed_version.public)
+
+    kept: list[_Option] = []
+    fresh: list[_Option] = []
+    for release in catalog.releases_of(framework):
+        if not request.specifier.contains(release.version, prereleases=True):
+            continue
+        if not _python_ok(release.python, py):
+            rejections.append(
+                f"{framework} {release.version}: no wheel for Python {target.python_minor}"
+            )
+            continue
+        companion_problem = _companion_rejection(release, request)
+        if companion_problem:
+            rejections.append(f"{framework} {release.version}: {companion_problem}")
+            continue
+        installed_variant = None
+        if installed_dist is not None and installed_public == release.version:
+            installed_variant = _installed_variant(release, target.installed, installed_dist.version)
+        release_options: list[_Option] = []
+        for variant in release.variants:
+            problem = _variant_rejection(variant, request, target, catalog)
+            if problem:
+                rejections.append(f"{framework} {release.version}: {problem}")
+                continue
+            fully = variant.is_cpu or _fully_met(variant, target, catalog)
+            is_installed = installed_variant is not None and installed_variant == variant
+            option = _Option(
+                framework,
+                release,
+                variant,
+                is_installed,
+                fully,
+                installed_dist.version if is_installed and installed_dist else None,
+            )
+            (kept if is_installed else release_options).append(option)
+        fresh.extend(_variant_preference(release_options))
+    return _Candidates(tuple(kept + fresh), tuple(rejections))
+
+
+# ---------------------------------------------------------------------------------------------
+# Joint choice over NVIDIA pins
+
+
+def _candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
+    versions: set[Version] = set()
+    for spec in specs:
+        for item in spec:
+            try:
+                base = Version(item.version.removesuffix(".*"))
+            except InvalidVersion:
+                continue
+            versions.add(base)
+            if item.operator in (">", "!="):
+                versions.add(Version(f"{base.public}.1"))
+    return sorted(versions)
+
+
+def _clashes(a: _Option, b: _Option) -> list[tuple[NormalizedName, Requirement, Requirement]]:
+    """The NVIDIA packages whose pins in ``a`` and ``b`` admit no common version."""
+    if a.installed and b.installed:
+        return []
+    found = []
+    for pin_a in a.pins():
+        name = canonicalize_name(pin_a.name)
+        for pin_b in b.pins():
+            if canonicalize_name(pin_b.name) != name:
+                continue
+            joint = [pin_a.specifier, pin_b.specifier]
+            if not any(
+                all(s.contains(v, prereleases=True) for s in joint)
+                for v in _candidate_versions(joint)
+            ):
+                found.append((name, pin_a, pin_b))
+    return found
+
+
+def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, ...] | None:
+    """The first combination, newest first in framework order, whose pins admit one set."""
+
+    def extend(chosen: tuple[_Option, ...], depth: int) -> tuple[_Option, ...] | None:
+        if depth == len(per_framework):
+            return chosen
+        for option in per_framework[depth]:
+            if all(not _clashes(prev, option) for prev in chosen):
+                found = extend((*chosen, option), depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    return extend((), 0)
+
+
+def _range_hint(framework: Framework, good: Sequence[Version], everything: Sequence[Version]) -> str:
+    """A short specifier covering ``good`` among ``everything``, e.g. ``torch>=2.8``."""
+    lowest, highest = min(good), max(good)
+    if all(v in good for v in everything if v >= lowest):
+        return f"{framework}>={lowest.major}.{lowest.minor}"
+    if all(v in good for v in everything if v <= highest):
+        return f"{framework}<{highest.major}.{highest.minor + 1}"
+    minors = sorted({(v.major, v.minor) for v in good}, reverse=True)[:3]
+    return " or ".join(f"{framework}=={a}.{b}.*" for a, b in minors)
+
+
+def _clash_message(
+    per_framework: Sequence[Sequence[_Option]], unconstrained: Sequence[Sequence[_Option]]
+) -> str:
+    best = [options[0] for options in per_framework]
+    lines = ["no set of framework wheels admits one set of NVIDIA pins:"]
+    for a, b in itertools.combinations(best, 2):
+        clashes = _clashes(a, b)
+        if not clashes:
+            continue
+        name, pin_a, pin_b = clashes[0]
+        fixes = []
+        for fixed, moving_index, moving in ((b, FRAMEWORK_INDEX[a.framework], a),
+                                            (a, FRAMEWORK_INDEX[b.framework], b)):
+            pool = unconstrained[moving_index]
+            everything = sorted({o.release.version for o in pool})
+            good = sorted({o.release.version for o in pool if not _clashes(o, fixed)})
+            if good:
+                fixes.append(_range_hint(moving.framework, good, everything))
+        hint = f": use {' or '.join(fixes)}" if fixes else ""
+        lines.append(
+            f"  {a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}{hint}"
+        )
+    if len(lines) == 1:
+        labels = ", ".join(o.label for o in best)
+        lines.append(f"  no combination of the allowed releases ({labels} and older) fits")
+    return "\n".join(lines)
+
+
+FRAMEWORK_INDEX = {f: i for i, f in enumerate(FRAMEWORK_ORDER)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Requirements and reasons
+
+
+def _index_url(variant: Variant, install: InstallSettings) -> str | None:
+    url = variant.index_url
+    if url is None:
+        return None
+    if install.pytorch_index_url and url.startswith(PYTORCH_INDEX):
+        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX):]
+    return url
+
+
+def _version_text(option: _Option, base: Version, follows: bool) -> str:
+    tag = option.variant.local_tag
+    if follows and tag:
+        return f"{base}+{tag}"
+    return str(base)
+
+
+def _companion_names(request: FrameworkRequest, release: Release, installed: InstalledSet) -> list[
+    Companion
+]:
+    wanted = {name for name, _ in request.companions}
+    chosen = []
+    for companion in release.companions:
+        if (
+            companion.name in wanted
+            or not companion.follows_variant
+            or installed.get(companion.name) is not None
+        ):
+            chosen.append(companion)
+    return chosen
+
+
+def _requirements(option: _Option, request: FrameworkRequest, installed: InstalledSet) -> list[str]:
+    framework = option.framework
+    release = option.release
+    reqs: list[str] = []
+    if option.installed and option.installed_version is not None:
+        reqs.append(f"{framework}=={option.installed_version}")
+    else:
+        extra = option.variant.extra
+        name = f"{framework}[{extra}]" if extra else framework.value
+        reqs.append(f"{name}=={_version_text(option, release.version, follows=True)}")
+    for companion in _companion_names(request, release, installed):
+        present = installed.get(companion.name)
+        if (
+            option.installed
+            and present is not None
+            and present.parsed_version is not None
+            and Version(present.parsed_version.public) == companion.version
+        ):
+            reqs.append(f"{companion.name}=={present.version}")
+            continue
+        version = _version_text(option, companion.version, companion.follows_variant)
+        reqs.append(f"{companion.name}=={version}")
+    return reqs
+
+
+def _driver_text(version: Version | None) -> str:
+    return format_driver(version) if version is not None else "unknown"
+
+
+def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+    spec = str(request.specifier) or "any version"
+    variant = option.variant
+    if option.installed:
+        head = f"already installed ({option.framework} {option.installed_version}), satisfies {spec}"
+    else:
+        head = f"newest release satisfying {spec} that runs on the target"
+    if variant.is_cpu:
+        why = "CPU build: the target has no GPU" if not target.has_gpu else "CPU build requested"
+        return f"{head}; {why}"
+    assert variant.cuda is not None
+    parts = [head]
+    if target.driver is not None:
+        driver = format_driver(target.driver)
+        floor = _driver_text(catalog.floor_driver(variant.cuda))
+        toolkit = _driver_text(catalog.toolkit_driver(variant.cuda))
+        if option.fully_supported:
+            parts.append(f"{variant.name}: driver {driver} >= {toolkit} (CUDA {variant.cuda})")
+        else:
+            parts.append(
+                f"{variant.name}: driver {driver} >= floor {floor} only "
+                f"(minor-version compatibility; CUDA {variant.cuda} wants {toolkit})"
+            )
+    else:
+        parts.append(f"{variant.name}: CUDA {variant.cuda} within the driver's {target.cuda}")
+    if target.compute_capabilities:
+        caps = ", ".join(c.sm for c in target.compute_capabilities)
+        parts.append(f"kernels for {caps}")
+    return "; ".join(parts)
+
+
+def _warnings(
+    chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog
+) -> list[str]:
+    warnings: list[str] = []
+    if not target.has_gpu and profile.verify.require_gpu:
+        warnings.append("the profile requires a GPU (verify.require_gpu) but the target has none")
+    if target.has_gpu and not target.compute_capabilities and any(
+        not o.variant.is_cpu for o in chosen
+    ):
+        warnings.append("GPU compute capability unknown: arch lists were not checked")
+    for option in chosen:
+        variant = option.variant
+        if variant.cuda is not None and not option.fully_supported:
+            warnings.append(
+                f"{option.label} {variant.name} runs on the driver by minor-version compatibility "
+                f"only; code that JIT-compiles PTX may fail (update the driver to "
+                f">= {_driver_text(catalog.toolkit_driver(variant.cuda))} for full support)"
+            )
+        for cap in target.compute_capabilities:
+            if variant.archs and not any(a.covers(cap) and not a.ptx for a in variant.archs):
+                warnings.append(
+                    f"{option.label} {variant.name} has only PTX for {cap.sm}: "
+                    "the first start JIT-compiles kernels (slow)"
+                )
+        present = target.installed.get(option.framework.value)
+        if present is not None and not option.installed:
+            old = present.parsed_version
+            change = "replaces"
+            if old is not None and Version(old.public) > option.release.version:
+                change = "downgrades"
+            warnings.append(
+                f"{change} the installed {option.framework} {present.version} with "
+                f"{option.release.version}+{variant.local_tag}"
+                if variant.local_tag
+                else f"{change} the installed {option.framework} {present.version} with "
+                f"{option.release.version}"
+            )
+    return warnings
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_packages(profile: Profile) -> None:
+    for index, requirement in enumerate(profile.requirements):
+        if canonicalize_name(requirement.name) in MANAGED_NAMES:
+            raise ProfileError(
+                profile.path,
+                f"packages.requirements[{index}]",
+                f"{requirement.name!r} is chosen by the resolver: ask for it under [frameworks]",
+            )
+
+
+def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
+    """Choose a release and variant for every framework the profile wants, jointly."""
+    _check_packages(profile)
+    if profile.python is not None and not profile.python.contains(
+        Version(target.python_minor), prereleases=True
+    ):
+        raise ResolutionError(
+            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
+            f"the target has {target.python_minor}"
+        )
+    requests = sorted(profile.frameworks, key=lambda r: FRAMEWORK_INDEX[r.framework])
+    per_framework: list[tuple[_Option, ...]] = []
+    unconstrained: list[tuple[_Option, ...]] = [() for _ in FRAMEWORK_ORDER]
+    for request in requests:
+        found = _candidates(request, target, catalog)
+        if not found.options:
+            shown = list(dict.fromkeys(found.rejections))[:6]
+            detail = "".join(f"\n  {r}" for r in shown)
+            if not shown:
+                detail = f"\n  the catalog has no {request.framework} release matching it"
+            raise ResolutionError(
+                f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
+                f"{str(request.specifier) or 'any version'} runs on the target{detail}"
+            )
+        per_framework.append(found.options)
+        open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
+        unconstrained[FRAMEWORK_INDEX[request.framework]] = _candidates(open_request, target, catalog).options
+    chosen = _joint_choice(per_framework)
+    if chosen is None:
+        raise ResolutionError(
+            f"{profile.path.name}: frameworks: "
+            + _clash_message(per_framework, unconstrained)
+        )
+    choices = []
+    for option, request in zip(chosen, requests):
+        choices.append(
+            FrameworkChoice(
+                framework=option.framework,
+                release=option.release.version,
+                variant=option.variant.name,
+                index_url=_index_url(option.variant, profile.install),
+                requirements=tuple(_requirements(option, request, target.installed)),
+                installed=option.installed,
+                reason=_reason(option, request, target, catalog),
+                cuda=option.variant.cuda,
+                pins=option.variant.pins,
+                archs=option.variant.archs,
+            )
+        )
+    floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]
+    required = max((f for f in floors if f is not None), default=None)
+    return Resolution(
+        profile_name=profile.name,
+        profile_hash=profile.content_hash,
+        target=target,
+        choices=tuple(choices),
+        packages=tuple(str(r) for r in profile.requirements),
+        apt=profile.apt,
+        env=profile.env,
+        warnings=tuple(dict.fromkeys(_warnings(chosen, profile, target, catalog))),
+        required_driver=required,
+        install=profile.install,
+    )

@@ -1,0 +1,63 @@
+"""pytest fixtures over the stand-in wheels and local indexes.
+
+Use from a test file with ``from tests.support.fixtures import *  # noqa: F403`` (or list
+``"tests.support.fixtures"`` in the root conftest's ``pytest_plugins``).
+
+``standin_wheels`` is built once per session; ``default_index`` and ``pytorch_index`` are fresh
+servers per test (they start in milliseconds), so a test may stop them or make them fail.
+``pytorch_index.sub_url("cu124")`` is the cu124 index; as a profile's ``pytorch_index_url``
+mirror, use ``pytorch_index.base_url`` (it replaces ``https://download.pytorch.org/whl``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.index import LocalIndex
+from tests.support.isolation import clean_env
+from tests.support.wheels import Standins, build_standins
+
+__all__ = ["default_index", "fresh_venv", "pytorch_index", "standin_wheels"]
+
+
+@pytest.fixture(scope="session")
+def standin_wheels(tmp_path_factory: pytest.TempPathFactory) -> Standins:
+    return build_standins(tmp_path_factory.mktemp("standin-wheels"))
+
+
+@pytest.fixture
+def default_index(standin_wheels: Standins) -> Iterator[LocalIndex]:
+    with LocalIndex(standin_wheels.default) as index:
+        yield index
+
+
+@pytest.fixture
+def pytorch_index(standin_wheels: Standins) -> Iterator[LocalIndex]:
+    with LocalIndex(standin_wheels.pytorch) as index:
+        yield index
+
+
+def make_venv(path: Path, *, with_pip: bool = False) -> Path:
+    """A fresh venv of the running Python; returns its interpreter. Without pip by default
+    (install into it with ``uv pip install --python <interpreter>``)."""
+    argv = [sys.executable, "-m", "venv", str(path)]
+    if not with_pip:
+        argv.insert(3, "--without-pip")
+    subprocess.run(argv, check=True, env=clean_env(), capture_output=True)
+    return path / "bin" / "python"
+
+
+@pytest.fixture
+def fresh_venv(tmp_path: Path) -> Callable[..., Path]:
+    """``fresh_venv()`` -> the interpreter of a new venv under the test's tmp_path."""
+    counter = iter(range(1000))
+
+    def make(*, with_pip: bool = False) -> Path:
+        return make_venv(tmp_path / f"venv{next(counter)}", with_pip=with_pip)
+
+    return make

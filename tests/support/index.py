@@ -1,0 +1,327 @@
+"""A package index on 127.0.0.1 serving a directory of wheels, for installs and locks in tests.
+
+Layout: ``/simple/`` is the index of every wheel under ``root``; ``/<sub>/`` (any folder
+``root/<sub>``, e.g. ``/cu124/``) is the index of the wheels under that folder, the way the
+PyTorch index serves one index per variant. Project pages answer PEP 503 HTML, or PEP 691 JSON
+when the client asks for ``application/vnd.pypi.simple.v1+json``. Files live under ``/files/``;
+each has its PEP 658 metadata beside it (``<file>.metadata``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import http.server
+import json
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import unquote, urlsplit
+
+from packaging.utils import canonicalize_name
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+HTML_TYPE = "application/vnd.pypi.simple.v1+html"
+
+
+@dataclass(frozen=True)
+class _Wheel:
+    path: Path
+    relative: str
+    project: str
+    sha256: str
+    requires_python: str | None
+    metadata: bytes
+    metadata_sha256: str
+
+
+class _Catalog:
+    """The wheels under ``root``, read once per file (keyed by path, size and mtime)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[tuple[str, int, int], _Wheel] = {}
+        self._lock = threading.Lock()
+
+    def wheels(self, under: Path) -> list[_Wheel]:
+        found = []
+        for path in sorted(under.rglob("*.whl")):
+            stat = path.stat()
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+            with self._lock:
+                wheel = self._cache.get(key)
+            if wheel is None:
+                wheel = self._read(path)
+                with self._lock:
+                    self._cache[key] = wheel
+            found.append(wheel)
+        return found
+
+    def _read(self, path: Path) -> _Wheel:
+        data = path.read_bytes()
+        metadata = b""
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                if name.count("/") == 1 and name.endswith(".dist-info/METADATA"):
+                    metadata = archive.read(name)
+                    break
+        requires_python = None
+        for line in metadata.decode("utf-8", "replace").splitlines():
+            if not line.strip():
+                break
+            if line.startswith("Requires-Python:"):
+                requires_python = line.partition(":")[2].strip()
+        return _Wheel(
+            path=path,
+            relative=path.relative_to(self.root).as_posix(),
+            project=canonicalize_name(path.name.split("-", 1)[0]),
+            sha256=hashlib.sha256(data).hexdigest(),
+            requires_python=requires_python,
+            metadata=metadata,
+            metadata_sha256=hashlib.sha256(metadata).hexdigest(),
+        )
+
+
+def _wants_json(accept: str) -> bool:
+    best_json, best_html = -1.0, -1.0
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    q = float(param[2:])
+                except ValueError:
+                    q = 0.0
+        if media == JSON_TYPE:
+            best_json = max(best_json, q)
+        elif media in (HTML_TYPE, "text/html", "*/*"):
+            best_html = max(best_html, q)
+    return best_json > 0 and best_json >= best_html
+
+
+class LocalIndex:
+    """A threaded HTTP server in a daemon thread; use as a context manager or start()/stop().
+
+    ``url`` is the ``/simple/`` URL, ``base_url`` the server root (``sub_url("cu124")`` for a
+    sub-folder index). ``requests`` lists every path asked for. ``fail_after(n)`` answers 503
+    (or, with ``mode="close"``, closes the connection unanswered) once ``n`` more requests have
+    been served. ``stop()`` then ``start()`` serves again on the same port.
+    """
+
+    def __init__(self, root: Path, *, port: int = 0) -> None:
+        self.root = Path(root)
+        self.port = port
+        self.requests: list[str] = []
+        self.accepts: list[str] = []
+        self._catalog = _Catalog(self.root)
+        self._lock = threading.Lock()
+        self._fail_at: int | None = None
+        self._fail_mode = "503"
+        self._server: http.server.ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> LocalIndex:
+        if self._server is not None:
+            return self
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self._handler_class())
+        server.daemon_threads = True
+        server.block_on_close = False
+        self.port = server.server_address[1]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="local-index",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        self._server, self._thread = None, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def __enter__(self) -> LocalIndex:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- addresses --------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        if not self.port:
+            raise RuntimeError("the index has not been started")
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/simple/"
+
+    def sub_url(self, folder: str) -> str:
+        return f"{self.base_url}/{folder.strip('/')}/"
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def fail_after(self, n: int, *, mode: str = "503") -> None:
+        """After ``n`` more requests, every request fails (503, or ``mode="close"``)."""
+        if mode not in ("503", "close"):
+            raise ValueError("mode is '503' or 'close'")
+        with self._lock:
+            self._fail_at = len(self.requests) + n
+            self._fail_mode = mode
+
+    def heal(self) -> None:
+        with self._lock:
+            self._fail_at = None
+
+    def reset_requests(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.accepts.clear()
+
+    def project_requests(self, project: str) -> list[str]:
+        wanted = canonicalize_name(project)
+        return [p for p in self.requests if p.rstrip("/").rsplit("/", 1)[-1] == wanted]
+
+    # -- serving ----------------------------------------------------------------------------
+
+    def _record(self, path: str, accept: str) -> str | None:
+        """Count the request; return the failure mode when this one must fail."""
+        with self._lock:
+            self.requests.append(path)
+            self.accepts.append(accept)
+            if self._fail_at is not None and len(self.requests) > self._fail_at:
+                return self._fail_mode
+        return None
+
+    def _index_dir(self, prefix: str) -> Path | None:
+        if prefix == "simple":
+            return self.root
+        candidate = (self.root / prefix).resolve()
+        root = self.root.resolve()
+        if candidate != root and root not in candidate.parents:
+            return None
+        return candidate if candidate.is_dir() else None
+
+    def _route(self, raw_path: str, accept: str) -> tuple[int, str, bytes]:
+        path = unquote(urlsplit(raw_path).path)
+        if path.startswith("/files/"):
+            return self._file(path.removeprefix("/files/"))
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return 404, "text/plain", b"not found\n"
+        # /<prefix...>/            -> root listing of that index
+        # /<prefix...>/<project>/  -> project page
+        directory = self._index_dir("/".join(parts))
+        if directory is not None:
+            return self._root_page(directory, accept)
+        if len(parts) >= 2:
+            directory = self._index_dir("/".join(parts[:-1]))
+            if directory is not None:
+                return self._project_page(directory, parts[-1], accept)
+        return 404, "text/plain", b"not found\n"
+
+    def _file(self, relative: str) -> tuple[int, str, bytes]:
+        metadata = relative.endswith(".whl.metadata")
+        wheel_rel = relative.removesuffix(".metadata") if metadata else relative
+        candidate = (self.root / wheel_rel).resolve()
+        if self.root.resolve() not in candidate.parents or not candidate.is_file():
+            return 404, "text/plain", b"not found\n"
+        if metadata:
+            for wheel in self._catalog.wheels(candidate.parent):
+                if wheel.path.resolve() == candidate:
+                    return 200, "application/octet-stream", wheel.metadata
+            return 404, "text/plain", b"not found\n"
+        return 200, "application/octet-stream", candidate.read_bytes()
+
+    def _root_page(self, directory: Path, accept: str) -> tuple[int, str, bytes]:
+        projects = sorted({w.project for w in self._catalog.wheels(directory)})
+        if _wants_json(accept):
+            body = {"meta": {"api-version": "1.1"},
+                    "projects": [{"name": name} for name in projects]}
+            return 200, JSON_TYPE, json.dumps(body).encode()
+        links = "".join(f'<a href="{name}/">{name}</a>\n' for name in projects)
+        page = f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n"
+        return 200, "text/html", page.encode()
+
+    def _project_page(self, directory: Path, name: str, accept: str) -> tuple[int, str, bytes]:
+        project = canonicalize_name(name)
+        wheels = [w for w in self._catalog.wheels(directory) if w.project == project]
+        if not wheels:
+            return 404, "text/plain", b"not found\n"
+        if _wants_json(accept):
+            files = []
+            for wheel in wheels:
+                entry: dict[str, object] = {
+                    "filename": wheel.path.name,
+                    "url": f"{self.base_url}/files/{wheel.relative}",
+                    "hashes": {"sha256": wheel.sha256},
+                    "core-metadata": {"sha256": wheel.metadata_sha256},
+                }
+                if wheel.requires_python:
+                    entry["requires-python"] = wheel.requires_python
+                files.append(entry)
+            body = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
+            return 200, JSON_TYPE, json.dumps(body).encode()
+        links = []
+        for wheel in wheels:
+            attrs = f' data-core-metadata="sha256={wheel.metadata_sha256}"'
+            attrs += f' data-dist-info-metadata="sha256={wheel.metadata_sha256}"'
+            if wheel.requires_python:
+                attrs += f' data-requires-python="{html.escape(wheel.requires_python)}"'
+            href = f"{self.base_url}/files/{wheel.relative}#sha256={wheel.sha256}"
+            links.append(f'<a href="{html.escape(href)}"{attrs}>{wheel.path.name}</a><br/>\n')
+        page = (f"<!DOCTYPE html>\n<html><head><title>Links for {project}</title></head><body>\n"
+                f"<h1>Links for {project}</h1>\n{''.join(links)}</body></html>\n")
+        return 200, "text/html", page.encode()
+
+    def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
+        index = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer(send_body=True)
+
+            def do_HEAD(self) -> None:
+                self._answer(send_body=False)
+
+            def _answer(self, *, send_body: bool) -> None:
+                accept = self.headers.get("Accept", "")
+                failure = index._record(self.path, accept)
+                if failure == "close":
+                    self.close_connection = True
+                    return
+                if failure == "503":
+                    status, ctype, body = 503, "text/plain", b"service unavailable\n"
+                else:
+                    status, ctype, body = index._route(self.path, accept)
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                if not self.path.startswith("/files/"):
+                    self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                if send_body:
+                    self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        return Handler

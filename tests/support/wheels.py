@@ -1,0 +1,318 @@
+"""Build small, valid, deterministic wheels for tests and benchmarks.
+
+``build_wheel`` writes one wheel (METADATA with Requires-Dist and extras, WHEEL, RECORD with
+sha256 hashes, fixed zip timestamps: the same arguments give the same bytes).
+``build_standins`` writes a realistic stand-in set: torch-family wheels with local version tags
+and their real NVIDIA pins in per-variant folders of a "pytorch" index, and jax, tensorflow,
+NVIDIA wheels and a few ordinary packages in a "default" index.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import random
+import re
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ZIP_DATE = (2020, 1, 1, 0, 0, 0)
+LINUX_X86_64 = 'platform_system == "Linux" and platform_machine == "x86_64"'
+
+
+def wheel_name_part(name: str) -> str:
+    """The distribution part of a wheel file name (PEP 427 escaping of the normalized name)."""
+    return canonicalize_name(name).replace("-", "_")
+
+
+def import_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", canonicalize_name(name))
+
+
+def wheel_filename(name: str, version: str, tag: str = "py3-none-any") -> str:
+    return f"{wheel_name_part(name)}-{Version(version)}-{tag}.whl"
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return "sha256=" + digest.decode("ascii")
+
+
+def _metadata(
+    name: str,
+    version: str,
+    requires: Sequence[str],
+    extras: Mapping[str, Sequence[str]],
+    requires_python: str | None,
+) -> str:
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    lines.append(f"Summary: stand-in for {name} built by the colabenv tests")
+    if requires_python:
+        lines.append(f"Requires-Python: {requires_python}")
+    lines.extend(f"Requires-Dist: {req}" for req in requires)
+    for extra, reqs in extras.items():
+        lines.append(f"Provides-Extra: {extra}")
+        for req in reqs:
+            base, _, marker = req.partition(";")
+            condition = f'extra == "{extra}"'
+            if marker.strip():
+                condition = f"({marker.strip()}) and {condition}"
+            lines.append(f"Requires-Dist: {base.strip()} ; {condition}")
+    return "\n".join(lines) + "\n\n"
+
+
+def build_wheel(
+    dest: Path,
+    name: str,
+    version: str,
+    *,
+    requires: Sequence[str] = (),
+    extras: Mapping[str, Sequence[str]] | None = None,
+    files: Mapping[str, str | bytes] | None = None,
+    requires_python: str | None = None,
+    tag: str = "py3-none-any",
+    payload_bytes: int = 0,
+) -> Path:
+    """Write ``<name>-<version>-<tag>.whl`` into ``dest`` and return its path.
+
+    ``files`` defaults to an importable ``<import_name>/__init__.py`` defining ``__version__``.
+    ``payload_bytes`` adds that many incompressible bytes (stored, not deflated) so a wheel can
+    have a realistic size.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    normalized_version = str(Version(version))
+    module = import_name(name)
+    if files is None:
+        files = {f"{module}/__init__.py": f'__version__ = "{normalized_version}"\n'}
+    dist_info = f"{wheel_name_part(name)}-{normalized_version}.dist-info"
+    python_tag, _, rest = tag.partition("-")
+    abi_tag, _, platform_tag = rest.partition("-")
+    pure = platform_tag == "any"
+    entries: list[tuple[str, bytes, int]] = []
+    for path, content in sorted(files.items()):
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        entries.append((path, data, zipfile.ZIP_DEFLATED))
+    if payload_bytes > 0:
+        rng = random.Random(f"{name}-{normalized_version}-{tag}")
+        entries.append((f"{module}/_payload.bin", rng.randbytes(payload_bytes), zipfile.ZIP_STORED))
+    metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python)
+    wheel_text = (
+        "Wheel-Version: 1.0\n"
+        "Generator: colabenv-tests\n"
+        f"Root-Is-Purelib: {'true' if pure else 'false'}\n"
+        f"Tag: {python_tag}-{abi_tag}-{platform_tag}\n\n"
+    )
+    entries.append((f"{dist_info}/METADATA", metadata.encode("utf-8"), zipfile.ZIP_DEFLATED))
+    entries.append((f"{dist_info}/WHEEL", wheel_text.encode("utf-8"), zipfile.ZIP_DEFLATED))
+    record_lines = [f"{path},{_record_hash(data)},{len(data)}" for path, data, _ in entries]
+    record_lines.append(f"{dist_info}/RECORD,,")
+    record = ("\n".join(record_lines) + "\n").encode("utf-8")
+    entries.append((f"{dist_info}/RECORD", record, zipfile.ZIP_DEFLATED))
+
+    target = dest / wheel_filename(name, normalized_version, tag)
+    partial = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(partial, "w") as archive:
+        for path, data, compression in entries:
+            info = zipfile.ZipInfo(path, date_time=ZIP_DATE)
+            info.compress_type = compression
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    partial.replace(target)
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# The stand-in set
+
+
+@dataclass(frozen=True)
+class WheelSpec:
+    """One stand-in wheel: where it goes (index and sub-folder) and what its metadata says."""
+
+    index: str
+    folder: str
+    name: str
+    version: str
+    requires: tuple[str, ...] = ()
+    extras: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    requires_python: str | None = None
+    tag: str = "py3-none-any"
+    payload_bytes: int = 0
+
+    def build(self, root: Path) -> Path:
+        folder = root / self.index / self.folder if self.folder else root / self.index
+        return build_wheel(
+            folder,
+            self.name,
+            self.version,
+            requires=self.requires,
+            extras={extra: list(reqs) for extra, reqs in self.extras},
+            requires_python=self.requires_python,
+            tag=self.tag,
+            payload_bytes=self.payload_bytes,
+        )
+
+
+@dataclass(frozen=True)
+class Standins:
+    """Where ``build_standins`` put things: ``default`` and ``pytorch`` index roots.
+
+    ``pytorch`` holds one folder per variant (``cu124``, ``cu126``, ``cu128``, ``cpu``), the layout
+    of the PyTorch index, so a local index serving it answers ``<url>/cu124/torch/``.
+    """
+
+    root: Path
+    wheels: tuple[Path, ...] = field(default=())
+
+    @property
+    def default(self) -> Path:
+        return self.root / "default"
+
+    @property
+    def pytorch(self) -> Path:
+        return self.root / "pytorch"
+
+
+# The NVIDIA pins of each torch variant when the catalog does not (yet) list that release.
+# Source: torch wheel METADATA of each release (see compat-facts.md, section 2).
+TORCH_PINS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("2.6.0", "cu124"): (
+        "nvidia-cudnn-cu12==9.1.0.70",
+        "nvidia-cuda-runtime-cu12==12.4.127",
+        "nvidia-nccl-cu12==2.21.5",
+    ),
+    ("2.8.0", "cu126"): (
+        "nvidia-cudnn-cu12==9.10.2.21",
+        "nvidia-cuda-runtime-cu12==12.6.77",
+        "nvidia-nccl-cu12==2.27.3",
+    ),
+    ("2.8.0", "cu128"): (
+        "nvidia-cudnn-cu12==9.10.2.21",
+        "nvidia-cuda-runtime-cu12==12.8.90",
+        "nvidia-nccl-cu12==2.27.3",
+    ),
+    ("2.6.0", "cpu"): (),
+    ("2.8.0", "cpu"): (),
+}
+TORCH_DEFAULT_VARIANT = {"2.6.0": "cu124", "2.8.0": "cu128"}
+TORCH_COMPANIONS = {"2.6.0": ("0.21.0", "2.6.0"), "2.8.0": ("0.23.0", "2.8.0")}
+TENSORFLOW_PINS: dict[str, tuple[str, ...]] = {
+    "2.18.0": ("nvidia-cudnn-cu12==9.3.0.75", "nvidia-cuda-runtime-cu12==12.5.82"),
+    "2.19.0": ("nvidia-cudnn-cu12==9.3.0.75", "nvidia-cuda-runtime-cu12==12.5.82"),
+}
+JAX_PLUGIN_PINS: dict[str, tuple[str, ...]] = {
+    "0.5.3": ("nvidia-cudnn-cu12>=9.1,<10", "nvidia-cuda-runtime-cu12>=12.1"),
+}
+
+ORDINARY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("numpy", "1.26.4", ()),
+    ("numpy", "2.0.2", ()),
+    ("filelock", "3.18.0", ()),
+    ("typing-extensions", "4.14.1", ()),
+    ("idna", "3.10", ()),
+    ("urllib3", "2.5.0", ()),
+    ("certifi", "2025.8.3", ()),
+    ("charset-normalizer", "3.4.3", ()),
+    ("requests", "2.32.4", ("charset-normalizer>=2,<4", "idna>=2.5,<4", "urllib3>=1.21.1,<3",
+                            "certifi>=2017.4.17")),
+    ("pillow", "11.3.0", ()),
+    ("six", "1.17.0", ()),
+    ("python-dateutil", "2.9.0.post0", ("six>=1.5",)),
+)
+NVIDIA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("nvidia-cublas-cu12", "12.4.5.8", ()),
+    ("nvidia-cublas-cu12", "12.6.4.1", ()),
+    ("nvidia-cudnn-cu12", "9.1.0.70", ("nvidia-cublas-cu12",)),
+    ("nvidia-cudnn-cu12", "9.3.0.75", ("nvidia-cublas-cu12",)),
+    ("nvidia-cudnn-cu12", "9.10.2.21", ("nvidia-cublas-cu12",)),
+    ("nvidia-cuda-runtime-cu12", "12.4.127", ()),
+    ("nvidia-cuda-runtime-cu12", "12.5.82", ()),
+    ("nvidia-cuda-runtime-cu12", "12.6.77", ()),
+    ("nvidia-cuda-runtime-cu12", "12.8.90", ()),
+    ("nvidia-nccl-cu12", "2.21.5", ()),
+    ("nvidia-nccl-cu12", "2.27.3", ()),
+)
+
+
+def _catalog_pins() -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """(framework, version, variant) -> pins as the shipped catalog records them."""
+    try:
+        from colabenv.catalog import load_catalog
+
+        catalog = load_catalog()
+    except Exception:  # the catalog is someone else's moving part; the tables above stand in
+        return {}
+    found: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    for release in catalog.releases:
+        for variant in release.variants:
+            key = (release.framework.value, str(release.version), variant.name)
+            found[key] = tuple(str(pin) for pin in variant.pins)
+    return found
+
+
+def _with_marker(pins: Iterable[str]) -> tuple[str, ...]:
+    return tuple(f"{pin} ; {LINUX_X86_64}" for pin in pins)
+
+
+def standin_specs(*, payload_scale: int = 0) -> tuple[WheelSpec, ...]:
+    """The stand-in set as data. ``payload_scale`` > 0 gives framework wheels that many KiB."""
+    catalog = _catalog_pins()
+    big = payload_scale * 1024
+    specs: list[WheelSpec] = []
+    common_torch = ("filelock", "typing-extensions>=4.10.0")
+    for (version, variant), table_pins in TORCH_PINS.items():
+        pins = catalog.get(("torch", version, variant), table_pins)
+        vision, audio = TORCH_COMPANIONS[version]
+        local = f"+{variant}"
+        specs.append(WheelSpec("pytorch", variant, "torch", version + local,
+                               common_torch + _with_marker(pins), requires_python=">=3.9",
+                               payload_bytes=big))
+        specs.append(WheelSpec("pytorch", variant, "torchvision", vision + local,
+                               ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
+                               requires_python=">=3.9"))
+        specs.append(WheelSpec("pytorch", variant, "torchaudio", audio + local,
+                               (f"torch=={version}",), requires_python=">=3.9"))
+        if TORCH_DEFAULT_VARIANT[version] == variant:
+            specs.append(WheelSpec("default", "", "torch", version,
+                                   common_torch + _with_marker(pins), requires_python=">=3.9",
+                                   payload_bytes=big))
+            specs.append(WheelSpec("default", "", "torchvision", vision,
+                                   ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
+                                   requires_python=">=3.9"))
+    for version, table_pins in TENSORFLOW_PINS.items():
+        pins = catalog.get(("tensorflow", version, "and-cuda"), table_pins)
+        specs.append(WheelSpec("default", "", "tensorflow", version,
+                               ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
+                               (("and-cuda", _with_marker(pins)),),
+                               requires_python=">=3.9", payload_bytes=big))
+    for version, table_pins in JAX_PLUGIN_PINS.items():
+        pins = catalog.get(("jax", version, "cuda12"), table_pins)
+        specs.append(WheelSpec("default", "", "jax", version,
+                               (f"jaxlib<={version},>={version}", "numpy>=1.25"),
+                               (("cuda12", (f"jaxlib=={version}",
+                                            f"jax-cuda12-plugin[with-cuda]=={version}")),
+                                ("cpu", (f"jaxlib=={version}",))),
+                               requires_python=">=3.10"))
+        specs.append(WheelSpec("default", "", "jaxlib", version, ("numpy>=1.25",),
+                               requires_python=">=3.10", payload_bytes=big))
+        specs.append(WheelSpec("default", "", "jax-cuda12-plugin", version,
+                               (f"jax-cuda12-pjrt=={version}",),
+                               (("with-cuda", _with_marker(pins)),), requires_python=">=3.10"))
+        specs.append(WheelSpec("default", "", "jax-cuda12-pjrt", version))
+    for name, version, requires in (*NVIDIA, *ORDINARY):
+        specs.append(WheelSpec("default", "", name, version, requires))
+    return tuple(specs)
+
+
+def build_standins(dest: Path, specs: Sequence[WheelSpec] | None = None) -> Standins:
+    """Build ``specs`` (the default stand-in set when None) under ``dest``."""
+    chosen = standin_specs() if specs is None else specs
+    built = tuple(spec.build(dest) for spec in chosen)
+    (dest / "default").mkdir(parents=True, exist_ok=True)
+    (dest / "pytorch").mkdir(parents=True, exist_ok=True)
+    return Standins(dest, built)

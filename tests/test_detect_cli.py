@@ -1,0 +1,327 @@
+"""`colabenv detect` and `colabenv diff` through the installed console script.
+
+A stand-in ``nvidia-smi`` on PATH replays the recorded hosts; NVML fails on its own on this
+GPU-less machine (no libnvidia-ml), so nvidia-smi is what detection falls back to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).parent / "data" / "detect"
+SMI = DATA / "smi"
+RUNTIMES = Path(__file__).parent / "data" / "runtimes"
+GPU_HOSTS = sorted(p.name for p in SMI.iterdir() if p.name != "driver-failed")
+
+requires_gpu_less_host = pytest.mark.skipif(
+    Path("/proc/driver/nvidia/version").exists(),
+    reason="a real NVIDIA driver answers through NVML before the stand-in nvidia-smi",
+)
+
+
+def stand_in_smi(bin_dir: Path, host: Path) -> Path:
+    """An ``nvidia-smi`` that prints a recorded host's answers."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    rc_file = host / "returncode"
+    rc = rc_file.read_text().strip() if rc_file.exists() else "0"
+    script = bin_dir / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        f"  --query-gpu=*) cat '{host / 'query.csv'}' ;;\n"
+        f"  *) cat '{host / 'banner.txt'}' ;;\n"
+        "esac\n"
+        f"exit {rc}\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return script
+
+
+def run_cli(
+    exe: Path, *args: str, path_prefix: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if path_prefix is not None:
+        env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
+    )
+
+
+def detect_json(exe: Path, *args: str, path_prefix: Path | None = None) -> dict[str, Any]:
+    result = run_cli(exe, "detect", "--json", *args, path_prefix=path_prefix)
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+@requires_gpu_less_host
+def test_this_gpu_less_machine_reports_no_gpu_cleanly(colabenv_exe: Path, tmp_path: Path) -> None:
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    env = {**os.environ, "PATH": f"{empty_bin}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    started = time.monotonic()
+    result = subprocess.run([str(colabenv_exe), "detect", "--json"], capture_output=True,
+                            text=True, env=env, timeout=60, check=False)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0
+    assert result.stderr == ""
+    data = json.loads(result.stdout)
+    assert data["target"]["driver"] is None
+    assert data["target"]["cuda"] is None
+    assert data["target"]["compute_capabilities"] == []
+    assert data["gpus"] == []
+    assert data["runtime"] == "generic"
+    assert data["notes"][-1] == "no NVIDIA driver found"
+    assert any(note.startswith("NVML: ") for note in data["notes"])
+    assert set(data) >= {"target", "gpus", "runtime", "installed", "notes"}
+    assert elapsed < 3, f"detect took {elapsed:.2f}s"
+
+
+@requires_gpu_less_host
+@pytest.mark.parametrize("host", GPU_HOSTS)
+def test_recorded_hosts_through_the_console_script(
+    colabenv_exe: Path, tmp_path: Path, host: str
+) -> None:
+    stand_in_smi(tmp_path / "bin", SMI / host)
+    data = detect_json(colabenv_exe, path_prefix=tmp_path / "bin")
+    expected = json.loads((SMI / host / "expected.json").read_text())
+    assert data["target"]["driver"] == expected["driver"]
+    assert data["target"]["cuda"] == expected["cuda"]
+    assert data["target"]["compute_capabilities"] == expected["compute_capabilities"]
+    assert data["gpus"] == expected["gpus"]
+    assert "no NVIDIA driver found" not in data["notes"]
+
+
+@requires_gpu_less_host
+def test_failing_driver_through_the_console_script(colabenv_exe: Path, tmp_path: Path) -> None:
+    stand_in_smi(tmp_path / "bin", SMI / "driver-failed")
+    data = detect_json(colabenv_exe, path_prefix=tmp_path / "bin")
+    assert data["target"]["driver"] is None
+    assert data["gpus"] == []
+    assert any(
+        n.startswith("nvidia-smi: exited 9: NVIDIA-SMI has failed because it couldn't communicate")
+        for n in data["notes"]
+    )
+
+
+@requires_gpu_less_host
+def test_hanging_nvidia_smi_costs_at_most_its_timeout(colabenv_exe: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pid_file = tmp_path / "pid"
+    script = bin_dir / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\necho $$ > '{pid_file}'\nexec sleep 120\n")
+    script.chmod(0o755)
+    started = time.monotonic()
+    result = run_cli(colabenv_exe, "detect", "--json", path_prefix=bin_dir, timeout=30)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert "nvidia-smi: did not answer within 5s (killed)" in data["notes"]
+    assert data["target"]["driver"] is None
+    assert 4.5 < elapsed < 9, f"detect took {elapsed:.2f}s"
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+@requires_gpu_less_host
+def test_table_for_people_shows_gpus_frameworks_and_warnings(
+    colabenv_exe: Path, tmp_path: Path
+) -> None:
+    stand_in_smi(tmp_path / "bin", SMI / "mixed-1080ti-3090")
+    freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
+    result = run_cli(colabenv_exe, "detect", "--installed-from", str(freeze),
+                     path_prefix=tmp_path / "bin")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for text in ("535.183.01", "12.2", "NVIDIA GeForce GTX 1080 Ti", "NVIDIA GeForce RTX 3090",
+                 "6.1 (sm_61)", "8.6 (sm_86)", "11264 MiB", "2.6.0+cu124", "CUDA 12.4"):
+        assert text in out, text
+
+
+def test_no_kernels_warning_in_the_table(colabenv_exe: Path) -> None:
+    freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
+    result = run_cli(colabenv_exe, "detect", "--installed-from", str(freeze),
+                     "--driver", "550.54.15", "--compute-capability", "3.7,7.5")
+    assert result.returncode == 0, result.stderr
+    assert "warning: torch 2.6.0+cu124 has no kernels for sm_37" in result.stdout
+    assert "sm_75" not in result.stdout.split("warning:", 1)[1]
+
+
+def test_overrides_through_flags_and_environment(colabenv_exe: Path) -> None:
+    data = detect_json(colabenv_exe, "--driver", "580.65.06", "--compute-capability", "9.0",
+                       "--python", "3.12")
+    assert data["target"]["driver"] == "580.65.06"
+    assert data["target"]["cuda"] == "13.0"
+    assert data["target"]["compute_capabilities"] == ["9.0"]
+    assert data["target"]["python"] == "3.12"
+    env = {**os.environ, "COLABENV_DRIVER_VERSION": "550.54.15",
+           "COLABENV_COMPUTE_CAPABILITY": "7.5,7.5"}
+    result = subprocess.run([str(colabenv_exe), "detect", "--json", "--cuda", "12.2"],
+                            capture_output=True, text=True, env=env, timeout=60, check=False)
+    target = json.loads(result.stdout)["target"]
+    assert target == {**target, "driver": "550.54.15", "cuda": "12.2",
+                      "compute_capabilities": ["7.5"]}
+    cpu = detect_json(colabenv_exe, "--cpu")
+    assert cpu["target"]["driver"] is None
+    assert cpu["gpus"] == []
+
+
+def test_bad_override_and_bad_freeze_are_one_line_errors(
+    colabenv_exe: Path, tmp_path: Path
+) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("numpy==2.0.2\nnumpy>=2\n")
+    result = run_cli(colabenv_exe, "detect", "--json", "--installed-from", str(freeze))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"colabenv: {freeze}: line 2: 'numpy>=2' is not a `pip freeze` line"
+        " (expected name==version or name @ URL)"
+    ]
+    result = run_cli(colabenv_exe, "detect", "--driver", "banana")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "--driver" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# diff
+
+
+def fingerprint(**changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "target": {"driver": "550.54.15", "cuda": "12.4", "compute_capabilities": ["7.5"],
+                   "python": "3.11", "platform": "linux_x86_64"},
+        "gpus": [{"name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360,
+                  "memory_free_mib": 15095}],
+        "runtime": "colab",
+        "installed": {"torch": "2.6.0+cu124", "nvidia-cudnn-cu12": "9.1.0.70"},
+        "packages": {"numpy": "2.0.2", "pandas": "2.2.2"},
+        "notes": [],
+        "python_implementation": "CPython",
+        "python_full": "3.11.13",
+        "glibc": "2.35",
+        "state_dir": "/content/.colabenv",
+    }
+    for key, value in changes.items():
+        if key in base["target"]:
+            base["target"][key] = value
+        else:
+            base[key] = value
+    return base
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_diff_same_fingerprint_exits_0(colabenv_exe: Path, tmp_path: Path) -> None:
+    a = write(tmp_path / "a.json", fingerprint())
+    changed_noise = fingerprint(notes=["NVML: something"], state_dir="/elsewhere")
+    changed_noise["gpus"][0]["memory_free_mib"] = 3
+    b = write(tmp_path / "b.json", changed_noise)
+    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("no differences")
+
+
+def test_diff_groups_what_changed(colabenv_exe: Path, tmp_path: Path) -> None:
+    a = write(tmp_path / "mine.json", fingerprint())
+    b = write(
+        tmp_path / "theirs.json",
+        fingerprint(
+            driver="580.65.06",
+            cuda="13.0",
+            compute_capabilities=["9.0"],
+            gpus=[{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
+                   "memory_total_mib": 81559, "memory_free_mib": 1}],
+            python="3.12",
+            python_full="3.12.12",
+            installed={"torch": "2.8.0+cu126", "jax": "0.5.3"},
+            packages={"numpy": "2.0.2", "pandas": "2.3.0", "scipy": "1.16.0"},
+        ),
+    )
+    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == (
+        f"--- {a}\n+++ {b}\n"
+        "GPU and driver\n"
+        "  driver: 550.54.15 -> 580.65.06\n"
+        "  cuda: 12.4 -> 13.0\n"
+        "  compute_capabilities: 7.5 -> 9.0\n"
+        "  gpu 0: Tesla T4 (7.5, 15360 MiB) -> NVIDIA H100 80GB HBM3 (9.0, 81559 MiB)\n"
+        "Python\n"
+        "  python: 3.11 -> 3.12\n"
+        "  python_full: 3.11.13 -> 3.12.12\n"
+        "frameworks\n"
+        "  jax: (absent) -> 0.5.3\n"
+        "  nvidia-cudnn-cu12: 9.1.0.70 -> (absent)\n"
+        "  torch: 2.6.0+cu124 -> 2.8.0+cu126\n"
+        "other packages\n"
+        "  pandas: 2.2.2 -> 2.3.0\n"
+        "  scipy: (absent) -> 1.16.0\n"
+    )
+
+
+@requires_gpu_less_host
+def test_diff_of_two_real_detect_outputs(colabenv_exe: Path, tmp_path: Path) -> None:
+    stand_in_smi(tmp_path / "t4", SMI / "colab-t4")
+    stand_in_smi(tmp_path / "mixed", SMI / "mixed-1080ti-3090")
+    a = write(tmp_path / "a.json", detect_json(colabenv_exe, path_prefix=tmp_path / "t4"))
+    b = write(tmp_path / "b.json", detect_json(colabenv_exe, path_prefix=tmp_path / "mixed"))
+    same = run_cli(colabenv_exe, "diff", str(a), str(a))
+    assert same.returncode == 0
+    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    assert result.returncode == 1
+    assert "  driver: 550.54.15 -> 535.183.01\n" in result.stdout
+    assert "  gpu 1: (absent) -> NVIDIA GeForce RTX 3090 (8.6, 24576 MiB)\n" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "cannot read"),
+        ("{not json", "not JSON (line 1"),
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({"gpus": []}), "target: expected an object"),
+        (json.dumps({**fingerprint(), "gpus": {}}), "gpus: expected a list"),
+        (json.dumps({**fingerprint(), "installed": {"torch": 2}}), "installed.torch"),
+        (json.dumps({**fingerprint(), "target": {"driver": None}}), "target.cuda: missing"),
+    ],
+)
+def test_diff_bad_input_exits_2_naming_the_file(
+    colabenv_exe: Path, tmp_path: Path, content: str | None, problem: str
+) -> None:
+    good = write(tmp_path / "good.json", fingerprint())
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content)
+    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"colabenv: {bad}: ")
+    assert problem in lines[0]
+
+
+def test_diff_without_packages_key_compares_the_rest(colabenv_exe: Path, tmp_path: Path) -> None:
+    old = fingerprint()
+    del old["packages"]
+    a = write(tmp_path / "old.json", old)
+    b = write(tmp_path / "new.json", fingerprint())
+    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    assert result.returncode == 0
+    assert f"other packages not compared: not recorded in {a}" in result.stderr

@@ -1,0 +1,153 @@
+"""`colabenv profiles ...` and the malformed-profile corpus, through the real console script."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from colabenv import _toml
+
+REPO = Path(__file__).resolve().parent.parent
+MALFORMED = REPO / "tests" / "data" / "malformed"
+GOLDEN = REPO / "profiles" / "golden"
+EXPECTED: dict[str, dict[str, object]] = _toml.loads(
+    (MALFORMED / "expected.toml").read_text(encoding="utf-8")
+)["files"]
+CORPUS = sorted(p.name for p in MALFORMED.glob("*.toml") if p.name != "expected.toml")
+GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "pytorch", "tensorflow")
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def colabenv(*args: str, cwd: Path = REPO) -> Result:
+    exe = Path(sys.executable).parent / "colabenv"
+    done = subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def render_available() -> bool:
+    try:
+        importlib.import_module("colabenv._commands.render")
+    except ImportError:
+        return False
+    return True
+
+
+def assert_refused(result: Result, name: str) -> None:
+    expected = EXPECTED[name]
+    key = str(expected["key"])
+    named = str(expected.get("file", name))
+    assert result.code == 2, result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert name in result.stderr
+    where = f"{named}: {key}: " if key else f"{named}: "
+    assert where in result.stderr, result.stderr
+    for word in expected["contains"]:  # type: ignore[attr-defined]
+        assert word in result.stderr, result.stderr
+    for word in expected.get("absent", []):  # type: ignore[attr-defined]
+        assert word not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 3
+
+
+def test_corpus_is_large_and_every_file_has_an_expectation() -> None:
+    assert len(CORPUS) >= 30
+    assert sorted(EXPECTED) == CORPUS
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_check_refuses_malformed_profile(name: str) -> None:
+    assert_refused(colabenv("profiles", "check", str(MALFORMED / name)), name)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_render_refuses_malformed_profile(name: str) -> None:
+    if not render_available():
+        pytest.skip("colabenv render is not there yet")
+    result = colabenv("render", str(MALFORMED / name), "--cpu", "--python", "3.12")
+    assert_refused(result, name)
+
+
+def test_check_several_files_reports_each_and_exits_2() -> None:
+    bad = MALFORMED / "spec-2x.toml"
+    result = colabenv("profiles", "check", "pytorch", str(bad), str(GOLDEN / "jax.toml"))
+    assert result.code == 2
+    assert result.stdout.splitlines() == [
+        "ok: pytorch (pytorch)",
+        f"ok: {GOLDEN / 'jax.toml'} (jax)",
+    ]
+    assert "spec-2x.toml: frameworks.torch: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_check_several_good_files() -> None:
+    result = colabenv("profiles", "check", *GOLDEN_NAMES)
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines() == [f"ok: {n} ({n})" for n in GOLDEN_NAMES]
+    assert result.stderr == ""
+
+
+def test_check_relative_path_from_another_directory(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text('name = "base"\n[frameworks]\njax = "*"\n')
+    (tmp_path / "team.toml").write_text('name = "team"\nextends = "base.toml"\n')
+    result = colabenv("profiles", "check", "team.toml", cwd=tmp_path)
+    assert (result.code, result.stdout, result.stderr) == (0, "ok: team.toml (team)\n", "")
+
+
+def test_check_unknown_name_lists_golden_profiles() -> None:
+    result = colabenv("profiles", "check", "no-such-profile")
+    assert result.code == 2
+    assert result.stdout == ""
+    assert '"no-such-profile"' in result.stderr
+    for name in GOLDEN_NAMES:
+        assert name in result.stderr
+
+
+def test_check_directory_is_refused(tmp_path: Path) -> None:
+    result = colabenv("profiles", "check", str(tmp_path))
+    assert result.code == 2
+    assert result.stdout == ""
+    assert f"{tmp_path.name}: is a directory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_list_shows_each_golden_profile_with_its_description() -> None:
+    result = colabenv("profiles", "list")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == list(GOLDEN_NAMES)
+    starts = {line.index(line.split(maxsplit=1)[1]) for line in lines}
+    assert len(starts) == 1, "descriptions are not aligned"
+    for line in lines:
+        name, description = line.split(maxsplit=1)
+        text = (GOLDEN / f"{name}.toml").read_text(encoding="utf-8")
+        assert f'description = "{description}"' in text
+
+
+def test_show_prints_the_file_as_is() -> None:
+    result = colabenv("profiles", "show", "all-three")
+    assert result.code == 0, result.stderr
+    assert result.stdout == (GOLDEN / "all-three.toml").read_text(encoding="utf-8")
+
+
+def test_show_unknown_name() -> None:
+    result = colabenv("profiles", "show", "pytorch2")
+    assert result.code == 2
+    assert result.stdout == ""
+    assert '"pytorch2"' in result.stderr and "pytorch" in result.stderr
+
+
+def test_profiles_without_action_is_a_usage_error() -> None:
+    result = colabenv("profiles")
+    assert result.code == 2
+    assert result.stdout == ""

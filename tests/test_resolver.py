@@ -1,0 +1,257 @@
+"""The resolver over real targets: a scenario table in the light-the-torch style.
+
+Each row is a host (driver, CUDA, GPUs, Python, what is installed) and a profile's
+[frameworks]; it expects, per framework, the release line, the variant and whether the
+installed copy is kept, or exit 3 with words from the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.catalog import shipped_catalog
+from colabenv.detect import read_freeze
+from colabenv.errors import ProfileError, ResolutionError
+from colabenv.models import ComputeCapability, Framework, InstalledSet, Target
+from colabenv.profile import load_profile
+from colabenv.resolver import resolve
+
+RUNTIMES = Path(__file__).parent / "data" / "runtimes"
+
+
+def _target(
+    driver: str | None,
+    cuda: str | None,
+    caps: tuple[str, ...],
+    python: str,
+    installed: InstalledSet | None = None,
+) -> Target:
+    return Target(
+        driver=Version(driver) if driver else None,
+        cuda=Version(cuda) if cuda else None,
+        compute_capabilities=tuple(sorted({ComputeCapability.parse(c) for c in caps})),
+        python=Version(python),
+        installed=installed or InstalledSet(),
+    )
+
+
+def _colab(snapshot: str) -> InstalledSet:
+    return read_freeze(RUNTIMES / snapshot / "pip-freeze.txt")
+
+
+TARGETS = {
+    "colab-t4": lambda: _target("550.54.15", "12.4", ("7.5",), "3.12"),
+    "colab-t4-py311": lambda: _target("550.54.15", "12.4", ("7.5",), "3.11"),
+    "colab-2025.07": lambda: _target("550.54.15", "12.4", ("7.5",), "3.11", _colab("colab-2025.07")),
+    "colab-2025.10": lambda: _target("550.54.15", "12.4", ("7.5",), "3.12", _colab("colab-2025.10")),
+    "kaggle-p100": lambda: _target("560.35.03", "12.6", ("6.0",), "3.11"),
+    "kaggle-2xt4": lambda: _target("560.35.03", "12.6", ("7.5", "7.5"), "3.11"),
+    "a100": lambda: _target("570.124.06", "12.8", ("8.0",), "3.12"),
+    "h100-580": lambda: _target("580.65.06", "13.0", ("9.0",), "3.12"),
+    "h200-580": lambda: _target("580.95.05", "13.0", ("9.0",), "3.12"),
+    "old-470": lambda: _target("470.82.01", "11.4", ("7.5",), "3.10"),
+    "mixed-1080ti-3090": lambda: _target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
+    "cuda-only-12.4": lambda: _target(None, "12.4", ("7.5",), "3.12"),
+    "gpu-unknown-arch": lambda: _target("570.124.06", "12.8", (), "3.12"),
+    "cpu": lambda: _target(None, None, (), "3.12"),
+    "cpu-py311": lambda: _target(None, None, (), "3.11"),
+}
+
+
+@dataclass(frozen=True)
+class Expect:
+    """``release``: a specifier the chosen release must satisfy."""
+
+    release: str
+    variant: str
+    installed: bool = False
+    requirement: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    target: str
+    frameworks: str
+    expect: dict[str, Expect] = field(default_factory=dict)
+    error: tuple[str, ...] = ()
+    warning: str | None = None
+    extra_toml: str = ""
+
+
+SCENARIOS = [
+    # Colab T4 on driver 550.54.15: cu124 is the newest fully supported torch build; newer
+    # torch releases only ship cu126+ and run by minor-version compatibility.
+    Scenario("t4-torch-any", "colab-t4", 'torch = "*"',
+             {"torch": Expect(">=2.11", "cu126")}, warning="minor-version compatibility"),
+    Scenario("t4-torch-2.6", "colab-t4", 'torch = "==2.6.*"',
+             {"torch": Expect("==2.6.*", "cu124", requirement="torch==2.6.0+cu124")}),
+    Scenario("t4-torch-2.5-cu121", "colab-t4",
+             'torch = { version = "==2.5.*", variant = "cu121" }',
+             {"torch": Expect("==2.5.*", "cu121")}),
+    Scenario("colab-2025.07-keeps-torch", "colab-2025.07", 'torch = "*"',
+             {"torch": Expect("==2.6.0", "cu124", installed=True,
+                              requirement="torch==2.6.0+cu124")}),
+    Scenario("colab-2025.07-keeps-all-three", "colab-2025.07",
+             'torch = "*"\ntensorflow = "*"\njax = "*"',
+             {"torch": Expect("==2.6.0", "cu124", installed=True),
+              "tensorflow": Expect("==2.18.0", "and-cuda", installed=True),
+              "jax": Expect("==0.5.2", "cuda12", installed=True)}),
+    Scenario("colab-2025.10-keeps-torch-2.8", "colab-2025.10", 'torch = ">=2.8"',
+             {"torch": Expect("==2.8.0", "cu126", installed=True,
+                              requirement="torch==2.8.0+cu126")}),
+    Scenario("colab-2025.10-upgrade-asked", "colab-2025.10", 'torch = ">=2.9"',
+             {"torch": Expect(">=2.9", "cu126")}, warning="replaces the installed torch"),
+    Scenario("colab-2025.10-downgrade-named", "colab-2025.10", 'torch = "==2.6.*"',
+             {"torch": Expect("==2.6.*", "cu124")}, warning="downgrades the installed torch"),
+    Scenario("p100-torch-any", "kaggle-p100", 'torch = "*"',
+             {"torch": Expect(">=2.11", "cu126")}),
+    Scenario("p100-torch-2.8-not-cu128", "kaggle-p100", 'torch = "==2.8.*"',
+             {"torch": Expect("==2.8.*", "cu126")}),
+    Scenario("p100-torch-cu128-refused", "kaggle-p100",
+             'torch = { version = "==2.8.*", variant = "cu128" }',
+             error=("frameworks.torch", "no kernels for sm_60")),
+    Scenario("dual-t4-torch-2.8", "kaggle-2xt4", 'torch = "==2.8.*"',
+             {"torch": Expect("==2.8.*", "cu126")}),
+    Scenario("a100-torch-2.8", "a100", 'torch = "==2.8.*"',
+             {"torch": Expect("==2.8.*", "cu128")}),
+    Scenario("h100-torch-any", "h100-580", 'torch = "*"',
+             {"torch": Expect(">=2.11", "cu130")}),
+    Scenario("h200-torch-jax", "h200-580", 'torch = "*"\njax = "*"',
+             {"torch": Expect(">=2.11", "cu130"), "jax": Expect(">=0.7.2", "cuda13")}),
+    Scenario("h200-jax", "h200-580", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda13")}),
+    Scenario("h200-tensorflow", "h200-580", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}),
+    Scenario("old-470-torch", "old-470", 'torch = "*"',
+             {"torch": Expect("<2.8", "cu118")}, warning="minor-version compatibility"),
+    Scenario("old-470-jax-refused", "old-470", 'jax = "*"',
+             error=("frameworks.jax", "needs driver >= 525.60.13")),
+    Scenario("mixed-pascal-ampere", "mixed-1080ti-3090", 'torch = "*"',
+             {"torch": Expect(">=2.11", "cu126")}),
+    Scenario("mixed-cu128-refused", "mixed-1080ti-3090",
+             'torch = { version = ">=2.8", variant = "cu128" }',
+             error=("frameworks.torch", "sm_61")),
+    Scenario("cuda-only-override", "cuda-only-12.4", 'torch = "==2.6.*"',
+             {"torch": Expect("==2.6.*", "cu124")}),
+    Scenario("unknown-arch-warns", "gpu-unknown-arch", 'torch = "==2.8.*"',
+             {"torch": Expect("==2.8.*", "cu128")}, warning="compute capability unknown"),
+    Scenario("cpu-torch", "cpu", 'torch = "*"', {"torch": Expect(">=2.11", "cpu")}),
+    Scenario("cpu-jax", "cpu", 'jax = "==0.5.3"',
+             {"jax": Expect("==0.5.3", "cpu", requirement="jax==0.5.3")}),
+    Scenario("cpu-tensorflow", "cpu", 'tensorflow = "==2.18.*"',
+             {"tensorflow": Expect("==2.18.*", "cpu")}),
+    Scenario("cpu-require-gpu-warns", "cpu", 'torch = "*"', {"torch": Expect(">=2.0", "cpu")},
+             warning="requires a GPU", extra_toml="[verify]\nrequire_gpu = true\n"),
+    Scenario("cpu-variant-on-gpu", "a100", 'torch = { version = "==2.8.*", variant = "cpu" }',
+             {"torch": Expect("==2.8.*", "cpu", requirement="torch==2.8.0+cpu")}),
+    Scenario("t4-tensorflow", "colab-t4-py311", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}),
+    Scenario("t4-jax", "colab-t4", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda12")}),
+    Scenario("a100-torch-jax-joint", "a100", 'torch = "*"\njax = "*"',
+             {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")}),
+    Scenario("clash-torch25-jax06", "a100", 'torch = "==2.5.*"\njax = ">=0.6"',
+             error=("nvidia-cudnn-cu12==9.1.0.70", "use torch>=", "jax<0.")),
+    Scenario("clash-torch23-jax0430", "a100", 'torch = "==2.3.*"\njax = ">=0.4.30,<0.5"',
+             error=("nvidia-cudnn-cu12==8.9.2.26",)),
+    Scenario("clash-torch26-tf218", "colab-t4-py311", 'torch = "==2.6.*"\ntensorflow = "==2.18.*"',
+             error=("nvidia-cudnn-cu12", "tensorflow")),
+    Scenario("joint-picks-older-jax", "a100", 'torch = "==2.6.*"\njax = "*"',
+             {"torch": Expect("==2.6.*", "cu126"), "jax": Expect("<0.6", "cuda12")}),
+    Scenario("companions-follow-variant", "kaggle-p100",
+             'torch = { version = "==2.8.*", torchvision = "*", torchaudio = "*" }',
+             {"torch": Expect("==2.8.*", "cu126", requirement="torchvision==0.23.0+cu126")}),
+    Scenario("companion-range-refused", "a100",
+             'torch = { version = "==2.8.*", torchvision = ">=0.30" }',
+             error=("frameworks.torch", "torchvision")),
+    Scenario("python-refused", "colab-t4-py311", 'torch = "*"',
+             error=("python", "3.11"), extra_toml='python = ">=3.12"\n'),
+    Scenario("no-such-release", "a100", 'torch = "==1.13.*"',
+             error=("frameworks.torch", "no release")),
+]
+
+
+def _profile(tmp_path: Path, scenario: Scenario) -> Path:
+    path = tmp_path / f"{scenario.id}.toml"
+    text = f'name = "{scenario.id}"\n'
+    extra = scenario.extra_toml
+    top = "".join(line + "\n" for line in extra.splitlines() if line.startswith("python"))
+    rest = "".join(line + "\n" for line in extra.splitlines() if not line.startswith("python"))
+    path.write_text(text + top + "[frameworks]\n" + scenario.frameworks + "\n" + rest)
+    return path
+
+
+def test_table_is_big_enough() -> None:
+    assert len(SCENARIOS) >= 30
+    assert len({s.id for s in SCENARIOS}) == len(SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
+def test_scenario(scenario: Scenario, tmp_path: Path) -> None:
+    profile = load_profile(_profile(tmp_path, scenario))
+    target = TARGETS[scenario.target]()
+    if scenario.error:
+        with pytest.raises(ResolutionError) as caught:
+            resolve(profile, target, shipped_catalog())
+        message = str(caught.value)
+        for words in scenario.error:
+            assert words in message, message
+        assert caught.value.exit_code == 3
+        return
+    resolution = resolve(profile, target, shipped_catalog())
+    chosen = {c.framework.value: c for c in resolution.choices}
+    assert set(chosen) == set(scenario.expect)
+    for name, expect in scenario.expect.items():
+        choice = chosen[name]
+        assert choice.release in SpecifierSet(expect.release), (name, choice)
+        assert choice.variant == expect.variant, (name, choice.variant, choice.reason)
+        assert choice.installed is expect.installed, (name, choice)
+        assert choice.reason
+        if expect.requirement:
+            assert expect.requirement in choice.requirements, choice.requirements
+    if scenario.warning:
+        assert any(scenario.warning in w for w in resolution.warnings), resolution.warnings
+
+
+def test_resolver_keeps_newest_first_and_explains(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = "*"\n')
+    resolution = resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    newest = shipped_catalog().releases_of(Framework.TORCH)[0].version
+    assert resolution.choices[0].release == newest
+    assert "driver 570.124.06" in resolution.choices[0].reason
+    assert resolution.required_driver == Version("525.60.13")
+
+
+def test_framework_in_packages_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[packages]\nrequirements = ["numpy", "torch>=2"]\n')
+    with pytest.raises(ProfileError) as caught:
+        resolve(load_profile(path), TARGETS["cpu"](), shipped_catalog())
+    assert "packages.requirements[1]" in str(caught.value)
+
+
+def test_every_golden_profile_resolves_for_colab_t4() -> None:
+    from colabenv.profile import golden_profiles
+
+    for golden in golden_profiles():
+        profile = load_profile(golden.path)
+        python = "3.12" if profile.python is None or profile.python.contains("3.12") else "3.11"
+        target = _target("550.54.15", "12.4", ("7.5",), python)
+        if golden.name.startswith("cpu"):
+            target = _target(None, None, (), python)
+        resolution = resolve(profile, target, shipped_catalog())
+        assert len(resolution.choices) == len(profile.frameworks), golden.name
+
+
+def test_resolution_is_deterministic(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = "*"\njax = "*"\ntensorflow = "*"\n')
+    profile = load_profile(path)
+    first = resolve(profile, TARGETS["a100"](), shipped_catalog())
+    second = resolve(profile, TARGETS["a100"](), shipped_catalog())
+    assert first == second

@@ -1,0 +1,189 @@
+"""The shared test infrastructure works: wheels install from the local index, faults happen."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support.fixtures import *  # noqa: F403
+from tests.support.index import JSON_TYPE, LocalIndex
+from tests.support.isolation import clean_env, uv_bin
+from tests.support.wheels import Standins, build_wheel, wheel_filename
+
+
+def _get(url: str, accept: str | None = None) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.headers.get("Content-Type", ""), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, "", b""
+
+
+def _installed(python: Path) -> dict[str, str]:
+    out = subprocess.run(
+        [uv_bin(), "pip", "list", "--python", str(python), "--format", "json"],
+        check=True, capture_output=True, text=True, env=clean_env(),
+    ).stdout
+    return {item["name"]: item["version"] for item in json.loads(out)}
+
+
+def test_wheel_is_valid_and_deterministic(tmp_path: Path) -> None:
+    first = build_wheel(tmp_path / "a", "Torch", "2.6.0+cu124",
+                        requires=["nvidia-cudnn-cu12==9.1.0.70"],
+                        extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
+                        requires_python=">=3.9", payload_bytes=5000)
+    second = build_wheel(tmp_path / "b", "Torch", "2.6.0+cu124",
+                         requires=["nvidia-cudnn-cu12==9.1.0.70"],
+                         extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
+                         requires_python=">=3.9", payload_bytes=5000)
+    assert first.name == "torch-2.6.0+cu124-py3-none-any.whl"
+    assert first.read_bytes() == second.read_bytes()
+    assert first.stat().st_size > 5000
+    with zipfile.ZipFile(first) as archive:
+        names = archive.namelist()
+        metadata = archive.read("torch-2.6.0+cu124.dist-info/METADATA").decode()
+        record = archive.read("torch-2.6.0+cu124.dist-info/RECORD").decode()
+        for line in record.splitlines():
+            path, digest, size = line.rsplit(",", 2)
+            if not digest:
+                continue
+            data = archive.read(path)
+            expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            assert digest == "sha256=" + expected.decode()
+            assert int(size) == len(data)
+    assert "torch/__init__.py" in names
+    assert "Version: 2.6.0+cu124" in metadata
+    assert "Requires-Python: >=3.9" in metadata
+    assert "Provides-Extra: opt" in metadata
+    assert 'Requires-Dist: numpy>=2 ; (python_version >= \'3.10\') and extra == "opt"' in metadata
+    expected_name = "jax_cuda12_plugin-0.5.3-py3-none-any.whl"
+    assert wheel_filename("jax-cuda12-plugin", "0.5.3") == expected_name
+
+
+def test_standins_layout(standin_wheels: Standins) -> None:
+    cu124 = {p.name for p in (standin_wheels.pytorch / "cu124").iterdir()}
+    assert "torch-2.6.0+cu124-py3-none-any.whl" in cu124
+    assert "torchvision-0.21.0+cu124-py3-none-any.whl" in cu124
+    default = {p.name for p in standin_wheels.default.iterdir()}
+    assert "nvidia_cudnn_cu12-9.1.0.70-py3-none-any.whl" in default
+    assert "tensorflow-2.18.0-py3-none-any.whl" in default
+    assert not any(name.startswith("torch-2.6.0+") for name in default)
+    torch_wheel = standin_wheels.pytorch / "cu124" / "torch-2.6.0+cu124-py3-none-any.whl"
+    with zipfile.ZipFile(torch_wheel) as z:
+        metadata = z.read("torch-2.6.0+cu124.dist-info/METADATA").decode()
+    assert "Requires-Dist: nvidia-cudnn-cu12==9.1.0.70 ;" in metadata
+    with zipfile.ZipFile(standin_wheels.default / "tensorflow-2.18.0-py3-none-any.whl") as z:
+        metadata = z.read("tensorflow-2.18.0.dist-info/METADATA").decode()
+    assert "Provides-Extra: and-cuda" in metadata
+    assert 'nvidia-cudnn-cu12==9.3.0.75 ; (platform_system == "Linux"' in metadata
+
+
+def test_index_pages_html_and_json(default_index: LocalIndex, pytorch_index: LocalIndex) -> None:
+    status, ctype, body = _get(default_index.url)
+    assert status == 200 and "text/html" in ctype
+    assert b'href="nvidia-cudnn-cu12/"' in body
+    status, _, body = _get(default_index.url + "jax/")
+    assert status == 200
+    assert b"jax-0.5.3-py3-none-any.whl#sha256=" in body
+    assert b'data-requires-python="&gt;=3.10"' in body
+    status, ctype, body = _get(default_index.url + "jax/", JSON_TYPE)
+    assert status == 200 and ctype == JSON_TYPE
+    files = json.loads(body)["files"]
+    assert [f["filename"] for f in files] == ["jax-0.5.3-py3-none-any.whl"]
+    assert files[0]["requires-python"] == ">=3.10"
+    status, _, wheel = _get(files[0]["url"])
+    assert hashlib.sha256(wheel).hexdigest() == files[0]["hashes"]["sha256"]
+    status, _, metadata = _get(files[0]["url"] + ".metadata")
+    assert status == 200 and b"Name: jax" in metadata
+    # pip's Accept header prefers JSON; a browser's gets HTML
+    pip_accept = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html; q=0.1, text/html; q=0.01"
+    assert _get(default_index.url + "jax/", pip_accept)[1] == JSON_TYPE
+    assert _get(default_index.url + "jax/", "text/html")[1] == "text/html"
+    assert _get(default_index.url + "no-such-project/")[0] == 404
+    status, _, body = _get(pytorch_index.sub_url("cu124") + "torch/")
+    assert status == 200 and b"torch-2.6.0+cu124" in body and b"+cu128" not in body
+    assert default_index.project_requests("jax")
+
+
+def test_fail_after_and_restart_on_same_port(default_index: LocalIndex) -> None:
+    assert _get(default_index.url)[0] == 200
+    default_index.fail_after(2)
+    assert _get(default_index.url)[0] == 200
+    assert _get(default_index.url)[0] == 200
+    assert _get(default_index.url)[0] == 503
+    assert _get(default_index.url + "jax/")[0] == 503
+    default_index.heal()
+    assert _get(default_index.url)[0] == 200
+    default_index.fail_after(0, mode="close")
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        _get(default_index.url)
+    default_index.heal()
+    url = default_index.url
+    default_index.stop()
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        _get(url)
+    default_index.start()
+    assert default_index.url == url
+    assert _get(url)[0] == 200
+
+
+def test_uv_installs_from_local_indexes(
+    default_index: LocalIndex, pytorch_index: LocalIndex, fresh_venv: Callable[..., Path]
+) -> None:
+    python = fresh_venv()
+    subprocess.run(
+        [uv_bin(), "pip", "install", "--python", str(python),
+         "--index-url", default_index.url, "--extra-index-url", pytorch_index.sub_url("cu124"),
+         "--index-strategy", "unsafe-best-match",
+         "torch==2.6.0+cu124", "torchvision==0.21.0+cu124", "requests"],
+        check=True, capture_output=True, text=True, env=clean_env(),
+    )
+    installed = _installed(python)
+    assert installed["torch"] == "2.6.0+cu124"
+    assert installed["torchvision"] == "0.21.0+cu124"
+    assert installed["nvidia-cudnn-cu12"] == "9.1.0.70"
+    assert installed["nvidia-cuda-runtime-cu12"] == "12.4.127"
+    assert installed["urllib3"] == "2.5.0"
+    version = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    assert version == "2.6.0+cu124"
+
+
+def test_install_fails_when_index_fails(
+    default_index: LocalIndex, fresh_venv: Callable[..., Path]
+) -> None:
+    python = fresh_venv()
+    default_index.fail_after(0)
+    result = subprocess.run(
+        [uv_bin(), "pip", "install", "--python", str(python), "--index-url", default_index.url,
+         "requests"], capture_output=True, text=True, env=clean_env(UV_HTTP_RETRIES="0"),
+    )
+    assert result.returncode != 0
+    assert "requests" not in _installed(python)
+
+
+@pytest.mark.slow
+def test_pip_installs_from_local_index(
+    default_index: LocalIndex, fresh_venv: Callable[..., Path]
+) -> None:
+    python = fresh_venv(with_pip=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-cache-dir", "--index-url", default_index.url,
+         "jax[cuda12]==0.5.3"],
+        check=True, capture_output=True, text=True, env=clean_env(),
+    )
+    installed = _installed(python)
+    assert installed["jax"] == "0.5.3"
+    assert installed["jax-cuda12-plugin"] == "0.5.3"
+    assert installed["jax-cuda12-pjrt"] == "0.5.3"
+    assert installed["nvidia-cudnn-cu12"] == "9.10.2.21"
