@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from colabenv.verify import VerifyReport
+    from colabenv.verification import VerifyReport
 
 
 def bootstrap(profile: str, *, restart: bool = True, **target: Any) -> int:
@@ -21,7 +21,7 @@ def verify(
     profile: str | None = None, *, lock: str | None = None, timeout: float | None = None
 ) -> VerifyReport:
     """Run the post-restart checks and return the report (for a notebook cell)."""
-    from colabenv.verify import verify as _verify
+    from colabenv.verification import verify as _verify
 
     return _verify(profile=profile, lock=lock, timeout=timeout)
 

@@ -17,6 +17,7 @@ so the probe cannot starve them), and gives up at ``--deadline`` seconds after i
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -45,15 +46,16 @@ def matrices(size: int = SIZE) -> tuple[Matrix, Matrix]:
 
 
 def reference_matmul(a: Matrix, b: Matrix) -> Matrix:
-    columns = list(zip(*b))
-    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]
+    columns = list(zip(*b, strict=True))
+    return [[sum(x * y for x, y in zip(row, col, strict=True)) for col in columns] for row in a]
 
 
 def max_abs_diff(left: Any, right: Matrix) -> float:
     rows = [[float(v) for v in row] for row in left]
-    if len(rows) != len(right) or any(len(r) != len(s) for r, s in zip(rows, right)):
+    if len(rows) != len(right) or any(len(r) != len(s) for r, s in zip(rows, right, strict=True)):
         return float("inf")
-    return max((abs(x - y) for r, s in zip(rows, right) for x, y in zip(r, s)), default=0.0)
+    return max((abs(x - y) for r, s in zip(rows, right, strict=True)
+                for x, y in zip(r, s, strict=True)), default=0.0)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -104,15 +106,17 @@ def _gpu_matmul(device: dict[str, Any], run: Callable[[], Any], cpu: Matrix) -> 
 # torch
 
 
-def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
+def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     torch = importlib.import_module("torch")
     result["version"] = str(torch.__version__)
     result["cuda"] = _cuda_text(getattr(torch.version, "cuda", None))
-    cpu = (torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)).tolist()
+    cpu: Matrix = (
+        torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
+    ).tolist()
     result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
     if not torch.cuda.is_available():
         result["gpu_reason"] = "torch.cuda.is_available() is False"
-        return cpu
+        return
     result["cudnn"] = _cudnn_text(torch.backends.cudnn.version())
     result["arch_list"] = [str(x) for x in torch.cuda.get_arch_list()]
     for index in range(torch.cuda.device_count()):
@@ -127,7 +131,6 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
 
         _gpu_matmul(device, run, cpu)
         result["devices"].append(device)
-    return cpu
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,20 +149,20 @@ def _jax_cuda_versions(result: dict[str, Any]) -> None:
         result["notes"].append(f"CUDA/cuDNN versions unknown: {_one_line(exc)}")
 
 
-def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
+def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     jax = importlib.import_module("jax")
     jnp = importlib.import_module("jax.numpy")
     result["version"] = str(jax.__version__)
     cpu_device = jax.devices("cpu")[0]
     with jax.default_device(cpu_device):
-        cpu = jnp.matmul(jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32))
-        cpu = cpu.tolist()
+        product = jnp.matmul(jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32))
+        cpu: Matrix = product.tolist()
     result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
     try:
         gpus = jax.devices("gpu")
     except RuntimeError as exc:
         result["gpu_reason"] = _one_line(exc)
-        return cpu
+        return
     _jax_cuda_versions(result)
     for index, gpu in enumerate(gpus):
         capability = getattr(gpu, "compute_capability", None)
@@ -174,14 +177,13 @@ def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
 
         _gpu_matmul(device, run, cpu)
         result["devices"].append(device)
-    return cpu
 
 
 # ---------------------------------------------------------------------------------------------
 # tensorflow
 
 
-def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
+def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     tf = importlib.import_module("tensorflow")
     result["version"] = str(tf.__version__)
     gpus = tf.config.list_physical_devices("GPU")
@@ -192,15 +194,15 @@ def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
             result["notes"].append(f"memory growth not set: {_one_line(exc)}")
     info = dict(tf.sysconfig.get_build_info())
     with tf.device("/CPU:0"):
-        cpu = tf.matmul(tf.constant(a, dtype=tf.float32), tf.constant(b, dtype=tf.float32))
-        cpu = cpu.numpy().tolist()
+        product = tf.matmul(tf.constant(a, dtype=tf.float32), tf.constant(b, dtype=tf.float32))
+        cpu: Matrix = product.numpy().tolist()
     result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
     if not gpus:
         cuda_build = info.get("is_cuda_build")
         result["gpu_reason"] = "tensorflow lists no GPU" + (
             " (a build without CUDA)" if cuda_build is False else ""
         )
-        return cpu
+        return
     result["cuda"] = _cuda_text(info.get("cuda_version"))
     result["cudnn"] = _cudnn_text(info.get("cudnn_version"))
     for index, gpu in enumerate(gpus):
@@ -220,10 +222,9 @@ def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> Matrix:
 
         _gpu_matmul(device, run, cpu)
         result["devices"].append(device)
-    return cpu
 
 
-SMOKE: dict[str, Callable[[dict[str, Any], Matrix, Matrix], Matrix]] = {
+SMOKE: dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]] = {
     "torch": _smoke_torch,
     "jax": _smoke_jax,
     "tensorflow": _smoke_tensorflow,
@@ -381,7 +382,7 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float) -> in
         upper = gpu["free"] if gpu["free"] is not None else gpu["total"]
         if upper is None:
             continue
-        size, complete = largest_block(lambda n, i=index: allocator.fits(i, n), upper,
+        size, complete = largest_block(functools.partial(allocator.fits, index), upper,
                                        search_deadline)
         gpu["largest"], gpu["complete"] = size, complete
     result["probed"] = True

@@ -177,16 +177,24 @@ def _load_framework(path: Path, framework: Framework) -> list[Release]:
         if default is not None and default not in names:
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
         comp_reader = _Reader(path, item.table("companions"), item.key("companions"))
-        companions = tuple(
-            Companion(canonicalize_name(name), comp_reader.version(name), follow)
-            for name in comp_reader.data
-        )
+        companions = tuple(_load_companion(comp_reader, name, follow) for name in comp_reader.data)
         releases.append(Release(framework, item.version("version"), release_python, variants,
                                 default, companions, item.source()))
     versions = [r.version for r in releases]
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
     return releases
+
+
+def _load_companion(reader: _Reader, name: str, follow: bool) -> Companion:
+    """``name = "0.21.0"``, or ``name = { version = "2.11.0", follows_variant = false }`` for a
+    companion without the framework's local tag (torchaudio 2.11.0 beside torch 2.12 and later)."""
+    if not isinstance(reader.data[name], dict):
+        return Companion(canonicalize_name(name), reader.version(name), follow)
+    item = _Reader(reader.path, reader.data[name], reader.key(name))
+    item.allow("version", "follows_variant")
+    return Companion(canonicalize_name(name), item.version("version"),
+                     item.flag("follows_variant", follow))
 
 
 def _parse_archs(reader: _Reader, name: str, items: list[str]) -> tuple[Arch, ...]:

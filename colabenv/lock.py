@@ -582,6 +582,9 @@ def make_lock(
     """Check the framework files, resolve the closure, and return the lock (nothing written)."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
+    if not resolution.requirements:
+        raise UsageError(f"profile {resolution.profile_name!r}: nothing to lock "
+                         "(no frameworks and no packages)")
     plan = index_plan(resolution)
     redact = _Redactor.for_urls(plan.all, env)
     if resolver == "pip-tools":

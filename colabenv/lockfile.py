@@ -44,7 +44,7 @@ PYLOCK_VERSION = "1.0"
 NONE = "none"
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>[0-9a-fA-F]+)$")
+_HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 
 
 # ---------------------------------------------------------------------------------------------

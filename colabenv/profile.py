@@ -79,7 +79,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
 _VARIANT_RES: dict[Framework, tuple[re.Pattern[str], str]] = {
     Framework.TORCH: (re.compile(r"cpu|cu[0-9]{3}"), '"cpu" or "cuXYZ" such as "cu126"'),
-    Framework.TENSORFLOW: (re.compile(r"cpu|and-cuda"), '"cpu" or "and-cuda"'),
+    Framework.TENSORFLOW: (re.compile(r"cpu|and-cuda|cuda"), '"cpu", "and-cuda" or "cuda"'),
     Framework.JAX: (re.compile(r"cpu|cuda[0-9]{2}"), '"cpu" or "cudaXY" such as "cuda12"'),
 }
 _APT_RE = re.compile(r"([a-z0-9][a-z0-9+.-]+)(?:=((?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*))?")

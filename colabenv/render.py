@@ -31,6 +31,7 @@ class LockInput:
     python: str | None
     required_driver: str | None
     index_urls: tuple[str, ...]
+    pins: tuple[str, ...]
 
 
 def q(value: str) -> str:
@@ -53,8 +54,16 @@ def _comment(text: str) -> str:
     return f"# {safe}".rstrip()
 
 
-def marker_record(resolution: Resolution, profile: Profile, colabenv_version: str) -> str:
-    """The static part of the restart marker; the script adds what it installed and when."""
+def marker_record(
+    resolution: Resolution,
+    profile: Profile,
+    colabenv_version: str,
+    requirements: Sequence[str] | None = None,
+) -> str:
+    """The static part of the restart marker; the script adds what it installed and when.
+
+    ``requirements`` replaces the resolution's when a lock is installed: its exact pins.
+    """
     record = {
         "schema": 1,
         "colabenv": colabenv_version,
@@ -62,7 +71,8 @@ def marker_record(resolution: Resolution, profile: Profile, colabenv_version: st
         "profile_hash": resolution.profile_hash,
         "target": resolution.target.to_json(),
         "frameworks": {c.framework.value: c.to_json() for c in resolution.choices},
-        "requirements": list(resolution.requirements),
+        "requirements": list(requirements if requirements is not None
+                             else resolution.requirements),
         "apt": list(resolution.apt),
         "env": dict(resolution.env),
         "verify": {
@@ -166,7 +176,8 @@ def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
     yield ""
     yield 'announce "preflight"'
     yield 'if [ -z "${COLABENV_SKIP_PREFLIGHT:-}" ]; then'
-    yield f"  h python-is {q(python)} || fail {q(f'this runtime is not Python {python}; re-render the script here')}"
+    wrong_python = f"this runtime is not Python {python}; re-render the script here"
+    yield f"  h python-is {q(python)} || fail {q(wrong_python)}"
     if required is not None:
         message = (
             f"the chosen GPU wheels need NVIDIA driver >= {required}; "
@@ -293,7 +304,8 @@ def _lock_install(lock: LockInput, resolution: Resolution) -> Iterator[str]:
     yield "  index_args=()"
     for url in resolution.install.extra_index_urls:
         yield f'  index_args+=(--extra-index-url "$(h expand-url {q(url)})")'
-    yield '  printf "COLABENV: installing the lockfile (%s): %s\\n" "$installer" "$(printf "%s" "$missing_text" | tr "\\n" " ")"'
+    yield '  shown="$(printf "%s" "$missing_text" | tr "\\n" " ")"'
+    yield '  printf "COLABENV: installing the lockfile (%s): %s\\n" "$installer" "$shown"'
     yield '  printf "%s\\n" "$missing_text" >>"$pending"'
     yield '  h snapshot "${work}/before.txt"'
     yield '  install_pkgs "${index_args[@]}" --require-hashes --no-deps -r "$lockfile"'
@@ -350,4 +362,5 @@ def render_script(
     else:
         yield from _python_packages(resolution)
     yield from _env(resolution.env)
-    yield from _marker(marker_record(resolution, profile, colabenv_version))
+    pins = lock.pins if lock is not None else None
+    yield from _marker(marker_record(resolution, profile, colabenv_version, pins))

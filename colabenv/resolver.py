@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.errors import ProfileError, ResolutionError
+from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
     Companion,
@@ -22,8 +22,8 @@ from colabenv.models import (
     Framework,
     FrameworkChoice,
     FrameworkRequest,
-    InstallSettings,
     InstalledSet,
+    InstallSettings,
     Profile,
     Release,
     Resolution,
@@ -36,10 +36,6 @@ from colabenv.models import (
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
 FRAMEWORK_ORDER = (Framework.TORCH, Framework.TENSORFLOW, Framework.JAX)
-
-MANAGED_NAMES: frozenset[str] = frozenset(
-    {"torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib"}
-)
 
 JAX_PLUGIN_VARIANTS = {"jax-cuda13-plugin": "cuda13", "jax-cuda12-plugin": "cuda12"}
 
@@ -100,14 +96,14 @@ def _variant_rejection(
 ) -> str | None:
     """Why ``variant`` cannot run on ``target``; None when it can."""
     if request.variant is not None and variant.name != request.variant:
-        return f"{variant.name} is not the requested variant {request.variant}"
+        return _NOT_ASKED
     py = Version(target.python_minor)
     if not _python_ok(variant.python, py):
         return f"{variant.name} has no wheel for Python {target.python_minor}"
     if not target.has_gpu:
         return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
     if variant.is_cpu:
-        return None
+        return None if request.variant == variant.name else _NOT_ASKED
     assert variant.cuda is not None
     if not _floor_met(variant, target, catalog):
         floor = catalog.floor_driver(variant.cuda)
@@ -119,6 +115,9 @@ def _variant_rejection(
         caps = ", ".join(c.sm for c in missing)
         return f"{variant.name} has no kernels for {caps}"
     return None
+
+
+_NOT_ASKED = "a CPU build on a GPU target (ask for it with variant = \"cpu\")"
 
 
 def _variant_preference(options: list[_Option]) -> list[_Option]:
@@ -179,13 +178,13 @@ def _companion(release: Release, name: str) -> Companion | None:
 @dataclass(frozen=True)
 class _Candidates:
     options: tuple[_Option, ...]
-    rejections: tuple[str, ...]
+    rejections: tuple[tuple[Version, str], ...]
 
 
 def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> _Candidates:
     framework = request.framework
     py = Version(target.python_minor)
-    rejections: list[str] = []
+    rejections: list[tuple[Version, str]] = []
     installed_dist = target.installed.get(framework.value)
     installed_public: Version | None = None
     if installed_dist is not None and installed_dist.parsed_version is not None:
@@ -197,13 +196,11 @@ def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> 
         if not request.specifier.contains(release.version, prereleases=True):
             continue
         if not _python_ok(release.python, py):
-            rejections.append(
-                f"{framework} {release.version}: no wheel for Python {target.python_minor}"
-            )
+            rejections.append((release.version, f"no wheel for Python {target.python_minor}"))
             continue
         companion_problem = _companion_rejection(release, request)
         if companion_problem:
-            rejections.append(f"{framework} {release.version}: {companion_problem}")
+            rejections.append((release.version, companion_problem))
             continue
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
@@ -212,7 +209,8 @@ def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> 
         for variant in release.variants:
             problem = _variant_rejection(variant, request, target, catalog)
             if problem:
-                rejections.append(f"{framework} {release.version}: {problem}")
+                if problem is not _NOT_ASKED:
+                    rejections.append((release.version, problem))
                 continue
             fully = variant.is_cpu or _fully_met(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
@@ -247,10 +245,26 @@ def _candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
     return sorted(versions)
 
 
-def _clashes(a: _Option, b: _Option) -> list[tuple[NormalizedName, Requirement, Requirement]]:
-    """The NVIDIA packages whose pins in ``a`` and ``b`` admit no common version."""
+def _wheel_cuda_major(option: _Option) -> int | None:
+    """The CUDA major of the NVIDIA wheels a variant pulls in (None: it pins none)."""
+    cuda = option.variant.cuda
+    return cuda.major if cuda is not None and option.variant.pins else None
+
+
+def _clashes(a: _Option, b: _Option) -> list[str]:
+    """Why ``a`` and ``b`` cannot share one set of NVIDIA wheels (empty when they can).
+
+    Both must pin wheels of one CUDA major, and every NVIDIA package both pin must admit a
+    common version. Two frameworks the runtime already has are the image's business.
+    """
     if a.installed and b.installed:
         return []
+    major_a, major_b = _wheel_cuda_major(a), _wheel_cuda_major(b)
+    if major_a is not None and major_b is not None and major_a != major_b:
+        return [
+            f"{a.label} {a.variant.name} brings CUDA {major_a} wheels; {b.label} "
+            f"{b.variant.name} brings CUDA {major_b} wheels"
+        ]
     found = []
     for pin_a in a.pins():
         name = canonicalize_name(pin_a.name)
@@ -262,8 +276,8 @@ def _clashes(a: _Option, b: _Option) -> list[tuple[NormalizedName, Requirement, 
                 all(s.contains(v, prereleases=True) for s in joint)
                 for v in _candidate_versions(joint)
             ):
-                found.append((name, pin_a, pin_b))
-    return found
+                found.append(f"{a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}")
+    return sorted(found, key=lambda text: "cudnn" not in text)
 
 
 def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, ...] | None:
@@ -282,42 +296,46 @@ def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, 
     return extend((), 0)
 
 
-def _range_hint(framework: Framework, good: Sequence[Version], everything: Sequence[Version]) -> str:
-    """A short specifier covering ``good`` among ``everything``, e.g. ``torch>=2.8``."""
-    lowest, highest = min(good), max(good)
-    if all(v in good for v in everything if v >= lowest):
-        return f"{framework}>={lowest.major}.{lowest.minor}"
-    if all(v in good for v in everything if v <= highest):
-        return f"{framework}<{highest.major}.{highest.minor + 1}"
-    minors = sorted({(v.major, v.minor) for v in good}, reverse=True)[:3]
-    return " or ".join(f"{framework}=={a}.{b}.*" for a, b in minors)
+def _range_hint(framework: Framework, good: Sequence[Version], allowed: Version,
+                everything: Sequence[Version]) -> str:
+    """A short specifier pointing from ``allowed`` towards the nearest ``good`` releases."""
+    newer = [v for v in good if v > allowed]
+    older = [v for v in good if v < allowed]
+    if newer:
+        return f"{framework}>={min(newer).major}.{min(newer).minor}"
+    if older:
+        above = [v for v in everything if v > max(older)]
+        if above:
+            return f"{framework}<{min(above).major}.{min(above).minor}"
+    return f"{framework}=={allowed.major}.{allowed.minor}.*"
 
 
 def _clash_message(
     per_framework: Sequence[Sequence[_Option]], unconstrained: Sequence[Sequence[_Option]]
 ) -> str:
     best = [options[0] for options in per_framework]
-    lines = ["no set of framework wheels admits one set of NVIDIA pins:"]
+    lines = ["no combination of the allowed releases shares one set of NVIDIA wheels:"]
     for a, b in itertools.combinations(best, 2):
         clashes = _clashes(a, b)
         if not clashes:
             continue
-        name, pin_a, pin_b = clashes[0]
         fixes = []
-        for fixed, moving_index, moving in ((b, FRAMEWORK_INDEX[a.framework], a),
-                                            (a, FRAMEWORK_INDEX[b.framework], b)):
-            pool = unconstrained[moving_index]
+        for moving, fixed in ((a, b), (b, a)):
+            pool = unconstrained[FRAMEWORK_INDEX[moving.framework]]
+            fixed_options = per_framework[best.index(fixed)]
             everything = sorted({o.release.version for o in pool})
-            good = sorted({o.release.version for o in pool if not _clashes(o, fixed)})
+            good = sorted({
+                o.release.version for o in pool
+                if any(not _clashes(o, other) for other in fixed_options)
+            })
             if good:
-                fixes.append(_range_hint(moving.framework, good, everything))
+                fixes.append(_range_hint(moving.framework, good, moving.release.version,
+                                         everything))
         hint = f": use {' or '.join(fixes)}" if fixes else ""
-        lines.append(
-            f"  {a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}{hint}"
-        )
+        lines.append(f"  {clashes[0]}{hint}")
     if len(lines) == 1:
         labels = ", ".join(o.label for o in best)
-        lines.append(f"  no combination of the allowed releases ({labels} and older) fits")
+        lines.append(f"  each pair fits, but no three releases together ({labels} and older)")
     return "\n".join(lines)
 
 
@@ -462,19 +480,21 @@ def _warnings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_packages(profile: Profile) -> None:
-    for index, requirement in enumerate(profile.requirements):
-        if canonicalize_name(requirement.name) in MANAGED_NAMES:
-            raise ProfileError(
-                profile.path,
-                f"packages.requirements[{index}]",
-                f"{requirement.name!r} is chosen by the resolver: ask for it under [frameworks]",
-            )
+def _grouped(framework: Framework, rejections: Sequence[tuple[Version, str]]) -> list[str]:
+    """One line per distinct problem, with the range of releases it stops."""
+    by_problem: dict[str, list[Version]] = {}
+    for version, problem in rejections:
+        by_problem.setdefault(problem, []).append(version)
+    lines = []
+    for problem, versions in by_problem.items():
+        low, high = min(versions), max(versions)
+        span = str(low) if low == high else f"{low} to {high}"
+        lines.append(f"{framework} {span}: {problem}")
+    return lines
 
 
 def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
     """Choose a release and variant for every framework the profile wants, jointly."""
-    _check_packages(profile)
     if profile.python is not None and not profile.python.contains(
         Version(target.python_minor), prereleases=True
     ):
@@ -488,7 +508,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
     for request in requests:
         found = _candidates(request, target, catalog)
         if not found.options:
-            shown = list(dict.fromkeys(found.rejections))[:6]
+            shown = _grouped(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown)
             if not shown:
                 detail = f"\n  the catalog has no {request.framework} release matching it"
@@ -506,7 +526,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
             + _clash_message(per_framework, unconstrained)
         )
     choices = []
-    for option, request in zip(chosen, requests):
+    for option, request in zip(chosen, requests, strict=True):
         choices.append(
             FrameworkChoice(
                 framework=option.framework,

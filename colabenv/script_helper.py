@@ -34,9 +34,6 @@ from typing import Any
 
 ENV_HOOK_NAME = "colabenv_env.pth"
 MARKER_NAME = "restart-marker.json"
-_PIN_RE = re.compile(
-    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*==\s*([A-Za-z0-9.+!_-]+)\s*$"
-)
 
 
 def _canonical(name: str) -> str:
@@ -54,15 +51,125 @@ def _packaging() -> Any:
     except ImportError:
         pass
     try:
-        from pip._vendor import packaging as vendored
-
         import pip._vendor.packaging.markers
         import pip._vendor.packaging.requirements
         import pip._vendor.packaging.version  # noqa: F401
+        from pip._vendor import packaging as vendored
 
         return vendored
     except ImportError:
         return None
+
+_VERSION_RE = re.compile(
+    r"^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)"
+    r"(?:[-_.]?(a|alpha|b|beta|rc|c|pre|preview)[-_.]?(\d*))?"
+    r"(?:-(\d+)|[-_.]?(?:post|rev|r)[-_.]?(\d*))?"
+    r"(?:[-_.]?dev[-_.]?(\d*))?"
+    r"(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$",
+    re.IGNORECASE,
+)
+_PRE_ORDER = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "rc": 2, "c": 2, "pre": 2, "preview": 2}
+
+
+class _MiniVersion:
+    """PEP 440 ordering for when neither packaging nor pip is importable in the target."""
+
+    def __init__(self, text: str) -> None:
+        match = _VERSION_RE.match(text)
+        if match is None:
+            raise ValueError(f"invalid version {text!r}")
+        epoch, release, pre_l, pre_n, post_a, post_b, dev, local = match.groups()
+        self.release = tuple(int(p) for p in release.split("."))
+        trimmed = list(self.release)
+        while len(trimmed) > 1 and trimmed[-1] == 0:
+            trimmed.pop()
+        post = post_a if post_a is not None else post_b
+        has_post = post_a is not None or post_b is not None or re.search(
+            r"(post|rev|r)", text[len(release):] or "", re.IGNORECASE) is not None
+        pre_key: tuple[int, ...]
+        if pre_l is None and not has_post and dev is not None:
+            pre_key = (-1,)
+        elif pre_l is None:
+            pre_key = (3,)
+        else:
+            pre_key = (_PRE_ORDER[pre_l.lower()], int(pre_n or 0))
+        post_key = (0, int(post or 0)) if has_post else (-1,)
+        dev_key = (0, int(dev or 0)) if dev is not None else (1,)
+        self.local = local.lower() if local else None
+        local_key: tuple[Any, ...] = ()
+        if local:
+            local_key = tuple(
+                (1, int(part), "") if part.isdigit() else (0, 0, part)
+                for part in re.split(r"[-_.]", local.lower())
+            )
+        self.public_key = (int(epoch or 0), tuple(trimmed), pre_key, post_key, dev_key)
+        self.key = (*self.public_key, (1, local_key) if local else (0, ()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _MiniVersion) and self.key == other.key
+
+    def __lt__(self, other: _MiniVersion) -> bool:
+        return self.key < other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+class _MiniSpecifier:
+    def __init__(self, operator: str, version: str) -> None:
+        self.operator = operator
+        self.version = version
+
+    def contains(self, text: str) -> bool:
+        version = _MiniVersion(text)
+        op, wanted = self.operator, self.version
+        if op == "===":
+            return text.strip().lower() == wanted.strip().lower()
+        if op in ("==", "!=") and wanted.endswith(".*"):
+            prefix = _MiniVersion(wanted[:-2]).release
+            padded = version.release + (0,) * max(0, len(prefix) - len(version.release))
+            same = padded[: len(prefix)] == prefix
+            return same if op == "==" else not same
+        spec = _MiniVersion(wanted)
+        if op in ("==", "!="):
+            same = version.key == spec.key if spec.local else version.public_key == spec.public_key
+            return same if op == "==" else not same
+        if op == "~=":
+            prefix = spec.release[:-1]
+            return (
+                version.public_key >= spec.public_key
+                and version.release[: len(prefix)] == prefix
+            )
+        ordering = {">=": version.public_key >= spec.public_key,
+                    "<=": version.public_key <= spec.public_key,
+                    ">": version.public_key > spec.public_key,
+                    "<": version.public_key < spec.public_key}
+        return ordering[op]
+
+
+class _MiniRequirement:
+    """``name[extras] specifiers ; marker`` with only ``extra == "x"`` markers understood."""
+
+    _RE = re.compile(
+        r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*\(?([^;()]*)\)?\s*(?:;(.*))?$"
+    )
+
+    def __init__(self, text: str) -> None:
+        match = self._RE.match(text)
+        if match is None:
+            raise ValueError(f"invalid requirement {text!r}")
+        self.name = match.group(1)
+        self.extras = {e.strip() for e in (match.group(2) or "").split(",") if e.strip()}
+        self.specs = [
+            _MiniSpecifier(m.group(1), m.group(2).strip())
+            for m in re.finditer(r"(===|==|!=|~=|>=|<=|>|<)\s*([^,\s]+)", match.group(3) or "")
+        ]
+        marker = (match.group(4) or "").strip()
+        self.marker_extras = set(re.findall(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker))
+
+    def applies(self, extra: str) -> bool:
+        return extra in self.marker_extras if self.marker_extras else extra == ""
+
 
 
 def _installed() -> dict[str, Any]:
@@ -90,47 +197,61 @@ class _Checker:
         self.pkg = _packaging()
         self.dists = _installed()
 
-    def satisfied(self, text: str, depth: int = 0) -> bool:
-        pin = _PIN_RE.match(text)
+    def _parse(self, text: str) -> tuple[str, set[str], list[tuple[str, str]], Any]:
         if self.pkg is None:
-            if pin is None:
-                return False
-            dist = self.dists.get(_canonical(pin.group(1)))
-            return dist is not None and dist.version.lower() == pin.group(3).lower() and (
-                not pin.group(2)
-            )
+            mini = _MiniRequirement(text)
+            specs = [(s.operator, s.version) for s in mini.specs]
+            return mini.name, mini.extras, specs, mini
         req = self.pkg.requirements.Requirement(text)
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+        return req.name, set(req.extras), [(s.operator, s.version) for s in req.specifier], req
+
+    def _applies(self, parsed: Any, extra: str) -> bool:
+        if isinstance(parsed, _MiniRequirement):
+            return parsed.applies(extra)
+        return parsed.marker is None or bool(parsed.marker.evaluate({"extra": extra}))
+
+    def _contains(self, parsed: Any, installed: str) -> bool:
+        try:
+            if isinstance(parsed, _MiniRequirement):
+                return all(spec.contains(installed) for spec in parsed.specs)
+            return bool(parsed.specifier.contains(installed, prereleases=True))
+        except Exception:
+            return False
+
+    def _same(self, installed: str, wanted: str) -> bool:
+        if self.pkg is None:
+            try:
+                return _MiniVersion(installed) == _MiniVersion(wanted)
+            except ValueError:
+                return installed.lower() == wanted.lower()
+        return _normal(installed, self.pkg) == _normal(wanted, self.pkg)
+
+    def satisfied(self, text: str, depth: int = 0) -> bool:
+        """Installed, at exactly the pinned version (local tag included) or within the range."""
+        name, extras, specs, parsed = self._parse(text)
+        if not self._applies(parsed, ""):
             return True
-        dist = self.dists.get(_canonical(req.name))
+        dist = self.dists.get(_canonical(name))
         if dist is None:
             return False
         installed = dist.version
-        specs = list(req.specifier)
-        if len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version:
-            if _normal(installed, self.pkg) != _normal(specs[0].version, self.pkg):
+        if len(specs) == 1 and specs[0][0] == "==" and "*" not in specs[0][1]:
+            if not self._same(installed, specs[0][1]):
                 return False
-        elif specs:
-            try:
-                if not req.specifier.contains(installed, prereleases=True):
-                    return False
-            except Exception:
-                return False
-        if req.extras and depth < 4:
-            return self._extras_satisfied(dist, req.extras, depth)
+        elif specs and not self._contains(parsed, installed):
+            return False
+        if extras and depth < 4:
+            return self._extras_satisfied(dist, extras, depth)
         return True
 
     def _extras_satisfied(self, dist: Any, extras: set[str], depth: int) -> bool:
         for line in dist.requires or []:
-            sub = self.pkg.requirements.Requirement(line)
-            if sub.marker is None:
+            _name, _extras, _specs, sub = self._parse(line)
+            if self._applies(sub, ""):
                 continue
-            if not any(sub.marker.evaluate({"extra": extra}) for extra in extras):
+            if not any(self._applies(sub, extra) for extra in extras):
                 continue
-            if sub.marker.evaluate({"extra": ""}):
-                continue
-            plain = str(sub).split(";", 1)[0].strip()
-            if not self.satisfied(plain, depth + 1):
+            if not self.satisfied(line.split(";", 1)[0].strip(), depth + 1):
                 return False
         return True
 
@@ -199,7 +320,7 @@ def main(argv: list[str]) -> int:
         return 2
     command, args = argv[0], argv[1:]
     if command == "python-is":
-        here = "%d.%d" % sys.version_info[:2]
+        here = f"{sys.version_info[0]}.{sys.version_info[1]}"
         if here != args[0]:
             print(f"this is Python {here}, the script was rendered for {args[0]}", file=sys.stderr)
             return 1
@@ -220,8 +341,8 @@ def main(argv: list[str]) -> int:
         directory = Path(args[0])
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=str(directory), prefix=".probe.", delete=True)
-            probe.close()
+            with tempfile.NamedTemporaryFile(dir=str(directory), prefix=".probe."):
+                pass
         except OSError as exc:
             print(f"state directory {directory} is not writable: {exc.strerror or exc}",
                   file=sys.stderr)
@@ -244,7 +365,7 @@ def main(argv: list[str]) -> int:
         print(os.path.expandvars(args[0]))
         return 0
     if command == "write-env":
-        pairs = dict(zip(args[0::2], args[1::2]))
+        pairs = dict(zip(args[0::2], args[1::2]))  # noqa: B905 (runs on Python 3.8)
         hook = _site_packages() / ENV_HOOK_NAME
         current = hook.read_text(encoding="utf-8") if hook.exists() else None
         wanted = f"import os; os.environ.update({pairs!r})\n" if pairs else None

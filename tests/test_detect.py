@@ -425,10 +425,17 @@ def test_driver_from_proc_alone_derives_max_cuda_from_the_catalog(
     assert f"driver {driver} found but no GPU could be listed" in fingerprint.notes
 
 
-def test_driver_older_than_the_catalog_has_no_max_cuda() -> None:
+def test_legacy_470_driver_gets_cuda_11_4_from_the_driver_table() -> None:
     files = {PROC_FILE: (PROC / "legacy-470.256.02.txt").read_text()}
     fingerprint = detect(probe=make_probe(files=files))
     assert fingerprint.target.driver == Version("470.256.02")
+    assert fingerprint.target.cuda == Version("11.4")
+
+
+def test_driver_older_than_the_catalog_has_no_max_cuda() -> None:
+    text = (PROC / "legacy-470.256.02.txt").read_text().replace("470.256.02", "440.33.01")
+    fingerprint = detect(probe=make_probe(files={PROC_FILE: text}))
+    assert fingerprint.target.driver == Version("440.33.01")
     assert fingerprint.target.cuda is None
     assert any("older than every CUDA" in n for n in fingerprint.notes)
 

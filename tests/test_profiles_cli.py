@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from colabenv import _toml
+from colabenv.profile import load_profile
 
 REPO = Path(__file__).resolve().parent.parent
 MALFORMED = REPO / "tests" / "data" / "malformed"
@@ -151,3 +153,35 @@ def test_profiles_without_action_is_a_usage_error() -> None:
     result = colabenv("profiles")
     assert result.code == 2
     assert result.stdout == ""
+
+
+COLAB_T4 = ("--driver", "550.54.15", "--cuda", "12.4", "--compute-capability", "7.5")
+KAGGLE_P100 = ("--driver", "560.35.03", "--cuda", "12.6", "--compute-capability", "6.0")
+H100_580 = ("--driver", "580.65.06", "--cuda", "13.0", "--compute-capability", "9.0")
+
+
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+@pytest.mark.parametrize(
+    "gpu", [COLAB_T4, KAGGLE_P100, H100_580], ids=["colab-t4", "kaggle-p100", "h100-driver-580"]
+)
+def test_golden_profile_resolves_with_the_shipped_catalog(
+    name: str, gpu: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The golden pins exist in the catalog and, for all-three, share one set of NVIDIA wheels."""
+    freeze = tmp_path / "empty-freeze.txt"
+    freeze.write_text("")
+    target = ("--cpu",) if name == "cpu-only" else gpu
+    result = colabenv(
+        "resolve", name, "--json", "--python", "3.12", "--installed-from", str(freeze), *target
+    )
+    assert result.code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    resolution = json.loads(result.stdout)
+    wanted = {r.framework.value for r in load_profile(GOLDEN / f"{name}.toml").frameworks}
+    assert set(resolution["frameworks"]) == wanted
+    if name == "all-three":
+        variants = {k: v["variant"] for k, v in resolution["frameworks"].items()}
+        assert variants["torch"] in ("cu126", "cu128"), variants
+        assert (variants["tensorflow"], variants["jax"]) == ("and-cuda", "cuda12")
+    if name == "cpu-only":
+        assert {v["variant"] for v in resolution["frameworks"].values()} == {"cpu"}

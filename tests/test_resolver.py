@@ -231,21 +231,22 @@ def test_framework_in_packages_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "p"\n[packages]\nrequirements = ["numpy", "torch>=2"]\n')
     with pytest.raises(ProfileError) as caught:
-        resolve(load_profile(path), TARGETS["cpu"](), shipped_catalog())
-    assert "packages.requirements[1]" in str(caught.value)
+        load_profile(path)
+    assert "packages.requirements" in str(caught.value)
+    assert "frameworks.torch" in str(caught.value)
 
 
 def test_every_golden_profile_resolves_for_colab_t4() -> None:
     from colabenv.profile import golden_profiles
 
-    for golden in golden_profiles():
-        profile = load_profile(golden.path)
+    for name, _description, path in golden_profiles():
+        profile = load_profile(path)
         python = "3.12" if profile.python is None or profile.python.contains("3.12") else "3.11"
         target = _target("550.54.15", "12.4", ("7.5",), python)
-        if golden.name.startswith("cpu"):
+        if name.startswith("cpu"):
             target = _target(None, None, (), python)
         resolution = resolve(profile, target, shipped_catalog())
-        assert len(resolution.choices) == len(profile.frameworks), golden.name
+        assert len(resolution.choices) == len(profile.frameworks), name
 
 
 def test_resolution_is_deterministic(tmp_path: Path) -> None:

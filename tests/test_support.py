@@ -99,7 +99,8 @@ def test_index_pages_html_and_json(default_index: LocalIndex, pytorch_index: Loc
     status, ctype, body = _get(default_index.url + "jax/", JSON_TYPE)
     assert status == 200 and ctype == JSON_TYPE
     files = json.loads(body)["files"]
-    assert [f["filename"] for f in files] == ["jax-0.5.3-py3-none-any.whl"]
+    assert [f["filename"] for f in files] == ["jax-0.5.2-py3-none-any.whl",
+                                              "jax-0.5.3-py3-none-any.whl"]
     assert files[0]["requires-python"] == ">=3.10"
     status, _, wheel = _get(files[0]["url"])
     assert hashlib.sha256(wheel).hexdigest() == files[0]["hashes"]["sha256"]
@@ -113,6 +114,25 @@ def test_index_pages_html_and_json(default_index: LocalIndex, pytorch_index: Loc
     status, _, body = _get(pytorch_index.sub_url("cu124") + "torch/")
     assert status == 200 and b"torch-2.6.0+cu124" in body and b"+cu128" not in body
     assert default_index.project_requests("jax")
+
+
+def test_range_requests_and_no_metadata(standin_wheels: Standins) -> None:
+    with LocalIndex(standin_wheels.default, metadata=False) as index:
+        _, _, page = _get(index.url + "jax/")
+        assert b"data-core-metadata" not in page
+        files = json.loads(_get(index.url + "jax/", JSON_TYPE)[2])["files"]
+        assert "core-metadata" not in files[0]
+        assert _get(files[0]["url"] + ".metadata")[0] == 404
+        whole = _get(files[0]["url"])[2]
+        request = urllib.request.Request(files[0]["url"], headers={"Range": "bytes=-22"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 206
+            assert response.headers["Content-Range"] == f"bytes {len(whole) - 22}-" \
+                f"{len(whole) - 1}/{len(whole)}"
+            assert response.read() == whole[-22:]
+        request = urllib.request.Request(files[0]["url"], headers={"Range": "bytes=0-3"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.read() == b"PK\x03\x04"
 
 
 def test_fail_after_and_restart_on_same_port(default_index: LocalIndex) -> None:

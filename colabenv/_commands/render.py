@@ -9,7 +9,9 @@ from pathlib import Path
 from colabenv import __version__
 from colabenv._commands._common import load_profile_arg, target_from_args, write_text_atomic
 from colabenv.catalog import shipped_catalog
-from colabenv.render import render_script
+from colabenv.errors import LockError
+from colabenv.models import Profile
+from colabenv.render import LockInput, render_script
 from colabenv.resolver import resolve
 
 
@@ -19,13 +21,31 @@ def helper_source() -> str:
     )
 
 
+def _lock_input(path: Path, profile: Profile) -> LockInput:
+    """The lock to install exactly; refused when it was made from another profile."""
+    from colabenv.lockfile import read_lock, render_lock
+
+    lock = read_lock(path)
+    if lock.header.profile_hash != profile.content_hash:
+        raise LockError(
+            f"{path.name}: profile_hash: made from {lock.header.profile_name} "
+            f"({lock.header.profile_hash}), not from this profile ({profile.content_hash}); "
+            "run colabenv lock again"
+        )
+    target = lock.header.target
+    return LockInput(
+        name=path.name,
+        text=render_lock(lock),
+        python=target.python,
+        required_driver=target.required_driver,
+        index_urls=lock.index_urls,
+        pins=tuple(f"{name}=={version}" for name, version in lock.pins),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    lock = None
-    if args.lock:
-        from colabenv._commands._lock_input import lock_input
-
-        lock = lock_input(Path(args.lock))
+    lock = _lock_input(Path(args.lock), profile) if args.lock else None
     target = target_from_args(args)
     resolution = resolve(profile, target, shipped_catalog())
     lines = render_script(

@@ -20,7 +20,8 @@ def _table(resolution: Resolution) -> None:
     target = resolution.target
     caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
     gpu = (
-        f"driver {format_driver(target.driver) if target.driver else 'unknown'}, CUDA {target.cuda or 'unknown'}, "
+        f"driver {format_driver(target.driver) if target.driver else 'unknown'}, "
+        f"CUDA {target.cuda or 'unknown'}, "
         f"compute capability {caps}"
         if target.has_gpu
         else "no GPU"

@@ -13,6 +13,7 @@ import hashlib
 import html
 import http.server
 import json
+import os
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -43,9 +44,17 @@ class _Catalog:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[tuple[str, int, int], _Wheel] = {}
+        self._listings: dict[Path, tuple[tuple[tuple[str, int], ...], list[_Wheel]]] = {}
         self._lock = threading.Lock()
 
     def wheels(self, under: Path) -> list[_Wheel]:
+        """The wheels under ``under``; the listing is reused while no folder under it changed
+        (adding, removing or replacing a wheel changes its folder's mtime)."""
+        signature = self._signature(under)
+        with self._lock:
+            listed = self._listings.get(under)
+            if listed is not None and listed[0] == signature:
+                return listed[1]
         found = []
         for path in sorted(under.rglob("*.whl")):
             stat = path.stat()
@@ -57,7 +66,19 @@ class _Catalog:
                 with self._lock:
                     self._cache[key] = wheel
             found.append(wheel)
+        with self._lock:
+            self._listings[under] = (signature, found)
         return found
+
+    @staticmethod
+    def _signature(under: Path) -> tuple[tuple[str, int], ...]:
+        folders = []
+        for directory, _, _ in os.walk(under):
+            try:
+                folders.append((directory, os.stat(directory).st_mtime_ns))
+            except OSError:
+                continue
+        return tuple(folders)
 
     def _read(self, path: Path) -> _Wheel:
         data = path.read_bytes()
@@ -84,6 +105,25 @@ class _Catalog:
         )
 
 
+_Answer = tuple[int, str, bytes, dict[str, str]]
+
+
+def _parse_range(header: str, size: int) -> tuple[int, int] | None:
+    """``bytes=a-b``, ``bytes=a-`` or ``bytes=-n`` as an inclusive span; None for no range."""
+    if not header.startswith("bytes=") or "," in header:
+        return None
+    first, _, last = header.removeprefix("bytes=").strip().partition("-")
+    try:
+        if not first:
+            length = int(last)
+            return max(0, size - length), size - 1
+        start = int(first)
+        end = int(last) if last else size - 1
+    except ValueError:
+        return None
+    return start, min(end, size - 1)
+
+
 def _wants_json(accept: str) -> bool:
     best_json, best_html = -1.0, -1.0
     for part in accept.split(","):
@@ -102,25 +142,36 @@ def _wants_json(accept: str) -> bool:
     return best_json > 0 and best_json >= best_html
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # uv opens dozens of connections at once; the default backlog of 5 drops some, and each
+    # dropped SYN costs the client a one-second retransmission
+    request_queue_size = 256
+    daemon_threads = True
+    block_on_close = False
+
+
 class LocalIndex:
     """A threaded HTTP server in a daemon thread; use as a context manager or start()/stop().
 
     ``url`` is the ``/simple/`` URL, ``base_url`` the server root (``sub_url("cu124")`` for a
-    sub-folder index). ``requests`` lists every path asked for. ``fail_after(n)`` answers 503
-    (or, with ``mode="close"``, closes the connection unanswered) once ``n`` more requests have
-    been served. ``stop()`` then ``start()`` serves again on the same port.
+    sub-folder index). ``metadata=False`` offers no PEP 658 metadata (as the PyTorch index long
+    did), so a resolver must read the wheel itself; files answer HTTP range requests.
+    ``requests`` lists every path asked for. ``fail_after(n)`` answers 503 (or, with
+    ``mode="close"``, closes the connection unanswered) once ``n`` more requests have been
+    served. ``stop()`` then ``start()`` serves again on the same port.
     """
 
-    def __init__(self, root: Path, *, port: int = 0) -> None:
+    def __init__(self, root: Path, *, port: int = 0, metadata: bool = True) -> None:
         self.root = Path(root)
         self.port = port
+        self.metadata = metadata
         self.requests: list[str] = []
         self.accepts: list[str] = []
         self._catalog = _Catalog(self.root)
         self._lock = threading.Lock()
         self._fail_at: int | None = None
         self._fail_mode = "503"
-        self._server: http.server.ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -128,9 +179,7 @@ class LocalIndex:
     def start(self) -> LocalIndex:
         if self._server is not None:
             return self
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self._handler_class())
-        server.daemon_threads = True
-        server.block_on_close = False
+        server = _Server(("127.0.0.1", self.port), self._handler_class())
         self.port = server.server_address[1]
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="local-index",
@@ -220,13 +269,13 @@ class LocalIndex:
             return None
         return candidate if candidate.is_dir() else None
 
-    def _route(self, raw_path: str, accept: str) -> tuple[int, str, bytes]:
+    def _route(self, raw_path: str, accept: str, byte_range: str = "") -> _Answer:
         path = unquote(urlsplit(raw_path).path)
         if path.startswith("/files/"):
-            return self._file(path.removeprefix("/files/"))
+            return self._file(path.removeprefix("/files/"), byte_range)
         parts = [p for p in path.split("/") if p]
         if not parts:
-            return 404, "text/plain", b"not found\n"
+            return 404, "text/plain", b"not found\n", {}
         # /<prefix...>/            -> root listing of that index
         # /<prefix...>/<project>/  -> project page
         directory = self._index_dir("/".join(parts))
@@ -236,36 +285,50 @@ class LocalIndex:
             directory = self._index_dir("/".join(parts[:-1]))
             if directory is not None:
                 return self._project_page(directory, parts[-1], accept)
-        return 404, "text/plain", b"not found\n"
+        return 404, "text/plain", b"not found\n", {}
 
-    def _file(self, relative: str) -> tuple[int, str, bytes]:
+    def _file(self, relative: str, byte_range: str) -> _Answer:
         metadata = relative.endswith(".whl.metadata")
         wheel_rel = relative.removesuffix(".metadata") if metadata else relative
         candidate = (self.root / wheel_rel).resolve()
         if self.root.resolve() not in candidate.parents or not candidate.is_file():
-            return 404, "text/plain", b"not found\n"
+            return 404, "text/plain", b"not found\n", {}
         if metadata:
+            if not self.metadata:
+                return 404, "text/plain", b"not found\n", {}
             for wheel in self._catalog.wheels(candidate.parent):
                 if wheel.path.resolve() == candidate:
-                    return 200, "application/octet-stream", wheel.metadata
-            return 404, "text/plain", b"not found\n"
-        return 200, "application/octet-stream", candidate.read_bytes()
+                    return 200, "application/octet-stream", wheel.metadata, {}
+            return 404, "text/plain", b"not found\n", {}
+        size = candidate.stat().st_size
+        headers = {"Accept-Ranges": "bytes"}
+        span = _parse_range(byte_range, size)
+        if span is None:
+            return 200, "application/octet-stream", candidate.read_bytes(), headers
+        start, end = span
+        if start >= size or start > end:
+            return 416, "text/plain", b"", {"Content-Range": f"bytes */{size}"}
+        with candidate.open("rb") as handle:
+            handle.seek(start)
+            body = handle.read(end - start + 1)
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+        return 206, "application/octet-stream", body, headers
 
-    def _root_page(self, directory: Path, accept: str) -> tuple[int, str, bytes]:
+    def _root_page(self, directory: Path, accept: str) -> _Answer:
         projects = sorted({w.project for w in self._catalog.wheels(directory)})
         if _wants_json(accept):
             body = {"meta": {"api-version": "1.1"},
                     "projects": [{"name": name} for name in projects]}
-            return 200, JSON_TYPE, json.dumps(body).encode()
+            return 200, JSON_TYPE, json.dumps(body).encode(), {}
         links = "".join(f'<a href="{name}/">{name}</a>\n' for name in projects)
         page = f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n"
-        return 200, "text/html", page.encode()
+        return 200, "text/html", page.encode(), {}
 
-    def _project_page(self, directory: Path, name: str, accept: str) -> tuple[int, str, bytes]:
+    def _project_page(self, directory: Path, name: str, accept: str) -> _Answer:
         project = canonicalize_name(name)
         wheels = [w for w in self._catalog.wheels(directory) if w.project == project]
         if not wheels:
-            return 404, "text/plain", b"not found\n"
+            return 404, "text/plain", b"not found\n", {}
         if _wants_json(accept):
             files = []
             for wheel in wheels:
@@ -273,24 +336,27 @@ class LocalIndex:
                     "filename": wheel.path.name,
                     "url": f"{self.base_url}/files/{wheel.relative}",
                     "hashes": {"sha256": wheel.sha256},
-                    "core-metadata": {"sha256": wheel.metadata_sha256},
                 }
+                if self.metadata:
+                    entry["core-metadata"] = {"sha256": wheel.metadata_sha256}
                 if wheel.requires_python:
                     entry["requires-python"] = wheel.requires_python
                 files.append(entry)
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
-            return 200, JSON_TYPE, json.dumps(body).encode()
+            return 200, JSON_TYPE, json.dumps(body).encode(), {}
         links = []
         for wheel in wheels:
-            attrs = f' data-core-metadata="sha256={wheel.metadata_sha256}"'
-            attrs += f' data-dist-info-metadata="sha256={wheel.metadata_sha256}"'
+            attrs = ""
+            if self.metadata:
+                attrs += f' data-core-metadata="sha256={wheel.metadata_sha256}"'
+                attrs += f' data-dist-info-metadata="sha256={wheel.metadata_sha256}"'
             if wheel.requires_python:
                 attrs += f' data-requires-python="{html.escape(wheel.requires_python)}"'
             href = f"{self.base_url}/files/{wheel.relative}#sha256={wheel.sha256}"
             links.append(f'<a href="{html.escape(href)}"{attrs}>{wheel.path.name}</a><br/>\n')
         page = (f"<!DOCTYPE html>\n<html><head><title>Links for {project}</title></head><body>\n"
                 f"<h1>Links for {project}</h1>\n{''.join(links)}</body></html>\n")
-        return 200, "text/html", page.encode()
+        return 200, "text/html", page.encode(), {}
 
     def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
         index = self
@@ -308,12 +374,16 @@ class LocalIndex:
                 if failure == "close":
                     self.close_connection = True
                     return
+                headers: dict[str, str] = {}
                 if failure == "503":
                     status, ctype, body = 503, "text/plain", b"service unavailable\n"
                 else:
-                    status, ctype, body = index._route(self.path, accept)
+                    status, ctype, body, headers = index._route(
+                        self.path, accept, self.headers.get("Range", ""))
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 if not self.path.startswith("/files/"):
                     self.send_header("Cache-Control", "no-cache")

@@ -43,6 +43,14 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + digest.decode("ascii")
 
 
+def _payload(seed: str, size: int) -> bytes:
+    """``size`` deterministic, incompressible bytes."""
+    rng = random.Random(seed)
+    chunk = 1 << 20
+    parts = [rng.randbytes(min(chunk, size - start)) for start in range(0, size, chunk)]
+    return b"".join(parts)
+
+
 def _metadata(
     name: str,
     version: str,
@@ -98,8 +106,8 @@ def build_wheel(
         data = content.encode("utf-8") if isinstance(content, str) else content
         entries.append((path, data, zipfile.ZIP_DEFLATED))
     if payload_bytes > 0:
-        rng = random.Random(f"{name}-{normalized_version}-{tag}")
-        entries.append((f"{module}/_payload.bin", rng.randbytes(payload_bytes), zipfile.ZIP_STORED))
+        entries.append((f"{module}/_payload.bin", _payload(f"{name}-{normalized_version}-{tag}",
+                                                           payload_bytes), zipfile.ZIP_STORED))
     metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python)
     wheel_text = (
         "Wheel-Version: 1.0\n"
@@ -178,8 +186,8 @@ class Standins:
         return self.root / "pytorch"
 
 
-# The NVIDIA pins of each torch variant when the catalog does not (yet) list that release.
-# Source: torch wheel METADATA of each release (see compat-facts.md, section 2).
+# Fallbacks for when the catalog does not (yet) list a release: the NVIDIA pins of each
+# variant (torch wheel METADATA; compat-facts.md, section 2) and the companions.
 TORCH_PINS: dict[tuple[str, str], tuple[str, ...]] = {
     ("2.6.0", "cu124"): (
         "nvidia-cudnn-cu12==9.1.0.70",
@@ -206,8 +214,10 @@ TENSORFLOW_PINS: dict[str, tuple[str, ...]] = {
     "2.19.0": ("nvidia-cudnn-cu12==9.3.0.75", "nvidia-cuda-runtime-cu12==12.5.82"),
 }
 JAX_PLUGIN_PINS: dict[str, tuple[str, ...]] = {
+    "0.5.2": ("nvidia-cudnn-cu12>=9.1,<10", "nvidia-cuda-runtime-cu12>=12.1"),
     "0.5.3": ("nvidia-cudnn-cu12>=9.1,<10", "nvidia-cuda-runtime-cu12>=12.1"),
 }
+JAXLIB_OF = {"0.5.2": "0.5.1", "0.5.3": "0.5.3"}
 
 ORDINARY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("numpy", "1.26.4", ()),
@@ -224,34 +234,37 @@ ORDINARY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("six", "1.17.0", ()),
     ("python-dateutil", "2.9.0.post0", ("six>=1.5",)),
 )
-NVIDIA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("nvidia-cublas-cu12", "12.4.5.8", ()),
+# NVIDIA wheels beyond those the pins need, so that ranges have more than one candidate.
+NVIDIA_EXTRA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("nvidia-cublas-cu12", "12.6.4.1", ()),
-    ("nvidia-cudnn-cu12", "9.1.0.70", ("nvidia-cublas-cu12",)),
-    ("nvidia-cudnn-cu12", "9.3.0.75", ("nvidia-cublas-cu12",)),
     ("nvidia-cudnn-cu12", "9.10.2.21", ("nvidia-cublas-cu12",)),
-    ("nvidia-cuda-runtime-cu12", "12.4.127", ()),
-    ("nvidia-cuda-runtime-cu12", "12.5.82", ()),
-    ("nvidia-cuda-runtime-cu12", "12.6.77", ()),
     ("nvidia-cuda-runtime-cu12", "12.8.90", ()),
-    ("nvidia-nccl-cu12", "2.21.5", ()),
     ("nvidia-nccl-cu12", "2.27.3", ()),
 )
 
 
-def _catalog_pins() -> dict[tuple[str, str, str], tuple[str, ...]]:
-    """(framework, version, variant) -> pins as the shipped catalog records them."""
+@dataclass(frozen=True)
+class _CatalogRelease:
+    variants: tuple[tuple[str, tuple[str, ...]], ...]
+    companions: tuple[tuple[str, str], ...]
+    default_variant: str | None
+
+
+def _catalog_releases() -> dict[tuple[str, str], _CatalogRelease]:
+    """(framework, version) -> variants with their pins, companions, as the catalog has them."""
     try:
         from colabenv.catalog import load_catalog
 
         catalog = load_catalog()
     except Exception:  # the catalog is someone else's moving part; the tables above stand in
         return {}
-    found: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    found = {}
     for release in catalog.releases:
-        for variant in release.variants:
-            key = (release.framework.value, str(release.version), variant.name)
-            found[key] = tuple(str(pin) for pin in variant.pins)
+        found[(release.framework.value, str(release.version))] = _CatalogRelease(
+            tuple((v.name, tuple(str(pin) for pin in v.pins)) for v in release.variants),
+            tuple((str(c.name), str(c.version)) for c in release.companions),
+            release.default_variant,
+        )
     return found
 
 
@@ -259,54 +272,113 @@ def _with_marker(pins: Iterable[str]) -> tuple[str, ...]:
     return tuple(f"{pin} ; {LINUX_X86_64}" for pin in pins)
 
 
+def _torch_specs(catalog: dict[tuple[str, str], _CatalogRelease], big: int) -> list[WheelSpec]:
+    specs = []
+    common = ("filelock", "typing-extensions>=4.10.0")
+    for version in TORCH_DEFAULT_VARIANT:
+        known = catalog.get(("torch", version))
+        if known is not None:
+            variants = dict(known.variants)
+            companions = dict(known.companions)
+            vision = companions.get("torchvision", TORCH_COMPANIONS[version][0])
+            audio = companions.get("torchaudio", TORCH_COMPANIONS[version][1])
+            default = known.default_variant or TORCH_DEFAULT_VARIANT[version]
+        else:
+            variants = {v: pins for (ver, v), pins in TORCH_PINS.items() if ver == version}
+            vision, audio = TORCH_COMPANIONS[version]
+            default = TORCH_DEFAULT_VARIANT[version]
+        for variant, pins in variants.items():
+            local = f"+{variant}"
+            torch_requires = common + _with_marker(pins)
+            vision_requires = ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*")
+            specs.append(WheelSpec("pytorch", variant, "torch", version + local, torch_requires,
+                                   requires_python=">=3.9", payload_bytes=big))
+            specs.append(WheelSpec("pytorch", variant, "torchvision", vision + local,
+                                   vision_requires, requires_python=">=3.9"))
+            specs.append(WheelSpec("pytorch", variant, "torchaudio", audio + local,
+                                   (f"torch=={version}",), requires_python=">=3.9"))
+            if variant == default:
+                specs.append(WheelSpec("default", "", "torch", version, torch_requires,
+                                       requires_python=">=3.9", payload_bytes=big))
+                specs.append(WheelSpec("default", "", "torchvision", vision, vision_requires,
+                                       requires_python=">=3.9"))
+                specs.append(WheelSpec("default", "", "torchaudio", audio,
+                                       (f"torch=={version}",), requires_python=">=3.9"))
+    return specs
+
+
+def _nvidia_specs(specs: Sequence[WheelSpec]) -> list[WheelSpec]:
+    """A wheel for every NVIDIA requirement of ``specs``: each ``==`` pin's version, and for a
+    range no pinned version satisfies, its lower bound."""
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    wanted: dict[str, list[SpecifierSet]] = {}
+    for spec in specs:
+        for text in (*spec.requires, *(r for _, reqs in spec.extras for r in reqs)):
+            requirement = Requirement(text)
+            canonical = canonicalize_name(requirement.name)
+            if canonical.startswith("nvidia-"):
+                wanted.setdefault(canonical, []).append(requirement.specifier)
+    for extra_name, version, _ in NVIDIA_EXTRA:
+        wanted.setdefault(extra_name, []).append(SpecifierSet(f"=={version}"))
+    versions: dict[str, set[str]] = {}
+    for name, specifiers in wanted.items():
+        chosen = versions.setdefault(name, set())
+        for specifier in specifiers:
+            for item in specifier:
+                if item.operator in ("==", "==="):
+                    chosen.add(item.version)
+        for specifier in specifiers:
+            if any(specifier.contains(v, prereleases=True) for v in chosen):
+                continue
+            bounds = [i.version for i in specifier if i.operator in (">=", "~=")]
+            chosen.add(bounds[0] if bounds else "1.0")
+    requires_of = {name: requires for name, _, requires in NVIDIA_EXTRA}
+    found = []
+    for name in sorted(versions):
+        for version in sorted(versions[name], key=Version):
+            found.append(WheelSpec("default", "", name, version, requires_of.get(name, ())))
+    return found
+
+
 def standin_specs(*, payload_scale: int = 0) -> tuple[WheelSpec, ...]:
-    """The stand-in set as data. ``payload_scale`` > 0 gives framework wheels that many KiB."""
-    catalog = _catalog_pins()
+    """The stand-in set as data: torch 2.6.0 and 2.8.0 in every variant the catalog lists
+    (local tags, real NVIDIA pins), tensorflow 2.18.0/2.19.0 with ``and-cuda``, jax 0.5.2/0.5.3
+    with ``cuda12`` (plugin, pjrt, jaxlib), every NVIDIA wheel those pins name, and ordinary
+    packages. ``payload_scale`` > 0 gives framework wheels that many KiB."""
+    catalog = _catalog_releases()
     big = payload_scale * 1024
-    specs: list[WheelSpec] = []
-    common_torch = ("filelock", "typing-extensions>=4.10.0")
-    for (version, variant), table_pins in TORCH_PINS.items():
-        pins = catalog.get(("torch", version, variant), table_pins)
-        vision, audio = TORCH_COMPANIONS[version]
-        local = f"+{variant}"
-        specs.append(WheelSpec("pytorch", variant, "torch", version + local,
-                               common_torch + _with_marker(pins), requires_python=">=3.9",
-                               payload_bytes=big))
-        specs.append(WheelSpec("pytorch", variant, "torchvision", vision + local,
-                               ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
-                               requires_python=">=3.9"))
-        specs.append(WheelSpec("pytorch", variant, "torchaudio", audio + local,
-                               (f"torch=={version}",), requires_python=">=3.9"))
-        if TORCH_DEFAULT_VARIANT[version] == variant:
-            specs.append(WheelSpec("default", "", "torch", version,
-                                   common_torch + _with_marker(pins), requires_python=">=3.9",
-                                   payload_bytes=big))
-            specs.append(WheelSpec("default", "", "torchvision", vision,
-                                   ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
-                                   requires_python=">=3.9"))
+    specs = _torch_specs(catalog, big)
     for version, table_pins in TENSORFLOW_PINS.items():
-        pins = catalog.get(("tensorflow", version, "and-cuda"), table_pins)
+        known = catalog.get(("tensorflow", version))
+        pins = dict(known.variants).get("and-cuda", table_pins) if known else table_pins
         specs.append(WheelSpec("default", "", "tensorflow", version,
                                ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
                                (("and-cuda", _with_marker(pins)),),
                                requires_python=">=3.9", payload_bytes=big))
     for version, table_pins in JAX_PLUGIN_PINS.items():
-        pins = catalog.get(("jax", version, "cuda12"), table_pins)
+        known = catalog.get(("jax", version))
+        pins = dict(known.variants).get("cuda12", table_pins) if known else table_pins
+        jaxlib = dict(known.companions).get("jaxlib", JAXLIB_OF[version]) if known else \
+            JAXLIB_OF[version]
         specs.append(WheelSpec("default", "", "jax", version,
-                               (f"jaxlib<={version},>={version}", "numpy>=1.25"),
-                               (("cuda12", (f"jaxlib=={version}",
-                                            f"jax-cuda12-plugin[with-cuda]=={version}")),
-                                ("cpu", (f"jaxlib=={version}",))),
+                               (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
+                               (("cuda12", (f"jaxlib=={jaxlib}",
+                                            f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
+                                ("cpu", (f"jaxlib=={jaxlib}",))),
                                requires_python=">=3.10"))
-        specs.append(WheelSpec("default", "", "jaxlib", version, ("numpy>=1.25",),
+        specs.append(WheelSpec("default", "", "jaxlib", jaxlib, ("numpy>=1.25",),
                                requires_python=">=3.10", payload_bytes=big))
-        specs.append(WheelSpec("default", "", "jax-cuda12-plugin", version,
-                               (f"jax-cuda12-pjrt=={version}",),
+        specs.append(WheelSpec("default", "", "jax-cuda12-plugin", jaxlib,
+                               (f"jax-cuda12-pjrt=={jaxlib}",),
                                (("with-cuda", _with_marker(pins)),), requires_python=">=3.10"))
-        specs.append(WheelSpec("default", "", "jax-cuda12-pjrt", version))
-    for name, version, requires in (*NVIDIA, *ORDINARY):
+        specs.append(WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib))
+    for name, version, requires in ORDINARY:
         specs.append(WheelSpec("default", "", name, version, requires))
-    return tuple(specs)
+    specs.extend(_nvidia_specs(specs))
+    unique = {(s.index, s.folder, canonicalize_name(s.name), s.version): s for s in specs}
+    return tuple(unique.values())
 
 
 def build_standins(dest: Path, specs: Sequence[WheelSpec] | None = None) -> Standins:

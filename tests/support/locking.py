@@ -1,0 +1,73 @@
+"""Helpers for tests that run `colabenv lock` against the local indexes (and journeys that do).
+
+``write_profile`` writes a small team profile whose ``[install]`` points at a ``default_index``
+and a ``pytorch_index`` (see ``tests.support.fixtures``); ``colabenv`` runs the real console
+script in an isolated environment; ``lock_profile`` locks for a T4 target and reads the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from colabenv.lockfile import Lock, read_lock
+from tests.support.index import LocalIndex
+from tests.support.isolation import clean_env
+
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+T4 = ["--driver", "550.54.15", "--compute-capability", "7.5", "--python", PYTHON]
+PROFILE = """\
+# A team profile used by the lock tests.
+schema = 1
+name = "team-gpu"
+description = "torch and jax on one GPU"
+
+[frameworks]
+# torch with its vision companion
+torch = {{ version = ">=2.5,<2.7", torchvision = "*" }}  # the torch line
+jax = ">=0.5,<0.6"  # jax from the default index
+
+[packages]
+requirements = [{requirements}]
+
+[install]
+index_url = "{default}"
+pytorch_index_url = "{pytorch}"
+{extra}
+"""
+
+
+def write_profile(
+    directory: Path,
+    default_index: LocalIndex,
+    pytorch_index: LocalIndex,
+    *,
+    requirements: Sequence[str] = ("requests>=2",),
+    extra: str = "",
+    name: str = "team.toml",
+) -> Path:
+    path = directory / name
+    path.write_text(PROFILE.format(
+        requirements=", ".join(json.dumps(r) for r in requirements),
+        default=default_index.url, pytorch=pytorch_index.base_url, extra=extra))
+    return path
+
+
+def colabenv(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "colabenv"
+    return subprocess.run(
+        [str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+        env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=300,
+    )
+
+
+def lock_profile(profile: Path, out: Path, resolver: str, *extra: str) -> Lock:
+    result = colabenv("lock", profile, "-o", out, "--resolver", resolver, *T4, *extra)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    return read_lock(out)

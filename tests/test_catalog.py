@@ -1,0 +1,748 @@
+"""The shipped catalog: every entry is checked, known upstream facts are pinned, and broken
+catalogs are refused with the file and key path in the message."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.catalog import DRIVERS_FILE, FRAMEWORK_FILES, load_catalog, shipped_catalog
+from colabenv.errors import CatalogError
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    Framework,
+    Release,
+    Variant,
+    archs_cover,
+)
+
+CATALOG = load_catalog()
+RUNTIMES = Path(__file__).resolve().parent / "data" / "runtimes"
+PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+PYTHONS = [Version(f"3.{minor}") for minor in range(8, 15)]
+
+RELEASES = [pytest.param(r, id=f"{r.framework}-{r.version}") for r in CATALOG.releases]
+VARIANTS = [
+    pytest.param(r, v, id=f"{r.framework}-{r.version}-{v.name}")
+    for r in CATALOG.releases
+    for v in r.variants
+]
+CUDA_VARIANTS = [p for p in VARIANTS if not p.values[1].is_cpu]  # type: ignore[union-attr]
+CPU_VARIANTS = [p for p in VARIANTS if p.values[1].is_cpu]  # type: ignore[union-attr]
+
+
+def _release(framework: Framework, version: str) -> Release:
+    release = CATALOG.release(framework, Version(version))
+    assert release is not None, f"{framework} {version} is not in the catalog"
+    return release
+
+
+def _variant(framework: Framework, version: str, name: str) -> Variant:
+    variant = _release(framework, version).variant(name)
+    assert variant is not None, f"{framework} {version} has no variant {name}"
+    return variant
+
+
+def _pin(variant: Variant, name: str) -> Requirement:
+    for pin in variant.pins:
+        if pin.name == name:
+            return pin
+    raise AssertionError(f"{variant.name} does not pin {name}: {[str(p) for p in variant.pins]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage of the shipped catalog
+
+
+def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
+    assert shipped_catalog() is shipped_catalog()
+    assert shipped_catalog() == CATALOG
+
+
+@pytest.mark.parametrize(
+    ("framework", "first", "last", "minors"),
+    [
+        (Framework.TORCH, "2.0.0", "2.14.1", [f"2.{n}" for n in range(15)]),
+        (Framework.TENSORFLOW, "2.12.0", "2.21.0", [f"2.{n}" for n in range(12, 22)]),
+        (Framework.JAX, "0.4.26", "0.11.2",
+         ["0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11"]),
+    ],
+)
+def test_every_minor_line_in_scope_is_covered(
+    framework: Framework, first: str, last: str, minors: list[str]
+) -> None:
+    versions = [r.version for r in CATALOG.releases_of(framework)]
+    assert min(versions) == Version(first)
+    assert max(versions) == Version(last)
+    lines = {f"{v.major}.{v.minor}" for v in versions}
+    assert set(minors) <= lines
+
+
+@pytest.mark.parametrize(
+    ("framework", "version"),
+    [
+        (Framework.TORCH, "2.6.0"),  # Colab 2025.07
+        (Framework.TORCH, "2.8.0"),  # Colab 2025.10
+        (Framework.JAX, "0.5.2"),
+        (Framework.JAX, "0.5.3"),
+        (Framework.TENSORFLOW, "2.18.0"),
+        (Framework.TENSORFLOW, "2.19.0"),
+    ],
+)
+def test_releases_colab_images_ship_are_present(framework: Framework, version: str) -> None:
+    _release(framework, version)
+
+
+def test_every_torch_patch_release_from_2_0_to_2_14_is_listed() -> None:
+    expected = {
+        "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0",
+        "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0",
+        "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1",
+    }
+    assert {str(r.version) for r in CATALOG.releases_of(Framework.TORCH)} == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Every release
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_release_has_a_source(release: Release) -> None:
+    assert release.source.text.strip()
+    assert len(release.source.text) > 20
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_release_version_is_a_final_release(release: Release) -> None:
+    assert not release.version.is_prerelease
+    assert release.version.local is None
+    assert Version(str(release.version)) == release.version
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_release_python_range_admits_a_supported_python(release: Release) -> None:
+    admitted = [py for py in PYTHONS if release.python.contains(py)]
+    assert admitted, f"{release.python} admits none of 3.8-3.14"
+    assert not release.python.contains(Version("3.7"))
+    assert not release.python.contains(Version("3.16"))
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_default_variant_exists_and_is_a_gpu_build(release: Release) -> None:
+    assert release.default_variant is not None
+    default = release.variant(release.default_variant)
+    assert default is not None
+    assert not default.is_cpu
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_release_has_exactly_one_cpu_variant(release: Release) -> None:
+    assert [v.name for v in release.variants if v.is_cpu] == ["cpu"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_companions_exist_with_sensible_versions(release: Release) -> None:
+    companions = {str(c.name): c for c in release.companions}
+    version = release.version
+    if release.framework is Framework.TORCH:
+        assert set(companions) == {"torchvision", "torchaudio"}
+        vision = companions["torchvision"].version
+        assert (vision.major, vision.minor) == (0, version.minor + 15)
+        assert companions["torchvision"].follows_variant
+        audio = companions["torchaudio"]
+        if version < Version("2.12"):
+            assert (audio.version.major, audio.version.minor) == (version.major, version.minor)
+            assert audio.follows_variant
+        else:
+            # torchaudio's last release; it declares no torch pin and has no build per variant
+            assert audio.version == Version("2.11.0")
+            assert not audio.follows_variant
+    elif release.framework is Framework.JAX:
+        assert set(companions) == {"jaxlib"}
+        jaxlib = companions["jaxlib"].version
+        assert (jaxlib.major, jaxlib.minor) == (version.major, version.minor)
+        assert jaxlib <= version
+        assert version.micro - jaxlib.micro <= 1
+        assert not companions["jaxlib"].follows_variant
+    else:
+        assert companions == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Every variant
+
+
+@pytest.mark.parametrize(("release", "variant"), VARIANTS)
+def test_variant_has_a_source(release: Release, variant: Variant) -> None:
+    assert variant.source.text.strip()
+    assert len(variant.source.text) > 20
+
+
+@pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
+def test_cuda_variant_has_driver_floor_and_toolkit_driver(
+    release: Release, variant: Variant
+) -> None:
+    assert variant.cuda is not None
+    floor = CATALOG.floor_driver(variant.cuda)
+    toolkit = CATALOG.toolkit_driver(variant.cuda)
+    assert floor is not None
+    assert toolkit is not None
+    assert floor <= toolkit
+
+
+@pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
+def test_cuda_variant_has_archs(release: Release, variant: Variant) -> None:
+    assert variant.archs
+    assert len(set(variant.archs)) == len(variant.archs)
+    assert any(not arch.ptx for arch in variant.archs)
+
+
+@pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
+def test_cuda13_builds_need_turing_or_newer(release: Release, variant: Variant) -> None:
+    assert variant.cuda is not None
+    if variant.cuda.major >= 13:
+        assert min(arch.capability for arch in variant.archs) >= ComputeCapability(7, 5)
+        assert not archs_cover(variant.archs, ComputeCapability(7, 0))
+
+
+@pytest.mark.parametrize(("release", "variant"), CPU_VARIANTS)
+def test_cpu_variant_has_no_archs_and_no_pins(release: Release, variant: Variant) -> None:
+    assert variant.cuda is None
+    assert variant.archs == ()
+    assert variant.pins == ()
+    assert variant.extra is None
+
+
+@pytest.mark.parametrize(("release", "variant"), VARIANTS)
+def test_pins_are_nvidia_or_cuda_wheels_of_the_variant_cuda_line(
+    release: Release, variant: Variant
+) -> None:
+    names = [pin.name for pin in variant.pins]
+    assert len(set(names)) == len(names), "a package is pinned twice"
+    for pin in variant.pins:
+        assert pin.name.startswith(("nvidia-", "cuda-")), pin
+        assert pin.marker is None, f"{pin}: the catalog is Linux x86_64 only, no markers"
+        suffix = re.search(r"-cu(\d+)$", pin.name)
+        if suffix is not None:
+            assert variant.cuda is not None
+            assert int(suffix.group(1)) == variant.cuda.major, f"{pin} in CUDA {variant.cuda}"
+
+
+@pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
+def test_default_builds_pin_cudnn(release: Release, variant: Variant) -> None:
+    if variant.name != release.default_variant or variant.name == "cuda":
+        return
+    assert variant.cuda is not None
+    assert any(pin.name.startswith("nvidia-cudnn-cu") for pin in variant.pins)
+
+
+@pytest.mark.parametrize(("release", "variant"), VARIANTS)
+def test_index_urls_are_https(release: Release, variant: Variant) -> None:
+    if variant.index_url is None:
+        assert release.framework is not Framework.TORCH
+        return
+    parsed = urllib.parse.urlsplit(variant.index_url)
+    assert parsed.scheme == "https"
+    assert parsed.netloc
+    assert not parsed.username and not parsed.password
+
+
+@pytest.mark.parametrize(("release", "variant"), VARIANTS)
+def test_variant_naming_matches_its_build(release: Release, variant: Variant) -> None:
+    if release.framework is Framework.TORCH:
+        assert variant.index_url == PYTORCH_INDEX + variant.name
+        assert variant.local_tag == variant.name
+        assert variant.extra is None
+        if not variant.is_cpu:
+            assert variant.cuda is not None
+            assert variant.name == f"cu{variant.cuda.major}{variant.cuda.minor}"
+    elif release.framework is Framework.JAX:
+        assert variant.index_url is None
+        assert variant.local_tag is None
+        if not variant.is_cpu:
+            assert variant.cuda is not None
+            assert variant.name == variant.extra == f"cuda{variant.cuda.major}"
+    else:
+        assert variant.index_url is None
+        assert variant.local_tag is None
+        if variant.name == "and-cuda":
+            assert variant.extra == "and-cuda"
+        elif variant.name == "cuda":
+            assert variant.extra is None
+            assert variant.pins == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Known facts (light-the-torch style): each row is one upstream fact the catalog must keep
+
+
+@dataclass(frozen=True)
+class Fact:
+    framework: Framework
+    version: str
+    variant: str
+    check: Callable[[Variant], bool]
+    why: str
+
+
+def covers(cap: str) -> Callable[[Variant], bool]:
+    return lambda v: archs_cover(v.archs, ComputeCapability.parse(cap))
+
+
+def lacks(cap: str) -> Callable[[Variant], bool]:
+    return lambda v: not archs_cover(v.archs, ComputeCapability.parse(cap))
+
+
+def pins(name: str, spec: str) -> Callable[[Variant], bool]:
+    return lambda v: _pin(v, name).specifier == SpecifierSet(spec)
+
+
+def cuda(version: str) -> Callable[[Variant], bool]:
+    return lambda v: v.cuda == Version(version)
+
+
+T, TF, J = Framework.TORCH, Framework.TENSORFLOW, Framework.JAX
+
+FACTS = [
+    Fact(T, "2.8.0", "cu128", lacks("6.0"), "cu128 dropped Pascal from 2.8 (pytorch#158700)"),
+    Fact(T, "2.8.0", "cu128", lacks("5.2"), "cu128 dropped Maxwell from 2.8"),
+    Fact(T, "2.8.0", "cu126", covers("6.0"), "cu126 kept Pascal (P100) in 2.8"),
+    Fact(T, "2.8.0", "cu126", covers("6.1"), "cu126 covers a GTX 1080 Ti"),
+    Fact(T, "2.8.0", "cu128", covers("7.0"), "2.8 cu128 kept Volta (pytorch#157517)"),
+    Fact(T, "2.11.0", "cu128", lacks("7.0"), "2.11 cu128 dropped Volta"),
+    Fact(T, "2.14.1", "cu126", covers("6.0"), "cu126 still carries Pascal in 2.14"),
+    Fact(T, "2.9.0", "cu130", lacks("7.0"), "CUDA 13 builds need sm_75+"),
+    Fact(T, "2.9.0", "cu130", covers("7.5"), "CUDA 13 builds cover a T4"),
+    Fact(T, "2.14.1", "cu130", lacks("7.0"), "cu130 has no Volta"),
+    Fact(T, "2.7.0", "cu128", covers("12.0"), "2.7 cu128 added sm_120 (RTX 50xx)"),
+    Fact(T, "2.7.0", "cu128", covers("10.0"), "2.7 cu128 added sm_100 (B200)"),
+    Fact(T, "2.7.0", "cu126", lacks("12.0"), "cu126 has no Blackwell kernels and no PTX"),
+    Fact(T, "2.6.0", "cu124", lacks("10.0"), "cu124 has no Blackwell kernels and no PTX"),
+    Fact(T, "2.6.0", "cu124", covers("7.5"), "Colab T4"),
+    Fact(T, "2.6.0", "cu124", covers("8.9"), "L4 through sm_86 machine code"),
+    Fact(T, "2.6.0", "cu124", covers("9.0"), "H100"),
+    Fact(T, "2.0.0", "cu117", covers("3.7"), "2.0 still built sm_37 (K80)"),
+    Fact(T, "2.0.0", "cu117", lacks("9.0"), "cu117 has no Hopper kernels"),
+    Fact(T, "2.1.0", "cu121", lacks("3.7"), "CUDA 12 builds dropped Kepler"),
+    Fact(T, "2.6.0", "cu124", pins("nvidia-cudnn-cu12", "==9.1.0.70"), "2.6.0 PyPI METADATA"),
+    Fact(T, "2.6.0", "cu124", pins("nvidia-cuda-runtime-cu12", "==12.4.127"), "2.6.0 METADATA"),
+    Fact(T, "2.6.0", "cu124", pins("nvidia-nccl-cu12", "==2.21.5"), "2.6.0 METADATA"),
+    Fact(T, "2.0.1", "cu117", pins("nvidia-cudnn-cu11", "==8.5.0.96"), "2.0 PyPI METADATA"),
+    Fact(T, "2.3.1", "cu121", pins("nvidia-cudnn-cu12", "==8.9.2.26"), "2.3 PyPI METADATA"),
+    Fact(T, "2.7.1", "cu126", pins("nvidia-cudnn-cu12", "==9.5.1.17"), "2.7 PyPI METADATA"),
+    Fact(T, "2.8.0", "cu128", pins("nvidia-cudnn-cu12", "==9.10.2.21"), "2.8 PyPI METADATA"),
+    Fact(T, "2.8.0", "cu126", pins("nvidia-cudnn-cu12", "==9.10.2.21"), "Colab 2025.10 image"),
+    Fact(T, "2.11.0", "cu130", pins("nvidia-cudnn-cu13", "==9.19.0.56"), "2.11 PyPI METADATA"),
+    Fact(T, "2.14.1", "cu130", pins("nvidia-cudnn-cu13", "==9.24.0.43"), "2.14.1 METADATA"),
+    Fact(T, "2.14.1", "cu130", pins("nvidia-nccl-cu13", "==2.30.7"), "2.14.1 METADATA"),
+    Fact(T, "2.12.0", "cu126", pins("nvidia-cudnn-cu12", "==9.10.2.21"), "RELEASE.md 2.12 row"),
+    Fact(T, "2.14.1", "cu130", cuda("13.0"), "PyPI wheel torch.version.cuda"),
+    Fact(TF, "2.18.0", "and-cuda", pins("nvidia-cudnn-cu12", "==9.3.0.75"), "and-cuda extra"),
+    Fact(TF, "2.18.0", "and-cuda", pins("nvidia-cuda-runtime-cu12", "==12.5.82"), "and-cuda"),
+    Fact(TF, "2.19.0", "and-cuda", pins("nvidia-cudnn-cu12", "==9.3.0.75"), "and-cuda extra"),
+    Fact(TF, "2.20.0", "and-cuda", pins("nvidia-cudnn-cu12", ">=9.3.0.75,<10.0"), "ranges"),
+    Fact(TF, "2.21.0", "and-cuda", pins("nvidia-cuda-runtime-cu12", ">=12.5.82,<13.0"), "ranges"),
+    Fact(TF, "2.14.0", "and-cuda", pins("nvidia-cudnn-cu11", "==8.7.0.84"), "first and-cuda"),
+    Fact(TF, "2.18.0", "and-cuda", cuda("12.5"), "build_info cuda_version 12.5.1"),
+    Fact(TF, "2.17.1", "and-cuda", lacks("5.2"), "TF 2.17 dropped Maxwell"),
+    Fact(TF, "2.16.2", "and-cuda", covers("5.2"), "TF 2.16 still built sm_50"),
+    Fact(TF, "2.18.0", "and-cuda", covers("7.5"), "T4 through sm_70 machine code"),
+    Fact(TF, "2.18.0", "and-cuda", covers("12.0"), "compute_90 PTX reaches Blackwell"),
+    Fact(TF, "2.12.0", "cuda", cuda("11.8"), "system CUDA 11.8, no and-cuda extra"),
+    Fact(J, "0.6.0", "cuda12", pins("nvidia-cudnn-cu12", ">=9.8,<10.0"), "plugin with-cuda"),
+    Fact(J, "0.5.3", "cuda12", pins("nvidia-cudnn-cu12", ">=9.1,<10.0"), "plugin with-cuda"),
+    Fact(J, "0.4.26", "cuda12", pins("nvidia-cudnn-cu12", ">=8.9.2.26,<9.0"), "jax cuda12"),
+    Fact(J, "0.7.2", "cuda13", pins("nvidia-cudnn-cu13", ">=9.12.0.46,<10.0"), "cuda13 plugin"),
+    Fact(J, "0.7.2", "cuda13", lacks("7.0"), "CUDA 13: SM 7.5 or newer"),
+    Fact(J, "0.7.2", "cuda12", covers("6.0"), "CUDA 12 plugin still runs on Pascal"),
+    Fact(J, "0.6.0", "cuda12", cuda("12.8"), "CHANGELOG 0.6.0: built using CUDA 12.8"),
+]
+
+
+@pytest.mark.parametrize(
+    "fact", [pytest.param(f, id=f"{f.framework}-{f.version}-{f.variant}-{f.why}") for f in FACTS]
+)
+def test_known_fact(fact: Fact) -> None:
+    variant = _variant(fact.framework, fact.version, fact.variant)
+    assert fact.check(variant), fact.why
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "default"),
+    [
+        (T, "2.0.0", "cu117"), (T, "2.1.0", "cu121"), (T, "2.4.1", "cu121"),
+        (T, "2.5.0", "cu124"), (T, "2.6.0", "cu124"), (T, "2.7.0", "cu126"),
+        (T, "2.8.0", "cu128"), (T, "2.10.0", "cu128"), (T, "2.11.0", "cu130"),
+        (T, "2.14.1", "cu130"), (TF, "2.12.0", "cuda"), (TF, "2.14.0", "and-cuda"),
+        (J, "0.5.3", "cuda12"), (J, "0.11.2", "cuda12"),
+    ],
+)
+def test_default_variant_is_what_pypi_serves(
+    framework: Framework, version: str, default: str
+) -> None:
+    assert _release(framework, version).default_variant == default
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "variants"),
+    [
+        (T, "2.0.1", {"cu117", "cu118", "cpu"}),
+        (T, "2.4.0", {"cu118", "cu121", "cu124", "cpu"}),
+        (T, "2.6.0", {"cu118", "cu124", "cu126", "cpu"}),
+        (T, "2.7.1", {"cu118", "cu126", "cu128", "cpu"}),
+        (T, "2.8.0", {"cu126", "cu128", "cu129", "cpu"}),
+        (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu"}),
+        (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu"}),
+        (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu"}),
+        (J, "0.7.1", {"cuda12", "cpu"}),
+        (J, "0.7.2", {"cuda12", "cuda13", "cpu"}),
+        (TF, "2.13.1", {"cuda", "cpu"}),
+        (TF, "2.15.1", {"and-cuda", "cpu"}),
+    ],
+)
+def test_variant_sets(framework: Framework, version: str, variants: set[str]) -> None:
+    assert {v.name for v in _release(framework, version).variants} == variants
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "python", "admitted"),
+    [
+        (T, "2.0.0", "3.8", True), (T, "2.0.0", "3.12", False), (T, "2.2.0", "3.12", True),
+        (T, "2.5.0", "3.8", False), (T, "2.9.0", "3.9", False), (T, "2.9.0", "3.14", True),
+        (TF, "2.15.0", "3.12", False), (TF, "2.16.1", "3.12", True), (TF, "2.21.0", "3.9", False),
+        (J, "0.4.30", "3.9", True), (J, "0.4.31", "3.9", False), (J, "0.7.0", "3.10", False),
+        (J, "0.11.0", "3.11", False),
+    ],
+)
+def test_python_ranges(framework: Framework, version: str, python: str, admitted: bool) -> None:
+    assert _release(framework, version).python.contains(Version(python)) is admitted
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "companion", "expected"),
+    [
+        (T, "2.0.0", "torchvision", "0.15.1"), (T, "2.0.1", "torchaudio", "2.0.2"),
+        (T, "2.6.0", "torchvision", "0.21.0"), (T, "2.8.0", "torchvision", "0.23.0"),
+        (T, "2.12.1", "torchvision", "0.27.1"), (T, "2.14.1", "torchaudio", "2.11.0"),
+        (J, "0.5.2", "jaxlib", "0.5.1"), (J, "0.4.35", "jaxlib", "0.4.34"),
+        (J, "0.5.3", "jaxlib", "0.5.3"),
+    ],
+)
+def test_companion_pairs(framework: Framework, version: str, companion: str, expected: str) -> None:
+    found = {str(c.name): c.version for c in _release(framework, version).companions}
+    assert found[companion] == Version(expected)
+
+
+def _freeze_versions(path: Path) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "==" in line:
+            name, _, version = line.partition("==")
+            versions[name.strip().lower()] = version.strip()
+        elif " @ " in line:
+            name, _, url = line.partition(" @ ")
+            filename = urllib.parse.unquote(url.rsplit("/", 1)[-1])
+            if filename.endswith(".whl"):
+                versions[name.strip().lower()] = filename.split("-")[1]
+    return versions
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "torch_cudnn_kept"),
+    [
+        # The image ships torch 2.6.0+cu124 beside tensorflow 2.18 and keeps TF's cuDNN 9.3.0.75
+        # (torch pins 9.1.0.70): images force one cuDNN and skip the other framework's pin.
+        ("colab-2025.07", False),
+        ("colab-2025.10", True),
+    ],
+)
+def test_colab_snapshot_builds_are_in_the_catalog(snapshot: str, torch_cudnn_kept: bool) -> None:
+    installed = _freeze_versions(RUNTIMES / snapshot / "pip-freeze.txt")
+    torch = Version(installed["torch"])
+    assert torch.local is not None
+    variant = _variant(T, torch.public, torch.local)
+    cudnn = _pin(variant, "nvidia-cudnn-cu12").specifier
+    assert cudnn.contains(installed["nvidia-cudnn-cu12"]) is torch_cudnn_kept
+    jax = _release(J, installed["jax"])
+    assert {str(c.name): str(c.version) for c in jax.companions}["jaxlib"] == installed["jaxlib"]
+    _release(TF, installed["tensorflow"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver table
+
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [
+        ("550.54.15", "12.4"),  # Colab T4 host driver
+        ("550.54.14", "12.4"),
+        ("550.54.13", "12.3"),
+        ("580.65.06", "13.0"),
+        ("580.95.05", "13.0"),
+        ("590.44.01", "13.1"),
+        ("595.45.04", "13.2"),
+        ("570.124.06", "12.8"),
+        ("560.35.03", "12.6"),
+        ("535.104.05", "12.2"),
+        ("520.61.05", "11.8"),
+        ("515.43.04", "11.7"),
+        ("470.82.01", "11.4"),
+        ("450.36.06", None),
+    ],
+)
+def test_max_cuda_for_driver(driver: str, expected: str | None) -> None:
+    found = CATALOG.max_cuda_for_driver(Version(driver))
+    assert found == (Version(expected) if expected else None)
+
+
+@pytest.mark.parametrize(
+    ("cuda_version", "floor", "toolkit"),
+    [
+        ("11.7", "450.80.02", "515.43.04"),
+        ("11.8", "450.80.02", "520.61.05"),
+        ("12.4", "525.60.13", "550.54.14"),
+        ("12.8", "525.60.13", "570.26"),
+        ("13.0", "580.65.06", "580.65.06"),
+        ("13.2", "580.65.06", "595.45.04"),
+    ],
+)
+def test_floor_and_toolkit_drivers(cuda_version: str, floor: str, toolkit: str) -> None:
+    assert CATALOG.floor_driver(Version(cuda_version)) == Version(floor)
+    assert CATALOG.toolkit_driver(Version(cuda_version)) == Version(toolkit)
+
+
+def test_driver_table_sources_and_order() -> None:
+    versions = [toolkit.version for toolkit in CATALOG.toolkits]
+    assert len(set(versions)) == len(versions), "a toolkit release is listed twice"
+    for toolkit in CATALOG.toolkits:
+        assert toolkit.source.text.strip()
+        assert toolkit.label.startswith(f"{toolkit.version.major}.{toolkit.version.minor} ")
+        assert CATALOG.floor_driver(toolkit.version) is not None
+    for line in CATALOG.major_lines:
+        assert line.source.text.strip()
+    ordered = sorted(CATALOG.toolkits, key=lambda t: t.version)
+    drivers = [t.toolkit_driver for t in ordered]
+    assert drivers == sorted(drivers), "a newer toolkit must not need an older driver"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loader errors: small broken catalogs in a temporary directory
+
+DRIVERS = """
+schema = 1
+
+[[major_line]]
+cuda_major = 12
+floor_driver = "525.60.13"
+source = "test"
+
+[[toolkit]]
+version = "12.4.0"
+label = "12.4 GA"
+driver = "550.54.14"
+source = "test"
+"""
+
+TORCH = """
+schema = 1
+framework = "torch"
+companions_follow_variant = true
+
+[archs]
+modern = ["sm_80", "compute_90"]
+
+[[release]]
+version = "1.0.0"
+python = ">=3.10"
+default_variant = "cu124"
+companions = { torchvision = "0.1.0" }
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "modern"
+pins = ["nvidia-cudnn-cu12==9.1.0.70"]
+source = "test"
+
+[[release.variant]]
+name = "cpu"
+source = "test"
+"""
+
+EMPTY = 'schema = 1\nframework = "{name}"\n'
+
+
+def _write_catalog(root: Path, torch: str = TORCH, drivers: str = DRIVERS) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / DRIVERS_FILE).write_text(textwrap.dedent(drivers), encoding="utf-8")
+    for framework, filename in FRAMEWORK_FILES.items():
+        text = torch if framework is Framework.TORCH else EMPTY.format(name=framework.value)
+        (root / filename).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_minimal_catalog_loads(tmp_path: Path) -> None:
+    catalog = load_catalog(_write_catalog(tmp_path))
+    assert isinstance(catalog, Catalog)
+    release = catalog.release(Framework.TORCH, Version("1.0.0"))
+    assert release is not None
+    assert [v.name for v in release.variants] == ["cu124", "cpu"]
+
+
+def _replace(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+BROKEN = [
+    pytest.param(
+        lambda t: _replace(t, 'python = ">=3.10"\ndefault_variant = "cu124"\n'
+                              'companions = { torchvision = "0.1.0" }\nsource = "test"\n',
+                           'python = ">=3.10"\ndefault_variant = "cu124"\n'
+                           'companions = { torchvision = "0.1.0" }\n'),
+        "torch.toml", "release[0].source", id="release-without-source"),
+    pytest.param(
+        lambda t: _replace(t, 'name = "cpu"\nsource = "test"\n', 'name = "cpu"\n'),
+        "torch.toml", "release[0].variant[1].source", id="variant-without-source"),
+    pytest.param(
+        lambda t: _replace(t, 'name = "cpu"\nsource = "test"\n', 'name = "cpu"\nsource = ""\n'),
+        "torch.toml", "release[0].variant[1].source", id="variant-with-empty-source"),
+    pytest.param(
+        lambda t: _replace(t, 'version = "1.0.0"', 'version = "one point oh"'),
+        "torch.toml", "release[0].version", id="bad-release-version"),
+    pytest.param(
+        lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "twelve"'),
+        "torch.toml", "release[0].variant[0].cuda", id="bad-cuda-version"),
+    pytest.param(
+        lambda t: _replace(t, 'python = ">=3.10"', 'python = "3.x"'),
+        "torch.toml", "release[0].python", id="bad-python-specifier"),
+    pytest.param(
+        lambda t: _replace(t, 'local_tag = "cu124"', 'local_tag = "cu124"\ncolour = "green"'),
+        "torch.toml", "release[0].variant[0].colour", id="unknown-variant-key"),
+    pytest.param(
+        lambda t: _replace(t, 'default_variant = "cu124"', 'default_variant = "cu124"\nlts = true'),
+        "torch.toml", "release[0].lts", id="unknown-release-key"),
+    pytest.param(
+        lambda t: t + t[t.index("[[release]]"):],
+        "torch.toml", "release", id="duplicate-release"),
+    pytest.param(
+        lambda t: _replace(t, 'archs = "modern"', 'archs = "ancient"'),
+        "torch.toml", "release[0].variant[0].archs", id="unknown-arch-list"),
+    pytest.param(
+        lambda t: _replace(t, '"compute_90"]', '"sm_eighty"]'),
+        "torch.toml", "archs.modern", id="bad-arch-entry"),
+    pytest.param(
+        lambda t: _replace(t, 'archs = "modern"\n', ""),
+        "torch.toml", "release[0].variant[0].archs", id="cuda-variant-without-archs"),
+    pytest.param(
+        lambda t: _replace(t, 'name = "cpu"\n', 'name = "cpu"\narchs = "modern"\n'),
+        "torch.toml", "release[0].variant[1].archs", id="cpu-variant-with-archs"),
+    pytest.param(
+        lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "11.8"'),
+        "torch.toml", "release 1.0.0 variant cu124", id="cuda-variant-without-driver-floor"),
+    pytest.param(
+        lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "12.7"'),
+        "torch.toml", "release 1.0.0 variant cu124", id="cuda-variant-without-toolkit-driver"),
+    pytest.param(
+        lambda t: _replace(t, 'default_variant = "cu124"', 'default_variant = "cu999"'),
+        "torch.toml", "release[0].default_variant", id="default-variant-missing"),
+    pytest.param(
+        lambda t: _replace(t, 'name = "cpu"', 'name = "cu124"'),
+        "torch.toml", "release[0].variant", id="duplicate-variant"),
+    pytest.param(
+        lambda t: _replace(t, '"nvidia-cudnn-cu12==9.1.0.70"', '"nvidia cudnn !! 9"'),
+        "torch.toml", "release[0].variant[0].pins", id="bad-pin"),
+    pytest.param(
+        lambda t: _replace(t, "https://example.invalid/cu124", "http://example.invalid/cu124"),
+        "torch.toml", "release[0].variant[0].index_url", id="plain-http-index"),
+    pytest.param(
+        lambda t: _replace(t, 'torchvision = "0.1.0"', 'torchvision = "zero"'),
+        "torch.toml", "release[0].companions.torchvision", id="bad-companion-version"),
+    pytest.param(
+        lambda t: _replace(t, 'torchvision = "0.1.0"',
+                           'torchvision = { version = "0.1.0", follows_variant = "no" }'),
+        "torch.toml", "release[0].companions.torchvision.follows_variant",
+        id="companion-follows-variant-not-bool"),
+    pytest.param(
+        lambda t: _replace(t, 'torchvision = "0.1.0"',
+                           'torchvision = { version = "0.1.0", tag = "cu124" }'),
+        "torch.toml", "release[0].companions.torchvision.tag", id="companion-unknown-key"),
+    pytest.param(
+        lambda t: _replace(t, 'framework = "torch"', 'framework = "jax"'),
+        "torch.toml", "framework", id="wrong-framework"),
+    pytest.param(
+        lambda t: _replace(t, "schema = 1", "schema = 2"),
+        "torch.toml", "schema", id="unknown-schema"),
+    pytest.param(
+        lambda t: t + "\n[[release\n",
+        "torch.toml", "invalid TOML", id="syntax-error"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "filename", "key"), BROKEN)
+def test_broken_catalog_is_refused_with_file_and_key(
+    tmp_path: Path, mutate: Callable[[str], str], filename: str, key: str
+) -> None:
+    root = _write_catalog(tmp_path, torch=mutate(textwrap.dedent(TORCH)))
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(root)
+    message = str(caught.value)
+    assert message.startswith(f"catalog {filename}: "), message
+    assert key in message, message
+    assert "\n" not in message
+    assert caught.value.exit_code == 70
+
+
+def test_companion_table_form_is_read(tmp_path: Path) -> None:
+    torch = _replace(textwrap.dedent(TORCH), 'torchvision = "0.1.0"',
+                     'torchvision = "0.1.0", '
+                     'torchaudio = { version = "2.0.0", follows_variant = false }')
+    catalog = load_catalog(_write_catalog(tmp_path, torch=torch))
+    release = catalog.release(Framework.TORCH, Version("1.0.0"))
+    assert release is not None
+    found = {str(c.name): (str(c.version), c.follows_variant) for c in release.companions}
+    assert found == {"torchvision": ("0.1.0", True), "torchaudio": ("2.0.0", False)}
+
+
+@pytest.mark.parametrize(
+    ("drivers", "key"),
+    [
+        pytest.param(DRIVERS.replace('source = "test"\n', "", 1), "major_line[0].source",
+                     id="major-line-without-source"),
+        pytest.param(DRIVERS.replace('driver = "550.54.14"', 'driver = "new"'), "toolkit[0].driver",
+                     id="bad-toolkit-driver"),
+        pytest.param(DRIVERS.replace("cuda_major = 12", 'cuda_major = "12"'),
+                     "major_line[0].cuda_major", id="cuda-major-not-integer"),
+        pytest.param(DRIVERS + DRIVERS[DRIVERS.index("[[major_line]]"):DRIVERS.index("[[tool")],
+                     "major_line", id="duplicate-major-line"),
+        pytest.param(DRIVERS.replace('label = "12.4 GA"', 'label = "12.4 GA"\nnote = "x"'),
+                     "toolkit[0].note", id="unknown-toolkit-key"),
+    ],
+)
+def test_broken_driver_table_is_refused(tmp_path: Path, drivers: str, key: str) -> None:
+    root = _write_catalog(tmp_path, drivers=drivers)
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(root)
+    assert str(caught.value).startswith(f"catalog {DRIVERS_FILE}: ")
+    assert key in str(caught.value)
+
+
+def test_missing_catalog_file_is_refused(tmp_path: Path) -> None:
+    root = _write_catalog(tmp_path)
+    (root / FRAMEWORK_FILES[Framework.JAX]).unlink()
+    with pytest.raises(CatalogError, match=r"catalog jax\.toml: cannot read"):
+        load_catalog(root)

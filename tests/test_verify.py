@@ -1,0 +1,622 @@
+"""verify's checks, one at a time, in-process: no venv, no framework, no GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from colabenv import _proc
+from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv.catalog import shipped_catalog
+from colabenv.errors import StateError
+from colabenv.marker import parse_marker
+from colabenv.models import ComputeCapability, Framework, Gpu, Target
+from colabenv.verification import (
+    Build,
+    Check,
+    DistInfo,
+    Expectation,
+    Installed,
+    Status,
+    VerifyReport,
+    check_consistency,
+    check_cuda,
+    check_duplicates,
+    check_env,
+    check_marker,
+    check_smoke,
+    check_versions,
+    check_vram,
+    dependency_closure,
+    framework_build,
+    process_started_at,
+    restarted_process,
+    scan_path,
+    stderr_tail,
+)
+from tests.support.standin_frameworks import write_marker
+
+# ---------------------------------------------------------------------------------------------
+# marker
+
+
+def _marker(tmp_path: Path, written_at: float, changed: bool = True):  # type: ignore[no-untyped-def]
+    path = write_marker(tmp_path, requirements=["torch==2.6.0+cu124"],
+                        frameworks={"torch": "2.6.0+cu124"}, written_at=written_at,
+                        changed=changed)
+    return parse_marker(path.read_text(), path)
+
+
+def test_marker_missing_fails_without_profile_and_warns_with_one(tmp_path: Path) -> None:
+    where = tmp_path / "restart-marker.json"
+    bare = check_marker(None, None, where, time.time(), "interpreter", explicit=False)
+    assert bare.status is Status.FAIL and "no restart marker" in bare.detail
+    named = check_marker(None, None, where, time.time(), "interpreter", explicit=True)
+    assert named.status is Status.WARN
+
+
+def test_marker_older_than_the_interpreter_passes(tmp_path: Path) -> None:
+    marker = _marker(tmp_path, written_at=1000.0)
+    check = check_marker(marker, None, marker.path, 2000.0, "kernel", explicit=False)
+    assert check.status is Status.PASS
+    assert "this kernel started" in check.detail
+
+
+def test_marker_newer_than_the_interpreter_means_restart_required(tmp_path: Path) -> None:
+    marker = _marker(tmp_path, written_at=3000.0)
+    check = check_marker(marker, None, marker.path, 2000.0, "kernel", explicit=True)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("restart required")
+
+
+def test_marker_newer_but_nothing_changed_needs_no_restart(tmp_path: Path) -> None:
+    marker = _marker(tmp_path, written_at=3000.0, changed=False)
+    check = check_marker(marker, None, marker.path, 2000.0, "interpreter", explicit=False)
+    assert check.status is Status.PASS and "no restart needed" in check.detail
+
+
+def test_marker_corrupted_is_a_fail_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "restart-marker.json"
+    path.write_text('{"schema": 1, "written_at": 12', encoding="utf-8")
+    with pytest.raises(StateError) as caught:
+        parse_marker(path.read_text(), path)
+    check = check_marker(None, caught.value, path, time.time(), "interpreter", explicit=False)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("corrupted restart marker") and str(path) in check.detail
+
+
+def test_marker_start_time_unknown_is_a_warning(tmp_path: Path) -> None:
+    marker = _marker(tmp_path, written_at=1000.0)
+    check = check_marker(marker, None, marker.path, None, "interpreter", explicit=False)
+    assert check.status is Status.WARN
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_this_process_started_before_now_and_after_boot() -> None:
+    started = process_started_at(os.getpid())
+    assert started is not None
+    assert started <= time.time()
+    assert started > time.time() - 7 * 24 * 3600 or Path("/proc/uptime").exists()
+
+
+def _fake_proc(root: Path, pid: int, ppid: int, start_ticks: int, cmdline: list[str]) -> None:
+    entry = root / str(pid)
+    entry.mkdir(parents=True)
+    name = Path(cmdline[0]).name
+    fields = ["S", str(ppid)] + ["0"] * 17 + [str(start_ticks)] + ["0"] * 10
+    (entry / "stat").write_text(f"{pid} ({name} x) " + " ".join(fields) + "\n")
+    (entry / "cmdline").write_bytes(b"\0".join(a.encode() for a in cmdline) + b"\0")
+
+
+def test_kernel_ancestor_and_its_start_time_from_a_fake_proc(tmp_path: Path) -> None:
+    hertz = os.sysconf("SC_CLK_TCK")
+    (tmp_path / "uptime").write_text("1000.00 500.00\n")
+    _fake_proc(tmp_path, 10, 1, 100 * hertz, ["/usr/bin/python3", "-m", "colab_kernel_launcher"])
+    _fake_proc(tmp_path, 20, 10, 900 * hertz, ["/bin/bash", "-c", "colabenv verify"])
+    _fake_proc(tmp_path, 30, 20, 990 * hertz, ["/usr/bin/python3", "/usr/local/bin/colabenv"])
+    assert restarted_process(tmp_path, 30) == (10, "kernel")
+    started = process_started_at(10, tmp_path, now=5000.0)
+    assert started == pytest.approx(5000.0 - 900.0)
+
+
+def test_without_a_kernel_the_interpreter_itself_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "stat").write_text("cpu 1 2 3\nbtime 1700000000\n")
+    _fake_proc(tmp_path, 40, 1, 250 * os.sysconf("SC_CLK_TCK"), ["python", "script.py"])
+    assert restarted_process(tmp_path, 40) == (40, "interpreter")
+    assert process_started_at(40, tmp_path) == pytest.approx(1700000250.0)
+    assert process_started_at(41, tmp_path) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# versions and consistency
+
+
+def _lookup(mapping: dict[str, str]) -> Callable[[str], str | None]:
+    return lambda name: mapping.get(name)
+
+
+def _expect(*reqs: str) -> Expectation:
+    return Expectation(source="test", requirements=tuple(Requirement(r) for r in reqs),
+                       kind="marker")
+
+
+def test_versions_compare_local_tags_exactly() -> None:
+    installed: dict[str, str] = {"torch": "2.6.0+cu126", "numpy": "2.1.0", "jax": "0.5.3"}
+    check = check_versions(
+        _expect("torch==2.6.0+cu124", "numpy>=1.26", "jax[cuda12]==0.5.3"), _lookup(installed)
+    )
+    assert check.status is Status.FAIL
+    assert check.detail == "torch: installed 2.6.0+cu126, expected ==2.6.0+cu124"
+
+
+def test_versions_pass_lists_the_frameworks() -> None:
+    installed: dict[str, str] = {"torch": "2.6.0+cu124", "numpy": "2.1.0"}
+    check = check_versions(_expect("torch==2.6.0+cu124", "numpy>=1.26"), _lookup(installed))
+    assert check.status is Status.PASS
+    assert "2 requirement(s)" in check.detail and "torch 2.6.0+cu124" in check.detail
+
+
+def test_versions_a_public_pin_is_not_met_by_a_local_build() -> None:
+    check = check_versions(_expect("torch==2.6.0"), _lookup({"torch": "2.6.0+cu124"}))
+    assert check.status is Status.FAIL
+
+
+def test_versions_missing_and_marker_excluded() -> None:
+    check = check_versions(
+        _expect("torch==2.6.0", 'pywin32==306; sys_platform == "win32"'), _lookup({})
+    )
+    assert check.status is Status.FAIL
+    assert check.detail == "torch: not installed, expected ==2.6.0"
+
+
+def test_versions_skip_without_expectation() -> None:
+    check = check_versions(Expectation(source="nothing"), _lookup({}))
+    assert check.status is Status.SKIP
+
+
+def _dists(*items: tuple[str, str, tuple[str, ...]]) -> dict[str, DistInfo]:
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(n): DistInfo(canonicalize_name(n), v, r) for n, v, r in items}
+
+
+def test_consistency_follows_the_closure_with_extras_and_markers() -> None:
+    dists = _dists(
+        ("jax", "0.5.3", ("jaxlib<=0.5.3,>=0.5.3", 'jax-cuda12-plugin==0.5.3; extra == "cuda12"',
+                          'jax-cuda13-plugin==0.5.3; extra == "cuda13"')),
+        ("jaxlib", "0.5.3", ("ml-dtypes>=0.4",)),
+        ("jax-cuda12-plugin", "0.5.3", ("nvidia-cudnn-cu12<10,>=9.1",)),
+        ("nvidia-cudnn-cu12", "9.0.0", ()),
+        ("ml-dtypes", "0.5.0", ('pywin32; sys_platform == "win32"',)),
+        ("unrelated", "1.0", ("missing-thing",)),
+    )
+    closure = dependency_closure([("jax", frozenset({"cuda12"}))], dists.get)
+    assert set(closure.names) == {"jax", "jaxlib", "jax-cuda12-plugin", "nvidia-cudnn-cu12",
+                                  "ml-dtypes"}
+    assert closure.problems == (
+        "jax-cuda12-plugin 0.5.3 requires nvidia-cudnn-cu12<10,>=9.1, installed 9.0.0",
+    )
+    assert check_consistency(closure).status is Status.FAIL
+
+
+def test_consistency_missing_dependency_and_pass() -> None:
+    dists = _dists(("torch", "2.6.0", ("filelock", "sympy==1.13.1")), ("filelock", "3.0", ()),
+                   ("sympy", "1.13.1", ()))
+    ok = dependency_closure([("torch", frozenset())], dists.get)
+    assert ok.problems == () and check_consistency(ok).status is Status.PASS
+    del dists["sympy"]
+    broken = dependency_closure([("torch", frozenset())], dists.get)
+    assert broken.problems == ("torch 2.6.0 requires sympy==1.13.1, which is not installed",)
+
+
+# ---------------------------------------------------------------------------------------------
+# duplicates and shadowing on a constructed sys.path
+
+
+def _site(root: Path, name: str, *, dists: dict[str, str] | None = None,
+          modules: tuple[str, ...] = (), packages: tuple[str, ...] = (),
+          namespaces: tuple[str, ...] = ()) -> str:
+    site = root / name
+    site.mkdir(parents=True)
+    for dist, version in (dists or {}).items():
+        meta = site / f"{dist}-{version}.dist-info"
+        meta.mkdir()
+        (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    for module in modules:
+        (site / module).write_text("")
+    for package in packages:
+        (site / package).mkdir()
+        (site / package / "__init__.py").write_text("")
+    for namespace in namespaces:
+        (site / namespace).mkdir()
+    return str(site)
+
+
+def test_scan_finds_a_distribution_installed_twice(tmp_path: Path) -> None:
+    user = _site(tmp_path, "user", dists={"numpy": "2.1.0"}, packages=("numpy",))
+    system = _site(tmp_path, "system", dists={"numpy": "1.26.4", "torch": "2.6.0+cu124"},
+                   packages=("numpy", "torch"))
+    scan = scan_path([user, system])
+    assert [name for name, _ in scan.duplicates] == ["numpy"]
+    assert [(d.version, d.entry) for d in scan.duplicates[0][1]] == [("2.1.0", user),
+                                                                     ("1.26.4", system)]
+    assert [(s.module, s.used, s.hidden) for s in scan.shadows] == [("numpy", user, system)]
+    relevant = check_duplicates(scan, relevant_dists=["numpy"], relevant_modules=["numpy"])
+    assert relevant.status is Status.FAIL
+    assert "numpy installed 2 times (2.1.0 in" in relevant.detail
+    assert check_duplicates(scan).status is Status.WARN
+
+
+def test_scan_finds_a_module_shadowing_an_installed_package(tmp_path: Path) -> None:
+    cwd = _site(tmp_path, "notebook", modules=("torch.py", "helpers.py"))
+    site = _site(tmp_path, "site", dists={"torch": "2.6.0"}, packages=("torch",))
+    scan = scan_path([cwd, site])
+    assert scan.duplicates == ()
+    assert [(s.module, s.used, s.hidden) for s in scan.shadows] == [("torch", cwd, site)]
+    check = check_duplicates(scan, relevant_dists=["torch"], relevant_modules=["torch"])
+    assert check.status is Status.FAIL
+    assert check.detail == f"module torch in {site} is shadowed by {cwd}"
+
+
+def test_scan_ignores_namespace_packages_stdlib_backports_and_repeated_entries(
+    tmp_path: Path,
+) -> None:
+    stdlib = _site(tmp_path, "stdlib", modules=("typing.py",))
+    first = _site(tmp_path, "first", namespaces=("nvidia", "google"),
+                  dists={"nvidia-cudnn-cu12": "9.1.0.70"})
+    second = _site(tmp_path, "second", namespaces=("nvidia",), modules=("typing.py",),
+                   dists={"nvidia-cublas-cu12": "12.4.5.8", "typing": "3.7.4.3"})
+    scan = scan_path([stdlib, first, first, second, str(tmp_path / "absent")], stdlib=[stdlib])
+    assert scan.duplicates == () and scan.shadows == ()
+    check = check_duplicates(scan)
+    assert check.status is Status.PASS and check.detail.startswith("3 distributions")
+
+
+def test_scan_sees_extension_modules_and_egg_info(tmp_path: Path) -> None:
+    suffix = next(s for s in __import__("importlib.machinery").machinery.EXTENSION_SUFFIXES
+                  if s.endswith(".so")) if sys.platform != "win32" else ".pyd"
+    first = _site(tmp_path, "a", modules=(f"_fast{suffix}",))
+    second = _site(tmp_path, "b", modules=("_fast.py",))
+    (Path(second) / "old_thing-1.0-py3.11.egg-info").mkdir()
+    (Path(first) / "old_thing-0.9-py3.11.egg-info").mkdir()
+    scan = scan_path([first, second])
+    assert [s.module for s in scan.shadows] == ["_fast"]
+    assert [name for name, _ in scan.duplicates] == ["old-thing"]
+
+
+def test_installed_uses_the_first_distribution_on_the_path(tmp_path: Path) -> None:
+    first = _site(tmp_path, "first", dists={"numpy": "2.1.0"})
+    second = _site(tmp_path, "second", dists={"numpy": "1.26.4"})
+    installed = Installed(scan_path([first, second]))
+    assert installed.version("numpy") == "2.1.0"
+    assert installed.version("NumPy") == "2.1.0"
+    assert installed.version("scipy") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# the CUDA a framework was built for
+
+
+def _target(driver: str | None, cuda: str | None, *caps: str) -> Target:
+    return Target(
+        driver=Version(driver) if driver else None,
+        cuda=Version(cuda) if cuda else None,
+        compute_capabilities=tuple(ComputeCapability.parse(c) for c in caps),
+        python=Version("3.11"),
+    )
+
+
+def _torch(version: str, cuda: str | None, variant: str | None) -> Build:
+    return Build(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
+                 "test")
+
+
+def _cu12_release() -> tuple[str, str, str]:
+    for release in shipped_catalog().releases_of(Framework.TORCH):
+        for variant in release.variants:
+            if variant.cuda is not None and variant.cuda.major == 12 and variant.local_tag:
+                return str(release.version), variant.local_tag, str(variant.cuda)
+    raise AssertionError("the catalog has no torch CUDA 12 variant")
+
+
+def test_cuda_fits() -> None:
+    version, tag, cuda = _cu12_release()
+    build = _torch(f"{version}+{tag}", cuda, tag)
+    check = check_cuda(Framework.TORCH, build, _target("580.65.06", "13.0", "7.5"),
+                       shipped_catalog(), require_gpu=True)
+    assert check.status is Status.PASS
+    assert "kernels for sm_75" in check.detail
+
+
+def test_cuda_newer_major_than_the_driver_fails() -> None:
+    build = _torch("2.9.0+cu130", "13.0", "cu130")
+    check = check_cuda(Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"),
+                       shipped_catalog(), require_gpu=False)
+    assert check.status is Status.FAIL
+    assert "13" in check.detail and "550.54.15" in check.detail
+
+
+def test_cuda_newer_minor_than_the_driver_warns() -> None:
+    build = _torch("2.6.0+cu126", "12.6", "cu126")
+    check = check_cuda(Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"),
+                       shipped_catalog(), require_gpu=False)
+    assert check.status is Status.WARN and "minor-version compatibility" in check.detail
+
+
+def test_cuda_arch_list_without_the_gpu_fails() -> None:
+    version, tag, cuda = _cu12_release()
+    build = _torch(f"{version}+{tag}", cuda, tag)
+    check = check_cuda(Framework.TORCH, build, _target("580.65.06", "13.0", "7.5", "3.5"),
+                       shipped_catalog(), require_gpu=False)
+    assert check.status is Status.FAIL
+    assert "no kernels for sm_35" in check.detail
+
+
+def test_cuda_without_gpu_skips_or_fails_when_required() -> None:
+    build = _torch("2.6.0+cu124", "12.4", "cu124")
+    cpu = _target(None, None)
+    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(),
+                      require_gpu=False).status is Status.SKIP
+    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(),
+                      require_gpu=True).status is Status.FAIL
+    assert check_cuda(Framework.TORCH, None, cpu, shipped_catalog(),
+                      require_gpu=False).status is Status.FAIL
+
+
+def test_cuda_cpu_build_on_a_gpu_host() -> None:
+    build = _torch("2.6.0+cpu", None, "cpu")
+    gpu = _target("550.54.15", "12.4", "7.5")
+    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(),
+                      require_gpu=False).status is Status.WARN
+    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(),
+                      require_gpu=True).status is Status.FAIL
+
+
+def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> None:
+    site = Path(_site(tmp_path, "site", dists={"torch": "2.7.0", "jax": "0.5.3",
+                                                "jax_cuda12_plugin": "0.5.3",
+                                                "nvidia_cuda_runtime_cu12": "12.8.90",
+                                                "tensorflow": "2.18.0"}))
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text(
+        "from typing import Optional\n__version__ = '2.7.0'\ncuda: Optional[str] = '12.6'\n"
+    )
+    (site / "torch" / "__init__.py").write_text("raise SystemExit('imported!')\n")
+    info = site / "tensorflow" / "python" / "platform"
+    info.mkdir(parents=True)
+    (info / "build_info.py").write_text(
+        "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
+        "('is_cuda_build', True)])\n"
+    )
+    installed = Installed(scan_path([str(site)]))
+    catalog = shipped_catalog()
+    torch = framework_build(Framework.TORCH, installed, catalog)
+    assert torch is not None and torch.cuda == Version("12.6") and torch.evidence == \
+        "torch/version.py"
+    jax = framework_build(Framework.JAX, installed, catalog)
+    assert jax is not None and jax.cuda == Version("12.8") and jax.variant == "cuda12"
+    tf = framework_build(Framework.TENSORFLOW, installed, catalog)
+    assert tf is not None and tf.cuda == Version("12.5")
+
+
+# ---------------------------------------------------------------------------------------------
+# smoke results, as the parent reads them
+
+
+def _child(result: dict[str, object] | None, *, returncode: int = 0, stderr: str = "",
+           timed_out: bool = False, noise: str = "") -> _proc.Completed:
+    out = noise + (PREFIX + json.dumps(result) + "\n" if result is not None else "")
+    return _proc.Completed(("python",), returncode, out, stderr, timed_out)
+
+
+def _smoke_result(**changes: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "mode": "smoke", "framework": "torch", "stage": "done", "version": "2.6.0+cu124",
+        "cuda": "12.4", "cudnn": "9.1.0", "arch_list": ["sm_75", "sm_80"], "devices": [
+            {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0,
+             "error": None}],
+        "gpu_reason": None, "cpu_max_abs_diff": 0.0, "error": None, "notes": [],
+    }
+    base.update(changes)
+    return base
+
+
+def _smoke(completed: _proc.Completed, *, gpu: bool = True, require: bool = False) -> Check:
+    return check_smoke(Framework.TORCH, completed, timeout=30, host_has_gpu=gpu,
+                       require_gpu=require)
+
+
+def test_smoke_pass_reports_device_and_versions() -> None:
+    check = _smoke(_child(_smoke_result(), noise="framework chatter\n"))
+    assert check.status is Status.PASS
+    assert check.detail == ("Tesla T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
+                            "CUDA 12.4, cuDNN 9.1.0")
+
+
+def test_smoke_crash_hang_and_import_error_are_fails_with_their_cause() -> None:
+    crash = _smoke(_child(None, returncode=-11, stderr="Fatal Python error\nSegmentation fault"))
+    assert crash.status is Status.FAIL
+    assert crash.detail == "crashed with SIGSEGV; stderr: Fatal Python error | Segmentation fault"
+    hang = _smoke(_child(None, returncode=-1, timed_out=True))
+    assert hang.status is Status.FAIL and hang.detail == "did not finish within 30s (killed)"
+    failed = _smoke(_child(_smoke_result(stage="import", version=None,
+                                         error="ImportError: libcudnn.so.9: cannot open"),
+                           returncode=3, stderr="Traceback\nImportError: libcudnn.so.9"))
+    assert failed.status is Status.FAIL
+    assert failed.detail.startswith("import failed: ImportError: libcudnn.so.9: cannot open")
+    mute = _smoke(_child(None, returncode=1, stderr="boom"))
+    assert mute.detail == "exited 1 without a result; stderr: boom"
+
+
+def test_smoke_without_gpu() -> None:
+    cpu_only = _smoke_result(devices=[], gpu_reason="torch.cuda.is_available() is False")
+    assert _smoke(_child(cpu_only), gpu=False).status is Status.SKIP
+    assert _smoke(_child(cpu_only), gpu=False, require=True).status is Status.FAIL
+    unseen = _smoke(_child(cpu_only, stderr="The NVIDIA driver on your system is too old"))
+    assert unseen.status is Status.FAIL
+    assert "sees no GPU although the host has one" in unseen.detail
+    assert "too old" in unseen.detail
+
+
+def test_smoke_wrong_results_and_device_errors() -> None:
+    wrong_cpu = _smoke(_child(_smoke_result(cpu_max_abs_diff=3.0)))
+    assert wrong_cpu.status is Status.FAIL and "CPU matmul wrong" in wrong_cpu.detail
+    device = {"index": 0, "name": "Tesla P100", "capability": "6.0", "max_abs_diff": None,
+              "error": "RuntimeError: CUDA error: no kernel image is available"}
+    no_kernel = _smoke(_child(_smoke_result(devices=[device])))
+    assert no_kernel.status is Status.FAIL
+    assert "no kernels for sm_60 in torch's arch list (sm_75 sm_80)" in no_kernel.detail
+    differs = dict(device, error=None, max_abs_diff=0.5, capability="7.5")
+    assert _smoke(_child(_smoke_result(devices=[differs]))).status is Status.FAIL
+
+
+def test_stderr_tail_drops_traceback_frames_and_the_reported_error() -> None:
+    stderr = (
+        "W0000 cuda_executor.cc: could not open libcuda\n"
+        "Traceback (most recent call last):\n"
+        '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+        "    import torch\n"
+        "    ^^^^^^^^^^^^\n"
+        "ImportError: libcudnn.so.9: cannot open shared object file\n"
+    )
+    assert stderr_tail(stderr, skip="ImportError: libcudnn.so.9: cannot open shared object file"
+                       ) == "W0000 cuda_executor.cc: could not open libcuda"
+
+
+def test_check_detail_is_always_one_line() -> None:
+    assert Check("versions", Status.FAIL, "a\n  b\tc").detail == "a b c"
+
+
+def test_stderr_tail_is_one_bounded_line() -> None:
+    text = "\n".join(f"line {i}" for i in range(100)) + "\n\n"
+    assert stderr_tail(text) == "line 97 | line 98 | line 99"
+    assert len(stderr_tail("x" * 1000)) <= 303
+
+
+# ---------------------------------------------------------------------------------------------
+# the child's own pieces
+
+
+def test_child_matmul_reference_is_exact_in_float32() -> None:
+    a, b = matrices()
+    product = reference_matmul(a, b)
+    assert max(abs(v) for row in product for v in row) < 2**24
+    assert max_abs_diff(product, product) == 0.0
+    assert max_abs_diff([[1.0]], product) == float("inf")
+
+
+def test_largest_block_binary_search_is_bounded() -> None:
+    limit = 5 * 1024**3 + 12345
+    calls: list[int] = []
+
+    def fits(size: int) -> bool:
+        calls.append(size)
+        return size <= limit
+
+    size, complete = largest_block(fits, 16 * 1024**3, time.monotonic() + 10)
+    assert complete and limit - 64 * 1024**2 <= size <= limit
+    assert len(calls) <= 24
+    assert largest_block(lambda n: True, 1024, time.monotonic() + 1) == (1024, True)
+    cut, done = largest_block(lambda n: False, 16 * 1024**3, time.monotonic() - 1)
+    assert (cut, done) == (0, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# vram and env
+
+
+def _probe(gpus: list[dict[str, object]], **extra: object) -> _proc.Completed:
+    return _child({"mode": "vram", "framework": "torch", "gpus": gpus, "probed": True,
+                   "reason": None, "error": None, **extra})
+
+
+def test_vram_uses_nvml_numbers_and_the_probe_largest_block() -> None:
+    gib = 1024**3
+    gpus = [Gpu("Tesla T4", ComputeCapability(7, 5), 15360, 14000)]
+    probe = _probe([{"index": 0, "free": 14 * gib, "total": 15 * gib, "largest": 13 * gib,
+                     "complete": True}])
+    check = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True,
+                       min_free_gib=8)
+    assert check.status is Status.PASS
+    assert check.detail == "GPU0 Tesla T4: 13.7 GiB free of 15.0 GiB, largest block 13.0 GiB"
+    low = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True,
+                     min_free_gib=14)
+    assert low.status is Status.WARN
+    assert low.detail.startswith("GPU0 Tesla T4 has 13.7 GiB free, the profile asks for 14 GiB")
+
+
+def test_vram_without_gpu_and_with_a_failed_probe() -> None:
+    assert check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=False,
+                      min_free_gib=None).status is Status.SKIP
+    assert check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=True,
+                      min_free_gib=None).status is Status.FAIL
+    crashed = _child(None, returncode=-11)
+    check = check_vram([Gpu("A100", ComputeCapability(8, 0), 40960, 40000)], crashed,
+                       probe_timeout=1, host_has_gpu=True, require_gpu=False, min_free_gib=None)
+    assert check.status is Status.WARN and "probe crashed with SIGSEGV" in check.detail
+    unprobed = check_vram([Gpu("A100", ComputeCapability(8, 0), 40960, 40000)], None,
+                          probe_timeout=1, host_has_gpu=True, require_gpu=False,
+                          min_free_gib=None)
+    assert unprobed.status is Status.PASS
+    assert unprobed.detail == ("GPU0 A100: 39.1 GiB free of 40.0 GiB; largest block not probed "
+                               "(no torch, cupy or jax here)")
+
+
+def test_env_check() -> None:
+    wanted = (("XLA_PYTHON_CLIENT_PREALLOCATE", "false"), ("PYTORCH_CUDA_ALLOC_CONF", "x"))
+    ok = check_env(wanted, {"XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+                            "PYTORCH_CUDA_ALLOC_CONF": "x"})
+    assert ok.status is Status.PASS
+    bad = check_env(wanted, {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+    assert bad.status is Status.FAIL
+    assert bad.detail.startswith("XLA_PYTHON_CLIENT_PREALLOCATE='true', expected 'false'; "
+                                 "PYTORCH_CUDA_ALLOC_CONF is not set")
+    assert check_env((), {}).status is Status.SKIP
+
+
+# ---------------------------------------------------------------------------------------------
+# the report and the Python entry point
+
+
+def test_report_json_shape_and_ok() -> None:
+    report = VerifyReport((Check("marker", Status.PASS, "fine"), Check("vram", Status.WARN, "low")))
+    assert report.ok
+    assert report.to_json() == {"ok": True, "checks": [
+        {"name": "marker", "status": "PASS", "detail": "fine"},
+        {"name": "vram", "status": "WARN", "detail": "low"}]}
+    failed = VerifyReport((Check("env", Status.FAIL, "x"),))
+    assert not failed.ok and "1 check(s) failed" in str(failed)
+
+
+def test_python_entry_point_returns_the_report(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import colabenv
+
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
+    write_marker(tmp_path, requirements=["packaging>=20"], frameworks={}, smoke=[],
+                 env={"COLABENV_TEST_FLAG": "on"})
+    monkeypatch.setenv("COLABENV_TEST_FLAG", "on")
+    report = colabenv.verify()
+    statuses = {c.name: c.status for c in report.checks}
+    assert statuses["marker"] is Status.PASS
+    assert statuses["versions"] is Status.PASS
+    assert statuses["consistency"] is Status.PASS
+    assert statuses["env"] is Status.PASS
+    assert [c.name for c in report.checks][:4] == ["marker", "versions", "duplicates",
+                                                  "consistency"]
+
+
+def test_the_entry_point_survives_importing_the_module() -> None:
+    import colabenv
+    import colabenv.verification
+
+    assert callable(colabenv.verify)
+    assert colabenv.verify.__module__ == "colabenv"

@@ -1,0 +1,101 @@
+"""The real smoke tests and VRAM probe, for whichever of torch, jax, tensorflow is importable.
+
+Marked ``gpu``: run by hand on a GPU host (``pytest -m gpu tests/test_verify_gpu.py -s``); the
+default run deselects them. They exercise the child code against the real frameworks, which the
+stand-ins only imitate.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from colabenv.models import Fingerprint, Framework
+from colabenv.verification import (
+    Status,
+    check_smoke,
+    check_vram,
+    probe_framework,
+    run_probe,
+    run_smoke,
+)
+
+pytestmark = pytest.mark.gpu
+
+TIMEOUT = 300.0
+FRAMEWORKS = [f for f in (Framework.TORCH, Framework.JAX, Framework.TENSORFLOW)
+              if importlib.util.find_spec(f.value) is not None]
+
+
+def _fingerprint() -> Fingerprint:
+    from colabenv.detect import detect
+
+    return detect()
+
+
+@pytest.fixture(scope="module")
+def gpu_host() -> bool:
+    fingerprint = _fingerprint()
+    if not fingerprint.target.has_gpu:
+        pytest.skip("no NVIDIA GPU detected")
+    return True
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS, ids=lambda f: f.value)
+def test_real_smoke_test_passes_on_the_gpu(gpu_host: bool, framework: Framework) -> None:
+    started = time.monotonic()
+    completed = run_smoke(framework, TIMEOUT)
+    elapsed = time.monotonic() - started
+    check = check_smoke(framework, completed, timeout=TIMEOUT, host_has_gpu=True,
+                        require_gpu=True)
+    print(f"\n{check.name}: {check.status.value} in {elapsed:.1f}s: {check.detail}")
+    assert check.status is Status.PASS, f"{check.detail}\n{completed.stderr[-2000:]}"
+    assert "matmul agrees with CPU" in check.detail
+
+
+def test_real_vram_probe_finds_a_large_block(gpu_host: bool) -> None:
+    framework = probe_framework()
+    if framework is None:
+        pytest.skip("no torch, cupy or jax to probe with")
+    with tempfile.TemporaryDirectory() as scratch:
+        go = Path(scratch) / "go"
+        go.touch()
+        completed = run_probe(framework, go, TIMEOUT)
+    fingerprint = _fingerprint()
+    check = check_vram(fingerprint.gpus, completed, probe_timeout=TIMEOUT, host_has_gpu=True,
+                       require_gpu=True, min_free_gib=None)
+    print(f"\nvram: {check.status.value}: {check.detail}")
+    assert check.status is Status.PASS, f"{check.detail}\n{completed.stderr[-2000:]}"
+    assert "largest block" in check.detail
+
+
+def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path: Path) -> None:
+    if not FRAMEWORKS:
+        pytest.skip("no framework importable")
+    singles = {}
+    for framework in FRAMEWORKS:
+        started = time.monotonic()
+        run_smoke(framework, TIMEOUT)
+        singles[framework.value] = time.monotonic() - started
+    exe = Path(sys.executable).parent / "colabenv"
+    started = time.monotonic()
+    result = subprocess.run([str(exe), "verify", "--json", "--timeout", str(TIMEOUT)],
+                            capture_output=True, text=True, timeout=TIMEOUT * 2, check=False)
+    whole = time.monotonic() - started
+    data = json.loads(result.stdout)
+    statuses = {c["name"]: c["status"] for c in data["checks"]}
+    print("\n" + json.dumps(data, indent=2))
+    slowest = max(singles.values())
+    print(f"verify {whole:.1f}s; single smoke tests {singles}; "
+          f"ratio {whole / slowest:.2f}x the slowest")
+    for framework in FRAMEWORKS:
+        assert statuses[f"smoke:{framework.value}"] == "PASS"
+    assert statuses["vram"] in ("PASS", "WARN")
+    assert whole < 2 * slowest + 10

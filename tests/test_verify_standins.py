@@ -1,0 +1,519 @@
+"""``colabenv verify --json`` in a real virtual environment holding stand-in frameworks.
+
+Each case builds a venv (``--without-pip``, a fraction of a second), installs stand-in torch,
+jax or tensorflow with one behaviour, writes a restart marker, pretends a GPU host through the
+``COLABENV_*`` target variables where it needs one, and asserts every check's exact status,
+the exit code, and for a crash or hang that the other smoke tests still report in time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from colabenv.catalog import shipped_catalog
+from colabenv.models import ComputeCapability, Framework, archs_cover, format_driver
+from tests.support.standin_frameworks import (
+    Behaviour,
+    Standin,
+    StandinVenv,
+    make_venv,
+    venv_env,
+    write_marker,
+)
+
+pytestmark = pytest.mark.slow
+
+GPU_HOST = {"COLABENV_DRIVER_VERSION": "560.35.03", "COLABENV_CUDA_VERSION": "12.6",
+            "COLABENV_COMPUTE_CAPABILITY": "7.5"}
+TORCH = "2.6.0+cu124"
+JAX = "0.5.3"
+TF = "2.18.0"
+
+
+def _real_gpu_here() -> bool:
+    return Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi") is not None
+
+
+needs_no_gpu = pytest.mark.skipif(_real_gpu_here(), reason="this host has a real NVIDIA GPU")
+
+
+class Case:
+    """One venv, its marker and the environment verify runs in."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.venv: StandinVenv = make_venv(tmp_path / "venv")
+        self.state = tmp_path / "state"
+        self.env = venv_env(COLABENV_STATE_DIR=str(self.state))
+
+    def gpu_host(self, **overrides: str) -> Case:
+        self.env.update(GPU_HOST)
+        self.env.update(overrides)
+        return self
+
+    def torch(self, behaviour: Behaviour = Behaviour.HEALTHY, version: str = TORCH,
+              **fields: Any) -> Case:
+        self.venv.install(Standin("torch", version, behaviour, **fields))
+        return self
+
+    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True) -> Case:
+        self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",)))
+        self.venv.install_plain("jaxlib", JAX)
+        if plugin:
+            self.venv.install_plain("jax-cuda12-plugin", JAX)
+        return self
+
+    def tensorflow(self, behaviour: Behaviour = Behaviour.HEALTHY) -> Case:
+        self.venv.install(Standin("tensorflow", TF, behaviour, cuda="12.5"))
+        return self
+
+    def marker(self, requirements: list[str], **fields: Any) -> Case:
+        frameworks = {}
+        for req in requirements:
+            name, _, version = req.partition("==")
+            name = name.split("[")[0]
+            if name in ("torch", "jax", "tensorflow"):
+                frameworks[name] = version
+        write_marker(self.state, requirements=requirements, frameworks=frameworks, **fields)
+        return self
+
+    def verify(self, *args: str, timeout: float = 120) -> tuple[int, dict[str, str],
+                                                                 dict[str, str], float]:
+        started = time.monotonic()
+        result = self.venv.run_verify("--json", *args, env=self.env, timeout=timeout)
+        elapsed = time.monotonic() - started
+        assert result.returncode in (0, 1), result.stderr
+        data = json.loads(result.stdout)
+        assert set(data) == {"ok", "checks"}
+        assert data["ok"] is (result.returncode == 0)
+        statuses = {c["name"]: c["status"] for c in data["checks"]}
+        details = {c["name"]: c["detail"] for c in data["checks"]}
+        assert all(set(c) == {"name", "status", "detail"} for c in data["checks"])
+        assert all("\n" not in d for d in details.values())
+        return result.returncode, statuses, details, elapsed
+
+
+def _all(status: str, *names: str) -> dict[str, str]:
+    return {name: status for name in names}
+
+
+STATIC_PASS = _all("PASS", "marker", "versions", "duplicates", "consistency")
+
+
+def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch().jax().tensorflow()
+            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"],
+                    env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}))
+    case.env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    code, statuses, details, _ = case.verify()
+    assert statuses == {
+        **STATIC_PASS,
+        **_all("PASS", "cuda:torch", "cuda:tensorflow", "cuda:jax"),
+        **_all("PASS", "smoke:torch", "smoke:tensorflow", "smoke:jax"),
+        "vram": "PASS", "env": "PASS",
+    }
+    assert code == 0
+    assert list(statuses) == ["marker", "versions", "duplicates", "consistency", "cuda:torch",
+                              "cuda:tensorflow", "cuda:jax", "smoke:torch", "smoke:tensorflow",
+                              "smoke:jax", "vram", "env"]
+    assert details["smoke:torch"] == (
+        "Stand-in T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
+    )
+    assert details["vram"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
+    assert "driver 560.35.03 (CUDA 12.6)" in details["cuda:torch"]
+
+
+def test_table_output_for_people(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"])
+    result = case.venv.run_verify(env=case.env)
+    assert result.returncode == 0, result.stderr
+    for name in ("marker", "versions", "cuda:torch", "smoke:torch", "vram", "env"):
+        assert name in result.stdout
+    assert "all checks passed" in result.stdout
+    assert "restart marker (standin)" in result.stdout
+
+
+@needs_no_gpu
+def test_no_gpu_skips_the_gpu_parts_but_still_runs_each_framework(tmp_path: Path) -> None:
+    case = (Case(tmp_path).torch(Behaviour.NO_GPU).jax(Behaviour.NO_GPU, plugin=False)
+            .marker([f"torch=={TORCH}", f"jax=={JAX}"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "smoke:torch",
+                                              "smoke:jax", "vram", "env")}
+    assert code == 0
+    assert details["smoke:torch"] == ("GPU part skipped: no GPU on this host; CPU matmul ok "
+                                      "(torch 2.6.0+cu124)")
+
+
+@needs_no_gpu
+def test_no_gpu_fails_when_the_profile_requires_one(tmp_path: Path) -> None:
+    case = Case(tmp_path).torch(Behaviour.NO_GPU).marker([f"torch=={TORCH}"], require_gpu=True)
+    code, statuses, _, _ = case.verify()
+    assert statuses == {**STATIC_PASS, **_all("FAIL", "cuda:torch", "smoke:torch", "vram"),
+                        "env": "SKIP"}
+    assert code == 1
+
+
+def test_gpu_host_but_the_framework_sees_none(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU).marker([f"torch=={TORCH}"])
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "FAIL",
+                        "vram": "WARN", "env": "SKIP"}
+    assert "sees no GPU although the host has one" in details["smoke:torch"]
+    assert details["vram"] == "no memory information (torch sees no GPU)"
+    assert code == 1
+
+
+def test_wrong_cuda_build_for_the_driver(tmp_path: Path) -> None:
+    case = (Case(tmp_path)
+            .gpu_host(COLABENV_DRIVER_VERSION="550.54.15", COLABENV_CUDA_VERSION="12.4")
+            .torch(Behaviour.DRIVER_TOO_OLD, version="2.6.0+cu130", cuda="13.0")
+            .marker(["torch==2.6.0+cu130"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, "cuda:torch": "FAIL", "smoke:torch": "FAIL",
+                        "vram": "WARN", "env": "SKIP"}
+    assert "CUDA 13" in details["cuda:torch"] and "550.54.15" in details["cuda:torch"]
+    assert "driver on your system is too old" in details["smoke:torch"]
+    assert code == 1
+
+
+def _release_missing_an_arch() -> tuple[str, str, str, str, list[str]]:
+    """A torch release+variant of the catalog and a compute capability its arch list lacks."""
+    catalog = shipped_catalog()
+    candidates = ["6.0", "3.7", "12.0", "10.0"]
+    for release in catalog.releases_of(Framework.TORCH):
+        for variant in release.variants:
+            if variant.cuda is None or not variant.local_tag:
+                continue
+            for text in candidates:
+                cap = ComputeCapability.parse(text)
+                if not archs_cover(variant.archs, cap):
+                    driver = catalog.toolkit_driver(variant.cuda)
+                    assert driver is not None
+                    version = f"{release.version}+{variant.local_tag}"
+                    return (version, str(variant.cuda), text, format_driver(driver),
+                            [str(a) for a in variant.archs])
+    raise AssertionError("every torch variant in the catalog covers every candidate GPU")
+
+
+def test_missing_arch_for_the_gpu(tmp_path: Path) -> None:
+    version, cuda, cap, driver, archs = _release_missing_an_arch()
+    case = (Case(tmp_path)
+            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda,
+                      COLABENV_COMPUTE_CAPABILITY=cap)
+            .torch(Behaviour.MISSING_ARCH, version=version, cuda=cuda, capability=cap,
+                   arch_list=tuple(archs))
+            .marker([f"torch=={version}"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, "cuda:torch": "FAIL", "smoke:torch": "FAIL",
+                        "vram": "PASS", "env": "SKIP"}
+    sm = "sm_" + cap.replace(".", "")
+    assert f"no kernels for {sm}" in details["cuda:torch"]
+    assert "no kernel image is available" in details["smoke:torch"]
+    assert f"no kernels for {sm}" in details["smoke:torch"]
+    assert code == 1
+
+
+def test_import_error_fails_that_framework_only(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch(Behaviour.IMPORT_ERROR).jax()
+            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "cuda:jax": "PASS",
+                        "smoke:torch": "FAIL", "smoke:jax": "PASS", "vram": "WARN",
+                        "env": "SKIP"}
+    assert details["smoke:torch"].startswith(
+        "import failed: ImportError: libcudnn.so.9: cannot open shared object file"
+    )
+    assert "probe failed: ImportError" in details["vram"]
+    assert code == 1
+
+
+def test_segfault_on_import_is_a_fail_and_the_others_still_report(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch(Behaviour.SEGFAULT).jax().tensorflow()
+            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {**STATIC_PASS, **_all("PASS", "cuda:torch", "cuda:tensorflow",
+                                              "cuda:jax"),
+                        "smoke:torch": "FAIL", "smoke:tensorflow": "PASS", "smoke:jax": "PASS",
+                        "vram": "WARN", "env": "SKIP"}
+    assert details["smoke:torch"] == "crashed with SIGSEGV; stderr: stand-in: about to crash"
+    assert "probe crashed with SIGSEGV" in details["vram"]
+    assert code == 1
+
+
+def test_hang_on_import_is_killed_at_the_timeout_and_the_others_still_report(
+    tmp_path: Path,
+) -> None:
+    timeout = 4
+    case = (Case(tmp_path).gpu_host().torch(Behaviour.HANG).jax()
+            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], timeout_s=600))
+    code, statuses, details, elapsed = case.verify("--timeout", str(timeout))
+    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "cuda:jax": "PASS",
+                        "smoke:torch": "FAIL", "smoke:jax": "PASS", "vram": "WARN",
+                        "env": "SKIP"}
+    assert details["smoke:torch"] == (
+        "did not finish within 4s (killed); stderr: stand-in: hanging on import"
+    )
+    assert "importing torch did not finish within 4s" in details["vram"]
+    assert code == 1
+    assert elapsed < timeout + 4, f"verify took {elapsed:.1f}s with --timeout {timeout}"
+
+
+def test_marker_timeout_bounds_the_smoke_tests(tmp_path: Path) -> None:
+    case = (Case(tmp_path).jax(Behaviour.HANG, plugin=False)
+            .marker([f"jax=={JAX}"], timeout_s=2))
+    code, statuses, details, elapsed = case.verify()
+    assert statuses["smoke:jax"] == "FAIL"
+    assert details["smoke:jax"].startswith("did not finish within 2s")
+    assert elapsed < 2 + 4
+    assert code == 1
+
+
+def test_wrong_version_installed(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch(version="2.5.1+cu124")
+            .marker([f"torch=={TORCH}"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses == {"marker": "PASS", "versions": "FAIL", "duplicates": "PASS",
+                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
+                        "vram": "PASS", "env": "SKIP"}
+    assert details["versions"] == "torch: installed 2.5.1+cu124, expected ==2.6.0+cu124"
+    assert code == 1
+
+
+def test_unmet_dependency_of_a_framework(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host()
+            .torch(requires=("nvidia-cudnn-cu12==9.1.0.70", "filelock"))
+            .marker([f"torch=={TORCH}"]))
+    case.venv.install_plain("nvidia-cudnn-cu12", "9.3.0.75")
+    code, statuses, details, _ = case.verify()
+    assert statuses["consistency"] == "FAIL"
+    assert details["consistency"] == (
+        "torch 2.6.0+cu124 requires nvidia-cudnn-cu12==9.1.0.70, installed 9.3.0.75; "
+        "torch 2.6.0+cu124 requires filelock, which is not installed"
+    )
+    assert code == 1
+
+
+def test_env_variable_missing(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"],
+                    env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}))
+    code, statuses, details, _ = case.verify()
+    assert statuses["env"] == "FAIL"
+    assert details["env"].startswith("PYTORCH_CUDA_ALLOC_CONF is not set")
+    assert code == 1
+
+
+def test_low_free_vram_warns(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch(free_bytes=2 * 1024**3, largest_bytes=1024**3)
+            .marker([f"torch=={TORCH}"], min_free_vram_gib=8))
+    code, statuses, details, _ = case.verify()
+    assert statuses["vram"] == "WARN"
+    assert details["vram"].startswith("GPU0 has 2.0 GiB free, the profile asks for 8 GiB")
+    assert code == 0
+
+
+def test_no_marker(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch()
+    code, statuses, details, _ = case.verify()
+    assert statuses == {"marker": "FAIL", "versions": "SKIP", "duplicates": "PASS",
+                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
+                        "vram": "PASS", "env": "SKIP"}
+    assert details["marker"].startswith("no restart marker at ")
+    assert code == 1
+
+
+def test_corrupted_marker_fails_and_the_rest_still_runs(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch()
+    case.state.mkdir()
+    (case.state / "restart-marker.json").write_text('{"schema": 1, "profile": "x", "writ',
+                                                    encoding="utf-8")
+    code, statuses, details, _ = case.verify()
+    assert statuses == {"marker": "FAIL", "versions": "SKIP", "duplicates": "PASS",
+                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
+                        "vram": "PASS", "env": "SKIP"}
+    assert details["marker"].startswith("corrupted restart marker: ")
+    assert "restart-marker.json" in details["marker"]
+    assert code == 1
+
+
+def test_marker_newer_than_the_interpreter(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], written_at=time.time() + 3600))
+    code, statuses, details, _ = case.verify()
+    assert statuses["marker"] == "FAIL"
+    assert details["marker"].startswith("restart required: setup finished ")
+    assert code == 1
+
+
+def test_duplicate_framework_on_the_path_fails(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"])
+    extra = tmp_path / "extra-site"
+    case.venv.install_dist("torch", "2.5.1+cu121", files={"torch/__init__.py": ""}, site=extra)
+    case.env["PYTHONPATH"] = str(extra)
+    code, statuses, details, _ = case.verify()
+    assert statuses["duplicates"] == "FAIL"
+    assert "torch installed 2 times (2.5.1+cu121 in " in details["duplicates"]
+    assert f"module torch in {case.venv.site_packages} is shadowed by {extra}" in \
+        details["duplicates"]
+    assert statuses["versions"] == "FAIL"
+    assert code == 1
+
+
+def _profile(tmp_path: Path, version: str) -> Path:
+    path = tmp_path / "team.toml"
+    path.write_text(
+        "\n".join([
+            'name = "team"',
+            "[frameworks]",
+            f'torch = "=={version}"',
+            "[env]",
+            'PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"',
+            "[verify]",
+            'smoke = ["torch"]',
+            "require_gpu = true",
+            "min_free_vram_gib = 1.0",
+            "timeout_s = 60",
+        ]) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _catalog_torch() -> tuple[str, str, str, str]:
+    catalog = shipped_catalog()
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for release in catalog.releases_of(Framework.TORCH):
+        if not release.python.contains(here):
+            continue
+        for variant in release.variants:
+            if variant.python is not None and not variant.python.contains(here):
+                continue
+            if variant.cuda is not None and variant.local_tag and archs_cover(
+                variant.archs, ComputeCapability(7, 5)
+            ):
+                driver = catalog.toolkit_driver(variant.cuda)
+                assert driver is not None
+                return (str(release.version), variant.local_tag, str(variant.cuda),
+                        format_driver(driver))
+    raise AssertionError("no torch CUDA variant for sm_75 in the catalog")
+
+
+def _install_companions(case: Case, profile: Path, torch: str, driver: str, cuda: str) -> None:
+    """Whatever else the resolver pairs with this torch (torchaudio ...), as plain stand-ins."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    from colabenv.models import InstalledSet, Target
+    from colabenv.profile import load_profile
+    from colabenv.resolver import resolve
+
+    target = Target(Version(driver), Version(cuda), (ComputeCapability(7, 5),),
+                    Version(f"{sys.version_info.major}.{sys.version_info.minor}"),
+                    installed=InstalledSet.from_mapping({"torch": torch}))
+    for line in resolve(load_profile(profile), target, shipped_catalog()).requirements:
+        req = Requirement(line)
+        if req.name != "torch":
+            case.venv.install_plain(req.name, next(iter(req.specifier)).version)
+
+
+def test_profile_resolved_for_this_host(tmp_path: Path) -> None:
+    version, tag, cuda, driver = _catalog_torch()
+    case = (Case(tmp_path)
+            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
+            .torch(version=f"{version}+{tag}", cuda=cuda))
+    case.env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    profile = _profile(tmp_path, version)
+    _install_companions(case, profile, f"{version}+{tag}", driver, cuda)
+    code, statuses, details, _ = case.verify("--profile", str(profile))
+    assert statuses == {"marker": "WARN", "versions": "PASS", "duplicates": "PASS",
+                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
+                        "vram": "PASS", "env": "PASS"}
+    assert f"torch {version}+{tag}" in details["versions"]
+    assert code == 0
+
+
+def test_profile_expecting_another_version(tmp_path: Path) -> None:
+    version, _, cuda, driver = _catalog_torch()
+    case = (Case(tmp_path)
+            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
+            .torch(version="1.13.1+cu117", cuda="11.7"))
+    profile = _profile(tmp_path, version)
+    code, statuses, details, _ = case.verify("--profile", str(profile))
+    assert statuses["versions"] == "FAIL"
+    assert details["versions"].startswith("torch: installed 1.13.1+cu117, expected ==")
+    assert statuses["env"] == "FAIL"
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--timeout", "0"], "--timeout"),
+        (["--profile", "no-such-profile-anywhere"], "no-such-profile-anywhere"),
+        (["--lock", "missing.lock"], "missing.lock"),
+        (["--profile", "a", "--lock", "b"], "not allowed with"),
+    ],
+)
+def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str],
+                                                  message: str) -> None:
+    venv = make_venv(tmp_path / "venv")
+    result = subprocess.run([str(venv.colabenv), "verify", "--json", *args], capture_output=True,
+                            text=True, env=venv_env(COLABENV_STATE_DIR=str(tmp_path)),
+                            timeout=60, cwd=tmp_path, check=False)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
+    from packaging.utils import canonicalize_name
+
+    from colabenv.lockfile import (
+        Lock,
+        LockedFile,
+        LockedFramework,
+        LockedPackage,
+        LockHeader,
+        LockTarget,
+        render_lock,
+    )
+
+    header = LockHeader(
+        colabenv_version="0.1.0", profile_name="team", profile_hash="sha256:" + "1" * 64,
+        target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
+        frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),), resolver="uv 0.8.0",
+    )
+    packages = tuple(
+        LockedPackage(canonicalize_name(name), version, (LockedFile("0" * 64),), marker)
+        for name, version, marker in pins
+    )
+    path.write_text(render_lock(Lock(header, packages)), encoding="utf-8")
+    return path
+
+
+def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}))
+    case.env["PYTORCH_CUDA_ALLOC_CONF"] = "x"
+    lock = _write_lock(tmp_path / "team.lock", [
+        ("torch", TORCH, None), ("pywin32", "306", 'sys_platform == "win32"'),
+    ])
+    code, statuses, details, _ = case.verify("--lock", str(lock))
+    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "PASS",
+                        "vram": "PASS", "env": "PASS"}
+    assert details["versions"] == "1 requirement(s) of the lock team.lock met (torch 2.6.0+cu124)"
+    assert code == 0
+    stale = _write_lock(tmp_path / "stale.lock", [("torch", "2.7.0+cu126", None)])
+    code, statuses, details, _ = case.verify("--lock", str(stale))
+    assert statuses["versions"] == "FAIL"
+    assert details["versions"] == "torch: installed 2.6.0+cu124, expected ==2.7.0+cu126"
+    assert code == 1
