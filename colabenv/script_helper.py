@@ -103,6 +103,9 @@ class _MiniVersion:
                 for part in re.split(r"[-_.]", local.lower())
             )
         self.public_key = (int(epoch or 0), tuple(trimmed), pre_key, post_key, dev_key)
+        self.base_key = (int(epoch or 0), tuple(trimmed))
+        self.is_pre = pre_l is not None or dev is not None
+        self.is_post = has_post
         self.key = (*self.public_key, (1, local_key) if local else (0, ()))
 
     def __eq__(self, other: object) -> bool:
@@ -140,11 +143,18 @@ class _MiniSpecifier:
                 version.public_key >= spec.public_key
                 and version.release[: len(prefix)] == prefix
             )
-        ordering = {">=": version.public_key >= spec.public_key,
-                    "<=": version.public_key <= spec.public_key,
-                    ">": version.public_key > spec.public_key,
-                    "<": version.public_key < spec.public_key}
-        return ordering[op]
+        if op == ">=":
+            return version.public_key >= spec.public_key
+        if op == "<=":
+            return version.public_key <= spec.public_key
+        same_base = version.base_key == spec.base_key
+        if op == "<":
+            return version.public_key < spec.public_key and not (
+                version.is_pre and not spec.is_pre and same_base
+            )
+        return version.public_key > spec.public_key and not (
+            version.is_post and not spec.is_post and same_base
+        )
 
 
 class _MiniRequirement:
