@@ -8,11 +8,11 @@ File formats are documented in CONTRIBUTING.md ("Adding a catalog entry").
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -35,6 +35,11 @@ from colabenv.models import (
 FRAMEWORK_FILES = {Framework.TORCH: "torch.toml", Framework.TENSORFLOW: "tensorflow.toml",
                    Framework.JAX: "jax.toml"}
 DRIVERS_FILE = "drivers.toml"
+_OPERATOR = r"(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+_PIN_RE = re.compile(
+    rf"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*({_OPERATOR}(\s*,\s*{_OPERATOR})*)?"
+)
+"""What a pin looks like; each is parsed with packaging when the resolver first needs it."""
 
 
 class _Reader:
@@ -222,12 +227,12 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
         raise item.fail("archs", "a CUDA variant needs its arch list")
     if cuda is None and archs:
         raise item.fail("archs", "a CPU variant has no arch list")
-    pins = []
-    for text in item.text_list("pins"):
-        try:
-            pins.append(Requirement(text))
-        except InvalidRequirement:
-            raise item.fail("pins", f"{text!r} is not a requirement") from None
+    pins = item.text_list("pins")
+    for text in pins:
+        if not _PIN_RE.fullmatch(text):
+            raise item.fail(
+                "pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70"
+            )
     index_url = item.opt_text("index_url")
     if index_url is not None and not index_url.startswith("https://"):
         raise item.fail("index_url", "expected an https:// URL")
@@ -238,27 +243,41 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
         local_tag=item.opt_text("local_tag"),
         extra=item.opt_text("extra"),
         archs=archs,
-        pins=tuple(pins),
+        pin_texts=tuple(pins),
         python=item.specifier("python") if "python" in item.data else None,
         source=item.source(),
     )
 
 
-def load_catalog(directory: Path | None = None) -> Catalog:
-    """Read every catalog file in ``directory`` (the shipped catalog by default) and validate it."""
+def load_catalog(
+    directory: Path | None = None, frameworks: Iterable[Framework] | None = None
+) -> Catalog:
+    """Read the catalog in ``directory`` (the shipped catalog by default) and validate it.
+
+    ``frameworks`` limits which framework files are read (the driver table always is): a
+    profile that wants torch alone need not parse the jax and tensorflow files.
+    """
     root = directory if directory is not None else catalog_dir()
     toolkits, lines = _load_drivers(root / DRIVERS_FILE)
+    wanted = set(FRAMEWORK_FILES) if frameworks is None else set(frameworks)
     releases: list[Release] = []
     for framework, filename in FRAMEWORK_FILES.items():
-        releases.extend(_load_framework(root / filename, framework))
+        if framework in wanted:
+            releases.extend(_load_framework(root / filename, framework))
     catalog = Catalog(toolkits, lines, tuple(releases))
     _check_consistency(catalog, root)
     return catalog
 
 
-@functools.lru_cache(maxsize=1)
-def shipped_catalog() -> Catalog:
-    return load_catalog()
+def shipped_catalog(frameworks: Iterable[Framework] | None = None) -> Catalog:
+    """The shipped catalog, or the part of it ``frameworks`` need; read once per process."""
+    key = None if frameworks is None else frozenset(frameworks)
+    return _shipped(key)
+
+
+@functools.lru_cache(maxsize=8)
+def _shipped(frameworks: frozenset[Framework] | None) -> Catalog:
+    return load_catalog(frameworks=frameworks)
 
 
 def _check_consistency(catalog: Catalog, root: Path) -> None:

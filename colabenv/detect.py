@@ -174,6 +174,11 @@ def _installed_distributions(
             yield key, version
 
 
+NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg")
+"""Where a host with a usable NVIDIA driver shows it (``/dev/dxg``: WSL2); without any of
+them, importing nvidia-ml-py and loading libnvidia-ml is skipped."""
+
+
 @dataclass(frozen=True)
 class HostProbe:
     """Everything detection reads from the host, injectable at the boundary.
@@ -292,6 +297,11 @@ def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
 
 def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
     """NVML in a daemon thread, so a driver that never answers costs at most the timeout."""
+    if probe.load_nvml is _import_pynvml and not any(
+        probe.path_exists(Path(node)) for node in NVIDIA_NODES
+    ):
+        notes.append("NVML: skipped, no NVIDIA device or kernel module on this host")
+        return _SourceResult()
     outcome: list[_SourceResult] = []
     thread_notes: list[str] = []
     failure: list[str] = []
@@ -480,9 +490,10 @@ def _unique(notes: Iterable[str]) -> tuple[str, ...]:
 
 
 def _load_shipped_catalog() -> Catalog:
+    """The driver table is all detection needs."""
     from colabenv.catalog import shipped_catalog
 
-    return shipped_catalog()
+    return shipped_catalog(())
 
 
 def _cuda_from_catalog(
@@ -630,6 +641,9 @@ def detect(
 
     if wanted.cpu:
         report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    elif wanted.driver is not None and wanted.compute_capabilities:
+        report = GpuReport(None, None, (), ("GPU detection skipped: driver and compute"
+                                            " capabilities were given",))
     else:
         report = probe_gpus(host, catalog)
     notes.extend(report.notes)

@@ -8,6 +8,7 @@ every value is hashable and compares by content.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -335,13 +336,18 @@ class Variant:
     local_tag: str | None
     extra: str | None
     archs: tuple[Arch, ...]
-    pins: tuple[Requirement, ...]
+    pin_texts: tuple[str, ...]
     python: SpecifierSet | None
     source: Source
 
     @property
     def is_cpu(self) -> bool:
         return self.cuda is None
+
+    @functools.cached_property
+    def pins(self) -> tuple[Requirement, ...]:
+        """Parsed on first use: most variants of a large catalog are never asked."""
+        return tuple(Requirement(text) for text in self.pin_texts)
 
 
 @dataclass(frozen=True)

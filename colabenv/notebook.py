@@ -59,7 +59,7 @@ def bootstrap(
                         python=python, cpu=cpu)
     loaded = load_profile(find_profile(profile))
     target = detect(resolve_overrides(flags)).target
-    resolution = resolve(loaded, target, shipped_catalog())
+    resolution = resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
     text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
                                    helper_source=helper_source())) + "\n"
     for warning in resolution.warnings:

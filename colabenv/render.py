@@ -329,7 +329,7 @@ def _marker(record: str) -> Iterator[str]:
     yield f"marker_record={q(record)}"
     yield 'changed=0'
     yield 'if [ -s "$pending" ]; then changed=1; fi'
-    yield 'if [ "$changed" = 1 ] || [ ! -e "${state_dir}/restart-marker.json" ]; then'
+    yield 'if [ "$changed" = 1 ] || ! h marker-ok "$state_dir"; then'
     yield '  h write-marker "$state_dir" "$marker_record" "$changed" "$pending"'
     yield "fi"
     yield 'rm -f "$pending"'

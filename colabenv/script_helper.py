@@ -17,6 +17,7 @@ Sub-commands (``python helper.py COMMAND ...``)::
     write-env NAME VALUE ...      write (or remove) the .pth hook that sets [env] variables
     write-marker DIR JSON CHANGED INSTALLED-FILE
                                   write the restart marker atomically
+    marker-ok DIR                 exit 1 when the marker is missing, unreadable or incomplete
 """
 
 from __future__ import annotations
@@ -398,8 +399,26 @@ def main(argv: list[str]) -> int:
         record["python"] = sys.executable
         _atomic_write(Path(state) / MARKER_NAME, json.dumps(record, indent=2, sort_keys=True))
         return 0
+    if command == "marker-ok":
+        return 0 if _marker_ok(Path(args[0]) / MARKER_NAME) else 1
     print(f"unknown helper command {command!r}", file=sys.stderr)
     return 2
+
+
+def _marker_ok(path: Path) -> bool:
+    """Whether ``colabenv verify`` can read the marker (``colabenv/marker.py``'s fields)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or record.get("schema") != 1:
+        return False
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "colabenv": str, "profile": str, "profile_hash": str, "changed": bool,
+        "written_at": (int, float), "installed": list, "requirements": list,
+        "frameworks": dict, "env": dict, "verify": dict,
+    }
+    return all(isinstance(record.get(key), kind) for key, kind in kinds.items())
 
 
 def _report_changes(snapshot: Path) -> int:

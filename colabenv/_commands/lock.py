@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                     f"not {output.name}")
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog())
+    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
     show_progress = not args.quiet and sys.stderr.isatty()

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
     lock = _lock_input(Path(args.lock), profile) if args.lock else None
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog())
+    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
     lines = render_script(
         resolution,
         profile,

@@ -50,7 +50,8 @@ def _table(resolution: Resolution) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    resolution = resolve(profile, target_from_args(args), shipped_catalog())
+    catalog = shipped_catalog(r.framework for r in profile.frameworks)
+    resolution = resolve(profile, target_from_args(args), catalog)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
     else:

@@ -151,6 +151,7 @@ class WheelSpec:
     requires_python: str | None = None
     tag: str = "py3-none-any"
     payload_bytes: int = 0
+    files: tuple[tuple[str, str], ...] = ()
 
     def build(self, root: Path) -> Path:
         folder = root / self.index / self.folder if self.folder else root / self.index
@@ -163,6 +164,7 @@ class WheelSpec:
             requires_python=self.requires_python,
             tag=self.tag,
             payload_bytes=self.payload_bytes,
+            files=dict(self.files) if self.files else None,
         )
 
 
