@@ -49,6 +49,7 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     archs_cover,
+    cuda_from_local_tag,
     format_driver,
 )
 
@@ -772,16 +773,7 @@ class FrameworkBuild:
     build: str
 
 
-_CU_TAG_RE = re.compile(r"^cu(\d{2,3})$")
 
-
-def cuda_from_local_tag(tag: str | None) -> Version | None:
-    """``cu126`` -> ``12.6``; ``cu118`` -> ``11.8``; ``cu130`` -> ``13.0``."""
-    match = _CU_TAG_RE.match(tag or "")
-    if match is None:
-        return None
-    digits = match.group(1)
-    return Version(f"{digits[:-1]}.{digits[-1]}")
 
 
 def framework_builds(

@@ -105,6 +105,18 @@ class Arch:
         return f"{prefix}_{self.capability.major}{self.capability.minor}"
 
 
+_CU_TAG_RE = re.compile(r"^cu(\d{2,3})$")
+
+
+def cuda_from_local_tag(tag: str | None) -> Version | None:
+    """``cu126`` -> ``12.6``; ``cu118`` -> ``11.8``; ``cu130`` -> ``13.0``; else None."""
+    match = _CU_TAG_RE.match(tag or "")
+    if match is None:
+        return None
+    digits = match.group(1)
+    return Version(f"{digits[:-1]}.{digits[-1]}")
+
+
 def format_driver(version: Version) -> str:
     """NVIDIA writes driver minor and patch with two digits: 450.80.02, not 450.80.2."""
     parts = list(version.release)

@@ -46,6 +46,7 @@ from colabenv.models import (
     Gpu,
     Target,
     archs_cover,
+    cuda_from_local_tag,
     format_driver,
 )
 
@@ -610,19 +611,13 @@ class Build:
         return f"{self.dist} {self.version}"
 
 
-_CU_RE = re.compile(r"^cu(\d{2,3})$")
 _TORCH_VERSION_CUDA_RE = re.compile(r"^cuda\s*(?::[^=]*)?=\s*['\"](\d+\.\d+)", re.MULTILINE)
 _TF_BUILD_CUDA_RE = re.compile(r"['\"]cuda_version['\"]\s*,\s*['\"](\d+\.\d+)")
 _TF_CUDA_BUILD_RE = re.compile(r"['\"]is_cuda_build['\"]\s*,\s*(True|False)")
 _RUNTIME_RE = re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?$")
 
 
-def _cuda_from_tag(tag: str | None) -> Version | None:
-    match = _CU_RE.match(tag or "")
-    if match is None:
-        return None
-    digits = match.group(1)
-    return Version(f"{digits[:-1]}.{digits[-1]}")
+
 
 
 def _major_minor(text: str) -> Version | None:
@@ -684,7 +679,7 @@ def framework_build(framework: Framework, installed: Installed, catalog: Catalog
 
 def _torch_build(info: DistInfo, local: str | None, installed: Installed, catalog: Catalog
                  ) -> Build:
-    tag_cuda = _cuda_from_tag(local)
+    tag_cuda = cuda_from_local_tag(local)
     if tag_cuda is not None:
         return Build(Framework.TORCH, info.name, info.version, tag_cuda, local,
                      f"local tag +{local}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from colabenv.errors import UsageError
@@ -41,18 +42,41 @@ def load_profile_arg(name_or_path: str) -> Profile:
     return load_profile(find_profile(name_or_path))
 
 
-def write_text_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename: never half-written."""
+def write_text_atomic(
+    path: Path,
+    text: str,
+    *,
+    mode: int | None = None,
+    exclusive: bool = False,
+    validate: Callable[[Path], None] | None = None,
+) -> None:
+    """Write ``text`` to ``path`` via a temporary file beside it: never half-written.
+
+    ``validate`` sees the temporary file before it takes the name (an error leaves ``path`` as it
+    was); ``exclusive`` refuses to replace an existing file; ``mode`` defaults to the existing
+    file's, else 0o644.
+    """
     directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=directory)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        if validate is not None:
+            validate(tmp)
+        if mode is None:
+            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if exclusive:
+            os.link(tmp, path)
+        else:
+            os.replace(tmp, path)
+    except FileExistsError:
+        raise UsageError(f"{path}: already exists; not overwritten") from None
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)

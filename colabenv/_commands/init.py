@@ -18,7 +18,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from colabenv._commands._common import overrides_from_args
+from colabenv._commands._common import overrides_from_args, write_text_atomic
 from colabenv.errors import ProfileError, UsageError
 from colabenv.models import Fingerprint, Framework, InstalledSet, format_driver
 
@@ -149,27 +149,6 @@ def _validate(text: str, directory: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _write_new(path: Path, text: str) -> None:
-    """Write via a temporary file, then link it into place: fails if ``path`` exists."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.link(tmp, path)
-    except FileExistsError:
-        raise UsageError(f"{path}: already exists; init never overwrites a file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def run(args: argparse.Namespace) -> int:
     from colabenv.detect import detect
 
@@ -187,6 +166,6 @@ def run(args: argparse.Namespace) -> int:
     if output is None:
         sys.stdout.write(text)
         return 0
-    _write_new(output, text)
+    write_text_atomic(output, text, exclusive=True)
     sys.stderr.write(f"colabenv: wrote {output} ({name})\n")
     return 0

@@ -10,9 +10,7 @@ the file does not name (it comes from an ``extends`` parent) is added to the fil
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv._commands._common import write_text_atomic
 from colabenv.errors import ProfileError, UsageError
 from colabenv.lockfile import Lock, read_lock
 
@@ -91,29 +90,17 @@ def pin_text(text: str, lock: Lock, source: Path) -> tuple[str, list[str]]:
 
 
 def _replace_validated(path: Path, text: str) -> None:
-    """Write ``text`` beside ``path``, load it as a profile, then rename it over ``path``."""
+    """Rename the pinned text over ``path`` only once it loads as a profile."""
     from colabenv.profile import load_profile
 
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".toml", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+    def check(candidate: Path) -> None:
         try:
-            load_profile(tmp)
+            load_profile(candidate)
         except ProfileError as exc:
-            raise ProfileError(path, exc.key, f"pinned profile would be invalid: {exc.problem}")\
+            raise ProfileError(path, exc.key, f"pinned profile would be invalid: {exc.problem}") \
                 from None
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    write_text_atomic(path, text, validate=check)
 
 
 def run(args: argparse.Namespace) -> int:
