@@ -54,7 +54,8 @@ JAX_FAMILY = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")
 FRAMEWORK_DISTS = (*TORCH_FAMILY, *JAX_FAMILY, "tensorflow")
 BEHAVING = ("torch", "jax", "tensorflow")
 ORDINARY_NAMES = tuple(sorted({canonicalize_name(name) for name, _, _ in ORDINARY}))
-ORDINARY_REQUIRES = {canonicalize_name(name): requires for name, _, requires in ORDINARY}
+ORDINARY_REQUIRES: dict[str, tuple[str, ...]] = {
+    canonicalize_name(name): requires for name, _, requires in ORDINARY}
 INSTALL_LINE = "COLABENV: installing"
 CHANGE_RE = re.compile(r"^COLABENV: (installed|upgraded|DOWNGRADED|changed|removed) (\S+) ")
 
@@ -177,6 +178,28 @@ def _image_specs() -> list[WheelSpec]:
     return specs
 
 
+def _other_pin_specs(specs: Sequence[WheelSpec]) -> list[WheelSpec]:
+    """A wheel for every requirement no spec provides and ``_nvidia_specs`` leaves out (for
+    example torch 2.11's ``cuda-toolkit[cublas,...]==12.8.1``): the pinned version, else the
+    lower bound, with every extra asked for declared (and empty)."""
+    provided = {canonicalize_name(spec.name) for spec in specs}
+    wanted: dict[str, tuple[set[str], set[str]]] = {}
+    for spec in specs:
+        for text in (*spec.requires, *(r for _, reqs in spec.extras for r in reqs)):
+            req = Requirement(text)
+            name = canonicalize_name(req.name)
+            if name in provided or name.startswith("nvidia-"):
+                continue
+            versions, extras = wanted.setdefault(name, (set(), set()))
+            extras.update(req.extras)
+            exact = [i.version for i in req.specifier if i.operator in ("==", "===")]
+            lower = [i.version for i in req.specifier if i.operator in (">=", "~=")]
+            versions.add((exact or lower or ["1.0"])[0])
+    return [WheelSpec("default", "", name, version, (),
+                      tuple((extra, ()) for extra in sorted(extras)))
+            for name, (versions, extras) in sorted(wanted.items()) for version in sorted(versions)]
+
+
 def journey_specs(golden: Sequence[tuple[str, str, str]] = ()) -> tuple[WheelSpec, ...]:
     """The stand-in set, the golden releases, the snapshots' neighbours; frameworks behaving."""
     specs = list(standin_specs())
@@ -184,6 +207,7 @@ def journey_specs(golden: Sequence[tuple[str, str, str]] = ()) -> tuple[WheelSpe
         specs.extend(release_specs(framework, version, variant))
     specs.extend(_image_specs())
     specs.extend(_nvidia_specs(specs))
+    specs.extend(_other_pin_specs(specs))
     unique: dict[tuple[str, str, str, str], WheelSpec] = {}
     for spec in specs:
         key = (spec.index, spec.folder, canonicalize_name(spec.name), str(Version(spec.version)))
@@ -261,7 +285,7 @@ def installs(stdout: str) -> list[str]:
 
 def changed_names(stdout: str) -> set[str]:
     """The distributions the script's change report names (installed, upgraded, ...)."""
-    found = set()
+    found: set[str] = set()
     for line in stdout.splitlines():
         match = CHANGE_RE.match(line)
         if match:

@@ -1,0 +1,93 @@
+"""What the benchmarks share: timing fresh processes, medians, the final ratio line, and the
+test support code (stand-in wheels, local indexes, fake hosts) on ``sys.path``."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", PY)
+
+
+def colabenv_exe() -> Path:
+    """The console script beside the running interpreter (the benchmarks' colabenv)."""
+    exe = Path(sys.executable).parent / "colabenv"
+    if not exe.exists():
+        raise SystemExit(f"no colabenv console script beside {sys.executable}; "
+                         "run the benchmarks with the project's virtual environment")
+    return exe
+
+
+def wall_s(argv: Sequence[str | Path], env: Mapping[str, str] | None = None,
+           cwd: Path | None = None, timeout: float = 1200) -> float:
+    """Seconds one fresh process takes, start to exit; it must succeed."""
+    started = time.perf_counter()
+    done = subprocess.run([str(a) for a in argv], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=dict(env) if env is not None else None,
+                          cwd=cwd, timeout=timeout, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, argv))} failed ({done.returncode}): "
+                         f"{done.stderr.decode(errors='replace')[-2000:]}")
+    return elapsed
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    def describe(self, unit: str = "s", scale: float = 1.0) -> str:
+        return (f"{self.label}: median {self.median * scale:.{_digits(unit)}f} {unit} "
+                f"(min {min(self.values) * scale:.{_digits(unit)}f}, "
+                f"max {max(self.values) * scale:.{_digits(unit)}f}, n={len(self.values)})")
+
+
+def _digits(unit: str) -> int:
+    return 0 if unit == "ms" else 2
+
+
+def alternate(runs: int, measured: Callable[[], float], baseline: Callable[[], float],
+              labels: tuple[str, str], warmup: bool = True) -> tuple[Series, Series]:
+    """Run the two alternately (so drift hits both alike), after one unrecorded run of each."""
+    if warmup:
+        measured()
+        baseline()
+    first: list[float] = []
+    second: list[float] = []
+    for _ in range(runs):
+        first.append(measured())
+        second.append(baseline())
+    return Series(labels[0], tuple(first)), Series(labels[1], tuple(second))
+
+
+def ratio_line(name: str, value: float, unit: str, ratio: float, baseline: str) -> str:
+    """The line every benchmark ends with: ``NAME: VALUE UNIT (RATIOx vs BASELINE)``."""
+    shown = f"{value:.0f}" if unit == "ms" else f"{value:.2f}"
+    return f"{name}: {shown} {unit} ({ratio:.2f}x vs {baseline})"
+
+
+def isolated_env(**extra: str) -> dict[str, str]:
+    """The test support's environment without this machine's pip/uv configuration."""
+    from tests.support.isolation import clean_env
+
+    return clean_env(**extra)
+
+
+def without_colabenv_overrides() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
