@@ -168,24 +168,44 @@ def _helper(helper_source: str) -> Iterator[str]:
 
 
 def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
+    """Refuse a host the resolution does not fit; learn in the same process whether a finished
+    run already left everything in place (the fast path of a re-run)."""
     python = resolution.target.python_minor
     required = format_driver(resolution.required_driver) if resolution.required_driver else None
     if lock is not None:
         python = lock.python or python
         required = lock.required_driver or required
+    wrong_python = f"this runtime is not Python {python}; re-render the script here"
+    old_driver = (
+        f"the chosen GPU wheels need NVIDIA driver >= {required}; "
+        "re-render on this host, or with --cpu for a CPU-only runtime"
+    )
+    env_words = [q(item) for pair in resolution.env for item in pair]
+    wanted = 'lock "$lockfile"' if lock is not None else 'reqs "${everything[@]}"'
     yield ""
     yield 'announce "preflight"'
-    yield 'if [ -z "${COLABENV_SKIP_PREFLIGHT:-}" ]; then'
-    wrong_python = f"this runtime is not Python {python}; re-render the script here"
-    yield f"  h python-is {q(python)} || fail {q(wrong_python)}"
-    if required is not None:
-        message = (
-            f"the chosen GPU wheels need NVIDIA driver >= {required}; "
-            "re-render on this host, or with --cpu for a CPU-only runtime"
-        )
-        yield f"  h driver-at-least {q(required)} >/dev/null || fail {q(message)}"
+    if lock is None:
+        yield from _array("everything", resolution.requirements)
+    yield f"checks=({q(python)} {q(required or '-')})"
+    yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(- -); fi'
+    yield "preflight=0"
+    words = ['"${checks[@]}"', '"$state_dir"', q(resolution.profile_hash),
+             str(len(resolution.env)), *env_words, wanted]
+    yield f'finished="$(h preflight {" ".join(words)})" || preflight=$?'
+    yield 'case "$preflight" in'
+    yield "  0) ;;"
+    yield f"  3) fail {q(wrong_python)} ;;"
+    yield f"  4) fail {q(old_driver)} ;;"
+    yield '  *) fail "cannot use the state directory $state_dir" ;;'
+    yield "esac"
+
+
+def _fast_exit() -> Iterator[str]:
+    yield ""
+    yield 'if [ "$finished" = satisfied ] && [ ! -s "$pending" ]; then'
+    yield f"  echo {q(NO_RESTART_LINE)}"
+    yield "  exit 0"
     yield "fi"
-    yield 'h state-dir "$state_dir" || fail "cannot use the state directory $state_dir"'
 
 
 def _apt(packages: Sequence[str]) -> Iterator[str]:
@@ -277,6 +297,17 @@ def _constraints(resolution: Resolution) -> Iterator[str]:
 
 
 def _python_packages(resolution: Resolution) -> Iterator[str]:
+    """One check of everything first: a finished environment costs one helper process."""
+    yield ""
+    yield 'announce "pip"'
+    yield 'not_satisfied="$(h missing "${everything[@]}")"'
+    yield 'if [ -n "$not_satisfied" ]; then'
+    for line in _python_groups(resolution):
+        yield f"  {line}" if line else ""
+    yield "fi"
+
+
+def _python_groups(resolution: Resolution) -> Iterator[str]:
     yield from _constraints(resolution)
     groups: dict[str | None, list[str]] = {}
     for choice in resolution.choices:
@@ -290,15 +321,18 @@ def _python_packages(resolution: Resolution) -> Iterator[str]:
         yield from _install_group("default index", plain, resolution, None)
 
 
-def _lock_install(lock: LockInput, resolution: Resolution) -> Iterator[str]:
+def _lock_file(lock: LockInput) -> Iterator[str]:
     if any(line.strip() == LOCK_DELIMITER for line in lock.text.splitlines()):
         raise UsageError(f"{lock.name}: contains the line {LOCK_DELIMITER}")
-    yield ""
-    yield 'announce "pip: lockfile"'
     yield 'lockfile="${work}/colabenv.lock.txt"'
     yield f"cat >\"$lockfile\" <<'{LOCK_DELIMITER}'"
     yield from lock.text.rstrip("\n").splitlines()
     yield LOCK_DELIMITER
+
+
+def _lock_install(resolution: Resolution) -> Iterator[str]:
+    yield ""
+    yield 'announce "pip: lockfile"'
     yield 'missing_text="$(h missing-lock "$lockfile")"'
     yield 'if [ -n "$missing_text" ]; then'
     yield "  index_args=()"
@@ -323,13 +357,13 @@ def _env(env: Sequence[tuple[str, str]]) -> Iterator[str]:
     yield f'if [ "$({command})" = changed ]; then echo "env:{ENV_HOOK}" >>"$pending"; fi'
 
 
-def _marker(record: str) -> Iterator[str]:
+def _marker(record: str, profile_hash: str) -> Iterator[str]:
     yield ""
     yield 'announce "marker"'
     yield f"marker_record={q(record)}"
     yield 'changed=0'
     yield 'if [ -s "$pending" ]; then changed=1; fi'
-    yield 'if [ "$changed" = 1 ] || ! h marker-ok "$state_dir"; then'
+    yield f'if [ "$changed" = 1 ] || ! h marker-ok "$state_dir" {q(profile_hash)}; then'
     yield '  h write-marker "$state_dir" "$marker_record" "$changed" "$pending"'
     yield "fi"
     yield 'rm -f "$pending"'
@@ -352,15 +386,19 @@ def render_script(
     yield from _header(resolution, colabenv_version, lock)
     yield PRELUDE
     yield from _helper(helper_source)
+    if lock is not None:
+        yield from _lock_file(lock)
     yield from _preflight(resolution, lock)
     yield from _apt(resolution.apt)
+    yield from _fast_exit()
     installer = resolution.install.installer
     yield ""
     yield INSTALLER_SETUP.replace("__INSTALLER__", Installer(installer).value)
     if lock is not None:
-        yield from _lock_install(lock, resolution)
+        yield from _lock_install(resolution)
     else:
         yield from _python_packages(resolution)
     yield from _env(resolution.env)
     pins = lock.pins if lock is not None else None
-    yield from _marker(marker_record(resolution, profile, colabenv_version, pins))
+    yield from _marker(marker_record(resolution, profile, colabenv_version, pins),
+                       resolution.profile_hash)

@@ -362,19 +362,22 @@ def _version_text(option: _Option, base: Version, follows: bool) -> str:
     return str(base)
 
 
-def _companion_names(request: FrameworkRequest, release: Release, installed: InstalledSet) -> list[
-    Companion
-]:
+REQUIRED_COMPANIONS: frozenset[str] = frozenset({"jaxlib"})
+"""Companions a framework does not run without; the others (torchvision, torchaudio) come when
+the profile asks for them or the runtime already has them, so they keep in step."""
+
+
+def _companion_names(
+    request: FrameworkRequest, release: Release, installed: InstalledSet
+) -> list[Companion]:
     wanted = {name for name, _ in request.companions}
-    chosen = []
-    for companion in release.companions:
-        if (
-            companion.name in wanted
-            or not companion.follows_variant
-            or installed.get(companion.name) is not None
-        ):
-            chosen.append(companion)
-    return chosen
+    return [
+        companion
+        for companion in release.companions
+        if companion.name in wanted
+        or companion.name in REQUIRED_COMPANIONS
+        or installed.get(companion.name) is not None
+    ]
 
 
 def _requirements(option: _Option, request: FrameworkRequest, installed: InstalledSet) -> list[str]:

@@ -1,14 +1,16 @@
 """The helper program embedded in every bootstrap script, run by the target's own Python.
 
-It must run on any Python >= 3.8 with nothing but the standard library: ``packaging`` is used
-when importable (or pip's vendored copy), and exact ``==`` pins are handled without it. Every
-value reaches it as an argument, never through the shell, so no profile string is evaluated.
+It must run on any Python >= 3.8 with nothing but the standard library, so it carries its own
+small PEP 440 / PEP 508 reading (versions, specifiers, markers; tested against packaging).
+Every value reaches it as an argument, never through the shell, so no profile string is
+evaluated.
 
 Sub-commands (``python helper.py COMMAND ...``)::
 
-    python-is X.Y                 exit 1 unless this interpreter is Python X.Y
-    driver-at-least V             exit 1 unless the host NVIDIA driver is at least V
-    state-dir DIR                 create DIR and prove it is writable
+    preflight X.Y DRIVER DIR [HASH N NAME VALUE ... (reqs REQ ... | lock FILE)]
+                                  exit 3 unless this is Python X.Y, 4 unless the NVIDIA driver
+                                  is at least DRIVER, 5 unless DIR can be written ("-" skips);
+                                  print "satisfied" when a finished run left nothing to do
     missing REQ...                print the requirements this environment does not satisfy
     missing-lock LOCKFILE         the same for the pins of a requirements lock
     snapshot FILE                 record name==version of every installed distribution
@@ -17,19 +19,15 @@ Sub-commands (``python helper.py COMMAND ...``)::
     write-env NAME VALUE ...      write (or remove) the .pth hook that sets [env] variables
     write-marker DIR JSON CHANGED INSTALLED-FILE
                                   write the restart marker atomically
-    marker-ok DIR                 exit 1 when the marker is missing, unreadable or incomplete
+    marker-ok DIR HASH            exit 1 when the marker is missing, unreadable, incomplete or
+                                  another profile's
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
-import sysconfig
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,26 +38,6 @@ MARKER_NAME = "restart-marker.json"
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
-
-def _packaging() -> Any:
-    try:
-        import packaging.markers
-        import packaging.requirements
-        import packaging.specifiers
-        import packaging.version
-
-        return packaging
-    except ImportError:
-        pass
-    try:
-        import pip._vendor.packaging.markers
-        import pip._vendor.packaging.requirements
-        import pip._vendor.packaging.version  # noqa: F401
-        from pip._vendor import packaging as vendored
-
-        return vendored
-    except ImportError:
-        return None
 
 _VERSION_RE = re.compile(
     r"^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)"
@@ -73,7 +51,7 @@ _PRE_ORDER = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "rc": 2, "c": 2, "pre": 2, 
 
 
 class _MiniVersion:
-    """PEP 440 ordering for when neither packaging nor pip is importable in the target."""
+    """PEP 440 ordering (packaging's, without packaging)."""
 
     def __init__(self, text: str) -> None:
         match = _VERSION_RE.match(text)
@@ -158,11 +136,145 @@ class _MiniSpecifier:
         )
 
 
+_MARKER_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'[^']*'|\"[^\"]*\")|(?P<op>===|==|!=|~=|<=|>=|<|>|not\s+in\b|in\b)"
+    r"|(?P<bool>and\b|or\b)|(?P<paren>[()])|(?P<var>[a-z_.]+))"
+)
+
+
+def marker_environment() -> dict[str, str]:
+    """The PEP 508 environment of this interpreter (as packaging.markers computes it)."""
+    import platform
+
+    info = sys.implementation.version
+    implementation_version = f"{info.major}.{info.minor}.{info.micro}"
+    if info.releaselevel != "final":
+        implementation_version += info.releaselevel[0] + str(info.serial)
+    return {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": implementation_version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    }
+
+
+class _Marker:
+    """A PEP 508 environment marker, evaluated without packaging (which may be absent)."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens: list[tuple[str, str]] = []
+        position = 0
+        text = text.strip()
+        while position < len(text):
+            match = _MARKER_TOKEN.match(text, position)
+            if match is None or match.end() == position:
+                raise ValueError(f"invalid marker {text!r}")
+            kind = match.lastgroup or ""
+            self.tokens.append((kind, re.sub(r"\s+", " ", match.group(kind))))
+            position = match.end()
+
+    def evaluate(self, environment: dict[str, str]) -> bool:
+        self._position = 0
+        self._environment = environment
+        result = self._or()
+        if self._position != len(self.tokens):
+            raise ValueError("trailing tokens in marker")
+        return result
+
+    def _peek(self) -> tuple[str, str]:
+        return self.tokens[self._position] if self._position < len(self.tokens) else ("", "")
+
+    def _take(self) -> tuple[str, str]:
+        token = self._peek()
+        self._position += 1
+        return token
+
+    def _or(self) -> bool:
+        result = self._and()
+        while self._peek() == ("bool", "or"):
+            self._take()
+            right = self._and()
+            result = result or right
+        return result
+
+    def _and(self) -> bool:
+        result = self._atom()
+        while self._peek() == ("bool", "and"):
+            self._take()
+            right = self._atom()
+            result = result and right
+        return result
+
+    def _atom(self) -> bool:
+        if self._peek() == ("paren", "("):
+            self._take()
+            result = self._or()
+            if self._take() != ("paren", ")"):
+                raise ValueError("unbalanced parentheses in marker")
+            return result
+        left_kind, left = self._take()
+        op_kind, op = self._take()
+        right_kind, right = self._take()
+        if op_kind != "op":
+            raise ValueError(f"expected a comparison in marker, got {op!r}")
+        variable = left if left_kind == "var" else right if right_kind == "var" else ""
+        lhs = self._value(left_kind, left)
+        rhs = self._value(right_kind, right)
+        if variable == "extra":
+            lhs, rhs = _canonical(lhs), _canonical(rhs)
+        return _compare(lhs, op, rhs, variable in _VERSION_VARIABLES)
+
+    def _value(self, kind: str, token: str) -> str:
+        if kind == "str":
+            return token[1:-1]
+        if kind == "var":
+            return self._environment.get(token, "")
+        raise ValueError(f"unexpected {token!r} in marker")
+
+
+_VERSION_VARIABLES = {"implementation_version", "platform_release", "python_full_version",
+                      "python_version"}
+
+
+def _compare(lhs: str, op: str, rhs: str, as_version: bool) -> bool:
+    """packaging's rule: for the version variables a right side that reads as a specifier
+    compares as versions (a left side that is no version fails); all else as strings."""
+    if op == "in":
+        return lhs in rhs
+    if op == "not in":
+        return lhs not in rhs
+    if as_version and op != "===":
+        try:
+            _MiniVersion(rhs[:-2] if rhs.endswith(".*") else rhs)
+            usable = not rhs.endswith(".*") or op in ("==", "!=")
+        except ValueError:
+            usable = False
+        if usable:
+            try:
+                return _MiniSpecifier(op, rhs).contains(lhs)
+            except ValueError:
+                return False
+    if op in ("==", "==="):
+        return lhs == rhs
+    if op == "!=":
+        return lhs != rhs
+    ordering = {"<": lhs < rhs, "<=": lhs <= rhs, ">": lhs > rhs, ">=": lhs >= rhs}
+    return ordering.get(op, False)
+
+
 class _MiniRequirement:
-    """``name[extras] specifiers ; marker`` with only ``extra == "x"`` markers understood."""
+    """``name[extras] specifiers ; marker`` (PEP 508 without direct URLs' fine print)."""
 
     _RE = re.compile(
-        r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*\(?([^;()]*)\)?\s*(?:;(.*))?$"
+        r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*(?:@\s*\S+\s*)?"
+        r"\(?([^;()]*)\)?\s*(?:;(.*))?$"
     )
 
     def __init__(self, text: str) -> None:
@@ -176,91 +288,111 @@ class _MiniRequirement:
             for m in re.finditer(r"(===|==|!=|~=|>=|<=|>|<)\s*([^,\s]+)", match.group(3) or "")
         ]
         marker = (match.group(4) or "").strip()
-        self.marker_extras = set(re.findall(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker))
+        self.marker = _Marker(marker) if marker else None
 
-    def applies(self, extra: str) -> bool:
-        return extra in self.marker_extras if self.marker_extras else extra == ""
+    def applies(self, extra: str, environment: dict[str, str]) -> bool:
+        if self.marker is None:
+            return extra == ""
+        return self.marker.evaluate({**environment, "extra": extra})
 
 
+class _Dist:
+    """An installed distribution found by its metadata directory; METADATA is read on demand."""
 
-def _installed() -> dict[str, Any]:
-    from importlib import metadata
+    def __init__(self, location: str, version: str | None) -> None:
+        self.location = location
+        self._version = version
+        self._header: list[str] | None = None
 
-    found: dict[str, Any] = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if name and _canonical(name) not in found:
-            found[_canonical(name)] = dist
+    def _lines(self) -> list[str]:
+        if self._header is None:
+            path = self.location
+            if os.path.isdir(path):
+                name = "METADATA" if path.endswith(".dist-info") else "PKG-INFO"
+                path = os.path.join(path, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                text = ""
+            self._header = text.split("\n\n", 1)[0].splitlines()
+        return self._header
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            found = [line.split(":", 1)[1].strip() for line in self._lines()
+                     if line.startswith("Version:")]
+            self._version = found[0] if found else ""
+        return self._version
+
+    @property
+    def requires(self) -> list[str]:
+        return [line.split(":", 1)[1].strip() for line in self._lines()
+                if line.startswith("Requires-Dist:")]
+
+
+def _installed() -> dict[str, _Dist]:
+    """Every distribution on sys.path, the first of each name winning as for imports.
+
+    Names and versions come from the ``name-version.dist-info`` directory names, which is what
+    makes a re-run of a finished script fast; importlib.metadata would parse every METADATA.
+    """
+    found: dict[str, _Dist] = {}
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for item in names:
+            if not item.endswith((".dist-info", ".egg-info")):
+                continue
+            stem = item.rsplit(".", 1)[0]
+            name, _, version = stem.partition("-")
+            if item.endswith(".egg-info"):
+                version = version.split("-", 1)[0]
+            key = _canonical(name)
+            if key and key not in found:
+                found[key] = _Dist(os.path.join(entry or ".", item), version or None)
     return found
 
 
-def _normal(version: str, pkg: Any) -> str:
-    if pkg is not None:
-        try:
-            return str(pkg.version.Version(version))
-        except Exception:
-            return version
-    return version.lower()
-
-
 class _Checker:
+    """Whether requirements are satisfied by what is installed in this interpreter."""
+
     def __init__(self) -> None:
-        self.pkg = _packaging()
         self.dists = _installed()
-
-    def _parse(self, text: str) -> tuple[str, set[str], list[tuple[str, str]], Any]:
-        if self.pkg is None:
-            mini = _MiniRequirement(text)
-            specs = [(s.operator, s.version) for s in mini.specs]
-            return mini.name, mini.extras, specs, mini
-        req = self.pkg.requirements.Requirement(text)
-        return req.name, set(req.extras), [(s.operator, s.version) for s in req.specifier], req
-
-    def _applies(self, parsed: Any, extra: str) -> bool:
-        if isinstance(parsed, _MiniRequirement):
-            return parsed.applies(extra)
-        return parsed.marker is None or bool(parsed.marker.evaluate({"extra": extra}))
-
-    def _contains(self, parsed: Any, installed: str) -> bool:
-        try:
-            if isinstance(parsed, _MiniRequirement):
-                return all(spec.contains(installed) for spec in parsed.specs)
-            return bool(parsed.specifier.contains(installed, prereleases=True))
-        except Exception:
-            return False
-
-    def _same(self, installed: str, wanted: str) -> bool:
-        if self.pkg is None:
-            try:
-                return _MiniVersion(installed) == _MiniVersion(wanted)
-            except ValueError:
-                return installed.lower() == wanted.lower()
-        return _normal(installed, self.pkg) == _normal(wanted, self.pkg)
+        self.environment = marker_environment()
 
     def satisfied(self, text: str, depth: int = 0) -> bool:
         """Installed, at exactly the pinned version (local tag included) or within the range."""
-        name, extras, specs, parsed = self._parse(text)
-        if not self._applies(parsed, ""):
+        req = _MiniRequirement(text)
+        if req.marker is not None and not req.applies("", self.environment):
             return True
-        dist = self.dists.get(_canonical(name))
+        dist = self.dists.get(_canonical(req.name))
         if dist is None:
             return False
         installed = dist.version
-        if len(specs) == 1 and specs[0][0] == "==" and "*" not in specs[0][1]:
-            if not self._same(installed, specs[0][1]):
+        try:
+            if len(req.specs) == 1 and req.specs[0].operator == "==" and "*" not in (
+                req.specs[0].version
+            ):
+                if _MiniVersion(installed) != _MiniVersion(req.specs[0].version):
+                    return False
+            elif not all(spec.contains(installed) for spec in req.specs):
                 return False
-        elif specs and not self._contains(parsed, installed):
+        except ValueError:
             return False
-        if extras and depth < 4:
-            return self._extras_satisfied(dist, extras, depth)
+        if req.extras and depth < 4:
+            return self._extras_satisfied(dist, req.extras, depth)
         return True
 
-    def _extras_satisfied(self, dist: Any, extras: set[str], depth: int) -> bool:
-        for line in dist.requires or []:
-            _name, _extras, _specs, sub = self._parse(line)
-            if self._applies(sub, ""):
+    def _extras_satisfied(self, dist: _Dist, extras: set[str], depth: int) -> bool:
+        for line in dist.requires:
+            sub = _MiniRequirement(line)
+            if sub.marker is None or sub.applies("", self.environment):
                 continue
-            if not any(self._applies(sub, extra) for extra in extras):
+            if not any(sub.applies(extra, self.environment) for extra in extras):
                 continue
             if not self.satisfied(line.split(";", 1)[0].strip(), depth + 1):
                 return False
@@ -284,6 +416,8 @@ def _lock_pins(path: str) -> list[str]:
 
 
 def _driver_version() -> str | None:
+    import subprocess
+
     proc = Path("/proc/driver/nvidia/version")
     try:
         match = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", proc.read_text())
@@ -307,6 +441,8 @@ def _as_tuple(version: str) -> tuple[int, ...]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
@@ -322,6 +458,8 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _site_packages() -> Path:
+    import sysconfig
+
     return Path(sysconfig.get_paths()["purelib"])
 
 
@@ -330,35 +468,11 @@ def main(argv: list[str]) -> int:
         print("usage: helper COMMAND ...", file=sys.stderr)
         return 2
     command, args = argv[0], argv[1:]
-    if command == "python-is":
-        here = f"{sys.version_info[0]}.{sys.version_info[1]}"
-        if here != args[0]:
-            print(f"this is Python {here}, the script was rendered for {args[0]}", file=sys.stderr)
-            return 1
-        return 0
-    if command == "driver-at-least":
-        driver = _driver_version()
-        if driver is None:
-            print("no NVIDIA driver found (no /proc/driver/nvidia/version, no nvidia-smi)",
-                  file=sys.stderr)
-            return 1
-        if _as_tuple(driver) < _as_tuple(args[0]):
-            print(f"NVIDIA driver {driver} is older than {args[0]}, which the chosen wheels need",
-                  file=sys.stderr)
-            return 1
-        print(driver)
-        return 0
-    if command == "state-dir":
-        directory = Path(args[0])
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=str(directory), prefix=".probe."):
-                pass
-        except OSError as exc:
-            print(f"state directory {directory} is not writable: {exc.strerror or exc}",
-                  file=sys.stderr)
-            return 1
-        return 0
+    if command == "preflight":
+        status = _preflight(*args[:3])
+        if status == 0 and len(args) > 3 and _nothing_to_do(args[2], args[3], args[4:]):
+            print("satisfied")
+        return status
     if command in ("missing", "missing-lock"):
         reqs = _lock_pins(args[0]) if command == "missing-lock" else args
         checker = _Checker()
@@ -379,7 +493,7 @@ def main(argv: list[str]) -> int:
         pairs = dict(zip(args[0::2], args[1::2]))  # noqa: B905 (runs on Python 3.8)
         hook = _site_packages() / ENV_HOOK_NAME
         current = hook.read_text(encoding="utf-8") if hook.exists() else None
-        wanted = f"import os; os.environ.update({pairs!r})\n" if pairs else None
+        wanted = _env_hook_text(pairs)
         if current == wanted:
             return 0
         if wanted is None:
@@ -389,6 +503,9 @@ def main(argv: list[str]) -> int:
         print("changed")
         return 0
     if command == "write-marker":
+        import json
+        import time
+
         state, static, changed, pending_file = args[:4]
         record = json.loads(static)
         pending = Path(pending_file)
@@ -400,13 +517,77 @@ def main(argv: list[str]) -> int:
         _atomic_write(Path(state) / MARKER_NAME, json.dumps(record, indent=2, sort_keys=True))
         return 0
     if command == "marker-ok":
-        return 0 if _marker_ok(Path(args[0]) / MARKER_NAME) else 1
+        return 0 if _marker_ok(Path(args[0]) / MARKER_NAME, args[1]) else 1
     print(f"unknown helper command {command!r}", file=sys.stderr)
     return 2
 
 
-def _marker_ok(path: Path) -> bool:
-    """Whether ``colabenv verify`` can read the marker (``colabenv/marker.py``'s fields)."""
+PREFLIGHT_WRONG_PYTHON = 3
+PREFLIGHT_OLD_DRIVER = 4
+PREFLIGHT_STATE_DIR = 5
+
+
+def _preflight(python: str, driver: str, state: str) -> int:
+    """One process for every check before anything is installed ("-" skips a check)."""
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if python != "-" and here != python:
+        print(f"this is Python {here}, the script was rendered for {python}", file=sys.stderr)
+        return PREFLIGHT_WRONG_PYTHON
+    if driver != "-":
+        found = _driver_version()
+        if found is None:
+            print("no NVIDIA driver found (no /proc/driver/nvidia/version, no nvidia-smi)",
+                  file=sys.stderr)
+            return PREFLIGHT_OLD_DRIVER
+        if _as_tuple(found) < _as_tuple(driver):
+            print(f"NVIDIA driver {found} is older than {driver}, which the chosen wheels need",
+                  file=sys.stderr)
+            return PREFLIGHT_OLD_DRIVER
+    import tempfile
+
+    directory = Path(state)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=str(directory), prefix=".probe."):
+            pass
+    except OSError as exc:
+        print(f"state directory {directory} is not writable: {exc.strerror or exc}",
+              file=sys.stderr)
+        return PREFLIGHT_STATE_DIR
+    return 0
+
+
+def _env_hook_text(pairs: dict[str, str]) -> str | None:
+    return f"import os; os.environ.update({pairs!r})\n" if pairs else None
+
+
+def _nothing_to_do(state: str, profile_hash: str, rest: list[str]) -> bool:
+    """Whether a finished run already left everything in place: the fast path of a re-run.
+
+    ``rest`` is ``N NAME VALUE ... (N pairs) reqs REQ ...`` or ``N NAME VALUE ... lock FILE``;
+    counting the pairs keeps any value, "--reqs" included, a value.
+    """
+    if Path(state, "pending-installs.txt").exists():
+        return False
+    if not _marker_ok(Path(state) / MARKER_NAME, profile_hash):
+        return False
+    count = int(rest[0])
+    env = rest[1 : 1 + 2 * count]
+    kind, items = rest[1 + 2 * count], rest[2 + 2 * count :]
+    pairs = dict(zip(env[0::2], env[1::2]))  # noqa: B905 (runs on Python 3.8)
+    hook = _site_packages() / ENV_HOOK_NAME
+    current_hook = hook.read_text(encoding="utf-8") if hook.exists() else None
+    if current_hook != _env_hook_text(pairs):
+        return False
+    reqs = _lock_pins(items[0]) if kind == "lock" else items
+    checker = _Checker()
+    return all(checker.satisfied(req) for req in reqs)
+
+
+def _marker_ok(path: Path, profile_hash: str) -> bool:
+    """Whether the marker is this profile's and ``colabenv verify`` can read it."""
+    import json
+
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -418,11 +599,12 @@ def _marker_ok(path: Path) -> bool:
         "written_at": (int, float), "installed": list, "requirements": list,
         "frameworks": dict, "env": dict, "verify": dict,
     }
+    if record.get("profile_hash") != profile_hash:
+        return False
     return all(isinstance(record.get(key), kind) for key, kind in kinds.items())
 
 
 def _report_changes(snapshot: Path) -> int:
-    pkg = _packaging()
     before = {}
     for line in snapshot.read_text(encoding="utf-8").splitlines():
         if "==" in line:
@@ -438,13 +620,11 @@ def _report_changes(snapshot: Path) -> int:
         elif new is None:
             print(f"COLABENV: removed {name} {old}")
         else:
-            direction = "changed"
-            if pkg is not None:
-                try:
-                    older = pkg.version.Version(new) < pkg.version.Version(old)
-                    direction = "DOWNGRADED" if older else "upgraded"
-                except Exception:
-                    direction = "changed"
+            try:
+                older = _MiniVersion(new) < _MiniVersion(old)
+                direction = "DOWNGRADED" if older else "upgraded"
+            except ValueError:
+                direction = "changed"
             print(f"COLABENV: {direction} {name} {old} -> {new}")
     return 0
 

@@ -249,6 +249,19 @@ def test_every_golden_profile_resolves_for_colab_t4() -> None:
         assert len(resolution.choices) == len(profile.frameworks), name
 
 
+def test_optional_companions_come_only_when_asked_or_installed(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = ">=2.12"\njax = "*"\n')
+    resolution = resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    torch, jax = resolution.choices
+    assert [r.split("==")[0] for r in torch.requirements] == ["torch"]
+    assert any(r.startswith("jaxlib==") for r in jax.requirements)
+    installed = InstalledSet.from_mapping({"torchaudio": "2.6.0+cu124"})
+    target = _target("570.124.06", "12.8", ("8.0",), "3.12", installed)
+    again = resolve(load_profile(path), target, shipped_catalog())
+    assert any(r.startswith("torchaudio==") for r in again.choices[0].requirements)
+
+
 def test_resolution_is_deterministic(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = "*"\njax = "*"\ntensorflow = "*"\n')

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.script_helper import _MiniRequirement, _MiniSpecifier, _MiniVersion
+from colabenv.script_helper import (
+    _Marker,
+    _MiniRequirement,
+    _MiniSpecifier,
+    _MiniVersion,
+    marker_environment,
+)
 
 
 @st.composite
@@ -49,7 +55,7 @@ def test_specifiers_match_packaging(candidate: str, operator: str, bound: str) -
     # Exclusive comparisons between pre/post releases of one release changed across packaging
     # versions; the script only ever meets == pins and ordinary ranges.
     assume(not (operator in ("<", ">")
-                and Version(candidate).base_version == Version(bound).base_version))
+                and Version(Version(candidate).base_version) == Version(Version(bound).base_version)))
     expected = SpecifierSet(f"{operator}{bound}").contains(candidate, prereleases=True)
     assert _MiniSpecifier(operator, bound).contains(candidate) == expected
 
@@ -68,9 +74,56 @@ def test_requirements_with_extras_markers_and_local_tags() -> None:
     assert req.name == "jax-cuda12-plugin"
     assert req.extras == {"with_cuda"}
     assert [(s.operator, s.version) for s in req.specs] == [("<=", "0.5.3"), (">=", "0.5.3")]
-    assert req.applies("cuda12") and not req.applies("")
+    env = marker_environment()
+    assert req.applies("cuda12", env) and not req.applies("", env)
     pinned = _MiniRequirement("torch==2.8.0+cu126")
     assert pinned.specs[0].contains("2.8.0+cu126")
     assert not pinned.specs[0].contains("2.8.0+cu128")
     assert _MiniRequirement("torch==2.8.0").specs[0].contains("2.8.0+cu126")
-    assert _MiniRequirement("numpy").applies("")
+    assert _MiniRequirement("numpy").applies("", env)
+
+
+VARIABLES = ["python_version", "python_full_version", "sys_platform", "platform_system",
+             "platform_machine", "os_name", "implementation_name", "extra"]
+VALUES = ["3.8", "3.11", "3.12.1", "linux", "Linux", "win32", "x86_64", "aarch64", "posix",
+          "cpython", "cuda12", "with-cuda", "4"]
+
+
+@st.composite
+def markers(draw: st.DrawFn, depth: int = 0) -> str:
+    if depth < 2 and draw(st.integers(0, 3)) == 0:
+        left = draw(markers(depth + 1))
+        right = draw(markers(depth + 1))
+        joined = f"{left} {draw(st.sampled_from(['and', 'or']))} {right}"
+        return f"({joined})" if draw(st.booleans()) else joined
+    variable = draw(st.sampled_from(VARIABLES))
+    operator = draw(st.sampled_from(["==", "!=", "<", ">=", "in", "not in"]))
+    value = draw(st.sampled_from(VALUES))
+    if operator in ("<", ">=") and variable not in ("python_version", "python_full_version"):
+        operator = "=="
+    if operator in ("<", ">="):
+        value = draw(st.sampled_from(["3.8", "3.11", "3.12.1", "4"]))
+    quote = draw(st.sampled_from(["'", '"']))
+    if draw(st.booleans()):
+        return f"{variable} {operator} {quote}{value}{quote}"
+    if operator in ("in", "not in") or variable == "extra":
+        return f"{quote}{value}{quote} {operator} {variable}"
+    return f"{quote}{value}{quote} {'==' if operator == '==' else '!='} {variable}"
+
+
+@settings(max_examples=500, deadline=None)
+@given(markers(), st.sampled_from(["", "cuda12", "with_cuda"]))
+def test_markers_match_packaging(text: str, extra: str) -> None:
+    from packaging.markers import Marker
+
+    environment = {**marker_environment(), "extra": extra}
+    assert _Marker(text).evaluate(environment) == Marker(text).evaluate({"extra": extra})
+
+
+def test_marker_environment_matches_packaging() -> None:
+    from packaging.markers import default_environment
+
+    ours = marker_environment()
+    theirs = default_environment()
+    for key, value in ours.items():
+        assert theirs[key] == value, key  # type: ignore[literal-required]

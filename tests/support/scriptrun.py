@@ -74,6 +74,7 @@ class Host:
             COLABENV_TEST_APT_STATE=str(self.apt_state),
             COLABENV_TEST_DRIVER=self.driver,
             HOME=str(self.root / "home"),
+            TMPDIR=str(self.root / "tmp"),
         )
         env.update(extra)
         return env
@@ -135,4 +136,5 @@ def make_host(root: Path, *, with_pip: bool, preinstalled_apt: Sequence[str] = (
     apt_state = root / "apt-installed.txt"
     apt_state.write_text("".join(f"{p}\n" for p in preinstalled_apt))
     (root / "home").mkdir()
+    (root / "tmp").mkdir()
     return Host(root, venv / "bin" / "python", tools, root / "state", root / "apt.log", apt_state)
