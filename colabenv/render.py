@@ -276,7 +276,7 @@ def _install_group(
     yield '  printf "%s\\n" "${missing[@]}" >>"$pending"'
     yield '  h snapshot "${work}/before.txt"'
     yield '  install_pkgs "${index_args[@]}" -c "${work}/constraints.txt" "${missing[@]}"'
-    yield '  h report-changes "${work}/before.txt"'
+    yield '  h report-changes "${work}/before.txt" "$pending"'
     yield '  still="$(h missing "${wanted[@]}" | tr "\\n" " ")"'
     yield '  [ -z "$still" ] || fail "still not satisfied after install: $still"'
     yield "fi"
@@ -343,7 +343,7 @@ def _lock_install(resolution: Resolution) -> Iterator[str]:
     yield '  printf "%s\\n" "$missing_text" >>"$pending"'
     yield '  h snapshot "${work}/before.txt"'
     yield '  install_pkgs "${index_args[@]}" --require-hashes --no-deps -r "$lockfile"'
-    yield '  h report-changes "${work}/before.txt"'
+    yield '  h report-changes "${work}/before.txt" "$pending"'
     yield '  still="$(h missing-lock "$lockfile" | tr "\\n" " ")"'
     yield '  [ -z "$still" ] || fail "still not satisfied after install: $still"'
     yield "fi"

@@ -14,7 +14,7 @@ Sub-commands (``python helper.py COMMAND ...``)::
     missing REQ...                print the requirements this environment does not satisfy
     missing-lock LOCKFILE         the same for the pins of a requirements lock
     snapshot FILE                 record name==version of every installed distribution
-    report-changes FILE           name what changed since the snapshot (downgrades first)
+    report-changes FILE [PENDING] name what changed since the snapshot; record it in PENDING
     expand-url URL                expand ${VAR} references from the environment
     write-env NAME VALUE ...      write (or remove) the .pth hook that sets [env] variables
     write-marker DIR JSON CHANGED INSTALLED-FILE
@@ -485,7 +485,7 @@ def main(argv: list[str]) -> int:
         Path(args[0]).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return 0
     if command == "report-changes":
-        return _report_changes(Path(args[0]))
+        return _report_changes(Path(args[0]), Path(args[1]) if len(args) > 1 else None)
     if command == "expand-url":
         print(os.path.expandvars(args[0]))
         return 0
@@ -604,17 +604,21 @@ def _marker_ok(path: Path, profile_hash: str) -> bool:
     return all(isinstance(record.get(key), kind) for key, kind in kinds.items())
 
 
-def _report_changes(snapshot: Path) -> int:
+def _report_changes(snapshot: Path, pending: Path | None) -> int:
+    """Name every distribution the install added, moved or removed, and record it as
+    ``dist:NAME==VERSION`` in the pending list that becomes the marker's ``installed``."""
     before = {}
     for line in snapshot.read_text(encoding="utf-8").splitlines():
         if "==" in line:
             name, version = line.split("==", 1)
             before[name] = version
     after = {name: d.version for name, d in _installed().items()}
+    moved = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name), after.get(name)
         if old == new:
             continue
+        moved.append(f"dist:{name}=={new or old}")
         if old is None:
             print(f"COLABENV: installed {name} {new}")
         elif new is None:
@@ -626,6 +630,9 @@ def _report_changes(snapshot: Path) -> int:
             except ValueError:
                 direction = "changed"
             print(f"COLABENV: {direction} {name} {old} -> {new}")
+    if pending is not None and moved:
+        with open(pending, "a", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in moved))
     return 0
 
 

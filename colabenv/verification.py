@@ -539,6 +539,8 @@ class Closure:
 
     names: tuple[NormalizedName, ...]
     problems: tuple[str, ...]
+    involved: tuple[tuple[NormalizedName, NormalizedName], ...] = ()
+    """For each problem, the distribution that requires and the one required."""
 
 
 def dependency_closure(
@@ -551,7 +553,7 @@ def dependency_closure(
     """
     seen: set[tuple[NormalizedName, frozenset[str]]] = set()
     order: dict[NormalizedName, None] = {}
-    problems: list[str] = []
+    problems: dict[str, tuple[NormalizedName, NormalizedName]] = {}
     queue = [(canonicalize_name(name), extras) for name, extras in roots]
     while queue:
         name, extras = queue.pop(0)
@@ -571,17 +573,27 @@ def dependency_closure(
                 continue
             dep = lookup(req.name)
             label = f"{info.name} {info.version} requires {req.name}{req.specifier}"
+            pair = (name, canonicalize_name(req.name))
             if dep is None:
-                problems.append(f"{label}, which is not installed")
+                problems.setdefault(f"{label}, which is not installed", pair)
                 continue
             if req.specifier and not req.specifier.contains(dep.version, prereleases=True):
-                problems.append(f"{label}, installed {dep.version}")
+                problems.setdefault(f"{label}, installed {dep.version}", pair)
             queue.append((canonicalize_name(req.name), frozenset(req.extras)))
-    return Closure(tuple(order), tuple(dict.fromkeys(problems)))
+    return Closure(tuple(order), tuple(problems), tuple(problems.values()))
 
 
-def check_consistency(closure: Closure) -> Check:
+def check_consistency(closure: Closure, changed: frozenset[str] | None = None) -> Check:
+    """Unmet requirements are a FAIL, unless the bootstrap script (``changed``: what its marker
+    says it installed or moved) touched neither side: then the runtime image shipped them
+    that way (Colab forces one cuDNN under frameworks that pin another) and it is a WARN."""
     if closure.problems:
+        if changed is not None and closure.involved and not any(
+            owner in changed or dep in changed for owner, dep in closure.involved
+        ):
+            return Check("consistency", Status.WARN,
+                         "as the runtime image shipped it (colabenv changed neither side): "
+                         + _join(list(closure.problems)))
         return Check("consistency", Status.FAIL, _join(list(closure.problems)))
     if not closure.names:
         return Check("consistency", Status.SKIP, "no installed distribution to check")
@@ -1310,6 +1322,23 @@ def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, fr
     return [(name, frozenset()) for name in installed.names()]
 
 
+def _changed_by_script(marker: Marker | None) -> frozenset[str] | None:
+    """Names of what the bootstrap script installed or moved; None without a marker."""
+    if marker is None:
+        return None
+    names = set()
+    for entry in marker.installed:
+        kind, _, rest = entry.partition(":")
+        text = rest if kind == "dist" else entry
+        if kind in ("apt", "env"):
+            continue
+        try:
+            names.add(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
+            continue
+    return frozenset(names)
+
+
 def _declared(expectation: Expectation) -> set[NormalizedName]:
     """What the user asked for by name: a duplicate of one of these is a FAIL, not a WARN.
 
@@ -1382,7 +1411,7 @@ def verify(
         declared = _declared(expectation)
         modules = {m for name in declared for m in installed.top_level(name)}
         checks.append(check_duplicates(scan, declared, modules))
-        checks.append(check_consistency(closure))
+        checks.append(check_consistency(closure, _changed_by_script(marker)))
         for framework in expectation.frameworks:
             build = framework_build(framework, installed, catalog)
             checks.append(check_cuda(framework, build, target, catalog,

@@ -217,6 +217,18 @@ def test_consistency_missing_dependency_and_pass() -> None:
     assert broken.problems == ("torch 2.6.0 requires sympy==1.13.1, which is not installed",)
 
 
+def test_an_inconsistency_the_image_shipped_is_a_warning_one_colabenv_made_fails() -> None:
+    dists = _dists(("torch", "2.6.0+cu124", ("nvidia-cudnn-cu12==9.1.0.70",)),
+                   ("nvidia-cudnn-cu12", "9.3.0.75", ()))
+    closure = dependency_closure([("torch", frozenset())], dists.get)
+    assert closure.involved == (("torch", "nvidia-cudnn-cu12"),)
+    shipped = check_consistency(closure, frozenset({"requests"}))
+    assert shipped.status is Status.WARN and "as the runtime image shipped it" in shipped.detail
+    assert check_consistency(closure, frozenset({"nvidia-cudnn-cu12"})).status is Status.FAIL
+    assert check_consistency(closure, frozenset({"torch"})).status is Status.FAIL
+    assert check_consistency(closure, None).status is Status.FAIL
+
+
 # ---------------------------------------------------------------------------------------------
 # duplicates and shadowing on a constructed sys.path
 
