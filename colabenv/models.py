@@ -413,12 +413,16 @@ class Catalog:
 
     def toolkit_driver(self, cuda: Version) -> Version | None:
         """Driver of that major.minor's GA release: from it on, the toolkit is fully supported."""
-        matches = [
-            t for t in self.toolkits if (t.version.major, t.version.minor) == (cuda.major, cuda.minor)
-        ]
-        if not matches:
-            return None
-        return min(matches, key=lambda t: t.toolkit_driver).toolkit_driver
+        return self._toolkit_drivers.get((cuda.major, cuda.minor))
+
+    @functools.cached_property
+    def _toolkit_drivers(self) -> dict[tuple[int, int], Version]:
+        drivers: dict[tuple[int, int], Version] = {}
+        for toolkit in self.toolkits:
+            key = (toolkit.version.major, toolkit.version.minor)
+            if key not in drivers or toolkit.toolkit_driver < drivers[key]:
+                drivers[key] = toolkit.toolkit_driver
+        return drivers
 
     def max_cuda_for_driver(self, driver: Version) -> Version | None:
         """The newest CUDA major.minor whose toolkit driver this driver meets."""
