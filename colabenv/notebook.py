@@ -13,6 +13,7 @@ from colabenv import __version__, _proc
 from colabenv.catalog import shipped_catalog
 from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError
+from colabenv.models import RuntimeKind
 from colabenv.profile import find_profile, load_profile
 from colabenv.render import RESTART_LINE, render_script
 from colabenv.resolver import resolve
@@ -28,10 +29,6 @@ def _in_ipython_kernel() -> bool:
     get = getattr(shell, "get_ipython", None)
     instance = get() if get is not None else None
     return instance is not None and getattr(instance, "kernel", None) is not None
-
-
-def _on_colab() -> bool:
-    return "google.colab" in sys.modules or bool(os.environ.get("COLAB_RELEASE_TAG"))
 
 
 def bootstrap(
@@ -58,8 +55,9 @@ def bootstrap(
     flags = TargetFlags(driver=driver, cuda=cuda, compute_capability=compute_capability,
                         python=python, cpu=cpu)
     loaded = load_profile(find_profile(profile))
-    target = detect(resolve_overrides(flags)).target
-    resolution = resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
+    fingerprint = detect(resolve_overrides(flags))
+    resolution = resolve(loaded, fingerprint.target,
+                         shipped_catalog(r.framework for r in loaded.frameworks))
     text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
                                    helper_source=helper_source())) + "\n"
     for warning in resolution.warnings:
@@ -83,7 +81,7 @@ def bootstrap(
     if status != 0:
         return status
     if RESTART_LINE in lines and restart:
-        if _in_ipython_kernel() and _on_colab():
+        if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
             print("colabenv: restarting the runtime now; run the next cell after it reconnects")
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)

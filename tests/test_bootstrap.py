@@ -29,6 +29,16 @@ def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return profile
 
 
+@pytest.fixture
+def colab_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process looks like an IPython kernel on Colab."""
+    kernel = types.SimpleNamespace(kernel=object())
+    fake_ipython = types.ModuleType("IPython")
+    fake_ipython.get_ipython = lambda: kernel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", fake_ipython)
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-test")
+
+
 def test_outside_a_kernel_it_prints_the_restart_instruction(
     host_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -45,14 +55,10 @@ def test_outside_a_kernel_it_prints_the_restart_instruction(
     assert "restart the kernel" not in out
 
 
+@pytest.mark.usefixtures("colab_kernel")
 def test_on_colab_the_kernel_process_is_ended(
     host_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kernel = types.SimpleNamespace(kernel=object())
-    fake_ipython = types.ModuleType("IPython")
-    fake_ipython.get_ipython = lambda: kernel  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "IPython", fake_ipython)
-    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-test")
     killed: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append((pid, sig)))
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -60,14 +66,10 @@ def test_on_colab_the_kernel_process_is_ended(
     assert killed == [(os.getpid(), signal.SIGKILL)]
 
 
+@pytest.mark.usefixtures("colab_kernel")
 def test_restart_false_never_ends_the_kernel(
     host_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kernel = types.SimpleNamespace(kernel=object())
-    fake_ipython = types.ModuleType("IPython")
-    fake_ipython.get_ipython = lambda: kernel  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "IPython", fake_ipython)
-    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-test")
     monkeypatch.setattr(os, "kill", lambda pid, sig: pytest.fail("the kernel was ended"))
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert colabenv.bootstrap(str(host_env), cpu=True, python=python, restart=False) == 0
