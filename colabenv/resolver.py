@@ -122,21 +122,8 @@ _NOT_ASKED = "a CPU build on a GPU target (ask for it with variant = \"cpu\")"
 
 def _variant_preference(options: list[_Option]) -> list[_Option]:
     """GPU variants before CPU; fully supported first; newest CUDA first within each group."""
-
-    def key(option: _Option) -> tuple[int, int, Version]:
-        cuda = option.variant.cuda
-        return (
-            0 if cuda is not None else 1,
-            0 if option.fully_supported else 1,
-            _negated(cuda) if cuda is not None else Version("0"),
-        )
-
-    return sorted(options, key=key)
-
-
-def _negated(version: Version) -> Version:
-    major, minor = version.release[0], version.release[1] if len(version.release) > 1 else 0
-    return Version(f"{1000 - major}.{1000 - minor}")
+    newest_first = sorted(options, key=lambda o: o.variant.cuda or Version("0"), reverse=True)
+    return sorted(newest_first, key=lambda o: (o.variant.is_cpu, not o.fully_supported))
 
 
 def _installed_variant(release: Release, installed: InstalledSet, version: str) -> Variant | None:
