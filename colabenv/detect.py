@@ -50,6 +50,7 @@ from colabenv.models import (
     TargetOverrides,
     archs_cover,
     cuda_from_local_tag,
+    dist_dir_parts,
     format_driver,
 )
 
@@ -129,11 +130,6 @@ def platform_tag(raw: str | None = None) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text)
 
 
-_DIST_DIR_RE = re.compile(
-    r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py\d[^-]*)?\.(?:dist|egg)-info$"
-)
-
-
 def _installed_distributions(
     paths: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
@@ -155,9 +151,9 @@ def _installed_distributions(
                 continue
             name: str | None = None
             version: str | None = None
-            match = _DIST_DIR_RE.match(dirname)
-            if match is not None and _version(match.group("version")) is not None:
-                name, version = match.group("name"), match.group("version")
+            parts = dist_dir_parts(dirname)
+            if parts is not None and parts[1] is not None and _version(parts[1]) is not None:
+                name, version = parts
             else:
                 from importlib.metadata import PathDistribution
 

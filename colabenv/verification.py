@@ -47,6 +47,7 @@ from colabenv.models import (
     Target,
     archs_cover,
     cuda_from_local_tag,
+    dist_dir_parts,
     format_driver,
 )
 
@@ -304,21 +305,11 @@ def _module_name(entry: os.DirEntry[str]) -> str | None:
     return stem
 
 
-_DIST_DIR_RE = re.compile(r"^(.+?)-(\d[^-]*)(?:-.*)?$")
-
-
 def _dist_from_dirname(entry: str, path: Path) -> PathDist | None:
-    name = path.name
-    if name.endswith(".dist-info"):
-        stem = name[: -len(".dist-info")]
-    elif name.endswith(".egg-info"):
-        stem = name[: -len(".egg-info")]
-    else:
+    parts = dist_dir_parts(path.name)
+    if parts is None:
         return None
-    match = _DIST_DIR_RE.match(stem)
-    name, version = (match.group(1), match.group(2)) if match else (stem, None)
-    if not name:
-        return None
+    name, version = parts
     return PathDist(canonicalize_name(name), version, entry, path)
 
 
