@@ -1,6 +1,7 @@
 """Read the host: NVIDIA driver and GPUs, Python, platform, runtime kind, installed distributions.
 
-This is the only module that looks at the machine. Every source is bounded in time and every
+This module and :mod:`colabenv.detect_gpu` (the GPU sources, loaded only when the GPUs must be
+looked at) are the only ones that look at the machine. Every source is bounded in time and every
 failure becomes a note in the :class:`Fingerprint`, never an exception: a host without a GPU
 is a normal answer (driver and CUDA ``None``). The inputs sit behind :class:`HostProbe`, so
 tests feed a fake NVML, recorded ``/proc`` texts and nvidia-smi outputs without patching.
@@ -15,14 +16,12 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import sys
 import sysconfig
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -35,8 +34,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from colabenv import _proc
-from colabenv.errors import ProcessError, TargetError
+from colabenv._model import model
+from colabenv.errors import TargetError
 from colabenv.models import (
     Catalog,
     ComputeCapability,
@@ -54,12 +53,12 @@ from colabenv.models import (
     format_driver,
 )
 
+if TYPE_CHECKING:
+    from colabenv import _proc
+    from colabenv.detect_gpu import Nvml
+
 NVIDIA_SMI_TIMEOUT_S = 5.0
 NVML_TIMEOUT_S = 5.0
-DRIVER_VERSION_FILES = (Path("/proc/driver/nvidia/version"), Path("/sys/module/nvidia/version"))
-SMI_QUERY_FIELDS = "name,compute_cap,memory.total,memory.free,driver_version"
-SMI_QUERY_ARGS = (f"--query-gpu={SMI_QUERY_FIELDS}", "--format=csv,noheader,nounits")
-NO_DRIVER_NOTE = "no NVIDIA driver found"
 
 FRAMEWORK_DISTS = frozenset(
     {
@@ -81,21 +80,7 @@ CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
 _NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
 
 
-class Nvml(Protocol):
-    """The part of ``pynvml`` (nvidia-ml-py) that detection uses; tests pass a fake."""
-
-    def nvmlInit(self) -> None: ...
-    def nvmlShutdown(self) -> None: ...
-    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
-    def nvmlSystemGetCudaDriverVersion_v2(self) -> int: ...
-    def nvmlDeviceGetCount(self) -> int: ...
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any: ...
-    def nvmlDeviceGetName(self, handle: Any) -> str | bytes: ...
-    def nvmlDeviceGetCudaComputeCapability(self, handle: Any) -> tuple[int, int]: ...
-    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any: ...
-
-
-RunCommand = Callable[[Sequence[str], float], _proc.Completed]
+RunCommand = Callable[[Sequence[str], float], "_proc.Completed"]
 
 
 def _import_pynvml() -> Nvml:
@@ -110,6 +95,8 @@ def _read_text(path: Path) -> str:
 
 
 def _run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
+    from colabenv import _proc
+
     return _proc.run(argv, timeout=timeout)
 
 
@@ -171,12 +158,8 @@ def _installed_distributions(
             yield key, version
 
 
-NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg")
-"""Where a host with a usable NVIDIA driver shows it (``/dev/dxg``: WSL2); without any of
-them, importing nvidia-ml-py and loading libnvidia-ml is skipped."""
 
-
-@dataclass(frozen=True)
+@model
 class HostProbe:
     """Everything detection reads from the host, injectable at the boundary.
 
@@ -206,6 +189,8 @@ class HostProbe:
     def find_executable(self, name: str) -> str | None:
         if self.which is not None:
             return self.which(name)
+        import shutil
+
         return shutil.which(name, path=self.environ.get("PATH", os.defpath))
 
 
@@ -213,7 +198,7 @@ class HostProbe:
 # NVIDIA driver and GPUs
 
 
-@dataclass(frozen=True)
+@model
 class GpuReport:
     """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
 
@@ -223,267 +208,12 @@ class GpuReport:
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class _SourceResult:
-    driver: Version | None = None
-    cuda: Version | None = None
-    gpus: tuple[Gpu, ...] = ()
-    answered: bool = False
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace").strip()
-    return str(value).strip()
-
-
 def _version(text: str) -> Version | None:
     try:
         return Version(text.strip())
     except InvalidVersion:
         return None
 
-
-def cuda_from_nvml(value: int) -> Version | None:
-    """NVML's encoded CUDA version (12040) as ``12.4``."""
-    if value <= 0:
-        return None
-    return Version(f"{value // 1000}.{(value % 1000) // 10}")
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
-
-
-def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
-    nvml.nvmlInit()
-    try:
-        driver = _version(_text(nvml.nvmlSystemGetDriverVersion()))
-        try:
-            cuda = cuda_from_nvml(int(nvml.nvmlSystemGetCudaDriverVersion_v2()))
-        except Exception as exc:
-            cuda = None
-            notes.append(f"NVML: no CUDA version from the driver ({_error_text(exc)})")
-        gpus: list[Gpu] = []
-        for index in range(int(nvml.nvmlDeviceGetCount())):
-            try:
-                handle = nvml.nvmlDeviceGetHandleByIndex(index)
-                name = _text(nvml.nvmlDeviceGetName(handle))
-                major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
-                capability = ComputeCapability(int(major), int(minor))
-            except Exception as exc:
-                notes.append(f"NVML: GPU {index} skipped ({_error_text(exc)})")
-                continue
-            total: int | None = None
-            free: int | None = None
-            try:
-                memory = nvml.nvmlDeviceGetMemoryInfo(handle)
-                total = int(memory.total) // (1024 * 1024)
-                free = int(memory.free) // (1024 * 1024)
-            except Exception as exc:
-                notes.append(f"NVML: GPU {index} memory unknown ({_error_text(exc)})")
-            gpus.append(Gpu(name, capability, total, free))
-        return _SourceResult(driver, cuda, tuple(gpus), answered=True)
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except Exception as exc:
-            notes.append(f"NVML: shutdown failed ({_error_text(exc)})")
-
-
-def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
-    """NVML in a daemon thread, so a driver that never answers costs at most the timeout."""
-    if probe.load_nvml is _import_pynvml and not any(
-        probe.path_exists(Path(node)) for node in NVIDIA_NODES
-    ):
-        notes.append("NVML: skipped, no NVIDIA device or kernel module on this host")
-        return _SourceResult()
-    outcome: list[_SourceResult] = []
-    thread_notes: list[str] = []
-    failure: list[str] = []
-
-    def work() -> None:
-        try:
-            nvml = probe.load_nvml()
-        except Exception as exc:
-            failure.append(f"NVML: nvidia-ml-py not importable ({_error_text(exc)})")
-            return
-        try:
-            outcome.append(_query_nvml(nvml, thread_notes))
-        except Exception as exc:
-            failure.append(f"NVML: not available ({_error_text(exc)})")
-
-    thread = threading.Thread(target=work, name="colabenv-nvml", daemon=True)
-    thread.start()
-    thread.join(probe.nvml_timeout)
-    if thread.is_alive():
-        notes.append(f"NVML: did not answer within {probe.nvml_timeout:g}s")
-        return _SourceResult()
-    notes.extend(thread_notes)
-    notes.extend(failure)
-    return outcome[0] if outcome else _SourceResult()
-
-
-_KERNEL_MODULE_RE = re.compile(r"NVRM version:.*?\s(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)(?=\s|$)")
-_BARE_VERSION_RE = re.compile(r"^\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)\s*$")
-
-
-def parse_kernel_module_version(text: str) -> Version | None:
-    """The driver version from ``/proc/driver/nvidia/version`` or ``/sys/module/nvidia/version``."""
-    match = _KERNEL_MODULE_RE.search(text) or _BARE_VERSION_RE.match(text)
-    return _version(match.group(1)) if match else None
-
-
-def _from_kernel_module(probe: HostProbe, notes: list[str]) -> Version | None:
-    for path in DRIVER_VERSION_FILES:
-        try:
-            text = probe.read_text(path)
-        except (OSError, UnicodeError):
-            continue
-        driver = parse_kernel_module_version(text)
-        if driver is not None:
-            return driver
-        notes.append(f"{path}: no driver version in it")
-    return None
-
-
-def _memory(text: str) -> int | None:
-    try:
-        return int(float(text))
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class SmiQuery:
-    """Parsed ``nvidia-smi --query-gpu`` CSV output."""
-
-    driver: Version | None
-    gpus: tuple[Gpu, ...]
-    problems: tuple[str, ...]
-
-
-def parse_smi_query(text: str) -> SmiQuery:
-    """Parse ``name, compute_cap, memory.total, memory.free, driver_version`` lines."""
-    gpus: list[Gpu] = []
-    problems: list[str] = []
-    driver: Version | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        fields = [part.strip() for part in line.split(",")]
-        if len(fields) < 5:
-            problems.append(f"line {number} is not a GPU row: {line[:80]!r}")
-            continue
-        name = ", ".join(fields[:-4]).strip()
-        cap_text, total, free, driver_text = fields[-4:]
-        try:
-            capability = ComputeCapability.parse(cap_text)
-        except ValueError:
-            problems.append(f"GPU {name[:60]!r}: compute capability {cap_text[:20]!r} unknown")
-            continue
-        row_driver = _version(driver_text)
-        if row_driver is not None and driver is None:
-            driver = row_driver
-        gpus.append(Gpu(name or "NVIDIA GPU", capability, _memory(total), _memory(free)))
-    return SmiQuery(driver, tuple(gpus), tuple(problems))
-
-
-_CUDA_BANNER_RE = re.compile(r"CUDA Version\s*:\s*(\d{1,3}\.\d{1,3})")
-_DRIVER_BANNER_RE = re.compile(r"Driver Version\s*:\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)")
-
-
-def parse_smi_banner(text: str) -> tuple[Version | None, Version | None]:
-    """``(driver, cuda)`` from the header of plain ``nvidia-smi``."""
-    driver = _DRIVER_BANNER_RE.search(text)
-    cuda = _CUDA_BANNER_RE.search(text)
-    return (
-        _version(driver.group(1)) if driver else None,
-        _version(cuda.group(1)) if cuda else None,
-    )
-
-
-def _smi_failure(result: _proc.Completed) -> str:
-    lines = [ln.strip() for ln in (result.stdout + "\n" + result.stderr).splitlines() if ln.strip()]
-    detail = lines[0][:200] if lines else "no output"
-    return f"exited {result.returncode}: {detail}"
-
-
-def _run_smi(
-    probe: HostProbe, argv: Sequence[str], notes: list[str]
-) -> tuple[_proc.Completed | None, bool]:
-    """Run nvidia-smi once: ``(output if it succeeded, whether trying again is pointless)``."""
-    try:
-        result = probe.run(argv, probe.smi_timeout)
-    except ProcessError as exc:
-        notes.append(f"nvidia-smi: {exc.message.split(': ', 1)[-1]}")
-        return None, True
-    except OSError as exc:
-        notes.append(f"nvidia-smi: cannot start ({exc.strerror or exc})")
-        return None, True
-    if result.timed_out:
-        notes.append(f"nvidia-smi: did not answer within {probe.smi_timeout:g}s (killed)")
-        return None, True
-    if result.returncode != 0:
-        notes.append(f"nvidia-smi: {_smi_failure(result)}")
-        return None, False
-    return result, False
-
-
-def _from_nvidia_smi(probe: HostProbe, notes: list[str]) -> _SourceResult:
-    """The GPU query, then the banner for "CUDA Version" (also when an old query fails)."""
-    exe = probe.find_executable("nvidia-smi")
-    if exe is None:
-        notes.append("nvidia-smi: not found on PATH")
-        return _SourceResult()
-    query, give_up = _run_smi(probe, [exe, *SMI_QUERY_ARGS], notes)
-    if give_up:
-        return _SourceResult()
-    parsed = parse_smi_query(query.stdout) if query is not None else SmiQuery(None, (), ())
-    notes.extend(f"nvidia-smi: {problem}" for problem in parsed.problems)
-    banner, _ = _run_smi(probe, [exe], notes)
-    banner_driver, cuda = parse_smi_banner(banner.stdout) if banner is not None else (None, None)
-    if banner is not None and cuda is None:
-        notes.append("nvidia-smi: no 'CUDA Version' in its banner")
-    driver = parsed.driver or banner_driver
-    answered = query is not None or banner is not None
-    return _SourceResult(driver, cuda, parsed.gpus, answered=answered)
-
-
-def probe_gpus(probe: HostProbe, catalog: Callable[[], Catalog] | None = None) -> GpuReport:
-    """Driver, max CUDA and GPUs from NVML, the kernel module files and nvidia-smi, in order."""
-    notes: list[str] = []
-    nvml = _from_nvml(probe, notes)
-    kernel = _from_kernel_module(probe, notes)
-    smi = _SourceResult()
-    if not nvml.answered:
-        smi = _from_nvidia_smi(probe, notes)
-    driver = nvml.driver or smi.driver or kernel
-    cuda = nvml.cuda or smi.cuda
-    gpus = nvml.gpus if nvml.answered else smi.gpus
-    if kernel is not None and nvml.driver is not None and kernel != nvml.driver:
-        notes.append(
-            f"driver/library version mismatch: kernel module {format_driver(kernel)},"
-            f" NVML {format_driver(nvml.driver)}"
-            " (reboot or reload the driver)"
-        )
-    if driver is None:
-        notes.append(NO_DRIVER_NOTE)
-        return GpuReport(None, None, (), _unique(notes))
-    if not gpus:
-        notes.append(f"driver {format_driver(driver)} found but no GPU could be listed")
-    if cuda is None:
-        cuda = _cuda_from_catalog(driver, catalog, notes)
-    visible = probe.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and gpus:
-        notes.append(f"CUDA_VISIBLE_DEVICES={visible!r}: frameworks see only those GPUs")
-    return GpuReport(driver, cuda, gpus, _unique(notes))
-
-
-def _unique(notes: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(notes))
 
 
 def _load_shipped_catalog() -> Catalog:
@@ -492,18 +222,6 @@ def _load_shipped_catalog() -> Catalog:
 
     return shipped_catalog(())
 
-
-def _cuda_from_catalog(
-    driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]
-) -> Version | None:
-    loader = catalog or _load_shipped_catalog
-    cuda = loader().max_cuda_for_driver(driver)
-    shown = format_driver(driver)
-    if cuda is None:
-        notes.append(f"driver {shown} is older than every CUDA in the catalog's driver table")
-    else:
-        notes.append(f"max CUDA {cuda} derived from driver {shown} (catalog driver table)")
-    return cuda
 
 
 # ---------------------------------------------------------------------------------------------
@@ -642,6 +360,8 @@ def detect(
         report = GpuReport(None, None, (), ("GPU detection skipped: driver and compute"
                                             " capabilities were given",))
     else:
+        from colabenv.detect_gpu import probe_gpus
+
         report = probe_gpus(host, catalog)
     notes.extend(report.notes)
 
@@ -759,7 +479,7 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
 # What the installed frameworks were built for (pure: installed set + catalog)
 
 
-@dataclass(frozen=True)
+@model
 class FrameworkBuild:
     """An installed framework and the CUDA it was built for, as far as its version tells."""
 

@@ -21,21 +21,23 @@ from packaging.version import Version
 
 from colabenv._proc import Completed
 from colabenv.detect import (
-    NO_DRIVER_NOTE,
     HostProbe,
     _installed_distributions,
     build_warnings,
     cuda_from_local_tag,
-    cuda_from_nvml,
     detect,
     fingerprint_to_json,
     framework_builds,
+    platform_tag,
+    read_freeze,
+)
+from colabenv.detect_gpu import (
+    NO_DRIVER_NOTE,
+    cuda_from_nvml,
     parse_kernel_module_version,
     parse_smi_banner,
     parse_smi_query,
-    platform_tag,
     probe_gpus,
-    read_freeze,
 )
 from colabenv.errors import TargetError
 from colabenv.models import (
