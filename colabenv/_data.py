@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 
+@functools.lru_cache(maxsize=1)
 def profiles_root() -> Path:
     """``colabenv/_profiles`` inside a wheel; the checkout's ``profiles/`` in an editable install."""
     package = Path(__file__).resolve().parent

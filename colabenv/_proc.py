@@ -7,13 +7,13 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from colabenv._model import model
 from colabenv.errors import ProcessError
 
 
-@dataclass(frozen=True)
+@model
 class Completed:
     argv: tuple[str, ...]
     returncode: int

@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv import _toml
+from colabenv._cache import parsed_toml
 from colabenv._data import catalog_dir
 from colabenv.errors import CatalogError
 from colabenv.models import (
@@ -40,6 +41,12 @@ _PIN_RE = re.compile(
     rf"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*({_OPERATOR}(\s*,\s*{_OPERATOR})*)?"
 )
 """What a pin looks like; each is parsed with packaging when the resolver first needs it."""
+
+
+@functools.cache
+def _version(text: str) -> Version:
+    """One :class:`Version` per distinct string: the catalog repeats a few hundred of them."""
+    return Version(text)
 
 
 class _Reader:
@@ -75,7 +82,7 @@ class _Reader:
     def version(self, name: str) -> Version:
         text = self.text(name)
         try:
-            return Version(text)
+            return _version(text)
         except InvalidVersion:
             raise self.fail(name, f"{text!r} is not a version") from None
 
@@ -125,17 +132,22 @@ class _Reader:
 
 def _read(path: Path) -> _Reader:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
     try:
-        data = _toml.loads(text)
-    except _toml.TOMLDecodeError as exc:
+        document = parsed_toml(data, _parse_toml)
+    except (UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
         raise CatalogError(path, None, f"invalid TOML: {exc}") from None
-    reader = _Reader(path, data)
-    if data.get("schema") != 1:
+    reader = _Reader(path, document)
+    if document.get("schema") != 1:
         raise reader.fail("schema", "expected schema = 1")
     return reader
+
+
+def _parse_toml(data: bytes) -> dict[str, Any]:
+    document: dict[str, Any] = _toml.loads(data.decode("utf-8"))
+    return document
 
 
 def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
@@ -258,37 +270,60 @@ def load_catalog(
     profile that wants torch alone need not parse the jax and tensorflow files.
     """
     root = directory if directory is not None else catalog_dir()
-    toolkits, lines = _load_drivers(root / DRIVERS_FILE)
-    wanted = set(FRAMEWORK_FILES) if frameworks is None else set(frameworks)
-    releases: list[Release] = []
-    for framework, filename in FRAMEWORK_FILES.items():
-        if framework in wanted:
-            releases.extend(_load_framework(root / filename, framework))
-    catalog = Catalog(toolkits, lines, tuple(releases))
-    _check_consistency(catalog, root)
-    return catalog
+    wanted = _wanted(frameworks)
+    releases = {f: tuple(_load_framework(root / FRAMEWORK_FILES[f], f)) for f in wanted}
+    return _assemble(root, _load_drivers(root / DRIVERS_FILE), releases)
 
 
 def shipped_catalog(frameworks: Iterable[Framework] | None = None) -> Catalog:
-    """The shipped catalog, or the part of it ``frameworks`` need; read once per process."""
-    key = None if frameworks is None else frozenset(frameworks)
-    return _shipped(key)
+    """The shipped catalog, or the part of it ``frameworks`` need; each file read once per
+    process (detection wants the driver table alone, the resolver then adds a framework)."""
+    return _shipped(frozenset(_wanted(frameworks)))
+
+
+def _wanted(frameworks: Iterable[Framework] | None) -> tuple[Framework, ...]:
+    chosen = set(FRAMEWORK_FILES) if frameworks is None else set(frameworks)
+    return tuple(f for f in FRAMEWORK_FILES if f in chosen)
 
 
 @functools.lru_cache(maxsize=8)
-def _shipped(frameworks: frozenset[Framework] | None) -> Catalog:
-    return load_catalog(frameworks=frameworks)
+def _shipped(frameworks: frozenset[Framework]) -> Catalog:
+    releases = {f: _shipped_releases(f) for f in _wanted(frameworks)}
+    return _assemble(catalog_dir(), _shipped_drivers(), releases)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_drivers() -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
+    return _load_drivers(catalog_dir() / DRIVERS_FILE)
+
+
+@functools.lru_cache(maxsize=len(FRAMEWORK_FILES))
+def _shipped_releases(framework: Framework) -> tuple[Release, ...]:
+    return tuple(_load_framework(catalog_dir() / FRAMEWORK_FILES[framework], framework))
+
+
+def _assemble(
+    root: Path,
+    drivers: tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]],
+    releases: Mapping[Framework, tuple[Release, ...]],
+) -> Catalog:
+    toolkits, lines = drivers
+    catalog = Catalog(toolkits, lines, tuple(r for f in releases for r in releases[f]))
+    _check_consistency(catalog, root)
+    return catalog
 
 
 def _check_consistency(catalog: Catalog, root: Path) -> None:
     """Every CUDA variant must have a driver floor and a toolkit driver in the driver table."""
     for release in catalog.releases:
-        path = root / FRAMEWORK_FILES[release.framework]
         for variant in release.variants:
             if variant.cuda is None:
                 continue
-            key = f"release {release.version} variant {variant.name}"
+            problem = None
             if catalog.floor_driver(variant.cuda) is None:
-                raise CatalogError(path, key, f"no driver floor for CUDA {variant.cuda.major}")
-            if catalog.toolkit_driver(variant.cuda) is None:
-                raise CatalogError(path, key, f"no toolkit driver for CUDA {variant.cuda}")
+                problem = f"no driver floor for CUDA {variant.cuda.major}"
+            elif catalog.toolkit_driver(variant.cuda) is None:
+                problem = f"no toolkit driver for CUDA {variant.cuda}"
+            if problem is not None:
+                raise CatalogError(root / FRAMEWORK_FILES[release.framework],
+                                   f"release {release.version} variant {variant.name}", problem)

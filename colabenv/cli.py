@@ -8,27 +8,47 @@ Only this module catches :class:`ColabenvError`.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from colabenv import __version__
 from colabenv.errors import ColabenvError
 
-COMMANDS: dict[str, str] = {
-    "render": "render",
-    "resolve": "resolve",
-    "lock": "lock",
-    "verify": "verify",
-    "detect": "detect",
-    "profiles": "profiles",
-    "diff": "diff",
-    "init": "init",
-    "pin": "pin",
-}
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, as wide as :func:`shutil.get_terminal_size` says, without importing
+    shutil (and with it bz2, lzma and zlib): argparse builds one for every ``add_argument``."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         sys.stderr.write(f"colabenv: error: {message}\n")
@@ -56,26 +76,20 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="colabenv",
-        description="Declarative, reproducible GPU Python environments for notebook runtimes.",
-    )
-    parser.add_argument("--version", action="version", version=f"colabenv {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    p = sub.add_parser("render", help="resolve for the target and print the bootstrap script")
+def _render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help="a profile file or a golden profile name")
     p.add_argument("-o", "--output", metavar="FILE", help="write the script here (atomically)")
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
     _add_target_flags(p)
 
-    p = sub.add_parser("resolve", help="show the resolution and why each choice was made")
+
+def _resolve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_target_flags(p)
 
-    p = sub.add_parser("lock", help="write the full pinned closure with hashes")
+
+def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile")
     p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
     p.add_argument("--resolver", choices=("uv", "pip-tools"), default="uv")
@@ -84,18 +98,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress output")
     _add_target_flags(p)
 
-    p = sub.add_parser("verify", help="post-restart checks and GPU smoke tests")
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--profile", metavar="P")
     group.add_argument("--lock", metavar="L")
     p.add_argument("--json", action="store_true")
     p.add_argument("--timeout", type=float, metavar="S", help="bound on each smoke test")
 
-    p = sub.add_parser("detect", help="what this host is")
+
+def _detect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     _add_target_flags(p)
 
-    p = sub.add_parser("profiles", help="the shipped golden profiles; validate profiles")
+
+def _profiles_args(p: argparse.ArgumentParser) -> None:
     psub = p.add_subparsers(dest="profiles_command", metavar="ACTION", parser_class=_Parser)
     psub.required = True
     psub.add_parser("list", help="name and description of each golden profile")
@@ -104,28 +121,73 @@ def build_parser() -> argparse.ArgumentParser:
     check = psub.add_parser("check", help="validate profile files")
     check.add_argument("files", nargs="+", metavar="FILE")
 
-    p = sub.add_parser("diff", help="what differs between two `detect --json` fingerprints")
+
+def _diff_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="A.json")
     p.add_argument("b", metavar="B.json")
 
-    p = sub.add_parser("init", help="a starter profile from the detected runtime")
+
+def _init_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE")
     p.add_argument("--name", help="profile name (default: the runtime kind)")
     _add_target_flags(p)
 
-    p = sub.add_parser("pin", help="rewrite framework specifiers to a lock's exact versions")
+
+def _pin_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile")
     p.add_argument("--lock", required=True, metavar="LOCK")
+
+
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "render": ("resolve for the target and print the bootstrap script", _render_args),
+    "resolve": ("show the resolution and why each choice was made", _resolve_args),
+    "lock": ("write the full pinned closure with hashes", _lock_args),
+    "verify": ("post-restart checks and GPU smoke tests", _verify_args),
+    "detect": ("what this host is", _detect_args),
+    "profiles": ("the shipped golden profiles; validate profiles", _profiles_args),
+    "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
+    "init": ("a starter profile from the detected runtime", _init_args),
+    "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``command`` only the parser that command needs: building
+    all nine subcommand parsers would be most of what ``colabenv render`` spends in argparse."""
+    parser = _Parser(
+        prog="colabenv",
+        description="Declarative, reproducible GPU Python environments for notebook runtimes.",
+    )
+    parser.add_argument("--version", action="version", version=f"colabenv {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (summary, add_arguments) in SUBCOMMANDS.items():
+        if command is None or name == command:
+            add_arguments(sub.add_parser(name, help=summary))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command. The cyclic garbage collector is off meanwhile: a command is a short
+    process whose imports and models make no garbage cycles worth finding, and the passes it
+    would make over every object those imports create cost ``colabenv render`` about a tenth
+    of its time."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in SUBCOMMANDS else None)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    module = importlib.import_module(f"colabenv._commands.{COMMANDS[args.command]}")
+    module = importlib.import_module(f"colabenv._commands.{args.command}")
     try:
         code: int = module.run(args)
     except ColabenvError as error:

@@ -17,7 +17,6 @@ import shutil
 import sys
 import sysconfig
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
@@ -33,6 +32,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv import _proc
+from colabenv._model import model
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError
 from colabenv.lockfile import (
     Lock,
@@ -75,7 +75,7 @@ _UV_KEPT = ("UV_CACHE_DIR", "UV_NO_CACHE", "UV_NATIVE_TLS", "UV_HTTP_TIMEOUT",
 # Indexes
 
 
-@dataclass(frozen=True)
+@model
 class IndexPlan:
     """Which indexes a lock uses, as written in the profile (``${VAR}`` references kept).
 
@@ -115,7 +115,7 @@ def expand_url(url: str, environ: Mapping[str, str]) -> str:
     return _VAR_RE.sub(value, url)
 
 
-@dataclass(frozen=True)
+@model
 class _Redactor:
     """Replaces expanded index URLs and credential values in text with their references."""
 
@@ -156,7 +156,7 @@ def default_index_url() -> str | None:
 # The simple API (PEP 691 JSON, else PEP 503 HTML)
 
 
-@dataclass(frozen=True)
+@model
 class IndexFile:
     filename: str
     url: str
@@ -434,7 +434,7 @@ def _pip_tools_refusal(target: Target) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@model
 class ResolverRun:
     packages: tuple[LockedPackage, ...]
     label: str

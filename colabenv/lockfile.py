@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv._model import model
 from colabenv.errors import LockError
 from colabenv.models import Target, format_driver
 
@@ -51,7 +52,7 @@ _HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 # Models
 
 
-@dataclass(frozen=True)
+@model
 class LockedFile:
     """One file of a locked distribution: its sha256, and where known its name and URL."""
 
@@ -64,7 +65,7 @@ class LockedFile:
         return self.name is None or self.name.endswith(".whl")
 
 
-@dataclass(frozen=True)
+@model
 class LockedPackage:
     name: NormalizedName
     version: str
@@ -86,7 +87,7 @@ class LockedPackage:
         return " ".join([head, *(f"--hash={h}" for h in self.hashes)])
 
 
-@dataclass(frozen=True)
+@model
 class LockedFramework:
     framework: str
     version: str
@@ -98,7 +99,7 @@ class LockedFramework:
                 f"index={self.index_url or 'default'}")
 
 
-@dataclass(frozen=True)
+@model
 class LockTarget:
     """The target a lock was made for, as the strings the header records."""
 
@@ -137,7 +138,7 @@ class LockTarget:
         return found
 
 
-@dataclass(frozen=True)
+@model
 class LockHeader:
     colabenv_version: str
     profile_name: str
@@ -148,7 +149,7 @@ class LockHeader:
     schema: int = LOCK_SCHEMA
 
 
-@dataclass(frozen=True)
+@model
 class Lock:
     header: LockHeader
     packages: tuple[LockedPackage, ...]

@@ -17,10 +17,10 @@ The script writes ``<state dir>/restart-marker.json`` (schema 1)::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from colabenv._model import model
 from colabenv.errors import StateError
 
 MARKER_NAME = "restart-marker.json"
@@ -31,7 +31,7 @@ def marker_path(state_dir: Path) -> Path:
     return state_dir / MARKER_NAME
 
 
-@dataclass(frozen=True)
+@model
 class MarkerFramework:
     name: str
     version: str
@@ -39,7 +39,7 @@ class MarkerFramework:
     requirements: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@model
 class Marker:
     path: Path
     colabenv_version: str

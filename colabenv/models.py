@@ -11,13 +11,15 @@ import enum
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+from colabenv._model import model
 
 
 class Framework(str, enum.Enum):
@@ -50,7 +52,8 @@ class RuntimeKind(str, enum.Enum):
 _CC_RE = re.compile(r"^\s*(\d{1,2})\.(\d{1,2})\s*$")
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@model
 class ComputeCapability:
     """An NVIDIA compute capability such as 7.5 (T4) or 9.0 (H100, H200)."""
 
@@ -64,6 +67,11 @@ class ComputeCapability:
             raise ValueError(f"{text!r} is not a compute capability like 7.5")
         return cls(int(match.group(1)), int(match.group(2)))
 
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ComputeCapability):
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)
+
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
 
@@ -75,7 +83,8 @@ class ComputeCapability:
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,2})(\d)a?$")
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@model
 class Arch:
     """One entry of a wheel's arch list: machine code (``sm_86``) or PTX (``compute_90``).
 
@@ -94,6 +103,11 @@ class Arch:
             raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
         cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
         return cls(cap, match.group(1) == "compute")
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return (self.capability, self.ptx) < (other.capability, other.ptx)
 
     def covers(self, gpu: ComputeCapability) -> bool:
         if self.ptx:
@@ -146,7 +160,7 @@ def archs_cover(archs: Iterable[Arch], gpu: ComputeCapability) -> bool:
 # The host, as the resolver sees it
 
 
-@dataclass(frozen=True)
+@model
 class InstalledDist:
     """A distribution present in the runtime. ``version`` keeps its local tag (``2.6.0+cu124``)."""
 
@@ -161,7 +175,7 @@ class InstalledDist:
             return None
 
 
-@dataclass(frozen=True)
+@model
 class InstalledSet:
     """What the runtime already has, by canonical name."""
 
@@ -187,15 +201,17 @@ class InstalledSet:
         return len(self.dists)
 
 
-@dataclass(frozen=True)
+@model
 class Gpu:
+    """One GPU as detection lists it; memory in MiB when known."""
+
     name: str
     compute_capability: ComputeCapability
     memory_total_mib: int | None = None
     memory_free_mib: int | None = None
 
 
-@dataclass(frozen=True)
+@model
 class Target:
     """Everything the resolver may know about the host it resolves for.
 
@@ -229,7 +245,7 @@ class Target:
         }
 
 
-@dataclass(frozen=True)
+@model
 class TargetOverrides:
     """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win)."""
 
@@ -241,7 +257,7 @@ class TargetOverrides:
     installed_from: Path | None = None
 
 
-@dataclass(frozen=True)
+@model
 class Fingerprint:
     """What ``colabenv detect`` found: the target plus the details only people need."""
 
@@ -259,7 +275,7 @@ class Fingerprint:
 # The profile
 
 
-@dataclass(frozen=True)
+@model
 class FrameworkRequest:
     """What a profile asks of one framework: a version range, an optional variant, companions.
 
@@ -274,24 +290,30 @@ class FrameworkRequest:
     companions: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
 
 
-@dataclass(frozen=True)
+@model
 class InstallSettings:
+    """The profile's ``[install]`` table: installer and index URLs (``${VAR}`` kept unexpanded)."""
+
     installer: Installer = Installer.AUTO
     index_url: str | None = None
     pytorch_index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@model
 class VerifySettings:
+    """The profile's ``[verify]`` table: which smoke tests run and what they require."""
+
     smoke: tuple[Framework, ...] | None = None
     require_gpu: bool = False
     min_free_vram_gib: float | None = None
     timeout_s: float = 120.0
 
 
-@dataclass(frozen=True)
+@model
 class Profile:
+    """A validated profile, its ``extends`` chain merged; ``content_hash`` is of that merge."""
+
     name: str
     description: str
     path: Path
@@ -321,14 +343,14 @@ class Profile:
 # The catalog
 
 
-@dataclass(frozen=True)
+@model
 class Source:
     """Where a catalog fact comes from: a URL or a named upstream document."""
 
     text: str
 
 
-@dataclass(frozen=True)
+@model
 class CudaToolkit:
     """A CUDA toolkit release and the driver it shipped with ("fully supported")."""
 
@@ -338,7 +360,7 @@ class CudaToolkit:
     source: Source
 
 
-@dataclass(frozen=True)
+@model
 class CudaMajorLine:
     """The oldest driver on which any toolkit of a major line runs (minor-version compatibility)."""
 
@@ -347,7 +369,7 @@ class CudaMajorLine:
     source: Source
 
 
-@dataclass(frozen=True)
+@model
 class Variant:
     """One build of a framework release.
 
@@ -377,7 +399,7 @@ class Variant:
         return tuple(Requirement(text) for text in self.pin_texts)
 
 
-@dataclass(frozen=True)
+@model
 class Companion:
     """A package released in lockstep with a framework (torchvision, jaxlib, jax plugins)."""
 
@@ -386,8 +408,10 @@ class Companion:
     follows_variant: bool
 
 
-@dataclass(frozen=True)
+@model
 class Release:
+    """One framework release in the catalog: its variants, companions and Python range."""
+
     framework: Framework
     version: Version
     python: SpecifierSet
@@ -403,8 +427,10 @@ class Release:
         return None
 
 
-@dataclass(frozen=True)
+@model
 class Catalog:
+    """The curated catalog: the driver table and the framework releases that were read."""
+
     toolkits: tuple[CudaToolkit, ...]
     major_lines: tuple[CudaMajorLine, ...]
     releases: tuple[Release, ...]
@@ -452,8 +478,10 @@ class Catalog:
 # The resolution
 
 
-@dataclass(frozen=True)
+@model
 class FrameworkChoice:
+    """What the resolver chose for one framework, the requirements to install and why."""
+
     framework: Framework
     release: Version
     variant: str
@@ -476,8 +504,10 @@ class FrameworkChoice:
         }
 
 
-@dataclass(frozen=True)
+@model
 class Resolution:
+    """The resolver's answer for a profile on a target: everything render and lock need."""
+
     profile_name: str
     profile_hash: str
     target: Target

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import difflib
 import hashlib
 import json
 import math
 import re
 import stat
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv import _toml
 from colabenv._data import golden_dir
+from colabenv._model import model
 from colabenv.errors import ProfileError, UsageError
 from colabenv.models import (
     Framework,
@@ -77,18 +78,20 @@ VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s")
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
-_VARIANT_RES: dict[Framework, tuple[re.Pattern[str], str]] = {
-    Framework.TORCH: (re.compile(r"cpu|cu[0-9]{3}"), '"cpu" or "cuXYZ" such as "cu126"'),
-    Framework.TENSORFLOW: (re.compile(r"cpu|and-cuda|cuda"), '"cpu", "and-cuda" or "cuda"'),
-    Framework.JAX: (re.compile(r"cpu|cuda[0-9]{2}"), '"cpu" or "cudaXY" such as "cuda12"'),
+_VARIANT_PATTERNS: dict[Framework, tuple[str, str]] = {
+    Framework.TORCH: (r"cpu|cu[0-9]{3}", '"cpu" or "cuXYZ" such as "cu126"'),
+    Framework.TENSORFLOW: (r"cpu|and-cuda|cuda", '"cpu", "and-cuda" or "cuda"'),
+    Framework.JAX: (r"cpu|cuda[0-9]{2}", '"cpu" or "cudaXY" such as "cuda12"'),
 }
-_APT_RE = re.compile(r"([a-z0-9][a-z0-9+.-]+)(?:=((?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*))?")
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 _VAR_REF_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
-_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)", re.DOTALL)
-_URL_REST_RE = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!&()*+,=%-]*")
-_HOST_RE = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+# Patterns for what few profiles have (apt packages, URLs, odd keys): compiled by re's own cache
+# on first use, not on every import.
+_APT_PATTERN = r"([a-z0-9][a-z0-9+.-]+)(?:=((?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*))?"
+_BARE_KEY_PATTERN = r"[A-Za-z0-9_-]+"
+_URL_PATTERN = r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)"
+_URL_REST_PATTERN = r"[A-Za-z0-9._~:/?#\[\]@!&()*+,=%-]*"
+_HOST_PATTERN = r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
 
 INDEX_URL_SCHEMES = ("http", "https")
 DIRECT_URL_SCHEMES = ("https", "git+https", "file")
@@ -175,7 +178,7 @@ def read_profile_text(path: Path) -> str:
 # Reading files
 
 
-@dataclasses.dataclass(frozen=True)
+@model
 class _Context:
     """Which file a value came from, and how it was reached (for messages)."""
 
@@ -342,7 +345,7 @@ def _canonical(document: Mapping[str, object]) -> str:
 
 
 def _key(prefix: str, key: str) -> str:
-    shown = key if _BARE_KEY_RE.fullmatch(key) else json.dumps(key, ensure_ascii=True)
+    shown = key if re.fullmatch(_BARE_KEY_PATTERN, key) else json.dumps(key, ensure_ascii=True)
     return f"{prefix}.{shown}" if prefix else shown
 
 
@@ -379,12 +382,32 @@ def _expected(what: str, value: object) -> str:
     return f"expected {what}, got {_type_name(value)}"
 
 
+def _close_match(word: str, options: Iterable[str], cutoff: float) -> str | None:
+    """``difflib.get_close_matches(word, options, n=1, cutoff=cutoff)``, importing difflib only
+    for an option that passes its cheap upper bound (shared letters): a companion key such as
+    torchvision is checked against "version" on every load, and is nothing like it."""
+    letters = Counter(word)
+    likely = [
+        option
+        for option in options
+        if not (word or option)
+        or 2.0 * sum((letters & Counter(option)).values()) / (len(word) + len(option))
+        >= cutoff
+    ]
+    if not likely:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word, likely, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 def _unknown_key_problem(key: str, known: Iterable[str], what: str = "key") -> str:
     options = list(known)
     by_lower = {option.lower(): option for option in options}
-    close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.6)
-    if close:
-        return f"unknown {what} (did you mean {by_lower[close[0]]!r}?)"
+    close = _close_match(key.lower(), list(by_lower), cutoff=0.6)
+    if close is not None:
+        return f"unknown {what} (did you mean {by_lower[close]!r}?)"
     return f"unknown {what} (expected one of: {', '.join(options)})"
 
 
@@ -454,7 +477,7 @@ def _number(value: object, key: str, context: _Context) -> float:
 def _url(value: object, key: str, context: _Context, schemes: tuple[str, ...]) -> str:
     """A URL without literal credentials or shell-significant characters."""
     url = _string(value, key, context)
-    match = _URL_RE.fullmatch(url)
+    match = re.fullmatch(_URL_PATTERN, url, re.DOTALL)
     if match is None:
         raise context.fail(key, f"{_show(url)} is not a URL like https://host/simple")
     scheme, netloc, rest = match.group(1).lower(), match.group(2), match.group(3)
@@ -468,11 +491,11 @@ def _url(value: object, key: str, context: _Context, schemes: tuple[str, ...]) -
     if scheme not in schemes:
         allowed = ", ".join(schemes)
         raise context.fail(key, f"{shown}: scheme {scheme!r} not allowed (use {allowed})")
-    if scheme != "file" and not _HOST_RE.fullmatch(host):
+    if scheme != "file" and not re.fullmatch(_HOST_PATTERN, host):
         raise context.fail(key, f"{shown}: missing or invalid host name")
     if scheme == "file" and host and host != "localhost":
         raise context.fail(key, f"{shown}: a file URL names no host (file:///path)")
-    if not _URL_REST_RE.fullmatch(_VAR_REF_RE.sub("", rest)):
+    if not re.fullmatch(_URL_REST_PATTERN, _VAR_REF_RE.sub("", rest)):
         raise context.fail(
             key, f"{shown} holds characters a URL should percent-encode (quotes, spaces, $, ;)"
         )
@@ -573,8 +596,8 @@ def _framework(framework: Framework, value: object, context: _Context) -> Framew
     variant = None
     if "variant" in value:
         variant = _string(value["variant"], _key(key, "variant"), context)
-        pattern, examples = _VARIANT_RES[framework]
-        if not pattern.fullmatch(variant):
+        pattern, examples = _VARIANT_PATTERNS[framework]
+        if not re.fullmatch(pattern, variant):
             raise context.fail(
                 _key(key, "variant"), f"{_show(variant)} is not a {framework} variant ({examples})"
             )
@@ -604,9 +627,9 @@ def _framework(framework: Framework, value: object, context: _Context) -> Framew
 
 def _companion_name_problem(framework: Framework, name: str) -> str | None:
     """Any other key of a framework table names a companion package (torchvision, jaxlib ...)."""
-    close = difflib.get_close_matches(name, FRAMEWORK_TABLE_KEYS, n=1, cutoff=0.7)
-    if close:
-        return f"unknown key (did you mean {close[0]!r}?)"
+    close = _close_match(name, FRAMEWORK_TABLE_KEYS, cutoff=0.7)
+    if close is not None:
+        return f"unknown key (did you mean {close!r}?)"
     if not _PACKAGE_NAME_RE.fullmatch(name):
         return f"unknown key; {_show(name)} is neither version, variant nor a package name"
     canonical = canonicalize_name(name)
@@ -673,7 +696,7 @@ def _apt(value: object, context: _Context) -> tuple[str, ...]:
     packages = []
     for index, text in enumerate(_string_list(table["packages"], key, context)):
         where = f"{key}[{index}]"
-        match = _APT_RE.fullmatch(text)
+        match = re.fullmatch(_APT_PATTERN, text)
         if match is None:
             raise context.fail(
                 where,

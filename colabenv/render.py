@@ -1,17 +1,17 @@
 """Resolution -> the bootstrap script, as lines (design section 7). No I/O.
 
-Every value from the profile reaches bash as a single-quoted word (:func:`shlex.quote`) or inside
-a quoted here-document, so no profile string is ever evaluated by the shell. The embedded helper
-(``colabenv/script_helper.py``) receives values as arguments.
+Every value from the profile reaches bash as a single-quoted word (:func:`q`, the rule of
+:func:`shlex.quote`) or inside a quoted here-document, so no profile string is ever evaluated
+by the shell. The embedded helper (``colabenv/script_helper.py``) receives values as arguments.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
+import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
+from colabenv._model import model
 from colabenv.errors import UsageError
 from colabenv.models import Installer, Profile, Resolution, format_driver
 
@@ -22,7 +22,7 @@ NO_RESTART_LINE = "COLABENV: nothing changed, no restart needed"
 ENV_HOOK = "colabenv_env.pth"
 
 
-@dataclass(frozen=True)
+@model
 class LockInput:
     """A lockfile to install exactly instead of resolving (``render --lock``)."""
 
@@ -34,8 +34,16 @@ class LockInput:
     pins: tuple[str, ...]
 
 
+_NEEDS_QUOTES = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
 def q(value: str) -> str:
-    return shlex.quote(value)
+    """``value`` as one shell word: :func:`shlex.quote`'s rule, without importing shlex."""
+    if not value:
+        return "''"
+    if _NEEDS_QUOTES(value) is None:
+        return value
+    return "'" + value.replace("'", "'\"'\"'") + "'"
 
 
 def _array(name: str, values: Sequence[str]) -> Iterator[str]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv._model import model
 from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
@@ -40,7 +40,7 @@ FRAMEWORK_ORDER = (Framework.TORCH, Framework.TENSORFLOW, Framework.JAX)
 JAX_PLUGIN_VARIANTS = {"jax-cuda13-plugin": "cuda13", "jax-cuda12-plugin": "cuda12"}
 
 
-@dataclass(frozen=True)
+@model
 class _Option:
     """One (release, variant) a framework could take, with what the resolver knows of it."""
 
@@ -162,8 +162,11 @@ def _companion(release: Release, name: str) -> Companion | None:
     return None
 
 
-@dataclass(frozen=True)
+@model
 class _Candidates:
+    """The releases and variants of one framework that may run on the target, best first, and
+    why each other release was turned down."""
+
     options: tuple[_Option, ...]
     rejections: tuple[tuple[Version, str], ...]
 

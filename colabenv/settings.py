@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from colabenv._model import model
 from colabenv.errors import TargetError
 from colabenv.models import ComputeCapability, TargetOverrides
 
@@ -21,9 +21,10 @@ ENV_CUDA = "COLABENV_CUDA_VERSION"
 ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
 ENV_PYTHON = "COLABENV_PYTHON_VERSION"
 ENV_STATE_DIR = "COLABENV_STATE_DIR"
+ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
 
 
-@dataclass(frozen=True)
+@model
 class TargetFlags:
     """The raw target flags of render, resolve, lock and detect, as argparse gives them."""
 
@@ -102,6 +103,20 @@ def state_dir(environ: Mapping[str, str] | None = None, *, colab: bool = False) 
         return Path(explicit).expanduser()
     if colab:
         return Path("/content/.colabenv")
+    return _user_cache(env)
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``COLABENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/colabenv`` (``~/.cache/colabenv``): where
+    derived data that can be rebuilt at any time is kept (see :mod:`colabenv._cache`)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_CACHE_DIR, "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    return _user_cache(env)
+
+
+def _user_cache(env: Mapping[str, str]) -> Path:
     cache = env.get("XDG_CACHE_HOME", "").strip()
     base = Path(cache).expanduser() if cache else Path.home() / ".cache"
     return base / "colabenv"

@@ -35,6 +35,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv import _proc
+from colabenv._model import model
 from colabenv._smoke import PREFIX as SMOKE_PREFIX
 from colabenv.errors import ColabenvError, ProcessError, StateError, UsageError
 from colabenv.marker import Marker, marker_path, read_marker
@@ -79,7 +80,7 @@ class Status(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
+@model
 class Check:
     """One row of the report; ``detail`` is always a single line."""
 
@@ -94,7 +95,7 @@ class Check:
         return {"name": self.name, "status": self.status.value, "detail": self.detail}
 
 
-@dataclass(frozen=True)
+@model
 class VerifyReport:
     checks: tuple[Check, ...]
     expected_from: str = ""
@@ -125,7 +126,7 @@ class VerifyReport:
 # What is expected
 
 
-@dataclass(frozen=True)
+@model
 class Expectation:
     """What this run checks against, whichever source it came from."""
 
@@ -248,7 +249,7 @@ def expectation_from_lock(path: str, marker: Marker | None) -> Expectation:
 # sys.path: distributions, duplicates, shadowed modules
 
 
-@dataclass(frozen=True)
+@model
 class PathDist:
     """A ``*.dist-info``/``*.egg-info`` directory found in one sys.path entry."""
 
@@ -258,7 +259,7 @@ class PathDist:
     metadata_dir: Path
 
 
-@dataclass(frozen=True)
+@model
 class Shadow:
     """``module`` in ``hidden`` can never be imported: ``used`` comes earlier on sys.path."""
 
@@ -267,7 +268,7 @@ class Shadow:
     hidden: str
 
 
-@dataclass(frozen=True)
+@model
 class PathScan:
     dists: tuple[PathDist, ...]
     duplicates: tuple[tuple[NormalizedName, tuple[PathDist, ...]], ...]
@@ -394,7 +395,7 @@ def check_duplicates(
 # Installed distributions (first one on sys.path wins, as for imports)
 
 
-@dataclass(frozen=True)
+@model
 class DistInfo:
     name: NormalizedName
     version: str
@@ -524,7 +525,7 @@ def check_versions(expectation: Expectation, lookup: Callable[[str], str | None]
                  f"{checked} requirement(s) of the {expectation.source} met{shown}")
 
 
-@dataclass(frozen=True)
+@model
 class Closure:
     """The distributions reached from the roots through their Requires-Dist, and what is unmet."""
 
@@ -596,7 +597,7 @@ def check_consistency(closure: Closure, changed: frozenset[str] | None = None) -
 # The CUDA each framework was built for, read without importing it
 
 
-@dataclass(frozen=True)
+@model
 class Build:
     framework: Framework
     dist: str
@@ -831,7 +832,7 @@ def check_cuda(
 # Smoke tests and the VRAM probe (children)
 
 
-@dataclass(frozen=True)
+@model
 class DeviceResult:
     index: int
     name: str
@@ -840,7 +841,7 @@ class DeviceResult:
     error: str | None
 
 
-@dataclass(frozen=True)
+@model
 class SmokeResult:
     framework: str
     stage: str
@@ -854,7 +855,7 @@ class SmokeResult:
     error: str | None
 
 
-@dataclass(frozen=True)
+@model
 class GpuMemory:
     index: int
     free: int | None
@@ -863,7 +864,7 @@ class GpuMemory:
     complete: bool | None
 
 
-@dataclass(frozen=True)
+@model
 class ProbeResult:
     framework: str
     gpus: tuple[GpuMemory, ...]

@@ -25,8 +25,10 @@ def colabenv_exe() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads or writes the real state directory or takes target overrides from the shell."""
+    """No test reads or writes the real state or cache directory or takes target overrides from
+    the shell."""
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "colabenv-cache"))
     for var in list(os.environ):
-        if var.startswith("COLABENV_") and var != "COLABENV_STATE_DIR":
+        if var.startswith("COLABENV_") and var not in ("COLABENV_STATE_DIR", "COLABENV_CACHE_DIR"):
             monkeypatch.delenv(var, raising=False)

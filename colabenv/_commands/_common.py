@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,12 +55,10 @@ def write_text_atomic(
     was); ``exclusive`` refuses to replace an existing file; ``mode`` defaults to the existing
     file's, else 0o644.
     """
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=directory)
+        fd, tmp = _create_beside(path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -80,3 +77,19 @@ def write_text_atomic(
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _create_beside(path: Path) -> tuple[int, Path]:
+    """A new, empty, private file next to ``path``, named after it and this process.
+
+    What :func:`tempfile.mkstemp` does, without importing tempfile (and with it shutil, random
+    and the compression modules) on the path of ``colabenv render -o``.
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    for attempt in range(100):
+        candidate = directory / f".{path.stem}.{os.getpid()}.{attempt}{path.suffix}"
+        try:
+            return os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path.name}")

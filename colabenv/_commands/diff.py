@@ -11,15 +11,15 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from colabenv._model import model
 from colabenv.errors import TargetError
 
 ABSENT = "(absent)"
 
 
-@dataclass(frozen=True)
+@model
 class GpuEntry:
     name: str
     compute_capability: str
@@ -30,7 +30,7 @@ class GpuEntry:
         return f"{self.name} ({self.compute_capability}{memory})"
 
 
-@dataclass(frozen=True)
+@model
 class FingerprintFile:
     """The parts of a ``detect --json`` object that ``diff`` compares."""
 
@@ -43,7 +43,7 @@ class FingerprintFile:
     packages: tuple[tuple[str, str], ...] | None
 
 
-@dataclass(frozen=True)
+@model
 class Change:
     key: str
     before: str

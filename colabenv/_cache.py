@@ -1,0 +1,66 @@
+"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the catalog.
+
+Reading ``torch.toml`` with tomllib (pure Python) costs more than everything else
+``colabenv render`` does once its modules are imported; the parsed document loads from marshal
+data in a fraction of a millisecond. An entry is named by the sha256 of the TOML bytes and the
+interpreter's cache tag, so an edited file, another colabenv or another Python never reads a
+stale one. The cache is best effort: a directory that cannot be written, or an entry that
+cannot be read, means parsing the file again, never an error. Like ``.pyc`` files, entries are
+trusted as the user's own files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from colabenv.settings import cache_dir
+
+Document = dict[str, Any]
+
+
+def parsed_toml(
+    data: bytes, parse: Callable[[bytes], Document], environ: Mapping[str, str] | None = None
+) -> Document:
+    """``parse(data)``, or its result from the cache when these exact bytes were parsed before."""
+    try:
+        entry = _entry(data, environ)
+    except RuntimeError:
+        return parse(data)
+    try:
+        cached = marshal.loads(entry.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        cached = None
+    if isinstance(cached, dict):
+        return cached
+    document = parse(data)
+    _store(entry, document)
+    return document
+
+
+def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
+    """RuntimeError when there is no cache directory (no ``HOME``, no ``COLABENV_CACHE_DIR``)."""
+    tag = sys.implementation.cache_tag or sys.implementation.name
+    return cache_dir(environ) / "parsed" / f"{hashlib.sha256(data).hexdigest()}.{tag}.marshal"
+
+
+def _store(entry: Path, document: Document) -> None:
+    """Write ``entry`` whole or not at all (a temporary name, then a rename)."""
+    try:
+        payload = marshal.dumps(document)
+    except ValueError:
+        return
+    partial = entry.with_name(f".{entry.name}.{os.getpid()}")
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(payload)
+        os.replace(partial, entry)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)

@@ -1,0 +1,253 @@
+"""What ``colabenv render`` loads, and the pieces that keep it fast (issue 4: render within 1.5x of
+the import floor). Timing itself lives in ``bench/run render``; these tests pin down the causes."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import gc
+import json
+import marshal
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from colabenv import _cache, cli
+from colabenv._model import model
+from colabenv.catalog import load_catalog
+from colabenv.profile import _close_match
+from colabenv.render import q
+
+T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.11")
+
+NOT_ON_THE_RENDER_PATH = (
+    "rich", "requests", "tomlkit", "pynvml", "piptools", "uv",
+    "colabenv.detect_gpu", "colabenv._proc", "colabenv.lock", "colabenv.lockfile",
+    "colabenv.verification", "subprocess_tee",
+    "tempfile", "shutil", "shlex", "difflib", "lzma", "bz2",
+)
+
+
+def test_render_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+    """The console script's own module, run as it runs, then a look at ``sys.modules``."""
+    probe = (
+        "import sys, json\n"
+        "sys.argv = ['colabenv', 'render', 'pytorch', *json.loads(sys.argv[1]), '-o', sys.argv[2]]\n"
+        "from colabenv._entry import main\n"
+        "import gc\n"
+        "code = main()\n"
+        "print(json.dumps({'code': code, 'gc_enabled': gc.isenabled(),\n"
+        "                  'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(T4), str(tmp_path / "s.sh")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] == 0
+    assert (tmp_path / "s.sh").read_text().startswith("#!/usr/bin/env bash")
+    loaded = set(report["modules"])
+    assert sorted(loaded & set(NOT_ON_THE_RENDER_PATH)) == []
+    assert report["gc_enabled"] is False, "the console script runs with the collector off"
+
+
+def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert gc.isenabled()
+    assert cli.main(["profiles", "list"]) == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert cli.main(["profiles", "list"]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert "pytorch" in capsys.readouterr().out
+
+
+def test_help_is_as_wide_as_columns_says(colabenv_exe: Path) -> None:
+    for columns in (50, 120):
+        done = subprocess.run([str(colabenv_exe), "render", "--help"], capture_output=True,
+                              text=True, timeout=60, env={"COLUMNS": str(columns), "PATH": ""})
+        assert done.returncode == 0, done.stderr
+        widths = [len(line) for line in done.stdout.splitlines()]
+        assert max(widths) <= columns
+        assert max(widths) > columns - 30
+
+
+# ---------------------------------------------------------------------------------------------
+# @model gives what @dataclass(frozen=True) gives
+
+
+@model
+class _Point:
+    """A model with every kind of field."""
+
+    x: int
+    label: str = "p"
+    cached: tuple[int, ...] = dataclasses.field(default=(), compare=False, repr=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReferencePoint:
+    """The same, as a plain frozen dataclass."""
+
+    x: int
+    label: str = "p"
+    cached: tuple[int, ...] = dataclasses.field(default=(), compare=False, repr=False)
+
+
+values = st.tuples(st.integers(-3, 3), st.sampled_from(["p", "q", "it's"]),
+                   st.tuples(st.integers(0, 2)))
+
+
+@given(values, values)
+def test_model_matches_a_frozen_dataclass(a: tuple[int, str, tuple[int]],
+                                          b: tuple[int, str, tuple[int]]) -> None:
+    ours_a, ours_b = _Point(*a), _Point(*b)
+    ref_a, ref_b = _ReferencePoint(*a), _ReferencePoint(*b)
+    assert (ours_a == ours_b) == (ref_a == ref_b)
+    assert (ours_a != ours_b) == (ref_a != ref_b)
+    if ours_a == ours_b:
+        assert hash(ours_a) == hash(ours_b)
+    assert repr(ours_a) == repr(ref_a).replace("_ReferencePoint", "_Point")
+    assert dataclasses.astuple(ours_a) == dataclasses.astuple(ref_a)
+    assert dataclasses.replace(ours_a, x=9) == _Point(9, a[1], a[2])
+
+
+def test_model_is_frozen_and_typed_apart() -> None:
+    point = _Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del point.label  # type: ignore[misc]
+    assert point != _ReferencePoint(1)
+    assert point.__eq__(_ReferencePoint(1)) is NotImplemented
+    assert len({_Point(1), _Point(1, cached=(5,)), _Point(2)}) == 2
+    assert _Point.__match_args__ == ("x", "label", "cached")
+
+
+def test_every_model_in_colabenv_has_value_semantics() -> None:
+    """Models made with @model compare by value: two loads of the catalog are equal, not the same."""
+    first, second = load_catalog(), load_catalog()
+    assert first is not second
+    assert first == second
+    assert hash(first.releases[0]) == hash(second.releases[0])
+    assert "Release(framework=" in repr(first.releases[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers that stand in for modules render no longer imports
+
+
+@given(st.text())
+def test_quoting_is_shlex_quote(value: str) -> None:
+    assert q(value) == shlex.quote(value)
+
+
+@given(st.text(alphabet="abcdeinorstv-_", max_size=14),
+       st.lists(st.text(alphabet="abcdeinorstv-_", max_size=14), max_size=6),
+       st.sampled_from([0.6, 0.7]))
+def test_close_match_is_difflib(word: str, options: list[str], cutoff: float) -> None:
+    found = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    assert _close_match(word, options, cutoff) == (found[0] if found else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The parsed-TOML cache
+
+
+def _counting_parser(calls: list[bytes]) -> Callable[[bytes], dict[str, object]]:
+    def parse(data: bytes) -> dict[str, object]:
+        calls.append(data)
+        return {"schema": 1, "text": data.decode()}
+
+    return parse
+
+
+def test_a_second_parse_of_the_same_bytes_comes_from_the_cache(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    assert _cache.parsed_toml(b"a = 1", parse, env) == {"schema": 1, "text": "a = 1"}
+    assert _cache.parsed_toml(b"a = 1", parse, env) == {"schema": 1, "text": "a = 1"}
+    assert calls == [b"a = 1"]
+    assert _cache.parsed_toml(b"a = 2", parse, env)["text"] == "a = 2"
+    assert calls == [b"a = 1", b"a = 2"]
+    entries = sorted((tmp_path / "parsed").iterdir())
+    assert len(entries) == 2
+    assert not [e for e in entries if e.name.startswith(".")], "no temporary file left behind"
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"truncated"])
+def test_a_damaged_entry_is_parsed_again_and_repaired(tmp_path: Path, damage: bytes) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    _cache.parsed_toml(b"x", parse, env)
+    (entry,) = (tmp_path / "parsed").iterdir()
+    entry.write_bytes(damage if damage != b"truncated" else entry.read_bytes()[:5])
+    assert _cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+    assert marshal.loads(entry.read_bytes()) == {"schema": 1, "text": "x"}
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    env = {"COLABENV_CACHE_DIR": str(blocker)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    for _ in range(2):
+        assert _cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+
+
+def test_a_parse_error_is_not_cached(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+
+    def broken(data: bytes) -> dict[str, object]:
+        raise ValueError("bad TOML")
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad TOML"):
+            _cache.parsed_toml(b"x", broken, env)
+    assert not (tmp_path / "parsed").exists() or not list((tmp_path / "parsed").iterdir())
+
+
+def test_the_catalog_read_through_the_cache_equals_a_fresh_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = load_catalog()
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 4
+    from colabenv import _toml
+
+    def no_parsing(text: str) -> dict[str, object]:
+        raise AssertionError("parsed again instead of read from the cache")
+
+    monkeypatch.setattr(_toml, "loads", no_parsing)
+    assert load_catalog() == fresh
+
+
+def test_an_edited_catalog_file_is_parsed_again(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from colabenv._data import catalog_dir
+
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "catalog"
+    copy.mkdir()
+    for source in catalog_dir().iterdir():
+        (copy / source.name).write_bytes(source.read_bytes())
+    before = load_catalog(copy)
+    drivers = copy / "drivers.toml"
+    text = drivers.read_text()
+    assert 'floor_driver = "450.80.02"' in text
+    drivers.write_text(text.replace('floor_driver = "450.80.02"', 'floor_driver = "999.1"', 1))
+    after = load_catalog(copy)
+    assert after.major_lines != before.major_lines
+    assert "999.1" in {str(line.floor_driver) for line in after.major_lines}
