@@ -167,10 +167,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. The cyclic garbage collector is off meanwhile: a command is a short
-    process whose imports and models make no garbage cycles worth finding, and the passes it
-    would make over every object those imports create cost ``colabenv render`` about a tenth
-    of its time."""
+    """Run one command, with the cyclic garbage collector off meanwhile (why: ``colabenv._entry``)."""
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -43,6 +43,7 @@ def test_render_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
         "import gc\n"
         "code = main()\n"
         "print(json.dumps({'code': code, 'gc_enabled': gc.isenabled(),\n"
+        "                  'frozen': gc.get_freeze_count(),\n"
         "                  'modules': sorted(sys.modules)}))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe, json.dumps(T4), str(tmp_path / "s.sh")],
@@ -54,6 +55,7 @@ def test_render_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
     loaded = set(report["modules"])
     assert sorted(loaded & set(NOT_ON_THE_RENDER_PATH)) == []
     assert report["gc_enabled"] is False, "the console script runs with the collector off"
+    assert report["frozen"] > 10_000, "what exists at exit is frozen, so the exit skips it"
 
 
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
