@@ -1,4 +1,5 @@
-"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the catalog.
+"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the catalog
+and the profiles.
 
 Reading ``torch.toml`` with tomllib (pure Python) costs more than everything else
 ``colabenv render`` does once its modules are imported; the parsed document loads from marshal
@@ -12,7 +13,6 @@ trusted as the user's own files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from colabenv._digest import sha256_hex
 from colabenv.settings import cache_dir
 
 Document = dict[str, Any]
@@ -47,7 +48,7 @@ def parsed_toml(
 def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
     """RuntimeError when there is no cache directory (no ``HOME``, no ``COLABENV_CACHE_DIR``)."""
     tag = sys.implementation.cache_tag or sys.implementation.name
-    return cache_dir(environ) / "parsed" / f"{hashlib.sha256(data).hexdigest()}.{tag}.marshal"
+    return cache_dir(environ) / "parsed" / f"{sha256_hex(data)}.{tag}.marshal"
 
 
 def _store(entry: Path, document: Document) -> None:

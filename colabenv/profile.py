@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import hashlib
 import json
 import math
 import re
@@ -32,6 +31,7 @@ import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -39,7 +39,9 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv import _toml
+from colabenv._cache import parsed_toml
 from colabenv._data import golden_dir
+from colabenv._digest import sha256_hex
 from colabenv._model import model
 from colabenv.errors import ProfileError, UsageError
 from colabenv.models import (
@@ -128,7 +130,7 @@ def load_profile(path: Path) -> Profile:
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = _build(merged, context, content_hash="")
-    digest = hashlib.sha256(_canonical(merged).encode("utf-8")).hexdigest()
+    digest = sha256_hex(_canonical(merged).encode("utf-8"))
     return dataclasses.replace(profile, content_hash=f"sha256:{digest}")
 
 
@@ -264,7 +266,7 @@ def _decode(data: bytes, context: _Context) -> str:
 def _parse_file(context: _Context) -> dict[str, object]:
     text = _read_text(context)
     try:
-        document: dict[str, object] = _toml.loads(text)
+        document: dict[str, object] = parsed_toml(text.encode("utf-8"), _parse_toml)
     except RecursionError:
         raise context.fail(None, "invalid TOML: nested too deeply") from None
     except _toml.TOMLDecodeError as error:
@@ -272,6 +274,11 @@ def _parse_file(context: _Context) -> dict[str, object]:
         raise context.fail(None, f"invalid TOML: {message}") from None
     except ValueError:  # int() refusing a literal of thousands of digits
         raise context.fail(None, "invalid TOML: a number literal is too long") from None
+    return document
+
+
+def _parse_toml(data: bytes) -> dict[str, Any]:
+    document: dict[str, Any] = _toml.loads(data.decode("utf-8"))
     return document
 
 

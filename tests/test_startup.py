@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import gc
+import hashlib
 import json
 import marshal
 import shlex
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colabenv import _cache, cli
+from colabenv import _cache, _digest, cli
 from colabenv._model import model
 from colabenv.catalog import load_catalog
 from colabenv.profile import _close_match
@@ -30,7 +31,7 @@ NOT_ON_THE_RENDER_PATH = (
     "rich", "requests", "tomlkit", "pynvml", "piptools", "uv",
     "colabenv.detect_gpu", "colabenv._proc", "colabenv.lock", "colabenv.lockfile",
     "colabenv.verification", "subprocess_tee",
-    "tempfile", "shutil", "shlex", "difflib", "lzma", "bz2",
+    "tempfile", "shutil", "shlex", "difflib", "lzma", "bz2", "hashlib", "_hashlib",
 )
 
 
@@ -157,6 +158,24 @@ def test_quoting_is_shlex_quote(value: str) -> None:
 def test_close_match_is_difflib(word: str, options: list[str], cutoff: float) -> None:
     found = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
     assert _close_match(word, options, cutoff) == (found[0] if found else None)
+
+
+@given(st.binary(max_size=300))
+def test_sha256_hex_is_hashlib(data: bytes) -> None:
+    assert _digest.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_sha256_hex_falls_back_to_hashlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> object:
+        raise ImportError(name)
+
+    _digest._sha256.cache_clear()
+    monkeypatch.setattr(_digest.importlib, "import_module", missing)
+    try:
+        assert _digest._sha256() is hashlib.sha256
+        assert _digest.sha256_hex(b"colabenv") == hashlib.sha256(b"colabenv").hexdigest()
+    finally:
+        _digest._sha256.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------
