@@ -4,7 +4,8 @@ Layout: ``/simple/`` is the index of every wheel under ``root``; ``/<sub>/`` (an
 ``root/<sub>``, e.g. ``/cu124/``) is the index of the wheels under that folder, the way the
 PyTorch index serves one index per variant. Project pages answer PEP 503 HTML, or PEP 691 JSON
 when the client asks for ``application/vnd.pypi.simple.v1+json``. Files live under ``/files/``;
-each has its PEP 658 metadata beside it (``<file>.metadata``).
+each has its PEP 658 metadata beside it (``<file>.metadata``). Wheels are hashed and served in
+pieces straight from disk, so wheels of real size (a torch wheel is ~0.8 GB) cost no memory.
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ class _Catalog:
 
     def wheels(self, under: Path) -> list[_Wheel]:
         """The wheels under ``under``; the listing is reused while no folder under it changed
-        (adding, removing or replacing a wheel changes its folder's mtime)."""
-        signature = self._signature(under)
+        (adding, removing or replacing a wheel changes its folder's mtime, adding a folder its
+        parent's), which takes a stat of each known folder, not a walk of every file."""
         with self._lock:
             listed = self._listings.get(under)
-            if listed is not None and listed[0] == signature:
-                return listed[1]
+        if listed is not None and self._unchanged(listed[0]):
+            return listed[1]
+        signature = self._signature(under)
         found = []
         for path in sorted(under.rglob("*.whl")):
             stat = path.stat()
@@ -71,6 +73,13 @@ class _Catalog:
         return found
 
     @staticmethod
+    def _unchanged(signature: tuple[tuple[str, int], ...]) -> bool:
+        try:
+            return all(os.stat(folder).st_mtime_ns == mtime for folder, mtime in signature)
+        except OSError:
+            return False
+
+    @staticmethod
     def _signature(under: Path) -> tuple[tuple[str, int], ...]:
         folders = []
         for directory, _, _ in os.walk(under):
@@ -81,7 +90,10 @@ class _Catalog:
         return tuple(folders)
 
     def _read(self, path: Path) -> _Wheel:
-        data = path.read_bytes()
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            while piece := handle.read(_READ_CHUNK):
+                digest.update(piece)
         metadata = b""
         with zipfile.ZipFile(path) as archive:
             for name in archive.namelist():
@@ -98,14 +110,24 @@ class _Catalog:
             path=path,
             relative=path.relative_to(self.root).as_posix(),
             project=canonicalize_name(path.name.split("-", 1)[0]),
-            sha256=hashlib.sha256(data).hexdigest(),
+            sha256=digest.hexdigest(),
             requires_python=requires_python,
             metadata=metadata,
             metadata_sha256=hashlib.sha256(metadata).hexdigest(),
         )
 
 
-_Answer = tuple[int, str, bytes, dict[str, str]]
+@dataclass(frozen=True)
+class _FileSpan:
+    """``length`` bytes of ``path`` from ``start``: a body streamed from disk, never read whole."""
+
+    path: Path
+    start: int
+    length: int
+
+
+_Answer = tuple[int, str, bytes | _FileSpan, dict[str, str]]
+_READ_CHUNK = 4 << 20
 
 
 def _parse_range(header: str, size: int) -> tuple[int, int] | None:
@@ -263,6 +285,8 @@ class LocalIndex:
     def _index_dir(self, prefix: str) -> Path | None:
         if prefix == "simple":
             return self.root
+        if not (self.root / prefix).is_dir():
+            return None
         candidate = (self.root / prefix).resolve()
         root = self.root.resolve()
         if candidate != root and root not in candidate.parents:
@@ -296,23 +320,23 @@ class LocalIndex:
         if metadata:
             if not self.metadata:
                 return 404, "text/plain", b"not found\n", {}
-            for wheel in self._catalog.wheels(candidate.parent):
-                if wheel.path.resolve() == candidate:
-                    return 200, "application/octet-stream", wheel.metadata, {}
-            return 404, "text/plain", b"not found\n", {}
+            wheels = self._catalog.wheels(candidate.parent)
+            found = next((w for w in wheels if w.path == candidate), None) or \
+                next((w for w in wheels if w.path.resolve() == candidate), None)
+            if found is None:
+                return 404, "text/plain", b"not found\n", {}
+            return 200, "application/octet-stream", found.metadata, {}
         size = candidate.stat().st_size
         headers = {"Accept-Ranges": "bytes"}
         span = _parse_range(byte_range, size)
         if span is None:
-            return 200, "application/octet-stream", candidate.read_bytes(), headers
+            return 200, "application/octet-stream", _FileSpan(candidate, 0, size), headers
         start, end = span
         if start >= size or start > end:
             return 416, "text/plain", b"", {"Content-Range": f"bytes */{size}"}
-        with candidate.open("rb") as handle:
-            handle.seek(start)
-            body = handle.read(end - start + 1)
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-        return 206, "application/octet-stream", body, headers
+        return 206, "application/octet-stream", _FileSpan(candidate, start, end - start + 1), \
+            headers
 
     def _root_page(self, directory: Path, accept: str) -> _Answer:
         projects = sorted({w.project for w in self._catalog.wheels(directory)})
@@ -375,6 +399,7 @@ class LocalIndex:
                     self.close_connection = True
                     return
                 headers: dict[str, str] = {}
+                body: bytes | _FileSpan
                 if failure == "503":
                     status, ctype, body = 503, "text/plain", b"service unavailable\n"
                 else:
@@ -384,12 +409,21 @@ class LocalIndex:
                 self.send_header("Content-Type", ctype)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
+                length = body.length if isinstance(body, _FileSpan) else len(body)
+                self.send_header("Content-Length", str(length))
                 if not self.path.startswith("/files/"):
                     self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
-                if send_body:
-                    self.wfile.write(body)
+                if not send_body:
+                    return
+                try:
+                    if isinstance(body, _FileSpan):
+                        with body.path.open("rb") as handle:
+                            self.connection.sendfile(handle, body.start, body.length)
+                    else:
+                        self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
 
             def log_message(self, format: str, *args: object) -> None:
                 return

@@ -14,7 +14,7 @@ import hashlib
 import random
 import re
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,16 +39,50 @@ def wheel_filename(name: str, version: str, tag: str = "py3-none-any") -> str:
 
 
 def _record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
-    return "sha256=" + digest.decode("ascii")
+    return _record_digest(hashlib.sha256(data).digest())
 
 
-def _payload(seed: str, size: int) -> bytes:
-    """``size`` deterministic, incompressible bytes."""
+def _record_digest(sha256: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(sha256).rstrip(b"=").decode("ascii")
+
+
+PAYLOAD_CHUNK = 1 << 20
+PAYLOAD_PERIOD = 16 << 20
+
+
+def _payload_chunks(seed: str, size: int) -> Iterator[bytes]:
+    """``size`` deterministic, incompressible bytes, in pieces: the first ``PAYLOAD_PERIOD``
+    bytes drawn 1 MiB at a time from a generator seeded with ``seed``, then that run repeated,
+    so a wheel of real size (hundreds of MB) streams to disk at disk speed."""
     rng = random.Random(seed)
-    chunk = 1 << 20
-    parts = [rng.randbytes(min(chunk, size - start)) for start in range(0, size, chunk)]
-    return b"".join(parts)
+    drawn: list[bytes] = []
+    for start in range(0, min(size, PAYLOAD_PERIOD), PAYLOAD_CHUNK):
+        drawn.append(rng.randbytes(min(PAYLOAD_CHUNK, size - start)))
+        yield drawn[-1]
+    if size <= PAYLOAD_PERIOD:
+        return
+    period = memoryview(b"".join(drawn))
+    for start in range(PAYLOAD_PERIOD, size, PAYLOAD_PERIOD):
+        yield bytes(period[: min(PAYLOAD_PERIOD, size - start)])
+
+
+def _zip_info(path: str, compression: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(path, date_time=ZIP_DATE)
+    info.compress_type = compression
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def _write_payload(archive: zipfile.ZipFile, path: str, seed: str, size: int) -> str:
+    """Stream the payload into ``archive`` (stored) and return its RECORD line."""
+    info = _zip_info(path, zipfile.ZIP_STORED)
+    info.file_size = size
+    digest = hashlib.sha256()
+    with archive.open(info, "w") as sink:
+        for piece in _payload_chunks(seed, size):
+            digest.update(piece)
+            sink.write(piece)
+    return f"{path},{_record_digest(digest.digest())},{size}"
 
 
 def _metadata(
@@ -89,8 +123,8 @@ def build_wheel(
     """Write ``<name>-<version>-<tag>.whl`` into ``dest`` and return its path.
 
     ``files`` defaults to an importable ``<import_name>/__init__.py`` defining ``__version__``.
-    ``payload_bytes`` adds that many incompressible bytes (stored, not deflated) so a wheel can
-    have a realistic size.
+    ``payload_bytes`` adds that many incompressible bytes (stored, not deflated, streamed to
+    disk) so a wheel can have a realistic size, up to a real torch wheel's.
     """
     dest.mkdir(parents=True, exist_ok=True)
     normalized_version = str(Version(version))
@@ -101,13 +135,8 @@ def build_wheel(
     python_tag, _, rest = tag.partition("-")
     abi_tag, _, platform_tag = rest.partition("-")
     pure = platform_tag == "any"
-    entries: list[tuple[str, bytes, int]] = []
-    for path, content in sorted(files.items()):
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        entries.append((path, data, zipfile.ZIP_DEFLATED))
-    if payload_bytes > 0:
-        entries.append((f"{module}/_payload.bin", _payload(f"{name}-{normalized_version}-{tag}",
-                                                           payload_bytes), zipfile.ZIP_STORED))
+    contents = [(path, content.encode("utf-8") if isinstance(content, str) else content)
+                for path, content in sorted(files.items())]
     metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python)
     wheel_text = (
         "Wheel-Version: 1.0\n"
@@ -115,21 +144,26 @@ def build_wheel(
         f"Root-Is-Purelib: {'true' if pure else 'false'}\n"
         f"Tag: {python_tag}-{abi_tag}-{platform_tag}\n\n"
     )
-    entries.append((f"{dist_info}/METADATA", metadata.encode("utf-8"), zipfile.ZIP_DEFLATED))
-    entries.append((f"{dist_info}/WHEEL", wheel_text.encode("utf-8"), zipfile.ZIP_DEFLATED))
-    record_lines = [f"{path},{_record_hash(data)},{len(data)}" for path, data, _ in entries]
-    record_lines.append(f"{dist_info}/RECORD,,")
-    record = ("\n".join(record_lines) + "\n").encode("utf-8")
-    entries.append((f"{dist_info}/RECORD", record, zipfile.ZIP_DEFLATED))
+    dist_files = [(f"{dist_info}/METADATA", metadata.encode("utf-8")),
+                  (f"{dist_info}/WHEEL", wheel_text.encode("utf-8"))]
 
     target = dest / wheel_filename(name, normalized_version, tag)
     partial = target.with_name(target.name + ".part")
+    record_lines = []
     with zipfile.ZipFile(partial, "w") as archive:
-        for path, data, compression in entries:
-            info = zipfile.ZipInfo(path, date_time=ZIP_DATE)
-            info.compress_type = compression
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, data)
+        for path, data in contents:
+            archive.writestr(_zip_info(path, zipfile.ZIP_DEFLATED), data)
+            record_lines.append(f"{path},{_record_hash(data)},{len(data)}")
+        if payload_bytes > 0:
+            record_lines.append(_write_payload(archive, f"{module}/_payload.bin",
+                                               f"{name}-{normalized_version}-{tag}",
+                                               payload_bytes))
+        for path, data in dist_files:
+            archive.writestr(_zip_info(path, zipfile.ZIP_DEFLATED), data)
+            record_lines.append(f"{path},{_record_hash(data)},{len(data)}")
+        record_lines.append(f"{dist_info}/RECORD,,")
+        record = ("\n".join(record_lines) + "\n").encode("utf-8")
+        archive.writestr(_zip_info(f"{dist_info}/RECORD", zipfile.ZIP_DEFLATED), record)
     partial.replace(target)
     return target
 
