@@ -146,6 +146,8 @@ def _installed_distributions(
 
                 try:
                     metadata = PathDistribution(Path(entry or ".") / dirname).metadata
+                    if "Name" not in metadata or "Version" not in metadata:
+                        continue
                     name, version = metadata["Name"], metadata["Version"]
                 except Exception:
                     continue
