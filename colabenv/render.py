@@ -140,7 +140,14 @@ finish() {
     printf 'COLABENV: step %s failed (exit %s); no restart marker written\n' "$step" "$rc" >&2
   fi
 }
-work="$(mktemp -d "${TMPDIR:-/tmp}/colabenv.XXXXXX")"
+for stale in "${TMPDIR:-/tmp}"/colabenv.*.*; do
+  [ -d "$stale" ] && [ -O "$stale" ] || continue
+  owner="${stale##*/colabenv.}"
+  owner="${owner%%.*}"
+  case "$owner" in ''|*[!0-9]*) continue ;; esac
+  [ -d "/proc/${owner}" ] || rm -rf "$stale"
+done
+work="$(mktemp -d "${TMPDIR:-/tmp}/colabenv.$$.XXXXXX")"
 trap finish EXIT
 
 py="${COLABENV_PYTHON:-}"

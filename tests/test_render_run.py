@@ -207,9 +207,15 @@ def test_killed_anywhere_rerun_converges(
     assert _run_until(host, script, trigger), f"never saw {trigger!r}"
     if trigger != "COLABENV: step marker":
         assert host.marker() is None
+    left_behind = list((host.root / "tmp").glob("colabenv.*"))
+    assert left_behind, "a SIGKILLed script cannot clean its work folder"
+    bystander = host.root / "tmp" / "colabenv.1.keep"
+    bystander.mkdir()
     rerun = host.run(script)
     assert rerun.returncode == 0, rerun.stderr
     assert rerun.stdout.splitlines()[-1] == "COLABENV: restart required"
+    assert sorted((host.root / "tmp").glob("colabenv.*")) == [bystander], \
+        "the re-run sweeps the killed run's folder, not one whose process lives (pid 1)"
     assert host.installed() == clean.installed()
     assert host.apt_state.read_text().split() == clean.apt_state.read_text().split()
     marker, reference = host.marker(), clean.marker()
