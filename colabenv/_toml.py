@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib as toml_reader
@@ -12,4 +13,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 loads = toml_reader.loads
 TOMLDecodeError = toml_reader.TOMLDecodeError
 
-__all__ = ["TOMLDecodeError", "loads"]
+
+def loads_utf8(data: bytes) -> dict[str, Any]:
+    """The document in ``data``, UTF-8 TOML (what :func:`colabenv._cache.parsed_toml` parses)."""
+    document: dict[str, Any] = loads(data.decode("utf-8"))
+    return document
+
+
+__all__ = ["TOMLDecodeError", "loads", "loads_utf8"]

@@ -136,7 +136,7 @@ def _read(path: Path) -> _Reader:
     except OSError as exc:
         raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
     try:
-        document = parsed_toml(data, _parse_toml)
+        document = parsed_toml(data, _toml.loads_utf8)
     except (UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
         raise CatalogError(path, None, f"invalid TOML: {exc}") from None
     reader = _Reader(path, document)
@@ -144,10 +144,6 @@ def _read(path: Path) -> _Reader:
         raise reader.fail("schema", "expected schema = 1")
     return reader
 
-
-def _parse_toml(data: bytes) -> dict[str, Any]:
-    document: dict[str, Any] = _toml.loads(data.decode("utf-8"))
-    return document
 
 
 def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:

@@ -31,7 +31,6 @@ import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -266,7 +265,7 @@ def _decode(data: bytes, context: _Context) -> str:
 def _parse_file(context: _Context) -> dict[str, object]:
     text = _read_text(context)
     try:
-        document: dict[str, object] = parsed_toml(text.encode("utf-8"), _parse_toml)
+        document: dict[str, object] = parsed_toml(text.encode("utf-8"), _toml.loads_utf8)
     except RecursionError:
         raise context.fail(None, "invalid TOML: nested too deeply") from None
     except _toml.TOMLDecodeError as error:
@@ -276,10 +275,6 @@ def _parse_file(context: _Context) -> dict[str, object]:
         raise context.fail(None, "invalid TOML: a number literal is too long") from None
     return document
 
-
-def _parse_toml(data: bytes) -> dict[str, Any]:
-    document: dict[str, Any] = _toml.loads(data.decode("utf-8"))
-    return document
 
 
 def _load_chain(path: Path) -> list[dict[str, object]]:
