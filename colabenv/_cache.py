@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import marshal
-import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from colabenv._digest import sha256_hex
+from colabenv._files import write_atomic
 from colabenv.settings import cache_dir
 
 Document = dict[str, Any]
@@ -52,16 +52,10 @@ def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
 
 
 def _store(entry: Path, document: Document) -> None:
-    """Write ``entry`` whole or not at all (a temporary name, then a rename)."""
     try:
         payload = marshal.dumps(document)
     except ValueError:
         return
-    partial = entry.with_name(f".{entry.name}.{os.getpid()}")
-    try:
+    with contextlib.suppress(OSError):
         entry.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(payload)
-        os.replace(partial, entry)
-    except OSError:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+        write_atomic(entry, payload)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from pathlib import Path
 
+from colabenv._files import write_atomic
 from colabenv.errors import UsageError
 from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
@@ -49,47 +49,11 @@ def write_text_atomic(
     exclusive: bool = False,
     validate: Callable[[Path], None] | None = None,
 ) -> None:
-    """Write ``text`` to ``path`` via a temporary file beside it: never half-written.
-
-    ``validate`` sees the temporary file before it takes the name (an error leaves ``path`` as it
-    was); ``exclusive`` refuses to replace an existing file; ``mode`` defaults to the existing
-    file's, else 0o644.
-    """
+    """:func:`colabenv._files.write_atomic` for text; a failure is one UsageError naming ``path``."""
     try:
-        fd, tmp = _create_beside(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        if validate is not None:
-            validate(tmp)
-        if mode is None:
-            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(tmp, mode)
-        if exclusive:
-            os.link(tmp, path)
-        else:
-            os.replace(tmp, path)
+        write_atomic(path, text.encode("utf-8"), mode=mode, exclusive=exclusive,
+                     validate=validate)
     except FileExistsError:
         raise UsageError(f"{path}: already exists; not overwritten") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _create_beside(path: Path) -> tuple[int, Path]:
-    """A new, empty, private file next to ``path``, named after it and this process.
-
-    What :func:`tempfile.mkstemp` does, without importing tempfile (and with it shutil, random
-    and the compression modules) on the path of ``colabenv render -o``.
-    """
-    directory = path.parent if str(path.parent) else Path(".")
-    for attempt in range(100):
-        candidate = directory / f".{path.stem}.{os.getpid()}.{attempt}{path.suffix}"
-        try:
-            return os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), candidate
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary name beside {path.name}")
