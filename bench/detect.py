@@ -9,18 +9,12 @@ each and ends with ``detect: X ms (Rx vs import pynvml)``.
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def wall_ms(argv: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=120)
-    return (time.perf_counter() - started) * 1000
+from common import alternate, ratio_line, wall_s
 
 
 def main() -> int:
@@ -35,23 +29,13 @@ def main() -> int:
         sys.executable, "-m", "colabenv.cli", "detect", "--json"]
     baseline_argv = [sys.executable, "-c", "import pynvml"]
 
-    wall_ms(detect_argv)
-    wall_ms(baseline_argv)
-    detect_times: list[float] = []
-    baseline_times: list[float] = []
-    for _ in range(runs):
-        detect_times.append(wall_ms(detect_argv))
-        baseline_times.append(wall_ms(baseline_argv))
-
-    detect_median = statistics.median(detect_times)
-    baseline_median = statistics.median(baseline_times)
+    detected, baseline = alternate(runs, lambda: wall_s(detect_argv), lambda: wall_s(baseline_argv),
+                                   ("colabenv detect --json", "python -c 'import pynvml'"))
     print(f"runs: {runs} each")
-    print(f"colabenv detect --json: median {detect_median:.1f} ms"
-          f" (min {min(detect_times):.1f}, max {max(detect_times):.1f})")
-    print(f"python -c 'import pynvml': median {baseline_median:.1f} ms"
-          f" (min {min(baseline_times):.1f}, max {max(baseline_times):.1f})")
-    ratio = detect_median / baseline_median
-    print(f"detect: {detect_median:.0f} ms ({ratio:.1f}x vs import pynvml)")
+    print(detected.describe("ms", 1000))
+    print(baseline.describe("ms", 1000))
+    print(ratio_line("detect", detected.median * 1000, "ms", detected.median / baseline.median,
+                     "import pynvml"))
     return 0
 
 

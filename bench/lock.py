@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +65,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+sys.path.insert(0, str(REPO / "bench"))
+
+from common import alternate  # noqa: E402
 
 from tests.support.index import LocalIndex  # noqa: E402
 from tests.support.isolation import clean_env  # noqa: E402
@@ -195,11 +198,11 @@ def main() -> int:
             profile = root / "bench.toml"
             profile.write_text(PROFILE.format(default=default.url, pytorch=pytorch.base_url))
             lock_once(exe, profile, "uv", root / "warmup.lock")
-            times: dict[str, list[float]] = {"uv": [], "pip-tools": []}
-            for _ in range(runs):
-                for resolver in times:
-                    times[resolver].append(lock_once(exe, profile, resolver,
-                                                     root / f"{resolver}.lock"))
+            uv, pip_tools = alternate(
+                runs, lambda: lock_once(exe, profile, "uv", root / "uv.lock"),
+                lambda: lock_once(exe, profile, "pip-tools", root / "pip-tools.lock"),
+                ("colabenv lock --resolver uv", "colabenv lock --resolver pip-tools"),
+                warmup=False)
             uv_pins = (root / "uv.lock").read_text().split("\n\n", 1)[1]
             pip_tools_pins = (root / "pip-tools.lock").read_text().split("\n\n", 1)[1]
             same = uv_pins == pip_tools_pins
@@ -210,20 +213,17 @@ def main() -> int:
     closure_bytes = sum(size for (_, name), size in wheel_sizes.items()
                         if any(name.startswith(f"{n.replace('-', '_')}-{v}-")
                                for n, v in pinned.items()))
-    uv_median = statistics.median(times["uv"])
-    pip_tools_median = statistics.median(times["pip-tools"])
-    ratio = uv_median / pip_tools_median
+    ratio = uv.median / pip_tools.median
     sizes = "real sizes" if scale == 1 else f"real sizes / {scale}"
     print(f"runs: {runs} each, fresh cache per run; closure of {len(pinned)} packages, "
           f"{closure_bytes / 1e9:.2f} GB of wheels ({sizes}; torch "
           f"{REAL_SIZES[('pytorch', 'torch', '2.6.0+cu124')] / scale / 1e6:.0f} MB); PyTorch "
           f"index metadata: {'PEP 658' if args.pytorch_metadata else 'none, range requests'}; "
           f"wheels built in {built_s:.1f} s; identical pins: {'yes' if same else 'NO'}")
-    for resolver, values in times.items():
-        print(f"colabenv lock --resolver {resolver}: median {statistics.median(values):.2f} s"
-              f" (min {min(values):.2f}, max {max(values):.2f})")
+    print(uv.describe())
+    print(pip_tools.describe())
     print(f"goal (<= {GOAL}x): {'met' if ratio <= GOAL else 'NOT met'}")
-    print(f"lock: {uv_median:.2f} s ({ratio:.3f}x vs pip-tools)")
+    print(f"lock: {uv.median:.2f} s ({ratio:.3f}x vs pip-tools)")
     return 0 if same else 1
 
 
