@@ -426,6 +426,13 @@ class Release:
                 return variant
         return None
 
+    def companion(self, name: str) -> Companion | None:
+        wanted = canonicalize_name(name)
+        for companion in self.companions:
+            if companion.name == wanted:
+                return companion
+        return None
+
 
 @model
 class Catalog:

@@ -146,19 +146,11 @@ def _installed_variant(release: Release, installed: InstalledSet, version: str) 
 
 def _companion_rejection(release: Release, request: FrameworkRequest) -> str | None:
     for name, spec in request.companions:
-        companion = _companion(release, name)
+        companion = release.companion(name)
         if companion is None:
             return f"the catalog pairs no {name} with {release.framework} {release.version}"
         if not spec.contains(companion.version, prereleases=True):
             return f"pairs with {name} {companion.version}, outside {name}{spec}"
-    return None
-
-
-def _companion(release: Release, name: str) -> Companion | None:
-    wanted = canonicalize_name(name)
-    for companion in release.companions:
-        if companion.name == wanted:
-            return companion
     return None
 
 
