@@ -63,8 +63,7 @@ class _MiniVersion:
         while len(trimmed) > 1 and trimmed[-1] == 0:
             trimmed.pop()
         post = post_a if post_a is not None else post_b
-        has_post = post_a is not None or post_b is not None or re.search(
-            r"(post|rev|r)", text[len(release):] or "", re.IGNORECASE) is not None
+        has_post = post_a is not None or post_b is not None
         pre_key: tuple[int, ...]
         if pre_l is None and not has_post and dev is not None:
             pre_key = (-1,)

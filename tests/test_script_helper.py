@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from colabenv.script_helper import (
     _Marker,
@@ -40,6 +40,40 @@ def versions(draw: st.DrawFn) -> str:
 def test_ordering_matches_packaging(a: str, b: str) -> None:
     assert (_MiniVersion(a) < _MiniVersion(b)) == (Version(a) < Version(b))
     assert (_MiniVersion(a) == _MiniVersion(b)) == (Version(a) == Version(b))
+
+
+@st.composite
+def near_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """A version and one a suffix away from it (``1.0rc1`` and ``1.0rc1.post0``, ``1.0`` and
+    ``1.0rc1``): where a parser that reads a suffix loosely gets the order wrong."""
+    base = draw(versions()).split("+", 1)[0]
+    suffix = draw(st.sampled_from([".post0", ".post1", "rc1", "a0", ".dev0", "-1", "r1", "rev2",
+                                   ".0", "+cu126"]))
+    pair = (base, base + suffix)
+    try:
+        Version(pair[1])
+    except InvalidVersion:
+        assume(False)
+    return pair if draw(st.booleans()) else (pair[1], pair[0])
+
+
+@settings(max_examples=500, deadline=None)
+@given(near_pairs(), st.sampled_from(["==", "!=", ">=", "<=", "<", ">"]))
+def test_near_identical_versions_match_packaging(pair: tuple[str, str], operator: str) -> None:
+    a, b = pair
+    assert (_MiniVersion(a) < _MiniVersion(b)) == (Version(a) < Version(b))
+    assert (_MiniVersion(a) == _MiniVersion(b)) == (Version(a) == Version(b))
+    if operator in ("<", ">") and Version(a).base_version == Version(b).base_version:
+        return
+    bound = str(Version(b).public) if operator not in ("==", "!=") else b
+    expected = SpecifierSet(f"{operator}{bound}").contains(a, prereleases=True)
+    assert _MiniSpecifier(operator, bound).contains(a) == expected
+
+
+def test_rc_is_not_read_as_a_post_release() -> None:
+    assert _MiniVersion("1.0rc1") < _MiniVersion("1.0rc1.post0")
+    assert not _MiniVersion("1.0rc1").is_post
+    assert _MiniSpecifier(">=", "0rc0.post0.dev0").contains("0rc0.dev0") is False
 
 
 @settings(max_examples=600, deadline=None)
