@@ -36,6 +36,7 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
 from colabenv.errors import TargetError
+from colabenv.frameworks import is_framework_name
 from colabenv.models import (
     Catalog,
     ComputeCapability,
@@ -60,22 +61,6 @@ if TYPE_CHECKING:
 NVIDIA_SMI_TIMEOUT_S = 5.0
 NVML_TIMEOUT_S = 5.0
 
-FRAMEWORK_DISTS = frozenset(
-    {
-        "torch",
-        "torchvision",
-        "torchaudio",
-        "tensorflow",
-        "tensorflow-cpu",
-        "tf-keras",
-        "jax",
-        "jaxlib",
-        "jax-cuda12-plugin",
-        "jax-cuda12-pjrt",
-        "jax-cuda13-plugin",
-        "jax-cuda13-pjrt",
-    }
-)
 CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
 _NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
 
@@ -301,7 +286,7 @@ def _installed_set(pairs: Iterable[tuple[str, str]]) -> InstalledSet:
 
 
 def is_framework_dist(name: str) -> bool:
-    return canonicalize_name(name) in FRAMEWORK_DISTS
+    return is_framework_name(name)
 
 
 def is_cuda_wheel(name: str) -> bool:

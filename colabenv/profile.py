@@ -43,6 +43,7 @@ from colabenv._data import golden_dir
 from colabenv._digest import sha256_hex
 from colabenv._model import model
 from colabenv.errors import ProfileError, UsageError
+from colabenv.frameworks import OWNED
 from colabenv.models import (
     Framework,
     FrameworkRequest,
@@ -97,17 +98,6 @@ _HOST_PATTERN = r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
 INDEX_URL_SCHEMES = ("http", "https")
 DIRECT_URL_SCHEMES = ("https", "git+https", "file")
 CREDENTIALS_HINT = "use ${VAR} references, e.g. https://${USER}:${TOKEN}@host/simple"
-
-# Distributions whose wheel colabenv chooses per GPU: a plain requirement would bypass that.
-_FRAMEWORK_OWNED: dict[str, str] = {
-    "torch": "frameworks.torch",
-    "torchvision": "frameworks.torch.torchvision",
-    "torchaudio": "frameworks.torch.torchaudio",
-    "tensorflow": "frameworks.tensorflow",
-    "tensorflow-cpu": 'frameworks.tensorflow (variant = "cpu")',
-    "jax": "frameworks.jax",
-    "jaxlib": "frameworks.jax.jaxlib",
-}
 
 GoldenProfile = tuple[str, str, Path]
 
@@ -669,10 +659,10 @@ def _requirements(value: object, context: _Context) -> tuple[Requirement, ...]:
                 where, f"{_show(line)} is not a PEP 508 requirement ({reason})"
             ) from None
         canonical = canonicalize_name(requirement.name)
-        if canonical in _FRAMEWORK_OWNED:
+        if canonical in OWNED:
             raise context.fail(
                 where,
-                f"{canonical} is chosen per GPU by colabenv; set {_FRAMEWORK_OWNED[canonical]} "
+                f"{canonical} is chosen per GPU by colabenv; set {OWNED[canonical]} "
                 "instead of listing it here",
             )
         if requirement.url is not None:

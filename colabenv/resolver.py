@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
 from colabenv.errors import ResolutionError
+from colabenv.frameworks import FACTS, ORDER, POSITION
 from colabenv.models import (
     Catalog,
     Companion,
@@ -35,9 +36,7 @@ from colabenv.models import (
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
-FRAMEWORK_ORDER = (Framework.TORCH, Framework.TENSORFLOW, Framework.JAX)
 
-JAX_PLUGIN_VARIANTS = {"jax-cuda13-plugin": "cuda13", "jax-cuda12-plugin": "cuda12"}
 
 
 @model
@@ -134,8 +133,9 @@ def _installed_variant(release: Release, installed: InstalledSet, version: str) 
             if variant.local_tag == local:
                 return variant
         return None
-    if release.framework is Framework.JAX:
-        for plugin, name in JAX_PLUGIN_VARIANTS.items():
+    plugins = FACTS[release.framework].plugins
+    if plugins:
+        for plugin, name in plugins:
             if installed.get(plugin) is not None and release.variant(name) is not None:
                 return release.variant(name)
         return release.variant("cpu")
@@ -303,7 +303,7 @@ def _clash_message(
             continue
         fixes = []
         for moving, fixed in ((a, b), (b, a)):
-            pool = unconstrained[FRAMEWORK_INDEX[moving.framework]]
+            pool = unconstrained[POSITION[moving.framework]]
             fixed_options = per_framework[best.index(fixed)]
             everything = sorted({o.release.version for o in pool})
             good = sorted({
@@ -321,7 +321,6 @@ def _clash_message(
     return "\n".join(lines)
 
 
-FRAMEWORK_INDEX = {f: i for i, f in enumerate(FRAMEWORK_ORDER)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,20 +343,17 @@ def _version_text(option: _Option, base: Version, follows: bool) -> str:
     return str(base)
 
 
-REQUIRED_COMPANIONS: frozenset[str] = frozenset({"jaxlib"})
-"""Companions a framework does not run without; the others (torchvision, torchaudio) come when
-the profile asks for them or the runtime already has them, so they keep in step."""
-
-
 def _companion_names(
     request: FrameworkRequest, release: Release, installed: InstalledSet
 ) -> list[Companion]:
+    """The companions to pin: the ones the framework does not run without (jaxlib), the ones
+    the profile asks for, and the ones the runtime already has, so they keep in step."""
     wanted = {name for name, _ in request.companions}
     return [
         companion
         for companion in release.companions
         if companion.name in wanted
-        or companion.name in REQUIRED_COMPANIONS
+        or companion.name in FACTS[request.framework].required_companions
         or installed.get(companion.name) is not None
     ]
 
@@ -487,9 +483,9 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
             f"{profile.path.name}: python: the profile needs Python {profile.python}; "
             f"the target has {target.python_minor}"
         )
-    requests = sorted(profile.frameworks, key=lambda r: FRAMEWORK_INDEX[r.framework])
+    requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
     per_framework: list[tuple[_Option, ...]] = []
-    unconstrained: list[tuple[_Option, ...]] = [() for _ in FRAMEWORK_ORDER]
+    unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
     for request in requests:
         found = _candidates(request, target, catalog)
         if not found.options:
@@ -503,7 +499,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
             )
         per_framework.append(found.options)
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
-        unconstrained[FRAMEWORK_INDEX[request.framework]] = _candidates(open_request, target, catalog).options
+        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog).options
     chosen = _joint_choice(per_framework)
     if chosen is None:
         raise ResolutionError(

@@ -38,6 +38,7 @@ from colabenv import _proc
 from colabenv._model import model
 from colabenv._smoke import PREFIX as SMOKE_PREFIX
 from colabenv.errors import ColabenvError, ProcessError, StateError, UsageError
+from colabenv.frameworks import FACTS, framework_of, ordered
 from colabenv.marker import Marker, marker_path, read_marker
 from colabenv.models import (
     Arch,
@@ -62,11 +63,6 @@ GIB = 1024**3
 MIB = 1024**2
 STDERR_TAIL_LINES = 3
 
-FRAMEWORK_DISTS: dict[Framework, tuple[str, ...]] = {
-    Framework.TORCH: ("torch",),
-    Framework.JAX: ("jax",),
-    Framework.TENSORFLOW: ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"),
-}
 KERNEL_LAUNCHERS = ("ipykernel_launcher", "colab_kernel_launcher", "ipykernel")
 
 
@@ -147,19 +143,6 @@ class Expectation:
         return self.kind in ("profile", "lock")
 
 
-def framework_of(dist_name: str) -> Framework | None:
-    name = canonicalize_name(dist_name)
-    for framework, names in FRAMEWORK_DISTS.items():
-        if name in names:
-            return framework
-    return None
-
-
-def _ordered(frameworks: Iterable[Framework]) -> tuple[Framework, ...]:
-    wanted = set(frameworks)
-    return tuple(f for f in (Framework.TORCH, Framework.TENSORFLOW, Framework.JAX) if f in wanted)
-
-
 def _parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], tuple[str, ...]]:
     reqs: list[Requirement] = []
     bad: list[str] = []
@@ -173,10 +156,10 @@ def _parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], 
 
 def expectation_from_marker(marker: Marker) -> Expectation:
     reqs, bad = _parse_requirements(marker.requirements)
-    frameworks = _ordered(
+    frameworks = ordered(
         f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None
     )
-    smoke = _ordered(f for f in (framework_of(s) for s in marker.smoke) if f is not None)
+    smoke = ordered(f for f in (framework_of(s) for s in marker.smoke) if f is not None)
     return Expectation(
         source=f"restart marker ({marker.profile})",
         requirements=reqs,
@@ -204,12 +187,12 @@ def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog
         problems = (f"no resolution for this host: {error}",)
     else:
         reqs, problems = _parse_requirements(resolution.requirements)
-    frameworks = _ordered(r.framework for r in profile.frameworks)
+    frameworks = ordered(r.framework for r in profile.frameworks)
     return Expectation(
         source=f"profile {profile.name}",
         requirements=reqs,
         frameworks=frameworks,
-        smoke=_ordered(profile.smoke_frameworks),
+        smoke=ordered(profile.smoke_frameworks),
         env=profile.env,
         require_gpu=profile.verify.require_gpu,
         min_free_vram_gib=profile.verify.min_free_vram_gib,
@@ -229,7 +212,7 @@ def expectation_from_lock(path: str, marker: Marker | None) -> Expectation:
     reqs, problems = _parse_requirements(
         p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages
     )
-    frameworks = _ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
+    frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
     base = expectation_from_marker(marker) if marker is not None else Expectation(source="")
     return Expectation(
         source=f"lock {lock_path.name}",
@@ -665,7 +648,7 @@ def _catalog_variant(catalog: Catalog, framework: Framework, version: str, varia
 
 
 def framework_build(framework: Framework, installed: Installed, catalog: Catalog) -> Build | None:
-    dist_name = next((n for n in FRAMEWORK_DISTS[framework] if installed.get(n)), None)
+    dist_name = next((n for n in FACTS[framework].dists if installed.get(n)), None)
     info = installed.get(dist_name) if dist_name else None
     if info is None or dist_name is None:
         return None
@@ -1339,7 +1322,7 @@ def _declared(expectation: Expectation) -> set[NormalizedName]:
     """
     names = {canonicalize_name(r.name) for r in expectation.requirements}
     for framework in expectation.frameworks:
-        names.update(canonicalize_name(n) for n in FRAMEWORK_DISTS[framework])
+        names.update(FACTS[framework].dists)
     return names
 
 
@@ -1378,7 +1361,7 @@ def verify(
     scan = scan_path(sys.path, stdlib=stdlib_entries())
     installed = Installed(scan)
     if expectation.kind == "none":
-        present = _ordered(f for f in Framework if framework_build(f, installed, catalog))
+        present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = timeout or expectation.timeout_s
     has_gpu = target.has_gpu

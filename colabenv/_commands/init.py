@@ -20,14 +20,10 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._commands._common import overrides_from_args, write_text_atomic
 from colabenv.errors import ProfileError, UsageError
+from colabenv.frameworks import FACTS
 from colabenv.models import Fingerprint, Framework, InstalledSet, format_driver
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
-COMPANIONS: dict[Framework, tuple[str, ...]] = {
-    Framework.TORCH: ("torchvision", "torchaudio"),
-    Framework.TENSORFLOW: (),
-    Framework.JAX: ("jaxlib",),
-}
 
 
 def _toml_str(value: str) -> str:
@@ -54,7 +50,7 @@ def _framework_lines(fingerprint: Fingerprint) -> Iterator[str]:
         found = True
         dist = installed.get(framework.value)
         build = dist.version if dist is not None else version
-        companions = [(name, _public(installed, name)) for name in COMPANIONS[framework]]
+        companions = [(name, _public(installed, name)) for name in FACTS[framework].companions]
         present = [(name, v) for name, v in companions if v is not None]
         yield f"# {framework} {build} is installed in this runtime."
         if present:
