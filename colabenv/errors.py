@@ -10,6 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def printable(text: object) -> str:
+    """``text`` for a one-line message: control characters shown escaped, so a file name or a
+    value from input can neither break the line nor send escape sequences to the terminal."""
+    value = str(text)
+    if value.isprintable():
+        return value
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in value)
+
+
 class ColabenvError(Exception):
     """Base of every error colabenv reports to a user (never a bug)."""
 
@@ -74,6 +83,15 @@ class LockResolverError(ColabenvError):
     """uv or pip-compile could not produce a closure for the requirements."""
 
     exit_code = 3
+
+
+class InputError(ColabenvError):
+    """A file colabenv was given that cannot be read: missing, not a regular file, too large."""
+
+
+class OutputError(ColabenvError):
+    """A place colabenv was told to write that cannot take the file (a directory, a missing
+    directory, a read-only place, a full disk)."""
 
 
 class StateError(ColabenvError):

@@ -512,8 +512,21 @@ class FrameworkChoice:
 
 
 @model
+class ComponentConstraint:
+    """A bound on an NVIDIA component wheel a chosen framework can pull in (``nvidia-cudnn-cu12
+    <9.11``): the versions whose kernels cover every GPU of the target. It goes into every
+    install's constraints and into the lock; ``reason`` says which GPU and which fact."""
+
+    requirement: str
+    reason: str
+
+
+@model
 class Resolution:
-    """The resolver's answer for a profile on a target: everything render and lock need."""
+    """The resolver's answer for a profile on a target: everything render and lock need.
+
+    ``constraints`` bound what the chosen frameworks pull in (never installed by themselves).
+    """
 
     profile_name: str
     profile_hash: str
@@ -525,6 +538,11 @@ class Resolution:
     warnings: tuple[str, ...]
     required_driver: Version | None
     install: InstallSettings = field(default_factory=InstallSettings)
+    constraints: tuple[ComponentConstraint, ...] = ()
+
+    @property
+    def constraint_lines(self) -> tuple[str, ...]:
+        return tuple(c.requirement for c in self.constraints)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -545,6 +563,9 @@ class Resolution:
             "target": self.target.to_json(),
             "frameworks": {c.framework.value: c.to_json() for c in self.choices},
             "requirements": list(self.requirements),
+            "constraints": [
+                {"requirement": c.requirement, "reason": c.reason} for c in self.constraints
+            ],
             "apt": list(self.apt),
             "warnings": list(self.warnings),
         }

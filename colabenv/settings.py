@@ -36,9 +36,18 @@ class TargetFlags:
     installed_from: str | None = None
 
 
+FLAG_OF_VARIABLE = {
+    ENV_DRIVER: "--driver",
+    ENV_CUDA: "--cuda",
+    ENV_COMPUTE_CAPABILITY: "--compute-capability",
+    ENV_PYTHON: "--python",
+}
+
+
 def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, str] | None:
+    """The value and where it came from: the flag's own name, or the variable's."""
     if flag is not None and flag.strip():
-        return flag.strip(), f"--{var.removeprefix('COLABENV_').lower().replace('_', '-')}"
+        return flag.strip(), FLAG_OF_VARIABLE[var]
     value = environ.get(var, "").strip()
     if value:
         return value, var

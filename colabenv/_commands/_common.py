@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from colabenv._files import write_atomic
-from colabenv.errors import UsageError
+from colabenv._files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
+from colabenv.errors import InputError, OutputError, printable
 from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
 
@@ -41,6 +41,14 @@ def load_profile_arg(name_or_path: str) -> Profile:
     return load_profile(find_profile(name_or_path))
 
 
+def read_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file given on the command line; a problem is one InputError naming it."""
+    try:
+        return read_limited(path, limit)
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: {what}: {problem}") from None
+
+
 def write_text_atomic(
     path: Path,
     text: str,
@@ -48,12 +56,15 @@ def write_text_atomic(
     mode: int | None = None,
     exclusive: bool = False,
     validate: Callable[[Path], None] | None = None,
-) -> None:
-    """:func:`colabenv._files.write_atomic` for text; a failure is one UsageError naming ``path``."""
+) -> Path:
+    """``-o``: :func:`colabenv._files.write_output` for text; a failure is one OutputError
+    naming ``path``. Returns the path written (a link's target)."""
     try:
-        write_atomic(path, text.encode("utf-8"), mode=mode, exclusive=exclusive,
-                     validate=validate)
+        return write_output(path, text.encode("utf-8"), mode=mode, exclusive=exclusive,
+                            validate=validate)
     except FileExistsError:
-        raise UsageError(f"{path}: already exists; not overwritten") from None
+        raise OutputError(f"{printable(path)}: already exists; not overwritten") from None
+    except FileProblem as problem:
+        raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from None

@@ -11,9 +11,10 @@ mirror, use ``pytorch_index.base_url`` (it replaces ``https://download.pytorch.o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.wheels import Standins, build_standins
 
-__all__ = ["default_index", "fresh_venv", "pytorch_index", "standin_wheels"]
+__all__ = ["Runner", "default_index", "fresh_venv", "pytorch_index", "runner", "standin_wheels"]
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +62,50 @@ def fresh_venv(tmp_path: Path) -> Callable[..., Path]:
         return make_venv(tmp_path / f"venv{next(counter)}", with_pip=with_pip)
 
     return make
+
+
+class Runner:
+    """Runs the real ``colabenv`` console script of the test environment, as a user would.
+
+    ``runner("render", "pytorch", "--cpu")`` returns the finished process (text, both streams
+    captured). ``env`` adds to (or, with a None value, removes from) the test's environment;
+    ``cwd`` defaults to the test's tmp_path; ``stdout`` may name a file to write stdout into
+    (``/dev/full``, say).
+    """
+
+    def __init__(self, exe: Path, cwd: Path) -> None:
+        self.exe = exe
+        self.cwd = cwd
+
+    def __call__(
+        self,
+        *args: str | Path,
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+        input: str | None = None,
+        timeout: float = 120,
+        stdout_path: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        environ = dict(os.environ)
+        for key, value in (env or {}).items():
+            if value is None:
+                environ.pop(key, None)
+            else:
+                environ[key] = value
+        argv = [str(self.exe), *(str(a) for a in args)]
+        if stdout_path is not None:
+            with open(stdout_path, "w") as sink:
+                done = subprocess.run(argv, stdout=sink, stderr=subprocess.PIPE, text=True,
+                                      env=environ, cwd=cwd or self.cwd, input=input,
+                                      timeout=timeout, check=False)
+            return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)
+        return subprocess.run(argv, capture_output=True, text=True, env=environ,
+                              cwd=cwd or self.cwd, input=input, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Runner:
+    """The one way tests run the CLI: the real console script in a subprocess."""
+    exe = Path(sys.executable).parent / "colabenv"
+    assert exe.exists(), f"console script missing: {exe}"
+    return Runner(exe, tmp_path)
