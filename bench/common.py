@@ -82,12 +82,5 @@ def ratio_line(name: str, value: float, unit: str, ratio: float, baseline: str) 
     return f"{name}: {shown} {unit} ({ratio:.2f}x vs {baseline})"
 
 
-def isolated_env(**extra: str) -> dict[str, str]:
-    """The test support's environment without this machine's pip/uv configuration."""
-    from tests.support.isolation import clean_env
-
-    return clean_env(**extra)
-
-
 def without_colabenv_overrides() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}

@@ -85,12 +85,6 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def environ_with(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
 def stream(
     argv: Sequence[str],
     *,
