@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from colabenv.seeding import Seeded
     from colabenv.verification import VerifyReport
 
 
@@ -26,4 +27,12 @@ def verify(
     return _verify(profile=profile, lock=lock, timeout=timeout)
 
 
-__all__ = ["__version__", "bootstrap", "verify"]
+def seed_everything(seed: int | None = None, *, deterministic: bool | None = None) -> Seeded:
+    """Seed random, NumPy and every installed framework (the profile's seed when none is given);
+    returns what was seeded and the key JAX should start from."""
+    from colabenv.seeding import seed_everything as _seed_everything
+
+    return _seed_everything(seed, deterministic=deterministic)
+
+
+__all__ = ["__version__", "bootstrap", "seed_everything", "verify"]

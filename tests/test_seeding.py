@@ -1,0 +1,163 @@
+"""colabenv.seed_everything(): every installed framework seeded, nothing else imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from colabenv.errors import UsageError
+from colabenv.seeding import (
+    XLA_DETERMINISM_FLAG,
+    determinism_environment,
+    seed_everything,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+RECORDER = """
+import json, os
+def record(*call):
+    with open(os.environ["SEED_LOG"], "a") as log:
+        log.write(json.dumps(list(call)) + "\\n")
+"""
+
+FAKES = {
+    "numpy/__init__.py": """
+from _seedlog import record
+class random:
+    @staticmethod
+    def seed(value): record("numpy.random.seed", value)
+""",
+    "torch/__init__.py": """
+from _seedlog import record
+def manual_seed(value): record("torch.manual_seed", value)
+def use_deterministic_algorithms(flag): record("torch.use_deterministic_algorithms", flag)
+class cuda:
+    @staticmethod
+    def manual_seed_all(value): record("torch.cuda.manual_seed_all", value)
+class _Cudnn:
+    def __setattr__(self, name, value): record("torch.backends.cudnn." + name, value)
+class backends:
+    cudnn = _Cudnn()
+""",
+    "tensorflow/__init__.py": """
+from _seedlog import record
+class _Utils:
+    @staticmethod
+    def set_random_seed(value): record("tf.keras.utils.set_random_seed", value)
+class keras:
+    utils = _Utils
+class _Experimental:
+    @staticmethod
+    def enable_op_determinism(): record("tf.config.experimental.enable_op_determinism")
+class config:
+    experimental = _Experimental
+""",
+    "jax/__init__.py": """
+from _seedlog import record
+class random:
+    @staticmethod
+    def PRNGKey(value):
+        record("jax.random.PRNGKey", value)
+        return ["key", value]
+""",
+}
+
+
+def _fakes(root: Path, names: tuple[str, ...]) -> Path:
+    root.mkdir()
+    (root / "_seedlog.py").write_text(RECORDER)
+    for relative, text in FAKES.items():
+        if relative.split("/")[0] in names:
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+    return root
+
+
+def _run(tmp_path: Path, names: tuple[str, ...], code: str, **env: str) -> tuple[Any, list[Any]]:
+    fakes = _fakes(tmp_path / "fakes", names)
+    log = tmp_path / "log.jsonl"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
+    # -S: no site-packages, so only the fakes are "installed" (the package needs no dependency).
+    environ.update(PYTHONPATH=os.pathsep.join([str(fakes), str(REPO)]), SEED_LOG=str(log), **env)
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          env=environ, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return json.loads(done.stdout), calls
+
+
+REPORT = """
+import json, sys, colabenv
+seeded = colabenv.seed_everything()
+print(json.dumps({"seed": seeded.seed, "deterministic": seeded.deterministic,
+                  "seeded": seeded.seeded, "key": seeded.jax_key, "notes": seeded.notes,
+                  "hashseed": __import__("os").environ.get("PYTHONHASHSEED"),
+                  "cublas": __import__("os").environ.get("CUBLAS_WORKSPACE_CONFIG"),
+                  "imported": sorted(m for m in ("torch", "tensorflow", "jax", "numpy")
+                                     if m in sys.modules)}))
+"""
+
+
+def test_profile_seed_and_determinism_reach_every_framework(tmp_path: Path) -> None:
+    report, calls = _run(tmp_path, ("numpy", "torch", "tensorflow", "jax"), REPORT,
+                         COLABENV_SEED="1234", COLABENV_DETERMINISTIC="1")
+    assert report["seed"] == 1234 and report["deterministic"] is True
+    assert report["seeded"] == ["random", "numpy", "torch", "tensorflow", "jax"]
+    assert report["key"] == ["key", 1234]
+    assert report["hashseed"] == "1234"
+    assert report["cublas"] == ":4096:8"
+    assert calls == [
+        ["numpy.random.seed", 1234],
+        ["torch.manual_seed", 1234],
+        ["torch.cuda.manual_seed_all", 1234],
+        ["torch.use_deterministic_algorithms", True],
+        ["torch.backends.cudnn.deterministic", True],
+        ["torch.backends.cudnn.benchmark", False],
+        ["tf.keras.utils.set_random_seed", 1234],
+        ["tf.config.experimental.enable_op_determinism"],
+        ["jax.random.PRNGKey", 1234],
+    ]
+
+
+def test_only_what_is_installed_is_imported(tmp_path: Path) -> None:
+    report, calls = _run(tmp_path, ("torch",), REPORT)
+    assert report["seeded"] == ["random", "torch"]
+    assert report["imported"] == ["torch"]
+    assert report["seed"] == 0 and report["deterministic"] is False
+    assert ["torch.use_deterministic_algorithms", True] not in calls
+    assert report["key"] is None
+
+
+def test_an_explicit_seed_beats_the_profile(tmp_path: Path) -> None:
+    code = REPORT.replace("seed_everything()", "seed_everything(7, deterministic=False)")
+    report, calls = _run(tmp_path, ("jax",), code, COLABENV_SEED="1234",
+                         COLABENV_DETERMINISTIC="1")
+    assert report["seed"] == 7 and report["deterministic"] is False
+    assert calls == [["jax.random.PRNGKey", 7]]
+
+
+@pytest.mark.parametrize("bad", ["-1", "abc", "4294967296", "1e3", "١٢", "99999999999999999999"])
+def test_a_bad_seed_is_refused(bad: str) -> None:
+    with pytest.raises(UsageError, match="COLABENV_SEED"):
+        seed_everything(environ={"COLABENV_SEED": bad}, is_installed=lambda _: False)
+
+
+def test_a_bad_determinism_switch_is_refused() -> None:
+    with pytest.raises(UsageError, match="COLABENV_DETERMINISTIC"):
+        seed_everything(environ={"COLABENV_DETERMINISTIC": "maybe"}, is_installed=lambda _: False)
+
+
+def test_xla_flags_are_extended_not_replaced() -> None:
+    env = determinism_environment({"XLA_FLAGS": "--xla_gpu_autotune_level=1"})
+    assert env["XLA_FLAGS"] == f"--xla_gpu_autotune_level=1 {XLA_DETERMINISM_FLAG}"
+    again = determinism_environment({"XLA_FLAGS": env["XLA_FLAGS"]})
+    assert again["XLA_FLAGS"] == env["XLA_FLAGS"]
