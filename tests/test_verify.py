@@ -14,34 +14,21 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from colabenv import _proc
+from colabenv._host_dists import DistInfo, Installed, scan_path
+from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
 from colabenv.marker import parse_marker
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
-from colabenv.verification import (
-    Build,
-    Check,
-    DistInfo,
-    Expectation,
-    Installed,
-    Status,
-    VerifyReport,
-    check_consistency,
-    check_cuda,
-    check_duplicates,
-    check_env,
-    check_marker,
-    check_smoke,
-    check_versions,
-    check_vram,
-    dependency_closure,
-    framework_build,
-    process_started_at,
-    restarted_process,
-    scan_path,
-    stderr_tail,
-)
+from colabenv.verification.builds import Build, framework_build
+from colabenv.verification.children import check_smoke, check_vram, stderr_tail
+from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.cuda import check_cuda
+from colabenv.verification.duplicates import check_duplicates
+from colabenv.verification.expectation import Expectation
+from colabenv.verification.report import Check, Status, VerifyReport
+from colabenv.verification.restart import check_env, check_marker
 from tests.support.standin_frameworks import write_marker
 
 # ---------------------------------------------------------------------------------------------

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from colabenv.models import Fingerprint, Framework
-from colabenv.verification import (
-    Status,
+from colabenv.verification.children import (
     check_smoke,
     check_vram,
     probe_framework,
     run_probe,
     run_smoke,
 )
+from colabenv.verification.report import Status
 
 pytestmark = pytest.mark.gpu
 

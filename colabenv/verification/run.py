@@ -1,0 +1,166 @@
+"""``verify()``: build the expectation, start the children, run the static checks while they
+work, and collect the report."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+
+from colabenv import _proc
+from colabenv._host_dists import Installed, scan_path, stdlib_entries
+from colabenv._host_proc import process_started_at, restarted_process
+from colabenv.errors import StateError, UsageError
+from colabenv.frameworks import FACTS, ordered
+from colabenv.marker import Marker, marker_path, read_marker
+from colabenv.models import Framework
+from colabenv.verification.builds import framework_build
+from colabenv.verification.children import (
+    PROBE_SEARCH_S,
+    check_smoke,
+    check_vram,
+    probe_framework,
+    run_probe,
+    run_smoke,
+)
+from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.cuda import check_cuda
+from colabenv.verification.duplicates import check_duplicates
+from colabenv.verification.expectation import (
+    Expectation,
+    expectation_from_lock,
+    expectation_from_marker,
+    expectation_from_profile,
+)
+from colabenv.verification.report import VerifyReport
+from colabenv.verification.restart import check_env, check_marker
+
+if TYPE_CHECKING:
+    from colabenv.models import Fingerprint
+
+@dataclass
+class _Children:
+    smoke: dict[Framework, Future[_proc.Completed]] = field(default_factory=dict)
+    probe: Future[_proc.Completed] | None = None
+
+
+def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, frozenset[str]]]:
+    if expectation.requirements:
+        return [(r.name, frozenset(r.extras)) for r in expectation.requirements]
+    if expectation.kind != "none":
+        return []
+    return [(name, frozenset()) for name in installed.names()]
+
+
+def _changed_by_script(marker: Marker | None) -> frozenset[str] | None:
+    """Names of what the bootstrap script installed or moved; None without a marker."""
+    if marker is None:
+        return None
+    names = set()
+    for entry in marker.installed:
+        kind, _, rest = entry.partition(":")
+        text = rest if kind == "dist" else entry
+        if kind in ("apt", "env"):
+            continue
+        try:
+            names.add(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
+            continue
+    return frozenset(names)
+
+
+def _declared(expectation: Expectation) -> set[NormalizedName]:
+    """What the user asked for by name: a duplicate of one of these is a FAIL, not a WARN.
+
+    Their dependencies are left out on purpose: a runtime image often carries a second, older
+    copy of a common library in the system site directory, behind the one in use.
+    """
+    names = {canonicalize_name(r.name) for r in expectation.requirements}
+    for framework in expectation.frameworks:
+        names.update(FACTS[framework].dists)
+    return names
+
+
+def _load_marker(state: Path) -> tuple[Marker | None, StateError | None]:
+    try:
+        return read_marker(state), None
+    except StateError as error:
+        return None, error
+
+
+def verify(
+    profile: str | None = None, lock: str | None = None, timeout: float | None = None
+) -> VerifyReport:
+    """Run every check and return the report; never raises for a failed check."""
+    from colabenv.catalog import shipped_catalog
+    from colabenv.detect import detect
+    from colabenv.settings import TargetFlags, resolve_overrides
+
+    if profile is not None and lock is not None:
+        raise UsageError("verify: give --profile or --lock, not both")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout: {timeout:g} is not a positive number of seconds")
+    catalog = shipped_catalog()
+    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()))
+    target = fingerprint.target
+    marker, marker_error = _load_marker(fingerprint.state_dir)
+    if profile is not None:
+        expectation = expectation_from_profile(profile, target, catalog)
+    elif lock is not None:
+        expectation = expectation_from_lock(lock, marker)
+    elif marker is not None:
+        expectation = expectation_from_marker(marker)
+    else:
+        expectation = Expectation(source="no marker, profile or lock")
+
+    scan = scan_path(sys.path, stdlib=stdlib_entries())
+    installed = Installed(scan)
+    if expectation.kind == "none":
+        present = ordered(f for f in Framework if framework_build(f, installed, catalog))
+        expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
+    limit = timeout or expectation.timeout_s
+    has_gpu = target.has_gpu
+    probe_with = probe_framework() if has_gpu else None
+
+    with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as scratch, \
+            ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
+        go_file = Path(scratch) / "smoke-done"
+        children = _Children()
+        for framework in expectation.smoke:
+            children.smoke[framework] = pool.submit(run_smoke, framework, limit)
+        if probe_with is not None:
+            children.probe = pool.submit(run_probe, probe_with, go_file, limit)
+
+        pid, who = restarted_process()
+        checks = [
+            check_marker(marker, marker_error, marker_path(fingerprint.state_dir),
+                         process_started_at(pid), who, explicit=expectation.explicit),
+            check_versions(expectation, installed.version),
+        ]
+        closure = dependency_closure(_roots(expectation, installed), installed.get)
+        declared = _declared(expectation)
+        modules = {m for name in declared for m in installed.top_level(name)}
+        checks.append(check_duplicates(scan, declared, modules))
+        checks.append(check_consistency(closure, _changed_by_script(marker)))
+        for framework in expectation.frameworks:
+            build = framework_build(framework, installed, catalog)
+            checks.append(check_cuda(framework, build, target, catalog,
+                                     require_gpu=expectation.require_gpu))
+
+        for framework, future in children.smoke.items():
+            checks.append(check_smoke(framework, future.result(), timeout=limit,
+                                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu))
+        go_file.touch()
+        probe = children.probe.result() if children.probe is not None else None
+    checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
+                             host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                             min_free_gib=expectation.min_free_vram_gib))
+    checks.append(check_env(expectation.env))
+    return VerifyReport(tuple(checks), expectation.source)
