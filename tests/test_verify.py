@@ -19,14 +19,14 @@ from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
-from colabenv.marker import parse_marker
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
+from colabenv.restart_marker import parse_marker
 from colabenv.verification.builds import Build, framework_build
 from colabenv.verification.children import check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
-from colabenv.verification.expectation import Expectation
+from colabenv.verification.expectation import Expectation, ExpectationKind
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_marker
 from tests.support.standin_frameworks import write_marker
@@ -132,7 +132,7 @@ def _lookup(mapping: dict[str, str]) -> Callable[[str], str | None]:
 
 def _expect(*reqs: str) -> Expectation:
     return Expectation(source="test", requirements=tuple(Requirement(r) for r in reqs),
-                       kind="marker")
+                       kind=ExpectationKind.MARKER)
 
 
 def test_versions_compare_local_tags_exactly() -> None:

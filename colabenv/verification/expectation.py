@@ -3,6 +3,7 @@ marker's record."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -11,10 +12,19 @@ from packaging.requirements import InvalidRequirement, Requirement
 from colabenv._model import model
 from colabenv.errors import ColabenvError, UsageError
 from colabenv.frameworks import framework_of, ordered
-from colabenv.marker import Marker
 from colabenv.models import Catalog, Framework, Target
+from colabenv.restart_marker import RestartMarker
 
 DEFAULT_TIMEOUT_S = 120.0
+
+
+class ExpectationKind(str, enum.Enum):
+    """Which source the expectation was built from."""
+
+    PROFILE = "profile"
+    LOCK = "lock"
+    MARKER = "marker"
+    NONE = "none"
 
 
 @model
@@ -30,12 +40,12 @@ class Expectation:
     min_free_vram_gib: float | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     problems: tuple[str, ...] = ()
-    kind: str = "none"
+    kind: ExpectationKind = ExpectationKind.NONE
 
     @property
     def explicit(self) -> bool:
         """A profile or lock was named: the marker is then a record, not the only source."""
-        return self.kind in ("profile", "lock")
+        return self.kind in (ExpectationKind.PROFILE, ExpectationKind.LOCK)
 
 
 def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], tuple[str, ...]]:
@@ -49,7 +59,7 @@ def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], t
     return tuple(reqs), tuple(bad)
 
 
-def expectation_from_marker(marker: Marker) -> Expectation:
+def expectation_from_marker(marker: RestartMarker) -> Expectation:
     reqs, bad = parse_requirements(marker.requirements)
     frameworks = ordered(
         f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None
@@ -65,7 +75,7 @@ def expectation_from_marker(marker: Marker) -> Expectation:
         min_free_vram_gib=marker.min_free_vram_gib,
         timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
         problems=bad,
-        kind="marker",
+        kind=ExpectationKind.MARKER,
     )
 
 
@@ -93,11 +103,11 @@ def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog
         min_free_vram_gib=profile.verify.min_free_vram_gib,
         timeout_s=profile.verify.timeout_s,
         problems=problems,
-        kind="profile",
+        kind=ExpectationKind.PROFILE,
     )
 
 
-def expectation_from_lock(path: str, marker: Marker | None) -> Expectation:
+def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectation:
     lock_path = Path(path)
     if not lock_path.is_file():
         raise UsageError(f"{path}: no such lock file")
@@ -119,5 +129,5 @@ def expectation_from_lock(path: str, marker: Marker | None) -> Expectation:
         min_free_vram_gib=base.min_free_vram_gib,
         timeout_s=base.timeout_s,
         problems=problems,
-        kind="lock",
+        kind=ExpectationKind.LOCK,
     )

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from colabenv.errors import StateError
-from colabenv.marker import Marker
+from colabenv.restart_marker import RestartMarker
 from colabenv.verification.report import Check, Status, join_limited
 
 
@@ -18,7 +18,7 @@ def _clock(at: float) -> str:
 
 
 def check_marker(
-    marker: Marker | None,
+    marker: RestartMarker | None,
     error: StateError | None,
     location: Path,
     started_at: float | None,

@@ -19,8 +19,8 @@ from colabenv._host_dists import Installed, scan_path, stdlib_entries
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
-from colabenv.marker import Marker, marker_path, read_marker
 from colabenv.models import Framework
+from colabenv.restart_marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.builds import framework_build
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
@@ -35,6 +35,7 @@ from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import (
     Expectation,
+    ExpectationKind,
     expectation_from_lock,
     expectation_from_marker,
     expectation_from_profile,
@@ -54,12 +55,12 @@ class _Children:
 def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, frozenset[str]]]:
     if expectation.requirements:
         return [(r.name, frozenset(r.extras)) for r in expectation.requirements]
-    if expectation.kind != "none":
+    if expectation.kind is not ExpectationKind.NONE:
         return []
     return [(name, frozenset()) for name in installed.names()]
 
 
-def _changed_by_script(marker: Marker | None) -> frozenset[str] | None:
+def _changed_by_script(marker: RestartMarker | None) -> frozenset[str] | None:
     """Names of what the bootstrap script installed or moved; None without a marker."""
     if marker is None:
         return None
@@ -88,7 +89,7 @@ def _declared(expectation: Expectation) -> set[NormalizedName]:
     return names
 
 
-def _load_marker(state: Path) -> tuple[Marker | None, StateError | None]:
+def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
     try:
         return read_marker(state), None
     except StateError as error:
@@ -122,7 +123,7 @@ def verify(
 
     scan = scan_path(sys.path, stdlib=stdlib_entries())
     installed = Installed(scan)
-    if expectation.kind == "none":
+    if expectation.kind is ExpectationKind.NONE:
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = timeout or expectation.timeout_s

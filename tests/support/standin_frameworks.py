@@ -220,7 +220,7 @@ def write_marker(
     timeout_s: float | None = None,
     profile: str = "standin",
 ) -> Path:
-    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/marker.py``)."""
+    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``)."""
     chosen = dict(frameworks or {})
     record = {
         "schema": 1,

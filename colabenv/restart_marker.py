@@ -32,7 +32,7 @@ def marker_path(state_dir: Path) -> Path:
 
 
 @model
-class MarkerFramework:
+class RestartMarkerFramework:
     name: str
     version: str
     variant: str
@@ -40,7 +40,7 @@ class MarkerFramework:
 
 
 @model
-class Marker:
+class RestartMarker:
     path: Path
     colabenv_version: str
     profile: str
@@ -49,7 +49,7 @@ class Marker:
     changed: bool
     installed: tuple[str, ...]
     requirements: tuple[str, ...]
-    frameworks: tuple[MarkerFramework, ...]
+    frameworks: tuple[RestartMarkerFramework, ...]
     env: tuple[tuple[str, str], ...]
     smoke: tuple[str, ...]
     require_gpu: bool
@@ -70,7 +70,7 @@ def _str_list(value: Any, key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_marker(text: str, path: Path) -> Marker:
+def parse_marker(text: str, path: Path) -> RestartMarker:
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -85,7 +85,7 @@ def parse_marker(text: str, path: Path) -> Marker:
         if not isinstance(item, dict):
             raise StateError(f"{path}: frameworks.{name}: expected an object")
         frameworks.append(
-            MarkerFramework(
+            RestartMarkerFramework(
                 name=name,
                 version=str(_field(item, "version", str, path)),
                 variant=str(_field(item, "variant", str, path)),
@@ -98,7 +98,7 @@ def parse_marker(text: str, path: Path) -> Marker:
     verify_raw = _field(data, "verify", dict, path)
     vram = verify_raw.get("min_free_vram_gib")
     timeout = verify_raw.get("timeout_s")
-    return Marker(
+    return RestartMarker(
         path=path,
         colabenv_version=str(_field(data, "colabenv", str, path)),
         profile=str(_field(data, "profile", str, path)),
@@ -116,7 +116,7 @@ def parse_marker(text: str, path: Path) -> Marker:
     )
 
 
-def read_marker(state_dir: Path) -> Marker | None:
+def read_marker(state_dir: Path) -> RestartMarker | None:
     """The marker in ``state_dir``; None when there is none; StateError when it is corrupted."""
     path = marker_path(state_dir)
     try:
