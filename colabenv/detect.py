@@ -50,7 +50,6 @@ from colabenv.models import (
     TargetOverrides,
     archs_cover,
     cuda_from_local_tag,
-    dist_dir_parts,
     format_driver,
 )
 
@@ -105,45 +104,11 @@ def platform_tag(raw: str | None = None) -> str:
 def _installed_distributions(
     paths: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """``(name, version)`` of each distribution on ``sys.path``, first occurrence winning.
+    """``(name, version)`` of each distribution on ``sys.path`` (or ``paths``), the first
+    occurrence winning; read by the host layer's one reader, nothing imported."""
+    from colabenv._host_dists import installed_distributions
 
-    Names and versions come from the ``name-version.dist-info`` directory names (what
-    installers write), falling back to the metadata file when a name does not carry them.
-    Nothing is imported.
-    """
-    seen: set[str] = set()
-    for entry in sys.path if paths is None else paths:
-        try:
-            with os.scandir(entry or ".") as listing:
-                names = sorted(e.name for e in listing if e.name.endswith("-info"))
-        except OSError:
-            continue
-        for dirname in names:
-            if not dirname.endswith((".dist-info", ".egg-info")):
-                continue
-            name: str | None = None
-            version: str | None = None
-            parts = dist_dir_parts(dirname)
-            if parts is not None and parts[1] is not None and _version(parts[1]) is not None:
-                name, version = parts
-            else:
-                from importlib.metadata import PathDistribution
-
-                try:
-                    metadata = PathDistribution(Path(entry or ".") / dirname).metadata
-                    if "Name" not in metadata or "Version" not in metadata:
-                        continue
-                    name, version = metadata["Name"], metadata["Version"]
-                except Exception:
-                    continue
-            if not name or not version:
-                continue
-            key = canonicalize_name(name)
-            if key in seen:
-                continue
-            seen.add(key)
-            yield key, version
-
+    yield from installed_distributions(sys.path if paths is None else paths)
 
 
 @model

@@ -294,7 +294,7 @@ def test_scan_sees_extension_modules_and_egg_info(tmp_path: Path) -> None:
 def test_installed_uses_the_first_distribution_on_the_path(tmp_path: Path) -> None:
     first = _site(tmp_path, "first", dists={"numpy": "2.1.0"})
     second = _site(tmp_path, "second", dists={"numpy": "1.26.4"})
-    installed = Installed(scan_path([first, second]))
+    installed = Installed.of_scan(scan_path([first, second]))
     assert installed.version("numpy") == "2.1.0"
     assert installed.version("NumPy") == "2.1.0"
     assert installed.version("scipy") is None
@@ -395,7 +395,7 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
         "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
         "('is_cuda_build', True)])\n"
     )
-    installed = Installed(scan_path([str(site)]))
+    installed = Installed.of_scan(scan_path([str(site)]))
     catalog = shipped_catalog()
     torch = framework_build(Framework.TORCH, installed, catalog)
     assert torch is not None and torch.cuda == Version("12.6") and torch.evidence == \

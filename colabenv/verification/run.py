@@ -4,7 +4,6 @@ work, and collect the report."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -15,8 +14,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
 from colabenv import _proc
-from colabenv._host_dists import Installed, scan_path, stdlib_entries
+from colabenv._host_dists import Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
+from colabenv._host_python import Interpreter
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
 from colabenv.models import Framework
@@ -121,8 +121,10 @@ def verify(
     else:
         expectation = Expectation(source="no marker, profile or lock")
 
-    scan = scan_path(sys.path, stdlib=stdlib_entries())
-    installed = Installed(scan)
+    interpreter = Interpreter.current()
+    scan = scan_path(interpreter.path, stdlib=interpreter.stdlib,
+                     extension_suffixes=interpreter.extension_suffixes)
+    installed = Installed.of_scan(scan)
     if expectation.kind is ExpectationKind.NONE:
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
