@@ -35,6 +35,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
+from colabenv.builds import framework_builds as framework_builds  # detect lists them
 from colabenv.errors import TargetError
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
@@ -49,7 +50,6 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     archs_cover,
-    cuda_from_local_tag,
     format_driver,
 )
 
@@ -429,72 +429,6 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
 
 # ---------------------------------------------------------------------------------------------
 # What the installed frameworks were built for (pure: installed set + catalog)
-
-
-@model
-class FrameworkBuild:
-    """An installed framework and the CUDA it was built for, as far as its version tells."""
-
-    name: str
-    version: str
-    cuda: Version | None
-    build: str
-
-
-
-
-
-def framework_builds(
-    installed: InstalledSet, catalog: Catalog | None
-) -> tuple[FrameworkBuild, ...]:
-    builds: list[FrameworkBuild] = []
-    for dist in installed.dists:
-        if dist.name not in ("torch", "tensorflow", "jax"):
-            continue
-        parsed = dist.parsed_version
-        if dist.name == "torch":
-            local = parsed.local if parsed is not None else None
-            cuda = cuda_from_local_tag(local)
-            if cuda is not None:
-                build = f"CUDA {cuda}"
-            elif local == "cpu":
-                build = "CPU"
-            else:
-                build = "default index build" if parsed is not None else "unknown"
-            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
-        elif dist.name == "jax":
-            plugin = next(
-                (d for d in installed.dists if re.fullmatch(r"jax-cuda\d+-plugin", d.name)), None
-            )
-            if plugin is None:
-                builds.append(FrameworkBuild(dist.name, dist.version, None, "CPU (no CUDA plugin)"))
-            else:
-                major = plugin.name.split("-")[1].removeprefix("cuda")
-                builds.append(
-                    FrameworkBuild(
-                        dist.name,
-                        dist.version,
-                        Version(major),
-                        f"CUDA {major} ({plugin.name} {plugin.version})",
-                    )
-                )
-        else:
-            cuda = _catalog_cuda(catalog, Framework.TENSORFLOW, parsed)
-            build = f"CUDA {cuda} (catalog)" if cuda is not None else "unknown"
-            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
-    return tuple(builds)
-
-
-def _catalog_cuda(
-    catalog: Catalog | None, framework: Framework, version: Version | None
-) -> Version | None:
-    if catalog is None or version is None:
-        return None
-    release = catalog.release(framework, Version(version.public))
-    if release is None:
-        return None
-    cudas = [v.cuda for v in release.variants if v.cuda is not None]
-    return max(cudas) if cudas else None
 
 
 def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:

@@ -17,11 +17,11 @@ from colabenv import _proc
 from colabenv._host_dists import DistInfo, Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
 from colabenv.restart_marker import parse_marker
-from colabenv.verification.builds import Build, framework_build
 from colabenv.verification.children import check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.cuda import check_cuda
@@ -313,8 +313,8 @@ def _target(driver: str | None, cuda: str | None, *caps: str) -> Target:
     )
 
 
-def _torch(version: str, cuda: str | None, variant: str | None) -> Build:
-    return Build(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
+def _torch(version: str, cuda: str | None, variant: str | None) -> FrameworkBuild:
+    return FrameworkBuild(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
                  "test")
 
 

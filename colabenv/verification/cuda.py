@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from colabenv.builds import FrameworkBuild, catalog_variant
 from colabenv.models import Catalog, Framework, Target, archs_cover, format_driver
-from colabenv.verification.builds import Build, catalog_variant
 from colabenv.verification.report import Check, Status
 
 
@@ -18,7 +18,7 @@ def _driver_cuda(target: Target, catalog: Catalog) -> Version | None:
 
 def check_cuda(
     framework: Framework,
-    build: Build | None,
+    build: FrameworkBuild | None,
     target: Target,
     catalog: Catalog,
     *,

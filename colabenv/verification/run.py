@@ -17,11 +17,11 @@ from colabenv import _proc
 from colabenv._host_dists import Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._host_python import Interpreter
+from colabenv.builds import framework_build
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
 from colabenv.models import Framework
 from colabenv.restart_marker import RestartMarker, marker_path, read_marker
-from colabenv.verification.builds import framework_build
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
     check_smoke,
