@@ -55,6 +55,8 @@ class PathScan:
     dists: tuple[PathDist, ...]
     duplicates: tuple[tuple[NormalizedName, tuple[PathDist, ...]], ...]
     shadows: tuple[Shadow, ...]
+    modules: frozenset[str] = frozenset()
+    """The top-level modules (packages with an ``__init__``, modules) that can be imported."""
 
 
 def _valid_version(text: str | None) -> bool:
@@ -196,7 +198,8 @@ def scan_path(
     for dist in dists:
         by_name.setdefault(dist.name, []).append(dist)
     duplicates = tuple((name, tuple(found)) for name, found in by_name.items() if len(found) > 1)
-    return PathScan(tuple(dists), duplicates, tuple(dict.fromkeys(shadows)))
+    return PathScan(tuple(dists), duplicates, tuple(dict.fromkeys(shadows)),
+                    frozenset(first_module))
 
 
 @model

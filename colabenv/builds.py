@@ -76,6 +76,11 @@ class FrameworkBuild:
         return self.cuda is None
 
     @property
+    def is_cpu_variant(self) -> bool:
+        """A build without CUDA by design (``+cpu``, ``tensorflow-cpu``, jax without a plugin),
+        not one whose CUDA is merely unknown."""
+        return self.cuda is None and self.variant is not None
+    @property
     def label(self) -> str:
         return f"{self.name} {self.version}"
 

@@ -16,13 +16,13 @@ from packaging.version import Version
 from colabenv import _proc
 from colabenv._host_dists import DistInfo, Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
-from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv._smoke import compare, largest_block, matrices, max_abs_diff, reference_matmul
 from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
 from colabenv.restart_marker import parse_marker
-from colabenv.verification.children import check_smoke, check_vram, stderr_tail
+from colabenv.verification.children import ChildRun, check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
@@ -411,9 +411,9 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
 
 
 def _child(result: dict[str, object] | None, *, returncode: int = 0, stderr: str = "",
-           timed_out: bool = False, noise: str = "") -> _proc.Completed:
-    out = noise + (PREFIX + json.dumps(result) + "\n" if result is not None else "")
-    return _proc.Completed(("python",), returncode, out, stderr, timed_out)
+           timed_out: bool = False, noise: str = "") -> ChildRun:
+    text = json.dumps(result) if result is not None else None
+    return ChildRun(_proc.Completed(("python",), returncode, noise, stderr, timed_out), text)
 
 
 def _smoke_result(**changes: object) -> dict[str, object]:
@@ -457,7 +457,9 @@ def test_smoke_crash_hang_and_import_error_are_fails_with_their_cause() -> None:
 
 def test_smoke_without_gpu() -> None:
     cpu_only = _smoke_result(devices=[], gpu_reason="torch.cuda.is_available() is False")
-    assert _smoke(_child(cpu_only), gpu=False).status is Status.SKIP
+    alone = _smoke(_child(cpu_only), gpu=False)
+    assert alone.status is Status.PASS
+    assert alone.detail == "CPU matmul ok (torch 2.6.0+cu124); no GPU on this host"
     assert _smoke(_child(cpu_only), gpu=False, require=True).status is Status.FAIL
     unseen = _smoke(_child(cpu_only, stderr="The NVIDIA driver on your system is too old"))
     assert unseen.status is Status.FAIL
@@ -467,7 +469,9 @@ def test_smoke_without_gpu() -> None:
 
 def test_smoke_wrong_results_and_device_errors() -> None:
     wrong_cpu = _smoke(_child(_smoke_result(cpu_max_abs_diff=3.0)))
-    assert wrong_cpu.status is Status.FAIL and "CPU matmul wrong" in wrong_cpu.detail
+    assert wrong_cpu.status is Status.FAIL
+    assert wrong_cpu.detail == ("torch 2.6.0+cu124: CPU matmul differs from the exact product "
+                                "(max abs diff 3.0)")
     device = {"index": 0, "name": "Tesla P100", "capability": "6.0", "max_abs_diff": None,
               "error": "RuntimeError: CUDA error: no kernel image is available"}
     no_kernel = _smoke(_child(_smoke_result(devices=[device])))
@@ -475,6 +479,46 @@ def test_smoke_wrong_results_and_device_errors() -> None:
     assert "no kernels for sm_60 in torch's arch list (sm_75 sm_80)" in no_kernel.detail
     differs = dict(device, error=None, max_abs_diff=0.5, capability="7.5")
     assert _smoke(_child(_smoke_result(devices=[differs]))).status is Status.FAIL
+
+
+@pytest.mark.parametrize("device_change", [
+    {"max_abs_diff": None, "non_finite": 2304},
+    {"max_abs_diff": None, "non_finite": 1},
+    {"max_abs_diff": float("nan")},
+    {"max_abs_diff": float("inf")},
+])
+def test_a_non_finite_gpu_result_is_a_fail_naming_the_device(
+    device_change: dict[str, object],
+) -> None:
+    device = {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0,
+              "non_finite": 0, "error": None, **device_change}
+    check = _smoke(_child(_smoke_result(devices=[device])))
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("torch 2.6.0+cu124: GPU0 Tesla T4 (sm_75): matmul ")
+    count = device_change.get("non_finite")
+    if count:
+        assert f"returned {count} non-finite value" in check.detail
+
+
+def test_a_non_finite_cpu_result_is_a_fail() -> None:
+    check = _smoke(_child(_smoke_result(cpu_max_abs_diff=None, cpu_non_finite=1)))
+    assert check.status is Status.FAIL
+    assert check.detail == ("torch 2.6.0+cu124: CPU matmul returned 1 non-finite value "
+                            "(NaN or infinity)")
+    nan = _smoke(_child(_smoke_result(cpu_max_abs_diff=float("nan"))))
+    assert nan.status is Status.FAIL
+
+
+def test_the_child_counts_non_finite_values_instead_of_comparing_them() -> None:
+    a, b = matrices()
+    exact = reference_matmul(a, b)
+    one = [list(row) for row in exact]
+    one[3][7] = float("nan")
+    assert compare(exact, exact) == (0.0, 0)
+    assert compare(one, exact) == (None, 1)
+    assert compare([[float("nan")] * len(exact)] * len(exact), exact)[1] == len(exact) ** 2
+    assert compare([[float("inf")]], exact) == (None, 1)
+    assert compare([[1.0]], exact) == (float("inf"), 0)
 
 
 def test_stderr_tail_drops_traceback_frames_and_the_reported_error() -> None:

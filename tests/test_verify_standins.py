@@ -8,8 +8,11 @@ the exit code, and for a crash or hang that the other smoke tests still report i
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -63,15 +66,16 @@ class Case:
         self.venv.install(Standin("torch", version, behaviour, **fields))
         return self
 
-    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True) -> Case:
-        self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",)))
+    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True,
+            **fields: Any) -> Case:
+        self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",), **fields))
         self.venv.install_plain("jaxlib", JAX)
         if plugin:
             self.venv.install_plain("jax-cuda12-plugin", JAX)
         return self
 
-    def tensorflow(self, behaviour: Behaviour = Behaviour.HEALTHY) -> Case:
-        self.venv.install(Standin("tensorflow", TF, behaviour, cuda="12.5"))
+    def tensorflow(self, behaviour: Behaviour = Behaviour.HEALTHY, **fields: Any) -> Case:
+        self.venv.install(Standin("tensorflow", TF, behaviour, cuda="12.5", **fields))
         return self
 
     def marker(self, requirements: list[str], **fields: Any) -> Case:
@@ -141,15 +145,25 @@ def test_table_output_for_people(tmp_path: Path) -> None:
 
 
 @needs_no_gpu
-def test_no_gpu_skips_the_gpu_parts_but_still_runs_each_framework(tmp_path: Path) -> None:
+def test_no_gpu_the_cpu_matmul_passes_and_the_gpu_parts_skip(tmp_path: Path) -> None:
     case = (Case(tmp_path).torch(Behaviour.NO_GPU).jax(Behaviour.NO_GPU, plugin=False)
             .marker([f"torch=={TORCH}", f"jax=={JAX}"]))
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "smoke:torch",
-                                              "smoke:jax", "vram", "env")}
+    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "vram", "env"),
+                        **_all("PASS", "smoke:torch", "smoke:jax")}
     assert code == 0
-    assert details["smoke:torch"] == ("GPU part skipped: no GPU on this host; CPU matmul ok "
-                                      "(torch 2.6.0+cu124)")
+    assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cu124); no GPU on this host"
+
+
+def test_a_cpu_build_on_a_gpu_host_passes_its_cpu_matmul(tmp_path: Path) -> None:
+    """A profile with variant = "cpu": the build sees no GPU by design."""
+    case = (Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU, version="2.6.0+cpu", cuda=None)
+            .marker(["torch==2.6.0+cpu"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses["smoke:torch"] == "PASS"
+    assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cpu, a CPU build)"
+    assert statuses["cuda:torch"] == "WARN"
+    assert code == 0
 
 
 @needs_no_gpu
@@ -517,3 +531,72 @@ def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
     assert statuses["versions"] == "FAIL"
     assert details["versions"] == "torch: installed 2.6.0+cu124, expected ==2.7.0+cu126"
     assert code == 1
+
+
+ALL_THREE = [f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"]
+
+
+@pytest.mark.parametrize("behaviour", [Behaviour.GPU_NAN_ALL, Behaviour.GPU_NAN_ONE,
+                                       Behaviour.CPU_NAN])
+def test_a_nan_anywhere_in_a_matmul_is_a_fail_for_every_framework(
+    tmp_path: Path, behaviour: Behaviour,
+) -> None:
+    case = (Case(tmp_path).gpu_host().torch(behaviour).jax(behaviour).tensorflow(behaviour)
+            .marker(ALL_THREE))
+    code, statuses, details, _ = case.verify()
+    size = 48
+    for framework in ("torch", "jax", "tensorflow"):
+        name = f"smoke:{framework}"
+        assert statuses[name] == "FAIL", details[name]
+        if behaviour is Behaviour.CPU_NAN:
+            assert "CPU matmul returned 1 non-finite value (NaN or infinity)" in details[name]
+        else:
+            count = size * size if behaviour is Behaviour.GPU_NAN_ALL else 1
+            assert f"GPU0 Stand-in T4 (sm_75): matmul returned {count} non-finite value" in \
+                details[name]
+    assert code == 1
+
+
+def test_a_framework_printing_without_a_newline_still_reports(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(Behaviour.CHATTY).marker([f"torch=={TORCH}"])
+    code, statuses, details, _ = case.verify()
+    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+    assert code == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("behaviour", [Behaviour.DAEMON, Behaviour.DAEMON_HANG])
+def test_no_process_a_smoke_test_started_outlives_verify(
+    tmp_path: Path, behaviour: Behaviour,
+) -> None:
+    """A framework that starts a detached process (setsid, double fork), whether it then
+    finishes or hangs past the timeout: verify leaves none of them running."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    case = (Case(tmp_path).gpu_host().torch(behaviour, pid_dir=str(pids))
+            .marker([f"torch=={TORCH}"]))
+    try:
+        _, statuses, details, elapsed = case.verify("--timeout", "4")
+        started = [int(p.name) for p in pids.iterdir()]
+        assert started, "the stand-in started no process"
+        deadline = time.monotonic() + 2
+        while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in started if _alive(pid)] == []
+        if behaviour is Behaviour.DAEMON:
+            assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+        else:
+            assert details["smoke:torch"].startswith("did not finish within 4s (killed)")
+            assert elapsed < 4 + 8
+    finally:
+        for entry in pids.iterdir():
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)

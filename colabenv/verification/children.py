@@ -1,20 +1,22 @@
 """The children: one smoke test per framework and the VRAM probe, each in its own process
-(``colabenv/_smoke.py``), and the ``smoke:<framework>`` and ``vram`` checks read from them."""
+(``colabenv/_smoke.py``, run by its path in the interpreter being verified), and the
+``smoke:<framework>`` and ``vram`` checks read from what they leave: an exit status, stderr to
+quote, and a result file.
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import math
 import os
 import signal
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from colabenv import _proc
+from colabenv import _proc, _smoke
+from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
-from colabenv._smoke import PREFIX as SMOKE_PREFIX
 from colabenv.errors import ProcessError
 from colabenv.models import Arch, ComputeCapability, Framework, Gpu, archs_cover
 from colabenv.verification.report import Check, Status
@@ -24,6 +26,19 @@ MATMUL_TOLERANCE = 1e-3
 GIB = 1024**3
 MIB = 1024**2
 STDERR_TAIL_LINES = 3
+RESULT_LIMIT = 1024 * 1024
+TERMINATE_GRACE_S = 3.0
+"""How long a child given SIGTERM at its timeout has to kill what it started, before SIGKILL."""
+MAX_BYTES = 2**62
+SMOKE_FILE = Path(_smoke.__file__).resolve()
+
+
+@model
+class ChildRun:
+    """A finished child: its process, and the text of its result file (None: it wrote none)."""
+
+    completed: _proc.Completed
+    result: str | None
 
 
 @model
@@ -32,6 +47,7 @@ class DeviceResult:
     name: str
     capability: str | None
     max_abs_diff: float | None
+    non_finite: int
     error: str | None
 
 
@@ -46,6 +62,7 @@ class SmokeResult:
     devices: tuple[DeviceResult, ...]
     gpu_reason: str | None
     cpu_max_abs_diff: float | None
+    cpu_non_finite: int
     error: str | None
 
 
@@ -67,15 +84,14 @@ class ProbeResult:
     error: str | None
 
 
-def _result_line(stdout: str) -> dict[str, Any] | None:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(SMOKE_PREFIX):
-            try:
-                data = json.loads(line[len(SMOKE_PREFIX):])
-            except json.JSONDecodeError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None
+def _result_object(text: str | None, mode: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("mode") == mode else None
 
 
 def _opt_str(value: object) -> str | None:
@@ -83,23 +99,38 @@ def _opt_str(value: object) -> str | None:
 
 
 def _opt_float(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A number the child reported; NaN stays NaN (it fails every comparison)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
-def _opt_int(value: object) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+def _opt_int(value: object, limit: int = MAX_BYTES) -> int | None:
+    """A count or size the child reported, None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        return None
+    return value
 
 
-def parse_smoke(stdout: str) -> SmokeResult | None:
-    data = _result_line(stdout)
-    if data is None or data.get("mode") != "smoke":
+def _count(value: object) -> int:
+    found = _opt_int(value)
+    return found if found is not None else 0
+
+
+def parse_smoke(text: str | None) -> SmokeResult | None:
+    data = _result_object(text, "smoke")
+    if data is None:
         return None
     devices = tuple(
         DeviceResult(
-            index=_opt_int(d.get("index")) or 0,
+            index=_opt_int(d.get("index"), 4096) or 0,
             name=str(d.get("name", "?")),
             capability=_opt_str(d.get("capability")),
             max_abs_diff=_opt_float(d.get("max_abs_diff")),
+            non_finite=_count(d.get("non_finite")),
             error=_opt_str(d.get("error")),
         )
         for d in data.get("devices") or []
@@ -116,17 +147,18 @@ def parse_smoke(stdout: str) -> SmokeResult | None:
         devices=devices,
         gpu_reason=_opt_str(data.get("gpu_reason")),
         cpu_max_abs_diff=_opt_float(data.get("cpu_max_abs_diff")),
+        cpu_non_finite=_count(data.get("cpu_non_finite")),
         error=_opt_str(data.get("error")),
     )
 
 
-def parse_probe(stdout: str) -> ProbeResult | None:
-    data = _result_line(stdout)
-    if data is None or data.get("mode") != "vram":
+def parse_probe(text: str | None) -> ProbeResult | None:
+    data = _result_object(text, "vram")
+    if data is None:
         return None
     gpus = tuple(
         GpuMemory(
-            index=_opt_int(g.get("index")) or 0,
+            index=_opt_int(g.get("index"), 4096) or 0,
             free=_opt_int(g.get("free")),
             total=_opt_int(g.get("total")),
             largest=_opt_int(g.get("largest")),
@@ -200,19 +232,36 @@ def _arch_gap(result: SmokeResult, device: DeviceResult) -> str | None:
     return f"no kernels for {cap.sm} in {result.framework}'s arch list ({listed})"
 
 
+def _plural(count: int, what: str) -> str:
+    return f"{count} {what}" + ("" if count == 1 else "s")
+
+
+def _matmul_problem(diff: float | None, non_finite: int, against: str) -> str | None:
+    """What is wrong with one matmul, or None; a NaN difference fails every comparison."""
+    if non_finite:
+        return f"matmul returned {_plural(non_finite, 'non-finite value')} (NaN or infinity)"
+    if diff is None or not diff <= MATMUL_TOLERANCE:
+        return f"matmul differs from {against} (max abs diff {diff})"
+    return None
+
+
 def check_smoke(
     framework: Framework,
-    completed: _proc.Completed,
+    run: ChildRun,
     *,
     timeout: float,
     host_has_gpu: bool,
     require_gpu: bool,
+    cpu_build: bool = False,
 ) -> Check:
+    """One framework's smoke test. ``cpu_build``: the installed build has no CUDA support by
+    design (a ``cpu`` variant), so a GPU it cannot see is expected."""
     name = f"smoke:{framework.value}"
+    completed = run.completed
     died = child_failure(completed, timeout)
     if died is not None:
         return Check(name, Status.FAIL, _with_tail(died, completed))
-    result = parse_smoke(completed.stdout)
+    result = parse_smoke(run.result)
     if result is None:
         return Check(name, Status.FAIL,
                      _with_tail(f"exited {completed.returncode} without a result", completed))
@@ -221,30 +270,32 @@ def check_smoke(
         return Check(name, Status.FAIL,
                      _with_tail(f"{what}: {result.error}", completed, skip=result.error))
     label = f"{framework.value} {result.version}"
-    if result.cpu_max_abs_diff is None or result.cpu_max_abs_diff > MATMUL_TOLERANCE:
-        return Check(name, Status.FAIL,
-                     f"{label}: CPU matmul wrong (max abs diff {result.cpu_max_abs_diff})")
+    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
+                                  "the exact product")
+    if cpu_problem is not None:
+        return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
     if not result.devices:
         reason = result.gpu_reason or "no GPU visible"
         if require_gpu:
             return Check(name, Status.FAIL,
                          _with_tail(f"{label} sees no GPU ({reason}); the profile requires one",
                                     completed))
-        if host_has_gpu:
-            return Check(name, Status.FAIL,
-                         _with_tail(f"{label} sees no GPU although the host has one ({reason})",
-                                    completed))
-        return Check(name, Status.SKIP,
-                     f"GPU part skipped: no GPU on this host; CPU matmul ok ({label})")
+        if not host_has_gpu:
+            return Check(name, Status.PASS, f"CPU matmul ok ({label}); no GPU on this host")
+        if cpu_build:
+            return Check(name, Status.PASS, f"CPU matmul ok ({label}, a CPU build)")
+        return Check(name, Status.FAIL,
+                     _with_tail(f"{label} sees no GPU although the host has one ({reason})",
+                                completed))
     problems = []
     for device in result.devices:
         gap = _arch_gap(result, device)
+        wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
         if device.error is not None:
             problems.append(f"{_device_label(device)}: " + (f"{gap}: " if gap else "")
                             + device.error)
-        elif device.max_abs_diff is None or device.max_abs_diff > MATMUL_TOLERANCE:
-            problems.append(f"{_device_label(device)}: matmul differs from the CPU result "
-                            f"(max abs diff {device.max_abs_diff})")
+        elif wrong is not None:
+            problems.append(f"{_device_label(device)}: {wrong}")
     if problems:
         return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
     names = sorted({_device_label(d).split(" ", 1)[1] for d in result.devices})
@@ -265,37 +316,52 @@ def smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -> di
     return env
 
 
-def smoke_argv(framework: Framework) -> list[str]:
-    return [sys.executable, "-m", "colabenv._smoke", "smoke", framework.value]
-
-
-def run_smoke(framework: Framework, timeout: float) -> _proc.Completed:
-    argv = smoke_argv(framework)
+def _read_result(path: Path) -> str | None:
     try:
-        return _proc.run(argv, timeout=timeout, env=smoke_env(framework))
+        return read_limited(path, RESULT_LIMIT).decode("utf-8", errors="replace")
+    except FileProblem:
+        return None
+
+
+def _run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]
+               ) -> ChildRun:
+    try:
+        completed = _proc.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
     except ProcessError as error:
-        return _proc.Completed(tuple(argv), 127, "", str(error), False)
+        completed = _proc.Completed(tuple(argv), 127, "", str(error), False)
+    return ChildRun(completed, _read_result(result))
+
+
+def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
+    return [python, str(SMOKE_FILE), "smoke", framework.value, "--result", str(result)]
+
+
+def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
+    """The smoke test of ``framework`` in the interpreter ``python``; files go in ``scratch``."""
+    result = scratch / f"smoke-{framework.value}.json"
+    return _run_child(smoke_argv(framework, python, result), result, timeout,
+                      smoke_env(framework))
 
 
 PROBE_FRAMEWORKS = ("torch", "cupy", "jax")
 
 
-def probe_framework(is_installed: Callable[[str], bool] | None = None) -> str | None:
-    """The first of torch, cupy, jax present here (found, not imported)."""
-    present = is_installed or (lambda name: importlib.util.find_spec(name) is not None)
-    return next((name for name in PROBE_FRAMEWORKS if present(name)), None)
+def probe_framework(is_installed: Callable[[str], bool]) -> str | None:
+    """The first of torch, cupy, jax importable in the verified interpreter (not imported)."""
+    return next((name for name in PROBE_FRAMEWORKS if is_installed(name)), None)
 
 
-def run_probe(framework: str, go_file: Path, timeout: float) -> _proc.Completed:
-    argv = [sys.executable, "-m", "colabenv._smoke", "vram", framework, "--go", str(go_file),
-            "--deadline", f"{timeout:g}", "--search", f"{PROBE_SEARCH_S:g}"]
+def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scratch: Path
+              ) -> ChildRun:
+    """The VRAM probe: it waits for ``go_file`` (the smoke tests are done) before it searches."""
+    result = scratch / "vram.json"
+    argv = [python, str(SMOKE_FILE), "vram", framework, "--go", str(go_file),
+            "--deadline", f"{timeout:g}", "--search", f"{PROBE_SEARCH_S:g}",
+            "--result", str(result)]
     env = dict(os.environ)
     if framework == "jax":
         env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
-    try:
-        return _proc.run(argv, timeout=timeout + PROBE_SEARCH_S + 5, env=env)
-    except ProcessError as error:
-        return _proc.Completed(tuple(argv), 127, "", str(error), False)
+    return _run_child(argv, result, timeout + PROBE_SEARCH_S + 5, env)
 
 
 def _gib(value: int) -> str:
@@ -304,7 +370,7 @@ def _gib(value: int) -> str:
 
 def check_vram(
     gpus: Sequence[Gpu],
-    probe: _proc.Completed | None,
+    run: ChildRun | None,
     *,
     probe_timeout: float,
     host_has_gpu: bool,
@@ -315,7 +381,8 @@ def check_vram(
         if require_gpu:
             return Check("vram", Status.FAIL, "the profile requires a GPU and none was found")
         return Check("vram", Status.SKIP, "no GPU on this host")
-    result = parse_probe(probe.stdout) if probe is not None else None
+    probe = run.completed if run is not None else None
+    result = parse_probe(run.result) if run is not None else None
     probe_problem: str | None = None
     note = ""
     if probe is None:

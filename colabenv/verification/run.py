@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv import _proc
 from colabenv._host_dists import Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._host_python import Interpreter
@@ -24,6 +23,7 @@ from colabenv.models import Framework
 from colabenv.restart_marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
+    ChildRun,
     check_smoke,
     check_vram,
     probe_framework,
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Children:
-    smoke: dict[Framework, Future[_proc.Completed]] = field(default_factory=dict)
-    probe: Future[_proc.Completed] | None = None
+    smoke: dict[Framework, Future[ChildRun]] = field(default_factory=dict)
+    probe: Future[ChildRun] | None = None
 
 
 def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, frozenset[str]]]:
@@ -130,16 +130,22 @@ def verify(
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = timeout or expectation.timeout_s
     has_gpu = target.has_gpu
-    probe_with = probe_framework() if has_gpu else None
+    probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
+    builds = {f: framework_build(f, installed, catalog)
+              for f in (*expectation.frameworks, *expectation.smoke)}
+    python = interpreter.executable
 
-    with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as scratch, \
+    with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
             ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
-        go_file = Path(scratch) / "smoke-done"
+        scratch = Path(folder)
+        go_file = scratch / "smoke-done"
         children = _Children()
         for framework in expectation.smoke:
-            children.smoke[framework] = pool.submit(run_smoke, framework, limit)
+            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=python,
+                                                    scratch=scratch)
         if probe_with is not None:
-            children.probe = pool.submit(run_probe, probe_with, go_file, limit)
+            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=python,
+                                         scratch=scratch)
 
         pid, who = restarted_process()
         checks = [
@@ -153,13 +159,14 @@ def verify(
         checks.append(check_duplicates(scan, declared, modules))
         checks.append(check_consistency(closure, _changed_by_script(marker)))
         for framework in expectation.frameworks:
-            build = framework_build(framework, installed, catalog)
-            checks.append(check_cuda(framework, build, target, catalog,
+            checks.append(check_cuda(framework, builds[framework], target, catalog,
                                      require_gpu=expectation.require_gpu))
 
         for framework, future in children.smoke.items():
+            build = builds[framework]
             checks.append(check_smoke(framework, future.result(), timeout=limit,
-                                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu))
+                                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                                      cpu_build=build is not None and build.is_cpu_variant))
         go_file.touch()
         probe = children.probe.result() if children.probe is not None else None
     checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,

@@ -41,6 +41,18 @@ class Behaviour(str, enum.Enum):
     IMPORT_ERROR = "import_error"
     SEGFAULT = "segfault"
     HANG = "hang"
+    GPU_NAN_ALL = "gpu_nan_all"
+    """Every cell of a GPU matmul is NaN."""
+    GPU_NAN_ONE = "gpu_nan_one"
+    """One cell of a GPU matmul is NaN."""
+    CPU_NAN = "cpu_nan"
+    """One cell of the CPU matmul is NaN."""
+    CHATTY = "chatty"
+    """Prints to stdout without a trailing newline when imported."""
+    DAEMON = "daemon"
+    """Starts a detached process (setsid, double fork) when imported, then works."""
+    DAEMON_HANG = "daemon_hang"
+    """Starts a detached process when imported, then hangs."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,8 @@ class Standin:
     largest_bytes: int = 12 * GIB
     requires: tuple[str, ...] = ()
     dist_name: str | None = None
+    pid_dir: str | None = None
+    """Where a DAEMON stand-in's detached processes each write a file named by their pid."""
 
     @property
     def name(self) -> str:
@@ -270,7 +284,31 @@ GPUS = {gpus!r}
 TOTAL = {total!r}
 FREE = {free!r}
 LARGEST = {largest!r}
+PID_DIR = {pid_dir!r}
 
+DAEMON = """
+import os, sys, time
+os.setsid()
+if os.fork():
+    os._exit(0)
+open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+time.sleep(600)
+"""
+
+if BEHAVIOUR in ("daemon", "daemon_hang"):
+    import subprocess
+
+    before = set(os.listdir(PID_DIR))
+    subprocess.Popen([sys.executable, "-c", DAEMON, PID_DIR], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+    deadline = time.time() + 10
+    while set(os.listdir(PID_DIR)) == before and time.time() < deadline:
+        time.sleep(0.01)
+if BEHAVIOUR == "daemon_hang":
+    time.sleep(3600)
+if BEHAVIOUR == "chatty":
+    sys.stdout.write("stand-in: loading kernels... ")
+    sys.stdout.flush()
 if BEHAVIOUR == "import_error":
     raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")
 if BEHAVIOUR == "segfault":
@@ -290,7 +328,7 @@ def _gpu_visible():
             " (found version 12040).\\n"
         )
         return False
-    return BEHAVIOUR in ("healthy", "missing_arch")
+    return BEHAVIOUR != "no_gpu"
 
 
 def _kernels_for_gpu():
@@ -311,7 +349,12 @@ def _matmul(left, right, on_gpu):
             "CUDA error: no kernel image is available for execution on the device"
         )
     columns = list(zip(*right))
-    return [[float(sum(x * y for x, y in zip(row, col))) for col in columns] for row in left]
+    product = [[float(sum(x * y for x, y in zip(row, col))) for col in columns] for row in left]
+    if on_gpu and BEHAVIOUR == "gpu_nan_all":
+        product = [[float("nan") for _ in row] for row in product]
+    if (on_gpu and BEHAVIOUR == "gpu_nan_one") or (not on_gpu and BEHAVIOUR == "cpu_nan"):
+        product[len(product) // 2][1] = float("nan")
+    return product
 '''
 
 _TORCH = '''\
@@ -631,6 +674,7 @@ def _common(standin: Standin) -> str:
         total=standin.total_bytes,
         free=standin.free_bytes,
         largest=standin.largest_bytes,
+        pid_dir=standin.pid_dir,
     )
 
 
