@@ -55,6 +55,7 @@ from colabenv.models import (
 
 if TYPE_CHECKING:
     from colabenv import _proc
+    from colabenv._host_python import Interpreter
     from colabenv.detect_gpu import Nvml
 
 NVIDIA_SMI_TIMEOUT_S = 5.0
@@ -109,6 +110,21 @@ def _installed_distributions(
     from colabenv._host_dists import installed_distributions
 
     yield from installed_distributions(sys.path if paths is None else paths)
+
+
+def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
+    """``host`` with the Python facts and installed distributions of ``interpreter``."""
+    import dataclasses
+
+    from colabenv._host_dists import installed_distributions
+
+    return dataclasses.replace(
+        host,
+        distributions=lambda: installed_distributions(interpreter.path),
+        python_version=interpreter.version,
+        python_implementation=interpreter.implementation,
+        platform_tag=platform_tag(interpreter.platform),
+    )
 
 
 @model
@@ -298,13 +314,21 @@ def detect(
     *,
     probe: HostProbe | None = None,
     catalog: Callable[[], Catalog] | None = None,
+    interpreter: Interpreter | None = None,
 ) -> Fingerprint:
-    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give."""
+    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
+
+    ``interpreter``: read Python and the installed distributions from that interpreter
+    (``--interpreter``) instead of the one colabenv runs in.
+    """
     from colabenv.settings import state_dir
 
     wanted = overrides or TargetOverrides()
     host = probe or HostProbe.live(environ)
     notes: list[str] = []
+    if interpreter is not None:
+        host = _looking_into(host, interpreter)
+        notes.append(f"Python and installed distributions read from {interpreter.executable}")
 
     if wanted.cpu:
         report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))

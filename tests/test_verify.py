@@ -16,6 +16,7 @@ from packaging.version import Version
 from colabenv import _proc
 from colabenv._host_dists import DistInfo, Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
+from colabenv._host_python import same_environment
 from colabenv._smoke import compare, largest_block, matrices, max_abs_diff, reference_matmul
 from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.catalog import shipped_catalog
@@ -26,9 +27,10 @@ from colabenv.verification.children import ChildRun, check_smoke, check_vram, st
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
-from colabenv.verification.expectation import Expectation, ExpectationKind
+from colabenv.verification.expectation import Expectation, ExpectationKind, ProfileIdentity
 from colabenv.verification.report import Check, Status, VerifyReport
-from colabenv.verification.restart import check_env, check_marker
+from colabenv.verification.restart import check_env, check_marker, marker_fit
+from tests.support.fixtures import Runner
 from tests.support.standin_frameworks import write_marker
 
 # ---------------------------------------------------------------------------------------------
@@ -84,6 +86,71 @@ def test_marker_start_time_unknown_is_a_warning(tmp_path: Path) -> None:
     marker = _marker(tmp_path, written_at=1000.0)
     check = check_marker(marker, None, marker.path, None, "interpreter", explicit=False)
     assert check.status is Status.WARN
+
+
+def _venv_python(root: Path) -> str:
+    """An interpreter path inside a folder that PEP 405 calls a virtual environment."""
+    (root / "bin").mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return str(root / "bin" / "python")
+
+
+def test_a_marker_of_another_profile_fails_naming_both_and_the_env_hint_says_so(
+    tmp_path: Path,
+) -> None:
+    path = write_marker(tmp_path, profile="team-b", profile_hash="sha256:" + "b" * 64,
+                        python=sys.executable, env={"X": "1"})
+    marker = parse_marker(path.read_text(), path)
+    wanted = ProfileIdentity("team-a", "sha256:" + "a" * 64)
+    fit = marker_fit(marker, wanted, sys.executable)
+    check = check_marker(marker, None, path, time.time(), "kernel", explicit=True, fit=fit)
+    assert check.status is Status.FAIL
+    assert check.detail == (
+        "the restart marker was written by profile 'team-b' (bbbbbbbbbbbb), not by this profile "
+        "'team-a' (aaaaaaaaaaaa): run this profile's setup script (colabenv render team-a), "
+        "then restart"
+    )
+    env = check_env((("X", "1"),), {}, hint=fit.hint)
+    assert env.status is Status.FAIL
+    assert "restart after setup" not in env.detail
+    assert env.detail.endswith("(the restart marker is profile 'team-b' (bbbbbbbbbbbb)'s: run this"
+                               " profile's setup script (colabenv render team-a), then restart)")
+    same = marker_fit(marker, ProfileIdentity("team-b", "sha256:" + "b" * 64), sys.executable)
+    assert same.problem is None and same.hint == "restart after setup"
+
+
+def test_a_marker_for_another_interpreter_fails_naming_both(tmp_path: Path) -> None:
+    other = _venv_python(tmp_path / "other-venv")
+    path = write_marker(tmp_path / "state", python=other)
+    marker = parse_marker(path.read_text(), path)
+    fit = marker_fit(marker, None, sys.executable)
+    check = check_marker(marker, None, path, time.time(), "kernel", explicit=False, fit=fit)
+    assert check.status is Status.FAIL
+    assert f"written for the interpreter {other}, not for this one ({sys.executable})" in \
+        check.detail
+    assert f"--interpreter {other}" in check.detail
+    assert marker_fit(marker, None, other).problem is None
+    assert marker_fit(marker, None, str(Path(other).with_name("python3"))).problem is None
+
+
+def test_a_marker_without_its_interpreter_is_a_warning(tmp_path: Path) -> None:
+    path = write_marker(tmp_path, written_at=1000.0)
+    marker = parse_marker(path.read_text(), path)
+    fit = marker_fit(marker, None, sys.executable)
+    check = check_marker(marker, None, path, 2000.0, "kernel", explicit=False, fit=fit)
+    assert check.status is Status.WARN
+    assert "does not say which interpreter" in check.detail
+
+
+def test_one_environment_per_venv_and_per_real_interpreter(tmp_path: Path) -> None:
+    first, second = _venv_python(tmp_path / "a"), _venv_python(tmp_path / "b")
+    assert not same_environment(first, second)
+    assert same_environment(first, str(tmp_path / "a" / "bin" / "python3.99"))
+    real = tmp_path / "python3.11"
+    real.write_text("")
+    link = tmp_path / "python3"
+    link.symlink_to(real)
+    assert same_environment(str(link), str(real))
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -645,7 +712,7 @@ def test_python_entry_point_returns_the_report(tmp_path: Path,
 
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
     write_marker(tmp_path, requirements=["packaging>=20"], frameworks={}, smoke=[],
-                 env={"COLABENV_TEST_FLAG": "on"})
+                 env={"COLABENV_TEST_FLAG": "on"}, python=sys.executable)
     monkeypatch.setenv("COLABENV_TEST_FLAG", "on")
     report = colabenv.verify()
     statuses = {c.name: c.status for c in report.checks}
@@ -663,3 +730,12 @@ def test_the_entry_point_survives_importing_the_module() -> None:
 
     assert callable(colabenv.verify)
     assert colabenv.verify.__module__ == "colabenv"
+
+
+def test_help_documents_the_interpreter_knob(runner: Runner) -> None:
+    for command, words in (("verify", "smoke tests run in it"),
+                           ("detect", "installed distributions from this interpreter")):
+        done = runner(command, "--help", env={"COLUMNS": "200"})
+        assert done.returncode == 0, done.stderr
+        assert "--interpreter PYTHON" in done.stdout
+        assert words in " ".join(done.stdout.split())

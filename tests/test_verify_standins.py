@@ -85,6 +85,7 @@ class Case:
             name = name.split("[")[0]
             if name in ("torch", "jax", "tensorflow"):
                 frameworks[name] = version
+        fields.setdefault("python", self.venv.python)
         write_marker(self.state, requirements=requirements, frameworks=frameworks, **fields)
         return self
 
@@ -488,6 +489,9 @@ def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str
     assert "Traceback" not in result.stderr
 
 
+LOCK_PROFILE_HASH = "sha256:" + "1" * 64
+
+
 def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     from packaging.utils import canonicalize_name
 
@@ -502,7 +506,7 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     )
 
     header = LockHeader(
-        colabenv_version="0.1.0", profile_name="team", profile_hash="sha256:" + "1" * 64,
+        colabenv_version="0.1.0", profile_name="team", profile_hash=LOCK_PROFILE_HASH,
         target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
         frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),), resolver="uv 0.8.0",
     )
@@ -516,7 +520,8 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
 
 def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
     case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}))
+            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team",
+                    profile_hash=LOCK_PROFILE_HASH))
     case.env["PYTORCH_CUDA_ALLOC_CONF"] = "x"
     lock = _write_lock(tmp_path / "team.lock", [
         ("torch", TORCH, None), ("pywin32", "306", 'sys_platform == "win32"'),
@@ -600,3 +605,137 @@ def test_no_process_a_smoke_test_started_outlives_verify(
         for entry in pids.iterdir():
             with contextlib.suppress(OSError):
                 os.kill(int(entry.name), signal.SIGKILL)
+
+
+def test_the_marker_of_another_profile_does_not_pass(tmp_path: Path) -> None:
+    """Profile A's lock, profile B's marker: verify of A fails the marker and says why."""
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team-b",
+                    profile_hash="sha256:" + "b" * 64))
+    lock = _write_lock(tmp_path / "team.lock", [("torch", TORCH, None)])
+    code, statuses, details, _ = case.verify("--lock", str(lock))
+    assert statuses["marker"] == "FAIL"
+    assert details["marker"] == (
+        "the restart marker was written by profile 'team-b' (bbbbbbbbbbbb), not by this profile "
+        "'team' (111111111111): run this profile's setup script (colabenv render team), then "
+        "restart")
+    assert statuses["env"] == "FAIL"
+    assert "restart marker is profile 'team-b'" in details["env"]
+    assert code == 1
+
+
+def test_the_marker_of_another_interpreter_does_not_pass(tmp_path: Path) -> None:
+    other = make_venv(tmp_path / "other")
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], python=other.python))
+    code, statuses, details, _ = case.verify()
+    assert statuses["marker"] == "FAIL"
+    assert details["marker"].startswith(
+        f"the restart marker was written for the interpreter {other.python}, not for this one "
+        f"({case.venv.python})")
+    assert code == 1
+
+
+def _oldest_python() -> str | None:
+    """A Python 3.8 interpreter, the oldest colabenv looks into, if this machine has one: on
+    PATH, or installed by pyenv (whose shim answers only where that version is selected)."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = [shutil.which("python3.8"), *sorted(map(str, root.glob("versions/3.8*/bin/python3.8")))]
+    for candidate in filter(None, candidates):
+        done = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
+                              capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+    return None
+
+
+OLDEST_PYTHON = _oldest_python()
+
+
+def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
+    """A venv colabenv is not installed in, holding stand-in torch."""
+    target = make_venv(tmp_path / "target", base=base, with_colabenv=False)
+    target.install(Standin("torch", TORCH))
+    return target
+
+
+@pytest.mark.parametrize("base", [
+    pytest.param(sys.executable, id="this-python"),
+    pytest.param(OLDEST_PYTHON, id="python3.8", marks=pytest.mark.skipif(
+        OLDEST_PYTHON is None, reason="no python3.8 on this machine")),
+])
+def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) -> None:
+    """``--interpreter``: the scan, the smoke test, the VRAM probe and the marker's interpreter
+    are that Python's, which has neither colabenv nor anything but the stand-in installed."""
+    target = _target_venv(tmp_path, base)
+    state = tmp_path / "state"
+    write_marker(state, requirements=[f"torch=={TORCH}"], frameworks={"torch": TORCH},
+                 python=target.python)
+    exe = Path(sys.executable).parent / "colabenv"
+    env = venv_env(COLABENV_STATE_DIR=str(state), **GPU_HOST)
+    done = subprocess.run([str(exe), "verify", "--json", "--interpreter", str(target.python)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert {name: c["status"] for name, c in checks.items()} == {
+        **STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "PASS", "vram": "PASS", "env": "SKIP"}
+    assert "torch 2.6.0+cu124" in checks["smoke:torch"]["detail"]
+    assert checks["vram"]["detail"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
+
+    here = subprocess.run([str(exe), "verify", "--json"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120, check=False)
+    mine = {c["name"]: c for c in json.loads(here.stdout)["checks"]}
+    assert mine["marker"]["status"] == "FAIL"
+    assert f"written for the interpreter {target.python}" in mine["marker"]["detail"]
+    assert mine["versions"]["detail"].startswith("torch: not installed")
+
+
+@pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")
+def test_detect_reads_another_interpreters_python_and_distributions(tmp_path: Path) -> None:
+    assert OLDEST_PYTHON is not None
+    target = _target_venv(tmp_path, OLDEST_PYTHON)
+    exe = Path(sys.executable).parent / "colabenv"
+    done = subprocess.run([str(exe), "detect", "--json", "--cpu", "--interpreter",
+                           str(target.python)], capture_output=True, text=True,
+                          env=venv_env(), cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["target"]["python"] == "3.8"
+    assert data["python_full"].startswith("3.8.")
+    assert data["installed"] == {"torch": TORCH}
+
+
+def test_the_python_entry_point_verifies_another_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import colabenv
+
+    target = _target_venv(tmp_path, sys.executable)
+    write_marker(tmp_path / "state", requirements=[f"torch=={TORCH}"],
+                 frameworks={"torch": TORCH}, python=target.python)
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path / "state"))
+    for name, value in GPU_HOST.items():
+        monkeypatch.setenv(name, value)
+    report = colabenv.verify(interpreter=str(target.python), timeout=60)
+    statuses = {c.name: c.status.value for c in report.checks}
+    assert statuses["marker"] == "PASS"
+    assert statuses["versions"] == "PASS"
+    assert statuses["smoke:torch"] == "PASS"
+
+
+@pytest.mark.parametrize(("interpreter", "message"), [
+    ("/no/such/python", "--interpreter /no/such/python: not found"),
+    ("/bin/true", "--interpreter /bin/true: not a Python interpreter colabenv can read"),
+])
+def test_an_interpreter_that_is_not_one_exits_2(tmp_path: Path, interpreter: str,
+                                                message: str) -> None:
+    exe = Path(sys.executable).parent / "colabenv"
+    for command in ("verify", "detect"):
+        done = subprocess.run([str(exe), command, "--interpreter", interpreter],
+                              capture_output=True, text=True, env=venv_env(), cwd=tmp_path,
+                              timeout=60, check=False)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert message in done.stderr
+        assert "Traceback" not in done.stderr

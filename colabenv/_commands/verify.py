@@ -35,7 +35,8 @@ def print_table(report: VerifyReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout)
+    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout,
+                    interpreter=args.interpreter)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     else:

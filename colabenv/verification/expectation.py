@@ -9,8 +9,9 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from colabenv._bounds import MAX_TIMEOUT_S, finite_number
 from colabenv._model import model
-from colabenv.errors import ColabenvError, UsageError
+from colabenv.errors import ColabenvError, UsageError, printable
 from colabenv.frameworks import framework_of, ordered
 from colabenv.models import Catalog, Framework, Target
 from colabenv.restart_marker import RestartMarker
@@ -28,8 +29,21 @@ class ExpectationKind(str, enum.Enum):
 
 
 @model
+class ProfileIdentity:
+    """A profile as the restart marker and the lock header record it."""
+
+    name: str
+    content_hash: str
+
+    def __str__(self) -> str:
+        short = self.content_hash.removeprefix("sha256:")[:12]
+        return f"{self.name!r} ({short})"
+
+
+@model
 class Expectation:
-    """What this run checks against, whichever source it came from."""
+    """What this run checks against, whichever source it came from. ``profile``: the profile a
+    restart marker must have been written by (from ``--profile`` or the lock's header)."""
 
     source: str
     requirements: tuple[Requirement, ...] = ()
@@ -41,11 +55,35 @@ class Expectation:
     timeout_s: float = DEFAULT_TIMEOUT_S
     problems: tuple[str, ...] = ()
     kind: ExpectationKind = ExpectationKind.NONE
+    profile: ProfileIdentity | None = None
 
     @property
     def explicit(self) -> bool:
         """A profile or lock was named: the marker is then a record, not the only source."""
         return self.kind in (ExpectationKind.PROFILE, ExpectationKind.LOCK)
+
+
+def checked_timeout(value: float | str, origin: str = "--timeout") -> float:
+    """A bound on each smoke test: a finite number of seconds above 0 and at most a day."""
+    number: float | None
+    if isinstance(value, str):
+        try:
+            number = finite_number(float(value.strip()))
+        except ValueError:
+            number = None
+    else:
+        number = finite_number(value)
+    if number is None or not 0 < number <= MAX_TIMEOUT_S:
+        shown = printable(value if isinstance(value, str) else f"{value:g}")[:40]
+        raise UsageError(f"{origin}: {shown!r} is not a number of seconds above 0 and at most "
+                         f"{MAX_TIMEOUT_S:g} (a day)")
+    return number
+
+
+def _profile_timeout(value: float) -> float:
+    """A profile's ``verify.timeout_s``, held to the same bound (profiles check refuses more)."""
+    number = finite_number(value)
+    return min(number, MAX_TIMEOUT_S) if number is not None and number > 0 else DEFAULT_TIMEOUT_S
 
 
 def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], tuple[str, ...]]:
@@ -101,9 +139,10 @@ def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog
         env=profile.env,
         require_gpu=profile.verify.require_gpu,
         min_free_vram_gib=profile.verify.min_free_vram_gib,
-        timeout_s=profile.verify.timeout_s,
+        timeout_s=_profile_timeout(profile.verify.timeout_s),
         problems=problems,
         kind=ExpectationKind.PROFILE,
+        profile=ProfileIdentity(profile.name, profile.content_hash),
     )
 
 
@@ -113,7 +152,8 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
         raise UsageError(f"{path}: no such lock file")
     from colabenv.lockfile import read_lock
 
-    packages = read_lock(lock_path).packages
+    lock = read_lock(lock_path)
+    packages = lock.packages
     reqs, problems = parse_requirements(
         p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages
     )
@@ -130,4 +170,5 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
         timeout_s=base.timeout_s,
         problems=problems,
         kind=ExpectationKind.LOCK,
+        profile=ProfileIdentity(lock.header.profile_name, lock.header.profile_hash),
     )

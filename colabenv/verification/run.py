@@ -15,7 +15,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 
 from colabenv._host_dists import Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
-from colabenv._host_python import Interpreter
+from colabenv._host_python import Interpreter, probe_interpreter
 from colabenv.builds import framework_build
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
@@ -36,12 +36,13 @@ from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import (
     Expectation,
     ExpectationKind,
+    checked_timeout,
     expectation_from_lock,
     expectation_from_marker,
     expectation_from_profile,
 )
 from colabenv.verification.report import VerifyReport
-from colabenv.verification.restart import check_env, check_marker
+from colabenv.verification.restart import check_env, check_marker, marker_fit
 
 if TYPE_CHECKING:
     from colabenv.models import Fingerprint
@@ -97,19 +98,26 @@ def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
 
 
 def verify(
-    profile: str | None = None, lock: str | None = None, timeout: float | None = None
+    profile: str | None = None,
+    lock: str | None = None,
+    timeout: float | None = None,
+    interpreter: str | None = None,
 ) -> VerifyReport:
-    """Run every check and return the report; never raises for a failed check."""
+    """Run every check and return the report; never raises for a failed check.
+
+    ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
+    one running colabenv. It needs nothing but the standard library and its own packages.
+    """
     from colabenv.catalog import shipped_catalog
     from colabenv.detect import detect
     from colabenv.settings import TargetFlags, resolve_overrides
 
     if profile is not None and lock is not None:
         raise UsageError("verify: give --profile or --lock, not both")
-    if timeout is not None and not timeout > 0:
-        raise UsageError(f"--timeout: {timeout:g} is not a positive number of seconds")
+    limit_given = checked_timeout(timeout) if timeout is not None else None
+    python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     catalog = shipped_catalog()
-    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()))
+    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
     target = fingerprint.target
     marker, marker_error = _load_marker(fingerprint.state_dir)
     if profile is not None:
@@ -121,19 +129,17 @@ def verify(
     else:
         expectation = Expectation(source="no marker, profile or lock")
 
-    interpreter = Interpreter.current()
-    scan = scan_path(interpreter.path, stdlib=interpreter.stdlib,
-                     extension_suffixes=interpreter.extension_suffixes)
+    scan = scan_path(python.path, stdlib=python.stdlib,
+                     extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)
     if expectation.kind is ExpectationKind.NONE:
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
-    limit = timeout or expectation.timeout_s
+    limit = limit_given or expectation.timeout_s
     has_gpu = target.has_gpu
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
     builds = {f: framework_build(f, installed, catalog)
               for f in (*expectation.frameworks, *expectation.smoke)}
-    python = interpreter.executable
 
     with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
             ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
@@ -141,16 +147,17 @@ def verify(
         go_file = scratch / "smoke-done"
         children = _Children()
         for framework in expectation.smoke:
-            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=python,
+            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=python.executable,
                                                     scratch=scratch)
         if probe_with is not None:
-            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=python,
+            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=python.executable,
                                          scratch=scratch)
 
         pid, who = restarted_process()
+        fit = marker_fit(marker, expectation.profile, python.executable)
         checks = [
             check_marker(marker, marker_error, marker_path(fingerprint.state_dir),
-                         process_started_at(pid), who, explicit=expectation.explicit),
+                         process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
             check_versions(expectation, installed.version),
         ]
         closure = dependency_closure(_roots(expectation, installed), installed.get)
@@ -172,5 +179,5 @@ def verify(
     checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
                              host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
                              min_free_gib=expectation.min_free_vram_gib))
-    checks.append(check_env(expectation.env))
+    checks.append(check_env(expectation.env, hint=fit.hint))
     return VerifyReport(tuple(checks), expectation.source)

@@ -201,22 +201,25 @@ def _link_runtime(deps: Path) -> None:
                 link.symlink_to(source, target_is_directory=source.is_dir())
 
 
-def make_venv(root: Path) -> StandinVenv:
-    """A fresh virtual environment at ``root`` with colabenv runnable and no framework yet."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True,
-                   capture_output=True)
+def make_venv(root: Path, *, base: str | Path | None = None,
+              with_colabenv: bool = True) -> StandinVenv:
+    """A fresh virtual environment at ``root`` with no framework yet: made from ``base`` (this
+    Python by default), with colabenv runnable in it unless ``with_colabenv`` is False (a venv
+    that colabenv looks into from outside, with ``--interpreter``)."""
+    subprocess.run([str(base or sys.executable), "-m", "venv", "--without-pip", str(root)],
+                   check=True, capture_output=True)
     python = root / "bin" / "python"
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site = root / "lib" / version / "site-packages"
-    deps = root / "colabenv-runtime"
-    _link_runtime(deps)
-    (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
+    (site,) = root.glob("lib/python*/site-packages")
     script = root / "bin" / "colabenv"
-    script.write_text(
-        f"#!{python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n",
-        encoding="utf-8",
-    )
-    script.chmod(0o755)
+    if with_colabenv:
+        deps = root / "colabenv-runtime"
+        _link_runtime(deps)
+        (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
+        script.write_text(
+            f"#!{python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n",
+            encoding="utf-8",
+        )
+        script.chmod(0o755)
     return StandinVenv(root, python, site, script)
 
 
@@ -233,14 +236,17 @@ def write_marker(
     min_free_vram_gib: float | None = None,
     timeout_s: float | None = None,
     profile: str = "standin",
+    profile_hash: str = "sha256:" + "0" * 64,
+    python: str | Path | None = None,
 ) -> Path:
-    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``)."""
+    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``);
+    ``python`` is the interpreter it was written for (left out when None, as old markers did)."""
     chosen = dict(frameworks or {})
     record = {
         "schema": 1,
         "colabenv": "0.1.0",
         "profile": profile,
-        "profile_hash": "sha256:" + "0" * 64,
+        "profile_hash": profile_hash,
         "written_at": time.time() - 3600 if written_at is None else written_at,
         "changed": changed,
         "installed": list(requirements),
@@ -260,6 +266,8 @@ def write_marker(
             "timeout_s": timeout_s,
         },
     }
+    if python is not None:
+        record["python"] = str(python)
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "restart-marker.json"
     path.write_text(json.dumps(record), encoding="utf-8")
