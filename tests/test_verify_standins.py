@@ -135,14 +135,58 @@ def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
     assert "driver 560.35.03 (CUDA 12.6)" in details["cuda:torch"]
 
 
-def test_table_output_for_people(tmp_path: Path) -> None:
-    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"])
+BOX_DRAWING = set("│┃─━┌┐└┘├┤┬┴┼╭╮╰╯┏┓┗┛┡┩")
+MARKUP_GPU = "[bold]Evil[/] T4 [/] [link=x]"
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path, columns: int = 100
+                   ) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal as its stdout; its exit status and what it showed."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(argv, stdout=follower, stderr=subprocess.PIPE, env={
+        **env, "COLUMNS": str(columns), "TERM": "dumb"}, cwd=cwd) as child:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = child.wait(timeout=120)
+    os.close(leader)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_plain_lines_for_a_pipe(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(gpu_name=MARKUP_GPU).marker([f"torch=={TORCH}"])
     result = case.venv.run_verify(env=case.env)
     assert result.returncode == 0, result.stderr
-    for name in ("marker", "versions", "cuda:torch", "smoke:torch", "vram", "env"):
-        assert name in result.stdout
-    assert "all checks passed" in result.stdout
-    assert "restart marker (standin)" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "colabenv verify: expected from restart marker (standin)"
+    assert [line.split()[:2] for line in lines[1:-1]] == [
+        ["PASS", name] for name in ("marker", "versions", "duplicates", "consistency",
+                                    "cuda:torch", "smoke:torch", "vram")] + [["SKIP", "env"]]
+    smoke = next(line for line in lines if line.startswith("PASS  smoke:torch"))
+    assert smoke.endswith(f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
+                          "CUDA 12.4, cuDNN 9.1.0")
+    assert lines[-1] == "all checks passed"
+    assert not BOX_DRAWING & set(result.stdout)
+
+
+def test_a_table_for_a_terminal_that_shows_markup_as_it_is(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(gpu_name=MARKUP_GPU).marker([f"torch=={TORCH}"])
+    code, shown = _on_a_terminal([str(case.venv.colabenv), "verify"], case.env, tmp_path,
+                                 columns=200)
+    assert code == 0, shown
+    assert BOX_DRAWING & set(shown)
+    assert "Traceback" not in shown and "MarkupError" not in shown
+    assert MARKUP_GPU in shown
+    assert "all checks passed" in shown
 
 
 @needs_no_gpu

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from colabenv._model import model
+from colabenv.errors import printable
 
 
 class Status(str, enum.Enum):
@@ -53,11 +54,25 @@ class VerifyReport:
         """IPython shows the report as its table when a cell ends with ``colabenv.verify()``."""
         printer.text(str(self))
 
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.checks if c.status is Status.FAIL)
+
+    @property
+    def summary(self) -> str:
+        failed = self.failed
+        return "all checks passed" if not failed else f"{len(failed)} check(s) failed: " + (
+            ", ".join(failed))
+
     def __str__(self) -> str:
+        """Plain lines, one per check at full width (``PASS  smoke:torch  detail``), for a pipe
+        or a log; control characters in a detail are shown escaped."""
         width = max((len(c.name) for c in self.checks), default=5)
-        lines = [f"{c.name:<{width}}  {c.status.value:<4}  {c.detail}" for c in self.checks]
-        failed = sum(c.status is Status.FAIL for c in self.checks)
-        lines.append("all checks passed" if failed == 0 else f"{failed} check(s) failed")
+        lines = [f"{c.status.value:<4}  {c.name:<{width}}  {printable(c.detail)}"
+                 for c in self.checks]
+        if self.expected_from:
+            lines.insert(0, f"colabenv verify: expected from {printable(self.expected_from)}")
+        lines.append(self.summary)
         return "\n".join(lines)
 
 
