@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from colabenv.models import ComputeCapability, Framework, Gpu, Target
 from colabenv.restart_marker import parse_marker
 from colabenv.verification.children import ChildRun, check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.components import check_components
 from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import Expectation, ExpectationKind, ProfileIdentity
@@ -739,3 +740,50 @@ def test_help_documents_the_interpreter_knob(runner: Runner) -> None:
         assert done.returncode == 0, done.stderr
         assert "--interpreter PYTHON" in done.stdout
         assert words in " ".join(done.stdout.split())
+
+
+# ---------------------------------------------------------------------------------------------
+# the hook for the components check (issue 13: the catalog provides the finder)
+
+
+class _Gap:
+    """A problem as the catalog's finder could return it."""
+
+    def __str__(self) -> str:
+        return ("nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60; the last version that "
+                "has is 9.10.2.21")
+
+
+def test_components_check_reports_what_the_catalog_finds() -> None:
+    seen: list[tuple[dict[str, str], tuple[ComputeCapability, ...]]] = []
+
+    def finder(installed: Mapping[str, str], caps: tuple[ComputeCapability, ...]) -> list[_Gap]:
+        seen.append((dict(installed), caps))
+        return [_Gap()] if ComputeCapability(6, 0) in caps else []
+
+    installed = {"nvidia-cudnn-cu12": "9.28.0.42", "numpy": "2.1.0"}
+    pascal = check_components(installed, [ComputeCapability(7, 5), ComputeCapability(6, 0)],
+                              finder)
+    assert pascal.status is Status.FAIL
+    assert pascal.detail == str(_Gap())
+    assert seen[0] == (installed, (ComputeCapability(6, 0), ComputeCapability(7, 5)))
+    turing = check_components(installed, [ComputeCapability(7, 5)], finder)
+    assert turing.status is Status.PASS and turing.detail.endswith("kernels for sm_75")
+    assert check_components(installed, [], finder).status is Status.SKIP
+
+
+def test_verify_runs_the_components_check_only_when_given_a_finder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from colabenv.verification.run import verify
+
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
+    for name, value in (("COLABENV_DRIVER_VERSION", "550.54.15"),
+                        ("COLABENV_COMPUTE_CAPABILITY", "6.0")):
+        monkeypatch.setenv(name, value)
+    write_marker(tmp_path, smoke=[], python=sys.executable)
+    assert "components" not in {c.name for c in verify(timeout=30).checks}
+    report = verify(timeout=30, component_problems=lambda installed, caps: [_Gap()])
+    assert report.check("components") == Check("components", Status.FAIL, str(_Gap()))
+    names = [c.name for c in report.checks]
+    assert names.index("components") == names.index("consistency") + 1

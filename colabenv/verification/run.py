@@ -31,6 +31,7 @@ from colabenv.verification.children import (
     run_smoke,
 )
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.components import ComponentProblems, check_components
 from colabenv.verification.cuda import check_cuda
 from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import (
@@ -102,11 +103,15 @@ def verify(
     lock: str | None = None,
     timeout: float | None = None,
     interpreter: str | None = None,
+    *,
+    component_problems: ComponentProblems | None = None,
 ) -> VerifyReport:
     """Run every check and return the report; never raises for a failed check.
 
     ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
     one running colabenv. It needs nothing but the standard library and its own packages.
+    ``component_problems``: the catalog's reader of NVIDIA component facts (issue 13); given,
+    a ``components`` check follows the ``cuda:`` checks.
     """
     from colabenv.catalog import shipped_catalog
     from colabenv.detect import detect
@@ -168,6 +173,10 @@ def verify(
         for framework in expectation.frameworks:
             checks.append(check_cuda(framework, builds[framework], target, catalog,
                                      require_gpu=expectation.require_gpu))
+        if component_problems is not None:
+            versions = {name: installed.version(name) or "" for name in installed.names()}
+            checks.append(check_components(versions, target.compute_capabilities,
+                                           component_problems))
 
         for framework, future in children.smoke.items():
             build = builds[framework]
