@@ -513,10 +513,15 @@ def reaped(work: Callable[[], int]) -> int:
     passed on, a signal that killed it by dying of the same signal."""
     if not _become_subreaper():
         return work()
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    for stop in stops:
+        signal.signal(stop, _terminated)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
+        for stop in stops:
+            signal.signal(stop, signal.SIG_DFL)
         code = 1
         try:
             code = work()
@@ -526,8 +531,6 @@ def reaped(work: Callable[[], int]) -> int:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
-    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(stop, _terminated)
     _, status = os.waitpid(pid, 0)
     kill_descendants()
     if os.WIFSIGNALED(status):
