@@ -46,7 +46,8 @@ from colabenv.verification.report import VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
 
 if TYPE_CHECKING:
-    from colabenv.models import Fingerprint
+    from colabenv.models import Catalog, Fingerprint, Target
+
 
 @dataclass
 class _Children:
@@ -98,6 +99,17 @@ def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
         return None, error
 
 
+def _expectation(profile: str | None, lock: str | None, marker: RestartMarker | None,
+                 target: Target, catalog: Catalog) -> Expectation:
+    if profile is not None:
+        return expectation_from_profile(profile, target, catalog)
+    if lock is not None:
+        return expectation_from_lock(lock, marker)
+    if marker is not None:
+        return expectation_from_marker(marker)
+    return Expectation(source="no marker, profile or lock")
+
+
 def verify(
     profile: str | None = None,
     lock: str | None = None,
@@ -125,15 +137,7 @@ def verify(
     fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
     target = fingerprint.target
     marker, marker_error = _load_marker(fingerprint.state_dir)
-    if profile is not None:
-        expectation = expectation_from_profile(profile, target, catalog)
-    elif lock is not None:
-        expectation = expectation_from_lock(lock, marker)
-    elif marker is not None:
-        expectation = expectation_from_marker(marker)
-    else:
-        expectation = Expectation(source="no marker, profile or lock")
-
+    expectation = _expectation(profile, lock, marker, target, catalog)
     scan = scan_path(python.path, stdlib=python.stdlib,
                      extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)
@@ -150,16 +154,17 @@ def verify(
             ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
         scratch = Path(folder)
         go_file = scratch / "smoke-done"
+        exe = python.executable
         children = _Children()
         for framework in expectation.smoke:
-            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=python.executable,
+            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=exe,
                                                     scratch=scratch)
         if probe_with is not None:
-            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=python.executable,
+            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=exe,
                                          scratch=scratch)
 
         pid, who = restarted_process()
-        fit = marker_fit(marker, expectation.profile, python.executable)
+        fit = marker_fit(marker, expectation.profile, exe)
         checks = [
             check_marker(marker, marker_error, marker_path(fingerprint.state_dir),
                          process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
