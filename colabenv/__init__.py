@@ -19,12 +19,19 @@ def bootstrap(profile: str, *, restart: bool = True, **target: Any) -> int:
 
 
 def verify(
-    profile: str | None = None, *, lock: str | None = None, timeout: float | None = None
+    profile: str | None = None,
+    *,
+    lock: str | None = None,
+    timeout: float | None = None,
+    interpreter: str | None = None,
 ) -> VerifyReport:
-    """Run the post-restart checks and return the report (for a notebook cell)."""
+    """Run the post-restart checks and return the report (for a notebook cell).
+
+    ``interpreter``: the path of another Python to verify (a venv's, say) instead of this one.
+    """
     from colabenv.verification import verify as _verify
 
-    return _verify(profile=profile, lock=lock, timeout=timeout)
+    return _verify(profile=profile, lock=lock, timeout=timeout, interpreter=interpreter)
 
 
 def seed_everything(seed: int | None = None, *, deterministic: bool | None = None) -> Seeded:

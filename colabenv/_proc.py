@@ -34,11 +34,14 @@ def run(
     cwd: Path | None = None,
     input_text: str | None = None,
     check: bool = False,
+    grace: float = 0.0,
 ) -> Completed:
     """Run ``argv`` to completion or until ``timeout`` seconds pass.
 
     A program that cannot be started raises :class:`ProcessError`; a timeout is reported in the
-    result (``timed_out``), the child killed, unless ``check`` asks for an error instead.
+    result (``timed_out``), the child killed, unless ``check`` asks for an error instead. With
+    ``grace``, a child past its timeout is first sent SIGTERM and given that many seconds to
+    clean up (kill what it started) before its process group is killed.
     """
     args = [str(a) for a in argv]
     try:
@@ -62,6 +65,8 @@ def run(
     try:
         stdout, stderr = proc.communicate(input=input_text, timeout=timeout)
     except subprocess.TimeoutExpired:
+        if grace > 0:
+            _terminate(proc, grace)
         _kill_group(proc)
         try:
             stdout, stderr = proc.communicate(timeout=2)
@@ -75,6 +80,14 @@ def run(
         last = (stderr.strip().splitlines() or [""])[-1]
         raise ProcessError(args, f"exited {proc.returncode}: {last}")
     return result
+
+
+def _terminate(proc: subprocess.Popen[str], grace: float) -> None:
+    try:
+        proc.terminate()
+        proc.wait(timeout=grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

@@ -1,14 +1,22 @@
-"""The child side of ``colabenv verify``: one framework per process, one JSON line out.
+"""The child side of ``colabenv verify``: one framework per process, its result in a file.
 
-Run as ``python -m colabenv._smoke smoke FRAMEWORK`` or
-``python -m colabenv._smoke vram FRAMEWORK --go FILE --deadline S``. It imports only the
-standard library and the framework, so a crash, hang or import error stays in this process.
-The last stdout line starting with :data:`PREFIX` carries the result; everything else
-(framework chatter, tracebacks on stderr) is left for the parent to quote.
+Run by its path, in the interpreter being verified, which need not have colabenv installed::
+
+    python /path/to/_smoke.py smoke FRAMEWORK --result FILE
+    python /path/to/_smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE
+
+It imports only the standard library (and runs on Python 3.8 and newer) and the framework, so a
+crash, hang or import error stays in this process. The result is a JSON object written to
+``--result``, whatever the framework prints; stdout and stderr are left for the parent to quote.
+
+No process it starts outlives it: on Linux it makes itself a child subreaper, does the work in
+a forked child, and when that child ends (or the parent sends SIGTERM at the timeout) stops and
+kills every process left below it, however it was detached (``setsid``, a double fork).
 
 Smoke: import, a small matmul on the CPU checked against pure Python, then on every GPU the
-framework sees, compared with the CPU result. The matrices hold small integers, so the product is
-exact in float32 and in TF32, and any difference means a wrong result, not rounding.
+framework sees, checked against the same reference. The matrices hold small integers, so the
+product is exact in float32 and in TF32: any difference means a wrong result, not rounding, and
+a NaN or infinity anywhere is counted and reported, never compared.
 
 VRAM probe: free and total memory per GPU, then the largest single block that can be allocated,
 by a bounded binary search. It waits for the parent to touch ``--go`` (the smoke tests are done,
@@ -17,26 +25,34 @@ so the probe cannot starve them), and gives up at ``--deadline`` seconds after i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
+import math
 import os
+import signal
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-PREFIX = "COLABENV_SMOKE "
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
 SIZE = 48
 EXIT_IMPORT = 3
+EXIT_TERMINATED = 143
 EXIT_DEADLINE = 124
+PR_SET_CHILD_SUBREAPER = 36
+REAP_SECONDS = 5.0
 MiB = 1024 * 1024
 PROBE_STEP = 64 * MiB
 PROBE_MAX_TRIES = 24
 
-Matrix = list[list[float]]
+Matrix: TypeAlias = "list[list[float]]"
 
 
 def matrices(size: int = SIZE) -> tuple[Matrix, Matrix]:
@@ -46,16 +62,30 @@ def matrices(size: int = SIZE) -> tuple[Matrix, Matrix]:
 
 
 def reference_matmul(a: Matrix, b: Matrix) -> Matrix:
-    columns = list(zip(*b, strict=True))
-    return [[sum(x * y for x, y in zip(row, col, strict=True)) for col in columns] for row in a]
+    columns = list(zip(*b))  # noqa: B905 (runs on Python 3.8)
+    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]  # noqa: B905
+
+
+def compare(values: Any, reference: Matrix) -> tuple[float | None, int]:
+    """(largest absolute difference, count of non-finite values) of ``values`` against
+    ``reference``; the difference is None when a value is not finite (a NaN compares as
+    nothing, so it would hide in a maximum) and infinity when the shapes differ."""
+    rows = [[float(v) for v in row] for row in values]
+    non_finite = sum(1 for row in rows for v in row if not math.isfinite(v))
+    if non_finite:
+        return None, non_finite
+    if len(rows) != len(reference) or any(
+        len(r) != len(s) for r, s in zip(rows, reference)  # noqa: B905
+    ):
+        return math.inf, 0
+    pairs = (abs(x - y) for r, s in zip(rows, reference) for x, y in zip(r, s))  # noqa: B905
+    return max(pairs, default=0.0), 0
 
 
 def max_abs_diff(left: Any, right: Matrix) -> float:
-    rows = [[float(v) for v in row] for row in left]
-    if len(rows) != len(right) or any(len(r) != len(s) for r, s in zip(rows, right, strict=True)):
-        return float("inf")
-    return max((abs(x - y) for r, s in zip(rows, right, strict=True)
-                for x, y in zip(r, s, strict=True)), default=0.0)
+    """The largest absolute difference; NaN when a value is not finite."""
+    diff, non_finite = compare(left, right)
+    return math.nan if non_finite or diff is None else diff
 
 
 def _one_line(exc: BaseException) -> str:
@@ -63,10 +93,12 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _emit(result: dict[str, Any]) -> None:
-    sys.stdout.flush()
-    sys.stdout.write(PREFIX + json.dumps(result, sort_keys=True) + "\n")
-    sys.stdout.flush()
+def _emit(result: dict[str, Any], path: str) -> None:
+    """The result, written whole to ``path`` (a new file, then renamed over the name)."""
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        json.dump(result, handle, sort_keys=True)
+    os.replace(partial, path)
 
 
 def _cuda_text(value: Any) -> str | None:
@@ -91,15 +123,19 @@ def _cudnn_text(value: Any) -> str | None:
 
 def _device_result(index: int, name: str, capability: str | None) -> dict[str, Any]:
     return {"index": index, "name": name, "capability": capability, "max_abs_diff": None,
-            "error": None}
+            "non_finite": 0, "error": None}
 
 
-def _gpu_matmul(device: dict[str, Any], run: Callable[[], Any], cpu: Matrix) -> None:
+def _gpu_matmul(device: dict[str, Any], run: Callable[[], Any], reference: Matrix) -> None:
     try:
-        device["max_abs_diff"] = max_abs_diff(run(), cpu)
+        device["max_abs_diff"], device["non_finite"] = compare(run(), reference)
     except Exception as exc:
         device["error"] = _one_line(exc)
         traceback.print_exc()
+
+
+def _cpu_matmul(result: dict[str, Any], values: Any, reference: Matrix) -> None:
+    result["cpu_max_abs_diff"], result["cpu_non_finite"] = compare(values, reference)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,7 +149,8 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     cpu: Matrix = (
         torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
     ).tolist()
-    result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
+    reference = reference_matmul(a, b)
+    _cpu_matmul(result, cpu, reference)
     if not torch.cuda.is_available():
         result["gpu_reason"] = "torch.cuda.is_available() is False"
         return
@@ -129,7 +166,7 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
             right = torch.tensor(b, dtype=torch.float32, device=target)
             return (left @ right).cpu().tolist()
 
-        _gpu_matmul(device, run, cpu)
+        _gpu_matmul(device, run, reference)
         result["devices"].append(device)
 
 
@@ -157,7 +194,8 @@ def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     with jax.default_device(cpu_device):
         product = jnp.matmul(jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32))
         cpu: Matrix = product.tolist()
-    result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
+    reference = reference_matmul(a, b)
+    _cpu_matmul(result, cpu, reference)
     try:
         gpus = jax.devices("gpu")
     except RuntimeError as exc:
@@ -175,7 +213,7 @@ def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
                 right = jnp.asarray(b, dtype=jnp.float32)
                 return jnp.matmul(left, right).block_until_ready().tolist()
 
-        _gpu_matmul(device, run, cpu)
+        _gpu_matmul(device, run, reference)
         result["devices"].append(device)
 
 
@@ -196,7 +234,8 @@ def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     with tf.device("/CPU:0"):
         product = tf.matmul(tf.constant(a, dtype=tf.float32), tf.constant(b, dtype=tf.float32))
         cpu: Matrix = product.numpy().tolist()
-    result["cpu_max_abs_diff"] = max_abs_diff(cpu, reference_matmul(a, b))
+    reference = reference_matmul(a, b)
+    _cpu_matmul(result, cpu, reference)
     if not gpus:
         cuda_build = info.get("is_cuda_build")
         result["gpu_reason"] = "tensorflow lists no GPU" + (
@@ -220,7 +259,7 @@ def _smoke_tensorflow(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
                 right = tf.constant(b, dtype=tf.float32)
                 return tf.matmul(left, right).numpy().tolist()
 
-        _gpu_matmul(device, run, cpu)
+        _gpu_matmul(device, run, reference)
         result["devices"].append(device)
 
 
@@ -231,11 +270,11 @@ SMOKE: dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]] = {
 }
 
 
-def smoke(framework: str) -> int:
+def smoke(framework: str, result_path: str) -> int:
     result: dict[str, Any] = {"mode": "smoke", "framework": framework, "stage": "import",
                               "version": None, "cuda": None, "cudnn": None, "arch_list": None,
                               "devices": [], "gpu_reason": None, "cpu_max_abs_diff": None,
-                              "error": None, "notes": []}
+                              "cpu_non_finite": 0, "error": None, "notes": []}
     a, b = matrices()
     started = time.monotonic()
     try:
@@ -243,11 +282,11 @@ def smoke(framework: str) -> int:
     except Exception as exc:
         result["error"] = _one_line(exc)
         traceback.print_exc()
-        _emit(result)
+        _emit(result, result_path)
         return EXIT_IMPORT if result["version"] is None else 1
     result["stage"] = "done"
     result["seconds"] = round(time.monotonic() - started, 3)
-    _emit(result)
+    _emit(result, result_path)
     return 0
 
 
@@ -349,7 +388,8 @@ def _watchdog(seconds: float, what: str) -> threading.Timer:
     return timer
 
 
-def vram(framework: str, go_file: str, deadline_s: float, search_s: float) -> int:
+def vram(framework: str, go_file: str, deadline_s: float, search_s: float, result_path: str
+         ) -> int:
     started = time.monotonic()
     result: dict[str, Any] = {"mode": "vram", "framework": framework, "gpus": [], "error": None,
                               "probed": False, "reason": None}
@@ -362,7 +402,7 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float) -> in
         watchdog.cancel()
         result["error"] = _one_line(exc)
         traceback.print_exc()
-        _emit(result)
+        _emit(result, result_path)
         return 1
     watchdog.cancel()
     for index, (free, total) in enumerate(memory):
@@ -371,7 +411,7 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float) -> in
     while not os.path.exists(go_file):
         if time.monotonic() - started >= deadline_s:
             result["reason"] = "smoke tests still running at the deadline"
-            _emit(result)
+            _emit(result, result_path)
             return 0
         time.sleep(0.02)
     search_deadline = time.monotonic() + search_s
@@ -386,22 +426,160 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float) -> in
                                        search_deadline)
         gpu["largest"], gpu["complete"] = size, complete
     result["probed"] = True
-    _emit(result)
+    _emit(result, result_path)
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# No process outlives this one
+
+
+def _become_subreaper() -> bool:
+    """Orphans below this process are given to it instead of to init (Linux 3.4 and newer)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int, proc: str = "/proc") -> set[int]:
+    """Every process below ``root``, found through the parent ids in ``/proc/PID/stat``."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir(proc)
+    except OSError:
+        return set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, "stat"), encoding="ascii", errors="replace") as f:
+                text = f.read()
+            parent = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: set[int] = set()
+    queue = [root]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            if child not in found:
+                found.add(child)
+                queue.append(child)
+    return found
+
+
+def _signal_all(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+
+
+def kill_descendants() -> None:
+    """Stop every process below this one until no new one appears (a stopped process cannot
+    fork), kill them all, and reap what is handed to this subreaper."""
+    me = os.getpid()
+    stopped: set[int] = set()
+    for _ in range(100):
+        new = descendants(me) - stopped
+        if not new:
+            break
+        _signal_all(new, signal.SIGSTOP)
+        stopped |= new
+    _signal_all(stopped, signal.SIGKILL)
+    deadline = time.monotonic() + REAP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    kill_descendants()
+    os._exit(EXIT_TERMINATED)
+
+
+def reaped(work: Callable[[], int]) -> int:
+    """``work()`` in a forked child, this process waiting as its subreaper; afterwards (or on
+    SIGTERM, SIGINT, SIGHUP) every process left below is killed. The child's exit status is
+    passed on, a signal that killed it by dying of the same signal."""
+    if not _become_subreaper():
+        return work()
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    for stop in stops:
+        signal.signal(stop, _terminated)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for stop in stops:
+            signal.signal(stop, signal.SIG_DFL)
+        code = 1
+        try:
+            code = work()
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    kill_descendants()
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ImportError, ValueError, OSError):
+            pass
+        os.kill(os.getpid(), signum)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+USAGE = (
+    "usage: python _smoke.py smoke torch|jax|tensorflow --result FILE\n"
+    "       python _smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
+)
+
+
 def main(argv: Sequence[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "smoke" and argv[1] in SMOKE:
-        return smoke(argv[1])
-    if len(argv) == 8 and argv[0] == "vram" and argv[2] == "--go" and argv[4] == "--deadline" \
-            and argv[6] == "--search":
-        return vram(argv[1], argv[3], float(argv[5]), float(argv[7]))
-    sys.stderr.write(
-        "usage: python -m colabenv._smoke smoke torch|jax|tensorflow\n"
-        "       python -m colabenv._smoke vram FRAMEWORK --go FILE --deadline S --search S\n"
-    )
+    words = list(argv)
+    options = dict(zip(words[2::2], words[3::2]))  # noqa: B905
+    result = options.get("--result")
+    if len(words) == 4 and words[0] == "smoke" and words[1] in SMOKE and result:
+        return reaped(functools.partial(smoke, words[1], result))
+    if len(words) == 10 and words[0] == "vram" and set(options) == {
+        "--go", "--deadline", "--search", "--result"
+    }:
+        try:
+            deadline, search = float(options["--deadline"]), float(options["--search"])
+        except ValueError:
+            deadline = search = math.nan
+        if math.isfinite(deadline) and math.isfinite(search) and result:
+            return reaped(functools.partial(vram, words[1], options["--go"], deadline, search,
+                                            result))
+    sys.stderr.write(USAGE)
     return 2
 
 
+def _own_directory_off_the_path() -> None:
+    """Run by its path, this file's folder (colabenv's package, holding a ``profile.py``) would
+    come first on sys.path; the current directory takes its place, as with ``python -m``."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    if sys.path and os.path.realpath(sys.path[0] or ".") == here:
+        sys.path[0] = os.getcwd()
+
+
 if __name__ == "__main__":
+    _own_directory_off_the_path()
     sys.exit(main(sys.argv[1:]))

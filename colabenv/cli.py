@@ -101,14 +101,23 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
 
 def _verify_args(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--profile", metavar="P")
-    group.add_argument("--lock", metavar="L")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--timeout", type=float, metavar="S", help="bound on each smoke test")
+    group.add_argument("--profile", metavar="P", help="check against this profile, resolved here")
+    group.add_argument("--lock", metavar="L", help="check against this lockfile's pins")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timeout", metavar="S",
+                   help="bound on each smoke test, in seconds (at most a day)")
+    p.add_argument("--interpreter", metavar="PYTHON",
+                   help="verify this Python (a venv's bin/python, the kernel's interpreter)"
+                   " instead of the one colabenv runs in: its sys.path is scanned, its version"
+                   " and the restart marker's interpreter compared, and the smoke tests run in"
+                   " it; it needs Python 3.8+ and nothing of colabenv")
 
 
 def _detect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
+    p.add_argument("--interpreter", metavar="PYTHON",
+                   help="read Python's version and the installed distributions from this"
+                   " interpreter (a venv's bin/python) instead of the one colabenv runs in")
     _add_target_flags(p)
 
 

@@ -35,6 +35,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
+from colabenv.builds import framework_builds as framework_builds  # detect lists them
 from colabenv.errors import TargetError
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
@@ -49,13 +50,12 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     archs_cover,
-    cuda_from_local_tag,
-    dist_dir_parts,
     format_driver,
 )
 
 if TYPE_CHECKING:
     from colabenv import _proc
+    from colabenv._host_python import Interpreter
     from colabenv.detect_gpu import Nvml
 
 NVIDIA_SMI_TIMEOUT_S = 5.0
@@ -105,45 +105,26 @@ def platform_tag(raw: str | None = None) -> str:
 def _installed_distributions(
     paths: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """``(name, version)`` of each distribution on ``sys.path``, first occurrence winning.
+    """``(name, version)`` of each distribution on ``sys.path`` (or ``paths``), the first
+    occurrence winning; read by the host layer's one reader, nothing imported."""
+    from colabenv._host_dists import installed_distributions
 
-    Names and versions come from the ``name-version.dist-info`` directory names (what
-    installers write), falling back to the metadata file when a name does not carry them.
-    Nothing is imported.
-    """
-    seen: set[str] = set()
-    for entry in sys.path if paths is None else paths:
-        try:
-            with os.scandir(entry or ".") as listing:
-                names = sorted(e.name for e in listing if e.name.endswith("-info"))
-        except OSError:
-            continue
-        for dirname in names:
-            if not dirname.endswith((".dist-info", ".egg-info")):
-                continue
-            name: str | None = None
-            version: str | None = None
-            parts = dist_dir_parts(dirname)
-            if parts is not None and parts[1] is not None and _version(parts[1]) is not None:
-                name, version = parts
-            else:
-                from importlib.metadata import PathDistribution
+    yield from installed_distributions(sys.path if paths is None else paths)
 
-                try:
-                    metadata = PathDistribution(Path(entry or ".") / dirname).metadata
-                    if "Name" not in metadata or "Version" not in metadata:
-                        continue
-                    name, version = metadata["Name"], metadata["Version"]
-                except Exception:
-                    continue
-            if not name or not version:
-                continue
-            key = canonicalize_name(name)
-            if key in seen:
-                continue
-            seen.add(key)
-            yield key, version
 
+def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
+    """``host`` with the Python facts and installed distributions of ``interpreter``."""
+    import dataclasses
+
+    from colabenv._host_dists import installed_distributions
+
+    return dataclasses.replace(
+        host,
+        distributions=lambda: installed_distributions(interpreter.path),
+        python_version=interpreter.version,
+        python_implementation=interpreter.implementation,
+        platform_tag=platform_tag(interpreter.platform),
+    )
 
 
 @model
@@ -333,13 +314,21 @@ def detect(
     *,
     probe: HostProbe | None = None,
     catalog: Callable[[], Catalog] | None = None,
+    interpreter: Interpreter | None = None,
 ) -> Fingerprint:
-    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give."""
+    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
+
+    ``interpreter``: read Python and the installed distributions from that interpreter
+    (``--interpreter``) instead of the one colabenv runs in.
+    """
     from colabenv.settings import state_dir
 
     wanted = overrides or TargetOverrides()
     host = probe or HostProbe.live(environ)
     notes: list[str] = []
+    if interpreter is not None:
+        host = _looking_into(host, interpreter)
+        notes.append(f"Python and installed distributions read from {interpreter.executable}")
 
     if wanted.cpu:
         report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
@@ -464,72 +453,6 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
 
 # ---------------------------------------------------------------------------------------------
 # What the installed frameworks were built for (pure: installed set + catalog)
-
-
-@model
-class FrameworkBuild:
-    """An installed framework and the CUDA it was built for, as far as its version tells."""
-
-    name: str
-    version: str
-    cuda: Version | None
-    build: str
-
-
-
-
-
-def framework_builds(
-    installed: InstalledSet, catalog: Catalog | None
-) -> tuple[FrameworkBuild, ...]:
-    builds: list[FrameworkBuild] = []
-    for dist in installed.dists:
-        if dist.name not in ("torch", "tensorflow", "jax"):
-            continue
-        parsed = dist.parsed_version
-        if dist.name == "torch":
-            local = parsed.local if parsed is not None else None
-            cuda = cuda_from_local_tag(local)
-            if cuda is not None:
-                build = f"CUDA {cuda}"
-            elif local == "cpu":
-                build = "CPU"
-            else:
-                build = "default index build" if parsed is not None else "unknown"
-            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
-        elif dist.name == "jax":
-            plugin = next(
-                (d for d in installed.dists if re.fullmatch(r"jax-cuda\d+-plugin", d.name)), None
-            )
-            if plugin is None:
-                builds.append(FrameworkBuild(dist.name, dist.version, None, "CPU (no CUDA plugin)"))
-            else:
-                major = plugin.name.split("-")[1].removeprefix("cuda")
-                builds.append(
-                    FrameworkBuild(
-                        dist.name,
-                        dist.version,
-                        Version(major),
-                        f"CUDA {major} ({plugin.name} {plugin.version})",
-                    )
-                )
-        else:
-            cuda = _catalog_cuda(catalog, Framework.TENSORFLOW, parsed)
-            build = f"CUDA {cuda} (catalog)" if cuda is not None else "unknown"
-            builds.append(FrameworkBuild(dist.name, dist.version, cuda, build))
-    return tuple(builds)
-
-
-def _catalog_cuda(
-    catalog: Catalog | None, framework: Framework, version: Version | None
-) -> Version | None:
-    if catalog is None or version is None:
-        return None
-    release = catalog.release(framework, Version(version.public))
-    if release is None:
-        return None
-    cudas = [v.cuda for v in release.variants if v.cuda is not None]
-    return max(cudas) if cudas else None
 
 
 def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:

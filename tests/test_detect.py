@@ -24,7 +24,6 @@ from colabenv.detect import (
     HostProbe,
     _installed_distributions,
     build_warnings,
-    cuda_from_local_tag,
     detect,
     fingerprint_to_json,
     framework_builds,
@@ -53,6 +52,7 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     Variant,
+    cuda_from_local_tag,
 )
 from colabenv.settings import TargetFlags, resolve_overrides
 

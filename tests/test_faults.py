@@ -26,8 +26,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from colabenv.catalog import shipped_catalog
-from colabenv.marker import parse_marker
 from colabenv.render import NO_RESTART_LINE, RESTART_LINE
+from colabenv.restart_marker import parse_marker
 from tests.support.index import LocalIndex
 from tests.support.journeys import T4, T4_DRIVER, add_colabenv, installs, real_gpu_here, verify
 from tests.support.locking import lock_profile, write_profile

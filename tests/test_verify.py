@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -14,34 +14,24 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from colabenv import _proc
-from colabenv._smoke import PREFIX, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv._host_dists import DistInfo, Installed, scan_path
+from colabenv._host_proc import process_started_at, restarted_process
+from colabenv._host_python import same_environment
+from colabenv._smoke import compare, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
-from colabenv.marker import parse_marker
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
-from colabenv.verification import (
-    Build,
-    Check,
-    DistInfo,
-    Expectation,
-    Installed,
-    Status,
-    VerifyReport,
-    check_consistency,
-    check_cuda,
-    check_duplicates,
-    check_env,
-    check_marker,
-    check_smoke,
-    check_versions,
-    check_vram,
-    dependency_closure,
-    framework_build,
-    process_started_at,
-    restarted_process,
-    scan_path,
-    stderr_tail,
-)
+from colabenv.restart_marker import parse_marker
+from colabenv.verification.children import ChildRun, check_smoke, check_vram, stderr_tail
+from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.components import check_components
+from colabenv.verification.cuda import check_cuda
+from colabenv.verification.duplicates import check_duplicates
+from colabenv.verification.expectation import Expectation, ExpectationKind, ProfileIdentity
+from colabenv.verification.report import Check, Status, VerifyReport
+from colabenv.verification.restart import check_env, check_marker, marker_fit
+from tests.support.fixtures import Runner
 from tests.support.standin_frameworks import write_marker
 
 # ---------------------------------------------------------------------------------------------
@@ -99,6 +89,71 @@ def test_marker_start_time_unknown_is_a_warning(tmp_path: Path) -> None:
     assert check.status is Status.WARN
 
 
+def _venv_python(root: Path) -> str:
+    """An interpreter path inside a folder that PEP 405 calls a virtual environment."""
+    (root / "bin").mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return str(root / "bin" / "python")
+
+
+def test_a_marker_of_another_profile_fails_naming_both_and_the_env_hint_says_so(
+    tmp_path: Path,
+) -> None:
+    path = write_marker(tmp_path, profile="team-b", profile_hash="sha256:" + "b" * 64,
+                        python=sys.executable, env={"X": "1"})
+    marker = parse_marker(path.read_text(), path)
+    wanted = ProfileIdentity("team-a", "sha256:" + "a" * 64)
+    fit = marker_fit(marker, wanted, sys.executable)
+    check = check_marker(marker, None, path, time.time(), "kernel", explicit=True, fit=fit)
+    assert check.status is Status.FAIL
+    assert check.detail == (
+        "the restart marker was written by profile 'team-b' (bbbbbbbbbbbb), not by this profile "
+        "'team-a' (aaaaaaaaaaaa): run this profile's setup script (colabenv render team-a), "
+        "then restart"
+    )
+    env = check_env((("X", "1"),), {}, hint=fit.hint)
+    assert env.status is Status.FAIL
+    assert "restart after setup" not in env.detail
+    assert env.detail.endswith("(the restart marker is profile 'team-b' (bbbbbbbbbbbb)'s: run this"
+                               " profile's setup script (colabenv render team-a), then restart)")
+    same = marker_fit(marker, ProfileIdentity("team-b", "sha256:" + "b" * 64), sys.executable)
+    assert same.problem is None and same.hint == "restart after setup"
+
+
+def test_a_marker_for_another_interpreter_fails_naming_both(tmp_path: Path) -> None:
+    other = _venv_python(tmp_path / "other-venv")
+    path = write_marker(tmp_path / "state", python=other)
+    marker = parse_marker(path.read_text(), path)
+    fit = marker_fit(marker, None, sys.executable)
+    check = check_marker(marker, None, path, time.time(), "kernel", explicit=False, fit=fit)
+    assert check.status is Status.FAIL
+    assert f"written for the interpreter {other}, not for this one ({sys.executable})" in \
+        check.detail
+    assert f"--interpreter {other}" in check.detail
+    assert marker_fit(marker, None, other).problem is None
+    assert marker_fit(marker, None, str(Path(other).with_name("python3"))).problem is None
+
+
+def test_a_marker_without_its_interpreter_is_a_warning(tmp_path: Path) -> None:
+    path = write_marker(tmp_path, written_at=1000.0)
+    marker = parse_marker(path.read_text(), path)
+    fit = marker_fit(marker, None, sys.executable)
+    check = check_marker(marker, None, path, 2000.0, "kernel", explicit=False, fit=fit)
+    assert check.status is Status.WARN
+    assert "does not say which interpreter" in check.detail
+
+
+def test_one_environment_per_venv_and_per_real_interpreter(tmp_path: Path) -> None:
+    first, second = _venv_python(tmp_path / "a"), _venv_python(tmp_path / "b")
+    assert not same_environment(first, second)
+    assert same_environment(first, str(tmp_path / "a" / "bin" / "python3.99"))
+    real = tmp_path / "python3.11"
+    real.write_text("")
+    link = tmp_path / "python3"
+    link.symlink_to(real)
+    assert same_environment(str(link), str(real))
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_this_process_started_before_now_and_after_boot() -> None:
     started = process_started_at(os.getpid())
@@ -145,7 +200,7 @@ def _lookup(mapping: dict[str, str]) -> Callable[[str], str | None]:
 
 def _expect(*reqs: str) -> Expectation:
     return Expectation(source="test", requirements=tuple(Requirement(r) for r in reqs),
-                       kind="marker")
+                       kind=ExpectationKind.MARKER)
 
 
 def test_versions_compare_local_tags_exactly() -> None:
@@ -307,7 +362,7 @@ def test_scan_sees_extension_modules_and_egg_info(tmp_path: Path) -> None:
 def test_installed_uses_the_first_distribution_on_the_path(tmp_path: Path) -> None:
     first = _site(tmp_path, "first", dists={"numpy": "2.1.0"})
     second = _site(tmp_path, "second", dists={"numpy": "1.26.4"})
-    installed = Installed(scan_path([first, second]))
+    installed = Installed.of_scan(scan_path([first, second]))
     assert installed.version("numpy") == "2.1.0"
     assert installed.version("NumPy") == "2.1.0"
     assert installed.version("scipy") is None
@@ -326,8 +381,8 @@ def _target(driver: str | None, cuda: str | None, *caps: str) -> Target:
     )
 
 
-def _torch(version: str, cuda: str | None, variant: str | None) -> Build:
-    return Build(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
+def _torch(version: str, cuda: str | None, variant: str | None) -> FrameworkBuild:
+    return FrameworkBuild(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
                  "test")
 
 
@@ -408,7 +463,7 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
         "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
         "('is_cuda_build', True)])\n"
     )
-    installed = Installed(scan_path([str(site)]))
+    installed = Installed.of_scan(scan_path([str(site)]))
     catalog = shipped_catalog()
     torch = framework_build(Framework.TORCH, installed, catalog)
     assert torch is not None and torch.cuda == Version("12.6") and torch.evidence == \
@@ -424,9 +479,9 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
 
 
 def _child(result: dict[str, object] | None, *, returncode: int = 0, stderr: str = "",
-           timed_out: bool = False, noise: str = "") -> _proc.Completed:
-    out = noise + (PREFIX + json.dumps(result) + "\n" if result is not None else "")
-    return _proc.Completed(("python",), returncode, out, stderr, timed_out)
+           timed_out: bool = False, noise: str = "") -> ChildRun:
+    text = json.dumps(result) if result is not None else None
+    return ChildRun(_proc.Completed(("python",), returncode, noise, stderr, timed_out), text)
 
 
 def _smoke_result(**changes: object) -> dict[str, object]:
@@ -470,7 +525,9 @@ def test_smoke_crash_hang_and_import_error_are_fails_with_their_cause() -> None:
 
 def test_smoke_without_gpu() -> None:
     cpu_only = _smoke_result(devices=[], gpu_reason="torch.cuda.is_available() is False")
-    assert _smoke(_child(cpu_only), gpu=False).status is Status.SKIP
+    alone = _smoke(_child(cpu_only), gpu=False)
+    assert alone.status is Status.PASS
+    assert alone.detail == "CPU matmul ok (torch 2.6.0+cu124); no GPU on this host"
     assert _smoke(_child(cpu_only), gpu=False, require=True).status is Status.FAIL
     unseen = _smoke(_child(cpu_only, stderr="The NVIDIA driver on your system is too old"))
     assert unseen.status is Status.FAIL
@@ -480,7 +537,9 @@ def test_smoke_without_gpu() -> None:
 
 def test_smoke_wrong_results_and_device_errors() -> None:
     wrong_cpu = _smoke(_child(_smoke_result(cpu_max_abs_diff=3.0)))
-    assert wrong_cpu.status is Status.FAIL and "CPU matmul wrong" in wrong_cpu.detail
+    assert wrong_cpu.status is Status.FAIL
+    assert wrong_cpu.detail == ("torch 2.6.0+cu124: CPU matmul differs from the exact product "
+                                "(max abs diff 3.0)")
     device = {"index": 0, "name": "Tesla P100", "capability": "6.0", "max_abs_diff": None,
               "error": "RuntimeError: CUDA error: no kernel image is available"}
     no_kernel = _smoke(_child(_smoke_result(devices=[device])))
@@ -488,6 +547,46 @@ def test_smoke_wrong_results_and_device_errors() -> None:
     assert "no kernels for sm_60 in torch's arch list (sm_75 sm_80)" in no_kernel.detail
     differs = dict(device, error=None, max_abs_diff=0.5, capability="7.5")
     assert _smoke(_child(_smoke_result(devices=[differs]))).status is Status.FAIL
+
+
+@pytest.mark.parametrize("device_change", [
+    {"max_abs_diff": None, "non_finite": 2304},
+    {"max_abs_diff": None, "non_finite": 1},
+    {"max_abs_diff": float("nan")},
+    {"max_abs_diff": float("inf")},
+])
+def test_a_non_finite_gpu_result_is_a_fail_naming_the_device(
+    device_change: dict[str, object],
+) -> None:
+    device = {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0,
+              "non_finite": 0, "error": None, **device_change}
+    check = _smoke(_child(_smoke_result(devices=[device])))
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("torch 2.6.0+cu124: GPU0 Tesla T4 (sm_75): matmul ")
+    count = device_change.get("non_finite")
+    if count:
+        assert f"returned {count} non-finite value" in check.detail
+
+
+def test_a_non_finite_cpu_result_is_a_fail() -> None:
+    check = _smoke(_child(_smoke_result(cpu_max_abs_diff=None, cpu_non_finite=1)))
+    assert check.status is Status.FAIL
+    assert check.detail == ("torch 2.6.0+cu124: CPU matmul returned 1 non-finite value "
+                            "(NaN or infinity)")
+    nan = _smoke(_child(_smoke_result(cpu_max_abs_diff=float("nan"))))
+    assert nan.status is Status.FAIL
+
+
+def test_the_child_counts_non_finite_values_instead_of_comparing_them() -> None:
+    a, b = matrices()
+    exact = reference_matmul(a, b)
+    one = [list(row) for row in exact]
+    one[3][7] = float("nan")
+    assert compare(exact, exact) == (0.0, 0)
+    assert compare(one, exact) == (None, 1)
+    assert compare([[float("nan")] * len(exact)] * len(exact), exact)[1] == len(exact) ** 2
+    assert compare([[float("inf")]], exact) == (None, 1)
+    assert compare([[1.0]], exact) == (float("inf"), 0)
 
 
 def test_stderr_tail_drops_traceback_frames_and_the_reported_error() -> None:
@@ -614,7 +713,7 @@ def test_python_entry_point_returns_the_report(tmp_path: Path,
 
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
     write_marker(tmp_path, requirements=["packaging>=20"], frameworks={}, smoke=[],
-                 env={"COLABENV_TEST_FLAG": "on"})
+                 env={"COLABENV_TEST_FLAG": "on"}, python=sys.executable)
     monkeypatch.setenv("COLABENV_TEST_FLAG", "on")
     report = colabenv.verify()
     statuses = {c.name: c.status for c in report.checks}
@@ -632,3 +731,59 @@ def test_the_entry_point_survives_importing_the_module() -> None:
 
     assert callable(colabenv.verify)
     assert colabenv.verify.__module__ == "colabenv"
+
+
+def test_help_documents_the_interpreter_knob(runner: Runner) -> None:
+    for command, words in (("verify", "smoke tests run in it"),
+                           ("detect", "installed distributions from this interpreter")):
+        done = runner(command, "--help", env={"COLUMNS": "200"})
+        assert done.returncode == 0, done.stderr
+        assert "--interpreter PYTHON" in done.stdout
+        assert words in " ".join(done.stdout.split())
+
+
+# ---------------------------------------------------------------------------------------------
+# the hook for the components check (issue 13: the catalog provides the finder)
+
+
+class _Gap:
+    """A problem as the catalog's finder could return it."""
+
+    def __str__(self) -> str:
+        return ("nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60; the last version that "
+                "has is 9.10.2.21")
+
+
+def test_components_check_reports_what_the_catalog_finds() -> None:
+    seen: list[tuple[dict[str, str], tuple[ComputeCapability, ...]]] = []
+
+    def finder(installed: Mapping[str, str], caps: tuple[ComputeCapability, ...]) -> list[_Gap]:
+        seen.append((dict(installed), caps))
+        return [_Gap()] if ComputeCapability(6, 0) in caps else []
+
+    installed = {"nvidia-cudnn-cu12": "9.28.0.42", "numpy": "2.1.0"}
+    pascal = check_components(installed, [ComputeCapability(7, 5), ComputeCapability(6, 0)],
+                              finder)
+    assert pascal.status is Status.FAIL
+    assert pascal.detail == str(_Gap())
+    assert seen[0] == (installed, (ComputeCapability(6, 0), ComputeCapability(7, 5)))
+    turing = check_components(installed, [ComputeCapability(7, 5)], finder)
+    assert turing.status is Status.PASS and turing.detail.endswith("kernels for sm_75")
+    assert check_components(installed, [], finder).status is Status.SKIP
+
+
+def test_verify_runs_the_components_check_only_when_given_a_finder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from colabenv.verification.run import verify
+
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
+    for name, value in (("COLABENV_DRIVER_VERSION", "550.54.15"),
+                        ("COLABENV_COMPUTE_CAPABILITY", "6.0")):
+        monkeypatch.setenv(name, value)
+    write_marker(tmp_path, smoke=[], python=sys.executable)
+    assert "components" not in {c.name for c in verify(timeout=30).checks}
+    report = verify(timeout=30, component_problems=lambda installed, caps: [_Gap()])
+    assert report.check("components") == Check("components", Status.FAIL, str(_Gap()))
+    names = [c.name for c in report.checks]
+    assert names.index("components") == names.index("consistency") + 1

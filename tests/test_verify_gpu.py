@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from colabenv.models import Fingerprint, Framework
-from colabenv.verification import (
-    Status,
+from colabenv.verification.children import (
     check_smoke,
     check_vram,
     probe_framework,
     run_probe,
     run_smoke,
 )
+from colabenv.verification.report import Status
 
 pytestmark = pytest.mark.gpu
 
@@ -51,28 +51,28 @@ def gpu_host() -> bool:
 @pytest.mark.parametrize("framework", FRAMEWORKS, ids=lambda f: f.value)
 def test_real_smoke_test_passes_on_the_gpu(gpu_host: bool, framework: Framework) -> None:
     started = time.monotonic()
-    completed = run_smoke(framework, TIMEOUT)
+    with tempfile.TemporaryDirectory() as scratch:
+        run = run_smoke(framework, TIMEOUT, python=sys.executable, scratch=Path(scratch))
     elapsed = time.monotonic() - started
-    check = check_smoke(framework, completed, timeout=TIMEOUT, host_has_gpu=True,
-                        require_gpu=True)
+    check = check_smoke(framework, run, timeout=TIMEOUT, host_has_gpu=True, require_gpu=True)
     print(f"\n{check.name}: {check.status.value} in {elapsed:.1f}s: {check.detail}")
-    assert check.status is Status.PASS, f"{check.detail}\n{completed.stderr[-2000:]}"
+    assert check.status is Status.PASS, f"{check.detail}\n{run.completed.stderr[-2000:]}"
     assert "matmul agrees with CPU" in check.detail
 
 
 def test_real_vram_probe_finds_a_large_block(gpu_host: bool) -> None:
-    framework = probe_framework()
+    framework = probe_framework(lambda name: importlib.util.find_spec(name) is not None)
     if framework is None:
         pytest.skip("no torch, cupy or jax to probe with")
     with tempfile.TemporaryDirectory() as scratch:
         go = Path(scratch) / "go"
         go.touch()
-        completed = run_probe(framework, go, TIMEOUT)
+        run = run_probe(framework, go, TIMEOUT, python=sys.executable, scratch=Path(scratch))
     fingerprint = _fingerprint()
-    check = check_vram(fingerprint.gpus, completed, probe_timeout=TIMEOUT, host_has_gpu=True,
+    check = check_vram(fingerprint.gpus, run, probe_timeout=TIMEOUT, host_has_gpu=True,
                        require_gpu=True, min_free_gib=None)
     print(f"\nvram: {check.status.value}: {check.detail}")
-    assert check.status is Status.PASS, f"{check.detail}\n{completed.stderr[-2000:]}"
+    assert check.status is Status.PASS, f"{check.detail}\n{run.completed.stderr[-2000:]}"
     assert "largest block" in check.detail
 
 
@@ -82,7 +82,7 @@ def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path:
     singles = {}
     for framework in FRAMEWORKS:
         started = time.monotonic()
-        run_smoke(framework, TIMEOUT)
+        run_smoke(framework, TIMEOUT, python=sys.executable, scratch=tmp_path)
         singles[framework.value] = time.monotonic() - started
     exe = Path(sys.executable).parent / "colabenv"
     started = time.monotonic()

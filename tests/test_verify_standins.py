@@ -8,8 +8,11 @@ the exit code, and for a crash or hang that the other smoke tests still report i
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -63,15 +66,16 @@ class Case:
         self.venv.install(Standin("torch", version, behaviour, **fields))
         return self
 
-    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True) -> Case:
-        self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",)))
+    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True,
+            **fields: Any) -> Case:
+        self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",), **fields))
         self.venv.install_plain("jaxlib", JAX)
         if plugin:
             self.venv.install_plain("jax-cuda12-plugin", JAX)
         return self
 
-    def tensorflow(self, behaviour: Behaviour = Behaviour.HEALTHY) -> Case:
-        self.venv.install(Standin("tensorflow", TF, behaviour, cuda="12.5"))
+    def tensorflow(self, behaviour: Behaviour = Behaviour.HEALTHY, **fields: Any) -> Case:
+        self.venv.install(Standin("tensorflow", TF, behaviour, cuda="12.5", **fields))
         return self
 
     def marker(self, requirements: list[str], **fields: Any) -> Case:
@@ -81,6 +85,7 @@ class Case:
             name = name.split("[")[0]
             if name in ("torch", "jax", "tensorflow"):
                 frameworks[name] = version
+        fields.setdefault("python", self.venv.python)
         write_marker(self.state, requirements=requirements, frameworks=frameworks, **fields)
         return self
 
@@ -130,26 +135,80 @@ def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
     assert "driver 560.35.03 (CUDA 12.6)" in details["cuda:torch"]
 
 
-def test_table_output_for_people(tmp_path: Path) -> None:
-    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"])
+BOX_DRAWING = set("│┃─━┌┐└┘├┤┬┴┼╭╮╰╯┏┓┗┛┡┩")
+MARKUP_GPU = "[bold]Evil[/] T4 [/] [link=x]"
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path, columns: int = 100
+                   ) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal as its stdout; its exit status and what it showed."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(argv, stdout=follower, stderr=subprocess.PIPE, env={
+        **env, "COLUMNS": str(columns), "TERM": "dumb"}, cwd=cwd) as child:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = child.wait(timeout=120)
+    os.close(leader)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_plain_lines_for_a_pipe(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(gpu_name=MARKUP_GPU).marker([f"torch=={TORCH}"])
     result = case.venv.run_verify(env=case.env)
     assert result.returncode == 0, result.stderr
-    for name in ("marker", "versions", "cuda:torch", "smoke:torch", "vram", "env"):
-        assert name in result.stdout
-    assert "all checks passed" in result.stdout
-    assert "restart marker (standin)" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "colabenv verify: expected from restart marker (standin)"
+    assert [line.split()[:2] for line in lines[1:-1]] == [
+        ["PASS", name] for name in ("marker", "versions", "duplicates", "consistency",
+                                    "cuda:torch", "smoke:torch", "vram")] + [["SKIP", "env"]]
+    smoke = next(line for line in lines if line.startswith("PASS  smoke:torch"))
+    assert smoke.endswith(f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
+                          "CUDA 12.4, cuDNN 9.1.0")
+    assert lines[-1] == "all checks passed"
+    assert not BOX_DRAWING & set(result.stdout)
+
+
+def test_a_table_for_a_terminal_that_shows_markup_as_it_is(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(gpu_name=MARKUP_GPU).marker([f"torch=={TORCH}"])
+    code, shown = _on_a_terminal([str(case.venv.colabenv), "verify"], case.env, tmp_path,
+                                 columns=200)
+    assert code == 0, shown
+    assert BOX_DRAWING & set(shown)
+    assert "Traceback" not in shown and "MarkupError" not in shown
+    assert MARKUP_GPU in shown
+    assert "all checks passed" in shown
 
 
 @needs_no_gpu
-def test_no_gpu_skips_the_gpu_parts_but_still_runs_each_framework(tmp_path: Path) -> None:
+def test_no_gpu_the_cpu_matmul_passes_and_the_gpu_parts_skip(tmp_path: Path) -> None:
     case = (Case(tmp_path).torch(Behaviour.NO_GPU).jax(Behaviour.NO_GPU, plugin=False)
             .marker([f"torch=={TORCH}", f"jax=={JAX}"]))
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "smoke:torch",
-                                              "smoke:jax", "vram", "env")}
+    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "vram", "env"),
+                        **_all("PASS", "smoke:torch", "smoke:jax")}
     assert code == 0
-    assert details["smoke:torch"] == ("GPU part skipped: no GPU on this host; CPU matmul ok "
-                                      "(torch 2.6.0+cu124)")
+    assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cu124); no GPU on this host"
+
+
+def test_a_cpu_build_on_a_gpu_host_passes_its_cpu_matmul(tmp_path: Path) -> None:
+    """A profile with variant = "cpu": the build sees no GPU by design."""
+    case = (Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU, version="2.6.0+cpu", cuda=None)
+            .marker(["torch==2.6.0+cpu"]))
+    code, statuses, details, _ = case.verify()
+    assert statuses["smoke:torch"] == "PASS"
+    assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cpu, a CPU build)"
+    assert statuses["cuda:torch"] == "WARN"
+    assert code == 0
 
 
 @needs_no_gpu
@@ -474,6 +533,9 @@ def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str
     assert "Traceback" not in result.stderr
 
 
+LOCK_PROFILE_HASH = "sha256:" + "1" * 64
+
+
 def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     from packaging.utils import canonicalize_name
 
@@ -488,7 +550,7 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     )
 
     header = LockHeader(
-        colabenv_version="0.1.0", profile_name="team", profile_hash="sha256:" + "1" * 64,
+        colabenv_version="0.1.0", profile_name="team", profile_hash=LOCK_PROFILE_HASH,
         target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
         frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),), resolver="uv 0.8.0",
     )
@@ -502,7 +564,8 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
 
 def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
     case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}))
+            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team",
+                    profile_hash=LOCK_PROFILE_HASH))
     case.env["PYTORCH_CUDA_ALLOC_CONF"] = "x"
     lock = _write_lock(tmp_path / "team.lock", [
         ("torch", TORCH, None), ("pywin32", "306", 'sys_platform == "win32"'),
@@ -517,3 +580,206 @@ def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
     assert statuses["versions"] == "FAIL"
     assert details["versions"] == "torch: installed 2.6.0+cu124, expected ==2.7.0+cu126"
     assert code == 1
+
+
+ALL_THREE = [f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"]
+
+
+@pytest.mark.parametrize("behaviour", [Behaviour.GPU_NAN_ALL, Behaviour.GPU_NAN_ONE,
+                                       Behaviour.CPU_NAN])
+def test_a_nan_anywhere_in_a_matmul_is_a_fail_for_every_framework(
+    tmp_path: Path, behaviour: Behaviour,
+) -> None:
+    case = (Case(tmp_path).gpu_host().torch(behaviour).jax(behaviour).tensorflow(behaviour)
+            .marker(ALL_THREE))
+    code, statuses, details, _ = case.verify()
+    size = 48
+    for framework in ("torch", "jax", "tensorflow"):
+        name = f"smoke:{framework}"
+        assert statuses[name] == "FAIL", details[name]
+        if behaviour is Behaviour.CPU_NAN:
+            assert "CPU matmul returned 1 non-finite value (NaN or infinity)" in details[name]
+        else:
+            count = size * size if behaviour is Behaviour.GPU_NAN_ALL else 1
+            assert f"GPU0 Stand-in T4 (sm_75): matmul returned {count} non-finite value" in \
+                details[name]
+    assert code == 1
+
+
+def test_a_framework_printing_without_a_newline_still_reports(tmp_path: Path) -> None:
+    case = Case(tmp_path).gpu_host().torch(Behaviour.CHATTY).marker([f"torch=={TORCH}"])
+    code, statuses, details, _ = case.verify()
+    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+    assert code == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("behaviour", [Behaviour.DAEMON, Behaviour.DAEMON_HANG])
+def test_no_process_a_smoke_test_started_outlives_verify(
+    tmp_path: Path, behaviour: Behaviour,
+) -> None:
+    """A framework that starts a detached process (setsid, double fork), whether it then
+    finishes or hangs past the timeout: verify leaves none of them running."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    case = (Case(tmp_path).gpu_host().torch(behaviour, pid_dir=str(pids))
+            .marker([f"torch=={TORCH}"]))
+    try:
+        _, statuses, details, elapsed = case.verify("--timeout", "4")
+        started = [int(p.name) for p in pids.iterdir()]
+        assert started, "the stand-in started no process"
+        deadline = time.monotonic() + 2
+        while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in started if _alive(pid)] == []
+        if behaviour is Behaviour.DAEMON:
+            assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+        else:
+            assert details["smoke:torch"].startswith("did not finish within 4s (killed)")
+            assert elapsed < 4 + 8
+    finally:
+        for entry in pids.iterdir():
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
+def test_the_marker_of_another_profile_does_not_pass(tmp_path: Path) -> None:
+    """Profile A's lock, profile B's marker: verify of A fails the marker and says why."""
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team-b",
+                    profile_hash="sha256:" + "b" * 64))
+    lock = _write_lock(tmp_path / "team.lock", [("torch", TORCH, None)])
+    code, statuses, details, _ = case.verify("--lock", str(lock))
+    assert statuses["marker"] == "FAIL"
+    assert details["marker"] == (
+        "the restart marker was written by profile 'team-b' (bbbbbbbbbbbb), not by this profile "
+        "'team' (111111111111): run this profile's setup script (colabenv render team), then "
+        "restart")
+    assert statuses["env"] == "FAIL"
+    assert "restart marker is profile 'team-b'" in details["env"]
+    assert code == 1
+
+
+def test_the_marker_of_another_interpreter_does_not_pass(tmp_path: Path) -> None:
+    other = make_venv(tmp_path / "other")
+    case = (Case(tmp_path).gpu_host().torch()
+            .marker([f"torch=={TORCH}"], python=other.python))
+    code, statuses, details, _ = case.verify()
+    assert statuses["marker"] == "FAIL"
+    assert details["marker"].startswith(
+        f"the restart marker was written for the interpreter {other.python}, not for this one "
+        f"({case.venv.python})")
+    assert code == 1
+
+
+def _oldest_python() -> str | None:
+    """A Python 3.8 interpreter, the oldest colabenv looks into, if this machine has one: on
+    PATH, or installed by pyenv (whose shim answers only where that version is selected)."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = [shutil.which("python3.8"), *sorted(map(str, root.glob("versions/3.8*/bin/python3.8")))]
+    for candidate in filter(None, candidates):
+        done = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
+                              capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+    return None
+
+
+OLDEST_PYTHON = _oldest_python()
+
+
+def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
+    """A venv colabenv is not installed in, holding stand-in torch."""
+    target = make_venv(tmp_path / "target", base=base, with_colabenv=False)
+    target.install(Standin("torch", TORCH))
+    return target
+
+
+@pytest.mark.parametrize("base", [
+    pytest.param(sys.executable, id="this-python"),
+    pytest.param(OLDEST_PYTHON, id="python3.8", marks=pytest.mark.skipif(
+        OLDEST_PYTHON is None, reason="no python3.8 on this machine")),
+])
+def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) -> None:
+    """``--interpreter``: the scan, the smoke test, the VRAM probe and the marker's interpreter
+    are that Python's, which has neither colabenv nor anything but the stand-in installed."""
+    target = _target_venv(tmp_path, base)
+    state = tmp_path / "state"
+    write_marker(state, requirements=[f"torch=={TORCH}"], frameworks={"torch": TORCH},
+                 python=target.python)
+    exe = Path(sys.executable).parent / "colabenv"
+    env = venv_env(COLABENV_STATE_DIR=str(state), **GPU_HOST)
+    done = subprocess.run([str(exe), "verify", "--json", "--interpreter", str(target.python)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert {name: c["status"] for name, c in checks.items()} == {
+        **STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "PASS", "vram": "PASS", "env": "SKIP"}
+    assert "torch 2.6.0+cu124" in checks["smoke:torch"]["detail"]
+    assert checks["vram"]["detail"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
+
+    here = subprocess.run([str(exe), "verify", "--json"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120, check=False)
+    mine = {c["name"]: c for c in json.loads(here.stdout)["checks"]}
+    assert mine["marker"]["status"] == "FAIL"
+    assert f"written for the interpreter {target.python}" in mine["marker"]["detail"]
+    assert mine["versions"]["detail"].startswith("torch: not installed")
+
+
+@pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")
+def test_detect_reads_another_interpreters_python_and_distributions(tmp_path: Path) -> None:
+    assert OLDEST_PYTHON is not None
+    target = _target_venv(tmp_path, OLDEST_PYTHON)
+    exe = Path(sys.executable).parent / "colabenv"
+    done = subprocess.run([str(exe), "detect", "--json", "--cpu", "--interpreter",
+                           str(target.python)], capture_output=True, text=True,
+                          env=venv_env(), cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["target"]["python"] == "3.8"
+    assert data["python_full"].startswith("3.8.")
+    assert data["installed"] == {"torch": TORCH}
+
+
+def test_the_python_entry_point_verifies_another_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import colabenv
+
+    target = _target_venv(tmp_path, sys.executable)
+    write_marker(tmp_path / "state", requirements=[f"torch=={TORCH}"],
+                 frameworks={"torch": TORCH}, python=target.python)
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path / "state"))
+    for name, value in GPU_HOST.items():
+        monkeypatch.setenv(name, value)
+    report = colabenv.verify(interpreter=str(target.python), timeout=60)
+    statuses = {c.name: c.status.value for c in report.checks}
+    assert statuses["marker"] == "PASS"
+    assert statuses["versions"] == "PASS"
+    assert statuses["smoke:torch"] == "PASS"
+
+
+@pytest.mark.parametrize(("interpreter", "message"), [
+    ("/no/such/python", "--interpreter /no/such/python: not found"),
+    ("/bin/true", "--interpreter /bin/true: not a Python interpreter colabenv can read"),
+])
+def test_an_interpreter_that_is_not_one_exits_2(tmp_path: Path, interpreter: str,
+                                                message: str) -> None:
+    exe = Path(sys.executable).parent / "colabenv"
+    for command in ("verify", "detect"):
+        done = subprocess.run([str(exe), command, "--interpreter", interpreter],
+                              capture_output=True, text=True, env=venv_env(), cwd=tmp_path,
+                              timeout=60, check=False)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert message in done.stderr
+        assert "Traceback" not in done.stderr

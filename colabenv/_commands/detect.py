@@ -11,9 +11,11 @@ from colabenv.models import Catalog, Fingerprint, format_driver
 
 
 def run(args: argparse.Namespace) -> int:
+    from colabenv._host_python import probe_interpreter
     from colabenv.detect import detect, fingerprint_to_json
 
-    fingerprint = detect(overrides_from_args(args))
+    python = probe_interpreter(args.interpreter) if args.interpreter else None
+    fingerprint = detect(overrides_from_args(args), interpreter=python)
     if args.json:
         sys.stdout.write(json.dumps(fingerprint_to_json(fingerprint), indent=2) + "\n")
         return 0

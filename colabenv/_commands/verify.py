@@ -1,4 +1,9 @@
-"""``colabenv verify``: post-restart checks; exit 0 when nothing failed, 1 when a check failed."""
+"""``colabenv verify``: post-restart checks; exit 0 when nothing failed, 1 when a check failed.
+
+A table for a terminal, plain lines (one per check, full width) for a pipe or a file, and
+``--json`` for machines. Every value shown goes to rich as :class:`rich.text.Text`, so a ``[/]``
+or ``[bold]`` in a GPU name, a path or a version is shown as it is, never read as markup.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import argparse
 import json
 import sys
 
+from colabenv.errors import printable
 from colabenv.verification import Status, VerifyReport, verify
 
 STYLES = {Status.PASS: "bold green", Status.WARN: "bold yellow", Status.FAIL: "bold red",
@@ -14,30 +20,30 @@ STYLES = {Status.PASS: "bold green", Status.WARN: "bold yellow", Status.FAIL: "b
 
 def print_table(report: VerifyReport) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
-    table = Table(title=f"colabenv verify ({escape(report.expected_from)})",
+    table = Table(title=Text(f"colabenv verify ({printable(report.expected_from)})"),
                   title_justify="left", show_lines=False)
     table.add_column("check", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("detail", overflow="fold")
     for check in report.checks:
-        table.add_row(check.name, f"[{STYLES[check.status]}]{check.status.value}[/]",
-                      escape(check.detail))
+        table.add_row(Text(check.name), Text(check.status.value, style=STYLES[check.status]),
+                      Text(printable(check.detail)))
     console.print(table)
-    failed = [c.name for c in report.checks if c.status is Status.FAIL]
-    if failed:
-        console.print(f"[bold red]{len(failed)} check(s) failed:[/] {', '.join(failed)}")
-    else:
-        console.print("[bold green]all checks passed[/]")
+    style = "bold red" if report.failed else "bold green"
+    console.print(Text(report.summary, style=style))
 
 
 def run(args: argparse.Namespace) -> int:
-    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout)
+    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout,
+                    interpreter=args.interpreter)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
-    else:
+    elif sys.stdout.isatty():
         print_table(report)
+    else:
+        sys.stdout.write(str(report) + "\n")
     return 0 if report.ok else 1

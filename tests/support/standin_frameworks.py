@@ -41,6 +41,18 @@ class Behaviour(str, enum.Enum):
     IMPORT_ERROR = "import_error"
     SEGFAULT = "segfault"
     HANG = "hang"
+    GPU_NAN_ALL = "gpu_nan_all"
+    """Every cell of a GPU matmul is NaN."""
+    GPU_NAN_ONE = "gpu_nan_one"
+    """One cell of a GPU matmul is NaN."""
+    CPU_NAN = "cpu_nan"
+    """One cell of the CPU matmul is NaN."""
+    CHATTY = "chatty"
+    """Prints to stdout without a trailing newline when imported."""
+    DAEMON = "daemon"
+    """Starts a detached process (setsid, double fork) when imported, then works."""
+    DAEMON_HANG = "daemon_hang"
+    """Starts a detached process when imported, then hangs."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,8 @@ class Standin:
     largest_bytes: int = 12 * GIB
     requires: tuple[str, ...] = ()
     dist_name: str | None = None
+    pid_dir: str | None = None
+    """Where a DAEMON stand-in's detached processes each write a file named by their pid."""
 
     @property
     def name(self) -> str:
@@ -187,22 +201,25 @@ def _link_runtime(deps: Path) -> None:
                 link.symlink_to(source, target_is_directory=source.is_dir())
 
 
-def make_venv(root: Path) -> StandinVenv:
-    """A fresh virtual environment at ``root`` with colabenv runnable and no framework yet."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True,
-                   capture_output=True)
+def make_venv(root: Path, *, base: str | Path | None = None,
+              with_colabenv: bool = True) -> StandinVenv:
+    """A fresh virtual environment at ``root`` with no framework yet: made from ``base`` (this
+    Python by default), with colabenv runnable in it unless ``with_colabenv`` is False (a venv
+    that colabenv looks into from outside, with ``--interpreter``)."""
+    subprocess.run([str(base or sys.executable), "-m", "venv", "--without-pip", str(root)],
+                   check=True, capture_output=True)
     python = root / "bin" / "python"
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site = root / "lib" / version / "site-packages"
-    deps = root / "colabenv-runtime"
-    _link_runtime(deps)
-    (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
+    (site,) = root.glob("lib/python*/site-packages")
     script = root / "bin" / "colabenv"
-    script.write_text(
-        f"#!{python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n",
-        encoding="utf-8",
-    )
-    script.chmod(0o755)
+    if with_colabenv:
+        deps = root / "colabenv-runtime"
+        _link_runtime(deps)
+        (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
+        script.write_text(
+            f"#!{python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n",
+            encoding="utf-8",
+        )
+        script.chmod(0o755)
     return StandinVenv(root, python, site, script)
 
 
@@ -219,14 +236,17 @@ def write_marker(
     min_free_vram_gib: float | None = None,
     timeout_s: float | None = None,
     profile: str = "standin",
+    profile_hash: str = "sha256:" + "0" * 64,
+    python: str | Path | None = None,
 ) -> Path:
-    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/marker.py``)."""
+    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``);
+    ``python`` is the interpreter it was written for (left out when None, as old markers did)."""
     chosen = dict(frameworks or {})
     record = {
         "schema": 1,
         "colabenv": "0.1.0",
         "profile": profile,
-        "profile_hash": "sha256:" + "0" * 64,
+        "profile_hash": profile_hash,
         "written_at": time.time() - 3600 if written_at is None else written_at,
         "changed": changed,
         "installed": list(requirements),
@@ -246,6 +266,8 @@ def write_marker(
             "timeout_s": timeout_s,
         },
     }
+    if python is not None:
+        record["python"] = str(python)
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "restart-marker.json"
     path.write_text(json.dumps(record), encoding="utf-8")
@@ -270,7 +292,31 @@ GPUS = {gpus!r}
 TOTAL = {total!r}
 FREE = {free!r}
 LARGEST = {largest!r}
+PID_DIR = {pid_dir!r}
 
+DAEMON = """
+import os, sys, time
+os.setsid()
+if os.fork():
+    os._exit(0)
+open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+time.sleep(600)
+"""
+
+if BEHAVIOUR in ("daemon", "daemon_hang"):
+    import subprocess
+
+    before = set(os.listdir(PID_DIR))
+    subprocess.Popen([sys.executable, "-c", DAEMON, PID_DIR], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+    deadline = time.time() + 10
+    while set(os.listdir(PID_DIR)) == before and time.time() < deadline:
+        time.sleep(0.01)
+if BEHAVIOUR == "daemon_hang":
+    time.sleep(3600)
+if BEHAVIOUR == "chatty":
+    sys.stdout.write("stand-in: loading kernels... ")
+    sys.stdout.flush()
 if BEHAVIOUR == "import_error":
     raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")
 if BEHAVIOUR == "segfault":
@@ -290,7 +336,7 @@ def _gpu_visible():
             " (found version 12040).\\n"
         )
         return False
-    return BEHAVIOUR in ("healthy", "missing_arch")
+    return BEHAVIOUR != "no_gpu"
 
 
 def _kernels_for_gpu():
@@ -311,7 +357,12 @@ def _matmul(left, right, on_gpu):
             "CUDA error: no kernel image is available for execution on the device"
         )
     columns = list(zip(*right))
-    return [[float(sum(x * y for x, y in zip(row, col))) for col in columns] for row in left]
+    product = [[float(sum(x * y for x, y in zip(row, col))) for col in columns] for row in left]
+    if on_gpu and BEHAVIOUR == "gpu_nan_all":
+        product = [[float("nan") for _ in row] for row in product]
+    if (on_gpu and BEHAVIOUR == "gpu_nan_one") or (not on_gpu and BEHAVIOUR == "cpu_nan"):
+        product[len(product) // 2][1] = float("nan")
+    return product
 '''
 
 _TORCH = '''\
@@ -631,6 +682,7 @@ def _common(standin: Standin) -> str:
         total=standin.total_bytes,
         free=standin.free_bytes,
         largest=standin.largest_bytes,
+        pid_dir=standin.pid_dir,
     )
 
 

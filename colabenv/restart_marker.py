@@ -8,23 +8,29 @@ The script writes ``<state dir>/restart-marker.json`` (schema 1)::
      "requirements": ["torch==2.6.0+cu124", ...],   # everything the resolution asked for
      "frameworks": {"torch": {"version": "2.6.0", "variant": "cu124", ...}},
      "target": {...}, "env": {"NAME": "value"},
+     "python": "/usr/bin/python3",                   # sys.executable of the target
      "verify": {"smoke": ["torch"], "require_gpu": true, "min_free_vram_gib": null,
                 "timeout_s": 120.0}}
 
-``verify`` reads it back with :func:`read_marker`.
+``verify`` reads it back with :func:`read_marker`: only a regular file, at most
+:data:`MAX_MARKER_BYTES`, every number range-checked; anything else is a corrupted marker.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+from colabenv._bounds import MAX_TIMEOUT_S, MAX_TIMESTAMP, MAX_VRAM_GIB, finite_number
+from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
-from colabenv.errors import StateError
+from colabenv.errors import StateError, printable
 
 MARKER_NAME = "restart-marker.json"
 MARKER_SCHEMA = 1
+MAX_MARKER_BYTES = 16 * 1024 * 1024
 
 
 def marker_path(state_dir: Path) -> Path:
@@ -32,7 +38,7 @@ def marker_path(state_dir: Path) -> Path:
 
 
 @model
-class MarkerFramework:
+class RestartMarkerFramework:
     name: str
     version: str
     variant: str
@@ -40,7 +46,7 @@ class MarkerFramework:
 
 
 @model
-class Marker:
+class RestartMarker:
     path: Path
     colabenv_version: str
     profile: str
@@ -49,12 +55,14 @@ class Marker:
     changed: bool
     installed: tuple[str, ...]
     requirements: tuple[str, ...]
-    frameworks: tuple[MarkerFramework, ...]
+    frameworks: tuple[RestartMarkerFramework, ...]
     env: tuple[tuple[str, str], ...]
     smoke: tuple[str, ...]
     require_gpu: bool
     min_free_vram_gib: float | None
     timeout_s: float | None
+    python: str | None = None
+    """``sys.executable`` of the interpreter the script installed into (None in old markers)."""
 
 
 def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: Path) -> Any:
@@ -70,10 +78,24 @@ def _str_list(value: Any, key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_marker(text: str, path: Path) -> Marker:
+def _number(data: dict[str, Any], key: str, low: float, high: float, where: str,
+            *, optional: bool = False, above_low: bool = False) -> float | None:
+    """A finite number in [low, high] (above ``low`` if asked); None when optional and absent."""
+    value = data.get(key)
+    if value is None and optional:
+        return None
+    number = finite_number(value)
+    if number is None or number > high or number < low or (above_low and number == low):
+        shown = printable(json.dumps(value))[:40]
+        raise StateError(f"{where}: {key}: {shown} is not a number between {low:g} and {high:g}"
+                         " (corrupted marker)")
+    return number
+
+
+def parse_marker(text: str, path: Path) -> RestartMarker:
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise StateError(f"{path}: not valid JSON (corrupted or truncated marker): {exc}") from None
     if not isinstance(data, dict):
         raise StateError(f"{path}: expected a JSON object (corrupted marker)")
@@ -85,7 +107,7 @@ def parse_marker(text: str, path: Path) -> Marker:
         if not isinstance(item, dict):
             raise StateError(f"{path}: frameworks.{name}: expected an object")
         frameworks.append(
-            MarkerFramework(
+            RestartMarkerFramework(
                 name=name,
                 version=str(_field(item, "version", str, path)),
                 variant=str(_field(item, "variant", str, path)),
@@ -96,33 +118,47 @@ def parse_marker(text: str, path: Path) -> Marker:
     if not all(isinstance(v, str) for v in env_raw.values()):
         raise StateError(f"{path}: env: expected string values")
     verify_raw = _field(data, "verify", dict, path)
-    vram = verify_raw.get("min_free_vram_gib")
-    timeout = verify_raw.get("timeout_s")
-    return Marker(
+    python = data.get("python")
+    if python is not None and not isinstance(python, str):
+        raise StateError(f"{path}: python: expected a string (corrupted marker)")
+    require_gpu = verify_raw.get("require_gpu", False)
+    if not isinstance(require_gpu, bool):
+        raise StateError(f"{path}: verify.require_gpu: expected true or false (corrupted marker)")
+    written_at = _number(data, "written_at", 0, MAX_TIMESTAMP, str(path))
+    assert written_at is not None
+    return RestartMarker(
         path=path,
         colabenv_version=str(_field(data, "colabenv", str, path)),
         profile=str(_field(data, "profile", str, path)),
         profile_hash=str(_field(data, "profile_hash", str, path)),
-        written_at=float(_field(data, "written_at", (int, float), path)),
+        written_at=written_at,
         changed=bool(_field(data, "changed", bool, path)),
         installed=_str_list(data.get("installed"), "installed", path),
         requirements=_str_list(data.get("requirements"), "requirements", path),
         frameworks=tuple(frameworks),
         env=tuple(sorted(env_raw.items())),
         smoke=_str_list(verify_raw.get("smoke", []), "verify.smoke", path),
-        require_gpu=bool(verify_raw.get("require_gpu", False)),
-        min_free_vram_gib=float(vram) if isinstance(vram, (int, float)) else None,
-        timeout_s=float(timeout) if isinstance(timeout, (int, float)) else None,
+        require_gpu=require_gpu,
+        min_free_vram_gib=_number(verify_raw, "min_free_vram_gib", 0, MAX_VRAM_GIB,
+                                  f"{path}: verify", optional=True),
+        timeout_s=_number(verify_raw, "timeout_s", 0, MAX_TIMEOUT_S, f"{path}: verify",
+                          optional=True, above_low=True),
+        python=python,
     )
 
 
-def read_marker(state_dir: Path) -> Marker | None:
-    """The marker in ``state_dir``; None when there is none; StateError when it is corrupted."""
+def read_marker(state_dir: Path) -> RestartMarker | None:
+    """The marker in ``state_dir``; None when there is none; StateError when it is corrupted or
+    is not a regular file (a FIFO or ``/dev/zero`` is refused at once, never read)."""
     path = marker_path(state_dir)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StateError(f"{path}: cannot read the restart marker: {exc}") from None
+        data = read_limited(path, MAX_MARKER_BYTES)
+    except FileProblem as problem:
+        if not os.path.lexists(path):
+            return None
+        raise StateError(f"{printable(path)}: cannot read the restart marker: {problem}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StateError(f"{printable(path)}: not UTF-8 (corrupted marker): {exc}") from None
     return parse_marker(text, path)

@@ -1,0 +1,22 @@
+"""Post-restart verification: is the environment what was asked for, and does the GPU compute?
+
+``verify()`` builds the expectation (a profile resolved for this host, a lock's pins, or the
+restart marker's record), starts one smoke-test child per framework (``colabenv/_smoke.py``) and
+the VRAM probe concurrently, runs the static checks while they work, and returns a
+:class:`VerifyReport`. A crash, hang or import error in a child is that child's FAIL; nothing a
+child does can stop the other checks. Check names, statuses and the JSON shape are design
+section 8.
+
+One module per seam: :mod:`.report` (the report types), :mod:`.expectation` (what is expected),
+:mod:`.duplicates`, :mod:`.closure` (versions and the dependency closure), :mod:`.builds` and
+:mod:`.cuda`, :mod:`.children` (smoke tests and VRAM), :mod:`.restart` (marker and env), and
+:mod:`.run` (``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host
+layer's (``colabenv._host_dists``, ``colabenv._host_proc``).
+"""
+
+from __future__ import annotations
+
+from colabenv.verification.report import Check, Status, VerifyReport
+from colabenv.verification.run import verify
+
+__all__ = ["Check", "Status", "VerifyReport", "verify"]

@@ -1,0 +1,432 @@
+"""The children: one smoke test per framework and the VRAM probe, each in its own process
+(``colabenv/_smoke.py``, run by its path in the interpreter being verified), and the
+``smoke:<framework>`` and ``vram`` checks read from what they leave: an exit status, stderr to
+quote, and a result file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from colabenv import _proc, _smoke
+from colabenv._files import FileProblem, read_limited
+from colabenv._model import model
+from colabenv.errors import ProcessError
+from colabenv.models import Arch, ComputeCapability, Framework, Gpu, archs_cover
+from colabenv.verification.report import Check, Status
+
+PROBE_SEARCH_S = 10.0
+MATMUL_TOLERANCE = 1e-3
+GIB = 1024**3
+MIB = 1024**2
+STDERR_TAIL_LINES = 3
+RESULT_LIMIT = 1024 * 1024
+TERMINATE_GRACE_S = 3.0
+"""How long a child given SIGTERM at its timeout has to kill what it started, before SIGKILL."""
+MAX_BYTES = 2**62
+SMOKE_FILE = Path(_smoke.__file__).resolve()
+
+
+@model
+class ChildRun:
+    """A finished child: its process, and the text of its result file (None: it wrote none)."""
+
+    completed: _proc.Completed
+    result: str | None
+
+
+@model
+class DeviceResult:
+    index: int
+    name: str
+    capability: str | None
+    max_abs_diff: float | None
+    non_finite: int
+    error: str | None
+
+
+@model
+class SmokeResult:
+    framework: str
+    stage: str
+    version: str | None
+    cuda: str | None
+    cudnn: str | None
+    arch_list: tuple[str, ...] | None
+    devices: tuple[DeviceResult, ...]
+    gpu_reason: str | None
+    cpu_max_abs_diff: float | None
+    cpu_non_finite: int
+    error: str | None
+
+
+@model
+class GpuMemory:
+    index: int
+    free: int | None
+    total: int | None
+    largest: int | None
+    complete: bool | None
+
+
+@model
+class ProbeResult:
+    framework: str
+    gpus: tuple[GpuMemory, ...]
+    probed: bool
+    reason: str | None
+    error: str | None
+
+
+def _result_object(text: str | None, mode: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("mode") == mode else None
+
+
+def _opt_str(value: object) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _opt_float(value: object) -> float | None:
+    """A number the child reported; NaN stays NaN (it fails every comparison)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _opt_int(value: object, limit: int = MAX_BYTES) -> int | None:
+    """A count or size the child reported, None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        return None
+    return value
+
+
+def _count(value: object) -> int:
+    found = _opt_int(value)
+    return found if found is not None else 0
+
+
+def parse_smoke(text: str | None) -> SmokeResult | None:
+    data = _result_object(text, "smoke")
+    if data is None:
+        return None
+    devices = tuple(
+        DeviceResult(
+            index=_opt_int(d.get("index"), 4096) or 0,
+            name=str(d.get("name", "?")),
+            capability=_opt_str(d.get("capability")),
+            max_abs_diff=_opt_float(d.get("max_abs_diff")),
+            non_finite=_count(d.get("non_finite")),
+            error=_opt_str(d.get("error")),
+        )
+        for d in data.get("devices") or []
+        if isinstance(d, dict)
+    )
+    arch = data.get("arch_list")
+    return SmokeResult(
+        framework=str(data.get("framework", "?")),
+        stage=str(data.get("stage", "?")),
+        version=_opt_str(data.get("version")),
+        cuda=_opt_str(data.get("cuda")),
+        cudnn=_opt_str(data.get("cudnn")),
+        arch_list=tuple(str(a) for a in arch) if isinstance(arch, list) else None,
+        devices=devices,
+        gpu_reason=_opt_str(data.get("gpu_reason")),
+        cpu_max_abs_diff=_opt_float(data.get("cpu_max_abs_diff")),
+        cpu_non_finite=_count(data.get("cpu_non_finite")),
+        error=_opt_str(data.get("error")),
+    )
+
+
+def parse_probe(text: str | None) -> ProbeResult | None:
+    data = _result_object(text, "vram")
+    if data is None:
+        return None
+    gpus = tuple(
+        GpuMemory(
+            index=_opt_int(g.get("index"), 4096) or 0,
+            free=_opt_int(g.get("free")),
+            total=_opt_int(g.get("total")),
+            largest=_opt_int(g.get("largest")),
+            complete=g.get("complete") if isinstance(g.get("complete"), bool) else None,
+        )
+        for g in data.get("gpus") or []
+        if isinstance(g, dict)
+    )
+    return ProbeResult(str(data.get("framework", "?")), gpus, bool(data.get("probed")),
+                       _opt_str(data.get("reason")), _opt_str(data.get("error")))
+
+
+def stderr_tail(stderr: str, lines: int = STDERR_TAIL_LINES, limit: int = 300,
+                skip: str | None = None) -> str:
+    """The last few lines of stderr that say something: no traceback frames, no source lines,
+    not ``skip`` (the error the child already reported)."""
+    kept = []
+    for raw in stderr.splitlines():
+        line = raw.strip()
+        if not line or raw.startswith("    ") or line.startswith(("File \"", "Traceback (")):
+            continue
+        if set(line) <= set("^~ ") or line == skip:
+            continue
+        kept.append(line)
+    text = " | ".join(kept[-lines:])
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def child_failure(completed: _proc.Completed, timeout: float) -> str | None:
+    """Why a child died (hang, signal), or None when it exited by itself."""
+    if completed.timed_out:
+        return f"did not finish within {timeout:g}s (killed)"
+    if completed.returncode < 0:
+        return f"crashed with {_signal_name(completed.returncode)}"
+    return None
+
+
+def _with_tail(text: str, completed: _proc.Completed, skip: str | None = None) -> str:
+    tail = stderr_tail(completed.stderr, skip=skip)
+    return f"{text}; stderr: {tail}" if tail else text
+
+
+def _device_label(device: DeviceResult) -> str:
+    cap = f" (sm_{device.capability.replace('.', '')})" if device.capability else ""
+    return f"GPU{device.index} {device.name}{cap}"
+
+
+def _arch_gap(result: SmokeResult, device: DeviceResult) -> str | None:
+    if not result.arch_list or not device.capability:
+        return None
+    try:
+        cap = ComputeCapability.parse(device.capability)
+    except ValueError:
+        return None
+    archs = []
+    for text in result.arch_list:
+        try:
+            archs.append(Arch.parse(text))
+        except ValueError:
+            continue
+    if not archs or archs_cover(archs, cap):
+        return None
+    listed = " ".join(result.arch_list)
+    return f"no kernels for {cap.sm} in {result.framework}'s arch list ({listed})"
+
+
+def _plural(count: int, what: str) -> str:
+    return f"{count} {what}" + ("" if count == 1 else "s")
+
+
+def _matmul_problem(diff: float | None, non_finite: int, against: str) -> str | None:
+    """What is wrong with one matmul, or None; a NaN difference fails every comparison."""
+    if non_finite:
+        return f"matmul returned {_plural(non_finite, 'non-finite value')} (NaN or infinity)"
+    if diff is None or not diff <= MATMUL_TOLERANCE:
+        return f"matmul differs from {against} (max abs diff {diff})"
+    return None
+
+
+def check_smoke(
+    framework: Framework,
+    run: ChildRun,
+    *,
+    timeout: float,
+    host_has_gpu: bool,
+    require_gpu: bool,
+    cpu_build: bool = False,
+) -> Check:
+    """One framework's smoke test. ``cpu_build``: the installed build has no CUDA support by
+    design (a ``cpu`` variant), so a GPU it cannot see is expected."""
+    name = f"smoke:{framework.value}"
+    completed = run.completed
+    died = child_failure(completed, timeout)
+    if died is not None:
+        return Check(name, Status.FAIL, _with_tail(died, completed))
+    result = parse_smoke(run.result)
+    if result is None:
+        return Check(name, Status.FAIL,
+                     _with_tail(f"exited {completed.returncode} without a result", completed))
+    if result.error is not None:
+        what = "import failed" if result.stage == "import" and result.version is None else "failed"
+        return Check(name, Status.FAIL,
+                     _with_tail(f"{what}: {result.error}", completed, skip=result.error))
+    label = f"{framework.value} {result.version}"
+    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
+                                  "the exact product")
+    if cpu_problem is not None:
+        return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
+    if not result.devices:
+        reason = result.gpu_reason or "no GPU visible"
+        if require_gpu:
+            return Check(name, Status.FAIL,
+                         _with_tail(f"{label} sees no GPU ({reason}); the profile requires one",
+                                    completed))
+        if not host_has_gpu:
+            return Check(name, Status.PASS, f"CPU matmul ok ({label}); no GPU on this host")
+        if cpu_build:
+            return Check(name, Status.PASS, f"CPU matmul ok ({label}, a CPU build)")
+        return Check(name, Status.FAIL,
+                     _with_tail(f"{label} sees no GPU although the host has one ({reason})",
+                                completed))
+    problems = []
+    for device in result.devices:
+        gap = _arch_gap(result, device)
+        wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
+        if device.error is not None:
+            problems.append(f"{_device_label(device)}: " + (f"{gap}: " if gap else "")
+                            + device.error)
+        elif wrong is not None:
+            problems.append(f"{_device_label(device)}: {wrong}")
+    if problems:
+        return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
+    names = sorted({_device_label(d).split(" ", 1)[1] for d in result.devices})
+    count = f"{len(result.devices)} GPUs: " if len(result.devices) > 1 else ""
+    versions = f"CUDA {result.cuda or '?'}, cuDNN {result.cudnn or '?'}"
+    return Check(name, Status.PASS,
+                 f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {versions}")
+
+
+def smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """TensorFlow grows its GPU memory and JAX does not preallocate, so they can share a GPU."""
+    env = dict(os.environ if base is None else base)
+    if framework is Framework.TENSORFLOW:
+        env["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    elif framework is Framework.JAX:
+        env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    return env
+
+
+def _read_result(path: Path) -> str | None:
+    try:
+        return read_limited(path, RESULT_LIMIT).decode("utf-8", errors="replace")
+    except FileProblem:
+        return None
+
+
+def _run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]
+               ) -> ChildRun:
+    try:
+        completed = _proc.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
+    except ProcessError as error:
+        completed = _proc.Completed(tuple(argv), 127, "", str(error), False)
+    return ChildRun(completed, _read_result(result))
+
+
+def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
+    return [python, str(SMOKE_FILE), "smoke", framework.value, "--result", str(result)]
+
+
+def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
+    """The smoke test of ``framework`` in the interpreter ``python``; files go in ``scratch``."""
+    result = scratch / f"smoke-{framework.value}.json"
+    return _run_child(smoke_argv(framework, python, result), result, timeout,
+                      smoke_env(framework))
+
+
+PROBE_FRAMEWORKS = ("torch", "cupy", "jax")
+
+
+def probe_framework(is_installed: Callable[[str], bool]) -> str | None:
+    """The first of torch, cupy, jax importable in the verified interpreter (not imported)."""
+    return next((name for name in PROBE_FRAMEWORKS if is_installed(name)), None)
+
+
+def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scratch: Path
+              ) -> ChildRun:
+    """The VRAM probe: it waits for ``go_file`` (the smoke tests are done) before it searches."""
+    result = scratch / "vram.json"
+    argv = [python, str(SMOKE_FILE), "vram", framework, "--go", str(go_file),
+            "--deadline", f"{timeout:g}", "--search", f"{PROBE_SEARCH_S:g}",
+            "--result", str(result)]
+    env = dict(os.environ)
+    if framework == "jax":
+        env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
+    return _run_child(argv, result, timeout + PROBE_SEARCH_S + 5, env)
+
+
+def _gib(value: int) -> str:
+    return f"{value / GIB:.1f} GiB"
+
+
+def check_vram(
+    gpus: Sequence[Gpu],
+    run: ChildRun | None,
+    *,
+    probe_timeout: float,
+    host_has_gpu: bool,
+    require_gpu: bool,
+    min_free_gib: float | None,
+) -> Check:
+    if not host_has_gpu:
+        if require_gpu:
+            return Check("vram", Status.FAIL, "the profile requires a GPU and none was found")
+        return Check("vram", Status.SKIP, "no GPU on this host")
+    probe = run.completed if run is not None else None
+    result = parse_probe(run.result) if run is not None else None
+    probe_problem: str | None = None
+    note = ""
+    if probe is None:
+        note = "; largest block not probed (no torch, cupy or jax here)"
+    elif (died := child_failure(probe, probe_timeout)) is not None:
+        probe_problem = _with_tail(f"probe {died}", probe)
+    elif result is None:
+        probe_problem = _with_tail(f"probe exited {probe.returncode} without a result", probe)
+    elif result.error is not None:
+        probe_problem = f"probe failed: {result.error}"
+    elif not result.gpus:
+        probe_problem = f"{result.framework} sees no GPU"
+    elif not result.probed:
+        probe_problem = f"largest block not probed: {result.reason}"
+    probed = {g.index: g for g in result.gpus} if result is not None else {}
+    indices = sorted(set(range(len(gpus))) | set(probed))
+    parts: list[str] = []
+    low: list[str] = []
+    known = False
+    for index in indices:
+        nvml = gpus[index] if index < len(gpus) else None
+        seen = probed.get(index)
+        free = nvml.memory_free_mib * MIB if nvml and nvml.memory_free_mib is not None else None
+        total = nvml.memory_total_mib * MIB if nvml and nvml.memory_total_mib is not None else None
+        if free is None and seen is not None:
+            free, total = seen.free, seen.total
+        name = f"GPU{index}" + (f" {nvml.name}" if nvml is not None else "")
+        if free is None or total is None:
+            parts.append(f"{name}: memory unknown")
+            continue
+        known = True
+        text = f"{name}: {_gib(free)} free of {_gib(total)}"
+        if seen is not None and seen.largest is not None:
+            bound = "" if seen.complete else ">= "
+            text += f", largest block {bound}{_gib(seen.largest)}"
+        parts.append(text)
+        if min_free_gib is not None and free < min_free_gib * GIB:
+            low.append(f"{name} has {_gib(free)} free, the profile asks for {min_free_gib:g} GiB")
+    if not parts:
+        why = probe_problem or note.removeprefix("; ") or "no GPU listed"
+        return Check("vram", Status.WARN, f"no memory information ({why})")
+    detail = "; ".join(parts)
+    if low:
+        return Check("vram", Status.WARN, "; ".join(low) + f" ({detail})")
+    if probe_problem is not None or not known:
+        return Check("vram", Status.WARN, f"{detail}; {probe_problem or 'memory unknown'}")
+    return Check("vram", Status.PASS, detail + note)

@@ -1,0 +1,33 @@
+"""The ``duplicates`` check: a distribution installed twice, a module shadowed on ``sys.path``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.utils import canonicalize_name
+
+from colabenv._host_dists import PathScan
+from colabenv.verification.report import Check, Status, join_limited
+
+
+def check_duplicates(
+    scan: PathScan, relevant_dists: Iterable[str] = (), relevant_modules: Iterable[str] = ()
+) -> Check:
+    """FAIL when a duplicate or shadow touches what this run expects; WARN for the rest."""
+    dists = {canonicalize_name(n) for n in relevant_dists}
+    modules = set(relevant_modules)
+    findings: list[tuple[bool, str]] = []
+    for name, found in scan.duplicates:
+        where = ", ".join(f"{d.version or '?'} in {d.entry}" for d in found)
+        findings.append((name in dists, f"{name} installed {len(found)} times ({where})"))
+    for shadow in scan.shadows:
+        findings.append(
+            (shadow.module in modules,
+             f"module {shadow.module} in {shadow.hidden} is shadowed by {shadow.used}")
+        )
+    if not findings:
+        return Check("duplicates", Status.PASS,
+                     f"{len(scan.dists)} distributions, none twice, no module shadowed")
+    findings.sort(key=lambda f: not f[0])
+    status = Status.FAIL if findings[0][0] else Status.WARN
+    return Check("duplicates", status, join_limited([text for _, text in findings]))

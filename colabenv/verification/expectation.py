@@ -1,0 +1,174 @@
+"""What a run checks against: a profile resolved for this host, a lock's pins, or the restart
+marker's record."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from colabenv._bounds import MAX_TIMEOUT_S, finite_number
+from colabenv._model import model
+from colabenv.errors import ColabenvError, UsageError, printable
+from colabenv.frameworks import framework_of, ordered
+from colabenv.models import Catalog, Framework, Target
+from colabenv.restart_marker import RestartMarker
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class ExpectationKind(str, enum.Enum):
+    """Which source the expectation was built from."""
+
+    PROFILE = "profile"
+    LOCK = "lock"
+    MARKER = "marker"
+    NONE = "none"
+
+
+@model
+class ProfileIdentity:
+    """A profile as the restart marker and the lock header record it."""
+
+    name: str
+    content_hash: str
+
+    def __str__(self) -> str:
+        short = self.content_hash.removeprefix("sha256:")[:12]
+        return f"{self.name!r} ({short})"
+
+
+@model
+class Expectation:
+    """What this run checks against, whichever source it came from. ``profile``: the profile a
+    restart marker must have been written by (from ``--profile`` or the lock's header)."""
+
+    source: str
+    requirements: tuple[Requirement, ...] = ()
+    frameworks: tuple[Framework, ...] = ()
+    smoke: tuple[Framework, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    require_gpu: bool = False
+    min_free_vram_gib: float | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    problems: tuple[str, ...] = ()
+    kind: ExpectationKind = ExpectationKind.NONE
+    profile: ProfileIdentity | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """A profile or lock was named: the marker is then a record, not the only source."""
+        return self.kind in (ExpectationKind.PROFILE, ExpectationKind.LOCK)
+
+
+def checked_timeout(value: float | str, origin: str = "--timeout") -> float:
+    """A bound on each smoke test: a finite number of seconds above 0 and at most a day."""
+    number: float | None
+    if isinstance(value, str):
+        try:
+            number = finite_number(float(value.strip()))
+        except ValueError:
+            number = None
+    else:
+        number = finite_number(value)
+    if number is None or not 0 < number <= MAX_TIMEOUT_S:
+        shown = printable(value if isinstance(value, str) else f"{value:g}")[:40]
+        raise UsageError(f"{origin}: {shown!r} is not a number of seconds above 0 and at most "
+                         f"{MAX_TIMEOUT_S:g} (a day)")
+    return number
+
+
+def _profile_timeout(value: float) -> float:
+    """A profile's ``verify.timeout_s``, held to the same bound (profiles check refuses more)."""
+    number = finite_number(value)
+    return min(number, MAX_TIMEOUT_S) if number is not None and number > 0 else DEFAULT_TIMEOUT_S
+
+
+def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], tuple[str, ...]]:
+    reqs: list[Requirement] = []
+    bad: list[str] = []
+    for line in lines:
+        try:
+            reqs.append(Requirement(line))
+        except InvalidRequirement:
+            bad.append(f"{line!r} is not a requirement")
+    return tuple(reqs), tuple(bad)
+
+
+def expectation_from_marker(marker: RestartMarker) -> Expectation:
+    reqs, bad = parse_requirements(marker.requirements)
+    frameworks = ordered(
+        f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None
+    )
+    smoke = ordered(f for f in (framework_of(s) for s in marker.smoke) if f is not None)
+    return Expectation(
+        source=f"restart marker ({marker.profile})",
+        requirements=reqs,
+        frameworks=frameworks,
+        smoke=smoke if marker.smoke else frameworks,
+        env=marker.env,
+        require_gpu=marker.require_gpu,
+        min_free_vram_gib=marker.min_free_vram_gib,
+        timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
+        problems=bad,
+        kind=ExpectationKind.MARKER,
+    )
+
+
+def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog) -> Expectation:
+    from colabenv.profile import find_profile, load_profile
+    from colabenv.resolver import resolve
+
+    profile = load_profile(find_profile(name_or_path))
+    problems: tuple[str, ...] = ()
+    reqs: tuple[Requirement, ...] = ()
+    try:
+        resolution = resolve(profile, target, catalog)
+    except ColabenvError as error:
+        problems = (f"no resolution for this host: {error}",)
+    else:
+        reqs, problems = parse_requirements(resolution.requirements)
+    frameworks = ordered(r.framework for r in profile.frameworks)
+    return Expectation(
+        source=f"profile {profile.name}",
+        requirements=reqs,
+        frameworks=frameworks,
+        smoke=ordered(profile.smoke_frameworks),
+        env=profile.env,
+        require_gpu=profile.verify.require_gpu,
+        min_free_vram_gib=profile.verify.min_free_vram_gib,
+        timeout_s=_profile_timeout(profile.verify.timeout_s),
+        problems=problems,
+        kind=ExpectationKind.PROFILE,
+        profile=ProfileIdentity(profile.name, profile.content_hash),
+    )
+
+
+def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectation:
+    lock_path = Path(path)
+    if not lock_path.is_file():
+        raise UsageError(f"{path}: no such lock file")
+    from colabenv.lockfile import read_lock
+
+    lock = read_lock(lock_path)
+    packages = lock.packages
+    reqs, problems = parse_requirements(
+        p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages
+    )
+    frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
+    base = expectation_from_marker(marker) if marker is not None else Expectation(source="")
+    return Expectation(
+        source=f"lock {lock_path.name}",
+        requirements=reqs,
+        frameworks=frameworks,
+        smoke=frameworks,
+        env=base.env,
+        require_gpu=base.require_gpu,
+        min_free_vram_gib=base.min_free_vram_gib,
+        timeout_s=base.timeout_s,
+        problems=problems,
+        kind=ExpectationKind.LOCK,
+        profile=ProfileIdentity(lock.header.profile_name, lock.header.profile_hash),
+    )

@@ -1,0 +1,117 @@
+"""The ``marker`` and ``env`` checks: the setup script finished before this interpreter started,
+and the ``[env]`` variables it set are there."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from colabenv._host_python import same_environment
+from colabenv._model import model
+from colabenv.errors import StateError, printable
+from colabenv.restart_marker import RestartMarker
+from colabenv.verification.expectation import ProfileIdentity
+from colabenv.verification.report import Check, Status, join_limited
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+@model
+class MarkerFit:
+    """Whether the restart marker was written for what is verified: ``problem`` says what
+    does not fit (another profile, another interpreter) and what to do; ``hint`` is the same
+    advice in a few words, for the checks a foreign marker explains (env)."""
+
+    problem: str | None = None
+    hint: str = "restart after setup"
+    unknown_interpreter: bool = False
+
+
+def marker_fit(marker: RestartMarker | None, profile: ProfileIdentity | None,
+               interpreter: str) -> MarkerFit:
+    """The marker against this profile (when one was named) and this interpreter."""
+    if marker is None:
+        return MarkerFit()
+    written_by = ProfileIdentity(marker.profile, marker.profile_hash)
+    if profile is not None and profile.content_hash != marker.profile_hash:
+        advice = (f"run this profile's setup script (colabenv render {printable(profile.name)}),"
+                  " then restart")
+        return MarkerFit(
+            f"the restart marker was written by profile {written_by}, not by this profile "
+            f"{profile}: {advice}",
+            f"the restart marker is profile {written_by}'s: {advice}",
+        )
+    if marker.python is None:
+        return MarkerFit(unknown_interpreter=True)
+    if not same_environment(marker.python, interpreter):
+        here = printable(interpreter)
+        return MarkerFit(
+            f"the restart marker was written for the interpreter {printable(marker.python)}, not "
+            f"for this one ({here}): run the setup script with COLABENV_PYTHON={here}, or "
+            f"verify that interpreter with --interpreter {printable(marker.python)}",
+            f"the restart marker is another interpreter's ({printable(marker.python)})",
+        )
+    return MarkerFit()
+
+
+def check_marker(
+    marker: RestartMarker | None,
+    error: StateError | None,
+    location: Path,
+    started_at: float | None,
+    who: str,
+    *,
+    explicit: bool,
+    fit: MarkerFit | None = None,
+) -> Check:
+    """PASS only for a marker of this profile and this interpreter, written before this
+    ``who`` (kernel or interpreter) started, or by a run that changed nothing."""
+    fits = fit or MarkerFit()
+    if error is not None:
+        return Check("marker", Status.FAIL, f"corrupted restart marker: {error}")
+    if marker is None:
+        text = f"no restart marker at {printable(location)}: the setup script has not finished here"
+        if explicit:
+            return Check("marker", Status.WARN, text)
+        return Check("marker", Status.FAIL, text + " (or pass --profile/--lock)")
+    if fits.problem is not None:
+        return Check("marker", Status.FAIL, fits.problem)
+    unknown = (" (the marker does not say which interpreter it was written for: written by an"
+               " older colabenv)" if fits.unknown_interpreter else "")
+    name = printable(marker.profile)
+    if started_at is None:
+        return Check("marker", Status.WARN,
+                     f"marker of {_clock(marker.written_at)} found, but when this {who} started "
+                     "cannot be told (no /proc)" + unknown)
+    passed = Status.WARN if fits.unknown_interpreter else Status.PASS
+    if started_at >= marker.written_at:
+        return Check("marker", passed,
+                     f"{name}: setup finished {_clock(marker.written_at)}, "
+                     f"this {who} started {_clock(started_at)}" + unknown)
+    if not marker.changed:
+        return Check("marker", passed,
+                     f"{name}: the last setup run changed nothing, no restart needed" + unknown)
+    return Check("marker", Status.FAIL,
+                 f"restart required: setup finished {_clock(marker.written_at)}, after this "
+                 f"{who} started ({_clock(started_at)})")
+
+
+def check_env(expected: Sequence[tuple[str, str]], environ: Mapping[str, str] | None = None,
+              *, hint: str = "restart after setup") -> Check:
+    env = os.environ if environ is None else environ
+    if not expected:
+        return Check("env", Status.SKIP, "no [env] variables asked for")
+    problems = []
+    for name, value in expected:
+        actual = env.get(name)
+        if actual is None:
+            problems.append(f"{name} is not set (expected {value!r})")
+        elif actual != value:
+            problems.append(f"{name}={actual!r}, expected {value!r}")
+    if problems:
+        return Check("env", Status.FAIL, join_limited(problems) + f" ({hint})")
+    return Check("env", Status.PASS, f"{', '.join(n for n, _ in expected)} set as asked")

@@ -1,0 +1,197 @@
+"""``verify()``: build the expectation, start the children, run the static checks while they
+work, and collect the report."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+
+from colabenv._host_dists import Installed, scan_path
+from colabenv._host_proc import process_started_at, restarted_process
+from colabenv._host_python import Interpreter, probe_interpreter
+from colabenv.builds import framework_build
+from colabenv.errors import StateError, UsageError
+from colabenv.frameworks import FACTS, ordered
+from colabenv.models import Framework
+from colabenv.restart_marker import RestartMarker, marker_path, read_marker
+from colabenv.verification.children import (
+    PROBE_SEARCH_S,
+    ChildRun,
+    check_smoke,
+    check_vram,
+    probe_framework,
+    run_probe,
+    run_smoke,
+)
+from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
+from colabenv.verification.components import ComponentProblems, check_components
+from colabenv.verification.cuda import check_cuda
+from colabenv.verification.duplicates import check_duplicates
+from colabenv.verification.expectation import (
+    Expectation,
+    ExpectationKind,
+    checked_timeout,
+    expectation_from_lock,
+    expectation_from_marker,
+    expectation_from_profile,
+)
+from colabenv.verification.report import VerifyReport
+from colabenv.verification.restart import check_env, check_marker, marker_fit
+
+if TYPE_CHECKING:
+    from colabenv.models import Catalog, Fingerprint, Target
+
+
+@dataclass
+class _Children:
+    smoke: dict[Framework, Future[ChildRun]] = field(default_factory=dict)
+    probe: Future[ChildRun] | None = None
+
+
+def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, frozenset[str]]]:
+    if expectation.requirements:
+        return [(r.name, frozenset(r.extras)) for r in expectation.requirements]
+    if expectation.kind is not ExpectationKind.NONE:
+        return []
+    return [(name, frozenset()) for name in installed.names()]
+
+
+def _changed_by_script(marker: RestartMarker | None) -> frozenset[str] | None:
+    """Names of what the bootstrap script installed or moved; None without a marker."""
+    if marker is None:
+        return None
+    names = set()
+    for entry in marker.installed:
+        kind, _, rest = entry.partition(":")
+        text = rest if kind == "dist" else entry
+        if kind in ("apt", "env"):
+            continue
+        try:
+            names.add(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
+            continue
+    return frozenset(names)
+
+
+def _declared(expectation: Expectation) -> set[NormalizedName]:
+    """What the user asked for by name: a duplicate of one of these is a FAIL, not a WARN.
+
+    Their dependencies are left out on purpose: a runtime image often carries a second, older
+    copy of a common library in the system site directory, behind the one in use.
+    """
+    names = {canonicalize_name(r.name) for r in expectation.requirements}
+    for framework in expectation.frameworks:
+        names.update(FACTS[framework].dists)
+    return names
+
+
+def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
+    try:
+        return read_marker(state), None
+    except StateError as error:
+        return None, error
+
+
+def _expectation(profile: str | None, lock: str | None, marker: RestartMarker | None,
+                 target: Target, catalog: Catalog) -> Expectation:
+    if profile is not None:
+        return expectation_from_profile(profile, target, catalog)
+    if lock is not None:
+        return expectation_from_lock(lock, marker)
+    if marker is not None:
+        return expectation_from_marker(marker)
+    return Expectation(source="no marker, profile or lock")
+
+
+def verify(
+    profile: str | None = None,
+    lock: str | None = None,
+    timeout: float | None = None,
+    interpreter: str | None = None,
+    *,
+    component_problems: ComponentProblems | None = None,
+) -> VerifyReport:
+    """Run every check and return the report; never raises for a failed check.
+
+    ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
+    one running colabenv. It needs nothing but the standard library and its own packages.
+    ``component_problems``: the catalog's reader of NVIDIA component facts (issue 13); given,
+    a ``components`` check follows the ``cuda:`` checks.
+    """
+    from colabenv.catalog import shipped_catalog
+    from colabenv.detect import detect
+    from colabenv.settings import TargetFlags, resolve_overrides
+
+    if profile is not None and lock is not None:
+        raise UsageError("verify: give --profile or --lock, not both")
+    limit_given = checked_timeout(timeout) if timeout is not None else None
+    python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
+    catalog = shipped_catalog()
+    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
+    target = fingerprint.target
+    marker, marker_error = _load_marker(fingerprint.state_dir)
+    expectation = _expectation(profile, lock, marker, target, catalog)
+    scan = scan_path(python.path, stdlib=python.stdlib,
+                     extension_suffixes=python.extension_suffixes)
+    installed = Installed.of_scan(scan)
+    if expectation.kind is ExpectationKind.NONE:
+        present = ordered(f for f in Framework if framework_build(f, installed, catalog))
+        expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
+    limit = limit_given or expectation.timeout_s
+    has_gpu = target.has_gpu
+    probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
+    builds = {f: framework_build(f, installed, catalog)
+              for f in (*expectation.frameworks, *expectation.smoke)}
+
+    with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
+            ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
+        scratch = Path(folder)
+        go_file = scratch / "smoke-done"
+        exe = python.executable
+        children = _Children()
+        for framework in expectation.smoke:
+            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=exe,
+                                                    scratch=scratch)
+        if probe_with is not None:
+            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=exe,
+                                         scratch=scratch)
+
+        pid, who = restarted_process()
+        fit = marker_fit(marker, expectation.profile, exe)
+        checks = [
+            check_marker(marker, marker_error, marker_path(fingerprint.state_dir),
+                         process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
+            check_versions(expectation, installed.version),
+        ]
+        closure = dependency_closure(_roots(expectation, installed), installed.get)
+        declared = _declared(expectation)
+        modules = {m for name in declared for m in installed.top_level(name)}
+        checks.append(check_duplicates(scan, declared, modules))
+        checks.append(check_consistency(closure, _changed_by_script(marker)))
+        for framework in expectation.frameworks:
+            checks.append(check_cuda(framework, builds[framework], target, catalog,
+                                     require_gpu=expectation.require_gpu))
+        if component_problems is not None:
+            versions = {name: installed.version(name) or "" for name in installed.names()}
+            checks.append(check_components(versions, target.compute_capabilities,
+                                           component_problems))
+
+        for framework, future in children.smoke.items():
+            build = builds[framework]
+            checks.append(check_smoke(framework, future.result(), timeout=limit,
+                                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                                      cpu_build=build is not None and build.is_cpu_variant))
+        go_file.touch()
+        probe = children.probe.result() if children.probe is not None else None
+    checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
+                             host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                             min_free_gib=expectation.min_free_vram_gib))
+    checks.append(check_env(expectation.env, hint=fit.hint))
+    return VerifyReport(tuple(checks), expectation.source)
