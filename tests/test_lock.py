@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.pylock import Pylock
 from packaging.version import Version
 
+from colabenv import _toml
 from colabenv.catalog import shipped_catalog
 from colabenv.lockfile import read_lock
 from colabenv.models import Framework
@@ -230,18 +232,31 @@ def test_pip_tools_refuses_another_python(
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("resolver", RESOLVERS)
 def test_pylock_format(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], fresh_venv: Callable[..., Path]
+    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], fresh_venv: Callable[..., Path],
+    resolver: str,
 ) -> None:
     profile = write_profile(tmp_path, *indexes)
     out = tmp_path / "pylock.toml"
-    result = colabenv("lock", profile, "-o", out, "--format", "pylock", *T4)
+    indexes[0].reset_requests()
+    result = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", resolver,
+                      *T4)
     assert result.returncode == 0, result.stderr
+    Pylock.from_dict(_toml.loads(out.read_text()))
     lock = read_lock(out)
     assert dict(lock.pins) == EXPECTED_CLOSURE
     torch = lock.package("torch")
-    assert torch is not None and torch.index == indexes[1].sub_url("cu124").rstrip("/")
-    assert torch.files[0].url is not None and "/cu124/" in torch.files[0].url
+    assert torch is not None and torch.files[0].url is not None
+    assert "/cu124/" in torch.files[0].url
+    ours = [path for path, agent in zip(indexes[0].requests, indexes[0].agents, strict=True)
+            if agent.startswith("colabenv/") and path.endswith("/filelock/")]
+    if resolver == "uv":  # uv's answer carries each file's URL: no second pass, no index named
+        assert torch.index is None
+        assert ours == []
+    else:
+        assert ours
+        assert torch.index == indexes[1].sub_url("cu124").rstrip("/")
     python = fresh_venv()
     subprocess.run([uv_bin(), "pip", "install", "--python", str(python), "-r", str(out)],
                    check=True, capture_output=True, env=clean_env())
