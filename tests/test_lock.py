@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -15,15 +16,24 @@ from packaging.version import Version
 
 from colabenv import _toml
 from colabenv.catalog import shipped_catalog
-from colabenv.lockfile import read_lock
-from colabenv.models import Framework
+from colabenv.lockfile import read_lock, render_lock
+from colabenv.locking import RESOLVERS, make_lock
+from colabenv.models import ComponentConstraint, ComputeCapability, Framework, Resolution, Target
+from colabenv.profile import load_profile
+from colabenv.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
-from tests.support.locking import PYTHON, T4, colabenv, lock_profile, write_profile
-from tests.support.wheels import Standins, build_wheel
+from tests.support.locking import (
+    PYTHON,
+    T4,
+    colabenv,
+    lock_profile,
+    write_jax_profile,
+    write_profile,
+)
+from tests.support.wheels import CUDNN_LAST_FOR_SM60, CUDNN_NEWEST, Standins, build_wheel
 
-RESOLVERS = ("uv", "pip-tools")
 BASE_CLOSURE = {
     "torch": "2.6.0+cu124",
     "torchvision": "0.21.0+cu124",
@@ -320,3 +330,63 @@ def test_nothing_to_lock_is_bad_input(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "nothing to lock" in result.stderr
     assert not (tmp_path / "empty.lock").exists()
+
+
+CUDNN_BOUND = "nvidia-cudnn-cu12<9.11"
+
+
+def _jax_resolution(profile: Path) -> Resolution:
+    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
+                    Version(PYTHON))
+    loaded = load_profile(profile)
+    return resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
+
+
+@pytest.mark.parametrize("resolver", RESOLVERS)
+def test_component_constraints_bound_the_pins(
+    tmp_path: Path, default_index: LocalIndex, resolver: str
+) -> None:
+    """Issue 13: a Pascal host's cuDNN bound reaches the resolver; without it, the newest."""
+    profile = write_jax_profile(tmp_path, default_index)
+    free = _jax_resolution(profile)
+    bounded = dataclasses.replace(free, constraints=(
+        ComponentConstraint(CUDNN_BOUND, "sm_60: cuDNN 9.11 and newer have no kernels for it"),))
+    env = clean_env(UV_HTTP_RETRIES="0")
+    lock = make_lock(bounded, resolver=resolver, colabenv_version="0.1.0", environ=env)
+    assert lock.version_of("nvidia-cudnn-cu12") == CUDNN_LAST_FOR_SM60
+    assert lock.header.constraints == (CUDNN_BOUND,)
+    assert lock.package("nvidia-cudnn-cu12") is not None
+    unbounded = make_lock(free, resolver=resolver, colabenv_version="0.1.0", environ=env)
+    assert unbounded.version_of("nvidia-cudnn-cu12") == CUDNN_NEWEST
+    assert unbounded.header.constraints == ()
+    assert {n for n, _ in lock.pins} == {n for n, _ in unbounded.pins}
+
+
+def test_constraint_only_bounds_what_is_pulled_in(
+    tmp_path: Path, default_index: LocalIndex
+) -> None:
+    """A constraint on a component nothing needs installs nothing."""
+    profile = write_jax_profile(tmp_path, default_index)
+    resolution = dataclasses.replace(_jax_resolution(profile), constraints=(
+        ComponentConstraint("nvidia-nccl-cu13<3", "not pulled in"),))
+    lock = make_lock(resolution, resolver="uv", colabenv_version="0.1.0",
+                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    assert lock.package("nvidia-nccl-cu13") is None
+
+
+def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: LocalIndex) -> None:
+    profile = write_jax_profile(tmp_path, default_index)
+    bounded = dataclasses.replace(_jax_resolution(profile), constraints=(
+        ComponentConstraint(CUDNN_BOUND, "P100"),))
+    lock = make_lock(bounded, resolver="uv", colabenv_version="0.1.0",
+                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    out = tmp_path / "jax.lock"
+    out.write_text(render_lock(lock))
+    assert f"# constraint: {CUDNN_BOUND}\n" in out.read_text()
+    check = colabenv("lock", profile, "-o", out, "--check")
+    assert check.returncode == 1, check.stderr
+    assert f"stale: component constraints: {CUDNN_BOUND} in the lock, none now" in check.stdout
+    fresh = tmp_path / "fresh.lock"
+    made = colabenv("lock", profile, "-o", fresh, *T4)
+    assert made.returncode == 0, made.stderr
+    assert colabenv("lock", profile, "-o", fresh, "--check").returncode == 0
