@@ -390,3 +390,12 @@ def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: Local
     made = colabenv("lock", profile, "-o", fresh, *T4)
     assert made.returncode == 0, made.stderr
     assert colabenv("lock", profile, "-o", fresh, "--check").returncode == 0
+
+
+def test_progress_shows_markup_and_control_characters_as_text() -> None:
+    """Index URLs and package names reach the progress line as text: a ``[/]`` in a URL once
+    raised MarkupError, and ``[bold]`` vanished."""
+    from colabenv._commands.lock import _progress
+
+    with _progress(True) as say:
+        say("checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\x1b[2J")
