@@ -315,9 +315,11 @@ class SimpleClient:
                 f"project page ({self._redact(printable(problem))})") from None
 
     def reachable(self, index: str) -> None:
+        """The index answers (a 404 or 405 to HEAD on its root is an answer)."""
         url = expand_url(index, self._environ).rstrip("/") + "/"
         answer = self._exchange(index, index.rstrip("/") + "/", "HEAD", url)
-        self._check_status(index, answer.status, "")
+        if answer.status in (401, 403, 429) or answer.status >= 500:
+            self._check_status(index, answer.status, "")
 
     def _exchange(self, index: str, shown: str, method: str, url: str) -> _Answer:
         if self._abandoned:

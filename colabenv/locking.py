@@ -395,7 +395,7 @@ def _pip_tools_label() -> str:
 
 
 def _uv_packages(text: str, redact: Callable[[str], str]) -> tuple[LockedPackage, ...]:
-    from colabenv.pep751 import load_pylock, pylock_packages
+    from colabenv.lockfile.pylock import load_pylock, pylock_packages
 
     def url_of(url: str) -> str:
         return redact(strip_credentials(url))

@@ -26,7 +26,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.errors import LockError, printable
-from colabenv.lockfile import (
+from colabenv.lockfile.schema import (
     LOCK_SCHEMA,
     READABLE_SCHEMAS,
     HeaderWord,
@@ -41,6 +41,7 @@ from colabenv.lockfile import (
     checked_framework,
     checked_profile_hash,
     checked_url,
+    is_sha256,
     new_package,
 )
 from colabenv.models import LockedFramework
@@ -220,7 +221,7 @@ def pylock_packages(
             *(package.wheels or ()), *((package.sdist,) if package.sdist else ())]
         for entry in entries:
             digest = entry.hashes.get("sha256", "").lower()
-            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            if not is_sha256(digest):
                 raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
             url = url_of(entry.url) if entry.url else None
             files.append(LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
@@ -318,7 +319,7 @@ def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | No
             raise tool.fail("constraints", f"{printable(text)!r} is not a requirement")
         constraints.append(constraint)
     digest = tool.text("pins-sha256", optional=schema < 2)
-    if digest is not None and (len(digest) != 64 or digest.strip("0123456789abcdef")):
+    if digest is not None and not is_sha256(digest):
         raise tool.fail("pins-sha256", "expected 64 hex digits")
     index_url = tool.text("index-url", optional=True)
     extra = tool.strings("extra-index-urls")
