@@ -345,7 +345,7 @@ def run_resolver(
         if resolver == Resolver.UV:
             uv = find_uv()
             version = _proc.run([uv, "--version"], timeout=30, env=env)
-            label = " ".join(version.stdout.split()[:2]) if version.ok else "uv"
+            label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
             argv = _uv_argv(uv, target, constraints_file)
             if expanded_default:
                 env["UV_INDEX_URL"] = expanded_default
