@@ -15,6 +15,7 @@ from colabenv.models import Profile, TargetOverrides, format_driver
 
 _ANY = SpecifierSet()
 
+
 def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
     """The recorded target with whatever the flags or ``COLABENV_*`` variables override."""
     if overrides.cpu:

@@ -41,6 +41,7 @@ from colabenv.models import LockedFramework
 _HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
+
 # ---------------------------------------------------------------------------------------------
 # Writing the requirements format
 
