@@ -172,3 +172,31 @@ def test_pin_through_a_symlinked_profile_edits_its_target(
     assert again.returncode == 0
     assert "already pinned" in again.stderr and "changed" not in again.stderr
     assert real.read_text() == after
+
+
+def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) -> None:
+    """What render --lock hands the script: the lock's own target, frameworks and pins."""
+    from packaging.version import Version
+
+    from colabenv._commands.render import _lock_input
+    from colabenv.catalog import shipped_catalog
+    from colabenv.models import ComputeCapability, Framework, Target
+    from colabenv.profile import load_profile
+    from colabenv.resolver import resolve
+
+    profile_path, out = locked
+    profile = load_profile(profile_path)
+    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
+                    Version(PYTHON))
+    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    given = _lock_input(out, profile, resolution)
+    lock = read_lock(out)
+    assert given.target is not None
+    assert given.target.driver == target.driver and given.target.cuda == target.cuda
+    assert given.target.compute_capabilities == target.compute_capabilities
+    assert given.python == PYTHON and given.required_driver == "525.60.13"
+    assert [(f.framework, f.version, f.variant) for f in given.frameworks] == [
+        (Framework.TORCH, "2.6.0", "cu124"), (Framework.JAX, "0.5.3", "cuda12")]
+    assert given.constraints == ()
+    assert given.pins == tuple(f"{n}=={v}" for n, v in lock.pins)
+    assert given.text.startswith("# colabenv lock")
