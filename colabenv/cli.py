@@ -90,12 +90,18 @@ def _resolve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _lock_args(p: argparse.ArgumentParser) -> None:
+    from colabenv.locking import RESOLVERS
+
     p.add_argument("profile")
     p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
-    p.add_argument("--resolver", choices=("uv", "pip-tools"), default="uv")
+    p.add_argument("--resolver", choices=RESOLVERS, default=RESOLVERS[0])
     p.add_argument("--format", choices=("requirements", "pylock"), default="requirements")
-    p.add_argument("--check", action="store_true", help="exit 1 when the lock is stale")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when the lock is stale, 2 when it is not whole")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--http-deadline", metavar="S",
+                   help="bound on each whole request to an index, in seconds (default 60; "
+                        "also COLABENV_HTTP_DEADLINE)")
     _add_target_flags(p)
 
 

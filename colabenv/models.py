@@ -569,3 +569,14 @@ class Resolution:
             "apt": list(self.apt),
             "warnings": list(self.warnings),
         }
+
+
+@model
+class LockedFramework:
+    """A framework as a lock records it: the release and variant its pins came from, and the
+    index that variant is served by (None: the default index)."""
+
+    framework: Framework
+    version: str
+    variant: str
+    index_url: str | None

@@ -13,7 +13,14 @@ from collections.abc import Iterator, Sequence
 
 from colabenv._model import model
 from colabenv.errors import UsageError
-from colabenv.models import Installer, Profile, Resolution, format_driver
+from colabenv.models import (
+    Installer,
+    LockedFramework,
+    Profile,
+    Resolution,
+    Target,
+    format_driver,
+)
 
 HELPER_DELIMITER = "COLABENV_HELPER_EOF"
 LOCK_DELIMITER = "COLABENV_LOCK_EOF"
@@ -24,7 +31,12 @@ ENV_HOOK = "colabenv_env.pth"
 
 @model
 class LockInput:
-    """A lockfile to install exactly instead of resolving (``render --lock``)."""
+    """A lockfile to install exactly instead of resolving (``render --lock``).
+
+    ``target``, ``frameworks`` and ``constraints`` are what the lock was made for, installs and
+    honours, for the header and the marker (the command layer has checked that the target is
+    the one rendered for).
+    """
 
     name: str
     text: str
@@ -32,6 +44,9 @@ class LockInput:
     required_driver: str | None
     index_urls: tuple[str, ...]
     pins: tuple[str, ...]
+    target: Target | None = None
+    frameworks: tuple[LockedFramework, ...] = ()
+    constraints: tuple[str, ...] = ()
 
 
 _NEEDS_QUOTES = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search

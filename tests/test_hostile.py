@@ -69,6 +69,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
             return
         body_kind, _, body = kind.partition(":")
+        if body_kind in ("nested", "huge"):
+            self._generated(body_kind, int(body))
+            return
         content_type = {
             "json": "application/vnd.pypi.simple.v1+json",
             "html": "text/html",
@@ -79,6 +82,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+    def _generated(self, kind: str, size: int) -> None:
+        """JSON ``size`` arrays deep, or ``size`` MiB of JSON whitespace, sent as it is made."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+        self.end_headers()
+        pieces = ([b"[" * size, b"]" * size] if kind == "nested"
+                  else (b" " * (1 << 20) for _ in range(size)))
+        try:
+            for piece in pieces:
+                self.wfile.write(piece)
+        except OSError:
+            return
 
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

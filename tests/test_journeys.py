@@ -262,12 +262,15 @@ require_gpu = false
     second = host.run(script, UV_HTTP_RETRIES="0")
     assert second.returncode == 0 and second.stdout.splitlines()[-1] == NO_RESTART_LINE
 
-    # hash checking is real: one altered hash and the install is refused, nothing recorded
+    # a tampered lock no longer matches its pins-sha256: render refuses it
     numpy_hash = locked.package("numpy").files[0].sha256  # type: ignore[union-attr]
     tampered = tmp_path / "tampered.lock"
     tampered.write_text(lock_path.read_text().replace(numpy_hash, "0" * 64))
     bad_script = tmp_path / "bad.sh"
-    render(profile, bad_script, "--lock", str(tampered))
+    refused_render = colabenv_cli("render", profile, "-o", bad_script, *T4, "--lock", tampered)
+    assert refused_render.returncode == 2 and "pins-sha256" in refused_render.stderr
+    # hash checking is real: one altered hash in the script and the install is refused
+    bad_script.write_text(script.read_text().replace(numpy_hash, "0" * 64))
     other = make_host(tmp_path / "other", with_pip=False)
     other.driver = "550.54.15"
     refused = other.run(bad_script, UV_HTTP_RETRIES="0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -10,18 +11,29 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.pylock import Pylock
 from packaging.version import Version
 
+from colabenv import _toml
 from colabenv.catalog import shipped_catalog
-from colabenv.lockfile import read_lock
-from colabenv.models import Framework
+from colabenv.lockfile import read_lock, render_lock
+from colabenv.locking import RESOLVERS, make_lock
+from colabenv.models import ComponentConstraint, ComputeCapability, Framework, Resolution, Target
+from colabenv.profile import load_profile
+from colabenv.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
-from tests.support.locking import PYTHON, T4, colabenv, lock_profile, write_profile
-from tests.support.wheels import Standins, build_wheel
+from tests.support.locking import (
+    PYTHON,
+    T4,
+    colabenv,
+    lock_profile,
+    write_jax_profile,
+    write_profile,
+)
+from tests.support.wheels import CUDNN_LAST_FOR_SM60, CUDNN_NEWEST, Standins, build_wheel
 
-RESOLVERS = ("uv", "pip-tools")
 BASE_CLOSURE = {
     "torch": "2.6.0+cu124",
     "torchvision": "0.21.0+cu124",
@@ -230,18 +242,31 @@ def test_pip_tools_refuses_another_python(
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("resolver", RESOLVERS)
 def test_pylock_format(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], fresh_venv: Callable[..., Path]
+    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], fresh_venv: Callable[..., Path],
+    resolver: str,
 ) -> None:
     profile = write_profile(tmp_path, *indexes)
     out = tmp_path / "pylock.toml"
-    result = colabenv("lock", profile, "-o", out, "--format", "pylock", *T4)
+    indexes[0].reset_requests()
+    result = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", resolver,
+                      *T4)
     assert result.returncode == 0, result.stderr
+    Pylock.from_dict(_toml.loads(out.read_text()))
     lock = read_lock(out)
     assert dict(lock.pins) == EXPECTED_CLOSURE
     torch = lock.package("torch")
-    assert torch is not None and torch.index == indexes[1].sub_url("cu124").rstrip("/")
-    assert torch.files[0].url is not None and "/cu124/" in torch.files[0].url
+    assert torch is not None and torch.files[0].url is not None
+    assert "/cu124/" in torch.files[0].url
+    ours = [path for path, agent in zip(indexes[0].requests, indexes[0].agents, strict=True)
+            if agent.startswith("colabenv/") and path.endswith("/filelock/")]
+    if resolver == "uv":  # uv's answer carries each file's URL: no second pass, no index named
+        assert torch.index is None
+        assert ours == []
+    else:
+        assert ours
+        assert torch.index == indexes[1].sub_url("cu124").rstrip("/")
     python = fresh_venv()
     subprocess.run([uv_bin(), "pip", "install", "--python", str(python), "-r", str(out)],
                    check=True, capture_output=True, env=clean_env())
@@ -305,3 +330,72 @@ def test_nothing_to_lock_is_bad_input(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "nothing to lock" in result.stderr
     assert not (tmp_path / "empty.lock").exists()
+
+
+CUDNN_BOUND = "nvidia-cudnn-cu12<9.11"
+
+
+def _jax_resolution(profile: Path) -> Resolution:
+    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
+                    Version(PYTHON))
+    loaded = load_profile(profile)
+    return resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
+
+
+@pytest.mark.parametrize("resolver", RESOLVERS)
+def test_component_constraints_bound_the_pins(
+    tmp_path: Path, default_index: LocalIndex, resolver: str
+) -> None:
+    """Issue 13: a Pascal host's cuDNN bound reaches the resolver; without it, the newest."""
+    profile = write_jax_profile(tmp_path, default_index)
+    free = _jax_resolution(profile)
+    bounded = dataclasses.replace(free, constraints=(
+        ComponentConstraint(CUDNN_BOUND, "sm_60: cuDNN 9.11 and newer have no kernels for it"),))
+    env = clean_env(UV_HTTP_RETRIES="0")
+    lock = make_lock(bounded, resolver=resolver, colabenv_version="0.1.0", environ=env)
+    assert lock.version_of("nvidia-cudnn-cu12") == CUDNN_LAST_FOR_SM60
+    assert lock.header.constraints == (CUDNN_BOUND,)
+    assert lock.package("nvidia-cudnn-cu12") is not None
+    unbounded = make_lock(free, resolver=resolver, colabenv_version="0.1.0", environ=env)
+    assert unbounded.version_of("nvidia-cudnn-cu12") == CUDNN_NEWEST
+    assert unbounded.header.constraints == ()
+    assert {n for n, _ in lock.pins} == {n for n, _ in unbounded.pins}
+
+
+def test_constraint_only_bounds_what_is_pulled_in(
+    tmp_path: Path, default_index: LocalIndex
+) -> None:
+    """A constraint on a component nothing needs installs nothing."""
+    profile = write_jax_profile(tmp_path, default_index)
+    resolution = dataclasses.replace(_jax_resolution(profile), constraints=(
+        ComponentConstraint("nvidia-nccl-cu13<3", "not pulled in"),))
+    lock = make_lock(resolution, resolver="uv", colabenv_version="0.1.0",
+                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    assert lock.package("nvidia-nccl-cu13") is None
+
+
+def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: LocalIndex) -> None:
+    profile = write_jax_profile(tmp_path, default_index)
+    bounded = dataclasses.replace(_jax_resolution(profile), constraints=(
+        ComponentConstraint(CUDNN_BOUND, "P100"),))
+    lock = make_lock(bounded, resolver="uv", colabenv_version="0.1.0",
+                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    out = tmp_path / "jax.lock"
+    out.write_text(render_lock(lock))
+    assert f"# constraint: {CUDNN_BOUND}\n" in out.read_text()
+    check = colabenv("lock", profile, "-o", out, "--check")
+    assert check.returncode == 1, check.stderr
+    assert f"stale: component constraints: {CUDNN_BOUND} in the lock, none now" in check.stdout
+    fresh = tmp_path / "fresh.lock"
+    made = colabenv("lock", profile, "-o", fresh, *T4)
+    assert made.returncode == 0, made.stderr
+    assert colabenv("lock", profile, "-o", fresh, "--check").returncode == 0
+
+
+def test_progress_shows_markup_and_control_characters_as_text() -> None:
+    """Index URLs and package names reach the progress line as text: a ``[/]`` in a URL once
+    raised MarkupError, and ``[bold]`` vanished."""
+    from colabenv._commands.lock import _progress
+
+    with _progress(True) as say:
+        say("checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\x1b[2J")

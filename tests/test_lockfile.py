@@ -1,55 +1,73 @@
-"""The lock format: writing, reading back, refusing malformed locks; pure helpers of lock.py."""
+"""The lock format: writing, reading back strictly, refusing malformed locks, staleness and
+completeness; pure helpers of colabenv.locking."""
 
 from __future__ import annotations
 
 import hashlib
-import json
+import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.pylock import Pylock
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv import _toml
-from colabenv.errors import LockError, UsageError
-from colabenv.lock import (
-    _Redactor,
-    _resolver_failure,
-    current_target,
-    expand_url,
-    parse_project_page,
-    resolver_env,
-    target_platforms,
-    target_tags,
-    uv_python_platform,
-)
+from colabenv.errors import InputError, LockError
 from colabenv.lockfile import (
     Lock,
     LockedFile,
-    LockedFramework,
     LockedPackage,
     LockHeader,
     LockTarget,
+    current_target,
     lock_lines,
     parse_lock,
     parse_requirements,
     read_lock,
     render_lock,
+    stale_reasons,
+    unmet_requirements,
 )
-from colabenv.models import ComputeCapability, Target, TargetOverrides
+from colabenv.locking import (
+    _resolver_failure,
+    resolver_env,
+    target_platforms,
+    target_tags,
+    uv_python_platform,
+)
+from colabenv.models import (
+    ComputeCapability,
+    Framework,
+    LockedFramework,
+    Profile,
+    Target,
+    TargetOverrides,
+)
+from colabenv.profile import load_profile
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _lock(name: str = "team-gpu", *, files: bool = False) -> Lock:
+WHEELS = {
+    "numpy": "numpy-2.0.2-py3-none-any.whl",
+    "torch-a": "torch-2.6.0+cu124-cp312-cp312-linux_x86_64.whl",
+    "torch-b": "torch-2.6.0+cu124-cp312-cp312-manylinux_2_28_x86_64.whl",
+    "cudnn": "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux_2_27_x86_64.whl",
+}
+
+
+def _lock(name: str = "team-gpu", *, files: bool = False, constraints: tuple[str, ...] = ()
+          ) -> Lock:
     def file(label: str) -> LockedFile:
         if not files:
             return LockedFile(_sha(label))
-        return LockedFile(_sha(label), f"{label}-py3-none-any.whl",
-                          f"https://files.example/{label}-py3-none-any.whl")
+        return LockedFile(_sha(label), WHEELS[label], f"https://files.example/{WHEELS[label]}")
 
     packages = (
         LockedPackage(canonicalize_name("numpy"), "2.0.2", (file("numpy"),)),
@@ -64,23 +82,27 @@ def _lock(name: str = "team-gpu", *, files: bool = False) -> Lock:
         profile_hash="sha256:" + _sha("profile"),
         target=LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12",
                           "linux_x86_64"),
-        frameworks=(LockedFramework("torch", "2.6.0", "cu124",
+        frameworks=(LockedFramework(Framework.TORCH, "2.6.0", "cu124",
                                     "https://mirror.example/whl/cu124"),
-                    LockedFramework("jax", "0.5.3", "cuda12", None)),
+                    LockedFramework(Framework.JAX, "0.5.3", "cuda12", None)),
         resolver="uv 0.8.0",
+        constraints=constraints,
     )
     return Lock(header, packages, "https://${USER}:${TOKEN}@pypi.example/simple",
                 ("https://mirror.example/whl/cu124",))
 
 
 def test_requirements_format_round_trip(tmp_path: Path) -> None:
-    lock = _lock()
+    lock = _lock(constraints=("nvidia-cudnn-cu12<9.11",))
     text = render_lock(lock)
+    assert "# lock-schema: 2\n" in text
     assert "# profile-hash: sha256:" in text
     assert "# target-requires-driver: 525.60.13" in text
     assert "# target-compute-capabilities: 7.5,8.0" in text
     assert "# framework: torch 2.6.0 variant=cu124 index=https://mirror.example/whl/cu124" in text
     assert "# framework: jax 0.5.3 variant=cuda12 index=default" in text
+    assert "# constraint: nvidia-cudnn-cu12<9.11\n" in text
+    assert f"# pins-sha256: {lock.pins_digest}\n" in text
     assert "--index-url https://${USER}:${TOKEN}@pypi.example/simple\n" in text
     assert f"torch==2.6.0+cu124 \\\n    --hash=sha256:{_sha('torch-a')} \\\n" in text
     path = tmp_path / "team.lock"
@@ -99,20 +121,25 @@ def test_requirements_format_round_trip(tmp_path: Path) -> None:
     assert render_lock(again) == text
 
 
-def test_pylock_round_trip(tmp_path: Path) -> None:
-    lock = _lock(files=True)
+def test_pylock_round_trip_is_valid_pep_751(tmp_path: Path) -> None:
+    lock = _lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",))
     text = render_lock(lock, pylock=True)
     document = _toml.loads(text)
+    Pylock.from_dict(document)
     assert document["lock-version"] == "1.0"
     assert document["created-by"] == "colabenv"
     assert document["requires-python"] == "==3.12.*"
     torch = document["packages"][1]
     assert torch["name"] == "torch" and torch["version"] == "2.6.0+cu124"
     assert torch["index"] == "https://mirror.example/whl/cu124"
-    assert torch["wheels"][0] == {"name": "torch-a-py3-none-any.whl",
-                                  "url": "https://files.example/torch-a-py3-none-any.whl",
+    assert torch["wheels"][0] == {"name": WHEELS["torch-a"],
+                                  "url": f"https://files.example/{WHEELS['torch-a']}",
                                   "hashes": {"sha256": _sha("torch-a")}}
-    assert document["tool"]["colabenv"]["target"]["compute-capabilities"] == ["7.5", "8.0"]
+    assert "wheels = [\n" in text and "[[packages.wheels]]" not in text
+    tool = document["tool"]["colabenv"]
+    assert tool["target"]["compute-capabilities"] == ["7.5", "8.0"]
+    assert tool["constraints"] == ["nvidia-cudnn-cu12<9.11"]
+    assert tool["pins-sha256"] == lock.pins_digest
     path = tmp_path / "pylock.toml"
     path.write_text(text)
     again = read_lock(path)
@@ -120,6 +147,26 @@ def test_pylock_round_trip(tmp_path: Path) -> None:
     assert again.pins == lock.pins
     assert again.index_urls == lock.index_urls
     assert again.packages[2].marker == 'platform_machine == "x86_64"'
+    assert again.pins_digest == lock.pins_digest
+
+
+def test_pylock_keeps_any_character_of_a_profile_name() -> None:
+    """No surrogate pairs: a non-BMP character is itself in the file and reads back."""
+    name = "team 😀 é \x7f\n\"q\""
+    text = render_lock(_lock(name, files=True), pylock=True)
+    assert "\\ud83d" not in text
+    assert parse_lock(text, Path("pylock.toml")).header.profile_name == name
+
+
+def test_cpu_target_in_pylock_has_no_driver_keys() -> None:
+    lock = _lock(files=True)
+    cpu = LockTarget(None, None, None, (), "3.11", "linux_x86_64")
+    cpu_lock = Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"),
+                    lock.packages)
+    document = _toml.loads(render_lock(cpu_lock, pylock=True))
+    assert document["tool"]["colabenv"]["target"] == {
+        "compute-capabilities": [], "python": "3.11", "platform": "linux_x86_64"}
+    assert parse_lock(render_lock(cpu_lock, pylock=True), Path("pylock.toml")).header.target == cpu
 
 
 def test_pylock_needs_file_names() -> None:
@@ -143,37 +190,112 @@ def test_index_url_with_whitespace_is_refused() -> None:
         list(lock_lines(bad))
 
 
+def _first_pin_end(text: str) -> int:
+    start = text.index("\nnumpy==")
+    return text.index("\n", text.index("--hash", start)) + 1
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
         (lambda t: t.replace("numpy==2.0.2", "numpy>=2.0.2"), r"line \d+: .*not pinned with =="),
-        (lambda t: t.replace("# profile-hash:", "# profile-hsh:"), "no '# profile-hash:'"),
-        (lambda t: t.replace("# lock-schema: 1", "# lock-schema: 7"), "upgrade colabenv"),
+        (lambda t: t.replace("numpy==2.0.2", "numpy @ https://x.example/n.whl"),
+         "not pinned with =="),
+        (lambda t: t.replace("# profile-hash:", "# profile-hsh:"), "unknown header key"),
+        (lambda t: t.replace("# resolver:", "# profile-hash: sha256:" + "0" * 64 + "\n# resolver:"),
+         "profile-hash given twice"),
+        (lambda t: t.replace("# lock-schema: 2", "# lock-schema: 7"), "upgrade colabenv"),
+        (lambda t: t.replace("# lock-schema: 2", "# lock-schema: " + "9" * 5000),
+         "lock-schema: .* is not a schema number"),
+        (lambda t: t.replace("# target-driver: 550.54.15", "# target-driver: " + "5" * 5000),
+         "target-driver: .* is not a driver value"),
+        (lambda t: t.replace("# target-python: 3.12", "# target-python: 3.12 --x"),
+         "target-python"),
+        (lambda t: t.replace("# target-compute-capabilities: 7.5,8.0",
+                             "# target-compute-capabilities: 7.5,99.999"),
+         "compute-capabilities"),
+        (lambda t: t.replace("# profile-hash: sha256:", "# profile-hash: md5:"), "profile-hash"),
+        (lambda t: t.replace("variant=cu124", "variant=cu124 index=x extra"), "framework"),
+        (lambda t: t.replace("# framework: jax", "# framework: keras"), "not a framework"),
+        (lambda t: t.replace("# resolver:", "# constraint: nvidia-cudnn-cu12<<9\n# resolver:"),
+         "constraint: .* is not a requirement"),
         (lambda t: t.replace("sha256:" + _sha("numpy"), "md5:abc"), "numpy has no sha256 hash"),
         (lambda t: t.replace("--hash=sha256:" + _sha("numpy"), "--hash=sha256:zz"),
          "not a sha256 hash"),
         (lambda t: t + "numpy==2.0.2 --hash=sha256:" + _sha("x") + "\n", "pinned twice"),
+        (lambda t: t.replace("numpy==2.0.2", "numpy==" + "1" * 5000), "is not a version"),
+        (lambda t: t.replace("numpy==2.0.2", "numpy==2.0.*"), "not pinned with =="),
+        (lambda t: t + "--trusted-host evil.example\n", "unexpected option '--trusted-host'"),
+        (lambda t: t + "-e .\n", "unexpected option '-e'"),
+        (lambda t: t + "--index-url https://second.example/simple\n", "a second --index-url"),
+        (lambda t: t[:_first_pin_end(t)], "pins-sha256"),
+        (lambda t: t.replace("numpy==2.0.2", "numpy==2.0.3"), "truncated or edited"),
+        (lambda t: "\n".join(line for line in t.splitlines()
+                             if not line.startswith("# pins-sha256")), "pins-sha256"),
     ],
 )
-def test_malformed_locks_are_refused(mutate: object, message: str) -> None:
+def test_malformed_locks_are_refused(mutate: Callable[[str], str], message: str) -> None:
     text = render_lock(_lock())
-    assert callable(mutate)
     with pytest.raises(LockError, match=message):
         parse_lock(mutate(text), Path("team.lock"))
 
 
-def test_read_lock_errors(tmp_path: Path) -> None:
-    with pytest.raises(LockError, match="no such lockfile"):
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('version = "2.0.2"', 'version = "2.0.2\\n--index-url https://evil.example/simple"',
+         r"packages\[0\]\.version"),
+        ('name = "numpy"', 'name = "Not Normal"', r"packages\[0\]\.name"),
+        ('lock-schema = 2', "lock-schema = " + "9" * 5000, "not valid TOML"),
+        ('lock-schema = 2', "lock-schema = 3", "lock-schema"),
+        ('python = "3.12"', 'python = "three"', r"tool\.colabenv\.target\.python"),
+        ('driver = "550.54.15"', "driver = 550", r"tool\.colabenv\.target\.driver"),
+        ('lock-version = "1.0"', 'lock-version = "2.0"', "lock-version"),
+        ('profile-hash = "sha256:', 'profile-hash = "sha1:', "profile-hash"),
+        ('framework = "jax"', 'framework = "keras"', r"frameworks\[1\]: .*not a framework"),
+        ('hashes = {sha256 = "', 'hashes = {md5 = "', "sha256"),
+        ('"nvidia-cudnn-cu12<9.11"', '"nvidia-cudnn-cu12<<9"', "constraints"),
+        (_sha("numpy"), _sha("other"), "truncated or edited"),
+    ],
+)
+def test_malformed_pylocks_are_refused(old: str, new: str, message: str) -> None:
+    text = render_lock(_lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",)), pylock=True)
+    assert old in text, old
+    with pytest.raises(LockError, match=message) as error:
+        parse_lock(text.replace(old, new, 1), Path("pylock.toml"))
+    assert "\n" not in str(error.value)
+
+
+def test_schema_1_locks_are_still_read() -> None:
+    text = render_lock(_lock()).replace("# lock-schema: 2", "# lock-schema: 1")
+    old = "\n".join(line for line in text.splitlines() if not line.startswith("# pins-sha256"))
+    lock = parse_lock(old + "\n", Path("old.lock"))
+    assert lock.header.schema == 1 and lock.pins == _lock().pins
+    with pytest.raises(LockError, match="schema 1"):
+        parse_lock(text, Path("old.lock"))
+
+
+def test_read_lock_is_bounded(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"missing\.lock: lockfile: no such file"):
         read_lock(tmp_path / "missing.lock")
     binary = tmp_path / "binary.lock"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(LockError, match="not a text file"):
         read_lock(binary)
+    fifo = tmp_path / "pipe.lock"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(InputError, match="a FIFO"):
+        read_lock(fifo)
+    with pytest.raises(InputError, match="character device"):
+        read_lock(Path("/dev/zero"))
+    assert time.monotonic() - started < 5
+    with pytest.raises(InputError, match="directory"):
+        read_lock(tmp_path)
 
 
 def test_parse_resolver_output_with_extras_and_annotations() -> None:
     text = (
-        "--find-links /somewhere\n\n"
         f"jax[cuda12]==0.5.3 \\\n    --hash=sha256:{_sha('jax')}\n"
         "    # via -r -\n"
         f"Typing_Extensions==4.14.1 \\\n    --hash=sha256:{_sha('te1')} \\\n"
@@ -184,6 +306,8 @@ def test_parse_resolver_output_with_extras_and_annotations() -> None:
                                                         ("typing-extensions", "4.14.1")]
     assert len(packages[1].files) == 2
     assert index_url is None and extra == ()
+    with pytest.raises(LockError, match="unexpected option '--find-links'"):
+        parse_requirements("--find-links /somewhere\n" + text)
 
 
 def test_target_differences_and_overrides() -> None:
@@ -200,36 +324,75 @@ def test_target_differences_and_overrides() -> None:
     assert recorded.differences(caps) == ["compute capabilities 7.5,8.0 in the lock, 6.0 now"]
 
 
-def test_lock_target_from_target() -> None:
+def test_lock_target_from_target_and_back() -> None:
     target = Target(Version("550.54.15"), Version("12.4"),
                     (ComputeCapability(8, 0), ComputeCapability(7, 5)), Version("3.12"))
     recorded = LockTarget.from_target(target, Version("525.60.13"))
     assert recorded == LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12",
                                   "linux_x86_64")
+    back = recorded.to_target()
+    assert back.driver == target.driver and back.cuda == target.cuda
+    assert set(back.compute_capabilities) == set(target.compute_capabilities)
     cpu = LockTarget.from_target(Target(None, None, (), Version("3.11")), None)
     assert "# target-driver: none" in render_lock(Lock(
-        LockHeader("0.1.0", "p", "sha256:1", cpu, (), "uv"), _lock().packages))
+        LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), _lock().packages))
+    assert cpu.to_target().has_gpu is False
 
 
-def test_project_page_parsing_html_and_json() -> None:
-    digest = _sha("w")
-    html = (f'<html><body><a href="../../files/torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl'
-            f'#sha256={digest}" data-requires-python="&gt;=3.9">torch-2.6.0+cu124-cp312-cp312-'
-            f'linux_x86_64.whl</a><br/><a href="torch-2.6.0.tar.gz">torch-2.6.0.tar.gz</a>'
-            f"</body></html>").encode()
-    files = parse_project_page(html, "text/html", "https://i.example/whl/cu124/torch/")
-    assert files[0].filename == "torch-2.6.0+cu124-cp312-cp312-linux_x86_64.whl"
-    assert files[0].sha256 == digest
-    assert files[0].url == ("https://i.example/whl/files/"
-                            "torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl")
-    assert files[1].filename == "torch-2.6.0.tar.gz" and files[1].sha256 is None
-    body = json.dumps({"meta": {"api-version": "1.1"}, "name": "jax", "files": [
-        {"filename": "jax-0.5.3-py3-none-any.whl", "url": "/files/jax-0.5.3-py3-none-any.whl",
-         "hashes": {"sha256": digest}}]}).encode()
-    files = parse_project_page(body, "application/vnd.pypi.simple.v1+json",
-                               "https://i.example/simple/jax/")
-    assert files[0].url == "https://i.example/files/jax-0.5.3-py3-none-any.whl"
-    assert files[0].sha256 == digest
+PROFILE = """\
+schema = 1
+name = "team-gpu"
+description = "t"
+
+[frameworks]
+torch = {{ version = ">=2.5,<2.7", torchvision = ">=0.21" }}
+jax = ">=0.5"
+
+[packages]
+requirements = [{requirements}]
+"""
+
+
+def _profile(tmp_path: Path, requirements: str = '"requests>=2"') -> Profile:
+    path = tmp_path / "team.toml"
+    path.write_text(PROFILE.format(requirements=requirements))
+    return load_profile(path)
+
+
+def _whole(profile: Profile, drop: tuple[str, ...] = (), **versions: str) -> Lock:
+    lock = _lock()
+    pins = {"numpy": "2.0.2", "torch": "2.6.0+cu124", "torchvision": "0.21.0+cu124",
+            "jax": "0.5.3", "jaxlib": "0.5.3", "requests": "2.32.4", **versions}
+    packages = tuple(LockedPackage(canonicalize_name(n), v, (LockedFile(_sha(n)),))
+                     for n, v in pins.items() if n not in drop)
+    header = LockHeader("0.1.0", profile.name, profile.content_hash, lock.header.target,
+                        lock.header.frameworks, "uv")
+    return Lock(header, packages)
+
+
+def test_unmet_requirements_name_what_is_missing(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, '"requests>=2", "six ; python_version < \'3\'"')
+    assert unmet_requirements(_whole(profile), profile) == []
+    assert unmet_requirements(_whole(profile, ("requests",)), profile) == [
+        "requests>=2 is not pinned"]
+    assert unmet_requirements(_whole(profile, requests="1.0"), profile) == [
+        "requests>=2 is pinned at 1.0"]
+    unmet = unmet_requirements(_whole(profile, ("torchvision", "jaxlib", "torch")), profile)
+    assert unmet == ["torch==2.6.0 is not pinned",
+                     "torchvision>=0.21 (frameworks.torch) is not pinned",
+                     "jaxlib (frameworks.jax) is not pinned"]
+    assert unmet_requirements(_whole(profile, torchvision="0.20.0"), profile) == [
+        "torchvision>=0.21 (frameworks.torch) is pinned at 0.20.0"]
+
+
+def test_stale_reasons_compare_constraints(tmp_path: Path) -> None:
+    profile = _profile(tmp_path)
+    lock = _whole(profile)
+    target = lock.header.target
+    assert stale_reasons(lock, profile, target) == []
+    assert stale_reasons(lock, profile, target, ()) == []
+    assert stale_reasons(lock, profile, target, ["nvidia-cudnn-cu12 < 9.11"]) == [
+        "component constraints: none in the lock, nvidia-cudnn-cu12<9.11 now"]
 
 
 def test_target_tags() -> None:
@@ -248,18 +411,10 @@ def test_target_tags() -> None:
         uv_python_platform("win_amd64")
 
 
-def test_credentials_are_expanded_only_on_demand_and_redacted() -> None:
-    environ = {"TOKEN": "s3cr3t-value", "USER": "me"}
-    url = "https://${USER}:${TOKEN}@pypi.example/simple"
-    assert expand_url(url, environ) == "https://me:s3cr3t-value@pypi.example/simple"
-    with pytest.raises(UsageError, match=r"\$\{TOKEN\} is not set"):
-        expand_url(url, {"USER": "me"})
-    redact = _Redactor.for_urls([url], environ)
-    message = "Failed to fetch: `https://me:s3cr3t-value@pypi.example/simple/numpy/` s3cr3t-value"
-    assert "s3cr3t" not in redact(message)
-    assert "${TOKEN}" in redact(message)
-    error = _resolver_failure("uv", "error: " + message, redact)
-    assert "s3cr3t" not in str(error)
+def test_resolver_failure_is_redacted_and_escaped() -> None:
+    error = _resolver_failure("uv", "error: Failed to fetch `https://x/tok-secret/` \x1b[31m",
+                              lambda text: text.replace("tok-secret", "${TOKEN}"))
+    assert "tok-secret" not in str(error) and "\x1b" not in str(error)
     assert getattr(error, "exit_code", None) == 4
 
 

@@ -88,7 +88,7 @@ def test_pin_refuses_a_lock_of_another_profile(
     assert "made for profile 'team-gpu'" in result.stderr
     assert other.read_text() == before
     missing = colabenv("pin", other, "--lock", tmp_path / "nope.lock")
-    assert missing.returncode == 2 and "no such lockfile" in missing.stderr
+    assert missing.returncode == 2 and "nope.lock: lockfile: no such file" in missing.stderr
     assert read_lock(tmp_path / "team.lock").header.profile_name == "team-gpu"
 
 

@@ -29,7 +29,8 @@ T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.11"
 
 NOT_ON_THE_RENDER_PATH = (
     "rich", "requests", "tomlkit", "pynvml", "piptools", "uv",
-    "colabenv.detect_gpu", "colabenv._proc", "colabenv.lock", "colabenv.lockfile",
+    "colabenv.detect_gpu", "colabenv._proc", "colabenv.locking", "colabenv.lockfile",
+    "colabenv.index_client",
     "colabenv.verification", "subprocess_tee",
     "tempfile", "shutil", "shlex", "difflib", "lzma", "bz2", "hashlib", "_hashlib",
 )

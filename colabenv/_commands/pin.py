@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._commands._common import write_text_atomic
-from colabenv.errors import ProfileError, UsageError
+from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.lockfile import Lock, read_lock
 
 
@@ -34,9 +34,9 @@ def _pins(lock: Lock) -> dict[str, str]:
     """Framework -> exact specifier, from the lock's header (its recorded choices)."""
     pins: dict[str, str] = {}
     for framework in lock.header.frameworks:
-        locked = lock.version_of(framework.framework)
+        locked = lock.version_of(str(framework.framework))
         version = _public(locked) if locked else framework.version
-        pins[framework.framework] = f"=={version}"
+        pins[str(framework.framework)] = f"=={version}"
     return pins
 
 
@@ -89,8 +89,9 @@ def pin_text(text: str, lock: Lock, source: Path) -> tuple[str, list[str]]:
     return tomlkit.dumps(document), changes
 
 
-def _replace_validated(path: Path, text: str) -> None:
-    """Rename the pinned text over ``path`` only once it loads as a profile."""
+def _replace_validated(path: Path, text: str) -> Path:
+    """Rename the pinned text over ``path`` (a link's target) only once it loads as a profile;
+    returns the path written."""
     from colabenv.profile import load_profile
 
     def check(candidate: Path) -> None:
@@ -100,7 +101,7 @@ def _replace_validated(path: Path, text: str) -> None:
             raise ProfileError(path, exc.key, f"pinned profile would be invalid: {exc.problem}") \
                 from None
 
-    write_text_atomic(path, text, validate=check)
+    return write_text_atomic(path, text, validate=check)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,19 +109,23 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.profile)
     if not path.is_file():
-        raise UsageError(f"{path}: no such profile file (pin edits a file, not a golden name)")
+        raise UsageError(f"{printable(path)}: no such profile file (pin edits a file, not a "
+                         "golden name)")
     profile = load_profile(path)
     lock = read_lock(Path(args.lock))
     if lock.header.profile_name != profile.name:
-        raise UsageError(f"{args.lock}: made for profile {lock.header.profile_name!r}, "
-                         f"not {profile.name!r}")
+        raise UsageError(f"{printable(args.lock)}: made for profile "
+                         f"{printable(lock.header.profile_name)!r}, not {profile.name!r}")
     text = read_profile_text(path)
     new_text, changes = pin_text(text, lock, path)
+    shown = printable(path)
     if not changes:
-        sys.stderr.write(f"colabenv: {path}: frameworks already pinned to the lock\n")
+        sys.stderr.write(f"colabenv: {shown}: frameworks already pinned to the lock\n")
         return 0
-    _replace_validated(path, new_text)
+    written = _replace_validated(path, new_text)
     for change in changes:
-        sys.stderr.write(f"colabenv: {path}: {change}\n")
-    sys.stderr.write(f"colabenv: {path} changed; run `colabenv lock` again to refresh the lock\n")
+        sys.stderr.write(f"colabenv: {shown}: {printable(change)}\n")
+    target = f" (the file {printable(written)})" if written != path else ""
+    sys.stderr.write(f"colabenv: {shown}{target} changed; run `colabenv lock` again to refresh "
+                     "the lock\n")
     return 0

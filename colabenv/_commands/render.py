@@ -9,8 +9,8 @@ from pathlib import Path
 from colabenv import __version__
 from colabenv._commands._common import load_profile_arg, target_from_args, write_text_atomic
 from colabenv.catalog import shipped_catalog
-from colabenv.errors import LockError
-from colabenv.models import Profile
+from colabenv.errors import LockError, printable
+from colabenv.models import Profile, Resolution
 from colabenv.render import LockInput, render_script
 from colabenv.resolver import resolve
 
@@ -21,33 +21,45 @@ def helper_source() -> str:
     )
 
 
-def _lock_input(path: Path, profile: Profile) -> LockInput:
-    """The lock to install exactly; refused when it was made from another profile."""
-    from colabenv.lockfile import read_lock, render_lock
+def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInput:
+    """The lock to install exactly: read strictly, and refused unless it was made from this
+    profile for this target (the rules of ``lock --check``) and holds every requirement of the
+    profile. The script's header and marker then describe the lock, not a new resolution."""
+    from colabenv.lockfile import (
+        LockTarget,
+        check_satisfies,
+        read_lock,
+        render_lock,
+        stale_reasons,
+    )
 
     lock = read_lock(path)
-    if lock.header.profile_hash != profile.content_hash:
-        raise LockError(
-            f"{path.name}: profile_hash: made from {lock.header.profile_name} "
-            f"({lock.header.profile_hash}), not from this profile ({profile.content_hash}); "
-            "run colabenv lock again"
-        )
-    target = lock.header.target
+    name = printable(path.name)
+    target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
+    if reasons:
+        raise LockError(f"{name}: does not fit this script: {'; '.join(reasons)}; make a new "
+                        "lock for this target with colabenv lock (the same target flags)")
+    check_satisfies(lock, profile, name)
+    recorded = lock.header.target
     return LockInput(
         name=path.name,
         text=render_lock(lock),
-        python=target.python,
-        required_driver=target.required_driver,
+        python=recorded.python,
+        required_driver=recorded.required_driver,
         index_urls=lock.index_urls,
         pins=tuple(f"{name}=={version}" for name, version in lock.pins),
+        target=recorded.to_target(),
+        frameworks=lock.header.frameworks,
+        constraints=lock.header.constraints,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    lock = _lock_input(Path(args.lock), profile) if args.lock else None
     target = target_from_args(args)
     resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
     lines = render_script(
         resolution,
         profile,

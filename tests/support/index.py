@@ -16,6 +16,7 @@ import http.server
 import json
 import os
 import threading
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,9 @@ from packaging.utils import canonicalize_name
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 HTML_TYPE = "application/vnd.pypi.simple.v1+html"
+FAULT_MODES = ("503", "close", "drip", "huge")
+HUGE_BYTES = 80 << 20
+"""What ``mode="huge"`` answers: more than any client should read of one project page."""
 
 
 @dataclass(frozen=True)
@@ -178,9 +182,13 @@ class LocalIndex:
     ``url`` is the ``/simple/`` URL, ``base_url`` the server root (``sub_url("cu124")`` for a
     sub-folder index). ``metadata=False`` offers no PEP 658 metadata (as the PyTorch index long
     did), so a resolver must read the wheel itself; files answer HTTP range requests.
-    ``requests`` lists every path asked for. ``fail_after(n)`` answers 503 (or, with
-    ``mode="close"``, closes the connection unanswered) once ``n`` more requests have been
-    served. ``stop()`` then ``start()`` serves again on the same port.
+    ``requests`` lists every path asked for, ``authorizations`` and ``agents`` the
+    ``Authorization`` and ``User-Agent`` header of each (empty when none was sent).
+    ``fail_after(n)`` answers 503 once ``n`` more requests have been served; other modes:
+    ``"close"`` closes the connection unanswered, ``"drip"`` starts a page and sends one byte
+    every half second, forever, ``"huge"`` answers a JSON page of ``HUGE_BYTES`` spaces, and
+    ``answer_with(body, content_type)`` serves that body as every page (files stay real).
+    ``stop()`` then ``start()`` serves again on the same port.
     """
 
     def __init__(self, root: Path, *, port: int = 0, metadata: bool = True) -> None:
@@ -189,10 +197,13 @@ class LocalIndex:
         self.metadata = metadata
         self.requests: list[str] = []
         self.accepts: list[str] = []
+        self.authorizations: list[str] = []
+        self.agents: list[str] = []
         self._catalog = _Catalog(self.root)
         self._lock = threading.Lock()
         self._fail_at: int | None = None
         self._fail_mode = "503"
+        self._garbage: tuple[bytes, str] | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -251,21 +262,29 @@ class LocalIndex:
     # -- faults -----------------------------------------------------------------------------
 
     def fail_after(self, n: int, *, mode: str = "503") -> None:
-        """After ``n`` more requests, every request fails (503, or ``mode="close"``)."""
-        if mode not in ("503", "close"):
-            raise ValueError("mode is '503' or 'close'")
+        """After ``n`` more requests, every request fails (``mode``: see the class)."""
+        if mode not in FAULT_MODES:
+            raise ValueError(f"mode is one of {', '.join(FAULT_MODES)}")
         with self._lock:
             self._fail_at = len(self.requests) + n
             self._fail_mode = mode
 
+    def answer_with(self, body: bytes, content_type: str = JSON_TYPE) -> None:
+        """Every page (not file) answers ``body`` with ``content_type`` from now on."""
+        with self._lock:
+            self._garbage = (body, content_type)
+
     def heal(self) -> None:
         with self._lock:
             self._fail_at = None
+            self._garbage = None
 
     def reset_requests(self) -> None:
         with self._lock:
             self.requests.clear()
             self.accepts.clear()
+            self.authorizations.clear()
+            self.agents.clear()
 
     def project_requests(self, project: str) -> list[str]:
         wanted = canonicalize_name(project)
@@ -273,13 +292,17 @@ class LocalIndex:
 
     # -- serving ----------------------------------------------------------------------------
 
-    def _record(self, path: str, accept: str) -> str | None:
+    def _record(self, path: str, accept: str, authorization: str, agent: str) -> str | None:
         """Count the request; return the failure mode when this one must fail."""
         with self._lock:
             self.requests.append(path)
             self.accepts.append(accept)
+            self.authorizations.append(authorization)
+            self.agents.append(agent)
             if self._fail_at is not None and len(self.requests) > self._fail_at:
                 return self._fail_mode
+            if self._garbage is not None and not path.startswith("/files/"):
+                return "garbage"
         return None
 
     def _index_dir(self, prefix: str) -> Path | None:
@@ -394,14 +417,20 @@ class LocalIndex:
 
             def _answer(self, *, send_body: bool) -> None:
                 accept = self.headers.get("Accept", "")
-                failure = index._record(self.path, accept)
+                failure = index._record(self.path, accept, self.headers.get("Authorization", ""),
+                                        self.headers.get("User-Agent", ""))
                 if failure == "close":
                     self.close_connection = True
+                    return
+                if failure in ("drip", "huge"):
+                    self._hostile(failure, send_body)
                     return
                 headers: dict[str, str] = {}
                 body: bytes | _FileSpan
                 if failure == "503":
                     status, ctype, body = 503, "text/plain", b"service unavailable\n"
+                elif failure == "garbage" and index._garbage is not None:
+                    status, (body, ctype) = 200, index._garbage
                 else:
                     status, ctype, body, headers = index._route(
                         self.path, accept, self.headers.get("Range", ""))
@@ -424,6 +453,29 @@ class LocalIndex:
                         self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
+
+            def _hostile(self, mode: str, send_body: bool) -> None:
+                """A page that never ends (drip) or is far larger than any real one (huge)."""
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("Content-Type", JSON_TYPE)
+                size = HUGE_BYTES if mode == "huge" else 100_000
+                self.send_header("Content-Length", str(size))
+                self.end_headers()
+                if not send_body:
+                    return
+                try:
+                    if mode == "huge":
+                        piece = b" " * (1 << 20)
+                        for _ in range(size >> 20):
+                            self.wfile.write(piece)
+                        return
+                    while index.running:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.5)
+                except OSError:
+                    return
 
             def log_message(self, format: str, *args: object) -> None:
                 return

@@ -1,8 +1,9 @@
 """Helpers for tests that run `colabenv lock` against the local indexes (and journeys that do).
 
 ``write_profile`` writes a small team profile whose ``[install]`` points at a ``default_index``
-and a ``pytorch_index`` (see ``tests.support.fixtures``); ``colabenv`` runs the real console
-script in an isolated environment; ``lock_profile`` locks for a T4 target and reads the lock.
+and a ``pytorch_index`` (see ``tests.support.fixtures``), ``write_jax_profile`` a jax-only one;
+``colabenv`` runs the real console script in an isolated environment; ``lock_profile`` locks for
+a T4 target and reads the lock.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ pytorch_index_url = "{pytorch}"
 {extra}
 """
 
+JAX_PROFILE = """\
+schema = 1
+name = "jax-gpu"
+description = "jax alone"
+
+[frameworks]
+jax = ">=0.5,<0.6"
+
+[install]
+index_url = "{default}"
+"""
+
 
 def write_profile(
     directory: Path,
@@ -56,13 +69,21 @@ def write_profile(
     return path
 
 
+def write_jax_profile(directory: Path, default_index: LocalIndex, *, name: str = "jax.toml") -> Path:
+    """A jax-only profile on ``default_index``: its cuDNN comes from the plugin's range."""
+    path = directory / name
+    path.write_text(JAX_PROFILE.format(default=default_index.url))
+    return path
+
+
 def colabenv(
-    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
+    timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "colabenv"
     return subprocess.run(
         [str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-        env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=300,
+        env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout,
     )
 
 

@@ -270,10 +270,15 @@ ORDINARY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("six", "1.17.0", ()),
     ("python-dateutil", "2.9.0.post0", ("six>=1.5",)),
 )
-# NVIDIA wheels beyond those the pins need, so that ranges have more than one candidate.
+# NVIDIA wheels beyond those the pins need, so that ranges have more than one candidate. The
+# two cuDNN releases stand either side of the Pascal/Volta cut (issue 13): 9.10.2.21 is the last
+# with kernels for sm_60/sm_70, 9.28.0.42 newer (what an unbounded ``>=9.1,<10`` picks).
+CUDNN_LAST_FOR_SM60 = "9.10.2.21"
+CUDNN_NEWEST = "9.28.0.42"
 NVIDIA_EXTRA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("nvidia-cublas-cu12", "12.6.4.1", ()),
-    ("nvidia-cudnn-cu12", "9.10.2.21", ("nvidia-cublas-cu12",)),
+    ("nvidia-cudnn-cu12", CUDNN_LAST_FOR_SM60, ("nvidia-cublas-cu12",)),
+    ("nvidia-cudnn-cu12", CUDNN_NEWEST, ("nvidia-cublas-cu12",)),
     ("nvidia-cuda-runtime-cu12", "12.8.90", ()),
     ("nvidia-nccl-cu12", "2.27.3", ()),
 )

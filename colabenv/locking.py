@@ -3,23 +3,28 @@
 The resolvers run isolated from the user's pip and uv configuration (config files, ``PIP_*`` and
 ``UV_*`` index settings): a lock must depend on the profile alone, and the profile's
 ``[install]`` names every index it may use. Index URLs are expanded (``${VAR}`` credential
-references) only into the resolver's environment and the requests made here; messages show
-the unexpanded form.
+references, :func:`colabenv.index_client.expand_url`) only into the resolver's environment and
+the requests made here; messages show the unexpanded form.
+
+uv writes its answer as PEP 751 (``uv pip compile --format pylock.toml``), read with
+:mod:`packaging.pylock`: it carries each file's URL, so a ``pylock.toml`` needs no second pass
+over the indexes (it names no package's index: uv's output does not say). pip-tools writes a
+requirements file; for a ``pylock.toml`` each hash's file is then found on the indexes.
+The resolution's component constraints (``nvidia-cudnn-cu12<9.11``) go to both resolvers as a
+constraints file, and into the lock's header.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
-import json
 import os
-import re
 import shutil
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from html.parser import HTMLParser
-from typing import TYPE_CHECKING
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag, compatible_tags, cpython_tags
@@ -33,31 +38,41 @@ from packaging.version import Version
 
 from colabenv import _proc
 from colabenv._model import model
-from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError
+from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError, printable
+from colabenv.index_client import (
+    HTTP_DEADLINE_S,
+    IndexFile,
+    Redactor,
+    SimpleClient,
+    default_index_url,
+    expand_url,
+    strip_credentials,
+)
 from colabenv.lockfile import (
     Lock,
     LockedFile,
-    LockedFramework,
     LockedPackage,
     LockHeader,
     LockTarget,
     parse_requirements,
 )
-from colabenv.models import Profile, Resolution, Target, TargetOverrides, format_driver
-
-if TYPE_CHECKING:
-    import requests
+from colabenv.models import LockedFramework, Resolution, Target
 
 Progress = Callable[[str], None]
 
-RESOLVERS = ("uv", "pip-tools")
+
+class Resolver(str, enum.Enum):
+    UV = "uv"
+    PIP_TOOLS = "pip-tools"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RESOLVERS: tuple[str, ...] = tuple(r.value for r in Resolver)
 MANYLINUX_GLIBC_MINOR = 28
 UV_TIMEOUT_S = 900.0
 PIP_TOOLS_TIMEOUT_S = 3600.0
-HTTP_TIMEOUT_S = (10.0, 60.0)
-SIMPLE_ACCEPT = ("application/vnd.pypi.simple.v1+json, "
-                 "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01")
-_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # Settings that change *what* a resolver finds; every other PIP_*/UV_* variable (cache, TLS,
 # proxies, timeouts, keyring) is the user's to keep.
@@ -101,178 +116,6 @@ def index_plan(resolution: Resolution) -> IndexPlan:
             extras.append(url)
     default = resolution.install.index_url
     return IndexPlan(default, tuple(u for u in extras if u != default))
-
-
-def expand_url(url: str, environ: Mapping[str, str]) -> str:
-    """``${VAR}`` references replaced by their values; an unset variable is an error."""
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in environ:
-            raise UsageError(f"index {url}: ${{{name}}} is not set in the environment")
-        return environ[name]
-
-    return _VAR_RE.sub(value, url)
-
-
-@model
-class _Redactor:
-    """Replaces expanded index URLs and credential values in text with their references."""
-
-    pairs: tuple[tuple[str, str], ...]
-
-    @classmethod
-    def for_urls(cls, urls: Iterable[str], environ: Mapping[str, str]) -> _Redactor:
-        pairs: list[tuple[str, str]] = []
-        for url in urls:
-            expanded = expand_url(url, environ)
-            if expanded != url:
-                pairs.append((expanded, url))
-                pairs.append((expanded.rstrip("/"), url.rstrip("/")))
-            for name in _VAR_RE.findall(url):
-                secret = environ.get(name, "")
-                if len(secret) >= 3:
-                    pairs.append((secret, f"${{{name}}}"))
-        pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
-        return cls(tuple(pairs))
-
-    def __call__(self, text: str) -> str:
-        for secret, reference in self.pairs:
-            text = text.replace(secret, reference)
-        return text
-
-
-def default_index_url() -> str | None:
-    """pip's default index, for checks when a profile names no index (its host is pip's fact)."""
-    try:
-        module = importlib.import_module("pip._internal.models.index")
-    except ImportError:
-        return None
-    url = getattr(getattr(module, "PyPI", None), "simple_url", None)
-    return url if isinstance(url, str) else None
-
-
-# ---------------------------------------------------------------------------------------------
-# The simple API (PEP 691 JSON, else PEP 503 HTML)
-
-
-@model
-class IndexFile:
-    filename: str
-    url: str
-    sha256: str | None
-
-
-class _LinkParser(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[tuple[str, str]] = []
-        self._href: str | None = None
-        self._text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._href = dict(attrs).get("href")
-            self._text = []
-
-    def handle_data(self, data: str) -> None:
-        if self._href is not None:
-            self._text.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a" and self._href is not None:
-            self.links.append((self._href, "".join(self._text).strip()))
-            self._href = None
-
-
-def parse_project_page(body: bytes, content_type: str, page_url: str) -> tuple[IndexFile, ...]:
-    """The files of a project page, from PEP 691 JSON or PEP 503 HTML."""
-    if "json" in content_type:
-        document = json.loads(body)
-        files = []
-        for entry in document.get("files", []):
-            url = urljoin(page_url, str(entry.get("url", "")))
-            hashes = entry.get("hashes") or {}
-            files.append(IndexFile(str(entry.get("filename", "")), url, hashes.get("sha256")))
-        return tuple(files)
-    parser = _LinkParser()
-    parser.feed(body.decode("utf-8", "replace"))
-    found = []
-    for href, text in parser.links:
-        url = urljoin(page_url, href)
-        parts = urlsplit(url)
-        digest = None
-        if parts.fragment.startswith("sha256="):
-            digest = parts.fragment.partition("=")[2].lower()
-        filename = unquote(parts.path.rsplit("/", 1)[-1]) or text
-        found.append(IndexFile(filename, urlunsplit(parts._replace(fragment="")), digest))
-    return tuple(found)
-
-
-class SimpleClient:
-    """GETs project pages with one ``requests`` session; failures become exit-4 errors."""
-
-    def __init__(self, environ: Mapping[str, str], redact: Callable[[str], str]) -> None:
-        import requests
-
-        from colabenv import __version__
-
-        self._requests = requests
-        self._environ = environ
-        self._redact = redact
-        self.session: requests.Session = requests.Session()
-        self.session.headers["User-Agent"] = f"colabenv/{__version__}"
-        self.session.trust_env = True
-
-    def project_files(self, index: str, project: str) -> tuple[IndexFile, ...] | None:
-        """The files of ``project`` on ``index``, or None when the index does not have it."""
-        base = expand_url(index, self._environ).rstrip("/") + "/"
-        page = f"{base}{canonicalize_name(project)}/"
-        response = self._get(index, page, project)
-        if response.status_code == 404:
-            return None
-        body = response.content
-        return parse_project_page(body, response.headers.get("Content-Type", ""), response.url)
-
-    def reachable(self, index: str) -> None:
-        url = expand_url(index, self._environ).rstrip("/") + "/"
-        try:
-            response = self.session.head(url, timeout=HTTP_TIMEOUT_S, allow_redirects=True)
-        except self._requests.RequestException as exc:
-            raise IndexUnavailableError(f"index {index}: {self._why(exc)}") from None
-        self._check_status(index, response.status_code, "")
-
-    def _get(self, index: str, url: str, project: str) -> requests.Response:
-        try:
-            response = self.session.get(url, headers={"Accept": SIMPLE_ACCEPT},
-                                        timeout=HTTP_TIMEOUT_S)
-        except self._requests.RequestException as exc:
-            raise IndexUnavailableError(f"index {index}: {self._why(exc)}") from None
-        self._check_status(index, response.status_code, f" for {project}")
-        return response
-
-    def _check_status(self, index: str, status: int, what: str) -> None:
-        if status in (401, 403):
-            raise IndexUnavailableError(
-                f"index {index}: refused access{what} (HTTP {status}); check its credentials")
-        if status >= 500 or status == 429:
-            raise IndexUnavailableError(f"index {index}: answered HTTP {status}{what}")
-
-    def _why(self, exc: Exception) -> str:
-        requests = self._requests
-        text = str(exc)
-        if isinstance(exc, requests.exceptions.SSLError):
-            return "TLS error (certificate or protocol)"
-        if isinstance(exc, requests.exceptions.Timeout):
-            return f"no answer within {HTTP_TIMEOUT_S[1]:g} s"
-        if "Connection refused" in text:
-            return "unreachable (connection refused)"
-        if "Name or service not known" in text or "NameResolutionError" in text or \
-                "nodename nor servname" in text:
-            return "unreachable (host name not found)"
-        if isinstance(exc, requests.exceptions.ConnectionError):
-            return "unreachable (the connection failed)"
-        return self._redact(f"request failed: {type(exc).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,7 +179,7 @@ def _matching_wheels(
             continue
         try:
             name, version, _, wheel_tags = parse_wheel_filename(file.filename)
-        except InvalidWheelFilename:
+        except (InvalidWheelFilename, ValueError):
             continue
         if name != wanted or not requirement.specifier.contains(version, prereleases=True):
             continue
@@ -365,8 +208,8 @@ def check_framework_files(
             files = client.project_files(index, requirement.name)
             if files is None:
                 raise IndexUnavailableError(
-                    f"index {index} has no project {canonicalize_name(requirement.name)} "
-                    f"(needed: {requirement.name}=={version})")
+                    f"index {printable(index)} has no project "
+                    f"{canonicalize_name(requirement.name)} (needed: {requirement.name}=={version})")
             good, other = _matching_wheels(files, requirement, tags)
             if good:
                 continue
@@ -374,9 +217,9 @@ def check_framework_files(
                       f"{{{py},py3}}-*-{{{target.platform},manylinux*,any}}.whl")
             seen = f"; it has {', '.join(sorted(other)[:4])}" if other else \
                 f"; it has no file of {requirement.name} {version}"
-            raise IndexUnavailableError(
+            raise IndexUnavailableError(printable(
                 f"index {index} does not serve {wanted} (for Python {target.python_minor} on "
-                f"{target.platform}){seen}")
+                f"{target.platform}){seen}"))
 
 
 def check_indexes_reachable(plan: IndexPlan, client: SimpleClient, checked: Iterable[str]) -> None:
@@ -447,7 +290,7 @@ _NETWORK_PATTERNS = ("Failed to fetch", "error sending request", "Connection ref
 
 
 def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> Exception:
-    lines = [redact(line.rstrip()) for line in output.splitlines() if line.strip()]
+    lines = [printable(redact(line.rstrip())) for line in output.splitlines() if line.strip()]
     lines = [line for line in lines if not line.startswith(("WARNING:", "warning:"))]
     shown = lines[:8] if lines else ["(no output)"]
     text = "\n  ".join(line.strip() for line in shown)
@@ -458,6 +301,27 @@ def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> E
     return LockResolverError(f"{name} found no set of pins for the profile:\n  {text}")
 
 
+def _uv_argv(uv: str, target: Target, constraints: Path | None) -> list[str]:
+    argv = [uv, "pip", "compile", "-", "--format", "pylock.toml", "--generate-hashes",
+            "--no-header", "--no-annotate", "--quiet", "--no-config",
+            "--index-strategy", "unsafe-best-match",
+            "--python-version", target.python_minor,
+            "--python-platform", uv_python_platform(target.platform)]
+    if constraints is not None:
+        argv += ["--constraint", str(constraints)]
+    return argv
+
+
+def _pip_tools_argv(constraints: Path | None) -> list[str]:
+    argv = [sys.executable, "-m", "piptools", "compile", "--generate-hashes", "--no-header",
+            "--no-annotate", "--no-emit-index-url", "--no-emit-trusted-host",
+            "--no-emit-find-links", "--allow-unsafe", "--strip-extras", "--quiet",
+            "--output-file", "-"]
+    if constraints is not None:
+        argv += ["--constraint", str(constraints)]
+    return [*argv, "-"]
+
+
 def run_resolver(
     resolver: str,
     requirements: Sequence[str],
@@ -465,67 +329,82 @@ def run_resolver(
     target: Target,
     environ: Mapping[str, str],
     redact: Callable[[str], str],
+    constraints: Sequence[str] = (),
 ) -> ResolverRun:
-    """The closure of ``requirements`` for ``target``, pinned with sha256 hashes."""
+    """The closure of ``requirements`` for ``target`` within ``constraints``, pinned with sha256
+    hashes (with uv, each file's URL too)."""
     env = resolver_env(environ)
     stdin = "".join(f"{line}\n" for line in requirements)
     expanded_default = expand_url(plan.default, environ) if plan.default else None
     expanded_extras = [expand_url(url, environ) for url in plan.extras]
-    if resolver == "uv":
-        uv = find_uv()
-        version = _proc.run([uv, "--version"], timeout=30, env=env)
-        label = " ".join(version.stdout.split()[:2]) if version.ok else "uv"
-        argv = [uv, "pip", "compile", "-", "--generate-hashes", "--no-header", "--no-annotate",
-                "--quiet", "--no-config", "--index-strategy", "unsafe-best-match",
-                "--python-version", target.python_minor,
-                "--python-platform", uv_python_platform(target.platform)]
-        if expanded_default:
-            env["UV_INDEX_URL"] = expanded_default
-        if expanded_extras:
-            env["UV_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-        timeout = UV_TIMEOUT_S
-    elif resolver == "pip-tools":
-        refusal = _pip_tools_refusal(target)
-        if refusal is not None:
-            raise LockError(refusal)
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as dist_version
-
-        try:
-            label = f"pip-tools {dist_version('pip-tools')}"
-        except PackageNotFoundError:
-            raise LockError("pip-tools is not installed (pip install pip-tools)") from None
-        argv = [sys.executable, "-m", "piptools", "compile", "--generate-hashes", "--no-header",
-                "--no-annotate", "--no-emit-index-url", "--no-emit-trusted-host",
-                "--no-emit-find-links", "--allow-unsafe", "--strip-extras", "--quiet",
-                "--output-file", "-", "-"]
-        if expanded_default:
-            env["PIP_INDEX_URL"] = expanded_default
-        if expanded_extras:
-            env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-        timeout = PIP_TOOLS_TIMEOUT_S
-    else:
-        raise UsageError(f"unknown resolver {resolver!r} (expected uv or pip-tools)")
-    result = _proc.run(argv, timeout=timeout, env=env, input_text=stdin)
+    with tempfile.TemporaryDirectory(prefix="colabenv-lock-") as work:
+        constraints_file = None
+        if constraints:
+            constraints_file = Path(work) / "constraints.txt"
+            constraints_file.write_text("".join(f"{c}\n" for c in constraints), encoding="utf-8")
+        if resolver == Resolver.UV:
+            uv = find_uv()
+            version = _proc.run([uv, "--version"], timeout=30, env=env)
+            label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
+            argv = _uv_argv(uv, target, constraints_file)
+            if expanded_default:
+                env["UV_INDEX_URL"] = expanded_default
+            if expanded_extras:
+                env["UV_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
+            timeout = UV_TIMEOUT_S
+        elif resolver == Resolver.PIP_TOOLS:
+            refusal = _pip_tools_refusal(target)
+            if refusal is not None:
+                raise LockError(refusal)
+            label = _pip_tools_label()
+            argv = _pip_tools_argv(constraints_file)
+            if expanded_default:
+                env["PIP_INDEX_URL"] = expanded_default
+            if expanded_extras:
+                env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
+            timeout = PIP_TOOLS_TIMEOUT_S
+        else:
+            raise UsageError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
+        result = _proc.run(argv, timeout=timeout, env=env, input_text=stdin)
     if result.timed_out:
         raise LockResolverError(f"{label} did not finish within {timeout:g} s")
     if not result.ok:
-        raise _resolver_failure(label.split()[0], result.stderr + "\n" + result.stdout, redact)
+        output = result.stderr + "\n" + result.stdout
+        if resolver == Resolver.UV and "--format" in output and "unexpected argument" in output:
+            raise LockError(f"{label} cannot write pylock.toml (uv 0.8 or newer can): "
+                            "upgrade uv, or use --resolver pip-tools")
+        raise _resolver_failure(label.split()[0], output, redact)
     try:
-        packages, _, _ = parse_requirements(result.stdout)
+        if resolver == Resolver.UV:
+            packages = _uv_packages(result.stdout, redact)
+        else:
+            packages, _, _ = parse_requirements(result.stdout)
     except LockError as exc:
         raise LockResolverError(f"{label} wrote output colabenv cannot read: {exc}") from None
     return ResolverRun(tuple(sorted(packages, key=lambda p: p.name)), label)
 
 
+def _pip_tools_label() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return f"pip-tools {dist_version('pip-tools')}"
+    except PackageNotFoundError:
+        raise LockError("pip-tools is not installed (pip install pip-tools)") from None
+
+
+def _uv_packages(text: str, redact: Callable[[str], str]) -> tuple[LockedPackage, ...]:
+    from colabenv.lockfile.pylock import load_pylock, pylock_packages
+
+    def url_of(url: str) -> str:
+        return redact(strip_credentials(url))
+
+    return pylock_packages(load_pylock(text, "uv's output"), "uv's output", url_of)
+
+
 # ---------------------------------------------------------------------------------------------
-# Files for pylock.toml
-
-
-def _strip_credentials(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=host, fragment=""))
+# Files for pylock.toml (pip-tools names only the hashes)
 
 
 def attach_files(
@@ -542,6 +421,9 @@ def attach_files(
         indexes.append(default)
     found: list[LockedPackage] = []
     for package in packages:
+        if all(f.name and f.url for f in package.files):
+            found.append(package)
+            continue
         progress(f"finding the files of {package.name} {package.version}")
         wanted = {f.sha256 for f in package.files}
         located: dict[str, LockedFile] = {}
@@ -550,7 +432,7 @@ def attach_files(
             files = client.project_files(index, package.name)
             for file in files or ():
                 if file.sha256 in wanted and file.sha256 not in located:
-                    url = redact(_strip_credentials(file.url))
+                    url = redact(strip_credentials(file.url))
                     located[file.sha256] = LockedFile(file.sha256, file.filename, url)
                     source = source or index
             if len(located) == len(wanted):
@@ -578,6 +460,7 @@ def make_lock(
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     with_files: bool = False,
+    http_deadline_s: float = HTTP_DEADLINE_S,
 ) -> Lock:
     """Check the framework files, resolve the closure, and return the lock (nothing written)."""
     env = dict(os.environ if environ is None else environ)
@@ -586,19 +469,20 @@ def make_lock(
         raise UsageError(f"profile {resolution.profile_name!r}: nothing to lock "
                          "(no frameworks and no packages)")
     plan = index_plan(resolution)
-    redact = _Redactor.for_urls(plan.all, env)
-    if resolver == "pip-tools":
+    redact = Redactor.for_urls(plan.all, env)
+    if resolver == Resolver.PIP_TOOLS:
         refusal = _pip_tools_refusal(resolution.target)
         if refusal is not None:
             raise LockError(refusal)
-    client = SimpleClient(env, redact)
+    client = SimpleClient(env, redact, deadline_s=http_deadline_s)
     check_framework_files(resolution, plan, client, say)
     checked = [c.index_url for c in resolution.choices if c.index_url]
     if any(c.index_url is None for c in resolution.choices) and plan.default:
         checked.append(plan.default)
     check_indexes_reachable(plan, client, checked)
     say(f"resolving the closure with {resolver}")
-    run = run_resolver(resolver, resolution.requirements, plan, resolution.target, env, redact)
+    run = run_resolver(resolver, resolution.requirements, plan, resolution.target, env, redact,
+                       resolution.constraint_lines)
     packages = run.packages
     if with_files:
         packages = attach_files(packages, plan, client, redact, say)
@@ -608,17 +492,19 @@ def make_lock(
         profile_hash=resolution.profile_hash,
         target=LockTarget.from_target(resolution.target, resolution.required_driver),
         frameworks=tuple(
-            LockedFramework(c.framework.value, str(c.release), c.variant, c.index_url)
+            LockedFramework(c.framework, str(c.release), c.variant, c.index_url)
             for c in resolution.choices
         ),
         resolver=run.label,
+        constraints=tuple(str(Requirement(c)) for c in resolution.constraint_lines),
     )
-    _check_frameworks_locked(resolution, packages)
+    _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras)
 
 
-def _check_frameworks_locked(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:
-    """The resolver must have kept every framework pin (a local tag lost is a wrong wheel)."""
+def _check_pins(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:
+    """The resolver must have kept every framework pin (a local tag lost is a wrong wheel) and
+    every component constraint."""
     versions: dict[NormalizedName, str] = {p.name: p.version for p in packages}
     for choice in resolution.choices:
         for requirement in _exact_pins(choice.requirements):
@@ -628,43 +514,9 @@ def _check_frameworks_locked(resolution: Resolution, packages: Sequence[LockedPa
             if got is None or (wanted.local and Version(got) != wanted):
                 raise LockResolverError(
                     f"the resolver locked {name} {got or 'not at all'}, not {wanted}")
-
-
-# ---------------------------------------------------------------------------------------------
-# --check
-
-
-def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
-    """The recorded target with whatever the flags or ``COLABENV_*`` variables override."""
-    if overrides.cpu:
-        return LockTarget(None, recorded.required_driver, None, (),
-                          f"{overrides.python.major}.{overrides.python.minor}"
-                          if overrides.python else recorded.python, recorded.platform)
-    return LockTarget(
-        driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
-        required_driver=recorded.required_driver,
-        cuda=str(overrides.cuda) if overrides.cuda else recorded.cuda,
-        compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
-        or recorded.compute_capabilities,
-        python=(f"{overrides.python.major}.{overrides.python.minor}" if overrides.python
-                else recorded.python),
-        platform=recorded.platform,
-    )
-
-
-def stale_reasons(lock: Lock, profile: Profile, target: LockTarget) -> list[str]:
-    """Why ``lock`` no longer matches ``profile`` on ``target``; empty when it is fresh."""
-    reasons = []
-    header = lock.header
-    if header.profile_name != profile.name:
-        reasons.append(f"made for profile {header.profile_name!r}, not {profile.name!r}")
-    if header.profile_hash != profile.content_hash:
-        reasons.append(f"the profile changed (hash {_short(header.profile_hash)} in the lock, "
-                       f"{_short(profile.content_hash)} now)")
-    reasons.extend(f"target: {d}" for d in header.target.differences(target))
-    return reasons
-
-
-def _short(digest: str) -> str:
-    algo, _, hexdigest = digest.partition(":")
-    return f"{algo}:{hexdigest[:12]}" if hexdigest else digest[:12]
+    for line in resolution.constraint_lines:
+        constraint = Requirement(line)
+        got = versions.get(canonicalize_name(constraint.name))
+        if got is not None and not constraint.specifier.contains(got, prereleases=True):
+            raise LockResolverError(f"the resolver locked {constraint.name} {got}, outside the "
+                                    f"constraint {constraint}")

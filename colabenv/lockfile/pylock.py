@@ -1,0 +1,352 @@
+"""A lock as a PEP 751 ``pylock.toml``: written with tomlkit from a :class:`packaging.pylock.Pylock`
+(validated before it is written), read and validated with :mod:`packaging.pylock`.
+
+colabenv's header (the lock's target, frameworks, constraints, ``pins-sha256``) is the
+``[tool.colabenv]`` table; a target value that does not exist (no driver on a CPU target) is an
+absent key. The same reader turns ``uv pip compile --format pylock.toml`` output into pins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from packaging.markers import Marker
+from packaging.pylock import (
+    Package,
+    PackageSdist,
+    PackageWheel,
+    Pylock,
+    PylockUnsupportedVersionError,
+    PylockValidationError,
+)
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.errors import LockError, printable
+from colabenv.lockfile.schema import (
+    LOCK_SCHEMA,
+    READABLE_SCHEMAS,
+    HeaderWord,
+    Lock,
+    LockedFile,
+    LockedPackage,
+    LockHeader,
+    LockTarget,
+    check_digest,
+    check_header_text,
+    checked_constraint,
+    checked_framework,
+    checked_profile_hash,
+    checked_url,
+    is_sha256,
+    new_package,
+)
+from colabenv.models import LockedFramework
+
+PYLOCK_VERSION = Version("1.0")
+CREATED_BY = "colabenv"
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def _environment(target: LockTarget) -> Marker:
+    env = target.marker_environment()
+    return Marker(f"python_version == '{target.python}' and sys_platform == "
+                  f"'{env['sys_platform']}' and platform_machine == '{env['platform_machine']}'")
+
+
+def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | None]:
+    wheels: list[PackageWheel] = []
+    sdists: list[PackageSdist] = []
+    for file in package.files:
+        if file.name is None or file.url is None:
+            raise LockError(f"{package.name} {package.version}: no file name and URL known "
+                            f"for the hash sha256:{file.sha256}")
+        if file.is_wheel:
+            wheels.append(PackageWheel(name=file.name, url=file.url,
+                                       hashes={"sha256": file.sha256}))
+        else:
+            sdists.append(PackageSdist(name=file.name, url=file.url,
+                                       hashes={"sha256": file.sha256}))
+    return wheels, (sdists[0] if sdists else None)
+
+
+def _tool_table(lock: Lock) -> dict[str, Any]:
+    header = lock.header
+    target = header.target
+    target_table: dict[str, Any] = {
+        key: value for key, value in (("driver", target.driver),
+                                      ("requires-driver", target.required_driver),
+                                      ("cuda", target.cuda)) if value is not None
+    }
+    target_table["compute-capabilities"] = list(target.compute_capabilities)
+    target_table["python"] = target.python
+    target_table["platform"] = target.platform
+    table: dict[str, Any] = {
+        "colabenv-version": header.colabenv_version,
+        "lock-schema": LOCK_SCHEMA,
+        "profile": header.profile_name,
+        "profile-hash": header.profile_hash,
+        "resolver": header.resolver,
+    }
+    if lock.index_url:
+        table["index-url"] = lock.index_url
+    table["extra-index-urls"] = list(lock.extra_index_urls)
+    table["constraints"] = list(header.constraints)
+    table["pins-sha256"] = lock.pins_digest
+    table["target"] = target_table
+    table["frameworks"] = [
+        {"framework": str(f.framework), "version": f.version, "variant": f.variant,
+         **({"index": f.index_url} if f.index_url else {})}
+        for f in header.frameworks
+    ]
+    return table
+
+
+def pylock_text(lock: Lock) -> str:
+    """The lock as a PEP 751 ``pylock.toml``; every file needs its name and URL."""
+    import tomlkit
+
+    for url in lock.index_urls:
+        if checked_url(url) is None:
+            raise LockError(f"index URL {printable(url)!r} cannot be written into a lock")
+    packages = []
+    for package in lock.packages:
+        wheels, sdist = _files(package)
+        packages.append(Package(
+            name=package.name, version=Version(package.version),
+            marker=Marker(package.marker) if package.marker else None,
+            index=package.index, sdist=sdist, wheels=wheels or None))
+    target = lock.header.target
+    pylock = Pylock(lock_version=PYLOCK_VERSION, environments=[_environment(target)],
+                    requires_python=SpecifierSet(f"=={target.python}.*"),
+                    created_by=CREATED_BY, packages=packages,
+                    tool={"colabenv": _tool_table(lock)})
+    try:
+        pylock.validate()
+    except PylockValidationError as exc:
+        raise LockError(f"the lock cannot be written as PEP 751: {printable(exc)}") from None
+    document = tomlkit.document()
+    document.add(tomlkit.comment("colabenv lock (PEP 751). Install exactly this with an "
+                                 "installer that reads pylock.toml"))
+    document.add(tomlkit.comment("(uv pip install -r pylock.toml). Refresh: colabenv lock "
+                                 "--format pylock; do not edit."))
+    for key, value in pylock.to_dict().items():
+        document[key] = _packages_table(value) if key == "packages" else value
+    return tomlkit.dumps(document)
+
+
+def _packages_table(packages: list[dict[str, Any]]) -> Any:
+    """An array of tables whose file entries are inline tables, one line per file."""
+    import tomlkit
+
+    array = tomlkit.aot()
+    for package in packages:
+        table = tomlkit.table()
+        for key, value in package.items():
+            if key == "wheels":
+                inline = tomlkit.array()
+                inline.multiline(True)
+                for wheel in value:
+                    inline.append(_inline(wheel))
+                table[key] = inline
+            elif key == "sdist":
+                table[key] = _inline(value)
+            else:
+                table[key] = value
+        array.append(table)
+    return array
+
+
+def _inline(values: Mapping[str, Any]) -> Any:
+    import tomlkit
+
+    table = tomlkit.inline_table()
+    for key, value in values.items():
+        table[key] = _inline(value) if isinstance(value, Mapping) else value
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def load_pylock(text: str, name: str) -> Pylock:
+    """``text`` as a validated :class:`Pylock`; LockError naming the key when it is not one."""
+    from colabenv import _toml
+
+    try:
+        document = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        raise LockError(f"{name}: not valid TOML: {printable(exc)}") from None
+    except (ValueError, RecursionError):
+        raise LockError(f"{name}: not valid TOML (a value out of range)") from None
+    try:
+        return Pylock.from_dict(document)
+    except PylockUnsupportedVersionError as exc:
+        raise LockError(f"{name}: lock-version: {printable(exc)}") from None
+    except PylockValidationError as exc:
+        raise LockError(f"{name}: {printable(exc)}") from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise LockError(f"{name}: not a PEP 751 lock: {printable(exc)}") from None
+
+
+def _file_name(name: str | None, url: str | None, path: str | None) -> str | None:
+    if name:
+        return name
+    location = urlsplit(url).path if url else path
+    return unquote(location.rsplit("/", 1)[-1]) if location else None
+
+
+def pylock_packages(
+    pylock: Pylock, name: str, url_of: Callable[[str], str] = str
+) -> tuple[LockedPackage, ...]:
+    """The pins of ``pylock``, checked as a lock's are; ``url_of`` maps each file URL (to take
+    credentials out of a resolver's output)."""
+    packages: dict[str, LockedPackage] = {}
+    for position, package in enumerate(pylock.packages):
+        where = f"{name}: packages[{position}]"
+        if package.vcs or package.directory or package.archive:
+            raise LockError(f"{where}: {package.name}: a vcs, directory or archive source; "
+                            "colabenv locks install from indexes only")
+        if package.version is None:
+            raise LockError(f"{where}: {package.name}: no version")
+        files = []
+        entries: Sequence[PackageWheel | PackageSdist] = [
+            *(package.wheels or ()), *((package.sdist,) if package.sdist else ())]
+        for entry in entries:
+            digest = entry.hashes.get("sha256", "").lower()
+            if not is_sha256(digest):
+                raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
+            url = url_of(entry.url) if entry.url else None
+            files.append(LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
+        locked = new_package(package.name, str(package.version), files,
+                             str(package.marker) if package.marker else None,
+                             url_of(package.index) if package.index else None, where)
+        if locked.name in packages:
+            raise LockError(f"{where}: {locked.name} is pinned twice")
+        packages[locked.name] = locked
+    return tuple(packages.values())
+
+
+class _Table:
+    """Typed reads from ``[tool.colabenv]``, each error naming its key path."""
+
+    def __init__(self, value: object, path: str, name: str) -> None:
+        if not isinstance(value, Mapping):
+            raise LockError(f"{name}: {path}: expected a table")
+        self.values: Mapping[str, Any] = value
+        self.path = path
+        self.name = name
+
+    def fail(self, key: str, why: str) -> LockError:
+        return LockError(f"{self.name}: {self.path}.{key}: {why}")
+
+    def text(self, key: str, *, optional: bool = False) -> str | None:
+        value = self.values.get(key)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(key, "expected a string")
+        return value
+
+    def required(self, key: str) -> str:
+        value = self.text(key)
+        assert value is not None
+        return value
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self.values.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(key, "expected a list of strings")
+        return tuple(value)
+
+    def tables(self, key: str) -> list[_Table]:
+        value = self.values.get(key, [])
+        if not isinstance(value, list):
+            raise self.fail(key, "expected an array of tables")
+        return [_Table(item, f"{self.path}.{key}[{i}]", self.name) for i, item in enumerate(value)]
+
+
+def _absent(value: str | None) -> str | None:
+    return None if value in (None, HeaderWord.NONE.value) else value
+
+
+def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | None, tuple[str, ...]]:
+    """The header, the ``pins-sha256``, the index URL and the extra index URLs."""
+    tool = _Table((pylock.tool or {}).get("colabenv"), "tool.colabenv", name)
+    schema = tool.values.get("lock-schema")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
+        raise tool.fail("lock-schema", f"expected one of {READABLE_SCHEMAS}; a newer lock needs "
+                                       "a newer colabenv")
+    for key in ("colabenv-version", "resolver"):
+        problem = check_header_text(key, tool.required(key))
+        if problem:
+            raise tool.fail(key, problem)
+    profile_name = tool.required("profile")
+    profile_hash = tool.required("profile-hash")
+    if checked_profile_hash(profile_hash) is None:
+        raise tool.fail("profile-hash", "expected sha256:<64 hex digits>")
+    table = _Table(tool.values.get("target"), "tool.colabenv.target", name)
+    target = LockTarget(
+        driver=_absent(table.text("driver", optional=True)),
+        required_driver=_absent(table.text("requires-driver", optional=True)),
+        cuda=_absent(table.text("cuda", optional=True)),
+        compute_capabilities=table.strings("compute-capabilities"),
+        python=table.required("python"),
+        platform=table.required("platform"),
+    )
+    problem = target.problem()
+    if problem:
+        key, _, why = problem.partition(": ")
+        raise table.fail(key, why)
+    frameworks: list[LockedFramework] = []
+    for item in tool.tables("frameworks"):
+        found = checked_framework(item.required("framework"), item.required("version"),
+                                  item.required("variant"), item.text("index", optional=True))
+        if isinstance(found, str):
+            raise LockError(f"{name}: {item.path}: {found}")
+        frameworks.append(found)
+    constraints = []
+    for text in tool.strings("constraints"):
+        constraint = checked_constraint(text)
+        if constraint is None:
+            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement")
+        constraints.append(constraint)
+    digest = tool.text("pins-sha256", optional=schema < 2)
+    if digest is not None and not is_sha256(digest):
+        raise tool.fail("pins-sha256", "expected 64 hex digits")
+    index_url = tool.text("index-url", optional=True)
+    extra = tool.strings("extra-index-urls")
+    for position, url in enumerate((index_url, *extra)):
+        if url is not None and checked_url(url) is None:
+            key = "index-url" if position == 0 else f"extra-index-urls[{position - 1}]"
+            raise tool.fail(key, f"{printable(url)!r} is not an index URL")
+    header = LockHeader(
+        colabenv_version=tool.required("colabenv-version"),
+        profile_name=profile_name,
+        profile_hash=profile_hash,
+        target=target,
+        frameworks=tuple(frameworks),
+        resolver=tool.required("resolver"),
+        schema=schema,
+        constraints=tuple(constraints),
+    )
+    return header, digest, index_url, extra
+
+
+def parse_pylock(text: str, path: Path | None = None) -> Lock:
+    name = printable(path.name) if path else "<lock>"
+    pylock = load_pylock(text, name)
+    header, digest, index_url, extra = _header(pylock, name)
+    packages = pylock_packages(pylock, name)
+    if not packages:
+        raise LockError(f"{name}: packages: the lock pins nothing")
+    lock = Lock(header, packages, index_url, extra, path)
+    check_digest(lock, digest, name)
+    return lock
