@@ -335,7 +335,7 @@ def detect(
     catalog: Callable[[], Catalog] | None = None,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give."""
-    from colabenv.settings import state_dir
+    from colabenv.state import state_dir
 
     wanted = overrides or TargetOverrides()
     host = probe or HostProbe.live(environ)
@@ -382,7 +382,7 @@ def detect(
         python_implementation=host.python_implementation,
         python_full=python_full,
         glibc=host.glibc,
-        state_dir=state_dir(host.environ, colab=runtime is RuntimeKind.COLAB),
+        state_dir=state_dir(host.environ),
         notes=tuple(notes),
     )
 

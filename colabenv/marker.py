@@ -22,8 +22,8 @@ from typing import Any
 
 from colabenv._model import model
 from colabenv.errors import StateError
+from colabenv.state import MARKER_NAME
 
-MARKER_NAME = "restart-marker.json"
 MARKER_SCHEMA = 1
 
 
