@@ -890,10 +890,14 @@ def _finished(state: str, profile_hash: str, pending: str, env: list[tuple[str, 
 
 
 def _env_hook_text(pairs: dict[str, str]) -> str | None:
-    """ASCII only (``ascii()``, not ``repr()``): Python 3.12 and older read ``.pth`` files in
-    the locale's encoding, and one non-ASCII byte there stops every interpreter from starting
-    under ``LC_ALL=C``."""
-    return f"import os; os.environ.update({pairs!a})\n" if pairs else None
+    """The ``.pth`` line that sets ``pairs``: ASCII only, since Python 3.12 and older read
+    ``.pth`` files in the locale's encoding and one non-ASCII byte there stops every interpreter
+    from starting under ``LC_ALL=C``; the values go in as their UTF-8 bytes (``os.environb``),
+    which an interpreter whose file-system encoding is ASCII can hold too."""
+    if not pairs:
+        return None
+    raw = {name.encode("utf-8"): value.encode("utf-8") for name, value in pairs.items()}
+    return f"import os; os.environb.update({raw!a})\n"
 
 
 def _marker_ok(path: str, profile_hash: str) -> bool:

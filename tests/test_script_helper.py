@@ -277,10 +277,10 @@ def test_written_files_follow_links_and_never_replace_devices(tmp_path: Path) ->
 def test_env_hook_is_ascii_and_round_trips() -> None:
     pairs = {"NAME": "ü ✓ 'q' \"d\" \\ \n \U0001f600", "PLAIN": "on"}
     text = _env_hook_text(pairs)
-    assert text is not None and text.isascii()
-    namespace: dict[str, dict[str, str]] = {}
-    exec(text.replace("import os; os.environ.update(", "found = dict("), namespace)
-    assert namespace["found"] == pairs
+    assert text is not None and text.isascii() and text.count("\n") == 1
+    namespace: dict[str, dict[bytes, bytes]] = {}
+    exec(text.replace("import os; os.environb.update(", "found = dict("), namespace)
+    assert {k.decode(): v.decode() for k, v in namespace["found"].items()} == pairs
     assert _env_hook_text({}) is None
 
 
