@@ -410,22 +410,38 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
     assert not list(host.state.glob("pending.*"))
 
 
-def _start(host: Host, script: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(["bash", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=host.env(UV_HTTP_RETRIES="0"))
+def _start(host: Host, script: Path, path: str | None) -> subprocess.Popen[str]:
+    env = host.env(UV_HTTP_RETRIES="0", **({"PATH": path} if path else {}))
+    return subprocess.Popen([shutil.which("bash") or "bash", str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_two_copies_of_one_script_take_turns(tmp_path: Path, default_index: LocalIndex) -> None:
+def _without_flock(host: Host) -> str:
+    """A PATH of the host's own tools only, util-linux ``flock`` not among them."""
+    for name in ("readlink", "mkdir", "tee"):
+        found = shutil.which(name)
+        assert found is not None
+        (host.bin / name).symlink_to(found)
+    assert not (host.bin / "flock").exists()
+    return str(host.bin)
+
+
+@pytest.mark.parametrize("locker", ["flock", "helper"])
+def test_two_copies_of_one_script_take_turns(
+    locker: str, tmp_path: Path, default_index: LocalIndex
+) -> None:
+    """With util-linux flock, or without it (the helper's fcntl lock on the script's open file)."""
     script = tmp_path / "b.sh"
     render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script)
 
     # the second copy starts while the first holds the lock (past its preflight)
     host = make_host(tmp_path / "host", with_pip=False)
-    first = _start(host, script)
+    path = _without_flock(host) if locker == "helper" else None
+    first = _start(host, script, path)
     assert first.stdout is not None
     seen = [first.stdout.readline() for _ in range(2)]
     assert seen == ["COLABENV: step preflight\n", "COLABENV: step apt\n"]
-    second = _start(host, script)
+    second = _start(host, script, path)
     second_out, second_err = second.communicate(timeout=300)
     first_rest, first_err = first.communicate(timeout=300)
     first_out = "".join(seen) + first_rest
@@ -438,7 +454,8 @@ def test_two_copies_of_one_script_take_turns(tmp_path: Path, default_index: Loca
 
     # both at the same instant: one installs and says so, the other finds it done
     other = make_host(tmp_path / "other", with_pip=False)
-    runs = [_start(other, script), _start(other, script)]
+    path = _without_flock(other) if locker == "helper" else None
+    runs = [_start(other, script, path), _start(other, script, path)]
     outputs = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     lasts = sorted(out.splitlines()[-1] for out, _ in outputs)

@@ -12,6 +12,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from colabenv import script_helper
 from colabenv._data import helper_source
 from colabenv.render import helper_program
 from colabenv.script_helper import (
@@ -34,12 +36,14 @@ from colabenv.script_helper import (
     _MiniRequirement,
     _MiniSpecifier,
     _MiniVersion,
+    _pending_path,
     _read_bounded,
     _write_file,
     _WriteProblem,
     expand_url,
     marker_environment,
 )
+from colabenv.state import shared_names
 
 
 @st.composite
@@ -349,3 +353,64 @@ def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -
                           capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "https://u:a%40b@h/simple\n"
+
+
+def _run_helper(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    helper = tmp_path / "helper.py"
+    if not helper.exists():
+        helper.write_text(helper_program(helper_source()))
+    return subprocess.run([sys.executable, str(helper), *args], capture_output=True, text=True,
+                          timeout=60, env=env or {"PATH": "/usr/bin:/bin"})
+
+
+def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_text("--index-url https://x.example/simple\n"
+                    f"nvidia-cudnn-cu12==9.28.0.42 --hash=sha256:{'0' * 64}\n"
+                    f"numpy==2.0.2 \\\n    --hash=sha256:{'1' * 64}\n")
+    bounds = tmp_path / "bounds.txt"
+    env_file = tmp_path / "env.bin"
+    env_file.write_bytes(b"")
+    common = ("--python", "-", "--driver", "-", "--state", str(tmp_path / "state"), "--hash",
+              "sha256:abc", "--env", str(env_file), "--lock", str(lock), "--constraints",
+              str(bounds))
+    bounds.write_text("nvidia-cudnn-cu12<9.11\n")
+    refused = _run_helper(tmp_path, "preflight", *common)
+    assert refused.returncode == 7
+    assert refused.stdout.strip() == ("the lock pins nvidia-cudnn-cu12==9.28.0.42, but this "
+                                      "host's GPUs need nvidia-cudnn-cu12<9.11")
+    bounds.write_text("nvidia-cudnn-cu12<9.30\nnvidia-nccl-cu12<2.28\n")
+    fits = _run_helper(tmp_path, "preflight", *common)
+    assert fits.returncode == 0, fits.stderr
+    status, pending = fits.stdout.splitlines()
+    assert status == "missing"
+    assert Path(pending).parent == tmp_path / "state"
+    assert Path(pending).name.startswith("pending.") and "abc" in Path(pending).name
+
+
+def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -> None:
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("")
+    env_file = tmp_path / "env.bin"
+    env_file.write_bytes(b"")
+    state = tmp_path / "state"
+    done = _run_helper(tmp_path, "preflight", "--python", "-", "--driver", "-", "--state",
+                       str(state), "--hash", "sha256:abc", "--env", str(env_file), "--reqs",
+                       str(reqs), "--url", "https://${A}@h/simple", "--url",
+                       "https://h/${B}/simple", env={"PATH": "/usr/bin:/bin", "A": "x"})
+    assert done.returncode == 6
+    assert done.stdout.strip() == "index URL needs $B, which is not set"
+    assert not state.exists(), "nothing is created before the URLs are known to expand"
+
+
+def test_pending_records_are_per_profile_and_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(script_helper, "SHARED", shared_names())
+    one = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
+    other_profile = _pending_path(str(tmp_path), "sha256:" + "b" * 64)
+    monkeypatch.setattr(sys, "executable", "/some/other/venv/bin/python")
+    other_interpreter = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
+    assert len({one, other_profile, other_interpreter}) == 3
+    assert all(Path(p).parent == tmp_path for p in (one, other_profile, other_interpreter))
