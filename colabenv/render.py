@@ -101,7 +101,7 @@ def _comment(text: str) -> str:
 def helper_program(source: str) -> str:
     """The helper as the script embeds it: its source with the shared names written in."""
     if source.count(HELPER_NAMES_LINE) != 1 or f"\n{HELPER_NAMES_LINE}\n" not in source:
-        raise UsageError("the script helper has no single line for the shared names")
+        raise RuntimeError("the script helper has no single line for the shared names")
     names = f"SHARED: dict[str, str] = {state.shared_names()!a}"
     return source.replace(f"\n{HELPER_NAMES_LINE}\n", f"\n{names}\n", 1)
 
@@ -375,7 +375,7 @@ def _prelude() -> Iterator[str]:
 def _helper(helper_source: str) -> Iterator[str]:
     program = helper_program(helper_source)
     if any(line.strip() == HELPER_DELIMITER for line in program.splitlines()):
-        raise UsageError("the script helper contains its own here-document delimiter")
+        raise RuntimeError("the script helper contains its own here-document delimiter")
     yield ""
     yield 'helper="${work}/helper.py"'
     yield f"cat >\"$helper\" <<'{HELPER_DELIMITER}'"

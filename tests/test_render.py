@@ -313,7 +313,7 @@ def _lock_input(resolution_pins: tuple[str, ...]) -> LockInput:
     )
 
 
-def test_a_lock_script_describes_the_lock_and_says_to_relock() -> None:
+def test_a_lock_script_describes_the_lock_and_says_to_relock(tmp_path: Path) -> None:
     path = dict((n, p) for n, _d, p in golden_profiles())["pytorch"]
     profile = load_profile(path)
     resolution = resolve(profile, TARGETS["kaggle-p100"], shipped_catalog())
@@ -321,6 +321,11 @@ def test_a_lock_script_describes_the_lock_and_says_to_relock() -> None:
     lock = _lock_input(pins)
     text = "\n".join(render_script(resolution, profile, colabenv_version="0",
                                    helper_source=helper_source(), lock=lock)) + "\n"
+    script = tmp_path / "setup.sh"
+    script.write_text(text)
+    lint = subprocess.run([SHELLCHECK, "--severity=style", str(script)], capture_output=True,
+                          text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout
     header = [line for line in text.splitlines() if line.startswith("# ")][:30]
     assert "# installs exactly the lockfile team.lock" in header
     assert ("# target (the lock's): driver 560.35.03, CUDA 12.6, compute capability 6.0, "

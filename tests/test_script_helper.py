@@ -354,6 +354,24 @@ def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout == "https://u:a%40b@h/simple\n"
 
+    state, env_file, record = tmp_path / "state", tmp_path / "env.bin", tmp_path / "record.json"
+    env_file.write_bytes(b"")
+    record.write_text('{"schema": 1, "profile": "old", "profile_hash": "sha256:abc"}')
+    steps = [
+        ["preflight", "--python", "-", "--driver", "-", "--state", str(state), "--hash",
+         "sha256:abc", "--env", str(env_file), "--reqs", str(reqs), "--url",
+         "https://u:${TOKEN}@h/simple"],
+        ["write-marker", str(state), str(record), "1", str(tmp_path / "no-pending")],
+        ["marker-ok", str(state), "sha256:abc"],
+        ["install-cause", str(tmp_path / "no-log")],
+    ]
+    for step in steps:
+        done = subprocess.run([python, str(helper), *step], capture_output=True, text=True,
+                              env=env, timeout=60)
+        assert done.returncode in (0, 1), (step[0], done.stderr)
+        assert "Traceback" not in done.stderr, (step[0], done.stderr)
+    assert (state / "restart-marker.json").exists()
+
 
 def _run_helper(tmp_path: Path, *args: str, env: dict[str, str] | None = None
                 ) -> subprocess.CompletedProcess[str]:
