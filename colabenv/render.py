@@ -392,7 +392,7 @@ def _lock() -> Iterator[str]:
     """Take this state directory's lock for the rest of the run (fd 9, released at exit)."""
     waiting = state.WAITING_LINE.format(pid="%s")
     yield f'lock_file="${{state_dir}}/"{q(state.LOCK_NAME)}'
-    yield 'mkdir -p -- "$state_dir" 2>/dev/null || true'
+    yield '[ -d "$state_dir" ] || mkdir -p -- "$state_dir" 2>/dev/null || true'
     yield 'if [ -e "$lock_file" ] && [ ! -f "$lock_file" ]; then'
     yield '  fail "the lock file $lock_file is not a regular file"'
     yield "fi"
