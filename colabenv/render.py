@@ -17,14 +17,14 @@ next run of the same profile report one.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from colabenv import state
+from colabenv._bash import INSTALLER_SETUP, array, lock_lines, prelude, q
 from colabenv._model import model
 from colabenv.errors import UsageError
-from colabenv.models import Installer, Profile, Resolution, format_driver
+from colabenv.models import Framework, Installer, Profile, Resolution, format_driver
 
 if TYPE_CHECKING:
     from colabenv.lockfile import LockedFramework, LockTarget
@@ -55,43 +55,6 @@ class LockInput:
     frameworks: tuple[LockedFramework, ...] = ()
 
 
-_NEEDS_QUOTES = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-
-
-def q(value: str) -> str:
-    """``value`` as one shell word: :func:`shlex.quote`'s rule, without importing shlex.
-
-    A single-quoted piece never ends in a backslash (shellcheck reads ``\\'`` as an attempt to
-    escape the quote): such backslashes and the quotes after them are written escaped, outside
-    the quotes.
-    """
-    if not value:
-        return "''"
-    if _NEEDS_QUOTES(value) is None:
-        return value
-    if "\\'" not in value and not value.endswith("\\"):
-        return "'" + value.replace("'", "'\"'\"'") + "'"
-    words = []
-    for number, piece in enumerate(value.split("'")):
-        if number:
-            words.append("\\'")
-        body = piece.rstrip("\\")
-        if body:
-            words.append("'" + body + "'")
-        words.append("\\\\" * (len(piece) - len(body)))
-    return "".join(words)
-
-
-def _array(name: str, values: Sequence[str]) -> Iterator[str]:
-    if not values:
-        yield f"{name}=()"
-        return
-    yield f"{name}=("
-    for value in values:
-        yield f"  {q(value)}"
-    yield ")"
-
-
 def _comment(text: str) -> str:
     """One comment line; control characters are shown escaped so nothing breaks out of it."""
     safe = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
@@ -112,7 +75,6 @@ def helper_program(source: str) -> str:
 
 def _lock_frameworks(lock: LockInput) -> dict[str, object]:
     from colabenv.frameworks import FACTS
-    from colabenv.models import Framework
 
     found: dict[str, object] = {}
     for item in lock.frameworks:
@@ -251,125 +213,7 @@ def _lock_header(resolution: Resolution, lock: LockInput) -> Iterator[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The prelude: failure reporting, the work folder, the target Python, the state directory
-
-
-PRELUDE = r"""
-set -euo pipefail
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-
-step="start"
-cause=""
-work=""
-announce() { step="$1"; printf 'COLABENV: step %s\n' "$1"; }
-fail() { cause="$1"; exit 1; }
-finish() {
-  rc=$?
-  if [ -n "$work" ]; then rm -rf -- "$work" 2>/dev/null || true; fi
-  if [ "$rc" -ne 0 ]; then
-    printf 'COLABENV: step %s failed: %s; no restart marker written\n' "$step" "${cause:-exit $rc}" >&2
-  fi
-}
-trap finish EXIT
-write_list() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\n' "$@" >"$file"; fi; }
-write_pairs() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\0' "$@" >"$file"; fi; }
-
-start_time() {  # into $started: when process $1 started (clock ticks since boot), /proc/PID/stat
-  local stat fields
-  started=""
-  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
-  read -r -a fields <<<"${stat##*) }"
-  started="${fields[19]:-}"
-  [ -n "$started" ]
-}
-my_boot="-"
-{ read -r my_boot </proc/sys/kernel/random/boot_id; } 2>/dev/null || true
-my_ns="$(readlink "/proc/$$/ns/pid" 2>/dev/null || true)"
-sweep() {  # work folders of killed runs: only ours, only marked, never a link, never a live run's
-  local folder mark pid start ns boot
-  [ -r "/proc/$$/stat" ] && [ "$my_boot" != "-" ] || return 0
-  for folder in "${TMPDIR:-/tmp}"/__WORK_PREFIX__*; do
-    [ -d "$folder" ] && [ ! -L "$folder" ] && [ -O "$folder" ] || continue
-    mark="$folder/__WORK_MARK__"
-    [ -f "$mark" ] && [ ! -L "$mark" ] && [ -O "$mark" ] || continue
-    pid="" start="" ns="" boot=""
-    { read -r pid start ns boot _ <"$mark"; } 2>/dev/null || true
-    case "$pid:$start" in *[!0-9:]*|:*|*:) continue ;; esac
-    [ -n "$ns" ] && [ -n "$boot" ] || continue
-    if [ "$boot" = "$my_boot" ]; then
-      [ "$ns" = "$my_ns" ] || continue
-      if start_time "$pid" && [ "$started" = "$start" ]; then continue; fi
-    fi
-    rm -rf -- "$folder" 2>/dev/null || true
-  done
-}
-sweep
-work="$(mktemp -d "${TMPDIR:-/tmp}/__WORK_PREFIX__$$.XXXXXX")"
-start_time "$$" || started="-"
-printf '%s %s %s %s\n' "$$" "$started" "${my_ns:--}" "$my_boot" >"${work}/__WORK_MARK__"
-
-py="${COLABENV_PYTHON:-}"
-if [ -z "$py" ]; then
-  if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "${VIRTUAL_ENV}/bin/python" ]; then
-    py="${VIRTUAL_ENV}/bin/python"
-  else
-    py="$(command -v python3 || command -v python || true)"
-  fi
-fi
-[ -n "$py" ] || fail "no python3 found (set COLABENV_PYTHON)"
-""".strip("\n")
-
-
-def state_dir_lines() -> Iterator[str]:
-    """:func:`colabenv.state.state_dir` in bash, from the same definitions: ``$state_dir``."""
-    yield "expand_home() {  # os.path.expanduser, into $expanded"
-    yield '  local path="$1" head rest home entry user'
-    yield '  expanded="$path"'
-    yield "  case \"$path\" in '~'*) ;; *) return 0 ;; esac"
-    yield '  head="${path%%/*}"'
-    yield '  rest="${path:${#head}}"'
-    yield "  if [ \"$head\" = '~' ]; then"
-    yield '    if [ -n "${HOME+set}" ]; then'
-    yield '      home="$HOME"'
-    yield "    else"
-    yield '      entry="$(getent passwd "$UID" 2>/dev/null)" || return 0'
-    yield '      IFS=: read -r _ _ _ _ _ home _ <<<"$entry"'
-    yield "    fi"
-    yield "  else"
-    yield '    user="${head:1}"'
-    yield "    case \"$user\" in *[!0-9]*) ;; *) return 0 ;; esac"
-    yield '    entry="$(getent passwd -- "$user" 2>/dev/null)" || return 0'
-    yield '    IFS=: read -r _ _ _ _ _ home _ <<<"$entry"'
-    yield "  fi"
-    yield '  while [ "${home%/}" != "$home" ]; do home="${home%/}"; done'
-    yield '  expanded="${home}${rest}"'
-    yield '  [ -n "$expanded" ] || expanded=/'
-    yield "}"
-    yield f'state_dir="${{{state.STATE_DIR_VARIABLE}-}}"'
-    yield 'if [ -n "$state_dir" ]; then'
-    yield '  expand_home "$state_dir"'
-    yield '  state_dir="$expanded"'
-    colab = " || ".join(f'[ -n "${{{name}-}}" ]' for name in state.COLAB_VARIABLES)
-    yield f"elif {colab}; then"
-    yield f"  state_dir={q(state.COLAB_STATE_DIR)}"
-    yield "else"
-    yield f'  case "${{{state.CACHE_VARIABLE}-}}" in'
-    yield f'    /*) state_dir="${{{state.CACHE_VARIABLE}}}/"{q(state.LEAF)} ;;'
-    yield "    *)"
-    yield "      # shellcheck disable=SC2088  # expand_home expands it, as Python would"
-    yield f"      expand_home {q(state.HOME_CACHE)}"
-    yield f"      case \"$expanded\" in '~'*) fail {q(state.NO_HOME)} ;; esac"
-    yield f'      state_dir="${{expanded}}/"{q(state.LEAF)}'
-    yield "      ;;"
-    yield "  esac"
-    yield "fi"
-
-
-def _prelude() -> Iterator[str]:
-    yield PRELUDE.replace("__WORK_PREFIX__", state.WORK_PREFIX).replace(
-        "__WORK_MARK__", state.WORK_MARK)
-    yield ""
-    yield from state_dir_lines()
+# The helper program, embedded
 
 
 def _helper(helper_source: str) -> Iterator[str]:
@@ -386,29 +230,6 @@ def _helper(helper_source: str) -> Iterator[str]:
 
 # ---------------------------------------------------------------------------------------------
 # Preflight: one lock per state directory, then one helper process for every check
-
-
-def _lock() -> Iterator[str]:
-    """Take this state directory's lock for the rest of the run (fd 9, released at exit)."""
-    waiting = state.WAITING_LINE.format(pid="%s")
-    yield f'lock_file="${{state_dir}}/"{q(state.LOCK_NAME)}'
-    yield '[ -d "$state_dir" ] || mkdir -p -- "$state_dir" 2>/dev/null || true'
-    yield 'if [ -e "$lock_file" ] && [ ! -f "$lock_file" ]; then'
-    yield '  fail "the lock file $lock_file is not a regular file"'
-    yield "fi"
-    yield 'if { exec 9>>"$lock_file"; } 2>/dev/null; then'
-    yield "  if command -v flock >/dev/null 2>&1; then"
-    yield "    if ! flock -n 9; then"
-    yield '      holder=""'
-    yield '      { read -r holder <"$lock_file"; } 2>/dev/null || true'
-    yield f'      printf {q(waiting)}\'\\n\' "${{holder:-unknown}}"'
-    yield "      flock 9"
-    yield "    fi"
-    yield "  else"
-    yield '    h lock 9 "$lock_file"'
-    yield "  fi"
-    yield '  printf \'%s\\n\' "$$" >"$lock_file"'
-    yield "fi"
 
 
 def _index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]:
@@ -441,13 +262,13 @@ def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
     yield ""
     yield 'announce "preflight"'
     if lock is None:
-        yield from _array("everything", resolution.requirements)
+        yield from array("everything", resolution.requirements)
         yield 'write_list "${work}/everything.txt" "${everything[@]}"'
-    yield from _array("env_pairs", [item for pair in resolution.env for item in pair])
+    yield from array("env_pairs", [item for pair in resolution.env for item in pair])
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
-    yield from _array("bounds", resolution.constraint_lines)
+    yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
-    yield from _lock()
+    yield from lock_lines()
     yield f"checks=(--python {q(python)} --driver {q(required or '-')})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     wanted = '--lock "$lockfile"' if lock is not None else '--reqs "${work}/everything.txt"'
@@ -487,7 +308,7 @@ def _fast_exit() -> Iterator[str]:
 def _apt(packages: Sequence[str]) -> Iterator[str]:
     yield ""
     yield 'announce "apt"'
-    yield from _array("apt_wanted", packages)
+    yield from array("apt_wanted", packages)
     yield "apt_missing=()"
     yield 'for pkg in "${apt_wanted[@]}"; do'
     yield '  name="${pkg%%=*}"'
@@ -511,37 +332,6 @@ def _apt(packages: Sequence[str]) -> Iterator[str]:
 
 # ---------------------------------------------------------------------------------------------
 # Python packages
-
-
-INSTALLER_SETUP = r"""
-installer="${COLABENV_INSTALLER:-__INSTALLER__}"
-uv_bin=""
-for candidate in "${COLABENV_UV:-}" "$(command -v uv || true)" "${py%/*}/uv"; do
-  if [ -n "$candidate" ] && [ -f "$candidate" ] && [ -x "$candidate" ]; then uv_bin="$candidate"; break; fi
-done
-if [ "$installer" = "auto" ]; then
-  if [ -n "$uv_bin" ]; then installer="uv"; else installer="pip"; fi
-fi
-if [ "$installer" = "uv" ] && [ -z "$uv_bin" ]; then
-  fail "the profile installs with uv, but there is no uv on PATH, beside $py or in COLABENV_UV"
-fi
-index_url=""
-extra_urls=""
-install_pkgs() {  # index URLs (credentials included) go in the environment, never in argv
-  if [ "$installer" = "uv" ]; then
-    if [ -n "$index_url" ]; then local -x UV_INDEX_URL="$index_url"; fi
-    if [ -n "$extra_urls" ]; then local -x UV_EXTRA_INDEX_URL="$extra_urls"; fi
-    "$uv_bin" pip install --python "$py" "$@"
-  else
-    if [ -n "$index_url" ]; then local -x PIP_INDEX_URL="$index_url"; fi
-    if [ -n "$extra_urls" ]; then local -x PIP_EXTRA_INDEX_URL="$extra_urls"; fi
-    "$py" -m pip install --no-input "$@"
-  fi
-}
-run_install() {  # the installer's stderr, shown as it comes and kept for the failure's cause
-  { install_pkgs "$@" 2>&1 1>&3 3>&- | tee "${work}/installer.log" >&2 3>&-; } 3>&1
-}
-""".strip("\n")
 
 
 def _urls(variable: str, templates: Sequence[str]) -> str:
@@ -590,9 +380,9 @@ def _install_group(
     extra = [*([index] if index else []), *install.extra_index_urls]
     yield ""
     yield f"announce {q('pip: ' + label)}"
-    yield from _array("group", requirements)
+    yield from array("group", requirements)
     yield 'write_list "${work}/group.txt" "${group[@]}"'
-    yield from _array("constraints", constraints)
+    yield from array("constraints", constraints)
     yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
     yield from _install(
         '"${work}/group.txt"', "missing",
@@ -711,7 +501,7 @@ def render_script(
 ) -> Iterator[str]:
     """Yield the bootstrap script's lines, deterministic for identical inputs."""
     yield from _header(resolution, colabenv_version, lock)
-    yield from _prelude()
+    yield from prelude()
     yield from _helper(helper_source)
     if lock is not None:
         yield from _lock_file(lock)

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from colabenv import state
+from colabenv._bash import state_dir_lines
 from colabenv._data import helper_source
-from colabenv.render import helper_program, state_dir_lines
+from colabenv.render import helper_program
 from colabenv.state import expand_home, state_dir
 
 BASE = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
