@@ -22,3 +22,8 @@ def catalog_dir() -> Path:
 
 def golden_dir() -> Path:
     return profiles_root() / "golden"
+
+
+def helper_source() -> str:
+    """The source of the helper program every bootstrap script embeds (stdlib only)."""
+    return (Path(__file__).resolve().parent / "script_helper.py").read_text(encoding="utf-8")

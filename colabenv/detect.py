@@ -321,7 +321,7 @@ def detect(
     ``interpreter``: read Python and the installed distributions from that interpreter
     (``--interpreter``) instead of the one colabenv runs in.
     """
-    from colabenv.settings import state_dir
+    from colabenv.state import state_dir
 
     wanted = overrides or TargetOverrides()
     host = probe or HostProbe.live(environ)
@@ -371,7 +371,7 @@ def detect(
         python_implementation=host.python_implementation,
         python_full=python_full,
         glibc=host.glibc,
-        state_dir=state_dir(host.environ, colab=runtime is RuntimeKind.COLAB),
+        state_dir=state_dir(host.environ),
         notes=tuple(notes),
     )
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from colabenv import __version__, _proc
+from colabenv._data import helper_source
 from colabenv.catalog import shipped_catalog
 from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError
@@ -20,6 +23,9 @@ from colabenv.resolver import resolve
 from colabenv.settings import TargetFlags, resolve_overrides
 
 SCRIPT_TIMEOUT_S = 3 * 3600.0
+RESTART_GRACE_S = 1.0
+"""How long the kernel waits, its output flushed, before it ends itself: the front end must
+receive the last line over the kernel's message sockets first, or the cell never shows it."""
 
 
 def _in_ipython_kernel() -> bool:
@@ -29,6 +35,22 @@ def _in_ipython_kernel() -> bool:
     get = getattr(shell, "get_ipython", None)
     instance = get() if get is not None else None
     return instance is not None and getattr(instance, "kernel", None) is not None
+
+
+def _uv_beside(python: str) -> str | None:
+    """The uv installed beside ``python`` (a venv's or pipx's ``bin/``), which is often not on
+    PATH: the script installs with it instead of pip."""
+    candidate = Path(python).parent / "uv"
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+def _end_kernel() -> None:
+    """End this kernel process so that Colab restarts it, after its last lines reach the cell."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    time.sleep(RESTART_GRACE_S)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def bootstrap(
@@ -50,8 +72,6 @@ def bootstrap(
     """
     if unknown:
         raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
-    from colabenv._commands.render import helper_source
-
     flags = TargetFlags(driver=driver, cuda=cuda, compute_capability=compute_capability,
                         python=python, cpu=cpu)
     loaded = load_profile(find_profile(profile))
@@ -67,6 +87,9 @@ def bootstrap(
         script.write_text(text, encoding="utf-8")
         env = dict(os.environ)
         env.setdefault("COLABENV_PYTHON", sys.executable)
+        uv = _uv_beside(sys.executable)
+        if uv is not None:
+            env.setdefault("COLABENV_UV", uv)
         lines: list[str] = []
 
         def show(line: str) -> None:
@@ -83,8 +106,7 @@ def bootstrap(
     if RESTART_LINE in lines and restart:
         if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
             print("colabenv: restarting the runtime now; run the next cell after it reconnects")
-            sys.stdout.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
+            _end_kernel()
         else:
             print("colabenv: restart the kernel (or the Python process) before importing the "
                   "frameworks, then run colabenv.verify()")

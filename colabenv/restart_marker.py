@@ -27,8 +27,8 @@ from colabenv._bounds import MAX_TIMEOUT_S, MAX_TIMESTAMP, MAX_VRAM_GIB, finite_
 from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
 from colabenv.errors import StateError, printable
+from colabenv.state import MARKER_NAME
 
-MARKER_NAME = "restart-marker.json"
 MARKER_SCHEMA = 1
 MAX_MARKER_BYTES = 16 * 1024 * 1024
 

@@ -5,22 +5,26 @@ small PEP 440 / PEP 508 reading (versions, specifiers, markers; tested against p
 Every value reaches it as an argument, never through the shell, so no profile string is
 evaluated.
 
-Sub-commands (``python helper.py COMMAND ...``)::
+Sub-commands (``python helper.py COMMAND ...``); lists arrive in files the script writes
+into its work folder, never as one long argv::
 
-    preflight X.Y DRIVER DIR [HASH N NAME VALUE ... (reqs REQ ... | lock FILE)]
+    preflight --python X.Y --driver D --state DIR --hash H --env FILE (--reqs FILE | --lock FILE)
+              [--constraints FILE] [--url TEMPLATE ...]
                                   exit 3 unless this is Python X.Y, 4 unless the NVIDIA driver
-                                  is at least DRIVER, 5 unless DIR can be written ("-" skips);
-                                  print "satisfied" when a finished run left nothing to do
-    missing REQ...                print the requirements this environment does not satisfy
-    missing-lock LOCKFILE         the same for the pins of a requirements lock
-    snapshot FILE                 record name==version of every installed distribution
-    report-changes FILE [PENDING] name what changed since the snapshot; record it in PENDING
-    expand-url URL                expand ${VAR} references from the environment
-    write-env NAME VALUE ...      write (or remove) the .pth hook that sets [env] variables
-    write-marker DIR JSON CHANGED INSTALLED-FILE
-                                  write the restart marker atomically
-    marker-ok DIR HASH            exit 1 when the marker is missing, unreadable, incomplete or
-                                  another profile's
+                                  is at least D, 6 when an index URL needs an unset variable,
+                                  5 unless DIR can be written, 7 when a lock pins a component
+                                  the GPUs cannot run ("-" skips a check); then print
+                                  satisfied|installed|missing and the pending-changes file
+    missing REQFILE OUT [SNAPSHOT]  write the requirements this environment does not satisfy
+    missing-lock LOCKFILE OUT [SNAPSHOT]   the same for the pins of a requirements lock
+    report-changes SNAPSHOT PENDING name what changed since the snapshot; record it in PENDING
+    expand-url TEMPLATE...        the URLs with ${VAR} expanded and percent-encoded
+    install-cause LOG TEMPLATE... one line: why an install failed
+    write-env ENVFILE             write (or remove) the .pth hook that sets [env] variables
+    write-marker DIR RECORD CHANGED PENDING   write the restart marker
+    marker-ok DIR HASH            exit 1 when the marker is missing, unreadable, incomplete,
+                                  another profile's or another interpreter's
+    lock FD LOCKFILE              flock(2) the script's open FD, saying whom it waits for
 """
 
 from __future__ import annotations
@@ -28,11 +32,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
-
-ENV_HOOK_NAME = "colabenv_env.pth"
-MARKER_NAME = "restart-marker.json"
 
 
 def _canonical(name: str) -> str:
@@ -401,7 +402,7 @@ class _Checker:
 def _lock_pins(path: str) -> list[str]:
     pins: list[str] = []
     logical = ""
-    for raw in Path(path).read_text(encoding="utf-8").splitlines():
+    for raw in _read_text(path).splitlines():
         line = raw.strip()
         if line.endswith("\\"):
             logical += line[:-1] + " "
@@ -414,16 +415,328 @@ def _lock_pins(path: str) -> list[str]:
     return pins
 
 
+def _read_text(path: str) -> str:
+    """A file the script wrote into its own work folder."""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _lines(path: str) -> list[str]:
+    """The non-blank lines of a list the script wrote (one requirement a line)."""
+    return [line.strip() for line in _read_text(path).splitlines() if line.strip()]
+
+
+def _pairs(path: str) -> list[tuple[str, str]]:
+    """``NAME\\0VALUE\\0...``, as the script writes the ``[env]`` table (values may hold any
+    character but NUL, newlines included)."""
+    with open(path, "rb") as handle:
+        items = handle.read().decode("utf-8").split("\0")
+    if items and items[-1] == "":
+        items.pop()
+    return list(zip(items[0::2], items[1::2]))  # noqa: B905 (runs on Python 3.8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Names shared with colabenv (colabenv.state): written in by colabenv.render for the script.
+
+SHARED: dict[str, str] = {}
+
+MAX_READ_BYTES = 1 << 20
+"""What the helper reads of a file it does not own (the marker, the ``.pth`` hook)."""
+
+
+def _shared(name: str) -> str:
+    value = SHARED.get(name)
+    if not value:
+        raise SystemExit(f"helper: {name!r} was not written in by colabenv.render")
+    return value
+
+
+def _read_bounded(path: str, limit: int = MAX_READ_BYTES) -> str | None:
+    """The text of the regular file at ``path`` (links followed), at most ``limit`` bytes;
+    None for anything else: missing, a FIFO or device (never opened for blocking), too large."""
+    import stat
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        data = os.read(fd, limit + 1)
+        if len(data) > limit:
+            return None
+        return data.decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class _WriteProblem(Exception):
+    """Why a file the script must write cannot be written, in words for one line."""
+
+
+def _write_file(path: str, text: str) -> None:
+    """Write ``text`` where ``path`` points, as ``colabenv -o`` does: a regular file or a link to
+    one is replaced atomically at its real path (the link stays); a character device or a FIFO
+    is written through, never replaced; a directory or anything else is refused."""
+    import stat
+
+    data = text.encode("utf-8")
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as error:
+        raise _WriteProblem(f"{path}: {error.strerror or error}") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise _WriteProblem(f"{path}: is a directory")
+        if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+            _write_through(path, data)
+            return
+        if not stat.S_ISREG(info.st_mode):
+            raise _WriteProblem(f"{path}: is not a regular file")
+    real = os.path.realpath(path)
+    try:
+        _atomic_write(real, data)
+    except OSError as error:
+        raise _WriteProblem(f"{path}: {error.strerror or error}") from None
+
+
+def _write_through(path: str, data: bytes) -> None:
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        raise _WriteProblem(f"{path}: {error.strerror or error}") from None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as error:
+        raise _WriteProblem(f"{path}: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    for attempt in range(100):
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{attempt}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise OSError(f"no free temporary name beside {path}")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _remove_file(path: str) -> None:
+    """Remove a regular file or a link; anything else at ``path`` is left and refused."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise _WriteProblem(f"{path}: is not a regular file; not removed")
+    try:
+        os.unlink(path)
+    except OSError as error:
+        raise _WriteProblem(f"{path}: {error.strerror or error}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Index URLs: ${VAR} expanded and percent-encoded for its place
+
+
+_VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HOST_CHARS = re.compile(r"[A-Za-z0-9.:\[\]-]*")
+
+
+class UnsetVariable(ValueError):
+    """A ``${VAR}`` in an index URL names a variable the environment does not have."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"index URL needs ${name}, which is not set")
+        self.name = name
+
+
+def expand_url(url: str, environ: Mapping[str, str]) -> str:
+    """``url`` with each ``${VAR}`` replaced by its value, percent-encoded for where it stands:
+    in the user or password of the userinfo, the query or the fragment everything but RFC 3986's
+    unreserved characters is encoded; in the path ``/`` is kept too. A value in the host must be
+    a host name (ValueError otherwise); an unset variable raises :class:`UnsetVariable`.
+
+    The script and ``colabenv lock`` both expand index URLs with this one function.
+    """
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return _expand(url, environ, "/")
+    cut = min([i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0] + [len(rest)])
+    authority, tail = rest[:cut], rest[cut:]
+    userinfo, at, hostport = authority.rpartition("@")
+    host = _expand(hostport, environ, None)
+    if not _HOST_CHARS.fullmatch(host):
+        raise ValueError(f"index URL {url}: the host is not a host name once expanded")
+    head = f"{scheme}://"
+    if at:
+        head += ":".join(_expand(part, environ, "") for part in userinfo.split(":")) + "@"
+    path, hash_mark, fragment = tail.partition("#")
+    path, question, query = path.partition("?")
+    expanded = head + host + _expand(path, environ, "/")
+    if question:
+        expanded += "?" + _expand(query, environ, "")
+    if hash_mark:
+        expanded += "#" + _expand(fragment, environ, "")
+    return expanded
+
+
+def _expand(text: str, environ: Mapping[str, str], safe: str | None) -> str:
+    """``text`` with its ``${VAR}`` values quoted with ``safe`` kept (None: inserted as given)."""
+    from urllib.parse import quote
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise UnsetVariable(name)
+        found = environ[name]
+        return found if safe is None else quote(found, safe=safe)
+
+    return _VAR_REF.sub(value, text)
+
+
+def _index_location(url: str) -> str:
+    """``host[:port]`` of ``url``: what a message may show of an index (no credentials, no path,
+    which can hold a token)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.netloc.rpartition("@")[2] or url.split("://", 1)[0]
+
+
+def _probe(url: str, timeout: float = 10.0) -> str | None:
+    """Why the index at ``url`` cannot serve an install, or None when it answers."""
+    import base64
+    import urllib.error
+    import urllib.request
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    where = _index_location(url)
+    plain = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    request = urllib.request.Request(plain, headers={"User-Agent": "colabenv-script"})
+    if parts.username is not None or parts.password is not None:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        token = base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            answer.read(1)
+    except urllib.error.HTTPError as error:
+        if error.code >= 500:
+            return f"the package index at {where} answered HTTP {error.code}"
+        if error.code in (401, 403):
+            return f"the package index at {where} refused the credentials (HTTP {error.code})"
+        return None
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        text = getattr(reason, "strerror", None) or str(reason)
+        return f"cannot reach the package index at {where} ({text})"
+    return None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+
+
+def _last_error(log: str) -> str | None:
+    """The installer's last error line (pip's ``ERROR:``, uv's ``error:`` with its deepest
+    ``cause``), else its last line."""
+    text = _read_bounded(log, 8 * MAX_READ_BYTES) or ""
+    lines = [_ANSI.sub("", line).rstrip() for line in text.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        return None
+    found = None
+    for number, line in enumerate(lines):
+        if line.lower().startswith("error:"):
+            found = number
+    if found is None:
+        return lines[-1].strip()
+    message = lines[found].strip()
+    causes = []
+    for line in lines[found + 1 :]:
+        if not line.startswith((" ", "\t")):
+            break
+        stripped = line.strip()
+        for label in ("caused by:", "cause:"):
+            if stripped.lower().startswith(label):
+                causes.append(stripped[len(label) :].strip())
+    if causes:
+        message += f" ({causes[-1]})"
+    return message
+
+
+def _install_cause(log: str, templates: list[str]) -> str:
+    """One line naming why an install failed: an index that cannot be reached, else what the
+    installer said last; credentials never shown."""
+    expanded = []
+    for template in templates:
+        try:
+            url = expand_url(template, os.environ)
+        except ValueError as error:
+            return str(error)
+        expanded.append((url, template))
+        problem = _probe(url)
+        if problem is not None:
+            return problem
+    message = _last_error(log) or "the installer failed without a message"
+    for url, template in sorted(expanded, key=lambda pair: len(pair[0]), reverse=True):
+        if url != template:
+            message = message.replace(url, template).replace(url.rstrip("/"), template.rstrip("/"))
+    message = _USERINFO.sub(r"\1****@", message)
+    shown = "".join(ch if ch.isprintable() else " " for ch in message)
+    return shown if len(shown) <= 400 else shown[:397] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# The host
+
+
 def _driver_version() -> str | None:
     import subprocess
 
-    proc = Path("/proc/driver/nvidia/version")
-    try:
-        match = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", proc.read_text())
-        if match:
-            return match.group(1)
-    except OSError:
-        pass
+    text = _read_bounded("/proc/driver/nvidia/version") or ""
+    match = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", text)
+    if match:
+        return match.group(1)
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -439,95 +752,54 @@ def _as_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"[0-9]+", version))
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _site_packages() -> Path:
+def _site_packages() -> str:
     import sysconfig
 
-    return Path(sysconfig.get_paths()["purelib"])
+    return sysconfig.get_paths()["purelib"]
 
 
-def main(argv: list[str]) -> int:
-    if not argv:
-        print("usage: helper COMMAND ...", file=sys.stderr)
-        return 2
-    command, args = argv[0], argv[1:]
-    if command == "preflight":
-        status = _preflight(*args[:3])
-        if status == 0 and len(args) > 3 and _nothing_to_do(args[2], args[3], args[4:]):
-            print("satisfied")
-        return status
-    if command in ("missing", "missing-lock"):
-        reqs = _lock_pins(args[0]) if command == "missing-lock" else args
-        checker = _Checker()
-        for req in reqs:
-            if not checker.satisfied(req):
-                print(req)
-        return 0
-    if command == "snapshot":
-        lines = sorted(f"{name}=={d.version}" for name, d in _installed().items())
-        Path(args[0]).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return 0
-    if command == "report-changes":
-        return _report_changes(Path(args[0]), Path(args[1]) if len(args) > 1 else None)
-    if command == "expand-url":
-        print(os.path.expandvars(args[0]))
-        return 0
-    if command == "write-env":
-        pairs = dict(zip(args[0::2], args[1::2]))  # noqa: B905 (runs on Python 3.8)
-        hook = _site_packages() / ENV_HOOK_NAME
-        current = hook.read_text(encoding="utf-8") if hook.exists() else None
-        wanted = _env_hook_text(pairs)
-        if current == wanted:
-            return 0
-        if wanted is None:
-            hook.unlink()
-        else:
-            _atomic_write(hook, wanted)
-        print("changed")
-        return 0
-    if command == "write-marker":
-        import json
-        import time
+def _interpreter_key() -> str:
+    """This interpreter (``sys.executable``, as the marker records it) in a file name."""
+    import hashlib
 
-        state, static, changed, pending_file = args[:4]
-        record = json.loads(static)
-        pending = Path(pending_file)
-        lines = pending.read_text(encoding="utf-8").splitlines() if pending.exists() else []
-        record["installed"] = list(dict.fromkeys(line for line in lines if line))
-        record["changed"] = changed == "1"
-        record["written_at"] = time.time()
-        record["python"] = sys.executable
-        _atomic_write(Path(state) / MARKER_NAME, json.dumps(record, indent=2, sort_keys=True))
-        return 0
-    if command == "marker-ok":
-        return 0 if _marker_ok(Path(args[0]) / MARKER_NAME, args[1]) else 1
-    print(f"unknown helper command {command!r}", file=sys.stderr)
-    return 2
+    return hashlib.sha256(sys.executable.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _pending_path(state: str, profile_hash: str) -> str:
+    profile = re.sub(r"[^0-9a-z]", "", profile_hash.split(":")[-1].lower())[:16] or "none"
+    name = _shared("pending").format(interpreter=_interpreter_key(), profile=profile)
+    return os.path.join(state, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
 
 
 PREFLIGHT_WRONG_PYTHON = 3
 PREFLIGHT_OLD_DRIVER = 4
 PREFLIGHT_STATE_DIR = 5
+PREFLIGHT_URL = 6
+PREFLIGHT_LOCK_UNFIT = 7
 
 
-def _preflight(python: str, driver: str, state: str) -> int:
-    """One process for every check before anything is installed ("-" skips a check)."""
+def _options(args: list[str]) -> dict[str, list[str]]:
+    """``--name value`` pairs (a name may repeat); every value is data, whatever it holds."""
+    found: dict[str, list[str]] = {}
+    for name, value in zip(args[0::2], args[1::2]):  # noqa: B905 (runs on Python 3.8)
+        found.setdefault(name.lstrip("-"), []).append(value)
+    return found
+
+
+def _preflight(args: list[str]) -> int:
+    """Every check before anything is installed, in one process ("-" skips a check): this
+    Python, the NVIDIA driver, every index URL's variables, the state directory, a lock's pins
+    against the GPUs' component bounds. Then print whether a finished run left nothing to do
+    (``satisfied``), only the requirements are met (``installed``) or not (``missing``), and
+    the file that records what runs of this profile and interpreter changed."""
+    options = _options(args)
+    python = options["python"][0]
+    driver = options["driver"][0]
+    state = options["state"][0]
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if python != "-" and here != python:
         print(f"this is Python {here}, the script was rendered for {python}", file=sys.stderr)
@@ -542,72 +814,120 @@ def _preflight(python: str, driver: str, state: str) -> int:
             print(f"NVIDIA driver {found} is older than {driver}, which the chosen wheels need",
                   file=sys.stderr)
             return PREFLIGHT_OLD_DRIVER
-    import tempfile
-
-    directory = Path(state)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=str(directory), prefix=".probe."):
-            pass
-    except OSError as exc:
-        print(f"state directory {directory} is not writable: {exc.strerror or exc}",
-              file=sys.stderr)
+    for template in options.get("url", []):
+        try:
+            expand_url(template, os.environ)
+        except ValueError as error:
+            print(error)
+            return PREFLIGHT_URL
+    problem = _state_dir_problem(state)
+    if problem is not None:
+        print(f"state directory {state} is not writable: {problem}", file=sys.stderr)
         return PREFLIGHT_STATE_DIR
+    lock = options.get("lock", [None])[0]
+    constraints = _lines(options["constraints"][0]) if "constraints" in options else []
+    if lock is not None:
+        unfit = _unfit_pins(_lock_pins(lock), constraints)
+        if unfit:
+            print("; ".join(unfit))
+            return PREFLIGHT_LOCK_UNFIT
+    profile_hash = options["hash"][0]
+    pending = _pending_path(state, profile_hash)
+    reqs = _lock_pins(lock) if lock is not None else _lines(options["reqs"][0])
+    met = all(_Checker().satisfied(req) for req in reqs)
+    if not met:
+        status = "missing"
+    elif _finished(state, profile_hash, pending, _pairs(options["env"][0])):
+        status = "satisfied"
+    else:
+        status = "installed"
+    print(status)
+    print(pending)
     return 0
 
 
-def _env_hook_text(pairs: dict[str, str]) -> str | None:
-    return f"import os; os.environ.update({pairs!r})\n" if pairs else None
-
-
-def _nothing_to_do(state: str, profile_hash: str, rest: list[str]) -> bool:
-    """Whether a finished run already left everything in place: the fast path of a re-run.
-
-    ``rest`` is ``N NAME VALUE ... (N pairs) reqs REQ ...`` or ``N NAME VALUE ... lock FILE``;
-    counting the pairs keeps any value, "--reqs" included, a value.
-    """
-    if Path(state, "pending-installs.txt").exists():
-        return False
-    if not _marker_ok(Path(state) / MARKER_NAME, profile_hash):
-        return False
-    count = int(rest[0])
-    env = rest[1 : 1 + 2 * count]
-    kind, items = rest[1 + 2 * count], rest[2 + 2 * count :]
-    pairs = dict(zip(env[0::2], env[1::2]))  # noqa: B905 (runs on Python 3.8)
-    hook = _site_packages() / ENV_HOOK_NAME
-    current_hook = hook.read_text(encoding="utf-8") if hook.exists() else None
-    if current_hook != _env_hook_text(pairs):
-        return False
-    reqs = _lock_pins(items[0]) if kind == "lock" else items
-    checker = _Checker()
-    return all(checker.satisfied(req) for req in reqs)
-
-
-def _marker_ok(path: Path, profile_hash: str) -> bool:
-    """Whether the marker is this profile's and ``colabenv verify`` can read it."""
-    import json
+def _state_dir_problem(state: str) -> str | None:
+    import tempfile
 
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        os.makedirs(state, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=state, prefix=".probe."):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _unfit_pins(pins: list[str], constraints: list[str]) -> list[str]:
+    """The lock's pins that a component bound for this host's GPUs excludes."""
+    bounds = [_MiniRequirement(text) for text in constraints]
+    unfit = []
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        for bound in bounds:
+            if _canonical(bound.name) != _canonical(name):
+                continue
+            try:
+                fits = all(spec.contains(version) for spec in bound.specs)
+            except ValueError:
+                fits = False
+            if not fits:
+                wanted = ",".join(spec.operator + spec.version for spec in bound.specs)
+                unfit.append(f"the lock pins {pin}, but this host's GPUs need "
+                             f"{_canonical(bound.name)}{wanted}")
+    return unfit
+
+
+def _finished(state: str, profile_hash: str, pending: str, env: list[tuple[str, str]]) -> bool:
+    """Whether a finished run left everything in place: the fast path of a re-run."""
+    if os.path.exists(pending):
+        return False
+    if not _marker_ok(os.path.join(state, _shared("marker")), profile_hash):
+        return False
+    hook = os.path.join(_site_packages(), _shared("env_hook"))
+    current = _read_bounded(hook) if os.path.lexists(hook) else None
+    return current == _env_hook_text(dict(env))
+
+
+def _env_hook_text(pairs: dict[str, str]) -> str | None:
+    """The ``.pth`` line that sets ``pairs``: ASCII only, since Python 3.12 and older read
+    ``.pth`` files in the locale's encoding and one non-ASCII byte there stops every interpreter
+    from starting under ``LC_ALL=C``; the values go in as their UTF-8 bytes (``os.environb``),
+    which an interpreter whose file-system encoding is ASCII can hold too."""
+    if not pairs:
+        return None
+    raw = {name.encode("utf-8"): value.encode("utf-8") for name, value in pairs.items()}
+    return f"import os; os.environb.update({raw!a})\n"
+
+
+def _marker_ok(path: str, profile_hash: str) -> bool:
+    """Whether the marker is this profile's, for this interpreter, and readable by ``verify``."""
+    import json
+
+    text = _read_bounded(path)
+    if text is None:
+        return False
+    try:
+        record = json.loads(text)
+    except ValueError:
         return False
     if not isinstance(record, dict) or record.get("schema") != 1:
         return False
     kinds: dict[str, type | tuple[type, ...]] = {
         "colabenv": str, "profile": str, "profile_hash": str, "changed": bool,
         "written_at": (int, float), "installed": list, "requirements": list,
-        "frameworks": dict, "env": dict, "verify": dict,
+        "frameworks": dict, "env": dict, "verify": dict, "python": str,
     }
-    if record.get("profile_hash") != profile_hash:
+    if record.get("profile_hash") != profile_hash or record.get("python") != sys.executable:
         return False
     return all(isinstance(record.get(key), kind) for key, kind in kinds.items())
 
 
-def _report_changes(snapshot: Path, pending: Path | None) -> int:
+def _report_changes(snapshot: str, pending: str) -> int:
     """Name every distribution the install added, moved or removed, and record it as
     ``dist:NAME==VERSION`` in the pending list that becomes the marker's ``installed``."""
     before = {}
-    for line in snapshot.read_text(encoding="utf-8").splitlines():
+    for line in _read_text(snapshot).splitlines():
         if "==" in line:
             name, version = line.split("==", 1)
             before[name] = version
@@ -629,10 +949,117 @@ def _report_changes(snapshot: Path, pending: Path | None) -> int:
             except ValueError:
                 direction = "changed"
             print(f"COLABENV: {direction} {name} {old} -> {new}")
-    if pending is not None and moved:
+    if moved:
         with open(pending, "a", encoding="utf-8") as handle:
             handle.write("".join(line + "\n" for line in moved))
     return 0
+
+
+def _snapshot(path: str) -> None:
+    lines = sorted(f"{name}=={d.version}" for name, d in _installed().items())
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def _missing(reqs: list[str], out: str, snapshot: str | None) -> int:
+    """Write the requirements this environment does not satisfy to ``out``; with ``snapshot``,
+    also what is installed now (the install's "before")."""
+    checker = _Checker()
+    unmet = [req for req in reqs if not checker.satisfied(req)]
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("".join(req + "\n" for req in unmet))
+    if snapshot is not None and unmet:
+        _snapshot(snapshot)
+    return 0
+
+
+def _write_env(env_file: str) -> int:
+    hook = os.path.join(_site_packages(), _shared("env_hook"))
+    wanted = _env_hook_text(dict(_pairs(env_file)))
+    current = _read_bounded(hook) if os.path.lexists(hook) else None
+    if current == wanted:
+        return 0
+    try:
+        if wanted is None:
+            _remove_file(hook)
+        else:
+            _write_file(hook, wanted)
+    except _WriteProblem as problem:
+        print(f"cannot write the [env] hook {problem}")
+        return 1
+    print("changed")
+    return 0
+
+
+def _write_marker(state: str, record_file: str, changed: str, pending: str) -> int:
+    import json
+    import time
+
+    record = json.loads(_read_text(record_file))
+    lines = _lines(pending) if os.path.exists(pending) else []
+    record["installed"] = list(dict.fromkeys(lines))
+    record["changed"] = changed == "1"
+    record["written_at"] = time.time()
+    record["python"] = sys.executable
+    text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=True)
+    try:
+        _write_file(os.path.join(state, _shared("marker")), text)
+    except _WriteProblem as problem:
+        print(f"cannot write the restart marker {problem}")
+        return 1
+    return 0
+
+
+def _hold_lock(fd: str, lock_file: str) -> int:
+    """Lock the script's open ``fd`` (``flock(2)``, as util-linux ``flock`` would): the lock
+    belongs to the script's open file, so it stays held after this process ends."""
+    import fcntl
+
+    number = int(fd)
+    try:
+        fcntl.flock(number, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return 0
+    except OSError:
+        pass
+    holder = (_read_bounded(lock_file) or "").strip() or "unknown"
+    print(_shared("waiting").format(pid=holder), flush=True)
+    fcntl.flock(number, fcntl.LOCK_EX)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: helper COMMAND ...", file=sys.stderr)
+        return 2
+    command, args = argv[0], argv[1:]
+    if command == "preflight":
+        return _preflight(args)
+    if command == "missing":
+        return _missing(_lines(args[0]), args[1], args[2] if len(args) > 2 else None)
+    if command == "missing-lock":
+        return _missing(_lock_pins(args[0]), args[1], args[2] if len(args) > 2 else None)
+    if command == "report-changes":
+        return _report_changes(args[0], args[1])
+    if command == "expand-url":
+        try:
+            print(" ".join(expand_url(url, os.environ) for url in args))
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return PREFLIGHT_URL
+        return 0
+    if command == "install-cause":
+        print(_install_cause(args[0], args[1:]))
+        return 0
+    if command == "write-env":
+        return _write_env(args[0])
+    if command == "write-marker":
+        return _write_marker(*args[:4])
+    if command == "marker-ok":
+        return 0 if _marker_ok(os.path.join(args[0], _shared("marker")), args[1]) else 1
+    if command == "lock":
+        return _hold_lock(args[0], args[1])
+    print(f"unknown helper command {command!r}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
 ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
 ENV_PYTHON = "COLABENV_PYTHON_VERSION"
-ENV_STATE_DIR = "COLABENV_STATE_DIR"
 ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
 
 
@@ -102,17 +101,6 @@ def resolve_overrides(
         cpu=flags.cpu,
         installed_from=installed_from,
     )
-
-
-def state_dir(environ: Mapping[str, str] | None = None, *, colab: bool = False) -> Path:
-    """``COLABENV_STATE_DIR``, else ``/content/.colabenv`` on Colab, else ``~/.cache/colabenv``."""
-    env = os.environ if environ is None else environ
-    explicit = env.get(ENV_STATE_DIR, "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    if colab:
-        return Path("/content/.colabenv")
-    return _user_cache(env)
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import colabenv
+from colabenv.notebook import RESTART_GRACE_S, _end_kernel
+from tests.support.index import LocalIndex
 from tests.support.scriptrun import make_host
 
 
@@ -61,6 +63,7 @@ def test_on_colab_the_kernel_process_is_ended(
 ) -> None:
     killed: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append((pid, sig)))
+    monkeypatch.setattr("colabenv.notebook.RESTART_GRACE_S", 0.0)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert colabenv.bootstrap(str(host_env), cpu=True, python=python) == 0
     assert killed == [(os.getpid(), signal.SIGKILL)]
@@ -88,3 +91,75 @@ def test_a_failing_script_returns_its_status(
     status = colabenv.bootstrap(str(bad), cpu=True, python=python)
     assert status != 0
     assert "no restart marker written" in capsys.readouterr().out
+
+
+def test_uv_beside_the_kernels_python_is_used_when_not_on_path(
+    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+) -> None:
+    assert (Path(sys.executable).parent / "uv").exists(), "the test venv has uv beside python"
+    host_bin = Path(os.environ["PATH"].split(os.pathsep)[0])
+    (host_bin / "uv").unlink()
+    monkeypatch.setenv("PATH", f"{host_bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.delenv("COLABENV_UV", raising=False)
+    profile = tmp_path / "six.toml"
+    profile.write_text(f'name = "six"\n[packages]\nrequirements = ["six"]\n'
+                       f'[install]\nindex_url = "{default_index.url}"\n')
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert colabenv.bootstrap(str(profile), cpu=True, python=python) == 0
+    out = capsys.readouterr().out
+    assert "COLABENV: installing (uv): six" in out
+
+
+KERNEL_CELL = """
+import colabenv
+colabenv.bootstrap({profile!r}, cpu=True, python={python!r})
+"""
+
+
+@pytest.mark.slow
+def test_restart_line_reaches_a_real_cell_before_the_kernel_ends(
+    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real ipykernel, driven by nbclient as a notebook front end would: the last line is in
+    the cell's output every time, then the kernel is gone (Colab would restart it). Eight
+    runs: with no grace before the kill, the line was lost within twelve."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from nbclient.exceptions import DeadKernelError
+
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-test")
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for attempt in range(8):
+        profile = tmp_path / f"kernel-{attempt}.toml"
+        profile.write_text(f'name = "kernel"\n[env]\nKERNEL_RUN = "{attempt}"\n')
+        cell = nbformat.v4.new_code_cell(KERNEL_CELL.format(profile=str(profile), python=python))
+        notebook = nbformat.v4.new_notebook(cells=[cell])
+        client = nbclient.NotebookClient(notebook, timeout=180, kernel_name="python3",
+                                         startup_timeout=120)
+        with pytest.raises(DeadKernelError):
+            client.execute()
+        text = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
+        assert "COLABENV: restart required" in text, text
+        assert text.rstrip().endswith(
+            "colabenv: restarting the runtime now; run the next cell after it reconnects"), text
+
+
+def test_the_kernel_flushes_and_waits_before_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[str] = []
+
+    class Stream:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def flush(self) -> None:
+            events.append(f"flush {self.name}")
+
+    monkeypatch.setattr(sys, "stdout", Stream("stdout"))
+    monkeypatch.setattr(sys, "stderr", Stream("stderr"))
+    monkeypatch.setattr("time.sleep", lambda seconds: events.append(f"sleep {seconds}"))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: events.append(f"kill {sig}"))
+    _end_kernel()
+    assert events == ["flush stdout", "flush stderr", f"sleep {RESTART_GRACE_S}",
+                      f"kill {signal.SIGKILL}"]
+    assert RESTART_GRACE_S >= 0.5

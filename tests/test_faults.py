@@ -116,9 +116,15 @@ def test_index_lost_mid_install_fails_the_step_then_rerun_completes(
     default_index.fail_after(served // 2, mode=mode)
     failed = _run(host, script, tmp_path / "cache-1")
     assert failed.returncode != 0
-    failing = [line for line in failed.stderr.splitlines() if " failed " in line]
+    failing = [line for line in failed.stderr.splitlines()
+               if line.startswith("COLABENV: step ") and " failed" in line]
     assert failing and failing[-1].startswith("COLABENV: step pip: "), failed.stderr
     assert failing[-1].endswith("no restart marker written")
+    assert failed.stderr.splitlines()[-1] == failing[-1]
+    where = f"127.0.0.1:{default_index.port}"
+    cause = f"the package index at {where} answered HTTP 503" if mode == "503" else \
+        f"cannot reach the package index at {where}"
+    assert cause in failing[-1], failed.stderr
     assert installs(failed.stdout), "the index went away during an install"
     assert host.marker() is None
     assert not (host.state / MARKER).exists()

@@ -24,8 +24,10 @@ def test_the_script_helper_and_colabenv_read_the_same_distributions(tmp_path: Pa
     """On this test environment, a real venv holding every test dependency and colabenv itself
     (installed editable), the helper's ``snapshot`` and the host layer agree name for name."""
     snapshot = tmp_path / "snapshot.txt"
-    subprocess.run([sys.executable, str(HELPER), "snapshot", str(snapshot)], cwd=tmp_path,
-                   timeout=60, check=True)
+    wanted = tmp_path / "wanted.txt"
+    wanted.write_text("colabenv-test-absent-dist==1\n")
+    subprocess.run([sys.executable, str(HELPER), "missing", str(wanted), str(tmp_path / "out"),
+                    str(snapshot)], cwd=tmp_path, timeout=60, check=True)
     helper = dict(line.split("==", 1) for line in snapshot.read_text().splitlines() if line)
     ours = dict(installed_distributions(_sys_path(sys.executable, tmp_path)))
     assert len(ours) > 20

@@ -9,9 +9,11 @@ profiles are told not to require a GPU.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,7 +47,7 @@ from tests.support.journeys import (
     snapshots,
     verify,
 )
-from tests.support.scriptrun import make_host
+from tests.support.scriptrun import Host, make_host
 from tests.support.wheels import Standins, build_standins
 
 pytestmark = pytest.mark.slow
@@ -350,3 +352,117 @@ def test_newcomer_runs_the_readme_quickstart_in_a_clean_clone(tmp_path: Path) ->
         assert shown.returncode == 0, f"{command}: {shown.stderr}"
         assert shown.stdout.strip(), command
     print(f"quickstart ran in a clean clone with Python {PY}: {len(commands)} commands")
+
+
+# ---------------------------------------------------------------------------------------------
+# Run state belongs to its run and its profile (issue 11)
+
+
+def _small_profile(directory: Path, name: str, index_url: str, requirement: str) -> Path:
+    path = directory / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n[packages]\nrequirements = ["{requirement}"]\n'
+                    f'[env]\nPROFILE_{name.upper()} = "on"\n'
+                    f'[install]\ninstaller = "uv"\nindex_url = "{index_url}"\n')
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
+    tmp_path: Path, standin_wheels: Standins, default_index: LocalIndex
+) -> None:
+    port = _free_port()
+    script_b, script_a = tmp_path / "b.sh", tmp_path / "a.sh"
+    render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script_b)
+    render(_small_profile(tmp_path, "a", f"http://127.0.0.1:{port}/simple/", "six"), script_a)
+    host = make_host(tmp_path / "host", with_pip=False)
+
+    first_b = host.run(script_b, UV_HTTP_RETRIES="0")
+    assert first_b.returncode == 0, first_b.stderr
+    assert first_b.stdout.splitlines()[-1] == RESTART_LINE
+    marker_b = host.marker()
+    assert marker_b is not None and marker_b["profile"] == "b"
+
+    failed_a = host.run(script_a, UV_HTTP_RETRIES="0")
+    assert failed_a.returncode != 0
+    assert failed_a.stderr.splitlines()[-1] == (
+        f"COLABENV: step pip: default index failed: cannot reach the package index at "
+        f"127.0.0.1:{port} (Connection refused); no restart marker written")
+    assert host.marker() == marker_b
+
+    again_b = host.run(script_b, UV_HTTP_RETRIES="0")
+    assert again_b.returncode == 0, again_b.stderr
+    assert installs(again_b.stdout) == []
+    assert again_b.stdout.splitlines()[-1] == NO_RESTART_LINE
+    assert host.marker() == marker_b
+    assert "six" not in json.dumps(marker_b)
+
+    # A's index comes back: A's own record of its failed run still makes A report a restart
+    with LocalIndex(standin_wheels.default, port=port):
+        done_a = host.run(script_a, UV_HTTP_RETRIES="0")
+    assert done_a.returncode == 0, done_a.stderr
+    assert done_a.stdout.splitlines()[-1] == RESTART_LINE
+    marker_a = host.marker()
+    assert marker_a is not None and marker_a["profile"] == "a"
+    assert "six" in marker_a["installed"]  # type: ignore[operator]
+    assert not any("requests" in item for item in marker_a["installed"])  # type: ignore[union-attr]
+    assert not list(host.state.glob("pending.*"))
+
+
+def _start(host: Host, script: Path, path: str | None) -> subprocess.Popen[str]:
+    env = host.env(UV_HTTP_RETRIES="0", **({"PATH": path} if path else {}))
+    return subprocess.Popen([shutil.which("bash") or "bash", str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _without_flock(host: Host) -> str:
+    """A PATH of the host's own tools only, util-linux ``flock`` not among them."""
+    for name in ("readlink", "mkdir", "tee"):
+        found = shutil.which(name)
+        assert found is not None
+        (host.bin / name).symlink_to(found)
+    assert not (host.bin / "flock").exists()
+    return str(host.bin)
+
+
+@pytest.mark.parametrize("locker", ["flock", "helper"])
+def test_two_copies_of_one_script_take_turns(
+    locker: str, tmp_path: Path, default_index: LocalIndex
+) -> None:
+    """With util-linux flock, or without it (the helper's fcntl lock on the script's open file)."""
+    script = tmp_path / "b.sh"
+    render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script)
+
+    # the second copy starts while the first holds the lock (past its preflight)
+    host = make_host(tmp_path / "host", with_pip=False)
+    path = _without_flock(host) if locker == "helper" else None
+    first = _start(host, script, path)
+    assert first.stdout is not None
+    seen = [first.stdout.readline() for _ in range(2)]
+    assert seen == ["COLABENV: step preflight\n", "COLABENV: step apt\n"]
+    second = _start(host, script, path)
+    second_out, second_err = second.communicate(timeout=300)
+    first_rest, first_err = first.communicate(timeout=300)
+    first_out = "".join(seen) + first_rest
+    assert first.returncode == 0 and second.returncode == 0, first_err + second_err
+    assert first_out.splitlines()[-1] == RESTART_LINE
+    assert len(installs(first_out)) == 1
+    assert f"COLABENV: waiting for another colabenv run (pid {first.pid})" in second_out
+    assert installs(second_out) == []
+    assert second_out.splitlines()[-1] == NO_RESTART_LINE
+
+    # both at the same instant: one installs and says so, the other finds it done
+    other = make_host(tmp_path / "other", with_pip=False)
+    path = _without_flock(other) if locker == "helper" else None
+    runs = [_start(other, script, path), _start(other, script, path)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    lasts = sorted(out.splitlines()[-1] for out, _ in outputs)
+    assert lasts == sorted([RESTART_LINE, NO_RESTART_LINE])
+    assert sum(len(installs(out)) for out, _ in outputs) == 1
+    marker = other.marker()
+    assert marker is not None and marker["changed"] is True

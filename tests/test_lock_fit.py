@@ -192,8 +192,8 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
     given = _lock_input(out, profile, resolution)
     lock = read_lock(out)
     assert given.target is not None
-    assert given.target.driver == target.driver and given.target.cuda == target.cuda
-    assert given.target.compute_capabilities == target.compute_capabilities
+    assert given.target == lock.header.target
+    assert given.target.to_target() == target
     assert given.python == PYTHON and given.required_driver == "525.60.13"
     assert [(f.framework, f.version, f.variant) for f in given.frameworks] == [
         (Framework.TORCH, "2.6.0", "cu124"), (Framework.JAX, "0.5.3", "cuda12")]

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.requirements import Requirement
 from packaging.version import Version
 
 from colabenv import __version__
-from colabenv._commands.render import helper_source
+from colabenv._data import helper_source
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models import ComputeCapability, InstalledSet, Target
+from colabenv.models import ComponentConstraint, ComputeCapability, InstalledSet, Target
 from colabenv.profile import golden_profiles, load_profile
-from colabenv.render import render_script
+from colabenv.render import LockInput, q, render_script
 from colabenv.resolver import resolve
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
@@ -120,7 +125,7 @@ extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
         ["bash", str(script)], capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLABENV_STATE_DIR": str(state),
              "COLABENV_PYTHON": str(venv / "bin" / "python"), "COLABENV_INSTALLER": "pip",
-             "PIP_CONFIG_FILE": "/dev/null", "PIP_NO_INDEX": "1"},
+             "PIP_CONFIG_FILE": "/dev/null", "PIP_NO_INDEX": "1", "USER": "u", "TOKEN": "t"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert not canary.exists()
@@ -193,3 +198,164 @@ def test_warnings_go_to_stderr(colabenv_exe: Path) -> None:
     result = _cli(colabenv_exe, "render", "pytorch", "--cpu", "--python", "3.12")
     assert result.returncode == 0, result.stderr
     assert "colabenv: warning:" not in result.stdout
+
+
+def _profile(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _outside_helper(text: str) -> str:
+    """The script without the embedded helper program."""
+    head, _, rest = text.partition("<<'COLABENV_HELPER_EOF'\n")
+    return head + rest.partition("\nCOLABENV_HELPER_EOF\n")[2]
+
+
+@pytest.mark.parametrize("name", [n for n, _d, _p in golden_profiles()])
+def test_cpu_scripts_never_ask_for_a_driver(name: str) -> None:
+    path = dict((n, p) for n, _d, p in golden_profiles())[name]
+    try:
+        text = _outside_helper(_render(path, TARGETS["cpu"]))
+    except ResolutionError as error:
+        pytest.skip(f"{name} does not resolve without a GPU: {error}")
+    assert "None" not in text
+    assert "--driver -)" in text
+    assert "  4) " not in text
+
+
+def test_gpu_scripts_refuse_an_old_driver_by_name() -> None:
+    path = dict((n, p) for n, _d, p in golden_profiles())["pytorch"]
+    text = _render(path, TARGETS["colab-t4"])
+    assert "  4) fail 'the chosen GPU wheels need NVIDIA driver >= 525.60.13;" in text
+
+
+WORDS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+                max_size=12) | st.lists(st.sampled_from(["\\", "'", '"', "$", "`", "\n", "a"]),
+                                        max_size=10).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=6))
+def test_quoted_words_reach_bash_unchanged(values: list[str]) -> None:
+    program = "for w in " + " ".join(q(v) for v in values) + "; do printf '%s\\0' \"$w\"; done"
+    done = subprocess.run(["bash", "-c", program], capture_output=True, timeout=30)
+    assert done.returncode == 0
+    assert done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1] == values
+
+
+def test_env_values_with_backslash_quote_pass_shellcheck(tmp_path: Path) -> None:
+    values = ["a\\'b", "\\'", "x\\\\'y", "end\\", "\\'\\'", "it\\'s ' \\ done"]
+    env = "\n".join(f"V{i} = {json.dumps(v)}" for i, v in enumerate(values))
+    profile = _profile(tmp_path, f'name = "quotes"\n[env]\n{env}\n')
+    here = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
+    text = _render(profile, Target(None, None, (), here))
+    script = tmp_path / "setup.sh"
+    script.write_text(text)
+    lint = subprocess.run([SHELLCHECK, "--severity=style", str(script)], capture_output=True,
+                          text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout
+    words = [q(v) for v in values]
+    shown = subprocess.run(["bash", "-c", "printf '%s\\0' " + " ".join(words)],
+                           capture_output=True, text=True, timeout=30)
+    assert shown.stdout.split("\0")[:-1] == values
+
+
+def _arrays(text: str, name: str) -> list[list[str]]:
+    """Every ``name=( ... )`` array of the script, its words unquoted by bash."""
+    found = []
+    for match in re.finditer(rf"^ *{name}=\((?:\)|\n(.*?)\n *\))$", text, re.M | re.S):
+        words = match.group(1) or ""
+        done = subprocess.run(["bash", "-c", f"a=({words}); printf '%s\\n' \"${{a[@]}}\""],
+                              capture_output=True, text=True, timeout=30)
+        found.append(done.stdout.splitlines() if words else [])
+    return found
+
+
+def test_each_group_is_constrained_by_the_others_and_the_bounds_never_by_itself() -> None:
+    path = dict((n, p) for n, _d, p in golden_profiles())["all-three"]
+    profile = load_profile(path)
+    resolution = resolve(profile, TARGETS["kaggle-p100"], shipped_catalog())
+    bound = ComponentConstraint("nvidia-cudnn-cu12<9.11", "P100 (sm_60): cuDNN 9.11 drops sm_60")
+    resolution = dataclasses.replace(resolution, constraints=(bound,))
+    text = "\n".join(render_script(resolution, profile, colabenv_version="0",
+                                   helper_source=helper_source())) + "\n"
+    groups, constraints = _arrays(text, "group"), _arrays(text, "constraints")
+    assert len(groups) == len(constraints) >= 2
+    pins = {r.split("[")[0].split("==")[0]: r for c in resolution.choices for r in c.requirements}
+    for group, constrained in zip(groups, constraints, strict=True):
+        names = {Requirement(r).name for r in group}
+        assert not names & {Requirement(c).name for c in constrained}, (group, constrained)
+        assert constrained[-1] == "nvidia-cudnn-cu12<9.11"
+        others = {name for name in pins if name not in names}
+        assert others <= {Requirement(c).name for c in constrained}
+    assert _arrays(text, "bounds") == [["nvidia-cudnn-cu12<9.11"]]
+    assert all("nvidia-cudnn" not in r for r in _arrays(text, "everything")[0])
+    assert "# shellcheck" in text and "bound nvidia-cudnn-cu12<9.11: P100" in text
+
+
+def _lock_input(resolution_pins: tuple[str, ...]) -> LockInput:
+    from colabenv.lockfile import LockedFramework, LockTarget
+
+    return LockInput(
+        name="team.lock",
+        text="# a lock\n--index-url https://${USER}:${TOKEN}@mirror.example/simple\n"
+             "--extra-index-url https://download.pytorch.org/whl/cu126\n\n"
+             + "".join(f"{pin} --hash=sha256:{'0' * 64}\n" for pin in resolution_pins),
+        python="3.11",
+        required_driver="525.60.13",
+        index_urls=(),
+        pins=resolution_pins,
+        target=LockTarget(driver="560.35.03", required_driver="525.60.13", cuda="12.6",
+                          compute_capabilities=("6.0",), python="3.11", platform="linux_x86_64"),
+        frameworks=(LockedFramework("torch", "2.8.0", "cu126",
+                                    "https://download.pytorch.org/whl/cu126"),),
+    )
+
+
+def test_a_lock_script_describes_the_lock_and_says_to_relock(tmp_path: Path) -> None:
+    path = dict((n, p) for n, _d, p in golden_profiles())["pytorch"]
+    profile = load_profile(path)
+    resolution = resolve(profile, TARGETS["kaggle-p100"], shipped_catalog())
+    pins = ("torch==2.8.0+cu126", "numpy==2.0.2", "nvidia-cudnn-cu12==9.10.2.21")
+    lock = _lock_input(pins)
+    text = "\n".join(render_script(resolution, profile, colabenv_version="0",
+                                   helper_source=helper_source(), lock=lock)) + "\n"
+    script = tmp_path / "setup.sh"
+    script.write_text(text)
+    lint = subprocess.run([SHELLCHECK, "--severity=style", str(script)], capture_output=True,
+                          text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout
+    header = [line for line in text.splitlines() if line.startswith("# ")][:30]
+    assert "# installs exactly the lockfile team.lock" in header
+    assert ("# target (the lock's): driver 560.35.03, CUDA 12.6, compute capability 6.0, "
+            "Python 3.11, linux_x86_64") in header
+    assert "#   torch 2.8.0 cu126" in header
+    assert all(f"#   pin {pin}" in header for pin in pins)
+    assert not any("why:" in line for line in header)
+    assert "make a new lock for this host (colabenv lock), then render with it" in text
+    assert "re-render" not in _outside_helper(text).split('announce "preflight"')[1]
+    record = json.loads(_arrays_marker(text))
+    assert record["requirements"] == list(pins)
+    assert record["target"]["python"] == "3.11" and record["target"]["cuda"] == "12.6"
+    assert record["frameworks"]["torch"]["version"] == "2.8.0"
+    assert record["frameworks"]["torch"]["requirements"] == ["torch==2.8.0+cu126"]
+    lock_body = text.split("<<'COLABENV_LOCK_EOF'\n")[1].split("\nCOLABENV_LOCK_EOF\n")[0]
+    assert "--index-url" not in lock_body and "${TOKEN}" not in lock_body
+    assert "--url 'https://${USER}:${TOKEN}@mirror.example/simple'" in text
+
+
+def _arrays_marker(text: str) -> str:
+    line = next(line for line in text.splitlines() if line.startswith("marker_record="))
+    done = subprocess.run(["bash", "-c", line + "\nprintf '%s' \"$marker_record\""],
+                          capture_output=True, text=True, timeout=30)
+    return done.stdout
+
+
+def test_no_index_url_reaches_an_argv() -> None:
+    """Index URLs (and so credentials) reach pip and uv through their environment only."""
+    path = dict((n, p) for n, _d, p in golden_profiles())["all-three"]
+    text = _outside_helper(_render(path, TARGETS["colab-t4"]))
+    assert "--index-url" not in text and "--extra-index-url" not in text
+    assert 'local -x PIP_EXTRA_INDEX_URL="$extra_urls"' in text
+    assert 'local -x UV_EXTRA_INDEX_URL="$extra_urls"' in text

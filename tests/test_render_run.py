@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.index import LocalIndex
+from tests.support.isolation import uv_bin
 from tests.support.scriptrun import Host, make_host
 
 pytestmark = pytest.mark.slow
@@ -223,3 +229,225 @@ def test_killed_anywhere_rerun_converges(
     assert marker["requirements"] == reference["requirements"]
     assert "torch==2.8.0+cu126" in marker["installed"]  # type: ignore[operator]
     assert host.new_interpreter("import os; print(os.environ['TEAM_TEST_PLAIN'])") == "on\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures that say why, before anything changes when they can
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_unreachable_framework_index_is_named_as_the_cause(
+    installer: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+) -> None:
+    port = _closed_port()
+    profile = tmp_path / "p.toml"
+    profile.write_text(f"""
+name = "unreachable"
+[frameworks]
+torch = {{ version = "==2.8.*", torchvision = "*" }}
+[packages]
+requirements = ["requests>=2.30"]
+[install]
+installer = "{installer}"
+index_url = "{default_index.url}"
+pytorch_index_url = "http://127.0.0.1:{port}"
+""")
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=installer == "pip")
+    result = host.run(script, PIP_RETRIES="0", UV_HTTP_RETRIES="0")
+    assert result.returncode != 0
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(
+        f"COLABENV: step pip: torch, torchvision failed: cannot reach the package index at "
+        f"127.0.0.1:{port} ("), result.stderr
+    assert last.endswith("; no restart marker written")
+    assert "conflicting dependencies" not in result.stdout + result.stderr
+    assert "ResolutionImpossible" not in result.stdout + result.stderr
+    assert host.marker() is None
+
+
+def test_unset_index_variable_stops_the_script_before_apt(
+    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+) -> None:
+    profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
+    profile.write_text(profile.read_text().replace(
+        f'index_url = "{default_index.url}"',
+        f'index_url = "{default_index.url}"\n'
+        f'extra_index_urls = ["http://${{IDX_USER}}:${{TOKEN}}@127.0.0.1:{default_index.port}/x/"]'))
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=False)
+    result = host.run(script, IDX_USER="me")
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[-1] == (
+        "COLABENV: step pip failed: index URL needs $TOKEN, which is not set; "
+        "no restart marker written")
+    assert host.apt_calls() == [] and host.installed() == {}
+    assert "COLABENV: step apt" not in result.stdout
+
+
+def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, colabenv_exe: Path) -> None:
+    """Every list reaches the helper and the installer in a file. Three profile files of just
+    under the 1 MiB a file may have, joined by ``extends``, hold [env] values and requirements
+    that add up to more than the kernel's argv limit: the script runs to its end (requirements
+    whose markers exclude this host), or to an install that fails for the installer's reason
+    (requirements that exist nowhere)."""
+    limit = os.sysconf("SC_ARG_MAX")
+    big = 900_000
+    (tmp_path / "env-a.toml").write_text(f'name = "a"\n[env]\nBIG_A = "{"a" * big}"\n')
+    (tmp_path / "env-b.toml").write_text(f'name = "b"\nextends = "env-a.toml"\n'
+                                         f'[env]\nBIG_B = "{"b" * big}"\n')
+    excluded = [f"pkg-{i:04d}-{'x' * 850}>=1; python_version < '3'" for i in range(1000)]
+    unmet = [f"pkg-{i:04d}-{'x' * 850}>=1" for i in range(1000)]
+    for name, requirements in (("excluded", excluded), ("unmet", unmet)):
+        (tmp_path / f"{name}.toml").write_text(
+            f'name = "{name}"\nextends = "env-b.toml"\n[packages]\n'
+            f"requirements = {json.dumps(requirements)}\n[install]\ninstaller = \"uv\"\n")
+    assert 2 * big + sum(len(r) + 1 for r in excluded) > limit
+    host = make_host(tmp_path / "host", with_pip=False)
+    for name in ("excluded", "unmet"):
+        done = subprocess.run([str(colabenv_exe), "render", str(tmp_path / f"{name}.toml"),
+                               "--cpu", "--python", PY, "-o", str(tmp_path / f"{name}.sh")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    finished = host.run(tmp_path / "excluded.sh", UV_OFFLINE="1")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.splitlines()[-1] == "COLABENV: restart required"
+    marker = host.marker()
+    assert marker is not None and len(marker["requirements"]) == 1000  # type: ignore[arg-type]
+    assert host.new_interpreter("import os; print(len(os.environ['BIG_B']))") == f"{big}\n"
+
+    failed = host.run(tmp_path / "unmet.sh", UV_OFFLINE="1")
+    output = failed.stdout + failed.stderr
+    assert "Argument list too long" not in output
+    assert "cannot use the state directory" not in output
+    assert failed.returncode != 0
+    last = failed.stderr.splitlines()[-1]
+    assert last.startswith("COLABENV: step pip: default index failed: "), last[:500]
+    installing = next(line for line in failed.stdout.splitlines()
+                      if line.startswith("COLABENV: installing (uv): "))
+    assert len(installing.split()) == len(unmet) + 3
+
+
+def test_env_hook_starts_under_a_c_locale(
+    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+) -> None:
+    value = "naïve ✓ \U0001f600 'q' \\"
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "locale"\n[env]\nUNICODE_FLAG = {json.dumps(value, ensure_ascii=False)}\n'
+                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=False)
+    result = host.run(script)
+    assert result.returncode == 0, result.stderr
+    for locale in ({"LC_ALL": "C"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}, {"LC_ALL": "C.UTF-8"},
+                   {"LANG": "C.UTF-8"}):
+        seen = subprocess.run([str(host.python), "-c",
+                               "import os; print(ascii(os.environb[b'UNICODE_FLAG']))"],
+                              capture_output=True, text=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", **locale})
+        assert seen.returncode == 0, (locale, seen.stderr)
+        assert seen.stderr == "", (locale, seen.stderr)
+        assert seen.stdout.strip() == ascii(value.encode()), locale
+    utf8 = subprocess.run([str(host.python), "-c", "import os; print(ascii(os.environ["
+                           "'UNICODE_FLAG']))"], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+    assert utf8.stdout.strip() == ascii(value)
+
+
+def test_marker_and_hook_are_written_through_links(
+    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "links"\n[env]\nLINKED = "yes"\n'
+                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=False)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    host.state.mkdir()
+    (kept / "marker.json").write_text("")
+    (host.state / "restart-marker.json").symlink_to(kept / "marker.json")
+    site = Path(host.new_interpreter("import sysconfig; print(sysconfig.get_paths()['purelib'])")
+                .strip())
+    (kept / "hook.pth").write_text("")
+    (site / "colabenv_env.pth").symlink_to(kept / "hook.pth")
+    result = host.run(script)
+    assert result.returncode == 0, result.stderr
+    assert (host.state / "restart-marker.json").is_symlink()
+    assert json.loads((kept / "marker.json").read_text())["profile"] == "links"
+    assert (site / "colabenv_env.pth").is_symlink()
+    assert "LINKED" in (kept / "hook.pth").read_text()
+    assert host.new_interpreter("import os; print(os.environ['LINKED'])") == "yes\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
+    kind: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "odd-marker"\n[env]\nODD = "1"\n'
+                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=False)
+    host.state.mkdir()
+    marker = host.state / "restart-marker.json"
+    if kind == "fifo":
+        os.mkfifo(marker)
+    else:
+        marker.mkdir()
+    started = time.monotonic()
+    result = host.run(script, timeout=60)
+    assert time.monotonic() - started < 30
+    assert result.returncode != 0
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"COLABENV: step marker failed: cannot write the restart marker "
+                           f"{marker}: "), last
+    assert stat.S_ISFIFO(os.lstat(marker).st_mode) if kind == "fifo" else marker.is_dir()
+
+
+def test_uv_beside_the_interpreter_is_used_when_not_on_path(
+    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "uv-beside"\n[packages]\nrequirements = ["six"]\n'
+                       f'[install]\nindex_url = "{default_index.url}"\n')
+    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    host = make_host(tmp_path / "host", with_pip=True)
+    (host.bin / "uv").unlink()
+    (host.python.parent / "uv").symlink_to(uv_bin())
+    result = host.run(script)
+    assert result.returncode == 0, result.stderr
+    assert "COLABENV: installing (uv): six" in result.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to run as a user with no password entry")
+def test_no_home_is_a_clear_message_not_an_unbound_variable(
+    tmp_path: Path, colabenv_exe: Path
+) -> None:
+    shared = Path(tempfile.mkdtemp(prefix="colabenv-nohome-"))
+    try:
+        shared.chmod(0o777)
+        (tmp_path / "p.toml").write_text('name = "nohome"\n')
+        script = _render(tmp_path / "p.toml", shared / "setup.sh", colabenv_exe)
+        script.chmod(0o755)
+        done = subprocess.run(
+            ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups", "--",
+             "bash", str(script)], capture_output=True, text=True, timeout=60, cwd=shared,
+            env={"PATH": "/usr/bin:/bin", "TMPDIR": str(shared),
+                 "COLABENV_PYTHON": sys.executable})
+        assert done.returncode != 0
+        assert "unbound variable" not in done.stderr
+        assert done.stderr.splitlines()[-1] == (
+            "COLABENV: step start failed: no home directory (HOME is unset and the user has no "
+            "password entry); set COLABENV_STATE_DIR; no restart marker written")
+        assert not list(shared.glob("colabenv.*"))
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

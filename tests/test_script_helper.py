@@ -1,4 +1,5 @@
-"""The script helper's own PEP 440 fallback agrees with packaging where the script relies on it.
+"""The script helper: its own PEP 440 fallback agrees with packaging where the script relies on
+it; index URLs, files it does not own, failure causes, and the oldest Pythons it runs on.
 
 The helper runs in the target's Python, which may have neither packaging nor pip (a venv made by
 uv); the real-run tests use such a venv, these compare the fallback with packaging directly.
@@ -6,18 +7,43 @@ uv); the real-run tests use such a venv, these compare the fallback with packagi
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from colabenv import script_helper
+from colabenv._data import helper_source
+from colabenv.render import helper_program
 from colabenv.script_helper import (
+    MAX_READ_BYTES,
+    UnsetVariable,
+    _env_hook_text,
+    _install_cause,
     _Marker,
+    _marker_ok,
     _MiniRequirement,
     _MiniSpecifier,
     _MiniVersion,
+    _pending_path,
+    _read_bounded,
+    _write_file,
+    _WriteProblem,
+    expand_url,
     marker_environment,
 )
+from colabenv.state import shared_names
 
 
 @st.composite
@@ -161,3 +187,248 @@ def test_marker_environment_matches_packaging() -> None:
     theirs = default_environment()
     for key, value in ours.items():
         assert theirs[key] == value, key  # type: ignore[literal-required]
+
+
+# ---------------------------------------------------------------------------------------------
+# Index URLs: ${VAR} expanded once, encoded for its place
+
+
+SPECIALS = ["@", "/", "#", "%", ":", " ", "?", "&", "=", "+", "ü"]
+
+
+@pytest.mark.parametrize("special", SPECIALS)
+def test_a_token_in_the_userinfo_stays_in_the_userinfo(special: str) -> None:
+    token = f"to{special}ken{special}"
+    url = expand_url("https://${USER}:${TOKEN}@index.example/simple/",
+                     {"USER": f"me{special}", "TOKEN": token})
+    parts = urlsplit(url)
+    assert parts.hostname == "index.example"
+    assert parts.path == "/simple/"
+    assert unquote(parts.username or "") == f"me{special}"
+    assert unquote(parts.password or "") == token
+    assert parts.fragment == "" and parts.query == ""
+
+
+@pytest.mark.parametrize("special", SPECIALS)
+def test_a_value_in_the_path_or_query_stays_there(special: str) -> None:
+    value = f"a{special}b"
+    url = expand_url("https://host.example/${TEAM}/simple/?token=${TOKEN}#${FRAG}",
+                     {"TEAM": value, "TOKEN": value, "FRAG": value})
+    parts = urlsplit(url)
+    assert parts.hostname == "host.example"
+    assert unquote(parts.path) == f"/{value}/simple/"
+    assert parse_qs(parts.query) == {"token": [value]}
+    assert unquote(parts.fragment) == value
+
+
+def test_unset_variable_is_named_and_empty_one_is_allowed() -> None:
+    with pytest.raises(UnsetVariable) as raised:
+        expand_url("https://${USER}:${TOKEN}@host/simple", {"USER": "me"})
+    assert str(raised.value) == "index URL needs $TOKEN, which is not set"
+    assert raised.value.name == "TOKEN"
+    assert expand_url("https://${USER}@host/simple", {"USER": ""}) == "https://@host/simple"
+    assert expand_url("https://host/simple", {}) == "https://host/simple"
+    assert expand_url("https://host/$HOME/x", {"HOME": "/h"}) == "https://host/$HOME/x"
+
+
+def test_a_host_from_a_variable_must_be_a_host() -> None:
+    assert expand_url("https://${MIRROR}/simple", {"MIRROR": "mirror.example:8443"}) == \
+        "https://mirror.example:8443/simple"
+    with pytest.raises(ValueError, match="host"):
+        expand_url("https://${MIRROR}/simple", {"MIRROR": "evil.example/x@y"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Files the helper reads or writes that are not its own
+
+
+def test_marker_that_is_a_fifo_or_a_device_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert _read_bounded(str(fifo)) is None
+    assert _read_bounded("/dev/zero") is None
+    assert _read_bounded(str(tmp_path)) is None
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (MAX_READ_BYTES + 1))
+    assert _read_bounded(str(big)) is None
+    assert time.monotonic() - started < 5
+    assert _marker_ok(str(fifo), "sha256:x") is False
+
+
+def test_written_files_follow_links_and_never_replace_devices(tmp_path: Path) -> None:
+    target = tmp_path / "real" / "marker.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "marker.json"
+    link.symlink_to(target)
+    _write_file(str(link), "new")
+    assert link.is_symlink() and target.read_text() == "new"
+
+    _write_file("/dev/null", "through")
+    assert Path("/dev/null").is_char_device()
+
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(_WriteProblem, match="is a directory"):
+        _write_file(str(tmp_path / "dir"), "x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(_WriteProblem):
+        _write_file(str(fifo), "no reader")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_env_hook_is_ascii_and_round_trips() -> None:
+    pairs = {"NAME": "ü ✓ 'q' \"d\" \\ \n \U0001f600", "PLAIN": "on"}
+    text = _env_hook_text(pairs)
+    assert text is not None and text.isascii() and text.count("\n") == 1
+    namespace: dict[str, dict[bytes, bytes]] = {}
+    exec(text.replace("import os; os.environb.update(", "found = dict("), namespace)
+    assert {k.decode(): v.decode() for k, v in namespace["found"].items()} == pairs
+    assert _env_hook_text({}) is None
+
+
+def test_install_cause_names_an_unreachable_index_without_its_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path / "installer.log"
+    log.write_text("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io\n")
+    monkeypatch.setenv("TOKEN", "s3cr3t")
+    cause = _install_cause(str(log), [f"http://me:${{TOKEN}}@127.0.0.1:{port}/simple/"])
+    assert cause.startswith(f"cannot reach the package index at 127.0.0.1:{port} (")
+    assert "s3cr3t" not in cause and "me:" not in cause
+
+
+def test_install_cause_falls_back_to_the_installers_last_error(tmp_path: Path) -> None:
+    log = tmp_path / "installer.log"
+    log.write_text(
+        "Using Python 3.11 environment at: venv\n"
+        "error: Failed to fetch: `https://me:s3cr3t@host.example/simple/x/`\n"
+        "  Caused by: Request failed after 3 retries\n"
+        "  Caused by: tcp connect error: Connection refused (os error 111)\n"
+        "hint: something\n"
+    )
+    cause = _install_cause(str(log), [])
+    assert cause == ("error: Failed to fetch: `https://****@host.example/simple/x/` "
+                     "(tcp connect error: Connection refused (os error 111))")
+    log.write_text("Looking in indexes: x\nERROR: No matching distribution found for torch==9\n")
+    assert _install_cause(str(log), []) == "ERROR: No matching distribution found for torch==9"
+
+
+# ---------------------------------------------------------------------------------------------
+# The helper on the oldest Pythons it promises
+
+
+def _old_pythons() -> list[str]:
+    found = []
+    for version in ("3.8", "3.9"):
+        candidates = [shutil.which(f"python{version}")]
+        candidates += sorted(str(p) for p in Path.home().glob(f".pyenv/versions/{version}*/bin/python"))
+        for candidate in candidates:
+            if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True,
+                                            timeout=30).returncode == 0:
+                found.append(candidate)
+                break
+    return found
+
+
+@pytest.mark.parametrize("python", _old_pythons() or [None])
+def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -> None:
+    if python is None:
+        pytest.skip("no Python 3.8 or 3.9 here")
+    helper = tmp_path / "helper.py"
+    helper.write_text(helper_program(helper_source()))
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("pip>=1\nno-such-dist==1.0\n")
+    out = tmp_path / "missing.txt"
+    env = {"PATH": "/usr/bin:/bin", "TOKEN": "a@b"}
+    done = subprocess.run([python, str(helper), "missing", str(reqs), str(out)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "no-such-dist==1.0\n"
+    done = subprocess.run([python, str(helper), "expand-url", "https://u:${TOKEN}@h/simple"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "https://u:a%40b@h/simple\n"
+
+    state, env_file, record = tmp_path / "state", tmp_path / "env.bin", tmp_path / "record.json"
+    env_file.write_bytes(b"")
+    record.write_text('{"schema": 1, "profile": "old", "profile_hash": "sha256:abc"}')
+    steps = [
+        ["preflight", "--python", "-", "--driver", "-", "--state", str(state), "--hash",
+         "sha256:abc", "--env", str(env_file), "--reqs", str(reqs), "--url",
+         "https://u:${TOKEN}@h/simple"],
+        ["write-marker", str(state), str(record), "1", str(tmp_path / "no-pending")],
+        ["marker-ok", str(state), "sha256:abc"],
+        ["install-cause", str(tmp_path / "no-log")],
+    ]
+    for step in steps:
+        done = subprocess.run([python, str(helper), *step], capture_output=True, text=True,
+                              env=env, timeout=60)
+        assert done.returncode in (0, 1), (step[0], done.stderr)
+        assert "Traceback" not in done.stderr, (step[0], done.stderr)
+    assert (state / "restart-marker.json").exists()
+
+
+def _run_helper(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    helper = tmp_path / "helper.py"
+    if not helper.exists():
+        helper.write_text(helper_program(helper_source()))
+    return subprocess.run([sys.executable, str(helper), *args], capture_output=True, text=True,
+                          timeout=60, env=env or {"PATH": "/usr/bin:/bin"})
+
+
+def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_text("--index-url https://x.example/simple\n"
+                    f"nvidia-cudnn-cu12==9.28.0.42 --hash=sha256:{'0' * 64}\n"
+                    f"numpy==2.0.2 \\\n    --hash=sha256:{'1' * 64}\n")
+    bounds = tmp_path / "bounds.txt"
+    env_file = tmp_path / "env.bin"
+    env_file.write_bytes(b"")
+    common = ("--python", "-", "--driver", "-", "--state", str(tmp_path / "state"), "--hash",
+              "sha256:abc", "--env", str(env_file), "--lock", str(lock), "--constraints",
+              str(bounds))
+    bounds.write_text("nvidia-cudnn-cu12<9.11\n")
+    refused = _run_helper(tmp_path, "preflight", *common)
+    assert refused.returncode == 7
+    assert refused.stdout.strip() == ("the lock pins nvidia-cudnn-cu12==9.28.0.42, but this "
+                                      "host's GPUs need nvidia-cudnn-cu12<9.11")
+    bounds.write_text("nvidia-cudnn-cu12<9.30\nnvidia-nccl-cu12<2.28\n")
+    fits = _run_helper(tmp_path, "preflight", *common)
+    assert fits.returncode == 0, fits.stderr
+    status, pending = fits.stdout.splitlines()
+    assert status == "missing"
+    assert Path(pending).parent == tmp_path / "state"
+    assert Path(pending).name.startswith("pending.") and "abc" in Path(pending).name
+
+
+def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -> None:
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("")
+    env_file = tmp_path / "env.bin"
+    env_file.write_bytes(b"")
+    state = tmp_path / "state"
+    done = _run_helper(tmp_path, "preflight", "--python", "-", "--driver", "-", "--state",
+                       str(state), "--hash", "sha256:abc", "--env", str(env_file), "--reqs",
+                       str(reqs), "--url", "https://${A}@h/simple", "--url",
+                       "https://h/${B}/simple", env={"PATH": "/usr/bin:/bin", "A": "x"})
+    assert done.returncode == 6
+    assert done.stdout.strip() == "index URL needs $B, which is not set"
+    assert not state.exists(), "nothing is created before the URLs are known to expand"
+
+
+def test_pending_records_are_per_profile_and_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(script_helper, "SHARED", shared_names())
+    one = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
+    other_profile = _pending_path(str(tmp_path), "sha256:" + "b" * 64)
+    monkeypatch.setattr(sys, "executable", "/some/other/venv/bin/python")
+    other_interpreter = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
+    assert len({one, other_profile, other_interpreter}) == 3
+    assert all(Path(p).parent == tmp_path for p in (one, other_profile, other_interpreter))

@@ -8,17 +8,12 @@ from pathlib import Path
 
 from colabenv import __version__
 from colabenv._commands._common import load_profile_arg, target_from_args, write_text_atomic
+from colabenv._data import helper_source
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import LockError, printable
 from colabenv.models import Profile, Resolution
 from colabenv.render import LockInput, render_script
 from colabenv.resolver import resolve
-
-
-def helper_source() -> str:
-    return (Path(__file__).resolve().parent.parent / "script_helper.py").read_text(
-        encoding="utf-8"
-    )
 
 
 def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInput:
@@ -49,7 +44,7 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
         required_driver=recorded.required_driver,
         index_urls=lock.index_urls,
         pins=tuple(f"{name}=={version}" for name, version in lock.pins),
-        target=recorded.to_target(),
+        target=recorded,
         frameworks=lock.header.frameworks,
         constraints=lock.header.constraints,
     )

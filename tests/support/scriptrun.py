@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from colabenv.state import MARKER_NAME
 from tests.support.isolation import clean_env, uv_bin
 
 DPKG_QUERY = """#!/bin/sh
@@ -96,7 +97,7 @@ class Host:
         return {k: v for k, v in found.items() if k not in ("pip", "setuptools", "wheel")}
 
     def marker(self) -> dict[str, object] | None:
-        path = self.state / "restart-marker.json"
+        path = self.state / MARKER_NAME
         if not path.exists():
             return None
         data: dict[str, object] = json.loads(path.read_text())

@@ -1,0 +1,145 @@
+"""Credentials in index URLs: never in any process's argv, and intact at the index.
+
+The real script runs in a fresh venv against a local index that demands HTTP Basic auth and
+records every Authorization header. Every command the script can start is on PATH only as a
+wrapper that logs its argv before running the real program, and the target Python is such a
+wrapper too, so the log holds the argv of every process the script started.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fixtures import Runner
+from tests.support.index import LocalIndex
+from tests.support.isolation import clean_env, uv_bin
+from tests.support.scriptrun import APT_GET, DPKG_QUERY, NVIDIA_SMI
+from tests.support.wheels import Standins
+
+pytestmark = pytest.mark.slow
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+USER = "te@m:user"
+TOKEN = "a@b/c#d%e:f g?h&i=j+k"
+TOOLS = ("bash", "mktemp", "rm", "cat", "grep", "tr", "id", "env", "sleep", "readlink", "mkdir",
+         "flock", "tee", "getent", "uname", "sh", "ldconfig", "which", "git")
+
+
+class AuthIndex(LocalIndex):
+    """The local index, answering 401 to any request without Basic credentials."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.authorizations: list[str] = []
+
+    def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
+        base = super()._handler_class()
+        index = self
+
+        class Handler(base):  # type: ignore[valid-type,misc]
+            def _answer(self, *, send_body: bool) -> None:
+                header = self.headers.get("Authorization", "")
+                index.authorizations.append(header)
+                if not header.startswith("Basic "):
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="index"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                super()._answer(send_body=send_body)
+
+        return Handler
+
+
+def _wrapper(log: Path, real: str) -> str:
+    return (f"#!/bin/sh\nprintf '%s\\0' \"$0\" \"$@\" >>'{log}'\nprintf '\\n' >>'{log}'\n"
+            f"exec '{real}' \"$@\"\n")
+
+
+def _host(root: Path, with_pip: bool) -> tuple[Path, Path, Path]:
+    """(venv, bin with only logging wrappers, argv log)."""
+    venv = root / "venv"
+    argv = [sys.executable, "-m", "venv", str(venv)]
+    if not with_pip:
+        argv.insert(3, "--without-pip")
+    subprocess.run(argv, check=True, capture_output=True, env=clean_env())
+    tools = root / "bin"
+    tools.mkdir()
+    log = root / "argv.log"
+    stand_ins = root / "stand-ins"
+    stand_ins.mkdir()
+    for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET),
+                       ("nvidia-smi", NVIDIA_SMI)):
+        (stand_ins / name).write_text(text)
+        (stand_ins / name).chmod(0o755)
+        (tools / name).write_text(_wrapper(log, str(stand_ins / name)))
+    (tools / "uv").write_text(_wrapper(log, uv_bin()))
+    for name in TOOLS:
+        found = shutil.which(name)
+        if found:
+            (tools / name).write_text(_wrapper(log, found))
+    python = root / "python"
+    python.write_text(_wrapper(log, str(venv / "bin" / "python")))
+    for path in (*tools.iterdir(), python):
+        path.chmod(0o755)
+    return python, tools, log
+
+
+@pytest.fixture
+def auth_index(standin_wheels: Standins) -> Iterator[AuthIndex]:
+    with AuthIndex(standin_wheels.default) as index:
+        yield index
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_credentials_reach_the_index_intact_and_no_argv(
+    installer: str, tmp_path: Path, runner: Runner, auth_index: AuthIndex
+) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    python, tools, log = _host(host, with_pip=installer == "pip")
+    url = f"http://${{IDX_USER}}:${{IDX_TOKEN}}@127.0.0.1:{auth_index.port}/simple/"
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "secret"\n[packages]\nrequirements = ["requests>=2.30"]\n'
+                       f'[install]\ninstaller = "{installer}"\nindex_url = "{url}"\n')
+    script = tmp_path / "setup.sh"
+    rendered = runner("render", profile, "--cpu", "--python", PY, "-o", script)
+    assert rendered.returncode == 0, rendered.stderr
+    state = tmp_path / "state"
+    (tmp_path / "tmp").mkdir()
+    env = clean_env(PATH=str(tools), COLABENV_PYTHON=str(python), COLABENV_STATE_DIR=str(state),
+                    COLABENV_TEST_APT_LOG=str(host / "apt.log"),
+                    COLABENV_TEST_APT_STATE=str(host / "apt-state"), COLABENV_TEST_DRIVER="0",
+                    HOME=str(host), TMPDIR=str(tmp_path / "tmp"), IDX_USER=USER,
+                    IDX_TOKEN=TOKEN, UV_HTTP_RETRIES="0")
+    done = subprocess.run([str(tools / "bash"), str(script)], capture_output=True, text=True,
+                          env=env, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "COLABENV: restart required"
+
+    expected = "Basic " + base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
+    sent = [header for header in auth_index.authorizations if header]
+    assert sent, "the installer never sent the credentials"
+    assert set(sent) == {expected}
+    assert any("requests" in path for path in auth_index.requests)
+
+    commands = [line.split("\0")[:-1] for line in log.read_text().splitlines() if line]
+    programs = {Path(argv[0]).name for argv in commands}
+    assert {"python", "mktemp"} <= programs
+    assert ("uv" if installer == "uv" else "python") in programs
+    installs = [argv for argv in commands if "install" in argv]
+    assert installs, "no installer ran through the wrappers"
+    secrets = [TOKEN, "a%40b", *TOKEN.split("/"), "d%25e"]
+    for argv in commands:
+        for secret in [*secrets, USER, "te%40m"]:
+            assert not any(secret in word for word in argv), argv
+    shown = done.stdout + done.stderr + (state / "restart-marker.json").read_text()
+    assert not any(secret in shown for secret in secrets), shown
