@@ -19,9 +19,7 @@ import re
 import sys
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -32,8 +30,9 @@ from packaging.utils import (
     parse_sdist_filename,
     parse_wheel_filename,
 )
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from colabenv._host import GpuReport, HostProbe, load_driver_table, parse_version
 from colabenv._model import model
 from colabenv.errors import TargetError
 from colabenv.frameworks import is_framework_name
@@ -42,7 +41,6 @@ from colabenv.models import (
     ComputeCapability,
     Fingerprint,
     Framework,
-    Gpu,
     InstalledDist,
     InstalledSet,
     RuntimeKind,
@@ -54,35 +52,10 @@ from colabenv.models import (
     format_driver,
 )
 
-if TYPE_CHECKING:
-    from colabenv import _proc
-    from colabenv.detect_gpu import Nvml
-
-NVIDIA_SMI_TIMEOUT_S = 5.0
-NVML_TIMEOUT_S = 5.0
-
 CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
 _NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
 
-
-RunCommand = Callable[[Sequence[str], float], "_proc.Completed"]
-
-
-def _import_pynvml() -> Nvml:
-    import pynvml
-
-    nvml: Nvml = pynvml
-    return nvml
-
-
-def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
-def _run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
-    from colabenv import _proc
-
-    return _proc.run(argv, timeout=timeout)
+_version = parse_version
 
 
 def _glibc_version() -> str | None:
@@ -146,69 +119,16 @@ def _installed_distributions(
 
 
 
-@model
-class HostProbe:
-    """Everything detection reads from the host, injectable at the boundary.
-
-    ``load_nvml`` returns the NVML module (raising if it cannot); ``read_text`` reads
-    ``/proc``-style files; ``which`` finds nvidia-smi; ``run`` runs it with a timeout;
-    ``distributions`` yields ``(name, version)`` of what is installed.
-    """
-
-    environ: Mapping[str, str]
-    load_nvml: Callable[[], Nvml] = _import_pynvml
-    read_text: Callable[[Path], str] = _read_text
-    path_exists: Callable[[Path], bool] = os.path.exists
-    which: Callable[[str], str | None] | None = None
-    run: RunCommand = _run_command
-    distributions: Callable[[], Iterable[tuple[str, str]]] = _installed_distributions
-    python_version: str = field(default_factory=platform.python_version)
-    python_implementation: str = field(default_factory=platform.python_implementation)
-    platform_tag: str = field(default_factory=platform_tag)
-    glibc: str | None = field(default_factory=_glibc_version)
-    nvml_timeout: float = NVML_TIMEOUT_S
-    smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
-
-    @classmethod
-    def live(cls, environ: Mapping[str, str] | None = None) -> HostProbe:
-        return cls(environ=os.environ if environ is None else environ)
-
-    def find_executable(self, name: str) -> str | None:
-        if self.which is not None:
-            return self.which(name)
-        import shutil
-
-        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
-
-
-# ---------------------------------------------------------------------------------------------
-# NVIDIA driver and GPUs
-
-
-@model
-class GpuReport:
-    """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
-
-    driver: Version | None
-    cuda: Version | None
-    gpus: tuple[Gpu, ...]
-    notes: tuple[str, ...]
-
-
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text.strip())
-    except InvalidVersion:
-        return None
-
-
-
-def _load_shipped_catalog() -> Catalog:
-    """The driver table is all detection needs."""
-    from colabenv.catalog import shipped_catalog
-
-    return shipped_catalog(())
-
+def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
+    """The probe of the machine this runs on."""
+    return HostProbe(
+        environ=os.environ if environ is None else environ,
+        distributions=_installed_distributions,
+        python_version=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        platform_tag=platform_tag(),
+        glibc=_glibc_version(),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,7 +258,7 @@ def detect(
     from colabenv.settings import state_dir
 
     wanted = overrides or TargetOverrides()
-    host = probe or HostProbe.live(environ)
+    host = probe or live_probe(environ)
     notes: list[str] = []
 
     if wanted.cpu:
@@ -401,7 +321,7 @@ def _apply_gpu_overrides(
         driver = wanted.driver
         cuda = wanted.cuda
         if cuda is None:
-            cuda = (catalog or _load_shipped_catalog)().max_cuda_for_driver(driver)
+            cuda = (catalog or load_driver_table)().max_cuda_for_driver(driver)
             if cuda is None:
                 raise TargetError(
                     f"--driver {format_driver(driver)}: older than every CUDA in the catalog's"
@@ -412,7 +332,7 @@ def _apply_gpu_overrides(
     elif wanted.cuda is not None:
         cuda = wanted.cuda
         if driver is None:
-            driver = (catalog or _load_shipped_catalog)().toolkit_driver(cuda)
+            driver = (catalog or load_driver_table)().toolkit_driver(cuda)
             if driver is None:
                 raise TargetError(
                     f"--cuda {cuda}: not in the catalog's driver table; give --driver too"

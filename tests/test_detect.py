@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from colabenv._host import HostProbe
 from colabenv._proc import Completed
 from colabenv.detect import (
-    HostProbe,
     _installed_distributions,
     build_warnings,
     cuda_from_local_tag,
@@ -179,6 +179,7 @@ def make_probe(
     return HostProbe(
         environ=dict(environ or {"PATH": "/usr/bin"}),
         load_nvml=lambda: fake,
+        nvml_needs_device=False,
         read_text=read_text,
         path_exists=lambda p: str(p) in existing,
         which=lambda name: FAKE_SMI if smi is not None else None,
@@ -901,3 +902,90 @@ def test_cuda_visible_devices_is_noted() -> None:
     fingerprint = detect(probe=probe)
     assert len(fingerprint.gpus) == 2
     assert "CUDA_VISIBLE_DEVICES='1': frameworks see only those GPUs" in fingerprint.notes
+
+
+# ---------------------------------------------------------------------------------------------
+# What the host reports, read strictly; detect and detect_gpu without a circle
+
+
+def test_detect_gpu_and_the_host_module_do_not_import_detect() -> None:
+    import ast
+
+    for module in ("detect_gpu", "_host"):
+        tree = ast.parse((Path(__file__).parent.parent / "colabenv" / f"{module}.py").read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "colabenv.detect" not in imported, module
+
+
+def test_nvml_is_left_alone_without_a_device_node_only_when_the_probe_says_so() -> None:
+    nvml = nvml_from_expected("colab-t4")
+    needs = dataclasses.replace(make_probe(nvml=nvml), nvml_needs_device=True)
+    fingerprint = detect(probe=needs)
+    assert nvml.calls == []
+    assert "NVML: skipped, no NVIDIA device or kernel module on this host" in fingerprint.notes
+    with_node = dataclasses.replace(needs, path_exists=lambda p: str(p) == "/dev/nvidiactl")
+    assert_matches(detect(probe=with_node), expected("colab-t4"))
+    assert nvml.calls == ["init", "shutdown"]
+
+
+@pytest.mark.parametrize("memory", ["inf", "-inf", "nan", "1e400", "-5", "99999999999", "12 GB"])
+def test_smi_memory_that_is_no_size_is_unknown_with_a_problem(memory: str) -> None:
+    parsed = parse_smi_query(f"Tesla T4, 7.5, {memory}, 15095, 550.54.15\n")
+    assert parsed.gpus[0].memory_total_mib is None
+    assert parsed.gpus[0].memory_free_mib == 15095
+    assert parsed.problems == (f"GPU 'Tesla T4': memory.total {memory!r} is not a size in MiB",)
+
+
+def test_smi_reporting_infinite_memory_is_a_note_through_detect() -> None:
+    def run(argv: Sequence[str], timeout: float) -> Completed:
+        if any(a.startswith("--query-gpu") for a in argv):
+            return Completed(tuple(argv), 0, "Tesla T4, 7.5, inf, nan, 550.54.15\n", "", False)
+        return Completed(tuple(argv), 0, (T4 / "banner.txt").read_text(), "", False)
+
+    fingerprint = detect(probe=make_probe(smi=run))
+    assert fingerprint.gpus[0].memory_total_mib is None
+    assert fingerprint.gpus[0].memory_free_mib is None
+    assert "nvidia-smi: GPU 'Tesla T4': memory.total 'inf' is not a size in MiB" in fingerprint.notes
+
+
+def test_nvml_memory_that_is_no_size_is_unknown() -> None:
+    class HugeMemory(FakeNvml):
+        def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any:
+            return FakeMemory(10**40, -1)
+
+    nvml = HugeMemory(devices=[FakeDevice("Tesla T4", (7, 5), 15360, 15000)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert fingerprint.gpus[0].memory_total_mib is None
+    assert fingerprint.gpus[0].memory_free_mib is None
+    assert any(n.startswith("NVML: GPU 0 memory unknown (reported") for n in fingerprint.notes)
+
+
+@pytest.mark.parametrize("capability", ["7.10", "99.9", "99.99", "0.5", "\u0667.\u0665", "7.5a"])
+def test_smi_compute_capability_that_is_no_real_one_is_a_problem(capability: str) -> None:
+    parsed = parse_smi_query(f"Tesla T4, {capability}, 15360, 15095, 550.54.15\n")
+    assert parsed.gpus == ()
+    assert parsed.problems == (f"GPU 'Tesla T4': compute capability {capability!r} unknown",)
+
+
+def test_nvml_compute_capability_that_is_no_real_one_skips_the_gpu() -> None:
+    nvml = FakeNvml(devices=[FakeDevice("Odd", (7, 10), 1, 1), FakeDevice("T4", (7, 5), 1, 1)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert [g.name for g in fingerprint.gpus] == ["T4"]
+    assert any(n.startswith("NVML: GPU 0 skipped ('7.10' is not a compute capability")
+               for n in fingerprint.notes)
+
+
+@pytest.mark.parametrize("driver", ["1!550.54.15", "550.54.15+local", "550.54.15rc1", "5.1",
+                                    "\u0665\u0665\u0660.54.15", "99999.1"])
+def test_driver_versions_that_are_no_real_ones_are_not_read(driver: str) -> None:
+    assert parse_kernel_module_version(f"{driver}\n") is None
+    nvml = FakeNvml(driver=driver, devices=[FakeDevice("Tesla T4", (7, 5), 1, 1)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert fingerprint.target.driver is None
+    assert f"NVML: driver version {driver!r} is not a driver version" in fingerprint.notes
+
+
+def test_nvml_encoded_cuda_that_is_no_real_one_is_none() -> None:
+    assert cuda_from_nvml(10**30) is None
+    assert cuda_from_nvml(12040) == Version("12.4")
