@@ -128,9 +128,19 @@ def _diff_args(p: argparse.ArgumentParser) -> None:
 
 
 def _init_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", metavar="FILE")
+    p.description = (
+        "A starter profile of the Python colabenv runs in: its frameworks pinned, and in"
+        " [packages] the distributions installed there that nothing else installed depends on,"
+        " less what the runtime image ships (--installed-from)."
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write it here (never overwritten)")
     p.add_argument("--name", help="profile name (default: the runtime kind)")
-    _add_target_flags(p)
+    _add_target_flags(p, installed_from=False)
+    p.add_argument(
+        "--installed-from",
+        metavar="FREEZE",
+        help="the runtime image's `pip freeze`: what it ships is left out of [packages]",
+    )
 
 
 def _pin_args(p: argparse.ArgumentParser) -> None:

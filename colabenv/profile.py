@@ -109,13 +109,27 @@ GoldenProfile = tuple[str, str, Path]
 def load_profile(path: Path) -> Profile:
     """Read ``path`` and the profiles it extends, validate, merge, and freeze the result."""
     path = Path(path)
-    layers = _load_chain(path)
+    return _profile(_load_chain(path), _Context(path))
+
+
+def load_profile_text(text: str, path: Path) -> Profile:
+    """The profile ``text`` would be as the file ``path``, without reading or writing a file;
+    such a profile cannot extend another."""
+    context = _Context(Path(path))
+    document = _parse_text(text, context)
+    if "extends" in document:
+        raise context.fail("extends", "a profile not read from a file cannot extend another")
+    _build(document, context, content_hash="", partial=True)
+    return _profile([document], context)
+
+
+def _profile(layers: list[dict[str, object]], context: _Context) -> Profile:
+    """Merge validated documents, child first, into the profile."""
     merged: dict[str, object] = {}
     for layer in reversed(layers):
         merged = _merge(merged, _normalized(layer))
     merged.pop("extends", None)
     merged["schema"] = SCHEMA_VERSION
-    context = _Context(path)
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = _build(merged, context, content_hash="")
@@ -253,7 +267,10 @@ def _decode(data: bytes, context: _Context) -> str:
 
 
 def _parse_file(context: _Context) -> dict[str, object]:
-    text = _read_text(context)
+    return _parse_text(_read_text(context), context)
+
+
+def _parse_text(text: str, context: _Context) -> dict[str, object]:
     try:
         document: dict[str, object] = parsed_toml(text.encode("utf-8"), _toml.loads_utf8)
     except RecursionError:
