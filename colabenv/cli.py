@@ -76,15 +76,21 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         )
 
 
+PROFILE_HELP = (
+    "a golden profile name (colabenv profiles list) or a profile file; a bare name is the"
+    " golden profile even when a file of that name is here: write ./NAME for the file"
+)
+
+
 def _render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile", help="a profile file or a golden profile name")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("-o", "--output", metavar="FILE", help="write the script here (atomically)")
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
     _add_target_flags(p)
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_target_flags(p)
 
@@ -119,7 +125,7 @@ def _profiles_args(p: argparse.ArgumentParser) -> None:
     show = psub.add_parser("show", help="print a golden profile")
     show.add_argument("name")
     check = psub.add_parser("check", help="validate profile files")
-    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("files", nargs="+", metavar="FILE", help=PROFILE_HELP)
 
 
 def _diff_args(p: argparse.ArgumentParser) -> None:

@@ -36,9 +36,25 @@ def target_from_args(args: argparse.Namespace) -> Target:
 
 def load_profile_arg(name_or_path: str) -> Profile:
     """A profile file, or the name of a shipped golden profile."""
-    from colabenv.profile import find_profile, load_profile
+    from colabenv.profile import load_profile
 
-    return load_profile(find_profile(name_or_path))
+    return load_profile(locate_profile(name_or_path))
+
+
+def locate_profile(name_or_path: str) -> Path:
+    """:func:`colabenv.profile.find_profile`, saying on stderr when a bare golden name passed
+    over a file or folder of that name in the current directory."""
+    import sys
+
+    from colabenv.profile import find_profile, shadowed_file
+
+    path = find_profile(name_or_path)
+    shadowed = shadowed_file(name_or_path)
+    if shadowed is not None:
+        shown = printable(name_or_path)
+        sys.stderr.write(f"colabenv: note: using the golden profile {shown}, not ./{shown} in"
+                         f" this directory (write ./{shown} for that one)\n")
+    return path
 
 
 def read_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
