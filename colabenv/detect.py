@@ -315,35 +315,52 @@ def _apply_gpu_overrides(
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
+    load = catalog or load_driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
+    driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
     if wanted.driver is not None:
         driver = wanted.driver
         cuda = wanted.cuda
         if cuda is None:
-            cuda = (catalog or load_driver_table)().max_cuda_for_driver(driver)
+            cuda = load().max_cuda_for_driver(driver)
             if cuda is None:
                 raise TargetError(
-                    f"--driver {format_driver(driver)}: older than every CUDA in the catalog's"
-                    " driver table; give --cuda too"
+                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
+                    f" catalog's driver table; give --cuda too"
                 )
-            notes.append(f"max CUDA {cuda} derived from --driver {format_driver(driver)}"
+            notes.append(f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)}"
                 " (catalog driver table)")
     elif wanted.cuda is not None:
         cuda = wanted.cuda
         if driver is None:
-            driver = (catalog or load_driver_table)().toolkit_driver(cuda)
+            driver = load().toolkit_driver(cuda)
             if driver is None:
                 raise TargetError(
-                    f"--cuda {cuda}: not in the catalog's driver table; give --driver too"
+                    f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too"
                 )
             notes.append(
-                f"driver {format_driver(driver)} assumed for --cuda {cuda} (its toolkit driver)"
+                f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
+            )
+    if wanted.cuda is not None and driver is not None:
+        supported = cuda_conflict(wanted.cuda, driver, load())
+        if supported is not None:
+            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
+            if wanted.driver is not None:
+                raise TargetError(
+                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
+                    f" {supported} (catalog driver table): give one of them; without"
+                    f" {cuda_flag} the CUDA comes from the driver"
+                )
+            raise TargetError(
+                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
+                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
             )
     capabilities = wanted.compute_capabilities or detected_caps
     if wanted.compute_capabilities and driver is None:
         raise TargetError(
-            "--compute-capability given but no NVIDIA driver was detected; give --driver or --cuda"
+            f"{wanted.origin('compute_capability')} given but no NVIDIA driver was detected;"
+            " give --driver or --cuda"
         )
     if driver is not None and not capabilities:
         notes.append(
@@ -351,6 +368,25 @@ def _apply_gpu_overrides(
             " every GPU architecture is assumed supported"
         )
     return driver, cuda, capabilities
+
+
+def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version | None:
+    """The CUDA ``driver`` supports, when ``cuda`` (given as the newest it supports) cannot be:
+    a major the driver is too old for, or a major below the one it supports (which the resolver
+    could not honour: it judges builds by the driver). None when they agree or the catalog's
+    driver table cannot tell (a driver newer than it knows). Minor versions within the driver's
+    major are let be: a driver may report one minor more than the table's release drivers say.
+    """
+    supported = catalog.max_cuda_for_driver(driver)
+    if supported is None:
+        return None
+    if cuda.major < supported.major:
+        return supported
+    if cuda.major > supported.major and any(
+        line.major <= cuda.major and driver < line.floor_driver for line in catalog.major_lines
+    ):
+        return supported
+    return None
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:

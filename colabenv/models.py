@@ -250,7 +250,11 @@ class Target:
 
 @model
 class TargetOverrides:
-    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win)."""
+    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win).
+
+    ``origins`` says where a value came from, for messages: ``("driver", "--driver")`` or
+    ``("driver", "COLABENV_DRIVER_VERSION")``; a value without one is named by its flag.
+    """
 
     driver: Version | None = None
     cuda: Version | None = None
@@ -258,6 +262,11 @@ class TargetOverrides:
     python: Version | None = None
     cpu: bool = False
     installed_from: Path | None = None
+    origins: tuple[tuple[str, str], ...] = ()
+
+    def origin(self, field: str) -> str:
+        """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""
+        return dict(self.origins).get(field, "--" + field.replace("_", "-"))
 
 
 @model

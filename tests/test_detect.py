@@ -587,6 +587,88 @@ def test_capabilities_without_any_driver_are_refused() -> None:
         detect(overrides(compute_capability=["7.5"]), probe=make_probe())
 
 
+@pytest.mark.parametrize(
+    ("flags", "environ", "message"),
+    [
+        ({"driver": "1!0.1"}, {}, "--driver: '1!0.1' is not an NVIDIA driver version"),
+        ({"driver": "550.54.15+local"}, {}, "--driver: '550.54.15+local' is not an NVIDIA"),
+        ({"driver": "9999.1"}, {}, "--driver: '9999.1' is not an NVIDIA driver version"),
+        ({"driver": "0.1"}, {}, "--driver: '0.1' is not an NVIDIA driver version"),
+        ({}, {"COLABENV_DRIVER_VERSION": "\u0665\u0665\u0660.54"},
+         "COLABENV_DRIVER_VERSION: '\u0665\u0665\u0660.54' is not an NVIDIA driver version"),
+        ({"cuda": "1!12.4"}, {}, "--cuda: '1!12.4' is not a CUDA version like 12.4"),
+        ({}, {"COLABENV_CUDA_VERSION": "12.4.dev0"},
+         "COLABENV_CUDA_VERSION: '12.4.dev0' is not a CUDA version"),
+        ({"compute_capability": ["7.10"]}, {},
+         "--compute-capability: '7.10' is not a compute capability"),
+        ({"compute_capability": ["99.9"]}, {},
+         "--compute-capability: '99.9' is not a compute capability"),
+        ({"compute_capability": ["\u0667.\u0665"]}, {},
+         "--compute-capability: '\u0667.\u0665' is not a compute capability"),
+        ({}, {"COLABENV_COMPUTE_CAPABILITY": "7.5,99.99"},
+         "COLABENV_COMPUTE_CAPABILITY: '99.99' is not a compute capability"),
+        ({"python": "3"}, {}, "--python: '3' is not a Python version like 3.12"),
+        ({}, {"COLABENV_PYTHON_VERSION": "3"},
+         "COLABENV_PYTHON_VERSION: '3' is not a Python version like 3.12"),
+        ({"python": "1!3.12"}, {}, "--python: '1!3.12' is not a Python version"),
+        ({"python": "2.7"}, {}, "--python: '2.7' is not a Python version"),
+        ({"cpu": True, "cuda": "12.4"}, {}, "--cpu cannot be combined with --cuda"),
+    ],
+)
+def test_target_values_that_are_not_real_name_where_they_came_from(
+    flags: dict[str, Any], environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TargetError) as info:
+        overrides(environ, **flags)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_cpu_flag_beats_the_gpu_variables() -> None:
+    env = {"COLABENV_DRIVER_VERSION": "550.54.15", "COLABENV_COMPUTE_CAPABILITY": "7.5"}
+    fingerprint = detect(overrides(env, cpu=True), probe=make_probe(smi=never_run))
+    assert fingerprint.target.driver is None
+    assert fingerprint.target.compute_capabilities == ()
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "message"),
+    [
+        ({"driver": "550.54.15", "cuda": "11.8"}, {},
+         "--cuda 11.8 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
+        ({"driver": "550.54.15", "cuda": "13.0"}, {},
+         "--cuda 13.0 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
+        ({"cuda": "11.8"}, {"COLABENV_DRIVER_VERSION": "580.65.06"},
+         "--cuda 11.8 conflicts with COLABENV_DRIVER_VERSION 580.65.06, which supports CUDA 13.0"),
+        ({"driver": "550.54.15"}, {"COLABENV_CUDA_VERSION": "11.8"},
+         "COLABENV_CUDA_VERSION 11.8 conflicts with --driver 550.54.15"),
+    ],
+)
+def test_cuda_that_the_driver_does_not_support_is_an_error_naming_both(
+    flags: dict[str, Any], environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TargetError) as info:
+        detect(overrides(environ, **flags), probe=make_probe())
+    assert str(info.value).startswith(message), str(info.value)
+    assert "give one of them" in str(info.value)
+
+
+def test_cuda_against_the_detected_driver_says_which_to_drop() -> None:
+    with pytest.raises(TargetError) as info:
+        detect(overrides(cuda="13.0"), probe=make_probe(smi=smi_runner(T4)))
+    assert str(info.value) == (
+        "--cuda 13.0 conflicts with the detected driver 550.54.15, which supports CUDA 12.4:"
+        " drop --cuda, or give --driver for the host you mean"
+    )
+
+
+@pytest.mark.parametrize(("driver", "cuda"), [("550.54.15", "12.4"), ("550.54.15", "12.2"),
+                                              ("550.40.07", "12.4"), ("595.10.01", "14.0"),
+                                              ("440.33.01", "10.2")])
+def test_cuda_the_driver_may_support_is_taken(driver: str, cuda: str) -> None:
+    fingerprint = detect(overrides(driver=driver, cuda=cuda), probe=make_probe())
+    assert (fingerprint.target.driver, fingerprint.target.cuda) == (Version(driver), Version(cuda))
+
+
 def test_python_override() -> None:
     fingerprint = detect(overrides(python="3.12"), probe=make_probe())
     assert fingerprint.target.python == Version("3.12")
