@@ -34,7 +34,7 @@ from packaging.version import Version
 
 from colabenv._host import GpuReport, HostProbe, load_driver_table, parse_version
 from colabenv._model import model
-from colabenv.errors import TargetError
+from colabenv.errors import InputError, TargetError, printable
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
     Catalog,
@@ -140,13 +140,20 @@ def read_freeze(path: Path) -> InstalledSet:
 
     A ``name @ URL`` line takes its version from the wheel or sdist file name in the URL
     (``torch-2.6.0%2Bcu124-...whl`` -> ``2.6.0+cu124``); a URL without one (a VCS checkout,
-    a directory) says nothing about the version and is left out, as are ``-e`` lines.
+    a directory) says nothing about the version and is left out, as are ``-e`` lines. Only a
+    regular file (or a link to one) of at most 64 MiB is read: a FIFO or a device is refused
+    at once.
     """
+    from colabenv._files import FileProblem, read_limited
+
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TargetError(f"{path}: cannot read: {reason}") from None
+        data = read_limited(path)
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: cannot read: {problem}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{printable(path)}: not UTF-8 text (byte {error.start})") from None
     found: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -155,7 +162,7 @@ def read_freeze(path: Path) -> InstalledSet:
         parsed = _freeze_line(line)
         if parsed is None:
             raise TargetError(
-                f"{path}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                f"{printable(path)}: line {number}: {line[:120]!r} is not a `pip freeze` line"
                 " (expected name==version or name @ URL)"
             )
         name, version = parsed

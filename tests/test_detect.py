@@ -39,7 +39,7 @@ from colabenv.detect_gpu import (
     parse_smi_query,
     probe_gpus,
 )
-from colabenv.errors import TargetError
+from colabenv.errors import InputError, TargetError
 from colabenv.models import (
     Arch,
     Catalog,
@@ -861,8 +861,26 @@ def test_freeze_bad_line_names_file_and_line(tmp_path: Path, bad: str) -> None:
 
 
 def test_freeze_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(TargetError, match="cannot read"):
+    with pytest.raises(InputError, match=r"absent\.txt: cannot read: no such file"):
         read_freeze(tmp_path / "absent.txt")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "not-utf8"])
+def test_freeze_that_is_no_regular_text_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    path = {"dev-zero": Path("/dev/zero")}.get(kind, tmp_path / "freeze")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "not-utf8":
+        path.write_bytes(b"numpy==1.0\n\xff\n")
+    words = {"fifo": "is a FIFO", "dev-zero": "is a character device",
+             "directory": "is a directory", "not-utf8": "not UTF-8 text (byte 11)"}[kind]
+    started = time.monotonic()
+    with pytest.raises(InputError) as info:
+        read_freeze(path)
+    assert time.monotonic() - started < 1
+    assert str(info.value).startswith(f"{path}: ") and words in str(info.value)
 
 
 @settings(max_examples=150, deadline=None,
