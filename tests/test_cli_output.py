@@ -3,9 +3,15 @@ that closes early, ``python -m colabenv``."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -99,3 +105,107 @@ def test_python_dash_m_works_like_the_console_script(runner: Runner) -> None:
                            capture_output=True, text=True, timeout=60, check=False)
     assert usage.returncode == 2
     assert usage.stderr.startswith("usage: colabenv ")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables for a terminal, plain lines for a pipe; data never read as rich markup
+
+MARKUP = "[/]x[bold]y"
+BOX = set("│┃━─┏┗┡└┌")
+requires_gpu_less_host = pytest.mark.skipif(
+    Path("/proc/driver/nvidia/version").exists(),
+    reason="a real NVIDIA driver answers through NVML before the stand-in nvidia-smi",
+)
+
+
+def _marked_host(tmp_path: Path) -> dict[str, str]:
+    """A stand-in nvidia-smi naming its GPU with markup, a state directory and an index URL
+    with markup in them."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        f"  --query-gpu=*) echo '{MARKUP} T4, 7.5, 15360, 15095, 550.54.15' ;;\n"
+        "  *) echo 'Driver Version: 550.54.15      CUDA Version: 12.4' ;;\n"
+        "esac\n"
+    )
+    smi.chmod(0o755)
+    (tmp_path / "p.toml").write_text(
+        'name = "marked"\n[frameworks]\ntorch = "==2.6.*"\n'
+        f'[install]\npytorch_index_url = "https://h.example/{MARKUP}/whl"\n'
+    )
+    return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '')}",
+            "COLABENV_STATE_DIR": str(tmp_path / MARKUP)}
+
+
+def _in_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """Run ``argv`` with its standard output on a pseudo-terminal 250 columns wide."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 250, 0, 0))
+    process = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert process.stderr is not None
+    stderr = process.stderr.read().decode()
+    code = process.wait(timeout=60)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+    return code, shown.replace("\r\n", "\n"), stderr
+
+
+def test_resolve_into_a_pipe_is_one_plain_line_per_framework(runner: Runner) -> None:
+    done = runner("resolve", "all-three", "--driver", "580.65.06", "--compute-capability", "9.0",
+                  "--python", "3.12", env={"COLUMNS": "40"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("all-three for driver 580.65.06, CUDA 13.0, compute capability 9.0,"
+                        " Python 3.12")
+    assert [line.split()[0] for line in lines[1:4]] == ["torch", "tensorflow", "jax"]
+    assert all(": newest release satisfying" in line for line in lines[1:4])
+    assert all(line.startswith("warning: ") for line in lines[4:])
+    assert not BOX & set(done.stdout)
+
+
+@requires_gpu_less_host
+def test_detect_into_a_pipe_is_one_plain_line_per_fact(runner: Runner, tmp_path: Path) -> None:
+    done = runner("detect", env=_marked_host(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:3] == ["driver: 550.54.15", "max CUDA: 12.4", "compute capabilities: 7.5"]
+    assert f"state dir: {tmp_path / MARKUP}" in lines
+    assert f"gpu 0: {MARKUP} T4, 7.5 (sm_75), 15360 MiB total, 15095 MiB free" in lines
+    assert not BOX & set(done.stdout)
+
+
+@requires_gpu_less_host
+def test_detect_in_a_terminal_shows_markup_in_data_as_text(runner: Runner, tmp_path: Path) -> None:
+    env = {**os.environ, **_marked_host(tmp_path), "TERM": "xterm"}
+    code, shown, stderr = _in_terminal([str(runner.exe), "detect"], env, tmp_path)
+    assert (code, stderr) == (0, ""), shown
+    assert BOX & set(shown), "a table for a terminal"
+    assert f"{MARKUP} T4" in shown
+    assert str(tmp_path / MARKUP) in shown
+
+
+def test_resolve_in_a_terminal_shows_markup_in_data_as_text(runner: Runner, tmp_path: Path) -> None:
+    _marked_host(tmp_path)
+    env = {**os.environ, "TERM": "xterm"}
+    argv = [str(runner.exe), "resolve", str(tmp_path / "p.toml"), "--driver", "550.54.15",
+            "--compute-capability", "7.5", "--python", "3.12"]
+    code, shown, stderr = _in_terminal(argv, env, tmp_path)
+    assert (code, stderr) == (0, ""), shown
+    assert BOX & set(shown)
+    assert f"https://h.example/{MARKUP}/whl/cu124" in shown
+    plain = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert f"index https://h.example/{MARKUP}/whl/cu124)" in plain.stdout

@@ -12,6 +12,17 @@ from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
 
 
+def stdout_is_terminal() -> bool:
+    """Whether people read standard output as it comes (tables) or it goes to a pipe or a
+    file (plain lines)."""
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def target_flags(args: argparse.Namespace) -> TargetFlags:
     return TargetFlags(
         driver=getattr(args, "driver", None),
