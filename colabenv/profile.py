@@ -803,7 +803,7 @@ def _requirements(value: object, context: _Context) -> tuple[Requirement, ...]:
                 where, f"{_show(line)} is not a PEP 508 requirement ({reason})"
             ) from None
         canonical = canonicalize_name(requirement.name)
-        if "${" in line:
+        if requirement.url is not None and "${" in requirement.url:
             raise context.fail(
                 where,
                 "${VAR} is not expanded in a direct reference (it would be sent as written);"

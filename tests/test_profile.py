@@ -541,6 +541,8 @@ def test_utf32_file(tmp_path: Path) -> None:
          "packages.requirements[0]", "not expanded in a direct reference"),
         ('name = "x"\n[packages]\nrequirements = ["p @ https://h.example/${V}/p.whl"]\n',
          "packages.requirements[0]", "not expanded in a direct reference"),
+        ('name = "x"\n[packages]\nrequirements = ["p; os_name == \'${X}\'"]\n',
+         "packages.requirements[0]", "holds shell characters"),
         ('name = "x"\n[packages]\nrequirements = ["p @ git+ssh://git@h.example/o/p"]\n',
          "packages.requirements[0]", "scheme 'git+ssh' not allowed"),
         ('name = "x"\n[install]\nindex_url = "https://h.example/simple?token=abc123"\n',
