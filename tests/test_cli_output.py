@@ -79,7 +79,7 @@ def test_a_closed_standard_output_is_one_line(runner: Runner) -> None:
     exe = runner.exe
     done = subprocess.run([str(exe), "profiles", "list"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, timeout=60,
-                          preexec_fn=lambda: __import__("os").close(1), check=False)
+                          preexec_fn=lambda: os.close(1), check=False)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "colabenv: cannot write to standard output: it is closed"]
