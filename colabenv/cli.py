@@ -13,10 +13,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from colabenv import __version__
-from colabenv.errors import ColabenvError
+from colabenv.errors import ColabenvError, OutputError
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -76,15 +76,21 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         )
 
 
+PROFILE_HELP = (
+    "a golden profile name (colabenv profiles list) or a profile file; a bare name is the"
+    " golden profile even when a file of that name is here: write ./NAME for the file"
+)
+
+
 def _render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile", help="a profile file or a golden profile name")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("-o", "--output", metavar="FILE", help="write the script here (atomically)")
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
     _add_target_flags(p)
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_target_flags(p)
 
@@ -134,7 +140,7 @@ def _profiles_args(p: argparse.ArgumentParser) -> None:
     show = psub.add_parser("show", help="print a golden profile")
     show.add_argument("name")
     check = psub.add_parser("check", help="validate profile files")
-    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("files", nargs="+", metavar="FILE", help=PROFILE_HELP)
 
 
 def _diff_args(p: argparse.ArgumentParser) -> None:
@@ -143,9 +149,19 @@ def _diff_args(p: argparse.ArgumentParser) -> None:
 
 
 def _init_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", metavar="FILE")
+    p.description = (
+        "A starter profile of the Python colabenv runs in: its frameworks pinned, and in"
+        " [packages] the distributions installed there that nothing else installed depends on,"
+        " less what the runtime image ships (--installed-from)."
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write it here (never overwritten)")
     p.add_argument("--name", help="profile name (default: the runtime kind)")
-    _add_target_flags(p)
+    _add_target_flags(p, installed_from=False)
+    p.add_argument(
+        "--installed-from",
+        metavar="FREEZE",
+        help="the runtime image's `pip freeze`: what it ships is left out of [packages]",
+    )
 
 
 def _pin_args(p: argparse.ArgumentParser) -> None:
@@ -182,14 +198,45 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command, with the cyclic garbage collector off meanwhile (why: ``colabenv._entry``)."""
+    """Run one command, with the cyclic garbage collector off meanwhile (why: ``colabenv._entry``)
+    and standard output watched: a write to it that fails is one line on stderr, not a traceback."""
     collecting = gc.isenabled()
     gc.disable()
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
     try:
-        return _run(argv)
+        return _report(argv, stdout)
     finally:
+        sys.stdout = stdout
         if collecting:
             gc.enable()
+
+
+def _report(argv: Sequence[str] | None, stdout: TextIO | None) -> int:
+    """The command's exit code; what it raised, as colabenv reports it."""
+    try:
+        try:
+            return _run(argv)
+        except SystemExit:
+            sys.stdout.flush()
+            raise
+    except _StdoutFailed as error:
+        _discard_output(stdout)
+        sys.stderr.write(f"colabenv: {error}\n")
+        return error.exit_code
+    except ColabenvError as error:
+        try:
+            sys.stdout.flush()
+        except _StdoutFailed:
+            _discard_output(stdout)
+        sys.stderr.write(f"colabenv: {error}\n")
+        return error.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("colabenv: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _discard_output(stdout)
+        return 1
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -200,18 +247,64 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return 2
     module = importlib.import_module(f"colabenv._commands.{args.command}")
-    try:
-        code: int = module.run(args)
-    except ColabenvError as error:
-        sys.stdout.flush()
-        sys.stderr.write(f"colabenv: {error}\n")
-        return error.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("colabenv: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return 1
+    code: int = module.run(args)
+    sys.stdout.flush()
     return code
+
+
+class _StdoutFailed(OutputError):
+    """Standard output cannot take what the command prints (a full disk, a closed stream)."""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a write or flush that fails (other than a closed
+    pipe, which stays quiet) raises :class:`_StdoutFailed`; everything else is the stream's."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._open().write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _failed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self._open().flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _failed(error) from None
+
+    def _open(self) -> TextIO:
+        if self._stream is None or self._stream.closed:
+            raise _StdoutFailed("cannot write to standard output: it is closed")
+        return self._stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._open(), name)
+
+
+def _failed(error: OSError) -> _StdoutFailed:
+    return _StdoutFailed(f"cannot write to standard output: {error.strerror or error}")
+
+
+def _discard_output(stream: TextIO | None) -> None:
+    """Point file descriptor 1 at /dev/null when ``stream`` writes to it, so what is still in the
+    buffer goes nowhere when the interpreter flushes it at exit (instead of failing again)."""
+    try:
+        if stream is None or stream.fileno() != 1:
+            return
+    except (OSError, ValueError, AttributeError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+    finally:
+        os.close(null)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,7 +19,6 @@ import re
 import sys
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -32,18 +31,17 @@ from packaging.utils import (
     parse_sdist_filename,
     parse_wheel_filename,
 )
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from colabenv._model import model
+from colabenv._host import GpuReport, HostProbe, load_driver_table, parse_version
 from colabenv.builds import framework_builds as framework_builds  # detect lists them
-from colabenv.errors import TargetError
+from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
     Catalog,
     ComputeCapability,
     Fingerprint,
     Framework,
-    Gpu,
     InstalledDist,
     InstalledSet,
     RuntimeKind,
@@ -54,35 +52,12 @@ from colabenv.models import (
 )
 
 if TYPE_CHECKING:
-    from colabenv import _proc
     from colabenv._host_python import Interpreter
-    from colabenv.detect_gpu import Nvml
-
-NVIDIA_SMI_TIMEOUT_S = 5.0
-NVML_TIMEOUT_S = 5.0
 
 CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
 _NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
 
-
-RunCommand = Callable[[Sequence[str], float], "_proc.Completed"]
-
-
-def _import_pynvml() -> Nvml:
-    import pynvml
-
-    nvml: Nvml = pynvml
-    return nvml
-
-
-def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
-def _run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
-    from colabenv import _proc
-
-    return _proc.run(argv, timeout=timeout)
+_version = parse_version
 
 
 def _glibc_version() -> str | None:
@@ -127,69 +102,16 @@ def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
     )
 
 
-@model
-class HostProbe:
-    """Everything detection reads from the host, injectable at the boundary.
-
-    ``load_nvml`` returns the NVML module (raising if it cannot); ``read_text`` reads
-    ``/proc``-style files; ``which`` finds nvidia-smi; ``run`` runs it with a timeout;
-    ``distributions`` yields ``(name, version)`` of what is installed.
-    """
-
-    environ: Mapping[str, str]
-    load_nvml: Callable[[], Nvml] = _import_pynvml
-    read_text: Callable[[Path], str] = _read_text
-    path_exists: Callable[[Path], bool] = os.path.exists
-    which: Callable[[str], str | None] | None = None
-    run: RunCommand = _run_command
-    distributions: Callable[[], Iterable[tuple[str, str]]] = _installed_distributions
-    python_version: str = field(default_factory=platform.python_version)
-    python_implementation: str = field(default_factory=platform.python_implementation)
-    platform_tag: str = field(default_factory=platform_tag)
-    glibc: str | None = field(default_factory=_glibc_version)
-    nvml_timeout: float = NVML_TIMEOUT_S
-    smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
-
-    @classmethod
-    def live(cls, environ: Mapping[str, str] | None = None) -> HostProbe:
-        return cls(environ=os.environ if environ is None else environ)
-
-    def find_executable(self, name: str) -> str | None:
-        if self.which is not None:
-            return self.which(name)
-        import shutil
-
-        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
-
-
-# ---------------------------------------------------------------------------------------------
-# NVIDIA driver and GPUs
-
-
-@model
-class GpuReport:
-    """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
-
-    driver: Version | None
-    cuda: Version | None
-    gpus: tuple[Gpu, ...]
-    notes: tuple[str, ...]
-
-
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text.strip())
-    except InvalidVersion:
-        return None
-
-
-
-def _load_shipped_catalog() -> Catalog:
-    """The driver table is all detection needs."""
-    from colabenv.catalog import shipped_catalog
-
-    return shipped_catalog(())
-
+def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
+    """The probe of the machine this runs on."""
+    return HostProbe(
+        environ=os.environ if environ is None else environ,
+        distributions=_installed_distributions,
+        python_version=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        platform_tag=platform_tag(),
+        glibc=_glibc_version(),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,13 +123,20 @@ def read_freeze(path: Path) -> InstalledSet:
 
     A ``name @ URL`` line takes its version from the wheel or sdist file name in the URL
     (``torch-2.6.0%2Bcu124-...whl`` -> ``2.6.0+cu124``); a URL without one (a VCS checkout,
-    a directory) says nothing about the version and is left out, as are ``-e`` lines.
+    a directory) says nothing about the version and is left out, as are ``-e`` lines. Only a
+    regular file (or a link to one) of at most 64 MiB is read: a FIFO or a device is refused
+    at once.
     """
+    from colabenv._files import FileProblem, read_limited
+
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TargetError(f"{path}: cannot read: {reason}") from None
+        data = read_limited(path)
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: cannot read: {problem}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{printable(path)}: not UTF-8 text (byte {error.start})") from None
     found: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -216,7 +145,7 @@ def read_freeze(path: Path) -> InstalledSet:
         parsed = _freeze_line(line)
         if parsed is None:
             raise TargetError(
-                f"{path}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                f"{printable(path)}: line {number}: {line[:120]!r} is not a `pip freeze` line"
                 " (expected name==version or name @ URL)"
             )
         name, version = parsed
@@ -324,7 +253,7 @@ def detect(
     from colabenv.state import state_dir
 
     wanted = overrides or TargetOverrides()
-    host = probe or HostProbe.live(environ)
+    host = probe or live_probe(environ)
     notes: list[str] = []
     if interpreter is not None:
         host = _looking_into(host, interpreter)
@@ -364,6 +293,11 @@ def detect(
         platform=host.platform_tag,
         installed=installed,
     )
+    try:
+        state: Path | None = state_dir(host.environ)
+    except StateError as error:
+        state = None
+        notes.append(f"no state directory: {error}")
     return Fingerprint(
         target=target,
         gpus=report.gpus,
@@ -371,7 +305,7 @@ def detect(
         python_implementation=host.python_implementation,
         python_full=python_full,
         glibc=host.glibc,
-        state_dir=state_dir(host.environ),
+        state_dir=state,
         notes=tuple(notes),
     )
 
@@ -384,35 +318,52 @@ def _apply_gpu_overrides(
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
+    load = catalog or load_driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
+    driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
     if wanted.driver is not None:
         driver = wanted.driver
         cuda = wanted.cuda
         if cuda is None:
-            cuda = (catalog or _load_shipped_catalog)().max_cuda_for_driver(driver)
+            cuda = load().max_cuda_for_driver(driver)
             if cuda is None:
                 raise TargetError(
-                    f"--driver {format_driver(driver)}: older than every CUDA in the catalog's"
-                    " driver table; give --cuda too"
+                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
+                    f" catalog's driver table; give --cuda too"
                 )
-            notes.append(f"max CUDA {cuda} derived from --driver {format_driver(driver)}"
+            notes.append(f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)}"
                 " (catalog driver table)")
     elif wanted.cuda is not None:
         cuda = wanted.cuda
         if driver is None:
-            driver = (catalog or _load_shipped_catalog)().toolkit_driver(cuda)
+            driver = load().toolkit_driver(cuda)
             if driver is None:
                 raise TargetError(
-                    f"--cuda {cuda}: not in the catalog's driver table; give --driver too"
+                    f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too"
                 )
             notes.append(
-                f"driver {format_driver(driver)} assumed for --cuda {cuda} (its toolkit driver)"
+                f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
+            )
+    if wanted.cuda is not None and driver is not None:
+        supported = cuda_conflict(wanted.cuda, driver, load())
+        if supported is not None:
+            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
+            if wanted.driver is not None:
+                raise TargetError(
+                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
+                    f" {supported} (catalog driver table): give one of them; without"
+                    f" {cuda_flag} the CUDA comes from the driver"
+                )
+            raise TargetError(
+                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
+                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
             )
     capabilities = wanted.compute_capabilities or detected_caps
     if wanted.compute_capabilities and driver is None:
         raise TargetError(
-            "--compute-capability given but no NVIDIA driver was detected; give --driver or --cuda"
+            f"{wanted.origin('compute_capability')} given but no NVIDIA driver was detected;"
+            " give --driver or --cuda"
         )
     if driver is not None and not capabilities:
         notes.append(
@@ -420,6 +371,25 @@ def _apply_gpu_overrides(
             " every GPU architecture is assumed supported"
         )
     return driver, cuda, capabilities
+
+
+def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version | None:
+    """The CUDA ``driver`` supports, when ``cuda`` (given as the newest it supports) cannot be:
+    a major the driver is too old for, or a major below the one it supports (which the resolver
+    could not honour: it judges builds by the driver). None when they agree or the catalog's
+    driver table cannot tell (a driver newer than it knows). Minor versions within the driver's
+    major are let be: a driver may report one minor more than the table's release drivers say.
+    """
+    supported = catalog.max_cuda_for_driver(driver)
+    if supported is None:
+        return None
+    if cuda.major < supported.major:
+        return supported
+    if cuda.major > supported.major and any(
+        line.major <= cuda.major and driver < line.floor_driver for line in catalog.major_lines
+    ):
+        return supported
+    return None
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
@@ -447,7 +417,7 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
         "python_implementation": fingerprint.python_implementation,
         "python_full": fingerprint.python_full,
         "glibc": fingerprint.glibc,
-        "state_dir": str(fingerprint.state_dir),
+        "state_dir": None if fingerprint.state_dir is None else str(fingerprint.state_dir),
     }
 
 

@@ -11,18 +11,29 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from colabenv._host import (
+    GpuReport,
+    HostProbe,
+    Nvml,
+    compute_capability,
+    load_driver_table,
+    memory_mib,
+    parse_cuda,
+    parse_driver,
+)
 from colabenv._model import model
-from colabenv.detect import GpuReport, HostProbe, _import_pynvml, _load_shipped_catalog, _version
 from colabenv.errors import ProcessError
 from colabenv.models import Catalog, ComputeCapability, Gpu, format_driver
 
 if TYPE_CHECKING:
     from colabenv import _proc
 
+MIB = 1024 * 1024
+MAX_GPUS = 256
 DRIVER_VERSION_FILES = (Path("/proc/driver/nvidia/version"), Path("/sys/module/nvidia/version"))
 SMI_QUERY_FIELDS = "name,compute_cap,memory.total,memory.free,driver_version"
 SMI_QUERY_ARGS = (f"--query-gpu={SMI_QUERY_FIELDS}", "--format=csv,noheader,nounits")
@@ -30,20 +41,6 @@ NO_DRIVER_NOTE = "no NVIDIA driver found"
 NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg")
 """Where a host with a usable NVIDIA driver shows it (``/dev/dxg``: WSL2); without any of
 them, importing nvidia-ml-py and loading libnvidia-ml is skipped."""
-
-
-class Nvml(Protocol):
-    """The part of ``pynvml`` (nvidia-ml-py) that detection uses; tests pass a fake."""
-
-    def nvmlInit(self) -> None: ...
-    def nvmlShutdown(self) -> None: ...
-    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
-    def nvmlSystemGetCudaDriverVersion_v2(self) -> int: ...
-    def nvmlDeviceGetCount(self) -> int: ...
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any: ...
-    def nvmlDeviceGetName(self, handle: Any) -> str | bytes: ...
-    def nvmlDeviceGetCudaComputeCapability(self, handle: Any) -> tuple[int, int]: ...
-    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any: ...
 
 
 @model
@@ -63,10 +60,10 @@ def _text(value: object) -> str:
 
 
 def cuda_from_nvml(value: int) -> Version | None:
-    """NVML's encoded CUDA version (12040) as ``12.4``."""
+    """NVML's encoded CUDA version (12040) as ``12.4``; None for what encodes no real one."""
     if value <= 0:
         return None
-    return Version(f"{value // 1000}.{(value % 1000) // 10}")
+    return parse_cuda(f"{value // 1000}.{(value % 1000) // 10}")
 
 
 def _error_text(exc: BaseException) -> str:
@@ -77,19 +74,25 @@ def _error_text(exc: BaseException) -> str:
 def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
     nvml.nvmlInit()
     try:
-        driver = _version(_text(nvml.nvmlSystemGetDriverVersion()))
+        driver_text = _text(nvml.nvmlSystemGetDriverVersion())
+        driver = parse_driver(driver_text)
+        if driver is None:
+            notes.append(f"NVML: driver version {driver_text[:40]!r} is not a driver version")
         try:
             cuda = cuda_from_nvml(int(nvml.nvmlSystemGetCudaDriverVersion_v2()))
         except Exception as exc:
             cuda = None
             notes.append(f"NVML: no CUDA version from the driver ({_error_text(exc)})")
         gpus: list[Gpu] = []
-        for index in range(int(nvml.nvmlDeviceGetCount())):
+        count = int(nvml.nvmlDeviceGetCount())
+        if count > MAX_GPUS:
+            notes.append(f"NVML: {count} GPUs reported; the first {MAX_GPUS} are listed")
+        for index in range(min(count, MAX_GPUS)):
             try:
                 handle = nvml.nvmlDeviceGetHandleByIndex(index)
                 name = _text(nvml.nvmlDeviceGetName(handle))
                 major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
-                capability = ComputeCapability(int(major), int(minor))
+                capability = compute_capability(major, minor)
             except Exception as exc:
                 notes.append(f"NVML: GPU {index} skipped ({_error_text(exc)})")
                 continue
@@ -97,10 +100,14 @@ def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
             free: int | None = None
             try:
                 memory = nvml.nvmlDeviceGetMemoryInfo(handle)
-                total = int(memory.total) // (1024 * 1024)
-                free = int(memory.free) // (1024 * 1024)
+                total = memory_mib(memory.total, unit=MIB)
+                free = memory_mib(memory.free, unit=MIB)
             except Exception as exc:
                 notes.append(f"NVML: GPU {index} memory unknown ({_error_text(exc)})")
+            else:
+                if total is None or free is None:
+                    notes.append(f"NVML: GPU {index} memory unknown (reported"
+                                 f" {_short(memory.total)} total, {_short(memory.free)} free)")
             gpus.append(Gpu(name, capability, total, free))
         return _SourceResult(driver, cuda, tuple(gpus), answered=True)
     finally:
@@ -112,7 +119,7 @@ def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
 
 def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
     """NVML in a daemon thread, so a driver that never answers costs at most the timeout."""
-    if probe.load_nvml is _import_pynvml and not any(
+    if probe.nvml_needs_device and not any(
         probe.path_exists(Path(node)) for node in NVIDIA_NODES
     ):
         notes.append("NVML: skipped, no NVIDIA device or kernel module on this host")
@@ -143,14 +150,14 @@ def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
     return outcome[0] if outcome else _SourceResult()
 
 
-_KERNEL_MODULE_RE = re.compile(r"NVRM version:.*?\s(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)(?=\s|$)")
-_BARE_VERSION_RE = re.compile(r"^\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)\s*$")
+_KERNEL_MODULE_RE = re.compile(r"NVRM version:.*?\s([0-9]+\.[0-9.]+)(?=\s|$)", re.ASCII)
+_BARE_VERSION_RE = re.compile(r"\s*([0-9]+\.[0-9.]+)\s*", re.ASCII)
 
 
 def parse_kernel_module_version(text: str) -> Version | None:
     """The driver version from ``/proc/driver/nvidia/version`` or ``/sys/module/nvidia/version``."""
-    match = _KERNEL_MODULE_RE.search(text) or _BARE_VERSION_RE.match(text)
-    return _version(match.group(1)) if match else None
+    match = _KERNEL_MODULE_RE.search(text) or _BARE_VERSION_RE.fullmatch(text)
+    return parse_driver(match.group(1)) if match else None
 
 
 def _from_kernel_module(probe: HostProbe, notes: list[str]) -> Version | None:
@@ -166,11 +173,19 @@ def _from_kernel_module(probe: HostProbe, notes: list[str]) -> Version | None:
     return None
 
 
-def _memory(text: str) -> int | None:
-    try:
-        return int(float(text))
-    except ValueError:
-        return None
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _smi_memory(text: str, what: str, gpu: str, problems: list[str]) -> int | None:
+    mib = memory_mib(text)
+    if mib is None and text not in _NO_VALUE:
+        problems.append(f"GPU {gpu[:60]!r}: {what} {text[:20]!r} is not a size in MiB")
+    return mib
+
+
+_NO_VALUE = ("[N/A]", "N/A", "[Not Supported]", "")
 
 
 @model
@@ -202,15 +217,17 @@ def parse_smi_query(text: str) -> SmiQuery:
         except ValueError:
             problems.append(f"GPU {name[:60]!r}: compute capability {cap_text[:20]!r} unknown")
             continue
-        row_driver = _version(driver_text)
+        row_driver = parse_driver(driver_text)
         if row_driver is not None and driver is None:
             driver = row_driver
-        gpus.append(Gpu(name or "NVIDIA GPU", capability, _memory(total), _memory(free)))
+        gpus.append(Gpu(name or "NVIDIA GPU", capability,
+                        _smi_memory(total, "memory.total", name, problems),
+                        _smi_memory(free, "memory.free", name, problems)))
     return SmiQuery(driver, tuple(gpus), tuple(problems))
 
 
-_CUDA_BANNER_RE = re.compile(r"CUDA Version\s*:\s*(\d{1,3}\.\d{1,3})")
-_DRIVER_BANNER_RE = re.compile(r"Driver Version\s*:\s*(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)")
+_CUDA_BANNER_RE = re.compile(r"CUDA Version\s*:\s*([0-9]+\.[0-9]+)", re.ASCII)
+_DRIVER_BANNER_RE = re.compile(r"Driver Version\s*:\s*([0-9]+\.[0-9.]+)", re.ASCII)
 
 
 def parse_smi_banner(text: str) -> tuple[Version | None, Version | None]:
@@ -218,8 +235,8 @@ def parse_smi_banner(text: str) -> tuple[Version | None, Version | None]:
     driver = _DRIVER_BANNER_RE.search(text)
     cuda = _CUDA_BANNER_RE.search(text)
     return (
-        _version(driver.group(1)) if driver else None,
-        _version(cuda.group(1)) if cuda else None,
+        parse_driver(driver.group(1)) if driver else None,
+        parse_cuda(cuda.group(1)) if cuda else None,
     )
 
 
@@ -306,7 +323,7 @@ def _unique(notes: Iterable[str]) -> tuple[str, ...]:
 def _cuda_from_catalog(
     driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]
 ) -> Version | None:
-    loader = catalog or _load_shipped_catalog
+    loader = catalog or load_driver_table
     cuda = loader().max_cuda_for_driver(driver)
     shown = format_driver(driver)
     if cuda is None:

@@ -49,7 +49,10 @@ class RuntimeKind(str, enum.Enum):
         return self.value
 
 
-_CC_RE = re.compile(r"^\s*(\d{1,2})\.(\d{1,2})\s*$")
+_CC_RE = re.compile(r"\s*([1-9][0-9]?)\.([0-9])\s*", re.ASCII)
+MAX_COMPUTE_MAJOR = 19
+"""Real compute capabilities run from 1.0 to 12.x, with a one-digit minor; a major past this is
+no GPU (and ASCII digits only: ``\\d`` would take any script's digits)."""
 
 
 @functools.total_ordering
@@ -62,9 +65,9 @@ class ComputeCapability:
 
     @classmethod
     def parse(cls, text: str) -> ComputeCapability:
-        match = _CC_RE.match(text)
-        if match is None:
-            raise ValueError(f"{text!r} is not a compute capability like 7.5")
+        match = _CC_RE.fullmatch(text)
+        if match is None or int(match.group(1)) > MAX_COMPUTE_MAJOR:
+            raise ValueError(f"{text!r} is not a compute capability like 7.5 or 12.0")
         return cls(int(match.group(1)), int(match.group(2)))
 
     def __lt__(self, other: object) -> bool:
@@ -247,7 +250,11 @@ class Target:
 
 @model
 class TargetOverrides:
-    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win)."""
+    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win).
+
+    ``origins`` says where a value came from, for messages: ``("driver", "--driver")`` or
+    ``("driver", "COLABENV_DRIVER_VERSION")``; a value without one is named by its flag.
+    """
 
     driver: Version | None = None
     cuda: Version | None = None
@@ -255,6 +262,11 @@ class TargetOverrides:
     python: Version | None = None
     cpu: bool = False
     installed_from: Path | None = None
+    origins: tuple[tuple[str, str], ...] = ()
+
+    def origin(self, field: str) -> str:
+        """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""
+        return dict(self.origins).get(field, "--" + field.replace("_", "-"))
 
 
 @model
@@ -267,7 +279,7 @@ class Fingerprint:
     python_implementation: str
     python_full: str
     glibc: str | None
-    state_dir: Path
+    state_dir: Path | None
     notes: tuple[str, ...]
 
 

@@ -15,22 +15,32 @@ Decisions worth knowing when writing a profile:
   ...) belong in ``[frameworks]``, where the wheel is chosen for the GPU. A direct reference
   (``name @ URL``) must use ``https``, ``git+https`` or ``file``.
 - ``[apt] packages`` follow Debian's package-name grammar, optionally ``name=version``.
-- URLs may hold credentials only as ``${VAR}`` references, never literally; no URL character
-  that means something to a shell (quotes, backticks, ``$`` outside ``${VAR}``, ``;``) passes.
-- ``[env]`` names are POSIX names; ``COLABENV_*`` names are colabenv's own settings.
+- URLs may hold credentials only as ``${VAR}`` references, never literally: not in the user
+  part, not as the value of a query parameter that names a secret (``?token=...``). No URL
+  character that means something to a shell (quotes, backticks, ``$`` outside ``${VAR}``,
+  ``;``) passes. A direct reference is sent as written, so ``${VAR}`` is refused there.
+- ``[env]`` names are POSIX names; ``COLABENV_*`` names are colabenv's own settings. Values are
+  set literally (``${...}`` is refused: it would not be expanded), and the names the dynamic
+  loader, a shell or Python itself read before the ``.pth`` hook runs are refused
+  (:data:`REFUSED_ENV`).
+- A bare name (``pytorch``) is a golden profile even when a file of that name is in the current
+  directory; a path (``./pytorch``, ``team.toml``, ``profiles/x``) is a file.
 """
 
 from __future__ import annotations
 
 import codecs
 import dataclasses
+import errno
 import json
 import math
+import os
 import re
 import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -42,7 +52,7 @@ from colabenv._cache import parsed_toml
 from colabenv._data import golden_dir
 from colabenv._digest import sha256_hex
 from colabenv._model import model
-from colabenv.errors import ProfileError, UsageError
+from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.frameworks import OWNED
 from colabenv.models import (
     Framework,
@@ -98,6 +108,50 @@ _HOST_PATTERN = r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
 INDEX_URL_SCHEMES = ("http", "https")
 DIRECT_URL_SCHEMES = ("https", "git+https", "file")
 CREDENTIALS_HINT = "use ${VAR} references, e.g. https://${USER}:${TOKEN}@host/simple"
+SECRET_QUERY_WORDS = frozenset({
+    "token", "secret", "password", "passwd", "pwd", "key", "apikey", "auth", "sig",
+    "signature", "credential", "credentials",
+})
+"""A query parameter whose name holds one of these words (split at ``-``, ``_``, ``.``) carries a
+secret: ``?token=``, ``?api_key=``, ``X-Amz-Signature``."""
+MAX_TIMEOUT_S = 86400.0
+MAX_FREE_VRAM_GIB = 4096.0
+
+
+class RefusedEnv(NamedTuple):
+    """``[env]`` names refused, with why: the hook that sets ``[env]`` runs inside Python, after
+    the dynamic loader, the shell that started it and Python itself have read their variables,
+    so these cannot work from there, and set for every child process they are an injection
+    vector. Names compare case-insensitively."""
+
+    names: Mapping[str, str]
+    prefixes: Mapping[str, str]
+
+    def reason(self, name: str) -> str | None:
+        upper = name.upper()
+        if upper in self.names:
+            return self.names[upper]
+        return next((why for prefix, why in self.prefixes.items() if upper.startswith(prefix)),
+                    None)
+
+
+_LOADER = ("the dynamic loader and the C library read it when a process starts, before Python"
+           " runs: from the .pth hook it does nothing here and injects into every child process")
+_SHELL = ("shells read it when they start: an injection vector for every script and tool"
+          " run from this environment")
+_PYTHON = "Python reads it at startup, before the .pth hook that would set it runs"
+_PROCESS = ("it is read before Python starts and by every child process, and the .pth hook"
+            " sets it literally (no ${...}): it cannot work from there")
+REFUSED_ENV = RefusedEnv(
+    names={
+        **dict.fromkeys(("PATH", "HOME", "SHELL"), _PROCESS),
+        **dict.fromkeys(("BASH_ENV", "ENV", "IFS", "CDPATH", "PS4", "PROMPT_COMMAND",
+                         "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "BASH_XTRACEFD"), _SHELL),
+        **dict.fromkeys(("GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
+                         "RESOLV_HOST_CONF"), _LOADER),
+    },
+    prefixes={"LD_": _LOADER, "DYLD_": _LOADER, "BASH_FUNC_": _SHELL, "PYTHON": _PYTHON},
+)
 
 GoldenProfile = tuple[str, str, Path]
 
@@ -109,13 +163,27 @@ GoldenProfile = tuple[str, str, Path]
 def load_profile(path: Path) -> Profile:
     """Read ``path`` and the profiles it extends, validate, merge, and freeze the result."""
     path = Path(path)
-    layers = _load_chain(path)
+    return _profile(_load_chain(path), _Context(path))
+
+
+def load_profile_text(text: str, path: Path) -> Profile:
+    """The profile ``text`` would be as the file ``path``, without reading or writing a file;
+    such a profile cannot extend another."""
+    context = _Context(Path(path))
+    document = _parse_text(text, context)
+    if "extends" in document:
+        raise context.fail("extends", "a profile not read from a file cannot extend another")
+    _build(document, context, content_hash="", partial=True)
+    return _profile([document], context)
+
+
+def _profile(layers: list[dict[str, object]], context: _Context) -> Profile:
+    """Merge validated documents, child first, into the profile."""
     merged: dict[str, object] = {}
     for layer in reversed(layers):
         merged = _merge(merged, _normalized(layer))
     merged.pop("extends", None)
     merged["schema"] = SCHEMA_VERSION
-    context = _Context(path)
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = _build(merged, context, content_hash="")
@@ -124,17 +192,39 @@ def load_profile(path: Path) -> Profile:
 
 
 def find_profile(name_or_path: str) -> Path:
-    """An existing file path wins; otherwise a golden profile of that name."""
+    """A path (``./x``, ``x.toml``, ``dir/x``) is a file; a bare name is the golden profile of
+    that name, else a file of that name in the current directory."""
     candidate = Path(name_or_path)
-    if _exists(candidate):
-        return candidate
-    golden = _golden_file(name_or_path)
-    if golden is not None:
-        return golden
+    if looks_like_path(name_or_path):
+        if _present(candidate):
+            return candidate
+    else:
+        golden = _golden_file(name_or_path)
+        if golden is not None:
+            return golden
+        if _present(candidate):
+            return candidate
     raise UsageError(
         f"no profile file or golden profile named {_show(name_or_path)} "
         f"(golden: {', '.join(golden_names())})"
     )
+
+
+def looks_like_path(name_or_path: str) -> bool:
+    return (
+        "/" in name_or_path
+        or (os.altsep is not None and os.altsep in name_or_path)
+        or name_or_path.endswith(".toml")
+        or name_or_path.startswith((".", "~"))
+    )
+
+
+def shadowed_file(name_or_path: str) -> Path | None:
+    """What is in the current directory under a bare golden name (and was not used)."""
+    if looks_like_path(name_or_path) or _golden_file(name_or_path) is None:
+        return None
+    candidate = Path(name_or_path)
+    return candidate if _present(candidate) else None
 
 
 def golden_path(name: str) -> Path:
@@ -181,11 +271,30 @@ class _Context:
         return ProfileError(self.path, key or None, problem + suffix)
 
 
-def _exists(path: Path) -> bool:
+def _present(path: Path) -> bool:
+    """Something is at ``path``, even a link that leads nowhere (reading it says what)."""
     try:
-        return path.exists()
+        os.lstat(path)
     except (OSError, ValueError):
         return False
+    return True
+
+
+def _missing_problem(path: Path, beside: Path) -> str | None:
+    """Why ``path`` (another profile, named by ``extends``) cannot be opened, in words."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return "is a symbolic link to a file that does not exist"
+        return f"not found next to {beside.name}"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "is a loop of symbolic links"
+        return f"cannot be read: {_os_problem(error)}"
+    except ValueError as error:
+        return f"cannot be read: {error}"
+    return None
 
 
 def _golden_files() -> list[Path]:
@@ -253,7 +362,10 @@ def _decode(data: bytes, context: _Context) -> str:
 
 
 def _parse_file(context: _Context) -> dict[str, object]:
-    text = _read_text(context)
+    return _parse_text(_read_text(context), context)
+
+
+def _parse_text(text: str, context: _Context) -> dict[str, object]:
     try:
         document: dict[str, object] = parsed_toml(text.encode("utf-8"), _toml.loads_utf8)
     except RecursionError:
@@ -282,8 +394,9 @@ def _load_chain(path: Path) -> list[dict[str, object]]:
         if not isinstance(extends, str):
             return layers
         parent = current.parent / extends
-        if not _exists(parent):
-            raise context.fail("extends", f"{_show(extends)} not found next to {current.name}")
+        problem = _missing_problem(parent, current)
+        if problem is not None:
+            raise context.fail("extends", f"{_show(extends)} {problem}")
         if _identity(parent) in chain:
             names = [p.name for p in chain[chain.index(_identity(parent)) :]] + [parent.name]
             raise context.fail("extends", f"cycle: {' -> '.join(names)}")
@@ -441,8 +554,10 @@ def _specifier(value: object, key: str, context: _Context) -> SpecifierSet:
     if not text:
         raise context.fail(key, 'empty version specifier; use "*" for any version')
     try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
+        specifier = SpecifierSet(text)
+        Requirement(f"x{text}")
+        return specifier
+    except (InvalidSpecifier, InvalidRequirement):
         pass
     hint = 'examples: ">=2.5,<2.7", "==2.6.*", "*"'
     try:
@@ -454,15 +569,24 @@ def _specifier(value: object, key: str, context: _Context) -> SpecifierSet:
     raise context.fail(key, f"{_show(value)} is not a version specifier ({hint})")
 
 
-def _number(value: object, key: str, context: _Context) -> float:
+def _number(
+    value: object, key: str, context: _Context, *, positive: bool, at_most: float, unit: str
+) -> float:
+    """A finite number from 0 (more than 0 when ``positive``) to ``at_most``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise context.fail(key, _expected("a number", value))
     try:
         number = float(value)
     except OverflowError:
-        raise context.fail(key, "number too large") from None
+        raise context.fail(key, f"number too large (at most {at_most:g}{unit})") from None
     if not math.isfinite(number):
         raise context.fail(key, "expected a finite number")
+    if positive and number <= 0:
+        raise context.fail(key, "must be more than 0")
+    if number < 0:
+        raise context.fail(key, "must be 0 or more")
+    if number > at_most:
+        raise context.fail(key, f"{number:g} is too large (at most {at_most:g}{unit})")
     return number
 
 
@@ -473,18 +597,26 @@ def _url(value: object, key: str, context: _Context, schemes: tuple[str, ...]) -
     if match is None:
         raise context.fail(key, f"{_show(url)} is not a URL like https://host/simple")
     scheme, netloc, rest = match.group(1).lower(), match.group(2), match.group(3)
-    host = netloc
-    if "@" in netloc:
-        userinfo, _, host = netloc.rpartition("@")
-        parts = userinfo.split(":")
-        if len(parts) > 2 or not all(not p or _VAR_REF_RE.fullmatch(p) for p in parts):
-            raise context.fail(key, f"literal credentials in a URL; {CREDENTIALS_HINT}")
-    shown = _show(f"{scheme}://{host}{rest}")
+    host = netloc.rpartition("@")[2]
+    shown = _show(f"{scheme}://{host}{rest.partition('?')[0]}")
     if scheme not in schemes:
         allowed = ", ".join(schemes)
         raise context.fail(key, f"{shown}: scheme {scheme!r} not allowed (use {allowed})")
+    if "@" in netloc:
+        parts = netloc.rpartition("@")[0].split(":")
+        if len(parts) > 2 or not all(not p or _VAR_REF_RE.fullmatch(p) for p in parts):
+            raise context.fail(key, f"literal credentials in a URL; {CREDENTIALS_HINT}")
+    secret = _literal_secret_parameter(rest)
+    if secret is not None:
+        raise context.fail(
+            key, f"literal secret in the query ({secret}=); use a ${{VAR}} reference there,"
+            " e.g. ?token=${TOKEN}"
+        )
     if scheme != "file" and not re.fullmatch(_HOST_PATTERN, host):
         raise context.fail(key, f"{shown}: missing or invalid host name")
+    port = host.rpartition(":")[2] if not host.endswith("]") and ":" in host else None
+    if port is not None and not 0 < int(port) <= 65535:
+        raise context.fail(key, f"{shown}: port {int(port)} is not a port (1 to 65535)")
     if scheme == "file" and host and host != "localhost":
         raise context.fail(key, f"{shown}: a file URL names no host (file:///path)")
     if not re.fullmatch(_URL_REST_PATTERN, _VAR_REF_RE.sub("", rest)):
@@ -492,6 +624,18 @@ def _url(value: object, key: str, context: _Context, schemes: tuple[str, ...]) -
             key, f"{shown} holds characters a URL should percent-encode (quotes, spaces, $, ;)"
         )
     return url
+
+
+def _literal_secret_parameter(rest: str) -> str | None:
+    """The name of a query parameter of ``rest`` that names a secret and holds a literal value
+    (not one ``${VAR}`` reference)."""
+    query = rest.partition("?")[2].partition("#")[0]
+    for item in re.split("[&;]", query):
+        name, _, value = item.partition("=")
+        words = re.split(r"[-_.]", name.lower())
+        if value and not _VAR_REF_RE.fullmatch(value) and SECRET_QUERY_WORDS.intersection(words):
+            return printable(name)[:40]
+    return None
 
 
 def _build(
@@ -659,6 +803,12 @@ def _requirements(value: object, context: _Context) -> tuple[Requirement, ...]:
                 where, f"{_show(line)} is not a PEP 508 requirement ({reason})"
             ) from None
         canonical = canonicalize_name(requirement.name)
+        if requirement.url is not None and "${" in requirement.url:
+            raise context.fail(
+                where,
+                "${VAR} is not expanded in a direct reference (it would be sent as written);"
+                " credentials belong in an index URL ([install] index_url, extra_index_urls)",
+            )
         if canonical in OWNED:
             raise context.fail(
                 where,
@@ -667,7 +817,7 @@ def _requirements(value: object, context: _Context) -> tuple[Requirement, ...]:
             )
         if requirement.url is not None:
             _url(requirement.url, where, context, DIRECT_URL_SCHEMES)
-        if any(c in _VAR_REF_RE.sub("", line) for c in "$`\\"):
+        if any(c in line for c in "$`\\"):
             raise context.fail(where, f"{_show(line)} holds shell characters ($, `, \\)")
         marker = str(requirement.marker) if requirement.marker else ""
         if (canonical, marker) in seen:
@@ -714,10 +864,17 @@ def _env(value: object, context: _Context) -> tuple[tuple[str, str], ...]:
             )
         if name.upper().startswith("COLABENV_"):
             raise context.fail(where, "COLABENV_* variables are colabenv's own settings")
+        reason = REFUSED_ENV.reason(name)
+        if reason is not None:
+            raise context.fail(where, f"refused: {reason}")
         if not isinstance(text, str):
             raise context.fail(where, _expected("a string (quote numbers and booleans)", text))
         if "\x00" in text:
             raise context.fail(where, "value contains a NUL character")
+        if "${" in text:
+            raise context.fail(
+                where, "refused: values are set literally, so ${...} would not be expanded"
+            )
         variables.append((name, text))
     return tuple(variables)
 
@@ -783,14 +940,12 @@ def _verify(value: object, context: _Context) -> VerifySettings:
         require_gpu = flag
     min_free = defaults.min_free_vram_gib
     if "min_free_vram_gib" in table:
-        min_free = _number(table["min_free_vram_gib"], "verify.min_free_vram_gib", context)
-        if min_free < 0:
-            raise context.fail("verify.min_free_vram_gib", "must be 0 or more")
+        min_free = _number(table["min_free_vram_gib"], "verify.min_free_vram_gib", context,
+                           positive=False, at_most=MAX_FREE_VRAM_GIB, unit=" GiB")
     timeout = defaults.timeout_s
     if "timeout_s" in table:
-        timeout = _number(table["timeout_s"], "verify.timeout_s", context)
-        if timeout <= 0:
-            raise context.fail("verify.timeout_s", "must be more than 0")
+        timeout = _number(table["timeout_s"], "verify.timeout_s", context,
+                          positive=True, at_most=MAX_TIMEOUT_S, unit=" s, a day")
     return VerifySettings(
         smoke=smoke, require_gpu=require_gpu, min_free_vram_gib=min_free, timeout_s=timeout
     )

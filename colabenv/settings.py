@@ -7,13 +7,15 @@ This module covers the first two; what it leaves unset is detected (``colabenv.d
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from colabenv._host import parse_cuda, parse_driver
 from colabenv._model import model
-from colabenv.errors import TargetError
+from colabenv.errors import TargetError, printable
 from colabenv.models import ComputeCapability, TargetOverrides
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
@@ -42,6 +44,8 @@ FLAG_OF_VARIABLE = {
     ENV_PYTHON: "--python",
 }
 
+_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+
 
 def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, str] | None:
     """The value and where it came from: the flag's own name, or the variable's."""
@@ -53,14 +57,20 @@ def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, 
     return None
 
 
-def _version(picked: tuple[str, str] | None, what: str) -> Version | None:
+def _parsed(
+    picked: tuple[str, str] | None, parse: Callable[[str], Version | None], what: str
+) -> tuple[Version, str] | None:
     if picked is None:
         return None
     text, origin = picked
-    try:
-        return Version(text)
-    except InvalidVersion:
-        raise TargetError(f"{origin}: {text!r} is not a {what}") from None
+    version = parse(text)
+    if version is None:
+        raise TargetError(f"{origin}: {printable(text)[:60]!r} is not {what}")
+    return version, origin
+
+
+def _python(text: str) -> Version | None:
+    return Version(text) if _PYTHON_RE.fullmatch(text) else None
 
 
 def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapability, ...]:
@@ -72,48 +82,101 @@ def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapabi
             try:
                 caps.add(ComputeCapability.parse(part))
             except ValueError as exc:
-                raise TargetError(f"{origin}: {exc}") from None
+                raise TargetError(f"{origin}: {printable(exc)}") from None
     return tuple(sorted(caps))
 
 
 def resolve_overrides(
     flags: TargetFlags, environ: Mapping[str, str] | None = None
 ) -> TargetOverrides:
+    """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
+    by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
+    out); beside a GPU flag it is an error."""
     env = os.environ if environ is None else environ
-    driver = _version(_pick(flags.driver, env, ENV_DRIVER), "driver version like 550.54.15")
-    cuda = _version(_pick(flags.cuda, env, ENV_CUDA), "CUDA version like 12.4")
+    if flags.cpu:
+        given = [flag for flag, value in (("--driver", flags.driver), ("--cuda", flags.cuda),
+                                          ("--compute-capability", flags.compute_capability))
+                 if value]
+        if given:
+            raise TargetError(f"--cpu cannot be combined with {' or '.join(given)}")
+        env = {k: v for k, v in env.items()
+               if k not in (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)}
+    driver = _parsed(_pick(flags.driver, env, ENV_DRIVER), parse_driver,
+                     "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or"
+                     " two numbers)")
+    cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
+    python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python,
+                     "a Python version like 3.12")
+    origins = [(field, picked[1]) for field, picked in
+               (("driver", driver), ("cuda", cuda), ("python", python)) if picked is not None]
     if flags.compute_capability:
         caps = parse_capabilities(flags.compute_capability, "--compute-capability")
     else:
         raw = env.get(ENV_COMPUTE_CAPABILITY, "")
         caps = parse_capabilities([raw], ENV_COMPUTE_CAPABILITY) if raw.strip() else ()
-    python = _version(_pick(flags.python, env, ENV_PYTHON), "Python version like 3.12")
-    if python is not None and len(python.release) < 2:
-        raise TargetError(f"--python: {flags.python or env.get(ENV_PYTHON)!r} needs major.minor")
-    if flags.cpu and (driver is not None or cuda is not None or caps):
-        raise TargetError("--cpu cannot be combined with --driver, --cuda or --compute-capability")
+        if caps:
+            origins.append(("compute_capability", ENV_COMPUTE_CAPABILITY))
     installed_from = Path(flags.installed_from) if flags.installed_from else None
     return TargetOverrides(
-        driver=driver,
-        cuda=cuda,
+        driver=driver[0] if driver else None,
+        cuda=cuda[0] if cuda else None,
         compute_capabilities=caps,
-        python=python,
+        python=python[0] if python else None,
         cpu=flags.cpu,
         installed_from=installed_from,
+        origins=tuple(origins),
     )
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``COLABENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/colabenv`` (``~/.cache/colabenv``): where
-    derived data that can be rebuilt at any time is kept (see :mod:`colabenv._cache`)."""
+    derived data that can be rebuilt at any time is kept (see :mod:`colabenv._cache`).
+
+    RuntimeError when there is none: no home directory (``HOME`` unset and the user not in the
+    password database) and neither variable set. The cache is then skipped: it is trusted like
+    ``.pyc`` files, so it never falls back to a shared place such as ``/tmp``.
+    """
     env = os.environ if environ is None else environ
-    explicit = env.get(ENV_CACHE_DIR, "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    return _user_cache(env)
+    explicit = _expanded(env.get(ENV_CACHE_DIR, ""), env)
+    if explicit is not None:
+        return explicit
+    cache = _expanded(env.get("XDG_CACHE_HOME", ""), env)
+    if cache is not None:
+        return cache / "colabenv"
+    home = home_dir(env)
+    if home is None:
+        raise RuntimeError("no cache directory: no home directory and no COLABENV_CACHE_DIR")
+    return home / ".cache" / "colabenv"
 
 
-def _user_cache(env: Mapping[str, str]) -> Path:
-    cache = env.get("XDG_CACHE_HOME", "").strip()
-    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
-    return base / "colabenv"
+def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """``$HOME``, else the user's entry in the password database; None when neither gives one
+    (a container running as a user it does not know, with ``HOME`` unset)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME", "").strip()
+    if home:
+        return Path(home)
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return None
+    return Path(entry) if entry else None
+
+
+def _expanded(text: str, env: Mapping[str, str]) -> Path | None:
+    """A path from a variable, ``~`` expanded as the shell does; None for an empty one, or a
+    ``~`` with no home to expand it to."""
+    text = text.strip()
+    if not text:
+        return None
+    if text == "~" or text.startswith("~/"):
+        home = home_dir(env)
+        return None if home is None else home / text[2:]
+    if not text.startswith("~"):
+        return Path(text)
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # ~user of a user the password database does not know
+        return None

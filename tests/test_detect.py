@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from colabenv._host import HostProbe
 from colabenv._proc import Completed
 from colabenv.detect import (
-    HostProbe,
     _installed_distributions,
     build_warnings,
     detect,
@@ -38,7 +38,7 @@ from colabenv.detect_gpu import (
     parse_smi_query,
     probe_gpus,
 )
-from colabenv.errors import TargetError
+from colabenv.errors import InputError, TargetError
 from colabenv.models import (
     Arch,
     Catalog,
@@ -179,6 +179,7 @@ def make_probe(
     return HostProbe(
         environ=dict(environ or {"PATH": "/usr/bin"}),
         load_nvml=lambda: fake,
+        nvml_needs_device=False,
         read_text=read_text,
         path_exists=lambda p: str(p) in existing,
         which=lambda name: FAKE_SMI if smi is not None else None,
@@ -586,6 +587,88 @@ def test_capabilities_without_any_driver_are_refused() -> None:
         detect(overrides(compute_capability=["7.5"]), probe=make_probe())
 
 
+@pytest.mark.parametrize(
+    ("flags", "environ", "message"),
+    [
+        ({"driver": "1!0.1"}, {}, "--driver: '1!0.1' is not an NVIDIA driver version"),
+        ({"driver": "550.54.15+local"}, {}, "--driver: '550.54.15+local' is not an NVIDIA"),
+        ({"driver": "9999.1"}, {}, "--driver: '9999.1' is not an NVIDIA driver version"),
+        ({"driver": "0.1"}, {}, "--driver: '0.1' is not an NVIDIA driver version"),
+        ({}, {"COLABENV_DRIVER_VERSION": "\u0665\u0665\u0660.54"},
+         "COLABENV_DRIVER_VERSION: '\u0665\u0665\u0660.54' is not an NVIDIA driver version"),
+        ({"cuda": "1!12.4"}, {}, "--cuda: '1!12.4' is not a CUDA version like 12.4"),
+        ({}, {"COLABENV_CUDA_VERSION": "12.4.dev0"},
+         "COLABENV_CUDA_VERSION: '12.4.dev0' is not a CUDA version"),
+        ({"compute_capability": ["7.10"]}, {},
+         "--compute-capability: '7.10' is not a compute capability"),
+        ({"compute_capability": ["99.9"]}, {},
+         "--compute-capability: '99.9' is not a compute capability"),
+        ({"compute_capability": ["\u0667.\u0665"]}, {},
+         "--compute-capability: '\u0667.\u0665' is not a compute capability"),
+        ({}, {"COLABENV_COMPUTE_CAPABILITY": "7.5,99.99"},
+         "COLABENV_COMPUTE_CAPABILITY: '99.99' is not a compute capability"),
+        ({"python": "3"}, {}, "--python: '3' is not a Python version like 3.12"),
+        ({}, {"COLABENV_PYTHON_VERSION": "3"},
+         "COLABENV_PYTHON_VERSION: '3' is not a Python version like 3.12"),
+        ({"python": "1!3.12"}, {}, "--python: '1!3.12' is not a Python version"),
+        ({"python": "2.7"}, {}, "--python: '2.7' is not a Python version"),
+        ({"cpu": True, "cuda": "12.4"}, {}, "--cpu cannot be combined with --cuda"),
+    ],
+)
+def test_target_values_that_are_not_real_name_where_they_came_from(
+    flags: dict[str, Any], environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TargetError) as info:
+        overrides(environ, **flags)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_cpu_flag_beats_the_gpu_variables() -> None:
+    env = {"COLABENV_DRIVER_VERSION": "550.54.15", "COLABENV_COMPUTE_CAPABILITY": "7.5"}
+    fingerprint = detect(overrides(env, cpu=True), probe=make_probe(smi=never_run))
+    assert fingerprint.target.driver is None
+    assert fingerprint.target.compute_capabilities == ()
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "message"),
+    [
+        ({"driver": "550.54.15", "cuda": "11.8"}, {},
+         "--cuda 11.8 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
+        ({"driver": "550.54.15", "cuda": "13.0"}, {},
+         "--cuda 13.0 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
+        ({"cuda": "11.8"}, {"COLABENV_DRIVER_VERSION": "580.65.06"},
+         "--cuda 11.8 conflicts with COLABENV_DRIVER_VERSION 580.65.06, which supports CUDA 13.0"),
+        ({"driver": "550.54.15"}, {"COLABENV_CUDA_VERSION": "11.8"},
+         "COLABENV_CUDA_VERSION 11.8 conflicts with --driver 550.54.15"),
+    ],
+)
+def test_cuda_that_the_driver_does_not_support_is_an_error_naming_both(
+    flags: dict[str, Any], environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TargetError) as info:
+        detect(overrides(environ, **flags), probe=make_probe())
+    assert str(info.value).startswith(message), str(info.value)
+    assert "give one of them" in str(info.value)
+
+
+def test_cuda_against_the_detected_driver_says_which_to_drop() -> None:
+    with pytest.raises(TargetError) as info:
+        detect(overrides(cuda="13.0"), probe=make_probe(smi=smi_runner(T4)))
+    assert str(info.value) == (
+        "--cuda 13.0 conflicts with the detected driver 550.54.15, which supports CUDA 12.4:"
+        " drop --cuda, or give --driver for the host you mean"
+    )
+
+
+@pytest.mark.parametrize(("driver", "cuda"), [("550.54.15", "12.4"), ("550.54.15", "12.2"),
+                                              ("550.40.07", "12.4"), ("595.10.01", "14.0"),
+                                              ("440.33.01", "10.2")])
+def test_cuda_the_driver_may_support_is_taken(driver: str, cuda: str) -> None:
+    fingerprint = detect(overrides(driver=driver, cuda=cuda), probe=make_probe())
+    assert (fingerprint.target.driver, fingerprint.target.cuda) == (Version(driver), Version(cuda))
+
+
 def test_python_override() -> None:
     fingerprint = detect(overrides(python="3.12"), probe=make_probe())
     assert fingerprint.target.python == Version("3.12")
@@ -778,8 +861,26 @@ def test_freeze_bad_line_names_file_and_line(tmp_path: Path, bad: str) -> None:
 
 
 def test_freeze_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(TargetError, match="cannot read"):
+    with pytest.raises(InputError, match=r"absent\.txt: cannot read: no such file"):
         read_freeze(tmp_path / "absent.txt")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "not-utf8"])
+def test_freeze_that_is_no_regular_text_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    path = {"dev-zero": Path("/dev/zero")}.get(kind, tmp_path / "freeze")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "not-utf8":
+        path.write_bytes(b"numpy==1.0\n\xff\n")
+    words = {"fifo": "is a FIFO", "dev-zero": "is a character device",
+             "directory": "is a directory", "not-utf8": "not UTF-8 text (byte 11)"}[kind]
+    started = time.monotonic()
+    with pytest.raises(InputError) as info:
+        read_freeze(path)
+    assert time.monotonic() - started < 1
+    assert str(info.value).startswith(f"{path}: ") and words in str(info.value)
 
 
 @settings(max_examples=150, deadline=None,
@@ -901,3 +1002,90 @@ def test_cuda_visible_devices_is_noted() -> None:
     fingerprint = detect(probe=probe)
     assert len(fingerprint.gpus) == 2
     assert "CUDA_VISIBLE_DEVICES='1': frameworks see only those GPUs" in fingerprint.notes
+
+
+# ---------------------------------------------------------------------------------------------
+# What the host reports, read strictly; detect and detect_gpu without a circle
+
+
+def test_detect_gpu_and_the_host_module_do_not_import_detect() -> None:
+    import ast
+
+    for module in ("detect_gpu", "_host"):
+        tree = ast.parse((Path(__file__).parent.parent / "colabenv" / f"{module}.py").read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "colabenv.detect" not in imported, module
+
+
+def test_nvml_is_left_alone_without_a_device_node_only_when_the_probe_says_so() -> None:
+    nvml = nvml_from_expected("colab-t4")
+    needs = dataclasses.replace(make_probe(nvml=nvml), nvml_needs_device=True)
+    fingerprint = detect(probe=needs)
+    assert nvml.calls == []
+    assert "NVML: skipped, no NVIDIA device or kernel module on this host" in fingerprint.notes
+    with_node = dataclasses.replace(needs, path_exists=lambda p: str(p) == "/dev/nvidiactl")
+    assert_matches(detect(probe=with_node), expected("colab-t4"))
+    assert nvml.calls == ["init", "shutdown"]
+
+
+@pytest.mark.parametrize("memory", ["inf", "-inf", "nan", "1e400", "-5", "99999999999", "12 GB"])
+def test_smi_memory_that_is_no_size_is_unknown_with_a_problem(memory: str) -> None:
+    parsed = parse_smi_query(f"Tesla T4, 7.5, {memory}, 15095, 550.54.15\n")
+    assert parsed.gpus[0].memory_total_mib is None
+    assert parsed.gpus[0].memory_free_mib == 15095
+    assert parsed.problems == (f"GPU 'Tesla T4': memory.total {memory!r} is not a size in MiB",)
+
+
+def test_smi_reporting_infinite_memory_is_a_note_through_detect() -> None:
+    def run(argv: Sequence[str], timeout: float) -> Completed:
+        if any(a.startswith("--query-gpu") for a in argv):
+            return Completed(tuple(argv), 0, "Tesla T4, 7.5, inf, nan, 550.54.15\n", "", False)
+        return Completed(tuple(argv), 0, (T4 / "banner.txt").read_text(), "", False)
+
+    fingerprint = detect(probe=make_probe(smi=run))
+    assert fingerprint.gpus[0].memory_total_mib is None
+    assert fingerprint.gpus[0].memory_free_mib is None
+    assert "nvidia-smi: GPU 'Tesla T4': memory.total 'inf' is not a size in MiB" in fingerprint.notes
+
+
+def test_nvml_memory_that_is_no_size_is_unknown() -> None:
+    class HugeMemory(FakeNvml):
+        def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any:
+            return FakeMemory(10**40, -1)
+
+    nvml = HugeMemory(devices=[FakeDevice("Tesla T4", (7, 5), 15360, 15000)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert fingerprint.gpus[0].memory_total_mib is None
+    assert fingerprint.gpus[0].memory_free_mib is None
+    assert any(n.startswith("NVML: GPU 0 memory unknown (reported") for n in fingerprint.notes)
+
+
+@pytest.mark.parametrize("capability", ["7.10", "99.9", "99.99", "0.5", "\u0667.\u0665", "7.5a"])
+def test_smi_compute_capability_that_is_no_real_one_is_a_problem(capability: str) -> None:
+    parsed = parse_smi_query(f"Tesla T4, {capability}, 15360, 15095, 550.54.15\n")
+    assert parsed.gpus == ()
+    assert parsed.problems == (f"GPU 'Tesla T4': compute capability {capability!r} unknown",)
+
+
+def test_nvml_compute_capability_that_is_no_real_one_skips_the_gpu() -> None:
+    nvml = FakeNvml(devices=[FakeDevice("Odd", (7, 10), 1, 1), FakeDevice("T4", (7, 5), 1, 1)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert [g.name for g in fingerprint.gpus] == ["T4"]
+    assert any(n.startswith("NVML: GPU 0 skipped ('7.10' is not a compute capability")
+               for n in fingerprint.notes)
+
+
+@pytest.mark.parametrize("driver", ["1!550.54.15", "550.54.15+local", "550.54.15rc1", "5.1",
+                                    "\u0665\u0665\u0660.54.15", "99999.1"])
+def test_driver_versions_that_are_no_real_ones_are_not_read(driver: str) -> None:
+    assert parse_kernel_module_version(f"{driver}\n") is None
+    nvml = FakeNvml(driver=driver, devices=[FakeDevice("Tesla T4", (7, 5), 1, 1)])
+    fingerprint = detect(probe=make_probe(nvml=nvml))
+    assert fingerprint.target.driver is None
+    assert f"NVML: driver version {driver!r} is not a driver version" in fingerprint.notes
+
+
+def test_nvml_encoded_cuda_that_is_no_real_one_is_none() -> None:
+    assert cuda_from_nvml(10**30) is None
+    assert cuda_from_nvml(12040) == Version("12.4")

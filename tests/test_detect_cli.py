@@ -10,6 +10,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,68 @@ def test_diff_without_packages_key_compares_the_rest(colabenv_exe: Path, tmp_pat
     result = run_cli(colabenv_exe, "diff", str(a), str(b))
     assert result.returncode == 0
     assert f"other packages not compared: not recorded in {a}" in result.stderr
+
+
+def test_diff_shows_control_characters_escaped(colabenv_exe: Path, tmp_path: Path) -> None:
+    a = write(tmp_path / "a.json", fingerprint())
+    forged = fingerprint(installed={"torch\n+++ forged": "2.6.0\x1b[31m", "jax": "0.5.3\r"},
+                         gpus=[{"name": "T4\n  driver: 1 -> 2", "compute_capability": "7.5",
+                                "memory_total_mib": 15360}])
+    b = write(tmp_path / "b\x1b.json", forged)
+    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    assert result.returncode == 1, result.stderr
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[1] == f"+++ {tmp_path}/b\\x1b.json"
+    assert "  gpu 0: Tesla T4 (7.5, 15360 MiB) -> T4\\n  driver: 1 -> 2 (7.5, 15360 MiB)" in lines
+    assert "  torch\\n+++ forged: (absent) -> 2.6.0\\x1b[31m" in lines
+    assert "  jax: (absent) -> 0.5.3\\r" in lines
+    assert not any(line.startswith("+++ forged") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('{"target": ' * 100_000, "nested too deeply"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_diff_of_deep_json_is_exit_2(
+    colabenv_exe: Path, tmp_path: Path, content: str, words: str
+) -> None:
+    good = write(tmp_path / "good.json", fingerprint())
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [f"colabenv: {bad}: not a fingerprint: JSON {words}"]
+
+
+def test_diff_of_a_huge_integer_is_bounded(colabenv_exe: Path, tmp_path: Path) -> None:
+    good = write(tmp_path / "good.json", fingerprint())
+    bad = tmp_path / "bad.json"
+    huge = "9" * 5000
+    bad.write_text(json.dumps(fingerprint(driver=0)).replace('"driver": 0', f'"driver": {huge}')
+                   .replace('"memory_total_mib": 15360', f'"memory_total_mib": {huge}'))
+    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    assert "Traceback" not in result.stderr
+    if hasattr(sys, "get_int_max_str_digits"):  # Python refuses such a literal itself
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.startswith(f"colabenv: {bad}: not a fingerprint: ")
+    else:
+        assert result.returncode == 1
+        assert "  driver: 550.54.15 -> (a number of about 5000 digits)\n" in result.stdout
+        assert "Tesla T4 (7.5)" in result.stdout
+
+
+def test_diff_of_a_fifo_or_a_device_is_refused_at_once(colabenv_exe: Path, tmp_path: Path) -> None:
+    good = write(tmp_path / "good.json", fingerprint())
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for bad, words in ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device")):
+        started = time.monotonic()
+        result = run_cli(colabenv_exe, "diff", str(good), str(bad), timeout=20)
+        assert time.monotonic() - started < 10
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.splitlines() == [f"colabenv: {bad}: cannot read: {words}, not a"
+                                              " regular file"]

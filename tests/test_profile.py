@@ -24,6 +24,7 @@ from colabenv.profile import (
     golden_profiles,
     load_profile,
     read_profile_text,
+    shadowed_file,
 )
 
 MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
@@ -45,7 +46,7 @@ requirements = [
     "pandas[performance]; python_version >= '3.11'",
     "pandas<2; python_version < '3.11'",
     "wheelpkg @ https://files.example.org/wheelpkg-1.0-py3-none-any.whl",
-    "gitpkg @ git+https://${GH_TOKEN}@git.example.org/org/gitpkg@v1.0",
+    "gitpkg @ git+https://git.example.org/org/gitpkg@v1.0",
     "localpkg @ file:///content/wheels/localpkg-1.0-py3-none-any.whl",
 ]
 
@@ -113,7 +114,7 @@ def test_full_profile(tmp_path: Path) -> None:
         "gitpkg",
         "localpkg",
     ]
-    assert profile.requirements[4].url == "git+https://${GH_TOKEN}@git.example.org/org/gitpkg@v1.0"
+    assert profile.requirements[4].url == "git+https://git.example.org/org/gitpkg@v1.0"
     assert profile.apt == ("libsndfile1", "ffmpeg=7:4.4.2-0ubuntu0.22.04.1", "g++")
     assert dict(profile.env) == {
         "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
@@ -273,6 +274,31 @@ def test_extends_too_deep(tmp_path: Path) -> None:
     write(tmp_path, "p70.toml", 'name = "last"\n')
     error = refused(tmp_path / "p0.toml")
     assert error.key == "extends" and "levels of extends" in str(error)
+
+
+def test_extends_a_loop_of_links_or_a_dangling_link_says_so(tmp_path: Path) -> None:
+    (tmp_path / "loop.toml").symlink_to("loop.toml")
+    error = refused(write(tmp_path, "c.toml", 'name = "c"\nextends = "loop.toml"\n'))
+    assert str(error) == 'c.toml: extends: "loop.toml" is a loop of symbolic links'
+    (tmp_path / "gone.toml").symlink_to("nowhere.toml")
+    error = refused(write(tmp_path, "d.toml", 'name = "d"\nextends = "gone.toml"\n'))
+    assert str(error) == ('d.toml: extends: "gone.toml" is a symbolic link to a file that does'
+                          " not exist")
+    error = refused(write(tmp_path, "e.toml", 'name = "e"\nextends = "none.toml"\n'))
+    assert str(error) == 'e.toml: extends: "none.toml" not found next to e.toml'
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
+def test_extends_behind_an_unreadable_directory_says_so(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    write(locked, "base.toml", 'name = "b"\n')
+    locked.chmod(0)
+    try:
+        error = refused(write(tmp_path, "c.toml", 'name = "c"\nextends = "locked/base.toml"\n'))
+    finally:
+        locked.chmod(0o755)
+    assert str(error) == 'c.toml: extends: "locked/base.toml" cannot be read: permission denied'
 
 
 def test_extends_a_directory(tmp_path: Path) -> None:
@@ -481,6 +507,54 @@ def test_utf32_file(tmp_path: Path) -> None:
         ('name = "x"\nextends = 3\n', "extends", "expected a string"),
         ('name = "x"\npython = 3.12\n', "python", "version specifier"),
         ('name = "x"\nNAME = "y"\n', "NAME", "did you mean 'name'?"),
+        # PEP 508's grammar for every specifier, as in [packages]
+        ('name = "x"\n[frameworks]\ntorch = ">=2.5,,<3"\n', "frameworks.torch",
+         "not a version specifier"),
+        ('name = "x"\n[frameworks]\njax = { version = ",>=0.5" }\n', "frameworks.jax.version",
+         "not a version specifier"),
+        ('name = "x"\n[frameworks]\ntorch = { torchvision = ">=0.2,,<1" }\n',
+         "frameworks.torch.torchvision", "not a version specifier"),
+        ('name = "x"\npython = ">=3.10,,<4"\n', "python", "not a version specifier"),
+        # numbers within what they can mean
+        ('name = "x"\n[verify]\ntimeout_s = 1e12\n', "verify.timeout_s", "at most 86400"),
+        ('name = "x"\n[verify]\ntimeout_s = inf\n', "verify.timeout_s", "finite"),
+        ('name = "x"\n[verify]\nmin_free_vram_gib = 1e300\n', "verify.min_free_vram_gib",
+         "at most 4096"),
+        ('name = "x"\n[verify]\nmin_free_vram_gib = -inf\n', "verify.min_free_vram_gib",
+         "finite"),
+        # [env]: names read before the hook runs, and values that look expanded but are not
+        ('name = "x"\n[env]\nPATH = "/opt/bin"\n', "env.PATH", "before Python starts"),
+        ('name = "x"\n[env]\nLD_PRELOAD = "/x.so"\n', "env.LD_PRELOAD", "dynamic loader"),
+        ('name = "x"\n[env]\nLD_LIBRARY_PATH = "/x"\n', "env.LD_LIBRARY_PATH", "dynamic loader"),
+        ('name = "x"\n[env]\nld_audit = "/x"\n', "env.ld_audit", "dynamic loader"),
+        ('name = "x"\n[env]\nPYTHONPATH = "/x"\n', "env.PYTHONPATH", "Python reads"),
+        ('name = "x"\n[env]\nPYTHONHOME = "/x"\n', "env.PYTHONHOME", "Python reads"),
+        ('name = "x"\n[env]\nPYTHONSTARTUP = "/x"\n', "env.PYTHONSTARTUP", "Python reads"),
+        ('name = "x"\n[env]\nBASH_ENV = "/x"\n', "env.BASH_ENV", "shell"),
+        ('name = "x"\n[env]\n"BASH_FUNC_ls%%" = "() { id; }"\n', 'env."BASH_FUNC_ls%%"',
+         "not an environment variable name"),
+        ('name = "x"\n[env]\nHOME = "/x"\n', "env.HOME", "before Python starts"),
+        ('name = "x"\n[env]\nIFS = ":"\n', "env.IFS", "shell"),
+        ('name = "x"\n[env]\nA = "/x:${PATH}"\n', "env.A", "set literally"),
+        # direct references and URLs
+        ('name = "x"\n[packages]\nrequirements = ["p @ https://${U}:${T}@h.example/p.whl"]\n',
+         "packages.requirements[0]", "not expanded in a direct reference"),
+        ('name = "x"\n[packages]\nrequirements = ["p @ https://h.example/${V}/p.whl"]\n',
+         "packages.requirements[0]", "not expanded in a direct reference"),
+        ('name = "x"\n[packages]\nrequirements = ["p; os_name == \'${X}\'"]\n',
+         "packages.requirements[0]", "holds shell characters"),
+        ('name = "x"\n[packages]\nrequirements = ["p @ git+ssh://git@h.example/o/p"]\n',
+         "packages.requirements[0]", "scheme 'git+ssh' not allowed"),
+        ('name = "x"\n[install]\nindex_url = "https://h.example/simple?token=abc123"\n',
+         "install.index_url", "literal secret in the query (token=)"),
+        ('name = "x"\n[install]\nextra_index_urls = ["https://h.example/s?a=1&API_KEY=k"]\n',
+         "install.extra_index_urls[0]", "literal secret in the query (API_KEY=)"),
+        ('name = "x"\n[packages]\nrequirements = ["p @ https://h.example/p.whl?sig=abc"]\n',
+         "packages.requirements[0]", "literal secret in the query (sig=)"),
+        ('name = "x"\n[install]\nindex_url = "https://h.example:99999/simple"\n',
+         "install.index_url", "port 99999"),
+        ('name = "x"\n[install]\nindex_url = "https://h.example:0/simple"\n',
+         "install.index_url", "port 0"),
     ],
 )
 def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
@@ -489,6 +563,32 @@ def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
     assert words in str(error)
     assert str(error).startswith(f"p.toml: {key}: ")
     assert "\n" not in str(error) and "\x1b" not in str(error)
+    for secret in ("abc123", "${T}", "=k"):
+        assert secret not in str(error)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'name = "x"\n[install]\nindex_url = "https://h.example/simple?token=${TOKEN}"\n',
+        'name = "x"\n[install]\nindex_url = "https://h.example:65535/simple?page=2&sort=asc"\n',
+        'name = "x"\n[env]\nPYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n',
+        'name = "x"\n[env]\nLANG = "C.UTF-8"\nHF_HOME = "/content/hf"\nA = "$5 and {x}"\n',
+        'name = "x"\n[verify]\ntimeout_s = 86400\nmin_free_vram_gib = 4096\n',
+        'name = "x"\n[frameworks]\ntorch = ">=2.5, <3"\n',
+    ],
+)
+def test_acceptances_near_the_refusals(tmp_path: Path, text: str) -> None:
+    load_profile(write(tmp_path, "p.toml", text))
+
+
+def test_refused_env_names_are_listed_in_one_place() -> None:
+    from colabenv.profile import REFUSED_ENV
+
+    assert {"PATH", "HOME", "BASH_ENV", "IFS"} <= set(REFUSED_ENV.names)
+    assert {"LD_", "PYTHON"} <= set(REFUSED_ENV.prefixes)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "LD_*" in readme and "PYTHON*" in readme and "set literally" in readme
 
 
 def test_long_values_are_shortened_in_messages(tmp_path: Path) -> None:
@@ -551,14 +651,23 @@ def test_golden_cpu_only_needs_no_gpu() -> None:
     assert all(request.variant == "cpu" for request in profile.frameworks)
 
 
-def test_find_profile_prefers_an_existing_file(
+def test_a_bare_name_is_the_golden_profile_and_a_path_is_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert find_profile("pytorch") == golden_path("pytorch")
+    assert shadowed_file("pytorch") is None
     write(tmp_path, "pytorch", 'name = "mine"\n')
-    assert find_profile("pytorch") == Path("pytorch")
-    assert load_profile(find_profile("pytorch")).name == "mine"
+    assert find_profile("pytorch") == golden_path("pytorch")
+    assert shadowed_file("pytorch") == Path("pytorch")
+    assert load_profile(find_profile("./pytorch")).name == "mine"
+    write(tmp_path, "team", 'name = "team"\n')
+    assert find_profile("team") == Path("team")
+    assert shadowed_file("team") is None
+    (tmp_path / "jax").mkdir()
+    assert find_profile("jax") == golden_path("jax")
+    write(tmp_path, "jax.toml", 'name = "local-jax"\n')
+    assert load_profile(find_profile("jax.toml")).name == "local-jax"
 
 
 def test_find_profile_unknown_lists_golden() -> None:

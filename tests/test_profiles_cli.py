@@ -106,6 +106,27 @@ def test_check_relative_path_from_another_directory(tmp_path: Path) -> None:
     assert (result.code, result.stdout, result.stderr) == (0, "ok: team.toml (team)\n", "")
 
 
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_a_golden_name_beside_a_file_of_that_name_says_which_was_used(
+    tmp_path: Path, kind: str
+) -> None:
+    if kind == "folder":
+        (tmp_path / "pytorch").mkdir()
+    else:
+        (tmp_path / "pytorch").write_text('name = "mine"\n')
+    note = ("colabenv: note: using the golden profile pytorch, not ./pytorch in this directory"
+            " (write ./pytorch for that one)\n")
+    result = colabenv("resolve", "pytorch", "--json", "--cpu", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert "torch" in json.loads(result.stdout)["frameworks"]
+    assert result.stderr == note
+    check = colabenv("profiles", "check", "pytorch", cwd=tmp_path)
+    assert (check.code, check.stdout, check.stderr) == (0, "ok: pytorch (pytorch)\n", note)
+    if kind == "file":
+        mine = colabenv("profiles", "check", "./pytorch", cwd=tmp_path)
+        assert (mine.code, mine.stdout, mine.stderr) == (0, "ok: ./pytorch (mine)\n", "")
+
+
 def test_check_unknown_name_lists_golden_profiles() -> None:
     result = colabenv("profiles", "check", "no-such-profile")
     assert result.code == 2

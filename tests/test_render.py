@@ -93,7 +93,7 @@ def test_the_script_says_why_in_its_header() -> None:
                for line in header)
 
 
-HOSTILE = "x'y\"z $(touch CANARY) `touch CANARY` ${HOME} ; rm -rf / \\\nnext ü"
+HOSTILE = "x'y\"z $(touch CANARY) `touch CANARY` $HOME ; rm -rf / \\\nnext ü"
 
 
 def test_hostile_profile_strings_stay_data(tmp_path: Path) -> None:

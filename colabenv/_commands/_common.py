@@ -12,6 +12,17 @@ from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
 
 
+def stdout_is_terminal() -> bool:
+    """Whether people read standard output as it comes (tables) or it goes to a pipe or a
+    file (plain lines)."""
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def target_flags(args: argparse.Namespace) -> TargetFlags:
     return TargetFlags(
         driver=getattr(args, "driver", None),
@@ -36,9 +47,25 @@ def target_from_args(args: argparse.Namespace) -> Target:
 
 def load_profile_arg(name_or_path: str) -> Profile:
     """A profile file, or the name of a shipped golden profile."""
-    from colabenv.profile import find_profile, load_profile
+    from colabenv.profile import load_profile
 
-    return load_profile(find_profile(name_or_path))
+    return load_profile(locate_profile(name_or_path))
+
+
+def locate_profile(name_or_path: str) -> Path:
+    """:func:`colabenv.profile.find_profile`, saying on stderr when a bare golden name passed
+    over a file or folder of that name in the current directory."""
+    import sys
+
+    from colabenv.profile import find_profile, shadowed_file
+
+    path = find_profile(name_or_path)
+    shadowed = shadowed_file(name_or_path)
+    if shadowed is not None:
+        shown = printable(name_or_path)
+        sys.stderr.write(f"colabenv: note: using the golden profile {shown}, not ./{shown} in"
+                         f" this directory (write ./{shown} for that one)\n")
+    return path
 
 
 def read_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:

@@ -3,6 +3,9 @@
 Differences are grouped: GPU and driver, Python, runtime, frameworks (the ``installed`` key:
 frameworks and CUDA wheels), other packages. Free GPU memory and notes are not compared: they
 change from one run to the next on the same host. Exit 0 same, 1 different, 2 bad input.
+
+The files are input from anywhere: read bounded, and every value shown with its control
+characters escaped, so a name holding a newline cannot forge a line of the diff.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from colabenv._commands._common import read_input
+from colabenv._host import memory_mib
 from colabenv._model import model
-from colabenv.errors import TargetError
+from colabenv.errors import InputError, printable
 
 ABSENT = "(absent)"
 
@@ -50,7 +55,7 @@ class Change:
     after: str
 
     def __str__(self) -> str:
-        return f"  {self.key}: {self.before} -> {self.after}"
+        return f"  {printable(self.key)}: {printable(self.before)} -> {printable(self.after)}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
     groups = compare(a, b)
     skipped = unrecorded_packages(a, b)
     if skipped:
-        names = ", ".join(str(p) for p in skipped)
+        names = ", ".join(printable(p) for p in skipped)
         sys.stderr.write(f"colabenv: other packages not compared: not recorded in {names}\n")
     if not any(changes for _, changes in groups):
-        sys.stdout.write(f"no differences between {a.path} and {b.path}\n")
+        sys.stdout.write(f"no differences between {printable(a.path)} and {printable(b.path)}\n")
         return 0
-    sys.stdout.write(f"--- {a.path}\n+++ {b.path}\n")
+    sys.stdout.write(f"--- {printable(a.path)}\n+++ {printable(b.path)}\n")
     for title, changes in groups:
         if not changes:
             continue
@@ -74,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     return 1
 
 
-def _fail(path: Path, problem: str) -> TargetError:
-    return TargetError(f"{path}: {problem}")
+def _fail(path: Path, problem: str) -> InputError:
+    return InputError(f"{printable(path)}: {problem}")
 
 
 def _text(value: object) -> str:
@@ -83,6 +88,10 @@ def _text(value: object) -> str:
         return "null"
     if isinstance(value, list):
         return ", ".join(_text(v) for v in value) or "none"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"(a number of about {int(value.bit_length() * 0.30103) + 1} digits)"
+    if isinstance(value, dict):
+        return "(an object)"
     return str(value)
 
 
@@ -97,20 +106,24 @@ def _versions(data: Mapping[str, object], key: str, path: Path) -> tuple[tuple[s
     items = _mapping(data, key, path)
     for name, version in items.items():
         if not isinstance(version, str):
-            raise _fail(path, f"{key}.{name}: expected a version string")
+            raise _fail(path, f"{key}.{printable(name)[:80]}: expected a version string")
     return tuple(sorted((name, str(version)) for name, version in items.items()))
 
 
 def load_fingerprint(path: Path) -> FingerprintFile:
+    raw = read_input(path, "cannot read")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise _fail(path, f"cannot read: {reason}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"not UTF-8 text (byte {exc.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(path, f"not JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise _fail(path, "not a fingerprint: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise _fail(path, f"not a fingerprint: {printable(exc)[:120]}") from None
     if not isinstance(data, dict):
         raise _fail(path, "expected a JSON object from `colabenv detect --json`")
     target = _mapping(data, "target", path)
@@ -131,7 +144,7 @@ def load_fingerprint(path: Path) -> FingerprintFile:
             GpuEntry(
                 gpu["name"],
                 _text(gpu.get("compute_capability")),
-                total if isinstance(total, int) else None,
+                memory_mib(total) if isinstance(total, int) else None,
             )
         )
     runtime = data.get("runtime")

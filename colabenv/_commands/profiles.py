@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from colabenv._commands._common import locate_profile
 from colabenv.errors import ColabenvError
-from colabenv.profile import (
-    find_profile,
-    golden_path,
-    golden_profiles,
-    load_profile,
-    read_profile_text,
-)
+from colabenv.profile import golden_path, golden_profiles, load_profile, read_profile_text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,13 +36,13 @@ def _show(name: str) -> int:
 def _check(files: list[str]) -> int:
     """One file: its error goes up to the CLI. Several: every file is checked, errors listed."""
     if len(files) == 1:
-        profile = load_profile(find_profile(files[0]))
+        profile = load_profile(locate_profile(files[0]))
         print(f"ok: {files[0]} ({profile.name})")
         return 0
     failed = 0
     for file in files:
         try:
-            profile = load_profile(find_profile(file))
+            profile = load_profile(locate_profile(file))
         except ColabenvError as error:
             sys.stdout.flush()
             sys.stderr.write(f"colabenv: {error}\n")

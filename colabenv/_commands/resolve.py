@@ -1,4 +1,9 @@
-"""``colabenv resolve PROFILE [--json]``: the resolution and why each choice was made."""
+"""``colabenv resolve PROFILE [--json]``: the resolution and why each choice was made.
+
+For a terminal, a table; for a pipe or a file, plain lines (one per framework, full width);
+``--json`` for programs. Values from the profile, the catalog or the host are shown as text,
+never as rich markup, and with control characters escaped.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,16 @@ import argparse
 import json
 import sys
 
-from colabenv._commands._common import load_profile_arg, target_from_args
+from colabenv._commands._common import load_profile_arg, stdout_is_terminal, target_from_args
 from colabenv.catalog import shipped_catalog
+from colabenv.errors import printable
 from colabenv.models import Resolution, format_driver
 from colabenv.resolver import resolve
 
+COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 
-def _table(resolution: Resolution) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
-    console = Console()
+def _heading(resolution: Resolution) -> str:
     target = resolution.target
     caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
     gpu = (
@@ -26,12 +30,12 @@ def _table(resolution: Resolution) -> None:
         if target.has_gpu
         else "no GPU"
     )
-    console.print(f"[bold]{resolution.profile_name}[/] for {gpu}, Python {target.python_minor}")
-    table = Table(show_lines=True)
-    for column in ("framework", "version", "variant", "index", "installed?", "reason"):
-        table.add_column(column, overflow="fold")
-    for choice in resolution.choices:
-        table.add_row(
+    return f"{resolution.profile_name} for {gpu}, Python {target.python_minor}"
+
+
+def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
+    return [
+        (
             choice.framework.value,
             str(choice.release),
             choice.variant,
@@ -39,13 +43,46 @@ def _table(resolution: Resolution) -> None:
             "yes" if choice.installed else "no",
             choice.reason,
         )
-    console.print(table)
+        for choice in resolution.choices
+    ]
+
+
+def _tails(resolution: Resolution) -> list[tuple[str, str]]:
+    """What follows the frameworks: (label, text)."""
+    lines = []
     if resolution.packages:
-        console.print("packages: " + ", ".join(resolution.packages), markup=False)
+        lines.append(("packages", ", ".join(resolution.packages)))
     if resolution.apt:
-        console.print("apt: " + ", ".join(resolution.apt), markup=False)
-    for warning in resolution.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        lines.append(("apt", ", ".join(resolution.apt)))
+    lines.extend(("warning", warning) for warning in resolution.warnings)
+    return lines
+
+
+def _plain(resolution: Resolution) -> None:
+    out = [printable(_heading(resolution))]
+    for framework, version, variant, index, installed, reason in _rows(resolution):
+        state = "installed" if installed == "yes" else "to install"
+        out.append(printable(f"{framework} {version} {variant} ({state}, index {index}): {reason}"))
+    out.extend(printable(f"{label}: {text}") for label, text in _tails(resolution))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _table(resolution: Resolution) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    console.print(Text(printable(_heading(resolution)), style="bold"))
+    table = Table(show_lines=True)
+    for column in COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in _rows(resolution):
+        table.add_row(*(Text(printable(cell)) for cell in row))
+    console.print(table)
+    for label, text in _tails(resolution):
+        style = "yellow" if label == "warning" else "bold"
+        console.print(Text.assemble((f"{label}: ", style), printable(text)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     resolution = resolve(profile, target_from_args(args), catalog)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
-    else:
+    elif stdout_is_terminal():
         _table(resolution)
+    else:
+        _plain(resolution)
     return 0

@@ -136,7 +136,12 @@ def verify(
     catalog = shipped_catalog()
     fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
     target = fingerprint.target
-    marker, marker_error = _load_marker(fingerprint.state_dir)
+    if fingerprint.state_dir is None:
+        from colabenv.state import NO_HOME
+
+        raise StateError(f"verify: no restart marker can be looked for: {NO_HOME}")
+    state = fingerprint.state_dir
+    marker, marker_error = _load_marker(state)
     expectation = _expectation(profile, lock, marker, target, catalog)
     scan = scan_path(python.path, stdlib=python.stdlib,
                      extension_suffixes=python.extension_suffixes)
@@ -166,7 +171,7 @@ def verify(
         pid, who = restarted_process()
         fit = marker_fit(marker, expectation.profile, exe)
         checks = [
-            check_marker(marker, marker_error, marker_path(fingerprint.state_dir),
+            check_marker(marker, marker_error, marker_path(state),
                          process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
             check_versions(expectation, installed.version),
         ]

@@ -1,0 +1,8 @@
+"""``python -m colabenv``: the console script, run as a module."""
+
+from __future__ import annotations
+
+from colabenv._entry import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,167 @@
+"""What :mod:`colabenv.detect` and :mod:`colabenv.detect_gpu` share: the probe of the host, the
+GPU report, the NVML interface and the strict readers of the numbers the host reports.
+
+It imports neither of them, so neither imports the other for its types: ``detect`` loads
+``detect_gpu`` only when the GPUs must be looked at, and ``detect_gpu`` needs nothing of
+``detect``. Light on purpose: ``colabenv.settings`` (on the path of ``colabenv render``) reads
+target flags with the parsers here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from packaging.version import InvalidVersion, Version
+
+from colabenv._model import model
+from colabenv.models import Catalog, ComputeCapability, Gpu
+
+if TYPE_CHECKING:
+    from colabenv import _proc
+
+NVIDIA_SMI_TIMEOUT_S = 5.0
+NVML_TIMEOUT_S = 5.0
+MAX_GPU_MEMORY_MIB = 1 << 24
+"""16 TiB: far beyond any GPU. A larger (or infinite, or NaN) figure from nvidia-smi or NVML is
+not a size, and the memory is reported unknown."""
+
+RunCommand = Callable[[Sequence[str], float], "_proc.Completed"]
+
+_DRIVER_RE = re.compile(r"[1-9][0-9]{2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?", re.ASCII)
+_CUDA_RE = re.compile(r"[1-9][0-9]?\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+
+
+class Nvml(Protocol):
+    """The part of ``pynvml`` (nvidia-ml-py) that detection uses; tests pass a fake."""
+
+    def nvmlInit(self) -> None: ...
+    def nvmlShutdown(self) -> None: ...
+    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int: ...
+    def nvmlDeviceGetCount(self) -> int: ...
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any: ...
+    def nvmlDeviceGetName(self, handle: Any) -> str | bytes: ...
+    def nvmlDeviceGetCudaComputeCapability(self, handle: Any) -> tuple[int, int]: ...
+    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any: ...
+
+
+@model
+class GpuReport:
+    """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
+
+    driver: Version | None
+    cuda: Version | None
+    gpus: tuple[Gpu, ...]
+    notes: tuple[str, ...]
+
+
+def import_pynvml() -> Nvml:
+    import pynvml
+
+    nvml: Nvml = pynvml
+    return nvml
+
+
+def read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
+    from colabenv import _proc
+
+    return _proc.run(argv, timeout=timeout)
+
+
+def load_driver_table() -> Catalog:
+    """The shipped catalog without framework files: the driver table is all detection needs."""
+    from colabenv.catalog import shipped_catalog
+
+    return shipped_catalog(())
+
+
+@dataclass(frozen=True, eq=False)
+class HostProbe:
+    """Everything detection reads from the host, injectable at the boundary.
+
+    ``load_nvml`` returns the NVML module (raising if it cannot); ``read_text`` reads
+    ``/proc``-style files; ``which`` finds nvidia-smi; ``run`` runs it with a timeout;
+    ``distributions`` yields ``(name, version)`` of what is installed. ``nvml_needs_device``:
+    look for an NVIDIA device node or kernel module first and leave NVML alone without one
+    (loading libnvidia-ml on a host without a driver costs time and says nothing); a probe
+    with a stand-in NVML turns it off.
+    """
+
+    environ: Mapping[str, str]
+    distributions: Callable[[], Iterable[tuple[str, str]]]
+    python_version: str
+    python_implementation: str
+    platform_tag: str
+    glibc: str | None
+    load_nvml: Callable[[], Nvml] = import_pynvml
+    nvml_needs_device: bool = True
+    read_text: Callable[[Path], str] = read_text
+    path_exists: Callable[[Path], bool] = os.path.exists
+    which: Callable[[str], str | None] | None = None
+    run: RunCommand = run_command
+    nvml_timeout: float = NVML_TIMEOUT_S
+    smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
+
+    def find_executable(self, name: str) -> str | None:
+        if self.which is not None:
+            return self.which(name)
+        import shutil
+
+        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+
+
+# ---------------------------------------------------------------------------------------------
+# Strict readers of what the host (or a flag standing for it) reports
+
+
+def parse_version(text: str) -> Version | None:
+    """Any PEP 440 version, or None."""
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
+        return None
+
+
+def parse_driver(text: str) -> Version | None:
+    """An NVIDIA driver version as NVIDIA writes them (``550.54.15``, ``580.65``): a three-digit
+    branch and one or two numbers, ASCII digits only; no epoch, local part or pre-release."""
+    text = text.strip()
+    return Version(text) if _DRIVER_RE.fullmatch(text) else None
+
+
+def parse_cuda(text: str) -> Version | None:
+    """A CUDA version (``12.4``, ``11.8.0``): ASCII digits, no epoch, local part or suffix."""
+    text = text.strip()
+    return Version(text) if _CUDA_RE.fullmatch(text) else None
+
+
+def compute_capability(major: int, minor: int) -> ComputeCapability:
+    """A compute capability from numbers a driver reported; ValueError when it is no real one."""
+    return ComputeCapability.parse(f"{int(major)}.{int(minor)}")
+
+
+def memory_mib(value: object, unit: int = 1) -> int | None:
+    """A GPU memory figure, given in MiB as text (nvidia-smi) or as a number of ``unit`` bytes
+    (NVML: bytes, ``unit`` 1 MiB), in whole MiB; None when it is no size (``[N/A]``, NaN,
+    infinite, negative, or beyond :data:`MAX_GPU_MEMORY_MIB`)."""
+    try:
+        number = float(value) if isinstance(value, str) else value
+    except ValueError:
+        return None
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        return None
+    if isinstance(number, float) and not math.isfinite(number):
+        return None
+    if not 0 <= number <= MAX_GPU_MEMORY_MIB * unit:
+        return None
+    return int(number) // unit
