@@ -64,6 +64,7 @@ class LibraryArchs:
     path: str
     archs: tuple[Arch, ...]
     containers: int
+    elsewhere: int = 0
 
 
 @model
@@ -91,7 +92,7 @@ class WheelArchs:
             "source": self.source,
             "libraries": [
                 {"path": lib.path, "archs": [str(a) for a in lib.archs],
-                 "containers": lib.containers}
+                 "containers": lib.containers, "containers_outside_nv_fatbin": lib.elsewhere}
                 for lib in self.libraries
             ],
             "common": [str(a) for a in self.common],
@@ -117,36 +118,46 @@ def _arch(code: int, ptx: bool) -> Arch:
     return Arch(ComputeCapability(code // 10, code % 10), ptx)
 
 
+def _container(stream: IO[bytes], pos: int, limit: int) -> tuple[frozenset[Arch], int]:
+    """The architectures of the container whose header is at ``pos``, and where it ends; a
+    container that does not fit before ``limit`` or whose entries do not chain up to its end
+    raises FatbinError."""
+    magic, _version, header_size, payload = _CONTAINER_HEADER.unpack(
+        _read_at(stream, pos, _CONTAINER_HEADER.size))
+    if magic != FATBIN_MAGIC:
+        raise FatbinError(f"no fat binary header at byte {pos} (magic {magic:#010x})")
+    container_end = pos + header_size + payload
+    if header_size < _CONTAINER_HEADER.size or container_end > limit:
+        raise FatbinError(f"the fat binary at byte {pos} runs past its section")
+    found: set[Arch] = set()
+    entry = pos + header_size
+    while entry + _ENTRY_MIN <= container_end:
+        kind, _v, entry_header, padded = _ENTRY_HEAD.unpack(_read_at(stream, entry, _ENTRY_HEAD.size))
+        (code,) = struct.unpack("<I", _read_at(stream, entry + _ENTRY_ARCH_AT, 4))
+        if entry_header < _ENTRY_MIN or entry + entry_header + padded > container_end:
+            raise FatbinError(f"the fat binary entry at byte {entry} runs past its container")
+        if kind in (ENTRY_PTX, ENTRY_CUBIN):
+            found.add(_arch(code, kind == ENTRY_PTX))
+        entry += entry_header + padded
+    return frozenset(found), container_end
+
+
 def fatbin_archs(stream: IO[bytes], offset: int, size: int) -> tuple[frozenset[Arch], int]:
-    """The architectures of the fat binary containers in ``stream[offset:offset+size]`` and how
-    many containers there are. Zero bytes between containers are alignment padding."""
+    """The architectures of the fat binary containers filling ``stream[offset:offset+size]``
+    (a ``.nv_fatbin`` section) and how many containers there are. Zero bytes between
+    containers are alignment padding; anything else that is not a container is an error."""
     end = offset + size
     pos = offset
     found: set[Arch] = set()
     containers = 0
     while pos + _CONTAINER_HEADER.size <= end:
-        head = _read_at(stream, pos, _CONTAINER_HEADER.size)
-        magic, _version, header_size, payload = _CONTAINER_HEADER.unpack(head)
+        (magic,) = struct.unpack("<I", _read_at(stream, pos, 4))
         if magic == 0:
             pos = _skip_zeros(stream, pos, end)
             continue
-        if magic != FATBIN_MAGIC:
-            raise FatbinError(f"no fat binary header at byte {pos} (magic {magic:#010x})")
-        container_end = pos + header_size + payload
-        if header_size < _CONTAINER_HEADER.size or container_end > end:
-            raise FatbinError(f"the fat binary at byte {pos} runs past its section")
+        archs, pos = _container(stream, pos, end)
+        found |= archs
         containers += 1
-        entry = pos + header_size
-        while entry + _ENTRY_MIN <= container_end:
-            kind, _v, entry_header, padded = _ENTRY_HEAD.unpack(
-                _read_at(stream, entry, _ENTRY_HEAD.size))
-            (code,) = struct.unpack("<I", _read_at(stream, entry + _ENTRY_ARCH_AT, 4))
-            if entry_header < _ENTRY_MIN or entry + entry_header + padded > container_end:
-                raise FatbinError(f"the fat binary entry at byte {entry} runs past its container")
-            if kind in (ENTRY_PTX, ENTRY_CUBIN):
-                found.add(_arch(code, kind == ENTRY_PTX))
-            entry += entry_header + padded
-        pos = container_end
     return frozenset(found), containers
 
 
@@ -159,6 +170,50 @@ def _skip_zeros(stream: IO[bytes], pos: int, end: int) -> int:
             return pos + stripped - stripped % 8
         pos += len(chunk)
     return end
+
+
+_MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
+_SCAN_CHUNK = 16 * MIB
+
+
+def scan_fatbins(
+    stream: IO[bytes], start: int, end: int
+) -> tuple[frozenset[Arch], int]:
+    """Fat binary containers anywhere in ``stream[start:end]``, found by their magic and kept
+    only when their header is the usual one (version 1, 16 bytes) and their entries chain up
+    to their end exactly: some libraries (cuFFT from 11.2) keep most of their GPU code in data
+    sections such as ``.ldata`` instead of ``.nv_fatbin``."""
+    found: set[Arch] = set()
+    containers = 0
+    pos = start
+    while pos + _CONTAINER_HEADER.size <= end:
+        chunk = _read_at(stream, pos, min(_SCAN_CHUNK, end - pos))
+        at = chunk.find(_MAGIC_BYTES)
+        next_pos = pos + max(len(chunk) - len(_MAGIC_BYTES) + 1, 1)
+        while at >= 0:
+            here = pos + at
+            header = chunk[at:at + _CONTAINER_HEADER.size]
+            usual = len(header) < _CONTAINER_HEADER.size or header[4:8] == b"\x01\x00\x10\x00"
+            parsed = None
+            if usual and here + _CONTAINER_HEADER.size <= end:
+                try:
+                    parsed = _container(stream, here, end)
+                except FatbinError:
+                    parsed = None
+            if parsed is not None:
+                archs, container_end = parsed
+                found |= archs
+                containers += 1
+                if container_end >= pos + len(chunk):
+                    next_pos = container_end
+                    break
+                at = chunk.find(_MAGIC_BYTES, container_end - pos)
+            else:
+                at = chunk.find(_MAGIC_BYTES, at + 1)
+        if next_pos <= pos:
+            next_pos = pos + 1
+        pos = next_pos
+    return frozenset(found), containers
 
 
 _ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
@@ -203,22 +258,42 @@ def _sections(stream: IO[bytes], file_size: int) -> Iterator[tuple[bytes, int, i
         yield name, kind, offset, size
 
 
-def elf_archs(stream: IO[bytes], file_size: int) -> tuple[frozenset[Arch], int] | None:
-    """The GPU code in an ELF file's ``.nv_fatbin`` section: (architectures, containers); None
-    when it has no such section (no GPU code)."""
+@model
+class ElfGpuCode:
+    """The GPU code of one ELF file: the architectures of every fat binary container in it,
+    how many sit in ``.nv_fatbin`` sections and how many elsewhere."""
+
+    archs: frozenset[Arch]
+    in_sections: int
+    elsewhere: int
+
+
+def elf_archs(stream: IO[bytes], file_size: int) -> ElfGpuCode | None:
+    """The GPU code in an ELF file: its ``.nv_fatbin`` sections, read strictly, and fat binary
+    containers elsewhere in the file (:func:`scan_fatbins`); None when there is neither."""
     found: set[Arch] = set()
-    containers = 0
-    seen = False
+    in_sections = 0
+    covered: list[tuple[int, int]] = []
     for name, kind, offset, size in list(_sections(stream, file_size)):
         if name != FATBIN_SECTION.encode() or kind == _SHT_NOBITS:
             continue
         if offset + size > file_size:
             raise FatbinError(f"section {FATBIN_SECTION} runs past the end of the file")
-        seen = True
         archs, count = fatbin_archs(stream, offset, size)
         found |= archs
-        containers += count
-    return (frozenset(found), containers) if seen else None
+        in_sections += count
+        covered.append((offset, offset + size))
+    elsewhere = 0
+    pos = 0
+    for begin, finish in [*sorted(covered), (file_size, file_size)]:
+        if begin > pos:
+            archs, count = scan_fatbins(stream, pos, begin)
+            found |= archs
+            elsewhere += count
+        pos = max(pos, finish)
+    if not in_sections and not elsewhere:
+        return None
+    return ElfGpuCode(frozenset(found), in_sections, elsewhere)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,8 +331,8 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
         found = elf_archs(unpacked, written)
     if found is None:
         return None
-    archs, containers = found
-    return LibraryArchs(info.filename, tuple(sorted(archs)), containers)
+    return LibraryArchs(info.filename, tuple(sorted(found.archs)), found.in_sections,
+                        found.elsewhere)
 
 
 def _read_archive(

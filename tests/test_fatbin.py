@@ -165,13 +165,40 @@ def test_broken_fat_binaries_are_refused(data: bytes, words: str) -> None:
 
 def test_elf_reader_finds_the_section_and_ignores_other_code() -> None:
     library = gpu_library(["sm_75", "sm_80", "compute_90"])
-    archs_containers = elf_archs(io.BytesIO(library), len(library))
-    assert archs_containers is not None
-    archs, containers = archs_containers
-    assert tuple(sorted(archs)) == _archs(["sm_75", "sm_80", "compute_90"])
-    assert containers == 2
+    found = elf_archs(io.BytesIO(library), len(library))
+    assert found is not None
+    assert tuple(sorted(found.archs)) == _archs(["sm_75", "sm_80", "compute_90"])
+    assert (found.in_sections, found.elsewhere) == (2, 0)
     plain = elf_with({".text": b"\x90" * 64})
     assert elf_archs(io.BytesIO(plain), len(plain)) is None
+
+
+def test_containers_kept_in_data_sections_are_found_too() -> None:
+    """cuFFT 11.2 and later keep their kernels' fat binaries in .ldata, not .nv_fatbin."""
+    bogus = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 1 << 50)
+    not_usual = struct.pack("<IHHQ", 0xBA55ED50, 7, 99, 8) + bytes(8)
+    ldata = (b"\x07" * 13 + fatbin_of(["sm_52", "compute_50"], 3) + bogus + not_usual
+             + fat_container([fat_entry(CUBIN, 90)]))
+    library = elf_with({".nv_fatbin": fatbin_of(["sm_52"]), ".ldata": ldata})
+    found = elf_archs(io.BytesIO(library), len(library))
+    assert found is not None
+    assert tuple(sorted(found.archs)) == _archs(["compute_50", "sm_52", "sm_90"])
+    assert (found.in_sections, found.elsewhere) == (1, 4)
+    only_data = elf_with({".ldata": fat_container([fat_entry(PTX, 70)])})
+    found = elf_archs(io.BytesIO(only_data), len(only_data))
+    assert found is not None and found.archs == {Arch.parse("compute_70")}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.binary(max_size=600), st.integers(0, 40))
+def test_scanning_noise_finds_only_real_containers(noise: bytes, cut: int) -> None:
+    container = fat_container([fat_entry(CUBIN, 61), fat_entry(PTX, 61)])
+    magic = struct.pack("<I", 0xBA55ED50)
+    data = noise[:cut] + magic + noise[cut:] + container + magic
+    found = elf_archs(io.BytesIO(elf_with({".ldata": data})), len(elf_with({".ldata": data})))
+    assert found is not None
+    assert found.archs >= {Arch.parse("sm_61"), Arch.parse("compute_61")}
+    assert found.elsewhere >= 1
 
 
 @pytest.mark.parametrize(
@@ -356,7 +383,8 @@ def test_catalog_archs_command_prints_libraries_and_json(runner: Runner, tmp_pat
     wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-any.whl", MEMBERS)
     done = runner("catalog", "archs", str(wheel))
     assert done.returncode == 0, done.stderr
-    assert "libfake_ops.so.9: sm_50 sm_60 sm_70 sm_80 compute_120 (2 fat binaries)" in done.stdout
+    assert ("libfake_ops.so.9: sm_50 sm_60 sm_70 sm_80 compute_120 (2 fat binaries in .nv_fatbin)"
+            in done.stdout)
     assert "in every library: sm_60 sm_80 compute_120" in done.stdout
     done = runner("catalog", "archs", str(wheel), "--member", "libfake_ops*", "--json")
     assert done.returncode == 0, done.stderr

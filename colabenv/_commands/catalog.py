@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from colabenv.errors import UsageError
-    from colabenv.fatbin import read_wheel_archs
+    from colabenv.fatbin import FATBIN_SECTION, read_wheel_archs
 
     if args.max_mib <= 0 or args.timeout <= 0:
         raise UsageError("catalog archs: --max-mib and --timeout must be positive")
@@ -49,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     lines = [found.source]
     for library in found.libraries:
         archs = " ".join(str(a) for a in library.archs) or "(no entries)"
-        lines.append(f"  {library.path}: {archs} ({library.containers} fat binaries)")
+        where = f"{library.containers} fat binaries in {FATBIN_SECTION}"
+        if library.elsewhere:
+            where += f", {library.elsewhere} elsewhere"
+        lines.append(f"  {library.path}: {archs} ({where})")
     if not found.libraries:
         lines.append("  no shared object with GPU code")
     else:
