@@ -15,10 +15,17 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import DRIVERS_FILE, FRAMEWORK_FILES, load_catalog, shipped_catalog
+from colabenv.catalog import (
+    DRIVERS_FILE,
+    FRAMEWORK_FILES,
+    load_catalog,
+    load_components,
+    shipped_catalog,
+)
 from colabenv.errors import CatalogError
 from colabenv.models import (
     Catalog,
+    ComponentFacts,
     ComputeCapability,
     Framework,
     Release,
@@ -66,7 +73,9 @@ def _pin(variant: Variant, name: str) -> Requirement:
 
 def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
     assert shipped_catalog() is shipped_catalog()
-    assert shipped_catalog() == CATALOG
+    assert shipped_catalog() == load_catalog(components=True)
+    assert shipped_catalog().components == load_components()
+    assert shipped_catalog(()).components == ComponentFacts(), "detection needs no component facts"
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,10 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import load_catalog, shipped_catalog
 from colabenv.detect import read_freeze
 from colabenv.errors import ProfileError, ResolutionError
-from colabenv.models import ComputeCapability, Framework, InstalledSet, Target
+from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target
 from colabenv.profile import load_profile
 from colabenv.resolver import resolve
 
@@ -269,3 +269,124 @@ def test_resolution_is_deterministic(tmp_path: Path) -> None:
     first = resolve(profile, TARGETS["a100"](), shipped_catalog())
     second = resolve(profile, TARGETS["a100"](), shipped_catalog())
     assert first == second
+
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA component bounds, on a small catalog whose newest release pins a cuDNN without Pascal
+# kernels (as torch 2.11.0+cu128 pins nvidia-cudnn-cu12==9.19.0.56)
+
+COMPONENT_TORCH = """
+schema = 1
+framework = "torch"
+companions_follow_variant = true
+
+[archs]
+classic = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+
+[[release]]
+version = "1.1.0"
+python = ">=3.10"
+default_variant = "cu124"
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "classic"
+pins = ["nvidia-cudnn-cu12==9.19.0.56", "nvidia-nccl-cu12==2.21.5"]
+source = "test"
+
+[[release.variant]]
+name = "cpu"
+source = "test"
+
+[[release]]
+version = "1.0.0"
+python = ">=3.10"
+default_variant = "cu124"
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "classic"
+pins = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.21.5"]
+source = "test"
+
+[[release.variant]]
+name = "cpu"
+source = "test"
+"""
+
+
+def _component_catalog(tmp_path: Path) -> Catalog:
+    from tests.test_catalog import _write_catalog
+    from tests.test_components import FACTS
+
+    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
+    (root / "components.toml").write_text(FACTS, encoding="utf-8")
+    return load_catalog(root, components=True)
+
+
+def _torch_profile(tmp_path: Path, spec: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(f'name = "p"\n[frameworks]\ntorch = "{spec}"\n')
+    return path
+
+
+def test_a_release_pinning_a_cudnn_without_the_gpus_kernels_is_passed_over(tmp_path: Path) -> None:
+    catalog = _component_catalog(tmp_path)
+    profile = load_profile(_torch_profile(tmp_path, "*"))
+    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    resolution = resolve(profile, p100, catalog)
+    (choice,) = resolution.choices
+    assert choice.release == Version("1.0.0")
+    assert resolution.constraint_lines == ("nvidia-cudnn-cu12<9.11",)
+    (constraint,) = resolution.constraints
+    assert "sm_60" in constraint.reason and "9.10.2.21" in constraint.reason
+    assert "nvidia-cudnn-cu12<9.11" in choice.reason
+    shown = resolution.to_json()["constraints"]
+    assert shown == [{"requirement": "nvidia-cudnn-cu12<9.11", "reason": constraint.reason}]
+    t4 = resolve(profile, _target("560.35.03", "12.6", ("7.5",), "3.11"), catalog)
+    assert t4.choices[0].release == Version("1.1.0")
+    assert t4.constraints == ()
+    unknown = resolve(profile, _target("560.35.03", "12.6", (), "3.11"), catalog)
+    assert unknown.choices[0].release == Version("1.1.0")
+    assert unknown.constraints == ()
+
+
+def test_a_pinned_release_without_the_gpus_kernels_exits_3_naming_pin_gpu_and_fix(
+    tmp_path: Path,
+) -> None:
+    catalog = _component_catalog(tmp_path)
+    profile = load_profile(_torch_profile(tmp_path, "==1.1.*"))
+    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, p100, catalog)
+    message = str(caught.value)
+    assert caught.value.exit_code == 3
+    assert "frameworks.torch" in message
+    assert "torch 1.1.0: cu124 pins nvidia-cudnn-cu12==9.19.0.56" in message
+    assert "no kernels for sm_60" in message
+    assert "nvidia-cudnn-cu12<9.11 has them" in message
+    assert "to change: allow torch<1.1" in message
+
+
+def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", variant = "cu999" }\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    message = str(caught.value)
+    assert "frameworks.torch.variant: 'cu999' is not a torch variant the catalog knows" in message
+    assert "known: cu117, cu118, cu121, cu124, cu126, cu128, cu129, cu130, cu132, cpu" in message
+    assert "no torch release matching it" not in message
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "==2.8.*", variant = "cu118" }\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    assert "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, " \
+           "cu129, cpu)" in str(caught.value)
