@@ -297,10 +297,14 @@ def _load_components(path: Path) -> ComponentFacts:
         extras = _Reader(path, item.table("extras"), item.key("extras"))
         pairs = []
         for extra in extras.data:
-            text = extras.text(extra)
-            if not _PIN_RE.fullmatch(text):
-                raise extras.fail(extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
-            pairs.append((extra, text))
+            texts = extras.text_list(extra)
+            if not texts:
+                raise extras.fail(extra, "expected the requirements the extra pins")
+            for text in texts:
+                if not _PIN_RE.fullmatch(text):
+                    raise extras.fail(
+                        extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
+            pairs.append((extra, tuple(texts)))
         metas.append(ToolkitMeta(item.version("version"), tuple(pairs), item.source()))
     versions = [m.version for m in metas]
     if len(set(versions)) != len(versions):

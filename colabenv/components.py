@@ -159,11 +159,11 @@ def pulled_in(pins: Iterable[Requirement], facts: ComponentFacts) -> tuple[Pulle
         if meta is None:
             continue
         for extra in sorted(pin.extras):
-            inner = meta.pin(extra)
-            target = facts.component(inner.name) if inner is not None else None
-            if inner is not None and target is not None:
-                found.append(PulledIn(target, inner.specifier,
-                                      f"{pin.name}[{extra}]=={exact[0]} ({inner})"))
+            for inner in meta.pins(extra):
+                target = facts.component(inner.name)
+                if target is not None:
+                    found.append(PulledIn(target, inner.specifier,
+                                          f"{pin.name}[{extra}]=={exact[0]} ({inner})"))
     return tuple(found)
 
 

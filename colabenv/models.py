@@ -483,19 +483,19 @@ class Component:
 
 @model
 class ToolkitMeta:
-    """A release of the ``cuda-toolkit`` meta-package: the component version each extra pins
+    """A release of the ``cuda-toolkit`` meta-package: the component versions each extra pins
     (``cublas`` -> ``nvidia-cublas-cu12==12.6.4.1.*``), for the frameworks that pin
     ``cuda-toolkit[...]`` instead of the components themselves (torch 2.11 and later)."""
 
     version: Version
-    extras: tuple[tuple[str, str], ...]
+    extras: tuple[tuple[str, tuple[str, ...]], ...]
     source: Source
 
-    def pin(self, extra: str) -> Requirement | None:
-        for name, text in self.extras:
+    def pins(self, extra: str) -> tuple[Requirement, ...]:
+        for name, texts in self.extras:
             if name == extra:
-                return Requirement(text)
-        return None
+                return tuple(Requirement(text) for text in texts)
+        return ()
 
 
 @model

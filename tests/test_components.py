@@ -72,8 +72,12 @@ source = "test"
 
 [[toolkit_meta]]
 version = "12.6.3"
-extras = { cublas = "nvidia-cublas-cu12==12.6.4.1.*", cudart = "nvidia-cuda-runtime-cu12==12.6.77.*" }
 source = "test"
+
+[toolkit_meta.extras]
+cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]
+cudart = ["nvidia-cuda-runtime-cu12==12.6.77.*"]
+cusolver = ["nvidia-cusolver-cu12==11.7.1.2.*", "nvidia-cublas-cu12==12.6.4.1.*"]
 """
 
 P100, V100, T4, GTX1080TI, RTX3090 = (ComputeCapability.parse(c)
@@ -106,8 +110,8 @@ def test_components_load_in_order_with_their_ranges(facts: ComponentFacts) -> No
     assert cudnn.ranges[2].checked == (Version("9.11.0.98"), Version("9.28.0.42"))
     meta = facts.toolkit_meta(Version("12.6.3"))
     assert meta is not None
-    assert str(meta.pin("cublas")) == "nvidia-cublas-cu12==12.6.4.1.*"
-    assert meta.pin("nvjpeg") is None
+    assert [str(p) for p in meta.pins("cublas")] == ["nvidia-cublas-cu12==12.6.4.1.*"]
+    assert meta.pins("nvjpeg") == ()
 
 
 def test_the_catalog_carries_component_facts_only_when_asked(tmp_path: Path) -> None:
@@ -154,8 +158,10 @@ BROKEN = [
                  "component[1].name", id="not-nvidia"),
     pytest.param(_swap("cuda_major = 12\n", "cuda_major = 12\nlibrary = \"x\"\n"),
                  "component[0].library", id="unknown-key"),
-    pytest.param(_swap('cublas = "nvidia-cublas-cu12==12.6.4.1.*"', 'cublas = "cublas !!"'),
+    pytest.param(_swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', 'cublas = ["cublas !!"]'),
                  "toolkit_meta[0].extras.cublas", id="bad-meta-pin"),
+    pytest.param(_swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', "cublas = []"),
+                 "toolkit_meta[0].extras.cublas", id="empty-meta-extra"),
     pytest.param(lambda t: t + t[t.index("[[toolkit_meta]]"):], "toolkit_meta",
                  id="duplicate-meta"),
 ]
@@ -260,6 +266,9 @@ def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -
     found = pulled_in(pins, facts)
     assert [(str(p.component.name), str(p.specifier)) for p in found] == [
         ("nvidia-cublas-cu12", "==12.6.4.1.*"), ("nvidia-cudnn-cu12", "==9.10.2.21")]
+    through_cusolver = pulled_in([Requirement("cuda-toolkit[cusolver]==12.6.3.0")], facts)
+    assert [p.pin for p in through_cusolver] == [
+        "cuda-toolkit[cusolver]==12.6.3.0 (nvidia-cublas-cu12==12.6.4.1.*)"]
     assert found[0].pin == "cuda-toolkit[cublas]==12.6.3 (nvidia-cublas-cu12==12.6.4.1.*)"
     unknown_meta = [Requirement("cuda-toolkit[cublas]==12.9.1"),
                     Requirement("cuda-toolkit[cublas]>=12.6")]
