@@ -263,7 +263,7 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
     )
 
 
-_RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9.]*)")
+_RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
 _CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
 
 
@@ -272,7 +272,7 @@ def _load_components(path: Path) -> ComponentFacts:
     doc.allow("schema", "component", "toolkit_meta")
     components = []
     for item in doc.tables("component"):
-        item.allow("name", "cuda_major", "toolkit_extra", "range")
+        item.allow("name", "cuda_major", "range")
         name = canonicalize_name(item.text("name"))
         if not name.startswith("nvidia-"):
             raise item.fail("name", f"{name!r} is not an NVIDIA component (nvidia-...)")
@@ -287,7 +287,7 @@ def _load_components(path: Path) -> ComponentFacts:
             if before.upper is None or after.lower is None or before.upper > after.lower:
                 raise item.fail("range", f"ranges {before.specifier} and {after.specifier} "
                                 "overlap or are out of order (oldest first)")
-        components.append(Component(name, major, item.opt_text("toolkit_extra"), ranges))
+        components.append(Component(name, major, ranges))
     names = [c.name for c in components]
     if len(set(names)) != len(names):
         raise doc.fail("component", "a component is listed twice")
@@ -322,7 +322,10 @@ def _load_range(item: _Reader) -> ComponentRange:
         match = _RANGE_RE.fullmatch(clause)
         if match is None or match.group(1) in bounds:
             raise item.fail("versions", f"{text!r} is not a range like \">=9.0,<9.11\"")
-        bounds[match.group(1)] = _version(match.group(2))
+        try:
+            bounds[match.group(1)] = _version(match.group(2))
+        except InvalidVersion:
+            raise item.fail("versions", f"{text!r}: {match.group(2)!r} is not a version") from None
     lower, upper = bounds.get(">="), bounds.get("<")
     if lower is not None and upper is not None and lower >= upper:
         raise item.fail("versions", f"{text!r} holds no version")

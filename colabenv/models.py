@@ -466,12 +466,10 @@ class ComponentRange:
 @model
 class Component:
     """An NVIDIA component distribution (``nvidia-cudnn-cu12``) and the GPU code of its
-    releases, oldest range first. ``toolkit_extra``: the ``cuda-toolkit[...]`` extra that pulls
-    it in on its CUDA major (``cublas``), if one does."""
+    releases, oldest range first."""
 
     name: NormalizedName
     cuda_major: int
-    toolkit_extra: str | None
     ranges: tuple[ComponentRange, ...]
 
     def range_of(self, version: Version) -> ComponentRange | None:

@@ -56,7 +56,6 @@ source = "test"
 [[component]]
 name = "nvidia-cublas-cu12"
 cuda_major = 12
-toolkit_extra = "cublas"
 
 [[component.range]]
 versions = "<12.8"
@@ -131,6 +130,8 @@ def _swap(old: str, new: str, count: int = 1) -> Callable[[str], str]:
 BROKEN = [
     pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = "~=9.0"'),
                  "component[0].range[1].versions", id="not-a-range"),
+    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,<9.x1"'),
+                 "component[0].range[1].versions", id="bad-bound"),
     pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,>=9.1"'),
                  "component[0].range[1].versions", id="two-lower-bounds"),
     pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.11,<9.0"'),
