@@ -312,6 +312,17 @@ def lacks(cap: str) -> Callable[[Variant], bool]:
     return lambda v: not archs_cover(v.archs, ComputeCapability.parse(cap))
 
 
+def native(cap: str) -> Callable[[Variant], bool]:
+    """Machine code for the GPU, not only PTX to JIT-compile."""
+    gpu = ComputeCapability.parse(cap)
+    return lambda v: any(a.covers(gpu) and not a.ptx for a in v.archs)
+
+
+def ptx_only(cap: str) -> Callable[[Variant], bool]:
+    gpu = ComputeCapability.parse(cap)
+    return lambda v: archs_cover(v.archs, gpu) and not native(cap)(v)
+
+
 def pins(name: str, spec: str) -> Callable[[Variant], bool]:
     return lambda v: _pin(v, name).specifier == SpecifierSet(spec)
 
@@ -375,6 +386,19 @@ FACTS = [
     Fact(J, "0.7.2", "cuda13", lacks("7.0"), "CUDA 13: SM 7.5 or newer"),
     Fact(J, "0.7.2", "cuda12", covers("6.0"), "CUDA 12 plugin still runs on Pascal"),
     Fact(J, "0.6.0", "cuda12", cuda("12.8"), "CHANGELOG 0.6.0: built using CUDA 12.8"),
+    # machine code read from the binaries with colabenv catalog archs
+    Fact(TF, "2.21.0", "and-cuda", native("9.0"), "libtensorflow_cc carries sm_90 cubins"),
+    Fact(TF, "2.16.1", "and-cuda", native("9.0"), "libtensorflow_cc carries sm_90 cubins"),
+    Fact(TF, "2.15.0", "and-cuda", native("8.0"), "libtensorflow_cc carries sm_80 cubins"),
+    Fact(TF, "2.15.0", "and-cuda", ptx_only("9.0"), "no sm_90 cubins before 2.16"),
+    Fact(TF, "2.21.0", "and-cuda", ptx_only("12.0"), "Blackwell through compute_90 only"),
+    Fact(J, "0.5.3", "cuda12", native("9.0"), "xla_cuda_plugin 0.5.3 carries sm_90 cubins"),
+    Fact(J, "0.5.3", "cuda12", ptx_only("10.0"), "no Blackwell cubins before 0.6"),
+    Fact(J, "0.6.0", "cuda12", native("12.0"), "plugin 0.6.0 carries sm_120 cubins"),
+    Fact(J, "0.10.0", "cuda12", native("10.0"), "plugin 0.10.0 carries sm_100 cubins"),
+    Fact(J, "0.10.2", "cuda12", native("10.1"), "plugin 0.10.2 added sm_101"),
+    Fact(J, "0.11.2", "cuda13", native("11.0"), "cuda13 plugin 0.10.2 added sm_110"),
+    Fact(J, "0.11.2", "cuda13", lacks("7.0"), "CUDA 13 plugin: sm_75 and newer"),
 ]
 
 
