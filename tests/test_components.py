@@ -3,6 +3,7 @@ what a framework build pulls in, and the check ``verify`` runs on installed comp
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,9 @@ from packaging.version import Version
 from colabenv.catalog import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.components import component_problems, coverage, pulled_in
 from colabenv.errors import CatalogError
+from colabenv.lockfile import read_lock
 from colabenv.models import ComponentFacts, ComputeCapability
+from tests.support.fixtures import Runner
 from tests.test_catalog import _write_catalog
 
 FACTS = """
@@ -311,3 +314,32 @@ def test_installed_components_without_kernels_for_a_gpu_are_problems(
 def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, str],
                                    count: int) -> None:
     assert len(component_problems(installed, [P100, V100], facts)) == count
+
+
+# ---------------------------------------------------------------------------------------------
+# The real index (pytest -m network)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
+def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
+    runner: Runner, tmp_path: Path, resolver: str
+) -> None:
+    """The real ``colabenv lock`` path against the real package index: jax's cuda12 extra
+    admits any cuDNN 9, and only the resolution's constraint keeps the lock on a release with
+    Pascal kernels. Passes once the lock helper's branch passes ``Resolution.constraint_lines``
+    to uv and pip-tools; before that the lock takes the newest cuDNN and this fails."""
+    profile = tmp_path / "jax.toml"
+    profile.write_text('name = "jax-p100"\n[frameworks]\njax = "*"\n')
+    target = ("--driver", "560.35.03", "--compute-capability", "6.0", "--python", "3.11")
+    shown = runner("resolve", str(profile), "--json", *target)
+    assert shown.returncode == 0, shown.stderr
+    assert "nvidia-cudnn-cu12<9.11" in [c["requirement"] for c in
+                                        json.loads(shown.stdout)["constraints"]]
+    out = tmp_path / "jax.lock"
+    done = runner("lock", str(profile), "-o", str(out), "--resolver", resolver, "--quiet",
+                  *target, env={"UV_INDEX_URL": None, "PIP_INDEX_URL": None})
+    assert done.returncode == 0, done.stderr[-3000:]
+    pins = dict(read_lock(out).pins)
+    assert pins["jax-cuda12-plugin"], pins
+    assert Version(pins["nvidia-cudnn-cu12"]) < Version("9.11"), pins["nvidia-cudnn-cu12"]

@@ -56,6 +56,9 @@ TARGETS = {
     "h200-580": lambda: _target("580.95.05", "13.0", ("9.0",), "3.12"),
     "old-470": lambda: _target("470.82.01", "11.4", ("7.5",), "3.10"),
     "mixed-1080ti-3090": lambda: _target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
+    "v100": lambda: _target("570.124.06", "12.8", ("7.0",), "3.12"),
+    "pascal-575": lambda: _target("575.51.03", "12.9", ("6.1",), "3.12"),
+    "maxwell-m60": lambda: _target("570.124.06", "12.8", ("5.2",), "3.12"),
     "cuda-only-12.4": lambda: _target(None, "12.4", ("7.5",), "3.12"),
     "gpu-unknown-arch": lambda: _target("570.124.06", "12.8", (), "3.12"),
     "cpu": lambda: _target(None, None, (), "3.12"),
@@ -82,7 +85,13 @@ class Scenario:
     error: tuple[str, ...] = ()
     warning: str | None = None
     extra_toml: str = ""
+    constraints: tuple[str, ...] | None = None
+    """The resolution's component constraints, exactly (None: not checked)."""
 
+
+PASCAL = ("nvidia-cudnn-cu12<9.11",)
+VOLTA = ("nvidia-cudnn-cu12<9.11",)
+MAXWELL = ("nvidia-cudnn-cu12<9.11", "nvidia-nccl-cu12<2.28")
 
 SCENARIOS = [
     # Colab T4 on driver 550.54.15: cu124 is the newest fully supported torch build; newer
@@ -172,6 +181,39 @@ SCENARIOS = [
              error=("python", "3.11"), extra_toml='python = ">=3.12"\n'),
     Scenario("no-such-release", "a100", 'torch = "==1.13.*"',
              error=("frameworks.torch", "no release")),
+    # NVIDIA components (issue 13): jax[cuda12] and tensorflow[and-cuda] admit any cuDNN 9,
+    # and cuDNN 9.11 and later carry no kernels below sm_75
+    Scenario("p100-jax-cudnn-held", "kaggle-p100", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("p100-tensorflow-cudnn-held", "kaggle-p100", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("v100-jax-cudnn-held", "v100", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=VOLTA),
+    Scenario("v100-tensorflow-cudnn-held", "v100", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=VOLTA),
+    Scenario("mixed-jax-cudnn-held", "mixed-1080ti-3090", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("mixed-tensorflow-cudnn-held", "mixed-1080ti-3090", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("pascal-575-jax-cudnn-held", "pascal-575", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("pascal-575-tensorflow-cudnn-held", "pascal-575", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("t4-jax-not-held-back", "colab-t4", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=()),
+    Scenario("t4-tensorflow-not-held-back", "colab-t4-py311", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=()),
+    Scenario("h100-jax-not-held-back", "h100-580", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda13")}, constraints=()),
+    Scenario("p100-torch-jax-cudnn-held", "kaggle-p100", 'torch = "*"\njax = "*"',
+             {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")},
+             constraints=PASCAL),
+    Scenario("maxwell-torch-passes-over-nccl-2.28", "maxwell-m60", 'torch = "*"',
+             {"torch": Expect("==2.10.*", "cu126")}, constraints=MAXWELL),
+    Scenario("maxwell-torch-2.11-clash", "maxwell-m60", 'torch = "==2.11.*"',
+             error=("frameworks.torch", "torch 2.11.0: cu126 pins nvidia-nccl-cu12==2.28.9",
+                    "no kernels for sm_52", "nvidia-nccl-cu12<2.28 has them",
+                    "to change: allow torch<2.11")),
 ]
 
 
@@ -215,6 +257,11 @@ def test_scenario(scenario: Scenario, tmp_path: Path) -> None:
             assert expect.requirement in choice.requirements, choice.requirements
     if scenario.warning:
         assert any(scenario.warning in w for w in resolution.warnings), resolution.warnings
+    if scenario.constraints is not None:
+        assert sorted(resolution.constraint_lines) == sorted(scenario.constraints)
+        for constraint in resolution.constraints:
+            assert constraint.reason
+            assert any(constraint.requirement in c.reason for c in resolution.choices)
 
 
 def test_resolver_keeps_newest_first_and_explains(tmp_path: Path) -> None:
