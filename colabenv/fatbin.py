@@ -375,14 +375,24 @@ def read_wheel_archs(
         with _open_url(source, max_download, timeout) as stream:
             return _read_archive(stream, _shown_url(source), members, max_member)
     path = Path(source)
-    try:
-        stream = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"{printable(source)}: cannot read: {exc.strerror or exc}") from None
-    with stream:
-        if not path.is_file():
-            raise InputError(f"{printable(source)}: not a regular file")
+    with _open_file(path) as stream:
         return _read_archive(stream, path.name, members, max_member)
+
+
+def _open_file(path: Path) -> IO[bytes]:
+    """A regular file opened for reading; a FIFO or a device is refused without blocking."""
+    import os
+    import stat
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputError(f"{printable(path)}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{printable(path)}: not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def _shown_url(url: str) -> str:
@@ -454,7 +464,7 @@ class _RangeFile(io.RawIOBase):
             if response.status_code != 206:
                 raise IndexUnavailableError(
                     f"{_shown_url(self._url)}: HTTP {response.status_code} to a range request")
-            self._block = _body(response, end - offset + 1, self._url)
+            self._block = _body(response, end - offset + 1, self._url, self._timeout)
         self._block_at = offset
         if len(self._block) != end - offset + 1:
             raise IndexUnavailableError(f"{_shown_url(self._url)}: a short range answer")
@@ -474,20 +484,43 @@ def _get(session: requests.Session, url: str, timeout: float, byte_range: str) -
     return response
 
 
-def _body(response: requests.Response, limit: int, url: str) -> bytes:
-    import requests
+MIN_RATE = 256 * 1024
+"""Bytes a second a body must average, after ``timeout`` seconds of grace: a server that sends
+a byte a second is given up on, not waited for."""
+_READ = 1024 * 1024
 
-    chunks: list[bytes] = []
+
+def _stream(response: requests.Response, limit: int, url: str, timeout: float) -> Iterator[bytes]:
+    """The body of ``response`` as it arrives, at most ``limit`` bytes, within ``timeout`` plus
+    the time the expected length takes at :data:`MIN_RATE`."""
+    import time
+
+    import urllib3
+
+    declared = response.headers.get("Content-Length", "")
+    expected = min(int(declared), limit) if declared.isdigit() else limit
+    deadline = time.monotonic() + timeout + expected / MIN_RATE
+    raw = response.raw
+    read = getattr(raw, "read1", None) or raw.read
     total = 0
-    try:
-        for chunk in response.iter_content(_COPY_CHUNK):
-            total += len(chunk)
-            if total > limit:
-                raise IndexUnavailableError(f"{_shown_url(url)}: more than {limit} bytes sent")
-            chunks.append(chunk)
-    except requests.RequestException as exc:
-        raise IndexUnavailableError(f"{_shown_url(url)}: {type(exc).__name__}") from None
-    return b"".join(chunks)
+    while True:
+        try:
+            chunk = read(_READ)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise IndexUnavailableError(f"{_shown_url(url)}: {type(exc).__name__}") from None
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise IndexUnavailableError(f"{_shown_url(url)}: more than {limit} bytes sent")
+        if time.monotonic() > deadline:
+            raise IndexUnavailableError(
+                f"{_shown_url(url)}: too slow ({total} bytes in {timeout + expected / MIN_RATE:.0f} s)")
+        yield chunk
+
+
+def _body(response: requests.Response, limit: int, url: str, timeout: float) -> bytes:
+    return b"".join(_stream(response, limit, url, timeout))
 
 
 def _total_size(content_range: str | None) -> int | None:
@@ -517,7 +550,7 @@ class _OpenedUrl:
         with response:
             size = _total_size(response.headers.get("Content-Range"))
             if response.status_code == 206 and size is not None:
-                tail = _body(response, first, self.url)
+                tail = _body(response, first, self.url, self.timeout)
                 ranged = _RangeFile(session, self.url, size, tail, self.max_download, self.timeout)
                 stream: IO[bytes] = io.BufferedReader(ranged, buffer_size=64 * 1024)
             else:
@@ -529,24 +562,14 @@ class _OpenedUrl:
         """The whole body into a temporary file: the server does not answer ranges."""
         import tempfile
 
-        import requests
-
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_download:
             raise IndexUnavailableError(
                 f"{_shown_url(self.url)}: {declared} bytes; at most {self.max_download} are read")
         spool: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
-        total = 0
         try:
-            for chunk in response.iter_content(_COPY_CHUNK):
-                total += len(chunk)
-                if total > self.max_download:
-                    raise IndexUnavailableError(
-                        f"{_shown_url(self.url)}: more than {self.max_download} bytes")
+            for chunk in _stream(response, self.max_download, self.url, self.timeout):
                 spool.write(chunk)
-        except requests.RequestException as exc:
-            spool.close()
-            raise IndexUnavailableError(f"{_shown_url(self.url)}: {type(exc).__name__}") from None
         except BaseException:
             spool.close()
             raise
