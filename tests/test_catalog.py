@@ -796,10 +796,11 @@ COMPONENT_RANGES = [
 CUDA_TOOLKIT = "cuda-toolkit"
 LEFT_OUT = {
     # no GPU code, or compilers that target every GPU of their CUDA line (header of the file)
-    "cuda-bindings", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc-cu12",
-    "nvidia-cuda-nvrtc", "nvidia-nvjitlink-cu12", "nvidia-nvjitlink", "nvidia-cuda-nvcc-cu12",
-    "nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvtx-cu12", "nvidia-nvtx", "nvidia-cufile-cu12",
-    "nvidia-cufile", "nvidia-cuda-cupti-cu12", "nvidia-cuda-cupti",
+    "cuda-bindings", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc",
+    "nvidia-nvjitlink", "nvidia-cuda-nvcc", "nvidia-nvtx", "nvidia-cufile", "nvidia-cuda-cupti",
+    *(f"nvidia-{name}-cu{major}" for major in (11, 12)
+      for name in ("cuda-runtime", "cuda-nvrtc", "nvjitlink", "cuda-nvcc", "nvtx", "cufile",
+                   "cuda-cupti")),
     # kernels for Ampere and newer only, used by the frameworks only there
     "nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13",
 }
@@ -843,8 +844,6 @@ def _component_names(variant: Variant) -> set[str]:
 @pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
 def test_every_component_a_build_pulls_in_is_known_or_left_out(release: Release,
                                                                variant: Variant) -> None:
-    if variant.cuda is not None and variant.cuda.major < 12:
-        return  # CUDA 11 components are not read yet (components.toml header)
     known = {str(c.name) for c in COMPONENT_FACTS.components}
     unknown = _component_names(variant) - known - LEFT_OUT
     assert not unknown, f"{release.framework} {release.version} {variant.name}: {sorted(unknown)}"
@@ -883,6 +882,10 @@ COMPONENT_KNOWN = [
     ComponentFact("nvidia-cublas", "13.1.0.3", "7.0", False, "CUDA 13 cuBLAS: sm_75 and newer"),
     ComponentFact("nvidia-nvshmem-cu13", "3.3.20", "7.5", False, "NVSHMEM 3.3.20: sm_80+"),
     ComponentFact("nvidia-nvshmem-cu13", "3.3.24", "7.5", True, "NVSHMEM 3.3.24 adds sm_75"),
+    ComponentFact("nvidia-cudnn-cu11", "8.7.0.84", "3.7", True, "TF 2.14's cuDNN runs on a K80"),
+    ComponentFact("nvidia-cudnn-cu11", "9.1.0.70", "3.7", False, "cuDNN 9 starts at sm_50"),
+    ComponentFact("nvidia-cudnn-cu11", "9.1.0.70", "6.0", True, "torch 2.4-2.7 cu118 on a P100"),
+    ComponentFact("nvidia-nccl-cu11", "2.21.5", "3.5", True, "NCCL for CUDA 11 keeps sm_35"),
 ]
 
 
