@@ -128,8 +128,8 @@ def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> 
             continue
         gpus = ", ".join(g.sm for g in found.gpus)
         if not found.possible:
-            return f"{variant.name} pins {item.pin}: no {item.component.name} release has kernels " \
-                   f"for all of {gpus}"
+            return (f"{variant.name} pins {item.pin}: no {item.component.name} release has "
+                    f"kernels for all of {gpus}")
         return (f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; "
                 f"{found.requirement} has them")
     return None
@@ -546,15 +546,25 @@ def _variant_order(name: str) -> tuple[int, str]:
     return (int(digits) if digits else 10**6, name)
 
 
-def _component_hint(
-    request: FrameworkRequest,
-    rejections: Sequence[tuple[Version, str]],
-    target: Target,
-    catalog: Catalog,
-) -> str:
-    """What to change when a release was turned down for its NVIDIA component pins: the
-    releases whose pins do cover the GPUs."""
-    refused = [version for version, problem in rejections if " pins " in problem]
+def _turned_down_for_components(
+    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+) -> bool:
+    """Whether the component pins are what keeps ``variant`` off the target (and not its
+    Python, driver or arch list first)."""
+    problem = _component_rejection(variant, target, catalog)
+    return problem is not None and _variant_rejection(variant, request, target, catalog) == problem
+
+
+def _component_hint(request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+    """What to change when a release the profile allows was turned down for its NVIDIA
+    component pins: the releases whose pins do cover the GPUs."""
+    refused = [
+        release.version
+        for release in catalog.releases_of(request.framework)
+        if request.specifier.contains(release.version, prereleases=True)
+        and any(_turned_down_for_components(v, request, target, catalog)
+                for v in release.variants)
+    ]
     if not refused:
         return ""
     open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant,
@@ -588,7 +598,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
         if not found.options:
             shown = _grouped(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or _no_match(request, catalog)
-            detail += _component_hint(request, found.rejections, target, catalog)
+            detail += _component_hint(request, target, catalog)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
                 f"{str(request.specifier) or 'any version'} runs on the target{detail}"
@@ -607,8 +617,8 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
     for option, request in zip(chosen, requests, strict=True):
         reason = _reason(option, request, target, catalog)
         if brought.get(option.framework):
-            reason += "; NVIDIA components held to " + ", ".join(brought[option.framework]) + \
-                " so that their kernels cover every GPU"
+            held = ", ".join(brought[option.framework])
+            reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
         choices.append(
             FrameworkChoice(
                 framework=option.framework,

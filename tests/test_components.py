@@ -321,6 +321,8 @@ def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, s
 
 
 @pytest.mark.network
+@pytest.mark.xfail(reason="until the lock helper's branch passes Resolution.constraint_lines to "
+                   "uv and pip-tools; drop this mark once it has landed", strict=False)
 @pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
 def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
     runner: Runner, tmp_path: Path, resolver: str

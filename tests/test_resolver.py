@@ -444,3 +444,29 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
         resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
     assert "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, " \
            "cu129, cpu)" in str(caught.value)
+
+
+def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> None:
+    from tests.test_catalog import _write_catalog
+
+    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
+    (root / "components.toml").write_text(
+        'schema = 1\n[[component]]\nname = "nvidia-cudnn-cu12"\ncuda_major = 12\n'
+        '[[component.range]]\nversions = "<9.11"\narchs = ["sm_60", "sm_90"]\n'
+        'checked = ["9.10.2.21"]\nsource = "test"\n'
+        '[[component.range]]\nversions = ">=9.11"\narchs = ["sm_80", "sm_90"]\n'
+        'checked = ["9.19.0.56"]\nsource = "test"\n', encoding="utf-8")
+    catalog = load_catalog(root, components=True)
+    profile = load_profile(_torch_profile(tmp_path, "*"))
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, _target("570.124.06", "12.8", ("6.0", "8.6"), "3.11"), catalog)
+    message = str(caught.value)
+    assert "pins nvidia-cudnn-cu12==9.10.2.21: no nvidia-cudnn-cu12 release has kernels for all " \
+           "of sm_60, sm_86" in message
+    assert "no release in the catalog pins components with kernels for these GPUs" in message
+    either = resolve(profile, _target("570.124.06", "12.8", ("9.0",), "3.11"), catalog)
+    assert either.constraints == ()
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, _target("570.124.06", "12.8", ("6.0", "12.0"), "3.11"), catalog)
+    assert "has no kernels for sm_120" in str(caught.value)
+    assert "to change" not in str(caught.value), "the arch list turned it down, not the pins"
