@@ -17,7 +17,8 @@ the frameworks use such a library only on GPUs it supports. Everything here is p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -128,6 +129,22 @@ def coverage(component: Component, gpus: Iterable[ComputeCapability]) -> Coverag
     return Coverage(component, held or relevant, lower, upper, max(checked, default=None))
 
 
+def bounds(facts: ComponentFacts, gpus: tuple[ComputeCapability, ...]) -> dict[str, Coverage]:
+    """:func:`coverage` of every component that holds these GPUs back, by name; worked out once
+    per set of facts and GPUs (kept in ``facts.memo``)."""
+    key = ("bounds", gpus)
+    kept = facts.memo.get(key)
+    if isinstance(kept, dict):
+        return kept
+    found: dict[str, Coverage] = {}
+    for component in facts.components:
+        bound = coverage(component, gpus)
+        if bound is not None:
+            found[str(component.name)] = bound
+    facts.memo[key] = found
+    return found
+
+
 @model
 class PulledIn:
     """A component a framework build brings, and the versions its pin admits (``pin`` as the
@@ -138,16 +155,27 @@ class PulledIn:
     pin: str
 
 
-def pulled_in(pins: Iterable[Requirement], facts: ComponentFacts) -> tuple[PulledIn, ...]:
-    """The known components behind a build's pins; a ``cuda-toolkit[...]==X`` pin brings the
-    component version its meta-package release pins for each extra."""
+_NAME_RE = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def pulled_in(
+    pins: Iterable[str], facts: ComponentFacts, only: Container[str] | None = None
+) -> tuple[PulledIn, ...]:
+    """The known components behind a build's pins (requirement strings); a
+    ``cuda-toolkit[...]==X`` pin brings the component version its meta-package release pins for
+    each extra. ``only``: the component names wanted; the other pins are not even parsed."""
     found: list[PulledIn] = []
-    for pin in pins:
+    for text in pins:
+        match = _NAME_RE.match(text)
+        name = canonicalize_name(match.group(1)) if match else ""
+        if name != TOOLKIT_META and (only is not None and name not in only):
+            continue
+        pin = Requirement(text)
         component = facts.component(pin.name)
         if component is not None:
             found.append(PulledIn(component, pin.specifier, str(pin)))
             continue
-        if canonicalize_name(pin.name) != TOOLKIT_META:
+        if name != TOOLKIT_META:
             continue
         exact = [s.version for s in pin.specifier if s.operator in ("==", "===")]
         if len(exact) != 1:
@@ -161,7 +189,7 @@ def pulled_in(pins: Iterable[Requirement], facts: ComponentFacts) -> tuple[Pulle
         for extra in sorted(pin.extras):
             for inner in meta.pins(extra):
                 target = facts.component(inner.name)
-                if target is not None:
+                if target is not None and (only is None or str(target.name) in only):
                     found.append(PulledIn(target, inner.specifier,
                                           f"{pin.name}[{extra}]=={exact[0]} ({inner})"))
     return tuple(found)

@@ -503,6 +503,12 @@ class ComponentFacts:
     components: tuple[Component, ...] = ()
     toolkit_metas: tuple[ToolkitMeta, ...] = ()
 
+    @functools.cached_property
+    def memo(self) -> dict[object, object]:
+        """What :mod:`colabenv.components` computes from these facts, kept with them: the
+        resolver asks about the same GPUs for every build of every release."""
+        return {}
+
     def component(self, name: str) -> Component | None:
         wanted = canonicalize_name(name)
         for component in self.components:

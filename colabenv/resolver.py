@@ -5,7 +5,6 @@ A pure function of (profile, target, catalog); the target carries what is instal
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterable, Sequence
 
@@ -15,13 +14,12 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
-from colabenv.components import Coverage, coverage, pulled_in
+from colabenv.components import bounds, pulled_in
 from colabenv.errors import ResolutionError, printable
 from colabenv.frameworks import FACTS, ORDER, POSITION
 from colabenv.models import (
     Catalog,
     Companion,
-    Component,
     ComponentConstraint,
     ComputeCapability,
     Framework,
@@ -122,9 +120,12 @@ def _variant_rejection(
 
 def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
     """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not."""
-    for item in pulled_in(variant.pins, catalog.components):
-        found = _coverage(item.component, target.compute_capabilities)
-        if found is None or found.admits_any(item.specifier):
+    held = bounds(catalog.components, target.compute_capabilities)
+    if not held:
+        return None
+    for item in pulled_in(variant.pin_texts, catalog.components, held):
+        found = held[item.component.name]
+        if found.admits_any(item.specifier):
             continue
         gpus = ", ".join(g.sm for g in found.gpus)
         if not found.possible:
@@ -135,23 +136,18 @@ def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> 
     return None
 
 
-@functools.lru_cache(maxsize=256)
-def _coverage(component: Component, gpus: tuple[ComputeCapability, ...]) -> Coverage | None:
-    """:func:`coverage`, once per component and GPU set: every option of every release asks."""
-    return coverage(component, gpus)
-
-
 def _constraints(
     chosen: Sequence[_Option], target: Target, catalog: Catalog
 ) -> tuple[tuple[ComponentConstraint, ...], dict[Framework, list[str]]]:
     """The component bounds the chosen builds need for the target's GPUs (one per component,
     in the order the frameworks pull them in), and for each framework the ones it brings."""
+    held = bounds(catalog.components, target.compute_capabilities)
     found: dict[str, ComponentConstraint] = {}
     brought: dict[Framework, list[str]] = {}
     for option in chosen:
-        for item in pulled_in(option.variant.pins, catalog.components):
-            bound = _coverage(item.component, target.compute_capabilities)
-            if bound is None or not bound.possible:
+        for item in pulled_in(option.variant.pin_texts, catalog.components, held):
+            bound = held[item.component.name]
+            if not bound.possible:
                 continue
             found.setdefault(bound.requirement, ComponentConstraint(bound.requirement, bound.reason))
             texts = brought.setdefault(option.framework, [])

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -264,19 +263,18 @@ def test_gpus_no_single_release_covers(tmp_path: Path) -> None:
 
 
 def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -> None:
-    pins = [Requirement(t) for t in (
-        "cuda-toolkit[cublas,cudart,nvtx]==12.6.3", "nvidia-cudnn-cu12==9.10.2.21",
-        "nvidia-nccl-cu12==2.27.5", "cuda-bindings>=12.9.4,<13")]
+    pins = ["cuda-toolkit[cublas,cudart,nvtx]==12.6.3", "nvidia-cudnn-cu12==9.10.2.21",
+            "nvidia-nccl-cu12==2.27.5", "cuda-bindings>=12.9.4,<13"]
     found = pulled_in(pins, facts)
     assert [(str(p.component.name), str(p.specifier)) for p in found] == [
         ("nvidia-cublas-cu12", "==12.6.4.1.*"), ("nvidia-cudnn-cu12", "==9.10.2.21")]
-    through_cusolver = pulled_in([Requirement("cuda-toolkit[cusolver]==12.6.3.0")], facts)
+    through_cusolver = pulled_in(["cuda-toolkit[cusolver]==12.6.3.0"], facts)
     assert [p.pin for p in through_cusolver] == [
         "cuda-toolkit[cusolver]==12.6.3.0 (nvidia-cublas-cu12==12.6.4.1.*)"]
     assert found[0].pin == "cuda-toolkit[cublas]==12.6.3 (nvidia-cublas-cu12==12.6.4.1.*)"
-    unknown_meta = [Requirement("cuda-toolkit[cublas]==12.9.1"),
-                    Requirement("cuda-toolkit[cublas]>=12.6")]
-    assert pulled_in(unknown_meta, facts) == ()
+    assert pulled_in(["cuda-toolkit[cublas]==12.9.1", "cuda-toolkit[cublas]>=12.6"], facts) == ()
+    only_cudnn = pulled_in([*pins, "not a requirement !!"], facts, {"nvidia-cudnn-cu12"})
+    assert [str(p.component.name) for p in only_cudnn] == ["nvidia-cudnn-cu12"]
 
 
 # ---------------------------------------------------------------------------------------------
