@@ -5,11 +5,16 @@ binary containers, each a 16-byte header (magic ``0xBA55ED50``, version, header 
 size) followed by entries, each with its own header: kind (1 PTX, 2 cubin), header size, padded
 payload size, and at byte 28 the architecture (``75`` for sm_75). cuobjdump lists the same
 entries; this module reads the headers alone and never the payloads, so it needs no CUDA.
+Some libraries keep most of their fat binaries elsewhere (cuFFT from 11.2 in ``.ldata``): the
+rest of the file is searched for the magic, and a container found there counts only when its
+header is the usual one and its entries chain up to its end exactly.
 
 A wheel is read from a file or a URL. Over HTTP it asks for byte ranges when the server allows
 them, as PEP 658 clients do for metadata: the zip central directory from the end of the file,
 then only the compressed bytes of the shared objects wanted. A server without range support
-means one full download, bounded like everything else. ``requests`` is imported only here.
+means one full download. Every read is bounded: in bytes (``max_download``, ``max_member``) and
+in time (each request's timeout, and a body must keep up 256 KiB/s). ``requests`` is imported
+only here, and only for a URL.
 
 Used by ``colabenv catalog archs`` (a maintainer's check of the facts in
 ``profiles/catalog/components.toml``); nothing on the render path imports it.
