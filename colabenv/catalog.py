@@ -8,6 +8,7 @@ File formats are documented in CONTRIBUTING.md ("Adding a catalog entry").
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,17 +26,22 @@ from colabenv.models import (
     Arch,
     Catalog,
     Companion,
+    Component,
+    ComponentFacts,
+    ComponentRange,
     CudaMajorLine,
     CudaToolkit,
     Framework,
     Release,
     Source,
+    ToolkitMeta,
     Variant,
 )
 
 FRAMEWORK_FILES = {Framework.TORCH: "torch.toml", Framework.TENSORFLOW: "tensorflow.toml",
                    Framework.JAX: "jax.toml"}
 DRIVERS_FILE = "drivers.toml"
+COMPONENTS_FILE = "components.toml"
 _OPERATOR = r"(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
 _PIN_RE = re.compile(
     rf"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*({_OPERATOR}(\s*,\s*{_OPERATOR})*)?"
@@ -257,24 +263,125 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
     )
 
 
+_RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
+_CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
+
+
+def _load_components(path: Path) -> ComponentFacts:
+    doc = _read(path)
+    doc.allow("schema", "component", "toolkit_meta")
+    components = []
+    for item in doc.tables("component"):
+        item.allow("name", "cuda_major", "range")
+        name = canonicalize_name(item.text("name"))
+        if not name.startswith("nvidia-"):
+            raise item.fail("name", f"{name!r} is not an NVIDIA component (nvidia-...)")
+        major = item.integer("cuda_major")
+        suffix = _CU_SUFFIX_RE.search(name)
+        if suffix is not None and int(suffix.group(1)) != major:
+            raise item.fail("cuda_major", f"{name} is a CUDA {suffix.group(1)} wheel")
+        ranges = tuple(_load_range(r) for r in item.tables("range"))
+        if not ranges:
+            raise item.fail("range", "a component needs at least one range")
+        for before, after in itertools.pairwise(ranges):
+            if before.upper is None or after.lower is None or before.upper > after.lower:
+                raise item.fail("range", f"ranges {before.specifier} and {after.specifier} "
+                                "overlap or are out of order (oldest first)")
+        components.append(Component(name, major, ranges))
+    names = [c.name for c in components]
+    if len(set(names)) != len(names):
+        raise doc.fail("component", "a component is listed twice")
+    metas = []
+    for item in doc.tables("toolkit_meta"):
+        item.allow("version", "extras", "source")
+        extras = _Reader(path, item.table("extras"), item.key("extras"))
+        pairs = []
+        for extra in extras.data:
+            texts = extras.text_list(extra)
+            if not texts:
+                raise extras.fail(extra, "expected the requirements the extra pins")
+            for text in texts:
+                if not _PIN_RE.fullmatch(text):
+                    raise extras.fail(
+                        extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
+            pairs.append((extra, tuple(texts)))
+        metas.append(ToolkitMeta(item.version("version"), tuple(pairs), item.source()))
+    versions = [m.version for m in metas]
+    if len(set(versions)) != len(versions):
+        raise doc.fail("toolkit_meta", "a cuda-toolkit version is listed twice")
+    return ComponentFacts(tuple(components), tuple(metas))
+
+
+def _load_range(item: _Reader) -> ComponentRange:
+    """``versions = ">=9.0,<9.11"``: a lower and an upper bound, each optional."""
+    item.allow("versions", "archs", "checked", "source")
+    text = item.text("versions")
+    clauses = [c.strip() for c in text.split(",")]
+    bounds: dict[str, Version] = {}
+    for clause in clauses:
+        match = _RANGE_RE.fullmatch(clause)
+        if match is None or match.group(1) in bounds:
+            raise item.fail("versions", f"{text!r} is not a range like \">=9.0,<9.11\"")
+        try:
+            bounds[match.group(1)] = _version(match.group(2))
+        except InvalidVersion:
+            raise item.fail("versions", f"{text!r}: {match.group(2)!r} is not a version") from None
+    lower, upper = bounds.get(">="), bounds.get("<")
+    if lower is not None and upper is not None and lower >= upper:
+        raise item.fail("versions", f"{text!r} holds no version")
+    archs = _parse_archs(item, "archs", item.text_list("archs"))
+    if not archs:
+        raise item.fail("archs", "a range needs its arch list")
+    checked = []
+    for version_text in item.text_list("checked"):
+        try:
+            checked.append(_version(version_text))
+        except InvalidVersion:
+            raise item.fail("checked", f"{version_text!r} is not a version") from None
+    result = ComponentRange(lower, upper, archs, tuple(checked), item.source())
+    if not checked:
+        raise item.fail("checked", "name the releases whose wheels were read")
+    for version in checked:
+        if not result.contains(version):
+            raise item.fail("checked", f"{version} is outside {text}")
+    return result
+
+
 def load_catalog(
-    directory: Path | None = None, frameworks: Iterable[Framework] | None = None
+    directory: Path | None = None,
+    frameworks: Iterable[Framework] | None = None,
+    *,
+    components: bool = False,
 ) -> Catalog:
     """Read the catalog in ``directory`` (the shipped catalog by default) and validate it.
 
     ``frameworks`` limits which framework files are read (the driver table always is): a
     profile that wants torch alone need not parse the jax and tensorflow files.
+    ``components``: read the NVIDIA component facts too (what a resolution for GPUs needs).
     """
     root = directory if directory is not None else catalog_dir()
     wanted = _wanted(frameworks)
     releases = {f: tuple(_load_framework(root / FRAMEWORK_FILES[f], f)) for f in wanted}
-    return _assemble(root, _load_drivers(root / DRIVERS_FILE), releases)
+    facts = load_components(root) if components else ComponentFacts()
+    return _assemble(root, _load_drivers(root / DRIVERS_FILE), releases, facts)
 
 
 def shipped_catalog(frameworks: Iterable[Framework] | None = None) -> Catalog:
     """The shipped catalog, or the part of it ``frameworks`` need; each file read once per
-    process (detection wants the driver table alone, the resolver then adds a framework)."""
+    process (detection wants the driver table alone, the resolver then adds a framework,
+    and with any framework the NVIDIA component facts its GPU wheels pull in)."""
     return _shipped(frozenset(_wanted(frameworks)))
+
+
+def load_components(directory: Path | None = None) -> ComponentFacts:
+    """The NVIDIA component facts (``components.toml``) in ``directory`` (shipped by default)."""
+    root = directory if directory is not None else catalog_dir()
+    return _load_components(root / COMPONENTS_FILE)
+
+
+def shipped_components() -> ComponentFacts:
+    """The shipped component facts, read once per process (what ``verify`` checks against)."""
+    return _shipped_components()
 
 
 def _wanted(frameworks: Iterable[Framework] | None) -> tuple[Framework, ...]:
@@ -285,7 +392,13 @@ def _wanted(frameworks: Iterable[Framework] | None) -> tuple[Framework, ...]:
 @functools.lru_cache(maxsize=8)
 def _shipped(frameworks: frozenset[Framework]) -> Catalog:
     releases = {f: _shipped_releases(f) for f in _wanted(frameworks)}
-    return _assemble(catalog_dir(), _shipped_drivers(), releases)
+    facts = _shipped_components() if frameworks else ComponentFacts()
+    return _assemble(catalog_dir(), _shipped_drivers(), releases, facts)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_components() -> ComponentFacts:
+    return _load_components(catalog_dir() / COMPONENTS_FILE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -302,9 +415,11 @@ def _assemble(
     root: Path,
     drivers: tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]],
     releases: Mapping[Framework, tuple[Release, ...]],
+    components: ComponentFacts,
 ) -> Catalog:
     toolkits, lines = drivers
-    catalog = Catalog(toolkits, lines, tuple(r for f in releases for r in releases[f]))
+    catalog = Catalog(toolkits, lines, tuple(r for f in releases for r in releases[f]),
+                      components)
     _check_consistency(catalog, root)
     return catalog
 

@@ -179,6 +179,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
     "init": ("a starter profile from the detected runtime", _init_args),
     "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
+    "catalog": ("maintainer tools: the GPU architectures a wheel's libraries carry",
+                lambda p: importlib.import_module("colabenv._commands.catalog").add_arguments(p)),
 }
 
 

@@ -447,12 +447,103 @@ class Release:
 
 
 @model
+class ComponentRange:
+    """Versions of an NVIDIA component wheel that carry the same GPU code: ``lower <= v <
+    upper`` (either bound may be open). ``archs`` are the entries every shared object with GPU
+    code in those wheels carries, so the wheel covers a GPU only where they do. ``checked``:
+    the releases whose wheels were read."""
+
+    lower: Version | None
+    upper: Version | None
+    archs: tuple[Arch, ...]
+    checked: tuple[Version, ...]
+    source: Source
+
+    def contains(self, version: Version) -> bool:
+        return (self.lower is None or version >= self.lower) and (
+            self.upper is None or version < self.upper
+        )
+
+    def covers(self, gpu: ComputeCapability) -> bool:
+        return archs_cover(self.archs, gpu)
+
+    @property
+    def specifier(self) -> str:
+        parts = ([f">={self.lower}"] if self.lower is not None else []) + (
+            [f"<{self.upper}"] if self.upper is not None else []
+        )
+        return ",".join(parts)
+
+
+@model
+class Component:
+    """An NVIDIA component distribution (``nvidia-cudnn-cu12``) and the GPU code of its
+    releases, oldest range first."""
+
+    name: NormalizedName
+    cuda_major: int
+    ranges: tuple[ComponentRange, ...]
+
+    def range_of(self, version: Version) -> ComponentRange | None:
+        for item in self.ranges:
+            if item.contains(version):
+                return item
+        return None
+
+
+@model
+class ToolkitMeta:
+    """A release of the ``cuda-toolkit`` meta-package: the component versions each extra pins
+    (``cublas`` -> ``nvidia-cublas-cu12==12.6.4.1.*``), for the frameworks that pin
+    ``cuda-toolkit[...]`` instead of the components themselves (torch 2.11 and later)."""
+
+    version: Version
+    extras: tuple[tuple[str, tuple[str, ...]], ...]
+    source: Source
+
+    def pins(self, extra: str) -> tuple[Requirement, ...]:
+        for name, texts in self.extras:
+            if name == extra:
+                return tuple(Requirement(text) for text in texts)
+        return ()
+
+
+@model
+class ComponentFacts:
+    """``profiles/catalog/components.toml``: what GPU code each NVIDIA component release carries."""
+
+    components: tuple[Component, ...] = ()
+    toolkit_metas: tuple[ToolkitMeta, ...] = ()
+
+    @functools.cached_property
+    def memo(self) -> dict[object, object]:
+        """What :mod:`colabenv.components` computes from these facts, kept with them: the
+        resolver asks about the same GPUs for every build of every release."""
+        return {}
+
+    def component(self, name: str) -> Component | None:
+        wanted = canonicalize_name(name)
+        for component in self.components:
+            if component.name == wanted:
+                return component
+        return None
+
+    def toolkit_meta(self, version: Version) -> ToolkitMeta | None:
+        for meta in self.toolkit_metas:
+            if meta.version == version:
+                return meta
+        return None
+
+
+@model
 class Catalog:
-    """The curated catalog: the driver table and the framework releases that were read."""
+    """The curated catalog: the driver table, the framework releases that were read, and the
+    NVIDIA component facts when a resolution needs them (empty otherwise)."""
 
     toolkits: tuple[CudaToolkit, ...]
     major_lines: tuple[CudaMajorLine, ...]
     releases: tuple[Release, ...]
+    components: ComponentFacts = field(default_factory=ComponentFacts)
 
     def releases_of(self, framework: Framework) -> tuple[Release, ...]:
         """Releases of one framework, newest first."""

@@ -14,11 +14,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
-from colabenv.errors import ResolutionError
+from colabenv.components import bounds, pulled_in
+from colabenv.errors import ResolutionError, printable
 from colabenv.frameworks import FACTS, ORDER, POSITION
 from colabenv.models import (
     Catalog,
     Companion,
+    ComponentConstraint,
     ComputeCapability,
     Framework,
     FrameworkChoice,
@@ -113,7 +115,45 @@ def _variant_rejection(
     if missing:
         caps = ", ".join(c.sm for c in missing)
         return f"{variant.name} has no kernels for {caps}"
+    return _component_rejection(variant, target, catalog)
+
+
+def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
+    """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not."""
+    held = bounds(catalog.components, target.compute_capabilities)
+    if not held:
+        return None
+    for item in pulled_in(variant.pin_texts, catalog.components, held):
+        found = held[item.component.name]
+        if found.admits_any(item.specifier):
+            continue
+        gpus = ", ".join(g.sm for g in found.gpus)
+        if not found.possible:
+            return (f"{variant.name} pins {item.pin}: no {item.component.name} release has "
+                    f"kernels for all of {gpus}")
+        return (f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; "
+                f"{found.requirement} has them")
     return None
+
+
+def _constraints(
+    chosen: Sequence[_Option], target: Target, catalog: Catalog
+) -> tuple[tuple[ComponentConstraint, ...], dict[Framework, list[str]]]:
+    """The component bounds the chosen builds need for the target's GPUs (one per component,
+    in the order the frameworks pull them in), and for each framework the ones it brings."""
+    held = bounds(catalog.components, target.compute_capabilities)
+    found: dict[str, ComponentConstraint] = {}
+    brought: dict[Framework, list[str]] = {}
+    for option in chosen:
+        for item in pulled_in(option.variant.pin_texts, catalog.components, held):
+            bound = held[item.component.name]
+            if not bound.possible:
+                continue
+            found.setdefault(bound.requirement, ComponentConstraint(bound.requirement, bound.reason))
+            texts = brought.setdefault(option.framework, [])
+            if bound.requirement not in texts:
+                texts.append(bound.requirement)
+    return tuple(found.values()), brought
 
 
 _NOT_ASKED = "a CPU build on a GPU target (ask for it with variant = \"cpu\")"
@@ -474,6 +514,65 @@ def _grouped(framework: Framework, rejections: Sequence[tuple[Version, str]]) ->
     return lines
 
 
+def _unknown_variant(request: FrameworkRequest, catalog: Catalog) -> str:
+    """The error detail for a variant no release of the framework has (``cu999``), else ""."""
+    known = sorted({v.name for r in catalog.releases_of(request.framework) for v in r.variants},
+                   key=_variant_order)
+    if request.variant is None or request.variant in known:
+        return ""
+    return (f"{printable(request.variant)!r} is not a {request.framework} variant the catalog "
+            f"knows (known: {', '.join(known)})")
+
+
+def _no_match(request: FrameworkRequest, catalog: Catalog) -> str:
+    """Nothing in the catalog matches the request at all: a variant the matching releases
+    lack, or a version range outside the catalog."""
+    releases = catalog.releases_of(request.framework)
+    matching = [r for r in releases if request.specifier.contains(r.version, prereleases=True)]
+    if request.variant is not None and matching:
+        offered = sorted({v.name for r in matching for v in r.variants}, key=_variant_order)
+        return (f"\n  no {request.framework} release satisfying {request.specifier} has the "
+                f"variant {request.variant} (they have: {', '.join(offered)})")
+    return f"\n  the catalog has no {request.framework} release matching it"
+
+
+def _variant_order(name: str) -> tuple[int, str]:
+    """cu118 before cu126 before cu130; names without digits (cpu, and-cuda) last."""
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return (int(digits) if digits else 10**6, name)
+
+
+def _turned_down_for_components(
+    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+) -> bool:
+    """Whether the component pins are what keeps ``variant`` off the target (and not its
+    Python, driver or arch list first)."""
+    problem = _component_rejection(variant, target, catalog)
+    return problem is not None and _variant_rejection(variant, request, target, catalog) == problem
+
+
+def _component_hint(request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+    """What to change when a release the profile allows was turned down for its NVIDIA
+    component pins: the releases whose pins do cover the GPUs."""
+    refused = [
+        release.version
+        for release in catalog.releases_of(request.framework)
+        if request.specifier.contains(release.version, prereleases=True)
+        and any(_turned_down_for_components(v, request, target, catalog)
+                for v in release.variants)
+    ]
+    if not refused:
+        return ""
+    open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant,
+                                    request.companions)
+    good = sorted({o.release.version for o in _candidates(open_request, target, catalog).options})
+    if not good:
+        return "\n  no release in the catalog pins components with kernels for these GPUs"
+    everything = sorted(r.version for r in catalog.releases_of(request.framework))
+    hint = _range_hint(request.framework, good, max(refused), everything)
+    return f"\n  to change: allow {hint} (releases whose pins carry kernels for these GPUs)"
+
+
 def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
     """Choose a release and variant for every framework the profile wants, jointly."""
     if profile.python is not None and not profile.python.contains(
@@ -487,12 +586,15 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
     per_framework: list[tuple[_Option, ...]] = []
     unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
     for request in requests:
+        unknown = _unknown_variant(request, catalog)
+        if unknown:
+            raise ResolutionError(
+                f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
         found = _candidates(request, target, catalog)
         if not found.options:
             shown = _grouped(request.framework, found.rejections)
-            detail = "".join(f"\n  {r}" for r in shown)
-            if not shown:
-                detail = f"\n  the catalog has no {request.framework} release matching it"
+            detail = "".join(f"\n  {r}" for r in shown) or _no_match(request, catalog)
+            detail += _component_hint(request, target, catalog)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
                 f"{str(request.specifier) or 'any version'} runs on the target{detail}"
@@ -506,8 +608,13 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
             f"{profile.path.name}: frameworks: "
             + _clash_message(per_framework, unconstrained)
         )
+    constraints, brought = _constraints(chosen, target, catalog)
     choices = []
     for option, request in zip(chosen, requests, strict=True):
+        reason = _reason(option, request, target, catalog)
+        if brought.get(option.framework):
+            held = ", ".join(brought[option.framework])
+            reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
         choices.append(
             FrameworkChoice(
                 framework=option.framework,
@@ -516,7 +623,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
                 index_url=_index_url(option.variant, profile.install),
                 requirements=tuple(_requirements(option, request, target.installed)),
                 installed=option.installed,
-                reason=_reason(option, request, target, catalog),
+                reason=reason,
                 cuda=option.variant.cuda,
                 pins=option.variant.pins,
                 archs=option.variant.archs,
@@ -535,4 +642,5 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
         warnings=tuple(dict.fromkeys(_warnings(chosen, profile, target, catalog))),
         required_driver=required,
         install=profile.install,
+        constraints=constraints,
     )

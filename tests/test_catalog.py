@@ -13,12 +13,22 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.catalog import DRIVERS_FILE, FRAMEWORK_FILES, load_catalog, shipped_catalog
+from colabenv.catalog import (
+    DRIVERS_FILE,
+    FRAMEWORK_FILES,
+    load_catalog,
+    load_components,
+    shipped_catalog,
+)
 from colabenv.errors import CatalogError
 from colabenv.models import (
     Catalog,
+    Component,
+    ComponentFacts,
+    ComponentRange,
     ComputeCapability,
     Framework,
     Release,
@@ -66,7 +76,9 @@ def _pin(variant: Variant, name: str) -> Requirement:
 
 def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
     assert shipped_catalog() is shipped_catalog()
-    assert shipped_catalog() == CATALOG
+    assert shipped_catalog() == load_catalog(components=True)
+    assert shipped_catalog().components == load_components()
+    assert shipped_catalog(()).components == ComponentFacts(), "detection needs no component facts"
 
 
 @pytest.mark.parametrize(
@@ -303,6 +315,17 @@ def lacks(cap: str) -> Callable[[Variant], bool]:
     return lambda v: not archs_cover(v.archs, ComputeCapability.parse(cap))
 
 
+def native(cap: str) -> Callable[[Variant], bool]:
+    """Machine code for the GPU, not only PTX to JIT-compile."""
+    gpu = ComputeCapability.parse(cap)
+    return lambda v: any(a.covers(gpu) and not a.ptx for a in v.archs)
+
+
+def ptx_only(cap: str) -> Callable[[Variant], bool]:
+    gpu = ComputeCapability.parse(cap)
+    return lambda v: archs_cover(v.archs, gpu) and not native(cap)(v)
+
+
 def pins(name: str, spec: str) -> Callable[[Variant], bool]:
     return lambda v: _pin(v, name).specifier == SpecifierSet(spec)
 
@@ -366,6 +389,19 @@ FACTS = [
     Fact(J, "0.7.2", "cuda13", lacks("7.0"), "CUDA 13: SM 7.5 or newer"),
     Fact(J, "0.7.2", "cuda12", covers("6.0"), "CUDA 12 plugin still runs on Pascal"),
     Fact(J, "0.6.0", "cuda12", cuda("12.8"), "CHANGELOG 0.6.0: built using CUDA 12.8"),
+    # machine code read from the binaries with colabenv catalog archs
+    Fact(TF, "2.21.0", "and-cuda", native("9.0"), "libtensorflow_cc carries sm_90 cubins"),
+    Fact(TF, "2.16.1", "and-cuda", native("9.0"), "libtensorflow_cc carries sm_90 cubins"),
+    Fact(TF, "2.15.0", "and-cuda", native("8.0"), "libtensorflow_cc carries sm_80 cubins"),
+    Fact(TF, "2.15.0", "and-cuda", ptx_only("9.0"), "no sm_90 cubins before 2.16"),
+    Fact(TF, "2.21.0", "and-cuda", ptx_only("12.0"), "Blackwell through compute_90 only"),
+    Fact(J, "0.5.3", "cuda12", native("9.0"), "xla_cuda_plugin 0.5.3 carries sm_90 cubins"),
+    Fact(J, "0.5.3", "cuda12", ptx_only("10.0"), "no Blackwell cubins before 0.6"),
+    Fact(J, "0.6.0", "cuda12", native("12.0"), "plugin 0.6.0 carries sm_120 cubins"),
+    Fact(J, "0.10.0", "cuda12", native("10.0"), "plugin 0.10.0 carries sm_100 cubins"),
+    Fact(J, "0.10.2", "cuda12", native("10.1"), "plugin 0.10.2 added sm_101"),
+    Fact(J, "0.11.2", "cuda13", native("11.0"), "cuda13 plugin 0.10.2 added sm_110"),
+    Fact(J, "0.11.2", "cuda13", lacks("7.0"), "CUDA 13 plugin: sm_75 and newer"),
 ]
 
 
@@ -746,3 +782,134 @@ def test_missing_catalog_file_is_refused(tmp_path: Path) -> None:
     (root / FRAMEWORK_FILES[Framework.JAX]).unlink()
     with pytest.raises(CatalogError, match=r"catalog jax\.toml: cannot read"):
         load_catalog(root)
+
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA component facts (components.toml, issue 13)
+
+COMPONENT_FACTS = load_components()
+COMPONENT_RANGES = [
+    pytest.param(c, r, id=f"{c.name}{r.specifier}")
+    for c in COMPONENT_FACTS.components
+    for r in c.ranges
+]
+CUDA_TOOLKIT = "cuda-toolkit"
+LEFT_OUT = {
+    # no GPU code, or compilers that target every GPU of their CUDA line (header of the file)
+    "cuda-bindings", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc",
+    "nvidia-nvjitlink", "nvidia-cuda-nvcc", "nvidia-nvtx", "nvidia-cufile", "nvidia-cuda-cupti",
+    *(f"nvidia-{name}-cu{major}" for major in (11, 12)
+      for name in ("cuda-runtime", "cuda-nvrtc", "nvjitlink", "cuda-nvcc", "nvtx", "cufile",
+                   "cuda-cupti")),
+    # kernels for Ampere and newer only, used by the frameworks only there
+    "nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13",
+}
+
+
+@pytest.mark.parametrize(("component", "item"), COMPONENT_RANGES)
+def test_component_range_is_read_from_the_wheels_it_names(component: Component,
+                                                          item: ComponentRange) -> None:
+    assert "colabenv catalog archs" in item.source.text
+    wheel_name = str(component.name).replace("-", "_")
+    for version in item.checked:
+        assert f"{wheel_name}-{version}-" in item.source.text, version
+    assert len(set(item.archs)) == len(item.archs)
+    assert any(not a.ptx for a in item.archs)
+
+
+@pytest.mark.parametrize(("component", "item"), COMPONENT_RANGES)
+def test_cuda13_components_cover_nothing_before_volta(component: Component,
+                                                      item: ComponentRange) -> None:
+    if component.cuda_major < 13:
+        return
+    assert not archs_cover(item.archs, ComputeCapability(6, 1))
+    if component.name != "nvidia-cusparse":  # cuSPARSE for CUDA 13 still carries sm_70
+        assert min(a.capability for a in item.archs) >= ComputeCapability(7, 5)
+
+
+def _component_names(variant: Variant) -> set[str]:
+    names = set()
+    for pin in variant.pins:
+        if pin.name != CUDA_TOOLKIT:
+            names.add(canonicalize_name(pin.name))
+            continue
+        (exact,) = [s.version for s in pin.specifier if s.operator == "=="]
+        meta = COMPONENT_FACTS.toolkit_meta(Version(exact))
+        assert meta is not None, f"no cuda-toolkit {exact} in components.toml"
+        for extra in pin.extras:
+            names.update(canonicalize_name(p.name) for p in meta.pins(extra))
+    return names
+
+
+@pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
+def test_every_component_a_build_pulls_in_is_known_or_left_out(release: Release,
+                                                               variant: Variant) -> None:
+    known = {str(c.name) for c in COMPONENT_FACTS.components}
+    unknown = _component_names(variant) - known - LEFT_OUT
+    assert not unknown, f"{release.framework} {release.version} {variant.name}: {sorted(unknown)}"
+
+
+@dataclass(frozen=True)
+class ComponentFact:
+    name: str
+    version: str
+    gpu: str
+    covered: bool
+    why: str
+
+
+COMPONENT_KNOWN = [
+    ComponentFact("nvidia-cudnn-cu12", "9.10.2.21", "6.0", True, "issue 13: libcudnn_ops sm_60"),
+    ComponentFact("nvidia-cudnn-cu12", "9.10.2.21", "6.1", True, "GTX 1080 Ti"),
+    ComponentFact("nvidia-cudnn-cu12", "9.10.2.21", "7.0", True, "V100"),
+    ComponentFact("nvidia-cudnn-cu12", "9.10.2.21", "5.0", True, "Maxwell"),
+    ComponentFact("nvidia-cudnn-cu12", "9.11.0.98", "6.0", False, "sm_75 and newer only"),
+    ComponentFact("nvidia-cudnn-cu12", "9.11.0.98", "7.0", False, "no Volta from 9.11"),
+    ComponentFact("nvidia-cudnn-cu12", "9.11.0.98", "7.5", True, "T4"),
+    ComponentFact("nvidia-cudnn-cu12", "9.28.0.42", "6.1", False, "sm_75 and newer only"),
+    ComponentFact("nvidia-cudnn-cu12", "9.3.0.75", "6.0", True, "TF 2.18's exact pin has Pascal"),
+    ComponentFact("nvidia-cudnn-cu12", "9.1.0.70", "12.0", True, "Blackwell through compute_90"),
+    ComponentFact("nvidia-cudnn-cu12", "8.9.2.26", "6.0", True, "cuDNN 8.9 for CUDA 12"),
+    ComponentFact("nvidia-cudnn-cu13", "9.12.0.46", "7.0", False, "CUDA 13: sm_75 and newer"),
+    ComponentFact("nvidia-cudnn-cu13", "9.28.1.4", "7.5", True, "T4"),
+    ComponentFact("nvidia-nccl-cu12", "2.27.7", "5.2", True, "NCCL kept sm_50 up to 2.27"),
+    ComponentFact("nvidia-nccl-cu12", "2.28.9", "5.2", False, "NCCL 2.28 dropped sm_50"),
+    ComponentFact("nvidia-nccl-cu12", "2.32.3", "6.0", True, "NCCL still has sm_60"),
+    ComponentFact("nvidia-cublas-cu12", "12.9.3.13", "5.0", True, "cuBLAS 12.9 keeps sm_50"),
+    ComponentFact("nvidia-cublas-cu12", "12.6.4.1", "6.1", True, "cuda-toolkit 12.6.3 cuBLAS"),
+    ComponentFact("nvidia-cufft-cu12", "11.4.1.4", "6.0", True, "cuFFT 11.4 sm_60 in .ldata"),
+    ComponentFact("nvidia-cusparse", "12.6.3.3", "7.0", True, "CUDA 13 cuSPARSE keeps sm_70"),
+    ComponentFact("nvidia-cublas", "13.1.0.3", "7.0", False, "CUDA 13 cuBLAS: sm_75 and newer"),
+    ComponentFact("nvidia-nvshmem-cu13", "3.3.20", "7.5", False, "NVSHMEM 3.3.20: sm_80+"),
+    ComponentFact("nvidia-nvshmem-cu13", "3.3.24", "7.5", True, "NVSHMEM 3.3.24 adds sm_75"),
+    ComponentFact("nvidia-cudnn-cu11", "8.7.0.84", "3.7", True, "TF 2.14's cuDNN runs on a K80"),
+    ComponentFact("nvidia-cudnn-cu11", "9.1.0.70", "3.7", False, "cuDNN 9 starts at sm_50"),
+    ComponentFact("nvidia-cudnn-cu11", "9.1.0.70", "6.0", True, "torch 2.4-2.7 cu118 on a P100"),
+    ComponentFact("nvidia-nccl-cu11", "2.21.5", "3.5", True, "NCCL for CUDA 11 keeps sm_35"),
+]
+
+
+@pytest.mark.parametrize(
+    "fact", [pytest.param(f, id=f"{f.name}-{f.version}-{f.gpu}") for f in COMPONENT_KNOWN]
+)
+def test_known_component_fact(fact: ComponentFact) -> None:
+    component = COMPONENT_FACTS.component(fact.name)
+    assert component is not None
+    item = component.range_of(Version(fact.version))
+    assert item is not None, f"{fact.version} is in no range"
+    assert item.covers(ComputeCapability.parse(fact.gpu)) is fact.covered, fact.why
+
+
+def test_component_facts_read_through_the_catalog_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = load_components()
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 1
+    from colabenv import _toml
+
+    def no_parsing(text: str) -> dict[str, object]:
+        raise AssertionError("parsed again instead of read from the cache")
+
+    monkeypatch.setattr(_toml, "loads", no_parsing)
+    assert load_components() == fresh

@@ -14,10 +14,10 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import load_catalog, shipped_catalog
 from colabenv.detect import read_freeze
 from colabenv.errors import ProfileError, ResolutionError
-from colabenv.models import ComputeCapability, Framework, InstalledSet, Target
+from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target
 from colabenv.profile import load_profile
 from colabenv.resolver import resolve
 
@@ -56,6 +56,10 @@ TARGETS = {
     "h200-580": lambda: _target("580.95.05", "13.0", ("9.0",), "3.12"),
     "old-470": lambda: _target("470.82.01", "11.4", ("7.5",), "3.10"),
     "mixed-1080ti-3090": lambda: _target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
+    "v100": lambda: _target("570.124.06", "12.8", ("7.0",), "3.12"),
+    "pascal-575": lambda: _target("575.51.03", "12.9", ("6.1",), "3.12"),
+    "maxwell-m60": lambda: _target("570.124.06", "12.8", ("5.2",), "3.12"),
+    "kepler-k80": lambda: _target("470.82.01", "11.4", ("3.7",), "3.10"),
     "cuda-only-12.4": lambda: _target(None, "12.4", ("7.5",), "3.12"),
     "gpu-unknown-arch": lambda: _target("570.124.06", "12.8", (), "3.12"),
     "cpu": lambda: _target(None, None, (), "3.12"),
@@ -82,7 +86,13 @@ class Scenario:
     error: tuple[str, ...] = ()
     warning: str | None = None
     extra_toml: str = ""
+    constraints: tuple[str, ...] | None = None
+    """The resolution's component constraints, exactly (None: not checked)."""
 
+
+PASCAL = ("nvidia-cudnn-cu12<9.11",)
+VOLTA = ("nvidia-cudnn-cu12<9.11",)
+MAXWELL = ("nvidia-cudnn-cu12<9.11", "nvidia-nccl-cu12<2.28")
 
 SCENARIOS = [
     # Colab T4 on driver 550.54.15: cu124 is the newest fully supported torch build; newer
@@ -172,6 +182,45 @@ SCENARIOS = [
              error=("python", "3.11"), extra_toml='python = ">=3.12"\n'),
     Scenario("no-such-release", "a100", 'torch = "==1.13.*"',
              error=("frameworks.torch", "no release")),
+    # NVIDIA components (issue 13): jax[cuda12] and tensorflow[and-cuda] admit any cuDNN 9,
+    # and cuDNN 9.11 and later carry no kernels below sm_75
+    Scenario("p100-jax-cudnn-held", "kaggle-p100", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("p100-tensorflow-cudnn-held", "kaggle-p100", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("v100-jax-cudnn-held", "v100", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=VOLTA),
+    Scenario("v100-tensorflow-cudnn-held", "v100", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=VOLTA),
+    Scenario("mixed-jax-cudnn-held", "mixed-1080ti-3090", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("mixed-tensorflow-cudnn-held", "mixed-1080ti-3090", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("pascal-575-jax-cudnn-held", "pascal-575", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
+    Scenario("pascal-575-tensorflow-cudnn-held", "pascal-575", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
+    Scenario("t4-jax-not-held-back", "colab-t4", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=()),
+    Scenario("t4-tensorflow-not-held-back", "colab-t4-py311", 'tensorflow = "*"',
+             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=()),
+    Scenario("h100-jax-not-held-back", "h100-580", 'jax = "*"',
+             {"jax": Expect(">=0.7.2", "cuda13")}, constraints=()),
+    Scenario("p100-torch-jax-cudnn-held", "kaggle-p100", 'torch = "*"\njax = "*"',
+             {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")},
+             constraints=PASCAL),
+    Scenario("maxwell-torch-passes-over-nccl-2.28", "maxwell-m60", 'torch = "*"',
+             {"torch": Expect("==2.10.*", "cu126")}, constraints=MAXWELL),
+    Scenario("k80-torch-passes-over-cudnn-9", "kepler-k80", 'torch = "*"',
+             {"torch": Expect("==2.3.*", "cu118", requirement="torch==2.3.1+cu118")},
+             constraints=("nvidia-cudnn-cu11<8.8",)),
+    Scenario("k80-torch-2.6-clash", "kepler-k80", 'torch = "==2.6.*"',
+             error=("torch 2.6.0: cu118 pins nvidia-cudnn-cu11==9.1.0.70", "sm_37",
+                    "nvidia-cudnn-cu11<8.8 has them", "to change: allow torch<2.4")),
+    Scenario("maxwell-torch-2.11-clash", "maxwell-m60", 'torch = "==2.11.*"',
+             error=("frameworks.torch", "torch 2.11.0: cu126 pins nvidia-nccl-cu12==2.28.9",
+                    "no kernels for sm_52", "nvidia-nccl-cu12<2.28 has them",
+                    "to change: allow torch<2.11")),
 ]
 
 
@@ -215,6 +264,11 @@ def test_scenario(scenario: Scenario, tmp_path: Path) -> None:
             assert expect.requirement in choice.requirements, choice.requirements
     if scenario.warning:
         assert any(scenario.warning in w for w in resolution.warnings), resolution.warnings
+    if scenario.constraints is not None:
+        assert sorted(resolution.constraint_lines) == sorted(scenario.constraints)
+        for constraint in resolution.constraints:
+            assert constraint.reason
+            assert any(constraint.requirement in c.reason for c in resolution.choices)
 
 
 def test_resolver_keeps_newest_first_and_explains(tmp_path: Path) -> None:
@@ -269,3 +323,150 @@ def test_resolution_is_deterministic(tmp_path: Path) -> None:
     first = resolve(profile, TARGETS["a100"](), shipped_catalog())
     second = resolve(profile, TARGETS["a100"](), shipped_catalog())
     assert first == second
+
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA component bounds, on a small catalog whose newest release pins a cuDNN without Pascal
+# kernels (as torch 2.11.0+cu128 pins nvidia-cudnn-cu12==9.19.0.56)
+
+COMPONENT_TORCH = """
+schema = 1
+framework = "torch"
+companions_follow_variant = true
+
+[archs]
+classic = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+
+[[release]]
+version = "1.1.0"
+python = ">=3.10"
+default_variant = "cu124"
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "classic"
+pins = ["nvidia-cudnn-cu12==9.19.0.56", "nvidia-nccl-cu12==2.21.5"]
+source = "test"
+
+[[release.variant]]
+name = "cpu"
+source = "test"
+
+[[release]]
+version = "1.0.0"
+python = ">=3.10"
+default_variant = "cu124"
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "classic"
+pins = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.21.5"]
+source = "test"
+
+[[release.variant]]
+name = "cpu"
+source = "test"
+"""
+
+
+def _component_catalog(tmp_path: Path) -> Catalog:
+    from tests.test_catalog import _write_catalog
+    from tests.test_components import FACTS
+
+    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
+    (root / "components.toml").write_text(FACTS, encoding="utf-8")
+    return load_catalog(root, components=True)
+
+
+def _torch_profile(tmp_path: Path, spec: str) -> Path:
+    path = tmp_path / "p.toml"
+    path.write_text(f'name = "p"\n[frameworks]\ntorch = "{spec}"\n')
+    return path
+
+
+def test_a_release_pinning_a_cudnn_without_the_gpus_kernels_is_passed_over(tmp_path: Path) -> None:
+    catalog = _component_catalog(tmp_path)
+    profile = load_profile(_torch_profile(tmp_path, "*"))
+    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    resolution = resolve(profile, p100, catalog)
+    (choice,) = resolution.choices
+    assert choice.release == Version("1.0.0")
+    assert resolution.constraint_lines == ("nvidia-cudnn-cu12<9.11",)
+    (constraint,) = resolution.constraints
+    assert "sm_60" in constraint.reason and "9.10.2.21" in constraint.reason
+    assert "nvidia-cudnn-cu12<9.11" in choice.reason
+    shown = resolution.to_json()["constraints"]
+    assert shown == [{"requirement": "nvidia-cudnn-cu12<9.11", "reason": constraint.reason}]
+    t4 = resolve(profile, _target("560.35.03", "12.6", ("7.5",), "3.11"), catalog)
+    assert t4.choices[0].release == Version("1.1.0")
+    assert t4.constraints == ()
+    unknown = resolve(profile, _target("560.35.03", "12.6", (), "3.11"), catalog)
+    assert unknown.choices[0].release == Version("1.1.0")
+    assert unknown.constraints == ()
+
+
+def test_a_pinned_release_without_the_gpus_kernels_exits_3_naming_pin_gpu_and_fix(
+    tmp_path: Path,
+) -> None:
+    catalog = _component_catalog(tmp_path)
+    profile = load_profile(_torch_profile(tmp_path, "==1.1.*"))
+    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, p100, catalog)
+    message = str(caught.value)
+    assert caught.value.exit_code == 3
+    assert "frameworks.torch" in message
+    assert "torch 1.1.0: cu124 pins nvidia-cudnn-cu12==9.19.0.56" in message
+    assert "no kernels for sm_60" in message
+    assert "nvidia-cudnn-cu12<9.11 has them" in message
+    assert "to change: allow torch<1.1" in message
+
+
+def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", variant = "cu999" }\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    message = str(caught.value)
+    assert "frameworks.torch.variant: 'cu999' is not a torch variant the catalog knows" in message
+    assert "known: cu117, cu118, cu121, cu124, cu126, cu128, cu129, cu130, cu132, cpu" in message
+    assert "no torch release matching it" not in message
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "==2.8.*", variant = "cu118" }\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
+    assert "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, " \
+           "cu129, cpu)" in str(caught.value)
+
+
+def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> None:
+    from tests.test_catalog import _write_catalog
+
+    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
+    (root / "components.toml").write_text(
+        'schema = 1\n[[component]]\nname = "nvidia-cudnn-cu12"\ncuda_major = 12\n'
+        '[[component.range]]\nversions = "<9.11"\narchs = ["sm_60", "sm_90"]\n'
+        'checked = ["9.10.2.21"]\nsource = "test"\n'
+        '[[component.range]]\nversions = ">=9.11"\narchs = ["sm_80", "sm_90"]\n'
+        'checked = ["9.19.0.56"]\nsource = "test"\n', encoding="utf-8")
+    catalog = load_catalog(root, components=True)
+    profile = load_profile(_torch_profile(tmp_path, "*"))
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, _target("570.124.06", "12.8", ("6.0", "8.6"), "3.11"), catalog)
+    message = str(caught.value)
+    assert "pins nvidia-cudnn-cu12==9.10.2.21: no nvidia-cudnn-cu12 release has kernels for all " \
+           "of sm_60, sm_86" in message
+    assert "no release in the catalog pins components with kernels for these GPUs" in message
+    either = resolve(profile, _target("570.124.06", "12.8", ("9.0",), "3.11"), catalog)
+    assert either.constraints == ()
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, _target("570.124.06", "12.8", ("6.0", "12.0"), "3.11"), catalog)
+    assert "has no kernels for sm_120" in str(caught.value)
+    assert "to change" not in str(caught.value), "the arch list turned it down, not the pins"
