@@ -211,6 +211,9 @@ class ComponentProblem:
             text += f"; {self.last_covering} is the last release that covers it"
         return text
 
+    def __str__(self) -> str:
+        return self.message
+
 
 def _last_covering(component: Component, gpu: ComputeCapability) -> Version | None:
     checked = [v for item in component.ranges if item.covers(gpu) for v in item.checked]

@@ -49,44 +49,22 @@ _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 
 def expand_url(url: str, environ: Mapping[str, str]) -> str:
     """``url`` with each ``${VAR}`` replaced by its value from ``environ``, percent-encoded for
-    the part of the URL it stands in; an unset variable is a :class:`UsageError` naming it.
+    the part of the URL it stands in; an unset variable, or a value that would change the host,
+    is a :class:`UsageError` naming the URL.
 
-    The one expansion colabenv uses for index URLs: a thin wrapper over
-    :func:`_expand_references`, whose contract is that of the bootstrap script's stdlib-only
-    ``expand_url(url, environ)`` (same arguments, ``KeyError(name)`` for an unset variable), so
-    the script and ``lock`` send the same URL.
+    The expansion itself is the bootstrap script's (:func:`colabenv.script_helper.expand_url`,
+    standard library only), so the script and ``lock`` send the same URL.
     """
+    from colabenv.script_helper import UnsetVariable
+    from colabenv.script_helper import expand_url as expand
+
     try:
-        return _expand_references(url, environ)
-    except KeyError as missing:
-        name = missing.args[0] if missing.args else "?"
-        raise UsageError(f"index {printable(url)}: ${{{name}}} is not set in the "
+        return expand(url, environ)
+    except UnsetVariable as missing:
+        raise UsageError(f"index {printable(url)}: ${{{missing.name}}} is not set in the "
                          "environment") from None
-
-
-def _expand_references(url: str, environ: Mapping[str, str]) -> str:
-    """Stdlib only. Where a reference stands is read from ``url`` before anything is expanded,
-    so no value can move a boundary: in the userinfo, path, query or fragment every character
-    of a value but the unreserved ones is percent-encoded (an ``@``, ``/``, ``#``, ``%`` or
-    ``:`` in a token stays data); in the host and port, ``:``, ``[`` and ``]`` are kept."""
-    scheme_end = url.find("://")
-    authority_start = scheme_end + 3 if scheme_end >= 0 else len(url)
-    authority_end = len(url)
-    for delimiter in "/?#":
-        found = url.find(delimiter, authority_start)
-        if found >= 0:
-            authority_end = min(authority_end, found)
-    userinfo_end = url.rfind("@", authority_start, authority_end)
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in environ:
-            raise KeyError(name)
-        in_host = userinfo_end < match.start() < authority_end and \
-            match.start() >= authority_start
-        return quote(environ[name], safe=":[]" if in_host else "")
-
-    return _VAR_RE.sub(value, url)
+    except ValueError as error:
+        raise UsageError(printable(str(error))) from None
 
 
 def reference_names(url: str) -> list[str]:

@@ -319,16 +319,13 @@ def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, s
 
 
 @pytest.mark.network
-@pytest.mark.xfail(reason="until the lock helper's branch passes Resolution.constraint_lines to "
-                   "uv and pip-tools; drop this mark once it has landed", strict=False)
 @pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
 def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
     runner: Runner, tmp_path: Path, resolver: str
 ) -> None:
     """The real ``colabenv lock`` path against the real package index: jax's cuda12 extra
     admits any cuDNN 9, and only the resolution's constraint keeps the lock on a release with
-    Pascal kernels. Passes once the lock helper's branch passes ``Resolution.constraint_lines``
-    to uv and pip-tools; before that the lock takes the newest cuDNN and this fails."""
+    Pascal kernels (without it the lock takes the newest cuDNN, which has none)."""
     profile = tmp_path / "jax.toml"
     profile.write_text('name = "jax-p100"\n[frameworks]\njax = "*"\n')
     target = ("--driver", "560.35.03", "--compute-capability", "6.0", "--python", "3.11")

@@ -207,7 +207,7 @@ def test_odd_html_is_read_without_a_crash() -> None:
         ("https://${U}:${T}@h.example/simple/", f"https://{quote(USER, safe='')}:"
                                                  f"{quote(TOKEN, safe='')}@h.example/simple/"),
         ("https://h.example/${T}/simple/?k=${T}#${T}",
-         f"https://h.example/{quote(TOKEN, safe='')}/simple/?k={quote(TOKEN, safe='')}"
+         f"https://h.example/{quote(TOKEN, safe='/')}/simple/?k={quote(TOKEN, safe='')}"
          f"#{quote(TOKEN, safe='')}"),
         ("https://${HOST}/simple/", "https://mirror.example:8443/simple/"),
         ("https://h.example/simple/", "https://h.example/simple/"),

@@ -772,18 +772,41 @@ def test_components_check_reports_what_the_catalog_finds() -> None:
     assert check_components(installed, [], finder).status is Status.SKIP
 
 
-def test_verify_runs_the_components_check_only_when_given_a_finder(
+def test_verify_judges_installed_components_by_the_shipped_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A cuDNN without Pascal kernels installed on a P100: the components check FAILs, naming
+    the library, its version, the GPU and the last release that has its kernels."""
     from colabenv.verification.run import verify
 
-    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
-    for name, value in (("COLABENV_DRIVER_VERSION", "550.54.15"),
-                        ("COLABENV_COMPUTE_CAPABILITY", "6.0")):
-        monkeypatch.setenv(name, value)
-    write_marker(tmp_path, smoke=[], python=sys.executable)
-    assert "components" not in {c.name for c in verify(timeout=30).checks}
-    report = verify(timeout=30, component_problems=lambda installed, caps: [_Gap()])
-    assert report.check("components") == Check("components", Status.FAIL, str(_Gap()))
+    site = tmp_path / "site"
+    dist = site / "nvidia_cudnn_cu12-9.28.0.42.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.28.0.42\n")
+    monkeypatch.syspath_prepend(str(site))
+    state = tmp_path / "state"
+    state.mkdir()
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(state))
+    monkeypatch.setenv("COLABENV_DRIVER_VERSION", "550.54.15")
+    monkeypatch.setenv("COLABENV_COMPUTE_CAPABILITY", "6.0")
+    write_marker(state, smoke=[], python=sys.executable)
+    report = verify(timeout=30)
+    check = report.check("components")
+    assert check is not None and check.status is Status.FAIL, check
+    assert "nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60" in check.detail
+    assert "9.10.2.21 is the last release that covers it" in check.detail
     names = [c.name for c in report.checks]
     assert names.index("components") == names.index("consistency") + 1
+
+    monkeypatch.setenv("COLABENV_COMPUTE_CAPABILITY", "7.5")
+    turing = verify(timeout=30).check("components")
+    assert turing is not None and turing.status is Status.PASS, turing
+
+    injected = verify(timeout=30, component_problems=lambda installed, caps: [_Gap()])
+    assert injected.check("components") == Check("components", Status.FAIL, str(_Gap()))
+
+    monkeypatch.delenv("COLABENV_DRIVER_VERSION")
+    monkeypatch.delenv("COLABENV_COMPUTE_CAPABILITY")
+    if not Path("/proc/driver/nvidia/version").exists():
+        assert verify(timeout=30).check("components") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from colabenv._host_python import Interpreter, probe_interpreter
 from colabenv.builds import framework_build
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
-from colabenv.models import Framework
+from colabenv.models import ComputeCapability, Framework
 from colabenv.restart_marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
@@ -110,6 +111,16 @@ def _expectation(profile: str | None, lock: str | None, marker: RestartMarker | 
     return Expectation(source="no marker, profile or lock")
 
 
+def _shipped_component_problems(
+    installed: Mapping[NormalizedName, str], capabilities: tuple[ComputeCapability, ...]
+) -> Iterable[object]:
+    from colabenv.catalog import shipped_components
+    from colabenv.components import component_problems
+
+    return component_problems({str(name): v for name, v in installed.items()}, capabilities,
+                              shipped_components())
+
+
 def verify(
     profile: str | None = None,
     lock: str | None = None,
@@ -122,7 +133,8 @@ def verify(
 
     ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
     one running colabenv. It needs nothing but the standard library and its own packages.
-    ``component_problems``: the catalog's reader of NVIDIA component facts (issue 13); given,
+    ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
+    by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
     from colabenv.catalog import shipped_catalog
@@ -183,10 +195,10 @@ def verify(
         for framework in expectation.frameworks:
             checks.append(check_cuda(framework, builds[framework], target, catalog,
                                      require_gpu=expectation.require_gpu))
-        if component_problems is not None:
+        if has_gpu:
             versions = {name: installed.version(name) or "" for name in installed.names()}
             checks.append(check_components(versions, target.compute_capabilities,
-                                           component_problems))
+                                           component_problems or _shipped_component_problems))
 
         for framework, future in children.smoke.items():
             build = builds[framework]
