@@ -15,6 +15,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -400,6 +401,19 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
     assert again_b.stdout.splitlines()[-1] == NO_RESTART_LINE
     assert host.marker() == marker_b
     assert "six" not in json.dumps(marker_b)
+
+    # verify of A, in the host's interpreter: B's marker is no pass for A, and says what to run
+    verified = subprocess.run(
+        [sys.executable, "-m", "colabenv", "verify", "--profile", str(tmp_path / "a.toml"),
+         "--interpreter", str(host.python), "--json", "--timeout", "60"],
+        capture_output=True, text=True, env={**host.env(), "COLABENV_STATE_DIR": str(host.state)},
+        timeout=300, check=False)
+    assert verified.returncode == 1, verified.stderr
+    marker_check = next(c for c in json.loads(verified.stdout)["checks"] if c["name"] == "marker")
+    assert marker_check["status"] == "FAIL"
+    assert "written by profile 'b'" in marker_check["detail"], marker_check
+    assert "not by this profile 'a'" in marker_check["detail"], marker_check
+    assert "colabenv render a" in marker_check["detail"], marker_check
 
     # A's index comes back: A's own record of its failed run still makes A report a restart
     with LocalIndex(standin_wheels.default, port=port):
