@@ -12,15 +12,14 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv import _toml
 from colabenv._cache import parsed_toml
 from colabenv._data import catalog_dir
+from colabenv._schema import Fail, Reader, cached_version
 from colabenv.errors import CatalogError
 from colabenv.models import (
     Arch,
@@ -49,94 +48,18 @@ _PIN_RE = re.compile(
 """What a pin looks like; each is parsed with packaging when the resolver first needs it."""
 
 
-@functools.cache
-def _version(text: str) -> Version:
-    """One :class:`Version` per distinct string: the catalog repeats a few hundred of them."""
-    return Version(text)
+def _failing(path: Path) -> Fail:
+    def fail(key: str | None, problem: str) -> CatalogError:
+        return CatalogError(path, key, problem)
+
+    return fail
 
 
-class _Reader:
-    """Typed access to one parsed TOML table, raising CatalogError with the key path."""
-
-    def __init__(self, path: Path, data: Mapping[str, Any], prefix: str = "") -> None:
-        self.path = path
-        self.data = data
-        self.prefix = prefix
-
-    def key(self, name: str) -> str:
-        return f"{self.prefix}.{name}" if self.prefix else name
-
-    def fail(self, name: str | None, problem: str) -> CatalogError:
-        return CatalogError(self.path, self.key(name) if name else self.prefix or None, problem)
-
-    def allow(self, *names: str) -> None:
-        for name in self.data:
-            if name not in names:
-                raise self.fail(name, f"unknown key (expected one of {', '.join(names)})")
-
-    def text(self, name: str, default: str | None = None) -> str:
-        value = self.data.get(name, default)
-        if not isinstance(value, str) or not value:
-            raise self.fail(name, "expected a non-empty string")
-        return value
-
-    def opt_text(self, name: str) -> str | None:
-        if name not in self.data:
-            return None
-        return self.text(name)
-
-    def version(self, name: str) -> Version:
-        text = self.text(name)
-        try:
-            return _version(text)
-        except InvalidVersion:
-            raise self.fail(name, f"{text!r} is not a version") from None
-
-    def opt_version(self, name: str) -> Version | None:
-        return self.version(name) if name in self.data else None
-
-    def specifier(self, name: str) -> SpecifierSet:
-        text = self.text(name)
-        try:
-            return SpecifierSet(text)
-        except InvalidSpecifier:
-            raise self.fail(name, f"{text!r} is not a version specifier") from None
-
-    def integer(self, name: str) -> int:
-        value = self.data.get(name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(name, "expected an integer")
-        return value
-
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.data.get(name, default)
-        if not isinstance(value, bool):
-            raise self.fail(name, "expected true or false")
-        return value
-
-    def text_list(self, name: str) -> list[str]:
-        value = self.data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(name, "expected a list of strings")
-        return list(value)
-
-    def table(self, name: str) -> Mapping[str, Any]:
-        value = self.data.get(name, {})
-        if not isinstance(value, dict):
-            raise self.fail(name, "expected a table")
-        return value
-
-    def tables(self, name: str) -> list[_Reader]:
-        value = self.data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise self.fail(name, "expected an array of tables")
-        return [_Reader(self.path, v, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
-
-    def source(self) -> Source:
-        return Source(self.text("source"))
+def _source(reader: Reader) -> Source:
+    return Source(reader.text("source"))
 
 
-def _read(path: Path) -> _Reader:
+def _read(path: Path) -> Reader:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -145,7 +68,7 @@ def _read(path: Path) -> _Reader:
         document = parsed_toml(data, _toml.loads_utf8)
     except (UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
         raise CatalogError(path, None, f"invalid TOML: {exc}") from None
-    reader = _Reader(path, document)
+    reader = Reader(document, _failing(path))
     if document.get("schema") != 1:
         raise reader.fail("schema", "expected schema = 1")
     return reader
@@ -159,12 +82,12 @@ def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorL
     for item in doc.tables("major_line"):
         item.allow("cuda_major", "floor_driver", "source")
         lines.append(CudaMajorLine(item.integer("cuda_major"), item.version("floor_driver"),
-                                   item.source()))
+                                   _source(item)))
     toolkits = []
     for item in doc.tables("toolkit"):
         item.allow("version", "label", "driver", "source")
         toolkits.append(CudaToolkit(item.version("version"), item.text("label"),
-                                    item.version("driver"), item.source()))
+                                    item.version("driver"), _source(item)))
     majors = [line.major for line in lines]
     if len(set(majors)) != len(majors):
         raise doc.fail("major_line", "a CUDA major line is listed twice")
@@ -178,7 +101,7 @@ def _load_framework(path: Path, framework: Framework) -> list[Release]:
         raise doc.fail("framework", f"expected {framework.value!r}")
     follow = doc.flag("companions_follow_variant", False)
     named_archs: dict[str, tuple[Arch, ...]] = {}
-    arch_table = _Reader(path, doc.table("archs"), "archs")
+    arch_table = doc.sub("archs")
     for name in arch_table.data:
         named_archs[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
 
@@ -195,28 +118,28 @@ def _load_framework(path: Path, framework: Framework) -> list[Release]:
         default = item.opt_text("default_variant")
         if default is not None and default not in names:
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
-        comp_reader = _Reader(path, item.table("companions"), item.key("companions"))
+        comp_reader = item.sub("companions")
         companions = tuple(_load_companion(comp_reader, name, follow) for name in comp_reader.data)
         releases.append(Release(framework, item.version("version"), release_python, variants,
-                                default, companions, item.source()))
+                                default, companions, _source(item)))
     versions = [r.version for r in releases]
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
     return releases
 
 
-def _load_companion(reader: _Reader, name: str, follow: bool) -> Companion:
+def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
     """``name = "0.21.0"``, or ``name = { version = "2.11.0", follows_variant = false }`` for a
     companion without the framework's local tag (torchaudio 2.11.0 beside torch 2.12 and later)."""
     if not isinstance(reader.data[name], dict):
         return Companion(canonicalize_name(name), reader.version(name), follow)
-    item = _Reader(reader.path, reader.data[name], reader.key(name))
+    item = reader.child(reader.data[name], name)
     item.allow("version", "follows_variant")
     return Companion(canonicalize_name(name), item.version("version"),
                      item.flag("follows_variant", follow))
 
 
-def _parse_archs(reader: _Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
+def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
     archs = []
     for text in items:
         try:
@@ -226,7 +149,7 @@ def _parse_archs(reader: _Reader, name: str, items: list[str]) -> tuple[Arch, ..
     return tuple(archs)
 
 
-def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) -> Variant:
+def _load_variant(item: Reader, named_archs: Mapping[str, tuple[Arch, ...]]) -> Variant:
     item.allow("name", "cuda", "index_url", "local_tag", "extra", "archs", "pins", "python",
                "source")
     cuda = item.opt_version("cuda")
@@ -259,7 +182,7 @@ def _load_variant(item: _Reader, named_archs: Mapping[str, tuple[Arch, ...]]) ->
         archs=archs,
         pin_texts=tuple(pins),
         python=item.specifier("python") if "python" in item.data else None,
-        source=item.source(),
+        source=_source(item),
     )
 
 
@@ -294,7 +217,7 @@ def _load_components(path: Path) -> ComponentFacts:
     metas = []
     for item in doc.tables("toolkit_meta"):
         item.allow("version", "extras", "source")
-        extras = _Reader(path, item.table("extras"), item.key("extras"))
+        extras = item.sub("extras")
         pairs = []
         for extra in extras.data:
             texts = extras.text_list(extra)
@@ -305,14 +228,14 @@ def _load_components(path: Path) -> ComponentFacts:
                     raise extras.fail(
                         extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
             pairs.append((extra, tuple(texts)))
-        metas.append(ToolkitMeta(item.version("version"), tuple(pairs), item.source()))
+        metas.append(ToolkitMeta(item.version("version"), tuple(pairs), _source(item)))
     versions = [m.version for m in metas]
     if len(set(versions)) != len(versions):
         raise doc.fail("toolkit_meta", "a cuda-toolkit version is listed twice")
     return ComponentFacts(tuple(components), tuple(metas))
 
 
-def _load_range(item: _Reader) -> ComponentRange:
+def _load_range(item: Reader) -> ComponentRange:
     """``versions = ">=9.0,<9.11"``: a lower and an upper bound, each optional."""
     item.allow("versions", "archs", "checked", "source")
     text = item.text("versions")
@@ -323,7 +246,7 @@ def _load_range(item: _Reader) -> ComponentRange:
         if match is None or match.group(1) in bounds:
             raise item.fail("versions", f"{text!r} is not a range like \">=9.0,<9.11\"")
         try:
-            bounds[match.group(1)] = _version(match.group(2))
+            bounds[match.group(1)] = cached_version(match.group(2))
         except InvalidVersion:
             raise item.fail("versions", f"{text!r}: {match.group(2)!r} is not a version") from None
     lower, upper = bounds.get(">="), bounds.get("<")
@@ -335,10 +258,10 @@ def _load_range(item: _Reader) -> ComponentRange:
     checked = []
     for version_text in item.text_list("checked"):
         try:
-            checked.append(_version(version_text))
+            checked.append(cached_version(version_text))
         except InvalidVersion:
             raise item.fail("checked", f"{version_text!r} is not a version") from None
-    result = ComponentRange(lower, upper, archs, tuple(checked), item.source())
+    result = ComponentRange(lower, upper, archs, tuple(checked), _source(item))
     if not checked:
         raise item.fail("checked", "name the releases whose wheels were read")
     for version in checked:
