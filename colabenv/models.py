@@ -313,13 +313,42 @@ class InstallSettings:
 
 
 @model
+class IoCheck:
+    """One ``[verify] io_paths`` entry: a folder whose write and uncached read throughput
+    ``verify`` measures, with the MiB/s below which that is a FAIL (None: report only)."""
+
+    path: str
+    min_read_mib_s: float | None = None
+    min_write_mib_s: float | None = None
+
+
+@model
 class VerifySettings:
-    """The profile's ``[verify]`` table: which smoke tests run and what they require."""
+    """The profile's ``[verify]`` table: which smoke tests run and what they require.
+
+    ``io`` and ``io_size_mib``: storage throughput checks and the test file's size;
+    ``min_free_ram_gib``: host memory that must be free; ``max_other_vram_share``: the share of a
+    GPU's memory another process may hold before ``vram`` warns.
+    """
 
     smoke: tuple[Framework, ...] | None = None
     require_gpu: bool = False
     min_free_vram_gib: float | None = None
     timeout_s: float = 120.0
+    io: tuple[IoCheck, ...] = ()
+    io_size_mib: int = 256
+    min_free_ram_gib: float | None = None
+    max_other_vram_share: float = 0.1
+
+
+@model
+class Reproducibility:
+    """The profile's ``[reproducibility]`` table: the seed ``colabenv.seed_everything()`` uses
+    when given none, and whether GPU work must be deterministic (the ``.pth`` hook then sets
+    the switches frameworks read at start, and ``verify`` checks bit-identical reruns)."""
+
+    seed: int | None = None
+    deterministic: bool = False
 
 
 @model
@@ -337,6 +366,8 @@ class Profile:
     env: tuple[tuple[str, str], ...]
     install: InstallSettings
     verify: VerifySettings
+    reproducibility: Reproducibility = field(default_factory=Reproducibility)
+    catalog_paths: tuple[Path, ...] = ()
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:

@@ -59,7 +59,9 @@ from colabenv.models import (
     FrameworkRequest,
     Installer,
     InstallSettings,
+    IoCheck,
     Profile,
+    Reproducibility,
     VerifySettings,
 )
 
@@ -81,12 +83,24 @@ TOP_KEYS = (
     "env",
     "install",
     "verify",
+    "reproducibility",
+    "catalog",
 )
 FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
 APT_KEYS = ("packages",)
 INSTALL_KEYS = ("installer", "index_url", "pytorch_index_url", "extra_index_urls")
-VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s")
+VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s", "io_paths",
+               "min_read_mib_s", "min_write_mib_s", "io_size_mib", "min_free_ram_gib",
+               "max_other_vram_share")
+IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
+REPRODUCIBILITY_KEYS = ("seed", "deterministic")
+CATALOG_KEYS = ("paths",)
+MAX_IO_PATHS = 32
+MAX_IO_SIZE_MIB = 65536
+MAX_THROUGHPUT_MIB_S = 1e7
+MAX_SEED = 2**32 - 1
+MAX_CATALOG_PATHS = 32
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
@@ -174,21 +188,31 @@ def load_profile_text(text: str, path: Path) -> Profile:
     if "extends" in document:
         raise context.fail("extends", "a profile not read from a file cannot extend another")
     _build(document, context, content_hash="", partial=True)
-    return _profile([document], context)
+    return _profile([(document, context.path.parent)], context)
 
 
-def _profile(layers: list[dict[str, object]], context: _Context) -> Profile:
-    """Merge validated documents, child first, into the profile."""
+def _profile(layers: list[tuple[dict[str, object], Path]], context: _Context) -> Profile:
+    """Merge validated documents, child first, into the profile.
+
+    ``[catalog] paths`` are not replaced by a child's but gathered from every layer, each
+    relative to its own file, parents' first (so a child's overlay wins over its parent's).
+    """
     merged: dict[str, object] = {}
-    for layer in reversed(layers):
+    overlays: list[Path] = []
+    for layer, directory in reversed(layers):
         merged = _merge(merged, _normalized(layer))
+        catalog = layer.get("catalog")
+        if isinstance(catalog, dict):
+            overlays.extend(Path(os.path.normpath(directory / str(p)))
+                            for p in catalog.get("paths", []))
     merged.pop("extends", None)
     merged["schema"] = SCHEMA_VERSION
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = _build(merged, context, content_hash="")
     digest = sha256_hex(_canonical(merged).encode("utf-8"))
-    return dataclasses.replace(profile, content_hash=f"sha256:{digest}")
+    return dataclasses.replace(profile, content_hash=f"sha256:{digest}",
+                               catalog_paths=tuple(dict.fromkeys(overlays)))
 
 
 def find_profile(name_or_path: str) -> Path:
@@ -379,16 +403,17 @@ def _parse_text(text: str, context: _Context) -> dict[str, object]:
 
 
 
-def _load_chain(path: Path) -> list[dict[str, object]]:
-    """The documents of ``path`` and its ancestors, child first; each validated on its own."""
-    layers: list[dict[str, object]] = []
+def _load_chain(path: Path) -> list[tuple[dict[str, object], Path]]:
+    """The documents of ``path`` and its ancestors, child first, each with the folder its
+    relative paths start from; each validated on its own."""
+    layers: list[tuple[dict[str, object], Path]] = []
     chain: list[Path] = []
     current = path
     context = _Context(path)
     while True:
         document = _parse_file(context)
         _build(document, context, content_hash="", partial=True)
-        layers.append(document)
+        layers.append((document, current.parent))
         chain.append(_identity(current))
         extends = document.get("extends")
         if not isinstance(extends, str):
@@ -678,6 +703,9 @@ def _build(
         env=_env(document.get("env", {}), context),
         install=_install(document.get("install", {}), context),
         verify=_verify(document.get("verify", {}), context),
+        reproducibility=_reproducibility(document.get("reproducibility", {}), context),
+        catalog_paths=tuple(Path(p) for p in _catalog_paths(document.get("catalog", {}),
+                                                             context)),
     )
 
 
@@ -946,6 +974,97 @@ def _verify(value: object, context: _Context) -> VerifySettings:
     if "timeout_s" in table:
         timeout = _number(table["timeout_s"], "verify.timeout_s", context,
                           positive=True, at_most=MAX_TIMEOUT_S, unit=" s, a day")
+    read_all = _optional_number(table, "min_read_mib_s", "verify", context)
+    write_all = _optional_number(table, "min_write_mib_s", "verify", context)
+    io = _io_checks(table.get("io_paths", []), read_all, write_all, context)
+    size = defaults.io_size_mib
+    if "io_size_mib" in table:
+        size = _whole(table["io_size_mib"], "verify.io_size_mib", context, 1, MAX_IO_SIZE_MIB)
+    free_ram = defaults.min_free_ram_gib
+    if "min_free_ram_gib" in table:
+        free_ram = _number(table["min_free_ram_gib"], "verify.min_free_ram_gib", context,
+                           positive=False, at_most=MAX_FREE_VRAM_GIB, unit=" GiB")
+    share = defaults.max_other_vram_share
+    if "max_other_vram_share" in table:
+        share = _number(table["max_other_vram_share"], "verify.max_other_vram_share", context,
+                        positive=False, at_most=1.0, unit=" (a share of 1)")
     return VerifySettings(
-        smoke=smoke, require_gpu=require_gpu, min_free_vram_gib=min_free, timeout_s=timeout
+        smoke=smoke, require_gpu=require_gpu, min_free_vram_gib=min_free, timeout_s=timeout,
+        io=io, io_size_mib=size, min_free_ram_gib=free_ram, max_other_vram_share=share,
     )
+
+
+def _optional_number(table: Mapping[str, object], name: str, prefix: str,
+                     context: _Context) -> float | None:
+    if name not in table:
+        return None
+    return _number(table[name], f"{prefix}.{name}", context, positive=False,
+                   at_most=MAX_THROUGHPUT_MIB_S, unit=" MiB/s")
+
+
+def _whole(value: object, key: str, context: _Context, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise context.fail(key, _expected("a whole number", value))
+    if not low <= value <= high:
+        raise context.fail(key, f"expected a whole number from {low} to {high}")
+    return value
+
+
+def _io_checks(value: object, read_all: float | None, write_all: float | None,
+               context: _Context) -> tuple[IoCheck, ...]:
+    """``io_paths``: absolute folders, each a string or ``{path, min_read_mib_s,
+    min_write_mib_s}``; the table's own thresholds beat the ones given for all."""
+    key = "verify.io_paths"
+    if not isinstance(value, list):
+        raise context.fail(key, _expected("a list of paths", value))
+    if len(value) > MAX_IO_PATHS:
+        raise context.fail(key, f"more than {MAX_IO_PATHS} paths")
+    checks: list[IoCheck] = []
+    for index, item in enumerate(value):
+        where = f"{key}[{index}]"
+        read, write = read_all, write_all
+        if isinstance(item, dict):
+            _check_keys(item, IO_PATH_KEYS, where, context)
+            if "path" not in item:
+                raise context.fail(where, "missing path")
+            text = _string(item["path"], f"{where}.path", context)
+            read = _optional_number(item, "min_read_mib_s", where, context) or read
+            write = _optional_number(item, "min_write_mib_s", where, context) or write
+            where = f"{where}.path"
+        else:
+            text = _string(item, where, context)
+        if not text.startswith("/") or not text.isprintable() or "\x00" in text:
+            raise context.fail(where, f"{_show(text)} is not an absolute path")
+        if any(check.path == text for check in checks):
+            raise context.fail(where, f"{_show(text)} listed twice")
+        checks.append(IoCheck(text, read, write))
+    return tuple(checks)
+
+
+def _reproducibility(value: object, context: _Context) -> Reproducibility:
+    table = _table(value, "reproducibility", context)
+    _check_keys(table, REPRODUCIBILITY_KEYS, "reproducibility", context)
+    seed = None
+    if "seed" in table:
+        seed = _whole(table["seed"], "reproducibility.seed", context, 0, MAX_SEED)
+    deterministic = table.get("deterministic", False)
+    if not isinstance(deterministic, bool):
+        raise context.fail("reproducibility.deterministic", _expected("true or false",
+                                                                      deterministic))
+    return Reproducibility(seed=seed, deterministic=deterministic)
+
+
+def _catalog_paths(value: object, context: _Context) -> list[str]:
+    """``[catalog] paths``: folders of catalog overlay files, relative to the profile file."""
+    table = _table(value, "catalog", context)
+    _check_keys(table, CATALOG_KEYS, "catalog", context)
+    paths = _string_list(table.get("paths", []), "catalog.paths", context)
+    if len(paths) > MAX_CATALOG_PATHS:
+        raise context.fail("catalog.paths", f"more than {MAX_CATALOG_PATHS} folders")
+    for index, text in enumerate(paths):
+        if not text.strip() or "\x00" in text or not text.isprintable():
+            raise context.fail(f"catalog.paths[{index}]", "expected a folder path")
+        if Path(text).is_absolute():
+            raise context.fail(f"catalog.paths[{index}]",
+                               f"{_show(text)} must be a path relative to the profile file")
+    return paths
