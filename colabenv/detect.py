@@ -242,13 +242,14 @@ def detect(
     environ: Mapping[str, str] | None = None,
     *,
     probe: HostProbe | None = None,
-    catalog: Callable[[], Catalog] | None = None,
+    catalog_loader: Callable[[], Catalog] | None = None,
     interpreter: Interpreter | None = None,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
 
     ``interpreter``: read Python and the installed distributions from that interpreter
-    (``--interpreter``) instead of the one colabenv runs in.
+    (``--interpreter``) instead of the one colabenv runs in. ``catalog_loader``: called when
+    the driver table is needed (a driver given without its CUDA); the shipped one by default.
     """
     from colabenv.state import state_dir
 
@@ -267,7 +268,7 @@ def detect(
     else:
         from colabenv.detect_gpu import probe_gpus
 
-        report = probe_gpus(host, catalog)
+        report = probe_gpus(host, catalog_loader)
     notes.extend(report.notes)
 
     if wanted.installed_from is not None:
@@ -276,7 +277,7 @@ def detect(
     else:
         installed = _installed_set(host.distributions())
 
-    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog, notes)
+    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
 
     python_full = host.python_version
     python = _version(".".join(python_full.split(".")[:2])) or Version("3")
@@ -313,12 +314,12 @@ def detect(
 def _apply_gpu_overrides(
     wanted: TargetOverrides,
     report: GpuReport,
-    catalog: Callable[[], Catalog] | None,
+    catalog_loader: Callable[[], Catalog] | None,
     notes: list[str],
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
-    load = catalog or load_driver_table
+    load = catalog_loader or load_driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
     driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
