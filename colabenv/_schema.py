@@ -134,6 +134,11 @@ class Reader:
         return self._fail(self.key(name, index) if name is not None else self.prefix or None,
                           problem)
 
+    def at(self, name: str, index: int | None = None) -> Callable[[str], ColabenvError]:
+        """``refuse(problem)``: the error for ``name`` (its item ``index``), for a rule that
+        checks one value and knows nothing of where it is."""
+        return lambda problem: self.fail(name, problem, index=index)
+
     def child(self, data: Mapping[str, Any], name: str, index: int | None = None) -> Reader:
         """A reader of ``data`` found under ``name`` (its item ``index``) of this table."""
         return Reader(data, self._fail, self.key(name, index))
