@@ -39,12 +39,12 @@ def cached_version(text: str) -> Version:
     return Version(text)
 
 
-def quoted(key: str) -> str:
+def quoted(key: str, limit: int = 80) -> str:
     """``key`` as one segment of a key path: bare where TOML allows it, else a JSON string
-    (``"A B"``, ``"X\\u001b"``), so every character outside printable ASCII is escaped."""
-    if re.fullmatch(_BARE_KEY_PATTERN, key):
-        return key
-    return json.dumps(key, ensure_ascii=True)
+    (``"A B"``, ``"X\\u001b"``), so every character outside printable ASCII is escaped; at
+    most ``limit`` characters."""
+    text = key if re.fullmatch(_BARE_KEY_PATTERN, key) else json.dumps(key, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def shown(value: object, limit: int = 80) -> str:
@@ -62,8 +62,8 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def type_name(value: object) -> str:
-    """What a parsed value is, in the words of the documents' formats."""
+def type_name(value: object, json_words: bool = False) -> str:
+    """What a parsed value is, in the words of the document's format (TOML's, or JSON's)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -77,12 +77,12 @@ def type_name(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     if isinstance(value, dict):
-        return "a table"
+        return "an object" if json_words else "a table"
     return "a date or time"
 
 
-def expected(what: str, value: object) -> str:
-    return f"expected {what}, got {type_name(value)}"
+def expected(what: str, value: object, json_words: bool = False) -> str:
+    return f"expected {what}, got {type_name(value, json_words)}"
 
 
 def close_match(word: str, options: Iterable[str], cutoff: float) -> str | None:
@@ -117,12 +117,22 @@ def unknown(word: str, known: Iterable[str], what: str = "key") -> str:
 
 
 class Reader:
-    """Typed access to one table of a parsed document, failing with its key path."""
+    """Typed access to one table of a parsed document, failing with its key path.
 
-    def __init__(self, data: Mapping[str, Any], fail: Fail, prefix: str = "") -> None:
+    ``json_words``: the document is JSON, whose tables are objects.
+    """
+
+    def __init__(self, data: Mapping[str, Any], fail: Fail, prefix: str = "", *,
+                 json_words: bool = False) -> None:
         self.data = data
         self._fail = fail
         self.prefix = prefix
+        self.json_words = json_words
+        self._table = "object" if json_words else "table"
+        self._a_table = "an object" if json_words else "a table"
+
+    def expected(self, what: str, value: object) -> str:
+        return expected(what, value, self.json_words)
 
     def key(self, name: str, index: int | None = None) -> str:
         """The key path of ``name`` in this table (of its item ``index`` when given)."""
@@ -141,7 +151,7 @@ class Reader:
 
     def child(self, data: Mapping[str, Any], name: str, index: int | None = None) -> Reader:
         """A reader of ``data`` found under ``name`` (its item ``index``) of this table."""
-        return Reader(data, self._fail, self.key(name, index))
+        return Reader(data, self._fail, self.key(name, index), json_words=self.json_words)
 
     def allow(self, *names: str, what: str = "key") -> None:
         """Every key of the table is one of ``names``."""
@@ -163,7 +173,8 @@ class Reader:
         """A string, non-empty unless ``empty``."""
         value = self._get(name, default)
         if not isinstance(value, str):
-            raise self.fail(name, expected("a string" if empty else "a non-empty string", value))
+            what = "a string" if empty else "a non-empty string"
+            raise self.fail(name, self.expected(what, value))
         if not value and not empty:
             raise self.fail(name, "expected a non-empty string")
         return value
@@ -194,7 +205,7 @@ class Reader:
                 default: int | None = None) -> int:
         value = self._get(name, default)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(name, expected("a whole number", value))
+            raise self.fail(name, self.expected("a whole number", value))
         if (low is not None and value < low) or (high is not None and value > high):
             raise self.fail(name, f"expected a whole number from {low} to {high}")
         return value
@@ -206,7 +217,7 @@ class Reader:
         refused by its size before it is turned into a float."""
         value = self._get(name, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(name, expected("a number", value))
+            raise self.fail(name, self.expected("a number", value))
         if isinstance(value, int) and value.bit_length() > 64:
             raise self.fail(name, f"number too large (at most {high:g}{unit})")
         number = float(value)
@@ -223,35 +234,42 @@ class Reader:
     def flag(self, name: str, default: bool | None = None) -> bool:
         value = self._get(name, default)
         if not isinstance(value, bool):
-            raise self.fail(name, expected("true or false", value))
+            raise self.fail(name, self.expected("true or false", value))
         return value
 
-    def text_list(self, name: str) -> list[str]:
+    def text_list(self, name: str, *, required: bool = False) -> list[str]:
         """An array of strings (empty when absent); a wrong item is named by its index."""
-        value = self.data.get(name, [])
+        value = self._get(name, None if required else [])
         if not isinstance(value, list):
-            raise self.fail(name, expected("an array of strings", value))
+            raise self.fail(name, self.expected("an array of strings", value))
         for index, item in enumerate(value):
             if not isinstance(item, str):
-                raise self.fail(name, expected("a string", item), index=index)
+                raise self.fail(name, self.expected("a string", item), index=index)
         return list(value)
 
-    def table(self, name: str) -> Mapping[str, Any]:
-        value = self.data.get(name, {})
-        if not isinstance(value, dict):
-            raise self.fail(name, expected("a table", value))
+    def items(self, name: str, *, required: bool = False) -> list[Any]:
+        """An array of anything (empty when absent)."""
+        value = self._get(name, None if required else [])
+        if not isinstance(value, list):
+            raise self.fail(name, self.expected("an array", value))
         return value
 
-    def sub(self, name: str) -> Reader:
-        """The table under ``name`` (empty when absent), as a reader."""
-        return self.child(self.table(name), name)
+    def table(self, name: str, *, required: bool = False) -> Mapping[str, Any]:
+        value = self._get(name, None if required else {})
+        if not isinstance(value, dict):
+            raise self.fail(name, self.expected(self._a_table, value))
+        return value
 
-    def tables(self, name: str) -> list[Reader]:
+    def sub(self, name: str, *, required: bool = False) -> Reader:
+        """The table under ``name`` (empty when absent), as a reader."""
+        return self.child(self.table(name, required=required), name)
+
+    def tables(self, name: str, *, required: bool = False) -> list[Reader]:
         """The array of tables under ``name`` (empty when absent), one reader each."""
-        value = self.data.get(name, [])
+        value = self._get(name, None if required else [])
         if not isinstance(value, list):
-            raise self.fail(name, expected("an array of tables", value))
+            raise self.fail(name, self.expected(f"an array of {self._table}s", value))
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                raise self.fail(name, expected("a table", item), index=index)
+                raise self.fail(name, self.expected(self._a_table, item), index=index)
         return [self.child(v, name, i) for i, v in enumerate(value)]

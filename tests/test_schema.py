@@ -52,10 +52,27 @@ def test_odd_keys_are_quoted_and_escaped_in_key_paths(key: str, path: str) -> No
 
 
 @given(st.text())
-def test_a_quoted_key_is_one_printable_line_that_reads_back(key: str) -> None:
+def test_a_quoted_key_is_one_short_printable_line_that_reads_back(key: str) -> None:
     segment = quoted(key)
-    assert segment.isprintable() and segment.isascii()
-    assert segment == key or json.loads(segment) == key
+    assert segment.isprintable() and segment.isascii() and len(segment) <= 80
+    if not segment.endswith("..."):
+        assert segment == key or json.loads(segment) == key
+
+
+def test_a_long_key_is_cut_short() -> None:
+    assert quoted("k" * 500) == "k" * 77 + "..."
+    assert quoted(" " * 500) == '"' + " " * 76 + "..."
+
+
+def test_json_documents_are_described_in_json_words() -> None:
+    document = Reader({"gpus": {}, "target": [], "n": {}}, Refused, json_words=True)
+    assert refusal(lambda: document.tables("gpus")).problem == (
+        "expected an array of objects, got an object")
+    assert refusal(lambda: document.sub("target")).problem == "expected an object, got an array"
+    assert refusal(lambda: document.sub("absent", required=True)).problem == "missing"
+    assert refusal(lambda: document.items("n")).problem == "expected an array, got an object"
+    assert Reader({}, Refused).child({}, "x").json_words is False
+    assert document.child({}, "x").json_words is True
 
 
 @pytest.mark.parametrize(
