@@ -149,3 +149,34 @@ def test_items_of_arrays_of_tables_carry_their_index_in_the_path() -> None:
 )
 def test_values_are_shown_escaped_and_short(value: object, text: str) -> None:
     assert shown(value) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# The formats read through the reader
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("tool.colabenv", "tool.other", "pylock.toml: tool.colabenv: missing"),
+        ('extra-index-urls = ["https://mirror.example/whl/cu124"]', "extra-index-urls = [1]",
+         "pylock.toml: tool.colabenv.extra-index-urls[0]: expected a string, got an integer"),
+        ('"nvidia-cudnn-cu12<9.11"', '"nvidia-cudnn-cu12<<9"',
+         "pylock.toml: tool.colabenv.constraints[0]: 'nvidia-cudnn-cu12<<9' is not a"),
+        ('python = "3.12"', "python = []",
+         "pylock.toml: tool.colabenv.target.python: expected a string, got an array"),
+        ('profile = "', 'profil = "', "pylock.toml: tool.colabenv.profile: missing"),
+    ],
+)
+def test_a_pylock_header_is_read_with_key_paths(old: str, new: str, message: str) -> None:
+    from pathlib import Path
+
+    from colabenv.errors import LockError
+    from colabenv.lockfile import parse_lock, render_lock
+    from tests.test_lockfile import _lock
+
+    text = render_lock(_lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",)), pylock=True)
+    assert old in text, old
+    with pytest.raises(LockError) as info:
+        parse_lock(text.replace(old, new), Path("pylock.toml"))
+    assert str(info.value).startswith(message)
