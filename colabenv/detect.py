@@ -33,8 +33,9 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from colabenv._host import GpuReport, HostProbe, load_driver_table, parse_version
+from colabenv._host import GpuReport, HostProbe, parse_version
 from colabenv.builds import framework_builds as framework_builds  # detect lists them
+from colabenv.catalog import shipped_driver_table
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
@@ -319,7 +320,7 @@ def _apply_gpu_overrides(
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
-    load = catalog_loader or load_driver_table
+    load = catalog_loader or shipped_driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
     driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
