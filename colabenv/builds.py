@@ -265,8 +265,8 @@ def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Cata
             return build(_major_minor(match.group(1)), "and-cuda", "tensorflow build_info")
         if built is not None and built.group(1) == "False":
             return build(None, "cpu", "tensorflow build_info")
-    if name == "tensorflow-cpu":
-        return build(None, "cpu", "tensorflow-cpu")
+    if name in FACTS[Framework.TENSORFLOW].cpu_dists:
+        return build(None, "cpu", name)
     public = _public(version)
     release = catalog.release(Framework.TENSORFLOW, public) if catalog and public else None
     variant = next((v for v in release.variants if v.cuda is not None), None) if release else None
