@@ -1,10 +1,10 @@
 """Read a profile (schema 1) into a frozen :class:`~colabenv.models.Profile`.
 
 Pure apart from reading the profile file and the files it ``extends`` (:mod:`.files`); the
-tables are read in :mod:`.sections`, the rules for one value (specifiers, URLs, requirements)
-are in :mod:`.rules`, and ``[env]``'s in :mod:`.env`. Every problem, from an
-unreadable file to a misspelt key, becomes one :class:`ProfileError` naming the file and the key
-path; nothing else escapes :func:`load_profile`.
+tables are read in :mod:`.sections` through :class:`colabenv._schema.Reader`, the rules for one
+value (specifiers, URLs, requirements) are in :mod:`.rules`, and ``[env]``'s in :mod:`.env`.
+Every problem, from an unreadable file to a misspelt key, becomes one :class:`ProfileError`
+naming the file and the key path; nothing else escapes :func:`load_profile`.
 
 Decisions worth knowing when writing a profile:
 
