@@ -1,5 +1,5 @@
-"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the catalog
-and the profiles.
+"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the shipped
+catalog (profiles are small and read afresh: reading one writes nothing).
 
 Reading ``torch.toml`` with tomllib (pure Python) costs more than everything else
 ``colabenv render`` does once its modules are imported; the parsed document loads from marshal

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
-from colabenv.models import Catalog, ComputeCapability, Gpu
+from colabenv.models import ComputeCapability, Gpu
 
 if TYPE_CHECKING:
     from colabenv import _proc
@@ -76,13 +76,6 @@ def run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
     from colabenv import _proc
 
     return _proc.run(argv, timeout=timeout)
-
-
-def load_driver_table() -> Catalog:
-    """The shipped catalog without framework files: the driver table is all detection needs."""
-    from colabenv.catalog import shipped_catalog
-
-    return shipped_catalog(())
 
 
 @dataclass(frozen=True, eq=False)

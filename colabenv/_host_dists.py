@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,13 +23,26 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
-from colabenv.models import dist_dir_parts
 
 if TYPE_CHECKING:
     import importlib.metadata
 
 PACKAGE_FILE_LIMIT = 1024 * 1024
 """The most read of one file of an installed package (``torch/version.py`` and the like)."""
+
+_DIST_DIR_RE = re.compile(
+    r"^(?P<name>.+?)(?:-(?P<version>\d[^-]*)(?:-py\d[^-]*)?)?\.(?:dist|egg)-info$"
+)
+
+
+def dist_dir_parts(dirname: str) -> tuple[str, str | None] | None:
+    """``torch-2.6.0+cu124.dist-info`` -> ``("torch", "2.6.0+cu124")``; an egg-info without a
+    version in its name gives ``(name, None)``; anything else None. Installers write these
+    names, so reading them spares parsing every METADATA file."""
+    match = _DIST_DIR_RE.match(dirname)
+    if match is None:
+        return None
+    return match.group("name"), match.group("version")
 
 
 @model

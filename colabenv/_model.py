@@ -1,12 +1,22 @@
-"""``@model``: the frozen dataclass every colabenv model is, with its value semantics written once.
+"""``@model``: the frozen dataclass every colabenv value is, with its value semantics written once.
 
 ``@dataclass(frozen=True)`` compiles six methods from generated source when a module is
 imported (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
-``__delattr__``). ``colabenv render`` imports about thirty models, and that compiling was a
-tenth of its run. ``@model`` lets dataclasses generate the three that are written out per class
+``__delattr__``). ``@model`` lets dataclasses generate the three that are written out per class
 and gives every model the equality, hash and repr dataclasses would, from the methods of one
 shared class that read the fields through one :func:`operator.attrgetter` per model. A model
 that must be ordered defines ``__lt__`` under :func:`functools.total_ordering`.
+
+What it saves, measured: ``colabenv render pytorch`` for a T4 (44 models on its path) in a
+fresh process, ``colabenv._model.model`` replaced by ``dataclass(frozen=True)`` before any other
+colabenv import in one of each pair, the two run in turn 41 times on a 2-core machine: median
+111 ms with ``@model``, 118 ms without: about 5 % of render's run (3 to 6 % over repeated
+measurements; of importing render's modules alone, 7 to 10 ms). Worth keeping, no more.
+
+``@model`` is for values only: immutable data compared and hashed by what it holds (tuples,
+versions, enums, other models). Something holding a live or mutable thing (a mapping such as
+``os.environ``, a callable, a file) is a plain ``@dataclass(frozen=True, eq=False)``, as
+:class:`colabenv._host.HostProbe` is; ``tests/test_layout.py`` holds models to this.
 """
 
 from __future__ import annotations

@@ -2,15 +2,23 @@
 
 A :class:`Reader` wraps one mapping and the key path that leads to it. Each accessor checks the
 type (and, for numbers, that the value is finite and within bounds) and raises the caller's own
-error with the full key path (``release[3].variant[0].archs``), so every file format keeps its
-error type (CatalogError, ProfileError, StateError, LockError ...) and its one-line messages.
+error with the full key path (``release[3].variant[0].archs``, ``env."A B"``), so every file
+format keeps its error type (CatalogError, ProfileError, StateError, LockError ...) and its
+one-line messages. The messages are the same for every format: a wrong type says what was
+expected and what was found (``expected a string, got an integer``), an unknown key names the
+likely one it misspells or else the keys there are, and a key or value from the document is
+shown escaped (:func:`quoted`, :func:`shown`), so it can neither break the line nor send escape
+sequences to a terminal.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
-from collections.abc import Callable, Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -21,6 +29,9 @@ from colabenv.errors import ColabenvError, printable
 Fail = Callable[[str | None, str], ColabenvError]
 """``fail(key_path, problem)``: the error to raise (key_path None: the whole document)."""
 
+_BARE_KEY_PATTERN = r"[A-Za-z0-9_-]+"
+"""TOML's bare keys; compiled by re's own cache when a key is first shown, not on import."""
+
 
 @functools.cache
 def cached_version(text: str) -> Version:
@@ -28,44 +39,150 @@ def cached_version(text: str) -> Version:
     return Version(text)
 
 
-class Reader:
-    """Typed access to one table of a parsed document, failing with its key path."""
+def quoted(key: str, limit: int = 80) -> str:
+    """``key`` as one segment of a key path: bare where TOML allows it, else a JSON string
+    (``"A B"``, ``"X\\u001b"``), so every character outside printable ASCII is escaped; at
+    most ``limit`` characters."""
+    text = key if re.fullmatch(_BARE_KEY_PATTERN, key) else json.dumps(key, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def __init__(self, data: Mapping[str, Any], fail: Fail, prefix: str = "") -> None:
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value from a document for a message: quoted, escaped, one line, at most ``limit``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 256:
+        return "a very large integer"
+    if isinstance(value, (int, float)):
+        text = str(value)
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=True)
+    else:
+        return type_name(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def type_name(value: object, json_words: bool = False) -> str:
+    """What a parsed value is, in the words of the document's format (TOML's, or JSON's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object" if json_words else "a table"
+    return "a date or time"
+
+
+def expected(what: str, value: object, json_words: bool = False) -> str:
+    return f"expected {what}, got {type_name(value, json_words)}"
+
+
+def close_match(word: str, options: Iterable[str], cutoff: float) -> str | None:
+    """``difflib.get_close_matches(word, options, n=1, cutoff=cutoff)``, importing difflib only
+    for an option that passes its cheap upper bound (shared letters): a companion key such as
+    torchvision is checked against "version" on every load, and is nothing like it."""
+    letters = Counter(word)
+    likely = [
+        option
+        for option in options
+        if not (word or option)
+        or 2.0 * sum((letters & Counter(option)).values()) / (len(word) + len(option))
+        >= cutoff
+    ]
+    if not likely:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word, likely, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def unknown(word: str, known: Iterable[str], what: str = "key") -> str:
+    """The problem with an unknown ``word``: the known one it likely misspells (ignoring case),
+    else every known one."""
+    options = list(known)
+    by_lower = {option.lower(): option for option in options}
+    close = close_match(word.lower(), list(by_lower), cutoff=0.6)
+    if close is not None:
+        return f"unknown {what} (did you mean {by_lower[close]!r}?)"
+    return f"unknown {what} (expected one of: {', '.join(options)})"
+
+
+class Reader:
+    """Typed access to one table of a parsed document, failing with its key path.
+
+    ``json_words``: the document is JSON, whose tables are objects.
+    """
+
+    def __init__(self, data: Mapping[str, Any], fail: Fail, prefix: str = "", *,
+                 json_words: bool = False) -> None:
         self.data = data
         self._fail = fail
         self.prefix = prefix
+        self.json_words = json_words
+        self._table = "object" if json_words else "table"
+        self._a_table = "an object" if json_words else "a table"
 
-    def key(self, name: str) -> str:
-        return f"{self.prefix}.{name}" if self.prefix else name
+    def expected(self, what: str, value: object) -> str:
+        return expected(what, value, self.json_words)
 
-    def fail(self, name: str | None, problem: str) -> ColabenvError:
-        return self._fail(self.key(name) if name else self.prefix or None, problem)
+    def key(self, name: str, index: int | None = None) -> str:
+        """The key path of ``name`` in this table (of its item ``index`` when given)."""
+        path = f"{self.prefix}.{quoted(name)}" if self.prefix else quoted(name)
+        return path if index is None else f"{path}[{index}]"
 
-    def child(self, data: Mapping[str, Any], name: str) -> Reader:
-        """A reader of ``data`` found under ``name`` (a key, or ``key[3]``) of this table."""
-        return Reader(data, self._fail, self.key(name))
+    def fail(self, name: str | None, problem: str, *, index: int | None = None) -> ColabenvError:
+        """The caller's error for ``name`` (None: this table itself)."""
+        return self._fail(self.key(name, index) if name is not None else self.prefix or None,
+                          problem)
 
-    def allow(self, *names: str) -> None:
+    def at(self, name: str, index: int | None = None) -> Callable[[str], ColabenvError]:
+        """``refuse(problem)``: the error for ``name`` (its item ``index``), for a rule that
+        checks one value and knows nothing of where it is."""
+        return lambda problem: self.fail(name, problem, index=index)
+
+    def child(self, data: Mapping[str, Any], name: str, index: int | None = None) -> Reader:
+        """A reader of ``data`` found under ``name`` (its item ``index``) of this table."""
+        return Reader(data, self._fail, self.key(name, index), json_words=self.json_words)
+
+    def allow(self, *names: str, what: str = "key") -> None:
+        """Every key of the table is one of ``names``."""
         for name in self.data:
             if name not in names:
-                raise self.fail(printable(name), f"unknown key (expected one of {', '.join(names)})")
+                raise self.fail(name, unknown(name, names, what))
 
     def require(self, *names: str) -> None:
         for name in names:
             if name not in self.data:
                 raise self.fail(name, "missing")
 
-    def text(self, name: str, default: str | None = None) -> str:
-        value = self.data.get(name, default)
-        if not isinstance(value, str) or not value:
+    def _get(self, name: str, default: object) -> object:
+        if name not in self.data and default is None:
+            raise self.fail(name, "missing")
+        return self.data.get(name, default)
+
+    def text(self, name: str, default: str | None = None, *, empty: bool = False) -> str:
+        """A string, non-empty unless ``empty``."""
+        value = self._get(name, default)
+        if not isinstance(value, str):
+            what = "a string" if empty else "a non-empty string"
+            raise self.fail(name, self.expected(what, value))
+        if not value and not empty:
             raise self.fail(name, "expected a non-empty string")
         return value
 
-    def opt_text(self, name: str) -> str | None:
+    def opt_text(self, name: str, *, empty: bool = False) -> str | None:
         if name not in self.data:
             return None
-        return self.text(name)
+        return self.text(name, empty=empty)
 
     def version(self, name: str) -> Version:
         text = self.text(name)
@@ -86,50 +203,73 @@ class Reader:
 
     def integer(self, name: str, *, low: int | None = None, high: int | None = None,
                 default: int | None = None) -> int:
-        value = self.data.get(name, default)
+        value = self._get(name, default)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(name, "expected a whole number")
+            raise self.fail(name, self.expected("a whole number", value))
         if (low is not None and value < low) or (high is not None and value > high):
             raise self.fail(name, f"expected a whole number from {low} to {high}")
         return value
 
-    def number(self, name: str, *, low: float, high: float, default: float | None = None) -> float:
-        """A finite int or float within ``[low, high]`` (a 400-digit integer is refused by its
-        size before it is turned into a float)."""
-        value = self.data.get(name, default)
+    def number(self, name: str, *, low: float, high: float, default: float | None = None,
+               above_low: bool = False, unit: str = "") -> float:
+        """A finite int or float from ``low`` (more than ``low`` when ``above_low``) to
+        ``high``; ``unit`` follows ``high`` in the message (" GiB"). A 400-digit integer is
+        refused by its size before it is turned into a float."""
+        value = self._get(name, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(name, "expected a number")
+            raise self.fail(name, self.expected("a number", value))
         if isinstance(value, int) and value.bit_length() > 64:
-            raise self.fail(name, f"expected a number from {low:g} to {high:g}")
+            raise self.fail(name, f"number too large (at most {high:g}{unit})")
         number = float(value)
-        if not math.isfinite(number) or not low <= number <= high:
-            raise self.fail(name, f"expected a number from {low:g} to {high:g}")
+        if not math.isfinite(number):
+            raise self.fail(name, "expected a finite number")
+        if above_low and number <= low:
+            raise self.fail(name, f"must be more than {low:g}")
+        if number < low:
+            raise self.fail(name, f"must be {low:g} or more")
+        if number > high:
+            raise self.fail(name, f"{number:g} is too large (at most {high:g}{unit})")
         return number
 
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.data.get(name, default)
+    def flag(self, name: str, default: bool | None = None) -> bool:
+        value = self._get(name, default)
         if not isinstance(value, bool):
-            raise self.fail(name, "expected true or false")
+            raise self.fail(name, self.expected("true or false", value))
         return value
 
-    def text_list(self, name: str) -> list[str]:
-        value = self.data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(name, "expected a list of strings")
+    def text_list(self, name: str, *, required: bool = False) -> list[str]:
+        """An array of strings (empty when absent); a wrong item is named by its index."""
+        value = self._get(name, None if required else [])
+        if not isinstance(value, list):
+            raise self.fail(name, self.expected("an array of strings", value))
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.fail(name, self.expected("a string", item), index=index)
         return list(value)
 
-    def table(self, name: str) -> Mapping[str, Any]:
-        value = self.data.get(name, {})
-        if not isinstance(value, dict):
-            raise self.fail(name, "expected a table")
+    def items(self, name: str, *, required: bool = False) -> list[Any]:
+        """An array of anything (empty when absent)."""
+        value = self._get(name, None if required else [])
+        if not isinstance(value, list):
+            raise self.fail(name, self.expected("an array", value))
         return value
 
-    def sub(self, name: str) -> Reader:
-        """The table under ``name`` (empty when absent), as a reader."""
-        return self.child(self.table(name), name)
+    def table(self, name: str, *, required: bool = False) -> Mapping[str, Any]:
+        value = self._get(name, None if required else {})
+        if not isinstance(value, dict):
+            raise self.fail(name, self.expected(self._a_table, value))
+        return value
 
-    def tables(self, name: str) -> list[Reader]:
-        value = self.data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise self.fail(name, "expected an array of tables")
-        return [self.child(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    def sub(self, name: str, *, required: bool = False) -> Reader:
+        """The table under ``name`` (empty when absent), as a reader."""
+        return self.child(self.table(name, required=required), name)
+
+    def tables(self, name: str, *, required: bool = False) -> list[Reader]:
+        """The array of tables under ``name`` (empty when absent), one reader each."""
+        value = self._get(name, None if required else [])
+        if not isinstance(value, list):
+            raise self.fail(name, self.expected(f"an array of {self._table}s", value))
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.fail(name, self.expected(self._a_table, item), index=index)
+        return [self.child(v, name, i) for i, v in enumerate(value)]

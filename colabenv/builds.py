@@ -21,8 +21,18 @@ from packaging.version import InvalidVersion, Version
 from colabenv._model import model
 from colabenv._requirements import exact_pin, marker_applies
 from colabenv.frameworks import FACTS, framework_of
-from colabenv.models import Arch, Catalog, Framework, InstalledSet, cuda_from_local_tag
+from colabenv.models import Arch, Catalog, Framework, InstalledSet
 
+_CU_TAG_RE = re.compile(r"^cu(\d{2,3})$")
+
+
+def cuda_from_local_tag(tag: str | None) -> Version | None:
+    """``cu126`` -> ``12.6``; ``cu118`` -> ``11.8``; ``cu130`` -> ``13.0``; else None."""
+    match = _CU_TAG_RE.match(tag or "")
+    if match is None:
+        return None
+    digits = match.group(1)
+    return Version(f"{digits[:-1]}.{digits[-1]}")
 
 class Evidence(Protocol):
     """What is known of the installed distributions: names and versions always; requirements
@@ -255,8 +265,8 @@ def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Cata
             return build(_major_minor(match.group(1)), "and-cuda", "tensorflow build_info")
         if built is not None and built.group(1) == "False":
             return build(None, "cpu", "tensorflow build_info")
-    if name == "tensorflow-cpu":
-        return build(None, "cpu", "tensorflow-cpu")
+    if name in FACTS[Framework.TENSORFLOW].cpu_dists:
+        return build(None, "cpu", name)
     public = _public(version)
     release = catalog.release(Framework.TENSORFLOW, public) if catalog and public else None
     variant = next((v for v in release.variants if v.cuda is not None), None) if release else None

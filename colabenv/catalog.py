@@ -302,6 +302,11 @@ def load_components(directory: Path | None = None) -> ComponentFacts:
     return _load_components(root / COMPONENTS_FILE)
 
 
+def shipped_driver_table() -> Catalog:
+    """The shipped catalog without framework files: the driver table is all detection needs."""
+    return shipped_catalog(())
+
+
 def shipped_components() -> ComponentFacts:
     """The shipped component facts, read once per process (what ``verify`` checks against)."""
     return _shipped_components()

@@ -33,8 +33,9 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from colabenv._host import GpuReport, HostProbe, load_driver_table, parse_version
+from colabenv._host import GpuReport, HostProbe, parse_version
 from colabenv.builds import framework_builds as framework_builds  # detect lists them
+from colabenv.catalog import shipped_driver_table
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
@@ -242,13 +243,14 @@ def detect(
     environ: Mapping[str, str] | None = None,
     *,
     probe: HostProbe | None = None,
-    catalog: Callable[[], Catalog] | None = None,
+    catalog_loader: Callable[[], Catalog] | None = None,
     interpreter: Interpreter | None = None,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
 
     ``interpreter``: read Python and the installed distributions from that interpreter
-    (``--interpreter``) instead of the one colabenv runs in.
+    (``--interpreter``) instead of the one colabenv runs in. ``catalog_loader``: called when
+    the driver table is needed (a driver given without its CUDA); the shipped one by default.
     """
     from colabenv.state import state_dir
 
@@ -267,7 +269,7 @@ def detect(
     else:
         from colabenv.detect_gpu import probe_gpus
 
-        report = probe_gpus(host, catalog)
+        report = probe_gpus(host, catalog_loader)
     notes.extend(report.notes)
 
     if wanted.installed_from is not None:
@@ -276,7 +278,7 @@ def detect(
     else:
         installed = _installed_set(host.distributions())
 
-    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog, notes)
+    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
 
     python_full = host.python_version
     python = _version(".".join(python_full.split(".")[:2])) or Version("3")
@@ -313,12 +315,12 @@ def detect(
 def _apply_gpu_overrides(
     wanted: TargetOverrides,
     report: GpuReport,
-    catalog: Callable[[], Catalog] | None,
+    catalog_loader: Callable[[], Catalog] | None,
     notes: list[str],
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
-    load = catalog or load_driver_table
+    load = catalog_loader or shipped_driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
     driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")

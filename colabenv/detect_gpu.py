@@ -20,12 +20,12 @@ from colabenv._host import (
     HostProbe,
     Nvml,
     compute_capability,
-    load_driver_table,
     memory_mib,
     parse_cuda,
     parse_driver,
 )
 from colabenv._model import model
+from colabenv.catalog import shipped_driver_table
 from colabenv.errors import ProcessError
 from colabenv.models import Catalog, ComputeCapability, Gpu, format_driver
 
@@ -323,7 +323,7 @@ def _unique(notes: Iterable[str]) -> tuple[str, ...]:
 def _cuda_from_catalog(
     driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]
 ) -> Version | None:
-    loader = catalog or load_driver_table
+    loader = catalog or shipped_driver_table
     cuda = loader().max_cuda_for_driver(driver)
     shown = format_driver(driver)
     if cuda is None:

@@ -26,7 +26,8 @@ class FrameworkFacts:
     distribution whose presence says which variant is installed. ``related``: distributions
     shown beside the framework by ``detect`` (``tf-keras``, the PJRT plugins) but not chosen by
     colabenv. ``owned``: distribution -> the profile key that chooses it; a plain requirement on
-    one of these would bypass the per-GPU choice.
+    one of these would bypass the per-GPU choice. ``cpu_dists``: the ones of ``dists`` that are
+    the CPU build by their name alone.
     """
 
     framework: Framework
@@ -36,6 +37,7 @@ class FrameworkFacts:
     plugins: tuple[tuple[NormalizedName, str], ...]
     related: tuple[NormalizedName, ...]
     owned: tuple[tuple[NormalizedName, str], ...]
+    cpu_dists: tuple[NormalizedName, ...] = ()
 
     @property
     def all_names(self) -> frozenset[NormalizedName]:
@@ -72,6 +74,7 @@ FACTS: dict[Framework, FrameworkFacts] = {
             (canonicalize_name("tensorflow"), "frameworks.tensorflow"),
             (canonicalize_name("tensorflow-cpu"), 'frameworks.tensorflow (variant = "cpu")'),
         ),
+        cpu_dists=_names("tensorflow-cpu"),
     ),
     Framework.JAX: FrameworkFacts(
         framework=Framework.JAX,

@@ -364,7 +364,7 @@ def run_resolver(
                 env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
             timeout = PIP_TOOLS_TIMEOUT_S
         else:
-            raise UsageError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
+            raise ValueError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
         result = _proc.run(argv, timeout=timeout, env=env, input_text=stdin)
     if result.timed_out:
         raise LockResolverError(f"{label} did not finish within {timeout:g} s")

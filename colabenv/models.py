@@ -122,33 +122,6 @@ class Arch:
         return f"{prefix}_{self.capability.major}{self.capability.minor}"
 
 
-_DIST_DIR_RE = re.compile(
-    r"^(?P<name>.+?)(?:-(?P<version>\d[^-]*)(?:-py\d[^-]*)?)?\.(?:dist|egg)-info$"
-)
-
-
-def dist_dir_parts(dirname: str) -> tuple[str, str | None] | None:
-    """``torch-2.6.0+cu124.dist-info`` -> ``("torch", "2.6.0+cu124")``; an egg-info without a
-    version in its name gives ``(name, None)``; anything else None. Installers write these
-    names, so reading them spares parsing every METADATA file."""
-    match = _DIST_DIR_RE.match(dirname)
-    if match is None:
-        return None
-    return match.group("name"), match.group("version")
-
-
-_CU_TAG_RE = re.compile(r"^cu(\d{2,3})$")
-
-
-def cuda_from_local_tag(tag: str | None) -> Version | None:
-    """``cu126`` -> ``12.6``; ``cu118`` -> ``11.8``; ``cu130`` -> ``13.0``; else None."""
-    match = _CU_TAG_RE.match(tag or "")
-    if match is None:
-        return None
-    digits = match.group(1)
-    return Version(f"{digits[:-1]}.{digits[-1]}")
-
-
 def format_driver(version: Version) -> str:
     """NVIDIA writes driver minor and patch with two digits: 450.80.02, not 450.80.2."""
     parts = list(version.release)

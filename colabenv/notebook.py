@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from colabenv import __version__, _proc
+from colabenv import _proc
 from colabenv._data import helper_source
+from colabenv._version import __version__
 from colabenv.catalog import shipped_catalog
 from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError

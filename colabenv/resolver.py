@@ -383,7 +383,7 @@ def _version_text(option: _Option, base: Version, follows: bool) -> str:
     return str(base)
 
 
-def _companion_names(
+def _companions_to_pin(
     request: FrameworkRequest, release: Release, installed: InstalledSet
 ) -> list[Companion]:
     """The companions to pin: the ones the framework does not run without (jaxlib), the ones
@@ -408,7 +408,7 @@ def _requirements(option: _Option, request: FrameworkRequest, installed: Install
         extra = option.variant.extra
         name = f"{framework}[{extra}]" if extra else framework.value
         reqs.append(f"{name}=={_version_text(option, release.version, follows=True)}")
-    for companion in _companion_names(request, release, installed):
+    for companion in _companions_to_pin(request, release, installed):
         present = installed.get(companion.name)
         if (
             option.installed

@@ -24,6 +24,7 @@ import importlib.util
 import os
 import random
 from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import field
 from typing import Any
 
 from colabenv._model import model
@@ -48,13 +49,14 @@ backend; a superset of ``--xla_gpu_exclude_nondeterministic_ops`` (openxla/xla p
 
 @model
 class Seeded:
-    """What :func:`seed_everything` did: the seed, which sources it seeded, and the JAX key."""
+    """What :func:`seed_everything` did: the seed, which sources it seeded, and the JAX key (an
+    array, derived from the seed: not compared or hashed)."""
 
     seed: int
     deterministic: bool
     seeded: tuple[str, ...]
     notes: tuple[str, ...]
-    jax_key: Any = None
+    jax_key: Any = field(default=None, compare=False)
 
 
 def determinism_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from packaging.version import Version
 
 from colabenv._host import HostProbe
 from colabenv._proc import Completed
+from colabenv.builds import cuda_from_local_tag
 from colabenv.detect import (
     _installed_distributions,
     build_warnings,
@@ -52,7 +53,6 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     Variant,
-    cuda_from_local_tag,
 )
 from colabenv.settings import TargetFlags, resolve_overrides
 

@@ -869,3 +869,66 @@ def test_arbitrary_text(text: str) -> None:
 def test_errors_are_colabenv_errors_with_exit_code_2(tmp_path: Path) -> None:
     error = refused(write(tmp_path, "p.toml", "name = 1\n"))
     assert isinstance(error, ColabenvError) and error.exit_code == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure after reading the files; one reader's messages
+
+
+def test_profiles_are_read_without_the_parsed_toml_cache(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is for the shipped catalog: reading a profile writes nothing anywhere."""
+    from colabenv import _cache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(cache))
+
+    def no_cache(*_: object) -> object:
+        raise AssertionError("a profile went through the parsed-TOML cache")
+
+    monkeypatch.setattr(_cache, "parsed_toml", no_cache)
+    parent = write(tmp_path, "base.toml", 'name = "base"\n[frameworks]\ntorch = "*"\n')
+    child = write(tmp_path, "child.toml", f'name = "child"\nextends = "{parent.name}"\n')
+    assert load_profile(child).name == "child"
+    assert load_profile(golden_path("pytorch")).name == "pytorch"
+    assert not cache.exists()
+
+
+def test_a_paths_own_zero_threshold_beats_the_shared_one(tmp_path: Path) -> None:
+    """``min_read_mib_s = 0`` on one path means no minimum there, not "use the shared one"."""
+    profile = load_profile(write(tmp_path, "p.toml", """\
+name = "x"
+[verify]
+min_read_mib_s = 200
+min_write_mib_s = 50
+io_paths = ["/a", { path = "/b", min_read_mib_s = 0 }, { path = "/c", min_write_mib_s = 7 }]
+"""))
+    thresholds = [(c.path, c.min_read_mib_s, c.min_write_mib_s) for c in profile.verify.io]
+    assert thresholds == [("/a", 200, 50), ("/b", 0, 50), ("/c", 200, 7)]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "message"),
+    [
+        ('name = "x"\n[verify]\ntimeout_s = "5"\n', "verify.timeout_s",
+         "expected a number, got a string"),
+        ('name = "x"\n[verify]\nio_size_mib = 2.5\n', "verify.io_size_mib",
+         "expected a whole number, got a number"),
+        ('name = "x"\n[verify]\nio_paths = [{ path = 5 }]\n', "verify.io_paths[0].path",
+         "expected a string, got an integer"),
+        ('name = "x"\n[verify]\nio_paths = [5]\n', "verify.io_paths[0]",
+         "expected a path or a table with path, got an integer"),
+        ('name = "x"\n[apt]\npackages = ["curl", 1]\n', "apt.packages[1]",
+         "expected a string, got an integer"),
+        ('name = "x"\n[install]\nindex_url = []\n', "install.index_url",
+         "expected a string, got an array"),
+        ('name = "x"\n[reproducibility]\nseed = "1"\n', "reproducibility.seed",
+         "expected a whole number, got a string"),
+        ('name = "x"\n["odd key"]\na = 1\n', '"odd key"', "unknown key (expected one of:"),
+    ],
+)
+def test_type_errors_say_what_was_expected_and_found(tmp_path: Path, text: str, key: str,
+                                                     message: str) -> None:
+    error = refused(write(tmp_path, "p.toml", text))
+    assert error.key == key
+    assert str(error).startswith(f"p.toml: {key}: {message}")

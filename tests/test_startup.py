@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from colabenv import _cache, _digest, cli
 from colabenv._model import model
+from colabenv._schema import close_match as _close_match
 from colabenv.catalog import load_catalog
-from colabenv.profile import _close_match
 from colabenv.render import q
 
 T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.11")

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from colabenv._commands._common import read_input
 from colabenv._host import memory_mib
 from colabenv._model import model
+from colabenv._schema import Fail, Reader
 from colabenv.errors import InputError, printable
 
 ABSENT = "(absent)"
@@ -83,6 +83,15 @@ def _fail(path: Path, problem: str) -> InputError:
     return InputError(f"{printable(path)}: {problem}")
 
 
+def _failing(path: Path) -> Fail:
+    """A fingerprint's shape errors name the key, and ask whether it is a fingerprint."""
+
+    def fail(key: str | None, problem: str) -> InputError:
+        return _fail(path, f"{key}: {problem} (is it `colabenv detect --json` output?)")
+
+    return fail
+
+
 def _text(value: object) -> str:
     if value is None:
         return "null"
@@ -95,19 +104,9 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _mapping(data: Mapping[str, object], key: str, path: Path) -> Mapping[str, object]:
-    value = data.get(key)
-    if not isinstance(value, dict):
-        raise _fail(path, f"{key}: expected an object (is it `colabenv detect --json` output?)")
-    return value
-
-
-def _versions(data: Mapping[str, object], key: str, path: Path) -> tuple[tuple[str, str], ...]:
-    items = _mapping(data, key, path)
-    for name, version in items.items():
-        if not isinstance(version, str):
-            raise _fail(path, f"{key}.{printable(name)[:80]}: expected a version string")
-    return tuple(sorted((name, str(version)) for name, version in items.items()))
+def _versions(table: Reader) -> tuple[tuple[str, str], ...]:
+    """``{name: version}``, every version a string."""
+    return tuple(sorted((name, table.text(name, empty=True)) for name in table.data))
 
 
 def load_fingerprint(path: Path) -> FingerprintFile:
@@ -126,48 +125,39 @@ def load_fingerprint(path: Path) -> FingerprintFile:
         raise _fail(path, f"not a fingerprint: {printable(exc)[:120]}") from None
     if not isinstance(data, dict):
         raise _fail(path, "expected a JSON object from `colabenv detect --json`")
-    target = _mapping(data, "target", path)
-    for key in ("driver", "cuda", "compute_capabilities", "python", "platform"):
-        if key not in target:
-            raise _fail(path, f"target.{key}: missing")
-    if not isinstance(target["compute_capabilities"], list):
-        raise _fail(path, "target.compute_capabilities: expected a list")
-    raw_gpus = data.get("gpus")
-    if not isinstance(raw_gpus, list):
-        raise _fail(path, "gpus: expected a list")
+    document = Reader(data, _failing(path), json_words=True)
+    target = document.sub("target", required=True)
+    target.require("driver", "cuda", "compute_capabilities", "python", "platform")
+    target.items("compute_capabilities")
     gpus: list[GpuEntry] = []
-    for index, gpu in enumerate(raw_gpus):
-        if not isinstance(gpu, dict) or not isinstance(gpu.get("name"), str):
-            raise _fail(path, f"gpus[{index}]: expected an object with a name")
-        total = gpu.get("memory_total_mib")
+    for gpu in document.tables("gpus", required=True):
+        total = gpu.data.get("memory_total_mib")
         gpus.append(
             GpuEntry(
-                gpu["name"],
-                _text(gpu.get("compute_capability")),
+                gpu.text("name", empty=True),
+                _text(gpu.data.get("compute_capability")),
                 memory_mib(total) if isinstance(total, int) else None,
             )
         )
-    runtime = data.get("runtime")
-    if not isinstance(runtime, str):
-        raise _fail(path, "runtime: expected a string")
-    packages = _versions(data, "packages", path) if "packages" in data else None
+    runtime = document.text("runtime", empty=True)
+    packages = _versions(document.sub("packages")) if "packages" in data else None
     return FingerprintFile(
         path=path,
         target=tuple(
-            (key, _text(target[key])) for key in ("driver", "cuda", "compute_capabilities")
+            (key, _text(target.data[key])) for key in ("driver", "cuda", "compute_capabilities")
         ),
         gpus=tuple(gpus),
         python=(
-            ("python", _text(target["python"])),
+            ("python", _text(target.data["python"])),
             ("python_full", _text(data.get("python_full"))),
             ("implementation", _text(data.get("python_implementation"))),
         ),
         runtime=(
             ("runtime", runtime),
-            ("platform", _text(target["platform"])),
+            ("platform", _text(target.data["platform"])),
             ("glibc", _text(data.get("glibc"))),
         ),
-        installed=_versions(data, "installed", path),
+        installed=_versions(document.sub("installed", required=True)),
         packages=packages,
     )
 

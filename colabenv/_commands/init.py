@@ -138,7 +138,7 @@ def _framework_lines(fingerprint: Fingerprint) -> Iterator[str]:
             yield f"{framework} = {_toml_str('==' + version)}"
     if not found:
         yield "# No framework was found in this runtime. For example:"
-        yield '# torch = { version = ">=2.8", torchvision = "*" }'
+        yield f'# torch = {{ version = ">=2.8", {FACTS[Framework.TORCH].companions[0]} = "*" }}'
         yield '# jax = ">=0.7"'
 
 

@@ -25,6 +25,7 @@ from packaging.pylock import (
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from colabenv._schema import Fail, Reader
 from colabenv.errors import LockError, printable
 from colabenv.lockfile.schema import (
     LOCK_SCHEMA,
@@ -234,43 +235,11 @@ def pylock_packages(
     return tuple(packages.values())
 
 
-class _Table:
-    """Typed reads from ``[tool.colabenv]``, each error naming its key path."""
+def _failing(name: str) -> Fail:
+    def fail(key: str | None, problem: str) -> LockError:
+        return LockError(f"{name}: {key}: {problem}" if key else f"{name}: {problem}")
 
-    def __init__(self, value: object, path: str, name: str) -> None:
-        if not isinstance(value, Mapping):
-            raise LockError(f"{name}: {path}: expected a table")
-        self.values: Mapping[str, Any] = value
-        self.path = path
-        self.name = name
-
-    def fail(self, key: str, why: str) -> LockError:
-        return LockError(f"{self.name}: {self.path}.{key}: {why}")
-
-    def text(self, key: str, *, optional: bool = False) -> str | None:
-        value = self.values.get(key)
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise self.fail(key, "expected a string")
-        return value
-
-    def required(self, key: str) -> str:
-        value = self.text(key)
-        assert value is not None
-        return value
-
-    def strings(self, key: str) -> tuple[str, ...]:
-        value = self.values.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(key, "expected a list of strings")
-        return tuple(value)
-
-    def tables(self, key: str) -> list[_Table]:
-        value = self.values.get(key, [])
-        if not isinstance(value, list):
-            raise self.fail(key, "expected an array of tables")
-        return [_Table(item, f"{self.path}.{key}[{i}]", self.name) for i, item in enumerate(value)]
+    return fail
 
 
 def _absent(value: str | None) -> str | None:
@@ -279,27 +248,27 @@ def _absent(value: str | None) -> str | None:
 
 def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | None, tuple[str, ...]]:
     """The header, the ``pins-sha256``, the index URL and the extra index URLs."""
-    tool = _Table((pylock.tool or {}).get("colabenv"), "tool.colabenv", name)
-    schema = tool.values.get("lock-schema")
+    tool = Reader(pylock.tool or {}, _failing(name), "tool").sub("colabenv", required=True)
+    schema = tool.data.get("lock-schema")
     if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
         raise tool.fail("lock-schema", f"expected one of {READABLE_SCHEMAS}; a newer lock needs "
                                        "a newer colabenv")
     for key in ("colabenv-version", "resolver"):
-        problem = check_header_text(key, tool.required(key))
+        problem = check_header_text(key, tool.text(key, empty=True))
         if problem:
             raise tool.fail(key, problem)
-    profile_name = tool.required("profile")
-    profile_hash = tool.required("profile-hash")
+    profile_name = tool.text("profile", empty=True)
+    profile_hash = tool.text("profile-hash", empty=True)
     if checked_profile_hash(profile_hash) is None:
         raise tool.fail("profile-hash", "expected sha256:<64 hex digits>")
-    table = _Table(tool.values.get("target"), "tool.colabenv.target", name)
+    table = tool.sub("target", required=True)
     target = LockTarget(
-        driver=_absent(table.text("driver", optional=True)),
-        required_driver=_absent(table.text("requires-driver", optional=True)),
-        cuda=_absent(table.text("cuda", optional=True)),
-        compute_capabilities=table.strings("compute-capabilities"),
-        python=table.required("python"),
-        platform=table.required("platform"),
+        driver=_absent(table.opt_text("driver", empty=True)),
+        required_driver=_absent(table.opt_text("requires-driver", empty=True)),
+        cuda=_absent(table.opt_text("cuda", empty=True)),
+        compute_capabilities=tuple(table.text_list("compute-capabilities")),
+        python=table.text("python", empty=True),
+        platform=table.text("platform", empty=True),
     )
     problem = target.problem()
     if problem:
@@ -307,33 +276,39 @@ def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | No
         raise table.fail(key, why)
     frameworks: list[LockedFramework] = []
     for item in tool.tables("frameworks"):
-        found = checked_framework(item.required("framework"), item.required("version"),
-                                  item.required("variant"), item.text("index", optional=True))
+        found = checked_framework(item.text("framework", empty=True),
+                                  item.text("version", empty=True),
+                                  item.text("variant", empty=True),
+                                  item.opt_text("index", empty=True))
         if isinstance(found, str):
-            raise LockError(f"{name}: {item.path}: {found}")
+            raise item.fail(None, found)
         frameworks.append(found)
     constraints = []
-    for text in tool.strings("constraints"):
+    for position, text in enumerate(tool.text_list("constraints")):
         constraint = checked_constraint(text)
         if constraint is None:
-            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement")
+            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement",
+                            index=position)
         constraints.append(constraint)
-    digest = tool.text("pins-sha256", optional=schema < 2)
+    digest = (tool.opt_text("pins-sha256", empty=True) if schema < 2
+              else tool.text("pins-sha256", empty=True))
     if digest is not None and not is_sha256(digest):
         raise tool.fail("pins-sha256", "expected 64 hex digits")
-    index_url = tool.text("index-url", optional=True)
-    extra = tool.strings("extra-index-urls")
-    for position, url in enumerate((index_url, *extra)):
-        if url is not None and checked_url(url) is None:
-            key = "index-url" if position == 0 else f"extra-index-urls[{position - 1}]"
-            raise tool.fail(key, f"{printable(url)!r} is not an index URL")
+    index_url = tool.opt_text("index-url", empty=True)
+    if index_url is not None and checked_url(index_url) is None:
+        raise tool.fail("index-url", f"{printable(index_url)!r} is not an index URL")
+    extra = tuple(tool.text_list("extra-index-urls"))
+    for position, url in enumerate(extra):
+        if checked_url(url) is None:
+            raise tool.fail("extra-index-urls", f"{printable(url)!r} is not an index URL",
+                            index=position)
     header = LockHeader(
-        colabenv_version=tool.required("colabenv-version"),
+        colabenv_version=tool.text("colabenv-version", empty=True),
         profile_name=profile_name,
         profile_hash=profile_hash,
         target=target,
         frameworks=tuple(frameworks),
-        resolver=tool.required("resolver"),
+        resolver=tool.text("resolver", empty=True),
         schema=schema,
         constraints=tuple(constraints),
     )

@@ -1,0 +1,381 @@
+"""The shape of the package, as issue 15's "Done when" says it: no import circle, no private name
+taken across modules, the core never importing the command layer, no module over 700 lines but
+the embedded helper, framework names spelled in one module, and ``@model`` for values only.
+
+Everything is read from the source with :mod:`ast`; nothing is imported, so a broken module is
+found here as well as by the tests that import it.
+
+An import edge is any ``import`` or ``from ... import`` of a colabenv module, at module level or
+inside a function alike: a function-level import is the same dependency, only paid later, and a
+circle through one is still two modules that cannot be understood apart. Imports under
+``if TYPE_CHECKING:`` are left out of the circle check (they never run, and are how a type is
+named without depending on its module); the other checks read them too. Importing
+``colabenv.a.b`` also imports the package ``colabenv.a`` first; that implicit edge is not
+counted (every package would otherwise be a circle with its own submodules).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import colabenv
+from colabenv.frameworks import ALL_FRAMEWORK_NAMES, Framework
+
+PACKAGE = Path(colabenv.__file__).resolve().parent
+MAX_LINES = 700
+LONG_MODULES = {"colabenv.script_helper": "the helper every bootstrap script embeds is one file "
+                                          "by design (it runs without colabenv)"}
+COMMAND_LAYER = ("colabenv.cli", "colabenv.__main__", "colabenv._entry", "colabenv._commands")
+FRAMEWORK_NAME_EXCEPTIONS = {
+    "colabenv.frameworks": "the one place framework names are spelled",
+    "colabenv._smoke": "the smoke child runs without colabenv (stdlib only, Python 3.8+) and "
+                       "imports the frameworks and their plugins by their module names",
+}
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+@functools.cache
+def tree(module: str) -> ast.Module:
+    path = modules()[module]
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def import_nodes(module: str, *, type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements of ``module`` anywhere in it; with ``type_only`` False, not the
+    ones under ``if TYPE_CHECKING:``."""
+
+    def visit(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        if isinstance(node, ast.If) and _is_type_checking(node) and not type_only:
+            for child in node.orelse:
+                yield from visit(child)
+            return
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child)
+
+    yield from visit(tree(module))
+
+
+def _base(module: str, node: ast.ImportFrom) -> str:
+    """The module a ``from`` import reads from, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    package = module if modules()[module].name == "__init__.py" else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def imported(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str | None]]:
+    """``(colabenv module, name taken from it or None)`` for each thing the statement imports;
+    a submodule taken with ``from package import sub`` is the module itself."""
+    known = modules()
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            name = alias.name
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name:
+                yield name, None
+        return
+    base = _base(module, node)
+    for alias in node.names:
+        if f"{base}.{alias.name}" in known:
+            yield f"{base}.{alias.name}", None
+        elif base in known:
+            yield base, alias.name
+
+
+def edges(*, type_only: bool = False) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: the line of the first such import}."""
+    graph: dict[str, dict[str, int]] = {}
+    for module in modules():
+        targets: dict[str, int] = {}
+        for node in import_nodes(module, type_only=type_only):
+            for target, _ in imported(module, node):
+                if target != module:
+                    targets.setdefault(target, node.lineno)
+        graph[module] = targets
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def private_crossings(module: str) -> list[str]:
+    """``line: module.name`` for each private name of another colabenv module that ``module``
+    imports or reads as an attribute of an imported module."""
+    known = modules()
+    bound: dict[str, str] = {}
+    found = []
+    for node in import_nodes(module, type_only=True):
+        for target, name in imported(module, node):
+            if name is not None:
+                if is_private(name) and target != module:
+                    found.append(f"{node.lineno}: from {target} import {name}")
+                continue
+            if isinstance(node, ast.ImportFrom):
+                alias = next(a for a in node.names if f"{_base(module, node)}.{a.name}" == target)
+                bound[alias.asname or alias.name] = target
+            else:
+                for alias in node.names:
+                    if alias.asname:
+                        bound[alias.asname] = target
+                    else:
+                        bound[alias.name.partition(".")[0]] = alias.name.partition(".")[0]
+    for node in ast.walk(tree(module)):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parts = _dotted(node)
+        if parts is None or parts[0] not in bound:
+            continue
+        path = bound[parts[0]]
+        for part in parts[1:]:
+            if f"{path}.{part}" in known:
+                path = f"{path}.{part}"
+                continue
+            if is_private(part) and path != module:
+                found.append(f"{node.lineno}: {path}.{part}")
+            break
+    return sorted(set(found), key=lambda text: (int(text.partition(":")[0]), text))
+
+
+def code_strings(module: str) -> Iterator[tuple[int, str]]:
+    """The string constants of ``module`` that are not docstrings, with their lines."""
+    docstrings: set[int] = set()
+    for node in ast.walk(tree(module)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree(module)):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in docstrings):
+            yield node.lineno, node.value
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks
+
+
+def test_the_package_is_read_whole() -> None:
+    """The checks below see every module (a path mistake would make them pass vacuously)."""
+    assert {"colabenv.cli", "colabenv.profile", "colabenv.profile.sections",
+            "colabenv.verification.run", "colabenv.script_helper"} <= set(modules())
+    assert "colabenv.profile.files" in edges()["colabenv.profile"]
+
+
+def test_no_import_circle() -> None:
+    graph = edges()
+    found = circles(graph)
+    shown = [
+        " -> ".join(component) + ": " + ", ".join(
+            f"{a} imports {b} (line {graph[a][b]})"
+            for a in component for b in component if b in graph[a])
+        for component in found
+    ]
+    assert shown == []
+
+
+def test_the_circle_check_finds_a_circle() -> None:
+    assert circles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_no_private_name_is_taken_across_modules() -> None:
+    found = {module: crossings for module in modules()
+             if (crossings := private_crossings(module))}
+    assert found == {}
+
+
+def test_the_private_name_check_sees_imports_and_attributes(tmp_path: Path) -> None:
+    source = (
+        "from colabenv import _toml, render\n"
+        "from colabenv.render import _lock_file\n"
+        "import colabenv.detect as d\n"
+        "import colabenv.profile\n"
+        "def f():\n"
+        "    from colabenv.profile.sections import (\n"
+        "        build,\n"
+        "        _framework,\n"
+        "    )\n"
+        "    return (render._comment, d._installed_set, _toml.loads, d.__name__,\n"
+        "            colabenv.profile.files._os_problem)\n"
+    )
+    tree.cache_clear()
+    modules()["colabenv.example_for_test"] = tmp_path / "example.py"
+    (tmp_path / "example.py").write_text(source)
+    try:
+        assert private_crossings("colabenv.example_for_test") == [
+            "2: from colabenv.render import _lock_file",
+            "6: from colabenv.profile.sections import _framework",
+            "10: colabenv.detect._installed_set",
+            "10: colabenv.render._comment",
+            "11: colabenv.profile.files._os_problem",
+        ]
+    finally:
+        del modules()["colabenv.example_for_test"]
+        tree.cache_clear()
+
+
+def test_the_core_never_imports_the_command_layer() -> None:
+    def command_layer(module: str) -> bool:
+        return any(module == top or module.startswith(top + ".") for top in COMMAND_LAYER)
+
+    found = [f"{module} imports {target} (line {line})"
+             for module, targets in edges(type_only=True).items() if not command_layer(module)
+             for target, line in targets.items() if command_layer(target)]
+    assert found == []
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_no_module_is_over_700_lines(module: str) -> None:
+    lines = len(modules()[module].read_text(encoding="utf-8").splitlines())
+    if module in LONG_MODULES:
+        return
+    assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along its concerns"
+
+
+def _spellings() -> dict[str, re.Pattern[str]]:
+    """Each distribution name of a framework but the framework's own name (which is also the
+    value of :class:`Framework`), as a distribution (``jax-cuda12-plugin``) or a module
+    (``jax_cuda12_plugin``) would spell it."""
+    plain = {f.value for f in Framework}
+    return {
+        name: re.compile(rf"(?<![A-Za-z0-9_.-])(?:{re.escape(name)}|"
+                         rf"{re.escape(name.replace('-', '_'))})(?![A-Za-z0-9_-])", re.IGNORECASE)
+        for name in sorted(ALL_FRAMEWORK_NAMES - plain)
+    }
+
+
+def test_framework_names_are_spelled_in_frameworks_py_alone() -> None:
+    spellings = _spellings()
+    assert {"torchvision", "torchaudio", "jaxlib", "tensorflow-cpu", "jax-cuda12-plugin",
+            "tf-keras"} <= set(spellings)
+    found = [
+        f"{module}:{line}: {name}"
+        for module in modules() if module not in FRAMEWORK_NAME_EXCEPTIONS
+        for line, text in code_strings(module)
+        for name, pattern in spellings.items() if pattern.search(text)
+    ]
+    assert found == []
+
+
+def test_the_name_check_sees_a_spelled_name() -> None:
+    pattern = _spellings()["jax-cuda12-plugin"]
+    assert pattern.search("pip install jax-cuda12-plugin==0.5")
+    assert pattern.search("import jax_cuda12_plugin")
+    assert not pattern.search("jax-cuda12-plugins")
+    assert _spellings()["torchvision"].search("torchvision")
+
+
+_NOT_A_VALUE = re.compile(r"\b(Callable|Mapping|MutableMapping|dict|list|set|IO|Iterator|"
+                          r"Iterable|Generator|Any)\b")
+
+
+def _compared(statement: ast.AnnAssign) -> bool:
+    """Whether a field takes part in equality and hash (``field(compare=False)`` does not)."""
+    value = statement.value
+    return not (isinstance(value, ast.Call) and any(
+        k.arg == "compare" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in value.keywords))
+
+
+def test_models_hold_values_only() -> None:
+    """``@model`` compares and hashes by what a model holds: a mapping, a list, a callable or
+    a stream would break the hash or make the value change under it. A field left out of the
+    comparison (``field(compare=False)``) may hold anything."""
+    found = []
+    for module in modules():
+        for node in ast.walk(tree(module)):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            if not any(isinstance(d, ast.Name) and d.id == "model" for d in node.decorator_list):
+                continue
+            for statement in node.body:
+                if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                        and _compared(statement)):
+                    annotation = ast.unparse(statement.annotation)
+                    if _NOT_A_VALUE.search(annotation):
+                        found.append(f"{module}.{node.name}.{statement.target.id}: {annotation}")
+    assert found == []
+
+
+def test_a_seeded_result_is_a_value_whatever_its_key() -> None:
+    """JAX keys are arrays (unhashable, compared element by element); the seed says it all."""
+    from colabenv.seeding import Seeded
+
+    a = Seeded(7, True, ("random",), (), jax_key=[0, 7])
+    b = Seeded(7, True, ("random",), (), jax_key=[9, 9])
+    assert a == b and hash(a) == hash(b)
+    assert a != Seeded(8, True, ("random",), ())
