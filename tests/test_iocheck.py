@@ -67,7 +67,9 @@ def test_an_existing_file_is_never_overwritten(tmp_path: Path) -> None:
 def test_the_deadline_bounds_a_large_size(tmp_path: Path) -> None:
     result = _measure(tmp_path / ".io", size=1 << 40, deadline=1.0)
     assert result["partial"] is True
-    assert result["write_s"] <= 1.0
+    # the deadline is looked at between 4 MiB writes; the fsync after them comes on top
+    assert result["write_s"] < 10
+    assert result["written_bytes"] < 1 << 40
 
 
 @pytest.mark.parametrize("args", [["x"], ["f", "0", "5"], ["f", "10", "inf"], ["f", "a", "1"]])
