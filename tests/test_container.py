@@ -36,6 +36,9 @@ from colabenv.profile import golden_profiles, load_profile
 from colabenv.render import LockInput, render_script
 from colabenv.resolver import resolve
 from tests.support.fixtures import Runner
+from tests.support.index import LocalIndex
+from tests.support.locking import T4 as LOCK_T4
+from tests.support.locking import lock_profile, write_profile
 
 HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
 
@@ -560,3 +563,23 @@ def test_a_refused_env_value_writes_nothing(runner: Runner, tmp_path: Path) -> N
     assert "team.toml: env.NOTE: a value for a container image must be one printable line" in (
         done.stderr)
     assert not (tmp_path / "ctx").exists()
+
+
+def test_a_real_lock_makes_a_hash_checked_image(runner: Runner, tmp_path: Path,
+                                                default_index: LocalIndex,
+                                                pytorch_index: LocalIndex) -> None:
+    """``colabenv lock`` against the local indexes, then the image of that lock."""
+    profile = write_profile(tmp_path, default_index, pytorch_index)
+    lock = lock_profile(profile, tmp_path / "team.lock", "uv")
+    done = runner("render", profile, "--lock", tmp_path / "team.lock", *LOCK_T4, "--format",
+                  "dockerfile", "-o", "ctx")
+    assert done.returncode == 0, done.stderr
+    script = (tmp_path / "ctx" / "setup.sh").read_text(encoding="utf-8")
+    assert "--require-hashes --no-deps" in script
+    assert all(f"{name}=={version} " in script for name, version in lock.pins)
+    dockerfile = (tmp_path / "ctx" / "Dockerfile").read_text(encoding="utf-8")
+    assert _hadolint(dockerfile, tmp_path).returncode == 0
+    labels = _pairs(_instructions(dockerfile)[1])
+    assert labels["colabenv.lock"] == "team.lock"
+    assert json.loads(labels["colabenv.target"])["driver"] == "550.54.15"
+    assert "torch 2.6.0 cu124" in labels["colabenv.frameworks"]
