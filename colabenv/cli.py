@@ -89,9 +89,11 @@ def _render_args(p: argparse.ArgumentParser) -> None:
                         "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh")
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
     p.add_argument("--format", choices=("script", "dockerfile", "apptainer"), default="script",
-                   help="the bootstrap script (default), or a container image definition that "
-                        "runs it")
-    image = p.add_argument_group("container image (--format dockerfile or apptainer)")
+                   metavar="FORMAT",
+                   help="script (the bootstrap script, the default), dockerfile or apptainer (a "
+                        "container image definition that runs it)")
+    image = p.add_argument_group("container images",
+                                 "with --format dockerfile or apptainer")
     image.add_argument("--base-image", metavar="IMAGE",
                        help="build FROM this image (default: python:X.Y-slim-bookworm of the "
                             "target's Python)")
