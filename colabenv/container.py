@@ -19,11 +19,12 @@ What the image is, and why:
   build folder), so the image holds what the notebook held and ``colabenv verify`` runs in it
   with no flags. Its ``uv`` dependency is then beside ``python3``, where the script's
   ``auto`` installer finds it.
-- The script runs as it runs on a notebook, with three of the variables it already honours:
-  ``COLABENV_STATE_DIR`` (a fixed state directory, kept in the image's environment so that
-  ``verify`` finds the restart marker), ``COLABENV_SKIP_PREFLIGHT`` (a build host has no
-  NVIDIA driver; the definition checks the Python itself instead) and the installers' own
-  no-cache switches. As root, its apt step needs no sudo.
+- The script runs as it runs on a notebook, told what differs by variables it already
+  honours: ``COLABENV_STATE_DIR`` (a fixed state directory, kept in the image's environment so
+  that ``verify`` finds the restart marker) and ``COLABENV_SKIP_PREFLIGHT`` (a build host has
+  no NVIDIA driver; that variable skips the Python check too, so the definition checks the
+  Python itself), with the installers' own no-cache switches. As root, its apt step needs no
+  sudo.
 - ``[env]`` becomes ``ENV`` (``%environment``) as well as the ``.pth`` hook the script writes,
   so that processes other than Python see it too. A value must be one printable line: a
   Dockerfile cannot hold a line break in a value, and in a definition file a line break could
