@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from packaging.version import Version
 
 from colabenv import __version__
+from colabenv.settings import TargetFlags
 from tests.support.containers import (
     PY,
     Podman,
@@ -34,8 +34,8 @@ from tests.support.containers import (
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import uv_bin
-from tests.support.journeys import _behaviour_files, release_specs
-from tests.support.wheels import ORDINARY, WheelSpec, build_standins
+from tests.support.journeys import _behaviour_files, _other_pin_specs, release_specs
+from tests.support.wheels import ORDINARY, Standins, WheelSpec, _nvidia_specs, build_standins
 
 pytestmark = pytest.mark.slow
 
@@ -98,38 +98,63 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _torch_choice(tmp_path: Path) -> tuple[str, str]:
-    """(version, variant) the profile resolves torch to on a CPU target of this Python."""
+TARGETS = {
+    "cpu": TargetFlags(cpu=True, python=PY),
+    "t4": TargetFlags(driver="550.54.15", compute_capability=("7.5",), python=PY),
+}
+
+
+def _argv(flags: TargetFlags) -> list[str]:
+    argv = ["--python", str(flags.python)]
+    if flags.cpu:
+        return ["--cpu", *argv]
+    return ["--driver", str(flags.driver), "--compute-capability",
+            ",".join(flags.compute_capability), *argv]
+
+
+def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
+    """(version, variant) the profile resolves torch to on the target of ``flags``."""
     from colabenv.catalog import shipped_catalog
-    from colabenv.models import Framework, Target
+    from colabenv.detect import detect
+    from colabenv.models import Framework
     from colabenv.profile import load_profile
     from colabenv.resolver import resolve
+    from colabenv.settings import resolve_overrides
 
     probe = tmp_path / "probe.toml"
     probe.write_text('name = "probe"\n[frameworks]\ntorch = "*"\n', encoding="utf-8")
-    resolution = resolve(load_profile(probe), Target(None, None, (), Version(PY)),
-                         shipped_catalog())
-    choice = resolution.choice(Framework.TORCH)
+    target = detect(resolve_overrides(flags, environ={})).target
+    choice = resolve(load_profile(probe), target, shipped_catalog()).choice(Framework.TORCH)
     assert choice is not None
     return str(choice.release), choice.variant
 
 
-def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
-    podman: Podman, runner: Runner, tmp_path: Path,
-) -> None:
-    engine = podman
-    version, variant = _torch_choice(tmp_path)
+def _standins(root: Path, version: str, variant: str) -> Standins:
+    """torch of that release and variant computing on the CPU, its NVIDIA wheels and the rest
+    of what its metadata names."""
     specs = [*release_specs("torch", version, variant),
              *(WheelSpec("default", "", name, v, requires) for name, v, requires in ORDINARY)]
-    specs = [replace(s, files=_behaviour_files(s.name, s.version)) if s.name == "torch" else s
-             for s in specs]
-    standins = build_standins(tmp_path / "standins", specs)
+    specs += _nvidia_specs(specs)
+    specs += _other_pin_specs(specs)
+    return build_standins(root, [replace(s, files=_behaviour_files(s.name, s.version))
+                                 if s.name == "torch" else s for s in specs])
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
+    target: str, podman: Podman, runner: Runner, tmp_path: Path,
+) -> None:
+    """A CPU target, and a T4 target built where there is no NVIDIA driver: the script's
+    preflight would refuse that host but for the COLABENV_SKIP_PREFLIGHT the image sets."""
+    engine = podman
+    version, variant = _torch_choice(tmp_path, TARGETS[target])
+    standins = _standins(tmp_path / "standins", version, variant)
     with LocalIndex(standins.default) as default, LocalIndex(standins.pytorch) as pytorch:
         profile = tmp_path / "cluster.toml"
         profile.write_text(PROFILE.format(torch=version, note=json.dumps(VALUE),
                                           port=default.port, pytorch=pytorch.base_url),
                            encoding="utf-8")
-        done = runner("render", profile, "--cpu", "--python", PY, "--format", "dockerfile",
+        done = runner("render", profile, *_argv(TARGETS[target]), "--format", "dockerfile",
                       "-o", "ctx")
         assert done.returncode == 0, done.stderr
         secrets = tmp_path / "secrets"
