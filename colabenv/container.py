@@ -394,6 +394,15 @@ def render_apptainer(
     plan = _plan(resolution, profile, script, ImageFormat.APPTAINER,
                  colabenv_version=colabenv_version, lock=lock, wheel=wheel,
                  base_image=base_image)
+    lines = list(_apptainer_lines(plan, colabenv_version))
+    for line in lines:
+        if _TEMPLATE_RE.search(line):
+            raise UsageError(f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
+                             "build would replace with a --build-arg value")
+    yield from lines
+
+
+def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
     name = FILE_NAMES[ImageFormat.APPTAINER]
     yield "Bootstrap: docker"
     yield f"From: {plan.base_image}"

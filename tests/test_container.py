@@ -341,6 +341,19 @@ def test_an_apptainer_template_in_a_value_is_refused(tmp_path: Path) -> None:
     assert "{{ secret }}" in _dockerfile(profile, resolution)
 
 
+def test_a_template_from_a_lock_file_name_is_refused_too() -> None:
+    import dataclasses
+
+    profile, resolution = _resolve(GOLDEN["cpu-only"], TARGETS["cpu"])
+    lock = dataclasses.replace(_lock_for(resolution), name="{{ TOKEN }}.lock")
+    script = _script(profile, resolution, lock)
+    with pytest.raises(UsageError, match=r"holds \{\{ ... \}\}"):
+        list(render_apptainer(resolution, profile, script, colabenv_version="0", lock=lock))
+    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0",
+                                       lock=lock))
+    assert _pairs(_instructions(text)[1])["colabenv.lock"] == "{{ TOKEN }}.lock"
+
+
 def test_packages_and_apt_names_stay_in_the_script(tmp_path: Path) -> None:
     extra = ('[packages]\nrequirements = ["evil-pkg[x]>=1 ; python_version > \'3\'"]\n'
              '[apt]\npackages = ["libevil1"]')
