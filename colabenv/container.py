@@ -3,7 +3,11 @@
 The image runs the very script ``colabenv render`` prints, copied in as ``setup.sh``: one
 script, tested once, for the notebook and the image. The definition records the script's
 SHA-256 and the build refuses any other ``setup.sh``, so a Dockerfile and a script rendered
-from different inputs never make an image together.
+from different inputs never make an image together. The script is a file beside the
+definition rather than a ``RUN <<EOF`` here-document: that needs Dockerfile syntax 1.4 or newer
+(``# syntax=docker/dockerfile:1.4``, a frontend image BuildKit pulls from Docker Hub, which a
+cluster without the internet cannot), Apptainer has no such form, and a file stays byte for
+byte the one ``colabenv render`` prints.
 
 What the image is, and why:
 
