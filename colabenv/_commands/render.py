@@ -127,14 +127,14 @@ def _image(args: argparse.Namespace, resolution: Resolution, profile: Profile,
         sys.stderr.write(f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
                          "it beside it with the same flags, or write both with -o DIR\n")
         return
-    folder = _build_folder(Path(args.output), form)
+    folder = _build_folder(Path(args.output), args.format)
     if wheel is not None:
         _write_wheel(folder / wheel.name, wheel_data)
     write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
     write_text_atomic(folder / FILE_NAMES[form], definition)
 
 
-def _build_folder(folder: Path, form: object) -> Path:
+def _build_folder(folder: Path, form: str) -> Path:
     """``-o DIR`` for an image: an existing directory, or a new one in an existing directory."""
     where = f"{printable(folder)}: -o names the build folder with --format {form}"
     try:
