@@ -39,7 +39,7 @@ from tests.support.wheels import ORDINARY, Standins, WheelSpec, _nvidia_specs, b
 
 pytestmark = pytest.mark.slow
 
-BASE = f"docker.io/library/python:{PY}-slim-bookworm"
+BASE = f"python:{PY}-slim-bookworm"
 IMAGE = "localhost/colabenv-test-image:latest"
 VALUE = 'a "b" $HOME \\ c\' d \\'
 TOKEN = "s3cret-t0ken"
