@@ -84,8 +84,22 @@ PROFILE_HELP = (
 
 def _render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help=PROFILE_HELP)
-    p.add_argument("-o", "--output", metavar="FILE", help="write the script here (atomically)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the script here (atomically); with --format dockerfile or "
+                        "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh")
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
+    p.add_argument("--format", choices=("script", "dockerfile", "apptainer"), default="script",
+                   metavar="FORMAT",
+                   help="script (the bootstrap script, the default), dockerfile or apptainer (a "
+                        "container image definition that runs it)")
+    image = p.add_argument_group("container images",
+                                 "with --format dockerfile or apptainer")
+    image.add_argument("--base-image", metavar="IMAGE",
+                       help="build FROM this image (default: python:X.Y-slim-bookworm of the "
+                            "target's Python)")
+    image.add_argument("--colabenv-wheel", metavar="WHEEL",
+                       help="copy this colabenv wheel into the build folder and install it, "
+                            "instead of colabenv==VERSION from the package index")
     _add_target_flags(p)
 
 

@@ -1,4 +1,11 @@
-"""``colabenv render PROFILE [-o FILE] [--lock LOCK]``: print the bootstrap script."""
+"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--format FORMAT]``: print the bootstrap
+script, or a container image definition (Dockerfile, Apptainer) that runs it.
+
+With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the script
+(``setup.sh``), the definition, and with ``--colabenv-wheel`` that wheel, each written whole;
+the definition last, since it names the others by their SHA-256. Without ``-o`` the definition
+goes to stdout and ``setup.sh`` must be rendered beside it with the same flags.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,15 @@ import sys
 from pathlib import Path
 
 from colabenv import __version__
-from colabenv._commands._common import load_profile_arg, target_from_args, write_text_atomic
+from colabenv._commands._common import (
+    load_profile_arg,
+    read_input,
+    target_from_args,
+    write_text_atomic,
+)
 from colabenv._data import helper_source
 from colabenv.catalog import shipped_catalog
-from colabenv.errors import LockError, printable
+from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
 from colabenv.models import Profile, Resolution
 from colabenv.render import LockInput, render_script
 from colabenv.resolver import resolve
@@ -51,6 +63,13 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
 
 
 def run(args: argparse.Namespace) -> int:
+    image = args.format != "script"
+    if not image and (args.base_image or args.colabenv_wheel):
+        raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or "
+                         "apptainer")
+    if args.colabenv_wheel and not args.output:
+        raise UsageError("--colabenv-wheel needs -o DIR: the wheel is copied into the build "
+                         "folder beside the definition")
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
     resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
@@ -63,10 +82,78 @@ def run(args: argparse.Namespace) -> int:
         lock=lock,
     )
     text = "\n".join(lines) + "\n"
-    if args.output:
+    if image:
+        _image(args, resolution, profile, lock, text)
+    elif args.output:
         write_text_atomic(Path(args.output), text, mode=0o755)
     else:
         sys.stdout.write(text)
     for warning in resolution.warnings:
         sys.stderr.write(f"colabenv: warning: {warning}\n")
     return 0
+
+
+def _image(args: argparse.Namespace, resolution: Resolution, profile: Profile,
+           lock: LockInput | None, script: str) -> None:
+    """The definition of ``--format``, on stdout or with the script (and wheel) in ``-o DIR``."""
+    from colabenv._digest import sha256_hex
+    from colabenv.container import (
+        FILE_NAMES,
+        SCRIPT_NAME,
+        ColabenvWheel,
+        ImageFormat,
+        check_wheel_name,
+        render_apptainer,
+        render_dockerfile,
+    )
+
+    form = ImageFormat(args.format)
+    wheel: ColabenvWheel | None = None
+    wheel_data = b""
+    if args.colabenv_wheel:
+        path = Path(args.colabenv_wheel)
+        problem = check_wheel_name(path.name, __version__)
+        if problem is not None:
+            raise InputError(f"{printable(path)}: {problem}")
+        wheel_data = read_input(path, "the colabenv wheel")
+        if not wheel_data.startswith(b"PK\x03\x04"):
+            raise InputError(f"{printable(path)}: not a wheel (a wheel is a zip archive)")
+        wheel = ColabenvWheel(path.name, sha256_hex(wheel_data))
+    render = render_dockerfile if form is ImageFormat.DOCKERFILE else render_apptainer
+    definition = "\n".join(render(resolution, profile, script, colabenv_version=__version__,
+                                  lock=lock, wheel=wheel, base_image=args.base_image)) + "\n"
+    if not args.output:
+        sys.stdout.write(definition)
+        sys.stderr.write(f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
+                         "it beside it with the same flags, or write both with -o DIR\n")
+        return
+    folder = _build_folder(Path(args.output), args.format)
+    if wheel is not None:
+        _write_wheel(folder / wheel.name, wheel_data)
+    write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
+    write_text_atomic(folder / FILE_NAMES[form], definition)
+
+
+def _build_folder(folder: Path, form: str) -> Path:
+    """``-o DIR`` for an image: an existing directory, or a new one in an existing directory."""
+    where = f"{printable(folder)}: -o names the build folder with --format {form}"
+    try:
+        folder.mkdir(exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{where}, and this is not a directory") from None
+    except OSError as exc:
+        raise OutputError(f"{where}, which cannot be made: {exc.strerror or exc}") from None
+    if not folder.is_dir():
+        raise OutputError(f"{where}, and this is not a directory")
+    return folder
+
+
+def _write_wheel(path: Path, data: bytes) -> None:
+    from colabenv._files import FileProblem, write_output
+
+    try:
+        write_output(path, data)
+    except FileProblem as problem:
+        raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
+    except OSError as exc:
+        raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from None
