@@ -153,10 +153,10 @@ def _frameworks_text(frameworks: dict[str, dict[str, object]]) -> str:
 
 def _secret_names(resolution: Resolution, lock: LockInput | None) -> tuple[str, ...]:
     from colabenv.index_client import reference_names
-    from colabenv.render import _index_templates
+    from colabenv.render import index_templates
 
     names: dict[str, None] = {}
-    for url in _index_templates(resolution, lock):
+    for url in index_templates(resolution, lock):
         names.update(dict.fromkeys(reference_names(url)))
     return tuple(names)
 

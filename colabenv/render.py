@@ -241,7 +241,7 @@ def _helper(helper_source: str) -> Iterator[str]:
 # Preflight: one lock per state directory, then one helper process for every check
 
 
-def _index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]:
+def index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]:
     """Every index URL the script may use, unexpanded: checked before anything is installed."""
     install = resolution.install
     urls: list[str] = []
@@ -281,7 +281,7 @@ def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
     yield f"checks=(--python {q(python)} --driver {q(required or '-')})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     wanted = '--lock "$lockfile"' if lock is not None else '--reqs "${work}/everything.txt"'
-    urls = "".join(f" --url {q(url)}" for url in _index_templates(resolution, lock))
+    urls = "".join(f" --url {q(url)}" for url in index_templates(resolution, lock))
     yield "preflight=0"
     yield (f'out="$(h preflight "${{checks[@]}}" --state "$state_dir" '
            f'--hash {q(resolution.profile_hash)} --env "${{work}}/env.bin" {wanted} '

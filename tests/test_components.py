@@ -335,7 +335,7 @@ def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
                                         json.loads(shown.stdout)["constraints"]]
     out = tmp_path / "jax.lock"
     done = runner("lock", str(profile), "-o", str(out), "--resolver", resolver, "--quiet",
-                  *target, env={"UV_INDEX_URL": None, "PIP_INDEX_URL": None})
+                  *target, env={"UV_INDEX_URL": None, "PIP_INDEX_URL": None}, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     pins = dict(read_lock(out).pins)
     assert pins["jax-cuda12-plugin"], pins
