@@ -32,6 +32,7 @@ from colabenv.models import (
     Resolution,
     format_driver,
 )
+from colabenv.seeding import hook_environment
 
 if TYPE_CHECKING:
     from colabenv.lockfile import LockTarget
@@ -256,7 +257,17 @@ def _index_templates(resolution: Resolution, lock: LockInput | None) -> list[str
     return list(dict.fromkeys(urls))
 
 
-def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
+def hook_pairs(resolution: Resolution, profile: Profile) -> tuple[tuple[str, str], ...]:
+    """What the ``.pth`` hook sets when an interpreter starts: the ``[reproducibility]`` variables
+    (:func:`colabenv.seeding.hook_environment`), then ``[env]``, whose value wins for a name in
+    both (a ``CUBLAS_WORKSPACE_CONFIG`` of ``:16:8``, say)."""
+    pairs = dict(hook_environment(profile.reproducibility))
+    pairs.update(resolution.env)
+    return tuple(pairs.items())
+
+
+def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None
+               ) -> Iterator[str]:
     """Refuse a host the resolution does not fit, an index URL whose variable is unset, and
     learn in the same process whether a finished run already left everything in place (the
     fast path of a re-run)."""
@@ -273,7 +284,8 @@ def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
     if lock is None:
         yield from array("everything", resolution.requirements)
         yield 'write_list "${work}/everything.txt" "${everything[@]}"'
-    yield from array("env_pairs", [item for pair in resolution.env for item in pair])
+    yield from array("env_pairs", [item for pair in hook_pairs(resolution, profile)
+                                   for item in pair])
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
@@ -514,7 +526,7 @@ def render_script(
     yield from _helper(helper_source)
     if lock is not None:
         yield from _lock_file(lock)
-    yield from _preflight(resolution, lock)
+    yield from _preflight(resolution, profile, lock)
     yield from _apt(resolution.apt)
     yield from _fast_exit()
     yield ""
