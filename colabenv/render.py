@@ -122,7 +122,9 @@ def marker_record(
 ) -> str:
     """The static part of the restart marker; the script adds what it installed and when.
 
-    With a lock, the marker describes the lock: its pins, its target, its frameworks.
+    With a lock, the marker describes the lock: its pins, its target, its frameworks. What
+    ``verify`` checks without ``--profile`` (smoke tests, thresholds, ``io_paths``, the
+    ``[reproducibility]`` it must find in effect) comes from the profile either way.
     """
     target: dict[str, object] = resolution.target.to_json()
     frameworks: dict[str, object] = {c.framework.value: c.to_json() for c in resolution.choices}
@@ -148,6 +150,15 @@ def marker_record(
             "require_gpu": profile.verify.require_gpu,
             "min_free_vram_gib": profile.verify.min_free_vram_gib,
             "timeout_s": profile.verify.timeout_s,
+            "io": [{"path": c.path, "min_read_mib_s": c.min_read_mib_s,
+                    "min_write_mib_s": c.min_write_mib_s} for c in profile.verify.io],
+            "io_size_mib": profile.verify.io_size_mib,
+            "min_free_ram_gib": profile.verify.min_free_ram_gib,
+            "max_other_vram_share": profile.verify.max_other_vram_share,
+        },
+        "reproducibility": {
+            "seed": profile.reproducibility.seed,
+            "deterministic": profile.reproducibility.deterministic,
         },
     }
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
