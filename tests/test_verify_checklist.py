@@ -5,21 +5,39 @@ the ``vram`` check (who holds each GPU, host RAM)."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from packaging.version import Version
 
+from colabenv import _iocheck, _proc
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError
-from colabenv.models import IoCheck, Reproducibility, Target
+from colabenv.models import Framework, IoCheck, Reproducibility, Target
 from colabenv.profile import load_profile
 from colabenv.render import marker_record
 from colabenv.resolver import resolve
 from colabenv.restart_marker import parse_marker
-from tests.support.standin_frameworks import write_marker
+from colabenv.verification import storage
+from colabenv.verification.children import SMOKE_FILE, ChildRun
+from colabenv.verification.determinism import check_determinism
+from colabenv.verification.report import Check, Status
+from colabenv.verification.storage import (
+    FILE_PREFIX,
+    KILL_AFTER_S,
+    IoRun,
+    check_io,
+    run_io,
+    run_io_checks,
+)
+from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, write_marker
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -99,3 +117,288 @@ def test_a_corrupted_checklist_field_names_its_key(tmp_path: Path, verify: dict[
         parse_marker(json.dumps(data), path)
     assert f"{path}: {key}: " in str(caught.value)
     assert str(caught.value).endswith("(corrupted marker)")
+
+
+# ---------------------------------------------------------------------------------------------
+# io:<path>
+
+MIB = 1024 * 1024
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(FILE_PREFIX))
+
+
+def _io(path: Path | str, size_mib: int = 16, timeout: float = 30, *,
+        read: float | None = None, write: float | None = None,
+        python: str = sys.executable) -> tuple[IoRun, Check]:
+    run = run_io(IoCheck(str(path), read, write), size_mib, timeout, python=python)
+    return run, check_io(run, timeout=timeout)
+
+
+def test_a_disk_folder_passes_with_both_figures_and_an_uncached_read(tmp_path: Path) -> None:
+    run, check = _io(tmp_path, size_mib=32)
+    assert check.name == f"io:{tmp_path}" and check.status is Status.PASS, check.detail
+    match = re.fullmatch(r"write ([0-9.]+) MiB/s, read ([0-9.]+) MiB/s uncached "
+                         r"\((O_DIRECT|posix_fadvise\(DONTNEED\))\); 32 MiB written", check.detail)
+    assert match, check.detail
+    write, read = float(match.group(1)), float(match.group(2))
+    assert 0 < write < 1e6 and 0 < read < 1e6
+    assert not run.test_file.exists() and _leftovers(tmp_path) == []
+    assert run.test_file.parent == tmp_path
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm")
+def test_a_tmpfs_folder_says_its_reads_are_memory_speed() -> None:
+    before = _leftovers(Path("/dev/shm"))
+    _, check = _io("/dev/shm", size_mib=16)
+    assert check.status is Status.PASS, check.detail
+    assert "a memory filesystem" in check.detail
+    assert _leftovers(Path("/dev/shm")) == before
+
+
+def test_a_missing_folder_is_a_fail_with_the_reason(tmp_path: Path) -> None:
+    _, check = _io(tmp_path / "nowhere")
+    assert check.status is Status.FAIL
+    assert check.detail == f"{tmp_path / 'nowhere'}: does not exist"
+
+
+def _read_only_folder(tmp_path: Path) -> Path:
+    """A folder this process cannot create a file in: sysfs for root, else a 0555 folder."""
+    if os.geteuid() == 0:
+        return Path("/sys")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return folder
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
+def test_a_folder_that_cannot_be_written_is_a_fail_with_the_reason(tmp_path: Path) -> None:
+    folder = _read_only_folder(tmp_path)
+    _, check = _io(folder)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith(f"{folder}: cannot write: "), check.detail
+    assert "Traceback" not in check.detail
+
+
+def test_a_threshold_that_is_not_met_fails_naming_the_path_and_the_figure(tmp_path: Path) -> None:
+    _, check = _io(tmp_path, read=1e7 - 1, write=0.5)
+    assert check.status is Status.FAIL
+    assert re.match(rf"{re.escape(str(tmp_path))}: read [0-9.]+ MiB/s is below the 1e\+07 MiB/s "
+                    r"asked for \(write ", check.detail), check.detail
+    assert "write" not in check.detail.split(" (")[0]
+
+
+HANGING_PYTHON = """#!/bin/sh
+# stands in for an interpreter whose write to a filesystem stopped answering: it creates the
+# test file it was given ($2) and never returns
+printf 'partial' >"$2"
+exec sleep 600
+"""
+
+
+def test_the_test_file_is_removed_after_the_child_is_killed(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    python.write_text(HANGING_PYTHON)
+    python.chmod(0o755)
+    data = tmp_path / "data"
+    data.mkdir()
+    started = time.monotonic()
+    run, check = _io(data, timeout=1, python=str(python))
+    assert time.monotonic() - started < 1 + KILL_AFTER_S + 5
+    assert run.completed.timed_out
+    assert check.status is Status.FAIL
+    assert check.detail.startswith(f"{data}: the measurement did not finish within")
+    assert _leftovers(data) == []
+
+
+def test_a_name_found_taken_is_never_removed(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    theirs = tmp_path / f"{FILE_PREFIX}theirs"
+    theirs.write_bytes(b"precious")
+    monkeypatch.setattr(storage, "fresh_name", lambda folder: theirs)
+    _, check = _io(tmp_path)
+    assert check.status is Status.FAIL and "File exists" in check.detail
+    assert theirs.read_bytes() == b"precious"
+
+
+def test_a_file_that_cannot_be_removed_is_said(tmp_path: Path) -> None:
+    run = IoRun(IoCheck(str(tmp_path)), _proc.Completed(
+        ("p",), 0, _iocheck.PREFIX + json.dumps({
+            "write_mib_s": 10.0, "read_mib_s": 20.0, "read_method": "O_DIRECT",
+            "written_bytes": MIB, "read_bytes": MIB, "notes": [], "partial": False}), "", False),
+        tmp_path / "x", "the test file x could not be removed: Operation not permitted")
+    check = check_io(run, timeout=10)
+    assert check.status is Status.WARN
+    assert check.detail.endswith("; the test file x could not be removed: Operation not permitted")
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm")
+def test_a_folder_on_the_packages_disk_waits_for_the_framework_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("/dev/shm is on the same device as the test folder")
+    done = threading.Event()
+    seen: list[tuple[str, bool]] = []
+
+    def record(check: IoCheck, size_mib: int, timeout: float, *, python: str) -> str:
+        seen.append((check.path, done.is_set()))
+        return check.path
+
+    monkeypatch.setattr(storage, "run_io", record)
+    timer = threading.Timer(0.3, done.set)
+    timer.start()
+    order = run_io_checks([IoCheck(str(tmp_path)), IoCheck("/dev/shm")], 1, 10,
+                          python=sys.executable, places=[str(tmp_path)], frameworks_done=done)
+    timer.join()
+    assert seen == [("/dev/shm", False), (str(tmp_path), True)]
+    assert order == [str(tmp_path), "/dev/shm"]  # type: ignore[comparison-overlap]
+
+
+# ---------------------------------------------------------------------------------------------
+# determinism: the child with stand-in frameworks, then the check
+
+
+def _standin_path(tmp_path: Path, *standins: Standin) -> Path:
+    root = tmp_path / "site"
+    for standin in standins:
+        for relative, text in SOURCES[standin.framework](standin).items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _child(tmp_path: Path, site: Path, *args: str, env: dict[str, str] | None = None
+           ) -> dict[str, Any]:
+    result = tmp_path / "result.json"
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("COLABENV_", "CUBLAS_", "TF_", "XLA_"))}
+    environ.update(PYTHONPATH=str(site), **(env or {}))
+    done = subprocess.run([sys.executable, str(SMOKE_FILE), *args, "--result", str(result)],
+                          capture_output=True, text=True, timeout=60, env=environ, check=False)
+    assert result.exists(), done.stderr
+    data: dict[str, Any] = json.loads(result.read_text())
+    return data
+
+
+DETERMINISTIC_ENV = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
+def test_the_child_runs_twice_and_a_healthy_gpu_gives_equal_digests(tmp_path: Path,
+                                                                     framework: str) -> None:
+    site = _standin_path(tmp_path, Standin(framework, "1.0"))
+    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234",
+                  env=DETERMINISTIC_ENV)
+    assert data["error"] is None
+    assert data["device"].startswith("GPU0")
+    first, second = data["digests"]
+    assert first == second and len(first) == 64
+    other = _child(tmp_path, site, "determinism", framework, "--seed", "99",
+                   env=DETERMINISTIC_ENV)
+    assert other["digests"][0] != first, "the seed reaches the computation"
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
+def test_the_child_sees_a_nondeterministic_gpu(tmp_path: Path, framework: str) -> None:
+    site = _standin_path(tmp_path, Standin(framework, "1.0", Behaviour.NONDETERMINISTIC))
+    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234",
+                  env=DETERMINISTIC_ENV)
+    first, second = data["digests"]
+    assert first != second
+
+
+def test_torch_refuses_cublas_without_its_workspace_variable(tmp_path: Path) -> None:
+    site = _standin_path(tmp_path, Standin("torch", "1.0"))
+    data = _child(tmp_path, site, "determinism", "torch", "--seed", "1")
+    assert data["error"].startswith("RuntimeError: Deterministic behavior was enabled")
+
+
+def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> None:
+    data = _child(tmp_path, tmp_path, "environ", env={"COLABENV_SEED": "5"})
+    assert data == {"mode": "environ", "environ": {}}
+    result = tmp_path / "r.json"
+    subprocess.run([sys.executable, str(SMOKE_FILE), "environ", "--result", str(result),
+                    "COLABENV_SEED", "NOT_THERE"], env={"COLABENV_SEED": "5", "PATH": "/bin"},
+                   check=True, timeout=60)
+    assert json.loads(result.read_text())["environ"] == {"COLABENV_SEED": "5", "NOT_THERE": None}
+
+
+def _run(mode: str, payload: dict[str, Any], returncode: int = 0,
+         timed_out: bool = False) -> ChildRun:
+    return ChildRun(_proc.Completed(("x",), returncode, "", "", timed_out),
+                    json.dumps({"mode": mode, **payload}))
+
+
+REPRO = Reproducibility(1234, True)
+GOOD_ENV = {"COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
+            "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "TF_DETERMINISTIC_OPS": "1",
+            "TF_CUDNN_DETERMINISTIC": "1", "XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}
+
+
+def _same(framework: str, digest: str = "a" * 64, other: str | None = None) -> ChildRun:
+    return _run("determinism", {"framework": framework, "version": "2.6.0",
+                                "device": "GPU0 Tesla T4", "digests": [digest, other or digest],
+                                "error": None})
+
+
+def test_determinism_skips_without_reproducibility() -> None:
+    check = check_determinism(Reproducibility(), None, {}, timeout=10)
+    assert check.status is Status.SKIP and check.detail == "no [reproducibility] asked for"
+
+
+def test_determinism_passes_naming_each_framework_compared() -> None:
+    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
+                              {Framework.TORCH: _same("torch"), Framework.JAX: _same("jax")},
+                              timeout=10)
+    assert check.status is Status.PASS
+    assert check.detail.startswith("seed 1234, deterministic: two seeded runs bit-identical "
+                                   "(torch 2.6.0 on GPU0 Tesla T4; jax 2.6.0 on GPU0 Tesla T4); "
+                                   "COLABENV_SEED, PYTHONHASHSEED, COLABENV_DETERMINISTIC, ")
+
+
+def test_determinism_fails_when_two_runs_differ() -> None:
+    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
+                              {Framework.TORCH: _same("torch", "a" * 64, "b" * 64)}, timeout=10)
+    assert check.status is Status.FAIL
+    assert check.detail == ("torch 2.6.0 on GPU0 Tesla T4: two seeded runs differ (sha256 "
+                            "aaaaaaaaaaaa and bbbbbbbbbbbb): not deterministic")
+
+
+def test_determinism_fails_when_the_hook_did_not_set_the_environment() -> None:
+    env = {k: v for k, v in GOOD_ENV.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
+    check = check_determinism(REPRO, _run("environ", {"environ": {**env, "TF_X": None}}),
+                              {Framework.TORCH: _same("torch")}, timeout=10)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("CUBLAS_WORKSPACE_CONFIG is not set (expected :4096:8) "
+                                   "(the setup script's .pth hook sets them")
+
+
+def test_determinism_of_a_framework_whose_smoke_test_died_is_not_run() -> None:
+    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
+                              {Framework.TORCH: None, Framework.JAX: _same("jax")}, timeout=10)
+    assert check.status is Status.FAIL
+    assert check.detail == "torch: not run (smoke:torch failed)"
+
+
+def test_determinism_child_killed_or_failing() -> None:
+    hung = _run("determinism", {}, returncode=-9, timed_out=True)
+    failed = _run("determinism", {"framework": "jax", "version": "0.5.3", "device": "CPU",
+                                  "digests": [], "error": "RuntimeError: boom"}, returncode=1)
+    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
+                              {Framework.TORCH: hung, Framework.JAX: failed}, timeout=10)
+    assert check.status is Status.FAIL
+    assert check.detail == ("torch: did not finish within 10s (killed); "
+                            "jax 0.5.3 on CPU: failed: RuntimeError: boom")
+
+
+def test_a_seed_without_determinism_checks_the_environment_only() -> None:
+    env = {"COLABENV_SEED": "7", "PYTHONHASHSEED": "7"}
+    check = check_determinism(Reproducibility(7, False), _run("environ", {"environ": env}), {},
+                              timeout=10)
+    assert check.status is Status.PASS
+    assert check.detail == ("seed 7: COLABENV_SEED, PYTHONHASHSEED set; deterministic not asked "
+                            "for, runs not compared")

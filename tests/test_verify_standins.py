@@ -57,6 +57,7 @@ class Case:
         self.env = venv_env(COLABENV_STATE_DIR=str(self.state))
         self.order: list[str] = []
         self.components: tuple[str | None, str | None] = (None, None)
+        self.determinism: tuple[str | None, str | None] = (None, None)
 
     def gpu_host(self, **overrides: str) -> Case:
         self.env.update(GPU_HOST)
@@ -109,6 +110,9 @@ class Case:
         # NVIDIA wheels; here it must only never fail
         self.components = (statuses.pop("components", None), details.pop("components", None))
         assert self.components[0] in (None, "PASS", "SKIP"), self.components
+        # the checklist's determinism check (below, and tests/test_verify_checklist.py) is a
+        # SKIP unless the marker or profile has [reproducibility]
+        self.determinism = (statuses.pop("determinism"), details.pop("determinism"))
         return result.returncode, statuses, details, elapsed
 
 
@@ -134,7 +138,7 @@ def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
     assert code == 0
     assert case.order == ["marker", "versions", "duplicates", "consistency", "cuda:torch",
                           "cuda:tensorflow", "cuda:jax", "components", "smoke:torch",
-                          "smoke:tensorflow", "smoke:jax", "vram", "env"]
+                          "smoke:tensorflow", "smoke:jax", "determinism", "vram", "env"]
     assert details["smoke:torch"] == (
         "Stand-in T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
     )
@@ -177,8 +181,8 @@ def test_plain_lines_for_a_pipe(tmp_path: Path) -> None:
     assert lines[0] == "colabenv verify: expected from restart marker (standin)"
     assert [line.split()[:2] for line in lines[1:-1]] == [
         ["PASS", name] for name in ("marker", "versions", "duplicates", "consistency",
-                                    "cuda:torch", "components", "smoke:torch", "vram")
-    ] + [["SKIP", "env"]]
+                                    "cuda:torch", "components", "smoke:torch")
+    ] + [["SKIP", "determinism"], ["PASS", "vram"], ["SKIP", "env"]]
     smoke = next(line for line in lines if line.startswith("PASS  smoke:torch"))
     assert smoke.endswith(f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
                           "CUDA 12.4, cuDNN 9.1.0")
@@ -732,7 +736,7 @@ def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) 
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {name: c["status"] for name, c in checks.items()} == {
         **STATIC_PASS, "cuda:torch": "PASS", "components": "SKIP", "smoke:torch": "PASS",
-        "vram": "PASS", "env": "SKIP"}
+        "determinism": "SKIP", "vram": "PASS", "env": "SKIP"}
     assert checks["components"]["detail"] == "no NVIDIA component wheel installed"
     assert "torch 2.6.0+cu124" in checks["smoke:torch"]["detail"]
     assert checks["vram"]["detail"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
