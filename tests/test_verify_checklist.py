@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,14 @@ from colabenv.restart_marker import parse_marker
 from colabenv.verification import storage
 from colabenv.verification.children import SMOKE_FILE, ChildRun
 from colabenv.verification.determinism import check_determinism
+from colabenv.verification.occupancy import (
+    GpuHolders,
+    HostMemory,
+    command_line,
+    gpu_holders,
+    read_host_memory,
+    with_host_facts,
+)
 from colabenv.verification.report import Check, Status
 from colabenv.verification.storage import (
     FILE_PREFIX,
@@ -402,3 +411,151 @@ def test_a_seed_without_determinism_checks_the_environment_only() -> None:
     assert check.status is Status.PASS
     assert check.detail == ("seed 7: COLABENV_SEED, PYTHONHASHSEED set; deterministic not asked "
                             "for, runs not compared")
+
+
+# ---------------------------------------------------------------------------------------------
+# vram: who holds each GPU, and host RAM
+
+GIB = 1024**3
+
+
+class FakeNvmlError(Exception):
+    pass
+
+
+class FakeNvml:
+    """Stands in for pynvml: GPUs of (name, total bytes), and per GPU the (pid, used bytes)
+    NVML lists as running compute processes."""
+
+    def __init__(self, gpus: list[tuple[str, int]], processes: dict[int, list[tuple[int, Any]]],
+                 init_error: str | None = None, hang: float = 0.0) -> None:
+        self.gpus, self.processes = gpus, processes
+        self.init_error, self.hang = init_error, hang
+        self.calls: list[str] = []
+
+    def nvmlInit(self) -> None:
+        self.calls.append("init")
+        time.sleep(self.hang)
+        if self.init_error:
+            raise FakeNvmlError(self.init_error)
+
+    def nvmlShutdown(self) -> None:
+        self.calls.append("shutdown")
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetName(self, handle: int) -> bytes:
+        return self.gpus[handle][0].encode()
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> Any:
+        return types.SimpleNamespace(total=self.gpus[handle][1], free=0, used=0)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[Any]:
+        return [types.SimpleNamespace(pid=pid, usedGpuMemory=used)
+                for pid, used in self.processes.get(handle, [])]
+
+
+def _fake_proc(root: Path, pid: int, argv: list[bytes], state: str = "S") -> None:
+    folder = root / str(pid)
+    folder.mkdir(parents=True)
+    (folder / "cmdline").write_bytes(b"\0".join(argv) + b"\0")
+    (folder / "stat").write_text(f"{pid} (x) {state} 1 1 1")
+
+
+def test_holders_are_listed_with_their_command_lines(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    _fake_proc(proc, 4242, [b"python3", b"train.py", b"--epochs", b"3"])
+    _fake_proc(proc, 77, [b"python", b"-m", b"ipykernel_launcher", b"\x1b[31mred"], state="Z")
+    nvml = FakeNvml([("Tesla T4", 16 * GIB), ("Tesla T4", 16 * GIB)],
+                    {0: [(4242, 6 * GIB), (77, GIB), (999999, 2**64 - 1)]})
+    holders = gpu_holders(lambda: nvml, command=lambda pid: command_line(pid, proc))
+    assert nvml.calls == ["init", "shutdown"]
+    assert [(p.gpu, p.pid, p.used, p.command, p.why) for p in holders.processes] == [
+        (0, 4242, 6 * GIB, "python3 train.py --epochs 3", None),
+        (0, 77, GIB, "python -m ipykernel_launcher \\x1b[31mred (zombie)", None),
+        (0, 999999, None, None, "not visible here (another process namespace, or it ended)"),
+    ]
+    base = Check("vram", Status.PASS, "GPU0: 9.0 GiB free of 16.0 GiB")
+    check = with_host_facts(base, holders, HostMemory(10 * GIB, 12 * GIB), min_free_ram_gib=None,
+                            max_other_share=0.1, me=1)
+    assert check.status is Status.WARN
+    assert check.detail == (
+        "another process holds 6.0 GiB of GPU0 (38%, more than 10%): pid 4242 python3 train.py "
+        "--epochs 3 (GPU0: 9.0 GiB free of 16.0 GiB; GPU0 Tesla T4 held by: pid 4242 python3 "
+        "train.py --epochs 3 (6.0 GiB, 38%); pid 77 python -m ipykernel_launcher \\x1b[31mred "
+        "(zombie) (1.0 GiB, 6%); pid 999999 not visible here (another process namespace, or it "
+        "ended) (memory not reported); GPU1 Tesla T4 held by: none; host RAM 10.0 GiB free of "
+        "12.0 GiB)")
+
+
+def test_this_process_and_small_holders_do_not_warn(tmp_path: Path) -> None:
+    nvml = FakeNvml([("H100", 80 * GIB)], {0: [(os.getpid(), 70 * GIB), (5, 4 * GIB)]})
+    holders = gpu_holders(lambda: nvml, command=lambda pid: ("sleep 60", None))
+    check = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), holders, None,
+                            min_free_ram_gib=None, max_other_share=0.1)
+    assert check.status is Status.PASS
+    assert f"pid {os.getpid()} this process (70.0 GiB, 88%)" in check.detail
+    assert check.detail.endswith("host RAM unknown (no /proc/meminfo)")
+
+
+def test_a_share_above_the_profiles_bound_warns_only_above_it() -> None:
+    nvml = FakeNvml([("T4", 16 * GIB)], {0: [(5, 4 * GIB)]})
+    holders = gpu_holders(lambda: nvml, command=lambda pid: ("job", None))
+    base = Check("vram", Status.PASS, "GPU0 ok")
+    assert with_host_facts(base, holders, None, min_free_ram_gib=None,
+                           max_other_share=0.25).status is Status.PASS
+    assert with_host_facts(base, holders, None, min_free_ram_gib=None,
+                           max_other_share=0.2).status is Status.WARN
+
+
+def test_nvml_that_fails_or_hangs_is_a_note_not_a_failure() -> None:
+    missing = gpu_holders(lambda: FakeNvml([], {}, init_error="NVML Shared Library Not Found"))
+    assert missing.note == "NVML: FakeNvmlError: NVML Shared Library Not Found"
+    started = time.monotonic()
+    hung = gpu_holders(lambda: FakeNvml([], {}, hang=30), timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert hung.note == "NVML did not answer within 0.5s"
+    check = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), missing, None,
+                            min_free_ram_gib=None, max_other_share=0.1)
+    assert check.status is Status.PASS
+    assert "processes on the GPUs unknown (NVML: FakeNvmlError" in check.detail
+
+
+def test_host_ram_below_the_profiles_minimum_warns(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       12582912 kB\nMemFree: 1 kB\nMemAvailable:    3145728 kB\n")
+    ram = read_host_memory(meminfo)
+    assert ram == HostMemory(3 * GIB, 12 * GIB)
+    low = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), GpuHolders(), ram,
+                          min_free_ram_gib=8, max_other_share=0.1)
+    assert low.status is Status.WARN
+    assert low.detail.startswith("host RAM has 3.0 GiB free, the profile asks for 8 GiB (GPU0 ok;")
+    no_gpu = with_host_facts(Check("vram", Status.SKIP, "no GPU on this host"), None, ram,
+                             min_free_ram_gib=2, max_other_share=0.1)
+    assert (no_gpu.status, no_gpu.detail) == (
+        Status.PASS, "no GPU on this host; host RAM 3.0 GiB free of 12.0 GiB")
+    unasked = with_host_facts(Check("vram", Status.SKIP, "no GPU on this host"), None, ram,
+                              min_free_ram_gib=None, max_other_share=0.1)
+    assert unasked.status is Status.SKIP
+    failed = with_host_facts(Check("vram", Status.FAIL, "requires a GPU"), None, ram,
+                             min_free_ram_gib=8, max_other_share=0.1)
+    assert failed.status is Status.FAIL and failed.detail.startswith("host RAM has 3.0 GiB free")
+
+
+@pytest.mark.parametrize("text", ["", "MemTotal: 12 kB\n", "MemTotal: x kB\nMemAvailable: 1 kB\n",
+                                  "MemTotal: 99999999999999999999 kB\nMemAvailable: 1 kB\n"])
+def test_a_meminfo_without_both_figures_is_unknown(tmp_path: Path, text: str) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(text)
+    assert read_host_memory(meminfo) is None
+
+
+def test_this_machines_meminfo_reads() -> None:
+    if not Path("/proc/meminfo").exists():
+        pytest.skip("no /proc/meminfo")
+    ram = read_host_memory()
+    assert ram is not None and 0 < ram.available <= ram.total

@@ -5,6 +5,9 @@ profile, with the ``.pth`` hook the bootstrap script writes."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +162,69 @@ def test_the_json_report_holds_the_checklist_checks(tmp_path: Path) -> None:
     assert "on CPU" in rows["determinism"]["detail"]
     assert rows[f"io:{data}"]["status"] == "PASS"
     assert report["ok"] is (result.returncode == 0)
+
+
+FAKE_PYNVML = '''\
+"""Stands in for nvidia-ml-py in this venv: GPUs and the compute processes NVML lists."""
+import types
+
+GPUS = {gpus!r}
+PROCESSES = {processes!r}
+
+
+class NVMLError(Exception):
+    pass
+
+
+def nvmlInit():
+    pass
+
+
+def nvmlShutdown():
+    pass
+
+
+def nvmlDeviceGetCount():
+    return len(GPUS)
+
+
+def nvmlDeviceGetHandleByIndex(index):
+    return index
+
+
+def nvmlDeviceGetName(handle):
+    return GPUS[handle][0]
+
+
+def nvmlDeviceGetMemoryInfo(handle):
+    return types.SimpleNamespace(total=GPUS[handle][1], free=GPUS[handle][1], used=0)
+
+
+def nvmlDeviceGetComputeRunningProcesses(handle):
+    return [types.SimpleNamespace(pid=pid, usedGpuMemory=used)
+            for pid, used in PROCESSES.get(handle, [])]
+'''
+
+GIB = 1024**3
+
+
+def test_vram_lists_who_holds_the_gpu_and_warns_about_another_process(tmp_path: Path) -> None:
+    holder = subprocess.Popen(["zombie-trainer", "-c", "import time; time.sleep(120)"],
+                              executable=sys.executable)
+    try:
+        case = (Case(tmp_path).gpu_host().torch()
+                .marker([f"torch=={TORCH}"],
+                        verify={"max_other_vram_share": 0.25, "min_free_ram_gib": 0.001}))
+        (case.venv.site_packages / "pynvml.py").write_text(FAKE_PYNVML.format(
+            gpus=[("Stand-in T4", 16 * GIB)], processes={0: [(holder.pid, 6 * GIB)]}))
+        code, statuses, details = _verify(case)
+        assert statuses["vram"] == "WARN"
+        assert details["vram"].startswith(
+            f"another process holds 6.0 GiB of GPU0 (38%, more than 25%): pid {holder.pid} "
+            "zombie-trainer -c import time; time.sleep(120) (GPU0: 15.0 GiB free of 16.0 GiB")
+        assert f"GPU0 Stand-in T4 held by: pid {holder.pid} zombie-trainer" in details["vram"]
+        assert re.search(r"; host RAM [0-9.]+ GiB free of [0-9.]+ GiB\)$", details["vram"])
+        assert code == 0
+    finally:
+        holder.kill()
+        holder.wait()

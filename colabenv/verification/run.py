@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +50,12 @@ from colabenv.verification.expectation import (
     expectation_from_lock,
     expectation_from_marker,
     expectation_from_profile,
+)
+from colabenv.verification.occupancy import (
+    GpuHolders,
+    gpu_holders,
+    read_host_memory,
+    with_host_facts,
 )
 from colabenv.verification.report import Check, VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
@@ -150,6 +156,7 @@ def verify(
     interpreter: str | None = None,
     *,
     component_problems: ComponentProblems | None = None,
+    gpu_processes: Callable[[], GpuHolders] | None = None,
 ) -> VerifyReport:
     """Run every check and return the report; never raises for a failed check.
 
@@ -157,7 +164,8 @@ def verify(
     one running colabenv. It needs nothing but the standard library and its own packages.
     ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
-    a ``components`` check follows the ``cuda:`` checks.
+    a ``components`` check follows the ``cuda:`` checks. ``gpu_processes``: who holds memory
+    on each GPU, by default NVML asked (:func:`colabenv.verification.occupancy.gpu_holders`).
     """
     from colabenv.catalog import shipped_catalog
     from colabenv.detect import detect
@@ -224,9 +232,13 @@ def verify(
     checks.extend(check_io(run, timeout=limit) for run in io_runs)
     checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
 
-    checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
-                             host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
-                             min_free_gib=expectation.min_free_vram_gib))
+    vram = check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
+                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                      min_free_gib=expectation.min_free_vram_gib)
+    holders = (gpu_processes or gpu_holders)() if has_gpu else None
+    checks.append(with_host_facts(vram, holders, read_host_memory(),
+                                  min_free_ram_gib=expectation.min_free_ram_gib,
+                                  max_other_share=expectation.max_other_vram_share))
     fit = marker_fit(marker, expectation.profile, python.executable)
     checks.append(check_env(expectation.env, hint=fit.hint))
     return VerifyReport(tuple(checks), expectation.source)
