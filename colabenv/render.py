@@ -268,6 +268,12 @@ def _index_templates(resolution: Resolution, lock: LockInput | None) -> list[str
     return list(dict.fromkeys(urls))
 
 
+def script_index_urls(resolution: Resolution) -> tuple[str, ...]:
+    """The index URLs the script for ``resolution`` uses, ``${VAR}`` references unexpanded: what
+    ``colabenv.bootstrap()`` must find the variables of before it runs the script."""
+    return tuple(_index_templates(resolution, None))
+
+
 def hook_pairs(resolution: Resolution, profile: Profile) -> tuple[tuple[str, str], ...]:
     """What the ``.pth`` hook sets when an interpreter starts: the ``[reproducibility]`` variables
     (:func:`colabenv.seeding.hook_environment`), then ``[env]``, whose value wins for a name in
