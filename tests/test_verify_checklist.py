@@ -172,6 +172,14 @@ def test_a_missing_folder_is_a_fail_with_the_reason(tmp_path: Path) -> None:
     assert check.detail == f"{tmp_path / 'nowhere'}: does not exist"
 
 
+def test_a_file_given_as_the_folder_is_a_fail_and_stays_as_it_was(tmp_path: Path) -> None:
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"precious")
+    _, check = _io(data)
+    assert (check.status, check.detail) == (Status.FAIL, f"{data}: not a directory")
+    assert data.read_bytes() == b"precious"
+
+
 def _read_only_folder(tmp_path: Path) -> Path:
     """A folder this process cannot create a file in: sysfs for root, else a 0555 folder."""
     if os.geteuid() == 0:

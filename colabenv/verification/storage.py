@@ -71,7 +71,7 @@ def fresh_name(folder: Path) -> Path:
 def _remove(path: Path) -> str | None:
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         return f"the test file {printable(str(path))} could not be removed: {exc.strerror or exc}"
