@@ -567,3 +567,37 @@ def test_this_machines_meminfo_reads() -> None:
         pytest.skip("no /proc/meminfo")
     ram = read_host_memory()
     assert ram is not None and 0 < ram.available <= ram.total
+
+
+# ---------------------------------------------------------------------------------------------
+# the README's checklist section
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+GUIDE = {
+    "bootstrap completes with pinned versions": "`versions`",
+    "one restart, imports succeed": "`marker`",
+    "GPU smoke test passes with CUDA and cuDNN aligned": "`smoke:<framework>`",
+    "data staged locally or I/O throughput measured and acceptable": "`io:<path>`",
+    "seeds set, run deterministic where required": "`determinism`",
+    "no zombie process pinning VRAM; RAM and VRAM checked": "`vram`",
+    "secrets from the environment or a secret manager": "`${VAR}`",
+}
+
+
+def test_the_readme_maps_each_line_of_the_guides_checklist_to_its_check() -> None:
+    section = README.read_text(encoding="utf-8").split("## The pre-training checklist")[1]
+    rows = {line.split("|")[1].strip(): line.split("|")[2]
+            for line in section.split("\n## ")[0].splitlines() if line.startswith("| ")}
+    for line, check in GUIDE.items():
+        assert line in rows, line
+        assert check in rows[line], (line, rows[line])
+
+
+def test_the_readmes_checklist_profile_is_a_valid_profile(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text.split("```toml\n[verify]\nio_paths")[1].split("```")[0]
+    path = tmp_path / "p.toml"
+    path.write_text('name = "readme"\n[verify]\nio_paths' + block)
+    profile = load_profile(path)
+    assert profile.reproducibility == Reproducibility(1234, True)
+    assert profile.verify.io[1] == IoCheck("/content/drive/MyDrive/datasets", 20.0, 50.0)
