@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +51,7 @@ from colabenv.verification.expectation import (
     expectation_from_marker,
     expectation_from_profile,
 )
-from colabenv.verification.occupancy import (
-    GpuHolders,
-    gpu_holders,
-    read_host_memory,
-    with_host_facts,
-)
+from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
 from colabenv.verification.report import Check, VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
@@ -156,7 +151,6 @@ def verify(
     interpreter: str | None = None,
     *,
     component_problems: ComponentProblems | None = None,
-    gpu_processes: Callable[[], GpuHolders] | None = None,
 ) -> VerifyReport:
     """Run every check and return the report; never raises for a failed check.
 
@@ -164,8 +158,7 @@ def verify(
     one running colabenv. It needs nothing but the standard library and its own packages.
     ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
-    a ``components`` check follows the ``cuda:`` checks. ``gpu_processes``: who holds memory
-    on each GPU, by default NVML asked (:func:`colabenv.verification.occupancy.gpu_holders`).
+    a ``components`` check follows the ``cuda:`` checks.
     """
     from colabenv.catalog import shipped_catalog
     from colabenv.detect import detect
@@ -199,6 +192,9 @@ def verify(
 
     repro = expectation.reproducibility
     compare_seed = (repro.seed or 0) if repro.deterministic else None
+    # each framework's children take up to two timeouts when determinism is compared: the VRAM
+    # probe, which waits for them, gets as long before it gives up
+    probe_limit = limit * 2 if compare_seed is not None else limit
     frameworks_done = threading.Event()
     with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
             ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool:
@@ -211,8 +207,8 @@ def verify(
                 children.smoke[framework] = pool.submit(_framework_children, framework, limit,
                                                         compare_seed, python=exe, scratch=scratch)
             if probe_with is not None:
-                children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=exe,
-                                             scratch=scratch)
+                children.probe = pool.submit(run_probe, probe_with, go_file, probe_limit,
+                                             python=exe, scratch=scratch)
             if hook_names(repro):
                 children.environ = pool.submit(run_environ, hook_names(repro), limit,
                                                python=exe, scratch=scratch)
@@ -232,10 +228,10 @@ def verify(
     checks.extend(check_io(run, timeout=limit) for run in io_runs)
     checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
 
-    vram = check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
+    vram = check_vram(fingerprint.gpus, probe, probe_timeout=probe_limit + PROBE_SEARCH_S + 5,
                       host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
                       min_free_gib=expectation.min_free_vram_gib)
-    holders = (gpu_processes or gpu_holders)() if has_gpu else None
+    holders = gpu_holders() if has_gpu else None
     checks.append(with_host_facts(vram, holders, read_host_memory(),
                                   min_free_ram_gib=expectation.min_free_ram_gib,
                                   max_other_share=expectation.max_other_vram_share))
