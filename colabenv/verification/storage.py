@@ -80,7 +80,7 @@ def _remove(path: Path) -> str | None:
 
 def _name_was_taken(completed: _proc.Completed | None) -> bool:
     result = _result(completed.stdout) if completed is not None else None
-    return result is not None and str(result.get("error", "")).endswith(os.strerror(errno.EEXIST))
+    return result is not None and result.get("errno") == errno.EEXIST
 
 
 def run_io(check: IoCheck, size_mib: int, timeout: float, *, python: str) -> IoRun:
