@@ -1,5 +1,5 @@
-"""Bounds on the numbers verify reads (a flag, the restart marker, a profile's ``[verify]``),
-written once so each reader checks the same range."""
+"""Bounds on the numbers colabenv reads (a flag, the restart marker, a profile's ``[verify]``
+and ``[reproducibility]``), written once so each reader checks the same range."""
 
 from __future__ import annotations
 
@@ -8,8 +8,20 @@ import math
 MAX_TIMEOUT_S = 24 * 3600.0
 """The longest a smoke test may be given: a day."""
 
-MAX_VRAM_GIB = 1024.0 * 1024.0
-"""The most free GPU memory a profile may ask for: a PiB, far beyond any GPU."""
+MAX_VRAM_GIB = 4096.0
+"""The most free memory (GPU or host) a profile may ask for: 4 TiB, beyond any one machine."""
+
+MAX_IO_PATHS = 32
+"""The most ``[verify] io_paths`` a profile may name."""
+
+MAX_IO_SIZE_MIB = 65536
+"""The largest test file an ``io:`` check may write: 64 GiB."""
+
+MAX_THROUGHPUT_MIB_S = 1e7
+"""The highest ``min_read_mib_s`` / ``min_write_mib_s``: 10 TiB/s, beyond any storage."""
+
+MAX_SEED = 2**32 - 1
+"""The largest seed: NumPy's legacy seeding takes at most 32 bits."""
 
 MAX_TIMESTAMP = 1e11
 """Seconds since the epoch past any real clock (the year 5138)."""

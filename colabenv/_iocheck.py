@@ -129,6 +129,7 @@ def measure(path: str, size: int, deadline_s: float) -> dict[str, Any]:
         fd = _create(path)
     except OSError as exc:
         result["error"] = "cannot write: " + (exc.strerror or str(exc))
+        result["errno"] = exc.errno
         return result
     try:
         try:

@@ -4,6 +4,8 @@ Run by its path, in the interpreter being verified, which need not have colabenv
 
     python /path/to/_smoke.py smoke FRAMEWORK --result FILE
     python /path/to/_smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE
+    python /path/to/_smoke.py determinism FRAMEWORK --seed N --result FILE
+    python /path/to/_smoke.py environ --result FILE NAME...
 
 It imports only the standard library (and runs on Python 3.8 and newer) and the framework, so a
 crash, hang or import error stays in this process. The result is a JSON object written to
@@ -21,6 +23,13 @@ a NaN or infinity anywhere is counted and reported, never compared.
 VRAM probe: free and total memory per GPU, then the largest single block that can be allocated,
 by a bounded binary search. It waits for the parent to touch ``--go`` (the smoke tests are done,
 so the probe cannot starve them), and gives up at ``--deadline`` seconds after its start.
+
+Determinism: the framework seeded and switched to deterministic kernels with the calls
+``colabenv.seed_everything(deterministic=True)`` makes (:func:`seed_torch` and its siblings,
+written here once), then one small computation with operations that are not deterministic on a
+GPU without those switches (cuBLAS GEMMs, atomics in index_add_ and scatter-add), seeded and run
+twice; the two results' digests are compared by the parent. Environ: the values of the named
+variables in a fresh interpreter of the verified environment, after its ``.pth`` hooks ran.
 """
 
 from __future__ import annotations
@@ -431,6 +440,166 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float, resul
 
 
 # ---------------------------------------------------------------------------------------------
+# Seeding: the calls colabenv.seed_everything() makes, and the determinism child makes the same
+
+
+def seed_numpy(np: Any, seed: int) -> None:
+    np.random.seed(seed)
+
+
+def seed_torch(torch: Any, seed: int, deterministic: bool, notes: list[str]) -> None:
+    torch.manual_seed(seed)
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and hasattr(cuda, "manual_seed_all"):
+        cuda.manual_seed_all(seed)
+    if deterministic:
+        torch.use_deterministic_algorithms(True)
+        cudnn = getattr(getattr(torch, "backends", None), "cudnn", None)
+        if cudnn is not None:
+            cudnn.deterministic = True
+            cudnn.benchmark = False
+        notes.append("torch: deterministic algorithms on, cuDNN benchmark off")
+
+
+def seed_tensorflow(tf: Any, seed: int, deterministic: bool, notes: list[str]) -> None:
+    tf.keras.utils.set_random_seed(seed)
+    if deterministic:
+        tf.config.experimental.enable_op_determinism()
+        notes.append("tensorflow: op determinism on")
+
+
+def seed_jax(jax: Any, seed: int) -> Any:
+    return jax.random.PRNGKey(seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism: one computation, seeded and run twice in this process, compared bit for bit
+
+DETERMINISM_SIZE = 64
+
+
+def _flatten(values: Any) -> list[float]:
+    if isinstance(values, (list, tuple)):
+        return [x for item in values for x in _flatten(item)]
+    return [float(values)]
+
+
+def digest(values: Any) -> str:
+    """SHA-256 of the values' IEEE doubles (float32 results convert exactly): equal digests
+    mean bit-identical results."""
+    import hashlib
+    import struct
+
+    flat = _flatten(values)
+    return hashlib.sha256(struct.pack(f"<{len(flat)}d", *flat)).hexdigest()
+
+
+def _determinism_torch(result: dict[str, Any], seed: int) -> Callable[[], Any]:
+    """Matmul (cuBLAS: refused under deterministic algorithms without CUBLAS_WORKSPACE_CONFIG)
+    and index_add_ (atomics on CUDA unless deterministic) on the first GPU, else the CPU."""
+    torch = importlib.import_module("torch")
+    result["version"] = str(torch.__version__)
+    seed_torch(torch, seed, True, result["notes"])
+    on_gpu = bool(torch.cuda.is_available())
+    target = "cuda:0" if on_gpu else "cpu"
+    result["device"] = f"GPU0 {torch.cuda.get_device_name(0)}" if on_gpu else "CPU"
+    size = DETERMINISM_SIZE
+
+    def once() -> Any:
+        torch.manual_seed(seed)
+        left = torch.randn((size, size), device=target)
+        right = torch.randn((size, size), device=target)
+        rows = torch.randint(0, size, (size,), device=target)
+        product = left @ right
+        return torch.zeros((size, size), device=target).index_add_(0, rows, product).cpu().tolist()
+
+    return once
+
+
+def _determinism_tensorflow(result: dict[str, Any], seed: int) -> Callable[[], Any]:
+    """Matmul and a reduction on the first GPU, else the CPU, under op determinism."""
+    tf = importlib.import_module("tensorflow")
+    result["version"] = str(tf.__version__)
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        with contextlib.suppress(Exception):
+            tf.config.experimental.set_memory_growth(gpu, True)
+    seed_tensorflow(tf, seed, True, result["notes"])
+    target = "/GPU:0" if gpus else "/CPU:0"
+    result["device"] = "GPU0" if gpus else "CPU"
+    size = DETERMINISM_SIZE
+
+    def once() -> Any:
+        tf.keras.utils.set_random_seed(seed)
+        with tf.device(target):
+            left = tf.random.normal((size, size))
+            right = tf.random.normal((size, size))
+            product = tf.matmul(left, right)
+            return [product.numpy().tolist(), tf.reduce_sum(product, axis=0).numpy().tolist()]
+
+    return once
+
+
+def _determinism_jax(result: dict[str, Any], seed: int) -> Callable[[], Any]:
+    """Matmul and a scatter-add (atomics on GPU unless XLA's deterministic ops flag is on) on
+    the first GPU, else the CPU."""
+    jax = importlib.import_module("jax")
+    jnp = importlib.import_module("jax.numpy")
+    result["version"] = str(jax.__version__)
+    try:
+        device = jax.devices("gpu")[0]
+        result["device"] = f"GPU0 {device.device_kind}"
+    except RuntimeError:
+        device = jax.devices("cpu")[0]
+        result["device"] = "CPU"
+    size = DETERMINISM_SIZE
+
+    def once() -> Any:
+        with jax.default_device(device):
+            key = seed_jax(jax, seed)
+            first, second, third = jax.random.split(key, 3)
+            left = jax.random.normal(first, (size, size))
+            right = jax.random.normal(second, (size, size))
+            rows = jax.random.randint(third, (size,), 0, size)
+            product = jnp.matmul(left, right)
+            total = jnp.zeros((size, size)).at[rows].add(product)
+            return total.block_until_ready().tolist()
+
+    return once
+
+
+DETERMINISM: dict[str, Callable[[dict[str, Any], int], Callable[[], Any]]] = {
+    "torch": _determinism_torch,
+    "jax": _determinism_jax,
+    "tensorflow": _determinism_tensorflow,
+}
+
+
+def determinism(framework: str, seed: int, result_path: str) -> int:
+    """Seed ``framework`` as ``colabenv.seed_everything(deterministic=True)`` does, run one
+    computation twice (re-seeded each time) and record both digests."""
+    result: dict[str, Any] = {"mode": "determinism", "framework": framework, "version": None,
+                              "device": None, "digests": [], "error": None, "notes": []}
+    try:
+        once = DETERMINISM[framework](result, seed)
+        result["digests"] = [digest(once()), digest(once())]
+    except Exception as exc:
+        result["error"] = _one_line(exc)
+        traceback.print_exc()
+        _emit(result, result_path)
+        return 1
+    _emit(result, result_path)
+    return 0
+
+
+def environ(names: Sequence[str], result_path: str) -> int:
+    """The values of ``names`` in this interpreter's environment, as its ``.pth`` hooks left it."""
+    _emit({"mode": "environ", "environ": {name: os.environ.get(name) for name in names}},
+          result_path)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # No process outlives this one
 
 
@@ -549,6 +718,8 @@ def reaped(work: Callable[[], int]) -> int:
 USAGE = (
     "usage: python _smoke.py smoke torch|jax|tensorflow --result FILE\n"
     "       python _smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
+    "       python _smoke.py determinism torch|jax|tensorflow --seed N --result FILE\n"
+    "       python _smoke.py environ --result FILE NAME...\n"
 )
 
 
@@ -568,8 +739,23 @@ def main(argv: Sequence[str]) -> int:
         if math.isfinite(deadline) and math.isfinite(search) and result:
             return reaped(functools.partial(vram, words[1], options["--go"], deadline, search,
                                             result))
+    checked = _checklist_mode(words)
+    if checked is not None:
+        return checked
     sys.stderr.write(USAGE)
     return 2
+
+
+def _checklist_mode(words: list[str]) -> int | None:
+    """The determinism child and the environment report; None for any other command line."""
+    options = dict(zip(words[2::2], words[3::2]))  # noqa: B905
+    if (len(words) == 6 and words[0] == "determinism" and words[1] in DETERMINISM
+            and set(options) == {"--seed", "--result"} and options["--seed"].isdigit()):
+        return reaped(functools.partial(determinism, words[1], int(options["--seed"]),
+                                        options["--result"]))
+    if len(words) >= 3 and words[0] == "environ" and words[1] == "--result":
+        return environ(words[3:], words[2])
+    return None
 
 
 def _own_directory_off_the_path() -> None:

@@ -8,6 +8,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError
 from colabenv.models import RuntimeKind
 from colabenv.profile import find_profile, load_profile
-from colabenv.render import RESTART_LINE, render_script
+from colabenv.render import RESTART_LINE, render_script, script_index_urls
 from colabenv.resolver import resolve
 from colabenv.settings import TargetFlags, resolve_overrides
 
@@ -43,6 +44,35 @@ def _uv_beside(python: str) -> str | None:
     PATH: the script installs with it instead of pip."""
     candidate = Path(python).parent / "uv"
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The values of the ``${VAR}`` references in ``urls`` that ``environ`` lacks, from Colab's
+    user secrets (``google.colab.userdata``), for the environment of one script run only. A
+    secret that cannot be had is said, without its value; the script then stops at its
+    preflight with the usual "not set" error."""
+    from colabenv.index_client import reference_names
+
+    missing = [name for name in dict.fromkeys(n for url in urls for n in reference_names(url))
+               if name not in environ]
+    if not missing:
+        return {}
+    try:
+        from google.colab import userdata  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    found: dict[str, str] = {}
+    for name in missing:
+        try:
+            value = userdata.get(name)
+        except Exception as exc:  # SecretNotFoundError, NotebookAccessError, TimeoutException
+            print(f"colabenv: ${name} is neither in the environment nor given by Colab's secrets "
+                  f"({type(exc).__name__}): add it under Secrets (the key icon) and give this "
+                  "notebook access", flush=True)
+            continue
+        if isinstance(value, str):
+            found[name] = value
+    return found
 
 
 def _end_kernel() -> None:
@@ -69,7 +99,9 @@ def bootstrap(
 
     Returns the script's exit status (0 on success). When a restart is required and this runs
     inside an IPython kernel on Colab, the kernel process ends so that Colab restarts it;
-    elsewhere the instruction is printed.
+    elsewhere the instruction is printed. Inside a Colab kernel, a ``${VAR}`` of an index URL
+    that the environment lacks is taken from Colab's user secrets and handed to the script in
+    the environment of that one run: never written to a file, never left in ``os.environ``.
     """
     if unknown:
         raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
@@ -87,6 +119,8 @@ def bootstrap(
         script = Path(tmp) / "setup.sh"
         script.write_text(text, encoding="utf-8")
         env = dict(os.environ)
+        if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
+            env.update(_colab_secrets(script_index_urls(resolution), env))
         env.setdefault("COLABENV_PYTHON", sys.executable)
         uv = _uv_beside(sys.executable)
         if uv is not None:

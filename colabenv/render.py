@@ -32,6 +32,7 @@ from colabenv.models import (
     Resolution,
     format_driver,
 )
+from colabenv.seeding import hook_environment
 
 if TYPE_CHECKING:
     from colabenv.lockfile import LockTarget
@@ -121,7 +122,9 @@ def marker_record(
 ) -> str:
     """The static part of the restart marker; the script adds what it installed and when.
 
-    With a lock, the marker describes the lock: its pins, its target, its frameworks.
+    With a lock, the marker describes the lock: its pins, its target, its frameworks. What
+    ``verify`` checks without ``--profile`` (smoke tests, thresholds, ``io_paths``, the
+    ``[reproducibility]`` it must find in effect) comes from the profile either way.
     """
     target: dict[str, object] = resolution.target.to_json()
     frameworks: dict[str, object] = {c.framework.value: c.to_json() for c in resolution.choices}
@@ -147,6 +150,15 @@ def marker_record(
             "require_gpu": profile.verify.require_gpu,
             "min_free_vram_gib": profile.verify.min_free_vram_gib,
             "timeout_s": profile.verify.timeout_s,
+            "io": [{"path": c.path, "min_read_mib_s": c.min_read_mib_s,
+                    "min_write_mib_s": c.min_write_mib_s} for c in profile.verify.io],
+            "io_size_mib": profile.verify.io_size_mib,
+            "min_free_ram_gib": profile.verify.min_free_ram_gib,
+            "max_other_vram_share": profile.verify.max_other_vram_share,
+        },
+        "reproducibility": {
+            "seed": profile.reproducibility.seed,
+            "deterministic": profile.reproducibility.deterministic,
         },
     }
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -256,7 +268,23 @@ def index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]
     return list(dict.fromkeys(urls))
 
 
-def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
+def script_index_urls(resolution: Resolution) -> tuple[str, ...]:
+    """The index URLs the script for ``resolution`` uses, ``${VAR}`` references unexpanded: what
+    ``colabenv.bootstrap()`` must find the variables of before it runs the script."""
+    return tuple(index_templates(resolution, None))
+
+
+def hook_pairs(resolution: Resolution, profile: Profile) -> tuple[tuple[str, str], ...]:
+    """What the ``.pth`` hook sets when an interpreter starts: the ``[reproducibility]`` variables
+    (:func:`colabenv.seeding.hook_environment`), then ``[env]``, whose value wins for a name in
+    both (a ``CUBLAS_WORKSPACE_CONFIG`` of ``:16:8``, say)."""
+    pairs = dict(hook_environment(profile.reproducibility))
+    pairs.update(resolution.env)
+    return tuple(pairs.items())
+
+
+def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None
+               ) -> Iterator[str]:
     """Refuse a host the resolution does not fit, an index URL whose variable is unset, and
     learn in the same process whether a finished run already left everything in place (the
     fast path of a re-run)."""
@@ -273,7 +301,8 @@ def _preflight(resolution: Resolution, lock: LockInput | None) -> Iterator[str]:
     if lock is None:
         yield from array("everything", resolution.requirements)
         yield 'write_list "${work}/everything.txt" "${everything[@]}"'
-    yield from array("env_pairs", [item for pair in resolution.env for item in pair])
+    yield from array("env_pairs", [item for pair in hook_pairs(resolution, profile)
+                                   for item in pair])
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
@@ -514,7 +543,7 @@ def render_script(
     yield from _helper(helper_source)
     if lock is not None:
         yield from _lock_file(lock)
-    yield from _preflight(resolution, lock)
+    yield from _preflight(resolution, profile, lock)
     yield from _apt(resolution.apt)
     yield from _fast_exit()
     yield ""

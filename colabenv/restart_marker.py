@@ -10,10 +10,16 @@ The script writes ``<state dir>/restart-marker.json`` (schema 1)::
      "target": {...}, "env": {"NAME": "value"},
      "python": "/usr/bin/python3",                   # sys.executable of the target
      "verify": {"smoke": ["torch"], "require_gpu": true, "min_free_vram_gib": null,
-                "timeout_s": 120.0}}
+                "timeout_s": 120.0,
+                "io": [{"path": "/content/data", "min_read_mib_s": 200, "min_write_mib_s": null}],
+                "io_size_mib": 256, "min_free_ram_gib": 8, "max_other_vram_share": 0.1},
+     "reproducibility": {"seed": 1234, "deterministic": true}}
 
 ``verify`` reads it back with :func:`read_marker`: only a regular file, at most
-:data:`MAX_MARKER_BYTES`, every number range-checked; anything else is a corrupted marker.
+:data:`MAX_MARKER_BYTES`, every field through :class:`colabenv._schema.Reader` (types checked,
+numbers finite and in range); anything else is a corrupted marker. A key older colabenv
+releases did not write (``python``, the checklist keys of ``verify``, ``reproducibility``)
+takes its default.
 """
 
 from __future__ import annotations
@@ -21,16 +27,27 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
-from colabenv._bounds import MAX_TIMEOUT_S, MAX_TIMESTAMP, MAX_VRAM_GIB, finite_number
+from colabenv._bounds import (
+    MAX_IO_PATHS,
+    MAX_IO_SIZE_MIB,
+    MAX_SEED,
+    MAX_THROUGHPUT_MIB_S,
+    MAX_TIMEOUT_S,
+    MAX_TIMESTAMP,
+    MAX_VRAM_GIB,
+)
 from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
+from colabenv._schema import Reader
 from colabenv.errors import StateError, printable
+from colabenv.models import IoCheck, Reproducibility, VerifySettings
 from colabenv.state import MARKER_NAME
 
 MARKER_SCHEMA = 1
 MAX_MARKER_BYTES = 16 * 1024 * 1024
+
+_DEFAULTS = VerifySettings()
 
 
 def marker_path(state_dir: Path) -> Path:
@@ -63,33 +80,87 @@ class RestartMarker:
     timeout_s: float | None
     python: str | None = None
     """``sys.executable`` of the interpreter the script installed into (None in old markers)."""
+    io: tuple[IoCheck, ...] = ()
+    io_size_mib: int = _DEFAULTS.io_size_mib
+    min_free_ram_gib: float | None = None
+    max_other_vram_share: float = _DEFAULTS.max_other_vram_share
+    reproducibility: Reproducibility = Reproducibility()
 
 
-def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: Path) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise StateError(f"{path}: {key}: missing or of the wrong type (corrupted marker)")
-    return value
+def _reader(data: dict[str, object], path: Path) -> Reader:
+    def fail(key: str | None, problem: str) -> StateError:
+        where = f"{path}: {key}" if key else str(path)
+        return StateError(f"{where}: {problem} (corrupted marker)")
+
+    return Reader(data, fail)
 
 
-def _str_list(value: Any, key: str, path: Path) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise StateError(f"{path}: {key}: expected a list of strings (corrupted marker)")
-    return tuple(value)
+def _strings(reader: Reader, name: str, *, required: bool = True) -> tuple[str, ...]:
+    if required:
+        reader.require(name)
+    return tuple(reader.text_list(name))
 
 
-def _number(data: dict[str, Any], key: str, low: float, high: float, where: str,
-            *, optional: bool = False, above_low: bool = False) -> float | None:
-    """A finite number in [low, high] (above ``low`` if asked); None when optional and absent."""
-    value = data.get(key)
-    if value is None and optional:
+def _optional_number(reader: Reader, name: str, high: float, *, above_zero: bool = False
+                     ) -> float | None:
+    if reader.data.get(name) is None:
         return None
-    number = finite_number(value)
-    if number is None or number > high or number < low or (above_low and number == low):
-        shown = printable(json.dumps(value))[:40]
-        raise StateError(f"{where}: {key}: {shown} is not a number between {low:g} and {high:g}"
-                         " (corrupted marker)")
+    number = reader.number(name, low=0, high=high)
+    if above_zero and number == 0:
+        raise reader.fail(name, f"expected a number above 0 and at most {high:g}")
     return number
+
+
+def _text_map(reader: Reader, name: str) -> tuple[tuple[str, str], ...]:
+    reader.require(name)
+    table = reader.table(name)
+    if not all(isinstance(value, str) for value in table.values()):
+        raise reader.fail(name, "expected string values")
+    return tuple(sorted((str(key), str(value)) for key, value in table.items()))
+
+
+def _frameworks(reader: Reader) -> tuple[RestartMarkerFramework, ...]:
+    reader.require("frameworks")
+    found = []
+    for name, item in sorted(reader.table("frameworks").items()):
+        key = f"frameworks.{printable(str(name))}"
+        if not isinstance(item, dict):
+            raise reader.fail(key, "expected an object")
+        entry = reader.child(item, key)
+        found.append(RestartMarkerFramework(
+            name=str(name),
+            version=entry.text("version"),
+            variant=entry.text("variant"),
+            requirements=tuple(entry.text_list("requirements")),
+        ))
+    return tuple(found)
+
+
+def _io_checks(verify: Reader) -> tuple[IoCheck, ...]:
+    if verify.data.get("io") is None:
+        return ()
+    tables = verify.tables("io")
+    if len(tables) > MAX_IO_PATHS:
+        raise verify.fail("io", f"more than {MAX_IO_PATHS} paths")
+    checks = []
+    for item in tables:
+        where = item.text("path")
+        if not where.startswith("/") or not where.isprintable():
+            raise item.fail("path", f"{printable(where)[:80]!r} is not an absolute path")
+        checks.append(IoCheck(where, _optional_number(item, "min_read_mib_s",
+                                                      MAX_THROUGHPUT_MIB_S),
+                              _optional_number(item, "min_write_mib_s", MAX_THROUGHPUT_MIB_S)))
+    return tuple(checks)
+
+
+def _reproducibility(reader: Reader) -> Reproducibility:
+    if reader.data.get("reproducibility") is None:
+        return Reproducibility()
+    table = reader.sub("reproducibility")
+    seed = None
+    if table.data.get("seed") is not None:
+        seed = table.integer("seed", low=0, high=MAX_SEED)
+    return Reproducibility(seed, table.flag("deterministic", False))
 
 
 def parse_marker(text: str, path: Path) -> RestartMarker:
@@ -101,49 +172,34 @@ def parse_marker(text: str, path: Path) -> RestartMarker:
         raise StateError(f"{path}: expected a JSON object (corrupted marker)")
     if data.get("schema") != MARKER_SCHEMA:
         raise StateError(f"{path}: schema: expected {MARKER_SCHEMA}")
-    frameworks_raw = _field(data, "frameworks", dict, path)
-    frameworks = []
-    for name, item in sorted(frameworks_raw.items()):
-        if not isinstance(item, dict):
-            raise StateError(f"{path}: frameworks.{name}: expected an object")
-        frameworks.append(
-            RestartMarkerFramework(
-                name=name,
-                version=str(_field(item, "version", str, path)),
-                variant=str(_field(item, "variant", str, path)),
-                requirements=_str_list(item.get("requirements", []), f"frameworks.{name}", path),
-            )
-        )
-    env_raw = _field(data, "env", dict, path)
-    if not all(isinstance(v, str) for v in env_raw.values()):
-        raise StateError(f"{path}: env: expected string values")
-    verify_raw = _field(data, "verify", dict, path)
-    python = data.get("python")
-    if python is not None and not isinstance(python, str):
-        raise StateError(f"{path}: python: expected a string (corrupted marker)")
-    require_gpu = verify_raw.get("require_gpu", False)
-    if not isinstance(require_gpu, bool):
-        raise StateError(f"{path}: verify.require_gpu: expected true or false (corrupted marker)")
-    written_at = _number(data, "written_at", 0, MAX_TIMESTAMP, str(path))
-    assert written_at is not None
+    marker = _reader(data, path)
+    marker.require("verify", "written_at", "changed")
+    verify = marker.sub("verify")
+    python = marker.opt_text("python") if marker.data.get("python") is not None else None
+    io_size = verify.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB,
+                             default=_DEFAULTS.io_size_mib)
+    share = _optional_number(verify, "max_other_vram_share", 1.0)
     return RestartMarker(
         path=path,
-        colabenv_version=str(_field(data, "colabenv", str, path)),
-        profile=str(_field(data, "profile", str, path)),
-        profile_hash=str(_field(data, "profile_hash", str, path)),
-        written_at=written_at,
-        changed=bool(_field(data, "changed", bool, path)),
-        installed=_str_list(data.get("installed"), "installed", path),
-        requirements=_str_list(data.get("requirements"), "requirements", path),
-        frameworks=tuple(frameworks),
-        env=tuple(sorted(env_raw.items())),
-        smoke=_str_list(verify_raw.get("smoke", []), "verify.smoke", path),
-        require_gpu=require_gpu,
-        min_free_vram_gib=_number(verify_raw, "min_free_vram_gib", 0, MAX_VRAM_GIB,
-                                  f"{path}: verify", optional=True),
-        timeout_s=_number(verify_raw, "timeout_s", 0, MAX_TIMEOUT_S, f"{path}: verify",
-                          optional=True, above_low=True),
+        colabenv_version=marker.text("colabenv"),
+        profile=marker.text("profile"),
+        profile_hash=marker.text("profile_hash"),
+        written_at=marker.number("written_at", low=0, high=MAX_TIMESTAMP),
+        changed=marker.flag("changed", False),
+        installed=_strings(marker, "installed"),
+        requirements=_strings(marker, "requirements"),
+        frameworks=_frameworks(marker),
+        env=_text_map(marker, "env"),
+        smoke=_strings(verify, "smoke", required=False),
+        require_gpu=verify.flag("require_gpu", False),
+        min_free_vram_gib=_optional_number(verify, "min_free_vram_gib", MAX_VRAM_GIB),
+        timeout_s=_optional_number(verify, "timeout_s", MAX_TIMEOUT_S, above_zero=True),
         python=python,
+        io=_io_checks(verify),
+        io_size_mib=io_size,
+        min_free_ram_gib=_optional_number(verify, "min_free_ram_gib", MAX_VRAM_GIB),
+        max_other_vram_share=_DEFAULTS.max_other_vram_share if share is None else share,
+        reproducibility=_reproducibility(marker),
     )
 
 

@@ -893,11 +893,25 @@ def _env_hook_text(pairs: dict[str, str]) -> str | None:
     """The ``.pth`` line that sets ``pairs``: ASCII only, since Python 3.12 and older read
     ``.pth`` files in the locale's encoding and one non-ASCII byte there stops every interpreter
     from starting under ``LC_ALL=C``; the values go in as their UTF-8 bytes (``os.environb``),
-    which an interpreter whose file-system encoding is ASCII can hold too."""
+    which an interpreter whose file-system encoding is ASCII can hold too. A ``+NAME`` pair puts
+    a flag into ``NAME`` after the others are set (``XLA_FLAGS`` keeps what it held)."""
     if not pairs:
         return None
-    raw = {name.encode("utf-8"): value.encode("utf-8") for name, value in pairs.items()}
-    return f"import os; os.environb.update({raw!a})\n"
+    raw = {name.encode("utf-8"): value.encode("utf-8") for name, value in pairs.items()
+           if not name.startswith("+")}
+    line = f"import os; os.environb.update({raw!a})"
+    for name, flag in pairs.items():
+        if name.startswith("+"):
+            line += _flag_statement(name[1:].encode("utf-8"), flag.encode("utf-8"))
+    return line + "\n"
+
+
+def _flag_statement(name: bytes, flag: bytes) -> str:
+    """The hook's statement for a ``+NAME`` pair: ``flag`` (``--x=v``) last in the space-separated
+    ``NAME``, any word of the same ``--x`` taken out, the other words kept (colabenv.seeding)."""
+    key = flag.split(b"=", 1)[0]
+    return (f"; os.environb[{name!a}] = b' '.join([w for w in os.environb.get({name!a}, b'')"
+            f".split() if w.split(b'=', 1)[0] != {key!a}] + [{flag!a}])")
 
 
 def _marker_ok(path: str, profile_hash: str) -> bool:

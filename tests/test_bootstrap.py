@@ -163,3 +163,112 @@ def test_the_kernel_flushes_and_waits_before_it_ends(monkeypatch: pytest.MonkeyP
     assert events == ["flush stdout", "flush stderr", f"sleep {RESTART_GRACE_S}",
                       f"kill {signal.SIGKILL}"]
     assert RESTART_GRACE_S >= 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets from the runtime: Colab's user secrets for a ${VAR} the environment lacks
+
+SECRET = "s3cr3t-t0ken:with@odd/chars"
+
+
+@pytest.fixture
+def colab_secrets(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """A stand-in ``google.colab.userdata``: ``get`` answers from ``store`` (a missing key
+    raises SecretNotFoundError, as Colab's does) and records each key asked for."""
+    store: dict[str, object] = {"asked": []}
+
+    class SecretNotFoundError(Exception):
+        pass
+
+    def get(key: str) -> str:
+        asked = store["asked"]
+        assert isinstance(asked, list)
+        asked.append(key)
+        value = store.get(key)
+        if not isinstance(value, str):
+            raise SecretNotFoundError(f"Secret {key} does not exist.")
+        return value
+
+    google = types.ModuleType("google")
+    colab = types.ModuleType("google.colab")
+    userdata = types.ModuleType("google.colab.userdata")
+    userdata.get = get  # type: ignore[attr-defined]
+    userdata.SecretNotFoundError = SecretNotFoundError  # type: ignore[attr-defined]
+    colab.userdata = userdata  # type: ignore[attr-defined]
+    google.colab = colab  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "google", google)
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    monkeypatch.setitem(sys.modules, "google.colab.userdata", userdata)
+    return store
+
+
+def _secret_profile(tmp_path: Path, index: LocalIndex) -> Path:
+    base = index.url.split("://", 1)[1]
+    profile = tmp_path / "secret.toml"
+    profile.write_text('name = "secret"\n[packages]\nrequirements = ["six"]\n'
+                       f'[install]\nindex_url = "http://${{IDX_USER}}:${{IDX_TOKEN}}@{base}"\n')
+    return profile
+
+
+def _written_anywhere(root: Path, value: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()
+            and value.encode() in p.read_bytes()]
+
+
+@pytest.mark.usefixtures("colab_kernel")
+def test_a_variable_missing_in_a_colab_kernel_comes_from_colab_secrets(
+    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    colab_secrets: dict[str, object],
+) -> None:
+    monkeypatch.setattr(os, "kill", lambda pid, sig: None)
+    monkeypatch.setattr("colabenv.notebook.RESTART_GRACE_S", 0.0)
+    monkeypatch.setenv("IDX_USER", "team")
+    monkeypatch.delenv("IDX_TOKEN", raising=False)
+    colab_secrets["IDX_TOKEN"] = SECRET
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
+                                python=python)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "COLABENV: installing" in out and "six" in out
+    assert colab_secrets["asked"] == ["IDX_TOKEN"], "only what the environment lacks is asked"
+    assert "IDX_TOKEN" not in os.environ, "the secret lives in that one run's environment"
+    assert SECRET not in out
+    assert _written_anywhere(tmp_path, SECRET) == []
+
+
+@pytest.mark.usefixtures("colab_kernel")
+def test_a_secret_colab_does_not_have_is_said_and_the_script_stops_before_installing(
+    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    colab_secrets: dict[str, object],
+) -> None:
+    monkeypatch.setenv("IDX_USER", "team")
+    monkeypatch.delenv("IDX_TOKEN", raising=False)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
+                                python=python)
+    out = capsys.readouterr().out
+    assert status != 0
+    assert ("colabenv: $IDX_TOKEN is neither in the environment nor given by Colab's secrets "
+            "(SecretNotFoundError)") in out
+    assert "index URL needs $IDX_TOKEN, which is not set" in out
+    assert "COLABENV: installing" not in out
+
+
+def test_outside_a_colab_kernel_colab_secrets_are_not_asked(
+    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    colab_secrets: dict[str, object],
+) -> None:
+    monkeypatch.setenv("IDX_USER", "team")
+    monkeypatch.delenv("IDX_TOKEN", raising=False)
+    colab_secrets["IDX_TOKEN"] = SECRET
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
+                                python=python)
+    out = capsys.readouterr().out
+    assert status != 0
+    assert "index URL needs $IDX_TOKEN, which is not set" in out
+    assert colab_secrets["asked"] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -61,6 +62,7 @@ def test_an_existing_file_is_never_overwritten(tmp_path: Path) -> None:
     target.write_bytes(b"precious")
     result = _measure(target)
     assert result["error"].startswith("cannot write:")
+    assert result["errno"] == errno.EEXIST, "the parent leaves a name it did not create alone"
     assert target.read_bytes() == b"precious"
 
 

@@ -115,7 +115,8 @@ def _pins_of(marker: dict[str, object], frameworks: set[str]) -> list[str]:
 
 def _expected_verify(result: VerifyResult, frameworks: list[str]) -> dict[str, str]:
     expected = {"marker": "PASS", "versions": "PASS", "consistency": "PASS", "vram": "SKIP",
-                "env": "PASS", "duplicates": result.statuses.get("duplicates", "missing")}
+                "env": "PASS", "duplicates": result.statuses.get("duplicates", "missing"),
+                "determinism": "SKIP"}
     for name in frameworks:
         expected[f"cuda:{name}"] = "SKIP"
         expected[f"smoke:{name}"] = "PASS"  # the CPU matmul ran and matched (issue 11)

@@ -13,9 +13,12 @@ from typing import Any
 import pytest
 
 from colabenv.errors import UsageError
+from colabenv.models import Reproducibility
 from colabenv.seeding import (
     XLA_DETERMINISM_FLAG,
     determinism_environment,
+    environment_problems,
+    hook_environment,
     seed_everything,
 )
 
@@ -161,3 +164,58 @@ def test_xla_flags_are_extended_not_replaced() -> None:
     assert env["XLA_FLAGS"] == f"--xla_gpu_autotune_level=1 {XLA_DETERMINISM_FLAG}"
     again = determinism_environment({"XLA_FLAGS": env["XLA_FLAGS"]})
     assert again["XLA_FLAGS"] == env["XLA_FLAGS"]
+
+
+def test_a_false_xla_determinism_flag_is_turned_true() -> None:
+    env = determinism_environment({"XLA_FLAGS": "--xla_gpu_deterministic_ops=false --x=1"})
+    assert env["XLA_FLAGS"] == f"--x=1 {XLA_DETERMINISM_FLAG}"
+
+
+def test_a_smaller_cublas_workspace_chosen_in_env_is_kept(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, ("torch",), REPORT, COLABENV_DETERMINISTIC="1",
+                     CUBLAS_WORKSPACE_CONFIG=":16:8")
+    assert report["cublas"] == ":16:8"
+
+
+def test_the_hook_environment_of_a_reproducibility_table() -> None:
+    assert hook_environment(Reproducibility()) == ()
+    assert hook_environment(Reproducibility(seed=7)) == (("COLABENV_SEED", "7"),
+                                                         ("PYTHONHASHSEED", "7"))
+    pairs = dict(hook_environment(Reproducibility(seed=1234, deterministic=True)))
+    assert pairs == {
+        "COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "TF_DETERMINISTIC_OPS": "1",
+        "TF_CUDNN_DETERMINISTIC": "1", "+XLA_FLAGS": XLA_DETERMINISM_FLAG,
+    }
+
+
+def test_environment_problems_name_each_missing_or_wrong_variable() -> None:
+    wanted = Reproducibility(seed=1234, deterministic=True)
+    good = {"COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
+            "CUBLAS_WORKSPACE_CONFIG": ":16:8", "TF_DETERMINISTIC_OPS": "true",
+            "TF_CUDNN_DETERMINISTIC": "1", "XLA_FLAGS": f"--a=1 {XLA_DETERMINISM_FLAG}"}
+    assert environment_problems(wanted, good) == []
+    bad = {**good, "COLABENV_SEED": "99", "XLA_FLAGS": "--xla_gpu_deterministic_ops=false"}
+    del bad["TF_DETERMINISTIC_OPS"]
+    assert environment_problems(wanted, bad) == [
+        "COLABENV_SEED='99', expected '1234'",
+        "TF_DETERMINISTIC_OPS is not set (expected 1)",
+        f"XLA_FLAGS has --xla_gpu_deterministic_ops=false, not {XLA_DETERMINISM_FLAG}",
+    ]
+    assert environment_problems(wanted, {**good, "XLA_FLAGS": ""}) == [
+        f"XLA_FLAGS lacks {XLA_DETERMINISM_FLAG}"]
+
+
+def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None:
+    """``--xla_gpu_deterministic_ops`` is in XLA's flag list for JAX 0.4.26 through 0.11.2 (see
+    colabenv.seeding.XLA_DETERMINISM_FLAG); an unknown XLA flag aborts JAX at start, so a JAX
+    release outside that range in the catalog needs the flag checked again."""
+    from packaging.version import Version
+
+    from colabenv.catalog import shipped_catalog
+    from colabenv.models import Framework
+
+    versions = [release.version for release in shipped_catalog().releases_of(Framework.JAX)]
+    assert versions and Version("0.4.26") <= min(versions) and max(versions) <= Version("0.11.2"), (
+        "a JAX release outside 0.4.26-0.11.2: check that its XLA still knows "
+        f"{XLA_DETERMINISM_FLAG} (xla/debug_options_flags.cc at the commit jaxlib pins)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -57,6 +58,7 @@ class Case:
         self.env = venv_env(COLABENV_STATE_DIR=str(self.state))
         self.order: list[str] = []
         self.components: tuple[str | None, str | None] = (None, None)
+        self.determinism: tuple[str | None, str | None] = (None, None)
 
     def gpu_host(self, **overrides: str) -> Case:
         self.env.update(GPU_HOST)
@@ -109,6 +111,9 @@ class Case:
         # NVIDIA wheels; here it must only never fail
         self.components = (statuses.pop("components", None), details.pop("components", None))
         assert self.components[0] in (None, "PASS", "SKIP"), self.components
+        # the checklist's determinism check (below, and tests/test_verify_checklist.py) is a
+        # SKIP unless the marker or profile has [reproducibility]
+        self.determinism = (statuses.pop("determinism"), details.pop("determinism"))
         return result.returncode, statuses, details, elapsed
 
 
@@ -134,11 +139,13 @@ def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
     assert code == 0
     assert case.order == ["marker", "versions", "duplicates", "consistency", "cuda:torch",
                           "cuda:tensorflow", "cuda:jax", "components", "smoke:torch",
-                          "smoke:tensorflow", "smoke:jax", "vram", "env"]
+                          "smoke:tensorflow", "smoke:jax", "determinism", "vram", "env"]
     assert details["smoke:torch"] == (
         "Stand-in T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
     )
-    assert details["vram"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
+    assert details["vram"].startswith(
+        "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; processes on the GPUs ")
+    assert re.search(r"; host RAM [0-9.]+ GiB free of [0-9.]+ GiB$", details["vram"])
     assert "driver 560.35.03 (CUDA 12.6)" in details["cuda:torch"]
 
 
@@ -177,8 +184,8 @@ def test_plain_lines_for_a_pipe(tmp_path: Path) -> None:
     assert lines[0] == "colabenv verify: expected from restart marker (standin)"
     assert [line.split()[:2] for line in lines[1:-1]] == [
         ["PASS", name] for name in ("marker", "versions", "duplicates", "consistency",
-                                    "cuda:torch", "components", "smoke:torch", "vram")
-    ] + [["SKIP", "env"]]
+                                    "cuda:torch", "components", "smoke:torch")
+    ] + [["SKIP", "determinism"], ["PASS", "vram"], ["SKIP", "env"]]
     smoke = next(line for line in lines if line.startswith("PASS  smoke:torch"))
     assert smoke.endswith(f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
                           "CUDA 12.4, cuDNN 9.1.0")
@@ -234,7 +241,7 @@ def test_gpu_host_but_the_framework_sees_none(tmp_path: Path) -> None:
     assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "FAIL",
                         "vram": "WARN", "env": "SKIP"}
     assert "sees no GPU although the host has one" in details["smoke:torch"]
-    assert details["vram"] == "no memory information (torch sees no GPU)"
+    assert details["vram"].startswith("no memory information (torch sees no GPU); ")
     assert code == 1
 
 
@@ -732,10 +739,11 @@ def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) 
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {name: c["status"] for name, c in checks.items()} == {
         **STATIC_PASS, "cuda:torch": "PASS", "components": "SKIP", "smoke:torch": "PASS",
-        "vram": "PASS", "env": "SKIP"}
+        "determinism": "SKIP", "vram": "PASS", "env": "SKIP"}
     assert checks["components"]["detail"] == "no NVIDIA component wheel installed"
     assert "torch 2.6.0+cu124" in checks["smoke:torch"]["detail"]
-    assert checks["vram"]["detail"] == "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB"
+    assert checks["vram"]["detail"].startswith(
+        "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; ")
 
     here = subprocess.run([str(exe), "verify", "--json"], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=120, check=False)

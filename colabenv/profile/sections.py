@@ -15,6 +15,14 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 
+from colabenv._bounds import (
+    MAX_IO_PATHS,
+    MAX_IO_SIZE_MIB,
+    MAX_SEED,
+    MAX_THROUGHPUT_MIB_S,
+    MAX_TIMEOUT_S,
+    MAX_VRAM_GIB,
+)
 from colabenv._schema import Reader, close_match, expected, shown, unknown
 from colabenv.models import (
     Framework,
@@ -58,13 +66,7 @@ VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s", "io_pat
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
 CATALOG_KEYS = ("paths",)
-MAX_IO_PATHS = 32
-MAX_IO_SIZE_MIB = 65536
-MAX_THROUGHPUT_MIB_S = 1e7
-MAX_SEED = 2**32 - 1
 MAX_CATALOG_PATHS = 32
-MAX_TIMEOUT_S = 86400.0
-MAX_FREE_VRAM_GIB = 4096.0
 
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
 _VARIANT_PATTERNS: dict[Framework, tuple[str, str]] = {
@@ -316,7 +318,7 @@ def _optional_number(table: Reader, name: str, *, low: float, high: float,
 
 
 def _gib(table: Reader, name: str) -> float | None:
-    return _optional_number(table, name, low=0, high=MAX_FREE_VRAM_GIB, unit=" GiB")
+    return _optional_number(table, name, low=0, high=MAX_VRAM_GIB, unit=" GiB")
 
 
 def _throughput(table: Reader, name: str) -> float | None:

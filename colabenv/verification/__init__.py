@@ -9,8 +9,10 @@ section 8.
 
 One module per seam: :mod:`.report` (the report types), :mod:`.expectation` (what is expected),
 :mod:`.duplicates`, :mod:`.closure` (versions and the dependency closure), :mod:`.builds` and
-:mod:`.cuda`, :mod:`.children` (smoke tests and VRAM), :mod:`.restart` (marker and env), and
-:mod:`.run` (``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host
+:mod:`.cuda`, :mod:`.children` (smoke tests and VRAM), :mod:`.restart` (marker and env), the
+pre-training checklist's :mod:`.storage` (``io:<path>``), :mod:`.determinism` and
+:mod:`.occupancy` (who holds each GPU, host RAM: joined to ``vram``), and :mod:`.run`
+(``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host
 layer's (``colabenv._host_dists``, ``colabenv._host_proc``).
 """
 

@@ -84,7 +84,7 @@ class ProbeResult:
     error: str | None
 
 
-def _result_object(text: str | None, mode: str) -> dict[str, Any] | None:
+def result_object(text: str | None, mode: str) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
@@ -121,7 +121,7 @@ def _count(value: object) -> int:
 
 
 def parse_smoke(text: str | None) -> SmokeResult | None:
-    data = _result_object(text, "smoke")
+    data = result_object(text, "smoke")
     if data is None:
         return None
     devices = tuple(
@@ -153,7 +153,7 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
 
 
 def parse_probe(text: str | None) -> ProbeResult | None:
-    data = _result_object(text, "vram")
+    data = result_object(text, "vram")
     if data is None:
         return None
     gpus = tuple(
@@ -203,7 +203,7 @@ def child_failure(completed: _proc.Completed, timeout: float) -> str | None:
     return None
 
 
-def _with_tail(text: str, completed: _proc.Completed, skip: str | None = None) -> str:
+def with_tail(text: str, completed: _proc.Completed, skip: str | None = None) -> str:
     tail = stderr_tail(completed.stderr, skip=skip)
     return f"{text}; stderr: {tail}" if tail else text
 
@@ -260,15 +260,15 @@ def check_smoke(
     completed = run.completed
     died = child_failure(completed, timeout)
     if died is not None:
-        return Check(name, Status.FAIL, _with_tail(died, completed))
+        return Check(name, Status.FAIL, with_tail(died, completed))
     result = parse_smoke(run.result)
     if result is None:
         return Check(name, Status.FAIL,
-                     _with_tail(f"exited {completed.returncode} without a result", completed))
+                     with_tail(f"exited {completed.returncode} without a result", completed))
     if result.error is not None:
         what = "import failed" if result.stage == "import" and result.version is None else "failed"
         return Check(name, Status.FAIL,
-                     _with_tail(f"{what}: {result.error}", completed, skip=result.error))
+                     with_tail(f"{what}: {result.error}", completed, skip=result.error))
     label = f"{framework.value} {result.version}"
     cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
                                   "the exact product")
@@ -278,14 +278,14 @@ def check_smoke(
         reason = result.gpu_reason or "no GPU visible"
         if require_gpu:
             return Check(name, Status.FAIL,
-                         _with_tail(f"{label} sees no GPU ({reason}); the profile requires one",
+                         with_tail(f"{label} sees no GPU ({reason}); the profile requires one",
                                     completed))
         if not host_has_gpu:
             return Check(name, Status.PASS, f"CPU matmul ok ({label}); no GPU on this host")
         if cpu_build:
             return Check(name, Status.PASS, f"CPU matmul ok ({label}, a CPU build)")
         return Check(name, Status.FAIL,
-                     _with_tail(f"{label} sees no GPU although the host has one ({reason})",
+                     with_tail(f"{label} sees no GPU although the host has one ({reason})",
                                 completed))
     problems = []
     for device in result.devices:
@@ -323,7 +323,7 @@ def _read_result(path: Path) -> str | None:
         return None
 
 
-def _run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]
+def run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]
                ) -> ChildRun:
     try:
         completed = _proc.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
@@ -339,7 +339,7 @@ def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
 def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The smoke test of ``framework`` in the interpreter ``python``; files go in ``scratch``."""
     result = scratch / f"smoke-{framework.value}.json"
-    return _run_child(smoke_argv(framework, python, result), result, timeout,
+    return run_child(smoke_argv(framework, python, result), result, timeout,
                       smoke_env(framework))
 
 
@@ -361,7 +361,7 @@ def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scr
     env = dict(os.environ)
     if framework == "jax":
         env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
-    return _run_child(argv, result, timeout + PROBE_SEARCH_S + 5, env)
+    return run_child(argv, result, timeout + PROBE_SEARCH_S + 5, env)
 
 
 def _gib(value: int) -> str:
@@ -388,9 +388,9 @@ def check_vram(
     if probe is None:
         note = "; largest block not probed (no torch, cupy or jax here)"
     elif (died := child_failure(probe, probe_timeout)) is not None:
-        probe_problem = _with_tail(f"probe {died}", probe)
+        probe_problem = with_tail(f"probe {died}", probe)
     elif result is None:
-        probe_problem = _with_tail(f"probe exited {probe.returncode} without a result", probe)
+        probe_problem = with_tail(f"probe exited {probe.returncode} without a result", probe)
     elif result.error is not None:
         probe_problem = f"probe failed: {result.error}"
     elif not result.gpus:

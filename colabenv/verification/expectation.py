@@ -13,10 +13,11 @@ from colabenv._bounds import MAX_TIMEOUT_S, finite_number
 from colabenv._model import model
 from colabenv.errors import ColabenvError, UsageError, printable
 from colabenv.frameworks import framework_of, ordered
-from colabenv.models import Catalog, Framework, Target
+from colabenv.models import Catalog, Framework, IoCheck, Reproducibility, Target, VerifySettings
 from colabenv.restart_marker import RestartMarker
 
 DEFAULT_TIMEOUT_S = 120.0
+_DEFAULTS = VerifySettings()
 
 
 class ExpectationKind(str, enum.Enum):
@@ -56,6 +57,11 @@ class Expectation:
     problems: tuple[str, ...] = ()
     kind: ExpectationKind = ExpectationKind.NONE
     profile: ProfileIdentity | None = None
+    io: tuple[IoCheck, ...] = ()
+    io_size_mib: int = _DEFAULTS.io_size_mib
+    min_free_ram_gib: float | None = None
+    max_other_vram_share: float = _DEFAULTS.max_other_vram_share
+    reproducibility: Reproducibility = Reproducibility()
 
     @property
     def explicit(self) -> bool:
@@ -114,6 +120,11 @@ def expectation_from_marker(marker: RestartMarker) -> Expectation:
         timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
         problems=bad,
         kind=ExpectationKind.MARKER,
+        io=marker.io,
+        io_size_mib=marker.io_size_mib,
+        min_free_ram_gib=marker.min_free_ram_gib,
+        max_other_vram_share=marker.max_other_vram_share,
+        reproducibility=marker.reproducibility,
     )
 
 
@@ -143,6 +154,11 @@ def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog
         problems=problems,
         kind=ExpectationKind.PROFILE,
         profile=ProfileIdentity(profile.name, profile.content_hash),
+        io=profile.verify.io,
+        io_size_mib=profile.verify.io_size_mib,
+        min_free_ram_gib=profile.verify.min_free_ram_gib,
+        max_other_vram_share=profile.verify.max_other_vram_share,
+        reproducibility=profile.reproducibility,
     )
 
 
@@ -171,4 +187,9 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
         problems=problems,
         kind=ExpectationKind.LOCK,
         profile=ProfileIdentity(lock.header.profile_name, lock.header.profile_hash),
+        io=base.io,
+        io_size_mib=base.io_size_mib,
+        min_free_ram_gib=base.min_free_ram_gib,
+        max_other_vram_share=base.max_other_vram_share,
+        reproducibility=base.reproducibility,
     )

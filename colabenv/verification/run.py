@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv._host_dists import Installed, scan_path
+from colabenv._host_dists import Installed, PathScan, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._host_python import Interpreter, probe_interpreter
-from colabenv.builds import framework_build
+from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.errors import StateError, UsageError
 from colabenv.frameworks import FACTS, ordered
 from colabenv.models import ComputeCapability, Framework
@@ -34,6 +35,13 @@ from colabenv.verification.children import (
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import ComponentProblems, check_components
 from colabenv.verification.cuda import check_cuda
+from colabenv.verification.determinism import (
+    check_determinism,
+    hook_names,
+    run_determinism,
+    run_environ,
+    smoke_ran,
+)
 from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import (
     Expectation,
@@ -43,17 +51,32 @@ from colabenv.verification.expectation import (
     expectation_from_marker,
     expectation_from_profile,
 )
-from colabenv.verification.report import VerifyReport
+from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
+from colabenv.verification.report import Check, VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
+from colabenv.verification.storage import IoRun, check_io, run_io_checks
 
 if TYPE_CHECKING:
     from colabenv.models import Catalog, Fingerprint, Target
+    from colabenv.restart_marker import RestartMarker
 
 
 @dataclass
 class _Children:
-    smoke: dict[Framework, Future[ChildRun]] = field(default_factory=dict)
+    smoke: dict[Framework, Future[tuple[ChildRun, ChildRun | None]]] = field(default_factory=dict)
     probe: Future[ChildRun] | None = None
+    environ: Future[ChildRun] | None = None
+    io: Future[list[IoRun]] | None = None
+
+
+def _framework_children(framework: Framework, limit: float, seed: int | None, *, python: str,
+                        scratch: Path) -> tuple[ChildRun, ChildRun | None]:
+    """The smoke test, then (when a seed is given: determinism is asked for) the determinism
+    child, unless the smoke child never got its framework imported."""
+    smoke = run_smoke(framework, limit, python=python, scratch=scratch)
+    if seed is None or not smoke_ran(smoke):
+        return smoke, None
+    return smoke, run_determinism(framework, seed, limit, python=python, scratch=scratch)
 
 
 def _roots(expectation: Expectation, installed: Installed) -> list[tuple[str, frozenset[str]]]:
@@ -167,48 +190,99 @@ def verify(
     builds = {f: framework_build(f, installed, catalog)
               for f in (*expectation.frameworks, *expectation.smoke)}
 
+    repro = expectation.reproducibility
+    compare_seed = (repro.seed or 0) if repro.deterministic else None
+    # each framework's children take up to two timeouts when determinism is compared: the VRAM
+    # probe, which waits for them, gets as long before it gives up
+    probe_limit = limit * 2 if compare_seed is not None else limit
+    frameworks_done = threading.Event()
     with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
-            ThreadPoolExecutor(max_workers=len(expectation.smoke) + 1) as pool:
+            ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool:
         scratch = Path(folder)
         go_file = scratch / "smoke-done"
         exe = python.executable
         children = _Children()
-        for framework in expectation.smoke:
-            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=exe,
-                                                    scratch=scratch)
-        if probe_with is not None:
-            children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=exe,
-                                         scratch=scratch)
-
-        pid, who = restarted_process()
-        fit = marker_fit(marker, expectation.profile, exe)
-        checks = [
-            check_marker(marker, marker_error, marker_path(state),
-                         process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
-            check_versions(expectation, installed.version),
-        ]
-        closure = dependency_closure(_roots(expectation, installed), installed.get)
-        declared = _declared(expectation)
-        modules = {m for name in declared for m in installed.top_level(name)}
-        checks.append(check_duplicates(scan, declared, modules))
-        checks.append(check_consistency(closure, _changed_by_script(marker)))
-        for framework in expectation.frameworks:
-            checks.append(check_cuda(framework, builds[framework], target, catalog,
-                                     require_gpu=expectation.require_gpu))
-        if has_gpu:
-            versions = {name: installed.version(name) or "" for name in installed.names()}
-            checks.append(check_components(versions, target.compute_capabilities,
-                                           component_problems or _shipped_component_problems))
-
-        for framework, future in children.smoke.items():
-            build = builds[framework]
-            checks.append(check_smoke(framework, future.result(), timeout=limit,
-                                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
-                                      cpu_build=build is not None and build.is_cpu_variant))
-        go_file.touch()
+        try:
+            for framework in expectation.smoke:
+                children.smoke[framework] = pool.submit(_framework_children, framework, limit,
+                                                        compare_seed, python=exe, scratch=scratch)
+            if probe_with is not None:
+                children.probe = pool.submit(run_probe, probe_with, go_file, probe_limit,
+                                             python=exe, scratch=scratch)
+            if hook_names(repro):
+                children.environ = pool.submit(run_environ, hook_names(repro), limit,
+                                               python=exe, scratch=scratch)
+            if expectation.io:
+                children.io = pool.submit(run_io_checks, expectation.io, expectation.io_size_mib,
+                                          limit, python=exe, places=python.path,
+                                          frameworks_done=frameworks_done)
+            checks, deterministic_runs = _while_children_run(
+                expectation, children, marker, marker_error, state, scan, installed, builds,
+                target, catalog, exe, limit, component_problems)
+        finally:
+            frameworks_done.set()
+            go_file.touch()
         probe = children.probe.result() if children.probe is not None else None
-    checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
-                             host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
-                             min_free_gib=expectation.min_free_vram_gib))
+        environ_run = children.environ.result() if children.environ is not None else None
+        io_runs = children.io.result() if children.io is not None else []
+    checks.extend(check_io(run, timeout=limit) for run in io_runs)
+    checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
+
+    vram = check_vram(fingerprint.gpus, probe, probe_timeout=probe_limit + PROBE_SEARCH_S + 5,
+                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
+                      min_free_gib=expectation.min_free_vram_gib)
+    holders = gpu_holders() if has_gpu else None
+    checks.append(with_host_facts(vram, holders, read_host_memory(),
+                                  min_free_ram_gib=expectation.min_free_ram_gib,
+                                  max_other_share=expectation.max_other_vram_share))
+    fit = marker_fit(marker, expectation.profile, python.executable)
     checks.append(check_env(expectation.env, hint=fit.hint))
     return VerifyReport(tuple(checks), expectation.source)
+
+
+def _while_children_run(
+    expectation: Expectation,
+    children: _Children,
+    marker: RestartMarker | None,
+    marker_error: StateError | None,
+    state: Path,
+    scan: PathScan,
+    installed: Installed,
+    builds: Mapping[Framework, FrameworkBuild | None],
+    target: Target,
+    catalog: Catalog,
+    exe: str,
+    limit: float,
+    component_problems: ComponentProblems | None,
+) -> tuple[list[Check], dict[Framework, ChildRun | None]]:
+    """The static checks, then each framework's smoke check as its child finishes; returns the
+    checks and the determinism children's runs (None: not run) for the determinism check."""
+    pid, who = restarted_process()
+    fit = marker_fit(marker, expectation.profile, exe)
+    checks = [
+        check_marker(marker, marker_error, marker_path(state),
+                     process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
+        check_versions(expectation, installed.version),
+    ]
+    closure = dependency_closure(_roots(expectation, installed), installed.get)
+    declared = _declared(expectation)
+    modules = {m for name in declared for m in installed.top_level(name)}
+    checks.append(check_duplicates(scan, declared, modules))
+    checks.append(check_consistency(closure, _changed_by_script(marker)))
+    for framework in expectation.frameworks:
+        checks.append(check_cuda(framework, builds[framework], target, catalog,
+                                 require_gpu=expectation.require_gpu))
+    if target.has_gpu:
+        versions = {name: installed.version(name) or "" for name in installed.names()}
+        checks.append(check_components(versions, target.compute_capabilities,
+                                       component_problems or _shipped_component_problems))
+    deterministic_runs: dict[Framework, ChildRun | None] = {}
+    for framework, future in children.smoke.items():
+        build = builds[framework]
+        smoke, deterministic = future.result()
+        deterministic_runs[framework] = deterministic
+        checks.append(check_smoke(framework, smoke, timeout=limit,
+                                  host_has_gpu=target.has_gpu,
+                                  require_gpu=expectation.require_gpu,
+                                  cpu_build=build is not None and build.is_cpu_variant))
+    return checks, deterministic_runs

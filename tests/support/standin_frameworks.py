@@ -53,6 +53,8 @@ class Behaviour(str, enum.Enum):
     """Starts a detached process (setsid, double fork) when imported, then works."""
     DAEMON_HANG = "daemon_hang"
     """Starts a detached process when imported, then hangs."""
+    NONDETERMINISTIC = "nondeterministic"
+    """A GPU matmul whose last bits differ from one run to the next (atomics, split-K)."""
 
 
 @dataclass(frozen=True)
@@ -238,9 +240,13 @@ def write_marker(
     profile: str = "standin",
     profile_hash: str = "sha256:" + "0" * 64,
     python: str | Path | None = None,
+    verify: Mapping[str, object] | None = None,
+    reproducibility: Mapping[str, object] | None = None,
 ) -> Path:
     """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``);
-    ``python`` is the interpreter it was written for (left out when None, as old markers did)."""
+    ``python`` is the interpreter it was written for (left out when None, as old markers did);
+    ``verify`` adds keys to its ``verify`` table (``io``, ``min_free_ram_gib`` ...) and
+    ``reproducibility`` is its table of that name (left out when None, as old markers did)."""
     chosen = dict(frameworks or {})
     record = {
         "schema": 1,
@@ -264,10 +270,13 @@ def write_marker(
             "require_gpu": require_gpu,
             "min_free_vram_gib": min_free_vram_gib,
             "timeout_s": timeout_s,
+            **dict(verify or {}),
         },
     }
     if python is not None:
         record["python"] = str(python)
+    if reproducibility is not None:
+        record["reproducibility"] = dict(reproducibility)
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "restart-marker.json"
     path.write_text(json.dumps(record), encoding="utf-8")
@@ -279,6 +288,7 @@ def write_marker(
 
 _COMMON = '''\
 import os
+import random as _random
 import signal
 import sys
 import time
@@ -351,6 +361,10 @@ def _kernels_for_gpu():
     return False
 
 
+_RUNS = [0]
+_GENERATOR = _random.Random(0)
+
+
 def _matmul(left, right, on_gpu):
     if on_gpu and not _kernels_for_gpu():
         raise RuntimeError(
@@ -362,14 +376,41 @@ def _matmul(left, right, on_gpu):
         product = [[float("nan") for _ in row] for row in product]
     if (on_gpu and BEHAVIOUR == "gpu_nan_one") or (not on_gpu and BEHAVIOUR == "cpu_nan"):
         product[len(product) // 2][1] = float("nan")
+    if on_gpu and BEHAVIOUR == "nondeterministic":
+        _RUNS[0] += 1
+        product[0][0] += _RUNS[0] * 2.0 ** -20
     return product
+
+
+def _seed(value):
+    _GENERATOR.seed(value)
+
+
+def _normal(rows, columns, generator=None):
+    source = generator or _GENERATOR
+    return [[source.gauss(0.0, 1.0) for _ in range(columns)] for _ in range(rows)]
+
+
+def _integers(low, high, count, generator=None):
+    source = generator or _GENERATOR
+    return [source.randrange(low, high) for _ in range(count)]
+
+
+def _index_add(target, rows, source):
+    out = [list(row) for row in target]
+    for position, row in enumerate(rows):
+        out[row] = [a + b for a, b in zip(out[row], source[position])]
+    return out
 '''
 
 _TORCH = '''\
 from types import SimpleNamespace
 
+import os
+
 from ._standin import (
-    ARCH_LIST, CAPABILITY, CUDA, FREE, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _matmul,
+    ARCH_LIST, CAPABILITY, CUDA, FREE, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _index_add,
+    _integers, _matmul, _normal, _seed,
 )
 
 __version__ = {version!r}
@@ -390,7 +431,18 @@ class Tensor:
     def __matmul__(self, other):
         if self.device != other.device:
             raise RuntimeError("Expected all tensors to be on the same device")
+        workspace = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+        if self.device != "cpu" and _deterministic[0] and workspace not in (":4096:8", ":16:8"):
+            raise RuntimeError(
+                "Deterministic behavior was enabled with either `torch.use_deterministic_algorithms"
+                "(True)` or `at::Context::setDeterministicAlgorithms(true)`, but this operation is "
+                "not deterministic because it uses CuBLAS and you have CUDA >= 10.2."
+            )
         return Tensor(_matmul(self.rows, other.rows, self.device != "cpu"), self.device)
+
+    def index_add_(self, dim, index, source):
+        self.rows = _index_add(self.rows, index.rows, source.rows)
+        return self
 
     def cpu(self):
         return Tensor(self.rows, "cpu")
@@ -411,6 +463,32 @@ def _check_device(device):
 def tensor(data, dtype=None, device="cpu"):
     _check_device(device)
     return Tensor([[float(x) for x in row] for row in data], device)
+
+
+_deterministic = [False]
+
+
+def manual_seed(value):
+    _seed(value)
+
+
+def use_deterministic_algorithms(flag):
+    _deterministic[0] = bool(flag)
+
+
+def randn(shape, dtype=None, device="cpu"):
+    _check_device(device)
+    return Tensor(_normal(*shape), device)
+
+
+def randint(low, high, size, device="cpu"):
+    _check_device(device)
+    return Tensor(_integers(low, high, size[0]), device)
+
+
+def zeros(shape, dtype=None, device="cpu"):
+    _check_device(device)
+    return Tensor([[0.0] * shape[1] for _ in range(shape[0])], device)
 
 
 def empty(size, dtype=None, device="cpu"):
@@ -453,6 +531,10 @@ class _Cuda:
     def empty_cache():
         return None
 
+    @staticmethod
+    def manual_seed_all(value):
+        return None
+
 
 cuda = _Cuda()
 backends = SimpleNamespace(cudnn=SimpleNamespace(version=lambda: 90100))
@@ -462,8 +544,11 @@ _JAX = '''\
 import contextlib
 import threading
 
+import random as _random_module
+
 from ._standin import (
-    CAPABILITY, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _matmul,
+    CAPABILITY, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _index_add, _integers, _matmul,
+    _normal,
 )
 
 __version__ = {version!r}
@@ -529,7 +614,48 @@ class Array:
         self.rows = None
 
     def tolist(self):
-        return [list(row) for row in self.rows]
+        return [list(row) if isinstance(row, list) else row for row in self.rows]
+
+    @property
+    def at(self):
+        return _At(self)
+
+
+class _At:
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, rows):
+        return _AtRows(self.array, rows)
+
+
+class _AtRows:
+    def __init__(self, array, rows):
+        self.array, self.rows = array, rows
+
+    def add(self, values):
+        return Array(_index_add(self.array.rows, self.rows.rows, values.rows), self.array.device)
+
+
+class _Random:
+    @staticmethod
+    def PRNGKey(seed):
+        return int(seed)
+
+    @staticmethod
+    def split(key, num=2):
+        return [(key * 1000003 + index + 1) % 2 ** 32 for index in range(num)]
+
+    @staticmethod
+    def normal(key, shape, dtype=None):
+        return Array(_normal(shape[0], shape[1], _random_module.Random(key)), _current())
+
+    @staticmethod
+    def randint(key, shape, minval, maxval, dtype=None):
+        return Array(_integers(minval, maxval, shape[0], _random_module.Random(key)), _current())
+
+
+random = _Random()
 
 
 def _asarray(data, dtype=None):
@@ -544,6 +670,8 @@ def _zeros(shape, dtype=None):
     device = _current()
     if device.platform == "gpu" and shape[0] > LARGEST:
         raise RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate")
+    if len(shape) == 2:
+        return Array([[0.0] * shape[1] for _ in range(shape[0])], device)
     return Array([], device)
 '''
 
@@ -571,7 +699,7 @@ import os
 import threading
 from types import SimpleNamespace
 
-from ._standin import CAPABILITY, CUDA, GPU_NAME, GPUS, _gpu_visible, _matmul
+from ._standin import CAPABILITY, CUDA, GPU_NAME, GPUS, _gpu_visible, _matmul, _normal, _seed
 
 __version__ = {version!r}
 float32 = "float32"
@@ -609,9 +737,11 @@ def _get_device_details(device):
 config = SimpleNamespace(
     list_physical_devices=_list_physical_devices,
     experimental=SimpleNamespace(
-        set_memory_growth=_set_memory_growth, get_device_details=_get_device_details
+        set_memory_growth=_set_memory_growth, get_device_details=_get_device_details,
+        enable_op_determinism=lambda: None,
     ),
 )
+keras = SimpleNamespace(utils=SimpleNamespace(set_random_seed=_seed))
 sysconfig = SimpleNamespace(
     get_build_info=lambda: {{"is_cuda_build": CUDA is not None, "cuda_version": CUDA,
                              "cudnn_version": "9"}}
@@ -662,6 +792,13 @@ def constant(data, dtype=None):
 
 def matmul(left, right):
     return Tensor(_matmul(left.rows, right.rows, "GPU" in left.where), left.where)
+
+
+def reduce_sum(tensor, axis=0):
+    return Tensor([[sum(column) for column in zip(*tensor.rows)]], tensor.where)
+
+
+random = SimpleNamespace(normal=lambda shape, dtype=None: Tensor(_normal(*shape), _current()))
 '''
 
 _TF_BUILD_INFO = '''\
