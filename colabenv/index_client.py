@@ -265,7 +265,7 @@ class SimpleClient:
     ) -> None:
         import requests
 
-        from colabenv import __version__
+        from colabenv._version import __version__
 
         self._requests = requests
         self._environ = environ

@@ -69,7 +69,7 @@ XLA_DETERMINISM_FLAG = f"{XLA_DETERMINISM_NAME}=true"
 XLA) initialises its backend; a superset of ``--xla_gpu_exclude_nondeterministic_ops`` (openxla/xla
 pull 12520). Every JAX release in the catalog (0.4.26 to 0.11.2) knows it: ``xla_gpu_deterministic
 _ops`` is defined in ``xla/debug_options_flags.cc`` from before 0.4.26 through the XLA commit
-jaxlib 0.11.1 pins. An unknown flag in ``XLA_FLAGS`` aborts XLA at start, so the name matters."""
+jax 0.11.1's build pins. An unknown flag in ``XLA_FLAGS`` aborts XLA at start, so the name matters."""
 
 APPEND_PREFIX = "+"
 """In the hook's list of (name, value) pairs, ``+NAME`` means: put ``value`` (a ``--flag=value``
