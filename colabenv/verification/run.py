@@ -25,11 +25,14 @@ from colabenv.restart_marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
     ChildRun,
+    check_hbm,
     check_smoke,
+    check_tpu_smoke,
     check_vram,
     probe_framework,
     run_probe,
     run_smoke,
+    run_tpu_smoke,
 )
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import ComponentProblems, check_components
@@ -121,6 +124,18 @@ def _shipped_component_problems(
                               shipped_components())
 
 
+def _tpu_smoke(target: Target, smoke: Iterable[Framework], installed: Installed
+               ) -> frozenset[Framework]:
+    """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
+    their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test."""
+    if target.tpu is None or target.has_gpu:
+        return frozenset()
+    return frozenset(
+        framework for framework in smoke
+        if any(installed.version(name) for name in FACTS[framework].tpu_runtime)
+    )
+
+
 def verify(
     profile: str | None = None,
     lock: str | None = None,
@@ -163,6 +178,7 @@ def verify(
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = limit_given or expectation.timeout_s
     has_gpu = target.has_gpu
+    tpu_smoke = _tpu_smoke(target, expectation.smoke, installed)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
     builds = {f: framework_build(f, installed, catalog)
               for f in (*expectation.frameworks, *expectation.smoke)}
@@ -174,7 +190,8 @@ def verify(
         exe = python.executable
         children = _Children()
         for framework in expectation.smoke:
-            children.smoke[framework] = pool.submit(run_smoke, framework, limit, python=exe,
+            run = run_tpu_smoke if framework in tpu_smoke else run_smoke
+            children.smoke[framework] = pool.submit(run, framework, limit, python=exe,
                                                     scratch=scratch)
         if probe_with is not None:
             children.probe = pool.submit(run_probe, probe_with, go_file, limit, python=exe,
@@ -202,13 +219,22 @@ def verify(
 
         for framework, future in children.smoke.items():
             build = builds[framework]
+            if framework in tpu_smoke and target.tpu is not None:
+                checks.append(check_tpu_smoke(framework, future.result(), timeout=limit,
+                                              tpu=target.tpu))
+                continue
             checks.append(check_smoke(framework, future.result(), timeout=limit,
                                       host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
                                       cpu_build=build is not None and build.is_cpu_variant))
         go_file.touch()
         probe = children.probe.result() if children.probe is not None else None
-    checks.append(check_vram(fingerprint.gpus, probe, probe_timeout=limit + PROBE_SEARCH_S + 5,
-                             host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
-                             min_free_gib=expectation.min_free_vram_gib))
+    if target.tpu is not None and not has_gpu:
+        tpu_runs = {f: children.smoke[f].result() for f in expectation.smoke if f in tpu_smoke}
+        checks.append(check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.min_free_vram_gib))
+    else:
+        checks.append(check_vram(fingerprint.gpus, probe,
+                                 probe_timeout=limit + PROBE_SEARCH_S + 5, host_has_gpu=has_gpu,
+                                 require_gpu=expectation.require_gpu,
+                                 min_free_gib=expectation.min_free_vram_gib))
     checks.append(check_env(expectation.env, hint=fit.hint))
     return VerifyReport(tuple(checks), expectation.source)
