@@ -183,3 +183,14 @@ def test_the_script_takes_libtpu_nightly_from_the_find_links_page(tmp_path: Path
         installed = host.installed()
         assert installed["jax"] == "0.4.30"
         assert installed["libtpu-nightly"] == "0.1.dev20240617"
+
+
+def test_the_readme_shows_what_resolve_prints_for_a_v5e(runner: Runner) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## TPU runtimes", 1)[1].split("\n## ", 1)[0]
+    shown = section.split("    $ colabenv resolve jax-tpu --tpu v5e-1 --python 3.12\n", 1)[1]
+    lines = [line[4:] for line in shown.split("\n\n", 1)[0].splitlines()]
+    done = runner("resolve", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12")
+    assert done.stdout.splitlines() == lines
+    assert "`jax[tpu]==0.11.2`" in section and "`libtpu==0.0.48.*`" in section
+    assert "torch-xla[tpu]==2.9.0" in section
