@@ -287,3 +287,17 @@ def test_diff_reads_fingerprints_from_before_the_accelerator(runner: Runner, tmp
     bad = runner("diff", old, new)
     assert bad.returncode == 2
     assert "target.accelerator: expected a string" in bad.stderr
+
+
+def test_detect_names_a_tpu_build_by_its_runtime(runner: Runner, tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("jax==0.6.2\njaxlib==0.6.2\nlibtpu==0.0.17\ntorch==2.8.0+cpu\n"
+                      "torch-xla==2.8.1\n")
+    tpu = runner("detect", "--tpu", "v5e-1", "--installed-from", freeze).stdout.splitlines()
+    assert "framework: jax 0.6.2, built for TPU (libtpu 0.0.17)" in tpu
+    assert "framework: torch 2.8.0+cpu, built for TPU (torch-xla 2.8.1)" in tpu
+    cpu = runner("detect", "--cpu", "--installed-from", freeze).stdout.splitlines()
+    assert "framework: jax 0.6.2, built for CPU (no CUDA plugin)" in cpu
+    installed = json.loads(runner("detect", "--json", "--tpu", "v5e-1", "--installed-from",
+                                  freeze).stdout)["installed"]
+    assert installed["libtpu"] == "0.0.17" and installed["torch-xla"] == "2.8.1"

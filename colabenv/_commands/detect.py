@@ -14,7 +14,7 @@ import sys
 from colabenv._commands._common import overrides_from_args, stdout_is_terminal
 from colabenv._model import model
 from colabenv.errors import printable
-from colabenv.models import Accelerator, Catalog, Fingerprint, Target, format_driver
+from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
 
 
 @model
@@ -87,7 +87,8 @@ def _report(fingerprint: Fingerprint) -> Report:
     return Report(
         host=host,
         gpus=gpus,
-        frameworks=tuple((b.name, b.version, b.build) for b in builds),
+        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build)
+                         for b in builds),
         also_installed=", ".join(f"{d.name} {d.version}" for d in wheels),
         warnings=build_warnings(target, catalog),
         notes=tuple(notes),
@@ -101,6 +102,18 @@ def _accelerator(target: Target) -> str:
     if target.accelerator is Accelerator.CPU:
         return "cpu (no NVIDIA GPU or TPU)"
     return str(target.accelerator)
+
+
+def _tpu_build(target: Target, framework: Framework) -> str | None:
+    """On a TPU host, ``TPU (libtpu 0.0.17)`` for a framework installed with its TPU runtime."""
+    from colabenv.frameworks import FACTS
+
+    if target.tpu is None:
+        return None
+    present = [d for d in (target.installed.get(n) for n in FACTS[framework].tpu_runtime) if d]
+    if not present:
+        return None
+    return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
 
 
 def _plain(report: Report) -> None:
