@@ -301,3 +301,13 @@ def test_detect_names_a_tpu_build_by_its_runtime(runner: Runner, tmp_path: Path)
     installed = json.loads(runner("detect", "--json", "--tpu", "v5e-1", "--installed-from",
                                   freeze).stdout)["installed"]
     assert installed["libtpu"] == "0.0.17" and installed["torch-xla"] == "2.8.1"
+
+
+def test_a_gke_style_accelerator_name_leaves_the_pci_device_in_charge() -> None:
+    """GKE images have carried ``TPU_ACCELERATOR_TYPE=tpu-v5p-slice`` (a node pool's
+    accelerator name, not a slice type): a note, and the generation from the PCI bus."""
+    root = HOSTS / "cloud-v5p-8" / "root"
+    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "tpu-v5p-slice"}), shipped_tpu())
+    assert report.tpu == TpuTarget("v5p", None, 4)
+    assert any(note.startswith("TPU_ACCELERATOR_TYPE: 'tpu-v5p-slice' is not a TPU type")
+               for note in report.notes)
