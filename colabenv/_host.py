@@ -72,6 +72,24 @@ def read_text(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+MAX_LISTED = 4096
+"""A folder the TPU probe lists (``/dev``, the PCI devices) is read this far and no further."""
+
+
+def list_dir(path: Path) -> list[str]:
+    """The names in ``path``, at most :data:`MAX_LISTED`, sorted; none when it cannot be read."""
+    try:
+        with os.scandir(path) as entries:
+            names = []
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= MAX_LISTED:
+                    break
+    except OSError:
+        return []
+    return sorted(names)
+
+
 def run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
     from colabenv import _proc
 
@@ -87,7 +105,10 @@ class HostProbe:
     ``distributions`` yields ``(name, version)`` of what is installed. ``nvml_needs_device``:
     look for an NVIDIA device node or kernel module first and leave NVML alone without one
     (loading libnvidia-ml on a host without a driver costs time and says nothing); a probe
-    with a stand-in NVML turns it off.
+    with a stand-in NVML turns it off. ``root`` is where the TPU probe finds ``dev/`` and
+    ``sys/bus/pci/devices`` (a folder of recorded device nodes in tests); ``list_dir`` lists a
+    folder there, and None (the default of a probe built by hand) lists nothing, so that a
+    probe made of stand-ins never reads this machine's devices.
     """
 
     environ: Mapping[str, str]
@@ -104,6 +125,8 @@ class HostProbe:
     run: RunCommand = run_command
     nvml_timeout: float = NVML_TIMEOUT_S
     smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
+    root: Path = Path("/")
+    list_dir: Callable[[Path], Sequence[str]] | None = None
 
     def find_executable(self, name: str) -> str | None:
         if self.which is not None:

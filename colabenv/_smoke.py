@@ -20,6 +20,10 @@ framework sees, checked against the same reference. The matrices hold small inte
 product is exact in float32 and in TF32: any difference means a wrong result, not rounding, and
 a NaN or infinity anywhere is counted and reported, never compared.
 
+TPU smoke (``smoke-tpu``): the same on the TPU devices (JAX: ``jax.devices("tpu")``; torch:
+torch_xla's XLA device), and the HBM each one has, read in that same process: libtpu opens the
+TPU for one process at a time.
+
 VRAM probe: free and total memory per GPU, then the largest single block that can be allocated,
 by a bounded binary search. It waits for the parent to touch ``--go`` (the smoke tests are done,
 so the probe cannot starve them), and gives up at ``--deadline`` seconds after its start.
@@ -279,15 +283,117 @@ SMOKE: dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]] = {
 }
 
 
-def smoke(framework: str, result_path: str) -> int:
+# ---------------------------------------------------------------------------------------------
+# TPU: the same matmul on each TPU device the framework lists, and the HBM it reports
+
+
+def _hbm_entry(index: int, name: str, limit: Any, in_use: Any) -> dict[str, Any]:
+    def size(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+            else None
+
+    return {"index": index, "name": name, "limit": size(limit), "in_use": size(in_use)}
+
+
+def _smoke_jax_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
+    jax = importlib.import_module("jax")
+    jnp = importlib.import_module("jax.numpy")
+    result["version"] = str(jax.__version__)
+    with jax.default_device(jax.devices("cpu")[0]):
+        cpu: Matrix = jnp.matmul(jnp.asarray(a, dtype=jnp.float32),
+                                 jnp.asarray(b, dtype=jnp.float32)).tolist()
+    reference = reference_matmul(a, b)
+    _cpu_matmul(result, cpu, reference)
+    try:
+        tpus = jax.devices("tpu")
+    except RuntimeError as exc:
+        result["gpu_reason"] = _one_line(exc)
+        result["hbm_reason"] = "jax lists no TPU device"
+        return
+    for index, tpu in enumerate(tpus):
+        device = _device_result(index, str(tpu.device_kind), None)
+
+        def run(tpu: Any = tpu) -> Any:
+            with jax.default_device(tpu):
+                left = jnp.asarray(a, dtype=jnp.float32)
+                right = jnp.asarray(b, dtype=jnp.float32)
+                return jnp.matmul(left, right, precision="highest").block_until_ready().tolist()
+
+        _gpu_matmul(device, run, reference)
+        result["devices"].append(device)
+        try:
+            stats = tpu.memory_stats() or {}
+        except Exception as exc:
+            result["hbm_reason"] = f"jax memory_stats() failed: {_one_line(exc)}"
+            continue
+        if stats.get("bytes_limit") is None:
+            result["hbm_reason"] = "jax reports no bytes_limit for its TPU devices"
+            continue
+        result["hbm"].append(_hbm_entry(index, str(tpu.device_kind), stats.get("bytes_limit"),
+                                        stats.get("bytes_in_use", 0)))
+
+
+def _smoke_torch_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
+    torch = importlib.import_module("torch")
+    result["version"] = str(torch.__version__)
+    cpu: Matrix = (
+        torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
+    ).tolist()
+    reference = reference_matmul(a, b)
+    _cpu_matmul(result, cpu, reference)
+    xla = importlib.import_module("torch_xla")
+    xm = importlib.import_module("torch_xla.core.xla_model")
+    result["notes"].append(f"torch_xla {getattr(xla, '__version__', '?')}")
+    target = xm.xla_device()
+    kind = str(xm.xla_device_hw(target))
+    if kind != "TPU":
+        result["gpu_reason"] = f"torch_xla's device {target} is a {kind}, not a TPU"
+        result["hbm_reason"] = "torch_xla has no TPU device"
+        return
+    name = f"TPU ({target})"
+    device = _device_result(0, name, None)
+
+    def run() -> Any:
+        left = torch.tensor(a, dtype=torch.float32, device=target)
+        right = torch.tensor(b, dtype=torch.float32, device=target)
+        return (left @ right).cpu().tolist()
+
+    _gpu_matmul(device, run, reference)
+    result["devices"].append(device)
+    try:
+        info = dict(xm.get_memory_info(target))
+    except Exception as exc:
+        result["hbm_reason"] = f"torch_xla get_memory_info() failed: {_one_line(exc)}"
+        return
+    if "bytes_limit" in info:
+        result["hbm"].append(_hbm_entry(0, name, info.get("bytes_limit"), info.get("bytes_used")))
+    elif "kb_total" in info and "kb_free" in info:
+        total, free = info["kb_total"], info["kb_free"]
+        if isinstance(total, int) and isinstance(free, int):
+            result["hbm"].append(_hbm_entry(0, name, total * 1024, (total - free) * 1024))
+    else:
+        result["hbm_reason"] = "torch_xla reports no memory limit for its device"
+
+
+SMOKE_TPU: dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]] = {
+    "torch": _smoke_torch_tpu,
+    "jax": _smoke_jax_tpu,
+}
+
+
+def smoke(framework: str, result_path: str,
+          table: dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]] | None = None
+          ) -> int:
     result: dict[str, Any] = {"mode": "smoke", "framework": framework, "stage": "import",
                               "version": None, "cuda": None, "cudnn": None, "arch_list": None,
                               "devices": [], "gpu_reason": None, "cpu_max_abs_diff": None,
                               "cpu_non_finite": 0, "error": None, "notes": []}
+    if table is SMOKE_TPU:
+        result.update(accelerator="tpu", hbm=[], hbm_reason=None)
     a, b = matrices()
     started = time.monotonic()
     try:
-        SMOKE[framework](result, a, b)
+        (table or SMOKE)[framework](result, a, b)
     except Exception as exc:
         result["error"] = _one_line(exc)
         traceback.print_exc()
@@ -717,6 +823,7 @@ def reaped(work: Callable[[], int]) -> int:
 
 USAGE = (
     "usage: python _smoke.py smoke torch|jax|tensorflow --result FILE\n"
+    "       python _smoke.py smoke-tpu torch|jax --result FILE\n"
     "       python _smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
     "       python _smoke.py determinism torch|jax|tensorflow --seed N --result FILE\n"
     "       python _smoke.py environ --result FILE NAME...\n"
@@ -729,6 +836,8 @@ def main(argv: Sequence[str]) -> int:
     result = options.get("--result")
     if len(words) == 4 and words[0] == "smoke" and words[1] in SMOKE and result:
         return reaped(functools.partial(smoke, words[1], result))
+    if len(words) == 4 and words[0] == "smoke-tpu" and words[1] in SMOKE_TPU and result:
+        return reaped(functools.partial(smoke, words[1], result, SMOKE_TPU))
     if len(words) == 10 and words[0] == "vram" and set(options) == {
         "--go", "--deadline", "--search", "--result"
     }:

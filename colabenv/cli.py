@@ -68,6 +68,8 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
     )
     group.add_argument("--python", metavar="X.Y", help="target Python, e.g. 3.12")
     group.add_argument("--cpu", action="store_true", help="resolve for a host without a GPU")
+    group.add_argument("--tpu", metavar="TYPE",
+                       help="resolve for a Google TPU host of this type, e.g. v5e-1 or v6e-8")
     if installed_from:
         group.add_argument(
             "--installed-from",

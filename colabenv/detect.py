@@ -33,7 +33,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from colabenv._host import GpuReport, HostProbe, parse_version
+from colabenv._host import GpuReport, HostProbe, list_dir, parse_version
 from colabenv.builds import framework_builds as framework_builds  # detect lists them
 from colabenv.catalog import shipped_driver_table
 from colabenv.errors import InputError, StateError, TargetError, printable
@@ -48,6 +48,8 @@ from colabenv.models import (
     RuntimeKind,
     Target,
     TargetOverrides,
+    TpuFacts,
+    TpuTarget,
     archs_cover,
     format_driver,
 )
@@ -112,6 +114,7 @@ def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
         python_implementation=platform.python_implementation(),
         platform_tag=platform_tag(),
         glibc=_glibc_version(),
+        list_dir=list_dir,
     )
 
 
@@ -245,12 +248,14 @@ def detect(
     probe: HostProbe | None = None,
     catalog_loader: Callable[[], Catalog] | None = None,
     interpreter: Interpreter | None = None,
+    tpu_facts: Callable[[], TpuFacts] | None = None,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
 
     ``interpreter``: read Python and the installed distributions from that interpreter
     (``--interpreter``) instead of the one colabenv runs in. ``catalog_loader``: called when
     the driver table is needed (a driver given without its CUDA); the shipped one by default.
+    ``tpu_facts``: the TPU generations (the shipped ``tpu.toml`` by default).
     """
     from colabenv.state import state_dir
 
@@ -261,8 +266,12 @@ def detect(
         host = _looking_into(host, interpreter)
         notes.append(f"Python and installed distributions read from {interpreter.executable}")
 
+    tpu, tpu_notes = _tpu_of(wanted, host, tpu_facts)
+    notes.extend(tpu_notes)
     if wanted.cpu:
         report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    elif tpu is not None:
+        report = GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
     elif wanted.driver is not None and wanted.compute_capabilities:
         report = GpuReport(None, None, (), ("GPU detection skipped: driver and compute"
                                             " capabilities were given",))
@@ -294,6 +303,7 @@ def detect(
         python=python,
         platform=host.platform_tag,
         installed=installed,
+        tpu=tpu,
     )
     try:
         state: Path | None = state_dir(host.environ)
@@ -310,6 +320,27 @@ def detect(
         state_dir=state,
         notes=tuple(notes),
     )
+
+
+def _tpu_of(
+    wanted: TargetOverrides, host: HostProbe, facts: Callable[[], TpuFacts] | None
+) -> tuple[TpuTarget | None, tuple[str, ...]]:
+    """The TPU target: ``--tpu``/``COLABENV_TPU`` when given; else the host's, unless flags
+    describe another target (``--cpu``, an NVIDIA driver, CUDA or compute capability)."""
+    if wanted.tpu is not None:
+        return wanted.tpu, (f"{wanted.origin('tpu')} {wanted.tpu.accelerator_type}:"
+                            " TPU detection skipped",)
+    if wanted.cpu or wanted.driver is not None or wanted.cuda is not None \
+            or wanted.compute_capabilities:
+        return None, ()
+    from colabenv.detect_tpu import probe_tpu
+
+    if facts is None:
+        from colabenv.catalog import shipped_tpu
+
+        facts = shipped_tpu
+    report = probe_tpu(host, facts())
+    return report.tpu, report.notes
 
 
 def _apply_gpu_overrides(

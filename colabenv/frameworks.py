@@ -38,11 +38,15 @@ class FrameworkFacts:
     related: tuple[NormalizedName, ...]
     owned: tuple[tuple[NormalizedName, str], ...]
     cpu_dists: tuple[NormalizedName, ...] = ()
+    tpu_runtime: tuple[NormalizedName, ...] = ()
+    """Distributions whose presence makes an install the framework's TPU build (libtpu for
+    jax, torch_xla for torch); their versions are catalog data (``tpu.toml``)."""
 
     @property
     def all_names(self) -> frozenset[NormalizedName]:
         plugin_names = (name for name, _ in self.plugins)
-        return frozenset((*self.dists, *self.companions, *plugin_names, *self.related))
+        return frozenset((*self.dists, *self.companions, *plugin_names, *self.related,
+                          *self.tpu_runtime))
 
 
 def _names(*names: str) -> tuple[NormalizedName, ...]:
@@ -62,6 +66,7 @@ FACTS: dict[Framework, FrameworkFacts] = {
             (canonicalize_name("torchvision"), "frameworks.torch.torchvision"),
             (canonicalize_name("torchaudio"), "frameworks.torch.torchaudio"),
         ),
+        tpu_runtime=_names("torch-xla"),
     ),
     Framework.TENSORFLOW: FrameworkFacts(
         framework=Framework.TENSORFLOW,
@@ -90,6 +95,7 @@ FACTS: dict[Framework, FrameworkFacts] = {
             (canonicalize_name("jax"), "frameworks.jax"),
             (canonicalize_name("jaxlib"), "frameworks.jax.jaxlib"),
         ),
+        tpu_runtime=_names("libtpu", "libtpu-nightly"),
     ),
 }
 

@@ -40,6 +40,17 @@ class Installer(str, enum.Enum):
         return self.value
 
 
+class Accelerator(str, enum.Enum):
+    """What a target computes on: an NVIDIA GPU, a Google TPU, or the CPU alone."""
+
+    NVIDIA = "nvidia"
+    TPU = "tpu"
+    CPU = "cpu"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class RuntimeKind(str, enum.Enum):
     COLAB = "colab"
     KAGGLE = "kaggle"
@@ -188,12 +199,36 @@ class Gpu:
 
 
 @model
+class TpuTarget:
+    """A TPU host as the resolver sees it: the generation (``v5e``, a name from the catalog's
+    ``tpu.toml``), the accelerator type that named it (``v5litepod-8``, ``v6e-1``) and the
+    number of chips. Each is None where nothing told it (a generation the catalog does not
+    know, a host whose accelerator type is not in its environment)."""
+
+    generation: str | None
+    accelerator_type: str | None = None
+    chips: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"generation": self.generation, "accelerator_type": self.accelerator_type,
+                "chips": self.chips}
+
+    def __str__(self) -> str:
+        what = f"TPU {self.generation}" if self.generation else "TPU of unknown generation"
+        details = [d for d in (self.accelerator_type,
+                               None if self.chips is None else
+                               f"{self.chips} chip{'' if self.chips == 1 else 's'}") if d]
+        return f"{what} ({', '.join(details)})" if details else what
+
+
+@model
 class Target:
     """Everything the resolver may know about the host it resolves for.
 
     ``driver`` and ``cuda`` are both None when there is no usable NVIDIA GPU (or ``--cpu``);
     ``cuda`` is the newest CUDA the driver supports, not an installed toolkit. An empty
     ``compute_capabilities`` on a GPU target means "not known": every arch list is accepted.
+    ``tpu``: the TPU of a TPU host (never beside a driver).
     """
 
     driver: Version | None
@@ -202,10 +237,17 @@ class Target:
     python: Version
     platform: str = "linux_x86_64"
     installed: InstalledSet = field(default_factory=InstalledSet)
+    tpu: TpuTarget | None = None
 
     @property
     def has_gpu(self) -> bool:
         return self.driver is not None or self.cuda is not None
+
+    @property
+    def accelerator(self) -> Accelerator:
+        if self.has_gpu:
+            return Accelerator.NVIDIA
+        return Accelerator.TPU if self.tpu is not None else Accelerator.CPU
 
     @property
     def python_minor(self) -> str:
@@ -218,6 +260,8 @@ class Target:
             "compute_capabilities": [str(c) for c in self.compute_capabilities],
             "python": self.python_minor,
             "platform": self.platform,
+            "accelerator": self.accelerator.value,
+            "tpu": self.tpu.to_json() if self.tpu is not None else None,
         }
 
 
@@ -236,6 +280,7 @@ class TargetOverrides:
     cpu: bool = False
     installed_from: Path | None = None
     origins: tuple[tuple[str, str], ...] = ()
+    tpu: TpuTarget | None = None
 
     def origin(self, field: str) -> str:
         """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""
@@ -386,6 +431,79 @@ class CudaMajorLine:
 
 
 @model
+class TpuGeneration:
+    """A TPU generation as ``tpu.toml`` names it (``v5e``): the accelerator type prefixes that
+    say it (``v5litepod-8``, ``v5e-1``), the PCI device ids its chips show under Google's
+    vendor id, and how many TensorCores a chip has (an accelerator type counts TensorCores)."""
+
+    name: str
+    type_prefixes: tuple[str, ...]
+    pci_device_ids: tuple[str, ...]
+    tensorcores_per_chip: int
+    source: Source
+
+
+@model
+class TpuBuild:
+    """The TPU build of one framework release: what it installs beside the framework's own
+    wheel (``libtpu==0.0.17.*``; ``torch-xla[tpu]==2.8.1``), the TPU generations it runs on,
+    its Python range, the find-links page its libtpu needs (None: the package index has it),
+    and the release variant whose wheel it takes (``cpu`` for torch; None: the extra ``tpu``
+    on the default index, for jax)."""
+
+    framework: Framework
+    release: Version
+    requires: tuple[str, ...]
+    generations: tuple[str, ...]
+    python: SpecifierSet | None
+    find_links: str | None
+    base_variant: str | None
+    extra: str | None
+    source: Source
+
+
+@model
+class TpuFacts:
+    """``profiles/catalog/tpu.toml``: TPU generations, the TPU builds of framework releases,
+    and for a framework without any, why (``unsupported``)."""
+
+    generations: tuple[TpuGeneration, ...] = ()
+    builds: tuple[TpuBuild, ...] = ()
+    unsupported: tuple[tuple[Framework, str], ...] = ()
+
+    def generation(self, name: str) -> TpuGeneration | None:
+        wanted = name.strip().lower()
+        for generation in self.generations:
+            if generation.name == wanted or wanted in generation.type_prefixes:
+                return generation
+        return None
+
+    def generation_of_pci(self, device_id: str) -> TpuGeneration | None:
+        wanted = device_id.strip().lower()
+        for generation in self.generations:
+            if wanted in generation.pci_device_ids:
+                return generation
+        return None
+
+    def build(self, framework: Framework, release: Version) -> TpuBuild | None:
+        for build in self.builds:
+            if build.framework is framework and build.release == release:
+                return build
+        return None
+
+    def missing(self, framework: Framework) -> str:
+        """Why a release of ``framework`` has no TPU build."""
+        for name, reason in self.unsupported:
+            if name is framework:
+                return reason
+        built = sorted(b.release for b in self.builds if b.framework is framework)
+        if not built:
+            return "the catalog has no TPU build of it"
+        span = str(built[0]) if len(built) == 1 else f"{built[0]} to {built[-1]}"
+        return f"no TPU build (the catalog's TPU builds of {framework} are {span})"
+
+
+@model
 class Variant:
     """One build of a framework release.
 
@@ -404,6 +522,8 @@ class Variant:
     pin_texts: tuple[str, ...]
     python: SpecifierSet | None
     source: Source
+    tpu: TpuBuild | None = None
+    """The TPU build this variant stands for (the resolver's ``tpu`` variant), else None."""
 
     @property
     def is_cpu(self) -> bool:
@@ -548,6 +668,7 @@ class Catalog:
     major_lines: tuple[CudaMajorLine, ...]
     releases: tuple[Release, ...]
     components: ComponentFacts = field(default_factory=ComponentFacts)
+    tpu: TpuFacts = field(default_factory=TpuFacts)
 
     def releases_of(self, framework: Framework) -> tuple[Release, ...]:
         """Releases of one framework, newest first."""
@@ -606,9 +727,11 @@ class FrameworkChoice:
     cuda: Version | None
     pins: tuple[Requirement, ...]
     archs: tuple[Arch, ...]
+    find_links: str | None = None
+    """A find-links page the requirements need (an old release's libtpu), else None."""
 
     def to_json(self) -> dict[str, object]:
-        return {
+        shown: dict[str, object] = {
             "version": str(self.release),
             "variant": self.variant,
             "index_url": self.index_url,
@@ -616,6 +739,9 @@ class FrameworkChoice:
             "installed": self.installed,
             "reason": self.reason,
         }
+        if self.find_links is not None:
+            shown["find_links"] = self.find_links
+        return shown
 
 
 @model

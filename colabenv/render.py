@@ -167,7 +167,9 @@ def marker_record(
 def _target_line(resolution: Resolution) -> str:
     target = resolution.target
     caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
-    if target.has_gpu:
+    if target.tpu is not None and not target.has_gpu:
+        gpu = str(target.tpu)
+    elif target.has_gpu:
         driver = format_driver(target.driver) if target.driver else "unknown"
         gpu = f"driver {driver}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
     else:
@@ -214,6 +216,8 @@ def _resolution_header(resolution: Resolution) -> Iterator[str]:
         yield _comment(f"    why: {choice.reason}")
         if choice.index_url:
             yield _comment(f"    index: {choice.index_url}")
+        if choice.find_links:
+            yield _comment(f"    find-links: {choice.find_links}")
     for package in resolution.packages:
         yield _comment(f"  package {package}")
 
@@ -424,9 +428,19 @@ def _install_group(
     yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
     yield from _install(
         '"${work}/group.txt"', "missing",
-        '-c "${work}/constraints.txt" -r "${work}/missing.txt"',
+        '-c "${work}/constraints.txt" -r "${work}/missing.txt"'
+        + _find_links(resolution, requirements),
         install.index_url, list(dict.fromkeys(extra)), "installing",
     )
+
+
+def _find_links(resolution: Resolution, requirements: Sequence[str]) -> str:
+    """``--find-links URL`` for each find-links page a framework of this group needs (the
+    libtpu of an old jax or torch_xla release; pip and uv take the same option)."""
+    wanted = set(requirements)
+    pages = [c.find_links for c in resolution.choices
+             if c.find_links is not None and wanted.intersection(c.requirements)]
+    return "".join(f" --find-links {q(page)}" for page in dict.fromkeys(pages))
 
 
 def _pin(requirement: str) -> str:

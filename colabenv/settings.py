@@ -16,12 +16,13 @@ from packaging.version import Version
 from colabenv._host import parse_cuda, parse_driver
 from colabenv._model import model
 from colabenv.errors import TargetError, printable
-from colabenv.models import ComputeCapability, TargetOverrides
+from colabenv.models import ComputeCapability, TargetOverrides, TpuTarget
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
 ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
 ENV_PYTHON = "COLABENV_PYTHON_VERSION"
+ENV_TPU = "COLABENV_TPU"
 ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
 
 
@@ -35,6 +36,7 @@ class TargetFlags:
     python: str | None = None
     cpu: bool = False
     installed_from: str | None = None
+    tpu: str | None = None
 
 
 FLAG_OF_VARIABLE = {
@@ -42,7 +44,9 @@ FLAG_OF_VARIABLE = {
     ENV_CUDA: "--cuda",
     ENV_COMPUTE_CAPABILITY: "--compute-capability",
     ENV_PYTHON: "--python",
+    ENV_TPU: "--tpu",
 }
+GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
 
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
 
@@ -91,16 +95,16 @@ def resolve_overrides(
 ) -> TargetOverrides:
     """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
     by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
-    out); beside a GPU flag it is an error."""
+    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`)."""
     env = os.environ if environ is None else environ
+    tpu, env = _tpu(flags, env)
     if flags.cpu:
         given = [flag for flag, value in (("--driver", flags.driver), ("--cuda", flags.cuda),
                                           ("--compute-capability", flags.compute_capability))
                  if value]
         if given:
             raise TargetError(f"--cpu cannot be combined with {' or '.join(given)}")
-        env = {k: v for k, v in env.items()
-               if k not in (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)}
+        env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
     driver = _parsed(_pick(flags.driver, env, ENV_DRIVER), parse_driver,
                      "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or"
                      " two numbers)")
@@ -117,6 +121,8 @@ def resolve_overrides(
         if caps:
             origins.append(("compute_capability", ENV_COMPUTE_CAPABILITY))
     installed_from = Path(flags.installed_from) if flags.installed_from else None
+    if tpu is not None:
+        origins.append(("tpu", tpu[1]))
     return TargetOverrides(
         driver=driver[0] if driver else None,
         cuda=cuda[0] if cuda else None,
@@ -125,7 +131,47 @@ def resolve_overrides(
         cpu=flags.cpu,
         installed_from=installed_from,
         origins=tuple(origins),
+        tpu=tpu[0] if tpu is not None else None,
     )
+
+
+def _nvidia_flags(flags: TargetFlags) -> list[str]:
+    return [flag for flag, value in (("--cpu", flags.cpu), ("--driver", flags.driver),
+                                     ("--cuda", flags.cuda),
+                                     ("--compute-capability", flags.compute_capability))
+            if value]
+
+
+def _tpu(flags: TargetFlags, env: Mapping[str, str]
+         ) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
+    """The TPU target ``--tpu`` or ``COLABENV_TPU`` names, with where it came from, and the
+    environment the other target values are read from. ``--tpu`` beside ``--cpu`` or an
+    NVIDIA flag is an error; ``--tpu`` leaves the NVIDIA variables out (a flag beats a
+    variable), and so does an NVIDIA flag or ``--cpu`` with ``COLABENV_TPU``. The variable beside
+    an NVIDIA variable is an error: neither is a flag, so neither wins."""
+    given = _nvidia_flags(flags)
+    flag = flags.tpu.strip() if flags.tpu is not None else ""
+    if flag:
+        if given:
+            raise TargetError(f"--tpu cannot be combined with {' or '.join(given)}: they"
+                              " describe another target than a TPU host")
+        picked = (flag, "--tpu")
+        env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
+    elif given or not env.get(ENV_TPU, "").strip():
+        return None, env
+    else:
+        gpu = [name for name in GPU_VARIABLES if env.get(name, "").strip()]
+        if gpu:
+            raise TargetError(f"{ENV_TPU} and {' and '.join(gpu)} are both set: one target is"
+                              " a TPU host, the other an NVIDIA one; unset one of them")
+        picked = (env[ENV_TPU].strip(), ENV_TPU)
+    from colabenv.catalog import shipped_tpu
+    from colabenv.detect_tpu import parse_accelerator_type
+
+    try:
+        return (parse_accelerator_type(picked[0], shipped_tpu()), picked[1]), env
+    except ValueError as error:
+        raise TargetError(f"{picked[1]}: {error}") from None
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -735,7 +735,7 @@ def test_json_shape_shows_frameworks_and_cuda_wheels_under_installed() -> None:
     assert list(data)[:6] == ["target", "gpus", "runtime", "installed", "packages", "notes"]
     assert data["target"] == {"driver": "550.54.15", "cuda": "12.4",
                               "compute_capabilities": ["7.5"], "python": "3.11",
-                              "platform": "linux_x86_64"}
+                              "platform": "linux_x86_64", "accelerator": "nvidia", "tpu": None}
     assert data["gpus"] == [{"name": "Tesla T4", "compute_capability": "7.5",
                              "memory_total_mib": 15360, "memory_free_mib": 15095}]
     assert data["installed"] == {"cuda-toolkit": "12.8.1", "jax-cuda12-plugin": "0.5.3",

@@ -21,7 +21,7 @@ EXPECTED: dict[str, dict[str, object]] = _toml.loads(
     (MALFORMED / "expected.toml").read_text(encoding="utf-8")
 )["files"]
 CORPUS = sorted(p.name for p in MALFORMED.glob("*.toml") if p.name != "expected.toml")
-GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "pytorch", "tensorflow")
+GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "jax-tpu", "pytorch", "tensorflow")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
         python=getattr(args, "python", None),
         cpu=bool(getattr(args, "cpu", False)),
         installed_from=getattr(args, "installed_from", None),
+        tpu=getattr(args, "tpu", None),
     )
 
 

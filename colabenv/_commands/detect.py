@@ -14,7 +14,7 @@ import sys
 from colabenv._commands._common import overrides_from_args, stdout_is_terminal
 from colabenv._model import model
 from colabenv.errors import printable
-from colabenv.models import Catalog, Fingerprint, format_driver
+from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
 
 
 @model
@@ -69,6 +69,7 @@ def _report(fingerprint: Fingerprint) -> Report:
         ("driver", format_driver(target.driver) if target.driver else "none (no NVIDIA GPU)"),
         ("max CUDA", str(target.cuda) if target.cuda else "-"),
         ("compute capabilities", ", ".join(str(c) for c in target.compute_capabilities) or "-"),
+        ("accelerator", _accelerator(target)),
         ("Python", f"{fingerprint.python_full} ({fingerprint.python_implementation}),"
                    f" target {target.python_minor}"),
         ("platform", target.platform + glibc),
@@ -86,11 +87,33 @@ def _report(fingerprint: Fingerprint) -> Report:
     return Report(
         host=host,
         gpus=gpus,
-        frameworks=tuple((b.name, b.version, b.build) for b in builds),
+        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build)
+                         for b in builds),
         also_installed=", ".join(f"{d.name} {d.version}" for d in wheels),
         warnings=build_warnings(target, catalog),
         notes=tuple(notes),
     )
+
+
+def _accelerator(target: Target) -> str:
+    """``nvidia``, ``cpu``, or the TPU with its generation, type and chips."""
+    if target.tpu is not None and not target.has_gpu:
+        return f"tpu: {target.tpu}"
+    if target.accelerator is Accelerator.CPU:
+        return "cpu (no NVIDIA GPU or TPU)"
+    return str(target.accelerator)
+
+
+def _tpu_build(target: Target, framework: Framework) -> str | None:
+    """On a TPU host, ``TPU (libtpu 0.0.17)`` for a framework installed with its TPU runtime."""
+    from colabenv.frameworks import FACTS
+
+    if target.tpu is None:
+        return None
+    present = [d for d in (target.installed.get(n) for n in FACTS[framework].tpu_runtime) if d]
+    if not present:
+        return None
+    return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
 
 
 def _plain(report: Report) -> None:

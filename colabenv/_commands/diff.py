@@ -1,6 +1,7 @@
 """``colabenv diff A.json B.json``: what differs between two ``detect --json`` fingerprints.
 
-Differences are grouped: GPU and driver, Python, runtime, frameworks (the ``installed`` key:
+Differences are grouped: accelerator (nvidia, tpu or cpu, and the TPU's generation, type and
+chips), GPU and driver, Python, runtime, frameworks (the ``installed`` key:
 frameworks and CUDA wheels), other packages. Free GPU memory and notes are not compared: they
 change from one run to the next on the same host. Exit 0 same, 1 different, 2 bad input.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from colabenv._commands._common import read_input
@@ -42,6 +44,7 @@ class FingerprintFile:
     path: Path
     target: tuple[tuple[str, str], ...]
     gpus: tuple[GpuEntry, ...]
+    accelerator: tuple[tuple[str, str], ...]
     python: tuple[tuple[str, str], ...]
     runtime: tuple[tuple[str, str], ...]
     installed: tuple[tuple[str, str], ...]
@@ -147,6 +150,7 @@ def load_fingerprint(path: Path) -> FingerprintFile:
             (key, _text(target.data[key])) for key in ("driver", "cuda", "compute_capabilities")
         ),
         gpus=tuple(gpus),
+        accelerator=_accelerator(target.data, path),
         python=(
             ("python", _text(target.data["python"])),
             ("python_full", _text(data.get("python_full"))),
@@ -160,6 +164,24 @@ def load_fingerprint(path: Path) -> FingerprintFile:
         installed=_versions(document.sub("installed", required=True)),
         packages=packages,
     )
+
+
+def _accelerator(target: Mapping[str, object], path: Path) -> tuple[tuple[str, str], ...]:
+    """``accelerator`` and the TPU's facts. A fingerprint from before colabenv knew TPUs has
+    no ``accelerator``: its host was an NVIDIA one when it recorded a driver or CUDA, else CPU."""
+    kind = target.get("accelerator")
+    if kind is None:
+        kind = "nvidia" if target.get("driver") is not None or target.get("cuda") is not None \
+            else "cpu"
+    elif not isinstance(kind, str):
+        raise _fail(path, "target.accelerator: expected a string (nvidia, tpu or cpu)")
+    tpu = target.get("tpu")
+    if tpu is not None and not isinstance(tpu, dict):
+        raise _fail(path, "target.tpu: expected an object or null")
+    facts = tpu or {}
+    return (("accelerator", kind),
+            *((f"tpu {key.replace('_', ' ')}", _text(facts.get(key)))
+              for key in ("generation", "accelerator_type", "chips") if tpu is not None))
 
 
 def _pairs(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> list[Change]:
@@ -195,12 +217,19 @@ def compare(a: FingerprintFile, b: FingerprintFile) -> list[tuple[str, list[Chan
     if a.packages is not None and b.packages is not None:
         others = _versions_diff(a.packages, b.packages)
     return [
+        ("accelerator", _pairs(a.accelerator, b.accelerator) + _absent_tpu(a, b)),
         ("GPU and driver", _pairs(a.target, b.target) + _gpu_changes(a.gpus, b.gpus)),
         ("Python", _pairs(a.python, b.python)),
         ("runtime", _pairs(a.runtime, b.runtime)),
         ("frameworks", _versions_diff(a.installed, b.installed)),
         ("other packages", others),
     ]
+
+
+def _absent_tpu(a: FingerprintFile, b: FingerprintFile) -> list[Change]:
+    """The TPU facts ``b`` has and ``a`` lacks (``_pairs`` walks ``a``'s keys only)."""
+    left = dict(a.accelerator)
+    return [Change(key, ABSENT, value) for key, value in b.accelerator if key not in left]
 
 
 def unrecorded_packages(a: FingerprintFile, b: FingerprintFile) -> list[Path]:

@@ -28,7 +28,7 @@ def _heading(resolution: Resolution) -> str:
         f"CUDA {target.cuda or 'unknown'}, "
         f"compute capability {caps}"
         if target.has_gpu
-        else "no GPU"
+        else str(target.tpu) if target.tpu is not None else "no GPU"
     )
     return f"{resolution.profile_name} for {gpu}, Python {target.python_minor}"
 

@@ -101,7 +101,7 @@ def golden_files() -> list[Path]:
     directory = golden_dir()
     if not directory.is_dir():
         return []
-    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+    return sorted((p for p in directory.glob("*.toml") if p.is_file()), key=lambda p: p.stem)
 
 
 def golden_file(name: str) -> Path | None:

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import signal
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from colabenv import _proc, _smoke
 from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
 from colabenv.errors import ProcessError
-from colabenv.models import Arch, ComputeCapability, Framework, Gpu, archs_cover
+from colabenv.models import Arch, ComputeCapability, Framework, Gpu, TpuTarget, archs_cover
 from colabenv.verification.report import Check, Status
 
 PROBE_SEARCH_S = 10.0
@@ -430,3 +431,130 @@ def check_vram(
     if probe_problem is not None or not known:
         return Check("vram", Status.WARN, f"{detail}; {probe_problem or 'memory unknown'}")
     return Check("vram", Status.PASS, detail + note)
+
+
+# ---------------------------------------------------------------------------------------------
+# A TPU host: the smoke test on the TPU devices, and their HBM from the same child
+
+TPU_LOCK = threading.Lock()
+"""One TPU child at a time: libtpu opens the TPU for one process, a second one fails with
+"Device or resource busy" (jax-ml/jax#13260, marin-community/marin#2618)."""
+
+
+@model
+class HbmReport:
+    """The HBM one TPU smoke child read: per device ``(index, name, limit, in_use)`` in bytes,
+    or why there is none."""
+
+    framework: str
+    devices: tuple[tuple[int, str, int, int], ...]
+    reason: str | None
+
+
+def tpu_smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """torch_xla picks its device from ``PJRT_DEVICE``: a TPU, unless the caller said another."""
+    env = dict(os.environ if base is None else base)
+    if framework is Framework.TORCH:
+        env.setdefault("PJRT_DEVICE", "TPU")
+    return env
+
+
+def run_tpu_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path
+                  ) -> ChildRun:
+    """The TPU smoke test of ``framework``, after any other TPU child has ended."""
+    result = scratch / f"smoke-tpu-{framework.value}.json"
+    argv = [python, str(SMOKE_FILE), "smoke-tpu", framework.value, "--result", str(result)]
+    with TPU_LOCK:
+        return run_child(argv, result, timeout, tpu_smoke_env(framework))
+
+
+def _tpu_label(device: DeviceResult) -> str:
+    return f"TPU{device.index} {device.name}"
+
+
+def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu: TpuTarget
+                    ) -> Check:
+    """The smoke test on a TPU host: the framework must list TPU devices, and each must
+    multiply like the CPU."""
+    name = f"smoke:{framework.value}"
+    completed = run.completed
+    died = child_failure(completed, timeout)
+    if died is not None:
+        return Check(name, Status.FAIL, with_tail(died, completed))
+    result = parse_smoke(run.result)
+    if result is None:
+        return Check(name, Status.FAIL,
+                     with_tail(f"exited {completed.returncode} without a result", completed))
+    if result.error is not None:
+        what = "import failed" if result.stage == "import" and result.version is None else "failed"
+        return Check(name, Status.FAIL,
+                     with_tail(f"{what}: {result.error}", completed, skip=result.error))
+    label = f"{framework.value} {result.version}"
+    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
+                                  "the exact product")
+    if cpu_problem is not None:
+        return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
+    if not result.devices:
+        reason = result.gpu_reason or "no TPU device listed"
+        return Check(name, Status.FAIL,
+                     with_tail(f"{label} sees no TPU although the host has one ({tpu};"
+                                f" {reason})", completed))
+    problems = []
+    for device in result.devices:
+        wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
+        if device.error is not None:
+            problems.append(f"{_tpu_label(device)}: {device.error}")
+        elif wrong is not None:
+            problems.append(f"{_tpu_label(device)}: {wrong}")
+    if problems:
+        return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
+    kinds = sorted({d.name for d in result.devices})
+    count = len(result.devices)
+    devices = f"{count} TPU device{'' if count == 1 else 's'} ({', '.join(kinds)})"
+    return Check(name, Status.PASS, f"{devices}: matmul agrees with CPU; {label}")
+
+
+def parse_hbm(framework: str, text: str | None) -> HbmReport | None:
+    data = result_object(text, "smoke")
+    if data is None or data.get("accelerator") != "tpu":
+        return None
+    devices = []
+    for entry in data.get("hbm") or []:
+        if not isinstance(entry, dict):
+            continue
+        limit, in_use = _opt_int(entry.get("limit")), _opt_int(entry.get("in_use"))
+        if limit is None or in_use is None:
+            continue
+        devices.append((_opt_int(entry.get("index"), 4096) or 0, str(entry.get("name", "?")),
+                        limit, in_use))
+    return HbmReport(framework, tuple(devices), _opt_str(data.get("hbm_reason")))
+
+
+def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *,
+              min_free_gib: float | None) -> Check:
+    """``vram`` on a TPU host: the HBM of each TPU device, as the first framework that reports
+    it does (the smoke children read it); SKIP with the reason where none does."""
+    reasons = []
+    for framework, run in runs.items():
+        report = parse_hbm(framework.value, run.result)
+        if report is None:
+            reasons.append(f"{framework.value}: its TPU smoke test left no result")
+            continue
+        if not report.devices:
+            reasons.append(f"{framework.value}: {report.reason or 'no memory figures'}")
+            continue
+        parts, low = [], []
+        for index, name, limit, in_use in report.devices:
+            free = max(limit - in_use, 0)
+            parts.append(f"TPU{index} {name}: {_gib(free)} HBM free of {_gib(limit)}")
+            if min_free_gib is not None and free < min_free_gib * GIB:
+                low.append(f"TPU{index} has {_gib(free)} HBM free, the profile asks for"
+                           f" {min_free_gib:g} GiB")
+        detail = "; ".join(parts) + f" (from {framework.value})"
+        if low:
+            return Check("vram", Status.WARN, "; ".join(low) + f" ({detail})")
+        return Check("vram", Status.PASS, detail)
+    if not runs:
+        return Check("vram", Status.SKIP, f"{tpu}: HBM not reported: no jax or torch_xla TPU"
+                     " smoke test ran")
+    return Check("vram", Status.SKIP, f"{tpu}: HBM not reported ({'; '.join(reasons)})")

@@ -26,11 +26,14 @@ from colabenv.restart_marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
     ChildRun,
+    check_hbm,
     check_smoke,
+    check_tpu_smoke,
     check_vram,
     probe_framework,
     run_probe,
     run_smoke,
+    run_tpu_smoke,
 )
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import ComponentProblems, check_components
@@ -70,9 +73,11 @@ class _Children:
 
 
 def _framework_children(framework: Framework, limit: float, seed: int | None, *, python: str,
-                        scratch: Path) -> tuple[ChildRun, ChildRun | None]:
-    """The smoke test, then (when a seed is given: determinism is asked for) the determinism
-    child, unless the smoke child never got its framework imported."""
+                        scratch: Path, tpu: bool = False) -> tuple[ChildRun, ChildRun | None]:
+    """The smoke test (on the TPU when ``tpu``), then (when a seed is given: determinism is asked
+    for) the determinism child, unless the smoke child never got its framework imported."""
+    if tpu:
+        return run_tpu_smoke(framework, limit, python=python, scratch=scratch), None
     smoke = run_smoke(framework, limit, python=python, scratch=scratch)
     if seed is None or not smoke_ran(smoke):
         return smoke, None
@@ -144,6 +149,18 @@ def _shipped_component_problems(
                               shipped_components())
 
 
+def _tpu_smoke(target: Target, smoke: Iterable[Framework], installed: Installed
+               ) -> frozenset[Framework]:
+    """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
+    their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test."""
+    if target.tpu is None or target.has_gpu:
+        return frozenset()
+    return frozenset(
+        framework for framework in smoke
+        if any(installed.version(name) for name in FACTS[framework].tpu_runtime)
+    )
+
+
 def verify(
     profile: str | None = None,
     lock: str | None = None,
@@ -186,6 +203,7 @@ def verify(
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = limit_given or expectation.timeout_s
     has_gpu = target.has_gpu
+    tpu_smoke = _tpu_smoke(target, expectation.smoke, installed)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
     builds = {f: framework_build(f, installed, catalog)
               for f in (*expectation.frameworks, *expectation.smoke)}
@@ -204,8 +222,9 @@ def verify(
         children = _Children()
         try:
             for framework in expectation.smoke:
-                children.smoke[framework] = pool.submit(_framework_children, framework, limit,
-                                                        compare_seed, python=exe, scratch=scratch)
+                children.smoke[framework] = pool.submit(
+                    _framework_children, framework, limit, compare_seed, python=exe,
+                    scratch=scratch, tpu=framework in tpu_smoke)
             if probe_with is not None:
                 children.probe = pool.submit(run_probe, probe_with, go_file, probe_limit,
                                              python=exe, scratch=scratch)
@@ -218,7 +237,7 @@ def verify(
                                           frameworks_done=frameworks_done)
             checks, deterministic_runs = _while_children_run(
                 expectation, children, marker, marker_error, state, scan, installed, builds,
-                target, catalog, exe, limit, component_problems)
+                target, catalog, exe, limit, component_problems, tpu_smoke)
         finally:
             frameworks_done.set()
             go_file.touch()
@@ -228,9 +247,14 @@ def verify(
     checks.extend(check_io(run, timeout=limit) for run in io_runs)
     checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
 
-    vram = check_vram(fingerprint.gpus, probe, probe_timeout=probe_limit + PROBE_SEARCH_S + 5,
-                      host_has_gpu=has_gpu, require_gpu=expectation.require_gpu,
-                      min_free_gib=expectation.min_free_vram_gib)
+    if target.tpu is not None and not has_gpu:
+        tpu_runs = {f: children.smoke[f].result()[0] for f in expectation.smoke if f in tpu_smoke}
+        vram = check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.min_free_vram_gib)
+    else:
+        vram = check_vram(fingerprint.gpus, probe,
+                          probe_timeout=probe_limit + PROBE_SEARCH_S + 5, host_has_gpu=has_gpu,
+                          require_gpu=expectation.require_gpu,
+                          min_free_gib=expectation.min_free_vram_gib)
     holders = gpu_holders() if has_gpu else None
     checks.append(with_host_facts(vram, holders, read_host_memory(),
                                   min_free_ram_gib=expectation.min_free_ram_gib,
@@ -254,6 +278,7 @@ def _while_children_run(
     exe: str,
     limit: float,
     component_problems: ComponentProblems | None,
+    tpu_smoke: frozenset[Framework] = frozenset(),
 ) -> tuple[list[Check], dict[Framework, ChildRun | None]]:
     """The static checks, then each framework's smoke check as its child finishes; returns the
     checks and the determinism children's runs (None: not run) for the determinism check."""
@@ -281,6 +306,9 @@ def _while_children_run(
         build = builds[framework]
         smoke, deterministic = future.result()
         deterministic_runs[framework] = deterministic
+        if framework in tpu_smoke and target.tpu is not None:
+            checks.append(check_tpu_smoke(framework, smoke, timeout=limit, tpu=target.tpu))
+            continue
         checks.append(check_smoke(framework, smoke, timeout=limit,
                                   host_has_gpu=target.has_gpu,
                                   require_gpu=expectation.require_gpu,

@@ -1,0 +1,202 @@
+"""``colabenv verify`` on a TPU host (``COLABENV_TPU``) with stand-in jax and torch_xla in a real
+venv: the smoke test multiplies on the TPU devices against the CPU result, in its child with
+the timeout, and ``vram`` reports the HBM the framework gives, else SKIP with the reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from colabenv.models import Framework, TpuTarget
+from colabenv.verification.children import ChildRun, check_hbm, check_tpu_smoke
+from colabenv.verification.report import Status
+from tests.support.standin_frameworks import make_venv, venv_env, write_marker
+from tests.support.standin_tpu import (
+    GIB,
+    TpuBehaviour,
+    TpuStandin,
+    install_jax_tpu,
+    install_torch_xla,
+)
+
+JAX_REQUIREMENTS = ["jax[tpu]==0.6.2", "jaxlib==0.6.2", "libtpu==0.0.17.*"]
+TORCH_REQUIREMENTS = ["torch==2.9.0+cpu", "torch-xla[tpu]==2.9.0", "libtpu==0.0.21"]
+V5E = TpuTarget("v5e", "v5e-1", 1)
+
+
+class Case:
+    def __init__(self, tmp_path: Path, tpu: str = "v5e-1") -> None:
+        self.venv = make_venv(tmp_path / "venv")
+        self.state = tmp_path / "state"
+        self.env = venv_env(COLABENV_STATE_DIR=str(self.state), COLABENV_TPU=tpu)
+        self.env.pop("PJRT_DEVICE", None)
+
+    def marker(self, requirements: list[str], frameworks: dict[str, str], **fields: object
+               ) -> Case:
+        write_marker(self.state, requirements=requirements, frameworks=frameworks,
+                     python=self.venv.python, **fields)  # type: ignore[arg-type]
+        return self
+
+    def verify(self) -> tuple[int, dict[str, str], dict[str, str]]:
+        done = self.venv.run_verify("--json", env=self.env, timeout=180)
+        assert done.returncode in (0, 1), done.stderr
+        data = json.loads(done.stdout)
+        statuses = {c["name"]: c["status"] for c in data["checks"]}
+        details = {c["name"]: c["detail"] for c in data["checks"]}
+        assert "components" not in statuses
+        return done.returncode, statuses, details
+
+
+STATIC = {"marker": "PASS", "versions": "PASS", "duplicates": "PASS", "consistency": "PASS"}
+
+
+@pytest.mark.slow
+def test_jax_on_a_healthy_tpu(tmp_path: Path) -> None:
+    case = Case(tmp_path)
+    install_jax_tpu(case.venv, TpuStandin())
+    case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
+    code, statuses, details = case.verify()
+    assert statuses == {**STATIC, "cuda:jax": "SKIP", "smoke:jax": "PASS", "vram": "PASS",
+                        "env": "SKIP"}
+    assert code == 0
+    assert details["smoke:jax"] == "1 TPU device (TPU v5 lite): matmul agrees with CPU; jax 0.6.2"
+    assert details["vram"] == "TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax)"
+
+
+@pytest.mark.slow
+def test_jax_and_torch_xla_share_the_tpu_one_child_at_a_time(tmp_path: Path) -> None:
+    case = Case(tmp_path, tpu="v3-8")
+    standin = TpuStandin(kind="TPU v3", devices=8, claim=str(tmp_path / "tpu-claim"))
+    install_jax_tpu(case.venv, standin, libtpu=None)
+    install_torch_xla(case.venv, standin)
+    case.marker([*TORCH_REQUIREMENTS, "jax[tpu]==0.6.2", "jaxlib==0.6.2"],
+                {"torch": "2.9.0+cpu", "jax": "0.6.2"})
+    code, statuses, details = case.verify()
+    assert statuses == {**STATIC, "cuda:torch": "SKIP", "cuda:jax": "SKIP", "smoke:torch": "PASS",
+                        "smoke:jax": "PASS", "vram": "PASS", "env": "SKIP"}, details
+    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+    assert statuses["smoke:jax"] == "PASS", details["smoke:jax"]
+    assert details["smoke:jax"].startswith("8 TPU devices (TPU v3): matmul agrees with CPU")
+    assert details["smoke:torch"] == ("1 TPU device (TPU (xla:0)): matmul agrees with CPU;"
+                                      " torch 2.9.0+cpu")
+    assert details["vram"].endswith("(from torch)")
+    assert code == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("behaviour", "smoke", "smoke_detail", "vram", "vram_detail"),
+    [
+        (TpuBehaviour.NO_TPU, "FAIL",
+         "jax 0.6.2 sees no TPU although the host has one (TPU v5e (v5e-1, 1 chip); RuntimeError:"
+         " Unknown backend: 'tpu' requested", "SKIP",
+         "TPU v5e (v5e-1, 1 chip): HBM not reported (jax: jax lists no TPU device)"),
+        (TpuBehaviour.WRONG, "FAIL",
+         "jax 0.6.2: TPU0 TPU v5 lite: matmul differs from the CPU result (max abs diff 1.0)",
+         "PASS", "TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax)"),
+        (TpuBehaviour.NO_HBM, "PASS", "1 TPU device (TPU v5 lite): matmul agrees with CPU",
+         "SKIP", "HBM not reported (jax: jax reports no bytes_limit for its TPU devices)"),
+    ],
+    ids=["no-tpu", "wrong-result", "no-hbm"],
+)
+def test_jax_on_a_broken_tpu(tmp_path: Path, behaviour: TpuBehaviour, smoke: str,
+                             smoke_detail: str, vram: str, vram_detail: str) -> None:
+    case = Case(tmp_path)
+    install_jax_tpu(case.venv, TpuStandin(behaviour))
+    case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
+    code, statuses, details = case.verify()
+    assert statuses["smoke:jax"] == smoke
+    assert details["smoke:jax"].startswith(smoke_detail), details["smoke:jax"]
+    assert statuses["vram"] == vram
+    assert vram_detail in details["vram"], details["vram"]
+    assert code == (1 if smoke == "FAIL" else 0)
+
+
+@pytest.mark.slow
+def test_torch_xla_is_pointed_at_the_tpu(tmp_path: Path) -> None:
+    """The stand-in torch_xla answers "TPU" only under PJRT_DEVICE=TPU: verify sets it."""
+    case = Case(tmp_path, tpu="v6e-1")
+    install_torch_xla(case.venv, TpuStandin(TpuBehaviour.OLD_MEMORY_INFO, kind="TPU v6 lite"))
+    case.marker(TORCH_REQUIREMENTS, {"torch": "2.9.0+cpu"})
+    code, statuses, details = case.verify()
+    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+    assert details["vram"] == "TPU0 TPU (xla:0): 15.0 GiB HBM free of 16.0 GiB (from torch)"
+    assert code == 0
+    case.env["PJRT_DEVICE"] = "CPU"
+    _, statuses, details = case.verify()
+    assert statuses["smoke:torch"] == "FAIL"
+    assert "torch_xla's device xla:0 is a CPU, not a TPU" in details["smoke:torch"]
+
+
+@pytest.mark.slow
+def test_a_cpu_install_on_a_tpu_host_runs_the_cpu_smoke_test(tmp_path: Path) -> None:
+    case = Case(tmp_path)
+    install_jax_tpu(case.venv, TpuStandin(), libtpu=None)
+    case.marker(["jax==0.6.2", "jaxlib==0.6.2"], {"jax": "0.6.2"})
+    code, statuses, details = case.verify()
+    assert statuses["smoke:jax"] == "PASS"
+    assert details["smoke:jax"] == "CPU matmul ok (jax 0.6.2); no GPU on this host"
+    assert statuses["vram"] == "SKIP"
+    assert "no jax or torch_xla TPU smoke test ran" in details["vram"]
+    assert code == 0
+
+
+@pytest.mark.slow
+def test_low_hbm_warns(tmp_path: Path) -> None:
+    case = Case(tmp_path)
+    install_jax_tpu(case.venv, TpuStandin(hbm_in_use=15 * GIB + GIB // 2))
+    case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"}, min_free_vram_gib=2.0)
+    code, statuses, details = case.verify()
+    assert statuses["vram"] == "WARN"
+    assert details["vram"].startswith("TPU0 has 0.5 GiB HBM free, the profile asks for 2 GiB")
+    assert code == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks over results written by hand: what a child that died or lied is judged as
+
+
+def _run(result: dict[str, object] | None, returncode: int = 0, timed_out: bool = False,
+         stderr: str = "") -> ChildRun:
+    from colabenv import _proc
+
+    completed = _proc.Completed(("python",), returncode, "", stderr, timed_out)
+    return ChildRun(completed, json.dumps(result) if result is not None else None)
+
+
+def _result(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {"mode": "smoke", "framework": "jax", "stage": "done",
+                               "version": "0.6.2", "devices": [], "cpu_max_abs_diff": 0.0,
+                               "cpu_non_finite": 0, "error": None, "accelerator": "tpu",
+                               "hbm": [], "hbm_reason": None}
+    base.update(fields)
+    return base
+
+
+def test_a_hung_tpu_child_is_a_fail_and_no_hbm() -> None:
+    run = _run(None, returncode=-9, timed_out=True, stderr="libtpu: waiting for the TPU\n")
+    check = check_tpu_smoke(Framework.JAX, run, timeout=30, tpu=V5E)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("did not finish within 30s (killed)")
+    hbm = check_hbm(V5E, {Framework.JAX: run}, min_free_gib=None)
+    assert hbm.status is Status.SKIP
+    assert "its TPU smoke test left no result" in hbm.detail
+
+
+def test_hbm_figures_that_are_not_sizes_are_left_out() -> None:
+    result = _result(hbm=[{"index": 0, "name": "TPU v5 lite", "limit": -1, "in_use": 0},
+                          {"index": 1, "name": "x", "limit": True, "in_use": 0}],
+                     hbm_reason="jax reports no bytes_limit for its TPU devices")
+    check = check_hbm(V5E, {Framework.JAX: _run(result)}, min_free_gib=None)
+    assert check.status is Status.SKIP
+    assert check.detail.endswith("(jax: jax reports no bytes_limit for its TPU devices)")
+
+
+def test_a_nan_on_the_tpu_is_a_fail() -> None:
+    device = {"index": 0, "name": "TPU v6 lite", "capability": None, "max_abs_diff": None,
+              "non_finite": 3, "error": None}
+    check = check_tpu_smoke(Framework.JAX, _run(_result(devices=[device])), timeout=30, tpu=V5E)
+    assert check.status is Status.FAIL
+    assert "TPU0 TPU v6 lite: matmul returned 3 non-finite values" in check.detail
