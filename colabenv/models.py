@@ -368,6 +368,7 @@ class Profile:
     verify: VerifySettings
     reproducibility: Reproducibility = field(default_factory=Reproducibility)
     catalog_paths: tuple[Path, ...] = ()
+    allow_unconfirmed: bool = False
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:
@@ -420,6 +421,9 @@ class Variant:
     jax and tensorflow. ``cuda`` is the toolkit it was built with (None for CPU builds);
     ``index_url`` None means the default index. ``archs`` is the GPU arch list (empty for CPU).
     ``pins`` are the NVIDIA wheels the build requires, used for joint resolution.
+    ``unconfirmed``: why a fact of this build (its arch list, say) could not be read from
+    upstream; the resolver passes over such a build unless allowed. ``overlay``: the catalog
+    overlay file it was read from (None: the shipped catalog).
     """
 
     name: str
@@ -431,6 +435,8 @@ class Variant:
     pin_texts: tuple[str, ...]
     python: SpecifierSet | None
     source: Source
+    unconfirmed: str | None = None
+    overlay: str | None = None
 
     @property
     def is_cpu(self) -> bool:
@@ -462,6 +468,8 @@ class Release:
     default_variant: str | None
     companions: tuple[Companion, ...]
     source: Source
+    overlay: str | None = None
+    """The catalog overlay file whose entry for this release was read last (None: shipped)."""
 
     def variant(self, name: str) -> Variant | None:
         for variant in self.variants:
@@ -633,9 +641,11 @@ class FrameworkChoice:
     cuda: Version | None
     pins: tuple[Requirement, ...]
     archs: tuple[Arch, ...]
+    catalog_file: str | None = None
+    """The catalog overlay file the choice came from (None: the shipped catalog)."""
 
     def to_json(self) -> dict[str, object]:
-        return {
+        shown: dict[str, object] = {
             "version": str(self.release),
             "variant": self.variant,
             "index_url": self.index_url,
@@ -643,6 +653,9 @@ class FrameworkChoice:
             "installed": self.installed,
             "reason": self.reason,
         }
+        if self.catalog_file is not None:
+            shown["catalog_file"] = self.catalog_file
+        return shown
 
 
 @model

@@ -95,7 +95,7 @@ VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s", "io_pat
                "max_other_vram_share")
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
-CATALOG_KEYS = ("paths",)
+CATALOG_KEYS = ("paths", "allow_unconfirmed")
 MAX_IO_PATHS = 32
 MAX_IO_SIZE_MIB = 65536
 MAX_THROUGHPUT_MIB_S = 1e7
@@ -706,6 +706,7 @@ def _build(
         reproducibility=_reproducibility(document.get("reproducibility", {}), context),
         catalog_paths=tuple(Path(p) for p in _catalog_paths(document.get("catalog", {}),
                                                              context)),
+        allow_unconfirmed=_allow_unconfirmed(document.get("catalog", {}), context),
     )
 
 
@@ -1052,6 +1053,14 @@ def _reproducibility(value: object, context: _Context) -> Reproducibility:
         raise context.fail("reproducibility.deterministic", _expected("true or false",
                                                                       deterministic))
     return Reproducibility(seed=seed, deterministic=deterministic)
+
+
+def _allow_unconfirmed(value: object, context: _Context) -> bool:
+    """``[catalog] allow_unconfirmed``: take catalog builds marked unconfirmed."""
+    allowed = _table(value, "catalog", context).get("allow_unconfirmed", False)
+    if not isinstance(allowed, bool):
+        raise context.fail("catalog.allow_unconfirmed", _expected("true or false", allowed))
+    return allowed
 
 
 def _catalog_paths(value: object, context: _Context) -> list[str]:

@@ -69,7 +69,7 @@ def http_deadline(args: argparse.Namespace, environ: Mapping[str, str]) -> float
 
 
 def _check(args: argparse.Namespace) -> int:
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import catalog_for
     from colabenv.lockfile import check_satisfies, current_target, read_lock, stale_reasons
     from colabenv.resolver import resolve
 
@@ -85,8 +85,8 @@ def _check(args: argparse.Namespace) -> int:
         check_satisfies(lock, profile, printable(path.name))
     reasons = stale_reasons(lock, profile, target)
     if not reasons:
-        now = resolve(profile, target.to_target(),
-                      shipped_catalog(r.framework for r in profile.frameworks))
+        now = resolve(profile, target.to_target(), catalog_for(profile, os.environ),
+                      allow_unconfirmed=args.allow_unconfirmed)
         reasons = stale_reasons(lock, profile, target, now.constraint_lines)
     if reasons:
         for reason in reasons:
@@ -99,7 +99,7 @@ def _check(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import catalog_for
     from colabenv.lockfile import render_lock
     from colabenv.locking import make_lock
     from colabenv.resolver import resolve
@@ -112,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
                     f"not {printable(output.name)}")
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    catalog = catalog_for(profile, os.environ)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
     show_progress = not args.quiet and sys.stderr.isatty()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from colabenv import __version__
 from colabenv._commands._common import load_profile_arg, target_from_args, write_text_atomic
 from colabenv._data import helper_source
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import catalog_for
 from colabenv.errors import LockError, printable
 from colabenv.models import Profile, Resolution
 from colabenv.render import LockInput, render_script
@@ -53,7 +54,8 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    resolution = resolve(profile, target, catalog_for(profile, os.environ),
+                         allow_unconfirmed=args.allow_unconfirmed)
     lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
     lines = render_script(
         resolution,
