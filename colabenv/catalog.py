@@ -128,10 +128,7 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
     if doc.text("framework") != framework.value:
         raise doc.fail("framework", f"expected {framework.value!r}")
     follow = doc.flag("companions_follow_variant", False)
-    named_archs: dict[str, tuple[Arch, ...]] = {}
-    arch_table = doc.sub("archs")
-    for name in arch_table.data:
-        named_archs[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
+    named_archs = file_archs(doc)
 
     releases = []
     for item in doc.tables("release"):
@@ -154,6 +151,15 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
     return releases
+
+
+def file_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
+    """The named arch lists of a framework file (its ``[archs]`` table)."""
+    named: dict[str, tuple[Arch, ...]] = {}
+    arch_table = doc.sub("archs")
+    for name in arch_table.data:
+        named[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
+    return named
 
 
 def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
