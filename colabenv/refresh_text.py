@@ -45,7 +45,9 @@ def specifier_text(specifier: SpecifierSet) -> str:
 
 
 def _archs_value(archs: Sequence[Arch], named: Mapping[str, tuple[Arch, ...]]) -> str:
-    for name, listed in named.items():
+    """A named list equal to ``archs`` (the one defined last, the newest, when several are),
+    else the list itself."""
+    for name, listed in reversed(list(named.items())):
         if tuple(sorted(listed)) == tuple(sorted(archs)):
             return quoted(name)
     return "[" + ", ".join(quoted(str(a)) for a in sorted(archs)) + "]"
