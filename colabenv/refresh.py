@@ -101,6 +101,8 @@ class Derived:
     archs_read: frozenset[tuple[Version, str]] = frozenset()
     cuda_read: frozenset[tuple[Version, str]] = frozenset()
     """The builds whose CUDA a file in the wheel states (jax's never does)."""
+    offered: frozenset[tuple[Version, str]] = frozenset()
+    """The builds the indexes have, derived or not (a catalog build missing here is gone)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,7 +442,7 @@ def derive(
         notes.extend(dropped)
         if checked is not None:
             kept.append(checked)
-    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read)
+    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
 
 
 def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:

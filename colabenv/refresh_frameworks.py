@@ -197,7 +197,9 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         history.add(release)
         releases.append(release)
     cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
-    return Derived(tuple(releases), tuple(notes), frozenset(read), cuda_read)
+    offered = {key for key in on_index} | {(r.version, r.default_variant or "")
+                                          for r in releases}
+    return Derived(tuple(releases), tuple(notes), frozenset(read), cuda_read, frozenset(offered))
 
 
 def _index_variants(
@@ -269,6 +271,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     notes: list[str] = []
     read: set[tuple[Version, str]] = set()
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
+    offered: set[tuple[Version, str]] = set()
     releases = []
     for version in selected_versions(wheels, known, options.releases):
         wheel = preferred(wheels[version])
@@ -296,6 +299,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             match = re.fullmatch(r"cuda(\d+)", extra)
             if match is None:
                 continue
+            offered.add((version, extra))
             variant = _jax_variant(reader, history, version, extra, int(match.group(1)),
                                    requirements_of(metadata, extra), read, notes)
             if variant is not None:
@@ -321,7 +325,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
                    f"{_pythons(jaxlib_wheels)}; {stamp()}"))
         history.add(release)
         releases.append(release)
-    return Derived(tuple(releases), tuple(notes), frozenset(read))
+    return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
 
 
 def _jax_variant(
@@ -331,18 +335,24 @@ def _jax_variant(
     options = reader.options
     plugin_name = f"jax-cuda{major}-plugin"
     plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
-    pinned = _pinned(plugin[0].specifier) if plugin else None
+    own_pins = nvidia_pins(requirements)
     archs_wheels: list[Wheel] = []
-    if plugin and pinned is not None:
-        found = by_version(reader.wheels(options.index, plugin_name)).get(pinned, [])
-        if not found:
+    if plugin:
+        # the plugin may lag jax by a patch release: the newest one the extra admits
+        plugins = by_version(reader.wheels(options.index, plugin_name))
+        admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
+        if not admitted:
             notes.append(f"jax {version} {extra} left out: no Linux x86_64 wheel of "
-                         f"{plugin_name} {pinned}")
+                         f"{plugin_name}{plugin[0].specifier}")
             return None
-        plugin_wheel = preferred(found)
+        plugin_wheel = preferred(plugins[max(admitted)])
         plugin_metadata = reader.metadata(plugin_wheel)
-        pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
-        pins_source = f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"
+        plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
+        pins = tuple(dict.fromkeys((*own_pins, *plugin_pins)))
+        pins_source = " and ".join(
+            ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else []) +
+            ([f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
+             if plugin_pins else [])) or f"{plugin_wheel.file.filename} METADATA"
         archs_wheels.append(plugin_wheel)
         pjrt_name = f"jax-cuda{major}-pjrt"
         for requirement in requirements_of(plugin_metadata):
@@ -352,7 +362,7 @@ def _jax_variant(
                 if pjrt_wheels:
                     archs_wheels.append(preferred(pjrt_wheels))
     else:
-        pins = nvidia_pins(requirements)
+        pins = own_pins
         pins_source = f"jax {version} METADATA Requires-Dist extra {extra}"
     if not pins:
         notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
@@ -412,6 +422,7 @@ def tensorflow_releases(
     read: set[tuple[Version, str]] = set()
     wheels = by_version(reader.wheels(options.index, "tensorflow", required=True))
     cuda_read: set[tuple[Version, str]] = set()
+    offered: set[tuple[Version, str]] = set()
     releases = []
     for version in selected_versions(wheels, known, options.releases):
         main = preferred(wheels[version])
@@ -450,6 +461,7 @@ def tensorflow_releases(
         archs, unconfirmed, archs_source = found
         if unconfirmed is None and options.read_archs:
             read.add((version, name))
+        offered.add((version, name))
         gpu = variant_model(
             name, cuda=cuda, extra=extra, archs=archs, pins=pins, unconfirmed=unconfirmed,
             source=f"{main.file.filename} ({options.index_label}): METADATA Requires-Dist extra "
@@ -464,4 +476,5 @@ def tensorflow_releases(
                    f"{metadata.requires_python or 'not stated'}; {stamp()}"))
         history.add(release)
         releases.append(release)
-    return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read))
+    return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read),
+                   frozenset(offered))

@@ -246,7 +246,8 @@ def compare(
             elif had_variant.unconfirmed is not None:
                 confirmed.append(f"{label}: the wheel confirms the arch list marked unconfirmed "
                                  "(unconfirmed can go)")
-    gone = [v.name for v in old.variants if not v.is_cpu and new.variant(v.name) is None]
+    gone = [v.name for v in old.variants if not v.is_cpu and new.variant(v.name) is None
+            and (old.version, v.name) not in derived.offered]
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed

@@ -33,6 +33,7 @@ from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.refresh_standins import (
     BASE_TORCH,
+    JAX_PLUGIN_PINS,
     TORCH_91_CU130_PINS,
     build_refresh_indexes,
 )
@@ -191,6 +192,7 @@ def test_refresh_archs_carry_marks_unconfirmed_and_the_resolver_asks_for_the_fla
     assert cuda12 is not None
     assert cuda12.unconfirmed == ("archs carried over from 9.0.0 cuda12: the wheels were not "
                                   "read (--archs carry)")
+    assert "the catalog lists" not in stderr, "a build left out is not a build the index lacks"
     assert release.variant("cuda13") is None
     assert "jax 9.1.0 cuda13 left out: no arch list" in stderr
     written = (out / "jax.toml").read_text(encoding="utf-8")
@@ -200,11 +202,13 @@ def test_refresh_archs_carry_marks_unconfirmed_and_the_resolver_asks_for_the_fla
     env = {"COLABENV_CATALOG": str(out)}
     refused = runner("resolve", profile, *H200, env=env)
     assert refused.returncode == 3
-    assert "jax 9.1.0: cuda12 is unconfirmed (archs carried over from 9.0.0 cuda12" in \
-        refused.stderr
+    assert "jax 9.1.0: cuda12 is unconfirmed (archs carried over from 9.0.0 cuda12" \
+        in refused.stderr
+    assert "jax 9.1.1: cuda12 is unconfirmed (archs carried over from 9.1.0 cuda12" \
+        in refused.stderr
     allowed = runner("resolve", profile, "--allow-unconfirmed", *H200, env=env)
     assert allowed.returncode == 0, allowed.stderr
-    assert "jax 9.1.0 cuda12" in allowed.stdout
+    assert "jax 9.1.1 cuda12" in allowed.stdout
 
 
 def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
@@ -218,9 +222,16 @@ def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
         assert not any(path.endswith(".metadata") for path in index.requests)
         assert any(path.endswith(".whl") for path in index.requests)
     assert done.returncode == 0, done.stderr
-    assert "1 release(s) added (9.1.0)" in done.stdout
-    release = next(r for r in load_overlay(out, "t", [Framework.JAX]).releases
-                   if r.version == Version("9.1.0"))
+    assert "2 release(s) added (9.1.0, 9.1.1)" in done.stdout
+    releases = {str(r.version): r for r in load_overlay(out, "t", [Framework.JAX]).releases}
+    patch = releases["9.1.1"]
+    assert {str(c.name): str(c.version) for c in patch.companions} == {"jaxlib": "9.1.0"}
+    patch_cuda12 = patch.variant("cuda12")
+    assert patch_cuda12 is not None
+    assert patch_cuda12.pin_texts == ("nvidia-cuda-nvcc-cu12>=12.6.85", *JAX_PLUGIN_PINS), \
+        "the extra's own pins, then the 9.1.0 plugin's (the newest the extra admits)"
+    assert "jax_cuda12_plugin-9.1.0-" in patch_cuda12.source.text
+    release = releases["9.1.0"]
     assert release.python == SpecifierSet(">=3.12,<3.15")
     assert release.default_variant == "cuda12"
     assert [v.name for v in release.variants] == ["cuda12", "cuda13", "cpu"]
@@ -238,7 +249,7 @@ def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
     resolved = runner("resolve", profile, "--json", *H200, env={"COLABENV_CATALOG": str(out)})
     assert resolved.returncode == 0, resolved.stderr
     jax = json.loads(resolved.stdout)["frameworks"]["jax"]
-    assert (jax["version"], jax["variant"]) == ("9.1.0", "cuda13")
+    assert (jax["version"], jax["variant"]) == ("9.1.1", "cuda12")
     assert "jaxlib==9.1.0" in jax["requirements"]
 
 

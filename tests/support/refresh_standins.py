@@ -120,6 +120,15 @@ def build_jax(root: Path) -> None:
                                gpu_library(archs)})
 
 
+def build_jax_patch(root: Path) -> None:
+    """jax 9.1.1, which lags: it pins jaxlib 9.1.0 and admits the 9.1.0 plugin (as jax 0.4.35
+    did with jaxlib 0.4.34), and names one NVIDIA wheel in its own extra (as 0.4.26 did)."""
+    extras = {"cuda12": ["jaxlib==9.1.0", "jax-cuda12-plugin[with_cuda]<=9.1.1,>=9.1.0",
+                         "nvidia-cuda-nvcc-cu12>=12.6.85"]}
+    build_wheel(root / "default", "jax", "9.1.1", requires=("jaxlib<=9.1.1,>=9.0.0", "numpy"),
+                extras=extras, requires_python=">=3.12")
+
+
 def build_tensorflow(root: Path) -> None:
     default = root / "default"
     info = ("import collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', "
@@ -228,6 +237,7 @@ def build_refresh_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
     build_jax(root)
+    build_jax_patch(root)
     build_tensorflow(root)
     base = root / "base"
     base.mkdir(parents=True, exist_ok=True)
