@@ -482,9 +482,3 @@ def variant_model(
                    archs=archs, pin_texts=pins, python=None, source=Source(source),
                    unconfirmed=unconfirmed)
 
-
-__all__ = [
-    "PYTORCH_INDEX", "Derived", "History", "IndexReader", "RefreshOptions", "RefreshProblem",
-    "Wheel", "carried_archs", "cuda_of_tag", "derive", "nvidia_pins", "parse_metadata",
-    "pin_text", "python_range", "python_strings", "requirements_of", "selected_versions",
-]
