@@ -14,7 +14,15 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._model import model
-from colabenv.models import Arch, Companion, Framework, Release, Variant
+from colabenv.models import (
+    Arch,
+    Companion,
+    ComputeCapability,
+    Framework,
+    Release,
+    Variant,
+    archs_cover,
+)
 from colabenv.refresh import Derived
 
 FOLLOWS_VARIANT = {Framework.TORCH: True, Framework.JAX: False, Framework.TENSORFLOW: False}
@@ -208,6 +216,26 @@ def _pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
     return left != right
 
 
+KNOWN_GPUS = tuple(ComputeCapability.parse(c) for c in (
+    "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6",
+    "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "11.0", "12.0", "12.1"))
+"""The compute capabilities of GPUs that exist, on which two arch lists are compared."""
+
+
+def coverage_difference(catalog: Sequence[Arch], wheel: Sequence[Arch]) -> str:
+    """Which GPUs one arch list covers and the other does not ("" when they cover the same)."""
+    only_catalog = [g.sm for g in KNOWN_GPUS if archs_cover(catalog, g) and
+                    not archs_cover(wheel, g)]
+    only_wheel = [g.sm for g in KNOWN_GPUS if archs_cover(wheel, g) and
+                  not archs_cover(catalog, g)]
+    parts = []
+    if only_catalog:
+        parts.append(f"no kernels for {', '.join(only_catalog)} in every library")
+    if only_wheel:
+        parts.append(f"kernels the catalog does not list for {', '.join(only_wheel)}")
+    return "; ".join(parts)
+
+
 def compare(
     old: Release, new: Release, derived: Derived, variant_index_read: bool
 ) -> tuple[list[str], list[str]]:
@@ -239,10 +267,15 @@ def compare(
             found.append(f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                          f"the index says [{', '.join(variant.pin_texts)}]")
         if (new.version, variant.name) in derived.archs_read:
-            if set(had_variant.archs) != set(variant.archs):
-                shown = " ".join(str(a) for a in sorted(had_variant.archs))
-                read = " ".join(str(a) for a in sorted(variant.archs))
-                found.append(f"{label}: archs: the catalog has {shown}, the wheel carries {read}")
+            shown = " ".join(str(a) for a in sorted(had_variant.archs))
+            read = " ".join(str(a) for a in sorted(variant.archs))
+            differ = coverage_difference(had_variant.archs, variant.archs)
+            if differ:
+                found.append(f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
+                             f"carry only {read} ({differ})")
+            elif set(had_variant.archs) != set(variant.archs):
+                confirmed.append(f"{label}: the catalog's arch list ({shown}) and the wheel's "
+                                 f"({read}) differ but cover the same GPUs")
             elif had_variant.unconfirmed is not None:
                 confirmed.append(f"{label}: the wheel confirms the arch list marked unconfirmed "
                                  "(unconfirmed can go)")

@@ -442,3 +442,28 @@ def test_refresh_jax_from_the_real_index_resolves_jax_0_12(runner: Runner, tmp_p
     assert Version(jax["version"]) >= Version("0.12")
     assert jax["catalog_file"] == str(out / "jax.toml")
     print(f"refresh jax against the real index: {took:.1f} s")
+
+
+def test_arch_lists_are_compared_by_the_gpus_they_cover() -> None:
+    from colabenv.models import Arch, Release, Source
+    from colabenv.refresh import Derived, variant_model
+    from colabenv.refresh_text import compare
+
+    def release(archs: list[str]) -> Release:
+        variant = variant_model("cu128", cuda=Version("12.8"), archs=tuple(
+            sorted(Arch.parse(a) for a in archs)), source="s")
+        return Release(Framework.TORCH, Version("2.8.0"), SpecifierSet(">=3.10"), (variant,),
+                       "cu128", (), Source("s"))
+
+    catalog = release(["sm_70", "sm_75", "sm_80", "sm_90"])
+    read = Derived((), (), frozenset({(Version("2.8.0"), "cu128")}))
+    same_gpus, note = compare(catalog, release(["sm_70", "sm_80", "sm_90"]), read, True)
+    assert same_gpus == [], "sm_70 machine code runs on a 7.5 GPU: nothing contradicts"
+    assert note == ["torch 2.8.0 cu128: the catalog's arch list (sm_70 sm_75 sm_80 sm_90) and "
+                    "the wheel's (sm_70 sm_80 sm_90) differ but cover the same GPUs"]
+    found, _ = compare(catalog, release(["sm_80", "sm_90"]), read, True)
+    assert found == ["torch 2.8.0 cu128: archs: the catalog has sm_70 sm_75 sm_80 sm_90, the "
+                     "wheel's libraries all carry only sm_80 sm_90 (no kernels for sm_70, sm_72, "
+                     "sm_75 in every library)"]
+    not_read = Derived((), (), frozenset())
+    assert compare(catalog, release(["sm_80"]), not_read, True) == ([], [])
