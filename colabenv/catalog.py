@@ -1,8 +1,12 @@
-"""Load and validate the curated catalog (``profiles/catalog/*.toml``) into frozen models.
+"""Load and validate the curated catalog (``profiles/catalog/*.toml``) into frozen models, and
+merge catalog overlays over it.
 
-The catalog is colabenv's own data: anything wrong in it is a bug, reported as
-:class:`CatalogError` with the file and key path, and caught by the catalog tests.
-File formats are documented in CONTRIBUTING.md ("Adding a catalog entry").
+The shipped catalog is colabenv's own data: anything wrong in it is a bug, reported as
+:class:`CatalogError` with the file and key path, and caught by the catalog tests. An overlay
+is a folder of catalog files a team keeps beside its profiles (``COLABENV_CATALOG``, a
+profile's ``[catalog] paths``): the same formats, user input, so a problem in it is a
+:class:`CatalogOverlayError` (exit 2) naming the file by its path. File formats are documented
+in CONTRIBUTING.md ("Adding a catalog entry", "Catalog overlays").
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -19,8 +24,9 @@ from packaging.version import InvalidVersion, Version
 from colabenv import _toml
 from colabenv._cache import parsed_toml
 from colabenv._data import catalog_dir
+from colabenv._model import model
 from colabenv._schema import Fail, Reader, cached_version
-from colabenv.errors import CatalogError
+from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
     Arch,
     Catalog,
@@ -31,6 +37,7 @@ from colabenv.models import (
     CudaMajorLine,
     CudaToolkit,
     Framework,
+    Profile,
     Release,
     Source,
     ToolkitMeta,
@@ -51,9 +58,16 @@ _PIN_RE = re.compile(
 """What a pin looks like; each is parsed with packaging when the resolver first needs it."""
 
 
-def _failing(path: Path) -> Fail:
-    def fail(key: str | None, problem: str) -> CatalogError:
-        return CatalogError(path, key, problem)
+ErrorType = type[CatalogError] | type[CatalogOverlayError]
+MAX_OVERLAY_BYTES = 16 * 1024 * 1024
+"""The most read of one overlay file: the shipped torch.toml, the largest, is about 100 KiB."""
+MAX_OVERLAY_FOLDERS = 32
+OVERLAY_VARIABLE = "COLABENV_CATALOG"
+
+
+def _failing(path: Path, error: ErrorType = CatalogError) -> Fail:
+    def fail(key: str | None, problem: str) -> ColabenvError:
+        return error(path, key, problem)
 
     return fail
 
@@ -67,11 +81,18 @@ def _read(path: Path) -> Reader:
         data = path.read_bytes()
     except OSError as exc:
         raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return parse_document(path, data, CatalogError)
+
+
+def parse_document(path: Path, data: bytes, error: ErrorType) -> Reader:
+    """The catalog document in ``data`` (read from ``path``), failing with ``error``."""
     try:
         document = parsed_toml(data, _toml.loads_utf8)
     except (UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
-        raise CatalogError(path, None, f"invalid TOML: {exc}") from None
-    reader = Reader(document, _failing(path))
+        raise error(path, None, f"invalid TOML: {printable(exc)}") from None
+    except RecursionError:
+        raise error(path, None, "invalid TOML: nested too deeply") from None
+    reader = Reader(document, _failing(path, error))
     if document.get("schema") != 1:
         raise reader.fail("schema", "expected schema = 1")
     return reader
@@ -79,7 +100,10 @@ def _read(path: Path) -> Reader:
 
 
 def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
-    doc = _read(path)
+    return _drivers(_read(path))
+
+
+def _drivers(doc: Reader) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
     doc.allow("schema", "major_line", "toolkit")
     lines = []
     for item in doc.tables("major_line"):
@@ -98,21 +122,22 @@ def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorL
 
 
 def _load_framework(path: Path, framework: Framework) -> list[Release]:
-    doc = _read(path)
+    return framework_releases(_read(path), framework)
+
+
+def framework_releases(doc: Reader, framework: Framework, overlay: str | None = None) -> list[Release]:
+    """The releases of one framework file; ``overlay``: the overlay file it is (None: shipped)."""
     doc.allow("schema", "framework", "companions_follow_variant", "archs", "release")
     if doc.text("framework") != framework.value:
         raise doc.fail("framework", f"expected {framework.value!r}")
     follow = doc.flag("companions_follow_variant", False)
-    named_archs: dict[str, tuple[Arch, ...]] = {}
-    arch_table = doc.sub("archs")
-    for name in arch_table.data:
-        named_archs[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
+    named_archs = file_archs(doc)
 
     releases = []
     for item in doc.tables("release"):
         item.allow("version", "python", "default_variant", "companions", "variant", "source")
         release_python = item.specifier("python")
-        variants = tuple(_load_variant(v, named_archs) for v in item.tables("variant"))
+        variants = tuple(_load_variant(v, named_archs, overlay) for v in item.tables("variant"))
         if not variants:
             raise item.fail("variant", "a release needs at least one variant")
         names = [v.name for v in variants]
@@ -124,11 +149,20 @@ def _load_framework(path: Path, framework: Framework) -> list[Release]:
         comp_reader = item.sub("companions")
         companions = tuple(_load_companion(comp_reader, name, follow) for name in comp_reader.data)
         releases.append(Release(framework, item.version("version"), release_python, variants,
-                                default, companions, _source(item)))
+                                default, companions, _source(item), overlay))
     versions = [r.version for r in releases]
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
     return releases
+
+
+def file_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
+    """The named arch lists of a framework file (its ``[archs]`` table)."""
+    named: dict[str, tuple[Arch, ...]] = {}
+    arch_table = doc.sub("archs")
+    for name in arch_table.data:
+        named[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
+    return named
 
 
 def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
@@ -152,9 +186,11 @@ def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...
     return tuple(archs)
 
 
-def _load_variant(item: Reader, named_archs: Mapping[str, tuple[Arch, ...]]) -> Variant:
+def _load_variant(
+    item: Reader, named_archs: Mapping[str, tuple[Arch, ...]], overlay: str | None = None
+) -> Variant:
     item.allow("name", "cuda", "index_url", "local_tag", "extra", "archs", "pins", "python",
-               "source")
+               "source", "unconfirmed", "unconfirmed_reason")
     cuda = item.opt_version("cuda")
     raw_archs = item.data.get("archs", [])
     if isinstance(raw_archs, str):
@@ -186,7 +222,21 @@ def _load_variant(item: Reader, named_archs: Mapping[str, tuple[Arch, ...]]) -> 
         pin_texts=tuple(pins),
         python=item.specifier("python") if "python" in item.data else None,
         source=_source(item),
+        unconfirmed=_unconfirmed(item),
+        overlay=overlay,
     )
+
+
+def _unconfirmed(item: Reader) -> str | None:
+    """``unconfirmed = true`` with ``unconfirmed_reason``: a build with a fact upstream could
+    not confirm (an arch list carried over from the previous release, say)."""
+    marked = item.flag("unconfirmed", False)
+    reason = item.opt_text("unconfirmed_reason")
+    if marked and reason is None:
+        raise item.fail("unconfirmed_reason", "an unconfirmed entry needs the reason")
+    if reason is not None and not marked:
+        raise item.fail("unconfirmed_reason", "only with unconfirmed = true")
+    return reason
 
 
 _RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
@@ -194,7 +244,10 @@ _CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
 
 
 def _load_components(path: Path) -> ComponentFacts:
-    doc = _read(path)
+    return _components(_read(path))
+
+
+def _components(doc: Reader) -> ComponentFacts:
     doc.allow("schema", "component", "toolkit_meta")
     components = []
     for item in doc.tables("component"):
@@ -366,9 +419,143 @@ def _check_consistency(catalog: Catalog, root: Path) -> None:
                 problem = f"no driver floor for CUDA {variant.cuda.major}"
             elif catalog.toolkit_driver(variant.cuda) is None:
                 problem = f"no toolkit driver for CUDA {variant.cuda}"
-            if problem is not None:
-                raise CatalogError(root / FRAMEWORK_FILES[release.framework],
-                                   f"release {release.version} variant {variant.name}", problem)
+            if problem is None:
+                continue
+            key = f"release {release.version} variant {variant.name}"
+            if variant.overlay is not None:
+                raise CatalogOverlayError(variant.overlay, key, f"{problem} (add it to a "
+                                          f"{DRIVERS_FILE} beside it)")
+            raise CatalogError(root / FRAMEWORK_FILES[release.framework], key, problem)
+
+
+# ---------------------------------------------------------------------------------------------
+# Overlays: folders of catalog files merged over the shipped catalog
+
+
+@model
+class Overlay:
+    """The catalog files of one overlay folder (what it does not have is empty)."""
+
+    folder: Path
+    releases: tuple[Release, ...] = ()
+    toolkits: tuple[CudaToolkit, ...] = ()
+    major_lines: tuple[CudaMajorLine, ...] = ()
+    components: ComponentFacts = field(default_factory=ComponentFacts)
+
+
+def overlay_folders(profile: Profile | None, environ: Mapping[str, str]) -> list[tuple[Path, str]]:
+    """The overlay folders to merge, in the order they apply (a later one wins), each with
+    where it was named: the profile's ``[catalog] paths`` (a parent's before its child's, each
+    file's in the order listed), then ``COLABENV_CATALOG`` (``:``-separated; like ``PATH``, the
+    first folder wins). The variable beats the profile, as flags and variables do."""
+    found: list[tuple[Path, str]] = []
+    if profile is not None:
+        named = f"{printable(profile.path.name)} [catalog] paths"
+        found.extend((path, named) for path in profile.catalog_paths)
+    text = environ.get(OVERLAY_VARIABLE, "")
+    folders = [part for part in text.split(":") if part.strip()]
+    if len(folders) > MAX_OVERLAY_FOLDERS:
+        raise CatalogOverlayError(OVERLAY_VARIABLE, None,
+                                  f"more than {MAX_OVERLAY_FOLDERS} folders")
+    found.extend((Path(part), OVERLAY_VARIABLE) for part in reversed(folders))
+    return found
+
+
+def read_overlay_file(path: Path) -> bytes:
+    """An overlay file's bytes: a regular file of at most :data:`MAX_OVERLAY_BYTES`."""
+    from colabenv._files import FileProblem, read_limited
+
+    try:
+        return read_limited(path, MAX_OVERLAY_BYTES)
+    except FileProblem as problem:
+        raise CatalogOverlayError(path, None, f"cannot read: {problem}") from None
+
+
+def load_overlay(
+    folder: Path, named_by: str, frameworks: Iterable[Framework] | None = None
+) -> Overlay:
+    """The catalog files in ``folder`` (``frameworks`` limits which framework files are read,
+    as for the shipped catalog). A folder that is missing or holds no catalog file is refused:
+    a path that names nothing is a mistake."""
+    if not folder.is_dir():
+        raise CatalogOverlayError(folder, None, f"not a folder (named by {named_by})")
+    names = (*FRAMEWORK_FILES.values(), DRIVERS_FILE, COMPONENTS_FILE)
+    if not any((folder / name).exists() for name in names):
+        raise CatalogOverlayError(folder, None, f"no catalog file in it (named by {named_by}; "
+                                  f"expected one of {', '.join(names)})")
+    releases: list[Release] = []
+    for framework in _wanted(frameworks):
+        path = folder / FRAMEWORK_FILES[framework]
+        if path.exists() or path.is_symlink():
+            doc = parse_document(path, read_overlay_file(path), CatalogOverlayError)
+            releases.extend(framework_releases(doc, framework, str(path)))
+    toolkits: tuple[CudaToolkit, ...] = ()
+    lines: tuple[CudaMajorLine, ...] = ()
+    path = folder / DRIVERS_FILE
+    if path.exists() or path.is_symlink():
+        toolkits, lines = _drivers(parse_document(path, read_overlay_file(path),
+                                                  CatalogOverlayError))
+    components = ComponentFacts()
+    path = folder / COMPONENTS_FILE
+    if path.exists() or path.is_symlink():
+        components = _components(parse_document(path, read_overlay_file(path),
+                                                CatalogOverlayError))
+    return Overlay(folder, tuple(releases), toolkits, lines, components)
+
+
+def _merged_release(old: Release, new: Release) -> Release:
+    """``new`` over ``old`` (same framework and version): the overlay's release facts, and the
+    variants and companions of both, the overlay's winning by name."""
+    variants = {v.name: v for v in old.variants}
+    variants.update((v.name, v) for v in new.variants)
+    companions = {c.name: c for c in old.companions}
+    companions.update((c.name, c) for c in new.companions)
+    return Release(new.framework, new.version, new.python, tuple(variants.values()),
+                   new.default_variant or old.default_variant, tuple(companions.values()),
+                   new.source, new.overlay)
+
+
+def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
+    """``catalog`` with each overlay merged over it in turn (a later one wins): releases by
+    framework and version, variants by name, driver entries by version and major line,
+    components by name, cuda-toolkit pins by version; then checked as a whole."""
+    releases = {(r.framework, r.version): r for r in catalog.releases}
+    toolkits = {t.version: t for t in catalog.toolkits}
+    lines = {line.major: line for line in catalog.major_lines}
+    components = {c.name: c for c in catalog.components.components}
+    metas = {m.version: m for m in catalog.components.toolkit_metas}
+    for overlay in overlays:
+        for release in overlay.releases:
+            key = (release.framework, release.version)
+            old = releases.get(key)
+            releases[key] = release if old is None else _merged_release(old, release)
+        toolkits.update((t.version, t) for t in overlay.toolkits)
+        lines.update((line.major, line) for line in overlay.major_lines)
+        components.update((c.name, c) for c in overlay.components.components)
+        metas.update((m.version, m) for m in overlay.components.toolkit_metas)
+    facts = catalog.components
+    if components != {c.name: c for c in facts.components} or \
+            metas != {m.version: m for m in facts.toolkit_metas}:
+        facts = ComponentFacts(tuple(components.values()), tuple(metas.values()))
+    merged = Catalog(tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()),
+                     facts)
+    _check_consistency(merged, catalog_dir())
+    return merged
+
+
+def catalog_for(
+    profile: Profile, environ: Mapping[str, str], frameworks: Iterable[Framework] | None = None
+) -> Catalog:
+    """The catalog a resolution of ``profile`` uses: the shipped one (the part its frameworks
+    need), with the overlays of its ``[catalog] paths`` and of ``COLABENV_CATALOG`` merged
+    over it. Without overlays this is :func:`shipped_catalog`, read once per process."""
+    wanted = tuple(r.framework for r in profile.frameworks) if frameworks is None \
+        else tuple(frameworks)
+    base = shipped_catalog(wanted)
+    folders = overlay_folders(profile, environ)
+    if not folders:
+        return base
+    return with_overlays(base, [load_overlay(folder, named, wanted) for folder, named in folders])
 
 
 # ---------------------------------------------------------------------------------------------

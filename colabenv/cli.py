@@ -78,6 +78,13 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         )
 
 
+def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-unconfirmed", action="store_true",
+                        help="also take catalog builds marked unconfirmed (a fact carried over, "
+                        "not read from upstream); the profile's [catalog] allow_unconfirmed "
+                        "does the same")
+
+
 PROFILE_HELP = (
     "a golden profile name (colabenv profiles list) or a profile file; a bare name is the"
     " golden profile even when a file of that name is here: write ./NAME for the file"
@@ -102,12 +109,14 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     image.add_argument("--colabenv-wheel", metavar="WHEEL",
                        help="copy this colabenv wheel into the build folder and install it, "
                             "instead of colabenv==VERSION from the package index")
+    _add_allow_unconfirmed(p)
     _add_target_flags(p)
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_allow_unconfirmed(p)
     _add_target_flags(p)
 
 
@@ -124,6 +133,7 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--http-deadline", metavar="S",
                    help="bound on each whole request to an index, in seconds (default 60; "
                         "also COLABENV_HTTP_DEADLINE)")
+    _add_allow_unconfirmed(p)
     _add_target_flags(p)
 
 
@@ -195,7 +205,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
     "init": ("a starter profile from the detected runtime", _init_args),
     "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
-    "catalog": ("maintainer tools: the GPU architectures a wheel's libraries carry",
+    "catalog": ("maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
+                "architectures a wheel's libraries carry",
                 lambda p: importlib.import_module("colabenv._commands.catalog").add_arguments(p)),
 }
 

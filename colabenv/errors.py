@@ -59,6 +59,19 @@ class CatalogError(ColabenvError):
         super().__init__(where + problem)
 
 
+class CatalogOverlayError(ColabenvError):
+    """A catalog overlay (``COLABENV_CATALOG``, a profile's ``[catalog] paths``, the file
+    ``catalog refresh`` starts from) that cannot be read or does not hold together: user input,
+    named by its full path."""
+
+    def __init__(self, path: Path | str, key: str | None, problem: str) -> None:
+        self.path = Path(path)
+        self.key = key
+        shown = printable(str(path))
+        where = f"catalog overlay {shown}: {key}: " if key else f"catalog overlay {shown}: "
+        super().__init__(where + problem)
+
+
 class TargetError(ColabenvError):
     """A target override (flag, environment variable, freeze file) that cannot be understood."""
 

@@ -588,3 +588,13 @@ class _OpenedUrl:
 
 def _open_url(url: str, max_download: int, timeout: float) -> _OpenedUrl:
     return _OpenedUrl(url, max_download, timeout)
+
+
+def open_wheel(
+    url: str, *, max_download: int = MAX_DOWNLOAD_BYTES, timeout: float = HTTP_TIMEOUT_S
+) -> _OpenedUrl:
+    """A context manager giving a seekable stream over the wheel at ``url``, read with range
+    requests where the server allows them (else downloaded once), within the same bounds as
+    :func:`read_wheel_archs`: what ``catalog refresh`` reads a wheel's METADATA with when the
+    index offers no PEP 658 metadata file."""
+    return _open_url(url, max_download, timeout)

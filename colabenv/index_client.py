@@ -122,9 +122,14 @@ def strip_credentials(url: str) -> str:
 
 @model
 class IndexFile:
+    """One file of a project page. ``metadata``: the page offers its PEP 658 metadata file
+    (``<url>.metadata``); ``requires_python``: the page's Requires-Python for it."""
+
     filename: str
     url: str
     sha256: str | None
+    metadata: bool = False
+    requires_python: str | None = None
 
 
 class ProjectPageError(ValueError):
@@ -135,12 +140,15 @@ class _LinkParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.links: list[tuple[str, str]] = []
+        self.attributes: list[dict[str, str | None]] = []
         self._href: str | None = None
+        self._attrs: dict[str, str | None] = {}
         self._text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
-            self._href = dict(attrs).get("href")
+            self._attrs = dict(attrs)
+            self._href = self._attrs.get("href")
             self._text = []
 
     def handle_data(self, data: str) -> None:
@@ -150,6 +158,7 @@ class _LinkParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "a" and self._href is not None:
             self.links.append((self._href, "".join(self._text).strip()))
+            self.attributes.append(self._attrs)
             self._href = None
 
 
@@ -190,7 +199,10 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
             raise ProjectPageError(f"{where}.url: expected a string")
         if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
             raise ProjectPageError(f"{where}.hashes: expected an object of strings")
-        files.append(IndexFile(filename, _join(page_url, url, where), _sha256(hashes.get("sha256"))))
+        metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
+        requires = entry.get("requires-python")
+        files.append(IndexFile(filename, _join(page_url, url, where), _sha256(hashes.get("sha256")),
+                               bool(metadata), requires if isinstance(requires, str) else None))
     return tuple(files)
 
 
@@ -202,14 +214,20 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
     except (ValueError, AssertionError, RecursionError):
         raise ProjectPageError("HTML that cannot be read") from None
     found = []
-    for position, (href, text) in enumerate(parser.links):
+    for position, ((href, text), attrs) in enumerate(zip(parser.links, parser.attributes,
+                                                         strict=True)):
         url = _join(page_url, href, f"link {position + 1}")
         parts = urlsplit(url)
         digest = None
         if parts.fragment.startswith("sha256="):
             digest = _sha256(parts.fragment.partition("=")[2])
         filename = unquote(parts.path.rsplit("/", 1)[-1]) or text
-        found.append(IndexFile(filename, urlunsplit(parts._replace(fragment="")), digest))
+        offered = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
+        metadata = "data-core-metadata" in attrs or "data-dist-info-metadata" in attrs
+        if offered is not None and offered.strip().lower() == "false":
+            metadata = False
+        found.append(IndexFile(filename, urlunsplit(parts._replace(fragment="")), digest,
+                               metadata, attrs.get("data-requires-python")))
     return tuple(found)
 
 
@@ -291,6 +309,16 @@ class SimpleClient:
             raise IndexUnavailableError(
                 f"index at {printable(shown)} answered something that is not a PEP {kind} "
                 f"project page ({self._redact(printable(problem))})") from None
+
+    def file_bytes(self, index: str, url: str) -> bytes | None:
+        """A small file named by a page of ``index`` (a PEP 658 ``.metadata`` file), bounded
+        like a page; None when the server has no such file."""
+        shown = strip_credentials(url)
+        answer = self._exchange(index, shown, "GET", url)
+        if answer.status == 404:
+            return None
+        self._check_status(index, answer.status, f" for {printable(shown)}")
+        return answer.body
 
     def reachable(self, index: str) -> None:
         """The index answers (a 404 or 405 to HEAD on its root is an answer)."""

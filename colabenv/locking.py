@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import (
     InvalidWheelFilename,
@@ -56,7 +57,7 @@ from colabenv.lockfile import (
     LockTarget,
     parse_requirements,
 )
-from colabenv.models import LockedFramework, Resolution, Target
+from colabenv.models import Framework, LockedFramework, Resolution, Target
 
 Progress = Callable[[str], None]
 
@@ -192,8 +193,10 @@ def _matching_wheels(
 
 def check_framework_files(
     resolution: Resolution, plan: IndexPlan, client: SimpleClient, progress: Progress
-) -> None:
-    """Every exact framework pin has a wheel for the target on the index it comes from."""
+) -> dict[Framework, tuple[IndexFile, ...]]:
+    """Every exact framework pin has a wheel for the target on the index it comes from.
+    Returns the files each framework's own project page listed."""
+    seen: dict[Framework, tuple[IndexFile, ...]] = {}
     target = resolution.target
     tags = target_tags(target)
     py = f"cp{target.python.major}{target.python.minor}"
@@ -210,16 +213,53 @@ def check_framework_files(
                 raise IndexUnavailableError(
                     f"index {printable(index)} has no project "
                     f"{canonicalize_name(requirement.name)} (needed: {requirement.name}=={version})")
+            if canonicalize_name(requirement.name) == choice.framework.value:
+                seen[choice.framework] = files
             good, other = _matching_wheels(files, requirement, tags)
             if good:
                 continue
             wanted = (f"{canonicalize_name(requirement.name).replace('-', '_')}-{version}-"
                       f"{{{py},py3}}-*-{{{target.platform},manylinux*,any}}.whl")
-            seen = f"; it has {', '.join(sorted(other)[:4])}" if other else \
+            seen_files = f"; it has {', '.join(sorted(other)[:4])}" if other else \
                 f"; it has no file of {requirement.name} {version}"
             raise IndexUnavailableError(printable(
                 f"index {index} does not serve {wanted} (for Python {target.python_minor} on "
-                f"{target.platform}){seen}"))
+                f"{target.platform}){seen_files}"))
+    return seen
+
+
+@model
+class KnownRelease:
+    """What the catalog knows of a framework the profile asks for: the profile's specifier and
+    the newest release the catalog has (what a lock compares the index with)."""
+
+    framework: Framework
+    specifier: SpecifierSet
+    newest: Version
+
+
+def staleness_notices(
+    seen: dict[Framework, tuple[IndexFile, ...]], known: Iterable[KnownRelease]
+) -> list[str]:
+    """One line per framework whose index page lists a release newer than the catalog's newest
+    that the profile's specifier admits (final releases only)."""
+    notices = []
+    for item in known:
+        newer = []
+        for file in seen.get(item.framework, ()):
+            try:
+                _, version, _, _ = parse_wheel_filename(file.filename)
+            except (InvalidWheelFilename, ValueError):
+                continue
+            public = Version(version.public)
+            if public.is_prerelease or public.is_devrelease or public <= item.newest:
+                continue
+            if item.specifier.contains(public, prereleases=True):
+                newer.append(public)
+        if newer:
+            notices.append(f"{item.framework} {max(newer)} is on the index but not in the "
+                           f"catalog: run `colabenv catalog refresh {item.framework}`")
+    return notices
 
 
 def check_indexes_reachable(plan: IndexPlan, client: SimpleClient, checked: Iterable[str]) -> None:
@@ -461,8 +501,13 @@ def make_lock(
     progress: Progress | None = None,
     with_files: bool = False,
     http_deadline_s: float = HTTP_DEADLINE_S,
+    known: Sequence[KnownRelease] = (),
+    notice: Progress | None = None,
 ) -> Lock:
-    """Check the framework files, resolve the closure, and return the lock (nothing written)."""
+    """Check the framework files, resolve the closure, and return the lock (nothing written).
+
+    ``known``, ``notice``: where the framework pages list a release newer than the catalog's
+    that the profile admits, say so once per framework (the lock is made all the same)."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
     if not resolution.requirements:
@@ -475,7 +520,9 @@ def make_lock(
         if refusal is not None:
             raise LockError(refusal)
     client = SimpleClient(env, redact, deadline_s=http_deadline_s)
-    check_framework_files(resolution, plan, client, say)
+    seen = check_framework_files(resolution, plan, client, say)
+    for line in staleness_notices(seen, known):
+        (notice or say)(line)
     checked = [c.index_url for c in resolution.choices if c.index_url]
     if any(c.index_url is None for c in resolution.choices) and plan.default:
         checked.append(plan.default)

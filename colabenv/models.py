@@ -386,6 +386,7 @@ class Profile:
     verify: VerifySettings
     reproducibility: Reproducibility = field(default_factory=Reproducibility)
     catalog_paths: tuple[Path, ...] = ()
+    allow_unconfirmed: bool = False
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:
@@ -511,6 +512,9 @@ class Variant:
     jax and tensorflow. ``cuda`` is the toolkit it was built with (None for CPU builds);
     ``index_url`` None means the default index. ``archs`` is the GPU arch list (empty for CPU).
     ``pins`` are the NVIDIA wheels the build requires, used for joint resolution.
+    ``unconfirmed``: why a fact of this build (its arch list, say) could not be read from
+    upstream; the resolver passes over such a build unless allowed. ``overlay``: the catalog
+    overlay file it was read from (None: the shipped catalog).
     """
 
     name: str
@@ -524,6 +528,8 @@ class Variant:
     source: Source
     tpu: TpuBuild | None = None
     """The TPU build this variant stands for (the resolver's ``tpu`` variant), else None."""
+    unconfirmed: str | None = None
+    overlay: str | None = None
 
     @property
     def is_cpu(self) -> bool:
@@ -555,6 +561,8 @@ class Release:
     default_variant: str | None
     companions: tuple[Companion, ...]
     source: Source
+    overlay: str | None = None
+    """The catalog overlay file whose entry for this release was read last (None: shipped)."""
 
     def variant(self, name: str) -> Variant | None:
         for variant in self.variants:
@@ -729,6 +737,8 @@ class FrameworkChoice:
     archs: tuple[Arch, ...]
     find_links: str | None = None
     """A find-links page the requirements need (an old release's libtpu), else None."""
+    catalog_file: str | None = None
+    """The catalog overlay file the choice came from (None: the shipped catalog)."""
 
     def to_json(self) -> dict[str, object]:
         shown: dict[str, object] = {
@@ -741,6 +751,8 @@ class FrameworkChoice:
         }
         if self.find_links is not None:
             shown["find_links"] = self.find_links
+        if self.catalog_file is not None:
+            shown["catalog_file"] = self.catalog_file
         return shown
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from colabenv import _proc
 from colabenv._data import helper_source
 from colabenv._version import __version__
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import catalog_for
 from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError
 from colabenv.models import RuntimeKind
@@ -109,8 +109,7 @@ def bootstrap(
                         python=python, cpu=cpu)
     loaded = load_profile(find_profile(profile))
     fingerprint = detect(resolve_overrides(flags))
-    resolution = resolve(loaded, fingerprint.target,
-                         shipped_catalog(r.framework for r in loaded.frameworks))
+    resolution = resolve(loaded, fingerprint.target, catalog_for(loaded, os.environ))
     text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
                                    helper_source=helper_source())) + "\n"
     for warning in resolution.warnings:

@@ -209,7 +209,18 @@ class _Candidates:
     rejections: tuple[tuple[Version, str], ...]
 
 
-def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> _Candidates:
+UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
+
+
+def _unconfirmed_rejection(variant: Variant) -> str:
+    return f"{variant.name} is unconfirmed ({variant.unconfirmed}); {UNCONFIRMED_HINT}"
+
+
+def _candidates(
+    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool = False
+) -> _Candidates:
+    """``allow_unconfirmed``: take builds marked unconfirmed too (otherwise each is turned
+    down, with that as the reason, where nothing else turns it down first)."""
     framework = request.framework
     py = Version(target.python_minor)
     rejections: list[tuple[Version, str]] = []
@@ -238,6 +249,8 @@ def _candidates(request: FrameworkRequest, target: Target, catalog: Catalog) -> 
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
+            if problem is None and variant.unconfirmed is not None and not allow_unconfirmed:
+                problem = _unconfirmed_rejection(variant)
             if problem:
                 if problem is not _NOT_ASKED:
                     rejections.append((release.version, problem))
@@ -480,6 +493,8 @@ def _warnings(
         warnings.append("GPU compute capability unknown: arch lists were not checked")
     for option in chosen:
         variant = option.variant
+        if variant.unconfirmed is not None:
+            warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
         if variant.cuda is not None and not option.fully_supported:
             warnings.append(
                 f"{option.label} {variant.name} runs on the driver by minor-version compatibility "
@@ -561,7 +576,9 @@ def _turned_down_for_components(
     return problem is not None and _variant_rejection(variant, request, target, catalog) == problem
 
 
-def _component_hint(request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+def _component_hint(
+    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool
+) -> str:
     """What to change when a release the profile allows was turned down for its NVIDIA
     component pins: the releases whose pins do cover the GPUs."""
     refused = [
@@ -575,7 +592,8 @@ def _component_hint(request: FrameworkRequest, target: Target, catalog: Catalog)
         return ""
     open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant,
                                     request.companions)
-    good = sorted({o.release.version for o in _candidates(open_request, target, catalog).options})
+    options = _candidates(open_request, target, catalog, allow_unconfirmed).options
+    good = sorted({o.release.version for o in options})
     if not good:
         return "\n  no release in the catalog pins components with kernels for these GPUs"
     everything = sorted(r.version for r in catalog.releases_of(request.framework))
@@ -583,8 +601,14 @@ def _component_hint(request: FrameworkRequest, target: Target, catalog: Catalog)
     return f"\n  to change: allow {hint} (releases whose pins carry kernels for these GPUs)"
 
 
-def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
-    """Choose a release and variant for every framework the profile wants, jointly."""
+def resolve(
+    profile: Profile, target: Target, catalog: Catalog, *, allow_unconfirmed: bool = False
+) -> Resolution:
+    """Choose a release and variant for every framework the profile wants, jointly.
+
+    Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
+    ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
+    allow = allow_unconfirmed or profile.allow_unconfirmed
     if profile.python is not None and not profile.python.contains(
         Version(target.python_minor), prereleases=True
     ):
@@ -600,18 +624,19 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
         if unknown:
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
-        found = _candidates(request, target, catalog)
+        found = _candidates(request, target, catalog, allow)
         if not found.options:
             shown = _grouped(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or _no_match(request, catalog)
-            detail += _component_hint(request, target, catalog)
+            detail += _component_hint(request, target, catalog, allow)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
                 f"{str(request.specifier) or 'any version'} runs on the target{detail}"
             )
         per_framework.append(found.options)
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
-        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog).options
+        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog,
+                                                                 allow).options
     chosen = _joint_choice(per_framework)
     if chosen is None:
         raise ResolutionError(
@@ -625,6 +650,13 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
         if brought.get(option.framework):
             held = ", ".join(brought[option.framework])
             reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
+        if option.variant.unconfirmed is not None:
+            by = "--allow-unconfirmed" if allow_unconfirmed else \
+                "the profile's [catalog] allow_unconfirmed"
+            reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
+        overlay = option.variant.overlay or option.release.overlay
+        if overlay is not None:
+            reason += f"; from the catalog overlay {overlay}"
         choices.append(
             FrameworkChoice(
                 framework=option.framework,
@@ -639,6 +671,7 @@ def resolve(profile: Profile, target: Target, catalog: Catalog) -> Resolution:
                 pins=option.variant.pins,
                 archs=option.variant.archs,
                 find_links=option.variant.tpu.find_links if option.variant.tpu else None,
+                catalog_file=overlay,
             )
         )
     floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]

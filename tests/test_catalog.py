@@ -84,10 +84,10 @@ def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
 @pytest.mark.parametrize(
     ("framework", "first", "last", "minors"),
     [
-        (Framework.TORCH, "2.0.0", "2.14.1", [f"2.{n}" for n in range(15)]),
+        (Framework.TORCH, "2.0.0", "2.15.0", [f"2.{n}" for n in range(16)]),
         (Framework.TENSORFLOW, "2.12.0", "2.21.0", [f"2.{n}" for n in range(12, 22)]),
-        (Framework.JAX, "0.4.26", "0.11.2",
-         ["0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11"]),
+        (Framework.JAX, "0.4.26", "0.12.0.1",
+         ["0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12"]),
     ],
 )
 def test_every_minor_line_in_scope_is_covered(
@@ -115,11 +115,12 @@ def test_releases_colab_images_ship_are_present(framework: Framework, version: s
     _release(framework, version)
 
 
-def test_every_torch_patch_release_from_2_0_to_2_14_is_listed() -> None:
+def test_every_torch_patch_release_from_2_0_to_2_15_is_listed() -> None:
     expected = {
         "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0",
         "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0",
         "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1",
+        "2.15.0",
     }
     assert {str(r.version) for r in CATALOG.releases_of(Framework.TORCH)} == expected
 
@@ -162,6 +163,14 @@ def test_release_has_exactly_one_cpu_variant(release: Release) -> None:
     assert [v.name for v in release.variants if v.is_cpu] == ["cpu"]
 
 
+def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -> None:
+    unconfirmed = {(str(r.framework), str(r.version), v.name): v.unconfirmed
+                   for r in CATALOG.releases for v in r.variants if v.unconfirmed is not None}
+    assert set(unconfirmed) == {("torch", "2.15.0", "cpu")}
+    assert all(reason and len(reason) > 20 for reason in unconfirmed.values())
+    assert all(v.overlay is None for r in CATALOG.releases for v in r.variants)
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_companions_exist_with_sensible_versions(release: Release) -> None:
     companions = {str(c.name): c for c in release.companions}
@@ -169,7 +178,11 @@ def test_companions_exist_with_sensible_versions(release: Release) -> None:
     if release.framework is Framework.TORCH:
         assert set(companions) == {"torchvision", "torchaudio"}
         vision = companions["torchvision"].version
-        assert (vision.major, vision.minor) == (0, version.minor + 15)
+        if version == Version("2.15.0"):
+            # torchvision 0.29.2 came with torch 2.15.0 (uploaded with it, built +cu132)
+            assert vision == Version("0.29.2")
+        else:
+            assert (vision.major, vision.minor) == (0, version.minor + 15)
         assert companions["torchvision"].follows_variant
         audio = companions["torchaudio"]
         if version < Version("2.12"):
@@ -370,6 +383,20 @@ FACTS = [
     Fact(T, "2.14.1", "cu130", pins("nvidia-nccl-cu13", "==2.30.7"), "2.14.1 METADATA"),
     Fact(T, "2.12.0", "cu126", pins("nvidia-cudnn-cu12", "==9.10.2.21"), "RELEASE.md 2.12 row"),
     Fact(T, "2.14.1", "cu130", cuda("13.0"), "PyPI wheel torch.version.cuda"),
+    Fact(T, "2.15.0", "cu132", cuda("13.2"), "torch/version.py of the PyPI wheel: 2.15.0+cu132"),
+    Fact(T, "2.15.0", "cu132", pins("nvidia-cudnn-cu13", "==9.26.0.51"), "2.15.0 METADATA"),
+    Fact(T, "2.15.0", "cu132", pins("nvidia-nvshmem-cu13", "==3.7.2"), "2.15.0 METADATA"),
+    Fact(T, "2.15.0", "cu132", pins("cuda-toolkit", "==13.2.2"), "2.15.0 METADATA"),
+    Fact(T, "2.15.0", "cu132", lacks("7.0"), "read from the wheel: sm_75 and newer"),
+    Fact(T, "2.15.0", "cu132", native("7.5"), "read from the wheel: sm_75 cubins (T4)"),
+    Fact(T, "2.15.0", "cu132", native("9.0"), "read from the wheel: sm_90 cubins (H100/H200)"),
+    Fact(T, "2.15.0", "cu132", native("12.0"), "read from the wheel: sm_120 cubins"),
+    Fact(J, "0.12.0", "cuda12", pins("nvidia-cudnn-cu12", ">=9.10.2.21,<10.0"), "plugin 0.12.0"),
+    Fact(J, "0.12.0.1", "cuda13", pins("nvidia-cudnn-cu13", ">=9.12.0.46,<10.0"), "plugin"),
+    Fact(J, "0.12.0.1", "cuda12", native("10.1"), "plugin/pjrt 0.12.0.1 carry sm_101 cubins"),
+    Fact(J, "0.12.0.1", "cuda12", covers("6.0"), "plugin/pjrt 0.12.0.1 carry sm_60 cubins"),
+    Fact(J, "0.12.0.1", "cuda13", native("11.0"), "plugin/pjrt 0.12.0.1 carry sm_110 cubins"),
+    Fact(J, "0.12.0.1", "cuda13", lacks("7.0"), "CUDA 13 plugin: sm_75 and newer"),
     Fact(TF, "2.18.0", "and-cuda", pins("nvidia-cudnn-cu12", "==9.3.0.75"), "and-cuda extra"),
     Fact(TF, "2.18.0", "and-cuda", pins("nvidia-cuda-runtime-cu12", "==12.5.82"), "and-cuda"),
     Fact(TF, "2.19.0", "and-cuda", pins("nvidia-cudnn-cu12", "==9.3.0.75"), "and-cuda extra"),
@@ -419,8 +446,9 @@ def test_known_fact(fact: Fact) -> None:
         (T, "2.0.0", "cu117"), (T, "2.1.0", "cu121"), (T, "2.4.1", "cu121"),
         (T, "2.5.0", "cu124"), (T, "2.6.0", "cu124"), (T, "2.7.0", "cu126"),
         (T, "2.8.0", "cu128"), (T, "2.10.0", "cu128"), (T, "2.11.0", "cu130"),
-        (T, "2.14.1", "cu130"), (TF, "2.12.0", "cuda"), (TF, "2.14.0", "and-cuda"),
-        (J, "0.5.3", "cuda12"), (J, "0.11.2", "cuda12"),
+        (T, "2.14.1", "cu130"), (T, "2.15.0", "cu132"), (TF, "2.12.0", "cuda"),
+        (TF, "2.14.0", "and-cuda"), (J, "0.5.3", "cuda12"), (J, "0.11.2", "cuda12"),
+        (J, "0.12.0", "cuda12"), (J, "0.12.0.1", "cuda12"),
     ],
 )
 def test_default_variant_is_what_pypi_serves(
@@ -440,6 +468,8 @@ def test_default_variant_is_what_pypi_serves(
         (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu"}),
         (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu"}),
         (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu"}),
+        (T, "2.15.0", {"cu132", "cpu"}),
+        (J, "0.12.0", {"cuda12", "cuda13", "cpu"}),
         (J, "0.7.1", {"cuda12", "cpu"}),
         (J, "0.7.2", {"cuda12", "cuda13", "cpu"}),
         (TF, "2.13.1", {"cuda", "cpu"}),
@@ -457,7 +487,8 @@ def test_variant_sets(framework: Framework, version: str, variants: set[str]) ->
         (T, "2.5.0", "3.8", False), (T, "2.9.0", "3.9", False), (T, "2.9.0", "3.14", True),
         (TF, "2.15.0", "3.12", False), (TF, "2.16.1", "3.12", True), (TF, "2.21.0", "3.9", False),
         (J, "0.4.30", "3.9", True), (J, "0.4.31", "3.9", False), (J, "0.7.0", "3.10", False),
-        (J, "0.11.0", "3.11", False),
+        (J, "0.11.0", "3.11", False), (T, "2.15.0", "3.10", False), (T, "2.15.0", "3.11", True),
+        (T, "2.15.0", "3.15", True), (J, "0.12.0", "3.11", False), (J, "0.12.0.1", "3.15", True),
     ],
 )
 def test_python_ranges(framework: Framework, version: str, python: str, admitted: bool) -> None:
@@ -471,7 +502,8 @@ def test_python_ranges(framework: Framework, version: str, python: str, admitted
         (T, "2.6.0", "torchvision", "0.21.0"), (T, "2.8.0", "torchvision", "0.23.0"),
         (T, "2.12.1", "torchvision", "0.27.1"), (T, "2.14.1", "torchaudio", "2.11.0"),
         (J, "0.5.2", "jaxlib", "0.5.1"), (J, "0.4.35", "jaxlib", "0.4.34"),
-        (J, "0.5.3", "jaxlib", "0.5.3"),
+        (J, "0.5.3", "jaxlib", "0.5.3"), (T, "2.15.0", "torchvision", "0.29.2"),
+        (T, "2.15.0", "torchaudio", "2.11.0"), (J, "0.12.0.1", "jaxlib", "0.12.0.1"),
     ],
 )
 def test_companion_pairs(framework: Framework, version: str, companion: str, expected: str) -> None:
@@ -872,6 +904,10 @@ COMPONENT_KNOWN = [
     ComponentFact("nvidia-cudnn-cu12", "8.9.2.26", "6.0", True, "cuDNN 8.9 for CUDA 12"),
     ComponentFact("nvidia-cudnn-cu13", "9.12.0.46", "7.0", False, "CUDA 13: sm_75 and newer"),
     ComponentFact("nvidia-cudnn-cu13", "9.28.1.4", "7.5", True, "T4"),
+    ComponentFact("nvidia-cudnn-cu13", "9.26.0.51", "9.0", True, "torch 2.15.0's cuDNN on H200"),
+    ComponentFact("nvidia-cudnn-cu13", "9.26.0.51", "7.0", False, "no Volta in 9.26 either"),
+    ComponentFact("nvidia-nvshmem-cu13", "3.7.2", "7.5", True, "torch 2.15.0's NVSHMEM on a T4"),
+    ComponentFact("nvidia-cublas", "13.4.1.3", "9.0", True, "cuda-toolkit 13.2.2 cuBLAS"),
     ComponentFact("nvidia-nccl-cu12", "2.27.7", "5.2", True, "NCCL kept sm_50 up to 2.27"),
     ComponentFact("nvidia-nccl-cu12", "2.28.9", "5.2", False, "NCCL 2.28 dropped sm_50"),
     ComponentFact("nvidia-nccl-cu12", "2.32.3", "6.0", True, "NCCL still has sm_60"),

@@ -130,10 +130,23 @@ SCENARIOS = [
              {"torch": Expect("==2.8.*", "cu126")}),
     Scenario("a100-torch-2.8", "a100", 'torch = "==2.8.*"',
              {"torch": Expect("==2.8.*", "cu128")}),
+    # torch 2.15.0 has only its CUDA 13.2 build (the PyPI default) in the catalog: on a 580
+    # driver it runs by minor-version compatibility, and it is still the newest release
     Scenario("h100-torch-any", "h100-580", 'torch = "*"',
-             {"torch": Expect(">=2.11", "cu130")}),
+             {"torch": Expect("==2.15.0", "cu132", requirement="torch==2.15.0+cu132")},
+             warning="minor-version compatibility"),
+    Scenario("h100-torch-2.14-cu130", "h100-580", 'torch = "<2.15"',
+             {"torch": Expect("==2.14.1", "cu130")}),
     Scenario("h200-torch-jax", "h200-580", 'torch = "*"\njax = "*"',
-             {"torch": Expect(">=2.11", "cu130"), "jax": Expect(">=0.7.2", "cuda13")}),
+             {"torch": Expect("==2.15.0", "cu132"), "jax": Expect(">=0.12", "cuda13")}),
+    Scenario("h200-torch-2.15-jax-0.12", "h200-580", 'torch = ">=2.15"\njax = ">=0.12"',
+             {"torch": Expect("==2.15.0", "cu132"),
+              "jax": Expect("==0.12.0.1", "cuda13", requirement="jaxlib==0.12.0.1")},
+             constraints=()),
+    Scenario("a100-torch-2.15-needs-580", "a100", 'torch = ">=2.15"',
+             error=("frameworks.torch", "torch 2.15.0: cu132 needs driver >= 580.65.06")),
+    Scenario("cpu-torch-2.15-unconfirmed", "cpu", 'torch = ">=2.15"',
+             error=("torch 2.15.0: cpu is unconfirmed", "--allow-unconfirmed")),
     Scenario("h200-jax", "h200-580", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda13")}),
     Scenario("h200-tensorflow", "h200-580", 'tensorflow = "*"',
              {"tensorflow": Expect(">=2.20", "and-cuda")}),
@@ -150,7 +163,8 @@ SCENARIOS = [
              {"torch": Expect("==2.6.*", "cu124")}),
     Scenario("unknown-arch-warns", "gpu-unknown-arch", 'torch = "==2.8.*"',
              {"torch": Expect("==2.8.*", "cu128")}, warning="compute capability unknown"),
-    Scenario("cpu-torch", "cpu", 'torch = "*"', {"torch": Expect(">=2.11", "cpu")}),
+    Scenario("cpu-torch", "cpu", 'torch = "*"',
+             {"torch": Expect("==2.14.1", "cpu")}),  # 2.15.0 cpu is unconfirmed
     Scenario("cpu-jax", "cpu", 'jax = "==0.5.3"',
              {"jax": Expect("==0.5.3", "cpu", requirement="jax==0.5.3")}),
     Scenario("cpu-tensorflow", "cpu", 'tensorflow = "==2.18.*"',
@@ -275,8 +289,9 @@ def test_resolver_keeps_newest_first_and_explains(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = "*"\n')
     resolution = resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
-    newest = shipped_catalog().releases_of(Framework.TORCH)[0].version
-    assert resolution.choices[0].release == newest
+    newest = next(r.version for r in shipped_catalog().releases_of(Framework.TORCH)
+                  if any(v.cuda is not None and v.cuda.major == 12 for v in r.variants))
+    assert resolution.choices[0].release == newest, "the newest release with a CUDA 12 build"
     assert "driver 570.124.06" in resolution.choices[0].reason
     assert resolution.required_driver == Version("525.60.13")
 

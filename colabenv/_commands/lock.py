@@ -6,7 +6,9 @@ profile, the target or the component constraints changed since it was made; the 
 one recorded in the lock with whatever target flags (or ``COLABENV_*`` variables) are given,
 so CI needs no GPU. A lock that is not whole (truncated, edited, missing a requirement of its
 own profile) is exit 2. ``--http-deadline S`` (or ``COLABENV_HTTP_DEADLINE``) bounds each
-request to an index, whole (default 60 s).
+request to an index, whole (default 60 s). When a framework's page on its index lists a newer
+release than the catalog's that the profile admits, one line says so and names the refresh
+command (``render`` and ``resolve`` never ask an index).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def http_deadline(args: argparse.Namespace, environ: Mapping[str, str]) -> float
 
 
 def _check(args: argparse.Namespace) -> int:
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import catalog_for
     from colabenv.lockfile import check_satisfies, current_target, read_lock, stale_reasons
     from colabenv.resolver import resolve
 
@@ -85,8 +87,8 @@ def _check(args: argparse.Namespace) -> int:
         check_satisfies(lock, profile, printable(path.name))
     reasons = stale_reasons(lock, profile, target)
     if not reasons:
-        now = resolve(profile, target.to_target(),
-                      shipped_catalog(r.framework for r in profile.frameworks))
+        now = resolve(profile, target.to_target(), catalog_for(profile, os.environ),
+                      allow_unconfirmed=args.allow_unconfirmed)
         reasons = stale_reasons(lock, profile, target, now.constraint_lines)
     if reasons:
         for reason in reasons:
@@ -99,9 +101,9 @@ def _check(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import catalog_for
     from colabenv.lockfile import render_lock
-    from colabenv.locking import make_lock
+    from colabenv.locking import KnownRelease, make_lock
     from colabenv.resolver import resolve
 
     deadline = http_deadline(args, os.environ)
@@ -112,13 +114,17 @@ def run(args: argparse.Namespace) -> int:
                     f"not {printable(output.name)}")
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    catalog = catalog_for(profile, os.environ)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
+    known = [KnownRelease(r.framework, r.specifier, catalog.releases_of(r.framework)[0].version)
+             for r in profile.frameworks if catalog.releases_of(r.framework)]
     show_progress = not args.quiet and sys.stderr.isatty()
     with _progress(show_progress) as progress:
         lock = make_lock(resolution, resolver=args.resolver, colabenv_version=__version__,
-                         progress=progress, with_files=pylock, http_deadline_s=deadline)
+                         progress=progress, with_files=pylock, http_deadline_s=deadline,
+                         known=known, notice=lambda text: _note(args, text))
     text = render_lock(lock, pylock=pylock)
     if output is None:
         sys.stdout.write(text)

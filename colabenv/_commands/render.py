@@ -10,6 +10,7 @@ goes to stdout and ``setup.sh`` must be rendered beside it with the same flags.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from colabenv._commands._common import (
     write_text_atomic,
 )
 from colabenv._data import helper_source
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import catalog_for
 from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
 from colabenv.models import Profile, Resolution
 from colabenv.render import LockInput, render_script
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
                          "folder beside the definition")
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
+    resolution = resolve(profile, target, catalog_for(profile, os.environ),
+                         allow_unconfirmed=args.allow_unconfirmed)
     lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
     lines = render_script(
         resolution,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from colabenv._commands._common import load_profile_arg, stdout_is_terminal, target_from_args
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog import catalog_for
 from colabenv.errors import printable
 from colabenv.models import Resolution, format_driver
 from colabenv.resolver import resolve
@@ -87,8 +88,9 @@ def _table(resolution: Resolution) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    catalog = shipped_catalog(r.framework for r in profile.frameworks)
-    resolution = resolve(profile, target_from_args(args), catalog)
+    catalog = catalog_for(profile, os.environ)
+    resolution = resolve(profile, target_from_args(args), catalog,
+                         allow_unconfirmed=args.allow_unconfirmed)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
     elif stdout_is_terminal():

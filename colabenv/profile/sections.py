@@ -65,7 +65,7 @@ VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s", "io_pat
                "max_other_vram_share")
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
-CATALOG_KEYS = ("paths",)
+CATALOG_KEYS = ("paths", "allow_unconfirmed")
 MAX_CATALOG_PATHS = 32
 
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
@@ -112,6 +112,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         verify=_verify(doc.sub("verify")),
         reproducibility=_reproducibility(doc.sub("reproducibility")),
         catalog_paths=tuple(Path(p) for p in _catalog_paths(doc.sub("catalog"))),
+        allow_unconfirmed=doc.sub("catalog").flag("allow_unconfirmed", False),
     )
 
 
