@@ -67,9 +67,11 @@ XLA_DETERMINISM_NAME = "--xla_gpu_deterministic_ops"
 XLA_DETERMINISM_FLAG = f"{XLA_DETERMINISM_NAME}=true"
 """XLA's switch to deterministic GPU kernels, read from ``XLA_FLAGS`` when JAX (or TensorFlow's
 XLA) initialises its backend; a superset of ``--xla_gpu_exclude_nondeterministic_ops`` (openxla/xla
-pull 12520). Every JAX release in the catalog (0.4.26 to 0.11.2) knows it: ``xla_gpu_deterministic
+pull 12520). Every JAX release in the catalog (0.4.26 to 0.12.0.1) knows it: ``xla_gpu_deterministic
 _ops`` is defined in ``xla/debug_options_flags.cc`` from before 0.4.26 through the XLA commit
-jax 0.11.1's build pins. An unknown flag in ``XLA_FLAGS`` aborts XLA at start, so the name matters."""
+jax 0.11.1's build pins, and the flag's name is in ``libjax_common.so`` of the 0.12.0 and 0.12.0.1
+wheels (read 2026-11-22). An unknown flag in ``XLA_FLAGS`` aborts XLA at start, so the name
+matters."""
 
 APPEND_PREFIX = "+"
 """In the hook's list of (name, value) pairs, ``+NAME`` means: put ``value`` (a ``--flag=value``

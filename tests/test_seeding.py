@@ -207,7 +207,7 @@ def test_environment_problems_name_each_missing_or_wrong_variable() -> None:
 
 
 def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None:
-    """``--xla_gpu_deterministic_ops`` is in XLA's flag list for JAX 0.4.26 through 0.11.2 (see
+    """``--xla_gpu_deterministic_ops`` is in XLA's flag list for JAX 0.4.26 through 0.12.0.1 (see
     colabenv.seeding.XLA_DETERMINISM_FLAG); an unknown XLA flag aborts JAX at start, so a JAX
     release outside that range in the catalog needs the flag checked again."""
     from packaging.version import Version
@@ -216,6 +216,6 @@ def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None
     from colabenv.models import Framework
 
     versions = [release.version for release in shipped_catalog().releases_of(Framework.JAX)]
-    assert versions and Version("0.4.26") <= min(versions) and max(versions) <= Version("0.11.2"), (
-        "a JAX release outside 0.4.26-0.11.2: check that its XLA still knows "
+    assert versions and Version("0.4.26") <= min(versions) <= max(versions) <= Version("0.12.0.1"), (
+        "a JAX release outside 0.4.26-0.12.0.1: check that its XLA still knows "
         f"{XLA_DETERMINISM_FLAG} (xla/debug_options_flags.cc at the commit jaxlib pins)")

@@ -134,7 +134,7 @@ def test_flags_for_another_target_skip_the_tpu_probe() -> None:
     probe, _ = recorded("kaggle-v3-8")
     assert detect(TargetOverrides(cpu=True), probe=probe).target.tpu is None
     nvidia = detect(TargetOverrides(driver=Version("550.54.15")), probe=probe,
-                    catalog=lambda: shipped_catalog(()))
+                    catalog_loader=lambda: shipped_catalog(()))
     assert nvidia.target.accelerator is Accelerator.NVIDIA
 
 

@@ -102,7 +102,7 @@ SCENARIOS = [
              {"torch": Expect("==2.6.0", find_links=XLA_LINKS,
                               requirements=("torch==2.6.0+cpu", "torch-xla[tpu]==2.6.1"))}),
     Scenario("torch-2.10-has-no-torch-xla", "colab-v6e-1", 'torch = ">=2.10"',
-             error=("torch 2.10.0 to 2.14.1: no TPU build",
+             error=("torch 2.10.0 to 2.15.0: no TPU build",
                     "TPU builds of torch are 2.1.0 to 2.9.0")),
     Scenario("torch-cuda-variant-on-a-tpu", "colab-v6e-1",
              'torch = { version = "==2.9.0", variant = "cu128" }',
