@@ -54,6 +54,8 @@ TARGETS = {
     "a100": lambda: _target("570.124.06", "12.8", ("8.0",), "3.12"),
     "h100-580": lambda: _target("580.65.06", "13.0", ("9.0",), "3.12"),
     "h200-580": lambda: _target("580.95.05", "13.0", ("9.0",), "3.12"),
+    "t4-590": lambda: _target("590.44.01", "13.1", ("7.5",), "3.12"),
+    "l4-590": lambda: _target("590.44.01", "13.1", ("8.9",), "3.12"),
     "old-470": lambda: _target("470.82.01", "11.4", ("7.5",), "3.10"),
     "mixed-1080ti-3090": lambda: _target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
     "v100": lambda: _target("570.124.06", "12.8", ("7.0",), "3.12"),
@@ -99,6 +101,14 @@ SCENARIOS = [
     # torch releases only ship cu126+ and run by minor-version compatibility.
     Scenario("t4-torch-any", "colab-t4", 'torch = "*"',
              {"torch": Expect(">=2.11", "cu126")}, warning="minor-version compatibility"),
+    # the CUDA 13 builds of torch 2.11-2.14.1 have no sm_75 code in libtorch_cuda_linalg.so: a
+    # T4 on a CUDA 13 driver gets the CUDA 12 build, an L4 (sm_89, through sm_86) the CUDA 13 one
+    Scenario("t4-cuda13-driver-torch-2.14", "t4-590", 'torch = "==2.14.1"',
+             {"torch": Expect("==2.14.1", "cu126")}),
+    Scenario("l4-cuda13-driver-torch-2.14", "l4-590", 'torch = "==2.14.1"',
+             {"torch": Expect("==2.14.1", "cu130")}),
+    Scenario("t4-cuda13-driver-torch-2.15", "t4-590", 'torch = "==2.15.0"',
+             {"torch": Expect("==2.15.0", "cu132")}, warning="minor-version compatibility"),
     Scenario("t4-torch-2.6", "colab-t4", 'torch = "==2.6.*"',
              {"torch": Expect("==2.6.*", "cu124", requirement="torch==2.6.0+cu124")}),
     Scenario("t4-torch-2.5-cu121", "colab-t4",
