@@ -426,7 +426,7 @@ def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version |
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
-    """The ``detect --json`` object (design section 3), plus the details ``diff`` compares."""
+    """The ``detect --json`` object (docs/formats.md), plus the details ``diff`` compares."""
     target = fingerprint.target
     shown = shown_installed(target.installed)
     shown_names = {d.name for d in shown}

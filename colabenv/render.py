@@ -1,4 +1,4 @@
-"""Resolution -> the bootstrap script, as lines (design section 7). No I/O.
+"""Resolution -> the bootstrap script, as lines (docs/cli.md, "The bootstrap script"). No I/O.
 
 Every value from the profile reaches bash as a single-quoted word (:func:`q`, the rule of
 :func:`shlex.quote`) or inside a quoted here-document, so no profile string is ever evaluated

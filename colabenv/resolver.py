@@ -1,4 +1,4 @@
-"""Choose framework wheels that run on the target, jointly, and say why (design section 6).
+"""Choose framework wheels that run on the target, jointly, and say why (docs/architecture.md, "The resolution rules").
 
 A pure function of (profile, target, catalog); the target carries what is installed.
 """
