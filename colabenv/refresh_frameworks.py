@@ -1,4 +1,5 @@
-"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.refresh`)."""
+"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.refresh`), and
+:func:`derive`, which asks the one a refresh is for and keeps what the driver table allows."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.models import Arch, Companion, Framework, Release, Source, Variant
+from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.refresh import (
     PYTORCH_INDEX,
     Derived,
@@ -478,3 +479,45 @@ def tensorflow_releases(
         releases.append(release)
     return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read),
                    frozenset(offered))
+
+
+def derive(
+    reader: IndexReader, known: Sequence[Release], catalog: Catalog
+) -> Derived:
+    """The releases of ``reader.options.framework`` the selection names, as the indexes state
+    them; ``known``: the releases of the file being refreshed; ``catalog``: the driver table
+    every CUDA build must be in."""
+    framework = reader.options.framework
+    derive_one = {Framework.TORCH: torch_releases,
+                  Framework.JAX: jax_releases,
+                  Framework.TENSORFLOW: tensorflow_releases}[framework]
+    found = derive_one(reader, History(known), known)
+    notes = list(found.notes)
+    kept: list[Release] = []
+    for release in found.releases:
+        checked, dropped = _within_driver_table(release, catalog)
+        notes.extend(dropped)
+        if checked is not None:
+            kept.append(checked)
+    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
+
+
+def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:
+    """``release`` less the CUDA builds the driver table has no entry for (a catalog that
+    names them would not load), with a note for each; None when its default build goes."""
+    kept, notes = [], []
+    for variant in release.variants:
+        if variant.cuda is not None and (catalog.floor_driver(variant.cuda) is None or
+                                         catalog.toolkit_driver(variant.cuda) is None):
+            notes.append(f"{release.framework} {release.version} {variant.name} left out: "
+                         f"drivers.toml has no driver for CUDA {variant.cuda} (add a [[toolkit]] "
+                         "entry, then refresh again)")
+            continue
+        kept.append(variant)
+    if release.default_variant is not None and release.default_variant not in \
+            {v.name for v in kept}:
+        notes.append(f"{release.framework} {release.version} left out: its default build "
+                     f"{release.default_variant} is")
+        return None, notes
+    return Release(release.framework, release.version, release.python, tuple(kept),
+                   release.default_variant, release.companions, release.source), notes
