@@ -177,7 +177,7 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import shipped_catalog, shipped_tpu
     from colabenv.detect import detect
     from colabenv.settings import TargetFlags, resolve_overrides
 
@@ -186,7 +186,8 @@ def verify(
     limit_given = checked_timeout(timeout) if timeout is not None else None
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     catalog = shipped_catalog()
-    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
+    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu),
+                                       interpreter=python)
     target = fingerprint.target
     if fingerprint.state_dir is None:
         from colabenv.state import NO_HOME

@@ -147,7 +147,7 @@ def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]
 
 def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
     """(framework, version, variant) each golden profile resolves to on a T4 for each snapshot."""
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import shipped_catalog, shipped_tpu
     from colabenv.detect import detect
     from colabenv.profile import find_profile, load_profile
     from colabenv.resolver import resolve
@@ -157,7 +157,7 @@ def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
     for snapshot in snapshots():
         flags = TargetFlags(driver=T4_DRIVER, compute_capability=("7.5",), python=PY,
                             installed_from=str(RUNTIMES / snapshot / "pip-freeze.txt"))
-        target = detect(resolve_overrides(flags, environ={})).target
+        target = detect(resolve_overrides(flags, environ={}, tpu_facts=shipped_tpu)).target
         for name in profiles:
             resolution = resolve(load_profile(find_profile(name)), target, shipped_catalog())
             for choice in resolution.choices:
