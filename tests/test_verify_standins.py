@@ -24,6 +24,7 @@ import pytest
 
 from colabenv.catalog import shipped_catalog
 from colabenv.models import ComputeCapability, Framework, archs_cover, format_driver
+from tests.support.pythons import oldest_python
 from tests.support.standin_frameworks import (
     Behaviour,
     Standin,
@@ -695,20 +696,7 @@ def test_the_marker_of_another_interpreter_does_not_pass(tmp_path: Path) -> None
     assert code == 1
 
 
-def _oldest_python() -> str | None:
-    """A Python 3.8 interpreter, the oldest colabenv looks into, if this machine has one: on
-    PATH, or installed by pyenv (whose shim answers only where that version is selected)."""
-    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
-    candidates = [shutil.which("python3.8"), *sorted(map(str, root.glob("versions/3.8*/bin/python3.8")))]
-    for candidate in filter(None, candidates):
-        done = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
-                              capture_output=True, text=True, timeout=60, check=False)
-        if done.returncode == 0 and done.stdout.strip():
-            return done.stdout.strip()
-    return None
-
-
-OLDEST_PYTHON = _oldest_python()
+OLDEST_PYTHON = oldest_python()
 
 
 def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
