@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv.frameworks import FACTS
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.refresh import (
     PYTORCH_INDEX,
@@ -34,6 +35,7 @@ from colabenv.refresh import (
     variant_model,
 )
 
+JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
 
 
@@ -180,7 +182,7 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         else:
             _carried_cpu(history, version, variants, notes)
         companions, said = [], []
-        for project in ("torchvision", "torchaudio"):
+        for project in FACTS[Framework.TORCH].companions:
             companion, why = _torch_companion(reader, project, version, name, history)
             said.append(why)
             if companion is None:
@@ -280,14 +282,14 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         jaxlib = None
         for extra in ("cuda12", "cuda", "cuda13", None):
             for requirement in requirements_of(metadata, extra):
-                if canonicalize_name(requirement.name) == "jaxlib" and jaxlib is None:
+                if canonicalize_name(requirement.name) == JAXLIB and jaxlib is None:
                     jaxlib = _pinned(requirement.specifier)
         if jaxlib is None:
-            notes.append(f"jax {version} left out: no extra pins one jaxlib")
+            notes.append(f"jax {version} left out: no extra pins one {JAXLIB}")
             continue
-        jaxlib_wheels = by_version(reader.wheels(options.index, "jaxlib")).get(jaxlib, [])
+        jaxlib_wheels = by_version(reader.wheels(options.index, JAXLIB)).get(jaxlib, [])
         if not jaxlib_wheels:
-            notes.append(f"jax {version} left out: no Linux x86_64 wheel of jaxlib {jaxlib}")
+            notes.append(f"jax {version} left out: no Linux x86_64 wheel of {JAXLIB} {jaxlib}")
             continue
         try:
             python = python_range(jaxlib_wheels, metadata.requires_python)
@@ -315,14 +317,14 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             continue
         default = default or ("cuda12" if "cuda12" in variants else sorted(variants)[0])
         variants["cpu"] = variant_model(
-            "cpu", source=f"{options.index_label} jax {version} with jaxlib {jaxlib} and no GPU "
+            "cpu", source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
                           f"extra (pip install jax is the CPU-only install); {stamp()}")
         release = Release(
             Framework.JAX, version, python, tuple(variants.values()), default,
-            (Companion(canonicalize_name("jaxlib"), jaxlib, False),),
+            (Companion(JAXLIB, jaxlib, False),),
             Source(f"{options.index_label} jax {version} METADATA (Requires-Python "
-                   f"{metadata.requires_python or 'not stated'}; its cuda extras pin jaxlib "
-                   f"{jaxlib}); jaxlib {jaxlib} manylinux x86_64 wheels for "
+                   f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
+                   f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
                    f"{_pythons(jaxlib_wheels)}; {stamp()}"))
         history.add(release)
         releases.append(release)

@@ -29,7 +29,7 @@ class FrameworkChoice:
     pins: tuple[Requirement, ...]
     archs: tuple[Arch, ...]
     find_links: str | None = None
-    """A find-links page the requirements need (an old release's libtpu), else None."""
+    """A find-links page the requirements need (an old release's TPU runtime), else None."""
     catalog_file: str | None = None
     """The catalog overlay file the choice came from (None: the shipped catalog)."""
 
