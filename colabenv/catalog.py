@@ -513,7 +513,8 @@ def _merged_release(old: Release, new: Release) -> Release:
 def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
     """``catalog`` with each overlay merged over it in turn (a later one wins): releases by
     framework and version, variants by name, driver entries by version and major line,
-    components by name, cuda-toolkit pins by version; then checked as a whole."""
+    components by name, cuda-toolkit pins by version; then checked as a whole. The TPU facts
+    are the catalog's (an overlay has no ``tpu.toml``)."""
     releases = {(r.framework, r.version): r for r in catalog.releases}
     toolkits = {t.version: t for t in catalog.toolkits}
     lines = {line.major: line for line in catalog.major_lines}
@@ -533,7 +534,7 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
             metas != {m.version: m for m in facts.toolkit_metas}:
         facts = ComponentFacts(tuple(components.values()), tuple(metas.values()))
     merged = Catalog(tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()),
-                     facts)
+                     facts, catalog.tpu)
     _check_consistency(merged, catalog_dir())
     return merged
 
