@@ -30,6 +30,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import Host, make_host
@@ -296,10 +297,8 @@ def changed_names(stdout: str) -> set[str]:
 def colabenv_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 120,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real console script of the environment running the tests, isolated from pip config."""
-    exe = Path(sys.executable).parent / "colabenv"
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"),
-                          timeout=timeout)
+    return console_runner(cwd)(
+        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout)
 
 
 def render(profile: Path | str, out: Path, *extra: str) -> float:
