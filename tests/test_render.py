@@ -24,7 +24,7 @@ from colabenv.models import ComponentConstraint, ComputeCapability, InstalledSet
 from colabenv.profile import golden_profiles, load_profile
 from colabenv.render import LockInput, q, render_script
 from colabenv.resolver import resolve
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, make_venv
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 
@@ -121,7 +121,7 @@ extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
     assert lint.returncode == 0, lint.stdout
     state = tmp_path / "state"
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    make_venv(venv, with_pip=True)
     result = subprocess.run(
         ["bash", str(script)], capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLABENV_STATE_DIR": str(state),
