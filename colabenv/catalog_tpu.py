@@ -11,10 +11,17 @@ from collections.abc import Mapping
 from colabenv._requirements import is_pin_text
 from colabenv._schema import Reader
 from colabenv.frameworks import FACTS
-from colabenv.models import Framework, Source, TpuBuild, TpuFacts, TpuGeneration
+from colabenv.models import (
+    TPU_NAME_PATTERN,
+    Framework,
+    Source,
+    TpuBuild,
+    TpuFacts,
+    TpuGeneration,
+)
 
 _PCI_ID_RE = re.compile(r"0x[0-9a-f]{4}")
-_TPU_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,15}")
+_TPU_NAME_RE = re.compile(TPU_NAME_PATTERN)
 _RUNTIME = FACTS[Framework.JAX].tpu_runtime[0]
 """The TPU runtime a build's requirements name, for messages."""
 

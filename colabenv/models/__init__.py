@@ -53,6 +53,9 @@ from colabenv.models.resolution import (
     Resolution,
 )
 from colabenv.models.target import (
+    MAX_TPU_CHIPS,
+    TPU_NAME_PATTERN,
+    TPU_TYPE_PATTERN,
     Fingerprint,
     Gpu,
     InstalledDist,
@@ -64,6 +67,9 @@ from colabenv.models.target import (
 
 __all__ = [
     "MAX_COMPUTE_MAJOR",
+    "MAX_TPU_CHIPS",
+    "TPU_NAME_PATTERN",
+    "TPU_TYPE_PATTERN",
     "Accelerator",
     "Arch",
     "Catalog",

@@ -65,6 +65,14 @@ class Gpu:
     memory_free_mib: int | None = None
 
 
+TPU_NAME_PATTERN = r"[a-z][a-z0-9]{0,15}"
+"""A TPU generation or accelerator type prefix as ``tpu.toml`` names it (``v5e``, ``v5litepod``,
+``tpu7x``)."""
+TPU_TYPE_PATTERN = rf"({TPU_NAME_PATTERN})(?:-([1-9][0-9]{{0,6}}))?"
+"""An accelerator type: a prefix, then the TensorCore count where given (``v5litepod-8``)."""
+MAX_TPU_CHIPS = 1 << 20
+
+
 @model
 class TpuTarget:
     """A TPU host as the resolver sees it: the generation (``v5e``, a name from the catalog's
