@@ -265,7 +265,7 @@ class Lock:
     extra_index_urls: tuple[str, ...] = ()
     path: Path | None = field(default=None, compare=False)
     find_links: tuple[str, ...] = ()
-    """Pages of links the installer needs beside the indexes (an old release's libtpu)."""
+    """Pages of links the installer needs beside the indexes (an old release's TPU runtime)."""
 
     @property
     def pins(self) -> tuple[tuple[NormalizedName, str], ...]:
