@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
@@ -23,3 +24,14 @@ def exact_pin(req: Requirement) -> str | None:
         return specs[0].version
     return None
 
+
+_OPERATOR = r"(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+_PIN_RE = re.compile(
+    rf"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*({_OPERATOR}(\s*,\s*{_OPERATOR})*)?"
+)
+
+
+def is_pin_text(text: str) -> bool:
+    """Whether ``text`` looks like a catalog pin (a name, extras, version clauses); each is
+    parsed with packaging when the resolver first needs it."""
+    return _PIN_RE.fullmatch(text) is not None

@@ -25,7 +25,9 @@ from colabenv import _toml
 from colabenv._cache import parsed_toml
 from colabenv._data import catalog_dir
 from colabenv._model import model
+from colabenv._requirements import is_pin_text
 from colabenv._schema import Fail, Reader, cached_version
+from colabenv.catalog_tpu import tpu_facts
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
     Arch,
@@ -41,9 +43,7 @@ from colabenv.models import (
     Release,
     Source,
     ToolkitMeta,
-    TpuBuild,
     TpuFacts,
-    TpuGeneration,
     Variant,
 )
 
@@ -51,11 +51,6 @@ FRAMEWORK_FILES = {Framework.TORCH: "torch.toml", Framework.TENSORFLOW: "tensorf
                    Framework.JAX: "jax.toml"}
 DRIVERS_FILE = "drivers.toml"
 COMPONENTS_FILE = "components.toml"
-_OPERATOR = r"(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
-_PIN_RE = re.compile(
-    rf"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*({_OPERATOR}(\s*,\s*{_OPERATOR})*)?"
-)
-"""What a pin looks like; each is parsed with packaging when the resolver first needs it."""
 
 
 ErrorType = type[CatalogError] | type[CatalogOverlayError]
@@ -205,7 +200,7 @@ def _load_variant(
         raise item.fail("archs", "a CPU variant has no arch list")
     pins = item.text_list("pins")
     for text in pins:
-        if not _PIN_RE.fullmatch(text):
+        if not is_pin_text(text):
             raise item.fail(
                 "pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70"
             )
@@ -280,7 +275,7 @@ def _components(doc: Reader) -> ComponentFacts:
             if not texts:
                 raise extras.fail(extra, "expected the requirements the extra pins")
             for text in texts:
-                if not _PIN_RE.fullmatch(text):
+                if not is_pin_text(text):
                     raise extras.fail(
                         extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
             pairs.append((extra, tuple(texts)))
@@ -518,7 +513,8 @@ def _merged_release(old: Release, new: Release) -> Release:
 def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
     """``catalog`` with each overlay merged over it in turn (a later one wins): releases by
     framework and version, variants by name, driver entries by version and major line,
-    components by name, cuda-toolkit pins by version; then checked as a whole."""
+    components by name, cuda-toolkit pins by version; then checked as a whole. The TPU facts
+    are the catalog's (an overlay has no ``tpu.toml``)."""
     releases = {(r.framework, r.version): r for r in catalog.releases}
     toolkits = {t.version: t for t in catalog.toolkits}
     lines = {line.major: line for line in catalog.major_lines}
@@ -538,7 +534,7 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
             metas != {m.version: m for m in facts.toolkit_metas}:
         facts = ComponentFacts(tuple(components.values()), tuple(metas.values()))
     merged = Catalog(tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()),
-                     facts)
+                     facts, catalog.tpu)
     _check_consistency(merged, catalog_dir())
     return merged
 
@@ -562,8 +558,6 @@ def catalog_for(
 # TPU facts (tpu.toml)
 
 TPU_FILE = "tpu.toml"
-_PCI_ID_RE = re.compile(r"0x[0-9a-f]{4}")
-_TPU_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,15}")
 
 
 def tpu_facts_for(root: Path, releases: Mapping[Framework, tuple[Release, ...]]) -> TpuFacts:
@@ -608,98 +602,4 @@ def _shipped_tpu() -> TpuFacts:
 
 
 def _load_tpu(path: Path) -> TpuFacts:
-    doc = _read(path)
-    doc.allow("schema", "generation_sets", "generation", "build", "unsupported")
-    generations = tuple(_load_generation(item) for item in doc.tables("generation"))
-    names = [g.name for g in generations]
-    spelled = [*names, *(p for g in generations for p in g.type_prefixes if p != g.name)]
-    if len(set(spelled)) != len(spelled):
-        raise doc.fail("generation", "a generation name or type prefix is listed twice")
-    sets_reader = doc.sub("generation_sets")
-    sets: dict[str, tuple[str, ...]] = {}
-    for name in sets_reader.data:
-        sets[name] = _generation_list(sets_reader, name, sets_reader.text_list(name), names)
-    builds = tuple(_load_build(item, sets, names) for item in doc.tables("build"))
-    keys = [(b.framework, b.release) for b in builds]
-    if len(set(keys)) != len(keys):
-        raise doc.fail("build", "a framework release has two TPU builds")
-    unsupported = []
-    for item in doc.tables("unsupported"):
-        item.allow("framework", "reason", "source")
-        framework = _framework(item)
-        if any(b.framework is framework for b in builds):
-            raise item.fail("framework", f"{framework} has TPU builds; it is not unsupported")
-        _source(item)
-        unsupported.append((framework, item.text("reason")))
-    return TpuFacts(generations, builds, tuple(unsupported))
-
-
-def _framework(item: Reader) -> Framework:
-    text = item.text("framework")
-    try:
-        return Framework(text)
-    except ValueError:
-        known = ", ".join(f.value for f in Framework)
-        raise item.fail("framework", f"{text!r} is not a framework ({known})") from None
-
-
-def _load_generation(item: Reader) -> TpuGeneration:
-    item.allow("name", "type_prefixes", "pci_device_ids", "tensorcores_per_chip", "source")
-    name = item.text("name")
-    prefixes = tuple(item.text_list("type_prefixes"))
-    for text in (name, *prefixes):
-        if not _TPU_NAME_RE.fullmatch(text):
-            raise item.fail("name", f"{text!r} is not a lower-case name like v5e or tpu7x")
-    if name not in prefixes:
-        raise item.fail("type_prefixes", f"expected {name!r} among them")
-    ids = tuple(item.text_list("pci_device_ids"))
-    if not ids or not all(_PCI_ID_RE.fullmatch(i) for i in ids):
-        raise item.fail("pci_device_ids", "expected PCI device ids like 0x0063")
-    cores = item.integer("tensorcores_per_chip", low=1, high=8)
-    return TpuGeneration(name, prefixes, ids, cores, _source(item))
-
-
-def _generation_list(reader: Reader, key: str, items: list[str], known: list[str]
-                     ) -> tuple[str, ...]:
-    if not items:
-        raise reader.fail(key, "expected at least one TPU generation")
-    for item in items:
-        if item not in known:
-            raise reader.fail(key, f"{item!r} is not a [[generation]] name")
-    return tuple(items)
-
-
-def _load_build(item: Reader, sets: Mapping[str, tuple[str, ...]], known: list[str]) -> TpuBuild:
-    item.allow("framework", "release", "extra", "variant", "requires", "find_links", "python",
-               "generations", "source")
-    framework = _framework(item)
-    raw = item.data.get("generations")
-    if isinstance(raw, str):
-        if raw not in sets:
-            raise item.fail("generations", f"no list named {raw!r} in [generation_sets]")
-        generations = sets[raw]
-    else:
-        generations = _generation_list(item, "generations", item.text_list("generations"), known)
-    requires = tuple(item.text_list("requires"))
-    if not requires:
-        raise item.fail("requires", "expected the requirements the TPU build adds (libtpu ...)")
-    for text in requires:
-        if not _PIN_RE.fullmatch(text):
-            raise item.fail("requires", f"{text!r} is not a requirement like libtpu==0.0.17.*")
-    find_links = item.opt_text("find_links")
-    if find_links is not None and not find_links.startswith("https://"):
-        raise item.fail("find_links", "expected an https:// URL")
-    extra, variant = item.opt_text("extra"), item.opt_text("variant")
-    if (extra is None) == (variant is None):
-        raise item.fail("extra", "give the extra (jax[tpu]) or the variant whose wheel it takes")
-    return TpuBuild(
-        framework=framework,
-        release=item.version("release"),
-        requires=requires,
-        generations=generations,
-        python=item.specifier("python") if "python" in item.data else None,
-        find_links=find_links,
-        base_variant=variant,
-        extra=extra,
-        source=_source(item),
-    )
+    return tpu_facts(_read(path))

@@ -50,7 +50,7 @@ from colabenv._bash import q
 from colabenv._digest import sha256_hex
 from colabenv._model import model
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import Profile, Resolution, format_driver
+from colabenv.models import Profile, Resolution, TpuTarget, format_driver
 from colabenv.render import marker_record
 
 if TYPE_CHECKING:
@@ -138,7 +138,13 @@ def _target_text(target: dict[str, object]) -> str:
     """The target as the script's header says it, from the marker record's target."""
     caps = target.get("compute_capabilities") or []
     shown = ", ".join(str(c) for c in caps) if isinstance(caps, list) and caps else "unknown"
-    if target.get("driver") is None and target.get("cuda") is None:
+    tpu = target.get("tpu")
+    if isinstance(tpu, dict):
+        generation, kind, chips = (tpu.get(k) for k in ("generation", "accelerator_type", "chips"))
+        gpu = str(TpuTarget(generation if isinstance(generation, str) else None,
+                            kind if isinstance(kind, str) else None,
+                            chips if isinstance(chips, int) else None))
+    elif target.get("driver") is None and target.get("cuda") is None:
         gpu = "no GPU"
     else:
         gpu = (f"driver {target.get('driver') or 'unknown'}, CUDA {target.get('cuda') or 'unknown'}"

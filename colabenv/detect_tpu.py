@@ -30,15 +30,20 @@ from pathlib import Path
 from colabenv._host import HostProbe
 from colabenv._model import model
 from colabenv.errors import printable
-from colabenv.models import TpuFacts, TpuGeneration, TpuTarget
+from colabenv.models import (
+    MAX_TPU_CHIPS,
+    TPU_TYPE_PATTERN,
+    TpuFacts,
+    TpuGeneration,
+    TpuTarget,
+)
 
 GOOGLE_PCI_VENDOR = "0x1ae0"
 PCI_DEVICES = Path("sys/bus/pci/devices")
 ENV_ACCELERATOR_TYPE = "TPU_ACCELERATOR_TYPE"
 REMOTE_TPU_VARIABLES = ("COLAB_TPU_ADDR", "TPU_NAME")
 MAX_TYPE_LENGTH = 40
-MAX_COUNT = 1 << 20
-_TYPE_RE = re.compile(r"([a-z][a-z0-9]{0,15}?)(?:-([1-9][0-9]{0,6}))?", re.ASCII)
+_TYPE_RE = re.compile(TPU_TYPE_PATTERN, re.ASCII)
 _ACCEL_RE = re.compile(r"accel[0-9]{1,4}", re.ASCII)
 _GROUP_RE = re.compile(r"[0-9]{1,6}", re.ASCII)
 
@@ -182,7 +187,7 @@ def probe_tpu(probe: HostProbe, facts: TpuFacts) -> TpuReport:
     generation = _generation(pci_ids, named, facts, notes)
     return TpuReport(
         TpuTarget(generation, named.accelerator_type if named is not None else None,
-                  min(chips, MAX_COUNT)),
+                  min(chips, MAX_TPU_CHIPS)),
         tuple(notes),
     )
 

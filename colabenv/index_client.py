@@ -310,6 +310,18 @@ class SimpleClient:
                 f"index at {printable(shown)} answered something that is not a PEP {kind} "
                 f"project page ({self._redact(printable(problem))})") from None
 
+    def page_files(self, page: str) -> tuple[IndexFile, ...]:
+        """The files a find-links page links to (HTML, or PEP 691 JSON)."""
+        shown = strip_credentials(page)
+        answer = self._exchange(page, shown, "GET", expand_url(page, self._environ))
+        self._check_status(page, answer.status, "")
+        try:
+            return parse_project_page(answer.body, answer.content_type, answer.url)
+        except ProjectPageError as problem:
+            raise IndexUnavailableError(
+                f"find-links page {printable(shown)} answered something that is not a page of "
+                f"links ({self._redact(printable(problem))})") from None
+
     def file_bytes(self, index: str, url: str) -> bytes | None:
         """A small file named by a page of ``index`` (a PEP 658 ``.metadata`` file), bounded
         like a page; None when the server has no such file."""

@@ -11,7 +11,8 @@ uv writes its answer as PEP 751 (``uv pip compile --format pylock.toml``), read 
 over the indexes (it names no package's index: uv's output does not say). pip-tools writes a
 requirements file; for a ``pylock.toml`` each hash's file is then found on the indexes.
 The resolution's component constraints (``nvidia-cudnn-cu12<9.11``) go to both resolvers as a
-constraints file, and into the lock's header.
+constraints file, and into the lock's header; the find-links page of a TPU build (an old
+release's libtpu) goes to both resolvers and into the lock (``--find-links``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from packaging.version import Version
 from colabenv import _proc
 from colabenv._model import model
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError, printable
+from colabenv.frameworks import FACTS
 from colabenv.index_client import (
     HTTP_DEADLINE_S,
     IndexFile,
@@ -57,7 +59,7 @@ from colabenv.lockfile import (
     LockTarget,
     parse_requirements,
 )
-from colabenv.models import Framework, LockedFramework, Resolution, Target
+from colabenv.models import Framework, FrameworkChoice, LockedFramework, Resolution, Target
 
 Progress = Callable[[str], None]
 
@@ -191,6 +193,18 @@ def _matching_wheels(
     return good, other
 
 
+def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | None
+              ) -> str | None:
+    """Where an exact pin of ``choice`` is served: the framework and its companions on the
+    choice's index; what a TPU build adds (torch_xla, libtpu) on the default index, or on the
+    build's find-links page, which is the resolvers' to read (None: not checked here)."""
+    facts = FACTS[choice.framework]
+    own = {*facts.dists, *facts.companions, *(name for name, _ in facts.plugins)}
+    if canonicalize_name(requirement.name) in own:
+        return choice.index_url or default
+    return None if choice.find_links is not None else default
+
+
 def check_framework_files(
     resolution: Resolution, plan: IndexPlan, client: SimpleClient, progress: Progress
 ) -> dict[Framework, tuple[IndexFile, ...]]:
@@ -202,10 +216,10 @@ def check_framework_files(
     py = f"cp{target.python.major}{target.python.minor}"
     default = plan.default or default_index_url()
     for choice in resolution.choices:
-        index = choice.index_url or default
-        if index is None:
-            continue
         for requirement in _exact_pins(choice.requirements):
+            index = _index_of(choice, requirement, default)
+            if index is None:
+                continue
             version = next(iter(requirement.specifier)).version
             progress(f"checking {requirement.name} {version} on {index}")
             files = client.project_files(index, requirement.name)
@@ -341,7 +355,8 @@ def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> E
     return LockResolverError(f"{name} found no set of pins for the profile:\n  {text}")
 
 
-def _uv_argv(uv: str, target: Target, constraints: Path | None) -> list[str]:
+def _uv_argv(uv: str, target: Target, constraints: Path | None, find_links: Sequence[str]
+             ) -> list[str]:
     argv = [uv, "pip", "compile", "-", "--format", "pylock.toml", "--generate-hashes",
             "--no-header", "--no-annotate", "--quiet", "--no-config",
             "--index-strategy", "unsafe-best-match",
@@ -349,16 +364,20 @@ def _uv_argv(uv: str, target: Target, constraints: Path | None) -> list[str]:
             "--python-platform", uv_python_platform(target.platform)]
     if constraints is not None:
         argv += ["--constraint", str(constraints)]
+    for page in find_links:
+        argv += ["--find-links", page]
     return argv
 
 
-def _pip_tools_argv(constraints: Path | None) -> list[str]:
+def _pip_tools_argv(constraints: Path | None, find_links: Sequence[str]) -> list[str]:
     argv = [sys.executable, "-m", "piptools", "compile", "--generate-hashes", "--no-header",
             "--no-annotate", "--no-emit-index-url", "--no-emit-trusted-host",
             "--no-emit-find-links", "--allow-unsafe", "--strip-extras", "--quiet",
             "--output-file", "-"]
     if constraints is not None:
         argv += ["--constraint", str(constraints)]
+    for page in find_links:
+        argv += ["--find-links", page]
     return [*argv, "-"]
 
 
@@ -370,10 +389,12 @@ def run_resolver(
     environ: Mapping[str, str],
     redact: Callable[[str], str],
     constraints: Sequence[str] = (),
+    find_links: Sequence[str] = (),
 ) -> ResolverRun:
     """The closure of ``requirements`` for ``target`` within ``constraints``, pinned with sha256
-    hashes (with uv, each file's URL too)."""
+    hashes (with uv, each file's URL too); ``find_links``: pages of links beside the indexes."""
     env = resolver_env(environ)
+    pages = [expand_url(page, environ) for page in find_links]
     stdin = "".join(f"{line}\n" for line in requirements)
     expanded_default = expand_url(plan.default, environ) if plan.default else None
     expanded_extras = [expand_url(url, environ) for url in plan.extras]
@@ -386,7 +407,7 @@ def run_resolver(
             uv = find_uv()
             version = _proc.run([uv, "--version"], timeout=30, env=env)
             label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
-            argv = _uv_argv(uv, target, constraints_file)
+            argv = _uv_argv(uv, target, constraints_file, pages)
             if expanded_default:
                 env["UV_INDEX_URL"] = expanded_default
             if expanded_extras:
@@ -397,7 +418,7 @@ def run_resolver(
             if refusal is not None:
                 raise LockError(refusal)
             label = _pip_tools_label()
-            argv = _pip_tools_argv(constraints_file)
+            argv = _pip_tools_argv(constraints_file, pages)
             if expanded_default:
                 env["PIP_INDEX_URL"] = expanded_default
             if expanded_extras:
@@ -418,7 +439,7 @@ def run_resolver(
         if resolver == Resolver.UV:
             packages = _uv_packages(result.stdout, redact)
         else:
-            packages, _, _ = parse_requirements(result.stdout)
+            packages, _, _, _ = parse_requirements(result.stdout)
     except LockError as exc:
         raise LockResolverError(f"{label} wrote output colabenv cannot read: {exc}") from None
     return ResolverRun(tuple(sorted(packages, key=lambda p: p.name)), label)
@@ -453,12 +474,15 @@ def attach_files(
     client: SimpleClient,
     redact: Callable[[str], str],
     progress: Progress,
+    find_links: Sequence[str] = (),
 ) -> tuple[LockedPackage, ...]:
-    """Each hash's file name and URL, and the index it is on (for ``pylock.toml``)."""
+    """Each hash's file name and URL, and the index it is on (for ``pylock.toml``); a file
+    that no index serves is looked for on the ``find_links`` pages."""
     indexes = list(plan.extras)
     default = plan.default or default_index_url()
     if default:
         indexes.append(default)
+    pages: dict[str, tuple[IndexFile, ...]] = {}
     found: list[LockedPackage] = []
     for package in packages:
         if all(f.name and f.url for f in package.files):
@@ -477,6 +501,15 @@ def attach_files(
                     source = source or index
             if len(located) == len(wanted):
                 break
+        for page in find_links:
+            if len(located) == len(wanted):
+                break
+            if page not in pages:
+                pages[page] = client.page_files(page)
+            for file in pages[page]:
+                if file.sha256 in wanted and file.sha256 not in located:
+                    located[file.sha256] = LockedFile(file.sha256, file.filename,
+                                                      redact(strip_credentials(file.url)))
         missing = wanted - set(located)
         if missing:
             raise IndexUnavailableError(
@@ -528,11 +561,12 @@ def make_lock(
         checked.append(plan.default)
     check_indexes_reachable(plan, client, checked)
     say(f"resolving the closure with {resolver}")
+    links = tuple(dict.fromkeys(c.find_links for c in resolution.choices if c.find_links))
     run = run_resolver(resolver, resolution.requirements, plan, resolution.target, env, redact,
-                       resolution.constraint_lines)
+                       resolution.constraint_lines, links)
     packages = run.packages
     if with_files:
-        packages = attach_files(packages, plan, client, redact, say)
+        packages = attach_files(packages, plan, client, redact, say, links)
     header = LockHeader(
         colabenv_version=colabenv_version,
         profile_name=resolution.profile_name,
@@ -546,7 +580,7 @@ def make_lock(
         constraints=tuple(str(Requirement(c)) for c in resolution.constraint_lines),
     )
     _check_pins(resolution, packages)
-    return Lock(header, packages, plan.default, plan.extras)
+    return Lock(header, packages, plan.default, plan.extras, find_links=links)
 
 
 def _check_pins(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:

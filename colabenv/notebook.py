@@ -15,7 +15,7 @@ from typing import Any
 from colabenv import _proc
 from colabenv._data import helper_source
 from colabenv._version import __version__
-from colabenv.catalog import catalog_for
+from colabenv.catalog import catalog_for, shipped_tpu
 from colabenv.detect import detect
 from colabenv.errors import ColabenvError, ProcessError
 from colabenv.models import RuntimeKind
@@ -108,7 +108,7 @@ def bootstrap(
     flags = TargetFlags(driver=driver, cuda=cuda, compute_capability=compute_capability,
                         python=python, cpu=cpu)
     loaded = load_profile(find_profile(profile))
-    fingerprint = detect(resolve_overrides(flags))
+    fingerprint = detect(resolve_overrides(flags, tpu_facts=shipped_tpu))
     resolution = resolve(loaded, fingerprint.target, catalog_for(loaded, os.environ))
     text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
                                    helper_source=helper_source())) + "\n"

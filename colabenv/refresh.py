@@ -44,7 +44,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv._model import model
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index_client import IndexFile, SimpleClient
-from colabenv.models import Arch, Catalog, Framework, Release, Source, Variant
+from colabenv.models import Arch, Framework, Release, Source, Variant
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
@@ -420,50 +420,6 @@ def selected_versions(
 
 def stamp() -> str:
     return f"read by colabenv catalog refresh, {date.today().isoformat()}"
-
-
-def derive(
-    reader: IndexReader, known: Sequence[Release], catalog: Catalog
-) -> Derived:
-    """The releases of ``reader.options.framework`` the selection names, as the indexes state
-    them; ``known``: the releases of the file being refreshed; ``catalog``: the driver table
-    every CUDA build must be in."""
-    from colabenv import refresh_frameworks
-
-    framework = reader.options.framework
-    derive_one = {Framework.TORCH: refresh_frameworks.torch_releases,
-                  Framework.JAX: refresh_frameworks.jax_releases,
-                  Framework.TENSORFLOW: refresh_frameworks.tensorflow_releases}[framework]
-    found = derive_one(reader, History(known), known)
-    notes = list(found.notes)
-    kept: list[Release] = []
-    for release in found.releases:
-        checked, dropped = _within_driver_table(release, catalog)
-        notes.extend(dropped)
-        if checked is not None:
-            kept.append(checked)
-    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
-
-
-def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:
-    """``release`` less the CUDA builds the driver table has no entry for (a catalog that
-    names them would not load), with a note for each; None when its default build goes."""
-    kept, notes = [], []
-    for variant in release.variants:
-        if variant.cuda is not None and (catalog.floor_driver(variant.cuda) is None or
-                                         catalog.toolkit_driver(variant.cuda) is None):
-            notes.append(f"{release.framework} {release.version} {variant.name} left out: "
-                         f"drivers.toml has no driver for CUDA {variant.cuda} (add a [[toolkit]] "
-                         "entry, then refresh again)")
-            continue
-        kept.append(variant)
-    if release.default_variant is not None and release.default_variant not in \
-            {v.name for v in kept}:
-        notes.append(f"{release.framework} {release.version} left out: its default build "
-                     f"{release.default_variant} is")
-        return None, notes
-    return Release(release.framework, release.version, release.python, tuple(kept),
-                   release.default_variant, release.companions, release.source), notes
 
 
 def variant_model(

@@ -1,4 +1,5 @@
-"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.refresh`)."""
+"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.refresh`), and
+:func:`derive`, which asks the one a refresh is for and keeps what the driver table allows."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.models import Arch, Companion, Framework, Release, Source, Variant
+from colabenv.frameworks import FACTS
+from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.refresh import (
     PYTORCH_INDEX,
     Derived,
@@ -33,6 +35,7 @@ from colabenv.refresh import (
     variant_model,
 )
 
+JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
 
 
@@ -179,7 +182,7 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         else:
             _carried_cpu(history, version, variants, notes)
         companions, said = [], []
-        for project in ("torchvision", "torchaudio"):
+        for project in FACTS[Framework.TORCH].companions:
             companion, why = _torch_companion(reader, project, version, name, history)
             said.append(why)
             if companion is None:
@@ -279,14 +282,14 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         jaxlib = None
         for extra in ("cuda12", "cuda", "cuda13", None):
             for requirement in requirements_of(metadata, extra):
-                if canonicalize_name(requirement.name) == "jaxlib" and jaxlib is None:
+                if canonicalize_name(requirement.name) == JAXLIB and jaxlib is None:
                     jaxlib = _pinned(requirement.specifier)
         if jaxlib is None:
-            notes.append(f"jax {version} left out: no extra pins one jaxlib")
+            notes.append(f"jax {version} left out: no extra pins one {JAXLIB}")
             continue
-        jaxlib_wheels = by_version(reader.wheels(options.index, "jaxlib")).get(jaxlib, [])
+        jaxlib_wheels = by_version(reader.wheels(options.index, JAXLIB)).get(jaxlib, [])
         if not jaxlib_wheels:
-            notes.append(f"jax {version} left out: no Linux x86_64 wheel of jaxlib {jaxlib}")
+            notes.append(f"jax {version} left out: no Linux x86_64 wheel of {JAXLIB} {jaxlib}")
             continue
         try:
             python = python_range(jaxlib_wheels, metadata.requires_python)
@@ -314,14 +317,14 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             continue
         default = default or ("cuda12" if "cuda12" in variants else sorted(variants)[0])
         variants["cpu"] = variant_model(
-            "cpu", source=f"{options.index_label} jax {version} with jaxlib {jaxlib} and no GPU "
+            "cpu", source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
                           f"extra (pip install jax is the CPU-only install); {stamp()}")
         release = Release(
             Framework.JAX, version, python, tuple(variants.values()), default,
-            (Companion(canonicalize_name("jaxlib"), jaxlib, False),),
+            (Companion(JAXLIB, jaxlib, False),),
             Source(f"{options.index_label} jax {version} METADATA (Requires-Python "
-                   f"{metadata.requires_python or 'not stated'}; its cuda extras pin jaxlib "
-                   f"{jaxlib}); jaxlib {jaxlib} manylinux x86_64 wheels for "
+                   f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
+                   f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
                    f"{_pythons(jaxlib_wheels)}; {stamp()}"))
         history.add(release)
         releases.append(release)
@@ -478,3 +481,45 @@ def tensorflow_releases(
         releases.append(release)
     return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read),
                    frozenset(offered))
+
+
+def derive(
+    reader: IndexReader, known: Sequence[Release], catalog: Catalog
+) -> Derived:
+    """The releases of ``reader.options.framework`` the selection names, as the indexes state
+    them; ``known``: the releases of the file being refreshed; ``catalog``: the driver table
+    every CUDA build must be in."""
+    framework = reader.options.framework
+    derive_one = {Framework.TORCH: torch_releases,
+                  Framework.JAX: jax_releases,
+                  Framework.TENSORFLOW: tensorflow_releases}[framework]
+    found = derive_one(reader, History(known), known)
+    notes = list(found.notes)
+    kept: list[Release] = []
+    for release in found.releases:
+        checked, dropped = _within_driver_table(release, catalog)
+        notes.extend(dropped)
+        if checked is not None:
+            kept.append(checked)
+    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
+
+
+def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:
+    """``release`` less the CUDA builds the driver table has no entry for (a catalog that
+    names them would not load), with a note for each; None when its default build goes."""
+    kept, notes = [], []
+    for variant in release.variants:
+        if variant.cuda is not None and (catalog.floor_driver(variant.cuda) is None or
+                                         catalog.toolkit_driver(variant.cuda) is None):
+            notes.append(f"{release.framework} {release.version} {variant.name} left out: "
+                         f"drivers.toml has no driver for CUDA {variant.cuda} (add a [[toolkit]] "
+                         "entry, then refresh again)")
+            continue
+        kept.append(variant)
+    if release.default_variant is not None and release.default_variant not in \
+            {v.name for v in kept}:
+        notes.append(f"{release.framework} {release.version} left out: its default build "
+                     f"{release.default_variant} is")
+        return None, notes
+    return Release(release.framework, release.version, release.python, tuple(kept),
+                   release.default_variant, release.companions, release.source), notes

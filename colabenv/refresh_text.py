@@ -26,7 +26,7 @@ from colabenv.models import (
 from colabenv.refresh import Derived
 
 FOLLOWS_VARIANT = {Framework.TORCH: True, Framework.JAX: False, Framework.TENSORFLOW: False}
-"""``companions_follow_variant`` of a new file: torchvision carries torch's local tag."""
+"""``companions_follow_variant`` of a new file: torch's companions carry its local tag."""
 _ORDER = {op: n for n, op in enumerate((">=", ">", "==", "===", "~=", "!=", "<=", "<"))}
 
 

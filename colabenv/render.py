@@ -111,6 +111,8 @@ def _lock_target(target: LockTarget) -> dict[str, object]:
         "compute_capabilities": list(target.compute_capabilities),
         "python": target.python,
         "platform": target.platform,
+        "accelerator": target.accelerator.value,
+        "tpu": target.tpu.to_json() if target.tpu is not None else None,
     }
 
 
@@ -178,7 +180,9 @@ def _target_line(resolution: Resolution) -> str:
 
 
 def _lock_target_line(target: LockTarget) -> str:
-    if target.driver is None and target.cuda is None:
+    if target.tpu is not None:
+        gpu = str(target.tpu)
+    elif target.driver is None and target.cuda is None:
         gpu = "no GPU"
     else:
         caps = ", ".join(target.compute_capabilities) or "unknown"

@@ -30,19 +30,22 @@ from colabenv.models import (
     Profile,
     Release,
     Resolution,
-    Source,
     Target,
-    TpuBuild,
     Variant,
     archs_cover,
     format_driver,
 )
+from colabenv.resolver_tpu import (
+    TPU_VARIANT,
+    installed_tpu_variant,
+    offered_variants,
+    tpu_rejection,
+    tpu_requirements,
+    tpu_warnings,
+    tpu_why,
+)
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
-TPU_VARIANT = "tpu"
-"""The variant the resolver offers on a TPU target, built from ``tpu.toml``."""
-
-
 
 
 @model
@@ -106,7 +109,9 @@ def _variant_rejection(
     if not _python_ok(variant.python, py):
         return f"{variant.name} has no wheel for Python {target.python_minor}"
     if target.tpu is not None:
-        return _tpu_rejection(variant, request, target, catalog)
+        if variant.name != TPU_VARIANT and request.variant != variant.name:
+            return _NOT_ASKED
+        return tpu_rejection(variant, request, target, catalog)
     if not target.has_gpu:
         return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
     if variant.is_cpu:
@@ -241,11 +246,11 @@ def _candidates(
         if companion_problem:
             rejections.append((release.version, companion_problem))
             continue
-        variants = _offered_variants(release, target, catalog)
+        variants = offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
-            installed_variant = _installed_variant_on(target, release, variants,
-                                                      installed_dist.version)
+            installed_variant = installed_tpu_variant(target, variants) or \
+                _installed_variant(release, target.installed, installed_dist.version)
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
@@ -382,8 +387,6 @@ def _clash_message(
     return "\n".join(lines)
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Requirements and reasons
 
@@ -456,7 +459,7 @@ def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog:
     else:
         head = f"newest release satisfying {spec} that runs on the target"
     if variant.tpu is not None:
-        return f"{head}; {_tpu_why(variant.tpu, target)}"
+        return f"{head}; {tpu_why(variant.tpu, target)}"
     if variant.is_cpu:
         why = "CPU build: the target has no GPU" if not target.has_gpu else "CPU build requested"
         return f"{head}; {why}"
@@ -664,7 +667,7 @@ def resolve(
                 variant=option.variant.name,
                 index_url=_index_url(option.variant, profile.install),
                 requirements=(*_requirements(option, request, target.installed),
-                              *_tpu_requirements(option.variant)),
+                              *tpu_requirements(option.variant)),
                 installed=option.installed,
                 reason=reason,
                 cuda=option.variant.cuda,
@@ -685,108 +688,8 @@ def resolve(
         apt=profile.apt,
         env=profile.env,
         warnings=tuple(dict.fromkeys([*_warnings(chosen, profile, target, catalog),
-                                      *_tpu_warnings(chosen, target)])),
+                                      *tpu_warnings([o.variant for o in chosen], target)])),
         required_driver=required,
         install=profile.install,
         constraints=constraints,
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# TPU targets: each release's TPU build (tpu.toml) in place of its CUDA builds
-
-
-def _offered_variants(release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
-    """The builds of ``release`` to weigh: its own, and on a TPU target its TPU build."""
-    if target.tpu is None:
-        return release.variants
-    return (*release.variants, _tpu_variant(release, catalog))
-
-
-def _tpu_variant(release: Release, catalog: Catalog) -> Variant:
-    """The ``tpu`` variant of ``release``: the wheel of the build's base variant (torch's CPU
-    wheel) or the framework's ``tpu`` extra, and what the build adds. Without a TPU build in
-    the catalog, a variant whose ``tpu`` is None, which the resolver turns down saying why."""
-    build = catalog.tpu.build(release.framework, release.version)
-    if build is None:
-        return Variant(TPU_VARIANT, None, None, None, None, (), (), None,
-                       Source("tpu.toml has no TPU build of this release"))
-    base = release.variant(build.base_variant) if build.base_variant is not None else None
-    return Variant(
-        name=TPU_VARIANT,
-        cuda=None,
-        index_url=base.index_url if base is not None else None,
-        local_tag=base.local_tag if base is not None else None,
-        extra=build.extra,
-        archs=(),
-        pin_texts=(),
-        python=build.python,
-        source=build.source,
-        tpu=build,
-    )
-
-
-def _tpu_rejection(
-    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
-) -> str | None:
-    """Why ``variant`` cannot run on the TPU ``target``; None when it can. A release's CPU
-    build is taken there only when asked for, its CUDA builds never."""
-    if variant.name != TPU_VARIANT:
-        if variant.is_cpu:
-            return None if request.variant == variant.name else _NOT_ASKED
-        if request.variant == variant.name:
-            built = any(b.framework is request.framework for b in catalog.tpu.builds)
-            instead = "leave the variant out for its TPU build" if built \
-                else catalog.tpu.missing(request.framework)
-            return f"{variant.name} needs an NVIDIA GPU; the target is a TPU host ({instead})"
-        return _NOT_ASKED
-    if variant.tpu is None:
-        return catalog.tpu.missing(request.framework)
-    assert target.tpu is not None
-    generation = target.tpu.generation
-    if generation is not None and generation not in variant.tpu.generations:
-        return (f"tpu does not run on TPU {generation} (its TPU generations:"
-                f" {', '.join(variant.tpu.generations)})")
-    return None
-
-
-def _installed_variant_on(
-    target: Target, release: Release, variants: Sequence[Variant], version: str
-) -> Variant | None:
-    """Which of ``variants`` the installed release is: on a TPU target its TPU build when what
-    that build adds (libtpu, torch_xla) is installed at the versions it needs."""
-    if target.tpu is not None:
-        tpu = next((v for v in variants if v.tpu is not None), None)
-        if tpu is not None and tpu.tpu is not None and _all_installed(tpu.tpu, target.installed):
-            return tpu
-    return _installed_variant(release, target.installed, version)
-
-
-def _all_installed(build: TpuBuild, installed: InstalledSet) -> bool:
-    for text in build.requires:
-        requirement = Requirement(text)
-        present = installed.version_of(requirement.name)
-        if present is None or not requirement.specifier.contains(present, prereleases=True):
-            return False
-    return True
-
-
-def _tpu_requirements(variant: Variant) -> tuple[str, ...]:
-    return variant.tpu.requires if variant.tpu is not None else ()
-
-
-def _tpu_why(build: TpuBuild, target: Target) -> str:
-    adds = ", ".join(build.requires)
-    source = f" (libtpu from the find-links page {build.find_links})" if build.find_links else ""
-    tpu = target.tpu
-    if tpu is None or tpu.generation is None:
-        return f"tpu build with {adds}{source}; TPU generation unknown, not checked"
-    return f"tpu build with {adds}{source}; runs on TPU {tpu.generation}"
-
-
-def _tpu_warnings(chosen: Sequence[_Option], target: Target) -> list[str]:
-    if target.tpu is None or target.tpu.generation is not None:
-        return []
-    if not any(option.variant.tpu is not None for option in chosen):
-        return []
-    return ["TPU generation unknown: the TPU generations of the chosen builds were not checked"]

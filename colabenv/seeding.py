@@ -6,7 +6,7 @@ It seeds Python's :mod:`random`, NumPy, and each framework that is installed (fo
 (every GPU too, and with ``deterministic`` its deterministic algorithms and cuDNN flags),
 TensorFlow (``tf.keras.utils.set_random_seed`` and op determinism), and JAX, which has no global
 seed: the key it should start from is returned. The calls each framework gets are written once,
-in :mod:`colabenv._smoke` (standard library only), because ``verify``'s determinism child makes
+in :mod:`colabenv._smoke_determinism` (standard library only), because ``verify``'s determinism child makes
 the same calls in an interpreter that may not have colabenv.
 
 The seed and the wish for determinism come from the arguments, else from the profile's
@@ -193,7 +193,7 @@ def seed_everything(
     """
     import random
 
-    from colabenv import _smoke
+    from colabenv import _smoke_determinism as calls
 
     env = os.environ if environ is None else environ
     if seed is None:
@@ -222,13 +222,13 @@ def seed_everything(
             continue
         module = importer(name)
         if name == "numpy":
-            _smoke.seed_numpy(module, seed)
+            calls.seed_numpy(module, seed)
         elif name == "torch":
-            _smoke.seed_torch(module, seed, deterministic, notes)
+            calls.seed_torch(module, seed, deterministic, notes)
         elif name == "tensorflow":
-            _smoke.seed_tensorflow(module, seed, deterministic, notes)
+            calls.seed_tensorflow(module, seed, deterministic, notes)
         else:
-            jax_key = _smoke.seed_jax(module, seed)
+            jax_key = calls.seed_jax(module, seed)
             notes.append("jax: no global seed; start from the returned jax_key")
         seeded.append(name)
     return Seeded(seed, deterministic, tuple(seeded), tuple(notes), jax_key)

@@ -16,7 +16,7 @@ from packaging.version import Version
 from colabenv._host import parse_cuda, parse_driver
 from colabenv._model import model
 from colabenv.errors import TargetError, printable
-from colabenv.models import ComputeCapability, TargetOverrides, TpuTarget
+from colabenv.models import ComputeCapability, TargetOverrides, TpuFacts, TpuTarget
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
@@ -91,13 +91,19 @@ def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapabi
 
 
 def resolve_overrides(
-    flags: TargetFlags, environ: Mapping[str, str] | None = None
+    flags: TargetFlags,
+    environ: Mapping[str, str] | None = None,
+    *,
+    tpu_facts: Callable[[], TpuFacts],
 ) -> TargetOverrides:
     """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
     by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
-    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`)."""
+    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`).
+
+    ``tpu_facts``: loads the TPU generations a ``--tpu`` type is checked against (the caller's
+    catalog: this module reads none); called only when a TPU type is named."""
     env = os.environ if environ is None else environ
-    tpu, env = _tpu(flags, env)
+    tpu, env = _tpu(flags, env, tpu_facts)
     if flags.cpu:
         given = [flag for flag, value in (("--driver", flags.driver), ("--cuda", flags.cuda),
                                           ("--compute-capability", flags.compute_capability))
@@ -142,7 +148,7 @@ def _nvidia_flags(flags: TargetFlags) -> list[str]:
             if value]
 
 
-def _tpu(flags: TargetFlags, env: Mapping[str, str]
+def _tpu(flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts]
          ) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
     """The TPU target ``--tpu`` or ``COLABENV_TPU`` names, with where it came from, and the
     environment the other target values are read from. ``--tpu`` beside ``--cpu`` or an
@@ -165,11 +171,10 @@ def _tpu(flags: TargetFlags, env: Mapping[str, str]
             raise TargetError(f"{ENV_TPU} and {' and '.join(gpu)} are both set: one target is"
                               " a TPU host, the other an NVIDIA one; unset one of them")
         picked = (env[ENV_TPU].strip(), ENV_TPU)
-    from colabenv.catalog import shipped_tpu
     from colabenv.detect_tpu import parse_accelerator_type
 
     try:
-        return (parse_accelerator_type(picked[0], shipped_tpu()), picked[1]), env
+        return (parse_accelerator_type(picked[0], facts()), picked[1]), env
     except ValueError as error:
         raise TargetError(f"{picked[1]}: {error}") from None
 

@@ -15,14 +15,6 @@ if str(REPO) not in sys.path:
 RUNTIMES = REPO / "tests" / "data" / "runtimes"
 
 
-@pytest.fixture
-def colabenv_exe() -> Path:
-    """The real console script of the environment running the tests."""
-    exe = Path(sys.executable).parent / "colabenv"
-    assert exe.exists(), f"console script missing: {exe}"
-    return exe
-
-
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads or writes the real state or cache directory or takes target overrides from

@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from colabenv.catalog import catalog_for, load_overlay, overlay_folders, shipped_catalog, with_overlays
 from colabenv.errors import CatalogOverlayError, ResolutionError
-from colabenv.models import ComputeCapability, Framework, Target
+from colabenv.models import ComputeCapability, Framework, Target, TpuTarget
 from colabenv.profile import load_profile
 from colabenv.resolver import resolve
 from tests.support.fixtures import Runner
@@ -383,3 +383,57 @@ def test_allow_unconfirmed_in_a_profile_must_be_a_boolean(tmp_path: Path) -> Non
     with pytest.raises(ProfileError) as caught:
         load_profile(path)
     assert "catalog.allow_unconfirmed" in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# verify --profile and TPU targets resolve against the overlays too
+
+
+def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_path: Path) -> None:
+    """``verify --profile`` expects what render would install: the profile's overlay release."""
+    write_overlay(tmp_path / "catalog", torch_release("2.99.0"))
+    profile = write_profile(tmp_path / "p.toml", """\
+        name = "p"
+        [frameworks]
+        torch = ">=2.99"
+        [catalog]
+        paths = ["catalog"]
+        """)
+    done = runner("verify", "--json", "--profile", profile, "--timeout", "30",
+                  env={"COLABENV_STATE_DIR": str(tmp_path / "state"), "COLABENV_CATALOG": None})
+    assert done.returncode == 1, done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert "no resolution" not in checks["versions"]["detail"], checks["versions"]
+    assert "torch: not installed, expected ==2.99.0+cpu" in checks["versions"]["detail"]
+
+
+def test_a_broken_overlay_of_the_verified_profile_is_exit_2(runner: Runner, tmp_path: Path) -> None:
+    profile = write_profile(tmp_path / "p.toml", """\
+        name = "p"
+        [frameworks]
+        torch = "*"
+        """)
+    done = runner("verify", "--profile", profile,
+                  env={"COLABENV_STATE_DIR": str(tmp_path / "state"),
+                       "COLABENV_CATALOG": str(tmp_path / "nothing-here")})
+    assert done.returncode == 2
+    assert "nothing-here: not a folder (named by COLABENV_CATALOG)" in done.stderr
+    assert done.stdout == ""
+
+
+def test_overlays_keep_the_tpu_builds(tmp_path: Path) -> None:
+    folder = write_overlay(tmp_path / "team", torch_release("2.99.0"))
+    profile = load_profile(write_profile(tmp_path / "p.toml", """\
+        name = "p"
+        [frameworks]
+        jax = "==0.6.2"
+        torch = "==2.9.0"
+        """))
+    shipped = catalog_for(profile, {})
+    merged = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
+    assert merged.tpu == shipped.tpu and merged.tpu.builds
+    target = Target(driver=None, cuda=None, compute_capabilities=(), python=Version("3.11"),
+                    tpu=TpuTarget("v5e", "v5e-1", 1))
+    resolution = resolve(profile, target, merged)
+    assert [(c.framework.value, c.variant) for c in resolution.choices] == [
+        ("torch", "tpu"), ("jax", "tpu")]

@@ -114,7 +114,7 @@ def _argv(flags: TargetFlags) -> list[str]:
 
 def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
     """(version, variant) the profile resolves torch to on the target of ``flags``."""
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import shipped_catalog, shipped_tpu
     from colabenv.detect import detect
     from colabenv.models import Framework
     from colabenv.profile import load_profile
@@ -123,7 +123,7 @@ def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
 
     probe = tmp_path / "probe.toml"
     probe.write_text('name = "probe"\n[frameworks]\ntorch = "*"\n', encoding="utf-8")
-    target = detect(resolve_overrides(flags, environ={})).target
+    target = detect(resolve_overrides(flags, environ={}, tpu_facts=shipped_tpu)).target
     choice = resolve(load_profile(probe), target, shipped_catalog()).choice(Framework.TORCH)
     assert choice is not None
     return str(choice.release), choice.variant

@@ -22,6 +22,7 @@ from packaging.version import Version
 from colabenv._host import HostProbe
 from colabenv._proc import Completed
 from colabenv.builds import cuda_from_local_tag
+from colabenv.catalog import shipped_tpu
 from colabenv.detect import (
     _installed_distributions,
     build_warnings,
@@ -527,7 +528,7 @@ T4 = SMI / "colab-t4"
 
 
 def overrides(environ: Mapping[str, str] | None = None, **flags: Any) -> TargetOverrides:
-    return resolve_overrides(TargetFlags(**flags), environ or {})
+    return resolve_overrides(TargetFlags(**flags), environ or {}, tpu_facts=shipped_tpu)
 
 
 def test_cpu_skips_gpu_detection() -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.fixtures import Runner
+
 DATA = Path(__file__).parent / "data" / "detect"
 SMI = DATA / "smi"
 RUNTIMES = Path(__file__).parent / "data" / "runtimes"
@@ -47,31 +49,28 @@ def stand_in_smi(bin_dir: Path, host: Path) -> Path:
 
 
 def run_cli(
-    exe: Path, *args: str, path_prefix: Path | None = None, timeout: float = 60
+    runner: Runner, *args: str, path_prefix: Path | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if path_prefix is not None:
-        env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
-        [str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
-    )
+    """``runner`` with ``path_prefix`` first on PATH (a stand-in nvidia-smi)."""
+    env = {} if path_prefix is None else {
+        "PATH": f"{path_prefix}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return runner(*args, env=env, timeout=timeout)
 
 
-def detect_json(exe: Path, *args: str, path_prefix: Path | None = None) -> dict[str, Any]:
-    result = run_cli(exe, "detect", "--json", *args, path_prefix=path_prefix)
+def detect_json(runner: Runner, *args: str, path_prefix: Path | None = None) -> dict[str, Any]:
+    result = run_cli(runner, "detect", "--json", *args, path_prefix=path_prefix)
     assert result.returncode == 0, result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
     return data
 
 
 @requires_gpu_less_host
-def test_this_gpu_less_machine_reports_no_gpu_cleanly(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_this_gpu_less_machine_reports_no_gpu_cleanly(runner: Runner, tmp_path: Path) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
-    env = {**os.environ, "PATH": f"{empty_bin}{os.pathsep}/usr/bin{os.pathsep}/bin"}
     started = time.monotonic()
-    result = subprocess.run([str(colabenv_exe), "detect", "--json"], capture_output=True,
-                            text=True, env=env, timeout=60, check=False)
+    result = runner("detect", "--json",
+                    env={"PATH": f"{empty_bin}{os.pathsep}/usr/bin{os.pathsep}/bin"}, timeout=60)
     elapsed = time.monotonic() - started
     assert result.returncode == 0
     assert result.stderr == ""
@@ -90,10 +89,10 @@ def test_this_gpu_less_machine_reports_no_gpu_cleanly(colabenv_exe: Path, tmp_pa
 @requires_gpu_less_host
 @pytest.mark.parametrize("host", GPU_HOSTS)
 def test_recorded_hosts_through_the_console_script(
-    colabenv_exe: Path, tmp_path: Path, host: str
+    runner: Runner, tmp_path: Path, host: str
 ) -> None:
     stand_in_smi(tmp_path / "bin", SMI / host)
-    data = detect_json(colabenv_exe, path_prefix=tmp_path / "bin")
+    data = detect_json(runner, path_prefix=tmp_path / "bin")
     expected = json.loads((SMI / host / "expected.json").read_text())
     assert data["target"]["driver"] == expected["driver"]
     assert data["target"]["cuda"] == expected["cuda"]
@@ -103,9 +102,9 @@ def test_recorded_hosts_through_the_console_script(
 
 
 @requires_gpu_less_host
-def test_failing_driver_through_the_console_script(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_failing_driver_through_the_console_script(runner: Runner, tmp_path: Path) -> None:
     stand_in_smi(tmp_path / "bin", SMI / "driver-failed")
-    data = detect_json(colabenv_exe, path_prefix=tmp_path / "bin")
+    data = detect_json(runner, path_prefix=tmp_path / "bin")
     assert data["target"]["driver"] is None
     assert data["gpus"] == []
     assert any(
@@ -115,7 +114,7 @@ def test_failing_driver_through_the_console_script(colabenv_exe: Path, tmp_path:
 
 
 @requires_gpu_less_host
-def test_hanging_nvidia_smi_costs_at_most_its_timeout(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_hanging_nvidia_smi_costs_at_most_its_timeout(runner: Runner, tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     pid_file = tmp_path / "pid"
@@ -123,7 +122,7 @@ def test_hanging_nvidia_smi_costs_at_most_its_timeout(colabenv_exe: Path, tmp_pa
     script.write_text(f"#!/bin/sh\necho $$ > '{pid_file}'\nexec sleep 120\n")
     script.chmod(0o755)
     started = time.monotonic()
-    result = run_cli(colabenv_exe, "detect", "--json", path_prefix=bin_dir, timeout=30)
+    result = run_cli(runner, "detect", "--json", path_prefix=bin_dir, timeout=30)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -137,11 +136,11 @@ def test_hanging_nvidia_smi_costs_at_most_its_timeout(colabenv_exe: Path, tmp_pa
 
 @requires_gpu_less_host
 def test_table_for_people_shows_gpus_frameworks_and_warnings(
-    colabenv_exe: Path, tmp_path: Path
+    runner: Runner, tmp_path: Path
 ) -> None:
     stand_in_smi(tmp_path / "bin", SMI / "mixed-1080ti-3090")
     freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
-    result = run_cli(colabenv_exe, "detect", "--installed-from", str(freeze),
+    result = run_cli(runner, "detect", "--installed-from", str(freeze),
                      path_prefix=tmp_path / "bin")
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -150,47 +149,46 @@ def test_table_for_people_shows_gpus_frameworks_and_warnings(
         assert text in out, text
 
 
-def test_no_kernels_warning_in_the_table(colabenv_exe: Path) -> None:
+def test_no_kernels_warning_in_the_table(runner: Runner) -> None:
     freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
-    result = run_cli(colabenv_exe, "detect", "--installed-from", str(freeze),
+    result = run_cli(runner, "detect", "--installed-from", str(freeze),
                      "--driver", "550.54.15", "--compute-capability", "3.7,7.5")
     assert result.returncode == 0, result.stderr
     assert "warning: torch 2.6.0+cu124 has no kernels for sm_37" in result.stdout
     assert "sm_75" not in result.stdout.split("warning:", 1)[1]
 
 
-def test_overrides_through_flags_and_environment(colabenv_exe: Path) -> None:
-    data = detect_json(colabenv_exe, "--driver", "580.65.06", "--compute-capability", "9.0",
+def test_overrides_through_flags_and_environment(runner: Runner) -> None:
+    data = detect_json(runner, "--driver", "580.65.06", "--compute-capability", "9.0",
                        "--python", "3.12")
     assert data["target"]["driver"] == "580.65.06"
     assert data["target"]["cuda"] == "13.0"
     assert data["target"]["compute_capabilities"] == ["9.0"]
     assert data["target"]["python"] == "3.12"
-    env = {**os.environ, "COLABENV_DRIVER_VERSION": "550.54.15",
-           "COLABENV_COMPUTE_CAPABILITY": "7.5,7.5"}
-    result = subprocess.run([str(colabenv_exe), "detect", "--json", "--cuda", "12.2"],
-                            capture_output=True, text=True, env=env, timeout=60, check=False)
+    result = runner("detect", "--json", "--cuda", "12.2",
+                    env={"COLABENV_DRIVER_VERSION": "550.54.15",
+                         "COLABENV_COMPUTE_CAPABILITY": "7.5,7.5"}, timeout=60)
     target = json.loads(result.stdout)["target"]
     assert target == {**target, "driver": "550.54.15", "cuda": "12.2",
                       "compute_capabilities": ["7.5"]}
-    cpu = detect_json(colabenv_exe, "--cpu")
+    cpu = detect_json(runner, "--cpu")
     assert cpu["target"]["driver"] is None
     assert cpu["gpus"] == []
 
 
 def test_bad_override_and_bad_freeze_are_one_line_errors(
-    colabenv_exe: Path, tmp_path: Path
+    runner: Runner, tmp_path: Path
 ) -> None:
     freeze = tmp_path / "freeze.txt"
     freeze.write_text("numpy==2.0.2\nnumpy>=2\n")
-    result = run_cli(colabenv_exe, "detect", "--json", "--installed-from", str(freeze))
+    result = run_cli(runner, "detect", "--json", "--installed-from", str(freeze))
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         f"colabenv: {freeze}: line 2: 'numpy>=2' is not a `pip freeze` line"
         " (expected name==version or name @ URL)"
     ]
-    result = run_cli(colabenv_exe, "detect", "--driver", "banana")
+    result = run_cli(runner, "detect", "--driver", "banana")
     assert result.returncode == 2
     assert result.stdout == ""
     assert "--driver" in result.stderr and "Traceback" not in result.stderr
@@ -228,17 +226,17 @@ def write(path: Path, data: object) -> Path:
     return path
 
 
-def test_diff_same_fingerprint_exits_0(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_same_fingerprint_exits_0(runner: Runner, tmp_path: Path) -> None:
     a = write(tmp_path / "a.json", fingerprint())
     changed_noise = fingerprint(notes=["NVML: something"], state_dir="/elsewhere")
     changed_noise["gpus"][0]["memory_free_mib"] = 3
     b = write(tmp_path / "b.json", changed_noise)
-    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("no differences")
 
 
-def test_diff_groups_what_changed(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_groups_what_changed(runner: Runner, tmp_path: Path) -> None:
     a = write(tmp_path / "mine.json", fingerprint())
     b = write(
         tmp_path / "theirs.json",
@@ -254,7 +252,7 @@ def test_diff_groups_what_changed(colabenv_exe: Path, tmp_path: Path) -> None:
             packages={"numpy": "2.0.2", "pandas": "2.3.0", "scipy": "1.16.0"},
         ),
     )
-    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 1, result.stderr
     assert result.stdout == (
         f"--- {a}\n+++ {b}\n"
@@ -277,14 +275,14 @@ def test_diff_groups_what_changed(colabenv_exe: Path, tmp_path: Path) -> None:
 
 
 @requires_gpu_less_host
-def test_diff_of_two_real_detect_outputs(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_of_two_real_detect_outputs(runner: Runner, tmp_path: Path) -> None:
     stand_in_smi(tmp_path / "t4", SMI / "colab-t4")
     stand_in_smi(tmp_path / "mixed", SMI / "mixed-1080ti-3090")
-    a = write(tmp_path / "a.json", detect_json(colabenv_exe, path_prefix=tmp_path / "t4"))
-    b = write(tmp_path / "b.json", detect_json(colabenv_exe, path_prefix=tmp_path / "mixed"))
-    same = run_cli(colabenv_exe, "diff", str(a), str(a))
+    a = write(tmp_path / "a.json", detect_json(runner, path_prefix=tmp_path / "t4"))
+    b = write(tmp_path / "b.json", detect_json(runner, path_prefix=tmp_path / "mixed"))
+    same = run_cli(runner, "diff", str(a), str(a))
     assert same.returncode == 0
-    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 1
     assert "  driver: 550.54.15 -> 535.183.01\n" in result.stdout
     assert "  gpu 1: (absent) -> NVIDIA GeForce RTX 3090 (8.6, 24576 MiB)\n" in result.stdout
@@ -306,13 +304,13 @@ def test_diff_of_two_real_detect_outputs(colabenv_exe: Path, tmp_path: Path) -> 
     ],
 )
 def test_diff_bad_input_exits_2_naming_the_file(
-    colabenv_exe: Path, tmp_path: Path, content: str | None, problem: str
+    runner: Runner, tmp_path: Path, content: str | None, problem: str
 ) -> None:
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
     if content is not None:
         bad.write_text(content)
-    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    result = run_cli(runner, "diff", str(good), str(bad))
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -321,23 +319,23 @@ def test_diff_bad_input_exits_2_naming_the_file(
     assert problem in lines[0]
 
 
-def test_diff_without_packages_key_compares_the_rest(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_without_packages_key_compares_the_rest(runner: Runner, tmp_path: Path) -> None:
     old = fingerprint()
     del old["packages"]
     a = write(tmp_path / "old.json", old)
     b = write(tmp_path / "new.json", fingerprint())
-    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 0
     assert f"other packages not compared: not recorded in {a}" in result.stderr
 
 
-def test_diff_shows_control_characters_escaped(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_shows_control_characters_escaped(runner: Runner, tmp_path: Path) -> None:
     a = write(tmp_path / "a.json", fingerprint())
     forged = fingerprint(installed={"torch\n+++ forged": "2.6.0\x1b[31m", "jax": "0.5.3\r"},
                          gpus=[{"name": "T4\n  driver: 1 -> 2", "compute_capability": "7.5",
                                 "memory_total_mib": 15360}])
     b = write(tmp_path / "b\x1b.json", forged)
-    result = run_cli(colabenv_exe, "diff", str(a), str(b))
+    result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 1, result.stderr
     assert "\x1b" not in result.stdout and "\r" not in result.stdout
     lines = result.stdout.splitlines()
@@ -356,23 +354,23 @@ def test_diff_shows_control_characters_escaped(colabenv_exe: Path, tmp_path: Pat
     ],
 )
 def test_diff_of_deep_json_is_exit_2(
-    colabenv_exe: Path, tmp_path: Path, content: str, words: str
+    runner: Runner, tmp_path: Path, content: str, words: str
 ) -> None:
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    result = run_cli(runner, "diff", str(good), str(bad))
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [f"colabenv: {bad}: not a fingerprint: JSON {words}"]
 
 
-def test_diff_of_a_huge_integer_is_bounded(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_of_a_huge_integer_is_bounded(runner: Runner, tmp_path: Path) -> None:
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
     huge = "9" * 5000
     bad.write_text(json.dumps(fingerprint(driver=0)).replace('"driver": 0', f'"driver": {huge}')
                    .replace('"memory_total_mib": 15360', f'"memory_total_mib": {huge}'))
-    result = run_cli(colabenv_exe, "diff", str(good), str(bad))
+    result = run_cli(runner, "diff", str(good), str(bad))
     assert "Traceback" not in result.stderr
     if hasattr(sys, "get_int_max_str_digits"):  # Python refuses such a literal itself
         assert (result.returncode, result.stdout) == (2, "")
@@ -383,13 +381,13 @@ def test_diff_of_a_huge_integer_is_bounded(colabenv_exe: Path, tmp_path: Path) -
         assert "Tesla T4 (7.5)" in result.stdout
 
 
-def test_diff_of_a_fifo_or_a_device_is_refused_at_once(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_diff_of_a_fifo_or_a_device_is_refused_at_once(runner: Runner, tmp_path: Path) -> None:
     good = write(tmp_path / "good.json", fingerprint())
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     for bad, words in ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device")):
         started = time.monotonic()
-        result = run_cli(colabenv_exe, "diff", str(good), str(bad), timeout=20)
+        result = run_cli(runner, "diff", str(good), str(bad), timeout=20)
         assert time.monotonic() - started < 10
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr.splitlines() == [f"colabenv: {bad}: cannot read: {words}, not a"

@@ -28,6 +28,7 @@ from packaging.utils import canonicalize_name
 from colabenv.catalog import shipped_catalog
 from colabenv.render import NO_RESTART_LINE, RESTART_LINE
 from colabenv.restart_marker import parse_marker
+from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.journeys import T4, T4_DRIVER, add_colabenv, installs, real_gpu_here, verify
 from tests.support.locking import lock_profile, write_profile
@@ -45,10 +46,8 @@ def _host(root: Path) -> Host:
 
 
 def _render(profile: Path, out: Path, *extra: str) -> float:
-    exe = Path(sys.executable).parent / "colabenv"
     started = time.perf_counter()
-    done = subprocess.run([str(exe), "render", str(profile), "-o", str(out), *extra],
-                          capture_output=True, text=True, timeout=120)
+    done = console_runner()("render", profile, "-o", out, *extra)
     elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""

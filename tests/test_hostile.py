@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.fixtures import console_script
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -136,7 +138,7 @@ def _expand(text: str, values: dict[str, str]) -> str:
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_hostile_input(path: Path, tmp_path: Path) -> None:
     case = _load(path)
-    exe = Path(sys.executable).parent / "colabenv"
+    exe = console_script()
     with _serve(case.get("server")) as server:
         values = {"tmp": str(tmp_path), "server": server or "", "data": str(HOSTILE / "files")}
         for name, content in case.get("files", {}).items():

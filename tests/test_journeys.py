@@ -28,6 +28,7 @@ from colabenv.catalog import shipped_catalog
 from colabenv.lockfile import read_lock
 from colabenv.models import Framework
 from colabenv.render import NO_RESTART_LINE, RESTART_LINE
+from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.journeys import (
     PY,
@@ -423,11 +424,10 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
     assert "six" not in json.dumps(marker_b)
 
     # verify of A, in the host's interpreter: B's marker is no pass for A, and says what to run
-    verified = subprocess.run(
-        [sys.executable, "-m", "colabenv", "verify", "--profile", str(tmp_path / "a.toml"),
-         "--interpreter", str(host.python), "--json", "--timeout", "60"],
-        capture_output=True, text=True, env={**host.env(), "COLABENV_STATE_DIR": str(host.state)},
-        timeout=300, check=False)
+    verified = console_runner(tmp_path)(
+        "verify", "--profile", tmp_path / "a.toml", "--interpreter", host.python, "--json",
+        "--timeout", "60", base={**host.env(), "COLABENV_STATE_DIR": str(host.state)},
+        timeout=300)
     assert verified.returncode == 1, verified.stderr
     marker_check = next(c for c in json.loads(verified.stdout)["checks"] if c["name"] == "marker")
     assert marker_check["status"] == "FAIL"

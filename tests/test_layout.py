@@ -34,8 +34,8 @@ LONG_MODULES = {"colabenv.script_helper": "the helper every bootstrap script emb
 COMMAND_LAYER = ("colabenv.cli", "colabenv.__main__", "colabenv._entry", "colabenv._commands")
 FRAMEWORK_NAME_EXCEPTIONS = {
     "colabenv.frameworks": "the one place framework names are spelled",
-    "colabenv._smoke": "the smoke child runs without colabenv (stdlib only, Python 3.8+) and "
-                       "imports the frameworks and their plugins by their module names",
+    "colabenv._smoke_tpu": "a smoke child runs without colabenv (stdlib only, Python 3.8+) and "
+                           "imports the frameworks and their plugins by their module names",
 }
 
 

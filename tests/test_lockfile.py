@@ -165,7 +165,8 @@ def test_cpu_target_in_pylock_has_no_driver_keys() -> None:
                     lock.packages)
     document = _toml.loads(render_lock(cpu_lock, pylock=True))
     assert document["tool"]["colabenv"]["target"] == {
-        "compute-capabilities": [], "python": "3.11", "platform": "linux_x86_64"}
+        "compute-capabilities": [], "python": "3.11", "platform": "linux_x86_64",
+        "accelerator": "cpu"}
     assert parse_lock(render_lock(cpu_lock, pylock=True), Path("pylock.toml")).header.target == cpu
 
 
@@ -301,13 +302,13 @@ def test_parse_resolver_output_with_extras_and_annotations() -> None:
         f"Typing_Extensions==4.14.1 \\\n    --hash=sha256:{_sha('te1')} \\\n"
         f"    --hash=sha256:{_sha('te2')}\n"
     )
-    packages, index_url, extra = parse_requirements(text)
+    packages, index_url, extra, links = parse_requirements(text)
     assert [(p.name, p.version) for p in packages] == [("jax", "0.5.3"),
                                                         ("typing-extensions", "4.14.1")]
     assert len(packages[1].files) == 2
-    assert index_url is None and extra == ()
-    with pytest.raises(LockError, match="unexpected option '--find-links'"):
-        parse_requirements("--find-links /somewhere\n" + text)
+    assert index_url is None and extra == () and links == ()
+    with pytest.raises(LockError, match="unexpected option '--no-index'"):
+        parse_requirements("--no-index\n" + text)
 
 
 def test_target_differences_and_overrides() -> None:

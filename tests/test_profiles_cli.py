@@ -5,14 +5,13 @@ from __future__ import annotations
 import importlib
 import json
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from colabenv import _toml
 from colabenv.profile import load_profile
+from tests.support.fixtures import Runner
 
 REPO = Path(__file__).resolve().parent.parent
 MALFORMED = REPO / "tests" / "data" / "malformed"
@@ -24,19 +23,6 @@ CORPUS = sorted(p.name for p in MALFORMED.glob("*.toml") if p.name != "expected.
 GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "jax-tpu", "pytorch", "tensorflow")
 
 
-@dataclass(frozen=True)
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-
-def colabenv(*args: str, cwd: Path = REPO) -> Result:
-    exe = Path(sys.executable).parent / "colabenv"
-    done = subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
-    return Result(done.returncode, done.stdout, done.stderr)
-
-
 def render_available() -> bool:
     try:
         importlib.import_module("colabenv._commands.render")
@@ -45,11 +31,11 @@ def render_available() -> bool:
     return True
 
 
-def assert_refused(result: Result, name: str) -> None:
+def assert_refused(result: subprocess.CompletedProcess[str], name: str) -> None:
     expected = EXPECTED[name]
     key = str(expected["key"])
     named = str(expected.get("file", name))
-    assert result.code == 2, result.stderr
+    assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
     assert name in result.stderr
@@ -68,22 +54,22 @@ def test_corpus_is_large_and_every_file_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("name", CORPUS)
-def test_check_refuses_malformed_profile(name: str) -> None:
-    assert_refused(colabenv("profiles", "check", str(MALFORMED / name)), name)
+def test_check_refuses_malformed_profile(runner: Runner, name: str) -> None:
+    assert_refused(runner("profiles", "check", str(MALFORMED / name)), name)
 
 
 @pytest.mark.parametrize("name", CORPUS)
-def test_render_refuses_malformed_profile(name: str) -> None:
+def test_render_refuses_malformed_profile(runner: Runner, name: str) -> None:
     if not render_available():
         pytest.skip("colabenv render is not there yet")
-    result = colabenv("render", str(MALFORMED / name), "--cpu", "--python", "3.12")
+    result = runner("render", str(MALFORMED / name), "--cpu", "--python", "3.12")
     assert_refused(result, name)
 
 
-def test_check_several_files_reports_each_and_exits_2() -> None:
+def test_check_several_files_reports_each_and_exits_2(runner: Runner) -> None:
     bad = MALFORMED / "spec-2x.toml"
-    result = colabenv("profiles", "check", "pytorch", str(bad), str(GOLDEN / "jax.toml"))
-    assert result.code == 2
+    result = runner("profiles", "check", "pytorch", str(bad), str(GOLDEN / "jax.toml"))
+    assert result.returncode == 2
     assert result.stdout.splitlines() == [
         "ok: pytorch (pytorch)",
         f"ok: {GOLDEN / 'jax.toml'} (jax)",
@@ -92,23 +78,23 @@ def test_check_several_files_reports_each_and_exits_2() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_check_several_good_files() -> None:
-    result = colabenv("profiles", "check", *GOLDEN_NAMES)
-    assert result.code == 0, result.stderr
+def test_check_several_good_files(runner: Runner) -> None:
+    result = runner("profiles", "check", *GOLDEN_NAMES)
+    assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [f"ok: {n} ({n})" for n in GOLDEN_NAMES]
     assert result.stderr == ""
 
 
-def test_check_relative_path_from_another_directory(tmp_path: Path) -> None:
+def test_check_relative_path_from_another_directory(runner: Runner, tmp_path: Path) -> None:
     (tmp_path / "base.toml").write_text('name = "base"\n[frameworks]\njax = "*"\n')
     (tmp_path / "team.toml").write_text('name = "team"\nextends = "base.toml"\n')
-    result = colabenv("profiles", "check", "team.toml", cwd=tmp_path)
-    assert (result.code, result.stdout, result.stderr) == (0, "ok: team.toml (team)\n", "")
+    result = runner("profiles", "check", "team.toml", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "ok: team.toml (team)\n", "")
 
 
 @pytest.mark.parametrize("kind", ["folder", "file"])
 def test_a_golden_name_beside_a_file_of_that_name_says_which_was_used(
-    tmp_path: Path, kind: str
+    runner: Runner, tmp_path: Path, kind: str
 ) -> None:
     if kind == "folder":
         (tmp_path / "pytorch").mkdir()
@@ -116,37 +102,37 @@ def test_a_golden_name_beside_a_file_of_that_name_says_which_was_used(
         (tmp_path / "pytorch").write_text('name = "mine"\n')
     note = ("colabenv: note: using the golden profile pytorch, not ./pytorch in this directory"
             " (write ./pytorch for that one)\n")
-    result = colabenv("resolve", "pytorch", "--json", "--cpu", cwd=tmp_path)
-    assert result.code == 0, result.stderr
+    result = runner("resolve", "pytorch", "--json", "--cpu", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
     assert "torch" in json.loads(result.stdout)["frameworks"]
     assert result.stderr == note
-    check = colabenv("profiles", "check", "pytorch", cwd=tmp_path)
-    assert (check.code, check.stdout, check.stderr) == (0, "ok: pytorch (pytorch)\n", note)
+    check = runner("profiles", "check", "pytorch", cwd=tmp_path)
+    assert (check.returncode, check.stdout, check.stderr) == (0, "ok: pytorch (pytorch)\n", note)
     if kind == "file":
-        mine = colabenv("profiles", "check", "./pytorch", cwd=tmp_path)
-        assert (mine.code, mine.stdout, mine.stderr) == (0, "ok: ./pytorch (mine)\n", "")
+        mine = runner("profiles", "check", "./pytorch", cwd=tmp_path)
+        assert (mine.returncode, mine.stdout, mine.stderr) == (0, "ok: ./pytorch (mine)\n", "")
 
 
-def test_check_unknown_name_lists_golden_profiles() -> None:
-    result = colabenv("profiles", "check", "no-such-profile")
-    assert result.code == 2
+def test_check_unknown_name_lists_golden_profiles(runner: Runner) -> None:
+    result = runner("profiles", "check", "no-such-profile")
+    assert result.returncode == 2
     assert result.stdout == ""
     assert '"no-such-profile"' in result.stderr
     for name in GOLDEN_NAMES:
         assert name in result.stderr
 
 
-def test_check_directory_is_refused(tmp_path: Path) -> None:
-    result = colabenv("profiles", "check", str(tmp_path))
-    assert result.code == 2
+def test_check_directory_is_refused(runner: Runner, tmp_path: Path) -> None:
+    result = runner("profiles", "check", str(tmp_path))
+    assert result.returncode == 2
     assert result.stdout == ""
     assert f"{tmp_path.name}: is a directory" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_list_shows_each_golden_profile_with_its_description() -> None:
-    result = colabenv("profiles", "list")
-    assert result.code == 0, result.stderr
+def test_list_shows_each_golden_profile_with_its_description(runner: Runner) -> None:
+    result = runner("profiles", "list")
+    assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == list(GOLDEN_NAMES)
     starts = {line.index(line.split(maxsplit=1)[1]) for line in lines}
@@ -157,22 +143,22 @@ def test_list_shows_each_golden_profile_with_its_description() -> None:
         assert f'description = "{description}"' in text
 
 
-def test_show_prints_the_file_as_is() -> None:
-    result = colabenv("profiles", "show", "all-three")
-    assert result.code == 0, result.stderr
+def test_show_prints_the_file_as_is(runner: Runner) -> None:
+    result = runner("profiles", "show", "all-three")
+    assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / "all-three.toml").read_text(encoding="utf-8")
 
 
-def test_show_unknown_name() -> None:
-    result = colabenv("profiles", "show", "pytorch2")
-    assert result.code == 2
+def test_show_unknown_name(runner: Runner) -> None:
+    result = runner("profiles", "show", "pytorch2")
+    assert result.returncode == 2
     assert result.stdout == ""
     assert '"pytorch2"' in result.stderr and "pytorch" in result.stderr
 
 
-def test_profiles_without_action_is_a_usage_error() -> None:
-    result = colabenv("profiles")
-    assert result.code == 2
+def test_profiles_without_action_is_a_usage_error(runner: Runner) -> None:
+    result = runner("profiles")
+    assert result.returncode == 2
     assert result.stdout == ""
 
 
@@ -186,16 +172,16 @@ H100_580 = ("--driver", "580.65.06", "--cuda", "13.0", "--compute-capability", "
     "gpu", [COLAB_T4, KAGGLE_P100, H100_580], ids=["colab-t4", "kaggle-p100", "h100-driver-580"]
 )
 def test_golden_profile_resolves_with_the_shipped_catalog(
-    name: str, gpu: tuple[str, ...], tmp_path: Path
+    runner: Runner, name: str, gpu: tuple[str, ...], tmp_path: Path
 ) -> None:
     """The golden pins exist in the catalog and, for all-three, share one set of NVIDIA wheels."""
     freeze = tmp_path / "empty-freeze.txt"
     freeze.write_text("")
     target = ("--cpu",) if name == "cpu-only" else gpu
-    result = colabenv(
+    result = runner(
         "resolve", name, "--json", "--python", "3.12", "--installed-from", str(freeze), *target
     )
-    assert result.code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     resolution = json.loads(result.stdout)
     wanted = {r.framework.value for r in load_profile(GOLDEN / f"{name}.toml").frameworks}

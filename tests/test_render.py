@@ -24,6 +24,7 @@ from colabenv.models import ComponentConstraint, ComputeCapability, InstalledSet
 from colabenv.profile import golden_profiles, load_profile
 from colabenv.render import LockInput, q, render_script
 from colabenv.resolver import resolve
+from tests.support.fixtures import Runner, make_venv
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 
@@ -120,7 +121,7 @@ extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
     assert lint.returncode == 0, lint.stdout
     state = tmp_path / "state"
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    make_venv(venv, with_pip=True)
     result = subprocess.run(
         ["bash", str(script)], capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLABENV_STATE_DIR": str(state),
@@ -151,24 +152,19 @@ def test_installed_framework_is_named_not_reinstalled() -> None:
         assert any("installed torch 2.8.0+cu126" in w for w in resolution.warnings)
 
 
-def _cli(colabenv_exe: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(colabenv_exe), *args], capture_output=True, text=True, timeout=60,
-                          cwd=cwd)
-
-
-def test_golden_name_works_where_a_path_does(colabenv_exe: Path) -> None:
-    result = _cli(colabenv_exe, "render", "pytorch", "--driver", "550.54.15",
-                  "--compute-capability", "7.5", "--python", "3.12")
+def test_golden_name_works_where_a_path_does(runner: Runner) -> None:
+    result = runner("render", "pytorch", "--driver", "550.54.15",
+                    "--compute-capability", "7.5", "--python", "3.12")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("#!/usr/bin/env bash\n")
 
 
-def test_no_resolution_exits_3_with_nothing_on_stdout(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_no_resolution_exits_3_with_nothing_on_stdout(runner: Runner, tmp_path: Path) -> None:
     profile = tmp_path / "clash.toml"
     profile.write_text('name = "clash"\n[frameworks]\ntorch = "==2.5.*"\njax = ">=0.6"\n')
     out = tmp_path / "setup.sh"
-    result = _cli(colabenv_exe, "render", str(profile), "-o", str(out), "--driver", "570.124.06",
-                  "--compute-capability", "8.0", "--python", "3.12")
+    result = runner("render", str(profile), "-o", str(out), "--driver", "570.124.06",
+                    "--compute-capability", "8.0", "--python", "3.12")
     assert result.returncode == 3
     assert result.stdout == ""
     assert "nvidia-cudnn-cu12==9.1.0.70" in result.stderr
@@ -178,24 +174,24 @@ def test_no_resolution_exits_3_with_nothing_on_stdout(colabenv_exe: Path, tmp_pa
     assert list(tmp_path.iterdir()) == [profile]
 
 
-def test_bad_target_flag_is_a_clean_error(colabenv_exe: Path) -> None:
-    result = _cli(colabenv_exe, "render", "pytorch", "--driver", "five-fifty")
+def test_bad_target_flag_is_a_clean_error(runner: Runner) -> None:
+    result = runner("render", "pytorch", "--driver", "five-fifty")
     assert result.returncode == 2
     assert result.stdout == ""
     assert "--driver" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_output_file_is_written_whole_and_executable(colabenv_exe: Path, tmp_path: Path) -> None:
+def test_output_file_is_written_whole_and_executable(runner: Runner, tmp_path: Path) -> None:
     out = tmp_path / "setup.sh"
-    result = _cli(colabenv_exe, "render", "cpu-only", "--cpu", "--python", "3.12", "-o", str(out))
+    result = runner("render", "cpu-only", "--cpu", "--python", "3.12", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert out.read_text().rstrip().endswith("fi")
     assert out.stat().st_mode & 0o111
 
 
-def test_warnings_go_to_stderr(colabenv_exe: Path) -> None:
-    result = _cli(colabenv_exe, "render", "pytorch", "--cpu", "--python", "3.12")
+def test_warnings_go_to_stderr(runner: Runner) -> None:
+    result = runner("render", "pytorch", "--cpu", "--python", "3.12")
     assert result.returncode == 0, result.stderr
     assert "colabenv: warning:" not in result.stdout
 

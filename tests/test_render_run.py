@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import uv_bin
 from tests.support.scriptrun import Host, make_host
@@ -48,10 +49,9 @@ pytorch_index_url = "{pytorch.base_url}"
     return path
 
 
-def _render(profile: Path, out: Path, colabenv_exe: Path, *extra: str) -> Path:
-    argv = [str(colabenv_exe), "render", str(profile), "-o", str(out), "--driver", "560.35.03",
-            "--compute-capability", "6.0", "--python", PY, *extra]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+def _render(profile: Path, out: Path, runner: Runner, *extra: str) -> Path:
+    proc = runner("render", profile, "-o", out, "--driver", "560.35.03", "--compute-capability",
+                  "6.0", "--python", PY, *extra, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
     return out
@@ -63,12 +63,12 @@ def _installs(stdout: str) -> list[str]:
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_first_run_installs_in_order_then_second_run_installs_nothing(
-    installer: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex,
+    installer: str, tmp_path: Path, runner: Runner, default_index: LocalIndex,
     pytorch_index: LocalIndex,
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=installer == "pip", preinstalled_apt=["ffmpeg"])
     script = _render(_profile(tmp_path / "p.toml", default_index, pytorch_index,
-                              installer=installer), tmp_path / "setup.sh", colabenv_exe)
+                              installer=installer), tmp_path / "setup.sh", runner)
 
     first = host.run(script)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -117,12 +117,12 @@ def test_first_run_installs_in_order_then_second_run_installs_nothing(
 
 
 def test_failing_install_names_the_step_and_writes_no_marker(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=False)
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv",
                        extra_packages=', "no-such-package==1.0"')
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     result = host.run(script)
     assert result.returncode != 0
     assert "COLABENV: step pip: default index failed" in result.stderr
@@ -132,12 +132,12 @@ def test_failing_install_names_the_step_and_writes_no_marker(
 
 
 def test_preflight_refuses_old_driver_and_wrong_python(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=False)
     host.driver = "470.82.01"
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     result = host.run(script)
     assert result.returncode != 0
     assert "NVIDIA driver >= 525.60.13" in result.stderr
@@ -145,10 +145,7 @@ def test_preflight_refuses_old_driver_and_wrong_python(
     assert host.installed() == {} and host.apt_calls() == []
 
     other = "3.10" if PY != "3.10" else "3.11"
-    wrong = subprocess.run(
-        [str(colabenv_exe), "render", str(profile), "--cpu", "--python", other],
-        capture_output=True, text=True, timeout=60,
-    )
+    wrong = runner("render", profile, "--cpu", "--python", other, timeout=60)
     if wrong.returncode == 0:
         (tmp_path / "wrong.sh").write_text(wrong.stdout)
         result = host.run(tmp_path / "wrong.sh")
@@ -157,12 +154,12 @@ def test_preflight_refuses_old_driver_and_wrong_python(
 
 
 def test_missing_gpu_is_refused(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=False)
     (host.bin / "nvidia-smi").unlink()
     script = _render(_profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv"),
-                     tmp_path / "setup.sh", colabenv_exe)
+                     tmp_path / "setup.sh", runner)
     result = host.run(script)
     assert result.returncode != 0
     assert "no NVIDIA driver found" in result.stderr
@@ -200,11 +197,11 @@ KILL_POINTS = [
 
 @pytest.mark.parametrize("trigger", KILL_POINTS)
 def test_killed_anywhere_rerun_converges(
-    trigger: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex,
+    trigger: str, tmp_path: Path, runner: Runner, default_index: LocalIndex,
     pytorch_index: LocalIndex,
 ) -> None:
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
 
     clean = make_host(tmp_path / "clean", with_pip=False)
     assert clean.run(script).returncode == 0
@@ -243,7 +240,7 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
 def test_unreachable_framework_index_is_named_as_the_cause(
-    installer: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    installer: str, tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     port = _closed_port()
     profile = tmp_path / "p.toml"
@@ -258,7 +255,7 @@ installer = "{installer}"
 index_url = "{default_index.url}"
 pytorch_index_url = "http://127.0.0.1:{port}"
 """)
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=installer == "pip")
     result = host.run(script, PIP_RETRIES="0", UV_HTTP_RETRIES="0")
     assert result.returncode != 0
@@ -273,14 +270,14 @@ pytorch_index_url = "http://127.0.0.1:{port}"
 
 
 def test_unset_index_variable_stops_the_script_before_apt(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
     profile.write_text(profile.read_text().replace(
         f'index_url = "{default_index.url}"',
         f'index_url = "{default_index.url}"\n'
         f'extra_index_urls = ["http://${{IDX_USER}}:${{TOKEN}}@127.0.0.1:{default_index.port}/x/"]'))
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     result = host.run(script, IDX_USER="me")
     assert result.returncode != 0
@@ -291,7 +288,7 @@ def test_unset_index_variable_stops_the_script_before_apt(
     assert "COLABENV: step apt" not in result.stdout
 
 
-def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, colabenv_exe: Path) -> None:
+def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, runner: Runner) -> None:
     """Every list reaches the helper and the installer in a file. Three profile files of just
     under the 1 MiB a file may have, joined by ``extends``, hold [env] values and requirements
     that add up to more than the kernel's argv limit: the script runs to its end (requirements
@@ -311,9 +308,8 @@ def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, colabenv_exe: Path) 
     assert 2 * big + sum(len(r) + 1 for r in excluded) > limit
     host = make_host(tmp_path / "host", with_pip=False)
     for name in ("excluded", "unmet"):
-        done = subprocess.run([str(colabenv_exe), "render", str(tmp_path / f"{name}.toml"),
-                               "--cpu", "--python", PY, "-o", str(tmp_path / f"{name}.sh")],
-                              capture_output=True, text=True, timeout=300)
+        done = runner("render", tmp_path / f"{name}.toml", "--cpu", "--python", PY, "-o",
+                      tmp_path / f"{name}.sh", timeout=300)
         assert done.returncode == 0, done.stderr
 
     finished = host.run(tmp_path / "excluded.sh", UV_OFFLINE="1")
@@ -336,13 +332,13 @@ def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, colabenv_exe: Path) 
 
 
 def test_env_hook_starts_under_a_c_locale(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     value = "naïve ✓ \U0001f600 'q' \\"
     profile = tmp_path / "p.toml"
     profile.write_text(f'name = "locale"\n[env]\nUNICODE_FLAG = {json.dumps(value, ensure_ascii=False)}\n'
                        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     result = host.run(script)
     assert result.returncode == 0, result.stderr
@@ -362,12 +358,12 @@ def test_env_hook_starts_under_a_c_locale(
 
 
 def test_marker_and_hook_are_written_through_links(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(f'name = "links"\n[env]\nLINKED = "yes"\n'
                        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     kept = tmp_path / "kept"
     kept.mkdir()
@@ -389,12 +385,12 @@ def test_marker_and_hook_are_written_through_links(
 
 @pytest.mark.parametrize("kind", ["fifo", "directory"])
 def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
-    kind: str, tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    kind: str, tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(f'name = "odd-marker"\n[env]\nODD = "1"\n'
                        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     host.state.mkdir()
     marker = host.state / "restart-marker.json"
@@ -413,12 +409,12 @@ def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
 
 
 def test_uv_beside_the_interpreter_is_used_when_not_on_path(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(f'name = "uv-beside"\n[packages]\nrequirements = ["six"]\n'
                        f'[install]\nindex_url = "{default_index.url}"\n')
-    script = _render(profile, tmp_path / "setup.sh", colabenv_exe)
+    script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=True)
     (host.bin / "uv").unlink()
     (host.python.parent / "uv").symlink_to(uv_bin())
@@ -430,13 +426,13 @@ def test_uv_beside_the_interpreter_is_used_when_not_on_path(
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root and setpriv to run as a user with no password entry")
 def test_no_home_is_a_clear_message_not_an_unbound_variable(
-    tmp_path: Path, colabenv_exe: Path
+    tmp_path: Path, runner: Runner
 ) -> None:
     shared = Path(tempfile.mkdtemp(prefix="colabenv-nohome-"))
     try:
         shared.chmod(0o777)
         (tmp_path / "p.toml").write_text('name = "nohome"\n')
-        script = _render(tmp_path / "p.toml", shared / "setup.sh", colabenv_exe)
+        script = _render(tmp_path / "p.toml", shared / "setup.sh", runner)
         script.chmod(0o755)
         done = subprocess.run(
             ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups", "--",

@@ -18,6 +18,7 @@ from colabenv.render import hook_pairs
 from colabenv.resolver import resolve
 from colabenv.script_helper import _env_hook_text
 from colabenv.seeding import XLA_DETERMINISM_FLAG
+from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.scriptrun import make_host
 
@@ -59,15 +60,14 @@ def test_env_values_win_over_the_determinism_defaults(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_hook_sets_the_variables_in_a_fresh_interpreter(
-    tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text('name = "repro"\n[env]\nTEAM_FLAG = "on"\n'
                        "[reproducibility]\nseed = 1234\ndeterministic = true\n"
                        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
     script = tmp_path / "setup.sh"
-    done = subprocess.run([str(colabenv_exe), "render", str(profile), "--cpu", "--python", PY,
-                           "-o", str(script)], capture_output=True, text=True, timeout=60)
+    done = runner("render", profile, "--cpu", "--python", PY, "-o", script, timeout=60)
     assert done.returncode == 0, done.stderr
     host = make_host(tmp_path / "host", with_pip=False)
     result = host.run(script)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, make_venv
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import APT_GET, DPKG_QUERY, NVIDIA_SMI
@@ -67,10 +67,7 @@ def _wrapper(log: Path, real: str) -> str:
 def _host(root: Path, with_pip: bool) -> tuple[Path, Path, Path]:
     """(venv, bin with only logging wrappers, argv log)."""
     venv = root / "venv"
-    argv = [sys.executable, "-m", "venv", str(venv)]
-    if not with_pip:
-        argv.insert(3, "--without-pip")
-    subprocess.run(argv, check=True, capture_output=True, env=clean_env())
+    make_venv(venv, with_pip=with_pip)
     tools = root / "bin"
     tools.mkdir()
     log = root / "argv.log"

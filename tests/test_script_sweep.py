@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.scriptrun import Host, make_host
 
@@ -52,14 +53,13 @@ def _folder(tmp: Path, name: str, mark: str | None) -> Path:
 
 
 @pytest.fixture
-def host_and_script(tmp_path: Path, colabenv_exe: Path, default_index: LocalIndex
+def host_and_script(tmp_path: Path, runner: Runner, default_index: LocalIndex
                     ) -> tuple[Host, Path]:
     profile = tmp_path / "p.toml"
     profile.write_text(f'name = "sweep"\n[env]\nSWEPT = "1"\n'
                        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
     script = tmp_path / "setup.sh"
-    done = subprocess.run([str(colabenv_exe), "render", str(profile), "--cpu", "--python", PY,
-                           "-o", str(script)], capture_output=True, text=True, timeout=60)
+    done = runner("render", profile, "--cpu", "--python", PY, "-o", script, timeout=60)
     assert done.returncode == 0, done.stderr
     return make_host(tmp_path / "host", with_pip=False), script
 

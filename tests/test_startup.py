@@ -24,6 +24,7 @@ from colabenv._model import model
 from colabenv._schema import close_match as _close_match
 from colabenv.catalog import load_catalog
 from colabenv.render import q
+from tests.support.fixtures import Runner
 
 T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.11")
 
@@ -73,10 +74,9 @@ def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[
     assert "pytorch" in capsys.readouterr().out
 
 
-def test_help_is_as_wide_as_columns_says(colabenv_exe: Path) -> None:
+def test_help_is_as_wide_as_columns_says(runner: Runner) -> None:
     for columns in (50, 120):
-        done = subprocess.run([str(colabenv_exe), "render", "--help"], capture_output=True,
-                              text=True, timeout=60, env={"COLUMNS": str(columns), "PATH": ""})
+        done = runner("render", "--help", base={"COLUMNS": str(columns), "PATH": ""}, timeout=60)
         assert done.returncode == 0, done.stderr
         widths = [len(line) for line in done.stdout.splitlines()]
         assert max(widths) <= columns

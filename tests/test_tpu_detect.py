@@ -17,7 +17,7 @@ from colabenv.catalog import shipped_catalog, shipped_tpu
 from colabenv.detect import detect, fingerprint_to_json
 from colabenv.detect_tpu import parse_accelerator_type, probe_tpu
 from colabenv.errors import TargetError
-from colabenv.models import Accelerator, RuntimeKind, TargetOverrides, TpuTarget
+from colabenv.models import Accelerator, RuntimeKind, TargetOverrides, TpuFacts, TpuTarget
 from colabenv.settings import TargetFlags, resolve_overrides
 from tests.support.fixtures import Runner
 
@@ -177,15 +177,39 @@ def test_bad_accelerator_types(text: str, problem: str) -> None:
         parse_accelerator_type(text, shipped_tpu())
 
 
+def overrides(flags: TargetFlags, environ: dict[str, str]) -> TargetOverrides:
+    return resolve_overrides(flags, environ, tpu_facts=shipped_tpu)
+
+
+def test_tpu_types_are_checked_against_the_facts_handed_in() -> None:
+    """settings reads no catalog: the caller hands the TPU generations in, and they are loaded
+    only when a TPU type is named."""
+    asked: list[str] = []
+
+    def facts() -> TpuFacts:
+        asked.append("facts")
+        v5e = shipped_tpu().generation("v5e")
+        assert v5e is not None
+        return TpuFacts((dataclasses.replace(v5e, name="v9z", type_prefixes=("v9z",)),))
+
+    assert resolve_overrides(TargetFlags(driver="550.54.15"), {}, tpu_facts=facts).tpu is None
+    assert asked == []
+    assert resolve_overrides(TargetFlags(tpu="v9z-2"), {}, tpu_facts=facts).tpu == \
+        TpuTarget("v9z", "v9z-2", 2)
+    with pytest.raises(TargetError, match="'v5e' is not a TPU generation colabenv knows"):
+        resolve_overrides(TargetFlags(tpu="v5e-1"), {}, tpu_facts=facts)
+    assert asked == ["facts", "facts"]
+
+
 def test_tpu_flag_and_variable() -> None:
-    flag = resolve_overrides(TargetFlags(tpu="v5e-1"), {"COLABENV_DRIVER_VERSION": "550.54.15"})
+    flag = overrides(TargetFlags(tpu="v5e-1"), {"COLABENV_DRIVER_VERSION": "550.54.15"})
     assert flag.tpu == TpuTarget("v5e", "v5e-1", 1)
     assert flag.driver is None
     assert flag.origin("tpu") == "--tpu"
-    variable = resolve_overrides(TargetFlags(), {"COLABENV_TPU": "v6e-1"})
+    variable = overrides(TargetFlags(), {"COLABENV_TPU": "v6e-1"})
     assert variable.tpu == TpuTarget("v6e", "v6e-1", 1)
     assert variable.origin("tpu") == "COLABENV_TPU"
-    assert resolve_overrides(TargetFlags(tpu="v6e-1"), {"COLABENV_TPU": "v5e-1"}).tpu == \
+    assert overrides(TargetFlags(tpu="v6e-1"), {"COLABENV_TPU": "v5e-1"}).tpu == \
         TpuTarget("v6e", "v6e-1", 1)
 
 
@@ -199,7 +223,7 @@ def test_tpu_flag_and_variable() -> None:
 def test_a_flag_for_another_target_beats_the_tpu_variable(
     flags: TargetFlags, environ: dict[str, str]
 ) -> None:
-    assert resolve_overrides(flags, environ).tpu is None
+    assert overrides(flags, environ).tpu is None
 
 
 @pytest.mark.parametrize(
@@ -217,7 +241,7 @@ def test_a_flag_for_another_target_beats_the_tpu_variable(
 )
 def test_tpu_target_errors(flags: TargetFlags, environ: dict[str, str], message: str) -> None:
     with pytest.raises(TargetError, match=message):
-        resolve_overrides(flags, environ)
+        overrides(flags, environ)
 
 
 def test_detect_json_carries_the_accelerator(runner: Runner) -> None:

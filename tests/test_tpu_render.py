@@ -131,7 +131,7 @@ def _tpu_wheels(root: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_the_script_installs_jax_tpu_with_libtpu(installer: str, tmp_path: Path,
-                                                  colabenv_exe: Path) -> None:
+                                                  runner: Runner) -> None:
     wheels = _tpu_wheels(tmp_path / "wheels")
     host = make_host(tmp_path / "host", with_pip=installer == "pip")
     with LocalIndex(wheels / "default") as index:
@@ -139,9 +139,8 @@ def test_the_script_installs_jax_tpu_with_libtpu(installer: str, tmp_path: Path,
         profile.write_text(f'name = "tpu-run"\n[frameworks]\njax = "==0.6.2"\n'
                            f'[install]\ninstaller = "{installer}"\nindex_url = "{index.url}"\n')
         script = tmp_path / "setup.sh"
-        done = subprocess.run([str(colabenv_exe), "render", str(profile), "--tpu", "v6e-1",
-                               "--python", PY, "-o", str(script)],
-                              capture_output=True, text=True, timeout=60)
+        done = runner("render", profile, "--tpu", "v6e-1", "--python", PY, "-o", script,
+                      timeout=60)
         assert done.returncode == 0, done.stderr
         first = host.run(script)
         assert first.returncode == 0, first.stdout + first.stderr

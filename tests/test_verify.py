@@ -17,7 +17,8 @@ from colabenv import _proc
 from colabenv._host_dists import DistInfo, Installed, scan_path
 from colabenv._host_proc import process_started_at, restarted_process
 from colabenv._host_python import same_environment
-from colabenv._smoke import compare, largest_block, matrices, max_abs_diff, reference_matmul
+from colabenv._smoke_base import compare, matrices, max_abs_diff, reference_matmul
+from colabenv._smoke_vram import largest_block
 from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.catalog import shipped_catalog
 from colabenv.errors import StateError

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from colabenv.verification.children import (
     run_smoke,
 )
 from colabenv.verification.report import Status
+from tests.support.fixtures import Runner
 
 pytestmark = pytest.mark.gpu
 
@@ -76,7 +76,8 @@ def test_real_vram_probe_finds_a_large_block(gpu_host: bool) -> None:
     assert "largest block" in check.detail
 
 
-def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path: Path) -> None:
+def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path: Path,
+                                                        runner: Runner) -> None:
     if not FRAMEWORKS:
         pytest.skip("no framework importable")
     singles = {}
@@ -84,10 +85,8 @@ def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path:
         started = time.monotonic()
         run_smoke(framework, TIMEOUT, python=sys.executable, scratch=tmp_path)
         singles[framework.value] = time.monotonic() - started
-    exe = Path(sys.executable).parent / "colabenv"
     started = time.monotonic()
-    result = subprocess.run([str(exe), "verify", "--json", "--timeout", str(TIMEOUT)],
-                            capture_output=True, text=True, timeout=TIMEOUT * 2, check=False)
+    result = runner("verify", "--json", "--timeout", str(TIMEOUT), timeout=TIMEOUT * 2)
     whole = time.monotonic() - started
     data = json.loads(result.stdout)
     statuses = {c["name"]: c["status"] for c in data["checks"]}

@@ -24,6 +24,8 @@ import pytest
 
 from colabenv.catalog import shipped_catalog
 from colabenv.models import ComputeCapability, Framework, archs_cover, format_driver
+from tests.support.fixtures import Runner
+from tests.support.pythons import oldest_python
 from tests.support.standin_frameworks import (
     Behaviour,
     Standin,
@@ -695,20 +697,7 @@ def test_the_marker_of_another_interpreter_does_not_pass(tmp_path: Path) -> None
     assert code == 1
 
 
-def _oldest_python() -> str | None:
-    """A Python 3.8 interpreter, the oldest colabenv looks into, if this machine has one: on
-    PATH, or installed by pyenv (whose shim answers only where that version is selected)."""
-    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
-    candidates = [shutil.which("python3.8"), *sorted(map(str, root.glob("versions/3.8*/bin/python3.8")))]
-    for candidate in filter(None, candidates):
-        done = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
-                              capture_output=True, text=True, timeout=60, check=False)
-        if done.returncode == 0 and done.stdout.strip():
-            return done.stdout.strip()
-    return None
-
-
-OLDEST_PYTHON = _oldest_python()
+OLDEST_PYTHON = oldest_python()
 
 
 def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
@@ -723,18 +712,16 @@ def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
     pytest.param(OLDEST_PYTHON, id="python3.8", marks=pytest.mark.skipif(
         OLDEST_PYTHON is None, reason="no python3.8 on this machine")),
 ])
-def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) -> None:
+def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: Path,
+                                                      base: str) -> None:
     """``--interpreter``: the scan, the smoke test, the VRAM probe and the marker's interpreter
     are that Python's, which has neither colabenv nor anything but the stand-in installed."""
     target = _target_venv(tmp_path, base)
     state = tmp_path / "state"
     write_marker(state, requirements=[f"torch=={TORCH}"], frameworks={"torch": TORCH},
                  python=target.python)
-    exe = Path(sys.executable).parent / "colabenv"
     env = venv_env(COLABENV_STATE_DIR=str(state), **GPU_HOST)
-    done = subprocess.run([str(exe), "verify", "--json", "--interpreter", str(target.python)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-                          check=False)
+    done = runner("verify", "--json", "--interpreter", target.python, base=env)
     assert done.returncode == 0, done.stdout + done.stderr
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {name: c["status"] for name, c in checks.items()} == {
@@ -745,8 +732,7 @@ def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) 
     assert checks["vram"]["detail"].startswith(
         "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; ")
 
-    here = subprocess.run([str(exe), "verify", "--json"], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=120, check=False)
+    here = runner("verify", "--json", base=env)
     mine = {c["name"]: c for c in json.loads(here.stdout)["checks"]}
     assert mine["marker"]["status"] == "FAIL"
     assert f"written for the interpreter {target.python}" in mine["marker"]["detail"]
@@ -754,13 +740,11 @@ def test_verify_another_interpreter_without_colabenv(tmp_path: Path, base: str) 
 
 
 @pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")
-def test_detect_reads_another_interpreters_python_and_distributions(tmp_path: Path) -> None:
+def test_detect_reads_another_interpreters_python_and_distributions(runner: Runner,
+                                                                   tmp_path: Path) -> None:
     assert OLDEST_PYTHON is not None
     target = _target_venv(tmp_path, OLDEST_PYTHON)
-    exe = Path(sys.executable).parent / "colabenv"
-    done = subprocess.run([str(exe), "detect", "--json", "--cpu", "--interpreter",
-                           str(target.python)], capture_output=True, text=True,
-                          env=venv_env(), cwd=tmp_path, timeout=120, check=False)
+    done = runner("detect", "--json", "--cpu", "--interpreter", target.python, base=venv_env())
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["target"]["python"] == "3.8"
@@ -790,13 +774,10 @@ def test_the_python_entry_point_verifies_another_interpreter(
     ("/no/such/python", "--interpreter /no/such/python: not found"),
     ("/bin/true", "--interpreter /bin/true: not a Python interpreter colabenv can read"),
 ])
-def test_an_interpreter_that_is_not_one_exits_2(tmp_path: Path, interpreter: str,
+def test_an_interpreter_that_is_not_one_exits_2(runner: Runner, interpreter: str,
                                                 message: str) -> None:
-    exe = Path(sys.executable).parent / "colabenv"
     for command in ("verify", "detect"):
-        done = subprocess.run([str(exe), command, "--interpreter", interpreter],
-                              capture_output=True, text=True, env=venv_env(), cwd=tmp_path,
-                              timeout=60, check=False)
+        done = runner(command, "--interpreter", interpreter, base=venv_env(), timeout=60)
         assert done.returncode == 2
         assert done.stdout == ""
         assert message in done.stderr

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from colabenv._files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
+from colabenv.catalog import shipped_tpu
 from colabenv.errors import InputError, OutputError, printable
 from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
@@ -36,7 +37,7 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
-    return resolve_overrides(target_flags(args))
+    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu)
 
 
 def target_from_args(args: argparse.Namespace) -> Target:

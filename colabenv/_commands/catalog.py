@@ -198,7 +198,8 @@ def _refresh(args: argparse.Namespace) -> int:
     from colabenv.errors import OutputError, UsageError, printable
     from colabenv.index_client import Redactor, SimpleClient, default_index_url
     from colabenv.models import Framework
-    from colabenv.refresh import PYTORCH_INDEX, IndexReader, RefreshOptions, derive
+    from colabenv.refresh import PYTORCH_INDEX, IndexReader, RefreshOptions
+    from colabenv.refresh_frameworks import derive
 
     framework = Framework(args.framework)
     if args.max_mib <= 0 or not 0 < args.timeout <= 3600:

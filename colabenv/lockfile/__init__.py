@@ -17,10 +17,17 @@ record what it was made for, one ``# key: value`` per line (schema 2)::
     # target-compute-capabilities: 7.5
     # target-python: 3.12
     # target-platform: linux_x86_64
+    # target-accelerator: nvidia           (nvidia, tpu or cpu: what the target lines say)
+    # target-tpu: none                     (generation=v5e type=v5e-1 chips=1 on a TPU host)
     # framework: torch 2.6.0 variant=cu124 index=https://download.pytorch.org/whl/cu124
     # constraint: nvidia-cudnn-cu12<9.11  (a bound the pins honour; one line each)
     # resolver: uv 0.8.0
     # pins-sha256: ...                    (of the index lines and every pin with its hashes)
+
+``target-accelerator`` and ``target-tpu`` came with TPU targets; a lock without them (made by
+an earlier colabenv) is read as before: its accelerator is what its driver says, and no TPU.
+A ``--find-links`` line names a page of links an install needs beside the indexes (the libtpu
+of an old jax or torch_xla release).
 
 Index URLs keep their ``${VAR}`` credential references: pip and uv expand them when they
 install, and no expanded value is ever written. ``--format pylock`` writes the same facts as a
@@ -107,10 +114,10 @@ def parse_lock(text: str, path: Path | None = None) -> Lock:
 
         return parse_pylock(text, path)
     header, digest = parse_header(text, path)
-    packages, index_url, extra = parse_requirements(text, path)
+    packages, index_url, extra, links = parse_requirements(text, path)
     if not packages:
         raise LockError(f"{lock_name(path)}: the lock pins nothing")
-    lock = Lock(header, packages, index_url, extra, path)
+    lock = Lock(header, packages, index_url, extra, path, links)
     check_digest(lock, digest, lock_name(path))
     return lock
 

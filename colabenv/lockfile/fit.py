@@ -17,20 +17,25 @@ _ANY = SpecifierSet()
 
 
 def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
-    """The recorded target with whatever the flags or ``COLABENV_*`` variables override."""
-    if overrides.cpu:
-        return LockTarget(None, recorded.required_driver, None, (),
-                          f"{overrides.python.major}.{overrides.python.minor}"
-                          if overrides.python else recorded.python, recorded.platform)
+    """The recorded target with whatever the flags or ``COLABENV_*`` variables override:
+    ``--cpu`` and ``--tpu`` replace its accelerator; an NVIDIA value makes it an NVIDIA target
+    (no TPU), as the flags do for a new resolution."""
+    python = (f"{overrides.python.major}.{overrides.python.minor}" if overrides.python
+              else recorded.python)
+    if overrides.cpu or overrides.tpu is not None:
+        return LockTarget(None, recorded.required_driver, None, (), python, recorded.platform,
+                          overrides.tpu)
+    nvidia = overrides.driver is not None or overrides.cuda is not None or \
+        bool(overrides.compute_capabilities)
     return LockTarget(
         driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
         required_driver=recorded.required_driver,
         cuda=str(overrides.cuda) if overrides.cuda else recorded.cuda,
         compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
         or recorded.compute_capabilities,
-        python=(f"{overrides.python.major}.{overrides.python.minor}" if overrides.python
-                else recorded.python),
+        python=python,
         platform=recorded.platform,
+        tpu=None if nvidia else recorded.tpu,
     )
 
 

@@ -36,6 +36,7 @@ from colabenv.lockfile.schema import (
     LockedPackage,
     LockHeader,
     LockTarget,
+    accelerator_problem,
     check_digest,
     check_header_text,
     checked_constraint,
@@ -44,8 +45,9 @@ from colabenv.lockfile.schema import (
     checked_url,
     is_sha256,
     new_package,
+    tpu_problem,
 )
-from colabenv.models import LockedFramework
+from colabenv.models import MAX_TPU_CHIPS, LockedFramework, TpuTarget
 
 PYLOCK_VERSION = Version("1.0")
 CREATED_BY = "colabenv"
@@ -88,6 +90,11 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
     target_table["compute-capabilities"] = list(target.compute_capabilities)
     target_table["python"] = target.python
     target_table["platform"] = target.platform
+    target_table["accelerator"] = target.accelerator.value
+    if target.tpu is not None:
+        target_table["tpu"] = {key: value for key, value in (
+            ("generation", target.tpu.generation), ("type", target.tpu.accelerator_type),
+            ("chips", target.tpu.chips)) if value is not None}
     table: dict[str, Any] = {
         "colabenv-version": header.colabenv_version,
         "lock-schema": LOCK_SCHEMA,
@@ -98,6 +105,8 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
     if lock.index_url:
         table["index-url"] = lock.index_url
     table["extra-index-urls"] = list(lock.extra_index_urls)
+    if lock.find_links:
+        table["find-links"] = list(lock.find_links)
     table["constraints"] = list(header.constraints)
     table["pins-sha256"] = lock.pins_digest
     table["target"] = target_table
@@ -113,7 +122,7 @@ def pylock_text(lock: Lock) -> str:
     """The lock as a PEP 751 ``pylock.toml``; every file needs its name and URL."""
     import tomlkit
 
-    for url in lock.index_urls:
+    for url in (*lock.index_urls, *lock.find_links):
         if checked_url(url) is None:
             raise LockError(f"index URL {printable(url)!r} cannot be written into a lock")
     packages = []
@@ -246,8 +255,25 @@ def _absent(value: str | None) -> str | None:
     return None if value in (None, HeaderWord.NONE.value) else value
 
 
-def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | None, tuple[str, ...]]:
-    """The header, the ``pins-sha256``, the index URL and the extra index URLs."""
+def _tpu(table: Reader) -> TpuTarget | None:
+    """``[tool.colabenv.target.tpu]``: absent on every other target."""
+    if "tpu" not in table.data:
+        return None
+    tpu = table.sub("tpu")
+    tpu.allow("generation", "type", "chips")
+    found = TpuTarget(tpu.opt_text("generation"), tpu.opt_text("type"),
+                      tpu.integer("chips", low=1, high=MAX_TPU_CHIPS) if "chips" in tpu.data
+                      else None)
+    problem = tpu_problem(found)
+    if problem is not None:
+        raise table.fail("tpu", problem)
+    return found
+
+
+def _header(pylock: Pylock, name: str
+            ) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
+    """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
+    find-links pages."""
     tool = Reader(pylock.tool or {}, _failing(name), "tool").sub("colabenv", required=True)
     schema = tool.data.get("lock-schema")
     if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
@@ -269,11 +295,16 @@ def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | No
         compute_capabilities=tuple(table.text_list("compute-capabilities")),
         python=table.text("python", empty=True),
         platform=table.text("platform", empty=True),
+        tpu=_tpu(table),
     )
     problem = target.problem()
     if problem:
         key, _, why = problem.partition(": ")
         raise table.fail(key, why)
+    if "accelerator" in table.data:
+        problem = accelerator_problem(table.text("accelerator", empty=True), target)
+        if problem:
+            raise table.fail("accelerator", problem)
     frameworks: list[LockedFramework] = []
     for item in tool.tables("frameworks"):
         found = checked_framework(item.text("framework", empty=True),
@@ -302,6 +333,11 @@ def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | No
         if checked_url(url) is None:
             raise tool.fail("extra-index-urls", f"{printable(url)!r} is not an index URL",
                             index=position)
+    links = tuple(tool.text_list("find-links"))
+    for position, url in enumerate(links):
+        if checked_url(url) is None:
+            raise tool.fail("find-links", f"{printable(url)!r} is not a find-links URL",
+                            index=position)
     header = LockHeader(
         colabenv_version=tool.text("colabenv-version", empty=True),
         profile_name=profile_name,
@@ -312,16 +348,16 @@ def _header(pylock: Pylock, name: str) -> tuple[LockHeader, str | None, str | No
         schema=schema,
         constraints=tuple(constraints),
     )
-    return header, digest, index_url, extra
+    return header, digest, index_url, extra, links
 
 
 def parse_pylock(text: str, path: Path | None = None) -> Lock:
     name = printable(path.name) if path else "<lock>"
     pylock = load_pylock(text, name)
-    header, digest, index_url, extra = _header(pylock, name)
+    header, digest, index_url, extra, links = _header(pylock, name)
     packages = pylock_packages(pylock, name)
     if not packages:
         raise LockError(f"{name}: packages: the lock pins nothing")
-    lock = Lock(header, packages, index_url, extra, path)
+    lock = Lock(header, packages, index_url, extra, path, links)
     check_digest(lock, digest, name)
     return lock

@@ -25,6 +25,7 @@ from colabenv.lockfile.schema import (
     LockedPackage,
     LockHeader,
     LockTarget,
+    accelerator_problem,
     check_header_text,
     checked_constraint,
     checked_framework,
@@ -35,8 +36,9 @@ from colabenv.lockfile.schema import (
     joined,
     new_package,
     shown,
+    tpu_problem,
 )
-from colabenv.models import LockedFramework
+from colabenv.models import LockedFramework, TpuTarget
 
 _HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -60,6 +62,8 @@ def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
     yield "target-compute-capabilities", joined(target.compute_capabilities) or none
     yield "target-python", target.python
     yield "target-platform", target.platform
+    yield "target-accelerator", target.accelerator.value
+    yield "target-tpu", tpu_text(target.tpu)
     for framework in header.frameworks:
         yield "framework", header_value(framework)
     for constraint in header.constraints:
@@ -87,7 +91,9 @@ def lock_lines(lock: Lock) -> Iterator[str]:
         yield f"--index-url {_check_url(lock.index_url)}"
     for url in lock.extra_index_urls:
         yield f"--extra-index-url {_check_url(url)}"
-    if lock.index_urls:
+    for url in lock.find_links:
+        yield f"--find-links {_check_url(url)}"
+    if lock.index_urls or lock.find_links:
         yield ""
     for package in lock.packages:
         head = package.pin + (f" ; {package.marker}" if package.marker else "")
@@ -138,17 +144,25 @@ def _option_value(content: str) -> str:
 
 
 def parse_requirements(text: str, path: Path | None = None) -> tuple[
-    tuple[LockedPackage, ...], str | None, tuple[str, ...]
+    tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]
 ]:
-    """Pins with hashes and index options from pinned requirements (a lock's body, or
-    pip-compile's output). Every requirement must be an exact ``==`` pin with at least one sha256
-    hash; the only options are ``--index-url`` and ``--extra-index-url``."""
+    """Pins with hashes, index options and find-links pages from pinned requirements (a lock's
+    body, or pip-compile's output). Every requirement must be an exact ``==`` pin with at least
+    one sha256 hash; the only options are ``--index-url``, ``--extra-index-url`` and
+    ``--find-links``."""
     packages: dict[NormalizedName, LockedPackage] = {}
     index_url: str | None = None
     extra: list[str] = []
+    links: list[str] = []
     for number, line in _logical_lines(text):
         content = line.split(" #", 1)[0].strip() if not line.startswith("#") else ""
         if not content:
+            continue
+        if content.startswith(("-f ", "--find-links ", "--find-links=")):
+            url = _option_value(content)
+            if checked_url(url) is None:
+                raise LockError(f"{_where(path, number)}: {shown(url)} is not a find-links URL")
+            links.append(url)
             continue
         if content.startswith(("-i ", "--index-url ", "--index-url=", "--extra-index-url ",
                                "--extra-index-url=")):
@@ -169,7 +183,7 @@ def parse_requirements(text: str, path: Path | None = None) -> tuple[
         if package.name in packages:
             raise LockError(f"{_where(path, number)}: {package.name} is pinned twice")
         packages[package.name] = package
-    return tuple(packages.values()), index_url, tuple(extra)
+    return tuple(packages.values()), index_url, tuple(extra), tuple(links)
 
 
 def _parse_pin(content: str, where: str) -> LockedPackage:
@@ -218,7 +232,8 @@ def _header_block(text: str) -> dict[str, list[tuple[int, str]]]:
 _SINGLE_KEYS = ("colabenv-version", "lock-schema", "profile", "profile-hash", "target-driver",
                 "target-requires-driver", "target-cuda", "target-compute-capabilities",
                 "target-python", "target-platform", "resolver")
-_OPTIONAL_KEYS = ("pins-sha256",)
+_OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
+"""Absent from the locks of earlier colabenv releases (the target keys: before TPU targets)."""
 _REPEATED_KEYS = ("framework", "constraint")
 
 
@@ -257,6 +272,10 @@ def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
         if problem:
             raise fail(key, problem)
     caps = _optional(one("target-compute-capabilities")[1])
+    tpu_line = values.get("target-tpu", [(0, HeaderWord.NONE.value)])[0][1]
+    tpu = _parse_tpu(tpu_line)
+    if isinstance(tpu, str):
+        raise fail("target-tpu", tpu)
     target = LockTarget(
         driver=_optional(one("target-driver")[1]),
         required_driver=_optional(one("target-requires-driver")[1]),
@@ -264,12 +283,17 @@ def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
         compute_capabilities=tuple(c.strip() for c in caps.split(",")) if caps else (),
         python=one("target-python")[1],
         platform=one("target-platform")[1],
+        tpu=tpu,
     )
     problem = target.problem()
     if problem:
         key, _, why = problem.partition(": ")
         raise fail(f"target-{key}" if key != "requires-driver" else "target-requires-driver",
                    why)
+    if "target-accelerator" in values:
+        problem = accelerator_problem(one("target-accelerator")[1], target)
+        if problem:
+            raise fail("target-accelerator", problem)
     frameworks = tuple(_parse_framework(value, f"{name}: line {number}: framework")
                        for number, value in values.get("framework", []))
     constraints = []
@@ -312,6 +336,37 @@ def _schema(text: str, fail: Callable[[str], LockError]) -> int:
 
 def _optional(value: str) -> str | None:
     return None if value == HeaderWord.NONE.value else value
+
+
+def tpu_text(tpu: TpuTarget | None) -> str:
+    """A lock's ``target-tpu``: ``none``, or ``generation=v5e type=v5e-1 chips=1`` (``none``
+    for what is not known)."""
+    if tpu is None:
+        return HeaderWord.NONE.value
+    none = HeaderWord.NONE.value
+    chips = str(tpu.chips) if tpu.chips is not None else none
+    return (f"generation={tpu.generation or none} type={tpu.accelerator_type or none} "
+            f"chips={chips}")
+
+
+_TPU_KEYS = ("generation", "type", "chips")
+
+
+def _parse_tpu(value: str) -> TpuTarget | str | None:
+    """The TPU of a ``target-tpu`` value, or what is wrong with it."""
+    if value == HeaderWord.NONE.value:
+        return None
+    parts = [part.partition("=") for part in value.split(" ")]
+    if [key for key, _, _ in parts] != list(_TPU_KEYS) or any(not sep for _, sep, _ in parts):
+        return "expected generation=, type= and chips= (or none)"
+    generation, kind, chips_text = (_optional(text) for _, _, text in parts)
+    chips = None
+    if chips_text is not None:
+        if not re.fullmatch(r"[0-9]{1,8}", chips_text):
+            return f"chips={printable(chips_text[:16])} is not a number of chips"
+        chips = int(chips_text)
+    tpu = TpuTarget(generation, kind, chips)
+    return tpu_problem(tpu) or tpu
 
 
 def _parse_framework(value: str, where: str) -> LockedFramework:

@@ -24,10 +24,15 @@ from colabenv._digest import sha256_hex
 from colabenv._model import model
 from colabenv.errors import LockError, printable
 from colabenv.models import (
+    MAX_TPU_CHIPS,
+    TPU_NAME_PATTERN,
+    TPU_TYPE_PATTERN,
+    Accelerator,
     ComputeCapability,
     Framework,
     LockedFramework,
     Target,
+    TpuTarget,
     format_driver,
 )
 
@@ -104,7 +109,8 @@ def header_value(framework: LockedFramework) -> str:
 
 @model
 class LockTarget:
-    """The target a lock was made for, as the strings the header records."""
+    """The target a lock was made for, as the strings the header records; ``tpu``: the TPU of a
+    TPU host (``target-tpu``; never beside a driver)."""
 
     driver: str | None
     required_driver: str | None
@@ -112,6 +118,7 @@ class LockTarget:
     compute_capabilities: tuple[str, ...]
     python: str
     platform: str
+    tpu: TpuTarget | None = None
 
     @classmethod
     def from_target(cls, target: Target, required_driver: Version | None) -> LockTarget:
@@ -122,6 +129,7 @@ class LockTarget:
             compute_capabilities=tuple(str(c) for c in sorted(set(target.compute_capabilities))),
             python=target.python_minor,
             platform=target.platform,
+            tpu=target.tpu,
         )
 
     def to_target(self) -> Target:
@@ -133,7 +141,15 @@ class LockTarget:
                                        for c in self.compute_capabilities),
             python=Version(self.python),
             platform=self.platform,
+            tpu=self.tpu,
         )
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """What the header's ``target-accelerator`` says: as :attr:`Target.accelerator`."""
+        if self.driver is not None or self.cuda is not None:
+            return Accelerator.NVIDIA
+        return Accelerator.TPU if self.tpu is not None else Accelerator.CPU
 
     def problem(self) -> str | None:
         """What is wrong with a target read from a lock (``key: why``), or None."""
@@ -148,6 +164,12 @@ class LockTarget:
         for key, value, pattern in checks:
             if value is not None and not pattern.match(value):
                 return f"{key}: {shown(value)} is not a {key.replace('-', ' ')} value"
+        if self.tpu is not None:
+            if self.driver or self.cuda or self.compute_capabilities:
+                return "tpu: a TPU host has no NVIDIA driver or CUDA"
+            problem = tpu_problem(self.tpu)
+            if problem is not None:
+                return f"tpu: {problem}"
         return None
 
     def marker_environment(self) -> dict[str, str]:
@@ -166,8 +188,16 @@ class LockTarget:
         }
 
     def differences(self, other: LockTarget) -> list[str]:
-        """What differs from ``other`` (the current target), one phrase per field."""
+        """What differs from ``other`` (the current target), one phrase per field. Of a TPU,
+        the generation: another accelerator type or chip count runs the same wheels."""
         found = []
+        mine_is, theirs_is = self.accelerator, other.accelerator
+        if mine_is is not theirs_is and Accelerator.TPU in (mine_is, theirs_is):
+            found.append(f"accelerator {mine_is} in the lock, {theirs_is} now")
+        elif self.tpu is not None and other.tpu is not None and \
+                self.tpu.generation != other.tpu.generation:
+            found.append(f"TPU generation {self.tpu.generation or 'unknown'} in the lock, "
+                         f"{other.tpu.generation or 'unknown'} now")
         for label, mine, theirs in (
             ("driver", self.driver, other.driver),
             ("CUDA", self.cuda, other.cuda),
@@ -181,6 +211,37 @@ class LockTarget:
             none = HeaderWord.NONE.value
             found.append(f"{label} {mine or none} in the lock, {theirs or none} now")
         return found
+
+
+def tpu_problem(tpu: TpuTarget) -> str | None:
+    """What is wrong with a TPU read from a lock, or None."""
+    if tpu.generation is not None and not re.fullmatch(TPU_NAME_PATTERN, tpu.generation):
+        return f"{shown(tpu.generation)} is not a TPU generation"
+    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN,
+                                                             tpu.accelerator_type):
+        return f"{shown(tpu.accelerator_type)} is not a TPU type"
+    if tpu.chips is not None and not 1 <= tpu.chips <= MAX_TPU_CHIPS:
+        return f"chips={tpu.chips} is not a number of chips"
+    return None
+
+
+def accelerator_problem(written: str, target: LockTarget) -> str | None:
+    """What is wrong with a lock's ``target-accelerator`` (it must say what the rest of the
+    target says), or None."""
+    try:
+        accelerator = Accelerator(written)
+    except ValueError:
+        known = [a.value for a in Accelerator]
+        return f"{shown(written)} is not {', '.join(known[:-1])} or {known[-1]}"
+    if accelerator is target.accelerator:
+        return None
+    if target.accelerator is Accelerator.TPU:
+        return f"{shown(written)} but the target is a TPU host"
+    if accelerator is Accelerator.TPU:
+        return f"{shown(written)} but the target is not a TPU host"
+    if target.accelerator is Accelerator.NVIDIA:
+        return f"{shown(written)} but the target has an NVIDIA driver"
+    return f"{shown(written)} but the target has no NVIDIA driver or CUDA"
 
 
 @model
@@ -203,6 +264,8 @@ class Lock:
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
     path: Path | None = field(default=None, compare=False)
+    find_links: tuple[str, ...] = ()
+    """Pages of links the installer needs beside the indexes (an old release's TPU runtime)."""
 
     @property
     def pins(self) -> tuple[tuple[NormalizedName, str], ...]:
@@ -222,10 +285,11 @@ class Lock:
 
     @property
     def pins_digest(self) -> str:
-        """sha256 of the index lines and every pin with its marker and hashes, in order: what
-        ``pins-sha256`` records, in either format."""
+        """sha256 of the index and find-links lines and every pin with its marker and hashes, in
+        order: what ``pins-sha256`` records, in either format."""
         lines = [f"--index-url {self.index_url}"] if self.index_url else []
         lines.extend(f"--extra-index-url {url}" for url in self.extra_index_urls)
+        lines.extend(f"--find-links {url}" for url in self.find_links)
         lines.extend(self.requirement_lines)
         return sha256_hex("\n".join(lines).encode("utf-8"))
 

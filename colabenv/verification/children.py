@@ -19,6 +19,7 @@ from colabenv import _proc, _smoke
 from colabenv._files import FileProblem, read_limited
 from colabenv._model import model
 from colabenv.errors import ProcessError
+from colabenv.frameworks import FACTS, ORDER
 from colabenv.models import Arch, ComputeCapability, Framework, Gpu, TpuTarget, archs_cover
 from colabenv.verification.report import Check, Status
 
@@ -437,7 +438,7 @@ def check_vram(
 # A TPU host: the smoke test on the TPU devices, and their HBM from the same child
 
 TPU_LOCK = threading.Lock()
-"""One TPU child at a time: libtpu opens the TPU for one process, a second one fails with
+"""One TPU child at a time: the TPU runtime opens the TPU for one process, a second one fails with
 "Device or resource busy" (jax-ml/jax#13260, marin-community/marin#2618)."""
 
 
@@ -555,6 +556,7 @@ def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *,
             return Check("vram", Status.WARN, "; ".join(low) + f" ({detail})")
         return Check("vram", Status.PASS, detail)
     if not runs:
-        return Check("vram", Status.SKIP, f"{tpu}: HBM not reported: no jax or torch_xla TPU"
-                     " smoke test ran")
+        smoked = " or ".join(f.value for f in ORDER if FACTS[f].tpu_runtime)
+        return Check("vram", Status.SKIP, f"{tpu}: HBM not reported: no TPU smoke test of"
+                     f" {smoked} ran")
     return Check("vram", Status.SKIP, f"{tpu}: HBM not reported ({'; '.join(reasons)})")

@@ -13,7 +13,15 @@ from colabenv._bounds import MAX_TIMEOUT_S, finite_number
 from colabenv._model import model
 from colabenv.errors import ColabenvError, UsageError, printable
 from colabenv.frameworks import framework_of, ordered
-from colabenv.models import Catalog, Framework, IoCheck, Reproducibility, Target, VerifySettings
+from colabenv.models import (
+    Catalog,
+    Framework,
+    IoCheck,
+    Profile,
+    Reproducibility,
+    Target,
+    VerifySettings,
+)
 from colabenv.restart_marker import RestartMarker
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -128,11 +136,11 @@ def expectation_from_marker(marker: RestartMarker) -> Expectation:
     )
 
 
-def expectation_from_profile(name_or_path: str, target: Target, catalog: Catalog) -> Expectation:
-    from colabenv.profile import find_profile, load_profile
+def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog) -> Expectation:
+    """What ``profile`` resolves to on ``target`` with ``catalog`` (the profile's, overlays
+    merged, as render uses); no resolution is a problem the checks report."""
     from colabenv.resolver import resolve
 
-    profile = load_profile(find_profile(name_or_path))
     problems: tuple[str, ...] = ()
     reqs: tuple[Requirement, ...] = ()
     try:

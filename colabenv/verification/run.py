@@ -4,6 +4,7 @@ work, and collect the report."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
@@ -60,7 +61,7 @@ from colabenv.verification.restart import check_env, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
 
 if TYPE_CHECKING:
-    from colabenv.models import Catalog, Fingerprint, Target
+    from colabenv.models import Catalog, Fingerprint, Profile, Target
     from colabenv.restart_marker import RestartMarker
 
 
@@ -128,7 +129,7 @@ def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
         return None, error
 
 
-def _expectation(profile: str | None, lock: str | None, marker: RestartMarker | None,
+def _expectation(profile: Profile | None, lock: str | None, marker: RestartMarker | None,
                  target: Target, catalog: Catalog) -> Expectation:
     if profile is not None:
         return expectation_from_profile(profile, target, catalog)
@@ -177,16 +178,20 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import catalog_for, shipped_catalog, shipped_tpu
     from colabenv.detect import detect
+    from colabenv.profile import find_profile, load_profile
     from colabenv.settings import TargetFlags, resolve_overrides
 
     if profile is not None and lock is not None:
         raise UsageError("verify: give --profile or --lock, not both")
     limit_given = checked_timeout(timeout) if timeout is not None else None
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
-    catalog = shipped_catalog()
-    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags()), interpreter=python)
+    loaded = load_profile(find_profile(profile)) if profile is not None else None
+    catalog = catalog_for(loaded, os.environ, Framework) if loaded is not None \
+        else shipped_catalog()
+    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu),
+                                       interpreter=python)
     target = fingerprint.target
     if fingerprint.state_dir is None:
         from colabenv.state import NO_HOME
@@ -194,7 +199,7 @@ def verify(
         raise StateError(f"verify: no restart marker can be looked for: {NO_HOME}")
     state = fingerprint.state_dir
     marker, marker_error = _load_marker(state)
-    expectation = _expectation(profile, lock, marker, target, catalog)
+    expectation = _expectation(loaded, lock, marker, target, catalog)
     scan = scan_path(python.path, stdlib=python.stdlib,
                      extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)

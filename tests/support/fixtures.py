@@ -23,7 +23,8 @@ from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.wheels import Standins, build_standins
 
-__all__ = ["Runner", "default_index", "fresh_venv", "pytorch_index", "runner", "standin_wheels"]
+__all__ = ["Runner", "console_runner", "console_script", "default_index", "fresh_venv",
+           "make_venv", "pytorch_index", "runner", "standin_wheels"]
 
 
 @pytest.fixture(scope="session")
@@ -43,10 +44,11 @@ def pytorch_index(standin_wheels: Standins) -> Iterator[LocalIndex]:
         yield index
 
 
-def make_venv(path: Path, *, with_pip: bool = False) -> Path:
-    """A fresh venv of the running Python; returns its interpreter. Without pip by default
-    (install into it with ``uv pip install --python <interpreter>``)."""
-    argv = [sys.executable, "-m", "venv", str(path)]
+def make_venv(path: Path, *, with_pip: bool = False, base: str | Path | None = None) -> Path:
+    """A fresh venv of ``base`` (the running Python by default); returns its interpreter. The
+    one place tests make a venv. Without pip by default (a fraction of a second; install into
+    it with ``uv pip install --python <interpreter>``)."""
+    argv = [str(base or sys.executable), "-m", "venv", str(path)]
     if not with_pip:
         argv.insert(3, "--without-pip")
     subprocess.run(argv, check=True, env=clean_env(), capture_output=True)
@@ -64,13 +66,27 @@ def fresh_venv(tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
+def console_script() -> Path:
+    """The real ``colabenv`` console script of the environment running the tests."""
+    exe = Path(sys.executable).parent / "colabenv"
+    assert exe.exists(), f"console script missing: {exe}"
+    return exe
+
+
+def console_runner(cwd: Path | None = None) -> Runner:
+    """A :class:`Runner` for helpers that are not tests (no fixture to ask): its working
+    directory is ``cwd``, else the current one."""
+    return Runner(console_script(), cwd or Path.cwd())
+
+
 class Runner:
     """Runs the real ``colabenv`` console script of the test environment, as a user would.
 
     ``runner("render", "pytorch", "--cpu")`` returns the finished process (text, both streams
-    captured). ``env`` adds to (or, with a None value, removes from) the test's environment;
-    ``cwd`` defaults to the test's tmp_path; ``stdout`` may name a file to write stdout into
-    (``/dev/full``, say).
+    captured). ``env`` adds to (or, with a None value, removes from) ``base``, the test's
+    environment unless given (:func:`~tests.support.isolation.clean_env`, say); ``cwd``
+    defaults to the runner's (the test's tmp_path for the fixture); ``stdout_path`` may name a
+    file to write stdout into (``/dev/full``, say).
     """
 
     def __init__(self, exe: Path, cwd: Path) -> None:
@@ -85,8 +101,9 @@ class Runner:
         input: str | None = None,
         timeout: float = 120,
         stdout_path: Path | None = None,
+        base: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        environ = dict(os.environ)
+        environ = dict(os.environ if base is None else base)
         for key, value in (env or {}).items():
             if value is None:
                 environ.pop(key, None)
@@ -106,6 +123,4 @@ class Runner:
 @pytest.fixture
 def runner(tmp_path: Path) -> Runner:
     """The one way tests run the CLI: the real console script in a subprocess."""
-    exe = Path(sys.executable).parent / "colabenv"
-    assert exe.exists(), f"console script missing: {exe}"
-    return Runner(exe, tmp_path)
+    return Runner(console_script(), tmp_path)

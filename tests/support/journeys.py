@@ -30,6 +30,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import Host, make_host
@@ -147,7 +148,7 @@ def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]
 
 def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
     """(framework, version, variant) each golden profile resolves to on a T4 for each snapshot."""
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog import shipped_catalog, shipped_tpu
     from colabenv.detect import detect
     from colabenv.profile import find_profile, load_profile
     from colabenv.resolver import resolve
@@ -157,7 +158,7 @@ def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
     for snapshot in snapshots():
         flags = TargetFlags(driver=T4_DRIVER, compute_capability=("7.5",), python=PY,
                             installed_from=str(RUNTIMES / snapshot / "pip-freeze.txt"))
-        target = detect(resolve_overrides(flags, environ={})).target
+        target = detect(resolve_overrides(flags, environ={}, tpu_facts=shipped_tpu)).target
         for name in profiles:
             resolution = resolve(load_profile(find_profile(name)), target, shipped_catalog())
             for choice in resolution.choices:
@@ -296,10 +297,8 @@ def changed_names(stdout: str) -> set[str]:
 def colabenv_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 120,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real console script of the environment running the tests, isolated from pip config."""
-    exe = Path(sys.executable).parent / "colabenv"
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"),
-                          timeout=timeout)
+    return console_runner(cwd)(
+        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout)
 
 
 def render(profile: Path | str, out: Path, *extra: str) -> float:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from colabenv.lockfile import Lock, read_lock
+from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 
@@ -80,11 +81,10 @@ def colabenv(
     *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
     timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).parent / "colabenv"
-    return subprocess.run(
-        [str(exe), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-        env=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout,
-    )
+    """The console script in ``env`` (the test environment without pip and uv configuration,
+    no retries, by default), for lock's longer runs."""
+    return console_runner(cwd)(
+        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout)
 
 
 def lock_profile(profile: Path, out: Path, resolver: str, *extra: str) -> Lock:

@@ -11,12 +11,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from colabenv.state import MARKER_NAME
+from tests.support.fixtures import make_venv
 from tests.support.isolation import clean_env, uv_bin
 
 DPKG_QUERY = """#!/bin/sh
@@ -118,10 +118,7 @@ class Host:
 def make_host(root: Path, *, with_pip: bool, preinstalled_apt: Sequence[str] = ()) -> Host:
     root.mkdir(parents=True, exist_ok=True)
     venv = root / "venv"
-    argv = [sys.executable, "-m", "venv", str(venv)]
-    if not with_pip:
-        argv.insert(3, "--without-pip")
-    subprocess.run(argv, check=True, capture_output=True, env=clean_env())
+    make_venv(venv, with_pip=with_pip)
     tools = root / "bin"
     tools.mkdir()
     for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET),

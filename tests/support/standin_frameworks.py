@@ -6,8 +6,8 @@ with a behaviour fixed at install time: a healthy GPU (matmul with Python lists,
 with a compute capability and memory), no GPU, a driver too old for the build, an arch list
 without the GPU's architecture, an import error, a segfault or a hang on import.
 
-:func:`make_venv` builds the environment with ``python -m venv --without-pip`` (a fraction of a
-second), links colabenv and the few distributions it needs at run time into a directory that a
+:func:`make_venv` builds the environment with :func:`tests.support.fixtures.make_venv` (no pip,
+a fraction of a second), links colabenv and the few distributions it needs at run time into a directory that a
 ``.pth`` file appends *after* site-packages, and writes a ``colabenv`` console script, so that
 ``import torch`` finds the stand-in and nothing is installed twice.
 """
@@ -19,7 +19,6 @@ import importlib.metadata
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from tests.support.fixtures import make_venv as make_python_venv
 
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME_ROOTS = ("packaging", "rich", "nvidia-ml-py", "tomlkit", "tomli")
@@ -208,9 +209,7 @@ def make_venv(root: Path, *, base: str | Path | None = None,
     """A fresh virtual environment at ``root`` with no framework yet: made from ``base`` (this
     Python by default), with colabenv runnable in it unless ``with_colabenv`` is False (a venv
     that colabenv looks into from outside, with ``--interpreter``)."""
-    subprocess.run([str(base or sys.executable), "-m", "venv", "--without-pip", str(root)],
-                   check=True, capture_output=True)
-    python = root / "bin" / "python"
+    python = make_python_venv(root, base=base)
     (site,) = root.glob("lib/python*/site-packages")
     script = root / "bin" / "colabenv"
     if with_colabenv:

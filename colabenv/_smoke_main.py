@@ -1,0 +1,198 @@
+"""The smoke child's command line and its process discipline (stdlib only, Python 3.8+; run
+through :mod:`colabenv._smoke`, whose docstring lists the modes).
+
+No process it starts outlives it: on Linux it makes itself a child subreaper, does the work in
+a forked child, and when that child ends (or the parent sends SIGTERM at the timeout) stops and
+kills every process left below it, however it was detached (``setsid``, a double fork).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+from ._smoke_base import emit, smoke
+from ._smoke_determinism import DETERMINISM, determinism
+from ._smoke_gpu import SMOKE
+from ._smoke_tpu import SMOKE_TPU
+from ._smoke_vram import vram
+
+EXIT_TERMINATED = 143
+PR_SET_CHILD_SUBREAPER = 36
+REAP_SECONDS = 5.0
+
+
+def environ(names: Sequence[str], result_path: str) -> int:
+    """The values of ``names`` in this interpreter's environment, as its ``.pth`` hooks left it."""
+    emit({"mode": "environ", "environ": {name: os.environ.get(name) for name in names}},
+         result_path)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# No process outlives this one
+
+
+def _become_subreaper() -> bool:
+    """Orphans below this process are given to it instead of to init (Linux 3.4 and newer)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int, proc: str = "/proc") -> set[int]:
+    """Every process below ``root``, found through the parent ids in ``/proc/PID/stat``."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir(proc)
+    except OSError:
+        return set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, "stat"), encoding="ascii", errors="replace") as f:
+                text = f.read()
+            parent = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: set[int] = set()
+    queue = [root]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            if child not in found:
+                found.add(child)
+                queue.append(child)
+    return found
+
+
+def _signal_all(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+
+
+def kill_descendants() -> None:
+    """Stop every process below this one until no new one appears (a stopped process cannot
+    fork), kill them all, and reap what is handed to this subreaper."""
+    me = os.getpid()
+    stopped: set[int] = set()
+    for _ in range(100):
+        new = descendants(me) - stopped
+        if not new:
+            break
+        _signal_all(new, signal.SIGSTOP)
+        stopped |= new
+    _signal_all(stopped, signal.SIGKILL)
+    deadline = time.monotonic() + REAP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    kill_descendants()
+    os._exit(EXIT_TERMINATED)
+
+
+def reaped(work: Callable[[], int]) -> int:
+    """``work()`` in a forked child, this process waiting as its subreaper; afterwards (or on
+    SIGTERM, SIGINT, SIGHUP) every process left below is killed. The child's exit status is
+    passed on, a signal that killed it by dying of the same signal."""
+    if not _become_subreaper():
+        return work()
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    for stop in stops:
+        signal.signal(stop, _terminated)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for stop in stops:
+            signal.signal(stop, signal.SIG_DFL)
+        code = 1
+        try:
+            code = work()
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    kill_descendants()
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ImportError, ValueError, OSError):
+            pass
+        os.kill(os.getpid(), signum)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+USAGE = (
+    "usage: python _smoke.py smoke torch|jax|tensorflow --result FILE\n"
+    "       python _smoke.py smoke-tpu torch|jax --result FILE\n"
+    "       python _smoke.py vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
+    "       python _smoke.py determinism torch|jax|tensorflow --seed N --result FILE\n"
+    "       python _smoke.py environ --result FILE NAME...\n"
+)
+
+
+def main(argv: Sequence[str]) -> int:
+    words = list(argv)
+    options = dict(zip(words[2::2], words[3::2]))  # noqa: B905
+    result = options.get("--result")
+    if len(words) == 4 and words[0] == "smoke" and words[1] in SMOKE and result:
+        return reaped(functools.partial(smoke, words[1], result, SMOKE))
+    if len(words) == 4 and words[0] == "smoke-tpu" and words[1] in SMOKE_TPU and result:
+        return reaped(functools.partial(smoke, words[1], result, SMOKE_TPU, tpu=True))
+    if len(words) == 10 and words[0] == "vram" and set(options) == {
+        "--go", "--deadline", "--search", "--result"
+    }:
+        try:
+            deadline, search = float(options["--deadline"]), float(options["--search"])
+        except ValueError:
+            deadline = search = math.nan
+        if math.isfinite(deadline) and math.isfinite(search) and result:
+            return reaped(functools.partial(vram, words[1], options["--go"], deadline, search,
+                                            result))
+    checked = _checklist_mode(words)
+    if checked is not None:
+        return checked
+    sys.stderr.write(USAGE)
+    return 2
+
+
+def _checklist_mode(words: list[str]) -> int | None:
+    """The determinism child and the environment report; None for any other command line."""
+    options = dict(zip(words[2::2], words[3::2]))  # noqa: B905
+    if (len(words) == 6 and words[0] == "determinism" and words[1] in DETERMINISM
+            and set(options) == {"--seed", "--result"} and options["--seed"].isdigit()):
+        return reaped(functools.partial(determinism, words[1], int(options["--seed"]),
+                                        options["--result"]))
+    if len(words) >= 3 and words[0] == "environ" and words[1] == "--result":
+        return environ(words[3:], words[2])
+    return None

@@ -1,0 +1,134 @@
+"""The words every layer shares: frameworks, installers, accelerators, runtimes, GPU compute
+capabilities and the arch lists that cover them."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from colabenv._model import model
+
+
+class Framework(str, enum.Enum):
+    TORCH = "torch"
+    TENSORFLOW = "tensorflow"
+    JAX = "jax"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Installer(str, enum.Enum):
+    AUTO = "auto"
+    UV = "uv"
+    PIP = "pip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Accelerator(str, enum.Enum):
+    """What a target computes on: an NVIDIA GPU, a Google TPU, or the CPU alone."""
+
+    NVIDIA = "nvidia"
+    TPU = "tpu"
+    CPU = "cpu"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RuntimeKind(str, enum.Enum):
+    COLAB = "colab"
+    KAGGLE = "kaggle"
+    GENERIC = "generic"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_CC_RE = re.compile(r"\s*([1-9][0-9]?)\.([0-9])\s*", re.ASCII)
+MAX_COMPUTE_MAJOR = 19
+"""Real compute capabilities run from 1.0 to 12.x, with a one-digit minor; a major past this is
+no GPU (and ASCII digits only: ``\\d`` would take any script's digits)."""
+
+
+@functools.total_ordering
+@model
+class ComputeCapability:
+    """An NVIDIA compute capability such as 7.5 (T4) or 9.0 (H100, H200)."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> ComputeCapability:
+        match = _CC_RE.fullmatch(text)
+        if match is None or int(match.group(1)) > MAX_COMPUTE_MAJOR:
+            raise ValueError(f"{text!r} is not a compute capability like 7.5 or 12.0")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ComputeCapability):
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,2})(\d)a?$")
+
+
+@functools.total_ordering
+@model
+class Arch:
+    """One entry of a wheel's arch list: machine code (``sm_86``) or PTX (``compute_90``).
+
+    Machine code runs on GPUs of the same major version with a minor version at least its own;
+    PTX is compiled at load time for any GPU at least as new (CUDA C++ Programming Guide,
+    "Binary Compatibility" and "PTX Compatibility").
+    """
+
+    capability: ComputeCapability
+    ptx: bool
+
+    @classmethod
+    def parse(cls, text: str) -> Arch:
+        match = _ARCH_RE.match(text.strip())
+        if match is None:
+            raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
+        cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
+        return cls(cap, match.group(1) == "compute")
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return (self.capability, self.ptx) < (other.capability, other.ptx)
+
+    def covers(self, gpu: ComputeCapability) -> bool:
+        if self.ptx:
+            return gpu >= self.capability
+        return gpu.major == self.capability.major and gpu.minor >= self.capability.minor
+
+    def __str__(self) -> str:
+        prefix = "compute" if self.ptx else "sm"
+        return f"{prefix}_{self.capability.major}{self.capability.minor}"
+
+
+def format_driver(version: Version) -> str:
+    """NVIDIA writes driver minor and patch with two digits: 450.80.02, not 450.80.2."""
+    parts = list(version.release)
+    return ".".join([str(parts[0])] + [f"{p:02d}" for p in parts[1:]])
+
+
+def archs_cover(archs: Iterable[Arch], gpu: ComputeCapability) -> bool:
+    return any(arch.covers(gpu) for arch in archs)

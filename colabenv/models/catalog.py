@@ -1,0 +1,327 @@
+"""The curated catalog: the driver table, framework releases and their builds, the NVIDIA
+component facts and the TPU facts (``tpu.toml``)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import field
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from colabenv._model import model
+from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
+
+
+@model
+class Source:
+    """Where a catalog fact comes from: a URL or a named upstream document."""
+
+    text: str
+
+
+@model
+class CudaToolkit:
+    """A CUDA toolkit release and the driver it shipped with ("fully supported")."""
+
+    version: Version
+    label: str
+    toolkit_driver: Version
+    source: Source
+
+
+@model
+class CudaMajorLine:
+    """The oldest driver on which any toolkit of a major line runs (minor-version compatibility)."""
+
+    major: int
+    floor_driver: Version
+    source: Source
+
+
+@model
+class TpuGeneration:
+    """A TPU generation as ``tpu.toml`` names it (``v5e``): the accelerator type prefixes that
+    say it (``v5litepod-8``, ``v5e-1``), the PCI device ids its chips show under Google's
+    vendor id, and how many TensorCores a chip has (an accelerator type counts TensorCores)."""
+
+    name: str
+    type_prefixes: tuple[str, ...]
+    pci_device_ids: tuple[str, ...]
+    tensorcores_per_chip: int
+    source: Source
+
+
+@model
+class TpuBuild:
+    """The TPU build of one framework release: what it installs beside the framework's own
+    wheel (``libtpu==0.0.17.*``; ``torch-xla[tpu]==2.8.1``), the TPU generations it runs on,
+    its Python range, the find-links page its libtpu needs (None: the package index has it),
+    and the release variant whose wheel it takes (``cpu`` for torch; None: the extra ``tpu``
+    on the default index, for jax)."""
+
+    framework: Framework
+    release: Version
+    requires: tuple[str, ...]
+    generations: tuple[str, ...]
+    python: SpecifierSet | None
+    find_links: str | None
+    base_variant: str | None
+    extra: str | None
+    source: Source
+
+
+@model
+class TpuFacts:
+    """``profiles/catalog/tpu.toml``: TPU generations, the TPU builds of framework releases,
+    and for a framework without any, why (``unsupported``)."""
+
+    generations: tuple[TpuGeneration, ...] = ()
+    builds: tuple[TpuBuild, ...] = ()
+    unsupported: tuple[tuple[Framework, str], ...] = ()
+
+    def generation(self, name: str) -> TpuGeneration | None:
+        wanted = name.strip().lower()
+        for generation in self.generations:
+            if generation.name == wanted or wanted in generation.type_prefixes:
+                return generation
+        return None
+
+    def generation_of_pci(self, device_id: str) -> TpuGeneration | None:
+        wanted = device_id.strip().lower()
+        for generation in self.generations:
+            if wanted in generation.pci_device_ids:
+                return generation
+        return None
+
+    def build(self, framework: Framework, release: Version) -> TpuBuild | None:
+        for build in self.builds:
+            if build.framework is framework and build.release == release:
+                return build
+        return None
+
+    def missing(self, framework: Framework) -> str:
+        """Why a release of ``framework`` has no TPU build."""
+        for name, reason in self.unsupported:
+            if name is framework:
+                return reason
+        built = sorted(b.release for b in self.builds if b.framework is framework)
+        if not built:
+            return "the catalog has no TPU build of it"
+        span = str(built[0]) if len(built) == 1 else f"{built[0]} to {built[-1]}"
+        return f"no TPU build (the catalog's TPU builds of {framework} are {span})"
+
+
+@model
+class Variant:
+    """One build of a framework release.
+
+    ``name`` is ``cu124``/``cpu`` for torch, the extra (``cuda12``, ``and-cuda``) or ``cpu`` for
+    jax and tensorflow. ``cuda`` is the toolkit it was built with (None for CPU builds);
+    ``index_url`` None means the default index. ``archs`` is the GPU arch list (empty for CPU).
+    ``pins`` are the NVIDIA wheels the build requires, used for joint resolution.
+    ``unconfirmed``: why a fact of this build (its arch list, say) could not be read from
+    upstream; the resolver passes over such a build unless allowed. ``overlay``: the catalog
+    overlay file it was read from (None: the shipped catalog).
+    """
+
+    name: str
+    cuda: Version | None
+    index_url: str | None
+    local_tag: str | None
+    extra: str | None
+    archs: tuple[Arch, ...]
+    pin_texts: tuple[str, ...]
+    python: SpecifierSet | None
+    source: Source
+    tpu: TpuBuild | None = None
+    """The TPU build this variant stands for (the resolver's ``tpu`` variant), else None."""
+    unconfirmed: str | None = None
+    overlay: str | None = None
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.cuda is None
+
+    @functools.cached_property
+    def pins(self) -> tuple[Requirement, ...]:
+        """Parsed on first use: most variants of a large catalog are never asked."""
+        return tuple(Requirement(text) for text in self.pin_texts)
+
+
+@model
+class Companion:
+    """A package released in lockstep with a framework (torchvision, jaxlib, jax plugins)."""
+
+    name: NormalizedName
+    version: Version
+    follows_variant: bool
+
+
+@model
+class Release:
+    """One framework release in the catalog: its variants, companions and Python range."""
+
+    framework: Framework
+    version: Version
+    python: SpecifierSet
+    variants: tuple[Variant, ...]
+    default_variant: str | None
+    companions: tuple[Companion, ...]
+    source: Source
+    overlay: str | None = None
+    """The catalog overlay file whose entry for this release was read last (None: shipped)."""
+
+    def variant(self, name: str) -> Variant | None:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        return None
+
+    def companion(self, name: str) -> Companion | None:
+        wanted = canonicalize_name(name)
+        for companion in self.companions:
+            if companion.name == wanted:
+                return companion
+        return None
+
+
+@model
+class ComponentRange:
+    """Versions of an NVIDIA component wheel that carry the same GPU code: ``lower <= v <
+    upper`` (either bound may be open). ``archs`` are the entries every shared object with GPU
+    code in those wheels carries, so the wheel covers a GPU only where they do. ``checked``:
+    the releases whose wheels were read."""
+
+    lower: Version | None
+    upper: Version | None
+    archs: tuple[Arch, ...]
+    checked: tuple[Version, ...]
+    source: Source
+
+    def contains(self, version: Version) -> bool:
+        return (self.lower is None or version >= self.lower) and (
+            self.upper is None or version < self.upper
+        )
+
+    def covers(self, gpu: ComputeCapability) -> bool:
+        return archs_cover(self.archs, gpu)
+
+    @property
+    def specifier(self) -> str:
+        parts = ([f">={self.lower}"] if self.lower is not None else []) + (
+            [f"<{self.upper}"] if self.upper is not None else []
+        )
+        return ",".join(parts)
+
+
+@model
+class Component:
+    """An NVIDIA component distribution (``nvidia-cudnn-cu12``) and the GPU code of its
+    releases, oldest range first."""
+
+    name: NormalizedName
+    cuda_major: int
+    ranges: tuple[ComponentRange, ...]
+
+    def range_of(self, version: Version) -> ComponentRange | None:
+        for item in self.ranges:
+            if item.contains(version):
+                return item
+        return None
+
+
+@model
+class ToolkitMeta:
+    """A release of the ``cuda-toolkit`` meta-package: the component versions each extra pins
+    (``cublas`` -> ``nvidia-cublas-cu12==12.6.4.1.*``), for the frameworks that pin
+    ``cuda-toolkit[...]`` instead of the components themselves (torch 2.11 and later)."""
+
+    version: Version
+    extras: tuple[tuple[str, tuple[str, ...]], ...]
+    source: Source
+
+    def pins(self, extra: str) -> tuple[Requirement, ...]:
+        for name, texts in self.extras:
+            if name == extra:
+                return tuple(Requirement(text) for text in texts)
+        return ()
+
+
+@model
+class ComponentFacts:
+    """``profiles/catalog/components.toml``: what GPU code each NVIDIA component release carries."""
+
+    components: tuple[Component, ...] = ()
+    toolkit_metas: tuple[ToolkitMeta, ...] = ()
+
+    @functools.cached_property
+    def memo(self) -> dict[object, object]:
+        """What :mod:`colabenv.components` computes from these facts, kept with them: the
+        resolver asks about the same GPUs for every build of every release."""
+        return {}
+
+    def component(self, name: str) -> Component | None:
+        wanted = canonicalize_name(name)
+        for component in self.components:
+            if component.name == wanted:
+                return component
+        return None
+
+    def toolkit_meta(self, version: Version) -> ToolkitMeta | None:
+        for meta in self.toolkit_metas:
+            if meta.version == version:
+                return meta
+        return None
+
+
+@model
+class Catalog:
+    """The curated catalog: the driver table, the framework releases that were read, and the
+    NVIDIA component facts when a resolution needs them (empty otherwise)."""
+
+    toolkits: tuple[CudaToolkit, ...]
+    major_lines: tuple[CudaMajorLine, ...]
+    releases: tuple[Release, ...]
+    components: ComponentFacts = field(default_factory=ComponentFacts)
+    tpu: TpuFacts = field(default_factory=TpuFacts)
+
+    def releases_of(self, framework: Framework) -> tuple[Release, ...]:
+        """Releases of one framework, newest first."""
+        found = [r for r in self.releases if r.framework is framework]
+        return tuple(sorted(found, key=lambda r: r.version, reverse=True))
+
+    def release(self, framework: Framework, version: Version) -> Release | None:
+        for release in self.releases:
+            if release.framework is framework and release.version == version:
+                return release
+        return None
+
+    def floor_driver(self, cuda: Version) -> Version | None:
+        for line in self.major_lines:
+            if line.major == cuda.major:
+                return line.floor_driver
+        return None
+
+    def toolkit_driver(self, cuda: Version) -> Version | None:
+        """Driver of that major.minor's GA release: from it on, the toolkit is fully supported."""
+        return self._toolkit_drivers.get((cuda.major, cuda.minor))
+
+    @functools.cached_property
+    def _toolkit_drivers(self) -> dict[tuple[int, int], Version]:
+        drivers: dict[tuple[int, int], Version] = {}
+        for toolkit in self.toolkits:
+            key = (toolkit.version.major, toolkit.version.minor)
+            if key not in drivers or toolkit.toolkit_driver < drivers[key]:
+                drivers[key] = toolkit.toolkit_driver
+        return drivers
+
+    def max_cuda_for_driver(self, driver: Version) -> Version | None:
+        """The newest CUDA major.minor whose toolkit driver this driver meets."""
+        met = [t.version for t in self.toolkits if driver >= t.toolkit_driver]
+        if not met:
+            return None
+        best = max(met)
+        return Version(f"{best.major}.{best.minor}")

@@ -1,0 +1,110 @@
+"""A validated profile: what it asks of each framework and its ``[install]``, ``[verify]`` and
+``[reproducibility]`` tables."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName
+
+from colabenv._model import model
+from colabenv.models.base import Framework, Installer
+
+
+@model
+class FrameworkRequest:
+    """What a profile asks of one framework: a version range, an optional variant, companions.
+
+    ``companions`` maps a companion package (torchvision, torchaudio) to the specifier the
+    profile gives it; the resolver pins each to the version the catalog pairs with the
+    framework release, and refuses a pairing outside the given specifier.
+    """
+
+    framework: Framework
+    specifier: SpecifierSet
+    variant: str | None = None
+    companions: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
+
+
+@model
+class InstallSettings:
+    """The profile's ``[install]`` table: installer and index URLs (``${VAR}`` kept unexpanded)."""
+
+    installer: Installer = Installer.AUTO
+    index_url: str | None = None
+    pytorch_index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+
+
+@model
+class IoCheck:
+    """One ``[verify] io_paths`` entry: a folder whose write and uncached read throughput
+    ``verify`` measures, with the MiB/s below which that is a FAIL (None: report only)."""
+
+    path: str
+    min_read_mib_s: float | None = None
+    min_write_mib_s: float | None = None
+
+
+@model
+class VerifySettings:
+    """The profile's ``[verify]`` table: which smoke tests run and what they require.
+
+    ``io`` and ``io_size_mib``: storage throughput checks and the test file's size;
+    ``min_free_ram_gib``: host memory that must be free; ``max_other_vram_share``: the share of a
+    GPU's memory another process may hold before ``vram`` warns.
+    """
+
+    smoke: tuple[Framework, ...] | None = None
+    require_gpu: bool = False
+    min_free_vram_gib: float | None = None
+    timeout_s: float = 120.0
+    io: tuple[IoCheck, ...] = ()
+    io_size_mib: int = 256
+    min_free_ram_gib: float | None = None
+    max_other_vram_share: float = 0.1
+
+
+@model
+class Reproducibility:
+    """The profile's ``[reproducibility]`` table: the seed ``colabenv.seed_everything()`` uses
+    when given none, and whether GPU work must be deterministic (the ``.pth`` hook then sets
+    the switches frameworks read at start, and ``verify`` checks bit-identical reruns)."""
+
+    seed: int | None = None
+    deterministic: bool = False
+
+
+@model
+class Profile:
+    """A validated profile, its ``extends`` chain merged; ``content_hash`` is of that merge."""
+
+    name: str
+    description: str
+    path: Path
+    content_hash: str
+    python: SpecifierSet | None
+    frameworks: tuple[FrameworkRequest, ...]
+    requirements: tuple[Requirement, ...]
+    apt: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    install: InstallSettings
+    verify: VerifySettings
+    reproducibility: Reproducibility = field(default_factory=Reproducibility)
+    catalog_paths: tuple[Path, ...] = ()
+    allow_unconfirmed: bool = False
+
+    def framework(self, framework: Framework) -> FrameworkRequest | None:
+        for request in self.frameworks:
+            if request.framework is framework:
+                return request
+        return None
+
+    @property
+    def smoke_frameworks(self) -> tuple[Framework, ...]:
+        if self.verify.smoke is not None:
+            return self.verify.smoke
+        return tuple(r.framework for r in self.frameworks)

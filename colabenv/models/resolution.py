@@ -1,0 +1,120 @@
+"""The resolver's answer: what it chose for each framework and why, and the frameworks a lock
+records."""
+
+from __future__ import annotations
+
+from dataclasses import field
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from colabenv._model import model
+from colabenv.models.base import Arch, Framework
+from colabenv.models.profile import InstallSettings
+from colabenv.models.target import Target
+
+
+@model
+class FrameworkChoice:
+    """What the resolver chose for one framework, the requirements to install and why."""
+
+    framework: Framework
+    release: Version
+    variant: str
+    index_url: str | None
+    requirements: tuple[str, ...]
+    installed: bool
+    reason: str
+    cuda: Version | None
+    pins: tuple[Requirement, ...]
+    archs: tuple[Arch, ...]
+    find_links: str | None = None
+    """A find-links page the requirements need (an old release's TPU runtime), else None."""
+    catalog_file: str | None = None
+    """The catalog overlay file the choice came from (None: the shipped catalog)."""
+
+    def to_json(self) -> dict[str, object]:
+        shown: dict[str, object] = {
+            "version": str(self.release),
+            "variant": self.variant,
+            "index_url": self.index_url,
+            "requirements": list(self.requirements),
+            "installed": self.installed,
+            "reason": self.reason,
+        }
+        if self.find_links is not None:
+            shown["find_links"] = self.find_links
+        if self.catalog_file is not None:
+            shown["catalog_file"] = self.catalog_file
+        return shown
+
+
+@model
+class ComponentConstraint:
+    """A bound on an NVIDIA component wheel a chosen framework can pull in (``nvidia-cudnn-cu12
+    <9.11``): the versions whose kernels cover every GPU of the target. It goes into every
+    install's constraints and into the lock; ``reason`` says which GPU and which fact."""
+
+    requirement: str
+    reason: str
+
+
+@model
+class Resolution:
+    """The resolver's answer for a profile on a target: everything render and lock need.
+
+    ``constraints`` bound what the chosen frameworks pull in (never installed by themselves).
+    """
+
+    profile_name: str
+    profile_hash: str
+    target: Target
+    choices: tuple[FrameworkChoice, ...]
+    packages: tuple[str, ...]
+    apt: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    required_driver: Version | None
+    install: InstallSettings = field(default_factory=InstallSettings)
+    constraints: tuple[ComponentConstraint, ...] = ()
+
+    @property
+    def constraint_lines(self) -> tuple[str, ...]:
+        return tuple(c.requirement for c in self.constraints)
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        reqs: list[str] = []
+        for choice in self.choices:
+            reqs.extend(choice.requirements)
+        reqs.extend(self.packages)
+        return tuple(reqs)
+
+    def choice(self, framework: Framework) -> FrameworkChoice | None:
+        for choice in self.choices:
+            if choice.framework is framework:
+                return choice
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "target": self.target.to_json(),
+            "frameworks": {c.framework.value: c.to_json() for c in self.choices},
+            "requirements": list(self.requirements),
+            "constraints": [
+                {"requirement": c.requirement, "reason": c.reason} for c in self.constraints
+            ],
+            "apt": list(self.apt),
+            "warnings": list(self.warnings),
+        }
+
+
+@model
+class LockedFramework:
+    """A framework as a lock records it: the release and variant its pins came from, and the
+    index that variant is served by (None: the default index)."""
+
+    framework: Framework
+    version: str
+    variant: str
+    index_url: str | None
