@@ -1,4 +1,5 @@
-"""Choose framework wheels that run on the target, jointly, and say why (docs/architecture.md, "The resolution rules").
+"""Choose framework wheels that run on the target, jointly, and say why (the rules:
+docs/architecture.md, "The resolution rules").
 
 A pure function of (profile, target, catalog); the target carries what is installed.
 """
