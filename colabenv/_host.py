@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models import ComputeCapability, Gpu
 
 if TYPE_CHECKING:

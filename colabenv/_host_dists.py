@@ -22,7 +22,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._files import FileProblem, read_limited
-from colabenv._model import model
+from colabenv._frozen import model
 
 if TYPE_CHECKING:
     import importlib.metadata

@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from collections.abc import Iterable
 
-from colabenv._model import model
+from colabenv._frozen import model
 
 
 @model

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import ProcessError
 
 

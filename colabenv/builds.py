@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv._requirements import exact_pin, marker_applies
 from colabenv.frameworks import FACTS, framework_of
 from colabenv.models import Arch, Catalog, Framework, InstalledSet

@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv import _toml
 from colabenv._cache import parsed_toml
 from colabenv._data import catalog_dir
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv._requirements import is_pin_text
 from colabenv._schema import Fail, Reader, cached_version
 from colabenv.catalog_tpu import tpu_facts

@@ -25,7 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability
 
 TOOLKIT_META = canonicalize_name("cuda-toolkit")

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 from colabenv._bash import q
 from colabenv._digest import sha256_hex
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.models import Profile, Resolution, TpuTarget, format_driver
 from colabenv.render import marker_record

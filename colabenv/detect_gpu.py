@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from colabenv._frozen import model
 from colabenv._host import (
     GpuReport,
     HostProbe,
@@ -24,7 +25,6 @@ from colabenv._host import (
     parse_cuda,
     parse_driver,
 )
-from colabenv._model import model
 from colabenv.catalog import shipped_driver_table
 from colabenv.errors import ProcessError
 from colabenv.models import Catalog, ComputeCapability, Gpu, format_driver

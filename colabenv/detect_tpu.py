@@ -27,8 +27,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from colabenv._frozen import model
 from colabenv._host import HostProbe
-from colabenv._model import model
 from colabenv.errors import printable
 from colabenv.models import (
     MAX_TPU_CHIPS,

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.models import Arch, ComputeCapability
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models import Framework
 
 

@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
 from packaging.utils import canonicalize_name
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import IndexUnavailableError, UsageError, printable
 
 if TYPE_CHECKING:

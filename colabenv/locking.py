@@ -39,7 +39,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv import _proc
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError, printable
 from colabenv.frameworks import FACTS
 from colabenv.index_client import (

@@ -41,7 +41,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index_client import IndexFile, SimpleClient
 from colabenv.models import Arch, Framework, Release, Source, Variant

@@ -13,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models import (
     Arch,
     Companion,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from colabenv import state
 from colabenv._bash import INSTALLER_SETUP, array, lock_lines, prelude, q
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import UsageError
 from colabenv.models import (
     Framework,

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.components import bounds, pulled_in
 from colabenv.errors import ResolutionError, printable
 from colabenv.frameworks import FACTS, ORDER, POSITION

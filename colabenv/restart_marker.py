@@ -38,7 +38,7 @@ from colabenv._bounds import (
     MAX_VRAM_GIB,
 )
 from colabenv._files import FileProblem, read_limited
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv._schema import Reader
 from colabenv.errors import StateError, printable
 from colabenv.models import IoCheck, Reproducibility, VerifySettings

@@ -35,7 +35,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from colabenv._bounds import MAX_SEED
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import UsageError
 
 if TYPE_CHECKING:

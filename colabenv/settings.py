@@ -13,8 +13,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from colabenv._frozen import model
 from colabenv._host import parse_cuda, parse_driver
-from colabenv._model import model
 from colabenv.errors import TargetError, printable
 from colabenv.models import ComputeCapability, TargetOverrides, TpuFacts, TpuTarget
 

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from colabenv import _cache, _digest, cli
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv._schema import close_match as _close_match
 from colabenv.catalog import load_catalog
 from colabenv.render import q

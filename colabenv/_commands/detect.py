@@ -12,7 +12,7 @@ import json
 import sys
 
 from colabenv._commands._common import overrides_from_args, stdout_is_terminal
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import printable
 from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
 

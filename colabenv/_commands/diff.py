@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from colabenv._commands._common import read_input
+from colabenv._frozen import model
 from colabenv._host import memory_mib
-from colabenv._model import model
 from colabenv._schema import Fail, Reader
 from colabenv.errors import InputError, printable
 

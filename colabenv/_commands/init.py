@@ -27,7 +27,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._commands._common import overrides_from_args, write_text_atomic
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import OutputError, ProfileError, UsageError, printable
 from colabenv.frameworks import FACTS, OWNED
 from colabenv.models import Fingerprint, Framework, InstalledSet, format_driver

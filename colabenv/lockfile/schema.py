@@ -21,7 +21,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv._digest import sha256_hex
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import LockError, printable
 from colabenv.models import (
     MAX_TPU_CHIPS,

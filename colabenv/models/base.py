@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 
 
 class Framework(str, enum.Enum):

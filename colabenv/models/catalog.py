@@ -11,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
 
 

@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models.base import Framework, Installer
 
 

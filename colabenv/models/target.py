@@ -10,7 +10,7 @@ from pathlib import Path
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, format_driver
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from colabenv import _toml
 from colabenv._data import golden_dir
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv._schema import shown
 from colabenv.errors import ProfileError, UsageError
 

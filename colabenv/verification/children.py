@@ -17,7 +17,7 @@ from typing import Any
 
 from colabenv import _proc, _smoke
 from colabenv._files import FileProblem, read_limited
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import ProcessError
 from colabenv.frameworks import FACTS, ORDER
 from colabenv.models import Arch, ComputeCapability, Framework, Gpu, TpuTarget, archs_cover

@@ -9,8 +9,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv._frozen import model
 from colabenv._host_dists import DistInfo
-from colabenv._model import model
 from colabenv._requirements import exact_pin, marker_applies
 from colabenv.frameworks import framework_of
 from colabenv.verification.expectation import Expectation

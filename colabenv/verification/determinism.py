@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import printable
 from colabenv.models import Framework, Reproducibility
 from colabenv.seeding import APPEND_PREFIX, environment_problems, hook_environment

@@ -10,7 +10,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from colabenv._bounds import MAX_TIMEOUT_S, finite_number
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import ColabenvError, UsageError, printable
 from colabenv.frameworks import framework_of, ordered
 from colabenv.models import (

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import printable
 from colabenv.verification.report import Check, Status, join_limited
 

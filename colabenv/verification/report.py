@@ -6,7 +6,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import printable
 
 

@@ -8,8 +8,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from colabenv._frozen import model
 from colabenv._host_python import same_environment
-from colabenv._model import model
 from colabenv.errors import StateError, printable
 from colabenv.restart_marker import RestartMarker
 from colabenv.verification.expectation import ProfileIdentity

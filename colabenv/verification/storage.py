@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from colabenv import _iocheck, _proc
-from colabenv._model import model
+from colabenv._frozen import model
 from colabenv.errors import ProcessError, printable
 from colabenv.models import IoCheck
 from colabenv.verification.children import TERMINATE_GRACE_S, child_failure, stderr_tail

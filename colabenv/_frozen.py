@@ -8,7 +8,7 @@ shared class that read the fields through one :func:`operator.attrgetter` per mo
 that must be ordered defines ``__lt__`` under :func:`functools.total_ordering`.
 
 What it saves, measured: ``colabenv render pytorch`` for a T4 (44 models on its path) in a
-fresh process, ``colabenv._model.model`` replaced by ``dataclass(frozen=True)`` before any other
+fresh process, ``colabenv._frozen.model`` replaced by ``dataclass(frozen=True)`` before any other
 colabenv import in one of each pair, the two run in turn 41 times on a 2-core machine: median
 111 ms with ``@model``, 118 ms without: about 5 % of render's run (3 to 6 % over repeated
 measurements; of importing render's modules alone, 7 to 10 ms). Worth keeping, no more.
