@@ -17,7 +17,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv import _toml
-from colabenv.catalog import shipped_catalog
+from colabenv._commands import render as render_command
+from colabenv.cli import main
 from colabenv.errors import LockError
 from colabenv.lockfile import (
     Lock,
@@ -46,6 +47,7 @@ from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.scriptrun import make_host
+from tests.support.tpu_catalog import tpu_catalog
 from tests.support.wheels import WheelSpec, build_standins
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -60,14 +62,22 @@ def _sha(text: str) -> str:
 def _lock(target: LockTarget, *, files: bool = False, find_links: tuple[str, ...] = ()) -> Lock:
     def file(name: str, version: str) -> LockedFile:
         wheel = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
-        return LockedFile(_sha(name), wheel if files else None,
-                          f"https://files.example/{wheel}" if files else None)
+        return LockedFile(
+            _sha(name), wheel if files else None, f"https://files.example/{wheel}" if files else None
+        )
 
-    packages = tuple(LockedPackage(canonicalize_name(name), version, (file(name, version),))
-                     for name, version in (("jax", "0.6.2"), ("jaxlib", "0.6.2"),
-                                           ("libtpu", "0.0.17.1")))
-    header = LockHeader("0.1.0", "jax-tpu", "sha256:" + _sha("profile"), target,
-                        (LockedFramework(Framework.JAX, "0.6.2", "tpu", None),), "uv 0.8.0")
+    packages = tuple(
+        LockedPackage(canonicalize_name(name), version, (file(name, version),))
+        for name, version in (("jax", "0.6.2"), ("jaxlib", "0.6.2"), ("libtpu", "0.0.17.1"))
+    )
+    header = LockHeader(
+        "0.1.0",
+        "jax-tpu",
+        "sha256:" + _sha("profile"),
+        target,
+        (LockedFramework(Framework.JAX, "0.6.2", "tpu", None),),
+        "uv 0.8.0",
+    )
     return Lock(header, packages, "https://pypi.example/simple", (), find_links=find_links)
 
 
@@ -115,12 +125,19 @@ def test_the_pylock_form_records_them_too() -> None:
 def test_a_lock_made_before_the_tpu_keys_is_read_as_before() -> None:
     """A schema-2 lock of an earlier colabenv has neither key: its accelerator is what its
     driver says, and it has no TPU."""
-    for target, accelerator in ((CPU, Accelerator.CPU), (dataclasses.replace(
-            CPU, driver="550.54.15", cuda="12.4", compute_capabilities=("7.5",)),
-            Accelerator.NVIDIA)):
+    for target, accelerator in (
+        (CPU, Accelerator.CPU),
+        (
+            dataclasses.replace(CPU, driver="550.54.15", cuda="12.4", compute_capabilities=("7.5",)),
+            Accelerator.NVIDIA,
+        ),
+    ):
         text = render_lock(_lock(target))
-        old = "".join(line for line in text.splitlines(keepends=True)
-                      if not line.startswith(("# target-accelerator", "# target-tpu")))
+        old = "".join(
+            line
+            for line in text.splitlines(keepends=True)
+            if not line.startswith(("# target-accelerator", "# target-tpu"))
+        )
         lock = parse_lock(old, Path("old.lock"))
         assert lock.header.schema == 2
         assert lock.header.target == target and lock.header.target.accelerator is accelerator
@@ -129,19 +146,31 @@ def test_a_lock_made_before_the_tpu_keys_is_read_as_before() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("# target-accelerator: tpu", "# target-accelerator: cpu",
-         "target-accelerator: 'cpu' but the target is a TPU host"),
-        ("# target-accelerator: tpu", "# target-accelerator: gpu",
-         "target-accelerator: 'gpu' is not nvidia, tpu or cpu"),
-        ("# target-tpu: generation=v5e type=v5e-1 chips=1", "# target-tpu: none",
-         "target-accelerator: 'tpu' but the target is not a TPU host"),
+        (
+            "# target-accelerator: tpu",
+            "# target-accelerator: cpu",
+            "target-accelerator: 'cpu' but the target is a TPU host",
+        ),
+        (
+            "# target-accelerator: tpu",
+            "# target-accelerator: gpu",
+            "target-accelerator: 'gpu' is not nvidia, tpu or cpu",
+        ),
+        (
+            "# target-tpu: generation=v5e type=v5e-1 chips=1",
+            "# target-tpu: none",
+            "target-accelerator: 'tpu' but the target is not a TPU host",
+        ),
         ("generation=v5e ", "generation=V5E;rm ", "target-tpu: 'V5E;rm' is not a TPU generation"),
         ("type=v5e-1 ", "type=v5e-1$(x) ", "target-tpu: 'v5e-1\\$\\(x\\)' is not a TPU type"),
         ("chips=1", "chips=" + "9" * 5000, "target-tpu: chips="),
         ("chips=1", "chips=0", "target-tpu: chips=0 is not a number of chips"),
         ("chips=1", "chips=1 cores=2", "target-tpu: expected generation=, type= and chips="),
-        ("# target-driver: none", "# target-driver: 550.54.15",
-         "target-tpu: a TPU host has no NVIDIA driver or CUDA"),
+        (
+            "# target-driver: none",
+            "# target-driver: 550.54.15",
+            "target-tpu: a TPU host has no NVIDIA driver or CUDA",
+        ),
     ],
 )
 def test_a_malformed_tpu_header_is_refused(old: str, new: str, message: str) -> None:
@@ -160,8 +189,9 @@ def test_find_links_lines_are_written_read_and_in_the_digest() -> None:
     again = parse_lock(text, Path("jax.lock"))
     assert again.find_links == (LINKS,) and again == lock
     assert lock.pins_digest != _lock(TPU).pins_digest
-    _, _, _, links = parse_requirements(f"-f {LINKS}\n--find-links={LINKS}\n"
-                                        f"six==1.17.0 --hash=sha256:{_sha('six')}\n")
+    _, _, _, links = parse_requirements(
+        f"-f {LINKS}\n--find-links={LINKS}\nsix==1.17.0 --hash=sha256:{_sha('six')}\n"
+    )
     assert links == (LINKS, LINKS)
     with pytest.raises(LockError, match="'/somewhere' is not a find-links URL"):
         parse_requirements(f"--find-links /somewhere\nsix==1 --hash=sha256:{_sha('six')}\n")
@@ -179,8 +209,10 @@ def test_staleness_sees_the_accelerator_and_the_generation() -> None:
     assert TPU.differences(v6e) == ["TPU generation v5e in the lock, v6e now"]
     assert TPU.differences(v5e_8) == [], "the same generation runs the same wheels"
     nvidia = dataclasses.replace(CPU, driver="550.54.15", cuda="12.4")
-    assert nvidia.differences(CPU) == ["driver 550.54.15 in the lock, none now",
-                                       "CUDA 12.4 in the lock, none now"]
+    assert nvidia.differences(CPU) == [
+        "driver 550.54.15 in the lock, none now",
+        "CUDA 12.4 in the lock, none now",
+    ]
 
 
 def test_the_target_lock_check_compares_with_keeps_or_replaces_the_tpu() -> None:
@@ -208,30 +240,43 @@ def test_from_target_and_back_keep_the_tpu() -> None:
 
 def _tpu_wheels(root: Path) -> Path:
     specs = [
-        WheelSpec("default", "", "jax", "0.6.2", ("jaxlib<=0.6.2,>=0.6.2",),
-                  (("tpu", ("jaxlib<=0.6.2,>=0.6.2", "libtpu==0.0.17.*")),),
-                  requires_python=">=3.10"),
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            "0.6.2",
+            ("jaxlib<=0.6.2,>=0.6.2",),
+            (("tpu", ("jaxlib<=0.6.2,>=0.6.2", "libtpu==0.0.17.*")),),
+            requires_python=">=3.10",
+        ),
         WheelSpec("default", "", "jaxlib", "0.6.2", requires_python=">=3.10"),
         WheelSpec("default", "", "libtpu", "0.0.17.1"),
         WheelSpec("default", "", "libtpu", "0.0.21"),
-        WheelSpec("default", "", "jax", "0.4.30", ("jaxlib<=0.4.30,>=0.4.30",),
-                  (("tpu", ("jaxlib<=0.4.30,>=0.4.30", "libtpu-nightly==0.1.dev20240617")),),
-                  requires_python=">=3.9"),
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            "0.4.30",
+            ("jaxlib<=0.4.30,>=0.4.30",),
+            (("tpu", ("jaxlib<=0.4.30,>=0.4.30", "libtpu-nightly==0.1.dev20240617")),),
+            requires_python=">=3.9",
+        ),
         WheelSpec("default", "", "jaxlib", "0.4.30", requires_python=">=3.9"),
         WheelSpec("default", "", "libtpu-nightly", "0.0.1"),
         # libtpu-nightly lives on the find-links page only (PyPI has a 0.0.1 placeholder)
         WheelSpec("links", "", "libtpu-nightly", "0.1.dev20240617"),
         WheelSpec("pytorch", "cpu", "torch", "2.9.0+cpu"),
-        WheelSpec("default", "", "torch-xla", "2.9.0", (),
-                  (("tpu", ("libtpu==0.0.21",)),)),
+        WheelSpec("default", "", "torch-xla", "2.9.0", (), (("tpu", ("libtpu==0.0.21",)),)),
     ]
     return build_standins(root, specs).root
 
 
 def _profile(path: Path, body: str, default: LocalIndex, pytorch: LocalIndex | None = None) -> Path:
     mirror = f'pytorch_index_url = "{pytorch.base_url}"\n' if pytorch is not None else ""
-    path.write_text(f'name = "tpu-lock"\n[frameworks]\n{body}\n'
-                    f'[install]\nindex_url = "{default.url}"\n{mirror}', encoding="utf-8")
+    path.write_text(
+        f'name = "tpu-lock"\n[frameworks]\n{body}\n[install]\nindex_url = "{default.url}"\n{mirror}',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -246,8 +291,20 @@ def test_a_jax_tpu_lock_and_its_check(runner: Runner, tmp_path: Path, resolver: 
     with LocalIndex(wheels / "default") as default:
         profile = _profile(tmp_path / "p.toml", 'jax = "==0.6.2"', default)
         out = tmp_path / "jax.lock"
-        made = runner("lock", profile, "-o", out, "--tpu", "v5e-1", "--python", PY,
-                      "--resolver", resolver, base=_env(), timeout=600)
+        made = runner(
+            "lock",
+            profile,
+            "-o",
+            out,
+            "--tpu",
+            "v5e-1",
+            "--python",
+            PY,
+            "--resolver",
+            resolver,
+            base=_env(),
+            timeout=600,
+        )
         assert made.returncode == 0, made.stderr
         text = out.read_text()
         assert "# target-accelerator: tpu\n" in text
@@ -258,8 +315,7 @@ def test_a_jax_tpu_lock_and_its_check(runner: Runner, tmp_path: Path, resolver: 
 
         fresh = runner("lock", profile, "-o", out, "--check", base=_env())
         assert (fresh.returncode, fresh.stdout.split(": ", 1)[1]) == (0, "up to date with p.toml\n")
-        on_tpu = runner("lock", profile, "-o", out, "--check", base={**_env(),
-                                                                      "COLABENV_TPU": "v5e-4"})
+        on_tpu = runner("lock", profile, "-o", out, "--check", base={**_env(), "COLABENV_TPU": "v5e-4"})
         assert on_tpu.returncode == 0, on_tpu.stdout + on_tpu.stderr
         cpu = runner("lock", profile, "-o", out, "--check", "--cpu", base=_env())
         assert cpu.returncode == 1
@@ -268,32 +324,25 @@ def test_a_jax_tpu_lock_and_its_check(runner: Runner, tmp_path: Path, resolver: 
         assert other.returncode == 1
         assert "stale: target: TPU generation v5e in the lock, v6e now" in other.stdout
 
-        script = runner("render", profile, "--lock", out, "--tpu", "v5e-1", "--python", PY,
-                        base=_env())
+        script = runner("render", profile, "--lock", out, "--tpu", "v5e-1", "--python", PY, base=_env())
         assert script.returncode == 0, script.stderr
         assert "# target (the lock's): TPU v5e (v5e-1, 1 chip), Python" in script.stdout
         refused = runner("render", profile, "--lock", out, "--cpu", "--python", PY, base=_env())
         assert refused.returncode == 2 and refused.stdout == ""
-        assert "does not fit this script: target: accelerator tpu in the lock, cpu now" in \
-            refused.stderr
+        assert "does not fit this script: target: accelerator tpu in the lock, cpu now" in refused.stderr
 
 
 def _old_jax_resolution(tmp_path: Path, default: LocalIndex, page: str) -> tuple[Catalog, Path]:
     """jax 0.4.30's TPU build with its find-links page at ``page`` (the catalog's is not
     reachable from tests)."""
-    catalog = shipped_catalog()
-    build = catalog.tpu.build(Framework.JAX, Version("0.4.30"))
-    assert build is not None and build.find_links is not None
-    local = dataclasses.replace(build, find_links=page)
-    facts = dataclasses.replace(catalog.tpu, builds=tuple(
-        local if b is build else b for b in catalog.tpu.builds))
     profile = _profile(tmp_path / "old.toml", 'jax = "==0.4.30"', default)
-    return dataclasses.replace(catalog, tpu=facts), profile
+    return tpu_catalog(Framework.JAX, "0.4.30", find_links=page), profile
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("resolver", "pylock"),
-                         [("uv", False), ("pip-tools", False), ("uv", True), ("pip-tools", True)])
+@pytest.mark.parametrize(
+    ("resolver", "pylock"), [("uv", False), ("pip-tools", False), ("uv", True), ("pip-tools", True)]
+)
 def test_the_find_links_page_reaches_both_resolvers_and_the_lock(
     tmp_path: Path, resolver: str, pylock: bool
 ) -> None:
@@ -304,8 +353,9 @@ def test_the_find_links_page_reaches_both_resolvers_and_the_lock(
         target = Target(None, None, (), Version(PY), tpu=V5E)
         resolution = resolve(load_profile(profile), target, catalog)
         assert resolution.choices[0].find_links == page
-        lock = make_lock(resolution, resolver=resolver, colabenv_version="0.1.0",
-                         environ=_env(), with_files=pylock)
+        lock = make_lock(
+            resolution, resolver=resolver, colabenv_version="0.1.0", environ=_env(), with_files=pylock
+        )
         assert lock.version_of("libtpu-nightly") == "0.1.dev20240617"
         assert lock.find_links == (page,)
         text = render_lock(lock, pylock=pylock)
@@ -321,29 +371,29 @@ def test_the_find_links_page_reaches_both_resolvers_and_the_lock(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
-def test_torch_xla_is_looked_for_on_the_default_index(runner: Runner, tmp_path: Path,
-                                                      resolver: str) -> None:
+def test_torch_xla_is_looked_for_on_the_default_index(tmp_path: Path, resolver: str) -> None:
     """torch's TPU build takes torch from the PyTorch CPU index and torch_xla from the default
     index: the framework-file check asks each index for its own."""
     wheels = _tpu_wheels(tmp_path / "wheels")
     with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "pytorch") as pytorch:
         profile = _profile(tmp_path / "p.toml", 'torch = "==2.9.0"', default, pytorch)
-        out = tmp_path / "torch.lock"
-        done = runner("lock", profile, "-o", out, "--tpu", "v6e-1", "--python", PY,
-                      "--resolver", resolver, base=_env(), timeout=600)
-        assert done.returncode == 0, done.stderr
-        lock = parse_lock(out.read_text(), out)
+        target = Target(None, None, (), Version(PY), tpu=TpuTarget("v6e", "v6e-1", 1))
+        resolution = resolve(load_profile(profile), target, tpu_catalog(Framework.TORCH, "2.9.0"))
+        lock = make_lock(resolution, resolver=resolver, colabenv_version="0.1.0", environ=_env())
         assert lock.version_of("torch") == "2.9.0+cpu"
         assert (lock.version_of("torch-xla"), lock.version_of("libtpu")) == ("2.9.0", "0.0.21")
-        assert lock.header.target.tpu == TpuTarget("v6e", "v6e-1", 1)
+        again = parse_lock(render_lock(lock), tmp_path / "torch.lock")
+        assert again.header.target.tpu == TpuTarget("v6e", "v6e-1", 1)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("installer", ["uv", "pip"])
-def test_a_find_links_lock_installs_through_the_script(runner: Runner, tmp_path: Path,
-                                                       installer: str) -> None:
+def test_a_find_links_lock_installs_through_the_script(
+    tmp_path: Path, installer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``render --lock``: the lock's ``--find-links`` line reaches the installer, which takes
-    libtpu-nightly from the page and not the index's 0.0.1 placeholder."""
+    libtpu-nightly from the page and not the index's 0.0.1 placeholder. The command runs in
+    this process, its catalog the one that lets jax 0.4.30 run on this Python."""
     wheels = _tpu_wheels(tmp_path / "wheels")
     host = make_host(tmp_path / "host", with_pip=installer == "pip")
     with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "links") as links:
@@ -352,14 +402,29 @@ def test_a_find_links_lock_installs_through_the_script(runner: Runner, tmp_path:
         with profile.open("a", encoding="utf-8") as handle:
             handle.write(f'installer = "{installer}"\n')
         target = Target(None, None, (), Version(PY), tpu=V5E)
-        lock = make_lock(resolve(load_profile(profile), target, catalog), resolver="uv",
-                         colabenv_version="0.1.0", environ=_env())
+        lock = make_lock(
+            resolve(load_profile(profile), target, catalog),
+            resolver="uv",
+            colabenv_version="0.1.0",
+            environ=_env(),
+        )
         out = tmp_path / "old.lock"
         out.write_text(render_lock(lock), encoding="utf-8")
         script = tmp_path / "setup.sh"
-        done = runner("render", profile, "--lock", out, "--tpu", "v5e-1", "--python", PY,
-                      "-o", script, base=_env())
-        assert done.returncode == 0, done.stderr
+        monkeypatch.setattr(render_command, "catalog_for", lambda profile, environ: catalog)
+        argv = [
+            "render",
+            str(profile),
+            "--lock",
+            str(out),
+            "--tpu",
+            "v5e-1",
+            "--python",
+            PY,
+            "-o",
+            str(script),
+        ]
+        assert main(argv) == 0
         ran = host.run(script)
         assert ran.returncode == 0, ran.stdout + ran.stderr
         installed = host.installed()
@@ -367,7 +432,6 @@ def test_a_find_links_lock_installs_through_the_script(runner: Runner, tmp_path:
 
 
 def test_a_tpu_image_says_its_target_as_the_script_does(runner: Runner) -> None:
-    done = runner("render", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12", "--format",
-                  "dockerfile")
+    done = runner("render", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12", "--format", "dockerfile")
     assert done.returncode == 0, done.stderr
     assert "# target: TPU v5e (v5e-1, 1 chip), Python 3.12, linux_x86_64\n" in done.stdout

@@ -4,7 +4,6 @@ wheels served from a local index."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from colabenv.resolver import resolve
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.scriptrun import make_host
+from tests.support.tpu_catalog import tpu_catalog
 from tests.support.wheels import WheelSpec, build_standins
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -32,13 +32,23 @@ SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "sh
 def _script(profile_path: Path, target: Target, catalog: Catalog | None = None) -> str:
     profile = load_profile(profile_path)
     resolution = resolve(profile, target, catalog or shipped_catalog())
-    return "\n".join(render_script(resolution, profile, colabenv_version=__version__,
-                                   helper_source=helper_source())) + "\n"
+    return (
+        "\n".join(
+            render_script(resolution, profile, colabenv_version=__version__, helper_source=helper_source())
+        )
+        + "\n"
+    )
 
 
 def _tpu(generation: str, accelerator_type: str, chips: int, python: str = "3.12") -> Target:
-    return Target(None, None, (), Version(python), installed=InstalledSet(),
-                  tpu=TpuTarget(generation, accelerator_type, chips))
+    return Target(
+        None,
+        None,
+        (),
+        Version(python),
+        installed=InstalledSet(),
+        tpu=TpuTarget(generation, accelerator_type, chips),
+    )
 
 
 def test_render_for_a_v5e_installs_jax_tpu_with_libtpu(runner: Runner) -> None:
@@ -72,21 +82,27 @@ def test_an_old_release_installs_with_its_find_links_page(tmp_path: Path) -> Non
     text = _script(profile, _tpu("v5e", "v5e-1", 1, "3.11"))
     page = "https://storage.googleapis.com/jax-releases/libtpu_releases.html"
     assert f"#     find-links: {page}\n" in text
-    assert (f'run_install -c "${{work}}/constraints.txt" -r "${{work}}/missing.txt"'
-            f" --find-links {page}; then") in text
+    assert (
+        f'run_install -c "${{work}}/constraints.txt" -r "${{work}}/missing.txt" --find-links {page}; then'
+    ) in text
 
 
 @pytest.mark.parametrize(
     ("name", "target"),
-    [("jax-tpu", _tpu("v5e", "v5e-1", 1)), ("jax-tpu", _tpu("v6e", "v6e-1", 1)),
-     ("pytorch", _tpu("v6e", "v6e-8", 8, "3.11")), ("jax", _tpu("v3", "v3-8", 4, "3.11"))],
+    [
+        ("jax-tpu", _tpu("v5e", "v5e-1", 1)),
+        ("jax-tpu", _tpu("v6e", "v6e-1", 1)),
+        ("pytorch", _tpu("v6e", "v6e-8", 8, "3.11")),
+        ("jax", _tpu("v3", "v3-8", 4, "3.11")),
+    ],
     ids=["jax-tpu-v5e", "jax-tpu-v6e", "pytorch-v6e", "jax-kaggle-v3"],
 )
 def test_tpu_scripts_are_shellcheck_clean(name: str, target: Target, tmp_path: Path) -> None:
     script = tmp_path / "setup.sh"
     script.write_text(_script(golden_path(name), target))
-    result = subprocess.run([SHELLCHECK, "--severity=style", str(script)], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [SHELLCHECK, "--severity=style", str(script)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -95,10 +111,10 @@ def test_find_links_script_is_shellcheck_clean(tmp_path: Path) -> None:
     profile.write_text('name = "old"\n[frameworks]\ntorch = "==2.5.1"\n')
     script = tmp_path / "setup.sh"
     script.write_text(_script(profile, _tpu("v5e", "v5litepod-4", 4, "3.11")))
-    assert "--find-links https://storage.googleapis.com/libtpu-releases/index.html" in \
-        script.read_text()
-    result = subprocess.run([SHELLCHECK, "--severity=style", str(script)], capture_output=True,
-                            text=True, timeout=60)
+    assert "--find-links https://storage.googleapis.com/libtpu-releases/index.html" in script.read_text()
+    result = subprocess.run(
+        [SHELLCHECK, "--severity=style", str(script)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -108,18 +124,32 @@ def test_find_links_script_is_shellcheck_clean(tmp_path: Path) -> None:
 
 def _tpu_wheels(root: Path) -> Path:
     specs = [
-        WheelSpec("default", "", "jax", "0.6.2", ("jaxlib<=0.6.2,>=0.6.2",),
-                  (("tpu", ("jaxlib<=0.6.2,>=0.6.2", "libtpu==0.0.17.*", "requests")),
-                   ("cuda12", ("jaxlib==0.6.2", "jax-cuda12-plugin[with-cuda]==0.6.2"))),
-                  requires_python=">=3.10"),
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            "0.6.2",
+            ("jaxlib<=0.6.2,>=0.6.2",),
+            (
+                ("tpu", ("jaxlib<=0.6.2,>=0.6.2", "libtpu==0.0.17.*", "requests")),
+                ("cuda12", ("jaxlib==0.6.2", "jax-cuda12-plugin[with-cuda]==0.6.2")),
+            ),
+            requires_python=">=3.10",
+        ),
         WheelSpec("default", "", "jaxlib", "0.6.2", requires_python=">=3.10"),
         WheelSpec("default", "", "libtpu", "0.0.17"),
         WheelSpec("default", "", "libtpu", "0.0.17.1"),
         WheelSpec("default", "", "libtpu", "0.0.18"),
         WheelSpec("default", "", "requests", "2.32.3"),
-        WheelSpec("default", "", "jax", "0.4.30", ("jaxlib<=0.4.30,>=0.4.30",),
-                  (("tpu", ("jaxlib<=0.4.30,>=0.4.30", "libtpu-nightly==0.1.dev20240617",
-                            "requests")),), requires_python=">=3.9"),
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            "0.4.30",
+            ("jaxlib<=0.4.30,>=0.4.30",),
+            (("tpu", ("jaxlib<=0.4.30,>=0.4.30", "libtpu-nightly==0.1.dev20240617", "requests")),),
+            requires_python=">=3.9",
+        ),
         WheelSpec("default", "", "jaxlib", "0.4.30", requires_python=">=3.9"),
         # libtpu-nightly lives on the find-links page only, as on PyPI (a 0.0.1 placeholder)
         WheelSpec("links", "", "libtpu-nightly", "0.1.dev20240617"),
@@ -130,17 +160,17 @@ def _tpu_wheels(root: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("installer", ["uv", "pip"])
-def test_the_script_installs_jax_tpu_with_libtpu(installer: str, tmp_path: Path,
-                                                  runner: Runner) -> None:
+def test_the_script_installs_jax_tpu_with_libtpu(installer: str, tmp_path: Path, runner: Runner) -> None:
     wheels = _tpu_wheels(tmp_path / "wheels")
     host = make_host(tmp_path / "host", with_pip=installer == "pip")
     with LocalIndex(wheels / "default") as index:
         profile = tmp_path / "p.toml"
-        profile.write_text(f'name = "tpu-run"\n[frameworks]\njax = "==0.6.2"\n'
-                           f'[install]\ninstaller = "{installer}"\nindex_url = "{index.url}"\n')
+        profile.write_text(
+            f'name = "tpu-run"\n[frameworks]\njax = "==0.6.2"\n'
+            f'[install]\ninstaller = "{installer}"\nindex_url = "{index.url}"\n'
+        )
         script = tmp_path / "setup.sh"
-        done = runner("render", profile, "--tpu", "v6e-1", "--python", PY, "-o", script,
-                      timeout=60)
+        done = runner("render", profile, "--tpu", "v6e-1", "--python", PY, "-o", script, timeout=60)
         assert done.returncode == 0, done.stderr
         first = host.run(script)
         assert first.returncode == 0, first.stdout + first.stderr
@@ -164,19 +194,15 @@ def test_the_script_takes_libtpu_nightly_from_the_find_links_page(tmp_path: Path
     (a local folder here, as the catalog's page is not reachable from tests)."""
     wheels = _tpu_wheels(tmp_path / "wheels")
     host = make_host(tmp_path / "host", with_pip=False)
-    catalog = shipped_catalog()
-    build = catalog.tpu.build(Framework.JAX, Version("0.4.30"))
-    assert build is not None and build.find_links is not None
-    local = dataclasses.replace(build, find_links=str(wheels / "links"))
-    facts = dataclasses.replace(catalog.tpu, builds=tuple(
-        local if b is build else b for b in catalog.tpu.builds))
+    catalog = tpu_catalog(Framework.JAX, "0.4.30", find_links=str(wheels / "links"))
     with LocalIndex(wheels / "default") as index:
         profile = tmp_path / "p.toml"
-        profile.write_text(f'name = "old"\n[frameworks]\njax = "==0.4.30"\n'
-                           f'[install]\ninstaller = "uv"\nindex_url = "{index.url}"\n')
+        profile.write_text(
+            f'name = "old"\n[frameworks]\njax = "==0.4.30"\n'
+            f'[install]\ninstaller = "uv"\nindex_url = "{index.url}"\n'
+        )
         script = tmp_path / "setup.sh"
-        script.write_text(_script(profile, _tpu("v5e", "v5e-1", 1, PY),
-                                  dataclasses.replace(catalog, tpu=facts)))
+        script.write_text(_script(profile, _tpu("v5e", "v5e-1", 1, PY), catalog))
         done = host.run(script)
         assert done.returncode == 0, done.stdout + done.stderr
         installed = host.installed()
