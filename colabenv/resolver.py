@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._frozen import model
 from colabenv.components import bounds, pulled_in
-from colabenv.errors import ResolutionError, printable
+from colabenv.errors import ResolutionError
 from colabenv.frameworks import FACTS, ORDER, POSITION
 from colabenv.models import (
     Catalog,
@@ -36,6 +36,7 @@ from colabenv.models import (
     archs_cover,
     format_driver,
 )
+from colabenv.resolver_text import grouped_rejections, no_match, unknown_variant
 from colabenv.resolver_tpu import (
     TPU_VARIANT,
     installed_tpu_variant,
@@ -141,10 +142,13 @@ def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> 
             continue
         gpus = ", ".join(g.sm for g in found.gpus)
         if not found.possible:
-            return (f"{variant.name} pins {item.pin}: no {item.component.name} release has "
-                    f"kernels for all of {gpus}")
-        return (f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; "
-                f"{found.requirement} has them")
+            return (
+                f"{variant.name} pins {item.pin}: no {item.component.name} release has "
+                f"kernels for all of {gpus}"
+            )
+        return (
+            f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; {found.requirement} has them"
+        )
     return None
 
 
@@ -168,7 +172,7 @@ def _constraints(
     return tuple(found.values()), brought
 
 
-_NOT_ASKED = "a CPU build on a GPU target (ask for it with variant = \"cpu\")"
+_NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 
 
 def _variant_preference(options: list[_Option]) -> list[_Option]:
@@ -250,8 +254,9 @@ def _candidates(
         variants = offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
-            installed_variant = installed_tpu_variant(target, variants) or \
-                _installed_variant(release, target.installed, installed_dist.version)
+            installed_variant = installed_tpu_variant(target, variants) or _installed_variant(
+                release, target.installed, installed_dist.version
+            )
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
@@ -322,8 +327,7 @@ def _clashes(a: _Option, b: _Option) -> list[str]:
                 continue
             joint = [pin_a.specifier, pin_b.specifier]
             if not any(
-                all(s.contains(v, prereleases=True) for s in joint)
-                for v in _candidate_versions(joint)
+                all(s.contains(v, prereleases=True) for s in joint) for v in _candidate_versions(joint)
             ):
                 found.append(f"{a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}")
     return sorted(found, key=lambda text: "cudnn" not in text)
@@ -345,8 +349,9 @@ def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, 
     return extend((), 0)
 
 
-def _range_hint(framework: Framework, good: Sequence[Version], allowed: Version,
-                everything: Sequence[Version]) -> str:
+def _range_hint(
+    framework: Framework, good: Sequence[Version], allowed: Version, everything: Sequence[Version]
+) -> str:
     """A short specifier pointing from ``allowed`` towards the nearest ``good`` releases."""
     newer = [v for v in good if v > allowed]
     older = [v for v in good if v < allowed]
@@ -373,13 +378,11 @@ def _clash_message(
             pool = unconstrained[POSITION[moving.framework]]
             fixed_options = per_framework[best.index(fixed)]
             everything = sorted({o.release.version for o in pool})
-            good = sorted({
-                o.release.version for o in pool
-                if any(not _clashes(o, other) for other in fixed_options)
-            })
+            good = sorted(
+                {o.release.version for o in pool if any(not _clashes(o, other) for other in fixed_options)}
+            )
             if good:
-                fixes.append(_range_hint(moving.framework, good, moving.release.version,
-                                         everything))
+                fixes.append(_range_hint(moving.framework, good, moving.release.version, everything))
         hint = f": use {' or '.join(fixes)}" if fixes else ""
         lines.append(f"  {clashes[0]}{hint}")
     if len(lines) == 1:
@@ -397,7 +400,7 @@ def _index_url(variant: Variant, install: InstallSettings) -> str | None:
     if url is None:
         return None
     if install.pytorch_index_url and url.startswith(PYTORCH_INDEX):
-        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX):]
+        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX) :]
     return url
 
 
@@ -485,15 +488,11 @@ def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog:
     return "; ".join(parts)
 
 
-def _warnings(
-    chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog
-) -> list[str]:
+def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
     warnings: list[str] = []
     if not target.has_gpu and profile.verify.require_gpu:
         warnings.append("the profile requires a GPU (verify.require_gpu) but the target has none")
-    if target.has_gpu and not target.compute_capabilities and any(
-        not o.variant.is_cpu for o in chosen
-    ):
+    if target.has_gpu and not target.compute_capabilities and any(not o.variant.is_cpu for o in chosen):
         warnings.append("GPU compute capability unknown: arch lists were not checked")
     for option in chosen:
         variant = option.variant
@@ -530,47 +529,6 @@ def _warnings(
 # ---------------------------------------------------------------------------------------------
 
 
-def _grouped(framework: Framework, rejections: Sequence[tuple[Version, str]]) -> list[str]:
-    """One line per distinct problem, with the range of releases it stops."""
-    by_problem: dict[str, list[Version]] = {}
-    for version, problem in rejections:
-        by_problem.setdefault(problem, []).append(version)
-    lines = []
-    for problem, versions in by_problem.items():
-        low, high = min(versions), max(versions)
-        span = str(low) if low == high else f"{low} to {high}"
-        lines.append(f"{framework} {span}: {problem}")
-    return lines
-
-
-def _unknown_variant(request: FrameworkRequest, catalog: Catalog) -> str:
-    """The error detail for a variant no release of the framework has (``cu999``), else ""."""
-    known = sorted({v.name for r in catalog.releases_of(request.framework) for v in r.variants},
-                   key=_variant_order)
-    if request.variant is None or request.variant in known:
-        return ""
-    return (f"{printable(request.variant)!r} is not a {request.framework} variant the catalog "
-            f"knows (known: {', '.join(known)})")
-
-
-def _no_match(request: FrameworkRequest, catalog: Catalog) -> str:
-    """Nothing in the catalog matches the request at all: a variant the matching releases
-    lack, or a version range outside the catalog."""
-    releases = catalog.releases_of(request.framework)
-    matching = [r for r in releases if request.specifier.contains(r.version, prereleases=True)]
-    if request.variant is not None and matching:
-        offered = sorted({v.name for r in matching for v in r.variants}, key=_variant_order)
-        return (f"\n  no {request.framework} release satisfying {request.specifier} has the "
-                f"variant {request.variant} (they have: {', '.join(offered)})")
-    return f"\n  the catalog has no {request.framework} release matching it"
-
-
-def _variant_order(name: str) -> tuple[int, str]:
-    """cu118 before cu126 before cu130; names without digits (cpu, and-cuda) last."""
-    digits = "".join(ch for ch in name if ch.isdigit())
-    return (int(digits) if digits else 10**6, name)
-
-
 def _turned_down_for_components(
     variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
 ) -> bool:
@@ -589,13 +547,11 @@ def _component_hint(
         release.version
         for release in catalog.releases_of(request.framework)
         if request.specifier.contains(release.version, prereleases=True)
-        and any(_turned_down_for_components(v, request, target, catalog)
-                for v in release.variants)
+        and any(_turned_down_for_components(v, request, target, catalog) for v in release.variants)
     ]
     if not refused:
         return ""
-    open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant,
-                                    request.companions)
+    open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant, request.companions)
     options = _candidates(open_request, target, catalog, allow_unconfirmed).options
     good = sorted({o.release.version for o in options})
     if not good:
@@ -624,14 +580,13 @@ def resolve(
     per_framework: list[tuple[_Option, ...]] = []
     unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
     for request in requests:
-        unknown = _unknown_variant(request, catalog)
+        unknown = unknown_variant(request, catalog)
         if unknown:
-            raise ResolutionError(
-                f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
+            raise ResolutionError(f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
         found = _candidates(request, target, catalog, allow)
         if not found.options:
-            shown = _grouped(request.framework, found.rejections)
-            detail = "".join(f"\n  {r}" for r in shown) or _no_match(request, catalog)
+            shown = grouped_rejections(request.framework, found.rejections)
+            detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
             detail += _component_hint(request, target, catalog, allow)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
@@ -639,13 +594,11 @@ def resolve(
             )
         per_framework.append(found.options)
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
-        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog,
-                                                                 allow).options
+        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
     chosen = _joint_choice(per_framework)
     if chosen is None:
         raise ResolutionError(
-            f"{profile.path.name}: frameworks: "
-            + _clash_message(per_framework, unconstrained)
+            f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
     constraints, brought = _constraints(chosen, target, catalog)
     choices = []
@@ -655,8 +608,7 @@ def resolve(
             held = ", ".join(brought[option.framework])
             reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
         if option.variant.unconfirmed is not None:
-            by = "--allow-unconfirmed" if allow_unconfirmed else \
-                "the profile's [catalog] allow_unconfirmed"
+            by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
             reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
         overlay = option.variant.overlay or option.release.overlay
         if overlay is not None:
@@ -667,8 +619,10 @@ def resolve(
                 release=option.release.version,
                 variant=option.variant.name,
                 index_url=_index_url(option.variant, profile.install),
-                requirements=(*_requirements(option, request, target.installed),
-                              *tpu_requirements(option.variant)),
+                requirements=(
+                    *_requirements(option, request, target.installed),
+                    *tpu_requirements(option.variant),
+                ),
                 installed=option.installed,
                 reason=reason,
                 cuda=option.variant.cuda,
@@ -688,8 +642,14 @@ def resolve(
         packages=tuple(str(r) for r in profile.requirements),
         apt=profile.apt,
         env=profile.env,
-        warnings=tuple(dict.fromkeys([*_warnings(chosen, profile, target, catalog),
-                                      *tpu_warnings([o.variant for o in chosen], target)])),
+        warnings=tuple(
+            dict.fromkeys(
+                [
+                    *_warnings(chosen, profile, target, catalog),
+                    *tpu_warnings([o.variant for o in chosen], target),
+                ]
+            )
+        ),
         required_driver=required,
         install=profile.install,
         constraints=constraints,
