@@ -24,22 +24,36 @@ def colabenv_exe() -> Path:
     """The console script beside the running interpreter (the benchmarks' colabenv)."""
     exe = Path(sys.executable).parent / "colabenv"
     if not exe.exists():
-        raise SystemExit(f"no colabenv console script beside {sys.executable}; "
-                         "run the benchmarks with the project's virtual environment")
+        raise SystemExit(
+            f"no colabenv console script beside {sys.executable}; "
+            "run the benchmarks with the project's virtual environment"
+        )
     return exe
 
 
-def wall_s(argv: Sequence[str | Path], env: Mapping[str, str] | None = None,
-           cwd: Path | None = None, timeout: float = 1200) -> float:
+def wall_s(
+    argv: Sequence[str | Path],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 1200,
+) -> float:
     """Seconds one fresh process takes, start to exit; it must succeed."""
     started = time.perf_counter()
-    done = subprocess.run([str(a) for a in argv], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, env=dict(env) if env is not None else None,
-                          cwd=cwd, timeout=timeout, check=False)
+    done = subprocess.run(
+        [str(a) for a in argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, argv))} failed ({done.returncode}): "
-                         f"{done.stderr.decode(errors='replace')[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(map(str, argv))} failed ({done.returncode}): "
+            f"{done.stderr.decode(errors='replace')[-2000:]}"
+        )
     return elapsed
 
 
@@ -53,17 +67,24 @@ class Series:
         return statistics.median(self.values)
 
     def describe(self, unit: str = "s", scale: float = 1.0) -> str:
-        return (f"{self.label}: median {self.median * scale:.{_digits(unit)}f} {unit} "
-                f"(min {min(self.values) * scale:.{_digits(unit)}f}, "
-                f"max {max(self.values) * scale:.{_digits(unit)}f}, n={len(self.values)})")
+        return (
+            f"{self.label}: median {self.median * scale:.{_digits(unit)}f} {unit} "
+            f"(min {min(self.values) * scale:.{_digits(unit)}f}, "
+            f"max {max(self.values) * scale:.{_digits(unit)}f}, n={len(self.values)})"
+        )
 
 
 def _digits(unit: str) -> int:
     return 0 if unit == "ms" else 2
 
 
-def alternate(runs: int, measured: Callable[[], float], baseline: Callable[[], float],
-              labels: tuple[str, str], warmup: bool = True) -> tuple[Series, Series]:
+def alternate(
+    runs: int,
+    measured: Callable[[], float],
+    baseline: Callable[[], float],
+    labels: tuple[str, str],
+    warmup: bool = True,
+) -> tuple[Series, Series]:
     """Run the two alternately (so drift hits both alike), after one unrecorded run of each."""
     if warmup:
         measured()

@@ -25,17 +25,25 @@ def main() -> int:
     runs = 5 if args.quick else args.runs
 
     exe = Path(sys.executable).parent / "colabenv"
-    detect_argv = [str(exe), "detect", "--json"] if exe.exists() else [
-        sys.executable, "-m", "colabenv.cli", "detect", "--json"]
+    detect_argv = (
+        [str(exe), "detect", "--json"]
+        if exe.exists()
+        else [sys.executable, "-m", "colabenv.cli", "detect", "--json"]
+    )
     baseline_argv = [sys.executable, "-c", "import pynvml"]
 
-    detected, baseline = alternate(runs, lambda: wall_s(detect_argv), lambda: wall_s(baseline_argv),
-                                   ("colabenv detect --json", "python -c 'import pynvml'"))
+    detected, baseline = alternate(
+        runs,
+        lambda: wall_s(detect_argv),
+        lambda: wall_s(baseline_argv),
+        ("colabenv detect --json", "python -c 'import pynvml'"),
+    )
     print(f"runs: {runs} each")
     print(detected.describe("ms", 1000))
     print(baseline.describe("ms", 1000))
-    print(ratio_line("detect", detected.median * 1000, "ms", detected.median / baseline.median,
-                     "import pynvml"))
+    print(
+        ratio_line("detect", detected.median * 1000, "ms", detected.median / baseline.median, "import pynvml")
+    )
     return 0
 
 

@@ -111,10 +111,8 @@ def web_specs(count: int) -> list[WheelSpec]:
     specs = []
     for i in range(count):
         for minor in range(3):
-            requires = tuple(f"bench-pkg-{j:03d}>=1.{max(0, minor - 1)}"
-                             for j in (i + 1, i + 2) if j < count)
-            specs.append(WheelSpec("default", "", f"bench-pkg-{i:03d}", f"1.{minor}.0",
-                                   requires))
+            requires = tuple(f"bench-pkg-{j:03d}>=1.{max(0, minor - 1)}" for j in (i + 1, i + 2) if j < count)
+            specs.append(WheelSpec("default", "", f"bench-pkg-{i:03d}", f"1.{minor}.0", requires))
     return specs
 
 
@@ -139,13 +137,35 @@ pytorch_index_url = "{pytorch}"
 def lock_once(exe: Path, profile: Path, resolver: str, out: Path) -> float:
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     with tempfile.TemporaryDirectory(prefix="colabenv-bench-cache-") as cache:
-        env = clean_env(UV_CACHE_DIR=f"{cache}/uv", PIP_CACHE_DIR=f"{cache}/pip",
-                        XDG_CACHE_HOME=f"{cache}/xdg", TMPDIR=cache)
+        env = clean_env(
+            UV_CACHE_DIR=f"{cache}/uv",
+            PIP_CACHE_DIR=f"{cache}/pip",
+            XDG_CACHE_HOME=f"{cache}/xdg",
+            TMPDIR=cache,
+        )
         started = time.perf_counter()
-        subprocess.run([str(exe), "lock", str(profile), "-o", str(out), "--resolver", resolver,
-                        "--quiet", "--driver", "550.54.15", "--compute-capability", "7.5",
-                        "--python", python], check=True, env=env, capture_output=True,
-                       timeout=1200)
+        subprocess.run(
+            [
+                str(exe),
+                "lock",
+                str(profile),
+                "-o",
+                str(out),
+                "--resolver",
+                resolver,
+                "--quiet",
+                "--driver",
+                "550.54.15",
+                "--compute-capability",
+                "7.5",
+                "--python",
+                python,
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+            timeout=1200,
+        )
         return time.perf_counter() - started
 
 
@@ -167,20 +187,31 @@ def bench_specs(count: int, scale: int = 1) -> list[WheelSpec]:
         if spec.index == "pytorch" and spec.folder == "cu124" and spec.name == "torch":
             spec = dataclasses.replace(spec, requires=(*spec.requires, triton))
         specs.append(spec)
-    specs.append(WheelSpec("default", "", "triton", TRITON, requires_python=">=3.9",
-                           payload_bytes=REAL_SIZES[("default", "triton", TRITON)] // scale))
+    specs.append(
+        WheelSpec(
+            "default",
+            "",
+            "triton",
+            TRITON,
+            requires_python=">=3.9",
+            payload_bytes=REAL_SIZES[("default", "triton", TRITON)] // scale,
+        )
+    )
     return [*specs, *web_specs(count)]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument("--packages", type=int, default=60, help="synthetic packages (60)")
-    parser.add_argument("--scale", type=int, default=1,
-                        help="divide the real wheel sizes by this (default 1: real sizes)")
-    parser.add_argument("--pytorch-metadata", action="store_true",
-                        help="the local PyTorch index serves PEP 658 metadata too")
+    parser.add_argument(
+        "--scale", type=int, default=1, help="divide the real wheel sizes by this (default 1: real sizes)"
+    )
+    parser.add_argument(
+        "--pytorch-metadata", action="store_true", help="the local PyTorch index serves PEP 658 metadata too"
+    )
     parser.add_argument("--quick", action="store_true", help="3 runs of each, 30 packages")
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
@@ -193,33 +224,44 @@ def main() -> int:
         started = time.perf_counter()
         standins = build_standins(root / "wheels", bench_specs(count, scale))
         built_s = time.perf_counter() - started
-        with LocalIndex(standins.default) as default, \
-                LocalIndex(standins.pytorch, metadata=args.pytorch_metadata) as pytorch:
+        with (
+            LocalIndex(standins.default) as default,
+            LocalIndex(standins.pytorch, metadata=args.pytorch_metadata) as pytorch,
+        ):
             profile = root / "bench.toml"
             profile.write_text(PROFILE.format(default=default.url, pytorch=pytorch.base_url))
             lock_once(exe, profile, "uv", root / "warmup.lock")
             uv, pip_tools = alternate(
-                runs, lambda: lock_once(exe, profile, "uv", root / "uv.lock"),
+                runs,
+                lambda: lock_once(exe, profile, "uv", root / "uv.lock"),
                 lambda: lock_once(exe, profile, "pip-tools", root / "pip-tools.lock"),
                 ("colabenv lock --resolver uv", "colabenv lock --resolver pip-tools"),
-                warmup=False)
+                warmup=False,
+            )
             uv_pins = (root / "uv.lock").read_text().split("\n\n", 1)[1]
             pip_tools_pins = (root / "pip-tools.lock").read_text().split("\n\n", 1)[1]
             same = uv_pins == pip_tools_pins
-            pinned = {line.split("==")[0]: line.split("==")[1].split()[0]
-                      for line in uv_pins.splitlines() if "==" in line}
+            pinned = {
+                line.split("==")[0]: line.split("==")[1].split()[0]
+                for line in uv_pins.splitlines()
+                if "==" in line
+            }
         wheel_sizes = {(p.parent.name, p.name): p.stat().st_size for p in standins.wheels}
 
-    closure_bytes = sum(size for (_, name), size in wheel_sizes.items()
-                        if any(name.startswith(f"{n.replace('-', '_')}-{v}-")
-                               for n, v in pinned.items()))
+    closure_bytes = sum(
+        size
+        for (_, name), size in wheel_sizes.items()
+        if any(name.startswith(f"{n.replace('-', '_')}-{v}-") for n, v in pinned.items())
+    )
     ratio = uv.median / pip_tools.median
     sizes = "real sizes" if scale == 1 else f"real sizes / {scale}"
-    print(f"runs: {runs} each, fresh cache per run; closure of {len(pinned)} packages, "
-          f"{closure_bytes / 1e9:.2f} GB of wheels ({sizes}; torch "
-          f"{REAL_SIZES[('pytorch', 'torch', '2.6.0+cu124')] / scale / 1e6:.0f} MB); PyTorch "
-          f"index metadata: {'PEP 658' if args.pytorch_metadata else 'none, range requests'}; "
-          f"wheels built in {built_s:.1f} s; identical pins: {'yes' if same else 'NO'}")
+    print(
+        f"runs: {runs} each, fresh cache per run; closure of {len(pinned)} packages, "
+        f"{closure_bytes / 1e9:.2f} GB of wheels ({sizes}; torch "
+        f"{REAL_SIZES[('pytorch', 'torch', '2.6.0+cu124')] / scale / 1e6:.0f} MB); PyTorch "
+        f"index metadata: {'PEP 658' if args.pytorch_metadata else 'none, range requests'}; "
+        f"wheels built in {built_s:.1f} s; identical pins: {'yes' if same else 'NO'}"
+    )
     print(uv.describe())
     print(pip_tools.describe())
     print(f"goal (<= {GOAL}x): {'met' if ratio <= GOAL else 'NOT met'}")

@@ -132,7 +132,7 @@ def state_dir_lines() -> Iterator[str]:
     yield "    fi"
     yield "  else"
     yield '    user="${head:1}"'
-    yield "    case \"$user\" in *[!0-9]*) ;; *) return 0 ;; esac"
+    yield '    case "$user" in *[!0-9]*) ;; *) return 0 ;; esac'
     yield '    entry="$(getent passwd -- "$user" 2>/dev/null)" || return 0'
     yield '    IFS=: read -r _ _ _ _ _ home _ <<<"$entry"'
     yield "  fi"
@@ -162,8 +162,7 @@ def state_dir_lines() -> Iterator[str]:
 
 def prelude() -> Iterator[str]:
     """Failure reporting, the work folder and its sweep, the target Python, ``$state_dir``."""
-    yield PRELUDE.replace("__WORK_PREFIX__", state.WORK_PREFIX).replace(
-        "__WORK_MARK__", state.WORK_MARK)
+    yield PRELUDE.replace("__WORK_PREFIX__", state.WORK_PREFIX).replace("__WORK_MARK__", state.WORK_MARK)
     yield ""
     yield from state_dir_lines()
 
@@ -181,7 +180,7 @@ def lock_lines() -> Iterator[str]:
     yield "    if ! flock -n 9; then"
     yield '      holder=""'
     yield '      { read -r holder <"$lock_file"; } 2>/dev/null || true'
-    yield f'      printf {q(waiting)}\'\\n\' "${{holder:-unknown}}"'
+    yield f"      printf {q(waiting)}'\\n' \"${{holder:-unknown}}\""
     yield "      flock 9"
     yield "    fi"
     yield "  else"

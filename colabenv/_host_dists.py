@@ -30,9 +30,7 @@ if TYPE_CHECKING:
 PACKAGE_FILE_LIMIT = 1024 * 1024
 """The most read of one file of an installed package (``torch/version.py`` and the like)."""
 
-_DIST_DIR_RE = re.compile(
-    r"^(?P<name>.+?)(?:-(?P<version>\d[^-]*)(?:-py\d[^-]*)?)?\.(?:dist|egg)-info$"
-)
+_DIST_DIR_RE = re.compile(r"^(?P<name>.+?)(?:-(?P<version>\d[^-]*)(?:-py\d[^-]*)?)?\.(?:dist|egg)-info$")
 
 
 def dist_dir_parts(dirname: str) -> tuple[str, str | None] | None:
@@ -185,9 +183,9 @@ def scan_path(
     scanned interpreter's (``importlib.machinery.EXTENSION_SUFFIXES``), this one's by default.
     """
     suffixes = sorted(
-        importlib.machinery.EXTENSION_SUFFIXES if extension_suffixes is None
-        else extension_suffixes,
-        key=len, reverse=True,
+        importlib.machinery.EXTENSION_SUFFIXES if extension_suffixes is None else extension_suffixes,
+        key=len,
+        reverse=True,
     )
     stdlib_real = {os.path.realpath(p) for p in stdlib}
     dists: list[PathDist] = []
@@ -212,8 +210,7 @@ def scan_path(
     for dist in dists:
         by_name.setdefault(dist.name, []).append(dist)
     duplicates = tuple((name, tuple(found)) for name, found in by_name.items() if len(found) > 1)
-    return PathScan(tuple(dists), duplicates, tuple(dict.fromkeys(shadows)),
-                    frozenset(first_module))
+    return PathScan(tuple(dists), duplicates, tuple(dict.fromkeys(shadows)), frozenset(first_module))
 
 
 @model
@@ -290,8 +287,10 @@ class Installed:
         tops: set[str] = set()
         for file in dist.files or ():
             parts = file.parts
-            if not parts or parts[0] in ("..", "__pycache__") or parts[0].endswith(
-                (".dist-info", ".egg-info", ".data", ".pth")
+            if (
+                not parts
+                or parts[0] in ("..", "__pycache__")
+                or parts[0].endswith((".dist-info", ".egg-info", ".data", ".pth"))
             ):
                 continue
             top = parts[0][:-3] if parts[0].endswith(".py") else parts[0].split(".")[0]

@@ -21,11 +21,10 @@ def _stat_fields(proc: Path, pid: int) -> list[str] | None:
     text = _read(proc / str(pid) / "stat")
     if text is None or ")" not in text:
         return None
-    return text[text.rindex(")") + 2:].split()
+    return text[text.rindex(")") + 2 :].split()
 
 
-def process_started_at(pid: int, proc: Path = Path("/proc"), now: float | None = None
-                       ) -> float | None:
+def process_started_at(pid: int, proc: Path = Path("/proc"), now: float | None = None) -> float | None:
     """Wall-clock start of ``pid``: /proc/PID/stat starttime against /proc/uptime (or btime)."""
     fields = _stat_fields(proc, pid)
     if fields is None or len(fields) < 20:
@@ -56,7 +55,7 @@ def _parent(proc: Path, pid: int) -> int | None:
 
 
 def _is_kernel(proc: Path, pid: int) -> bool:
-    raw = (proc / str(pid) / "cmdline")
+    raw = proc / str(pid) / "cmdline"
     try:
         args = raw.read_bytes().split(b"\0")
     except OSError:

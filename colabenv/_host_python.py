@@ -82,7 +82,7 @@ def probe_interpreter(executable: str, flag: str = "--interpreter") -> Interpret
     if done.timed_out:
         raise UsageError(f"{where}: did not answer within {PROBE_TIMEOUT_S:g}s")
     lines = [line for line in done.stdout.splitlines() if line.startswith(PROBE_PREFIX)]
-    described = _described(lines[-1][len(PROBE_PREFIX):]) if lines else None
+    described = _described(lines[-1][len(PROBE_PREFIX) :]) if lines else None
     if described is None:
         last = (done.stderr.strip().splitlines() or [""])[-1]
         why = f"exited {done.returncode}" + (f": {printable(last[:200])}" if last else "")
@@ -124,8 +124,9 @@ def _described(text: str) -> Interpreter | None:
     path, stdlib, suffixes = (v or () for v in lists)
     if not executable:
         return None
-    return Interpreter(executable, version, implementation, path, _with_dynload(stdlib),
-                       suffixes, platform_name)
+    return Interpreter(
+        executable, version, implementation, path, _with_dynload(stdlib), suffixes, platform_name
+    )
 
 
 def environment_of(executable: str) -> str:

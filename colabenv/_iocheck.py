@@ -139,8 +139,9 @@ def measure(path: str, size: int, deadline_s: float) -> dict[str, Any]:
         except OSError as exc:
             result["error"] = "cannot write: " + (exc.strerror or str(exc))
             return result
-        result.update(written_bytes=written, write_s=round(write_s, 3),
-                      write_mib_s=_mib_per_s(written, write_s))
+        result.update(
+            written_bytes=written, write_s=round(write_s, 3), write_mib_s=_mib_per_s(written, write_s)
+        )
         read_until = started + deadline_s * 0.95
         notes: list[str] = []
         before = time.monotonic()
@@ -153,11 +154,15 @@ def measure(path: str, size: int, deadline_s: float) -> dict[str, Any]:
             method = "posix_fadvise(DONTNEED)"
         read_s = time.monotonic() - before
         if result["filesystem"] in ("tmpfs", "ramfs"):
-            notes.append("a memory filesystem: its pages are its storage, so reads run at memory"
-                         " speed")
-        result.update(read_bytes=read, read_s=round(read_s, 3), read_mib_s=_mib_per_s(read, read_s),
-                      read_method=method, notes=notes,
-                      partial=written < size or read < written)
+            notes.append("a memory filesystem: its pages are its storage, so reads run at memory speed")
+        result.update(
+            read_bytes=read,
+            read_s=round(read_s, 3),
+            read_mib_s=_mib_per_s(read, read_s),
+            read_method=method,
+            notes=notes,
+            partial=written < size or read < written,
+        )
         return result
     finally:
         with contextlib.suppress(OSError):

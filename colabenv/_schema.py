@@ -94,8 +94,7 @@ def close_match(word: str, options: Iterable[str], cutoff: float) -> str | None:
         option
         for option in options
         if not (word or option)
-        or 2.0 * sum((letters & Counter(option)).values()) / (len(word) + len(option))
-        >= cutoff
+        or 2.0 * sum((letters & Counter(option)).values()) / (len(word) + len(option)) >= cutoff
     ]
     if not likely:
         return None
@@ -122,8 +121,9 @@ class Reader:
     ``json_words``: the document is JSON, whose tables are objects.
     """
 
-    def __init__(self, data: Mapping[str, Any], fail: Fail, prefix: str = "", *,
-                 json_words: bool = False) -> None:
+    def __init__(
+        self, data: Mapping[str, Any], fail: Fail, prefix: str = "", *, json_words: bool = False
+    ) -> None:
         self.data = data
         self._fail = fail
         self.prefix = prefix
@@ -141,8 +141,7 @@ class Reader:
 
     def fail(self, name: str | None, problem: str, *, index: int | None = None) -> ColabenvError:
         """The caller's error for ``name`` (None: this table itself)."""
-        return self._fail(self.key(name, index) if name is not None else self.prefix or None,
-                          problem)
+        return self._fail(self.key(name, index) if name is not None else self.prefix or None, problem)
 
     def at(self, name: str, index: int | None = None) -> Callable[[str], ColabenvError]:
         """``refuse(problem)``: the error for ``name`` (its item ``index``), for a rule that
@@ -201,8 +200,9 @@ class Reader:
         except InvalidSpecifier:
             raise self.fail(name, f"{printable(text)[:80]!r} is not a version specifier") from None
 
-    def integer(self, name: str, *, low: int | None = None, high: int | None = None,
-                default: int | None = None) -> int:
+    def integer(
+        self, name: str, *, low: int | None = None, high: int | None = None, default: int | None = None
+    ) -> int:
         value = self._get(name, default)
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(name, self.expected("a whole number", value))
@@ -210,8 +210,16 @@ class Reader:
             raise self.fail(name, f"expected a whole number from {low} to {high}")
         return value
 
-    def number(self, name: str, *, low: float, high: float, default: float | None = None,
-               above_low: bool = False, unit: str = "") -> float:
+    def number(
+        self,
+        name: str,
+        *,
+        low: float,
+        high: float,
+        default: float | None = None,
+        above_low: bool = False,
+        unit: str = "",
+    ) -> float:
         """A finite int or float from ``low`` (more than ``low`` when ``above_low``) to
         ``high``; ``unit`` follows ``high`` in the message (" GiB"). A 400-digit integer is
         refused by its size before it is turned into a float."""

@@ -44,7 +44,8 @@ def compare(values: Any, reference: Matrix) -> tuple[float | None, int]:
     if non_finite:
         return None, non_finite
     if len(rows) != len(reference) or any(
-        len(r) != len(s) for r, s in zip(rows, reference)  # noqa: B905
+        len(r) != len(s)
+        for r, s in zip(rows, reference)  # noqa: B905
     ):
         return math.inf, 0
     pairs = (abs(x - y) for r, s in zip(rows, reference) for x, y in zip(r, s))  # noqa: B905
@@ -91,8 +92,14 @@ def cudnn_text(value: Any) -> str | None:
 
 
 def device_result(index: int, name: str, capability: str | None) -> dict[str, Any]:
-    return {"index": index, "name": name, "capability": capability, "max_abs_diff": None,
-            "non_finite": 0, "error": None}
+    return {
+        "index": index,
+        "name": name,
+        "capability": capability,
+        "max_abs_diff": None,
+        "non_finite": 0,
+        "error": None,
+    }
 
 
 def gpu_matmul(device: dict[str, Any], run: Callable[[], Any], reference: Matrix) -> None:
@@ -110,10 +117,21 @@ def cpu_matmul(result: dict[str, Any], values: Any, reference: Matrix) -> None:
 def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = False) -> int:
     """Import ``framework`` and run ``table``'s smoke test of it (``tpu``: the TPU table's,
     whose result also holds the HBM the devices report); the result goes to ``result_path``."""
-    result: dict[str, Any] = {"mode": "smoke", "framework": framework, "stage": "import",
-                              "version": None, "cuda": None, "cudnn": None, "arch_list": None,
-                              "devices": [], "gpu_reason": None, "cpu_max_abs_diff": None,
-                              "cpu_non_finite": 0, "error": None, "notes": []}
+    result: dict[str, Any] = {
+        "mode": "smoke",
+        "framework": framework,
+        "stage": "import",
+        "version": None,
+        "cuda": None,
+        "cudnn": None,
+        "arch_list": None,
+        "devices": [],
+        "gpu_reason": None,
+        "cpu_max_abs_diff": None,
+        "cpu_non_finite": 0,
+        "error": None,
+        "notes": [],
+    }
     if tpu:
         result.update(accelerator="tpu", hbm=[], hbm_reason=None)
     a, b = matrices()

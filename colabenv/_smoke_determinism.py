@@ -154,8 +154,15 @@ DETERMINISM: dict[str, Callable[[dict[str, Any], int], Callable[[], Any]]] = {
 def determinism(framework: str, seed: int, result_path: str) -> int:
     """Seed ``framework`` as ``colabenv.seed_everything(deterministic=True)`` does, run one
     computation twice (re-seeded each time) and record both digests."""
-    result: dict[str, Any] = {"mode": "determinism", "framework": framework, "version": None,
-                              "device": None, "digests": [], "error": None, "notes": []}
+    result: dict[str, Any] = {
+        "mode": "determinism",
+        "framework": framework,
+        "version": None,
+        "device": None,
+        "digests": [],
+        "error": None,
+        "notes": [],
+    }
     try:
         once = DETERMINISM[framework](result, seed)
         result["digests"] = [digest(once()), digest(once())]

@@ -29,9 +29,7 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     torch = importlib.import_module("torch")
     result["version"] = str(torch.__version__)
     result["cuda"] = cuda_text(getattr(torch.version, "cuda", None))
-    cpu: Matrix = (
-        torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
-    ).tolist()
+    cpu: Matrix = (torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)).tolist()
     reference = reference_matmul(a, b)
     cpu_matmul(result, cpu, reference)
     if not torch.cuda.is_available():
@@ -87,8 +85,9 @@ def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     _jax_cuda_versions(result)
     for index, gpu in enumerate(gpus):
         capability = getattr(gpu, "compute_capability", None)
-        device = device_result(index, str(gpu.device_kind),
-                                str(capability) if capability is not None else None)
+        device = device_result(
+            index, str(gpu.device_kind), str(capability) if capability is not None else None
+        )
 
         def run(gpu: Any = gpu) -> Any:
             with jax.default_device(gpu):

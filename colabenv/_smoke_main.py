@@ -31,8 +31,7 @@ REAP_SECONDS = 5.0
 
 def environ(names: Sequence[str], result_path: str) -> int:
     """The values of ``names`` in this interpreter's environment, as its ``.pth`` hooks left it."""
-    emit({"mode": "environ", "environ": {name: os.environ.get(name) for name in names}},
-         result_path)
+    emit({"mode": "environ", "environ": {name: os.environ.get(name) for name in names}}, result_path)
     return 0
 
 
@@ -66,7 +65,7 @@ def descendants(root: int, proc: str = "/proc") -> set[int]:
         try:
             with open(os.path.join(proc, name, "stat"), encoding="ascii", errors="replace") as f:
                 text = f.read()
-            parent = int(text[text.rindex(")") + 2:].split()[1])
+            parent = int(text[text.rindex(")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(parent, []).append(int(name))
@@ -169,16 +168,17 @@ def main(argv: Sequence[str]) -> int:
         return reaped(functools.partial(smoke, words[1], result, SMOKE))
     if len(words) == 4 and words[0] == "smoke-tpu" and words[1] in SMOKE_TPU and result:
         return reaped(functools.partial(smoke, words[1], result, SMOKE_TPU, tpu=True))
-    if len(words) == 10 and words[0] == "vram" and set(options) == {
-        "--go", "--deadline", "--search", "--result"
-    }:
+    if (
+        len(words) == 10
+        and words[0] == "vram"
+        and set(options) == {"--go", "--deadline", "--search", "--result"}
+    ):
         try:
             deadline, search = float(options["--deadline"]), float(options["--search"])
         except ValueError:
             deadline = search = math.nan
         if math.isfinite(deadline) and math.isfinite(search) and result:
-            return reaped(functools.partial(vram, words[1], options["--go"], deadline, search,
-                                            result))
+            return reaped(functools.partial(vram, words[1], options["--go"], deadline, search, result))
     checked = _checklist_mode(words)
     if checked is not None:
         return checked
@@ -189,10 +189,14 @@ def main(argv: Sequence[str]) -> int:
 def _checklist_mode(words: list[str]) -> int | None:
     """The determinism child and the environment report; None for any other command line."""
     options = dict(zip(words[2::2], words[3::2]))  # noqa: B905
-    if (len(words) == 6 and words[0] == "determinism" and words[1] in DETERMINISM
-            and set(options) == {"--seed", "--result"} and options["--seed"].isdigit()):
-        return reaped(functools.partial(determinism, words[1], int(options["--seed"]),
-                                        options["--result"]))
+    if (
+        len(words) == 6
+        and words[0] == "determinism"
+        and words[1] in DETERMINISM
+        and set(options) == {"--seed", "--result"}
+        and options["--seed"].isdigit()
+    ):
+        return reaped(functools.partial(determinism, words[1], int(options["--seed"]), options["--result"]))
     if len(words) >= 3 and words[0] == "environ" and words[1] == "--result":
         return environ(words[3:], words[2])
     return None

@@ -21,8 +21,7 @@ from ._smoke_base import (
 
 def _hbm_entry(index: int, name: str, limit: Any, in_use: Any) -> dict[str, Any]:
     def size(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
-            else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     return {"index": index, "name": name, "limit": size(limit), "in_use": size(in_use)}
 
@@ -32,8 +31,9 @@ def _smoke_jax_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     jnp = importlib.import_module("jax.numpy")
     result["version"] = str(jax.__version__)
     with jax.default_device(jax.devices("cpu")[0]):
-        cpu: Matrix = jnp.matmul(jnp.asarray(a, dtype=jnp.float32),
-                                 jnp.asarray(b, dtype=jnp.float32)).tolist()
+        cpu: Matrix = jnp.matmul(
+            jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32)
+        ).tolist()
     reference = reference_matmul(a, b)
     cpu_matmul(result, cpu, reference)
     try:
@@ -61,16 +61,15 @@ def _smoke_jax_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
         if stats.get("bytes_limit") is None:
             result["hbm_reason"] = "jax reports no bytes_limit for its TPU devices"
             continue
-        result["hbm"].append(_hbm_entry(index, str(tpu.device_kind), stats.get("bytes_limit"),
-                                        stats.get("bytes_in_use", 0)))
+        result["hbm"].append(
+            _hbm_entry(index, str(tpu.device_kind), stats.get("bytes_limit"), stats.get("bytes_in_use", 0))
+        )
 
 
 def _smoke_torch_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     torch = importlib.import_module("torch")
     result["version"] = str(torch.__version__)
-    cpu: Matrix = (
-        torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)
-    ).tolist()
+    cpu: Matrix = (torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)).tolist()
     reference = reference_matmul(a, b)
     cpu_matmul(result, cpu, reference)
     xla = importlib.import_module("torch_xla")

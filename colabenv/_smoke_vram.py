@@ -117,11 +117,16 @@ def _watchdog(seconds: float, what: str) -> threading.Timer:
     return timer
 
 
-def vram(framework: str, go_file: str, deadline_s: float, search_s: float, result_path: str
-         ) -> int:
+def vram(framework: str, go_file: str, deadline_s: float, search_s: float, result_path: str) -> int:
     started = time.monotonic()
-    result: dict[str, Any] = {"mode": "vram", "framework": framework, "gpus": [], "error": None,
-                              "probed": False, "reason": None}
+    result: dict[str, Any] = {
+        "mode": "vram",
+        "framework": framework,
+        "gpus": [],
+        "error": None,
+        "probed": False,
+        "reason": None,
+    }
     watchdog = _watchdog(deadline_s, f"importing {framework}")
     try:
         allocator = _Allocator(framework)
@@ -135,8 +140,9 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float, resul
         return 1
     watchdog.cancel()
     for index, (free, total) in enumerate(memory):
-        result["gpus"].append({"index": index, "free": free, "total": total, "largest": None,
-                               "complete": None})
+        result["gpus"].append(
+            {"index": index, "free": free, "total": total, "largest": None, "complete": None}
+        )
     while not os.path.exists(go_file):
         if time.monotonic() - started >= deadline_s:
             result["reason"] = "smoke tests still running at the deadline"
@@ -151,8 +157,7 @@ def vram(framework: str, go_file: str, deadline_s: float, search_s: float, resul
         upper = gpu["free"] if gpu["free"] is not None else gpu["total"]
         if upper is None:
             continue
-        size, complete = largest_block(functools.partial(allocator.fits, index), upper,
-                                       search_deadline)
+        size, complete = largest_block(functools.partial(allocator.fits, index), upper, search_deadline)
         gpu["largest"], gpu["complete"] = size, complete
     result["probed"] = True
     emit(result, result_path)

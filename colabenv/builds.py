@@ -34,6 +34,7 @@ def cuda_from_local_tag(tag: str | None) -> Version | None:
     digits = match.group(1)
     return Version(f"{digits[:-1]}.{digits[-1]}")
 
+
 class Evidence(Protocol):
     """What is known of the installed distributions: names and versions always; requirements
     and package files where they can be read."""
@@ -90,6 +91,7 @@ class FrameworkBuild:
         """A build without CUDA by design (``+cpu``, ``tensorflow-cpu``, jax without a plugin),
         not one whose CUDA is merely unknown."""
         return self.cuda is None and self.variant is not None
+
     @property
     def label(self) -> str:
         return f"{self.name} {self.version}"
@@ -175,8 +177,9 @@ def _cuda_from_requires(requires: Iterable[str]) -> Version | None:
     return None
 
 
-def catalog_variant(catalog: Catalog, framework: Framework, version: str, variant: str | None
-                    ) -> tuple[str | None, tuple[Arch, ...] | None]:
+def catalog_variant(
+    catalog: Catalog, framework: Framework, version: str, variant: str | None
+) -> tuple[str | None, tuple[Arch, ...] | None]:
     """The catalog's name and arch list of ``variant`` (the release's default when None)."""
     public = _public(version)
     release = catalog.release(framework, public) if public is not None else None
@@ -189,8 +192,9 @@ def catalog_variant(catalog: Catalog, framework: Framework, version: str, varian
     return chosen.name, chosen.archs
 
 
-def _catalog_release_cuda(catalog: Catalog | None, framework: Framework, version: str,
-                          variant: str | None) -> Version | None:
+def _catalog_release_cuda(
+    catalog: Catalog | None, framework: Framework, version: str, variant: str | None
+) -> Version | None:
     public = _public(version)
     if catalog is None or public is None or variant is None:
         return None
@@ -199,8 +203,7 @@ def _catalog_release_cuda(catalog: Catalog | None, framework: Framework, version
     return chosen.cuda if chosen is not None else None
 
 
-def _torch_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None
-                 ) -> FrameworkBuild:
+def _torch_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
     def build(cuda: Version | None, variant: str | None, why: str) -> FrameworkBuild:
         return FrameworkBuild(Framework.TORCH, name, version, cuda, variant, why)
 
@@ -214,16 +217,18 @@ def _torch_build(name: str, version: str, evidence: Evidence, catalog: Catalog |
     if text is not None:
         match = _TORCH_VERSION_CUDA_RE.search(text)
         cuda = Version(match.group(1)) if match else None
-        return build(cuda, f"cu{cuda.major}{cuda.minor}" if cuda is not None else "cpu",
-                     "torch/version.py")
+        return build(cuda, f"cu{cuda.major}{cuda.minor}" if cuda is not None else "cpu", "torch/version.py")
     cuda = _cuda_from_requires(evidence.requires(name))
     if cuda is not None:
         return build(cuda, f"cu{cuda.major}{cuda.minor}", "its NVIDIA requirements")
     if catalog is not None:
         default, _ = catalog_variant(catalog, Framework.TORCH, version, None)
         if default is not None:
-            return build(_catalog_release_cuda(catalog, Framework.TORCH, version, default),
-                         default, "the catalog's default variant")
+            return build(
+                _catalog_release_cuda(catalog, Framework.TORCH, version, default),
+                default,
+                "the catalog's default variant",
+            )
     return build(None, None, "default index build")
 
 
@@ -237,23 +242,24 @@ def _installed_runtime(evidence: Evidence, major: int) -> Version | None:
     return None
 
 
-def _jax_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None
-               ) -> FrameworkBuild:
+def _jax_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
     plugins = (_JAX_PLUGIN_RE.fullmatch(n) for n in sorted(evidence.names()))
     plugin = next((match for match in plugins if match is not None), None)
     if plugin is None:
         return FrameworkBuild(Framework.JAX, name, version, None, "cpu", "no CUDA plugin")
     major = int(plugin.group(1))
     variant = f"cuda{major}"
-    cuda = (_installed_runtime(evidence, major)
-            or _catalog_release_cuda(catalog, Framework.JAX, version, variant)
-            or Version(str(major)))
-    return FrameworkBuild(Framework.JAX, name, version, cuda, variant,
-                          f"{plugin.group(0)} {evidence.version(plugin.group(0))}")
+    cuda = (
+        _installed_runtime(evidence, major)
+        or _catalog_release_cuda(catalog, Framework.JAX, version, variant)
+        or Version(str(major))
+    )
+    return FrameworkBuild(
+        Framework.JAX, name, version, cuda, variant, f"{plugin.group(0)} {evidence.version(plugin.group(0))}"
+    )
 
 
-def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None
-                      ) -> FrameworkBuild:
+def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
     def build(cuda: Version | None, variant: str | None, why: str) -> FrameworkBuild:
         return FrameworkBuild(Framework.TENSORFLOW, name, version, cuda, variant, why)
 

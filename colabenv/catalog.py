@@ -47,8 +47,11 @@ from colabenv.models import (
     Variant,
 )
 
-FRAMEWORK_FILES = {Framework.TORCH: "torch.toml", Framework.TENSORFLOW: "tensorflow.toml",
-                   Framework.JAX: "jax.toml"}
+FRAMEWORK_FILES = {
+    Framework.TORCH: "torch.toml",
+    Framework.TENSORFLOW: "tensorflow.toml",
+    Framework.JAX: "jax.toml",
+}
 DRIVERS_FILE = "drivers.toml"
 COMPONENTS_FILE = "components.toml"
 
@@ -93,7 +96,6 @@ def parse_document(path: Path, data: bytes, error: ErrorType) -> Reader:
     return reader
 
 
-
 def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:
     return _drivers(_read(path))
 
@@ -103,13 +105,13 @@ def _drivers(doc: Reader) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine,
     lines = []
     for item in doc.tables("major_line"):
         item.allow("cuda_major", "floor_driver", "source")
-        lines.append(CudaMajorLine(item.integer("cuda_major"), item.version("floor_driver"),
-                                   _source(item)))
+        lines.append(CudaMajorLine(item.integer("cuda_major"), item.version("floor_driver"), _source(item)))
     toolkits = []
     for item in doc.tables("toolkit"):
         item.allow("version", "label", "driver", "source")
-        toolkits.append(CudaToolkit(item.version("version"), item.text("label"),
-                                    item.version("driver"), _source(item)))
+        toolkits.append(
+            CudaToolkit(item.version("version"), item.text("label"), item.version("driver"), _source(item))
+        )
     majors = [line.major for line in lines]
     if len(set(majors)) != len(majors):
         raise doc.fail("major_line", "a CUDA major line is listed twice")
@@ -143,8 +145,18 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
         comp_reader = item.sub("companions")
         companions = tuple(_load_companion(comp_reader, name, follow) for name in comp_reader.data)
-        releases.append(Release(framework, item.version("version"), release_python, variants,
-                                default, companions, _source(item), overlay))
+        releases.append(
+            Release(
+                framework,
+                item.version("version"),
+                release_python,
+                variants,
+                default,
+                companions,
+                _source(item),
+                overlay,
+            )
+        )
     versions = [r.version for r in releases]
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
@@ -167,8 +179,7 @@ def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
         return Companion(canonicalize_name(name), reader.version(name), follow)
     item = reader.child(reader.data[name], name)
     item.allow("version", "follows_variant")
-    return Companion(canonicalize_name(name), item.version("version"),
-                     item.flag("follows_variant", follow))
+    return Companion(canonicalize_name(name), item.version("version"), item.flag("follows_variant", follow))
 
 
 def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
@@ -184,8 +195,19 @@ def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...
 def _load_variant(
     item: Reader, named_archs: Mapping[str, tuple[Arch, ...]], overlay: str | None = None
 ) -> Variant:
-    item.allow("name", "cuda", "index_url", "local_tag", "extra", "archs", "pins", "python",
-               "source", "unconfirmed", "unconfirmed_reason")
+    item.allow(
+        "name",
+        "cuda",
+        "index_url",
+        "local_tag",
+        "extra",
+        "archs",
+        "pins",
+        "python",
+        "source",
+        "unconfirmed",
+        "unconfirmed_reason",
+    )
     cuda = item.opt_version("cuda")
     raw_archs = item.data.get("archs", [])
     if isinstance(raw_archs, str):
@@ -201,9 +223,7 @@ def _load_variant(
     pins = item.text_list("pins")
     for text in pins:
         if not is_pin_text(text):
-            raise item.fail(
-                "pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70"
-            )
+            raise item.fail("pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70")
     index_url = item.opt_text("index_url")
     if index_url is not None and not index_url.startswith("https://"):
         raise item.fail("index_url", "expected an https:// URL")
@@ -259,8 +279,11 @@ def _components(doc: Reader) -> ComponentFacts:
             raise item.fail("range", "a component needs at least one range")
         for before, after in itertools.pairwise(ranges):
             if before.upper is None or after.lower is None or before.upper > after.lower:
-                raise item.fail("range", f"ranges {before.specifier} and {after.specifier} "
-                                "overlap or are out of order (oldest first)")
+                raise item.fail(
+                    "range",
+                    f"ranges {before.specifier} and {after.specifier} "
+                    "overlap or are out of order (oldest first)",
+                )
         components.append(Component(name, major, ranges))
     names = [c.name for c in components]
     if len(set(names)) != len(names):
@@ -276,8 +299,7 @@ def _components(doc: Reader) -> ComponentFacts:
                 raise extras.fail(extra, "expected the requirements the extra pins")
             for text in texts:
                 if not is_pin_text(text):
-                    raise extras.fail(
-                        extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
+                    raise extras.fail(extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
             pairs.append((extra, tuple(texts)))
         metas.append(ToolkitMeta(item.version("version"), tuple(pairs), _source(item)))
     versions = [m.version for m in metas]
@@ -295,7 +317,7 @@ def _load_range(item: Reader) -> ComponentRange:
     for clause in clauses:
         match = _RANGE_RE.fullmatch(clause)
         if match is None or match.group(1) in bounds:
-            raise item.fail("versions", f"{text!r} is not a range like \">=9.0,<9.11\"")
+            raise item.fail("versions", f'{text!r} is not a range like ">=9.0,<9.11"')
         try:
             bounds[match.group(1)] = cached_version(match.group(2))
         except InvalidVersion:
@@ -397,8 +419,13 @@ def _assemble(
     components: ComponentFacts,
 ) -> Catalog:
     toolkits, lines = drivers
-    catalog = Catalog(toolkits, lines, tuple(r for f in releases for r in releases[f]),
-                      components, tpu_facts_for(root, releases))
+    catalog = Catalog(
+        toolkits,
+        lines,
+        tuple(r for f in releases for r in releases[f]),
+        components,
+        tpu_facts_for(root, releases),
+    )
     _check_consistency(catalog, root)
     return catalog
 
@@ -418,8 +445,9 @@ def _check_consistency(catalog: Catalog, root: Path) -> None:
                 continue
             key = f"release {release.version} variant {variant.name}"
             if variant.overlay is not None:
-                raise CatalogOverlayError(variant.overlay, key, f"{problem} (add it to a "
-                                          f"{DRIVERS_FILE} beside it)")
+                raise CatalogOverlayError(
+                    variant.overlay, key, f"{problem} (add it to a {DRIVERS_FILE} beside it)"
+                )
             raise CatalogError(root / FRAMEWORK_FILES[release.framework], key, problem)
 
 
@@ -450,8 +478,7 @@ def overlay_folders(profile: Profile | None, environ: Mapping[str, str]) -> list
     text = environ.get(OVERLAY_VARIABLE, "")
     folders = [part for part in text.split(":") if part.strip()]
     if len(folders) > MAX_OVERLAY_FOLDERS:
-        raise CatalogOverlayError(OVERLAY_VARIABLE, None,
-                                  f"more than {MAX_OVERLAY_FOLDERS} folders")
+        raise CatalogOverlayError(OVERLAY_VARIABLE, None, f"more than {MAX_OVERLAY_FOLDERS} folders")
     found.extend((Path(part), OVERLAY_VARIABLE) for part in reversed(folders))
     return found
 
@@ -466,9 +493,7 @@ def read_overlay_file(path: Path) -> bytes:
         raise CatalogOverlayError(path, None, f"cannot read: {problem}") from None
 
 
-def load_overlay(
-    folder: Path, named_by: str, frameworks: Iterable[Framework] | None = None
-) -> Overlay:
+def load_overlay(folder: Path, named_by: str, frameworks: Iterable[Framework] | None = None) -> Overlay:
     """The catalog files in ``folder`` (``frameworks`` limits which framework files are read,
     as for the shipped catalog). A folder that is missing or holds no catalog file is refused:
     a path that names nothing is a mistake."""
@@ -476,8 +501,9 @@ def load_overlay(
         raise CatalogOverlayError(folder, None, f"not a folder (named by {named_by})")
     names = (*FRAMEWORK_FILES.values(), DRIVERS_FILE, COMPONENTS_FILE)
     if not any((folder / name).exists() for name in names):
-        raise CatalogOverlayError(folder, None, f"no catalog file in it (named by {named_by}; "
-                                  f"expected one of {', '.join(names)})")
+        raise CatalogOverlayError(
+            folder, None, f"no catalog file in it (named by {named_by}; expected one of {', '.join(names)})"
+        )
     releases: list[Release] = []
     for framework in _wanted(frameworks):
         path = folder / FRAMEWORK_FILES[framework]
@@ -488,13 +514,11 @@ def load_overlay(
     lines: tuple[CudaMajorLine, ...] = ()
     path = folder / DRIVERS_FILE
     if path.exists() or path.is_symlink():
-        toolkits, lines = _drivers(parse_document(path, read_overlay_file(path),
-                                                  CatalogOverlayError))
+        toolkits, lines = _drivers(parse_document(path, read_overlay_file(path), CatalogOverlayError))
     components = ComponentFacts()
     path = folder / COMPONENTS_FILE
     if path.exists() or path.is_symlink():
-        components = _components(parse_document(path, read_overlay_file(path),
-                                                CatalogOverlayError))
+        components = _components(parse_document(path, read_overlay_file(path), CatalogOverlayError))
     return Overlay(folder, tuple(releases), toolkits, lines, components)
 
 
@@ -505,9 +529,16 @@ def _merged_release(old: Release, new: Release) -> Release:
     variants.update((v.name, v) for v in new.variants)
     companions = {c.name: c for c in old.companions}
     companions.update((c.name, c) for c in new.companions)
-    return Release(new.framework, new.version, new.python, tuple(variants.values()),
-                   new.default_variant or old.default_variant, tuple(companions.values()),
-                   new.source, new.overlay)
+    return Release(
+        new.framework,
+        new.version,
+        new.python,
+        tuple(variants.values()),
+        new.default_variant or old.default_variant,
+        tuple(companions.values()),
+        new.source,
+        new.overlay,
+    )
 
 
 def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
@@ -530,11 +561,13 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
         components.update((c.name, c) for c in overlay.components.components)
         metas.update((m.version, m) for m in overlay.components.toolkit_metas)
     facts = catalog.components
-    if components != {c.name: c for c in facts.components} or \
-            metas != {m.version: m for m in facts.toolkit_metas}:
+    if components != {c.name: c for c in facts.components} or metas != {
+        m.version: m for m in facts.toolkit_metas
+    }:
         facts = ComponentFacts(tuple(components.values()), tuple(metas.values()))
-    merged = Catalog(tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()),
-                     facts, catalog.tpu)
+    merged = Catalog(
+        tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()), facts, catalog.tpu
+    )
     _check_consistency(merged, catalog_dir())
     return merged
 
@@ -545,8 +578,7 @@ def catalog_for(
     """The catalog a resolution of ``profile`` uses: the shipped one (the part its frameworks
     need), with the overlays of its ``[catalog] paths`` and of ``COLABENV_CATALOG`` merged
     over it. Without overlays this is :func:`shipped_catalog`, read once per process."""
-    wanted = tuple(r.framework for r in profile.frameworks) if frameworks is None \
-        else tuple(frameworks)
+    wanted = tuple(r.framework for r in profile.frameworks) if frameworks is None else tuple(frameworks)
     base = shipped_catalog(wanted)
     folders = overlay_folders(profile, environ)
     if not folders:
@@ -577,11 +609,13 @@ def tpu_facts_for(root: Path, releases: Mapping[Framework, tuple[Release, ...]])
         release = next((r for r in releases[build.framework] if r.version == build.release), None)
         key = f"build {build.framework} {build.release}"
         if release is None:
-            raise CatalogError(root / TPU_FILE, key, f"{FRAMEWORK_FILES[build.framework]} has"
-                               f" no release {build.release}")
+            raise CatalogError(
+                root / TPU_FILE, key, f"{FRAMEWORK_FILES[build.framework]} has no release {build.release}"
+            )
         if build.base_variant is not None and release.variant(build.base_variant) is None:
-            raise CatalogError(root / TPU_FILE, key, f"release {build.release} has no variant"
-                               f" {build.base_variant!r}")
+            raise CatalogError(
+                root / TPU_FILE, key, f"release {build.release} has no variant {build.base_variant!r}"
+            )
     return facts
 
 

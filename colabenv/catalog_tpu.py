@@ -79,8 +79,7 @@ def _load_generation(item: Reader) -> TpuGeneration:
     return TpuGeneration(name, prefixes, ids, cores, Source(item.text("source")))
 
 
-def _generation_list(reader: Reader, key: str, items: list[str], known: list[str]
-                     ) -> tuple[str, ...]:
+def _generation_list(reader: Reader, key: str, items: list[str], known: list[str]) -> tuple[str, ...]:
     if not items:
         raise reader.fail(key, "expected at least one TPU generation")
     for item in items:
@@ -90,8 +89,17 @@ def _generation_list(reader: Reader, key: str, items: list[str], known: list[str
 
 
 def _load_build(item: Reader, sets: Mapping[str, tuple[str, ...]], known: list[str]) -> TpuBuild:
-    item.allow("framework", "release", "extra", "variant", "requires", "find_links", "python",
-               "generations", "source")
+    item.allow(
+        "framework",
+        "release",
+        "extra",
+        "variant",
+        "requires",
+        "find_links",
+        "python",
+        "generations",
+        "source",
+    )
     framework = _framework(item)
     raw = item.data.get("generations")
     if isinstance(raw, str):

@@ -24,11 +24,15 @@ class _Formatter(argparse.HelpFormatter):
     shutil (and with it bz2, lzma and zlib): argparse builds one for every ``add_argument``."""
 
     def __init__(
-        self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
         width: int | None = None,
     ) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         _terminal_columns() - 2 if width is None else width)
+        super().__init__(
+            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
+        )
 
 
 def _terminal_columns() -> int:
@@ -68,8 +72,9 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
     )
     group.add_argument("--python", metavar="X.Y", help="target Python, e.g. 3.12")
     group.add_argument("--cpu", action="store_true", help="resolve for a host without a GPU")
-    group.add_argument("--tpu", metavar="TYPE",
-                       help="resolve for a Google TPU host of this type, e.g. v5e-1 or v6e-8")
+    group.add_argument(
+        "--tpu", metavar="TYPE", help="resolve for a Google TPU host of this type, e.g. v5e-1 or v6e-8"
+    )
     if installed_from:
         group.add_argument(
             "--installed-from",
@@ -79,10 +84,13 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
 
 
 def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--allow-unconfirmed", action="store_true",
-                        help="also take catalog builds marked unconfirmed (a fact carried over, "
-                        "not read from upstream); the profile's [catalog] allow_unconfirmed "
-                        "does the same")
+    parser.add_argument(
+        "--allow-unconfirmed",
+        action="store_true",
+        help="also take catalog builds marked unconfirmed (a fact carried over, "
+        "not read from upstream); the profile's [catalog] allow_unconfirmed "
+        "does the same",
+    )
 
 
 PROFILE_HELP = (
@@ -93,22 +101,34 @@ PROFILE_HELP = (
 
 def _render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help=PROFILE_HELP)
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="write the script here (atomically); with --format dockerfile or "
-                        "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the script here (atomically); with --format dockerfile or "
+        "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh",
+    )
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
-    p.add_argument("--format", choices=("script", "dockerfile", "apptainer"), default="script",
-                   metavar="FORMAT",
-                   help="script (the bootstrap script, the default), dockerfile or apptainer (a "
-                        "container image definition that runs it)")
-    image = p.add_argument_group("container images",
-                                 "with --format dockerfile or apptainer")
-    image.add_argument("--base-image", metavar="IMAGE",
-                       help="build FROM this image (default: python:X.Y-slim-bookworm of the "
-                            "target's Python)")
-    image.add_argument("--colabenv-wheel", metavar="WHEEL",
-                       help="copy this colabenv wheel into the build folder and install it, "
-                            "instead of colabenv==VERSION from the package index")
+    p.add_argument(
+        "--format",
+        choices=("script", "dockerfile", "apptainer"),
+        default="script",
+        metavar="FORMAT",
+        help="script (the bootstrap script, the default), dockerfile or apptainer (a "
+        "container image definition that runs it)",
+    )
+    image = p.add_argument_group("container images", "with --format dockerfile or apptainer")
+    image.add_argument(
+        "--base-image",
+        metavar="IMAGE",
+        help="build FROM this image (default: python:X.Y-slim-bookworm of the target's Python)",
+    )
+    image.add_argument(
+        "--colabenv-wheel",
+        metavar="WHEEL",
+        help="copy this colabenv wheel into the build folder and install it, "
+        "instead of colabenv==VERSION from the package index",
+    )
     _add_allow_unconfirmed(p)
     _add_target_flags(p)
 
@@ -127,12 +147,15 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
     p.add_argument("--resolver", choices=RESOLVERS, default=RESOLVERS[0])
     p.add_argument("--format", choices=("requirements", "pylock"), default="requirements")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 when the lock is stale, 2 when it is not whole")
+    p.add_argument(
+        "--check", action="store_true", help="exit 1 when the lock is stale, 2 when it is not whole"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument("--http-deadline", metavar="S",
-                   help="bound on each whole request to an index, in seconds (default 60; "
-                        "also COLABENV_HTTP_DEADLINE)")
+    p.add_argument(
+        "--http-deadline",
+        metavar="S",
+        help="bound on each whole request to an index, in seconds (default 60; also COLABENV_HTTP_DEADLINE)",
+    )
     _add_allow_unconfirmed(p)
     _add_target_flags(p)
 
@@ -142,20 +165,25 @@ def _verify_args(p: argparse.ArgumentParser) -> None:
     group.add_argument("--profile", metavar="P", help="check against this profile, resolved here")
     group.add_argument("--lock", metavar="L", help="check against this lockfile's pins")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--timeout", metavar="S",
-                   help="bound on each smoke test, in seconds (at most a day)")
-    p.add_argument("--interpreter", metavar="PYTHON",
-                   help="verify this Python (a venv's bin/python, the kernel's interpreter)"
-                   " instead of the one colabenv runs in: its sys.path is scanned, its version"
-                   " and the restart marker's interpreter compared, and the smoke tests run in"
-                   " it; it needs Python 3.8+ and nothing of colabenv")
+    p.add_argument("--timeout", metavar="S", help="bound on each smoke test, in seconds (at most a day)")
+    p.add_argument(
+        "--interpreter",
+        metavar="PYTHON",
+        help="verify this Python (a venv's bin/python, the kernel's interpreter)"
+        " instead of the one colabenv runs in: its sys.path is scanned, its version"
+        " and the restart marker's interpreter compared, and the smoke tests run in"
+        " it; it needs Python 3.8+ and nothing of colabenv",
+    )
 
 
 def _detect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
-    p.add_argument("--interpreter", metavar="PYTHON",
-                   help="read Python's version and the installed distributions from this"
-                   " interpreter (a venv's bin/python) instead of the one colabenv runs in")
+    p.add_argument(
+        "--interpreter",
+        metavar="PYTHON",
+        help="read Python's version and the installed distributions from this"
+        " interpreter (a venv's bin/python) instead of the one colabenv runs in",
+    )
     _add_target_flags(p)
 
 
@@ -205,9 +233,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
     "init": ("a starter profile from the detected runtime", _init_args),
     "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
-    "catalog": ("maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
-                "architectures a wheel's libraries carry",
-                lambda p: importlib.import_module("colabenv._commands.catalog").add_arguments(p)),
+    "catalog": (
+        "maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
+        "architectures a wheel's libraries carry",
+        lambda p: importlib.import_module("colabenv._commands.catalog").add_arguments(p),
+    ),
 }
 
 

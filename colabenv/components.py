@@ -56,8 +56,10 @@ class Coverage:
         return f"{self.component.name}{self.specifier}"
 
     def admits(self, version: Version) -> bool:
-        return self.possible and (self.lower is None or version >= self.lower) and (
-            self.upper is None or version < self.upper
+        return (
+            self.possible
+            and (self.lower is None or version >= self.lower)
+            and (self.upper is None or version < self.upper)
         )
 
     def admits_any(self, spec: SpecifierSet) -> bool:
@@ -122,8 +124,8 @@ def coverage(component: Component, gpus: Iterable[ComputeCapability]) -> Coverag
     while low > 0 and good[low - 1]:
         low -= 1
     lower = ranges[low].lower if not all(good[:low]) else None
-    upper = ranges[high].upper if not all(good[high + 1:]) else None
-    checked = [v for item in ranges[low:high + 1] for v in item.checked]
+    upper = ranges[high].upper if not all(good[high + 1 :]) else None
+    checked = [v for item in ranges[low : high + 1] for v in item.checked]
     excluded = [item for i, item in enumerate(ranges) if not low <= i <= high]
     held = tuple(g for g in relevant if any(not item.covers(g) for item in excluded))
     return Coverage(component, held or relevant, lower, upper, max(checked, default=None))
@@ -190,8 +192,9 @@ def pulled_in(
             for inner in meta.pins(extra):
                 target = facts.component(inner.name)
                 if target is not None and (only is None or str(target.name) in only):
-                    found.append(PulledIn(target, inner.specifier,
-                                          f"{pin.name}[{extra}]=={exact[0]} ({inner})"))
+                    found.append(
+                        PulledIn(target, inner.specifier, f"{pin.name}[{extra}]=={exact[0]} ({inner})")
+                    )
     return tuple(found)
 
 
@@ -244,7 +247,7 @@ def component_problems(
         for gpu in distinct:
             if known.covers(gpu) or not _covered_by_some(component, gpu):
                 continue
-            problems.append(ComponentProblem(str(component.name), version_text, gpu,
-                                             _last_covering(component, gpu)))
+            problems.append(
+                ComponentProblem(str(component.name), version_text, gpu, _last_covering(component, gpu))
+            )
     return tuple(problems)
-

@@ -122,8 +122,10 @@ def check_wheel_name(name: str, colabenv_version: str) -> str | None:
     if match is None:
         return "not a colabenv wheel file name (colabenv-VERSION-py3-none-any.whl)"
     if match.group(1) != colabenv_version:
-        return (f"is colabenv {match.group(1)}, but this is colabenv {colabenv_version}: render "
-                "with the colabenv that goes into the image")
+        return (
+            f"is colabenv {match.group(1)}, but this is colabenv {colabenv_version}: render "
+            "with the colabenv that goes into the image"
+        )
     return None
 
 
@@ -141,20 +143,28 @@ def _target_text(target: dict[str, object]) -> str:
     tpu = target.get("tpu")
     if isinstance(tpu, dict):
         generation, kind, chips = (tpu.get(k) for k in ("generation", "accelerator_type", "chips"))
-        gpu = str(TpuTarget(generation if isinstance(generation, str) else None,
-                            kind if isinstance(kind, str) else None,
-                            chips if isinstance(chips, int) else None))
+        gpu = str(
+            TpuTarget(
+                generation if isinstance(generation, str) else None,
+                kind if isinstance(kind, str) else None,
+                chips if isinstance(chips, int) else None,
+            )
+        )
     elif target.get("driver") is None and target.get("cuda") is None:
         gpu = "no GPU"
     else:
-        gpu = (f"driver {target.get('driver') or 'unknown'}, CUDA {target.get('cuda') or 'unknown'}"
-               f", compute capability {shown}")
+        gpu = (
+            f"driver {target.get('driver') or 'unknown'}, CUDA {target.get('cuda') or 'unknown'}"
+            f", compute capability {shown}"
+        )
     return f"{gpu}, Python {target.get('python')}, {target.get('platform')}"
 
 
 def _frameworks_text(frameworks: dict[str, dict[str, object]]) -> str:
-    return ", ".join(f"{name} {item.get('version')} {item.get('variant')}"
-                     for name, item in frameworks.items()) or "none"
+    return (
+        ", ".join(f"{name} {item.get('version')} {item.get('variant')}" for name, item in frameworks.items())
+        or "none"
+    )
 
 
 def _secret_names(resolution: Resolution, lock: LockInput | None) -> tuple[str, ...]:
@@ -167,16 +177,25 @@ def _secret_names(resolution: Resolution, lock: LockInput | None) -> tuple[str, 
     return tuple(names)
 
 
-def _checked_env(profile: Profile, env: Sequence[tuple[str, str]],
-                 form: ImageFormat) -> tuple[tuple[str, str], ...]:
+def _checked_env(
+    profile: Profile, env: Sequence[tuple[str, str]], form: ImageFormat
+) -> tuple[tuple[str, str], ...]:
     for name, value in env:
         if not value.isprintable():
-            raise ProfileError(profile.path, f"env.{name}", (
-                f"a value for a container image must be one printable line: "
-                f"{printable(value)} has a line break or a control character"))
+            raise ProfileError(
+                profile.path,
+                f"env.{name}",
+                (
+                    f"a value for a container image must be one printable line: "
+                    f"{printable(value)} has a line break or a control character"
+                ),
+            )
         if form is ImageFormat.APPTAINER and _TEMPLATE_RE.search(value):
-            raise ProfileError(profile.path, f"env.{name}", (
-                "holds {{ ... }}, which apptainer build would replace with a --build-arg value"))
+            raise ProfileError(
+                profile.path,
+                f"env.{name}",
+                ("holds {{ ... }}, which apptainer build would replace with a --build-arg value"),
+            )
     return tuple(env)
 
 
@@ -196,18 +215,27 @@ def _plan(
     python = str(target["python"])
     parts = tuple(int(p) for p in python.split(".")[:2])
     if parts < MIN_PYTHON:
-        raise UsageError(f"a container image needs a target Python of 3.10 or newer, where "
-                         f"colabenv itself runs; this target's is {python}")
+        raise UsageError(
+            f"a container image needs a target Python of 3.10 or newer, where "
+            f"colabenv itself runs; this target's is {python}"
+        )
     platform = _docker_platform(str(target["platform"]))
     if platform is None:
-        raise UsageError(f"a container image runs Linux, and this target's platform is "
-                         f"{printable(target['platform'])}: render on the Linux host the "
-                         "image is for, or give its target flags there")
+        raise UsageError(
+            f"a container image runs Linux, and this target's platform is "
+            f"{printable(target['platform'])}: render on the Linux host the "
+            "image is for, or give its target flags there"
+        )
     if base_image is not None and not is_image_reference(base_image):
-        raise UsageError(f"--base-image: {printable(base_image)} is not an image reference "
-                         "([registry/]name[:tag][@sha256:digest])")
-    required = lock.required_driver if lock is not None else (
-        format_driver(resolution.required_driver) if resolution.required_driver else None)
+        raise UsageError(
+            f"--base-image: {printable(base_image)} is not an image reference "
+            "([registry/]name[:tag][@sha256:digest])"
+        )
+    required = (
+        lock.required_driver
+        if lock is not None
+        else (format_driver(resolution.required_driver) if resolution.required_driver else None)
+    )
     frameworks = _frameworks_text(record["frameworks"])
     target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
     labels = [
@@ -252,14 +280,17 @@ def _plan(
 def _python_check(python: str) -> str:
     major, minor = python.split(".")[:2]
     message = f"python3 here is not Python {python}, which the profile was resolved for"
-    return (f'python3 -c "import sys; sys.exit(0 if sys.version_info[:2] == ({major}, {minor}) '
-            f'else {message!r})"')
+    return (
+        f'python3 -c "import sys; sys.exit(0 if sys.version_info[:2] == ({major}, {minor}) else {message!r})"'
+    )
 
 
 def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
     listing = f"{path}.sha256"
-    return [f"echo '{sha256}  {path}' > {listing}",
-            f"{{ sha256sum --check --strict {listing} || {{ echo {q(problem)} >&2; exit 1; }}; }}"]
+    return [
+        f"echo '{sha256}  {path}' > {listing}",
+        f"{{ sha256sum --check --strict {listing} || {{ echo {q(problem)} >&2; exit 1; }}; }}",
+    ]
 
 
 def _colabenv_install(plan: _Plan) -> list[str]:
@@ -268,22 +299,32 @@ def _colabenv_install(plan: _Plan) -> list[str]:
         return [_python_check(plan.python), f"{pip} {q(plan.colabenv_requirement)}"]
     path = f"{WORK_DIR}/{plan.wheel.name}"
     problem = f"colabenv: {plan.wheel.name} is not the wheel this definition was rendered with"
-    return [_python_check(plan.python), *_hash_check(path, plan.wheel.sha256, problem),
-            f"{pip} {path}", f"rm -f {path} {path}.sha256"]
+    return [
+        _python_check(plan.python),
+        *_hash_check(path, plan.wheel.sha256, problem),
+        f"{pip} {path}",
+        f"rm -f {path} {path}.sha256",
+    ]
 
 
 def _script_run(plan: _Plan, secret_path: str, secret_hint: str) -> list[str]:
     script = f"{WORK_DIR}/{SCRIPT_NAME}"
-    problem = (f"colabenv: {SCRIPT_NAME} is not the script this definition was rendered with: "
-               "render both again with one command (colabenv render PROFILE --format ... -o DIR)")
+    problem = (
+        f"colabenv: {SCRIPT_NAME} is not the script this definition was rendered with: "
+        "render both again with one command (colabenv render PROFILE --format ... -o DIR)"
+    )
     commands = _hash_check(script, plan.script_sha256, problem)
     for name in plan.secrets:
         path = secret_path.format(name=name)
         missing = f"colabenv: the index URLs need {name}: {secret_hint.format(name=name)}"
-        commands.append(f'if [ -f {path} ]; then {name}="$(cat {path})"; export {name}; '
-                        f"else echo {q(missing)} >&2; exit 1; fi")
-    commands.append(f"COLABENV_STATE_DIR={STATE_DIR} COLABENV_SKIP_PREFLIGHT=1 PIP_NO_CACHE_DIR=1 "
-                    f"UV_NO_CACHE=1 PIP_ROOT_USER_ACTION=ignore bash {script}")
+        commands.append(
+            f'if [ -f {path} ]; then {name}="$(cat {path})"; export {name}; '
+            f"else echo {q(missing)} >&2; exit 1; fi"
+        )
+    commands.append(
+        f"COLABENV_STATE_DIR={STATE_DIR} COLABENV_SKIP_PREFLIGHT=1 PIP_NO_CACHE_DIR=1 "
+        f"UV_NO_CACHE=1 PIP_ROOT_USER_ACTION=ignore bash {script}"
+    )
     commands.append(f"rm -rf {WORK_DIR} /var/lib/apt/lists/*")
     return commands
 
@@ -304,7 +345,7 @@ def _docker_word(value: str) -> str:
         if char in '"$':
             out.append("\\" + char)
         elif char == "\\":
-            following = value[index + 1:index + 2]
+            following = value[index + 1 : index + 2]
             out.append("\\\\" if following in ("", "\\", '"', "$") else char)
         else:
             out.append(char)
@@ -342,9 +383,16 @@ def render_dockerfile(
     base_image: str | None = None,
 ) -> Iterator[str]:
     """Yield the Dockerfile's lines for ``script`` (the rendered ``setup.sh``); deterministic."""
-    plan = _plan(resolution, profile, script, ImageFormat.DOCKERFILE,
-                 colabenv_version=colabenv_version, lock=lock, wheel=wheel,
-                 base_image=base_image)
+    plan = _plan(
+        resolution,
+        profile,
+        script,
+        ImageFormat.DOCKERFILE,
+        colabenv_version=colabenv_version,
+        lock=lock,
+        wheel=wheel,
+        base_image=base_image,
+    )
     yield _comment(f"Dockerfile generated by colabenv {colabenv_version}. Do not edit: re-render it")
     yield _comment("with setup.sh beside it: colabenv render PROFILE --format dockerfile -o DIR")
     for line in plan.comments:
@@ -371,8 +419,10 @@ def render_dockerfile(
     yield from _run(_colabenv_install(plan))
     yield ""
     yield f"COPY {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
-    yield from _run(_script_run(plan, "/run/secrets/{name}", "build with --secret id={name},env={name}"),
-                    [f"--mount=type=secret,id={name}" for name in plan.secrets])
+    yield from _run(
+        _script_run(plan, "/run/secrets/{name}", "build with --secret id={name},env={name}"),
+        [f"--mount=type=secret,id={name}" for name in plan.secrets],
+    )
     if plan.env:
         yield ""
         pairs = [f"{name}={_docker_word(value)}" for name, value in plan.env]
@@ -401,14 +451,23 @@ def render_apptainer(
     build folder); ``%post`` runs in a clean environment, so what the script needs is set
     there; ``%environment`` is sourced by ``/bin/sh`` when the container starts.
     """
-    plan = _plan(resolution, profile, script, ImageFormat.APPTAINER,
-                 colabenv_version=colabenv_version, lock=lock, wheel=wheel,
-                 base_image=base_image)
+    plan = _plan(
+        resolution,
+        profile,
+        script,
+        ImageFormat.APPTAINER,
+        colabenv_version=colabenv_version,
+        lock=lock,
+        wheel=wheel,
+        base_image=base_image,
+    )
     lines = list(_apptainer_lines(plan, colabenv_version))
     for line in lines:
         if _TEMPLATE_RE.search(line):
-            raise UsageError(f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
-                             "build would replace with a --build-arg value")
+            raise UsageError(
+                f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
+                "build would replace with a --build-arg value"
+            )
     yield from lines
 
 
@@ -418,8 +477,7 @@ def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
     yield f"From: {plan.base_image}"
     yield ""
     yield _comment(f"Apptainer definition generated by colabenv {colabenv_version}. Do not edit:")
-    yield _comment("re-render it with setup.sh beside it: colabenv render PROFILE --format apptainer "
-                   "-o DIR")
+    yield _comment("re-render it with setup.sh beside it: colabenv render PROFILE --format apptainer -o DIR")
     for line in plan.comments:
         yield _comment(line)
     yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")

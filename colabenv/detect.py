@@ -155,9 +155,7 @@ def read_freeze(path: Path) -> InstalledSet:
         name, version = parsed
         if version is not None:
             found.setdefault(name, version)
-    return InstalledSet(
-        tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items()))
-    )
+    return InstalledSet(tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items())))
 
 
 def _freeze_line(line: str) -> tuple[str, str | None] | None:
@@ -194,9 +192,7 @@ def _installed_set(pairs: Iterable[tuple[str, str]]) -> InstalledSet:
     found: dict[str, str] = {}
     for name, version in pairs:
         found.setdefault(canonicalize_name(name), version)
-    return InstalledSet(
-        tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items()))
-    )
+    return InstalledSet(tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items())))
 
 
 def is_framework_dist(name: str) -> bool:
@@ -273,8 +269,9 @@ def detect(
     elif tpu is not None:
         report = GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
     elif wanted.driver is not None and wanted.compute_capabilities:
-        report = GpuReport(None, None, (), ("GPU detection skipped: driver and compute"
-                                            " capabilities were given",))
+        report = GpuReport(
+            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
+        )
     else:
         from colabenv.detect_gpu import probe_gpus
 
@@ -328,10 +325,8 @@ def _tpu_of(
     """The TPU target: ``--tpu``/``COLABENV_TPU`` when given; else the host's, unless flags
     describe another target (``--cpu``, an NVIDIA driver, CUDA or compute capability)."""
     if wanted.tpu is not None:
-        return wanted.tpu, (f"{wanted.origin('tpu')} {wanted.tpu.accelerator_type}:"
-                            " TPU detection skipped",)
-    if wanted.cpu or wanted.driver is not None or wanted.cuda is not None \
-            or wanted.compute_capabilities:
+        return wanted.tpu, (f"{wanted.origin('tpu')} {wanted.tpu.accelerator_type}: TPU detection skipped",)
+    if wanted.cpu or wanted.driver is not None or wanted.cuda is not None or wanted.compute_capabilities:
         return None, ()
     from colabenv.detect_tpu import probe_tpu
 
@@ -365,16 +360,15 @@ def _apply_gpu_overrides(
                     f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
                     f" catalog's driver table; give --cuda too"
                 )
-            notes.append(f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)}"
-                " (catalog driver table)")
+            notes.append(
+                f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
+            )
     elif wanted.cuda is not None:
         cuda = wanted.cuda
         if driver is None:
             driver = load().toolkit_driver(cuda)
             if driver is None:
-                raise TargetError(
-                    f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too"
-                )
+                raise TargetError(f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too")
             notes.append(
                 f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
             )
@@ -443,9 +437,7 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
         ],
         "runtime": fingerprint.runtime.value,
         "installed": {d.name: d.version for d in shown},
-        "packages": {
-            d.name: d.version for d in target.installed.dists if d.name not in shown_names
-        },
+        "packages": {d.name: d.version for d in target.installed.dists if d.name not in shown_names},
         "notes": list(fingerprint.notes),
         "python_implementation": fingerprint.python_implementation,
         "python_full": fingerprint.python_full,

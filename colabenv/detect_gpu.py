@@ -106,8 +106,10 @@ def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
                 notes.append(f"NVML: GPU {index} memory unknown ({_error_text(exc)})")
             else:
                 if total is None or free is None:
-                    notes.append(f"NVML: GPU {index} memory unknown (reported"
-                                 f" {_short(memory.total)} total, {_short(memory.free)} free)")
+                    notes.append(
+                        f"NVML: GPU {index} memory unknown (reported"
+                        f" {_short(memory.total)} total, {_short(memory.free)} free)"
+                    )
             gpus.append(Gpu(name, capability, total, free))
         return _SourceResult(driver, cuda, tuple(gpus), answered=True)
     finally:
@@ -119,9 +121,7 @@ def _query_nvml(nvml: Nvml, notes: list[str]) -> _SourceResult:
 
 def _from_nvml(probe: HostProbe, notes: list[str]) -> _SourceResult:
     """NVML in a daemon thread, so a driver that never answers costs at most the timeout."""
-    if probe.nvml_needs_device and not any(
-        probe.path_exists(Path(node)) for node in NVIDIA_NODES
-    ):
+    if probe.nvml_needs_device and not any(probe.path_exists(Path(node)) for node in NVIDIA_NODES):
         notes.append("NVML: skipped, no NVIDIA device or kernel module on this host")
         return _SourceResult()
     outcome: list[_SourceResult] = []
@@ -220,9 +220,14 @@ def parse_smi_query(text: str) -> SmiQuery:
         row_driver = parse_driver(driver_text)
         if row_driver is not None and driver is None:
             driver = row_driver
-        gpus.append(Gpu(name or "NVIDIA GPU", capability,
-                        _smi_memory(total, "memory.total", name, problems),
-                        _smi_memory(free, "memory.free", name, problems)))
+        gpus.append(
+            Gpu(
+                name or "NVIDIA GPU",
+                capability,
+                _smi_memory(total, "memory.total", name, problems),
+                _smi_memory(free, "memory.free", name, problems),
+            )
+        )
     return SmiQuery(driver, tuple(gpus), tuple(problems))
 
 
@@ -246,9 +251,7 @@ def _smi_failure(result: _proc.Completed) -> str:
     return f"exited {result.returncode}: {detail}"
 
 
-def _run_smi(
-    probe: HostProbe, argv: Sequence[str], notes: list[str]
-) -> tuple[_proc.Completed | None, bool]:
+def _run_smi(probe: HostProbe, argv: Sequence[str], notes: list[str]) -> tuple[_proc.Completed | None, bool]:
     """Run nvidia-smi once: ``(output if it succeeded, whether trying again is pointless)``."""
     try:
         result = probe.run(argv, probe.smi_timeout)
@@ -319,6 +322,7 @@ def probe_gpus(probe: HostProbe, catalog: Callable[[], Catalog] | None = None) -
 
 def _unique(notes: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(notes))
+
 
 def _cuda_from_catalog(
     driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]

@@ -74,8 +74,9 @@ def parse_accelerator_type(text: str, facts: TpuFacts) -> TpuTarget:
         raise ValueError(f"{shown!r} is not {example} (known generations: {_known(facts)})")
     generation = facts.generation(match.group(1))
     if generation is None:
-        raise ValueError(f"{shown!r}: {match.group(1)!r} is not a TPU generation colabenv knows"
-                         f" (known: {_known(facts)})")
+        raise ValueError(
+            f"{shown!r}: {match.group(1)!r} is not a TPU generation colabenv knows (known: {_known(facts)})"
+        )
     chips: int | None = None
     if match.group(2) is not None:
         cores = int(match.group(2))
@@ -83,7 +84,8 @@ def parse_accelerator_type(text: str, facts: TpuFacts) -> TpuTarget:
             raise ValueError(
                 f"{shown!r}: a {generation.name} type counts TensorCores,"
                 f" {generation.tensorcores_per_chip} per chip; {cores} is not a whole number of"
-                f" chips")
+                f" chips"
+            )
         chips = cores // generation.tensorcores_per_chip
     return TpuTarget(generation.name, cleaned, chips)
 
@@ -138,9 +140,7 @@ def _from_environment(probe: HostProbe, facts: TpuFacts, notes: list[str]) -> Tp
     return named
 
 
-def _generation(
-    pci_ids: list[str], named: TpuTarget | None, facts: TpuFacts, notes: list[str]
-) -> str | None:
+def _generation(pci_ids: list[str], named: TpuTarget | None, facts: TpuFacts, notes: list[str]) -> str | None:
     """The generation: the PCI device id's, the accelerator type's where the id is shared by
     several (v2, v3) or no PCI device was readable."""
     if not pci_ids:
@@ -151,12 +151,16 @@ def _generation(
     if named is not None and named.generation in candidates:
         return named.generation
     if named is not None and named.generation is not None:
-        notes.append(f"{ENV_ACCELERATOR_TYPE} says {named.generation}, the PCI device"
-                     f" {pci_ids[0]} is {' or '.join(candidates)}: the PCI device is believed")
+        notes.append(
+            f"{ENV_ACCELERATOR_TYPE} says {named.generation}, the PCI device"
+            f" {pci_ids[0]} is {' or '.join(candidates)}: the PCI device is believed"
+        )
     if len(candidates) == 1:
         return candidates[0]
-    notes.append(f"TPU generation unknown: PCI device {pci_ids[0]} is {' or '.join(candidates)}"
-                 f" and {ENV_ACCELERATOR_TYPE} does not say which")
+    notes.append(
+        f"TPU generation unknown: PCI device {pci_ids[0]} is {' or '.join(candidates)}"
+        f" and {ENV_ACCELERATOR_TYPE} does not say which"
+    )
     return None
 
 
@@ -169,25 +173,32 @@ def probe_tpu(probe: HostProbe, facts: TpuFacts) -> TpuReport:
     confirmed = pci_count > 0 or named is not None
     chips = pci_count or accel or (vfio if confirmed else 0)
     if pci_count:
-        notes.append(f"TPU: {pci_count} chip{'' if pci_count == 1 else 's'} on the PCI bus"
-                     f" (vendor {GOOGLE_PCI_VENDOR}, device {pci_ids[0]})")
+        notes.append(
+            f"TPU: {pci_count} chip{'' if pci_count == 1 else 's'} on the PCI bus"
+            f" (vendor {GOOGLE_PCI_VENDOR}, device {pci_ids[0]})"
+        )
     elif accel:
         notes.append(f"TPU: {accel} /dev/accel device node{'' if accel == 1 else 's'}")
     elif vfio and confirmed:
         notes.append(f"TPU: {vfio} /dev/vfio group{'' if vfio == 1 else 's'}")
     elif vfio:
-        notes.append(f"{vfio} /dev/vfio group{'' if vfio == 1 else 's'} but no TPU PCI device or"
-                     f" {ENV_ACCELERATOR_TYPE}: not taken for a TPU")
+        notes.append(
+            f"{vfio} /dev/vfio group{'' if vfio == 1 else 's'} but no TPU PCI device or"
+            f" {ENV_ACCELERATOR_TYPE}: not taken for a TPU"
+        )
     if not chips:
         if named is not None:
-            notes.append(f"{ENV_ACCELERATOR_TYPE} is set but this host has no TPU device"
-                         " (an image made for a TPU VM, on a machine without one?)")
+            notes.append(
+                f"{ENV_ACCELERATOR_TYPE} is set but this host has no TPU device"
+                " (an image made for a TPU VM, on a machine without one?)"
+            )
         notes.extend(_remote_notes(probe))
         return TpuReport(None, tuple(notes))
     generation = _generation(pci_ids, named, facts, notes)
     return TpuReport(
-        TpuTarget(generation, named.accelerator_type if named is not None else None,
-                  min(chips, MAX_TPU_CHIPS)),
+        TpuTarget(
+            generation, named.accelerator_type if named is not None else None, min(chips, MAX_TPU_CHIPS)
+        ),
         tuple(notes),
     )
 
@@ -196,5 +207,7 @@ def _remote_notes(probe: HostProbe) -> list[str]:
     found = [name for name in REMOTE_TPU_VARIABLES if probe.environ.get(name, "").strip()]
     if not found:
         return []
-    return [f"{' and '.join(found)} set: a TPU reached over the network (a TPU Node runtime),"
-            " which JAX 0.4 and newer cannot use; ask for a TPU VM runtime (TPU v2, v5e, v6e)"]
+    return [
+        f"{' and '.join(found)} set: a TPU reached over the network (a TPU Node runtime),"
+        " which JAX 0.4 and newer cannot use; ask for a TPU VM runtime (TPU v2, v5e, v6e)"
+    ]

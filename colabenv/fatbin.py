@@ -96,8 +96,12 @@ class WheelArchs:
         return {
             "source": self.source,
             "libraries": [
-                {"path": lib.path, "archs": [str(a) for a in lib.archs],
-                 "containers": lib.containers, "containers_outside_nv_fatbin": lib.elsewhere}
+                {
+                    "path": lib.path,
+                    "archs": [str(a) for a in lib.archs],
+                    "containers": lib.containers,
+                    "containers_outside_nv_fatbin": lib.elsewhere,
+                }
                 for lib in self.libraries
             ],
             "common": [str(a) for a in self.common],
@@ -128,7 +132,8 @@ def _container(stream: IO[bytes], pos: int, limit: int) -> tuple[frozenset[Arch]
     container that does not fit before ``limit`` or whose entries do not chain up to its end
     raises FatbinError."""
     magic, _version, header_size, payload = _CONTAINER_HEADER.unpack(
-        _read_at(stream, pos, _CONTAINER_HEADER.size))
+        _read_at(stream, pos, _CONTAINER_HEADER.size)
+    )
     if magic != FATBIN_MAGIC:
         raise FatbinError(f"no fat binary header at byte {pos} (magic {magic:#010x})")
     container_end = pos + header_size + payload
@@ -181,9 +186,7 @@ _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 _SCAN_CHUNK = 16 * MIB
 
 
-def scan_fatbins(
-    stream: IO[bytes], start: int, end: int
-) -> tuple[frozenset[Arch], int]:
+def scan_fatbins(stream: IO[bytes], start: int, end: int) -> tuple[frozenset[Arch], int]:
     """Fat binary containers anywhere in ``stream[start:end]``, found by their magic and kept
     only when their header is the usual one (version 1, 16 bytes) and their entries chain up
     to their end exactly: some libraries (cuFFT from 11.2) keep most of their GPU code in data
@@ -197,7 +200,7 @@ def scan_fatbins(
         next_pos = pos + max(len(chunk) - len(_MAGIC_BYTES) + 1, 1)
         while at >= 0:
             here = pos + at
-            header = chunk[at:at + _CONTAINER_HEADER.size]
+            header = chunk[at : at + _CONTAINER_HEADER.size]
             usual = len(header) < _CONTAINER_HEADER.size or header[4:8] == b"\x01\x00\x10\x00"
             parsed = None
             if usual and here + _CONTAINER_HEADER.size <= end:
@@ -259,7 +262,7 @@ def _sections(stream: IO[bytes], file_size: int) -> Iterator[tuple[bytes, int, i
     names = _read_at(stream, names_at, names_size)
     for item in headers:
         name_at, kind, offset, size = item[0], item[1], item[4], item[5]
-        name = names[name_at:names.find(b"\0", name_at)] if name_at < len(names) else b""
+        name = names[name_at : names.find(b"\0", name_at)] if name_at < len(names) else b""
         yield name, kind, offset, size
 
 
@@ -336,13 +339,10 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
         found = elf_archs(unpacked, written)
     if found is None:
         return None
-    return LibraryArchs(info.filename, tuple(sorted(found.archs)), found.in_sections,
-                        found.elsewhere)
+    return LibraryArchs(info.filename, tuple(sorted(found.archs)), found.in_sections, found.elsewhere)
 
 
-def _read_archive(
-    stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int
-) -> WheelArchs:
+def _read_archive(stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int) -> WheelArchs:
     try:
         archive = zipfile.ZipFile(stream)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -355,8 +355,14 @@ def _read_archive(
                 continue
             try:
                 library = _library(archive, info, max_member)
-            except (FatbinError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError,
-                    NotImplementedError, RuntimeError) as exc:
+            except (
+                FatbinError,
+                zipfile.BadZipFile,
+                zipfile.LargeZipFile,
+                EOFError,
+                NotImplementedError,
+                RuntimeError,
+            ) as exc:
                 raise InputError(f"{printable(source)}: {printable(info.filename)}: {exc}") from None
             if library is None:
                 without += 1
@@ -415,8 +421,9 @@ class _RangeFile(io.RawIOBase):
     """A read-only, seekable file over HTTP range requests, reading ahead more the longer reads
     run on in order (a member's compressed bytes), and counting every byte against a bound."""
 
-    def __init__(self, session: requests.Session, url: str, size: int, tail: bytes,
-                 max_download: int, timeout: float) -> None:
+    def __init__(
+        self, session: requests.Session, url: str, size: int, tail: bytes, max_download: int, timeout: float
+    ) -> None:
         super().__init__()
         self._session = session
         self._url = url
@@ -453,8 +460,8 @@ class _RangeFile(io.RawIOBase):
             self._ahead = min(self._ahead * 2, _MAX_READ_AHEAD) if sequential else _FIRST_READ
             self._fill(self._pos, max(wanted, self._ahead))
             start = 0
-        data = self._block[start:start + wanted]
-        buffer[:len(data)] = data
+        data = self._block[start : start + wanted]
+        buffer[: len(data)] = data
         self._pos += len(data)
         return len(data)
 
@@ -462,13 +469,13 @@ class _RangeFile(io.RawIOBase):
         end = min(offset + length, self._size) - 1
         self._fetched += end - offset + 1
         if self._fetched > self._max:
-            raise IndexUnavailableError(
-                f"{_shown_url(self._url)}: more than {self._max} bytes would be read")
+            raise IndexUnavailableError(f"{_shown_url(self._url)}: more than {self._max} bytes would be read")
         response = _get(self._session, self._url, self._timeout, f"bytes={offset}-{end}")
         with response:
             if response.status_code != 206:
                 raise IndexUnavailableError(
-                    f"{_shown_url(self._url)}: HTTP {response.status_code} to a range request")
+                    f"{_shown_url(self._url)}: HTTP {response.status_code} to a range request"
+                )
             self._block = _body(response, end - offset + 1, self._url, self._timeout)
         self._block_at = offset
         if len(self._block) != end - offset + 1:
@@ -479,8 +486,9 @@ def _get(session: requests.Session, url: str, timeout: float, byte_range: str) -
     import requests
 
     try:
-        response = session.get(url, headers={"Range": byte_range, "Accept-Encoding": "identity"},
-                               timeout=timeout, stream=True)
+        response = session.get(
+            url, headers={"Range": byte_range, "Accept-Encoding": "identity"}, timeout=timeout, stream=True
+        )
     except requests.RequestException as exc:
         raise IndexUnavailableError(f"{_shown_url(url)}: {type(exc).__name__}") from None
     if response.status_code not in (200, 206):
@@ -520,7 +528,8 @@ def _stream(response: requests.Response, limit: int, url: str, timeout: float) -
             raise IndexUnavailableError(f"{_shown_url(url)}: more than {limit} bytes sent")
         if time.monotonic() > deadline:
             raise IndexUnavailableError(
-                f"{_shown_url(url)}: too slow ({total} bytes in {timeout + expected / MIN_RATE:.0f} s)")
+                f"{_shown_url(url)}: too slow ({total} bytes in {timeout + expected / MIN_RATE:.0f} s)"
+            )
         yield chunk
 
 
@@ -570,7 +579,8 @@ class _OpenedUrl:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_download:
             raise IndexUnavailableError(
-                f"{_shown_url(self.url)}: {declared} bytes; at most {self.max_download} are read")
+                f"{_shown_url(self.url)}: {declared} bytes; at most {self.max_download} are read"
+            )
         spool: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
         try:
             for chunk in _stream(response, self.max_download, self.url, self.timeout):

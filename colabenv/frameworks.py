@@ -45,8 +45,7 @@ class FrameworkFacts:
     @property
     def all_names(self) -> frozenset[NormalizedName]:
         plugin_names = (name for name, _ in self.plugins)
-        return frozenset((*self.dists, *self.companions, *plugin_names, *self.related,
-                          *self.tpu_runtime))
+        return frozenset((*self.dists, *self.companions, *plugin_names, *self.related, *self.tpu_runtime))
 
 
 def _names(*names: str) -> tuple[NormalizedName, ...]:
@@ -108,9 +107,7 @@ ALL_FRAMEWORK_NAMES: frozenset[NormalizedName] = frozenset().union(
     *(facts.all_names for facts in FACTS.values())
 )
 
-OWNED: dict[NormalizedName, str] = {
-    name: key for facts in FACTS.values() for name, key in facts.owned
-}
+OWNED: dict[NormalizedName, str] = {name: key for facts in FACTS.values() for name, key in facts.owned}
 
 
 def ordered(frameworks: Iterable[Framework]) -> tuple[Framework, ...]:

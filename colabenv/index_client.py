@@ -36,8 +36,9 @@ CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
 MAX_PAGE_BYTES = 64 * 1024 * 1024
 """A project page larger than this is refused: the largest real ones are a few MiB."""
-SIMPLE_ACCEPT = ("application/vnd.pypi.simple.v1+json, "
-                 "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01")
+SIMPLE_ACCEPT = (
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+)
 _CHUNK = 64 * 1024
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -61,8 +62,9 @@ def expand_url(url: str, environ: Mapping[str, str]) -> str:
     try:
         return expand(url, environ)
     except UnsetVariable as missing:
-        raise UsageError(f"index {printable(url)}: ${{{missing.name}}} is not set in the "
-                         "environment") from None
+        raise UsageError(
+            f"index {printable(url)}: ${{{missing.name}}} is not set in the environment"
+        ) from None
     except ValueError as error:
         raise UsageError(printable(str(error))) from None
 
@@ -201,8 +203,15 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
             raise ProjectPageError(f"{where}.hashes: expected an object of strings")
         metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
         requires = entry.get("requires-python")
-        files.append(IndexFile(filename, _join(page_url, url, where), _sha256(hashes.get("sha256")),
-                               bool(metadata), requires if isinstance(requires, str) else None))
+        files.append(
+            IndexFile(
+                filename,
+                _join(page_url, url, where),
+                _sha256(hashes.get("sha256")),
+                bool(metadata),
+                requires if isinstance(requires, str) else None,
+            )
+        )
     return tuple(files)
 
 
@@ -214,8 +223,7 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
     except (ValueError, AssertionError, RecursionError):
         raise ProjectPageError("HTML that cannot be read") from None
     found = []
-    for position, ((href, text), attrs) in enumerate(zip(parser.links, parser.attributes,
-                                                         strict=True)):
+    for position, ((href, text), attrs) in enumerate(zip(parser.links, parser.attributes, strict=True)):
         url = _join(page_url, href, f"link {position + 1}")
         parts = urlsplit(url)
         digest = None
@@ -226,8 +234,15 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
         metadata = "data-core-metadata" in attrs or "data-dist-info-metadata" in attrs
         if offered is not None and offered.strip().lower() == "false":
             metadata = False
-        found.append(IndexFile(filename, urlunsplit(parts._replace(fragment="")), digest,
-                               metadata, attrs.get("data-requires-python")))
+        found.append(
+            IndexFile(
+                filename,
+                urlunsplit(parts._replace(fragment="")),
+                digest,
+                metadata,
+                attrs.get("data-requires-python"),
+            )
+        )
     return tuple(found)
 
 
@@ -261,8 +276,9 @@ class _Answer:
 def check_deadline(seconds: float, where: str) -> float:
     """A deadline read from ``where`` (a flag or variable), finite and in (0, 3600] s."""
     if not math.isfinite(seconds) or not 0 < seconds <= MAX_HTTP_DEADLINE_S:
-        raise UsageError(f"{where}: expected seconds between 0 and {MAX_HTTP_DEADLINE_S:g}, "
-                         f"got {printable(seconds)}")
+        raise UsageError(
+            f"{where}: expected seconds between 0 and {MAX_HTTP_DEADLINE_S:g}, got {printable(seconds)}"
+        )
     return seconds
 
 
@@ -308,7 +324,8 @@ class SimpleClient:
             kind = "691" if "json" in answer.content_type else "503"
             raise IndexUnavailableError(
                 f"index at {printable(shown)} answered something that is not a PEP {kind} "
-                f"project page ({self._redact(printable(problem))})") from None
+                f"project page ({self._redact(printable(problem))})"
+            ) from None
 
     def page_files(self, page: str) -> tuple[IndexFile, ...]:
         """The files a find-links page links to (HTML, or PEP 691 JSON)."""
@@ -320,7 +337,8 @@ class SimpleClient:
         except ProjectPageError as problem:
             raise IndexUnavailableError(
                 f"find-links page {printable(shown)} answered something that is not a page of "
-                f"links ({self._redact(printable(problem))})") from None
+                f"links ({self._redact(printable(problem))})"
+            ) from None
 
     def file_bytes(self, index: str, url: str) -> bytes | None:
         """A small file named by a page of ``index`` (a PEP 658 ``.metadata`` file), bounded
@@ -341,11 +359,13 @@ class SimpleClient:
 
     def _exchange(self, index: str, shown: str, method: str, url: str) -> _Answer:
         if self._abandoned:
-            raise IndexUnavailableError(f"index {printable(index)}: an earlier request to an "
-                                        "index did not finish")
+            raise IndexUnavailableError(
+                f"index {printable(index)}: an earlier request to an index did not finish"
+            )
         outcome: list[_Answer | BaseException] = []
-        worker = threading.Thread(target=self._run, args=(method, url, outcome),
-                                  name="colabenv-http", daemon=True)
+        worker = threading.Thread(
+            target=self._run, args=(method, url, outcome), name="colabenv-http", daemon=True
+        )
         started = time.monotonic()
         worker.start()
         worker.join(self.deadline_s)
@@ -353,12 +373,14 @@ class SimpleClient:
             self._abandoned = True
             raise IndexUnavailableError(
                 f"index {printable(index)}: no complete answer from {printable(shown)} within "
-                f"{self.deadline_s:g} s (--http-deadline)")
+                f"{self.deadline_s:g} s (--http-deadline)"
+            )
         result = outcome[0]
         if isinstance(result, _TooLarge):
             raise IndexUnavailableError(
                 f"index at {printable(shown)} answered more than {MAX_PAGE_BYTES >> 20} MiB "
-                "for one page; refused") from None
+                "for one page; refused"
+            ) from None
         if isinstance(result, BaseException):
             raise IndexUnavailableError(f"index {printable(index)}: {self._why(result, started)}")
         return result
@@ -366,15 +388,25 @@ class SimpleClient:
     def _run(self, method: str, url: str, outcome: list[_Answer | BaseException]) -> None:
         timeout = (min(CONNECT_TIMEOUT_S, self.deadline_s), min(READ_TIMEOUT_S, self.deadline_s))
         try:
-            with self.session.request(method, url, headers={"Accept": SIMPLE_ACCEPT},
-                                      timeout=timeout, stream=True,
-                                      allow_redirects=True) as response:
+            with self.session.request(
+                method,
+                url,
+                headers={"Accept": SIMPLE_ACCEPT},
+                timeout=timeout,
+                stream=True,
+                allow_redirects=True,
+            ) as response:
                 body = b""
                 if method == "GET" and response.status_code == 200:
                     body = _bounded_body(response)
-                outcome.append(_Answer(response.status_code,
-                                       str(response.headers.get("Content-Type", "")), body,
-                                       str(response.url)))
+                outcome.append(
+                    _Answer(
+                        response.status_code,
+                        str(response.headers.get("Content-Type", "")),
+                        body,
+                        str(response.url),
+                    )
+                )
         except BaseException as error:  # handed to the waiting thread, which decides
             outcome.append(error)
 
@@ -382,7 +414,8 @@ class SimpleClient:
         shown = printable(index)
         if status in (401, 403):
             raise IndexUnavailableError(
-                f"index {shown}: refused access{what} (HTTP {status}); check its credentials")
+                f"index {shown}: refused access{what} (HTTP {status}); check its credentials"
+            )
         if status >= 400:
             raise IndexUnavailableError(f"index {shown}: answered HTTP {status}{what}")
 
@@ -395,8 +428,11 @@ class SimpleClient:
             return f"no answer within {time.monotonic() - started:.0f} s"
         if "Connection refused" in text:
             return "unreachable (connection refused)"
-        if "Name or service not known" in text or "NameResolutionError" in text or \
-                "nodename nor servname" in text:
+        if (
+            "Name or service not known" in text
+            or "NameResolutionError" in text
+            or "nodename nor servname" in text
+        ):
             return "unreachable (host name not found)"
         if isinstance(exc, requests.exceptions.ConnectionError):
             return "unreachable (the connection failed)"

@@ -79,14 +79,40 @@ PIP_TOOLS_TIMEOUT_S = 3600.0
 
 # Settings that change *what* a resolver finds; every other PIP_*/UV_* variable (cache, TLS,
 # proxies, timeouts, keyring) is the user's to keep.
-_PIP_DROPPED = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
-                "PIP_CONSTRAINT", "PIP_REQUIREMENT", "PIP_PRE", "PIP_ONLY_BINARY",
-                "PIP_NO_BINARY", "PIP_PREFER_BINARY", "PIP_UPGRADE", "PIP_USER", "PIP_TARGET",
-                "PIP_PLATFORM", "PIP_PYTHON_VERSION", "PIP_IMPLEMENTATION", "PIP_ABI",
-                "PIP_REQUIRE_VIRTUALENV", "PIP_REQUIRE_HASHES")
-_UV_KEPT = ("UV_CACHE_DIR", "UV_NO_CACHE", "UV_NATIVE_TLS", "UV_HTTP_TIMEOUT",
-            "UV_HTTP_RETRIES", "UV_CONCURRENT_DOWNLOADS", "UV_CONCURRENT_BUILDS",
-            "UV_KEYRING_PROVIDER", "UV_INSECURE_HOST", "UV_OFFLINE", "UV_REQUEST_TIMEOUT")
+_PIP_DROPPED = (
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_NO_INDEX",
+    "PIP_CONSTRAINT",
+    "PIP_REQUIREMENT",
+    "PIP_PRE",
+    "PIP_ONLY_BINARY",
+    "PIP_NO_BINARY",
+    "PIP_PREFER_BINARY",
+    "PIP_UPGRADE",
+    "PIP_USER",
+    "PIP_TARGET",
+    "PIP_PLATFORM",
+    "PIP_PYTHON_VERSION",
+    "PIP_IMPLEMENTATION",
+    "PIP_ABI",
+    "PIP_REQUIRE_VIRTUALENV",
+    "PIP_REQUIRE_HASHES",
+)
+_UV_KEPT = (
+    "UV_CACHE_DIR",
+    "UV_NO_CACHE",
+    "UV_NATIVE_TLS",
+    "UV_HTTP_TIMEOUT",
+    "UV_HTTP_RETRIES",
+    "UV_CONCURRENT_DOWNLOADS",
+    "UV_CONCURRENT_BUILDS",
+    "UV_KEYRING_PROVIDER",
+    "UV_INSECURE_HOST",
+    "UV_OFFLINE",
+    "UV_REQUEST_TIMEOUT",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,8 +219,7 @@ def _matching_wheels(
     return good, other
 
 
-def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | None
-              ) -> str | None:
+def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | None) -> str | None:
     """Where an exact pin of ``choice`` is served: the framework and its companions on the
     choice's index; what a TPU build adds (torch_xla, libtpu) on the default index, or on the
     build's find-links page, which is the resolvers' to read (None: not checked here)."""
@@ -226,19 +251,28 @@ def check_framework_files(
             if files is None:
                 raise IndexUnavailableError(
                     f"index {printable(index)} has no project "
-                    f"{canonicalize_name(requirement.name)} (needed: {requirement.name}=={version})")
+                    f"{canonicalize_name(requirement.name)} (needed: {requirement.name}=={version})"
+                )
             if canonicalize_name(requirement.name) == choice.framework.value:
                 seen[choice.framework] = files
             good, other = _matching_wheels(files, requirement, tags)
             if good:
                 continue
-            wanted = (f"{canonicalize_name(requirement.name).replace('-', '_')}-{version}-"
-                      f"{{{py},py3}}-*-{{{target.platform},manylinux*,any}}.whl")
-            seen_files = f"; it has {', '.join(sorted(other)[:4])}" if other else \
-                f"; it has no file of {requirement.name} {version}"
-            raise IndexUnavailableError(printable(
-                f"index {index} does not serve {wanted} (for Python {target.python_minor} on "
-                f"{target.platform}){seen_files}"))
+            wanted = (
+                f"{canonicalize_name(requirement.name).replace('-', '_')}-{version}-"
+                f"{{{py},py3}}-*-{{{target.platform},manylinux*,any}}.whl"
+            )
+            seen_files = (
+                f"; it has {', '.join(sorted(other)[:4])}"
+                if other
+                else f"; it has no file of {requirement.name} {version}"
+            )
+            raise IndexUnavailableError(
+                printable(
+                    f"index {index} does not serve {wanted} (for Python {target.python_minor} on "
+                    f"{target.platform}){seen_files}"
+                )
+            )
     return seen
 
 
@@ -271,8 +305,10 @@ def staleness_notices(
             if item.specifier.contains(public, prereleases=True):
                 newer.append(public)
         if newer:
-            notices.append(f"{item.framework} {max(newer)} is on the index but not in the "
-                           f"catalog: run `colabenv catalog refresh {item.framework}`")
+            notices.append(
+                f"{item.framework} {max(newer)} is on the index but not in the "
+                f"catalog: run `colabenv catalog refresh {item.framework}`"
+            )
     return notices
 
 
@@ -312,8 +348,9 @@ def find_uv() -> str:
         pass
     path = shutil.which("uv")
     if path is None:
-        raise LockError("uv not found: install the `uv` package or put uv on PATH "
-                        "(or use --resolver pip-tools)")
+        raise LockError(
+            "uv not found: install the `uv` package or put uv on PATH (or use --resolver pip-tools)"
+        )
     return path
 
 
@@ -325,9 +362,11 @@ def _pip_tools_refusal(target: Target) -> str | None:
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     here = running_platform()
     if running != target.python_minor or here != target.platform:
-        return (f"pip-tools resolves for the Python running colabenv ({running} on {here}); "
-                f"the target is Python {target.python_minor} on {target.platform}: use "
-                f"--resolver uv, or run colabenv lock under a matching Python")
+        return (
+            f"pip-tools resolves for the Python running colabenv ({running} on {here}); "
+            f"the target is Python {target.python_minor} on {target.platform}: use "
+            f"--resolver uv, or run colabenv lock under a matching Python"
+        )
     return None
 
 
@@ -337,10 +376,21 @@ class ResolverRun:
     label: str
 
 
-_NETWORK_PATTERNS = ("Failed to fetch", "error sending request", "Connection refused",
-                     "dns error", "Max retries exceeded", "NewConnectionError",
-                     "Could not fetch URL", "HTTP status server error", "Request failed after",
-                     "503 Server Error", "ConnectionError", "connection closed", "timed out")
+_NETWORK_PATTERNS = (
+    "Failed to fetch",
+    "error sending request",
+    "Connection refused",
+    "dns error",
+    "Max retries exceeded",
+    "NewConnectionError",
+    "Could not fetch URL",
+    "HTTP status server error",
+    "Request failed after",
+    "503 Server Error",
+    "ConnectionError",
+    "connection closed",
+    "timed out",
+)
 
 
 def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> Exception:
@@ -349,19 +399,31 @@ def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> E
     shown = lines[:8] if lines else ["(no output)"]
     text = "\n  ".join(line.strip() for line in shown)
     if any(pattern in output for pattern in _NETWORK_PATTERNS):
-        first = next((line.strip() for line in shown if any(p in line for p in
-                                                             _NETWORK_PATTERNS)), shown[0])
+        first = next((line.strip() for line in shown if any(p in line for p in _NETWORK_PATTERNS)), shown[0])
         return IndexUnavailableError(f"{name} could not read an index: {first.strip()}")
     return LockResolverError(f"{name} found no set of pins for the profile:\n  {text}")
 
 
-def _uv_argv(uv: str, target: Target, constraints: Path | None, find_links: Sequence[str]
-             ) -> list[str]:
-    argv = [uv, "pip", "compile", "-", "--format", "pylock.toml", "--generate-hashes",
-            "--no-header", "--no-annotate", "--quiet", "--no-config",
-            "--index-strategy", "unsafe-best-match",
-            "--python-version", target.python_minor,
-            "--python-platform", uv_python_platform(target.platform)]
+def _uv_argv(uv: str, target: Target, constraints: Path | None, find_links: Sequence[str]) -> list[str]:
+    argv = [
+        uv,
+        "pip",
+        "compile",
+        "-",
+        "--format",
+        "pylock.toml",
+        "--generate-hashes",
+        "--no-header",
+        "--no-annotate",
+        "--quiet",
+        "--no-config",
+        "--index-strategy",
+        "unsafe-best-match",
+        "--python-version",
+        target.python_minor,
+        "--python-platform",
+        uv_python_platform(target.platform),
+    ]
     if constraints is not None:
         argv += ["--constraint", str(constraints)]
     for page in find_links:
@@ -370,10 +432,23 @@ def _uv_argv(uv: str, target: Target, constraints: Path | None, find_links: Sequ
 
 
 def _pip_tools_argv(constraints: Path | None, find_links: Sequence[str]) -> list[str]:
-    argv = [sys.executable, "-m", "piptools", "compile", "--generate-hashes", "--no-header",
-            "--no-annotate", "--no-emit-index-url", "--no-emit-trusted-host",
-            "--no-emit-find-links", "--allow-unsafe", "--strip-extras", "--quiet",
-            "--output-file", "-"]
+    argv = [
+        sys.executable,
+        "-m",
+        "piptools",
+        "compile",
+        "--generate-hashes",
+        "--no-header",
+        "--no-annotate",
+        "--no-emit-index-url",
+        "--no-emit-trusted-host",
+        "--no-emit-find-links",
+        "--allow-unsafe",
+        "--strip-extras",
+        "--quiet",
+        "--output-file",
+        "-",
+    ]
     if constraints is not None:
         argv += ["--constraint", str(constraints)]
     for page in find_links:
@@ -432,8 +507,10 @@ def run_resolver(
     if not result.ok:
         output = result.stderr + "\n" + result.stdout
         if resolver == Resolver.UV and "--format" in output and "unexpected argument" in output:
-            raise LockError(f"{label} cannot write pylock.toml (uv 0.8 or newer can): "
-                            "upgrade uv, or use --resolver pip-tools")
+            raise LockError(
+                f"{label} cannot write pylock.toml (uv 0.8 or newer can): "
+                "upgrade uv, or use --resolver pip-tools"
+            )
         raise _resolver_failure(label.split()[0], output, redact)
     try:
         if resolver == Resolver.UV:
@@ -508,16 +585,17 @@ def attach_files(
                 pages[page] = client.page_files(page)
             for file in pages[page]:
                 if file.sha256 in wanted and file.sha256 not in located:
-                    located[file.sha256] = LockedFile(file.sha256, file.filename,
-                                                      redact(strip_credentials(file.url)))
+                    located[file.sha256] = LockedFile(
+                        file.sha256, file.filename, redact(strip_credentials(file.url))
+                    )
         missing = wanted - set(located)
         if missing:
             raise IndexUnavailableError(
                 f"{package.name} {package.version}: no index serves the file with hash "
-                f"sha256:{sorted(missing)[0]}")
+                f"sha256:{sorted(missing)[0]}"
+            )
         files_in_order = tuple(located[f.sha256] for f in package.files)
-        found.append(LockedPackage(package.name, package.version, files_in_order,
-                                   package.marker, source))
+        found.append(LockedPackage(package.name, package.version, files_in_order, package.marker, source))
     return tuple(found)
 
 
@@ -544,8 +622,9 @@ def make_lock(
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
     if not resolution.requirements:
-        raise UsageError(f"profile {resolution.profile_name!r}: nothing to lock "
-                         "(no frameworks and no packages)")
+        raise UsageError(
+            f"profile {resolution.profile_name!r}: nothing to lock (no frameworks and no packages)"
+        )
     plan = index_plan(resolution)
     redact = Redactor.for_urls(plan.all, env)
     if resolver == Resolver.PIP_TOOLS:
@@ -562,8 +641,16 @@ def make_lock(
     check_indexes_reachable(plan, client, checked)
     say(f"resolving the closure with {resolver}")
     links = tuple(dict.fromkeys(c.find_links for c in resolution.choices if c.find_links))
-    run = run_resolver(resolver, resolution.requirements, plan, resolution.target, env, redact,
-                       resolution.constraint_lines, links)
+    run = run_resolver(
+        resolver,
+        resolution.requirements,
+        plan,
+        resolution.target,
+        env,
+        redact,
+        resolution.constraint_lines,
+        links,
+    )
     packages = run.packages
     if with_files:
         packages = attach_files(packages, plan, client, redact, say, links)
@@ -573,8 +660,7 @@ def make_lock(
         profile_hash=resolution.profile_hash,
         target=LockTarget.from_target(resolution.target, resolution.required_driver),
         frameworks=tuple(
-            LockedFramework(c.framework, str(c.release), c.variant, c.index_url)
-            for c in resolution.choices
+            LockedFramework(c.framework, str(c.release), c.variant, c.index_url) for c in resolution.choices
         ),
         resolver=run.label,
         constraints=tuple(str(Requirement(c)) for c in resolution.constraint_lines),
@@ -593,11 +679,11 @@ def _check_pins(resolution: Resolution, packages: Sequence[LockedPackage]) -> No
             wanted = Version(next(iter(requirement.specifier)).version)
             got = versions.get(name)
             if got is None or (wanted.local and Version(got) != wanted):
-                raise LockResolverError(
-                    f"the resolver locked {name} {got or 'not at all'}, not {wanted}")
+                raise LockResolverError(f"the resolver locked {name} {got or 'not at all'}, not {wanted}")
     for line in resolution.constraint_lines:
         constraint = Requirement(line)
         got = versions.get(canonicalize_name(constraint.name))
         if got is not None and not constraint.specifier.contains(got, prereleases=True):
-            raise LockResolverError(f"the resolver locked {constraint.name} {got}, outside the "
-                                    f"constraint {constraint}")
+            raise LockResolverError(
+                f"the resolver locked {constraint.name} {got}, outside the constraint {constraint}"
+            )

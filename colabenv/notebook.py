@@ -53,8 +53,9 @@ def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str,
     preflight with the usual "not set" error."""
     from colabenv.index_client import reference_names
 
-    missing = [name for name in dict.fromkeys(n for url in urls for n in reference_names(url))
-               if name not in environ]
+    missing = [
+        name for name in dict.fromkeys(n for url in urls for n in reference_names(url)) if name not in environ
+    ]
     if not missing:
         return {}
     try:
@@ -66,9 +67,12 @@ def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str,
         try:
             value = userdata.get(name)
         except Exception as exc:  # SecretNotFoundError, NotebookAccessError, TimeoutException
-            print(f"colabenv: ${name} is neither in the environment nor given by Colab's secrets "
-                  f"({type(exc).__name__}): add it under Secrets (the key icon) and give this "
-                  "notebook access", flush=True)
+            print(
+                f"colabenv: ${name} is neither in the environment nor given by Colab's secrets "
+                f"({type(exc).__name__}): add it under Secrets (the key icon) and give this "
+                "notebook access",
+                flush=True,
+            )
             continue
         if isinstance(value, str):
             found[name] = value
@@ -105,13 +109,18 @@ def bootstrap(
     """
     if unknown:
         raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
-    flags = TargetFlags(driver=driver, cuda=cuda, compute_capability=compute_capability,
-                        python=python, cpu=cpu)
+    flags = TargetFlags(
+        driver=driver, cuda=cuda, compute_capability=compute_capability, python=python, cpu=cpu
+    )
     loaded = load_profile(find_profile(profile))
     fingerprint = detect(resolve_overrides(flags, tpu_facts=shipped_tpu))
     resolution = resolve(loaded, fingerprint.target, catalog_for(loaded, os.environ))
-    text = "\n".join(render_script(resolution, loaded, colabenv_version=__version__,
-                                   helper_source=helper_source())) + "\n"
+    text = (
+        "\n".join(
+            render_script(resolution, loaded, colabenv_version=__version__, helper_source=helper_source())
+        )
+        + "\n"
+    )
     for warning in resolution.warnings:
         print(f"colabenv: warning: {warning}")
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
@@ -131,8 +140,7 @@ def bootstrap(
             print(line, flush=True)
 
         try:
-            status = _proc.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S,
-                                  on_line=show, env=env)
+            status = _proc.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S, on_line=show, env=env)
         except ProcessError as error:
             raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
     if status != 0:
@@ -142,6 +150,8 @@ def bootstrap(
             print("colabenv: restarting the runtime now; run the next cell after it reconnects")
             _end_kernel()
         else:
-            print("colabenv: restart the kernel (or the Python process) before importing the "
-                  "frameworks, then run colabenv.verify()")
+            print(
+                "colabenv: restart the kernel (or the Python process) before importing the "
+                "frameworks, then run colabenv.verify()"
+            )
     return 0

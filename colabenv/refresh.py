@@ -56,9 +56,14 @@ WHEEL_METADATA_READ = 256 * 1024 * 1024
 """The most read of one wheel for its METADATA and small files (the central directory of a
 torch wheel is about 2 MiB)."""
 PYTHONS = tuple(f"3.{minor}" for minor in range(8, 20))
-_LINUX = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
-          "os_name": "posix", "implementation_name": "cpython",
-          "platform_python_implementation": "CPython"}
+_LINUX = {
+    "platform_system": "Linux",
+    "sys_platform": "linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
 _CU_TAG = re.compile(r"^cu(\d{2})(\d)$|^cu(\d{3})$")
 _CUDA_EXTRA = re.compile(r"^cuda(\d+)$")
 _PY_STRING = re.compile(r"""^\s*(\w+)\s*(?::\s*[^=]+)?=\s*['"]([^'"\n]*)['"]""", re.MULTILINE)
@@ -128,8 +133,10 @@ class Wheel:
 
     @property
     def linux_x86_64(self) -> bool:
-        return any(t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
-                   for t in self.tags)
+        return any(
+            t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
+            for t in self.tags
+        )
 
 
 @model
@@ -159,8 +166,9 @@ class IndexReader:
             self.progress(f"reading the {project} page of {index}")
             files = self.client.project_files(index, project)
             if files is None and required:
-                raise IndexUnavailableError(f"index {printable(index)} has no project "
-                                            f"{canonicalize_name(project)}")
+                raise IndexUnavailableError(
+                    f"index {printable(index)} has no project {canonicalize_name(project)}"
+                )
             self._pages[key] = files or ()
         found = []
         for file in self._pages[key]:
@@ -185,8 +193,9 @@ class IndexReader:
             if wheel.file.metadata:
                 data = self.client.file_bytes(wheel.index, url + ".metadata")
             if data is None:
-                data = self._wheel_file(wheel, lambda name: name.count("/") == 1 and
-                                        name.endswith(".dist-info/METADATA"))
+                data = self._wheel_file(
+                    wheel, lambda name: name.count("/") == 1 and name.endswith(".dist-info/METADATA")
+                )
             if data is None:
                 raise IndexUnavailableError(f"{printable(wheel.file.filename)}: no METADATA")
             self._metadata[url] = parse_metadata(data, wheel.file.filename)
@@ -203,22 +212,29 @@ class IndexReader:
         from colabenv.fatbin import open_wheel
 
         try:
-            with open_wheel(wheel.file.url, max_download=WHEEL_METADATA_READ,
-                            timeout=self.options.timeout_s) as stream:
+            with open_wheel(
+                wheel.file.url, max_download=WHEEL_METADATA_READ, timeout=self.options.timeout_s
+            ) as stream:
                 archive = zipfile.ZipFile(stream)
                 for info in archive.infolist():
                     if not wanted(info.filename):
                         continue
-                    limit = MAX_METADATA_BYTES if info.filename.endswith("METADATA") \
-                        else MAX_MEMBER_BYTES
+                    limit = MAX_METADATA_BYTES if info.filename.endswith("METADATA") else MAX_MEMBER_BYTES
                     if info.file_size > limit:
                         raise RefreshProblem(f"{info.filename} is {info.file_size} bytes")
                     return archive.read(info)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError,
-                RuntimeError, ValueError, RefreshProblem) as problem:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            EOFError,
+            NotImplementedError,
+            RuntimeError,
+            ValueError,
+            RefreshProblem,
+        ) as problem:
             raise IndexUnavailableError(
-                f"{printable(wheel.file.filename)}: not a wheel that can be read "
-                f"({printable(problem)})") from None
+                f"{printable(wheel.file.filename)}: not a wheel that can be read ({printable(problem)})"
+            ) from None
         return None
 
     def archs(self, wheels: Sequence[Wheel], members: Sequence[str] = ()) -> tuple[Arch, ...]:
@@ -231,9 +247,13 @@ class IndexReader:
             if url not in self._archs:
                 self.progress(f"reading the GPU code of {wheel.file.filename}")
                 try:
-                    found = read_wheel_archs(url, members, max_member=self.options.max_wheel_bytes,
-                                             max_download=self.options.max_wheel_bytes,
-                                             timeout=self.options.timeout_s)
+                    found = read_wheel_archs(
+                        url,
+                        members,
+                        max_member=self.options.max_wheel_bytes,
+                        max_download=self.options.max_wheel_bytes,
+                        timeout=self.options.timeout_s,
+                    )
                 except InputError as problem:
                     raise IndexUnavailableError(str(problem)) from None
                 self._archs[url] = found.common if found.libraries else ()
@@ -246,8 +266,9 @@ class IndexReader:
 def parse_metadata(data: bytes, where: str) -> Metadata:
     """Requires-Python, Requires-Dist and Provides-Extra of a METADATA file (core metadata)."""
     if len(data) > MAX_METADATA_BYTES:
-        raise IndexUnavailableError(f"{printable(where)}: METADATA larger than "
-                                    f"{MAX_METADATA_BYTES >> 20} MiB")
+        raise IndexUnavailableError(
+            f"{printable(where)}: METADATA larger than {MAX_METADATA_BYTES >> 20} MiB"
+        )
     message = email.parser.BytesHeaderParser().parsebytes(data)
     requires = []
     for text in message.get_all("Requires-Dist") or ():
@@ -256,7 +277,8 @@ def parse_metadata(data: bytes, where: str) -> Metadata:
         except InvalidRequirement:
             raise IndexUnavailableError(
                 f"{printable(where)}: METADATA Requires-Dist {printable(str(text))[:120]!r} is "
-                "not a requirement") from None
+                "not a requirement"
+            ) from None
     python = message.get("Requires-Python")
     extras = tuple(canonicalize_name(str(e)) for e in message.get_all("Provides-Extra") or ())
     return Metadata(str(python).strip() if python else None, tuple(requires), extras)
@@ -267,8 +289,10 @@ def _applies(marker: Marker | None, extra: str) -> bool:
     ``extra`` asked for ("" for none)."""
     if marker is None:
         return True
-    return any(marker.evaluate({**_LINUX, "python_version": py, "python_full_version": f"{py}.0",
-                                "extra": extra}) for py in PYTHONS)
+    return any(
+        marker.evaluate({**_LINUX, "python_version": py, "python_full_version": f"{py}.0", "extra": extra})
+        for py in PYTHONS
+    )
 
 
 def requirements_of(metadata: Metadata, extra: str | None = None) -> list[Requirement]:
@@ -295,8 +319,9 @@ def pin_text(requirement: Requirement) -> str:
 
 def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
     """The NVIDIA and CUDA wheels among ``requirements``, as pins (triton, tensorrt aside)."""
-    return tuple(pin_text(r) for r in requirements
-                 if canonicalize_name(r.name).startswith(("nvidia-", "cuda-")))
+    return tuple(
+        pin_text(r) for r in requirements if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
+    )
 
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
@@ -320,10 +345,15 @@ def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> Specif
 
 def preferred(wheels: Sequence[Wheel]) -> Wheel:
     """The wheel to read: cp312 when there is one, else the newest CPython, else any."""
+
     def rank(wheel: Wheel) -> tuple[int, int, str]:
         pythons = wheel.pythons
-        return (0 if "3.12" in pythons else 1,
-                -max((int(p.split(".")[1]) for p in pythons), default=0), wheel.file.filename)
+        return (
+            0 if "3.12" in pythons else 1,
+            -max((int(p.split(".")[1]) for p in pythons), default=0),
+            wheel.file.filename,
+        )
+
     return sorted(wheels, key=rank)[0]
 
 
@@ -378,8 +408,9 @@ class History:
             self.releases.append(release)
 
     def before(self, version: Version) -> list[Release]:
-        return sorted((r for r in self.releases if r.version < version),
-                      key=lambda r: r.version, reverse=True)
+        return sorted(
+            (r for r in self.releases if r.version < version), key=lambda r: r.version, reverse=True
+        )
 
     def variant_before(self, version: Version, name: str) -> tuple[Release, Variant] | None:
         for release in self.before(version):
@@ -434,7 +465,15 @@ def variant_model(
     source: str,
     unconfirmed: str | None = None,
 ) -> Variant:
-    return Variant(name=name, cuda=cuda, index_url=index_url, local_tag=local_tag, extra=extra,
-                   archs=archs, pin_texts=pins, python=None, source=Source(source),
-                   unconfirmed=unconfirmed)
-
+    return Variant(
+        name=name,
+        cuda=cuda,
+        index_url=index_url,
+        local_tag=local_tag,
+        extra=extra,
+        archs=archs,
+        pin_texts=pins,
+        python=None,
+        source=Source(source),
+        unconfirmed=unconfirmed,
+    )

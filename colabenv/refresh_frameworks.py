@@ -54,8 +54,7 @@ def _public_or_none(text: str | None) -> Version | None:
 
 def _pythons(wheels: Sequence[Wheel]) -> str:
     minors = sorted({p for w in wheels for p in w.pythons}, key=lambda p: int(p.split(".")[1]))
-    return f"cp{minors[0].replace('.', '')} to cp{minors[-1].replace('.', '')}" if minors else \
-        "no cpXY tag"
+    return f"cp{minors[0].replace('.', '')} to cp{minors[-1].replace('.', '')}" if minors else "no cpXY tag"
 
 
 def _pinned(specifier: SpecifierSet) -> Version | None:
@@ -71,7 +70,11 @@ def _pinned(specifier: SpecifierSet) -> Version | None:
 
 
 def _archs(
-    reader: IndexReader, wheels: Sequence[Wheel], history: History, version: Version, name: str,
+    reader: IndexReader,
+    wheels: Sequence[Wheel],
+    history: History,
+    version: Version,
+    name: str,
     members: Sequence[str] = (),
 ) -> tuple[tuple[Arch, ...], str | None, str] | None:
     """(archs, the unconfirmed reason or None, where they come from); None when there is
@@ -110,8 +113,10 @@ def _torch_companion(
         pinned = _pinned(torch[0].specifier)
         if pinned is not None:
             if pinned == version:
-                return (Companion(canonicalize_name(project), candidate, True),
-                        f"{project} {candidate} METADATA requires torch=={version}")
+                return (
+                    Companion(canonicalize_name(project), candidate, True),
+                    f"{project} {candidate} METADATA requires torch=={version}",
+                )
             if pinned < version:
                 break
             continue
@@ -119,17 +124,22 @@ def _torch_companion(
             admitting.append((candidate, torch[0].specifier))
     for candidate, specifier in admitting:
         path = f"{project}/version.py"
-        built = _public_or_none(python_strings(_text(reader.member(
-            preferred(wheels[candidate]), path))).get("__version__"))
+        built = _public_or_none(
+            python_strings(_text(reader.member(preferred(wheels[candidate]), path))).get("__version__")
+        )
         if built is not None and built.local == tag:
-            return (Companion(canonicalize_name(project), candidate, True),
-                    f"{project} {candidate} (METADATA requires torch{specifier}; {path}: "
-                    f"{built}, the build of torch {version})")
+            return (
+                Companion(canonicalize_name(project), candidate, True),
+                f"{project} {candidate} (METADATA requires torch{specifier}; {path}: "
+                f"{built}, the build of torch {version})",
+            )
     for release in history.before(version):
         previous = release.companion(project)
         if previous is not None and not previous.follows_variant:
-            return previous, (f"{project} {previous.version} carried over from torch "
-                              f"{release.version} (no {project} release pins torch=={version})")
+            return previous, (
+                f"{project} {previous.version} carried over from torch "
+                f"{release.version} (no {project} release pins torch=={version})"
+            )
     return None, f"no {project} release pins torch=={version} or was built for it"
 
 
@@ -156,27 +166,35 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         built = _public_or_none(info.get("__version__"))
         cuda = _public_or_none(info.get("cuda")) or cuda_of_pins(pins)
         if cuda is None:
-            notes.append(f"torch {version} left out: its default wheel names no CUDA "
-                         "(torch/version.py, pins)")
+            notes.append(
+                f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
+            )
             continue
         cuda = Version(f"{cuda.major}.{cuda.minor}")
-        name = built.local if built is not None and built.local else \
-            f"cu{cuda.major}{cuda.minor}"
+        name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
         variants: dict[str, Variant] = {}
         found = _archs(reader, [main], history, version, name)
         if found is None:
-            notes.append(f"torch {version} left out: no arch list for {name} (no GPU code read, "
-                         "no previous build to carry it from)")
+            notes.append(
+                f"torch {version} left out: no arch list for {name} (no GPU code read, "
+                "no previous build to carry it from)"
+            )
             continue
         archs, unconfirmed, archs_source = found
         if unconfirmed is None:
             read.add((version, name))
         variants[name] = variant_model(
-            name, cuda=cuda, index_url=f"{PYTORCH_INDEX}/{name}", local_tag=name, archs=archs,
-            pins=pins, unconfirmed=unconfirmed,
+            name,
+            cuda=cuda,
+            index_url=f"{PYTORCH_INDEX}/{name}",
+            local_tag=name,
+            archs=archs,
+            pins=pins,
+            unconfirmed=unconfirmed,
             source=f"{label} default build: {main.file.filename} METADATA Requires-Dist (markers "
-                   f"dropped) and torch/version.py ({built or 'no __version__'}, CUDA {cuda}); "
-                   f"{archs_source}; {stamp()}")
+            f"dropped) and torch/version.py ({built or 'no __version__'}, CUDA {cuda}); "
+            f"{archs_source}; {stamp()}",
+        )
         if options.pytorch_index is not None:
             _index_variants(reader, history, version, name, on_index, variants, read, notes)
         else:
@@ -190,29 +208,42 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
             else:
                 companions.append(companion)
         release = Release(
-            Framework.TORCH, version, python_range(wheels, metadata.requires_python),
-            tuple(variants.values()), name, tuple(companions),
-            Source(f"{label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
-                   f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
-                   f"{'; '.join(said)}; variants: "
-                   f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
-                   f"; {stamp()}"))
+            Framework.TORCH,
+            version,
+            python_range(wheels, metadata.requires_python),
+            tuple(variants.values()),
+            name,
+            tuple(companions),
+            Source(
+                f"{label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
+                f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
+                f"{'; '.join(said)}; variants: "
+                f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
+                f"; {stamp()}"
+            ),
+        )
         history.add(release)
         releases.append(release)
     cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
-    offered = {key for key in on_index} | {(r.version, r.default_variant or "")
-                                          for r in releases}
+    offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
     return Derived(tuple(releases), tuple(notes), frozenset(read), cuda_read, frozenset(offered))
 
 
 def _index_variants(
-    reader: IndexReader, history: History, version: Version, default: str,
-    on_index: dict[tuple[Version, str], list[Wheel]], variants: dict[str, Variant],
-    read: set[tuple[Version, str]], notes: list[str],
+    reader: IndexReader,
+    history: History,
+    version: Version,
+    default: str,
+    on_index: dict[tuple[Version, str], list[Wheel]],
+    variants: dict[str, Variant],
+    read: set[tuple[Version, str]],
+    notes: list[str],
 ) -> None:
     """The ``+cuXYZ`` and ``+cpu`` builds of ``version`` on the PyTorch index."""
-    tags = sorted((tag for v, tag in on_index if v == version),
-                  key=lambda tag: (tag == "cpu", cuda_of_tag(tag) or Version("0")))
+    tags = sorted(
+        (tag for v, tag in on_index if v == version),
+        key=lambda tag: (tag == "cpu", cuda_of_tag(tag) or Version("0")),
+    )
     if not tags:
         notes.append(f"torch {version}: no build on the PyTorch index")
     for tag in tags:
@@ -222,47 +253,59 @@ def _index_variants(
         wheel = preferred(on_index[(version, tag)])
         if tag == "cpu":
             variants["cpu"] = variant_model(
-                "cpu", index_url=url, local_tag="cpu",
-                source=f"PyTorch index: {wheel.file.filename}; {stamp()}")
+                "cpu",
+                index_url=url,
+                local_tag="cpu",
+                source=f"PyTorch index: {wheel.file.filename}; {stamp()}",
+            )
             continue
         cuda = cuda_of_tag(tag)
         found = _archs(reader, [wheel], history, version, tag)
         if found is None:
-            notes.append(f"torch {version} {tag} left out: no arch list (no GPU code read, no "
-                         "previous build to carry it from)")
+            notes.append(
+                f"torch {version} {tag} left out: no arch list (no GPU code read, no "
+                "previous build to carry it from)"
+            )
             continue
         archs, unconfirmed, archs_source = found
         if unconfirmed is None:
             read.add((version, tag))
         metadata = reader.metadata(wheel)
         variants[tag] = variant_model(
-            tag, cuda=cuda, index_url=url, local_tag=tag, archs=archs,
-            pins=nvidia_pins(requirements_of(metadata)), unconfirmed=unconfirmed,
+            tag,
+            cuda=cuda,
+            index_url=url,
+            local_tag=tag,
+            archs=archs,
+            pins=nvidia_pins(requirements_of(metadata)),
+            unconfirmed=unconfirmed,
             source=f"PyTorch index: {wheel.file.filename} METADATA Requires-Dist (markers "
-                   f"dropped); {archs_source}; {stamp()}")
+            f"dropped); {archs_source}; {stamp()}",
+        )
 
 
-def _carried_cpu(
-    history: History, version: Version, variants: dict[str, Variant], notes: list[str]
-) -> None:
+def _carried_cpu(history: History, version: Version, variants: dict[str, Variant], notes: list[str]) -> None:
     """Without the PyTorch index: the previous release's cpu build, marked unconfirmed; its
     CUDA builds are not carried (their pins change with every release)."""
     previous = history.before(version)
     if not previous:
         return
-    others = sorted(v.name for v in previous[0].variants if v.name not in variants and
-                    v.name != "cpu")
+    others = sorted(v.name for v in previous[0].variants if v.name not in variants and v.name != "cpu")
     if others:
-        notes.append(f"torch {version}: the PyTorch index was not read, so the builds "
-                     f"{previous[0].version} has besides ({', '.join(others)}) are not listed")
+        notes.append(
+            f"torch {version}: the PyTorch index was not read, so the builds "
+            f"{previous[0].version} has besides ({', '.join(others)}) are not listed"
+        )
     cpu = previous[0].variant("cpu")
     if cpu is not None:
         variants["cpu"] = variant_model(
-            "cpu", index_url=cpu.index_url, local_tag=cpu.local_tag,
-            unconfirmed=f"the PyTorch cpu index was not read; carried over from "
-                        f"{previous[0].version}",
+            "cpu",
+            index_url=cpu.index_url,
+            local_tag=cpu.local_tag,
+            unconfirmed=f"the PyTorch cpu index was not read; carried over from {previous[0].version}",
             source=f"carried over from torch {previous[0].version} by colabenv catalog refresh "
-                   f"(--no-variant-index); {stamp()}")
+            f"(--no-variant-index); {stamp()}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,8 +346,16 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             if match is None:
                 continue
             offered.add((version, extra))
-            variant = _jax_variant(reader, history, version, extra, int(match.group(1)),
-                                   requirements_of(metadata, extra), read, notes)
+            variant = _jax_variant(
+                reader,
+                history,
+                version,
+                extra,
+                int(match.group(1)),
+                requirements_of(metadata, extra),
+                read,
+                notes,
+            )
             if variant is not None:
                 variants[extra] = variant
         for requirement in requirements_of(metadata, "cuda"):
@@ -312,28 +363,42 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             if plugin and plugin.group(1) in variants:
                 default = plugin.group(1)
         if not variants:
-            notes.append(f"jax {version} left out: no cudaNN extra with a build that could be "
-                         "read")
+            notes.append(f"jax {version} left out: no cudaNN extra with a build that could be read")
             continue
         default = default or ("cuda12" if "cuda12" in variants else sorted(variants)[0])
         variants["cpu"] = variant_model(
-            "cpu", source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
-                          f"extra (pip install jax is the CPU-only install); {stamp()}")
+            "cpu",
+            source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
+            f"extra (pip install jax is the CPU-only install); {stamp()}",
+        )
         release = Release(
-            Framework.JAX, version, python, tuple(variants.values()), default,
+            Framework.JAX,
+            version,
+            python,
+            tuple(variants.values()),
+            default,
             (Companion(JAXLIB, jaxlib, False),),
-            Source(f"{options.index_label} jax {version} METADATA (Requires-Python "
-                   f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
-                   f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
-                   f"{_pythons(jaxlib_wheels)}; {stamp()}"))
+            Source(
+                f"{options.index_label} jax {version} METADATA (Requires-Python "
+                f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
+                f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
+                f"{_pythons(jaxlib_wheels)}; {stamp()}"
+            ),
+        )
         history.add(release)
         releases.append(release)
     return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
 
 
 def _jax_variant(
-    reader: IndexReader, history: History, version: Version, extra: str, major: int,
-    requirements: list[Requirement], read: set[tuple[Version, str]], notes: list[str],
+    reader: IndexReader,
+    history: History,
+    version: Version,
+    extra: str,
+    major: int,
+    requirements: list[Requirement],
+    read: set[tuple[Version, str]],
+    notes: list[str],
 ) -> Variant | None:
     options = reader.options
     plugin_name = f"jax-cuda{major}-plugin"
@@ -345,17 +410,25 @@ def _jax_variant(
         plugins = by_version(reader.wheels(options.index, plugin_name))
         admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
         if not admitted:
-            notes.append(f"jax {version} {extra} left out: no Linux x86_64 wheel of "
-                         f"{plugin_name}{plugin[0].specifier}")
+            notes.append(
+                f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
+            )
             return None
         plugin_wheel = preferred(plugins[max(admitted)])
         plugin_metadata = reader.metadata(plugin_wheel)
         plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
         pins = tuple(dict.fromkeys((*own_pins, *plugin_pins)))
-        pins_source = " and ".join(
-            ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else []) +
-            ([f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
-             if plugin_pins else [])) or f"{plugin_wheel.file.filename} METADATA"
+        pins_source = (
+            " and ".join(
+                ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else [])
+                + (
+                    [f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
+                    if plugin_pins
+                    else []
+                )
+            )
+            or f"{plugin_wheel.file.filename} METADATA"
+        )
         archs_wheels.append(plugin_wheel)
         pjrt_name = f"jax-cuda{major}-pjrt"
         for requirement in requirements_of(plugin_metadata):
@@ -373,23 +446,35 @@ def _jax_variant(
     previous = history.variant_before(version, extra)
     if previous is not None and previous[1].cuda is not None:
         cuda = previous[1].cuda
-        cuda_source = f"cuda: carried over from {previous[0].version} (no index states the " \
-                      "CUDA the build used)"
+        cuda_source = (
+            f"cuda: carried over from {previous[0].version} (no index states the CUDA the build used)"
+        )
     else:
         cuda = cuda_of_pins(pins) or Version(f"{major}.0")
         cuda_source = "cuda: the CUDA runtime the pins ask for at least"
-    found_archs = _archs(reader, archs_wheels, history, version, extra) if archs_wheels else \
-        _archs_carried_only(history, version, extra)
+    found_archs = (
+        _archs(reader, archs_wheels, history, version, extra)
+        if archs_wheels
+        else _archs_carried_only(history, version, extra)
+    )
     if found_archs is None:
-        notes.append(f"jax {version} {extra} left out: no arch list (no GPU code read, no "
-                     "previous build to carry it from)")
+        notes.append(
+            f"jax {version} {extra} left out: no arch list (no GPU code read, no "
+            "previous build to carry it from)"
+        )
         return None
     archs, unconfirmed, archs_source = found_archs
     if unconfirmed is None:
         read.add((version, extra))
-    return variant_model(extra, cuda=cuda, extra=extra, archs=archs, pins=pins,
-                         unconfirmed=unconfirmed,
-                         source=f"pins: {pins_source}; {archs_source}; {cuda_source}; {stamp()}")
+    return variant_model(
+        extra,
+        cuda=cuda,
+        extra=extra,
+        archs=archs,
+        pins=pins,
+        unconfirmed=unconfirmed,
+        source=f"pins: {pins_source}; {archs_source}; {cuda_source}; {stamp()}",
+    )
 
 
 def _archs_carried_only(
@@ -417,9 +502,7 @@ def build_info(text: str) -> dict[str, object]:
     return {str(p[0]): p[1] for p in pairs if isinstance(p, tuple) and len(p) == 2}
 
 
-def tensorflow_releases(
-    reader: IndexReader, history: History, known: Sequence[Release]
-) -> Derived:
+def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
     options = reader.options
     notes: list[str] = []
     read: set[tuple[Version, str]] = set()
@@ -466,33 +549,48 @@ def tensorflow_releases(
             read.add((version, name))
         offered.add((version, name))
         gpu = variant_model(
-            name, cuda=cuda, extra=extra, archs=archs, pins=pins, unconfirmed=unconfirmed,
+            name,
+            cuda=cuda,
+            extra=extra,
+            archs=archs,
+            pins=pins,
+            unconfirmed=unconfirmed,
             source=f"{main.file.filename} ({options.index_label}): METADATA Requires-Dist extra "
-                   f"{extra or '(none: a system CUDA)'}; {cuda_source}; {archs_source}; {stamp()}")
-        cpu = variant_model("cpu", source=f"{options.index_label} tensorflow {version} wheel "
-                                          f"installed without the GPU extra; {stamp()}")
+            f"{extra or '(none: a system CUDA)'}; {cuda_source}; {archs_source}; {stamp()}",
+        )
+        cpu = variant_model(
+            "cpu",
+            source=f"{options.index_label} tensorflow {version} wheel "
+            f"installed without the GPU extra; {stamp()}",
+        )
         release = Release(
-            Framework.TENSORFLOW, version, python_range(wheels[version], metadata.requires_python),
-            (gpu, cpu), name, (),
-            Source(f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
-                   f"{_pythons(wheels[version])}, METADATA Requires-Python "
-                   f"{metadata.requires_python or 'not stated'}; {stamp()}"))
+            Framework.TENSORFLOW,
+            version,
+            python_range(wheels[version], metadata.requires_python),
+            (gpu, cpu),
+            name,
+            (),
+            Source(
+                f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
+                f"{_pythons(wheels[version])}, METADATA Requires-Python "
+                f"{metadata.requires_python or 'not stated'}; {stamp()}"
+            ),
+        )
         history.add(release)
         releases.append(release)
-    return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read),
-                   frozenset(offered))
+    return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read), frozenset(offered))
 
 
-def derive(
-    reader: IndexReader, known: Sequence[Release], catalog: Catalog
-) -> Derived:
+def derive(reader: IndexReader, known: Sequence[Release], catalog: Catalog) -> Derived:
     """The releases of ``reader.options.framework`` the selection names, as the indexes state
     them; ``known``: the releases of the file being refreshed; ``catalog``: the driver table
     every CUDA build must be in."""
     framework = reader.options.framework
-    derive_one = {Framework.TORCH: torch_releases,
-                  Framework.JAX: jax_releases,
-                  Framework.TENSORFLOW: tensorflow_releases}[framework]
+    derive_one = {
+        Framework.TORCH: torch_releases,
+        Framework.JAX: jax_releases,
+        Framework.TENSORFLOW: tensorflow_releases,
+    }[framework]
     found = derive_one(reader, History(known), known)
     notes = list(found.notes)
     kept: list[Release] = []
@@ -509,17 +607,27 @@ def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | 
     names them would not load), with a note for each; None when its default build goes."""
     kept, notes = [], []
     for variant in release.variants:
-        if variant.cuda is not None and (catalog.floor_driver(variant.cuda) is None or
-                                         catalog.toolkit_driver(variant.cuda) is None):
-            notes.append(f"{release.framework} {release.version} {variant.name} left out: "
-                         f"drivers.toml has no driver for CUDA {variant.cuda} (add a [[toolkit]] "
-                         "entry, then refresh again)")
+        if variant.cuda is not None and (
+            catalog.floor_driver(variant.cuda) is None or catalog.toolkit_driver(variant.cuda) is None
+        ):
+            notes.append(
+                f"{release.framework} {release.version} {variant.name} left out: "
+                f"drivers.toml has no driver for CUDA {variant.cuda} (add a [[toolkit]] "
+                "entry, then refresh again)"
+            )
             continue
         kept.append(variant)
-    if release.default_variant is not None and release.default_variant not in \
-            {v.name for v in kept}:
-        notes.append(f"{release.framework} {release.version} left out: its default build "
-                     f"{release.default_variant} is")
+    if release.default_variant is not None and release.default_variant not in {v.name for v in kept}:
+        notes.append(
+            f"{release.framework} {release.version} left out: its default build {release.default_variant} is"
+        )
         return None, notes
-    return Release(release.framework, release.version, release.python, tuple(kept),
-                   release.default_variant, release.companions, release.source), notes
+    return Release(
+        release.framework,
+        release.version,
+        release.python,
+        tuple(kept),
+        release.default_variant,
+        release.companions,
+        release.source,
+    ), notes

@@ -65,16 +65,18 @@ def _companion_entry(companion: Companion, follows_default: bool) -> str:
     if companion.follows_variant == follows_default:
         return f"{companion.name} = {quoted(str(companion.version))}"
     follows = "true" if companion.follows_variant else "false"
-    return (f"{companion.name} = {{ version = {quoted(str(companion.version))}, "
-            f"follows_variant = {follows} }}")
+    return f"{companion.name} = {{ version = {quoted(str(companion.version))}, follows_variant = {follows} }}"
 
 
 def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> str:
     lines = ["[[release.variant]]", f"name = {quoted(variant.name)}"]
     if variant.cuda is not None:
         lines.append(f"cuda = {quoted(str(variant.cuda))}")
-    for key, value in (("index_url", variant.index_url), ("local_tag", variant.local_tag),
-                       ("extra", variant.extra)):
+    for key, value in (
+        ("index_url", variant.index_url),
+        ("local_tag", variant.local_tag),
+        ("extra", variant.extra),
+    ):
         if value is not None:
             lines.append(f"{key} = {quoted(value)}")
     if variant.archs:
@@ -93,11 +95,12 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
     return "\n".join(lines) + "\n"
 
 
-def release_block(
-    release: Release, follows_default: bool, named: Mapping[str, tuple[Arch, ...]]
-) -> str:
-    lines = ["[[release]]", f"version = {quoted(str(release.version))}",
-             f"python = {quoted(specifier_text(release.python))}"]
+def release_block(release: Release, follows_default: bool, named: Mapping[str, tuple[Arch, ...]]) -> str:
+    lines = [
+        "[[release]]",
+        f"version = {quoted(str(release.version))}",
+        f"python = {quoted(specifier_text(release.python))}",
+    ]
     if release.default_variant is not None:
         lines.append(f"default_variant = {quoted(release.default_variant)}")
     if release.companions:
@@ -111,10 +114,12 @@ def release_block(
 
 
 def header(framework: Framework) -> str:
-    return (f"# {framework} releases for Linux x86_64, written by colabenv catalog refresh.\n"
-            f"# See CONTRIBUTING.md, \"Adding a catalog entry\".\nschema = 1\n"
-            f"framework = {quoted(framework.value)}\n"
-            f"companions_follow_variant = {'true' if FOLLOWS_VARIANT[framework] else 'false'}\n")
+    return (
+        f"# {framework} releases for Linux x86_64, written by colabenv catalog refresh.\n"
+        f'# See CONTRIBUTING.md, "Adding a catalog entry".\nschema = 1\n'
+        f"framework = {quoted(framework.value)}\n"
+        f"companions_follow_variant = {'true' if FOLLOWS_VARIANT[framework] else 'false'}\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,8 +201,13 @@ def merged_text(
         before = [""] if at > 0 and lines[at - 1].strip() else []
         after = [""] if at < len(lines) and lines[at].strip() else []
         lines[at:at] = [*before, *block_text.strip("\n").splitlines(), *after]
-    return Outcome("\n".join(lines).rstrip("\n") + "\n", tuple(added_releases),
-                   tuple(added_variants), tuple(contradictions), tuple(notes))
+    return Outcome(
+        "\n".join(lines).rstrip("\n") + "\n",
+        tuple(added_releases),
+        tuple(added_variants),
+        tuple(contradictions),
+        tuple(notes),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,8 +216,7 @@ def merged_text(
 
 def _pin_key(text: str) -> tuple[str, tuple[str, ...], SpecifierSet]:
     requirement = Requirement(text)
-    return (canonicalize_name(requirement.name), tuple(sorted(requirement.extras)),
-            requirement.specifier)
+    return (canonicalize_name(requirement.name), tuple(sorted(requirement.extras)), requirement.specifier)
 
 
 def _pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
@@ -216,18 +225,40 @@ def _pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
     return left != right
 
 
-KNOWN_GPUS = tuple(ComputeCapability.parse(c) for c in (
-    "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6",
-    "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "11.0", "12.0", "12.1"))
+KNOWN_GPUS = tuple(
+    ComputeCapability.parse(c)
+    for c in (
+        "3.5",
+        "3.7",
+        "5.0",
+        "5.2",
+        "5.3",
+        "6.0",
+        "6.1",
+        "6.2",
+        "7.0",
+        "7.2",
+        "7.5",
+        "8.0",
+        "8.6",
+        "8.7",
+        "8.9",
+        "9.0",
+        "10.0",
+        "10.1",
+        "10.3",
+        "11.0",
+        "12.0",
+        "12.1",
+    )
+)
 """The compute capabilities of GPUs that exist, on which two arch lists are compared."""
 
 
 def coverage_difference(catalog: Sequence[Arch], wheel: Sequence[Arch]) -> str:
     """Which GPUs one arch list covers and the other does not ("" when they cover the same)."""
-    only_catalog = [g.sm for g in KNOWN_GPUS if archs_cover(catalog, g) and
-                    not archs_cover(wheel, g)]
-    only_wheel = [g.sm for g in KNOWN_GPUS if archs_cover(wheel, g) and
-                  not archs_cover(catalog, g)]
+    only_catalog = [g.sm for g in KNOWN_GPUS if archs_cover(catalog, g) and not archs_cover(wheel, g)]
+    only_wheel = [g.sm for g in KNOWN_GPUS if archs_cover(wheel, g) and not archs_cover(catalog, g)]
     parts = []
     if only_catalog:
         parts.append(f"no kernels for {', '.join(only_catalog)} in every library")
@@ -245,42 +276,57 @@ def compare(
     found: list[str] = []
     confirmed: list[str] = []
     if old.python != new.python:
-        found.append(f"{where}: python: the catalog has {specifier_text(old.python)}, the index "
-                     f"says {specifier_text(new.python)}")
+        found.append(
+            f"{where}: python: the catalog has {specifier_text(old.python)}, the index "
+            f"says {specifier_text(new.python)}"
+        )
     if old.default_variant != new.default_variant:
-        found.append(f"{where}: default_variant: the catalog has {old.default_variant}, the index "
-                     f"says {new.default_variant}")
+        found.append(
+            f"{where}: default_variant: the catalog has {old.default_variant}, the index "
+            f"says {new.default_variant}"
+        )
     for companion in new.companions:
         had = old.companion(companion.name)
         if had is not None and had.version != companion.version:
-            found.append(f"{where}: companions.{companion.name}: the catalog has {had.version}, "
-                         f"the index says {companion.version}")
+            found.append(
+                f"{where}: companions.{companion.name}: the catalog has {had.version}, "
+                f"the index says {companion.version}"
+            )
     for variant in new.variants:
         had_variant = old.variant(variant.name)
         if had_variant is None:
             continue
         label = f"{where} {variant.name}"
         if (new.version, variant.name) in derived.cuda_read and had_variant.cuda != variant.cuda:
-            found.append(f"{label}: cuda: the catalog has {had_variant.cuda}, the index says "
-                         f"{variant.cuda}")
+            found.append(f"{label}: cuda: the catalog has {had_variant.cuda}, the index says {variant.cuda}")
         if _pins_differ(had_variant.pin_texts, variant.pin_texts):
-            found.append(f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
-                         f"the index says [{', '.join(variant.pin_texts)}]")
+            found.append(
+                f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
+                f"the index says [{', '.join(variant.pin_texts)}]"
+            )
         if (new.version, variant.name) in derived.archs_read:
             shown = " ".join(str(a) for a in sorted(had_variant.archs))
             read = " ".join(str(a) for a in sorted(variant.archs))
             differ = coverage_difference(had_variant.archs, variant.archs)
             if differ:
-                found.append(f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
-                             f"carry only {read} ({differ})")
+                found.append(
+                    f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
+                    f"carry only {read} ({differ})"
+                )
             elif set(had_variant.archs) != set(variant.archs):
-                confirmed.append(f"{label}: the catalog's arch list ({shown}) and the wheel's "
-                                 f"({read}) differ but cover the same GPUs")
+                confirmed.append(
+                    f"{label}: the catalog's arch list ({shown}) and the wheel's "
+                    f"({read}) differ but cover the same GPUs"
+                )
             elif had_variant.unconfirmed is not None:
-                confirmed.append(f"{label}: the wheel confirms the arch list marked unconfirmed "
-                                 "(unconfirmed can go)")
-    gone = [v.name for v in old.variants if not v.is_cpu and new.variant(v.name) is None
-            and (old.version, v.name) not in derived.offered]
+                confirmed.append(
+                    f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)"
+                )
+    gone = [
+        v.name
+        for v in old.variants
+        if not v.is_cpu and new.variant(v.name) is None and (old.version, v.name) not in derived.offered
+    ]
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed

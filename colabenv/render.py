@@ -152,8 +152,10 @@ def marker_record(
             "require_gpu": profile.verify.require_gpu,
             "min_free_vram_gib": profile.verify.min_free_vram_gib,
             "timeout_s": profile.verify.timeout_s,
-            "io": [{"path": c.path, "min_read_mib_s": c.min_read_mib_s,
-                    "min_write_mib_s": c.min_write_mib_s} for c in profile.verify.io],
+            "io": [
+                {"path": c.path, "min_read_mib_s": c.min_read_mib_s, "min_write_mib_s": c.min_write_mib_s}
+                for c in profile.verify.io
+            ],
             "io_size_mib": profile.verify.io_size_mib,
             "min_free_ram_gib": profile.verify.min_free_ram_gib,
             "max_other_vram_share": profile.verify.max_other_vram_share,
@@ -186,8 +188,9 @@ def _lock_target_line(target: LockTarget) -> str:
         gpu = "no GPU"
     else:
         caps = ", ".join(target.compute_capabilities) or "unknown"
-        gpu = (f"driver {target.driver or 'unknown'}, CUDA {target.cuda or 'unknown'}, "
-               f"compute capability {caps}")
+        gpu = (
+            f"driver {target.driver or 'unknown'}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
+        )
     return f"{gpu}, Python {target.python}, {target.platform}"
 
 
@@ -291,8 +294,7 @@ def hook_pairs(resolution: Resolution, profile: Profile) -> tuple[tuple[str, str
     return tuple(pairs.items())
 
 
-def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None
-               ) -> Iterator[str]:
+def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None) -> Iterator[str]:
     """Refuse a host the resolution does not fit, an index URL whose variable is unset, and
     learn in the same process whether a finished run already left everything in place (the
     fast path of a re-run)."""
@@ -309,8 +311,7 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None
     if lock is None:
         yield from array("everything", resolution.requirements)
         yield 'write_list "${work}/everything.txt" "${everything[@]}"'
-    yield from array("env_pairs", [item for pair in hook_pairs(resolution, profile)
-                                   for item in pair])
+    yield from array("env_pairs", [item for pair in hook_pairs(resolution, profile) for item in pair])
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
@@ -320,9 +321,11 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None
     wanted = '--lock "$lockfile"' if lock is not None else '--reqs "${work}/everything.txt"'
     urls = "".join(f" --url {q(url)}" for url in index_templates(resolution, lock))
     yield "preflight=0"
-    yield (f'out="$(h preflight "${{checks[@]}}" --state "$state_dir" '
-           f'--hash {q(resolution.profile_hash)} --env "${{work}}/env.bin" {wanted} '
-           f'--constraints "${{work}}/bounds.txt"{urls})" || preflight=$?')
+    yield (
+        f'out="$(h preflight "${{checks[@]}}" --state "$state_dir" '
+        f'--hash {q(resolution.profile_hash)} --env "${{work}}/env.bin" {wanted} '
+        f'--constraints "${{work}}/bounds.txt"{urls})" || preflight=$?'
+    )
     yield 'case "$preflight" in'
     yield "  0) ;;"
     yield f"  3) fail {q(wrong_python)} ;;"
@@ -364,7 +367,7 @@ def _apt(packages: Sequence[str]) -> Iterator[str]:
     yield "  fi"
     yield "done"
     yield 'if [ "${#apt_missing[@]}" -gt 0 ]; then'
-    yield '  sudo_cmd=()'
+    yield "  sudo_cmd=()"
     yield '  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); fi'
     yield '  printf "COLABENV: apt-get install %s\\n" "${apt_missing[*]}"'
     yield '  printf "apt:%s\\n" "${apt_missing[@]}" >>"$pending"'
@@ -431,10 +434,12 @@ def _install_group(
     yield from array("constraints", constraints)
     yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
     yield from _install(
-        '"${work}/group.txt"', "missing",
-        '-c "${work}/constraints.txt" -r "${work}/missing.txt"'
-        + _find_links(resolution, requirements),
-        install.index_url, list(dict.fromkeys(extra)), "installing",
+        '"${work}/group.txt"',
+        "missing",
+        '-c "${work}/constraints.txt" -r "${work}/missing.txt"' + _find_links(resolution, requirements),
+        install.index_url,
+        list(dict.fromkeys(extra)),
+        "installing",
     )
 
 
@@ -442,8 +447,11 @@ def _find_links(resolution: Resolution, requirements: Sequence[str]) -> str:
     """``--find-links URL`` for each find-links page a framework of this group needs (the
     libtpu of an old jax or torch_xla release; pip and uv take the same option)."""
     wanted = set(requirements)
-    pages = [c.find_links for c in resolution.choices
-             if c.find_links is not None and wanted.intersection(c.requirements)]
+    pages = [
+        c.find_links
+        for c in resolution.choices
+        if c.find_links is not None and wanted.intersection(c.requirements)
+    ]
     return "".join(f" --find-links {q(page)}" for page in dict.fromkeys(pages))
 
 
@@ -514,8 +522,11 @@ def _lock_install(resolution: Resolution, lock: LockInput) -> Iterator[str]:
     yield ""
     yield 'announce "pip: lockfile"'
     yield from _install(
-        '"$lockfile"', "missing-lock", '--require-hashes --no-deps -r "$lockfile"',
-        index, list(dict.fromkeys([*extra, *resolution.install.extra_index_urls])),
+        '"$lockfile"',
+        "missing-lock",
+        '--require-hashes --no-deps -r "$lockfile"',
+        index,
+        list(dict.fromkeys([*extra, *resolution.install.extra_index_urls])),
         "installing the lockfile",
     )
 
@@ -524,8 +535,7 @@ def _env() -> Iterator[str]:
     yield ""
     yield 'announce "env"'
     yield 'env_result="$(h write-env "${work}/env.bin")" || fail "$env_result"'
-    yield (f'if [ "$env_result" = changed ]; then echo {q("env:" + state.ENV_HOOK_NAME)} '
-           '>>"$pending"; fi')
+    yield (f'if [ "$env_result" = changed ]; then echo {q("env:" + state.ENV_HOOK_NAME)} >>"$pending"; fi')
 
 
 def _marker(record: str, profile_hash: str) -> Iterator[str]:
@@ -536,8 +546,10 @@ def _marker(record: str, profile_hash: str) -> Iterator[str]:
     yield "changed=0"
     yield 'if [ -s "$pending" ]; then changed=1; fi'
     yield f'if [ "$changed" = 1 ] || ! h marker-ok "$state_dir" {q(profile_hash)}; then'
-    yield ('  marker_result="$(h write-marker "$state_dir" "${work}/marker.json" "$changed" '
-           '"$pending")" || fail "$marker_result"')
+    yield (
+        '  marker_result="$(h write-marker "$state_dir" "${work}/marker.json" "$changed" '
+        '"$pending")" || fail "$marker_result"'
+    )
     yield "fi"
     yield 'rm -f -- "$pending"'
     yield 'if [ "$changed" = 1 ]; then'
@@ -573,5 +585,4 @@ def render_script(
         yield f"  {line}" if line else ""
     yield "fi"
     yield from _env()
-    yield from _marker(marker_record(resolution, profile, colabenv_version, lock),
-                       resolution.profile_hash)
+    yield from _marker(marker_record(resolution, profile, colabenv_version, lock), resolution.profile_hash)

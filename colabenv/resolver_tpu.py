@@ -39,8 +39,17 @@ def _tpu_variant(release: Release, catalog: Catalog) -> Variant:
     the catalog, a variant whose ``tpu`` is None, which the resolver turns down saying why."""
     build = catalog.tpu.build(release.framework, release.version)
     if build is None:
-        return Variant(TPU_VARIANT, None, None, None, None, (), (), None,
-                       Source("tpu.toml has no TPU build of this release"))
+        return Variant(
+            TPU_VARIANT,
+            None,
+            None,
+            None,
+            None,
+            (),
+            (),
+            None,
+            Source("tpu.toml has no TPU build of this release"),
+        )
     base = release.variant(build.base_variant) if build.base_variant is not None else None
     return Variant(
         name=TPU_VARIANT,
@@ -66,16 +75,19 @@ def tpu_rejection(
         if variant.is_cpu:
             return None
         built = any(b.framework is request.framework for b in catalog.tpu.builds)
-        instead = "leave the variant out for its TPU build" if built \
-            else catalog.tpu.missing(request.framework)
+        instead = (
+            "leave the variant out for its TPU build" if built else catalog.tpu.missing(request.framework)
+        )
         return f"{variant.name} needs an NVIDIA GPU; the target is a TPU host ({instead})"
     if variant.tpu is None:
         return catalog.tpu.missing(request.framework)
     assert target.tpu is not None
     generation = target.tpu.generation
     if generation is not None and generation not in variant.tpu.generations:
-        return (f"tpu does not run on TPU {generation} (its TPU generations:"
-                f" {', '.join(variant.tpu.generations)})")
+        return (
+            f"tpu does not run on TPU {generation} (its TPU generations:"
+            f" {', '.join(variant.tpu.generations)})"
+        )
     return None
 
 

@@ -101,8 +101,7 @@ def _strings(reader: Reader, name: str, *, required: bool = True) -> tuple[str, 
     return tuple(reader.text_list(name))
 
 
-def _optional_number(reader: Reader, name: str, high: float, *, above_zero: bool = False
-                     ) -> float | None:
+def _optional_number(reader: Reader, name: str, high: float, *, above_zero: bool = False) -> float | None:
     if reader.data.get(name) is None:
         return None
     number = reader.number(name, low=0, high=high)
@@ -127,12 +126,14 @@ def _frameworks(reader: Reader) -> tuple[RestartMarkerFramework, ...]:
         if not isinstance(item, dict):
             raise reader.fail(key, "expected an object")
         entry = reader.child(item, key)
-        found.append(RestartMarkerFramework(
-            name=str(name),
-            version=entry.text("version"),
-            variant=entry.text("variant"),
-            requirements=tuple(entry.text_list("requirements")),
-        ))
+        found.append(
+            RestartMarkerFramework(
+                name=str(name),
+                version=entry.text("version"),
+                variant=entry.text("variant"),
+                requirements=tuple(entry.text_list("requirements")),
+            )
+        )
     return tuple(found)
 
 
@@ -147,9 +148,13 @@ def _io_checks(verify: Reader) -> tuple[IoCheck, ...]:
         where = item.text("path")
         if not where.startswith("/") or not where.isprintable():
             raise item.fail("path", f"{printable(where)[:80]!r} is not an absolute path")
-        checks.append(IoCheck(where, _optional_number(item, "min_read_mib_s",
-                                                      MAX_THROUGHPUT_MIB_S),
-                              _optional_number(item, "min_write_mib_s", MAX_THROUGHPUT_MIB_S)))
+        checks.append(
+            IoCheck(
+                where,
+                _optional_number(item, "min_read_mib_s", MAX_THROUGHPUT_MIB_S),
+                _optional_number(item, "min_write_mib_s", MAX_THROUGHPUT_MIB_S),
+            )
+        )
     return tuple(checks)
 
 
@@ -176,8 +181,7 @@ def parse_marker(text: str, path: Path) -> RestartMarker:
     marker.require("verify", "written_at", "changed")
     verify = marker.sub("verify")
     python = marker.opt_text("python") if marker.data.get("python") is not None else None
-    io_size = verify.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB,
-                             default=_DEFAULTS.io_size_mib)
+    io_size = verify.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=_DEFAULTS.io_size_mib)
     share = _optional_number(verify, "max_other_vram_share", 1.0)
     return RestartMarker(
         path=path,

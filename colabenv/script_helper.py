@@ -118,10 +118,7 @@ class _MiniSpecifier:
             return same if op == "==" else not same
         if op == "~=":
             prefix = spec.release[:-1]
-            return (
-                version.public_key >= spec.public_key
-                and version.release[: len(prefix)] == prefix
-            )
+            return version.public_key >= spec.public_key and version.release[: len(prefix)] == prefix
         if op == ">=":
             return version.public_key >= spec.public_key
         if op == "<=":
@@ -239,8 +236,7 @@ class _Marker:
         raise ValueError(f"unexpected {token!r} in marker")
 
 
-_VERSION_VARIABLES = {"implementation_version", "platform_release", "python_full_version",
-                      "python_version"}
+_VERSION_VARIABLES = {"implementation_version", "platform_release", "python_full_version", "python_version"}
 
 
 def _compare(lhs: str, op: str, rhs: str, as_version: bool) -> bool:
@@ -321,15 +317,13 @@ class _Dist:
     @property
     def version(self) -> str:
         if self._version is None:
-            found = [line.split(":", 1)[1].strip() for line in self._lines()
-                     if line.startswith("Version:")]
+            found = [line.split(":", 1)[1].strip() for line in self._lines() if line.startswith("Version:")]
             self._version = found[0] if found else ""
         return self._version
 
     @property
     def requires(self) -> list[str]:
-        return [line.split(":", 1)[1].strip() for line in self._lines()
-                if line.startswith("Requires-Dist:")]
+        return [line.split(":", 1)[1].strip() for line in self._lines() if line.startswith("Requires-Dist:")]
 
 
 def _installed() -> dict[str, _Dist]:
@@ -374,9 +368,7 @@ class _Checker:
             return False
         installed = dist.version
         try:
-            if len(req.specs) == 1 and req.specs[0].operator == "==" and "*" not in (
-                req.specs[0].version
-            ):
+            if len(req.specs) == 1 and req.specs[0].operator == "==" and "*" not in (req.specs[0].version):
                 if _MiniVersion(installed) != _MiniVersion(req.specs[0].version):
                     return False
             elif not all(spec.contains(installed) for spec in req.specs):
@@ -519,7 +511,7 @@ def _write_through(path: str, data: bytes) -> None:
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     except OSError as error:
         raise _WriteProblem(f"{path}: {error.strerror or error}") from None
     finally:
@@ -740,7 +732,10 @@ def _driver_version() -> str | None:
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=15, check=False,
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -807,12 +802,12 @@ def _preflight(args: list[str]) -> int:
     if driver != "-":
         found = _driver_version()
         if found is None:
-            print("no NVIDIA driver found (no /proc/driver/nvidia/version, no nvidia-smi)",
-                  file=sys.stderr)
+            print("no NVIDIA driver found (no /proc/driver/nvidia/version, no nvidia-smi)", file=sys.stderr)
             return PREFLIGHT_OLD_DRIVER
         if _as_tuple(found) < _as_tuple(driver):
-            print(f"NVIDIA driver {found} is older than {driver}, which the chosen wheels need",
-                  file=sys.stderr)
+            print(
+                f"NVIDIA driver {found} is older than {driver}, which the chosen wheels need", file=sys.stderr
+            )
             return PREFLIGHT_OLD_DRIVER
     for template in options.get("url", []):
         try:
@@ -873,8 +868,9 @@ def _unfit_pins(pins: list[str], constraints: list[str]) -> list[str]:
                 fits = False
             if not fits:
                 wanted = ",".join(spec.operator + spec.version for spec in bound.specs)
-                unfit.append(f"the lock pins {pin}, but this host's GPUs need "
-                             f"{_canonical(bound.name)}{wanted}")
+                unfit.append(
+                    f"the lock pins {pin}, but this host's GPUs need {_canonical(bound.name)}{wanted}"
+                )
     return unfit
 
 
@@ -897,8 +893,11 @@ def _env_hook_text(pairs: dict[str, str]) -> str | None:
     a flag into ``NAME`` after the others are set (``XLA_FLAGS`` keeps what it held)."""
     if not pairs:
         return None
-    raw = {name.encode("utf-8"): value.encode("utf-8") for name, value in pairs.items()
-           if not name.startswith("+")}
+    raw = {
+        name.encode("utf-8"): value.encode("utf-8")
+        for name, value in pairs.items()
+        if not name.startswith("+")
+    }
     line = f"import os; os.environb.update({raw!a})"
     for name, flag in pairs.items():
         if name.startswith("+"):
@@ -910,8 +909,10 @@ def _flag_statement(name: bytes, flag: bytes) -> str:
     """The hook's statement for a ``+NAME`` pair: ``flag`` (``--x=v``) last in the space-separated
     ``NAME``, any word of the same ``--x`` taken out, the other words kept (colabenv.seeding)."""
     key = flag.split(b"=", 1)[0]
-    return (f"; os.environb[{name!a}] = b' '.join([w for w in os.environb.get({name!a}, b'')"
-            f".split() if w.split(b'=', 1)[0] != {key!a}] + [{flag!a}])")
+    return (
+        f"; os.environb[{name!a}] = b' '.join([w for w in os.environb.get({name!a}, b'')"
+        f".split() if w.split(b'=', 1)[0] != {key!a}] + [{flag!a}])"
+    )
 
 
 def _marker_ok(path: str, profile_hash: str) -> bool:
@@ -928,9 +929,17 @@ def _marker_ok(path: str, profile_hash: str) -> bool:
     if not isinstance(record, dict) or record.get("schema") != 1:
         return False
     kinds: dict[str, type | tuple[type, ...]] = {
-        "colabenv": str, "profile": str, "profile_hash": str, "changed": bool,
-        "written_at": (int, float), "installed": list, "requirements": list,
-        "frameworks": dict, "env": dict, "verify": dict, "python": str,
+        "colabenv": str,
+        "profile": str,
+        "profile_hash": str,
+        "changed": bool,
+        "written_at": (int, float),
+        "installed": list,
+        "requirements": list,
+        "frameworks": dict,
+        "env": dict,
+        "verify": dict,
+        "python": str,
     }
     if record.get("profile_hash") != profile_hash or record.get("python") != sys.executable:
         return False

@@ -103,8 +103,7 @@ def determinism_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables to set for deterministic GPU work, ``XLA_FLAGS`` extended, not replaced (a
     ``--xla_gpu_deterministic_ops=false`` there is turned to true)."""
     wanted = dict(DETERMINISM_ENV)
-    wanted[XLA_FLAGS_VARIABLE] = with_flag(environ.get(XLA_FLAGS_VARIABLE, ""),
-                                           XLA_DETERMINISM_FLAG)
+    wanted[XLA_FLAGS_VARIABLE] = with_flag(environ.get(XLA_FLAGS_VARIABLE, ""), XLA_DETERMINISM_FLAG)
     return wanted
 
 
@@ -122,13 +121,12 @@ def hook_environment(reproducibility: Reproducibility) -> tuple[tuple[str, str],
     return tuple(pairs)
 
 
-def environment_problems(reproducibility: Reproducibility, environ: Mapping[str, str]
-                         ) -> list[str]:
+def environment_problems(reproducibility: Reproducibility, environ: Mapping[str, str]) -> list[str]:
     """What of :func:`hook_environment` is not in effect in ``environ``, one phrase each."""
     problems = []
     for name, value in hook_environment(reproducibility):
         if name.startswith(APPEND_PREFIX):
-            name = name[len(APPEND_PREFIX):]
+            name = name[len(APPEND_PREFIX) :]
             flag_name = value.split("=", 1)[0]
             words = [w for w in environ.get(name, "").split() if w.split("=", 1)[0] == flag_name]
             if not words:
@@ -207,14 +205,22 @@ def seed_everything(
     seeded = ["random"]
     random.seed(seed)
     env[HASH_SEED_VARIABLE] = str(seed)
-    notes.append("PYTHONHASHSEED set for the Python processes started from here; this "
-                 "interpreter's hashing was fixed when it started")
+    notes.append(
+        "PYTHONHASHSEED set for the Python processes started from here; this "
+        "interpreter's hashing was fixed when it started"
+    )
     if deterministic:
-        missing = {k: v for k, v in determinism_environment(env).items()
-                   if env.get(k) != v and env.get(k) not in ALSO_DETERMINISTIC.get(k, ())}
+        missing = {
+            k: v
+            for k, v in determinism_environment(env).items()
+            if env.get(k) != v and env.get(k) not in ALSO_DETERMINISTIC.get(k, ())
+        }
         if missing:
-            notes.append("set before any framework initialises CUDA: " + ", ".join(sorted(missing))
-                         + " (the profile's .pth hook sets them at interpreter start)")
+            notes.append(
+                "set before any framework initialises CUDA: "
+                + ", ".join(sorted(missing))
+                + " (the profile's .pth hook sets them at interpreter start)"
+            )
             env.update(missing)
     jax_key = None
     for name in ("numpy", "torch", "tensorflow", "jax"):

@@ -105,20 +105,30 @@ def resolve_overrides(
     env = os.environ if environ is None else environ
     tpu, env = _tpu(flags, env, tpu_facts)
     if flags.cpu:
-        given = [flag for flag, value in (("--driver", flags.driver), ("--cuda", flags.cuda),
-                                          ("--compute-capability", flags.compute_capability))
-                 if value]
+        given = [
+            flag
+            for flag, value in (
+                ("--driver", flags.driver),
+                ("--cuda", flags.cuda),
+                ("--compute-capability", flags.compute_capability),
+            )
+            if value
+        ]
         if given:
             raise TargetError(f"--cpu cannot be combined with {' or '.join(given)}")
         env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
-    driver = _parsed(_pick(flags.driver, env, ENV_DRIVER), parse_driver,
-                     "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or"
-                     " two numbers)")
+    driver = _parsed(
+        _pick(flags.driver, env, ENV_DRIVER),
+        parse_driver,
+        "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or two numbers)",
+    )
     cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
-    python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python,
-                     "a Python version like 3.12")
-    origins = [(field, picked[1]) for field, picked in
-               (("driver", driver), ("cuda", cuda), ("python", python)) if picked is not None]
+    python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python, "a Python version like 3.12")
+    origins = [
+        (field, picked[1])
+        for field, picked in (("driver", driver), ("cuda", cuda), ("python", python))
+        if picked is not None
+    ]
     if flags.compute_capability:
         caps = parse_capabilities(flags.compute_capability, "--compute-capability")
     else:
@@ -142,14 +152,21 @@ def resolve_overrides(
 
 
 def _nvidia_flags(flags: TargetFlags) -> list[str]:
-    return [flag for flag, value in (("--cpu", flags.cpu), ("--driver", flags.driver),
-                                     ("--cuda", flags.cuda),
-                                     ("--compute-capability", flags.compute_capability))
-            if value]
+    return [
+        flag
+        for flag, value in (
+            ("--cpu", flags.cpu),
+            ("--driver", flags.driver),
+            ("--cuda", flags.cuda),
+            ("--compute-capability", flags.compute_capability),
+        )
+        if value
+    ]
 
 
-def _tpu(flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts]
-         ) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
+def _tpu(
+    flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts]
+) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
     """The TPU target ``--tpu`` or ``COLABENV_TPU`` names, with where it came from, and the
     environment the other target values are read from. ``--tpu`` beside ``--cpu`` or an
     NVIDIA flag is an error; ``--tpu`` leaves the NVIDIA variables out (a flag beats a
@@ -159,8 +176,10 @@ def _tpu(flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFact
     flag = flags.tpu.strip() if flags.tpu is not None else ""
     if flag:
         if given:
-            raise TargetError(f"--tpu cannot be combined with {' or '.join(given)}: they"
-                              " describe another target than a TPU host")
+            raise TargetError(
+                f"--tpu cannot be combined with {' or '.join(given)}: they"
+                " describe another target than a TPU host"
+            )
         picked = (flag, "--tpu")
         env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
     elif given or not env.get(ENV_TPU, "").strip():
@@ -168,8 +187,10 @@ def _tpu(flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFact
     else:
         gpu = [name for name in GPU_VARIABLES if env.get(name, "").strip()]
         if gpu:
-            raise TargetError(f"{ENV_TPU} and {' and '.join(gpu)} are both set: one target is"
-                              " a TPU host, the other an NVIDIA one; unset one of them")
+            raise TargetError(
+                f"{ENV_TPU} and {' and '.join(gpu)} are both set: one target is"
+                " a TPU host, the other an NVIDIA one; unset one of them"
+            )
         picked = (env[ENV_TPU].strip(), ENV_TPU)
     from colabenv.detect_tpu import parse_accelerator_type
 

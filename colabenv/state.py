@@ -32,10 +32,7 @@ COLAB_STATE_DIR = "/content/.colabenv"
 CACHE_VARIABLE = "XDG_CACHE_HOME"
 HOME_CACHE = "~/.cache"
 LEAF = "colabenv"
-NO_HOME = (
-    f"no home directory (HOME is unset and the user has no password entry); "
-    f"set {STATE_DIR_VARIABLE}"
-)
+NO_HOME = f"no home directory (HOME is unset and the user has no password entry); set {STATE_DIR_VARIABLE}"
 
 MARKER_NAME = "restart-marker.json"
 """The restart marker in the state directory, written last by the script (``verify`` reads it)."""

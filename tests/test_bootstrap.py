@@ -58,9 +58,7 @@ def test_outside_a_kernel_it_prints_the_restart_instruction(
 
 
 @pytest.mark.usefixtures("colab_kernel")
-def test_on_colab_the_kernel_process_is_ended(
-    host_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_on_colab_the_kernel_process_is_ended(host_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     killed: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append((pid, sig)))
     monkeypatch.setattr("colabenv.notebook.RESTART_GRACE_S", 0.0)
@@ -80,7 +78,9 @@ def test_restart_false_never_ends_the_kernel(
 
 
 def test_a_failing_script_returns_its_status(
-    host_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    host_env: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bad = tmp_path / "bad.toml"
@@ -94,8 +94,11 @@ def test_a_failing_script_returns_its_status(
 
 
 def test_uv_beside_the_kernels_python_is_used_when_not_on_path(
-    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    host_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    default_index: LocalIndex,
 ) -> None:
     assert (Path(sys.executable).parent / "uv").exists(), "the test venv has uv beside python"
     host_bin = Path(os.environ["PATH"].split(os.pathsep)[0])
@@ -103,8 +106,9 @@ def test_uv_beside_the_kernels_python_is_used_when_not_on_path(
     monkeypatch.setenv("PATH", f"{host_bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
     monkeypatch.delenv("COLABENV_UV", raising=False)
     profile = tmp_path / "six.toml"
-    profile.write_text(f'name = "six"\n[packages]\nrequirements = ["six"]\n'
-                       f'[install]\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "six"\n[packages]\nrequirements = ["six"]\n[install]\nindex_url = "{default_index.url}"\n'
+    )
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert colabenv.bootstrap(str(profile), cpu=True, python=python) == 0
     out = capsys.readouterr().out
@@ -135,14 +139,14 @@ def test_restart_line_reaches_a_real_cell_before_the_kernel_ends(
         profile.write_text(f'name = "kernel"\n[env]\nKERNEL_RUN = "{attempt}"\n')
         cell = nbformat.v4.new_code_cell(KERNEL_CELL.format(profile=str(profile), python=python))
         notebook = nbformat.v4.new_notebook(cells=[cell])
-        client = nbclient.NotebookClient(notebook, timeout=180, kernel_name="python3",
-                                         startup_timeout=120)
+        client = nbclient.NotebookClient(notebook, timeout=180, kernel_name="python3", startup_timeout=120)
         with pytest.raises(DeadKernelError):
             client.execute()
         text = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
         assert "COLABENV: restart required" in text, text
         assert text.rstrip().endswith(
-            "colabenv: restarting the runtime now; run the next cell after it reconnects"), text
+            "colabenv: restarting the runtime now; run the next cell after it reconnects"
+        ), text
 
 
 def test_the_kernel_flushes_and_waits_before_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,8 +164,7 @@ def test_the_kernel_flushes_and_waits_before_it_ends(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr("time.sleep", lambda seconds: events.append(f"sleep {seconds}"))
     monkeypatch.setattr(os, "kill", lambda pid, sig: events.append(f"kill {sig}"))
     _end_kernel()
-    assert events == ["flush stdout", "flush stderr", f"sleep {RESTART_GRACE_S}",
-                      f"kill {signal.SIGKILL}"]
+    assert events == ["flush stdout", "flush stderr", f"sleep {RESTART_GRACE_S}", f"kill {signal.SIGKILL}"]
     assert RESTART_GRACE_S >= 0.5
 
 
@@ -205,20 +208,26 @@ def colab_secrets(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
 def _secret_profile(tmp_path: Path, index: LocalIndex) -> Path:
     base = index.url.split("://", 1)[1]
     profile = tmp_path / "secret.toml"
-    profile.write_text('name = "secret"\n[packages]\nrequirements = ["six"]\n'
-                       f'[install]\nindex_url = "http://${{IDX_USER}}:${{IDX_TOKEN}}@{base}"\n')
+    profile.write_text(
+        'name = "secret"\n[packages]\nrequirements = ["six"]\n'
+        f'[install]\nindex_url = "http://${{IDX_USER}}:${{IDX_TOKEN}}@{base}"\n'
+    )
     return profile
 
 
 def _written_anywhere(root: Path, value: str) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()
-            and value.encode() in p.read_bytes()]
+    return [
+        p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and value.encode() in p.read_bytes()
+    ]
 
 
 @pytest.mark.usefixtures("colab_kernel")
 def test_a_variable_missing_in_a_colab_kernel_comes_from_colab_secrets(
-    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    host_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    default_index: LocalIndex,
     colab_secrets: dict[str, object],
 ) -> None:
     monkeypatch.setattr(os, "kill", lambda pid, sig: None)
@@ -227,8 +236,7 @@ def test_a_variable_missing_in_a_colab_kernel_comes_from_colab_secrets(
     monkeypatch.delenv("IDX_TOKEN", raising=False)
     colab_secrets["IDX_TOKEN"] = SECRET
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
-                                python=python)
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True, python=python)
     out = capsys.readouterr().out
     assert status == 0, out
     assert "COLABENV: installing" in out and "six" in out
@@ -240,34 +248,40 @@ def test_a_variable_missing_in_a_colab_kernel_comes_from_colab_secrets(
 
 @pytest.mark.usefixtures("colab_kernel")
 def test_a_secret_colab_does_not_have_is_said_and_the_script_stops_before_installing(
-    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    host_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    default_index: LocalIndex,
     colab_secrets: dict[str, object],
 ) -> None:
     monkeypatch.setenv("IDX_USER", "team")
     monkeypatch.delenv("IDX_TOKEN", raising=False)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
-                                python=python)
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True, python=python)
     out = capsys.readouterr().out
     assert status != 0
-    assert ("colabenv: $IDX_TOKEN is neither in the environment nor given by Colab's secrets "
-            "(SecretNotFoundError)") in out
+    assert (
+        "colabenv: $IDX_TOKEN is neither in the environment nor given by Colab's secrets "
+        "(SecretNotFoundError)"
+    ) in out
     assert "index URL needs $IDX_TOKEN, which is not set" in out
     assert "COLABENV: installing" not in out
 
 
 def test_outside_a_colab_kernel_colab_secrets_are_not_asked(
-    host_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str], default_index: LocalIndex,
+    host_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    default_index: LocalIndex,
     colab_secrets: dict[str, object],
 ) -> None:
     monkeypatch.setenv("IDX_USER", "team")
     monkeypatch.delenv("IDX_TOKEN", raising=False)
     colab_secrets["IDX_TOKEN"] = SECRET
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True,
-                                python=python)
+    status = colabenv.bootstrap(str(_secret_profile(tmp_path, default_index)), cpu=True, python=python)
     out = capsys.readouterr().out
     assert status != 0
     assert "index URL needs $IDX_TOKEN, which is not set" in out

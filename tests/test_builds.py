@@ -26,8 +26,12 @@ def _site(root: Path, dists: dict[str, str], files: dict[str, str] | None = None
 
 
 def test_a_freeze_and_a_live_environment_are_judged_by_the_same_rules(tmp_path: Path) -> None:
-    versions = {"torch": "2.6.0+cu126", "jax": "0.5.3", "jax_cuda12_pjrt": "0.5.3",
-                "tensorflow_cpu": "2.18.0"}
+    versions = {
+        "torch": "2.6.0+cu126",
+        "jax": "0.5.3",
+        "jax_cuda12_pjrt": "0.5.3",
+        "tensorflow_cpu": "2.18.0",
+    }
     live = Installed.of_scan(scan_path([str(_site(tmp_path / "site", versions))]))
     freeze = InstalledSet.from_mapping(versions)
     catalog = shipped_catalog()
@@ -43,12 +47,12 @@ def test_a_freeze_and_a_live_environment_are_judged_by_the_same_rules(tmp_path: 
 
 
 def test_files_outrank_the_catalog_and_only_the_live_environment_has_them(tmp_path: Path) -> None:
-    site = _site(tmp_path / "site", {"torch": "2.6.0"},
-                 {"torch/version.py": "__version__ = '2.6.0'\ncuda = '11.8'\n"})
+    site = _site(
+        tmp_path / "site", {"torch": "2.6.0"}, {"torch/version.py": "__version__ = '2.6.0'\ncuda = '11.8'\n"}
+    )
     catalog = shipped_catalog()
     live = framework_build(Framework.TORCH, Installed.of_scan(scan_path([str(site)])), catalog)
-    frozen = framework_build(Framework.TORCH, InstalledSet.from_mapping({"torch": "2.6.0"}),
-                             catalog)
+    frozen = framework_build(Framework.TORCH, InstalledSet.from_mapping({"torch": "2.6.0"}), catalog)
     assert live is not None and frozen is not None
     assert (live.cuda, live.evidence) == (Version("11.8"), "torch/version.py")
     assert (frozen.cuda, frozen.evidence) == (Version("12.4"), "the catalog's default variant")
@@ -57,9 +61,14 @@ def test_files_outrank_the_catalog_and_only_the_live_environment_has_them(tmp_pa
 def test_detect_warns_about_a_default_index_torch_the_driver_cannot_load() -> None:
     """A torch without a local tag is the catalog's default variant: 2.9.0 from the default index
     is a CUDA 12.8 build, which a 470 driver cannot load (detect used to say nothing)."""
-    target = Target(driver=Version("470.256.02"), cuda=None,
-                    compute_capabilities=(ComputeCapability(7, 5),), python=Version("3.11"),
-                    installed=InstalledSet.from_mapping({"torch": "2.9.0"}))
+    target = Target(
+        driver=Version("470.256.02"),
+        cuda=None,
+        compute_capabilities=(ComputeCapability(7, 5),),
+        python=Version("3.11"),
+        installed=InstalledSet.from_mapping({"torch": "2.9.0"}),
+    )
     warnings = build_warnings(target, shipped_catalog())
-    assert any(w.startswith("torch 2.9.0 is built for CUDA 12, which needs driver >=")
-               for w in warnings), warnings
+    assert any(w.startswith("torch 2.9.0 is built for CUDA 12, which needs driver >=") for w in warnings), (
+        warnings
+    )

@@ -43,9 +43,7 @@ PYTHONS = [Version(f"3.{minor}") for minor in range(8, 15)]
 
 RELEASES = [pytest.param(r, id=f"{r.framework}-{r.version}") for r in CATALOG.releases]
 VARIANTS = [
-    pytest.param(r, v, id=f"{r.framework}-{r.version}-{v.name}")
-    for r in CATALOG.releases
-    for v in r.variants
+    pytest.param(r, v, id=f"{r.framework}-{r.version}-{v.name}") for r in CATALOG.releases for v in r.variants
 ]
 CUDA_VARIANTS = [p for p in VARIANTS if not p.values[1].is_cpu]  # type: ignore[union-attr]
 CPU_VARIANTS = [p for p in VARIANTS if p.values[1].is_cpu]  # type: ignore[union-attr]
@@ -86,8 +84,12 @@ def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
     [
         (Framework.TORCH, "2.0.0", "2.15.0", [f"2.{n}" for n in range(16)]),
         (Framework.TENSORFLOW, "2.12.0", "2.21.0", [f"2.{n}" for n in range(12, 22)]),
-        (Framework.JAX, "0.4.26", "0.12.0.1",
-         ["0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12"]),
+        (
+            Framework.JAX,
+            "0.4.26",
+            "0.12.0.1",
+            ["0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.10", "0.11", "0.12"],
+        ),
     ],
 )
 def test_every_minor_line_in_scope_is_covered(
@@ -117,9 +119,33 @@ def test_releases_colab_images_ship_are_present(framework: Framework, version: s
 
 def test_every_torch_patch_release_from_2_0_to_2_15_is_listed() -> None:
     expected = {
-        "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0",
-        "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0",
-        "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1",
+        "2.0.0",
+        "2.0.1",
+        "2.1.0",
+        "2.1.1",
+        "2.1.2",
+        "2.2.0",
+        "2.2.1",
+        "2.2.2",
+        "2.3.0",
+        "2.3.1",
+        "2.4.0",
+        "2.4.1",
+        "2.5.0",
+        "2.5.1",
+        "2.6.0",
+        "2.7.0",
+        "2.7.1",
+        "2.8.0",
+        "2.9.0",
+        "2.9.1",
+        "2.10.0",
+        "2.11.0",
+        "2.12.0",
+        "2.12.1",
+        "2.13.0",
+        "2.14.0",
+        "2.14.1",
         "2.15.0",
     }
     assert {str(r.version) for r in CATALOG.releases_of(Framework.TORCH)} == expected
@@ -164,8 +190,12 @@ def test_release_has_exactly_one_cpu_variant(release: Release) -> None:
 
 
 def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -> None:
-    unconfirmed = {(str(r.framework), str(r.version), v.name): v.unconfirmed
-                   for r in CATALOG.releases for v in r.variants if v.unconfirmed is not None}
+    unconfirmed = {
+        (str(r.framework), str(r.version), v.name): v.unconfirmed
+        for r in CATALOG.releases
+        for v in r.variants
+        if v.unconfirmed is not None
+    }
     assert set(unconfirmed) == {("torch", "2.15.0", "cpu")}
     assert all(reason and len(reason) > 20 for reason in unconfirmed.values())
     assert all(v.overlay is None for r in CATALOG.releases for v in r.variants)
@@ -214,9 +244,7 @@ def test_variant_has_a_source(release: Release, variant: Variant) -> None:
 
 
 @pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
-def test_cuda_variant_has_driver_floor_and_toolkit_driver(
-    release: Release, variant: Variant
-) -> None:
+def test_cuda_variant_has_driver_floor_and_toolkit_driver(release: Release, variant: Variant) -> None:
     assert variant.cuda is not None
     floor = CATALOG.floor_driver(variant.cuda)
     toolkit = CATALOG.toolkit_driver(variant.cuda)
@@ -249,9 +277,7 @@ def test_cpu_variant_has_no_archs_and_no_pins(release: Release, variant: Variant
 
 
 @pytest.mark.parametrize(("release", "variant"), VARIANTS)
-def test_pins_are_nvidia_or_cuda_wheels_of_the_variant_cuda_line(
-    release: Release, variant: Variant
-) -> None:
+def test_pins_are_nvidia_or_cuda_wheels_of_the_variant_cuda_line(release: Release, variant: Variant) -> None:
     names = [pin.name for pin in variant.pins]
     assert len(set(names)) == len(names), "a package is pinned twice"
     for pin in variant.pins:
@@ -449,17 +475,26 @@ def test_known_fact(fact: Fact) -> None:
 @pytest.mark.parametrize(
     ("framework", "version", "default"),
     [
-        (T, "2.0.0", "cu117"), (T, "2.1.0", "cu121"), (T, "2.4.1", "cu121"),
-        (T, "2.5.0", "cu124"), (T, "2.6.0", "cu124"), (T, "2.7.0", "cu126"),
-        (T, "2.8.0", "cu128"), (T, "2.10.0", "cu128"), (T, "2.11.0", "cu130"),
-        (T, "2.14.1", "cu130"), (T, "2.15.0", "cu132"), (TF, "2.12.0", "cuda"),
-        (TF, "2.14.0", "and-cuda"), (J, "0.5.3", "cuda12"), (J, "0.11.2", "cuda12"),
-        (J, "0.12.0", "cuda12"), (J, "0.12.0.1", "cuda12"),
+        (T, "2.0.0", "cu117"),
+        (T, "2.1.0", "cu121"),
+        (T, "2.4.1", "cu121"),
+        (T, "2.5.0", "cu124"),
+        (T, "2.6.0", "cu124"),
+        (T, "2.7.0", "cu126"),
+        (T, "2.8.0", "cu128"),
+        (T, "2.10.0", "cu128"),
+        (T, "2.11.0", "cu130"),
+        (T, "2.14.1", "cu130"),
+        (T, "2.15.0", "cu132"),
+        (TF, "2.12.0", "cuda"),
+        (TF, "2.14.0", "and-cuda"),
+        (J, "0.5.3", "cuda12"),
+        (J, "0.11.2", "cuda12"),
+        (J, "0.12.0", "cuda12"),
+        (J, "0.12.0.1", "cuda12"),
     ],
 )
-def test_default_variant_is_what_pypi_serves(
-    framework: Framework, version: str, default: str
-) -> None:
+def test_default_variant_is_what_pypi_serves(framework: Framework, version: str, default: str) -> None:
     assert _release(framework, version).default_variant == default
 
 
@@ -489,12 +524,24 @@ def test_variant_sets(framework: Framework, version: str, variants: set[str]) ->
 @pytest.mark.parametrize(
     ("framework", "version", "python", "admitted"),
     [
-        (T, "2.0.0", "3.8", True), (T, "2.0.0", "3.12", False), (T, "2.2.0", "3.12", True),
-        (T, "2.5.0", "3.8", False), (T, "2.9.0", "3.9", False), (T, "2.9.0", "3.14", True),
-        (TF, "2.15.0", "3.12", False), (TF, "2.16.1", "3.12", True), (TF, "2.21.0", "3.9", False),
-        (J, "0.4.30", "3.9", True), (J, "0.4.31", "3.9", False), (J, "0.7.0", "3.10", False),
-        (J, "0.11.0", "3.11", False), (T, "2.15.0", "3.10", False), (T, "2.15.0", "3.11", True),
-        (T, "2.15.0", "3.15", True), (J, "0.12.0", "3.11", False), (J, "0.12.0.1", "3.15", True),
+        (T, "2.0.0", "3.8", True),
+        (T, "2.0.0", "3.12", False),
+        (T, "2.2.0", "3.12", True),
+        (T, "2.5.0", "3.8", False),
+        (T, "2.9.0", "3.9", False),
+        (T, "2.9.0", "3.14", True),
+        (TF, "2.15.0", "3.12", False),
+        (TF, "2.16.1", "3.12", True),
+        (TF, "2.21.0", "3.9", False),
+        (J, "0.4.30", "3.9", True),
+        (J, "0.4.31", "3.9", False),
+        (J, "0.7.0", "3.10", False),
+        (J, "0.11.0", "3.11", False),
+        (T, "2.15.0", "3.10", False),
+        (T, "2.15.0", "3.11", True),
+        (T, "2.15.0", "3.15", True),
+        (J, "0.12.0", "3.11", False),
+        (J, "0.12.0.1", "3.15", True),
     ],
 )
 def test_python_ranges(framework: Framework, version: str, python: str, admitted: bool) -> None:
@@ -504,12 +551,18 @@ def test_python_ranges(framework: Framework, version: str, python: str, admitted
 @pytest.mark.parametrize(
     ("framework", "version", "companion", "expected"),
     [
-        (T, "2.0.0", "torchvision", "0.15.1"), (T, "2.0.1", "torchaudio", "2.0.2"),
-        (T, "2.6.0", "torchvision", "0.21.0"), (T, "2.8.0", "torchvision", "0.23.0"),
-        (T, "2.12.1", "torchvision", "0.27.1"), (T, "2.14.1", "torchaudio", "2.11.0"),
-        (J, "0.5.2", "jaxlib", "0.5.1"), (J, "0.4.35", "jaxlib", "0.4.34"),
-        (J, "0.5.3", "jaxlib", "0.5.3"), (T, "2.15.0", "torchvision", "0.29.2"),
-        (T, "2.15.0", "torchaudio", "2.11.0"), (J, "0.12.0.1", "jaxlib", "0.12.0.1"),
+        (T, "2.0.0", "torchvision", "0.15.1"),
+        (T, "2.0.1", "torchaudio", "2.0.2"),
+        (T, "2.6.0", "torchvision", "0.21.0"),
+        (T, "2.8.0", "torchvision", "0.23.0"),
+        (T, "2.12.1", "torchvision", "0.27.1"),
+        (T, "2.14.1", "torchaudio", "2.11.0"),
+        (J, "0.5.2", "jaxlib", "0.5.1"),
+        (J, "0.4.35", "jaxlib", "0.4.34"),
+        (J, "0.5.3", "jaxlib", "0.5.3"),
+        (T, "2.15.0", "torchvision", "0.29.2"),
+        (T, "2.15.0", "torchaudio", "2.11.0"),
+        (J, "0.12.0.1", "jaxlib", "0.12.0.1"),
     ],
 )
 def test_companion_pairs(framework: Framework, version: str, companion: str, expected: str) -> None:
@@ -684,86 +737,149 @@ def _replace(text: str, old: str, new: str) -> str:
 
 BROKEN = [
     pytest.param(
-        lambda t: _replace(t, 'python = ">=3.10"\ndefault_variant = "cu124"\n'
-                              'companions = { torchvision = "0.1.0" }\nsource = "test"\n',
-                           'python = ">=3.10"\ndefault_variant = "cu124"\n'
-                           'companions = { torchvision = "0.1.0" }\n'),
-        "torch.toml", "release[0].source", id="release-without-source"),
+        lambda t: _replace(
+            t,
+            'python = ">=3.10"\ndefault_variant = "cu124"\n'
+            'companions = { torchvision = "0.1.0" }\nsource = "test"\n',
+            'python = ">=3.10"\ndefault_variant = "cu124"\ncompanions = { torchvision = "0.1.0" }\n',
+        ),
+        "torch.toml",
+        "release[0].source",
+        id="release-without-source",
+    ),
     pytest.param(
         lambda t: _replace(t, 'name = "cpu"\nsource = "test"\n', 'name = "cpu"\n'),
-        "torch.toml", "release[0].variant[1].source", id="variant-without-source"),
+        "torch.toml",
+        "release[0].variant[1].source",
+        id="variant-without-source",
+    ),
     pytest.param(
         lambda t: _replace(t, 'name = "cpu"\nsource = "test"\n', 'name = "cpu"\nsource = ""\n'),
-        "torch.toml", "release[0].variant[1].source", id="variant-with-empty-source"),
+        "torch.toml",
+        "release[0].variant[1].source",
+        id="variant-with-empty-source",
+    ),
     pytest.param(
         lambda t: _replace(t, 'version = "1.0.0"', 'version = "one point oh"'),
-        "torch.toml", "release[0].version", id="bad-release-version"),
+        "torch.toml",
+        "release[0].version",
+        id="bad-release-version",
+    ),
     pytest.param(
         lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "twelve"'),
-        "torch.toml", "release[0].variant[0].cuda", id="bad-cuda-version"),
+        "torch.toml",
+        "release[0].variant[0].cuda",
+        id="bad-cuda-version",
+    ),
     pytest.param(
         lambda t: _replace(t, 'python = ">=3.10"', 'python = "3.x"'),
-        "torch.toml", "release[0].python", id="bad-python-specifier"),
+        "torch.toml",
+        "release[0].python",
+        id="bad-python-specifier",
+    ),
     pytest.param(
         lambda t: _replace(t, 'local_tag = "cu124"', 'local_tag = "cu124"\ncolour = "green"'),
-        "torch.toml", "release[0].variant[0].colour", id="unknown-variant-key"),
+        "torch.toml",
+        "release[0].variant[0].colour",
+        id="unknown-variant-key",
+    ),
     pytest.param(
         lambda t: _replace(t, 'default_variant = "cu124"', 'default_variant = "cu124"\nlts = true'),
-        "torch.toml", "release[0].lts", id="unknown-release-key"),
-    pytest.param(
-        lambda t: t + t[t.index("[[release]]"):],
-        "torch.toml", "release", id="duplicate-release"),
+        "torch.toml",
+        "release[0].lts",
+        id="unknown-release-key",
+    ),
+    pytest.param(lambda t: t + t[t.index("[[release]]") :], "torch.toml", "release", id="duplicate-release"),
     pytest.param(
         lambda t: _replace(t, 'archs = "modern"', 'archs = "ancient"'),
-        "torch.toml", "release[0].variant[0].archs", id="unknown-arch-list"),
+        "torch.toml",
+        "release[0].variant[0].archs",
+        id="unknown-arch-list",
+    ),
     pytest.param(
         lambda t: _replace(t, '"compute_90"]', '"sm_eighty"]'),
-        "torch.toml", "archs.modern", id="bad-arch-entry"),
+        "torch.toml",
+        "archs.modern",
+        id="bad-arch-entry",
+    ),
     pytest.param(
         lambda t: _replace(t, 'archs = "modern"\n', ""),
-        "torch.toml", "release[0].variant[0].archs", id="cuda-variant-without-archs"),
+        "torch.toml",
+        "release[0].variant[0].archs",
+        id="cuda-variant-without-archs",
+    ),
     pytest.param(
         lambda t: _replace(t, 'name = "cpu"\n', 'name = "cpu"\narchs = "modern"\n'),
-        "torch.toml", "release[0].variant[1].archs", id="cpu-variant-with-archs"),
+        "torch.toml",
+        "release[0].variant[1].archs",
+        id="cpu-variant-with-archs",
+    ),
     pytest.param(
         lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "11.8"'),
-        "torch.toml", "release 1.0.0 variant cu124", id="cuda-variant-without-driver-floor"),
+        "torch.toml",
+        "release 1.0.0 variant cu124",
+        id="cuda-variant-without-driver-floor",
+    ),
     pytest.param(
         lambda t: _replace(t, 'cuda = "12.4"', 'cuda = "12.7"'),
-        "torch.toml", "release 1.0.0 variant cu124", id="cuda-variant-without-toolkit-driver"),
+        "torch.toml",
+        "release 1.0.0 variant cu124",
+        id="cuda-variant-without-toolkit-driver",
+    ),
     pytest.param(
         lambda t: _replace(t, 'default_variant = "cu124"', 'default_variant = "cu999"'),
-        "torch.toml", "release[0].default_variant", id="default-variant-missing"),
+        "torch.toml",
+        "release[0].default_variant",
+        id="default-variant-missing",
+    ),
     pytest.param(
         lambda t: _replace(t, 'name = "cpu"', 'name = "cu124"'),
-        "torch.toml", "release[0].variant", id="duplicate-variant"),
+        "torch.toml",
+        "release[0].variant",
+        id="duplicate-variant",
+    ),
     pytest.param(
         lambda t: _replace(t, '"nvidia-cudnn-cu12==9.1.0.70"', '"nvidia cudnn !! 9"'),
-        "torch.toml", "release[0].variant[0].pins", id="bad-pin"),
+        "torch.toml",
+        "release[0].variant[0].pins",
+        id="bad-pin",
+    ),
     pytest.param(
         lambda t: _replace(t, "https://example.invalid/cu124", "http://example.invalid/cu124"),
-        "torch.toml", "release[0].variant[0].index_url", id="plain-http-index"),
+        "torch.toml",
+        "release[0].variant[0].index_url",
+        id="plain-http-index",
+    ),
     pytest.param(
         lambda t: _replace(t, 'torchvision = "0.1.0"', 'torchvision = "zero"'),
-        "torch.toml", "release[0].companions.torchvision", id="bad-companion-version"),
+        "torch.toml",
+        "release[0].companions.torchvision",
+        id="bad-companion-version",
+    ),
     pytest.param(
-        lambda t: _replace(t, 'torchvision = "0.1.0"',
-                           'torchvision = { version = "0.1.0", follows_variant = "no" }'),
-        "torch.toml", "release[0].companions.torchvision.follows_variant",
-        id="companion-follows-variant-not-bool"),
+        lambda t: _replace(
+            t, 'torchvision = "0.1.0"', 'torchvision = { version = "0.1.0", follows_variant = "no" }'
+        ),
+        "torch.toml",
+        "release[0].companions.torchvision.follows_variant",
+        id="companion-follows-variant-not-bool",
+    ),
     pytest.param(
-        lambda t: _replace(t, 'torchvision = "0.1.0"',
-                           'torchvision = { version = "0.1.0", tag = "cu124" }'),
-        "torch.toml", "release[0].companions.torchvision.tag", id="companion-unknown-key"),
+        lambda t: _replace(t, 'torchvision = "0.1.0"', 'torchvision = { version = "0.1.0", tag = "cu124" }'),
+        "torch.toml",
+        "release[0].companions.torchvision.tag",
+        id="companion-unknown-key",
+    ),
     pytest.param(
         lambda t: _replace(t, 'framework = "torch"', 'framework = "jax"'),
-        "torch.toml", "framework", id="wrong-framework"),
+        "torch.toml",
+        "framework",
+        id="wrong-framework",
+    ),
     pytest.param(
-        lambda t: _replace(t, "schema = 1", "schema = 2"),
-        "torch.toml", "schema", id="unknown-schema"),
-    pytest.param(
-        lambda t: t + "\n[[release\n",
-        "torch.toml", "invalid TOML", id="syntax-error"),
+        lambda t: _replace(t, "schema = 1", "schema = 2"), "torch.toml", "schema", id="unknown-schema"
+    ),
+    pytest.param(lambda t: t + "\n[[release\n", "torch.toml", "invalid TOML", id="syntax-error"),
 ]
 
 
@@ -782,9 +898,11 @@ def test_broken_catalog_is_refused_with_file_and_key(
 
 
 def test_companion_table_form_is_read(tmp_path: Path) -> None:
-    torch = _replace(textwrap.dedent(TORCH), 'torchvision = "0.1.0"',
-                     'torchvision = "0.1.0", '
-                     'torchaudio = { version = "2.0.0", follows_variant = false }')
+    torch = _replace(
+        textwrap.dedent(TORCH),
+        'torchvision = "0.1.0"',
+        'torchvision = "0.1.0", torchaudio = { version = "2.0.0", follows_variant = false }',
+    )
     catalog = load_catalog(_write_catalog(tmp_path, torch=torch))
     release = catalog.release(Framework.TORCH, Version("1.0.0"))
     assert release is not None
@@ -795,16 +913,31 @@ def test_companion_table_form_is_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("drivers", "key"),
     [
-        pytest.param(DRIVERS.replace('source = "test"\n', "", 1), "major_line[0].source",
-                     id="major-line-without-source"),
-        pytest.param(DRIVERS.replace('driver = "550.54.14"', 'driver = "new"'), "toolkit[0].driver",
-                     id="bad-toolkit-driver"),
-        pytest.param(DRIVERS.replace("cuda_major = 12", 'cuda_major = "12"'),
-                     "major_line[0].cuda_major", id="cuda-major-not-integer"),
-        pytest.param(DRIVERS + DRIVERS[DRIVERS.index("[[major_line]]"):DRIVERS.index("[[tool")],
-                     "major_line", id="duplicate-major-line"),
-        pytest.param(DRIVERS.replace('label = "12.4 GA"', 'label = "12.4 GA"\nnote = "x"'),
-                     "toolkit[0].note", id="unknown-toolkit-key"),
+        pytest.param(
+            DRIVERS.replace('source = "test"\n', "", 1),
+            "major_line[0].source",
+            id="major-line-without-source",
+        ),
+        pytest.param(
+            DRIVERS.replace('driver = "550.54.14"', 'driver = "new"'),
+            "toolkit[0].driver",
+            id="bad-toolkit-driver",
+        ),
+        pytest.param(
+            DRIVERS.replace("cuda_major = 12", 'cuda_major = "12"'),
+            "major_line[0].cuda_major",
+            id="cuda-major-not-integer",
+        ),
+        pytest.param(
+            DRIVERS + DRIVERS[DRIVERS.index("[[major_line]]") : DRIVERS.index("[[tool")],
+            "major_line",
+            id="duplicate-major-line",
+        ),
+        pytest.param(
+            DRIVERS.replace('label = "12.4 GA"', 'label = "12.4 GA"\nnote = "x"'),
+            "toolkit[0].note",
+            id="unknown-toolkit-key",
+        ),
     ],
 )
 def test_broken_driver_table_is_refused(tmp_path: Path, drivers: str, key: str) -> None:
@@ -827,26 +960,33 @@ def test_missing_catalog_file_is_refused(tmp_path: Path) -> None:
 
 COMPONENT_FACTS = load_components()
 COMPONENT_RANGES = [
-    pytest.param(c, r, id=f"{c.name}{r.specifier}")
-    for c in COMPONENT_FACTS.components
-    for r in c.ranges
+    pytest.param(c, r, id=f"{c.name}{r.specifier}") for c in COMPONENT_FACTS.components for r in c.ranges
 ]
 CUDA_TOOLKIT = "cuda-toolkit"
 LEFT_OUT = {
     # no GPU code, or compilers that target every GPU of their CUDA line (header of the file)
-    "cuda-bindings", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc",
-    "nvidia-nvjitlink", "nvidia-cuda-nvcc", "nvidia-nvtx", "nvidia-cufile", "nvidia-cuda-cupti",
-    *(f"nvidia-{name}-cu{major}" for major in (11, 12)
-      for name in ("cuda-runtime", "cuda-nvrtc", "nvjitlink", "cuda-nvcc", "nvtx", "cufile",
-                   "cuda-cupti")),
+    "cuda-bindings",
+    "nvidia-nvvm",
+    "nvidia-cuda-runtime",
+    "nvidia-cuda-nvrtc",
+    "nvidia-nvjitlink",
+    "nvidia-cuda-nvcc",
+    "nvidia-nvtx",
+    "nvidia-cufile",
+    "nvidia-cuda-cupti",
+    *(
+        f"nvidia-{name}-cu{major}"
+        for major in (11, 12)
+        for name in ("cuda-runtime", "cuda-nvrtc", "nvjitlink", "cuda-nvcc", "nvtx", "cufile", "cuda-cupti")
+    ),
     # kernels for Ampere and newer only, used by the frameworks only there
-    "nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13",
+    "nvidia-cusparselt-cu12",
+    "nvidia-cusparselt-cu13",
 }
 
 
 @pytest.mark.parametrize(("component", "item"), COMPONENT_RANGES)
-def test_component_range_is_read_from_the_wheels_it_names(component: Component,
-                                                          item: ComponentRange) -> None:
+def test_component_range_is_read_from_the_wheels_it_names(component: Component, item: ComponentRange) -> None:
     assert "colabenv catalog archs" in item.source.text
     wheel_name = str(component.name).replace("-", "_")
     for version in item.checked:
@@ -856,8 +996,7 @@ def test_component_range_is_read_from_the_wheels_it_names(component: Component,
 
 
 @pytest.mark.parametrize(("component", "item"), COMPONENT_RANGES)
-def test_cuda13_components_cover_nothing_before_volta(component: Component,
-                                                      item: ComponentRange) -> None:
+def test_cuda13_components_cover_nothing_before_volta(component: Component, item: ComponentRange) -> None:
     if component.cuda_major < 13:
         return
     assert not archs_cover(item.archs, ComputeCapability(6, 1))
@@ -880,8 +1019,7 @@ def _component_names(variant: Variant) -> set[str]:
 
 
 @pytest.mark.parametrize(("release", "variant"), CUDA_VARIANTS)
-def test_every_component_a_build_pulls_in_is_known_or_left_out(release: Release,
-                                                               variant: Variant) -> None:
+def test_every_component_a_build_pulls_in_is_known_or_left_out(release: Release, variant: Variant) -> None:
     known = {str(c.name) for c in COMPONENT_FACTS.components}
     unknown = _component_names(variant) - known - LEFT_OUT
     assert not unknown, f"{release.framework} {release.version} {variant.name}: {sorted(unknown)}"

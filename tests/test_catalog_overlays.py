@@ -22,12 +22,22 @@ H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.1
 
 
 def _h200() -> Target:
-    return Target(driver=Version("580.95.05"), cuda=Version("13.0"),
-                  compute_capabilities=(ComputeCapability(9, 0),), python=Version("3.12"))
+    return Target(
+        driver=Version("580.95.05"),
+        cuda=Version("13.0"),
+        compute_capabilities=(ComputeCapability(9, 0),),
+        python=Version("3.12"),
+    )
 
 
-def torch_release(version: str, *, variant: str = "cu130", source: str = "team build",
-                  pins: str = '["nvidia-cudnn-cu13==9.24.0.43"]', extra: str = "") -> str:
+def torch_release(
+    version: str,
+    *,
+    variant: str = "cu130",
+    source: str = "team build",
+    pins: str = '["nvidia-cudnn-cu13==9.24.0.43"]',
+    extra: str = "",
+) -> str:
     """One torch release with one CUDA variant (and a cpu one), as an overlay file holds it."""
     cuda = f"{variant[2:-1]}.{variant[-1]}"
     return textwrap.dedent(f"""\
@@ -74,8 +84,9 @@ def write_profile(path: Path, body: str) -> Path:
 
 def test_an_overlay_adds_a_release_and_the_shipped_ones_stay(tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0"))
-    merged = with_overlays(shipped_catalog([Framework.TORCH]),
-                           [load_overlay(folder, "test", [Framework.TORCH])])
+    merged = with_overlays(
+        shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])]
+    )
     added = merged.release(Framework.TORCH, Version("2.99.0"))
     assert added is not None
     assert added.overlay == str(folder / "torch.toml")
@@ -86,10 +97,13 @@ def test_an_overlay_adds_a_release_and_the_shipped_ones_stay(tmp_path: Path) -> 
 
 
 def test_same_version_and_variant_the_overlay_wins_and_other_variants_stay(tmp_path: Path) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release(
-        "2.14.1", pins='["nvidia-cudnn-cu13==9.26.0.51"]', source="our rebuild"))
-    merged = with_overlays(shipped_catalog([Framework.TORCH]),
-                           [load_overlay(folder, "test", [Framework.TORCH])])
+    folder = write_overlay(
+        tmp_path / "team",
+        torch_release("2.14.1", pins='["nvidia-cudnn-cu13==9.26.0.51"]', source="our rebuild"),
+    )
+    merged = with_overlays(
+        shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])]
+    )
     release = merged.release(Framework.TORCH, Version("2.14.1"))
     assert release is not None
     assert {v.name for v in release.variants} == {"cu130", "cu126", "cu132", "cpu"}
@@ -114,21 +128,24 @@ def test_overlays_apply_in_order_the_later_winning(tmp_path: Path) -> None:
 def test_an_overlay_drivers_file_admits_a_new_cuda_line(tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0", variant="cu139"))
     with pytest.raises(CatalogOverlayError) as caught:
-        with_overlays(shipped_catalog([Framework.TORCH]),
-                      [load_overlay(folder, "test", [Framework.TORCH])])
+        with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])])
     assert "no toolkit driver for CUDA 13.9" in str(caught.value)
     assert str(folder / "torch.toml") in str(caught.value)
     assert caught.value.exit_code == 2
-    (folder / "drivers.toml").write_text(textwrap.dedent("""\
+    (folder / "drivers.toml").write_text(
+        textwrap.dedent("""\
         schema = 1
         [[toolkit]]
         version = "13.9.0"
         label = "13.9 GA"
         driver = "599.1.1"
         source = "team note"
-        """), encoding="utf-8")
-    merged = with_overlays(shipped_catalog([Framework.TORCH]),
-                           [load_overlay(folder, "test", [Framework.TORCH])])
+        """),
+        encoding="utf-8",
+    )
+    merged = with_overlays(
+        shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])]
+    )
     assert merged.toolkit_driver(Version("13.9")) == Version("599.1.1")
     assert merged.floor_driver(Version("13.9")) == Version("580.65.06"), "shipped line kept"
 
@@ -136,11 +153,14 @@ def test_an_overlay_drivers_file_admits_a_new_cuda_line(tmp_path: Path) -> None:
 def test_overlay_folders_profile_paths_first_then_the_variable_its_first_folder_last(
     tmp_path: Path,
 ) -> None:
-    profile_path = write_profile(tmp_path / "p.toml", """\
+    profile_path = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [catalog]
         paths = ["one", "two"]
-        """)
+        """,
+    )
     profile = load_profile(profile_path)
     found = overlay_folders(profile, {"COLABENV_CATALOG": "/x:/y::"})
     assert [str(p) for p, _ in found] == [str(tmp_path / "one"), str(tmp_path / "two"), "/y", "/x"]
@@ -150,11 +170,16 @@ def test_overlay_folders_profile_paths_first_then_the_variable_its_first_folder_
 
 
 def test_catalog_for_without_overlays_is_the_shipped_catalog(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p.toml", """\
+    profile = load_profile(
+        write_profile(
+            tmp_path / "p.toml",
+            """\
         name = "p"
         [frameworks]
         torch = "*"
-        """))
+        """,
+        )
+    )
     assert catalog_for(profile, {}) is shipped_catalog([Framework.TORCH])
 
 
@@ -170,28 +195,35 @@ def _torch_choice(profile: Path, environ: dict[str, str]) -> tuple[str, str | No
 
 
 def test_extends_chain_child_overlay_beats_parent_and_variable_beats_both(tmp_path: Path) -> None:
-    parent_overlay = write_overlay(tmp_path / "base" / "catalog",
-                                   torch_release("2.99.0", source="parent"))
-    child_overlay = write_overlay(tmp_path / "team" / "catalog",
-                                  torch_release("2.99.0", source="child"))
+    parent_overlay = write_overlay(tmp_path / "base" / "catalog", torch_release("2.99.0", source="parent"))
+    child_overlay = write_overlay(tmp_path / "team" / "catalog", torch_release("2.99.0", source="child"))
     env_overlay = write_overlay(tmp_path / "env", torch_release("2.99.0", source="env"))
-    write_profile(tmp_path / "base" / "base.toml", """\
+    write_profile(
+        tmp_path / "base" / "base.toml",
+        """\
         name = "base"
         [frameworks]
         torch = ">=2.99"
         [catalog]
         paths = ["catalog"]
-        """)
-    parent_only = write_profile(tmp_path / "base" / "only.toml", """\
+        """,
+    )
+    parent_only = write_profile(
+        tmp_path / "base" / "only.toml",
+        """\
         name = "only"
         extends = "base.toml"
-        """)
-    child = write_profile(tmp_path / "team" / "team.toml", """\
+        """,
+    )
+    child = write_profile(
+        tmp_path / "team" / "team.toml",
+        """\
         name = "team"
         extends = "../base/base.toml"
         [catalog]
         paths = ["catalog/"]
-        """)
+        """,
+    )
     version, source_file, reason = _torch_choice(parent_only, {})
     assert (version, source_file) == ("2.99.0", str(parent_overlay / "torch.toml"))
     assert f"from the catalog overlay {parent_overlay / 'torch.toml'}" in reason
@@ -201,20 +233,26 @@ def test_extends_chain_child_overlay_beats_parent_and_variable_beats_both(tmp_pa
     assert source_file == str(env_overlay / "torch.toml")
 
 
-def test_colabenv_catalog_adds_a_release_resolve_names_the_file(
-    runner: Runner, tmp_path: Path
-) -> None:
+def test_colabenv_catalog_adds_a_release_resolve_names_the_file(runner: Runner, tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team catalog", torch_release("2.99.0"))
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = ">=2.99"
-        """)
+        """,
+    )
     without = runner("resolve", profile, *H200)
     assert without.returncode == 3
     assert "the catalog has no torch release matching it" in without.stderr
-    done = runner("resolve", profile, "--json", *H200,
-                  env={"COLABENV_CATALOG": f"{tmp_path / 'missing-is-checked-first'}"})
+    done = runner(
+        "resolve",
+        profile,
+        "--json",
+        *H200,
+        env={"COLABENV_CATALOG": f"{tmp_path / 'missing-is-checked-first'}"},
+    )
     assert done.returncode == 2
     assert "missing-is-checked-first: not a folder (named by COLABENV_CATALOG)" in done.stderr
     assert done.stdout == ""
@@ -233,15 +271,19 @@ def test_colabenv_catalog_adds_a_release_resolve_names_the_file(
 
 
 def test_a_broken_overlay_file_is_exit_2_naming_file_and_key(runner: Runner, tmp_path: Path) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release("2.99.0").replace(
-        'archs = ["sm_75"', 'archs = ["sm75"'))
-    profile = write_profile(tmp_path / "p.toml", """\
+    folder = write_overlay(
+        tmp_path / "team", torch_release("2.99.0").replace('archs = ["sm_75"', 'archs = ["sm75"')
+    )
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = "*"
         [catalog]
         paths = ["team"]
-        """)
+        """,
+    )
     done = runner("resolve", profile, *H200)
     assert done.returncode == 2
     assert done.stdout == ""
@@ -257,13 +299,16 @@ def test_a_profile_overlay_folder_that_holds_no_catalog_file_is_refused(
     runner: Runner, tmp_path: Path
 ) -> None:
     (tmp_path / "empty").mkdir()
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = "*"
         [catalog]
         paths = ["empty"]
-        """)
+        """,
+    )
     done = runner("resolve", profile, *H200)
     assert done.returncode == 2
     assert "no catalog file in it (named by p.toml [catalog] paths" in done.stderr
@@ -273,13 +318,16 @@ def test_profiles_check_validates_the_overlays(runner: Runner, tmp_path: Path) -
     folder = write_overlay(tmp_path / "catalog", torch_release("2.99.0"))
     jax = folder / "jax.toml"
     jax.write_text('schema = 1\nframework = "torch"\n', encoding="utf-8")
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = "*"
         [catalog]
         paths = ["catalog"]
-        """)
+        """,
+    )
     done = runner("profiles", "check", profile)
     assert done.returncode == 2, done.stdout
     assert f"catalog overlay {jax}: framework: expected 'jax'" in done.stderr
@@ -301,11 +349,16 @@ UNCONFIRMED = 'unconfirmed = true\nunconfirmed_reason = "archs carried over from
 
 def test_an_unconfirmed_build_is_refused_with_the_reason_unless_allowed(tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = load_profile(write_profile(tmp_path / "p.toml", """\
+    profile = load_profile(
+        write_profile(
+            tmp_path / "p.toml",
+            """\
         name = "p"
         [frameworks]
         torch = ">=2.99"
-        """))
+        """,
+        )
+    )
     catalog = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
     with pytest.raises(ResolutionError) as caught:
         resolve(profile, _h200(), catalog)
@@ -315,38 +368,52 @@ def test_an_unconfirmed_build_is_refused_with_the_reason_unless_allowed(tmp_path
     allowed = resolve(profile, _h200(), catalog, allow_unconfirmed=True)
     (choice,) = allowed.choices
     assert choice.variant == "cu130"
-    assert "unconfirmed (archs carried over from 2.14.1 cu130), allowed by --allow-unconfirmed" \
-        in choice.reason
+    assert (
+        "unconfirmed (archs carried over from 2.14.1 cu130), allowed by --allow-unconfirmed" in choice.reason
+    )
     assert any("is unconfirmed" in w for w in allowed.warnings)
-    with_key = load_profile(write_profile(tmp_path / "q.toml", """\
+    with_key = load_profile(
+        write_profile(
+            tmp_path / "q.toml",
+            """\
         name = "q"
         [frameworks]
         torch = ">=2.99"
         [catalog]
         allow_unconfirmed = true
-        """))
+        """,
+        )
+    )
     choice = resolve(with_key, _h200(), catalog).choices[0]
     assert "allowed by the profile's [catalog] allow_unconfirmed" in choice.reason
 
 
 def test_an_unconfirmed_build_is_passed_over_for_a_confirmed_one(tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = load_profile(write_profile(tmp_path / "p.toml", """\
+    profile = load_profile(
+        write_profile(
+            tmp_path / "p.toml",
+            """\
         name = "p"
         [frameworks]
         torch = "*"
-        """))
+        """,
+        )
+    )
     resolution = resolve(profile, _h200(), catalog_for(profile, {"COLABENV_CATALOG": str(folder)}))
     assert resolution.choices[0].release == Version("2.15.0")
 
 
 def test_allow_unconfirmed_flag_on_the_command_line(runner: Runner, tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = ">=2.99"
-        """)
+        """,
+    )
     env = {"COLABENV_CATALOG": str(folder)}
     refused = runner("render", profile, *H200, env=env)
     assert refused.returncode == 3
@@ -375,11 +442,14 @@ def test_unconfirmed_marking_is_checked(tmp_path: Path, extra: str, key: str, pr
 def test_allow_unconfirmed_in_a_profile_must_be_a_boolean(tmp_path: Path) -> None:
     from colabenv.errors import ProfileError
 
-    path = write_profile(tmp_path / "p.toml", """\
+    path = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [catalog]
         allow_unconfirmed = "yes"
-        """)
+        """,
+    )
     with pytest.raises(ProfileError) as caught:
         load_profile(path)
     assert "catalog.allow_unconfirmed" in str(caught.value)
@@ -392,15 +462,25 @@ def test_allow_unconfirmed_in_a_profile_must_be_a_boolean(tmp_path: Path) -> Non
 def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_path: Path) -> None:
     """``verify --profile`` expects what render would install: the profile's overlay release."""
     write_overlay(tmp_path / "catalog", torch_release("2.99.0"))
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = ">=2.99"
         [catalog]
         paths = ["catalog"]
-        """)
-    done = runner("verify", "--json", "--profile", profile, "--timeout", "30",
-                  env={"COLABENV_STATE_DIR": str(tmp_path / "state"), "COLABENV_CATALOG": None})
+        """,
+    )
+    done = runner(
+        "verify",
+        "--json",
+        "--profile",
+        profile,
+        "--timeout",
+        "30",
+        env={"COLABENV_STATE_DIR": str(tmp_path / "state"), "COLABENV_CATALOG": None},
+    )
     assert done.returncode == 1, done.stderr
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert "no resolution" not in checks["versions"]["detail"], checks["versions"]
@@ -408,14 +488,23 @@ def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_p
 
 
 def test_a_broken_overlay_of_the_verified_profile_is_exit_2(runner: Runner, tmp_path: Path) -> None:
-    profile = write_profile(tmp_path / "p.toml", """\
+    profile = write_profile(
+        tmp_path / "p.toml",
+        """\
         name = "p"
         [frameworks]
         torch = "*"
-        """)
-    done = runner("verify", "--profile", profile,
-                  env={"COLABENV_STATE_DIR": str(tmp_path / "state"),
-                       "COLABENV_CATALOG": str(tmp_path / "nothing-here")})
+        """,
+    )
+    done = runner(
+        "verify",
+        "--profile",
+        profile,
+        env={
+            "COLABENV_STATE_DIR": str(tmp_path / "state"),
+            "COLABENV_CATALOG": str(tmp_path / "nothing-here"),
+        },
+    )
     assert done.returncode == 2
     assert "nothing-here: not a folder (named by COLABENV_CATALOG)" in done.stderr
     assert done.stdout == ""
@@ -423,17 +512,26 @@ def test_a_broken_overlay_of_the_verified_profile_is_exit_2(runner: Runner, tmp_
 
 def test_overlays_keep_the_tpu_builds(tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team", torch_release("2.99.0"))
-    profile = load_profile(write_profile(tmp_path / "p.toml", """\
+    profile = load_profile(
+        write_profile(
+            tmp_path / "p.toml",
+            """\
         name = "p"
         [frameworks]
         jax = "==0.6.2"
         torch = "==2.9.0"
-        """))
+        """,
+        )
+    )
     shipped = catalog_for(profile, {})
     merged = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
     assert merged.tpu == shipped.tpu and merged.tpu.builds
-    target = Target(driver=None, cuda=None, compute_capabilities=(), python=Version("3.11"),
-                    tpu=TpuTarget("v5e", "v5e-1", 1))
+    target = Target(
+        driver=None,
+        cuda=None,
+        compute_capabilities=(),
+        python=Version("3.11"),
+        tpu=TpuTarget("v5e", "v5e-1", 1),
+    )
     resolution = resolve(profile, target, merged)
-    assert [(c.framework.value, c.variant) for c in resolution.choices] == [
-        ("torch", "tpu"), ("jax", "tpu")]
+    assert [(c.framework.value, c.variant) for c in resolution.choices] == [("torch", "tpu"), ("jax", "tpu")]

@@ -21,9 +21,17 @@ from tests.support.fixtures import Runner
 FULL = Path("/dev/full")
 FULL_LINE = "colabenv: cannot write to standard output: No space left on device"
 FINGERPRINT = {
-    "target": {"driver": "550.54.15", "cuda": "12.4", "compute_capabilities": ["7.5"],
-               "python": "3.11", "platform": "linux_x86_64"},
-    "gpus": [], "runtime": "colab", "installed": {}, "packages": {},
+    "target": {
+        "driver": "550.54.15",
+        "cuda": "12.4",
+        "compute_capabilities": ["7.5"],
+        "python": "3.11",
+        "platform": "linux_x86_64",
+    },
+    "gpus": [],
+    "runtime": "colab",
+    "installed": {},
+    "packages": {},
 }
 
 needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this system")
@@ -57,9 +65,7 @@ COMMANDS = list(_commands(Path("/nonexistent/only-the-names")))
 
 @needs_dev_full
 @pytest.mark.parametrize("name", COMMANDS)
-def test_a_full_standard_output_is_one_line_and_a_failure(
-    runner: Runner, tmp_path: Path, name: str
-) -> None:
+def test_a_full_standard_output_is_one_line_and_a_failure(runner: Runner, tmp_path: Path, name: str) -> None:
     done = runner(*_commands(tmp_path)[name], stdout_path=FULL)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [FULL_LINE]
@@ -69,26 +75,29 @@ def test_a_full_standard_output_is_one_line_and_a_failure(
 def test_a_full_standard_output_at_the_final_flush_only(runner: Runner) -> None:
     """A short output stays in the buffer until the command ends: the failure shows at the
     flush, which is the command's, not the interpreter's."""
-    done = runner("profiles", "check", "pytorch", stdout_path=FULL,
-                  env={"PYTHONUNBUFFERED": None})
+    done = runner("profiles", "check", "pytorch", stdout_path=FULL, env={"PYTHONUNBUFFERED": None})
     assert done.returncode == 2
     assert done.stderr.splitlines() == [FULL_LINE]
 
 
 def test_a_closed_standard_output_is_one_line(runner: Runner) -> None:
     exe = runner.exe
-    done = subprocess.run([str(exe), "profiles", "list"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, timeout=60,
-                          preexec_fn=lambda: os.close(1), check=False)
+    done = subprocess.run(
+        [str(exe), "profiles", "list"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+        check=False,
+    )
     assert done.returncode == 2
-    assert done.stderr.splitlines() == [
-        "colabenv: cannot write to standard output: it is closed"]
+    assert done.stderr.splitlines() == ["colabenv: cannot write to standard output: it is closed"]
 
 
 @pytest.mark.parametrize("argv", [["profiles", "check", "pytorch"], ["render", "pytorch", "--cpu"]])
 def test_a_pipe_closed_early_is_quiet(runner: Runner, argv: list[str]) -> None:
-    process = subprocess.Popen([str(runner.exe), *argv], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen([str(runner.exe), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None
     process.stdout.close()
     stderr = process.stderr.read().decode()
@@ -98,11 +107,17 @@ def test_a_pipe_closed_early_is_quiet(runner: Runner, argv: list[str]) -> None:
 
 def test_python_dash_m_works_like_the_console_script(runner: Runner) -> None:
     script = runner("profiles", "list")
-    module = subprocess.run([sys.executable, "-m", "colabenv", "profiles", "list"],
-                            capture_output=True, text=True, timeout=60, check=False)
+    module = subprocess.run(
+        [sys.executable, "-m", "colabenv", "profiles", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert (module.returncode, module.stdout, module.stderr) == (0, script.stdout, "")
-    usage = subprocess.run([sys.executable, "-m", "colabenv", "nope"],
-                           capture_output=True, text=True, timeout=60, check=False)
+    usage = subprocess.run(
+        [sys.executable, "-m", "colabenv", "nope"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert usage.returncode == 2
     assert usage.stderr.startswith("usage: colabenv ")
 
@@ -136,16 +151,16 @@ def _marked_host(tmp_path: Path) -> dict[str, str]:
         'name = "marked"\n[frameworks]\ntorch = "==2.6.*"\n'
         f'[install]\npytorch_index_url = "https://h.example/{MARKUP}/whl"\n'
     )
-    return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '')}",
-            "COLABENV_STATE_DIR": str(tmp_path / MARKUP)}
+    return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '')}", "COLABENV_STATE_DIR": str(tmp_path / MARKUP)}
 
 
 def _in_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     """Run ``argv`` with its standard output on a pseudo-terminal 250 columns wide."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 250, 0, 0))
-    process = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+    process = subprocess.Popen(
+        argv, stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -165,12 +180,20 @@ def _in_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, 
 
 
 def test_resolve_into_a_pipe_is_one_plain_line_per_framework(runner: Runner) -> None:
-    done = runner("resolve", "all-three", "--driver", "580.65.06", "--compute-capability", "9.0",
-                  "--python", "3.12", env={"COLUMNS": "40"})
+    done = runner(
+        "resolve",
+        "all-three",
+        "--driver",
+        "580.65.06",
+        "--compute-capability",
+        "9.0",
+        "--python",
+        "3.12",
+        env={"COLUMNS": "40"},
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == ("all-three for driver 580.65.06, CUDA 13.0, compute capability 9.0,"
-                        " Python 3.12")
+    assert lines[0] == ("all-three for driver 580.65.06, CUDA 13.0, compute capability 9.0, Python 3.12")
     assert [line.split()[0] for line in lines[1:4]] == ["torch", "tensorflow", "jax"]
     assert all(": newest release satisfying" in line for line in lines[1:4])
     assert all(line.startswith("warning: ") for line in lines[4:])
@@ -201,8 +224,17 @@ def test_detect_in_a_terminal_shows_markup_in_data_as_text(runner: Runner, tmp_p
 def test_resolve_in_a_terminal_shows_markup_in_data_as_text(runner: Runner, tmp_path: Path) -> None:
     _marked_host(tmp_path)
     env = {**os.environ, "TERM": "xterm"}
-    argv = [str(runner.exe), "resolve", str(tmp_path / "p.toml"), "--driver", "550.54.15",
-            "--compute-capability", "7.5", "--python", "3.12"]
+    argv = [
+        str(runner.exe),
+        "resolve",
+        str(tmp_path / "p.toml"),
+        "--driver",
+        "550.54.15",
+        "--compute-capability",
+        "7.5",
+        "--python",
+        "3.12",
+    ]
     code, shown, stderr = _in_terminal(argv, env, tmp_path)
     assert (code, stderr) == (0, ""), shown
     assert BOX & set(shown)

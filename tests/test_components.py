@@ -81,8 +81,7 @@ cudart = ["nvidia-cuda-runtime-cu12==12.6.77.*"]
 cusolver = ["nvidia-cusolver-cu12==11.7.1.2.*", "nvidia-cublas-cu12==12.6.4.1.*"]
 """
 
-P100, V100, T4, GTX1080TI, RTX3090 = (ComputeCapability.parse(c)
-                                      for c in ("6.0", "7.0", "7.5", "6.1", "8.6"))
+P100, V100, T4, GTX1080TI, RTX3090 = (ComputeCapability.parse(c) for c in ("6.0", "7.0", "7.5", "6.1", "8.6"))
 MAXWELL, BLACKWELL = ComputeCapability.parse("5.2"), ComputeCapability.parse("12.0")
 KEPLER = ComputeCapability.parse("3.7")
 
@@ -126,54 +125,96 @@ def _swap(old: str, new: str, count: int = 1) -> Callable[[str], str]:
     def mutate(text: str) -> str:
         assert old in text, old
         return text.replace(old, new, count)
+
     return mutate
 
 
 BROKEN = [
-    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = "~=9.0"'),
-                 "component[0].range[1].versions", id="not-a-range"),
-    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,<9.x1"'),
-                 "component[0].range[1].versions", id="bad-bound"),
-    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,>=9.1"'),
-                 "component[0].range[1].versions", id="two-lower-bounds"),
-    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=9.11,<9.0"'),
-                 "component[0].range[1].versions", id="empty-range"),
-    pytest.param(_swap('versions = ">=9.0,<9.11"', 'versions = ">=8.9.5,<9.11"'),
-                 "component[0].range", id="overlapping-ranges"),
-    pytest.param(_swap('checked = ["9.0.0.312", "9.10.2.21"]', 'checked = ["9.11.0.98"]'),
-                 "component[0].range[1].checked", id="checked-outside-range"),
-    pytest.param(_swap('checked = ["9.0.0.312", "9.10.2.21"]', "checked = []"),
-                 "component[0].range[1].checked", id="nothing-checked"),
-    pytest.param(_swap('checked = ["9.0.0.312", "9.10.2.21"]\nsource = "test"\n',
-                       'checked = ["9.0.0.312", "9.10.2.21"]\n'),
-                 "component[0].range[1].source", id="range-without-source"),
-    pytest.param(_swap('archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]',
-                       'archs = ["sm_7.5"]'),
-                 "component[0].range[2].archs", id="bad-arch"),
-    pytest.param(_swap('archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]',
-                       "archs = []"),
-                 "component[0].range[2].archs", id="no-archs"),
-    pytest.param(_swap("cuda_major = 12", "cuda_major = 13"), "component[0].cuda_major",
-                 id="cuda-major-against-name"),
-    pytest.param(_swap('name = "nvidia-cusparselt-cu12"', 'name = "nvidia-cudnn-cu12"'),
-                 "component", id="duplicate-component"),
-    pytest.param(_swap('name = "nvidia-cusparselt-cu12"', 'name = "cusparselt"'),
-                 "component[1].name", id="not-nvidia"),
-    pytest.param(_swap("cuda_major = 12\n", "cuda_major = 12\nlibrary = \"x\"\n"),
-                 "component[0].library", id="unknown-key"),
-    pytest.param(_swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', 'cublas = ["cublas !!"]'),
-                 "toolkit_meta[0].extras.cublas", id="bad-meta-pin"),
-    pytest.param(_swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', "cublas = []"),
-                 "toolkit_meta[0].extras.cublas", id="empty-meta-extra"),
-    pytest.param(lambda t: t + t[t.index("[[toolkit_meta]]"):], "toolkit_meta",
-                 id="duplicate-meta"),
+    pytest.param(
+        _swap('versions = ">=9.0,<9.11"', 'versions = "~=9.0"'),
+        "component[0].range[1].versions",
+        id="not-a-range",
+    ),
+    pytest.param(
+        _swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,<9.x1"'),
+        "component[0].range[1].versions",
+        id="bad-bound",
+    ),
+    pytest.param(
+        _swap('versions = ">=9.0,<9.11"', 'versions = ">=9.0,>=9.1"'),
+        "component[0].range[1].versions",
+        id="two-lower-bounds",
+    ),
+    pytest.param(
+        _swap('versions = ">=9.0,<9.11"', 'versions = ">=9.11,<9.0"'),
+        "component[0].range[1].versions",
+        id="empty-range",
+    ),
+    pytest.param(
+        _swap('versions = ">=9.0,<9.11"', 'versions = ">=8.9.5,<9.11"'),
+        "component[0].range",
+        id="overlapping-ranges",
+    ),
+    pytest.param(
+        _swap('checked = ["9.0.0.312", "9.10.2.21"]', 'checked = ["9.11.0.98"]'),
+        "component[0].range[1].checked",
+        id="checked-outside-range",
+    ),
+    pytest.param(
+        _swap('checked = ["9.0.0.312", "9.10.2.21"]', "checked = []"),
+        "component[0].range[1].checked",
+        id="nothing-checked",
+    ),
+    pytest.param(
+        _swap(
+            'checked = ["9.0.0.312", "9.10.2.21"]\nsource = "test"\n',
+            'checked = ["9.0.0.312", "9.10.2.21"]\n',
+        ),
+        "component[0].range[1].source",
+        id="range-without-source",
+    ),
+    pytest.param(
+        _swap('archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]', 'archs = ["sm_7.5"]'),
+        "component[0].range[2].archs",
+        id="bad-arch",
+    ),
+    pytest.param(
+        _swap('archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]', "archs = []"),
+        "component[0].range[2].archs",
+        id="no-archs",
+    ),
+    pytest.param(
+        _swap("cuda_major = 12", "cuda_major = 13"), "component[0].cuda_major", id="cuda-major-against-name"
+    ),
+    pytest.param(
+        _swap('name = "nvidia-cusparselt-cu12"', 'name = "nvidia-cudnn-cu12"'),
+        "component",
+        id="duplicate-component",
+    ),
+    pytest.param(
+        _swap('name = "nvidia-cusparselt-cu12"', 'name = "cusparselt"'), "component[1].name", id="not-nvidia"
+    ),
+    pytest.param(
+        _swap("cuda_major = 12\n", 'cuda_major = 12\nlibrary = "x"\n'),
+        "component[0].library",
+        id="unknown-key",
+    ),
+    pytest.param(
+        _swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', 'cublas = ["cublas !!"]'),
+        "toolkit_meta[0].extras.cublas",
+        id="bad-meta-pin",
+    ),
+    pytest.param(
+        _swap('cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]', "cublas = []"),
+        "toolkit_meta[0].extras.cublas",
+        id="empty-meta-extra",
+    ),
+    pytest.param(lambda t: t + t[t.index("[[toolkit_meta]]") :], "toolkit_meta", id="duplicate-meta"),
 ]
 
 
 @pytest.mark.parametrize(("mutate", "key"), BROKEN)
-def test_broken_component_facts_are_refused(
-    tmp_path: Path, mutate: Callable[[str], str], key: str
-) -> None:
+def test_broken_component_facts_are_refused(tmp_path: Path, mutate: Callable[[str], str], key: str) -> None:
     with pytest.raises(CatalogError) as caught:
         _facts(tmp_path, mutate(FACTS))
     message = str(caught.value)
@@ -199,8 +240,12 @@ def test_broken_component_facts_are_refused(
         pytest.param([KEPLER], None, [], id="never-covered"),
     ],
 )
-def test_cudnn_coverage(facts: ComponentFacts, gpus: list[ComputeCapability],
-                        requirement: str | None, held: list[ComputeCapability]) -> None:
+def test_cudnn_coverage(
+    facts: ComponentFacts,
+    gpus: list[ComputeCapability],
+    requirement: str | None,
+    held: list[ComputeCapability],
+) -> None:
     cudnn = facts.component("nvidia-cudnn-cu12")
     assert cudnn is not None
     found = coverage(cudnn, gpus)
@@ -231,10 +276,10 @@ def test_a_gpu_the_library_never_supported_holds_nothing_back(facts: ComponentFa
 
 
 def test_a_new_gpu_is_held_to_newer_releases(tmp_path: Path) -> None:
-    text = FACTS.replace('archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", '
-                         '"sm_90", "compute_90"]',
-                         'archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", '
-                         '"sm_86", "sm_90"]')
+    text = FACTS.replace(
+        'archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]',
+        'archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]',
+    )
     cudnn = _facts(tmp_path, text).component("nvidia-cudnn-cu12")
     assert cudnn is not None
     found = coverage(cudnn, [BLACKWELL])
@@ -246,10 +291,14 @@ def test_a_new_gpu_is_held_to_newer_releases(tmp_path: Path) -> None:
 
 
 def test_gpus_no_single_release_covers(tmp_path: Path) -> None:
-    text = FACTS.replace('"sm_50", "sm_60", "sm_61", "sm_70", "sm_80", "sm_90", "sm_100", '
-                         '"sm_120", "compute_120"', '"sm_50", "sm_60", "sm_61", "sm_70", "sm_80"')
-    text = text.replace('"sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", '
-                        '"compute_90"', '"sm_50", "sm_60", "sm_61"')
+    text = FACTS.replace(
+        '"sm_50", "sm_60", "sm_61", "sm_70", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"',
+        '"sm_50", "sm_60", "sm_61", "sm_70", "sm_80"',
+    )
+    text = text.replace(
+        '"sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"',
+        '"sm_50", "sm_60", "sm_61"',
+    )
     cudnn = _facts(tmp_path, text).component("nvidia-cudnn-cu12")
     assert cudnn is not None
     found = coverage(cudnn, [P100, BLACKWELL])
@@ -263,14 +312,21 @@ def test_gpus_no_single_release_covers(tmp_path: Path) -> None:
 
 
 def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -> None:
-    pins = ["cuda-toolkit[cublas,cudart,nvtx]==12.6.3", "nvidia-cudnn-cu12==9.10.2.21",
-            "nvidia-nccl-cu12==2.27.5", "cuda-bindings>=12.9.4,<13"]
+    pins = [
+        "cuda-toolkit[cublas,cudart,nvtx]==12.6.3",
+        "nvidia-cudnn-cu12==9.10.2.21",
+        "nvidia-nccl-cu12==2.27.5",
+        "cuda-bindings>=12.9.4,<13",
+    ]
     found = pulled_in(pins, facts)
     assert [(str(p.component.name), str(p.specifier)) for p in found] == [
-        ("nvidia-cublas-cu12", "==12.6.4.1.*"), ("nvidia-cudnn-cu12", "==9.10.2.21")]
+        ("nvidia-cublas-cu12", "==12.6.4.1.*"),
+        ("nvidia-cudnn-cu12", "==9.10.2.21"),
+    ]
     through_cusolver = pulled_in(["cuda-toolkit[cusolver]==12.6.3.0"], facts)
     assert [p.pin for p in through_cusolver] == [
-        "cuda-toolkit[cusolver]==12.6.3.0 (nvidia-cublas-cu12==12.6.4.1.*)"]
+        "cuda-toolkit[cusolver]==12.6.3.0 (nvidia-cublas-cu12==12.6.4.1.*)"
+    ]
     assert found[0].pin == "cuda-toolkit[cublas]==12.6.3 (nvidia-cublas-cu12==12.6.4.1.*)"
     assert pulled_in(["cuda-toolkit[cublas]==12.9.1", "cuda-toolkit[cublas]>=12.6"], facts) == ()
     only_cudnn = pulled_in([*pins, "not a requirement !!"], facts, {"nvidia-cudnn-cu12"})
@@ -284,16 +340,21 @@ def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -
 def test_installed_components_without_kernels_for_a_gpu_are_problems(
     facts: ComponentFacts,
 ) -> None:
-    installed = {"nvidia-cudnn-cu12": "9.28.0.42", "nvidia-cublas-cu12": "12.9.1.4",
-                 "torch": "2.8.0+cu126", "nvidia-nccl-cu12": "2.27.5"}
+    installed = {
+        "nvidia-cudnn-cu12": "9.28.0.42",
+        "nvidia-cublas-cu12": "12.9.1.4",
+        "torch": "2.8.0+cu126",
+        "nvidia-nccl-cu12": "2.27.5",
+    }
     problems = component_problems(installed, [GTX1080TI, RTX3090, GTX1080TI], facts)
     assert len(problems) == 1
     problem = problems[0]
-    assert (problem.library, problem.version, problem.gpu) == ("nvidia-cudnn-cu12", "9.28.0.42",
-                                                               GTX1080TI)
+    assert (problem.library, problem.version, problem.gpu) == ("nvidia-cudnn-cu12", "9.28.0.42", GTX1080TI)
     assert problem.last_covering == Version("9.10.2.21")
-    assert problem.message == ("nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_61 (GPU 6.1); "
-                               "9.10.2.21 is the last release that covers it")
+    assert problem.message == (
+        "nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_61 (GPU 6.1); "
+        "9.10.2.21 is the last release that covers it"
+    )
     assert component_problems(installed, [T4], facts) == ()
     assert component_problems(installed, [], facts) == ()
 
@@ -309,8 +370,7 @@ def test_installed_components_without_kernels_for_a_gpu_are_problems(
         ({"nvidia-cudnn-cu13": "9.28.0.42"}, 0),  # no facts for it here
     ],
 )
-def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, str],
-                                   count: int) -> None:
+def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, str], count: int) -> None:
     assert len(component_problems(installed, [P100, V100], facts)) == count
 
 
@@ -320,9 +380,7 @@ def test_which_installs_are_judged(facts: ComponentFacts, installed: dict[str, s
 
 @pytest.mark.network
 @pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
-def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
-    runner: Runner, tmp_path: Path, resolver: str
-) -> None:
+def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(runner: Runner, tmp_path: Path, resolver: str) -> None:
     """The real ``colabenv lock`` path against the real package index: jax's cuda12 extra
     admits any cuDNN 9, and only the resolution's constraint keeps the lock on a release with
     Pascal kernels (without it the lock takes the newest cuDNN, which has none)."""
@@ -331,11 +389,20 @@ def test_a_jax_lock_for_a_p100_holds_cudnn_below_9_11(
     target = ("--driver", "560.35.03", "--compute-capability", "6.0", "--python", "3.11")
     shown = runner("resolve", str(profile), "--json", *target)
     assert shown.returncode == 0, shown.stderr
-    assert "nvidia-cudnn-cu12<9.11" in [c["requirement"] for c in
-                                        json.loads(shown.stdout)["constraints"]]
+    assert "nvidia-cudnn-cu12<9.11" in [c["requirement"] for c in json.loads(shown.stdout)["constraints"]]
     out = tmp_path / "jax.lock"
-    done = runner("lock", str(profile), "-o", str(out), "--resolver", resolver, "--quiet",
-                  *target, env={"UV_INDEX_URL": None, "PIP_INDEX_URL": None}, timeout=900)
+    done = runner(
+        "lock",
+        str(profile),
+        "-o",
+        str(out),
+        "--resolver",
+        resolver,
+        "--quiet",
+        *target,
+        env={"UV_INDEX_URL": None, "PIP_INDEX_URL": None},
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     pins = dict(read_lock(out).pins)
     assert pins["jax-cuda12-plugin"], pins

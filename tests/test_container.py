@@ -44,15 +44,13 @@ HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadoli
 
 TARGETS = {
     "cpu": Target(None, None, (), Version("3.12")),
-    "colab-t4": Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
-                       Version("3.12")),
-    "h100": Target(Version("580.65.06"), Version("13.0"), (ComputeCapability(9, 0),),
-                   Version("3.12")),
+    "colab-t4": Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version("3.12")),
+    "h100": Target(Version("580.65.06"), Version("13.0"), (ComputeCapability(9, 0),), Version("3.12")),
 }
 T4_FLAGS = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.12")
 GOLDEN = {name: path for name, _d, path in golden_profiles()}
 HOSTILE_VALUES = {
-    "QUOTES": 'a "b" \'c\' d',
+    "QUOTES": "a \"b\" 'c' d",
     "DOLLAR": "$HOME $x{y} $(touch CANARY) `touch CANARY`",
     "BACKSLASH_END": "C:\\temp\\",
     "BACKSLASH_QUOTE": 'x\\"y\\\\$z\\',
@@ -68,23 +66,23 @@ def _resolve(path: Path, target: Target) -> tuple[Profile, Resolution]:
 
 
 def _script(profile: Profile, resolution: Resolution, lock: LockInput | None = None) -> str:
-    lines = render_script(resolution, profile, colabenv_version=__version__,
-                          helper_source=helper_source(), lock=lock)
+    lines = render_script(
+        resolution, profile, colabenv_version=__version__, helper_source=helper_source(), lock=lock
+    )
     return "\n".join(lines) + "\n"
 
 
-def _dockerfile(profile: Profile, resolution: Resolution, lock: LockInput | None = None,
-                **extra: object) -> str:
+def _dockerfile(
+    profile: Profile, resolution: Resolution, lock: LockInput | None = None, **extra: object
+) -> str:
     script = _script(profile, resolution, lock)
-    lines = render_dockerfile(resolution, profile, script, colabenv_version=__version__,
-                              lock=lock, **extra)  # type: ignore[arg-type]
+    lines = render_dockerfile(resolution, profile, script, colabenv_version=__version__, lock=lock, **extra)  # type: ignore[arg-type]
     return "\n".join(lines) + "\n"
 
 
 def _apptainer(profile: Profile, resolution: Resolution, **extra: object) -> str:
     script = _script(profile, resolution)
-    lines = render_apptainer(resolution, profile, script, colabenv_version=__version__,
-                             **extra)  # type: ignore[arg-type]
+    lines = render_apptainer(resolution, profile, script, colabenv_version=__version__, **extra)  # type: ignore[arg-type]
     return "\n".join(lines) + "\n"
 
 
@@ -108,8 +106,12 @@ def _lock_for(resolution: Resolution) -> LockInput:
 def _hadolint(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(text, encoding="utf-8")
-    return subprocess.run([HADOLINT, "--failure-threshold", "error", str(dockerfile)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [HADOLINT, "--failure-threshold", "error", str(dockerfile)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,7 +127,7 @@ def _instructions(text: str) -> list[str]:
         if re.match(r"\s*#", line) or (not current and not line.strip()):
             continue
         continued = re.search(r"\\[ \t]*$", line)
-        current.append(line[:continued.start()] if continued else line)
+        current.append(line[: continued.start()] if continued else line)
         if not continued:
             instructions.append("".join(current).strip())
             current = []
@@ -143,7 +145,7 @@ def _double_quoted(word: str) -> tuple[str, str]:
         assert index < len(word), f"no closing quote in {word!r}"
         char = word[index]
         if char == '"':
-            return "".join(value), word[index + 1:]
+            return "".join(value), word[index + 1 :]
         assert char != "$", f"an unescaped $ would be substituted: {word!r}"
         if char == "\\" and index + 1 < len(word) and word[index + 1] in '"$\\':
             index += 1
@@ -159,8 +161,11 @@ def _pairs(instruction: str) -> dict[str, str]:
     while rest.strip():
         rest = rest.lstrip()
         key, _, rest = rest.partition("=")
-        value, rest = _double_quoted(rest) if rest.startswith('"') else (
-            rest.split(None, 1)[0], rest[len(rest.split(None, 1)[0]):])
+        value, rest = (
+            _double_quoted(rest)
+            if rest.startswith('"')
+            else (rest.split(None, 1)[0], rest[len(rest.split(None, 1)[0]) :])
+        )
         found[key] = value
     return found
 
@@ -170,9 +175,13 @@ def _sh_environment(section: list[str], names: list[str], tmp_path: Path) -> dic
     env_file = tmp_path / "environment.sh"
     env_file.write_text("\n".join(section) + "\n", encoding="utf-8")
     probe = "import json, os, sys; print(json.dumps({n: os.environ.get(n) for n in sys.argv[1:]}))"
-    done = subprocess.run(["sh", "-c", f'. "$1"; shift; exec "{sys.executable}" -c "$0" "$@"',
-                           probe, str(env_file), *names],
-                          capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    done = subprocess.run(
+        ["sh", "-c", f'. "$1"; shift; exec "{sys.executable}" -c "$0" "$@"', probe, str(env_file), *names],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     values: dict[str, str] = json.loads(done.stdout)
     return values
@@ -197,15 +206,19 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 
 def _golden_cases() -> list[tuple[str, str, bool]]:
-    return [(name, target, locked) for name in sorted(GOLDEN) for target in TARGETS
-            for locked in (False, True)]
+    return [
+        (name, target, locked) for name in sorted(GOLDEN) for target in TARGETS for locked in (False, True)
+    ]
 
 
-@pytest.mark.parametrize(("name", "target", "locked"), _golden_cases(),
-                         ids=[f"{n}-{t}-{'lock' if lk else 'resolve'}"
-                              for n, t, lk in _golden_cases()])
-def test_every_golden_dockerfile_passes_hadolint(name: str, target: str, locked: bool,
-                                                 tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "target", "locked"),
+    _golden_cases(),
+    ids=[f"{n}-{t}-{'lock' if lk else 'resolve'}" for n, t, lk in _golden_cases()],
+)
+def test_every_golden_dockerfile_passes_hadolint(
+    name: str, target: str, locked: bool, tmp_path: Path
+) -> None:
     try:
         profile, resolution = _resolve(GOLDEN[name], TARGETS[target])
     except ResolutionError as error:
@@ -235,8 +248,7 @@ def test_a_lock_gives_hash_checked_installs_in_the_copied_script() -> None:
     profile, resolution = _resolve(GOLDEN["pytorch"], TARGETS["colab-t4"])
     lock = _lock_for(resolution)
     script = _script(profile, resolution, lock)
-    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0",
-                                       lock=lock)) + "\n"
+    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0", lock=lock)) + "\n"
     assert "--require-hashes --no-deps" in script
     assert hashlib.sha256(script.encode()).hexdigest() in text
     assert "# installs exactly the lockfile team.lock, hash-checked" in text
@@ -255,8 +267,9 @@ def test_the_dockerfile_says_what_it_is_and_how_to_check_it() -> None:
     text = _dockerfile(profile, resolution)
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert f"# profile: pytorch ({resolution.profile_hash})" in header
-    assert ("# target: driver 550.54.15, CUDA 12.4, compute capability 7.5, Python 3.12, "
-            "linux_x86_64") in header
+    assert (
+        "# target: driver 550.54.15, CUDA 12.4, compute capability 7.5, Python 3.12, linux_x86_64"
+    ) in header
     assert "# check: docker run --rm --gpus all IMAGE colabenv verify" in header
     assert any("needs NVIDIA driver >= " in line for line in header)
     instructions = _instructions(text)
@@ -267,8 +280,7 @@ def test_the_dockerfile_says_what_it_is_and_how_to_check_it() -> None:
     run = next(i for i in instructions if "setup.sh" in i and i.startswith("RUN"))
     assert "COLABENV_STATE_DIR=/var/lib/colabenv" in run and "COLABENV_SKIP_PREFLIGHT=1" in run
     assert "ENV COLABENV_STATE_DIR=/var/lib/colabenv" in instructions
-    assert _pairs(next(i for i in instructions if "PYTORCH_CUDA_ALLOC_CONF" in i)) == dict(
-        resolution.env)
+    assert _pairs(next(i for i in instructions if "PYTORCH_CUDA_ALLOC_CONF" in i)) == dict(resolution.env)
     install = next(i for i in instructions if "pip install" in i)
     assert f"colabenv=={__version__}" in install and "--no-cache-dir" in install
     assert "sys.version_info[:2] == (3, 12)" in install
@@ -327,15 +339,17 @@ def test_a_hadolint_clean_value_with_backslashes(tmp_path: Path) -> None:
 def test_a_value_that_is_not_one_printable_line_is_refused(value: str, tmp_path: Path) -> None:
     profile, resolution = _resolve(_hostile_profile(tmp_path, {"NOTE": value}), TARGETS["cpu"])
     for render in (_dockerfile, _apptainer):
-        with pytest.raises(ProfileError, match=r"team.toml: env.NOTE: a value for a container "
-                                               r"image must be one printable line"):
+        with pytest.raises(
+            ProfileError,
+            match=r"team.toml: env.NOTE: a value for a container "
+            r"image must be one printable line",
+        ):
             render(profile, resolution)
     assert _script(profile, resolution), "the script itself takes the value"
 
 
 def test_an_apptainer_template_in_a_value_is_refused(tmp_path: Path) -> None:
-    profile, resolution = _resolve(_hostile_profile(tmp_path, {"T": "a {{ secret }} b"}),
-                                   TARGETS["cpu"])
+    profile, resolution = _resolve(_hostile_profile(tmp_path, {"T": "a {{ secret }} b"}), TARGETS["cpu"])
     with pytest.raises(ProfileError, match=r"env.T: holds \{\{ ... \}\}"):
         _apptainer(profile, resolution)
     assert "{{ secret }}" in _dockerfile(profile, resolution)
@@ -349,22 +363,25 @@ def test_a_template_from_a_lock_file_name_is_refused_too() -> None:
     script = _script(profile, resolution, lock)
     with pytest.raises(UsageError, match=r"holds \{\{ ... \}\}"):
         list(render_apptainer(resolution, profile, script, colabenv_version="0", lock=lock))
-    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0",
-                                       lock=lock))
+    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0", lock=lock))
     assert _pairs(_instructions(text)[1])["colabenv.lock"] == "{{ TOKEN }}.lock"
 
 
 def test_packages_and_apt_names_stay_in_the_script(tmp_path: Path) -> None:
-    extra = ('[packages]\nrequirements = ["evil-pkg[x]>=1 ; python_version > \'3\'"]\n'
-             '[apt]\npackages = ["libevil1"]')
+    extra = (
+        "[packages]\nrequirements = [\"evil-pkg[x]>=1 ; python_version > '3'\"]\n"
+        '[apt]\npackages = ["libevil1"]'
+    )
     profile, resolution = _resolve(_hostile_profile(tmp_path, {}, extra), TARGETS["cpu"])
     text = _dockerfile(profile, resolution)
     assert "evil" not in text
     assert "evil-pkg" in _script(profile, resolution)
 
 
-@pytest.mark.parametrize("image", ["python:3.12\nRUN touch CANARY", "python:3.12 AS x",
-                                   "Python:3.12", "python:3.12@sha256:abc", "-v", ""])
+@pytest.mark.parametrize(
+    "image",
+    ["python:3.12\nRUN touch CANARY", "python:3.12 AS x", "Python:3.12", "python:3.12@sha256:abc", "-v", ""],
+)
 def test_a_base_image_that_is_not_a_reference_is_refused(image: str) -> None:
     assert not is_image_reference(image)
     profile, resolution = _resolve(GOLDEN["cpu-only"], TARGETS["cpu"])
@@ -372,8 +389,15 @@ def test_a_base_image_that_is_not_a_reference_is_refused(image: str) -> None:
         _dockerfile(profile, resolution, base_image=image)
 
 
-@pytest.mark.parametrize("image", ["python:3.12-slim-bookworm", "registry.example:5000/ml/py:3.12",
-                                   "localhost/base", f"python@sha256:{'a' * 64}"])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "python:3.12-slim-bookworm",
+        "registry.example:5000/ml/py:3.12",
+        "localhost/base",
+        f"python@sha256:{'a' * 64}",
+    ],
+)
 def test_a_base_image_reference_becomes_the_from_line(image: str, tmp_path: Path) -> None:
     profile, resolution = _resolve(GOLDEN["cpu-only"], TARGETS["cpu"])
     text = _dockerfile(profile, resolution, base_image=image)
@@ -383,8 +407,7 @@ def test_a_base_image_reference_becomes_the_from_line(image: str, tmp_path: Path
 
 
 def test_index_variables_come_as_build_secrets_never_as_arguments(tmp_path: Path) -> None:
-    extra = ('[install]\nextra_index_urls = ["https://${USER}:${TOKEN}@pypi.example.internal/'
-             'simple"]')
+    extra = '[install]\nextra_index_urls = ["https://${USER}:${TOKEN}@pypi.example.internal/simple"]'
     profile, resolution = _resolve(_hostile_profile(tmp_path, {}, extra), TARGETS["cpu"])
     text = _dockerfile(profile, resolution)
     run = next(i for i in _instructions(text) if "setup.sh" in i and i.startswith("RUN"))
@@ -402,8 +425,7 @@ def test_index_variables_come_as_build_secrets_never_as_arguments(tmp_path: Path
 def test_the_setup_script_hash_is_checked_before_it_runs() -> None:
     profile, resolution = _resolve(GOLDEN["cpu-only"], TARGETS["cpu"])
     script = _script(profile, resolution)
-    text = "\n".join(render_dockerfile(resolution, profile, script,
-                                       colabenv_version=__version__)) + "\n"
+    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version=__version__)) + "\n"
     run = next(i for i in _instructions(text) if "setup.sh" in i and i.startswith("RUN"))
     digest = hashlib.sha256(script.encode()).hexdigest()
     assert run.index(f"echo '{digest}  /opt/colabenv-build/setup.sh'") < run.index("sha256sum")
@@ -427,8 +449,7 @@ def test_a_non_linux_platform_is_refused() -> None:
 def test_an_arm_target_gets_an_arm_image() -> None:
     arm = Target(None, None, (), Version("3.12"), platform="linux_aarch64")
     profile, resolution = _resolve(GOLDEN["cpu-only"], arm)
-    assert _instructions(_dockerfile(profile, resolution))[0].startswith(
-        "FROM --platform=linux/arm64 ")
+    assert _instructions(_dockerfile(profile, resolution))[0].startswith("FROM --platform=linux/arm64 ")
 
 
 def test_a_colabenv_wheel_is_copied_and_checked() -> None:
@@ -457,12 +478,10 @@ def test_wheel_names() -> None:
 def test_the_apptainer_definition_has_its_sections(tmp_path: Path) -> None:
     profile, resolution = _resolve(GOLDEN["pytorch"], TARGETS["colab-t4"])
     script = _script(profile, resolution)
-    text = "\n".join(render_apptainer(resolution, profile, script,
-                                      colabenv_version=__version__)) + "\n"
+    text = "\n".join(render_apptainer(resolution, profile, script, colabenv_version=__version__)) + "\n"
     assert text.splitlines()[:2] == ["Bootstrap: docker", "From: python:3.12-slim-bookworm"]
     sections = _sections(text)
-    assert list(sections) == ["header", "%labels", "%files", "%post", "%environment",
-                              "%runscript", "%test"]
+    assert list(sections) == ["header", "%labels", "%files", "%post", "%environment", "%runscript", "%test"]
     labels = dict(line.strip().split(" ", 1) for line in sections["%labels"])
     assert labels["colabenv.profile"] == "pytorch"
     assert labels["colabenv.profile-hash"] == resolution.profile_hash
@@ -472,21 +491,26 @@ def test_the_apptainer_definition_has_its_sections(tmp_path: Path) -> None:
     assert post[0] == "set -eu"
     assert f"--no-cache-dir colabenv=={__version__}" in post[2]
     digest = hashlib.sha256(script.encode()).hexdigest()
-    assert post[3] == (f"echo '{digest}  /opt/colabenv-build/setup.sh' > "
-                       "/opt/colabenv-build/setup.sh.sha256")
-    assert any(line.endswith("bash /opt/colabenv-build/setup.sh") and
-               "COLABENV_STATE_DIR=/var/lib/colabenv COLABENV_SKIP_PREFLIGHT=1" in line
-               for line in post)
-    values = _sh_environment(sections["%environment"],
-                             ["COLABENV_STATE_DIR", "PYTHONNOUSERSITE", "PYTORCH_CUDA_ALLOC_CONF"],
-                             tmp_path)
-    assert values == {"COLABENV_STATE_DIR": "/var/lib/colabenv", "PYTHONNOUSERSITE": "1",
-                      **dict(resolution.env)}
+    assert post[3] == (f"echo '{digest}  /opt/colabenv-build/setup.sh' > /opt/colabenv-build/setup.sh.sha256")
+    assert any(
+        line.endswith("bash /opt/colabenv-build/setup.sh")
+        and "COLABENV_STATE_DIR=/var/lib/colabenv COLABENV_SKIP_PREFLIGHT=1" in line
+        for line in post
+    )
+    values = _sh_environment(
+        sections["%environment"],
+        ["COLABENV_STATE_DIR", "PYTHONNOUSERSITE", "PYTORCH_CUDA_ALLOC_CONF"],
+        tmp_path,
+    )
+    assert values == {
+        "COLABENV_STATE_DIR": "/var/lib/colabenv",
+        "PYTHONNOUSERSITE": "1",
+        **dict(resolution.env),
+    }
     assert sections["%runscript"] == ['    exec colabenv verify "$@"']
     assert sections["%test"] == ["    colabenv verify"]
     post_text = "\n".join(sections["%post"]) + "\n"
-    check = subprocess.run(["sh", "-n"], input=post_text, capture_output=True, text=True,
-                           timeout=30)
+    check = subprocess.run(["sh", "-n"], input=post_text, capture_output=True, text=True, timeout=30)
     assert check.returncode == 0, check.stderr
 
 
@@ -494,8 +518,7 @@ def test_the_apptainer_definition_has_its_sections(tmp_path: Path) -> None:
 # The command line
 
 
-def test_o_dir_writes_the_script_and_the_dockerfile_that_names_it(runner: Runner,
-                                                                  tmp_path: Path) -> None:
+def test_o_dir_writes_the_script_and_the_dockerfile_that_names_it(runner: Runner, tmp_path: Path) -> None:
     done = runner("render", "pytorch", *T4_FLAGS, "--format", "dockerfile", "-o", "ctx")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
@@ -512,8 +535,7 @@ def test_o_dir_writes_the_script_and_the_dockerfile_that_names_it(runner: Runner
 
 
 def test_apptainer_o_dir_and_stdout(runner: Runner, tmp_path: Path) -> None:
-    done = runner("render", "cpu-only", "--cpu", "--python", "3.11", "--format", "apptainer",
-                  "-o", "sif")
+    done = runner("render", "cpu-only", "--cpu", "--python", "3.11", "--format", "apptainer", "-o", "sif")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (tmp_path / "sif").iterdir()) == ["apptainer.def", "setup.sh"]
     printed = runner("render", "cpu-only", "--cpu", "--python", "3.11", "--format", "apptainer")
@@ -532,27 +554,47 @@ def test_a_dockerfile_on_stdout_says_to_render_the_script_beside_it(runner: Runn
 def test_a_colabenv_wheel_lands_in_the_build_folder(runner: Runner, tmp_path: Path) -> None:
     wheel = tmp_path / f"colabenv-{__version__}-py3-none-any.whl"
     wheel.write_bytes(b"PK\x03\x04 not really a wheel, but a zip's magic")
-    done = runner("render", "cpu-only", "--cpu", "--python", "3.12", "--format", "dockerfile",
-                  "-o", "ctx", "--colabenv-wheel", wheel)
+    done = runner(
+        "render",
+        "cpu-only",
+        "--cpu",
+        "--python",
+        "3.12",
+        "--format",
+        "dockerfile",
+        "-o",
+        "ctx",
+        "--colabenv-wheel",
+        wheel,
+    )
     assert done.returncode == 0, done.stderr
     copied = tmp_path / "ctx" / wheel.name
     assert copied.read_bytes() == wheel.read_bytes()
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert f"echo '{digest}  /opt/colabenv-build/{wheel.name}'" in (
-        tmp_path / "ctx" / "Dockerfile").read_text(encoding="utf-8")
+        tmp_path / "ctx" / "Dockerfile"
+    ).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--base-image", "python:3.12"], "--base-image and --colabenv-wheel go with --format"),
-    (["--format", "dockerfile", "--colabenv-wheel", "colabenv-0-py3-none-any.whl"],
-     "--colabenv-wheel needs -o DIR"),
-    (["--format", "dockerfile", "-o", "ctx", "--colabenv-wheel", "other-1-py3-none-any.whl"],
-     "not a colabenv wheel file name"),
-    (["--format", "dockerfile", "--base-image", "x\nRUN y"], "is not an image reference"),
-    (["--format", "dockerfile", "--python", "3.9"], "Python of 3.10 or newer"),
-])
-def test_bad_image_arguments_exit_2_with_nothing_written(argv: list[str], message: str,
-                                                         runner: Runner, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--base-image", "python:3.12"], "--base-image and --colabenv-wheel go with --format"),
+        (
+            ["--format", "dockerfile", "--colabenv-wheel", "colabenv-0-py3-none-any.whl"],
+            "--colabenv-wheel needs -o DIR",
+        ),
+        (
+            ["--format", "dockerfile", "-o", "ctx", "--colabenv-wheel", "other-1-py3-none-any.whl"],
+            "not a colabenv wheel file name",
+        ),
+        (["--format", "dockerfile", "--base-image", "x\nRUN y"], "is not an image reference"),
+        (["--format", "dockerfile", "--python", "3.9"], "Python of 3.10 or newer"),
+    ],
+)
+def test_bad_image_arguments_exit_2_with_nothing_written(
+    argv: list[str], message: str, runner: Runner, tmp_path: Path
+) -> None:
     done = runner("render", _bare_profile(tmp_path), "--cpu", *argv)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
@@ -573,19 +615,19 @@ def test_a_refused_env_value_writes_nothing(runner: Runner, tmp_path: Path) -> N
     profile = _hostile_profile(tmp_path, {"NOTE": "one\ntwo"})
     done = runner("render", profile, "--cpu", "--format", "dockerfile", "-o", "ctx")
     assert done.returncode == 2
-    assert "team.toml: env.NOTE: a value for a container image must be one printable line" in (
-        done.stderr)
+    assert "team.toml: env.NOTE: a value for a container image must be one printable line" in (done.stderr)
     assert not (tmp_path / "ctx").exists()
 
 
-def test_a_real_lock_makes_a_hash_checked_image(runner: Runner, tmp_path: Path,
-                                                default_index: LocalIndex,
-                                                pytorch_index: LocalIndex) -> None:
+def test_a_real_lock_makes_a_hash_checked_image(
+    runner: Runner, tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+) -> None:
     """``colabenv lock`` against the local indexes, then the image of that lock."""
     profile = write_profile(tmp_path, default_index, pytorch_index)
     lock = lock_profile(profile, tmp_path / "team.lock", "uv")
-    done = runner("render", profile, "--lock", tmp_path / "team.lock", *LOCK_T4, "--format",
-                  "dockerfile", "-o", "ctx")
+    done = runner(
+        "render", profile, "--lock", tmp_path / "team.lock", *LOCK_T4, "--format", "dockerfile", "-o", "ctx"
+    )
     assert done.returncode == 0, done.stderr
     script = (tmp_path / "ctx" / "setup.sh").read_text(encoding="utf-8")
     assert "--require-hashes --no-deps" in script

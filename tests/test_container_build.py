@@ -69,8 +69,9 @@ def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Podman]:
     work = tmp_path_factory.mktemp("image-base")
     home = Path(tempfile.mkdtemp(prefix="colabenv-podman-"))
     with LocalIndex(colabenv_wheelhouse(work / "wheelhouse", __version__)) as own:
-        rootfs = python_rootfs(work / "rootfs", f"[global]\nindex-url = {own.url}\n",
-                               loads_for=[Path(uv_bin())])
+        rootfs = python_rootfs(
+            work / "rootfs", f"[global]\nindex-url = {own.url}\n", loads_for=[Path(uv_bin())]
+        )
         base = tar_rootfs(rootfs, work / "base.tar")
         engine, reasons = None, []
         for runtime in runtimes():
@@ -108,8 +109,7 @@ def _argv(flags: TargetFlags) -> list[str]:
     argv = ["--python", str(flags.python)]
     if flags.cpu:
         return ["--cpu", *argv]
-    return ["--driver", str(flags.driver), "--compute-capability",
-            ",".join(flags.compute_capability), *argv]
+    return ["--driver", str(flags.driver), "--compute-capability", ",".join(flags.compute_capability), *argv]
 
 
 def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
@@ -132,17 +132,24 @@ def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
 def _standins(root: Path, version: str, variant: str) -> Standins:
     """torch of that release and variant computing on the CPU, its NVIDIA wheels and the rest
     of what its metadata names."""
-    specs = [*release_specs("torch", version, variant),
-             *(WheelSpec("default", "", name, v, requires) for name, v, requires in ORDINARY)]
+    specs = [
+        *release_specs("torch", version, variant),
+        *(WheelSpec("default", "", name, v, requires) for name, v, requires in ORDINARY),
+    ]
     specs += _nvidia_specs(specs)
     specs += _other_pin_specs(specs)
-    return build_standins(root, [replace(s, files=_behaviour_files(s.name, s.version))
-                                 if s.name == "torch" else s for s in specs])
+    return build_standins(
+        root,
+        [replace(s, files=_behaviour_files(s.name, s.version)) if s.name == "torch" else s for s in specs],
+    )
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
-    target: str, podman: Podman, runner: Runner, tmp_path: Path,
+    target: str,
+    podman: Podman,
+    runner: Runner,
+    tmp_path: Path,
 ) -> None:
     """A CPU target, and a T4 target built where there is no NVIDIA driver: the script's
     preflight would refuse that host but for the COLABENV_SKIP_PREFLIGHT the image sets."""
@@ -151,25 +158,34 @@ def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
     standins = _standins(tmp_path / "standins", version, variant)
     with LocalIndex(standins.default) as default, LocalIndex(standins.pytorch) as pytorch:
         profile = tmp_path / "cluster.toml"
-        profile.write_text(PROFILE.format(torch=version, note=json.dumps(VALUE),
-                                          port=default.port, pytorch=pytorch.base_url),
-                           encoding="utf-8")
-        done = runner("render", profile, *_argv(TARGETS[target]), "--format", "dockerfile",
-                      "-o", "ctx")
+        profile.write_text(
+            PROFILE.format(
+                torch=version, note=json.dumps(VALUE), port=default.port, pytorch=pytorch.base_url
+            ),
+            encoding="utf-8",
+        )
+        done = runner("render", profile, *_argv(TARGETS[target]), "--format", "dockerfile", "-o", "ctx")
         assert done.returncode == 0, done.stderr
         secrets = tmp_path / "secrets"
         secrets.mkdir()
         (secrets / "IDX_USER").write_text("team\n")
         (secrets / "IDX_TOKEN").write_text(TOKEN + "\n")
-        built = engine.build(tmp_path / "ctx", IMAGE,
-                             "--secret", f"id=IDX_USER,src={secrets / 'IDX_USER'}",
-                             "--secret", f"id=IDX_TOKEN,src={secrets / 'IDX_TOKEN'}")
+        built = engine.build(
+            tmp_path / "ctx",
+            IMAGE,
+            "--secret",
+            f"id=IDX_USER,src={secrets / 'IDX_USER'}",
+            "--secret",
+            f"id=IDX_TOKEN,src={secrets / 'IDX_TOKEN'}",
+        )
         assert built.returncode == 0, built.stdout[-6000:] + built.stderr[-3000:]
         assert "COLABENV: restart required" in built.stdout
-        assert "COLABENV: installing (uv): torch==" in built.stdout, \
+        assert "COLABENV: installing (uv): torch==" in built.stdout, (
             "colabenv's uv, beside python3, is the installer the script's auto picks"
-        assert any(TOKEN in auth for auth in _decoded(default.authorizations)), \
+        )
+        assert any(TOKEN in auth for auth in _decoded(default.authorizations)), (
             "the secrets reached the script's index URL"
+        )
 
     verified = engine.run(IMAGE, "colabenv", "verify", "--json")
     report = json.loads(verified.stdout)
@@ -201,8 +217,7 @@ def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
         script.write("echo edited by hand\n")
     refused = engine.build(tampered, "localhost/colabenv-test-tampered:latest")
     assert refused.returncode != 0
-    assert "setup.sh is not the script this definition was rendered with" in (
-        refused.stdout + refused.stderr)
+    assert "setup.sh is not the script this definition was rendered with" in (refused.stdout + refused.stderr)
     assert "edited by hand" not in refused.stdout
 
 

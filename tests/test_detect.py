@@ -364,8 +364,11 @@ def test_nvml_lost_gpu_is_skipped_and_shutdown_still_runs() -> None:
 
 
 def test_nvml_bytes_answers_from_old_bindings() -> None:
-    nvml = FakeNvml(driver=b"535.183.01", cuda=12020,
-                    devices=[FakeDevice(b"NVIDIA GeForce RTX 3090", (8, 6), 24576, 24000)])
+    nvml = FakeNvml(
+        driver=b"535.183.01",
+        cuda=12020,
+        devices=[FakeDevice(b"NVIDIA GeForce RTX 3090", (8, 6), 24576, 24000)],
+    )
     fingerprint = detect(probe=make_probe(nvml=nvml))
     assert fingerprint.target.driver == Version("535.183.01")
     assert fingerprint.target.cuda == Version("12.2")
@@ -373,8 +376,11 @@ def test_nvml_bytes_answers_from_old_bindings() -> None:
 
 
 def test_nvml_without_cuda_version_falls_back_to_the_catalog() -> None:
-    nvml = FakeNvml(driver="580.65.06", cuda_error="Function Not Found",
-                    devices=[FakeDevice("NVIDIA H100 80GB HBM3", (9, 0), 81559, 81000)])
+    nvml = FakeNvml(
+        driver="580.65.06",
+        cuda_error="Function Not Found",
+        devices=[FakeDevice("NVIDIA H100 80GB HBM3", (9, 0), 81559, 81000)],
+    )
     fingerprint = detect(probe=make_probe(nvml=nvml, smi=never_run))
     assert fingerprint.target.cuda == Version("13.0")
     assert "NVML: no CUDA version from the driver (Function Not Found)" in fingerprint.notes
@@ -415,17 +421,13 @@ def test_kernel_module_version_texts(name: str) -> None:
         ("open-aarch64-570.133.20.txt", "570.133.20", "12.8"),
     ],
 )
-def test_driver_from_proc_alone_derives_max_cuda_from_the_catalog(
-    name: str, driver: str, cuda: str
-) -> None:
+def test_driver_from_proc_alone_derives_max_cuda_from_the_catalog(name: str, driver: str, cuda: str) -> None:
     files = {PROC_FILE: (PROC / name).read_text()}
     fingerprint = detect(probe=make_probe(files=files))
     assert fingerprint.target.driver == Version(driver)
     assert fingerprint.target.cuda == Version(cuda)
     assert fingerprint.target.compute_capabilities == ()
-    assert f"max CUDA {cuda} derived from driver {driver} (catalog driver table)" in (
-        fingerprint.notes
-    )
+    assert f"max CUDA {cuda} derived from driver {driver} (catalog driver table)" in (fingerprint.notes)
     assert f"driver {driver} found but no GPU could be listed" in fingerprint.notes
 
 
@@ -481,9 +483,7 @@ def test_smi_query_rows_with_unknown_fields() -> None:
     proc=st.text(max_size=300),
     returncode=st.sampled_from([0, 0, 1, 9, -9, 255]),
 )
-def test_arbitrary_host_output_never_crashes(
-    query: str, banner: str, proc: str, returncode: int
-) -> None:
+def test_arbitrary_host_output_never_crashes(query: str, banner: str, proc: str, returncode: int) -> None:
     def run(argv: Sequence[str], timeout: float) -> Completed:
         out = query if any(a.startswith("--query-gpu") for a in argv) else banner
         return Completed(tuple(argv), returncode, out, "", False)
@@ -498,8 +498,9 @@ def test_arbitrary_host_output_never_crashes(
 @given(
     lines=st.lists(
         st.one_of(
-            st.from_regex(r"[A-Za-z0-9 ._-]{1,30}, [0-9.\[\]A-Za-z/]{1,8}(, [0-9N/A\[\]]{0,8}){3}",
-                          fullmatch=True),
+            st.from_regex(
+                r"[A-Za-z0-9 ._-]{1,30}, [0-9.\[\]A-Za-z/]{1,8}(, [0-9N/A\[\]]{0,8}){3}", fullmatch=True
+            ),
             st.text(max_size=60),
         ),
         max_size=8,
@@ -555,8 +556,11 @@ def test_driver_override_replaces_the_detected_driver_and_its_cuda() -> None:
 
 
 def test_driver_and_cuda_flags_win_over_environment() -> None:
-    env = {"COLABENV_DRIVER_VERSION": "535.183.01", "COLABENV_CUDA_VERSION": "12.2",
-           "COLABENV_COMPUTE_CAPABILITY": "8.6"}
+    env = {
+        "COLABENV_DRIVER_VERSION": "535.183.01",
+        "COLABENV_CUDA_VERSION": "12.2",
+        "COLABENV_COMPUTE_CAPABILITY": "8.6",
+    }
     fingerprint = detect(overrides(env, driver="550.54.15"), probe=make_probe())
     assert fingerprint.target.driver == Version("550.54.15")
     assert fingerprint.target.cuda == Version("12.2")
@@ -595,22 +599,35 @@ def test_capabilities_without_any_driver_are_refused() -> None:
         ({"driver": "550.54.15+local"}, {}, "--driver: '550.54.15+local' is not an NVIDIA"),
         ({"driver": "9999.1"}, {}, "--driver: '9999.1' is not an NVIDIA driver version"),
         ({"driver": "0.1"}, {}, "--driver: '0.1' is not an NVIDIA driver version"),
-        ({}, {"COLABENV_DRIVER_VERSION": "\u0665\u0665\u0660.54"},
-         "COLABENV_DRIVER_VERSION: '\u0665\u0665\u0660.54' is not an NVIDIA driver version"),
+        (
+            {},
+            {"COLABENV_DRIVER_VERSION": "\u0665\u0665\u0660.54"},
+            "COLABENV_DRIVER_VERSION: '\u0665\u0665\u0660.54' is not an NVIDIA driver version",
+        ),
         ({"cuda": "1!12.4"}, {}, "--cuda: '1!12.4' is not a CUDA version like 12.4"),
-        ({}, {"COLABENV_CUDA_VERSION": "12.4.dev0"},
-         "COLABENV_CUDA_VERSION: '12.4.dev0' is not a CUDA version"),
-        ({"compute_capability": ["7.10"]}, {},
-         "--compute-capability: '7.10' is not a compute capability"),
-        ({"compute_capability": ["99.9"]}, {},
-         "--compute-capability: '99.9' is not a compute capability"),
-        ({"compute_capability": ["\u0667.\u0665"]}, {},
-         "--compute-capability: '\u0667.\u0665' is not a compute capability"),
-        ({}, {"COLABENV_COMPUTE_CAPABILITY": "7.5,99.99"},
-         "COLABENV_COMPUTE_CAPABILITY: '99.99' is not a compute capability"),
+        (
+            {},
+            {"COLABENV_CUDA_VERSION": "12.4.dev0"},
+            "COLABENV_CUDA_VERSION: '12.4.dev0' is not a CUDA version",
+        ),
+        ({"compute_capability": ["7.10"]}, {}, "--compute-capability: '7.10' is not a compute capability"),
+        ({"compute_capability": ["99.9"]}, {}, "--compute-capability: '99.9' is not a compute capability"),
+        (
+            {"compute_capability": ["\u0667.\u0665"]},
+            {},
+            "--compute-capability: '\u0667.\u0665' is not a compute capability",
+        ),
+        (
+            {},
+            {"COLABENV_COMPUTE_CAPABILITY": "7.5,99.99"},
+            "COLABENV_COMPUTE_CAPABILITY: '99.99' is not a compute capability",
+        ),
         ({"python": "3"}, {}, "--python: '3' is not a Python version like 3.12"),
-        ({}, {"COLABENV_PYTHON_VERSION": "3"},
-         "COLABENV_PYTHON_VERSION: '3' is not a Python version like 3.12"),
+        (
+            {},
+            {"COLABENV_PYTHON_VERSION": "3"},
+            "COLABENV_PYTHON_VERSION: '3' is not a Python version like 3.12",
+        ),
         ({"python": "1!3.12"}, {}, "--python: '1!3.12' is not a Python version"),
         ({"python": "2.7"}, {}, "--python: '2.7' is not a Python version"),
         ({"cpu": True, "cuda": "12.4"}, {}, "--cpu cannot be combined with --cuda"),
@@ -634,14 +651,26 @@ def test_cpu_flag_beats_the_gpu_variables() -> None:
 @pytest.mark.parametrize(
     ("flags", "environ", "message"),
     [
-        ({"driver": "550.54.15", "cuda": "11.8"}, {},
-         "--cuda 11.8 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
-        ({"driver": "550.54.15", "cuda": "13.0"}, {},
-         "--cuda 13.0 conflicts with --driver 550.54.15, which supports CUDA 12.4"),
-        ({"cuda": "11.8"}, {"COLABENV_DRIVER_VERSION": "580.65.06"},
-         "--cuda 11.8 conflicts with COLABENV_DRIVER_VERSION 580.65.06, which supports CUDA 13.0"),
-        ({"driver": "550.54.15"}, {"COLABENV_CUDA_VERSION": "11.8"},
-         "COLABENV_CUDA_VERSION 11.8 conflicts with --driver 550.54.15"),
+        (
+            {"driver": "550.54.15", "cuda": "11.8"},
+            {},
+            "--cuda 11.8 conflicts with --driver 550.54.15, which supports CUDA 12.4",
+        ),
+        (
+            {"driver": "550.54.15", "cuda": "13.0"},
+            {},
+            "--cuda 13.0 conflicts with --driver 550.54.15, which supports CUDA 12.4",
+        ),
+        (
+            {"cuda": "11.8"},
+            {"COLABENV_DRIVER_VERSION": "580.65.06"},
+            "--cuda 11.8 conflicts with COLABENV_DRIVER_VERSION 580.65.06, which supports CUDA 13.0",
+        ),
+        (
+            {"driver": "550.54.15"},
+            {"COLABENV_CUDA_VERSION": "11.8"},
+            "COLABENV_CUDA_VERSION 11.8 conflicts with --driver 550.54.15",
+        ),
     ],
 )
 def test_cuda_that_the_driver_does_not_support_is_an_error_naming_both(
@@ -662,9 +691,16 @@ def test_cuda_against_the_detected_driver_says_which_to_drop() -> None:
     )
 
 
-@pytest.mark.parametrize(("driver", "cuda"), [("550.54.15", "12.4"), ("550.54.15", "12.2"),
-                                              ("550.40.07", "12.4"), ("595.10.01", "14.0"),
-                                              ("440.33.01", "10.2")])
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [
+        ("550.54.15", "12.4"),
+        ("550.54.15", "12.2"),
+        ("550.40.07", "12.4"),
+        ("595.10.01", "14.0"),
+        ("440.33.01", "10.2"),
+    ],
+)
 def test_cuda_the_driver_may_support_is_taken(driver: str, cuda: str) -> None:
     fingerprint = detect(overrides(driver=driver, cuda=cuda), probe=make_probe())
     assert (fingerprint.target.driver, fingerprint.target.cuda) == (Version(driver), Version(cuda))
@@ -728,19 +764,35 @@ def test_platform_tag_normalisation() -> None:
 
 
 def test_json_shape_shows_frameworks_and_cuda_wheels_under_installed() -> None:
-    dists = [("torch", "2.8.0+cu126"), ("nvidia-cudnn-cu12", "9.10.2.21"), ("numpy", "2.0.2"),
-             ("nvidia-ml-py", "12.575.51"), ("jax-cuda12-plugin", "0.5.3"),
-             ("cuda-toolkit", "12.8.1")]
+    dists = [
+        ("torch", "2.8.0+cu126"),
+        ("nvidia-cudnn-cu12", "9.10.2.21"),
+        ("numpy", "2.0.2"),
+        ("nvidia-ml-py", "12.575.51"),
+        ("jax-cuda12-plugin", "0.5.3"),
+        ("cuda-toolkit", "12.8.1"),
+    ]
     fingerprint = detect(probe=make_probe(smi=smi_runner(T4), dists=dists))
     data = fingerprint_to_json(fingerprint)
     assert list(data)[:6] == ["target", "gpus", "runtime", "installed", "packages", "notes"]
-    assert data["target"] == {"driver": "550.54.15", "cuda": "12.4",
-                              "compute_capabilities": ["7.5"], "python": "3.11",
-                              "platform": "linux_x86_64", "accelerator": "nvidia", "tpu": None}
-    assert data["gpus"] == [{"name": "Tesla T4", "compute_capability": "7.5",
-                             "memory_total_mib": 15360, "memory_free_mib": 15095}]
-    assert data["installed"] == {"cuda-toolkit": "12.8.1", "jax-cuda12-plugin": "0.5.3",
-                                 "nvidia-cudnn-cu12": "9.10.2.21", "torch": "2.8.0+cu126"}
+    assert data["target"] == {
+        "driver": "550.54.15",
+        "cuda": "12.4",
+        "compute_capabilities": ["7.5"],
+        "python": "3.11",
+        "platform": "linux_x86_64",
+        "accelerator": "nvidia",
+        "tpu": None,
+    }
+    assert data["gpus"] == [
+        {"name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360, "memory_free_mib": 15095}
+    ]
+    assert data["installed"] == {
+        "cuda-toolkit": "12.8.1",
+        "jax-cuda12-plugin": "0.5.3",
+        "nvidia-cudnn-cu12": "9.10.2.21",
+        "torch": "2.8.0+cu126",
+    }
     assert data["packages"] == {"numpy": "2.0.2", "nvidia-ml-py": "12.575.51"}
     assert len(fingerprint.target.installed) == 6
     json.dumps(data)
@@ -788,8 +840,9 @@ def test_detect_imports_no_framework(tmp_path: Path) -> None:
         "print(json.dumps([fingerprint_to_json(fp)['installed'], heavy]))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60
+    )
     installed, heavy = json.loads(out.stdout)
     assert installed["torch"] == "2.8.0+cu126"
     assert heavy == []
@@ -875,8 +928,12 @@ def test_freeze_that_is_no_regular_text_file_is_refused_at_once(tmp_path: Path, 
         path.mkdir()
     elif kind == "not-utf8":
         path.write_bytes(b"numpy==1.0\n\xff\n")
-    words = {"fifo": "is a FIFO", "dev-zero": "is a character device",
-             "directory": "is a directory", "not-utf8": "not UTF-8 text (byte 11)"}[kind]
+    words = {
+        "fifo": "is a FIFO",
+        "dev-zero": "is a character device",
+        "directory": "is a directory",
+        "not-utf8": "not UTF-8 text (byte 11)",
+    }[kind]
     started = time.monotonic()
     with pytest.raises(InputError) as info:
         read_freeze(path)
@@ -884,8 +941,7 @@ def test_freeze_that_is_no_regular_text_file_is_refused_at_once(tmp_path: Path, 
     assert str(info.value).startswith(f"{path}: ") and words in str(info.value)
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=500))
 def test_arbitrary_freeze_text_is_parsed_or_refused(tmp_path: Path, text: str) -> None:
     freeze = tmp_path / "freeze.txt"
@@ -906,11 +962,14 @@ def _catalog_with_torch_28() -> Catalog:
     from colabenv.catalog import shipped_catalog
 
     shipped = shipped_catalog()
-    archs = tuple(Arch.parse(a) for a in ("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100",
-                                          "sm_120", "compute_120"))
+    archs = tuple(
+        Arch.parse(a)
+        for a in ("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120")
+    )
     variant = Variant("cu128", Version("12.8"), None, "cu128", None, archs, (), None, Source("t"))
-    release = Release(Framework.TORCH, Version("2.8.0"), SpecifierSet(">=3.9"), (variant,),
-                      "cu128", (), Source("t"))
+    release = Release(
+        Framework.TORCH, Version("2.8.0"), SpecifierSet(">=3.9"), (variant,), "cu128", (), Source("t")
+    )
     return Catalog(shipped.toolkits, shipped.major_lines, (*shipped.releases, release))
 
 
@@ -926,18 +985,14 @@ def _target(driver: str | None, caps: Sequence[str], dists: Mapping[str, str]) -
 
 def test_no_kernels_warning_for_an_old_gpu() -> None:
     target = _target("570.124.06", ["6.0", "7.5"], {"torch": "2.8.0+cu128"})
-    assert build_warnings(target, _catalog_with_torch_28()) == (
-        "torch 2.8.0+cu128 has no kernels for sm_60",
-    )
+    assert build_warnings(target, _catalog_with_torch_28()) == ("torch 2.8.0+cu128 has no kernels for sm_60",)
 
 
 def test_no_kernels_warning_from_the_shipped_catalog() -> None:
     from colabenv.catalog import shipped_catalog
 
     target = _target("550.54.15", ["3.7", "7.5"], {"torch": "2.6.0+cu124"})
-    assert build_warnings(target, shipped_catalog()) == (
-        "torch 2.6.0+cu124 has no kernels for sm_37",
-    )
+    assert build_warnings(target, shipped_catalog()) == ("torch 2.6.0+cu124 has no kernels for sm_37",)
 
 
 def test_cuda_major_above_the_driver_floor_warns() -> None:
@@ -946,15 +1001,13 @@ def test_cuda_major_above_the_driver_floor_warns() -> None:
     target = _target("550.54.15", ["9.0"], {"torch": "2.9.0+cu130"})
     warnings = build_warnings(target, shipped_catalog())
     assert warnings == (
-        "torch 2.9.0+cu130 is built for CUDA 13, which needs driver >= 580.65.06;"
-        " this driver is 550.54.15",
+        "torch 2.9.0+cu130 is built for CUDA 13, which needs driver >= 580.65.06; this driver is 550.54.15",
     )
 
 
 def test_framework_builds_from_local_tags_and_plugins() -> None:
     installed = InstalledSet.from_mapping(
-        {"torch": "2.8.0+cu126", "jax": "0.5.3", "jax-cuda12-plugin": "0.5.3",
-         "tensorflow": "2.99.0"}
+        {"torch": "2.8.0+cu126", "jax": "0.5.3", "jax-cuda12-plugin": "0.5.3", "tensorflow": "2.99.0"}
     )
     builds = {b.name: b for b in framework_builds(installed, None)}
     assert builds["torch"].cuda == Version("12.6")
@@ -978,17 +1031,16 @@ def test_old_nvidia_smi_without_compute_cap_still_gives_driver_and_cuda() -> Non
 
     def run(argv: Sequence[str], timeout: float) -> Completed:
         if any(a.startswith("--query-gpu") for a in argv):
-            return Completed(tuple(argv), 2, 'Field "compute_cap" is not a valid field to query.\n',
-                             "", False)
+            return Completed(
+                tuple(argv), 2, 'Field "compute_cap" is not a valid field to query.\n', "", False
+            )
         return Completed(tuple(argv), 0, banner, "", False)
 
     fingerprint = detect(probe=make_probe(smi=run))
     assert fingerprint.target.driver == Version("550.54.15")
     assert fingerprint.target.cuda == Version("12.4")
     assert fingerprint.target.compute_capabilities == ()
-    assert 'nvidia-smi: exited 2: Field "compute_cap" is not a valid field to query.' in (
-        fingerprint.notes
-    )
+    assert 'nvidia-smi: exited 2: Field "compute_cap" is not a valid field to query.' in (fingerprint.notes)
 
 
 def test_failing_driver_note_is_not_repeated() -> None:
@@ -998,8 +1050,9 @@ def test_failing_driver_note_is_not_repeated() -> None:
 
 
 def test_cuda_visible_devices_is_noted() -> None:
-    probe = make_probe(smi=smi_runner(SMI / "kaggle-2xt4"),
-                       environ={"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "1"})
+    probe = make_probe(
+        smi=smi_runner(SMI / "kaggle-2xt4"), environ={"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "1"}
+    )
     fingerprint = detect(probe=probe)
     assert len(fingerprint.gpus) == 2
     assert "CUDA_VISIBLE_DEVICES='1': frameworks see only those GPUs" in fingerprint.notes
@@ -1073,12 +1126,14 @@ def test_nvml_compute_capability_that_is_no_real_one_skips_the_gpu() -> None:
     nvml = FakeNvml(devices=[FakeDevice("Odd", (7, 10), 1, 1), FakeDevice("T4", (7, 5), 1, 1)])
     fingerprint = detect(probe=make_probe(nvml=nvml))
     assert [g.name for g in fingerprint.gpus] == ["T4"]
-    assert any(n.startswith("NVML: GPU 0 skipped ('7.10' is not a compute capability")
-               for n in fingerprint.notes)
+    assert any(
+        n.startswith("NVML: GPU 0 skipped ('7.10' is not a compute capability") for n in fingerprint.notes
+    )
 
 
-@pytest.mark.parametrize("driver", ["1!550.54.15", "550.54.15+local", "550.54.15rc1", "5.1",
-                                    "\u0665\u0665\u0660.54.15", "99999.1"])
+@pytest.mark.parametrize(
+    "driver", ["1!550.54.15", "550.54.15+local", "550.54.15rc1", "5.1", "\u0665\u0665\u0660.54.15", "99999.1"]
+)
 def test_driver_versions_that_are_no_real_ones_are_not_read(driver: str) -> None:
     assert parse_kernel_module_version(f"{driver}\n") is None
     nvml = FakeNvml(driver=driver, devices=[FakeDevice("Tesla T4", (7, 5), 1, 1)])

@@ -52,8 +52,7 @@ def run_cli(
     runner: Runner, *args: str, path_prefix: Path | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """``runner`` with ``path_prefix`` first on PATH (a stand-in nvidia-smi)."""
-    env = {} if path_prefix is None else {
-        "PATH": f"{path_prefix}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {} if path_prefix is None else {"PATH": f"{path_prefix}{os.pathsep}{os.environ.get('PATH', '')}"}
     return runner(*args, env=env, timeout=timeout)
 
 
@@ -69,8 +68,9 @@ def test_this_gpu_less_machine_reports_no_gpu_cleanly(runner: Runner, tmp_path: 
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     started = time.monotonic()
-    result = runner("detect", "--json",
-                    env={"PATH": f"{empty_bin}{os.pathsep}/usr/bin{os.pathsep}/bin"}, timeout=60)
+    result = runner(
+        "detect", "--json", env={"PATH": f"{empty_bin}{os.pathsep}/usr/bin{os.pathsep}/bin"}, timeout=60
+    )
     elapsed = time.monotonic() - started
     assert result.returncode == 0
     assert result.stderr == ""
@@ -88,9 +88,7 @@ def test_this_gpu_less_machine_reports_no_gpu_cleanly(runner: Runner, tmp_path: 
 
 @requires_gpu_less_host
 @pytest.mark.parametrize("host", GPU_HOSTS)
-def test_recorded_hosts_through_the_console_script(
-    runner: Runner, tmp_path: Path, host: str
-) -> None:
+def test_recorded_hosts_through_the_console_script(runner: Runner, tmp_path: Path, host: str) -> None:
     stand_in_smi(tmp_path / "bin", SMI / host)
     data = detect_json(runner, path_prefix=tmp_path / "bin")
     expected = json.loads((SMI / host / "expected.json").read_text())
@@ -135,50 +133,65 @@ def test_hanging_nvidia_smi_costs_at_most_its_timeout(runner: Runner, tmp_path: 
 
 
 @requires_gpu_less_host
-def test_table_for_people_shows_gpus_frameworks_and_warnings(
-    runner: Runner, tmp_path: Path
-) -> None:
+def test_table_for_people_shows_gpus_frameworks_and_warnings(runner: Runner, tmp_path: Path) -> None:
     stand_in_smi(tmp_path / "bin", SMI / "mixed-1080ti-3090")
     freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
-    result = run_cli(runner, "detect", "--installed-from", str(freeze),
-                     path_prefix=tmp_path / "bin")
+    result = run_cli(runner, "detect", "--installed-from", str(freeze), path_prefix=tmp_path / "bin")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for text in ("535.183.01", "12.2", "NVIDIA GeForce GTX 1080 Ti", "NVIDIA GeForce RTX 3090",
-                 "6.1 (sm_61)", "8.6 (sm_86)", "11264 MiB", "2.6.0+cu124", "CUDA 12.4"):
+    for text in (
+        "535.183.01",
+        "12.2",
+        "NVIDIA GeForce GTX 1080 Ti",
+        "NVIDIA GeForce RTX 3090",
+        "6.1 (sm_61)",
+        "8.6 (sm_86)",
+        "11264 MiB",
+        "2.6.0+cu124",
+        "CUDA 12.4",
+    ):
         assert text in out, text
 
 
 def test_no_kernels_warning_in_the_table(runner: Runner) -> None:
     freeze = RUNTIMES / "colab-2025.07" / "pip-freeze.txt"
-    result = run_cli(runner, "detect", "--installed-from", str(freeze),
-                     "--driver", "550.54.15", "--compute-capability", "3.7,7.5")
+    result = run_cli(
+        runner,
+        "detect",
+        "--installed-from",
+        str(freeze),
+        "--driver",
+        "550.54.15",
+        "--compute-capability",
+        "3.7,7.5",
+    )
     assert result.returncode == 0, result.stderr
     assert "warning: torch 2.6.0+cu124 has no kernels for sm_37" in result.stdout
     assert "sm_75" not in result.stdout.split("warning:", 1)[1]
 
 
 def test_overrides_through_flags_and_environment(runner: Runner) -> None:
-    data = detect_json(runner, "--driver", "580.65.06", "--compute-capability", "9.0",
-                       "--python", "3.12")
+    data = detect_json(runner, "--driver", "580.65.06", "--compute-capability", "9.0", "--python", "3.12")
     assert data["target"]["driver"] == "580.65.06"
     assert data["target"]["cuda"] == "13.0"
     assert data["target"]["compute_capabilities"] == ["9.0"]
     assert data["target"]["python"] == "3.12"
-    result = runner("detect", "--json", "--cuda", "12.2",
-                    env={"COLABENV_DRIVER_VERSION": "550.54.15",
-                         "COLABENV_COMPUTE_CAPABILITY": "7.5,7.5"}, timeout=60)
+    result = runner(
+        "detect",
+        "--json",
+        "--cuda",
+        "12.2",
+        env={"COLABENV_DRIVER_VERSION": "550.54.15", "COLABENV_COMPUTE_CAPABILITY": "7.5,7.5"},
+        timeout=60,
+    )
     target = json.loads(result.stdout)["target"]
-    assert target == {**target, "driver": "550.54.15", "cuda": "12.2",
-                      "compute_capabilities": ["7.5"]}
+    assert target == {**target, "driver": "550.54.15", "cuda": "12.2", "compute_capabilities": ["7.5"]}
     cpu = detect_json(runner, "--cpu")
     assert cpu["target"]["driver"] is None
     assert cpu["gpus"] == []
 
 
-def test_bad_override_and_bad_freeze_are_one_line_errors(
-    runner: Runner, tmp_path: Path
-) -> None:
+def test_bad_override_and_bad_freeze_are_one_line_errors(runner: Runner, tmp_path: Path) -> None:
     freeze = tmp_path / "freeze.txt"
     freeze.write_text("numpy==2.0.2\nnumpy>=2\n")
     result = run_cli(runner, "detect", "--json", "--installed-from", str(freeze))
@@ -200,10 +213,21 @@ def test_bad_override_and_bad_freeze_are_one_line_errors(
 
 def fingerprint(**changes: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "target": {"driver": "550.54.15", "cuda": "12.4", "compute_capabilities": ["7.5"],
-                   "python": "3.11", "platform": "linux_x86_64"},
-        "gpus": [{"name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360,
-                  "memory_free_mib": 15095}],
+        "target": {
+            "driver": "550.54.15",
+            "cuda": "12.4",
+            "compute_capabilities": ["7.5"],
+            "python": "3.11",
+            "platform": "linux_x86_64",
+        },
+        "gpus": [
+            {
+                "name": "Tesla T4",
+                "compute_capability": "7.5",
+                "memory_total_mib": 15360,
+                "memory_free_mib": 15095,
+            }
+        ],
         "runtime": "colab",
         "installed": {"torch": "2.6.0+cu124", "nvidia-cudnn-cu12": "9.1.0.70"},
         "packages": {"numpy": "2.0.2", "pandas": "2.2.2"},
@@ -244,8 +268,14 @@ def test_diff_groups_what_changed(runner: Runner, tmp_path: Path) -> None:
             driver="580.65.06",
             cuda="13.0",
             compute_capabilities=["9.0"],
-            gpus=[{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
-                   "memory_total_mib": 81559, "memory_free_mib": 1}],
+            gpus=[
+                {
+                    "name": "NVIDIA H100 80GB HBM3",
+                    "compute_capability": "9.0",
+                    "memory_total_mib": 81559,
+                    "memory_free_mib": 1,
+                }
+            ],
             python="3.12",
             python_full="3.12.12",
             installed={"torch": "2.8.0+cu126", "jax": "0.5.3"},
@@ -331,9 +361,10 @@ def test_diff_without_packages_key_compares_the_rest(runner: Runner, tmp_path: P
 
 def test_diff_shows_control_characters_escaped(runner: Runner, tmp_path: Path) -> None:
     a = write(tmp_path / "a.json", fingerprint())
-    forged = fingerprint(installed={"torch\n+++ forged": "2.6.0\x1b[31m", "jax": "0.5.3\r"},
-                         gpus=[{"name": "T4\n  driver: 1 -> 2", "compute_capability": "7.5",
-                                "memory_total_mib": 15360}])
+    forged = fingerprint(
+        installed={"torch\n+++ forged": "2.6.0\x1b[31m", "jax": "0.5.3\r"},
+        gpus=[{"name": "T4\n  driver: 1 -> 2", "compute_capability": "7.5", "memory_total_mib": 15360}],
+    )
     b = write(tmp_path / "b\x1b.json", forged)
     result = run_cli(runner, "diff", str(a), str(b))
     assert result.returncode == 1, result.stderr
@@ -353,9 +384,7 @@ def test_diff_shows_control_characters_escaped(runner: Runner, tmp_path: Path) -
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ],
 )
-def test_diff_of_deep_json_is_exit_2(
-    runner: Runner, tmp_path: Path, content: str, words: str
-) -> None:
+def test_diff_of_deep_json_is_exit_2(runner: Runner, tmp_path: Path, content: str, words: str) -> None:
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -368,8 +397,11 @@ def test_diff_of_a_huge_integer_is_bounded(runner: Runner, tmp_path: Path) -> No
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
     huge = "9" * 5000
-    bad.write_text(json.dumps(fingerprint(driver=0)).replace('"driver": 0', f'"driver": {huge}')
-                   .replace('"memory_total_mib": 15360', f'"memory_total_mib": {huge}'))
+    bad.write_text(
+        json.dumps(fingerprint(driver=0))
+        .replace('"driver": 0', f'"driver": {huge}')
+        .replace('"memory_total_mib": 15360', f'"memory_total_mib": {huge}')
+    )
     result = run_cli(runner, "diff", str(good), str(bad))
     assert "Traceback" not in result.stderr
     if hasattr(sys, "get_int_max_str_digits"):  # Python refuses such a literal itself
@@ -390,5 +422,4 @@ def test_diff_of_a_fifo_or_a_device_is_refused_at_once(runner: Runner, tmp_path:
         result = run_cli(runner, "diff", str(good), str(bad), timeout=20)
         assert time.monotonic() - started < 10
         assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr.splitlines() == [f"colabenv: {bad}: cannot read: {words}, not a"
-                                              " regular file"]
+        assert result.stderr.splitlines() == [f"colabenv: {bad}: cannot read: {words}, not a regular file"]

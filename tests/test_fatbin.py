@@ -58,8 +58,7 @@ def fatbin_of(archs: Sequence[str], containers: int = 1) -> bytes:
         arch = Arch.parse(text)
         code = arch.capability.major * 10 + arch.capability.minor
         header = 112 if code >= 100 and not arch.ptx else 80 if code >= 120 else 64
-        entries.append(fat_entry(PTX if arch.ptx else CUBIN, code, b"x" * (code % 13),
-                                 header_size=header))
+        entries.append(fat_entry(PTX if arch.ptx else CUBIN, code, b"x" * (code % 13), header_size=header))
     one = fat_container(entries)
     return b"".join(one + b"\0" * 16 for _ in range(containers))
 
@@ -71,17 +70,22 @@ def elf_with(sections: dict[str, bytes]) -> bytes:
     headers = [bytes(64)]
     offset = 64
     for name, data in sections.items():
-        headers.append(struct.pack("<IIQQQQIIQQ", names.index(name.encode() + b"\0"), 1, 0, 0,
-                                   offset, len(data), 0, 0, 8, 0))
+        headers.append(
+            struct.pack(
+                "<IIQQQQIIQQ", names.index(name.encode() + b"\0"), 1, 0, 0, offset, len(data), 0, 0, 8, 0
+            )
+        )
         body += data
         offset += len(data)
-    headers.append(struct.pack("<IIQQQQIIQQ", names.index(b".shstrtab\0"), 3, 0, 0, offset,
-                               len(names), 0, 0, 1, 0))
+    headers.append(
+        struct.pack("<IIQQQQIIQQ", names.index(b".shstrtab\0"), 3, 0, 0, offset, len(names), 0, 0, 1, 0)
+    )
     body += names
     shoff = 64 + len(body)
     ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
-    header = struct.pack("<16sHHIQQQIHHHHHH", ident, 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64,
-                         len(headers), len(headers) - 1)
+    header = struct.pack(
+        "<16sHHIQQQIHHHHHH", ident, 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64, len(headers), len(headers) - 1
+    )
     return header + body + b"".join(headers)
 
 
@@ -97,8 +101,10 @@ def make_wheel(path: Path, members: dict[str, bytes], filler: int = 0) -> Path:
             archive.writestr(name, data)
         if filler:
             archive.writestr("nvidia/fake/include/blob.bin", os.urandom(filler))
-        archive.writestr("nvidia_fake_cu12-1.0.dist-info/METADATA",
-                         "Metadata-Version: 2.1\nName: nvidia-fake-cu12\nVersion: 1.0\n")
+        archive.writestr(
+            "nvidia_fake_cu12-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: nvidia-fake-cu12\nVersion: 1.0\n",
+        )
     return path
 
 
@@ -114,26 +120,38 @@ def test_fatbin_containers_list_their_cubins_and_ptx() -> None:
     data = fatbin_of(["sm_50", "sm_60", "sm_61", "sm_70", "sm_100", "sm_120", "compute_120"], 3)
     archs, containers = fatbin_archs(io.BytesIO(data), 0, len(data))
     assert containers == 3
-    assert tuple(sorted(archs)) == _archs(["sm_50", "sm_60", "sm_61", "sm_70", "sm_100",
-                                           "sm_120", "compute_120"])
+    assert tuple(sorted(archs)) == _archs(
+        ["sm_50", "sm_60", "sm_61", "sm_70", "sm_100", "sm_120", "compute_120"]
+    )
     assert Arch.parse("compute_120") in archs and Arch.parse("sm_120") in archs
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from([PTX, CUBIN]),
-                                   st.sampled_from([35, 50, 52, 60, 61, 70, 75, 80, 86, 89, 90,
-                                                    100, 103, 120, 121])),
-                         min_size=0, max_size=6),
-                min_size=1, max_size=4),
-       st.integers(0, 3))
-def test_any_run_of_containers_reads_back(containers: list[list[tuple[int, int]]],
-                                          padding: int) -> None:
-    data = b"".join(fat_container([fat_entry(k, a, b"p" * a) for k, a in entries]) + bytes(8 * padding)
-                    for entries in containers)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from([PTX, CUBIN]),
+                st.sampled_from([35, 50, 52, 60, 61, 70, 75, 80, 86, 89, 90, 100, 103, 120, 121]),
+            ),
+            min_size=0,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(0, 3),
+)
+def test_any_run_of_containers_reads_back(containers: list[list[tuple[int, int]]], padding: int) -> None:
+    data = b"".join(
+        fat_container([fat_entry(k, a, b"p" * a) for k, a in entries]) + bytes(8 * padding)
+        for entries in containers
+    )
     archs, count = fatbin_archs(io.BytesIO(b"junk" + data), 4, len(data))
     assert count == len(containers)
-    expected = {Arch.parse(f"{'compute' if k == PTX else 'sm'}_{a}")
-                for entries in containers for k, a in entries}
+    expected = {
+        Arch.parse(f"{'compute' if k == PTX else 'sm'}_{a}") for entries in containers for k, a in entries
+    }
     assert set(archs) == expected
 
 
@@ -147,14 +165,21 @@ def test_other_entry_kinds_are_skipped() -> None:
     ("data", "words"),
     [
         pytest.param(b"\x01\x02\x03\x04" + bytes(12), "no fat binary header", id="bad-magic"),
-        pytest.param(fat_container([fat_entry(CUBIN, 80)])[:-8], "runs past its section",
-                     id="container-past-section"),
-        pytest.param(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 40)
-                     + struct.pack("<HHIQ", 2, 0x101, 64, 1 << 40) + bytes(24),
-                     "runs past its container", id="entry-past-container"),
-        pytest.param(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 32)
-                     + struct.pack("<HHIQ", 2, 0x101, 0, 0) + bytes(16),
-                     "runs past its container", id="entry-header-too-small"),
+        pytest.param(
+            fat_container([fat_entry(CUBIN, 80)])[:-8], "runs past its section", id="container-past-section"
+        ),
+        pytest.param(
+            struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 40)
+            + struct.pack("<HHIQ", 2, 0x101, 64, 1 << 40)
+            + bytes(24),
+            "runs past its container",
+            id="entry-past-container",
+        ),
+        pytest.param(
+            struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 32) + struct.pack("<HHIQ", 2, 0x101, 0, 0) + bytes(16),
+            "runs past its container",
+            id="entry-header-too-small",
+        ),
         pytest.param(fat_container([fat_entry(CUBIN, 7)]), "architecture 7", id="bad-arch"),
     ],
 )
@@ -177,8 +202,13 @@ def test_containers_kept_in_data_sections_are_found_too() -> None:
     """cuFFT 11.2 and later keep their kernels' fat binaries in .ldata, not .nv_fatbin."""
     bogus = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 1 << 50)
     not_usual = struct.pack("<IHHQ", 0xBA55ED50, 7, 99, 8) + bytes(8)
-    ldata = (b"\x07" * 13 + fatbin_of(["sm_52", "compute_50"], 3) + bogus + not_usual
-             + fat_container([fat_entry(CUBIN, 90)]))
+    ldata = (
+        b"\x07" * 13
+        + fatbin_of(["sm_52", "compute_50"], 3)
+        + bogus
+        + not_usual
+        + fat_container([fat_entry(CUBIN, 90)])
+    )
     library = elf_with({".nv_fatbin": fatbin_of(["sm_52"]), ".ldata": ldata})
     found = elf_archs(io.BytesIO(library), len(library))
     assert found is not None
@@ -218,8 +248,7 @@ def test_broken_elf_files_are_refused(data: bytes, words: str) -> None:
 # Wheels on disk
 
 MEMBERS = {
-    "nvidia/fake/lib/libfake_ops.so.9": gpu_library(["sm_50", "sm_60", "sm_70", "sm_80",
-                                                     "compute_120"]),
+    "nvidia/fake/lib/libfake_ops.so.9": gpu_library(["sm_50", "sm_60", "sm_70", "sm_80", "compute_120"]),
     "nvidia/fake/lib/libfake_cnn.so.9": gpu_library(["sm_60", "sm_75", "sm_80", "compute_120"]),
     "nvidia/fake/lib/libfake.so.9": elf_with({".text": b"\x90" * 16}),
     "nvidia/fake/lib/libnot_elf.so": b"INPUT(-lfake)\n",
@@ -228,14 +257,12 @@ MEMBERS = {
 
 
 def test_a_wheel_file_lists_each_library_and_what_they_share(tmp_path: Path) -> None:
-    wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-manylinux_2_27_x86_64.whl",
-                       MEMBERS)
+    wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-manylinux_2_27_x86_64.whl", MEMBERS)
     found = read_wheel_archs(str(wheel))
     assert found.source == wheel.name
     by_name = {lib.path.rsplit("/", 1)[-1]: lib for lib in found.libraries}
     assert set(by_name) == {"libfake_ops.so.9", "libfake_cnn.so.9"}
-    assert by_name["libfake_ops.so.9"].archs == _archs(["sm_50", "sm_60", "sm_70", "sm_80",
-                                                        "compute_120"])
+    assert by_name["libfake_ops.so.9"].archs == _archs(["sm_50", "sm_60", "sm_70", "sm_80", "compute_120"])
     assert by_name["libfake_ops.so.9"].containers == 2
     assert found.common == _archs(["sm_60", "sm_80", "compute_120"])
     assert found.without_gpu_code == 2
@@ -304,7 +331,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 start, end = max(0, len(data) - int(last)), len(data) - 1
             else:
                 start, end = int(first), min(int(last or len(data) - 1), len(data) - 1)
-            body = data[start:end + 1]
+            body = data[start : end + 1]
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
         else:
@@ -322,16 +349,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(params=[True, False], ids=["ranges", "no-ranges"])
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, _Served, int]]:
     """A wheel with 3 MiB of incompressible filler beside its libraries, at a local URL."""
-    wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-any.whl", MEMBERS,
-                       filler=3 * 1024 * 1024)
+    wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-any.whl", MEMBERS, filler=3 * 1024 * 1024)
     state = _Served(ranges=request.param, files={"/files/" + wheel.name: wheel.read_bytes()})
     handler = type("Handler", (_Handler,), {"served": state})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/files/{wheel.name}", state, \
-            wheel.stat().st_size
+        yield f"http://127.0.0.1:{server.server_address[1]}/files/{wheel.name}", state, wheel.stat().st_size
     finally:
         server.shutdown()
         server.server_close()
@@ -383,8 +408,9 @@ def test_catalog_archs_command_prints_libraries_and_json(runner: Runner, tmp_pat
     wheel = make_wheel(tmp_path / "nvidia_fake_cu12-1.0-py3-none-any.whl", MEMBERS)
     done = runner("catalog", "archs", str(wheel))
     assert done.returncode == 0, done.stderr
-    assert ("libfake_ops.so.9: sm_50 sm_60 sm_70 sm_80 compute_120 (2 fat binaries in .nv_fatbin)"
-            in done.stdout)
+    assert (
+        "libfake_ops.so.9: sm_50 sm_60 sm_70 sm_80 compute_120 (2 fat binaries in .nv_fatbin)" in done.stdout
+    )
     assert "in every library: sm_60 sm_80 compute_120" in done.stdout
     done = runner("catalog", "archs", str(wheel), "--member", "libfake_ops*", "--json")
     assert done.returncode == 0, done.stderr

@@ -115,14 +115,20 @@ def test_index_lost_mid_install_fails_the_step_then_rerun_completes(
     default_index.fail_after(served // 2, mode=mode)
     failed = _run(host, script, tmp_path / "cache-1")
     assert failed.returncode != 0
-    failing = [line for line in failed.stderr.splitlines()
-               if line.startswith("COLABENV: step ") and " failed" in line]
+    failing = [
+        line
+        for line in failed.stderr.splitlines()
+        if line.startswith("COLABENV: step ") and " failed" in line
+    ]
     assert failing and failing[-1].startswith("COLABENV: step pip: "), failed.stderr
     assert failing[-1].endswith("no restart marker written")
     assert failed.stderr.splitlines()[-1] == failing[-1]
     where = f"127.0.0.1:{default_index.port}"
-    cause = f"the package index at {where} answered HTTP 503" if mode == "503" else \
-        f"cannot reach the package index at {where}"
+    cause = (
+        f"the package index at {where} answered HTTP 503"
+        if mode == "503"
+        else f"cannot reach the package index at {where}"
+    )
     assert cause in failing[-1], failed.stderr
     assert installs(failed.stdout), "the index went away during an install"
     assert host.marker() is None
@@ -151,9 +157,14 @@ def test_index_lost_mid_install_fails_the_step_then_rerun_completes(
 
 
 def _start(host: Host, script: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(["bash", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-                            env=host.env(UV_HTTP_RETRIES="0", TMPDIR=str(host.root)))
+    return subprocess.Popen(
+        ["bash", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        env=host.env(UV_HTTP_RETRIES="0", TMPDIR=str(host.root)),
+    )
 
 
 def _kill_after(host: Host, script: Path, trigger: str, delay: float = 0.0) -> bool:
@@ -204,8 +215,9 @@ def test_killed_inside_env_and_marker_steps_leaves_no_partial_marker(
 
 
 @pytest.fixture
-def locked_script(tmp_path: Path, default_index: LocalIndex,
-                  pytorch_index: LocalIndex) -> tuple[Path, dict[str, str]]:
+def locked_script(
+    tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex
+) -> tuple[Path, dict[str, str]]:
     profile = write_profile(tmp_path, default_index, pytorch_index)
     lock = lock_profile(profile, tmp_path / "team.lock", "uv")
     script = tmp_path / "setup.sh"
@@ -214,9 +226,16 @@ def locked_script(tmp_path: Path, default_index: LocalIndex,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("trigger", ["COLABENV: step preflight", "COLABENV: step pip: lockfile",
-                                     "COLABENV: installing the lockfile",
-                                     "COLABENV: step env", "COLABENV: step marker"])
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        "COLABENV: step preflight",
+        "COLABENV: step pip: lockfile",
+        "COLABENV: installing the lockfile",
+        "COLABENV: step env",
+        "COLABENV: step marker",
+    ],
+)
 def test_lockfile_script_killed_at_each_step_converges(
     trigger: str, tmp_path: Path, locked_script: tuple[Path, dict[str, str]]
 ) -> None:
@@ -242,8 +261,9 @@ DAMAGE: dict[str, Callable[[str], str]] = {
     "empty": lambda text: "",
     "not-json": lambda text: "\x00\xff garbage",
     "wrong-shape": lambda text: "[1, 2, 3]",
-    "field-missing": lambda text: json.dumps({k: v for k, v in json.loads(text).items()
-                                              if k != "written_at"}),
+    "field-missing": lambda text: json.dumps(
+        {k: v for k, v in json.loads(text).items() if k != "written_at"}
+    ),
 }
 
 
@@ -287,19 +307,23 @@ def test_damaged_marker_is_reported_by_verify_and_repaired_by_a_rerun(
 # The state directory
 
 
-def _unusable_run(host: Host, script: Path, state: Path, *prefix: str
-                  ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, "bash", str(script)], capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL,
-                          env=host.env(COLABENV_STATE_DIR=str(state), UV_HTTP_RETRIES="0"))
+def _unusable_run(host: Host, script: Path, state: Path, *prefix: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, "bash", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=host.env(COLABENV_STATE_DIR=str(state), UV_HTTP_RETRIES="0"),
+    )
 
 
-def _assert_refused_before_any_change(host: Host, done: subprocess.CompletedProcess[str],
-                                      state: Path, reason: str) -> None:
+def _assert_refused_before_any_change(
+    host: Host, done: subprocess.CompletedProcess[str], state: Path, reason: str
+) -> None:
     assert done.returncode != 0
     assert f"state directory {state} is not writable: {reason}" in done.stderr
-    assert f"COLABENV: step preflight failed: cannot use the state directory {state}" in \
-        done.stderr
+    assert f"COLABENV: step preflight failed: cannot use the state directory {state}" in done.stderr
     assert "no restart marker written" in done.stderr
     assert installs(done.stdout) == []
     assert host.installed() == {}
@@ -381,8 +405,11 @@ def test_extends_chain_fifty_files_deep(tmp_path: Path) -> None:
 def test_five_hundred_requirements(tmp_path: Path) -> None:
     requirements = [f"pkg-{i:03d}>=1.{i % 7},<{2 + i % 3}" for i in range(500)]
     profile = tmp_path / "big.toml"
-    profile.write_text('name = "big"\n[frameworks]\ntorch = ">=2.6"\n[packages]\nrequirements = '
-                       + json.dumps(requirements) + "\n")
+    profile.write_text(
+        'name = "big"\n[frameworks]\ntorch = ">=2.6"\n[packages]\nrequirements = '
+        + json.dumps(requirements)
+        + "\n"
+    )
     out = tmp_path / "setup.sh"
     _timed("500 requirements", _render(profile, out, *T4))
     text = out.read_text()
@@ -409,11 +436,19 @@ def test_every_catalog_release_renders_fast(tmp_path: Path) -> None:
         release = releases[index]
         name = f"{release.framework.value}-{release.version}"
         profile = tmp_path / f"{name}.toml"
-        profile.write_text(f'name = "{name}"\n[frameworks]\n'
-                           f'{release.framework.value} = "=={release.version}"\n')
-        elapsed = _render(profile, tmp_path / f"{name}.sh", "--driver", "580.65.06",
-                          "--compute-capability", "8.0", "--python",
-                          _python_for(str(release.python)))
+        profile.write_text(
+            f'name = "{name}"\n[frameworks]\n{release.framework.value} = "=={release.version}"\n'
+        )
+        elapsed = _render(
+            profile,
+            tmp_path / f"{name}.sh",
+            "--driver",
+            "580.65.06",
+            "--compute-capability",
+            "8.0",
+            "--python",
+            _python_for(str(release.python)),
+        )
         text = (tmp_path / f"{name}.sh").read_text()
         assert f"# profile: {name} " in text
         assert f"{release.framework.value} {release.version} " in text
@@ -423,7 +458,9 @@ def test_every_catalog_release_renders_fast(tmp_path: Path) -> None:
         timings = list(pool.map(one, range(len(releases))))
     slowest = max(timings, key=lambda item: item[1])
     median = statistics.median(t for _, t in timings)
-    print(f"{len(timings)} releases: median {median * 1000:.0f} ms, slowest {slowest[0]} "
-          f"{slowest[1] * 1000:.0f} ms (two renders at a time)")
+    print(
+        f"{len(timings)} releases: median {median * 1000:.0f} ms, slowest {slowest[0]} "
+        f"{slowest[1] * 1000:.0f} ms (two renders at a time)"
+    )
     for name, elapsed in timings:
         assert elapsed < RENDER_BOUND_S, f"{name}: {elapsed:.2f} s"

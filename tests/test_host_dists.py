@@ -14,8 +14,14 @@ HELPER = Path(colabenv.__file__).resolve().parent / "script_helper.py"
 
 
 def _sys_path(python: str, cwd: Path) -> list[str]:
-    done = subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path))"],
-                          capture_output=True, text=True, cwd=cwd, timeout=60, check=True)
+    done = subprocess.run(
+        [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        check=True,
+    )
     found: list[str] = json.loads(done.stdout)
     return found
 
@@ -26,8 +32,12 @@ def test_the_script_helper_and_colabenv_read_the_same_distributions(tmp_path: Pa
     snapshot = tmp_path / "snapshot.txt"
     wanted = tmp_path / "wanted.txt"
     wanted.write_text("colabenv-test-absent-dist==1\n")
-    subprocess.run([sys.executable, str(HELPER), "missing", str(wanted), str(tmp_path / "out"),
-                    str(snapshot)], cwd=tmp_path, timeout=60, check=True)
+    subprocess.run(
+        [sys.executable, str(HELPER), "missing", str(wanted), str(tmp_path / "out"), str(snapshot)],
+        cwd=tmp_path,
+        timeout=60,
+        check=True,
+    )
     helper = dict(line.split("==", 1) for line in snapshot.read_text().splitlines() if line)
     ours = dict(installed_distributions(_sys_path(sys.executable, tmp_path)))
     assert len(ours) > 20
@@ -53,8 +63,7 @@ def test_detect_and_verify_see_the_same_distributions(tmp_path: Path) -> None:
     (second / "numpy-2.0.2.dist-info").mkdir()
     entries = [str(first), str(second)]
     listed = dict(installed_distributions(entries))
-    assert listed == {"torch": "2.6.0+cu124", "legacy-pkg": "1.2", "odd-thing": "0.3",
-                      "numpy": "2.0.2"}
+    assert listed == {"torch": "2.6.0+cu124", "legacy-pkg": "1.2", "odd-thing": "0.3", "numpy": "2.0.2"}
     installed = Installed.of_scan(scan_path(entries))
     assert {name: installed.version(name) for name in installed.names()} == listed
     assert [name for name, _ in scan_path(entries).duplicates] == ["torch"]

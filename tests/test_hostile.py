@@ -34,9 +34,26 @@ HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
 CASES = sorted(p for p in HOSTILE.glob("*.toml"))
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_MIB = 2048
-CASE_KEYS = {"about", "argv", "exit", "stderr", "absent", "stdout", "timeout_s", "memory_mib",
-             "stdin", "env", "unset", "files", "links", "fifos", "server", "max_stderr_lines",
-             "modes", "report"}
+CASE_KEYS = {
+    "about",
+    "argv",
+    "exit",
+    "stderr",
+    "absent",
+    "stdout",
+    "timeout_s",
+    "memory_mib",
+    "stdin",
+    "env",
+    "unset",
+    "files",
+    "links",
+    "fifos",
+    "server",
+    "max_stderr_lines",
+    "modes",
+    "report",
+}
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -85,14 +102,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-
     def _generated(self, kind: str, size: int) -> None:
         """JSON ``size`` arrays deep, or ``size`` MiB of JSON whitespace, sent as it is made."""
         self.send_response(200)
         self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
         self.end_headers()
-        pieces = ([b"[" * size, b"]" * size] if kind == "nested"
-                  else (b" " * (1 << 20) for _ in range(size)))
+        pieces = [b"[" * size, b"]" * size] if kind == "nested" else (b" " * (1 << 20) for _ in range(size))
         try:
             for piece in pieces:
                 self.wfile.write(piece)
@@ -159,13 +174,20 @@ def test_hostile_input(path: Path, tmp_path: Path) -> None:
         limit = float(case.get("timeout_s", DEFAULT_TIMEOUT_S))
         started = time.monotonic()
         done = subprocess.run(
-            argv, capture_output=True, text=True, env=env, cwd=tmp_path,
-            input=case.get("stdin", ""), timeout=limit + 20, check=False,
+            argv,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            input=case.get("stdin", ""),
+            timeout=limit + 20,
+            check=False,
             preexec_fn=_limit_memory(int(case.get("memory_mib", DEFAULT_MEMORY_MIB))),
         )
         elapsed = time.monotonic() - started
-    shown = (f"{path.name}: exit {done.returncode}\nstdout: {done.stdout[:2000]}\n"
-             f"stderr: {done.stderr[-3000:]}")
+    shown = (
+        f"{path.name}: exit {done.returncode}\nstdout: {done.stdout[:2000]}\nstderr: {done.stderr[-3000:]}"
+    )
     assert elapsed < limit, f"took {elapsed:.1f}s (bound {limit:g}s)\n{shown}"
     assert "Traceback" not in done.stderr, shown
     assert done.returncode == case["exit"], shown

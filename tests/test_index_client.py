@@ -35,8 +35,15 @@ def test_dripping_index_ends_at_the_deadline(
     profile = write_profile(tmp_path, default_index, pytorch_index)
     pytorch_index.fail_after(0, mode="drip")
     started = time.monotonic()
-    result = colabenv("lock", profile, "-o", tmp_path / "team.lock", *T4, timeout=60,
-                      env=clean_env(COLABENV_HTTP_DEADLINE="2"))
+    result = colabenv(
+        "lock",
+        profile,
+        "-o",
+        tmp_path / "team.lock",
+        *T4,
+        timeout=60,
+        env=clean_env(COLABENV_HTTP_DEADLINE="2"),
+    )
     elapsed = time.monotonic() - started
     assert result.returncode == 4, result.stderr
     assert elapsed < 20
@@ -52,8 +59,15 @@ def test_deadline_flag_wins_and_is_validated(
 ) -> None:
     profile = write_profile(tmp_path, default_index, pytorch_index)
     pytorch_index.fail_after(0, mode="drip")
-    result = colabenv("lock", profile, *T4, "--http-deadline", "1.5", timeout=60,
-                      env=clean_env(COLABENV_HTTP_DEADLINE="500"))
+    result = colabenv(
+        "lock",
+        profile,
+        *T4,
+        "--http-deadline",
+        "1.5",
+        timeout=60,
+        env=clean_env(COLABENV_HTTP_DEADLINE="500"),
+    )
     assert result.returncode == 4 and "within 1.5 s" in result.stderr
     for bad in ("0", "-1", "nan", "inf", "1e300", "9" * 5000, "soon"):
         flag = colabenv("lock", profile, *T4, "--http-deadline", bad)
@@ -69,8 +83,9 @@ HOSTILE_PAGES = {
     "not-json": b"<html>not json",
     "a-list": b"[]",
     "files-nan": b'{"meta": {"api-version": "1.1"}, "name": "torch", "files": NaN}',
-    "hashes-list": json.dumps({"files": [{"filename": "torch-2.6.0+cu124-py3-none-any.whl",
-                                          "url": "x.whl", "hashes": ["sha256"]}]}).encode(),
+    "hashes-list": json.dumps(
+        {"files": [{"filename": "torch-2.6.0+cu124-py3-none-any.whl", "url": "x.whl", "hashes": ["sha256"]}]}
+    ).encode(),
     "file-a-string": b'{"files": ["torch-2.6.0.whl"]}',
     "filename-a-number": b'{"files": [{"filename": 7, "url": "x", "hashes": {}}]}',
     "deep": DEEP,
@@ -109,9 +124,17 @@ def test_names_from_an_index_are_shown_escaped(
     tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     """The file names an index lists reach the message with control characters escaped."""
-    body = json.dumps({"files": [{
-        "filename": "torch-2.6.0+cu124-cp39-cp39-linux\x1b[2J[red]x[/red].whl",
-        "url": "t.whl", "hashes": {"sha256": "0" * 64}}]}).encode()
+    body = json.dumps(
+        {
+            "files": [
+                {
+                    "filename": "torch-2.6.0+cu124-cp39-cp39-linux\x1b[2J[red]x[/red].whl",
+                    "url": "t.whl",
+                    "hashes": {"sha256": "0" * 64},
+                }
+            ]
+        }
+    ).encode()
     profile = write_profile(tmp_path, default_index, pytorch_index)
     pytorch_index.answer_with(body)
     result = colabenv("lock", profile, *T4)
@@ -157,21 +180,31 @@ def _sha(text: str) -> str:
 
 def test_project_page_parsing_html_and_json() -> None:
     digest = _sha("w")
-    html = (f'<html><body><a href="../../files/torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl'
-            f'#sha256={digest}" data-requires-python="&gt;=3.9">torch-2.6.0+cu124-cp312-cp312-'
-            f'linux_x86_64.whl</a><br/><a href="torch-2.6.0.tar.gz">torch-2.6.0.tar.gz</a>'
-            f"</body></html>").encode()
+    html = (
+        f'<html><body><a href="../../files/torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl'
+        f'#sha256={digest}" data-requires-python="&gt;=3.9">torch-2.6.0+cu124-cp312-cp312-'
+        f'linux_x86_64.whl</a><br/><a href="torch-2.6.0.tar.gz">torch-2.6.0.tar.gz</a>'
+        f"</body></html>"
+    ).encode()
     files = parse_project_page(html, "text/html", "https://i.example/whl/cu124/torch/")
     assert files[0].filename == "torch-2.6.0+cu124-cp312-cp312-linux_x86_64.whl"
     assert files[0].sha256 == digest
-    assert files[0].url == ("https://i.example/whl/files/"
-                            "torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl")
+    assert files[0].url == ("https://i.example/whl/files/torch-2.6.0%2Bcu124-cp312-cp312-linux_x86_64.whl")
     assert files[1].filename == "torch-2.6.0.tar.gz" and files[1].sha256 is None
-    body = json.dumps({"meta": {"api-version": "1.1"}, "name": "jax", "files": [
-        {"filename": "jax-0.5.3-py3-none-any.whl", "url": "/files/jax-0.5.3-py3-none-any.whl",
-         "hashes": {"sha256": digest.upper()}}]}).encode()
-    files = parse_project_page(body, "application/vnd.pypi.simple.v1+json",
-                               "https://i.example/simple/jax/")
+    body = json.dumps(
+        {
+            "meta": {"api-version": "1.1"},
+            "name": "jax",
+            "files": [
+                {
+                    "filename": "jax-0.5.3-py3-none-any.whl",
+                    "url": "/files/jax-0.5.3-py3-none-any.whl",
+                    "hashes": {"sha256": digest.upper()},
+                }
+            ],
+        }
+    ).encode()
+    files = parse_project_page(body, "application/vnd.pypi.simple.v1+json", "https://i.example/simple/jax/")
     assert files[0].url == "https://i.example/files/jax-0.5.3-py3-none-any.whl"
     assert files[0].sha256 == digest
 
@@ -179,13 +212,18 @@ def test_project_page_parsing_html_and_json() -> None:
 @pytest.mark.parametrize("name", sorted(HOSTILE_PAGES))
 def test_hostile_json_pages_raise_one_error(name: str) -> None:
     with pytest.raises(ProjectPageError):
-        parse_project_page(HOSTILE_PAGES[name], "application/vnd.pypi.simple.v1+json",
-                           "https://i.example/simple/torch/")
+        parse_project_page(
+            HOSTILE_PAGES[name], "application/vnd.pypi.simple.v1+json", "https://i.example/simple/torch/"
+        )
 
 
-@pytest.mark.parametrize("body", [
-    b"<a href='http://[::1'>x</a>", b"<a href='http://h:99999/x.whl'>x</a>",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<a href='http://[::1'>x</a>",
+        b"<a href='http://h:99999/x.whl'>x</a>",
+    ],
+)
 def test_hostile_html_pages_raise_one_error(body: bytes) -> None:
     with pytest.raises(ProjectPageError, match="not a URL"):
         parse_project_page(body, "text/html", "https://i.example/simple/torch/")
@@ -204,11 +242,15 @@ def test_odd_html_is_read_without_a_crash() -> None:
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("https://${U}:${T}@h.example/simple/", f"https://{quote(USER, safe='')}:"
-                                                 f"{quote(TOKEN, safe='')}@h.example/simple/"),
-        ("https://h.example/${T}/simple/?k=${T}#${T}",
-         f"https://h.example/{quote(TOKEN, safe='/')}/simple/?k={quote(TOKEN, safe='')}"
-         f"#{quote(TOKEN, safe='')}"),
+        (
+            "https://${U}:${T}@h.example/simple/",
+            f"https://{quote(USER, safe='')}:{quote(TOKEN, safe='')}@h.example/simple/",
+        ),
+        (
+            "https://h.example/${T}/simple/?k=${T}#${T}",
+            f"https://h.example/{quote(TOKEN, safe='/')}/simple/?k={quote(TOKEN, safe='')}"
+            f"#{quote(TOKEN, safe='')}",
+        ),
         ("https://${HOST}/simple/", "https://mirror.example:8443/simple/"),
         ("https://h.example/simple/", "https://h.example/simple/"),
     ],

@@ -17,13 +17,19 @@ from colabenv import _iocheck
 CHILD = Path(_iocheck.__file__)
 
 
-def _measure(path: Path, size: int = 64 * 1024 * 1024, deadline: float = 20,
-             python: str = sys.executable) -> dict[str, Any]:
-    done = subprocess.run([python, str(CHILD), str(path), str(size), str(deadline)],
-                          capture_output=True, text=True, timeout=deadline + 30, check=False)
+def _measure(
+    path: Path, size: int = 64 * 1024 * 1024, deadline: float = 20, python: str = sys.executable
+) -> dict[str, Any]:
+    done = subprocess.run(
+        [python, str(CHILD), str(path), str(size), str(deadline)],
+        capture_output=True,
+        text=True,
+        timeout=deadline + 30,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith(_iocheck.PREFIX))
-    result: dict[str, Any] = json.loads(line[len(_iocheck.PREFIX):])
+    result: dict[str, Any] = json.loads(line[len(_iocheck.PREFIX) :])
     return result
 
 
@@ -76,16 +82,25 @@ def test_the_deadline_bounds_a_large_size(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [["x"], ["f", "0", "5"], ["f", "10", "inf"], ["f", "a", "1"]])
 def test_bad_arguments_exit_2(args: list[str]) -> None:
-    done = subprocess.run([sys.executable, str(CHILD), *args], capture_output=True, text=True,
-                          timeout=30, check=False)
+    done = subprocess.run(
+        [sys.executable, str(CHILD), *args], capture_output=True, text=True, timeout=30, check=False
+    )
     assert done.returncode == 2
 
 
 OLD_PYTHONS = [p for p in os.environ.get("COLABENV_TEST_OLD_PYTHONS", "").split(os.pathsep) if p]
 
 
-@pytest.mark.parametrize("python", OLD_PYTHONS or [pytest.param("", marks=pytest.mark.skip(
-    reason="COLABENV_TEST_OLD_PYTHONS names no interpreter (.ci/run sets it)"))])
+@pytest.mark.parametrize(
+    "python",
+    OLD_PYTHONS
+    or [
+        pytest.param(
+            "",
+            marks=pytest.mark.skip(reason="COLABENV_TEST_OLD_PYTHONS names no interpreter (.ci/run sets it)"),
+        )
+    ],
+)
 def test_the_child_runs_on_old_pythons(tmp_path: Path, python: str) -> None:
     result = _measure(tmp_path / ".io", size=4 * 1024 * 1024, python=python)
     assert result["read_bytes"] == 4 * 1024 * 1024

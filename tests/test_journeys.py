@@ -53,8 +53,10 @@ from tests.support.scriptrun import Host, make_host
 from tests.support.wheels import Standins, build_standins
 
 pytestmark = pytest.mark.slow
-cpu_host_only = pytest.mark.skipif(real_gpu_here(), reason="the stand-ins behave as CPU builds; "
-                                   "this host has a real NVIDIA GPU that verify would see")
+cpu_host_only = pytest.mark.skipif(
+    real_gpu_here(),
+    reason="the stand-ins behave as CPU builds; this host has a real NVIDIA GPU that verify would see",
+)
 
 GOLDEN_USED = ("pytorch", "tensorflow")
 NO_GPU_VERIFY = "\n[verify]\nrequire_gpu = false\n"
@@ -84,8 +86,7 @@ def journey_wheels(tmp_path_factory: pytest.TempPathFactory) -> Standins:
 
 @pytest.fixture
 def indexes(journey_wheels: Standins) -> Iterator[tuple[LocalIndex, LocalIndex]]:
-    with LocalIndex(journey_wheels.default) as default, \
-            LocalIndex(journey_wheels.pytorch) as pytorch:
+    with LocalIndex(journey_wheels.default) as default, LocalIndex(journey_wheels.pytorch) as pytorch:
         yield default, pytorch
 
 
@@ -115,9 +116,15 @@ def _pins_of(marker: dict[str, object], frameworks: set[str]) -> list[str]:
 
 
 def _expected_verify(result: VerifyResult, frameworks: list[str]) -> dict[str, str]:
-    expected = {"marker": "PASS", "versions": "PASS", "consistency": "PASS", "vram": "SKIP",
-                "env": "PASS", "duplicates": result.statuses.get("duplicates", "missing"),
-                "determinism": "SKIP"}
+    expected = {
+        "marker": "PASS",
+        "versions": "PASS",
+        "consistency": "PASS",
+        "vram": "SKIP",
+        "env": "PASS",
+        "duplicates": result.statuses.get("duplicates", "missing"),
+        "determinism": "SKIP",
+    }
     for name in frameworks:
         expected[f"cuda:{name}"] = "SKIP"
         expected[f"smoke:{name}"] = "PASS"  # the CPU matmul ran and matched (issue 11)
@@ -137,8 +144,10 @@ def _skip_unless_the_image_runs_this_python(snapshot: str) -> None:
             continue
         release = shipped_catalog().release(framework, Version(version.public))
         if release is not None and not release.python.contains(here):
-            pytest.skip(f"{snapshot}'s {framework} {version} has no wheels for Python {here[:-2]} "
-                        f"(catalog: {release.python}), so the image cannot satisfy the profile")
+            pytest.skip(
+                f"{snapshot}'s {framework} {version} has no wheels for Python {here[:-2]} "
+                f"(catalog: {release.python}), so the image cannot satisfy the profile"
+            )
 
 
 @cpu_host_only
@@ -157,10 +166,18 @@ def test_colab_image_journey(
         env_name, env_value = "JOURNEY_IMAGE", "restarted"
     else:
         copy_golden(tmp_path / "golden", profile_kind)
-        profile = project_profile(tmp_path, f"journey-{profile_kind}", default, pytorch,
-                                  extends=f"golden/{profile_kind}.toml", body=NO_GPU_VERIFY)
-        env_name, env_value = {"pytorch": ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),
-                               "tensorflow": ("TF_FORCE_GPU_ALLOW_GROWTH", "true")}[profile_kind]
+        profile = project_profile(
+            tmp_path,
+            f"journey-{profile_kind}",
+            default,
+            pytorch,
+            extends=f"golden/{profile_kind}.toml",
+            body=NO_GPU_VERIFY,
+        )
+        env_name, env_value = {
+            "pytorch": ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),
+            "tensorflow": ("TF_FORCE_GPU_ALLOW_GROWTH", "true"),
+        }[profile_kind]
     script = tmp_path / "setup.sh"
     render(profile, script, "--installed-from", str(RUNTIMES / snapshot / "pip-freeze.txt"))
 
@@ -188,15 +205,22 @@ def test_colab_image_journey(
     else:
         assert unmet, "a golden profile newer than the image installs its framework"
         moved = {canonicalize_name(Requirement(r).name) for r in unmet}
-        pins = _pins_of(marker, {canonicalize_name(Requirement(r).name) for r in unmet
-                                 if canonicalize_name(Requirement(r).name) in
-                                 ("torch", "tensorflow", "jax")})
+        pins = _pins_of(
+            marker,
+            {
+                canonicalize_name(Requirement(r).name)
+                for r in unmet
+                if canonicalize_name(Requirement(r).name) in ("torch", "tensorflow", "jax")
+            },
+        )
         moved |= {canonicalize_name(Requirement(p).name) for p in _unmet(pins, image)}
         assert changed_names(first.stdout) == moved
         assert {n for n in set(image) | set(after) if image.get(n) != after.get(n)} == moved
         assert "DOWNGRADED" not in first.stdout
-    print(f"{snapshot} {profile_kind}: {len(installs(first.stdout))} install command(s), "
-          f"{len(changed_names(first.stdout))} distribution(s) changed")
+    print(
+        f"{snapshot} {profile_kind}: {len(installs(first.stdout))} install command(s), "
+        f"{len(changed_names(first.stdout))} distribution(s) changed"
+    )
 
     # the restart: a new interpreter sees the [env] variables, and verify passes there
     shown = host.new_interpreter(f"import os; print(os.environ.get({env_name!r}))")
@@ -231,14 +255,20 @@ def test_team_journey_extends_lock_check_stale_relock_render_install_verify(
 ) -> None:
     default, pytorch = indexes
     base = copy_golden(tmp_path / "team-base", "pytorch")
-    profile = project_profile(tmp_path, "team", default, pytorch,
-                              extends="team-base/pytorch.toml", body="""
+    profile = project_profile(
+        tmp_path,
+        "team",
+        default,
+        pytorch,
+        extends="team-base/pytorch.toml",
+        body="""
 [env]
 TEAM_PROJECT = "vision"
 
 [verify]
 require_gpu = false
-""")
+""",
+    )
     lock_path = tmp_path / "team.lock"
 
     def lock() -> None:
@@ -275,8 +305,9 @@ require_gpu = false
     first = host.run(script, UV_HTTP_RETRIES="0")
     assert first.returncode == 0, first.stdout + first.stderr
     assert first.stdout.splitlines()[-1] == RESTART_LINE
-    assert sum(line.startswith("COLABENV: installing the lockfile") for line in
-               first.stdout.splitlines()) == 1
+    assert (
+        sum(line.startswith("COLABENV: installing the lockfile") for line in first.stdout.splitlines()) == 1
+    )
     assert host.installed() == {canonicalize_name(name): version for name, version in pins.items()}
 
     checked = verify(host, "--lock", str(lock_path))
@@ -317,8 +348,13 @@ def quickstart_commands(readme: str) -> list[str]:
 def clean_clone(destination: Path) -> Path:
     """The files a fresh clone would have: tracked and untracked-but-not-ignored (so work not
     committed yet is included, and nothing ignored such as a venv or caches)."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for relative in filter(None, listed):
         source = REPO / relative
         if not source.is_file():
@@ -332,14 +368,17 @@ def clean_clone(destination: Path) -> Path:
 def _newcomer_env() -> dict[str, str]:
     """The caller's environment (a newcomer's own pip configuration included), minus what
     would point Python or colabenv at this checkout."""
-    return {key: value for key, value in os.environ.items()
-            if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
-            and not key.startswith("COLABENV_")}
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not key.startswith("COLABENV_")
+    }
 
 
 @pytest.mark.network
-@pytest.mark.skipif(not (REPO / ".git").exists() or shutil.which("git") is None,
-                    reason="needs a git checkout to clone from")
+@pytest.mark.skipif(
+    not (REPO / ".git").exists() or shutil.which("git") is None, reason="needs a git checkout to clone from"
+)
 def test_newcomer_runs_the_readme_quickstart_in_a_clean_clone(tmp_path: Path) -> None:
     """`pip install` needs the project's dependencies from a package index (PyPI, or the
     index the caller's pip is configured with), hence ``network``."""
@@ -351,8 +390,9 @@ def test_newcomer_runs_the_readme_quickstart_in_a_clean_clone(tmp_path: Path) ->
     clone = clean_clone(tmp_path / "colabenv")
     env = _newcomer_env()
 
-    done = subprocess.run(["bash", "-c", install], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        ["bash", "-c", install], cwd=clone, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     script = clone / "setup.sh"
     assert script.read_text().startswith("#!/usr/bin/env bash\n")
@@ -360,17 +400,23 @@ def test_newcomer_runs_the_readme_quickstart_in_a_clean_clone(tmp_path: Path) ->
 
     # the full suite would run this test again inside the clone: collecting it proves the
     # clone has every file the suite imports, without the recursion or the minutes
-    collected = subprocess.run(["bash", "-c", f"{tests} --collect-only"], cwd=clone, env=env,
-                               capture_output=True, text=True, timeout=600)
+    collected = subprocess.run(
+        ["bash", "-c", f"{tests} --collect-only"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     summary = collected.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r"(\d+/)?\d+ tests collected( \(\d+ deselected\))? in [\d.]+s", summary), \
-        summary
+    assert re.fullmatch(r"(\d+/)?\d+ tests collected( \(\d+ deselected\))? in [\d.]+s", summary), summary
     assert not any(line.startswith("ERROR") for line in collected.stdout.splitlines())
 
     for command in look_around:
-        shown = subprocess.run(["bash", "-c", command], cwd=clone, env=env,
-                               capture_output=True, text=True, timeout=300)
+        shown = subprocess.run(
+            ["bash", "-c", command], cwd=clone, env=env, capture_output=True, text=True, timeout=300
+        )
         assert shown.returncode == 0, f"{command}: {shown.stderr}"
         assert shown.stdout.strip(), command
     print(f"quickstart ran in a clean clone with Python {PY}: {len(commands)} commands")
@@ -382,9 +428,11 @@ def test_newcomer_runs_the_readme_quickstart_in_a_clean_clone(tmp_path: Path) ->
 
 def _small_profile(directory: Path, name: str, index_url: str, requirement: str) -> Path:
     path = directory / f"{name}.toml"
-    path.write_text(f'name = "{name}"\n[packages]\nrequirements = ["{requirement}"]\n'
-                    f'[env]\nPROFILE_{name.upper()} = "on"\n'
-                    f'[install]\ninstaller = "uv"\nindex_url = "{index_url}"\n')
+    path.write_text(
+        f'name = "{name}"\n[packages]\nrequirements = ["{requirement}"]\n'
+        f'[env]\nPROFILE_{name.upper()} = "on"\n'
+        f'[install]\ninstaller = "uv"\nindex_url = "{index_url}"\n'
+    )
     return path
 
 
@@ -413,7 +461,8 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
     assert failed_a.returncode != 0
     assert failed_a.stderr.splitlines()[-1] == (
         f"COLABENV: step pip: default index failed: cannot reach the package index at "
-        f"127.0.0.1:{port} (Connection refused); no restart marker written")
+        f"127.0.0.1:{port} (Connection refused); no restart marker written"
+    )
     assert host.marker() == marker_b
 
     again_b = host.run(script_b, UV_HTTP_RETRIES="0")
@@ -425,9 +474,17 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
 
     # verify of A, in the host's interpreter: B's marker is no pass for A, and says what to run
     verified = console_runner(tmp_path)(
-        "verify", "--profile", tmp_path / "a.toml", "--interpreter", host.python, "--json",
-        "--timeout", "60", base={**host.env(), "COLABENV_STATE_DIR": str(host.state)},
-        timeout=300)
+        "verify",
+        "--profile",
+        tmp_path / "a.toml",
+        "--interpreter",
+        host.python,
+        "--json",
+        "--timeout",
+        "60",
+        base={**host.env(), "COLABENV_STATE_DIR": str(host.state)},
+        timeout=300,
+    )
     assert verified.returncode == 1, verified.stderr
     marker_check = next(c for c in json.loads(verified.stdout)["checks"] if c["name"] == "marker")
     assert marker_check["status"] == "FAIL"
@@ -449,8 +506,13 @@ def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
 
 def _start(host: Host, script: Path, path: str | None) -> subprocess.Popen[str]:
     env = host.env(UV_HTTP_RETRIES="0", **({"PATH": path} if path else {}))
-    return subprocess.Popen([shutil.which("bash") or "bash", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [shutil.which("bash") or "bash", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _without_flock(host: Host) -> str:
@@ -464,9 +526,7 @@ def _without_flock(host: Host) -> str:
 
 
 @pytest.mark.parametrize("locker", ["flock", "helper"])
-def test_two_copies_of_one_script_take_turns(
-    locker: str, tmp_path: Path, default_index: LocalIndex
-) -> None:
+def test_two_copies_of_one_script_take_turns(locker: str, tmp_path: Path, default_index: LocalIndex) -> None:
     """With util-linux flock, or without it (the helper's fcntl lock on the script's open file)."""
     script = tmp_path / "b.sh"
     render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script)

@@ -29,13 +29,15 @@ from colabenv.frameworks import ALL_FRAMEWORK_NAMES, Framework
 
 PACKAGE = Path(colabenv.__file__).resolve().parent
 MAX_LINES = 700
-LONG_MODULES = {"colabenv.script_helper": "the helper every bootstrap script embeds is one file "
-                                          "by design (it runs without colabenv)"}
+LONG_MODULES = {
+    "colabenv.script_helper": "the helper every bootstrap script embeds is one file "
+    "by design (it runs without colabenv)"
+}
 COMMAND_LAYER = ("colabenv.cli", "colabenv.__main__", "colabenv._entry", "colabenv._commands")
 FRAMEWORK_NAME_EXCEPTIONS = {
     "colabenv.frameworks": "the one place framework names are spelled",
     "colabenv._smoke_tpu": "a smoke child runs without colabenv (stdlib only, Python 3.8+) and "
-                           "imports the frameworks and their plugins by their module names",
+    "imports the frameworks and their plugins by their module names",
 }
 
 
@@ -60,7 +62,8 @@ def tree(module: str) -> ast.Module:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def import_nodes(module: str, *, type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -219,8 +222,7 @@ def code_strings(module: str) -> Iterator[tuple[int, str]]:
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 docstrings.add(id(body[0].value))
     for node in ast.walk(tree(module)):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                and id(node) not in docstrings):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             yield node.lineno, node.value
 
 
@@ -230,8 +232,13 @@ def code_strings(module: str) -> Iterator[tuple[int, str]]:
 
 def test_the_package_is_read_whole() -> None:
     """The checks below see every module (a path mistake would make them pass vacuously)."""
-    assert {"colabenv.cli", "colabenv.profile", "colabenv.profile.sections",
-            "colabenv.verification.run", "colabenv.script_helper"} <= set(modules())
+    assert {
+        "colabenv.cli",
+        "colabenv.profile",
+        "colabenv.profile.sections",
+        "colabenv.verification.run",
+        "colabenv.script_helper",
+    } <= set(modules())
     assert "colabenv.profile.files" in edges()["colabenv.profile"]
 
 
@@ -239,9 +246,11 @@ def test_no_import_circle() -> None:
     graph = edges()
     found = circles(graph)
     shown = [
-        " -> ".join(component) + ": " + ", ".join(
-            f"{a} imports {b} (line {graph[a][b]})"
-            for a in component for b in component if b in graph[a])
+        " -> ".join(component)
+        + ": "
+        + ", ".join(
+            f"{a} imports {b} (line {graph[a][b]})" for a in component for b in component if b in graph[a]
+        )
         for component in found
     ]
     assert shown == []
@@ -253,8 +262,7 @@ def test_the_circle_check_finds_a_circle() -> None:
 
 
 def test_no_private_name_is_taken_across_modules() -> None:
-    found = {module: crossings for module in modules()
-             if (crossings := private_crossings(module))}
+    found = {module: crossings for module in modules() if (crossings := private_crossings(module))}
     assert found == {}
 
 
@@ -292,9 +300,13 @@ def test_the_core_never_imports_the_command_layer() -> None:
     def command_layer(module: str) -> bool:
         return any(module == top or module.startswith(top + ".") for top in COMMAND_LAYER)
 
-    found = [f"{module} imports {target} (line {line})"
-             for module, targets in edges(type_only=True).items() if not command_layer(module)
-             for target, line in targets.items() if command_layer(target)]
+    found = [
+        f"{module} imports {target} (line {line})"
+        for module, targets in edges(type_only=True).items()
+        if not command_layer(module)
+        for target, line in targets.items()
+        if command_layer(target)
+    ]
     assert found == []
 
 
@@ -312,21 +324,27 @@ def _spellings() -> dict[str, re.Pattern[str]]:
     (``jax_cuda12_plugin``) would spell it."""
     plain = {f.value for f in Framework}
     return {
-        name: re.compile(rf"(?<![A-Za-z0-9_.-])(?:{re.escape(name)}|"
-                         rf"{re.escape(name.replace('-', '_'))})(?![A-Za-z0-9_-])", re.IGNORECASE)
+        name: re.compile(
+            rf"(?<![A-Za-z0-9_.-])(?:{re.escape(name)}|"
+            rf"{re.escape(name.replace('-', '_'))})(?![A-Za-z0-9_-])",
+            re.IGNORECASE,
+        )
         for name in sorted(ALL_FRAMEWORK_NAMES - plain)
     }
 
 
 def test_framework_names_are_spelled_in_frameworks_py_alone() -> None:
     spellings = _spellings()
-    assert {"torchvision", "torchaudio", "jaxlib", "tensorflow-cpu", "jax-cuda12-plugin",
-            "tf-keras"} <= set(spellings)
+    assert {"torchvision", "torchaudio", "jaxlib", "tensorflow-cpu", "jax-cuda12-plugin", "tf-keras"} <= set(
+        spellings
+    )
     found = [
         f"{module}:{line}: {name}"
-        for module in modules() if module not in FRAMEWORK_NAME_EXCEPTIONS
+        for module in modules()
+        if module not in FRAMEWORK_NAME_EXCEPTIONS
         for line, text in code_strings(module)
-        for name, pattern in spellings.items() if pattern.search(text)
+        for name, pattern in spellings.items()
+        if pattern.search(text)
     ]
     assert found == []
 
@@ -339,16 +357,22 @@ def test_the_name_check_sees_a_spelled_name() -> None:
     assert _spellings()["torchvision"].search("torchvision")
 
 
-_NOT_A_VALUE = re.compile(r"\b(Callable|Mapping|MutableMapping|dict|list|set|IO|Iterator|"
-                          r"Iterable|Generator|Any)\b")
+_NOT_A_VALUE = re.compile(
+    r"\b(Callable|Mapping|MutableMapping|dict|list|set|IO|Iterator|"
+    r"Iterable|Generator|Any)\b"
+)
 
 
 def _compared(statement: ast.AnnAssign) -> bool:
     """Whether a field takes part in equality and hash (``field(compare=False)`` does not)."""
     value = statement.value
-    return not (isinstance(value, ast.Call) and any(
-        k.arg == "compare" and isinstance(k.value, ast.Constant) and k.value.value is False
-        for k in value.keywords))
+    return not (
+        isinstance(value, ast.Call)
+        and any(
+            k.arg == "compare" and isinstance(k.value, ast.Constant) and k.value.value is False
+            for k in value.keywords
+        )
+    )
 
 
 def test_models_hold_values_only() -> None:
@@ -363,8 +387,11 @@ def test_models_hold_values_only() -> None:
             if not any(isinstance(d, ast.Name) and d.id == "model" for d in node.decorator_list):
                 continue
             for statement in node.body:
-                if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-                        and _compared(statement)):
+                if (
+                    isinstance(statement, ast.AnnAssign)
+                    and isinstance(statement.target, ast.Name)
+                    and _compared(statement)
+                ):
                     annotation = ast.unparse(statement.annotation)
                     if _NOT_A_VALUE.search(annotation):
                         found.append(f"{module}.{node.name}.{statement.target.id}: {annotation}")

@@ -65,6 +65,7 @@ def torch_pins() -> dict[str, str]:
 
 EXPECTED_CLOSURE = {**BASE_CLOSURE, **torch_pins()}
 
+
 def wheel_hashes(root: Path) -> dict[str, Path]:
     return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in root.rglob("*.whl")}
 
@@ -76,7 +77,9 @@ def indexes(default_index: LocalIndex, pytorch_index: LocalIndex) -> tuple[Local
 
 @pytest.mark.parametrize("resolver", RESOLVERS)
 def test_lock_closure_hashes_and_header(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], standin_wheels: Standins,
+    tmp_path: Path,
+    indexes: tuple[LocalIndex, LocalIndex],
+    standin_wheels: Standins,
     resolver: str,
 ) -> None:
     default_index, pytorch_index = indexes
@@ -111,9 +114,7 @@ def test_lock_closure_hashes_and_header(
     assert "# resolver: " + header.resolver in text
 
 
-def test_resolvers_agree_and_lock_to_stdout(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]
-) -> None:
+def test_resolvers_agree_and_lock_to_stdout(tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]) -> None:
     profile = write_profile(tmp_path, *indexes, requirements=("requests>=2", "python-dateutil"))
     pins = {}
     for resolver in RESOLVERS:
@@ -146,9 +147,7 @@ def test_check_fresh_then_stale(tmp_path: Path, indexes: tuple[LocalIndex, Local
     assert colabenv("lock", profile, "--check").returncode == 2
 
 
-def test_unreachable_index_is_exit_4_one_line(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]
-) -> None:
+def test_unreachable_index_is_exit_4_one_line(tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]) -> None:
     default_index, pytorch_index = indexes
     profile = write_profile(tmp_path, default_index, pytorch_index)
     out = tmp_path / "team.lock"
@@ -174,8 +173,9 @@ def test_index_failing_during_resolution_is_exit_4(
     tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]
 ) -> None:
     default_index, pytorch_index = indexes
-    profile = write_profile(tmp_path, default_index, pytorch_index,
-                            requirements=("requests>=2", "python-dateutil"))
+    profile = write_profile(
+        tmp_path, default_index, pytorch_index, requirements=("requests>=2", "python-dateutil")
+    )
     default_index.fail_after(1)  # the framework check passes; uv then meets 503s
     result = colabenv("lock", profile, "-o", tmp_path / "team.lock", *T4)
     assert result.returncode == 4, result.stderr
@@ -184,16 +184,16 @@ def test_index_failing_during_resolution_is_exit_4(
 
 
 def _copy_without(source: Path, dest: Path, drop: Callable[[Path], bool]) -> Path:
-    shutil.copytree(source, dest, ignore=lambda d, names: [
-        n for n in names if drop(Path(d) / n)])
+    shutil.copytree(source, dest, ignore=lambda d, names: [n for n in names if drop(Path(d) / n)])
     return dest
 
 
 def test_missing_framework_file_is_named(
     tmp_path: Path, default_index: LocalIndex, standin_wheels: Standins
 ) -> None:
-    pruned = _copy_without(standin_wheels.pytorch, tmp_path / "pytorch",
-                           lambda p: p.name.startswith("torch-2.6.0+cu124"))
+    pruned = _copy_without(
+        standin_wheels.pytorch, tmp_path / "pytorch", lambda p: p.name.startswith("torch-2.6.0+cu124")
+    )
     build_wheel(pruned / "cu124", "torch", "2.6.0+cu124", tag="cp39-cp39-manylinux_2_28_x86_64")
     with LocalIndex(pruned) as pytorch_index:
         profile = write_profile(tmp_path, default_index, pytorch_index)
@@ -207,9 +207,7 @@ def test_missing_framework_file_is_named(
     assert not (tmp_path / "team.lock").exists()
 
 
-def test_credentials_stay_references(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]
-) -> None:
+def test_credentials_stay_references(tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]) -> None:
     default_index, pytorch_index = indexes
     secret_index = default_index.url.replace("http://", "http://${LOCK_USER}:${LOCK_TOKEN}@")
     extra = f'extra_index_urls = ["{secret_index}"]'
@@ -230,13 +228,10 @@ def test_credentials_stay_references(
     assert "${LOCK_USER} is not set" in unset.stderr
 
 
-def test_pip_tools_refuses_another_python(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]
-) -> None:
+def test_pip_tools_refuses_another_python(tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]) -> None:
     profile = write_profile(tmp_path, *indexes)
     other = "3.10" if PYTHON != "3.10" else "3.12"
-    result = colabenv("lock", profile, "--resolver", "pip-tools",
-                      *T4[:-1], other)
+    result = colabenv("lock", profile, "--resolver", "pip-tools", *T4[:-1], other)
     assert result.returncode == 2
     assert "use --resolver uv" in result.stderr
     assert result.stdout == ""
@@ -244,14 +239,15 @@ def test_pip_tools_refuses_another_python(
 
 @pytest.mark.parametrize("resolver", RESOLVERS)
 def test_pylock_format(
-    tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex], fresh_venv: Callable[..., Path],
+    tmp_path: Path,
+    indexes: tuple[LocalIndex, LocalIndex],
+    fresh_venv: Callable[..., Path],
     resolver: str,
 ) -> None:
     profile = write_profile(tmp_path, *indexes)
     out = tmp_path / "pylock.toml"
     indexes[0].reset_requests()
-    result = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", resolver,
-                      *T4)
+    result = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", resolver, *T4)
     assert result.returncode == 0, result.stderr
     Pylock.from_dict(_toml.loads(out.read_text()))
     lock = read_lock(out)
@@ -259,8 +255,11 @@ def test_pylock_format(
     torch = lock.package("torch")
     assert torch is not None and torch.files[0].url is not None
     assert "/cu124/" in torch.files[0].url
-    ours = [path for path, agent in zip(indexes[0].requests, indexes[0].agents, strict=True)
-            if agent.startswith("colabenv/") and path.endswith("/filelock/")]
+    ours = [
+        path
+        for path, agent in zip(indexes[0].requests, indexes[0].agents, strict=True)
+        if agent.startswith("colabenv/") and path.endswith("/filelock/")
+    ]
     if resolver == "uv":  # uv's answer carries each file's URL: no second pass, no index named
         assert torch.index is None
         assert ours == []
@@ -268,15 +267,22 @@ def test_pylock_format(
         assert ours
         assert torch.index == indexes[1].sub_url("cu124").rstrip("/")
     python = fresh_venv()
-    subprocess.run([uv_bin(), "pip", "install", "--python", str(python), "-r", str(out)],
-                   check=True, capture_output=True, env=clean_env())
+    subprocess.run(
+        [uv_bin(), "pip", "install", "--python", str(python), "-r", str(out)],
+        check=True,
+        capture_output=True,
+        env=clean_env(),
+    )
     assert _installed(python) == EXPECTED_CLOSURE
 
 
 def _installed(python: Path) -> dict[str, str]:
     out = subprocess.run(
         [uv_bin(), "pip", "list", "--python", str(python), "--format", "json"],
-        check=True, capture_output=True, text=True, env=clean_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     ).stdout
     return {item["name"]: item["version"] for item in json.loads(out)}
 
@@ -289,8 +295,12 @@ def test_lock_installs_exactly_with_hash_checking(
     out = tmp_path / "team.lock"
     lock = lock_profile(profile, out, "pip-tools")
     python = fresh_venv(with_pip=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--no-cache-dir", "--require-hashes",
-                    "-r", str(out)], check=True, capture_output=True, env=clean_env())
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-cache-dir", "--require-hashes", "-r", str(out)],
+        check=True,
+        capture_output=True,
+        env=clean_env(),
+    )
     installed = _installed(python)
     for seeded in ("pip", "setuptools"):
         installed.pop(seeded, None)
@@ -300,9 +310,12 @@ def test_lock_installs_exactly_with_hash_checking(
     digest = lock.package("numpy").files[0].sha256  # type: ignore[union-attr]
     tampered.write_text(out.read_text().replace(digest, "0" * 64))
     python2 = fresh_venv()
-    result = subprocess.run([uv_bin(), "pip", "install", "--python", str(python2),
-                             "--require-hashes", "-r", str(tampered)],
-                            capture_output=True, text=True, env=clean_env())
+    result = subprocess.run(
+        [uv_bin(), "pip", "install", "--python", str(python2), "--require-hashes", "-r", str(tampered)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
     assert result.returncode != 0
     assert "numpy" not in _installed(python2)
 
@@ -310,12 +323,13 @@ def test_lock_installs_exactly_with_hash_checking(
 @pytest.mark.network
 def test_lock_small_real_profile_against_the_real_index(tmp_path: Path) -> None:
     profile = tmp_path / "small.toml"
-    profile.write_text('schema = 1\nname = "small"\ndescription = "jax on CPU"\n\n'
-                       '[frameworks]\njax = { version = "==0.5.3", variant = "cpu" }\n\n'
-                       '[packages]\nrequirements = ["requests==2.32.4"]\n')
+    profile.write_text(
+        'schema = 1\nname = "small"\ndescription = "jax on CPU"\n\n'
+        '[frameworks]\njax = { version = "==0.5.3", variant = "cpu" }\n\n'
+        '[packages]\nrequirements = ["requests==2.32.4"]\n'
+    )
     out = tmp_path / "small.lock"
-    result = colabenv("lock", profile, "-o", out, "--cpu", "--python", PYTHON,
-                      env=clean_env())
+    result = colabenv("lock", profile, "-o", out, "--cpu", "--python", PYTHON, env=clean_env())
     assert result.returncode == 0, result.stderr
     pins: dict[str, str] = dict(read_lock(out).pins)
     assert pins["requests"] == "2.32.4"
@@ -336,8 +350,7 @@ CUDNN_BOUND = "nvidia-cudnn-cu12<9.11"
 
 
 def _jax_resolution(profile: Path) -> Resolution:
-    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
-                    Version(PYTHON))
+    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version(PYTHON))
     loaded = load_profile(profile)
     return resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
 
@@ -349,8 +362,10 @@ def test_component_constraints_bound_the_pins(
     """Issue 13: a Pascal host's cuDNN bound reaches the resolver; without it, the newest."""
     profile = write_jax_profile(tmp_path, default_index)
     free = _jax_resolution(profile)
-    bounded = dataclasses.replace(free, constraints=(
-        ComponentConstraint(CUDNN_BOUND, "sm_60: cuDNN 9.11 and newer have no kernels for it"),))
+    bounded = dataclasses.replace(
+        free,
+        constraints=(ComponentConstraint(CUDNN_BOUND, "sm_60: cuDNN 9.11 and newer have no kernels for it"),),
+    )
     env = clean_env(UV_HTTP_RETRIES="0")
     lock = make_lock(bounded, resolver=resolver, colabenv_version="0.1.0", environ=env)
     assert lock.version_of("nvidia-cudnn-cu12") == CUDNN_LAST_FOR_SM60
@@ -362,24 +377,24 @@ def test_component_constraints_bound_the_pins(
     assert {n for n, _ in lock.pins} == {n for n, _ in unbounded.pins}
 
 
-def test_constraint_only_bounds_what_is_pulled_in(
-    tmp_path: Path, default_index: LocalIndex
-) -> None:
+def test_constraint_only_bounds_what_is_pulled_in(tmp_path: Path, default_index: LocalIndex) -> None:
     """A constraint on a component nothing needs installs nothing."""
     profile = write_jax_profile(tmp_path, default_index)
-    resolution = dataclasses.replace(_jax_resolution(profile), constraints=(
-        ComponentConstraint("nvidia-nccl-cu13<3", "not pulled in"),))
-    lock = make_lock(resolution, resolver="uv", colabenv_version="0.1.0",
-                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    resolution = dataclasses.replace(
+        _jax_resolution(profile), constraints=(ComponentConstraint("nvidia-nccl-cu13<3", "not pulled in"),)
+    )
+    lock = make_lock(
+        resolution, resolver="uv", colabenv_version="0.1.0", environ=clean_env(UV_HTTP_RETRIES="0")
+    )
     assert lock.package("nvidia-nccl-cu13") is None
 
 
 def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: LocalIndex) -> None:
     profile = write_jax_profile(tmp_path, default_index)
-    bounded = dataclasses.replace(_jax_resolution(profile), constraints=(
-        ComponentConstraint(CUDNN_BOUND, "P100"),))
-    lock = make_lock(bounded, resolver="uv", colabenv_version="0.1.0",
-                     environ=clean_env(UV_HTTP_RETRIES="0"))
+    bounded = dataclasses.replace(
+        _jax_resolution(profile), constraints=(ComponentConstraint(CUDNN_BOUND, "P100"),)
+    )
+    lock = make_lock(bounded, resolver="uv", colabenv_version="0.1.0", environ=clean_env(UV_HTTP_RETRIES="0"))
     out = tmp_path / "jax.lock"
     out.write_text(render_lock(lock))
     assert f"# constraint: {CUDNN_BOUND}\n" in out.read_text()

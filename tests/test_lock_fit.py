@@ -20,9 +20,7 @@ H200 = ["--driver", "570.124.06", "--compute-capability", "9.0", "--python", OTH
 
 
 @pytest.fixture
-def locked(
-    tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex
-) -> tuple[Path, Path]:
+def locked(tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex) -> tuple[Path, Path]:
     """(profile, its requirements-format lock for a T4)."""
     profile = write_profile(tmp_path, default_index, pytorch_index)
     out = tmp_path / "team.lock"
@@ -73,9 +71,7 @@ def _cut_after_first_package(text: str) -> str:
     return "".join(lines[:end])
 
 
-def test_truncated_lock_is_refused_everywhere(
-    tmp_path: Path, locked: tuple[Path, Path]
-) -> None:
+def test_truncated_lock_is_refused_everywhere(tmp_path: Path, locked: tuple[Path, Path]) -> None:
     profile, out = locked
     truncated = tmp_path / "truncated.lock"
     truncated.write_text(_cut_after_first_package(out.read_text()))
@@ -90,9 +86,7 @@ def test_truncated_lock_is_refused_everywhere(
     assert "pins-sha256" in verify.stderr
 
 
-def test_lock_that_does_not_satisfy_its_profile_is_refused(
-    tmp_path: Path, locked: tuple[Path, Path]
-) -> None:
+def test_lock_that_does_not_satisfy_its_profile_is_refused(tmp_path: Path, locked: tuple[Path, Path]) -> None:
     """A lock whose body was replaced consistently (digest recomputed, as an editor could)
     still has to hold every requirement of the profile."""
     from colabenv.lockfile import Lock, render_lock
@@ -119,8 +113,9 @@ def test_pylock_with_an_injected_version_is_refused(
     assert made.returncode == 0, made.stderr
     text = out.read_text()
     assert 'version = "2.0.2"' in text
-    out.write_text(text.replace('version = "2.0.2"',
-                                'version = "2.0.2\\n--index-url https://evil.example/simple"', 1))
+    out.write_text(
+        text.replace('version = "2.0.2"', 'version = "2.0.2\\n--index-url https://evil.example/simple"', 1)
+    )
     result = colabenv("render", profile, "--lock", out, *T4)
     assert result.returncode == 2
     assert result.stdout == ""
@@ -149,9 +144,7 @@ def test_lock_output_through_a_link_and_to_dev_null(
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_pin_through_a_symlinked_profile_edits_its_target(
-    tmp_path: Path, locked: tuple[Path, Path]
-) -> None:
+def test_pin_through_a_symlinked_profile_edits_its_target(tmp_path: Path, locked: tuple[Path, Path]) -> None:
     profile, out = locked
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -186,8 +179,7 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
 
     profile_path, out = locked
     profile = load_profile(profile_path)
-    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),),
-                    Version(PYTHON))
+    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version(PYTHON))
     resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
     given = _lock_input(out, profile, resolution)
     lock = read_lock(out)
@@ -196,7 +188,9 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
     assert given.target.to_target() == target
     assert given.python == PYTHON and given.required_driver == "525.60.13"
     assert [(f.framework, f.version, f.variant) for f in given.frameworks] == [
-        (Framework.TORCH, "2.6.0", "cu124"), (Framework.JAX, "0.5.3", "cuda12")]
+        (Framework.TORCH, "2.6.0", "cu124"),
+        (Framework.JAX, "0.5.3", "cuda12"),
+    ]
     assert given.constraints == ()
     assert given.pins == tuple(f"{n}=={v}" for n, v in lock.pins)
     assert given.text.startswith("# colabenv lock")

@@ -62,8 +62,7 @@ WHEELS = {
 }
 
 
-def _lock(name: str = "team-gpu", *, files: bool = False, constraints: tuple[str, ...] = ()
-          ) -> Lock:
+def _lock(name: str = "team-gpu", *, files: bool = False, constraints: tuple[str, ...] = ()) -> Lock:
     def file(label: str) -> LockedFile:
         if not files:
             return LockedFile(_sha(label))
@@ -71,25 +70,37 @@ def _lock(name: str = "team-gpu", *, files: bool = False, constraints: tuple[str
 
     packages = (
         LockedPackage(canonicalize_name("numpy"), "2.0.2", (file("numpy"),)),
-        LockedPackage(canonicalize_name("torch"), "2.6.0+cu124", (file("torch-a"), file("torch-b")),
-                      index="https://mirror.example/whl/cu124" if files else None),
-        LockedPackage(canonicalize_name("nvidia-cudnn-cu12"), "9.1.0.70", (file("cudnn"),),
-                      marker='platform_machine == "x86_64"'),
+        LockedPackage(
+            canonicalize_name("torch"),
+            "2.6.0+cu124",
+            (file("torch-a"), file("torch-b")),
+            index="https://mirror.example/whl/cu124" if files else None,
+        ),
+        LockedPackage(
+            canonicalize_name("nvidia-cudnn-cu12"),
+            "9.1.0.70",
+            (file("cudnn"),),
+            marker='platform_machine == "x86_64"',
+        ),
     )
     header = LockHeader(
         colabenv_version="0.1.0",
         profile_name=name,
         profile_hash="sha256:" + _sha("profile"),
-        target=LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12",
-                          "linux_x86_64"),
-        frameworks=(LockedFramework(Framework.TORCH, "2.6.0", "cu124",
-                                    "https://mirror.example/whl/cu124"),
-                    LockedFramework(Framework.JAX, "0.5.3", "cuda12", None)),
+        target=LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12", "linux_x86_64"),
+        frameworks=(
+            LockedFramework(Framework.TORCH, "2.6.0", "cu124", "https://mirror.example/whl/cu124"),
+            LockedFramework(Framework.JAX, "0.5.3", "cuda12", None),
+        ),
         resolver="uv 0.8.0",
         constraints=constraints,
     )
-    return Lock(header, packages, "https://${USER}:${TOKEN}@pypi.example/simple",
-                ("https://mirror.example/whl/cu124",))
+    return Lock(
+        header,
+        packages,
+        "https://${USER}:${TOKEN}@pypi.example/simple",
+        ("https://mirror.example/whl/cu124",),
+    )
 
 
 def test_requirements_format_round_trip(tmp_path: Path) -> None:
@@ -110,14 +121,17 @@ def test_requirements_format_round_trip(tmp_path: Path) -> None:
     again = read_lock(path)
     assert again == lock
     assert again.path == path
-    assert again.pins == (("numpy", "2.0.2"), ("torch", "2.6.0+cu124"),
-                          ("nvidia-cudnn-cu12", "9.1.0.70"))
-    assert again.index_urls == ("https://${USER}:${TOKEN}@pypi.example/simple",
-                                "https://mirror.example/whl/cu124")
+    assert again.pins == (("numpy", "2.0.2"), ("torch", "2.6.0+cu124"), ("nvidia-cudnn-cu12", "9.1.0.70"))
+    assert again.index_urls == (
+        "https://${USER}:${TOKEN}@pypi.example/simple",
+        "https://mirror.example/whl/cu124",
+    )
     assert again.requirement_lines[1] == (
-        f"torch==2.6.0+cu124 --hash=sha256:{_sha('torch-a')} --hash=sha256:{_sha('torch-b')}")
+        f"torch==2.6.0+cu124 --hash=sha256:{_sha('torch-a')} --hash=sha256:{_sha('torch-b')}"
+    )
     assert again.requirement_lines[2].startswith(
-        'nvidia-cudnn-cu12==9.1.0.70 ; platform_machine == "x86_64" --hash=')
+        'nvidia-cudnn-cu12==9.1.0.70 ; platform_machine == "x86_64" --hash='
+    )
     assert render_lock(again) == text
 
 
@@ -132,9 +146,11 @@ def test_pylock_round_trip_is_valid_pep_751(tmp_path: Path) -> None:
     torch = document["packages"][1]
     assert torch["name"] == "torch" and torch["version"] == "2.6.0+cu124"
     assert torch["index"] == "https://mirror.example/whl/cu124"
-    assert torch["wheels"][0] == {"name": WHEELS["torch-a"],
-                                  "url": f"https://files.example/{WHEELS['torch-a']}",
-                                  "hashes": {"sha256": _sha("torch-a")}}
+    assert torch["wheels"][0] == {
+        "name": WHEELS["torch-a"],
+        "url": f"https://files.example/{WHEELS['torch-a']}",
+        "hashes": {"sha256": _sha("torch-a")},
+    }
     assert "wheels = [\n" in text and "[[packages.wheels]]" not in text
     tool = document["tool"]["colabenv"]
     assert tool["target"]["compute-capabilities"] == ["7.5", "8.0"]
@@ -152,7 +168,7 @@ def test_pylock_round_trip_is_valid_pep_751(tmp_path: Path) -> None:
 
 def test_pylock_keeps_any_character_of_a_profile_name() -> None:
     """No surrogate pairs: a non-BMP character is itself in the file and reads back."""
-    name = "team 😀 é \x7f\n\"q\""
+    name = 'team 😀 é \x7f\n"q"'
     text = render_lock(_lock(name, files=True), pylock=True)
     assert "\\ud83d" not in text
     assert parse_lock(text, Path("pylock.toml")).header.profile_name == name
@@ -161,12 +177,14 @@ def test_pylock_keeps_any_character_of_a_profile_name() -> None:
 def test_cpu_target_in_pylock_has_no_driver_keys() -> None:
     lock = _lock(files=True)
     cpu = LockTarget(None, None, None, (), "3.11", "linux_x86_64")
-    cpu_lock = Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"),
-                    lock.packages)
+    cpu_lock = Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), lock.packages)
     document = _toml.loads(render_lock(cpu_lock, pylock=True))
     assert document["tool"]["colabenv"]["target"] == {
-        "compute-capabilities": [], "python": "3.11", "platform": "linux_x86_64",
-        "accelerator": "cpu"}
+        "compute-capabilities": [],
+        "python": "3.11",
+        "platform": "linux_x86_64",
+        "accelerator": "cpu",
+    }
     assert parse_lock(render_lock(cpu_lock, pylock=True), Path("pylock.toml")).header.target == cpu
 
 
@@ -200,39 +218,49 @@ def _first_pin_end(text: str) -> int:
     ("mutate", "message"),
     [
         (lambda t: t.replace("numpy==2.0.2", "numpy>=2.0.2"), r"line \d+: .*not pinned with =="),
-        (lambda t: t.replace("numpy==2.0.2", "numpy @ https://x.example/n.whl"),
-         "not pinned with =="),
+        (lambda t: t.replace("numpy==2.0.2", "numpy @ https://x.example/n.whl"), "not pinned with =="),
         (lambda t: t.replace("# profile-hash:", "# profile-hsh:"), "unknown header key"),
-        (lambda t: t.replace("# resolver:", "# profile-hash: sha256:" + "0" * 64 + "\n# resolver:"),
-         "profile-hash given twice"),
+        (
+            lambda t: t.replace("# resolver:", "# profile-hash: sha256:" + "0" * 64 + "\n# resolver:"),
+            "profile-hash given twice",
+        ),
         (lambda t: t.replace("# lock-schema: 2", "# lock-schema: 7"), "upgrade colabenv"),
-        (lambda t: t.replace("# lock-schema: 2", "# lock-schema: " + "9" * 5000),
-         "lock-schema: .* is not a schema number"),
-        (lambda t: t.replace("# target-driver: 550.54.15", "# target-driver: " + "5" * 5000),
-         "target-driver: .* is not a driver value"),
-        (lambda t: t.replace("# target-python: 3.12", "# target-python: 3.12 --x"),
-         "target-python"),
-        (lambda t: t.replace("# target-compute-capabilities: 7.5,8.0",
-                             "# target-compute-capabilities: 7.5,99.999"),
-         "compute-capabilities"),
+        (
+            lambda t: t.replace("# lock-schema: 2", "# lock-schema: " + "9" * 5000),
+            "lock-schema: .* is not a schema number",
+        ),
+        (
+            lambda t: t.replace("# target-driver: 550.54.15", "# target-driver: " + "5" * 5000),
+            "target-driver: .* is not a driver value",
+        ),
+        (lambda t: t.replace("# target-python: 3.12", "# target-python: 3.12 --x"), "target-python"),
+        (
+            lambda t: t.replace(
+                "# target-compute-capabilities: 7.5,8.0", "# target-compute-capabilities: 7.5,99.999"
+            ),
+            "compute-capabilities",
+        ),
         (lambda t: t.replace("# profile-hash: sha256:", "# profile-hash: md5:"), "profile-hash"),
         (lambda t: t.replace("variant=cu124", "variant=cu124 index=x extra"), "framework"),
         (lambda t: t.replace("# framework: jax", "# framework: keras"), "not a framework"),
-        (lambda t: t.replace("# resolver:", "# constraint: nvidia-cudnn-cu12<<9\n# resolver:"),
-         "constraint: .* is not a requirement"),
+        (
+            lambda t: t.replace("# resolver:", "# constraint: nvidia-cudnn-cu12<<9\n# resolver:"),
+            "constraint: .* is not a requirement",
+        ),
         (lambda t: t.replace("sha256:" + _sha("numpy"), "md5:abc"), "numpy has no sha256 hash"),
-        (lambda t: t.replace("--hash=sha256:" + _sha("numpy"), "--hash=sha256:zz"),
-         "not a sha256 hash"),
+        (lambda t: t.replace("--hash=sha256:" + _sha("numpy"), "--hash=sha256:zz"), "not a sha256 hash"),
         (lambda t: t + "numpy==2.0.2 --hash=sha256:" + _sha("x") + "\n", "pinned twice"),
         (lambda t: t.replace("numpy==2.0.2", "numpy==" + "1" * 5000), "is not a version"),
         (lambda t: t.replace("numpy==2.0.2", "numpy==2.0.*"), "not pinned with =="),
         (lambda t: t + "--trusted-host evil.example\n", "unexpected option '--trusted-host'"),
         (lambda t: t + "-e .\n", "unexpected option '-e'"),
         (lambda t: t + "--index-url https://second.example/simple\n", "a second --index-url"),
-        (lambda t: t[:_first_pin_end(t)], "pins-sha256"),
+        (lambda t: t[: _first_pin_end(t)], "pins-sha256"),
         (lambda t: t.replace("numpy==2.0.2", "numpy==2.0.3"), "truncated or edited"),
-        (lambda t: "\n".join(line for line in t.splitlines()
-                             if not line.startswith("# pins-sha256")), "pins-sha256"),
+        (
+            lambda t: "\n".join(line for line in t.splitlines() if not line.startswith("# pins-sha256")),
+            "pins-sha256",
+        ),
     ],
 )
 def test_malformed_locks_are_refused(mutate: Callable[[str], str], message: str) -> None:
@@ -244,11 +272,14 @@ def test_malformed_locks_are_refused(mutate: Callable[[str], str], message: str)
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('version = "2.0.2"', 'version = "2.0.2\\n--index-url https://evil.example/simple"',
-         r"packages\[0\]\.version"),
+        (
+            'version = "2.0.2"',
+            'version = "2.0.2\\n--index-url https://evil.example/simple"',
+            r"packages\[0\]\.version",
+        ),
         ('name = "numpy"', 'name = "Not Normal"', r"packages\[0\]\.name"),
-        ('lock-schema = 2', "lock-schema = " + "9" * 5000, "not valid TOML"),
-        ('lock-schema = 2', "lock-schema = 3", "lock-schema"),
+        ("lock-schema = 2", "lock-schema = " + "9" * 5000, "not valid TOML"),
+        ("lock-schema = 2", "lock-schema = 3", "lock-schema"),
         ('python = "3.12"', 'python = "three"', r"tool\.colabenv\.target\.python"),
         ('driver = "550.54.15"', "driver = 550", r"tool\.colabenv\.target\.driver"),
         ('lock-version = "1.0"', 'lock-version = "2.0"', "lock-version"),
@@ -303,8 +334,7 @@ def test_parse_resolver_output_with_extras_and_annotations() -> None:
         f"    --hash=sha256:{_sha('te2')}\n"
     )
     packages, index_url, extra, links = parse_requirements(text)
-    assert [(p.name, p.version) for p in packages] == [("jax", "0.5.3"),
-                                                        ("typing-extensions", "4.14.1")]
+    assert [(p.name, p.version) for p in packages] == [("jax", "0.5.3"), ("typing-extensions", "4.14.1")]
     assert len(packages[1].files) == 2
     assert index_url is None and extra == () and links == ()
     with pytest.raises(LockError, match="unexpected option '--no-index'"):
@@ -315,28 +345,30 @@ def test_target_differences_and_overrides() -> None:
     recorded = _lock().header.target
     same = current_target(recorded, TargetOverrides())
     assert recorded.differences(same) == []
-    newer = current_target(recorded, TargetOverrides(python=Version("3.11"),
-                                                     driver=Version("550.54.15")))
+    newer = current_target(recorded, TargetOverrides(python=Version("3.11"), driver=Version("550.54.15")))
     assert recorded.differences(newer) == ["Python 3.12 in the lock, 3.11 now"]
     cpu = current_target(recorded, TargetOverrides(cpu=True))
     assert "driver 550.54.15 in the lock, none now" in recorded.differences(cpu)
-    caps = current_target(recorded, TargetOverrides(
-        compute_capabilities=(ComputeCapability(6, 0),)))
+    caps = current_target(recorded, TargetOverrides(compute_capabilities=(ComputeCapability(6, 0),)))
     assert recorded.differences(caps) == ["compute capabilities 7.5,8.0 in the lock, 6.0 now"]
 
 
 def test_lock_target_from_target_and_back() -> None:
-    target = Target(Version("550.54.15"), Version("12.4"),
-                    (ComputeCapability(8, 0), ComputeCapability(7, 5)), Version("3.12"))
+    target = Target(
+        Version("550.54.15"),
+        Version("12.4"),
+        (ComputeCapability(8, 0), ComputeCapability(7, 5)),
+        Version("3.12"),
+    )
     recorded = LockTarget.from_target(target, Version("525.60.13"))
-    assert recorded == LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12",
-                                  "linux_x86_64")
+    assert recorded == LockTarget("550.54.15", "525.60.13", "12.4", ("7.5", "8.0"), "3.12", "linux_x86_64")
     back = recorded.to_target()
     assert back.driver == target.driver and back.cuda == target.cuda
     assert set(back.compute_capabilities) == set(target.compute_capabilities)
     cpu = LockTarget.from_target(Target(None, None, (), Version("3.11")), None)
-    assert "# target-driver: none" in render_lock(Lock(
-        LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), _lock().packages))
+    assert "# target-driver: none" in render_lock(
+        Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), _lock().packages)
+    )
     assert cpu.to_target().has_gpu is False
 
 
@@ -362,28 +394,40 @@ def _profile(tmp_path: Path, requirements: str = '"requests>=2"') -> Profile:
 
 def _whole(profile: Profile, drop: tuple[str, ...] = (), **versions: str) -> Lock:
     lock = _lock()
-    pins = {"numpy": "2.0.2", "torch": "2.6.0+cu124", "torchvision": "0.21.0+cu124",
-            "jax": "0.5.3", "jaxlib": "0.5.3", "requests": "2.32.4", **versions}
-    packages = tuple(LockedPackage(canonicalize_name(n), v, (LockedFile(_sha(n)),))
-                     for n, v in pins.items() if n not in drop)
-    header = LockHeader("0.1.0", profile.name, profile.content_hash, lock.header.target,
-                        lock.header.frameworks, "uv")
+    pins = {
+        "numpy": "2.0.2",
+        "torch": "2.6.0+cu124",
+        "torchvision": "0.21.0+cu124",
+        "jax": "0.5.3",
+        "jaxlib": "0.5.3",
+        "requests": "2.32.4",
+        **versions,
+    }
+    packages = tuple(
+        LockedPackage(canonicalize_name(n), v, (LockedFile(_sha(n)),))
+        for n, v in pins.items()
+        if n not in drop
+    )
+    header = LockHeader(
+        "0.1.0", profile.name, profile.content_hash, lock.header.target, lock.header.frameworks, "uv"
+    )
     return Lock(header, packages)
 
 
 def test_unmet_requirements_name_what_is_missing(tmp_path: Path) -> None:
     profile = _profile(tmp_path, '"requests>=2", "six ; python_version < \'3\'"')
     assert unmet_requirements(_whole(profile), profile) == []
-    assert unmet_requirements(_whole(profile, ("requests",)), profile) == [
-        "requests>=2 is not pinned"]
-    assert unmet_requirements(_whole(profile, requests="1.0"), profile) == [
-        "requests>=2 is pinned at 1.0"]
+    assert unmet_requirements(_whole(profile, ("requests",)), profile) == ["requests>=2 is not pinned"]
+    assert unmet_requirements(_whole(profile, requests="1.0"), profile) == ["requests>=2 is pinned at 1.0"]
     unmet = unmet_requirements(_whole(profile, ("torchvision", "jaxlib", "torch")), profile)
-    assert unmet == ["torch==2.6.0 is not pinned",
-                     "torchvision>=0.21 (frameworks.torch) is not pinned",
-                     "jaxlib (frameworks.jax) is not pinned"]
+    assert unmet == [
+        "torch==2.6.0 is not pinned",
+        "torchvision>=0.21 (frameworks.torch) is not pinned",
+        "jaxlib (frameworks.jax) is not pinned",
+    ]
     assert unmet_requirements(_whole(profile, torchvision="0.20.0"), profile) == [
-        "torchvision>=0.21 (frameworks.torch) is pinned at 0.20.0"]
+        "torchvision>=0.21 (frameworks.torch) is pinned at 0.20.0"
+    ]
 
 
 def test_stale_reasons_compare_constraints(tmp_path: Path) -> None:
@@ -393,7 +437,8 @@ def test_stale_reasons_compare_constraints(tmp_path: Path) -> None:
     assert stale_reasons(lock, profile, target) == []
     assert stale_reasons(lock, profile, target, ()) == []
     assert stale_reasons(lock, profile, target, ["nvidia-cudnn-cu12 < 9.11"]) == [
-        "component constraints: none in the lock, nvidia-cudnn-cu12<9.11 now"]
+        "component constraints: none in the lock, nvidia-cudnn-cu12<9.11 now"
+    ]
 
 
 def test_target_tags() -> None:
@@ -413,15 +458,26 @@ def test_target_tags() -> None:
 
 
 def test_resolver_failure_is_redacted_and_escaped() -> None:
-    error = _resolver_failure("uv", "error: Failed to fetch `https://x/tok-secret/` \x1b[31m",
-                              lambda text: text.replace("tok-secret", "${TOKEN}"))
+    error = _resolver_failure(
+        "uv",
+        "error: Failed to fetch `https://x/tok-secret/` \x1b[31m",
+        lambda text: text.replace("tok-secret", "${TOKEN}"),
+    )
     assert "tok-secret" not in str(error) and "\x1b" not in str(error)
     assert getattr(error, "exit_code", None) == 4
 
 
 def test_resolver_env_drops_index_settings() -> None:
-    env = resolver_env({"PIP_FIND_LINKS": "/x", "PIP_INDEX_URL": "https://x", "UV_INDEX": "y",
-                        "UV_CACHE_DIR": "/c", "PIP_CERT": "/ca", "HOME": "/h"})
+    env = resolver_env(
+        {
+            "PIP_FIND_LINKS": "/x",
+            "PIP_INDEX_URL": "https://x",
+            "UV_INDEX": "y",
+            "UV_CACHE_DIR": "/c",
+            "PIP_CERT": "/ca",
+            "HOME": "/h",
+        }
+    )
     assert "PIP_FIND_LINKS" not in env and "PIP_INDEX_URL" not in env and "UV_INDEX" not in env
     assert env["UV_CACHE_DIR"] == "/c" and env["PIP_CERT"] == "/ca" and env["HOME"] == "/h"
     assert env["UV_NO_CONFIG"] == "1"

@@ -21,8 +21,7 @@ def test_detect_takes_a_catalog_loader_and_calls_it_for_the_driver_table() -> No
         calls.append("loaded")
         return shipped_catalog(())
 
-    fingerprint = detect(overrides(driver="550.54.15"), probe=make_probe(),
-                         catalog_loader=loader)
+    fingerprint = detect(overrides(driver="550.54.15"), probe=make_probe(), catalog_loader=loader)
     assert fingerprint.target.cuda == Version("12.4")
     assert calls, "the driver's CUDA comes from the loader's driver table"
 

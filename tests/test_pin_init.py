@@ -17,16 +17,17 @@ from tests.support.locking import PYTHON, T4, colabenv, lock_profile, write_prof
 
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
-    diff = [line for line in difflib.ndiff(before.splitlines(), after.splitlines())
-            if line.startswith(("- ", "+ "))]
+    diff = [
+        line
+        for line in difflib.ndiff(before.splitlines(), after.splitlines())
+        if line.startswith(("- ", "+ "))
+    ]
     removed = [line[2:] for line in diff if line.startswith("- ")]
     added = [line[2:] for line in diff if line.startswith("+ ")]
     return list(zip(removed, added, strict=True))
 
 
-def test_pin_round_trip(
-    tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex
-) -> None:
+def test_pin_round_trip(tmp_path: Path, default_index: LocalIndex, pytorch_index: LocalIndex) -> None:
     profile = write_profile(tmp_path, default_index, pytorch_index)
     lock = lock_profile(profile, tmp_path / "team.lock", "uv")
     before = profile.read_text()
@@ -34,10 +35,11 @@ def test_pin_round_trip(
     assert result.returncode == 0, result.stderr
     after = profile.read_text()
     assert _changed_lines(before, after) == [
-        ('torch = { version = ">=2.5,<2.7", torchvision = "*" }  # the torch line',
-         'torch = { version = "==2.6.0", torchvision = "==0.21.0" }  # the torch line'),
-        ('jax = ">=0.5,<0.6"  # jax from the default index',
-         'jax = "==0.5.3"  # jax from the default index'),
+        (
+            'torch = { version = ">=2.5,<2.7", torchvision = "*" }  # the torch line',
+            'torch = { version = "==2.6.0", torchvision = "==0.21.0" }  # the torch line',
+        ),
+        ('jax = ">=0.5,<0.6"  # jax from the default index', 'jax = "==0.5.3"  # jax from the default index'),
     ]
     check = colabenv("profiles", "check", profile)
     assert check.returncode == 0, check.stderr
@@ -60,8 +62,10 @@ def test_pin_adds_frameworks_inherited_from_a_parent(
 ) -> None:
     write_profile(tmp_path, default_index, pytorch_index, name="base.toml")
     child = tmp_path / "child.toml"
-    child.write_text('# the project profile\nextends = "base.toml"\nname = "team-gpu"\n'
-                     '\n[packages]\n# our extra needs\nrequirements = ["requests>=2", "six"]\n')
+    child.write_text(
+        '# the project profile\nextends = "base.toml"\nname = "team-gpu"\n'
+        '\n[packages]\n# our extra needs\nrequirements = ["requests>=2", "six"]\n'
+    )
     lock_profile(child, tmp_path / "child.lock", "uv")
     result = colabenv("pin", child, "--lock", tmp_path / "child.lock")
     assert result.returncode == 0, result.stderr
@@ -72,7 +76,9 @@ def test_pin_adds_frameworks_inherited_from_a_parent(
     assert colabenv("profiles", "check", child).returncode == 0
     resolved = json.loads(colabenv("resolve", child, "--json", *T4).stdout)
     assert resolved["frameworks"]["torch"]["requirements"] == [
-        "torch==2.6.0+cu124", "torchvision==0.21.0+cu124"]
+        "torch==2.6.0+cu124",
+        "torchvision==0.21.0+cu124",
+    ]
 
 
 def test_pin_refuses_a_lock_of_another_profile(
@@ -143,23 +149,37 @@ def _init(*args: str | Path, site: Path | None = None) -> subprocess.CompletedPr
 
 def test_init_captures_frameworks_and_what_the_user_added(tmp_path: Path) -> None:
     site = _colab_site(tmp_path / "site")
-    image = _image_freeze(tmp_path / "image.txt", "datasets==2.0.0", "tokenizers==0.21.0",
-                          "torch==2.6.0+cu124")
+    image = _image_freeze(
+        tmp_path / "image.txt", "datasets==2.0.0", "tokenizers==0.21.0", "torch==2.6.0+cu124"
+    )
     out = tmp_path / "colab.toml"
-    result = _init("-o", out, "--name", "colab-oct", "--installed-from", image, "--driver",
-                   "550.54.15", "--compute-capability", "7.5", "--python", "3.12", site=site)
+    result = _init(
+        "-o",
+        out,
+        "--name",
+        "colab-oct",
+        "--installed-from",
+        image,
+        "--driver",
+        "550.54.15",
+        "--compute-capability",
+        "7.5",
+        "--python",
+        "3.12",
+        site=site,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"colabenv: wrote {out} (colab-oct)\n"
     text = out.read_text()
     assert 'name = "colab-oct"' in text
     assert 'python = "==3.12.*"' in text
-    assert ('torch = { version = "==2.8.0", torchvision = "==0.23.0", '
-            'torchaudio = "==2.8.0" }') in text
+    assert ('torch = { version = "==2.8.0", torchvision = "==0.23.0", torchaudio = "==2.8.0" }') in text
     assert "# torch 2.8.0+cu126 is installed in this runtime." in text
     assert 'tensorflow = "==2.19.0"' in text
     assert 'jax = { version = "==0.5.3", jaxlib = "==0.5.3" }' in text
-    assert ('requirements = [\n    "datasets==3.0.0",\n    "docs-tool==1.0",\n'
-            '    "peft==0.15.2",\n]\n') in text
+    assert (
+        'requirements = [\n    "datasets==3.0.0",\n    "docs-tool==1.0",\n    "peft==0.15.2",\n]\n'
+    ) in text
     assert "# my-project 0.1.0: installed from a URL or a local path" in text
     assert 'smoke = ["torch", "tensorflow", "jax"]' in text
     assert "require_gpu = true" in text
@@ -210,7 +230,8 @@ def test_init_into_a_missing_directory_is_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"colabenv: {out}: cannot write: directory {out.parent} does not exist"]
+        f"colabenv: {out}: cannot write: directory {out.parent} does not exist"
+    ]
 
 
 def _refuses_new_files(directory: Path) -> bool:
@@ -240,7 +261,7 @@ def test_init_into_a_read_only_directory_is_exit_2(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-@pytest.mark.parametrize("name", ["bad name", "x" * 65, "quote\"d"])
+@pytest.mark.parametrize("name", ["bad name", "x" * 65, 'quote"d'])
 def test_init_rejects_bad_names(tmp_path: Path, name: str) -> None:
     result = colabenv("init", "-o", tmp_path / "p.toml", "--name", name, "--cpu")
     assert result.returncode == 2

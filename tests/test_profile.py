@@ -282,8 +282,7 @@ def test_extends_a_loop_of_links_or_a_dangling_link_says_so(tmp_path: Path) -> N
     assert str(error) == 'c.toml: extends: "loop.toml" is a loop of symbolic links'
     (tmp_path / "gone.toml").symlink_to("nowhere.toml")
     error = refused(write(tmp_path, "d.toml", 'name = "d"\nextends = "gone.toml"\n'))
-    assert str(error) == ('d.toml: extends: "gone.toml" is a symbolic link to a file that does'
-                          " not exist")
+    assert str(error) == ('d.toml: extends: "gone.toml" is a symbolic link to a file that does not exist')
     error = refused(write(tmp_path, "e.toml", 'name = "e"\nextends = "none.toml"\n'))
     assert str(error) == 'e.toml: extends: "none.toml" not found next to e.toml'
 
@@ -329,9 +328,7 @@ def test_hash_ignores_order_whitespace_comments_and_spelling(tmp_path: Path) -> 
 def test_hash_of_child_equals_hash_of_flattened_profile(tmp_path: Path) -> None:
     write(tmp_path, "base.toml", 'name = "x"\n[frameworks]\ntorch = ">=2.8"\n')
     child = write(tmp_path, "child.toml", 'extends = "base.toml"\n[env]\nA = "1"\n')
-    flat = write(
-        tmp_path, "flat.toml", 'name = "x"\n[frameworks]\ntorch = ">=2.8"\n[env]\nA = "1"\n'
-    )
+    flat = write(tmp_path, "flat.toml", 'name = "x"\n[frameworks]\ntorch = ">=2.8"\n[env]\nA = "1"\n')
     assert load_profile(child).content_hash == load_profile(flat).content_hash
 
 
@@ -508,20 +505,23 @@ def test_utf32_file(tmp_path: Path) -> None:
         ('name = "x"\npython = 3.12\n', "python", "version specifier"),
         ('name = "x"\nNAME = "y"\n', "NAME", "did you mean 'name'?"),
         # PEP 508's grammar for every specifier, as in [packages]
-        ('name = "x"\n[frameworks]\ntorch = ">=2.5,,<3"\n', "frameworks.torch",
-         "not a version specifier"),
-        ('name = "x"\n[frameworks]\njax = { version = ",>=0.5" }\n', "frameworks.jax.version",
-         "not a version specifier"),
-        ('name = "x"\n[frameworks]\ntorch = { torchvision = ">=0.2,,<1" }\n',
-         "frameworks.torch.torchvision", "not a version specifier"),
+        ('name = "x"\n[frameworks]\ntorch = ">=2.5,,<3"\n', "frameworks.torch", "not a version specifier"),
+        (
+            'name = "x"\n[frameworks]\njax = { version = ",>=0.5" }\n',
+            "frameworks.jax.version",
+            "not a version specifier",
+        ),
+        (
+            'name = "x"\n[frameworks]\ntorch = { torchvision = ">=0.2,,<1" }\n',
+            "frameworks.torch.torchvision",
+            "not a version specifier",
+        ),
         ('name = "x"\npython = ">=3.10,,<4"\n', "python", "not a version specifier"),
         # numbers within what they can mean
         ('name = "x"\n[verify]\ntimeout_s = 1e12\n', "verify.timeout_s", "at most 86400"),
         ('name = "x"\n[verify]\ntimeout_s = inf\n', "verify.timeout_s", "finite"),
-        ('name = "x"\n[verify]\nmin_free_vram_gib = 1e300\n', "verify.min_free_vram_gib",
-         "at most 4096"),
-        ('name = "x"\n[verify]\nmin_free_vram_gib = -inf\n', "verify.min_free_vram_gib",
-         "finite"),
+        ('name = "x"\n[verify]\nmin_free_vram_gib = 1e300\n', "verify.min_free_vram_gib", "at most 4096"),
+        ('name = "x"\n[verify]\nmin_free_vram_gib = -inf\n', "verify.min_free_vram_gib", "finite"),
         # [env]: names read before the hook runs, and values that look expanded but are not
         ('name = "x"\n[env]\nPATH = "/opt/bin"\n', "env.PATH", "before Python starts"),
         ('name = "x"\n[env]\nLD_PRELOAD = "/x.so"\n', "env.LD_PRELOAD", "dynamic loader"),
@@ -531,30 +531,56 @@ def test_utf32_file(tmp_path: Path) -> None:
         ('name = "x"\n[env]\nPYTHONHOME = "/x"\n', "env.PYTHONHOME", "Python reads"),
         ('name = "x"\n[env]\nPYTHONSTARTUP = "/x"\n', "env.PYTHONSTARTUP", "Python reads"),
         ('name = "x"\n[env]\nBASH_ENV = "/x"\n', "env.BASH_ENV", "shell"),
-        ('name = "x"\n[env]\n"BASH_FUNC_ls%%" = "() { id; }"\n', 'env."BASH_FUNC_ls%%"',
-         "not an environment variable name"),
+        (
+            'name = "x"\n[env]\n"BASH_FUNC_ls%%" = "() { id; }"\n',
+            'env."BASH_FUNC_ls%%"',
+            "not an environment variable name",
+        ),
         ('name = "x"\n[env]\nHOME = "/x"\n', "env.HOME", "before Python starts"),
         ('name = "x"\n[env]\nIFS = ":"\n', "env.IFS", "shell"),
         ('name = "x"\n[env]\nA = "/x:${PATH}"\n', "env.A", "set literally"),
         # direct references and URLs
-        ('name = "x"\n[packages]\nrequirements = ["p @ https://${U}:${T}@h.example/p.whl"]\n',
-         "packages.requirements[0]", "not expanded in a direct reference"),
-        ('name = "x"\n[packages]\nrequirements = ["p @ https://h.example/${V}/p.whl"]\n',
-         "packages.requirements[0]", "not expanded in a direct reference"),
-        ('name = "x"\n[packages]\nrequirements = ["p; os_name == \'${X}\'"]\n',
-         "packages.requirements[0]", "holds shell characters"),
-        ('name = "x"\n[packages]\nrequirements = ["p @ git+ssh://git@h.example/o/p"]\n',
-         "packages.requirements[0]", "scheme 'git+ssh' not allowed"),
-        ('name = "x"\n[install]\nindex_url = "https://h.example/simple?token=abc123"\n',
-         "install.index_url", "literal secret in the query (token=)"),
-        ('name = "x"\n[install]\nextra_index_urls = ["https://h.example/s?a=1&API_KEY=k"]\n',
-         "install.extra_index_urls[0]", "literal secret in the query (API_KEY=)"),
-        ('name = "x"\n[packages]\nrequirements = ["p @ https://h.example/p.whl?sig=abc"]\n',
-         "packages.requirements[0]", "literal secret in the query (sig=)"),
-        ('name = "x"\n[install]\nindex_url = "https://h.example:99999/simple"\n',
-         "install.index_url", "port 99999"),
-        ('name = "x"\n[install]\nindex_url = "https://h.example:0/simple"\n',
-         "install.index_url", "port 0"),
+        (
+            'name = "x"\n[packages]\nrequirements = ["p @ https://${U}:${T}@h.example/p.whl"]\n',
+            "packages.requirements[0]",
+            "not expanded in a direct reference",
+        ),
+        (
+            'name = "x"\n[packages]\nrequirements = ["p @ https://h.example/${V}/p.whl"]\n',
+            "packages.requirements[0]",
+            "not expanded in a direct reference",
+        ),
+        (
+            'name = "x"\n[packages]\nrequirements = ["p; os_name == \'${X}\'"]\n',
+            "packages.requirements[0]",
+            "holds shell characters",
+        ),
+        (
+            'name = "x"\n[packages]\nrequirements = ["p @ git+ssh://git@h.example/o/p"]\n',
+            "packages.requirements[0]",
+            "scheme 'git+ssh' not allowed",
+        ),
+        (
+            'name = "x"\n[install]\nindex_url = "https://h.example/simple?token=abc123"\n',
+            "install.index_url",
+            "literal secret in the query (token=)",
+        ),
+        (
+            'name = "x"\n[install]\nextra_index_urls = ["https://h.example/s?a=1&API_KEY=k"]\n',
+            "install.extra_index_urls[0]",
+            "literal secret in the query (API_KEY=)",
+        ),
+        (
+            'name = "x"\n[packages]\nrequirements = ["p @ https://h.example/p.whl?sig=abc"]\n',
+            "packages.requirements[0]",
+            "literal secret in the query (sig=)",
+        ),
+        (
+            'name = "x"\n[install]\nindex_url = "https://h.example:99999/simple"\n',
+            "install.index_url",
+            "port 99999",
+        ),
+        ('name = "x"\n[install]\nindex_url = "https://h.example:0/simple"\n', "install.index_url", "port 0"),
     ],
 )
 def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
@@ -770,9 +796,7 @@ documents = st.dictionaries(
     keys,
     st.recursive(
         scalars,
-        lambda inner: st.one_of(
-            st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)
-        ),
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
         max_leaves=12,
     ),
     max_size=6,
@@ -875,8 +899,9 @@ def test_errors_are_colabenv_errors_with_exit_code_2(tmp_path: Path) -> None:
 # Pure after reading the files; one reader's messages
 
 
-def test_profiles_are_read_without_the_parsed_toml_cache(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_profiles_are_read_without_the_parsed_toml_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The cache is for the shipped catalog: reading a profile writes nothing anywhere."""
     from colabenv import _cache
 
@@ -896,13 +921,19 @@ def test_profiles_are_read_without_the_parsed_toml_cache(tmp_path: Path,
 
 def test_a_paths_own_zero_threshold_beats_the_shared_one(tmp_path: Path) -> None:
     """``min_read_mib_s = 0`` on one path means no minimum there, not "use the shared one"."""
-    profile = load_profile(write(tmp_path, "p.toml", """\
+    profile = load_profile(
+        write(
+            tmp_path,
+            "p.toml",
+            """\
 name = "x"
 [verify]
 min_read_mib_s = 200
 min_write_mib_s = 50
 io_paths = ["/a", { path = "/b", min_read_mib_s = 0 }, { path = "/c", min_write_mib_s = 7 }]
-"""))
+""",
+        )
+    )
     thresholds = [(c.path, c.min_read_mib_s, c.min_write_mib_s) for c in profile.verify.io]
     assert thresholds == [("/a", 200, 50), ("/b", 0, 50), ("/c", 200, 7)]
 
@@ -910,25 +941,39 @@ io_paths = ["/a", { path = "/b", min_read_mib_s = 0 }, { path = "/c", min_write_
 @pytest.mark.parametrize(
     ("text", "key", "message"),
     [
-        ('name = "x"\n[verify]\ntimeout_s = "5"\n', "verify.timeout_s",
-         "expected a number, got a string"),
-        ('name = "x"\n[verify]\nio_size_mib = 2.5\n', "verify.io_size_mib",
-         "expected a whole number, got a number"),
-        ('name = "x"\n[verify]\nio_paths = [{ path = 5 }]\n', "verify.io_paths[0].path",
-         "expected a string, got an integer"),
-        ('name = "x"\n[verify]\nio_paths = [5]\n', "verify.io_paths[0]",
-         "expected a path or a table with path, got an integer"),
-        ('name = "x"\n[apt]\npackages = ["curl", 1]\n', "apt.packages[1]",
-         "expected a string, got an integer"),
-        ('name = "x"\n[install]\nindex_url = []\n', "install.index_url",
-         "expected a string, got an array"),
-        ('name = "x"\n[reproducibility]\nseed = "1"\n', "reproducibility.seed",
-         "expected a whole number, got a string"),
+        ('name = "x"\n[verify]\ntimeout_s = "5"\n', "verify.timeout_s", "expected a number, got a string"),
+        (
+            'name = "x"\n[verify]\nio_size_mib = 2.5\n',
+            "verify.io_size_mib",
+            "expected a whole number, got a number",
+        ),
+        (
+            'name = "x"\n[verify]\nio_paths = [{ path = 5 }]\n',
+            "verify.io_paths[0].path",
+            "expected a string, got an integer",
+        ),
+        (
+            'name = "x"\n[verify]\nio_paths = [5]\n',
+            "verify.io_paths[0]",
+            "expected a path or a table with path, got an integer",
+        ),
+        (
+            'name = "x"\n[apt]\npackages = ["curl", 1]\n',
+            "apt.packages[1]",
+            "expected a string, got an integer",
+        ),
+        ('name = "x"\n[install]\nindex_url = []\n', "install.index_url", "expected a string, got an array"),
+        (
+            'name = "x"\n[reproducibility]\nseed = "1"\n',
+            "reproducibility.seed",
+            "expected a whole number, got a string",
+        ),
         ('name = "x"\n["odd key"]\na = 1\n', '"odd key"', "unknown key (expected one of:"),
     ],
 )
-def test_type_errors_say_what_was_expected_and_found(tmp_path: Path, text: str, key: str,
-                                                     message: str) -> None:
+def test_type_errors_say_what_was_expected_and_found(
+    tmp_path: Path, text: str, key: str, message: str
+) -> None:
     error = refused(write(tmp_path, "p.toml", text))
     assert error.key == key
     assert str(error).startswith(f"p.toml: {key}: {message}")

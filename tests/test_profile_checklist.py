@@ -20,7 +20,11 @@ def _write(directory: Path, name: str, text: str) -> Path:
 
 
 def test_io_paths_with_shared_and_own_thresholds(tmp_path: Path) -> None:
-    profile = load_profile(_write(tmp_path, "p.toml", """
+    profile = load_profile(
+        _write(
+            tmp_path,
+            "p.toml",
+            """
 name = "x"
 [verify]
 io_paths = ["/content/data", { path = "/content/drive/MyDrive/ds", min_read_mib_s = 20 }]
@@ -29,10 +33,14 @@ min_write_mib_s = 50
 io_size_mib = 512
 min_free_ram_gib = 8
 max_other_vram_share = 0.25
-"""))
+""",
+        )
+    )
     verify = profile.verify
-    assert verify.io == (IoCheck("/content/data", 200.0, 50.0),
-                         IoCheck("/content/drive/MyDrive/ds", 20.0, 50.0))
+    assert verify.io == (
+        IoCheck("/content/data", 200.0, 50.0),
+        IoCheck("/content/drive/MyDrive/ds", 20.0, 50.0),
+    )
     assert verify.io_size_mib == 512
     assert verify.min_free_ram_gib == 8.0
     assert verify.max_other_vram_share == 0.25
@@ -47,8 +55,9 @@ def test_defaults_when_absent(tmp_path: Path) -> None:
 
 
 def test_reproducibility(tmp_path: Path) -> None:
-    profile = load_profile(_write(tmp_path, "p.toml",
-                                  'name = "x"\n[reproducibility]\nseed = 1234\ndeterministic = true\n'))
+    profile = load_profile(
+        _write(tmp_path, "p.toml", 'name = "x"\n[reproducibility]\nseed = 1234\ndeterministic = true\n')
+    )
     assert profile.reproducibility == Reproducibility(1234, True)
 
 
@@ -58,20 +67,21 @@ def test_reproducibility(tmp_path: Path) -> None:
         ('[verify]\nio_paths = ["data"]\n', "verify.io_paths[0]", "not an absolute path"),
         ('[verify]\nio_paths = "/data"\n', "verify.io_paths", "a list of paths"),
         ('[verify]\nio_paths = ["/d", "/d"]\n', "verify.io_paths[1]", "listed twice"),
-        ('[verify]\nio_paths = [{ min_read_mib_s = 3 }]\n', "verify.io_paths[0]", "missing path"),
-        ('[verify]\nio_paths = [{ path = "/d", speed = 3 }]\n', "verify.io_paths[0].speed",
-         "unknown"),
-        ('[verify]\nmin_read_mib_s = inf\n', "verify.min_read_mib_s", "finite"),
-        ('[verify]\nmin_write_mib_s = -1\n', "verify.min_write_mib_s", "0 or more"),
-        ('[verify]\nio_size_mib = 0\n', "verify.io_size_mib", "from 1 to 65536"),
-        ('[verify]\nio_size_mib = 1.5\n', "verify.io_size_mib", "whole number"),
-        ('[verify]\nmax_other_vram_share = 2\n', "verify.max_other_vram_share", "too large"),
-        ('[reproducibility]\nseed = -1\n', "reproducibility.seed", "from 0 to 4294967295"),
-        ('[reproducibility]\nseed = 99999999999999999999999\n', "reproducibility.seed",
-         "from 0 to 4294967295"),
-        ('[reproducibility]\ndeterministic = "yes"\n', "reproducibility.deterministic",
-         "true or false"),
-        ('[reproducibility]\nsalt = 1\n', "reproducibility.salt", "unknown"),
+        ("[verify]\nio_paths = [{ min_read_mib_s = 3 }]\n", "verify.io_paths[0]", "missing path"),
+        ('[verify]\nio_paths = [{ path = "/d", speed = 3 }]\n', "verify.io_paths[0].speed", "unknown"),
+        ("[verify]\nmin_read_mib_s = inf\n", "verify.min_read_mib_s", "finite"),
+        ("[verify]\nmin_write_mib_s = -1\n", "verify.min_write_mib_s", "0 or more"),
+        ("[verify]\nio_size_mib = 0\n", "verify.io_size_mib", "from 1 to 65536"),
+        ("[verify]\nio_size_mib = 1.5\n", "verify.io_size_mib", "whole number"),
+        ("[verify]\nmax_other_vram_share = 2\n", "verify.max_other_vram_share", "too large"),
+        ("[reproducibility]\nseed = -1\n", "reproducibility.seed", "from 0 to 4294967295"),
+        (
+            "[reproducibility]\nseed = 99999999999999999999999\n",
+            "reproducibility.seed",
+            "from 0 to 4294967295",
+        ),
+        ('[reproducibility]\ndeterministic = "yes"\n', "reproducibility.deterministic", "true or false"),
+        ("[reproducibility]\nsalt = 1\n", "reproducibility.salt", "unknown"),
         ('[catalog]\npaths = ["/abs"]\n', "catalog.paths[0]", "relative to the profile file"),
         ('[catalog]\npaths = "cat"\n', "catalog.paths", "array of strings"),
     ],
@@ -86,13 +96,17 @@ def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
 
 def test_catalog_paths_gather_along_the_extends_chain(tmp_path: Path) -> None:
     _write(tmp_path, "golden/base.toml", 'name = "base"\n[catalog]\npaths = ["catalog"]\n')
-    child = _write(tmp_path, "team/team.toml",
-                   'name = "team"\nextends = "../golden/base.toml"\n'
-                   '[catalog]\npaths = ["overlay", "catalog"]\n')
+    child = _write(
+        tmp_path,
+        "team/team.toml",
+        'name = "team"\nextends = "../golden/base.toml"\n[catalog]\npaths = ["overlay", "catalog"]\n',
+    )
     profile = load_profile(child)
-    assert profile.catalog_paths == (tmp_path / "golden" / "catalog",
-                                     tmp_path / "team" / "overlay",
-                                     tmp_path / "team" / "catalog")
+    assert profile.catalog_paths == (
+        tmp_path / "golden" / "catalog",
+        tmp_path / "team" / "overlay",
+        tmp_path / "team" / "catalog",
+    )
 
 
 def test_new_keys_change_the_profile_hash(tmp_path: Path) -> None:

@@ -100,8 +100,10 @@ def test_a_golden_name_beside_a_file_of_that_name_says_which_was_used(
         (tmp_path / "pytorch").mkdir()
     else:
         (tmp_path / "pytorch").write_text('name = "mine"\n')
-    note = ("colabenv: note: using the golden profile pytorch, not ./pytorch in this directory"
-            " (write ./pytorch for that one)\n")
+    note = (
+        "colabenv: note: using the golden profile pytorch, not ./pytorch in this directory"
+        " (write ./pytorch for that one)\n"
+    )
     result = runner("resolve", "pytorch", "--json", "--cpu", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "torch" in json.loads(result.stdout)["frameworks"]
@@ -178,9 +180,7 @@ def test_golden_profile_resolves_with_the_shipped_catalog(
     freeze = tmp_path / "empty-freeze.txt"
     freeze.write_text("")
     target = ("--cpu",) if name == "cpu-only" else gpu
-    result = runner(
-        "resolve", name, "--json", "--python", "3.12", "--installed-from", str(freeze), *target
-    )
+    result = runner("resolve", name, "--json", "--python", "3.12", "--installed-from", str(freeze), *target)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     resolution = json.loads(result.stdout)

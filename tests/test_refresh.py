@@ -54,12 +54,23 @@ def indexes(standins: Path) -> Iterator[tuple[LocalIndex, LocalIndex]]:
         yield default, pytorch
 
 
-def _refresh(runner: Runner, standins: Path, indexes: tuple[LocalIndex, LocalIndex],
-             framework: str, *args: str | Path) -> tuple[int, str, str]:
+def _refresh(
+    runner: Runner, standins: Path, indexes: tuple[LocalIndex, LocalIndex], framework: str, *args: str | Path
+) -> tuple[int, str, str]:
     default, pytorch = indexes
     extra: list[str | Path] = ["--pytorch-index", pytorch.url] if framework == "torch" else []
-    done = runner("catalog", "refresh", framework, "--index", default.url, *extra,
-                  "--catalog", standins / "base", *args, timeout=300)
+    done = runner(
+        "catalog",
+        "refresh",
+        framework,
+        "--index",
+        default.url,
+        *extra,
+        "--catalog",
+        standins / "base",
+        *args,
+        timeout=300,
+    )
     return done.returncode, done.stdout, done.stderr
 
 
@@ -77,12 +88,17 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
     code, stdout, stderr = _refresh(runner, standins, indexes, "torch", "-o", out)
     assert code == 1, stderr  # a contradiction was found
     written = (out / "torch.toml").read_text(encoding="utf-8")
-    assert written.startswith(BASE_TORCH.rstrip("\n").rsplit("\n", 1)[0]), \
+    assert written.startswith(BASE_TORCH.rstrip("\n").rsplit("\n", 1)[0]), (
         "the catalog's text stays as it was, comments included"
-    assert f"wrote {out / 'torch.toml'}: 1 release(s) added (9.2.0); 1 build(s) added to " \
-           "known releases (9.1.0 cu126); 1 contradiction(s) reported" in stdout
-    assert "contradiction: torch 9.1.0 cu130: pins: the catalog has [nvidia-cudnn-cu13==9.20.0.48" \
-           in stderr and "the index says [nvidia-cudnn-cu13==9.24.0.43" in stderr
+    )
+    assert (
+        f"wrote {out / 'torch.toml'}: 1 release(s) added (9.2.0); 1 build(s) added to "
+        "known releases (9.1.0 cu126); 1 contradiction(s) reported" in stdout
+    )
+    assert (
+        "contradiction: torch 9.1.0 cu130: pins: the catalog has [nvidia-cudnn-cu13==9.20.0.48" in stderr
+        and "the index says [nvidia-cudnn-cu13==9.24.0.43" in stderr
+    )
     assert "note: torch 9.2.0 cu139 left out: drivers.toml has no driver for CUDA 13.9" in stderr
 
     overlay = load_overlay(out, "test", [Framework.TORCH])
@@ -96,15 +112,19 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
     cu132 = new.variant("cu132")
     assert cu132 is not None and cu132.unconfirmed is None
     assert cu132.cuda == Version("13.2")
-    assert cu132.pin_texts == ("cuda-toolkit[cublas,cudart]==13.2.1",
-                               "nvidia-cudnn-cu13==9.26.0.51", "nvidia-nccl-cu13==2.30.7")
+    assert cu132.pin_texts == (
+        "cuda-toolkit[cublas,cudart]==13.2.1",
+        "nvidia-cudnn-cu13==9.26.0.51",
+        "nvidia-nccl-cu13==2.30.7",
+    )
     assert [str(a) for a in cu132.archs] == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
     assert 'archs = "turing"' in written, "an arch list equal to a named one is written by name"
     assert cu132.index_url == "https://download.pytorch.org/whl/cu132"
     known = releases["9.1.0"]
     cu130 = known.variant("cu130")
-    assert cu130 is not None and cu130.pin_texts[0] == "nvidia-cudnn-cu13==9.20.0.48", \
+    assert cu130 is not None and cu130.pin_texts[0] == "nvidia-cudnn-cu13==9.20.0.48", (
         "the contradicted entry is kept as the catalog has it"
+    )
     assert TORCH_91_CU130_PINS[0] not in cu130.pin_texts
     assert {v.name for v in known.variants} == {"cu130", "cu126", "cpu"}
 
@@ -115,8 +135,18 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
     assert torch["version"] == "9.2.0"
     assert torch["catalog_file"] == str(out / "torch.toml")
 
-    again = runner("catalog", "refresh", "torch", "--index", indexes[0].url, "--pytorch-index",
-                   indexes[1].url, "-o", out, timeout=300)
+    again = runner(
+        "catalog",
+        "refresh",
+        "torch",
+        "--index",
+        indexes[0].url,
+        "--pytorch-index",
+        indexes[1].url,
+        "-o",
+        out,
+        timeout=300,
+    )
     assert again.returncode == 0, "9.2.0, now the newest in the file, is all it examines"
     assert "nothing to add" in again.stdout, "a second run starts from -o DIR's file"
     assert (out / "torch.toml").read_text(encoding="utf-8") == written
@@ -131,8 +161,9 @@ def test_refresh_without_o_prints_a_diff_and_writes_nothing(
     assert stdout.startswith("--- a/torch.toml\n+++ b/torch.toml\n")
     assert '+version = "9.2.0"' in stdout
     assert '+name = "cu126"' in stdout
-    assert not any(line.startswith("-") and not line.startswith("---")
-                   for line in stdout.splitlines()), "nothing the catalog has is taken away"
+    assert not any(line.startswith("-") and not line.startswith("---") for line in stdout.splitlines()), (
+        "nothing the catalog has is taken away"
+    )
     assert "1 release(s) added (9.2.0)" in stderr
     assert (standins / "base" / "torch.toml").read_bytes() == before
 
@@ -145,8 +176,7 @@ def test_refresh_an_unreachable_index_is_exit_4_and_writes_nothing(
     out = tmp_path / "out"
     out.mkdir()
     started = time.monotonic()
-    done = runner("catalog", "refresh", "jax", "--index", url, "--catalog", standins / "base",
-                  "-o", out)
+    done = runner("catalog", "refresh", "jax", "--index", url, "--catalog", standins / "base", "-o", out)
     assert done.returncode == 4
     assert "unreachable" in done.stderr
     assert done.stdout == ""
@@ -160,22 +190,45 @@ def test_refresh_torch_unreachable_pytorch_index_is_exit_4_unless_not_read(
     default, _ = indexes
     with LocalIndex(standins / "pytorch") as gone:
         url = gone.url
-    done = runner("catalog", "refresh", "torch", "--index", default.url, "--pytorch-index", url,
-                  "--catalog", standins / "base")
+    done = runner(
+        "catalog",
+        "refresh",
+        "torch",
+        "--index",
+        default.url,
+        "--pytorch-index",
+        url,
+        "--catalog",
+        standins / "base",
+    )
     assert done.returncode == 4, done.stderr
     out = tmp_path / "out"
     out.mkdir()
-    done = runner("catalog", "refresh", "torch", "--index", default.url, "--no-variant-index",
-                  "--catalog", standins / "base", "-o", out, timeout=300)
+    done = runner(
+        "catalog",
+        "refresh",
+        "torch",
+        "--index",
+        default.url,
+        "--no-variant-index",
+        "--catalog",
+        standins / "base",
+        "-o",
+        out,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stderr  # the 9.1.0 pins still contradict
-    release = next(r for r in load_overlay(out, "t", [Framework.TORCH]).releases
-                   if r.version == Version("9.2.0"))
+    release = next(
+        r for r in load_overlay(out, "t", [Framework.TORCH]).releases if r.version == Version("9.2.0")
+    )
     assert [v.name for v in release.variants] == ["cu132", "cpu"]
     cpu = release.variant("cpu")
     assert cpu is not None and cpu.unconfirmed is not None
     assert "carried over from 9.1.0" in cpu.unconfirmed
-    assert "the PyTorch index was not read, so the builds 9.1.0 has besides (cu130) are not " \
+    assert (
+        "the PyTorch index was not read, so the builds 9.1.0 has besides (cu130) are not "
         "listed" in done.stderr
+    )
     assert "9.1.0 cu126" not in done.stdout, "no build is added to 9.1.0 without the index"
 
 
@@ -186,26 +239,25 @@ def test_refresh_archs_carry_marks_unconfirmed_and_the_resolver_asks_for_the_fla
     out.mkdir()
     code, _, stderr = _refresh(runner, standins, indexes, "jax", "--archs", "carry", "-o", out)
     assert code == 0, stderr
-    release = next(r for r in load_overlay(out, "t", [Framework.JAX]).releases
-                   if r.version == Version("9.1.0"))
+    release = next(
+        r for r in load_overlay(out, "t", [Framework.JAX]).releases if r.version == Version("9.1.0")
+    )
     cuda12 = release.variant("cuda12")
     assert cuda12 is not None
-    assert cuda12.unconfirmed == ("archs carried over from 9.0.0 cuda12: the wheels were not "
-                                  "read (--archs carry)")
+    assert cuda12.unconfirmed == (
+        "archs carried over from 9.0.0 cuda12: the wheels were not read (--archs carry)"
+    )
     assert "the catalog lists" not in stderr, "a build left out is not a build the index lacks"
     assert release.variant("cuda13") is None
     assert "jax 9.1.0 cuda13 left out: no arch list" in stderr
     written = (out / "jax.toml").read_text(encoding="utf-8")
-    assert 'unconfirmed = true\nunconfirmed_reason = "archs carried over from 9.0.0 cuda12' \
-        in written
+    assert 'unconfirmed = true\nunconfirmed_reason = "archs carried over from 9.0.0 cuda12' in written
     profile = _profile(tmp_path, 'jax = ">=9.1"')
     env = {"COLABENV_CATALOG": str(out)}
     refused = runner("resolve", profile, *H200, env=env)
     assert refused.returncode == 3
-    assert "jax 9.1.0: cuda12 is unconfirmed (archs carried over from 9.0.0 cuda12" \
-        in refused.stderr
-    assert "jax 9.1.1: cuda12 is unconfirmed (archs carried over from 9.1.0 cuda12" \
-        in refused.stderr
+    assert "jax 9.1.0: cuda12 is unconfirmed (archs carried over from 9.0.0 cuda12" in refused.stderr
+    assert "jax 9.1.1: cuda12 is unconfirmed (archs carried over from 9.1.0 cuda12" in refused.stderr
     allowed = runner("resolve", profile, "--allow-unconfirmed", *H200, env=env)
     assert allowed.returncode == 0, allowed.stderr
     assert "jax 9.1.1 cuda12" in allowed.stdout
@@ -217,8 +269,18 @@ def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
     out = tmp_path / "out"
     out.mkdir()
     with LocalIndex(standins / "default", metadata=False) as index:
-        done = runner("catalog", "refresh", "jax", "--index", index.url, "--catalog",
-                      standins / "base", "-o", out, timeout=300)
+        done = runner(
+            "catalog",
+            "refresh",
+            "jax",
+            "--index",
+            index.url,
+            "--catalog",
+            standins / "base",
+            "-o",
+            out,
+            timeout=300,
+        )
         assert not any(path.endswith(".metadata") for path in index.requests)
         assert any(path.endswith(".whl") for path in index.requests)
     assert done.returncode == 0, done.stderr
@@ -228,8 +290,9 @@ def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
     assert {str(c.name): str(c.version) for c in patch.companions} == {"jaxlib": "9.1.0"}
     patch_cuda12 = patch.variant("cuda12")
     assert patch_cuda12 is not None
-    assert patch_cuda12.pin_texts == ("nvidia-cuda-nvcc-cu12>=12.6.85", *JAX_PLUGIN_PINS), \
+    assert patch_cuda12.pin_texts == ("nvidia-cuda-nvcc-cu12>=12.6.85", *JAX_PLUGIN_PINS), (
         "the extra's own pins, then the 9.1.0 plugin's (the newest the extra admits)"
+    )
     assert "jax_cuda12_plugin-9.1.0-" in patch_cuda12.source.text
     release = releases["9.1.0"]
     assert release.python == SpecifierSet(">=3.12,<3.15")
@@ -241,8 +304,11 @@ def test_refresh_jax_without_pep_658_reads_metadata_from_the_wheels(
     assert cuda12.cuda == Version("12.9"), "carried over from 9.0.0, said so in its source"
     assert "cuda: carried over from 9.0.0" in cuda12.source.text
     assert cuda13.cuda == Version("13.0")
-    assert cuda13.pin_texts == ("nvidia-cudnn-cu13>=9.12.0.46,<10.0",
-                                "nvidia-cuda-runtime>=13.0.48", "nvidia-nvvm")
+    assert cuda13.pin_texts == (
+        "nvidia-cudnn-cu13>=9.12.0.46,<10.0",
+        "nvidia-cuda-runtime>=13.0.48",
+        "nvidia-nvvm",
+    )
     assert "sm_75" in [str(a) for a in cuda13.archs]
     assert cuda12.extra == "cuda12" and cuda12.unconfirmed is None
     profile = _profile(tmp_path, 'jax = ">=9.1"')
@@ -265,15 +331,15 @@ def test_refresh_tensorflow_reads_build_info_and_the_libraries(
     gpu = release.variant("and-cuda")
     assert gpu is not None
     assert gpu.cuda == Version("12.5")
-    assert gpu.pin_texts == ("nvidia-cudnn-cu12>=9.3.0.75,<10.0",
-                             "nvidia-cuda-runtime-cu12>=12.5.82,<13.0"), "tensorrt left out"
-    assert [str(a) for a in gpu.archs] == ["sm_60", "sm_70", "sm_80", "sm_89", "sm_90",
-                                           "compute_90"]
+    assert gpu.pin_texts == (
+        "nvidia-cudnn-cu12>=9.3.0.75,<10.0",
+        "nvidia-cuda-runtime-cu12>=12.5.82,<13.0",
+    ), "tensorrt left out"
+    assert [str(a) for a in gpu.archs] == ["sm_60", "sm_70", "sm_80", "sm_89", "sm_90", "compute_90"]
     assert release.python == SpecifierSet(">=3.11,<3.14")
     carried = tmp_path / "carried"
     carried.mkdir()
-    code, _, _ = _refresh(runner, standins, indexes, "tensorflow", "--archs", "carry",
-                          "-o", carried)
+    code, _, _ = _refresh(runner, standins, indexes, "tensorflow", "--archs", "carry", "-o", carried)
     (release,) = load_overlay(carried, "t", [Framework.TENSORFLOW]).releases
     gpu = release.variant("and-cuda")
     assert gpu is not None and gpu.unconfirmed is None, "build_info.py is upstream's own word"
@@ -301,8 +367,7 @@ def test_refresh_releases_star_examines_every_release(
         (("--max-mib", "0"), "--max-mib and --timeout must be positive"),
     ],
 )
-def test_refresh_bad_arguments_are_exit_2(runner: Runner, args: tuple[str, ...],
-                                          words: str) -> None:
+def test_refresh_bad_arguments_are_exit_2(runner: Runner, args: tuple[str, ...], words: str) -> None:
     done = runner("catalog", "refresh", "jax", *args)
     assert done.returncode == 2
     assert words in done.stderr
@@ -321,7 +386,8 @@ def test_refresh_output_must_be_a_folder(runner: Runner, tmp_path: Path) -> None
 
 
 def test_requirements_of_a_wheel_and_of_an_extra_on_linux_x86_64() -> None:
-    metadata = parse_metadata(textwrap.dedent("""\
+    metadata = parse_metadata(
+        textwrap.dedent("""\
         Metadata-Version: 2.1
         Name: x
         Version: 1
@@ -335,16 +401,18 @@ def test_requirements_of_a_wheel_and_of_an_extra_on_linux_x86_64() -> None:
         Requires-Dist: nvidia-mac; sys_platform == "darwin" and extra == "with-cuda"
 
         body
-        """).encode(), "x.whl")
+        """).encode(),
+        "x.whl",
+    )
     assert metadata.requires_python == ">=3.11"
     assert metadata.extras == ("with-cuda",)
-    assert [r.name for r in requirements_of(metadata)] == ["filelock", "nvidia-cudnn-cu13",
-                                                           "cuda-bindings"]
+    assert [r.name for r in requirements_of(metadata)] == ["filelock", "nvidia-cudnn-cu13", "cuda-bindings"]
     assert [r.name for r in requirements_of(metadata, "with-cuda")] == ["nvidia-nccl-cu13"]
-    assert pin_text(Requirement("cuda-bindings<14,>=13.0.3; python_version < '3.15'")) == \
-        "cuda-bindings>=13.0.3,<14"
-    assert pin_text(Requirement("Cuda_Toolkit[nvrtc,cublas]==13.2.2")) == \
-        "cuda-toolkit[cublas,nvrtc]==13.2.2"
+    assert (
+        pin_text(Requirement("cuda-bindings<14,>=13.0.3; python_version < '3.15'"))
+        == "cuda-bindings>=13.0.3,<14"
+    )
+    assert pin_text(Requirement("Cuda_Toolkit[nvrtc,cublas]==13.2.2")) == "cuda-toolkit[cublas,nvrtc]==13.2.2"
 
 
 def test_metadata_that_is_not_metadata_is_an_index_problem() -> None:
@@ -364,10 +432,14 @@ def test_cuda_of_a_local_tag() -> None:
 
 
 def test_build_info_is_read_without_running_it() -> None:
-    text = ("build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
-            "('cuda_compute_capabilities', ['sm_60', 'compute_90'])])")
-    assert build_info(text) == {"cuda_version": "12.5.1",
-                                "cuda_compute_capabilities": ["sm_60", "compute_90"]}
+    text = (
+        "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
+        "('cuda_compute_capabilities', ['sm_60', 'compute_90'])])"
+    )
+    assert build_info(text) == {
+        "cuda_version": "12.5.1",
+        "cuda_compute_capabilities": ["sm_60", "compute_90"],
+    }
     assert build_info("build_info = collections.OrderedDict([(__import__('os'), 1)])") == {}
     assert build_info("nothing here") == {}
 
@@ -380,30 +452,51 @@ def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
 
         from colabenv.index_client import IndexFile
 
-        return Wheel("i", IndexFile(f"x-1-{tag}.whl", "u", None), Version("1"),
-                     frozenset(parse_tag(tag)))
+        return Wheel("i", IndexFile(f"x-1-{tag}.whl", "u", None), Version("1"), frozenset(parse_tag(tag)))
 
-    tags = ["cp311-cp311-manylinux_2_28_x86_64", "cp315-cp315-manylinux_2_28_x86_64",
-            "cp315-cp315t-manylinux_2_28_x86_64", "cp312-cp312-manylinux_2_28_x86_64"]
+    tags = [
+        "cp311-cp311-manylinux_2_28_x86_64",
+        "cp315-cp315-manylinux_2_28_x86_64",
+        "cp315-cp315t-manylinux_2_28_x86_64",
+        "cp312-cp312-manylinux_2_28_x86_64",
+    ]
     assert python_range([wheel(t) for t in tags], ">=3.11") == SpecifierSet(">=3.11,<3.16")
     assert python_range([wheel(t) for t in tags], ">=3.12") == SpecifierSet(">=3.12,<3.16")
     assert python_range([wheel("py3-none-any")], ">=3.12") == SpecifierSet(">=3.12")
 
 
 def test_project_pages_say_which_files_offer_pep_658_metadata() -> None:
-    page = json.dumps({"meta": {"api-version": "1.1"}, "name": "x", "files": [
-        {"filename": "x-1-py3-none-any.whl", "url": "x-1-py3-none-any.whl", "hashes": {},
-         "core-metadata": {"sha256": "ab"}, "requires-python": ">=3.12"},
-        {"filename": "x-2-py3-none-any.whl", "url": "x-2-py3-none-any.whl", "hashes": {},
-         "core-metadata": False},
-    ]}).encode()
-    first, second = parse_project_page(page, "application/vnd.pypi.simple.v1+json",
-                                       "https://i.example/simple/x/")
+    page = json.dumps(
+        {
+            "meta": {"api-version": "1.1"},
+            "name": "x",
+            "files": [
+                {
+                    "filename": "x-1-py3-none-any.whl",
+                    "url": "x-1-py3-none-any.whl",
+                    "hashes": {},
+                    "core-metadata": {"sha256": "ab"},
+                    "requires-python": ">=3.12",
+                },
+                {
+                    "filename": "x-2-py3-none-any.whl",
+                    "url": "x-2-py3-none-any.whl",
+                    "hashes": {},
+                    "core-metadata": False,
+                },
+            ],
+        }
+    ).encode()
+    first, second = parse_project_page(
+        page, "application/vnd.pypi.simple.v1+json", "https://i.example/simple/x/"
+    )
     assert (first.metadata, first.requires_python) == (True, ">=3.12")
     assert (second.metadata, second.requires_python) == (False, None)
-    html = (b'<a href="x-1-py3-none-any.whl" data-dist-info-metadata="sha256=ab" '
-            b'data-requires-python="&gt;=3.12">x</a><a href="x-2-py3-none-any.whl" '
-            b'data-core-metadata="false">y</a><a href="x-3-py3-none-any.whl">z</a>')
+    html = (
+        b'<a href="x-1-py3-none-any.whl" data-dist-info-metadata="sha256=ab" '
+        b'data-requires-python="&gt;=3.12">x</a><a href="x-2-py3-none-any.whl" '
+        b'data-core-metadata="false">y</a><a href="x-3-py3-none-any.whl">z</a>'
+    )
     one, two, three = parse_project_page(html, "text/html", "https://i.example/simple/x/")
     assert (one.metadata, one.requires_python) == (True, ">=3.12")
     assert not two.metadata and not three.metadata
@@ -422,13 +515,24 @@ def test_refresh_jax_from_the_real_index_resolves_jax_0_12(runner: Runner, tmp_p
     base = tmp_path / "base"
     base.mkdir()
     shipped = (catalog_dir() / "jax.toml").read_text(encoding="utf-8")
-    (base / "jax.toml").write_text(shipped.split('\n[[release]]\nversion = "0.12.0"')[0] + "\n",
-                                   encoding="utf-8")
+    (base / "jax.toml").write_text(
+        shipped.split('\n[[release]]\nversion = "0.12.0"')[0] + "\n", encoding="utf-8"
+    )
     out = tmp_path / "out"
     out.mkdir()
     started = time.monotonic()
-    done = runner("catalog", "refresh", "jax", "--catalog", base, "-o", out, "--quiet",
-                  env={"PIP_INDEX_URL": None}, timeout=900)
+    done = runner(
+        "catalog",
+        "refresh",
+        "jax",
+        "--catalog",
+        base,
+        "-o",
+        out,
+        "--quiet",
+        env={"PIP_INDEX_URL": None},
+        timeout=900,
+    )
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "0.12.0" in done.stdout, done.stdout
@@ -450,20 +554,26 @@ def test_arch_lists_are_compared_by_the_gpus_they_cover() -> None:
     from colabenv.refresh_text import compare
 
     def release(archs: list[str]) -> Release:
-        variant = variant_model("cu128", cuda=Version("12.8"), archs=tuple(
-            sorted(Arch.parse(a) for a in archs)), source="s")
-        return Release(Framework.TORCH, Version("2.8.0"), SpecifierSet(">=3.10"), (variant,),
-                       "cu128", (), Source("s"))
+        variant = variant_model(
+            "cu128", cuda=Version("12.8"), archs=tuple(sorted(Arch.parse(a) for a in archs)), source="s"
+        )
+        return Release(
+            Framework.TORCH, Version("2.8.0"), SpecifierSet(">=3.10"), (variant,), "cu128", (), Source("s")
+        )
 
     catalog = release(["sm_70", "sm_75", "sm_80", "sm_90"])
     read = Derived((), (), frozenset({(Version("2.8.0"), "cu128")}))
     same_gpus, note = compare(catalog, release(["sm_70", "sm_80", "sm_90"]), read, True)
     assert same_gpus == [], "sm_70 machine code runs on a 7.5 GPU: nothing contradicts"
-    assert note == ["torch 2.8.0 cu128: the catalog's arch list (sm_70 sm_75 sm_80 sm_90) and "
-                    "the wheel's (sm_70 sm_80 sm_90) differ but cover the same GPUs"]
+    assert note == [
+        "torch 2.8.0 cu128: the catalog's arch list (sm_70 sm_75 sm_80 sm_90) and "
+        "the wheel's (sm_70 sm_80 sm_90) differ but cover the same GPUs"
+    ]
     found, _ = compare(catalog, release(["sm_80", "sm_90"]), read, True)
-    assert found == ["torch 2.8.0 cu128: archs: the catalog has sm_70 sm_75 sm_80 sm_90, the "
-                     "wheel's libraries all carry only sm_80 sm_90 (no kernels for sm_70, sm_72, "
-                     "sm_75 in every library)"]
+    assert found == [
+        "torch 2.8.0 cu128: archs: the catalog has sm_70 sm_75 sm_80 sm_90, the "
+        "wheel's libraries all carry only sm_80 sm_90 (no kernels for sm_70, sm_72, "
+        "sm_75 in every library)"
+    ]
     not_read = Derived((), (), frozenset())
     assert compare(catalog, release(["sm_80"]), not_read, True) == ([], [])

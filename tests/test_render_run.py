@@ -26,8 +26,9 @@ pytestmark = pytest.mark.slow
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def _profile(path: Path, default: LocalIndex, pytorch: LocalIndex, *, installer: str,
-             extra_packages: str = "") -> Path:
+def _profile(
+    path: Path, default: LocalIndex, pytorch: LocalIndex, *, installer: str, extra_packages: str = ""
+) -> Path:
     path.write_text(f"""
 name = "run-{installer}"
 description = "torch + jax + a package, from the local indexes"
@@ -50,8 +51,20 @@ pytorch_index_url = "{pytorch.base_url}"
 
 
 def _render(profile: Path, out: Path, runner: Runner, *extra: str) -> Path:
-    proc = runner("render", profile, "-o", out, "--driver", "560.35.03", "--compute-capability",
-                  "6.0", "--python", PY, *extra, timeout=60)
+    proc = runner(
+        "render",
+        profile,
+        "-o",
+        out,
+        "--driver",
+        "560.35.03",
+        "--compute-capability",
+        "6.0",
+        "--python",
+        PY,
+        *extra,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
     return out
@@ -63,12 +76,18 @@ def _installs(stdout: str) -> list[str]:
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_first_run_installs_in_order_then_second_run_installs_nothing(
-    installer: str, tmp_path: Path, runner: Runner, default_index: LocalIndex,
+    installer: str,
+    tmp_path: Path,
+    runner: Runner,
+    default_index: LocalIndex,
     pytorch_index: LocalIndex,
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=installer == "pip", preinstalled_apt=["ffmpeg"])
-    script = _render(_profile(tmp_path / "p.toml", default_index, pytorch_index,
-                              installer=installer), tmp_path / "setup.sh", runner)
+    script = _render(
+        _profile(tmp_path / "p.toml", default_index, pytorch_index, installer=installer),
+        tmp_path / "setup.sh",
+        runner,
+    )
 
     first = host.run(script)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -96,14 +115,11 @@ def test_first_run_installs_in_order_then_second_run_installs_nothing(
     assert "apt:libsndfile1" in marker["installed"]  # type: ignore[operator]
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
     seen = host.new_interpreter(
-        "import os; print(os.environ['TEAM_TEST_PLAIN']); "
-        "print(repr(os.environ['TEAM_TEST_HOSTILE']))"
+        "import os; print(os.environ['TEAM_TEST_PLAIN']); print(repr(os.environ['TEAM_TEST_HOSTILE']))"
     )
     plain, hostile = seen.splitlines()
     assert plain == "on"
-    assert hostile == repr(
-        f"a'b\"c $(touch {tmp_path}/pwned) `touch {tmp_path}/pwned2` ; rm -rf /\nline2 ü"
-    )
+    assert hostile == repr(f"a'b\"c $(touch {tmp_path}/pwned) `touch {tmp_path}/pwned2` ; rm -rf /\nline2 ü")
 
     written_at = marker["written_at"]
     second = host.run(script)
@@ -120,8 +136,13 @@ def test_failing_install_names_the_step_and_writes_no_marker(
     tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=False)
-    profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv",
-                       extra_packages=', "no-such-package==1.0"')
+    profile = _profile(
+        tmp_path / "p.toml",
+        default_index,
+        pytorch_index,
+        installer="uv",
+        extra_packages=', "no-such-package==1.0"',
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     result = host.run(script)
     assert result.returncode != 0
@@ -158,8 +179,11 @@ def test_missing_gpu_is_refused(
 ) -> None:
     host = make_host(tmp_path / "host", with_pip=False)
     (host.bin / "nvidia-smi").unlink()
-    script = _render(_profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv"),
-                     tmp_path / "setup.sh", runner)
+    script = _render(
+        _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv"),
+        tmp_path / "setup.sh",
+        runner,
+    )
     result = host.run(script)
     assert result.returncode != 0
     assert "no NVIDIA driver found" in result.stderr
@@ -167,15 +191,19 @@ def test_missing_gpu_is_refused(
 
 def _run_until(host: Host, script: Path, trigger: str) -> bool:
     """Start the script and SIGKILL its whole process group when ``trigger`` is printed."""
-    proc = subprocess.Popen(["bash", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=host.env(),
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=host.env(),
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     killed = False
     deadline = time.monotonic() + 300
     for line in proc.stdout:
-        if line.rstrip("\n") == trigger or (trigger.endswith("*") and
-                                            line.startswith(trigger[:-1])):
+        if line.rstrip("\n") == trigger or (trigger.endswith("*") and line.startswith(trigger[:-1])):
             os.killpg(proc.pid, signal.SIGKILL)
             killed = True
             break
@@ -197,7 +225,10 @@ KILL_POINTS = [
 
 @pytest.mark.parametrize("trigger", KILL_POINTS)
 def test_killed_anywhere_rerun_converges(
-    trigger: str, tmp_path: Path, runner: Runner, default_index: LocalIndex,
+    trigger: str,
+    tmp_path: Path,
+    runner: Runner,
+    default_index: LocalIndex,
     pytorch_index: LocalIndex,
 ) -> None:
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
@@ -217,8 +248,9 @@ def test_killed_anywhere_rerun_converges(
     rerun = host.run(script)
     assert rerun.returncode == 0, rerun.stderr
     assert rerun.stdout.splitlines()[-1] == "COLABENV: restart required"
-    assert sorted((host.root / "tmp").glob("colabenv.*")) == [bystander], \
+    assert sorted((host.root / "tmp").glob("colabenv.*")) == [bystander], (
         "the re-run sweeps the killed run's folder, not one whose process lives (pid 1)"
+    )
     assert host.installed() == clean.installed()
     assert host.apt_state.read_text().split() == clean.apt_state.read_text().split()
     marker, reference = host.marker(), clean.marker()
@@ -261,8 +293,8 @@ pytorch_index_url = "http://127.0.0.1:{port}"
     assert result.returncode != 0
     last = result.stderr.splitlines()[-1]
     assert last.startswith(
-        f"COLABENV: step pip: torch, torchvision failed: cannot reach the package index at "
-        f"127.0.0.1:{port} ("), result.stderr
+        f"COLABENV: step pip: torch, torchvision failed: cannot reach the package index at 127.0.0.1:{port} ("
+    ), result.stderr
     assert last.endswith("; no restart marker written")
     assert "conflicting dependencies" not in result.stdout + result.stderr
     assert "ResolutionImpossible" not in result.stdout + result.stderr
@@ -273,17 +305,20 @@ def test_unset_index_variable_stops_the_script_before_apt(
     tmp_path: Path, runner: Runner, default_index: LocalIndex, pytorch_index: LocalIndex
 ) -> None:
     profile = _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv")
-    profile.write_text(profile.read_text().replace(
-        f'index_url = "{default_index.url}"',
-        f'index_url = "{default_index.url}"\n'
-        f'extra_index_urls = ["http://${{IDX_USER}}:${{TOKEN}}@127.0.0.1:{default_index.port}/x/"]'))
+    profile.write_text(
+        profile.read_text().replace(
+            f'index_url = "{default_index.url}"',
+            f'index_url = "{default_index.url}"\n'
+            f'extra_index_urls = ["http://${{IDX_USER}}:${{TOKEN}}@127.0.0.1:{default_index.port}/x/"]',
+        )
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     result = host.run(script, IDX_USER="me")
     assert result.returncode != 0
     assert result.stderr.splitlines()[-1] == (
-        "COLABENV: step pip failed: index URL needs $TOKEN, which is not set; "
-        "no restart marker written")
+        "COLABENV: step pip failed: index URL needs $TOKEN, which is not set; no restart marker written"
+    )
     assert host.apt_calls() == [] and host.installed() == {}
     assert "COLABENV: step apt" not in result.stdout
 
@@ -297,19 +332,29 @@ def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, runner: Runner) -> N
     limit = os.sysconf("SC_ARG_MAX")
     big = 900_000
     (tmp_path / "env-a.toml").write_text(f'name = "a"\n[env]\nBIG_A = "{"a" * big}"\n')
-    (tmp_path / "env-b.toml").write_text(f'name = "b"\nextends = "env-a.toml"\n'
-                                         f'[env]\nBIG_B = "{"b" * big}"\n')
+    (tmp_path / "env-b.toml").write_text(
+        f'name = "b"\nextends = "env-a.toml"\n[env]\nBIG_B = "{"b" * big}"\n'
+    )
     excluded = [f"pkg-{i:04d}-{'x' * 850}>=1; python_version < '3'" for i in range(1000)]
     unmet = [f"pkg-{i:04d}-{'x' * 850}>=1" for i in range(1000)]
     for name, requirements in (("excluded", excluded), ("unmet", unmet)):
         (tmp_path / f"{name}.toml").write_text(
             f'name = "{name}"\nextends = "env-b.toml"\n[packages]\n'
-            f"requirements = {json.dumps(requirements)}\n[install]\ninstaller = \"uv\"\n")
+            f'requirements = {json.dumps(requirements)}\n[install]\ninstaller = "uv"\n'
+        )
     assert 2 * big + sum(len(r) + 1 for r in excluded) > limit
     host = make_host(tmp_path / "host", with_pip=False)
     for name in ("excluded", "unmet"):
-        done = runner("render", tmp_path / f"{name}.toml", "--cpu", "--python", PY, "-o",
-                      tmp_path / f"{name}.sh", timeout=300)
+        done = runner(
+            "render",
+            tmp_path / f"{name}.toml",
+            "--cpu",
+            "--python",
+            PY,
+            "-o",
+            tmp_path / f"{name}.sh",
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
 
     finished = host.run(tmp_path / "excluded.sh", UV_OFFLINE="1")
@@ -326,34 +371,46 @@ def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, runner: Runner) -> N
     assert failed.returncode != 0
     last = failed.stderr.splitlines()[-1]
     assert last.startswith("COLABENV: step pip: default index failed: "), last[:500]
-    installing = next(line for line in failed.stdout.splitlines()
-                      if line.startswith("COLABENV: installing (uv): "))
+    installing = next(
+        line for line in failed.stdout.splitlines() if line.startswith("COLABENV: installing (uv): ")
+    )
     assert len(installing.split()) == len(unmet) + 3
 
 
-def test_env_hook_starts_under_a_c_locale(
-    tmp_path: Path, runner: Runner, default_index: LocalIndex
-) -> None:
+def test_env_hook_starts_under_a_c_locale(tmp_path: Path, runner: Runner, default_index: LocalIndex) -> None:
     value = "naïve ✓ \U0001f600 'q' \\"
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "locale"\n[env]\nUNICODE_FLAG = {json.dumps(value, ensure_ascii=False)}\n'
-                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "locale"\n[env]\nUNICODE_FLAG = {json.dumps(value, ensure_ascii=False)}\n'
+        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n'
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     result = host.run(script)
     assert result.returncode == 0, result.stderr
-    for locale in ({"LC_ALL": "C"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}, {"LC_ALL": "C.UTF-8"},
-                   {"LANG": "C.UTF-8"}):
-        seen = subprocess.run([str(host.python), "-c",
-                               "import os; print(ascii(os.environb[b'UNICODE_FLAG']))"],
-                              capture_output=True, text=True, timeout=60,
-                              env={"PATH": "/usr/bin:/bin", **locale})
+    for locale in (
+        {"LC_ALL": "C"},
+        {"LC_ALL": "C", "PYTHONUTF8": "0"},
+        {"LC_ALL": "C.UTF-8"},
+        {"LANG": "C.UTF-8"},
+    ):
+        seen = subprocess.run(
+            [str(host.python), "-c", "import os; print(ascii(os.environb[b'UNICODE_FLAG']))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin", **locale},
+        )
         assert seen.returncode == 0, (locale, seen.stderr)
         assert seen.stderr == "", (locale, seen.stderr)
         assert seen.stdout.strip() == ascii(value.encode()), locale
-    utf8 = subprocess.run([str(host.python), "-c", "import os; print(ascii(os.environ["
-                           "'UNICODE_FLAG']))"], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+    utf8 = subprocess.run(
+        [str(host.python), "-c", "import os; print(ascii(os.environ['UNICODE_FLAG']))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+    )
     assert utf8.stdout.strip() == ascii(value)
 
 
@@ -361,8 +418,10 @@ def test_marker_and_hook_are_written_through_links(
     tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "links"\n[env]\nLINKED = "yes"\n'
-                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "links"\n[env]\nLINKED = "yes"\n'
+        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n'
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     kept = tmp_path / "kept"
@@ -370,8 +429,7 @@ def test_marker_and_hook_are_written_through_links(
     host.state.mkdir()
     (kept / "marker.json").write_text("")
     (host.state / "restart-marker.json").symlink_to(kept / "marker.json")
-    site = Path(host.new_interpreter("import sysconfig; print(sysconfig.get_paths()['purelib'])")
-                .strip())
+    site = Path(host.new_interpreter("import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
     (kept / "hook.pth").write_text("")
     (site / "colabenv_env.pth").symlink_to(kept / "hook.pth")
     result = host.run(script)
@@ -388,8 +446,10 @@ def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
     kind: str, tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "odd-marker"\n[env]\nODD = "1"\n'
-                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "odd-marker"\n[env]\nODD = "1"\n'
+        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n'
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=False)
     host.state.mkdir()
@@ -403,8 +463,7 @@ def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
     assert time.monotonic() - started < 30
     assert result.returncode != 0
     last = result.stderr.splitlines()[-1]
-    assert last.startswith(f"COLABENV: step marker failed: cannot write the restart marker "
-                           f"{marker}: "), last
+    assert last.startswith(f"COLABENV: step marker failed: cannot write the restart marker {marker}: "), last
     assert stat.S_ISFIFO(os.lstat(marker).st_mode) if kind == "fifo" else marker.is_dir()
 
 
@@ -412,8 +471,10 @@ def test_uv_beside_the_interpreter_is_used_when_not_on_path(
     tmp_path: Path, runner: Runner, default_index: LocalIndex
 ) -> None:
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "uv-beside"\n[packages]\nrequirements = ["six"]\n'
-                       f'[install]\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "uv-beside"\n[packages]\nrequirements = ["six"]\n'
+        f'[install]\nindex_url = "{default_index.url}"\n'
+    )
     script = _render(profile, tmp_path / "setup.sh", runner)
     host = make_host(tmp_path / "host", with_pip=True)
     (host.bin / "uv").unlink()
@@ -423,11 +484,11 @@ def test_uv_beside_the_interpreter_is_used_when_not_on_path(
     assert "COLABENV: installing (uv): six" in result.stdout
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="needs root and setpriv to run as a user with no password entry")
-def test_no_home_is_a_clear_message_not_an_unbound_variable(
-    tmp_path: Path, runner: Runner
-) -> None:
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run as a user with no password entry",
+)
+def test_no_home_is_a_clear_message_not_an_unbound_variable(tmp_path: Path, runner: Runner) -> None:
     shared = Path(tempfile.mkdtemp(prefix="colabenv-nohome-"))
     try:
         shared.chmod(0o777)
@@ -435,15 +496,19 @@ def test_no_home_is_a_clear_message_not_an_unbound_variable(
         script = _render(tmp_path / "p.toml", shared / "setup.sh", runner)
         script.chmod(0o755)
         done = subprocess.run(
-            ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups", "--",
-             "bash", str(script)], capture_output=True, text=True, timeout=60, cwd=shared,
-            env={"PATH": "/usr/bin:/bin", "TMPDIR": str(shared),
-                 "COLABENV_PYTHON": sys.executable})
+            ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups", "--", "bash", str(script)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=shared,
+            env={"PATH": "/usr/bin:/bin", "TMPDIR": str(shared), "COLABENV_PYTHON": sys.executable},
+        )
         assert done.returncode != 0
         assert "unbound variable" not in done.stderr
         assert done.stderr.splitlines()[-1] == (
             "COLABENV: step start failed: no home directory (HOME is unset and the user has no "
-            "password entry); set COLABENV_STATE_DIR; no restart marker written")
+            "password entry); set COLABENV_STATE_DIR; no restart marker written"
+        )
         assert not list(shared.glob("colabenv.*"))
     finally:
         shutil.rmtree(shared, ignore_errors=True)

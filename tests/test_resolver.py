@@ -99,152 +99,345 @@ MAXWELL = ("nvidia-cudnn-cu12<9.11", "nvidia-nccl-cu12<2.28")
 SCENARIOS = [
     # Colab T4 on driver 550.54.15: cu124 is the newest fully supported torch build; newer
     # torch releases only ship cu126+ and run by minor-version compatibility.
-    Scenario("t4-torch-any", "colab-t4", 'torch = "*"',
-             {"torch": Expect(">=2.11", "cu126")}, warning="minor-version compatibility"),
+    Scenario(
+        "t4-torch-any",
+        "colab-t4",
+        'torch = "*"',
+        {"torch": Expect(">=2.11", "cu126")},
+        warning="minor-version compatibility",
+    ),
     # the CUDA 13 builds of torch 2.11-2.14.1 have no sm_75 code in libtorch_cuda_linalg.so: a
     # T4 on a CUDA 13 driver gets the CUDA 12 build, an L4 (sm_89, through sm_86) the CUDA 13 one
-    Scenario("t4-cuda13-driver-torch-2.14", "t4-590", 'torch = "==2.14.1"',
-             {"torch": Expect("==2.14.1", "cu126")}),
-    Scenario("l4-cuda13-driver-torch-2.14", "l4-590", 'torch = "==2.14.1"',
-             {"torch": Expect("==2.14.1", "cu130")}),
-    Scenario("t4-cuda13-driver-torch-2.15", "t4-590", 'torch = "==2.15.0"',
-             {"torch": Expect("==2.15.0", "cu132")}, warning="minor-version compatibility"),
-    Scenario("t4-torch-2.6", "colab-t4", 'torch = "==2.6.*"',
-             {"torch": Expect("==2.6.*", "cu124", requirement="torch==2.6.0+cu124")}),
-    Scenario("t4-torch-2.5-cu121", "colab-t4",
-             'torch = { version = "==2.5.*", variant = "cu121" }',
-             {"torch": Expect("==2.5.*", "cu121")}),
-    Scenario("colab-2025.07-keeps-torch", "colab-2025.07", 'torch = "*"',
-             {"torch": Expect("==2.6.0", "cu124", installed=True,
-                              requirement="torch==2.6.0+cu124")}),
-    Scenario("colab-2025.07-keeps-all-three", "colab-2025.07",
-             'torch = "*"\ntensorflow = "*"\njax = "*"',
-             {"torch": Expect("==2.6.0", "cu124", installed=True),
-              "tensorflow": Expect("==2.18.0", "and-cuda", installed=True),
-              "jax": Expect("==0.5.2", "cuda12", installed=True)}),
-    Scenario("colab-2025.10-keeps-torch-2.8", "colab-2025.10", 'torch = ">=2.8"',
-             {"torch": Expect("==2.8.0", "cu126", installed=True,
-                              requirement="torch==2.8.0+cu126")}),
-    Scenario("colab-2025.10-upgrade-asked", "colab-2025.10", 'torch = ">=2.9"',
-             {"torch": Expect(">=2.9", "cu126")}, warning="replaces the installed torch"),
-    Scenario("colab-2025.10-downgrade-named", "colab-2025.10", 'torch = "==2.6.*"',
-             {"torch": Expect("==2.6.*", "cu124")}, warning="downgrades the installed torch"),
-    Scenario("p100-torch-any", "kaggle-p100", 'torch = "*"',
-             {"torch": Expect(">=2.11", "cu126")}),
-    Scenario("p100-torch-2.8-not-cu128", "kaggle-p100", 'torch = "==2.8.*"',
-             {"torch": Expect("==2.8.*", "cu126")}),
-    Scenario("p100-torch-cu128-refused", "kaggle-p100",
-             'torch = { version = "==2.8.*", variant = "cu128" }',
-             error=("frameworks.torch", "no kernels for sm_60")),
-    Scenario("dual-t4-torch-2.8", "kaggle-2xt4", 'torch = "==2.8.*"',
-             {"torch": Expect("==2.8.*", "cu126")}),
-    Scenario("a100-torch-2.8", "a100", 'torch = "==2.8.*"',
-             {"torch": Expect("==2.8.*", "cu128")}),
+    Scenario(
+        "t4-cuda13-driver-torch-2.14", "t4-590", 'torch = "==2.14.1"', {"torch": Expect("==2.14.1", "cu126")}
+    ),
+    Scenario(
+        "l4-cuda13-driver-torch-2.14", "l4-590", 'torch = "==2.14.1"', {"torch": Expect("==2.14.1", "cu130")}
+    ),
+    Scenario(
+        "t4-cuda13-driver-torch-2.15",
+        "t4-590",
+        'torch = "==2.15.0"',
+        {"torch": Expect("==2.15.0", "cu132")},
+        warning="minor-version compatibility",
+    ),
+    Scenario(
+        "t4-torch-2.6",
+        "colab-t4",
+        'torch = "==2.6.*"',
+        {"torch": Expect("==2.6.*", "cu124", requirement="torch==2.6.0+cu124")},
+    ),
+    Scenario(
+        "t4-torch-2.5-cu121",
+        "colab-t4",
+        'torch = { version = "==2.5.*", variant = "cu121" }',
+        {"torch": Expect("==2.5.*", "cu121")},
+    ),
+    Scenario(
+        "colab-2025.07-keeps-torch",
+        "colab-2025.07",
+        'torch = "*"',
+        {"torch": Expect("==2.6.0", "cu124", installed=True, requirement="torch==2.6.0+cu124")},
+    ),
+    Scenario(
+        "colab-2025.07-keeps-all-three",
+        "colab-2025.07",
+        'torch = "*"\ntensorflow = "*"\njax = "*"',
+        {
+            "torch": Expect("==2.6.0", "cu124", installed=True),
+            "tensorflow": Expect("==2.18.0", "and-cuda", installed=True),
+            "jax": Expect("==0.5.2", "cuda12", installed=True),
+        },
+    ),
+    Scenario(
+        "colab-2025.10-keeps-torch-2.8",
+        "colab-2025.10",
+        'torch = ">=2.8"',
+        {"torch": Expect("==2.8.0", "cu126", installed=True, requirement="torch==2.8.0+cu126")},
+    ),
+    Scenario(
+        "colab-2025.10-upgrade-asked",
+        "colab-2025.10",
+        'torch = ">=2.9"',
+        {"torch": Expect(">=2.9", "cu126")},
+        warning="replaces the installed torch",
+    ),
+    Scenario(
+        "colab-2025.10-downgrade-named",
+        "colab-2025.10",
+        'torch = "==2.6.*"',
+        {"torch": Expect("==2.6.*", "cu124")},
+        warning="downgrades the installed torch",
+    ),
+    Scenario("p100-torch-any", "kaggle-p100", 'torch = "*"', {"torch": Expect(">=2.11", "cu126")}),
+    Scenario(
+        "p100-torch-2.8-not-cu128", "kaggle-p100", 'torch = "==2.8.*"', {"torch": Expect("==2.8.*", "cu126")}
+    ),
+    Scenario(
+        "p100-torch-cu128-refused",
+        "kaggle-p100",
+        'torch = { version = "==2.8.*", variant = "cu128" }',
+        error=("frameworks.torch", "no kernels for sm_60"),
+    ),
+    Scenario("dual-t4-torch-2.8", "kaggle-2xt4", 'torch = "==2.8.*"', {"torch": Expect("==2.8.*", "cu126")}),
+    Scenario("a100-torch-2.8", "a100", 'torch = "==2.8.*"', {"torch": Expect("==2.8.*", "cu128")}),
     # torch 2.15.0 has only its CUDA 13.2 build (the PyPI default) in the catalog: on a 580
     # driver it runs by minor-version compatibility, and it is still the newest release
-    Scenario("h100-torch-any", "h100-580", 'torch = "*"',
-             {"torch": Expect("==2.15.0", "cu132", requirement="torch==2.15.0+cu132")},
-             warning="minor-version compatibility"),
-    Scenario("h100-torch-2.14-cu130", "h100-580", 'torch = "<2.15"',
-             {"torch": Expect("==2.14.1", "cu130")}),
-    Scenario("h200-torch-jax", "h200-580", 'torch = "*"\njax = "*"',
-             {"torch": Expect("==2.15.0", "cu132"), "jax": Expect(">=0.12", "cuda13")}),
-    Scenario("h200-torch-2.15-jax-0.12", "h200-580", 'torch = ">=2.15"\njax = ">=0.12"',
-             {"torch": Expect("==2.15.0", "cu132"),
-              "jax": Expect("==0.12.0.1", "cuda13", requirement="jaxlib==0.12.0.1")},
-             constraints=()),
-    Scenario("a100-torch-2.15-needs-580", "a100", 'torch = ">=2.15"',
-             error=("frameworks.torch", "torch 2.15.0: cu132 needs driver >= 580.65.06")),
-    Scenario("cpu-torch-2.15-unconfirmed", "cpu", 'torch = ">=2.15"',
-             error=("torch 2.15.0: cpu is unconfirmed", "--allow-unconfirmed")),
+    Scenario(
+        "h100-torch-any",
+        "h100-580",
+        'torch = "*"',
+        {"torch": Expect("==2.15.0", "cu132", requirement="torch==2.15.0+cu132")},
+        warning="minor-version compatibility",
+    ),
+    Scenario("h100-torch-2.14-cu130", "h100-580", 'torch = "<2.15"', {"torch": Expect("==2.14.1", "cu130")}),
+    Scenario(
+        "h200-torch-jax",
+        "h200-580",
+        'torch = "*"\njax = "*"',
+        {"torch": Expect("==2.15.0", "cu132"), "jax": Expect(">=0.12", "cuda13")},
+    ),
+    Scenario(
+        "h200-torch-2.15-jax-0.12",
+        "h200-580",
+        'torch = ">=2.15"\njax = ">=0.12"',
+        {
+            "torch": Expect("==2.15.0", "cu132"),
+            "jax": Expect("==0.12.0.1", "cuda13", requirement="jaxlib==0.12.0.1"),
+        },
+        constraints=(),
+    ),
+    Scenario(
+        "a100-torch-2.15-needs-580",
+        "a100",
+        'torch = ">=2.15"',
+        error=("frameworks.torch", "torch 2.15.0: cu132 needs driver >= 580.65.06"),
+    ),
+    Scenario(
+        "cpu-torch-2.15-unconfirmed",
+        "cpu",
+        'torch = ">=2.15"',
+        error=("torch 2.15.0: cpu is unconfirmed", "--allow-unconfirmed"),
+    ),
     Scenario("h200-jax", "h200-580", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda13")}),
-    Scenario("h200-tensorflow", "h200-580", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}),
-    Scenario("old-470-torch", "old-470", 'torch = "*"',
-             {"torch": Expect("<2.8", "cu118")}, warning="minor-version compatibility"),
-    Scenario("old-470-jax-refused", "old-470", 'jax = "*"',
-             error=("frameworks.jax", "needs driver >= 525.60.13")),
-    Scenario("mixed-pascal-ampere", "mixed-1080ti-3090", 'torch = "*"',
-             {"torch": Expect(">=2.11", "cu126")}),
-    Scenario("mixed-cu128-refused", "mixed-1080ti-3090",
-             'torch = { version = ">=2.8", variant = "cu128" }',
-             error=("frameworks.torch", "sm_61")),
-    Scenario("cuda-only-override", "cuda-only-12.4", 'torch = "==2.6.*"',
-             {"torch": Expect("==2.6.*", "cu124")}),
-    Scenario("unknown-arch-warns", "gpu-unknown-arch", 'torch = "==2.8.*"',
-             {"torch": Expect("==2.8.*", "cu128")}, warning="compute capability unknown"),
-    Scenario("cpu-torch", "cpu", 'torch = "*"',
-             {"torch": Expect("==2.14.1", "cpu")}),  # 2.15.0 cpu is unconfirmed
-    Scenario("cpu-jax", "cpu", 'jax = "==0.5.3"',
-             {"jax": Expect("==0.5.3", "cpu", requirement="jax==0.5.3")}),
-    Scenario("cpu-tensorflow", "cpu", 'tensorflow = "==2.18.*"',
-             {"tensorflow": Expect("==2.18.*", "cpu")}),
-    Scenario("cpu-require-gpu-warns", "cpu", 'torch = "*"', {"torch": Expect(">=2.0", "cpu")},
-             warning="requires a GPU", extra_toml="[verify]\nrequire_gpu = true\n"),
-    Scenario("cpu-variant-on-gpu", "a100", 'torch = { version = "==2.8.*", variant = "cpu" }',
-             {"torch": Expect("==2.8.*", "cpu", requirement="torch==2.8.0+cpu")}),
-    Scenario("t4-tensorflow", "colab-t4-py311", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}),
+    Scenario("h200-tensorflow", "h200-580", 'tensorflow = "*"', {"tensorflow": Expect(">=2.20", "and-cuda")}),
+    Scenario(
+        "old-470-torch",
+        "old-470",
+        'torch = "*"',
+        {"torch": Expect("<2.8", "cu118")},
+        warning="minor-version compatibility",
+    ),
+    Scenario(
+        "old-470-jax-refused", "old-470", 'jax = "*"', error=("frameworks.jax", "needs driver >= 525.60.13")
+    ),
+    Scenario("mixed-pascal-ampere", "mixed-1080ti-3090", 'torch = "*"', {"torch": Expect(">=2.11", "cu126")}),
+    Scenario(
+        "mixed-cu128-refused",
+        "mixed-1080ti-3090",
+        'torch = { version = ">=2.8", variant = "cu128" }',
+        error=("frameworks.torch", "sm_61"),
+    ),
+    Scenario(
+        "cuda-only-override", "cuda-only-12.4", 'torch = "==2.6.*"', {"torch": Expect("==2.6.*", "cu124")}
+    ),
+    Scenario(
+        "unknown-arch-warns",
+        "gpu-unknown-arch",
+        'torch = "==2.8.*"',
+        {"torch": Expect("==2.8.*", "cu128")},
+        warning="compute capability unknown",
+    ),
+    Scenario(
+        "cpu-torch", "cpu", 'torch = "*"', {"torch": Expect("==2.14.1", "cpu")}
+    ),  # 2.15.0 cpu is unconfirmed
+    Scenario(
+        "cpu-jax", "cpu", 'jax = "==0.5.3"', {"jax": Expect("==0.5.3", "cpu", requirement="jax==0.5.3")}
+    ),
+    Scenario("cpu-tensorflow", "cpu", 'tensorflow = "==2.18.*"', {"tensorflow": Expect("==2.18.*", "cpu")}),
+    Scenario(
+        "cpu-require-gpu-warns",
+        "cpu",
+        'torch = "*"',
+        {"torch": Expect(">=2.0", "cpu")},
+        warning="requires a GPU",
+        extra_toml="[verify]\nrequire_gpu = true\n",
+    ),
+    Scenario(
+        "cpu-variant-on-gpu",
+        "a100",
+        'torch = { version = "==2.8.*", variant = "cpu" }',
+        {"torch": Expect("==2.8.*", "cpu", requirement="torch==2.8.0+cpu")},
+    ),
+    Scenario(
+        "t4-tensorflow", "colab-t4-py311", 'tensorflow = "*"', {"tensorflow": Expect(">=2.20", "and-cuda")}
+    ),
     Scenario("t4-jax", "colab-t4", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda12")}),
-    Scenario("a100-torch-jax-joint", "a100", 'torch = "*"\njax = "*"',
-             {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")}),
-    Scenario("clash-torch25-jax06", "a100", 'torch = "==2.5.*"\njax = ">=0.6"',
-             error=("nvidia-cudnn-cu12==9.1.0.70", "use torch>=", "jax<0.")),
-    Scenario("clash-torch23-jax0430", "a100", 'torch = "==2.3.*"\njax = ">=0.4.30,<0.5"',
-             error=("nvidia-cudnn-cu12==8.9.2.26",)),
-    Scenario("clash-torch26-tf218", "colab-t4-py311", 'torch = "==2.6.*"\ntensorflow = "==2.18.*"',
-             error=("nvidia-cudnn-cu12", "tensorflow")),
-    Scenario("joint-picks-older-jax", "a100", 'torch = "==2.6.*"\njax = "*"',
-             {"torch": Expect("==2.6.*", "cu126"), "jax": Expect("<0.6", "cuda12")}),
-    Scenario("companions-follow-variant", "kaggle-p100",
-             'torch = { version = "==2.8.*", torchvision = "*", torchaudio = "*" }',
-             {"torch": Expect("==2.8.*", "cu126", requirement="torchvision==0.23.0+cu126")}),
-    Scenario("companion-range-refused", "a100",
-             'torch = { version = "==2.8.*", torchvision = ">=0.30" }',
-             error=("frameworks.torch", "torchvision")),
-    Scenario("python-refused", "colab-t4-py311", 'torch = "*"',
-             error=("python", "3.11"), extra_toml='python = ">=3.12"\n'),
-    Scenario("no-such-release", "a100", 'torch = "==1.13.*"',
-             error=("frameworks.torch", "no release")),
+    Scenario(
+        "a100-torch-jax-joint",
+        "a100",
+        'torch = "*"\njax = "*"',
+        {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")},
+    ),
+    Scenario(
+        "clash-torch25-jax06",
+        "a100",
+        'torch = "==2.5.*"\njax = ">=0.6"',
+        error=("nvidia-cudnn-cu12==9.1.0.70", "use torch>=", "jax<0."),
+    ),
+    Scenario(
+        "clash-torch23-jax0430",
+        "a100",
+        'torch = "==2.3.*"\njax = ">=0.4.30,<0.5"',
+        error=("nvidia-cudnn-cu12==8.9.2.26",),
+    ),
+    Scenario(
+        "clash-torch26-tf218",
+        "colab-t4-py311",
+        'torch = "==2.6.*"\ntensorflow = "==2.18.*"',
+        error=("nvidia-cudnn-cu12", "tensorflow"),
+    ),
+    Scenario(
+        "joint-picks-older-jax",
+        "a100",
+        'torch = "==2.6.*"\njax = "*"',
+        {"torch": Expect("==2.6.*", "cu126"), "jax": Expect("<0.6", "cuda12")},
+    ),
+    Scenario(
+        "companions-follow-variant",
+        "kaggle-p100",
+        'torch = { version = "==2.8.*", torchvision = "*", torchaudio = "*" }',
+        {"torch": Expect("==2.8.*", "cu126", requirement="torchvision==0.23.0+cu126")},
+    ),
+    Scenario(
+        "companion-range-refused",
+        "a100",
+        'torch = { version = "==2.8.*", torchvision = ">=0.30" }',
+        error=("frameworks.torch", "torchvision"),
+    ),
+    Scenario(
+        "python-refused",
+        "colab-t4-py311",
+        'torch = "*"',
+        error=("python", "3.11"),
+        extra_toml='python = ">=3.12"\n',
+    ),
+    Scenario("no-such-release", "a100", 'torch = "==1.13.*"', error=("frameworks.torch", "no release")),
     # NVIDIA components (issue 13): jax[cuda12] and tensorflow[and-cuda] admit any cuDNN 9,
     # and cuDNN 9.11 and later carry no kernels below sm_75
-    Scenario("p100-jax-cudnn-held", "kaggle-p100", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
-    Scenario("p100-tensorflow-cudnn-held", "kaggle-p100", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
-    Scenario("v100-jax-cudnn-held", "v100", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=VOLTA),
-    Scenario("v100-tensorflow-cudnn-held", "v100", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=VOLTA),
-    Scenario("mixed-jax-cudnn-held", "mixed-1080ti-3090", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
-    Scenario("mixed-tensorflow-cudnn-held", "mixed-1080ti-3090", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
-    Scenario("pascal-575-jax-cudnn-held", "pascal-575", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=PASCAL),
-    Scenario("pascal-575-tensorflow-cudnn-held", "pascal-575", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=PASCAL),
-    Scenario("t4-jax-not-held-back", "colab-t4", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda12")}, constraints=()),
-    Scenario("t4-tensorflow-not-held-back", "colab-t4-py311", 'tensorflow = "*"',
-             {"tensorflow": Expect(">=2.20", "and-cuda")}, constraints=()),
-    Scenario("h100-jax-not-held-back", "h100-580", 'jax = "*"',
-             {"jax": Expect(">=0.7.2", "cuda13")}, constraints=()),
-    Scenario("p100-torch-jax-cudnn-held", "kaggle-p100", 'torch = "*"\njax = "*"',
-             {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")},
-             constraints=PASCAL),
-    Scenario("maxwell-torch-passes-over-nccl-2.28", "maxwell-m60", 'torch = "*"',
-             {"torch": Expect("==2.10.*", "cu126")}, constraints=MAXWELL),
-    Scenario("k80-torch-passes-over-cudnn-9", "kepler-k80", 'torch = "*"',
-             {"torch": Expect("==2.3.*", "cu118", requirement="torch==2.3.1+cu118")},
-             constraints=("nvidia-cudnn-cu11<8.8",)),
-    Scenario("k80-torch-2.6-clash", "kepler-k80", 'torch = "==2.6.*"',
-             error=("torch 2.6.0: cu118 pins nvidia-cudnn-cu11==9.1.0.70", "sm_37",
-                    "nvidia-cudnn-cu11<8.8 has them", "to change: allow torch<2.4")),
-    Scenario("maxwell-torch-2.11-clash", "maxwell-m60", 'torch = "==2.11.*"',
-             error=("frameworks.torch", "torch 2.11.0: cu126 pins nvidia-nccl-cu12==2.28.9",
-                    "no kernels for sm_52", "nvidia-nccl-cu12<2.28 has them",
-                    "to change: allow torch<2.11")),
+    Scenario(
+        "p100-jax-cudnn-held",
+        "kaggle-p100",
+        'jax = "*"',
+        {"jax": Expect(">=0.7.2", "cuda12")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "p100-tensorflow-cudnn-held",
+        "kaggle-p100",
+        'tensorflow = "*"',
+        {"tensorflow": Expect(">=2.20", "and-cuda")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "v100-jax-cudnn-held", "v100", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda12")}, constraints=VOLTA
+    ),
+    Scenario(
+        "v100-tensorflow-cudnn-held",
+        "v100",
+        'tensorflow = "*"',
+        {"tensorflow": Expect(">=2.20", "and-cuda")},
+        constraints=VOLTA,
+    ),
+    Scenario(
+        "mixed-jax-cudnn-held",
+        "mixed-1080ti-3090",
+        'jax = "*"',
+        {"jax": Expect(">=0.7.2", "cuda12")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "mixed-tensorflow-cudnn-held",
+        "mixed-1080ti-3090",
+        'tensorflow = "*"',
+        {"tensorflow": Expect(">=2.20", "and-cuda")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "pascal-575-jax-cudnn-held",
+        "pascal-575",
+        'jax = "*"',
+        {"jax": Expect(">=0.7.2", "cuda12")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "pascal-575-tensorflow-cudnn-held",
+        "pascal-575",
+        'tensorflow = "*"',
+        {"tensorflow": Expect(">=2.20", "and-cuda")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "t4-jax-not-held-back", "colab-t4", 'jax = "*"', {"jax": Expect(">=0.7.2", "cuda12")}, constraints=()
+    ),
+    Scenario(
+        "t4-tensorflow-not-held-back",
+        "colab-t4-py311",
+        'tensorflow = "*"',
+        {"tensorflow": Expect(">=2.20", "and-cuda")},
+        constraints=(),
+    ),
+    Scenario(
+        "h100-jax-not-held-back",
+        "h100-580",
+        'jax = "*"',
+        {"jax": Expect(">=0.7.2", "cuda13")},
+        constraints=(),
+    ),
+    Scenario(
+        "p100-torch-jax-cudnn-held",
+        "kaggle-p100",
+        'torch = "*"\njax = "*"',
+        {"torch": Expect(">=2.11", "cu126"), "jax": Expect(">=0.7.2", "cuda12")},
+        constraints=PASCAL,
+    ),
+    Scenario(
+        "maxwell-torch-passes-over-nccl-2.28",
+        "maxwell-m60",
+        'torch = "*"',
+        {"torch": Expect("==2.10.*", "cu126")},
+        constraints=MAXWELL,
+    ),
+    Scenario(
+        "k80-torch-passes-over-cudnn-9",
+        "kepler-k80",
+        'torch = "*"',
+        {"torch": Expect("==2.3.*", "cu118", requirement="torch==2.3.1+cu118")},
+        constraints=("nvidia-cudnn-cu11<8.8",),
+    ),
+    Scenario(
+        "k80-torch-2.6-clash",
+        "kepler-k80",
+        'torch = "==2.6.*"',
+        error=(
+            "torch 2.6.0: cu118 pins nvidia-cudnn-cu11==9.1.0.70",
+            "sm_37",
+            "nvidia-cudnn-cu11<8.8 has them",
+            "to change: allow torch<2.4",
+        ),
+    ),
+    Scenario(
+        "maxwell-torch-2.11-clash",
+        "maxwell-m60",
+        'torch = "==2.11.*"',
+        error=(
+            "frameworks.torch",
+            "torch 2.11.0: cu126 pins nvidia-nccl-cu12==2.28.9",
+            "no kernels for sm_52",
+            "nvidia-nccl-cu12<2.28 has them",
+            "to change: allow torch<2.11",
+        ),
+    ),
 ]
 
 
@@ -299,8 +492,11 @@ def test_resolver_keeps_newest_first_and_explains(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = "*"\n')
     resolution = resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
-    newest = next(r.version for r in shipped_catalog().releases_of(Framework.TORCH)
-                  if any(v.cuda is not None and v.cuda.major == 12 for v in r.variants))
+    newest = next(
+        r.version
+        for r in shipped_catalog().releases_of(Framework.TORCH)
+        if any(v.cuda is not None and v.cuda.major == 12 for v in r.variants)
+    )
     assert resolution.choices[0].release == newest, "the newest release with a CUDA 12 build"
     assert "driver 570.124.06" in resolution.choices[0].reason
     assert resolution.required_driver == Version("525.60.13")
@@ -467,8 +663,10 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = "==2.8.*", variant = "cu118" }\n')
     with pytest.raises(ResolutionError) as caught:
         resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
-    assert "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, " \
-           "cu129, cpu)" in str(caught.value)
+    assert (
+        "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, "
+        "cu129, cpu)" in str(caught.value)
+    )
 
 
 def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> None:
@@ -480,14 +678,18 @@ def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> Non
         '[[component.range]]\nversions = "<9.11"\narchs = ["sm_60", "sm_90"]\n'
         'checked = ["9.10.2.21"]\nsource = "test"\n'
         '[[component.range]]\nversions = ">=9.11"\narchs = ["sm_80", "sm_90"]\n'
-        'checked = ["9.19.0.56"]\nsource = "test"\n', encoding="utf-8")
+        'checked = ["9.19.0.56"]\nsource = "test"\n',
+        encoding="utf-8",
+    )
     catalog = load_catalog(root, components=True)
     profile = load_profile(_torch_profile(tmp_path, "*"))
     with pytest.raises(ResolutionError) as caught:
         resolve(profile, _target("570.124.06", "12.8", ("6.0", "8.6"), "3.11"), catalog)
     message = str(caught.value)
-    assert "pins nvidia-cudnn-cu12==9.10.2.21: no nvidia-cudnn-cu12 release has kernels for all " \
-           "of sm_60, sm_86" in message
+    assert (
+        "pins nvidia-cudnn-cu12==9.10.2.21: no nvidia-cudnn-cu12 release has kernels for all "
+        "of sm_60, sm_86" in message
+    )
     assert "no release in the catalog pins components with kernels for these GPUs" in message
     either = resolve(profile, _target("570.124.06", "12.8", ("9.0",), "3.11"), catalog)
     assert either.constraints == ()

@@ -43,8 +43,14 @@ def test_an_unknown_key_names_the_one_it_misspells_else_all_of_them() -> None:
 
 @pytest.mark.parametrize(
     ("key", "path"),
-    [("plain_key-1", "env.plain_key-1"), ("A B", 'env."A B"'), ("", 'env.""'),
-     ("X\x1b[31m", 'env."X\\u001b[31m"'), ("a.b", 'env."a.b"'), ("\u00e9", 'env."\\u00e9"')],
+    [
+        ("plain_key-1", "env.plain_key-1"),
+        ("A B", 'env."A B"'),
+        ("", 'env.""'),
+        ("X\x1b[31m", 'env."X\\u001b[31m"'),
+        ("a.b", 'env."a.b"'),
+        ("\u00e9", 'env."\\u00e9"'),
+    ],
 )
 def test_odd_keys_are_quoted_and_escaped_in_key_paths(key: str, path: str) -> None:
     error = refusal(lambda: reader({key: 1}, "env").allow("PATH"))
@@ -66,8 +72,7 @@ def test_a_long_key_is_cut_short() -> None:
 
 def test_json_documents_are_described_in_json_words() -> None:
     document = Reader({"gpus": {}, "target": [], "n": {}}, Refused, json_words=True)
-    assert refusal(lambda: document.tables("gpus")).problem == (
-        "expected an array of objects, got an object")
+    assert refusal(lambda: document.tables("gpus")).problem == ("expected an array of objects, got an object")
     assert refusal(lambda: document.sub("target")).problem == "expected an object, got an array"
     assert refusal(lambda: document.sub("absent", required=True)).problem == "missing"
     assert refusal(lambda: document.items("n")).problem == "expected an array, got an object"
@@ -85,8 +90,7 @@ def test_json_documents_are_described_in_json_words() -> None:
         ({"a": "x"}, lambda r: r.flag("a", False), "t.a", "expected true or false, got a string"),
         ({"a": 1.5}, lambda r: r.integer("a"), "t.a", "expected a whole number, got a number"),
         ({"a": True}, lambda r: r.integer("a"), "t.a", "expected a whole number, got a boolean"),
-        ({"a": 9}, lambda r: r.integer("a", low=0, high=5), "t.a",
-         "expected a whole number from 0 to 5"),
+        ({"a": 9}, lambda r: r.integer("a", low=0, high=5), "t.a", "expected a whole number from 0 to 5"),
         ({"a": "x"}, lambda r: r.table("a"), "t.a", "expected a table, got a string"),
         ({"a": "x"}, lambda r: r.text_list("a"), "t.a", "expected an array of strings, got a string"),
         ({"a": ["x", 2]}, lambda r: r.text_list("a"), "t.a[1]", "expected a string, got an integer"),
@@ -118,8 +122,7 @@ def test_each_accessor_says_what_it_expected_and_what_it_got(
 )
 def test_numbers_are_finite_and_within_their_bounds(value: object, problem: str) -> None:
     table = reader({"timeout_s": value}, "verify")
-    error = refusal(lambda: table.number("timeout_s", low=0, high=86400, above_low=True,
-                                         unit=" s"))
+    error = refusal(lambda: table.number("timeout_s", low=0, high=86400, above_low=True, unit=" s"))
     assert (error.key, error.problem) == ("verify.timeout_s", problem)
 
 
@@ -144,8 +147,15 @@ def test_items_of_arrays_of_tables_carry_their_index_in_the_path() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [("a\nb", '"a\\nb"'), ("x" * 200, '"' + "x" * 76 + "..."), (True, "true"), (2.5, "2.5"),
-     (10**400, "a very large integer"), ([1], "an array"), ("\u202e", '"\\u202e"')],
+    [
+        ("a\nb", '"a\\nb"'),
+        ("x" * 200, '"' + "x" * 76 + "..."),
+        (True, "true"),
+        (2.5, "2.5"),
+        (10**400, "a very large integer"),
+        ([1], "an array"),
+        ("\u202e", '"\\u202e"'),
+    ],
 )
 def test_values_are_shown_escaped_and_short(value: object, text: str) -> None:
     assert shown(value) == text
@@ -159,12 +169,21 @@ def test_values_are_shown_escaped_and_short(value: object, text: str) -> None:
     ("old", "new", "message"),
     [
         ("tool.colabenv", "tool.other", "pylock.toml: tool.colabenv: missing"),
-        ('extra-index-urls = ["https://mirror.example/whl/cu124"]', "extra-index-urls = [1]",
-         "pylock.toml: tool.colabenv.extra-index-urls[0]: expected a string, got an integer"),
-        ('"nvidia-cudnn-cu12<9.11"', '"nvidia-cudnn-cu12<<9"',
-         "pylock.toml: tool.colabenv.constraints[0]: 'nvidia-cudnn-cu12<<9' is not a"),
-        ('python = "3.12"', "python = []",
-         "pylock.toml: tool.colabenv.target.python: expected a string, got an array"),
+        (
+            'extra-index-urls = ["https://mirror.example/whl/cu124"]',
+            "extra-index-urls = [1]",
+            "pylock.toml: tool.colabenv.extra-index-urls[0]: expected a string, got an integer",
+        ),
+        (
+            '"nvidia-cudnn-cu12<9.11"',
+            '"nvidia-cudnn-cu12<<9"',
+            "pylock.toml: tool.colabenv.constraints[0]: 'nvidia-cudnn-cu12<<9' is not a",
+        ),
+        (
+            'python = "3.12"',
+            "python = []",
+            "pylock.toml: tool.colabenv.target.python: expected a string, got an array",
+        ),
         ('profile = "', 'profil = "', "pylock.toml: tool.colabenv.profile: missing"),
     ],
 )

@@ -73,8 +73,9 @@ def near_pairs(draw: st.DrawFn) -> tuple[str, str]:
     """A version and one a suffix away from it (``1.0rc1`` and ``1.0rc1.post0``, ``1.0`` and
     ``1.0rc1``): where a parser that reads a suffix loosely gets the order wrong."""
     base = draw(versions()).split("+", 1)[0]
-    suffix = draw(st.sampled_from([".post0", ".post1", "rc1", "a0", ".dev0", "-1", "r1", "rev2",
-                                   ".0", "+cu126"]))
+    suffix = draw(
+        st.sampled_from([".post0", ".post1", "rc1", "a0", ".dev0", "-1", "r1", "rev2", ".0", "+cu126"])
+    )
     pair = (base, base + suffix)
     try:
         Version(pair[1])
@@ -114,15 +115,18 @@ def test_specifiers_match_packaging(candidate: str, operator: str, bound: str) -
         bound = public
     # Exclusive comparisons between pre/post releases of one release changed across packaging
     # versions; the script only ever meets == pins and ordinary ranges.
-    assume(not (operator in ("<", ">")
-                and Version(Version(candidate).base_version) == Version(Version(bound).base_version)))
+    assume(
+        not (
+            operator in ("<", ">")
+            and Version(Version(candidate).base_version) == Version(Version(bound).base_version)
+        )
+    )
     expected = SpecifierSet(f"{operator}{bound}").contains(candidate, prereleases=True)
     assert _MiniSpecifier(operator, bound).contains(candidate) == expected
 
 
 @settings(max_examples=300, deadline=None)
-@given(versions(), st.sampled_from(["==", "!="]), st.lists(st.integers(0, 12), min_size=1,
-                                                           max_size=3))
+@given(versions(), st.sampled_from(["==", "!="]), st.lists(st.integers(0, 12), min_size=1, max_size=3))
 def test_wildcards_match_packaging(candidate: str, operator: str, prefix: list[int]) -> None:
     bound = ".".join(map(str, prefix)) + ".*"
     expected = SpecifierSet(f"{operator}{bound}").contains(candidate, prereleases=True)
@@ -143,10 +147,31 @@ def test_requirements_with_extras_markers_and_local_tags() -> None:
     assert _MiniRequirement("numpy").applies("", env)
 
 
-VARIABLES = ["python_version", "python_full_version", "sys_platform", "platform_system",
-             "platform_machine", "os_name", "implementation_name", "extra"]
-VALUES = ["3.8", "3.11", "3.12.1", "linux", "Linux", "win32", "x86_64", "aarch64", "posix",
-          "cpython", "cuda12", "with-cuda", "4"]
+VARIABLES = [
+    "python_version",
+    "python_full_version",
+    "sys_platform",
+    "platform_system",
+    "platform_machine",
+    "os_name",
+    "implementation_name",
+    "extra",
+]
+VALUES = [
+    "3.8",
+    "3.11",
+    "3.12.1",
+    "linux",
+    "Linux",
+    "win32",
+    "x86_64",
+    "aarch64",
+    "posix",
+    "cpython",
+    "cuda12",
+    "with-cuda",
+    "4",
+]
 
 
 @st.composite
@@ -199,8 +224,9 @@ SPECIALS = ["@", "/", "#", "%", ":", " ", "?", "&", "=", "+", "ü"]
 @pytest.mark.parametrize("special", SPECIALS)
 def test_a_token_in_the_userinfo_stays_in_the_userinfo(special: str) -> None:
     token = f"to{special}ken{special}"
-    url = expand_url("https://${USER}:${TOKEN}@index.example/simple/",
-                     {"USER": f"me{special}", "TOKEN": token})
+    url = expand_url(
+        "https://${USER}:${TOKEN}@index.example/simple/", {"USER": f"me{special}", "TOKEN": token}
+    )
     parts = urlsplit(url)
     assert parts.hostname == "index.example"
     assert parts.path == "/simple/"
@@ -212,8 +238,10 @@ def test_a_token_in_the_userinfo_stays_in_the_userinfo(special: str) -> None:
 @pytest.mark.parametrize("special", SPECIALS)
 def test_a_value_in_the_path_or_query_stays_there(special: str) -> None:
     value = f"a{special}b"
-    url = expand_url("https://host.example/${TEAM}/simple/?token=${TOKEN}#${FRAG}",
-                     {"TEAM": value, "TOKEN": value, "FRAG": value})
+    url = expand_url(
+        "https://host.example/${TEAM}/simple/?token=${TOKEN}#${FRAG}",
+        {"TEAM": value, "TOKEN": value, "FRAG": value},
+    )
     parts = urlsplit(url)
     assert parts.hostname == "host.example"
     assert unquote(parts.path) == f"/{value}/simple/"
@@ -232,8 +260,10 @@ def test_unset_variable_is_named_and_empty_one_is_allowed() -> None:
 
 
 def test_a_host_from_a_variable_must_be_a_host() -> None:
-    assert expand_url("https://${MIRROR}/simple", {"MIRROR": "mirror.example:8443"}) == \
-        "https://mirror.example:8443/simple"
+    assert (
+        expand_url("https://${MIRROR}/simple", {"MIRROR": "mirror.example:8443"})
+        == "https://mirror.example:8443/simple"
+    )
     with pytest.raises(ValueError, match="host"):
         expand_url("https://${MIRROR}/simple", {"MIRROR": "evil.example/x@y"})
 
@@ -312,8 +342,10 @@ def test_install_cause_falls_back_to_the_installers_last_error(tmp_path: Path) -
         "hint: something\n"
     )
     cause = _install_cause(str(log), [])
-    assert cause == ("error: Failed to fetch: `https://****@host.example/simple/x/` "
-                     "(tcp connect error: Connection refused (os error 111))")
+    assert cause == (
+        "error: Failed to fetch: `https://****@host.example/simple/x/` "
+        "(tcp connect error: Connection refused (os error 111))"
+    )
     log.write_text("Looking in indexes: x\nERROR: No matching distribution found for torch==9\n")
     assert _install_cause(str(log), []) == "ERROR: No matching distribution found for torch==9"
 
@@ -328,8 +360,10 @@ def _old_pythons() -> list[str]:
         candidates = [shutil.which(f"python{version}")]
         candidates += sorted(str(p) for p in Path.home().glob(f".pyenv/versions/{version}*/bin/python"))
         for candidate in candidates:
-            if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True,
-                                            timeout=30).returncode == 0:
+            if (
+                candidate
+                and subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=30).returncode == 0
+            ):
                 found.append(candidate)
                 break
     return found
@@ -345,12 +379,22 @@ def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -
     reqs.write_text("pip>=1\nno-such-dist==1.0\n")
     out = tmp_path / "missing.txt"
     env = {"PATH": "/usr/bin:/bin", "TOKEN": "a@b"}
-    done = subprocess.run([python, str(helper), "missing", str(reqs), str(out)],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [python, str(helper), "missing", str(reqs), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert out.read_text() == "no-such-dist==1.0\n"
-    done = subprocess.run([python, str(helper), "expand-url", "https://u:${TOKEN}@h/simple"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [python, str(helper), "expand-url", "https://u:${TOKEN}@h/simple"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "https://u:a%40b@h/simple\n"
 
@@ -358,46 +402,83 @@ def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -
     env_file.write_bytes(b"")
     record.write_text('{"schema": 1, "profile": "old", "profile_hash": "sha256:abc"}')
     steps = [
-        ["preflight", "--python", "-", "--driver", "-", "--state", str(state), "--hash",
-         "sha256:abc", "--env", str(env_file), "--reqs", str(reqs), "--url",
-         "https://u:${TOKEN}@h/simple"],
+        [
+            "preflight",
+            "--python",
+            "-",
+            "--driver",
+            "-",
+            "--state",
+            str(state),
+            "--hash",
+            "sha256:abc",
+            "--env",
+            str(env_file),
+            "--reqs",
+            str(reqs),
+            "--url",
+            "https://u:${TOKEN}@h/simple",
+        ],
         ["write-marker", str(state), str(record), "1", str(tmp_path / "no-pending")],
         ["marker-ok", str(state), "sha256:abc"],
         ["install-cause", str(tmp_path / "no-log")],
     ]
     for step in steps:
-        done = subprocess.run([python, str(helper), *step], capture_output=True, text=True,
-                              env=env, timeout=60)
+        done = subprocess.run(
+            [python, str(helper), *step], capture_output=True, text=True, env=env, timeout=60
+        )
         assert done.returncode in (0, 1), (step[0], done.stderr)
         assert "Traceback" not in done.stderr, (step[0], done.stderr)
     assert (state / "restart-marker.json").exists()
 
 
-def _run_helper(tmp_path: Path, *args: str, env: dict[str, str] | None = None
-                ) -> subprocess.CompletedProcess[str]:
+def _run_helper(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     helper = tmp_path / "helper.py"
     if not helper.exists():
         helper.write_text(helper_program(helper_source()))
-    return subprocess.run([sys.executable, str(helper), *args], capture_output=True, text=True,
-                          timeout=60, env=env or {"PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, str(helper), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or {"PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path) -> None:
     lock = tmp_path / "lock.txt"
-    lock.write_text("--index-url https://x.example/simple\n"
-                    f"nvidia-cudnn-cu12==9.28.0.42 --hash=sha256:{'0' * 64}\n"
-                    f"numpy==2.0.2 \\\n    --hash=sha256:{'1' * 64}\n")
+    lock.write_text(
+        "--index-url https://x.example/simple\n"
+        f"nvidia-cudnn-cu12==9.28.0.42 --hash=sha256:{'0' * 64}\n"
+        f"numpy==2.0.2 \\\n    --hash=sha256:{'1' * 64}\n"
+    )
     bounds = tmp_path / "bounds.txt"
     env_file = tmp_path / "env.bin"
     env_file.write_bytes(b"")
-    common = ("--python", "-", "--driver", "-", "--state", str(tmp_path / "state"), "--hash",
-              "sha256:abc", "--env", str(env_file), "--lock", str(lock), "--constraints",
-              str(bounds))
+    common = (
+        "--python",
+        "-",
+        "--driver",
+        "-",
+        "--state",
+        str(tmp_path / "state"),
+        "--hash",
+        "sha256:abc",
+        "--env",
+        str(env_file),
+        "--lock",
+        str(lock),
+        "--constraints",
+        str(bounds),
+    )
     bounds.write_text("nvidia-cudnn-cu12<9.11\n")
     refused = _run_helper(tmp_path, "preflight", *common)
     assert refused.returncode == 7
-    assert refused.stdout.strip() == ("the lock pins nvidia-cudnn-cu12==9.28.0.42, but this "
-                                      "host's GPUs need nvidia-cudnn-cu12<9.11")
+    assert refused.stdout.strip() == (
+        "the lock pins nvidia-cudnn-cu12==9.28.0.42, but this host's GPUs need nvidia-cudnn-cu12<9.11"
+    )
     bounds.write_text("nvidia-cudnn-cu12<9.30\nnvidia-nccl-cu12<2.28\n")
     fits = _run_helper(tmp_path, "preflight", *common)
     assert fits.returncode == 0, fits.stderr
@@ -413,10 +494,27 @@ def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -
     env_file = tmp_path / "env.bin"
     env_file.write_bytes(b"")
     state = tmp_path / "state"
-    done = _run_helper(tmp_path, "preflight", "--python", "-", "--driver", "-", "--state",
-                       str(state), "--hash", "sha256:abc", "--env", str(env_file), "--reqs",
-                       str(reqs), "--url", "https://${A}@h/simple", "--url",
-                       "https://h/${B}/simple", env={"PATH": "/usr/bin:/bin", "A": "x"})
+    done = _run_helper(
+        tmp_path,
+        "preflight",
+        "--python",
+        "-",
+        "--driver",
+        "-",
+        "--state",
+        str(state),
+        "--hash",
+        "sha256:abc",
+        "--env",
+        str(env_file),
+        "--reqs",
+        str(reqs),
+        "--url",
+        "https://${A}@h/simple",
+        "--url",
+        "https://h/${B}/simple",
+        env={"PATH": "/usr/bin:/bin", "A": "x"},
+    )
     assert done.returncode == 6
     assert done.stdout.strip() == "index URL needs $B, which is not set"
     assert not state.exists(), "nothing is created before the URLs are known to expand"

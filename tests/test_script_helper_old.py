@@ -27,9 +27,13 @@ from colabenv._data import helper_source
 from colabenv.render import helper_program
 
 OLD_PYTHONS = [p for p in os.environ.get("COLABENV_TEST_OLD_PYTHONS", "").split(os.pathsep) if p]
-NO_OLD_PYTHON = pytest.param("", marks=pytest.mark.skip(
-    reason="COLABENV_TEST_OLD_PYTHONS names no interpreter (.ci/run sets it to the pyenv 3.8 "
-           "and 3.9 where they are installed)"))
+NO_OLD_PYTHON = pytest.param(
+    "",
+    marks=pytest.mark.skip(
+        reason="COLABENV_TEST_OLD_PYTHONS names no interpreter (.ci/run sets it to the pyenv 3.8 "
+        "and 3.9 where they are installed)"
+    ),
+)
 PYTHONS = [*(OLD_PYTHONS or [NO_OLD_PYTHON]), pytest.param(sys.executable, id="this-python")]
 
 ENVIRONMENT_PROBE = """\
@@ -62,33 +66,76 @@ INSTALLED: dict[str, tuple[str, tuple[str, ...]]] = {
     "eta-1.0rc1.post0.dist-info": ("1.0rc1.post0", ()),
     "Under_Score.Pkg-3.1.dist-info": ("3.1", ()),
     "epsilon-0.5-py3.8.egg-info": ("0.5", ()),
-    "zeta-1.0.dist-info": ("1.0", (
-        'alpha>=1.0; extra == "fast"',
-        'omega; extra == "needs-omega"',
-        'beta>=2.0; extra == "final-beta"',
-        'gamma>=1.0; extra == "fast" and python_version >= "3"',
-        "delta",
-    )),
+    "zeta-1.0.dist-info": (
+        "1.0",
+        (
+            'alpha>=1.0; extra == "fast"',
+            'omega; extra == "needs-omega"',
+            'beta>=2.0; extra == "final-beta"',
+            'gamma>=1.0; extra == "fast" and python_version >= "3"',
+            "delta",
+        ),
+    ),
     "theta-2.0.dist-info": ("2.0", ('zeta[needs-omega]; extra == "deep"',)),
 }
 """Folder name -> (the version it says, its Requires-Dist lines)."""
 
 REQUIREMENTS = [
-    "alpha", "alpha==1.0", "alpha==1.0.0", "alpha==1.0+local", "alpha>=1.1", "alpha<1.0",
-    "alpha<=1.0", "alpha~=1.0", "alpha!=1.0", "alpha==1.*", "alpha!=1.*", "alpha===1.0",
-    "alpha>0.9,<1.0.1", "ALPHA>=0.1",
-    "beta>=2.0", "beta>=2.0rc1", "beta<2.0", "beta==2.0rc1", "beta>1.9", "beta~=2.0",
-    "gamma==1.0", "gamma>1.0", "gamma>=1.0", "gamma==1.0.post0", "gamma<=1.0",
-    "delta==2.6.0", "delta==2.6.0+cu124", "delta==2.6.0+cu126", "delta>=2.5,<2.7",
-    "delta==2.6.*", "delta!=2.6.0",
-    "eta==1.0rc1", "eta==1.0rc1.post0", "eta>1.0rc1", "eta<1.0",
-    "under-score-pkg==3.1", "under_score.pkg>=3",
-    "epsilon>=0.5", "epsilon==0.5", "epsilon<0.5",
-    "zeta", "zeta[fast]", "zeta[Fast]", "zeta[needs-omega]", "zeta[final-beta]",
-    "zeta[fast,needs-omega]", "zeta[unknown-extra]", "theta[deep]",
-    "omega", "omega; python_version < '3'", "omega; python_version >= '3.8'",
-    "omega; sys_platform == 'win32'", "omega; os_name == 'posix' and python_version > '3.7'",
-    "omega; extra == 'x'", "alpha>=9; python_full_version < '3.0'",
+    "alpha",
+    "alpha==1.0",
+    "alpha==1.0.0",
+    "alpha==1.0+local",
+    "alpha>=1.1",
+    "alpha<1.0",
+    "alpha<=1.0",
+    "alpha~=1.0",
+    "alpha!=1.0",
+    "alpha==1.*",
+    "alpha!=1.*",
+    "alpha===1.0",
+    "alpha>0.9,<1.0.1",
+    "ALPHA>=0.1",
+    "beta>=2.0",
+    "beta>=2.0rc1",
+    "beta<2.0",
+    "beta==2.0rc1",
+    "beta>1.9",
+    "beta~=2.0",
+    "gamma==1.0",
+    "gamma>1.0",
+    "gamma>=1.0",
+    "gamma==1.0.post0",
+    "gamma<=1.0",
+    "delta==2.6.0",
+    "delta==2.6.0+cu124",
+    "delta==2.6.0+cu126",
+    "delta>=2.5,<2.7",
+    "delta==2.6.*",
+    "delta!=2.6.0",
+    "eta==1.0rc1",
+    "eta==1.0rc1.post0",
+    "eta>1.0rc1",
+    "eta<1.0",
+    "under-score-pkg==3.1",
+    "under_score.pkg>=3",
+    "epsilon>=0.5",
+    "epsilon==0.5",
+    "epsilon<0.5",
+    "zeta",
+    "zeta[fast]",
+    "zeta[Fast]",
+    "zeta[needs-omega]",
+    "zeta[final-beta]",
+    "zeta[fast,needs-omega]",
+    "zeta[unknown-extra]",
+    "theta[deep]",
+    "omega",
+    "omega; python_version < '3'",
+    "omega; python_version >= '3.8'",
+    "omega; sys_platform == 'win32'",
+    "omega; os_name == 'posix' and python_version > '3.7'",
+    "omega; extra == 'x'",
+    "alpha>=9; python_full_version < '3.0'",
     "omega; platform_machine == 'no-such-machine' or implementation_name == 'cpython'",
 ]
 
@@ -99,8 +146,12 @@ def _fake_site(root: Path) -> Path:
         directory = site / folder
         directory.mkdir(parents=True)
         name = folder.split("-", 1)[0]
-        lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",
-                 *(f"Requires-Dist: {line}" for line in requires)]
+        lines = [
+            "Metadata-Version: 2.1",
+            f"Name: {name}",
+            f"Version: {version}",
+            *(f"Requires-Dist: {line}" for line in requires),
+        ]
         metadata = "PKG-INFO" if folder.endswith(".egg-info") else "METADATA"
         (directory / metadata).write_text("\n".join(lines) + "\n\nA description.\n")
     return site
@@ -118,16 +169,14 @@ def expected_unmet(text: str, environment: dict[str, str], depth: int = 0) -> bo
     it applies; a single ``==`` pin without a wildcard means exactly that version, local tag
     included; any other specifier admits pre-releases; an extra's requirements must be met."""
     requirement = Requirement(text)
-    if requirement.marker is not None and not requirement.marker.evaluate(
-            {**environment, "extra": ""}):
+    if requirement.marker is not None and not requirement.marker.evaluate({**environment, "extra": ""}):
         return False
     installed = _installed().get(canonicalize_name(requirement.name))
     if installed is None:
         return True
     version, requires = installed
     specifiers = list(requirement.specifier)
-    if (len(specifiers) == 1 and specifiers[0].operator == "=="
-            and "*" not in specifiers[0].version):
+    if len(specifiers) == 1 and specifiers[0].operator == "==" and "*" not in specifiers[0].version:
         if version != Version(specifiers[0].version):
             return True
     elif not requirement.specifier.contains(version, prereleases=True):
@@ -137,8 +186,9 @@ def expected_unmet(text: str, environment: dict[str, str], depth: int = 0) -> bo
             needed = Requirement(line)
             if needed.marker is None or needed.marker.evaluate({**environment, "extra": ""}):
                 continue
-            if not any(needed.marker.evaluate({**environment, "extra": extra})
-                       for extra in requirement.extras):
+            if not any(
+                needed.marker.evaluate({**environment, "extra": extra}) for extra in requirement.extras
+            ):
                 continue
             extras = f"[{','.join(sorted(needed.extras))}]" if needed.extras else ""
             if expected_unmet(f"{needed.name}{extras}{needed.specifier}", environment, depth + 1):
@@ -146,10 +196,14 @@ def expected_unmet(text: str, environment: dict[str, str], depth: int = 0) -> bo
     return False
 
 
-def _run(python: str, *args: str, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([python, *args], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", **(env or {})})
+def _run(python: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
+    )
 
 
 def test_the_environment_probe_is_packagings() -> None:
@@ -183,8 +237,7 @@ def test_missing_answers_as_packaging_does(python: str, tmp_path: Path) -> None:
     probe = _run(python, "-c", ENVIRONMENT_PROBE)
     assert probe.returncode == 0, probe.stderr
     environment = json.loads(probe.stdout)
-    done = _run(python, str(helper), "missing", str(reqs), str(out),
-                env={"PYTHONPATH": str(site)})
+    done = _run(python, str(helper), "missing", str(reqs), str(out), env={"PYTHONPATH": str(site)})
     assert done.returncode == 0, done.stderr
 
     unmet = out.read_text().splitlines()
@@ -200,8 +253,12 @@ def test_the_helper_compiles(python: str, tmp_path: Path) -> None:
     embedded.write_text(helper_program(helper_source()))
     shipped = Path(__file__).resolve().parent.parent / "colabenv" / "script_helper.py"
     for source in (shipped, embedded):
-        done = _run(python, "-c", "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "
-                                  "'exec', dont_inherit=True)", str(source))
+        done = _run(
+            python,
+            "-c",
+            "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec', dont_inherit=True)",
+            str(source),
+        )
         assert done.returncode == 0, (source.name, done.stderr)
 
 

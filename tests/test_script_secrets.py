@@ -29,8 +29,27 @@ pytestmark = pytest.mark.slow
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 USER = "te@m:user"
 TOKEN = "a@b/c#d%e:f g?h&i=j+k"
-TOOLS = ("bash", "mktemp", "rm", "cat", "grep", "tr", "id", "env", "sleep", "readlink", "mkdir",
-         "flock", "tee", "getent", "uname", "sh", "ldconfig", "which", "git")
+TOOLS = (
+    "bash",
+    "mktemp",
+    "rm",
+    "cat",
+    "grep",
+    "tr",
+    "id",
+    "env",
+    "sleep",
+    "readlink",
+    "mkdir",
+    "flock",
+    "tee",
+    "getent",
+    "uname",
+    "sh",
+    "ldconfig",
+    "which",
+    "git",
+)
 
 
 class AuthIndex(LocalIndex):
@@ -60,8 +79,9 @@ class AuthIndex(LocalIndex):
 
 
 def _wrapper(log: Path, real: str) -> str:
-    return (f"#!/bin/sh\nprintf '%s\\0' \"$0\" \"$@\" >>'{log}'\nprintf '\\n' >>'{log}'\n"
-            f"exec '{real}' \"$@\"\n")
+    return (
+        f"#!/bin/sh\nprintf '%s\\0' \"$0\" \"$@\" >>'{log}'\nprintf '\\n' >>'{log}'\nexec '{real}' \"$@\"\n"
+    )
 
 
 def _host(root: Path, with_pip: bool) -> tuple[Path, Path, Path]:
@@ -73,8 +93,7 @@ def _host(root: Path, with_pip: bool) -> tuple[Path, Path, Path]:
     log = root / "argv.log"
     stand_ins = root / "stand-ins"
     stand_ins.mkdir()
-    for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET),
-                       ("nvidia-smi", NVIDIA_SMI)):
+    for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET), ("nvidia-smi", NVIDIA_SMI)):
         (stand_ins / name).write_text(text)
         (stand_ins / name).chmod(0o755)
         (tools / name).write_text(_wrapper(log, str(stand_ins / name)))
@@ -105,20 +124,36 @@ def test_credentials_reach_the_index_intact_and_no_argv(
     python, tools, log = _host(host, with_pip=installer == "pip")
     url = f"http://${{IDX_USER}}:${{IDX_TOKEN}}@127.0.0.1:{auth_index.port}/simple/"
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "secret"\n[packages]\nrequirements = ["requests>=2.30"]\n'
-                       f'[install]\ninstaller = "{installer}"\nindex_url = "{url}"\n')
+    profile.write_text(
+        f'name = "secret"\n[packages]\nrequirements = ["requests>=2.30"]\n'
+        f'[install]\ninstaller = "{installer}"\nindex_url = "{url}"\n'
+    )
     script = tmp_path / "setup.sh"
     rendered = runner("render", profile, "--cpu", "--python", PY, "-o", script)
     assert rendered.returncode == 0, rendered.stderr
     state = tmp_path / "state"
     (tmp_path / "tmp").mkdir()
-    env = clean_env(PATH=str(tools), COLABENV_PYTHON=str(python), COLABENV_STATE_DIR=str(state),
-                    COLABENV_TEST_APT_LOG=str(host / "apt.log"),
-                    COLABENV_TEST_APT_STATE=str(host / "apt-state"), COLABENV_TEST_DRIVER="0",
-                    HOME=str(host), TMPDIR=str(tmp_path / "tmp"), IDX_USER=USER,
-                    IDX_TOKEN=TOKEN, UV_HTTP_RETRIES="0")
-    done = subprocess.run([str(tools / "bash"), str(script)], capture_output=True, text=True,
-                          env=env, timeout=300, stdin=subprocess.DEVNULL)
+    env = clean_env(
+        PATH=str(tools),
+        COLABENV_PYTHON=str(python),
+        COLABENV_STATE_DIR=str(state),
+        COLABENV_TEST_APT_LOG=str(host / "apt.log"),
+        COLABENV_TEST_APT_STATE=str(host / "apt-state"),
+        COLABENV_TEST_DRIVER="0",
+        HOME=str(host),
+        TMPDIR=str(tmp_path / "tmp"),
+        IDX_USER=USER,
+        IDX_TOKEN=TOKEN,
+        UV_HTTP_RETRIES="0",
+    )
+    done = subprocess.run(
+        [str(tools / "bash"), str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "COLABENV: restart required"
 

@@ -53,11 +53,12 @@ def _folder(tmp: Path, name: str, mark: str | None) -> Path:
 
 
 @pytest.fixture
-def host_and_script(tmp_path: Path, runner: Runner, default_index: LocalIndex
-                    ) -> tuple[Host, Path]:
+def host_and_script(tmp_path: Path, runner: Runner, default_index: LocalIndex) -> tuple[Host, Path]:
     profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "sweep"\n[env]\nSWEPT = "1"\n'
-                       f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n')
+    profile.write_text(
+        f'name = "sweep"\n[env]\nSWEPT = "1"\n'
+        f'[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n'
+    )
     script = tmp_path / "setup.sh"
     done = runner("render", profile, "--cpu", "--python", PY, "-o", script, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -76,8 +77,7 @@ def test_only_marked_folders_of_gone_runs_are_swept(
         kept = [
             _folder(tmp, "colabenv.0.1.0", None),
             _folder(tmp, "colabenv.2024.backup", None),
-            _folder(tmp, f"colabenv.{live.pid}.live",
-                    f"{live.pid} {_start_time(live.pid)} {ns} {boot}"),
+            _folder(tmp, f"colabenv.{live.pid}.live", f"{live.pid} {_start_time(live.pid)} {ns} {boot}"),
             _folder(tmp, f"colabenv.{dead}.other-namespace", f"{dead} 12345 pid:[1] {boot}"),
             _folder(tmp, f"colabenv.{dead}.garbled", "not a mark at all"),
             _folder(tmp, f"colabenv.{dead}.unmarked", None),
@@ -89,8 +89,9 @@ def test_only_marked_folders_of_gone_runs_are_swept(
         link.symlink_to(elsewhere)
         swept = [
             _folder(tmp, f"colabenv.{dead}.killed", f"{dead} 12345 {ns} {boot}"),
-            _folder(tmp, f"colabenv.{live.pid}.reused",
-                    f"{live.pid} {int(_start_time(live.pid)) - 1} {ns} {boot}"),
+            _folder(
+                tmp, f"colabenv.{live.pid}.reused", f"{live.pid} {int(_start_time(live.pid)) - 1} {ns} {boot}"
+            ),
             _folder(tmp, "colabenv.1.rebooted", f"1 1 {ns} an-earlier-boot"),
         ]
         done = host.run(script)
@@ -101,8 +102,9 @@ def test_only_marked_folders_of_gone_runs_are_swept(
         assert link.is_symlink() and (elsewhere / MARK).exists()
         for folder in swept:
             assert not folder.exists(), folder.name
-        assert sorted(p.name for p in tmp.iterdir()) == sorted(
-            [p.name for p in kept] + [link.name]), "the run's own folder is removed at its end"
+        assert sorted(p.name for p in tmp.iterdir()) == sorted([p.name for p in kept] + [link.name]), (
+            "the run's own folder is removed at its end"
+        )
     finally:
         live.kill()
         live.wait()
@@ -121,9 +123,7 @@ def test_another_users_folder_is_never_swept(host_and_script: tuple[Host, Path])
     assert (theirs / "data.txt").read_text() == "keep me\n"
 
 
-def test_a_folder_that_cannot_be_removed_does_not_stop_the_run(
-    host_and_script: tuple[Host, Path]
-) -> None:
+def test_a_folder_that_cannot_be_removed_does_not_stop_the_run(host_and_script: tuple[Host, Path]) -> None:
     """``rm`` fails on a stale folder (a stand-in that refuses it, as rm would for a file in a
     sticky folder that is not ours): the sweep goes on quietly and the run completes."""
     host, script = host_and_script
@@ -136,7 +136,8 @@ def test_a_folder_that_cannot_be_removed_does_not_stop_the_run(
         "#!/bin/sh\n"
         'for arg in "$@"; do case "$arg" in *.stuck) echo "rm: cannot remove $arg" >&2; '
         "exit 1 ;; esac; done\n"
-        f'exec {real_rm} "$@"\n')
+        f'exec {real_rm} "$@"\n'
+    )
     (host.bin / "rm").chmod(0o755)
     done = host.run(script)
     assert done.returncode == 0, done.stderr
@@ -145,16 +146,15 @@ def test_a_folder_that_cannot_be_removed_does_not_stop_the_run(
     assert (stuck / "data.txt").exists()
 
 
-def test_a_run_marks_its_folder_with_its_pid_and_start_time(
-    host_and_script: tuple[Host, Path]
-) -> None:
+def test_a_run_marks_its_folder_with_its_pid_and_start_time(host_and_script: tuple[Host, Path]) -> None:
     """What a sweep reads is what a run writes: seen in the folder of a run killed mid-way."""
     host, script = host_and_script
     text = script.read_text()
     stopped = script.with_name("stopped.sh")
     stopped.write_text(text.replace('announce "preflight"', 'announce "preflight"\nsleep 60', 1))
-    proc = subprocess.Popen(["bash", str(stopped)], stdout=subprocess.PIPE, text=True,
-                            env=host.env(), start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", str(stopped)], stdout=subprocess.PIPE, text=True, env=host.env(), start_new_session=True
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline() == "COLABENV: step preflight\n"

@@ -91,8 +91,14 @@ def _run(tmp_path: Path, names: tuple[str, ...], code: str, **env: str) -> tuple
     environ = {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
     # -S: no site-packages, so only the fakes are "installed" (the package needs no dependency).
     environ.update(PYTHONPATH=os.pathsep.join([str(fakes), str(REPO)]), SEED_LOG=str(log), **env)
-    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
-                          env=environ, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return json.loads(done.stdout), calls
@@ -111,8 +117,13 @@ print(json.dumps({"seed": seeded.seed, "deterministic": seeded.deterministic,
 
 
 def test_profile_seed_and_determinism_reach_every_framework(tmp_path: Path) -> None:
-    report, calls = _run(tmp_path, ("numpy", "torch", "tensorflow", "jax"), REPORT,
-                         COLABENV_SEED="1234", COLABENV_DETERMINISTIC="1")
+    report, calls = _run(
+        tmp_path,
+        ("numpy", "torch", "tensorflow", "jax"),
+        REPORT,
+        COLABENV_SEED="1234",
+        COLABENV_DETERMINISTIC="1",
+    )
     assert report["seed"] == 1234 and report["deterministic"] is True
     assert report["seeded"] == ["random", "numpy", "torch", "tensorflow", "jax"]
     assert report["key"] == ["key", 1234]
@@ -142,8 +153,7 @@ def test_only_what_is_installed_is_imported(tmp_path: Path) -> None:
 
 def test_an_explicit_seed_beats_the_profile(tmp_path: Path) -> None:
     code = REPORT.replace("seed_everything()", "seed_everything(7, deterministic=False)")
-    report, calls = _run(tmp_path, ("jax",), code, COLABENV_SEED="1234",
-                         COLABENV_DETERMINISTIC="1")
+    report, calls = _run(tmp_path, ("jax",), code, COLABENV_SEED="1234", COLABENV_DETERMINISTIC="1")
     assert report["seed"] == 7 and report["deterministic"] is False
     assert calls == [["jax.random.PRNGKey", 7]]
 
@@ -172,28 +182,38 @@ def test_a_false_xla_determinism_flag_is_turned_true() -> None:
 
 
 def test_a_smaller_cublas_workspace_chosen_in_env_is_kept(tmp_path: Path) -> None:
-    report, _ = _run(tmp_path, ("torch",), REPORT, COLABENV_DETERMINISTIC="1",
-                     CUBLAS_WORKSPACE_CONFIG=":16:8")
+    report, _ = _run(
+        tmp_path, ("torch",), REPORT, COLABENV_DETERMINISTIC="1", CUBLAS_WORKSPACE_CONFIG=":16:8"
+    )
     assert report["cublas"] == ":16:8"
 
 
 def test_the_hook_environment_of_a_reproducibility_table() -> None:
     assert hook_environment(Reproducibility()) == ()
-    assert hook_environment(Reproducibility(seed=7)) == (("COLABENV_SEED", "7"),
-                                                         ("PYTHONHASHSEED", "7"))
+    assert hook_environment(Reproducibility(seed=7)) == (("COLABENV_SEED", "7"), ("PYTHONHASHSEED", "7"))
     pairs = dict(hook_environment(Reproducibility(seed=1234, deterministic=True)))
     assert pairs == {
-        "COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
-        "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "TF_DETERMINISTIC_OPS": "1",
-        "TF_CUDNN_DETERMINISTIC": "1", "+XLA_FLAGS": XLA_DETERMINISM_FLAG,
+        "COLABENV_SEED": "1234",
+        "PYTHONHASHSEED": "1234",
+        "COLABENV_DETERMINISTIC": "1",
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+        "TF_DETERMINISTIC_OPS": "1",
+        "TF_CUDNN_DETERMINISTIC": "1",
+        "+XLA_FLAGS": XLA_DETERMINISM_FLAG,
     }
 
 
 def test_environment_problems_name_each_missing_or_wrong_variable() -> None:
     wanted = Reproducibility(seed=1234, deterministic=True)
-    good = {"COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
-            "CUBLAS_WORKSPACE_CONFIG": ":16:8", "TF_DETERMINISTIC_OPS": "true",
-            "TF_CUDNN_DETERMINISTIC": "1", "XLA_FLAGS": f"--a=1 {XLA_DETERMINISM_FLAG}"}
+    good = {
+        "COLABENV_SEED": "1234",
+        "PYTHONHASHSEED": "1234",
+        "COLABENV_DETERMINISTIC": "1",
+        "CUBLAS_WORKSPACE_CONFIG": ":16:8",
+        "TF_DETERMINISTIC_OPS": "true",
+        "TF_CUDNN_DETERMINISTIC": "1",
+        "XLA_FLAGS": f"--a=1 {XLA_DETERMINISM_FLAG}",
+    }
     assert environment_problems(wanted, good) == []
     bad = {**good, "COLABENV_SEED": "99", "XLA_FLAGS": "--xla_gpu_deterministic_ops=false"}
     del bad["TF_DETERMINISTIC_OPS"]
@@ -203,7 +223,8 @@ def test_environment_problems_name_each_missing_or_wrong_variable() -> None:
         f"XLA_FLAGS has --xla_gpu_deterministic_ops=false, not {XLA_DETERMINISM_FLAG}",
     ]
     assert environment_problems(wanted, {**good, "XLA_FLAGS": ""}) == [
-        f"XLA_FLAGS lacks {XLA_DETERMINISM_FLAG}"]
+        f"XLA_FLAGS lacks {XLA_DETERMINISM_FLAG}"
+    ]
 
 
 def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None:
@@ -218,4 +239,5 @@ def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None
     versions = [release.version for release in shipped_catalog().releases_of(Framework.JAX)]
     assert versions and Version("0.4.26") <= min(versions) <= max(versions) <= Version("0.12.0.1"), (
         "a JAX release outside 0.4.26-0.12.0.1: check that its XLA still knows "
-        f"{XLA_DETERMINISM_FLAG} (xla/debug_options_flags.cc at the commit jaxlib pins)")
+        f"{XLA_DETERMINISM_FLAG} (xla/debug_options_flags.cc at the commit jaxlib pins)"
+    )

@@ -66,8 +66,9 @@ def test_without_a_home_the_commands_run(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_home_unset_through_the_console_script(runner: Runner) -> None:
-    unset: dict[str, str | None] = {name: None for name in (
-        "HOME", "XDG_CACHE_HOME", "COLABENV_CACHE_DIR", "COLABENV_STATE_DIR")}
+    unset: dict[str, str | None] = {
+        name: None for name in ("HOME", "XDG_CACHE_HOME", "COLABENV_CACHE_DIR", "COLABENV_STATE_DIR")
+    }
     for argv in (["detect", "--cpu"], ["render", "pytorch", "--cpu"], ["init", "--cpu"]):
         done = runner(*argv, env=unset)
         assert done.returncode == 0, done.stderr

@@ -23,8 +23,7 @@ from tests.support.standin_frameworks import SOURCES, Standin, StandinVenv
 from tests.support.standin_tpu import GIB, TpuStandin, install_jax_tpu, install_torch_xla
 
 PYTHONS = child_pythons()
-SIBLINGS = ("_smoke_main", "_smoke_base", "_smoke_gpu", "_smoke_tpu", "_smoke_vram",
-            "_smoke_determinism")
+SIBLINGS = ("_smoke_main", "_smoke_base", "_smoke_gpu", "_smoke_tpu", "_smoke_vram", "_smoke_determinism")
 
 
 def _decoys(folder: Path) -> Path:
@@ -45,19 +44,29 @@ def _site(folder: Path, *standins: Standin) -> Path:
 
 
 def _environ(site: Path, decoys: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("COLABENV_", "CUBLAS_", "TF_", "XLA_", "PJRT_", "PYTHON"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("COLABENV_", "CUBLAS_", "TF_", "XLA_", "PJRT_", "PYTHON"))
+    }
     env.update(PYTHONPATH=os.pathsep.join([str(decoys), str(site)]), **extra)
     return env
 
 
-def _child(python: str, cwd: Path, env: dict[str, str], *args: str
-           ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+def _child(
+    python: str, cwd: Path, env: dict[str, str], *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     result = cwd / "result.json"
     result.unlink(missing_ok=True)
-    done = subprocess.run([python, str(SMOKE_FILE), *args, "--result", str(result)],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=cwd,
-                          check=False)
+    done = subprocess.run(
+        [python, str(SMOKE_FILE), *args, "--result", str(result)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
     data = json.loads(result.read_text()) if result.exists() else None
     return done, data
 
@@ -82,8 +91,9 @@ def test_every_mode_runs_by_path(tmp_path: Path, python: str) -> None:
 
     go = tmp_path / "go"
     go.touch()
-    done, vram = _child(python, decoys, env, "vram", "torch", "--go", str(go), "--deadline", "30",
-                        "--search", "30")
+    done, vram = _child(
+        python, decoys, env, "vram", "torch", "--go", str(go), "--deadline", "30", "--search", "30"
+    )
     assert done.returncode == 0, done.stderr
     assert vram is not None and vram["probed"] is True
     assert [(g["total"], g["free"]) for g in vram["gpus"]] == [(16 * GIB, 15 * GIB)]
@@ -96,12 +106,20 @@ def test_every_mode_runs_by_path(tmp_path: Path, python: str) -> None:
     assert first == second and len(first) == 64
 
     result = decoys / "environ.json"
-    done = subprocess.run([python, str(SMOKE_FILE), "environ", "--result", str(result),
-                           "CUBLAS_WORKSPACE_CONFIG", "NOT_SET"], capture_output=True, text=True,
-                          timeout=60, env=env, cwd=decoys, check=False)
+    done = subprocess.run(
+        [python, str(SMOKE_FILE), "environ", "--result", str(result), "CUBLAS_WORKSPACE_CONFIG", "NOT_SET"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=decoys,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(result.read_text())["environ"] == {
-        "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "NOT_SET": None}
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+        "NOT_SET": None,
+    }
 
     done, nothing = _child(python, decoys, env, "smoke", "caffe")
     assert (done.returncode, nothing) == (2, None)
@@ -113,20 +131,18 @@ def test_every_mode_runs_by_path(tmp_path: Path, python: str) -> None:
 def test_the_tpu_smoke_runs_by_path(tmp_path: Path, python: str) -> None:
     decoys = _decoys(tmp_path / "work")
     jax_site = tmp_path / "jax-site"
-    install_jax_tpu(StandinVenv(jax_site, Path(python), jax_site, jax_site / "none"),
-                    TpuStandin())
+    install_jax_tpu(StandinVenv(jax_site, Path(python), jax_site, jax_site / "none"), TpuStandin())
     done, jax = _child(python, decoys, _environ(jax_site, decoys), "smoke-tpu", "jax")
     assert done.returncode == 0, done.stderr
     assert jax is not None and jax["accelerator"] == "tpu" and jax["error"] is None
     assert [(d["name"], d["max_abs_diff"]) for d in jax["devices"]] == [("TPU v5 lite", 0.0)]
-    assert jax["hbm"] == [{"index": 0, "name": "TPU v5 lite", "limit": 16 * GIB,
-                           "in_use": 1 * GIB}]
+    assert jax["hbm"] == [{"index": 0, "name": "TPU v5 lite", "limit": 16 * GIB, "in_use": 1 * GIB}]
 
     torch_site = tmp_path / "torch-site"
-    install_torch_xla(StandinVenv(torch_site, Path(python), torch_site, torch_site / "none"),
-                      TpuStandin())
-    done, torch = _child(python, decoys, _environ(torch_site, decoys, PJRT_DEVICE="TPU"),
-                         "smoke-tpu", "torch")
+    install_torch_xla(StandinVenv(torch_site, Path(python), torch_site, torch_site / "none"), TpuStandin())
+    done, torch = _child(
+        python, decoys, _environ(torch_site, decoys, PJRT_DEVICE="TPU"), "smoke-tpu", "torch"
+    )
     assert done.returncode == 0, done.stderr
     assert torch is not None and torch["error"] is None
     assert [d["max_abs_diff"] for d in torch["devices"]] == [0.0]

@@ -29,11 +29,27 @@ from tests.support.fixtures import Runner
 T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.11")
 
 NOT_ON_THE_RENDER_PATH = (
-    "rich", "requests", "tomlkit", "pynvml", "piptools", "uv",
-    "colabenv.detect_gpu", "colabenv._proc", "colabenv.locking", "colabenv.lockfile",
+    "rich",
+    "requests",
+    "tomlkit",
+    "pynvml",
+    "piptools",
+    "uv",
+    "colabenv.detect_gpu",
+    "colabenv._proc",
+    "colabenv.locking",
+    "colabenv.lockfile",
     "colabenv.index_client",
-    "colabenv.verification", "subprocess_tee",
-    "tempfile", "shutil", "shlex", "difflib", "lzma", "bz2", "hashlib", "_hashlib",
+    "colabenv.verification",
+    "subprocess_tee",
+    "tempfile",
+    "shutil",
+    "shlex",
+    "difflib",
+    "lzma",
+    "bz2",
+    "hashlib",
+    "_hashlib",
 )
 
 
@@ -49,8 +65,12 @@ def test_render_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
         "                  'frozen': gc.get_freeze_count(),\n"
         "                  'modules': sorted(sys.modules)}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe, json.dumps(T4), str(tmp_path / "s.sh")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(T4), str(tmp_path / "s.sh")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["code"] == 0
@@ -105,13 +125,13 @@ class _ReferencePoint:
     cached: tuple[int, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
 
-values = st.tuples(st.integers(-3, 3), st.sampled_from(["p", "q", "it's"]),
-                   st.tuples(st.integers(0, 2)))
+values = st.tuples(st.integers(-3, 3), st.sampled_from(["p", "q", "it's"]), st.tuples(st.integers(0, 2)))
 
 
 @given(values, values)
-def test_model_matches_a_frozen_dataclass(a: tuple[int, str, tuple[int]],
-                                          b: tuple[int, str, tuple[int]]) -> None:
+def test_model_matches_a_frozen_dataclass(
+    a: tuple[int, str, tuple[int]], b: tuple[int, str, tuple[int]]
+) -> None:
     ours_a, ours_b = _Point(*a), _Point(*b)
     ref_a, ref_b = _ReferencePoint(*a), _ReferencePoint(*b)
     assert (ours_a == ours_b) == (ref_a == ref_b)
@@ -154,16 +174,19 @@ def test_quoting_is_shlex_quote(value: str) -> None:
     (shellcheck's SC1003): there bash must read the word back as the value."""
     if "\\'" in value or value.endswith("\\"):
         if "\0" not in value and value.isprintable():
-            shown = subprocess.run(["bash", "-c", f"printf %s {q(value)}"], capture_output=True,
-                                   text=True, timeout=30)
+            shown = subprocess.run(
+                ["bash", "-c", f"printf %s {q(value)}"], capture_output=True, text=True, timeout=30
+            )
             assert shown.stdout == value
         return
     assert q(value) == shlex.quote(value)
 
 
-@given(st.text(alphabet="abcdeinorstv-_", max_size=14),
-       st.lists(st.text(alphabet="abcdeinorstv-_", max_size=14), max_size=6),
-       st.sampled_from([0.6, 0.7]))
+@given(
+    st.text(alphabet="abcdeinorstv-_", max_size=14),
+    st.lists(st.text(alphabet="abcdeinorstv-_", max_size=14), max_size=6),
+    st.sampled_from([0.6, 0.7]),
+)
 def test_close_match_is_difflib(word: str, options: list[str], cutoff: float) -> None:
     found = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
     assert _close_match(word, options, cutoff) == (found[0] if found else None)
@@ -264,8 +287,7 @@ def test_the_catalog_read_through_the_cache_equals_a_fresh_parse(
     assert load_catalog() == fresh
 
 
-def test_an_edited_catalog_file_is_parsed_again(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_edited_catalog_file_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from colabenv._data import catalog_dir
 
     monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))

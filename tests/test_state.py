@@ -47,8 +47,7 @@ ENVIRONMENTS: list[tuple[str, dict[str, str]]] = [
     ("explicit-tilde-home-unset", {"COLABENV_STATE_DIR": "~/x"}),
     ("explicit-tilde-home-empty", {"HOME": "", "COLABENV_STATE_DIR": "~/x"}),
     ("explicit-tilde-root", {"HOME": "/home/u", "COLABENV_STATE_DIR": "~root/x"}),
-    ("explicit-tilde-unknown-user", {"HOME": "/home/u",
-                                     "COLABENV_STATE_DIR": "~no-such-user-here/x"}),
+    ("explicit-tilde-unknown-user", {"HOME": "/home/u", "COLABENV_STATE_DIR": "~no-such-user-here/x"}),
     ("explicit-tilde-digits", {"HOME": "/home/u", "COLABENV_STATE_DIR": "~0/x"}),
     ("explicit-tilde-inside", {"HOME": "/home/u", "COLABENV_STATE_DIR": "/a/~/b"}),
     ("explicit-relative", {"HOME": "/home/u", "COLABENV_STATE_DIR": "rel/state"}),
@@ -57,12 +56,17 @@ ENVIRONMENTS: list[tuple[str, dict[str, str]]] = [
     ("explicit-dollar", {"HOME": "/home/u", "COLABENV_STATE_DIR": "/x/$HOME/`id`"}),
 ]
 
-BASH_PROGRAM = "\n".join([
-    "set -euo pipefail",
-    'fail() { printf "%s\\n" "NO HOME"; exit 0; }',
-    *state_dir_lines(),
-    'printf "%s\\n" "$state_dir"',
-]) + "\n"
+BASH_PROGRAM = (
+    "\n".join(
+        [
+            "set -euo pipefail",
+            'fail() { printf "%s\\n" "NO HOME"; exit 0; }',
+            *state_dir_lines(),
+            'printf "%s\\n" "$state_dir"',
+        ]
+    )
+    + "\n"
+)
 
 PYTHON_PROGRAM = """
 from colabenv.errors import StateError
@@ -79,8 +83,14 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 
 def _bash_side(environ: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()) -> str:
-    done = subprocess.run([*prefix, "bash", "-c", BASH_PROGRAM], capture_output=True, text=True,
-                          env=environ, cwd=cwd, timeout=30)
+    done = subprocess.run(
+        [*prefix, "bash", "-c", BASH_PROGRAM],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=cwd,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return done.stdout.removesuffix("\n")
@@ -88,9 +98,14 @@ def _bash_side(environ: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ())
 
 def _python_side(environ: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()) -> str:
     repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run([*prefix, sys.executable, "-c", PYTHON_PROGRAM], capture_output=True,
-                          text=True, env={**environ, "PYTHONPATH": str(repo)}, cwd=cwd,
-                          timeout=60)
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", PYTHON_PROGRAM],
+        capture_output=True,
+        text=True,
+        env={**environ, "PYTHONPATH": str(repo)},
+        cwd=cwd,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.removesuffix("\n")
 
@@ -129,24 +144,30 @@ def test_the_table_covers_each_branch_of_the_rule(tmp_path: Path) -> None:
     assert results["explicit-relative"] == "rel/state"
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="needs root and setpriv to run as a user with no password entry")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run as a user with no password entry",
+)
 def test_no_home_at_all_is_the_same_clear_error_on_both_sides(tmp_path: Path) -> None:
     tmp_path.chmod(0o755)
     nobody = ("setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups", "--")
-    runs = subprocess.run([*nobody, sys.executable, "-c", ""], capture_output=True, text=True,
-                          timeout=30, check=False)
+    runs = subprocess.run(
+        [*nobody, sys.executable, "-c", ""], capture_output=True, text=True, timeout=30, check=False
+    )
     if runs.returncode != 0:
-        pytest.skip("this interpreter cannot be started by a user without a password entry "
-                    f"(its files are not readable to others): {runs.stderr.strip()[:200]}")
+        pytest.skip(
+            "this interpreter cannot be started by a user without a password entry "
+            f"(its files are not readable to others): {runs.stderr.strip()[:200]}"
+        )
     environ = _env({})
     bash = _bash_side(environ, tmp_path, nobody)
     python = _python_side(environ, tmp_path, nobody)
     assert bash == python == NO_HOME
 
 
-@pytest.mark.parametrize("path", ["~", "~/", "~/x", "~//x/", "~root", "~root/x", "~nobody-xyz/x",
-                                  "~0", "x/~", "", "/abs", "~x~/y"])
+@pytest.mark.parametrize(
+    "path", ["~", "~/", "~/x", "~//x/", "~root", "~root/x", "~nobody-xyz/x", "~0", "x/~", "", "/abs", "~x~/y"]
+)
 @pytest.mark.parametrize("home", [None, "", "/h", "/h/", "//", "rel"])
 def test_expand_home_is_os_path_expanduser(
     path: str, home: str | None, monkeypatch: pytest.MonkeyPatch

@@ -32,20 +32,33 @@ def _get(url: str, accept: str | None = None) -> tuple[int, str, bytes]:
 def _installed(python: Path) -> dict[str, str]:
     out = subprocess.run(
         [uv_bin(), "pip", "list", "--python", str(python), "--format", "json"],
-        check=True, capture_output=True, text=True, env=clean_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     ).stdout
     return {item["name"]: item["version"] for item in json.loads(out)}
 
 
 def test_wheel_is_valid_and_deterministic(tmp_path: Path) -> None:
-    first = build_wheel(tmp_path / "a", "Torch", "2.6.0+cu124",
-                        requires=["nvidia-cudnn-cu12==9.1.0.70"],
-                        extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
-                        requires_python=">=3.9", payload_bytes=5000)
-    second = build_wheel(tmp_path / "b", "Torch", "2.6.0+cu124",
-                         requires=["nvidia-cudnn-cu12==9.1.0.70"],
-                         extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
-                         requires_python=">=3.9", payload_bytes=5000)
+    first = build_wheel(
+        tmp_path / "a",
+        "Torch",
+        "2.6.0+cu124",
+        requires=["nvidia-cudnn-cu12==9.1.0.70"],
+        extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
+        requires_python=">=3.9",
+        payload_bytes=5000,
+    )
+    second = build_wheel(
+        tmp_path / "b",
+        "Torch",
+        "2.6.0+cu124",
+        requires=["nvidia-cudnn-cu12==9.1.0.70"],
+        extras={"opt": ["numpy>=2 ; python_version >= '3.10'"]},
+        requires_python=">=3.9",
+        payload_bytes=5000,
+    )
     assert first.name == "torch-2.6.0+cu124-py3-none-any.whl"
     assert first.read_bytes() == second.read_bytes()
     assert first.stat().st_size > 5000
@@ -65,7 +78,7 @@ def test_wheel_is_valid_and_deterministic(tmp_path: Path) -> None:
     assert "Version: 2.6.0+cu124" in metadata
     assert "Requires-Python: >=3.9" in metadata
     assert "Provides-Extra: opt" in metadata
-    assert 'Requires-Dist: numpy>=2 ; (python_version >= \'3.10\') and extra == "opt"' in metadata
+    assert "Requires-Dist: numpy>=2 ; (python_version >= '3.10') and extra == \"opt\"" in metadata
     expected_name = "jax_cuda12_plugin-0.5.3-py3-none-any.whl"
     assert wheel_filename("jax-cuda12-plugin", "0.5.3") == expected_name
 
@@ -99,8 +112,7 @@ def test_index_pages_html_and_json(default_index: LocalIndex, pytorch_index: Loc
     status, ctype, body = _get(default_index.url + "jax/", JSON_TYPE)
     assert status == 200 and ctype == JSON_TYPE
     files = json.loads(body)["files"]
-    assert [f["filename"] for f in files] == ["jax-0.5.2-py3-none-any.whl",
-                                              "jax-0.5.3-py3-none-any.whl"]
+    assert [f["filename"] for f in files] == ["jax-0.5.2-py3-none-any.whl", "jax-0.5.3-py3-none-any.whl"]
     assert files[0]["requires-python"] == ">=3.10"
     status, _, wheel = _get(files[0]["url"])
     assert hashlib.sha256(wheel).hexdigest() == files[0]["hashes"]["sha256"]
@@ -127,8 +139,9 @@ def test_range_requests_and_no_metadata(standin_wheels: Standins) -> None:
         request = urllib.request.Request(files[0]["url"], headers={"Range": "bytes=-22"})
         with urllib.request.urlopen(request, timeout=5) as response:
             assert response.status == 206
-            assert response.headers["Content-Range"] == f"bytes {len(whole) - 22}-" \
-                f"{len(whole) - 1}/{len(whole)}"
+            assert (
+                response.headers["Content-Range"] == f"bytes {len(whole) - 22}-{len(whole) - 1}/{len(whole)}"
+            )
             assert response.read() == whole[-22:]
         request = urllib.request.Request(files[0]["url"], headers={"Range": "bytes=0-3"})
         with urllib.request.urlopen(request, timeout=5) as response:
@@ -162,11 +175,26 @@ def test_uv_installs_from_local_indexes(
 ) -> None:
     python = fresh_venv()
     subprocess.run(
-        [uv_bin(), "pip", "install", "--python", str(python),
-         "--index-url", default_index.url, "--extra-index-url", pytorch_index.sub_url("cu124"),
-         "--index-strategy", "unsafe-best-match",
-         "torch==2.6.0+cu124", "torchvision==0.21.0+cu124", "requests"],
-        check=True, capture_output=True, text=True, env=clean_env(),
+        [
+            uv_bin(),
+            "pip",
+            "install",
+            "--python",
+            str(python),
+            "--index-url",
+            default_index.url,
+            "--extra-index-url",
+            pytorch_index.sub_url("cu124"),
+            "--index-strategy",
+            "unsafe-best-match",
+            "torch==2.6.0+cu124",
+            "torchvision==0.21.0+cu124",
+            "requests",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     )
     installed = _installed(python)
     assert installed["torch"] == "2.6.0+cu124"
@@ -174,33 +202,46 @@ def test_uv_installs_from_local_indexes(
     assert installed["nvidia-cudnn-cu12"] == "9.1.0.70"
     assert installed["nvidia-cuda-runtime-cu12"] == "12.4.127"
     assert installed["urllib3"] == "2.5.0"
-    version = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [str(python), "-c", "import torch; print(torch.__version__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     assert version == "2.6.0+cu124"
 
 
-def test_install_fails_when_index_fails(
-    default_index: LocalIndex, fresh_venv: Callable[..., Path]
-) -> None:
+def test_install_fails_when_index_fails(default_index: LocalIndex, fresh_venv: Callable[..., Path]) -> None:
     python = fresh_venv()
     default_index.fail_after(0)
     result = subprocess.run(
-        [uv_bin(), "pip", "install", "--python", str(python), "--index-url", default_index.url,
-         "requests"], capture_output=True, text=True, env=clean_env(UV_HTTP_RETRIES="0"),
+        [uv_bin(), "pip", "install", "--python", str(python), "--index-url", default_index.url, "requests"],
+        capture_output=True,
+        text=True,
+        env=clean_env(UV_HTTP_RETRIES="0"),
     )
     assert result.returncode != 0
     assert "requests" not in _installed(python)
 
 
 @pytest.mark.slow
-def test_pip_installs_from_local_index(
-    default_index: LocalIndex, fresh_venv: Callable[..., Path]
-) -> None:
+def test_pip_installs_from_local_index(default_index: LocalIndex, fresh_venv: Callable[..., Path]) -> None:
     python = fresh_venv(with_pip=True)
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-cache-dir", "--index-url", default_index.url,
-         "jax[cuda12]==0.5.3"],
-        check=True, capture_output=True, text=True, env=clean_env(),
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-cache-dir",
+            "--index-url",
+            default_index.url,
+            "jax[cuda12]==0.5.3",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     )
     installed = _installed(python)
     assert installed["jax"] == "0.5.3"

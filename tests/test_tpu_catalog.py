@@ -35,8 +35,10 @@ def test_every_build_names_a_catalog_release_and_a_source(build: TpuBuild) -> No
     if build.base_variant is not None:
         assert release.variant(build.base_variant) is not None
     if build.python is not None:
-        assert any(build.python.contains(f"3.{minor}") and release.python.contains(f"3.{minor}")
-                   for minor in range(8, 16))
+        assert any(
+            build.python.contains(f"3.{minor}") and release.python.contains(f"3.{minor}")
+            for minor in range(8, 16)
+        )
     for text in build.requires:
         assert Requirement(text).name.startswith(("libtpu", "torch-xla"))
 
@@ -58,25 +60,26 @@ def _build(framework: Framework, version: str) -> TpuBuild:
     [
         # jax: the tpu extra's libtpu, from a find-links page up to 0.5.0, from PyPI after
         (Framework.JAX, "0.4.26", ["libtpu-nightly==0.1.dev20240403"], True),
-        (Framework.JAX, "0.5.0", ["libtpu-nightly==0.1.dev20241010+nightly.cleanup",
-                                  "libtpu==0.0.8"], True),
+        (Framework.JAX, "0.5.0", ["libtpu-nightly==0.1.dev20241010+nightly.cleanup", "libtpu==0.0.8"], True),
         (Framework.JAX, "0.5.2", ["libtpu==0.0.10.*"], False),
         (Framework.JAX, "0.6.2", ["libtpu==0.0.17.*"], False),
         (Framework.JAX, "0.7.2", ["libtpu==0.0.23"], False),
         (Framework.JAX, "0.8.3", ["libtpu==0.0.32.*"], False),
         (Framework.JAX, "0.11.2", ["libtpu==0.0.48.*"], False),
         # torch: torch_xla of the same minor
-        (Framework.TORCH, "2.1.2", ["torch-xla[tpu]==2.1.0", "libtpu-nightly==0.1.dev20230825"],
-         True),
-        (Framework.TORCH, "2.6.0", ["torch-xla[tpu]==2.6.1", "libtpu==0.0.7.1",
-                                    "libtpu-nightly==0.1.dev20241010+nightly.cleanup"], True),
+        (Framework.TORCH, "2.1.2", ["torch-xla[tpu]==2.1.0", "libtpu-nightly==0.1.dev20230825"], True),
+        (
+            Framework.TORCH,
+            "2.6.0",
+            ["torch-xla[tpu]==2.6.1", "libtpu==0.0.7.1", "libtpu-nightly==0.1.dev20241010+nightly.cleanup"],
+            True,
+        ),
         (Framework.TORCH, "2.7.1", ["torch-xla[tpu]==2.7.0", "libtpu==0.0.11.1"], False),
         (Framework.TORCH, "2.8.0", ["torch-xla[tpu]==2.8.1", "libtpu==0.0.17"], False),
         (Framework.TORCH, "2.9.0", ["torch-xla[tpu]==2.9.0", "libtpu==0.0.21"], False),
     ],
 )
-def test_libtpu_pairing(framework: Framework, version: str, requires: list[str],
-                        find_links: bool) -> None:
+def test_libtpu_pairing(framework: Framework, version: str, requires: list[str], find_links: bool) -> None:
     build = _build(framework, version)
     assert list(build.requires) == requires
     assert (build.find_links is not None) == find_links
@@ -86,7 +89,7 @@ def test_libtpu_pairing(framework: Framework, version: str, requires: list[str],
     ("framework", "version", "generation", "runs"),
     [
         (Framework.JAX, "0.4.31", "v5e", True),
-        (Framework.JAX, "0.4.31", "v6e", False),   # v6e's PCI id came with jax 0.4.32
+        (Framework.JAX, "0.4.31", "v6e", False),  # v6e's PCI id came with jax 0.4.32
         (Framework.JAX, "0.4.35", "v6e", True),
         (Framework.JAX, "0.6.2", "tpu7x", False),  # TPU7x came with jax 0.7.0
         (Framework.JAX, "0.7.0", "tpu7x", True),
@@ -105,8 +108,12 @@ def test_generations(framework: Framework, version: str, generation: str, runs: 
 
 @pytest.mark.parametrize(
     ("version", "python"),
-    [("2.1.0", ">=3.8,<3.12"), ("2.4.0", ">=3.9,<3.12"), ("2.8.0", ">=3.10,<3.14"),
-     ("2.9.0", ">=3.10,<3.13")],
+    [
+        ("2.1.0", ">=3.8,<3.12"),
+        ("2.4.0", ">=3.9,<3.12"),
+        ("2.8.0", ">=3.10,<3.14"),
+        ("2.9.0", ">=3.10,<3.13"),
+    ],
 )
 def test_torch_xla_python_ranges(version: str, python: str) -> None:
     assert _build(Framework.TORCH, version).python == SpecifierSet(python)
@@ -149,24 +156,46 @@ def _catalog_with(tmp_path: Path, old: str, new: str) -> Path:
 @pytest.mark.parametrize(
     ("old", "new", "key", "problem"),
     [
-        ('generations = "jax_0_4_26"', 'generations = "nope"', "build[0].generations",
-         "no list named 'nope'"),
+        (
+            'generations = "jax_0_4_26"',
+            'generations = "nope"',
+            "build[0].generations",
+            "no list named 'nope'",
+        ),
         ('release = "0.4.26"', 'release = "0.4.27"', "build jax 0.4.27", "no release 0.4.27"),
-        ('requires = ["libtpu-nightly==0.1.dev20240403"]', 'requires = ["libtpu @ https://x"]',
-         "build[0].requires", "is not a requirement"),
-        ('requires = ["libtpu-nightly==0.1.dev20240403"]', "requires = []", "build[0].requires",
-         "expected the requirements"),
-        ('find_links = "https://storage.googleapis.com/jax-releases/libtpu_releases.html"',
-         'find_links = "http://example.org/"', "build[0].find_links", "https://"),
-        ('pci_device_ids = ["0x0063"]', 'pci_device_ids = ["63"]', "generation[3].pci_device_ids",
-         "PCI device ids"),
-        ('type_prefixes = ["v6e"]', 'type_prefixes = ["v6e", "v5litepod"]', "generation",
-         "listed twice"),
-        ("tensorcores_per_chip = 1", "tensorcores_per_chip = 0", "tensorcores_per_chip",
-         "whole number from 1 to 8"),
+        (
+            'requires = ["libtpu-nightly==0.1.dev20240403"]',
+            'requires = ["libtpu @ https://x"]',
+            "build[0].requires",
+            "is not a requirement",
+        ),
+        (
+            'requires = ["libtpu-nightly==0.1.dev20240403"]',
+            "requires = []",
+            "build[0].requires",
+            "expected the requirements",
+        ),
+        (
+            'find_links = "https://storage.googleapis.com/jax-releases/libtpu_releases.html"',
+            'find_links = "http://example.org/"',
+            "build[0].find_links",
+            "https://",
+        ),
+        (
+            'pci_device_ids = ["0x0063"]',
+            'pci_device_ids = ["63"]',
+            "generation[3].pci_device_ids",
+            "PCI device ids",
+        ),
+        ('type_prefixes = ["v6e"]', 'type_prefixes = ["v6e", "v5litepod"]', "generation", "listed twice"),
+        (
+            "tensorcores_per_chip = 1",
+            "tensorcores_per_chip = 0",
+            "tensorcores_per_chip",
+            "whole number from 1 to 8",
+        ),
         ('variant = "cpu"', 'variant = "cu999"', "build torch 2.1.0", "no variant 'cu999'"),
-        ('framework = "tensorflow"', 'framework = "jax"', "unsupported[0].framework",
-         "has TPU builds"),
+        ('framework = "tensorflow"', 'framework = "jax"', "unsupported[0].framework", "has TPU builds"),
         ("schema = 1", "schema = 2", "schema", "expected schema = 1"),
     ],
 )

@@ -29,10 +29,12 @@ def _no_nvml() -> Any:
     raise AssertionError("NVML must not be loaded on a TPU host")
 
 
-def tpu_probe(root: Path, environ: Mapping[str, str] | None = None,
-              dists: tuple[tuple[str, str], ...] = ()) -> HostProbe:
+def tpu_probe(
+    root: Path, environ: Mapping[str, str] | None = None, dists: tuple[tuple[str, str], ...] = ()
+) -> HostProbe:
     """A probe of a recorded host: its device nodes under ``root``, its environment, no GPU
     sources (NVML and nvidia-smi would fail the test if asked)."""
+
     def no_smi(argv: Any, timeout: float) -> Any:
         raise AssertionError("nvidia-smi must not run")
 
@@ -117,8 +119,7 @@ def test_a_bad_accelerator_type_in_the_environment_is_a_note() -> None:
     root = HOSTS / "cloud-v4-8" / "root"
     report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "v4-8\x1b[2J"}), shipped_tpu())
     assert report.tpu == TpuTarget("v4", None, 4)
-    assert any(note.startswith("TPU_ACCELERATOR_TYPE:") and "\x1b" not in note
-               for note in report.notes)
+    assert any(note.startswith("TPU_ACCELERATOR_TYPE:") and "\x1b" not in note for note in report.notes)
 
 
 def test_a_probe_built_by_hand_never_lists_this_machine(tmp_path: Path) -> None:
@@ -133,8 +134,9 @@ def test_a_probe_built_by_hand_never_lists_this_machine(tmp_path: Path) -> None:
 def test_flags_for_another_target_skip_the_tpu_probe() -> None:
     probe, _ = recorded("kaggle-v3-8")
     assert detect(TargetOverrides(cpu=True), probe=probe).target.tpu is None
-    nvidia = detect(TargetOverrides(driver=Version("550.54.15")), probe=probe,
-                    catalog_loader=lambda: shipped_catalog(()))
+    nvidia = detect(
+        TargetOverrides(driver=Version("550.54.15")), probe=probe, catalog_loader=lambda: shipped_catalog(())
+    )
     assert nvidia.target.accelerator is Accelerator.NVIDIA
 
 
@@ -194,8 +196,9 @@ def test_tpu_types_are_checked_against_the_facts_handed_in() -> None:
 
     assert resolve_overrides(TargetFlags(driver="550.54.15"), {}, tpu_facts=facts).tpu is None
     assert asked == []
-    assert resolve_overrides(TargetFlags(tpu="v9z-2"), {}, tpu_facts=facts).tpu == \
-        TpuTarget("v9z", "v9z-2", 2)
+    assert resolve_overrides(TargetFlags(tpu="v9z-2"), {}, tpu_facts=facts).tpu == TpuTarget(
+        "v9z", "v9z-2", 2
+    )
     with pytest.raises(TargetError, match="'v5e' is not a TPU generation colabenv knows"):
         resolve_overrides(TargetFlags(tpu="v5e-1"), {}, tpu_facts=facts)
     assert asked == ["facts", "facts"]
@@ -209,8 +212,7 @@ def test_tpu_flag_and_variable() -> None:
     variable = overrides(TargetFlags(), {"COLABENV_TPU": "v6e-1"})
     assert variable.tpu == TpuTarget("v6e", "v6e-1", 1)
     assert variable.origin("tpu") == "COLABENV_TPU"
-    assert overrides(TargetFlags(tpu="v6e-1"), {"COLABENV_TPU": "v5e-1"}).tpu == \
-        TpuTarget("v6e", "v6e-1", 1)
+    assert overrides(TargetFlags(tpu="v6e-1"), {"COLABENV_TPU": "v5e-1"}).tpu == TpuTarget("v6e", "v6e-1", 1)
 
 
 @pytest.mark.parametrize(
@@ -233,8 +235,11 @@ def test_a_flag_for_another_target_beats_the_tpu_variable(
         (TargetFlags(tpu="v5e-1", driver="550.54.15"), {}, "with --driver"),
         (TargetFlags(tpu="v5e-1", cuda="12.4"), {}, "with --cuda"),
         (TargetFlags(tpu="v5e-1", compute_capability=("7.5",)), {}, "--compute-capability"),
-        (TargetFlags(), {"COLABENV_TPU": "v5e-1", "COLABENV_CUDA_VERSION": "12.4"},
-         "COLABENV_TPU and COLABENV_CUDA_VERSION are both set"),
+        (
+            TargetFlags(),
+            {"COLABENV_TPU": "v5e-1", "COLABENV_CUDA_VERSION": "12.4"},
+            "COLABENV_TPU and COLABENV_CUDA_VERSION are both set",
+        ),
         (TargetFlags(tpu="v7-1"), {}, "--tpu: 'v7-1'"),
         (TargetFlags(), {"COLABENV_TPU": "nonsense"}, "COLABENV_TPU: 'nonsense'"),
     ],
@@ -265,8 +270,9 @@ def test_detect_json_carries_the_accelerator(runner: Runner) -> None:
         ((), {"COLABENV_TPU": "v5e-1", "COLABENV_DRIVER_VERSION": "550.54.15"}, "both set"),
     ],
 )
-def test_tpu_target_errors_exit_2(runner: Runner, args: tuple[str, ...], env: dict[str, str],
-                                  message: str) -> None:
+def test_tpu_target_errors_exit_2(
+    runner: Runner, args: tuple[str, ...], env: dict[str, str], message: str
+) -> None:
     for command in (("render", "jax"), ("resolve", "jax"), ("detect",)):
         done = runner(*command, *args, env=env)
         assert done.returncode == 2, done.stderr
@@ -298,8 +304,17 @@ def test_diff_compares_the_accelerator(runner: Runner, tmp_path: Path) -> None:
 
 
 def test_diff_reads_fingerprints_from_before_the_accelerator(runner: Runner, tmp_path: Path) -> None:
-    new = _fingerprint(tmp_path, runner, "new.json", "--driver", "550.54.15",
-                       "--compute-capability", "7.5", "--python", "3.12")
+    new = _fingerprint(
+        tmp_path,
+        runner,
+        "new.json",
+        "--driver",
+        "550.54.15",
+        "--compute-capability",
+        "7.5",
+        "--python",
+        "3.12",
+    )
     data = json.loads(new.read_text())
     del data["target"]["accelerator"], data["target"]["tpu"]
     old = tmp_path / "old.json"
@@ -315,15 +330,15 @@ def test_diff_reads_fingerprints_from_before_the_accelerator(runner: Runner, tmp
 
 def test_detect_names_a_tpu_build_by_its_runtime(runner: Runner, tmp_path: Path) -> None:
     freeze = tmp_path / "freeze.txt"
-    freeze.write_text("jax==0.6.2\njaxlib==0.6.2\nlibtpu==0.0.17\ntorch==2.8.0+cpu\n"
-                      "torch-xla==2.8.1\n")
+    freeze.write_text("jax==0.6.2\njaxlib==0.6.2\nlibtpu==0.0.17\ntorch==2.8.0+cpu\ntorch-xla==2.8.1\n")
     tpu = runner("detect", "--tpu", "v5e-1", "--installed-from", freeze).stdout.splitlines()
     assert "framework: jax 0.6.2, built for TPU (libtpu 0.0.17)" in tpu
     assert "framework: torch 2.8.0+cpu, built for TPU (torch-xla 2.8.1)" in tpu
     cpu = runner("detect", "--cpu", "--installed-from", freeze).stdout.splitlines()
     assert "framework: jax 0.6.2, built for CPU (no CUDA plugin)" in cpu
-    installed = json.loads(runner("detect", "--json", "--tpu", "v5e-1", "--installed-from",
-                                  freeze).stdout)["installed"]
+    installed = json.loads(runner("detect", "--json", "--tpu", "v5e-1", "--installed-from", freeze).stdout)[
+        "installed"
+    ]
     assert installed["libtpu"] == "0.0.17" and installed["torch-xla"] == "2.8.1"
 
 
@@ -333,5 +348,6 @@ def test_a_gke_style_accelerator_name_leaves_the_pci_device_in_charge() -> None:
     root = HOSTS / "cloud-v5p-8" / "root"
     report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "tpu-v5p-slice"}), shipped_tpu())
     assert report.tpu == TpuTarget("v5p", None, 4)
-    assert any(note.startswith("TPU_ACCELERATOR_TYPE: 'tpu-v5p-slice' is not a TPU type")
-               for note in report.notes)
+    assert any(
+        note.startswith("TPU_ACCELERATOR_TYPE: 'tpu-v5p-slice' is not a TPU type") for note in report.notes
+    )

@@ -26,11 +26,21 @@ from colabenv.resolver import resolve
 CATALOG = shipped_catalog()
 
 
-def tpu_target(generation: str | None, accelerator_type: str | None, chips: int | None,
-               python: str = "3.12", installed: dict[str, str] | None = None) -> Target:
-    return Target(None, None, (), Version(python),
-                  installed=InstalledSet.from_mapping(installed or {}),
-                  tpu=TpuTarget(generation, accelerator_type, chips))
+def tpu_target(
+    generation: str | None,
+    accelerator_type: str | None,
+    chips: int | None,
+    python: str = "3.12",
+    installed: dict[str, str] | None = None,
+) -> Target:
+    return Target(
+        None,
+        None,
+        (),
+        Version(python),
+        installed=InstalledSet.from_mapping(installed or {}),
+        tpu=TpuTarget(generation, accelerator_type, chips),
+    )
 
 
 TARGETS = {
@@ -70,68 +80,160 @@ XLA_LINKS = "https://storage.googleapis.com/libtpu-releases/index.html"
 
 SCENARIOS = [
     # Colab TPU v5e-1 and v6e-1: jax[tpu] with the libtpu its release pins, from PyPI
-    Scenario("v5e-jax-any", "colab-v5e-1", 'jax = "*"',
-             {"jax": Expect("==0.11.2", requirements=("jax[tpu]==0.11.2", "jaxlib==0.11.2",
-                                                      "libtpu==0.0.48.*"))}),
-    Scenario("v6e-jax-0.6", "colab-v6e-1", 'jax = "==0.6.*"',
-             {"jax": Expect("==0.6.2", requirements=("jax[tpu]==0.6.2", "jaxlib==0.6.2",
-                                                     "libtpu==0.0.17.*"))}),
-    Scenario("v6e-jax-golden-range", "colab-v6e-1", 'jax = ">=0.7.2,<0.9"',
-             {"jax": Expect("==0.8.3", requirements=("libtpu==0.0.32.*",))}),
+    Scenario(
+        "v5e-jax-any",
+        "colab-v5e-1",
+        'jax = "*"',
+        {"jax": Expect("==0.11.2", requirements=("jax[tpu]==0.11.2", "jaxlib==0.11.2", "libtpu==0.0.48.*"))},
+    ),
+    Scenario(
+        "v6e-jax-0.6",
+        "colab-v6e-1",
+        'jax = "==0.6.*"',
+        {"jax": Expect("==0.6.2", requirements=("jax[tpu]==0.6.2", "jaxlib==0.6.2", "libtpu==0.0.17.*"))},
+    ),
+    Scenario(
+        "v6e-jax-golden-range",
+        "colab-v6e-1",
+        'jax = ">=0.7.2,<0.9"',
+        {"jax": Expect("==0.8.3", requirements=("libtpu==0.0.32.*",))},
+    ),
     # v6e came with jax 0.4.35 (libtpu from the find-links page then): older releases are refused
-    Scenario("v6e-jax-0.4.31-refused", "colab-v6e-1", 'jax = "==0.4.31"',
-             error=("jax 0.4.31: tpu does not run on TPU v6e",)),
-    Scenario("v6e-jax-0.4-newest-that-runs", "colab-v6e-1-py311", 'jax = "<0.5"',
-             {"jax": Expect("==0.4.38", find_links=JAX_LINKS,
-                            requirements=("libtpu-nightly==0.1.dev20241010+nightly.cleanup",
-                                          "libtpu==0.0.7"))}),
-    Scenario("v5e-jax-0.4.30-find-links", "colab-v5e-1", 'jax = "==0.4.30"',
-             {"jax": Expect("==0.4.30", find_links=JAX_LINKS,
-                            requirements=("libtpu-nightly==0.1.dev20240617",))}),
+    Scenario(
+        "v6e-jax-0.4.31-refused",
+        "colab-v6e-1",
+        'jax = "==0.4.31"',
+        error=("jax 0.4.31: tpu does not run on TPU v6e",),
+    ),
+    Scenario(
+        "v6e-jax-0.4-newest-that-runs",
+        "colab-v6e-1-py311",
+        'jax = "<0.5"',
+        {
+            "jax": Expect(
+                "==0.4.38",
+                find_links=JAX_LINKS,
+                requirements=("libtpu-nightly==0.1.dev20241010+nightly.cleanup", "libtpu==0.0.7"),
+            )
+        },
+    ),
+    Scenario(
+        "v5e-jax-0.4.30-find-links",
+        "colab-v5e-1",
+        'jax = "==0.4.30"',
+        {"jax": Expect("==0.4.30", find_links=JAX_LINKS, requirements=("libtpu-nightly==0.1.dev20240617",))},
+    ),
     # torch: the CPU wheel with torch_xla[tpu] of the same minor
-    Scenario("v6e-torch-any", "colab-v6e-1", 'torch = { version = "*", torchvision = "*" }',
-             {"torch": Expect("==2.9.0", requirements=(
-                 "torch==2.9.0+cpu", "torchvision==0.24.0+cpu", "torch-xla[tpu]==2.9.0",
-                 "libtpu==0.0.21"))}),
-    Scenario("v6e-torch-py313", "colab-v6e-1-py313", 'torch = "*"',
-             {"torch": Expect("==2.8.0", requirements=("torch-xla[tpu]==2.8.1",
-                                                       "libtpu==0.0.17"))}),
-    Scenario("v5e-torch-2.6-py312-refused", "colab-v5e-1", 'torch = "==2.6.*"',
-             error=("torch 2.6.0: tpu has no wheel for Python 3.12",)),
-    Scenario("kaggle-torch-2.6", "kaggle-v3-8", 'torch = "==2.6.*"',
-             {"torch": Expect("==2.6.0", find_links=XLA_LINKS,
-                              requirements=("torch==2.6.0+cpu", "torch-xla[tpu]==2.6.1"))}),
-    Scenario("torch-2.10-has-no-torch-xla", "colab-v6e-1", 'torch = ">=2.10"',
-             error=("torch 2.10.0 to 2.15.0: no TPU build",
-                    "TPU builds of torch are 2.1.0 to 2.9.0")),
-    Scenario("torch-cuda-variant-on-a-tpu", "colab-v6e-1",
-             'torch = { version = "==2.9.0", variant = "cu128" }',
-             error=("cu128 needs an NVIDIA GPU; the target is a TPU host",)),
-    Scenario("torch-cpu-asked", "colab-v6e-1", 'torch = { version = "==2.9.0", variant = "cpu" }',
-             {"torch": Expect("==2.9.0", variant="cpu", requirements=("torch==2.9.0+cpu",))}),
+    Scenario(
+        "v6e-torch-any",
+        "colab-v6e-1",
+        'torch = { version = "*", torchvision = "*" }',
+        {
+            "torch": Expect(
+                "==2.9.0",
+                requirements=(
+                    "torch==2.9.0+cpu",
+                    "torchvision==0.24.0+cpu",
+                    "torch-xla[tpu]==2.9.0",
+                    "libtpu==0.0.21",
+                ),
+            )
+        },
+    ),
+    Scenario(
+        "v6e-torch-py313",
+        "colab-v6e-1-py313",
+        'torch = "*"',
+        {"torch": Expect("==2.8.0", requirements=("torch-xla[tpu]==2.8.1", "libtpu==0.0.17"))},
+    ),
+    Scenario(
+        "v5e-torch-2.6-py312-refused",
+        "colab-v5e-1",
+        'torch = "==2.6.*"',
+        error=("torch 2.6.0: tpu has no wheel for Python 3.12",),
+    ),
+    Scenario(
+        "kaggle-torch-2.6",
+        "kaggle-v3-8",
+        'torch = "==2.6.*"',
+        {
+            "torch": Expect(
+                "==2.6.0", find_links=XLA_LINKS, requirements=("torch==2.6.0+cpu", "torch-xla[tpu]==2.6.1")
+            )
+        },
+    ),
+    Scenario(
+        "torch-2.10-has-no-torch-xla",
+        "colab-v6e-1",
+        'torch = ">=2.10"',
+        error=("torch 2.10.0 to 2.15.0: no TPU build", "TPU builds of torch are 2.1.0 to 2.9.0"),
+    ),
+    Scenario(
+        "torch-cuda-variant-on-a-tpu",
+        "colab-v6e-1",
+        'torch = { version = "==2.9.0", variant = "cu128" }',
+        error=("cu128 needs an NVIDIA GPU; the target is a TPU host",),
+    ),
+    Scenario(
+        "torch-cpu-asked",
+        "colab-v6e-1",
+        'torch = { version = "==2.9.0", variant = "cpu" }',
+        {"torch": Expect("==2.9.0", variant="cpu", requirements=("torch==2.9.0+cpu",))},
+    ),
     Scenario("tpu7x-torch-2.9", "cloud-tpu7x-8", 'torch = "*"', {"torch": Expect("==2.9.0")}),
-    Scenario("tpu7x-torch-2.8-refused", "cloud-tpu7x-8", 'torch = "==2.8.0"',
-             error=("torch 2.8.0: tpu does not run on TPU tpu7x",)),
+    Scenario(
+        "tpu7x-torch-2.8-refused",
+        "cloud-tpu7x-8",
+        'torch = "==2.8.0"',
+        error=("torch 2.8.0: tpu does not run on TPU tpu7x",),
+    ),
     # tensorflow: exit 3 with the reason, or its CPU build when asked for
-    Scenario("v5e-tensorflow", "colab-v5e-1", 'tensorflow = "*"',
-             error=("no TPU build colabenv installs", "tensorflow-tpu", 'variant = "cpu"')),
-    Scenario("v5e-tensorflow-cpu", "colab-v5e-1",
-             'tensorflow = { version = "*", variant = "cpu" }',
-             {"tensorflow": Expect("==2.21.0", variant="cpu")}),
+    Scenario(
+        "v5e-tensorflow",
+        "colab-v5e-1",
+        'tensorflow = "*"',
+        error=("no TPU build colabenv installs", "tensorflow-tpu", 'variant = "cpu"'),
+    ),
+    Scenario(
+        "v5e-tensorflow-cpu",
+        "colab-v5e-1",
+        'tensorflow = { version = "*", variant = "cpu" }',
+        {"tensorflow": Expect("==2.21.0", variant="cpu")},
+    ),
     # Kaggle TPU VM v3-8, Cloud v4 and v5p
     Scenario("kaggle-v3-8-jax", "kaggle-v3-8", 'jax = "*"', {"jax": Expect("==0.10.2")}),
-    Scenario("kaggle-v3-8-torch", "kaggle-v3-8", 'torch = "*"',
-             {"torch": Expect("==2.9.0", requirements=("torch-xla[tpu]==2.9.0",))}),
-    Scenario("v4-jax-and-torch", "cloud-v4-8", 'jax = "*"\ntorch = "*"',
-             {"jax": Expect("==0.10.2"), "torch": Expect("==2.9.0")}),
-    Scenario("v5p-torch-2.1-refused", "cloud-v5p-8-py311", 'torch = "==2.1.0"',
-             error=("torch 2.1.0: tpu does not run on TPU v5p",)),
-    Scenario("v5p-torch-2.2", "cloud-v5p-8-py311", 'torch = "==2.2.*"',
-             {"torch": Expect("==2.2.2", find_links=XLA_LINKS,
-                              requirements=("torch-xla[tpu]==2.2.0",))}),
+    Scenario(
+        "kaggle-v3-8-torch",
+        "kaggle-v3-8",
+        'torch = "*"',
+        {"torch": Expect("==2.9.0", requirements=("torch-xla[tpu]==2.9.0",))},
+    ),
+    Scenario(
+        "v4-jax-and-torch",
+        "cloud-v4-8",
+        'jax = "*"\ntorch = "*"',
+        {"jax": Expect("==0.10.2"), "torch": Expect("==2.9.0")},
+    ),
+    Scenario(
+        "v5p-torch-2.1-refused",
+        "cloud-v5p-8-py311",
+        'torch = "==2.1.0"',
+        error=("torch 2.1.0: tpu does not run on TPU v5p",),
+    ),
+    Scenario(
+        "v5p-torch-2.2",
+        "cloud-v5p-8-py311",
+        'torch = "==2.2.*"',
+        {"torch": Expect("==2.2.2", find_links=XLA_LINKS, requirements=("torch-xla[tpu]==2.2.0",))},
+    ),
     # a TPU whose generation is unknown: not checked, and said so
-    Scenario("unknown-generation", "v2-or-v3", 'jax = "==0.6.*"', {"jax": Expect("==0.6.2")},
-             warning="TPU generation unknown"),
+    Scenario(
+        "unknown-generation",
+        "v2-or-v3",
+        'jax = "==0.6.*"',
+        {"jax": Expect("==0.6.2")},
+        warning="TPU generation unknown",
+    ),
 ]
 
 
@@ -180,8 +282,9 @@ def test_the_reason_names_the_tpu_build_and_the_generation(tmp_path: Path) -> No
     assert "runs on TPU v6e" in choice.reason
     as_json = choice.to_json()
     assert "find_links" not in as_json
-    old = resolve(load_profile(_profile(tmp_path, 'jax = "==0.4.30"')),
-                  TARGETS["colab-v5e-1"](), CATALOG).choices[0]
+    old = resolve(
+        load_profile(_profile(tmp_path, 'jax = "==0.4.30"')), TARGETS["colab-v5e-1"](), CATALOG
+    ).choices[0]
     assert old.to_json()["find_links"] == JAX_LINKS
     assert JAX_LINKS in old.reason
 
@@ -194,8 +297,7 @@ def test_the_reason_names_the_tpu_build_and_the_generation(tmp_path: Path) -> No
         ({"jax": "0.6.2", "jaxlib": "0.6.2"}, False),
     ],
 )
-def test_an_installed_tpu_build_is_kept(tmp_path: Path, installed: dict[str, str],
-                                        kept: bool) -> None:
+def test_an_installed_tpu_build_is_kept(tmp_path: Path, installed: dict[str, str], kept: bool) -> None:
     profile = load_profile(_profile(tmp_path, 'jax = ">=0.6"'))
     target = tpu_target("v6e", "v6e-1", 1, installed=installed)
     choice = resolve(profile, target, CATALOG).choices[0]
@@ -210,16 +312,16 @@ def test_an_installed_tpu_build_is_kept(tmp_path: Path, installed: dict[str, str
 
 def test_torch_with_torch_xla_installed_is_kept(tmp_path: Path) -> None:
     profile = load_profile(_profile(tmp_path, 'torch = ">=2.8"'))
-    target = tpu_target("v5e", "v5litepod-8", 8, "3.11",
-                        {"torch": "2.8.0+cpu", "torch-xla": "2.8.1", "libtpu": "0.0.17"})
+    target = tpu_target(
+        "v5e", "v5litepod-8", 8, "3.11", {"torch": "2.8.0+cpu", "torch-xla": "2.8.1", "libtpu": "0.0.17"}
+    )
     choice = resolve(profile, target, CATALOG).choices[0]
     assert choice.installed and choice.release == Version("2.8.0")
     assert choice.requirements[0] == "torch==2.8.0+cpu"
 
 
 def test_a_catalog_without_tpu_facts_resolves_nothing_for_a_tpu(tmp_path: Path) -> None:
-    bare = Catalog(CATALOG.toolkits, CATALOG.major_lines, CATALOG.releases, CATALOG.components,
-                   TpuFacts())
+    bare = Catalog(CATALOG.toolkits, CATALOG.major_lines, CATALOG.releases, CATALOG.components, TpuFacts())
     profile = load_profile(_profile(tmp_path, 'jax = "*"'))
     with pytest.raises(ResolutionError, match="the catalog has no TPU build of it"):
         resolve(profile, TARGETS["colab-v5e-1"](), bare)

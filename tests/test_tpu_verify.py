@@ -33,10 +33,10 @@ class Case:
         self.env = venv_env(COLABENV_STATE_DIR=str(self.state), COLABENV_TPU=tpu)
         self.env.pop("PJRT_DEVICE", None)
 
-    def marker(self, requirements: list[str], frameworks: dict[str, str], **fields: object
-               ) -> Case:
-        write_marker(self.state, requirements=requirements, frameworks=frameworks,
-                     python=self.venv.python, **fields)  # type: ignore[arg-type]
+    def marker(self, requirements: list[str], frameworks: dict[str, str], **fields: object) -> Case:
+        write_marker(
+            self.state, requirements=requirements, frameworks=frameworks, python=self.venv.python, **fields
+        )  # type: ignore[arg-type]
         return self
 
     def verify(self) -> tuple[int, dict[str, str], dict[str, str]]:
@@ -58,12 +58,17 @@ def test_jax_on_a_healthy_tpu(tmp_path: Path) -> None:
     install_jax_tpu(case.venv, TpuStandin())
     case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
     code, statuses, details = case.verify()
-    assert statuses == {**STATIC, "cuda:jax": "SKIP", "smoke:jax": "PASS", "vram": "PASS",
-                        "determinism": "SKIP", "env": "SKIP"}
+    assert statuses == {
+        **STATIC,
+        "cuda:jax": "SKIP",
+        "smoke:jax": "PASS",
+        "vram": "PASS",
+        "determinism": "SKIP",
+        "env": "SKIP",
+    }
     assert code == 0
     assert details["smoke:jax"] == "1 TPU device (TPU v5 lite): matmul agrees with CPU; jax 0.6.2"
-    assert details["vram"].startswith(
-        "TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax); host RAM ")
+    assert details["vram"].startswith("TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax); host RAM ")
 
 
 @pytest.mark.slow
@@ -72,17 +77,24 @@ def test_jax_and_torch_xla_share_the_tpu_one_child_at_a_time(tmp_path: Path) -> 
     standin = TpuStandin(kind="TPU v3", devices=8, claim=str(tmp_path / "tpu-claim"))
     install_jax_tpu(case.venv, standin, libtpu=None)
     install_torch_xla(case.venv, standin)
-    case.marker([*TORCH_REQUIREMENTS, "jax[tpu]==0.6.2", "jaxlib==0.6.2"],
-                {"torch": "2.9.0+cpu", "jax": "0.6.2"})
+    case.marker(
+        [*TORCH_REQUIREMENTS, "jax[tpu]==0.6.2", "jaxlib==0.6.2"], {"torch": "2.9.0+cpu", "jax": "0.6.2"}
+    )
     code, statuses, details = case.verify()
-    assert statuses == {**STATIC, "cuda:torch": "SKIP", "cuda:jax": "SKIP", "smoke:torch": "PASS",
-                        "smoke:jax": "PASS", "vram": "PASS", "determinism": "SKIP",
-                        "env": "SKIP"}, details
+    assert statuses == {
+        **STATIC,
+        "cuda:torch": "SKIP",
+        "cuda:jax": "SKIP",
+        "smoke:torch": "PASS",
+        "smoke:jax": "PASS",
+        "vram": "PASS",
+        "determinism": "SKIP",
+        "env": "SKIP",
+    }, details
     assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
     assert statuses["smoke:jax"] == "PASS", details["smoke:jax"]
     assert details["smoke:jax"].startswith("8 TPU devices (TPU v3): matmul agrees with CPU")
-    assert details["smoke:torch"] == ("1 TPU device (TPU (xla:0)): matmul agrees with CPU;"
-                                      " torch 2.9.0+cpu")
+    assert details["smoke:torch"] == ("1 TPU device (TPU (xla:0)): matmul agrees with CPU; torch 2.9.0+cpu")
     assert "(from torch); host RAM " in details["vram"]
     assert code == 0
 
@@ -91,20 +103,34 @@ def test_jax_and_torch_xla_share_the_tpu_one_child_at_a_time(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("behaviour", "smoke", "smoke_detail", "vram", "vram_detail"),
     [
-        (TpuBehaviour.NO_TPU, "FAIL",
-         "jax 0.6.2 sees no TPU although the host has one (TPU v5e (v5e-1, 1 chip); RuntimeError:"
-         " Unknown backend: 'tpu' requested", "SKIP",
-         "TPU v5e (v5e-1, 1 chip): HBM not reported (jax: jax lists no TPU device)"),
-        (TpuBehaviour.WRONG, "FAIL",
-         "jax 0.6.2: TPU0 TPU v5 lite: matmul differs from the CPU result (max abs diff 1.0)",
-         "PASS", "TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax)"),
-        (TpuBehaviour.NO_HBM, "PASS", "1 TPU device (TPU v5 lite): matmul agrees with CPU",
-         "SKIP", "HBM not reported (jax: jax reports no bytes_limit for its TPU devices)"),
+        (
+            TpuBehaviour.NO_TPU,
+            "FAIL",
+            "jax 0.6.2 sees no TPU although the host has one (TPU v5e (v5e-1, 1 chip); RuntimeError:"
+            " Unknown backend: 'tpu' requested",
+            "SKIP",
+            "TPU v5e (v5e-1, 1 chip): HBM not reported (jax: jax lists no TPU device)",
+        ),
+        (
+            TpuBehaviour.WRONG,
+            "FAIL",
+            "jax 0.6.2: TPU0 TPU v5 lite: matmul differs from the CPU result (max abs diff 1.0)",
+            "PASS",
+            "TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax)",
+        ),
+        (
+            TpuBehaviour.NO_HBM,
+            "PASS",
+            "1 TPU device (TPU v5 lite): matmul agrees with CPU",
+            "SKIP",
+            "HBM not reported (jax: jax reports no bytes_limit for its TPU devices)",
+        ),
     ],
     ids=["no-tpu", "wrong-result", "no-hbm"],
 )
-def test_jax_on_a_broken_tpu(tmp_path: Path, behaviour: TpuBehaviour, smoke: str,
-                             smoke_detail: str, vram: str, vram_detail: str) -> None:
+def test_jax_on_a_broken_tpu(
+    tmp_path: Path, behaviour: TpuBehaviour, smoke: str, smoke_detail: str, vram: str, vram_detail: str
+) -> None:
     case = Case(tmp_path)
     install_jax_tpu(case.venv, TpuStandin(behaviour))
     case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
@@ -125,7 +151,8 @@ def test_torch_xla_is_pointed_at_the_tpu(tmp_path: Path) -> None:
     code, statuses, details = case.verify()
     assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
     assert details["vram"].startswith(
-        "TPU0 TPU (xla:0): 15.0 GiB HBM free of 16.0 GiB (from torch); host RAM ")
+        "TPU0 TPU (xla:0): 15.0 GiB HBM free of 16.0 GiB (from torch); host RAM "
+    )
     assert code == 0
     case.env["PJRT_DEVICE"] = "CPU"
     _, statuses, details = case.verify()
@@ -161,8 +188,9 @@ def test_low_hbm_warns(tmp_path: Path) -> None:
 # The checks over results written by hand: what a child that died or lied is judged as
 
 
-def _run(result: dict[str, object] | None, returncode: int = 0, timed_out: bool = False,
-         stderr: str = "") -> ChildRun:
+def _run(
+    result: dict[str, object] | None, returncode: int = 0, timed_out: bool = False, stderr: str = ""
+) -> ChildRun:
     from colabenv import _proc
 
     completed = _proc.Completed(("python",), returncode, "", stderr, timed_out)
@@ -170,10 +198,19 @@ def _run(result: dict[str, object] | None, returncode: int = 0, timed_out: bool 
 
 
 def _result(**fields: object) -> dict[str, object]:
-    base: dict[str, object] = {"mode": "smoke", "framework": "jax", "stage": "done",
-                               "version": "0.6.2", "devices": [], "cpu_max_abs_diff": 0.0,
-                               "cpu_non_finite": 0, "error": None, "accelerator": "tpu",
-                               "hbm": [], "hbm_reason": None}
+    base: dict[str, object] = {
+        "mode": "smoke",
+        "framework": "jax",
+        "stage": "done",
+        "version": "0.6.2",
+        "devices": [],
+        "cpu_max_abs_diff": 0.0,
+        "cpu_non_finite": 0,
+        "error": None,
+        "accelerator": "tpu",
+        "hbm": [],
+        "hbm_reason": None,
+    }
     base.update(fields)
     return base
 
@@ -189,17 +226,27 @@ def test_a_hung_tpu_child_is_a_fail_and_no_hbm() -> None:
 
 
 def test_hbm_figures_that_are_not_sizes_are_left_out() -> None:
-    result = _result(hbm=[{"index": 0, "name": "TPU v5 lite", "limit": -1, "in_use": 0},
-                          {"index": 1, "name": "x", "limit": True, "in_use": 0}],
-                     hbm_reason="jax reports no bytes_limit for its TPU devices")
+    result = _result(
+        hbm=[
+            {"index": 0, "name": "TPU v5 lite", "limit": -1, "in_use": 0},
+            {"index": 1, "name": "x", "limit": True, "in_use": 0},
+        ],
+        hbm_reason="jax reports no bytes_limit for its TPU devices",
+    )
     check = check_hbm(V5E, {Framework.JAX: _run(result)}, min_free_gib=None)
     assert check.status is Status.SKIP
     assert check.detail.endswith("(jax: jax reports no bytes_limit for its TPU devices)")
 
 
 def test_a_nan_on_the_tpu_is_a_fail() -> None:
-    device = {"index": 0, "name": "TPU v6 lite", "capability": None, "max_abs_diff": None,
-              "non_finite": 3, "error": None}
+    device = {
+        "index": 0,
+        "name": "TPU v6 lite",
+        "capability": None,
+        "max_abs_diff": None,
+        "non_finite": 3,
+        "error": None,
+    }
     check = check_tpu_smoke(Framework.JAX, _run(_result(devices=[device])), timeout=30, tpu=V5E)
     assert check.status is Status.FAIL
     assert "TPU0 TPU v6 lite: matmul returned 3 non-finite values" in check.detail

@@ -40,9 +40,13 @@ from tests.support.standin_frameworks import write_marker
 
 
 def _marker(tmp_path: Path, written_at: float, changed: bool = True):  # type: ignore[no-untyped-def]
-    path = write_marker(tmp_path, requirements=["torch==2.6.0+cu124"],
-                        frameworks={"torch": "2.6.0+cu124"}, written_at=written_at,
-                        changed=changed)
+    path = write_marker(
+        tmp_path,
+        requirements=["torch==2.6.0+cu124"],
+        frameworks={"torch": "2.6.0+cu124"},
+        written_at=written_at,
+        changed=changed,
+    )
     return parse_marker(path.read_text(), path)
 
 
@@ -100,8 +104,9 @@ def _venv_python(root: Path) -> str:
 def test_a_marker_of_another_profile_fails_naming_both_and_the_env_hint_says_so(
     tmp_path: Path,
 ) -> None:
-    path = write_marker(tmp_path, profile="team-b", profile_hash="sha256:" + "b" * 64,
-                        python=sys.executable, env={"X": "1"})
+    path = write_marker(
+        tmp_path, profile="team-b", profile_hash="sha256:" + "b" * 64, python=sys.executable, env={"X": "1"}
+    )
     marker = parse_marker(path.read_text(), path)
     wanted = ProfileIdentity("team-a", "sha256:" + "a" * 64)
     fit = marker_fit(marker, wanted, sys.executable)
@@ -115,8 +120,10 @@ def test_a_marker_of_another_profile_fails_naming_both_and_the_env_hint_says_so(
     env = check_env((("X", "1"),), {}, hint=fit.hint)
     assert env.status is Status.FAIL
     assert "restart after setup" not in env.detail
-    assert env.detail.endswith("(the restart marker is profile 'team-b' (bbbbbbbbbbbb)'s: run this"
-                               " profile's setup script (colabenv render team-a), then restart)")
+    assert env.detail.endswith(
+        "(the restart marker is profile 'team-b' (bbbbbbbbbbbb)'s: run this"
+        " profile's setup script (colabenv render team-a), then restart)"
+    )
     same = marker_fit(marker, ProfileIdentity("team-b", "sha256:" + "b" * 64), sys.executable)
     assert same.problem is None and same.hint == "restart after setup"
 
@@ -128,8 +135,7 @@ def test_a_marker_for_another_interpreter_fails_naming_both(tmp_path: Path) -> N
     fit = marker_fit(marker, None, sys.executable)
     check = check_marker(marker, None, path, time.time(), "kernel", explicit=False, fit=fit)
     assert check.status is Status.FAIL
-    assert f"written for the interpreter {other}, not for this one ({sys.executable})" in \
-        check.detail
+    assert f"written for the interpreter {other}, not for this one ({sys.executable})" in check.detail
     assert f"--interpreter {other}" in check.detail
     assert marker_fit(marker, None, other).problem is None
     assert marker_fit(marker, None, str(Path(other).with_name("python3"))).problem is None
@@ -200,8 +206,9 @@ def _lookup(mapping: dict[str, str]) -> Callable[[str], str | None]:
 
 
 def _expect(*reqs: str) -> Expectation:
-    return Expectation(source="test", requirements=tuple(Requirement(r) for r in reqs),
-                       kind=ExpectationKind.MARKER)
+    return Expectation(
+        source="test", requirements=tuple(Requirement(r) for r in reqs), kind=ExpectationKind.MARKER
+    )
 
 
 def test_versions_compare_local_tags_exactly() -> None:
@@ -226,9 +233,7 @@ def test_versions_a_public_pin_is_not_met_by_a_local_build() -> None:
 
 
 def test_versions_missing_and_marker_excluded() -> None:
-    check = check_versions(
-        _expect("torch==2.6.0", 'pywin32==306; sys_platform == "win32"'), _lookup({})
-    )
+    check = check_versions(_expect("torch==2.6.0", 'pywin32==306; sys_platform == "win32"'), _lookup({}))
     assert check.status is Status.FAIL
     assert check.detail == "torch: not installed, expected ==2.6.0"
 
@@ -246,8 +251,15 @@ def _dists(*items: tuple[str, str, tuple[str, ...]]) -> dict[str, DistInfo]:
 
 def test_consistency_follows_the_closure_with_extras_and_markers() -> None:
     dists = _dists(
-        ("jax", "0.5.3", ("jaxlib<=0.5.3,>=0.5.3", 'jax-cuda12-plugin==0.5.3; extra == "cuda12"',
-                          'jax-cuda13-plugin==0.5.3; extra == "cuda13"')),
+        (
+            "jax",
+            "0.5.3",
+            (
+                "jaxlib<=0.5.3,>=0.5.3",
+                'jax-cuda12-plugin==0.5.3; extra == "cuda12"',
+                'jax-cuda13-plugin==0.5.3; extra == "cuda13"',
+            ),
+        ),
         ("jaxlib", "0.5.3", ("ml-dtypes>=0.4",)),
         ("jax-cuda12-plugin", "0.5.3", ("nvidia-cudnn-cu12<10,>=9.1",)),
         ("nvidia-cudnn-cu12", "9.0.0", ()),
@@ -255,8 +267,7 @@ def test_consistency_follows_the_closure_with_extras_and_markers() -> None:
         ("unrelated", "1.0", ("missing-thing",)),
     )
     closure = dependency_closure([("jax", frozenset({"cuda12"}))], dists.get)
-    assert set(closure.names) == {"jax", "jaxlib", "jax-cuda12-plugin", "nvidia-cudnn-cu12",
-                                  "ml-dtypes"}
+    assert set(closure.names) == {"jax", "jaxlib", "jax-cuda12-plugin", "nvidia-cudnn-cu12", "ml-dtypes"}
     assert closure.problems == (
         "jax-cuda12-plugin 0.5.3 requires nvidia-cudnn-cu12<10,>=9.1, installed 9.0.0",
     )
@@ -264,8 +275,9 @@ def test_consistency_follows_the_closure_with_extras_and_markers() -> None:
 
 
 def test_consistency_missing_dependency_and_pass() -> None:
-    dists = _dists(("torch", "2.6.0", ("filelock", "sympy==1.13.1")), ("filelock", "3.0", ()),
-                   ("sympy", "1.13.1", ()))
+    dists = _dists(
+        ("torch", "2.6.0", ("filelock", "sympy==1.13.1")), ("filelock", "3.0", ()), ("sympy", "1.13.1", ())
+    )
     ok = dependency_closure([("torch", frozenset())], dists.get)
     assert ok.problems == () and check_consistency(ok).status is Status.PASS
     del dists["sympy"]
@@ -274,8 +286,9 @@ def test_consistency_missing_dependency_and_pass() -> None:
 
 
 def test_an_inconsistency_the_image_shipped_is_a_warning_one_colabenv_made_fails() -> None:
-    dists = _dists(("torch", "2.6.0+cu124", ("nvidia-cudnn-cu12==9.1.0.70",)),
-                   ("nvidia-cudnn-cu12", "9.3.0.75", ()))
+    dists = _dists(
+        ("torch", "2.6.0+cu124", ("nvidia-cudnn-cu12==9.1.0.70",)), ("nvidia-cudnn-cu12", "9.3.0.75", ())
+    )
     closure = dependency_closure([("torch", frozenset())], dists.get)
     assert closure.involved == (("torch", "nvidia-cudnn-cu12"),)
     shipped = check_consistency(closure, frozenset({"requests"}))
@@ -289,9 +302,15 @@ def test_an_inconsistency_the_image_shipped_is_a_warning_one_colabenv_made_fails
 # duplicates and shadowing on a constructed sys.path
 
 
-def _site(root: Path, name: str, *, dists: dict[str, str] | None = None,
-          modules: tuple[str, ...] = (), packages: tuple[str, ...] = (),
-          namespaces: tuple[str, ...] = ()) -> str:
+def _site(
+    root: Path,
+    name: str,
+    *,
+    dists: dict[str, str] | None = None,
+    modules: tuple[str, ...] = (),
+    packages: tuple[str, ...] = (),
+    namespaces: tuple[str, ...] = (),
+) -> str:
     site = root / name
     site.mkdir(parents=True)
     for dist, version in (dists or {}).items():
@@ -310,12 +329,12 @@ def _site(root: Path, name: str, *, dists: dict[str, str] | None = None,
 
 def test_scan_finds_a_distribution_installed_twice(tmp_path: Path) -> None:
     user = _site(tmp_path, "user", dists={"numpy": "2.1.0"}, packages=("numpy",))
-    system = _site(tmp_path, "system", dists={"numpy": "1.26.4", "torch": "2.6.0+cu124"},
-                   packages=("numpy", "torch"))
+    system = _site(
+        tmp_path, "system", dists={"numpy": "1.26.4", "torch": "2.6.0+cu124"}, packages=("numpy", "torch")
+    )
     scan = scan_path([user, system])
     assert [name for name, _ in scan.duplicates] == ["numpy"]
-    assert [(d.version, d.entry) for d in scan.duplicates[0][1]] == [("2.1.0", user),
-                                                                     ("1.26.4", system)]
+    assert [(d.version, d.entry) for d in scan.duplicates[0][1]] == [("2.1.0", user), ("1.26.4", system)]
     assert [(s.module, s.used, s.hidden) for s in scan.shadows] == [("numpy", user, system)]
     relevant = check_duplicates(scan, relevant_dists=["numpy"], relevant_modules=["numpy"])
     assert relevant.status is Status.FAIL
@@ -338,10 +357,14 @@ def test_scan_ignores_namespace_packages_stdlib_backports_and_repeated_entries(
     tmp_path: Path,
 ) -> None:
     stdlib = _site(tmp_path, "stdlib", modules=("typing.py",))
-    first = _site(tmp_path, "first", namespaces=("nvidia", "google"),
-                  dists={"nvidia-cudnn-cu12": "9.1.0.70"})
-    second = _site(tmp_path, "second", namespaces=("nvidia",), modules=("typing.py",),
-                   dists={"nvidia-cublas-cu12": "12.4.5.8", "typing": "3.7.4.3"})
+    first = _site(tmp_path, "first", namespaces=("nvidia", "google"), dists={"nvidia-cudnn-cu12": "9.1.0.70"})
+    second = _site(
+        tmp_path,
+        "second",
+        namespaces=("nvidia",),
+        modules=("typing.py",),
+        dists={"nvidia-cublas-cu12": "12.4.5.8", "typing": "3.7.4.3"},
+    )
     scan = scan_path([stdlib, first, first, second, str(tmp_path / "absent")], stdlib=[stdlib])
     assert scan.duplicates == () and scan.shadows == ()
     check = check_duplicates(scan)
@@ -349,8 +372,11 @@ def test_scan_ignores_namespace_packages_stdlib_backports_and_repeated_entries(
 
 
 def test_scan_sees_extension_modules_and_egg_info(tmp_path: Path) -> None:
-    suffix = next(s for s in __import__("importlib.machinery").machinery.EXTENSION_SUFFIXES
-                  if s.endswith(".so")) if sys.platform != "win32" else ".pyd"
+    suffix = (
+        next(s for s in __import__("importlib.machinery").machinery.EXTENSION_SUFFIXES if s.endswith(".so"))
+        if sys.platform != "win32"
+        else ".pyd"
+    )
     first = _site(tmp_path, "a", modules=(f"_fast{suffix}",))
     second = _site(tmp_path, "b", modules=("_fast.py",))
     (Path(second) / "old_thing-1.0-py3.11.egg-info").mkdir()
@@ -383,8 +409,7 @@ def _target(driver: str | None, cuda: str | None, *caps: str) -> Target:
 
 
 def _torch(version: str, cuda: str | None, variant: str | None) -> FrameworkBuild:
-    return FrameworkBuild(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant,
-                 "test")
+    return FrameworkBuild(Framework.TORCH, "torch", version, Version(cuda) if cuda else None, variant, "test")
 
 
 def _cu12_release() -> tuple[str, str, str]:
@@ -398,32 +423,40 @@ def _cu12_release() -> tuple[str, str, str]:
 def test_cuda_fits() -> None:
     version, tag, cuda = _cu12_release()
     build = _torch(f"{version}+{tag}", cuda, tag)
-    check = check_cuda(Framework.TORCH, build, _target("580.65.06", "13.0", "7.5"),
-                       shipped_catalog(), require_gpu=True)
+    check = check_cuda(
+        Framework.TORCH, build, _target("580.65.06", "13.0", "7.5"), shipped_catalog(), require_gpu=True
+    )
     assert check.status is Status.PASS
     assert "kernels for sm_75" in check.detail
 
 
 def test_cuda_newer_major_than_the_driver_fails() -> None:
     build = _torch("2.9.0+cu130", "13.0", "cu130")
-    check = check_cuda(Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"),
-                       shipped_catalog(), require_gpu=False)
+    check = check_cuda(
+        Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"), shipped_catalog(), require_gpu=False
+    )
     assert check.status is Status.FAIL
     assert "13" in check.detail and "550.54.15" in check.detail
 
 
 def test_cuda_newer_minor_than_the_driver_warns() -> None:
     build = _torch("2.6.0+cu126", "12.6", "cu126")
-    check = check_cuda(Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"),
-                       shipped_catalog(), require_gpu=False)
+    check = check_cuda(
+        Framework.TORCH, build, _target("550.54.15", "12.4", "7.5"), shipped_catalog(), require_gpu=False
+    )
     assert check.status is Status.WARN and "minor-version compatibility" in check.detail
 
 
 def test_cuda_arch_list_without_the_gpu_fails() -> None:
     version, tag, cuda = _cu12_release()
     build = _torch(f"{version}+{tag}", cuda, tag)
-    check = check_cuda(Framework.TORCH, build, _target("580.65.06", "13.0", "7.5", "3.5"),
-                       shipped_catalog(), require_gpu=False)
+    check = check_cuda(
+        Framework.TORCH,
+        build,
+        _target("580.65.06", "13.0", "7.5", "3.5"),
+        shipped_catalog(),
+        require_gpu=False,
+    )
     assert check.status is Status.FAIL
     assert "no kernels for sm_35" in check.detail
 
@@ -431,28 +464,32 @@ def test_cuda_arch_list_without_the_gpu_fails() -> None:
 def test_cuda_without_gpu_skips_or_fails_when_required() -> None:
     build = _torch("2.6.0+cu124", "12.4", "cu124")
     cpu = _target(None, None)
-    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(),
-                      require_gpu=False).status is Status.SKIP
-    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(),
-                      require_gpu=True).status is Status.FAIL
-    assert check_cuda(Framework.TORCH, None, cpu, shipped_catalog(),
-                      require_gpu=False).status is Status.FAIL
+    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(), require_gpu=False).status is Status.SKIP
+    assert check_cuda(Framework.TORCH, build, cpu, shipped_catalog(), require_gpu=True).status is Status.FAIL
+    assert check_cuda(Framework.TORCH, None, cpu, shipped_catalog(), require_gpu=False).status is Status.FAIL
 
 
 def test_cuda_cpu_build_on_a_gpu_host() -> None:
     build = _torch("2.6.0+cpu", None, "cpu")
     gpu = _target("550.54.15", "12.4", "7.5")
-    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(),
-                      require_gpu=False).status is Status.WARN
-    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(),
-                      require_gpu=True).status is Status.FAIL
+    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(), require_gpu=False).status is Status.WARN
+    assert check_cuda(Framework.TORCH, build, gpu, shipped_catalog(), require_gpu=True).status is Status.FAIL
 
 
 def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> None:
-    site = Path(_site(tmp_path, "site", dists={"torch": "2.7.0", "jax": "0.5.3",
-                                                "jax_cuda12_plugin": "0.5.3",
-                                                "nvidia_cuda_runtime_cu12": "12.8.90",
-                                                "tensorflow": "2.18.0"}))
+    site = Path(
+        _site(
+            tmp_path,
+            "site",
+            dists={
+                "torch": "2.7.0",
+                "jax": "0.5.3",
+                "jax_cuda12_plugin": "0.5.3",
+                "nvidia_cuda_runtime_cu12": "12.8.90",
+                "tensorflow": "2.18.0",
+            },
+        )
+    )
     (site / "torch").mkdir()
     (site / "torch" / "version.py").write_text(
         "from typing import Optional\n__version__ = '2.7.0'\ncuda: Optional[str] = '12.6'\n"
@@ -461,14 +498,12 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
     info = site / "tensorflow" / "python" / "platform"
     info.mkdir(parents=True)
     (info / "build_info.py").write_text(
-        "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), "
-        "('is_cuda_build', True)])\n"
+        "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), ('is_cuda_build', True)])\n"
     )
     installed = Installed.of_scan(scan_path([str(site)]))
     catalog = shipped_catalog()
     torch = framework_build(Framework.TORCH, installed, catalog)
-    assert torch is not None and torch.cuda == Version("12.6") and torch.evidence == \
-        "torch/version.py"
+    assert torch is not None and torch.cuda == Version("12.6") and torch.evidence == "torch/version.py"
     jax = framework_build(Framework.JAX, installed, catalog)
     assert jax is not None and jax.cuda == Version("12.8") and jax.variant == "cuda12"
     tf = framework_build(Framework.TENSORFLOW, installed, catalog)
@@ -479,34 +514,49 @@ def test_framework_build_reads_metadata_without_importing(tmp_path: Path) -> Non
 # smoke results, as the parent reads them
 
 
-def _child(result: dict[str, object] | None, *, returncode: int = 0, stderr: str = "",
-           timed_out: bool = False, noise: str = "") -> ChildRun:
+def _child(
+    result: dict[str, object] | None,
+    *,
+    returncode: int = 0,
+    stderr: str = "",
+    timed_out: bool = False,
+    noise: str = "",
+) -> ChildRun:
     text = json.dumps(result) if result is not None else None
     return ChildRun(_proc.Completed(("python",), returncode, noise, stderr, timed_out), text)
 
 
 def _smoke_result(**changes: object) -> dict[str, object]:
     base: dict[str, object] = {
-        "mode": "smoke", "framework": "torch", "stage": "done", "version": "2.6.0+cu124",
-        "cuda": "12.4", "cudnn": "9.1.0", "arch_list": ["sm_75", "sm_80"], "devices": [
-            {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0,
-             "error": None}],
-        "gpu_reason": None, "cpu_max_abs_diff": 0.0, "error": None, "notes": [],
+        "mode": "smoke",
+        "framework": "torch",
+        "stage": "done",
+        "version": "2.6.0+cu124",
+        "cuda": "12.4",
+        "cudnn": "9.1.0",
+        "arch_list": ["sm_75", "sm_80"],
+        "devices": [
+            {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0, "error": None}
+        ],
+        "gpu_reason": None,
+        "cpu_max_abs_diff": 0.0,
+        "error": None,
+        "notes": [],
     }
     base.update(changes)
     return base
 
 
 def _smoke(completed: _proc.Completed, *, gpu: bool = True, require: bool = False) -> Check:
-    return check_smoke(Framework.TORCH, completed, timeout=30, host_has_gpu=gpu,
-                       require_gpu=require)
+    return check_smoke(Framework.TORCH, completed, timeout=30, host_has_gpu=gpu, require_gpu=require)
 
 
 def test_smoke_pass_reports_device_and_versions() -> None:
     check = _smoke(_child(_smoke_result(), noise="framework chatter\n"))
     assert check.status is Status.PASS
-    assert check.detail == ("Tesla T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
-                            "CUDA 12.4, cuDNN 9.1.0")
+    assert check.detail == (
+        "Tesla T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
+    )
 
 
 def test_smoke_crash_hang_and_import_error_are_fails_with_their_cause() -> None:
@@ -515,9 +565,13 @@ def test_smoke_crash_hang_and_import_error_are_fails_with_their_cause() -> None:
     assert crash.detail == "crashed with SIGSEGV; stderr: Fatal Python error | Segmentation fault"
     hang = _smoke(_child(None, returncode=-1, timed_out=True))
     assert hang.status is Status.FAIL and hang.detail == "did not finish within 30s (killed)"
-    failed = _smoke(_child(_smoke_result(stage="import", version=None,
-                                         error="ImportError: libcudnn.so.9: cannot open"),
-                           returncode=3, stderr="Traceback\nImportError: libcudnn.so.9"))
+    failed = _smoke(
+        _child(
+            _smoke_result(stage="import", version=None, error="ImportError: libcudnn.so.9: cannot open"),
+            returncode=3,
+            stderr="Traceback\nImportError: libcudnn.so.9",
+        )
+    )
     assert failed.status is Status.FAIL
     assert failed.detail.startswith("import failed: ImportError: libcudnn.so.9: cannot open")
     mute = _smoke(_child(None, returncode=1, stderr="boom"))
@@ -539,10 +593,16 @@ def test_smoke_without_gpu() -> None:
 def test_smoke_wrong_results_and_device_errors() -> None:
     wrong_cpu = _smoke(_child(_smoke_result(cpu_max_abs_diff=3.0)))
     assert wrong_cpu.status is Status.FAIL
-    assert wrong_cpu.detail == ("torch 2.6.0+cu124: CPU matmul differs from the exact product "
-                                "(max abs diff 3.0)")
-    device = {"index": 0, "name": "Tesla P100", "capability": "6.0", "max_abs_diff": None,
-              "error": "RuntimeError: CUDA error: no kernel image is available"}
+    assert wrong_cpu.detail == (
+        "torch 2.6.0+cu124: CPU matmul differs from the exact product (max abs diff 3.0)"
+    )
+    device = {
+        "index": 0,
+        "name": "Tesla P100",
+        "capability": "6.0",
+        "max_abs_diff": None,
+        "error": "RuntimeError: CUDA error: no kernel image is available",
+    }
     no_kernel = _smoke(_child(_smoke_result(devices=[device])))
     assert no_kernel.status is Status.FAIL
     assert "no kernels for sm_60 in torch's arch list (sm_75 sm_80)" in no_kernel.detail
@@ -550,17 +610,27 @@ def test_smoke_wrong_results_and_device_errors() -> None:
     assert _smoke(_child(_smoke_result(devices=[differs]))).status is Status.FAIL
 
 
-@pytest.mark.parametrize("device_change", [
-    {"max_abs_diff": None, "non_finite": 2304},
-    {"max_abs_diff": None, "non_finite": 1},
-    {"max_abs_diff": float("nan")},
-    {"max_abs_diff": float("inf")},
-])
+@pytest.mark.parametrize(
+    "device_change",
+    [
+        {"max_abs_diff": None, "non_finite": 2304},
+        {"max_abs_diff": None, "non_finite": 1},
+        {"max_abs_diff": float("nan")},
+        {"max_abs_diff": float("inf")},
+    ],
+)
 def test_a_non_finite_gpu_result_is_a_fail_naming_the_device(
     device_change: dict[str, object],
 ) -> None:
-    device = {"index": 0, "name": "Tesla T4", "capability": "7.5", "max_abs_diff": 0.0,
-              "non_finite": 0, "error": None, **device_change}
+    device = {
+        "index": 0,
+        "name": "Tesla T4",
+        "capability": "7.5",
+        "max_abs_diff": 0.0,
+        "non_finite": 0,
+        "error": None,
+        **device_change,
+    }
     check = _smoke(_child(_smoke_result(devices=[device])))
     assert check.status is Status.FAIL
     assert check.detail.startswith("torch 2.6.0+cu124: GPU0 Tesla T4 (sm_75): matmul ")
@@ -572,8 +642,7 @@ def test_a_non_finite_gpu_result_is_a_fail_naming_the_device(
 def test_a_non_finite_cpu_result_is_a_fail() -> None:
     check = _smoke(_child(_smoke_result(cpu_max_abs_diff=None, cpu_non_finite=1)))
     assert check.status is Status.FAIL
-    assert check.detail == ("torch 2.6.0+cu124: CPU matmul returned 1 non-finite value "
-                            "(NaN or infinity)")
+    assert check.detail == ("torch 2.6.0+cu124: CPU matmul returned 1 non-finite value (NaN or infinity)")
     nan = _smoke(_child(_smoke_result(cpu_max_abs_diff=float("nan"))))
     assert nan.status is Status.FAIL
 
@@ -599,8 +668,10 @@ def test_stderr_tail_drops_traceback_frames_and_the_reported_error() -> None:
         "    ^^^^^^^^^^^^\n"
         "ImportError: libcudnn.so.9: cannot open shared object file\n"
     )
-    assert stderr_tail(stderr, skip="ImportError: libcudnn.so.9: cannot open shared object file"
-                       ) == "W0000 cuda_executor.cc: could not open libcuda"
+    assert (
+        stderr_tail(stderr, skip="ImportError: libcudnn.so.9: cannot open shared object file")
+        == "W0000 cuda_executor.cc: could not open libcuda"
+    )
 
 
 def test_check_detail_is_always_one_line() -> None:
@@ -646,51 +717,73 @@ def test_largest_block_binary_search_is_bounded() -> None:
 
 
 def _probe(gpus: list[dict[str, object]], **extra: object) -> _proc.Completed:
-    return _child({"mode": "vram", "framework": "torch", "gpus": gpus, "probed": True,
-                   "reason": None, "error": None, **extra})
+    return _child(
+        {
+            "mode": "vram",
+            "framework": "torch",
+            "gpus": gpus,
+            "probed": True,
+            "reason": None,
+            "error": None,
+            **extra,
+        }
+    )
 
 
 def test_vram_uses_nvml_numbers_and_the_probe_largest_block() -> None:
     gib = 1024**3
     gpus = [Gpu("Tesla T4", ComputeCapability(7, 5), 15360, 14000)]
-    probe = _probe([{"index": 0, "free": 14 * gib, "total": 15 * gib, "largest": 13 * gib,
-                     "complete": True}])
-    check = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True,
-                       min_free_gib=8)
+    probe = _probe([{"index": 0, "free": 14 * gib, "total": 15 * gib, "largest": 13 * gib, "complete": True}])
+    check = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True, min_free_gib=8)
     assert check.status is Status.PASS
     assert check.detail == "GPU0 Tesla T4: 13.7 GiB free of 15.0 GiB, largest block 13.0 GiB"
-    low = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True,
-                     min_free_gib=14)
+    low = check_vram(gpus, probe, probe_timeout=30, host_has_gpu=True, require_gpu=True, min_free_gib=14)
     assert low.status is Status.WARN
     assert low.detail.startswith("GPU0 Tesla T4 has 13.7 GiB free, the profile asks for 14 GiB")
 
 
 def test_vram_without_gpu_and_with_a_failed_probe() -> None:
-    assert check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=False,
-                      min_free_gib=None).status is Status.SKIP
-    assert check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=True,
-                      min_free_gib=None).status is Status.FAIL
+    assert (
+        check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=False, min_free_gib=None).status
+        is Status.SKIP
+    )
+    assert (
+        check_vram([], None, probe_timeout=1, host_has_gpu=False, require_gpu=True, min_free_gib=None).status
+        is Status.FAIL
+    )
     crashed = _child(None, returncode=-11)
-    check = check_vram([Gpu("A100", ComputeCapability(8, 0), 40960, 40000)], crashed,
-                       probe_timeout=1, host_has_gpu=True, require_gpu=False, min_free_gib=None)
+    check = check_vram(
+        [Gpu("A100", ComputeCapability(8, 0), 40960, 40000)],
+        crashed,
+        probe_timeout=1,
+        host_has_gpu=True,
+        require_gpu=False,
+        min_free_gib=None,
+    )
     assert check.status is Status.WARN and "probe crashed with SIGSEGV" in check.detail
-    unprobed = check_vram([Gpu("A100", ComputeCapability(8, 0), 40960, 40000)], None,
-                          probe_timeout=1, host_has_gpu=True, require_gpu=False,
-                          min_free_gib=None)
+    unprobed = check_vram(
+        [Gpu("A100", ComputeCapability(8, 0), 40960, 40000)],
+        None,
+        probe_timeout=1,
+        host_has_gpu=True,
+        require_gpu=False,
+        min_free_gib=None,
+    )
     assert unprobed.status is Status.PASS
-    assert unprobed.detail == ("GPU0 A100: 39.1 GiB free of 40.0 GiB; largest block not probed "
-                               "(no torch, cupy or jax here)")
+    assert unprobed.detail == (
+        "GPU0 A100: 39.1 GiB free of 40.0 GiB; largest block not probed (no torch, cupy or jax here)"
+    )
 
 
 def test_env_check() -> None:
     wanted = (("XLA_PYTHON_CLIENT_PREALLOCATE", "false"), ("PYTORCH_CUDA_ALLOC_CONF", "x"))
-    ok = check_env(wanted, {"XLA_PYTHON_CLIENT_PREALLOCATE": "false",
-                            "PYTORCH_CUDA_ALLOC_CONF": "x"})
+    ok = check_env(wanted, {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "PYTORCH_CUDA_ALLOC_CONF": "x"})
     assert ok.status is Status.PASS
     bad = check_env(wanted, {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
     assert bad.status is Status.FAIL
-    assert bad.detail.startswith("XLA_PYTHON_CLIENT_PREALLOCATE='true', expected 'false'; "
-                                 "PYTORCH_CUDA_ALLOC_CONF is not set")
+    assert bad.detail.startswith(
+        "XLA_PYTHON_CLIENT_PREALLOCATE='true', expected 'false'; PYTORCH_CUDA_ALLOC_CONF is not set"
+    )
     assert check_env((), {}).status is Status.SKIP
 
 
@@ -701,20 +794,29 @@ def test_env_check() -> None:
 def test_report_json_shape_and_ok() -> None:
     report = VerifyReport((Check("marker", Status.PASS, "fine"), Check("vram", Status.WARN, "low")))
     assert report.ok
-    assert report.to_json() == {"ok": True, "checks": [
-        {"name": "marker", "status": "PASS", "detail": "fine"},
-        {"name": "vram", "status": "WARN", "detail": "low"}]}
+    assert report.to_json() == {
+        "ok": True,
+        "checks": [
+            {"name": "marker", "status": "PASS", "detail": "fine"},
+            {"name": "vram", "status": "WARN", "detail": "low"},
+        ],
+    }
     failed = VerifyReport((Check("env", Status.FAIL, "x"),))
     assert not failed.ok and "1 check(s) failed" in str(failed)
 
 
-def test_python_entry_point_returns_the_report(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_entry_point_returns_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import colabenv
 
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
-    write_marker(tmp_path, requirements=["packaging>=20"], frameworks={}, smoke=[],
-                 env={"COLABENV_TEST_FLAG": "on"}, python=sys.executable)
+    write_marker(
+        tmp_path,
+        requirements=["packaging>=20"],
+        frameworks={},
+        smoke=[],
+        env={"COLABENV_TEST_FLAG": "on"},
+        python=sys.executable,
+    )
     monkeypatch.setenv("COLABENV_TEST_FLAG", "on")
     report = colabenv.verify()
     statuses = {c.name: c.status for c in report.checks}
@@ -722,8 +824,7 @@ def test_python_entry_point_returns_the_report(tmp_path: Path,
     assert statuses["versions"] is Status.PASS
     assert statuses["consistency"] is Status.PASS
     assert statuses["env"] is Status.PASS
-    assert [c.name for c in report.checks][:4] == ["marker", "versions", "duplicates",
-                                                  "consistency"]
+    assert [c.name for c in report.checks][:4] == ["marker", "versions", "duplicates", "consistency"]
 
 
 def test_the_entry_point_survives_importing_the_module() -> None:
@@ -735,8 +836,10 @@ def test_the_entry_point_survives_importing_the_module() -> None:
 
 
 def test_help_documents_the_interpreter_knob(runner: Runner) -> None:
-    for command, words in (("verify", "smoke tests run in it"),
-                           ("detect", "installed distributions from this interpreter")):
+    for command, words in (
+        ("verify", "smoke tests run in it"),
+        ("detect", "installed distributions from this interpreter"),
+    ):
         done = runner(command, "--help", env={"COLUMNS": "200"})
         assert done.returncode == 0, done.stderr
         assert "--interpreter PYTHON" in done.stdout
@@ -751,8 +854,7 @@ class _Gap:
     """A problem as the catalog's finder could return it."""
 
     def __str__(self) -> str:
-        return ("nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60; the last version that "
-                "has is 9.10.2.21")
+        return "nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60; the last version that has is 9.10.2.21"
 
 
 def test_components_check_reports_what_the_catalog_finds() -> None:
@@ -763,8 +865,7 @@ def test_components_check_reports_what_the_catalog_finds() -> None:
         return [_Gap()] if ComputeCapability(6, 0) in caps else []
 
     installed = {"nvidia-cudnn-cu12": "9.28.0.42", "numpy": "2.1.0"}
-    pascal = check_components(installed, [ComputeCapability(7, 5), ComputeCapability(6, 0)],
-                              finder)
+    pascal = check_components(installed, [ComputeCapability(7, 5), ComputeCapability(6, 0)], finder)
     assert pascal.status is Status.FAIL
     assert pascal.detail == str(_Gap())
     assert seen[0] == (installed, (ComputeCapability(6, 0), ComputeCapability(7, 5)))
@@ -774,7 +875,8 @@ def test_components_check_reports_what_the_catalog_finds() -> None:
 
 
 def test_verify_judges_installed_components_by_the_shipped_facts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A cuDNN without Pascal kernels installed on a P100: the components check FAILs, naming
     the library, its version, the GPU and the last release that has its kernels."""
@@ -783,8 +885,7 @@ def test_verify_judges_installed_components_by_the_shipped_facts(
     site = tmp_path / "site"
     dist = site / "nvidia_cudnn_cu12-9.28.0.42.dist-info"
     dist.mkdir(parents=True)
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.28.0.42\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.28.0.42\n")
     monkeypatch.syspath_prepend(str(site))
     state = tmp_path / "state"
     state.mkdir()

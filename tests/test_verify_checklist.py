@@ -82,8 +82,10 @@ def test_the_marker_carries_the_checklist_settings(tmp_path: Path) -> None:
     resolution = resolve(profile, Target(None, None, (), Version(PY)), shipped_catalog(()))
     text = _script_marker(marker_record(resolution, profile, "0.1.0"))
     marker = parse_marker(text, tmp_path / "restart-marker.json")
-    assert marker.io == (IoCheck("/content/data", None, 50.0),
-                         IoCheck("/content/drive/MyDrive/ds", 20.0, 50.0))
+    assert marker.io == (
+        IoCheck("/content/data", None, 50.0),
+        IoCheck("/content/drive/MyDrive/ds", 20.0, 50.0),
+    )
     assert marker.io_size_mib == 64
     assert marker.min_free_ram_gib == 8.0
     assert marker.max_other_vram_share == 0.25
@@ -103,8 +105,7 @@ def test_an_older_marker_without_them_takes_the_defaults(tmp_path: Path) -> None
     [
         ({"io": [{"path": "data"}]}, {}, "verify.io[0].path"),
         ({"io": "/data"}, {}, "verify.io"),
-        ({"io": [{"path": "/d", "min_read_mib_s": float("nan")}]}, {},
-         "verify.io[0].min_read_mib_s"),
+        ({"io": [{"path": "/d", "min_read_mib_s": float("nan")}]}, {}, "verify.io[0].min_read_mib_s"),
         ({"io_size_mib": 10**30}, {}, "verify.io_size_mib"),
         ({"min_free_ram_gib": -1}, {}, "verify.min_free_ram_gib"),
         ({"max_other_vram_share": 2}, {}, "verify.max_other_vram_share"),
@@ -116,8 +117,9 @@ def test_an_older_marker_without_them_takes_the_defaults(tmp_path: Path) -> None
         ({"smoke": "torch"}, {}, "verify.smoke"),
     ],
 )
-def test_a_corrupted_checklist_field_names_its_key(tmp_path: Path, verify: dict[str, Any],
-                                                   top: dict[str, Any], key: str) -> None:
+def test_a_corrupted_checklist_field_names_its_key(
+    tmp_path: Path, verify: dict[str, Any], top: dict[str, Any], key: str
+) -> None:
     path = write_marker(tmp_path)
     data = json.loads(path.read_text())
     data["verify"].update(verify)
@@ -138,9 +140,15 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(FILE_PREFIX))
 
 
-def _io(path: Path | str, size_mib: int = 16, timeout: float = 30, *,
-        read: float | None = None, write: float | None = None,
-        python: str = sys.executable) -> tuple[IoRun, Check]:
+def _io(
+    path: Path | str,
+    size_mib: int = 16,
+    timeout: float = 30,
+    *,
+    read: float | None = None,
+    write: float | None = None,
+    python: str = sys.executable,
+) -> tuple[IoRun, Check]:
     run = run_io(IoCheck(str(path), read, write), size_mib, timeout, python=python)
     return run, check_io(run, timeout=timeout)
 
@@ -148,8 +156,11 @@ def _io(path: Path | str, size_mib: int = 16, timeout: float = 30, *,
 def test_a_disk_folder_passes_with_both_figures_and_an_uncached_read(tmp_path: Path) -> None:
     run, check = _io(tmp_path, size_mib=32)
     assert check.name == f"io:{tmp_path}" and check.status is Status.PASS, check.detail
-    match = re.fullmatch(r"write ([0-9.]+) MiB/s, read ([0-9.]+) MiB/s uncached "
-                         r"\((O_DIRECT|posix_fadvise\(DONTNEED\))\); 32 MiB written", check.detail)
+    match = re.fullmatch(
+        r"write ([0-9.]+) MiB/s, read ([0-9.]+) MiB/s uncached "
+        r"\((O_DIRECT|posix_fadvise\(DONTNEED\))\); 32 MiB written",
+        check.detail,
+    )
     assert match, check.detail
     write, read = float(match.group(1)), float(match.group(2))
     assert 0 < write < 1e6 and 0 < read < 1e6
@@ -228,8 +239,11 @@ def test_a_folder_that_cannot_be_written_is_a_fail_with_the_reason(tmp_path: Pat
 def test_a_threshold_that_is_not_met_fails_naming_the_path_and_the_figure(tmp_path: Path) -> None:
     _, check = _io(tmp_path, read=1e7 - 1, write=0.5)
     assert check.status is Status.FAIL
-    assert re.match(rf"{re.escape(str(tmp_path))}: read [0-9.]+ MiB/s is below the 1e\+07 MiB/s "
-                    r"asked for \(write ", check.detail), check.detail
+    assert re.match(
+        rf"{re.escape(str(tmp_path))}: read [0-9.]+ MiB/s is below the 1e\+07 MiB/s "
+        r"asked for \(write ",
+        check.detail,
+    ), check.detail
     assert "write" not in check.detail.split(" (")[0]
 
 
@@ -256,8 +270,7 @@ def test_the_test_file_is_removed_after_the_child_is_killed(tmp_path: Path) -> N
     assert _leftovers(data) == []
 
 
-def test_a_name_found_taken_is_never_removed(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_name_found_taken_is_never_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     theirs = tmp_path / f"{FILE_PREFIX}theirs"
     theirs.write_bytes(b"precious")
     monkeypatch.setattr(storage, "fresh_name", lambda folder: theirs)
@@ -267,11 +280,29 @@ def test_a_name_found_taken_is_never_removed(tmp_path: Path,
 
 
 def test_a_file_that_cannot_be_removed_is_said(tmp_path: Path) -> None:
-    run = IoRun(IoCheck(str(tmp_path)), _proc.Completed(
-        ("p",), 0, _iocheck.PREFIX + json.dumps({
-            "write_mib_s": 10.0, "read_mib_s": 20.0, "read_method": "O_DIRECT",
-            "written_bytes": MIB, "read_bytes": MIB, "notes": [], "partial": False}), "", False),
-        tmp_path / "x", "the test file x could not be removed: Operation not permitted")
+    run = IoRun(
+        IoCheck(str(tmp_path)),
+        _proc.Completed(
+            ("p",),
+            0,
+            _iocheck.PREFIX
+            + json.dumps(
+                {
+                    "write_mib_s": 10.0,
+                    "read_mib_s": 20.0,
+                    "read_method": "O_DIRECT",
+                    "written_bytes": MIB,
+                    "read_bytes": MIB,
+                    "notes": [],
+                    "partial": False,
+                }
+            ),
+            "",
+            False,
+        ),
+        tmp_path / "x",
+        "the test file x could not be removed: Operation not permitted",
+    )
     check = check_io(run, timeout=10)
     assert check.status is Status.WARN
     assert check.detail.endswith("; the test file x could not be removed: Operation not permitted")
@@ -293,8 +324,14 @@ def test_a_folder_on_the_packages_disk_waits_for_the_framework_children(
     monkeypatch.setattr(storage, "run_io", record)
     timer = threading.Timer(0.3, done.set)
     timer.start()
-    order = run_io_checks([IoCheck(str(tmp_path)), IoCheck("/dev/shm")], 1, 10,
-                          python=sys.executable, places=[str(tmp_path)], frameworks_done=done)
+    order = run_io_checks(
+        [IoCheck(str(tmp_path)), IoCheck("/dev/shm")],
+        1,
+        10,
+        python=sys.executable,
+        places=[str(tmp_path)],
+        frameworks_done=done,
+    )
     timer.join()
     assert seen == [("/dev/shm", False), (str(tmp_path), True)]
     assert order == [str(tmp_path), "/dev/shm"]  # type: ignore[comparison-overlap]
@@ -314,14 +351,20 @@ def _standin_path(tmp_path: Path, *standins: Standin) -> Path:
     return root
 
 
-def _child(tmp_path: Path, site: Path, *args: str, env: dict[str, str] | None = None
-           ) -> dict[str, Any]:
+def _child(tmp_path: Path, site: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     result = tmp_path / "result.json"
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("COLABENV_", "CUBLAS_", "TF_", "XLA_"))}
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith(("COLABENV_", "CUBLAS_", "TF_", "XLA_"))
+    }
     environ.update(PYTHONPATH=str(site), **(env or {}))
-    done = subprocess.run([sys.executable, str(SMOKE_FILE), *args, "--result", str(result)],
-                          capture_output=True, text=True, timeout=60, env=environ, check=False)
+    done = subprocess.run(
+        [sys.executable, str(SMOKE_FILE), *args, "--result", str(result)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environ,
+        check=False,
+    )
     assert result.exists(), done.stderr
     data: dict[str, Any] = json.loads(result.read_text())
     return data
@@ -331,25 +374,21 @@ DETERMINISTIC_ENV = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
 
 
 @pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
-def test_the_child_runs_twice_and_a_healthy_gpu_gives_equal_digests(tmp_path: Path,
-                                                                     framework: str) -> None:
+def test_the_child_runs_twice_and_a_healthy_gpu_gives_equal_digests(tmp_path: Path, framework: str) -> None:
     site = _standin_path(tmp_path, Standin(framework, "1.0"))
-    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234",
-                  env=DETERMINISTIC_ENV)
+    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234", env=DETERMINISTIC_ENV)
     assert data["error"] is None
     assert data["device"].startswith("GPU0")
     first, second = data["digests"]
     assert first == second and len(first) == 64
-    other = _child(tmp_path, site, "determinism", framework, "--seed", "99",
-                   env=DETERMINISTIC_ENV)
+    other = _child(tmp_path, site, "determinism", framework, "--seed", "99", env=DETERMINISTIC_ENV)
     assert other["digests"][0] != first, "the seed reaches the computation"
 
 
 @pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
 def test_the_child_sees_a_nondeterministic_gpu(tmp_path: Path, framework: str) -> None:
     site = _standin_path(tmp_path, Standin(framework, "1.0", Behaviour.NONDETERMINISTIC))
-    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234",
-                  env=DETERMINISTIC_ENV)
+    data = _child(tmp_path, site, "determinism", framework, "--seed", "1234", env=DETERMINISTIC_ENV)
     first, second = data["digests"]
     assert first != second
 
@@ -364,28 +403,44 @@ def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> N
     data = _child(tmp_path, tmp_path, "environ", env={"COLABENV_SEED": "5"})
     assert data == {"mode": "environ", "environ": {}}
     result = tmp_path / "r.json"
-    subprocess.run([sys.executable, str(SMOKE_FILE), "environ", "--result", str(result),
-                    "COLABENV_SEED", "NOT_THERE"], env={"COLABENV_SEED": "5", "PATH": "/bin"},
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, str(SMOKE_FILE), "environ", "--result", str(result), "COLABENV_SEED", "NOT_THERE"],
+        env={"COLABENV_SEED": "5", "PATH": "/bin"},
+        check=True,
+        timeout=60,
+    )
     assert json.loads(result.read_text())["environ"] == {"COLABENV_SEED": "5", "NOT_THERE": None}
 
 
-def _run(mode: str, payload: dict[str, Any], returncode: int = 0,
-         timed_out: bool = False) -> ChildRun:
-    return ChildRun(_proc.Completed(("x",), returncode, "", "", timed_out),
-                    json.dumps({"mode": mode, **payload}))
+def _run(mode: str, payload: dict[str, Any], returncode: int = 0, timed_out: bool = False) -> ChildRun:
+    return ChildRun(
+        _proc.Completed(("x",), returncode, "", "", timed_out), json.dumps({"mode": mode, **payload})
+    )
 
 
 REPRO = Reproducibility(1234, True)
-GOOD_ENV = {"COLABENV_SEED": "1234", "PYTHONHASHSEED": "1234", "COLABENV_DETERMINISTIC": "1",
-            "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "TF_DETERMINISTIC_OPS": "1",
-            "TF_CUDNN_DETERMINISTIC": "1", "XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}
+GOOD_ENV = {
+    "COLABENV_SEED": "1234",
+    "PYTHONHASHSEED": "1234",
+    "COLABENV_DETERMINISTIC": "1",
+    "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+    "TF_DETERMINISTIC_OPS": "1",
+    "TF_CUDNN_DETERMINISTIC": "1",
+    "XLA_FLAGS": "--xla_gpu_deterministic_ops=true",
+}
 
 
 def _same(framework: str, digest: str = "a" * 64, other: str | None = None) -> ChildRun:
-    return _run("determinism", {"framework": framework, "version": "2.6.0",
-                                "device": "GPU0 Tesla T4", "digests": [digest, other or digest],
-                                "error": None})
+    return _run(
+        "determinism",
+        {
+            "framework": framework,
+            "version": "2.6.0",
+            "device": "GPU0 Tesla T4",
+            "digests": [digest, other or digest],
+            "error": None,
+        },
+    )
 
 
 def test_determinism_skips_without_reproducibility() -> None:
@@ -394,57 +449,91 @@ def test_determinism_skips_without_reproducibility() -> None:
 
 
 def test_determinism_passes_naming_each_framework_compared() -> None:
-    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
-                              {Framework.TORCH: _same("torch"), Framework.JAX: _same("jax")},
-                              timeout=10)
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": GOOD_ENV}),
+        {Framework.TORCH: _same("torch"), Framework.JAX: _same("jax")},
+        timeout=10,
+    )
     assert check.status is Status.PASS
-    assert check.detail.startswith("seed 1234, deterministic: two seeded runs bit-identical "
-                                   "(torch 2.6.0 on GPU0 Tesla T4; jax 2.6.0 on GPU0 Tesla T4); "
-                                   "COLABENV_SEED, PYTHONHASHSEED, COLABENV_DETERMINISTIC, ")
+    assert check.detail.startswith(
+        "seed 1234, deterministic: two seeded runs bit-identical "
+        "(torch 2.6.0 on GPU0 Tesla T4; jax 2.6.0 on GPU0 Tesla T4); "
+        "COLABENV_SEED, PYTHONHASHSEED, COLABENV_DETERMINISTIC, "
+    )
 
 
 def test_determinism_fails_when_two_runs_differ() -> None:
-    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
-                              {Framework.TORCH: _same("torch", "a" * 64, "b" * 64)}, timeout=10)
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": GOOD_ENV}),
+        {Framework.TORCH: _same("torch", "a" * 64, "b" * 64)},
+        timeout=10,
+    )
     assert check.status is Status.FAIL
-    assert check.detail == ("torch 2.6.0 on GPU0 Tesla T4: two seeded runs differ (sha256 "
-                            "aaaaaaaaaaaa and bbbbbbbbbbbb): not deterministic")
+    assert check.detail == (
+        "torch 2.6.0 on GPU0 Tesla T4: two seeded runs differ (sha256 "
+        "aaaaaaaaaaaa and bbbbbbbbbbbb): not deterministic"
+    )
 
 
 def test_determinism_fails_when_the_hook_did_not_set_the_environment() -> None:
     env = {k: v for k, v in GOOD_ENV.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
-    check = check_determinism(REPRO, _run("environ", {"environ": {**env, "TF_X": None}}),
-                              {Framework.TORCH: _same("torch")}, timeout=10)
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": {**env, "TF_X": None}}),
+        {Framework.TORCH: _same("torch")},
+        timeout=10,
+    )
     assert check.status is Status.FAIL
-    assert check.detail.startswith("CUBLAS_WORKSPACE_CONFIG is not set (expected :4096:8) "
-                                   "(the setup script's .pth hook sets them")
+    assert check.detail.startswith(
+        "CUBLAS_WORKSPACE_CONFIG is not set (expected :4096:8) (the setup script's .pth hook sets them"
+    )
 
 
 def test_determinism_of_a_framework_whose_smoke_test_died_is_not_run() -> None:
-    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
-                              {Framework.TORCH: None, Framework.JAX: _same("jax")}, timeout=10)
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": GOOD_ENV}),
+        {Framework.TORCH: None, Framework.JAX: _same("jax")},
+        timeout=10,
+    )
     assert check.status is Status.FAIL
     assert check.detail == "torch: not run (smoke:torch failed)"
 
 
 def test_determinism_child_killed_or_failing() -> None:
     hung = _run("determinism", {}, returncode=-9, timed_out=True)
-    failed = _run("determinism", {"framework": "jax", "version": "0.5.3", "device": "CPU",
-                                  "digests": [], "error": "RuntimeError: boom"}, returncode=1)
-    check = check_determinism(REPRO, _run("environ", {"environ": GOOD_ENV}),
-                              {Framework.TORCH: hung, Framework.JAX: failed}, timeout=10)
+    failed = _run(
+        "determinism",
+        {
+            "framework": "jax",
+            "version": "0.5.3",
+            "device": "CPU",
+            "digests": [],
+            "error": "RuntimeError: boom",
+        },
+        returncode=1,
+    )
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": GOOD_ENV}),
+        {Framework.TORCH: hung, Framework.JAX: failed},
+        timeout=10,
+    )
     assert check.status is Status.FAIL
-    assert check.detail == ("torch: did not finish within 10s (killed); "
-                            "jax 0.5.3 on CPU: failed: RuntimeError: boom")
+    assert check.detail == (
+        "torch: did not finish within 10s (killed); jax 0.5.3 on CPU: failed: RuntimeError: boom"
+    )
 
 
 def test_a_seed_without_determinism_checks_the_environment_only() -> None:
     env = {"COLABENV_SEED": "7", "PYTHONHASHSEED": "7"}
-    check = check_determinism(Reproducibility(7, False), _run("environ", {"environ": env}), {},
-                              timeout=10)
+    check = check_determinism(Reproducibility(7, False), _run("environ", {"environ": env}), {}, timeout=10)
     assert check.status is Status.PASS
-    assert check.detail == ("seed 7: COLABENV_SEED, PYTHONHASHSEED set; deterministic not asked "
-                            "for, runs not compared")
+    assert check.detail == (
+        "seed 7: COLABENV_SEED, PYTHONHASHSEED set; deterministic not asked for, runs not compared"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,8 +550,13 @@ class FakeNvml:
     """Stands in for pynvml: GPUs of (name, total bytes), and per GPU the (pid, used bytes)
     NVML lists as running compute processes."""
 
-    def __init__(self, gpus: list[tuple[str, int]], processes: dict[int, list[tuple[int, Any]]],
-                 init_error: str | None = None, hang: float = 0.0) -> None:
+    def __init__(
+        self,
+        gpus: list[tuple[str, int]],
+        processes: dict[int, list[tuple[int, Any]]],
+        init_error: str | None = None,
+        hang: float = 0.0,
+    ) -> None:
         self.gpus, self.processes = gpus, processes
         self.init_error, self.hang = init_error, hang
         self.calls: list[str] = []
@@ -489,8 +583,9 @@ class FakeNvml:
         return types.SimpleNamespace(total=self.gpus[handle][1], free=0, used=0)
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[Any]:
-        return [types.SimpleNamespace(pid=pid, usedGpuMemory=used)
-                for pid, used in self.processes.get(handle, [])]
+        return [
+            types.SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, used in self.processes.get(handle, [])
+        ]
 
 
 def _fake_proc(root: Path, pid: int, argv: list[bytes], state: str = "S") -> None:
@@ -504,8 +599,10 @@ def test_holders_are_listed_with_their_command_lines(tmp_path: Path) -> None:
     proc = tmp_path / "proc"
     _fake_proc(proc, 4242, [b"python3", b"train.py", b"--epochs", b"3"])
     _fake_proc(proc, 77, [b"python", b"-m", b"ipykernel_launcher", b"\x1b[31mred"], state="Z")
-    nvml = FakeNvml([("Tesla T4", 16 * GIB), ("Tesla T4", 16 * GIB)],
-                    {0: [(4242, 6 * GIB), (77, GIB), (999999, 2**64 - 1)]})
+    nvml = FakeNvml(
+        [("Tesla T4", 16 * GIB), ("Tesla T4", 16 * GIB)],
+        {0: [(4242, 6 * GIB), (77, GIB), (999999, 2**64 - 1)]},
+    )
     holders = gpu_holders(lambda: nvml, command=lambda pid: command_line(pid, proc))
     assert nvml.calls == ["init", "shutdown"]
     assert [(p.gpu, p.pid, p.used, p.command, p.why) for p in holders.processes] == [
@@ -514,8 +611,9 @@ def test_holders_are_listed_with_their_command_lines(tmp_path: Path) -> None:
         (0, 999999, None, None, "not visible here (another process namespace, or it ended)"),
     ]
     base = Check("vram", Status.PASS, "GPU0: 9.0 GiB free of 16.0 GiB")
-    check = with_host_facts(base, holders, HostMemory(10 * GIB, 12 * GIB), min_free_ram_gib=None,
-                            max_other_share=0.1, me=1)
+    check = with_host_facts(
+        base, holders, HostMemory(10 * GIB, 12 * GIB), min_free_ram_gib=None, max_other_share=0.1, me=1
+    )
     assert check.status is Status.WARN
     assert check.detail == (
         "another process holds 6.0 GiB of GPU0 (38%, more than 10%): pid 4242 python3 train.py "
@@ -523,14 +621,16 @@ def test_holders_are_listed_with_their_command_lines(tmp_path: Path) -> None:
         "train.py --epochs 3 (6.0 GiB, 38%); pid 77 python -m ipykernel_launcher \\x1b[31mred "
         "(zombie) (1.0 GiB, 6%); pid 999999 not visible here (another process namespace, or it "
         "ended) (memory not reported); GPU1 Tesla T4 held by: none; host RAM 10.0 GiB free of "
-        "12.0 GiB)")
+        "12.0 GiB)"
+    )
 
 
 def test_this_process_and_small_holders_do_not_warn(tmp_path: Path) -> None:
     nvml = FakeNvml([("H100", 80 * GIB)], {0: [(os.getpid(), 70 * GIB), (5, 4 * GIB)]})
     holders = gpu_holders(lambda: nvml, command=lambda pid: ("sleep 60", None))
-    check = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), holders, None,
-                            min_free_ram_gib=None, max_other_share=0.1)
+    check = with_host_facts(
+        Check("vram", Status.PASS, "GPU0 ok"), holders, None, min_free_ram_gib=None, max_other_share=0.1
+    )
     assert check.status is Status.PASS
     assert f"pid {os.getpid()} this process (70.0 GiB, 88%)" in check.detail
     assert check.detail.endswith("host RAM unknown (no /proc/meminfo)")
@@ -540,10 +640,13 @@ def test_a_share_above_the_profiles_bound_warns_only_above_it() -> None:
     nvml = FakeNvml([("T4", 16 * GIB)], {0: [(5, 4 * GIB)]})
     holders = gpu_holders(lambda: nvml, command=lambda pid: ("job", None))
     base = Check("vram", Status.PASS, "GPU0 ok")
-    assert with_host_facts(base, holders, None, min_free_ram_gib=None,
-                           max_other_share=0.25).status is Status.PASS
-    assert with_host_facts(base, holders, None, min_free_ram_gib=None,
-                           max_other_share=0.2).status is Status.WARN
+    assert (
+        with_host_facts(base, holders, None, min_free_ram_gib=None, max_other_share=0.25).status
+        is Status.PASS
+    )
+    assert (
+        with_host_facts(base, holders, None, min_free_ram_gib=None, max_other_share=0.2).status is Status.WARN
+    )
 
 
 def test_nvml_that_fails_or_hangs_is_a_note_not_a_failure() -> None:
@@ -553,8 +656,9 @@ def test_nvml_that_fails_or_hangs_is_a_note_not_a_failure() -> None:
     hung = gpu_holders(lambda: FakeNvml([], {}, hang=30), timeout=0.5)
     assert time.monotonic() - started < 5
     assert hung.note == "NVML did not answer within 0.5s"
-    check = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), missing, None,
-                            min_free_ram_gib=None, max_other_share=0.1)
+    check = with_host_facts(
+        Check("vram", Status.PASS, "GPU0 ok"), missing, None, min_free_ram_gib=None, max_other_share=0.1
+    )
     assert check.status is Status.PASS
     assert "processes on the GPUs unknown (NVML: FakeNvmlError" in check.detail
 
@@ -564,24 +668,41 @@ def test_host_ram_below_the_profiles_minimum_warns(tmp_path: Path) -> None:
     meminfo.write_text("MemTotal:       12582912 kB\nMemFree: 1 kB\nMemAvailable:    3145728 kB\n")
     ram = read_host_memory(meminfo)
     assert ram == HostMemory(3 * GIB, 12 * GIB)
-    low = with_host_facts(Check("vram", Status.PASS, "GPU0 ok"), GpuHolders(), ram,
-                          min_free_ram_gib=8, max_other_share=0.1)
+    low = with_host_facts(
+        Check("vram", Status.PASS, "GPU0 ok"), GpuHolders(), ram, min_free_ram_gib=8, max_other_share=0.1
+    )
     assert low.status is Status.WARN
     assert low.detail.startswith("host RAM has 3.0 GiB free, the profile asks for 8 GiB (GPU0 ok;")
-    no_gpu = with_host_facts(Check("vram", Status.SKIP, "no GPU on this host"), None, ram,
-                             min_free_ram_gib=2, max_other_share=0.1)
+    no_gpu = with_host_facts(
+        Check("vram", Status.SKIP, "no GPU on this host"), None, ram, min_free_ram_gib=2, max_other_share=0.1
+    )
     assert (no_gpu.status, no_gpu.detail) == (
-        Status.PASS, "no GPU on this host; host RAM 3.0 GiB free of 12.0 GiB")
-    unasked = with_host_facts(Check("vram", Status.SKIP, "no GPU on this host"), None, ram,
-                              min_free_ram_gib=None, max_other_share=0.1)
+        Status.PASS,
+        "no GPU on this host; host RAM 3.0 GiB free of 12.0 GiB",
+    )
+    unasked = with_host_facts(
+        Check("vram", Status.SKIP, "no GPU on this host"),
+        None,
+        ram,
+        min_free_ram_gib=None,
+        max_other_share=0.1,
+    )
     assert unasked.status is Status.SKIP
-    failed = with_host_facts(Check("vram", Status.FAIL, "requires a GPU"), None, ram,
-                             min_free_ram_gib=8, max_other_share=0.1)
+    failed = with_host_facts(
+        Check("vram", Status.FAIL, "requires a GPU"), None, ram, min_free_ram_gib=8, max_other_share=0.1
+    )
     assert failed.status is Status.FAIL and failed.detail.startswith("host RAM has 3.0 GiB free")
 
 
-@pytest.mark.parametrize("text", ["", "MemTotal: 12 kB\n", "MemTotal: x kB\nMemAvailable: 1 kB\n",
-                                  "MemTotal: 99999999999999999999 kB\nMemAvailable: 1 kB\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "MemTotal: 12 kB\n",
+        "MemTotal: x kB\nMemAvailable: 1 kB\n",
+        "MemTotal: 99999999999999999999 kB\nMemAvailable: 1 kB\n",
+    ],
+)
 def test_a_meminfo_without_both_figures_is_unknown(tmp_path: Path, text: str) -> None:
     meminfo = tmp_path / "meminfo"
     meminfo.write_text(text)
@@ -612,8 +733,11 @@ GUIDE = {
 
 def test_the_readme_maps_each_line_of_the_guides_checklist_to_its_check() -> None:
     section = README.read_text(encoding="utf-8").split("## The pre-training checklist")[1]
-    rows = {line.split("|")[1].strip(): line.split("|")[2]
-            for line in section.split("\n## ")[0].splitlines() if line.startswith("| ")}
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2]
+        for line in section.split("\n## ")[0].splitlines()
+        if line.startswith("| ")
+    }
     for line, check in GUIDE.items():
         assert line in rows, line
         assert check in rows[line], (line, rows[line])

@@ -44,9 +44,14 @@ def test_a_checklist_marker_reports_io_and_determinism_for_every_framework(
 ) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    case = (Case(tmp_path).gpu_host().torch().jax().tensorflow()
-            .marker(ALL_THREE, verify={"io": [{"path": str(data)}], "io_size_mib": 8},
-                    reproducibility=SEEDED))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch()
+        .jax()
+        .tensorflow()
+        .marker(ALL_THREE, verify={"io": [{"path": str(data)}], "io_size_mib": 8}, reproducibility=SEEDED)
+    )
     _hook(case)
     code, statuses, details = _verify(case)
     assert statuses[f"io:{data}"] == "PASS", details[f"io:{data}"]
@@ -54,42 +59,57 @@ def test_a_checklist_marker_reports_io_and_determinism_for_every_framework(
     assert statuses["determinism"] == "PASS", details["determinism"]
     assert details["determinism"].startswith(
         f"seed 1234, deterministic: two seeded runs bit-identical (torch {TORCH} on GPU0 "
-        f"Stand-in T4; tensorflow {TF} on GPU0; jax {JAX} on GPU0 Stand-in T4)")
+        f"Stand-in T4; tensorflow {TF} on GPU0; jax {JAX} on GPU0 Stand-in T4)"
+    )
     assert code == 0
     names = case.order
-    assert names.index("smoke:jax") < names.index(f"io:{data}") < names.index("determinism") \
+    assert (
+        names.index("smoke:jax")
+        < names.index(f"io:{data}")
+        < names.index("determinism")
         < names.index("vram")
+    )
     assert list(data.iterdir()) == []
 
 
 def test_a_framework_that_returns_different_bits_fails_determinism(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.NONDETERMINISTIC).jax()
-            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], reproducibility=SEEDED))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.NONDETERMINISTIC)
+        .jax()
+        .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], reproducibility=SEEDED)
+    )
     _hook(case)
     code, statuses, details = _verify(case)
     assert statuses["smoke:torch"] == "PASS"
     assert statuses["determinism"] == "FAIL"
     assert details["determinism"].startswith(
-        f"torch {TORCH} on GPU0 Stand-in T4: two seeded runs differ (sha256 ")
+        f"torch {TORCH} on GPU0 Stand-in T4: two seeded runs differ (sha256 "
+    )
     assert "jax" not in details["determinism"]
     assert code == 1
 
 
 def test_without_the_hook_determinism_fails_naming_the_variables(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], reproducibility=SEEDED))
+    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"], reproducibility=SEEDED)
     code, statuses, details = _verify(case)
     assert statuses["determinism"] == "FAIL"
     assert details["determinism"].startswith(
         "COLABENV_SEED is not set (expected 1234); PYTHONHASHSEED is not set (expected 1234); "
         "COLABENV_DETERMINISTIC is not set (expected 1); and 4 more (the setup script's .pth "
-        "hook sets them when Python starts")
+        "hook sets them when Python starts"
+    )
     assert code == 1
 
 
 def test_a_smoke_test_that_hangs_is_not_run_again_for_determinism(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.HANG)
-            .marker([f"torch=={TORCH}"], reproducibility=SEEDED, timeout_s=600))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.HANG)
+        .marker([f"torch=={TORCH}"], reproducibility=SEEDED, timeout_s=600)
+    )
     _hook(case)
     code, _, _, elapsed = case.verify("--timeout", "3")
     assert case.determinism == ("FAIL", "torch: not run (smoke:torch failed)")
@@ -101,32 +121,47 @@ def test_io_failures_name_the_path_and_the_reason(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
     missing = tmp_path / "missing"
-    case = (Case(tmp_path).torch(Behaviour.NO_GPU)
-            .marker([f"torch=={TORCH}"], verify={"io": [
-                {"path": str(data), "min_read_mib_s": 9e6, "min_write_mib_s": None},
-                {"path": str(missing)}], "io_size_mib": 4}))
+    case = (
+        Case(tmp_path)
+        .torch(Behaviour.NO_GPU)
+        .marker(
+            [f"torch=={TORCH}"],
+            verify={
+                "io": [
+                    {"path": str(data), "min_read_mib_s": 9e6, "min_write_mib_s": None},
+                    {"path": str(missing)},
+                ],
+                "io_size_mib": 4,
+            },
+        )
+    )
     code, statuses, details = _verify(case)
     assert statuses[f"io:{data}"] == "FAIL"
     assert details[f"io:{data}"].startswith(f"{data}: read ")
     assert "is below the 9e+06 MiB/s asked for" in details[f"io:{data}"]
-    assert (statuses[f"io:{missing}"], details[f"io:{missing}"]) == (
-        "FAIL", f"{missing}: does not exist")
+    assert (statuses[f"io:{missing}"], details[f"io:{missing}"]) == ("FAIL", f"{missing}: does not exist")
     assert statuses["determinism"] == "SKIP"
     assert code == 1
 
 
 def _checklist_profile(path: Path, version: str, data: Path) -> Path:
-    path.write_text("\n".join([
-        'name = "checklist"',
-        "[frameworks]",
-        f'torch = "=={version}"',
-        "[verify]",
-        f'io_paths = ["{data}"]',
-        "io_size_mib = 8",
-        "[reproducibility]",
-        "seed = 1234",
-        "deterministic = true",
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                'name = "checklist"',
+                "[frameworks]",
+                f'torch = "=={version}"',
+                "[verify]",
+                f'io_paths = ["{data}"]',
+                "io_size_mib = 8",
+                "[reproducibility]",
+                "seed = 1234",
+                "deterministic = true",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -135,9 +170,11 @@ def test_verify_of_a_checklist_profile_reports_io_and_determinism(tmp_path: Path
     version, tag, cuda, driver = _catalog_torch()
     data = tmp_path / "data"
     data.mkdir()
-    case = (Case(tmp_path)
-            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
-            .torch(version=f"{version}+{tag}", cuda=cuda))
+    case = (
+        Case(tmp_path)
+        .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
+        .torch(version=f"{version}+{tag}", cuda=cuda)
+    )
     profile = _checklist_profile(tmp_path / "checklist.toml", version, data)
     _install_companions(case, profile, f"{version}+{tag}", driver, cuda)
     _hook(case)
@@ -151,9 +188,15 @@ def test_verify_of_a_checklist_profile_reports_io_and_determinism(tmp_path: Path
 def test_the_json_report_holds_the_checklist_checks(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    case = (Case(tmp_path).torch(Behaviour.NO_GPU)
-            .marker([f"torch=={TORCH}"], verify={"io": [{"path": str(data)}], "io_size_mib": 4},
-                    reproducibility={"seed": 3, "deterministic": True}))
+    case = (
+        Case(tmp_path)
+        .torch(Behaviour.NO_GPU)
+        .marker(
+            [f"torch=={TORCH}"],
+            verify={"io": [{"path": str(data)}], "io_size_mib": 4},
+            reproducibility={"seed": 3, "deterministic": True},
+        )
+    )
     _hook(case, seed=3)
     result = case.venv.run_verify("--json", env=case.env)
     report: dict[str, Any] = json.loads(result.stdout)
@@ -209,19 +252,25 @@ GIB = 1024**3
 
 
 def test_vram_lists_who_holds_the_gpu_and_warns_about_another_process(tmp_path: Path) -> None:
-    holder = subprocess.Popen(["zombie-trainer", "-c", "import time; time.sleep(120)"],
-                              executable=sys.executable)
+    holder = subprocess.Popen(
+        ["zombie-trainer", "-c", "import time; time.sleep(120)"], executable=sys.executable
+    )
     try:
-        case = (Case(tmp_path).gpu_host().torch()
-                .marker([f"torch=={TORCH}"],
-                        verify={"max_other_vram_share": 0.25, "min_free_ram_gib": 0.001}))
-        (case.venv.site_packages / "pynvml.py").write_text(FAKE_PYNVML.format(
-            gpus=[("Stand-in T4", 16 * GIB)], processes={0: [(holder.pid, 6 * GIB)]}))
+        case = (
+            Case(tmp_path)
+            .gpu_host()
+            .torch()
+            .marker([f"torch=={TORCH}"], verify={"max_other_vram_share": 0.25, "min_free_ram_gib": 0.001})
+        )
+        (case.venv.site_packages / "pynvml.py").write_text(
+            FAKE_PYNVML.format(gpus=[("Stand-in T4", 16 * GIB)], processes={0: [(holder.pid, 6 * GIB)]})
+        )
         code, statuses, details = _verify(case)
         assert statuses["vram"] == "WARN"
         assert details["vram"].startswith(
             f"another process holds 6.0 GiB of GPU0 (38%, more than 25%): pid {holder.pid} "
-            "zombie-trainer -c import time; time.sleep(120) (GPU0: 15.0 GiB free of 16.0 GiB")
+            "zombie-trainer -c import time; time.sleep(120) (GPU0: 15.0 GiB free of 16.0 GiB"
+        )
         assert f"GPU0 Stand-in T4 held by: pid {holder.pid} zombie-trainer" in details["vram"]
         assert re.search(r"; host RAM [0-9.]+ GiB free of [0-9.]+ GiB\)$", details["vram"])
         assert code == 0

@@ -30,8 +30,11 @@ from tests.support.fixtures import Runner
 pytestmark = pytest.mark.gpu
 
 TIMEOUT = 300.0
-FRAMEWORKS = [f for f in (Framework.TORCH, Framework.JAX, Framework.TENSORFLOW)
-              if importlib.util.find_spec(f.value) is not None]
+FRAMEWORKS = [
+    f
+    for f in (Framework.TORCH, Framework.JAX, Framework.TENSORFLOW)
+    if importlib.util.find_spec(f.value) is not None
+]
 
 
 def _fingerprint() -> Fingerprint:
@@ -69,15 +72,17 @@ def test_real_vram_probe_finds_a_large_block(gpu_host: bool) -> None:
         go.touch()
         run = run_probe(framework, go, TIMEOUT, python=sys.executable, scratch=Path(scratch))
     fingerprint = _fingerprint()
-    check = check_vram(fingerprint.gpus, run, probe_timeout=TIMEOUT, host_has_gpu=True,
-                       require_gpu=True, min_free_gib=None)
+    check = check_vram(
+        fingerprint.gpus, run, probe_timeout=TIMEOUT, host_has_gpu=True, require_gpu=True, min_free_gib=None
+    )
     print(f"\nvram: {check.status.value}: {check.detail}")
     assert check.status is Status.PASS, f"{check.detail}\n{run.completed.stderr[-2000:]}"
     assert "largest block" in check.detail
 
 
-def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path: Path,
-                                                        runner: Runner) -> None:
+def test_real_verify_runs_the_smoke_tests_concurrently(
+    gpu_host: bool, tmp_path: Path, runner: Runner
+) -> None:
     if not FRAMEWORKS:
         pytest.skip("no framework importable")
     singles = {}
@@ -92,8 +97,7 @@ def test_real_verify_runs_the_smoke_tests_concurrently(gpu_host: bool, tmp_path:
     statuses = {c["name"]: c["status"] for c in data["checks"]}
     print("\n" + json.dumps(data, indent=2))
     slowest = max(singles.values())
-    print(f"verify {whole:.1f}s; single smoke tests {singles}; "
-          f"ratio {whole / slowest:.2f}x the slowest")
+    print(f"verify {whole:.1f}s; single smoke tests {singles}; ratio {whole / slowest:.2f}x the slowest")
     for framework in FRAMEWORKS:
         assert statuses[f"smoke:{framework.value}"] == "PASS"
     assert statuses["vram"] in ("PASS", "WARN")

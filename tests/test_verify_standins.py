@@ -37,8 +37,11 @@ from tests.support.standin_frameworks import (
 
 pytestmark = pytest.mark.slow
 
-GPU_HOST = {"COLABENV_DRIVER_VERSION": "560.35.03", "COLABENV_CUDA_VERSION": "12.6",
-            "COLABENV_COMPUTE_CAPABILITY": "7.5"}
+GPU_HOST = {
+    "COLABENV_DRIVER_VERSION": "560.35.03",
+    "COLABENV_CUDA_VERSION": "12.6",
+    "COLABENV_COMPUTE_CAPABILITY": "7.5",
+}
 TORCH = "2.6.0+cu124"
 JAX = "0.5.3"
 TF = "2.18.0"
@@ -67,13 +70,11 @@ class Case:
         self.env.update(overrides)
         return self
 
-    def torch(self, behaviour: Behaviour = Behaviour.HEALTHY, version: str = TORCH,
-              **fields: Any) -> Case:
+    def torch(self, behaviour: Behaviour = Behaviour.HEALTHY, version: str = TORCH, **fields: Any) -> Case:
         self.venv.install(Standin("torch", version, behaviour, **fields))
         return self
 
-    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True,
-            **fields: Any) -> Case:
+    def jax(self, behaviour: Behaviour = Behaviour.HEALTHY, *, plugin: bool = True, **fields: Any) -> Case:
         self.venv.install(Standin("jax", JAX, behaviour, requires=(f"jaxlib=={JAX}",), **fields))
         self.venv.install_plain("jaxlib", JAX)
         if plugin:
@@ -95,8 +96,7 @@ class Case:
         write_marker(self.state, requirements=requirements, frameworks=frameworks, **fields)
         return self
 
-    def verify(self, *args: str, timeout: float = 120) -> tuple[int, dict[str, str],
-                                                                 dict[str, str], float]:
+    def verify(self, *args: str, timeout: float = 120) -> tuple[int, dict[str, str], dict[str, str], float]:
         started = time.monotonic()
         result = self.venv.run_verify("--json", *args, env=self.env, timeout=timeout)
         elapsed = time.monotonic() - started
@@ -127,26 +127,49 @@ STATIC_PASS = _all("PASS", "marker", "versions", "duplicates", "consistency")
 
 
 def test_healthy_gpu_all_three_frameworks_pass(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch().jax().tensorflow()
-            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"],
-                    env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch()
+        .jax()
+        .tensorflow()
+        .marker(
+            [f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"],
+            env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"},
+        )
+    )
     case.env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     code, statuses, details, _ = case.verify()
     assert statuses == {
         **STATIC_PASS,
         **_all("PASS", "cuda:torch", "cuda:tensorflow", "cuda:jax"),
         **_all("PASS", "smoke:torch", "smoke:tensorflow", "smoke:jax"),
-        "vram": "PASS", "env": "PASS",
+        "vram": "PASS",
+        "env": "PASS",
     }
     assert code == 0
-    assert case.order == ["marker", "versions", "duplicates", "consistency", "cuda:torch",
-                          "cuda:tensorflow", "cuda:jax", "components", "smoke:torch",
-                          "smoke:tensorflow", "smoke:jax", "determinism", "vram", "env"]
+    assert case.order == [
+        "marker",
+        "versions",
+        "duplicates",
+        "consistency",
+        "cuda:torch",
+        "cuda:tensorflow",
+        "cuda:jax",
+        "components",
+        "smoke:torch",
+        "smoke:tensorflow",
+        "smoke:jax",
+        "determinism",
+        "vram",
+        "env",
+    ]
     assert details["smoke:torch"] == (
         "Stand-in T4 (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
     )
     assert details["vram"].startswith(
-        "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; processes on the GPUs ")
+        "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; processes on the GPUs "
+    )
     assert re.search(r"; host RAM [0-9.]+ GiB free of [0-9.]+ GiB$", details["vram"])
     assert "driver 560.35.03 (CUDA 12.6)" in details["cuda:torch"]
 
@@ -155,14 +178,18 @@ BOX_DRAWING = set("│┃─━┌┐└┘├┤┬┴┼╭╮╰╯┏┓┗�
 MARKUP_GPU = "[bold]Evil[/] T4 [/] [link=x]"
 
 
-def _on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path, columns: int = 100
-                   ) -> tuple[int, str]:
+def _on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path, columns: int = 100) -> tuple[int, str]:
     """Run ``argv`` with a pseudo-terminal as its stdout; its exit status and what it showed."""
     import pty
 
     leader, follower = pty.openpty()
-    with subprocess.Popen(argv, stdout=follower, stderr=subprocess.PIPE, env={
-        **env, "COLUMNS": str(columns), "TERM": "dumb"}, cwd=cwd) as child:
+    with subprocess.Popen(
+        argv,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**env, "COLUMNS": str(columns), "TERM": "dumb"},
+        cwd=cwd,
+    ) as child:
         os.close(follower)
         chunks = []
         while True:
@@ -185,20 +212,28 @@ def test_plain_lines_for_a_pipe(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "colabenv verify: expected from restart marker (standin)"
     assert [line.split()[:2] for line in lines[1:-1]] == [
-        ["PASS", name] for name in ("marker", "versions", "duplicates", "consistency",
-                                    "cuda:torch", "components", "smoke:torch")
+        ["PASS", name]
+        for name in (
+            "marker",
+            "versions",
+            "duplicates",
+            "consistency",
+            "cuda:torch",
+            "components",
+            "smoke:torch",
+        )
     ] + [["SKIP", "determinism"], ["PASS", "vram"], ["SKIP", "env"]]
     smoke = next(line for line in lines if line.startswith("PASS  smoke:torch"))
-    assert smoke.endswith(f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, "
-                          "CUDA 12.4, cuDNN 9.1.0")
+    assert smoke.endswith(
+        f"{MARKUP_GPU} (sm_75): matmul agrees with CPU; torch 2.6.0+cu124, CUDA 12.4, cuDNN 9.1.0"
+    )
     assert lines[-1] == "all checks passed"
     assert not BOX_DRAWING & set(result.stdout)
 
 
 def test_a_table_for_a_terminal_that_shows_markup_as_it_is(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch(gpu_name=MARKUP_GPU).marker([f"torch=={TORCH}"])
-    code, shown = _on_a_terminal([str(case.venv.colabenv), "verify"], case.env, tmp_path,
-                                 columns=200)
+    code, shown = _on_a_terminal([str(case.venv.colabenv), "verify"], case.env, tmp_path, columns=200)
     assert code == 0, shown
     assert BOX_DRAWING & set(shown)
     assert "Traceback" not in shown and "MarkupError" not in shown
@@ -208,19 +243,30 @@ def test_a_table_for_a_terminal_that_shows_markup_as_it_is(tmp_path: Path) -> No
 
 @needs_no_gpu
 def test_no_gpu_the_cpu_matmul_passes_and_the_gpu_parts_skip(tmp_path: Path) -> None:
-    case = (Case(tmp_path).torch(Behaviour.NO_GPU).jax(Behaviour.NO_GPU, plugin=False)
-            .marker([f"torch=={TORCH}", f"jax=={JAX}"]))
+    case = (
+        Case(tmp_path)
+        .torch(Behaviour.NO_GPU)
+        .jax(Behaviour.NO_GPU, plugin=False)
+        .marker([f"torch=={TORCH}", f"jax=={JAX}"])
+    )
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, **_all("SKIP", "cuda:torch", "cuda:jax", "vram", "env"),
-                        **_all("PASS", "smoke:torch", "smoke:jax")}
+    assert statuses == {
+        **STATIC_PASS,
+        **_all("SKIP", "cuda:torch", "cuda:jax", "vram", "env"),
+        **_all("PASS", "smoke:torch", "smoke:jax"),
+    }
     assert code == 0
     assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cu124); no GPU on this host"
 
 
 def test_a_cpu_build_on_a_gpu_host_passes_its_cpu_matmul(tmp_path: Path) -> None:
     """A profile with variant = "cpu": the build sees no GPU by design."""
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU, version="2.6.0+cpu", cuda=None)
-            .marker(["torch==2.6.0+cpu"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.NO_GPU, version="2.6.0+cpu", cuda=None)
+        .marker(["torch==2.6.0+cpu"])
+    )
     code, statuses, details, _ = case.verify()
     assert statuses["smoke:torch"] == "PASS"
     assert details["smoke:torch"] == "CPU matmul ok (torch 2.6.0+cpu, a CPU build)"
@@ -232,29 +278,40 @@ def test_a_cpu_build_on_a_gpu_host_passes_its_cpu_matmul(tmp_path: Path) -> None
 def test_no_gpu_fails_when_the_profile_requires_one(tmp_path: Path) -> None:
     case = Case(tmp_path).torch(Behaviour.NO_GPU).marker([f"torch=={TORCH}"], require_gpu=True)
     code, statuses, _, _ = case.verify()
-    assert statuses == {**STATIC_PASS, **_all("FAIL", "cuda:torch", "smoke:torch", "vram"),
-                        "env": "SKIP"}
+    assert statuses == {**STATIC_PASS, **_all("FAIL", "cuda:torch", "smoke:torch", "vram"), "env": "SKIP"}
     assert code == 1
 
 
 def test_gpu_host_but_the_framework_sees_none(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU).marker([f"torch=={TORCH}"])
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "FAIL",
-                        "vram": "WARN", "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "PASS",
+        "smoke:torch": "FAIL",
+        "vram": "WARN",
+        "env": "SKIP",
+    }
     assert "sees no GPU although the host has one" in details["smoke:torch"]
     assert details["vram"].startswith("no memory information (torch sees no GPU); ")
     assert code == 1
 
 
 def test_wrong_cuda_build_for_the_driver(tmp_path: Path) -> None:
-    case = (Case(tmp_path)
-            .gpu_host(COLABENV_DRIVER_VERSION="550.54.15", COLABENV_CUDA_VERSION="12.4")
-            .torch(Behaviour.DRIVER_TOO_OLD, version="2.6.0+cu130", cuda="13.0")
-            .marker(["torch==2.6.0+cu130"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host(COLABENV_DRIVER_VERSION="550.54.15", COLABENV_CUDA_VERSION="12.4")
+        .torch(Behaviour.DRIVER_TOO_OLD, version="2.6.0+cu130", cuda="13.0")
+        .marker(["torch==2.6.0+cu130"])
+    )
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, "cuda:torch": "FAIL", "smoke:torch": "FAIL",
-                        "vram": "WARN", "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "FAIL",
+        "smoke:torch": "FAIL",
+        "vram": "WARN",
+        "env": "SKIP",
+    }
     assert "CUDA 13" in details["cuda:torch"] and "550.54.15" in details["cuda:torch"]
     assert "driver on your system is too old" in details["smoke:torch"]
     assert code == 1
@@ -274,22 +331,32 @@ def _release_missing_an_arch() -> tuple[str, str, str, str, list[str]]:
                     driver = catalog.toolkit_driver(variant.cuda)
                     assert driver is not None
                     version = f"{release.version}+{variant.local_tag}"
-                    return (version, str(variant.cuda), text, format_driver(driver),
-                            [str(a) for a in variant.archs])
+                    return (
+                        version,
+                        str(variant.cuda),
+                        text,
+                        format_driver(driver),
+                        [str(a) for a in variant.archs],
+                    )
     raise AssertionError("every torch variant in the catalog covers every candidate GPU")
 
 
 def test_missing_arch_for_the_gpu(tmp_path: Path) -> None:
     version, cuda, cap, driver, archs = _release_missing_an_arch()
-    case = (Case(tmp_path)
-            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda,
-                      COLABENV_COMPUTE_CAPABILITY=cap)
-            .torch(Behaviour.MISSING_ARCH, version=version, cuda=cuda, capability=cap,
-                   arch_list=tuple(archs))
-            .marker([f"torch=={version}"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda, COLABENV_COMPUTE_CAPABILITY=cap)
+        .torch(Behaviour.MISSING_ARCH, version=version, cuda=cuda, capability=cap, arch_list=tuple(archs))
+        .marker([f"torch=={version}"])
+    )
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, "cuda:torch": "FAIL", "smoke:torch": "FAIL",
-                        "vram": "PASS", "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "FAIL",
+        "smoke:torch": "FAIL",
+        "vram": "PASS",
+        "env": "SKIP",
+    }
     sm = "sm_" + cap.replace(".", "")
     assert f"no kernels for {sm}" in details["cuda:torch"]
     assert "no kernel image is available" in details["smoke:torch"]
@@ -298,12 +365,23 @@ def test_missing_arch_for_the_gpu(tmp_path: Path) -> None:
 
 
 def test_import_error_fails_that_framework_only(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.IMPORT_ERROR).jax()
-            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.IMPORT_ERROR)
+        .jax()
+        .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"])
+    )
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "cuda:jax": "PASS",
-                        "smoke:torch": "FAIL", "smoke:jax": "PASS", "vram": "WARN",
-                        "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "PASS",
+        "cuda:jax": "PASS",
+        "smoke:torch": "FAIL",
+        "smoke:jax": "PASS",
+        "vram": "WARN",
+        "env": "SKIP",
+    }
     assert details["smoke:torch"].startswith(
         "import failed: ImportError: libcudnn.so.9: cannot open shared object file"
     )
@@ -312,13 +390,24 @@ def test_import_error_fails_that_framework_only(tmp_path: Path) -> None:
 
 
 def test_segfault_on_import_is_a_fail_and_the_others_still_report(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.SEGFAULT).jax().tensorflow()
-            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.SEGFAULT)
+        .jax()
+        .tensorflow()
+        .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"])
+    )
     code, statuses, details, _ = case.verify()
-    assert statuses == {**STATIC_PASS, **_all("PASS", "cuda:torch", "cuda:tensorflow",
-                                              "cuda:jax"),
-                        "smoke:torch": "FAIL", "smoke:tensorflow": "PASS", "smoke:jax": "PASS",
-                        "vram": "WARN", "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        **_all("PASS", "cuda:torch", "cuda:tensorflow", "cuda:jax"),
+        "smoke:torch": "FAIL",
+        "smoke:tensorflow": "PASS",
+        "smoke:jax": "PASS",
+        "vram": "WARN",
+        "env": "SKIP",
+    }
     assert details["smoke:torch"] == "crashed with SIGSEGV; stderr: stand-in: about to crash"
     assert "probe crashed with SIGSEGV" in details["vram"]
     assert code == 1
@@ -328,12 +417,23 @@ def test_hang_on_import_is_killed_at_the_timeout_and_the_others_still_report(
     tmp_path: Path,
 ) -> None:
     timeout = 4
-    case = (Case(tmp_path).gpu_host().torch(Behaviour.HANG).jax()
-            .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], timeout_s=600))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(Behaviour.HANG)
+        .jax()
+        .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], timeout_s=600)
+    )
     code, statuses, details, elapsed = case.verify("--timeout", str(timeout))
-    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "cuda:jax": "PASS",
-                        "smoke:torch": "FAIL", "smoke:jax": "PASS", "vram": "WARN",
-                        "env": "SKIP"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "PASS",
+        "cuda:jax": "PASS",
+        "smoke:torch": "FAIL",
+        "smoke:jax": "PASS",
+        "vram": "WARN",
+        "env": "SKIP",
+    }
     assert details["smoke:torch"] == (
         "did not finish within 4s (killed); stderr: stand-in: hanging on import"
     )
@@ -343,8 +443,7 @@ def test_hang_on_import_is_killed_at_the_timeout_and_the_others_still_report(
 
 
 def test_marker_timeout_bounds_the_smoke_tests(tmp_path: Path) -> None:
-    case = (Case(tmp_path).jax(Behaviour.HANG, plugin=False)
-            .marker([f"jax=={JAX}"], timeout_s=2))
+    case = Case(tmp_path).jax(Behaviour.HANG, plugin=False).marker([f"jax=={JAX}"], timeout_s=2)
     code, statuses, details, elapsed = case.verify()
     assert statuses["smoke:jax"] == "FAIL"
     assert details["smoke:jax"].startswith("did not finish within 2s")
@@ -353,20 +452,29 @@ def test_marker_timeout_bounds_the_smoke_tests(tmp_path: Path) -> None:
 
 
 def test_wrong_version_installed(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(version="2.5.1+cu124")
-            .marker([f"torch=={TORCH}"]))
+    case = Case(tmp_path).gpu_host().torch(version="2.5.1+cu124").marker([f"torch=={TORCH}"])
     code, statuses, details, _ = case.verify()
-    assert statuses == {"marker": "PASS", "versions": "FAIL", "duplicates": "PASS",
-                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
-                        "vram": "PASS", "env": "SKIP"}
+    assert statuses == {
+        "marker": "PASS",
+        "versions": "FAIL",
+        "duplicates": "PASS",
+        "consistency": "PASS",
+        "cuda:torch": "PASS",
+        "smoke:torch": "PASS",
+        "vram": "PASS",
+        "env": "SKIP",
+    }
     assert details["versions"] == "torch: installed 2.5.1+cu124, expected ==2.6.0+cu124"
     assert code == 1
 
 
 def test_unmet_dependency_of_a_framework(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host()
-            .torch(requires=("nvidia-cudnn-cu12==9.1.0.70", "filelock"))
-            .marker([f"torch=={TORCH}"]))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(requires=("nvidia-cudnn-cu12==9.1.0.70", "filelock"))
+        .marker([f"torch=={TORCH}"])
+    )
     case.venv.install_plain("nvidia-cudnn-cu12", "9.3.0.75")
     code, statuses, details, _ = case.verify()
     assert statuses["consistency"] == "FAIL"
@@ -378,9 +486,12 @@ def test_unmet_dependency_of_a_framework(tmp_path: Path) -> None:
 
 
 def test_env_variable_missing(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"],
-                    env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch()
+        .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    )
     code, statuses, details, _ = case.verify()
     assert statuses["env"] == "FAIL"
     assert details["env"].startswith("PYTORCH_CUDA_ALLOC_CONF is not set")
@@ -388,8 +499,12 @@ def test_env_variable_missing(tmp_path: Path) -> None:
 
 
 def test_low_free_vram_warns(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch(free_bytes=2 * 1024**3, largest_bytes=1024**3)
-            .marker([f"torch=={TORCH}"], min_free_vram_gib=8))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch(free_bytes=2 * 1024**3, largest_bytes=1024**3)
+        .marker([f"torch=={TORCH}"], min_free_vram_gib=8)
+    )
     code, statuses, details, _ = case.verify()
     assert statuses["vram"] == "WARN"
     assert details["vram"].startswith("GPU0 has 2.0 GiB free, the profile asks for 8 GiB")
@@ -399,9 +514,16 @@ def test_low_free_vram_warns(tmp_path: Path) -> None:
 def test_no_marker(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch()
     code, statuses, details, _ = case.verify()
-    assert statuses == {"marker": "FAIL", "versions": "SKIP", "duplicates": "PASS",
-                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
-                        "vram": "PASS", "env": "SKIP"}
+    assert statuses == {
+        "marker": "FAIL",
+        "versions": "SKIP",
+        "duplicates": "PASS",
+        "consistency": "PASS",
+        "cuda:torch": "PASS",
+        "smoke:torch": "PASS",
+        "vram": "PASS",
+        "env": "SKIP",
+    }
     assert details["marker"].startswith("no restart marker at ")
     assert code == 1
 
@@ -409,20 +531,25 @@ def test_no_marker(tmp_path: Path) -> None:
 def test_corrupted_marker_fails_and_the_rest_still_runs(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch()
     case.state.mkdir()
-    (case.state / "restart-marker.json").write_text('{"schema": 1, "profile": "x", "writ',
-                                                    encoding="utf-8")
+    (case.state / "restart-marker.json").write_text('{"schema": 1, "profile": "x", "writ', encoding="utf-8")
     code, statuses, details, _ = case.verify()
-    assert statuses == {"marker": "FAIL", "versions": "SKIP", "duplicates": "PASS",
-                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
-                        "vram": "PASS", "env": "SKIP"}
+    assert statuses == {
+        "marker": "FAIL",
+        "versions": "SKIP",
+        "duplicates": "PASS",
+        "consistency": "PASS",
+        "cuda:torch": "PASS",
+        "smoke:torch": "PASS",
+        "vram": "PASS",
+        "env": "SKIP",
+    }
     assert details["marker"].startswith("corrupted restart marker: ")
     assert "restart-marker.json" in details["marker"]
     assert code == 1
 
 
 def test_marker_newer_than_the_interpreter(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], written_at=time.time() + 3600))
+    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"], written_at=time.time() + 3600)
     code, statuses, details, _ = case.verify()
     assert statuses["marker"] == "FAIL"
     assert details["marker"].startswith("restart required: setup finished ")
@@ -437,8 +564,7 @@ def test_duplicate_framework_on_the_path_fails(tmp_path: Path) -> None:
     code, statuses, details, _ = case.verify()
     assert statuses["duplicates"] == "FAIL"
     assert "torch installed 2 times (2.5.1+cu121 in " in details["duplicates"]
-    assert f"module torch in {case.venv.site_packages} is shadowed by {extra}" in \
-        details["duplicates"]
+    assert f"module torch in {case.venv.site_packages} is shadowed by {extra}" in details["duplicates"]
     assert statuses["versions"] == "FAIL"
     assert code == 1
 
@@ -446,18 +572,21 @@ def test_duplicate_framework_on_the_path_fails(tmp_path: Path) -> None:
 def _profile(tmp_path: Path, version: str) -> Path:
     path = tmp_path / "team.toml"
     path.write_text(
-        "\n".join([
-            'name = "team"',
-            "[frameworks]",
-            f'torch = "=={version}"',
-            "[env]",
-            'PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"',
-            "[verify]",
-            'smoke = ["torch"]',
-            "require_gpu = true",
-            "min_free_vram_gib = 1.0",
-            "timeout_s = 60",
-        ]) + "\n",
+        "\n".join(
+            [
+                'name = "team"',
+                "[frameworks]",
+                f'torch = "=={version}"',
+                "[env]",
+                'PYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"',
+                "[verify]",
+                'smoke = ["torch"]',
+                "require_gpu = true",
+                "min_free_vram_gib = 1.0",
+                "timeout_s = 60",
+            ]
+        )
+        + "\n",
         encoding="utf-8",
     )
     return path
@@ -472,13 +601,14 @@ def _catalog_torch() -> tuple[str, str, str, str]:
         for variant in release.variants:
             if variant.python is not None and not variant.python.contains(here):
                 continue
-            if variant.cuda is not None and variant.local_tag and archs_cover(
-                variant.archs, ComputeCapability(7, 5)
+            if (
+                variant.cuda is not None
+                and variant.local_tag
+                and archs_cover(variant.archs, ComputeCapability(7, 5))
             ):
                 driver = catalog.toolkit_driver(variant.cuda)
                 assert driver is not None
-                return (str(release.version), variant.local_tag, str(variant.cuda),
-                        format_driver(driver))
+                return (str(release.version), variant.local_tag, str(variant.cuda), format_driver(driver))
     raise AssertionError("no torch CUDA variant for sm_75 in the catalog")
 
 
@@ -491,9 +621,13 @@ def _install_companions(case: Case, profile: Path, torch: str, driver: str, cuda
     from colabenv.profile import load_profile
     from colabenv.resolver import resolve
 
-    target = Target(Version(driver), Version(cuda), (ComputeCapability(7, 5),),
-                    Version(f"{sys.version_info.major}.{sys.version_info.minor}"),
-                    installed=InstalledSet.from_mapping({"torch": torch}))
+    target = Target(
+        Version(driver),
+        Version(cuda),
+        (ComputeCapability(7, 5),),
+        Version(f"{sys.version_info.major}.{sys.version_info.minor}"),
+        installed=InstalledSet.from_mapping({"torch": torch}),
+    )
     for line in resolve(load_profile(profile), target, shipped_catalog()).requirements:
         req = Requirement(line)
         if req.name != "torch":
@@ -502,25 +636,36 @@ def _install_companions(case: Case, profile: Path, torch: str, driver: str, cuda
 
 def test_profile_resolved_for_this_host(tmp_path: Path) -> None:
     version, tag, cuda, driver = _catalog_torch()
-    case = (Case(tmp_path)
-            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
-            .torch(version=f"{version}+{tag}", cuda=cuda))
+    case = (
+        Case(tmp_path)
+        .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
+        .torch(version=f"{version}+{tag}", cuda=cuda)
+    )
     case.env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
     profile = _profile(tmp_path, version)
     _install_companions(case, profile, f"{version}+{tag}", driver, cuda)
     code, statuses, details, _ = case.verify("--profile", str(profile))
-    assert statuses == {"marker": "WARN", "versions": "PASS", "duplicates": "PASS",
-                        "consistency": "PASS", "cuda:torch": "PASS", "smoke:torch": "PASS",
-                        "vram": "PASS", "env": "PASS"}
+    assert statuses == {
+        "marker": "WARN",
+        "versions": "PASS",
+        "duplicates": "PASS",
+        "consistency": "PASS",
+        "cuda:torch": "PASS",
+        "smoke:torch": "PASS",
+        "vram": "PASS",
+        "env": "PASS",
+    }
     assert f"torch {version}+{tag}" in details["versions"]
     assert code == 0
 
 
 def test_profile_expecting_another_version(tmp_path: Path) -> None:
     version, _, cuda, driver = _catalog_torch()
-    case = (Case(tmp_path)
-            .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
-            .torch(version="1.13.1+cu117", cuda="11.7"))
+    case = (
+        Case(tmp_path)
+        .gpu_host(COLABENV_DRIVER_VERSION=driver, COLABENV_CUDA_VERSION=cuda)
+        .torch(version="1.13.1+cu117", cuda="11.7")
+    )
     profile = _profile(tmp_path, version)
     code, statuses, details, _ = case.verify("--profile", str(profile))
     assert statuses["versions"] == "FAIL"
@@ -538,12 +683,17 @@ def test_profile_expecting_another_version(tmp_path: Path) -> None:
         (["--profile", "a", "--lock", "b"], "not allowed with"),
     ],
 )
-def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str],
-                                                  message: str) -> None:
+def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str], message: str) -> None:
     venv = make_venv(tmp_path / "venv")
-    result = subprocess.run([str(venv.colabenv), "verify", "--json", *args], capture_output=True,
-                            text=True, env=venv_env(COLABENV_STATE_DIR=str(tmp_path)),
-                            timeout=60, cwd=tmp_path, check=False)
+    result = subprocess.run(
+        [str(venv.colabenv), "verify", "--json", *args],
+        capture_output=True,
+        text=True,
+        env=venv_env(COLABENV_STATE_DIR=str(tmp_path)),
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert message in result.stderr
@@ -567,9 +717,12 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     )
 
     header = LockHeader(
-        colabenv_version="0.1.0", profile_name="team", profile_hash=LOCK_PROFILE_HASH,
+        colabenv_version="0.1.0",
+        profile_name="team",
+        profile_hash=LOCK_PROFILE_HASH,
         target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
-        frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),), resolver="uv 0.8.0",
+        frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),),
+        resolver="uv 0.8.0",
     )
     packages = tuple(
         LockedPackage(canonicalize_name(name), version, (LockedFile("0" * 64),), marker)
@@ -580,16 +733,33 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
 
 
 def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team",
-                    profile_hash=LOCK_PROFILE_HASH))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch()
+        .marker(
+            [f"torch=={TORCH}"],
+            env={"PYTORCH_CUDA_ALLOC_CONF": "x"},
+            profile="team",
+            profile_hash=LOCK_PROFILE_HASH,
+        )
+    )
     case.env["PYTORCH_CUDA_ALLOC_CONF"] = "x"
-    lock = _write_lock(tmp_path / "team.lock", [
-        ("torch", TORCH, None), ("pywin32", "306", 'sys_platform == "win32"'),
-    ])
+    lock = _write_lock(
+        tmp_path / "team.lock",
+        [
+            ("torch", TORCH, None),
+            ("pywin32", "306", 'sys_platform == "win32"'),
+        ],
+    )
     code, statuses, details, _ = case.verify("--lock", str(lock))
-    assert statuses == {**STATIC_PASS, "cuda:torch": "PASS", "smoke:torch": "PASS",
-                        "vram": "PASS", "env": "PASS"}
+    assert statuses == {
+        **STATIC_PASS,
+        "cuda:torch": "PASS",
+        "smoke:torch": "PASS",
+        "vram": "PASS",
+        "env": "PASS",
+    }
     assert details["versions"] == "1 requirement(s) of the lock team.lock met (torch 2.6.0+cu124)"
     assert code == 0
     stale = _write_lock(tmp_path / "stale.lock", [("torch", "2.7.0+cu126", None)])
@@ -602,13 +772,12 @@ def test_lock_pins_are_the_expectation(tmp_path: Path) -> None:
 ALL_THREE = [f"torch=={TORCH}", f"jax[cuda12]=={JAX}", f"tensorflow=={TF}"]
 
 
-@pytest.mark.parametrize("behaviour", [Behaviour.GPU_NAN_ALL, Behaviour.GPU_NAN_ONE,
-                                       Behaviour.CPU_NAN])
+@pytest.mark.parametrize("behaviour", [Behaviour.GPU_NAN_ALL, Behaviour.GPU_NAN_ONE, Behaviour.CPU_NAN])
 def test_a_nan_anywhere_in_a_matmul_is_a_fail_for_every_framework(
-    tmp_path: Path, behaviour: Behaviour,
+    tmp_path: Path,
+    behaviour: Behaviour,
 ) -> None:
-    case = (Case(tmp_path).gpu_host().torch(behaviour).jax(behaviour).tensorflow(behaviour)
-            .marker(ALL_THREE))
+    case = Case(tmp_path).gpu_host().torch(behaviour).jax(behaviour).tensorflow(behaviour).marker(ALL_THREE)
     code, statuses, details, _ = case.verify()
     size = 48
     for framework in ("torch", "jax", "tensorflow"):
@@ -618,8 +787,7 @@ def test_a_nan_anywhere_in_a_matmul_is_a_fail_for_every_framework(
             assert "CPU matmul returned 1 non-finite value (NaN or infinity)" in details[name]
         else:
             count = size * size if behaviour is Behaviour.GPU_NAN_ALL else 1
-            assert f"GPU0 Stand-in T4 (sm_75): matmul returned {count} non-finite value" in \
-                details[name]
+            assert f"GPU0 Stand-in T4 (sm_75): matmul returned {count} non-finite value" in details[name]
     assert code == 1
 
 
@@ -641,14 +809,14 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux's /proc")
 @pytest.mark.parametrize("behaviour", [Behaviour.DAEMON, Behaviour.DAEMON_HANG])
 def test_no_process_a_smoke_test_started_outlives_verify(
-    tmp_path: Path, behaviour: Behaviour,
+    tmp_path: Path,
+    behaviour: Behaviour,
 ) -> None:
     """A framework that starts a detached process (setsid, double fork), whether it then
     finishes or hangs past the timeout: verify leaves none of them running."""
     pids = tmp_path / "pids"
     pids.mkdir()
-    case = (Case(tmp_path).gpu_host().torch(behaviour, pid_dir=str(pids))
-            .marker([f"torch=={TORCH}"]))
+    case = Case(tmp_path).gpu_host().torch(behaviour, pid_dir=str(pids)).marker([f"torch=={TORCH}"])
     try:
         _, statuses, details, elapsed = case.verify("--timeout", "4")
         started = [int(p.name) for p in pids.iterdir()]
@@ -670,16 +838,25 @@ def test_no_process_a_smoke_test_started_outlives_verify(
 
 def test_the_marker_of_another_profile_does_not_pass(tmp_path: Path) -> None:
     """Profile A's lock, profile B's marker: verify of A fails the marker and says why."""
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], env={"PYTORCH_CUDA_ALLOC_CONF": "x"}, profile="team-b",
-                    profile_hash="sha256:" + "b" * 64))
+    case = (
+        Case(tmp_path)
+        .gpu_host()
+        .torch()
+        .marker(
+            [f"torch=={TORCH}"],
+            env={"PYTORCH_CUDA_ALLOC_CONF": "x"},
+            profile="team-b",
+            profile_hash="sha256:" + "b" * 64,
+        )
+    )
     lock = _write_lock(tmp_path / "team.lock", [("torch", TORCH, None)])
     code, statuses, details, _ = case.verify("--lock", str(lock))
     assert statuses["marker"] == "FAIL"
     assert details["marker"] == (
         "the restart marker was written by profile 'team-b' (bbbbbbbbbbbb), not by this profile "
         "'team' (111111111111): run this profile's setup script (colabenv render team), then "
-        "restart")
+        "restart"
+    )
     assert statuses["env"] == "FAIL"
     assert "restart marker is profile 'team-b'" in details["env"]
     assert code == 1
@@ -687,13 +864,13 @@ def test_the_marker_of_another_profile_does_not_pass(tmp_path: Path) -> None:
 
 def test_the_marker_of_another_interpreter_does_not_pass(tmp_path: Path) -> None:
     other = make_venv(tmp_path / "other")
-    case = (Case(tmp_path).gpu_host().torch()
-            .marker([f"torch=={TORCH}"], python=other.python))
+    case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"], python=other.python)
     code, statuses, details, _ = case.verify()
     assert statuses["marker"] == "FAIL"
     assert details["marker"].startswith(
         f"the restart marker was written for the interpreter {other.python}, not for this one "
-        f"({case.venv.python})")
+        f"({case.venv.python})"
+    )
     assert code == 1
 
 
@@ -707,30 +884,39 @@ def _target_venv(tmp_path: Path, base: str) -> StandinVenv:
     return target
 
 
-@pytest.mark.parametrize("base", [
-    pytest.param(sys.executable, id="this-python"),
-    pytest.param(OLDEST_PYTHON, id="python3.8", marks=pytest.mark.skipif(
-        OLDEST_PYTHON is None, reason="no python3.8 on this machine")),
-])
-def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: Path,
-                                                      base: str) -> None:
+@pytest.mark.parametrize(
+    "base",
+    [
+        pytest.param(sys.executable, id="this-python"),
+        pytest.param(
+            OLDEST_PYTHON,
+            id="python3.8",
+            marks=pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine"),
+        ),
+    ],
+)
+def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: Path, base: str) -> None:
     """``--interpreter``: the scan, the smoke test, the VRAM probe and the marker's interpreter
     are that Python's, which has neither colabenv nor anything but the stand-in installed."""
     target = _target_venv(tmp_path, base)
     state = tmp_path / "state"
-    write_marker(state, requirements=[f"torch=={TORCH}"], frameworks={"torch": TORCH},
-                 python=target.python)
+    write_marker(state, requirements=[f"torch=={TORCH}"], frameworks={"torch": TORCH}, python=target.python)
     env = venv_env(COLABENV_STATE_DIR=str(state), **GPU_HOST)
     done = runner("verify", "--json", "--interpreter", target.python, base=env)
     assert done.returncode == 0, done.stdout + done.stderr
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {name: c["status"] for name, c in checks.items()} == {
-        **STATIC_PASS, "cuda:torch": "PASS", "components": "SKIP", "smoke:torch": "PASS",
-        "determinism": "SKIP", "vram": "PASS", "env": "SKIP"}
+        **STATIC_PASS,
+        "cuda:torch": "PASS",
+        "components": "SKIP",
+        "smoke:torch": "PASS",
+        "determinism": "SKIP",
+        "vram": "PASS",
+        "env": "SKIP",
+    }
     assert checks["components"]["detail"] == "no NVIDIA component wheel installed"
     assert "torch 2.6.0+cu124" in checks["smoke:torch"]["detail"]
-    assert checks["vram"]["detail"].startswith(
-        "GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; ")
+    assert checks["vram"]["detail"].startswith("GPU0: 15.0 GiB free of 16.0 GiB, largest block 12.0 GiB; ")
 
     here = runner("verify", "--json", base=env)
     mine = {c["name"]: c for c in json.loads(here.stdout)["checks"]}
@@ -740,8 +926,7 @@ def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: P
 
 
 @pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")
-def test_detect_reads_another_interpreters_python_and_distributions(runner: Runner,
-                                                                   tmp_path: Path) -> None:
+def test_detect_reads_another_interpreters_python_and_distributions(runner: Runner, tmp_path: Path) -> None:
     assert OLDEST_PYTHON is not None
     target = _target_venv(tmp_path, OLDEST_PYTHON)
     done = runner("detect", "--json", "--cpu", "--interpreter", target.python, base=venv_env())
@@ -753,13 +938,18 @@ def test_detect_reads_another_interpreters_python_and_distributions(runner: Runn
 
 
 def test_the_python_entry_point_verifies_another_interpreter(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import colabenv
 
     target = _target_venv(tmp_path, sys.executable)
-    write_marker(tmp_path / "state", requirements=[f"torch=={TORCH}"],
-                 frameworks={"torch": TORCH}, python=target.python)
+    write_marker(
+        tmp_path / "state",
+        requirements=[f"torch=={TORCH}"],
+        frameworks={"torch": TORCH},
+        python=target.python,
+    )
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path / "state"))
     for name, value in GPU_HOST.items():
         monkeypatch.setenv(name, value)
@@ -770,12 +960,14 @@ def test_the_python_entry_point_verifies_another_interpreter(
     assert statuses["smoke:torch"] == "PASS"
 
 
-@pytest.mark.parametrize(("interpreter", "message"), [
-    ("/no/such/python", "--interpreter /no/such/python: not found"),
-    ("/bin/true", "--interpreter /bin/true: not a Python interpreter colabenv can read"),
-])
-def test_an_interpreter_that_is_not_one_exits_2(runner: Runner, interpreter: str,
-                                                message: str) -> None:
+@pytest.mark.parametrize(
+    ("interpreter", "message"),
+    [
+        ("/no/such/python", "--interpreter /no/such/python: not found"),
+        ("/bin/true", "--interpreter /bin/true: not a Python interpreter colabenv can read"),
+    ],
+)
+def test_an_interpreter_that_is_not_one_exits_2(runner: Runner, interpreter: str, message: str) -> None:
     for command in ("verify", "detect"):
         done = runner(command, "--interpreter", interpreter, base=venv_env(), timeout=60)
         assert done.returncode == 2

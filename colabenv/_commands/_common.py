@@ -65,8 +65,10 @@ def locate_profile(name_or_path: str) -> Path:
     shadowed = shadowed_file(name_or_path)
     if shadowed is not None:
         shown = printable(name_or_path)
-        sys.stderr.write(f"colabenv: note: using the golden profile {shown}, not ./{shown} in"
-                         f" this directory (write ./{shown} for that one)\n")
+        sys.stderr.write(
+            f"colabenv: note: using the golden profile {shown}, not ./{shown} in"
+            f" this directory (write ./{shown} for that one)\n"
+        )
     return path
 
 
@@ -89,8 +91,7 @@ def write_text_atomic(
     """``-o``: :func:`colabenv._files.write_output` for text; a failure is one OutputError
     naming ``path``. Returns the path written (a link's target)."""
     try:
-        return write_output(path, text.encode("utf-8"), mode=mode, exclusive=exclusive,
-                            validate=validate)
+        return write_output(path, text.encode("utf-8"), mode=mode, exclusive=exclusive, validate=validate)
     except FileExistsError:
         raise OutputError(f"{printable(path)}: already exists; not overwritten") from None
     except FileProblem as problem:

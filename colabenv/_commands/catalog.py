@@ -33,14 +33,16 @@ FRAMEWORK_NAMES = ("torch", "tensorflow", "jax")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="catalog_command", metavar="ACTION", parser_class=type(parser))
     sub.required = True
-    _refresh_arguments(sub.add_parser(
-        "refresh",
-        help="rebuild a framework's catalog file from the package indexes",
-        description="Read the releases of FRAMEWORK from the indexes (PEP 691/503 pages, PEP 658 "
-        "metadata or range requests into the wheels, arch lists read from the wheels) and add "
-        "what the catalog file lacks; entries it has stay as they are, and where the index "
-        "contradicts one, that is reported instead. Without -o, print the change as a diff.",
-    ))
+    _refresh_arguments(
+        sub.add_parser(
+            "refresh",
+            help="rebuild a framework's catalog file from the package indexes",
+            description="Read the releases of FRAMEWORK from the indexes (PEP 691/503 pages, PEP 658 "
+            "metadata or range requests into the wheels, arch lists read from the wheels) and add "
+            "what the catalog file lacks; entries it has stay as they are, and where the index "
+            "contradicts one, that is reported instead. Without -o, print the change as a diff.",
+        )
+    )
     archs = sub.add_parser(
         "archs",
         help="list the sm_XY cubins and compute_XY PTX in a wheel's shared objects",
@@ -49,49 +51,91 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the GPU architectures each carries.",
     )
     archs.add_argument("wheel", metavar="WHEEL_OR_URL")
-    archs.add_argument("--member", action="append", default=[], metavar="GLOB",
-                       help="read only shared objects whose file name matches (repeatable), "
-                       "e.g. 'libcudnn_ops*'")
+    archs.add_argument(
+        "--member",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="read only shared objects whose file name matches (repeatable), e.g. 'libcudnn_ops*'",
+    )
     archs.add_argument("--json", action="store_true", help="print one JSON object")
-    archs.add_argument("--max-mib", type=int, default=4096, metavar="N",
-                       help="bound on the bytes read from a URL and on each unpacked library "
-                       "(default 4096)")
-    archs.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                       help="bound on each HTTP request (default 60)")
+    archs.add_argument(
+        "--max-mib",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="bound on the bytes read from a URL and on each unpacked library (default 4096)",
+    )
+    archs.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="bound on each HTTP request (default 60)"
+    )
 
 
 def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
     from colabenv.refresh import PYTORCH_INDEX
 
-    refresh.add_argument("framework", choices=FRAMEWORK_NAMES, metavar="FRAMEWORK",
-                         help="torch, tensorflow or jax")
-    refresh.add_argument("-o", "--output", metavar="DIR",
-                         help="write FRAMEWORK.toml into this folder (atomically) instead of "
-                         "printing a diff")
-    refresh.add_argument("--catalog", metavar="DIR",
-                         help="the folder whose FRAMEWORK.toml is refreshed (default: -o DIR when "
-                         "it has one, else the shipped catalog)")
+    refresh.add_argument(
+        "framework", choices=FRAMEWORK_NAMES, metavar="FRAMEWORK", help="torch, tensorflow or jax"
+    )
+    refresh.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write FRAMEWORK.toml into this folder (atomically) instead of printing a diff",
+    )
+    refresh.add_argument(
+        "--catalog",
+        metavar="DIR",
+        help="the folder whose FRAMEWORK.toml is refreshed (default: -o DIR when "
+        "it has one, else the shipped catalog)",
+    )
     refresh.add_argument("--index", metavar="URL", help="the default index (default: pip's)")
-    refresh.add_argument("--pytorch-index", metavar="URL",
-                         help=f"torch: an index whose torch page lists every +cuXYZ/+cpu wheel "
-                         f"(default {PYTORCH_INDEX}); the catalog still names the variant "
-                         f"indexes {PYTORCH_INDEX}/cuXYZ")
-    refresh.add_argument("--no-variant-index", action="store_true",
-                         help="torch: do not read the PyTorch index; only the default build is "
-                         "derived, and the cpu build is carried over, marked unconfirmed")
-    refresh.add_argument("--releases", metavar="SPEC",
-                         help="the releases to examine, e.g. '>=2.14' or '*' (default: the "
-                         "newest release in the file and every newer one)")
-    refresh.add_argument("--archs", choices=("read", "carry"), default="read",
-                         help="read each build's arch list from its wheel (default), or carry "
-                         "the previous release's over, marked unconfirmed")
-    refresh.add_argument("--max-mib", type=int, default=4096, metavar="N",
-                         help="bound on the bytes read of one wheel (default 4096)")
-    refresh.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                         help="bound on each request into a wheel (default 60)")
-    refresh.add_argument("--http-deadline", metavar="S",
-                         help="bound on each whole request for an index page, in seconds "
-                         "(default 60; also COLABENV_HTTP_DEADLINE)")
+    refresh.add_argument(
+        "--pytorch-index",
+        metavar="URL",
+        help=f"torch: an index whose torch page lists every +cuXYZ/+cpu wheel "
+        f"(default {PYTORCH_INDEX}); the catalog still names the variant "
+        f"indexes {PYTORCH_INDEX}/cuXYZ",
+    )
+    refresh.add_argument(
+        "--no-variant-index",
+        action="store_true",
+        help="torch: do not read the PyTorch index; only the default build is "
+        "derived, and the cpu build is carried over, marked unconfirmed",
+    )
+    refresh.add_argument(
+        "--releases",
+        metavar="SPEC",
+        help="the releases to examine, e.g. '>=2.14' or '*' (default: the "
+        "newest release in the file and every newer one)",
+    )
+    refresh.add_argument(
+        "--archs",
+        choices=("read", "carry"),
+        default="read",
+        help="read each build's arch list from its wheel (default), or carry "
+        "the previous release's over, marked unconfirmed",
+    )
+    refresh.add_argument(
+        "--max-mib",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="bound on the bytes read of one wheel (default 4096)",
+    )
+    refresh.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="bound on each request into a wheel (default 60)",
+    )
+    refresh.add_argument(
+        "--http-deadline",
+        metavar="S",
+        help="bound on each whole request for an index page, in seconds "
+        "(default 60; also COLABENV_HTTP_DEADLINE)",
+    )
     refresh.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -107,8 +151,13 @@ def _archs(args: argparse.Namespace) -> int:
 
     if args.max_mib <= 0 or args.timeout <= 0:
         raise UsageError("catalog archs: --max-mib and --timeout must be positive")
-    found = read_wheel_archs(args.wheel, tuple(args.member), max_member=args.max_mib * MIB,
-                             max_download=args.max_mib * MIB, timeout=args.timeout)
+    found = read_wheel_archs(
+        args.wheel,
+        tuple(args.member),
+        max_member=args.max_mib * MIB,
+        max_download=args.max_mib * MIB,
+        timeout=args.timeout,
+    )
     if args.json:
         sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
         return 0
@@ -172,8 +221,9 @@ def _releases(text: str | None) -> SpecifierSet | None:
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
-        raise UsageError(f"--releases: {printable(text)!r} is not a version specifier such as "
-                         "'>=2.14'") from None
+        raise UsageError(
+            f"--releases: {printable(text)!r} is not a version specifier such as '>=2.14'"
+        ) from None
 
 
 def _driver_table(base: Path) -> Catalog:
@@ -203,8 +253,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
     framework = Framework(args.framework)
     if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
-        raise UsageError("catalog refresh: --max-mib and --timeout must be positive "
-                         "(--timeout at most 3600)")
+        raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
     deadline = http_deadline(args, os.environ)
     default = default_index_url()
     index = _url(args.index, "--index") if args.index else default
@@ -212,13 +261,11 @@ def _refresh(args: argparse.Namespace) -> int:
         raise UsageError("catalog refresh: no default index is known here: give --index URL")
     pytorch_index = None
     if framework is Framework.TORCH and not args.no_variant_index:
-        pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index \
-            else PYTORCH_INDEX
+        pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
     name = FRAMEWORK_FILES[framework]
     output = Path(args.output) if args.output else None
     if output is not None and not output.is_dir():
-        raise OutputError(f"{printable(output)}: not a folder (-o names the folder "
-                          f"{name} is written into)")
+        raise OutputError(f"{printable(output)}: not a folder (-o names the folder {name} is written into)")
     if args.catalog:
         base = Path(args.catalog)
         if not base.is_dir():
@@ -228,11 +275,15 @@ def _refresh(args: argparse.Namespace) -> int:
     else:
         base = catalog_dir()
     options = RefreshOptions(
-        framework=framework, index=index,
+        framework=framework,
+        index=index,
         index_label="PyPI" if index == default else f"the index {index}",
-        pytorch_index=pytorch_index, releases=_releases(args.releases),
-        read_archs=args.archs == "read", max_wheel_bytes=args.max_mib * MIB,
-        timeout_s=args.timeout)
+        pytorch_index=pytorch_index,
+        releases=_releases(args.releases),
+        read_archs=args.archs == "read",
+        max_wheel_bytes=args.max_mib * MIB,
+        timeout_s=args.timeout,
+    )
     start_text, known, named, follows = _starting_file(base / name, framework)
     catalog = _driver_table(base)
     urls = [index] + ([pytorch_index] if pytorch_index else [])
@@ -241,14 +292,14 @@ def _refresh(args: argparse.Namespace) -> int:
         derived = derive(IndexReader(client, options, progress), known, catalog)
     from colabenv.refresh_text import merged_text
 
-    outcome = merged_text(framework, start_text, known, named, follows, derived,
-                          pytorch_index is not None)
+    outcome = merged_text(framework, start_text, known, named, follows, derived, pytorch_index is not None)
     _check_loads(base / name, outcome.text, framework)
     for note in outcome.notes:
         sys.stderr.write(f"colabenv: note: {printable(note)}\n")
     for contradiction in outcome.contradictions:
-        sys.stderr.write(f"colabenv: contradiction: {printable(contradiction)} (the catalog's "
-                         "entry is kept)\n")
+        sys.stderr.write(
+            f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
+        )
     if output is None:
         _print_diff(start_text, outcome.text, name)
         sys.stderr.write(f"colabenv: {_summary(outcome, base / name)}\n")
@@ -274,8 +325,12 @@ def _starting_file(
     data = read_overlay_file(path)
     doc = parse_document(path, data, CatalogOverlayError)
     known = framework_releases(doc, framework)
-    return (data.decode("utf-8"), list(known), dict(file_archs(doc)),
-            doc.flag("companions_follow_variant", False))
+    return (
+        data.decode("utf-8"),
+        list(known),
+        dict(file_archs(doc)),
+        doc.flag("companions_follow_variant", False),
+    )
 
 
 def _check_loads(path: Path, text: str, framework: Framework) -> None:
@@ -299,8 +354,12 @@ def _print_diff(before: str, after: str, name: str) -> None:
 
     from colabenv.errors import printable
 
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+    )
     sys.stdout.write("".join(printable(line.rstrip("\n")) + "\n" for line in lines))
 
 
@@ -309,11 +368,15 @@ def _summary(outcome: Outcome, path: Path) -> str:
 
     parts = []
     if outcome.added_releases:
-        parts.append(f"{len(outcome.added_releases)} release(s) added "
-                     f"({', '.join(str(v) for v in outcome.added_releases)})")
+        parts.append(
+            f"{len(outcome.added_releases)} release(s) added "
+            f"({', '.join(str(v) for v in outcome.added_releases)})"
+        )
     if outcome.added_variants:
-        parts.append(f"{len(outcome.added_variants)} build(s) added to known releases "
-                     f"({', '.join(f'{v} {n}' for v, n in outcome.added_variants)})")
+        parts.append(
+            f"{len(outcome.added_variants)} build(s) added to known releases "
+            f"({', '.join(f'{v} {n}' for v, n in outcome.added_variants)})"
+        )
     if outcome.contradictions:
         parts.append(f"{len(outcome.contradictions)} contradiction(s) reported")
     if not parts:

@@ -70,15 +70,22 @@ def _report(fingerprint: Fingerprint) -> Report:
         ("max CUDA", str(target.cuda) if target.cuda else "-"),
         ("compute capabilities", ", ".join(str(c) for c in target.compute_capabilities) or "-"),
         ("accelerator", _accelerator(target)),
-        ("Python", f"{fingerprint.python_full} ({fingerprint.python_implementation}),"
-                   f" target {target.python_minor}"),
+        (
+            "Python",
+            f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_minor}",
+        ),
         ("platform", target.platform + glibc),
         ("runtime", fingerprint.runtime.value),
         ("state dir", "-" if fingerprint.state_dir is None else str(fingerprint.state_dir)),
     )
     gpus = tuple(
-        (str(index), gpu.name, f"{gpu.compute_capability} ({gpu.compute_capability.sm})",
-         _mib(gpu.memory_total_mib), _mib(gpu.memory_free_mib))
+        (
+            str(index),
+            gpu.name,
+            f"{gpu.compute_capability} ({gpu.compute_capability.sm})",
+            _mib(gpu.memory_total_mib),
+            _mib(gpu.memory_free_mib),
+        )
         for index, gpu in enumerate(fingerprint.gpus)
     )
     builds = framework_builds(target.installed, catalog)
@@ -87,8 +94,7 @@ def _report(fingerprint: Fingerprint) -> Report:
     return Report(
         host=host,
         gpus=gpus,
-        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build)
-                         for b in builds),
+        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build) for b in builds),
         also_installed=", ".join(f"{d.name} {d.version}" for d in wheels),
         warnings=build_warnings(target, catalog),
         notes=tuple(notes),
@@ -118,10 +124,13 @@ def _tpu_build(target: Target, framework: Framework) -> str | None:
 
 def _plain(report: Report) -> None:
     lines = [f"{what}: {value}" for what, value in report.host]
-    lines.extend(f"gpu {index}: {name}, {capability}, {total} total, {free} free"
-                 for index, name, capability, total, free in report.gpus)
-    lines.extend(f"framework: {name} {version}, built for {build}"
-                 for name, version, build in report.frameworks)
+    lines.extend(
+        f"gpu {index}: {name}, {capability}, {total} total, {free} free"
+        for index, name, capability, total, free in report.gpus
+    )
+    lines.extend(
+        f"framework: {name} {version}, built for {build}" for name, version, build in report.frameworks
+    )
     if report.also_installed:
         lines.append(f"also installed: {report.also_installed}")
     lines.extend(f"warning: {warning}" for warning in report.warnings)
@@ -172,8 +181,10 @@ def _home_notes() -> list[str]:
     try:
         cache_dir()
     except RuntimeError:
-        return ["no home directory (HOME is unset and this user is not in the password"
-                " database): the parse cache is off; set HOME or COLABENV_CACHE_DIR"]
+        return [
+            "no home directory (HOME is unset and this user is not in the password"
+            " database): the parse cache is off; set HOME or COLABENV_CACHE_DIR"
+        ]
     return []
 
 

@@ -146,9 +146,7 @@ def load_fingerprint(path: Path) -> FingerprintFile:
     packages = _versions(document.sub("packages")) if "packages" in data else None
     return FingerprintFile(
         path=path,
-        target=tuple(
-            (key, _text(target.data[key])) for key in ("driver", "cuda", "compute_capabilities")
-        ),
+        target=tuple((key, _text(target.data[key])) for key in ("driver", "cuda", "compute_capabilities")),
         gpus=tuple(gpus),
         accelerator=_accelerator(target.data, path),
         python=(
@@ -171,25 +169,27 @@ def _accelerator(target: Mapping[str, object], path: Path) -> tuple[tuple[str, s
     no ``accelerator``: its host was an NVIDIA one when it recorded a driver or CUDA, else CPU."""
     kind = target.get("accelerator")
     if kind is None:
-        kind = "nvidia" if target.get("driver") is not None or target.get("cuda") is not None \
-            else "cpu"
+        kind = "nvidia" if target.get("driver") is not None or target.get("cuda") is not None else "cpu"
     elif not isinstance(kind, str):
         raise _fail(path, "target.accelerator: expected a string (nvidia, tpu or cpu)")
     tpu = target.get("tpu")
     if tpu is not None and not isinstance(tpu, dict):
         raise _fail(path, "target.tpu: expected an object or null")
     facts = tpu or {}
-    return (("accelerator", kind),
-            *((f"tpu {key.replace('_', ' ')}", _text(facts.get(key)))
-              for key in ("generation", "accelerator_type", "chips") if tpu is not None))
+    return (
+        ("accelerator", kind),
+        *(
+            (f"tpu {key.replace('_', ' ')}", _text(facts.get(key)))
+            for key in ("generation", "accelerator_type", "chips")
+            if tpu is not None
+        ),
+    )
 
 
 def _pairs(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> list[Change]:
     right = dict(b)
     return [
-        Change(key, before, right.get(key, ABSENT))
-        for key, before in a
-        if before != right.get(key, ABSENT)
+        Change(key, before, right.get(key, ABSENT)) for key, before in a if before != right.get(key, ABSENT)
     ]
 
 

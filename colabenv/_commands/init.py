@@ -78,9 +78,7 @@ def _requirement_names(lines: Iterable[str]) -> Iterator[str]:
         yield canonicalize_name(requirement.name)
 
 
-def user_packages(
-    packages: Iterable[Package], image: InstalledSet | None
-) -> tuple[Package, ...]:
+def user_packages(packages: Iterable[Package], image: InstalledSet | None) -> tuple[Package, ...]:
     """``packages`` less colabenv's own choices (frameworks, their companions and CUDA wheels),
     tooling, and what the runtime image ships at the same version."""
     from colabenv.detect import is_cuda_wheel
@@ -169,8 +167,10 @@ def _package_lines(packages: tuple[Package, ...], image: Path | None) -> Iterato
         yield "requirements = []"
     for package in packages:
         if package not in pinned:
-            yield (f"# {package.name} {_comment(package.version)}: installed from a URL or a"
-                   " local path, or not a PEP 440 version; add it by hand.")
+            yield (
+                f"# {package.name} {_comment(package.version)}: installed from a URL or a"
+                " local path, or not a PEP 440 version; add it by hand."
+            )
 
 
 def _comment(text: str) -> str:
@@ -209,16 +209,16 @@ def starter_profile(
         "",
         "[frameworks]",
         "# Exact versions of what this runtime has, so the profile reproduces it. Widen them",
-        "# (\">=2.8,<2.11\") to let colabenv pick newer releases. colabenv chooses the CUDA build",
-        "# (variant) for the GPU and driver; force one with variant = \"cu126\" or \"cpu\".",
+        '# (">=2.8,<2.11") to let colabenv pick newer releases. colabenv chooses the CUDA build',
+        '# (variant) for the GPU and driver; force one with variant = "cu126" or "cpu".',
         *_framework_lines(fingerprint),
         "",
         "[packages]",
-        "# Everything else your code imports, as PEP 508 requirements (\"numpy>=1.26\").",
+        '# Everything else your code imports, as PEP 508 requirements ("numpy>=1.26").',
         *_package_lines(packages, image),
         "",
         "[apt]",
-        "# Debian packages installed before the pip step (\"libsndfile1\").",
+        '# Debian packages installed before the pip step ("libsndfile1").',
         "packages = []",
         "",
         "[env]",
@@ -227,7 +227,7 @@ def starter_profile(
         '# XLA_PYTHON_CLIENT_PREALLOCATE = "false"',
         "",
         "[install]",
-        "# \"auto\" uses uv when the runtime has it, else pip. Mirrors and extra indexes take",
+        '# "auto" uses uv when the runtime has it, else pip. Mirrors and extra indexes take',
         "# credentials only as ${VAR} references, e.g.",
         '# index_url = "https://${PYPI_USER}:${PYPI_TOKEN}@pypi.example.internal/simple"',
         'installer = "auto"',
@@ -263,8 +263,9 @@ def run(args: argparse.Namespace) -> int:
     fingerprint = detect(dataclasses.replace(overrides, installed_from=None))
     name = args.name or fingerprint.runtime.value
     if not _NAME_RE.fullmatch(name):
-        raise UsageError(f"--name: {printable(name)!r} is not a profile name "
-                         "(letters, digits, '.', '_', '-'; at most 64)")
+        raise UsageError(
+            f"--name: {printable(name)!r} is not a profile name (letters, digits, '.', '_', '-'; at most 64)"
+        )
     image = read_freeze(image_path) if image_path is not None else None
     packages = user_packages(top_level_packages(), image)
     text = starter_profile(fingerprint, name, packages, image_path)

@@ -58,15 +58,15 @@ def http_deadline(args: argparse.Namespace, environ: Mapping[str, str]) -> float
     from colabenv.index_client import HTTP_DEADLINE_S, check_deadline
 
     flag = getattr(args, "http_deadline", None)
-    where, text = ("--http-deadline", flag) if flag is not None else \
-        (DEADLINE_VARIABLE, environ.get(DEADLINE_VARIABLE))
+    where, text = (
+        ("--http-deadline", flag) if flag is not None else (DEADLINE_VARIABLE, environ.get(DEADLINE_VARIABLE))
+    )
     if text is None or text == "":
         return HTTP_DEADLINE_S
     try:
         seconds = float(text) if len(text) <= 32 else math.inf
     except ValueError:
-        raise UsageError(f"{where}: expected seconds (a number), got {printable(text)!r}") \
-            from None
+        raise UsageError(f"{where}: expected seconds (a number), got {printable(text)!r}") from None
     return check_deadline(seconds, where)
 
 
@@ -81,14 +81,20 @@ def _check(args: argparse.Namespace) -> int:
     path = Path(args.output)
     lock = read_lock(path)
     target = current_target(lock.header.target, overrides_from_args(args))
-    same_profile = (lock.header.profile_name, lock.header.profile_hash) == \
-        (profile.name, profile.content_hash)
+    same_profile = (lock.header.profile_name, lock.header.profile_hash) == (
+        profile.name,
+        profile.content_hash,
+    )
     if same_profile:
         check_satisfies(lock, profile, printable(path.name))
     reasons = stale_reasons(lock, profile, target)
     if not reasons:
-        now = resolve(profile, target.to_target(), catalog_for(profile, os.environ),
-                      allow_unconfirmed=args.allow_unconfirmed)
+        now = resolve(
+            profile,
+            target.to_target(),
+            catalog_for(profile, os.environ),
+            allow_unconfirmed=args.allow_unconfirmed,
+        )
         reasons = stale_reasons(lock, profile, target, now.constraint_lines)
     if reasons:
         for reason in reasons:
@@ -110,30 +116,45 @@ def run(args: argparse.Namespace) -> int:
     pylock = args.format == "pylock"
     output = Path(args.output) if args.output else None
     if pylock and output is not None and not _PYLOCK_NAME.match(output.name):
-        _note(args, f"warning: PEP 751 names lock files pylock.toml or pylock.NAME.toml, "
-                    f"not {printable(output.name)}")
+        _note(
+            args,
+            f"warning: PEP 751 names lock files pylock.toml or pylock.NAME.toml, "
+            f"not {printable(output.name)}",
+        )
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
     catalog = catalog_for(profile, os.environ)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
-    known = [KnownRelease(r.framework, r.specifier, catalog.releases_of(r.framework)[0].version)
-             for r in profile.frameworks if catalog.releases_of(r.framework)]
+    known = [
+        KnownRelease(r.framework, r.specifier, catalog.releases_of(r.framework)[0].version)
+        for r in profile.frameworks
+        if catalog.releases_of(r.framework)
+    ]
     show_progress = not args.quiet and sys.stderr.isatty()
     with _progress(show_progress) as progress:
-        lock = make_lock(resolution, resolver=args.resolver, colabenv_version=__version__,
-                         progress=progress, with_files=pylock, http_deadline_s=deadline,
-                         known=known, notice=lambda text: _note(args, text))
+        lock = make_lock(
+            resolution,
+            resolver=args.resolver,
+            colabenv_version=__version__,
+            progress=progress,
+            with_files=pylock,
+            http_deadline_s=deadline,
+            known=known,
+            notice=lambda text: _note(args, text),
+        )
     text = render_lock(lock, pylock=pylock)
     if output is None:
         sys.stdout.write(text)
     else:
         write_text_atomic(output, text)
-    frameworks = ", ".join(f"{f.framework} {f.version} ({f.variant})"
-                           for f in lock.header.frameworks)
+    frameworks = ", ".join(f"{f.framework} {f.version} ({f.variant})" for f in lock.header.frameworks)
     where = printable(output) if output is not None else "stdout"
-    _note(args, f"locked {len(lock.packages)} packages for {profile.name}"
-                f"{': ' + frameworks if frameworks else ''} with {lock.header.resolver} "
-                f"-> {where}")
+    _note(
+        args,
+        f"locked {len(lock.packages)} packages for {profile.name}"
+        f"{': ' + frameworks if frameworks else ''} with {lock.header.resolver} "
+        f"-> {where}",
+    )
     return 0

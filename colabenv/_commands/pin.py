@@ -98,8 +98,7 @@ def _replace_validated(path: Path, text: str) -> Path:
         try:
             load_profile(candidate)
         except ProfileError as exc:
-            raise ProfileError(path, exc.key, f"pinned profile would be invalid: {exc.problem}") \
-                from None
+            raise ProfileError(path, exc.key, f"pinned profile would be invalid: {exc.problem}") from None
 
     return write_text_atomic(path, text, validate=check)
 
@@ -109,13 +108,14 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.profile)
     if not path.is_file():
-        raise UsageError(f"{printable(path)}: no such profile file (pin edits a file, not a "
-                         "golden name)")
+        raise UsageError(f"{printable(path)}: no such profile file (pin edits a file, not a golden name)")
     profile = load_profile(path)
     lock = read_lock(Path(args.lock))
     if lock.header.profile_name != profile.name:
-        raise UsageError(f"{printable(args.lock)}: made for profile "
-                         f"{printable(lock.header.profile_name)!r}, not {profile.name!r}")
+        raise UsageError(
+            f"{printable(args.lock)}: made for profile "
+            f"{printable(lock.header.profile_name)!r}, not {profile.name!r}"
+        )
     text = read_profile_text(path)
     new_text, changes = pin_text(text, lock, path)
     shown = printable(path)
@@ -126,6 +126,5 @@ def run(args: argparse.Namespace) -> int:
     for change in changes:
         sys.stderr.write(f"colabenv: {shown}: {printable(change)}\n")
     target = f" (the file {printable(written)})" if written != path else ""
-    sys.stderr.write(f"colabenv: {shown}{target} changed; run `colabenv lock` again to refresh "
-                     "the lock\n")
+    sys.stderr.write(f"colabenv: {shown}{target} changed; run `colabenv lock` again to refresh the lock\n")
     return 0

@@ -46,8 +46,10 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
     target = LockTarget.from_target(resolution.target, resolution.required_driver)
     reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
     if reasons:
-        raise LockError(f"{name}: does not fit this script: {'; '.join(reasons)}; make a new "
-                        "lock for this target with colabenv lock (the same target flags)")
+        raise LockError(
+            f"{name}: does not fit this script: {'; '.join(reasons)}; make a new "
+            "lock for this target with colabenv lock (the same target flags)"
+        )
     check_satisfies(lock, profile, name)
     recorded = lock.header.target
     return LockInput(
@@ -66,15 +68,16 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
 def run(args: argparse.Namespace) -> int:
     image = args.format != "script"
     if not image and (args.base_image or args.colabenv_wheel):
-        raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or "
-                         "apptainer")
+        raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or apptainer")
     if args.colabenv_wheel and not args.output:
-        raise UsageError("--colabenv-wheel needs -o DIR: the wheel is copied into the build "
-                         "folder beside the definition")
+        raise UsageError(
+            "--colabenv-wheel needs -o DIR: the wheel is copied into the build folder beside the definition"
+        )
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(profile, target, catalog_for(profile, os.environ),
-                         allow_unconfirmed=args.allow_unconfirmed)
+    resolution = resolve(
+        profile, target, catalog_for(profile, os.environ), allow_unconfirmed=args.allow_unconfirmed
+    )
     lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
     lines = render_script(
         resolution,
@@ -95,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _image(args: argparse.Namespace, resolution: Resolution, profile: Profile,
-           lock: LockInput | None, script: str) -> None:
+def _image(
+    args: argparse.Namespace, resolution: Resolution, profile: Profile, lock: LockInput | None, script: str
+) -> None:
     """The definition of ``--format``, on stdout or with the script (and wheel) in ``-o DIR``."""
     from colabenv._digest import sha256_hex
     from colabenv.container import (
@@ -122,12 +126,26 @@ def _image(args: argparse.Namespace, resolution: Resolution, profile: Profile,
             raise InputError(f"{printable(path)}: not a wheel (a wheel is a zip archive)")
         wheel = ColabenvWheel(path.name, sha256_hex(wheel_data))
     render = render_dockerfile if form is ImageFormat.DOCKERFILE else render_apptainer
-    definition = "\n".join(render(resolution, profile, script, colabenv_version=__version__,
-                                  lock=lock, wheel=wheel, base_image=args.base_image)) + "\n"
+    definition = (
+        "\n".join(
+            render(
+                resolution,
+                profile,
+                script,
+                colabenv_version=__version__,
+                lock=lock,
+                wheel=wheel,
+                base_image=args.base_image,
+            )
+        )
+        + "\n"
+    )
     if not args.output:
         sys.stdout.write(definition)
-        sys.stderr.write(f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
-                         "it beside it with the same flags, or write both with -o DIR\n")
+        sys.stderr.write(
+            f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
+            "it beside it with the same flags, or write both with -o DIR\n"
+        )
         return
     folder = _build_folder(Path(args.output), args.format)
     if wheel is not None:

@@ -29,7 +29,9 @@ def _heading(resolution: Resolution) -> str:
         f"CUDA {target.cuda or 'unknown'}, "
         f"compute capability {caps}"
         if target.has_gpu
-        else str(target.tpu) if target.tpu is not None else "no GPU"
+        else str(target.tpu)
+        if target.tpu is not None
+        else "no GPU"
     )
     return f"{resolution.profile_name} for {gpu}, Python {target.python_minor}"
 
@@ -89,8 +91,7 @@ def _table(resolution: Resolution) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
     catalog = catalog_for(profile, os.environ)
-    resolution = resolve(profile, target_from_args(args), catalog,
-                         allow_unconfirmed=args.allow_unconfirmed)
+    resolution = resolve(profile, target_from_args(args), catalog, allow_unconfirmed=args.allow_unconfirmed)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
     elif stdout_is_terminal():

@@ -14,8 +14,7 @@ import sys
 from colabenv.errors import printable
 from colabenv.verification import Status, VerifyReport, verify
 
-STYLES = {Status.PASS: "bold green", Status.WARN: "bold yellow", Status.FAIL: "bold red",
-          Status.SKIP: "dim"}
+STYLES = {Status.PASS: "bold green", Status.WARN: "bold yellow", Status.FAIL: "bold red", Status.SKIP: "dim"}
 
 
 def print_table(report: VerifyReport) -> None:
@@ -24,22 +23,27 @@ def print_table(report: VerifyReport) -> None:
     from rich.text import Text
 
     console = Console()
-    table = Table(title=Text(f"colabenv verify ({printable(report.expected_from)})"),
-                  title_justify="left", show_lines=False)
+    table = Table(
+        title=Text(f"colabenv verify ({printable(report.expected_from)})"),
+        title_justify="left",
+        show_lines=False,
+    )
     table.add_column("check", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("detail", overflow="fold")
     for check in report.checks:
-        table.add_row(Text(check.name), Text(check.status.value, style=STYLES[check.status]),
-                      Text(printable(check.detail)))
+        table.add_row(
+            Text(check.name),
+            Text(check.status.value, style=STYLES[check.status]),
+            Text(printable(check.detail)),
+        )
     console.print(table)
     style = "bold red" if report.failed else "bold green"
     console.print(Text(report.summary, style=style))
 
 
 def run(args: argparse.Namespace) -> int:
-    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout,
-                    interpreter=args.interpreter)
+    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout, interpreter=args.interpreter)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif sys.stdout.isatty():

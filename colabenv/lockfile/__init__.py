@@ -135,5 +135,3 @@ def read_lock(path: Path) -> Lock:
     except UnicodeDecodeError:
         raise LockError(f"{printable(path)}: not a text file (not UTF-8)") from None
     return parse_lock(text, Path(path))
-
-

@@ -20,13 +20,12 @@ def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarg
     """The recorded target with whatever the flags or ``COLABENV_*`` variables override:
     ``--cpu`` and ``--tpu`` replace its accelerator; an NVIDIA value makes it an NVIDIA target
     (no TPU), as the flags do for a new resolution."""
-    python = (f"{overrides.python.major}.{overrides.python.minor}" if overrides.python
-              else recorded.python)
+    python = f"{overrides.python.major}.{overrides.python.minor}" if overrides.python else recorded.python
     if overrides.cpu or overrides.tpu is not None:
-        return LockTarget(None, recorded.required_driver, None, (), python, recorded.platform,
-                          overrides.tpu)
-    nvidia = overrides.driver is not None or overrides.cuda is not None or \
-        bool(overrides.compute_capabilities)
+        return LockTarget(None, recorded.required_driver, None, (), python, recorded.platform, overrides.tpu)
+    nvidia = (
+        overrides.driver is not None or overrides.cuda is not None or bool(overrides.compute_capabilities)
+    )
     return LockTarget(
         driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
         required_driver=recorded.required_driver,
@@ -52,16 +51,20 @@ def stale_reasons(
     if header.profile_name != profile.name:
         reasons.append(f"made for profile {shown(header.profile_name)}, not {profile.name!r}")
     if header.profile_hash != profile.content_hash:
-        reasons.append(f"the profile changed (hash {_short(header.profile_hash)} in the lock, "
-                       f"{_short(profile.content_hash)} now)")
+        reasons.append(
+            f"the profile changed (hash {_short(header.profile_hash)} in the lock, "
+            f"{_short(profile.content_hash)} now)"
+        )
     reasons.extend(f"target: {d}" for d in header.target.differences(target))
     if constraints is not None:
         recorded = sorted(header.constraints)
         now = sorted(filter(None, (checked_constraint(c) for c in constraints)))
         if recorded != now:
             none = HeaderWord.NONE.value
-            reasons.append(f"component constraints: {', '.join(recorded) or none} in the lock, "
-                           f"{', '.join(now) or none} now")
+            reasons.append(
+                f"component constraints: {', '.join(recorded) or none} in the lock, "
+                f"{', '.join(now) or none} now"
+            )
     return reasons
 
 
@@ -85,11 +88,11 @@ def unmet_requirements(lock: Lock, profile: Profile) -> list[str]:
             continue
         public = Version(locked.version).public
         if not request.specifier.contains(public, prereleases=True):
-            unmet.append(f"frameworks.{framework}: the lock has {public}, outside "
-                         f"{request.specifier}")
+            unmet.append(f"frameworks.{framework}: the lock has {public}, outside {request.specifier}")
         if request.variant and request.variant != locked.variant:
-            unmet.append(f"frameworks.{framework}: the lock has variant {locked.variant}, "
-                         f"not {request.variant}")
+            unmet.append(
+                f"frameworks.{framework}: the lock has variant {locked.variant}, not {request.variant}"
+            )
         if not any(_public(lock.version_of(d)) == public for d in facts.dists):
             unmet.append(f"{facts.dists[0]}=={public} is not pinned")
         wanted = dict(request.companions)
@@ -98,16 +101,17 @@ def unmet_requirements(lock: Lock, profile: Profile) -> list[str]:
         for name, specifier in sorted(wanted.items()):
             version = _public(lock.version_of(name))
             if version is None or not specifier.contains(version, prereleases=True):
-                unmet.append(f"{name}{specifier} (frameworks.{framework}) is "
-                             f"{'pinned at ' + version if version else 'not pinned'}")
+                unmet.append(
+                    f"{name}{specifier} (frameworks.{framework}) is "
+                    f"{'pinned at ' + version if version else 'not pinned'}"
+                )
     for requirement in profile.requirements:
         if requirement.marker is not None and not requirement.marker.evaluate(environment):
             continue
         version = lock.version_of(requirement.name)
         if version is None:
             unmet.append(f"{requirement} is not pinned")
-        elif not requirement.url and not requirement.specifier.contains(version,
-                                                                        prereleases=True):
+        elif not requirement.url and not requirement.specifier.contains(version, prereleases=True):
             unmet.append(f"{requirement} is pinned at {version}")
     return unmet
 
@@ -121,5 +125,7 @@ def check_satisfies(lock: Lock, profile: Profile, where: str) -> None:
     ``profile`` (call it once the profile hash matched: a whole lock of this profile does)."""
     unmet = unmet_requirements(lock, profile)
     if unmet:
-        raise LockError(f"{where}: the lock does not satisfy profile {profile.name!r}: "
-                        f"{'; '.join(unmet)}; make it again with colabenv lock")
+        raise LockError(
+            f"{where}: the lock does not satisfy profile {profile.name!r}: "
+            f"{'; '.join(unmet)}; make it again with colabenv lock"
+        )

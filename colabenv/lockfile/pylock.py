@@ -59,8 +59,10 @@ CREATED_BY = "colabenv"
 
 def _environment(target: LockTarget) -> Marker:
     env = target.marker_environment()
-    return Marker(f"python_version == '{target.python}' and sys_platform == "
-                  f"'{env['sys_platform']}' and platform_machine == '{env['platform_machine']}'")
+    return Marker(
+        f"python_version == '{target.python}' and sys_platform == "
+        f"'{env['sys_platform']}' and platform_machine == '{env['platform_machine']}'"
+    )
 
 
 def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | None]:
@@ -68,14 +70,14 @@ def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | N
     sdists: list[PackageSdist] = []
     for file in package.files:
         if file.name is None or file.url is None:
-            raise LockError(f"{package.name} {package.version}: no file name and URL known "
-                            f"for the hash sha256:{file.sha256}")
+            raise LockError(
+                f"{package.name} {package.version}: no file name and URL known "
+                f"for the hash sha256:{file.sha256}"
+            )
         if file.is_wheel:
-            wheels.append(PackageWheel(name=file.name, url=file.url,
-                                       hashes={"sha256": file.sha256}))
+            wheels.append(PackageWheel(name=file.name, url=file.url, hashes={"sha256": file.sha256}))
         else:
-            sdists.append(PackageSdist(name=file.name, url=file.url,
-                                       hashes={"sha256": file.sha256}))
+            sdists.append(PackageSdist(name=file.name, url=file.url, hashes={"sha256": file.sha256}))
     return wheels, (sdists[0] if sdists else None)
 
 
@@ -83,18 +85,28 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
     header = lock.header
     target = header.target
     target_table: dict[str, Any] = {
-        key: value for key, value in (("driver", target.driver),
-                                      ("requires-driver", target.required_driver),
-                                      ("cuda", target.cuda)) if value is not None
+        key: value
+        for key, value in (
+            ("driver", target.driver),
+            ("requires-driver", target.required_driver),
+            ("cuda", target.cuda),
+        )
+        if value is not None
     }
     target_table["compute-capabilities"] = list(target.compute_capabilities)
     target_table["python"] = target.python
     target_table["platform"] = target.platform
     target_table["accelerator"] = target.accelerator.value
     if target.tpu is not None:
-        target_table["tpu"] = {key: value for key, value in (
-            ("generation", target.tpu.generation), ("type", target.tpu.accelerator_type),
-            ("chips", target.tpu.chips)) if value is not None}
+        target_table["tpu"] = {
+            key: value
+            for key, value in (
+                ("generation", target.tpu.generation),
+                ("type", target.tpu.accelerator_type),
+                ("chips", target.tpu.chips),
+            )
+            if value is not None
+        }
     table: dict[str, Any] = {
         "colabenv-version": header.colabenv_version,
         "lock-schema": LOCK_SCHEMA,
@@ -111,8 +123,12 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
     table["pins-sha256"] = lock.pins_digest
     table["target"] = target_table
     table["frameworks"] = [
-        {"framework": str(f.framework), "version": f.version, "variant": f.variant,
-         **({"index": f.index_url} if f.index_url else {})}
+        {
+            "framework": str(f.framework),
+            "version": f.version,
+            "variant": f.variant,
+            **({"index": f.index_url} if f.index_url else {}),
+        }
         for f in header.frameworks
     ]
     return table
@@ -128,24 +144,40 @@ def pylock_text(lock: Lock) -> str:
     packages = []
     for package in lock.packages:
         wheels, sdist = _files(package)
-        packages.append(Package(
-            name=package.name, version=Version(package.version),
-            marker=Marker(package.marker) if package.marker else None,
-            index=package.index, sdist=sdist, wheels=wheels or None))
+        packages.append(
+            Package(
+                name=package.name,
+                version=Version(package.version),
+                marker=Marker(package.marker) if package.marker else None,
+                index=package.index,
+                sdist=sdist,
+                wheels=wheels or None,
+            )
+        )
     target = lock.header.target
-    pylock = Pylock(lock_version=PYLOCK_VERSION, environments=[_environment(target)],
-                    requires_python=SpecifierSet(f"=={target.python}.*"),
-                    created_by=CREATED_BY, packages=packages,
-                    tool={"colabenv": _tool_table(lock)})
+    pylock = Pylock(
+        lock_version=PYLOCK_VERSION,
+        environments=[_environment(target)],
+        requires_python=SpecifierSet(f"=={target.python}.*"),
+        created_by=CREATED_BY,
+        packages=packages,
+        tool={"colabenv": _tool_table(lock)},
+    )
     try:
         pylock.validate()
     except PylockValidationError as exc:
         raise LockError(f"the lock cannot be written as PEP 751: {printable(exc)}") from None
     document = tomlkit.document()
-    document.add(tomlkit.comment("colabenv lock (PEP 751). Install exactly this with an "
-                                 "installer that reads pylock.toml"))
-    document.add(tomlkit.comment("(uv pip install -r pylock.toml). Refresh: colabenv lock "
-                                 "--format pylock; do not edit."))
+    document.add(
+        tomlkit.comment(
+            "colabenv lock (PEP 751). Install exactly this with an installer that reads pylock.toml"
+        )
+    )
+    document.add(
+        tomlkit.comment(
+            "(uv pip install -r pylock.toml). Refresh: colabenv lock --format pylock; do not edit."
+        )
+    )
     for key, value in pylock.to_dict().items():
         document[key] = _packages_table(value) if key == "packages" else value
     return tomlkit.dumps(document)
@@ -222,22 +254,31 @@ def pylock_packages(
     for position, package in enumerate(pylock.packages):
         where = f"{name}: packages[{position}]"
         if package.vcs or package.directory or package.archive:
-            raise LockError(f"{where}: {package.name}: a vcs, directory or archive source; "
-                            "colabenv locks install from indexes only")
+            raise LockError(
+                f"{where}: {package.name}: a vcs, directory or archive source; "
+                "colabenv locks install from indexes only"
+            )
         if package.version is None:
             raise LockError(f"{where}: {package.name}: no version")
         files = []
         entries: Sequence[PackageWheel | PackageSdist] = [
-            *(package.wheels or ()), *((package.sdist,) if package.sdist else ())]
+            *(package.wheels or ()),
+            *((package.sdist,) if package.sdist else ()),
+        ]
         for entry in entries:
             digest = entry.hashes.get("sha256", "").lower()
             if not is_sha256(digest):
                 raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
             url = url_of(entry.url) if entry.url else None
             files.append(LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
-        locked = new_package(package.name, str(package.version), files,
-                             str(package.marker) if package.marker else None,
-                             url_of(package.index) if package.index else None, where)
+        locked = new_package(
+            package.name,
+            str(package.version),
+            files,
+            str(package.marker) if package.marker else None,
+            url_of(package.index) if package.index else None,
+            where,
+        )
         if locked.name in packages:
             raise LockError(f"{where}: {locked.name} is pinned twice")
         packages[locked.name] = locked
@@ -261,24 +302,28 @@ def _tpu(table: Reader) -> TpuTarget | None:
         return None
     tpu = table.sub("tpu")
     tpu.allow("generation", "type", "chips")
-    found = TpuTarget(tpu.opt_text("generation"), tpu.opt_text("type"),
-                      tpu.integer("chips", low=1, high=MAX_TPU_CHIPS) if "chips" in tpu.data
-                      else None)
+    found = TpuTarget(
+        tpu.opt_text("generation"),
+        tpu.opt_text("type"),
+        tpu.integer("chips", low=1, high=MAX_TPU_CHIPS) if "chips" in tpu.data else None,
+    )
     problem = tpu_problem(found)
     if problem is not None:
         raise table.fail("tpu", problem)
     return found
 
 
-def _header(pylock: Pylock, name: str
-            ) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
+def _header(
+    pylock: Pylock, name: str
+) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
     """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
     find-links pages."""
     tool = Reader(pylock.tool or {}, _failing(name), "tool").sub("colabenv", required=True)
     schema = tool.data.get("lock-schema")
     if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
-        raise tool.fail("lock-schema", f"expected one of {READABLE_SCHEMAS}; a newer lock needs "
-                                       "a newer colabenv")
+        raise tool.fail(
+            "lock-schema", f"expected one of {READABLE_SCHEMAS}; a newer lock needs a newer colabenv"
+        )
     for key in ("colabenv-version", "resolver"):
         problem = check_header_text(key, tool.text(key, empty=True))
         if problem:
@@ -307,10 +352,12 @@ def _header(pylock: Pylock, name: str
             raise table.fail("accelerator", problem)
     frameworks: list[LockedFramework] = []
     for item in tool.tables("frameworks"):
-        found = checked_framework(item.text("framework", empty=True),
-                                  item.text("version", empty=True),
-                                  item.text("variant", empty=True),
-                                  item.opt_text("index", empty=True))
+        found = checked_framework(
+            item.text("framework", empty=True),
+            item.text("version", empty=True),
+            item.text("variant", empty=True),
+            item.opt_text("index", empty=True),
+        )
         if isinstance(found, str):
             raise item.fail(None, found)
         frameworks.append(found)
@@ -318,11 +365,9 @@ def _header(pylock: Pylock, name: str
     for position, text in enumerate(tool.text_list("constraints")):
         constraint = checked_constraint(text)
         if constraint is None:
-            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement",
-                            index=position)
+            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement", index=position)
         constraints.append(constraint)
-    digest = (tool.opt_text("pins-sha256", empty=True) if schema < 2
-              else tool.text("pins-sha256", empty=True))
+    digest = tool.opt_text("pins-sha256", empty=True) if schema < 2 else tool.text("pins-sha256", empty=True)
     if digest is not None and not is_sha256(digest):
         raise tool.fail("pins-sha256", "expected 64 hex digits")
     index_url = tool.opt_text("index-url", empty=True)
@@ -331,13 +376,11 @@ def _header(pylock: Pylock, name: str
     extra = tuple(tool.text_list("extra-index-urls"))
     for position, url in enumerate(extra):
         if checked_url(url) is None:
-            raise tool.fail("extra-index-urls", f"{printable(url)!r} is not an index URL",
-                            index=position)
+            raise tool.fail("extra-index-urls", f"{printable(url)!r} is not an index URL", index=position)
     links = tuple(tool.text_list("find-links"))
     for position, url in enumerate(links):
         if checked_url(url) is None:
-            raise tool.fail("find-links", f"{printable(url)!r} is not a find-links URL",
-                            index=position)
+            raise tool.fail("find-links", f"{printable(url)!r} is not a find-links URL", index=position)
     header = LockHeader(
         colabenv_version=tool.text("colabenv-version", empty=True),
         profile_name=profile_name,

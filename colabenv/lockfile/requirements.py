@@ -143,9 +143,9 @@ def _option_value(content: str) -> str:
     return content.split(None, 1)[1].strip() if " " in content else ""
 
 
-def parse_requirements(text: str, path: Path | None = None) -> tuple[
-    tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]
-]:
+def parse_requirements(
+    text: str, path: Path | None = None
+) -> tuple[tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]]:
     """Pins with hashes, index options and find-links pages from pinned requirements (a lock's
     body, or pip-compile's output). Every requirement must be an exact ``==`` pin with at least
     one sha256 hash; the only options are ``--index-url``, ``--extra-index-url`` and
@@ -164,8 +164,9 @@ def parse_requirements(text: str, path: Path | None = None) -> tuple[
                 raise LockError(f"{_where(path, number)}: {shown(url)} is not a find-links URL")
             links.append(url)
             continue
-        if content.startswith(("-i ", "--index-url ", "--index-url=", "--extra-index-url ",
-                               "--extra-index-url=")):
+        if content.startswith(
+            ("-i ", "--index-url ", "--index-url=", "--extra-index-url ", "--extra-index-url=")
+        ):
             url = _option_value(content)
             if checked_url(url) is None:
                 raise LockError(f"{_where(path, number)}: {shown(url)} is not an index URL")
@@ -177,8 +178,7 @@ def parse_requirements(text: str, path: Path | None = None) -> tuple[
                 index_url = url
             continue
         if content.startswith("-"):
-            raise LockError(f"{_where(path, number)}: unexpected option "
-                            f"{shown(content.split()[0])}")
+            raise LockError(f"{_where(path, number)}: unexpected option {shown(content.split()[0])}")
         package = _parse_pin(content, _where(path, number))
         if package.name in packages:
             raise LockError(f"{_where(path, number)}: {package.name} is pinned twice")
@@ -195,8 +195,7 @@ def _parse_pin(content: str, where: str) -> LockedPackage:
     except InvalidRequirement:
         raise LockError(f"{where}: {shown(head)} is not a requirement") from None
     specs = list(requirement.specifier)
-    if requirement.url or len(specs) != 1 or specs[0].operator != "==" or \
-            "*" in specs[0].version:
+    if requirement.url or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
         raise LockError(f"{where}: {shown(head)} is not pinned with ==")
     files: list[LockedFile] = []
     for option in options:
@@ -229,9 +228,19 @@ def _header_block(text: str) -> dict[str, list[tuple[int, str]]]:
     return values
 
 
-_SINGLE_KEYS = ("colabenv-version", "lock-schema", "profile", "profile-hash", "target-driver",
-                "target-requires-driver", "target-cuda", "target-compute-capabilities",
-                "target-python", "target-platform", "resolver")
+_SINGLE_KEYS = (
+    "colabenv-version",
+    "lock-schema",
+    "profile",
+    "profile-hash",
+    "target-driver",
+    "target-requires-driver",
+    "target-cuda",
+    "target-compute-capabilities",
+    "target-python",
+    "target-platform",
+    "resolver",
+)
 _OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
 """Absent from the locks of earlier colabenv releases (the target keys: before TPU targets)."""
 _REPEATED_KEYS = ("framework", "constraint")
@@ -288,20 +297,20 @@ def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
     problem = target.problem()
     if problem:
         key, _, why = problem.partition(": ")
-        raise fail(f"target-{key}" if key != "requires-driver" else "target-requires-driver",
-                   why)
+        raise fail(f"target-{key}" if key != "requires-driver" else "target-requires-driver", why)
     if "target-accelerator" in values:
         problem = accelerator_problem(one("target-accelerator")[1], target)
         if problem:
             raise fail("target-accelerator", problem)
-    frameworks = tuple(_parse_framework(value, f"{name}: line {number}: framework")
-                       for number, value in values.get("framework", []))
+    frameworks = tuple(
+        _parse_framework(value, f"{name}: line {number}: framework")
+        for number, value in values.get("framework", [])
+    )
     constraints = []
     for number, value in values.get("constraint", []):
         constraint = checked_constraint(value)
         if constraint is None:
-            raise LockError(f"{name}: line {number}: constraint: {shown(value)} is not a "
-                            "requirement")
+            raise LockError(f"{name}: line {number}: constraint: {shown(value)} is not a requirement")
         constraints.append(constraint)
     digest = None
     if schema >= 2:
@@ -345,8 +354,7 @@ def tpu_text(tpu: TpuTarget | None) -> str:
         return HeaderWord.NONE.value
     none = HeaderWord.NONE.value
     chips = str(tpu.chips) if tpu.chips is not None else none
-    return (f"generation={tpu.generation or none} type={tpu.accelerator_type or none} "
-            f"chips={chips}")
+    return f"generation={tpu.generation or none} type={tpu.accelerator_type or none} chips={chips}"
 
 
 _TPU_KEYS = ("generation", "type", "chips")
@@ -373,13 +381,11 @@ def _parse_framework(value: str, where: str) -> LockedFramework:
     parts = value.split()
     fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
     if len(parts) < 2 or "variant" not in fields or len(parts) > 4:
-        raise LockError(f"{where}: {shown(value)} is not "
-                        "'<framework> <version> variant=<v> index=<url>'")
+        raise LockError(f"{where}: {shown(value)} is not '<framework> <version> variant=<v> index=<url>'")
     index = fields.get("index", HeaderWord.DEFAULT.value)
-    found = checked_framework(parts[0], parts[1], fields["variant"],
-                              None if index == HeaderWord.DEFAULT.value else index)
+    found = checked_framework(
+        parts[0], parts[1], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
+    )
     if isinstance(found, str):
         raise LockError(f"{where}: {found}")
     return found
-
-

@@ -103,8 +103,10 @@ class LockedPackage:
 
 
 def header_value(framework: LockedFramework) -> str:
-    return (f"{framework.framework!s} {framework.version} variant={framework.variant} "
-            f"index={framework.index_url or HeaderWord.DEFAULT.value}")
+    return (
+        f"{framework.framework!s} {framework.version} variant={framework.variant} "
+        f"index={framework.index_url or HeaderWord.DEFAULT.value}"
+    )
 
 
 @model
@@ -137,8 +139,7 @@ class LockTarget:
         return Target(
             driver=Version(self.driver) if self.driver else None,
             cuda=Version(self.cuda) if self.cuda else None,
-            compute_capabilities=tuple(ComputeCapability.parse(c)
-                                       for c in self.compute_capabilities),
+            compute_capabilities=tuple(ComputeCapability.parse(c) for c in self.compute_capabilities),
             python=Version(self.python),
             platform=self.platform,
             tpu=self.tpu,
@@ -194,15 +195,15 @@ class LockTarget:
         mine_is, theirs_is = self.accelerator, other.accelerator
         if mine_is is not theirs_is and Accelerator.TPU in (mine_is, theirs_is):
             found.append(f"accelerator {mine_is} in the lock, {theirs_is} now")
-        elif self.tpu is not None and other.tpu is not None and \
-                self.tpu.generation != other.tpu.generation:
-            found.append(f"TPU generation {self.tpu.generation or 'unknown'} in the lock, "
-                         f"{other.tpu.generation or 'unknown'} now")
+        elif self.tpu is not None and other.tpu is not None and self.tpu.generation != other.tpu.generation:
+            found.append(
+                f"TPU generation {self.tpu.generation or 'unknown'} in the lock, "
+                f"{other.tpu.generation or 'unknown'} now"
+            )
         for label, mine, theirs in (
             ("driver", self.driver, other.driver),
             ("CUDA", self.cuda, other.cuda),
-            ("compute capabilities", joined(self.compute_capabilities),
-             joined(other.compute_capabilities)),
+            ("compute capabilities", joined(self.compute_capabilities), joined(other.compute_capabilities)),
             ("Python", self.python, other.python),
             ("platform", self.platform, other.platform),
         ):
@@ -217,8 +218,7 @@ def tpu_problem(tpu: TpuTarget) -> str | None:
     """What is wrong with a TPU read from a lock, or None."""
     if tpu.generation is not None and not re.fullmatch(TPU_NAME_PATTERN, tpu.generation):
         return f"{shown(tpu.generation)} is not a TPU generation"
-    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN,
-                                                             tpu.accelerator_type):
+    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN, tpu.accelerator_type):
         return f"{shown(tpu.accelerator_type)} is not a TPU type"
     if tpu.chips is not None and not 1 <= tpu.chips <= MAX_TPU_CHIPS:
         return f"chips={tpu.chips} is not a number of chips"
@@ -359,9 +359,7 @@ def checked_constraint(text: str) -> str | None:
     return None if requirement.url else str(requirement)
 
 
-def checked_framework(
-    name: str, version: str, variant: str, index: str | None
-) -> LockedFramework | str:
+def checked_framework(name: str, version: str, variant: str, index: str | None) -> LockedFramework | str:
     """The framework a header records, or what is wrong with it."""
     try:
         framework = Framework(name)
@@ -396,8 +394,12 @@ def checked_profile_hash(value: str) -> str | None:
 
 
 def new_package(
-    name: str, version: str, files: Sequence[LockedFile], marker: str | None,
-    index: str | None, where: str,
+    name: str,
+    version: str,
+    files: Sequence[LockedFile],
+    marker: str | None,
+    index: str | None,
+    where: str,
 ) -> LockedPackage:
     """A pin from a lock or a resolver's output, checked: LockError(``where: why``) if not."""
     try:
@@ -419,11 +421,10 @@ def new_package(
     return LockedPackage(canonical, normalized, tuple(files), marker, index)
 
 
-
 def check_digest(lock: Lock, recorded: str | None, where: str) -> None:
     """``pins-sha256`` must match the pins that were read (None: a schema-1 lock has none)."""
     if recorded is not None and recorded != lock.pins_digest:
-        raise LockError(f"{where}: the pins do not match the lock's pins-sha256 (the lock was "
-                        "truncated or edited); make it again with colabenv lock")
-
-
+        raise LockError(
+            f"{where}: the pins do not match the lock's pins-sha256 (the lock was "
+            "truncated or edited); make it again with colabenv lock"
+        )

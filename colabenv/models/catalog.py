@@ -202,9 +202,7 @@ class ComponentRange:
     source: Source
 
     def contains(self, version: Version) -> bool:
-        return (self.lower is None or version >= self.lower) and (
-            self.upper is None or version < self.upper
-        )
+        return (self.lower is None or version >= self.lower) and (self.upper is None or version < self.upper)
 
     def covers(self, gpu: ComputeCapability) -> bool:
         return archs_cover(self.archs, gpu)

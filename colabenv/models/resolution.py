@@ -101,9 +101,7 @@ class Resolution:
             "target": self.target.to_json(),
             "frameworks": {c.framework.value: c.to_json() for c in self.choices},
             "requirements": list(self.requirements),
-            "constraints": [
-                {"requirement": c.requirement, "reason": c.reason} for c in self.constraints
-            ],
+            "constraints": [{"requirement": c.requirement, "reason": c.reason} for c in self.constraints],
             "apt": list(self.apt),
             "warnings": list(self.warnings),
         }

@@ -85,14 +85,18 @@ class TpuTarget:
     chips: int | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"generation": self.generation, "accelerator_type": self.accelerator_type,
-                "chips": self.chips}
+        return {"generation": self.generation, "accelerator_type": self.accelerator_type, "chips": self.chips}
 
     def __str__(self) -> str:
         what = f"TPU {self.generation}" if self.generation else "TPU of unknown generation"
-        details = [d for d in (self.accelerator_type,
-                               None if self.chips is None else
-                               f"{self.chips} chip{'' if self.chips == 1 else 's'}") if d]
+        details = [
+            d
+            for d in (
+                self.accelerator_type,
+                None if self.chips is None else f"{self.chips} chip{'' if self.chips == 1 else 's'}",
+            )
+            if d
+        ]
         return f"{what} ({', '.join(details)})" if details else what
 
 

@@ -142,16 +142,16 @@ def _profile(layers: list[Layer], context: Context) -> Profile:
         merged = _merge(merged, _normalized(layer))
         catalog = layer.get("catalog")
         if isinstance(catalog, dict):
-            overlays.extend(Path(os.path.normpath(directory / str(p)))
-                            for p in catalog.get("paths", []))
+            overlays.extend(Path(os.path.normpath(directory / str(p))) for p in catalog.get("paths", []))
     merged.pop("extends", None)
     merged["schema"] = SCHEMA_VERSION
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = build(merged, context)
     digest = sha256_hex(_canonical(merged).encode("utf-8"))
-    return dataclasses.replace(profile, content_hash=f"sha256:{digest}",
-                               catalog_paths=tuple(dict.fromkeys(overlays)))
+    return dataclasses.replace(
+        profile, content_hash=f"sha256:{digest}", catalog_paths=tuple(dict.fromkeys(overlays))
+    )
 
 
 def _normalized(document: Mapping[str, object]) -> dict[str, object]:

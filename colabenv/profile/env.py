@@ -22,24 +22,40 @@ class RefusedEnv(NamedTuple):
         upper = name.upper()
         if upper in self.names:
             return self.names[upper]
-        return next((why for prefix, why in self.prefixes.items() if upper.startswith(prefix)),
-                    None)
+        return next((why for prefix, why in self.prefixes.items() if upper.startswith(prefix)), None)
 
 
-_LOADER = ("the dynamic loader and the C library read it when a process starts, before Python"
-           " runs: from the .pth hook it does nothing here and injects into every child process")
-_SHELL = ("shells read it when they start: an injection vector for every script and tool"
-          " run from this environment")
+_LOADER = (
+    "the dynamic loader and the C library read it when a process starts, before Python"
+    " runs: from the .pth hook it does nothing here and injects into every child process"
+)
+_SHELL = (
+    "shells read it when they start: an injection vector for every script and tool run from this environment"
+)
 _PYTHON = "Python reads it at startup, before the .pth hook that would set it runs"
-_PROCESS = ("it is read before Python starts and by every child process, and the .pth hook"
-            " sets it literally (no ${...}): it cannot work from there")
+_PROCESS = (
+    "it is read before Python starts and by every child process, and the .pth hook"
+    " sets it literally (no ${...}): it cannot work from there"
+)
 REFUSED_ENV = RefusedEnv(
     names={
         **dict.fromkeys(("PATH", "HOME", "SHELL"), _PROCESS),
-        **dict.fromkeys(("BASH_ENV", "ENV", "IFS", "CDPATH", "PS4", "PROMPT_COMMAND",
-                         "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "BASH_XTRACEFD"), _SHELL),
-        **dict.fromkeys(("GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
-                         "RESOLV_HOST_CONF"), _LOADER),
+        **dict.fromkeys(
+            (
+                "BASH_ENV",
+                "ENV",
+                "IFS",
+                "CDPATH",
+                "PS4",
+                "PROMPT_COMMAND",
+                "SHELLOPTS",
+                "BASHOPTS",
+                "GLOBIGNORE",
+                "BASH_XTRACEFD",
+            ),
+            _SHELL,
+        ),
+        **dict.fromkeys(("GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF"), _LOADER),
     },
     prefixes={"LD_": _LOADER, "DYLD_": _LOADER, "BASH_FUNC_": _SHELL, "PYTHON": _PYTHON},
 )

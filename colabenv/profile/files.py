@@ -61,8 +61,7 @@ def find_profile(name_or_path: str) -> Path:
         if present(candidate):
             return candidate
     raise UsageError(
-        f"no profile file or golden profile named {shown(name_or_path)} "
-        f"(golden: {', '.join(golden_names())})"
+        f"no profile file or golden profile named {shown(name_or_path)} (golden: {', '.join(golden_names())})"
     )
 
 
@@ -87,9 +86,7 @@ def golden_path(name: str) -> Path:
     """The shipped golden profile called ``name``."""
     golden = golden_file(name)
     if golden is None:
-        raise UsageError(
-            f"no golden profile named {shown(name)} (golden: {', '.join(golden_names())})"
-        )
+        raise UsageError(f"no golden profile named {shown(name)} (golden: {', '.join(golden_names())})")
     return golden
 
 

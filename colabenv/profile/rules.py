@@ -25,10 +25,22 @@ Refuse = Callable[[str], ColabenvError]
 INDEX_URL_SCHEMES = ("http", "https")
 DIRECT_URL_SCHEMES = ("https", "git+https", "file")
 CREDENTIALS_HINT = "use ${VAR} references, e.g. https://${USER}:${TOKEN}@host/simple"
-SECRET_QUERY_WORDS = frozenset({
-    "token", "secret", "password", "passwd", "pwd", "key", "apikey", "auth", "sig",
-    "signature", "credential", "credentials",
-})
+SECRET_QUERY_WORDS = frozenset(
+    {
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "key",
+        "apikey",
+        "auth",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
+    }
+)
 """A query parameter whose name holds one of these words (split at ``-``, ``_``, ``.``) carries a
 secret: ``?token=``, ``?api_key=``, ``X-Amz-Signature``."""
 
@@ -83,8 +95,9 @@ def url(text: str, refuse: Refuse, schemes: tuple[str, ...]) -> str:
             raise refuse(f"literal credentials in a URL; {CREDENTIALS_HINT}")
     secret = literal_secret_parameter(rest)
     if secret is not None:
-        raise refuse(f"literal secret in the query ({secret}=); use a ${{VAR}} reference there,"
-                     " e.g. ?token=${TOKEN}")
+        raise refuse(
+            f"literal secret in the query ({secret}=); use a ${{VAR}} reference there, e.g. ?token=${{TOKEN}}"
+        )
     if scheme != "file" and not re.fullmatch(_HOST_PATTERN, host):
         raise refuse(f"{where}: missing or invalid host name")
     port = host.rpartition(":")[2] if not host.endswith("]") and ":" in host else None
@@ -116,8 +129,10 @@ def requirement(text: str, refuse: Refuse) -> Requirement:
     if not line:
         raise refuse("empty requirement")
     if line.startswith("-"):
-        raise refuse(f"{shown(line)} is a pip option, not a requirement; indexes and mirrors go "
-                     "in [install] (index_url, extra_index_urls)")
+        raise refuse(
+            f"{shown(line)} is a pip option, not a requirement; indexes and mirrors go "
+            "in [install] (index_url, extra_index_urls)"
+        )
     try:
         parsed = Requirement(line)
     except InvalidRequirement as error:
@@ -125,11 +140,14 @@ def requirement(text: str, refuse: Refuse) -> Requirement:
         raise refuse(f"{shown(line)} is not a PEP 508 requirement ({reason})") from None
     canonical = canonicalize_name(parsed.name)
     if parsed.url is not None and "${" in parsed.url:
-        raise refuse("${VAR} is not expanded in a direct reference (it would be sent as written);"
-                     " credentials belong in an index URL ([install] index_url, extra_index_urls)")
+        raise refuse(
+            "${VAR} is not expanded in a direct reference (it would be sent as written);"
+            " credentials belong in an index URL ([install] index_url, extra_index_urls)"
+        )
     if canonical in OWNED:
-        raise refuse(f"{canonical} is chosen per GPU by colabenv; set {OWNED[canonical]} "
-                     "instead of listing it here")
+        raise refuse(
+            f"{canonical} is chosen per GPU by colabenv; set {OWNED[canonical]} instead of listing it here"
+        )
     if parsed.url is not None:
         url(parsed.url, refuse, DIRECT_URL_SCHEMES)
     if any(c in line for c in "$`\\"):
@@ -141,6 +159,8 @@ def apt_package(text: str, refuse: Refuse) -> str:
     """A Debian package name, optionally ``=VERSION``; returns the name."""
     match = re.fullmatch(_APT_PATTERN, text)
     if match is None:
-        raise refuse(f"{shown(text)} is not a Debian package name (lowercase letters, digits, "
-                     "'+', '-', '.'; optionally =VERSION)")
+        raise refuse(
+            f"{shown(text)} is not a Debian package name (lowercase letters, digits, "
+            "'+', '-', '.'; optionally =VERSION)"
+        )
     return match.group(1)

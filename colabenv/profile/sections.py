@@ -60,9 +60,18 @@ FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
 APT_KEYS = ("packages",)
 INSTALL_KEYS = ("installer", "index_url", "pytorch_index_url", "extra_index_urls")
-VERIFY_KEYS = ("smoke", "require_gpu", "min_free_vram_gib", "timeout_s", "io_paths",
-               "min_read_mib_s", "min_write_mib_s", "io_size_mib", "min_free_ram_gib",
-               "max_other_vram_share")
+VERIFY_KEYS = (
+    "smoke",
+    "require_gpu",
+    "min_free_vram_gib",
+    "timeout_s",
+    "io_paths",
+    "min_read_mib_s",
+    "min_write_mib_s",
+    "io_size_mib",
+    "min_free_ram_gib",
+    "max_other_vram_share",
+)
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
 CATALOG_KEYS = ("paths", "allow_unconfirmed")
@@ -85,14 +94,16 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         if isinstance(schema, bool) or not isinstance(schema, int):
             raise doc.fail("schema", expected("the integer 1", schema))
         if schema != SCHEMA_VERSION:
-            raise doc.fail("schema", f"schema {schema} is not supported (this colabenv reads "
-                                     "schema 1)")
+            raise doc.fail("schema", f"schema {schema} is not supported (this colabenv reads schema 1)")
     name = ""
     if "name" in document or not partial:
         name = doc.text("name", empty=True)
         if not re.fullmatch(NAME_PATTERN, name) or len(name) > MAX_NAME_LENGTH:
-            raise doc.fail("name", f"{shown(name)} is not a profile name (letters, digits, '.', "
-                                   f"'_', '-'; at most {MAX_NAME_LENGTH})")
+            raise doc.fail(
+                "name",
+                f"{shown(name)} is not a profile name (letters, digits, '.', "
+                f"'_', '-'; at most {MAX_NAME_LENGTH})",
+            )
     if "extends" in document:
         _extends(doc)
     python = None
@@ -156,13 +167,13 @@ def _framework(framework: Framework, frameworks: Reader) -> FrameworkRequest | N
     if value is False:
         return None
     if value is True:
-        raise frameworks.fail(key, 'true is not a version; use "*" for any version, false for '
-                                   "none")
+        raise frameworks.fail(key, 'true is not a version; use "*" for any version, false for none')
     if isinstance(value, str):
         return FrameworkRequest(framework, rules.specifier(value, frameworks.at(key)))
     if not isinstance(value, dict):
-        raise frameworks.fail(key, expected('a version specifier, "*", false, or a table with '
-                                            "version", value))
+        raise frameworks.fail(
+            key, expected('a version specifier, "*", false, or a table with version', value)
+        )
     table = frameworks.child(value, key)
     specifier = rules.specifier(value.get("version", "*"), table.at("version"))
     variant = None
@@ -170,8 +181,7 @@ def _framework(framework: Framework, frameworks: Reader) -> FrameworkRequest | N
         variant = table.text("variant", empty=True)
         pattern, examples = _VARIANT_PATTERNS[framework]
         if not re.fullmatch(pattern, variant):
-            raise table.fail("variant", f"{shown(variant)} is not a {framework} variant "
-                                        f"({examples})")
+            raise table.fail("variant", f"{shown(variant)} is not a {framework} variant ({examples})")
     companions: dict[NormalizedName, SpecifierSet] = {}
     for name, companion in value.items():
         if name in FRAMEWORK_TABLE_KEYS:
@@ -224,8 +234,7 @@ def _requirements(table: Reader) -> tuple[Requirement, ...]:
         canonical = canonicalize_name(requirement.name)
         marker = str(requirement.marker) if requirement.marker else ""
         if (canonical, marker) in seen:
-            raise refuse(f"duplicate requirement {canonical!r} (also at "
-                         f"[{seen[canonical, marker]}])")
+            raise refuse(f"duplicate requirement {canonical!r} (also at [{seen[canonical, marker]}])")
         seen[canonical, marker] = index
         requirements.append(requirement)
     return tuple(requirements)
@@ -261,8 +270,7 @@ def _install(table: Reader) -> InstallSettings:
     urls: dict[str, str | None] = {}
     for name in ("index_url", "pytorch_index_url"):
         given = table.opt_text(name, empty=True)
-        urls[name] = None if given is None else rules.url(given, table.at(name),
-                                                           rules.INDEX_URL_SCHEMES)
+        urls[name] = None if given is None else rules.url(given, table.at(name), rules.INDEX_URL_SCHEMES)
     extra: list[str] = []
     for index, url in enumerate(table.text_list("extra_index_urls")):
         refuse = table.at("extra_index_urls", index)
@@ -300,21 +308,28 @@ def _verify(table: Reader) -> VerifySettings:
         smoke=smoke,
         require_gpu=table.flag("require_gpu", defaults.require_gpu),
         min_free_vram_gib=_gib(table, "min_free_vram_gib"),
-        timeout_s=table.number("timeout_s", low=0, high=MAX_TIMEOUT_S, above_low=True,
-                               unit=" s, a day", default=defaults.timeout_s),
-        io=_io_checks(table, _throughput(table, "min_read_mib_s"),
-                      _throughput(table, "min_write_mib_s")),
-        io_size_mib=table.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB,
-                                  default=defaults.io_size_mib),
+        timeout_s=table.number(
+            "timeout_s",
+            low=0,
+            high=MAX_TIMEOUT_S,
+            above_low=True,
+            unit=" s, a day",
+            default=defaults.timeout_s,
+        ),
+        io=_io_checks(table, _throughput(table, "min_read_mib_s"), _throughput(table, "min_write_mib_s")),
+        io_size_mib=table.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=defaults.io_size_mib),
         min_free_ram_gib=_gib(table, "min_free_ram_gib"),
-        max_other_vram_share=table.number("max_other_vram_share", low=0, high=1.0,
-                                          unit=" (a share of 1)",
-                                          default=defaults.max_other_vram_share),
+        max_other_vram_share=table.number(
+            "max_other_vram_share",
+            low=0,
+            high=1.0,
+            unit=" (a share of 1)",
+            default=defaults.max_other_vram_share,
+        ),
     )
 
 
-def _optional_number(table: Reader, name: str, *, low: float, high: float,
-                     unit: str) -> float | None:
+def _optional_number(table: Reader, name: str, *, low: float, high: float, unit: str) -> float | None:
     return table.number(name, low=low, high=high, unit=unit) if name in table.data else None
 
 
@@ -326,8 +341,7 @@ def _throughput(table: Reader, name: str) -> float | None:
     return _optional_number(table, name, low=0, high=MAX_THROUGHPUT_MIB_S, unit=" MiB/s")
 
 
-def _io_checks(table: Reader, read_all: float | None,
-               write_all: float | None) -> tuple[IoCheck, ...]:
+def _io_checks(table: Reader, read_all: float | None, write_all: float | None) -> tuple[IoCheck, ...]:
     """``io_paths``: absolute folders, each a string or ``{path, min_read_mib_s,
     min_write_mib_s}``; the table's own thresholds beat the ones given for all."""
     value = table.data.get("io_paths", [])
@@ -350,8 +364,7 @@ def _io_checks(table: Reader, read_all: float | None,
         elif isinstance(item, str):
             text, refuse = item, table.at("io_paths", index)
         else:
-            raise table.fail("io_paths", expected("a path or a table with path", item),
-                             index=index)
+            raise table.fail("io_paths", expected("a path or a table with path", item), index=index)
         if not text.startswith("/") or not text.isprintable() or "\x00" in text:
             raise refuse(f"{shown(text)} is not an absolute path")
         if any(check.path == text for check in checks):
@@ -383,6 +396,7 @@ def _catalog_paths(table: Reader) -> list[str]:
         if not text.strip() or "\x00" in text or not text.isprintable():
             raise table.fail("paths", "expected a folder path", index=index)
         if Path(text).is_absolute():
-            raise table.fail("paths", f"{shown(text)} must be a path relative to the profile "
-                                      "file", index=index)
+            raise table.fail(
+                "paths", f"{shown(text)} must be a path relative to the profile file", index=index
+            )
     return paths

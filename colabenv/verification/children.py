@@ -169,18 +169,24 @@ def parse_probe(text: str | None) -> ProbeResult | None:
         for g in data.get("gpus") or []
         if isinstance(g, dict)
     )
-    return ProbeResult(str(data.get("framework", "?")), gpus, bool(data.get("probed")),
-                       _opt_str(data.get("reason")), _opt_str(data.get("error")))
+    return ProbeResult(
+        str(data.get("framework", "?")),
+        gpus,
+        bool(data.get("probed")),
+        _opt_str(data.get("reason")),
+        _opt_str(data.get("error")),
+    )
 
 
-def stderr_tail(stderr: str, lines: int = STDERR_TAIL_LINES, limit: int = 300,
-                skip: str | None = None) -> str:
+def stderr_tail(
+    stderr: str, lines: int = STDERR_TAIL_LINES, limit: int = 300, skip: str | None = None
+) -> str:
     """The last few lines of stderr that say something: no traceback frames, no source lines,
     not ``skip`` (the error the child already reported)."""
     kept = []
     for raw in stderr.splitlines():
         line = raw.strip()
-        if not line or raw.startswith("    ") or line.startswith(("File \"", "Traceback (")):
+        if not line or raw.startswith("    ") or line.startswith(('File "', "Traceback (")):
             continue
         if set(line) <= set("^~ ") or line == skip:
             continue
@@ -265,37 +271,39 @@ def check_smoke(
         return Check(name, Status.FAIL, with_tail(died, completed))
     result = parse_smoke(run.result)
     if result is None:
-        return Check(name, Status.FAIL,
-                     with_tail(f"exited {completed.returncode} without a result", completed))
+        return Check(
+            name, Status.FAIL, with_tail(f"exited {completed.returncode} without a result", completed)
+        )
     if result.error is not None:
         what = "import failed" if result.stage == "import" and result.version is None else "failed"
-        return Check(name, Status.FAIL,
-                     with_tail(f"{what}: {result.error}", completed, skip=result.error))
+        return Check(name, Status.FAIL, with_tail(f"{what}: {result.error}", completed, skip=result.error))
     label = f"{framework.value} {result.version}"
-    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
-                                  "the exact product")
+    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite, "the exact product")
     if cpu_problem is not None:
         return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
     if not result.devices:
         reason = result.gpu_reason or "no GPU visible"
         if require_gpu:
-            return Check(name, Status.FAIL,
-                         with_tail(f"{label} sees no GPU ({reason}); the profile requires one",
-                                    completed))
+            return Check(
+                name,
+                Status.FAIL,
+                with_tail(f"{label} sees no GPU ({reason}); the profile requires one", completed),
+            )
         if not host_has_gpu:
             return Check(name, Status.PASS, f"CPU matmul ok ({label}); no GPU on this host")
         if cpu_build:
             return Check(name, Status.PASS, f"CPU matmul ok ({label}, a CPU build)")
-        return Check(name, Status.FAIL,
-                     with_tail(f"{label} sees no GPU although the host has one ({reason})",
-                                completed))
+        return Check(
+            name,
+            Status.FAIL,
+            with_tail(f"{label} sees no GPU although the host has one ({reason})", completed),
+        )
     problems = []
     for device in result.devices:
         gap = _arch_gap(result, device)
         wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
         if device.error is not None:
-            problems.append(f"{_device_label(device)}: " + (f"{gap}: " if gap else "")
-                            + device.error)
+            problems.append(f"{_device_label(device)}: " + (f"{gap}: " if gap else "") + device.error)
         elif wrong is not None:
             problems.append(f"{_device_label(device)}: {wrong}")
     if problems:
@@ -303,8 +311,7 @@ def check_smoke(
     names = sorted({_device_label(d).split(" ", 1)[1] for d in result.devices})
     count = f"{len(result.devices)} GPUs: " if len(result.devices) > 1 else ""
     versions = f"CUDA {result.cuda or '?'}, cuDNN {result.cudnn or '?'}"
-    return Check(name, Status.PASS,
-                 f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {versions}")
+    return Check(name, Status.PASS, f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {versions}")
 
 
 def smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -325,8 +332,7 @@ def _read_result(path: Path) -> str | None:
         return None
 
 
-def run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]
-               ) -> ChildRun:
+def run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]) -> ChildRun:
     try:
         completed = _proc.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
     except ProcessError as error:
@@ -341,8 +347,7 @@ def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
 def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The smoke test of ``framework`` in the interpreter ``python``; files go in ``scratch``."""
     result = scratch / f"smoke-{framework.value}.json"
-    return run_child(smoke_argv(framework, python, result), result, timeout,
-                      smoke_env(framework))
+    return run_child(smoke_argv(framework, python, result), result, timeout, smoke_env(framework))
 
 
 PROBE_FRAMEWORKS = ("torch", "cupy", "jax")
@@ -353,13 +358,23 @@ def probe_framework(is_installed: Callable[[str], bool]) -> str | None:
     return next((name for name in PROBE_FRAMEWORKS if is_installed(name)), None)
 
 
-def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scratch: Path
-              ) -> ChildRun:
+def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The VRAM probe: it waits for ``go_file`` (the smoke tests are done) before it searches."""
     result = scratch / "vram.json"
-    argv = [python, str(SMOKE_FILE), "vram", framework, "--go", str(go_file),
-            "--deadline", f"{timeout:g}", "--search", f"{PROBE_SEARCH_S:g}",
-            "--result", str(result)]
+    argv = [
+        python,
+        str(SMOKE_FILE),
+        "vram",
+        framework,
+        "--go",
+        str(go_file),
+        "--deadline",
+        f"{timeout:g}",
+        "--search",
+        f"{PROBE_SEARCH_S:g}",
+        "--result",
+        str(result),
+    ]
     env = dict(os.environ)
     if framework == "jax":
         env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
@@ -460,8 +475,7 @@ def tpu_smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -
     return env
 
 
-def run_tpu_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path
-                  ) -> ChildRun:
+def run_tpu_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The TPU smoke test of ``framework``, after any other TPU child has ended."""
     result = scratch / f"smoke-tpu-{framework.value}.json"
     argv = [python, str(SMOKE_FILE), "smoke-tpu", framework.value, "--result", str(result)]
@@ -473,8 +487,7 @@ def _tpu_label(device: DeviceResult) -> str:
     return f"TPU{device.index} {device.name}"
 
 
-def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu: TpuTarget
-                    ) -> Check:
+def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu: TpuTarget) -> Check:
     """The smoke test on a TPU host: the framework must list TPU devices, and each must
     multiply like the CPU."""
     name = f"smoke:{framework.value}"
@@ -484,22 +497,23 @@ def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu:
         return Check(name, Status.FAIL, with_tail(died, completed))
     result = parse_smoke(run.result)
     if result is None:
-        return Check(name, Status.FAIL,
-                     with_tail(f"exited {completed.returncode} without a result", completed))
+        return Check(
+            name, Status.FAIL, with_tail(f"exited {completed.returncode} without a result", completed)
+        )
     if result.error is not None:
         what = "import failed" if result.stage == "import" and result.version is None else "failed"
-        return Check(name, Status.FAIL,
-                     with_tail(f"{what}: {result.error}", completed, skip=result.error))
+        return Check(name, Status.FAIL, with_tail(f"{what}: {result.error}", completed, skip=result.error))
     label = f"{framework.value} {result.version}"
-    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite,
-                                  "the exact product")
+    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite, "the exact product")
     if cpu_problem is not None:
         return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
     if not result.devices:
         reason = result.gpu_reason or "no TPU device listed"
-        return Check(name, Status.FAIL,
-                     with_tail(f"{label} sees no TPU although the host has one ({tpu};"
-                                f" {reason})", completed))
+        return Check(
+            name,
+            Status.FAIL,
+            with_tail(f"{label} sees no TPU although the host has one ({tpu}; {reason})", completed),
+        )
     problems = []
     for device in result.devices:
         wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
@@ -526,13 +540,11 @@ def parse_hbm(framework: str, text: str | None) -> HbmReport | None:
         limit, in_use = _opt_int(entry.get("limit")), _opt_int(entry.get("in_use"))
         if limit is None or in_use is None:
             continue
-        devices.append((_opt_int(entry.get("index"), 4096) or 0, str(entry.get("name", "?")),
-                        limit, in_use))
+        devices.append((_opt_int(entry.get("index"), 4096) or 0, str(entry.get("name", "?")), limit, in_use))
     return HbmReport(framework, tuple(devices), _opt_str(data.get("hbm_reason")))
 
 
-def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *,
-              min_free_gib: float | None) -> Check:
+def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *, min_free_gib: float | None) -> Check:
     """``vram`` on a TPU host: the HBM of each TPU device, as the first framework that reports
     it does (the smoke children read it); SKIP with the reason where none does."""
     reasons = []
@@ -549,14 +561,12 @@ def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *,
             free = max(limit - in_use, 0)
             parts.append(f"TPU{index} {name}: {_gib(free)} HBM free of {_gib(limit)}")
             if min_free_gib is not None and free < min_free_gib * GIB:
-                low.append(f"TPU{index} has {_gib(free)} HBM free, the profile asks for"
-                           f" {min_free_gib:g} GiB")
+                low.append(f"TPU{index} has {_gib(free)} HBM free, the profile asks for {min_free_gib:g} GiB")
         detail = "; ".join(parts) + f" (from {framework.value})"
         if low:
             return Check("vram", Status.WARN, "; ".join(low) + f" ({detail})")
         return Check("vram", Status.PASS, detail)
     if not runs:
         smoked = " or ".join(f.value for f in ORDER if FACTS[f].tpu_runtime)
-        return Check("vram", Status.SKIP, f"{tpu}: HBM not reported: no TPU smoke test of"
-                     f" {smoked} ran")
+        return Check("vram", Status.SKIP, f"{tpu}: HBM not reported: no TPU smoke test of {smoked} ran")
     return Check("vram", Status.SKIP, f"{tpu}: HBM not reported ({'; '.join(reasons)})")

@@ -53,8 +53,7 @@ def check_versions(expectation: Expectation, lookup: Callable[[str], str | None]
     if problems:
         return Check("versions", Status.FAIL, join_limited(problems))
     shown = f" ({', '.join(frameworks)})" if frameworks else ""
-    return Check("versions", Status.PASS,
-                 f"{checked} requirement(s) of the {expectation.source} met{shown}")
+    return Check("versions", Status.PASS, f"{checked} requirement(s) of the {expectation.source} met{shown}")
 
 
 @model
@@ -112,14 +111,20 @@ def check_consistency(closure: Closure, changed: frozenset[str] | None = None) -
     says it installed or moved) touched neither side: then the runtime image shipped them
     that way (Colab forces one cuDNN under frameworks that pin another) and it is a WARN."""
     if closure.problems:
-        if changed is not None and closure.involved and not any(
-            owner in changed or dep in changed for owner, dep in closure.involved
+        if (
+            changed is not None
+            and closure.involved
+            and not any(owner in changed or dep in changed for owner, dep in closure.involved)
         ):
-            return Check("consistency", Status.WARN,
-                         "as the runtime image shipped it (colabenv changed neither side): "
-                         + join_limited(list(closure.problems)))
+            return Check(
+                "consistency",
+                Status.WARN,
+                "as the runtime image shipped it (colabenv changed neither side): "
+                + join_limited(list(closure.problems)),
+            )
         return Check("consistency", Status.FAIL, join_limited(list(closure.problems)))
     if not closure.names:
         return Check("consistency", Status.SKIP, "no installed distribution to check")
-    return Check("consistency", Status.PASS,
-                 f"{len(closure.names)} distribution(s) checked, every requirement met")
+    return Check(
+        "consistency", Status.PASS, f"{len(closure.names)} distribution(s) checked, every requirement met"
+    )

@@ -17,9 +17,7 @@ from packaging.utils import NormalizedName
 from colabenv.models import ComputeCapability
 from colabenv.verification.report import Check, Status, join_limited
 
-ComponentProblems = Callable[
-    [Mapping[NormalizedName, str], tuple[ComputeCapability, ...]], Iterable[object]
-]
+ComponentProblems = Callable[[Mapping[NormalizedName, str], tuple[ComputeCapability, ...]], Iterable[object]]
 """``(installed, capabilities) -> problems``; ``str(problem)`` is what the check shows."""
 
 NAME = "components"
@@ -40,5 +38,4 @@ def check_components(
     if not components:
         return Check(NAME, Status.SKIP, "no NVIDIA component wheel installed")
     sms = ", ".join(cap.sm for cap in caps)
-    return Check(NAME, Status.PASS,
-                 f"{len(components)} NVIDIA component wheel(s) checked, kernels for {sms}")
+    return Check(NAME, Status.PASS, f"{len(components)} NVIDIA component wheel(s) checked, kernels for {sms}")

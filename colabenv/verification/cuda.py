@@ -30,13 +30,11 @@ def check_cuda(
     built = f"{build.label} built for CUDA {build.cuda}" if build.cuda else f"{build.label} (CPU)"
     if not target.has_gpu:
         if require_gpu:
-            return Check(name, Status.FAIL,
-                         f"the profile requires a GPU and none was found; {built}")
+            return Check(name, Status.FAIL, f"the profile requires a GPU and none was found; {built}")
         return Check(name, Status.SKIP, f"no GPU on this host; {built}")
     if build.cpu_only:
         status = Status.FAIL if require_gpu else Status.WARN
-        return Check(name, status,
-                     f"{build.label} has no CUDA support ({build.evidence}) on a GPU host")
+        return Check(name, status, f"{build.label} has no CUDA support ({build.evidence}) on a GPU host")
     assert build.cuda is not None
     driver = format_driver(target.driver) if target.driver is not None else "unknown"
     host_cuda = _driver_cuda(target, catalog)
@@ -45,14 +43,16 @@ def check_cuda(
     notes: list[str] = []
     floor = catalog.floor_driver(build.cuda)
     if target.driver is not None and floor is not None and target.driver < floor:
-        problems.append(f"CUDA {build.cuda.major} builds need driver >= {format_driver(floor)}, "
-                        f"this driver is {driver}")
+        problems.append(
+            f"CUDA {build.cuda.major} builds need driver >= {format_driver(floor)}, this driver is {driver}"
+        )
     elif host_cuda is not None and build.cuda.major > host_cuda.major:
-        problems.append(f"built for CUDA {build.cuda}, the driver ({driver}) supports up to "
-                        f"CUDA {host_cuda}")
+        problems.append(f"built for CUDA {build.cuda}, the driver ({driver}) supports up to CUDA {host_cuda}")
     elif host_cuda is not None and build.cuda > host_cuda:
-        warnings.append(f"built for CUDA {build.cuda}, newer than the driver's {host_cuda}: runs "
-                        "by minor-version compatibility, PTX JIT may fail")
+        warnings.append(
+            f"built for CUDA {build.cuda}, newer than the driver's {host_cuda}: runs "
+            "by minor-version compatibility, PTX JIT may fail"
+        )
     _, archs = catalog_variant(catalog, framework, build.version, build.variant)
     caps = target.compute_capabilities
     if archs:

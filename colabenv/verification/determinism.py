@@ -29,8 +29,9 @@ from colabenv.verification.children import (
 )
 from colabenv.verification.report import Check, Status, join_limited
 
-HOOK_HINT = ("the setup script's .pth hook sets them when Python starts: run the script for this "
-             "profile, then restart")
+HOOK_HINT = (
+    "the setup script's .pth hook sets them when Python starts: run the script for this profile, then restart"
+)
 MAX_NAME = 120
 
 
@@ -45,22 +46,36 @@ class DeterminismResult:
 
 def hook_names(reproducibility: Reproducibility) -> tuple[str, ...]:
     """The variables the hook sets for ``reproducibility`` (a ``+NAME`` flag pair is ``NAME``)."""
-    return tuple(dict.fromkeys(name.removeprefix(APPEND_PREFIX)
-                               for name, _ in hook_environment(reproducibility)))
+    return tuple(
+        dict.fromkeys(name.removeprefix(APPEND_PREFIX) for name, _ in hook_environment(reproducibility))
+    )
 
 
 def run_environ(names: Sequence[str], timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran."""
     result = scratch / "environ.json"
-    return run_child([python, str(SMOKE_FILE), "environ", "--result", str(result), *names],
-                      result, timeout, dict(os.environ))
+    return run_child(
+        [python, str(SMOKE_FILE), "environ", "--result", str(result), *names],
+        result,
+        timeout,
+        dict(os.environ),
+    )
 
 
-def run_determinism(framework: Framework, seed: int, timeout: float, *, python: str,
-                    scratch: Path) -> ChildRun:
+def run_determinism(
+    framework: Framework, seed: int, timeout: float, *, python: str, scratch: Path
+) -> ChildRun:
     result = scratch / f"determinism-{framework.value}.json"
-    argv = [python, str(SMOKE_FILE), "determinism", framework.value, "--seed", str(seed),
-            "--result", str(result)]
+    argv = [
+        python,
+        str(SMOKE_FILE),
+        "determinism",
+        framework.value,
+        "--seed",
+        str(seed),
+        "--result",
+        str(result),
+    ]
     return run_child(argv, result, timeout, smoke_env(framework))
 
 
@@ -68,8 +83,12 @@ def smoke_ran(run: ChildRun) -> bool:
     """Whether the smoke child lived to import its framework: only then is the determinism
     child worth starting."""
     result = parse_smoke(run.result)
-    return (not run.completed.timed_out and run.completed.returncode >= 0 and result is not None
-            and result.version is not None)
+    return (
+        not run.completed.timed_out
+        and run.completed.returncode >= 0
+        and result is not None
+        and result.version is not None
+    )
 
 
 def parse_environ(text: str | None) -> dict[str, str | None] | None:
@@ -99,8 +118,7 @@ def parse_determinism(text: str | None) -> DeterminismResult | None:
     )
 
 
-def _framework_problem(framework: Framework, run: ChildRun | None, timeout: float
-                       ) -> tuple[str | None, str]:
+def _framework_problem(framework: Framework, run: ChildRun | None, timeout: float) -> tuple[str | None, str]:
     """(what is wrong, or None; what ran) for one framework's determinism child."""
     name = framework.value
     if run is None:
@@ -110,8 +128,7 @@ def _framework_problem(framework: Framework, run: ChildRun | None, timeout: floa
         return with_tail(f"{name}: {died}", run.completed), name
     result = parse_determinism(run.result)
     if result is None:
-        return with_tail(f"{name}: exited {run.completed.returncode} without a result",
-                          run.completed), name
+        return with_tail(f"{name}: exited {run.completed.returncode} without a result", run.completed), name
     where = f"{name} {result.version or '?'} on {result.device or '?'}"
     if result.error is not None:
         return f"{where}: failed: {result.error}", where
@@ -119,8 +136,9 @@ def _framework_problem(framework: Framework, run: ChildRun | None, timeout: floa
         return f"{where}: no results to compare", where
     first, second = result.digests
     if first != second:
-        return (f"{where}: two seeded runs differ (sha256 {first[:12]} and {second[:12]}): "
-                "not deterministic"), where
+        return (
+            f"{where}: two seeded runs differ (sha256 {first[:12]} and {second[:12]}): not deterministic"
+        ), where
     return None, where
 
 
@@ -135,25 +153,29 @@ def check_determinism(
     or a framework's two runs differ (or fail); PASS naming what was compared."""
     if reproducibility.seed is None and not reproducibility.deterministic:
         return Check("determinism", Status.SKIP, "no [reproducibility] asked for")
-    seed_text = (f"seed {reproducibility.seed}" if reproducibility.seed is not None
-                 else "no seed")
+    seed_text = f"seed {reproducibility.seed}" if reproducibility.seed is not None else "no seed"
     if environ_run is None:
         return Check("determinism", Status.FAIL, "the environment was not read")
     died = child_failure(environ_run.completed, timeout)
     environ = parse_environ(environ_run.result) if died is None else None
     if environ is None:
         why = died or f"exited {environ_run.completed.returncode} without a result"
-        return Check("determinism", Status.FAIL,
-                     with_tail(f"the environment could not be read: {why}",
-                                environ_run.completed))
+        return Check(
+            "determinism",
+            Status.FAIL,
+            with_tail(f"the environment could not be read: {why}", environ_run.completed),
+        )
     present = {k: v for k, v in environ.items() if v is not None}
     problems = environment_problems(reproducibility, present)
     if problems:
         return Check("determinism", Status.FAIL, join_limited(problems) + f" ({HOOK_HINT})")
     names = ", ".join(hook_names(reproducibility))
     if not reproducibility.deterministic:
-        return Check("determinism", Status.PASS,
-                     f"{seed_text}: {names} set; deterministic not asked for, runs not compared")
+        return Check(
+            "determinism",
+            Status.PASS,
+            f"{seed_text}: {names} set; deterministic not asked for, runs not compared",
+        )
     failures, compared = [], []
     for framework, run in runs.items():
         problem, where = _framework_problem(framework, run, timeout)
@@ -164,8 +186,11 @@ def check_determinism(
     if failures:
         return Check("determinism", Status.FAIL, join_limited(failures))
     if not compared:
-        return Check("determinism", Status.PASS,
-                     f"{seed_text}, deterministic: {names} set; no framework to run twice")
-    return Check("determinism", Status.PASS,
-                 f"{seed_text}, deterministic: two seeded runs bit-identical ({'; '.join(compared)});"
-                 f" {names} set")
+        return Check(
+            "determinism", Status.PASS, f"{seed_text}, deterministic: {names} set; no framework to run twice"
+        )
+    return Check(
+        "determinism",
+        Status.PASS,
+        f"{seed_text}, deterministic: two seeded runs bit-identical ({'; '.join(compared)}); {names} set",
+    )

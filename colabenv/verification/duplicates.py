@@ -22,12 +22,15 @@ def check_duplicates(
         findings.append((name in dists, f"{name} installed {len(found)} times ({where})"))
     for shadow in scan.shadows:
         findings.append(
-            (shadow.module in modules,
-             f"module {shadow.module} in {shadow.hidden} is shadowed by {shadow.used}")
+            (
+                shadow.module in modules,
+                f"module {shadow.module} in {shadow.hidden} is shadowed by {shadow.used}",
+            )
         )
     if not findings:
-        return Check("duplicates", Status.PASS,
-                     f"{len(scan.dists)} distributions, none twice, no module shadowed")
+        return Check(
+            "duplicates", Status.PASS, f"{len(scan.dists)} distributions, none twice, no module shadowed"
+        )
     findings.sort(key=lambda f: not f[0])
     status = Status.FAIL if findings[0][0] else Status.WARN
     return Check("duplicates", status, join_limited([text for _, text in findings]))

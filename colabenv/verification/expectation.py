@@ -89,8 +89,9 @@ def checked_timeout(value: float | str, origin: str = "--timeout") -> float:
         number = finite_number(value)
     if number is None or not 0 < number <= MAX_TIMEOUT_S:
         shown = printable(value if isinstance(value, str) else f"{value:g}")[:40]
-        raise UsageError(f"{origin}: {shown!r} is not a number of seconds above 0 and at most "
-                         f"{MAX_TIMEOUT_S:g} (a day)")
+        raise UsageError(
+            f"{origin}: {shown!r} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a day)"
+        )
     return number
 
 
@@ -113,9 +114,7 @@ def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], t
 
 def expectation_from_marker(marker: RestartMarker) -> Expectation:
     reqs, bad = parse_requirements(marker.requirements)
-    frameworks = ordered(
-        f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None
-    )
+    frameworks = ordered(f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None)
     smoke = ordered(f for f in (framework_of(s) for s in marker.smoke) if f is not None)
     return Expectation(
         source=f"restart marker ({marker.profile})",
@@ -178,9 +177,7 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
 
     lock = read_lock(lock_path)
     packages = lock.packages
-    reqs, problems = parse_requirements(
-        p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages
-    )
+    reqs, problems = parse_requirements(p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages)
     frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
     base = expectation_from_marker(marker) if marker is not None else Expectation(source="")
     return Expectation(

@@ -114,7 +114,7 @@ def command_line(pid: int, proc: Path = Path("/proc")) -> tuple[str | None, str 
     state = _state(base)
     text = printable(" ".join(words))
     if len(text) > SHOWN_COMMAND:
-        text = text[:SHOWN_COMMAND - 3] + "..."
+        text = text[: SHOWN_COMMAND - 3] + "..."
     return text + (f" ({state})" if state else ""), None
 
 
@@ -128,8 +128,7 @@ def _state(base: Path) -> str | None:
     return {"Z": "zombie", "T": "stopped"}.get(letter)
 
 
-def _query(nvml: ProcessNvml, command: Callable[[int], tuple[str | None, str | None]]
-           ) -> GpuHolders:
+def _query(nvml: ProcessNvml, command: Callable[[int], tuple[str | None, str | None]]) -> GpuHolders:
     nvml.nvmlInit()
     try:
         gpus: list[tuple[int, str, int | None]] = []
@@ -143,8 +142,7 @@ def _query(nvml: ProcessNvml, command: Callable[[int], tuple[str | None, str | N
                 if pid is None:
                     continue
                 shown, why = command(pid)
-                found.append(GpuProcess(index, pid, _bytes(getattr(item, "usedGpuMemory", None)),
-                                        shown, why))
+                found.append(GpuProcess(index, pid, _bytes(getattr(item, "usedGpuMemory", None)), shown, why))
         return GpuHolders(tuple(gpus), tuple(found))
     finally:
         with contextlib.suppress(Exception):
@@ -165,8 +163,9 @@ def gpu_holders(
             outcome.append(_query(load_nvml(), command))
         except Exception as exc:  # NVML raises its own error classes, pynvml's import others
             text = printable(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
-            outcome.append(GpuHolders(note=f"NVML: {type(exc).__name__}"
-                                      + (f": {text[:120]}" if text else "")))
+            outcome.append(
+                GpuHolders(note=f"NVML: {type(exc).__name__}" + (f": {text[:120]}" if text else ""))
+            )
 
     thread = threading.Thread(target=work, name="colabenv-gpu-holders", daemon=True)
     thread.start()
@@ -187,8 +186,7 @@ def read_host_memory(path: Path = Path("/proc/meminfo")) -> HostMemory | None:
     for line in text.splitlines():
         name, _, rest = line.partition(":")
         parts = rest.split()
-        if name in ("MemAvailable", "MemTotal") and parts and parts[0].isdigit() \
-                and len(parts[0]) < 16:
+        if name in ("MemAvailable", "MemTotal") and parts and parts[0].isdigit() and len(parts[0]) < 16:
             values[name] = int(parts[0]) * (KIB if parts[1:] == ["kB"] else 1)
     if "MemAvailable" not in values or "MemTotal" not in values:
         return None
@@ -202,7 +200,7 @@ def _gib(value: int) -> str:
 def _holder(process: GpuProcess, total: int | None, me: int) -> str:
     who = "this process" if process.pid == me else (process.command or process.why or "?")
     used = "memory not reported" if process.used is None else _gib(process.used)
-    share = (f", {process.used / total:.0%}" if process.used is not None and total else "")
+    share = f", {process.used / total:.0%}" if process.used is not None and total else ""
     return f"pid {process.pid} {who} ({used}{share})"
 
 
@@ -226,9 +224,11 @@ def _heavy_others(holders: GpuHolders, share: float, me: int) -> list[str]:
             continue
         if process.used / total > share:
             who = process.command or process.why or "?"
-            heavy.append(f"another process holds {_gib(process.used)} of GPU{process.gpu} "
-                         f"({process.used / total:.0%}, more than {share:.0%}): pid "
-                         f"{process.pid} {who}")
+            heavy.append(
+                f"another process holds {_gib(process.used)} of GPU{process.gpu} "
+                f"({process.used / total:.0%}, more than {share:.0%}): pid "
+                f"{process.pid} {who}"
+            )
     return heavy
 
 
@@ -258,8 +258,9 @@ def with_host_facts(
         if min_free_ram_gib is not None:
             ram_checked = True
             if ram.available < min_free_ram_gib * GIB:
-                warnings.append(f"host RAM has {_gib(ram.available)} free, the profile asks for "
-                                f"{min_free_ram_gib:g} GiB")
+                warnings.append(
+                    f"host RAM has {_gib(ram.available)} free, the profile asks for {min_free_ram_gib:g} GiB"
+                )
     detail = "; ".join(parts)
     if base.status is Status.FAIL:
         return Check(base.name, Status.FAIL, "; ".join([*warnings, detail]))

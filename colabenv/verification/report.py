@@ -61,15 +61,13 @@ class VerifyReport:
     @property
     def summary(self) -> str:
         failed = self.failed
-        return "all checks passed" if not failed else f"{len(failed)} check(s) failed: " + (
-            ", ".join(failed))
+        return "all checks passed" if not failed else f"{len(failed)} check(s) failed: " + (", ".join(failed))
 
     def __str__(self) -> str:
         """Plain lines, one per check at full width (``PASS  smoke:torch  detail``), for a pipe
         or a log; control characters in a detail are shown escaped."""
         width = max((len(c.name) for c in self.checks), default=5)
-        lines = [f"{c.status.value:<4}  {c.name:<{width}}  {printable(c.detail)}"
-                 for c in self.checks]
+        lines = [f"{c.status.value:<4}  {c.name:<{width}}  {printable(c.detail)}" for c in self.checks]
         if self.expected_from:
             lines.insert(0, f"colabenv verify: expected from {printable(self.expected_from)}")
         lines.append(self.summary)

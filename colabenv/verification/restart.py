@@ -31,15 +31,13 @@ class MarkerFit:
     unknown_interpreter: bool = False
 
 
-def marker_fit(marker: RestartMarker | None, profile: ProfileIdentity | None,
-               interpreter: str) -> MarkerFit:
+def marker_fit(marker: RestartMarker | None, profile: ProfileIdentity | None, interpreter: str) -> MarkerFit:
     """The marker against this profile (when one was named) and this interpreter."""
     if marker is None:
         return MarkerFit()
     written_by = ProfileIdentity(marker.profile, marker.profile_hash)
     if profile is not None and profile.content_hash != marker.profile_hash:
-        advice = (f"run this profile's setup script (colabenv render {printable(profile.name)}),"
-                  " then restart")
+        advice = f"run this profile's setup script (colabenv render {printable(profile.name)}), then restart"
         return MarkerFit(
             f"the restart marker was written by profile {written_by}, not by this profile "
             f"{profile}: {advice}",
@@ -80,28 +78,45 @@ def check_marker(
         return Check("marker", Status.FAIL, text + " (or pass --profile/--lock)")
     if fits.problem is not None:
         return Check("marker", Status.FAIL, fits.problem)
-    unknown = (" (the marker does not say which interpreter it was written for: written by an"
-               " older colabenv)" if fits.unknown_interpreter else "")
+    unknown = (
+        " (the marker does not say which interpreter it was written for: written by an older colabenv)"
+        if fits.unknown_interpreter
+        else ""
+    )
     name = printable(marker.profile)
     if started_at is None:
-        return Check("marker", Status.WARN,
-                     f"marker of {_clock(marker.written_at)} found, but when this {who} started "
-                     "cannot be told (no /proc)" + unknown)
+        return Check(
+            "marker",
+            Status.WARN,
+            f"marker of {_clock(marker.written_at)} found, but when this {who} started "
+            "cannot be told (no /proc)" + unknown,
+        )
     passed = Status.WARN if fits.unknown_interpreter else Status.PASS
     if started_at >= marker.written_at:
-        return Check("marker", passed,
-                     f"{name}: setup finished {_clock(marker.written_at)}, "
-                     f"this {who} started {_clock(started_at)}" + unknown)
+        return Check(
+            "marker",
+            passed,
+            f"{name}: setup finished {_clock(marker.written_at)}, "
+            f"this {who} started {_clock(started_at)}" + unknown,
+        )
     if not marker.changed:
-        return Check("marker", passed,
-                     f"{name}: the last setup run changed nothing, no restart needed" + unknown)
-    return Check("marker", Status.FAIL,
-                 f"restart required: setup finished {_clock(marker.written_at)}, after this "
-                 f"{who} started ({_clock(started_at)})")
+        return Check(
+            "marker", passed, f"{name}: the last setup run changed nothing, no restart needed" + unknown
+        )
+    return Check(
+        "marker",
+        Status.FAIL,
+        f"restart required: setup finished {_clock(marker.written_at)}, after this "
+        f"{who} started ({_clock(started_at)})",
+    )
 
 
-def check_env(expected: Sequence[tuple[str, str]], environ: Mapping[str, str] | None = None,
-              *, hint: str = "restart after setup") -> Check:
+def check_env(
+    expected: Sequence[tuple[str, str]],
+    environ: Mapping[str, str] | None = None,
+    *,
+    hint: str = "restart after setup",
+) -> Check:
     env = os.environ if environ is None else environ
     if not expected:
         return Check("env", Status.SKIP, "no [env] variables asked for")

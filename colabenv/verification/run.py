@@ -73,8 +73,9 @@ class _Children:
     io: Future[list[IoRun]] | None = None
 
 
-def _framework_children(framework: Framework, limit: float, seed: int | None, *, python: str,
-                        scratch: Path, tpu: bool = False) -> tuple[ChildRun, ChildRun | None]:
+def _framework_children(
+    framework: Framework, limit: float, seed: int | None, *, python: str, scratch: Path, tpu: bool = False
+) -> tuple[ChildRun, ChildRun | None]:
     """The smoke test (on the TPU when ``tpu``), then (when a seed is given: determinism is asked
     for) the determinism child, unless the smoke child never got its framework imported."""
     if tpu:
@@ -129,8 +130,9 @@ def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
         return None, error
 
 
-def _expectation(profile: Profile | None, lock: str | None, marker: RestartMarker | None,
-                 target: Target, catalog: Catalog) -> Expectation:
+def _expectation(
+    profile: Profile | None, lock: str | None, marker: RestartMarker | None, target: Target, catalog: Catalog
+) -> Expectation:
     if profile is not None:
         return expectation_from_profile(profile, target, catalog)
     if lock is not None:
@@ -146,18 +148,19 @@ def _shipped_component_problems(
     from colabenv.catalog import shipped_components
     from colabenv.components import component_problems
 
-    return component_problems({str(name): v for name, v in installed.items()}, capabilities,
-                              shipped_components())
+    return component_problems(
+        {str(name): v for name, v in installed.items()}, capabilities, shipped_components()
+    )
 
 
-def _tpu_smoke(target: Target, smoke: Iterable[Framework], installed: Installed
-               ) -> frozenset[Framework]:
+def _tpu_smoke(target: Target, smoke: Iterable[Framework], installed: Installed) -> frozenset[Framework]:
     """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
     their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test."""
     if target.tpu is None or target.has_gpu:
         return frozenset()
     return frozenset(
-        framework for framework in smoke
+        framework
+        for framework in smoke
         if any(installed.version(name) for name in FACTS[framework].tpu_runtime)
     )
 
@@ -188,10 +191,10 @@ def verify(
     limit_given = checked_timeout(timeout) if timeout is not None else None
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     loaded = load_profile(find_profile(profile)) if profile is not None else None
-    catalog = catalog_for(loaded, os.environ, Framework) if loaded is not None \
-        else shipped_catalog()
-    fingerprint: Fingerprint = detect(resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu),
-                                       interpreter=python)
+    catalog = catalog_for(loaded, os.environ, Framework) if loaded is not None else shipped_catalog()
+    fingerprint: Fingerprint = detect(
+        resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu), interpreter=python
+    )
     target = fingerprint.target
     if fingerprint.state_dir is None:
         from colabenv.state import NO_HOME
@@ -200,8 +203,7 @@ def verify(
     state = fingerprint.state_dir
     marker, marker_error = _load_marker(state)
     expectation = _expectation(loaded, lock, marker, target, catalog)
-    scan = scan_path(python.path, stdlib=python.stdlib,
-                     extension_suffixes=python.extension_suffixes)
+    scan = scan_path(python.path, stdlib=python.stdlib, extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)
     if expectation.kind is ExpectationKind.NONE:
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
@@ -210,8 +212,9 @@ def verify(
     has_gpu = target.has_gpu
     tpu_smoke = _tpu_smoke(target, expectation.smoke, installed)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
-    builds = {f: framework_build(f, installed, catalog)
-              for f in (*expectation.frameworks, *expectation.smoke)}
+    builds = {
+        f: framework_build(f, installed, catalog) for f in (*expectation.frameworks, *expectation.smoke)
+    }
 
     repro = expectation.reproducibility
     compare_seed = (repro.seed or 0) if repro.deterministic else None
@@ -219,8 +222,10 @@ def verify(
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
     frameworks_done = threading.Event()
-    with tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder, \
-            ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
+        ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool,
+    ):
         scratch = Path(folder)
         go_file = scratch / "smoke-done"
         exe = python.executable
@@ -228,21 +233,48 @@ def verify(
         try:
             for framework in expectation.smoke:
                 children.smoke[framework] = pool.submit(
-                    _framework_children, framework, limit, compare_seed, python=exe,
-                    scratch=scratch, tpu=framework in tpu_smoke)
+                    _framework_children,
+                    framework,
+                    limit,
+                    compare_seed,
+                    python=exe,
+                    scratch=scratch,
+                    tpu=framework in tpu_smoke,
+                )
             if probe_with is not None:
-                children.probe = pool.submit(run_probe, probe_with, go_file, probe_limit,
-                                             python=exe, scratch=scratch)
+                children.probe = pool.submit(
+                    run_probe, probe_with, go_file, probe_limit, python=exe, scratch=scratch
+                )
             if hook_names(repro):
-                children.environ = pool.submit(run_environ, hook_names(repro), limit,
-                                               python=exe, scratch=scratch)
+                children.environ = pool.submit(
+                    run_environ, hook_names(repro), limit, python=exe, scratch=scratch
+                )
             if expectation.io:
-                children.io = pool.submit(run_io_checks, expectation.io, expectation.io_size_mib,
-                                          limit, python=exe, places=python.path,
-                                          frameworks_done=frameworks_done)
+                children.io = pool.submit(
+                    run_io_checks,
+                    expectation.io,
+                    expectation.io_size_mib,
+                    limit,
+                    python=exe,
+                    places=python.path,
+                    frameworks_done=frameworks_done,
+                )
             checks, deterministic_runs = _while_children_run(
-                expectation, children, marker, marker_error, state, scan, installed, builds,
-                target, catalog, exe, limit, component_problems, tpu_smoke)
+                expectation,
+                children,
+                marker,
+                marker_error,
+                state,
+                scan,
+                installed,
+                builds,
+                target,
+                catalog,
+                exe,
+                limit,
+                component_problems,
+                tpu_smoke,
+            )
         finally:
             frameworks_done.set()
             go_file.touch()
@@ -256,14 +288,24 @@ def verify(
         tpu_runs = {f: children.smoke[f].result()[0] for f in expectation.smoke if f in tpu_smoke}
         vram = check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.min_free_vram_gib)
     else:
-        vram = check_vram(fingerprint.gpus, probe,
-                          probe_timeout=probe_limit + PROBE_SEARCH_S + 5, host_has_gpu=has_gpu,
-                          require_gpu=expectation.require_gpu,
-                          min_free_gib=expectation.min_free_vram_gib)
+        vram = check_vram(
+            fingerprint.gpus,
+            probe,
+            probe_timeout=probe_limit + PROBE_SEARCH_S + 5,
+            host_has_gpu=has_gpu,
+            require_gpu=expectation.require_gpu,
+            min_free_gib=expectation.min_free_vram_gib,
+        )
     holders = gpu_holders() if has_gpu else None
-    checks.append(with_host_facts(vram, holders, read_host_memory(),
-                                  min_free_ram_gib=expectation.min_free_ram_gib,
-                                  max_other_share=expectation.max_other_vram_share))
+    checks.append(
+        with_host_facts(
+            vram,
+            holders,
+            read_host_memory(),
+            min_free_ram_gib=expectation.min_free_ram_gib,
+            max_other_share=expectation.max_other_vram_share,
+        )
+    )
     fit = marker_fit(marker, expectation.profile, python.executable)
     checks.append(check_env(expectation.env, hint=fit.hint))
     return VerifyReport(tuple(checks), expectation.source)
@@ -290,8 +332,15 @@ def _while_children_run(
     pid, who = restarted_process()
     fit = marker_fit(marker, expectation.profile, exe)
     checks = [
-        check_marker(marker, marker_error, marker_path(state),
-                     process_started_at(pid), who, explicit=expectation.explicit, fit=fit),
+        check_marker(
+            marker,
+            marker_error,
+            marker_path(state),
+            process_started_at(pid),
+            who,
+            explicit=expectation.explicit,
+            fit=fit,
+        ),
         check_versions(expectation, installed.version),
     ]
     closure = dependency_closure(_roots(expectation, installed), installed.get)
@@ -300,12 +349,16 @@ def _while_children_run(
     checks.append(check_duplicates(scan, declared, modules))
     checks.append(check_consistency(closure, _changed_by_script(marker)))
     for framework in expectation.frameworks:
-        checks.append(check_cuda(framework, builds[framework], target, catalog,
-                                 require_gpu=expectation.require_gpu))
+        checks.append(
+            check_cuda(framework, builds[framework], target, catalog, require_gpu=expectation.require_gpu)
+        )
     if target.has_gpu:
         versions = {name: installed.version(name) or "" for name in installed.names()}
-        checks.append(check_components(versions, target.compute_capabilities,
-                                       component_problems or _shipped_component_problems))
+        checks.append(
+            check_components(
+                versions, target.compute_capabilities, component_problems or _shipped_component_problems
+            )
+        )
     deterministic_runs: dict[Framework, ChildRun | None] = {}
     for framework, future in children.smoke.items():
         build = builds[framework]
@@ -314,8 +367,14 @@ def _while_children_run(
         if framework in tpu_smoke and target.tpu is not None:
             checks.append(check_tpu_smoke(framework, smoke, timeout=limit, tpu=target.tpu))
             continue
-        checks.append(check_smoke(framework, smoke, timeout=limit,
-                                  host_has_gpu=target.has_gpu,
-                                  require_gpu=expectation.require_gpu,
-                                  cpu_build=build is not None and build.is_cpu_variant))
+        checks.append(
+            check_smoke(
+                framework,
+                smoke,
+                timeout=limit,
+                host_has_gpu=target.has_gpu,
+                require_gpu=expectation.require_gpu,
+                cpu_build=build is not None and build.is_cpu_variant,
+            )
+        )
     return checks, deterministic_runs

@@ -52,7 +52,7 @@ def _result(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
         if line.startswith(_iocheck.PREFIX):
             try:
-                data = json.loads(line[len(_iocheck.PREFIX):])
+                data = json.loads(line[len(_iocheck.PREFIX) :])
             except (ValueError, RecursionError):
                 return None
             return data if isinstance(data, dict) else None
@@ -124,21 +124,30 @@ def check_io(run: IoRun, *, timeout: float) -> Check:
     died = child_failure(completed, timeout + KILL_AFTER_S)
     if died is not None:
         tail = stderr_tail(completed.stderr)
-        return Check(name, Status.FAIL, f"{shown}: the measurement {died}"
-                     + (f"; stderr: {tail}" if tail else "") + left)
+        return Check(
+            name,
+            Status.FAIL,
+            f"{shown}: the measurement {died}" + (f"; stderr: {tail}" if tail else "") + left,
+        )
     result = _result(completed.stdout)
     if result is None:
         tail = stderr_tail(completed.stderr)
-        return Check(name, Status.FAIL, f"{shown}: the measurement exited {completed.returncode} "
-                     "without a result" + (f"; stderr: {tail}" if tail else "") + left)
+        return Check(
+            name,
+            Status.FAIL,
+            f"{shown}: the measurement exited {completed.returncode} "
+            "without a result" + (f"; stderr: {tail}" if tail else "") + left,
+        )
     if result.get("error"):
         return Check(name, Status.FAIL, f"{shown}: {printable(str(result['error']))[:200]}{left}")
     write, read = _figure(result.get("write_mib_s")), _figure(result.get("read_mib_s"))
     if write is None or read is None:
         return Check(name, Status.FAIL, f"{shown}: the measurement reported no figures{left}")
     method = printable(str(result.get("read_method", "?")))[:40]
-    figures = (f"write {write:.1f} MiB/s, read {read:.1f} MiB/s uncached ({method}); "
-               f"{_mib(result.get('written_bytes'))} written")
+    figures = (
+        f"write {write:.1f} MiB/s, read {read:.1f} MiB/s uncached ({method}); "
+        f"{_mib(result.get('written_bytes'))} written"
+    )
     if result.get("partial"):
         figures += f", {_mib(result.get('read_bytes'))} read before the deadline"
     notes = result.get("notes")
@@ -170,8 +179,15 @@ def shares_a_device(path: str, places: Iterable[str]) -> bool:
     return device is not None and any(_device(place) == device for place in places)
 
 
-def run_io_checks(checks: Sequence[IoCheck], size_mib: int, timeout: float, *, python: str,
-                  places: Sequence[str], frameworks_done: threading.Event) -> list[IoRun]:
+def run_io_checks(
+    checks: Sequence[IoCheck],
+    size_mib: int,
+    timeout: float,
+    *,
+    python: str,
+    places: Sequence[str],
+    frameworks_done: threading.Event,
+) -> list[IoRun]:
     """Every check, one at a time: first those on other devices than ``places``, then, once
     ``frameworks_done`` is set, the others; the runs come back in the order of ``checks``."""
     apart = [c for c in checks if not shares_a_device(c.path, places)]

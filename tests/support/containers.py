@@ -42,12 +42,44 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parents[2]
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
-TOOLS = ("bash", "env", "cat", "rm", "mkdir", "mktemp", "readlink", "tr", "tee", "id", "ls",
-         "sha256sum", "chmod", "uname", "head", "dirname", "basename", "cp", "mv", "ln", "touch",
-         "grep", "flock", "printenv", "sleep")
+TOOLS = (
+    "bash",
+    "env",
+    "cat",
+    "rm",
+    "mkdir",
+    "mktemp",
+    "readlink",
+    "tr",
+    "tee",
+    "id",
+    "ls",
+    "sha256sum",
+    "chmod",
+    "uname",
+    "head",
+    "dirname",
+    "basename",
+    "cp",
+    "mv",
+    "ln",
+    "touch",
+    "grep",
+    "flock",
+    "printenv",
+    "sleep",
+)
 """What the bootstrap script, the Dockerfile's RUN lines and pip use."""
-STDLIB_SKIP = {"site-packages", "test", "tests", "idlelib", "tkinter", "turtledemo",
-               "__pycache__", "ensurepip"}
+STDLIB_SKIP = {
+    "site-packages",
+    "test",
+    "tests",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "__pycache__",
+    "ensurepip",
+}
 BASE_ENV_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -183,15 +215,20 @@ def repack(dist: importlib.metadata.Distribution, dest: Path) -> Path:
                 files[f"{data_scripts}/{file.name}"] = source.read_bytes()
             continue
         if file.parts[0].endswith(".dist-info"):
-            if file.name in ("METADATA", "WHEEL", "RECORD", "INSTALLER", "REQUESTED",
-                             "direct_url.json"):
+            if file.name in ("METADATA", "WHEEL", "RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
                 continue
             files[f"{dist_info}/{Path(*file.parts[1:])}"] = source.read_bytes()
             continue
         files[file.as_posix()] = source.read_bytes()
-    wheel = build_wheel(dest, name, version, requires=tuple(dist.requires or ()), files=files,
-                        requires_python=dist.metadata.get("Requires-Python"),
-                        tag=_wheel_tag(dist))
+    wheel = build_wheel(
+        dest,
+        name,
+        version,
+        requires=tuple(dist.requires or ()),
+        files=files,
+        requires_python=dist.metadata.get("Requires-Python"),
+        tag=_wheel_tag(dist),
+    )
     return _executable(wheel, f"{data_scripts}/")
 
 
@@ -231,11 +268,19 @@ def colabenv_wheel(dest: Path, version: str) -> Path:
     for source in sorted((REPO / "profiles").rglob("*")):
         if source.is_file():
             files["colabenv/_profiles/" + source.relative_to(REPO / "profiles").as_posix()] = (
-                source.read_bytes())
+                source.read_bytes()
+            )
     files[f"colabenv-{version}.dist-info/entry_points.txt"] = (
-        "[console_scripts]\ncolabenv = colabenv._entry:main\n")
-    return build_wheel(dest, "colabenv", version, requires=tuple(project["dependencies"]),
-                       files=files, requires_python=project["requires-python"])
+        "[console_scripts]\ncolabenv = colabenv._entry:main\n"
+    )
+    return build_wheel(
+        dest,
+        "colabenv",
+        version,
+        requires=tuple(project["dependencies"]),
+        files=files,
+        requires_python=project["requires-python"],
+    )
 
 
 def colabenv_wheelhouse(dest: Path, version: str) -> Path:
@@ -255,8 +300,10 @@ def _limits() -> list[str]:
     """``--ulimit`` at or below this process's soft limits: lowering a limit is always allowed,
     and some sandboxes refuse even the hard limit they report (podman's default asks for more)."""
     limits = []
-    for name, which, cap in (("nofile", resource.RLIMIT_NOFILE, 1 << 16),
-                             ("nproc", resource.RLIMIT_NPROC, 4096)):
+    for name, which, cap in (
+        ("nofile", resource.RLIMIT_NOFILE, 1 << 16),
+        ("nproc", resource.RLIMIT_NPROC, 4096),
+    ):
         soft, _hard = resource.getrlimit(which)
         value = cap if soft == resource.RLIM_INFINITY else min(soft, cap)
         limits += ["--ulimit", f"{name}={value}:{value}"]
@@ -270,32 +317,52 @@ class Podman:
     def __init__(self, home: Path, runtime: str | None = None) -> None:
         self.home = home
         self.runtime = runtime
-        self.global_args = ["podman", "--root", str(home / "storage"),
-                            "--runroot", str(home / "run"), "--tmpdir", str(home / "tmp")]
+        self.global_args = [
+            "podman",
+            "--root",
+            str(home / "storage"),
+            "--runroot",
+            str(home / "run"),
+            "--tmpdir",
+            str(home / "tmp"),
+        ]
         if runtime is not None:
             self.global_args += ["--runtime", runtime]
         (home / "tmp").mkdir(parents=True, exist_ok=True)
         self.limits = _limits()
 
-    def __call__(self, *args: str | Path, timeout: float = 300,
-                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*self.global_args, *map(str, args)], capture_output=True,
-                              text=True, timeout=timeout, env=env)
+    def __call__(
+        self, *args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*self.global_args, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env
+        )
 
     def import_base(self, tarball: Path, name: str) -> subprocess.CompletedProcess[str]:
-        return self("import", "--change", f"ENV PATH={BASE_ENV_PATH}",
-                    "--change", 'CMD ["python3"]', tarball, name)
+        return self(
+            "import", "--change", f"ENV PATH={BASE_ENV_PATH}", "--change", 'CMD ["python3"]', tarball, name
+        )
 
-    def build(self, context: Path, tag: str, *extra: str,
-              timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    def build(
+        self, context: Path, tag: str, *extra: str, timeout: float = 900
+    ) -> subprocess.CompletedProcess[str]:
         runtime = ["--runtime", self.runtime] if self.runtime else []
-        return self("build", "--pull=never", "--network", "host", *runtime, *self.limits,
-                    *extra, "-t", tag, context, timeout=timeout)
+        return self(
+            "build",
+            "--pull=never",
+            "--network",
+            "host",
+            *runtime,
+            *self.limits,
+            *extra,
+            "-t",
+            tag,
+            context,
+            timeout=timeout,
+        )
 
-    def run(self, image: str, *command: str,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return self("run", "--rm", "--network", "none", *self.limits, image, *command,
-                    timeout=timeout)
+    def run(self, image: str, *command: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return self("run", "--rm", "--network", "none", *self.limits, image, *command, timeout=timeout)
 
     def reset(self) -> None:
         self("system", "reset", "--force", timeout=300)

@@ -23,8 +23,17 @@ from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.wheels import Standins, build_standins
 
-__all__ = ["Runner", "console_runner", "console_script", "default_index", "fresh_venv",
-           "make_venv", "pytorch_index", "runner", "standin_wheels"]
+__all__ = [
+    "Runner",
+    "console_runner",
+    "console_script",
+    "default_index",
+    "fresh_venv",
+    "make_venv",
+    "pytorch_index",
+    "runner",
+    "standin_wheels",
+]
 
 
 @pytest.fixture(scope="session")
@@ -112,12 +121,28 @@ class Runner:
         argv = [str(self.exe), *(str(a) for a in args)]
         if stdout_path is not None:
             with open(stdout_path, "w") as sink:
-                done = subprocess.run(argv, stdout=sink, stderr=subprocess.PIPE, text=True,
-                                      env=environ, cwd=cwd or self.cwd, input=input,
-                                      timeout=timeout, check=False)
+                done = subprocess.run(
+                    argv,
+                    stdout=sink,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=environ,
+                    cwd=cwd or self.cwd,
+                    input=input,
+                    timeout=timeout,
+                    check=False,
+                )
             return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)
-        return subprocess.run(argv, capture_output=True, text=True, env=environ,
-                              cwd=cwd or self.cwd, input=input, timeout=timeout, check=False)
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=cwd or self.cwd,
+            input=input,
+            timeout=timeout,
+            check=False,
+        )
 
 
 @pytest.fixture

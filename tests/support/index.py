@@ -215,8 +215,9 @@ class LocalIndex:
         server = _Server(("127.0.0.1", self.port), self._handler_class())
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="local-index",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="local-index", kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -344,8 +345,9 @@ class LocalIndex:
             if not self.metadata:
                 return 404, "text/plain", b"not found\n", {}
             wheels = self._catalog.wheels(candidate.parent)
-            found = next((w for w in wheels if w.path == candidate), None) or \
-                next((w for w in wheels if w.path.resolve() == candidate), None)
+            found = next((w for w in wheels if w.path == candidate), None) or next(
+                (w for w in wheels if w.path.resolve() == candidate), None
+            )
             if found is None:
                 return 404, "text/plain", b"not found\n", {}
             return 200, "application/octet-stream", found.metadata, {}
@@ -358,14 +360,12 @@ class LocalIndex:
         if start >= size or start > end:
             return 416, "text/plain", b"", {"Content-Range": f"bytes */{size}"}
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-        return 206, "application/octet-stream", _FileSpan(candidate, start, end - start + 1), \
-            headers
+        return 206, "application/octet-stream", _FileSpan(candidate, start, end - start + 1), headers
 
     def _root_page(self, directory: Path, accept: str) -> _Answer:
         projects = sorted({w.project for w in self._catalog.wheels(directory)})
         if _wants_json(accept):
-            body = {"meta": {"api-version": "1.1"},
-                    "projects": [{"name": name} for name in projects]}
+            body = {"meta": {"api-version": "1.1"}, "projects": [{"name": name} for name in projects]}
             return 200, JSON_TYPE, json.dumps(body).encode(), {}
         links = "".join(f'<a href="{name}/">{name}</a>\n' for name in projects)
         page = f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n"
@@ -401,8 +401,10 @@ class LocalIndex:
                 attrs += f' data-requires-python="{html.escape(wheel.requires_python)}"'
             href = f"{self.base_url}/files/{wheel.relative}#sha256={wheel.sha256}"
             links.append(f'<a href="{html.escape(href)}"{attrs}>{wheel.path.name}</a><br/>\n')
-        page = (f"<!DOCTYPE html>\n<html><head><title>Links for {project}</title></head><body>\n"
-                f"<h1>Links for {project}</h1>\n{''.join(links)}</body></html>\n")
+        page = (
+            f"<!DOCTYPE html>\n<html><head><title>Links for {project}</title></head><body>\n"
+            f"<h1>Links for {project}</h1>\n{''.join(links)}</body></html>\n"
+        )
         return 200, "text/html", page.encode(), {}
 
     def _handler_class(self) -> type[http.server.BaseHTTPRequestHandler]:
@@ -417,8 +419,12 @@ class LocalIndex:
 
             def _answer(self, *, send_body: bool) -> None:
                 accept = self.headers.get("Accept", "")
-                failure = index._record(self.path, accept, self.headers.get("Authorization", ""),
-                                        self.headers.get("User-Agent", ""))
+                failure = index._record(
+                    self.path,
+                    accept,
+                    self.headers.get("Authorization", ""),
+                    self.headers.get("User-Agent", ""),
+                )
                 if failure == "close":
                     self.close_connection = True
                     return
@@ -433,7 +439,8 @@ class LocalIndex:
                     status, (body, ctype) = 200, index._garbage
                 else:
                     status, ctype, body, headers = index._route(
-                        self.path, accept, self.headers.get("Range", ""))
+                        self.path, accept, self.headers.get("Range", "")
+                    )
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 for name, value in headers.items():

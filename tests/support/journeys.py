@@ -56,7 +56,8 @@ FRAMEWORK_DISTS = (*TORCH_FAMILY, *JAX_FAMILY, "tensorflow")
 BEHAVING = ("torch", "jax", "tensorflow")
 ORDINARY_NAMES = tuple(sorted({canonicalize_name(name) for name, _, _ in ORDINARY}))
 ORDINARY_REQUIRES: dict[str, tuple[str, ...]] = {
-    canonicalize_name(name): requires for name, _, requires in ORDINARY}
+    canonicalize_name(name): requires for name, _, requires in ORDINARY
+}
 INSTALL_LINE = "COLABENV: installing"
 CHANGE_RE = re.compile(r"^COLABENV: (installed|upgraded|DOWNGRADED|changed|removed) (\S+) ")
 
@@ -122,26 +123,56 @@ def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]
         torch_requires = ("filelock", "typing-extensions>=4.10.0", *pins)
         specs = [WheelSpec("pytorch", folder, "torch", version + local, torch_requires)]
         if "torchvision" in companions:
-            specs.append(WheelSpec("pytorch", folder, "torchvision",
-                                   companions["torchvision"] + local,
-                                   ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*")))
+            specs.append(
+                WheelSpec(
+                    "pytorch",
+                    folder,
+                    "torchvision",
+                    companions["torchvision"] + local,
+                    ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
+                )
+            )
         if "torchaudio" in companions:
-            specs.append(WheelSpec("pytorch", folder, "torchaudio",
-                                   companions["torchaudio"] + local, (f"torch=={version}",)))
+            specs.append(
+                WheelSpec(
+                    "pytorch", folder, "torchaudio", companions["torchaudio"] + local, (f"torch=={version}",)
+                )
+            )
         return specs
     if framework == "tensorflow":
         extra = chosen.extra or variant
-        return [WheelSpec("default", "", "tensorflow", version,
-                          ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
-                          ((extra, pins),))]
+        return [
+            WheelSpec(
+                "default",
+                "",
+                "tensorflow",
+                version,
+                ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
+                ((extra, pins),),
+            )
+        ]
     jaxlib = companions.get("jaxlib", version)
     return [
-        WheelSpec("default", "", "jax", version, (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
-                  ((variant, (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
-                   ("cpu", (f"jaxlib=={jaxlib}",)))),
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            version,
+            (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
+            (
+                (variant, (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
+                ("cpu", (f"jaxlib=={jaxlib}",)),
+            ),
+        ),
         WheelSpec("default", "", "jaxlib", jaxlib, ("numpy>=1.25",)),
-        WheelSpec("default", "", "jax-cuda12-plugin", jaxlib, (f"jax-cuda12-pjrt=={jaxlib}",),
-                  (("with-cuda", pins),)),
+        WheelSpec(
+            "default",
+            "",
+            "jax-cuda12-plugin",
+            jaxlib,
+            (f"jax-cuda12-pjrt=={jaxlib}",),
+            (("with-cuda", pins),),
+        ),
         WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib),
     ]
 
@@ -156,8 +187,12 @@ def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
 
     found: dict[tuple[str, str, str], None] = {}
     for snapshot in snapshots():
-        flags = TargetFlags(driver=T4_DRIVER, compute_capability=("7.5",), python=PY,
-                            installed_from=str(RUNTIMES / snapshot / "pip-freeze.txt"))
+        flags = TargetFlags(
+            driver=T4_DRIVER,
+            compute_capability=("7.5",),
+            python=PY,
+            installed_from=str(RUNTIMES / snapshot / "pip-freeze.txt"),
+        )
         target = detect(resolve_overrides(flags, environ={}, tpu_facts=shipped_tpu)).target
         for name in profiles:
             resolution = resolve(load_profile(find_profile(name)), target, shipped_catalog())
@@ -174,8 +209,7 @@ def _image_specs() -> list[WheelSpec]:
         for name in image_names(freeze):
             if name in FRAMEWORK_DISTS:
                 continue
-            specs.append(WheelSpec("default", "", name, freeze[name],
-                                   ORDINARY_REQUIRES.get(name, ())))
+            specs.append(WheelSpec("default", "", name, freeze[name], ORDINARY_REQUIRES.get(name, ())))
     return specs
 
 
@@ -196,9 +230,11 @@ def _other_pin_specs(specs: Sequence[WheelSpec]) -> list[WheelSpec]:
             exact = [i.version for i in req.specifier if i.operator in ("==", "===")]
             lower = [i.version for i in req.specifier if i.operator in (">=", "~=")]
             versions.add((exact or lower or ["1.0"])[0])
-    return [WheelSpec("default", "", name, version, (),
-                      tuple((extra, ()) for extra in sorted(extras)))
-            for name, (versions, extras) in sorted(wanted.items()) for version in sorted(versions)]
+    return [
+        WheelSpec("default", "", name, version, (), tuple((extra, ()) for extra in sorted(extras)))
+        for name, (versions, extras) in sorted(wanted.items())
+        for version in sorted(versions)
+    ]
 
 
 def journey_specs(golden: Sequence[tuple[str, str, str]] = ()) -> tuple[WheelSpec, ...]:
@@ -235,8 +271,9 @@ def add_colabenv(host: Host) -> Path:
         site = venv / "lib" / f"python{PY}" / "site-packages"
         (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
     script = venv / "bin" / "colabenv"
-    script.write_text(f"#!{host.python}\nimport sys\nfrom colabenv.cli import main\n"
-                      "sys.exit(main())\n", encoding="utf-8")
+    script.write_text(
+        f"#!{host.python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n", encoding="utf-8"
+    )
     script.chmod(0o755)
     return script
 
@@ -249,8 +286,17 @@ def image_pins(snapshot: str) -> list[str]:
 def install_no_deps(host: Host, pins: Sequence[str], index_url: str) -> None:
     if not pins:
         return
-    argv = [uv_bin(), "pip", "install", "--python", str(host.python), "--no-deps",
-            "--index-url", index_url, *pins]
+    argv = [
+        uv_bin(),
+        "pip",
+        "install",
+        "--python",
+        str(host.python),
+        "--no-deps",
+        "--index-url",
+        index_url,
+        *pins,
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=300)
     assert done.returncode == 0, done.stderr
 
@@ -294,11 +340,13 @@ def changed_names(stdout: str) -> set[str]:
     return found
 
 
-def colabenv_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 120,
-                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def colabenv_cli(
+    *args: str | Path, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real console script of the environment running the tests, isolated from pip config."""
     return console_runner(cwd)(
-        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout)
+        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout
+    )
 
 
 def render(profile: Path | str, out: Path, *extra: str) -> float:
@@ -323,9 +371,14 @@ def verify(host: Host, *args: str, timeout: float = 120) -> VerifyResult:
     """``colabenv verify --json`` inside the host's venv, in a fresh process (the restart),
     on this GPU-less machine: the stand-ins behave as CPU builds."""
     exe = add_colabenv(host)
-    done = subprocess.run([str(exe), "verify", "--json", *args], capture_output=True, text=True,
-                          env=venv_env(COLABENV_STATE_DIR=str(host.state)), cwd=host.root,
-                          timeout=timeout)
+    done = subprocess.run(
+        [str(exe), "verify", "--json", *args],
+        capture_output=True,
+        text=True,
+        env=venv_env(COLABENV_STATE_DIR=str(host.state)),
+        cwd=host.root,
+        timeout=timeout,
+    )
     assert done.returncode in (0, 1), done.stderr
     data = json.loads(done.stdout)
     statuses = {c["name"]: c["status"] for c in data["checks"]}
@@ -337,8 +390,15 @@ def real_gpu_here() -> bool:
     return Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi") is not None
 
 
-def project_profile(directory: Path, name: str, default: LocalIndex, pytorch: LocalIndex, *,
-                    body: str = "", extends: str | None = None) -> Path:
+def project_profile(
+    directory: Path,
+    name: str,
+    default: LocalIndex,
+    pytorch: LocalIndex,
+    *,
+    body: str = "",
+    extends: str | None = None,
+) -> Path:
     """A profile file pointing at the local indexes, optionally extending another file."""
     lines = [f'name = "{name}"']
     if extends is not None:
@@ -346,9 +406,11 @@ def project_profile(directory: Path, name: str, default: LocalIndex, pytorch: Lo
     text = "\n".join(lines) + "\n" + body.strip("\n") + "\n"
     if "[install]" not in body:
         text += "\n[install]\n"
-    text = text.replace("[install]\n", "[install]\n"
-                        f'index_url = "{default.url}"\n'
-                        f'pytorch_index_url = "{pytorch.base_url}"\n', 1)
+    text = text.replace(
+        "[install]\n",
+        f'[install]\nindex_url = "{default.url}"\npytorch_index_url = "{pytorch.base_url}"\n',
+        1,
+    )
     path = directory / f"{name}.toml"
     path.write_text(text, encoding="utf-8")
     return path

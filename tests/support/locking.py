@@ -64,9 +64,14 @@ def write_profile(
     name: str = "team.toml",
 ) -> Path:
     path = directory / name
-    path.write_text(PROFILE.format(
-        requirements=", ".join(json.dumps(r) for r in requirements),
-        default=default_index.url, pytorch=pytorch_index.base_url, extra=extra))
+    path.write_text(
+        PROFILE.format(
+            requirements=", ".join(json.dumps(r) for r in requirements),
+            default=default_index.url,
+            pytorch=pytorch_index.base_url,
+            extra=extra,
+        )
+    )
     return path
 
 
@@ -78,13 +83,16 @@ def write_jax_profile(directory: Path, default_index: LocalIndex, *, name: str =
 
 
 def colabenv(
-    *args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
+    *args: str | Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
     timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
     """The console script in ``env`` (the test environment without pip and uv configuration,
     no retries, by default), for lock's longer runs."""
     return console_runner(cwd)(
-        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout)
+        *args, base=env or clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0"), timeout=timeout
+    )
 
 
 def lock_profile(profile: Path, out: Path, resolver: str, *extra: str) -> Lock:

@@ -18,8 +18,13 @@ def oldest_python() -> str | None:
     root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
     candidates = [shutil.which("python3.8"), *sorted(map(str, root.glob("versions/3.8*/bin/python3.8")))]
     for candidate in filter(None, candidates):
-        done = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
-                              capture_output=True, text=True, timeout=60, check=False)
+        done = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.executable)"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         if done.returncode == 0 and done.stdout.strip():
             return done.stdout.strip()
     return None
@@ -31,7 +36,12 @@ def child_pythons() -> list[object]:
     oldest = oldest_python()
     named = [p for p in os.environ.get("COLABENV_TEST_OLD_PYTHONS", "").split(os.pathsep) if p]
     params: list[object] = [pytest.param(sys.executable, id="this-python")]
-    params.append(pytest.param(oldest or "", id="python3.8", marks=pytest.mark.skipif(
-        oldest is None, reason="no python3.8 on this machine")))
+    params.append(
+        pytest.param(
+            oldest or "",
+            id="python3.8",
+            marks=pytest.mark.skipif(oldest is None, reason="no python3.8 on this machine"),
+        )
+    )
     params.extend(pytest.param(p, id=f"old-{Path(p).name}") for p in named if p != oldest)
     return params

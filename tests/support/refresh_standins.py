@@ -25,11 +25,17 @@ OLD_CU13 = ["sm_75", "sm_80", "sm_90"]
 CLASSIC = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
 JAX12 = ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]
 TF = ["sm_60", "sm_70", "sm_80", "sm_89", "sm_90", "compute_90"]
-TORCH_92_PINS = ("cuda-toolkit[cublas,cudart]==13.2.1", "nvidia-cudnn-cu13==9.26.0.51",
-                 "nvidia-nccl-cu13==2.30.7")
+TORCH_92_PINS = (
+    "cuda-toolkit[cublas,cudart]==13.2.1",
+    "nvidia-cudnn-cu13==9.26.0.51",
+    "nvidia-nccl-cu13==2.30.7",
+)
 TORCH_91_CU130_PINS = ("nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.29.7")
-JAX_PLUGIN_PINS = ("nvidia-cudnn-cu12>=9.10.2.21,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105",
-                   "nvidia-nccl-cu12>=2.18.1")
+JAX_PLUGIN_PINS = (
+    "nvidia-cudnn-cu12>=9.10.2.21,<10.0",
+    "nvidia-cuda-runtime-cu12>=12.1.105",
+    "nvidia-nccl-cu12>=2.18.1",
+)
 TF_PINS = ("nvidia-cudnn-cu12>=9.3.0.75,<10.0", "nvidia-cuda-runtime-cu12>=12.5.82,<13.0")
 
 
@@ -37,29 +43,49 @@ def _tags(*pythons: str) -> list[str]:
     return [f"cp{p}-cp{p}-manylinux_2_28_x86_64" for p in pythons]
 
 
-def _torch(dest: Path, version: str, cuda: str | None, archs: Sequence[str],
-           pins: Sequence[str], pythons: Sequence[str] = ("312", "313"), built: str = "") -> None:
+def _torch(
+    dest: Path,
+    version: str,
+    cuda: str | None,
+    archs: Sequence[str],
+    pins: Sequence[str],
+    pythons: Sequence[str] = ("312", "313"),
+    built: str = "",
+) -> None:
     """torch ``version`` (``built``: what its torch/version.py says, the PyPI wheel's local
     tag included)."""
     files: dict[str, str | bytes] = {
         "torch/__init__.py": "",
         "torch/version.py": f"__version__ = '{built or version}'\ndebug = False\n"
-                            f"cuda: Optional[str] = {cuda!r}\n",
+        f"cuda: Optional[str] = {cuda!r}\n",
     }
     if archs:
         files["torch/lib/libtorch_cuda.so"] = gpu_library(archs)
         files["torch/lib/libtorch_cpu.so"] = elf_with({".text": b"\x90" * 32})
     for tag in _tags(*pythons):
-        build_wheel(dest, "torch", version, files=files, tag=tag, requires_python=">=3.12",
-                    requires=("filelock", "triton==9.9.9 ; " + LINUX,
-                              *(f"{pin} ; {LINUX}" for pin in pins)))
+        build_wheel(
+            dest,
+            "torch",
+            version,
+            files=files,
+            tag=tag,
+            requires_python=">=3.12",
+            requires=("filelock", "triton==9.9.9 ; " + LINUX, *(f"{pin} ; {LINUX}" for pin in pins)),
+        )
 
 
 def _companion(dest: Path, name: str, version: str, torch: str | None, built: str) -> None:
     files = {f"{name}/__init__.py": "", f"{name}/version.py": f"__version__ = '{built}'\n"}
     requires = (f"torch ({torch})",) if torch else ()
-    build_wheel(dest, name, version, files=files, tag="py3-none-manylinux_2_28_x86_64",
-                requires=("numpy", *requires), requires_python=">=3.10")
+    build_wheel(
+        dest,
+        name,
+        version,
+        files=files,
+        tag="py3-none-manylinux_2_28_x86_64",
+        requires=("numpy", *requires),
+        requires_python=">=3.10",
+    )
 
 
 def build_torch(root: Path) -> None:
@@ -68,13 +94,23 @@ def build_torch(root: Path) -> None:
     _torch(default, "9.1.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.1.0+cu130")
     _torch(default, "9.0.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.0.0+cu130")
     _torch(pytorch / "cu132", "9.2.0+cu132", "13.2", TURING, TORCH_92_PINS)
-    _torch(pytorch / "cu130", "9.2.0+cu130", "13.0", OLD_CU13,
-           ("cuda-toolkit[cublas,cudart]==13.0.2", "nvidia-cudnn-cu13==9.26.0.51"))
+    _torch(
+        pytorch / "cu130",
+        "9.2.0+cu130",
+        "13.0",
+        OLD_CU13,
+        ("cuda-toolkit[cublas,cudart]==13.0.2", "nvidia-cudnn-cu13==9.26.0.51"),
+    )
     _torch(pytorch / "cu139", "9.2.0+cu139", "13.9", TURING, ("nvidia-cudnn-cu13==9.26.0.51",))
     _torch(pytorch / "cpu", "9.2.0+cpu", None, (), ())
     _torch(pytorch / "cu130", "9.1.0+cu130", "13.0", OLD_CU13, TORCH_91_CU130_PINS)
-    _torch(pytorch / "cu126", "9.1.0+cu126", "12.6", CLASSIC,
-           ("nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.27.3"))
+    _torch(
+        pytorch / "cu126",
+        "9.1.0+cu126",
+        "12.6",
+        CLASSIC,
+        ("nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.27.3"),
+    )
     _torch(pytorch / "cpu", "9.1.0+cpu", None, (), ())
     # torchvision 0.99.1 admits torch>=9.1.0 and is the +cu132 build: torch 9.2.0's; 0.99.0,
     # admitting the same, is a +cu130 build; 0.98.0 pins torch==9.1.0
@@ -87,64 +123,109 @@ def build_torch(root: Path) -> None:
 def build_jax(root: Path) -> None:
     default = root / "default"
     for version, cuda13 in (("9.0.0", False), ("9.1.0", True)):
-        extras = {"cuda": [f"jaxlib<={version},>={version}",
-                           f"jax-cuda12-plugin[with-cuda]<={version},>={version}"],
-                  "cuda12": [f"jaxlib<={version},>={version}",
-                             f"jax-cuda12-plugin[with-cuda]<={version},>={version}"],
-                  "cuda12-local": [f"jaxlib<={version},>={version}",
-                                   f"jax-cuda12-plugin<={version},>={version}"],
-                  "tpu": [f"jaxlib=={version}", "libtpu==0.0.50.*"]}
+        extras = {
+            "cuda": [
+                f"jaxlib<={version},>={version}",
+                f"jax-cuda12-plugin[with-cuda]<={version},>={version}",
+            ],
+            "cuda12": [
+                f"jaxlib<={version},>={version}",
+                f"jax-cuda12-plugin[with-cuda]<={version},>={version}",
+            ],
+            "cuda12-local": [f"jaxlib<={version},>={version}", f"jax-cuda12-plugin<={version},>={version}"],
+            "tpu": [f"jaxlib=={version}", "libtpu==0.0.50.*"],
+        }
         if cuda13:
-            extras["cuda13"] = [f"jaxlib<={version},>={version}",
-                                f"jax-cuda13-plugin[with-cuda]<={version},>={version}"]
-        build_wheel(default, "jax", version, requires=(f"jaxlib<={version},>=9.0.0", "numpy"),
-                    extras=extras, requires_python=">=3.12")
+            extras["cuda13"] = [
+                f"jaxlib<={version},>={version}",
+                f"jax-cuda13-plugin[with-cuda]<={version},>={version}",
+            ]
+        build_wheel(
+            default,
+            "jax",
+            version,
+            requires=(f"jaxlib<={version},>=9.0.0", "numpy"),
+            extras=extras,
+            requires_python=">=3.12",
+        )
         for tag in _tags("312", "313", "314"):
             build_wheel(default, "jaxlib", version, tag=tag, requires_python=">=3.12")
         majors = (12, 13) if cuda13 else (12,)
         for major in majors:
-            pins = JAX_PLUGIN_PINS if major == 12 else (
-                "nvidia-cudnn-cu13>=9.12.0.46,<10.0", "nvidia-cuda-runtime>=13.0.48", "nvidia-nvvm")
+            pins = (
+                JAX_PLUGIN_PINS
+                if major == 12
+                else ("nvidia-cudnn-cu13>=9.12.0.46,<10.0", "nvidia-cuda-runtime>=13.0.48", "nvidia-nvvm")
+            )
             archs = JAX12 if major == 12 else TURING
             plugin = f"jax-cuda{major}-plugin"
             module = plugin.replace("-", "_")
             for tag in _tags("312", "313", "314"):
-                build_wheel(default, plugin, version, tag=tag, requires_python=">=3.12",
-                            requires=(f"jax-cuda{major}-pjrt=={version}",),
-                            extras={"with-cuda": [f'{p} ; sys_platform == "linux"' for p in pins]},
-                            files={f"{module}/__init__.py": "",
-                                   f"{module}/_linalg.so": gpu_library(archs)})
+                build_wheel(
+                    default,
+                    plugin,
+                    version,
+                    tag=tag,
+                    requires_python=">=3.12",
+                    requires=(f"jax-cuda{major}-pjrt=={version}",),
+                    extras={"with-cuda": [f'{p} ; sys_platform == "linux"' for p in pins]},
+                    files={f"{module}/__init__.py": "", f"{module}/_linalg.so": gpu_library(archs)},
+                )
             pjrt = f"jax-cuda{major}-pjrt"
-            build_wheel(default, pjrt, version, tag="py3-none-manylinux_2_27_x86_64",
-                        files={f"jax_plugins/xla_cuda{major}/xla_cuda_plugin.so":
-                               gpu_library(archs)})
+            build_wheel(
+                default,
+                pjrt,
+                version,
+                tag="py3-none-manylinux_2_27_x86_64",
+                files={f"jax_plugins/xla_cuda{major}/xla_cuda_plugin.so": gpu_library(archs)},
+            )
 
 
 def build_jax_patch(root: Path) -> None:
     """jax 9.1.1, which lags: it pins jaxlib 9.1.0 and admits the 9.1.0 plugin (as jax 0.4.35
     did with jaxlib 0.4.34), and names one NVIDIA wheel in its own extra (as 0.4.26 did)."""
-    extras = {"cuda12": ["jaxlib==9.1.0", "jax-cuda12-plugin[with_cuda]<=9.1.1,>=9.1.0",
-                         "nvidia-cuda-nvcc-cu12>=12.6.85"]}
-    build_wheel(root / "default", "jax", "9.1.1", requires=("jaxlib<=9.1.1,>=9.0.0", "numpy"),
-                extras=extras, requires_python=">=3.12")
+    extras = {
+        "cuda12": [
+            "jaxlib==9.1.0",
+            "jax-cuda12-plugin[with_cuda]<=9.1.1,>=9.1.0",
+            "nvidia-cuda-nvcc-cu12>=12.6.85",
+        ]
+    }
+    build_wheel(
+        root / "default",
+        "jax",
+        "9.1.1",
+        requires=("jaxlib<=9.1.1,>=9.0.0", "numpy"),
+        extras=extras,
+        requires_python=">=3.12",
+    )
 
 
 def build_tensorflow(root: Path) -> None:
     default = root / "default"
-    info = ("import collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', "
-            "'clang'), ('cuda_compute_capabilities', ['sm_60', 'sm_70', 'sm_80', 'sm_89', "
-            "'compute_90']), ('cuda_version', '12.5.1'), ('cudnn_version', '9'), "
-            "('is_cuda_build', True)])\n")
+    info = (
+        "import collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', "
+        "'clang'), ('cuda_compute_capabilities', ['sm_60', 'sm_70', 'sm_80', 'sm_89', "
+        "'compute_90']), ('cuda_version', '12.5.1'), ('cudnn_version', '9'), "
+        "('is_cuda_build', True)])\n"
+    )
     for version in ("9.0.0", "9.1.0"):
         for tag in _tags("311", "312", "313"):
-            build_wheel(default, "tensorflow", version, tag=tag, requires_python=">=3.10",
-                        requires=("numpy",),
-                        extras={"and-cuda": [f"{p} ; {LINUX}" for p in TF_PINS] +
-                                ["tensorrt==10.0 ; " + LINUX]},
-                        files={"tensorflow/__init__.py": "",
-                               "tensorflow/python/platform/build_info.py": info,
-                               "tensorflow/libtensorflow_cc.so.2": gpu_library(TF),
-                               "tensorflow/libtensorflow_framework.so.2": gpu_library(TF)})
+            build_wheel(
+                default,
+                "tensorflow",
+                version,
+                tag=tag,
+                requires_python=">=3.10",
+                requires=("numpy",),
+                extras={"and-cuda": [f"{p} ; {LINUX}" for p in TF_PINS] + ["tensorrt==10.0 ; " + LINUX]},
+                files={
+                    "tensorflow/__init__.py": "",
+                    "tensorflow/python/platform/build_info.py": info,
+                    "tensorflow/libtensorflow_cc.so.2": gpu_library(TF),
+                    "tensorflow/libtensorflow_framework.so.2": gpu_library(TF),
+                },
+            )
 
 
 BASE_TORCH = """\
@@ -243,8 +324,11 @@ def build_refresh_indexes(root: Path) -> Path:
     base.mkdir(parents=True, exist_ok=True)
     (base / "torch.toml").write_text(BASE_TORCH, encoding="utf-8")
     (base / "jax.toml").write_text(BASE_JAX, encoding="utf-8")
-    (base / "tensorflow.toml").write_text(textwrap.dedent("""\
+    (base / "tensorflow.toml").write_text(
+        textwrap.dedent("""\
         schema = 1
         framework = "tensorflow"
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     return base

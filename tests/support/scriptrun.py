@@ -82,8 +82,12 @@ class Host:
 
     def run(self, script: Path, timeout: float = 300, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["bash", str(script)], capture_output=True, text=True, timeout=timeout,
-            env=self.env(**extra), stdin=subprocess.DEVNULL,
+            ["bash", str(script)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(**extra),
+            stdin=subprocess.DEVNULL,
         )
 
     def installed(self) -> dict[str, str]:
@@ -91,8 +95,9 @@ class Host:
             "import json, importlib.metadata as m; "
             "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))"
         )
-        out = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True,
-                             check=True, env=clean_env())
+        out = subprocess.run(
+            [str(self.python), "-c", code], capture_output=True, text=True, check=True, env=clean_env()
+        )
         found: dict[str, str] = json.loads(out.stdout)
         return {k: v for k, v in found.items() if k not in ("pip", "setuptools", "wheel")}
 
@@ -110,8 +115,9 @@ class Host:
 
     def new_interpreter(self, code: str) -> str:
         """Run ``code`` in a new interpreter of the venv: the 'restarted kernel'."""
-        out = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True,
-                             check=True, env=clean_env())
+        out = subprocess.run(
+            [str(self.python), "-c", code], capture_output=True, text=True, check=True, env=clean_env()
+        )
         return out.stdout
 
 
@@ -121,8 +127,7 @@ def make_host(root: Path, *, with_pip: bool, preinstalled_apt: Sequence[str] = (
     make_venv(venv, with_pip=with_pip)
     tools = root / "bin"
     tools.mkdir()
-    for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET),
-                       ("nvidia-smi", NVIDIA_SMI)):
+    for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET), ("nvidia-smi", NVIDIA_SMI)):
         path = tools / name
         path.write_text(text)
         path.chmod(0o755)

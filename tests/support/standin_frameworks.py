@@ -127,14 +127,20 @@ class StandinVenv:
 
     def install(self, standin: Standin) -> None:
         files = SOURCES[standin.framework](standin)
-        self.install_dist(standin.name, standin.version, requires=standin.requires, files=files,
-                          top_level=[standin.framework])
+        self.install_dist(
+            standin.name,
+            standin.version,
+            requires=standin.requires,
+            files=files,
+            top_level=[standin.framework],
+        )
 
     def install_plain(self, name: str, version: str, requires: Sequence[str] = ()) -> None:
         """A distribution with an empty package of the same import name."""
         module = canonicalize_name(name).replace("-", "_")
-        self.install_dist(name, version, requires=requires,
-                          files={f"{module}/__init__.py": f"__version__ = {version!r}\n"})
+        self.install_dist(
+            name, version, requires=requires, files={f"{module}/__init__.py": f"__version__ = {version!r}\n"}
+        )
 
     def run_verify(
         self,
@@ -204,8 +210,7 @@ def _link_runtime(deps: Path) -> None:
                 link.symlink_to(source, target_is_directory=source.is_dir())
 
 
-def make_venv(root: Path, *, base: str | Path | None = None,
-              with_colabenv: bool = True) -> StandinVenv:
+def make_venv(root: Path, *, base: str | Path | None = None, with_colabenv: bool = True) -> StandinVenv:
     """A fresh virtual environment at ``root`` with no framework yet: made from ``base`` (this
     Python by default), with colabenv runnable in it unless ``with_colabenv`` is False (a venv
     that colabenv looks into from outside, with ``--interpreter``)."""
@@ -257,9 +262,11 @@ def write_marker(
         "installed": list(requirements),
         "requirements": list(requirements),
         "frameworks": {
-            name: {"version": version.split("+")[0],
-                   "variant": version.split("+")[1] if "+" in version else "default",
-                   "requirements": [r for r in requirements if r.startswith(f"{name}")]}
+            name: {
+                "version": version.split("+")[0],
+                "variant": version.split("+")[1] if "+" in version else "default",
+                "requirements": [r for r in requirements if r.startswith(f"{name}")],
+            }
             for name, version in chosen.items()
         },
         "target": {},
@@ -402,7 +409,7 @@ def _index_add(target, rows, source):
     return out
 '''
 
-_TORCH = '''\
+_TORCH = """\
 from types import SimpleNamespace
 
 import os
@@ -537,9 +544,9 @@ class _Cuda:
 
 cuda = _Cuda()
 backends = SimpleNamespace(cudnn=SimpleNamespace(version=lambda: 90100))
-'''
+"""
 
-_JAX = '''\
+_JAX = """\
 import contextlib
 import threading
 
@@ -672,16 +679,16 @@ def _zeros(shape, dtype=None):
     if len(shape) == 2:
         return Array([[0.0] * shape[1] for _ in range(shape[0])], device)
     return Array([], device)
-'''
+"""
 
-_JAX_NUMPY = '''\
+_JAX_NUMPY = """\
 from jax import _asarray as asarray, _matmul_arrays as matmul, _zeros as zeros
 
 float32 = "float32"
 uint8 = "uint8"
-'''
+"""
 
-_JAX_LIB = '''\
+_JAX_LIB = """\
 from types import SimpleNamespace
 
 from jax._standin import _gpu_visible
@@ -690,9 +697,9 @@ cuda_versions = SimpleNamespace(
     cuda_runtime_get_version=lambda: 12040,
     cudnn_get_version=lambda: 90100,
 ) if _gpu_visible() else None
-'''
+"""
 
-_TENSORFLOW = '''\
+_TENSORFLOW = """\
 import contextlib
 import os
 import threading
@@ -798,13 +805,13 @@ def reduce_sum(tensor, axis=0):
 
 
 random = SimpleNamespace(normal=lambda shape, dtype=None: Tensor(_normal(*shape), _current()))
-'''
+"""
 
-_TF_BUILD_INFO = '''\
+_TF_BUILD_INFO = """\
 import collections
 
 build_info = collections.OrderedDict([{entries}])
-'''
+"""
 
 
 def _common(standin: Standin) -> str:

@@ -42,7 +42,7 @@ class TpuStandin:
     libtpu does when another process holds it: two at once cannot both pass."""
 
 
-_COMMON = '''\
+_COMMON = """\
 import fcntl
 import os
 import time
@@ -74,9 +74,9 @@ def _matmul(left, right, on_tpu):
     if on_tpu and BEHAVIOUR == "wrong":
         product[0][0] += 1.0
     return product
-'''
+"""
 
-_JAX = '''\
+_JAX = """\
 import contextlib
 import threading
 
@@ -150,15 +150,15 @@ def _asarray(data, dtype=None):
 
 def _matmul_arrays(left, right, precision=None):
     return Array(_matmul(left.rows, right.rows, left.device.platform == "tpu"), left.device)
-'''
+"""
 
-_JAX_NUMPY = '''\
+_JAX_NUMPY = """\
 from jax import _asarray as asarray, _matmul_arrays as matmul
 
 float32 = "float32"
-'''
+"""
 
-_TORCH = '''\
+_TORCH = """\
 __version__ = {version!r}
 float32 = "float32"
 
@@ -184,13 +184,13 @@ class Tensor:
 
 def tensor(data, dtype=None, device="cpu"):
     return Tensor([[float(x) for x in row] for row in data], str(device))
-'''
+"""
 
-_TORCH_XLA = '''\
+_TORCH_XLA = """\
 __version__ = {version!r}
-'''
+"""
 
-_XLA_MODEL = '''\
+_XLA_MODEL = """\
 import os
 
 from torch._standin import BEHAVIOUR, HBM_IN_USE, HBM_LIMIT, _claim_tpu
@@ -213,41 +213,69 @@ def get_memory_info(device=None):
     if BEHAVIOUR == "old_memory_info":
         return {{"kb_free": (HBM_LIMIT - HBM_IN_USE) // 1024, "kb_total": HBM_LIMIT // 1024}}
     return {{"bytes_used": HBM_IN_USE, "bytes_limit": HBM_LIMIT, "peak_bytes_used": HBM_IN_USE}}
-'''
+"""
 
 
 def _fields(standin: TpuStandin) -> dict[str, object]:
-    return {"behaviour": standin.behaviour.value, "kind": standin.kind,
-            "devices": standin.devices, "hbm_limit": standin.hbm_limit,
-            "hbm_in_use": standin.hbm_in_use, "claim": standin.claim}
+    return {
+        "behaviour": standin.behaviour.value,
+        "kind": standin.kind,
+        "devices": standin.devices,
+        "hbm_limit": standin.hbm_limit,
+        "hbm_in_use": standin.hbm_in_use,
+        "claim": standin.claim,
+    }
 
 
-def install_jax_tpu(venv: StandinVenv, standin: TpuStandin, *, version: str = "0.6.2",
-                    libtpu: str | None = "0.0.17.1") -> None:
+def install_jax_tpu(
+    venv: StandinVenv, standin: TpuStandin, *, version: str = "0.6.2", libtpu: str | None = "0.0.17.1"
+) -> None:
     """jax and jaxlib of ``version``, and libtpu (None: without it, a CPU install)."""
-    venv.install_dist("jax", version, requires=(f"jaxlib=={version}",), top_level=["jax"], files={
-        "jax/__init__.py": _JAX.format(version=version),
-        "jax/numpy.py": _JAX_NUMPY,
-        "jax/_standin.py": _COMMON.format(**_fields(standin)),
-    })
+    venv.install_dist(
+        "jax",
+        version,
+        requires=(f"jaxlib=={version}",),
+        top_level=["jax"],
+        files={
+            "jax/__init__.py": _JAX.format(version=version),
+            "jax/numpy.py": _JAX_NUMPY,
+            "jax/_standin.py": _COMMON.format(**_fields(standin)),
+        },
+    )
     venv.install_plain("jaxlib", version)
     if libtpu is not None:
         venv.install_plain("libtpu", libtpu)
 
 
-def install_torch_xla(venv: StandinVenv, standin: TpuStandin, *, version: str = "2.9.0+cpu",
-                      torch_xla: str | None = "2.9.0", libtpu: str = "0.0.21") -> None:
+def install_torch_xla(
+    venv: StandinVenv,
+    standin: TpuStandin,
+    *,
+    version: str = "2.9.0+cpu",
+    torch_xla: str | None = "2.9.0",
+    libtpu: str = "0.0.21",
+) -> None:
     """torch of ``version`` and torch_xla with its libtpu (torch_xla None: torch alone)."""
-    venv.install_dist("torch", version, top_level=["torch"], files={
-        "torch/__init__.py": _TORCH.format(version=version),
-        "torch/_standin.py": _COMMON.format(**_fields(standin)),
-    })
+    venv.install_dist(
+        "torch",
+        version,
+        top_level=["torch"],
+        files={
+            "torch/__init__.py": _TORCH.format(version=version),
+            "torch/_standin.py": _COMMON.format(**_fields(standin)),
+        },
+    )
     if torch_xla is None:
         return
-    venv.install_dist("torch-xla", torch_xla, requires=(f"libtpu=={libtpu}",),
-                      top_level=["torch_xla"], files={
-                          "torch_xla/__init__.py": _TORCH_XLA.format(version=torch_xla),
-                          "torch_xla/core/__init__.py": "",
-                          "torch_xla/core/xla_model.py": _XLA_MODEL.format(),
-                      })
+    venv.install_dist(
+        "torch-xla",
+        torch_xla,
+        requires=(f"libtpu=={libtpu}",),
+        top_level=["torch_xla"],
+        files={
+            "torch_xla/__init__.py": _TORCH_XLA.format(version=torch_xla),
+            "torch_xla/core/__init__.py": "",
+            "torch_xla/core/xla_model.py": _XLA_MODEL.format(),
+        },
+    )
     venv.install_plain("libtpu", libtpu)

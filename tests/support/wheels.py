@@ -135,8 +135,10 @@ def build_wheel(
     python_tag, _, rest = tag.partition("-")
     abi_tag, _, platform_tag = rest.partition("-")
     pure = platform_tag == "any"
-    contents = [(path, content.encode("utf-8") if isinstance(content, str) else content)
-                for path, content in sorted(files.items())]
+    contents = [
+        (path, content.encode("utf-8") if isinstance(content, str) else content)
+        for path, content in sorted(files.items())
+    ]
     metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python)
     wheel_text = (
         "Wheel-Version: 1.0\n"
@@ -144,8 +146,10 @@ def build_wheel(
         f"Root-Is-Purelib: {'true' if pure else 'false'}\n"
         f"Tag: {python_tag}-{abi_tag}-{platform_tag}\n\n"
     )
-    dist_files = [(f"{dist_info}/METADATA", metadata.encode("utf-8")),
-                  (f"{dist_info}/WHEEL", wheel_text.encode("utf-8"))]
+    dist_files = [
+        (f"{dist_info}/METADATA", metadata.encode("utf-8")),
+        (f"{dist_info}/WHEEL", wheel_text.encode("utf-8")),
+    ]
 
     target = dest / wheel_filename(name, normalized_version, tag)
     partial = target.with_name(target.name + ".part")
@@ -155,9 +159,11 @@ def build_wheel(
             archive.writestr(_zip_info(path, zipfile.ZIP_DEFLATED), data)
             record_lines.append(f"{path},{_record_hash(data)},{len(data)}")
         if payload_bytes > 0:
-            record_lines.append(_write_payload(archive, f"{module}/_payload.bin",
-                                               f"{name}-{normalized_version}-{tag}",
-                                               payload_bytes))
+            record_lines.append(
+                _write_payload(
+                    archive, f"{module}/_payload.bin", f"{name}-{normalized_version}-{tag}", payload_bytes
+                )
+            )
         for path, data in dist_files:
             archive.writestr(_zip_info(path, zipfile.ZIP_DEFLATED), data)
             record_lines.append(f"{path},{_record_hash(data)},{len(data)}")
@@ -264,8 +270,11 @@ ORDINARY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("urllib3", "2.5.0", ()),
     ("certifi", "2025.8.3", ()),
     ("charset-normalizer", "3.4.3", ()),
-    ("requests", "2.32.4", ("charset-normalizer>=2,<4", "idna>=2.5,<4", "urllib3>=1.21.1,<3",
-                            "certifi>=2017.4.17")),
+    (
+        "requests",
+        "2.32.4",
+        ("charset-normalizer>=2,<4", "idna>=2.5,<4", "urllib3>=1.21.1,<3", "certifi>=2017.4.17"),
+    ),
     ("pillow", "11.3.0", ()),
     ("six", "1.17.0", ()),
     ("python-dateutil", "2.9.0.post0", ("six>=1.5",)),
@@ -332,19 +341,57 @@ def _torch_specs(catalog: dict[tuple[str, str], _CatalogRelease], big: int) -> l
             local = f"+{variant}"
             torch_requires = common + _with_marker(pins)
             vision_requires = ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*")
-            specs.append(WheelSpec("pytorch", variant, "torch", version + local, torch_requires,
-                                   requires_python=">=3.9", payload_bytes=big))
-            specs.append(WheelSpec("pytorch", variant, "torchvision", vision + local,
-                                   vision_requires, requires_python=">=3.9"))
-            specs.append(WheelSpec("pytorch", variant, "torchaudio", audio + local,
-                                   (f"torch=={version}",), requires_python=">=3.9"))
+            specs.append(
+                WheelSpec(
+                    "pytorch",
+                    variant,
+                    "torch",
+                    version + local,
+                    torch_requires,
+                    requires_python=">=3.9",
+                    payload_bytes=big,
+                )
+            )
+            specs.append(
+                WheelSpec(
+                    "pytorch",
+                    variant,
+                    "torchvision",
+                    vision + local,
+                    vision_requires,
+                    requires_python=">=3.9",
+                )
+            )
+            specs.append(
+                WheelSpec(
+                    "pytorch",
+                    variant,
+                    "torchaudio",
+                    audio + local,
+                    (f"torch=={version}",),
+                    requires_python=">=3.9",
+                )
+            )
             if variant == default:
-                specs.append(WheelSpec("default", "", "torch", version, torch_requires,
-                                       requires_python=">=3.9", payload_bytes=big))
-                specs.append(WheelSpec("default", "", "torchvision", vision, vision_requires,
-                                       requires_python=">=3.9"))
-                specs.append(WheelSpec("default", "", "torchaudio", audio,
-                                       (f"torch=={version}",), requires_python=">=3.9"))
+                specs.append(
+                    WheelSpec(
+                        "default",
+                        "",
+                        "torch",
+                        version,
+                        torch_requires,
+                        requires_python=">=3.9",
+                        payload_bytes=big,
+                    )
+                )
+                specs.append(
+                    WheelSpec("default", "", "torchvision", vision, vision_requires, requires_python=">=3.9")
+                )
+                specs.append(
+                    WheelSpec(
+                        "default", "", "torchaudio", audio, (f"torch=={version}",), requires_python=">=3.9"
+                    )
+                )
     return specs
 
 
@@ -394,26 +441,52 @@ def standin_specs(*, payload_scale: int = 0) -> tuple[WheelSpec, ...]:
     for version, table_pins in TENSORFLOW_PINS.items():
         known = catalog.get(("tensorflow", version))
         pins = dict(known.variants).get("and-cuda", table_pins) if known else table_pins
-        specs.append(WheelSpec("default", "", "tensorflow", version,
-                               ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
-                               (("and-cuda", _with_marker(pins)),),
-                               requires_python=">=3.9", payload_bytes=big))
+        specs.append(
+            WheelSpec(
+                "default",
+                "",
+                "tensorflow",
+                version,
+                ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
+                (("and-cuda", _with_marker(pins)),),
+                requires_python=">=3.9",
+                payload_bytes=big,
+            )
+        )
     for version, table_pins in JAX_PLUGIN_PINS.items():
         known = catalog.get(("jax", version))
         pins = dict(known.variants).get("cuda12", table_pins) if known else table_pins
-        jaxlib = dict(known.companions).get("jaxlib", JAXLIB_OF[version]) if known else \
-            JAXLIB_OF[version]
-        specs.append(WheelSpec("default", "", "jax", version,
-                               (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
-                               (("cuda12", (f"jaxlib=={jaxlib}",
-                                            f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
-                                ("cpu", (f"jaxlib=={jaxlib}",))),
-                               requires_python=">=3.10"))
-        specs.append(WheelSpec("default", "", "jaxlib", jaxlib, ("numpy>=1.25",),
-                               requires_python=">=3.10", payload_bytes=big))
-        specs.append(WheelSpec("default", "", "jax-cuda12-plugin", jaxlib,
-                               (f"jax-cuda12-pjrt=={jaxlib}",),
-                               (("with-cuda", _with_marker(pins)),), requires_python=">=3.10"))
+        jaxlib = dict(known.companions).get("jaxlib", JAXLIB_OF[version]) if known else JAXLIB_OF[version]
+        specs.append(
+            WheelSpec(
+                "default",
+                "",
+                "jax",
+                version,
+                (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
+                (
+                    ("cuda12", (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
+                    ("cpu", (f"jaxlib=={jaxlib}",)),
+                ),
+                requires_python=">=3.10",
+            )
+        )
+        specs.append(
+            WheelSpec(
+                "default", "", "jaxlib", jaxlib, ("numpy>=1.25",), requires_python=">=3.10", payload_bytes=big
+            )
+        )
+        specs.append(
+            WheelSpec(
+                "default",
+                "",
+                "jax-cuda12-plugin",
+                jaxlib,
+                (f"jax-cuda12-pjrt=={jaxlib}",),
+                (("with-cuda", _with_marker(pins)),),
+                requires_python=">=3.10",
+            )
+        )
         specs.append(WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib))
     for name, version, requires in ORDINARY:
         specs.append(WheelSpec("default", "", name, version, requires))
