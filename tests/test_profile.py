@@ -445,6 +445,16 @@ def test_utf32_file(tmp_path: Path) -> None:
         ),
         ('name = "x"\n[apt]\npackage = ["curl"]\n', "apt.package", "did you mean 'packages'?"),
         (
+            'name = "x"\n[apt]\npackages = [' + ", ".join(f'"p{i}"' for i in range(501)) + "]\n",
+            "apt.packages",
+            "501 apt packages; at most 500",
+        ),
+        (
+            'name = "x"\n[apt]\npackages = ["' + "a" * 201 + '"]\n',
+            "apt.packages[0]",
+            "longer than 200 characters",
+        ),
+        (
             'name = "x"\n[env]\ncolabenv_state_dir = "/x"\n',
             "env.colabenv_state_dir",
             "colabenv's own",

@@ -47,6 +47,7 @@ secret: ``?token=``, ``?api_key=``, ``X-Amz-Signature``."""
 VAR_REF_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 # Patterns for what few profiles have (apt packages, URLs): compiled by re's own cache on first
 # use, not on every import.
+MAX_APT_PACKAGE_LENGTH = 200
 _APT_PATTERN = r"([a-z0-9][a-z0-9+.-]+)(?:=((?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*))?"
 _URL_PATTERN = r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)"
 _URL_REST_PATTERN = r"[A-Za-z0-9._~:/?#\[\]@!&()*+,=%-]*"
@@ -157,6 +158,8 @@ def requirement(text: str, refuse: Refuse) -> Requirement:
 
 def apt_package(text: str, refuse: Refuse) -> str:
     """A Debian package name, optionally ``=VERSION``; returns the name."""
+    if len(text) > MAX_APT_PACKAGE_LENGTH:
+        raise refuse(f"{shown(text)} is longer than {MAX_APT_PACKAGE_LENGTH} characters")
     match = re.fullmatch(_APT_PATTERN, text)
     if match is None:
         raise refuse(

@@ -40,6 +40,9 @@ from colabenv.profile.files import NAME_PATTERN, Context
 SCHEMA_VERSION = 1
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 200
+MAX_APT_PACKAGES = 500
+"""apt packages a profile may list (after ``extends``): the script passes them to apt-get in
+its argv, so the list is bounded where it is read (the longest name is bounded by its rule)."""
 
 TOP_KEYS = (
     "schema",
@@ -244,7 +247,12 @@ def _apt(table: Reader) -> tuple[str, ...]:
     table.allow(*APT_KEYS)
     seen: dict[str, int] = {}
     packages = []
-    for index, text in enumerate(table.text_list("packages")):
+    listed = table.text_list("packages")
+    if len(listed) > MAX_APT_PACKAGES:
+        raise table.at("packages")(
+            f"{len(listed)} apt packages; at most {MAX_APT_PACKAGES} (apt-get gets them in its argv)"
+        )
+    for index, text in enumerate(listed):
         refuse = table.at("packages", index)
         name = rules.apt_package(text, refuse)
         if name in seen:
