@@ -573,12 +573,19 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
 
 
 def catalog_for(
-    profile: Profile, environ: Mapping[str, str], frameworks: Iterable[Framework] | None = None
+    profile: Profile | None, environ: Mapping[str, str], frameworks: Iterable[Framework] | None = None
 ) -> Catalog:
     """The catalog a resolution of ``profile`` uses: the shipped one (the part its frameworks
     need), with the overlays of its ``[catalog] paths`` and of ``COLABENV_CATALOG`` merged
-    over it. Without overlays this is :func:`shipped_catalog`, read once per process."""
-    wanted = tuple(r.framework for r in profile.frameworks) if frameworks is None else tuple(frameworks)
+    over it. Without a profile (``verify`` from the marker, ``detect``), the whole catalog with
+    the variable's overlays. Without overlays this is :func:`shipped_catalog`, read once per
+    process."""
+    if frameworks is not None:
+        wanted = tuple(frameworks)
+    elif profile is not None:
+        wanted = tuple(r.framework for r in profile.frameworks)
+    else:
+        wanted = tuple(Framework)
     base = shipped_catalog(wanted)
     folders = overlay_folders(profile, environ)
     if not folders:

@@ -535,3 +535,32 @@ def test_overlays_keep_the_tpu_builds(tmp_path: Path) -> None:
     )
     resolution = resolve(profile, target, merged)
     assert [(c.framework.value, c.variant) for c in resolution.choices] == [("torch", "tpu"), ("jax", "tpu")]
+
+
+def test_without_a_profile_the_variable_overlays_still_apply(tmp_path: Path) -> None:
+    """``verify`` from the marker and ``detect`` have no profile: ``COLABENV_CATALOG`` is still
+    the team's catalog there."""
+    folder = write_overlay(tmp_path / "team", torch_release("2.99.0"))
+    catalog = catalog_for(None, {"COLABENV_CATALOG": str(folder)})
+    assert catalog.release(Framework.TORCH, Version("2.99.0")) is not None
+    assert {r.framework for r in catalog.releases} == set(Framework)
+    assert catalog_for(None, {}) is shipped_catalog(tuple(Framework))
+
+
+def test_plain_verify_reads_the_variable_overlays(runner: Runner, tmp_path: Path) -> None:
+    done = runner(
+        "verify",
+        env={
+            "COLABENV_STATE_DIR": str(tmp_path / "state"),
+            "COLABENV_CATALOG": str(tmp_path / "nothing-here"),
+        },
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "nothing-here: not a folder (named by COLABENV_CATALOG)" in done.stderr
+
+
+def test_detect_with_a_broken_overlay_says_why_and_goes_on(runner: Runner, tmp_path: Path) -> None:
+    done = runner("detect", env={"COLABENV_CATALOG": str(tmp_path / "nothing-here")})
+    assert done.returncode == 0, done.stderr
+    assert "catalog unavailable, no build warnings: catalog overlay " in done.stdout
+    assert "nothing-here: not a folder (named by COLABENV_CATALOG)" in done.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from colabenv._commands._common import overrides_from_args, stdout_is_terminal
@@ -47,12 +48,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _catalog_or_none(notes: list[str]) -> Catalog | None:
-    from colabenv.catalog import shipped_catalog
-    from colabenv.errors import CatalogError
+    from colabenv.catalog import catalog_for
+    from colabenv.errors import CatalogError, CatalogOverlayError
 
     try:
-        return shipped_catalog()
-    except CatalogError as error:
+        return catalog_for(None, os.environ)
+    except (CatalogError, CatalogOverlayError) as error:
         notes.append(f"catalog unavailable, no build warnings: {error}")
         return None
 

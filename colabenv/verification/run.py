@@ -181,7 +181,7 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.catalog import catalog_for, shipped_catalog, shipped_tpu
+    from colabenv.catalog import catalog_for, shipped_tpu
     from colabenv.detect import detect
     from colabenv.profile import find_profile, load_profile
     from colabenv.settings import TargetFlags, resolve_overrides
@@ -191,7 +191,7 @@ def verify(
     limit_given = checked_timeout(timeout) if timeout is not None else None
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     loaded = load_profile(find_profile(profile)) if profile is not None else None
-    catalog = catalog_for(loaded, os.environ, Framework) if loaded is not None else shipped_catalog()
+    catalog = catalog_for(loaded, os.environ, Framework)
     fingerprint: Fingerprint = detect(
         resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu), interpreter=python
     )
