@@ -43,7 +43,7 @@ def torch_release(
     return textwrap.dedent(f"""\
         [[release]]
         version = "{version}"
-        python = ">=3.11,<3.16"
+        python = ">=3.8,<3.16"
         default_variant = "{variant}"
         companions = {{ torchvision = "0.29.2" }}
         source = "{source}"

@@ -605,7 +605,7 @@ def test_bad_image_arguments_exit_2_with_nothing_written(
 
 def test_o_naming_a_file_is_refused_and_left_alone(runner: Runner, tmp_path: Path) -> None:
     (tmp_path / "ctx").write_text("mine\n")
-    done = runner("render", "cpu-only", "--cpu", "--format", "dockerfile", "-o", "ctx")
+    done = runner("render", "cpu-only", "--cpu", "--python", "3.12", "--format", "dockerfile", "-o", "ctx")
     assert done.returncode == 2
     assert "ctx: -o names the build folder with --format dockerfile" in done.stderr
     assert (tmp_path / "ctx").read_text() == "mine\n"
