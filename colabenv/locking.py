@@ -58,6 +58,7 @@ from colabenv.lockfile import (
     LockHeader,
     LockTarget,
     parse_requirements,
+    settled_markers,
 )
 from colabenv.models import Framework, FrameworkChoice, LockedFramework, Resolution, Target
 
@@ -651,14 +652,15 @@ def make_lock(
         resolution.constraint_lines,
         links,
     )
-    packages = run.packages
+    lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    packages = settled_markers(run.packages, lock_target.marker_environment())
     if with_files:
         packages = attach_files(packages, plan, client, redact, say, links)
     header = LockHeader(
         colabenv_version=colabenv_version,
         profile_name=resolution.profile_name,
         profile_hash=resolution.profile_hash,
-        target=LockTarget.from_target(resolution.target, resolution.required_driver),
+        target=lock_target,
         frameworks=tuple(
             LockedFramework(c.framework, str(c.release), c.variant, c.index_url) for c in resolution.choices
         ),

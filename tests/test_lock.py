@@ -126,6 +126,8 @@ def test_resolvers_agree_and_lock_to_stdout(tmp_path: Path, indexes: tuple[Local
         pins[resolver] = read_lock(tmp_path / f"{resolver}.lock").pins
     assert pins["uv"] == pins["pip-tools"]
     assert ("six", "1.17.0") in pins["uv"]
+    bodies = {r: (tmp_path / f"{r}.lock").read_text().split("\n\n", 1)[1] for r in RESOLVERS}
+    assert bodies["uv"] == bodies["pip-tools"]
 
 
 def test_check_fresh_then_stale(tmp_path: Path, indexes: tuple[LocalIndex, LocalIndex]) -> None:

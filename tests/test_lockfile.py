@@ -29,6 +29,7 @@ from colabenv.lockfile import (
     parse_requirements,
     read_lock,
     render_lock,
+    settled_markers,
     stale_reasons,
     unmet_requirements,
 )
@@ -481,3 +482,32 @@ def test_resolver_env_drops_index_settings() -> None:
     assert "PIP_FIND_LINKS" not in env and "PIP_INDEX_URL" not in env and "UV_INDEX" not in env
     assert env["UV_CACHE_DIR"] == "/c" and env["PIP_CERT"] == "/ca" and env["HOME"] == "/h"
     assert env["UV_NO_CONFIG"] == "1"
+
+
+def test_markers_are_settled_for_the_one_target() -> None:
+    """uv writes the markers of the edges it followed, pip-tools none: for the lock's target a
+    true marker goes, a package whose marker is false there goes, one that cannot be decided
+    stays as written."""
+
+    def file(label: str) -> LockedFile:
+        return LockedFile(_sha(label))
+
+    on_x86 = 'platform_machine == "x86_64" and sys_platform == "linux"'
+    packages = [
+        LockedPackage(
+            canonicalize_name("nvidia-cublas-cu12"), "12.4.5.8", (file("nvidia-cublas-cu12"),), on_x86
+        ),
+        LockedPackage(canonicalize_name("colorama"), "0.4.6", (file("colorama"),), 'sys_platform == "win32"'),
+        LockedPackage(canonicalize_name("tomli"), "2.2.1", (file("tomli"),), 'python_version < "3.11"'),
+        LockedPackage(canonicalize_name("numpy"), "2.0.2", (file("numpy"),)),
+        LockedPackage(canonicalize_name("odd"), "1.0", (file("odd"),), 'platform_release >= "5"'),
+    ]
+    target = LockTarget("550.54.15", "525.60.13", "12.4", ("7.5",), "3.12", "linux_x86_64")
+    settled = settled_markers(packages, target.marker_environment())
+    assert [(p.name, p.marker) for p in settled] == [
+        ("nvidia-cublas-cu12", None),
+        ("numpy", None),
+        ("odd", 'platform_release >= "5"'),
+    ]
+    arm = LockTarget(None, None, None, (), "3.10", "linux_aarch64")
+    assert [p.name for p in settled_markers(packages, arm.marker_environment())] == ["tomli", "numpy", "odd"]

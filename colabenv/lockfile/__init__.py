@@ -47,6 +47,7 @@ from colabenv.errors import InputError, LockError, printable
 from colabenv.lockfile.fit import (
     check_satisfies,
     current_target,
+    settled_markers,
     stale_reasons,
     unmet_requirements,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "parse_requirements",
     "read_lock",
     "render_lock",
+    "settled_markers",
     "stale_reasons",
     "unmet_requirements",
 ]

@@ -1,16 +1,19 @@
 """Is a lock still the one to install? Staleness (profile, target, component constraints) and
-completeness (every requirement of the profile among the pins). No I/O."""
+completeness (every requirement of the profile among the pins); and the pins' markers settled
+for the lock's one target. No I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.errors import LockError
 from colabenv.frameworks import FACTS
-from colabenv.lockfile.schema import HeaderWord, Lock, LockTarget, checked_constraint, shown
+from colabenv.lockfile.schema import HeaderWord, Lock, LockedPackage, LockTarget, checked_constraint, shown
 from colabenv.models import Profile, TargetOverrides, format_driver
 
 _ANY = SpecifierSet()
@@ -129,3 +132,38 @@ def check_satisfies(lock: Lock, profile: Profile, where: str) -> None:
             f"{where}: the lock does not satisfy profile {profile.name!r}: "
             f"{'; '.join(unmet)}; make it again with colabenv lock"
         )
+
+
+def settled_markers(
+    packages: Sequence[LockedPackage], environment: Mapping[str, str]
+) -> tuple[LockedPackage, ...]:
+    """The pins as installed on the lock's one target: uv writes the markers of the dependency
+    edges it followed (``platform_machine == "x86_64"`` on torch's NVIDIA wheels), pip-tools,
+    resolving for the interpreter it runs in, writes none. For one target they are settled: a
+    marker true there is dropped, and a package whose marker is false there is not the target's.
+    So both resolvers write the same lock. A marker that names a value the target does not
+    fix (``platform_release``) stays as written."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    settled = []
+    for package in packages:
+        if package.marker is None:
+            settled.append(package)
+            continue
+        names = set(_MARKER_NAME.findall(_QUOTED.sub("", package.marker))) - _MARKER_WORDS
+        if not names <= environment.keys():
+            settled.append(package)
+            continue
+        try:
+            applies = Marker(package.marker).evaluate(dict(environment))
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            settled.append(package)
+            continue
+        if applies:
+            settled.append(dataclasses.replace(package, marker=None))
+    return tuple(settled)
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MARKER_NAME = re.compile(r"[a-z_]+")
+_MARKER_WORDS = {"and", "or", "in", "not"}
