@@ -34,7 +34,6 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv._host import GpuReport, HostProbe, list_dir, parse_version
-from colabenv.builds import framework_builds as framework_builds  # detect lists them
 from colabenv.catalog import shipped_driver_table
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.frameworks import is_framework_name
@@ -467,6 +466,8 @@ def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:
                 if not archs_cover(variant.archs, cap):
                     warnings.append(f"torch {torch.version} has no kernels for {cap.sm}")
     if target.driver is not None:
+        from colabenv.builds import framework_builds
+
         for build in framework_builds(target.installed, catalog):
             if build.cuda is None:
                 continue

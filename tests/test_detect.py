@@ -21,14 +21,13 @@ from packaging.version import Version
 
 from colabenv._host import HostProbe
 from colabenv._proc import Completed
-from colabenv.builds import cuda_from_local_tag
+from colabenv.builds import cuda_from_local_tag, framework_builds
 from colabenv.catalog import shipped_tpu
 from colabenv.detect import (
     _installed_distributions,
     build_warnings,
     detect,
     fingerprint_to_json,
-    framework_builds,
     platform_tag,
     read_freeze,
 )

@@ -7,6 +7,7 @@ import dataclasses
 import difflib
 import gc
 import hashlib
+import inspect
 import json
 import marshal
 import shlex
@@ -153,6 +154,59 @@ def test_model_is_frozen_and_typed_apart() -> None:
     assert point.__eq__(_ReferencePoint(1)) is NotImplemented
     assert len({_Point(1), _Point(1, cached=(5,)), _Point(2)}) == 2
     assert _Point.__match_args__ == ("x", "label", "cached")
+
+
+@model
+class _Shape:
+    """Every way a field can take its value: a factory, init=False, keyword-only, __post_init__."""
+
+    name: str
+    points: tuple[int, ...] = dataclasses.field(default_factory=tuple)
+    tags: frozenset[str] = dataclasses.field(default_factory=frozenset, compare=False)
+    area: int = dataclasses.field(init=False, default=0)
+    scale: int = dataclasses.field(default=1, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "area", len(self.points) * self.scale)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReferenceShape:
+    """The same, as a plain frozen dataclass."""
+
+    name: str
+    points: tuple[int, ...] = dataclasses.field(default_factory=tuple)
+    tags: frozenset[str] = dataclasses.field(default_factory=frozenset, compare=False)
+    area: int = dataclasses.field(init=False, default=0)
+    scale: int = dataclasses.field(default=1, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "area", len(self.points) * self.scale)
+
+
+def test_model_init_is_the_frozen_dataclass_init() -> None:
+    ours, ref = inspect.signature(_Shape), inspect.signature(_ReferenceShape)
+    assert [(p.name, p.kind, p.default is p.empty) for p in ours.parameters.values()] == [
+        (p.name, p.kind, p.default is p.empty) for p in ref.parameters.values()
+    ]
+    pairs = [
+        (_Shape("a"), _ReferenceShape("a")),
+        (_Shape("b", (1, 2), scale=3), _ReferenceShape("b", (1, 2), scale=3)),
+        (
+            _Shape("c", points=(4,), tags=frozenset("x")),
+            _ReferenceShape("c", points=(4,), tags=frozenset("x")),
+        ),
+    ]
+    for made, expected in pairs:
+        assert dataclasses.astuple(made) == dataclasses.astuple(expected)
+        assert repr(made) == repr(expected).replace("_ReferenceShape", "_Shape")
+    assert _Shape("a").points is _Shape("b").points == ()
+    with pytest.raises(TypeError):
+        _Shape("a", (), frozenset(), 2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Shape("a", area=3)  # type: ignore[call-arg]
+    assert dataclasses.replace(_Shape("a", (1,)), scale=5).area == 5
+    assert _Shape.__init__.__qualname__ == "_Shape.__init__"
 
 
 def test_every_model_in_colabenv_has_value_semantics() -> None:

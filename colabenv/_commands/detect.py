@@ -59,7 +59,8 @@ def _catalog_or_none(notes: list[str]) -> Catalog | None:
 
 
 def _report(fingerprint: Fingerprint) -> Report:
-    from colabenv.detect import build_warnings, framework_builds, shown_installed
+    from colabenv.builds import framework_builds
+    from colabenv.detect import build_warnings, shown_installed
 
     notes = list(fingerprint.notes)
     catalog = _catalog_or_none(notes)
