@@ -17,17 +17,15 @@ the frameworks use such a library only on GPUs it supports. Everything here is p
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._frozen import model
-from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability
+from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability, parsed_pin
 
 TOOLKIT_META = canonicalize_name("cuda-toolkit")
 
@@ -161,12 +159,6 @@ class PulledIn:
 _NAME_RE = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-@functools.lru_cache(maxsize=512)
-def _requirement(text: str) -> Requirement:
-    """A pin parsed once per process: the resolver asks of every build of every release."""
-    return Requirement(text)
-
-
 def pulled_in(
     pins: Iterable[str], facts: ComponentFacts, only: Container[str] | None = None
 ) -> tuple[PulledIn, ...]:
@@ -179,7 +171,7 @@ def pulled_in(
         name = canonicalize_name(match.group(1)) if match else ""
         if name != TOOLKIT_META and (only is not None and name not in only):
             continue
-        pin = _requirement(text)
+        pin = parsed_pin(text)
         component = facts.component(pin.name)
         if component is not None:
             found.append(PulledIn(component, pin.specifier, str(pin)))

@@ -37,6 +37,7 @@ from colabenv.models.catalog import (
     TpuFacts,
     TpuGeneration,
     Variant,
+    parsed_pin,
 )
 from colabenv.models.profile import (
     FrameworkRequest,
@@ -109,4 +110,5 @@ __all__ = [
     "VerifySettings",
     "archs_cover",
     "format_driver",
+    "parsed_pin",
 ]

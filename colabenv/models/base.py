@@ -101,13 +101,11 @@ class Arch:
     capability: ComputeCapability
     ptx: bool
 
-    @classmethod
-    def parse(cls, text: str) -> Arch:
-        match = _ARCH_RE.match(text.strip())
-        if match is None:
-            raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
-        cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
-        return cls(cap, match.group(1) == "compute")
+    @staticmethod
+    def parse(text: str) -> Arch:
+        """``sm_86`` or ``compute_90``; the same text gives the same (immutable) Arch, parsed
+        once per process: the catalog names a few dozen arches some hundreds of times."""
+        return _parse_arch(text)
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Arch):
@@ -122,6 +120,15 @@ class Arch:
     def __str__(self) -> str:
         prefix = "compute" if self.ptx else "sm"
         return f"{prefix}_{self.capability.major}{self.capability.minor}"
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_arch(text: str) -> Arch:
+    match = _ARCH_RE.match(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
+    cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
+    return Arch(cap, match.group(1) == "compute")
 
 
 def format_driver(version: Version) -> str:

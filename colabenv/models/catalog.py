@@ -15,6 +15,13 @@ from colabenv._frozen import model
 from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
 
 
+@functools.lru_cache(maxsize=1024)
+def parsed_pin(text: str) -> Requirement:
+    """A catalog pin parsed once per process: the resolver asks of every build of every
+    release, and many builds share their NVIDIA pins. Not to be changed by the caller."""
+    return Requirement(text)
+
+
 @model
 class Source:
     """Where a catalog fact comes from: a URL or a named upstream document."""
@@ -148,7 +155,7 @@ class Variant:
     @functools.cached_property
     def pins(self) -> tuple[Requirement, ...]:
         """Parsed on first use: most variants of a large catalog are never asked."""
-        return tuple(Requirement(text) for text in self.pin_texts)
+        return tuple(parsed_pin(text) for text in self.pin_texts)
 
 
 @model
@@ -244,7 +251,7 @@ class ToolkitMeta:
     def pins(self, extra: str) -> tuple[Requirement, ...]:
         for name, texts in self.extras:
             if name == extra:
-                return tuple(Requirement(text) for text in texts)
+                return tuple(parsed_pin(text) for text in texts)
         return ()
 
 
