@@ -253,18 +253,11 @@ def _matmul_problem(diff: float | None, non_finite: int, against: str) -> str | 
     return None
 
 
-def check_smoke(
-    framework: Framework,
-    run: ChildRun,
-    *,
-    timeout: float,
-    host_has_gpu: bool,
-    require_gpu: bool,
-    cpu_build: bool = False,
-) -> Check:
-    """One framework's smoke test. ``cpu_build``: the installed build has no CUDA support by
-    design (a ``cpu`` variant), so a GPU it cannot see is expected."""
-    name = f"smoke:{framework.value}"
+def _smoke_ran(
+    name: str, framework: Framework, run: ChildRun, timeout: float
+) -> Check | tuple[SmokeResult, str]:
+    """What every smoke test checks first, GPU or TPU: the child finished, left a result, raised
+    nothing, and multiplied right on the CPU. A FAIL check, else the result and its label."""
     completed = run.completed
     died = child_failure(completed, timeout)
     if died is not None:
@@ -281,6 +274,26 @@ def check_smoke(
     cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite, "the exact product")
     if cpu_problem is not None:
         return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
+    return result, label
+
+
+def check_smoke(
+    framework: Framework,
+    run: ChildRun,
+    *,
+    timeout: float,
+    host_has_gpu: bool,
+    require_gpu: bool,
+    cpu_build: bool = False,
+) -> Check:
+    """One framework's smoke test. ``cpu_build``: the installed build has no CUDA support by
+    design (a ``cpu`` variant), so a GPU it cannot see is expected."""
+    name = f"smoke:{framework.value}"
+    completed = run.completed
+    ran = _smoke_ran(name, framework, run, timeout)
+    if isinstance(ran, Check):
+        return ran
+    result, label = ran
     if not result.devices:
         reason = result.gpu_reason or "no GPU visible"
         if require_gpu:
@@ -492,21 +505,10 @@ def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu:
     multiply like the CPU."""
     name = f"smoke:{framework.value}"
     completed = run.completed
-    died = child_failure(completed, timeout)
-    if died is not None:
-        return Check(name, Status.FAIL, with_tail(died, completed))
-    result = parse_smoke(run.result)
-    if result is None:
-        return Check(
-            name, Status.FAIL, with_tail(f"exited {completed.returncode} without a result", completed)
-        )
-    if result.error is not None:
-        what = "import failed" if result.stage == "import" and result.version is None else "failed"
-        return Check(name, Status.FAIL, with_tail(f"{what}: {result.error}", completed, skip=result.error))
-    label = f"{framework.value} {result.version}"
-    cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite, "the exact product")
-    if cpu_problem is not None:
-        return Check(name, Status.FAIL, f"{label}: CPU {cpu_problem}")
+    ran = _smoke_ran(name, framework, run, timeout)
+    if isinstance(ran, Check):
+        return ran
+    result, label = ran
     if not result.devices:
         reason = result.gpu_reason or "no TPU device listed"
         return Check(
