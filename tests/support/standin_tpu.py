@@ -13,9 +13,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from tests.support.standin_frameworks import StandinVenv
-
-GIB = 1024**3
+from tests.support.standin_frameworks import GIB, StandinVenv
 
 
 class TpuBehaviour(str, enum.Enum):
