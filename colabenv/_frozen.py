@@ -44,8 +44,13 @@ T = TypeVar("T")
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def model(cls: type[T]) -> type[T]:
     """``@dataclass(frozen=True)``: fields, ``__init__``, immutability, equality, hash, repr."""
+    undocumented = not cls.__doc__
+    if undocumented:
+        cls.__doc__ = _PENDING_DOC
     made = dataclasses.dataclass(init=False, eq=False, repr=False)(cls)
     fields = dataclasses.fields(made)  # type: ignore[arg-type]
+    if undocumented:
+        made.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields if f.init)})"
     shared: dict[str, object] = {
         "__setattr__": _Value.__setattr__,
         "__delattr__": _Value.__delattr__,
@@ -61,6 +66,13 @@ def model(cls: type[T]) -> type[T]:
     for name, value in shared.items():
         setattr(made, name, value)
     return made
+
+
+_PENDING_DOC = "(written by model once the fields are known)"
+"""What an undocumented class holds while dataclasses runs: dataclasses writes the doc of a class
+without one from ``inspect.signature``, which for a class with ``init=False`` means tokenizing
+``object.__init__``'s text signature (about 1.5 ms on render's path, most of it compiling
+tokenize's patterns)."""
 
 
 class _Factory:
