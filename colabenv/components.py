@@ -17,6 +17,7 @@ the frameworks use such a library only on GPUs it supports. Everything here is p
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
@@ -159,6 +160,14 @@ class PulledIn:
 _NAME_RE = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
+@functools.lru_cache(maxsize=4096)
+def _pin_name(text: str) -> str:
+    """The normalized name a pin starts with ("" for none), read without parsing the pin: the
+    resolver asks this of every pin of every build it weighs, and builds share most pins."""
+    match = _NAME_RE.match(text)
+    return canonicalize_name(match.group(1)) if match else ""
+
+
 def pulled_in(
     pins: Iterable[str], facts: ComponentFacts, only: Container[str] | None = None
 ) -> tuple[PulledIn, ...]:
@@ -167,8 +176,7 @@ def pulled_in(
     each extra. ``only``: the component names wanted; the other pins are not even parsed."""
     found: list[PulledIn] = []
     for text in pins:
-        match = _NAME_RE.match(text)
-        name = canonicalize_name(match.group(1)) if match else ""
+        name = _pin_name(text)
         if name != TOOLKIT_META and (only is not None and name not in only):
             continue
         pin = parsed_pin(text)
