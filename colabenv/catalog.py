@@ -27,7 +27,6 @@ from colabenv._data import catalog_dir
 from colabenv._frozen import model
 from colabenv._requirements import is_pin_text
 from colabenv._schema import Fail, Reader, cached_version
-from colabenv.catalog_tpu import tpu_facts
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
     Arch,
@@ -42,6 +41,7 @@ from colabenv.models import (
     Profile,
     Release,
     Source,
+    Target,
     ToolkitMeta,
     TpuFacts,
     Variant,
@@ -362,11 +362,18 @@ def load_catalog(
     return _assemble(root, _load_drivers(root / DRIVERS_FILE), releases, facts)
 
 
-def shipped_catalog(frameworks: Iterable[Framework] | None = None) -> Catalog:
+def shipped_catalog(
+    frameworks: Iterable[Framework] | None = None, *, target: Target | None = None
+) -> Catalog:
     """The shipped catalog, or the part of it ``frameworks`` need; each file read once per
     process (detection wants the driver table alone, the resolver then adds a framework,
-    and with any framework the NVIDIA component facts its GPU wheels pull in)."""
-    return _shipped(frozenset(_wanted(frameworks)))
+    and with any framework the NVIDIA component facts its GPU wheels pull in and the TPU
+    builds). With a ``target``, the facts it cannot use are left out: the component facts
+    without GPUs, the TPU builds without a TPU (render's start pays for no file it ignores)."""
+    wanted = frozenset(_wanted(frameworks))
+    gpus = target is None or target.has_gpu
+    tpu = target is None or target.tpu is not None
+    return _shipped(wanted, components=bool(wanted) and gpus, tpu=bool(wanted) and tpu)
 
 
 def load_components(directory: Path | None = None) -> ComponentFacts:
@@ -390,11 +397,11 @@ def _wanted(frameworks: Iterable[Framework] | None) -> tuple[Framework, ...]:
     return tuple(f for f in FRAMEWORK_FILES if f in chosen)
 
 
-@functools.lru_cache(maxsize=8)
-def _shipped(frameworks: frozenset[Framework]) -> Catalog:
+@functools.lru_cache(maxsize=16)
+def _shipped(frameworks: frozenset[Framework], *, components: bool, tpu: bool) -> Catalog:
     releases = {f: _shipped_releases(f) for f in _wanted(frameworks)}
-    facts = _shipped_components() if frameworks else ComponentFacts()
-    return _assemble(catalog_dir(), _shipped_drivers(), releases, facts)
+    facts = _shipped_components() if components else ComponentFacts()
+    return _assemble(catalog_dir(), _shipped_drivers(), releases, facts, tpu=tpu)
 
 
 @functools.lru_cache(maxsize=1)
@@ -417,6 +424,8 @@ def _assemble(
     drivers: tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]],
     releases: Mapping[Framework, tuple[Release, ...]],
     components: ComponentFacts,
+    *,
+    tpu: bool = True,
 ) -> Catalog:
     toolkits, lines = drivers
     catalog = Catalog(
@@ -424,7 +433,7 @@ def _assemble(
         lines,
         tuple(r for f in releases for r in releases[f]),
         components,
-        tpu_facts_for(root, releases),
+        tpu_facts_for(root, releases) if tpu else TpuFacts(),
     )
     _check_consistency(catalog, root)
     return catalog
@@ -573,20 +582,24 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
 
 
 def catalog_for(
-    profile: Profile | None, environ: Mapping[str, str], frameworks: Iterable[Framework] | None = None
+    profile: Profile | None,
+    environ: Mapping[str, str],
+    frameworks: Iterable[Framework] | None = None,
+    *,
+    target: Target | None = None,
 ) -> Catalog:
     """The catalog a resolution of ``profile`` uses: the shipped one (the part its frameworks
-    need), with the overlays of its ``[catalog] paths`` and of ``COLABENV_CATALOG`` merged
-    over it. Without a profile (``verify`` from the marker, ``detect``), the whole catalog with
-    the variable's overlays. Without overlays this is :func:`shipped_catalog`, read once per
-    process."""
+    need, and with a ``target`` the part it can use), with the overlays of its ``[catalog]
+    paths`` and of ``COLABENV_CATALOG`` merged over it. Without a profile (``verify`` from the
+    marker, ``detect``), the whole catalog with the variable's overlays. Without overlays this
+    is :func:`shipped_catalog`, read once per process."""
     if frameworks is not None:
         wanted = tuple(frameworks)
     elif profile is not None:
         wanted = tuple(r.framework for r in profile.frameworks)
     else:
         wanted = tuple(Framework)
-    base = shipped_catalog(wanted)
+    base = shipped_catalog(wanted, target=target)
     folders = overlay_folders(profile, environ)
     if not folders:
         return base
@@ -643,4 +656,6 @@ def _shipped_tpu() -> TpuFacts:
 
 
 def _load_tpu(path: Path) -> TpuFacts:
+    from colabenv.catalog_tpu import tpu_facts
+
     return tpu_facts(_read(path))

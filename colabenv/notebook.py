@@ -114,7 +114,8 @@ def bootstrap(
     )
     loaded = load_profile(find_profile(profile))
     fingerprint = detect(resolve_overrides(flags, tpu_facts=shipped_tpu))
-    resolution = resolve(loaded, fingerprint.target, catalog_for(loaded, os.environ))
+    target = fingerprint.target
+    resolution = resolve(loaded, target, catalog_for(loaded, os.environ, target=target))
     text = (
         "\n".join(
             render_script(resolution, loaded, colabenv_version=__version__, helper_source=helper_source())

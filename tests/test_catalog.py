@@ -32,6 +32,8 @@ from colabenv.models import (
     ComputeCapability,
     Framework,
     Release,
+    Target,
+    TpuTarget,
     Variant,
     archs_cover,
 )
@@ -77,6 +79,34 @@ def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
     assert shipped_catalog() == load_catalog(components=True)
     assert shipped_catalog().components == load_components()
     assert shipped_catalog(()).components == ComponentFacts(), "detection needs no component facts"
+
+
+_PY = Version("3.12")
+
+
+@pytest.mark.parametrize(
+    ("target", "has_components", "has_tpu_builds"),
+    [
+        pytest.param(Target(Version("550.54.15"), Version("12.4"), (), _PY), True, False, id="gpu"),
+        pytest.param(Target(None, None, (), _PY), False, False, id="cpu"),
+        pytest.param(
+            Target(None, None, (), _PY, tpu=TpuTarget("v5e", "v5litepod-8", 8)), False, True, id="tpu"
+        ),
+    ],
+)
+def test_a_target_reads_only_the_facts_it_can_use(
+    target: Target, has_components: bool, has_tpu_builds: bool
+) -> None:
+    """Render's start pays for no file it ignores: component facts need GPUs, TPU builds a TPU."""
+    full = shipped_catalog()
+    narrowed = shipped_catalog(target=target)
+    assert narrowed.releases == full.releases
+    assert narrowed.toolkits == full.toolkits
+    assert (narrowed.components == full.components) is has_components
+    assert (narrowed.components == ComponentFacts()) is not has_components
+    assert (narrowed.tpu == full.tpu) is has_tpu_builds
+    assert bool(narrowed.tpu.builds) is has_tpu_builds
+    assert shipped_catalog(target=target) is narrowed
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ NOT_ON_THE_RENDER_PATH = (
     "piptools",
     "uv",
     "colabenv.detect_gpu",
+    "colabenv.catalog_tpu",
     "colabenv._proc",
     "colabenv.locking",
     "colabenv.lockfile",

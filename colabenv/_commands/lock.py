@@ -89,10 +89,11 @@ def _check(args: argparse.Namespace) -> int:
         check_satisfies(lock, profile, printable(path.name))
     reasons = stale_reasons(lock, profile, target)
     if not reasons:
+        now_target = target.to_target()
         now = resolve(
             profile,
-            target.to_target(),
-            catalog_for(profile, os.environ),
+            now_target,
+            catalog_for(profile, os.environ, target=now_target),
             allow_unconfirmed=args.allow_unconfirmed,
         )
         reasons = stale_reasons(lock, profile, target, now.constraint_lines)
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         )
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    catalog = catalog_for(profile, os.environ)
+    catalog = catalog_for(profile, os.environ, target=target)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")

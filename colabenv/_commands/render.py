@@ -75,9 +75,8 @@ def run(args: argparse.Namespace) -> int:
         )
     profile = load_profile_arg(args.profile)
     target = target_from_args(args)
-    resolution = resolve(
-        profile, target, catalog_for(profile, os.environ), allow_unconfirmed=args.allow_unconfirmed
-    )
+    catalog = catalog_for(profile, os.environ, target=target)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
     lines = render_script(
         resolution,

@@ -90,8 +90,9 @@ def _table(resolution: Resolution) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    catalog = catalog_for(profile, os.environ)
-    resolution = resolve(profile, target_from_args(args), catalog, allow_unconfirmed=args.allow_unconfirmed)
+    target = target_from_args(args)
+    catalog = catalog_for(profile, os.environ, target=target)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
     elif stdout_is_terminal():
