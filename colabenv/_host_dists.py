@@ -81,18 +81,17 @@ def _valid_version(text: str | None) -> bool:
     return True
 
 
-def _dist_at(entry: str, dirname: str) -> PathDist | None:
-    """The distribution a metadata directory holds: its name's parts, else its metadata."""
+def _name_and_version(entry: str, dirname: str) -> tuple[NormalizedName, str] | None:
+    """What a metadata directory holds: its name's parts, else its metadata."""
     parts = dist_dir_parts(dirname)
     if parts is None:
         return None
     name, version = parts
-    path = Path(entry) / dirname
     if version is None or not _valid_version(version):
         import importlib.metadata
 
         try:
-            metadata = importlib.metadata.PathDistribution(path).metadata
+            metadata = importlib.metadata.PathDistribution(Path(entry) / dirname).metadata
             if metadata is None or "Name" not in metadata or "Version" not in metadata:
                 return None
             name, version = metadata["Name"], metadata["Version"]
@@ -100,7 +99,12 @@ def _dist_at(entry: str, dirname: str) -> PathDist | None:
             return None
     if not name or not version:
         return None
-    return PathDist(canonicalize_name(name), version, entry, path)
+    return canonicalize_name(name), version
+
+
+def _dist_at(entry: str, dirname: str) -> PathDist | None:
+    found = _name_and_version(entry, dirname)
+    return None if found is None else PathDist(found[0], found[1], entry, Path(entry) / dirname)
 
 
 def _unique_entries(entries: Sequence[str]) -> list[str]:
@@ -122,23 +126,26 @@ def _listing(entry: str) -> list[os.DirEntry[str]]:
         return []
 
 
-def find_distributions(entries: Sequence[str]) -> Iterator[PathDist]:
-    """Every distribution of each entry, in import order, a name found twice given twice."""
-    for entry in _unique_entries(entries):
-        for child in _listing(entry):
-            if child.name.endswith("-info"):
-                dist = _dist_at(entry, child.name)
-                if dist is not None:
-                    yield dist
+def _metadata_dirs(entry: str) -> list[str]:
+    """The names in ``entry`` that end in ``-info``, sorted (none when it cannot be listed)."""
+    try:
+        with os.scandir(entry) as found:
+            return sorted(e.name for e in found if e.name.endswith("-info"))
+    except OSError:
+        return []
 
 
 def installed_distributions(entries: Sequence[str]) -> Iterator[tuple[NormalizedName, str]]:
-    """``(name, version)`` of each distribution on ``entries``, the first of a name winning."""
+    """``(name, version)`` of each distribution on ``entries``, the first of a name winning
+    (what :func:`scan_path` finds, without the modules and with no model made per distribution:
+    every ``colabenv render`` asks this)."""
     seen: set[NormalizedName] = set()
-    for dist in find_distributions(entries):
-        if dist.name not in seen:
-            seen.add(dist.name)
-            yield dist.name, dist.version
+    for entry in _unique_entries(entries):
+        for dirname in _metadata_dirs(entry):
+            found = _name_and_version(entry, dirname)
+            if found is not None and found[0] not in seen:
+                seen.add(found[0])
+                yield found
 
 
 def _module_name(entry: os.DirEntry[str], suffixes: Sequence[str]) -> str | None:
