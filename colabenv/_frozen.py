@@ -19,8 +19,10 @@ takes about 356 us; render's path makes about 50 of them.
 
 ``@model`` is for values only: immutable data compared and hashed by what it holds (tuples,
 versions, enums, other models). Something holding a live or mutable thing (a mapping such as
-``os.environ``, a callable, a file) is a plain ``@dataclass(frozen=True, eq=False)``, as
-:class:`colabenv._host.HostProbe` is; ``tests/test_layout.py`` holds models to this.
+``os.environ``, a callable, a file) is a ``@record``: the same fields, ``__init__`` and
+immutability, compared and hashed by identity and shown by ``object``'s repr (nothing it holds,
+``os.environ`` included, is printed by accident), as :class:`colabenv._host.HostProbe` is;
+``tests/test_layout.py`` holds models to this.
 """
 
 from __future__ import annotations
@@ -44,21 +46,11 @@ T = TypeVar("T")
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def model(cls: type[T]) -> type[T]:
     """``@dataclass(frozen=True)``: fields, ``__init__``, immutability, equality, hash, repr."""
-    undocumented = not cls.__doc__
-    if undocumented:
-        cls.__doc__ = _PENDING_DOC
-    made = dataclasses.dataclass(init=False, eq=False, repr=False)(cls)
-    fields = dataclasses.fields(made)  # type: ignore[arg-type]
-    if undocumented:
-        made.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields if f.init)})"
+    made, fields = _frozen_fields(cls)
     shared: dict[str, object] = {
-        "__setattr__": _Value.__setattr__,
-        "__delattr__": _Value.__delattr__,
         "__model_values__": staticmethod(_getter(tuple(f.name for f in fields if f.compare))),
         "__model_shown__": tuple(f.name for f in fields if f.repr),
     }
-    if "__init__" not in cls.__dict__:
-        shared["__init__"] = _init(made, fields)
     if "__eq__" not in cls.__dict__:
         shared.update(__eq__=_Value.__eq__, __hash__=_Value.__hash__)
     if "__repr__" not in cls.__dict__:
@@ -66,6 +58,32 @@ def model(cls: type[T]) -> type[T]:
     for name, value in shared.items():
         setattr(made, name, value)
     return made
+
+
+@dataclass_transform(frozen_default=True, eq_default=False, field_specifiers=(dataclasses.field,))
+def record(cls: type[T]) -> type[T]:
+    """``@dataclass(frozen=True, eq=False, repr=False)``: fields, ``__init__`` and immutability,
+    for a class holding live things (compared by identity)."""
+    made, _ = _frozen_fields(cls)
+    return made
+
+
+def _frozen_fields(cls: type[T]) -> tuple[type[T], tuple[dataclasses.Field[Any], ...]]:
+    """``cls`` as a dataclass (the fields collected, nothing compiled) given the frozen
+    ``__init__``, ``__setattr__`` and ``__delattr__``; and its fields."""
+    undocumented = not cls.__doc__
+    if undocumented:
+        cls.__doc__ = _PENDING_DOC
+    made = dataclasses.dataclass(init=False, eq=False, repr=False)(cls)
+    fields = dataclasses.fields(made)  # type: ignore[arg-type]
+    if undocumented:
+        made.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields if f.init)})"
+    methods: dict[str, object] = {"__setattr__": _Value.__setattr__, "__delattr__": _Value.__delattr__}
+    if "__init__" not in cls.__dict__:
+        methods["__init__"] = _init(made, fields)
+    for name, method in methods.items():
+        setattr(made, name, method)
+    return made, fields
 
 
 _PENDING_DOC = "(written by model once the fields are known)"

@@ -13,13 +13,12 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from colabenv._frozen import model
+from colabenv._frozen import model, record
 from colabenv.models import ComputeCapability, Gpu
 
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ def run_command(argv: Sequence[str], timeout: float) -> _proc.Completed:
     return _proc.run(argv, timeout=timeout)
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class HostProbe:
     """Everything detection reads from the host, injectable at the boundary.
 

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from colabenv import _cache, _digest, cli
-from colabenv._frozen import model
+from colabenv._frozen import model, record
 from colabenv._schema import close_match as _close_match
 from colabenv.catalog import load_catalog
 from colabenv.render import q
@@ -236,6 +236,32 @@ def test_an_undocumented_model_is_made_without_reading_a_signature(
     assert Bare.__doc__ == "Bare(name, size)"
     assert Documented.__doc__ == "Says what it is."
     assert Bare("a") == Bare("a", 0)
+
+
+@record
+class _Probe:
+    """Holds a live mapping, as HostProbe holds os.environ."""
+
+    environ: dict[str, str]
+    reader: Callable[[str], str] = str.upper
+    timeout: float = 5.0
+
+
+def test_a_record_is_frozen_and_compared_by_identity() -> None:
+    environ = {"TOKEN": "s3cret"}
+    probe = _Probe(environ)
+    assert probe.environ is environ and probe.reader is str.upper and probe.timeout == 5.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        probe.timeout = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del probe.environ  # type: ignore[misc]
+    twin = _Probe(environ)
+    assert probe != twin and probe == probe
+    assert len({probe, twin}) == 2, "hashable although it holds a dict"
+    changed = dataclasses.replace(probe, timeout=1.0)
+    assert (changed.environ, changed.timeout) == (environ, 1.0)
+    assert "s3cret" not in repr(probe), "a record does not print what it holds"
+    assert [f.name for f in dataclasses.fields(_Probe)] == ["environ", "reader", "timeout"]
 
 
 def test_every_model_in_colabenv_has_value_semantics() -> None:
