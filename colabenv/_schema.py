@@ -118,7 +118,9 @@ def unknown(word: str, known: Iterable[str], what: str = "key") -> str:
 class Reader:
     """Typed access to one table of a parsed document, failing with its key path.
 
-    ``json_words``: the document is JSON, whose tables are objects.
+    ``json_words``: the document is JSON, whose tables are objects. A child reader writes its
+    key path only when it is asked for (in an error): a catalog load makes hundreds of readers
+    and fails in none of them.
     """
 
     def __init__(
@@ -126,10 +128,27 @@ class Reader:
     ) -> None:
         self.data = data
         self._fail = fail
-        self.prefix = prefix
+        self._prefix: str | None = prefix
+        self._parent: Reader | None = None
+        self._name = ""
+        self._index: int | None = None
         self.json_words = json_words
-        self._table = "object" if json_words else "table"
-        self._a_table = "an object" if json_words else "a table"
+
+    @property
+    def prefix(self) -> str:
+        """The key path of this table (``""``: the document itself)."""
+        if self._prefix is None:
+            assert self._parent is not None
+            self._prefix = self._parent.key(self._name, self._index)
+        return self._prefix
+
+    @property
+    def _table(self) -> str:
+        return "object" if self.json_words else "table"
+
+    @property
+    def _a_table(self) -> str:
+        return "an object" if self.json_words else "a table"
 
     def expected(self, what: str, value: object) -> str:
         return expected(what, value, self.json_words)
@@ -150,7 +169,9 @@ class Reader:
 
     def child(self, data: Mapping[str, Any], name: str, index: int | None = None) -> Reader:
         """A reader of ``data`` found under ``name`` (its item ``index``) of this table."""
-        return Reader(data, self._fail, self.key(name, index), json_words=self.json_words)
+        reader = Reader(data, self._fail, json_words=self.json_words)
+        reader._prefix, reader._parent, reader._name, reader._index = None, self, name, index
+        return reader
 
     def allow(self, *names: str, what: str = "key") -> None:
         """Every key of the table is one of ``names``."""
