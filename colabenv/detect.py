@@ -333,7 +333,7 @@ def _tpu_of(
         from colabenv.catalog import shipped_tpu
 
         facts = shipped_tpu
-    report = probe_tpu(host, facts())
+    report = probe_tpu(host, facts)
     return report.tpu, report.notes
 
 

@@ -23,8 +23,9 @@ Everything is read through :class:`colabenv._host.HostProbe` (``root``, ``list_d
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from colabenv._frozen import model
@@ -103,7 +104,7 @@ def _listed(probe: HostProbe, folder: Path) -> Sequence[str]:
     return probe.list_dir(probe.root / folder) if probe.list_dir is not None else ()
 
 
-def _pci_chips(probe: HostProbe, facts: TpuFacts) -> tuple[int, list[str]]:
+def _pci_chips(probe: HostProbe, facts: Callable[[], TpuFacts]) -> tuple[int, list[str]]:
     """(TPU chips on the PCI bus, their device ids in the order found)."""
     ids: list[str] = []
     for name in _listed(probe, PCI_DEVICES):
@@ -111,7 +112,7 @@ def _pci_chips(probe: HostProbe, facts: TpuFacts) -> tuple[int, list[str]]:
         if _read_id(probe, folder / "vendor") != GOOGLE_PCI_VENDOR:
             continue
         device = _read_id(probe, folder / "device")
-        if device is not None and _generations_of(facts, device):
+        if device is not None and _generations_of(facts(), device):
             ids.append(device)
     return len(ids), ids
 
@@ -127,12 +128,12 @@ def _device_nodes(probe: HostProbe) -> tuple[int, int]:
     return accel, vfio
 
 
-def _from_environment(probe: HostProbe, facts: TpuFacts, notes: list[str]) -> TpuTarget | None:
+def _from_environment(probe: HostProbe, facts: Callable[[], TpuFacts], notes: list[str]) -> TpuTarget | None:
     raw = probe.environ.get(ENV_ACCELERATOR_TYPE, "")
     if not raw.strip():
         return None
     try:
-        named = parse_accelerator_type(raw, facts)
+        named = parse_accelerator_type(raw, facts())
     except ValueError as error:
         notes.append(f"{ENV_ACCELERATOR_TYPE}: {error}")
         return None
@@ -140,14 +141,16 @@ def _from_environment(probe: HostProbe, facts: TpuFacts, notes: list[str]) -> Tp
     return named
 
 
-def _generation(pci_ids: list[str], named: TpuTarget | None, facts: TpuFacts, notes: list[str]) -> str | None:
+def _generation(
+    pci_ids: list[str], named: TpuTarget | None, facts: Callable[[], TpuFacts], notes: list[str]
+) -> str | None:
     """The generation: the PCI device id's, the accelerator type's where the id is shared by
     several (v2, v3) or no PCI device was readable."""
     if not pci_ids:
         return named.generation if named is not None else None
     if len(set(pci_ids)) > 1:
         notes.append(f"TPU chips of several kinds on the PCI bus ({', '.join(sorted(set(pci_ids)))})")
-    candidates = [g.name for g in _generations_of(facts, pci_ids[0])]
+    candidates = [g.name for g in _generations_of(facts(), pci_ids[0])]
     if named is not None and named.generation in candidates:
         return named.generation
     if named is not None and named.generation is not None:
@@ -164,9 +167,13 @@ def _generation(pci_ids: list[str], named: TpuTarget | None, facts: TpuFacts, no
     return None
 
 
-def probe_tpu(probe: HostProbe, facts: TpuFacts) -> TpuReport:
-    """The TPU of this host, or None with notes saying what was seen instead."""
+def probe_tpu(probe: HostProbe, load_facts: Callable[[], TpuFacts]) -> TpuReport:
+    """The TPU of this host, or None with notes saying what was seen instead.
+
+    ``load_facts`` (``tpu.toml``) is called only for a Google PCI device or an accelerator type
+    in the environment: most hosts show neither, and every ``detect`` and ``render`` probes."""
     notes: list[str] = []
+    facts = functools.cache(load_facts)
     pci_count, pci_ids = _pci_chips(probe, facts)
     accel, vfio = _device_nodes(probe)
     named = _from_environment(probe, facts, notes)

@@ -89,7 +89,7 @@ def test_the_generation_of_a_shared_pci_id_is_left_unknown_with_the_reason() -> 
 
 def test_the_pci_device_is_believed_over_the_environment() -> None:
     root = HOSTS / "colab-v6e-1" / "root"
-    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "v5litepod-1"}), shipped_tpu())
+    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "v5litepod-1"}), shipped_tpu)
     assert report.tpu == TpuTarget("v6e", "v5litepod-1", 1)
     assert any("the PCI device is believed" in note for note in report.notes)
 
@@ -110,14 +110,14 @@ def test_a_remote_tpu_node_is_explained_not_taken() -> None:
 
 def test_vfio_groups_without_a_tpu_are_not_counted() -> None:
     probe, _ = recorded("gvnic-and-vfio-no-tpu")
-    report = probe_tpu(probe, shipped_tpu())
+    report = probe_tpu(probe, shipped_tpu)
     assert report.tpu is None
     assert any("not taken for a TPU" in note for note in report.notes)
 
 
 def test_a_bad_accelerator_type_in_the_environment_is_a_note() -> None:
     root = HOSTS / "cloud-v4-8" / "root"
-    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "v4-8\x1b[2J"}), shipped_tpu())
+    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "v4-8\x1b[2J"}), shipped_tpu)
     assert report.tpu == TpuTarget("v4", None, 4)
     assert any(note.startswith("TPU_ACCELERATOR_TYPE:") and "\x1b" not in note for note in report.notes)
 
@@ -126,9 +126,44 @@ def test_a_probe_built_by_hand_never_lists_this_machine(tmp_path: Path) -> None:
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev" / "accel0").touch()
     probe = tpu_probe(tmp_path)
-    assert probe_tpu(probe, shipped_tpu()).tpu == TpuTarget(None, None, 1)
+    assert probe_tpu(probe, shipped_tpu).tpu == TpuTarget(None, None, 1)
     unlisted = dataclasses.replace(probe, list_dir=None)
-    assert probe_tpu(unlisted, shipped_tpu()).tpu is None
+    assert probe_tpu(unlisted, shipped_tpu).tpu is None
+
+
+@pytest.mark.parametrize(
+    ("host", "reads_facts", "is_tpu"),
+    [
+        ("gvnic-and-vfio-no-tpu", True, False),
+        ("tpu-image-without-tpu", True, False),
+        ("colab-v6e-1", True, True),
+    ],
+)
+def test_tpu_toml_is_read_only_for_a_host_that_may_have_a_tpu(
+    host: str, reads_facts: bool, is_tpu: bool
+) -> None:
+    """Every detect probes for a TPU; the facts are loaded (once) only for a Google PCI device
+    (gVNIC is one too) or an accelerator type in the environment."""
+    probe, _ = recorded(host)
+    calls: list[int] = []
+
+    def load() -> TpuFacts:
+        calls.append(1)
+        return shipped_tpu()
+
+    report = probe_tpu(probe, load)
+    assert calls == ([1] if reads_facts else [])
+    assert (report.tpu is not None) is is_tpu
+
+
+def test_a_host_without_google_devices_or_an_accelerator_type_reads_no_tpu_toml(tmp_path: Path) -> None:
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "null").touch()
+
+    def refuse() -> TpuFacts:
+        raise AssertionError("tpu.toml loaded for a host without a TPU sign")
+
+    assert probe_tpu(tpu_probe(tmp_path, {"COLAB_TPU_ADDR": "10.0.0.2:8470"}), refuse).tpu is None
 
 
 def test_flags_for_another_target_skip_the_tpu_probe() -> None:
@@ -346,7 +381,7 @@ def test_a_gke_style_accelerator_name_leaves_the_pci_device_in_charge() -> None:
     """GKE images have carried ``TPU_ACCELERATOR_TYPE=tpu-v5p-slice`` (a node pool's
     accelerator name, not a slice type): a note, and the generation from the PCI bus."""
     root = HOSTS / "cloud-v5p-8" / "root"
-    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "tpu-v5p-slice"}), shipped_tpu())
+    report = probe_tpu(tpu_probe(root, {"TPU_ACCELERATOR_TYPE": "tpu-v5p-slice"}), shipped_tpu)
     assert report.tpu == TpuTarget("v5p", None, 4)
     assert any(
         note.startswith("TPU_ACCELERATOR_TYPE: 'tpu-v5p-slice' is not a TPU type") for note in report.notes
