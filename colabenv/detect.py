@@ -34,7 +34,6 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv._host import GpuReport, HostProbe, list_dir, parse_version
-from colabenv.catalog import shipped_driver_table
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.frameworks import is_framework_name
 from colabenv.models import (
@@ -274,7 +273,7 @@ def detect(
     else:
         from colabenv.detect_gpu import probe_gpus
 
-        report = probe_gpus(host, catalog_loader)
+        report = probe_gpus(host, catalog_loader or _driver_table)
     notes.extend(report.notes)
 
     if wanted.installed_from is not None:
@@ -329,12 +328,24 @@ def _tpu_of(
         return None, ()
     from colabenv.detect_tpu import probe_tpu
 
-    if facts is None:
-        from colabenv.catalog import shipped_tpu
-
-        facts = shipped_tpu
-    report = probe_tpu(host, facts)
+    report = probe_tpu(host, facts or shipped_tpu_facts)
     return report.tpu, report.notes
+
+
+def _driver_table() -> Catalog:
+    """The shipped driver table; :mod:`colabenv.catalog` is imported only when a driver's CUDA
+    is looked up (``detect`` on a host without an NVIDIA driver reads no catalog file)."""
+    from colabenv.catalog import shipped_driver_table
+
+    return shipped_driver_table()
+
+
+def shipped_tpu_facts() -> TpuFacts:
+    """The shipped TPU facts (``tpu.toml``), :mod:`colabenv.catalog` imported only when a TPU
+    is named or seen."""
+    from colabenv.catalog import shipped_tpu
+
+    return shipped_tpu()
 
 
 def _apply_gpu_overrides(
@@ -345,7 +356,7 @@ def _apply_gpu_overrides(
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     if wanted.cpu:
         return None, None, ()
-    load = catalog_loader or shipped_driver_table
+    load = catalog_loader or _driver_table
     detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
     driver, cuda = report.driver, report.cuda
     driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")

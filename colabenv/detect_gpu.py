@@ -25,7 +25,6 @@ from colabenv._host import (
     parse_cuda,
     parse_driver,
 )
-from colabenv.catalog import shipped_driver_table
 from colabenv.errors import ProcessError
 from colabenv.models import Catalog, ComputeCapability, Gpu, format_driver
 
@@ -290,8 +289,9 @@ def _from_nvidia_smi(probe: HostProbe, notes: list[str]) -> _SourceResult:
     return _SourceResult(driver, cuda, parsed.gpus, answered=answered)
 
 
-def probe_gpus(probe: HostProbe, catalog: Callable[[], Catalog] | None = None) -> GpuReport:
-    """Driver, max CUDA and GPUs from NVML, the kernel module files and nvidia-smi, in order."""
+def probe_gpus(probe: HostProbe, driver_table: Callable[[], Catalog]) -> GpuReport:
+    """Driver, max CUDA and GPUs from NVML, the kernel module files and nvidia-smi, in order;
+    ``driver_table`` is called for the CUDA of a driver no source gave one for."""
     notes: list[str] = []
     nvml = _from_nvml(probe, notes)
     kernel = _from_kernel_module(probe, notes)
@@ -313,7 +313,7 @@ def probe_gpus(probe: HostProbe, catalog: Callable[[], Catalog] | None = None) -
     if not gpus:
         notes.append(f"driver {format_driver(driver)} found but no GPU could be listed")
     if cuda is None:
-        cuda = _cuda_from_catalog(driver, catalog, notes)
+        cuda = _cuda_from_catalog(driver, driver_table, notes)
     visible = probe.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and gpus:
         notes.append(f"CUDA_VISIBLE_DEVICES={visible!r}: frameworks see only those GPUs")
@@ -325,10 +325,9 @@ def _unique(notes: Iterable[str]) -> tuple[str, ...]:
 
 
 def _cuda_from_catalog(
-    driver: Version, catalog: Callable[[], Catalog] | None, notes: list[str]
+    driver: Version, driver_table: Callable[[], Catalog], notes: list[str]
 ) -> Version | None:
-    loader = catalog or shipped_driver_table
-    cuda = loader().max_cuda_for_driver(driver)
+    cuda = driver_table().max_cuda_for_driver(driver)
     shown = format_driver(driver)
     if cuda is None:
         notes.append(f"driver {shown} is older than every CUDA in the catalog's driver table")

@@ -22,7 +22,7 @@ from packaging.version import Version
 from colabenv._host import HostProbe
 from colabenv._proc import Completed
 from colabenv.builds import cuda_from_local_tag, framework_builds
-from colabenv.catalog import shipped_tpu
+from colabenv.catalog import shipped_driver_table, shipped_tpu
 from colabenv.detect import (
     _installed_distributions,
     build_warnings,
@@ -488,7 +488,7 @@ def test_arbitrary_host_output_never_crashes(query: str, banner: str, proc: str,
         return Completed(tuple(argv), returncode, out, "", False)
 
     probe = make_probe(files={PROC_FILE: proc, SYS_FILE: proc}, smi=run)
-    report = probe_gpus(probe)
+    report = probe_gpus(probe, shipped_driver_table)
     assert report.driver is not None or NO_DRIVER_NOTE in report.notes
     assert all(isinstance(n, str) for n in report.notes)
 

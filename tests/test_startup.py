@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colabenv import _cache, _digest, cli
+from colabenv import _cache, _digest, catalog, cli
 from colabenv._frozen import model, record
 from colabenv._schema import close_match as _close_match
 from colabenv.catalog import load_catalog
@@ -81,6 +81,30 @@ def test_render_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
     assert sorted(loaded & set(NOT_ON_THE_RENDER_PATH)) == []
     assert report["gc_enabled"] is False, "the console script runs with the collector off"
     assert report["frozen"] > 10_000, "what exists at exit is frozen, so the exit skips it"
+
+
+@pytest.mark.skipif(
+    Path("/proc/driver/nvidia/version").exists(),
+    reason="a host with an NVIDIA driver may need the driver table",
+)
+def test_detect_on_a_host_without_a_gpu_imports_no_catalog(tmp_path: Path) -> None:
+    """No driver, no TPU sign: ``detect --json`` reads no catalog file and imports no TOML reader."""
+    probe = (
+        "import sys, json, io, contextlib\n"
+        "sys.argv = ['colabenv', 'detect', '--json']\n"
+        "from colabenv._entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main()\n"
+        "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] == 0
+    loaded = set(report["modules"])
+    assert sorted(loaded & {"colabenv.catalog", "colabenv.catalog_tpu", "tomllib", "tomli"}) == []
 
 
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -385,8 +409,9 @@ def test_the_catalog_read_through_the_cache_equals_a_fresh_parse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    catalog._shipped_tpu.cache_clear()
     fresh = load_catalog()
-    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 4
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 5, "drivers, 3 frameworks, tpu"
     from colabenv import _toml
 
     def no_parsing(text: str) -> dict[str, object]:

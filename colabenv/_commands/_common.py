@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from colabenv._files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
-from colabenv.catalog import shipped_tpu
 from colabenv.errors import InputError, OutputError, printable
 from colabenv.models import Profile, Target, TargetOverrides
 from colabenv.settings import TargetFlags, resolve_overrides
@@ -37,7 +36,9 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
-    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu)
+    from colabenv.detect import shipped_tpu_facts
+
+    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu_facts)
 
 
 def target_from_args(args: argparse.Namespace) -> Target:
