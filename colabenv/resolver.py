@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._frozen import model
+from colabenv._schema import cached_version
 from colabenv.components import bounds, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.frameworks import FACTS, ORDER, POSITION
@@ -88,7 +89,7 @@ def _floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
 
 def _fully_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
     assert variant.cuda is not None
-    minor_line = Version(f"{variant.cuda.major}.{variant.cuda.minor}")
+    minor_line = cached_version(f"{variant.cuda.major}.{variant.cuda.minor}")
     if target.cuda is not None and minor_line > target.cuda:
         return False
     if target.driver is not None:
@@ -107,7 +108,7 @@ def _variant_rejection(
     """Why ``variant`` cannot run on ``target``; None when it can."""
     if request.variant is not None and variant.name != request.variant:
         return _NOT_ASKED
-    py = Version(target.python_minor)
+    py = cached_version(target.python_minor)
     if not _python_ok(variant.python, py):
         return f"{variant.name} has no wheel for Python {target.python_minor}"
     if target.tpu is not None:
@@ -132,8 +133,15 @@ def _variant_rejection(
 
 
 def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
-    """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not."""
-    held = bounds(catalog.components, target.compute_capabilities)
+    """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not.
+    A CUDA build pulls in only components of its own CUDA major (a cu12 wheel never a -cu13
+    one), so the others' bounds are not looked for in its pins."""
+    cuda = variant.cuda
+    held = {
+        name: bound
+        for name, bound in bounds(catalog.components, target.compute_capabilities).items()
+        if cuda is None or bound.component.cuda_major == cuda.major
+    }
     if not held:
         return None
     for item in pulled_in(variant.pin_texts, catalog.components, held):

@@ -16,7 +16,7 @@ from colabenv.catalog import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.components import component_problems, coverage, pulled_in
 from colabenv.errors import CatalogError
 from colabenv.lockfile import read_lock
-from colabenv.models import ComponentFacts, ComputeCapability
+from colabenv.models import ComponentFacts, ComputeCapability, Variant
 from tests.support.fixtures import Runner
 from tests.test_catalog import _write_catalog
 
@@ -335,6 +335,26 @@ def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -
 
 # ---------------------------------------------------------------------------------------------
 # The verify check
+
+
+_SHIPPED = load_catalog(components=True)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        pytest.param(v, id=f"{r.framework}-{r.version}-{v.name}")
+        for r in _SHIPPED.releases
+        for v in r.variants
+        if v.cuda is not None
+    ],
+)
+def test_a_build_pulls_in_components_of_its_own_cuda_major_only(variant: Variant) -> None:
+    """The resolver looks for a component's bounds only in builds of the component's CUDA major."""
+    assert variant.cuda is not None
+    pulled = pulled_in(variant.pin_texts, _SHIPPED.components)
+    wrong = [str(item.component.name) for item in pulled if item.component.cuda_major != variant.cuda.major]
+    assert wrong == []
 
 
 def test_installed_components_without_kernels_for_a_gpu_are_problems(
