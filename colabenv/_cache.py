@@ -1,29 +1,111 @@
-"""Parsed TOML kept as marshal data, keyed by the file's content: ``__pycache__`` for the shipped
-catalog (profiles are small and read afresh: reading one writes nothing).
+"""The cache directory and what colabenv keeps there: derived data that can be rebuilt at any
+time, kept as marshal data like ``__pycache__`` keeps bytecode.
 
-Reading ``torch.toml`` with tomllib (pure Python) costs more than everything else
-``colabenv render`` does once its modules are imported; the parsed document loads from marshal
-data in a fraction of a millisecond. An entry is named by the sha256 of the TOML bytes and the
-interpreter's cache tag, so an edited file, another colabenv or another Python never reads a
-stale one. The cache is best effort: a directory that cannot be written, or an entry that
-cannot be read, means parsing the file again, never an error. Like ``.pyc`` files, entries are
-trusted as the user's own files.
+- Parsed TOML, keyed by the file's content. Reading ``torch.toml`` with tomllib (pure Python)
+  costs more than everything else ``colabenv render`` does once its modules are imported; the
+  parsed document loads from marshal data in a fraction of a millisecond. An entry is named by
+  the sha256 of the TOML bytes and the interpreter's cache tag, so an edited file, another
+  colabenv or another Python never reads a stale one. Only the shipped catalog goes through
+  it: profiles are small and read afresh (reading one writes nothing).
+- Compiled code, keyed by its source: the ``__init__`` :func:`colabenv._frozen.model` writes for
+  each model. Compiling one costs about 35 us, and ``colabenv render`` makes some fifty; their
+  code objects load from one file per interpreter (``code/model-init.<cache tag>.marshal``), and
+  what a process compiled afresh is added to it when the process exits.
+
+The cache is best effort: a directory that cannot be written, or an entry that cannot be read,
+means parsing or compiling again, never an error. Like ``.pyc`` files, entries are trusted as
+the user's own files; the directory is the user's own (:func:`cache_dir`) and never a shared
+place.
+
+This module imports nothing of colabenv's but leaf modules: ``@model`` uses it while the models
+themselves are being defined.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import marshal
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from colabenv._digest import sha256_hex
-from colabenv._files import write_atomic
-from colabenv.settings import cache_dir
+from colabenv._files import FileProblem, read_limited, write_atomic
 
 Document = dict[str, Any]
+
+ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
+MAX_CODE_BYTES = 8 * 1024 * 1024
+"""The most read of the compiled-code file (about 50 KB holds every model of a render)."""
+MAX_CODE_ENTRIES = 1024
+"""Past this many sources, the file is written afresh with this process's own: versions of
+colabenv that came and went leave their sources behind."""
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``COLABENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/colabenv`` (``~/.cache/colabenv``): where
+    derived data that can be rebuilt at any time is kept.
+
+    RuntimeError when there is none: no home directory (``HOME`` unset and the user not in the
+    password database) and neither variable set. The cache is then skipped: it is trusted like
+    ``.pyc`` files, so it never falls back to a shared place such as ``/tmp``.
+    """
+    env = os.environ if environ is None else environ
+    explicit = _expanded(env.get(ENV_CACHE_DIR, ""), env)
+    if explicit is not None:
+        return explicit
+    cache = _expanded(env.get("XDG_CACHE_HOME", ""), env)
+    if cache is not None:
+        return cache / "colabenv"
+    home = home_dir(env)
+    if home is None:
+        raise RuntimeError("no cache directory: no home directory and no COLABENV_CACHE_DIR")
+    return home / ".cache" / "colabenv"
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """``$HOME``, else the user's entry in the password database; None when neither gives one
+    (a container running as a user it does not know, with ``HOME`` unset)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME", "").strip()
+    if home:
+        return Path(home)
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return None
+    return Path(entry) if entry else None
+
+
+def _expanded(text: str, env: Mapping[str, str]) -> Path | None:
+    """A path from a variable, ``~`` expanded as the shell does; None for an empty one, or a
+    ``~`` with no home to expand it to."""
+    text = text.strip()
+    if not text:
+        return None
+    if text == "~" or text.startswith("~/"):
+        home = home_dir(env)
+        return None if home is None else home / text[2:]
+    if not text.startswith("~"):
+        return Path(text)
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # ~user of a user the password database does not know
+        return None
+
+
+def _tag() -> str:
+    return sys.implementation.cache_tag or sys.implementation.name
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsed TOML
 
 
 def parsed_toml(
@@ -47,8 +129,7 @@ def parsed_toml(
 
 def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
     """RuntimeError when there is no cache directory (no ``HOME``, no ``COLABENV_CACHE_DIR``)."""
-    tag = sys.implementation.cache_tag or sys.implementation.name
-    return cache_dir(environ) / "parsed" / f"{sha256_hex(data)}.{tag}.marshal"
+    return cache_dir(environ) / "parsed" / f"{sha256_hex(data)}.{_tag()}.marshal"
 
 
 def _store(entry: Path, document: Document) -> None:
@@ -59,3 +140,71 @@ def _store(entry: Path, document: Document) -> None:
     with contextlib.suppress(OSError):
         entry.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(entry, payload)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled code
+
+
+class _CodeCache:
+    """The code objects of one file, loaded when first asked for; what this process asked for
+    is written back at exit when something was missing."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.loaded: dict[str, CodeType] = {}
+        self.used: dict[str, CodeType] = {}
+        self.ready = False
+        self.missed = False
+
+    def load(self) -> None:
+        self.ready = True
+        try:
+            self.path = cache_dir() / "code" / f"model-init.{_tag()}.marshal"
+        except RuntimeError:
+            return
+        self.loaded = _read_codes(self.path)
+
+    def code(self, source: str, filename: str) -> CodeType:
+        if not self.ready:
+            self.load()
+        found = self.loaded.get(source)
+        if found is None:
+            found = compile(source, filename, "exec")
+            if not self.missed and self.path is not None:
+                self.missed = True
+                atexit.register(self.save)
+        self.used[source] = found
+        return found
+
+    def save(self) -> None:
+        """Merge what this process used into the file (another process may have added to it
+        meanwhile); the file alone when it grew past :data:`MAX_CODE_ENTRIES`."""
+        if self.path is None:
+            return
+        merged = {**_read_codes(self.path), **self.used}
+        if len(merged) > MAX_CODE_ENTRIES:
+            merged = dict(self.used)
+        with contextlib.suppress(OSError, ValueError):
+            payload = marshal.dumps(merged)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.path, payload)
+
+
+def _read_codes(path: Path) -> dict[str, CodeType]:
+    """The file's ``{source: code}``; empty for a missing, oversized or damaged one."""
+    try:
+        found = marshal.loads(read_limited(path, MAX_CODE_BYTES))
+    except (FileProblem, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+_codes = _CodeCache()
+
+
+def compiled(source: str, filename: str) -> CodeType:
+    """``compile(source, filename, "exec")``, or the code object the cache holds for ``source``."""
+    return _codes.code(source, filename)

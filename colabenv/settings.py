@@ -23,7 +23,6 @@ ENV_CUDA = "COLABENV_CUDA_VERSION"
 ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
 ENV_PYTHON = "COLABENV_PYTHON_VERSION"
 ENV_TPU = "COLABENV_TPU"
-ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
 
 
 @model
@@ -198,57 +197,3 @@ def _tpu(
         return (parse_accelerator_type(picked[0], facts()), picked[1]), env
     except ValueError as error:
         raise TargetError(f"{picked[1]}: {error}") from None
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``COLABENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/colabenv`` (``~/.cache/colabenv``): where
-    derived data that can be rebuilt at any time is kept (see :mod:`colabenv._cache`).
-
-    RuntimeError when there is none: no home directory (``HOME`` unset and the user not in the
-    password database) and neither variable set. The cache is then skipped: it is trusted like
-    ``.pyc`` files, so it never falls back to a shared place such as ``/tmp``.
-    """
-    env = os.environ if environ is None else environ
-    explicit = _expanded(env.get(ENV_CACHE_DIR, ""), env)
-    if explicit is not None:
-        return explicit
-    cache = _expanded(env.get("XDG_CACHE_HOME", ""), env)
-    if cache is not None:
-        return cache / "colabenv"
-    home = home_dir(env)
-    if home is None:
-        raise RuntimeError("no cache directory: no home directory and no COLABENV_CACHE_DIR")
-    return home / ".cache" / "colabenv"
-
-
-def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
-    """``$HOME``, else the user's entry in the password database; None when neither gives one
-    (a container running as a user it does not know, with ``HOME`` unset)."""
-    env = os.environ if environ is None else environ
-    home = env.get("HOME", "").strip()
-    if home:
-        return Path(home)
-    try:
-        import pwd
-
-        entry = pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError, OSError):
-        return None
-    return Path(entry) if entry else None
-
-
-def _expanded(text: str, env: Mapping[str, str]) -> Path | None:
-    """A path from a variable, ``~`` expanded as the shell does; None for an empty one, or a
-    ``~`` with no home to expand it to."""
-    text = text.strip()
-    if not text:
-        return None
-    if text == "~" or text.startswith("~/"):
-        home = home_dir(env)
-        return None if home is None else home / text[2:]
-    if not text.startswith("~"):
-        return Path(text)
-    try:
-        return Path(text).expanduser()
-    except RuntimeError:  # ~user of a user the password database does not know
-        return None

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,12 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 RUNTIMES = REPO / "tests" / "data" / "runtimes"
+
+_PROCESS_CACHE = tempfile.mkdtemp(prefix="colabenv-test-cache-")
+os.environ["COLABENV_CACHE_DIR"] = _PROCESS_CACHE
+atexit.register(shutil.rmtree, _PROCESS_CACHE, True)
+"""The test process's own cache directory: the compiled-code cache is written when the process
+exits, after every fixture has undone its changes, and must not land in the user's."""
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""colabenv.settings: where the cache and state live when the host has no home directory."""
+"""Where the cache (colabenv._cache) and the state live when the host has no home directory."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv import cli, settings, state
+from colabenv import _cache, cli, state
 from colabenv.detect import detect
 from colabenv.errors import StateError
 from colabenv.profile import golden_path, load_profile
@@ -29,16 +29,16 @@ def homeless(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_home_dir_from_home_then_the_password_database() -> None:
-    assert settings.home_dir({"HOME": "/h"}) == Path("/h")
-    assert settings.home_dir({}) == Path(pwd.getpwuid(os.getuid()).pw_dir)
+    assert _cache.home_dir({"HOME": "/h"}) == Path("/h")
+    assert _cache.home_dir({}) == Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 
 @pytest.mark.usefixtures("homeless")
 def test_without_a_home_the_cache_is_skipped_and_the_state_has_a_place() -> None:
-    assert settings.home_dir() is None
+    assert _cache.home_dir() is None
     with pytest.raises(RuntimeError, match="no cache directory"):
-        settings.cache_dir()
-    assert settings.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/colabenv")
+        _cache.cache_dir()
+    assert _cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/colabenv")
     with pytest.raises(StateError, match="COLABENV_STATE_DIR"):
         state.state_dir({})
     assert state.state_dir({"COLABENV_STATE_DIR": "/s"}) == Path("/s")
@@ -48,8 +48,8 @@ def test_without_a_home_the_cache_is_skipped_and_the_state_has_a_place() -> None
 @pytest.mark.usefixtures("homeless")
 def test_without_a_home_a_tilde_is_not_taken_literally() -> None:
     with pytest.raises(RuntimeError):
-        settings.cache_dir({"COLABENV_CACHE_DIR": "~/cache"})
-    assert settings.cache_dir({"COLABENV_CACHE_DIR": "~/cache", "HOME": "/h"}) == Path("/h/cache")
+        _cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache"})
+    assert _cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache", "HOME": "/h"}) == Path("/h/cache")
 
 
 @pytest.mark.usefixtures("homeless")

@@ -10,6 +10,7 @@ import hashlib
 import inspect
 import json
 import marshal
+import os
 import shlex
 import subprocess
 import sys
@@ -437,3 +438,96 @@ def test_an_edited_catalog_file_is_parsed_again(tmp_path: Path, monkeypatch: pyt
     after = load_catalog(copy)
     assert after.major_lines != before.major_lines
     assert "999.1" in {str(line.floor_driver) for line in after.major_lines}
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled-code cache (each model's __init__)
+
+_COUNT_MODEL_COMPILES = (
+    "import builtins, json, sys\n"
+    "real = builtins.compile\n"
+    "made = []\n"
+    "def counting(source, filename, *args, **kwargs):\n"
+    "    if str(filename).startswith('<model '):\n"
+    "        made.append(filename)\n"
+    "    return real(source, filename, *args, **kwargs)\n"
+    "builtins.compile = counting\n"
+    "import colabenv.catalog, colabenv.resolver, colabenv.verification\n"
+    "from colabenv.models import Arch, Source\n"
+    "assert Source('s').text == 's' and Arch.parse('sm_90').capability.major == 9\n"
+    "print(json.dumps(len(made)))\n"
+)
+
+
+def _model_compiles(cache: Path) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_MODEL_COMPILES],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLABENV_CACHE_DIR": str(cache)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    count: int = json.loads(done.stdout)
+    return count
+
+
+def _code_file(cache: Path) -> Path:
+    return cache / "code" / f"model-init.{sys.implementation.cache_tag}.marshal"
+
+
+def test_model_inits_are_compiled_once_then_read_from_the_cache(tmp_path: Path) -> None:
+    first = _model_compiles(tmp_path)
+    assert first > 40, "every model of those modules compiled its __init__"
+    written = _code_file(tmp_path).read_bytes()
+    assert len(marshal.loads(written)) == first
+    assert _model_compiles(tmp_path) == 0
+    assert _code_file(tmp_path).read_bytes() == written, "a process that compiled nothing writes nothing"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "not-a-dict", "wrong-values", "oversized", "a-directory"])
+def test_a_damaged_code_cache_is_compiled_afresh_and_repaired(tmp_path: Path, damage: str) -> None:
+    path = _code_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    if damage == "garbage":
+        path.write_bytes(b"\x00\xffgarbage")
+    elif damage == "not-a-dict":
+        path.write_bytes(marshal.dumps(["a", "list"]))
+    elif damage == "wrong-values":
+        path.write_bytes(marshal.dumps({"def __init__(self): pass\n": "not code"}))
+    elif damage == "oversized":
+        with path.open("wb") as sparse:
+            sparse.truncate(_cache.MAX_CODE_BYTES + 1)
+    else:
+        path.mkdir()
+    compiled_now = _model_compiles(tmp_path)
+    assert compiled_now > 40
+    if damage != "a-directory":
+        assert len(marshal.loads(path.read_bytes())) == compiled_now, "repaired at exit"
+        assert _model_compiles(tmp_path) == 0
+
+
+def test_an_unwritable_code_cache_is_no_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    assert _model_compiles(blocker) > 40
+    assert _model_compiles(blocker) > 40
+
+
+def test_the_code_cache_keeps_one_process_s_sources_when_it_grows_too_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path))
+    stale = {f"x = {n}\n": compile(f"x = {n}\n", "<old>", "exec") for n in range(_cache.MAX_CODE_ENTRIES)}
+    path = _code_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(marshal.dumps(stale))
+    codes = _cache._CodeCache()
+    code = codes.code("y = 1\n", "<model test>")
+    namespace: dict[str, object] = {}
+    exec(code, namespace)
+    assert namespace["y"] == 1
+    assert codes.code("x = 3\n", "<model test>") is codes.loaded["x = 3\n"], "a hit is the cached object"
+    codes.save()
+    assert set(marshal.loads(path.read_bytes())) == {"y = 1\n", "x = 3\n"}

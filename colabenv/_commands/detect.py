@@ -178,7 +178,7 @@ def _tables(report: Report) -> None:
 
 
 def _home_notes() -> list[str]:
-    from colabenv.settings import cache_dir
+    from colabenv._cache import cache_dir
 
     try:
         cache_dir()
