@@ -15,7 +15,8 @@ time, kept as marshal data like ``__pycache__`` keeps bytecode.
 The cache is best effort: a directory that cannot be written, or an entry that cannot be read,
 means parsing or compiling again, never an error. Like ``.pyc`` files, entries are trusted as
 the user's own files; the directory is the user's own (:func:`cache_dir`) and never a shared
-place.
+place. Compiled code is run, so it is read only from a file and folder this user owns and no
+one else may write (as ssh treats its keys); otherwise it is compiled afresh and not stored.
 
 This module imports nothing of colabenv's but leaf modules: ``@model`` uses it while the models
 themselves are being defined.
@@ -160,10 +161,13 @@ class _CodeCache:
     def load(self) -> None:
         self.ready = True
         try:
-            self.path = cache_dir() / "code" / f"model-init.{_tag()}.marshal"
+            path = cache_dir() / "code" / f"model-init.{_tag()}.marshal"
         except RuntimeError:
             return
-        self.loaded = _read_codes(self.path)
+        if not (_private(path.parent, missing_ok=True) and _private(path, missing_ok=True)):
+            return
+        self.path = path
+        self.loaded = _read_codes(path)
 
     def code(self, source: str, filename: str) -> CodeType:
         if not self.ready:
@@ -187,8 +191,20 @@ class _CodeCache:
             merged = dict(self.used)
         with contextlib.suppress(OSError, ValueError):
             payload = marshal.dumps(merged)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.path, payload)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_atomic(self.path, payload, mode=0o600)
+
+
+def _private(path: Path, *, missing_ok: bool) -> bool:
+    """``path`` belongs to this user and no one else may write it (True when missing and
+    ``missing_ok``: it is made by this user, private whatever the umask)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return missing_ok
+    except OSError:
+        return False
+    return found.st_uid == os.getuid() and not found.st_mode & 0o022
 
 
 def _read_codes(path: Path) -> dict[str, CodeType]:

@@ -459,13 +459,14 @@ _COUNT_MODEL_COMPILES = (
 )
 
 
-def _model_compiles(cache: Path) -> int:
+def _model_compiles(cache: Path, umask: int = 0o022) -> int:
     done = subprocess.run(
         [sys.executable, "-c", _COUNT_MODEL_COMPILES],
         capture_output=True,
         text=True,
         env={**os.environ, "COLABENV_CACHE_DIR": str(cache)},
         timeout=120,
+        preexec_fn=lambda: os.umask(umask),
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
@@ -477,12 +478,15 @@ def _code_file(cache: Path) -> Path:
     return cache / "code" / f"model-init.{sys.implementation.cache_tag}.marshal"
 
 
-def test_model_inits_are_compiled_once_then_read_from_the_cache(tmp_path: Path) -> None:
-    first = _model_compiles(tmp_path)
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o000])
+def test_model_inits_are_compiled_once_then_read_from_the_cache(tmp_path: Path, umask: int) -> None:
+    first = _model_compiles(tmp_path, umask)
     assert first > 40, "every model of those modules compiled its __init__"
     written = _code_file(tmp_path).read_bytes()
     assert len(marshal.loads(written)) == first
-    assert _model_compiles(tmp_path) == 0
+    assert _code_file(tmp_path).stat().st_mode & 0o777 == 0o600
+    assert _code_file(tmp_path).parent.stat().st_mode & 0o777 == 0o700
+    assert _model_compiles(tmp_path, umask) == 0
     assert _code_file(tmp_path).read_bytes() == written, "a process that compiled nothing writes nothing"
 
 
@@ -531,3 +535,14 @@ def test_the_code_cache_keeps_one_process_s_sources_when_it_grows_too_large(
     assert codes.code("x = 3\n", "<model test>") is codes.loaded["x = 3\n"], "a hit is the cached object"
     codes.save()
     assert set(marshal.loads(path.read_bytes())) == {"y = 1\n", "x = 3\n"}
+
+
+@pytest.mark.parametrize("loose", ["folder", "file"])
+def test_compiled_code_is_not_taken_from_a_place_others_may_write(tmp_path: Path, loose: str) -> None:
+    assert _model_compiles(tmp_path) > 40
+    path = _code_file(tmp_path)
+    stored = path.read_bytes()
+    target = path.parent if loose == "folder" else path
+    target.chmod(target.stat().st_mode | 0o022)
+    assert _model_compiles(tmp_path) > 40, "compiled afresh"
+    assert path.read_bytes() == stored, "and nothing stored there"
