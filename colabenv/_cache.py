@@ -183,7 +183,7 @@ class _CodeCache:
 
     def save(self) -> None:
         """Merge what this process used into the file (another process may have added to it
-        meanwhile); the file alone when it grew past :data:`MAX_CODE_ENTRIES`."""
+        meanwhile); past :data:`MAX_CODE_ENTRIES` sources, write this process's alone."""
         if self.path is None:
             return
         merged = {**_read_codes(self.path), **self.used}
