@@ -7,8 +7,9 @@ time, kept as marshal data like ``__pycache__`` keeps bytecode.
   the sha256 of the TOML bytes and the interpreter's cache tag, so an edited file, another
   colabenv or another Python never reads a stale one. Only the shipped catalog goes through
   it: profiles are small and read afresh (reading one writes nothing).
-- Compiled code, keyed by its source: the ``__init__`` :func:`colabenv._frozen.model` writes for
-  each model. Compiling one costs about 35 us, and ``colabenv render`` makes some fifty; their
+- Compiled code, keyed by its file name and source: the ``__init__``
+  :func:`colabenv._frozen.model` writes for each model (the name says which model, in a
+  traceback). Compiling one costs about 35 us, and ``colabenv render`` makes some fifty; their
   code objects load from one file per interpreter (``code/model-init.<cache tag>.marshal``), and
   what a process compiled afresh is added to it when the process exits.
 
@@ -172,13 +173,14 @@ class _CodeCache:
     def code(self, source: str, filename: str) -> CodeType:
         if not self.ready:
             self.load()
-        found = self.loaded.get(source)
+        key = f"{filename}\n{source}"
+        found = self.loaded.get(key)
         if found is None:
             found = compile(source, filename, "exec")
             if not self.missed and self.path is not None:
                 self.missed = True
                 atexit.register(self.save)
-        self.used[source] = found
+        self.used[key] = found
         return found
 
     def save(self) -> None:
@@ -208,7 +210,8 @@ def _private(path: Path, *, missing_ok: bool) -> bool:
 
 
 def _read_codes(path: Path) -> dict[str, CodeType]:
-    """The file's ``{source: code}``; empty for a missing, oversized or damaged one."""
+    """The file's ``{file name and source: code}``; empty for a missing, oversized or damaged
+    one."""
     try:
         found = marshal.loads(read_limited(path, MAX_CODE_BYTES))
     except (FileProblem, EOFError, ValueError, TypeError):
@@ -222,5 +225,5 @@ _codes = _CodeCache()
 
 
 def compiled(source: str, filename: str) -> CodeType:
-    """``compile(source, filename, "exec")``, or the code object the cache holds for ``source``."""
+    """``compile(source, filename, "exec")``, or the code object the cache holds for them."""
     return _codes.code(source, filename)

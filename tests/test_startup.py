@@ -523,7 +523,8 @@ def test_the_code_cache_keeps_one_process_s_sources_when_it_grows_too_large(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path))
-    stale = {f"x = {n}\n": compile(f"x = {n}\n", "<old>", "exec") for n in range(_cache.MAX_CODE_ENTRIES)}
+    sources = [f"x = {n}\n" for n in range(_cache.MAX_CODE_ENTRIES)]
+    stale = {f"<old>\n{source}": compile(source, "<old>", "exec") for source in sources}
     path = _code_file(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_bytes(marshal.dumps(stale))
@@ -532,9 +533,16 @@ def test_the_code_cache_keeps_one_process_s_sources_when_it_grows_too_large(
     namespace: dict[str, object] = {}
     exec(code, namespace)
     assert namespace["y"] == 1
-    assert codes.code("x = 3\n", "<model test>") is codes.loaded["x = 3\n"], "a hit is the cached object"
+    assert code.co_filename == "<model test>"
+    stored = codes.code("x = 3\n", "<old>")
+    assert stored is codes.loaded["<old>\nx = 3\n"], "a hit is the cached object"
+    assert codes.code("x = 3\n", "<model other>").co_filename == "<model other>", "keyed by name too"
     codes.save()
-    assert set(marshal.loads(path.read_bytes())) == {"y = 1\n", "x = 3\n"}
+    assert set(marshal.loads(path.read_bytes())) == {
+        "<model test>\ny = 1\n",
+        "<old>\nx = 3\n",
+        "<model other>\nx = 3\n",
+    }
 
 
 @pytest.mark.parametrize("loose", ["folder", "file"])
