@@ -411,7 +411,7 @@ def test_a_find_links_lock_installs_through_the_script(
         out = tmp_path / "old.lock"
         out.write_text(render_lock(lock), encoding="utf-8")
         script = tmp_path / "setup.sh"
-        monkeypatch.setattr(render_command, "catalog_for", lambda profile, environ: catalog)
+        monkeypatch.setattr(render_command, "catalog_for", lambda profile, environ, **_: catalog)
         argv = [
             "render",
             str(profile),
