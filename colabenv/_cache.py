@@ -16,8 +16,10 @@ time, kept as marshal data like ``__pycache__`` keeps bytecode.
 The cache is best effort: a directory that cannot be written, or an entry that cannot be read,
 means parsing or compiling again, never an error. Like ``.pyc`` files, entries are trusted as
 the user's own files; the directory is the user's own (:func:`cache_dir`) and never a shared
-place. Compiled code is run, so it is read only from a file and folder this user owns and no
-one else may write (as ssh treats its keys); otherwise it is compiled afresh and not stored.
+place. What it holds is run (compiled code) or becomes the script (the catalog's index URLs),
+so an entry is read only from a file and folder this user owns and no one else may write (as
+ssh treats its keys), and written 0600 in a 0700 folder whatever the umask; elsewhere the file
+is parsed, or the code compiled, afresh and nothing is stored.
 
 This module imports nothing of colabenv's but leaf modules: ``@model`` uses it while the models
 themselves are being defined.
@@ -41,8 +43,9 @@ from colabenv._files import FileProblem, read_limited, write_atomic
 Document = dict[str, Any]
 
 ENV_CACHE_DIR = "COLABENV_CACHE_DIR"
-MAX_CODE_BYTES = 8 * 1024 * 1024
-"""The most read of the compiled-code file (about 50 KB holds every model of a render)."""
+MAX_ENTRY_BYTES = 8 * 1024 * 1024
+"""The most read of one entry (parsed torch.toml is about 80 KB, the compiled code of every
+model of a render about 50 KB)."""
 MAX_CODE_ENTRIES = 1024
 """Past this many sources, the file is written afresh with this process's own: versions of
 colabenv that came and went leave their sources behind."""
@@ -118,14 +121,13 @@ def parsed_toml(
         entry = _entry(data, environ)
     except RuntimeError:
         return parse(data)
-    try:
-        cached = marshal.loads(entry.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        cached = None
+    if not _usable(entry):
+        return parse(data)
+    cached = _read_entry(entry)
     if isinstance(cached, dict):
         return cached
     document = parse(data)
-    _store(entry, document)
+    _write_entry(entry, document)
     return document
 
 
@@ -134,14 +136,42 @@ def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
     return cache_dir(environ) / "parsed" / f"{sha256_hex(data)}.{_tag()}.marshal"
 
 
-def _store(entry: Path, document: Document) -> None:
+# ---------------------------------------------------------------------------------------------
+# Entries: private, bounded, whole or absent
+
+
+def _usable(entry: Path) -> bool:
+    """The entry's folder and file (each where it exists) belong to this user and no one else
+    may write them."""
+    return _private(entry.parent) and _private(entry)
+
+
+def _private(path: Path) -> bool:
+    """``path`` belongs to this user and no one else may write it; True when it does not exist
+    (it is made by this user, private)."""
     try:
-        payload = marshal.dumps(document)
-    except ValueError:
-        return
-    with contextlib.suppress(OSError):
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(entry, payload)
+        found = os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return found.st_uid == os.getuid() and not found.st_mode & 0o022
+
+
+def _read_entry(entry: Path) -> object:
+    """The marshal data of ``entry``; None for a missing, oversized or damaged one."""
+    try:
+        return marshal.loads(read_limited(entry, MAX_ENTRY_BYTES))
+    except (FileProblem, EOFError, ValueError, TypeError):
+        return None
+
+
+def _write_entry(entry: Path, value: dict[str, Any]) -> None:
+    """``value`` as marshal data at ``entry``, 0600 in a 0700 folder; nothing on failure."""
+    with contextlib.suppress(OSError, ValueError):
+        payload = marshal.dumps(value)
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomic(entry, payload, mode=0o600)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,7 +195,7 @@ class _CodeCache:
             path = cache_dir() / "code" / f"model-init.{_tag()}.marshal"
         except RuntimeError:
             return
-        if not (_private(path.parent, missing_ok=True) and _private(path, missing_ok=True)):
+        if not _usable(path):
             return
         self.path = path
         self.loaded = _read_codes(path)
@@ -191,31 +221,13 @@ class _CodeCache:
         merged = {**_read_codes(self.path), **self.used}
         if len(merged) > MAX_CODE_ENTRIES:
             merged = dict(self.used)
-        with contextlib.suppress(OSError, ValueError):
-            payload = marshal.dumps(merged)
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_atomic(self.path, payload, mode=0o600)
-
-
-def _private(path: Path, *, missing_ok: bool) -> bool:
-    """``path`` belongs to this user and no one else may write it (True when missing and
-    ``missing_ok``: it is made by this user, private whatever the umask)."""
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        return missing_ok
-    except OSError:
-        return False
-    return found.st_uid == os.getuid() and not found.st_mode & 0o022
+        _write_entry(self.path, merged)
 
 
 def _read_codes(path: Path) -> dict[str, CodeType]:
     """The file's ``{file name and source: code}``; empty for a missing, oversized or damaged
     one."""
-    try:
-        found = marshal.loads(read_limited(path, MAX_CODE_BYTES))
-    except (FileProblem, EOFError, ValueError, TypeError):
-        return {}
+    found = _read_entry(path)
     if not isinstance(found, dict):
         return {}
     return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, CodeType)}

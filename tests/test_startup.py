@@ -394,6 +394,40 @@ def test_an_unwritable_cache_is_no_error(tmp_path: Path) -> None:
     assert len(calls) == 2
 
 
+def test_a_parsed_entry_is_private_and_not_taken_from_a_place_others_may_write(tmp_path: Path) -> None:
+    """A parsed catalog file becomes the script (its index URLs): the same rule as compiled code."""
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    _cache.parsed_toml(b"x", parse, env)
+    folder = tmp_path / "parsed"
+    (entry,) = folder.iterdir()
+    assert (folder.stat().st_mode & 0o777, entry.stat().st_mode & 0o777) == (0o700, 0o600)
+    entry.write_bytes(marshal.dumps({"schema": 1, "text": "planted"}))
+    folder.chmod(0o770)
+    assert _cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}, "parsed afresh"
+    assert marshal.loads(entry.read_bytes())["text"] == "planted", "and nothing stored there"
+    folder.chmod(0o700)
+    entry.chmod(0o606)
+    assert _cache.parsed_toml(b"x", parse, env)["text"] == "x"
+    entry.chmod(0o600)
+    assert _cache.parsed_toml(b"x", parse, env)["text"] == "planted", "a private entry is trusted"
+    assert len(calls) == 3
+
+
+def test_an_oversized_parsed_entry_is_parsed_again(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    _cache.parsed_toml(b"x", parse, env)
+    (entry,) = (tmp_path / "parsed").iterdir()
+    with entry.open("r+b") as sparse:
+        sparse.truncate(_cache.MAX_ENTRY_BYTES + 1)
+    assert _cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+    assert marshal.loads(entry.read_bytes()) == {"schema": 1, "text": "x"}, "repaired"
+
+
 def test_a_parse_error_is_not_cached(tmp_path: Path) -> None:
     env = {"COLABENV_CACHE_DIR": str(tmp_path)}
 
@@ -502,7 +536,7 @@ def test_a_damaged_code_cache_is_compiled_afresh_and_repaired(tmp_path: Path, da
         path.write_bytes(marshal.dumps({"def __init__(self): pass\n": "not code"}))
     elif damage == "oversized":
         with path.open("wb") as sparse:
-            sparse.truncate(_cache.MAX_CODE_BYTES + 1)
+            sparse.truncate(_cache.MAX_ENTRY_BYTES + 1)
     else:
         path.mkdir()
     compiled_now = _model_compiles(tmp_path)
