@@ -28,7 +28,7 @@ def main() -> int:
     detect_argv = (
         [str(exe), "detect", "--json"]
         if exe.exists()
-        else [sys.executable, "-m", "colabenv.cli", "detect", "--json"]
+        else [sys.executable, "-m", "colabenv", "detect", "--json"]
     )
     baseline_argv = [sys.executable, "-c", "import pynvml"]
 

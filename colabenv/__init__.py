@@ -8,7 +8,7 @@ from colabenv._version import __version__
 
 if TYPE_CHECKING:
     from colabenv.seeding import Seeded
-    from colabenv.verification import VerifyReport
+    from colabenv.verification.report import VerifyReport
 
 
 def bootstrap(profile: str, *, restart: bool = True, **target: Any) -> int:
@@ -29,7 +29,7 @@ def verify(
 
     ``interpreter``: the path of another Python to verify (a venv's, say) instead of this one.
     """
-    from colabenv.verification import verify as _verify
+    from colabenv.verification.run import verify as _verify
 
     return _verify(profile=profile, lock=lock, timeout=timeout, interpreter=interpreter)
 

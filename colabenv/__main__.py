@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from colabenv._entry import main
+from colabenv.cli.entry import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,6 +1,6 @@
 """One error tree for everything colabenv refuses.
 
-Only :mod:`colabenv.cli` catches these; it prints ``str(error)`` to stderr and exits with
+Only :mod:`colabenv.cli.main` catches these; it prints ``str(error)`` to stderr and exits with
 ``error.exit_code``. Messages name the file and the key path where one applies, so the first
 line a user sees says what to fix and where.
 """

@@ -12,17 +12,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from colabenv import _proc
-from colabenv._data import helper_source
+from colabenv._util import processes
+from colabenv._util.resources import helper_source
 from colabenv._version import __version__
-from colabenv.catalog import catalog_for, shipped_tpu
-from colabenv.detect import detect
+from colabenv.catalog.load import catalog_for, shipped_tpu
 from colabenv.errors import ColabenvError, ProcessError
+from colabenv.host.detect import detect
 from colabenv.models import RuntimeKind
-from colabenv.profile import find_profile, load_profile
-from colabenv.render import RESTART_LINE, render_script, script_index_urls
-from colabenv.resolver import resolve
-from colabenv.settings import TargetFlags, resolve_overrides
+from colabenv.profile.files import find_profile
+from colabenv.profile.load import load_profile
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+from colabenv.resolve.resolver import resolve
+from colabenv.script.render import RESTART_LINE, render_script, script_index_urls
 
 SCRIPT_TIMEOUT_S = 3 * 3600.0
 RESTART_GRACE_S = 1.0
@@ -51,7 +52,7 @@ def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str,
     user secrets (``google.colab.userdata``), for the environment of one script run only. A
     secret that cannot be had is said, without its value; the script then stops at its
     preflight with the usual "not set" error."""
-    from colabenv.index_client import reference_names
+    from colabenv.index.urls import reference_names
 
     missing = [
         name for name in dict.fromkeys(n for url in urls for n in reference_names(url)) if name not in environ
@@ -141,7 +142,7 @@ def bootstrap(
             print(line, flush=True)
 
         try:
-            status = _proc.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S, on_line=show, env=env)
+            status = processes.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S, on_line=show, env=env)
         except ProcessError as error:
             raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
     if status != 0:

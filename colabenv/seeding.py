@@ -6,8 +6,8 @@ It seeds Python's :mod:`random`, NumPy, and each framework that is installed (fo
 (every GPU too, and with ``deterministic`` its deterministic algorithms and cuDNN flags),
 TensorFlow (``tf.keras.utils.set_random_seed`` and op determinism), and JAX, which has no global
 seed: the key it should start from is returned. The calls each framework gets are written once,
-in :mod:`colabenv._smoke_determinism` (standard library only), because ``verify``'s determinism child makes
-the same calls in an interpreter that may not have colabenv.
+in ``colabenv/_target/smoke/seeds.py`` (standard library only), because ``verify``'s determinism
+child makes the same calls in an interpreter that may not have colabenv.
 
 The seed and the wish for determinism come from the arguments, else from the profile's
 ``[reproducibility]`` table, which the bootstrap script's ``.pth`` hook puts into every
@@ -23,7 +23,7 @@ afterwards (DataLoader workers started with ``spawn``, ``subprocess``, ``!python
 notebook), never in the interpreter itself: its ``hash()`` of strings stays randomised for its
 whole life. Workers started with ``fork`` inherit the parent's hashing as it is.
 
-Light on purpose: :mod:`colabenv.render` reads the hook's variables from here, so nothing is
+Light on purpose: :mod:`colabenv.script.render` reads the hook's variables from here, so nothing is
 imported at module level that ``colabenv render`` does not already load.
 """
 
@@ -34,9 +34,9 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from colabenv._bounds import MAX_SEED
-from colabenv._frozen import model
+from colabenv._util.bounds import MAX_SEED
 from colabenv.errors import UsageError
+from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
     from colabenv.models import Reproducibility
@@ -191,7 +191,7 @@ def seed_everything(
     """
     import random
 
-    from colabenv import _smoke_determinism as calls
+    from colabenv._target.smoke import seeds as calls
 
     env = os.environ if environ is None else environ
     if seed is None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from colabenv._host_dists import Installed, scan_path
-from colabenv.builds import FrameworkBuild, framework_build, framework_builds
-from colabenv.catalog import shipped_catalog
-from colabenv.detect import build_warnings
+from colabenv.catalog.load import shipped_catalog
+from colabenv.host.detect import build_warnings
+from colabenv.host.framework_builds import FrameworkBuild, framework_build, framework_builds
+from colabenv.host.installed import Installed, scan_path
 from colabenv.models import ComputeCapability, Framework, InstalledSet, Target
 
 

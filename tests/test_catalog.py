@@ -16,7 +16,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.catalog import (
+from colabenv._util import toml
+from colabenv.catalog.load import (
     DRIVERS_FILE,
     FRAMEWORK_FILES,
     load_catalog,
@@ -1116,10 +1117,9 @@ def test_component_facts_read_through_the_catalog_cache(
     monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
     fresh = load_components()
     assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 1
-    from colabenv import _toml
 
     def no_parsing(text: str) -> dict[str, object]:
         raise AssertionError("parsed again instead of read from the cache")
 
-    monkeypatch.setattr(_toml, "loads", no_parsing)
+    monkeypatch.setattr(toml, "loads", no_parsing)
     assert load_components() == fresh

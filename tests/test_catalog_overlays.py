@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from colabenv.catalog import catalog_for, load_overlay, overlay_folders, shipped_catalog, with_overlays
+from colabenv.catalog.load import catalog_for, load_overlay, overlay_folders, shipped_catalog, with_overlays
 from colabenv.errors import CatalogOverlayError, ResolutionError
 from colabenv.models import ComputeCapability, Framework, Target, TpuTarget
-from colabenv.profile import load_profile
-from colabenv.resolver import resolve
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import Runner
 
 H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.12")

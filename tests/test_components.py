@@ -12,10 +12,10 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import COMPONENTS_FILE, load_catalog, load_components
-from colabenv.components import component_problems, coverage, pulled_in
+from colabenv.catalog.components import component_problems, coverage, pulled_in
+from colabenv.catalog.load import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.errors import CatalogError
-from colabenv.lockfile import read_lock
+from colabenv.lock.file import read_lock
 from colabenv.models import ComponentFacts, ComputeCapability, Variant
 from tests.support.fixtures import Runner
 from tests.test_catalog import _write_catalog

@@ -21,20 +21,20 @@ import pytest
 from packaging.version import Version
 
 from colabenv import __version__
-from colabenv._data import helper_source
-from colabenv.catalog import shipped_catalog
-from colabenv.container import (
+from colabenv._util.resources import helper_source
+from colabenv.catalog.load import shipped_catalog
+from colabenv.errors import ProfileError, ResolutionError, UsageError
+from colabenv.models import ComputeCapability, Profile, Resolution, Target, format_driver
+from colabenv.profile.load import golden_profiles, load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.container import (
     ColabenvWheel,
     check_wheel_name,
     is_image_reference,
     render_apptainer,
     render_dockerfile,
 )
-from colabenv.errors import ProfileError, ResolutionError, UsageError
-from colabenv.models import ComputeCapability, Profile, Resolution, Target, format_driver
-from colabenv.profile import golden_profiles, load_profile
-from colabenv.render import LockInput, render_script
-from colabenv.resolver import resolve
+from colabenv.script.render import LockInput, render_script
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.locking import T4 as LOCK_T4
@@ -88,7 +88,7 @@ def _apptainer(profile: Profile, resolution: Resolution, **extra: object) -> str
 
 def _lock_for(resolution: Resolution) -> LockInput:
     """A lock of the resolution's requirements as ``render --lock`` hands it over."""
-    from colabenv.lockfile import LockTarget
+    from colabenv.lock.content import LockTarget
 
     target = LockTarget.from_target(resolution.target, resolution.required_driver)
     pins = tuple(r.split(";")[0].strip() for r in resolution.requirements if "==" in r)

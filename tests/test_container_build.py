@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from colabenv import __version__
-from colabenv.settings import TargetFlags
+from colabenv.resolve.overrides import TargetFlags
 from tests.support.containers import (
     PY,
     Podman,
@@ -114,12 +114,12 @@ def _argv(flags: TargetFlags) -> list[str]:
 
 def _torch_choice(tmp_path: Path, flags: TargetFlags) -> tuple[str, str]:
     """(version, variant) the profile resolves torch to on the target of ``flags``."""
-    from colabenv.catalog import shipped_catalog, shipped_tpu
-    from colabenv.detect import detect
+    from colabenv.catalog.load import shipped_catalog, shipped_tpu
+    from colabenv.host.detect import detect
     from colabenv.models import Framework
-    from colabenv.profile import load_profile
-    from colabenv.resolver import resolve
-    from colabenv.settings import resolve_overrides
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.overrides import resolve_overrides
+    from colabenv.resolve.resolver import resolve
 
     probe = tmp_path / "probe.toml"
     probe.write_text('name = "probe"\n[frameworks]\ntorch = "*"\n', encoding="utf-8")

@@ -19,11 +19,10 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv._host import HostProbe
-from colabenv._proc import Completed
-from colabenv.builds import cuda_from_local_tag, framework_builds
-from colabenv.catalog import shipped_driver_table, shipped_tpu
-from colabenv.detect import (
+from colabenv._util.processes import Completed
+from colabenv.catalog.load import shipped_driver_table, shipped_tpu
+from colabenv.errors import InputError, TargetError
+from colabenv.host.detect import (
     _installed_distributions,
     build_warnings,
     detect,
@@ -31,7 +30,8 @@ from colabenv.detect import (
     platform_tag,
     read_freeze,
 )
-from colabenv.detect_gpu import (
+from colabenv.host.framework_builds import cuda_from_local_tag, framework_builds
+from colabenv.host.gpu import (
     NO_DRIVER_NOTE,
     cuda_from_nvml,
     parse_kernel_module_version,
@@ -39,7 +39,7 @@ from colabenv.detect_gpu import (
     parse_smi_query,
     probe_gpus,
 )
-from colabenv.errors import InputError, TargetError
+from colabenv.host.probe import HostProbe
 from colabenv.models import (
     Arch,
     Catalog,
@@ -54,7 +54,7 @@ from colabenv.models import (
     TargetOverrides,
     Variant,
 )
-from colabenv.settings import TargetFlags, resolve_overrides
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 
 DATA = Path(__file__).parent / "data" / "detect"
 SMI = DATA / "smi"
@@ -833,7 +833,7 @@ def test_detect_imports_no_framework(tmp_path: Path) -> None:
     (site / "torch-2.8.0+cu126.dist-info").mkdir()
     code = (
         "import sys, json\n"
-        "from colabenv.detect import detect, fingerprint_to_json\n"
+        "from colabenv.host.detect import detect, fingerprint_to_json\n"
         "fp = detect()\n"
         "heavy = [m for m in ('torch', 'tensorflow', 'jax', 'rich') if m in sys.modules]\n"
         "print(json.dumps([fingerprint_to_json(fp)['installed'], heavy]))\n"
@@ -958,7 +958,7 @@ def test_arbitrary_freeze_text_is_parsed_or_refused(tmp_path: Path, text: str) -
 
 
 def _catalog_with_torch_28() -> Catalog:
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
 
     shipped = shipped_catalog()
     archs = tuple(
@@ -988,14 +988,14 @@ def test_no_kernels_warning_for_an_old_gpu() -> None:
 
 
 def test_no_kernels_warning_from_the_shipped_catalog() -> None:
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
 
     target = _target("550.54.15", ["3.7", "7.5"], {"torch": "2.6.0+cu124"})
     assert build_warnings(target, shipped_catalog()) == ("torch 2.6.0+cu124 has no kernels for sm_37",)
 
 
 def test_cuda_major_above_the_driver_floor_warns() -> None:
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
 
     target = _target("550.54.15", ["9.0"], {"torch": "2.9.0+cu130"})
     warnings = build_warnings(target, shipped_catalog())
@@ -1064,11 +1064,11 @@ def test_cuda_visible_devices_is_noted() -> None:
 def test_detect_gpu_and_the_host_module_do_not_import_detect() -> None:
     import ast
 
-    for module in ("detect_gpu", "_host"):
-        tree = ast.parse((Path(__file__).parent.parent / "colabenv" / f"{module}.py").read_text())
+    for module in ("gpu", "probe"):
+        tree = ast.parse((Path(__file__).parent.parent / "colabenv" / "host" / f"{module}.py").read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert "colabenv.detect" not in imported, module
+        assert "colabenv.host.detect" not in imported, module
 
 
 def test_nvml_is_left_alone_without_a_device_node_only_when_the_probe_says_so() -> None:

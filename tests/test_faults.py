@@ -25,9 +25,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from colabenv.catalog import shipped_catalog
-from colabenv.render import NO_RESTART_LINE, RESTART_LINE
-from colabenv.restart_marker import parse_marker
+from colabenv.catalog.load import shipped_catalog
+from colabenv.script.marker import parse_marker
+from colabenv.script.render import NO_RESTART_LINE, RESTART_LINE
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.journeys import T4, T4_DRIVER, add_colabenv, installs, real_gpu_here, verify

@@ -1,4 +1,4 @@
-"""colabenv._files: bounded reads of regular files only; outputs that never replace a device,
+"""colabenv._util.files: bounded reads of regular files only; outputs that never replace a device,
 a link or a directory."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv._files import FileProblem, read_limited, write_output
+from colabenv._util.files import FileProblem, read_limited, write_output
 from tests.support.fixtures import Runner
 
 

@@ -7,10 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import colabenv
-from colabenv._host_dists import installed_distributions
-
-HELPER = Path(colabenv.__file__).resolve().parent / "script_helper.py"
+from colabenv._util.resources import HELPER_PROGRAM as HELPER
+from colabenv.host.installed import installed_distributions
 
 
 def _sys_path(python: str, cwd: Path) -> list[str]:
@@ -48,7 +46,7 @@ def test_the_script_helper_and_colabenv_read_the_same_distributions(tmp_path: Pa
 def test_detect_and_verify_see_the_same_distributions(tmp_path: Path) -> None:
     """One reader: the scan verify makes and the list detect makes give the same first names
     and versions, metadata-only directories included."""
-    from colabenv._host_dists import Installed, scan_path
+    from colabenv.host.installed import Installed, scan_path
 
     first, second = tmp_path / "a", tmp_path / "b"
     for directory in (first, second):

@@ -14,13 +14,8 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 
 from colabenv.errors import IndexUnavailableError, UsageError
-from colabenv.index_client import (
-    ProjectPageError,
-    Redactor,
-    SimpleClient,
-    expand_url,
-    parse_project_page,
-)
+from colabenv.index.client import ProjectPageError, SimpleClient, parse_project_page
+from colabenv.index.urls import Redactor, expand_url
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env

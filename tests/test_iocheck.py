@@ -1,4 +1,4 @@
-"""The io:<path> child (colabenv/_iocheck.py), run as verify runs it: a file path, any Python."""
+"""The io:<path> child (colabenv/_target/storage.py), run as verify runs it: a file path, any Python."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from colabenv import _iocheck
+from colabenv._target import storage
 
-CHILD = Path(_iocheck.__file__)
+CHILD = Path(storage.__file__)
 
 
 def _measure(
@@ -28,8 +28,8 @@ def _measure(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    line = next(x for x in done.stdout.splitlines() if x.startswith(_iocheck.PREFIX))
-    result: dict[str, Any] = json.loads(line[len(_iocheck.PREFIX) :])
+    line = next(x for x in done.stdout.splitlines() if x.startswith(storage.PREFIX))
+    result: dict[str, Any] = json.loads(line[len(storage.PREFIX) :])
     return result
 
 

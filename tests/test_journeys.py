@@ -24,10 +24,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
-from colabenv.lockfile import read_lock
+from colabenv.catalog.load import shipped_catalog
+from colabenv.lock.file import read_lock
 from colabenv.models import Framework
-from colabenv.render import NO_RESTART_LINE, RESTART_LINE
+from colabenv.script.render import NO_RESTART_LINE, RESTART_LINE
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.journeys import (
@@ -134,7 +134,7 @@ def _expected_verify(result: VerifyResult, frameworks: list[str]) -> dict[str, s
 def _skip_unless_the_image_runs_this_python(snapshot: str) -> None:
     """The host venv runs the tests' Python: the image's frameworks satisfy a profile only when
     their releases have wheels for it (TensorFlow 2.18 and 2.19 have none for 3.13)."""
-    from colabenv.detect import read_freeze
+    from colabenv.host.detect import read_freeze
 
     here = f"{sys.version_info.major}.{sys.version_info.minor}.0"
     installed = read_freeze(RUNTIMES / snapshot / "pip-freeze.txt")

@@ -1,6 +1,7 @@
-"""The shape of the package, as issue 15's "Done when" says it: no import circle, no private name
-taken across modules, the core never importing the command layer, no module over 700 lines but
-the embedded helper, framework names spelled in one module, and ``@model`` for values only.
+"""The shape of the package: the layers and the module map of docs/architecture.md held to the
+code (issue 21), no import circle, no private name taken across modules, no module over 700
+lines but the embedded helper, framework names spelled in one module, ``@model`` for values
+only, one module that starts processes, and no private module of CPython's imported.
 
 Everything is read from the source with :mod:`ast`; nothing is imported, so a broken module is
 found here as well as by the tests that import it.
@@ -25,18 +26,25 @@ from pathlib import Path
 import pytest
 
 import colabenv
-from colabenv.frameworks import ALL_FRAMEWORK_NAMES, Framework
+from colabenv.models import Framework
+from colabenv.models.frameworks import ALL_FRAMEWORK_NAMES
 
 PACKAGE = Path(colabenv.__file__).resolve().parent
 MAX_LINES = 700
 LONG_MODULES = {
-    "colabenv.script_helper": "the helper every bootstrap script embeds is one file "
+    "colabenv._target.helper": "the helper every bootstrap script embeds is one file "
     "by design (it runs without colabenv)"
 }
-COMMAND_LAYER = ("colabenv.cli", "colabenv.__main__", "colabenv._entry", "colabenv._commands")
+COMMAND_LAYER = ("colabenv.cli", "colabenv.__main__")
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+FACES = {
+    "colabenv": "the Python API (bootstrap, verify, seed_everything), imported lazily",
+    "colabenv.models": "names every model, so that a model is taken from one place",
+}
+"""The packages whose ``__init__`` holds more than its docstring."""
 FRAMEWORK_NAME_EXCEPTIONS = {
-    "colabenv.frameworks": "the one place framework names are spelled",
-    "colabenv._smoke_tpu": "a smoke child runs without colabenv (stdlib only, Python 3.8+) and "
+    "colabenv.models.frameworks": "the one place framework names are spelled",
+    "colabenv._target.smoke.tpu": "a smoke child runs without colabenv (stdlib only, Python 3.8+) and "
     "imports the frameworks and their plugins by their module names",
 }
 
@@ -233,13 +241,13 @@ def code_strings(module: str) -> Iterator[tuple[int, str]]:
 def test_the_package_is_read_whole() -> None:
     """The checks below see every module (a path mistake would make them pass vacuously)."""
     assert {
-        "colabenv.cli",
-        "colabenv.profile",
+        "colabenv.cli.main",
+        "colabenv.profile.load",
         "colabenv.profile.sections",
         "colabenv.verification.run",
-        "colabenv.script_helper",
+        "colabenv._target.helper",
     } <= set(modules())
-    assert "colabenv.profile.files" in edges()["colabenv.profile"]
+    assert "colabenv.profile.files" in edges()["colabenv.profile.load"]
 
 
 def test_no_import_circle() -> None:
@@ -268,16 +276,16 @@ def test_no_private_name_is_taken_across_modules() -> None:
 
 def test_the_private_name_check_sees_imports_and_attributes(tmp_path: Path) -> None:
     source = (
-        "from colabenv import _toml, render\n"
-        "from colabenv.render import _lock_file\n"
-        "import colabenv.detect as d\n"
-        "import colabenv.profile\n"
+        "from colabenv.script import render; from colabenv._util import toml\n"
+        "from colabenv.script.render import _lock_file\n"
+        "import colabenv.host.detect as d\n"
+        "import colabenv.profile.load\n"
         "def f():\n"
         "    from colabenv.profile.sections import (\n"
         "        build,\n"
         "        _framework,\n"
         "    )\n"
-        "    return (render._comment, d._installed_set, _toml.loads, d.__name__,\n"
+        "    return (render._comment, d._installed_set, toml.loads, d.__name__,\n"
         "            colabenv.profile.files._os_problem)\n"
     )
     tree.cache_clear()
@@ -285,15 +293,178 @@ def test_the_private_name_check_sees_imports_and_attributes(tmp_path: Path) -> N
     (tmp_path / "example.py").write_text(source)
     try:
         assert private_crossings("colabenv.example_for_test") == [
-            "2: from colabenv.render import _lock_file",
+            "2: from colabenv.script.render import _lock_file",
             "6: from colabenv.profile.sections import _framework",
-            "10: colabenv.detect._installed_set",
-            "10: colabenv.render._comment",
+            "10: colabenv.host.detect._installed_set",
+            "10: colabenv.script.render._comment",
             "11: colabenv.profile.files._os_problem",
         ]
     finally:
         del modules()["colabenv.example_for_test"]
         tree.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# The contract in docs/architecture.md
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows of the first table under ``## heading`` in docs/architecture.md, as cells."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def _names(cell: str) -> list[str]:
+    return re.findall(r"`(colabenv[A-Za-z0-9_.]*)`", cell)
+
+
+@functools.cache
+def declared_layers() -> list[tuple[str, tuple[str, ...]]]:
+    """(layer, the packages and modules it holds), from the bottom up."""
+    return [(row[0], tuple(_names(row[1]))) for row in _table("Layers")]
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """The layer ``module`` is in, by the most specific name the table gives for it."""
+    best: tuple[int, str] | None = None
+    for index, (_, names) in enumerate(declared_layers()):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and (
+                best is None or len(name) > len(best[1])
+            ):
+                best = (index, name)
+    if best is None:
+        raise LookupError(f"{module} is in no layer of docs/architecture.md")
+    return best
+
+
+def test_every_module_is_in_a_layer_and_each_name_is_a_module() -> None:
+    layered = [name for _, names in declared_layers() for name in names]
+    assert len(declared_layers()) >= 8
+    assert sorted(set(layered) - set(modules())) == [], "a layer names no module"
+    assert len(layered) == len(set(layered)), "a name in two layers"
+    unplaced = []
+    for module in modules():
+        try:
+            layer_of(module)
+        except LookupError as missing:
+            unplaced.append(str(missing))
+    assert unplaced == []
+
+
+def layer_breaks(graph: dict[str, dict[str, int]]) -> list[str]:
+    layers = declared_layers()
+    found = []
+    for module, targets in graph.items():
+        here = layer_of(module)[0]
+        for target, line in targets.items():
+            there = layer_of(target)[0]
+            if there > here:
+                found.append(
+                    f"{module} ({layers[here][0]}) imports {target} ({layers[there][0]}), line {line}"
+                )
+    return sorted(found)
+
+
+def test_every_import_keeps_to_the_layers() -> None:
+    """A module imports only from its own layer and the layers below it, type-only imports
+    included (as import-linter's layers contract)."""
+    assert layer_breaks(edges(type_only=True)) == []
+
+
+def test_the_layer_check_finds_an_import_upwards() -> None:
+    graph = {
+        "colabenv.script.render": {"colabenv.host.detect": 7},
+        "colabenv.host.detect": {"colabenv.models": 3},
+    }
+    assert layer_breaks(graph) == [
+        "colabenv.script.render (writing) imports colabenv.host.detect (the host), line 7"
+    ]
+
+
+def test_programs_for_the_target_import_nothing_of_colabenv() -> None:
+    found = [
+        f"{module} imports {target} (line {line})"
+        for module, targets in edges(type_only=True).items()
+        if module.startswith("colabenv._target")
+        for target, line in targets.items()
+        if not target.startswith("colabenv._target")
+    ]
+    assert found == []
+    smoke = [m for m in modules() if m.startswith("colabenv._target.smoke.")]
+    for module in smoke:
+        for node in import_nodes(module, type_only=True):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{module}: the smoke modules import each other by plain names"
+
+
+def test_the_module_map_names_every_module_once() -> None:
+    mapped = [name for row in _table("Module map") for name in _names(row[0])]
+    assert len(mapped) == len(set(mapped)), sorted({m for m in mapped if mapped.count(m) > 1})
+    assert sorted(set(modules()) - set(mapped)) == [], "modules the map leaves out"
+    assert sorted(set(mapped) - set(modules())) == [], "names in the map that are no module"
+    described = [row for row in _table("Module map") if len(row) < 2 or not row[1]]
+    assert described == []
+
+
+def test_a_package_init_is_its_docstring() -> None:
+    """A package's ``__init__.py`` says what the package is and holds nothing else, but the
+    faces in :data:`FACES`."""
+    found = []
+    for module, path in modules().items():
+        if path.name != "__init__.py" or module in FACES:
+            continue
+        body = tree(module).body
+        if not (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)):
+            found.append(module)
+    assert found == []
+
+
+def test_one_module_starts_processes() -> None:
+    """Within colabenv (the target's programs are their own processes), only
+    :mod:`colabenv._util.processes` imports :mod:`subprocess` or forks and execs."""
+    starts = re.compile(r"^os\.(fork|forkpty|exec\w*|spawn\w*|posix_spawn\w*|system|popen)$")
+    found = []
+    for module in modules():
+        if module.startswith("colabenv._target") or module == "colabenv._util.processes":
+            continue
+        for node in ast.walk(tree(module)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                found += [
+                    f"{module}:{node.lineno}: {n}" for n in names if n.split(".")[0] in {"subprocess", "pty"}
+                ]
+            if isinstance(node, ast.Attribute) and starts.match(ast.unparse(node)):
+                found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []
+
+
+def test_no_private_module_of_cpython_is_imported() -> None:
+    """``_sha2``, ``_hashlib`` and the like are CPython's own, with no promise kept: colabenv
+    imports public modules only (by statement or by :func:`importlib.import_module`)."""
+    found = []
+    for module in modules():
+        for node in ast.walk(tree(module)):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func).endswith("import_module")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names = [str(node.args[0].value)]
+            found += [
+                f"{module}:{node.lineno}: {n}"
+                for n in names
+                if n.startswith("_") and n != "__future__" and not n.startswith("colabenv")
+            ]
+    assert found == []
 
 
 def test_the_core_never_imports_the_command_layer() -> None:

@@ -14,13 +14,13 @@ import pytest
 from packaging.pylock import Pylock
 from packaging.version import Version
 
-from colabenv import _toml
-from colabenv.catalog import shipped_catalog
-from colabenv.lockfile import read_lock, render_lock
-from colabenv.locking import RESOLVERS, make_lock
+from colabenv._util import toml
+from colabenv.catalog.load import shipped_catalog
+from colabenv.lock.file import read_lock, render_lock
+from colabenv.lock.make import RESOLVERS, make_lock
 from colabenv.models import ComponentConstraint, ComputeCapability, Framework, Resolution, Target
-from colabenv.profile import load_profile
-from colabenv.resolver import resolve
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
@@ -251,7 +251,7 @@ def test_pylock_format(
     indexes[0].reset_requests()
     result = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", resolver, *T4)
     assert result.returncode == 0, result.stderr
-    Pylock.from_dict(_toml.loads(out.read_text()))
+    Pylock.from_dict(toml.loads(out.read_text()))
     lock = read_lock(out)
     assert dict(lock.pins) == EXPECTED_CLOSURE
     torch = lock.package("torch")
@@ -412,7 +412,7 @@ def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: Local
 def test_progress_shows_markup_and_control_characters_as_text() -> None:
     """Index URLs and package names reach the progress line as text: a ``[/]`` in a URL once
     raised MarkupError, and ``[bold]`` vanished."""
-    from colabenv._commands.lock import _progress
+    from colabenv.cli.lock import _progress
 
     with _progress(True) as say:
         say("checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\x1b[2J")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.lockfile import read_lock
+from colabenv.lock.file import read_lock
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.locking import PYTHON, T4, colabenv, lock_profile, write_profile
@@ -89,7 +89,8 @@ def test_truncated_lock_is_refused_everywhere(tmp_path: Path, locked: tuple[Path
 def test_lock_that_does_not_satisfy_its_profile_is_refused(tmp_path: Path, locked: tuple[Path, Path]) -> None:
     """A lock whose body was replaced consistently (digest recomputed, as an editor could)
     still has to hold every requirement of the profile."""
-    from colabenv.lockfile import Lock, render_lock
+    from colabenv.lock.content import Lock
+    from colabenv.lock.file import render_lock
 
     profile, out = locked
     lock = read_lock(out)
@@ -171,11 +172,11 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
     """What render --lock hands the script: the lock's own target, frameworks and pins."""
     from packaging.version import Version
 
-    from colabenv._commands.render import _lock_input
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.cli.render import _lock_input
     from colabenv.models import ComputeCapability, Framework, Target
-    from colabenv.profile import load_profile
-    from colabenv.resolver import resolve
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.resolver import resolve
 
     profile_path, out = locked
     profile = load_profile(profile_path)

@@ -8,12 +8,12 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
-from colabenv.index_client import IndexFile
-from colabenv.locking import KnownRelease, make_lock, staleness_notices
+from colabenv.catalog.load import shipped_catalog
+from colabenv.index.client import IndexFile
+from colabenv.lock.make import KnownRelease, make_lock, staleness_notices
 from colabenv.models import ComputeCapability, Framework, Target
-from colabenv.profile import load_profile
-from colabenv.resolver import resolve
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env

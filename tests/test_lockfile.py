@@ -1,5 +1,5 @@
 """The lock format: writing, reading back strictly, refusing malformed locks, staleness and
-completeness; pure helpers of colabenv.locking."""
+completeness; pure helpers of colabenv.lock.make."""
 
 from __future__ import annotations
 
@@ -15,40 +15,21 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv import _toml
+from colabenv._util import toml
 from colabenv.errors import InputError, LockError
-from colabenv.lockfile import (
-    Lock,
-    LockedFile,
-    LockedPackage,
-    LockHeader,
-    LockTarget,
-    current_target,
-    lock_lines,
-    parse_lock,
-    parse_requirements,
-    read_lock,
-    render_lock,
-    settled_markers,
-    stale_reasons,
-    unmet_requirements,
-)
-from colabenv.locking import (
+from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+from colabenv.lock.file import parse_lock, read_lock, render_lock
+from colabenv.lock.fit import current_target, settled_markers, stale_reasons, unmet_requirements
+from colabenv.lock.make import (
     _resolver_failure,
     resolver_env,
     target_platforms,
     target_tags,
     uv_python_platform,
 )
-from colabenv.models import (
-    ComputeCapability,
-    Framework,
-    LockedFramework,
-    Profile,
-    Target,
-    TargetOverrides,
-)
-from colabenv.profile import load_profile
+from colabenv.lock.requirements import lock_lines, parse_requirements
+from colabenv.models import ComputeCapability, Framework, LockedFramework, Profile, Target, TargetOverrides
+from colabenv.profile.load import load_profile
 
 
 def _sha(text: str) -> str:
@@ -139,7 +120,7 @@ def test_requirements_format_round_trip(tmp_path: Path) -> None:
 def test_pylock_round_trip_is_valid_pep_751(tmp_path: Path) -> None:
     lock = _lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",))
     text = render_lock(lock, pylock=True)
-    document = _toml.loads(text)
+    document = toml.loads(text)
     Pylock.from_dict(document)
     assert document["lock-version"] == "1.0"
     assert document["created-by"] == "colabenv"
@@ -179,7 +160,7 @@ def test_cpu_target_in_pylock_has_no_driver_keys() -> None:
     lock = _lock(files=True)
     cpu = LockTarget(None, None, None, (), "3.11", "linux_x86_64")
     cpu_lock = Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), lock.packages)
-    document = _toml.loads(render_lock(cpu_lock, pylock=True))
+    document = toml.loads(render_lock(cpu_lock, pylock=True))
     assert document["tool"]["colabenv"]["target"] == {
         "compute-capabilities": [],
         "python": "3.11",

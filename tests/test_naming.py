@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
-from colabenv.detect import detect
+from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ColabenvError
-from colabenv.locking import IndexPlan, run_resolver
+from colabenv.host.detect import detect
+from colabenv.lock.make import IndexPlan, run_resolver
 from colabenv.models import Catalog, Target
 from tests.test_detect import make_probe, overrides
 

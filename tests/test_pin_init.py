@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.lockfile import read_lock
+from colabenv.lock.file import read_lock
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env

@@ -1,4 +1,4 @@
-"""colabenv.profile: schema 1, extends, hashing, golden lookup, and refusing bad input cleanly."""
+"""colabenv.profile.load: schema 1, extends, hashing, golden lookup, and refusing bad input cleanly."""
 
 from __future__ import annotations
 
@@ -12,20 +12,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
-from colabenv._data import golden_dir
+from colabenv._util.resources import golden_dir
 from colabenv.errors import ColabenvError, ProfileError, UsageError
 from colabenv.models import Framework, Installer, Profile
-from colabenv.profile import (
-    MAX_PROFILE_BYTES,
-    TOP_KEYS,
-    find_profile,
-    golden_names,
-    golden_path,
-    golden_profiles,
-    load_profile,
-    read_profile_text,
-    shadowed_file,
-)
+from colabenv.profile.files import MAX_PROFILE_BYTES, find_profile, golden_names, golden_path, shadowed_file
+from colabenv.profile.load import golden_profiles, load_profile, read_profile_text
+from colabenv.profile.sections import TOP_KEYS
 
 MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
 
@@ -619,7 +611,7 @@ def test_acceptances_near_the_refusals(tmp_path: Path, text: str) -> None:
 
 
 def test_refused_env_names_are_listed_in_one_place() -> None:
-    from colabenv.profile import REFUSED_ENV
+    from colabenv.profile.env import REFUSED_ENV
 
     assert {"PATH", "HOME", "BASH_ENV", "IFS"} <= set(REFUSED_ENV.names)
     assert {"LD_", "PYTHON"} <= set(REFUSED_ENV.prefixes)
@@ -913,7 +905,7 @@ def test_profiles_are_read_without_the_parsed_toml_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The cache is for the shipped catalog: reading a profile writes nothing anywhere."""
-    from colabenv import _cache
+    from colabenv._util import cache as cache_module
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("COLABENV_CACHE_DIR", str(cache))
@@ -921,7 +913,7 @@ def test_profiles_are_read_without_the_parsed_toml_cache(
     def no_cache(*_: object) -> object:
         raise AssertionError("a profile went through the parsed-TOML cache")
 
-    monkeypatch.setattr(_cache, "parsed_toml", no_cache)
+    monkeypatch.setattr(cache_module, "parsed_toml", no_cache)
     parent = write(tmp_path, "base.toml", 'name = "base"\n[frameworks]\ntorch = "*"\n')
     child = write(tmp_path, "child.toml", f'name = "child"\nextends = "{parent.name}"\n')
     assert load_profile(child).name == "child"

@@ -9,7 +9,7 @@ import pytest
 
 from colabenv.errors import ProfileError
 from colabenv.models import IoCheck, Reproducibility
-from colabenv.profile import load_profile
+from colabenv.profile.load import load_profile
 
 
 def _write(directory: Path, name: str, text: str) -> Path:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from colabenv import _toml
-from colabenv.profile import load_profile
+from colabenv._util import toml
+from colabenv.profile.load import load_profile
 from tests.support.fixtures import Runner
 
 REPO = Path(__file__).resolve().parent.parent
 MALFORMED = REPO / "tests" / "data" / "malformed"
 GOLDEN = REPO / "profiles" / "golden"
-EXPECTED: dict[str, dict[str, object]] = _toml.loads(
+EXPECTED: dict[str, dict[str, object]] = toml.loads(
     (MALFORMED / "expected.toml").read_text(encoding="utf-8")
 )["files"]
 CORPUS = sorted(p.name for p in MALFORMED.glob("*.toml") if p.name != "expected.toml")
@@ -25,7 +25,7 @@ GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "jax-tpu", "pytorch", "tensorflo
 
 def render_available() -> bool:
     try:
-        importlib.import_module("colabenv._commands.render")
+        importlib.import_module("colabenv.cli.render")
     except ImportError:
         return False
     return True

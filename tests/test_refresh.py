@@ -17,10 +17,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import load_overlay
-from colabenv.index_client import parse_project_page
-from colabenv.models import Framework
-from colabenv.refresh import (
+from colabenv.catalog.load import load_overlay
+from colabenv.catalog.refresh.frameworks import build_info
+from colabenv.catalog.refresh.sources import (
     Metadata,
     cuda_of_tag,
     parse_metadata,
@@ -28,7 +27,8 @@ from colabenv.refresh import (
     python_range,
     requirements_of,
 )
-from colabenv.refresh_frameworks import build_info
+from colabenv.index.client import parse_project_page
+from colabenv.models import Framework
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.refresh_standins import (
@@ -445,12 +445,12 @@ def test_build_info_is_read_without_running_it() -> None:
 
 
 def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
-    from colabenv.refresh import Wheel
+    from colabenv.catalog.refresh.sources import Wheel
 
     def wheel(tag: str) -> Wheel:
         from packaging.tags import parse_tag
 
-        from colabenv.index_client import IndexFile
+        from colabenv.index.client import IndexFile
 
         return Wheel("i", IndexFile(f"x-1-{tag}.whl", "u", None), Version("1"), frozenset(parse_tag(tag)))
 
@@ -510,7 +510,7 @@ def test_project_pages_say_which_files_offer_pep_658_metadata() -> None:
 def test_refresh_jax_from_the_real_index_resolves_jax_0_12(runner: Runner, tmp_path: Path) -> None:
     """Starts from a jax.toml without 0.12 (the shipped one, its 0.12 releases taken out), so
     that 0.12 can only come from what refresh read."""
-    from colabenv._data import catalog_dir
+    from colabenv._util.resources import catalog_dir
 
     base = tmp_path / "base"
     base.mkdir()
@@ -549,9 +549,9 @@ def test_refresh_jax_from_the_real_index_resolves_jax_0_12(runner: Runner, tmp_p
 
 
 def test_arch_lists_are_compared_by_the_gpus_they_cover() -> None:
+    from colabenv.catalog.refresh.sources import Derived, variant_model
+    from colabenv.catalog.refresh.writer import compare
     from colabenv.models import Arch, Release, Source
-    from colabenv.refresh import Derived, variant_model
-    from colabenv.refresh_text import compare
 
     def release(archs: list[str]) -> Release:
         variant = variant_model(

@@ -17,13 +17,14 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from colabenv import __version__
-from colabenv._data import helper_source
-from colabenv.catalog import shipped_catalog
+from colabenv._util.resources import helper_source
+from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
 from colabenv.models import ComponentConstraint, ComputeCapability, InstalledSet, Target
-from colabenv.profile import golden_profiles, load_profile
-from colabenv.render import LockInput, q, render_script
-from colabenv.resolver import resolve
+from colabenv.profile.load import golden_profiles, load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.bash import q
+from colabenv.script.render import LockInput, render_script
 from tests.support.fixtures import Runner, make_venv
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
@@ -329,7 +330,8 @@ def test_each_group_is_constrained_by_the_others_and_the_bounds_never_by_itself(
 
 
 def _lock_input(resolution_pins: tuple[str, ...]) -> LockInput:
-    from colabenv.lockfile import LockedFramework, LockTarget
+    from colabenv.lock.content import LockTarget
+    from colabenv.models import LockedFramework
 
     return LockInput(
         name="team.lock",

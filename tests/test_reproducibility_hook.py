@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
+from colabenv._target.helper import _env_hook_text
+from colabenv.catalog.load import shipped_catalog
 from colabenv.models import Target
-from colabenv.profile import load_profile
-from colabenv.render import hook_pairs
-from colabenv.resolver import resolve
-from colabenv.script_helper import _env_hook_text
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.render import hook_pairs
 from colabenv.seeding import XLA_DETERMINISM_FLAG
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex

@@ -14,12 +14,12 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import load_catalog, shipped_catalog
-from colabenv.detect import read_freeze
+from colabenv.catalog.load import load_catalog, shipped_catalog
 from colabenv.errors import ProfileError, ResolutionError
+from colabenv.host.detect import read_freeze
 from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target
-from colabenv.profile import load_profile
-from colabenv.resolver import resolve
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 
 RUNTIMES = Path(__file__).parent / "data" / "runtimes"
 
@@ -512,7 +512,7 @@ def test_framework_in_packages_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_golden_profile_resolves_for_colab_t4() -> None:
-    from colabenv.profile import golden_profiles
+    from colabenv.profile.load import golden_profiles
 
     for name, _description, path in golden_profiles():
         profile = load_profile(path)

@@ -1,4 +1,4 @@
-"""colabenv._schema.Reader: one typed reader, the same messages and key paths for every format."""
+"""colabenv._util.reader.Reader: one typed reader, the same messages and key paths for every format."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colabenv._schema import Reader, quoted, shown
+from colabenv._util.reader import Reader, quoted, shown
 from colabenv.errors import ColabenvError
 
 
@@ -191,7 +191,7 @@ def test_a_pylock_header_is_read_with_key_paths(old: str, new: str, message: str
     from pathlib import Path
 
     from colabenv.errors import LockError
-    from colabenv.lockfile import parse_lock, render_lock
+    from colabenv.lock.file import parse_lock, render_lock
     from tests.test_lockfile import _lock
 
     text = render_lock(_lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",)), pylock=True)

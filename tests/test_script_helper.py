@@ -23,10 +23,8 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from colabenv import script_helper
-from colabenv._data import helper_source
-from colabenv.render import helper_program
-from colabenv.script_helper import (
+from colabenv._target import helper
+from colabenv._target.helper import (
     MAX_READ_BYTES,
     UnsetVariable,
     _env_hook_text,
@@ -43,7 +41,9 @@ from colabenv.script_helper import (
     expand_url,
     marker_environment,
 )
-from colabenv.state import shared_names
+from colabenv._util.resources import helper_source
+from colabenv.script.render import helper_program
+from colabenv.script.state import shared_names
 
 
 @st.composite
@@ -523,7 +523,7 @@ def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -
 def test_pending_records_are_per_profile_and_interpreter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(script_helper, "SHARED", shared_names())
+    monkeypatch.setattr(helper, "SHARED", shared_names())
     one = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
     other_profile = _pending_path(str(tmp_path), "sha256:" + "b" * 64)
     monkeypatch.setattr(sys, "executable", "/some/other/venv/bin/python")

@@ -23,8 +23,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv._data import helper_source
-from colabenv.render import helper_program
+from colabenv._util.resources import HELPER_PROGRAM, helper_source
+from colabenv.script.render import helper_program
 
 OLD_PYTHONS = [p for p in os.environ.get("COLABENV_TEST_OLD_PYTHONS", "").split(os.pathsep) if p]
 NO_OLD_PYTHON = pytest.param(
@@ -251,8 +251,7 @@ def test_the_helper_compiles(python: str, tmp_path: Path) -> None:
     (nothing written next to the package)."""
     embedded = tmp_path / "helper.py"
     embedded.write_text(helper_program(helper_source()))
-    shipped = Path(__file__).resolve().parent.parent / "colabenv" / "script_helper.py"
-    for source in (shipped, embedded):
+    for source in (HELPER_PROGRAM, embedded):
         done = _run(
             python,
             "-c",

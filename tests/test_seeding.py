@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import packaging
 import pytest
 
 from colabenv.errors import UsageError
@@ -76,6 +78,7 @@ class random:
 
 def _fakes(root: Path, names: tuple[str, ...]) -> Path:
     root.mkdir()
+    shutil.copytree(Path(packaging.__file__).parent, root / "packaging")
     (root / "_seedlog.py").write_text(RECORDER)
     for relative, text in FAKES.items():
         if relative.split("/")[0] in names:
@@ -89,7 +92,8 @@ def _run(tmp_path: Path, names: tuple[str, ...], code: str, **env: str) -> tuple
     fakes = _fakes(tmp_path / "fakes", names)
     log = tmp_path / "log.jsonl"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
-    # -S: no site-packages, so only the fakes are "installed" (the package needs no dependency).
+    # -S: no site-packages, so only the fakes are "installed" (and packaging, colabenv's one
+    # dependency that seeding needs, through its models).
     environ.update(PYTHONPATH=os.pathsep.join([str(fakes), str(REPO)]), SEED_LOG=str(log), **env)
     done = subprocess.run(
         [sys.executable, "-S", "-c", code],
@@ -233,7 +237,7 @@ def test_the_xla_flag_was_checked_for_every_jax_release_in_the_catalog() -> None
     release outside that range in the catalog needs the flag checked again."""
     from packaging.version import Version
 
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
     from colabenv.models import Framework
 
     versions = [release.version for release in shipped_catalog().releases_of(Framework.JAX)]

@@ -1,4 +1,4 @@
-"""Where the cache (colabenv._cache) and the state live when the host has no home directory."""
+"""Where the cache (colabenv._util.cache) and the state live when the host has no home directory."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from colabenv import _cache, cli, state
-from colabenv.detect import detect
+from colabenv._util import cache
+from colabenv.cli import main
 from colabenv.errors import StateError
-from colabenv.profile import golden_path, load_profile
+from colabenv.host.detect import detect
+from colabenv.profile.files import golden_path
+from colabenv.profile.load import load_profile
+from colabenv.script import state
 from tests.support.fixtures import Runner
 
 
@@ -29,16 +32,16 @@ def homeless(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_home_dir_from_home_then_the_password_database() -> None:
-    assert _cache.home_dir({"HOME": "/h"}) == Path("/h")
-    assert _cache.home_dir({}) == Path(pwd.getpwuid(os.getuid()).pw_dir)
+    assert cache.home_dir({"HOME": "/h"}) == Path("/h")
+    assert cache.home_dir({}) == Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 
 @pytest.mark.usefixtures("homeless")
 def test_without_a_home_the_cache_is_skipped_and_the_state_has_a_place() -> None:
-    assert _cache.home_dir() is None
+    assert cache.home_dir() is None
     with pytest.raises(RuntimeError, match="no cache directory"):
-        _cache.cache_dir()
-    assert _cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/colabenv")
+        cache.cache_dir()
+    assert cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/colabenv")
     with pytest.raises(StateError, match="COLABENV_STATE_DIR"):
         state.state_dir({})
     assert state.state_dir({"COLABENV_STATE_DIR": "/s"}) == Path("/s")
@@ -48,8 +51,8 @@ def test_without_a_home_the_cache_is_skipped_and_the_state_has_a_place() -> None
 @pytest.mark.usefixtures("homeless")
 def test_without_a_home_a_tilde_is_not_taken_literally() -> None:
     with pytest.raises(RuntimeError):
-        _cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache"})
-    assert _cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache", "HOME": "/h"}) == Path("/h/cache")
+        cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache"})
+    assert cache.cache_dir({"COLABENV_CACHE_DIR": "~/cache", "HOME": "/h"}) == Path("/h/cache")
 
 
 @pytest.mark.usefixtures("homeless")
@@ -57,9 +60,9 @@ def test_without_a_home_the_commands_run(capsys: pytest.CaptureFixture[str]) -> 
     fingerprint = detect()
     assert fingerprint.state_dir is None
     assert any("COLABENV_STATE_DIR" in note for note in fingerprint.notes)
-    assert cli.main(["render", "pytorch", "--cpu", "--python", "3.12"]) == 0
+    assert main.main(["render", "pytorch", "--cpu", "--python", "3.12"]) == 0
     assert capsys.readouterr().out.startswith("#!/usr/bin/env bash")
-    assert cli.main(["detect", "--cpu"]) == 0
+    assert main.main(["detect", "--cpu"]) == 0
     out = capsys.readouterr().out
     assert "state dir: -\n" in out
     assert "note: no home directory (HOME is unset and this user is not in the password" in out

@@ -1,4 +1,4 @@
-"""The smoke child as ``verify`` runs it: ``colabenv/_smoke.py`` by its path, in an interpreter
+"""The smoke child as ``verify`` runs it: ``colabenv/_target/smoke/__main__.py`` by its path, in an interpreter
 without colabenv, loading its sibling files (``_smoke_main``, ``_smoke_gpu``, ...) by path.
 
 Every mode runs under this Python and under the oldest Python colabenv looks into (3.8: the
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from colabenv.verification.children import SMOKE_FILE
+from colabenv._util.resources import SMOKE_PROGRAM
 from tests.support.pythons import child_pythons
 from tests.support.standin_frameworks import SOURCES, Standin, StandinVenv
 from tests.support.standin_tpu import GIB, TpuStandin, install_jax_tpu, install_torch_xla
@@ -59,7 +59,7 @@ def _child(
     result = cwd / "result.json"
     result.unlink(missing_ok=True)
     done = subprocess.run(
-        [python, str(SMOKE_FILE), *args, "--result", str(result)],
+        [python, str(SMOKE_PROGRAM), *args, "--result", str(result)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -72,7 +72,7 @@ def _child(
 
 
 def _bytecode() -> set[str]:
-    cache = SMOKE_FILE.parent / "__pycache__"
+    cache = SMOKE_PROGRAM.parent / "__pycache__"
     return {p.name for p in cache.glob("_smoke*")} if cache.is_dir() else set()
 
 
@@ -107,7 +107,15 @@ def test_every_mode_runs_by_path(tmp_path: Path, python: str) -> None:
 
     result = decoys / "environ.json"
     done = subprocess.run(
-        [python, str(SMOKE_FILE), "environ", "--result", str(result), "CUBLAS_WORKSPACE_CONFIG", "NOT_SET"],
+        [
+            python,
+            str(SMOKE_PROGRAM),
+            "environ",
+            "--result",
+            str(result),
+            "CUBLAS_WORKSPACE_CONFIG",
+            "NOT_SET",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -123,7 +131,7 @@ def test_every_mode_runs_by_path(tmp_path: Path, python: str) -> None:
 
     done, nothing = _child(python, decoys, env, "smoke", "caffe")
     assert (done.returncode, nothing) == (2, None)
-    assert done.stderr.startswith("usage: python _smoke.py smoke torch|jax|tensorflow")
+    assert done.stderr.startswith("usage: python smoke smoke torch|jax|tensorflow")
     assert _bytecode() == before, "the child wrote bytecode into colabenv's folder"
 
 

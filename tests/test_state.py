@@ -2,7 +2,7 @@
 
 The rule's bash (rendered into every script) and its Python (``verify``, ``detect``) run here
 over a table of environments, each in a real process of its own, and must name the same
-directory; the names the helper uses are the ones :mod:`colabenv.state` defines.
+directory; the names the helper uses are the ones :mod:`colabenv.script.state` defines.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from colabenv import state
-from colabenv._bash import state_dir_lines
-from colabenv._data import helper_source
-from colabenv.render import helper_program
-from colabenv.state import expand_home, state_dir
+from colabenv._util.resources import helper_source
+from colabenv.script import state
+from colabenv.script.bash import state_dir_lines
+from colabenv.script.render import helper_program
+from colabenv.script.state import expand_home, state_dir
 
 BASE = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 NO_HOME = "NO HOME"
@@ -70,7 +70,7 @@ BASH_PROGRAM = (
 
 PYTHON_PROGRAM = """
 from colabenv.errors import StateError
-from colabenv.state import state_dir
+from colabenv.script.state import state_dir
 try:
     print(state_dir())
 except StateError:
@@ -194,6 +194,6 @@ def test_the_helper_gets_its_names_from_state() -> None:
 
 
 def test_marker_name_is_defined_once() -> None:
-    from colabenv import restart_marker as marker
+    from colabenv.script import marker as marker
 
     assert marker.MARKER_NAME is state.MARKER_NAME

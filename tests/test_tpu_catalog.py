@@ -11,8 +11,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv._data import catalog_dir
-from colabenv.catalog import load_catalog, load_tpu, shipped_catalog, shipped_tpu
+from colabenv._util.resources import catalog_dir
+from colabenv.catalog.load import load_catalog, load_tpu, shipped_catalog, shipped_tpu
 from colabenv.errors import CatalogError
 from colabenv.models import Framework, TpuBuild
 

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from colabenv._host import HostProbe, list_dir
-from colabenv.catalog import shipped_catalog, shipped_tpu
-from colabenv.detect import detect, fingerprint_to_json
-from colabenv.detect_tpu import parse_accelerator_type, probe_tpu
+from colabenv.catalog.load import shipped_catalog, shipped_tpu
+from colabenv.catalog.tpu import parse_accelerator_type
 from colabenv.errors import TargetError
+from colabenv.host.detect import detect, fingerprint_to_json
+from colabenv.host.probe import HostProbe, list_dir
+from colabenv.host.tpu import probe_tpu
 from colabenv.models import Accelerator, RuntimeKind, TargetOverrides, TpuFacts, TpuTarget
-from colabenv.settings import TargetFlags, resolve_overrides
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 from tests.support.fixtures import Runner
 
 HOSTS = Path(__file__).parent / "data" / "tpu"

@@ -16,22 +16,15 @@ import pytest
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv import _toml
-from colabenv._commands import render as render_command
-from colabenv.cli import main
+from colabenv._util import toml
+from colabenv.cli import render as render_command
+from colabenv.cli.main import main
 from colabenv.errors import LockError
-from colabenv.lockfile import (
-    Lock,
-    LockedFile,
-    LockedPackage,
-    LockHeader,
-    LockTarget,
-    current_target,
-    parse_lock,
-    parse_requirements,
-    render_lock,
-)
-from colabenv.locking import make_lock
+from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+from colabenv.lock.file import parse_lock, render_lock
+from colabenv.lock.fit import current_target
+from colabenv.lock.make import make_lock
+from colabenv.lock.requirements import parse_requirements
 from colabenv.models import (
     Accelerator,
     Catalog,
@@ -41,8 +34,8 @@ from colabenv.models import (
     TargetOverrides,
     TpuTarget,
 )
-from colabenv.profile import load_profile
-from colabenv.resolver import resolve
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
@@ -113,7 +106,7 @@ def test_an_unknown_tpu_field_is_written_none_and_read_back() -> None:
 def test_the_pylock_form_records_them_too() -> None:
     lock = _lock(TPU, files=True, find_links=(LINKS,))
     text = render_lock(lock, pylock=True)
-    tool = _toml.loads(text)["tool"]["colabenv"]
+    tool = toml.loads(text)["tool"]["colabenv"]
     assert tool["target"]["accelerator"] == "tpu"
     assert tool["target"]["tpu"] == {"generation": "v5e", "type": "v5e-1", "chips": 1}
     assert tool["find-links"] == [LINKS]

@@ -13,12 +13,13 @@ import pytest
 from packaging.version import Version
 
 from colabenv import __version__
-from colabenv._data import helper_source
-from colabenv.catalog import shipped_catalog
+from colabenv._util.resources import helper_source
+from colabenv.catalog.load import shipped_catalog
 from colabenv.models import Catalog, Framework, InstalledSet, Target, TpuTarget
-from colabenv.profile import golden_path, load_profile
-from colabenv.render import render_script
-from colabenv.resolver import resolve
+from colabenv.profile.files import golden_path
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.render import render_script
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.scriptrun import make_host

@@ -10,18 +10,12 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models import (
-    Accelerator,
-    Catalog,
-    InstalledSet,
-    Target,
-    TpuFacts,
-    TpuTarget,
-)
-from colabenv.profile import golden_path, load_profile
-from colabenv.resolver import resolve
+from colabenv.models import Accelerator, Catalog, InstalledSet, Target, TpuFacts, TpuTarget
+from colabenv.profile.files import golden_path
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
 
 CATALOG = shipped_catalog()
 

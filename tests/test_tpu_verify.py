@@ -191,9 +191,9 @@ def test_low_hbm_warns(tmp_path: Path) -> None:
 def _run(
     result: dict[str, object] | None, returncode: int = 0, timed_out: bool = False, stderr: str = ""
 ) -> ChildRun:
-    from colabenv import _proc
+    from colabenv._util import processes
 
-    completed = _proc.Completed(("python",), returncode, "", stderr, timed_out)
+    completed = processes.Completed(("python",), returncode, "", stderr, timed_out)
     return ChildRun(completed, json.dumps(result) if result is not None else None)
 
 

@@ -13,17 +13,15 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from colabenv import _proc
-from colabenv._host_dists import DistInfo, Installed, scan_path
-from colabenv._host_proc import process_started_at, restarted_process
-from colabenv._host_python import same_environment
-from colabenv._smoke_base import compare, matrices, max_abs_diff, reference_matmul
-from colabenv._smoke_vram import largest_block
-from colabenv.builds import FrameworkBuild, framework_build
-from colabenv.catalog import shipped_catalog
+from colabenv._util import processes
+from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import StateError
+from colabenv.host.framework_builds import FrameworkBuild, framework_build
+from colabenv.host.installed import DistInfo, Installed, scan_path
+from colabenv.host.interpreter import same_environment
+from colabenv.host.started import process_started_at, restarted_process
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
-from colabenv.restart_marker import parse_marker
+from colabenv.script.marker import parse_marker
 from colabenv.verification.children import ChildRun, check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import check_components
@@ -33,7 +31,14 @@ from colabenv.verification.expectation import Expectation, ExpectationKind, Prof
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
 from tests.support.fixtures import Runner
+from tests.support.smoke import smoke_module
 from tests.support.standin_frameworks import write_marker
+
+compare = smoke_module("base").compare
+matrices = smoke_module("base").matrices
+max_abs_diff = smoke_module("base").max_abs_diff
+reference_matmul = smoke_module("base").reference_matmul
+largest_block = smoke_module("vram").largest_block
 
 # ---------------------------------------------------------------------------------------------
 # marker
@@ -523,7 +528,7 @@ def _child(
     noise: str = "",
 ) -> ChildRun:
     text = json.dumps(result) if result is not None else None
-    return ChildRun(_proc.Completed(("python",), returncode, noise, stderr, timed_out), text)
+    return ChildRun(processes.Completed(("python",), returncode, noise, stderr, timed_out), text)
 
 
 def _smoke_result(**changes: object) -> dict[str, object]:
@@ -547,7 +552,7 @@ def _smoke_result(**changes: object) -> dict[str, object]:
     return base
 
 
-def _smoke(completed: _proc.Completed, *, gpu: bool = True, require: bool = False) -> Check:
+def _smoke(completed: processes.Completed, *, gpu: bool = True, require: bool = False) -> Check:
     return check_smoke(Framework.TORCH, completed, timeout=30, host_has_gpu=gpu, require_gpu=require)
 
 
@@ -716,7 +721,7 @@ def test_largest_block_binary_search_is_bounded() -> None:
 # vram and env
 
 
-def _probe(gpus: list[dict[str, object]], **extra: object) -> _proc.Completed:
+def _probe(gpus: list[dict[str, object]], **extra: object) -> processes.Completed:
     return _child(
         {
             "mode": "vram",

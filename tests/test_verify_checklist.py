@@ -18,16 +18,18 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from colabenv import _iocheck, _proc
-from colabenv.catalog import shipped_catalog
+from colabenv._target import storage as storage_child
+from colabenv._util import processes
+from colabenv._util.resources import SMOKE_PROGRAM
+from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import StateError
 from colabenv.models import Framework, IoCheck, Reproducibility, Target
-from colabenv.profile import load_profile
-from colabenv.render import marker_record
-from colabenv.resolver import resolve
-from colabenv.restart_marker import parse_marker
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.marker import parse_marker
+from colabenv.script.render import marker_record
 from colabenv.verification import storage
-from colabenv.verification.children import SMOKE_FILE, ChildRun
+from colabenv.verification.children import ChildRun
 from colabenv.verification.determinism import check_determinism
 from colabenv.verification.occupancy import (
     GpuHolders,
@@ -38,14 +40,7 @@ from colabenv.verification.occupancy import (
     with_host_facts,
 )
 from colabenv.verification.report import Check, Status
-from colabenv.verification.storage import (
-    FILE_PREFIX,
-    KILL_AFTER_S,
-    IoRun,
-    check_io,
-    run_io,
-    run_io_checks,
-)
+from colabenv.verification.storage import FILE_PREFIX, KILL_AFTER_S, IoRun, check_io, run_io, run_io_checks
 from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, write_marker
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -65,7 +60,7 @@ deterministic = true
 
 
 def _script_marker(record: str) -> str:
-    """The record as the script's helper completes it (colabenv/script_helper.py)."""
+    """The record as the script's helper completes it (colabenv/_target/helper.py)."""
     data = json.loads(record)
     data.update(installed=[], changed=True, written_at=1000.0, python=sys.executable)
     return json.dumps(data)
@@ -282,10 +277,10 @@ def test_a_name_found_taken_is_never_removed(tmp_path: Path, monkeypatch: pytest
 def test_a_file_that_cannot_be_removed_is_said(tmp_path: Path) -> None:
     run = IoRun(
         IoCheck(str(tmp_path)),
-        _proc.Completed(
+        processes.Completed(
             ("p",),
             0,
-            _iocheck.PREFIX
+            storage_child.PREFIX
             + json.dumps(
                 {
                     "write_mib_s": 10.0,
@@ -358,7 +353,7 @@ def _child(tmp_path: Path, site: Path, *args: str, env: dict[str, str] | None = 
     }
     environ.update(PYTHONPATH=str(site), **(env or {}))
     done = subprocess.run(
-        [sys.executable, str(SMOKE_FILE), *args, "--result", str(result)],
+        [sys.executable, str(SMOKE_PROGRAM), *args, "--result", str(result)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -404,7 +399,15 @@ def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> N
     assert data == {"mode": "environ", "environ": {}}
     result = tmp_path / "r.json"
     subprocess.run(
-        [sys.executable, str(SMOKE_FILE), "environ", "--result", str(result), "COLABENV_SEED", "NOT_THERE"],
+        [
+            sys.executable,
+            str(SMOKE_PROGRAM),
+            "environ",
+            "--result",
+            str(result),
+            "COLABENV_SEED",
+            "NOT_THERE",
+        ],
         env={"COLABENV_SEED": "5", "PATH": "/bin"},
         check=True,
         timeout=60,
@@ -414,7 +417,7 @@ def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> N
 
 def _run(mode: str, payload: dict[str, Any], returncode: int = 0, timed_out: bool = False) -> ChildRun:
     return ChildRun(
-        _proc.Completed(("x",), returncode, "", "", timed_out), json.dumps({"mode": mode, **payload})
+        processes.Completed(("x",), returncode, "", "", timed_out), json.dumps({"mode": mode, **payload})
     )
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from colabenv._target.helper import _env_hook_text
 from colabenv.models import Reproducibility
-from colabenv.script_helper import _env_hook_text
+from colabenv.script.state import ENV_HOOK_NAME
 from colabenv.seeding import hook_environment
-from colabenv.state import ENV_HOOK_NAME
 from tests.support.standin_frameworks import Behaviour
 from tests.test_verify_standins import JAX, TF, TORCH, Case, _catalog_torch, _install_companions
 

@@ -17,13 +17,7 @@ from pathlib import Path
 import pytest
 
 from colabenv.models import Fingerprint, Framework
-from colabenv.verification.children import (
-    check_smoke,
-    check_vram,
-    probe_framework,
-    run_probe,
-    run_smoke,
-)
+from colabenv.verification.children import check_smoke, check_vram, probe_framework, run_probe, run_smoke
 from colabenv.verification.report import Status
 from tests.support.fixtures import Runner
 
@@ -38,7 +32,7 @@ FRAMEWORKS = [
 
 
 def _fingerprint() -> Fingerprint:
-    from colabenv.detect import detect
+    from colabenv.host.detect import detect
 
     return detect()
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog.load import shipped_catalog
 from colabenv.models import ComputeCapability, Framework, archs_cover, format_driver
 from tests.support.fixtures import Runner
 from tests.support.pythons import oldest_python
@@ -618,8 +618,8 @@ def _install_companions(case: Case, profile: Path, torch: str, driver: str, cuda
     from packaging.version import Version
 
     from colabenv.models import InstalledSet, Target
-    from colabenv.profile import load_profile
-    from colabenv.resolver import resolve
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.resolver import resolve
 
     target = Target(
         Version(driver),
@@ -706,15 +706,9 @@ LOCK_PROFILE_HASH = "sha256:" + "1" * 64
 def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     from packaging.utils import canonicalize_name
 
-    from colabenv.lockfile import (
-        Lock,
-        LockedFile,
-        LockedFramework,
-        LockedPackage,
-        LockHeader,
-        LockTarget,
-        render_lock,
-    )
+    from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+    from colabenv.lock.file import render_lock
+    from colabenv.models import LockedFramework
 
     header = LockHeader(
         colabenv_version="0.1.0",

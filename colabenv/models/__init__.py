@@ -21,6 +21,8 @@ from colabenv.models.base import (
     RuntimeKind,
     archs_cover,
     format_driver,
+    parse_cuda,
+    parse_driver,
 )
 from colabenv.models.catalog import (
     Catalog,
@@ -47,12 +49,7 @@ from colabenv.models.profile import (
     Reproducibility,
     VerifySettings,
 )
-from colabenv.models.resolution import (
-    ComponentConstraint,
-    FrameworkChoice,
-    LockedFramework,
-    Resolution,
-)
+from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
 from colabenv.models.target import (
     MAX_TPU_CHIPS,
     TPU_NAME_PATTERN,
@@ -110,5 +107,7 @@ __all__ = [
     "VerifySettings",
     "archs_cover",
     "format_driver",
+    "parse_cuda",
+    "parse_driver",
     "parsed_pin",
 ]

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
-from colabenv._frozen import model
+from colabenv.models.frozen import model
 
 
 class Framework(str, enum.Enum):
@@ -129,6 +129,24 @@ def _parse_arch(text: str) -> Arch:
         raise ValueError(f"{text!r} is not an arch like sm_86 or compute_90")
     cap = ComputeCapability(int(match.group(2)), int(match.group(3)))
     return Arch(cap, match.group(1) == "compute")
+
+
+_DRIVER_RE = re.compile(r"[1-9][0-9]{2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?", re.ASCII)
+_CUDA_RE = re.compile(r"[1-9][0-9]?\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+
+
+def parse_driver(text: str) -> Version | None:
+    """An NVIDIA driver version as NVIDIA writes them (``550.54.15``, ``580.65``): a three-digit
+    branch and one or two numbers, ASCII digits only; no epoch, local part or pre-release. The
+    rule for a driver read from the host and for one given as a flag or variable."""
+    text = text.strip()
+    return Version(text) if _DRIVER_RE.fullmatch(text) else None
+
+
+def parse_cuda(text: str) -> Version | None:
+    """A CUDA version (``12.4``, ``11.8.0``): ASCII digits, no epoch, local part or suffix."""
+    text = text.strip()
+    return Version(text) if _CUDA_RE.fullmatch(text) else None
 
 
 def format_driver(version: Version) -> str:

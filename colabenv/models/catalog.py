@@ -11,8 +11,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
-from colabenv._frozen import model
 from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
+from colabenv.models.frozen import model
 
 
 @functools.lru_cache(maxsize=1024)
@@ -264,7 +264,7 @@ class ComponentFacts:
 
     @functools.cached_property
     def memo(self) -> dict[object, object]:
-        """What :mod:`colabenv.components` computes from these facts, kept with them: the
+        """What :mod:`colabenv.catalog.components` computes from these facts, kept with them: the
         resolver asks about the same GPUs for every build of every release."""
         return {}
 

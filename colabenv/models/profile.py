@@ -10,8 +10,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 
-from colabenv._frozen import model
 from colabenv.models.base import Framework, Installer
+from colabenv.models.frozen import model
 
 
 @model

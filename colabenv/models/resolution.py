@@ -8,8 +8,8 @@ from dataclasses import field
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from colabenv._frozen import model
 from colabenv.models.base import Arch, Framework
+from colabenv.models.frozen import model
 from colabenv.models.profile import InstallSettings
 from colabenv.models.target import Target
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._frozen import model
 from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, format_driver
+from colabenv.models.frozen import model
 
 
 @model

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from colabenv._schema import Reader, expected
+from colabenv._util.reader import Reader, expected
 
 
 class RefusedEnv(NamedTuple):

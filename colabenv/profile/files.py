@@ -1,8 +1,8 @@
 """Finding profile files and reading them: golden names, size and encoding checks, TOML, and the
-``extends`` chain. The only part of :mod:`colabenv.profile` that touches the file system.
+``extends`` chain. The only part of :mod:`colabenv.profile.load` that touches the file system.
 
 Profiles are parsed afresh each time (they are small, and a cache would be one more place a
-command writes): the parsed-TOML cache (:mod:`colabenv._cache`) is for the shipped catalog.
+command writes): the parsed-TOML cache (:mod:`colabenv._util.cache`) is for the shipped catalog.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from colabenv import _toml
-from colabenv._data import golden_dir
-from colabenv._frozen import model
-from colabenv._schema import shown
+from colabenv._util import toml
+from colabenv._util.reader import shown
+from colabenv._util.resources import golden_dir
 from colabenv.errors import ProfileError, UsageError
+from colabenv.models.frozen import model
 
 MAX_PROFILE_BYTES = 1 << 20
 MAX_EXTENDS_DEPTH = 64
@@ -175,10 +175,10 @@ def _decode(data: bytes, context: Context) -> str:
 def parse_text(text: str, context: Context) -> Document:
     """``text`` as a TOML document; one ProfileError for any way it is not one."""
     try:
-        document: Document = _toml.loads(text)
+        document: Document = toml.loads(text)
     except RecursionError:
         raise context.fail(None, "invalid TOML: nested too deeply") from None
-    except _toml.TOMLDecodeError as error:
+    except toml.TOMLDecodeError as error:
         message = " ".join(str(error).split()) or "syntax error"
         raise context.fail(None, f"invalid TOML: {message}") from None
     except ValueError:  # int() refusing a literal of thousands of digits

@@ -1,7 +1,7 @@
 """The rules for one value of a profile: version specifiers, URLs, requirements, apt packages.
 
 Each rule takes the value and ``refuse``, which makes the error naming the value's key path
-(:meth:`colabenv._schema.Reader.at`), and returns the value checked. No URL may hold a
+(:meth:`colabenv._util.reader.Reader.at`), and returns the value checked. No URL may hold a
 credential literally, nor a character that means something to a shell.
 """
 
@@ -15,9 +15,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._schema import expected, shown
+from colabenv._util.reader import expected, shown
 from colabenv.errors import ColabenvError, printable
-from colabenv.frameworks import OWNED
+from colabenv.models.frameworks import OWNED
 
 Refuse = Callable[[str], ColabenvError]
 """``refuse(problem)``: the error for the value a rule checks."""

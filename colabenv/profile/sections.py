@@ -2,7 +2,7 @@
 
 :func:`build` checks a single file (``partial``: a profile that extends another may leave out
 what its parent gives) and the merged profile alike, through one
-:class:`~colabenv._schema.Reader` whose errors name the file and the key path.
+:class:`~colabenv._util.reader.Reader` whose errors name the file and the key path.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv._bounds import (
+from colabenv._util.bounds import (
     MAX_IO_PATHS,
     MAX_IO_SIZE_MIB,
     MAX_SEED,
@@ -23,7 +23,7 @@ from colabenv._bounds import (
     MAX_TIMEOUT_S,
     MAX_VRAM_GIB,
 )
-from colabenv._schema import Reader, close_match, expected, shown, unknown
+from colabenv._util.reader import Reader, close_match, expected, shown, unknown
 from colabenv.models import (
     Framework,
     FrameworkRequest,

@@ -1,8 +1,8 @@
 """Post-restart verification: is the environment what was asked for, and does the GPU compute?
 
 ``verify()`` builds the expectation (a profile resolved for this host, a lock's pins, or the
-restart marker's record), starts one smoke-test child per framework (``colabenv/_smoke.py``) and
-the VRAM probe concurrently, runs the static checks while they work, and returns a
+restart marker's record), starts one smoke-test child per framework (``colabenv/_target/smoke/``)
+and the VRAM probe concurrently, runs the static checks while they work, and returns a
 :class:`VerifyReport`. A crash, hang or import error in a child is that child's FAIL; nothing a
 child does can stop the other checks. Check names, statuses and the JSON shape are design
 section 8.
@@ -13,12 +13,5 @@ One module per seam: :mod:`.report` (the report types), :mod:`.expectation` (wha
 pre-training checklist's :mod:`.storage` (``io:<path>``), :mod:`.determinism` and
 :mod:`.occupancy` (who holds each GPU, host RAM: joined to ``vram``), and :mod:`.run`
 (``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host
-layer's (``colabenv._host_dists``, ``colabenv._host_proc``).
+layer's (``colabenv.host.installed``, ``colabenv.host.started``).
 """
-
-from __future__ import annotations
-
-from colabenv.verification.report import Check, Status, VerifyReport
-from colabenv.verification.run import verify
-
-__all__ = ["Check", "Status", "VerifyReport", "verify"]

@@ -1,5 +1,5 @@
 """The children: one smoke test per framework and the VRAM probe, each in its own process
-(``colabenv/_smoke.py``, run by its path in the interpreter being verified), and the
+(``colabenv/_target/smoke/``, a folder run by its path in the interpreter being verified), and the
 ``smoke:<framework>`` and ``vram`` checks read from what they leave: an exit status, stderr to
 quote, and a result file.
 """
@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from colabenv import _proc, _smoke
-from colabenv._files import FileProblem, read_limited
-from colabenv._frozen import model
+from colabenv._util import processes
+from colabenv._util.files import FileProblem, read_limited
+from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.errors import ProcessError
-from colabenv.frameworks import FACTS, ORDER
 from colabenv.models import Arch, ComputeCapability, Framework, Gpu, TpuTarget, archs_cover
+from colabenv.models.frameworks import FACTS, ORDER
+from colabenv.models.frozen import model
 from colabenv.verification.report import Check, Status
 
 PROBE_SEARCH_S = 10.0
@@ -32,14 +33,13 @@ RESULT_LIMIT = 1024 * 1024
 TERMINATE_GRACE_S = 3.0
 """How long a child given SIGTERM at its timeout has to kill what it started, before SIGKILL."""
 MAX_BYTES = 2**62
-SMOKE_FILE = Path(_smoke.__file__).resolve()
 
 
 @model
 class ChildRun:
     """A finished child: its process, and the text of its result file (None: it wrote none)."""
 
-    completed: _proc.Completed
+    completed: processes.Completed
     result: str | None
 
 
@@ -202,7 +202,7 @@ def _signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def child_failure(completed: _proc.Completed, timeout: float) -> str | None:
+def child_failure(completed: processes.Completed, timeout: float) -> str | None:
     """Why a child died (hang, signal), or None when it exited by itself."""
     if completed.timed_out:
         return f"did not finish within {timeout:g}s (killed)"
@@ -211,7 +211,7 @@ def child_failure(completed: _proc.Completed, timeout: float) -> str | None:
     return None
 
 
-def with_tail(text: str, completed: _proc.Completed, skip: str | None = None) -> str:
+def with_tail(text: str, completed: processes.Completed, skip: str | None = None) -> str:
     tail = stderr_tail(completed.stderr, skip=skip)
     return f"{text}; stderr: {tail}" if tail else text
 
@@ -347,14 +347,14 @@ def _read_result(path: Path) -> str | None:
 
 def run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, str]) -> ChildRun:
     try:
-        completed = _proc.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
+        completed = processes.run(argv, timeout=timeout, env=env, grace=TERMINATE_GRACE_S)
     except ProcessError as error:
-        completed = _proc.Completed(tuple(argv), 127, "", str(error), False)
+        completed = processes.Completed(tuple(argv), 127, "", str(error), False)
     return ChildRun(completed, _read_result(result))
 
 
 def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
-    return [python, str(SMOKE_FILE), "smoke", framework.value, "--result", str(result)]
+    return [python, str(SMOKE_PROGRAM), "smoke", framework.value, "--result", str(result)]
 
 
 def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
@@ -376,7 +376,7 @@ def run_probe(framework: str, go_file: Path, timeout: float, *, python: str, scr
     result = scratch / "vram.json"
     argv = [
         python,
-        str(SMOKE_FILE),
+        str(SMOKE_PROGRAM),
         "vram",
         framework,
         "--go",
@@ -491,7 +491,7 @@ def tpu_smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -
 def run_tpu_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
     """The TPU smoke test of ``framework``, after any other TPU child has ended."""
     result = scratch / f"smoke-tpu-{framework.value}.json"
-    argv = [python, str(SMOKE_FILE), "smoke-tpu", framework.value, "--result", str(result)]
+    argv = [python, str(SMOKE_PROGRAM), "smoke-tpu", framework.value, "--result", str(result)]
     with TPU_LOCK:
         return run_child(argv, result, timeout, tpu_smoke_env(framework))
 

@@ -9,10 +9,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._frozen import model
-from colabenv._host_dists import DistInfo
-from colabenv._requirements import exact_pin, marker_applies
-from colabenv.frameworks import framework_of
+from colabenv._util.requirements import exact_pin, marker_applies
+from colabenv.host.installed import DistInfo
+from colabenv.models.frameworks import framework_of
+from colabenv.models.frozen import model
 from colabenv.verification.expectation import Expectation
 from colabenv.verification.report import Check, Status, join_limited
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from colabenv.builds import FrameworkBuild, catalog_variant
+from colabenv.host.framework_builds import FrameworkBuild, catalog_variant
 from colabenv.models import Catalog, Framework, Target, archs_cover, format_driver
 from colabenv.verification.report import Check, Status
 

@@ -1,7 +1,7 @@
 """The ``determinism`` check: the profile's ``[reproducibility]`` is in effect in a fresh
 interpreter of the verified environment (the ``.pth`` hook set the seed and the switches), and,
 when ``deterministic = true``, each framework's small computation, seeded and run twice in its
-own child (``colabenv/_smoke.py determinism``), gives bit-identical results.
+own child (``colabenv/_target/smoke/__main__.py determinism``), gives bit-identical results.
 
 A framework whose smoke test died or could not import is not run again here: its failure is
 the smoke check's, and a hang would cost the timeout a second time.
@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from colabenv._frozen import model
+from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.errors import printable
 from colabenv.models import Framework, Reproducibility
+from colabenv.models.frozen import model
 from colabenv.seeding import APPEND_PREFIX, environment_problems, hook_environment
 from colabenv.verification.children import (
-    SMOKE_FILE,
     ChildRun,
     child_failure,
     parse_smoke,
@@ -55,7 +55,7 @@ def run_environ(names: Sequence[str], timeout: float, *, python: str, scratch: P
     """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran."""
     result = scratch / "environ.json"
     return run_child(
-        [python, str(SMOKE_FILE), "environ", "--result", str(result), *names],
+        [python, str(SMOKE_PROGRAM), "environ", "--result", str(result), *names],
         result,
         timeout,
         dict(os.environ),
@@ -68,7 +68,7 @@ def run_determinism(
     result = scratch / f"determinism-{framework.value}.json"
     argv = [
         python,
-        str(SMOKE_FILE),
+        str(SMOKE_PROGRAM),
         "determinism",
         framework.value,
         "--seed",

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
 
-from colabenv._host_dists import PathScan
+from colabenv.host.installed import PathScan
 from colabenv.verification.report import Check, Status, join_limited
 
 

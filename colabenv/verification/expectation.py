@@ -9,20 +9,12 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from colabenv._bounds import MAX_TIMEOUT_S, finite_number
-from colabenv._frozen import model
+from colabenv._util.bounds import MAX_TIMEOUT_S, finite_number
 from colabenv.errors import ColabenvError, UsageError, printable
-from colabenv.frameworks import framework_of, ordered
-from colabenv.models import (
-    Catalog,
-    Framework,
-    IoCheck,
-    Profile,
-    Reproducibility,
-    Target,
-    VerifySettings,
-)
-from colabenv.restart_marker import RestartMarker
+from colabenv.models import Catalog, Framework, IoCheck, Profile, Reproducibility, Target, VerifySettings
+from colabenv.models.frameworks import framework_of, ordered
+from colabenv.models.frozen import model
+from colabenv.script.marker import RestartMarker
 
 DEFAULT_TIMEOUT_S = 120.0
 _DEFAULTS = VerifySettings()
@@ -138,7 +130,7 @@ def expectation_from_marker(marker: RestartMarker) -> Expectation:
 def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog) -> Expectation:
     """What ``profile`` resolves to on ``target`` with ``catalog`` (the profile's, overlays
     merged, as render uses); no resolution is a problem the checks report."""
-    from colabenv.resolver import resolve
+    from colabenv.resolve.resolver import resolve
 
     problems: tuple[str, ...] = ()
     reqs: tuple[Requirement, ...] = ()
@@ -173,7 +165,7 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
     lock_path = Path(path)
     if not lock_path.is_file():
         raise UsageError(f"{path}: no such lock file")
-    from colabenv.lockfile import read_lock
+    from colabenv.lock.file import read_lock
 
     lock = read_lock(lock_path)
     packages = lock.packages

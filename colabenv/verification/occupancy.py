@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from colabenv._frozen import model
 from colabenv.errors import printable
+from colabenv.models.frozen import model
 from colabenv.verification.report import Check, Status, join_limited
 
 NVML_TIMEOUT_S = 5.0

@@ -6,8 +6,8 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
-from colabenv._frozen import model
 from colabenv.errors import printable
+from colabenv.models.frozen import model
 
 
 class Status(str, enum.Enum):

@@ -8,10 +8,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from colabenv._frozen import model
-from colabenv._host_python import same_environment
 from colabenv.errors import StateError, printable
-from colabenv.restart_marker import RestartMarker
+from colabenv.host.interpreter import same_environment
+from colabenv.models.frozen import model
+from colabenv.script.marker import RestartMarker
 from colabenv.verification.expectation import ProfileIdentity
 from colabenv.verification.report import Check, Status, join_limited
 

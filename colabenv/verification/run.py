@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv._host_dists import Installed, PathScan, scan_path
-from colabenv._host_proc import process_started_at, restarted_process
-from colabenv._host_python import Interpreter, probe_interpreter
-from colabenv.builds import FrameworkBuild, framework_build
 from colabenv.errors import StateError, UsageError
-from colabenv.frameworks import FACTS, ordered
+from colabenv.host.framework_builds import FrameworkBuild, framework_build
+from colabenv.host.installed import Installed, PathScan, scan_path
+from colabenv.host.interpreter import Interpreter, probe_interpreter
+from colabenv.host.started import process_started_at, restarted_process
 from colabenv.models import ComputeCapability, Framework
-from colabenv.restart_marker import RestartMarker, marker_path, read_marker
+from colabenv.models.frameworks import FACTS, ordered
+from colabenv.script.marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
     ChildRun,
@@ -62,7 +62,7 @@ from colabenv.verification.storage import IoRun, check_io, run_io_checks
 
 if TYPE_CHECKING:
     from colabenv.models import Catalog, Fingerprint, Profile, Target
-    from colabenv.restart_marker import RestartMarker
+    from colabenv.script.marker import RestartMarker
 
 
 @dataclass
@@ -145,8 +145,8 @@ def _expectation(
 def _shipped_component_problems(
     installed: Mapping[NormalizedName, str], capabilities: tuple[ComputeCapability, ...]
 ) -> Iterable[object]:
-    from colabenv.catalog import shipped_components
-    from colabenv.components import component_problems
+    from colabenv.catalog.components import component_problems
+    from colabenv.catalog.load import shipped_components
 
     return component_problems(
         {str(name): v for name, v in installed.items()}, capabilities, shipped_components()
@@ -181,10 +181,11 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.catalog import catalog_for, shipped_tpu
-    from colabenv.detect import detect
-    from colabenv.profile import find_profile, load_profile
-    from colabenv.settings import TargetFlags, resolve_overrides
+    from colabenv.catalog.load import catalog_for, shipped_tpu
+    from colabenv.host.detect import detect
+    from colabenv.profile.files import find_profile
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 
     if profile is not None and lock is not None:
         raise UsageError("verify: give --profile or --lock, not both")
@@ -197,7 +198,7 @@ def verify(
     )
     target = fingerprint.target
     if fingerprint.state_dir is None:
-        from colabenv.state import NO_HOME
+        from colabenv.script.state import NO_HOME
 
         raise StateError(f"verify: no restart marker can be looked for: {NO_HOME}")
     state = fingerprint.state_dir

@@ -1,5 +1,5 @@
 """The ``io:<path>`` checks: write and uncached read throughput of each ``[verify] io_paths``
-folder, measured by a child (``colabenv/_iocheck.py``, run by its path in the verified
+folder, measured by a child (``colabenv/_target/storage.py``, run by its path in the verified
 interpreter) with a timeout, like the smoke tests.
 
 The parent chooses the test file's name (a new random name in the folder) and removes the file
@@ -23,14 +23,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from colabenv import _iocheck, _proc
-from colabenv._frozen import model
+from colabenv._target.storage import PREFIX
+from colabenv._util import processes
+from colabenv._util.resources import STORAGE_PROGRAM
 from colabenv.errors import ProcessError, printable
 from colabenv.models import IoCheck
+from colabenv.models.frozen import model
 from colabenv.verification.children import TERMINATE_GRACE_S, child_failure, stderr_tail
 from colabenv.verification.report import Check, Status
 
-IO_FILE = Path(_iocheck.__file__).resolve()
 FILE_PREFIX = ".colabenv-io-"
 MIB = 1024 * 1024
 KILL_AFTER_S = 5.0
@@ -43,16 +44,16 @@ class IoRun:
     """One finished ``io:`` child: what it reported, and what became of its test file."""
 
     check: IoCheck
-    completed: _proc.Completed
+    completed: processes.Completed
     test_file: Path
     removal_problem: str | None = None
 
 
 def _result(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
-        if line.startswith(_iocheck.PREFIX):
+        if line.startswith(PREFIX):
             try:
-                data = json.loads(line[len(_iocheck.PREFIX) :])
+                data = json.loads(line[len(PREFIX) :])
             except (ValueError, RecursionError):
                 return None
             return data if isinstance(data, dict) else None
@@ -78,7 +79,7 @@ def _remove(path: Path) -> str | None:
     return None
 
 
-def _name_was_taken(completed: _proc.Completed | None) -> bool:
+def _name_was_taken(completed: processes.Completed | None) -> bool:
     result = _result(completed.stdout) if completed is not None else None
     return result is not None and result.get("errno") == errno.EEXIST
 
@@ -88,13 +89,13 @@ def run_io(check: IoCheck, size_mib: int, timeout: float, *, python: str) -> IoR
     seconds (it stops writing at half and reading at 95% of them), then remove the file, also
     when the child was killed or this thread is interrupted."""
     target = fresh_name(Path(check.path))
-    argv = [python, str(IO_FILE), str(target), str(size_mib * MIB), f"{timeout:g}"]
-    completed: _proc.Completed | None = None
+    argv = [python, str(STORAGE_PROGRAM), str(target), str(size_mib * MIB), f"{timeout:g}"]
+    completed: processes.Completed | None = None
     problem: str | None = None
     try:
-        completed = _proc.run(argv, timeout=timeout + KILL_AFTER_S, grace=TERMINATE_GRACE_S)
+        completed = processes.run(argv, timeout=timeout + KILL_AFTER_S, grace=TERMINATE_GRACE_S)
     except ProcessError as error:
-        completed = _proc.Completed(tuple(argv), 127, "", str(error), False)
+        completed = processes.Completed(tuple(argv), 127, "", str(error), False)
     finally:
         if not _name_was_taken(completed):
             problem = _remove(target)

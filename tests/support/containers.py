@@ -271,7 +271,7 @@ def colabenv_wheel(dest: Path, version: str) -> Path:
                 source.read_bytes()
             )
     files[f"colabenv-{version}.dist-info/entry_points.txt"] = (
-        "[console_scripts]\ncolabenv = colabenv._entry:main\n"
+        "[console_scripts]\ncolabenv = colabenv.cli.entry:main\n"
     )
     return build_wheel(
         dest,

@@ -68,7 +68,7 @@ def snapshots() -> list[str]:
 
 def freeze_of(snapshot: str) -> dict[str, str]:
     """The snapshot's pip freeze, by canonical name (versions from ``name @ URL`` lines too)."""
-    from colabenv.detect import read_freeze
+    from colabenv.host.detect import read_freeze
 
     installed = read_freeze(RUNTIMES / snapshot / "pip-freeze.txt")
     return {dist.name: dist.version for dist in installed.dists}
@@ -106,7 +106,7 @@ def _with_marker(pins: Iterable[str]) -> tuple[str, ...]:
 
 def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]:
     """Stand-ins for one catalog release and variant, with the catalog's pins and companions."""
-    from colabenv.catalog import shipped_catalog
+    from colabenv.catalog.load import shipped_catalog
     from colabenv.models import Framework
 
     release = shipped_catalog().release(Framework(framework), Version(version))
@@ -179,11 +179,12 @@ def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]
 
 def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:
     """(framework, version, variant) each golden profile resolves to on a T4 for each snapshot."""
-    from colabenv.catalog import shipped_catalog, shipped_tpu
-    from colabenv.detect import detect
-    from colabenv.profile import find_profile, load_profile
-    from colabenv.resolver import resolve
-    from colabenv.settings import TargetFlags, resolve_overrides
+    from colabenv.catalog.load import shipped_catalog, shipped_tpu
+    from colabenv.host.detect import detect
+    from colabenv.profile.files import find_profile
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+    from colabenv.resolve.resolver import resolve
 
     found: dict[tuple[str, str, str], None] = {}
     for snapshot in snapshots():
@@ -272,7 +273,8 @@ def add_colabenv(host: Host) -> Path:
         (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
     script = venv / "bin" / "colabenv"
     script.write_text(
-        f"#!{host.python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n", encoding="utf-8"
+        f"#!{host.python}\nimport sys\nfrom colabenv.cli.main import main\nsys.exit(main())\n",
+        encoding="utf-8",
     )
     script.chmod(0o755)
     return script

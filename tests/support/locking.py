@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from colabenv.lockfile import Lock, read_lock
+from colabenv.lock.content import Lock
+from colabenv.lock.file import read_lock
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env

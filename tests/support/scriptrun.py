@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from colabenv.state import MARKER_NAME
+from colabenv.script.state import MARKER_NAME
 from tests.support.fixtures import make_venv
 from tests.support.isolation import clean_env, uv_bin
 

@@ -1,7 +1,7 @@
 """Stand-in torch, jax and tensorflow, installed for real into a throwaway virtual environment.
 
 Each stand-in is a distribution (``*.dist-info`` with METADATA, RECORD, top_level.txt) plus a
-pure-Python package that implements the part of the framework API that ``colabenv._smoke`` uses,
+pure-Python package that implements the part of the framework API that ``colabenv._target.smoke.__main__`` uses,
 with a behaviour fixed at install time: a healthy GPU (matmul with Python lists, a pretend device
 with a compute capability and memory), no GPU, a driver too old for the build, an arch list
 without the GPU's architecture, an import error, a segfault or a hang on import.
@@ -222,7 +222,7 @@ def make_venv(root: Path, *, base: str | Path | None = None, with_colabenv: bool
         _link_runtime(deps)
         (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
         script.write_text(
-            f"#!{python}\nimport sys\nfrom colabenv.cli import main\nsys.exit(main())\n",
+            f"#!{python}\nimport sys\nfrom colabenv.cli.main import main\nsys.exit(main())\n",
             encoding="utf-8",
         )
         script.chmod(0o755)
@@ -247,7 +247,7 @@ def write_marker(
     verify: Mapping[str, object] | None = None,
     reproducibility: Mapping[str, object] | None = None,
 ) -> Path:
-    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/restart_marker.py``);
+    """A schema-1 restart marker as the bootstrap script writes it (``colabenv/script/marker.py``);
     ``python`` is the interpreter it was written for (left out when None, as old markers did);
     ``verify`` adds keys to its ``verify`` table (``io``, ``min_free_ram_gib`` ...) and
     ``reproducibility`` is its table of that name (left out when None, as old markers did)."""

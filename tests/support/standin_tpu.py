@@ -1,7 +1,7 @@
 """Stand-in jax and torch with torch_xla on a TPU, installed into a stand-in venv
 (:func:`tests.support.standin_frameworks.make_venv`).
 
-They implement what ``colabenv/_smoke.py``'s TPU smoke test uses: ``jax.devices("tpu")`` with
+They implement what ``colabenv/_target/smoke/__main__.py``'s TPU smoke test uses: ``jax.devices("tpu")`` with
 ``device_kind`` and ``memory_stats()``, and torch_xla's ``xla_device()``, ``xla_device_hw()``
 and ``get_memory_info()``; the matmul is done in Python. A behaviour fixed at install time
 stands for a healthy TPU, no TPU, a wrong result, or HBM figures the framework does not give.

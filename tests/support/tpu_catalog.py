@@ -11,7 +11,7 @@ import dataclasses
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog import shipped_catalog
+from colabenv.catalog.load import shipped_catalog
 from colabenv.models import Catalog, Framework
 
 

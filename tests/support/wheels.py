@@ -303,7 +303,7 @@ class _CatalogRelease:
 def _catalog_releases() -> dict[tuple[str, str], _CatalogRelease]:
     """(framework, version) -> variants with their pins, companions, as the catalog has them."""
     try:
-        from colabenv.catalog import load_catalog
+        from colabenv.catalog.load import load_catalog
 
         catalog = load_catalog()
     except Exception:  # the catalog is someone else's moving part; the tables above stand in

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""What each start-up mechanism of ``colabenv render`` saves: render with all of them, against
+render with one switched off, runs interleaved in random order (docs/decisions/ cites these).
+
+    bench/mechanisms.py [--runs N]
+
+- ``@model``: every model made by ``@dataclass(frozen=True)`` instead (``@record`` by
+  ``@dataclass(frozen=True, eq=False, repr=False)``), patched in before any model is defined;
+- the parsed-catalog cache: ``COLABENV_CACHE_DIR`` under a regular file, so nothing can be
+  cached and every catalog file is parsed;
+- the garbage collector off: ``gc.disable`` made a no-op, and no ``gc.freeze`` at exit;
+- ``packaging.requirements`` first: the command line run without the entry module's early
+  import.
+
+Each variant runs ``render pytorch`` for a T4 in a fresh interpreter through ``python -c``, as
+the baseline does (the entry module, all mechanisms on). Prints medians, the difference to the
+baseline and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import T4, wall_s, without_colabenv_overrides
+
+RUN = "import sys; sys.argv = ['colabenv', *sys.argv[1:]]\n"
+
+ENTRY = RUN + "from colabenv.cli.entry import main\nraise SystemExit(main())\n"
+
+DATACLASSES = (
+    RUN
+    + "import dataclasses\n"
+    + "import colabenv.models.frozen as frozen\n"
+    + "frozen.model = lambda cls: dataclasses.dataclass(frozen=True)(cls)\n"
+    + "frozen.record = lambda cls: dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)\n"
+    + "from colabenv.cli.entry import main\nraise SystemExit(main())\n"
+)
+
+GC_ON = (
+    RUN
+    + "import gc\n"
+    + "gc.disable = lambda: None\n"
+    + "import packaging.requirements\n"
+    + "from colabenv.cli.main import main\nraise SystemExit(main())\n"
+)
+
+PACKAGING_LATE = (
+    RUN
+    + "import gc\n"
+    + "gc.disable()\n"
+    + "from colabenv.cli.main import main\n"
+    + "try:\n    raise SystemExit(main())\nfinally:\n    gc.freeze()\n"
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="colabenv-bench-mechanisms-") as tmp:
+        out = Path(tmp) / "setup.sh"
+        cache = Path(tmp) / "cache"
+        blocker = Path(tmp) / "not-a-directory"
+        blocker.write_text("no cache can be made under a file\n")
+        env = {**without_colabenv_overrides(), "COLABENV_CACHE_DIR": str(cache)}
+        no_cache = {**env, "COLABENV_CACHE_DIR": str(blocker / "cache")}
+        render = ["render", "pytorch", *T4, "-o", str(out)]
+        variants = {
+            "all mechanisms (the entry module)": ([sys.executable, "-c", ENTRY, *render], env),
+            "@dataclass(frozen=True) instead of @model": ([sys.executable, "-c", DATACLASSES, *render], env),
+            "no parsed-catalog cache": ([sys.executable, "-c", ENTRY, *render], no_cache),
+            "garbage collector on": ([sys.executable, "-c", GC_ON, *render], env),
+            "packaging imported by colabenv's modules": ([sys.executable, "-c", PACKAGING_LATE, *render], env),
+        }
+        for argv, environ in variants.values():
+            wall_s(argv, environ)  # warm up, and the cache filled
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.runs):
+            order = list(variants)
+            random.shuffle(order)
+            for name in order:
+                argv, environ = variants[name]
+                times[name].append(wall_s(argv, environ))
+    base_name = next(iter(variants))
+    base = statistics.median(times[base_name])
+    print(f"render pytorch {' '.join(T4)}, {args.runs} runs of each, interleaved in random order")
+    for name, values in times.items():
+        median = statistics.median(values)
+        delta = (median - base) * 1000
+        print(
+            f"{name}: median {median * 1000:.1f} ms (min {min(values) * 1000:.1f}), "
+            f"{delta:+.1f} ms, {median / base:.2f}x"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,1 +1,0 @@
-"""One module per command, each with ``run(args) -> int``; imported lazily by the CLI."""

@@ -1,0 +1,149 @@
+"""What every smoke child shares (stdlib only, Python 3.8+; see ``__main__.py``): the
+matrices and the pure-Python reference they are checked against, one-line errors, the result
+file written whole, and :func:`smoke`, which runs one framework's smoke test from a table
+(:mod:`colabenv._target.smoke.gpu`, :mod:`colabenv._target.smoke.tpu`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+SIZE = 48
+EXIT_IMPORT = 3
+
+Matrix: TypeAlias = "list[list[float]]"
+SmokeTable: TypeAlias = "dict[str, Callable[[dict[str, Any], Matrix, Matrix], None]]"
+"""Framework name -> the function that fills a smoke result with its matmuls."""
+
+
+def matrices(size: int = SIZE) -> tuple[Matrix, Matrix]:
+    a = [[float((i * 7 + j * 3) % 9 - 4) for j in range(size)] for i in range(size)]
+    b = [[float((i * 5 + j * 2) % 7 - 3) for j in range(size)] for i in range(size)]
+    return a, b
+
+
+def reference_matmul(a: Matrix, b: Matrix) -> Matrix:
+    columns = list(zip(*b))  # noqa: B905 (runs on Python 3.8)
+    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]  # noqa: B905
+
+
+def compare(values: Any, reference: Matrix) -> tuple[float | None, int]:
+    """(largest absolute difference, count of non-finite values) of ``values`` against
+    ``reference``; the difference is None when a value is not finite (a NaN compares as
+    nothing, so it would hide in a maximum) and infinity when the shapes differ."""
+    rows = [[float(v) for v in row] for row in values]
+    non_finite = sum(1 for row in rows for v in row if not math.isfinite(v))
+    if non_finite:
+        return None, non_finite
+    if len(rows) != len(reference) or any(
+        len(r) != len(s)
+        for r, s in zip(rows, reference)  # noqa: B905
+    ):
+        return math.inf, 0
+    pairs = (abs(x - y) for r, s in zip(rows, reference) for x, y in zip(r, s))  # noqa: B905
+    return max(pairs, default=0.0), 0
+
+
+def max_abs_diff(left: Any, right: Matrix) -> float:
+    """The largest absolute difference; NaN when a value is not finite."""
+    diff, non_finite = compare(left, right)
+    return math.nan if non_finite or diff is None else diff
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def emit(result: dict[str, Any], path: str) -> None:
+    """The result, written whole to ``path`` (a new file, then renamed over the name)."""
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        json.dump(result, handle, sort_keys=True)
+    os.replace(partial, path)
+
+
+def cuda_text(value: Any) -> str | None:
+    """CUDA runtime versions come as ints (12040 -> 12.4) or strings ("12.4")."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return f"{value // 1000}.{(value % 1000) // 10}"
+    return str(value)
+
+
+def cudnn_text(value: Any) -> str | None:
+    """cuDNN 9 encodes 9.1.0 as 90100, cuDNN 8 encodes 8.9.2 as 8902."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        if value >= 10000:
+            return f"{value // 10000}.{(value % 10000) // 100}.{value % 100}"
+        return f"{value // 1000}.{(value % 1000) // 100}.{value % 100}"
+    return str(value)
+
+
+def device_result(index: int, name: str, capability: str | None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "name": name,
+        "capability": capability,
+        "max_abs_diff": None,
+        "non_finite": 0,
+        "error": None,
+    }
+
+
+def gpu_matmul(device: dict[str, Any], run: Callable[[], Any], reference: Matrix) -> None:
+    try:
+        device["max_abs_diff"], device["non_finite"] = compare(run(), reference)
+    except Exception as exc:
+        device["error"] = one_line(exc)
+        traceback.print_exc()
+
+
+def cpu_matmul(result: dict[str, Any], values: Any, reference: Matrix) -> None:
+    result["cpu_max_abs_diff"], result["cpu_non_finite"] = compare(values, reference)
+
+
+def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = False) -> int:
+    """Import ``framework`` and run ``table``'s smoke test of it (``tpu``: the TPU table's,
+    whose result also holds the HBM the devices report); the result goes to ``result_path``."""
+    result: dict[str, Any] = {
+        "mode": "smoke",
+        "framework": framework,
+        "stage": "import",
+        "version": None,
+        "cuda": None,
+        "cudnn": None,
+        "arch_list": None,
+        "devices": [],
+        "gpu_reason": None,
+        "cpu_max_abs_diff": None,
+        "cpu_non_finite": 0,
+        "error": None,
+        "notes": [],
+    }
+    if tpu:
+        result.update(accelerator="tpu", hbm=[], hbm_reason=None)
+    a, b = matrices()
+    started = time.monotonic()
+    try:
+        table[framework](result, a, b)
+    except Exception as exc:
+        result["error"] = one_line(exc)
+        traceback.print_exc()
+        emit(result, result_path)
+        return EXIT_IMPORT if result["version"] is None else 1
+    result["stage"] = "done"
+    result["seconds"] = round(time.monotonic() - started, 3)
+    emit(result, result_path)
+    return 0

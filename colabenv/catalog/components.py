@@ -1,0 +1,260 @@
+"""Which releases of an NVIDIA component wheel carry GPU code for the target's GPUs.
+
+The facts come from ``profiles/catalog/components.toml`` (:class:`ComponentFacts`): for each
+component (``nvidia-cudnn-cu12``) the version ranges and the architectures every shared object
+of those wheels carries. From them, for a set of GPUs:
+
+- :func:`coverage`: the one version interval the resolver turns into a constraint
+  (``nvidia-cudnn-cu12<9.11`` for a P100), or None when every known release covers the GPUs;
+- :func:`pulled_in`: the components a framework build pins, directly or through
+  ``cuda-toolkit[...]``, with the versions its pin admits;
+- :func:`component_problems`: for ``verify``, each installed component release that lacks
+  kernels for a GPU, with the last release that has them.
+
+A GPU that no known release of a component covers (cuSPARSELt before Ampere) holds nothing back:
+the frameworks use such a library only on GPUs it supports. Everything here is pure.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Container, Iterable, Mapping, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability, parsed_pin
+from colabenv.models.frozen import model
+
+TOOLKIT_META = canonicalize_name("cuda-toolkit")
+
+
+@model
+class Coverage:
+    """The releases of ``component`` whose GPU code covers every GPU in ``gpus``:
+    ``lower <= v < upper``. ``possible`` is False when no known release covers them all.
+    ``last_covering``: the newest release read that covers them."""
+
+    component: Component
+    gpus: tuple[ComputeCapability, ...]
+    lower: Version | None
+    upper: Version | None
+    last_covering: Version | None
+    possible: bool = True
+
+    @property
+    def specifier(self) -> str:
+        parts = ([f">={self.lower}"] if self.lower is not None else []) + (
+            [f"<{self.upper}"] if self.upper is not None else []
+        )
+        return ",".join(parts)
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.component.name}{self.specifier}"
+
+    def admits(self, version: Version) -> bool:
+        return (
+            self.possible
+            and (self.lower is None or version >= self.lower)
+            and (self.upper is None or version < self.upper)
+        )
+
+    def admits_any(self, spec: SpecifierSet) -> bool:
+        """Whether some version satisfies both ``spec`` and this coverage."""
+        if not self.possible:
+            return False
+        candidates = set(_boundaries(spec)) | {Version("0")}
+        candidates.update(v for v in (self.lower, self.last_covering) if v is not None)
+        for item in self.component.ranges:
+            candidates.update(item.checked)
+        return any(self.admits(v) and spec.contains(v, prereleases=True) for v in candidates)
+
+    @property
+    def reason(self) -> str:
+        """One line: which releases lack kernels for which GPU, and the last one that has them."""
+        name = self.component.name
+        gpus = ", ".join(f"{g.sm} (compute capability {g})" for g in self.gpus)
+        if not self.possible:
+            return f"no known {name} release carries kernels for all of {gpus}"
+        parts = []
+        if self.upper is not None:
+            parts.append(f"{name} {self.upper} and later carry no kernels for {gpus}")
+        if self.lower is not None:
+            parts.append(f"{name} before {self.lower} carries no kernels for {gpus}")
+        text = "; ".join(parts)
+        if self.last_covering is not None:
+            text += f"; {self.last_covering} is the last release read that covers them"
+        return text
+
+
+def _boundaries(spec: SpecifierSet) -> list[Version]:
+    found = []
+    for item in spec:
+        try:
+            base = Version(item.version.removesuffix(".*"))
+        except InvalidVersion:
+            continue
+        found.append(base)
+        if item.operator in (">", "!="):
+            found.append(Version(f"{base.public}.1"))
+    return found
+
+
+def _covered_by_some(component: Component, gpu: ComputeCapability) -> bool:
+    return any(item.covers(gpu) for item in component.ranges)
+
+
+def coverage(component: Component, gpus: Iterable[ComputeCapability]) -> Coverage | None:
+    """The interval of releases covering every GPU (the newest run of ranges that do), or None
+    when every known range covers them, there are no GPUs, or the component never covered any."""
+    relevant = tuple(sorted({g for g in gpus if _covered_by_some(component, g)}))
+    if not relevant:
+        return None
+    ranges = component.ranges
+    good = [all(item.covers(g) for g in relevant) for item in ranges]
+    if all(good):
+        return None
+    if not any(good):
+        return Coverage(component, relevant, None, None, None, possible=False)
+    high = max(i for i, ok in enumerate(good) if ok)
+    low = high
+    while low > 0 and good[low - 1]:
+        low -= 1
+    lower = ranges[low].lower if not all(good[:low]) else None
+    upper = ranges[high].upper if not all(good[high + 1 :]) else None
+    checked = [v for item in ranges[low : high + 1] for v in item.checked]
+    excluded = [item for i, item in enumerate(ranges) if not low <= i <= high]
+    held = tuple(g for g in relevant if any(not item.covers(g) for item in excluded))
+    return Coverage(component, held or relevant, lower, upper, max(checked, default=None))
+
+
+def bounds(facts: ComponentFacts, gpus: tuple[ComputeCapability, ...]) -> dict[str, Coverage]:
+    """:func:`coverage` of every component that holds these GPUs back, by name; worked out once
+    per set of facts and GPUs (kept in ``facts.memo``)."""
+    key = ("bounds", gpus)
+    kept = facts.memo.get(key)
+    if isinstance(kept, dict):
+        return kept
+    found: dict[str, Coverage] = {}
+    for component in facts.components:
+        bound = coverage(component, gpus)
+        if bound is not None:
+            found[str(component.name)] = bound
+    facts.memo[key] = found
+    return found
+
+
+@model
+class PulledIn:
+    """A component a framework build brings, and the versions its pin admits (``pin`` as the
+    framework writes it: ``nvidia-cudnn-cu12==9.10.2.21``, or ``cuda-toolkit[cublas]==12.6.3``)."""
+
+    component: Component
+    specifier: SpecifierSet
+    pin: str
+
+
+_NAME_RE = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _pin_name(text: str) -> str:
+    """The normalized name a pin starts with ("" for none), read without parsing the pin: the
+    resolver asks this of every pin of every build it weighs, and builds share most pins."""
+    match = _NAME_RE.match(text)
+    return canonicalize_name(match.group(1)) if match else ""
+
+
+def pulled_in(
+    pins: Iterable[str], facts: ComponentFacts, only: Container[str] | None = None
+) -> tuple[PulledIn, ...]:
+    """The known components behind a build's pins (requirement strings); a
+    ``cuda-toolkit[...]==X`` pin brings the component version its meta-package release pins for
+    each extra. ``only``: the component names wanted; the other pins are not even parsed."""
+    found: list[PulledIn] = []
+    for text in pins:
+        name = _pin_name(text)
+        if name != TOOLKIT_META and (only is not None and name not in only):
+            continue
+        pin = parsed_pin(text)
+        component = facts.component(pin.name)
+        if component is not None:
+            found.append(PulledIn(component, pin.specifier, str(pin)))
+            continue
+        if name != TOOLKIT_META:
+            continue
+        exact = [s.version for s in pin.specifier if s.operator in ("==", "===")]
+        if len(exact) != 1:
+            continue
+        try:
+            meta = facts.toolkit_meta(Version(exact[0]))
+        except InvalidVersion:
+            continue
+        if meta is None:
+            continue
+        for extra in sorted(pin.extras):
+            for inner in meta.pins(extra):
+                target = facts.component(inner.name)
+                if target is not None and (only is None or str(target.name) in only):
+                    found.append(
+                        PulledIn(target, inner.specifier, f"{pin.name}[{extra}]=={exact[0]} ({inner})")
+                    )
+    return tuple(found)
+
+
+@model
+class ComponentProblem:
+    """An installed component release without GPU code for one of the GPUs."""
+
+    library: str
+    version: str
+    gpu: ComputeCapability
+    last_covering: Version | None
+
+    @property
+    def message(self) -> str:
+        text = f"{self.library} {self.version} has no kernels for {self.gpu.sm} (GPU {self.gpu})"
+        if self.last_covering is not None:
+            text += f"; {self.last_covering} is the last release that covers it"
+        return text
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _last_covering(component: Component, gpu: ComputeCapability) -> Version | None:
+    checked = [v for item in component.ranges if item.covers(gpu) for v in item.checked]
+    return max(checked, default=None)
+
+
+def component_problems(
+    installed: Mapping[str, str],
+    gpus: Sequence[ComputeCapability],
+    facts: ComponentFacts,
+) -> tuple[ComponentProblem, ...]:
+    """For each installed NVIDIA component (name -> version) whose version lies in a range the
+    facts know, each GPU its GPU code does not cover; GPUs the component never covered, and
+    versions outside every known range, are not judged."""
+    problems = []
+    distinct = sorted(set(gpus))
+    for name, version_text in sorted(installed.items()):
+        component = facts.component(name)
+        if component is None:
+            continue
+        try:
+            version = Version(version_text)
+        except InvalidVersion:
+            continue
+        known: ComponentRange | None = component.range_of(Version(version.public))
+        if known is None:
+            continue
+        for gpu in distinct:
+            if known.covers(gpu) or not _covered_by_some(component, gpu):
+                continue
+            problems.append(
+                ComponentProblem(str(component.name), version_text, gpu, _last_covering(component, gpu))
+            )
+    return tuple(problems)

@@ -1,0 +1,479 @@
+"""``colabenv catalog refresh FRAMEWORK``: derive a framework's catalog entries from the indexes.
+
+What is read, per framework (all through :class:`colabenv.index.client.SimpleClient`, PEP 691
+JSON else PEP 503 HTML; a wheel's METADATA from its PEP 658 file where the page offers one,
+else from the wheel with HTTP range requests, :func:`colabenv.catalog.archs.open_wheel`):
+
+- torch: the default index's wheels give the releases, the Python range (cpXY tags and
+  Requires-Python), the default build (``torch/version.py``: ``2.15.0+cu132``, CUDA 13.2) and
+  its NVIDIA pins; the PyTorch index (one page listing every ``+cuXYZ``/``+cpu`` wheel) gives
+  the other variants and their pins; torchvision and torchaudio are the releases that pin
+  ``torch==X``, else the newest that admits X and was built for the same CUDA.
+- jax: jax's METADATA gives the jaxlib and the ``cudaNN`` extras, the plugin's METADATA the pins
+  (``with-cuda``), jaxlib's wheels the Python range.
+- tensorflow: the ``and-cuda`` extra's pins, and ``build_info.py`` inside the wheel the CUDA
+  it was built with and its compute capabilities.
+
+Arch lists are read from the wheels with the arch reader (:mod:`colabenv.catalog.archs`); where that
+is not asked for (``--archs carry``) or a build has no wheel with GPU code, the list of the
+previous release's build of the same name is carried over and the entry marked
+``unconfirmed`` with the reason. Facts no index states (jax's build CUDA) are carried over
+from the previous release and said so in ``source``. Everything is returned as catalog models;
+:mod:`colabenv.catalog.refresh.writer` turns them into the file.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import re
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import (
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from colabenv.errors import IndexUnavailableError, InputError, printable
+from colabenv.index.client import IndexFile, SimpleClient
+from colabenv.models import Arch, Framework, Release, Source, Variant
+from colabenv.models.frozen import model
+
+Progress = Callable[[str], None]
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+"""Where torch's variant indexes are (``<this>/cu126``): what the catalog's index_url says."""
+MAX_METADATA_BYTES = 8 * 1024 * 1024
+MAX_MEMBER_BYTES = 1024 * 1024
+"""``torch/version.py``, ``build_info.py``: a few KiB each."""
+WHEEL_METADATA_READ = 256 * 1024 * 1024
+"""The most read of one wheel for its METADATA and small files (the central directory of a
+torch wheel is about 2 MiB)."""
+PYTHONS = tuple(f"3.{minor}" for minor in range(8, 20))
+_LINUX = {
+    "platform_system": "Linux",
+    "sys_platform": "linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
+_CU_TAG = re.compile(r"^cu(\d{2})(\d)$|^cu(\d{3})$")
+_CUDA_EXTRA = re.compile(r"^cuda(\d+)$")
+_PY_STRING = re.compile(r"""^\s*(\w+)\s*(?::\s*[^=]+)?=\s*['"]([^'"\n]*)['"]""", re.MULTILINE)
+
+
+class RefreshProblem(Exception):
+    """A fact the index states that cannot be read (the reason, for a note)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Options and results
+
+
+@model
+class RefreshOptions:
+    """What ``catalog refresh`` was asked.
+
+    ``index``: the default index; ``pytorch_index``: the index whose torch page lists every
+    variant's wheels (None: not read, ``--no-variant-index``); ``releases``: which versions to
+    examine; ``read_archs``: read arch lists from the wheels (else carry them over)."""
+
+    framework: Framework
+    index: str
+    index_label: str
+    pytorch_index: str | None
+    releases: SpecifierSet | None
+    read_archs: bool
+    max_wheel_bytes: int
+    timeout_s: float
+
+
+@model
+class Derived:
+    """What the indexes say: releases as catalog models, what could not be derived, and which
+    builds' arch lists and CUDA were read from their wheels (only those are compared with the
+    catalog)."""
+
+    releases: tuple[Release, ...]
+    notes: tuple[str, ...]
+    archs_read: frozenset[tuple[Version, str]] = frozenset()
+    cuda_read: frozenset[tuple[Version, str]] = frozenset()
+    """The builds whose CUDA a file in the wheel states (jax's never does)."""
+    offered: frozenset[tuple[Version, str]] = frozenset()
+    """The builds the indexes have, derived or not (a catalog build missing here is gone)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the indexes
+
+
+@model
+class Wheel:
+    index: str
+    file: IndexFile
+    version: Version
+    tags: frozenset[Tag]
+
+    @property
+    def pythons(self) -> tuple[str, ...]:
+        """The CPython minors of the wheel's cpXY tags (free-threaded ``cpXYt`` builds aside)."""
+        found = set()
+        for tag in self.tags:
+            match = re.fullmatch(r"cp3(\d+)", tag.interpreter)
+            if match and not tag.abi.endswith("t"):
+                found.add(f"3.{match.group(1)}")
+        return tuple(sorted(found, key=lambda text: int(text.split(".")[1])))
+
+    @property
+    def linux_x86_64(self) -> bool:
+        return any(
+            t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
+            for t in self.tags
+        )
+
+
+@model
+class Metadata:
+    requires_python: str | None
+    requires: tuple[Requirement, ...]
+    extras: tuple[str, ...]
+
+
+class IndexReader:
+    """Project pages, METADATA and small members of wheels, each read once."""
+
+    def __init__(self, client: SimpleClient, options: RefreshOptions, progress: Progress) -> None:
+        self.client = client
+        self.options = options
+        self.progress = progress
+        self._pages: dict[tuple[str, str], tuple[IndexFile, ...]] = {}
+        self._metadata: dict[str, Metadata] = {}
+        self._members: dict[tuple[str, str], bytes | None] = {}
+        self._archs: dict[str, tuple[Arch, ...]] = {}
+
+    def wheels(self, index: str, project: str, *, required: bool = False) -> list[Wheel]:
+        """The Linux x86_64 (or pure) wheels of ``project`` on ``index``, final releases only;
+        ``required``: an index without the project is an error (the framework itself)."""
+        key = (index, project)
+        if key not in self._pages:
+            self.progress(f"reading the {project} page of {index}")
+            files = self.client.project_files(index, project)
+            if files is None and required:
+                raise IndexUnavailableError(
+                    f"index {printable(index)} has no project {canonicalize_name(project)}"
+                )
+            self._pages[key] = files or ()
+        found = []
+        for file in self._pages[key]:
+            if not file.filename.endswith(".whl"):
+                continue
+            try:
+                name, version, _, tags = parse_wheel_filename(file.filename)
+            except (InvalidWheelFilename, InvalidVersion, ValueError):
+                continue
+            if name != canonicalize_name(project) or version.is_prerelease or version.is_devrelease:
+                continue
+            wheel = Wheel(index, file, version, frozenset(tags))
+            if wheel.linux_x86_64:
+                found.append(wheel)
+        return found
+
+    def metadata(self, wheel: Wheel) -> Metadata:
+        url = wheel.file.url
+        if url not in self._metadata:
+            self.progress(f"reading the METADATA of {wheel.file.filename}")
+            data = None
+            if wheel.file.metadata:
+                data = self.client.file_bytes(wheel.index, url + ".metadata")
+            if data is None:
+                data = self._wheel_file(
+                    wheel, lambda name: name.count("/") == 1 and name.endswith(".dist-info/METADATA")
+                )
+            if data is None:
+                raise IndexUnavailableError(f"{printable(wheel.file.filename)}: no METADATA")
+            self._metadata[url] = parse_metadata(data, wheel.file.filename)
+        return self._metadata[url]
+
+    def member(self, wheel: Wheel, path: str) -> bytes | None:
+        """A small file of the wheel (``torch/version.py``), None when it has none."""
+        key = (wheel.file.url, path)
+        if key not in self._members:
+            self._members[key] = self._wheel_file(wheel, lambda name: name == path)
+        return self._members[key]
+
+    def _wheel_file(self, wheel: Wheel, wanted: Callable[[str], bool]) -> bytes | None:
+        from colabenv.catalog.archs import open_wheel
+
+        try:
+            with open_wheel(
+                wheel.file.url, max_download=WHEEL_METADATA_READ, timeout=self.options.timeout_s
+            ) as stream:
+                archive = zipfile.ZipFile(stream)
+                for info in archive.infolist():
+                    if not wanted(info.filename):
+                        continue
+                    limit = MAX_METADATA_BYTES if info.filename.endswith("METADATA") else MAX_MEMBER_BYTES
+                    if info.file_size > limit:
+                        raise RefreshProblem(f"{info.filename} is {info.file_size} bytes")
+                    return archive.read(info)
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            EOFError,
+            NotImplementedError,
+            RuntimeError,
+            ValueError,
+            RefreshProblem,
+        ) as problem:
+            raise IndexUnavailableError(
+                f"{printable(wheel.file.filename)}: not a wheel that can be read ({printable(problem)})"
+            ) from None
+        return None
+
+    def archs(self, wheels: Sequence[Wheel], members: Sequence[str] = ()) -> tuple[Arch, ...]:
+        """What every library with GPU code in ``wheels`` carries (empty: none has GPU code)."""
+        from colabenv.catalog.archs import read_wheel_archs
+
+        common: set[Arch] | None = None
+        for wheel in wheels:
+            url = wheel.file.url
+            if url not in self._archs:
+                self.progress(f"reading the GPU code of {wheel.file.filename}")
+                try:
+                    found = read_wheel_archs(
+                        url,
+                        members,
+                        max_member=self.options.max_wheel_bytes,
+                        max_download=self.options.max_wheel_bytes,
+                        timeout=self.options.timeout_s,
+                    )
+                except InputError as problem:
+                    raise IndexUnavailableError(str(problem)) from None
+                self._archs[url] = found.common if found.libraries else ()
+            archs = self._archs[url]
+            if archs:
+                common = set(archs) if common is None else common & set(archs)
+        return tuple(sorted(common or ()))
+
+
+def parse_metadata(data: bytes, where: str) -> Metadata:
+    """Requires-Python, Requires-Dist and Provides-Extra of a METADATA file (core metadata)."""
+    if len(data) > MAX_METADATA_BYTES:
+        raise IndexUnavailableError(
+            f"{printable(where)}: METADATA larger than {MAX_METADATA_BYTES >> 20} MiB"
+        )
+    message = email.parser.BytesHeaderParser().parsebytes(data)
+    requires = []
+    for text in message.get_all("Requires-Dist") or ():
+        try:
+            requires.append(Requirement(str(text)))
+        except InvalidRequirement:
+            raise IndexUnavailableError(
+                f"{printable(where)}: METADATA Requires-Dist {printable(str(text))[:120]!r} is "
+                "not a requirement"
+            ) from None
+    python = message.get("Requires-Python")
+    extras = tuple(canonicalize_name(str(e)) for e in message.get_all("Provides-Extra") or ())
+    return Metadata(str(python).strip() if python else None, tuple(requires), extras)
+
+
+def _applies(marker: Marker | None, extra: str) -> bool:
+    """Whether a requirement with ``marker`` applies on Linux x86_64 for some Python, with
+    ``extra`` asked for ("" for none)."""
+    if marker is None:
+        return True
+    return any(
+        marker.evaluate({**_LINUX, "python_version": py, "python_full_version": f"{py}.0", "extra": extra})
+        for py in PYTHONS
+    )
+
+
+def requirements_of(metadata: Metadata, extra: str | None = None) -> list[Requirement]:
+    """The requirements of the wheel itself (``extra`` None), or those only ``extra`` adds."""
+    found = []
+    for requirement in metadata.requires:
+        base = _applies(requirement.marker, "")
+        wanted = base if extra is None else not base and _applies(requirement.marker, extra)
+        if wanted:
+            found.append(requirement)
+    return found
+
+
+_ORDER = {op: n for n, op in enumerate((">=", ">", "==", "===", "~=", "!=", "<=", "<"))}
+
+
+def pin_text(requirement: Requirement) -> str:
+    """``name[extras]`` and the specifier, lower bounds first, without the marker: how the
+    catalog writes a pin."""
+    extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+    items = sorted(requirement.specifier, key=lambda s: (_ORDER.get(s.operator, 9), s.version))
+    return canonicalize_name(requirement.name) + extras + ",".join(str(s) for s in items)
+
+
+def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
+    """The NVIDIA and CUDA wheels among ``requirements``, as pins (triton, tensorrt aside)."""
+    return tuple(
+        pin_text(r) for r in requirements if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
+    )
+
+
+def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
+    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so;
+    pure wheels alone: Requires-Python as it is."""
+    minors = sorted({int(p.split(".")[1]) for w in wheels for p in w.pythons})
+    declared = None
+    if requires_python:
+        try:
+            declared = SpecifierSet(requires_python)
+        except InvalidSpecifier:
+            declared = None
+    if not minors:
+        if declared is None:
+            raise RefreshProblem("no cpXY wheel and no Requires-Python")
+        return declared
+    if declared is not None:
+        minors = [m for m in minors if declared.contains(f"3.{m}")] or minors
+    return SpecifierSet(f">=3.{minors[0]},<3.{minors[-1] + 1}")
+
+
+def preferred(wheels: Sequence[Wheel]) -> Wheel:
+    """The wheel to read: cp312 when there is one, else the newest CPython, else any."""
+
+    def rank(wheel: Wheel) -> tuple[int, int, str]:
+        pythons = wheel.pythons
+        return (
+            0 if "3.12" in pythons else 1,
+            -max((int(p.split(".")[1]) for p in pythons), default=0),
+            wheel.file.filename,
+        )
+
+    return sorted(wheels, key=rank)[0]
+
+
+def by_version(wheels: Iterable[Wheel]) -> dict[Version, list[Wheel]]:
+    grouped: dict[Version, list[Wheel]] = {}
+    for wheel in wheels:
+        grouped.setdefault(wheel.version, []).append(wheel)
+    return grouped
+
+
+def python_strings(text: str) -> dict[str, str]:
+    """``name = 'value'`` assignments of a small Python file (``torch/version.py``)."""
+    return {m.group(1): m.group(2) for m in _PY_STRING.finditer(text)}
+
+
+def cuda_of_tag(tag: str) -> Version | None:
+    """``cu126`` -> 12.6, ``cu118`` -> 11.8, ``cu132`` -> 13.2; None for ``cpu`` and others."""
+    match = _CU_TAG.match(tag)
+    if match is None:
+        return None
+    digits = match.group(0)[2:]
+    return Version(f"{digits[:2]}.{digits[2:]}")
+
+
+def cuda_of_pins(pins: Sequence[str]) -> Version | None:
+    """The CUDA a build's pins name: ``cuda-toolkit[...]==13.2.2`` or the CUDA runtime's."""
+    for text in pins:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        if name == "cuda-toolkit" or name.startswith("nvidia-cuda-runtime"):
+            for spec in requirement.specifier:
+                if spec.operator in ("==", ">=", "==="):
+                    release = Version(spec.version.removesuffix(".*")).release
+                    return Version(f"{release[0]}.{release[1]}")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The previous release, for what is carried over
+
+
+class History:
+    """The releases known so far (the catalog's, then the derived ones), to carry facts from."""
+
+    def __init__(self, releases: Iterable[Release]) -> None:
+        self.releases = list(releases)
+
+    def add(self, release: Release) -> None:
+        """A derived release, unless the catalog has that version: what is carried over comes
+        from the catalog's entry, which stays as it is."""
+        if all(r.version != release.version for r in self.releases):
+            self.releases.append(release)
+
+    def before(self, version: Version) -> list[Release]:
+        return sorted(
+            (r for r in self.releases if r.version < version), key=lambda r: r.version, reverse=True
+        )
+
+    def variant_before(self, version: Version, name: str) -> tuple[Release, Variant] | None:
+        for release in self.before(version):
+            variant = release.variant(name)
+            if variant is not None:
+                return release, variant
+        return None
+
+
+def carried_archs(
+    history: History, version: Version, name: str, why: str
+) -> tuple[tuple[Arch, ...], str] | None:
+    """The arch list of the previous release's build ``name``, and the unconfirmed reason."""
+    found = history.variant_before(version, name)
+    if found is None or not found[1].archs:
+        return None
+    release, variant = found
+    return variant.archs, f"archs carried over from {release.version} {variant.name}: {why}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection
+
+
+def selected_versions(
+    available: Iterable[Version], known: Sequence[Release], wanted: SpecifierSet | None
+) -> list[Version]:
+    """``--releases`` when given; else the newest release the catalog has and every newer one
+    (the newest one on the index when the catalog has none)."""
+    versions = sorted(set(available))
+    if wanted is not None:
+        return [v for v in versions if wanted.contains(v, prereleases=True)]
+    if known:
+        newest = max(r.version for r in known)
+        return [v for v in versions if v >= newest]
+    return versions[-1:]
+
+
+def stamp() -> str:
+    return f"read by colabenv catalog refresh, {date.today().isoformat()}"
+
+
+def variant_model(
+    name: str,
+    *,
+    cuda: Version | None = None,
+    index_url: str | None = None,
+    local_tag: str | None = None,
+    extra: str | None = None,
+    archs: tuple[Arch, ...] = (),
+    pins: tuple[str, ...] = (),
+    source: str,
+    unconfirmed: str | None = None,
+) -> Variant:
+    return Variant(
+        name=name,
+        cuda=cuda,
+        index_url=index_url,
+        local_tag=local_tag,
+        extra=extra,
+        archs=archs,
+        pin_texts=pins,
+        python=None,
+        source=Source(source),
+        unconfirmed=unconfirmed,
+    )

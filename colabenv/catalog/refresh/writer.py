@@ -1,0 +1,324 @@
+"""The catalog file ``catalog refresh`` writes: the file it starts from, kept as it is, with the
+new releases and new builds of known releases inserted as TOML in the file's own layout, and
+the contradictions between the file and the indexes listed instead of written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv.catalog.refresh.sources import Derived
+from colabenv.models import Arch, Companion, ComputeCapability, Framework, Release, Variant, archs_cover
+from colabenv.models.frozen import model
+
+FOLLOWS_VARIANT = {Framework.TORCH: True, Framework.JAX: False, Framework.TENSORFLOW: False}
+"""``companions_follow_variant`` of a new file: torch's companions carry its local tag."""
+_ORDER = {op: n for n, op in enumerate((">=", ">", "==", "===", "~=", "!=", "<=", "<"))}
+
+
+@model
+class Outcome:
+    """The refreshed file and what changed: releases and builds added, contradictions found
+    (the file keeps its own entry), and notes (what could not be derived)."""
+
+    text: str
+    added_releases: tuple[Version, ...]
+    added_variants: tuple[tuple[Version, str], ...]
+    contradictions: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def quoted(text: str) -> str:
+    """A TOML basic string (JSON's escapes, and DEL, which TOML wants escaped too)."""
+    return json.dumps(text).replace("\x7f", "\\u007f")
+
+
+def specifier_text(specifier: SpecifierSet) -> str:
+    items = sorted(specifier, key=lambda s: (_ORDER.get(s.operator, 9), s.version))
+    return ",".join(str(s) for s in items)
+
+
+def _archs_value(archs: Sequence[Arch], named: Mapping[str, tuple[Arch, ...]]) -> str:
+    """A named list equal to ``archs`` (the one defined last, the newest, when several are),
+    else the list itself."""
+    for name, listed in reversed(list(named.items())):
+        if tuple(sorted(listed)) == tuple(sorted(archs)):
+            return quoted(name)
+    return "[" + ", ".join(quoted(str(a)) for a in sorted(archs)) + "]"
+
+
+def _companion_entry(companion: Companion, follows_default: bool) -> str:
+    if companion.follows_variant == follows_default:
+        return f"{companion.name} = {quoted(str(companion.version))}"
+    follows = "true" if companion.follows_variant else "false"
+    return f"{companion.name} = {{ version = {quoted(str(companion.version))}, follows_variant = {follows} }}"
+
+
+def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> str:
+    lines = ["[[release.variant]]", f"name = {quoted(variant.name)}"]
+    if variant.cuda is not None:
+        lines.append(f"cuda = {quoted(str(variant.cuda))}")
+    for key, value in (
+        ("index_url", variant.index_url),
+        ("local_tag", variant.local_tag),
+        ("extra", variant.extra),
+    ):
+        if value is not None:
+            lines.append(f"{key} = {quoted(value)}")
+    if variant.archs:
+        lines.append(f"archs = {_archs_value(variant.archs, named)}")
+    one_line = "pins = [" + ", ".join(quoted(p) for p in variant.pin_texts) + "]"
+    if len(one_line) > 100:
+        lines.append("pins = [")
+        lines.extend(f"    {quoted(pin)}," for pin in variant.pin_texts)
+        lines.append("]")
+    elif variant.pin_texts or variant.cuda is not None:
+        lines.append(one_line)
+    if variant.unconfirmed is not None:
+        lines.append("unconfirmed = true")
+        lines.append(f"unconfirmed_reason = {quoted(variant.unconfirmed)}")
+    lines.append(f"source = {quoted(variant.source.text)}")
+    return "\n".join(lines) + "\n"
+
+
+def release_block(release: Release, follows_default: bool, named: Mapping[str, tuple[Arch, ...]]) -> str:
+    lines = [
+        "[[release]]",
+        f"version = {quoted(str(release.version))}",
+        f"python = {quoted(specifier_text(release.python))}",
+    ]
+    if release.default_variant is not None:
+        lines.append(f"default_variant = {quoted(release.default_variant)}")
+    if release.companions:
+        entries = ", ".join(_companion_entry(c, follows_default) for c in release.companions)
+        lines.append(f"companions = {{ {entries} }}")
+    lines.append(f"source = {quoted(release.source.text)}")
+    text = "\n".join(lines) + "\n"
+    for variant in release.variants:
+        text += "\n" + variant_block(variant, named)
+    return text
+
+
+def header(framework: Framework) -> str:
+    return (
+        f"# {framework} releases for Linux x86_64, written by colabenv catalog refresh.\n"
+        f'# See CONTRIBUTING.md, "Adding a catalog entry".\nschema = 1\n'
+        f"framework = {quoted(framework.value)}\n"
+        f"companions_follow_variant = {'true' if FOLLOWS_VARIANT[framework] else 'false'}\n"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Where things go in the file
+
+
+def _release_blocks(lines: Sequence[str]) -> list[tuple[int, int, Version | None]]:
+    """(first line, end, version) of each ``[[release]]`` block: from its header, or the
+    comment lines right above it, to where the next block begins."""
+    starts = [i for i, line in enumerate(lines) if line.strip() == "[[release]]"]
+    begins = []
+    for start in starts:
+        begin = start
+        while begin > 0 and lines[begin - 1].lstrip().startswith("#"):
+            begin -= 1
+        begins.append(begin)
+    blocks = []
+    for n, start in enumerate(starts):
+        end = begins[n + 1] if n + 1 < len(starts) else len(lines)
+        version = None
+        for line in lines[start:end]:
+            key, _, value = line.partition("=")
+            if key.strip() == "version":
+                try:
+                    version = Version(json.loads(value.strip()))
+                except (ValueError, TypeError, InvalidVersion):
+                    version = None
+                break
+        blocks.append((begins[n], end, version))
+    return blocks
+
+
+def _trimmed_end(lines: Sequence[str], start: int, end: int) -> int:
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def merged_text(
+    framework: Framework,
+    base_text: str,
+    known: Sequence[Release],
+    named: Mapping[str, tuple[Arch, ...]],
+    follows_default: bool,
+    derived: Derived,
+    variant_index_read: bool,
+) -> Outcome:
+    """``base_text`` with what ``derived`` adds, and the contradictions with ``known`` (the
+    releases ``base_text`` holds)."""
+    text = base_text if base_text.strip() else header(framework)
+    lines = text.splitlines()
+    by_version = {r.version: r for r in known}
+    inserts: list[tuple[int, str]] = []
+    added_releases: list[Version] = []
+    added_variants: list[tuple[Version, str]] = []
+    contradictions: list[str] = []
+    notes = list(derived.notes)
+    blocks = _release_blocks(lines)
+    for release in sorted(derived.releases, key=lambda r: r.version):
+        old = by_version.get(release.version)
+        if old is None:
+            later = [b for b in blocks if b[2] is not None and b[2] > release.version]
+            at = later[0][0] if later else len(lines)
+            inserts.append((at, release_block(release, follows_default, named)))
+            added_releases.append(release.version)
+            continue
+        found, confirmed = compare(old, release, derived, variant_index_read)
+        contradictions.extend(found)
+        notes.extend(confirmed)
+        new = [v for v in release.variants if old.variant(v.name) is None]
+        if not new:
+            continue
+        block = next(b for b in blocks if b[2] == release.version)
+        at = _trimmed_end(lines, block[0], block[1])
+        inserts.append((at, "\n".join(variant_block(v, named) for v in new)))
+        added_variants.extend((release.version, v.name) for v in new)
+    ordered = sorted(enumerate(inserts), key=lambda item: (item[1][0], item[0]), reverse=True)
+    for _, (at, block_text) in ordered:
+        before = [""] if at > 0 and lines[at - 1].strip() else []
+        after = [""] if at < len(lines) and lines[at].strip() else []
+        lines[at:at] = [*before, *block_text.strip("\n").splitlines(), *after]
+    return Outcome(
+        "\n".join(lines).rstrip("\n") + "\n",
+        tuple(added_releases),
+        tuple(added_variants),
+        tuple(contradictions),
+        tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Contradictions
+
+
+def _pin_key(text: str) -> tuple[str, tuple[str, ...], SpecifierSet]:
+    requirement = Requirement(text)
+    return (canonicalize_name(requirement.name), tuple(sorted(requirement.extras)), requirement.specifier)
+
+
+def _pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
+    left = sorted((_pin_key(t) for t in a), key=str)
+    right = sorted((_pin_key(t) for t in b), key=str)
+    return left != right
+
+
+KNOWN_GPUS = tuple(
+    ComputeCapability.parse(c)
+    for c in (
+        "3.5",
+        "3.7",
+        "5.0",
+        "5.2",
+        "5.3",
+        "6.0",
+        "6.1",
+        "6.2",
+        "7.0",
+        "7.2",
+        "7.5",
+        "8.0",
+        "8.6",
+        "8.7",
+        "8.9",
+        "9.0",
+        "10.0",
+        "10.1",
+        "10.3",
+        "11.0",
+        "12.0",
+        "12.1",
+    )
+)
+"""The compute capabilities of GPUs that exist, on which two arch lists are compared."""
+
+
+def coverage_difference(catalog: Sequence[Arch], wheel: Sequence[Arch]) -> str:
+    """Which GPUs one arch list covers and the other does not ("" when they cover the same)."""
+    only_catalog = [g.sm for g in KNOWN_GPUS if archs_cover(catalog, g) and not archs_cover(wheel, g)]
+    only_wheel = [g.sm for g in KNOWN_GPUS if archs_cover(wheel, g) and not archs_cover(catalog, g)]
+    parts = []
+    if only_catalog:
+        parts.append(f"no kernels for {', '.join(only_catalog)} in every library")
+    if only_wheel:
+        parts.append(f"kernels the catalog does not list for {', '.join(only_wheel)}")
+    return "; ".join(parts)
+
+
+def compare(
+    old: Release, new: Release, derived: Derived, variant_index_read: bool
+) -> tuple[list[str], list[str]]:
+    """Where the catalog's ``old`` and the index's ``new`` disagree (contradictions), and the
+    catalog's unconfirmed builds the wheels now confirm (notes)."""
+    where = f"{old.framework} {old.version}"
+    found: list[str] = []
+    confirmed: list[str] = []
+    if old.python != new.python:
+        found.append(
+            f"{where}: python: the catalog has {specifier_text(old.python)}, the index "
+            f"says {specifier_text(new.python)}"
+        )
+    if old.default_variant != new.default_variant:
+        found.append(
+            f"{where}: default_variant: the catalog has {old.default_variant}, the index "
+            f"says {new.default_variant}"
+        )
+    for companion in new.companions:
+        had = old.companion(companion.name)
+        if had is not None and had.version != companion.version:
+            found.append(
+                f"{where}: companions.{companion.name}: the catalog has {had.version}, "
+                f"the index says {companion.version}"
+            )
+    for variant in new.variants:
+        had_variant = old.variant(variant.name)
+        if had_variant is None:
+            continue
+        label = f"{where} {variant.name}"
+        if (new.version, variant.name) in derived.cuda_read and had_variant.cuda != variant.cuda:
+            found.append(f"{label}: cuda: the catalog has {had_variant.cuda}, the index says {variant.cuda}")
+        if _pins_differ(had_variant.pin_texts, variant.pin_texts):
+            found.append(
+                f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
+                f"the index says [{', '.join(variant.pin_texts)}]"
+            )
+        if (new.version, variant.name) in derived.archs_read:
+            shown = " ".join(str(a) for a in sorted(had_variant.archs))
+            read = " ".join(str(a) for a in sorted(variant.archs))
+            differ = coverage_difference(had_variant.archs, variant.archs)
+            if differ:
+                found.append(
+                    f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
+                    f"carry only {read} ({differ})"
+                )
+            elif set(had_variant.archs) != set(variant.archs):
+                confirmed.append(
+                    f"{label}: the catalog's arch list ({shown}) and the wheel's "
+                    f"({read}) differ but cover the same GPUs"
+                )
+            elif had_variant.unconfirmed is not None:
+                confirmed.append(
+                    f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)"
+                )
+    gone = [
+        v.name
+        for v in old.variants
+        if not v.is_cpu and new.variant(v.name) is None and (old.version, v.name) not in derived.offered
+    ]
+    if gone and (old.framework is not Framework.TORCH or variant_index_read):
+        found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
+    return found, confirmed

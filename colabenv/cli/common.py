@@ -1,0 +1,101 @@
+"""What several commands share: target flags to a Target, a profile argument to a Profile."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
+from colabenv.errors import InputError, OutputError, printable
+from colabenv.models import Profile, Target, TargetOverrides
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+
+
+def stdout_is_terminal() -> bool:
+    """Whether people read standard output as it comes (tables) or it goes to a pipe or a
+    file (plain lines)."""
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def target_flags(args: argparse.Namespace) -> TargetFlags:
+    return TargetFlags(
+        driver=getattr(args, "driver", None),
+        cuda=getattr(args, "cuda", None),
+        compute_capability=tuple(getattr(args, "compute_capability", None) or ()),
+        python=getattr(args, "python", None),
+        cpu=bool(getattr(args, "cpu", False)),
+        installed_from=getattr(args, "installed_from", None),
+        tpu=getattr(args, "tpu", None),
+    )
+
+
+def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
+    from colabenv.host.detect import shipped_tpu_facts
+
+    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu_facts)
+
+
+def target_from_args(args: argparse.Namespace) -> Target:
+    """Flags and COLABENV_* variables first; whatever they leave open is detected."""
+    from colabenv.host.detect import detect
+
+    return detect(overrides_from_args(args)).target
+
+
+def load_profile_arg(name_or_path: str) -> Profile:
+    """A profile file, or the name of a shipped golden profile."""
+    from colabenv.profile.load import load_profile
+
+    return load_profile(locate_profile(name_or_path))
+
+
+def locate_profile(name_or_path: str) -> Path:
+    """:func:`colabenv.profile.files.find_profile`, saying on stderr when a bare golden name passed
+    over a file or folder of that name in the current directory."""
+    import sys
+
+    from colabenv.profile.files import find_profile, shadowed_file
+
+    path = find_profile(name_or_path)
+    shadowed = shadowed_file(name_or_path)
+    if shadowed is not None:
+        shown = printable(name_or_path)
+        sys.stderr.write(
+            f"colabenv: note: using the golden profile {shown}, not ./{shown} in"
+            f" this directory (write ./{shown} for that one)\n"
+        )
+    return path
+
+
+def read_input(path: Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file given on the command line; a problem is one InputError naming it."""
+    try:
+        return read_limited(path, limit)
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: {what}: {problem}") from None
+
+
+def write_text_atomic(
+    path: Path,
+    text: str,
+    *,
+    mode: int | None = None,
+    exclusive: bool = False,
+    validate: Callable[[Path], None] | None = None,
+) -> Path:
+    """``-o``: :func:`colabenv._util.files.write_output` for text; a failure is one OutputError
+    naming ``path``. Returns the path written (a link's target)."""
+    try:
+        return write_output(path, text.encode("utf-8"), mode=mode, exclusive=exclusive, validate=validate)
+    except FileExistsError:
+        raise OutputError(f"{printable(path)}: already exists; not overwritten") from None
+    except FileProblem as problem:
+        raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
+    except OSError as exc:
+        raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,194 @@
+"""``colabenv detect [--json]``: what this host is, for people or for machines (JSON).
+
+For a terminal, tables; for a pipe or a file, plain lines (one per fact, full width). Every value
+comes from the host (a GPU name, a path, a freeze file) and is shown as text, never as rich
+markup, with control characters escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from colabenv.cli.common import overrides_from_args, stdout_is_terminal
+from colabenv.errors import printable
+from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
+from colabenv.models.frozen import model
+
+
+@model
+class Report:
+    """What ``detect`` shows people, in rows of text."""
+
+    host: tuple[tuple[str, str], ...]
+    gpus: tuple[tuple[str, str, str, str, str], ...]
+    frameworks: tuple[tuple[str, str, str], ...]
+    also_installed: str
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def run(args: argparse.Namespace) -> int:
+    from colabenv.host.detect import detect, fingerprint_to_json
+    from colabenv.host.interpreter import probe_interpreter
+
+    python = probe_interpreter(args.interpreter) if args.interpreter else None
+    fingerprint = detect(overrides_from_args(args), interpreter=python)
+    if args.json:
+        sys.stdout.write(json.dumps(fingerprint_to_json(fingerprint), indent=2) + "\n")
+        return 0
+    report = _report(fingerprint)
+    if stdout_is_terminal():
+        _tables(report)
+    else:
+        _plain(report)
+    return 0
+
+
+def _catalog_or_none(notes: list[str]) -> Catalog | None:
+    from colabenv.catalog.load import catalog_for
+    from colabenv.errors import CatalogError, CatalogOverlayError
+
+    try:
+        return catalog_for(None, os.environ)
+    except (CatalogError, CatalogOverlayError) as error:
+        notes.append(f"catalog unavailable, no build warnings: {error}")
+        return None
+
+
+def _report(fingerprint: Fingerprint) -> Report:
+    from colabenv.host.detect import build_warnings, shown_installed
+    from colabenv.host.framework_builds import framework_builds
+
+    notes = list(fingerprint.notes)
+    catalog = _catalog_or_none(notes)
+    notes.extend(_home_notes())
+    target = fingerprint.target
+    glibc = f", glibc {fingerprint.glibc}" if fingerprint.glibc else ""
+    host = (
+        ("driver", format_driver(target.driver) if target.driver else "none (no NVIDIA GPU)"),
+        ("max CUDA", str(target.cuda) if target.cuda else "-"),
+        ("compute capabilities", ", ".join(str(c) for c in target.compute_capabilities) or "-"),
+        ("accelerator", _accelerator(target)),
+        (
+            "Python",
+            f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_minor}",
+        ),
+        ("platform", target.platform + glibc),
+        ("runtime", fingerprint.runtime.value),
+        ("state dir", "-" if fingerprint.state_dir is None else str(fingerprint.state_dir)),
+    )
+    gpus = tuple(
+        (
+            str(index),
+            gpu.name,
+            f"{gpu.compute_capability} ({gpu.compute_capability.sm})",
+            _mib(gpu.memory_total_mib),
+            _mib(gpu.memory_free_mib),
+        )
+        for index, gpu in enumerate(fingerprint.gpus)
+    )
+    builds = framework_builds(target.installed, catalog)
+    names = {b.name for b in builds}
+    wheels = [d for d in shown_installed(target.installed) if d.name not in names]
+    return Report(
+        host=host,
+        gpus=gpus,
+        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build) for b in builds),
+        also_installed=", ".join(f"{d.name} {d.version}" for d in wheels),
+        warnings=build_warnings(target, catalog),
+        notes=tuple(notes),
+    )
+
+
+def _accelerator(target: Target) -> str:
+    """``nvidia``, ``cpu``, or the TPU with its generation, type and chips."""
+    if target.tpu is not None and not target.has_gpu:
+        return f"tpu: {target.tpu}"
+    if target.accelerator is Accelerator.CPU:
+        return "cpu (no NVIDIA GPU or TPU)"
+    return str(target.accelerator)
+
+
+def _tpu_build(target: Target, framework: Framework) -> str | None:
+    """On a TPU host, ``TPU (libtpu 0.0.17)`` for a framework installed with its TPU runtime."""
+    from colabenv.models.frameworks import FACTS
+
+    if target.tpu is None:
+        return None
+    present = [d for d in (target.installed.get(n) for n in FACTS[framework].tpu_runtime) if d]
+    if not present:
+        return None
+    return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
+
+
+def _plain(report: Report) -> None:
+    lines = [f"{what}: {value}" for what, value in report.host]
+    lines.extend(
+        f"gpu {index}: {name}, {capability}, {total} total, {free} free"
+        for index, name, capability, total, free in report.gpus
+    )
+    lines.extend(
+        f"framework: {name} {version}, built for {build}" for name, version, build in report.frameworks
+    )
+    if report.also_installed:
+        lines.append(f"also installed: {report.also_installed}")
+    lines.extend(f"warning: {warning}" for warning in report.warnings)
+    lines.extend(f"note: {note}" for note in report.notes)
+    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
+
+
+def _tables(report: Report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    def text(value: str) -> Text:
+        return Text(printable(value))
+
+    console = Console()
+    host = Table(title="colabenv detect", show_header=False, title_justify="left")
+    host.add_column("what", style="bold")
+    host.add_column("value")
+    for what, value in report.host:
+        host.add_row(what, text(value))
+    console.print(host)
+    if report.gpus:
+        gpus = Table(title="GPUs", title_justify="left")
+        for column in ("#", "name", "capability", "memory total", "memory free"):
+            gpus.add_column(column)
+        for gpu in report.gpus:
+            gpus.add_row(*(text(cell) for cell in gpu))
+        console.print(gpus)
+    if report.frameworks:
+        frameworks = Table(title="frameworks", title_justify="left")
+        for column in ("name", "version", "built for"):
+            frameworks.add_column(column)
+        for build in report.frameworks:
+            frameworks.add_row(*(text(cell) for cell in build))
+        console.print(frameworks)
+    if report.also_installed:
+        console.print(Text.assemble(("also installed: ", "bold"), text(report.also_installed)))
+    for warning in report.warnings:
+        console.print(Text.assemble(("warning: ", "bold yellow"), text(warning)))
+    for note in report.notes:
+        console.print(Text.assemble(("note: ", "dim"), text(note)))
+
+
+def _home_notes() -> list[str]:
+    from colabenv._util.cache import cache_dir
+
+    try:
+        cache_dir()
+    except RuntimeError:
+        return [
+            "no home directory (HOME is unset and this user is not in the password"
+            " database): the parse cache is off; set HOME or COLABENV_CACHE_DIR"
+        ]
+    return []
+
+
+def _mib(value: int | None) -> str:
+    return f"{value} MiB" if value is not None else "-"

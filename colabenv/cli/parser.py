@@ -1,0 +1,253 @@
+"""The arguments of every command: one parser per command, built only for the command run.
+
+``colabenv render`` builds the render parser alone (building all of them would be most of what
+it spends in argparse); ``colabenv --help`` builds them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from colabenv import __version__
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, as wide as :func:`shutil.get_terminal_size` says, without importing
+    shutil (and with it bz2, lzma and zlib): argparse builds one for every ``add_argument``."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
+        )
+
+
+def _terminal_columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"colabenv: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool = True) -> None:
+    group = parser.add_argument_group("target (what is not given is detected)")
+    group.add_argument("--driver", metavar="VERSION", help="NVIDIA driver version, e.g. 550.54.15")
+    group.add_argument("--cuda", metavar="X.Y", help="newest CUDA the driver supports, e.g. 12.4")
+    group.add_argument(
+        "--compute-capability",
+        metavar="X.Y",
+        action="append",
+        default=[],
+        help="GPU compute capability, repeatable or comma separated, e.g. 7.5",
+    )
+    group.add_argument("--python", metavar="X.Y", help="target Python, e.g. 3.12")
+    group.add_argument("--cpu", action="store_true", help="resolve for a host without a GPU")
+    group.add_argument(
+        "--tpu", metavar="TYPE", help="resolve for a Google TPU host of this type, e.g. v5e-1 or v6e-8"
+    )
+    if installed_from:
+        group.add_argument(
+            "--installed-from",
+            metavar="FREEZE",
+            help="a `pip freeze` file standing for what the runtime already has",
+        )
+
+
+def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-unconfirmed",
+        action="store_true",
+        help="also take catalog builds marked unconfirmed (a fact carried over, "
+        "not read from upstream); the profile's [catalog] allow_unconfirmed "
+        "does the same",
+    )
+
+
+PROFILE_HELP = (
+    "a golden profile name (colabenv profiles list) or a profile file; a bare name is the"
+    " golden profile even when a file of that name is here: write ./NAME for the file"
+)
+
+
+def _render_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile", help=PROFILE_HELP)
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the script here (atomically); with --format dockerfile or "
+        "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh",
+    )
+    p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
+    p.add_argument(
+        "--format",
+        choices=("script", "dockerfile", "apptainer"),
+        default="script",
+        metavar="FORMAT",
+        help="script (the bootstrap script, the default), dockerfile or apptainer (a "
+        "container image definition that runs it)",
+    )
+    image = p.add_argument_group("container images", "with --format dockerfile or apptainer")
+    image.add_argument(
+        "--base-image",
+        metavar="IMAGE",
+        help="build FROM this image (default: python:X.Y-slim-bookworm of the target's Python)",
+    )
+    image.add_argument(
+        "--colabenv-wheel",
+        metavar="WHEEL",
+        help="copy this colabenv wheel into the build folder and install it, "
+        "instead of colabenv==VERSION from the package index",
+    )
+    _add_allow_unconfirmed(p)
+    _add_target_flags(p)
+
+
+def _resolve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile", help=PROFILE_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_allow_unconfirmed(p)
+    _add_target_flags(p)
+
+
+def _lock_args(p: argparse.ArgumentParser) -> None:
+    from colabenv.lock.make import RESOLVERS
+
+    p.add_argument("profile")
+    p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
+    p.add_argument("--resolver", choices=RESOLVERS, default=RESOLVERS[0])
+    p.add_argument("--format", choices=("requirements", "pylock"), default="requirements")
+    p.add_argument(
+        "--check", action="store_true", help="exit 1 when the lock is stale, 2 when it is not whole"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument(
+        "--http-deadline",
+        metavar="S",
+        help="bound on each whole request to an index, in seconds (default 60; also COLABENV_HTTP_DEADLINE)",
+    )
+    _add_allow_unconfirmed(p)
+    _add_target_flags(p)
+
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--profile", metavar="P", help="check against this profile, resolved here")
+    group.add_argument("--lock", metavar="L", help="check against this lockfile's pins")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timeout", metavar="S", help="bound on each smoke test, in seconds (at most a day)")
+    p.add_argument(
+        "--interpreter",
+        metavar="PYTHON",
+        help="verify this Python (a venv's bin/python, the kernel's interpreter)"
+        " instead of the one colabenv runs in: its sys.path is scanned, its version"
+        " and the restart marker's interpreter compared, and the smoke tests run in"
+        " it; it needs Python 3.8+ and nothing of colabenv",
+    )
+
+
+def _detect_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--interpreter",
+        metavar="PYTHON",
+        help="read Python's version and the installed distributions from this"
+        " interpreter (a venv's bin/python) instead of the one colabenv runs in",
+    )
+    _add_target_flags(p)
+
+
+def _profiles_args(p: argparse.ArgumentParser) -> None:
+    psub = p.add_subparsers(dest="profiles_command", metavar="ACTION", parser_class=_Parser)
+    psub.required = True
+    psub.add_parser("list", help="name and description of each golden profile")
+    show = psub.add_parser("show", help="print a golden profile")
+    show.add_argument("name")
+    check = psub.add_parser("check", help="validate profile files")
+    check.add_argument("files", nargs="+", metavar="FILE", help=PROFILE_HELP)
+
+
+def _diff_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", metavar="A.json")
+    p.add_argument("b", metavar="B.json")
+
+
+def _init_args(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "A starter profile of the Python colabenv runs in: its frameworks pinned, and in"
+        " [packages] the distributions installed there that nothing else installed depends on,"
+        " less what the runtime image ships (--installed-from)."
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write it here (never overwritten)")
+    p.add_argument("--name", help="profile name (default: the runtime kind)")
+    _add_target_flags(p, installed_from=False)
+    p.add_argument(
+        "--installed-from",
+        metavar="FREEZE",
+        help="the runtime image's `pip freeze`: what it ships is left out of [packages]",
+    )
+
+
+def _pin_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile")
+    p.add_argument("--lock", required=True, metavar="LOCK")
+
+
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "render": ("resolve for the target and print the bootstrap script", _render_args),
+    "resolve": ("show the resolution and why each choice was made", _resolve_args),
+    "lock": ("write the full pinned closure with hashes", _lock_args),
+    "verify": ("post-restart checks and GPU smoke tests", _verify_args),
+    "detect": ("what this host is", _detect_args),
+    "profiles": ("the shipped golden profiles; validate profiles", _profiles_args),
+    "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
+    "init": ("a starter profile from the detected runtime", _init_args),
+    "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
+    "catalog": (
+        "maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
+        "architectures a wheel's libraries carry",
+        lambda p: importlib.import_module("colabenv.cli.catalog").add_arguments(p),
+    ),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``command`` only the parser that command needs: building
+    all nine subcommand parsers would be most of what ``colabenv render`` spends in argparse."""
+    parser = _Parser(
+        prog="colabenv",
+        description="Declarative, reproducible GPU Python environments for notebook runtimes.",
+    )
+    parser.add_argument("--version", action="version", version=f"colabenv {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (summary, add_arguments) in SUBCOMMANDS.items():
+        if command is None or name == command:
+            add_arguments(sub.add_parser(name, help=summary))
+    return parser

@@ -1,0 +1,170 @@
+"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--format FORMAT]``: print the bootstrap
+script, or a container image definition (Dockerfile, Apptainer) that runs it.
+
+With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the script
+(``setup.sh``), the definition, and with ``--colabenv-wheel`` that wheel, each written whole;
+the definition last, since it names the others by their SHA-256. Without ``-o`` the definition
+goes to stdout and ``setup.sh`` must be rendered beside it with the same flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from colabenv import __version__
+from colabenv._util.resources import helper_source
+from colabenv.catalog.load import catalog_for
+from colabenv.cli.common import load_profile_arg, read_input, target_from_args, write_text_atomic
+from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
+from colabenv.models import Profile, Resolution
+from colabenv.resolve.resolver import resolve
+from colabenv.script.render import LockInput, render_script
+
+
+def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInput:
+    """The lock to install exactly: read strictly, and refused unless it was made from this
+    profile for this target (the rules of ``lock --check``) and holds every requirement of the
+    profile. The script's header and marker then describe the lock, not a new resolution."""
+    from colabenv.lock.content import LockTarget
+    from colabenv.lock.file import read_lock, render_lock
+    from colabenv.lock.fit import check_satisfies, stale_reasons
+
+    lock = read_lock(path)
+    name = printable(path.name)
+    target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
+    if reasons:
+        raise LockError(
+            f"{name}: does not fit this script: {'; '.join(reasons)}; make a new "
+            "lock for this target with colabenv lock (the same target flags)"
+        )
+    check_satisfies(lock, profile, name)
+    recorded = lock.header.target
+    return LockInput(
+        name=path.name,
+        text=render_lock(lock),
+        python=recorded.python,
+        required_driver=recorded.required_driver,
+        index_urls=lock.index_urls,
+        pins=tuple(f"{name}=={version}" for name, version in lock.pins),
+        target=recorded,
+        frameworks=lock.header.frameworks,
+        constraints=lock.header.constraints,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    image = args.format != "script"
+    if not image and (args.base_image or args.colabenv_wheel):
+        raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or apptainer")
+    if args.colabenv_wheel and not args.output:
+        raise UsageError(
+            "--colabenv-wheel needs -o DIR: the wheel is copied into the build folder beside the definition"
+        )
+    profile = load_profile_arg(args.profile)
+    target = target_from_args(args)
+    catalog = catalog_for(profile, os.environ, target=target)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
+    lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
+    lines = render_script(
+        resolution,
+        profile,
+        colabenv_version=__version__,
+        helper_source=helper_source(),
+        lock=lock,
+    )
+    text = "\n".join(lines) + "\n"
+    if image:
+        _image(args, resolution, profile, lock, text)
+    elif args.output:
+        write_text_atomic(Path(args.output), text, mode=0o755)
+    else:
+        sys.stdout.write(text)
+    for warning in resolution.warnings:
+        sys.stderr.write(f"colabenv: warning: {warning}\n")
+    return 0
+
+
+def _image(
+    args: argparse.Namespace, resolution: Resolution, profile: Profile, lock: LockInput | None, script: str
+) -> None:
+    """The definition of ``--format``, on stdout or with the script (and wheel) in ``-o DIR``."""
+    import hashlib
+
+    from colabenv.script.container import (
+        FILE_NAMES,
+        SCRIPT_NAME,
+        ColabenvWheel,
+        ImageFormat,
+        check_wheel_name,
+        render_apptainer,
+        render_dockerfile,
+    )
+
+    form = ImageFormat(args.format)
+    wheel: ColabenvWheel | None = None
+    wheel_data = b""
+    if args.colabenv_wheel:
+        path = Path(args.colabenv_wheel)
+        problem = check_wheel_name(path.name, __version__)
+        if problem is not None:
+            raise InputError(f"{printable(path)}: {problem}")
+        wheel_data = read_input(path, "the colabenv wheel")
+        if not wheel_data.startswith(b"PK\x03\x04"):
+            raise InputError(f"{printable(path)}: not a wheel (a wheel is a zip archive)")
+        wheel = ColabenvWheel(path.name, hashlib.sha256(wheel_data).hexdigest())
+    render = render_dockerfile if form is ImageFormat.DOCKERFILE else render_apptainer
+    definition = (
+        "\n".join(
+            render(
+                resolution,
+                profile,
+                script,
+                colabenv_version=__version__,
+                lock=lock,
+                wheel=wheel,
+                base_image=args.base_image,
+            )
+        )
+        + "\n"
+    )
+    if not args.output:
+        sys.stdout.write(definition)
+        sys.stderr.write(
+            f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
+            "it beside it with the same flags, or write both with -o DIR\n"
+        )
+        return
+    folder = _build_folder(Path(args.output), args.format)
+    if wheel is not None:
+        _write_wheel(folder / wheel.name, wheel_data)
+    write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
+    write_text_atomic(folder / FILE_NAMES[form], definition)
+
+
+def _build_folder(folder: Path, form: str) -> Path:
+    """``-o DIR`` for an image: an existing directory, or a new one in an existing directory."""
+    where = f"{printable(folder)}: -o names the build folder with --format {form}"
+    try:
+        folder.mkdir(exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{where}, and this is not a directory") from None
+    except OSError as exc:
+        raise OutputError(f"{where}, which cannot be made: {exc.strerror or exc}") from None
+    if not folder.is_dir():
+        raise OutputError(f"{where}, and this is not a directory")
+    return folder
+
+
+def _write_wheel(path: Path, data: bytes) -> None:
+    from colabenv._util.files import FileProblem, write_output
+
+    try:
+        write_output(path, data)
+    except FileProblem as problem:
+        raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
+    except OSError as exc:
+        raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,102 @@
+"""``colabenv resolve PROFILE [--json]``: the resolution and why each choice was made.
+
+For a terminal, a table; for a pipe or a file, plain lines (one per framework, full width);
+``--json`` for programs. Values from the profile, the catalog or the host are shown as text,
+never as rich markup, and with control characters escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from colabenv.catalog.load import catalog_for
+from colabenv.cli.common import load_profile_arg, stdout_is_terminal, target_from_args
+from colabenv.errors import printable
+from colabenv.models import Resolution, format_driver
+from colabenv.resolve.resolver import resolve
+
+COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
+
+
+def _heading(resolution: Resolution) -> str:
+    target = resolution.target
+    caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
+    gpu = (
+        f"driver {format_driver(target.driver) if target.driver else 'unknown'}, "
+        f"CUDA {target.cuda or 'unknown'}, "
+        f"compute capability {caps}"
+        if target.has_gpu
+        else str(target.tpu)
+        if target.tpu is not None
+        else "no GPU"
+    )
+    return f"{resolution.profile_name} for {gpu}, Python {target.python_minor}"
+
+
+def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
+    return [
+        (
+            choice.framework.value,
+            str(choice.release),
+            choice.variant,
+            choice.index_url or "default",
+            "yes" if choice.installed else "no",
+            choice.reason,
+        )
+        for choice in resolution.choices
+    ]
+
+
+def _tails(resolution: Resolution) -> list[tuple[str, str]]:
+    """What follows the frameworks: (label, text)."""
+    lines = []
+    if resolution.packages:
+        lines.append(("packages", ", ".join(resolution.packages)))
+    if resolution.apt:
+        lines.append(("apt", ", ".join(resolution.apt)))
+    lines.extend(("warning", warning) for warning in resolution.warnings)
+    return lines
+
+
+def _plain(resolution: Resolution) -> None:
+    out = [printable(_heading(resolution))]
+    for framework, version, variant, index, installed, reason in _rows(resolution):
+        state = "installed" if installed == "yes" else "to install"
+        out.append(printable(f"{framework} {version} {variant} ({state}, index {index}): {reason}"))
+    out.extend(printable(f"{label}: {text}") for label, text in _tails(resolution))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _table(resolution: Resolution) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    console.print(Text(printable(_heading(resolution)), style="bold"))
+    table = Table(show_lines=True)
+    for column in COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in _rows(resolution):
+        table.add_row(*(Text(printable(cell)) for cell in row))
+    console.print(table)
+    for label, text in _tails(resolution):
+        style = "yellow" if label == "warning" else "bold"
+        console.print(Text.assemble((f"{label}: ", style), printable(text)))
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = load_profile_arg(args.profile)
+    target = target_from_args(args)
+    catalog = catalog_for(profile, os.environ, target=target)
+    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
+    if args.json:
+        sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
+    elif stdout_is_terminal():
+        _table(resolution)
+    else:
+        _plain(resolution)
+    return 0

@@ -1,0 +1,492 @@
+"""Read the host: NVIDIA driver and GPUs, Python, platform, runtime kind, installed distributions.
+
+This module and :mod:`colabenv.host.gpu` (the GPU sources, loaded only when the GPUs must be
+looked at) are the only ones that look at the machine. Every source is bounded in time and every
+failure becomes a note in the :class:`Fingerprint`, never an exception: a host without a GPU
+is a normal answer (driver and CUDA ``None``). The inputs sit behind :class:`HostProbe`, so
+tests feed a fake NVML, recorded ``/proc`` texts and nvidia-smi outputs without patching.
+
+GPU sources, in order: NVML (nvidia-ml-py), then ``/proc/driver/nvidia/version`` and
+``/sys/module/nvidia/version`` (driver only), then ``nvidia-smi``. Nothing here imports torch,
+tensorflow or jax; installed distributions are read from their metadata directories.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+import sysconfig
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import Version
+
+from colabenv.errors import InputError, StateError, TargetError, printable
+from colabenv.host.probe import GpuReport, HostProbe, list_dir, parse_version
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    Fingerprint,
+    Framework,
+    InstalledDist,
+    InstalledSet,
+    RuntimeKind,
+    Target,
+    TargetOverrides,
+    TpuFacts,
+    TpuTarget,
+    archs_cover,
+    format_driver,
+)
+from colabenv.models.frameworks import is_framework_name
+
+if TYPE_CHECKING:
+    from colabenv.host.interpreter import Interpreter
+
+CUDA_DISTS = frozenset({"cuda-toolkit", "cuda-python", "cuda-bindings"})
+_NOT_CUDA_WHEELS = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "pynvml"})
+
+_version = parse_version
+
+
+def _glibc_version() -> str | None:
+    try:
+        text = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        text = None
+    if text and text.startswith("glibc "):
+        return text.split(" ", 1)[1].strip()
+    lib, version = platform.libc_ver()
+    return version if lib == "glibc" and version else None
+
+
+def platform_tag(raw: str | None = None) -> str:
+    """``sysconfig.get_platform()`` as a wheel platform tag, e.g. ``linux_x86_64``."""
+    text = raw if raw is not None else sysconfig.get_platform()
+    return re.sub(r"[^A-Za-z0-9]+", "_", text)
+
+
+def _installed_distributions(
+    paths: Sequence[str] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """``(name, version)`` of each distribution on ``sys.path`` (or ``paths``), the first
+    occurrence winning; read by the host layer's one reader, nothing imported."""
+    from colabenv.host.installed import installed_distributions
+
+    yield from installed_distributions(sys.path if paths is None else paths)
+
+
+def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
+    """``host`` with the Python facts and installed distributions of ``interpreter``."""
+    import dataclasses
+
+    from colabenv.host.installed import installed_distributions
+
+    return dataclasses.replace(
+        host,
+        distributions=lambda: installed_distributions(interpreter.path),
+        python_version=interpreter.version,
+        python_implementation=interpreter.implementation,
+        platform_tag=platform_tag(interpreter.platform),
+    )
+
+
+def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
+    """The probe of the machine this runs on."""
+    return HostProbe(
+        environ=os.environ if environ is None else environ,
+        distributions=_installed_distributions,
+        python_version=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        platform_tag=platform_tag(),
+        glibc=_glibc_version(),
+        list_dir=list_dir,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Installed distributions
+
+
+def read_freeze(path: Path) -> InstalledSet:
+    """Parse a ``pip freeze`` file: ``name==ver``, ``name===ver`` and ``name @ URL`` lines.
+
+    A ``name @ URL`` line takes its version from the wheel or sdist file name in the URL
+    (``torch-2.6.0%2Bcu124-...whl`` -> ``2.6.0+cu124``); a URL without one (a VCS checkout,
+    a directory) says nothing about the version and is left out, as are ``-e`` lines. Only a
+    regular file (or a link to one) of at most 64 MiB is read: a FIFO or a device is refused
+    at once.
+    """
+    from colabenv._util.files import FileProblem, read_limited
+
+    try:
+        data = read_limited(path)
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: cannot read: {problem}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{printable(path)}: not UTF-8 text (byte {error.start})") from None
+    found: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line or line.startswith("-"):
+            continue
+        parsed = _freeze_line(line)
+        if parsed is None:
+            raise TargetError(
+                f"{printable(path)}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                " (expected name==version or name @ URL)"
+            )
+        name, version = parsed
+        if version is not None:
+            found.setdefault(name, version)
+    return InstalledSet(tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items())))
+
+
+def _freeze_line(line: str) -> tuple[str, str | None] | None:
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return None
+    name = canonicalize_name(requirement.name)
+    if requirement.url is not None:
+        return name, _version_from_url(requirement.url)
+    specs = list(requirement.specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "==="):
+        return None
+    version = specs[0].version
+    if specs[0].operator == "==" and ("*" in version or _version(version) is None):
+        return None
+    return name, version
+
+
+def _version_from_url(url: str) -> str | None:
+    filename = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
+    if filename.endswith(".whl"):
+        try:
+            return str(parse_wheel_filename(filename)[1])
+        except InvalidWheelFilename:
+            return None
+    try:
+        return str(parse_sdist_filename(filename)[1])
+    except InvalidSdistFilename:
+        return None
+
+
+def _installed_set(pairs: Iterable[tuple[str, str]]) -> InstalledSet:
+    found: dict[str, str] = {}
+    for name, version in pairs:
+        found.setdefault(canonicalize_name(name), version)
+    return InstalledSet(tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items())))
+
+
+def is_framework_dist(name: str) -> bool:
+    return is_framework_name(name)
+
+
+def is_cuda_wheel(name: str) -> bool:
+    """NVIDIA's CUDA library wheels (nvidia-*-cu12, nvidia-*-cu13 ...) and the toolkit metas."""
+    key = canonicalize_name(name)
+    if key in CUDA_DISTS:
+        return True
+    return key.startswith("nvidia-") and key not in _NOT_CUDA_WHEELS
+
+
+def shown_installed(installed: InstalledSet) -> tuple[InstalledDist, ...]:
+    """The distributions ``detect`` reports under ``installed``: frameworks and CUDA wheels."""
+    return tuple(d for d in installed.dists if is_framework_dist(d.name) or is_cuda_wheel(d.name))
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime kind
+
+
+def detect_runtime(probe: HostProbe) -> RuntimeKind:
+    env = probe.environ
+    if env.get("COLAB_RELEASE_TAG") or env.get("COLAB_GPU") is not None:
+        return RuntimeKind.COLAB
+    if probe.path_exists(Path("/content")) and _has_google_colab(probe):
+        return RuntimeKind.COLAB
+    if env.get("KAGGLE_KERNEL_RUN_TYPE") or env.get("KAGGLE_URL_BASE"):
+        return RuntimeKind.KAGGLE
+    if probe.path_exists(Path("/kaggle/input")):
+        return RuntimeKind.KAGGLE
+    return RuntimeKind.GENERIC
+
+
+def _has_google_colab(probe: HostProbe) -> bool:
+    return any(canonicalize_name(name) == "google-colab" for name, _ in probe.distributions())
+
+
+# ---------------------------------------------------------------------------------------------
+# The fingerprint
+
+
+def detect(
+    overrides: TargetOverrides | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    probe: HostProbe | None = None,
+    catalog_loader: Callable[[], Catalog] | None = None,
+    interpreter: Interpreter | None = None,
+    tpu_facts: Callable[[], TpuFacts] | None = None,
+) -> Fingerprint:
+    """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
+
+    ``interpreter``: read Python and the installed distributions from that interpreter
+    (``--interpreter``) instead of the one colabenv runs in. ``catalog_loader``: called when
+    the driver table is needed (a driver given without its CUDA); the shipped one by default.
+    ``tpu_facts``: the TPU generations (the shipped ``tpu.toml`` by default).
+    """
+    from colabenv.script.state import state_dir
+
+    wanted = overrides or TargetOverrides()
+    host = probe or live_probe(environ)
+    notes: list[str] = []
+    if interpreter is not None:
+        host = _looking_into(host, interpreter)
+        notes.append(f"Python and installed distributions read from {interpreter.executable}")
+
+    tpu, tpu_notes = _tpu_of(wanted, host, tpu_facts)
+    notes.extend(tpu_notes)
+    if wanted.cpu:
+        report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    elif tpu is not None:
+        report = GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
+    elif wanted.driver is not None and wanted.compute_capabilities:
+        report = GpuReport(
+            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
+        )
+    else:
+        from colabenv.host.gpu import probe_gpus
+
+        report = probe_gpus(host, catalog_loader or _driver_table)
+    notes.extend(report.notes)
+
+    if wanted.installed_from is not None:
+        installed = read_freeze(wanted.installed_from)
+        notes.append(f"installed distributions read from {wanted.installed_from}")
+    else:
+        installed = _installed_set(host.distributions())
+
+    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
+
+    python_full = host.python_version
+    python = _version(".".join(python_full.split(".")[:2])) or Version("3")
+    if wanted.python is not None:
+        python = Version(f"{wanted.python.major}.{wanted.python.minor}")
+        python_full = str(wanted.python)
+
+    runtime = detect_runtime(host)
+    target = Target(
+        driver=driver,
+        cuda=cuda,
+        compute_capabilities=capabilities,
+        python=python,
+        platform=host.platform_tag,
+        installed=installed,
+        tpu=tpu,
+    )
+    try:
+        state: Path | None = state_dir(host.environ)
+    except StateError as error:
+        state = None
+        notes.append(f"no state directory: {error}")
+    return Fingerprint(
+        target=target,
+        gpus=report.gpus,
+        runtime=runtime,
+        python_implementation=host.python_implementation,
+        python_full=python_full,
+        glibc=host.glibc,
+        state_dir=state,
+        notes=tuple(notes),
+    )
+
+
+def _tpu_of(
+    wanted: TargetOverrides, host: HostProbe, facts: Callable[[], TpuFacts] | None
+) -> tuple[TpuTarget | None, tuple[str, ...]]:
+    """The TPU target: ``--tpu``/``COLABENV_TPU`` when given; else the host's, unless flags
+    describe another target (``--cpu``, an NVIDIA driver, CUDA or compute capability)."""
+    if wanted.tpu is not None:
+        return wanted.tpu, (f"{wanted.origin('tpu')} {wanted.tpu.accelerator_type}: TPU detection skipped",)
+    if wanted.cpu or wanted.driver is not None or wanted.cuda is not None or wanted.compute_capabilities:
+        return None, ()
+    from colabenv.host.tpu import probe_tpu
+
+    report = probe_tpu(host, facts or shipped_tpu_facts)
+    return report.tpu, report.notes
+
+
+def _driver_table() -> Catalog:
+    """The shipped driver table; :mod:`colabenv.catalog.load` is imported only when a driver's CUDA
+    is looked up (``detect`` on a host without an NVIDIA driver reads no catalog file)."""
+    from colabenv.catalog.load import shipped_driver_table
+
+    return shipped_driver_table()
+
+
+def shipped_tpu_facts() -> TpuFacts:
+    """The shipped TPU facts (``tpu.toml``), :mod:`colabenv.catalog.load` imported only when a TPU
+    is named or seen."""
+    from colabenv.catalog.load import shipped_tpu
+
+    return shipped_tpu()
+
+
+def _apply_gpu_overrides(
+    wanted: TargetOverrides,
+    report: GpuReport,
+    catalog_loader: Callable[[], Catalog] | None,
+    notes: list[str],
+) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
+    if wanted.cpu:
+        return None, None, ()
+    load = catalog_loader or _driver_table
+    detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
+    driver, cuda = report.driver, report.cuda
+    driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
+    if wanted.driver is not None:
+        driver = wanted.driver
+        cuda = wanted.cuda
+        if cuda is None:
+            cuda = load().max_cuda_for_driver(driver)
+            if cuda is None:
+                raise TargetError(
+                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
+                    f" catalog's driver table; give --cuda too"
+                )
+            notes.append(
+                f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
+            )
+    elif wanted.cuda is not None:
+        cuda = wanted.cuda
+        if driver is None:
+            driver = load().toolkit_driver(cuda)
+            if driver is None:
+                raise TargetError(f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too")
+            notes.append(
+                f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
+            )
+    if wanted.cuda is not None and driver is not None:
+        supported = cuda_conflict(wanted.cuda, driver, load())
+        if supported is not None:
+            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
+            if wanted.driver is not None:
+                raise TargetError(
+                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
+                    f" {supported} (catalog driver table): give one of them; without"
+                    f" {cuda_flag} the CUDA comes from the driver"
+                )
+            raise TargetError(
+                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
+                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
+            )
+    capabilities = wanted.compute_capabilities or detected_caps
+    if wanted.compute_capabilities and driver is None:
+        raise TargetError(
+            f"{wanted.origin('compute_capability')} given but no NVIDIA driver was detected;"
+            " give --driver or --cuda"
+        )
+    if driver is not None and not capabilities:
+        notes.append(
+            "no compute capability known (no GPU listed, none given):"
+            " every GPU architecture is assumed supported"
+        )
+    return driver, cuda, capabilities
+
+
+def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version | None:
+    """The CUDA ``driver`` supports, when ``cuda`` (given as the newest it supports) cannot be:
+    a major the driver is too old for, or a major below the one it supports (which the resolver
+    could not honour: it judges builds by the driver). None when they agree or the catalog's
+    driver table cannot tell (a driver newer than it knows). Minor versions within the driver's
+    major are let be: a driver may report one minor more than the table's release drivers say.
+    """
+    supported = catalog.max_cuda_for_driver(driver)
+    if supported is None:
+        return None
+    if cuda.major < supported.major:
+        return supported
+    if cuda.major > supported.major and any(
+        line.major <= cuda.major and driver < line.floor_driver for line in catalog.major_lines
+    ):
+        return supported
+    return None
+
+
+def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
+    """The ``detect --json`` object (docs/formats.md), plus the details ``diff`` compares."""
+    target = fingerprint.target
+    shown = shown_installed(target.installed)
+    shown_names = {d.name for d in shown}
+    return {
+        "target": target.to_json(),
+        "gpus": [
+            {
+                "name": gpu.name,
+                "compute_capability": str(gpu.compute_capability),
+                "memory_total_mib": gpu.memory_total_mib,
+                "memory_free_mib": gpu.memory_free_mib,
+            }
+            for gpu in fingerprint.gpus
+        ],
+        "runtime": fingerprint.runtime.value,
+        "installed": {d.name: d.version for d in shown},
+        "packages": {d.name: d.version for d in target.installed.dists if d.name not in shown_names},
+        "notes": list(fingerprint.notes),
+        "python_implementation": fingerprint.python_implementation,
+        "python_full": fingerprint.python_full,
+        "glibc": fingerprint.glibc,
+        "state_dir": None if fingerprint.state_dir is None else str(fingerprint.state_dir),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# What the installed frameworks were built for (pure: installed set + catalog)
+
+
+def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:
+    """Installed torch builds without kernels for a GPU here, CUDA majors the driver can't load."""
+    warnings: list[str] = []
+    if catalog is None:
+        return ()
+    torch = target.installed.get("torch")
+    parsed = torch.parsed_version if torch is not None else None
+    if torch is not None and parsed is not None and parsed.local:
+        release = catalog.release(Framework.TORCH, Version(parsed.public))
+        variant = None
+        if release is not None:
+            variant = next((v for v in release.variants if v.local_tag == parsed.local), None)
+        if variant is not None and variant.archs:
+            for cap in target.compute_capabilities:
+                if not archs_cover(variant.archs, cap):
+                    warnings.append(f"torch {torch.version} has no kernels for {cap.sm}")
+    if target.driver is not None:
+        from colabenv.host.framework_builds import framework_builds
+
+        for build in framework_builds(target.installed, catalog):
+            if build.cuda is None:
+                continue
+            floor = catalog.floor_driver(build.cuda)
+            if floor is not None and target.driver < floor:
+                warnings.append(
+                    f"{build.name} {build.version} is built for CUDA {build.cuda.major}, which"
+                    f" needs driver >= {format_driver(floor)};"
+                    f" this driver is {format_driver(target.driver)}"
+                )
+    return tuple(warnings)

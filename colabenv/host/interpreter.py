@@ -1,0 +1,145 @@
+"""The Python interpreter colabenv looks at: this one, or another one given by its path.
+
+What ``detect`` and ``verify`` need of an interpreter (its version, ``sys.path``, standard
+library and extension suffixes, platform) is read in-process for this interpreter, and for
+another one by running a tiny standard-library-only probe in it, so the target needs neither
+colabenv nor anything else installed.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import platform
+import sys
+import sysconfig
+from collections.abc import Iterable
+
+from colabenv.models.frozen import model
+
+
+@model
+class Interpreter:
+    """One Python interpreter, as seen from inside it."""
+
+    executable: str
+    version: str
+    implementation: str
+    path: tuple[str, ...]
+    stdlib: tuple[str, ...]
+    extension_suffixes: tuple[str, ...]
+    platform: str
+
+    @classmethod
+    def current(cls) -> Interpreter:
+        paths = sysconfig.get_paths()
+        return cls(
+            executable=sys.executable,
+            version=platform.python_version(),
+            implementation=platform.python_implementation(),
+            path=tuple(sys.path),
+            stdlib=_with_dynload(paths[key] for key in ("stdlib", "platstdlib") if key in paths),
+            extension_suffixes=tuple(importlib.machinery.EXTENSION_SUFFIXES),
+            platform=sysconfig.get_platform(),
+        )
+
+
+def _with_dynload(stdlib: Iterable[str]) -> tuple[str, ...]:
+    found = set(stdlib)
+    found |= {os.path.join(p, "lib-dynload") for p in list(found)}
+    return tuple(sorted(found))
+
+
+PROBE_PREFIX = "COLABENV_INTERPRETER "
+PROBE_TIMEOUT_S = 30.0
+OLDEST_PYTHON = (3, 8)
+"""The oldest Python colabenv can look into (what ``_smoke.py`` and the script helper run on)."""
+
+PROBE_SOURCE = (
+    "import importlib.machinery as m, json, platform, sys, sysconfig\n"
+    "p = sysconfig.get_paths()\n"
+    "sys.stdout.write('\\n' + " + repr(PROBE_PREFIX) + " + json.dumps({\n"
+    " 'executable': sys.executable, 'version': platform.python_version(),\n"
+    " 'implementation': platform.python_implementation(), 'path': sys.path,\n"
+    " 'stdlib': [p[k] for k in ('stdlib', 'platstdlib') if k in p],\n"
+    " 'extension_suffixes': m.EXTENSION_SUFFIXES, 'platform': sysconfig.get_platform()})"
+    " + '\\n')\n"
+)
+"""Run in the other interpreter with ``-c``: the standard library only, any Python 3."""
+
+
+def probe_interpreter(executable: str, flag: str = "--interpreter") -> Interpreter:
+    """The interpreter at ``executable``, as it describes itself; UsageError (naming ``flag``)
+    when it cannot be run, is not a Python colabenv can look into, or says nothing sensible."""
+    from colabenv._util import processes
+    from colabenv.errors import ProcessError, UsageError, printable
+
+    where = f"{flag} {printable(executable)}"
+    try:
+        done = processes.run([executable, "-c", PROBE_SOURCE], timeout=PROBE_TIMEOUT_S)
+    except ProcessError as error:
+        raise UsageError(f"{where}: {str(error).removeprefix(executable + ': ')}") from None
+    if done.timed_out:
+        raise UsageError(f"{where}: did not answer within {PROBE_TIMEOUT_S:g}s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(PROBE_PREFIX)]
+    described = _described(lines[-1][len(PROBE_PREFIX) :]) if lines else None
+    if described is None:
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        why = f"exited {done.returncode}" + (f": {printable(last[:200])}" if last else "")
+        raise UsageError(f"{where}: not a Python interpreter colabenv can read ({why})")
+    if _release(described.version) < OLDEST_PYTHON:
+        oldest = ".".join(map(str, OLDEST_PYTHON))
+        raise UsageError(f"{where}: Python {printable(described.version)} is older than {oldest}")
+    return described
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = []
+    for part in version.split(".")[:2]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits[:4]) if digits else 0)
+    return tuple(parts)
+
+
+def _strings(value: object) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _described(text: str) -> Interpreter | None:
+    import json
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    texts = [data.get(k) for k in ("executable", "version", "implementation", "platform")]
+    lists = [_strings(data.get(k)) for k in ("path", "stdlib", "extension_suffixes")]
+    if not all(isinstance(t, str) for t in texts) or any(v is None for v in lists):
+        return None
+    executable, version, implementation, platform_name = (str(t) for t in texts)
+    path, stdlib, suffixes = (v or () for v in lists)
+    if not executable:
+        return None
+    return Interpreter(
+        executable, version, implementation, path, _with_dynload(stdlib), suffixes, platform_name
+    )
+
+
+def environment_of(executable: str) -> str:
+    """What identifies the environment an interpreter path runs in: its virtual environment's
+    folder (PEP 405: ``pyvenv.cfg`` beside the executable or one level up), else the
+    interpreter file itself, links followed. ``/usr/local/bin/python3`` and the
+    ``/usr/bin/python3.11`` it links to are one environment; two venvs made from it are not."""
+    path = os.path.abspath(executable)
+    for folder in (os.path.dirname(path), os.path.dirname(os.path.dirname(path))):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return os.path.realpath(folder)
+    return os.path.realpath(path)
+
+
+def same_environment(left: str, right: str) -> bool:
+    return environment_of(left) == environment_of(right)

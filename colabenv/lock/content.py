@@ -1,0 +1,430 @@
+"""What a lock holds, and the checks every value read from a lock passes (either form).
+
+Models: :class:`Lock` (its :class:`LockHeader` with the :class:`LockTarget` it was made for, and
+one :class:`LockedPackage` per pin), plus ``pins_digest``, the sha256 of what a lock installs
+that its ``pins-sha256`` records. ``checked_*`` and :func:`new_package` are the one place a value
+read from a lock or a resolver's output is checked: a name, version, URL or number of the wrong
+shape is a :class:`~colabenv.errors.LockError` naming where it is, never a traceback.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import field
+from pathlib import Path
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from colabenv.errors import LockError, printable
+from colabenv.models import (
+    MAX_TPU_CHIPS,
+    TPU_NAME_PATTERN,
+    TPU_TYPE_PATTERN,
+    Accelerator,
+    ComputeCapability,
+    Framework,
+    LockedFramework,
+    Target,
+    TpuTarget,
+    format_driver,
+)
+from colabenv.models.frozen import model
+
+LOCK_SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
+"""Schema 1 had no ``constraint`` and no ``pins-sha256`` lines; it is still read."""
+
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_DRIVER_RE = re.compile(r"^\d{1,4}(\.\d{1,4}){0,3}$")
+_CUDA_RE = re.compile(r"^\d{1,3}\.\d{1,3}$")
+_CAPABILITY_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
+_PYTHON_RE = re.compile(r"^\d{1,2}\.\d{1,3}$")
+_PLATFORM_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+_VARIANT_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_PROFILE_HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+MAX_VALUE = 500
+"""The longest value (name, URL, requirement) a lock's header may hold."""
+
+
+class HeaderWord(str, enum.Enum):
+    """The words a header writes where a value is absent."""
+
+    NONE = "none"
+    """A target field with no value (a CPU target has no driver, CUDA or GPU)."""
+    DEFAULT = "default"
+    """A framework served by the default index."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+
+@model
+class LockedFile:
+    """One file of a locked distribution: its sha256, and where known its name and URL."""
+
+    sha256: str
+    name: str | None = None
+    url: str | None = None
+
+    @property
+    def is_wheel(self) -> bool:
+        return self.name is None or self.name.endswith(".whl")
+
+
+@model
+class LockedPackage:
+    """One pin. ``version`` is normalized (PEP 440), ``marker`` as :class:`Marker` writes it."""
+
+    name: NormalizedName
+    version: str
+    files: tuple[LockedFile, ...]
+    marker: str | None = None
+    index: str | None = None
+
+    @property
+    def hashes(self) -> tuple[str, ...]:
+        return tuple(f"sha256:{f.sha256}" for f in self.files)
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def requirement_line(self) -> str:
+        """``name==version [; marker] --hash=sha256:... ...`` on one line."""
+        head = self.pin + (f" ; {self.marker}" if self.marker else "")
+        return " ".join([head, *(f"--hash={h}" for h in self.hashes)])
+
+
+def header_value(framework: LockedFramework) -> str:
+    return (
+        f"{framework.framework!s} {framework.version} variant={framework.variant} "
+        f"index={framework.index_url or HeaderWord.DEFAULT.value}"
+    )
+
+
+@model
+class LockTarget:
+    """The target a lock was made for, as the strings the header records; ``tpu``: the TPU of a
+    TPU host (``target-tpu``; never beside a driver)."""
+
+    driver: str | None
+    required_driver: str | None
+    cuda: str | None
+    compute_capabilities: tuple[str, ...]
+    python: str
+    platform: str
+    tpu: TpuTarget | None = None
+
+    @classmethod
+    def from_target(cls, target: Target, required_driver: Version | None) -> LockTarget:
+        return cls(
+            driver=format_driver(target.driver) if target.driver is not None else None,
+            required_driver=format_driver(required_driver) if required_driver is not None else None,
+            cuda=str(target.cuda) if target.cuda is not None else None,
+            compute_capabilities=tuple(str(c) for c in sorted(set(target.compute_capabilities))),
+            python=target.python_minor,
+            platform=target.platform,
+            tpu=target.tpu,
+        )
+
+    def to_target(self) -> Target:
+        """The target as the resolver takes it (nothing installed). Only for a checked target."""
+        return Target(
+            driver=Version(self.driver) if self.driver else None,
+            cuda=Version(self.cuda) if self.cuda else None,
+            compute_capabilities=tuple(ComputeCapability.parse(c) for c in self.compute_capabilities),
+            python=Version(self.python),
+            platform=self.platform,
+            tpu=self.tpu,
+        )
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """What the header's ``target-accelerator`` says: as :attr:`Target.accelerator`."""
+        if self.driver is not None or self.cuda is not None:
+            return Accelerator.NVIDIA
+        return Accelerator.TPU if self.tpu is not None else Accelerator.CPU
+
+    def problem(self) -> str | None:
+        """What is wrong with a target read from a lock (``key: why``), or None."""
+        checks: tuple[tuple[str, str | None, re.Pattern[str]], ...] = (
+            ("driver", self.driver, _DRIVER_RE),
+            ("requires-driver", self.required_driver, _DRIVER_RE),
+            ("cuda", self.cuda, _CUDA_RE),
+            ("python", self.python, _PYTHON_RE),
+            ("platform", self.platform, _PLATFORM_RE),
+            *(("compute-capabilities", c, _CAPABILITY_RE) for c in self.compute_capabilities),
+        )
+        for key, value, pattern in checks:
+            if value is not None and not pattern.match(value):
+                return f"{key}: {shown(value)} is not a {key.replace('-', ' ')} value"
+        if self.tpu is not None:
+            if self.driver or self.cuda or self.compute_capabilities:
+                return "tpu: a TPU host has no NVIDIA driver or CUDA"
+            problem = tpu_problem(self.tpu)
+            if problem is not None:
+                return f"tpu: {problem}"
+        return None
+
+    def marker_environment(self) -> dict[str, str]:
+        """PEP 508 marker values of this target, for deciding which requirements apply."""
+        system, _, machine = self.platform.partition("_")
+        return {
+            "python_version": self.python,
+            "python_full_version": f"{self.python}.0",
+            "implementation_version": f"{self.python}.0",
+            "sys_platform": system,
+            "platform_system": system.capitalize(),
+            "platform_machine": machine,
+            "os_name": "posix",
+            "implementation_name": "cpython",
+            "platform_python_implementation": "CPython",
+        }
+
+    def differences(self, other: LockTarget) -> list[str]:
+        """What differs from ``other`` (the current target), one phrase per field. Of a TPU,
+        the generation: another accelerator type or chip count runs the same wheels."""
+        found = []
+        mine_is, theirs_is = self.accelerator, other.accelerator
+        if mine_is is not theirs_is and Accelerator.TPU in (mine_is, theirs_is):
+            found.append(f"accelerator {mine_is} in the lock, {theirs_is} now")
+        elif self.tpu is not None and other.tpu is not None and self.tpu.generation != other.tpu.generation:
+            found.append(
+                f"TPU generation {self.tpu.generation or 'unknown'} in the lock, "
+                f"{other.tpu.generation or 'unknown'} now"
+            )
+        for label, mine, theirs in (
+            ("driver", self.driver, other.driver),
+            ("CUDA", self.cuda, other.cuda),
+            ("compute capabilities", joined(self.compute_capabilities), joined(other.compute_capabilities)),
+            ("Python", self.python, other.python),
+            ("platform", self.platform, other.platform),
+        ):
+            if _same_version(mine, theirs):
+                continue
+            none = HeaderWord.NONE.value
+            found.append(f"{label} {mine or none} in the lock, {theirs or none} now")
+        return found
+
+
+def tpu_problem(tpu: TpuTarget) -> str | None:
+    """What is wrong with a TPU read from a lock, or None."""
+    if tpu.generation is not None and not re.fullmatch(TPU_NAME_PATTERN, tpu.generation):
+        return f"{shown(tpu.generation)} is not a TPU generation"
+    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN, tpu.accelerator_type):
+        return f"{shown(tpu.accelerator_type)} is not a TPU type"
+    if tpu.chips is not None and not 1 <= tpu.chips <= MAX_TPU_CHIPS:
+        return f"chips={tpu.chips} is not a number of chips"
+    return None
+
+
+def accelerator_problem(written: str, target: LockTarget) -> str | None:
+    """What is wrong with a lock's ``target-accelerator`` (it must say what the rest of the
+    target says), or None."""
+    try:
+        accelerator = Accelerator(written)
+    except ValueError:
+        known = [a.value for a in Accelerator]
+        return f"{shown(written)} is not {', '.join(known[:-1])} or {known[-1]}"
+    if accelerator is target.accelerator:
+        return None
+    if target.accelerator is Accelerator.TPU:
+        return f"{shown(written)} but the target is a TPU host"
+    if accelerator is Accelerator.TPU:
+        return f"{shown(written)} but the target is not a TPU host"
+    if target.accelerator is Accelerator.NVIDIA:
+        return f"{shown(written)} but the target has an NVIDIA driver"
+    return f"{shown(written)} but the target has no NVIDIA driver or CUDA"
+
+
+@model
+class LockHeader:
+    colabenv_version: str
+    profile_name: str
+    profile_hash: str
+    target: LockTarget
+    frameworks: tuple[LockedFramework, ...]
+    resolver: str
+    schema: int = LOCK_SCHEMA
+    constraints: tuple[str, ...] = ()
+    """Bounds on component wheels (``nvidia-cudnn-cu12<9.11``) the pins were made to honour."""
+
+
+@model
+class Lock:
+    header: LockHeader
+    packages: tuple[LockedPackage, ...]
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    path: Path | None = field(default=None, compare=False)
+    find_links: tuple[str, ...] = ()
+    """Pages of links the installer needs beside the indexes (an old release's TPU runtime)."""
+
+    @property
+    def pins(self) -> tuple[tuple[NormalizedName, str], ...]:
+        """(canonical name, exact version with its local tag) for every locked distribution."""
+        return tuple((p.name, p.version) for p in self.packages)
+
+    @property
+    def requirement_lines(self) -> tuple[str, ...]:
+        """One ``name==version --hash=...`` line per distribution (no index options)."""
+        return tuple(p.requirement_line() for p in self.packages)
+
+    @property
+    def index_urls(self) -> tuple[str, ...]:
+        """The default index (when the lock names one) then the extra indexes, unexpanded."""
+        first = (self.index_url,) if self.index_url else ()
+        return first + self.extra_index_urls
+
+    @property
+    def pins_digest(self) -> str:
+        """sha256 of the index and find-links lines and every pin with its marker and hashes, in
+        order: what ``pins-sha256`` records, in either format."""
+        lines = [f"--index-url {self.index_url}"] if self.index_url else []
+        lines.extend(f"--extra-index-url {url}" for url in self.extra_index_urls)
+        lines.extend(f"--find-links {url}" for url in self.find_links)
+        lines.extend(self.requirement_lines)
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+    def package(self, name: str) -> LockedPackage | None:
+        wanted = canonicalize_name(name)
+        for package in self.packages:
+            if package.name == wanted:
+                return package
+        return None
+
+    def version_of(self, name: str) -> str | None:
+        package = self.package(name)
+        return package.version if package else None
+
+
+def joined(values: Iterable[str]) -> str | None:
+    """Comma-joined, or None for none (how a header writes a list)."""
+    text = ",".join(values)
+    return text or None
+
+
+def _same_version(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:
+        return a == b
+    try:
+        return Version(a) == Version(b)
+    except ValueError:
+        return a == b
+
+
+def shown(value: str) -> str:
+    """A value from a lock for a message: quoted, control characters escaped, cut short."""
+    return repr(printable(value[:MAX_VALUE]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Values read from a lock, either format
+
+
+def checked_version(text: str) -> str | None:
+    """``text`` as a normalized PEP 440 version, or None when it is not one."""
+    if len(text) > 64:
+        return None
+    try:
+        return str(Version(text))
+    except ValueError:
+        return None
+
+
+def checked_url(url: str) -> str | None:
+    """An index URL as a lock may hold it: printable, no whitespace, http(s) or file."""
+    if not url or len(url) > 2000 or any(ch.isspace() or not ch.isprintable() for ch in url):
+        return None
+    if not url.startswith(("https://", "http://", "file://")):
+        return None
+    return url
+
+
+def checked_constraint(text: str) -> str | None:
+    """A component constraint as :class:`Requirement` writes it, or None."""
+    if len(text) > MAX_VALUE:
+        return None
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None
+    return None if requirement.url else str(requirement)
+
+
+def checked_framework(name: str, version: str, variant: str, index: str | None) -> LockedFramework | str:
+    """The framework a header records, or what is wrong with it."""
+    try:
+        framework = Framework(name)
+    except ValueError:
+        return f"{shown(name)} is not a framework ({', '.join(f.value for f in Framework)})"
+    normalized = checked_version(version)
+    if normalized is None:
+        return f"{shown(version)} is not a version"
+    if not _VARIANT_RE.match(variant):
+        return f"variant {shown(variant)} is not a variant name"
+    if index is not None and checked_url(index) is None:
+        return f"index {shown(index)} is not an index URL"
+    return LockedFramework(framework, normalized, variant, index)
+
+
+def check_header_text(key: str, value: str) -> str | None:
+    """What is wrong with a free-text header value (colabenv-version, resolver), or None."""
+    if key == "colabenv-version" and checked_version(value) is None:
+        return f"{shown(value)} is not a version"
+    if len(value) > MAX_VALUE or not value.isprintable():
+        return f"{shown(value)} is not one printable line"
+    return None
+
+
+def is_sha256(value: str) -> bool:
+    """64 lowercase hex digits."""
+    return _SHA256_RE.match(value) is not None
+
+
+def checked_profile_hash(value: str) -> str | None:
+    return value if _PROFILE_HASH_RE.match(value) else None
+
+
+def new_package(
+    name: str,
+    version: str,
+    files: Sequence[LockedFile],
+    marker: str | None,
+    index: str | None,
+    where: str,
+) -> LockedPackage:
+    """A pin from a lock or a resolver's output, checked: LockError(``where: why``) if not."""
+    try:
+        canonical = canonicalize_name(name, validate=True)
+    except ValueError:
+        raise LockError(f"{where}: {shown(name)} is not a distribution name") from None
+    normalized = checked_version(version)
+    if normalized is None:
+        raise LockError(f"{where}: {canonical}: {shown(version)} is not a version")
+    if not files:
+        raise LockError(f"{where}: {canonical} has no sha256 hash")
+    if marker is not None:
+        try:
+            marker = str(Marker(marker))
+        except ValueError:
+            raise LockError(f"{where}: {canonical}: {shown(marker)} is not a marker") from None
+    if index is not None and checked_url(index) is None:
+        raise LockError(f"{where}: {canonical}: index {shown(index)} is not an index URL")
+    return LockedPackage(canonical, normalized, tuple(files), marker, index)
+
+
+def check_digest(lock: Lock, recorded: str | None, where: str) -> None:
+    """``pins-sha256`` must match the pins that were read (None: a schema-1 lock has none)."""
+    if recorded is not None and recorded != lock.pins_digest:
+        raise LockError(
+            f"{where}: the pins do not match the lock's pins-sha256 (the lock was "
+            "truncated or edited); make it again with colabenv lock"
+        )

@@ -1,0 +1,169 @@
+"""Is a lock still the one to install? Staleness (profile, target, component constraints) and
+completeness (every requirement of the profile among the pins); and the pins' markers settled
+for the lock's one target. No I/O."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.errors import LockError
+from colabenv.lock.content import HeaderWord, Lock, LockedPackage, LockTarget, checked_constraint, shown
+from colabenv.models import Profile, TargetOverrides, format_driver
+from colabenv.models.frameworks import FACTS
+
+_ANY = SpecifierSet()
+
+
+def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
+    """The recorded target with whatever the flags or ``COLABENV_*`` variables override:
+    ``--cpu`` and ``--tpu`` replace its accelerator; an NVIDIA value makes it an NVIDIA target
+    (no TPU), as the flags do for a new resolution."""
+    python = f"{overrides.python.major}.{overrides.python.minor}" if overrides.python else recorded.python
+    if overrides.cpu or overrides.tpu is not None:
+        return LockTarget(None, recorded.required_driver, None, (), python, recorded.platform, overrides.tpu)
+    nvidia = (
+        overrides.driver is not None or overrides.cuda is not None or bool(overrides.compute_capabilities)
+    )
+    return LockTarget(
+        driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
+        required_driver=recorded.required_driver,
+        cuda=str(overrides.cuda) if overrides.cuda else recorded.cuda,
+        compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
+        or recorded.compute_capabilities,
+        python=python,
+        platform=recorded.platform,
+        tpu=None if nvidia else recorded.tpu,
+    )
+
+
+def stale_reasons(
+    lock: Lock, profile: Profile, target: LockTarget, constraints: Sequence[str] | None = None
+) -> list[str]:
+    """Why ``lock`` no longer matches ``profile`` on ``target``; empty when it is fresh.
+
+    ``constraints``: the component bounds a resolution for ``target`` has now (None: not
+    compared).
+    """
+    reasons = []
+    header = lock.header
+    if header.profile_name != profile.name:
+        reasons.append(f"made for profile {shown(header.profile_name)}, not {profile.name!r}")
+    if header.profile_hash != profile.content_hash:
+        reasons.append(
+            f"the profile changed (hash {_short(header.profile_hash)} in the lock, "
+            f"{_short(profile.content_hash)} now)"
+        )
+    reasons.extend(f"target: {d}" for d in header.target.differences(target))
+    if constraints is not None:
+        recorded = sorted(header.constraints)
+        now = sorted(filter(None, (checked_constraint(c) for c in constraints)))
+        if recorded != now:
+            none = HeaderWord.NONE.value
+            reasons.append(
+                f"component constraints: {', '.join(recorded) or none} in the lock, "
+                f"{', '.join(now) or none} now"
+            )
+    return reasons
+
+
+def _short(digest: str) -> str:
+    algo, _, hexdigest = digest.partition(":")
+    return f"{algo}:{hexdigest[:12]}" if hexdigest else digest[:12]
+
+
+def unmet_requirements(lock: Lock, profile: Profile) -> list[str]:
+    """Each requirement of ``profile`` (its frameworks, their companions, ``[packages]``) that
+    the lock's pins do not satisfy on the lock's target; empty for a whole lock."""
+    unmet: list[str] = []
+    environment = lock.header.target.marker_environment()
+    recorded = {f.framework: f for f in lock.header.frameworks}
+    for request in profile.frameworks:
+        framework = request.framework
+        facts = FACTS[framework]
+        locked = recorded.get(framework)
+        if locked is None:
+            unmet.append(f"frameworks.{framework}: not recorded in the lock")
+            continue
+        public = Version(locked.version).public
+        if not request.specifier.contains(public, prereleases=True):
+            unmet.append(f"frameworks.{framework}: the lock has {public}, outside {request.specifier}")
+        if request.variant and request.variant != locked.variant:
+            unmet.append(
+                f"frameworks.{framework}: the lock has variant {locked.variant}, not {request.variant}"
+            )
+        if not any(_public(lock.version_of(d)) == public for d in facts.dists):
+            unmet.append(f"{facts.dists[0]}=={public} is not pinned")
+        wanted = dict(request.companions)
+        for name in facts.required_companions:
+            wanted.setdefault(name, _ANY)
+        for name, specifier in sorted(wanted.items()):
+            version = _public(lock.version_of(name))
+            if version is None or not specifier.contains(version, prereleases=True):
+                unmet.append(
+                    f"{name}{specifier} (frameworks.{framework}) is "
+                    f"{'pinned at ' + version if version else 'not pinned'}"
+                )
+    for requirement in profile.requirements:
+        if requirement.marker is not None and not requirement.marker.evaluate(environment):
+            continue
+        version = lock.version_of(requirement.name)
+        if version is None:
+            unmet.append(f"{requirement} is not pinned")
+        elif not requirement.url and not requirement.specifier.contains(version, prereleases=True):
+            unmet.append(f"{requirement} is pinned at {version}")
+    return unmet
+
+
+def _public(version: str | None) -> str | None:
+    return Version(version).public if version is not None else None
+
+
+def check_satisfies(lock: Lock, profile: Profile, where: str) -> None:
+    """LockError naming what is missing when ``lock`` does not hold every requirement of
+    ``profile`` (call it once the profile hash matched: a whole lock of this profile does)."""
+    unmet = unmet_requirements(lock, profile)
+    if unmet:
+        raise LockError(
+            f"{where}: the lock does not satisfy profile {profile.name!r}: "
+            f"{'; '.join(unmet)}; make it again with colabenv lock"
+        )
+
+
+def settled_markers(
+    packages: Sequence[LockedPackage], environment: Mapping[str, str]
+) -> tuple[LockedPackage, ...]:
+    """The pins as installed on the lock's one target: uv writes the markers of the dependency
+    edges it followed (``platform_machine == "x86_64"`` on torch's NVIDIA wheels), pip-tools,
+    resolving for the interpreter it runs in, writes none. For one target they are settled: a
+    marker true there is dropped, and a package whose marker is false there is not the target's.
+    So both resolvers write the same lock. A marker that names a value the target does not
+    fix (``platform_release``) stays as written."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    settled = []
+    for package in packages:
+        if package.marker is None:
+            settled.append(package)
+            continue
+        names = set(_MARKER_NAME.findall(_QUOTED.sub("", package.marker))) - _MARKER_WORDS
+        if not names <= environment.keys():
+            settled.append(package)
+            continue
+        try:
+            applies = Marker(package.marker).evaluate(dict(environment))
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            settled.append(package)
+            continue
+        if applies:
+            settled.append(dataclasses.replace(package, marker=None))
+    return tuple(settled)
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_MARKER_NAME = re.compile(r"[a-z_]+")
+_MARKER_WORDS = {"and", "or", "in", "not"}

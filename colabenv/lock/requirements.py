@@ -1,0 +1,391 @@
+"""The requirements form of a lock: a pip requirements file with the header in comments.
+
+Written by :func:`lock_lines`, read by :func:`parse_header` and :func:`parse_requirements` (the
+latter also reads pip-compile's output). The layout is in :mod:`colabenv.lock.file`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName
+
+from colabenv.errors import LockError, printable
+from colabenv.lock.content import (
+    LOCK_SCHEMA,
+    MAX_VALUE,
+    READABLE_SCHEMAS,
+    HeaderWord,
+    Lock,
+    LockedFile,
+    LockedPackage,
+    LockHeader,
+    LockTarget,
+    accelerator_problem,
+    check_header_text,
+    checked_constraint,
+    checked_framework,
+    checked_profile_hash,
+    checked_url,
+    header_value,
+    is_sha256,
+    joined,
+    new_package,
+    shown,
+    tpu_problem,
+)
+from colabenv.models import LockedFramework, TpuTarget
+
+_HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
+_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the requirements format
+
+
+def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
+    header = lock.header
+    target = header.target
+    none = HeaderWord.NONE.value
+    yield "colabenv-version", header.colabenv_version
+    yield "lock-schema", str(LOCK_SCHEMA)
+    yield "profile", json.dumps(header.profile_name, ensure_ascii=True)
+    yield "profile-hash", header.profile_hash
+    yield "target-driver", target.driver or none
+    yield "target-requires-driver", target.required_driver or none
+    yield "target-cuda", target.cuda or none
+    yield "target-compute-capabilities", joined(target.compute_capabilities) or none
+    yield "target-python", target.python
+    yield "target-platform", target.platform
+    yield "target-accelerator", target.accelerator.value
+    yield "target-tpu", tpu_text(target.tpu)
+    for framework in header.frameworks:
+        yield "framework", header_value(framework)
+    for constraint in header.constraints:
+        yield "constraint", constraint
+    yield "resolver", header.resolver
+    yield "pins-sha256", lock.pins_digest
+
+
+def _check_url(url: str) -> str:
+    if checked_url(url) is None:
+        raise LockError(f"index URL {shown(url)} cannot be written into a lock")
+    return url
+
+
+def lock_lines(lock: Lock) -> Iterator[str]:
+    """The lock in the requirements format, line by line (no trailing newlines)."""
+    yield "# colabenv lock: the full closure of a profile, pinned with hashes, for one target."
+    yield "# Install exactly this: pip install --require-hashes -r THIS_FILE"
+    yield "# Refresh: colabenv lock PROFILE -o THIS_FILE (target flags as below); do not edit."
+    yield "#"
+    for key, value in _header_pairs(lock):
+        yield f"# {key}: {value}"
+    yield ""
+    if lock.index_url:
+        yield f"--index-url {_check_url(lock.index_url)}"
+    for url in lock.extra_index_urls:
+        yield f"--extra-index-url {_check_url(url)}"
+    for url in lock.find_links:
+        yield f"--find-links {_check_url(url)}"
+    if lock.index_urls or lock.find_links:
+        yield ""
+    for package in lock.packages:
+        head = package.pin + (f" ; {package.marker}" if package.marker else "")
+        if not package.files:
+            raise LockError(f"{package.name}: no hash to lock it with")
+        yield head + " \\"
+        hashes = package.hashes
+        for position, digest in enumerate(hashes):
+            tail = " \\" if position < len(hashes) - 1 else ""
+            yield f"    --hash={digest}{tail}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the requirements format
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, line) with backslash continuations joined, comments kept apart."""
+    buffer: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not buffer:
+            start = number
+        if line.endswith("\\"):
+            buffer.append(line[:-1].strip())
+            continue
+        buffer.append(line.strip())
+        yield start, " ".join(part for part in buffer if part)
+        buffer = []
+    if buffer:
+        yield start, " ".join(part for part in buffer if part)
+
+
+def lock_name(path: Path | None) -> str:
+    """How messages name a lock: its file name, escaped."""
+    return printable(path.name) if path else "<lock>"
+
+
+def _where(path: Path | None, number: int) -> str:
+    return f"{lock_name(path)}: line {number}"
+
+
+def _option_value(content: str) -> str:
+    if "=" in content.split(None, 1)[0]:
+        return content.partition("=")[2].strip()
+    return content.split(None, 1)[1].strip() if " " in content else ""
+
+
+def parse_requirements(
+    text: str, path: Path | None = None
+) -> tuple[tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]]:
+    """Pins with hashes, index options and find-links pages from pinned requirements (a lock's
+    body, or pip-compile's output). Every requirement must be an exact ``==`` pin with at least
+    one sha256 hash; the only options are ``--index-url``, ``--extra-index-url`` and
+    ``--find-links``."""
+    packages: dict[NormalizedName, LockedPackage] = {}
+    index_url: str | None = None
+    extra: list[str] = []
+    links: list[str] = []
+    for number, line in _logical_lines(text):
+        content = line.split(" #", 1)[0].strip() if not line.startswith("#") else ""
+        if not content:
+            continue
+        if content.startswith(("-f ", "--find-links ", "--find-links=")):
+            url = _option_value(content)
+            if checked_url(url) is None:
+                raise LockError(f"{_where(path, number)}: {shown(url)} is not a find-links URL")
+            links.append(url)
+            continue
+        if content.startswith(
+            ("-i ", "--index-url ", "--index-url=", "--extra-index-url ", "--extra-index-url=")
+        ):
+            url = _option_value(content)
+            if checked_url(url) is None:
+                raise LockError(f"{_where(path, number)}: {shown(url)} is not an index URL")
+            if content.startswith("--extra"):
+                extra.append(url)
+            elif index_url is not None:
+                raise LockError(f"{_where(path, number)}: a second --index-url")
+            else:
+                index_url = url
+            continue
+        if content.startswith("-"):
+            raise LockError(f"{_where(path, number)}: unexpected option {shown(content.split()[0])}")
+        package = _parse_pin(content, _where(path, number))
+        if package.name in packages:
+            raise LockError(f"{_where(path, number)}: {package.name} is pinned twice")
+        packages[package.name] = package
+    return tuple(packages.values()), index_url, tuple(extra), tuple(links)
+
+
+def _parse_pin(content: str, where: str) -> LockedPackage:
+    tokens = content.split(" --")
+    head = tokens[0].strip()
+    options = [("--" + t.strip()) for t in tokens[1:]]
+    try:
+        requirement = Requirement(head)
+    except InvalidRequirement:
+        raise LockError(f"{where}: {shown(head)} is not a requirement") from None
+    specs = list(requirement.specifier)
+    if requirement.url or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
+        raise LockError(f"{where}: {shown(head)} is not pinned with ==")
+    files: list[LockedFile] = []
+    for option in options:
+        match = _HASH_OPTION_RE.match(option)
+        if match is None:
+            raise LockError(f"{where}: unexpected option {shown(option)}")
+        if match.group("algo") != "sha256":
+            continue
+        digest = match.group("digest").lower()
+        if not is_sha256(digest):
+            raise LockError(f"{where}: {shown(option)} is not a sha256 hash")
+        if all(f.sha256 != digest for f in files):
+            files.append(LockedFile(digest))
+    marker = str(requirement.marker) if requirement.marker is not None else None
+    return new_package(requirement.name, specs[0].version, files, marker, None, where)
+
+
+def _header_block(text: str) -> dict[str, list[tuple[int, str]]]:
+    """``# key: value`` lines of the leading comment block, by key, with their line numbers."""
+    values: dict[str, list[tuple[int, str]]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].strip().partition(": ")
+        if sep and _KEY_RE.match(key):
+            values.setdefault(key, []).append((number, value.strip()))
+    return values
+
+
+_SINGLE_KEYS = (
+    "colabenv-version",
+    "lock-schema",
+    "profile",
+    "profile-hash",
+    "target-driver",
+    "target-requires-driver",
+    "target-cuda",
+    "target-compute-capabilities",
+    "target-python",
+    "target-platform",
+    "resolver",
+)
+_OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
+"""Absent from the locks of earlier colabenv releases (the target keys: before TPU targets)."""
+_REPEATED_KEYS = ("framework", "constraint")
+
+
+def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
+    """The header and the ``pins-sha256`` it records (None in schema 1)."""
+    values = _header_block(text)
+    name = lock_name(path)
+    for key, found in values.items():
+        line = found[0][0]
+        if key not in (*_SINGLE_KEYS, *_OPTIONAL_KEYS, *_REPEATED_KEYS):
+            raise LockError(f"{name}: line {line}: unknown header key {shown(key)}")
+        if key not in _REPEATED_KEYS and len(found) > 1:
+            raise LockError(f"{name}: line {found[1][0]}: {key} given twice")
+
+    def one(key: str) -> tuple[int, str]:
+        found = values.get(key)
+        if not found:
+            raise LockError(f"{name}: not a colabenv lock (no '# {key}:' header line)")
+        return found[0]
+
+    def fail(key: str, why: str) -> LockError:
+        return LockError(f"{name}: line {one(key)[0]}: {key}: {why}")
+
+    schema = _schema(one("lock-schema")[1], lambda why: fail("lock-schema", why))
+    try:
+        profile_name = json.loads(one("profile")[1])
+    except (ValueError, RecursionError):
+        profile_name = None
+    if not isinstance(profile_name, str) or len(profile_name) > MAX_VALUE:
+        raise fail("profile", "expected a quoted name")
+    profile_hash = one("profile-hash")[1]
+    if checked_profile_hash(profile_hash) is None:
+        raise fail("profile-hash", f"{shown(profile_hash)} is not sha256:<64 hex digits>")
+    for key in ("colabenv-version", "resolver"):
+        problem = check_header_text(key, one(key)[1])
+        if problem:
+            raise fail(key, problem)
+    caps = _optional(one("target-compute-capabilities")[1])
+    tpu_line = values.get("target-tpu", [(0, HeaderWord.NONE.value)])[0][1]
+    tpu = _parse_tpu(tpu_line)
+    if isinstance(tpu, str):
+        raise fail("target-tpu", tpu)
+    target = LockTarget(
+        driver=_optional(one("target-driver")[1]),
+        required_driver=_optional(one("target-requires-driver")[1]),
+        cuda=_optional(one("target-cuda")[1]),
+        compute_capabilities=tuple(c.strip() for c in caps.split(",")) if caps else (),
+        python=one("target-python")[1],
+        platform=one("target-platform")[1],
+        tpu=tpu,
+    )
+    problem = target.problem()
+    if problem:
+        key, _, why = problem.partition(": ")
+        raise fail(f"target-{key}" if key != "requires-driver" else "target-requires-driver", why)
+    if "target-accelerator" in values:
+        problem = accelerator_problem(one("target-accelerator")[1], target)
+        if problem:
+            raise fail("target-accelerator", problem)
+    frameworks = tuple(
+        _parse_framework(value, f"{name}: line {number}: framework")
+        for number, value in values.get("framework", [])
+    )
+    constraints = []
+    for number, value in values.get("constraint", []):
+        constraint = checked_constraint(value)
+        if constraint is None:
+            raise LockError(f"{name}: line {number}: constraint: {shown(value)} is not a requirement")
+        constraints.append(constraint)
+    digest = None
+    if schema >= 2:
+        digest = one("pins-sha256")[1]
+        if not is_sha256(digest):
+            raise fail("pins-sha256", f"{shown(digest)} is not 64 hex digits")
+    elif "pins-sha256" in values or constraints:
+        raise LockError(f"{name}: lock-schema 1 has no pins-sha256 or constraint lines")
+    header = LockHeader(
+        colabenv_version=one("colabenv-version")[1],
+        profile_name=profile_name,
+        profile_hash=profile_hash,
+        target=target,
+        frameworks=frameworks,
+        resolver=one("resolver")[1],
+        schema=schema,
+        constraints=tuple(constraints),
+    )
+    return header, digest
+
+
+def _schema(text: str, fail: Callable[[str], LockError]) -> int:
+    if not re.fullmatch(r"\d{1,4}", text):
+        raise fail(f"{shown(text)} is not a schema number")
+    schema = int(text)
+    if schema > LOCK_SCHEMA:
+        raise fail(f"{schema} is newer than this colabenv reads ({LOCK_SCHEMA}); upgrade colabenv")
+    if schema not in READABLE_SCHEMAS:
+        raise fail(f"{schema} is not a schema this colabenv reads")
+    return schema
+
+
+def _optional(value: str) -> str | None:
+    return None if value == HeaderWord.NONE.value else value
+
+
+def tpu_text(tpu: TpuTarget | None) -> str:
+    """A lock's ``target-tpu``: ``none``, or ``generation=v5e type=v5e-1 chips=1`` (``none``
+    for what is not known)."""
+    if tpu is None:
+        return HeaderWord.NONE.value
+    none = HeaderWord.NONE.value
+    chips = str(tpu.chips) if tpu.chips is not None else none
+    return f"generation={tpu.generation or none} type={tpu.accelerator_type or none} chips={chips}"
+
+
+_TPU_KEYS = ("generation", "type", "chips")
+
+
+def _parse_tpu(value: str) -> TpuTarget | str | None:
+    """The TPU of a ``target-tpu`` value, or what is wrong with it."""
+    if value == HeaderWord.NONE.value:
+        return None
+    parts = [part.partition("=") for part in value.split(" ")]
+    if [key for key, _, _ in parts] != list(_TPU_KEYS) or any(not sep for _, sep, _ in parts):
+        return "expected generation=, type= and chips= (or none)"
+    generation, kind, chips_text = (_optional(text) for _, _, text in parts)
+    chips = None
+    if chips_text is not None:
+        if not re.fullmatch(r"[0-9]{1,8}", chips_text):
+            return f"chips={printable(chips_text[:16])} is not a number of chips"
+        chips = int(chips_text)
+    tpu = TpuTarget(generation, kind, chips)
+    return tpu_problem(tpu) or tpu
+
+
+def _parse_framework(value: str, where: str) -> LockedFramework:
+    parts = value.split()
+    fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+    if len(parts) < 2 or "variant" not in fields or len(parts) > 4:
+        raise LockError(f"{where}: {shown(value)} is not '<framework> <version> variant=<v> index=<url>'")
+    index = fields.get("index", HeaderWord.DEFAULT.value)
+    found = checked_framework(
+        parts[0], parts[1], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
+    )
+    if isinstance(found, str):
+        raise LockError(f"{where}: {found}")
+    return found

@@ -1,0 +1,129 @@
+"""What colabenv knows of each framework by name, in one place.
+
+Every module that asks "which distributions are torch?", "which companions does jax need?",
+"which plugin says which CUDA build jax is?" or "in which order are frameworks listed?" reads
+:data:`FACTS`; nothing else spells these names. Versions and builds are catalog data
+(``profiles/catalog/``); this is only the naming that no catalog release changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.utils import NormalizedName, canonicalize_name
+
+from colabenv.models import Framework
+from colabenv.models.frozen import model
+
+
+@model
+class FrameworkFacts:
+    """One framework's names.
+
+    ``dists``: the distributions that are the framework itself, the first the usual one
+    (``tensorflow-cpu`` is TensorFlow too). ``companions``: released in lockstep, pinned with it
+    (``required`` ones always, the others when asked or already present). ``plugins``: a
+    distribution whose presence says which variant is installed. ``related``: distributions
+    shown beside the framework by ``detect`` (``tf-keras``, the PJRT plugins) but not chosen by
+    colabenv. ``owned``: distribution -> the profile key that chooses it; a plain requirement on
+    one of these would bypass the per-GPU choice. ``cpu_dists``: the ones of ``dists`` that are
+    the CPU build by their name alone.
+    """
+
+    framework: Framework
+    dists: tuple[NormalizedName, ...]
+    companions: tuple[NormalizedName, ...]
+    required_companions: tuple[NormalizedName, ...]
+    plugins: tuple[tuple[NormalizedName, str], ...]
+    related: tuple[NormalizedName, ...]
+    owned: tuple[tuple[NormalizedName, str], ...]
+    cpu_dists: tuple[NormalizedName, ...] = ()
+    tpu_runtime: tuple[NormalizedName, ...] = ()
+    """Distributions whose presence makes an install the framework's TPU build (libtpu for
+    jax, torch_xla for torch); their versions are catalog data (``tpu.toml``)."""
+
+    @property
+    def all_names(self) -> frozenset[NormalizedName]:
+        plugin_names = (name for name, _ in self.plugins)
+        return frozenset((*self.dists, *self.companions, *plugin_names, *self.related, *self.tpu_runtime))
+
+
+def _names(*names: str) -> tuple[NormalizedName, ...]:
+    return tuple(canonicalize_name(name) for name in names)
+
+
+FACTS: dict[Framework, FrameworkFacts] = {
+    Framework.TORCH: FrameworkFacts(
+        framework=Framework.TORCH,
+        dists=_names("torch"),
+        companions=_names("torchvision", "torchaudio"),
+        required_companions=(),
+        plugins=(),
+        related=(),
+        owned=(
+            (canonicalize_name("torch"), "frameworks.torch"),
+            (canonicalize_name("torchvision"), "frameworks.torch.torchvision"),
+            (canonicalize_name("torchaudio"), "frameworks.torch.torchaudio"),
+        ),
+        tpu_runtime=_names("torch-xla"),
+    ),
+    Framework.TENSORFLOW: FrameworkFacts(
+        framework=Framework.TENSORFLOW,
+        dists=_names("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly"),
+        companions=(),
+        required_companions=(),
+        plugins=(),
+        related=_names("tf-keras"),
+        owned=(
+            (canonicalize_name("tensorflow"), "frameworks.tensorflow"),
+            (canonicalize_name("tensorflow-cpu"), 'frameworks.tensorflow (variant = "cpu")'),
+        ),
+        cpu_dists=_names("tensorflow-cpu"),
+    ),
+    Framework.JAX: FrameworkFacts(
+        framework=Framework.JAX,
+        dists=_names("jax"),
+        companions=_names("jaxlib"),
+        required_companions=_names("jaxlib"),
+        plugins=(
+            (canonicalize_name("jax-cuda13-plugin"), "cuda13"),
+            (canonicalize_name("jax-cuda12-plugin"), "cuda12"),
+        ),
+        related=_names("jax-cuda12-pjrt", "jax-cuda13-pjrt"),
+        owned=(
+            (canonicalize_name("jax"), "frameworks.jax"),
+            (canonicalize_name("jaxlib"), "frameworks.jax.jaxlib"),
+        ),
+        tpu_runtime=_names("libtpu", "libtpu-nightly"),
+    ),
+}
+
+ORDER: tuple[Framework, ...] = tuple(Framework)
+"""The order frameworks are resolved, listed and checked in: torch, tensorflow, jax."""
+
+POSITION: dict[Framework, int] = {framework: i for i, framework in enumerate(ORDER)}
+
+ALL_FRAMEWORK_NAMES: frozenset[NormalizedName] = frozenset().union(
+    *(facts.all_names for facts in FACTS.values())
+)
+
+OWNED: dict[NormalizedName, str] = {name: key for facts in FACTS.values() for name, key in facts.owned}
+
+
+def ordered(frameworks: Iterable[Framework]) -> tuple[Framework, ...]:
+    wanted = set(frameworks)
+    return tuple(framework for framework in ORDER if framework in wanted)
+
+
+def framework_of(dist_name: str) -> Framework | None:
+    """The framework a distribution is (``tensorflow-cpu`` -> tensorflow); companions are not."""
+    name = canonicalize_name(dist_name)
+    for framework, facts in FACTS.items():
+        if name in facts.dists:
+            return framework
+    return None
+
+
+def is_framework_name(dist_name: str) -> bool:
+    """Whether ``detect`` lists the distribution among the frameworks and their companions."""
+    return canonicalize_name(dist_name) in ALL_FRAMEWORK_NAMES

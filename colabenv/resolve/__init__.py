@@ -1,0 +1,5 @@
+"""Choosing wheels: (profile, target, catalog) to a :class:`~colabenv.models.Resolution`.
+
+:mod:`.resolver` is the resolver (the rules: docs/architecture.md), :mod:`.tpu` its TPU
+targets, :mod:`.explain` what it says when nothing fits, and :mod:`.overrides` the target
+overrides from flags and ``COLABENV_*`` variables (the precedence written once). No I/O."""

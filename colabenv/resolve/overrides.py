@@ -1,0 +1,198 @@
+"""Target overrides from flags and ``COLABENV_*`` variables, with the precedence written once.
+
+Precedence: command-line flag, then environment variable, then the profile, then detection.
+This module covers the first two; what it leaves unset is detected (``colabenv.host.detect``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from packaging.version import Version
+
+from colabenv.errors import TargetError, printable
+from colabenv.models import ComputeCapability, TargetOverrides, TpuFacts, TpuTarget, parse_cuda, parse_driver
+from colabenv.models.frozen import model
+
+ENV_DRIVER = "COLABENV_DRIVER_VERSION"
+ENV_CUDA = "COLABENV_CUDA_VERSION"
+ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
+ENV_PYTHON = "COLABENV_PYTHON_VERSION"
+ENV_TPU = "COLABENV_TPU"
+
+
+@model
+class TargetFlags:
+    """The raw target flags of render, resolve, lock and detect, as argparse gives them."""
+
+    driver: str | None = None
+    cuda: str | None = None
+    compute_capability: Sequence[str] = ()
+    python: str | None = None
+    cpu: bool = False
+    installed_from: str | None = None
+    tpu: str | None = None
+
+
+FLAG_OF_VARIABLE = {
+    ENV_DRIVER: "--driver",
+    ENV_CUDA: "--cuda",
+    ENV_COMPUTE_CAPABILITY: "--compute-capability",
+    ENV_PYTHON: "--python",
+    ENV_TPU: "--tpu",
+}
+GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
+
+_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+
+
+def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, str] | None:
+    """The value and where it came from: the flag's own name, or the variable's."""
+    if flag is not None and flag.strip():
+        return flag.strip(), FLAG_OF_VARIABLE[var]
+    value = environ.get(var, "").strip()
+    if value:
+        return value, var
+    return None
+
+
+def _parsed(
+    picked: tuple[str, str] | None, parse: Callable[[str], Version | None], what: str
+) -> tuple[Version, str] | None:
+    if picked is None:
+        return None
+    text, origin = picked
+    version = parse(text)
+    if version is None:
+        raise TargetError(f"{origin}: {printable(text)[:60]!r} is not {what}")
+    return version, origin
+
+
+def _python(text: str) -> Version | None:
+    return Version(text) if _PYTHON_RE.fullmatch(text) else None
+
+
+def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapability, ...]:
+    caps: set[ComputeCapability] = set()
+    for item in items:
+        for part in item.split(","):
+            if not part.strip():
+                continue
+            try:
+                caps.add(ComputeCapability.parse(part))
+            except ValueError as exc:
+                raise TargetError(f"{origin}: {printable(exc)}") from None
+    return tuple(sorted(caps))
+
+
+def resolve_overrides(
+    flags: TargetFlags,
+    environ: Mapping[str, str] | None = None,
+    *,
+    tpu_facts: Callable[[], TpuFacts],
+) -> TargetOverrides:
+    """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
+    by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
+    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`).
+
+    ``tpu_facts``: loads the TPU generations a ``--tpu`` type is checked against (the caller's
+    catalog: this module reads none); called only when a TPU type is named."""
+    env = os.environ if environ is None else environ
+    tpu, env = _tpu(flags, env, tpu_facts)
+    if flags.cpu:
+        given = [
+            flag
+            for flag, value in (
+                ("--driver", flags.driver),
+                ("--cuda", flags.cuda),
+                ("--compute-capability", flags.compute_capability),
+            )
+            if value
+        ]
+        if given:
+            raise TargetError(f"--cpu cannot be combined with {' or '.join(given)}")
+        env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
+    driver = _parsed(
+        _pick(flags.driver, env, ENV_DRIVER),
+        parse_driver,
+        "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or two numbers)",
+    )
+    cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
+    python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python, "a Python version like 3.12")
+    origins = [
+        (field, picked[1])
+        for field, picked in (("driver", driver), ("cuda", cuda), ("python", python))
+        if picked is not None
+    ]
+    if flags.compute_capability:
+        caps = parse_capabilities(flags.compute_capability, "--compute-capability")
+    else:
+        raw = env.get(ENV_COMPUTE_CAPABILITY, "")
+        caps = parse_capabilities([raw], ENV_COMPUTE_CAPABILITY) if raw.strip() else ()
+        if caps:
+            origins.append(("compute_capability", ENV_COMPUTE_CAPABILITY))
+    installed_from = Path(flags.installed_from) if flags.installed_from else None
+    if tpu is not None:
+        origins.append(("tpu", tpu[1]))
+    return TargetOverrides(
+        driver=driver[0] if driver else None,
+        cuda=cuda[0] if cuda else None,
+        compute_capabilities=caps,
+        python=python[0] if python else None,
+        cpu=flags.cpu,
+        installed_from=installed_from,
+        origins=tuple(origins),
+        tpu=tpu[0] if tpu is not None else None,
+    )
+
+
+def _nvidia_flags(flags: TargetFlags) -> list[str]:
+    return [
+        flag
+        for flag, value in (
+            ("--cpu", flags.cpu),
+            ("--driver", flags.driver),
+            ("--cuda", flags.cuda),
+            ("--compute-capability", flags.compute_capability),
+        )
+        if value
+    ]
+
+
+def _tpu(
+    flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts]
+) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
+    """The TPU target ``--tpu`` or ``COLABENV_TPU`` names, with where it came from, and the
+    environment the other target values are read from. ``--tpu`` beside ``--cpu`` or an
+    NVIDIA flag is an error; ``--tpu`` leaves the NVIDIA variables out (a flag beats a
+    variable), and so does an NVIDIA flag or ``--cpu`` with ``COLABENV_TPU``. The variable beside
+    an NVIDIA variable is an error: neither is a flag, so neither wins."""
+    given = _nvidia_flags(flags)
+    flag = flags.tpu.strip() if flags.tpu is not None else ""
+    if flag:
+        if given:
+            raise TargetError(
+                f"--tpu cannot be combined with {' or '.join(given)}: they"
+                " describe another target than a TPU host"
+            )
+        picked = (flag, "--tpu")
+        env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
+    elif given or not env.get(ENV_TPU, "").strip():
+        return None, env
+    else:
+        gpu = [name for name in GPU_VARIABLES if env.get(name, "").strip()]
+        if gpu:
+            raise TargetError(
+                f"{ENV_TPU} and {' and '.join(gpu)} are both set: one target is"
+                " a TPU host, the other an NVIDIA one; unset one of them"
+            )
+        picked = (env[ENV_TPU].strip(), ENV_TPU)
+    from colabenv.catalog.tpu import parse_accelerator_type
+
+    try:
+        return (parse_accelerator_type(picked[0], facts()), picked[1]), env
+    except ValueError as error:
+        raise TargetError(f"{picked[1]}: {error}") from None

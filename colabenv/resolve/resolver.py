@@ -1,0 +1,664 @@
+"""Choose framework wheels that run on the target, jointly, and say why (the rules:
+docs/architecture.md, "The resolution rules").
+
+A pure function of (profile, target, catalog); the target carries what is installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv._util.reader import cached_version
+from colabenv.catalog.components import bounds, pulled_in
+from colabenv.errors import ResolutionError
+from colabenv.models import (
+    Catalog,
+    Companion,
+    ComponentConstraint,
+    ComputeCapability,
+    Framework,
+    FrameworkChoice,
+    FrameworkRequest,
+    InstalledSet,
+    InstallSettings,
+    Profile,
+    Release,
+    Resolution,
+    Target,
+    Variant,
+    archs_cover,
+    format_driver,
+)
+from colabenv.models.frameworks import FACTS, ORDER, POSITION
+from colabenv.models.frozen import model
+from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
+from colabenv.resolve.tpu import (
+    TPU_VARIANT,
+    installed_tpu_variant,
+    offered_variants,
+    tpu_rejection,
+    tpu_requirements,
+    tpu_warnings,
+    tpu_why,
+)
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+
+
+@model
+class _Option:
+    """One (release, variant) a framework could take, with what the resolver knows of it."""
+
+    framework: Framework
+    release: Release
+    variant: Variant
+    installed: bool
+    fully_supported: bool
+    installed_version: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework} {self.release.version}"
+
+    def pins(self) -> tuple[Requirement, ...]:
+        return self.variant.pins
+
+
+# ---------------------------------------------------------------------------------------------
+# Eligibility
+
+
+def _python_ok(spec: SpecifierSet | None, python: Version) -> bool:
+    return spec is None or spec.contains(python, prereleases=True)
+
+
+def _floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    assert variant.cuda is not None
+    if target.driver is not None:
+        floor = catalog.floor_driver(variant.cuda)
+        return floor is not None and target.driver >= floor
+    assert target.cuda is not None
+    return variant.cuda.major <= target.cuda.major
+
+
+def _fully_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    assert variant.cuda is not None
+    minor_line = cached_version(f"{variant.cuda.major}.{variant.cuda.minor}")
+    if target.cuda is not None and minor_line > target.cuda:
+        return False
+    if target.driver is not None:
+        needed = catalog.toolkit_driver(variant.cuda)
+        return needed is not None and target.driver >= needed
+    return True
+
+
+def _uncovered(variant: Variant, caps: Sequence[ComputeCapability]) -> list[ComputeCapability]:
+    return [cap for cap in caps if not archs_cover(variant.archs, cap)]
+
+
+def _variant_rejection(
+    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+) -> str | None:
+    """Why ``variant`` cannot run on ``target``; None when it can."""
+    if request.variant is not None and variant.name != request.variant:
+        return _NOT_ASKED
+    py = cached_version(target.python_minor)
+    if not _python_ok(variant.python, py):
+        return f"{variant.name} has no wheel for Python {target.python_minor}"
+    if target.tpu is not None:
+        if variant.name != TPU_VARIANT and request.variant != variant.name:
+            return _NOT_ASKED
+        return tpu_rejection(variant, request, target, catalog)
+    if not target.has_gpu:
+        return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
+    if variant.is_cpu:
+        return None if request.variant == variant.name else _NOT_ASKED
+    assert variant.cuda is not None
+    if not _floor_met(variant, target, catalog):
+        floor = catalog.floor_driver(variant.cuda)
+        host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"
+        shown = format_driver(floor) if floor is not None else "an unknown floor"
+        return f"{variant.name} needs driver >= {shown} (host {host})"
+    missing = _uncovered(variant, target.compute_capabilities)
+    if missing:
+        caps = ", ".join(c.sm for c in missing)
+        return f"{variant.name} has no kernels for {caps}"
+    return _component_rejection(variant, target, catalog)
+
+
+def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
+    """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not.
+    A CUDA build pulls in only components of its own CUDA major (a cu12 wheel never a -cu13
+    one), so the others' bounds are not looked for in its pins."""
+    cuda = variant.cuda
+    held = {
+        name: bound
+        for name, bound in bounds(catalog.components, target.compute_capabilities).items()
+        if cuda is None or bound.component.cuda_major == cuda.major
+    }
+    if not held:
+        return None
+    for item in pulled_in(variant.pin_texts, catalog.components, held):
+        found = held[item.component.name]
+        if found.admits_any(item.specifier):
+            continue
+        gpus = ", ".join(g.sm for g in found.gpus)
+        if not found.possible:
+            return (
+                f"{variant.name} pins {item.pin}: no {item.component.name} release has "
+                f"kernels for all of {gpus}"
+            )
+        return (
+            f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; {found.requirement} has them"
+        )
+    return None
+
+
+def _constraints(
+    chosen: Sequence[_Option], target: Target, catalog: Catalog
+) -> tuple[tuple[ComponentConstraint, ...], dict[Framework, list[str]]]:
+    """The component bounds the chosen builds need for the target's GPUs (one per component,
+    in the order the frameworks pull them in), and for each framework the ones it brings."""
+    held = bounds(catalog.components, target.compute_capabilities)
+    found: dict[str, ComponentConstraint] = {}
+    brought: dict[Framework, list[str]] = {}
+    for option in chosen:
+        for item in pulled_in(option.variant.pin_texts, catalog.components, held):
+            bound = held[item.component.name]
+            if not bound.possible:
+                continue
+            found.setdefault(bound.requirement, ComponentConstraint(bound.requirement, bound.reason))
+            texts = brought.setdefault(option.framework, [])
+            if bound.requirement not in texts:
+                texts.append(bound.requirement)
+    return tuple(found.values()), brought
+
+
+_NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
+
+
+def _variant_preference(options: list[_Option]) -> list[_Option]:
+    """GPU variants before CPU; fully supported first; newest CUDA first within each group."""
+    newest_first = sorted(options, key=lambda o: o.variant.cuda or Version("0"), reverse=True)
+    return sorted(newest_first, key=lambda o: (o.variant.is_cpu, not o.fully_supported))
+
+
+def _installed_variant(release: Release, installed: InstalledSet, version: str) -> Variant | None:
+    """Which variant of ``release`` an installed distribution is."""
+    local = Version(version).local
+    if local:
+        for variant in release.variants:
+            if variant.local_tag == local:
+                return variant
+        return None
+    plugins = FACTS[release.framework].plugins
+    if plugins:
+        for plugin, name in plugins:
+            if installed.get(plugin) is not None and release.variant(name) is not None:
+                return release.variant(name)
+        return release.variant("cpu")
+    if release.default_variant is not None:
+        return release.variant(release.default_variant)
+    return None
+
+
+def _companion_rejection(release: Release, request: FrameworkRequest) -> str | None:
+    for name, spec in request.companions:
+        companion = release.companion(name)
+        if companion is None:
+            return f"the catalog pairs no {name} with {release.framework} {release.version}"
+        if not spec.contains(companion.version, prereleases=True):
+            return f"pairs with {name} {companion.version}, outside {name}{spec}"
+    return None
+
+
+@model
+class _Candidates:
+    """The releases and variants of one framework that may run on the target, best first, and
+    why each other release was turned down."""
+
+    options: tuple[_Option, ...]
+    rejections: tuple[tuple[Version, str], ...]
+
+
+UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
+
+
+def _unconfirmed_rejection(variant: Variant) -> str:
+    return f"{variant.name} is unconfirmed ({variant.unconfirmed}); {UNCONFIRMED_HINT}"
+
+
+def _candidates(
+    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool = False
+) -> _Candidates:
+    """``allow_unconfirmed``: take builds marked unconfirmed too (otherwise each is turned
+    down, with that as the reason, where nothing else turns it down first)."""
+    framework = request.framework
+    py = Version(target.python_minor)
+    rejections: list[tuple[Version, str]] = []
+    installed_dist = target.installed.get(framework.value)
+    installed_public: Version | None = None
+    if installed_dist is not None and installed_dist.parsed_version is not None:
+        installed_public = Version(installed_dist.parsed_version.public)
+
+    kept: list[_Option] = []
+    fresh: list[_Option] = []
+    for release in catalog.releases_of(framework):
+        if not request.specifier.contains(release.version, prereleases=True):
+            continue
+        if not _python_ok(release.python, py):
+            rejections.append((release.version, f"no wheel for Python {target.python_minor}"))
+            continue
+        companion_problem = _companion_rejection(release, request)
+        if companion_problem:
+            rejections.append((release.version, companion_problem))
+            continue
+        variants = offered_variants(release, target, catalog)
+        installed_variant = None
+        if installed_dist is not None and installed_public == release.version:
+            installed_variant = installed_tpu_variant(target, variants) or _installed_variant(
+                release, target.installed, installed_dist.version
+            )
+        release_options: list[_Option] = []
+        for variant in variants:
+            problem = _variant_rejection(variant, request, target, catalog)
+            if problem is None and variant.unconfirmed is not None and not allow_unconfirmed:
+                problem = _unconfirmed_rejection(variant)
+            if problem:
+                if problem is not _NOT_ASKED:
+                    rejections.append((release.version, problem))
+                continue
+            fully = variant.is_cpu or _fully_met(variant, target, catalog)
+            is_installed = installed_variant is not None and installed_variant == variant
+            option = _Option(
+                framework,
+                release,
+                variant,
+                is_installed,
+                fully,
+                installed_dist.version if is_installed and installed_dist else None,
+            )
+            (kept if is_installed else release_options).append(option)
+        fresh.extend(_variant_preference(release_options))
+    return _Candidates(tuple(kept + fresh), tuple(rejections))
+
+
+# ---------------------------------------------------------------------------------------------
+# Joint choice over NVIDIA pins
+
+
+def _candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
+    versions: set[Version] = set()
+    for spec in specs:
+        for item in spec:
+            try:
+                base = Version(item.version.removesuffix(".*"))
+            except InvalidVersion:
+                continue
+            versions.add(base)
+            if item.operator in (">", "!="):
+                versions.add(Version(f"{base.public}.1"))
+    return sorted(versions)
+
+
+def _wheel_cuda_major(option: _Option) -> int | None:
+    """The CUDA major of the NVIDIA wheels a variant pulls in (None: it pins none)."""
+    cuda = option.variant.cuda
+    return cuda.major if cuda is not None and option.variant.pins else None
+
+
+def _clashes(a: _Option, b: _Option) -> list[str]:
+    """Why ``a`` and ``b`` cannot share one set of NVIDIA wheels (empty when they can).
+
+    Both must pin wheels of one CUDA major, and every NVIDIA package both pin must admit a
+    common version. Two frameworks the runtime already has are the image's business.
+    """
+    if a.installed and b.installed:
+        return []
+    major_a, major_b = _wheel_cuda_major(a), _wheel_cuda_major(b)
+    if major_a is not None and major_b is not None and major_a != major_b:
+        return [
+            f"{a.label} {a.variant.name} brings CUDA {major_a} wheels; {b.label} "
+            f"{b.variant.name} brings CUDA {major_b} wheels"
+        ]
+    found = []
+    for pin_a in a.pins():
+        name = canonicalize_name(pin_a.name)
+        for pin_b in b.pins():
+            if canonicalize_name(pin_b.name) != name:
+                continue
+            joint = [pin_a.specifier, pin_b.specifier]
+            if not any(
+                all(s.contains(v, prereleases=True) for s in joint) for v in _candidate_versions(joint)
+            ):
+                found.append(f"{a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}")
+    return sorted(found, key=lambda text: "cudnn" not in text)
+
+
+def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, ...] | None:
+    """The first combination, newest first in framework order, whose pins admit one set."""
+
+    def extend(chosen: tuple[_Option, ...], depth: int) -> tuple[_Option, ...] | None:
+        if depth == len(per_framework):
+            return chosen
+        for option in per_framework[depth]:
+            if all(not _clashes(prev, option) for prev in chosen):
+                found = extend((*chosen, option), depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    return extend((), 0)
+
+
+def _range_hint(
+    framework: Framework, good: Sequence[Version], allowed: Version, everything: Sequence[Version]
+) -> str:
+    """A short specifier pointing from ``allowed`` towards the nearest ``good`` releases."""
+    newer = [v for v in good if v > allowed]
+    older = [v for v in good if v < allowed]
+    if newer:
+        return f"{framework}>={min(newer).major}.{min(newer).minor}"
+    if older:
+        above = [v for v in everything if v > max(older)]
+        if above:
+            return f"{framework}<{min(above).major}.{min(above).minor}"
+    return f"{framework}=={allowed.major}.{allowed.minor}.*"
+
+
+def _clash_message(
+    per_framework: Sequence[Sequence[_Option]], unconstrained: Sequence[Sequence[_Option]]
+) -> str:
+    best = [options[0] for options in per_framework]
+    lines = ["no combination of the allowed releases shares one set of NVIDIA wheels:"]
+    for a, b in itertools.combinations(best, 2):
+        clashes = _clashes(a, b)
+        if not clashes:
+            continue
+        fixes = []
+        for moving, fixed in ((a, b), (b, a)):
+            pool = unconstrained[POSITION[moving.framework]]
+            fixed_options = per_framework[best.index(fixed)]
+            everything = sorted({o.release.version for o in pool})
+            good = sorted(
+                {o.release.version for o in pool if any(not _clashes(o, other) for other in fixed_options)}
+            )
+            if good:
+                fixes.append(_range_hint(moving.framework, good, moving.release.version, everything))
+        hint = f": use {' or '.join(fixes)}" if fixes else ""
+        lines.append(f"  {clashes[0]}{hint}")
+    if len(lines) == 1:
+        labels = ", ".join(o.label for o in best)
+        lines.append(f"  each pair fits, but no three releases together ({labels} and older)")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Requirements and reasons
+
+
+def _index_url(variant: Variant, install: InstallSettings) -> str | None:
+    url = variant.index_url
+    if url is None:
+        return None
+    if install.pytorch_index_url and url.startswith(PYTORCH_INDEX):
+        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX) :]
+    return url
+
+
+def _version_text(option: _Option, base: Version, follows: bool) -> str:
+    tag = option.variant.local_tag
+    if follows and tag:
+        return f"{base}+{tag}"
+    return str(base)
+
+
+def _companions_to_pin(
+    request: FrameworkRequest, release: Release, installed: InstalledSet
+) -> list[Companion]:
+    """The companions to pin: the ones the framework does not run without (jaxlib), the ones
+    the profile asks for, and the ones the runtime already has, so they keep in step."""
+    wanted = {name for name, _ in request.companions}
+    return [
+        companion
+        for companion in release.companions
+        if companion.name in wanted
+        or companion.name in FACTS[request.framework].required_companions
+        or installed.get(companion.name) is not None
+    ]
+
+
+def _requirements(option: _Option, request: FrameworkRequest, installed: InstalledSet) -> list[str]:
+    framework = option.framework
+    release = option.release
+    reqs: list[str] = []
+    if option.installed and option.installed_version is not None:
+        reqs.append(f"{framework}=={option.installed_version}")
+    else:
+        extra = option.variant.extra
+        name = f"{framework}[{extra}]" if extra else framework.value
+        reqs.append(f"{name}=={_version_text(option, release.version, follows=True)}")
+    for companion in _companions_to_pin(request, release, installed):
+        present = installed.get(companion.name)
+        if (
+            option.installed
+            and present is not None
+            and present.parsed_version is not None
+            and Version(present.parsed_version.public) == companion.version
+        ):
+            reqs.append(f"{companion.name}=={present.version}")
+            continue
+        version = _version_text(option, companion.version, companion.follows_variant)
+        reqs.append(f"{companion.name}=={version}")
+    return reqs
+
+
+def _driver_text(version: Version | None) -> str:
+    return format_driver(version) if version is not None else "unknown"
+
+
+def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+    spec = str(request.specifier) or "any version"
+    variant = option.variant
+    if option.installed:
+        head = f"already installed ({option.framework} {option.installed_version}), satisfies {spec}"
+    else:
+        head = f"newest release satisfying {spec} that runs on the target"
+    if variant.tpu is not None:
+        return f"{head}; {tpu_why(variant.tpu, target)}"
+    if variant.is_cpu:
+        why = "CPU build: the target has no GPU" if not target.has_gpu else "CPU build requested"
+        return f"{head}; {why}"
+    assert variant.cuda is not None
+    parts = [head]
+    if target.driver is not None:
+        driver = format_driver(target.driver)
+        floor = _driver_text(catalog.floor_driver(variant.cuda))
+        toolkit = _driver_text(catalog.toolkit_driver(variant.cuda))
+        if option.fully_supported:
+            parts.append(f"{variant.name}: driver {driver} >= {toolkit} (CUDA {variant.cuda})")
+        else:
+            parts.append(
+                f"{variant.name}: driver {driver} >= floor {floor} only "
+                f"(minor-version compatibility; CUDA {variant.cuda} wants {toolkit})"
+            )
+    else:
+        parts.append(f"{variant.name}: CUDA {variant.cuda} within the driver's {target.cuda}")
+    if target.compute_capabilities:
+        caps = ", ".join(c.sm for c in target.compute_capabilities)
+        parts.append(f"kernels for {caps}")
+    return "; ".join(parts)
+
+
+def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+    warnings: list[str] = []
+    if not target.has_gpu and profile.verify.require_gpu:
+        warnings.append("the profile requires a GPU (verify.require_gpu) but the target has none")
+    if target.has_gpu and not target.compute_capabilities and any(not o.variant.is_cpu for o in chosen):
+        warnings.append("GPU compute capability unknown: arch lists were not checked")
+    for option in chosen:
+        variant = option.variant
+        if variant.unconfirmed is not None:
+            warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
+        if variant.cuda is not None and not option.fully_supported:
+            warnings.append(
+                f"{option.label} {variant.name} runs on the driver by minor-version compatibility "
+                f"only; code that JIT-compiles PTX may fail (update the driver to "
+                f">= {_driver_text(catalog.toolkit_driver(variant.cuda))} for full support)"
+            )
+        for cap in target.compute_capabilities:
+            if variant.archs and not any(a.covers(cap) and not a.ptx for a in variant.archs):
+                warnings.append(
+                    f"{option.label} {variant.name} has only PTX for {cap.sm}: "
+                    "the first start JIT-compiles kernels (slow)"
+                )
+        present = target.installed.get(option.framework.value)
+        if present is not None and not option.installed:
+            old = present.parsed_version
+            change = "replaces"
+            if old is not None and Version(old.public) > option.release.version:
+                change = "downgrades"
+            warnings.append(
+                f"{change} the installed {option.framework} {present.version} with "
+                f"{option.release.version}+{variant.local_tag}"
+                if variant.local_tag
+                else f"{change} the installed {option.framework} {present.version} with "
+                f"{option.release.version}"
+            )
+    return warnings
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _turned_down_for_components(
+    variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+) -> bool:
+    """Whether the component pins are what keeps ``variant`` off the target (and not its
+    Python, driver or arch list first)."""
+    problem = _component_rejection(variant, target, catalog)
+    return problem is not None and _variant_rejection(variant, request, target, catalog) == problem
+
+
+def _component_hint(
+    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool
+) -> str:
+    """What to change when a release the profile allows was turned down for its NVIDIA
+    component pins: the releases whose pins do cover the GPUs."""
+    refused = [
+        release.version
+        for release in catalog.releases_of(request.framework)
+        if request.specifier.contains(release.version, prereleases=True)
+        and any(_turned_down_for_components(v, request, target, catalog) for v in release.variants)
+    ]
+    if not refused:
+        return ""
+    open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant, request.companions)
+    options = _candidates(open_request, target, catalog, allow_unconfirmed).options
+    good = sorted({o.release.version for o in options})
+    if not good:
+        return "\n  no release in the catalog pins components with kernels for these GPUs"
+    everything = sorted(r.version for r in catalog.releases_of(request.framework))
+    hint = _range_hint(request.framework, good, max(refused), everything)
+    return f"\n  to change: allow {hint} (releases whose pins carry kernels for these GPUs)"
+
+
+def resolve(
+    profile: Profile, target: Target, catalog: Catalog, *, allow_unconfirmed: bool = False
+) -> Resolution:
+    """Choose a release and variant for every framework the profile wants, jointly.
+
+    Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
+    ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
+    allow = allow_unconfirmed or profile.allow_unconfirmed
+    if profile.python is not None and not profile.python.contains(
+        Version(target.python_minor), prereleases=True
+    ):
+        raise ResolutionError(
+            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
+            f"the target has {target.python_minor}"
+        )
+    requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
+    per_framework: list[tuple[_Option, ...]] = []
+    unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
+    for request in requests:
+        unknown = unknown_variant(request, catalog)
+        if unknown:
+            raise ResolutionError(f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
+        found = _candidates(request, target, catalog, allow)
+        if not found.options:
+            shown = grouped_rejections(request.framework, found.rejections)
+            detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
+            detail += _component_hint(request, target, catalog, allow)
+            raise ResolutionError(
+                f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
+                f"{str(request.specifier) or 'any version'} runs on the target{detail}"
+            )
+        per_framework.append(found.options)
+        open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
+        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
+    chosen = _joint_choice(per_framework)
+    if chosen is None:
+        raise ResolutionError(
+            f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
+        )
+    constraints, brought = _constraints(chosen, target, catalog)
+    choices = []
+    for option, request in zip(chosen, requests, strict=True):
+        reason = _reason(option, request, target, catalog)
+        if brought.get(option.framework):
+            held = ", ".join(brought[option.framework])
+            reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
+        if option.variant.unconfirmed is not None:
+            by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
+            reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
+        overlay = option.variant.overlay or option.release.overlay
+        if overlay is not None:
+            reason += f"; from the catalog overlay {overlay}"
+        choices.append(
+            FrameworkChoice(
+                framework=option.framework,
+                release=option.release.version,
+                variant=option.variant.name,
+                index_url=_index_url(option.variant, profile.install),
+                requirements=(
+                    *_requirements(option, request, target.installed),
+                    *tpu_requirements(option.variant),
+                ),
+                installed=option.installed,
+                reason=reason,
+                cuda=option.variant.cuda,
+                pins=option.variant.pins,
+                archs=option.variant.archs,
+                find_links=option.variant.tpu.find_links if option.variant.tpu else None,
+                catalog_file=overlay,
+            )
+        )
+    floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]
+    required = max((f for f in floors if f is not None), default=None)
+    return Resolution(
+        profile_name=profile.name,
+        profile_hash=profile.content_hash,
+        target=target,
+        choices=tuple(choices),
+        packages=tuple(str(r) for r in profile.requirements),
+        apt=profile.apt,
+        env=profile.env,
+        warnings=tuple(
+            dict.fromkeys(
+                [
+                    *_warnings(chosen, profile, target, catalog),
+                    *tpu_warnings([o.variant for o in chosen], target),
+                ]
+            )
+        ),
+        required_driver=required,
+        install=profile.install,
+        constraints=constraints,
+    )

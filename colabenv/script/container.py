@@ -1,0 +1,522 @@
+"""Resolution + the rendered bootstrap script -> a Dockerfile or an Apptainer definition. No I/O.
+
+The image runs the very script ``colabenv render`` prints, copied in as ``setup.sh``: one
+script, tested once, for the notebook and the image. The definition records the script's
+SHA-256 and the build refuses any other ``setup.sh``, so a Dockerfile and a script rendered
+from different inputs never make an image together. The script is a file beside the
+definition rather than a ``RUN <<EOF`` here-document: that needs Dockerfile syntax 1.4 or newer
+(``# syntax=docker/dockerfile:1.4``, a frontend image BuildKit pulls from Docker Hub, which a
+cluster without the internet cannot), Apptainer has no such form, and a file stays byte for
+byte the one ``colabenv render`` prints.
+
+What the image is, and why:
+
+- The base is a slim Python image of the target's Python (``python:3.12-slim-bookworm``,
+  pinned by tag): the framework wheels bring their CUDA libraries (cuDNN, cuBLAS, NCCL ... as
+  ``nvidia-*`` wheels), so only the NVIDIA driver comes from the host (``docker run --gpus
+  all``, ``apptainer --nv``) and no CUDA base image is needed. Bookworm is the Debian closest
+  to the Ubuntu 22.04 of Colab and Kaggle (glibc 2.36 against 2.35), and every Python from
+  3.10 to 3.14 has a slim bookworm image. ``FROM`` names the target's platform: the wheels
+  were resolved for it.
+- colabenv goes in first, the way the notebook's first cell installs it before running the
+  script (``pip install colabenv==VERSION`` from the package index, or a wheel copied into the
+  build folder), so the image holds what the notebook held and ``colabenv verify`` runs in it
+  with no flags. Its ``uv`` dependency is then beside ``python3``, where the script's
+  ``auto`` installer finds it.
+- The script runs as it runs on a notebook, told what differs by variables it already
+  honours: ``COLABENV_STATE_DIR`` (a fixed state directory, kept in the image's environment so
+  that ``verify`` finds the restart marker) and ``COLABENV_SKIP_PREFLIGHT`` (a build host has
+  no NVIDIA driver; that variable skips the Python check too, so the definition checks the
+  Python itself), with the installers' own no-cache switches. As root, its apt step needs no
+  sudo.
+- ``[env]`` becomes ``ENV`` (``%environment``) as well as the ``.pth`` hook the script writes,
+  so that processes other than Python see it too. A value must be one printable line: a
+  Dockerfile cannot hold a line break in a value, and in a definition file a line break could
+  start a new section.
+- Index URLs that need ``${VAR}`` get their variables as build secrets (BuildKit and buildah
+  ``RUN --mount=type=secret``; for Apptainer, files beside the definition that ``%post``
+  reads and removes), never as build arguments, which image history keeps.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from colabenv.errors import ProfileError, UsageError, printable
+from colabenv.models import Profile, Resolution, TpuTarget, format_driver
+from colabenv.models.frozen import model
+from colabenv.script.bash import q
+from colabenv.script.render import marker_record
+
+if TYPE_CHECKING:
+    from colabenv.script.render import LockInput
+
+
+class ImageFormat(str, enum.Enum):
+    DOCKERFILE = "dockerfile"
+    APPTAINER = "apptainer"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+SCRIPT_NAME = "setup.sh"
+FILE_NAMES = {ImageFormat.DOCKERFILE: "Dockerfile", ImageFormat.APPTAINER: "apptainer.def"}
+STATE_DIR = "/var/lib/colabenv"
+WORK_DIR = "/opt/colabenv-build"
+"""Where the build keeps setup.sh (and the colabenv wheel, secrets) until the script has run."""
+SECRETS_DIR = "secrets"
+"""Apptainer: the folder beside the definition holding one file per index URL variable."""
+BASE_IMAGE = "python:{python}-slim-bookworm"
+MIN_PYTHON = (3, 10)
+"""colabenv itself runs in the image, so the target's Python must be one colabenv runs on."""
+
+_PLATFORMS = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
+_IMAGE_RE = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
+    re.ASCII,
+)
+_TEMPLATE_RE = re.compile(r"\{\{\s*\w+\s*\}\}")
+"""What ``apptainer build`` replaces with a ``--build-arg`` value, anywhere in a definition."""
+
+
+@model
+class ColabenvWheel:
+    """A colabenv wheel copied into the build folder, installed instead of the index's."""
+
+    name: str
+    sha256: str
+
+
+@model
+class _Plan:
+    """What either definition says, before it is written in its syntax."""
+
+    comments: tuple[str, ...]
+    base_image: str
+    platform: str
+    python: str
+    labels: tuple[tuple[str, str], ...]
+    env: tuple[tuple[str, str], ...]
+    secrets: tuple[str, ...]
+    script_sha256: str
+    wheel: ColabenvWheel | None
+    colabenv_requirement: str
+
+
+def is_image_reference(text: str) -> bool:
+    """``[registry[:port]/]name[:tag][@sha256:digest]``, the grammar ``FROM`` accepts."""
+    return len(text) <= 512 and _IMAGE_RE.fullmatch(text) is not None
+
+
+def check_wheel_name(name: str, colabenv_version: str) -> str | None:
+    """Why ``name`` cannot be the colabenv wheel for this version; None when it can."""
+    match = re.fullmatch(r"colabenv-([0-9A-Za-z.+!_]+)-py3-none-any\.whl", name)
+    if match is None:
+        return "not a colabenv wheel file name (colabenv-VERSION-py3-none-any.whl)"
+    if match.group(1) != colabenv_version:
+        return (
+            f"is colabenv {match.group(1)}, but this is colabenv {colabenv_version}: render "
+            "with the colabenv that goes into the image"
+        )
+    return None
+
+
+def _docker_platform(platform: str) -> str | None:
+    system, _, machine = platform.partition("_")
+    if system != "linux" or machine not in _PLATFORMS:
+        return None
+    return f"linux/{_PLATFORMS[machine]}"
+
+
+def _target_text(target: dict[str, object]) -> str:
+    """The target as the script's header says it, from the marker record's target."""
+    caps = target.get("compute_capabilities") or []
+    shown = ", ".join(str(c) for c in caps) if isinstance(caps, list) and caps else "unknown"
+    tpu = target.get("tpu")
+    if isinstance(tpu, dict):
+        generation, kind, chips = (tpu.get(k) for k in ("generation", "accelerator_type", "chips"))
+        gpu = str(
+            TpuTarget(
+                generation if isinstance(generation, str) else None,
+                kind if isinstance(kind, str) else None,
+                chips if isinstance(chips, int) else None,
+            )
+        )
+    elif target.get("driver") is None and target.get("cuda") is None:
+        gpu = "no GPU"
+    else:
+        gpu = (
+            f"driver {target.get('driver') or 'unknown'}, CUDA {target.get('cuda') or 'unknown'}"
+            f", compute capability {shown}"
+        )
+    return f"{gpu}, Python {target.get('python')}, {target.get('platform')}"
+
+
+def _frameworks_text(frameworks: dict[str, dict[str, object]]) -> str:
+    return (
+        ", ".join(f"{name} {item.get('version')} {item.get('variant')}" for name, item in frameworks.items())
+        or "none"
+    )
+
+
+def _secret_names(resolution: Resolution, lock: LockInput | None) -> tuple[str, ...]:
+    from colabenv.index.urls import reference_names
+    from colabenv.script.render import index_templates
+
+    names: dict[str, None] = {}
+    for url in index_templates(resolution, lock):
+        names.update(dict.fromkeys(reference_names(url)))
+    return tuple(names)
+
+
+def _checked_env(
+    profile: Profile, env: Sequence[tuple[str, str]], form: ImageFormat
+) -> tuple[tuple[str, str], ...]:
+    for name, value in env:
+        if not value.isprintable():
+            raise ProfileError(
+                profile.path,
+                f"env.{name}",
+                (
+                    f"a value for a container image must be one printable line: "
+                    f"{printable(value)} has a line break or a control character"
+                ),
+            )
+        if form is ImageFormat.APPTAINER and _TEMPLATE_RE.search(value):
+            raise ProfileError(
+                profile.path,
+                f"env.{name}",
+                ("holds {{ ... }}, which apptainer build would replace with a --build-arg value"),
+            )
+    return tuple(env)
+
+
+def _plan(
+    resolution: Resolution,
+    profile: Profile,
+    script: str,
+    form: ImageFormat,
+    *,
+    colabenv_version: str,
+    lock: LockInput | None,
+    wheel: ColabenvWheel | None,
+    base_image: str | None,
+) -> _Plan:
+    record = json.loads(marker_record(resolution, profile, colabenv_version, lock))
+    target: dict[str, object] = record["target"]
+    python = str(target["python"])
+    parts = tuple(int(p) for p in python.split(".")[:2])
+    if parts < MIN_PYTHON:
+        raise UsageError(
+            f"a container image needs a target Python of 3.10 or newer, where "
+            f"colabenv itself runs; this target's is {python}"
+        )
+    platform = _docker_platform(str(target["platform"]))
+    if platform is None:
+        raise UsageError(
+            f"a container image runs Linux, and this target's platform is "
+            f"{printable(target['platform'])}: render on the Linux host the "
+            "image is for, or give its target flags there"
+        )
+    if base_image is not None and not is_image_reference(base_image):
+        raise UsageError(
+            f"--base-image: {printable(base_image)} is not an image reference "
+            "([registry/]name[:tag][@sha256:digest])"
+        )
+    required = (
+        lock.required_driver
+        if lock is not None
+        else (format_driver(resolution.required_driver) if resolution.required_driver else None)
+    )
+    frameworks = _frameworks_text(record["frameworks"])
+    target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
+    labels = [
+        ("colabenv.profile", resolution.profile_name),
+        ("colabenv.profile-hash", resolution.profile_hash),
+        ("colabenv.target", target_json),
+        ("colabenv.frameworks", frameworks),
+        ("colabenv.version", colabenv_version),
+    ]
+    if required is not None:
+        labels.append(("colabenv.required-driver", required))
+    if lock is not None:
+        labels.append(("colabenv.lock", printable(lock.name)))
+    comments = [
+        f"profile: {resolution.profile_name} ({resolution.profile_hash})",
+        f"target: {_target_text(target)}",
+        f"frameworks: {frameworks}",
+    ]
+    if lock is not None:
+        comments.append(f"installs exactly the lockfile {printable(lock.name)}, hash-checked")
+    if required is not None:
+        comments.append(f"needs NVIDIA driver >= {required} on the host that runs it")
+    comments.extend(f"warning: {printable(warning)}" for warning in resolution.warnings)
+    return _Plan(
+        comments=tuple(comments),
+        base_image=base_image or BASE_IMAGE.format(python=python),
+        platform=platform,
+        python=python,
+        labels=tuple(labels),
+        env=_checked_env(profile, resolution.env, form),
+        secrets=_secret_names(resolution, lock),
+        script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
+        wheel=wheel,
+        colabenv_requirement=f"colabenv=={colabenv_version}",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The build's shell commands, the same in both formats
+
+
+def _python_check(python: str) -> str:
+    major, minor = python.split(".")[:2]
+    message = f"python3 here is not Python {python}, which the profile was resolved for"
+    return (
+        f'python3 -c "import sys; sys.exit(0 if sys.version_info[:2] == ({major}, {minor}) else {message!r})"'
+    )
+
+
+def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
+    listing = f"{path}.sha256"
+    return [
+        f"echo '{sha256}  {path}' > {listing}",
+        f"{{ sha256sum --check --strict {listing} || {{ echo {q(problem)} >&2; exit 1; }}; }}",
+    ]
+
+
+def _colabenv_install(plan: _Plan) -> list[str]:
+    pip = "PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --no-cache-dir"
+    if plan.wheel is None:
+        return [_python_check(plan.python), f"{pip} {q(plan.colabenv_requirement)}"]
+    path = f"{WORK_DIR}/{plan.wheel.name}"
+    problem = f"colabenv: {plan.wheel.name} is not the wheel this definition was rendered with"
+    return [
+        _python_check(plan.python),
+        *_hash_check(path, plan.wheel.sha256, problem),
+        f"{pip} {path}",
+        f"rm -f {path} {path}.sha256",
+    ]
+
+
+def _script_run(plan: _Plan, secret_path: str, secret_hint: str) -> list[str]:
+    script = f"{WORK_DIR}/{SCRIPT_NAME}"
+    problem = (
+        f"colabenv: {SCRIPT_NAME} is not the script this definition was rendered with: "
+        "render both again with one command (colabenv render PROFILE --format ... -o DIR)"
+    )
+    commands = _hash_check(script, plan.script_sha256, problem)
+    for name in plan.secrets:
+        path = secret_path.format(name=name)
+        missing = f"colabenv: the index URLs need {name}: {secret_hint.format(name=name)}"
+        commands.append(
+            f'if [ -f {path} ]; then {name}="$(cat {path})"; export {name}; '
+            f"else echo {q(missing)} >&2; exit 1; fi"
+        )
+    commands.append(
+        f"COLABENV_STATE_DIR={STATE_DIR} COLABENV_SKIP_PREFLIGHT=1 PIP_NO_CACHE_DIR=1 "
+        f"UV_NO_CACHE=1 PIP_ROOT_USER_ACTION=ignore bash {script}"
+    )
+    commands.append(f"rm -rf {WORK_DIR} /var/lib/apt/lists/*")
+    return commands
+
+
+# ---------------------------------------------------------------------------------------------
+# Dockerfile
+
+
+def _docker_word(value: str) -> str:
+    """``value`` as one double-quoted Dockerfile word, read back exactly by the Dockerfile lexer
+    (BuildKit's and buildah's): there a backslash escapes only ``"``, ``$`` and a backslash,
+    and stays as it is before any other character. So ``"`` and ``$`` are escaped (nothing is
+    substituted), and a backslash only where it would otherwise escape what follows it (another
+    backslash, ``"``, ``$``, or the closing quote); the others are left alone, since hadolint's
+    parser misreads an escaped backslash before a quote or a space."""
+    out = []
+    for index, char in enumerate(value):
+        if char in '"$':
+            out.append("\\" + char)
+        elif char == "\\":
+            following = value[index + 1 : index + 2]
+            out.append("\\\\" if following in ("", "\\", '"', "$") else char)
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _comment(text: str) -> str:
+    """One comment line: control characters escaped, and never a trailing backslash."""
+    safe = printable(text).rstrip()
+    return f"# {safe} ." if safe.endswith("\\") else f"# {safe}".rstrip()
+
+
+def _continued(lines: Sequence[str]) -> Iterator[str]:
+    """One instruction over several lines: each but the last ends with a continuation."""
+    for index, line in enumerate(lines):
+        yield line + (" \\" if index < len(lines) - 1 else "")
+
+
+def _run(commands: Sequence[str], mounts: Sequence[str] = ()) -> Iterator[str]:
+    """``RUN [mounts] first && second && ...``, a command a line."""
+    heads = [*mounts, commands[0]]
+    lines = [("RUN " if i == 0 else "    ") + head for i, head in enumerate(heads)]
+    lines.extend(f" && {command}" for command in commands[1:])
+    yield from _continued(lines)
+
+
+def render_dockerfile(
+    resolution: Resolution,
+    profile: Profile,
+    script: str,
+    *,
+    colabenv_version: str,
+    lock: LockInput | None = None,
+    wheel: ColabenvWheel | None = None,
+    base_image: str | None = None,
+) -> Iterator[str]:
+    """Yield the Dockerfile's lines for ``script`` (the rendered ``setup.sh``); deterministic."""
+    plan = _plan(
+        resolution,
+        profile,
+        script,
+        ImageFormat.DOCKERFILE,
+        colabenv_version=colabenv_version,
+        lock=lock,
+        wheel=wheel,
+        base_image=base_image,
+    )
+    yield _comment(f"Dockerfile generated by colabenv {colabenv_version}. Do not edit: re-render it")
+    yield _comment("with setup.sh beside it: colabenv render PROFILE --format dockerfile -o DIR")
+    for line in plan.comments:
+        yield _comment(line)
+    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
+    yield _comment("only the NVIDIA driver comes from the host.")
+    yield _comment("build: docker build -t IMAGE DIR")
+    if plan.secrets:
+        secrets = " ".join(f"--secret id={name},env={name}" for name in plan.secrets)
+        yield _comment(f"       with the index URLs' variables as secrets: {secrets}")
+    yield _comment("check: docker run --rm --gpus all IMAGE colabenv verify")
+    yield ""
+    yield "# the platform the wheels were resolved for"
+    yield "# hadolint ignore=DL3029"
+    yield f"FROM --platform={plan.platform} {plan.base_image}"
+    yield ""
+    labels = [f"{key}={_docker_word(value)}" for key, value in plan.labels]
+    yield from _continued([f"LABEL {labels[0]}", *(f"      {label}" for label in labels[1:])])
+    yield ""
+    yield f"ENV COLABENV_STATE_DIR={STATE_DIR}"
+    yield ""
+    if plan.wheel is not None:
+        yield f"COPY {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
+    yield from _run(_colabenv_install(plan))
+    yield ""
+    yield f"COPY {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
+    yield from _run(
+        _script_run(plan, "/run/secrets/{name}", "build with --secret id={name},env={name}"),
+        [f"--mount=type=secret,id={name}" for name in plan.secrets],
+    )
+    if plan.env:
+        yield ""
+        pairs = [f"{name}={_docker_word(value)}" for name, value in plan.env]
+        yield from _continued([f"ENV {pairs[0]}", *(f"    {pair}" for pair in pairs[1:])])
+    yield ""
+    yield 'CMD ["colabenv", "verify"]'
+
+
+# ---------------------------------------------------------------------------------------------
+# Apptainer definition
+
+
+def render_apptainer(
+    resolution: Resolution,
+    profile: Profile,
+    script: str,
+    *,
+    colabenv_version: str,
+    lock: LockInput | None = None,
+    wheel: ColabenvWheel | None = None,
+    base_image: str | None = None,
+) -> Iterator[str]:
+    """Yield the Apptainer definition's lines for ``script``; deterministic.
+
+    ``%files`` names its sources relative to the folder ``apptainer build`` runs in (the
+    build folder); ``%post`` runs in a clean environment, so what the script needs is set
+    there; ``%environment`` is sourced by ``/bin/sh`` when the container starts.
+    """
+    plan = _plan(
+        resolution,
+        profile,
+        script,
+        ImageFormat.APPTAINER,
+        colabenv_version=colabenv_version,
+        lock=lock,
+        wheel=wheel,
+        base_image=base_image,
+    )
+    lines = list(_apptainer_lines(plan, colabenv_version))
+    for line in lines:
+        if _TEMPLATE_RE.search(line):
+            raise UsageError(
+                f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
+                "build would replace with a --build-arg value"
+            )
+    yield from lines
+
+
+def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
+    name = FILE_NAMES[ImageFormat.APPTAINER]
+    yield "Bootstrap: docker"
+    yield f"From: {plan.base_image}"
+    yield ""
+    yield _comment(f"Apptainer definition generated by colabenv {colabenv_version}. Do not edit:")
+    yield _comment("re-render it with setup.sh beside it: colabenv render PROFILE --format apptainer -o DIR")
+    for line in plan.comments:
+        yield _comment(line)
+    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
+    yield _comment("only the NVIDIA driver comes from the host (apptainer --nv).")
+    yield _comment(f"build, in DIR: apptainer build --notest IMAGE.sif {name}  (for {plan.platform};")
+    yield _comment("  --notest where the build host has no GPU the profile needs)")
+    if plan.secrets:
+        files = ", ".join(f"{SECRETS_DIR}/{secret}" for secret in plan.secrets)
+        yield _comment(f"  with the index URLs' variables in {files} (read, then removed)")
+    yield _comment("check: apptainer test --nv IMAGE.sif  (or apptainer run --nv IMAGE.sif)")
+    yield ""
+    yield "%labels"
+    for key, value in plan.labels:
+        yield f"    {key} {value}"
+    yield ""
+    yield "%files"
+    if plan.wheel is not None:
+        yield f"    {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
+    yield f"    {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
+    for secret in plan.secrets:
+        yield f"    {SECRETS_DIR}/{secret} {WORK_DIR}/{SECRETS_DIR}/{secret}"
+    yield ""
+    yield "%post"
+    yield "    set -eu"
+    for command in _colabenv_install(plan):
+        yield f"    {command}"
+    secret_path = f"{WORK_DIR}/{SECRETS_DIR}/{{name}}"
+    hint = f"put it in {SECRETS_DIR}/{{name}} beside {name}"
+    for command in _script_run(plan, secret_path, hint):
+        yield f"    {command}"
+    yield ""
+    yield "%environment"
+    yield f"    export COLABENV_STATE_DIR={STATE_DIR}"
+    yield "    export PYTHONNOUSERSITE=1"
+    for variable, value in plan.env:
+        yield f"    export {variable}={q(value)}"
+    yield ""
+    yield "%runscript"
+    yield '    exec colabenv verify "$@"'
+    yield ""
+    yield "%test"
+    yield "    colabenv verify"
