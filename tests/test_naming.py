@@ -11,7 +11,7 @@ from colabenv.errors import ColabenvError
 from colabenv.host.detect import detect
 from colabenv.lock.make import IndexPlan, run_resolver
 from colabenv.models import Catalog, Target
-from tests.test_detect import make_probe, overrides
+from tests.host.test_detect import make_probe, overrides
 
 
 def test_detect_takes_a_catalog_loader_and_calls_it_for_the_driver_table() -> None:

@@ -23,8 +23,7 @@ from colabenv.seeding import (
     hook_environment,
     seed_everything,
 )
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
 
 RECORDER = """
 import json, os

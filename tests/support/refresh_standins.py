@@ -16,8 +16,8 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.catalog.test_archs import elf_with, gpu_library
 from tests.support.wheels import build_wheel
-from tests.test_fatbin import elf_with, gpu_library
 
 LINUX = 'platform_system == "Linux"'
 TURING = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]

@@ -1,10 +1,11 @@
 """Stand-in torch, jax and tensorflow, installed for real into a throwaway virtual environment.
 
 Each stand-in is a distribution (``*.dist-info`` with METADATA, RECORD, top_level.txt) plus a
-pure-Python package that implements the part of the framework API that ``colabenv._target.smoke.__main__`` uses,
-with a behaviour fixed at install time: a healthy GPU (matmul with Python lists, a pretend device
-with a compute capability and memory), no GPU, a driver too old for the build, an arch list
-without the GPU's architecture, an import error, a segfault or a hang on import.
+pure-Python package that implements the part of the framework API that the smoke child
+(``colabenv/_target/smoke/``) uses, with a behaviour fixed at install time: a healthy GPU (matmul
+with Python lists, a pretend device with a compute capability and memory), no GPU, a driver too
+old for the build, an arch list without the GPU's architecture, an import error, a segfault or a
+hang on import.
 
 :func:`make_venv` builds the environment with :func:`tests.support.fixtures.make_venv` (no pip,
 a fraction of a second), links colabenv and the few distributions it needs at run time into a directory that a

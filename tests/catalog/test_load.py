@@ -38,9 +38,10 @@ from colabenv.models import (
     Variant,
     archs_cover,
 )
+from tests.support.paths import DATA
 
 CATALOG = load_catalog()
-RUNTIMES = Path(__file__).resolve().parent / "data" / "runtimes"
+RUNTIMES = DATA / "runtimes"
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 PYTHONS = [Version(f"3.{minor}") for minor in range(8, 15)]
 

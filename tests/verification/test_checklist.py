@@ -41,6 +41,7 @@ from colabenv.verification.occupancy import (
 )
 from colabenv.verification.report import Check, Status
 from colabenv.verification.storage import FILE_PREFIX, KILL_AFTER_S, IoRun, check_io, run_io, run_io_checks
+from tests.support.paths import REPO
 from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, write_marker
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -722,7 +723,7 @@ def test_this_machines_meminfo_reads() -> None:
 # ---------------------------------------------------------------------------------------------
 # the README's checklist section
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = REPO / "README.md"
 GUIDE = {
     "bootstrap completes with pinned versions": "`versions`",
     "one restart, imports succeed": "`marker`",

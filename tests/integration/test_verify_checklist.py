@@ -17,8 +17,8 @@ from colabenv._target.helper import _env_hook_text
 from colabenv.models import Reproducibility
 from colabenv.script.state import ENV_HOOK_NAME
 from colabenv.seeding import hook_environment
+from tests.integration.test_verify import JAX, TF, TORCH, Case, _catalog_torch, _install_companions
 from tests.support.standin_frameworks import Behaviour
-from tests.test_verify_standins import JAX, TF, TORCH, Case, _catalog_torch, _install_companions
 
 pytestmark = pytest.mark.slow
 

@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from tests.support.fixtures import Runner
+from tests.support.paths import DATA as TEST_DATA
 
-DATA = Path(__file__).parent / "data" / "detect"
+DATA = TEST_DATA / "detect"
 SMI = DATA / "smi"
-RUNTIMES = Path(__file__).parent / "data" / "runtimes"
+RUNTIMES = TEST_DATA / "runtimes"
 GPU_HOSTS = sorted(p.name for p in SMI.iterdir() if p.name != "driver-failed")
 
 requires_gpu_less_host = pytest.mark.skipif(

@@ -1,5 +1,5 @@
-"""The smoke child as ``verify`` runs it: ``colabenv/_target/smoke/__main__.py`` by its path, in an interpreter
-without colabenv, loading its sibling files (``_smoke_main``, ``_smoke_gpu``, ...) by path.
+"""The smoke child as ``verify`` runs it: the folder ``colabenv/_target/smoke/`` by its path, in
+an interpreter without colabenv, its modules (``base``, ``gpu``, ...) importing each other.
 
 Every mode runs under this Python and under the oldest Python colabenv looks into (3.8: the
 child is stdlib-only and promises it; ``COLABENV_TEST_OLD_PYTHONS`` adds more), with stand-in
@@ -23,7 +23,7 @@ from tests.support.standin_frameworks import SOURCES, Standin, StandinVenv
 from tests.support.standin_tpu import GIB, TpuStandin, install_jax_tpu, install_torch_xla
 
 PYTHONS = child_pythons()
-SIBLINGS = ("_smoke_main", "_smoke_base", "_smoke_gpu", "_smoke_tpu", "_smoke_vram", "_smoke_determinism")
+SIBLINGS = ("base", "determinism", "gpu", "seeds", "tpu", "vram")
 
 
 def _decoys(folder: Path) -> Path:
@@ -73,7 +73,7 @@ def _child(
 
 def _bytecode() -> set[str]:
     cache = SMOKE_PROGRAM.parent / "__pycache__"
-    return {p.name for p in cache.glob("_smoke*")} if cache.is_dir() else set()
+    return {p.name for p in cache.iterdir()} if cache.is_dir() else set()
 
 
 @pytest.mark.parametrize("python", PYTHONS)

@@ -192,7 +192,7 @@ def test_a_pylock_header_is_read_with_key_paths(old: str, new: str, message: str
 
     from colabenv.errors import LockError
     from colabenv.lock.file import parse_lock, render_lock
-    from tests.test_lockfile import _lock
+    from tests.lock.test_file import _lock
 
     text = render_lock(_lock(files=True, constraints=("nvidia-cudnn-cu12<9.11",)), pylock=True)
     assert old in text, old

@@ -24,13 +24,14 @@ from typing import Any
 import pytest
 
 from tests.support.fixtures import console_script
+from tests.support.paths import DATA
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
+HOSTILE = DATA / "hostile"
 CASES = sorted(p for p in HOSTILE.glob("*.toml"))
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_MIB = 2048

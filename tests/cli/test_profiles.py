@@ -12,8 +12,8 @@ import pytest
 from colabenv._util import toml
 from colabenv.profile.load import load_profile
 from tests.support.fixtures import Runner
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 MALFORMED = REPO / "tests" / "data" / "malformed"
 GOLDEN = REPO / "profiles" / "golden"
 EXPECTED: dict[str, dict[str, object]] = toml.loads(

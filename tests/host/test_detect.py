@@ -55,11 +55,13 @@ from colabenv.models import (
     Variant,
 )
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+from tests.support.paths import DATA as TEST_DATA
+from tests.support.paths import REPO
 
-DATA = Path(__file__).parent / "data" / "detect"
+DATA = TEST_DATA / "detect"
 SMI = DATA / "smi"
 PROC = DATA / "proc"
-RUNTIMES = Path(__file__).parent / "data" / "runtimes"
+RUNTIMES = TEST_DATA / "runtimes"
 GPU_HOSTS = sorted(p.name for p in SMI.iterdir() if p.name != "driver-failed")
 PROC_FILE = Path("/proc/driver/nvidia/version")
 SYS_FILE = Path("/sys/module/nvidia/version")
@@ -1065,7 +1067,7 @@ def test_detect_gpu_and_the_host_module_do_not_import_detect() -> None:
     import ast
 
     for module in ("gpu", "probe"):
-        tree = ast.parse((Path(__file__).parent.parent / "colabenv" / "host" / f"{module}.py").read_text())
+        tree = ast.parse((REPO / "colabenv" / "host" / f"{module}.py").read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert "colabenv.host.detect" not in imported, module

@@ -22,6 +22,7 @@ from colabenv.resolve.resolver import resolve
 from colabenv.script.render import render_script
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
+from tests.support.paths import REPO
 from tests.support.scriptrun import make_host
 from tests.support.tpu_catalog import tpu_catalog
 from tests.support.wheels import WheelSpec, build_standins
@@ -212,7 +213,7 @@ def test_the_script_takes_libtpu_nightly_from_the_find_links_page(tmp_path: Path
 
 
 def test_the_readme_shows_what_resolve_prints_for_a_v5e(runner: Runner) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## TPU runtimes", 1)[1].split("\n## ", 1)[0]
     shown = section.split("    $ colabenv resolve jax-tpu --tpu v5e-1 --python 3.12\n", 1)[1]
     lines = [line[4:] for line in shown.split("\n\n", 1)[0].splitlines()]

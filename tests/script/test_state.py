@@ -20,6 +20,7 @@ from colabenv.script import state
 from colabenv.script.bash import state_dir_lines
 from colabenv.script.render import helper_program
 from colabenv.script.state import expand_home, state_dir
+from tests.support.paths import REPO
 
 BASE = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 NO_HOME = "NO HOME"
@@ -97,7 +98,7 @@ def _bash_side(environ: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ())
 
 
 def _python_side(environ: dict[str, str], cwd: Path, prefix: tuple[str, ...] = ()) -> str:
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     done = subprocess.run(
         [*prefix, sys.executable, "-c", PYTHON_PROGRAM],
         capture_output=True,

@@ -20,8 +20,9 @@ from colabenv.host.detect import read_freeze
 from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.paths import DATA
 
-RUNTIMES = Path(__file__).parent / "data" / "runtimes"
+RUNTIMES = DATA / "runtimes"
 
 
 def _target(
@@ -599,8 +600,8 @@ source = "test"
 
 
 def _component_catalog(tmp_path: Path) -> Catalog:
-    from tests.test_catalog import _write_catalog
-    from tests.test_components import FACTS
+    from tests.catalog.test_components import FACTS
+    from tests.catalog.test_load import _write_catalog
 
     root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
     (root / "components.toml").write_text(FACTS, encoding="utf-8")
@@ -670,7 +671,7 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
 
 
 def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> None:
-    from tests.test_catalog import _write_catalog
+    from tests.catalog.test_load import _write_catalog
 
     root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
     (root / "components.toml").write_text(

@@ -21,8 +21,9 @@ from colabenv.host.tpu import probe_tpu
 from colabenv.models import Accelerator, RuntimeKind, TargetOverrides, TpuFacts, TpuTarget
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 from tests.support.fixtures import Runner
+from tests.support.paths import DATA
 
-HOSTS = Path(__file__).parent / "data" / "tpu"
+HOSTS = DATA / "tpu"
 HOST_NAMES = sorted(p.name for p in HOSTS.iterdir() if p.is_dir())
 
 

@@ -18,8 +18,9 @@ from colabenv.models import Framework, Installer, Profile
 from colabenv.profile.files import MAX_PROFILE_BYTES, find_profile, golden_names, golden_path, shadowed_file
 from colabenv.profile.load import golden_profiles, load_profile, read_profile_text
 from colabenv.profile.sections import TOP_KEYS
+from tests.support.paths import DATA, REPO
 
-MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
+MALFORMED = DATA / "malformed"
 
 FULL = """\
 schema = 1
@@ -615,7 +616,7 @@ def test_refused_env_names_are_listed_in_one_place() -> None:
 
     assert {"PATH", "HOME", "BASH_ENV", "IFS"} <= set(REFUSED_ENV.names)
     assert {"LD_", "PYTHON"} <= set(REFUSED_ENV.prefixes)
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
     assert "LD_*" in readme and "PYTHON*" in readme and "set literally" in readme
 
 

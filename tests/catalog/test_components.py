@@ -17,8 +17,8 @@ from colabenv.catalog.load import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.errors import CatalogError
 from colabenv.lock.file import read_lock
 from colabenv.models import ComponentFacts, ComputeCapability, Variant
+from tests.catalog.test_load import _write_catalog
 from tests.support.fixtures import Runner
-from tests.test_catalog import _write_catalog
 
 FACTS = """
 schema = 1
