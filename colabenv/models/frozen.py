@@ -3,9 +3,9 @@
 ``@dataclass(frozen=True)`` compiles six methods from generated source when a module is
 imported (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
 ``__delattr__``), each with its own ``exec`` on Python 3.12 and older. ``@model`` has
-dataclasses collect the fields only (``init=False``: nothing compiled), compiles the one method
-that is written out per class, ``__init__`` (the frozen kind: it sets each field with
-``object.__setattr__``, then calls ``__post_init__`` where there is one), and takes the rest from
+dataclasses collect the fields only (``init=False``: nothing compiled), makes ``__init__`` a
+closure over the fields (the frozen kind: it sets each field with ``object.__setattr__``, then
+calls ``__post_init__`` where there is one; nothing compiled either), and takes the rest from
 one shared class: immutability (``__setattr__`` and ``__delattr__`` raise
 :class:`dataclasses.FrozenInstanceError`) and the equality, hash and repr dataclasses would
 give, reading the fields through one :func:`operator.attrgetter` per model. A model that must be
@@ -13,10 +13,8 @@ ordered defines ``__lt__`` under :func:`functools.total_ordering`. ``dataclasses
 ``replace`` and ``astuple`` work on models as on any dataclass (``tests/test_startup.py`` holds
 ``@model`` to a frozen dataclass).
 
-What it saves, measured on a 2-core machine under Python 3.11 (five fields, median of seven
-rounds of 200 classes): a model class is made in about 86 us where ``@dataclass(frozen=True)``
-takes about 356 us; render's path makes about 50 of them (the decision record:
-docs/decisions/0001-model.md).
+What it saves is measured in docs/decisions/0001-model.md (``bench/mechanisms.py``): render's
+path makes about 60 model classes.
 
 ``@model`` is for values only: immutable data compared and hashed by what it holds (tuples,
 versions, enums, other models). Something holding a live or mutable thing (a mapping such as
@@ -29,6 +27,7 @@ immutability, compared and hashed by identity and shown by ``object``'s repr (no
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -94,57 +93,90 @@ without one from ``inspect.signature``, which for a class with ``init=False`` me
 tokenize's patterns)."""
 
 
+def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
+    """The ``__init__`` ``@dataclass(frozen=True)`` writes for ``fields``, as one closure rather
+    than compiled source: the same parameters (shown by :func:`inspect.signature`), defaults,
+    factories, fields left out of ``__init__``, and ``__post_init__``.
+
+    Compiling a generated ``__init__`` per class cost about 7% of ``colabenv render``'s
+    instructions (50 classes, 31.5M of 423M, callgrind); binding the arguments here costs a few
+    microseconds per instance, and render makes some 800 (docs/decisions/0001-model.md)."""
+    taken = [f for f in fields if f.init]
+    positional = tuple(f.name for f in taken if not f.kw_only)
+    accepted = frozenset(f.name for f in taken)
+    given_or_default = tuple((f.name, f.default, _factory(f)) for f in taken)
+    set_later = tuple(
+        (f.name, f.default, _factory(f))
+        for f in fields
+        if not f.init and (f.default is not _MISSING or f.default_factory is not _MISSING)
+    )
+    post_init = hasattr(cls, "__post_init__")
+    name = f"{cls.__qualname__}.__init__()"
+    setter = object.__setattr__
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        if len(args) > len(positional):
+            raise TypeError(
+                f"{name} takes {len(positional) + 1} positional arguments but {len(args) + 1} were given"
+            )
+        values = dict(zip(positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in accepted:
+                raise TypeError(f"{name} got an unexpected keyword argument {key!r}")
+            if key in values:
+                raise TypeError(f"{name} got multiple values for argument {key!r}")
+            values[key] = value
+        for field_name, default, factory in given_or_default:
+            if field_name in values:
+                setter(self, field_name, values[field_name])
+            elif default is not _MISSING:
+                setter(self, field_name, default)
+            elif factory is not None:
+                setter(self, field_name, factory())
+            else:
+                raise TypeError(f"{name} missing required argument: {field_name!r}")
+        for field_name, default, factory in set_later:
+            setter(self, field_name, default if factory is None else factory())
+        if post_init:
+            self.__post_init__()  # type: ignore[attr-defined]
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__
+    __init__.__signature__ = _signature(taken)  # type: ignore[attr-defined]
+    return __init__
+
+
+_MISSING: Any = dataclasses.MISSING
+
+
+def _factory(f: dataclasses.Field[Any]) -> Callable[[], object] | None:
+    factory = f.default_factory
+    return None if factory is _MISSING else factory  # type: ignore[return-value]
+
+
+def _signature(taken: list[dataclasses.Field[Any]]) -> inspect.Signature:
+    """What :func:`inspect.signature` shows for the ``__init__`` of these fields (the ``self``
+    parameter included, as for any function)."""
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for f in taken:
+        kind = inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        default: object = inspect.Parameter.empty
+        if f.default is not _MISSING:
+            default = f.default
+        elif f.default_factory is not _MISSING:
+            default = _FACTORY
+        parameters.append(inspect.Parameter(f.name, kind, default=default, annotation=f.type))
+    return inspect.Signature(parameters, return_annotation="None", __validate_parameters__=False)
+
+
 class _Factory:
-    """The default of a parameter whose field has a ``default_factory``."""
+    """What the signature shows as the default of a field with a ``default_factory``."""
 
     def __repr__(self) -> str:
         return "<factory>"
 
 
-_HAS_FACTORY = _Factory()
-
-
-def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
-    """The ``__init__`` ``@dataclass(frozen=True)`` writes for ``fields``, compiled once."""
-    params: list[str] = []
-    lines: list[str] = []
-    names: dict[str, object] = {"_set": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
-    keyword_only = False
-    for f in fields:
-        default, factory = f"_default_{f.name}", f"_factory_{f.name}"
-        if f.default is not dataclasses.MISSING:
-            names[default] = f.default
-        if f.default_factory is not dataclasses.MISSING:
-            names[factory] = f.default_factory
-        if f.init:
-            if f.kw_only and not keyword_only:
-                params.append("*")
-                keyword_only = True
-            if f.default is not dataclasses.MISSING:
-                params.append(f"{f.name}={default}")
-            elif f.default_factory is not dataclasses.MISSING:
-                params.append(f"{f.name}=_HAS_FACTORY")
-            else:
-                params.append(f.name)
-            value = f.name
-            if f.default_factory is not dataclasses.MISSING:
-                value = f"{factory}() if {f.name} is _HAS_FACTORY else {f.name}"
-        elif f.default is not dataclasses.MISSING:
-            value = default
-        elif f.default_factory is not dataclasses.MISSING:
-            value = f"{factory}()"
-        else:
-            continue
-        lines.append(f"    _set(self, {f.name!r}, {value})")
-    if hasattr(cls, "__post_init__"):
-        lines.append("    self.__post_init__()")
-    source = f"def __init__(self{''.join(', ' + p for p in params)}) -> None:\n"
-    source += "\n".join(lines or ["    pass"]) + "\n"
-    exec(compile(source, f"<model {cls.__module__}.{cls.__qualname__}>", "exec"), names)
-    init: Callable[..., None] = names["__init__"]  # type: ignore[assignment]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    return init
+_FACTORY = _Factory()
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
