@@ -77,7 +77,10 @@ def main() -> int:
             "@dataclass(frozen=True) instead of @model": ([sys.executable, "-c", DATACLASSES, *render], env),
             "no parsed-catalog cache": ([sys.executable, "-c", ENTRY, *render], no_cache),
             "garbage collector on": ([sys.executable, "-c", GC_ON, *render], env),
-            "packaging imported by colabenv's modules": ([sys.executable, "-c", PACKAGING_LATE, *render], env),
+            "packaging imported by colabenv's modules": (
+                [sys.executable, "-c", PACKAGING_LATE, *render],
+                env,
+            ),
         }
         for argv, environ in variants.values():
             wall_s(argv, environ)  # warm up, and the cache filled

@@ -2,4 +2,4 @@
 the one place that starts processes (:mod:`.processes`), the typed reader of parsed documents
 (:mod:`.reader`), TOML (:mod:`.toml`), the cache of parsed catalog files (:mod:`.cache`),
 SHA-256 (:mod:`.digest`), number bounds (:mod:`.bounds`), small PEP 508 readings
-(:mod:`.requirements`) and where the shipped files are (:mod:`.resources`)."""
+(:mod:`.pep508`) and where the shipped files are (:mod:`.resources`)."""

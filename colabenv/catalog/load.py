@@ -23,8 +23,8 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._util import toml
 from colabenv._util.cache import parsed_toml
+from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Fail, Reader, cached_version
-from colabenv._util.requirements import is_pin_text
 from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (

@@ -1,6 +1,7 @@
 """``tpu.toml``: the TPU generations (accelerator type prefixes, PCI device ids, TensorCores
-per chip), the TPU build of each framework release, and why a framework has none. The file
-format is in CONTRIBUTING.md ("TPU builds"); :mod:`colabenv.catalog.load` reads the file and checks
+per chip), the TPU build of each framework release, and why a framework has none; and what an
+accelerator type (``v5e-8``, ``v3-8``) names, checked against those generations. The file format
+is in docs/catalog.md ("TPU builds"); :mod:`colabenv.catalog.load` reads the file and checks
 each build against its release."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Reader
-from colabenv._util.requirements import is_pin_text
 from colabenv.errors import printable
 from colabenv.models import (
     TPU_NAME_PATTERN,

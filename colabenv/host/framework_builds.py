@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._util.requirements import exact_pin, marker_applies
+from colabenv._util.pep508 import exact_pin, marker_applies
 from colabenv.models import Arch, Catalog, Framework, InstalledSet
 from colabenv.models.frameworks import FACTS, framework_of
 from colabenv.models.frozen import model

@@ -1,6 +1,5 @@
-"""Locks: what they hold (:mod:`.schema`), their two forms (:mod:`.requirements`,
-:mod:`.pylock`), and whether one is still the lock to install (:mod:`.fit`). No I/O but
-:func:`read_lock`.
+"""A lock read, parsed or written in either of its forms (:mod:`.requirements`,
+:mod:`.pylock`), holding what :mod:`.content` says a lock holds. No I/O but :func:`read_lock`.
 
 A colabenv lock is a pip requirements file that any pip or uv installs with
 ``pip install --require-hashes -r LOCK``: ``--index-url``/``--extra-index-url`` lines, then one

@@ -8,8 +8,9 @@ child does can stop the other checks. Check names, statuses and the JSON shape a
 section 8.
 
 One module per seam: :mod:`.report` (the report types), :mod:`.expectation` (what is expected),
-:mod:`.duplicates`, :mod:`.closure` (versions and the dependency closure), :mod:`.builds` and
-:mod:`.cuda`, :mod:`.children` (smoke tests and VRAM), :mod:`.restart` (marker and env), the
+:mod:`.duplicates`, :mod:`.closure` (versions and the dependency closure), :mod:`.cuda` (with
+the builds :mod:`colabenv.host.framework_builds` reads), :mod:`.components`, :mod:`.children`
+(smoke tests and VRAM), :mod:`.restart` (marker and env), the
 pre-training checklist's :mod:`.storage` (``io:<path>``), :mod:`.determinism` and
 :mod:`.occupancy` (who holds each GPU, host RAM: joined to ``vram``), and :mod:`.run`
 (``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host

@@ -1,4 +1,5 @@
-"""``colabenv catalog refresh FRAMEWORK``: derive a framework's catalog entries from the indexes.
+"""What ``colabenv catalog refresh FRAMEWORK`` reads (the indexes, the wheels and their METADATA)
+and what the derivation of every framework's entries shares.
 
 What is read, per framework (all through :class:`colabenv.index.client.SimpleClient`, PEP 691
 JSON else PEP 503 HTML; a wheel's METADATA from its PEP 658 file where the page offers one,

@@ -1,4 +1,5 @@
-"""Small readings of PEP 508 requirements shared by the checks and the build engine."""
+"""Small readings of PEP 508 requirements (markers that apply, exact pins, pin text) shared by
+the resolver, the catalog, the host and the checks."""
 
 from __future__ import annotations
 
