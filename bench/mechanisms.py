@@ -9,8 +9,8 @@ render with one switched off, runs interleaved in random order (docs/decisions/ 
 - the parsed-catalog cache: ``COLABENV_CACHE_DIR`` under a regular file, so nothing can be
   cached and every catalog file is parsed;
 - the garbage collector off: ``gc.disable`` made a no-op, and no ``gc.freeze`` at exit;
-- ``packaging.requirements`` first: the command line run without the entry module's early
-  import.
+- ``packaging.requirements`` imported first, before any colabenv module (a trick the entry
+  module used until it stopped paying: docs/decisions/0003-garbage-collector.md).
 
 Each variant runs ``render pytorch`` for a T4 in a fresh interpreter through ``python -c``, as
 the baseline does (the entry module, all mechanisms on). Prints medians, the difference to the
@@ -45,16 +45,14 @@ DATACLASSES = (
 
 GC_ON = (
     RUN
-    + "import gc\n"
-    + "gc.disable = lambda: None\n"
-    + "import packaging.requirements\n"
-    + "from colabenv.cli.main import main\nraise SystemExit(main())\n"
+    + "import gc\ngc.disable = lambda: None\nfrom colabenv.cli.main import main\nraise SystemExit(main())\n"
 )
 
-PACKAGING_LATE = (
+PACKAGING_FIRST = (
     RUN
     + "import gc\n"
     + "gc.disable()\n"
+    + "import packaging.requirements\n"
     + "from colabenv.cli.main import main\n"
     + "try:\n    raise SystemExit(main())\nfinally:\n    gc.freeze()\n"
 )
@@ -77,10 +75,7 @@ def main() -> int:
             "@dataclass(frozen=True) instead of @model": ([sys.executable, "-c", DATACLASSES, *render], env),
             "no parsed-catalog cache": ([sys.executable, "-c", ENTRY, *render], no_cache),
             "garbage collector on": ([sys.executable, "-c", GC_ON, *render], env),
-            "packaging imported by colabenv's modules": (
-                [sys.executable, "-c", PACKAGING_LATE, *render],
-                env,
-            ),
+            "packaging.requirements imported first": ([sys.executable, "-c", PACKAGING_FIRST, *render], env),
         }
         for argv, environ in variants.values():
             wall_s(argv, environ)  # warm up, and the cache filled
