@@ -409,6 +409,23 @@ def test_the_module_map_names_every_module_once() -> None:
     assert described == []
 
 
+def test_every_module_a_docstring_names_exists() -> None:
+    """``:mod:`colabenv.x``` and ``:mod:`.x``` in the source, and ``colabenv/x/y.py`` paths, name
+    modules that exist: a move that leaves a docstring behind fails here."""
+    found = []
+    for module, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for ref in re.findall(r":mod:`~?([.\w]+)`", text):
+            name = package + ref if ref.startswith(".") else ref
+            if name.startswith("colabenv") and name not in modules():
+                found.append(f"{module}: {ref}")
+        for ref in re.findall(r"(?<![\w/])(colabenv/[\w/]+\.py)\b", text):
+            if not (PACKAGE.parent / ref).is_file():
+                found.append(f"{module}: {ref}")
+    assert found == []
+
+
 def test_a_package_init_is_its_docstring() -> None:
     """A package's ``__init__.py`` says what the package is and holds nothing else, but the
     faces in :data:`FACES`."""
