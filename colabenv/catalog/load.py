@@ -6,7 +6,7 @@ The shipped catalog is colabenv's own data: anything wrong in it is a bug, repor
 is a folder of catalog files a team keeps beside its profiles (``COLABENV_CATALOG``, a
 profile's ``[catalog] paths``): the same formats, user input, so a problem in it is a
 :class:`CatalogOverlayError` (exit 2) naming the file by its path. File formats are documented
-in CONTRIBUTING.md ("Adding a catalog entry", "Catalog overlays").
+in docs/catalog.md (the catalog files, "Catalog overlays").
 """
 
 from __future__ import annotations

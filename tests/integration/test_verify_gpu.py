@@ -1,6 +1,6 @@
 """The real smoke tests and VRAM probe, for whichever of torch, jax, tensorflow is importable.
 
-Marked ``gpu``: run by hand on a GPU host (``pytest -m gpu tests/test_verify_gpu.py -s``); the
+Marked ``gpu``: run by hand on a GPU host (``pytest -m gpu tests/integration/test_verify_gpu.py -s``); the
 default run deselects them. They exercise the child code against the real frameworks, which the
 stand-ins only imitate.
 """

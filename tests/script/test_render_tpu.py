@@ -213,7 +213,7 @@ def test_the_script_takes_libtpu_nightly_from_the_find_links_page(tmp_path: Path
 
 
 def test_the_readme_shows_what_resolve_prints_for_a_v5e(runner: Runner) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "tpu.md").read_text(encoding="utf-8")
     section = readme.split("## TPU runtimes", 1)[1].split("\n## ", 1)[0]
     shown = section.split("    $ colabenv resolve jax-tpu --tpu v5e-1 --python 3.12\n", 1)[1]
     lines = [line[4:] for line in shown.split("\n\n", 1)[0].splitlines()]
