@@ -230,6 +230,19 @@ def test_model_init_is_the_frozen_dataclass_init() -> None:
         _Shape("a", (), frozenset(), 2)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         _Shape("a", area=3)  # type: ignore[call-arg]
+    for call in (
+        lambda cls: cls(),  # the required field missing
+        lambda cls: cls("a", name="b"),  # one parameter given twice
+        lambda cls: cls("a", (), frozenset(), 2),  # scale is keyword-only
+        lambda cls: cls("a", colour=1),  # no such field
+    ):
+        with pytest.raises(TypeError):
+            call(_ReferenceShape)
+        with pytest.raises(TypeError):
+            call(_Shape)
+    made = _Shape("a", (1, 2), scale=3)
+    assert list(vars(made)) == [f.name for f in dataclasses.fields(_ReferenceShape)]
+    assert vars(made) == vars(_ReferenceShape("a", (1, 2), scale=3))
     assert dataclasses.replace(_Shape("a", (1,)), scale=5).area == 5
     assert _Shape.__init__.__qualname__ == "_Shape.__init__"
 

@@ -96,47 +96,56 @@ tokenize's patterns)."""
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
     """The ``__init__`` ``@dataclass(frozen=True)`` writes for ``fields``, as one closure rather
     than compiled source: the same parameters (shown by :func:`inspect.signature`), defaults,
-    factories, fields left out of ``__init__``, and ``__post_init__``.
+    factories, fields left out of ``__init__``, and ``__post_init__``. The values go into the
+    instance's ``__dict__`` in one update, in field order (what ``object.__setattr__`` per field
+    would leave).
 
     Compiling a generated ``__init__`` per class cost about 7% of ``colabenv render``'s
-    instructions (50 classes, 31.5M of 423M, callgrind); binding the arguments here costs a few
-    microseconds per instance, and render makes some 800 (docs/decisions/0001-model.md)."""
+    instructions (50 classes, 31.5M of 423M, callgrind); binding the arguments here costs about
+    as much per instance as the generated one, and render makes some 800
+    (docs/decisions/0001-model.md)."""
     taken = [f for f in fields if f.init]
-    positional = tuple(f.name for f in taken if not f.kw_only)
+    positional = [f.name for f in taken if not f.kw_only]
     accepted = frozenset(f.name for f in taken)
-    given_or_default = tuple((f.name, f.default, _factory(f)) for f in taken)
-    set_later = tuple(
-        (f.name, f.default, _factory(f))
+    never = len(fields)
+    # (name, its place among the positional parameters or `never`, default, factory, in __init__)
+    specs = tuple(
+        (
+            f.name,
+            positional.index(f.name) if f.init and not f.kw_only else never,
+            f.default,
+            _factory(f),
+            f.init,
+        )
         for f in fields
-        if not f.init and (f.default is not _MISSING or f.default_factory is not _MISSING)
+        if f.init or f.default is not _MISSING or f.default_factory is not _MISSING
     )
+    most = len(positional)
     post_init = hasattr(cls, "__post_init__")
     name = f"{cls.__qualname__}.__init__()"
-    setter = object.__setattr__
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:
-        if len(args) > len(positional):
-            raise TypeError(
-                f"{name} takes {len(positional) + 1} positional arguments but {len(args) + 1} were given"
-            )
-        values = dict(zip(positional, args, strict=False))
-        for key, value in kwargs.items():
+        given = len(args)
+        if given > most:
+            raise TypeError(f"{name} takes {most + 1} positional arguments but {given + 1} were given")
+        for key in kwargs:
             if key not in accepted:
                 raise TypeError(f"{name} got an unexpected keyword argument {key!r}")
-            if key in values:
-                raise TypeError(f"{name} got multiple values for argument {key!r}")
-            values[key] = value
-        for field_name, default, factory in given_or_default:
-            if field_name in values:
-                setter(self, field_name, values[field_name])
+        values: dict[str, object] = {}
+        for field_name, position, default, factory, in_init in specs:
+            if position < given:
+                if field_name in kwargs:
+                    raise TypeError(f"{name} got multiple values for argument {field_name!r}")
+                values[field_name] = args[position]
+            elif in_init and field_name in kwargs:
+                values[field_name] = kwargs[field_name]
             elif default is not _MISSING:
-                setter(self, field_name, default)
+                values[field_name] = default
             elif factory is not None:
-                setter(self, field_name, factory())
+                values[field_name] = factory()
             else:
                 raise TypeError(f"{name} missing required argument: {field_name!r}")
-        for field_name, default, factory in set_later:
-            setter(self, field_name, default if factory is None else factory())
+        self.__dict__.update(values)
         if post_init:
             self.__post_init__()  # type: ignore[attr-defined]
 
