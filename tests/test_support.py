@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fixtures import *  # noqa: F403
+from tests.support.fixtures import copy_venv
 from tests.support.index import JSON_TYPE, LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.wheels import Standins, build_wheel, wheel_filename
@@ -248,3 +249,67 @@ def test_pip_installs_from_local_index(default_index: LocalIndex, fresh_venv: Ca
     assert installed["jax-cuda12-plugin"] == "0.5.3"
     assert installed["jax-cuda12-pjrt"] == "0.5.3"
     assert installed["nvidia-cudnn-cu12"] == "9.28.0.42"  # the newest stand-in: no bound
+
+
+def test_a_copied_venv_is_its_own(pip_venv_template: Path, tmp_path: Path, default_index: LocalIndex) -> None:
+    """``copy_venv``: the copy's Python has the copy as its prefix, its pip and scripts are the
+    copy's, and what is installed into it leaves the template as it was."""
+    template_python = pip_venv_template / "bin" / "python"
+    before = _installed(template_python)
+    copy = tmp_path / "copy"
+    python = copy_venv(pip_venv_template, copy)
+    shown = subprocess.run(
+        [str(python), "-c", "import sys, pip; print(sys.prefix); print(pip.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    ).stdout.split()
+    assert shown[0] == str(copy)
+    assert shown[1].startswith(f"{copy}/lib/")
+    assert (copy / "bin" / "pip").read_text().startswith(f"#!{copy}/bin/python")
+    for name in ("pyvenv.cfg", "bin/pip", "bin/activate"):
+        assert str(pip_venv_template) not in (copy / name).read_text(), name
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-cache-dir", "--index-url", default_index.url, "six"],
+        check=True,
+        capture_output=True,
+        env=clean_env(),
+    )
+    assert "six" in _installed(python)
+    assert _installed(template_python) == before
+    assert "six" not in before
+
+
+def test_expect_compares_a_verify_report_and_names_every_difference() -> None:
+    """``expect`` reads the JSON report and a VerifyReport alike, and one failure names each
+    check that differs: expected, got and its detail."""
+    from colabenv.verification.report import Check, Status, VerifyReport
+    from tests.support.checks import ANY, expect
+
+    rows = [
+        ("marker", "PASS", "written by profile 'a'"),
+        ("smoke:torch", "FAIL", "crashed with SIGSEGV"),
+        ("io:/x", "FAIL", "/x: read 12 MiB/s is below 200"),
+    ]
+    data = {"ok": False, "checks": [{"name": n, "status": s, "detail": d} for n, s, d in rows]}
+    report = VerifyReport(tuple(Check(n, Status(s), d) for n, s, d in rows))
+    for shown in (data, report):
+        expect(shown, marker="PASS", **{"smoke:torch": Status.FAIL})
+        expect(shown, {"io:/x": ("FAIL", "below 200", "/x: read"), "vram": None, "marker": ANY})
+        expect(shown, {"marker": {"PASS", "WARN"}, "smoke:torch": "FAIL", "io:/x": "FAIL"}, only=True)
+        with pytest.raises(AssertionError) as failed:
+            expect(
+                shown,
+                {"smoke:torch": "PASS", "io:/x": ("FAIL", "below 100"), "vram": "SKIP", "marker": None},
+            )
+        message = str(failed.value)
+        assert message.startswith("4 check(s) of the verify report differ"), message
+        assert "  smoke:torch: expected PASS, got FAIL: crashed with SIGSEGV\n" in message
+        assert "  io:/x: expected FAIL with 'below 100' in its detail, got FAIL: /x: read 12 MiB/s" in message
+        assert "  vram: expected SKIP, got no such check\n" in message
+        assert "  marker: expected no such check, got PASS: written by profile 'a'\n" in message
+        with pytest.raises(AssertionError, match=r"(?s)1 check\(s\).*io:/x: expected no such check"):
+            expect(shown, {"marker": "PASS", "smoke:torch": "FAIL"}, only=True)
+        with pytest.raises(ValueError):
+            expect(shown, marker="OK")

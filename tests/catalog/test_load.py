@@ -134,19 +134,47 @@ def test_every_minor_line_in_scope_is_covered(
     assert set(minors) <= lines
 
 
+def _image_python(snapshot: str) -> Version:
+    """The Python of a Colab image, as its ``os-info.txt`` records ``python --version``."""
+    for line in (RUNTIMES / snapshot / "os-info.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("Python "):
+            return Version(line.split()[1])
+    raise AssertionError(f"{snapshot}/os-info.txt names no Python")
+
+
 @pytest.mark.parametrize(
-    ("framework", "version"),
+    ("framework", "version", "snapshot"),
     [
-        (Framework.TORCH, "2.6.0"),  # Colab 2025.07
-        (Framework.TORCH, "2.8.0"),  # Colab 2025.10
-        (Framework.JAX, "0.5.2"),
-        (Framework.JAX, "0.5.3"),
-        (Framework.TENSORFLOW, "2.18.0"),
-        (Framework.TENSORFLOW, "2.19.0"),
+        (Framework.TORCH, "2.6.0", "colab-2025.07"),
+        (Framework.TORCH, "2.8.0", "colab-2025.10"),
+        (Framework.JAX, "0.5.2", "colab-2025.07"),
+        (Framework.JAX, "0.5.3", "colab-2025.10"),
+        (Framework.TENSORFLOW, "2.18.0", "colab-2025.07"),
+        (Framework.TENSORFLOW, "2.19.0", "colab-2025.10"),
     ],
 )
-def test_releases_colab_images_ship_are_present(framework: Framework, version: str) -> None:
-    _release(framework, version)
+def test_releases_colab_images_ship_are_present(framework: Framework, version: str, snapshot: str) -> None:
+    """A release a Colab image ships is a shipped entry with a default, a CPU and a CUDA build,
+    admitting the image's Python; the image's torch build (its local tag) is one of its variants
+    and the companions the image has beside it are the ones the catalog pairs with it."""
+    installed = _freeze_versions(RUNTIMES / snapshot / "pip-freeze.txt")
+    shipped = Version(installed[framework.value])
+    assert shipped.public == version, f"{snapshot} ships {framework} {shipped}"
+    release = _release(framework, version)
+    assert release.overlay is None
+    assert shipped_catalog().release(framework, release.version) == release
+    assert release.default_variant is not None
+    assert release.variant(release.default_variant) is not None, release.default_variant
+    assert any(variant.is_cpu for variant in release.variants)
+    assert any(not variant.is_cpu for variant in release.variants)
+    python = _image_python(snapshot)
+    assert release.python.contains(python), f"{release.python} refuses {snapshot}'s Python {python}"
+    if framework is Framework.TORCH:
+        assert shipped.local is not None
+        build = release.variant(shipped.local)
+        assert build is not None and not build.is_cpu, shipped
+    for companion in release.companions:
+        assert Version(installed[companion.name]).public == str(companion.version), companion.name
 
 
 def test_every_torch_patch_release_from_2_0_to_2_15_is_listed() -> None:

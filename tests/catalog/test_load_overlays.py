@@ -16,6 +16,8 @@ from colabenv.errors import CatalogOverlayError, ResolutionError
 from colabenv.models import ComputeCapability, Framework, Target, TpuTarget
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.checks import ANY, expect
+from tests.support.checks import details as details_of
 from tests.support.fixtures import Runner
 
 H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.12")
@@ -482,9 +484,11 @@ def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_p
         env={"COLABENV_STATE_DIR": str(tmp_path / "state"), "COLABENV_CATALOG": None},
     )
     assert done.returncode == 1, done.stderr
-    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
-    assert "no resolution" not in checks["versions"]["detail"], checks["versions"]
-    assert "torch: not installed, expected ==2.99.0+cpu" in checks["versions"]["detail"]
+    report = json.loads(done.stdout)
+    expect(report, versions=ANY)
+    detail = details_of(report)["versions"]
+    assert "no resolution" not in detail, detail
+    assert "torch: not installed, expected ==2.99.0+cpu" in detail
 
 
 def test_a_broken_overlay_of_the_verified_profile_is_exit_2(runner: Runner, tmp_path: Path) -> None:

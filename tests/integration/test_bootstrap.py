@@ -17,9 +17,10 @@ from tests.support.scriptrun import make_host
 
 
 @pytest.fixture
-def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway venv and apt stand-ins; the script must never touch the test's own Python."""
-    host = make_host(tmp_path / "host", with_pip=True)
+def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pip_venv_template: Path) -> Path:
+    """A throwaway venv (a copy of the session's venv with pip) and apt stand-ins; the script
+    must never touch the test's own Python."""
+    host = make_host(tmp_path / "host", with_pip=True, venv_from=pip_venv_template)
     for key, value in host.env().items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PATH", f"{host.bin}{os.pathsep}{os.environ['PATH']}")

@@ -22,6 +22,7 @@ import pytest
 
 from colabenv import __version__
 from colabenv.resolve.overrides import TargetFlags
+from tests.support.checks import expect
 from tests.support.containers import (
     PY,
     Podman,
@@ -189,10 +190,8 @@ def test_the_rendered_dockerfile_builds_and_verify_passes_inside(
 
     verified = engine.run(IMAGE, "colabenv", "verify", "--json")
     report = json.loads(verified.stdout)
-    statuses = {check["name"]: check["status"] for check in report["checks"]}
     assert verified.returncode == 0 and report["ok"], verified.stdout
-    assert statuses["marker"] == "PASS" and statuses["smoke:torch"] == "PASS"
-    assert statuses["env"] == "PASS" and statuses["versions"] == "PASS"
+    expect(report, {"marker": "PASS", "smoke:torch": "PASS", "env": "PASS", "versions": "PASS"})
 
     default_command = engine.run(IMAGE)
     assert default_command.returncode == 0, default_command.stdout + default_command.stderr

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from packaging.utils import canonicalize_name
 from colabenv.catalog.load import shipped_catalog
 from colabenv.script.marker import parse_marker
 from colabenv.script.render import NO_RESTART_LINE, RESTART_LINE
+from tests.support.checks import expect
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.journeys import T4, T4_DRIVER, add_colabenv, installs, real_gpu_here, verify
@@ -280,15 +280,14 @@ def test_damaged_marker_is_reported_by_verify_and_repaired_by_a_rerun(
     assert host.run(script, UV_HTTP_RETRIES="0").returncode == 0
     healthy = verify(host)
     assert healthy.code == 0, healthy.details
-    assert healthy.statuses["marker"] == "PASS"
+    expect(healthy.report, marker="PASS")
 
     path = host.state / MARKER
     path.write_text(DAMAGE[damage](path.read_text(encoding="utf-8")), encoding="utf-8")
     broken = verify(host)
     assert broken.code == 1
-    assert broken.statuses["marker"] == "FAIL"
+    expect(broken.report, marker=("FAIL", str(path)))
     assert broken.details["marker"].startswith("corrupted restart marker: ")
-    assert str(path) in broken.details["marker"]
 
     rerun = host.run(script, UV_HTTP_RETRIES="0")
     assert rerun.returncode == 0, rerun.stderr
@@ -299,7 +298,7 @@ def test_damaged_marker_is_reported_by_verify_and_repaired_by_a_rerun(
     assert repaired.profile == "faults-small"
     assert "requests>=2.30" in repaired.requirements
     fixed = verify(host)
-    assert fixed.statuses["marker"] == "PASS", fixed.details
+    expect(fixed.report, marker="PASS")
     assert fixed.code == 0
 
 
@@ -426,41 +425,70 @@ def _python_for(release_python: str) -> str:
     raise AssertionError(f"no Python for {release_python}")
 
 
+RENDER_EACH = """
+import contextlib, io, json, sys, time
+from colabenv.cli.main import main
+
+results = []
+for name, argv in json.loads(sys.stdin.read()):
+    out, err = io.StringIO(), io.StringIO()
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    elapsed = time.perf_counter() - started
+    results.append([name, code, out.getvalue(), err.getvalue(), elapsed])
+print(json.dumps(results))
+"""
+"""Renders each ``[name, argv]`` read from stdin with colabenv's entry point, one after the
+other in this one process, and prints ``[name, exit code, stdout, stderr, seconds]`` for each."""
+
+
 def test_every_catalog_release_renders_fast(tmp_path: Path) -> None:
     """One render per framework release in the catalog, pinned with ``==``, for a host every
-    release runs on (driver 580, an A100, a Python the release supports)."""
+    release runs on (driver 580, an A100, a Python the release supports).
+
+    All the renders run in one Python process, one after the other (a console-script process
+    per release took about 0.17 s, nearly all of it start-up and imports, for 68 releases).
+    ``RENDER_BOUND_S`` now bounds each in-process call of ``colabenv.cli.main.main``: the whole
+    command from its arguments to the script written, the first call with the imports of the
+    command's modules and the catalog's load in it, the later ones with those already done.
+    A fresh process's render, start-up included, is what ``bench/run render`` times."""
     releases = shipped_catalog().releases
     assert len(releases) > 40
-
-    def one(index: int) -> tuple[str, float]:
-        release = releases[index]
+    jobs = []
+    for release in releases:
         name = f"{release.framework.value}-{release.version}"
         profile = tmp_path / f"{name}.toml"
         profile.write_text(
             f'name = "{name}"\n[frameworks]\n{release.framework.value} = "=={release.version}"\n'
         )
-        elapsed = _render(
-            profile,
-            tmp_path / f"{name}.sh",
-            "--driver",
-            "580.65.06",
-            "--compute-capability",
-            "8.0",
-            "--python",
-            _python_for(str(release.python)),
-        )
+        argv = ["render", str(profile), "-o", str(tmp_path / f"{name}.sh"), "--driver", "580.65.06"]
+        argv += ["--compute-capability", "8.0", "--python", _python_for(str(release.python))]
+        jobs.append((name, argv))
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER_EACH],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert [name for name, *_ in results] == [name for name, _ in jobs]
+    timings = []
+    for (name, code, stdout, stderr, elapsed), release in zip(results, releases, strict=True):
+        assert code == 0, f"{name}: {stderr}"
+        assert stdout == "", name
         text = (tmp_path / f"{name}.sh").read_text()
         assert f"# profile: {name} " in text
         assert f"{release.framework.value} {release.version} " in text
-        return name, elapsed
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        timings = list(pool.map(one, range(len(releases))))
+        timings.append((name, elapsed))
     slowest = max(timings, key=lambda item: item[1])
     median = statistics.median(t for _, t in timings)
     print(
         f"{len(timings)} releases: median {median * 1000:.0f} ms, slowest {slowest[0]} "
-        f"{slowest[1] * 1000:.0f} ms (two renders at a time)"
+        f"{slowest[1] * 1000:.0f} ms (in one process, one render at a time)"
     )
     for name, elapsed in timings:
         assert elapsed < RENDER_BOUND_S, f"{name}: {elapsed:.2f} s"

@@ -409,10 +409,28 @@ def test_check_sees_a_change_of_constraints(tmp_path: Path, default_index: Local
     assert colabenv("lock", profile, "-o", fresh, "--check").returncode == 0
 
 
-def test_progress_shows_markup_and_control_characters_as_text() -> None:
+def test_progress_shows_markup_and_control_characters_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """Index URLs and package names reach the progress line as text: a ``[/]`` in a URL once
-    raised MarkupError, and ``[bold]`` vanished."""
+    raised MarkupError, and ``[bold]`` vanished. The console the progress line is drawn on is
+    rich's own, made a terminal 200 columns wide that records what it shows."""
+    import io
+
+    import rich.console
+
     from colabenv.cli.lock import _progress
 
+    consoles: list[rich.console.Console] = []
+
+    class Recording(rich.console.Console):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            kwargs.update(file=io.StringIO(), force_terminal=True, width=200, record=True)
+            super().__init__(*args, **kwargs)
+            consoles.append(self)
+
+    monkeypatch.setattr(rich.console, "Console", Recording)
     with _progress(True) as say:
         say("checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\x1b[2J")
+    assert len(consoles) == 1
+    shown = consoles[0].export_text()
+    assert "checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\\x1b[2J" in shown, shown
+    assert "\x1b" not in shown, shown

@@ -36,7 +36,7 @@ from colabenv.models import (
 )
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.scriptrun import make_host
@@ -382,13 +382,14 @@ def test_torch_xla_is_looked_for_on_the_default_index(tmp_path: Path, resolver: 
 @pytest.mark.slow
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_a_find_links_lock_installs_through_the_script(
-    tmp_path: Path, installer: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, installer: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """``render --lock``: the lock's ``--find-links`` line reaches the installer, which takes
     libtpu-nightly from the page and not the index's 0.0.1 placeholder. The command runs in
     this process, its catalog the one that lets jax 0.4.30 run on this Python."""
     wheels = _tpu_wheels(tmp_path / "wheels")
-    host = make_host(tmp_path / "host", with_pip=installer == "pip")
+    pip = installer == "pip"
+    host = make_host(tmp_path / "host", with_pip=pip, venv_from=venv_template(request, pip))
     with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "links") as links:
         page = f"{links.url}/libtpu-nightly/"
         catalog, profile = _old_jax_resolution(tmp_path, default, page)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
 from tests.support.isolation import uv_bin
 from tests.support.scriptrun import Host, make_host
@@ -81,8 +81,12 @@ def test_first_run_installs_in_order_then_second_run_installs_nothing(
     runner: Runner,
     default_index: LocalIndex,
     pytorch_index: LocalIndex,
+    request: pytest.FixtureRequest,
 ) -> None:
-    host = make_host(tmp_path / "host", with_pip=installer == "pip", preinstalled_apt=["ffmpeg"])
+    pip = installer == "pip"
+    host = make_host(
+        tmp_path / "host", with_pip=pip, preinstalled_apt=["ffmpeg"], venv_from=venv_template(request, pip)
+    )
     script = _render(
         _profile(tmp_path / "p.toml", default_index, pytorch_index, installer=installer),
         tmp_path / "setup.sh",
@@ -272,7 +276,7 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
 def test_unreachable_framework_index_is_named_as_the_cause(
-    installer: str, tmp_path: Path, runner: Runner, default_index: LocalIndex
+    installer: str, tmp_path: Path, runner: Runner, default_index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
     port = _closed_port()
     profile = tmp_path / "p.toml"
@@ -288,7 +292,8 @@ index_url = "{default_index.url}"
 pytorch_index_url = "http://127.0.0.1:{port}"
 """)
     script = _render(profile, tmp_path / "setup.sh", runner)
-    host = make_host(tmp_path / "host", with_pip=installer == "pip")
+    pip = installer == "pip"
+    host = make_host(tmp_path / "host", with_pip=pip, venv_from=venv_template(request, pip))
     result = host.run(script, PIP_RETRIES="0", UV_HTTP_RETRIES="0")
     assert result.returncode != 0
     last = result.stderr.splitlines()[-1]
@@ -468,7 +473,7 @@ def test_a_marker_that_is_no_file_is_neither_read_nor_replaced(
 
 
 def test_uv_beside_the_interpreter_is_used_when_not_on_path(
-    tmp_path: Path, runner: Runner, default_index: LocalIndex
+    tmp_path: Path, runner: Runner, default_index: LocalIndex, pip_venv_template: Path
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(
@@ -476,7 +481,7 @@ def test_uv_beside_the_interpreter_is_used_when_not_on_path(
         f'[install]\nindex_url = "{default_index.url}"\n'
     )
     script = _render(profile, tmp_path / "setup.sh", runner)
-    host = make_host(tmp_path / "host", with_pip=True)
+    host = make_host(tmp_path / "host", with_pip=True, venv_from=pip_venv_template)
     (host.bin / "uv").unlink()
     (host.python.parent / "uv").symlink_to(uv_bin())
     result = host.run(script)

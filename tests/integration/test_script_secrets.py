@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import Runner, make_venv
+from tests.support.fixtures import Runner, copy_venv, make_venv, venv_template
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import APT_GET, DPKG_QUERY, NVIDIA_SMI
@@ -84,10 +84,14 @@ def _wrapper(log: Path, real: str) -> str:
     )
 
 
-def _host(root: Path, with_pip: bool) -> tuple[Path, Path, Path]:
-    """(venv, bin with only logging wrappers, argv log)."""
+def _host(root: Path, venv_from: Path | None) -> tuple[Path, Path, Path]:
+    """(venv, bin with only logging wrappers, argv log); the venv a copy of ``venv_from`` (one
+    with pip), else made without pip."""
     venv = root / "venv"
-    make_venv(venv, with_pip=with_pip)
+    if venv_from is not None:
+        copy_venv(venv_from, venv)
+    else:
+        make_venv(venv)
     tools = root / "bin"
     tools.mkdir()
     log = root / "argv.log"
@@ -117,11 +121,11 @@ def auth_index(standin_wheels: Standins) -> Iterator[AuthIndex]:
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_credentials_reach_the_index_intact_and_no_argv(
-    installer: str, tmp_path: Path, runner: Runner, auth_index: AuthIndex
+    installer: str, tmp_path: Path, runner: Runner, auth_index: AuthIndex, request: pytest.FixtureRequest
 ) -> None:
     host = tmp_path / "host"
     host.mkdir()
-    python, tools, log = _host(host, with_pip=installer == "pip")
+    python, tools, log = _host(host, venv_from=venv_template(request, installer == "pip"))
     url = f"http://${{IDX_USER}}:${{IDX_TOKEN}}@127.0.0.1:{auth_index.port}/simple/"
     profile = tmp_path / "p.toml"
     profile.write_text(

@@ -18,6 +18,8 @@ from colabenv.models import Reproducibility
 from colabenv.script.state import ENV_HOOK_NAME
 from colabenv.seeding import hook_environment
 from tests.integration.test_verify import JAX, TF, TORCH, Case, _catalog_torch, _install_companions
+from tests.support.checks import details as details_of
+from tests.support.checks import expect
 from tests.support.standin_frameworks import Behaviour
 
 pytestmark = pytest.mark.slow
@@ -33,10 +35,10 @@ def _hook(case: Case, seed: int = 1234, deterministic: bool = True) -> None:
     (case.venv.site_packages / ENV_HOOK_NAME).write_text(text, encoding="utf-8")
 
 
-def _verify(case: Case, *args: str) -> tuple[int, dict[str, str], dict[str, str]]:
-    code, statuses, details, _ = case.verify(*args)
-    statuses["determinism"], details["determinism"] = case.determinism  # type: ignore[assignment]
-    return code, statuses, details
+def _verify(case: Case, *args: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The exit code, the whole report (its determinism row included) and its details."""
+    code, _, _, _ = case.verify(*args)
+    return code, case.report, details_of(case.report)
 
 
 def test_a_checklist_marker_reports_io_and_determinism_for_every_framework(
@@ -53,10 +55,8 @@ def test_a_checklist_marker_reports_io_and_determinism_for_every_framework(
         .marker(ALL_THREE, verify={"io": [{"path": str(data)}], "io_size_mib": 8}, reproducibility=SEEDED)
     )
     _hook(case)
-    code, statuses, details = _verify(case)
-    assert statuses[f"io:{data}"] == "PASS", details[f"io:{data}"]
-    assert "MiB/s uncached" in details[f"io:{data}"] and "8 MiB written" in details[f"io:{data}"]
-    assert statuses["determinism"] == "PASS", details["determinism"]
+    code, report, details = _verify(case)
+    expect(report, {f"io:{data}": ("PASS", "MiB/s uncached", "8 MiB written"), "determinism": "PASS"})
     assert details["determinism"].startswith(
         f"seed 1234, deterministic: two seeded runs bit-identical (torch {TORCH} on GPU0 "
         f"Stand-in T4; tensorflow {TF} on GPU0; jax {JAX} on GPU0 Stand-in T4)"
@@ -81,9 +81,8 @@ def test_a_framework_that_returns_different_bits_fails_determinism(tmp_path: Pat
         .marker([f"torch=={TORCH}", f"jax[cuda12]=={JAX}"], reproducibility=SEEDED)
     )
     _hook(case)
-    code, statuses, details = _verify(case)
-    assert statuses["smoke:torch"] == "PASS"
-    assert statuses["determinism"] == "FAIL"
+    code, report, details = _verify(case)
+    expect(report, {"smoke:torch": "PASS", "determinism": "FAIL"})
     assert details["determinism"].startswith(
         f"torch {TORCH} on GPU0 Stand-in T4: two seeded runs differ (sha256 "
     )
@@ -93,8 +92,8 @@ def test_a_framework_that_returns_different_bits_fails_determinism(tmp_path: Pat
 
 def test_without_the_hook_determinism_fails_naming_the_variables(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch().marker([f"torch=={TORCH}"], reproducibility=SEEDED)
-    code, statuses, details = _verify(case)
-    assert statuses["determinism"] == "FAIL"
+    code, report, details = _verify(case)
+    expect(report, determinism="FAIL")
     assert details["determinism"].startswith(
         "COLABENV_SEED is not set (expected 1234); PYTHONHASHSEED is not set (expected 1234); "
         "COLABENV_DETERMINISTIC is not set (expected 1); and 4 more (the setup script's .pth "
@@ -112,7 +111,8 @@ def test_a_smoke_test_that_hangs_is_not_run_again_for_determinism(tmp_path: Path
     )
     _hook(case)
     code, _, _, elapsed = case.verify("--timeout", "3")
-    assert case.determinism == ("FAIL", "torch: not run (smoke:torch failed)")
+    expect(case.report, determinism="FAIL")
+    assert details_of(case.report)["determinism"] == "torch: not run (smoke:torch failed)"
     assert elapsed < 3 + 6
     assert code == 1
 
@@ -135,12 +135,17 @@ def test_io_failures_name_the_path_and_the_reason(tmp_path: Path) -> None:
             },
         )
     )
-    code, statuses, details = _verify(case)
-    assert statuses[f"io:{data}"] == "FAIL"
+    code, report, details = _verify(case)
+    expect(
+        report,
+        {
+            f"io:{data}": ("FAIL", "is below the 9e+06 MiB/s asked for"),
+            f"io:{missing}": "FAIL",
+            "determinism": "SKIP",
+        },
+    )
     assert details[f"io:{data}"].startswith(f"{data}: read ")
-    assert "is below the 9e+06 MiB/s asked for" in details[f"io:{data}"]
-    assert (statuses[f"io:{missing}"], details[f"io:{missing}"]) == ("FAIL", f"{missing}: does not exist")
-    assert statuses["determinism"] == "SKIP"
+    assert details[f"io:{missing}"] == f"{missing}: does not exist"
     assert code == 1
 
 
@@ -178,10 +183,8 @@ def test_verify_of_a_checklist_profile_reports_io_and_determinism(tmp_path: Path
     profile = _checklist_profile(tmp_path / "checklist.toml", version, data)
     _install_companions(case, profile, f"{version}+{tag}", driver, cuda)
     _hook(case)
-    code, statuses, details = _verify(case, "--profile", str(profile))
-    assert statuses[f"io:{data}"] == "PASS", details[f"io:{data}"]
-    assert statuses["determinism"] == "PASS", details["determinism"]
-    assert f"torch {version}+{tag} on GPU0" in details["determinism"]
+    code, report, details = _verify(case, "--profile", str(profile))
+    expect(report, {f"io:{data}": "PASS", "determinism": ("PASS", f"torch {version}+{tag} on GPU0")})
     assert code == 0, details
 
 
@@ -200,10 +203,7 @@ def test_the_json_report_holds_the_checklist_checks(tmp_path: Path) -> None:
     _hook(case, seed=3)
     result = case.venv.run_verify("--json", env=case.env)
     report: dict[str, Any] = json.loads(result.stdout)
-    rows = {c["name"]: c for c in report["checks"]}
-    assert rows["determinism"]["status"] == "PASS", rows["determinism"]
-    assert "on CPU" in rows["determinism"]["detail"]
-    assert rows[f"io:{data}"]["status"] == "PASS"
+    expect(report, {"determinism": ("PASS", "on CPU"), f"io:{data}": "PASS"})
     assert report["ok"] is (result.returncode == 0)
 
 
@@ -265,8 +265,8 @@ def test_vram_lists_who_holds_the_gpu_and_warns_about_another_process(tmp_path: 
         (case.venv.site_packages / "pynvml.py").write_text(
             FAKE_PYNVML.format(gpus=[("Stand-in T4", 16 * GIB)], processes={0: [(holder.pid, 6 * GIB)]})
         )
-        code, statuses, details = _verify(case)
-        assert statuses["vram"] == "WARN"
+        code, report, details = _verify(case)
+        expect(report, vram="WARN")
         assert details["vram"].startswith(
             f"another process holds 6.0 GiB of GPU0 (38%, more than 25%): pid {holder.pid} "
             "zombie-trainer -c import time; time.sleep(120) (GPU0: 15.0 GiB free of 16.0 GiB"

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from colabenv.models import Framework, TpuTarget
 from colabenv.verification.children import ChildRun, check_hbm, check_tpu_smoke
 from colabenv.verification.report import Status
+from tests.support.checks import details as details_of
+from tests.support.checks import expect
 from tests.support.standin_frameworks import make_venv, venv_env, write_marker
 from tests.support.standin_tpu import (
     GIB,
@@ -39,14 +42,13 @@ class Case:
         )  # type: ignore[arg-type]
         return self
 
-    def verify(self) -> tuple[int, dict[str, str], dict[str, str]]:
+    def verify(self) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The exit code, the report and its details."""
         done = self.venv.run_verify("--json", env=self.env, timeout=180)
         assert done.returncode in (0, 1), done.stderr
-        data = json.loads(done.stdout)
-        statuses = {c["name"]: c["status"] for c in data["checks"]}
-        details = {c["name"]: c["detail"] for c in data["checks"]}
-        assert "components" not in statuses
-        return done.returncode, statuses, details
+        report = json.loads(done.stdout)
+        expect(report, components=None)
+        return done.returncode, report, details_of(report)
 
 
 STATIC = {"marker": "PASS", "versions": "PASS", "duplicates": "PASS", "consistency": "PASS"}
@@ -57,15 +59,19 @@ def test_jax_on_a_healthy_tpu(tmp_path: Path) -> None:
     case = Case(tmp_path)
     install_jax_tpu(case.venv, TpuStandin())
     case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
-    code, statuses, details = case.verify()
-    assert statuses == {
-        **STATIC,
-        "cuda:jax": "SKIP",
-        "smoke:jax": "PASS",
-        "vram": "PASS",
-        "determinism": "SKIP",
-        "env": "SKIP",
-    }
+    code, report, details = case.verify()
+    expect(
+        report,
+        {
+            **STATIC,
+            "cuda:jax": "SKIP",
+            "smoke:jax": "PASS",
+            "vram": "PASS",
+            "determinism": "SKIP",
+            "env": "SKIP",
+        },
+        only=True,
+    )
     assert code == 0
     assert details["smoke:jax"] == "1 TPU device (TPU v5 lite): matmul agrees with CPU; jax 0.6.2"
     assert details["vram"].startswith("TPU0 TPU v5 lite: 15.0 GiB HBM free of 16.0 GiB (from jax); host RAM ")
@@ -80,19 +86,21 @@ def test_jax_and_torch_xla_share_the_tpu_one_child_at_a_time(tmp_path: Path) -> 
     case.marker(
         [*TORCH_REQUIREMENTS, "jax[tpu]==0.6.2", "jaxlib==0.6.2"], {"torch": "2.9.0+cpu", "jax": "0.6.2"}
     )
-    code, statuses, details = case.verify()
-    assert statuses == {
-        **STATIC,
-        "cuda:torch": "SKIP",
-        "cuda:jax": "SKIP",
-        "smoke:torch": "PASS",
-        "smoke:jax": "PASS",
-        "vram": "PASS",
-        "determinism": "SKIP",
-        "env": "SKIP",
-    }, details
-    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
-    assert statuses["smoke:jax"] == "PASS", details["smoke:jax"]
+    code, report, details = case.verify()
+    expect(
+        report,
+        {
+            **STATIC,
+            "cuda:torch": "SKIP",
+            "cuda:jax": "SKIP",
+            "smoke:torch": "PASS",
+            "smoke:jax": "PASS",
+            "vram": "PASS",
+            "determinism": "SKIP",
+            "env": "SKIP",
+        },
+        only=True,
+    )
     assert details["smoke:jax"].startswith("8 TPU devices (TPU v3): matmul agrees with CPU")
     assert details["smoke:torch"] == ("1 TPU device (TPU (xla:0)): matmul agrees with CPU; torch 2.9.0+cpu")
     assert "(from torch); host RAM " in details["vram"]
@@ -134,11 +142,9 @@ def test_jax_on_a_broken_tpu(
     case = Case(tmp_path)
     install_jax_tpu(case.venv, TpuStandin(behaviour))
     case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"})
-    code, statuses, details = case.verify()
-    assert statuses["smoke:jax"] == smoke
+    code, report, details = case.verify()
+    expect(report, {"smoke:jax": smoke, "vram": (vram, vram_detail)})
     assert details["smoke:jax"].startswith(smoke_detail), details["smoke:jax"]
-    assert statuses["vram"] == vram
-    assert vram_detail in details["vram"], details["vram"]
     assert code == (1 if smoke == "FAIL" else 0)
 
 
@@ -148,16 +154,15 @@ def test_torch_xla_is_pointed_at_the_tpu(tmp_path: Path) -> None:
     case = Case(tmp_path, tpu="v6e-1")
     install_torch_xla(case.venv, TpuStandin(TpuBehaviour.OLD_MEMORY_INFO, kind="TPU v6 lite"))
     case.marker(TORCH_REQUIREMENTS, {"torch": "2.9.0+cpu"})
-    code, statuses, details = case.verify()
-    assert statuses["smoke:torch"] == "PASS", details["smoke:torch"]
+    code, report, details = case.verify()
+    expect(report, {"smoke:torch": "PASS"})
     assert details["vram"].startswith(
         "TPU0 TPU (xla:0): 15.0 GiB HBM free of 16.0 GiB (from torch); host RAM "
     )
     assert code == 0
     case.env["PJRT_DEVICE"] = "CPU"
-    _, statuses, details = case.verify()
-    assert statuses["smoke:torch"] == "FAIL"
-    assert "torch_xla's device xla:0 is a CPU, not a TPU" in details["smoke:torch"]
+    _, report, details = case.verify()
+    expect(report, {"smoke:torch": ("FAIL", "torch_xla's device xla:0 is a CPU, not a TPU")})
 
 
 @pytest.mark.slow
@@ -165,11 +170,9 @@ def test_a_cpu_install_on_a_tpu_host_runs_the_cpu_smoke_test(tmp_path: Path) -> 
     case = Case(tmp_path)
     install_jax_tpu(case.venv, TpuStandin(), libtpu=None)
     case.marker(["jax==0.6.2", "jaxlib==0.6.2"], {"jax": "0.6.2"})
-    code, statuses, details = case.verify()
-    assert statuses["smoke:jax"] == "PASS"
+    code, report, details = case.verify()
+    expect(report, {"smoke:jax": "PASS", "vram": ("SKIP", "no TPU smoke test of torch or jax ran")})
     assert details["smoke:jax"] == "CPU matmul ok (jax 0.6.2); no GPU on this host"
-    assert statuses["vram"] == "SKIP"
-    assert "no TPU smoke test of torch or jax ran" in details["vram"]
     assert code == 0
 
 
@@ -178,8 +181,8 @@ def test_low_hbm_warns(tmp_path: Path) -> None:
     case = Case(tmp_path)
     install_jax_tpu(case.venv, TpuStandin(hbm_in_use=15 * GIB + GIB // 2))
     case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"}, min_free_vram_gib=2.0)
-    code, statuses, details = case.verify()
-    assert statuses["vram"] == "WARN"
+    code, report, details = case.verify()
+    expect(report, vram="WARN")
     assert details["vram"].startswith("TPU0 has 0.5 GiB HBM free, the profile asks for 2 GiB")
     assert code == 0
 

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 
 from colabenv._util.resources import golden_dir
 from colabenv.errors import ColabenvError, ProfileError, UsageError
-from colabenv.models import Framework, Installer, Profile
+from colabenv.models import Framework, FrameworkRequest, Installer, InstallSettings, Profile, VerifySettings
 from colabenv.profile.files import MAX_PROFILE_BYTES, find_profile, golden_names, golden_path, shadowed_file
 from colabenv.profile.load import golden_profiles, load_profile, read_profile_text
 from colabenv.profile.sections import TOP_KEYS
@@ -597,18 +597,55 @@ def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "table", "expected"),
     [
-        'name = "x"\n[install]\nindex_url = "https://h.example/simple?token=${TOKEN}"\n',
-        'name = "x"\n[install]\nindex_url = "https://h.example:65535/simple?page=2&sort=asc"\n',
-        'name = "x"\n[env]\nPYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n',
-        'name = "x"\n[env]\nLANG = "C.UTF-8"\nHF_HOME = "/content/hf"\nA = "$5 and {x}"\n',
-        'name = "x"\n[verify]\ntimeout_s = 86400\nmin_free_vram_gib = 4096\n',
-        'name = "x"\n[frameworks]\ntorch = ">=2.5, <3"\n',
+        pytest.param(
+            'name = "x"\n[install]\nindex_url = "https://h.example/simple?token=${TOKEN}"\n',
+            "install",
+            InstallSettings(index_url="https://h.example/simple?token=${TOKEN}"),
+            id="index-url-variable-in-query",
+        ),
+        pytest.param(
+            'name = "x"\n[install]\nindex_url = "https://h.example:65535/simple?page=2&sort=asc"\n',
+            "install",
+            InstallSettings(index_url="https://h.example:65535/simple?page=2&sort=asc"),
+            id="index-url-highest-port-and-query",
+        ),
+        pytest.param(
+            'name = "x"\n[env]\nPYTORCH_CUDA_ALLOC_CONF = "expandable_segments:True"\n',
+            "env",
+            (("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),),
+            id="env-colon-in-value",
+        ),
+        pytest.param(
+            'name = "x"\n[env]\nLANG = "C.UTF-8"\nHF_HOME = "/content/hf"\nA = "$5 and {x}"\n',
+            "env",
+            (("LANG", "C.UTF-8"), ("HF_HOME", "/content/hf"), ("A", "$5 and {x}")),
+            id="env-as-written-in-order",
+        ),
+        pytest.param(
+            'name = "x"\n[verify]\ntimeout_s = 86400\nmin_free_vram_gib = 4096\n',
+            "verify",
+            VerifySettings(timeout_s=86400.0, min_free_vram_gib=4096.0),
+            id="verify-largest-bounds",
+        ),
+        pytest.param(
+            'name = "x"\n[frameworks]\ntorch = ">=2.5, <3"\n',
+            "frameworks",
+            (FrameworkRequest(Framework.TORCH, SpecifierSet(">=2.5,<3")),),
+            id="specifier-with-space",
+        ),
     ],
 )
-def test_acceptances_near_the_refusals(tmp_path: Path, text: str) -> None:
-    load_profile(write(tmp_path, "p.toml", text))
+def test_acceptances_near_the_refusals(tmp_path: Path, text: str, table: str, expected: object) -> None:
+    """Values just inside what the loader refuses load as written, and the rest of the profile
+    stays at its defaults."""
+    profile = load_profile(write(tmp_path, "p.toml", text))
+    assert getattr(profile, table) == expected
+    defaults = load_profile(write(tmp_path, "defaults.toml", 'name = "x"\n'))
+    for other in ("install", "env", "verify", "frameworks", "requirements", "apt", "python"):
+        if other != table:
+            assert getattr(profile, other) == getattr(defaults, other), other
 
 
 def test_refused_env_names_are_listed_in_one_place() -> None:

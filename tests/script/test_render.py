@@ -25,7 +25,7 @@ from colabenv.profile.load import golden_profiles, load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.bash import q
 from colabenv.script.render import LockInput, render_script
-from tests.support.fixtures import Runner, make_venv
+from tests.support.fixtures import Runner, copy_venv
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 
@@ -98,7 +98,7 @@ def test_the_script_says_why_in_its_header() -> None:
 HOSTILE = "x'y\"z $(touch CANARY) `touch CANARY` $HOME ; rm -rf / \\\nnext ü"
 
 
-def test_hostile_profile_strings_stay_data(tmp_path: Path) -> None:
+def test_hostile_profile_strings_stay_data(tmp_path: Path, pip_venv_template: Path) -> None:
     canary = tmp_path / "CANARY"
     hostile = HOSTILE.replace("CANARY", str(canary))
     one_line = hostile.replace("\n", " ")
@@ -122,7 +122,7 @@ extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
     assert lint.returncode == 0, lint.stdout
     state = tmp_path / "state"
     venv = tmp_path / "venv"
-    make_venv(venv, with_pip=True)
+    copy_venv(pip_venv_template, venv)
     result = subprocess.run(
         ["bash", str(script)],
         capture_output=True,

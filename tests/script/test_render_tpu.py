@@ -20,7 +20,7 @@ from colabenv.profile.files import golden_path
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.render import render_script
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
 from tests.support.paths import REPO
 from tests.support.scriptrun import make_host
@@ -162,9 +162,12 @@ def _tpu_wheels(root: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("installer", ["uv", "pip"])
-def test_the_script_installs_jax_tpu_with_libtpu(installer: str, tmp_path: Path, runner: Runner) -> None:
+def test_the_script_installs_jax_tpu_with_libtpu(
+    installer: str, tmp_path: Path, runner: Runner, request: pytest.FixtureRequest
+) -> None:
     wheels = _tpu_wheels(tmp_path / "wheels")
-    host = make_host(tmp_path / "host", with_pip=installer == "pip")
+    pip = installer == "pip"
+    host = make_host(tmp_path / "host", with_pip=pip, venv_from=venv_template(request, pip))
     with LocalIndex(wheels / "default") as index:
         profile = tmp_path / "p.toml"
         profile.write_text(

@@ -7,11 +7,16 @@ Use from a test file with ``from tests.support.fixtures import *  # noqa: F403``
 servers per test (they start in milliseconds), so a test may stop them or make them fail.
 ``pytorch_index.sub_url("cu124")`` is the cu124 index; as a profile's ``pytorch_index_url``
 mirror, use ``pytorch_index.base_url`` (it replaces ``https://download.pytorch.org/whl``).
+
+A venv with pip takes seconds to make (ensurepip installs pip from its bundled wheel, about 5 s
+here) against a fraction of one without: ``pip_venv_template`` makes one per session, and
+``copy_venv`` gives a test its own copy of it (about 0.3 s).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -27,12 +32,15 @@ __all__ = [
     "Runner",
     "console_runner",
     "console_script",
+    "copy_venv",
     "default_index",
     "fresh_venv",
     "make_venv",
+    "pip_venv_template",
     "pytorch_index",
     "runner",
     "standin_wheels",
+    "venv_template",
 ]
 
 
@@ -55,8 +63,9 @@ def pytorch_index(standin_wheels: Standins) -> Iterator[LocalIndex]:
 
 def make_venv(path: Path, *, with_pip: bool = False, base: str | Path | None = None) -> Path:
     """A fresh venv of ``base`` (the running Python by default); returns its interpreter. The
-    one place tests make a venv. Without pip by default (a fraction of a second; install into
-    it with ``uv pip install --python <interpreter>``)."""
+    one place tests make a venv (:func:`copy_venv` copies one). Without pip by default (a
+    fraction of a second; install into it with ``uv pip install --python <interpreter>``); with
+    pip, about 5 s: a test that needs one copies the session's ``pip_venv_template``."""
     argv = [str(base or sys.executable), "-m", "venv", str(path)]
     if not with_pip:
         argv.insert(3, "--without-pip")
@@ -64,13 +73,53 @@ def make_venv(path: Path, *, with_pip: bool = False, base: str | Path | None = N
     return path / "bin" / "python"
 
 
+def copy_venv(template: Path, path: Path) -> Path:
+    """A venv at ``path`` that is a copy of the venv ``template``; returns its interpreter.
+
+    The interpreter links are copied as links (to the same base Python), and every text file
+    that names the template's folder (``pyvenv.cfg``, the ``bin/`` scripts' ``#!`` lines, the
+    activate scripts) names the copy's instead, so nothing in the copy reaches the template.
+    """
+    shutil.copytree(template, path, symlinks=True)
+    old, new = str(template).encode(), str(path).encode()
+    for file in [path / "pyvenv.cfg", *(path / "bin").iterdir()]:
+        if file.is_symlink() or not file.is_file():
+            continue
+        data = file.read_bytes()
+        if old in data:
+            file.write_bytes(data.replace(old, new))
+    return path / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def pip_venv_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One venv with pip for the session, never installed into: copy it (:func:`copy_venv`)."""
+    path = tmp_path_factory.mktemp("pip-venv-template") / "venv"
+    make_venv(path, with_pip=True)
+    return path
+
+
+def venv_template(request: pytest.FixtureRequest, with_pip: bool) -> Path | None:
+    """A venv to copy for a test's host (``make_host(..., venv_from=...)``): the session's
+    ``pip_venv_template`` when the venv needs pip (made on first use), else None (a venv
+    without pip is made in a fraction of a second)."""
+    if not with_pip:
+        return None
+    template: Path = request.getfixturevalue("pip_venv_template")
+    return template
+
+
 @pytest.fixture
-def fresh_venv(tmp_path: Path) -> Callable[..., Path]:
-    """``fresh_venv()`` -> the interpreter of a new venv under the test's tmp_path."""
+def fresh_venv(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Path]:
+    """``fresh_venv()`` -> the interpreter of a new venv under the test's tmp_path; with
+    ``with_pip=True``, a copy of the session's ``pip_venv_template``."""
     counter = iter(range(1000))
 
     def make(*, with_pip: bool = False) -> Path:
-        return make_venv(tmp_path / f"venv{next(counter)}", with_pip=with_pip)
+        path = tmp_path / f"venv{next(counter)}"
+        if with_pip:
+            return copy_venv(request.getfixturevalue("pip_venv_template"), path)
+        return make_venv(path)
 
     return make
 

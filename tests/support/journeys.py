@@ -25,11 +25,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.support.checks import details as details_of
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
@@ -363,10 +365,15 @@ def render(profile: Path | str, out: Path, *extra: str) -> float:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """verify's exit code, its JSON report (for ``tests.support.checks.expect``) and stderr."""
+
     code: int
-    statuses: dict[str, str]
-    details: dict[str, str]
+    report: dict[str, Any]
     stderr: str
+
+    @property
+    def details(self) -> dict[str, str]:
+        return details_of(self.report)
 
 
 def verify(host: Host, *args: str, timeout: float = 120) -> VerifyResult:
@@ -382,10 +389,7 @@ def verify(host: Host, *args: str, timeout: float = 120) -> VerifyResult:
         timeout=timeout,
     )
     assert done.returncode in (0, 1), done.stderr
-    data = json.loads(done.stdout)
-    statuses = {c["name"]: c["status"] for c in data["checks"]}
-    details = {c["name"]: c["detail"] for c in data["checks"]}
-    return VerifyResult(done.returncode, statuses, details, done.stderr)
+    return VerifyResult(done.returncode, json.loads(done.stdout), done.stderr)
 
 
 def real_gpu_here() -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from colabenv.script.state import MARKER_NAME
-from tests.support.fixtures import make_venv
+from tests.support.fixtures import copy_venv, make_venv
 from tests.support.isolation import clean_env, uv_bin
 
 DPKG_QUERY = """#!/bin/sh
@@ -121,10 +121,18 @@ class Host:
         return out.stdout
 
 
-def make_host(root: Path, *, with_pip: bool, preinstalled_apt: Sequence[str] = ()) -> Host:
+def make_host(
+    root: Path, *, with_pip: bool, preinstalled_apt: Sequence[str] = (), venv_from: Path | None = None
+) -> Host:
+    """A host under ``root``; its venv is made (with pip or without), or with ``venv_from`` a
+    copy of that venv (``pip_venv_template`` for one with pip, made once per session)."""
     root.mkdir(parents=True, exist_ok=True)
     venv = root / "venv"
-    make_venv(venv, with_pip=with_pip)
+    if venv_from is not None:
+        copy_venv(venv_from, venv)
+        assert (venv / "bin" / "pip").exists() is with_pip, f"{venv_from} with_pip={with_pip}"
+    else:
+        make_venv(venv, with_pip=with_pip)
     tools = root / "bin"
     tools.mkdir()
     for name, text in (("dpkg-query", DPKG_QUERY), ("apt-get", APT_GET), ("nvidia-smi", NVIDIA_SMI)):

@@ -30,6 +30,7 @@ from colabenv.verification.duplicates import check_duplicates
 from colabenv.verification.expectation import Expectation, ExpectationKind, ProfileIdentity
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_marker, marker_fit
+from tests.support.checks import expect
 from tests.support.fixtures import Runner
 from tests.support.smoke import smoke_module
 from tests.support.standin_frameworks import write_marker
@@ -824,11 +825,7 @@ def test_python_entry_point_returns_the_report(tmp_path: Path, monkeypatch: pyte
     )
     monkeypatch.setenv("COLABENV_TEST_FLAG", "on")
     report = colabenv.verify()
-    statuses = {c.name: c.status for c in report.checks}
-    assert statuses["marker"] is Status.PASS
-    assert statuses["versions"] is Status.PASS
-    assert statuses["consistency"] is Status.PASS
-    assert statuses["env"] is Status.PASS
+    expect(report, marker=Status.PASS, versions=Status.PASS, consistency=Status.PASS, env=Status.PASS)
     assert [c.name for c in report.checks][:4] == ["marker", "versions", "duplicates", "consistency"]
 
 
@@ -899,16 +896,19 @@ def test_verify_judges_installed_components_by_the_shipped_facts(
     monkeypatch.setenv("COLABENV_COMPUTE_CAPABILITY", "6.0")
     write_marker(state, smoke=[], python=sys.executable)
     report = verify(timeout=30)
-    check = report.check("components")
-    assert check is not None and check.status is Status.FAIL, check
-    assert "nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60" in check.detail
-    assert "9.10.2.21 is the last release that covers it" in check.detail
+    expect(
+        report,
+        components=(
+            Status.FAIL,
+            "nvidia-cudnn-cu12 9.28.0.42 has no kernels for sm_60",
+            "9.10.2.21 is the last release that covers it",
+        ),
+    )
     names = [c.name for c in report.checks]
     assert names.index("components") == names.index("consistency") + 1
 
     monkeypatch.setenv("COLABENV_COMPUTE_CAPABILITY", "7.5")
-    turing = verify(timeout=30).check("components")
-    assert turing is not None and turing.status is Status.PASS, turing
+    expect(verify(timeout=30), components=Status.PASS)
 
     injected = verify(timeout=30, component_problems=lambda installed, caps: [_Gap()])
     assert injected.check("components") == Check("components", Status.FAIL, str(_Gap()))
@@ -916,4 +916,4 @@ def test_verify_judges_installed_components_by_the_shipped_facts(
     monkeypatch.delenv("COLABENV_DRIVER_VERSION")
     monkeypatch.delenv("COLABENV_COMPUTE_CAPABILITY")
     if not Path("/proc/driver/nvidia/version").exists():
-        assert verify(timeout=30).check("components") is None
+        expect(verify(timeout=30), components=None)
