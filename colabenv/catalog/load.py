@@ -46,6 +46,7 @@ from colabenv.models import (
     Variant,
 )
 from colabenv.models.frozen import model
+from colabenv.profile.rules import url
 
 FRAMEWORK_FILES = {
     Framework.TORCH: "torch.toml",
@@ -53,6 +54,10 @@ FRAMEWORK_FILES = {
     Framework.JAX: "jax.toml",
 }
 DRIVERS_FILE = "drivers.toml"
+CATALOG_URL_SCHEMES = ("https",)
+"""A catalog's index URLs (and ``tpu.toml``'s find-links pages): https only, and otherwise the
+rule every index URL of a profile keeps (:func:`colabenv.profile.rules.url`: no literal
+credentials or secret query parameter, a real host and port, nothing to percent-encode)."""
 COMPONENTS_FILE = "components.toml"
 
 
@@ -225,8 +230,8 @@ def _load_variant(
         if not is_pin_text(text):
             raise item.fail("pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70")
     index_url = item.opt_text("index_url")
-    if index_url is not None and not index_url.startswith("https://"):
-        raise item.fail("index_url", "expected an https:// URL")
+    if index_url is not None:
+        url(index_url, item.at("index_url"), CATALOG_URL_SCHEMES)
     return Variant(
         name=item.text("name"),
         cuda=cuda,

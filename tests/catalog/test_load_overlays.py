@@ -342,6 +342,48 @@ def test_profiles_check_validates_the_overlays(runner: Runner, tmp_path: Path) -
     assert "not a folder (named by COLABENV_CATALOG)" in done.stderr
 
 
+OVERLAY_INDEX = "https://download.pytorch.org/whl/cu130"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("https://team:s3cr3t-pass@mirror.example.org/whl/cu130", "literal credentials in a URL"),
+        ("https://mirror.example.org:99999/whl/cu130", "port 99999 is not a port (1 to 65535)"),
+        ("https://mirror.example.org/whl/cu130 https://other.example.org/simple", "percent-encode"),
+        ("https://mirror.example.org/whl/cu130?token=s3cr3t-pass", "literal secret in the query (token=)"),
+        ("http://mirror.example.org/whl/cu130", "scheme 'http' not allowed (use https)"),
+    ],
+)
+def test_an_overlay_index_url_passes_the_rules_a_profile_index_url_does(
+    runner: Runner, tmp_path: Path, url: str, problem: str
+) -> None:
+    folder = write_overlay(tmp_path / "team", torch_release("2.99.0").replace(OVERLAY_INDEX, url, 1))
+    with pytest.raises(CatalogOverlayError) as refused:
+        load_overlay(folder, "test", [Framework.TORCH])
+    assert str(refused.value).startswith(
+        f"catalog overlay {folder / 'torch.toml'}: release[0].variant[0].index_url: "
+    )
+    assert problem in str(refused.value)
+    assert "s3cr3t" not in str(refused.value)
+    profile = write_profile(tmp_path / "p.toml", 'name = "p"\n[frameworks]\ntorch = ">=2.99"\n')
+    done = runner("render", profile, *H200, env={"COLABENV_CATALOG": str(folder)})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert problem in done.stderr
+    assert "s3cr3t" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_overlay_index_url_may_take_its_credentials_from_variables(tmp_path: Path) -> None:
+    url = "https://${TEAM_USER}:${TEAM_TOKEN}@mirror.example.org:8443/whl/cu130?token=${TEAM_TOKEN}"
+    folder = write_overlay(tmp_path / "team", torch_release("2.99.0").replace(OVERLAY_INDEX, url, 1))
+    overlay = load_overlay(folder, "test", [Framework.TORCH])
+    assert [v.index_url for v in overlay.releases[0].variants] == [
+        url,
+        "https://download.pytorch.org/whl/cpu",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Unconfirmed builds
 
