@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import gc
+import hashlib
 import inspect
 import json
 import marshal
@@ -342,6 +343,13 @@ def test_close_match_is_difflib(word: str, options: list[str], cutoff: float) ->
 # The parsed-TOML cache
 
 
+def _stored(entry: Path) -> object:
+    """The parsed document a cache entry holds (after its magic and seal)."""
+    data = entry.read_bytes()
+    assert data.startswith(cache.ENTRY_MAGIC), entry.name
+    return marshal.loads(data[len(cache.ENTRY_MAGIC) + hashlib.sha256().digest_size :])
+
+
 def _counting_parser(calls: list[bytes]) -> Callable[[bytes], dict[str, object]]:
     def parse(data: bytes) -> dict[str, object]:
         calls.append(data)
@@ -374,7 +382,7 @@ def test_a_damaged_entry_is_parsed_again_and_repaired(tmp_path: Path, damage: by
     entry.write_bytes(damage if damage != b"truncated" else entry.read_bytes()[:5])
     assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
     assert len(calls) == 2
-    assert marshal.loads(entry.read_bytes()) == {"schema": 1, "text": "x"}
+    assert _stored(entry) == {"schema": 1, "text": "x"}
 
 
 def test_an_unwritable_cache_is_no_error(tmp_path: Path) -> None:
@@ -397,10 +405,10 @@ def test_a_parsed_entry_is_private_and_not_taken_from_a_place_others_may_write(t
     folder = tmp_path / "parsed"
     (entry,) = folder.iterdir()
     assert (folder.stat().st_mode & 0o777, entry.stat().st_mode & 0o777) == (0o700, 0o600)
-    entry.write_bytes(marshal.dumps({"schema": 1, "text": "planted"}))
+    cache._write_entry(entry, hashlib.sha256(b"x").digest(), {"schema": 1, "text": "planted"})
     folder.chmod(0o770)
     assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}, "parsed afresh"
-    assert marshal.loads(entry.read_bytes())["text"] == "planted", "and nothing stored there"
+    assert _stored(entry) == {"schema": 1, "text": "planted"}, "and nothing stored there"
     folder.chmod(0o700)
     entry.chmod(0o606)
     assert cache.parsed_toml(b"x", parse, env)["text"] == "x"
@@ -419,7 +427,7 @@ def test_an_oversized_parsed_entry_is_parsed_again(tmp_path: Path) -> None:
         sparse.truncate(cache.MAX_ENTRY_BYTES + 1)
     assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
     assert len(calls) == 2
-    assert marshal.loads(entry.read_bytes()) == {"schema": 1, "text": "x"}, "repaired"
+    assert _stored(entry) == {"schema": 1, "text": "x"}, "repaired"
 
 
 def test_a_parse_error_is_not_cached(tmp_path: Path) -> None:
@@ -530,4 +538,4 @@ def test_the_cache_holds_parsed_data_and_never_code(tmp_path: Path) -> None:
         return isinstance(value, (str, int, float, bool))
 
     for entry in entries:
-        assert plain(marshal.loads(entry.read_bytes())), entry.name
+        assert plain(_stored(entry)), entry.name

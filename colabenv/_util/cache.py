@@ -9,7 +9,10 @@ stale one. Only the shipped catalog goes through it: profiles are small and read
 one writes nothing). The cache holds data only (dicts, lists, strings, numbers): never code.
 
 The cache is best effort: a directory that cannot be written, or an entry that cannot be read,
-means parsing again, never an error. The directory is the user's own (:func:`cache_dir`) and
+means parsing again, never an error. An entry carries the sha256 of the TOML bytes it claims to
+be the parse of and of its own data; one that does not match (altered, truncated, copied under
+another name) is parsed again and rewritten, so damage costs one parse, never a failure blamed
+on the catalog nor a catalog other than the file's. The directory is the user's own (:func:`cache_dir`) and
 never a shared place. What it holds becomes the script (the catalog's index URLs), so an entry
 is read only from a file and folder this user owns and no one else may write (as ssh treats its
 keys), and written 0600 in a 0700 folder whatever the umask; elsewhere the file is parsed afresh
@@ -102,23 +105,24 @@ def parsed_toml(
     data: bytes, parse: Callable[[bytes], Document], environ: Mapping[str, str] | None = None
 ) -> Document:
     """``parse(data)``, or its result from the cache when these exact bytes were parsed before."""
+    source = hashlib.sha256(data).digest()
     try:
-        entry = _entry(data, environ)
+        entry = _entry(source, environ)
     except RuntimeError:
         return parse(data)
     if not _usable(entry):
         return parse(data)
-    cached = _read_entry(entry)
+    cached = _read_entry(entry, source)
     if isinstance(cached, dict):
         return cached
     document = parse(data)
-    _write_entry(entry, document)
+    _write_entry(entry, source, document)
     return document
 
 
-def _entry(data: bytes, environ: Mapping[str, str] | None) -> Path:
+def _entry(source: bytes, environ: Mapping[str, str] | None) -> Path:
     """RuntimeError when there is no cache directory (no ``HOME``, no ``COLABENV_CACHE_DIR``)."""
-    return cache_dir(environ) / "parsed" / f"{hashlib.sha256(data).hexdigest()}.{_tag()}.marshal"
+    return cache_dir(environ) / "parsed" / f"{source.hex()}.{_tag()}.marshal"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,17 +147,36 @@ def _private(path: Path) -> bool:
     return found.st_uid == os.getuid() and not found.st_mode & 0o022
 
 
-def _read_entry(entry: Path) -> object:
-    """The marshal data of ``entry``; None for a missing, oversized or damaged one."""
+ENTRY_MAGIC = b"colabenv parsed TOML 2\n"
+"""What an entry starts with, then its :func:`_seal` and the marshal data (2: the sealed form)."""
+
+
+def _seal(source: bytes, payload: bytes) -> bytes:
+    """The sha256 of what an entry claims (the digest of the TOML bytes) and what it holds."""
+    return hashlib.sha256(source + payload).digest()
+
+
+def _read_entry(entry: Path, source: bytes) -> object:
+    """The marshal data of ``entry`` when it is sealed for ``source`` (the sha256 of the TOML
+    bytes); None for a missing, oversized, damaged or altered one."""
     try:
-        return marshal.loads(read_limited(entry, MAX_ENTRY_BYTES))
-    except (FileProblem, EOFError, ValueError, TypeError):
+        data = read_limited(entry, MAX_ENTRY_BYTES)
+    except FileProblem:
+        return None
+    start = len(ENTRY_MAGIC) + hashlib.sha256().digest_size
+    payload = data[start:]
+    if data[: len(ENTRY_MAGIC)] != ENTRY_MAGIC or data[len(ENTRY_MAGIC) : start] != _seal(source, payload):
+        return None
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
         return None
 
 
-def _write_entry(entry: Path, value: dict[str, Any]) -> None:
-    """``value`` as marshal data at ``entry``, 0600 in a 0700 folder; nothing on failure."""
+def _write_entry(entry: Path, source: bytes, value: dict[str, Any]) -> None:
+    """``value`` as sealed marshal data at ``entry``, 0600 in a 0700 folder; nothing on
+    failure."""
     with contextlib.suppress(OSError, ValueError):
         payload = marshal.dumps(value)
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_atomic(entry, payload, mode=0o600)
+        write_atomic(entry, ENTRY_MAGIC + _seal(source, payload) + payload, mode=0o600)
