@@ -19,16 +19,19 @@ from colabenv.errors import ColabenvError, OutputError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command, with the cyclic garbage collector off meanwhile (why: ``colabenv.cli.entry``)
-    and standard output watched: a write to it that fails is one line on stderr, not a traceback."""
+    """Run one command, with the cyclic garbage collector off meanwhile (why: ``colabenv.cli.entry``),
+    standard output watched (a write to it that fails is one line on stderr, not a traceback) and
+    standard error best effort (what it cannot take is dropped: the exit code never depends on
+    it)."""
     collecting = gc.isenabled()
     gc.disable()
-    stdout = sys.stdout
+    stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = _Stdout(stdout)
+    sys.stderr = _Stderr(stderr)
     try:
         return _report(argv, stdout)
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
         if collecting:
             gc.enable()
 
@@ -109,21 +112,60 @@ class _Stdout:
         return getattr(self._open(), name)
 
 
+class _Stderr:
+    """``sys.stderr`` while a command runs: a stream that cannot take a write (closed, a full
+    disk, a pipe closed by its reader) loses it and the rest quietly, its descriptor pointed at
+    /dev/null so the interpreter's flush at exit cannot fail either; the command's exit code is
+    the same as with a stderr that works."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._lose()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._lose()
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def _lose(self) -> None:
+        _discard_output(self._stream, 2)
+        self._stream = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _failed(error: OSError) -> _StdoutFailed:
     return _StdoutFailed(f"cannot write to standard output: {error.strerror or error}")
 
 
-def _discard_output(stream: TextIO | None) -> None:
-    """Point file descriptor 1 at /dev/null when ``stream`` writes to it, so what is still in the
-    buffer goes nowhere when the interpreter flushes it at exit (instead of failing again)."""
+def _discard_output(stream: TextIO | None, fd: int = 1) -> None:
+    """Point file descriptor ``fd`` at /dev/null when ``stream`` writes to it, so what is still
+    in the buffer goes nowhere when the interpreter flushes it at exit (instead of failing
+    again)."""
     try:
-        if stream is None or stream.fileno() != 1:
+        if stream is None or stream.fileno() != fd:
             return
+        null = os.open(os.devnull, os.O_WRONLY)
     except (OSError, ValueError, AttributeError):
         return
-    null = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(null, 1)
+        os.dup2(null, fd)
     finally:
         os.close(null)
 

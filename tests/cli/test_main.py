@@ -3,6 +3,7 @@ that closes early, ``python -m colabenv``."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -12,6 +13,7 @@ import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,114 @@ def test_a_pipe_closed_early_is_quiet(runner: Runner, argv: list[str]) -> None:
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 1
     assert stderr == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# A standard error that cannot be written changes no exit code
+
+STDERR_CASES = {
+    "warn-only render": (["render", "pytorch", "--cpu", "--python", "3.12"], 0, "colabenv: warning: "),
+    "bad profile": (["render", "bad.toml"], 2, "bad.toml: frameworks.torch: "),
+    "success": (["profiles", "check", "pytorch"], 0, ""),
+    "usage error": (["render", "--no-such-flag"], 2, "usage: colabenv render"),
+}
+STDERR_SINKS = ["closed", "/dev/full", "pipe closed by its reader", "full pipe"]
+
+
+def _module(argv: list[str], cwd: Path, *, stdout: int | None = None, stderr: int | None = None) -> int:
+    """``python -m colabenv ARGV`` run by bash, the sinks given as file descriptors (-1: closed)."""
+    redirect = " ".join(
+        f"{fd}>&-" if sink == -1 else f"{fd}>&{sink}"
+        for fd, sink in ((1, stdout), (2, stderr))
+        if sink is not None
+    )
+    keep = tuple(sink for sink in (stdout, stderr) if sink is not None and sink >= 0)
+    done = subprocess.run(
+        ["bash", "-c", f'exec "$@" {redirect}', "bash", sys.executable, "-m", "colabenv", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if stdout is None else None,
+        stderr=subprocess.DEVNULL if stderr is None else None,
+        pass_fds=keep,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode
+
+
+@contextlib.contextmanager
+def _sink(kind: str) -> Iterator[int]:
+    """A file descriptor that cannot take what is written to it (-1: a closed one)."""
+    if kind == "closed":
+        yield -1
+    elif kind == "/dev/full":
+        fd = os.open(FULL, os.O_WRONLY)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+    else:
+        read, write = os.pipe()
+        try:
+            if kind == "pipe closed by its reader":
+                os.close(read)
+                read = -1
+            else:
+                os.set_blocking(write, False)
+                with contextlib.suppress(BlockingIOError):
+                    while True:
+                        os.write(write, b"x" * 65536)
+            yield write
+        finally:
+            os.close(write)
+            if read != -1:
+                os.close(read)
+
+
+def _bad_profile(folder: Path) -> None:
+    (folder / "bad.toml").write_text('name = "b"\n[frameworks]\ntorch = "2.x"\n', encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", STDERR_CASES)
+def test_each_stderr_case_says_what_it_should_with_a_working_stderr(tmp_path: Path, case: str) -> None:
+    """The cases below are what they claim: the warn-only render warns and succeeds, ..."""
+    _bad_profile(tmp_path)
+    argv, code, said = STDERR_CASES[case]
+    done = subprocess.run(
+        [sys.executable, "-m", "colabenv", *argv], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == code, done.stderr
+    assert (said in done.stderr) if said else done.stderr == ""
+
+
+@needs_dev_full
+@pytest.mark.parametrize("sink", STDERR_SINKS)
+@pytest.mark.parametrize("case", STDERR_CASES)
+def test_a_stderr_that_cannot_be_written_changes_no_exit_code(tmp_path: Path, case: str, sink: str) -> None:
+    _bad_profile(tmp_path)
+    argv, code, _ = STDERR_CASES[case]
+    with _sink(sink) as stderr:
+        assert _module(argv, tmp_path, stderr=stderr) == code
+
+
+@needs_dev_full
+@pytest.mark.parametrize(
+    ("stdout_sink", "stderr_sink", "code"),
+    [
+        ("closed", "closed", 2),
+        ("/dev/full", "closed", 2),
+        ("/dev/full", "/dev/full", 2),
+        ("pipe closed by its reader", "/dev/full", 1),
+        ("pipe closed by its reader", "closed", 1),
+    ],
+)
+def test_a_stdout_that_cannot_be_written_keeps_its_code_when_stderr_cannot_either(
+    tmp_path: Path, stdout_sink: str, stderr_sink: str, code: int
+) -> None:
+    """Standard output closed or full is exit 2, a closed pipe exit 1 (docs/cli.md), whether or
+    not the line saying so can be written."""
+    with _sink(stdout_sink) as stdout, _sink(stderr_sink) as stderr:
+        assert _module(["profiles", "list"], tmp_path, stdout=stdout, stderr=stderr) == code
 
 
 def test_python_dash_m_works_like_the_console_script(runner: Runner) -> None:
