@@ -115,6 +115,30 @@ def unknown(word: str, known: Iterable[str], what: str = "key") -> str:
     return f"unknown {what} (expected one of: {', '.join(options)})"
 
 
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""What ``str.splitlines`` breaks a line at."""
+
+
+def path_problem(text: str) -> str | None:
+    """What is wrong with ``text`` as an absolute path on the host (one printable line that
+    starts with ``/``), None when nothing is: the first character that cannot be in one is
+    named (a line break, a NUL, a control character), else the missing leading ``/``."""
+    for char in text:
+        if char.isprintable():
+            continue
+        code = f"U+{ord(char):04X}"
+        if char in _LINE_BREAKS:
+            return f"{shown(text)} contains a line break ({code}): a path is one line"
+        if char == "\0":
+            return f"{shown(text)} contains a NUL character"
+        if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
+            return f"{shown(text)} contains a control character ({code})"
+        return f"{shown(text)} contains a character that cannot be shown ({code})"
+    if not text.startswith("/"):
+        return f"{shown(text)} is not an absolute path (it does not start with /)"
+    return None
+
+
 class Reader:
     """Typed access to one table of a parsed document, failing with its key path.
 

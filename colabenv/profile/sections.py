@@ -23,7 +23,7 @@ from colabenv._util.bounds import (
     MAX_TIMEOUT_S,
     MAX_VRAM_GIB,
 )
-from colabenv._util.reader import Reader, close_match, expected, shown, unknown
+from colabenv._util.reader import Reader, close_match, expected, path_problem, shown, unknown
 from colabenv.models import (
     Framework,
     FrameworkRequest,
@@ -373,8 +373,9 @@ def _io_checks(table: Reader, read_all: float | None, write_all: float | None) -
             text, refuse = item, table.at("io_paths", index)
         else:
             raise table.fail("io_paths", expected("a path or a table with path", item), index=index)
-        if not text.startswith("/") or not text.isprintable() or "\x00" in text:
-            raise refuse(f"{shown(text)} is not an absolute path")
+        problem = path_problem(text)
+        if problem is not None:
+            raise refuse(problem)
         if any(check.path == text for check in checks):
             raise refuse(f"{shown(text)} listed twice")
         checks.append(IoCheck(text, read, write))

@@ -94,6 +94,26 @@ def test_refusals(tmp_path: Path, text: str, key: str, words: str) -> None:
     assert words in str(error)
 
 
+@pytest.mark.parametrize(
+    ("toml_path", "problem"),
+    [
+        (r'"/data\nmore"', r'"/data\nmore" contains a line break (U+000A): a path is one line'),
+        (r'"/data\r"', r'"/data\r" contains a line break (U+000D): a path is one line'),
+        (r'"/da\u001bta"', r'"/da\u001bta" contains a control character (U+001B)'),
+        (r'"/da\u0000ta"', r'"/da\u0000ta" contains a NUL character'),
+        (r'"/da\u00a0ta"', r'"/da\u00a0ta" contains a character that cannot be shown (U+00A0)'),
+        ('"data"', '"data" is not an absolute path (it does not start with /)'),
+        ('""', '"" is not an absolute path (it does not start with /)'),
+    ],
+)
+def test_an_io_path_refused_says_what_is_wrong_with_it(tmp_path: Path, toml_path: str, problem: str) -> None:
+    for written in (f"io_paths = [{toml_path}]", f"io_paths = [{{ path = {toml_path} }}]"):
+        with pytest.raises(ProfileError) as caught:
+            load_profile(_write(tmp_path, "p.toml", f'name = "x"\n[verify]\n{written}\n'))
+        assert str(caught.value).endswith(f": {problem}")
+        assert len(str(caught.value).splitlines()) == 1
+
+
 def test_catalog_paths_gather_along_the_extends_chain(tmp_path: Path) -> None:
     _write(tmp_path, "golden/base.toml", 'name = "base"\n[catalog]\npaths = ["catalog"]\n')
     child = _write(
