@@ -139,6 +139,11 @@ def read_freeze(path: Path) -> InstalledSet:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{printable(path)}: not UTF-8 text (byte {error.start})") from None
+    return parse_freeze(text, printable(path))
+
+
+def parse_freeze(text: str, where: str) -> InstalledSet:
+    """:func:`read_freeze` of a text already read (``where`` names it in errors)."""
     found: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -147,7 +152,7 @@ def read_freeze(path: Path) -> InstalledSet:
         parsed = _freeze_line(line)
         if parsed is None:
             raise TargetError(
-                f"{printable(path)}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                f"{where}: line {number}: {line[:120]!r} is not a `pip freeze` line"
                 " (expected name==version or name @ URL)"
             )
         name, version = parsed
