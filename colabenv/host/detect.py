@@ -36,6 +36,7 @@ from packaging.version import Version
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.host.probe import GpuReport, HostProbe, list_dir, parse_version
 from colabenv.models import (
+    Accelerator,
     Catalog,
     ComputeCapability,
     Fingerprint,
@@ -284,10 +285,18 @@ def detect(
     if wanted.installed_from is not None:
         installed = read_freeze(wanted.installed_from)
         notes.append(f"installed distributions read from {wanted.installed_from}")
-    else:
+    elif wanted.runtime is None:
         installed = _installed_set(host.distributions())
 
     driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
+    if wanted.runtime is not None:
+        accelerator = Accelerator.NVIDIA if driver or cuda else Accelerator.TPU if tpu else Accelerator.CPU
+        image = wanted.runtime.image(accelerator)
+        installed = image.installed
+        notes.append(
+            f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
+            f" distributions of its {accelerator} image ({image.freeze_file})"
+        )
 
     python_full = host.python_version
     python = _version(".".join(python_full.split(".")[:2])) or Version("3")
