@@ -12,8 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import VERSION_PATTERN, Version
 
 from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
@@ -21,8 +20,6 @@ from colabenv.errors import CatalogError, ColabenvError, printable
 from colabenv.models import (
     Accelerator,
     ColabRuntime,
-    InstalledDist,
-    InstalledSet,
     RuntimeFacts,
     RuntimeImage,
     Source,
@@ -39,7 +36,9 @@ IMAGE_KEYS = {"gpu": Accelerator.NVIDIA, "cpu": Accelerator.CPU, "tpu": Accelera
 _COMMIT_RE = re.compile(r"[0-9a-f]{40}", re.ASCII)
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}\.[0-9]{1,3}", re.ASCII)
 _CUDA_RE = re.compile(r"[0-9]{2}\.[0-9]{1,2}", re.ASCII)
-_PIN_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,200})==([^=\s]{1,100})", re.ASCII)
+_PIN_RE = re.compile(
+    rf"[A-Za-z0-9](?:[A-Za-z0-9._-]{{0,200}}[A-Za-z0-9])?=={VERSION_PATTERN}", re.VERBOSE | re.IGNORECASE
+)
 _APT_RE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,100}=[A-Za-z0-9.+:~-]{1,100}", re.ASCII)
 
 
@@ -86,8 +85,8 @@ def _runtime(item: Reader) -> ColabRuntime:
     )
 
 
-def _rest(image: RuntimeImage) -> tuple[str, InstalledSet, Version | None, tuple[str, ...]]:
-    return image.freeze_file, image.installed, image.cuda_toolkit, image.apt
+def _rest(image: RuntimeImage) -> tuple[str, str, Version | None, tuple[str, ...]]:
+    return image.freeze_file, image.pins, image.cuda_toolkit, image.apt
 
 
 def _image(sub: Reader, accelerator: Accelerator) -> RuntimeImage:
@@ -99,41 +98,25 @@ def _image(sub: Reader, accelerator: Accelerator) -> RuntimeImage:
     for number, text in enumerate(apt):
         if not _APT_RE.fullmatch(text):
             raise sub.fail("apt", "expected an apt package as name=version", index=number)
-    installed = parse_pins(sub.text("freeze"), sub.at("freeze"))
+    pins = sub.text("freeze")
+    check_pins(pins, sub.at("freeze"))
     return RuntimeImage(
         accelerator,
         sub.text("freeze_file"),
-        installed,
+        pins,
         Version(cuda) if cuda is not None else None,
         apt,
     )
 
 
-def parse_pins(text: str, refuse: Callable[[str], ColabenvError]) -> InstalledSet:
-    """``name==version`` lines (the form the file keeps a ``pip freeze`` in) to an
-    :class:`InstalledSet`; ``refuse(problem)`` makes the error for a bad line."""
-    found: dict[NormalizedName, str] = {}
+def check_pins(text: str, refuse: Callable[[str], ColabenvError]) -> None:
+    """Every line of ``text`` is ``name==version`` (a PEP 440 version), the form the file keeps a
+    ``pip freeze`` in; ``refuse(problem)`` makes the error for the first that is not. They are
+    parsed when an image is used (:attr:`RuntimeImage.installed`)."""
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line:
-            continue
-        match = _PIN_RE.fullmatch(line)
-        problem: str | None = None
-        if match is None:
-            problem = f"line {number}: {printable(line)[:80]!r} is not name==version"
-        else:
-            name = canonicalize_name(match.group(1))
-            try:
-                Version(match.group(2))
-            except InvalidVersion:
-                problem = f"line {number}: {printable(match.group(2))!r} is not a version"
-            else:
-                if name in found:
-                    problem = f"line {number}: {name} is listed twice"
-                found[name] = match.group(2)
-        if problem is not None:
-            raise refuse(problem)
-    return InstalledSet(tuple(InstalledDist(n, v) for n, v in sorted(found.items())))
+        if line and not _PIN_RE.fullmatch(line):
+            raise refuse(f"line {number}: {printable(line)[:80]!r} is not name==version")
 
 
 def load_runtimes(path: Path, data: bytes, error: ErrorType = CatalogError) -> RuntimeFacts:

@@ -4,25 +4,38 @@ googlecolab/backend-info."""
 
 from __future__ import annotations
 
+import functools
+
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.models.base import Accelerator
 from colabenv.models.catalog import Source
 from colabenv.models.frozen import model
-from colabenv.models.target import InstalledSet
+from colabenv.models.target import InstalledDist, InstalledSet
 
 
 @model
 class RuntimeImage:
     """One image of a runtime version: for ``accelerator``, the distributions its ``pip
-    freeze`` lists, the file they were read from, and for a GPU image the CUDA toolkit its apt
-    packages install (``cuda-cudart-12-8`` is 12.8) and those apt packages (name=version)."""
+    freeze`` lists (``pins``: ``name==version`` lines, checked when the file is read), the file
+    they were read from, and for a GPU image the CUDA toolkit its apt packages install
+    (``cuda-cudart-12-8`` is 12.8) and those apt packages (name=version)."""
 
     accelerator: Accelerator
     freeze_file: str
-    installed: InstalledSet
+    pins: str
     cuda_toolkit: Version | None = None
     apt: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def installed(self) -> InstalledSet:
+        """Parsed on first use: a command uses one image of one runtime version."""
+        found: dict[NormalizedName, str] = {}
+        for line in self.pins.split():
+            name, _, version = line.partition("==")
+            found.setdefault(canonicalize_name(name), version)
+        return InstalledSet(tuple(InstalledDist(n, v) for n, v in sorted(found.items())))
 
 
 @model

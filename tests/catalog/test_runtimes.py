@@ -114,3 +114,11 @@ def test_a_version_listed_twice_or_out_of_order_is_refused() -> None:
     with pytest.raises(CatalogError, match="newest first"):
         _load(older + first)
     assert _load(first + older).ids == ("colab-2026.07", "colab-2026.04")
+
+
+def test_every_shipped_image_lists_each_distribution_once() -> None:
+    """The file is checked line by line when read and parsed only when an image is used: each
+    of its pins is one distribution, by canonical name, so none is lost in the parsing."""
+    for runtime in shipped_runtimes().runtimes:
+        for image in runtime.images:
+            assert len(image.installed) == len(image.pins.split()), (runtime.id, image.accelerator)
