@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 FRAMEWORK_NAMES = ("torch", "tensorflow", "jax")
+RUNTIMES = "runtimes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +76,16 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
     from colabenv.catalog.refresh.sources import PYTORCH_INDEX
 
     refresh.add_argument(
-        "framework", choices=FRAMEWORK_NAMES, metavar="FRAMEWORK", help="torch, tensorflow or jax"
+        "framework",
+        choices=(*FRAMEWORK_NAMES, RUNTIMES),
+        metavar="FRAMEWORK",
+        help="torch, tensorflow or jax; or runtimes: the Colab runtime versions (runtimes.toml)",
+    )
+    refresh.add_argument(
+        "--backend-info",
+        metavar="URL",
+        help="runtimes: where googlecolab/backend-info's files are read, as URL/COMMIT/FILE "
+        "(default: GitHub's raw files)",
     )
     refresh.add_argument(
         "-o",
@@ -141,7 +151,7 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.catalog_command == "refresh":
-        return _refresh(args)
+        return _refresh_runtimes(args) if args.framework == RUNTIMES else _refresh(args)
     return _archs(args)
 
 
@@ -240,14 +250,12 @@ def _driver_table(base: Path) -> Catalog:
 
 def _refresh(args: argparse.Namespace) -> int:
     import os
-    from pathlib import Path
 
-    from colabenv._util.resources import catalog_dir
     from colabenv.catalog.load import FRAMEWORK_FILES
     from colabenv.catalog.refresh.frameworks import derive
     from colabenv.catalog.refresh.sources import PYTORCH_INDEX, IndexReader, RefreshOptions
     from colabenv.cli.lock import http_deadline
-    from colabenv.errors import OutputError, UsageError, printable
+    from colabenv.errors import UsageError, printable
     from colabenv.index.client import SimpleClient
     from colabenv.index.urls import Redactor, default_index_url
     from colabenv.models import Framework
@@ -264,17 +272,7 @@ def _refresh(args: argparse.Namespace) -> int:
     if framework is Framework.TORCH and not args.no_variant_index:
         pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
     name = FRAMEWORK_FILES[framework]
-    output = Path(args.output) if args.output else None
-    if output is not None and not output.is_dir():
-        raise OutputError(f"{printable(output)}: not a folder (-o names the folder {name} is written into)")
-    if args.catalog:
-        base = Path(args.catalog)
-        if not base.is_dir():
-            raise UsageError(f"--catalog: {printable(base)}: not a folder")
-    elif output is not None and (output / name).exists():
-        base = output
-    else:
-        base = catalog_dir()
+    output, base = _folders(args, name)
     options = RefreshOptions(
         framework=framework,
         index=index,
@@ -310,6 +308,27 @@ def _refresh(args: argparse.Namespace) -> int:
         written = write_text_atomic(output / name, outcome.text)
         sys.stdout.write(f"wrote {printable(written)}: {_summary(outcome, base / name)}\n")
     return 1 if outcome.contradictions else 0
+
+
+def _folders(args: argparse.Namespace, name: str) -> tuple[Path | None, Path]:
+    """The folder ``-o`` names (None: print a diff) and the one whose ``name`` refresh starts
+    from: ``--catalog DIR``, else the ``-o`` folder when it has the file, else the shipped one."""
+    from pathlib import Path
+
+    from colabenv._util.resources import catalog_dir
+    from colabenv.errors import OutputError, UsageError, printable
+
+    output = Path(args.output) if args.output else None
+    if output is not None and not output.is_dir():
+        raise OutputError(f"{printable(output)}: not a folder (-o names the folder {name} is written into)")
+    if args.catalog:
+        base = Path(args.catalog)
+        if not base.is_dir():
+            raise UsageError(f"--catalog: {printable(base)}: not a folder")
+        return output, base
+    if output is not None and (output / name).exists():
+        return output, output
+    return output, catalog_dir()
 
 
 def _starting_file(
@@ -383,3 +402,51 @@ def _summary(outcome: Outcome, path: Path) -> str:
     if not parts:
         parts.append("nothing to add")
     return f"{'; '.join(parts)} (starting from {printable(path)})"
+
+
+def _refresh_runtimes(args: argparse.Namespace) -> int:
+    """``catalog refresh runtimes``: the versions backend-info lists that runtimes.toml lacks."""
+    import os
+
+    from colabenv.catalog.load import read_overlay_file
+    from colabenv.catalog.refresh.runtimes import BACKEND_INFO, RuntimeRefreshProblem, refresh_runtimes
+    from colabenv.catalog.runtimes import RUNTIMES_FILE, load_runtimes
+    from colabenv.cli.lock import http_deadline
+    from colabenv.errors import CatalogOverlayError, IndexUnavailableError, printable
+    from colabenv.index.client import SimpleClient
+    from colabenv.index.urls import Redactor
+
+    upstream = _url(args.backend_info, "--backend-info").rstrip("/") if args.backend_info else BACKEND_INFO
+    output, base = _folders(args, RUNTIMES_FILE)
+    start = base / RUNTIMES_FILE
+    start_text = read_overlay_file(start).decode("utf-8") if start.exists() else "schema = 1\n"
+    load_runtimes(start, start_text.encode("utf-8"), CatalogOverlayError)
+    client = SimpleClient(
+        os.environ, Redactor.for_urls([upstream], os.environ), deadline_s=http_deadline(args, os.environ)
+    )
+
+    def get(ref: str, name: str) -> str | None:
+        body = client.file_bytes(upstream, f"{upstream}/{ref}/{name}")
+        try:
+            return None if body is None else body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RuntimeRefreshProblem(f"{name} at {ref}: not UTF-8 text") from None
+
+    try:
+        outcome = refresh_runtimes(start_text, get)
+    except RuntimeRefreshProblem as problem:
+        raise IndexUnavailableError(f"backend-info at {printable(upstream)}: {printable(problem)}") from None
+    load_runtimes(start, outcome.text.encode("utf-8"), CatalogOverlayError)
+    for contradiction in outcome.contradictions:
+        sys.stderr.write(f"colabenv: contradiction: {printable(contradiction)}\n")
+    added = f"{len(outcome.added)} runtime version(s) added ({', '.join(outcome.added)})"
+    summary = f"{added if outcome.added else 'nothing to add'} (starting from {printable(start)})"
+    if output is None:
+        _print_diff(start_text, outcome.text, RUNTIMES_FILE)
+        sys.stderr.write(f"colabenv: {summary}\n")
+    else:
+        from colabenv.cli.common import write_text_atomic
+
+        written = write_text_atomic(output / RUNTIMES_FILE, outcome.text)
+        sys.stdout.write(f"wrote {printable(written)}: {summary}\n")
+    return 1 if outcome.contradictions else 0

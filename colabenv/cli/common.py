@@ -8,7 +8,7 @@ from pathlib import Path
 
 from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
 from colabenv.errors import InputError, OutputError, printable
-from colabenv.models import Profile, Target, TargetOverrides
+from colabenv.models import Profile, RuntimeFacts, Target, TargetOverrides
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 
 
@@ -32,13 +32,21 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
         cpu=bool(getattr(args, "cpu", False)),
         installed_from=getattr(args, "installed_from", None),
         tpu=getattr(args, "tpu", None),
+        runtime=getattr(args, "runtime", None),
     )
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
     from colabenv.host.detect import shipped_tpu_facts
 
-    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu_facts)
+    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu_facts, runtime_facts=_shipped_runtimes)
+
+
+def _shipped_runtimes() -> RuntimeFacts:
+    """``runtimes.toml``, its module imported only when ``--runtime`` is given."""
+    from colabenv.catalog.runtimes import shipped_runtimes
+
+    return shipped_runtimes()
 
 
 def target_from_args(args: argparse.Namespace) -> Target:

@@ -78,6 +78,12 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
             metavar="FREEZE",
             help="a `pip freeze` file standing for what the runtime already has",
         )
+        group.add_argument(
+            "--runtime",
+            metavar="ID",
+            help="a Colab runtime version, e.g. colab-2026.07: its Python and what its image"
+            " for the target's GPU, CPU or TPU ships installed (docs/host.md)",
+        )
 
 
 def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:

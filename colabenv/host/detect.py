@@ -36,6 +36,7 @@ from packaging.version import Version
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.host.probe import GpuReport, HostProbe, list_dir, parse_version
 from colabenv.models import (
+    Accelerator,
     Catalog,
     ComputeCapability,
     Fingerprint,
@@ -139,6 +140,11 @@ def read_freeze(path: Path) -> InstalledSet:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{printable(path)}: not UTF-8 text (byte {error.start})") from None
+    return parse_freeze(text, printable(path))
+
+
+def parse_freeze(text: str, where: str) -> InstalledSet:
+    """:func:`read_freeze` of a text already read (``where`` names it in errors)."""
     found: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -147,7 +153,7 @@ def read_freeze(path: Path) -> InstalledSet:
         parsed = _freeze_line(line)
         if parsed is None:
             raise TargetError(
-                f"{printable(path)}: line {number}: {line[:120]!r} is not a `pip freeze` line"
+                f"{where}: line {number}: {line[:120]!r} is not a `pip freeze` line"
                 " (expected name==version or name @ URL)"
             )
         name, version = parsed
@@ -279,10 +285,18 @@ def detect(
     if wanted.installed_from is not None:
         installed = read_freeze(wanted.installed_from)
         notes.append(f"installed distributions read from {wanted.installed_from}")
-    else:
+    elif wanted.runtime is None:
         installed = _installed_set(host.distributions())
 
     driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
+    if wanted.runtime is not None:
+        accelerator = Accelerator.NVIDIA if driver or cuda else Accelerator.TPU if tpu else Accelerator.CPU
+        image = wanted.runtime.image(accelerator)
+        installed = image.installed
+        notes.append(
+            f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
+            f" distributions of its {accelerator} image ({image.freeze_file})"
+        )
 
     python_full = host.python_version
     python = _version(".".join(python_full.split(".")[:2])) or Version("3")

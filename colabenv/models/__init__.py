@@ -1,7 +1,8 @@
 """The frozen values that flow between layers once parsing is done, by the layer that makes them:
 :mod:`~colabenv.models.base` (frameworks, accelerators, compute capabilities, arch lists),
 :mod:`~colabenv.models.target` (the host as the resolver sees it), :mod:`~colabenv.models.profile`,
-:mod:`~colabenv.models.catalog` and :mod:`~colabenv.models.resolution`; every name is taken
+:mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions)
+and :mod:`~colabenv.models.resolution`; every name is taken
 from here.
 
 Nothing here reads files or the host. Versions are :class:`packaging.version.Version`,
@@ -50,6 +51,7 @@ from colabenv.models.profile import (
     VerifySettings,
 )
 from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
+from colabenv.models.runtimes import ColabRuntime, RuntimeFacts, RuntimeImage
 from colabenv.models.target import (
     MAX_TPU_CHIPS,
     TPU_NAME_PATTERN,
@@ -71,6 +73,7 @@ __all__ = [
     "Accelerator",
     "Arch",
     "Catalog",
+    "ColabRuntime",
     "Companion",
     "Component",
     "ComponentConstraint",
@@ -94,6 +97,8 @@ __all__ = [
     "Release",
     "Reproducibility",
     "Resolution",
+    "RuntimeFacts",
+    "RuntimeImage",
     "RuntimeKind",
     "Source",
     "Target",

@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, format_driver
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from colabenv.models.runtimes import ColabRuntime
 
 
 @model
@@ -150,6 +154,8 @@ class TargetOverrides:
 
     ``origins`` says where a value came from, for messages: ``("driver", "--driver")`` or
     ``("driver", "COLABENV_DRIVER_VERSION")``; a value without one is named by its flag.
+    ``runtime``: the Colab runtime version ``--runtime`` named (its Python is ``python``; its
+    image for the target's accelerator is what is installed).
     """
 
     driver: Version | None = None
@@ -160,6 +166,7 @@ class TargetOverrides:
     installed_from: Path | None = None
     origins: tuple[tuple[str, str], ...] = ()
     tpu: TpuTarget | None = None
+    runtime: ColabRuntime | None = None
 
     def origin(self, field: str) -> str:
         """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""

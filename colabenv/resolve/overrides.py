@@ -14,7 +14,16 @@ from pathlib import Path
 from packaging.version import Version
 
 from colabenv.errors import TargetError, printable
-from colabenv.models import ComputeCapability, TargetOverrides, TpuFacts, TpuTarget, parse_cuda, parse_driver
+from colabenv.models import (
+    ColabRuntime,
+    ComputeCapability,
+    RuntimeFacts,
+    TargetOverrides,
+    TpuFacts,
+    TpuTarget,
+    parse_cuda,
+    parse_driver,
+)
 from colabenv.models.frozen import model
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
@@ -35,6 +44,7 @@ class TargetFlags:
     cpu: bool = False
     installed_from: str | None = None
     tpu: str | None = None
+    runtime: str | None = None
 
 
 FLAG_OF_VARIABLE = {
@@ -93,13 +103,15 @@ def resolve_overrides(
     environ: Mapping[str, str] | None = None,
     *,
     tpu_facts: Callable[[], TpuFacts],
+    runtime_facts: Callable[[], RuntimeFacts] | None = None,
 ) -> TargetOverrides:
     """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
     by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
     out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`).
 
     ``tpu_facts``: loads the TPU generations a ``--tpu`` type is checked against (the caller's
-    catalog: this module reads none); called only when a TPU type is named."""
+    catalog: this module reads none); called only when a TPU type is named. ``runtime_facts``
+    likewise loads the runtime versions ``--runtime`` names one of (see :func:`_runtime`)."""
     env = os.environ if environ is None else environ
     tpu, env = _tpu(flags, env, tpu_facts)
     if flags.cpu:
@@ -122,6 +134,9 @@ def resolve_overrides(
     )
     cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
     python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python, "a Python version like 3.12")
+    runtime = _runtime(flags, runtime_facts)
+    if runtime is not None:
+        python = _runtime_python(runtime, python)
     origins = [
         (field, picked[1])
         for field, picked in (("driver", driver), ("cuda", cuda), ("python", python))
@@ -146,7 +161,45 @@ def resolve_overrides(
         installed_from=installed_from,
         origins=tuple(origins),
         tpu=tpu[0] if tpu is not None else None,
+        runtime=runtime,
     )
+
+
+def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> ColabRuntime | None:
+    """The runtime version ``--runtime`` names: it gives the target's Python and what is
+    installed (its image for the target's accelerator), so beside ``--installed-from`` it is an
+    error; an id the facts lack is an error listing the known ones."""
+    text = flags.runtime.strip() if flags.runtime is not None else ""
+    if not text:
+        return None
+    if flags.installed_from:
+        raise TargetError(
+            "--runtime cannot be combined with --installed-from: the runtime version already"
+            " says what is installed; give one of them"
+        )
+    known = facts() if facts is not None else RuntimeFacts()
+    runtime = known.get(text)
+    if runtime is None:
+        listed = ", ".join(known.ids) or "none"
+        raise TargetError(
+            f"--runtime: {printable(text)[:60]!r} is not a known Colab runtime version (known: {listed})"
+        )
+    return runtime
+
+
+def _runtime_python(runtime: ColabRuntime, python: tuple[Version, str] | None) -> tuple[Version, str]:
+    """The runtime's Python (its full version). ``--python`` naming another X.Y is an error;
+    ``COLABENV_PYTHON_VERSION`` is a variable, so the flag ``--runtime`` beats it."""
+    if python is not None and python[1] == "--python":
+        given, wanted = python[0], runtime.python
+        if (given.major, given.minor) != (wanted.major, wanted.minor) or (
+            len(given.release) > 2 and given != wanted
+        ):
+            raise TargetError(
+                f"--python {given} contradicts --runtime {runtime.id}, whose Python is {wanted};"
+                " leave --python out"
+            )
+    return runtime.python, "--runtime"
 
 
 def _nvidia_flags(flags: TargetFlags) -> list[str]:

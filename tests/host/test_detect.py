@@ -1146,3 +1146,34 @@ def test_driver_versions_that_are_no_real_ones_are_not_read(driver: str) -> None
 def test_nvml_encoded_cuda_that_is_no_real_one_is_none() -> None:
     assert cuda_from_nvml(10**30) is None
     assert cuda_from_nvml(12040) == Version("12.4")
+
+
+@pytest.mark.parametrize(
+    ("flags", "torch", "freeze_file"),
+    [
+        ({"cpu": True}, "2.11.0+cpu", "pip-freeze.txt"),
+        ({"driver": "550.54.15", "compute_capability": ("7.5",)}, "2.11.0+cu128", "pip-freeze.gpu.txt"),
+        ({"tpu": "v5e-1"}, "2.9.0+cpu", "pip-freeze.tpu.txt"),  # torch_xla 2.9 there
+    ],
+)
+def test_runtime_installs_its_image_for_the_target_not_the_host(
+    flags: dict[str, Any], torch: str, freeze_file: str
+) -> None:
+    """``--runtime``: what is installed is the runtime's image for the target's accelerator
+    (the host's own distributions are not read), and Python is the runtime's."""
+    from colabenv.catalog.runtimes import shipped_runtimes
+
+    wanted = resolve_overrides(
+        TargetFlags(runtime="colab-2026.07", **flags),
+        {},
+        tpu_facts=shipped_tpu,
+        runtime_facts=shipped_runtimes,
+    )
+    host = make_probe(smi=never_run, dists=[("torch", "1.0.0"), ("host-only", "1")])
+    fingerprint = detect(wanted, probe=host)
+    installed = fingerprint.target.installed
+    assert installed.version_of("torch") == Version(torch)
+    assert installed.get("host-only") is None
+    assert (installed.get("tensorflow") is None) == ("tpu" in flags)
+    assert fingerprint.python_full == "3.12.13"
+    assert any(freeze_file in note for note in fingerprint.notes)

@@ -1,0 +1,75 @@
+"""Colab runtime versions a notebook can pin (``colab-2026.07``): the Python of each, and what
+each of its images (GPU, CPU, TPU) ships installed, as ``runtimes.toml`` records them from
+googlecolab/backend-info."""
+
+from __future__ import annotations
+
+import functools
+
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from colabenv.models.base import Accelerator
+from colabenv.models.catalog import Source
+from colabenv.models.frozen import model
+from colabenv.models.target import InstalledDist, InstalledSet
+
+
+@model
+class RuntimeImage:
+    """One image of a runtime version: for ``accelerator``, the distributions its ``pip
+    freeze`` lists (``pins``: ``name==version`` lines, checked when the file is read), the file
+    they were read from, and for a GPU image the CUDA toolkit its apt packages install
+    (``cuda-cudart-12-8`` is 12.8) and those apt packages (name=version)."""
+
+    accelerator: Accelerator
+    freeze_file: str
+    pins: str
+    cuda_toolkit: Version | None = None
+    apt: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def installed(self) -> InstalledSet:
+        """Parsed on first use: a command uses one image of one runtime version."""
+        found: dict[NormalizedName, str] = {}
+        for line in self.pins.split():
+            name, _, version = line.partition("==")
+            found.setdefault(canonicalize_name(name), version)
+        return InstalledSet(tuple(InstalledDist(n, v) for n, v in sorted(found.items())))
+
+
+@model
+class ColabRuntime:
+    """A runtime version: its id (``colab-2026.07``), the Python of its images, the upstream
+    commit its facts were read at, and its images (one per accelerator)."""
+
+    id: str
+    python: Version
+    os: str
+    commit: str
+    source: Source
+    images: tuple[RuntimeImage, ...]
+
+    def image(self, accelerator: Accelerator) -> RuntimeImage:
+        """The image of ``accelerator``; every runtime has all three."""
+        for image in self.images:
+            if image.accelerator is accelerator:
+                return image
+        raise LookupError(f"{self.id} has no {accelerator} image")
+
+
+@model
+class RuntimeFacts:
+    """The runtime versions colabenv knows, newest first."""
+
+    runtimes: tuple[ColabRuntime, ...] = ()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(runtime.id for runtime in self.runtimes)
+
+    def get(self, runtime_id: str) -> ColabRuntime | None:
+        for runtime in self.runtimes:
+            if runtime.id == runtime_id:
+                return runtime
+        return None

@@ -1,0 +1,83 @@
+"""``colabenv render --runtime ID``: a script for a Colab runtime version rendered on a host
+that is not it (this CPU machine), keeping what the image ships."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.fixtures import Runner
+
+PROFILE = """\
+schema = 1
+name = "on-colab"
+description = "torch as Colab 2026.07 ships it, jax older than it ships, numpy newer"
+
+[frameworks]
+torch = { version = ">=2.11,<2.12" }
+jax = { version = "==0.7.1" }
+
+[packages]
+requirements = ["numpy>=2.1"]
+"""
+
+
+def _profile(tmp_path: Path) -> Path:
+    path = tmp_path / "on-colab.toml"
+    path.write_text(PROFILE, encoding="utf-8")
+    return path
+
+
+def test_render_for_the_current_runtime_keeps_what_it_ships_at_the_wanted_version(
+    runner: Runner, tmp_path: Path
+) -> None:
+    """2026.07's CPU image has torch 2.11.0+cpu (wanted: kept, not installed again), jax 0.7.2
+    (the profile pins 0.7.1: installed over it) and numpy 2.0.2 (below numpy>=2.1); its Python
+    is 3.12, whatever runs colabenv here."""
+    done = runner("render", _profile(tmp_path), "--runtime", "colab-2026.07", "--cpu")
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.split("set -euo pipefail", 1)[0]
+    assert "# target: no GPU, Python 3.12, linux_x86_64" in head
+    assert "#   torch 2.11.0 cpu (installed)\n#     why: already installed (torch 2.11.0+cpu)" in head
+    assert "#   jax 0.7.1 cpu (to install)" in head
+    assert "#   warning: downgrades the installed jax 0.7.2 with 0.7.1" in head
+    resolved = runner("resolve", _profile(tmp_path), "--runtime", "colab-2026.07", "--cpu", "--json")
+    assert resolved.returncode == 0, resolved.stderr
+    frameworks = json.loads(resolved.stdout)["frameworks"]
+    assert (frameworks["torch"]["installed"], frameworks["jax"]["installed"]) == (True, False)
+
+
+def test_render_for_a_gpu_target_takes_the_gpu_image(runner: Runner, tmp_path: Path) -> None:
+    done = runner(
+        "resolve",
+        _profile(tmp_path),
+        "--runtime",
+        "colab-2026.07",
+        "--driver",
+        "550.54.15",
+        "--compute-capability",
+        "7.5",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "torch 2.11.0 cu128 (installed" in done.stdout
+    assert "already installed (torch 2.11.0+cu128)" in done.stdout
+
+
+def test_an_unknown_runtime_is_exit_2_one_line_nothing_on_stdout_nothing_written(
+    runner: Runner, tmp_path: Path
+) -> None:
+    out = tmp_path / "setup.sh"
+    done = runner("render", _profile(tmp_path), "--runtime", "colab-2019.01", "-o", out)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("colabenv: --runtime: 'colab-2019.01' is not a known Colab runtime")
+    assert "(known: colab-2026.07, colab-2026.04," in done.stderr
+    assert not out.exists()
+
+
+def test_runtime_beside_a_freeze_file_is_exit_2(runner: Runner, tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.11.0\n", encoding="utf-8")
+    done = runner("render", _profile(tmp_path), "--runtime", "colab-2026.07", "--installed-from", freeze)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "--runtime cannot be combined with --installed-from" in done.stderr
