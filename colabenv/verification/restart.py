@@ -116,8 +116,13 @@ def check_env(
     environ: Mapping[str, str] | None = None,
     *,
     hint: str = "restart after setup",
+    known: bool = True,
 ) -> Check:
+    """PASS when each of ``expected`` has its value in ``environ``; FAIL when one has not, or
+    when what is expected cannot be ``known`` (a lock's profile, the marker another's)."""
     env = os.environ if environ is None else environ
+    if not known:
+        return Check("env", Status.FAIL, f"the [env] of the lock's profile is not known ({hint})")
     if not expected:
         return Check("env", Status.SKIP, "no [env] variables asked for")
     problems = []

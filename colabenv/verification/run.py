@@ -308,7 +308,7 @@ def verify(
         )
     )
     fit = marker_fit(marker, expectation.profile, python.executable)
-    checks.append(check_env(expectation.env, hint=fit.hint))
+    checks.append(check_env(expectation.env, hint=fit.hint, known=expectation.env_known))
     return VerifyReport(tuple(checks), expectation.source)
 
 
