@@ -57,7 +57,7 @@ from colabenv.verification.expectation import (
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
 from colabenv.verification.report import Check, VerifyReport
-from colabenv.verification.restart import check_env, check_marker, marker_fit
+from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
 
 if TYPE_CHECKING:
@@ -222,6 +222,10 @@ def verify(
     # each framework's children take up to two timeouts when determinism is compared: the VRAM
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
+    # another interpreter's [env] is read in a new process of it, as its determinism variables
+    own_python = interpreter is None
+    env_names = () if own_python or not expectation.env_known else tuple(n for n, _ in expectation.env)
+    environ_names = tuple(dict.fromkeys((*hook_names(repro), *env_names)))
     frameworks_done = threading.Event()
     with (
         tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
@@ -246,9 +250,9 @@ def verify(
                 children.probe = pool.submit(
                     run_probe, probe_with, go_file, probe_limit, python=exe, scratch=scratch
                 )
-            if hook_names(repro):
+            if environ_names:
                 children.environ = pool.submit(
-                    run_environ, hook_names(repro), limit, python=exe, scratch=scratch
+                    run_environ, environ_names, limit, python=exe, scratch=scratch, own=own_python
                 )
             if expectation.io:
                 children.io = pool.submit(
@@ -308,7 +312,10 @@ def verify(
         )
     )
     fit = marker_fit(marker, expectation.profile, python.executable)
-    checks.append(check_env(expectation.env, hint=fit.hint, known=expectation.env_known))
+    if own_python or not expectation.env_known:
+        checks.append(check_env(expectation.env, hint=fit.hint, known=expectation.env_known))
+    else:
+        checks.append(check_env_of(expectation.env, environ_run, python.executable, timeout=limit, fit=fit))
     return VerifyReport(tuple(checks), expectation.source)
 
 

@@ -975,6 +975,48 @@ def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: P
     assert details_of(mine)["versions"].startswith("torch: not installed")
 
 
+def test_another_interpreters_env_is_its_own_never_colabenvs(runner: Runner, tmp_path: Path) -> None:
+    """The ``[env]`` and the determinism variables set in the shell that runs colabenv are not
+    the other interpreter's: without its ``.pth`` hook both checks fail; with it they pass."""
+    from colabenv.script.state import ENV_HOOK_NAME
+
+    target = _target_venv(tmp_path, sys.executable)
+    state = tmp_path / "state"
+    asked = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    seeded = {"COLABENV_SEED": "7", "PYTHONHASHSEED": "7"}
+    write_marker(
+        state,
+        requirements=[f"torch=={TORCH}"],
+        frameworks={"torch": TORCH},
+        python=target.python,
+        env=asked,
+        reproducibility={"seed": 7, "deterministic": False},
+    )
+    shell = venv_env(COLABENV_STATE_DIR=str(state), **asked, **seeded, **GPU_HOST)
+    done = runner("verify", "--json", "--interpreter", target.python, base=shell)
+    assert done.returncode == 1, done.stdout + done.stderr
+    expect(
+        json.loads(done.stdout),
+        {**STATIC_PASS, "smoke:torch": "PASS"},
+        env=(
+            "FAIL",
+            f"XLA_PYTHON_CLIENT_PREALLOCATE is not set (expected 'false') (not set by {target.python} when it"
+            " starts: the setup script's .pth hook sets them",
+        ),
+        determinism=("FAIL", "COLABENV_SEED is not set (expected 7); PYTHONHASHSEED is not set"),
+    )
+
+    hook = {**asked, **seeded}
+    (target.site_packages / ENV_HOOK_NAME).write_text(f"import os; os.environ.update({hook!r})\n")
+    done = runner("verify", "--json", "--interpreter", target.python, base=shell)
+    assert done.returncode == 0, done.stdout + done.stderr
+    expect(
+        json.loads(done.stdout),
+        env=("PASS", f"XLA_PYTHON_CLIENT_PREALLOCATE set as asked in a new {target.python}"),
+        determinism=("PASS", "seed 7: COLABENV_SEED, PYTHONHASHSEED set"),
+    )
+
+
 @pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")
 def test_detect_reads_another_interpreters_python_and_distributions(runner: Runner, tmp_path: Path) -> None:
     assert OLDEST_PYTHON is not None
