@@ -24,14 +24,16 @@ def verify(
     lock: str | None = None,
     timeout: float | None = None,
     interpreter: str | None = None,
+    cpu: bool = False,
 ) -> VerifyReport:
     """Run the post-restart checks and return the report (for a notebook cell).
 
     ``interpreter``: the path of another Python to verify (a venv's, say) instead of this one.
+    ``cpu``: skip the GPU checks on request (``verify --cpu``): a GPU profile's CPU checks.
     """
     from colabenv.verification.run import verify as _verify
 
-    return _verify(profile=profile, lock=lock, timeout=timeout, interpreter=interpreter)
+    return _verify(profile=profile, lock=lock, timeout=timeout, interpreter=interpreter, cpu=cpu)
 
 
 def seed_everything(seed: int | None = None, *, deterministic: bool | None = None) -> Seeded:

@@ -335,7 +335,8 @@ def _installed() -> dict[str, _Dist]:
     found: dict[str, _Dist] = {}
     for entry in sys.path:
         try:
-            names = sorted(os.listdir(entry or "."))
+            # dist-infos first: in one folder a dist-info wins over an egg-info of its name
+            names = sorted(os.listdir(entry or "."), key=lambda n: (n.endswith(".egg-info"), n))
         except OSError:
             continue
         for item in names:

@@ -170,6 +170,12 @@ def _verify_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeout", metavar="S", help="bound on each smoke test, in seconds (at most a day)")
     p.add_argument(
+        "--cpu",
+        action="store_true",
+        help="skip the GPU checks (cuda:, components, vram's GPU part) and ask the smoke tests for"
+        " no GPU; every other check runs: a GPU profile's CPU checks in CI",
+    )
+    p.add_argument(
         "--interpreter",
         metavar="PYTHON",
         help="verify this Python (a venv's bin/python, the kernel's interpreter)"

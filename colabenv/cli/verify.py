@@ -44,7 +44,9 @@ def print_table(report: VerifyReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = verify(profile=args.profile, lock=args.lock, timeout=args.timeout, interpreter=args.interpreter)
+    report = verify(
+        profile=args.profile, lock=args.lock, timeout=args.timeout, interpreter=args.interpreter, cpu=args.cpu
+    )
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif sys.stdout.isatty():

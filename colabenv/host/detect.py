@@ -221,8 +221,12 @@ def shown_installed(installed: InstalledSet) -> tuple[InstalledDist, ...]:
 
 
 def detect_runtime(probe: HostProbe) -> RuntimeKind:
+    """Colab by its variables (the rule the state directory uses: :func:`colabenv.script.state.on_colab`),
+    else by ``/content`` with google-colab installed; Kaggle by its variables or ``/kaggle/input``."""
+    from colabenv.script.state import on_colab
+
     env = probe.environ
-    if env.get("COLAB_RELEASE_TAG") or env.get("COLAB_GPU") is not None:
+    if on_colab(env):
         return RuntimeKind.COLAB
     if probe.path_exists(Path("/content")) and _has_google_colab(probe):
         return RuntimeKind.COLAB

@@ -63,12 +63,30 @@ class Shadow:
 
 
 @model
+class SecondMetadata:
+    """One distribution with a ``*.dist-info`` and an ``*.egg-info`` in the same folder (Debian's
+    Python ships some so): the dist-info is ``used``, the egg-info ``ignored``."""
+
+    used: PathDist
+    ignored: PathDist
+
+
+@model
 class PathScan:
     dists: tuple[PathDist, ...]
     duplicates: tuple[tuple[NormalizedName, tuple[PathDist, ...]], ...]
     shadows: tuple[Shadow, ...]
     modules: frozenset[str] = frozenset()
     """The top-level modules (packages with an ``__init__``, modules) that can be imported."""
+    second_metadata: tuple[SecondMetadata, ...] = ()
+    """Egg-info directories beside the dist-info of the same distribution: not a second copy."""
+
+
+def metadata_order(dirname: str) -> tuple[bool, str]:
+    """The order metadata directories of one folder are read in: every ``*.dist-info`` before
+    any ``*.egg-info``, each by name, so that in one folder a dist-info wins over an egg-info of
+    the same distribution (the script's helper reads them in the same order)."""
+    return dirname.endswith(".egg-info"), dirname
 
 
 def _valid_version(text: str | None) -> bool:
@@ -130,7 +148,7 @@ def _metadata_dirs(entry: str) -> list[str]:
     """The names in ``entry`` that end in ``-info``, sorted (none when it cannot be listed)."""
     try:
         with os.scandir(entry) as found:
-            return sorted(e.name for e in found if e.name.endswith("-info"))
+            return sorted((e.name for e in found if e.name.endswith("-info")), key=metadata_order)
     except OSError:
         return []
 
@@ -196,14 +214,16 @@ def scan_path(
     )
     stdlib_real = {os.path.realpath(p) for p in stdlib}
     dists: list[PathDist] = []
+    second: list[SecondMetadata] = []
     first_module: dict[str, str] = {}
     shadows: list[Shadow] = []
     for entry in _unique_entries(entries):
+        here: list[PathDist] = []
         for child in _listing(entry):
             if child.name.endswith("-info") and dist_dir_parts(child.name) is not None:
                 dist = _dist_at(entry, child.name)
                 if dist is not None:
-                    dists.append(dist)
+                    here.append(dist)
                 continue
             module = _module_name(child, suffixes)
             if module is None or module == "__pycache__":
@@ -213,11 +233,36 @@ def scan_path(
                 first_module[module] = entry
             elif used != entry and os.path.realpath(used) not in stdlib_real:
                 shadows.append(Shadow(module, used, entry))
+        dists.extend(_one_per_distribution(here, second))
     by_name: dict[NormalizedName, list[PathDist]] = {}
     for dist in dists:
         by_name.setdefault(dist.name, []).append(dist)
     duplicates = tuple((name, tuple(found)) for name, found in by_name.items() if len(found) > 1)
-    return PathScan(tuple(dists), duplicates, tuple(dict.fromkeys(shadows)), frozenset(first_module))
+    return PathScan(
+        tuple(dists),
+        duplicates,
+        tuple(dict.fromkeys(shadows)),
+        frozenset(first_module),
+        tuple(second),
+    )
+
+
+def _one_per_distribution(found: Sequence[PathDist], second: list[SecondMetadata]) -> list[PathDist]:
+    """The metadata directories of one folder, in :func:`metadata_order`, less each egg-info
+    beside a dist-info of the same name (recorded in ``second``): one distribution, whose
+    dist-info is read (importlib.metadata, and pip through it, take whichever of the two the
+    folder lists first: an order the file system picks). Two dist-infos (or two egg-infos) of a
+    name stay two: an uninstall that left one behind."""
+    ordered = sorted(found, key=lambda d: metadata_order(d.metadata_dir.name))
+    info = {d.name: d for d in ordered if d.metadata_dir.name.endswith(".dist-info")}
+    kept = []
+    for dist in ordered:
+        used = info.get(dist.name)
+        if used is not None and dist.metadata_dir.name.endswith(".egg-info"):
+            second.append(SecondMetadata(used, dist))
+        else:
+            kept.append(dist)
+    return kept
 
 
 @model

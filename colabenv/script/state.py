@@ -91,13 +91,20 @@ def _password_home(user: str | None) -> str | None:
     return entry.pw_dir
 
 
+def on_colab(environ: Mapping[str, str]) -> bool:
+    """Whether ``environ`` is a Colab runtime's: one of :data:`COLAB_VARIABLES` set and not
+    empty (``"0"`` and ``" "`` are set; an empty value is not). ``detect``, ``bootstrap()`` and
+    the state directory take it from here; the script's bash renders it from the same names."""
+    return any(environ.get(name) for name in COLAB_VARIABLES)
+
+
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The state directory by the rule above; StateError when there is no home to put it in."""
     env = os.environ if environ is None else environ
     explicit = env.get(STATE_DIR_VARIABLE, "")
     if explicit:
         return Path(expand_home(explicit, env))
-    if any(env.get(name) for name in COLAB_VARIABLES):
+    if on_colab(env):
         return Path(COLAB_STATE_DIR)
     cache = env.get(CACHE_VARIABLE, "")
     if cache.startswith("/"):

@@ -51,14 +51,24 @@ def hook_names(reproducibility: Reproducibility) -> tuple[str, ...]:
     )
 
 
-def run_environ(names: Sequence[str], timeout: float, *, python: str, scratch: Path) -> ChildRun:
-    """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran."""
+def run_environ(
+    names: Sequence[str], timeout: float, *, python: str, scratch: Path, own: bool = True
+) -> ChildRun:
+    """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran.
+
+    ``own``: ``python`` is the interpreter colabenv runs in, whose environment this process's is;
+    otherwise ``names`` are taken out of the child's environment, so what it reports is what
+    that interpreter sets itself when it starts, never what colabenv's shell had."""
     result = scratch / "environ.json"
+    environ = dict(os.environ)
+    if not own:
+        for name in names:
+            environ.pop(name, None)
     return run_child(
         [python, str(SMOKE_PROGRAM), "environ", "--result", str(result), *names],
         result,
         timeout,
-        dict(os.environ),
+        environ,
     )
 
 

@@ -1,4 +1,7 @@
-"""The ``duplicates`` check: a distribution installed twice, a module shadowed on ``sys.path``."""
+"""The ``duplicates`` check: a distribution installed twice, a module shadowed on ``sys.path``.
+
+A dist-info and an egg-info of one distribution in one folder are one distribution (the
+dist-info is read); only when their versions differ is it said which one is read."""
 
 from __future__ import annotations
 
@@ -20,6 +23,16 @@ def check_duplicates(
     for name, found in scan.duplicates:
         where = ", ".join(f"{d.version or '?'} in {d.entry}" for d in found)
         findings.append((name in dists, f"{name} installed {len(found)} times ({where})"))
+    for pair in scan.second_metadata:
+        used, ignored = pair.used, pair.ignored
+        if used.version != ignored.version:
+            findings.append(
+                (
+                    False,
+                    f"{used.name} {used.version} in {used.entry}: its {used.metadata_dir.name} is read,"
+                    f" not the {ignored.metadata_dir.name} beside it (which says {ignored.version})",
+                )
+            )
     for shadow in scan.shadows:
         findings.append(
             (

@@ -62,6 +62,8 @@ class Expectation:
     min_free_ram_gib: float | None = None
     max_other_vram_share: float = _DEFAULTS.max_other_vram_share
     reproducibility: Reproducibility = Reproducibility()
+    env_known: bool = True
+    """False for a lock whose profile's ``[env]`` cannot be known: the marker is another's."""
 
     @property
     def explicit(self) -> bool:
@@ -162,6 +164,11 @@ def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog)
 
 
 def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectation:
+    """The lock's pins; what the lock's profile asks of verify (``require_gpu``, the free VRAM,
+    ``[env]``, ``io``, ``[reproducibility]``) from the restart marker only when the script of
+    that same profile wrote it (the lock header's profile hash): the marker another profile's
+    script left says nothing of this lock (the ``marker`` check FAILs it), so the lock is then
+    checked with the defaults, the same whichever profile ran last."""
     lock_path = Path(path)
     if not lock_path.is_file():
         raise UsageError(f"{path}: no such lock file")
@@ -171,7 +178,8 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
     packages = lock.packages
     reqs, problems = parse_requirements(p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages)
     frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
-    base = expectation_from_marker(marker) if marker is not None else Expectation(source="")
+    own = marker is not None and marker.profile_hash == lock.header.profile_hash
+    base = expectation_from_marker(marker) if marker is not None and own else Expectation(source="")
     return Expectation(
         source=f"lock {lock_path.name}",
         requirements=reqs,
@@ -189,4 +197,5 @@ def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectatio
         min_free_ram_gib=base.min_free_ram_gib,
         max_other_vram_share=base.max_other_vram_share,
         reproducibility=base.reproducibility,
+        env_known=marker is None or own,
     )

@@ -12,6 +12,8 @@ from colabenv.errors import StateError, printable
 from colabenv.host.interpreter import same_environment
 from colabenv.models.frozen import model
 from colabenv.script.marker import RestartMarker
+from colabenv.verification.children import ChildRun, child_failure, with_tail
+from colabenv.verification.determinism import parse_environ
 from colabenv.verification.expectation import ProfileIdentity
 from colabenv.verification.report import Check, Status, join_limited
 
@@ -116,8 +118,13 @@ def check_env(
     environ: Mapping[str, str] | None = None,
     *,
     hint: str = "restart after setup",
+    known: bool = True,
 ) -> Check:
+    """PASS when each of ``expected`` has its value in ``environ``; FAIL when one has not, or
+    when what is expected cannot be ``known`` (a lock's profile, the marker another's)."""
     env = os.environ if environ is None else environ
+    if not known:
+        return Check("env", Status.FAIL, f"the [env] of the lock's profile is not known ({hint})")
     if not expected:
         return Check("env", Status.SKIP, "no [env] variables asked for")
     problems = []
@@ -130,3 +137,38 @@ def check_env(
     if problems:
         return Check("env", Status.FAIL, join_limited(problems) + f" ({hint})")
     return Check("env", Status.PASS, f"{', '.join(n for n, _ in expected)} set as asked")
+
+
+def check_env_of(
+    expected: Sequence[tuple[str, str]],
+    run: ChildRun | None,
+    interpreter: str,
+    *,
+    timeout: float,
+    fit: MarkerFit | None = None,
+) -> Check:
+    """``env`` for another interpreter: the values a new ``interpreter`` has when it starts (its
+    ``.pth`` hook ran; the names taken out of the environment it was started with), never
+    colabenv's own environment."""
+    if not expected:
+        return check_env(expected)
+    where = printable(interpreter)
+    if run is None:
+        return Check("env", Status.FAIL, f"the environment of {where} was not read")
+    died = child_failure(run.completed, timeout)
+    values = parse_environ(run.result) if died is None else None
+    if values is None:
+        why = died or f"exited {run.completed.returncode} without a result"
+        text = f"the environment of {where} could not be read: {why}"
+        return Check("env", Status.FAIL, with_tail(text, run.completed))
+    fits = fit or MarkerFit()
+    hint = (
+        fits.hint
+        if fits.problem is not None
+        else f"not set by {where} when it starts: the setup script's .pth hook sets them, "
+        f"run the script with COLABENV_PYTHON={where}"
+    )
+    check = check_env(expected, {k: v for k, v in values.items() if v is not None}, hint=hint)
+    if check.status is Status.PASS:
+        return Check("env", Status.PASS, f"{check.detail} in a new {where}")
+    return check

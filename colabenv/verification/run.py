@@ -56,13 +56,16 @@ from colabenv.verification.expectation import (
     expectation_from_profile,
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
-from colabenv.verification.report import Check, VerifyReport
-from colabenv.verification.restart import check_env, check_marker, marker_fit
+from colabenv.verification.report import Check, Status, VerifyReport
+from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
 
 if TYPE_CHECKING:
     from colabenv.models import Catalog, Fingerprint, Profile, Target
     from colabenv.script.marker import RestartMarker
+
+CPU_SKIP = "--cpu: GPU checks skipped on request"
+"""The detail of each GPU check ``verify(cpu=True)`` (``verify --cpu``) skips."""
 
 
 @dataclass
@@ -153,10 +156,13 @@ def _shipped_component_problems(
     )
 
 
-def _tpu_smoke(target: Target, smoke: Iterable[Framework], installed: Installed) -> frozenset[Framework]:
+def _tpu_smoke(
+    target: Target, smoke: Iterable[Framework], installed: Installed, *, cpu: bool = False
+) -> frozenset[Framework]:
     """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
-    their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test."""
-    if target.tpu is None or target.has_gpu:
+    their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test (all, with
+    ``cpu``)."""
+    if target.tpu is None or target.has_gpu or cpu:
         return frozenset()
     return frozenset(
         framework
@@ -171,12 +177,16 @@ def verify(
     timeout: float | None = None,
     interpreter: str | None = None,
     *,
+    cpu: bool = False,
     component_problems: ComponentProblems | None = None,
 ) -> VerifyReport:
     """Run every check and return the report; never raises for a failed check.
 
     ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
     one running colabenv. It needs nothing but the standard library and its own packages.
+    ``cpu``: the GPU (and TPU) checks (``cuda:``, ``components``, the GPU part of ``vram``) are
+    SKIP with :data:`CPU_SKIP`, the smoke tests ask for no GPU, and every other check runs: a GPU
+    profile's CPU checks, on a CPU host (CI).
     ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
@@ -210,8 +220,8 @@ def verify(
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = limit_given or expectation.timeout_s
-    has_gpu = target.has_gpu
-    tpu_smoke = _tpu_smoke(target, expectation.smoke, installed)
+    has_gpu = target.has_gpu and not cpu
+    tpu_smoke = _tpu_smoke(target, expectation.smoke, installed, cpu=cpu)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
     builds = {
         f: framework_build(f, installed, catalog) for f in (*expectation.frameworks, *expectation.smoke)
@@ -222,6 +232,10 @@ def verify(
     # each framework's children take up to two timeouts when determinism is compared: the VRAM
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
+    # another interpreter's [env] is read in a new process of it, as its determinism variables
+    own_python = interpreter is None
+    env_names = () if own_python or not expectation.env_known else tuple(n for n, _ in expectation.env)
+    environ_names = tuple(dict.fromkeys((*hook_names(repro), *env_names)))
     frameworks_done = threading.Event()
     with (
         tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
@@ -246,9 +260,9 @@ def verify(
                 children.probe = pool.submit(
                     run_probe, probe_with, go_file, probe_limit, python=exe, scratch=scratch
                 )
-            if hook_names(repro):
+            if environ_names:
                 children.environ = pool.submit(
-                    run_environ, hook_names(repro), limit, python=exe, scratch=scratch
+                    run_environ, environ_names, limit, python=exe, scratch=scratch, own=own_python
                 )
             if expectation.io:
                 children.io = pool.submit(
@@ -275,6 +289,7 @@ def verify(
                 limit,
                 component_problems,
                 tpu_smoke,
+                cpu=cpu,
             )
         finally:
             frameworks_done.set()
@@ -285,7 +300,9 @@ def verify(
     checks.extend(check_io(run, timeout=limit) for run in io_runs)
     checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
 
-    if target.tpu is not None and not has_gpu:
+    if cpu:
+        vram = Check("vram", Status.SKIP, CPU_SKIP)
+    elif target.tpu is not None and not has_gpu:
         tpu_runs = {f: children.smoke[f].result()[0] for f in expectation.smoke if f in tpu_smoke}
         vram = check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.min_free_vram_gib)
     else:
@@ -308,7 +325,10 @@ def verify(
         )
     )
     fit = marker_fit(marker, expectation.profile, python.executable)
-    checks.append(check_env(expectation.env, hint=fit.hint))
+    if own_python or not expectation.env_known:
+        checks.append(check_env(expectation.env, hint=fit.hint, known=expectation.env_known))
+    else:
+        checks.append(check_env_of(expectation.env, environ_run, python.executable, timeout=limit, fit=fit))
     return VerifyReport(tuple(checks), expectation.source)
 
 
@@ -327,6 +347,8 @@ def _while_children_run(
     limit: float,
     component_problems: ComponentProblems | None,
     tpu_smoke: frozenset[Framework] = frozenset(),
+    *,
+    cpu: bool = False,
 ) -> tuple[list[Check], dict[Framework, ChildRun | None]]:
     """The static checks, then each framework's smoke check as its child finishes; returns the
     checks and the determinism children's runs (None: not run) for the determinism check."""
@@ -350,10 +372,15 @@ def _while_children_run(
     checks.append(check_duplicates(scan, declared, modules))
     checks.append(check_consistency(closure, _changed_by_script(marker)))
     for framework in expectation.frameworks:
+        if cpu:
+            checks.append(Check(f"cuda:{framework.value}", Status.SKIP, CPU_SKIP))
+            continue
         checks.append(
             check_cuda(framework, builds[framework], target, catalog, require_gpu=expectation.require_gpu)
         )
-    if target.has_gpu:
+    if cpu:
+        checks.append(Check("components", Status.SKIP, CPU_SKIP))
+    elif target.has_gpu:
         versions = {name: installed.version(name) or "" for name in installed.names()}
         checks.append(
             check_components(
@@ -373,8 +400,8 @@ def _while_children_run(
                 framework,
                 smoke,
                 timeout=limit,
-                host_has_gpu=target.has_gpu,
-                require_gpu=expectation.require_gpu,
+                host_has_gpu=target.has_gpu and not cpu,
+                require_gpu=expectation.require_gpu and not cpu,
                 cpu_build=build is not None and build.is_cpu_variant,
             )
         )

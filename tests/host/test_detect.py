@@ -732,7 +732,8 @@ def test_installed_from_replaces_the_scan() -> None:
     ("environ", "existing", "dists", "kind"),
     [
         ({"COLAB_RELEASE_TAG": "release-colab_20250101-060111_RC00"}, (), (), RuntimeKind.COLAB),
-        ({"COLAB_GPU": ""}, (), (), RuntimeKind.COLAB),
+        ({"COLAB_GPU": ""}, (), (), RuntimeKind.GENERIC),
+        ({"COLAB_GPU": "0"}, (), (), RuntimeKind.COLAB),
         ({}, ("/content",), (("google-colab", "1.0.0"),), RuntimeKind.COLAB),
         ({}, ("/content",), (), RuntimeKind.GENERIC),
         ({"KAGGLE_KERNEL_RUN_TYPE": "Interactive"}, (), (), RuntimeKind.KAGGLE),
@@ -749,6 +750,48 @@ def test_runtime_kind(
 ) -> None:
     probe = make_probe(environ={"PATH": "/usr/bin", **environ}, existing=existing, dists=dists)
     assert detect(probe=probe).runtime is kind
+
+
+COLAB_VALUES: list[tuple[str | None, bool]] = [
+    (None, False),
+    ("", False),
+    ("0", True),
+    ("1", True),
+    (" ", True),
+]
+"""Each value of a Colab variable, and whether it makes the host Colab: set and not empty."""
+
+
+def _bash_says_colab(environ: Mapping[str, str], cwd: Path) -> bool:
+    from colabenv.script.bash import state_dir_lines
+    from colabenv.script.state import COLAB_STATE_DIR
+
+    lines = ["set -euo pipefail", "fail() { exit 3; }", *state_dir_lines(), 'printf %s "$state_dir"']
+    program = "\n".join(lines)
+    done = subprocess.run(
+        ["bash", "-c", program], capture_output=True, text=True, env=dict(environ), cwd=cwd, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout == COLAB_STATE_DIR
+
+
+@pytest.mark.parametrize("variable", ["COLAB_GPU", "COLAB_RELEASE_TAG"])
+@pytest.mark.parametrize(("value", "colab"), COLAB_VALUES, ids=["unset", "empty", "0", "1", "space"])
+def test_detect_the_state_directory_and_the_script_agree_on_colab(
+    variable: str, value: str | None, colab: bool, tmp_path: Path
+) -> None:
+    """One rule: detect's runtime (which bootstrap() reads), the state directory in Python and
+    the script's bash say Colab for the same values of each Colab variable."""
+    from colabenv.script.state import COLAB_STATE_DIR, state_dir
+
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    if value is not None:
+        environ[variable] = value
+    fingerprint = detect(probe=make_probe(environ=environ))
+    assert (fingerprint.runtime is RuntimeKind.COLAB) is colab
+    assert (fingerprint.state_dir == Path(COLAB_STATE_DIR)) is colab
+    assert (state_dir(environ) == Path(COLAB_STATE_DIR)) is colab
+    assert _bash_says_colab(environ, tmp_path) is colab
 
 
 def test_state_dir_follows_the_runtime() -> None:

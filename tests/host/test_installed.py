@@ -65,3 +65,26 @@ def test_detect_and_verify_see_the_same_distributions(tmp_path: Path) -> None:
     installed = Installed.of_scan(scan_path(entries))
     assert {name: installed.version(name) for name in installed.names()} == listed
     assert [name for name, _ in scan_path(entries).duplicates] == ["torch"]
+
+
+def test_the_script_helper_reads_the_dist_info_beside_an_egg_info_too(tmp_path: Path) -> None:
+    """In one folder a dist-info wins over an egg-info of the same name, for the helper as for
+    colabenv, even where the egg-info's name sorts first."""
+    site = tmp_path / "site"
+    (site / "foo_bar-1.0.dist-info").mkdir(parents=True)
+    (site / "Foo_Bar.egg-info").mkdir()
+    pkg_info = "Metadata-Version: 1.2\nName: Foo-Bar\nVersion: 0.9\n"
+    (site / "Foo_Bar.egg-info" / "PKG-INFO").write_text(pkg_info)
+    snapshot = tmp_path / "snapshot.txt"
+    wanted = tmp_path / "wanted.txt"
+    wanted.write_text("colabenv-test-absent-dist==1\n")
+    subprocess.run(
+        [sys.executable, "-S", str(HELPER), "missing", str(wanted), str(tmp_path / "out"), str(snapshot)],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=True,
+    )
+    helper = dict(line.split("==", 1) for line in snapshot.read_text().splitlines() if line)
+    assert helper["foo-bar"] == "1.0"
+    assert dict(installed_distributions([str(site)])) == {"foo-bar": "1.0"}

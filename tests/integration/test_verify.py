@@ -295,6 +295,93 @@ def test_no_gpu_fails_when_the_profile_requires_one(tmp_path: Path) -> None:
     assert code == 1
 
 
+def _golden_gpu_profile_on_this_cpu_host(case: Case, name: str) -> None:
+    """Install what the golden profile ``name`` resolves to on this CPU host (stand-ins), its
+    ``[env]`` hook, and the marker its script would write."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    from colabenv.models import InstalledSet, Target
+    from colabenv.profile.files import find_profile
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.resolver import resolve
+    from colabenv.script.state import ENV_HOOK_NAME
+
+    profile = load_profile(find_profile(name))
+    assert profile.verify.require_gpu
+    here = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
+    lines = resolve(
+        profile, Target(None, None, (), here, installed=InstalledSet(())), shipped_catalog()
+    ).requirements
+    pinned = {}
+    for line in lines:
+        req = Requirement(line)
+        version = next(iter(req.specifier)).version if req.name != "numpy" else "2.1.0"
+        pinned[req.name] = version
+        if req.name == "torch":
+            case.torch(Behaviour.NO_GPU, version=version, cuda=None)
+        else:
+            case.venv.install_plain(req.name, version)
+    assert pinned["torch"].endswith("+cpu")
+    hook = dict(profile.env)
+    (case.venv.site_packages / ENV_HOOK_NAME).write_text(f"import os; os.environ.update({hook!r})\n")
+    case.marker(
+        list(lines), env=hook, profile=profile.name, profile_hash=profile.content_hash, require_gpu=True
+    )
+
+
+@needs_no_gpu
+def test_a_golden_gpu_profile_passes_its_cpu_checks_with_cpu(tmp_path: Path) -> None:
+    """``verify --cpu``: the GPU checks SKIP with the reason, every other check runs and
+    passes; without it the same venv fails as a GPU profile on a CPU host must."""
+    case = Case(tmp_path)
+    _golden_gpu_profile_on_this_cpu_host(case, "pytorch")
+    reason = "--cpu: GPU checks skipped on request"
+    code, report, details, _ = case.verify("--profile", "pytorch", "--cpu")
+    expect(
+        case.report,
+        {
+            **STATIC_PASS,
+            "cuda:torch": ("SKIP", reason),
+            "components": ("SKIP", reason),
+            "smoke:torch": "PASS",
+            "determinism": "SKIP",
+            "vram": ("SKIP", reason),
+            "env": "PASS",
+        },
+        only=True,
+    )
+    assert details["cuda:torch"] == reason
+    assert details["vram"].startswith(reason + "; host RAM ")
+    assert details["smoke:torch"].startswith("CPU matmul ok (torch 2.11")
+    assert code == 0
+
+    code, report, details, _ = case.verify("--profile", "pytorch")
+    expect(
+        report, {**STATIC_PASS, **_all("FAIL", "cuda:torch", "smoke:torch", "vram"), "env": "PASS"}, only=True
+    )
+    assert code == 1
+
+
+@needs_no_gpu
+def test_the_python_api_verifies_a_golden_gpu_profile_with_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import colabenv
+
+    case = Case(tmp_path)
+    _golden_gpu_profile_on_this_cpu_host(case, "pytorch")
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(case.state))
+    monkeypatch.chdir(tmp_path)
+    report = colabenv.verify("pytorch", interpreter=str(case.venv.python), cpu=True)
+    reason = "--cpu: GPU checks skipped on request"
+    expect(
+        report,
+        {**STATIC_PASS, "cuda:torch": ("SKIP", reason), "smoke:torch": "PASS", "env": "PASS"},
+    )
+    assert report.ok
+
+
 def test_gpu_host_but_the_framework_sees_none(tmp_path: Path) -> None:
     case = Case(tmp_path).gpu_host().torch(Behaviour.NO_GPU).marker([f"torch=={TORCH}"])
     code, report, details, _ = case.verify()
@@ -973,6 +1060,48 @@ def test_verify_another_interpreter_without_colabenv(runner: Runner, tmp_path: P
     mine = json.loads(here.stdout)
     expect(mine, marker=("FAIL", f"written for the interpreter {target.python}"))
     assert details_of(mine)["versions"].startswith("torch: not installed")
+
+
+def test_another_interpreters_env_is_its_own_never_colabenvs(runner: Runner, tmp_path: Path) -> None:
+    """The ``[env]`` and the determinism variables set in the shell that runs colabenv are not
+    the other interpreter's: without its ``.pth`` hook both checks fail; with it they pass."""
+    from colabenv.script.state import ENV_HOOK_NAME
+
+    target = _target_venv(tmp_path, sys.executable)
+    state = tmp_path / "state"
+    asked = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    seeded = {"COLABENV_SEED": "7", "PYTHONHASHSEED": "7"}
+    write_marker(
+        state,
+        requirements=[f"torch=={TORCH}"],
+        frameworks={"torch": TORCH},
+        python=target.python,
+        env=asked,
+        reproducibility={"seed": 7, "deterministic": False},
+    )
+    shell = venv_env(COLABENV_STATE_DIR=str(state), **asked, **seeded, **GPU_HOST)
+    done = runner("verify", "--json", "--interpreter", target.python, base=shell)
+    assert done.returncode == 1, done.stdout + done.stderr
+    expect(
+        json.loads(done.stdout),
+        {**STATIC_PASS, "smoke:torch": "PASS"},
+        env=(
+            "FAIL",
+            f"XLA_PYTHON_CLIENT_PREALLOCATE is not set (expected 'false') (not set by {target.python} when it"
+            " starts: the setup script's .pth hook sets them",
+        ),
+        determinism=("FAIL", "COLABENV_SEED is not set (expected 7); PYTHONHASHSEED is not set"),
+    )
+
+    hook = {**asked, **seeded}
+    (target.site_packages / ENV_HOOK_NAME).write_text(f"import os; os.environ.update({hook!r})\n")
+    done = runner("verify", "--json", "--interpreter", target.python, base=shell)
+    assert done.returncode == 0, done.stdout + done.stderr
+    expect(
+        json.loads(done.stdout),
+        env=("PASS", f"XLA_PYTHON_CLIENT_PREALLOCATE set as asked in a new {target.python}"),
+        determinism=("PASS", "seed 7: COLABENV_SEED, PYTHONHASHSEED set"),
+    )
 
 
 @pytest.mark.skipif(OLDEST_PYTHON is None, reason="no python3.8 on this machine")

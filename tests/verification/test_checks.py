@@ -17,7 +17,7 @@ from colabenv._util import processes
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import StateError
 from colabenv.host.framework_builds import FrameworkBuild, framework_build
-from colabenv.host.installed import DistInfo, Installed, scan_path
+from colabenv.host.installed import DistInfo, Installed, installed_distributions, scan_path
 from colabenv.host.interpreter import same_environment
 from colabenv.host.started import process_started_at, restarted_process
 from colabenv.models import ComputeCapability, Framework, Gpu, Target
@@ -390,6 +390,58 @@ def test_scan_sees_extension_modules_and_egg_info(tmp_path: Path) -> None:
     scan = scan_path([first, second])
     assert [s.module for s in scan.shadows] == ["_fast"]
     assert [name for name, _ in scan.duplicates] == ["old-thing"]
+
+
+def _egg_info(site: str, dirname: str, name: str, version: str, *, as_file: bool = False) -> None:
+    """An egg-info as setuptools (a folder with PKG-INFO) or Debian (one PKG-INFO file) writes it."""
+    text = f"Metadata-Version: 1.2\nName: {name}\nVersion: {version}\n"
+    if as_file:
+        (Path(site) / dirname).write_text(text)
+    else:
+        (Path(site) / dirname).mkdir()
+        (Path(site) / dirname / "PKG-INFO").write_text(text)
+
+
+@pytest.mark.parametrize("as_file", [False, True], ids=["egg-info-folder", "egg-info-file"])
+def test_a_dist_info_and_an_egg_info_in_one_folder_are_one_distribution(
+    tmp_path: Path, as_file: bool
+) -> None:
+    """Debian's python3-cryptography ships both; verify's scan, detect's list and the check see
+    one distribution, read from its dist-info."""
+    site = _site(tmp_path, "dist-packages", dists={"cryptography": "41.0.7"}, packages=("cryptography",))
+    _egg_info(site, "cryptography.egg-info", "cryptography", "41.0.7", as_file=as_file)
+    scan = scan_path([site])
+    assert scan.duplicates == ()
+    assert [d.metadata_dir.name for d in scan.dists] == ["cryptography-41.0.7.dist-info"]
+    assert [p.ignored.metadata_dir.name for p in scan.second_metadata] == ["cryptography.egg-info"]
+    assert dict(installed_distributions([site])) == {"cryptography": "41.0.7"}
+    check = check_duplicates(scan, relevant_dists=["cryptography"], relevant_modules=["cryptography"])
+    assert check.status is Status.PASS
+    assert check.detail == "1 distributions, none twice, no module shadowed"
+
+
+def test_a_stale_egg_info_beside_a_dist_info_is_named_and_not_read(tmp_path: Path) -> None:
+    """The egg-info sorts first here (``Foo_Bar`` before ``foo_bar``) and says another version:
+    the dist-info is still the one read, and the check says so, as a warning."""
+    site = _site(tmp_path, "site", dists={"foo_bar": "1.0"})
+    _egg_info(site, "Foo_Bar.egg-info", "Foo-Bar", "0.9")
+    scan = scan_path([site])
+    assert scan.duplicates == ()
+    assert Installed.of_scan(scan).version("foo-bar") == "1.0"
+    assert dict(installed_distributions([site])) == {"foo-bar": "1.0"}
+    check = check_duplicates(scan, relevant_dists=["foo-bar"])
+    assert check.status is Status.WARN
+    assert check.detail == (
+        f"foo-bar 1.0 in {site}: its foo_bar-1.0.dist-info is read, not the Foo_Bar.egg-info beside it"
+        " (which says 0.9)"
+    )
+
+
+def test_two_dist_infos_of_one_name_in_one_folder_stay_a_duplicate(tmp_path: Path) -> None:
+    site = _site(tmp_path, "site", dists={"numpy": "2.1.0"})
+    (Path(site) / "numpy-1.26.4.dist-info").mkdir()
+    scan = scan_path([site])
+    assert [name for name, _ in scan.duplicates] == ["numpy"]
 
 
 def test_installed_uses_the_first_distribution_on_the_path(tmp_path: Path) -> None:
