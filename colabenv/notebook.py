@@ -81,7 +81,14 @@ def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str,
 
 
 def _end_kernel() -> None:
-    """End this kernel process so that Colab restarts it, after its last lines reach the cell."""
+    """End this kernel process so that Colab restarts it, after its last lines reach the cell.
+
+    Only on Colab: its runtime starts a new kernel when the kernel process ends (the way
+    notebooks there have restarted since, ``os.kill(os.getpid(), 9)``). Kaggle's kernels are
+    managed by Kaggle's own service, which no public source describes (its image,
+    Kaggle/docker-python, configures no kernel manager), so whether a Kaggle kernel that ends
+    itself comes back, or the session is lost, is not known: there, and in plain Jupyter,
+    colabenv prints the instruction instead."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
@@ -104,9 +111,10 @@ def bootstrap(
 
     Returns the script's exit status (0 on success). When a restart is required and this runs
     inside an IPython kernel on Colab, the kernel process ends so that Colab restarts it;
-    elsewhere the instruction is printed. Inside a Colab kernel, a ``${VAR}`` of an index URL
-    that the environment lacks is taken from Colab's user secrets and handed to the script in
-    the environment of that one run: never written to a file, never left in ``os.environ``.
+    elsewhere (Kaggle, plain Jupyter, a script) the instruction to restart is printed. Inside
+    a Colab kernel, a ``${VAR}`` of an index URL that the environment lacks is taken from
+    Colab's user secrets and handed to the script in the environment of that one run: never
+    written to a file, never left in ``os.environ``.
     """
     if unknown:
         raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
@@ -154,6 +162,7 @@ def bootstrap(
         else:
             print(
                 "colabenv: restart the kernel (or the Python process) before importing the "
-                "frameworks, then run colabenv.verify()"
+                "frameworks, then run colabenv.verify(); colabenv restarts a kernel itself only "
+                "on Colab"
             )
     return 0

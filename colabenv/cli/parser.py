@@ -129,8 +129,8 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     image.add_argument(
         "--colabenv-wheel",
         metavar="WHEEL",
-        help="copy this colabenv wheel into the build folder and install it, "
-        "instead of colabenv==VERSION from the package index",
+        help="copy this colabenv wheel into the build folder and install it, instead of "
+        "the wheel made from this colabenv's own installed files",
     )
     _add_allow_unconfirmed(p)
     _add_target_flags(p)

@@ -1,10 +1,12 @@
 """``colabenv render PROFILE [-o FILE] [--lock LOCK] [--format FORMAT]``: print the bootstrap
 script, or a container image definition (Dockerfile, Apptainer) that runs it.
 
-With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the script
-(``setup.sh``), the definition, and with ``--colabenv-wheel`` that wheel, each written whole;
+With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the colabenv
+wheel the image installs (this colabenv's own, made from its installed files, or the one
+``--colabenv-wheel`` names), the script (``setup.sh``) and the definition, each written whole;
 the definition last, since it names the others by their SHA-256. Without ``-o`` the definition
-goes to stdout and ``setup.sh`` must be rendered beside it with the same flags.
+goes to stdout, and the wheel and ``setup.sh`` must be rendered beside it with the same flags
+(both are reproducible: the same colabenv and flags give the same bytes).
 """
 
 from __future__ import annotations
@@ -105,8 +107,6 @@ def _image(
     )
 
     form = ImageFormat(args.format)
-    wheel: ColabenvWheel | None = None
-    wheel_data = b""
     if args.colabenv_wheel:
         path = Path(args.colabenv_wheel)
         problem = check_wheel_name(path.name, __version__)
@@ -115,7 +115,12 @@ def _image(
         wheel_data = read_input(path, "the colabenv wheel")
         if not wheel_data.startswith(b"PK\x03\x04"):
             raise InputError(f"{printable(path)}: not a wheel (a wheel is a zip archive)")
-        wheel = ColabenvWheel(path.name, hashlib.sha256(wheel_data).hexdigest())
+        wheel_file = path.name
+    else:
+        from colabenv._util.own_wheel import own_wheel, wheel_name
+
+        wheel_data, wheel_file = own_wheel(__version__), wheel_name(__version__)
+    wheel = ColabenvWheel(wheel_file, hashlib.sha256(wheel_data).hexdigest())
     render = render_dockerfile if form is ImageFormat.DOCKERFILE else render_apptainer
     definition = (
         "\n".join(
@@ -134,13 +139,12 @@ def _image(
     if not args.output:
         sys.stdout.write(definition)
         sys.stderr.write(
-            f"colabenv: note: the {FILE_NAMES[form]} copies {SCRIPT_NAME}: render "
-            "it beside it with the same flags, or write both with -o DIR\n"
+            f"colabenv: note: the {FILE_NAMES[form]} copies {wheel.name} and {SCRIPT_NAME}: "
+            "write all three with -o DIR\n"
         )
         return
     folder = _build_folder(Path(args.output), args.format)
-    if wheel is not None:
-        _write_wheel(folder / wheel.name, wheel_data)
+    _write_wheel(folder / wheel.name, wheel_data)
     write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
     write_text_atomic(folder / FILE_NAMES[form], definition)
 

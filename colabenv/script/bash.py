@@ -202,13 +202,26 @@ fi
 if [ "$installer" = "uv" ] && [ -z "$uv_bin" ]; then
   fail "the profile installs with uv, but there is no uv on PATH, beside $py or in COLABENV_UV"
 fi
+uv_unset=()  # a UV_CONSTRAINT naming a file that is gone fails every uv install (colabtools#5237)
+if [ "$installer" = "uv" ]; then
+  for uv_var in UV_CONSTRAINT UV_BUILD_CONSTRAINT; do
+    IFS=' ' read -r -a uv_files <<<"${!uv_var-}"
+    for uv_file in "${uv_files[@]}"; do
+      if [ ! -e "$uv_file" ]; then
+        echo "COLABENV: $uv_var names $uv_file, which does not exist: uv runs without it"
+        uv_unset+=(-u "$uv_var")
+        break
+      fi
+    done
+  done
+fi
 index_url=""
 extra_urls=""
 install_pkgs() {  # index URLs (credentials included) go in the environment, never in argv
   if [ "$installer" = "uv" ]; then
     if [ -n "$index_url" ]; then local -x UV_INDEX_URL="$index_url"; fi
     if [ -n "$extra_urls" ]; then local -x UV_EXTRA_INDEX_URL="$extra_urls"; fi
-    "$uv_bin" pip install --python "$py" "$@"
+    env "${uv_unset[@]}" "$uv_bin" pip install --python "$py" "$@"
   else
     if [ -n "$index_url" ]; then local -x PIP_INDEX_URL="$index_url"; fi
     if [ -n "$extra_urls" ]; then local -x PIP_EXTRA_INDEX_URL="$extra_urls"; fi

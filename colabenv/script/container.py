@@ -19,10 +19,11 @@ What the image is, and why:
   3.10 to 3.14 has a slim bookworm image. ``FROM`` names the target's platform: the wheels
   were resolved for it.
 - colabenv goes in first, the way the notebook's first cell installs it before running the
-  script (``pip install colabenv==VERSION`` from the package index, or a wheel copied into the
-  build folder), so the image holds what the notebook held and ``colabenv verify`` runs in it
-  with no flags. Its ``uv`` dependency is then beside ``python3``, where the script's
-  ``auto`` installer finds it.
+  script: a wheel in the build folder, checked by its SHA-256 (the colabenv that rendered the
+  definition, made into a wheel from its own installed files, or ``--colabenv-wheel``'s), so
+  the image needs no colabenv release on any index, holds what the notebook held, and
+  ``colabenv verify`` runs in it with no flags. Its ``uv`` dependency is then beside
+  ``python3``, where the script's ``auto`` installer finds it.
 - The script runs as it runs on a notebook, told what differs by variables it already
   honours: ``COLABENV_STATE_DIR`` (a fixed state directory, kept in the image's environment so
   that ``verify`` finds the restart marker) and ``COLABENV_SKIP_PREFLIGHT`` (a build host has
@@ -89,7 +90,8 @@ _TEMPLATE_RE = re.compile(r"\{\{\s*\w+\s*\}\}")
 
 @model
 class ColabenvWheel:
-    """A colabenv wheel copied into the build folder, installed instead of the index's."""
+    """The colabenv wheel in the build folder that the image installs: the rendering colabenv's
+    own (``colabenv._util.own_wheel``), or the one ``--colabenv-wheel`` names."""
 
     name: str
     sha256: str
@@ -107,8 +109,7 @@ class _Plan:
     env: tuple[tuple[str, str], ...]
     secrets: tuple[str, ...]
     script_sha256: str
-    wheel: ColabenvWheel | None
-    colabenv_requirement: str
+    wheel: ColabenvWheel
 
 
 def is_image_reference(text: str) -> bool:
@@ -207,7 +208,7 @@ def _plan(
     *,
     colabenv_version: str,
     lock: LockInput | None,
-    wheel: ColabenvWheel | None,
+    wheel: ColabenvWheel,
     base_image: str | None,
 ) -> _Plan:
     record = json.loads(marker_record(resolution, profile, colabenv_version, lock))
@@ -269,7 +270,6 @@ def _plan(
         secrets=_secret_names(resolution, lock),
         script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
         wheel=wheel,
-        colabenv_requirement=f"colabenv=={colabenv_version}",
     )
 
 
@@ -295,8 +295,6 @@ def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
 
 def _colabenv_install(plan: _Plan) -> list[str]:
     pip = "PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --no-cache-dir"
-    if plan.wheel is None:
-        return [_python_check(plan.python), f"{pip} {q(plan.colabenv_requirement)}"]
     path = f"{WORK_DIR}/{plan.wheel.name}"
     problem = f"colabenv: {plan.wheel.name} is not the wheel this definition was rendered with"
     return [
@@ -378,8 +376,8 @@ def render_dockerfile(
     script: str,
     *,
     colabenv_version: str,
+    wheel: ColabenvWheel,
     lock: LockInput | None = None,
-    wheel: ColabenvWheel | None = None,
     base_image: str | None = None,
 ) -> Iterator[str]:
     """Yield the Dockerfile's lines for ``script`` (the rendered ``setup.sh``); deterministic."""
@@ -414,8 +412,7 @@ def render_dockerfile(
     yield ""
     yield f"ENV COLABENV_STATE_DIR={STATE_DIR}"
     yield ""
-    if plan.wheel is not None:
-        yield f"COPY {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
+    yield f"COPY {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
     yield from _run(_colabenv_install(plan))
     yield ""
     yield f"COPY {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
@@ -441,8 +438,8 @@ def render_apptainer(
     script: str,
     *,
     colabenv_version: str,
+    wheel: ColabenvWheel,
     lock: LockInput | None = None,
-    wheel: ColabenvWheel | None = None,
     base_image: str | None = None,
 ) -> Iterator[str]:
     """Yield the Apptainer definition's lines for ``script``; deterministic.
@@ -494,8 +491,7 @@ def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
         yield f"    {key} {value}"
     yield ""
     yield "%files"
-    if plan.wheel is not None:
-        yield f"    {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
+    yield f"    {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
     yield f"    {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
     for secret in plan.secrets:
         yield f"    {SECRETS_DIR}/{secret} {WORK_DIR}/{SECRETS_DIR}/{secret}"

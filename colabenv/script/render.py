@@ -424,12 +424,15 @@ def _install_group(
     yield f"announce {q('pip: ' + label)}"
     yield from array("group", requirements)
     yield 'write_list "${work}/group.txt" "${group[@]}"'
-    yield from array("constraints", constraints)
-    yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
+    bound = ""
+    if constraints:  # never an empty file: uv warns on every run that it holds nothing
+        yield from array("constraints", constraints)
+        yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
+        bound = '-c "${work}/constraints.txt" '
     yield from _install(
         '"${work}/group.txt"',
         "missing",
-        '-c "${work}/constraints.txt" -r "${work}/missing.txt"' + _find_links(resolution, requirements),
+        bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements),
         install.index_url,
         list(dict.fromkeys(extra)),
         "installing",

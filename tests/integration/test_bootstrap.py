@@ -68,6 +68,35 @@ def test_on_colab_the_kernel_process_is_ended(host_env: Path, monkeypatch: pytes
     assert killed == [(os.getpid(), signal.SIGKILL)]
 
 
+@pytest.fixture
+def kaggle_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process looks like an IPython kernel on Kaggle."""
+    kernel = types.SimpleNamespace(kernel=object())
+    fake_ipython = types.ModuleType("IPython")
+    fake_ipython.get_ipython = lambda: kernel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", fake_ipython)
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
+
+
+@pytest.mark.usefixtures("kaggle_kernel")
+def test_on_kaggle_the_kernel_is_left_running_and_the_restart_is_asked_for(
+    host_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only Colab is known to start a new kernel when its kernel process ends: on Kaggle no
+    source says so (its image, Kaggle/docker-python, holds no kernel manager), so colabenv
+    asks, and says that it restarts the kernel itself only on Colab."""
+    monkeypatch.setattr(os, "kill", lambda pid, sig: pytest.fail("the kernel was ended"))
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert colabenv.bootstrap(str(host_env), cpu=True, python=python) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "COLABENV: restart required" in out
+    assert out[-1] == (
+        "colabenv: restart the kernel (or the Python process) before importing the frameworks, "
+        "then run colabenv.verify(); colabenv restarts a kernel itself only on Colab"
+    )
+
+
 @pytest.mark.usefixtures("colab_kernel")
 def test_restart_false_never_ends_the_kernel(
     host_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -49,6 +49,8 @@ TARGETS = {
 }
 T4_FLAGS = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.12")
 GOLDEN = {name: path for name, _d, path in golden_profiles()}
+WHEEL = ColabenvWheel(f"colabenv-{__version__}-py3-none-any.whl", "ab" * 32)
+"""A wheel as the definitions name it; the CLI tests below make the real one."""
 HOSTILE_VALUES = {
     "QUOTES": "a \"b\" 'c' d",
     "DOLLAR": "$HOME $x{y} $(touch CANARY) `touch CANARY`",
@@ -76,12 +78,14 @@ def _dockerfile(
     profile: Profile, resolution: Resolution, lock: LockInput | None = None, **extra: object
 ) -> str:
     script = _script(profile, resolution, lock)
+    extra.setdefault("wheel", WHEEL)
     lines = render_dockerfile(resolution, profile, script, colabenv_version=__version__, lock=lock, **extra)  # type: ignore[arg-type]
     return "\n".join(lines) + "\n"
 
 
 def _apptainer(profile: Profile, resolution: Resolution, **extra: object) -> str:
     script = _script(profile, resolution)
+    extra.setdefault("wheel", WHEEL)
     lines = render_apptainer(resolution, profile, script, colabenv_version=__version__, **extra)  # type: ignore[arg-type]
     return "\n".join(lines) + "\n"
 
@@ -248,7 +252,12 @@ def test_a_lock_gives_hash_checked_installs_in_the_copied_script() -> None:
     profile, resolution = _resolve(GOLDEN["pytorch"], TARGETS["colab-t4"])
     lock = _lock_for(resolution)
     script = _script(profile, resolution, lock)
-    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0", lock=lock)) + "\n"
+    text = (
+        "\n".join(
+            render_dockerfile(resolution, profile, script, colabenv_version="0", wheel=WHEEL, lock=lock)
+        )
+        + "\n"
+    )
     assert "--require-hashes --no-deps" in script
     assert hashlib.sha256(script.encode()).hexdigest() in text
     assert "# installs exactly the lockfile team.lock, hash-checked" in text
@@ -282,7 +291,7 @@ def test_the_dockerfile_says_what_it_is_and_how_to_check_it() -> None:
     assert "ENV COLABENV_STATE_DIR=/var/lib/colabenv" in instructions
     assert _pairs(next(i for i in instructions if "PYTORCH_CUDA_ALLOC_CONF" in i)) == dict(resolution.env)
     install = next(i for i in instructions if "pip install" in i)
-    assert f"colabenv=={__version__}" in install and "--no-cache-dir" in install
+    assert f"--no-cache-dir /opt/colabenv-build/{WHEEL.name}" in install and "colabenv==" not in install
     assert "sys.version_info[:2] == (3, 12)" in install
 
 
@@ -309,7 +318,7 @@ def test_hostile_env_values_are_read_back_exactly_and_inject_nothing(tmp_path: P
     text = _dockerfile(profile, resolution)
     instructions = _instructions(text)
     kinds = [i.split()[0] for i in instructions]
-    assert kinds == ["FROM", "LABEL", "ENV", "RUN", "COPY", "RUN", "ENV", "CMD"]
+    assert kinds == ["FROM", "LABEL", "ENV", "COPY", "RUN", "COPY", "RUN", "ENV", "CMD"]
     env = next(i for i in instructions if i.startswith("ENV") and "QUOTES" in i)
     assert _pairs(env) == HOSTILE_VALUES
     assert "CANARY" not in "".join(i for i in instructions if not i.startswith("ENV"))
@@ -362,8 +371,10 @@ def test_a_template_from_a_lock_file_name_is_refused_too() -> None:
     lock = dataclasses.replace(_lock_for(resolution), name="{{ TOKEN }}.lock")
     script = _script(profile, resolution, lock)
     with pytest.raises(UsageError, match=r"holds \{\{ ... \}\}"):
-        list(render_apptainer(resolution, profile, script, colabenv_version="0", lock=lock))
-    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version="0", lock=lock))
+        list(render_apptainer(resolution, profile, script, colabenv_version="0", wheel=WHEEL, lock=lock))
+    text = "\n".join(
+        render_dockerfile(resolution, profile, script, colabenv_version="0", wheel=WHEEL, lock=lock)
+    )
     assert _pairs(_instructions(text)[1])["colabenv.lock"] == "{{ TOKEN }}.lock"
 
 
@@ -425,7 +436,10 @@ def test_index_variables_come_as_build_secrets_never_as_arguments(tmp_path: Path
 def test_the_setup_script_hash_is_checked_before_it_runs() -> None:
     profile, resolution = _resolve(GOLDEN["cpu-only"], TARGETS["cpu"])
     script = _script(profile, resolution)
-    text = "\n".join(render_dockerfile(resolution, profile, script, colabenv_version=__version__)) + "\n"
+    text = (
+        "\n".join(render_dockerfile(resolution, profile, script, colabenv_version=__version__, wheel=WHEEL))
+        + "\n"
+    )
     run = next(i for i in _instructions(text) if "setup.sh" in i and i.startswith("RUN"))
     digest = hashlib.sha256(script.encode()).hexdigest()
     assert run.index(f"echo '{digest}  /opt/colabenv-build/setup.sh'") < run.index("sha256sum")
@@ -478,7 +492,10 @@ def test_wheel_names() -> None:
 def test_the_apptainer_definition_has_its_sections(tmp_path: Path) -> None:
     profile, resolution = _resolve(GOLDEN["pytorch"], TARGETS["colab-t4"])
     script = _script(profile, resolution)
-    text = "\n".join(render_apptainer(resolution, profile, script, colabenv_version=__version__)) + "\n"
+    text = (
+        "\n".join(render_apptainer(resolution, profile, script, colabenv_version=__version__, wheel=WHEEL))
+        + "\n"
+    )
     assert text.splitlines()[:2] == ["Bootstrap: docker", "From: python:3.12-slim-bookworm"]
     sections = _sections(text)
     assert list(sections) == ["header", "%labels", "%files", "%post", "%environment", "%runscript", "%test"]
@@ -486,12 +503,17 @@ def test_the_apptainer_definition_has_its_sections(tmp_path: Path) -> None:
     assert labels["colabenv.profile"] == "pytorch"
     assert labels["colabenv.profile-hash"] == resolution.profile_hash
     assert json.loads(labels["colabenv.target"])["driver"] == "550.54.15"
-    assert sections["%files"] == ["    setup.sh /opt/colabenv-build/setup.sh"]
+    assert sections["%files"] == [
+        f"    {WHEEL.name} /opt/colabenv-build/{WHEEL.name}",
+        "    setup.sh /opt/colabenv-build/setup.sh",
+    ]
     post = [line.strip() for line in sections["%post"]]
     assert post[0] == "set -eu"
-    assert f"--no-cache-dir colabenv=={__version__}" in post[2]
+    wheel = f"/opt/colabenv-build/{WHEEL.name}"
+    assert post[2] == f"echo '{WHEEL.sha256}  {wheel}' > {wheel}.sha256"
+    assert post[4].endswith(f"--no-cache-dir {wheel}")
     digest = hashlib.sha256(script.encode()).hexdigest()
-    assert post[3] == (f"echo '{digest}  /opt/colabenv-build/setup.sh' > /opt/colabenv-build/setup.sh.sha256")
+    assert post[6] == (f"echo '{digest}  /opt/colabenv-build/setup.sh' > /opt/colabenv-build/setup.sh.sha256")
     assert any(
         line.endswith("bash /opt/colabenv-build/setup.sh")
         and "COLABENV_STATE_DIR=/var/lib/colabenv COLABENV_SKIP_PREFLIGHT=1" in line
@@ -527,28 +549,33 @@ def test_o_dir_writes_the_script_and_the_dockerfile_that_names_it(runner: Runner
     assert script == plain.stdout, "the image runs the very script render prints"
     dockerfile = (tmp_path / "ctx" / "Dockerfile").read_text(encoding="utf-8")
     assert hashlib.sha256(script.encode()).hexdigest() in dockerfile
-    assert sorted(p.name for p in (tmp_path / "ctx").iterdir()) == ["Dockerfile", "setup.sh"]
-    again = runner("render", "pytorch", *T4_FLAGS, "--format", "dockerfile", "-o", "ctx")
+    assert sorted(p.name for p in (tmp_path / "ctx").iterdir()) == ["Dockerfile", WHEEL.name, "setup.sh"]
+    wheel = (tmp_path / "ctx" / WHEEL.name).read_bytes()
+    path = f"/opt/colabenv-build/{WHEEL.name}"
+    assert f"COPY {WHEEL.name} {path}" in dockerfile
+    assert f"echo '{hashlib.sha256(wheel).hexdigest()}  {path}'" in dockerfile
+    again = runner("render", "pytorch", *T4_FLAGS, "--format", "dockerfile", "-o", "ctx2")
     assert again.returncode == 0
-    assert (tmp_path / "ctx" / "Dockerfile").read_text(encoding="utf-8") == dockerfile
+    assert (tmp_path / "ctx2" / "Dockerfile").read_text(encoding="utf-8") == dockerfile
+    assert (tmp_path / "ctx2" / WHEEL.name).read_bytes() == wheel, "the wheel is reproducible"
     assert _hadolint(dockerfile, tmp_path).returncode == 0
 
 
 def test_apptainer_o_dir_and_stdout(runner: Runner, tmp_path: Path) -> None:
     done = runner("render", "cpu-only", "--cpu", "--python", "3.11", "--format", "apptainer", "-o", "sif")
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "sif").iterdir()) == ["apptainer.def", "setup.sh"]
+    assert sorted(p.name for p in (tmp_path / "sif").iterdir()) == ["apptainer.def", WHEEL.name, "setup.sh"]
     printed = runner("render", "cpu-only", "--cpu", "--python", "3.11", "--format", "apptainer")
     assert printed.returncode == 0
     assert printed.stdout == (tmp_path / "sif" / "apptainer.def").read_text(encoding="utf-8")
-    assert "apptainer.def copies setup.sh" in printed.stderr
+    assert f"apptainer.def copies {WHEEL.name} and setup.sh: write all three with -o DIR" in printed.stderr
 
 
 def test_a_dockerfile_on_stdout_says_to_render_the_script_beside_it(runner: Runner) -> None:
     done = runner("render", "cpu-only", "--cpu", "--python", "3.12", "--format", "dockerfile")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# Dockerfile generated by colabenv")
-    assert "colabenv: note: the Dockerfile copies setup.sh" in done.stderr
+    assert f"colabenv: note: the Dockerfile copies {WHEEL.name} and setup.sh" in done.stderr
 
 
 def test_a_colabenv_wheel_lands_in_the_build_folder(runner: Runner, tmp_path: Path) -> None:

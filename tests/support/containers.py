@@ -8,10 +8,11 @@ imports it under that very name into a podman storage of the test's own (``--roo
 Dockerfile ``colabenv render --format dockerfile`` writes is built exactly as written, and no
 image of the machine's storage is touched.
 
-colabenv gets into the image from a local index: ``colabenv_wheelhouse`` writes a wheel of this
-checkout and wheels of each distribution it needs at run time, repacked from the environment
-running the tests (uv's binary included), and the base's ``/etc/pip.conf`` names that index,
-as a company's base image names its mirror.
+colabenv's dependencies get into the image from a local index (colabenv itself is the wheel
+``render`` puts into the build folder): ``colabenv_wheelhouse`` writes wheels of each
+distribution colabenv needs at run time, repacked from the environment running the tests (uv's
+binary included), and a wheel of this checkout, and the base's ``/etc/pip.conf`` names that
+index, as a company's base image names its mirror.
 """
 
 from __future__ import annotations
@@ -283,13 +284,19 @@ def colabenv_wheel(dest: Path, version: str) -> Path:
     )
 
 
-def colabenv_wheelhouse(dest: Path, version: str) -> Path:
-    """colabenv's wheel and a wheel of each distribution it needs, in ``dest``."""
+def dependency_wheelhouse(dest: Path) -> Path:
+    """A wheel of each distribution colabenv needs at run time (not colabenv's), in ``dest``."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    colabenv_wheel(dest, version)
+    dest.mkdir(parents=True, exist_ok=True)
     for dist in _closure(project["dependencies"]):
         repack(dist, dest)
     return dest
+
+
+def colabenv_wheelhouse(dest: Path, version: str) -> Path:
+    """colabenv's wheel and a wheel of each distribution it needs, in ``dest``."""
+    colabenv_wheel(dest, version)
+    return dependency_wheelhouse(dest)
 
 
 # ---------------------------------------------------------------------------------------------
