@@ -8,10 +8,11 @@ naming the file and the key path; nothing else escapes :func:`load_profile`.
 
 Decisions worth knowing when writing a profile:
 
-- ``extends`` is a path relative to the file. The parent is merged key by key and the child
-  wins; tables merge recursively, lists are replaced. A framework given as a string is short
-  for ``{version = "..."}``, so a child may change only ``variant`` of a parent's framework,
-  and ``false`` switches a parent's framework (or companion) off.
+- ``extends`` names the parent as the command line does: a path is relative to the file, a
+  bare name is a golden profile (else a file of that name next to it). The parent is merged key
+  by key and the child wins; tables merge recursively, lists are replaced. A framework given as
+  a string is short for ``{version = "..."}``, so a child may change only ``variant`` of a
+  parent's framework, and ``false`` switches a parent's framework (or companion) off.
 - ``[packages] requirements`` are PEP 508 strings. pip options (``--index-url ...``) belong in
   ``[install]``. Frameworks and their companions (torch, torchvision, jax, jaxlib, tensorflow
   ...) belong in ``[frameworks]``, where the wheel is chosen for the GPU. A direct reference

@@ -142,7 +142,7 @@ def _description(doc: Reader) -> str:
 def _extends(doc: Reader) -> str:
     text = doc.text("extends", empty=True)
     if not text.strip() or "\x00" in text:
-        raise doc.fail("extends", "expected the path of another profile file")
+        raise doc.fail("extends", "expected a golden profile's name or the path of another profile file")
     if Path(text).is_absolute():
         raise doc.fail("extends", f"{shown(text)} must be a path relative to this file")
     return text

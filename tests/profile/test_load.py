@@ -299,6 +299,53 @@ def test_extends_a_directory(tmp_path: Path) -> None:
     assert error.path == tmp_path / "sub" and "directory" in str(error)
 
 
+def test_extends_a_bare_name_is_the_shipped_golden_profile(tmp_path: Path) -> None:
+    """A team's profile outside this repository extends a golden one by its name, as the
+    command line names it; a file of that name beside it does not shadow it."""
+    team = tmp_path / "team-repo"
+    team.mkdir()
+    write(team, "jax.toml", 'name = "not-golden"\n')
+    child = write(team, "t.toml", 'name = "team"\nextends = "jax"\n[packages]\nrequirements = ["optax"]\n')
+    assert not str(child.resolve()).startswith(str(REPO))
+    golden = load_profile(golden_path("jax"))
+    profile = load_profile(child)
+    assert profile.name == "team"
+    assert profile.frameworks == golden.frameworks and profile.frameworks
+    assert profile.description == golden.description
+    assert [str(r) for r in profile.requirements] == ["optax"]
+
+
+def test_the_readme_profile_loads_from_a_team_repository(tmp_path: Path) -> None:
+    """The README's example, saved in a team's own repository, extends what it says."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = readme.split("## A profile", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    team = tmp_path / "team-repo" / "profiles"
+    team.mkdir(parents=True)
+    profile = load_profile(write(team, "my-project.toml", example))
+    assert profile.name == "my-project"
+    assert profile.description == load_profile(golden_path("pytorch")).description
+
+
+def test_extends_a_path_is_a_file_even_with_a_golden_name(tmp_path: Path) -> None:
+    write(tmp_path, "jax", 'name = "beside"\ndescription = "a file called jax"\n')
+    write(tmp_path, "jax.toml", 'name = "beside-toml"\ndescription = "a file called jax.toml"\n')
+    for extends, description in (("./jax", "a file called jax"), ("jax.toml", "a file called jax.toml")):
+        child = write(tmp_path, "c.toml", f'name = "c"\nextends = "{extends}"\n')
+        assert load_profile(child).description == description
+    write(tmp_path, "team-base", 'name = "team-base"\ndescription = "a bare name that is no golden"\n')
+    child = write(tmp_path, "c.toml", 'name = "c"\nextends = "team-base"\n')
+    assert load_profile(child).description == "a bare name that is no golden"
+
+
+def test_extends_a_bare_name_that_is_nothing_lists_the_golden_names(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, "t.toml", 'name = "t"\nextends = "jaxx"\n'))
+    names = ", ".join(golden_names())
+    assert str(error) == (
+        f't.toml: extends: "jaxx" is neither a golden profile ({names}) nor a file next to t.toml'
+    )
+    assert error.key == "extends" and "jax" in golden_names()
+
+
 # ---------------------------------------------------------------------------------------------
 # content hash
 
