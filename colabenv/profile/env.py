@@ -62,6 +62,18 @@ REFUSED_ENV = RefusedEnv(
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+MAX_VARIABLE_BYTES = 131072
+"""The most one variable may take in a process's environment, ``NAME=value`` in UTF-8 and its
+NUL: Linux's ``MAX_ARG_STRLEN`` (32 pages of 4 KiB). A process whose environment holds a longer
+one cannot be started ("Argument list too long"), so a hook that set it would break every
+process started from the environment."""
+
+MAX_TOTAL_BYTES = 131072
+"""The most all of ``[env]`` may take together, counted the same way: a sixteenth of
+``ARG_MAX``'s usual 2 MiB, which the runtime's own environment and every command line share;
+and the ``.pth`` hook and the restart marker that hold the values (a byte written as at most 6
+characters there) stay under the 1 MiB the helper reads back of either."""
+
 
 def variables(table: Reader) -> tuple[tuple[str, str], ...]:
     """``[env]`` as ``(name, value)`` pairs: POSIX names that are neither colabenv's own nor
@@ -82,5 +94,25 @@ def variables(table: Reader) -> tuple[tuple[str, str], ...]:
             raise refuse("value contains a NUL character")
         if "${" in text:
             raise refuse("refused: values are set literally, so ${...} would not be expanded")
+        size = environment_bytes(name, text)
+        if size > MAX_VARIABLE_BYTES:
+            raise refuse(
+                f"{name}=... takes {size} bytes in the environment (NAME=value and its NUL);"
+                f" Linux allows one variable at most {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN), and no"
+                ' process could be started with it ("Argument list too long")'
+            )
         found.append((name, text))
+    total = sum(environment_bytes(name, text) for name, text in found)
+    if total > MAX_TOTAL_BYTES:
+        raise table.fail(
+            None,
+            f"the variables take {total} bytes together (NAME=value and a NUL each);"
+            f" at most {MAX_TOTAL_BYTES} (128 KiB): they are set in every process started from"
+            " this environment",
+        )
     return tuple(found)
+
+
+def environment_bytes(name: str, value: str) -> int:
+    """What ``NAME=value`` takes in a process's environment: its UTF-8 bytes and a NUL."""
+    return len(name.encode("utf-8")) + 1 + len(value.encode("utf-8")) + 1

@@ -25,7 +25,8 @@ Decisions worth knowing when writing a profile:
 - ``[env]`` names are POSIX names; ``COLABENV_*`` names are colabenv's own settings. Values are
   set literally (``${...}`` is refused: it would not be expanded), and the names the dynamic
   loader, a shell or Python itself read before the ``.pth`` hook runs are refused
-  (:data:`REFUSED_ENV`).
+  (:data:`REFUSED_ENV`). One variable, and all of them together, may take at most what a
+  process's environment can hold (:mod:`.env`): a hook past it would start no process.
 - A bare name (``pytorch``) is a golden profile even when a file of that name is in the current
   directory; a path (``./pytorch``, ``team.toml``, ``profiles/x``) is a file.
 """
