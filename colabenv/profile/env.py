@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -77,40 +78,49 @@ characters there) stay under the 1 MiB the helper reads back of either."""
 
 def variables(table: Reader) -> tuple[tuple[str, str], ...]:
     """``[env]`` as ``(name, value)`` pairs: POSIX names that are neither colabenv's own nor
-    read before the hook runs, with literal values."""
+    read before the hook runs, with literal values, each and all together of a size a process's
+    environment can hold."""
     found = []
     for name, text in table.data.items():
-        refuse = table.at(name)
-        if not _ENV_NAME_RE.fullmatch(name):
-            raise refuse("not an environment variable name (letters, digits, '_'; no leading digit)")
-        if name.upper().startswith("COLABENV_"):
-            raise refuse("COLABENV_* variables are colabenv's own settings")
-        reason = REFUSED_ENV.reason(name)
-        if reason is not None:
-            raise refuse(f"refused: {reason}")
-        if not isinstance(text, str):
-            raise refuse(expected("a string (quote numbers and booleans)", text))
-        if "\x00" in text:
-            raise refuse("value contains a NUL character")
-        if "${" in text:
-            raise refuse("refused: values are set literally, so ${...} would not be expanded")
-        size = environment_bytes(name, text)
-        if size > MAX_VARIABLE_BYTES:
-            raise refuse(
-                f"{name}=... takes {size} bytes in the environment (NAME=value and its NUL);"
-                f" Linux allows one variable at most {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN), and no"
-                ' process could be started with it ("Argument list too long")'
-            )
-        found.append((name, text))
+        pair = table.attempt(functools.partial(_variable, table, name, text), None)
+        if pair is not None:
+            found.append(pair)
     total = sum(environment_bytes(name, text) for name, text in found)
     if total > MAX_TOTAL_BYTES:
-        raise table.fail(
-            None,
-            f"the variables take {total} bytes together (NAME=value and a NUL each);"
-            f" at most {MAX_TOTAL_BYTES} (128 KiB): they are set in every process started from"
-            " this environment",
+        table.report(
+            table.fail(
+                None,
+                f"the variables take {total} bytes together (NAME=value and a NUL each);"
+                f" at most {MAX_TOTAL_BYTES} (128 KiB): they are set in every process started from"
+                " this environment",
+            )
         )
     return tuple(found)
+
+
+def _variable(table: Reader, name: str, text: object) -> tuple[str, str]:
+    refuse = table.at(name)
+    if not _ENV_NAME_RE.fullmatch(name):
+        raise refuse("not an environment variable name (letters, digits, '_'; no leading digit)")
+    if name.upper().startswith("COLABENV_"):
+        raise refuse("COLABENV_* variables are colabenv's own settings")
+    reason = REFUSED_ENV.reason(name)
+    if reason is not None:
+        raise refuse(f"refused: {reason}")
+    if not isinstance(text, str):
+        raise refuse(expected("a string (quote numbers and booleans)", text))
+    if "\x00" in text:
+        raise refuse("value contains a NUL character")
+    if "${" in text:
+        raise refuse("refused: values are set literally, so ${...} would not be expanded")
+    size = environment_bytes(name, text)
+    if size > MAX_VARIABLE_BYTES:
+        raise refuse(
+            f"{name}=... takes {size} bytes in the environment (NAME=value and its NUL);"
+            f" Linux allows one variable at most {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN), and no"
+            ' process could be started with it ("Argument list too long")'
+        )
+    return name, text
 
 
 def environment_bytes(name: str, value: str) -> int:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from colabenv._util import toml
-from colabenv._util.reader import shown
+from colabenv._util.reader import Problems, shown
 from colabenv._util.resources import golden_dir
-from colabenv.errors import ProfileError, UsageError
+from colabenv.errors import ProfileError, ProfileErrors, UsageError
 from colabenv.models.frozen import model
 
 MAX_PROFILE_BYTES = 1 << 20
@@ -41,6 +41,10 @@ class Context:
     def fail(self, key: str | None, problem: str) -> ProfileError:
         suffix = f" (extended by {self.via})" if self.via else ""
         return ProfileError(self.path, key or None, problem + suffix)
+
+    def problems(self) -> Problems[ProfileError]:
+        """Where one read of this file gathers its errors, to raise them together."""
+        return Problems(ProfileError, ProfileErrors)
 
 
 # ---------------------------------------------------------------------------------------------

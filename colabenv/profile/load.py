@@ -3,8 +3,9 @@
 Pure apart from reading the profile file and the files it ``extends`` (:mod:`.files`); the
 tables are read in :mod:`.sections` through :class:`colabenv._util.reader.Reader`, the rules for one
 value (specifiers, URLs, requirements) are in :mod:`.rules`, and ``[env]``'s in :mod:`.env`.
-Every problem, from an unreadable file to a misspelt key, becomes one :class:`ProfileError`
-naming the file and the key path; nothing else escapes :func:`load_profile`.
+Every problem, from an unreadable file to a misspelt key, becomes a :class:`ProfileError`
+naming the file and the key path; the mistakes one read of a file finds are raised together
+(:class:`~colabenv.errors.ProfileErrors`, a line each); nothing else escapes :func:`load_profile`.
 
 Decisions worth knowing when writing a profile:
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
+from colabenv._util.reader import MAX_PROBLEMS
 from colabenv._util.resources import golden_dir
 from colabenv.errors import ColabenvError, ProfileError, UsageError
 from colabenv.models import Framework, FrameworkRequest, Installer, InstallSettings, Profile, VerifySettings
@@ -718,6 +719,81 @@ def test_malformed_corpus_errors_are_profile_errors() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Every mistake of one read, together
+
+
+def test_every_mistake_is_reported_one_line_each(tmp_path: Path) -> None:
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            'name = "t"\npythn = ">=3.10"\n[frameworks]\ntorch = "2.x"\n'
+            '[env]\nPATH = "/opt"\nOK = "1"\n[verify]\ntimeout_s = -1\nrequire_gpu = "yes"\n',
+        )
+    )
+    assert str(error).split("\n") == [
+        "t.toml: pythn: unknown key (did you mean 'python'?)",
+        't.toml: frameworks.torch: "2.x" is not a version specifier (examples: ">=2.5,<2.7", "==2.6.*", "*")',
+        "t.toml: env.PATH: refused: it is read before Python starts and by every child process, and"
+        " the .pth hook sets it literally (no ${...}): it cannot work from there",
+        "t.toml: verify.require_gpu: expected true or false, got a string",
+        "t.toml: verify.timeout_s: must be more than 0",
+    ]
+    assert isinstance(error, ProfileError) and error.exit_code == 2
+    assert (error.path, error.key) == (tmp_path / "t.toml", "pythn")
+
+
+def test_several_mistakes_in_one_table_and_one_list_each_get_a_line(tmp_path: Path) -> None:
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            'name = "t"\n[packages]\nrequirements = ["ok", "--index-url x", 3, "ok", "torch"]\n'
+            '[apt]\npackages = ["Curl", "curl", "curl"]\n',
+        )
+    )
+    assert [line.split(": ")[1] for line in str(error).split("\n")] == [
+        "packages.requirements[1]",
+        "packages.requirements[2]",
+        "packages.requirements[3]",
+        "packages.requirements[4]",
+        "apt.packages[0]",
+        "apt.packages[2]",
+    ]
+
+
+def test_past_twenty_mistakes_the_rest_are_counted(tmp_path: Path) -> None:
+    bad_env = "".join(f'{n}X = "a"\n' for n in range(10))
+    bad_apt = ", ".join(f'"Bad{n}"' for n in range(10))
+    bad_requirements = ", ".join(f'"-r req{n}.txt"' for n in range(5))
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            f'name = "t"\n[packages]\nrequirements = [{bad_requirements}]\n'
+            f"[apt]\npackages = [{bad_apt}]\n[env]\n{bad_env}",
+        )
+    )
+    lines = str(error).split("\n")
+    assert len(lines) == 21 and lines[-1] == "... and 5 more"
+    keys = [line.split(": ")[1] for line in lines[:-1]]
+    assert keys == [f"packages.requirements[{n}]" for n in range(5)] + [
+        f"apt.packages[{n}]" for n in range(10)
+    ] + [f"env.{n}X" for n in range(5)]
+    assert all(line.startswith("t.toml: ") for line in lines[:-1])
+
+
+def test_mistakes_in_a_parent_are_reported_before_its_child_is_merged(tmp_path: Path) -> None:
+    write(tmp_path, "base.toml", 'name = "b"\npython = "3"\n[verify]\nsmoke = ["torch", "torch"]\n')
+    error = refused(write(tmp_path, "child.toml", 'name = "c"\nextends = "base.toml"\n'))
+    assert str(error) == (
+        'base.toml: python: "3" is not a version specifier (did you mean "==3" or "==3.*"?)'
+        " (extended by child.toml)\n"
+        "base.toml: verify.smoke[1]: torch listed twice (extended by child.toml)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Golden profiles and lookup
 
 
@@ -813,8 +889,16 @@ def _check_outcome(data: bytes) -> None:
             profile = load_profile(path)
         except ProfileError as error:
             event(f"error at {error.key or 'file level'}")
-            assert "\n" not in str(error)
-            assert str(error).startswith("fuzz.toml: ") or "extended by fuzz.toml" in str(error)
+            lines = str(error).split("\n")
+            event(f"{min(len(lines), 3)} or more lines" if len(lines) >= 3 else f"{len(lines)} line(s)")
+            if lines[-1].startswith("... and "):
+                assert len(lines) == MAX_PROBLEMS + 1
+                lines.pop()
+            assert 1 <= len(lines) <= MAX_PROBLEMS
+            assert len(set(lines)) == len(lines)
+            for line in lines:
+                assert line.startswith("fuzz.toml: ") or "extended by fuzz.toml" in line
+                assert line.isprintable()
             return
         event("valid profile")
         assert isinstance(profile, Profile)
