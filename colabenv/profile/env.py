@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from colabenv._util.reader import Reader, expected
+from colabenv.seeding import APPEND_PREFIX
 
 
 class RefusedEnv(NamedTuple):
@@ -121,6 +122,29 @@ def _variable(table: Reader, name: str, text: object) -> tuple[str, str]:
             ' process could be started with it ("Argument list too long")'
         )
     return name, text
+
+
+def leave_room_for_flags(
+    table: Reader, found: Sequence[tuple[str, str]], hook: Sequence[tuple[str, str]]
+) -> None:
+    """The hook puts a flag of its own (a ``+NAME`` pair of ``hook``,
+    :func:`colabenv.seeding.hook_environment`) into ``NAME`` after ``[env]`` is set: an ``[env]``
+    ``NAME`` must leave room for it (a space and the flag) within :data:`MAX_VARIABLE_BYTES`."""
+    values = dict(found)
+    for key, flag in hook:
+        name = key[len(APPEND_PREFIX) :]
+        if not key.startswith(APPEND_PREFIX) or name not in values:
+            continue
+        size = environment_bytes(name, values[name]) + 1 + len(flag.encode("utf-8"))
+        if size > MAX_VARIABLE_BYTES:
+            table.report(
+                table.fail(
+                    name,
+                    f"{name}=... takes {size} bytes in the environment with the {flag} that"
+                    f" [reproducibility] deterministic adds; Linux allows one variable at most"
+                    f" {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN)",
+                )
+            )
 
 
 def environment_bytes(name: str, value: str) -> int:

@@ -37,6 +37,7 @@ from colabenv.models import (
 )
 from colabenv.profile import env, rules
 from colabenv.profile.files import NAME_PATTERN, Context
+from colabenv.seeding import hook_environment
 
 SCHEMA_VERSION = 1
 MAX_NAME_LENGTH = 64
@@ -114,6 +115,9 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
     install = attempt(lambda: _install(doc.sub("install")), InstallSettings())
     verify = attempt(lambda: _verify(doc.sub("verify")), VerifySettings())
     reproducibility = attempt(lambda: _reproducibility(doc.sub("reproducibility")), Reproducibility())
+    if not partial:
+        hook = hook_environment(reproducibility)
+        attempt(lambda: env.leave_room_for_flags(doc.sub("env"), variables, hook), None)
     no_catalog: tuple[tuple[Path, ...], bool] = ((), False)
     catalog_paths, allow_unconfirmed = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
     problems.raise_found()
@@ -453,8 +457,9 @@ def _io_checks(table: Reader, read_all: float | None, write_all: float | None) -
         if check is None:
             continue
         if any(seen.path == check.path for seen in checks):
-            refuse = table.child(item, "io_paths", index).at("path") if isinstance(item, dict) else None
-            where = refuse or table.at("io_paths", index)
+            where = table.at("io_paths", index)
+            if isinstance(item, dict):
+                where = table.child(item, "io_paths", index).at("path")
             table.report(where(f"{shown(check.path)} listed twice"))
             continue
         checks.append(check)

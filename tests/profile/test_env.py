@@ -13,6 +13,7 @@ import pytest
 from colabenv.errors import ProfileError
 from colabenv.profile.env import MAX_TOTAL_BYTES, MAX_VARIABLE_BYTES
 from colabenv.profile.load import load_profile
+from colabenv.seeding import XLA_DETERMINISM_FLAG
 from tests.support.fixtures import Runner
 
 
@@ -107,3 +108,30 @@ def test_a_value_at_the_limit_renders_and_a_process_starts_with_it(tmp_path: Pat
     with pytest.raises(OSError) as info:
         subprocess.run(["sh", "-c", "true"], env={**environ, "BIG": value + "x"}, timeout=30)
     assert info.value.errno == errno.E2BIG
+
+
+def test_a_variable_the_hook_adds_a_flag_to_leaves_room_for_it(tmp_path: Path) -> None:
+    """With ``deterministic``, the hook puts XLA's determinism flag into ``XLA_FLAGS`` after
+    [env] is set: the flag, after a space, must fit too."""
+    flag = XLA_DETERMINISM_FLAG
+    room = len(flag) + 1
+    path = tmp_path / "p.toml"
+    for size, deterministic, accepted in (
+        (MAX_VARIABLE_BYTES, "false", True),
+        (MAX_VARIABLE_BYTES - room, "true", True),
+        (MAX_VARIABLE_BYTES - room + 1, "true", False),
+    ):
+        value = _value("XLA_FLAGS", size)
+        path.write_text(
+            f'name = "x"\n[env]\nXLA_FLAGS = "{value}"\n[reproducibility]\ndeterministic = {deterministic}\n'
+        )
+        if accepted:
+            assert dict(load_profile(path).env)["XLA_FLAGS"] == value
+            continue
+        with pytest.raises(ProfileError) as info:
+            load_profile(path)
+        assert str(info.value) == (
+            f"p.toml: env.XLA_FLAGS: XLA_FLAGS=... takes 131073 bytes in the environment with the {flag}"
+            " that [reproducibility] deterministic adds; Linux allows one variable at most 131072"
+            " (MAX_ARG_STRLEN)"
+        )
