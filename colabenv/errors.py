@@ -7,6 +7,7 @@ line a user sees says what to fix and where.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -45,6 +46,21 @@ class ProfileError(ColabenvError):
         self.problem = problem
         where = f"{self.path.name}: {key}: " if key else f"{self.path.name}: "
         super().__init__(where + problem)
+
+
+class ProfileErrors(ProfileError):
+    """Several problems one read of a profile found, one line each (``FILE: key.path: problem``),
+    and how many more were left out; ``path``, ``key`` and ``problem`` are the first's."""
+
+    def __init__(self, errors: Sequence[ProfileError], more: int = 0) -> None:
+        first = errors[0]
+        super().__init__(first.path, first.key, first.problem)
+        self.errors = tuple(errors)
+        lines = [error.message for error in errors]
+        if more:
+            lines.append(f"... and {more} more")
+        self.message = "\n".join(lines)
+        self.args = (self.message,)
 
 
 class CatalogError(ColabenvError):

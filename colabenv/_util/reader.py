@@ -9,6 +9,12 @@ expected and what was found (``expected a string, got an integer``), an unknown 
 likely one it misspells or else the keys there are, and a key or value from the document is
 shown escaped (:func:`quoted`, :func:`shown`), so it can neither break the line nor send escape
 sequences to a terminal.
+
+A reader given :class:`Problems` reports every mistake of one read, not only the first: each
+check it runs through :meth:`Reader.attempt` (and each unknown key :meth:`Reader.allow` finds)
+is recorded and the read goes on; the caller raises them together at the end
+(:meth:`Problems.raise_found`), at most :data:`MAX_PROBLEMS` of them shown. Without one, the
+first mistake raises, as before.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -28,6 +34,12 @@ from colabenv.errors import ColabenvError, printable
 
 Fail = Callable[[str | None, str], ColabenvError]
 """``fail(key_path, problem)``: the error to raise (key_path None: the whole document)."""
+
+E = TypeVar("E", bound=ColabenvError)
+T = TypeVar("T")
+
+MAX_PROBLEMS = 20
+"""The most problems one read reports; past them, how many more there are."""
 
 _BARE_KEY_PATTERN = r"[A-Za-z0-9_-]+"
 """TOML's bare keys; compiled by re's own cache when a key is first shown, not on import."""
@@ -139,16 +151,78 @@ def path_problem(text: str) -> str | None:
     return None
 
 
+class Problems(Generic[E]):
+    """The errors of kind ``kind`` one read of a document found, each once, in the order found.
+
+    :meth:`raise_found` raises nothing when there are none, the error itself when there is one
+    (its message as if nothing were gathered), else ``join(shown, more)``: one error made of the
+    first :data:`MAX_PROBLEMS` and the number left out. An error of another kind is not
+    gathered: it is raised where it happens.
+    """
+
+    def __init__(
+        self, kind: type[E], join: Callable[[Sequence[E], int], E], limit: int = MAX_PROBLEMS
+    ) -> None:
+        self.kind = kind
+        self.join = join
+        self.limit = limit
+        self.shown: list[E] = []
+        self.count = 0
+        self._messages: set[str] = set()
+
+    @property
+    def full(self) -> bool:
+        """Whether as many are kept as are shown: more are only counted."""
+        return len(self.shown) >= self.limit
+
+    def tally(self) -> None:
+        """Count one more problem, past the limit, without making its message."""
+        self.count += 1
+
+    def report(self, error: ColabenvError) -> None:
+        """Record ``error`` (one already recorded with the same message is left out)."""
+        if not isinstance(error, self.kind):
+            raise error
+        if error.message in self._messages:
+            return
+        self._messages.add(error.message)
+        self.count += 1
+        if len(self.shown) < self.limit:
+            self.shown.append(error)
+
+    def attempt(self, check: Callable[[], T], default: T) -> T:
+        """``check()``, or ``default`` once the error it raised is recorded."""
+        try:
+            return check()
+        except self.kind as error:
+            self.report(error)
+            return default
+
+    def raise_found(self) -> None:
+        if not self.shown:
+            return
+        if self.count == 1:
+            raise self.shown[0]
+        raise self.join(self.shown, self.count - len(self.shown))
+
+
 class Reader:
     """Typed access to one table of a parsed document, failing with its key path.
 
     ``json_words``: the document is JSON, whose tables are objects. A child reader writes its
     key path only when it is asked for (in an error): a catalog load makes hundreds of readers
-    and fails in none of them.
+    and fails in none of them. ``problems``: gather this read's errors there (its children too)
+    rather than raise the first.
     """
 
     def __init__(
-        self, data: Mapping[str, Any], fail: Fail, prefix: str = "", *, json_words: bool = False
+        self,
+        data: Mapping[str, Any],
+        fail: Fail,
+        prefix: str = "",
+        *,
+        json_words: bool = False,
+        problems: Problems[Any] | None = None,
     ) -> None:
         self.data = data
         self._fail = fail
@@ -157,6 +231,7 @@ class Reader:
         self._name = ""
         self._index: int | None = None
         self.json_words = json_words
+        self.problems = problems
 
     @property
     def prefix(self) -> str:
@@ -193,15 +268,32 @@ class Reader:
 
     def child(self, data: Mapping[str, Any], name: str, index: int | None = None) -> Reader:
         """A reader of ``data`` found under ``name`` (its item ``index``) of this table."""
-        reader = Reader(data, self._fail, json_words=self.json_words)
+        reader = Reader(data, self._fail, json_words=self.json_words, problems=self.problems)
         reader._prefix, reader._parent, reader._name, reader._index = None, self, name, index
         return reader
 
+    def report(self, error: ColabenvError) -> None:
+        """Gather ``error`` when this read gathers its problems, else raise it."""
+        if self.problems is None:
+            raise error
+        self.problems.report(error)
+
+    def attempt(self, check: Callable[[], T], default: T) -> T:
+        """``check()``; when this read gathers its problems, ``default`` once the error it
+        raised is gathered (without, the error goes on up)."""
+        if self.problems is None:
+            return check()
+        return self.problems.attempt(check, default)
+
     def allow(self, *names: str, what: str = "key") -> None:
-        """Every key of the table is one of ``names``."""
+        """Every key of the table is one of ``names`` (each one that is not is reported)."""
         for name in self.data:
-            if name not in names:
-                raise self.fail(name, unknown(name, names, what))
+            if name in names:
+                continue
+            if self.problems is not None and self.problems.full:
+                self.problems.tally()  # its message (a misspelling looked for) would not be shown
+            else:
+                self.report(self.fail(name, unknown(name, names, what)))
 
     def require(self, *names: str) -> None:
         for name in names:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from colabenv._util.reader import Reader, expected
+from colabenv.seeding import APPEND_PREFIX
 
 
 class RefusedEnv(NamedTuple):
@@ -62,25 +64,89 @@ REFUSED_ENV = RefusedEnv(
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+MAX_VARIABLE_BYTES = 131072
+"""The most one variable may take in a process's environment, ``NAME=value`` in UTF-8 and its
+NUL: Linux's ``MAX_ARG_STRLEN`` (32 pages of 4 KiB). A process whose environment holds a longer
+one cannot be started ("Argument list too long"), so a hook that set it would break every
+process started from the environment."""
+
+MAX_TOTAL_BYTES = 131072
+"""The most all of ``[env]`` may take together, counted the same way: a sixteenth of
+``ARG_MAX``'s usual 2 MiB, which the runtime's own environment and every command line share;
+and the ``.pth`` hook and the restart marker that hold the values (a byte written as at most 6
+characters there) stay under the 1 MiB the helper reads back of either."""
+
 
 def variables(table: Reader) -> tuple[tuple[str, str], ...]:
     """``[env]`` as ``(name, value)`` pairs: POSIX names that are neither colabenv's own nor
-    read before the hook runs, with literal values."""
+    read before the hook runs, with literal values, each and all together of a size a process's
+    environment can hold."""
     found = []
     for name, text in table.data.items():
-        refuse = table.at(name)
-        if not _ENV_NAME_RE.fullmatch(name):
-            raise refuse("not an environment variable name (letters, digits, '_'; no leading digit)")
-        if name.upper().startswith("COLABENV_"):
-            raise refuse("COLABENV_* variables are colabenv's own settings")
-        reason = REFUSED_ENV.reason(name)
-        if reason is not None:
-            raise refuse(f"refused: {reason}")
-        if not isinstance(text, str):
-            raise refuse(expected("a string (quote numbers and booleans)", text))
-        if "\x00" in text:
-            raise refuse("value contains a NUL character")
-        if "${" in text:
-            raise refuse("refused: values are set literally, so ${...} would not be expanded")
-        found.append((name, text))
+        pair = table.attempt(functools.partial(_variable, table, name, text), None)
+        if pair is not None:
+            found.append(pair)
+    total = sum(environment_bytes(name, text) for name, text in found)
+    if total > MAX_TOTAL_BYTES:
+        table.report(
+            table.fail(
+                None,
+                f"the variables take {total} bytes together (NAME=value and a NUL each);"
+                f" at most {MAX_TOTAL_BYTES} (128 KiB): they are set in every process started from"
+                " this environment",
+            )
+        )
     return tuple(found)
+
+
+def _variable(table: Reader, name: str, text: object) -> tuple[str, str]:
+    refuse = table.at(name)
+    if not _ENV_NAME_RE.fullmatch(name):
+        raise refuse("not an environment variable name (letters, digits, '_'; no leading digit)")
+    if name.upper().startswith("COLABENV_"):
+        raise refuse("COLABENV_* variables are colabenv's own settings")
+    reason = REFUSED_ENV.reason(name)
+    if reason is not None:
+        raise refuse(f"refused: {reason}")
+    if not isinstance(text, str):
+        raise refuse(expected("a string (quote numbers and booleans)", text))
+    if "\x00" in text:
+        raise refuse("value contains a NUL character")
+    if "${" in text:
+        raise refuse("refused: values are set literally, so ${...} would not be expanded")
+    size = environment_bytes(name, text)
+    if size > MAX_VARIABLE_BYTES:
+        raise refuse(
+            f"{name}=... takes {size} bytes in the environment (NAME=value and its NUL);"
+            f" Linux allows one variable at most {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN), and no"
+            ' process could be started with it ("Argument list too long")'
+        )
+    return name, text
+
+
+def leave_room_for_flags(
+    table: Reader, found: Sequence[tuple[str, str]], hook: Sequence[tuple[str, str]]
+) -> None:
+    """The hook puts a flag of its own (a ``+NAME`` pair of ``hook``,
+    :func:`colabenv.seeding.hook_environment`) into ``NAME`` after ``[env]`` is set: an ``[env]``
+    ``NAME`` must leave room for it (a space and the flag) within :data:`MAX_VARIABLE_BYTES`."""
+    values = dict(found)
+    for key, flag in hook:
+        name = key[len(APPEND_PREFIX) :]
+        if not key.startswith(APPEND_PREFIX) or name not in values:
+            continue
+        size = environment_bytes(name, values[name]) + 1 + len(flag.encode("utf-8"))
+        if size > MAX_VARIABLE_BYTES:
+            table.report(
+                table.fail(
+                    name,
+                    f"{name}=... takes {size} bytes in the environment with the {flag} that"
+                    f" [reproducibility] deterministic adds; Linux allows one variable at most"
+                    f" {MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN)",
+                )
+            )
+
+
+def environment_bytes(name: str, value: str) -> int:
+    """What ``NAME=value`` takes in a process's environment: its UTF-8 bytes and a NUL."""
+    return len(name.encode("utf-8")) + 1 + len(value.encode("utf-8")) + 1

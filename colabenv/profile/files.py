@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from colabenv._util import toml
-from colabenv._util.reader import shown
+from colabenv._util.reader import Problems, shown
 from colabenv._util.resources import golden_dir
-from colabenv.errors import ProfileError, UsageError
+from colabenv.errors import ProfileError, ProfileErrors, UsageError
 from colabenv.models.frozen import model
 
 MAX_PROFILE_BYTES = 1 << 20
@@ -41,6 +41,10 @@ class Context:
     def fail(self, key: str | None, problem: str) -> ProfileError:
         suffix = f" (extended by {self.via})" if self.via else ""
         return ProfileError(self.path, key or None, problem + suffix)
+
+    def problems(self) -> Problems[ProfileError]:
+        """Where one read of this file gathers its errors, to raise them together."""
+        return Problems(ProfileError, ProfileErrors)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,7 +210,13 @@ def load_chain(path: Path, check: Callable[[Document, Context], object]) -> list
         extends = document.get("extends")
         if not isinstance(extends, str):
             return layers
-        parent = current.parent / extends
+        parent = parent_file(extends, current)
+        if parent is None:
+            raise context.fail(
+                "extends",
+                f"{shown(extends)} is neither a golden profile ({', '.join(golden_names())})"
+                f" nor a file next to {current.name}",
+            )
         problem = _missing_problem(parent, current)
         if problem is not None:
             raise context.fail("extends", f"{shown(extends)} {problem}")
@@ -217,6 +227,19 @@ def load_chain(path: Path, check: Callable[[Document, Context], object]) -> list
             raise context.fail("extends", f"more than {MAX_EXTENDS_DEPTH} levels of extends")
         context = Context(parent, via=context.via or path.name)
         current = parent
+
+
+def parent_file(extends: str, child: Path) -> Path | None:
+    """The file ``extends`` names in ``child``, by the command line's rule (:func:`find_profile`):
+    a path is relative to ``child``'s folder; a bare name is the golden profile of that name,
+    else a file of that name next to ``child``; None when it is neither."""
+    beside = child.parent / extends
+    if looks_like_path(extends):
+        return beside
+    golden = golden_file(extends)
+    if golden is not None:
+        return golden
+    return beside if present(beside) else None
 
 
 def _missing_problem(path: Path, beside: Path) -> str | None:

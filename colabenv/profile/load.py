@@ -3,15 +3,17 @@
 Pure apart from reading the profile file and the files it ``extends`` (:mod:`.files`); the
 tables are read in :mod:`.sections` through :class:`colabenv._util.reader.Reader`, the rules for one
 value (specifiers, URLs, requirements) are in :mod:`.rules`, and ``[env]``'s in :mod:`.env`.
-Every problem, from an unreadable file to a misspelt key, becomes one :class:`ProfileError`
-naming the file and the key path; nothing else escapes :func:`load_profile`.
+Every problem, from an unreadable file to a misspelt key, becomes a :class:`ProfileError`
+naming the file and the key path; the mistakes one read of a file finds are raised together
+(:class:`~colabenv.errors.ProfileErrors`, a line each); nothing else escapes :func:`load_profile`.
 
 Decisions worth knowing when writing a profile:
 
-- ``extends`` is a path relative to the file. The parent is merged key by key and the child
-  wins; tables merge recursively, lists are replaced. A framework given as a string is short
-  for ``{version = "..."}``, so a child may change only ``variant`` of a parent's framework,
-  and ``false`` switches a parent's framework (or companion) off.
+- ``extends`` names the parent as the command line does: a path is relative to the file, a
+  bare name is a golden profile (else a file of that name next to it). The parent is merged key
+  by key and the child wins; tables merge recursively, lists are replaced. A framework given as
+  a string is short for ``{version = "..."}``, so a child may change only ``variant`` of a
+  parent's framework, and ``false`` switches a parent's framework (or companion) off.
 - ``[packages] requirements`` are PEP 508 strings. pip options (``--index-url ...``) belong in
   ``[install]``. Frameworks and their companions (torch, torchvision, jax, jaxlib, tensorflow
   ...) belong in ``[frameworks]``, where the wheel is chosen for the GPU. A direct reference
@@ -24,7 +26,8 @@ Decisions worth knowing when writing a profile:
 - ``[env]`` names are POSIX names; ``COLABENV_*`` names are colabenv's own settings. Values are
   set literally (``${...}`` is refused: it would not be expanded), and the names the dynamic
   loader, a shell or Python itself read before the ``.pth`` hook runs are refused
-  (:data:`REFUSED_ENV`).
+  (:data:`REFUSED_ENV`). One variable, and all of them together, may take at most what a
+  process's environment can hold (:mod:`.env`): a hook past it would start no process.
 - A bare name (``pytorch``) is a golden profile even when a file of that name is in the current
   directory; a path (``./pytorch``, ``team.toml``, ``profiles/x``) is a file.
 """

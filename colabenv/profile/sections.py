@@ -7,8 +7,9 @@ what its parent gives) and the merged profile alike, through one
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -36,6 +37,7 @@ from colabenv.models import (
 )
 from colabenv.profile import env, rules
 from colabenv.profile.files import NAME_PATTERN, Context
+from colabenv.seeding import hook_environment
 
 SCHEMA_VERSION = 1
 MAX_NAME_LENGTH = 64
@@ -89,45 +91,71 @@ _VARIANT_PATTERNS: dict[Framework, tuple[str, str]] = {
 
 
 def build(document: Mapping[str, object], context: Context, partial: bool = False) -> Profile:
-    """Validate one document (a single file when ``partial``, else the merged profile)."""
-    doc = Reader(document, context.fail)
+    """Validate one document (a single file when ``partial``, else the merged profile); every
+    problem found is reported, together (:class:`~colabenv._util.reader.Problems`)."""
+    problems = context.problems()
+    doc = Reader(document, context.fail, problems=problems)
+    attempt = doc.attempt
     doc.allow(*TOP_KEYS)
     if "schema" in document:
-        schema = document["schema"]
-        if isinstance(schema, bool) or not isinstance(schema, int):
-            raise doc.fail("schema", expected("the integer 1", schema))
-        if schema != SCHEMA_VERSION:
-            raise doc.fail("schema", f"schema {schema} is not supported (this colabenv reads schema 1)")
+        attempt(lambda: _schema(doc), None)
     name = ""
     if "name" in document or not partial:
-        name = doc.text("name", empty=True)
-        if not re.fullmatch(NAME_PATTERN, name) or len(name) > MAX_NAME_LENGTH:
-            raise doc.fail(
-                "name",
-                f"{shown(name)} is not a profile name (letters, digits, '.', "
-                f"'_', '-'; at most {MAX_NAME_LENGTH})",
-            )
+        name = attempt(lambda: _name(doc), "")
     if "extends" in document:
-        _extends(doc)
+        attempt(lambda: _extends(doc), "")
     python = None
     if "python" in document:
-        python = rules.specifier(document["python"], doc.at("python"))
+        python = attempt(lambda: rules.specifier(document["python"], doc.at("python")), None)
+    description = attempt(lambda: _description(doc), "")
+    frameworks: tuple[FrameworkRequest, ...] = attempt(lambda: _frameworks(doc.sub("frameworks")), ())
+    requirements: tuple[Requirement, ...] = attempt(lambda: _requirements(doc.sub("packages")), ())
+    apt: tuple[str, ...] = attempt(lambda: _apt(doc.sub("apt")), ())
+    variables: tuple[tuple[str, str], ...] = attempt(lambda: env.variables(doc.sub("env")), ())
+    install = attempt(lambda: _install(doc.sub("install")), InstallSettings())
+    verify = attempt(lambda: _verify(doc.sub("verify")), VerifySettings())
+    reproducibility = attempt(lambda: _reproducibility(doc.sub("reproducibility")), Reproducibility())
+    if not partial:
+        hook = hook_environment(reproducibility)
+        attempt(lambda: env.leave_room_for_flags(doc.sub("env"), variables, hook), None)
+    no_catalog: tuple[tuple[Path, ...], bool] = ((), False)
+    catalog_paths, allow_unconfirmed = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
+    problems.raise_found()
     return Profile(
         name=name,
-        description=_description(doc),
+        description=description,
         path=context.path,
         content_hash="",
         python=python,
-        frameworks=_frameworks(doc.sub("frameworks")),
-        requirements=_requirements(doc.sub("packages")),
-        apt=_apt(doc.sub("apt")),
-        env=env.variables(doc.sub("env")),
-        install=_install(doc.sub("install")),
-        verify=_verify(doc.sub("verify")),
-        reproducibility=_reproducibility(doc.sub("reproducibility")),
-        catalog_paths=tuple(Path(p) for p in _catalog_paths(doc.sub("catalog"))),
-        allow_unconfirmed=doc.sub("catalog").flag("allow_unconfirmed", False),
+        frameworks=frameworks,
+        requirements=requirements,
+        apt=apt,
+        env=variables,
+        install=install,
+        verify=verify,
+        reproducibility=reproducibility,
+        catalog_paths=catalog_paths,
+        allow_unconfirmed=allow_unconfirmed,
     )
+
+
+def _schema(doc: Reader) -> None:
+    schema = doc.data["schema"]
+    if isinstance(schema, bool) or not isinstance(schema, int):
+        raise doc.fail("schema", expected("the integer 1", schema))
+    if schema != SCHEMA_VERSION:
+        raise doc.fail("schema", f"schema {schema} is not supported (this colabenv reads schema 1)")
+
+
+def _name(doc: Reader) -> str:
+    name = doc.text("name", empty=True)
+    if not re.fullmatch(NAME_PATTERN, name) or len(name) > MAX_NAME_LENGTH:
+        raise doc.fail(
+            "name",
+            f"{shown(name)} is not a profile name (letters, digits, '.', "
+            f"'_', '-'; at most {MAX_NAME_LENGTH})",
+        )
+    return name
 
 
 def _description(doc: Reader) -> str:
@@ -142,7 +170,7 @@ def _description(doc: Reader) -> str:
 def _extends(doc: Reader) -> str:
     text = doc.text("extends", empty=True)
     if not text.strip() or "\x00" in text:
-        raise doc.fail("extends", "expected the path of another profile file")
+        raise doc.fail("extends", "expected a golden profile's name or the path of another profile file")
     if Path(text).is_absolute():
         raise doc.fail("extends", f"{shown(text)} must be a path relative to this file")
     return text
@@ -157,7 +185,7 @@ def _frameworks(table: Reader) -> tuple[FrameworkRequest, ...]:
     requests = []
     for framework in Framework:
         if framework.value in table.data:
-            request = _framework(framework, table)
+            request = table.attempt(functools.partial(_framework, framework, table), None)
             if request is not None:
                 requests.append(request)
     return tuple(requests)
@@ -178,34 +206,48 @@ def _framework(framework: Framework, frameworks: Reader) -> FrameworkRequest | N
             key, expected('a version specifier, "*", false, or a table with version', value)
         )
     table = frameworks.child(value, key)
-    specifier = rules.specifier(value.get("version", "*"), table.at("version"))
+    specifier = table.attempt(
+        lambda: rules.specifier(value.get("version", "*"), table.at("version")), SpecifierSet()
+    )
     variant = None
     if "variant" in value:
-        variant = table.text("variant", empty=True)
-        pattern, examples = _VARIANT_PATTERNS[framework]
-        if not re.fullmatch(pattern, variant):
-            raise table.fail("variant", f"{shown(variant)} is not a {framework} variant ({examples})")
+        variant = table.attempt(lambda: _variant(framework, table), None)
     companions: dict[NormalizedName, SpecifierSet] = {}
-    for name, companion in value.items():
-        if name in FRAMEWORK_TABLE_KEYS:
-            continue
-        problem = _companion_name_problem(framework, name)
-        if problem is not None:
-            raise table.fail(name, problem)
-        canonical = canonicalize_name(name)
-        if canonical in companions:
-            raise table.fail(name, f"companion {canonical!r} given twice")
-        if companion is False:
-            continue
-        if isinstance(companion, dict):
-            raise table.fail(name, unknown(name, FRAMEWORK_TABLE_KEYS))
-        companions[canonical] = rules.specifier(companion, table.at(name))
+    for name in value:
+        if name not in FRAMEWORK_TABLE_KEYS:
+            table.attempt(functools.partial(_companion, framework, table, name, companions), None)
     return FrameworkRequest(
         framework=framework,
         specifier=specifier,
         variant=variant,
         companions=tuple(sorted(companions.items())),
     )
+
+
+def _variant(framework: Framework, table: Reader) -> str:
+    variant = table.text("variant", empty=True)
+    pattern, examples = _VARIANT_PATTERNS[framework]
+    if not re.fullmatch(pattern, variant):
+        raise table.fail("variant", f"{shown(variant)} is not a {framework} variant ({examples})")
+    return variant
+
+
+def _companion(
+    framework: Framework, table: Reader, name: str, companions: dict[NormalizedName, SpecifierSet]
+) -> None:
+    """One companion key of a framework table, into ``companions`` (``false``: none)."""
+    problem = _companion_name_problem(framework, name)
+    if problem is not None:
+        raise table.fail(name, problem)
+    canonical = canonicalize_name(name)
+    if canonical in companions:
+        raise table.fail(name, f"companion {canonical!r} given twice")
+    companion = table.data[name]
+    if companion is False:
+        return
+    if isinstance(companion, dict):
+        raise table.fail(name, unknown(name, FRAMEWORK_TABLE_KEYS))
+    companions[canonical] = rules.specifier(companion, table.at(name))
 
 
 def _companion_name_problem(framework: Framework, name: str) -> str | None:
@@ -227,17 +269,38 @@ def _companion_name_problem(framework: Framework, name: str) -> str | None:
 # [packages], [apt]
 
 
+def _array(table: Reader, name: str) -> list[object]:
+    """The array ``name`` of strings (empty when absent), its items as they are."""
+    items = table.data.get(name, [])
+    if not isinstance(items, list):
+        raise table.fail(name, table.expected("an array of strings", items))
+    return items
+
+
+def _strings(table: Reader, name: str, items: list[object]) -> Iterator[tuple[int, str]]:
+    """The strings of ``items``, the array ``name``, with their indexes; an item that is not a
+    string is reported (in its turn) and left out."""
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            yield index, item
+        else:
+            table.report(table.fail(name, expected("a string", item), index=index))
+
+
 def _requirements(table: Reader) -> tuple[Requirement, ...]:
     table.allow(*PACKAGES_KEYS)
     seen: dict[tuple[NormalizedName, str], int] = {}
     requirements = []
-    for index, text in enumerate(table.text_list("requirements")):
+    for index, text in _strings(table, "requirements", _array(table, "requirements")):
         refuse = table.at("requirements", index)
-        requirement = rules.requirement(text, refuse)
+        requirement = table.attempt(functools.partial(rules.requirement, text, refuse), None)
+        if requirement is None:
+            continue
         canonical = canonicalize_name(requirement.name)
         marker = str(requirement.marker) if requirement.marker else ""
         if (canonical, marker) in seen:
-            raise refuse(f"duplicate requirement {canonical!r} (also at [{seen[canonical, marker]}])")
+            table.report(refuse(f"duplicate requirement {canonical!r} (also at [{seen[canonical, marker]}])"))
+            continue
         seen[canonical, marker] = index
         requirements.append(requirement)
     return tuple(requirements)
@@ -247,16 +310,21 @@ def _apt(table: Reader) -> tuple[str, ...]:
     table.allow(*APT_KEYS)
     seen: dict[str, int] = {}
     packages = []
-    listed = table.text_list("packages")
+    listed = _array(table, "packages")
     if len(listed) > MAX_APT_PACKAGES:
-        raise table.at("packages")(
-            f"{len(listed)} apt packages; at most {MAX_APT_PACKAGES} (apt-get gets them in its argv)"
+        table.report(
+            table.at("packages")(
+                f"{len(listed)} apt packages; at most {MAX_APT_PACKAGES} (apt-get gets them in its argv)"
+            )
         )
-    for index, text in enumerate(listed):
+    for index, text in _strings(table, "packages", listed):
         refuse = table.at("packages", index)
-        name = rules.apt_package(text, refuse)
+        name = table.attempt(functools.partial(rules.apt_package, text, refuse), None)
+        if name is None:
+            continue
         if name in seen:
-            raise refuse(f"duplicate apt package {name!r} (also at [{seen[name]}])")
+            table.report(refuse(f"duplicate apt package {name!r} (also at [{seen[name]}])"))
+            continue
         seen[name] = index
         packages.append(text)
     return tuple(packages)
@@ -270,21 +338,19 @@ def _install(table: Reader) -> InstallSettings:
     table.allow(*INSTALL_KEYS)
     installer = Installer.AUTO
     if "installer" in table.data:
-        text = table.text("installer", empty=True)
-        choices = [i.value for i in Installer]
-        if text not in choices:
-            raise table.fail("installer", unknown(text, choices, "installer"))
-        installer = Installer(text)
+        installer = table.attempt(lambda: _installer(table), Installer.AUTO)
     urls: dict[str, str | None] = {}
     for name in ("index_url", "pytorch_index_url"):
-        given = table.opt_text(name, empty=True)
-        urls[name] = None if given is None else rules.url(given, table.at(name), rules.INDEX_URL_SCHEMES)
+        urls[name] = table.attempt(functools.partial(_index_url, table, name), None)
     extra: list[str] = []
-    for index, url in enumerate(table.text_list("extra_index_urls")):
+    for index, url in _strings(table, "extra_index_urls", _array(table, "extra_index_urls")):
         refuse = table.at("extra_index_urls", index)
-        rules.url(url, refuse, rules.INDEX_URL_SCHEMES)
+        checked = table.attempt(functools.partial(rules.url, url, refuse, rules.INDEX_URL_SCHEMES), None)
+        if checked is None:
+            continue
         if url in extra:
-            raise refuse("duplicate extra index URL")
+            table.report(refuse("duplicate extra index URL"))
+            continue
         extra.append(url)
     return InstallSettings(
         installer=installer,
@@ -294,6 +360,19 @@ def _install(table: Reader) -> InstallSettings:
     )
 
 
+def _installer(table: Reader) -> Installer:
+    text = table.text("installer", empty=True)
+    choices = [i.value for i in Installer]
+    if text not in choices:
+        raise table.fail("installer", unknown(text, choices, "installer"))
+    return Installer(text)
+
+
+def _index_url(table: Reader, name: str) -> str | None:
+    given = table.opt_text(name, empty=True)
+    return None if given is None else rules.url(given, table.at(name), rules.INDEX_URL_SCHEMES)
+
+
 # ---------------------------------------------------------------------------------------------
 # [verify], [reproducibility], [catalog]
 
@@ -301,40 +380,55 @@ def _install(table: Reader) -> InstallSettings:
 def _verify(table: Reader) -> VerifySettings:
     table.allow(*VERIFY_KEYS)
     defaults = VerifySettings()
-    smoke: tuple[Framework, ...] | None = None
-    if "smoke" in table.data:
-        chosen: list[Framework] = []
-        known = [f.value for f in Framework]
-        for index, text in enumerate(table.text_list("smoke")):
-            if text not in known:
-                raise table.fail("smoke", unknown(text, known, "framework"), index=index)
-            if Framework(text) in chosen:
-                raise table.fail("smoke", f"{text} listed twice", index=index)
-            chosen.append(Framework(text))
-        smoke = tuple(chosen)
+    attempt = table.attempt
+    smoke = attempt(lambda: _smoke(table), None) if "smoke" in table.data else None
+    read_all = attempt(lambda: _throughput(table, "min_read_mib_s"), None)
+    write_all = attempt(lambda: _throughput(table, "min_write_mib_s"), None)
     return VerifySettings(
         smoke=smoke,
-        require_gpu=table.flag("require_gpu", defaults.require_gpu),
-        min_free_vram_gib=_gib(table, "min_free_vram_gib"),
-        timeout_s=table.number(
-            "timeout_s",
-            low=0,
-            high=MAX_TIMEOUT_S,
-            above_low=True,
-            unit=" s, a day",
-            default=defaults.timeout_s,
+        require_gpu=attempt(lambda: table.flag("require_gpu", defaults.require_gpu), defaults.require_gpu),
+        min_free_vram_gib=attempt(lambda: _gib(table, "min_free_vram_gib"), None),
+        timeout_s=attempt(
+            lambda: table.number(
+                "timeout_s",
+                low=0,
+                high=MAX_TIMEOUT_S,
+                above_low=True,
+                unit=" s, a day",
+                default=defaults.timeout_s,
+            ),
+            defaults.timeout_s,
         ),
-        io=_io_checks(table, _throughput(table, "min_read_mib_s"), _throughput(table, "min_write_mib_s")),
-        io_size_mib=table.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=defaults.io_size_mib),
-        min_free_ram_gib=_gib(table, "min_free_ram_gib"),
-        max_other_vram_share=table.number(
-            "max_other_vram_share",
-            low=0,
-            high=1.0,
-            unit=" (a share of 1)",
-            default=defaults.max_other_vram_share,
+        io=attempt(lambda: _io_checks(table, read_all, write_all), ()),
+        io_size_mib=attempt(
+            lambda: table.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=defaults.io_size_mib),
+            defaults.io_size_mib,
+        ),
+        min_free_ram_gib=attempt(lambda: _gib(table, "min_free_ram_gib"), None),
+        max_other_vram_share=attempt(
+            lambda: table.number(
+                "max_other_vram_share",
+                low=0,
+                high=1.0,
+                unit=" (a share of 1)",
+                default=defaults.max_other_vram_share,
+            ),
+            defaults.max_other_vram_share,
         ),
     )
+
+
+def _smoke(table: Reader) -> tuple[Framework, ...]:
+    chosen: list[Framework] = []
+    known = [f.value for f in Framework]
+    for index, text in _strings(table, "smoke", _array(table, "smoke")):
+        if text not in known:
+            table.report(table.fail("smoke", unknown(text, known, "framework"), index=index))
+        elif Framework(text) in chosen:
+            table.report(table.fail("smoke", f"{text} listed twice", index=index))
+        else:
+            chosen.append(Framework(text))
+    return tuple(chosen)
 
 
 def _optional_number(table: Reader, name: str, *, low: float, high: float, unit: str) -> float | None:
@@ -359,27 +453,41 @@ def _io_checks(table: Reader, read_all: float | None, write_all: float | None) -
         raise table.fail("io_paths", f"more than {MAX_IO_PATHS} paths")
     checks: list[IoCheck] = []
     for index, item in enumerate(value):
-        read, write = read_all, write_all
-        if isinstance(item, dict):
-            own = table.child(item, "io_paths", index)
-            own.allow(*IO_PATH_KEYS)
-            if "path" not in item:
-                raise table.fail("io_paths", "missing path", index=index)
-            text = own.text("path", empty=True)
-            read = _first(_throughput(own, "min_read_mib_s"), read)
-            write = _first(_throughput(own, "min_write_mib_s"), write)
-            refuse = own.at("path")
-        elif isinstance(item, str):
-            text, refuse = item, table.at("io_paths", index)
-        else:
-            raise table.fail("io_paths", expected("a path or a table with path", item), index=index)
-        problem = path_problem(text)
-        if problem is not None:
-            raise refuse(problem)
-        if any(check.path == text for check in checks):
-            raise refuse(f"{shown(text)} listed twice")
-        checks.append(IoCheck(text, read, write))
+        check = table.attempt(functools.partial(_io_check, table, index, item, read_all, write_all), None)
+        if check is None:
+            continue
+        if any(seen.path == check.path for seen in checks):
+            where = table.at("io_paths", index)
+            if isinstance(item, dict):
+                where = table.child(item, "io_paths", index).at("path")
+            table.report(where(f"{shown(check.path)} listed twice"))
+            continue
+        checks.append(check)
     return tuple(checks)
+
+
+def _io_check(
+    table: Reader, index: int, item: object, read_all: float | None, write_all: float | None
+) -> IoCheck:
+    """One item of ``io_paths``: a path, or a table with its own thresholds."""
+    read, write = read_all, write_all
+    if isinstance(item, dict):
+        own = table.child(item, "io_paths", index)
+        own.allow(*IO_PATH_KEYS)
+        if "path" not in item:
+            raise table.fail("io_paths", "missing path", index=index)
+        text = own.text("path", empty=True)
+        read = _first(own.attempt(lambda: _throughput(own, "min_read_mib_s"), None), read)
+        write = _first(own.attempt(lambda: _throughput(own, "min_write_mib_s"), None), write)
+        refuse = own.at("path")
+    elif isinstance(item, str):
+        text, refuse = item, table.at("io_paths", index)
+    else:
+        raise table.fail("io_paths", expected("a path or a table with path", item), index=index)
+    problem = path_problem(text)
+    if problem is not None:
+        raise refuse(problem)
+    return IoCheck(text, read, write)
 
 
 def _first(own: float | None, shared: float | None) -> float | None:
@@ -391,21 +499,32 @@ def _reproducibility(table: Reader) -> Reproducibility:
     table.allow(*REPRODUCIBILITY_KEYS)
     seed = None
     if "seed" in table.data:
-        seed = table.integer("seed", low=0, high=MAX_SEED)
-    return Reproducibility(seed=seed, deterministic=table.flag("deterministic", False))
+        seed = table.attempt(lambda: table.integer("seed", low=0, high=MAX_SEED), None)
+    deterministic = table.attempt(lambda: table.flag("deterministic", False), False)
+    return Reproducibility(seed=seed, deterministic=deterministic)
+
+
+def _catalog(table: Reader) -> tuple[tuple[Path, ...], bool]:
+    """``[catalog]``: the overlay folders, and whether unconfirmed builds are allowed."""
+    table.allow(*CATALOG_KEYS)
+    paths: list[str] = table.attempt(lambda: _catalog_paths(table), [])
+    allow_unconfirmed = table.attempt(lambda: table.flag("allow_unconfirmed", False), False)
+    return tuple(Path(p) for p in paths), allow_unconfirmed
 
 
 def _catalog_paths(table: Reader) -> list[str]:
     """``[catalog] paths``: folders of catalog overlay files, relative to the profile file."""
-    table.allow(*CATALOG_KEYS)
-    paths = table.text_list("paths")
-    if len(paths) > MAX_CATALOG_PATHS:
+    listed = _array(table, "paths")
+    if len(listed) > MAX_CATALOG_PATHS:
         raise table.fail("paths", f"more than {MAX_CATALOG_PATHS} folders")
-    for index, text in enumerate(paths):
+    paths = []
+    for index, text in _strings(table, "paths", listed):
         if not text.strip() or "\x00" in text or not text.isprintable():
-            raise table.fail("paths", "expected a folder path", index=index)
-        if Path(text).is_absolute():
-            raise table.fail(
-                "paths", f"{shown(text)} must be a path relative to the profile file", index=index
+            table.report(table.fail("paths", "expected a folder path", index=index))
+        elif Path(text).is_absolute():
+            table.report(
+                table.fail("paths", f"{shown(text)} must be a path relative to the profile file", index=index)
             )
+        else:
+            paths.append(text)
     return paths

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from colabenv._util.reader import Reader, quoted, shown
+from colabenv._util.reader import MAX_PROBLEMS, Problems, Reader, quoted, shown
 from colabenv.errors import ColabenvError
 
 
@@ -199,3 +200,70 @@ def test_a_pylock_header_is_read_with_key_paths(old: str, new: str, message: str
     with pytest.raises(LockError) as info:
         parse_lock(text.replace(old, new), Path("pylock.toml"))
     assert str(info.value).startswith(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Problems: every mistake of one read
+
+
+class Several(Refused):
+    def __init__(self, errors: Sequence[Refused], more: int) -> None:
+        super().__init__(None, "; ".join(e.message for e in errors) + (f"; +{more}" if more else ""))
+        self.errors = list(errors)
+        self.more = more
+
+
+def gathering(data: dict[str, Any], limit: int = MAX_PROBLEMS) -> tuple[Reader, Problems[Refused]]:
+    problems = Problems(Refused, Several, limit)
+    return Reader(data, Refused, problems=problems), problems
+
+
+def test_a_gathering_reader_reports_every_unknown_key_and_every_failed_check() -> None:
+    table, problems = gathering({"a": 1, "nmae": "x", "zz": 2, "sub": {"verison": 3, "n": "one"}})
+    table.allow("a", "name", "sub")
+    sub = table.sub("sub")
+    sub.allow("version", "n")
+    assert sub.attempt(lambda: sub.integer("n"), 7) == 7
+    assert table.attempt(lambda: table.integer("a"), 0) == 1
+    error = refusal(problems.raise_found)
+    assert isinstance(error, Several) and error.more == 0
+    assert [(e.key, e.problem) for e in error.errors] == [
+        ("nmae", "unknown key (did you mean 'name'?)"),
+        ("zz", "unknown key (expected one of: a, name, sub)"),
+        ("sub.verison", "unknown key (did you mean 'version'?)"),
+        ("sub.n", "expected a whole number, got a string"),
+    ]
+
+
+def test_one_problem_is_raised_as_itself_and_none_raises_nothing() -> None:
+    table, problems = gathering({"n": "one"})
+    problems.raise_found()
+    table.attempt(lambda: table.integer("n"), 0)
+    table.attempt(lambda: table.integer("n"), 0)  # the same message: recorded once
+    error = refusal(problems.raise_found)
+    assert type(error) is Refused and str(error) == "n: expected a whole number, got a string"
+
+
+def test_past_the_limit_problems_are_counted_not_kept() -> None:
+    table, problems = gathering({f"k{n}": n for n in range(7)}, limit=3)
+    table.allow()
+    error = refusal(problems.raise_found)
+    assert isinstance(error, Several)
+    assert [e.key for e in error.errors] == ["k0", "k1", "k2"] and error.more == 4
+    assert problems.count == 7 and MAX_PROBLEMS == 20
+
+
+def test_an_error_of_another_kind_is_not_gathered() -> None:
+    class Other(ColabenvError):
+        pass
+
+    table, problems = gathering({})
+
+    def other() -> int:
+        raise Other("not a refusal of this document")
+
+    with pytest.raises(Other):
+        table.attempt(other, 0)
+    with pytest.raises(Other):
+        problems.report(Other("neither"))
+    assert problems.count == 0

@@ -192,3 +192,23 @@ def test_golden_profile_resolves_with_the_shipped_catalog(
         assert (variants["tensorflow"], variants["jax"]) == ("and-cuda", "cuda12")
     if name == "cpu-only":
         assert {v["variant"] for v in resolution["frameworks"].values()} == {"cpu"}
+
+
+def test_every_mistake_of_a_profile_is_printed_and_exits_2(runner: Runner, tmp_path: Path) -> None:
+    profile = tmp_path / "team.toml"
+    profile.write_text(
+        'name = "team"\n[frameworks]\ntorch = "2.x"\n[env]\nLD_PRELOAD = "/x.so"\n[verify]\ntimeout_s = 0\n'
+    )
+    lines = [
+        'team.toml: frameworks.torch: "2.x" is not a version specifier (examples: ">=2.5,<2.7",'
+        ' "==2.6.*", "*")',
+        "team.toml: env.LD_PRELOAD: refused: the dynamic loader and the C library read it when a"
+        " process starts, before Python runs: from the .pth hook it does nothing here and injects"
+        " into every child process",
+        "team.toml: verify.timeout_s: must be more than 0",
+    ]
+    for args in (("profiles", "check", profile), ("render", profile, "--cpu", "-o", tmp_path / "s.sh")):
+        result = runner(*args)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.splitlines() == ["colabenv: " + lines[0], *lines[1:]]
+    assert not (tmp_path / "s.sh").exists()

@@ -329,13 +329,33 @@ def test_unset_index_variable_stops_the_script_before_apt(
 
 
 def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, runner: Runner) -> None:
-    """Every list reaches the helper and the installer in a file. Three profile files of just
-    under the 1 MiB a file may have, joined by ``extends``, hold [env] values and requirements
-    that add up to more than the kernel's argv limit: the script runs to its end (requirements
-    whose markers exclude this host), or to an install that fails for the installer's reason
-    (requirements that exist nowhere)."""
-    limit = os.sysconf("SC_ARG_MAX")
-    big = 900_000
+    """Every list reaches the helper and the installer in a file. Profile files joined by
+    ``extends`` hold [env] values (as large as [env] may hold together) and requirements (just
+    under the 1 MiB a file may have) that add up to more than the argv limit of the script's
+    processes (a quarter of their stack limit, lowered to 3 MiB): the script runs to its end
+    (requirements whose markers exclude this host), or to an install that fails for the
+    installer's reason (requirements that exist nowhere). A process started from the restarted
+    interpreter, which the hook gave the [env] values, starts."""
+    import resource
+
+    stack = 3 << 20
+    limit = stack // 4
+
+    def small_stack() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+    def run(host: Host, script: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(script)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=host.env(UV_OFFLINE="1"),
+            stdin=subprocess.DEVNULL,
+            preexec_fn=small_stack,
+        )
+
+    big = 65_000
     (tmp_path / "env-a.toml").write_text(f'name = "a"\n[env]\nBIG_A = "{"a" * big}"\n')
     (tmp_path / "env-b.toml").write_text(
         f'name = "b"\nextends = "env-a.toml"\n[env]\nBIG_B = "{"b" * big}"\n'
@@ -362,14 +382,16 @@ def test_a_profile_past_the_argv_limit_runs(tmp_path: Path, runner: Runner) -> N
         )
         assert done.returncode == 0, done.stderr
 
-    finished = host.run(tmp_path / "excluded.sh", UV_OFFLINE="1")
+    finished = run(host, tmp_path / "excluded.sh")
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stdout.splitlines()[-1] == "COLABENV: restart required"
     marker = host.marker()
     assert marker is not None and len(marker["requirements"]) == 1000  # type: ignore[arg-type]
-    assert host.new_interpreter("import os; print(len(os.environ['BIG_B']))") == f"{big}\n"
+    child = "import os; print(len(os.environ['BIG_A']), len(os.environ['BIG_B']))"
+    started = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+    assert host.new_interpreter(started) == f"{big} {big}\n"
 
-    failed = host.run(tmp_path / "unmet.sh", UV_OFFLINE="1")
+    failed = run(host, tmp_path / "unmet.sh")
     output = failed.stdout + failed.stderr
     assert "Argument list too long" not in output
     assert "cannot use the state directory" not in output

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
+from colabenv._util.reader import MAX_PROBLEMS
 from colabenv._util.resources import golden_dir
 from colabenv.errors import ColabenvError, ProfileError, UsageError
 from colabenv.models import Framework, FrameworkRequest, Installer, InstallSettings, Profile, VerifySettings
@@ -297,6 +298,53 @@ def test_extends_a_directory(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     error = refused(write(tmp_path, "c.toml", 'name = "c"\nextends = "sub"\n'))
     assert error.path == tmp_path / "sub" and "directory" in str(error)
+
+
+def test_extends_a_bare_name_is_the_shipped_golden_profile(tmp_path: Path) -> None:
+    """A team's profile outside this repository extends a golden one by its name, as the
+    command line names it; a file of that name beside it does not shadow it."""
+    team = tmp_path / "team-repo"
+    team.mkdir()
+    write(team, "jax.toml", 'name = "not-golden"\n')
+    child = write(team, "t.toml", 'name = "team"\nextends = "jax"\n[packages]\nrequirements = ["optax"]\n')
+    assert not str(child.resolve()).startswith(str(REPO))
+    golden = load_profile(golden_path("jax"))
+    profile = load_profile(child)
+    assert profile.name == "team"
+    assert profile.frameworks == golden.frameworks and profile.frameworks
+    assert profile.description == golden.description
+    assert [str(r) for r in profile.requirements] == ["optax"]
+
+
+def test_the_readme_profile_loads_from_a_team_repository(tmp_path: Path) -> None:
+    """The README's example, saved in a team's own repository, extends what it says."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = readme.split("## A profile", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    team = tmp_path / "team-repo" / "profiles"
+    team.mkdir(parents=True)
+    profile = load_profile(write(team, "my-project.toml", example))
+    assert profile.name == "my-project"
+    assert profile.description == load_profile(golden_path("pytorch")).description
+
+
+def test_extends_a_path_is_a_file_even_with_a_golden_name(tmp_path: Path) -> None:
+    write(tmp_path, "jax", 'name = "beside"\ndescription = "a file called jax"\n')
+    write(tmp_path, "jax.toml", 'name = "beside-toml"\ndescription = "a file called jax.toml"\n')
+    for extends, description in (("./jax", "a file called jax"), ("jax.toml", "a file called jax.toml")):
+        child = write(tmp_path, "c.toml", f'name = "c"\nextends = "{extends}"\n')
+        assert load_profile(child).description == description
+    write(tmp_path, "team-base", 'name = "team-base"\ndescription = "a bare name that is no golden"\n')
+    child = write(tmp_path, "c.toml", 'name = "c"\nextends = "team-base"\n')
+    assert load_profile(child).description == "a bare name that is no golden"
+
+
+def test_extends_a_bare_name_that_is_nothing_lists_the_golden_names(tmp_path: Path) -> None:
+    error = refused(write(tmp_path, "t.toml", 'name = "t"\nextends = "jaxx"\n'))
+    names = ", ".join(golden_names())
+    assert str(error) == (
+        f't.toml: extends: "jaxx" is neither a golden profile ({names}) nor a file next to t.toml'
+    )
+    assert error.key == "extends" and "jax" in golden_names()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -671,6 +719,81 @@ def test_malformed_corpus_errors_are_profile_errors() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Every mistake of one read, together
+
+
+def test_every_mistake_is_reported_one_line_each(tmp_path: Path) -> None:
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            'name = "t"\npythn = ">=3.10"\n[frameworks]\ntorch = "2.x"\n'
+            '[env]\nPATH = "/opt"\nOK = "1"\n[verify]\ntimeout_s = -1\nrequire_gpu = "yes"\n',
+        )
+    )
+    assert str(error).split("\n") == [
+        "t.toml: pythn: unknown key (did you mean 'python'?)",
+        't.toml: frameworks.torch: "2.x" is not a version specifier (examples: ">=2.5,<2.7", "==2.6.*", "*")',
+        "t.toml: env.PATH: refused: it is read before Python starts and by every child process, and"
+        " the .pth hook sets it literally (no ${...}): it cannot work from there",
+        "t.toml: verify.require_gpu: expected true or false, got a string",
+        "t.toml: verify.timeout_s: must be more than 0",
+    ]
+    assert isinstance(error, ProfileError) and error.exit_code == 2
+    assert (error.path, error.key) == (tmp_path / "t.toml", "pythn")
+
+
+def test_several_mistakes_in_one_table_and_one_list_each_get_a_line(tmp_path: Path) -> None:
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            'name = "t"\n[packages]\nrequirements = ["ok", "--index-url x", 3, "ok", "torch"]\n'
+            '[apt]\npackages = ["Curl", "curl", "curl"]\n',
+        )
+    )
+    assert [line.split(": ")[1] for line in str(error).split("\n")] == [
+        "packages.requirements[1]",
+        "packages.requirements[2]",
+        "packages.requirements[3]",
+        "packages.requirements[4]",
+        "apt.packages[0]",
+        "apt.packages[2]",
+    ]
+
+
+def test_past_twenty_mistakes_the_rest_are_counted(tmp_path: Path) -> None:
+    bad_env = "".join(f'{n}X = "a"\n' for n in range(10))
+    bad_apt = ", ".join(f'"Bad{n}"' for n in range(10))
+    bad_requirements = ", ".join(f'"-r req{n}.txt"' for n in range(5))
+    error = refused(
+        write(
+            tmp_path,
+            "t.toml",
+            f'name = "t"\n[packages]\nrequirements = [{bad_requirements}]\n'
+            f"[apt]\npackages = [{bad_apt}]\n[env]\n{bad_env}",
+        )
+    )
+    lines = str(error).split("\n")
+    assert len(lines) == 21 and lines[-1] == "... and 5 more"
+    keys = [line.split(": ")[1] for line in lines[:-1]]
+    assert keys == [f"packages.requirements[{n}]" for n in range(5)] + [
+        f"apt.packages[{n}]" for n in range(10)
+    ] + [f"env.{n}X" for n in range(5)]
+    assert all(line.startswith("t.toml: ") for line in lines[:-1])
+
+
+def test_mistakes_in_a_parent_are_reported_before_its_child_is_merged(tmp_path: Path) -> None:
+    write(tmp_path, "base.toml", 'name = "b"\npython = "3"\n[verify]\nsmoke = ["torch", "torch"]\n')
+    error = refused(write(tmp_path, "child.toml", 'name = "c"\nextends = "base.toml"\n'))
+    assert str(error) == (
+        'base.toml: python: "3" is not a version specifier (did you mean "==3" or "==3.*"?)'
+        " (extended by child.toml)\n"
+        "base.toml: verify.smoke[1]: torch listed twice (extended by child.toml)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Golden profiles and lookup
 
 
@@ -766,8 +889,16 @@ def _check_outcome(data: bytes) -> None:
             profile = load_profile(path)
         except ProfileError as error:
             event(f"error at {error.key or 'file level'}")
-            assert "\n" not in str(error)
-            assert str(error).startswith("fuzz.toml: ") or "extended by fuzz.toml" in str(error)
+            lines = str(error).split("\n")
+            event(f"{min(len(lines), 3)} or more lines" if len(lines) >= 3 else f"{len(lines)} line(s)")
+            if lines[-1].startswith("... and "):
+                assert len(lines) == MAX_PROBLEMS + 1
+                lines.pop()
+            assert 1 <= len(lines) <= MAX_PROBLEMS
+            assert len(set(lines)) == len(lines)
+            for line in lines:
+                assert line.startswith("fuzz.toml: ") or "extended by fuzz.toml" in line
+                assert line.isprintable()
             return
         event("valid profile")
         assert isinstance(profile, Profile)
