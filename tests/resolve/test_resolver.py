@@ -811,3 +811,20 @@ def test_python_refusals_name_the_full_version_and_the_companion(tmp_path: Path)
     message = str(caught.value)
     assert "no wheel for Python 3.14.1" in message
     assert "torchvision 0.3.0, which has no wheel for Python 3.14.1" in message
+
+
+def test_shipped_torchvision_has_no_wheel_for_python_3_14_1(tmp_path: Path) -> None:
+    """torchvision 0.26.0 and later declare Requires-Python >=3.10,!=3.14.1 (pytorch/vision#9317):
+    on 3.14.1 a profile that wants torchvision gets the newest torch whose torchvision installs."""
+    path = tmp_path / "tv.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", torchvision = "*" }\n')
+    profile = load_profile(path)
+    on_3141 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
+    (choice,) = on_3141.choices
+    assert choice.release < Version("2.11")
+    assert any(r.startswith("torchvision==0.25.") for r in choice.requirements)
+    on_3142 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
+    assert on_3142.choices[0].release >= Version("2.14")
+    target = _target("580.95.05", "13.0", ("8.0",), "3.14.1")
+    alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, shipped_catalog())
+    assert alone.choices[0].release >= Version("2.14")
