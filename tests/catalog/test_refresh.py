@@ -105,10 +105,15 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
     releases = {str(r.version): r for r in overlay.releases}
     new = releases["9.2.0"]
     assert new.default_variant == "cu132"
-    assert new.python == SpecifierSet(">=3.12,<3.14")
+    assert new.python == SpecifierSet(">=3.12,<3.14,!=3.12.4"), "the patch release the wheels exclude"
+    assert 'python = ">=3.12,!=3.12.4,<3.14"' in written
     assert [v.name for v in new.variants] == ["cu132", "cu130", "cpu"]
-    companions = {str(c.name): (str(c.version), c.follows_variant) for c in new.companions}
-    assert companions == {"torchvision": ("0.99.1", True), "torchaudio": ("9.0.0", False)}
+    companions = {str(c.name): (str(c.version), c.follows_variant, c.python) for c in new.companions}
+    assert companions == {
+        "torchvision": ("0.99.1", True, SpecifierSet(">=3.10,!=3.13.1")),
+        "torchaudio": ("9.0.0", False, None),
+    }, "a companion's own range is written where it leaves out a Python the release has"
+    assert 'torchvision = { version = "0.99.1", python = ">=3.10,!=3.13.1" }' in written
     cu132 = new.variant("cu132")
     assert cu132 is not None and cu132.unconfirmed is None
     assert cu132.cuda == Version("13.2")
@@ -463,6 +468,19 @@ def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
     assert python_range([wheel(t) for t in tags], ">=3.11") == SpecifierSet(">=3.11,<3.16")
     assert python_range([wheel(t) for t in tags], ">=3.12") == SpecifierSet(">=3.12,<3.16")
     assert python_range([wheel("py3-none-any")], ">=3.12") == SpecifierSet(">=3.12")
+    excluding = python_range([wheel(t) for t in tags], ">=3.11,!=3.14.1,!=3.9.2,!=3.17.*")
+    assert excluding == SpecifierSet(">=3.11,<3.16,!=3.14.1"), "a patch release inside the range is kept"
+
+
+def test_a_companion_range_is_kept_only_where_it_leaves_out_a_python_of_the_release() -> None:
+    from colabenv.catalog.refresh.frameworks import narrower_python
+
+    release = SpecifierSet(">=3.11,<3.16")
+    assert narrower_python(SpecifierSet(">=3.10,!=3.14.1"), release)
+    assert narrower_python(SpecifierSet(">=3.12"), release)
+    assert not narrower_python(SpecifierSet(">=3.10"), release)
+    assert not narrower_python(SpecifierSet(">=3.10,!=3.9.1"), release)
+    assert not narrower_python(None, release)
 
 
 def test_project_pages_say_which_files_offer_pep_658_metadata() -> None:

@@ -51,6 +51,7 @@ def _torch(
     pins: Sequence[str],
     pythons: Sequence[str] = ("312", "313"),
     built: str = "",
+    requires_python: str = ">=3.12",
 ) -> None:
     """torch ``version`` (``built``: what its torch/version.py says, the PyPI wheel's local
     tag included)."""
@@ -69,12 +70,14 @@ def _torch(
             version,
             files=files,
             tag=tag,
-            requires_python=">=3.12",
+            requires_python=requires_python,
             requires=("filelock", "triton==9.9.9 ; " + LINUX, *(f"{pin} ; {LINUX}" for pin in pins)),
         )
 
 
-def _companion(dest: Path, name: str, version: str, torch: str | None, built: str) -> None:
+def _companion(
+    dest: Path, name: str, version: str, torch: str | None, built: str, requires_python: str = ">=3.10"
+) -> None:
     files = {f"{name}/__init__.py": "", f"{name}/version.py": f"__version__ = '{built}'\n"}
     requires = (f"torch ({torch})",) if torch else ()
     build_wheel(
@@ -84,13 +87,23 @@ def _companion(dest: Path, name: str, version: str, torch: str | None, built: st
         files=files,
         tag="py3-none-manylinux_2_28_x86_64",
         requires=("numpy", *requires),
-        requires_python=">=3.10",
+        requires_python=requires_python,
     )
 
 
 def build_torch(root: Path) -> None:
     default, pytorch = root / "default", root / "pytorch"
-    _torch(default, "9.2.0", "13.2", TURING, TORCH_92_PINS, built="9.2.0+cu132")
+    # 9.2.0's wheels leave out one patch release (as torchvision's leave out 3.14.1), and so do
+    # those of torchvision 0.99.1, its companion, another
+    _torch(
+        default,
+        "9.2.0",
+        "13.2",
+        TURING,
+        TORCH_92_PINS,
+        built="9.2.0+cu132",
+        requires_python=">=3.12,!=3.12.4",
+    )
     _torch(default, "9.1.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.1.0+cu130")
     _torch(default, "9.0.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.0.0+cu130")
     _torch(pytorch / "cu132", "9.2.0+cu132", "13.2", TURING, TORCH_92_PINS)
@@ -114,7 +127,7 @@ def build_torch(root: Path) -> None:
     _torch(pytorch / "cpu", "9.1.0+cpu", None, (), ())
     # torchvision 0.99.1 admits torch>=9.1.0 and is the +cu132 build: torch 9.2.0's; 0.99.0,
     # admitting the same, is a +cu130 build; 0.98.0 pins torch==9.1.0
-    _companion(default, "torchvision", "0.99.1", ">=9.1.0", "0.99.1+cu132")
+    _companion(default, "torchvision", "0.99.1", ">=9.1.0", "0.99.1+cu132", requires_python=">=3.10,!=3.13.1")
     _companion(default, "torchvision", "0.99.0", ">=9.1.0", "0.99.0+cu130")
     _companion(default, "torchvision", "0.98.0", "==9.1.0", "0.98.0+cu130")
     _companion(default, "torchaudio", "9.0.0", None, "9.0.0")

@@ -17,6 +17,7 @@ from colabenv.catalog.refresh.sources import (
     Derived,
     History,
     IndexReader,
+    Metadata,
     RefreshProblem,
     Wheel,
     by_version,
@@ -114,8 +115,10 @@ def _torch_companion(
         if pinned is not None:
             if pinned == version:
                 return (
-                    Companion(canonicalize_name(project), candidate, True),
-                    f"{project} {candidate} METADATA requires torch=={version}",
+                    Companion(
+                        canonicalize_name(project), candidate, True, _own_python(wheels[candidate], metadata)
+                    ),
+                    f"{project} {candidate} METADATA requires torch=={version}{_python_said(metadata)}",
                 )
             if pinned < version:
                 break
@@ -128,10 +131,13 @@ def _torch_companion(
             python_strings(_text(reader.member(preferred(wheels[candidate]), path))).get("__version__")
         )
         if built is not None and built.local == tag:
+            metadata = reader.metadata(preferred(wheels[candidate]))
             return (
-                Companion(canonicalize_name(project), candidate, True),
+                Companion(
+                    canonicalize_name(project), candidate, True, _own_python(wheels[candidate], metadata)
+                ),
                 f"{project} {candidate} (METADATA requires torch{specifier}; {path}: "
-                f"{built}, the build of torch {version})",
+                f"{built}, the build of torch {version}){_python_said(metadata)}",
             )
     for release in history.before(version):
         previous = release.companion(project)
@@ -141,6 +147,46 @@ def _torch_companion(
                 f"{release.version} (no {project} release pins torch=={version})"
             )
     return None, f"no {project} release pins torch=={version} or was built for it"
+
+
+def _own_python(wheels: Sequence[Wheel], metadata: Metadata) -> SpecifierSet | None:
+    """A companion release's own Python range (its cpXY tags and Requires-Python), or None
+    where neither says anything."""
+    try:
+        return python_range(wheels, metadata.requires_python)
+    except RefreshProblem:
+        return None
+
+
+def _python_said(metadata: Metadata) -> str:
+    return f", Requires-Python {metadata.requires_python}" if metadata.requires_python else ""
+
+
+def _candidate_pythons(*specs: SpecifierSet) -> list[Version]:
+    """The Python versions where ranges like these can change their answer: each 3.M and
+    each version a clause names, with the patch release after it."""
+    points = {Version(f"3.{minor}") for minor in range(40)}
+    for spec in specs:
+        for item in spec:
+            text = item.version.removesuffix(".*")
+            found = _public_or_none(text)
+            if found is None:
+                continue
+            points.add(found)
+            release = found.release + (0,) * (3 - len(found.release))
+            points.add(Version(".".join(str(n) for n in (*release[:2], release[2] + 1))))
+    return sorted(points)
+
+
+def narrower_python(companion: SpecifierSet | None, framework: SpecifierSet) -> bool:
+    """Whether a companion's range leaves out a Python its framework's range admits (only
+    then is the companion's range worth a line in the catalog)."""
+    if companion is None:
+        return False
+    return any(
+        framework.contains(point, prereleases=True) and not companion.contains(point, prereleases=True)
+        for point in _candidate_pythons(companion, framework)
+    )
 
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
@@ -200,17 +246,20 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         else:
             _carried_cpu(history, version, variants, notes)
         companions, said = [], []
+        release_python = python_range(wheels, metadata.requires_python)
         for project in FACTS[Framework.TORCH].companions:
             companion, why = _torch_companion(reader, project, version, name, history)
             said.append(why)
             if companion is None:
                 notes.append(f"torch {version}: {why}")
+            elif companion.python is not None and not narrower_python(companion.python, release_python):
+                companions.append(Companion(companion.name, companion.version, companion.follows_variant))
             else:
                 companions.append(companion)
         release = Release(
             Framework.TORCH,
             version,
-            python_range(wheels, metadata.requires_python),
+            release_python,
             tuple(variants.values()),
             name,
             tuple(companions),

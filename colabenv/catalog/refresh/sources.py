@@ -326,8 +326,9 @@ def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
 
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
-    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so;
-    pure wheels alone: Requires-Python as it is."""
+    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so,
+    and the patch releases it excludes inside that range are kept (``!=3.14.1``: the resolver
+    holds a full target version to them); pure wheels alone: Requires-Python as it is."""
     minors = sorted({int(p.split(".")[1]) for w in wheels for p in w.pythons})
     declared = None
     if requires_python:
@@ -341,7 +342,25 @@ def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> Specif
         return declared
     if declared is not None:
         minors = [m for m in minors if declared.contains(f"3.{m}")] or minors
-    return SpecifierSet(f">=3.{minors[0]},<3.{minors[-1] + 1}")
+    clauses = [f">=3.{minors[0]}", f"<3.{minors[-1] + 1}"]
+    if declared is not None:
+        clauses.extend(
+            str(item)
+            for item in declared
+            if item.operator == "!=" and _excluded_patch(item.version, minors[0], minors[-1])
+        )
+    return SpecifierSet(",".join(clauses))
+
+
+def _excluded_patch(text: str, low: int, high: int) -> bool:
+    """Whether ``text`` (of a ``!=`` clause) is one patch release ``3.M.P`` with M in [low, high]."""
+    parts = text.split(".")
+    return (
+        len(parts) == 3
+        and parts[0] == "3"
+        and all(p.isdigit() for p in parts)
+        and low <= int(parts[1]) <= high
+    )
 
 
 def preferred(wheels: Sequence[Wheel]) -> Wheel:

@@ -54,10 +54,14 @@ def _archs_value(archs: Sequence[Arch], named: Mapping[str, tuple[Arch, ...]]) -
 
 
 def _companion_entry(companion: Companion, follows_default: bool) -> str:
-    if companion.follows_variant == follows_default:
+    if companion.follows_variant == follows_default and companion.python is None:
         return f"{companion.name} = {quoted(str(companion.version))}"
-    follows = "true" if companion.follows_variant else "false"
-    return f"{companion.name} = {{ version = {quoted(str(companion.version))}, follows_variant = {follows} }}"
+    parts = [f"version = {quoted(str(companion.version))}"]
+    if companion.follows_variant != follows_default:
+        parts.append(f"follows_variant = {'true' if companion.follows_variant else 'false'}")
+    if companion.python is not None:
+        parts.append(f"python = {quoted(specifier_text(companion.python))}")
+    return f"{companion.name} = {{ {', '.join(parts)} }}"
 
 
 def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> str:
@@ -283,6 +287,12 @@ def compare(
             found.append(
                 f"{where}: companions.{companion.name}: the catalog has {had.version}, "
                 f"the index says {companion.version}"
+            )
+        elif had is not None and companion.python is not None and had.python != companion.python:
+            shown = specifier_text(had.python) if had.python is not None else "the release's"
+            found.append(
+                f"{where}: companions.{companion.name}.python: the catalog has {shown}, "
+                f"the index says {specifier_text(companion.python)}"
             )
     for variant in new.variants:
         had_variant = old.variant(variant.name)
