@@ -327,12 +327,50 @@ source = "hand-written: jax 9.0.0 cpu"
 """
 
 
+def notes_page(*rows: tuple[str, str]) -> str:
+    """A page laid out as NVIDIA's CUDA Toolkit Release Notes lay out Table 3."""
+    cells = "".join(
+        f'<tr class="row-odd"><td><p>{toolkit}</p></td><td><p>{driver}</p></td><td><p>N/A</p></td></tr>\n'
+        for toolkit, driver in rows
+    )
+    return (
+        "<html><body><section><p>Table 3 CUDA Toolkit and Corresponding Driver Versions</p>\n"
+        '<table class="table-no-stripes docutils align-default"><thead><tr><th><p>CUDA Toolkit</p></th>'
+        "<th><p>Toolkit Driver Version</p></th><th></th></tr><tr><th></th><th><p>Linux x86_64 Driver "
+        "Version</p></th><th><p>Windows x86_64 Driver Version</p></th></tr></thead><tbody>\n"
+        f"{cells}</tbody></table></section></body></html>\n"
+    )
+
+
+CUDA_NOTES_ROWS = (
+    ("CUDA 13.4 Developer Preview", "N/A"),
+    ("CUDA 13.3 Update 1", "&gt;=610.43.02"),
+    ("CUDA 13.3 GA", "&gt;=610.43.02"),
+    ("CUDA 13.2 Update 1", "&gt;=595.58.03"),
+    ("CUDA 13.0 Update 2", "&gt;=580.95.05"),
+)
+"""The rows of the 13.3 release notes' Table 3 (as public copies of it give them)."""
+CUDA_NOTES = "nvidia/cuda-toolkit-release-notes.html"
+"""Where the stand-in release notes are, under the PyTorch stand-in index's /files/."""
+CUDA_NOTES_139 = "nvidia/cuda-13.9-release-notes.html"
+"""The same with two rows of a CUDA 13.9 (a stand-in line, as torch 9.2.0 is a stand-in)."""
+
+
 def build_refresh_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
     build_jax(root)
     build_jax_patch(root)
     build_tensorflow(root)
+    notes = root / "pytorch" / "nvidia"
+    notes.mkdir(parents=True, exist_ok=True)
+    (root / "pytorch" / CUDA_NOTES).write_text(notes_page(*CUDA_NOTES_ROWS), encoding="utf-8")
+    (root / "pytorch" / CUDA_NOTES_139).write_text(
+        notes_page(
+            ("CUDA 13.9 Update 1", "&gt;=699.20.03"), ("CUDA 13.9 GA", "&gt;=699.10.01"), *CUDA_NOTES_ROWS
+        ),
+        encoding="utf-8",
+    )
     base = root / "base"
     base.mkdir(parents=True, exist_ok=True)
     (base / "torch.toml").write_text(BASE_TORCH, encoding="utf-8")

@@ -24,8 +24,10 @@ from colabenv.catalog.refresh.sources import (
     carried_archs,
     cuda_of_pins,
     cuda_of_tag,
+    narrower_python,
     nvidia_pins,
     preferred,
+    proposed_toolkits,
     python_range,
     python_strings,
     requirements_of,
@@ -160,33 +162,6 @@ def _own_python(wheels: Sequence[Wheel], metadata: Metadata) -> SpecifierSet | N
 
 def _python_said(metadata: Metadata) -> str:
     return f", Requires-Python {metadata.requires_python}" if metadata.requires_python else ""
-
-
-def _candidate_pythons(*specs: SpecifierSet) -> list[Version]:
-    """The Python versions where ranges like these can change their answer: each 3.M and
-    each version a clause names, with the patch release after it."""
-    points = {Version(f"3.{minor}") for minor in range(40)}
-    for spec in specs:
-        for item in spec:
-            text = item.version.removesuffix(".*")
-            found = _public_or_none(text)
-            if found is None:
-                continue
-            points.add(found)
-            release = found.release + (0,) * (3 - len(found.release))
-            points.add(Version(".".join(str(n) for n in (*release[:2], release[2] + 1))))
-    return sorted(points)
-
-
-def narrower_python(companion: SpecifierSet | None, framework: SpecifierSet) -> bool:
-    """Whether a companion's range leaves out a Python its framework's range admits (only
-    then is the companion's range worth a line in the catalog)."""
-    if companion is None:
-        return False
-    return any(
-        framework.contains(point, prereleases=True) and not companion.contains(point, prereleases=True)
-        for point in _candidate_pythons(companion, framework)
-    )
 
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
@@ -642,13 +617,16 @@ def derive(reader: IndexReader, known: Sequence[Release], catalog: Catalog) -> D
     }[framework]
     found = derive_one(reader, History(known), known)
     notes = list(found.notes)
+    proposed = proposed_toolkits(reader, found.releases, catalog, notes)
+    if proposed:
+        catalog = Catalog(catalog.toolkits + proposed, catalog.major_lines, catalog.releases)
     kept: list[Release] = []
     for release in found.releases:
         checked, dropped = _within_driver_table(release, catalog)
         notes.extend(dropped)
         if checked is not None:
             kept.append(checked)
-    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
+    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered, proposed)
 
 
 def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:

@@ -1,6 +1,7 @@
 """The catalog file ``catalog refresh`` writes: the file it starts from, kept as it is, with the
 new releases and new builds of known releases inserted as TOML in the file's own layout, and
-the contradictions between the file and the indexes listed instead of written.
+the contradictions between the file and the indexes listed instead of written; and the driver
+table with the toolkit entries the CUDA release notes gave appended.
 """
 
 from __future__ import annotations
@@ -14,7 +15,17 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.catalog.refresh.sources import Derived
-from colabenv.models import Arch, Companion, ComputeCapability, Framework, Release, Variant, archs_cover
+from colabenv.models import (
+    Arch,
+    Companion,
+    ComputeCapability,
+    CudaToolkit,
+    Framework,
+    Release,
+    Variant,
+    archs_cover,
+    format_driver,
+)
 from colabenv.models.frozen import model
 
 FOLLOWS_VARIANT = {Framework.TORCH: True, Framework.JAX: False, Framework.TENSORFLOW: False}
@@ -106,6 +117,24 @@ def release_block(release: Release, follows_default: bool, named: Mapping[str, t
     text = "\n".join(lines) + "\n"
     for variant in release.variants:
         text += "\n" + variant_block(variant, named)
+    return text
+
+
+def drivers_text(start: str, toolkits: Sequence[CudaToolkit]) -> str:
+    """``drivers.toml`` as it was (``start``; a new file: ``schema = 1`` alone) with a
+    ``[[toolkit]]`` entry for each of ``toolkits`` appended, in the file's own layout."""
+    text = (
+        start
+        if start.strip()
+        else "# NVIDIA driver facts, written by colabenv catalog refresh.\nschema = 1\n"
+    )
+    text = text.rstrip("\n") + "\n"
+    for toolkit in toolkits:
+        text += (
+            f"\n[[toolkit]]\nversion = {quoted(str(toolkit.version))}\nlabel = {quoted(toolkit.label)}\n"
+            f"driver = {quoted(format_driver(toolkit.toolkit_driver))}\n"
+            f"source = {quoted(toolkit.source.text)}\n"
+        )
     return text
 
 
