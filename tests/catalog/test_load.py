@@ -504,6 +504,8 @@ FACTS = [
     Fact(J, "0.6.0", "cuda12", pins("nvidia-cudnn-cu12", ">=9.8,<10.0"), "plugin with-cuda"),
     Fact(J, "0.5.3", "cuda12", pins("nvidia-cudnn-cu12", ">=9.1,<10.0"), "plugin with-cuda"),
     Fact(J, "0.4.26", "cuda12", pins("nvidia-cudnn-cu12", ">=8.9.2.26,<9.0"), "jax cuda12"),
+    Fact(J, "0.12.0", "cuda12", covers("5.0"), "the wheels carry sm_50 (SM 5.2 is what jax supports)"),
+    Fact(J, "0.12.0", "cuda13", lacks("7.0"), "jax's CUDA 13 builds start at sm_75"),
     Fact(J, "0.7.2", "cuda13", pins("nvidia-cudnn-cu13", ">=9.12.0.46,<10.0"), "cuda13 plugin"),
     Fact(J, "0.7.2", "cuda13", lacks("7.0"), "CUDA 13: SM 7.5 or newer"),
     Fact(J, "0.7.2", "cuda12", covers("6.0"), "CUDA 12 plugin still runs on Pascal"),
