@@ -179,12 +179,19 @@ def file_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
 
 def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
     """``name = "0.21.0"``, or ``name = { version = "2.11.0", follows_variant = false }`` for a
-    companion without the framework's local tag (torchaudio 2.11.0 beside torch 2.12 and later)."""
+    companion without the framework's local tag (torchaudio 2.11.0 beside torch 2.12 and later);
+    ``python = ">=3.11,!=3.14.1"`` where that release of it has wheels for fewer Pythons than
+    its framework."""
     if not isinstance(reader.data[name], dict):
         return Companion(canonicalize_name(name), reader.version(name), follow)
     item = reader.child(reader.data[name], name)
-    item.allow("version", "follows_variant")
-    return Companion(canonicalize_name(name), item.version("version"), item.flag("follows_variant", follow))
+    item.allow("version", "follows_variant", "python")
+    return Companion(
+        canonicalize_name(name),
+        item.version("version"),
+        item.flag("follows_variant", follow),
+        item.specifier("python") if "python" in item.data else None,
+    )
 
 
 def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
     from colabenv.catalog.refresh.writer import Outcome
-    from colabenv.models import Arch, Catalog, Framework, Release
+    from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release
 
 MIB = 1024 * 1024
+DRIVERS_FILE = "drivers.toml"
 FRAMEWORK_NAMES = ("torch", "tensorflow", "jax")
 RUNTIMES = "runtimes"
 
@@ -73,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
-    from colabenv.catalog.refresh.sources import PYTORCH_INDEX
+    from colabenv.catalog.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
 
     refresh.add_argument(
         "framework",
@@ -145,6 +146,13 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
         metavar="S",
         help="bound on each whole request for an index page, in seconds "
         "(default 60; also COLABENV_HTTP_DEADLINE)",
+    )
+    refresh.add_argument(
+        "--cuda-notes",
+        metavar="URL",
+        default=CUDA_RELEASE_NOTES,
+        help="NVIDIA's CUDA Toolkit Release Notes page, read only where a build's CUDA has no "
+        "drivers.toml entry: its Table 3 gives the entries to add (default: NVIDIA's current page)",
     )
     refresh.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -282,6 +290,7 @@ def _refresh(args: argparse.Namespace) -> int:
         read_archs=args.archs == "read",
         max_wheel_bytes=args.max_mib * MIB,
         timeout_s=args.timeout,
+        cuda_notes=_url(args.cuda_notes, "--cuda-notes"),
     )
     start_text, known, named, follows = _starting_file(base / name, framework)
     catalog = _driver_table(base)
@@ -292,21 +301,27 @@ def _refresh(args: argparse.Namespace) -> int:
     from colabenv.catalog.refresh.writer import merged_text
 
     outcome = merged_text(framework, start_text, known, named, follows, derived, pytorch_index is not None)
-    _check_loads(base / name, outcome.text, framework)
+    _check_loads(base / name, outcome.text, framework, derived.toolkits)
+    drivers = _drivers_change(base, derived.toolkits)
     for note in outcome.notes:
         sys.stderr.write(f"colabenv: note: {printable(note)}\n")
     for contradiction in outcome.contradictions:
         sys.stderr.write(
             f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
         )
+    added = _toolkits_added(derived.toolkits)
     if output is None:
         _print_diff(start_text, outcome.text, name)
-        sys.stderr.write(f"colabenv: {_summary(outcome, base / name)}\n")
+        if drivers is not None:
+            _print_diff(drivers[0], drivers[1], DRIVERS_FILE)
+        sys.stderr.write(f"colabenv: {_summary(outcome, base / name)}{added}\n")
     else:
         from colabenv.cli.common import write_text_atomic
 
+        if drivers is not None:
+            write_text_atomic(output / DRIVERS_FILE, drivers[1])
         written = write_text_atomic(output / name, outcome.text)
-        sys.stdout.write(f"wrote {printable(written)}: {_summary(outcome, base / name)}\n")
+        sys.stdout.write(f"wrote {printable(written)}: {_summary(outcome, base / name)}{added}\n")
     return 1 if outcome.contradictions else 0
 
 
@@ -331,6 +346,29 @@ def _folders(args: argparse.Namespace, name: str) -> tuple[Path | None, Path]:
     return output, catalog_dir()
 
 
+def _drivers_change(base: Path, toolkits: tuple[CudaToolkit, ...]) -> tuple[str, str] | None:
+    """``drivers.toml`` before and after the toolkit entries a refresh found (None: none): the
+    base folder's file where it has one, else a new file holding those entries alone (an
+    overlay's driver entries are merged over the shipped table)."""
+    from colabenv.catalog.load import DRIVERS_FILE, read_overlay_file
+    from colabenv.catalog.refresh.writer import drivers_text
+
+    if not toolkits:
+        return None
+    path = base / DRIVERS_FILE
+    start = read_overlay_file(path).decode("utf-8") if path.exists() else ""
+    return start, drivers_text(start, toolkits)
+
+
+def _toolkits_added(toolkits: tuple[CudaToolkit, ...]) -> str:
+    if not toolkits:
+        return ""
+    return (
+        f"; {len(toolkits)} driver entr{'y' if len(toolkits) == 1 else 'ies'} added to "
+        f"{DRIVERS_FILE} ({', '.join(t.label for t in toolkits)})"
+    )
+
+
 def _starting_file(
     path: Path, framework: Framework
 ) -> tuple[str, list[Release], dict[str, tuple[Arch, ...]], bool]:
@@ -353,7 +391,7 @@ def _starting_file(
     )
 
 
-def _check_loads(path: Path, text: str, framework: Framework) -> None:
+def _check_loads(path: Path, text: str, framework: Framework, toolkits: tuple[CudaToolkit, ...] = ()) -> None:
     """The refreshed file loads, and merges over the shipped catalog (a bug otherwise)."""
     from colabenv.catalog.load import (
         Overlay,
@@ -366,7 +404,7 @@ def _check_loads(path: Path, text: str, framework: Framework) -> None:
 
     doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)
     releases = framework_releases(doc, framework, str(path))
-    with_overlays(shipped_catalog([framework]), [Overlay(path.parent, tuple(releases))])
+    with_overlays(shipped_catalog([framework]), [Overlay(path.parent, tuple(releases), toolkits)])
 
 
 def _print_diff(before: str, after: str, name: str) -> None:

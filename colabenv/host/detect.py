@@ -179,6 +179,15 @@ def _freeze_line(line: str) -> tuple[str, str | None] | None:
     return name, version
 
 
+def _python_release(text: str) -> Version:
+    """An interpreter's version as the resolver sees it: its release numbers (``3.14.1``), as
+    full as they are known (a pre-release ``3.14.0rc1`` is ``3.14.0``); ``3`` when unreadable."""
+    version = _version(text)
+    if version is None:
+        return _version(".".join(text.split(".")[:2])) or Version("3")
+    return Version(".".join(str(n) for n in version.release[:3]))
+
+
 def _version_from_url(url: str) -> str | None:
     filename = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
     if filename.endswith(".whl"):
@@ -303,9 +312,9 @@ def detect(
         )
 
     python_full = host.python_version
-    python = _version(".".join(python_full.split(".")[:2])) or Version("3")
+    python = _python_release(python_full)
     if wanted.python is not None:
-        python = Version(f"{wanted.python.major}.{wanted.python.minor}")
+        python = wanted.python
         python_full = str(wanted.python)
 
     runtime = detect_runtime(host)

@@ -160,11 +160,16 @@ class Variant:
 
 @model
 class Companion:
-    """A package released in lockstep with a framework (torchvision, jaxlib, jax plugins)."""
+    """A package released in lockstep with a framework (torchvision, jaxlib, jax plugins).
+
+    ``python``: the Python versions that release of the companion has wheels for, where that
+    is narrower than its framework's (its Requires-Python may exclude a patch release:
+    ``>=3.11,!=3.14.1``); None: wherever the framework has them."""
 
     name: NormalizedName
     version: Version
     follows_variant: bool
+    python: SpecifierSet | None = None
 
 
 @model

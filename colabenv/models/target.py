@@ -112,6 +112,9 @@ class Target:
     ``cuda`` is the newest CUDA the driver supports, not an installed toolkit. An empty
     ``compute_capabilities`` on a GPU target means "not known": every arch list is accepted.
     ``tpu``: the TPU of a TPU host (never beside a driver).
+    ``python``: the full version where it is known (``3.14.1``: the host's own interpreter, or
+    ``--python 3.14.1``), else major.minor (``--python 3.14``); Python ranges are evaluated
+    against it as it is, so a wheel's ``!=3.14.1`` turns down 3.14.1 and not 3.14.
     """
 
     driver: Version | None

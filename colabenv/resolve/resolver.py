@@ -108,9 +108,8 @@ def _variant_rejection(
     """Why ``variant`` cannot run on ``target``; None when it can."""
     if request.variant is not None and variant.name != request.variant:
         return _NOT_ASKED
-    py = cached_version(target.python_minor)
-    if not _python_ok(variant.python, py):
-        return f"{variant.name} has no wheel for Python {target.python_minor}"
+    if not _python_ok(variant.python, target.python):
+        return f"{variant.name} has no wheel for Python {target.python}"
     if target.tpu is not None:
         if variant.name != TPU_VARIANT and request.variant != variant.name:
             return _NOT_ASKED
@@ -218,6 +217,18 @@ def _companion_rejection(release: Release, request: FrameworkRequest) -> str | N
     return None
 
 
+def _companion_python_rejection(release: Release, request: FrameworkRequest, target: Target) -> str | None:
+    """Why a companion the resolution would pin has no wheel for the target's Python (its
+    release's own range, which may be narrower than the framework's); None when each has one."""
+    for companion in _companions_to_pin(request, release, target.installed):
+        if not _python_ok(companion.python, target.python):
+            return (
+                f"pairs with {companion.name} {companion.version}, which has no wheel for Python "
+                f"{target.python} ({companion.name} {companion.version}: Python {companion.python})"
+            )
+    return None
+
+
 @model
 class _Candidates:
     """The releases and variants of one framework that may run on the target, best first, and
@@ -240,7 +251,6 @@ def _candidates(
     """``allow_unconfirmed``: take builds marked unconfirmed too (otherwise each is turned
     down, with that as the reason, where nothing else turns it down first)."""
     framework = request.framework
-    py = Version(target.python_minor)
     rejections: list[tuple[Version, str]] = []
     installed_dist = target.installed.get(framework.value)
     installed_public: Version | None = None
@@ -252,10 +262,12 @@ def _candidates(
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
-        if not _python_ok(release.python, py):
-            rejections.append((release.version, f"no wheel for Python {target.python_minor}"))
+        if not _python_ok(release.python, target.python):
+            rejections.append((release.version, f"no wheel for Python {target.python}"))
             continue
-        companion_problem = _companion_rejection(release, request)
+        companion_problem = _companion_rejection(release, request) or _companion_python_rejection(
+            release, request, target
+        )
         if companion_problem:
             rejections.append((release.version, companion_problem))
             continue
@@ -577,12 +589,10 @@ def resolve(
     Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
     ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
     allow = allow_unconfirmed or profile.allow_unconfirmed
-    if profile.python is not None and not profile.python.contains(
-        Version(target.python_minor), prereleases=True
-    ):
+    if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
         raise ResolutionError(
             f"{profile.path.name}: python: the profile needs Python {profile.python}; "
-            f"the target has {target.python_minor}"
+            f"the target has {target.python}"
         )
     requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
     per_framework: list[tuple[_Option, ...]] = []

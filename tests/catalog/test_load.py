@@ -504,6 +504,8 @@ FACTS = [
     Fact(J, "0.6.0", "cuda12", pins("nvidia-cudnn-cu12", ">=9.8,<10.0"), "plugin with-cuda"),
     Fact(J, "0.5.3", "cuda12", pins("nvidia-cudnn-cu12", ">=9.1,<10.0"), "plugin with-cuda"),
     Fact(J, "0.4.26", "cuda12", pins("nvidia-cudnn-cu12", ">=8.9.2.26,<9.0"), "jax cuda12"),
+    Fact(J, "0.12.0", "cuda12", covers("5.0"), "the wheels carry sm_50 (SM 5.2 is what jax supports)"),
+    Fact(J, "0.12.0", "cuda13", lacks("7.0"), "jax's CUDA 13 builds start at sm_75"),
     Fact(J, "0.7.2", "cuda13", pins("nvidia-cudnn-cu13", ">=9.12.0.46,<10.0"), "cuda13 plugin"),
     Fact(J, "0.7.2", "cuda13", lacks("7.0"), "CUDA 13: SM 7.5 or newer"),
     Fact(J, "0.7.2", "cuda12", covers("6.0"), "CUDA 12 plugin still runs on Pascal"),
@@ -679,6 +681,9 @@ def test_colab_snapshot_builds_are_in_the_catalog(snapshot: str, torch_cudnn_kep
         ("580.95.05", "13.0"),
         ("590.44.01", "13.1"),
         ("595.45.04", "13.2"),
+        ("610.43.01", "13.2"),
+        ("610.43.02", "13.3"),  # CUDA 13.3 GA and Update 1
+        ("616.00", "13.3"),  # 13.4's driver is not in the table (unbundled)
         ("570.124.06", "12.8"),
         ("560.35.03", "12.6"),
         ("535.104.05", "12.2"),
@@ -707,6 +712,30 @@ def test_max_cuda_for_driver(driver: str, expected: str | None) -> None:
 def test_floor_and_toolkit_drivers(cuda_version: str, floor: str, toolkit: str) -> None:
     assert CATALOG.floor_driver(Version(cuda_version)) == Version(floor)
     assert CATALOG.toolkit_driver(Version(cuda_version)) == Version(toolkit)
+
+
+@pytest.mark.parametrize(
+    ("version", "driver"),
+    [
+        ("12.9.1", "575.57.08"),
+        ("13.0.2", "580.95.05"),
+        ("13.1.1", "590.48.01"),
+        ("13.2.1", "595.58.03"),
+        ("13.3.0", "610.43.02"),
+        ("13.3.1", "610.43.02"),
+    ],
+)
+def test_toolkit_update_releases(version: str, driver: str) -> None:
+    """The update releases current wheels are built with (Table 3 of the release notes)."""
+    (toolkit,) = [t for t in CATALOG.toolkits if t.version == Version(version)]
+    assert toolkit.toolkit_driver == Version(driver)
+    assert "Table 3" in toolkit.source.text
+
+
+def test_cuda_13_floor_says_where_its_number_comes_from() -> None:
+    (line,) = [m for m in CATALOG.major_lines if m.major == 13]
+    assert line.floor_driver == Version("580.65.06")
+    assert ">= 580" in line.source.text and "13.0 GA" in line.source.text
 
 
 def test_driver_table_sources_and_order() -> None:

@@ -33,9 +33,13 @@ from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.refresh_standins import (
     BASE_TORCH,
+    CUDA_NOTES,
+    CUDA_NOTES_139,
+    CUDA_NOTES_ROWS,
     JAX_PLUGIN_PINS,
     TORCH_91_CU130_PINS,
     build_refresh_indexes,
+    notes_page,
 )
 
 H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.12")
@@ -58,7 +62,11 @@ def _refresh(
     runner: Runner, standins: Path, indexes: tuple[LocalIndex, LocalIndex], framework: str, *args: str | Path
 ) -> tuple[int, str, str]:
     default, pytorch = indexes
-    extra: list[str | Path] = ["--pytorch-index", pytorch.url] if framework == "torch" else []
+    extra: list[str | Path] = []
+    if framework == "torch":
+        extra = ["--pytorch-index", pytorch.url]
+        if "--cuda-notes" not in args:
+            extra += ["--cuda-notes", f"{pytorch.base_url}/files/{CUDA_NOTES}"]
     done = runner(
         "catalog",
         "refresh",
@@ -100,15 +108,22 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
         and "the index says [nvidia-cudnn-cu13==9.24.0.43" in stderr
     )
     assert "note: torch 9.2.0 cu139 left out: drivers.toml has no driver for CUDA 13.9" in stderr
+    assert "name no driver for CUDA 13.9" in stderr, "the release notes were read, and lack it"
+    assert not (out / "drivers.toml").exists()
 
     overlay = load_overlay(out, "test", [Framework.TORCH])
     releases = {str(r.version): r for r in overlay.releases}
     new = releases["9.2.0"]
     assert new.default_variant == "cu132"
-    assert new.python == SpecifierSet(">=3.12,<3.14")
+    assert new.python == SpecifierSet(">=3.12,<3.14,!=3.12.4"), "the patch release the wheels exclude"
+    assert 'python = ">=3.12,!=3.12.4,<3.14"' in written
     assert [v.name for v in new.variants] == ["cu132", "cu130", "cpu"]
-    companions = {str(c.name): (str(c.version), c.follows_variant) for c in new.companions}
-    assert companions == {"torchvision": ("0.99.1", True), "torchaudio": ("9.0.0", False)}
+    companions = {str(c.name): (str(c.version), c.follows_variant, c.python) for c in new.companions}
+    assert companions == {
+        "torchvision": ("0.99.1", True, SpecifierSet(">=3.10,!=3.13.1")),
+        "torchaudio": ("9.0.0", False, None),
+    }, "a companion's own range is written where it leaves out a Python the release has"
+    assert 'torchvision = { version = "0.99.1", python = ">=3.10,!=3.13.1" }' in written
     cu132 = new.variant("cu132")
     assert cu132 is not None and cu132.unconfirmed is None
     assert cu132.cuda == Version("13.2")
@@ -143,6 +158,8 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
         indexes[0].url,
         "--pytorch-index",
         indexes[1].url,
+        "--cuda-notes",
+        f"{indexes[1].base_url}/files/{CUDA_NOTES}",
         "-o",
         out,
         timeout=300,
@@ -150,6 +167,55 @@ def test_refresh_torch_writes_a_file_that_loads_resolves_and_keeps_the_catalog(
     assert again.returncode == 0, "9.2.0, now the newest in the file, is all it examines"
     assert "nothing to add" in again.stdout, "a second run starts from -o DIR's file"
     assert (out / "torch.toml").read_text(encoding="utf-8") == written
+
+
+def test_refresh_proposes_the_driver_entries_the_release_notes_give(
+    runner: Runner, standins: Path, indexes: tuple[LocalIndex, LocalIndex], tmp_path: Path
+) -> None:
+    """A build whose CUDA line the driver table lacks: Table 3 of the release notes gives every
+    release of that line (GA and updates), written to drivers.toml, and the build is kept."""
+    out = tmp_path / "team-catalog"
+    out.mkdir()
+    notes = f"{indexes[1].base_url}/files/{CUDA_NOTES_139}"
+    code, stdout, stderr = _refresh(runner, standins, indexes, "torch", "-o", out, "--cuda-notes", notes)
+    assert code == 1, stderr
+    assert "2 driver entries added to drivers.toml (13.9 GA, 13.9 Update 1)" in stdout
+    assert "cu139 left out" not in stderr
+    drivers = (out / "drivers.toml").read_text(encoding="utf-8")
+    assert 'version = "13.9.1"\nlabel = "13.9 Update 1"\ndriver = "699.20.03"' in drivers
+    assert "13.3" not in drivers, "only the line a build needs, and only what the table lacks"
+    overlay = load_overlay(out, "test", [Framework.TORCH])
+    assert {str(t.version): str(t.toolkit_driver) for t in overlay.toolkits} == {
+        "13.9.0": "699.10.1",
+        "13.9.1": "699.20.3",
+    }
+    assert all("Table 3" in t.source.text and notes in t.source.text for t in overlay.toolkits)
+    release = next(r for r in overlay.releases if r.version == Version("9.2.0"))
+    assert "cu139" in [v.name for v in release.variants]
+    profile = _profile(tmp_path, 'torch = { version = ">=9.2", variant = "cu139" }')
+    new_driver = ("--driver", "699.20.03", "--compute-capability", "9.0", "--python", "3.12")
+    done = runner("resolve", profile, "--json", *new_driver, env={"COLABENV_CATALOG": str(out)})
+    assert done.returncode == 0, done.stderr
+    torch = json.loads(done.stdout)["frameworks"]["torch"]
+    assert (torch["version"], torch["variant"]) == ("9.2.0", "cu139")
+
+    code, stdout, stderr = _refresh(runner, standins, indexes, "torch", "--cuda-notes", notes)
+    assert "+++ b/drivers.toml" in stdout and '+label = "13.9 GA"' in stdout, "without -o: a diff"
+
+
+def test_release_notes_rows() -> None:
+    from colabenv.catalog.refresh.sources import toolkit_rows
+
+    page = notes_page(*CUDA_NOTES_ROWS, ("CUDA 11.3.1 Update 1", "&gt;=465.19.01"))
+    found = {(str(t.version), t.label, str(t.toolkit_driver)) for t in toolkit_rows(page.encode(), "u")}
+    assert found == {
+        ("13.3.1", "13.3 Update 1", "610.43.2"),
+        ("13.3.0", "13.3 GA", "610.43.2"),
+        ("13.2.1", "13.2 Update 1", "595.58.3"),
+        ("13.0.2", "13.0 Update 2", "580.95.5"),
+        ("11.3.1", "11.3 Update 1", "465.19.1"),
+    }, "the Developer Preview row names no driver and is left out"
+    assert toolkit_rows(b"<table><tr><td>CUDA 13.3 GA</td></tr></table>", "u") == ()
 
 
 def test_refresh_without_o_prints_a_diff_and_writes_nothing(
@@ -463,6 +529,19 @@ def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
     assert python_range([wheel(t) for t in tags], ">=3.11") == SpecifierSet(">=3.11,<3.16")
     assert python_range([wheel(t) for t in tags], ">=3.12") == SpecifierSet(">=3.12,<3.16")
     assert python_range([wheel("py3-none-any")], ">=3.12") == SpecifierSet(">=3.12")
+    excluding = python_range([wheel(t) for t in tags], ">=3.11,!=3.14.1,!=3.9.2,!=3.17.*")
+    assert excluding == SpecifierSet(">=3.11,<3.16,!=3.14.1"), "a patch release inside the range is kept"
+
+
+def test_a_companion_range_is_kept_only_where_it_leaves_out_a_python_of_the_release() -> None:
+    from colabenv.catalog.refresh.sources import narrower_python
+
+    release = SpecifierSet(">=3.11,<3.16")
+    assert narrower_python(SpecifierSet(">=3.10,!=3.14.1"), release)
+    assert narrower_python(SpecifierSet(">=3.12"), release)
+    assert not narrower_python(SpecifierSet(">=3.10"), release)
+    assert not narrower_python(SpecifierSet(">=3.10,!=3.9.1"), release)
+    assert not narrower_python(None, release)
 
 
 def test_project_pages_say_which_files_offer_pep_658_metadata() -> None:

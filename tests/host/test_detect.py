@@ -711,8 +711,11 @@ def test_python_override() -> None:
     fingerprint = detect(overrides(python="3.12"), probe=make_probe())
     assert fingerprint.target.python == Version("3.12")
     assert fingerprint.target.python_minor == "3.12"
+    full = detect(overrides(python="3.14.1"), probe=make_probe())
+    assert full.target.python.release == (3, 14, 1)
+    assert full.target.python_minor == "3.14"
     default = detect(probe=make_probe())
-    assert default.target.python == Version("3.11")
+    assert default.target.python.release == (3, 11, 13)
     assert default.python_full == "3.11.13"
 
 

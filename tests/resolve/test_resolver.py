@@ -698,3 +698,133 @@ def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> Non
         resolve(profile, _target("570.124.06", "12.8", ("6.0", "12.0"), "3.11"), catalog)
     assert "has no kernels for sm_120" in str(caught.value)
     assert "to change" not in str(caught.value), "the arch list turned it down, not the pins"
+
+
+# ---------------------------------------------------------------------------------------------
+# The target's full Python version against each release's and each companion's range
+
+PYTHON_TORCH = """
+schema = 1
+framework = "torch"
+companions_follow_variant = true
+
+[archs]
+modern = ["sm_80", "compute_90"]
+
+[[release]]
+version = "1.2.0"
+python = ">=3.10"
+default_variant = "cu124"
+companions = { torchvision = { version = "0.3.0", python = ">=3.10,<3.14" } }
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "modern"
+source = "test"
+
+[[release]]
+version = "1.1.0"
+python = ">=3.10,!=3.14.1"
+default_variant = "cu124"
+companions = { torchvision = { version = "0.2.0", python = ">=3.10,!=3.14.2" } }
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "modern"
+source = "test"
+
+[[release]]
+version = "1.0.0"
+python = ">=3.10"
+default_variant = "cu124"
+companions = { torchvision = "0.1.0" }
+source = "test"
+
+[[release.variant]]
+name = "cu124"
+cuda = "12.4"
+index_url = "https://example.invalid/cu124"
+local_tag = "cu124"
+archs = "modern"
+source = "test"
+"""
+
+
+def _python_catalog(tmp_path: Path) -> Catalog:
+    from tests.catalog.test_load import _write_catalog
+
+    return load_catalog(_write_catalog(tmp_path / "catalog", torch=PYTHON_TORCH))
+
+
+@pytest.mark.parametrize(
+    ("python", "torch_only", "with_torchvision"),
+    [
+        ("3.13", "1.2.0", "1.2.0"),
+        ("3.14", "1.2.0", "1.1.0"),  # only major.minor known: as 3.14.0
+        ("3.14.0", "1.2.0", "1.1.0"),
+        ("3.14.1", "1.2.0", "1.0.0"),  # 1.1.0's wheels exclude 3.14.1
+        ("3.14.2", "1.2.0", "1.0.0"),  # torchvision 0.2.0 excludes 3.14.2; torch 1.1.0 does not
+        ("3.14.3", "1.2.0", "1.1.0"),
+    ],
+)
+def test_full_python_version_meets_each_release_and_companion_range(
+    tmp_path: Path, python: str, torch_only: str, with_torchvision: str
+) -> None:
+    catalog = _python_catalog(tmp_path)
+    target = _target("550.54.15", "12.4", ("8.0",), python)
+    alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, catalog)
+    assert alone.choices[0].release == Version(torch_only)
+    assert alone.choices[0].requirements == (f"torch=={torch_only}+cu124",)
+    path = tmp_path / "tv.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", torchvision = "*" }\n')
+    paired = resolve(load_profile(path), target, catalog)
+    (choice,) = paired.choices
+    assert choice.release == Version(with_torchvision)
+    vision = {"1.2.0": "0.3.0", "1.1.0": "0.2.0", "1.0.0": "0.1.0"}[with_torchvision]
+    assert f"torchvision=={vision}+cu124" in choice.requirements
+
+
+def test_an_installed_companion_without_a_wheel_for_the_python_holds_the_release_back(
+    tmp_path: Path,
+) -> None:
+    catalog = _python_catalog(tmp_path)
+    installed = InstalledSet.from_mapping({"torchvision": "0.1.0+cu124"})
+    target = _target("550.54.15", "12.4", ("8.0",), "3.14.1", installed)
+    resolution = resolve(load_profile(_torch_profile(tmp_path, "*")), target, catalog)
+    assert resolution.choices[0].release == Version("1.0.0")
+
+
+def test_python_refusals_name_the_full_version_and_the_companion(tmp_path: Path) -> None:
+    catalog = _python_catalog(tmp_path)
+    path = tmp_path / "tv.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = ">=1.1", torchvision = "*" }\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(path), _target("550.54.15", "12.4", ("8.0",), "3.14.1"), catalog)
+    message = str(caught.value)
+    assert "no wheel for Python 3.14.1" in message
+    assert "torchvision 0.3.0, which has no wheel for Python 3.14.1" in message
+
+
+def test_shipped_torchvision_has_no_wheel_for_python_3_14_1(tmp_path: Path) -> None:
+    """torchvision 0.26.0 and later declare Requires-Python >=3.10,!=3.14.1 (pytorch/vision#9317):
+    on 3.14.1 a profile that wants torchvision gets the newest torch whose torchvision installs."""
+    path = tmp_path / "tv.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", torchvision = "*" }\n')
+    profile = load_profile(path)
+    on_3141 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
+    (choice,) = on_3141.choices
+    assert choice.release < Version("2.11")
+    assert any(r.startswith("torchvision==0.25.") for r in choice.requirements)
+    on_3142 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
+    assert on_3142.choices[0].release >= Version("2.14")
+    target = _target("580.95.05", "13.0", ("8.0",), "3.14.1")
+    alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, shipped_catalog())
+    assert alone.choices[0].release >= Version("2.14")

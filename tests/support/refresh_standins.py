@@ -51,6 +51,7 @@ def _torch(
     pins: Sequence[str],
     pythons: Sequence[str] = ("312", "313"),
     built: str = "",
+    requires_python: str = ">=3.12",
 ) -> None:
     """torch ``version`` (``built``: what its torch/version.py says, the PyPI wheel's local
     tag included)."""
@@ -69,12 +70,14 @@ def _torch(
             version,
             files=files,
             tag=tag,
-            requires_python=">=3.12",
+            requires_python=requires_python,
             requires=("filelock", "triton==9.9.9 ; " + LINUX, *(f"{pin} ; {LINUX}" for pin in pins)),
         )
 
 
-def _companion(dest: Path, name: str, version: str, torch: str | None, built: str) -> None:
+def _companion(
+    dest: Path, name: str, version: str, torch: str | None, built: str, requires_python: str = ">=3.10"
+) -> None:
     files = {f"{name}/__init__.py": "", f"{name}/version.py": f"__version__ = '{built}'\n"}
     requires = (f"torch ({torch})",) if torch else ()
     build_wheel(
@@ -84,13 +87,23 @@ def _companion(dest: Path, name: str, version: str, torch: str | None, built: st
         files=files,
         tag="py3-none-manylinux_2_28_x86_64",
         requires=("numpy", *requires),
-        requires_python=">=3.10",
+        requires_python=requires_python,
     )
 
 
 def build_torch(root: Path) -> None:
     default, pytorch = root / "default", root / "pytorch"
-    _torch(default, "9.2.0", "13.2", TURING, TORCH_92_PINS, built="9.2.0+cu132")
+    # 9.2.0's wheels leave out one patch release (as torchvision's leave out 3.14.1), and so do
+    # those of torchvision 0.99.1, its companion, another
+    _torch(
+        default,
+        "9.2.0",
+        "13.2",
+        TURING,
+        TORCH_92_PINS,
+        built="9.2.0+cu132",
+        requires_python=">=3.12,!=3.12.4",
+    )
     _torch(default, "9.1.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.1.0+cu130")
     _torch(default, "9.0.0", "13.0", OLD_CU13, TORCH_91_CU130_PINS, built="9.0.0+cu130")
     _torch(pytorch / "cu132", "9.2.0+cu132", "13.2", TURING, TORCH_92_PINS)
@@ -114,7 +127,7 @@ def build_torch(root: Path) -> None:
     _torch(pytorch / "cpu", "9.1.0+cpu", None, (), ())
     # torchvision 0.99.1 admits torch>=9.1.0 and is the +cu132 build: torch 9.2.0's; 0.99.0,
     # admitting the same, is a +cu130 build; 0.98.0 pins torch==9.1.0
-    _companion(default, "torchvision", "0.99.1", ">=9.1.0", "0.99.1+cu132")
+    _companion(default, "torchvision", "0.99.1", ">=9.1.0", "0.99.1+cu132", requires_python=">=3.10,!=3.13.1")
     _companion(default, "torchvision", "0.99.0", ">=9.1.0", "0.99.0+cu130")
     _companion(default, "torchvision", "0.98.0", "==9.1.0", "0.98.0+cu130")
     _companion(default, "torchaudio", "9.0.0", None, "9.0.0")
@@ -314,12 +327,50 @@ source = "hand-written: jax 9.0.0 cpu"
 """
 
 
+def notes_page(*rows: tuple[str, str]) -> str:
+    """A page laid out as NVIDIA's CUDA Toolkit Release Notes lay out Table 3."""
+    cells = "".join(
+        f'<tr class="row-odd"><td><p>{toolkit}</p></td><td><p>{driver}</p></td><td><p>N/A</p></td></tr>\n'
+        for toolkit, driver in rows
+    )
+    return (
+        "<html><body><section><p>Table 3 CUDA Toolkit and Corresponding Driver Versions</p>\n"
+        '<table class="table-no-stripes docutils align-default"><thead><tr><th><p>CUDA Toolkit</p></th>'
+        "<th><p>Toolkit Driver Version</p></th><th></th></tr><tr><th></th><th><p>Linux x86_64 Driver "
+        "Version</p></th><th><p>Windows x86_64 Driver Version</p></th></tr></thead><tbody>\n"
+        f"{cells}</tbody></table></section></body></html>\n"
+    )
+
+
+CUDA_NOTES_ROWS = (
+    ("CUDA 13.4 Developer Preview", "N/A"),
+    ("CUDA 13.3 Update 1", "&gt;=610.43.02"),
+    ("CUDA 13.3 GA", "&gt;=610.43.02"),
+    ("CUDA 13.2 Update 1", "&gt;=595.58.03"),
+    ("CUDA 13.0 Update 2", "&gt;=580.95.05"),
+)
+"""The rows of the 13.3 release notes' Table 3 (as public copies of it give them)."""
+CUDA_NOTES = "nvidia/cuda-toolkit-release-notes.html"
+"""Where the stand-in release notes are, under the PyTorch stand-in index's /files/."""
+CUDA_NOTES_139 = "nvidia/cuda-13.9-release-notes.html"
+"""The same with two rows of a CUDA 13.9 (a stand-in line, as torch 9.2.0 is a stand-in)."""
+
+
 def build_refresh_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
     build_jax(root)
     build_jax_patch(root)
     build_tensorflow(root)
+    notes = root / "pytorch" / "nvidia"
+    notes.mkdir(parents=True, exist_ok=True)
+    (root / "pytorch" / CUDA_NOTES).write_text(notes_page(*CUDA_NOTES_ROWS), encoding="utf-8")
+    (root / "pytorch" / CUDA_NOTES_139).write_text(
+        notes_page(
+            ("CUDA 13.9 Update 1", "&gt;=699.20.03"), ("CUDA 13.9 GA", "&gt;=699.10.01"), *CUDA_NOTES_ROWS
+        ),
+        encoding="utf-8",
+    )
     base = root / "base"
     base.mkdir(parents=True, exist_ok=True)
     (base / "torch.toml").write_text(BASE_TORCH, encoding="utf-8")

@@ -17,14 +17,17 @@ from colabenv.catalog.refresh.sources import (
     Derived,
     History,
     IndexReader,
+    Metadata,
     RefreshProblem,
     Wheel,
     by_version,
     carried_archs,
     cuda_of_pins,
     cuda_of_tag,
+    narrower_python,
     nvidia_pins,
     preferred,
+    proposed_toolkits,
     python_range,
     python_strings,
     requirements_of,
@@ -114,8 +117,10 @@ def _torch_companion(
         if pinned is not None:
             if pinned == version:
                 return (
-                    Companion(canonicalize_name(project), candidate, True),
-                    f"{project} {candidate} METADATA requires torch=={version}",
+                    Companion(
+                        canonicalize_name(project), candidate, True, _own_python(wheels[candidate], metadata)
+                    ),
+                    f"{project} {candidate} METADATA requires torch=={version}{_python_said(metadata)}",
                 )
             if pinned < version:
                 break
@@ -128,10 +133,13 @@ def _torch_companion(
             python_strings(_text(reader.member(preferred(wheels[candidate]), path))).get("__version__")
         )
         if built is not None and built.local == tag:
+            metadata = reader.metadata(preferred(wheels[candidate]))
             return (
-                Companion(canonicalize_name(project), candidate, True),
+                Companion(
+                    canonicalize_name(project), candidate, True, _own_python(wheels[candidate], metadata)
+                ),
                 f"{project} {candidate} (METADATA requires torch{specifier}; {path}: "
-                f"{built}, the build of torch {version})",
+                f"{built}, the build of torch {version}){_python_said(metadata)}",
             )
     for release in history.before(version):
         previous = release.companion(project)
@@ -141,6 +149,19 @@ def _torch_companion(
                 f"{release.version} (no {project} release pins torch=={version})"
             )
     return None, f"no {project} release pins torch=={version} or was built for it"
+
+
+def _own_python(wheels: Sequence[Wheel], metadata: Metadata) -> SpecifierSet | None:
+    """A companion release's own Python range (its cpXY tags and Requires-Python), or None
+    where neither says anything."""
+    try:
+        return python_range(wheels, metadata.requires_python)
+    except RefreshProblem:
+        return None
+
+
+def _python_said(metadata: Metadata) -> str:
+    return f", Requires-Python {metadata.requires_python}" if metadata.requires_python else ""
 
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
@@ -200,17 +221,20 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
         else:
             _carried_cpu(history, version, variants, notes)
         companions, said = [], []
+        release_python = python_range(wheels, metadata.requires_python)
         for project in FACTS[Framework.TORCH].companions:
             companion, why = _torch_companion(reader, project, version, name, history)
             said.append(why)
             if companion is None:
                 notes.append(f"torch {version}: {why}")
+            elif companion.python is not None and not narrower_python(companion.python, release_python):
+                companions.append(Companion(companion.name, companion.version, companion.follows_variant))
             else:
                 companions.append(companion)
         release = Release(
             Framework.TORCH,
             version,
-            python_range(wheels, metadata.requires_python),
+            release_python,
             tuple(variants.values()),
             name,
             tuple(companions),
@@ -593,13 +617,16 @@ def derive(reader: IndexReader, known: Sequence[Release], catalog: Catalog) -> D
     }[framework]
     found = derive_one(reader, History(known), known)
     notes = list(found.notes)
+    proposed = proposed_toolkits(reader, found.releases, catalog, notes)
+    if proposed:
+        catalog = Catalog(catalog.toolkits + proposed, catalog.major_lines, catalog.releases)
     kept: list[Release] = []
     for release in found.releases:
         checked, dropped = _within_driver_table(release, catalog)
         notes.extend(dropped)
         if checked is not None:
             kept.append(checked)
-    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered)
+    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered, proposed)
 
 
 def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:

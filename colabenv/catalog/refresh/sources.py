@@ -14,6 +14,9 @@ else from the wheel with HTTP range requests, :func:`colabenv.catalog.archs.open
   (``with-cuda``), jaxlib's wheels the Python range.
 - tensorflow: the ``and-cuda`` extra's pins, and ``build_info.py`` inside the wheel the CUDA
   it was built with and its compute capabilities.
+- the driver table: where a build's CUDA minor line has no ``[[toolkit]]`` entry, NVIDIA's CUDA
+  Toolkit Release Notes page (``--cuda-notes``), whose Table 3 gives the driver each toolkit
+  release (GA and updates) shipped with: :func:`toolkit_rows`.
 
 Arch lists are read from the wheels with the arch reader (:mod:`colabenv.catalog.archs`); where that
 is not asked for (``--archs carry``) or a build has no wheel with GPU code, the list of the
@@ -30,6 +33,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
+from html.parser import HTMLParser
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -44,11 +48,13 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
-from colabenv.models import Arch, Framework, Release, Source, Variant
+from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Source, Variant
 from colabenv.models.frozen import model
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
+CUDA_RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+"""NVIDIA's CUDA Toolkit Release Notes, whose Table 3 names each toolkit release's driver."""
 """Where torch's variant indexes are (``<this>/cu126``): what the catalog's index_url says."""
 MAX_METADATA_BYTES = 8 * 1024 * 1024
 MAX_MEMBER_BYTES = 1024 * 1024
@@ -94,6 +100,8 @@ class RefreshOptions:
     read_archs: bool
     max_wheel_bytes: int
     timeout_s: float
+    cuda_notes: str | None = None
+    """The CUDA release notes page read for a driver the table lacks (None: not read)."""
 
 
 @model
@@ -109,6 +117,8 @@ class Derived:
     """The builds whose CUDA a file in the wheel states (jax's never does)."""
     offered: frozenset[tuple[Version, str]] = frozenset()
     """The builds the indexes have, derived or not (a catalog build missing here is gone)."""
+    toolkits: tuple[CudaToolkit, ...] = ()
+    """The driver table entries the release notes gave for builds whose CUDA it lacked."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +248,15 @@ class IndexReader:
             ) from None
         return None
 
+    def page(self, url: str) -> bytes | None:
+        """A page that is not an index's (the CUDA release notes), bounded like one; None when
+        it cannot be read (what it would have given is then left out, with a note)."""
+        self.progress(f"reading {url}")
+        try:
+            return self.client.file_bytes(url, url)
+        except IndexUnavailableError:
+            return None
+
     def archs(self, wheels: Sequence[Wheel], members: Sequence[str] = ()) -> tuple[Arch, ...]:
         """What every library with GPU code in ``wheels`` carries (empty: none has GPU code)."""
         from colabenv.catalog.archs import read_wheel_archs
@@ -326,8 +345,9 @@ def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
 
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
-    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so;
-    pure wheels alone: Requires-Python as it is."""
+    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so,
+    and the patch releases it excludes inside that range are kept (``!=3.14.1``: the resolver
+    holds a full target version to them); pure wheels alone: Requires-Python as it is."""
     minors = sorted({int(p.split(".")[1]) for w in wheels for p in w.pythons})
     declared = None
     if requires_python:
@@ -341,7 +361,25 @@ def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> Specif
         return declared
     if declared is not None:
         minors = [m for m in minors if declared.contains(f"3.{m}")] or minors
-    return SpecifierSet(f">=3.{minors[0]},<3.{minors[-1] + 1}")
+    clauses = [f">=3.{minors[0]}", f"<3.{minors[-1] + 1}"]
+    if declared is not None:
+        clauses.extend(
+            str(item)
+            for item in declared
+            if item.operator == "!=" and _excluded_patch(item.version, minors[0], minors[-1])
+        )
+    return SpecifierSet(",".join(clauses))
+
+
+def _excluded_patch(text: str, low: int, high: int) -> bool:
+    """Whether ``text`` (of a ``!=`` clause) is one patch release ``3.M.P`` with M in [low, high]."""
+    parts = text.split(".")
+    return (
+        len(parts) == 3
+        and parts[0] == "3"
+        and all(p.isdigit() for p in parts)
+        and low <= int(parts[1]) <= high
+    )
 
 
 def preferred(wheels: Sequence[Wheel]) -> Wheel:
@@ -477,4 +515,130 @@ def variant_model(
         python=None,
         source=Source(source),
         unconfirmed=unconfirmed,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The CUDA release notes (Table 3: "CUDA Toolkit and Corresponding Driver Versions")
+
+_TOOLKIT_CELL = re.compile(
+    r"CUDA\s+(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)?\s*(?:\(([^)]*)\)\s*)?(GA\d?|Update\s+(\d+))?\s*$", re.ASCII
+)
+_DRIVER_CELL = re.compile(r">=\s*(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s*$", re.ASCII)
+
+
+class _TableCells(HTMLParser):
+    """The text of each table row's cells, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th") and self.rows:
+            self._cell = []
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self.rows:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+
+def toolkit_rows(page: bytes, url: str) -> tuple[CudaToolkit, ...]:
+    """The Linux x86_64 rows of the release notes' Table 3: ``CUDA 13.2 Update 1`` with
+    ``>=595.58.03`` is toolkit 13.2.1, label "13.2 Update 1"; a release without "Update" is
+    the GA (X.Y.0). Rows without a Linux driver (``N/A``: 13.4 unbundled it) are left out."""
+    parser = _TableCells()
+    try:
+        parser.feed(page.decode("utf-8", "replace"))
+        parser.close()
+    except (AssertionError, ValueError):
+        return ()
+    found: dict[Version, CudaToolkit] = {}
+    source = Source(f"CUDA Toolkit Release Notes, Table 3 ({url}); {stamp()}")
+    for cells in parser.rows:
+        if len(cells) < 2:
+            continue
+        toolkit, driver = _TOOLKIT_CELL.match(cells[0]), _DRIVER_CELL.match(cells[1])
+        if toolkit is None or driver is None or toolkit.group(4):
+            continue
+        major, minor = int(toolkit.group(1)), int(toolkit.group(2))
+        update = int(toolkit.group(6) or toolkit.group(3) or 0)
+        label = f"{major}.{minor} Update {update}" if update else f"{major}.{minor} GA"
+        version = Version(f"{major}.{minor}.{update}")
+        found.setdefault(version, CudaToolkit(version, label, Version(driver.group(1)), source))
+    return tuple(sorted(found.values(), key=lambda t: t.version))
+
+
+def proposed_toolkits(
+    reader: IndexReader, releases: Sequence[Release], catalog: Catalog, notes: list[str]
+) -> tuple[CudaToolkit, ...]:
+    """The driver table entries (every release, GA and updates, of each CUDA minor line a
+    derived build needs and the table lacks) that the CUDA release notes give; none where
+    the major line has no floor (a new major needs NVIDIA's compatibility guide first)."""
+    url = reader.options.cuda_notes
+    wanted = sorted(
+        {
+            Version(f"{v.cuda.major}.{v.cuda.minor}")
+            for r in releases
+            for v in r.variants
+            if v.cuda is not None and catalog.toolkit_driver(v.cuda) is None
+        }
+    )
+    wanted = [line for line in wanted if catalog.floor_driver(line) is not None]
+    if url is None or not wanted:
+        return ()
+    page = reader.page(url)
+    rows = toolkit_rows(page, url) if page is not None else ()
+    if page is None:
+        notes.append(f"the CUDA release notes ({url}) could not be read: no driver entry proposed")
+    known = {t.version for t in catalog.toolkits}
+    found = tuple(
+        row
+        for row in rows
+        if (row.version.major, row.version.minor) in {(w.major, w.minor) for w in wanted}
+        and row.version not in known
+    )
+    for line in wanted:
+        if page is not None and not any(t.version.release[:2] == line.release[:2] for t in found):
+            notes.append(f"the CUDA release notes ({url}) name no driver for CUDA {line}")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Companions' own Python ranges
+
+
+def _candidate_pythons(*specs: SpecifierSet) -> list[Version]:
+    """The Python versions where ranges like these can change their answer: each 3.M and
+    each version a clause names, with the patch release after it."""
+    points = {Version(f"3.{minor}") for minor in range(40)}
+    for spec in specs:
+        for item in spec:
+            text = item.version.removesuffix(".*")
+            try:
+                found = Version(text)
+            except InvalidVersion:
+                continue
+            points.add(found)
+            release = found.release + (0,) * (3 - len(found.release))
+            points.add(Version(".".join(str(n) for n in (*release[:2], release[2] + 1))))
+    return sorted(points)
+
+
+def narrower_python(companion: SpecifierSet | None, framework: SpecifierSet) -> bool:
+    """Whether a companion's range leaves out a Python its framework's range admits (only
+    then is the companion's range worth a line in the catalog)."""
+    if companion is None:
+        return False
+    return any(
+        framework.contains(point, prereleases=True) and not companion.contains(point, prereleases=True)
+        for point in _candidate_pythons(companion, framework)
     )

@@ -1,6 +1,7 @@
 """The catalog file ``catalog refresh`` writes: the file it starts from, kept as it is, with the
 new releases and new builds of known releases inserted as TOML in the file's own layout, and
-the contradictions between the file and the indexes listed instead of written.
+the contradictions between the file and the indexes listed instead of written; and the driver
+table with the toolkit entries the CUDA release notes gave appended.
 """
 
 from __future__ import annotations
@@ -14,7 +15,17 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.catalog.refresh.sources import Derived
-from colabenv.models import Arch, Companion, ComputeCapability, Framework, Release, Variant, archs_cover
+from colabenv.models import (
+    Arch,
+    Companion,
+    ComputeCapability,
+    CudaToolkit,
+    Framework,
+    Release,
+    Variant,
+    archs_cover,
+    format_driver,
+)
 from colabenv.models.frozen import model
 
 FOLLOWS_VARIANT = {Framework.TORCH: True, Framework.JAX: False, Framework.TENSORFLOW: False}
@@ -54,10 +65,14 @@ def _archs_value(archs: Sequence[Arch], named: Mapping[str, tuple[Arch, ...]]) -
 
 
 def _companion_entry(companion: Companion, follows_default: bool) -> str:
-    if companion.follows_variant == follows_default:
+    if companion.follows_variant == follows_default and companion.python is None:
         return f"{companion.name} = {quoted(str(companion.version))}"
-    follows = "true" if companion.follows_variant else "false"
-    return f"{companion.name} = {{ version = {quoted(str(companion.version))}, follows_variant = {follows} }}"
+    parts = [f"version = {quoted(str(companion.version))}"]
+    if companion.follows_variant != follows_default:
+        parts.append(f"follows_variant = {'true' if companion.follows_variant else 'false'}")
+    if companion.python is not None:
+        parts.append(f"python = {quoted(specifier_text(companion.python))}")
+    return f"{companion.name} = {{ {', '.join(parts)} }}"
 
 
 def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> str:
@@ -102,6 +117,24 @@ def release_block(release: Release, follows_default: bool, named: Mapping[str, t
     text = "\n".join(lines) + "\n"
     for variant in release.variants:
         text += "\n" + variant_block(variant, named)
+    return text
+
+
+def drivers_text(start: str, toolkits: Sequence[CudaToolkit]) -> str:
+    """``drivers.toml`` as it was (``start``; a new file: ``schema = 1`` alone) with a
+    ``[[toolkit]]`` entry for each of ``toolkits`` appended, in the file's own layout."""
+    text = (
+        start
+        if start.strip()
+        else "# NVIDIA driver facts, written by colabenv catalog refresh.\nschema = 1\n"
+    )
+    text = text.rstrip("\n") + "\n"
+    for toolkit in toolkits:
+        text += (
+            f"\n[[toolkit]]\nversion = {quoted(str(toolkit.version))}\nlabel = {quoted(toolkit.label)}\n"
+            f"driver = {quoted(format_driver(toolkit.toolkit_driver))}\n"
+            f"source = {quoted(toolkit.source.text)}\n"
+        )
     return text
 
 
@@ -283,6 +316,12 @@ def compare(
             found.append(
                 f"{where}: companions.{companion.name}: the catalog has {had.version}, "
                 f"the index says {companion.version}"
+            )
+        elif had is not None and companion.python is not None and had.python != companion.python:
+            shown = specifier_text(had.python) if had.python is not None else "the release's"
+            found.append(
+                f"{where}: companions.{companion.name}.python: the catalog has {shown}, "
+                f"the index says {specifier_text(companion.python)}"
             )
     for variant in new.variants:
         had_variant = old.variant(variant.name)
