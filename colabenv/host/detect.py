@@ -230,24 +230,20 @@ def shown_installed(installed: InstalledSet) -> tuple[InstalledDist, ...]:
 
 
 def detect_runtime(probe: HostProbe) -> RuntimeKind:
-    """Colab by its variables (the rule the state directory uses: :func:`colabenv.script.state.on_colab`),
-    else by ``/content`` with google-colab installed; Kaggle by its variables or ``/kaggle/input``."""
+    """Colab by its variables alone, the rule the state directory and the script use
+    (:func:`colabenv.script.state.on_colab`): a ``/content`` folder or an installed google-colab
+    does not make a host Colab, so ``runtime`` and ``state_dir`` never disagree. Kaggle by its
+    variables or ``/kaggle/input``."""
     from colabenv.script.state import on_colab
 
     env = probe.environ
     if on_colab(env):
-        return RuntimeKind.COLAB
-    if probe.path_exists(Path("/content")) and _has_google_colab(probe):
         return RuntimeKind.COLAB
     if env.get("KAGGLE_KERNEL_RUN_TYPE") or env.get("KAGGLE_URL_BASE"):
         return RuntimeKind.KAGGLE
     if probe.path_exists(Path("/kaggle/input")):
         return RuntimeKind.KAGGLE
     return RuntimeKind.GENERIC
-
-
-def _has_google_colab(probe: HostProbe) -> bool:
-    return any(canonicalize_name(name) == "google-colab" for name, _ in probe.distributions())
 
 
 # ---------------------------------------------------------------------------------------------
