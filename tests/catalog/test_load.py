@@ -475,6 +475,9 @@ FACTS = [
     Fact(T, "2.14.1", "cu130", pins("nvidia-nccl-cu13", "==2.30.7"), "2.14.1 METADATA"),
     Fact(T, "2.12.0", "cu126", pins("nvidia-cudnn-cu12", "==9.10.2.21"), "RELEASE.md 2.12 row"),
     Fact(T, "2.14.1", "cu130", cuda("13.0"), "PyPI wheel torch.version.cuda"),
+    Fact(T, "2.14.0", "cu130", pins("cuda-toolkit", "==13.0.3"), "2.14.0 PyPI METADATA: CUDA 13.0"),
+    Fact(T, "2.14.1", "cu130", pins("cuda-toolkit", "==13.0.3"), "2.14.1 PyPI METADATA: CUDA 13.0"),
+    Fact(T, "2.14.1", "cu132", pins("cuda-toolkit", "==13.2.1"), "cu132 is the PyTorch index's build"),
     Fact(T, "2.15.0", "cu132", cuda("13.2"), "torch/version.py of the PyPI wheel: 2.15.0+cu132"),
     Fact(T, "2.15.0", "cu132", pins("nvidia-cudnn-cu13", "==9.26.0.51"), "2.15.0 METADATA"),
     Fact(T, "2.15.0", "cu132", pins("nvidia-nvshmem-cu13", "==3.7.2"), "2.15.0 METADATA"),
@@ -546,6 +549,7 @@ def test_known_fact(fact: Fact) -> None:
         (T, "2.8.0", "cu128"),
         (T, "2.10.0", "cu128"),
         (T, "2.11.0", "cu130"),
+        (T, "2.14.0", "cu130"),  # not cu132, as pytorch#190355 proposed: see the Facts rows
         (T, "2.14.1", "cu130"),
         (T, "2.15.0", "cu132"),
         (TF, "2.12.0", "cuda"),

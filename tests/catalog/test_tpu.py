@@ -66,6 +66,8 @@ def _build(framework: Framework, version: str) -> TpuBuild:
         (Framework.JAX, "0.7.2", ["libtpu==0.0.23"], False),
         (Framework.JAX, "0.8.3", ["libtpu==0.0.32.*"], False),
         (Framework.JAX, "0.11.2", ["libtpu==0.0.48.*"], False),
+        (Framework.JAX, "0.12.0", ["libtpu==0.0.50.*"], False),
+        (Framework.JAX, "0.12.0.1", ["libtpu==0.0.50.*"], False),
         # torch: torch_xla of the same minor
         (Framework.TORCH, "2.1.2", ["torch-xla[tpu]==2.1.0", "libtpu-nightly==0.1.dev20230825"], True),
         (
@@ -94,6 +96,8 @@ def test_libtpu_pairing(framework: Framework, version: str, requires: list[str],
         (Framework.JAX, "0.6.2", "tpu7x", False),  # TPU7x came with jax 0.7.0
         (Framework.JAX, "0.7.0", "tpu7x", True),
         (Framework.JAX, "0.11.2", "v2", True),
+        (Framework.JAX, "0.12.0.1", "tpu7x", True),
+        (Framework.JAX, "0.12.0.1", "v6e", True),
         (Framework.TORCH, "2.1.0", "v5p", False),
         (Framework.TORCH, "2.2.0", "v5p", True),
         (Framework.TORCH, "2.4.1", "v6e", False),
@@ -117,6 +121,13 @@ def test_generations(framework: Framework, version: str, generation: str, runs: 
 )
 def test_torch_xla_python_ranges(version: str, python: str) -> None:
     assert _build(Framework.TORCH, version).python == SpecifierSet(python)
+
+
+def test_the_newest_jax_release_has_a_tpu_build() -> None:
+    # jax's tpu extra is in every release the catalog lists from 0.4.26 on: a newer jax.toml
+    # release without a build here means tpu.toml was not brought along with it
+    newest = max(r.version for r in CATALOG.releases_of(Framework.JAX))
+    assert FACTS.build(Framework.JAX, newest) is not None, f"jax {newest} has no TPU build"
 
 
 def test_torch_has_no_tpu_build_after_torch_xla_2_9() -> None:

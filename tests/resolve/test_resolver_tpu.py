@@ -78,7 +78,11 @@ SCENARIOS = [
         "v5e-jax-any",
         "colab-v5e-1",
         'jax = "*"',
-        {"jax": Expect("==0.11.2", requirements=("jax[tpu]==0.11.2", "jaxlib==0.11.2", "libtpu==0.0.48.*"))},
+        {
+            "jax": Expect(
+                "==0.12.0.1", requirements=("jax[tpu]==0.12.0.1", "jaxlib==0.12.0.1", "libtpu==0.0.50.*")
+            )
+        },
     ),
     Scenario(
         "v6e-jax-0.6",
@@ -301,7 +305,7 @@ def test_an_installed_tpu_build_is_kept(tmp_path: Path, installed: dict[str, str
         assert choice.release == Version("0.6.2")
         assert choice.requirements == ("jax==0.6.2", "jaxlib==0.6.2", "libtpu==0.0.17.*")
     else:
-        assert choice.release == Version("0.11.2")
+        assert choice.release == Version("0.12.0.1")
 
 
 def test_torch_with_torch_xla_installed_is_kept(tmp_path: Path) -> None:
