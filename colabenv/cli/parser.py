@@ -138,7 +138,7 @@ def _resolve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _lock_args(p: argparse.ArgumentParser) -> None:
-    from colabenv.lock.make import RESOLVERS
+    from colabenv.lock.resolvers import RESOLVERS
 
     p.add_argument("profile")
     p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
