@@ -187,7 +187,11 @@ def _start(
 
 
 def _bound_memory(proc: subprocess.Popen[bytes], args: list[str], limit: int) -> None:
-    """``RLIMIT_AS`` of the child (just started; what it starts inherits it)."""
+    """``RLIMIT_AS`` of the child (just started; what it starts inherits it), set from here with
+    ``prlimit`` rather than in the child before exec (``preexec_fn`` is unsafe while other
+    threads run). Where there is no ``prlimit`` (not Linux), the child runs unbounded."""
+    if not hasattr(resource, "prlimit"):
+        return
     try:
         resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit))
     except (OSError, ValueError) as exc:
