@@ -3,7 +3,6 @@ run is interrupted or its timeout passes."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -15,23 +14,9 @@ import pytest
 
 from colabenv._util import processes
 from colabenv.errors import ProcessError
+from tests.support.proctree import session_members
 
 MIB = 1 << 20
-
-
-def _session_members(session: int) -> list[int]:
-    """The processes of ``session`` still alive (zombies are dead), read from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def _family(pid_file: Path) -> list[str]:
@@ -106,7 +91,7 @@ def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     started = time.monotonic()
     done = processes.run(_family(pid_file), timeout=1.5)
     assert done.timed_out and time.monotonic() - started < 10
-    assert _session_members(_wait_for(pid_file)) == []
+    assert session_members(_wait_for(pid_file)) == []
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
@@ -134,7 +119,7 @@ def test_an_interrupted_run_kills_its_child_and_grandchild_at_once(tmp_path: Pat
         signal.signal(signal.SIGTERM, previous)
     assert time.monotonic() - started < 10
     child = _wait_for(pid_file)
-    assert _session_members(child) == []
+    assert session_members(child) == []
 
 
 def test_ended_on_interrupt_ends_the_children_of_worker_threads(tmp_path: Path) -> None:
@@ -149,8 +134,7 @@ def test_ended_on_interrupt_ends_the_children_of_worker_threads(tmp_path: Path) 
         worker.join(10)
         assert not worker.is_alive() and time.monotonic() - started < 5
         assert results[0].returncode == -signal.SIGKILL
-        assert _session_members(child) == []
+        assert session_members(child) == []
         with pytest.raises(ProcessError, match="interrupted"):
             processes.run(["true"], timeout=5)
     assert processes.run(["true"], timeout=5).ok
-    assert os.getpid() not in _session_members(child)

@@ -27,8 +27,15 @@ def live_processes() -> dict[int, tuple[int, int, str]]:
     return found
 
 
-def session_members(session: int) -> list[int]:
-    return [pid for pid, (_, sid, _) in live_processes().items() if sid == session]
+def session_members(session: int, *, settle: float = 3.0) -> list[int]:
+    """The live processes of ``session``, after waiting up to ``settle`` seconds for it to empty
+    (a process sent SIGKILL is gone a moment later, not at once)."""
+    deadline = time.monotonic() + settle
+    while True:
+        members = [pid for pid, (_, sid, _) in live_processes().items() if sid == session]
+        if not members or time.monotonic() > deadline:
+            return members
+        time.sleep(0.05)
 
 
 def children_running(parent: int, marker: str) -> list[int]:
