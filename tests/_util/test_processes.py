@@ -138,3 +138,28 @@ def test_ended_on_interrupt_ends_the_children_of_worker_threads(tmp_path: Path) 
         with pytest.raises(ProcessError, match="interrupted"):
             processes.run(["true"], timeout=5)
     assert processes.run(["true"], timeout=5).ok
+
+
+def test_an_interrupted_stream_kills_its_child_and_grandchild(tmp_path: Path) -> None:
+    """``stream`` (the bootstrap script in a notebook cell): a KeyboardInterrupt raised while
+    lines come in kills the child's group instead of leaving it running."""
+    pid_file = tmp_path / "pid"
+    seen: list[str] = []
+
+    def on_line(line: str) -> None:
+        seen.append(line)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    code = (
+        "import os, subprocess, sys, time\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "for n in range(600): print(n, flush=True); time.sleep(0.1)\n"
+    )
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        processes.stream([sys.executable, "-c", code], timeout=60, on_line=on_line)
+    assert time.monotonic() - started < 10
+    assert seen == ["0", "1", "2"]
+    assert session_members(_wait_for(pid_file)) == []
