@@ -9,7 +9,7 @@ from packaging.version import Version
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ColabenvError
 from colabenv.host.detect import detect
-from colabenv.lock.make import IndexPlan, run_resolver
+from colabenv.lock.resolvers import IndexPlan, run_resolver
 from colabenv.models import Catalog, Target
 from tests.host.test_detect import make_probe, overrides
 

@@ -43,6 +43,7 @@ NOT_ON_THE_RENDER_PATH = (
     "colabenv.catalog.tpu",
     "colabenv._util.processes",
     "colabenv.lock.make",
+    "colabenv.lock.resolvers",
     "colabenv.lock.file",
     "colabenv.index.client",
     "colabenv.verification",

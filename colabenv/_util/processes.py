@@ -1,29 +1,108 @@
-"""The one place that starts processes: argv lists, never a shell, always a timeout."""
+"""The one place that starts processes: argv lists, never a shell, always a timeout.
+
+Every child starts in its own session, so a signal meant for colabenv never reaches it and
+ending it ends what it started (its process group is killed). Its output is read as it comes
+and only a bounded tail of each stream is kept (a child that prints without end costs
+``keep_bytes``, not memory without bound); ``memory_bytes`` bounds the address space of the
+child and of everything it starts (``RLIMIT_AS``, inherited). A run that is interrupted
+(``KeyboardInterrupt``, or the SIGTERM a command turns into one) kills its child's group before
+the interruption goes on; :func:`ended_on_interrupt` lets the main thread end the children that
+worker threads are waiting for.
+"""
 
 from __future__ import annotations
 
 import os
+import resource
+import selectors
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from colabenv.errors import ProcessError
 from colabenv.models.frozen import model
 
+KEEP_BYTES = 1 << 20
+"""What :func:`run` keeps of each stream by default: its last MiB."""
+_READ = 1 << 16
+_DRAIN_S = 2.0
+
 
 @model
 class Completed:
+    """``stdout_dropped``, ``stderr_dropped``: bytes the child wrote before the tail kept."""
+
     argv: tuple[str, ...]
     returncode: int
     stdout: str
     stderr: str
     timed_out: bool
+    stdout_dropped: int = 0
+    stderr_dropped: int = 0
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
+
+
+class _Tail:
+    """The last ``keep`` bytes of a stream, and how many came before them."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.data = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.keep:
+            self._trim()
+
+    def _trim(self) -> None:
+        extra = len(self.data) - self.keep
+        if extra > 0:
+            del self.data[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        self._trim()
+        return self.data.decode("utf-8", errors="replace")
+
+
+class _Children:
+    """The children running now; while ``ending``, no new one starts."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: set[subprocess.Popen[bytes]] = set()
+        self.ending = False
+
+
+_CHILDREN = _Children()
+
+
+@contextmanager
+def ended_on_interrupt() -> Iterator[Callable[[], None]]:
+    """Yields ``end()``: it kills every child running now (its process group) and refuses new
+    ones (:class:`ProcessError`) until the block exits. For the main thread, whose interruption
+    must not wait for the children that worker threads run."""
+
+    def end() -> None:
+        with _CHILDREN.lock:
+            _CHILDREN.ending = True
+            running = list(_CHILDREN.running)
+        for proc in running:
+            _kill_group(proc)
+
+    try:
+        yield end
+    finally:
+        with _CHILDREN.lock:
+            _CHILDREN.ending = False
 
 
 def run(
@@ -35,54 +114,134 @@ def run(
     input_text: str | None = None,
     check: bool = False,
     grace: float = 0.0,
+    keep_bytes: int = KEEP_BYTES,
+    memory_bytes: int | None = None,
 ) -> Completed:
     """Run ``argv`` to completion or until ``timeout`` seconds pass.
 
     A program that cannot be started raises :class:`ProcessError`; a timeout is reported in the
     result (``timed_out``), the child killed, unless ``check`` asks for an error instead. With
     ``grace``, a child past its timeout is first sent SIGTERM and given that many seconds to
-    clean up (kill what it started) before its process group is killed.
+    clean up (kill what it started) before its process group is killed. Of each stream the last
+    ``keep_bytes`` are kept; ``memory_bytes`` bounds the address space of the child and its own
+    children.
     """
     args = [str(a) for a in argv]
+    proc = _start(args, env, cwd, input_text is not None)
     try:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        raise ProcessError(args, "not found") from exc
-    except PermissionError as exc:
-        raise ProcessError(args, "not executable") from exc
-    except OSError as exc:
-        raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
-    try:
-        stdout, stderr = proc.communicate(input=input_text, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        if grace > 0:
-            _terminate(proc, grace)
+        if memory_bytes is not None:
+            _bound_memory(proc, args, memory_bytes)
+        out, err = _Tail(keep_bytes), _Tail(keep_bytes)
+        data = input_text.encode("utf-8") if input_text is not None else b""
+        timed_out = not _collect(proc, data, out, err, time.monotonic() + timeout)
+        if timed_out:
+            if grace > 0:
+                _terminate(proc, grace)
+            _kill_group(proc)
+            _collect(proc, b"", out, err, time.monotonic() + _DRAIN_S)
+        returncode = proc.wait()
+    except BaseException:
         _kill_group(proc)
-        try:
-            stdout, stderr = proc.communicate(timeout=2)
-        except subprocess.TimeoutExpired:
-            stdout, stderr = "", ""
+        proc.wait()
+        raise
+    finally:
+        _close(proc)
+        with _CHILDREN.lock:
+            _CHILDREN.running.discard(proc)
+    stdout, stderr = out.text(), err.text()
+    if timed_out:
         if check:
-            raise ProcessError(args, f"did not finish within {timeout:g}s") from None
-        return Completed(tuple(args), -1, stdout or "", stderr or "", True)
-    result = Completed(tuple(args), proc.returncode, stdout, stderr, False)
+            raise ProcessError(args, f"did not finish within {timeout:g}s")
+        return Completed(tuple(args), -1, stdout, stderr, True, out.dropped, err.dropped)
+    result = Completed(tuple(args), returncode, stdout, stderr, False, out.dropped, err.dropped)
     if check and not result.ok:
         last = (stderr.strip().splitlines() or [""])[-1]
-        raise ProcessError(args, f"exited {proc.returncode}: {last}")
+        raise ProcessError(args, f"exited {returncode}: {last}")
     return result
 
 
-def _terminate(proc: subprocess.Popen[str], grace: float) -> None:
+def _start(
+    args: list[str], env: Mapping[str, str] | None, cwd: Path | None, with_input: bool
+) -> subprocess.Popen[bytes]:
+    with _CHILDREN.lock:
+        if _CHILDREN.ending:
+            raise ProcessError(args, "not started: interrupted")
+        try:
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.PIPE if with_input else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ProcessError(args, "not found") from exc
+        except PermissionError as exc:
+            raise ProcessError(args, "not executable") from exc
+        except OSError as exc:
+            raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
+        _CHILDREN.running.add(proc)
+    return proc
+
+
+def _bound_memory(proc: subprocess.Popen[bytes], args: list[str], limit: int) -> None:
+    """``RLIMIT_AS`` of the child (just started; what it starts inherits it), set from here with
+    ``prlimit`` rather than in the child before exec (``preexec_fn`` is unsafe while other
+    threads run). Where there is no ``prlimit`` (not Linux), the child runs unbounded."""
+    if not hasattr(resource, "prlimit"):
+        return
+    try:
+        resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError) as exc:
+        raise ProcessError(args, f"cannot bound its memory: {exc}") from exc
+
+
+def _collect(proc: subprocess.Popen[bytes], data: bytes, out: _Tail, err: _Tail, deadline: float) -> bool:
+    """Feed ``data`` to the child and read its streams until both end (True) or the deadline
+    passes (False)."""
+    with selectors.DefaultSelector() as selector:
+        if proc.stdin is not None and not proc.stdin.closed:
+            if data:
+                selector.register(proc.stdin, selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+        for stream, tail in ((proc.stdout, out), (proc.stderr, err)):
+            if stream is not None and not stream.closed:
+                selector.register(stream, selectors.EVENT_READ, tail)
+        written = 0
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in selector.select(left):
+                if key.fileobj is proc.stdin:
+                    assert proc.stdin is not None
+                    try:
+                        written += os.write(key.fd, data[written : written + 512])
+                    except BrokenPipeError:
+                        written = len(data)
+                    if written >= len(data):
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(key.fd, _READ)
+                if chunk:
+                    key.data.add(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    return True
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with suppress(OSError):
+                stream.close()
+
+
+def _terminate(proc: subprocess.Popen[bytes], grace: float) -> None:
     try:
         proc.terminate()
         proc.wait(timeout=grace)
@@ -90,12 +249,15 @@ def _terminate(proc: subprocess.Popen[str], grace: float) -> None:
         pass
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
     """Kill the child and everything it started (a hung nvidia-smi may hold our pipes)."""
+    if proc.returncode is not None:
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        with suppress(ProcessLookupError):
+            proc.kill()
 
 
 def stream(
@@ -130,5 +292,9 @@ def stream(
         for line in proc.stdout:
             on_line(line.rstrip("\n"))
         return proc.wait()
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
     finally:
         timer.cancel()

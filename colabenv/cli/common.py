@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
 from colabenv.errors import InputError, OutputError, printable
 from colabenv.models import Profile, RuntimeFacts, Target, TargetOverrides
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM is a KeyboardInterrupt where the main thread is: the
+    command ends its children and removes its work folders as on Ctrl-C, then exits 130."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def stdout_is_terminal() -> bool:

@@ -6,9 +6,12 @@ profile, the target or the component constraints changed since it was made; the 
 one recorded in the lock with whatever target flags (or ``COLABENV_*`` variables) are given,
 so CI needs no GPU. A lock that is not whole (truncated, edited, missing a requirement of its
 own profile) is exit 2. ``--http-deadline S`` (or ``COLABENV_HTTP_DEADLINE``) bounds each
-request to an index, whole (default 60 s). When a framework's page on its index lists a newer
-release than the catalog's that the profile admits, one line says so and names the refresh
-command (``render`` and ``resolve`` never ask an index).
+request to an index, whole (default 60 s), and uv's and pip-tools' requests the same way;
+``COLABENV_LOCK_MEMORY_MIB`` bounds their memory. SIGTERM ends the lock as Ctrl-C does: the
+resolver and what it started are killed, the work folder removed, exit 130. When a
+framework's page on its index lists a newer release than the catalog's that the profile
+admits, one line says so and names the refresh command (``render`` and ``resolve`` never ask
+an index).
 """
 
 from __future__ import annotations
@@ -23,11 +26,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from colabenv import __version__
-from colabenv.cli.common import load_profile_arg, overrides_from_args, target_from_args, write_text_atomic
+from colabenv.cli.common import (
+    load_profile_arg,
+    overrides_from_args,
+    target_from_args,
+    terminate_as_interrupt,
+    write_text_atomic,
+)
 from colabenv.errors import UsageError, printable
 
 _PYLOCK_NAME = re.compile(r"^pylock(\.[^.]+)?\.toml$")
 DEADLINE_VARIABLE = "COLABENV_HTTP_DEADLINE"
+MEMORY_VARIABLE = "COLABENV_LOCK_MEMORY_MIB"
+MAX_MEMORY_MIB = 1 << 20
+MIN_MEMORY_MIB = 256
 
 
 @contextmanager
@@ -63,6 +75,23 @@ def http_deadline(args: argparse.Namespace, environ: Mapping[str, str]) -> float
     except ValueError:
         raise UsageError(f"{where}: expected seconds (a number), got {printable(text)!r}") from None
     return check_deadline(seconds, where)
+
+
+def resolver_memory(environ: Mapping[str, str]) -> int:
+    """``COLABENV_LOCK_MEMORY_MIB``, else the default; checked."""
+    from colabenv.lock.resolvers import RESOLVER_MEMORY_MIB
+
+    text = environ.get(MEMORY_VARIABLE, "")
+    if text == "":
+        return RESOLVER_MEMORY_MIB
+    if not (text.isascii() and text.isdigit() and len(text) <= 8) or not (
+        MIN_MEMORY_MIB <= int(text) <= MAX_MEMORY_MIB
+    ):
+        raise UsageError(
+            f"{MEMORY_VARIABLE}: expected MiB between {MIN_MEMORY_MIB} and {MAX_MEMORY_MIB}, "
+            f"got {printable(text[:40])!r}"
+        )
+    return int(text)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -110,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     from colabenv.resolve.resolver import resolve
 
     deadline = http_deadline(args, os.environ)
+    memory_mib = resolver_memory(os.environ)
     pylock = args.format == "pylock"
     output = Path(args.output) if args.output else None
     if pylock and output is not None and not _PYLOCK_NAME.match(output.name):
@@ -130,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         if catalog.releases_of(r.framework)
     ]
     show_progress = not args.quiet and sys.stderr.isatty()
-    with _progress(show_progress) as progress:
+    with terminate_as_interrupt(), _progress(show_progress) as progress:
         lock = make_lock(
             resolution,
             resolver=args.resolver,
@@ -140,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             http_deadline_s=deadline,
             known=known,
             notice=lambda text: _note(args, text),
+            memory_mib=memory_mib,
         )
     text = render_lock(lock, pylock=pylock)
     if output is None:

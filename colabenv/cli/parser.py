@@ -144,7 +144,7 @@ def _resolve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _lock_args(p: argparse.ArgumentParser) -> None:
-    from colabenv.lock.make import RESOLVERS
+    from colabenv.lock.resolvers import RESOLVERS
 
     p.add_argument("profile")
     p.add_argument("-o", "--output", metavar="LOCK", help="lockfile path")
@@ -157,7 +157,10 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--http-deadline",
         metavar="S",
-        help="bound on each whole request to an index, in seconds (default 60; also COLABENV_HTTP_DEADLINE)",
+        help=(
+            "bound on each whole request to an index, in seconds, and uv's and pip-tools' read "
+            "timeout (default 60; also COLABENV_HTTP_DEADLINE)"
+        ),
     )
     _add_allow_unconfirmed(p)
     _add_target_flags(p)

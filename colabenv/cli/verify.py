@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 
+from colabenv.cli.common import terminate_as_interrupt
 from colabenv.errors import printable
 from colabenv.verification.report import Status, VerifyReport
 from colabenv.verification.run import verify
@@ -44,9 +45,14 @@ def print_table(report: VerifyReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = verify(
-        profile=args.profile, lock=args.lock, timeout=args.timeout, interpreter=args.interpreter, cpu=args.cpu
-    )
+    with terminate_as_interrupt():
+        report = verify(
+            profile=args.profile,
+            lock=args.lock,
+            timeout=args.timeout,
+            interpreter=args.interpreter,
+            cpu=args.cpu,
+        )
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     elif sys.stdout.isatty():

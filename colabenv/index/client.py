@@ -36,6 +36,9 @@ CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
 MAX_PAGE_BYTES = 64 * 1024 * 1024
 """A project page larger than this is refused: the largest real ones are a few MiB."""
+MAX_PAGE_FILES = 200_000
+"""A project page listing more files than this is refused: the largest real ones list tens of
+thousands (nightly builds)."""
 SIMPLE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 )
@@ -64,6 +67,8 @@ class ProjectPageError(ValueError):
 
 
 class _LinkParser(HTMLParser):
+    """The links of a page; past MAX_PAGE_FILES, :class:`ProjectPageError` (parsing stops)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.links: list[tuple[str, str]] = []
@@ -84,6 +89,8 @@ class _LinkParser(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "a" and self._href is not None:
+            if len(self.links) >= MAX_PAGE_FILES:
+                raise ProjectPageError(f"more than {MAX_PAGE_FILES} links")
             self.links.append((self._href, "".join(self._text).strip()))
             self.attributes.append(self._attrs)
             self._href = None
@@ -114,6 +121,8 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
     entries = document.get("files")
     if not isinstance(entries, list):
         raise ProjectPageError("files: expected a list")
+    if len(entries) > MAX_PAGE_FILES:
+        raise ProjectPageError(f"files: more than {MAX_PAGE_FILES}")
     files = []
     for position, entry in enumerate(entries):
         where = f"files[{position}]"
@@ -145,6 +154,8 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
     try:
         parser.feed(body.decode("utf-8", "replace"))
         parser.close()
+    except ProjectPageError:
+        raise
     except (ValueError, AssertionError, RecursionError):
         raise ProjectPageError("HTML that cannot be read") from None
     found = []

@@ -1,10 +1,11 @@
 """Make a lock: check the framework files on their indexes, run uv or pip-tools, record it all.
 
-The resolvers run isolated from the user's pip and uv configuration (config files, ``PIP_*`` and
-``UV_*`` index settings): a lock must depend on the profile alone, and the profile's
-``[install]`` names every index it may use. Index URLs are expanded (``${VAR}`` credential
-references, :func:`colabenv.index.urls.expand_url`) only into the resolver's environment and
-the requests made here; messages show the unexpanded form.
+The resolvers (:mod:`colabenv.lock.resolvers`) run isolated from the user's pip and uv
+configuration and bounded; the requests made here are colabenv's own (:mod:`colabenv.index.client`,
+bounded in time and size), with index URLs expanded (``${VAR}`` credential references) only into
+them; messages show the unexpanded form. When a resolver fails, the pages of the requirements
+are read again here (:func:`check_pages`), so that a page without end, a stalled one, malformed
+JSON or a million links is exit 4 naming its index, not the resolver's "no set of pins".
 
 uv writes its answer as PEP 751 (``uv pip compile --format pylock.toml``), read with
 :mod:`packaging.pylock`: it carries each file's URL, so a ``pylock.toml`` needs no second pass
@@ -17,15 +18,8 @@ release's libtpu) goes to both resolvers and into the lock (``--find-links``).
 
 from __future__ import annotations
 
-import enum
-import importlib
 import os
-import shutil
-import sys
-import sysconfig
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -38,13 +32,20 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from colabenv._util import processes
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, UsageError, printable
 from colabenv.index.client import HTTP_DEADLINE_S, IndexFile, SimpleClient
-from colabenv.index.urls import Redactor, default_index_url, expand_url, strip_credentials
+from colabenv.index.urls import Redactor, default_index_url, strip_credentials
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.fit import settled_markers
-from colabenv.lock.requirements import parse_requirements
+from colabenv.lock.resolvers import (
+    MANYLINUX_GLIBC_MINOR,
+    RESOLVER_MEMORY_MIB,
+    IndexPlan,
+    Resolver,
+    index_plan,
+    pip_tools_refusal,
+    run_resolver,
+)
 from colabenv.models import Framework, FrameworkChoice, LockedFramework, Resolution, Target
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -52,87 +53,8 @@ from colabenv.models.frozen import model
 Progress = Callable[[str], None]
 
 
-class Resolver(str, enum.Enum):
-    UV = "uv"
-    PIP_TOOLS = "pip-tools"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-RESOLVERS: tuple[str, ...] = tuple(r.value for r in Resolver)
-MANYLINUX_GLIBC_MINOR = 28
-UV_TIMEOUT_S = 900.0
-PIP_TOOLS_TIMEOUT_S = 3600.0
-
-# Settings that change *what* a resolver finds; every other PIP_*/UV_* variable (cache, TLS,
-# proxies, timeouts, keyring) is the user's to keep.
-_PIP_DROPPED = (
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "PIP_NO_INDEX",
-    "PIP_CONSTRAINT",
-    "PIP_REQUIREMENT",
-    "PIP_PRE",
-    "PIP_ONLY_BINARY",
-    "PIP_NO_BINARY",
-    "PIP_PREFER_BINARY",
-    "PIP_UPGRADE",
-    "PIP_USER",
-    "PIP_TARGET",
-    "PIP_PLATFORM",
-    "PIP_PYTHON_VERSION",
-    "PIP_IMPLEMENTATION",
-    "PIP_ABI",
-    "PIP_REQUIRE_VIRTUALENV",
-    "PIP_REQUIRE_HASHES",
-)
-_UV_KEPT = (
-    "UV_CACHE_DIR",
-    "UV_NO_CACHE",
-    "UV_NATIVE_TLS",
-    "UV_HTTP_TIMEOUT",
-    "UV_HTTP_RETRIES",
-    "UV_CONCURRENT_DOWNLOADS",
-    "UV_CONCURRENT_BUILDS",
-    "UV_KEYRING_PROVIDER",
-    "UV_INSECURE_HOST",
-    "UV_OFFLINE",
-    "UV_REQUEST_TIMEOUT",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# Indexes
-
-
-@model
-class IndexPlan:
-    """Which indexes a lock uses, as written in the profile (``${VAR}`` references kept).
-
-    ``default`` None means the installer's default index. ``extras`` are the framework indexes
-    (PyTorch variant indexes, mirrors applied by the resolver) then the profile's extra indexes.
-    """
-
-    default: str | None
-    extras: tuple[str, ...]
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        return ((self.default,) if self.default else ()) + self.extras
-
-
-def index_plan(resolution: Resolution) -> IndexPlan:
-    extras: list[str] = []
-    for choice in resolution.choices:
-        if choice.index_url and choice.index_url not in extras:
-            extras.append(choice.index_url)
-    for url in resolution.install.extra_index_urls:
-        if url not in extras:
-            extras.append(url)
-    default = resolution.install.index_url
-    return IndexPlan(default, tuple(u for u in extras if u != default))
+DIAGNOSED_PAGES = 24
+"""The most project pages read again to find the index that made a resolver fail."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,12 +82,6 @@ def target_tags(target: Target) -> frozenset[Tag]:
     found = set(cpython_tags(version, [interpreter], platforms))
     found.update(compatible_tags(version, interpreter, platforms))
     return frozenset(found)
-
-
-def uv_python_platform(platform: str) -> str:
-    if platform.startswith("linux_"):
-        return f"{platform.removeprefix('linux_')}-manylinux_2_{MANYLINUX_GLIBC_MINOR}"
-    raise LockError(f"cannot lock for platform {platform!r} (Linux targets only)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,226 +223,27 @@ def check_indexes_reachable(plan: IndexPlan, client: SimpleClient, checked: Iter
             client.reachable(index)
 
 
-# ---------------------------------------------------------------------------------------------
-# Running the resolvers
-
-
-def resolver_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the pip/uv settings that would change what a resolver finds."""
-    env = {}
-    for key, value in environ.items():
-        if key in _PIP_DROPPED or (key.startswith("UV_") and key not in _UV_KEPT):
+def check_pages(
+    requirements: Iterable[str], plan: IndexPlan, find_links: Iterable[str], client: SimpleClient
+) -> None:
+    """Read the page of each requirement on each index, and each find-links page, with the
+    bounded client (at most DIAGNOSED_PAGES): a page that is endless, stalled or not a page
+    raises the client's error, naming its index."""
+    names: list[str] = []
+    for text in requirements:
+        try:
+            name = str(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
             continue
-        env[key] = value
-    env["PIP_CONFIG_FILE"] = os.devnull
-    env["UV_NO_CONFIG"] = "1"
-    env["PIP_NO_INPUT"] = "1"
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    env["UV_PYTHON_DOWNLOADS"] = "never"
-    return env
-
-
-def find_uv() -> str:
-    try:
-        module = importlib.import_module("uv")
-        found = module.find_uv_bin()
-        if isinstance(found, str | os.PathLike) and os.path.exists(found):
-            return os.fspath(found)
-    except (ImportError, FileNotFoundError, AttributeError):
-        pass
-    path = shutil.which("uv")
-    if path is None:
-        raise LockError(
-            "uv not found: install the `uv` package or put uv on PATH (or use --resolver pip-tools)"
-        )
-    return path
-
-
-def running_platform() -> str:
-    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
-
-
-def _pip_tools_refusal(target: Target) -> str | None:
-    running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    here = running_platform()
-    if running != target.python_minor or here != target.platform:
-        return (
-            f"pip-tools resolves for the Python running colabenv ({running} on {here}); "
-            f"the target is Python {target.python_minor} on {target.platform}: use "
-            f"--resolver uv, or run colabenv lock under a matching Python"
-        )
-    return None
-
-
-@model
-class ResolverRun:
-    packages: tuple[LockedPackage, ...]
-    label: str
-
-
-_NETWORK_PATTERNS = (
-    "Failed to fetch",
-    "error sending request",
-    "Connection refused",
-    "dns error",
-    "Max retries exceeded",
-    "NewConnectionError",
-    "Could not fetch URL",
-    "HTTP status server error",
-    "Request failed after",
-    "503 Server Error",
-    "ConnectionError",
-    "connection closed",
-    "timed out",
-)
-
-
-def _resolver_failure(name: str, output: str, redact: Callable[[str], str]) -> Exception:
-    lines = [printable(redact(line.rstrip())) for line in output.splitlines() if line.strip()]
-    lines = [line for line in lines if not line.startswith(("WARNING:", "warning:"))]
-    shown = lines[:8] if lines else ["(no output)"]
-    text = "\n  ".join(line.strip() for line in shown)
-    if any(pattern in output for pattern in _NETWORK_PATTERNS):
-        first = next((line.strip() for line in shown if any(p in line for p in _NETWORK_PATTERNS)), shown[0])
-        return IndexUnavailableError(f"{name} could not read an index: {first.strip()}")
-    return LockResolverError(f"{name} found no set of pins for the profile:\n  {text}")
-
-
-def _uv_argv(uv: str, target: Target, constraints: Path | None, find_links: Sequence[str]) -> list[str]:
-    argv = [
-        uv,
-        "pip",
-        "compile",
-        "-",
-        "--format",
-        "pylock.toml",
-        "--generate-hashes",
-        "--no-header",
-        "--no-annotate",
-        "--quiet",
-        "--no-config",
-        "--index-strategy",
-        "unsafe-best-match",
-        "--python-version",
-        target.python_minor,
-        "--python-platform",
-        uv_python_platform(target.platform),
-    ]
-    if constraints is not None:
-        argv += ["--constraint", str(constraints)]
+        if name not in names:
+            names.append(name)
+    default = default_index_url()
+    indexes = list(plan.all) or ([default] if default else [])
+    pages = [(index, name) for name in names for index in indexes][:DIAGNOSED_PAGES]
+    for index, name in pages:
+        client.project_files(index, name)
     for page in find_links:
-        argv += ["--find-links", page]
-    return argv
-
-
-def _pip_tools_argv(constraints: Path | None, find_links: Sequence[str]) -> list[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "piptools",
-        "compile",
-        "--generate-hashes",
-        "--no-header",
-        "--no-annotate",
-        "--no-emit-index-url",
-        "--no-emit-trusted-host",
-        "--no-emit-find-links",
-        "--allow-unsafe",
-        "--strip-extras",
-        "--quiet",
-        "--output-file",
-        "-",
-    ]
-    if constraints is not None:
-        argv += ["--constraint", str(constraints)]
-    for page in find_links:
-        argv += ["--find-links", page]
-    return [*argv, "-"]
-
-
-def run_resolver(
-    resolver: str,
-    requirements: Sequence[str],
-    plan: IndexPlan,
-    target: Target,
-    environ: Mapping[str, str],
-    redact: Callable[[str], str],
-    constraints: Sequence[str] = (),
-    find_links: Sequence[str] = (),
-) -> ResolverRun:
-    """The closure of ``requirements`` for ``target`` within ``constraints``, pinned with sha256
-    hashes (with uv, each file's URL too); ``find_links``: pages of links beside the indexes."""
-    env = resolver_env(environ)
-    pages = [expand_url(page, environ) for page in find_links]
-    stdin = "".join(f"{line}\n" for line in requirements)
-    expanded_default = expand_url(plan.default, environ) if plan.default else None
-    expanded_extras = [expand_url(url, environ) for url in plan.extras]
-    with tempfile.TemporaryDirectory(prefix="colabenv-lock-") as work:
-        constraints_file = None
-        if constraints:
-            constraints_file = Path(work) / "constraints.txt"
-            constraints_file.write_text("".join(f"{c}\n" for c in constraints), encoding="utf-8")
-        if resolver == Resolver.UV:
-            uv = find_uv()
-            version = processes.run([uv, "--version"], timeout=30, env=env)
-            label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
-            argv = _uv_argv(uv, target, constraints_file, pages)
-            if expanded_default:
-                env["UV_INDEX_URL"] = expanded_default
-            if expanded_extras:
-                env["UV_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-            timeout = UV_TIMEOUT_S
-        elif resolver == Resolver.PIP_TOOLS:
-            refusal = _pip_tools_refusal(target)
-            if refusal is not None:
-                raise LockError(refusal)
-            label = _pip_tools_label()
-            argv = _pip_tools_argv(constraints_file, pages)
-            if expanded_default:
-                env["PIP_INDEX_URL"] = expanded_default
-            if expanded_extras:
-                env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-            timeout = PIP_TOOLS_TIMEOUT_S
-        else:
-            raise ValueError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
-        result = processes.run(argv, timeout=timeout, env=env, input_text=stdin)
-    if result.timed_out:
-        raise LockResolverError(f"{label} did not finish within {timeout:g} s")
-    if not result.ok:
-        output = result.stderr + "\n" + result.stdout
-        if resolver == Resolver.UV and "--format" in output and "unexpected argument" in output:
-            raise LockError(
-                f"{label} cannot write pylock.toml (uv 0.8 or newer can): "
-                "upgrade uv, or use --resolver pip-tools"
-            )
-        raise _resolver_failure(label.split()[0], output, redact)
-    try:
-        if resolver == Resolver.UV:
-            packages = _uv_packages(result.stdout, redact)
-        else:
-            packages, _, _, _ = parse_requirements(result.stdout)
-    except LockError as exc:
-        raise LockResolverError(f"{label} wrote output colabenv cannot read: {exc}") from None
-    return ResolverRun(tuple(sorted(packages, key=lambda p: p.name)), label)
-
-
-def _pip_tools_label() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return f"pip-tools {dist_version('pip-tools')}"
-    except PackageNotFoundError:
-        raise LockError("pip-tools is not installed (pip install pip-tools)") from None
-
-
-def _uv_packages(text: str, redact: Callable[[str], str]) -> tuple[LockedPackage, ...]:
-    from colabenv.lock.pylock import load_pylock, pylock_packages
-
-    def url_of(url: str) -> str:
-        return redact(strip_credentials(url))
-
-    return pylock_packages(load_pylock(text, "uv's output"), "uv's output", url_of)
+        client.page_files(page)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -602,11 +319,14 @@ def make_lock(
     http_deadline_s: float = HTTP_DEADLINE_S,
     known: Sequence[KnownRelease] = (),
     notice: Progress | None = None,
+    memory_mib: int = RESOLVER_MEMORY_MIB,
 ) -> Lock:
     """Check the framework files, resolve the closure, and return the lock (nothing written).
 
     ``known``, ``notice``: where the framework pages list a release newer than the catalog's
-    that the profile admits, say so once per framework (the lock is made all the same)."""
+    that the profile admits, say so once per framework (the lock is made all the same).
+    ``http_deadline_s`` bounds each request, the resolvers' included; ``memory_mib`` the
+    resolvers' address space."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
     if not resolution.requirements:
@@ -616,7 +336,7 @@ def make_lock(
     plan = index_plan(resolution)
     redact = Redactor.for_urls(plan.all, env)
     if resolver == Resolver.PIP_TOOLS:
-        refusal = _pip_tools_refusal(resolution.target)
+        refusal = pip_tools_refusal(resolution.target)
         if refusal is not None:
             raise LockError(refusal)
     client = SimpleClient(env, redact, deadline_s=http_deadline_s)
@@ -629,6 +349,11 @@ def make_lock(
     check_indexes_reachable(plan, client, checked)
     say(f"resolving the closure with {resolver}")
     links = tuple(dict.fromkeys(c.find_links for c in resolution.choices if c.find_links))
+
+    def diagnose() -> None:
+        say("reading the pages the resolver read again")
+        check_pages(resolution.requirements, plan, links, client)
+
     run = run_resolver(
         resolver,
         resolution.requirements,
@@ -638,6 +363,9 @@ def make_lock(
         redact,
         resolution.constraint_lines,
         links,
+        http_deadline_s=http_deadline_s,
+        memory_mib=memory_mib,
+        diagnose=diagnose,
     )
     lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
     packages = settled_markers(run.packages, lock_target.marker_environment())

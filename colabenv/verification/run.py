@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
+from colabenv._util import processes
 from colabenv.errors import StateError, UsageError
 from colabenv.host.framework_builds import FrameworkBuild, framework_build
 from colabenv.host.installed import Installed, PathScan, scan_path
@@ -238,65 +239,73 @@ def verify(
     environ_names = tuple(dict.fromkeys((*hook_names(repro), *env_names)))
     frameworks_done = threading.Event()
     with (
+        processes.ended_on_interrupt() as end_children,
         tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
         ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool,
     ):
-        scratch = Path(folder)
-        go_file = scratch / "smoke-done"
-        exe = python.executable
-        children = _Children()
         try:
-            for framework in expectation.smoke:
-                children.smoke[framework] = pool.submit(
-                    _framework_children,
-                    framework,
+            scratch = Path(folder)
+            go_file = scratch / "smoke-done"
+            exe = python.executable
+            children = _Children()
+            try:
+                for framework in expectation.smoke:
+                    children.smoke[framework] = pool.submit(
+                        _framework_children,
+                        framework,
+                        limit,
+                        compare_seed,
+                        python=exe,
+                        scratch=scratch,
+                        tpu=framework in tpu_smoke,
+                    )
+                if probe_with is not None:
+                    children.probe = pool.submit(
+                        run_probe, probe_with, go_file, probe_limit, python=exe, scratch=scratch
+                    )
+                if environ_names:
+                    children.environ = pool.submit(
+                        run_environ, environ_names, limit, python=exe, scratch=scratch, own=own_python
+                    )
+                if expectation.io:
+                    children.io = pool.submit(
+                        run_io_checks,
+                        expectation.io,
+                        expectation.io_size_mib,
+                        limit,
+                        python=exe,
+                        places=python.path,
+                        frameworks_done=frameworks_done,
+                    )
+                checks, deterministic_runs = _while_children_run(
+                    expectation,
+                    children,
+                    marker,
+                    marker_error,
+                    state,
+                    scan,
+                    installed,
+                    builds,
+                    target,
+                    catalog,
+                    exe,
                     limit,
-                    compare_seed,
-                    python=exe,
-                    scratch=scratch,
-                    tpu=framework in tpu_smoke,
+                    component_problems,
+                    tpu_smoke,
+                    cpu=cpu,
                 )
-            if probe_with is not None:
-                children.probe = pool.submit(
-                    run_probe, probe_with, go_file, probe_limit, python=exe, scratch=scratch
-                )
-            if environ_names:
-                children.environ = pool.submit(
-                    run_environ, environ_names, limit, python=exe, scratch=scratch, own=own_python
-                )
-            if expectation.io:
-                children.io = pool.submit(
-                    run_io_checks,
-                    expectation.io,
-                    expectation.io_size_mib,
-                    limit,
-                    python=exe,
-                    places=python.path,
-                    frameworks_done=frameworks_done,
-                )
-            checks, deterministic_runs = _while_children_run(
-                expectation,
-                children,
-                marker,
-                marker_error,
-                state,
-                scan,
-                installed,
-                builds,
-                target,
-                catalog,
-                exe,
-                limit,
-                component_problems,
-                tpu_smoke,
-                cpu=cpu,
-            )
-        finally:
-            frameworks_done.set()
-            go_file.touch()
-        probe = children.probe.result() if children.probe is not None else None
-        environ_run = children.environ.result() if children.environ is not None else None
-        io_runs = children.io.result() if children.io is not None else []
+            finally:
+                frameworks_done.set()
+                go_file.touch()
+            probe = children.probe.result() if children.probe is not None else None
+            environ_run = children.environ.result() if children.environ is not None else None
+            io_runs = children.io.result() if children.io is not None else []
+        except BaseException:
+            # interrupted (Ctrl-C, SIGTERM) or failed: the children end now, not at their
+            # timeout, before the pool waits for its threads and the scratch folder goes
+            end_children()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     checks.extend(check_io(run, timeout=limit) for run in io_runs)
     checks.append(check_determinism(repro, environ_run, deterministic_runs, timeout=limit))
 

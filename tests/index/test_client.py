@@ -291,3 +291,20 @@ def test_client_deadline_bounds_the_whole_request(default_index: LocalIndex) -> 
     files = fresh.project_files(default_index.url, "numpy")
     assert files and all(f.sha256 for f in files)
     assert fresh.project_files(default_index.url, "no-such-project") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["html", "json"])
+def test_a_page_of_too_many_links_is_refused(kind: str) -> None:
+    """A million links fit in the size bound (about 40 MB of HTML); the count bound refuses a
+    page past 200,000, and HTML parsing stops there rather than building every file."""
+    count = 200_001
+    if kind == "html":
+        body = b"".join(b'<a href="/f/x-0.%d.tar.gz">x</a>\n' % n for n in range(count))
+        content_type = "text/html"
+    else:
+        entry = '{"filename": "x-0.1.tar.gz", "url": "/f/x-0.1.tar.gz", "hashes": {}}'
+        body = ('{"files": [' + ", ".join([entry] * count) + "]}").encode()
+        content_type = "application/vnd.pypi.simple.v1+json"
+    with pytest.raises(ProjectPageError, match="more than 200000"):
+        parse_project_page(body, content_type, "https://i.example/simple/x/")

@@ -17,7 +17,8 @@ from packaging.version import Version
 from colabenv._util import toml
 from colabenv.catalog.load import shipped_catalog
 from colabenv.lock.file import read_lock, render_lock
-from colabenv.lock.make import RESOLVERS, make_lock
+from colabenv.lock.make import make_lock
+from colabenv.lock.resolvers import RESOLVERS
 from colabenv.models import ComponentConstraint, ComputeCapability, Framework, Resolution, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve

@@ -15,19 +15,14 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv._util import toml
-from colabenv.errors import InputError, LockError
+from colabenv._util import processes, toml
+from colabenv.errors import IndexUnavailableError, InputError, LockError
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.file import parse_lock, read_lock, render_lock
 from colabenv.lock.fit import current_target, settled_markers, stale_reasons, unmet_requirements
-from colabenv.lock.make import (
-    _resolver_failure,
-    resolver_env,
-    target_platforms,
-    target_tags,
-    uv_python_platform,
-)
+from colabenv.lock.make import target_platforms, target_tags
 from colabenv.lock.requirements import lock_lines, parse_requirements
+from colabenv.lock.resolvers import IndexPlan, _resolver_failure, resolver_env, uv_python_platform
 from colabenv.models import ComputeCapability, Framework, LockedFramework, Profile, Target, TargetOverrides
 from colabenv.profile.load import load_profile
 
@@ -439,14 +434,87 @@ def test_target_tags() -> None:
         uv_python_platform("win_amd64")
 
 
+def _failed(stderr: str, returncode: int = 2) -> processes.Completed:
+    return processes.Completed(("uv",), returncode, "", stderr, False)
+
+
 def test_resolver_failure_is_redacted_and_escaped() -> None:
     error = _resolver_failure(
-        "uv",
-        "error: Failed to fetch `https://x/tok-secret/` \x1b[31m",
+        "uv 0.13.9",
+        _failed("error: Failed to fetch `https://x/tok-secret/` \x1b[31m"),
+        IndexPlan(None, ()),
+        {},
         lambda text: text.replace("tok-secret", "${TOKEN}"),
+        2048,
+        lambda: None,
     )
     assert "tok-secret" not in str(error) and "\x1b" not in str(error)
     assert getattr(error, "exit_code", None) == 4
+
+
+def _diagnosis_finds(index: str) -> Callable[[], None]:
+    def diagnose() -> None:
+        raise IndexUnavailableError(f"index at {index}foo/ answered more than 64 MiB for one page; refused")
+
+    return diagnose
+
+
+@pytest.mark.parametrize(
+    ("stderr", "returncode", "expected"),
+    [
+        # uv names the page: the index is named from it, no diagnosis needed
+        (
+            "error: Received some unexpected JSON from `https://i.example/simple/foo/`\n  cause: EOF",
+            1,
+            "index https://i.example/simple/: uv could not read it: error: Received some unexpected JSON",
+        ),
+        (
+            "error: Request failed after 1 retry in 5.0s\n  cause: Failed to fetch: "
+            "https://i.example/simple/foo/\n  cause: operation timed out",
+            2,
+            "index https://i.example/simple/: uv could not read it: error: Request failed",
+        ),
+        # killed at its memory bound, nothing named: the diagnosis names the page
+        ("memory allocation of 417792 bytes failed", 134, "index at https://i.example/simple/foo/ answered"),
+        # "no set of pins" after reading a page the diagnosis refuses (a million links)
+        (
+            "error: Failed to download and build `foo==0.999.999`\n  cause: Invalid gzip header",
+            1,
+            "index at https://i.example/simple/foo/ answered",
+        ),
+    ],
+)
+def test_resolver_failure_names_the_index(stderr: str, returncode: int, expected: str) -> None:
+    index = "https://i.example/simple/"
+    error: Exception
+    try:
+        error = _resolver_failure(
+            "uv 0.13.9",
+            _failed(stderr, returncode),
+            IndexPlan(index, ()),
+            {},
+            str,
+            2048,
+            _diagnosis_finds(index),
+        )
+    except IndexUnavailableError as raised:
+        error = raised
+    assert isinstance(error, IndexUnavailableError) and error.exit_code == 4
+    assert str(error).startswith(expected), str(error)
+    assert "\n" not in str(error)
+
+
+def test_a_plain_resolver_failure_stays_exit_3_when_every_page_reads() -> None:
+    error = _resolver_failure(
+        "uv 0.13.9",
+        _failed("  x No solution found when resolving dependencies:\n  because foo>9 was not found"),
+        IndexPlan("https://i.example/simple/", ()),
+        {},
+        str,
+        2048,
+        lambda: None,
+    )
+    assert getattr(error, "exit_code", None) == 3 and "found no set of pins" in str(error)
 
 
 def test_resolver_env_drops_index_settings() -> None:

@@ -57,6 +57,8 @@ class Behaviour(str, enum.Enum):
     """Starts a detached process when imported, then hangs."""
     NONDETERMINISTIC = "nondeterministic"
     """A GPU matmul whose last bits differ from one run to the next (atomics, split-K)."""
+    FLOOD = "flood"
+    """Prints 256 MiB to stdout and one 64 MiB line to stderr when imported, then works."""
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,14 @@ if BEHAVIOUR in ("daemon", "daemon_hang"):
         time.sleep(0.01)
 if BEHAVIOUR == "daemon_hang":
     time.sleep(3600)
+if BEHAVIOUR == "flood":
+    _block = b"stand-in: kernel log line\\n" * (1 << 15)
+    for _ in range((256 << 20) // len(_block)):
+        sys.stdout.buffer.write(_block)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write(b"y" * (64 << 20) + b"\\n")
+    sys.stderr.buffer.flush()
+    del _block
 if BEHAVIOUR == "chatty":
     sys.stdout.write("stand-in: loading kernels... ")
     sys.stdout.flush()
