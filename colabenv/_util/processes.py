@@ -4,7 +4,9 @@ Every child starts in its own session, so a signal meant for colabenv never reac
 ending it ends what it started (its process group is killed). Its output is read as it comes
 and only a bounded tail of each stream is kept (a child that prints without end costs
 ``keep_bytes``, not memory without bound); ``memory_bytes`` bounds the address space of the
-child and of everything it starts (``RLIMIT_AS``, inherited). A run that is interrupted
+child and of everything it starts (``RLIMIT_AS``, inherited), and the resident memory of its
+process group together (a watchdog samples ``/proc`` and kills the group past the bound, so
+many children each under the address-space bound still cannot take more). A run that is interrupted
 (``KeyboardInterrupt``, or the SIGTERM a command turns into one) kills its child's group before
 the interruption goes on; :func:`ended_on_interrupt` lets the main thread end the children that
 worker threads are waiting for.
@@ -30,6 +32,9 @@ KEEP_BYTES = 1 << 20
 """What :func:`run` keeps of each stream by default: its last MiB."""
 _READ = 1 << 16
 _DRAIN_S = 2.0
+_WATCH_S = 0.2
+"""How often the memory watchdog sums the resident memory of a child's process group."""
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @model
@@ -43,6 +48,8 @@ class Completed:
     timed_out: bool
     stdout_dropped: int = 0
     stderr_dropped: int = 0
+    memory_exceeded: bool = False
+    """The group's resident memory went past ``memory_bytes``: it was killed."""
 
     @property
     def ok(self) -> bool:
@@ -133,8 +140,14 @@ def run(
             _bound_memory(proc, args, memory_bytes)
         out, err = _Tail(keep_bytes), _Tail(keep_bytes)
         data = input_text.encode("utf-8") if input_text is not None else b""
-        timed_out = not _collect(proc, data, out, err, time.monotonic() + timeout)
-        if timed_out:
+        watch = _MemoryWatch(proc.pid, memory_bytes) if memory_bytes is not None else None
+        timed_out = not _collect(proc, data, out, err, time.monotonic() + timeout, watch)
+        memory_exceeded = watch is not None and watch.exceeded
+        if memory_exceeded:
+            timed_out = False
+            _kill_group(proc)
+            _collect(proc, b"", out, err, time.monotonic() + _DRAIN_S)
+        elif timed_out:
             if grace > 0:
                 _terminate(proc, grace)
             _kill_group(proc)
@@ -153,7 +166,9 @@ def run(
         if check:
             raise ProcessError(args, f"did not finish within {timeout:g}s")
         return Completed(tuple(args), -1, stdout, stderr, True, out.dropped, err.dropped)
-    result = Completed(tuple(args), returncode, stdout, stderr, False, out.dropped, err.dropped)
+    result = Completed(
+        tuple(args), returncode, stdout, stderr, False, out.dropped, err.dropped, memory_exceeded
+    )
     if check and not result.ok:
         last = (stderr.strip().splitlines() or [""])[-1]
         raise ProcessError(args, f"exited {returncode}: {last}")
@@ -198,9 +213,62 @@ def _bound_memory(proc: subprocess.Popen[bytes], args: list[str], limit: int) ->
         raise ProcessError(args, f"cannot bound its memory: {exc}") from exc
 
 
-def _collect(proc: subprocess.Popen[bytes], data: bytes, out: _Tail, err: _Tail, deadline: float) -> bool:
-    """Feed ``data`` to the child and read its streams until both end (True) or the deadline
-    passes (False)."""
+class _MemoryWatch:
+    """The resident memory of process group ``group`` summed from ``/proc``, at most every
+    :data:`_WATCH_S`; ``exceeded`` once it went past ``limit`` bytes."""
+
+    def __init__(self, group: int, limit: int) -> None:
+        self.group = group
+        self.limit = limit
+        self.exceeded = False
+        self.next = 0.0
+
+    def due(self, now: float) -> float:
+        """Seconds until the next sample."""
+        return max(0.0, self.next - now)
+
+    def check(self, now: float) -> bool:
+        """Sample when due; True once the group is past its bound."""
+        if now >= self.next:
+            self.next = now + _WATCH_S
+            self.exceeded = group_resident_bytes(self.group) > self.limit
+        return self.exceeded
+
+
+def group_resident_bytes(group: int) -> int:
+    """The resident memory of every process in process group ``group`` (0 where ``/proc`` cannot
+    be read: the address-space bound still holds each process)."""
+    total = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read(4096)
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after
+        # its last ")"; rss is the 24th field, the 22nd after comm
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 21 and fields[2] == str(group).encode():
+            total += int(fields[21]) * _PAGE
+    return total
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    data: bytes,
+    out: _Tail,
+    err: _Tail,
+    deadline: float,
+    watch: _MemoryWatch | None = None,
+) -> bool:
+    """Feed ``data`` to the child and read its streams until both end (True), the deadline
+    passes (False) or ``watch`` finds the group past its memory bound (True, ``watch.exceeded``)."""
     with selectors.DefaultSelector() as selector:
         if proc.stdin is not None and not proc.stdin.closed:
             if data:
@@ -212,9 +280,14 @@ def _collect(proc: subprocess.Popen[bytes], data: bytes, out: _Tail, err: _Tail,
                 selector.register(stream, selectors.EVENT_READ, tail)
         written = 0
         while selector.get_map():
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 return False
+            if watch is not None:
+                if watch.check(now):
+                    return True
+                left = min(left, watch.due(now) + 0.001)
             for key, _ in selector.select(left):
                 if key.fileobj is proc.stdin:
                     assert proc.stdin is not None

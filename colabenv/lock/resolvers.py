@@ -9,7 +9,8 @@ references) only into the resolver's environment; messages show the unexpanded f
 They run as children bounded like colabenv's own requests: each request they make gets the HTTP
 deadline as its read timeout (and one retry unless ``UV_HTTP_RETRIES`` or ``PIP_RETRIES`` say
 otherwise), their address space is bounded (``RLIMIT_AS``, ``memory_mib``; what they start
-inherits it), their temporary files go in the work folder, removed whatever happens, and when
+inherits it) and so is the resident memory of all of them together (a watchdog ends the group
+past ``memory_mib``), their temporary files go in the work folder, removed whatever happens, and when
 one fails the index that made it fail is named: by the URL in its output, else by what the
 caller's ``diagnose`` finds (:func:`colabenv.lock.make.check_pages`).
 """
@@ -242,7 +243,7 @@ def _resolver_failure(
     shown = lines[:8] if lines else ["(no output)"]
     named = _index_named_in(output, plan, environ)
     where = f"index {printable(named)}" if named else None
-    killed = completed.returncode in (-6, -9, 134, 137)
+    killed = completed.memory_exceeded or completed.returncode in (-6, -9, 134, 137)
     if killed or any(pattern in output for pattern in _MEMORY_PATTERNS):
         if where is None:
             diagnose()

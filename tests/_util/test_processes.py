@@ -3,7 +3,9 @@ run is interrupted or its timeout passes."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -84,6 +86,55 @@ def test_memory_bound_holds_the_child_and_what_it_starts() -> None:
     assert "grabbed" not in done.stdout
     assert "MemoryError" in done.stderr
     assert processes.run([sys.executable, "-c", grab], timeout=60).stdout == "grabbed\n"
+
+
+_HOLD = (
+    "import time\n"
+    "b = bytearray({mib} << 20)\n"
+    "b[::4096] = b'x' * len(b[::4096])\n"
+    "print('held', flush=True)\n"
+    "time.sleep(60)\n"
+)
+"""A child that makes ``mib`` MiB resident, says so and waits."""
+
+
+def test_the_memory_bound_holds_a_group_of_children_each_under_it_together() -> None:
+    # four grandchildren of 150 MiB each: every one is under the 400 MiB address-space bound,
+    # together they are past it; the watchdog ends the group instead of letting it grow
+    hold = _HOLD.format(mib=150)
+    code = (
+        "import subprocess, sys, time\n"
+        f"kids = [subprocess.Popen([sys.executable, '-c', {hold!r}]) for _ in range(4)]\n"
+        "time.sleep(60)\n"
+    )
+    start = time.monotonic()
+    done = processes.run([sys.executable, "-c", code], timeout=60, memory_bytes=400 * MIB)
+    assert time.monotonic() - start < 30
+    assert done.memory_exceeded
+    assert not done.ok and not done.timed_out
+    assert done.stdout.count("held") < 4
+
+
+def test_group_resident_bytes_counts_the_group_and_nothing_else() -> None:
+    hold = _HOLD.format(mib=64)
+    code = (
+        "import os, subprocess, sys, time\n"
+        f"kid = subprocess.Popen([sys.executable, '-c', {hold!r}], stdout=subprocess.PIPE)\n"
+        "kid.stdout.readline()\n"
+        "print(os.getpgrp(), flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        group = int(proc.stdout.readline())
+        assert group == proc.pid
+        held = processes.group_resident_bytes(group)
+        assert 64 * MIB < held < 256 * MIB
+        assert processes.group_resident_bytes(2**22 + 12345) == 0
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
