@@ -33,7 +33,7 @@ def _heading(resolution: Resolution) -> str:
         if target.tpu is not None
         else "no GPU"
     )
-    return f"{resolution.profile_name} for {gpu}, Python {target.python_minor}"
+    return f"{resolution.profile_name} for {gpu}, Python {target.python}"
 
 
 def _rows(resolution: Resolution) -> list[tuple[str, ...]]:

@@ -236,6 +236,9 @@ class _Candidates:
 
     options: tuple[_Option, ...]
     rejections: tuple[tuple[Version, str], ...]
+    passed_over: tuple[tuple[Version, str], ...] = ()
+    """The releases turned down as a whole for the target's Python (their own wheels or a
+    companion's), newest first: a choice below one of them says why it was not taken."""
 
 
 UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
@@ -259,17 +262,20 @@ def _candidates(
 
     kept: list[_Option] = []
     fresh: list[_Option] = []
+    passed_over: list[tuple[Version, str]] = []
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
         if not _python_ok(release.python, target.python):
             rejections.append((release.version, f"no wheel for Python {target.python}"))
+            passed_over.append(rejections[-1])
             continue
-        companion_problem = _companion_rejection(release, request) or _companion_python_rejection(
-            release, request, target
-        )
-        if companion_problem:
-            rejections.append((release.version, companion_problem))
+        companion_problem = _companion_rejection(release, request)
+        python_problem = None if companion_problem else _companion_python_rejection(release, request, target)
+        if companion_problem or python_problem:
+            rejections.append((release.version, companion_problem or python_problem or ""))
+            if python_problem:
+                passed_over.append(rejections[-1])
             continue
         variants = offered_variants(release, target, catalog)
         installed_variant = None
@@ -298,7 +304,8 @@ def _candidates(
             )
             (kept if is_installed else release_options).append(option)
         fresh.extend(_variant_preference(release_options))
-    return _Candidates(tuple(kept + fresh), tuple(rejections))
+    passed_over.sort(key=lambda item: item[0], reverse=True)
+    return _Candidates(tuple(kept + fresh), tuple(rejections), tuple(passed_over))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,6 +515,19 @@ def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog:
     return "; ".join(parts)
 
 
+def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]]) -> str:
+    """Why the newer releases the target's Python rules out were not taken (the newest one named
+    with its reason, the rest counted); empty when none is newer than the choice."""
+    newer = [(version, why) for version, why in passed_over if version > option.release.version]
+    if not newer:
+        return ""
+    version, why = newer[0]
+    more = (
+        f" (and {len(newer) - 1} more newer release{'s' if len(newer) > 2 else ''})" if len(newer) > 1 else ""
+    )
+    return f"; not {version}{more}: {why}"
+
+
 def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
     warnings: list[str] = []
     if not target.has_gpu and profile.verify.require_gpu:
@@ -596,6 +616,7 @@ def resolve(
         )
     requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
     per_framework: list[tuple[_Option, ...]] = []
+    passed_over: dict[Framework, tuple[tuple[Version, str], ...]] = {}
     unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
     for request in requests:
         unknown = unknown_variant(request, catalog)
@@ -611,6 +632,7 @@ def resolve(
                 f"{str(request.specifier) or 'any version'} runs on the target{detail}"
             )
         per_framework.append(found.options)
+        passed_over[request.framework] = found.passed_over
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
         unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
     chosen = _joint_choice(per_framework)
@@ -622,6 +644,7 @@ def resolve(
     choices = []
     for option, request in zip(chosen, requests, strict=True):
         reason = _reason(option, request, target, catalog)
+        reason += _passed_over_text(option, passed_over.get(option.framework, ()))
         if brought.get(option.framework):
             held = ", ".join(brought[option.framework])
             reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"

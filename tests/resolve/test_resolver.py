@@ -828,3 +828,20 @@ def test_shipped_torchvision_has_no_wheel_for_python_3_14_1(tmp_path: Path) -> N
     target = _target("580.95.05", "13.0", ("8.0",), "3.14.1")
     alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, shipped_catalog())
     assert alone.choices[0].release >= Version("2.14")
+
+
+def test_a_choice_below_a_release_the_python_rules_out_says_why(tmp_path: Path) -> None:
+    """The reason names the newest release passed over for the target's Python and what ruled
+    it out; a target Python that rules nothing out adds nothing."""
+    path = tmp_path / "tv.toml"
+    path.write_text('name = "p"\n[frameworks]\ntorch = { version = ">=2.9,<2.12", torchvision = "*" }\n')
+    profile = load_profile(path)
+    on_3141 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
+    (choice,) = on_3141.choices
+    assert choice.release == Version("2.10.0")
+    assert (
+        "; not 2.11.0: pairs with torchvision 0.26.0, which has no wheel for Python 3.14.1" in choice.reason
+    )
+    on_3142 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
+    assert on_3142.choices[0].release == Version("2.11.0")
+    assert "; not " not in on_3142.choices[0].reason
