@@ -24,8 +24,10 @@ into its work folder, never as one long argv::
     write-marker DIR RECORD CHANGED PENDING   write the restart marker
     marker-ok DIR HASH            exit 1 when the marker is missing, unreadable, incomplete,
                                   another profile's or another interpreter's
-    hold-lock LOCKFILE PID N      take the run lock for the script PID and hold it until that
-                                  script ends, saying whom it waits for; answers N*N
+    hold-lock LOCKFILE PID N [preflight OPTIONS...]
+                                  take the run lock for the script PID and hold it until that
+                                  script ends, saying whom it waits for; answer N*N, then run
+                                  the preflight under the lock and print its exit and lines
 """
 
 from __future__ import annotations
@@ -1127,7 +1129,22 @@ def _wait_for_exit(pid: int, started: str) -> None:
         time.sleep(0.2)
 
 
-def _hold_lock(lock_file: str, owner: str, challenge: str) -> int:
+def _answer_preflight(args: list[str]) -> None:
+    """Run ``preflight`` with ``args`` (none: nothing), its exit and its lines on stdout."""
+    import contextlib
+    import io
+
+    if not args:
+        return
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        code = _preflight(args)
+    lines = said.getvalue().splitlines()
+    print(f"{code} {len(lines)}")
+    print("".join(line + "\n" for line in lines), end="", flush=True)
+
+
+def _hold_lock(lock_file: str, owner: str, challenge: str, preflight: list[str]) -> int:
     """Take the run lock for the script whose pid is ``owner`` and hold it until that script ends.
 
     The lock belongs to this process alone: the file is opened close-on-exec and never through a
@@ -1135,7 +1152,9 @@ def _hold_lock(lock_file: str, owner: str, challenge: str) -> int:
     and it is released the moment the script is gone, however it ended. The script reads one
     line: ``locked ANSWER`` (the answer to its challenge proves this is a Python running the
     helper), ``unlocked ANSWER`` when the state directory cannot hold a lock (the preflight says
-    why), or ``error MESSAGE``; a waiting run's line comes before it.
+    why), or ``error MESSAGE``; a waiting run's line comes before it. Then, holding the lock,
+    this process runs the ``preflight`` command (arguments ``preflight``): ``EXIT COUNT`` and
+    the COUNT lines it printed, one interpreter started where the script needs two.
     """
     import errno
     import fcntl
@@ -1159,6 +1178,7 @@ def _hold_lock(lock_file: str, owner: str, challenge: str) -> int:
                 print(f"error the run lock {lock_file} is a symbolic link; remove it", flush=True)
                 return 1
             print(f"unlocked {answer}", flush=True)
+            _answer_preflight(preflight)
             return 0
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -1191,6 +1211,7 @@ def _hold_lock(lock_file: str, owner: str, challenge: str) -> int:
         print(f"error cannot write the run lock {lock_file}: {error.strerror or error}", flush=True)
         return 1
     print(f"locked {answer}", flush=True)
+    _answer_preflight(preflight)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     quiet = os.open(os.devnull, os.O_RDWR)
     for number in (0, 1, 2):
@@ -1229,7 +1250,7 @@ def main(argv: list[str]) -> int:
     if command == "marker-ok":
         return 0 if _marker_ok(os.path.join(args[0], _shared("marker")), args[1]) else 1
     if command == "hold-lock":
-        return _hold_lock(args[0], args[1], args[2])
+        return _hold_lock(args[0], args[1], args[2], args[4:] if args[3:4] == ["preflight"] else [])
     print(f"unknown helper command {command!r}", file=sys.stderr)
     return 2
 

@@ -201,12 +201,13 @@ def prelude() -> Iterator[str]:
     yield from state_dir_lines()
 
 
-def lock_lines() -> Iterator[str]:
-    """Take this state directory's run lock for the rest of the run.
+def lock_lines(preflight: str) -> Iterator[str]:
+    """Take this state directory's run lock for the rest of the run, and run the preflight
+    (``preflight``: its options) under it: ``$preflight`` (the exit) and ``$out`` (its lines).
 
-    The helper takes it (``hold-lock``) in a process of its own that holds it until this script
-    ends: no process the script starts inherits it. Its answer to a challenge is also the proof
-    that ``$py`` is a Python that runs the helper, before anything it says is trusted.
+    The helper takes the lock (``hold-lock``) in a process of its own that holds it until this
+    script ends: no process the script starts inherits it. Its answer to a challenge is also the
+    proof that ``$py`` is a Python that runs the helper, before anything it says is trusted.
     """
     not_python = (
         "$py is not a working Python (it did not run the script's helper); set COLABENV_PYTHON to a python3"
@@ -214,18 +215,28 @@ def lock_lines() -> Iterator[str]:
     yield f'lock_file="${{state_dir}}/"{q(state.LOCK_NAME)}'
     yield '[ -d "$state_dir" ] || mkdir -p -- "$state_dir" 2>/dev/null || true'
     yield "challenge=$(( (RANDOM << 15 | RANDOM) + 2 ))"
-    yield 'lock_said=""'
-    yield "while IFS= read -r line; do"
+    yield "take_lock() {  # what hold-lock says: waiting lines, locked|unlocked ANSWER, the preflight"
+    yield '  local line="" count=""'
+    yield "  while IFS= read -r line; do"
+    yield "    case \"$line\" in 'waiting '*) printf '%s\\n' \"${line#waiting }\" ;; *) break ;; esac"
+    yield "  done"
     yield '  case "$line" in'
-    yield "    'waiting '*) printf '%s\\n' \"${line#waiting }\" ;;"
-    yield '    *) lock_said="$line"; break ;;'
+    yield '    "locked $((challenge * challenge))" | "unlocked $((challenge * challenge))") ;;'
+    yield "    'error '*) fail \"${line#error }\" ;;"
+    yield f'    *) fail "{not_python}" ;;'
     yield "  esac"
-    yield 'done < <(exec "$py" "$helper" hold-lock "$lock_file" "$$" "$challenge")'
-    yield 'case "$lock_said" in'
-    yield '  "locked $((challenge * challenge))" | "unlocked $((challenge * challenge))") ;;'
-    yield "  'error '*) fail \"${lock_said#error }\" ;;"
-    yield f'  *) fail "{not_python}" ;;'
-    yield "esac"
+    yield '  IFS=" " read -r preflight count || true'
+    yield '  case "${preflight}:${count}" in'
+    yield '    *[!0-9:]* | :* | *:) fail "the preflight check ended without an answer" ;;'
+    yield "  esac"
+    yield '  out=""'
+    yield '  while [ "$count" -gt 0 ] && IFS= read -r line; do'
+    yield "    out+=\"${out:+$'\\n'}${line}\""
+    yield "    count=$((count - 1))"
+    yield "  done"
+    yield "}"
+    holder = 'exec "$py" "$helper" hold-lock "$lock_file" "$$" "$challenge"'
+    yield f"take_lock < <({holder} preflight {preflight})"
 
 
 INSTALLER_SETUP = r"""

@@ -313,16 +313,13 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None)
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
-    yield from lock_lines()
     yield f"checks=(--python {q(python)} --driver {q(required or '-')})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     wanted = '--lock "$lockfile"' if lock is not None else '--reqs "${work}/everything.txt"'
     urls = "".join(f" --url {q(url)}" for url in index_templates(resolution, lock))
-    yield "preflight=0"
-    yield (
-        f'out="$(h preflight "${{checks[@]}}" --state "$state_dir" '
-        f'--hash {q(resolution.profile_hash)} --env "${{work}}/env.bin" {wanted} '
-        f'--constraints "${{work}}/bounds.txt"{urls})" || preflight=$?'
+    yield from lock_lines(
+        f'"${{checks[@]}}" --state "$state_dir" --hash {q(resolution.profile_hash)} '
+        f'--env "${{work}}/env.bin" {wanted} --constraints "${{work}}/bounds.txt"{urls}'
     )
     yield 'case "$preflight" in'
     yield "  0) ;;"
