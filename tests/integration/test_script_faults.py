@@ -184,9 +184,20 @@ def test_state_directory_removed_mid_run_fails_in_one_line_and_the_next_run_rest
     assert any(str(item).startswith("dist:requests==") for item in marker["installed"])  # type: ignore[attr-defined]
 
 
+def _fill(mount: Path) -> None:
+    fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 @pytest.fixture
-def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs with a state directory on it, then filled to the last byte."""
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs with an empty state directory on it."""
     mount = tmp_path / "small"
     mount.mkdir()
     done = subprocess.run(
@@ -196,25 +207,18 @@ def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
         (mount / "state").mkdir()
-        fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            while os.write(fd, b"\0" * 4096):
-                pass
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
         yield mount / "state"
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_full_state_directory_is_named_in_colabenvs_own_line(
-    tmp_path: Path, default_index: LocalIndex, full_tmpfs: Path
+    tmp_path: Path, default_index: LocalIndex, small_tmpfs: Path
 ) -> None:
     script = _script(tmp_path, default_index)
     host = make_host(tmp_path / "host", with_pip=False)
-    done = host.run(script, COLABENV_STATE_DIR=str(full_tmpfs))
+    _fill(small_tmpfs.parent)
+    done = host.run(script, COLABENV_STATE_DIR=str(small_tmpfs))
     assert done.returncode == 1
     lines = _failure_lines(done.stderr)
     assert len(lines) == 1 and lines[0].startswith("COLABENV: step preflight failed: "), done.stderr
