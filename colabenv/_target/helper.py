@@ -24,7 +24,10 @@ into its work folder, never as one long argv::
     write-marker DIR RECORD CHANGED PENDING   write the restart marker
     marker-ok DIR HASH            exit 1 when the marker is missing, unreadable, incomplete,
                                   another profile's or another interpreter's
-    lock FD LOCKFILE              flock(2) the script's open FD, saying whom it waits for
+    hold-lock LOCKFILE PID N [preflight OPTIONS...]
+                                  take the run lock for the script PID and hold it until that
+                                  script ends, saying whom it waits for; answer N*N, then run
+                                  the preflight under the lock and print its exit and lines
 """
 
 from __future__ import annotations
@@ -393,6 +396,8 @@ class _Checker:
 
 
 def _lock_pins(path: str) -> list[str]:
+    """The lock's pins, each with its environment marker (``name==version ; marker``): the
+    installer skips a pin whose marker is false here, and so does :class:`_Checker`."""
     pins: list[str] = []
     logical = ""
     for raw in _read_text(path).splitlines():
@@ -404,7 +409,7 @@ def _lock_pins(path: str) -> list[str]:
         entry, logical = logical.strip(), ""
         if not entry or entry.startswith(("#", "-")):
             continue
-        pins.append(entry.split(" --hash", 1)[0].split(";", 1)[0].strip())
+        pins.append(entry.split(" --hash", 1)[0].strip())
     return pins
 
 
@@ -818,7 +823,7 @@ def _preflight(args: list[str]) -> int:
             return PREFLIGHT_URL
     problem = _state_dir_problem(state)
     if problem is not None:
-        print(f"state directory {state} is not writable: {problem}", file=sys.stderr)
+        print(problem)
         return PREFLIGHT_STATE_DIR
     lock = options.get("lock", [None])[0]
     constraints = _lines(options["constraints"][0]) if "constraints" in options else []
@@ -829,6 +834,9 @@ def _preflight(args: list[str]) -> int:
             return PREFLIGHT_LOCK_UNFIT
     profile_hash = options["hash"][0]
     pending = _pending_path(state, profile_hash)
+    if os.path.islink(pending):  # the script appends to it: never through a link
+        print(f"{pending} is a symbolic link; remove it")
+        return PREFLIGHT_STATE_DIR
     reqs = _lock_pins(lock) if lock is not None else _lines(options["reqs"][0])
     met = all(_Checker().satisfied(req) for req in reqs)
     if not met:
@@ -847,8 +855,9 @@ def _state_dir_problem(state: str) -> str | None:
 
     try:
         os.makedirs(state, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=state, prefix=".probe."):
-            pass
+        with tempfile.NamedTemporaryFile(dir=state, prefix=".probe.") as probe:
+            probe.write(b"\0" * 4096)  # a full file system fails here, not halfway through a run
+            probe.flush()
     except OSError as exc:
         return exc.strerror or str(exc)
     return None
@@ -857,8 +866,13 @@ def _state_dir_problem(state: str) -> str | None:
 def _unfit_pins(pins: list[str], constraints: list[str]) -> list[str]:
     """The lock's pins that a component bound for this host's GPUs excludes."""
     bounds = [_MiniRequirement(text) for text in constraints]
+    environment = marker_environment()
     unfit = []
     for pin in pins:
+        requirement = _MiniRequirement(pin)
+        if requirement.marker is not None and not requirement.applies("", environment):
+            continue
+        pin = pin.split(";", 1)[0].strip()
         name, _, version = pin.partition("==")
         for bound in bounds:
             if _canonical(bound.name) != _canonical(name):
@@ -1034,20 +1048,176 @@ def _write_marker(state: str, record_file: str, changed: str, pending: str) -> i
     return 0
 
 
-def _hold_lock(fd: str, lock_file: str) -> int:
-    """Lock the script's open ``fd`` (``flock(2)``, as util-linux ``flock`` would): the lock
-    belongs to the script's open file, so it stays held after this process ends."""
-    import fcntl
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat); None when it is
+    gone or a zombie (an ended process its parent has not reaped yet)."""
+    text = _read_bounded(f"/proc/{pid}/stat")
+    if not text:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    if len(fields) < 20 or fields[0] == "Z":
+        return None
+    return fields[19]
 
-    number = int(fd)
+
+def _lock_holders(lock_file: str, identity: tuple[int, int]) -> list[int]:
+    """The processes that have the run lock open (/proc/PID/fd), this one left out."""
+    found = []
     try:
-        fcntl.flock(number, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return 0
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
-        pass
-    holder = (_read_bounded(lock_file) or "").strip() or "unknown"
-    print(_shared("waiting").format(pid=holder), flush=True)
-    fcntl.flock(number, fcntl.LOCK_EX)
+        return []
+    for pid in sorted(pids):
+        if pid == os.getpid():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == identity:
+                found.append(pid)
+                break
+    return found
+
+
+def _holder(lock_file: str, identity: tuple[int, int]) -> str:
+    """Who holds the run lock: the run the lock file names when it is alive, else a process that
+    has the file open (a run's child that inherited it from an older script), else unknown."""
+    recorded = (_read_bounded(lock_file) or "").split()
+    if recorded and recorded[0].isdigit():
+        started = _start_time(int(recorded[0]))
+        if started is not None and recorded[1:2] in ([], [started]):
+            return recorded[0]
+    holders = _lock_holders(lock_file, identity)
+    return str(holders[0]) if holders else "unknown"
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether process ``pid`` is still the one that started at ``started`` ("-": no /proc)."""
+    if started != "-":
+        return _start_time(pid) == started
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _wait_for_exit(pid: int, started: str) -> None:
+    """Return once process ``pid`` (started at ``started``) has ended."""
+    import select
+    import time
+
+    opener = getattr(os, "pidfd_open", None)
+    if opener is not None:
+        try:
+            pidfd = opener(pid)
+        except OSError:
+            pidfd = None
+        if pidfd is not None:
+            if _alive(pid, started):
+                select.select([pidfd], [], [])
+            os.close(pidfd)
+            return
+    while _alive(pid, started):
+        time.sleep(0.2)
+
+
+def _answer_preflight(args: list[str]) -> None:
+    """Run ``preflight`` with ``args`` (none: nothing), its exit and its lines on stdout."""
+    import contextlib
+    import io
+
+    if not args:
+        return
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        code = _preflight(args)
+    lines = said.getvalue().splitlines()
+    print(f"{code} {len(lines)}")
+    print("".join(line + "\n" for line in lines), end="", flush=True)
+
+
+def _hold_lock(lock_file: str, owner: str, challenge: str, preflight: list[str]) -> int:
+    """Take the run lock for the script whose pid is ``owner`` and hold it until that script ends.
+
+    The lock belongs to this process alone: the file is opened close-on-exec and never through a
+    link, so nothing the script starts (an apt post-install daemon, a build server) inherits it,
+    and it is released the moment the script is gone, however it ended. The script reads one
+    line: ``locked ANSWER`` (the answer to its challenge proves this is a Python running the
+    helper), ``unlocked ANSWER`` when the state directory cannot hold a lock (the preflight says
+    why), or ``error MESSAGE``; a waiting run's line comes before it. Then, holding the lock,
+    this process runs the ``preflight`` command (arguments ``preflight``): ``EXIT COUNT`` and
+    the COUNT lines it printed, one interpreter started where the script needs two.
+    """
+    import errno
+    import fcntl
+    import signal
+    import stat
+    import time
+
+    answer = str(int(challenge) * int(challenge))
+    owner_pid = int(owner)
+    started = _start_time(owner_pid) if _start_time(os.getpid()) is not None else "-"
+    if started is None:
+        return 1
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    waiting = False
+    while True:
+        try:
+            fd = os.open(lock_file, flags, 0o644)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                print(f"error the run lock {lock_file} is a symbolic link; remove it", flush=True)
+                return 1
+            print(f"unlocked {answer}", flush=True)
+            _answer_preflight(preflight)
+            return 0
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            print(f"error the run lock {lock_file} is not a regular file", flush=True)
+            return 1
+        identity = (info.st_dev, info.st_ino)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                pass
+            if not waiting:
+                waiting = True
+                print("waiting " + _shared("waiting").format(pid=_holder(lock_file, identity)), flush=True)
+            if not _alive(owner_pid, started):
+                return 1
+            time.sleep(0.1)
+        try:
+            now = os.stat(lock_file, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == identity:
+            break
+        os.close(fd)  # the file was removed or replaced while this run waited: lock the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{owner_pid} {started}\n".encode("ascii"), 0)
+    except OSError as error:
+        print(f"error cannot write the run lock {lock_file}: {error.strerror or error}", flush=True)
+        return 1
+    print(f"locked {answer}", flush=True)
+    _answer_preflight(preflight)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for number in (0, 1, 2):
+        os.dup2(quiet, number)
+    _wait_for_exit(owner_pid, started)
     return 0
 
 
@@ -1080,8 +1250,8 @@ def main(argv: list[str]) -> int:
         return _write_marker(*args[:4])
     if command == "marker-ok":
         return 0 if _marker_ok(os.path.join(args[0], _shared("marker")), args[1]) else 1
-    if command == "lock":
-        return _hold_lock(args[0], args[1])
+    if command == "hold-lock":
+        return _hold_lock(args[0], args[1], args[2], args[4:] if args[3:4] == ["preflight"] else [])
     print(f"unknown helper command {command!r}", file=sys.stderr)
     return 2
 

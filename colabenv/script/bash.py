@@ -49,6 +49,15 @@ def array(name: str, values: Sequence[str]) -> Iterator[str]:
     yield ")"
 
 
+BASH_CHECK = r"""
+if [ -z "${BASH_VERSION:-}" ] || [ "${BASH_VERSINFO:-0}" -lt 4 ]; then
+  printf 'COLABENV: step start failed: this script needs bash 4 or later; run it as: bash %s\n' "$0" >&2
+  exit 1
+fi
+""".strip("\n")
+"""The script's first command, in POSIX sh: ``sh setup.sh`` (dash) or an old bash is told to
+use bash before anything runs; nothing after it needs to parse in another shell."""
+
 PRELUDE = r"""
 set -euo pipefail
 export PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -56,11 +65,23 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 step="start"
 cause=""
 work=""
+pending=""
+traced=""
 announce() { step="$1"; printf 'COLABENV: step %s\n' "$1"; }
 fail() { cause="$1"; exit 1; }
+trace_off() { traced="${-//[^x]/}"; set +x; }  # called as { trace_off; } 2>/dev/null around secrets
+trace_on() { if [ -n "$traced" ]; then set -x; fi; }
+restore_pending() {  # a failed run's record of what it changed, back where the next run reads it
+  if [ -n "$pending" ] && [ -s "${work}/recorded.txt" ] && [ ! -e "$pending" ] && [ ! -L "$pending" ]; then
+    { mkdir -p -- "$state_dir" && cat -- "${work}/recorded.txt" >"$pending"; } 2>/dev/null || true
+  fi
+}
 finish() {
   rc=$?
-  if [ -n "$work" ]; then rm -rf -- "$work" 2>/dev/null || true; fi
+  if [ -n "$work" ]; then
+    if [ "$rc" -ne 0 ]; then restore_pending; fi
+    rm -rf -- "$work" 2>/dev/null || true
+  fi
   if [ "$rc" -ne 0 ]; then
     printf 'COLABENV: step %s failed: %s; no restart marker written\n' "$step" "${cause:-exit $rc}" >&2
   fi
@@ -68,6 +89,16 @@ finish() {
 trap finish EXIT
 write_list() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\n' "$@" >"$file"; fi; }
 write_pairs() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\0' "$@" >"$file"; fi; }
+state_here() { [ -d "$state_dir" ] || fail "the state directory $state_dir was removed during the run"; }
+record() {  # what this run changed: kept in the work folder, and in the state directory's pending list
+  local said
+  [ "$#" -gt 0 ] || return 0
+  printf '%s\n' "$@" >>"${work}/recorded.txt"
+  state_here
+  if ! said="$({ printf '%s\n' "$@" >>"$pending"; } 2>&1)"; then
+    fail "cannot record what this run changed in $pending: ${said##*: }"
+  fi
+}
 
 start_time() {  # into $started: when process $1 started (clock ticks since boot), /proc/PID/stat
   local stat fields
@@ -158,36 +189,54 @@ def state_dir_lines() -> Iterator[str]:
     yield "      ;;"
     yield "  esac"
     yield "fi"
+    yield 'case "$state_dir" in /*) ;; *) state_dir="${PWD%/}/${state_dir}" ;; esac  # fixed for the run'
 
 
 def prelude() -> Iterator[str]:
-    """Failure reporting, the work folder and its sweep, the target Python, ``$state_dir``."""
+    """The bash check, failure reporting, the work folder and its sweep, the target Python,
+    ``$state_dir``."""
+    yield BASH_CHECK
     yield PRELUDE.replace("__WORK_PREFIX__", state.WORK_PREFIX).replace("__WORK_MARK__", state.WORK_MARK)
     yield ""
     yield from state_dir_lines()
 
 
-def lock_lines() -> Iterator[str]:
-    """Take this state directory's lock for the rest of the run (fd 9, released at exit)."""
-    waiting = state.WAITING_LINE.format(pid="%s")
+def lock_lines(preflight: str) -> Iterator[str]:
+    """Take this state directory's run lock for the rest of the run, and run the preflight
+    (``preflight``: its options) under it: ``$preflight`` (the exit) and ``$out`` (its lines).
+
+    The helper takes the lock (``hold-lock``) in a process of its own that holds it until this
+    script ends: no process the script starts inherits it. Its answer to a challenge is also the
+    proof that ``$py`` is a Python that runs the helper, before anything it says is trusted.
+    """
+    not_python = (
+        "$py is not a working Python (it did not run the script's helper); set COLABENV_PYTHON to a python3"
+    )
     yield f'lock_file="${{state_dir}}/"{q(state.LOCK_NAME)}'
     yield '[ -d "$state_dir" ] || mkdir -p -- "$state_dir" 2>/dev/null || true'
-    yield 'if [ -e "$lock_file" ] && [ ! -f "$lock_file" ]; then'
-    yield '  fail "the lock file $lock_file is not a regular file"'
-    yield "fi"
-    yield 'if { exec 9>>"$lock_file"; } 2>/dev/null; then'
-    yield "  if command -v flock >/dev/null 2>&1; then"
-    yield "    if ! flock -n 9; then"
-    yield '      holder=""'
-    yield '      { read -r holder <"$lock_file"; } 2>/dev/null || true'
-    yield f"      printf {q(waiting)}'\\n' \"${{holder:-unknown}}\""
-    yield "      flock 9"
-    yield "    fi"
-    yield "  else"
-    yield '    h lock 9 "$lock_file"'
-    yield "  fi"
-    yield '  printf \'%s\\n\' "$$" >"$lock_file"'
-    yield "fi"
+    yield "challenge=$(( (RANDOM << 15 | RANDOM) + 2 ))"
+    yield "take_lock() {  # what hold-lock says: waiting lines, locked|unlocked ANSWER, the preflight"
+    yield '  local line="" count=""'
+    yield "  while IFS= read -r line; do"
+    yield "    case \"$line\" in 'waiting '*) printf '%s\\n' \"${line#waiting }\" ;; *) break ;; esac"
+    yield "  done"
+    yield '  case "$line" in'
+    yield '    "locked $((challenge * challenge))" | "unlocked $((challenge * challenge))") ;;'
+    yield "    'error '*) fail \"${line#error }\" ;;"
+    yield f'    *) fail "{not_python}" ;;'
+    yield "  esac"
+    yield '  IFS=" " read -r preflight count || true'
+    yield '  case "${preflight}:${count}" in'
+    yield '    *[!0-9:]* | :* | *:) fail "the preflight check ended without an answer" ;;'
+    yield "  esac"
+    yield '  out=""'
+    yield '  while [ "$count" -gt 0 ] && IFS= read -r line; do'
+    yield "    out+=\"${out:+$'\\n'}${line}\""
+    yield "    count=$((count - 1))"
+    yield "  done"
+    yield "}"
+    holder = 'exec "$py" "$helper" hold-lock "$lock_file" "$$" "$challenge"'
+    yield f"take_lock < <({holder} preflight {preflight})"
 
 
 INSTALLER_SETUP = r"""
@@ -217,14 +266,17 @@ if [ "$installer" = "uv" ]; then
 fi
 index_url=""
 extra_urls=""
-install_pkgs() {  # index URLs (credentials included) go in the environment, never in argv
+install_pkgs() {  # index URLs (credentials included) go in the environment, never in argv or a trace
+  { trace_off; } 2>/dev/null
   if [ "$installer" = "uv" ]; then
     if [ -n "$index_url" ]; then local -x UV_INDEX_URL="$index_url"; fi
     if [ -n "$extra_urls" ]; then local -x UV_EXTRA_INDEX_URL="$extra_urls"; fi
-    env "${uv_unset[@]}" "$uv_bin" pip install --python "$py" "$@"
+    trace_on
+    env ${uv_unset[@]+"${uv_unset[@]}"} "$uv_bin" pip install --python "$py" "$@"
   else
     if [ -n "$index_url" ]; then local -x PIP_INDEX_URL="$index_url"; fi
     if [ -n "$extra_urls" ]; then local -x PIP_EXTRA_INDEX_URL="$extra_urls"; fi
+    trace_on
     "$py" -m pip install --no-input "$@"
   fi
 }

@@ -9,7 +9,8 @@ kernel's limit on one command's arguments.
 
 What a run changed is recorded in the state directory in a file named for the profile and the
 interpreter (:data:`colabenv.script.state.PENDING_NAME`), and runs that share a state directory take
-turns (``flock`` on :data:`colabenv.script.state.LOCK_NAME`): a failed or killed run of one profile
+turns (the helper's ``hold-lock`` on :data:`colabenv.script.state.LOCK_NAME`, in a process no child
+of the script inherits it from): a failed or killed run of one profile
 never makes another profile's run report a restart, and a killed run's record still makes the
 next run of the same profile report one.
 """
@@ -304,20 +305,21 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None)
     if lock is None:
         yield from array("everything", resolution.requirements)
         yield 'write_list "${work}/everything.txt" "${everything[@]}"'
-    yield from array("env_pairs", [item for pair in hook_pairs(resolution, profile) for item in pair])
+    pairs = hook_pairs(resolution, profile)
+    yield from array("env_pairs", [item for pair in pairs for item in pair])
+    if any(name in state.RULE_VARIABLES for name, _ in pairs):
+        # the hook moves the state directory's rule: it also names the directory this run used
+        yield f'env_pairs+=({state.STATE_DIR_VARIABLE} "$state_dir")'
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from array("bounds", resolution.constraint_lines)
     yield 'write_list "${work}/bounds.txt" "${bounds[@]}"'
-    yield from lock_lines()
     yield f"checks=(--python {q(python)} --driver {q(required or '-')})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     wanted = '--lock "$lockfile"' if lock is not None else '--reqs "${work}/everything.txt"'
     urls = "".join(f" --url {q(url)}" for url in index_templates(resolution, lock))
-    yield "preflight=0"
-    yield (
-        f'out="$(h preflight "${{checks[@]}}" --state "$state_dir" '
-        f'--hash {q(resolution.profile_hash)} --env "${{work}}/env.bin" {wanted} '
-        f'--constraints "${{work}}/bounds.txt"{urls})" || preflight=$?'
+    yield from lock_lines(
+        f'"${{checks[@]}}" --state "$state_dir" --hash {q(resolution.profile_hash)} '
+        f'--env "${{work}}/env.bin" {wanted} --constraints "${{work}}/bounds.txt"{urls}'
     )
     yield 'case "$preflight" in'
     yield "  0) ;;"
@@ -329,7 +331,7 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None)
         else:
             old_driver += "re-render on this host, or with --cpu for a CPU-only runtime"
         yield f"  4) fail {q(old_driver)} ;;"
-    yield '  5) fail "cannot use the state directory $state_dir" ;;'
+    yield '  5) fail "cannot use the state directory $state_dir: $out" ;;'
     yield '  6) step="pip"; fail "$out" ;;'
     if lock is not None:
         yield f'  7) fail "$out; "{q(again)} ;;'
@@ -337,6 +339,10 @@ def _preflight(resolution: Resolution, profile: Profile, lock: LockInput | None)
     yield "esac"
     yield "finished=${out%%$'\\n'*}"
     yield "pending=${out#*$'\\n'}"
+    yield 'case "$finished" in'
+    yield "  satisfied | installed | missing) ;;"
+    yield '  *) fail "the preflight check answered $finished" ;;'
+    yield "esac"
 
 
 def _fast_exit() -> Iterator[str]:
@@ -363,7 +369,7 @@ def _apt(packages: Sequence[str]) -> Iterator[str]:
     yield "  sudo_cmd=()"
     yield '  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); fi'
     yield '  printf "COLABENV: apt-get install %s\\n" "${apt_missing[*]}"'
-    yield '  printf "apt:%s\\n" "${apt_missing[@]}" >>"$pending"'
+    yield '  record "${apt_missing[@]/#/apt:}"'
     yield '  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q'
     yield (
         '  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q '
@@ -382,6 +388,15 @@ def _urls(variable: str, templates: Sequence[str]) -> str:
     return f'{variable}="$(h expand-url {" ".join(q(t) for t in templates)})"'
 
 
+def _expanded_urls(index: str | None, extra: Sequence[str]) -> Iterator[str]:
+    """``$index_url`` and ``$extra_urls``, expanded with tracing off: ``bash -x`` never shows
+    a credential."""
+    yield "{ trace_off; } 2>/dev/null"
+    yield _urls("index_url", [index] if index else [])
+    yield _urls("extra_urls", extra)
+    yield "trace_on"
+
+
 def _install(
     requirements_file: str,
     missing_command: str,
@@ -394,16 +409,18 @@ def _install(
     templates = [*([index] if index else []), *extra]
     yield f'h {missing_command} {requirements_file} "${{work}}/missing.txt" "${{work}}/before.txt"'
     yield 'if [ -s "${work}/missing.txt" ]; then'
-    yield f"  {_urls('index_url', [index] if index else [])}"
-    yield f"  {_urls('extra_urls', extra)}"
+    yield from (f"  {line}" for line in _expanded_urls(index, extra))
     yield '  mapfile -t missing <"${work}/missing.txt"'
     yield f'  printf "COLABENV: {installing} (%s): %s\\n" "$installer" "${{missing[*]}}"'
-    yield '  printf "%s\\n" "${missing[@]}" >>"$pending"'
+    yield '  record "${missing[@]}"'
     yield f"  if ! run_install {install_args}; then"
     causes = "".join(f" {q(t)}" for t in templates)
     yield f'    fail "$(h install-cause "${{work}}/installer.log"{causes})"'
     yield "  fi"
-    yield '  h report-changes "${work}/before.txt" "$pending"'
+    yield '  : >"${work}/moved.txt"'
+    yield '  h report-changes "${work}/before.txt" "${work}/moved.txt"'
+    yield '  mapfile -t moved <"${work}/moved.txt"'
+    yield '  record "${moved[@]}"'
     yield f'  h {missing_command} {requirements_file} "${{work}}/still.txt"'
     yield '  if [ -s "${work}/still.txt" ]; then'
     yield '    fail "still not satisfied after install: $(tr "\\n" " " <"${work}/still.txt")"'
@@ -531,7 +548,7 @@ def _env() -> Iterator[str]:
     yield ""
     yield 'announce "env"'
     yield 'env_result="$(h write-env "${work}/env.bin")" || fail "$env_result"'
-    yield (f'if [ "$env_result" = changed ]; then echo {q("env:" + state.ENV_HOOK_NAME)} >>"$pending"; fi')
+    yield f'if [ "$env_result" = changed ]; then record {q("env:" + state.ENV_HOOK_NAME)}; fi'
 
 
 def _marker(record: str, profile_hash: str) -> Iterator[str]:
@@ -539,12 +556,18 @@ def _marker(record: str, profile_hash: str) -> Iterator[str]:
     yield 'announce "marker"'
     yield f"marker_record={q(record)}"
     yield 'printf \'%s\' "$marker_record" >"${work}/marker.json"'
+    yield "state_here"
+    yield 'changes="${work}/changes.txt"'
+    yield "{"
+    yield '  cat -- "$pending" 2>/dev/null || true'
+    yield '  cat -- "${work}/recorded.txt" 2>/dev/null || true'
+    yield '} >"$changes"'
     yield "changed=0"
-    yield 'if [ -s "$pending" ]; then changed=1; fi'
+    yield 'if [ -s "$changes" ]; then changed=1; fi'
     yield f'if [ "$changed" = 1 ] || ! h marker-ok "$state_dir" {q(profile_hash)}; then'
     yield (
         '  marker_result="$(h write-marker "$state_dir" "${work}/marker.json" "$changed" '
-        '"$pending")" || fail "$marker_result"'
+        '"$changes")" || fail "$marker_result"'
     )
     yield "fi"
     yield 'rm -f -- "$pending"'

@@ -8,7 +8,7 @@ The state directory, first match wins:
 
 1. ``COLABENV_STATE_DIR`` when set and not empty, with a leading ``~`` or ``~user`` expanded
    exactly as :func:`os.path.expanduser` does (taken as given otherwise: a relative path is
-   relative to the current directory);
+   taken from the current directory, and the script fixes it there when it starts);
 2. ``/content/.colabenv`` when one of Colab's variables (``COLAB_RELEASE_TAG``, ``COLAB_GPU``)
    is set and not empty: an empty value does not make a host Colab;
 3. ``$XDG_CACHE_HOME/colabenv`` when ``XDG_CACHE_HOME`` is an absolute path (the XDG rule:
@@ -32,6 +32,10 @@ COLAB_STATE_DIR = "/content/.colabenv"
 CACHE_VARIABLE = "XDG_CACHE_HOME"
 HOME_CACHE = "~/.cache"
 LEAF = "colabenv"
+RULE_VARIABLES = frozenset((STATE_DIR_VARIABLE, *COLAB_VARIABLES, CACHE_VARIABLE, "HOME"))
+"""The variables the rule reads: a profile's ``[env]`` that sets one gets ``COLABENV_STATE_DIR``
+in its ``.pth`` hook too, naming the directory the run used, so ``verify`` in the restarted
+runtime finds the marker there."""
 NO_HOME = f"no home directory (HOME is unset and the user has no password entry); set {STATE_DIR_VARIABLE}"
 
 MARKER_NAME = "restart-marker.json"
@@ -50,7 +54,7 @@ WORK_MARK = ".colabenv-run"
 """The file a run writes into its work folder at creation: ``PID START PIDNS BOOT``, so that a
 later run removes the folder only when that process is gone (start time from /proc/PID/stat)."""
 WAITING_LINE = "COLABENV: waiting for another colabenv run (pid {pid})"
-"""What a run prints while another run holds the lock (bash and the helper's fallback)."""
+"""What a run prints while another process holds the run lock (the helper's ``hold-lock``)."""
 
 
 def shared_names() -> dict[str, str]:
@@ -99,8 +103,14 @@ def on_colab(environ: Mapping[str, str]) -> bool:
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The state directory by the rule above; StateError when there is no home to put it in."""
-    env = os.environ if environ is None else environ
+    """The state directory by the rule above, absolute (a relative one is taken from the current
+    directory, as the script fixes it when it starts); StateError when there is no home to put
+    it in."""
+    found = _rule(os.environ if environ is None else environ)
+    return found if found.is_absolute() else Path.cwd() / found
+
+
+def _rule(env: Mapping[str, str]) -> Path:
     explicit = env.get(STATE_DIR_VARIABLE, "")
     if explicit:
         return Path(expand_home(explicit, env))

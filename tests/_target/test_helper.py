@@ -530,3 +530,21 @@ def test_pending_records_are_per_profile_and_interpreter(
     other_interpreter = _pending_path(str(tmp_path), "sha256:" + "a" * 64)
     assert len({one, other_profile, other_interpreter}) == 3
     assert all(Path(p).parent == tmp_path for p in (one, other_profile, other_interpreter))
+
+
+def test_lock_pins_keep_their_markers_so_a_false_one_is_neither_missing_nor_unfit(tmp_path: Path) -> None:
+    lock = tmp_path / "team.lock"
+    lock.write_text(
+        "# a lock\n--index-url https://mirror.example/simple\n"
+        'not-here==1.0 ; platform_release == "0.0-no-such-kernel" \\\n    --hash=sha256:' + "0" * 64 + "\n"
+        "nvidia-cudnn-cu12==9.12.0.46 \\\n    --hash=sha256:" + "1" * 64 + "\n"
+    )
+    pins = helper._lock_pins(str(lock))
+    assert pins == [
+        'not-here==1.0 ; platform_release == "0.0-no-such-kernel"',
+        "nvidia-cudnn-cu12==9.12.0.46",
+    ]
+    assert helper._Checker().satisfied(pins[0])  # as the installer skips it here
+    assert helper._unfit_pins(pins, ["not-here<1", "nvidia-cudnn-cu12<9.11"]) == [
+        "the lock pins nvidia-cudnn-cu12==9.12.0.46, but this host's GPUs need nvidia-cudnn-cu12<9.11"
+    ]

@@ -526,7 +526,8 @@ def _without_flock(host: Host) -> str:
 
 @pytest.mark.parametrize("locker", ["flock", "helper"])
 def test_two_copies_of_one_script_take_turns(locker: str, tmp_path: Path, default_index: LocalIndex) -> None:
-    """With util-linux flock, or without it (the helper's fcntl lock on the script's open file)."""
+    """With util-linux flock on PATH or without it: the lock is the helper's ``hold-lock`` either
+    way, so no tool of the host is needed."""
     script = tmp_path / "b.sh"
     render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script)
 
