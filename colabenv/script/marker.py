@@ -38,7 +38,7 @@ from colabenv._util.bounds import (
     MAX_VRAM_GIB,
 )
 from colabenv._util.files import FileProblem, read_limited
-from colabenv._util.reader import Reader
+from colabenv._util.reader import Reader, path_problem
 from colabenv.errors import StateError, printable
 from colabenv.models import IoCheck, Reproducibility, VerifySettings
 from colabenv.models.frozen import model
@@ -146,8 +146,9 @@ def _io_checks(verify: Reader) -> tuple[IoCheck, ...]:
     checks = []
     for item in tables:
         where = item.text("path")
-        if not where.startswith("/") or not where.isprintable():
-            raise item.fail("path", f"{printable(where)[:80]!r} is not an absolute path")
+        problem = path_problem(where)
+        if problem is not None:
+            raise item.fail("path", problem)
         checks.append(
             IoCheck(
                 where,
