@@ -440,7 +440,11 @@ def _pairs(path: str) -> list[tuple[str, str]]:
 SHARED: dict[str, str] = {}
 
 MAX_READ_BYTES = 1 << 20
-"""What the helper reads of a file it does not own (the marker, the ``.pth`` hook)."""
+"""What the helper reads of a file it does not own (the ``.pth`` hook, ``/proc`` files)."""
+MAX_MARKER_BYTES = 16 << 20
+"""What the helper reads of the restart marker: what ``verify`` reads of it
+(``colabenv.script.marker.MAX_MARKER_BYTES``; a test holds the two equal), since a marker holds
+the profile's requirements and ``[env]`` and may pass 1 MiB."""
 
 
 def _shared(name: str) -> str:
@@ -934,7 +938,7 @@ def _marker_ok(path: str, profile_hash: str) -> bool:
     """Whether the marker is this profile's, for this interpreter, and readable by ``verify``."""
     import json
 
-    text = _read_bounded(path)
+    text = _read_bounded(path, MAX_MARKER_BYTES)
     if text is None:
         return False
     try:

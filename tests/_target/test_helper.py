@@ -7,6 +7,7 @@ uv); the real-run tests use such a venv, these compare the fallback with packagi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -548,3 +549,30 @@ def test_lock_pins_keep_their_markers_so_a_false_one_is_neither_missing_nor_unfi
     assert helper._unfit_pins(pins, ["not-here<1", "nvidia-cudnn-cu12<9.11"]) == [
         "the lock pins nvidia-cudnn-cu12==9.12.0.46, but this host's GPUs need nvidia-cudnn-cu12<9.11"
     ]
+
+
+def test_a_marker_past_one_mib_is_read_as_verify_reads_it(tmp_path: Path) -> None:
+    """A profile's requirements may fill most of a 1 MiB profile; escaped into the marker they
+    pass 1 MiB: the helper still reads the marker, up to what verify reads."""
+    from colabenv.script.marker import MAX_MARKER_BYTES
+
+    assert helper.MAX_MARKER_BYTES == MAX_MARKER_BYTES
+    record = {
+        "schema": 1,
+        "colabenv": "0.1.0",
+        "profile": "p",
+        "profile_hash": "sha256:x",
+        "changed": False,
+        "written_at": 1000,
+        "installed": [],
+        "requirements": [f"package-{n}>=1.0 ; python_version >= '3.8'" for n in range(40_000)],
+        "frameworks": {},
+        "env": {},
+        "verify": {},
+        "python": sys.executable,
+    }
+    marker = tmp_path / "restart-marker.json"
+    marker.write_text(json.dumps(record))
+    assert marker.stat().st_size > MAX_READ_BYTES
+    assert _marker_ok(str(marker), "sha256:x") is True
+    assert _marker_ok(str(marker), "sha256:y") is False
