@@ -338,9 +338,12 @@ if BEHAVIOUR == "flood":
     for _ in range((256 << 20) // len(_block)):
         sys.stdout.buffer.write(_block)
     sys.stdout.buffer.flush()
-    sys.stderr.buffer.write(b"y" * (64 << 20) + b"\\n")
+    _line = b"y" * (1 << 20)
+    for _ in range(64):  # one 64 MiB line, written without holding it: the child stays small
+        sys.stderr.buffer.write(_line)
+    sys.stderr.buffer.write(b"\\n")
     sys.stderr.buffer.flush()
-    del _block
+    del _block, _line
 if BEHAVIOUR == "chatty":
     sys.stdout.write("stand-in: loading kernels... ")
     sys.stdout.flush()
