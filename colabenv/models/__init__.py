@@ -1,7 +1,8 @@
 """The frozen values that flow between layers once parsing is done, by the layer that makes them:
 :mod:`~colabenv.models.base` (frameworks, accelerators, compute capabilities, arch lists),
 :mod:`~colabenv.models.target` (the host as the resolver sees it), :mod:`~colabenv.models.profile`,
-:mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions)
+:mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
+:mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings)
 and :mod:`~colabenv.models.resolution`; every name is taken
 from here.
 
@@ -42,6 +43,7 @@ from colabenv.models.catalog import (
     Variant,
     parsed_pin,
 )
+from colabenv.models.doctor import Evidence, Finding
 from colabenv.models.profile import (
     FrameworkRequest,
     InstallSettings,
@@ -64,6 +66,15 @@ from colabenv.models.target import (
     TargetOverrides,
     TpuTarget,
 )
+from colabenv.models.watch import (
+    CgroupMemory,
+    FilesystemUse,
+    GpuProcess,
+    GpuSample,
+    HostMemory,
+    ProcessSample,
+    Sample,
+)
 
 __all__ = [
     "MAX_COMPUTE_MAJOR",
@@ -73,6 +84,7 @@ __all__ = [
     "Accelerator",
     "Arch",
     "Catalog",
+    "CgroupMemory",
     "ColabRuntime",
     "Companion",
     "Component",
@@ -82,17 +94,24 @@ __all__ = [
     "ComputeCapability",
     "CudaMajorLine",
     "CudaToolkit",
+    "Evidence",
+    "FilesystemUse",
+    "Finding",
     "Fingerprint",
     "Framework",
     "FrameworkChoice",
     "FrameworkRequest",
     "Gpu",
+    "GpuProcess",
+    "GpuSample",
+    "HostMemory",
     "InstallSettings",
     "InstalledDist",
     "InstalledSet",
     "Installer",
     "IoCheck",
     "LockedFramework",
+    "ProcessSample",
     "Profile",
     "Release",
     "Reproducibility",
@@ -100,6 +119,7 @@ __all__ = [
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",
+    "Sample",
     "Source",
     "Target",
     "TargetOverrides",

@@ -1,0 +1,101 @@
+"""What the recorder (``colabenv watch``) writes: one :class:`Sample` of the host every interval,
+and what ``colabenv doctor`` reads back from the ring.
+
+Sizes are bytes, times are seconds since the epoch (wall clock: a reader compares them with
+the kernel log and with a person's memory of when it died). A value the host did not give is
+``None``, never 0; why a whole part is missing is said in ``notes``.
+"""
+
+from __future__ import annotations
+
+from colabenv.models.frozen import model
+
+
+@model
+class HostMemory:
+    """``/proc/meminfo``: ``MemTotal``, ``MemAvailable``, ``SwapTotal``, ``SwapFree``."""
+
+    total: int
+    available: int
+    swap_total: int
+    swap_free: int
+
+
+@model
+class CgroupMemory:
+    """The memory cgroup the recorder runs in (v1 or v2)."""
+
+    version: int
+    """1 (``memory.usage_in_bytes``, ``memory.oom_control``) or 2 (``memory.current``, ``memory.events``)."""
+    path: str
+    """The cgroup's path inside the hierarchy (``/user.slice/...``)."""
+    usage: int
+    limit: int | None
+    """None: no limit (``max``, or v1's huge number)."""
+    oom_kills: int | None
+    """The OOM-kill counter (v2 ``memory.events`` ``oom_kill``, v1 ``memory.oom_control``
+    ``oom_kill``); None where the kernel does not count them."""
+
+
+@model
+class ProcessSample:
+    """One of the processes with the largest RSS, or one of the kernel's family."""
+
+    pid: int
+    ppid: int
+    name: str
+    """``/proc/PID/comm``, as the kernel gives it (shown through ``errors.printable``)."""
+    rss: int
+    uid: int
+    started: float | None = None
+    """When it started (epoch seconds), where ``/proc`` tells."""
+
+
+@model
+class FilesystemUse:
+    """``statvfs`` of a watched path: what its filesystem holds and has free."""
+
+    path: str
+    total: int
+    free: int
+    """Free to an unprivileged user (``f_bavail``)."""
+
+
+@model
+class GpuProcess:
+    """A process holding memory on a GPU (NVML's compute and graphics processes)."""
+
+    pid: int
+    used_memory: int | None
+
+
+@model
+class GpuSample:
+    """One GPU: its memory, its utilisation and who holds memory on it."""
+
+    index: int
+    uuid: str
+    memory_used: int
+    memory_total: int
+    utilization: int | None
+    """Percent of the last sample period a kernel ran (NVML), None where not supported."""
+    processes: tuple[GpuProcess, ...] = ()
+
+
+@model
+class Sample:
+    """The host at one moment, as the recorder saw it."""
+
+    time: float
+    memory: HostMemory | None
+    cgroup: CgroupMemory | None
+    processes: tuple[ProcessSample, ...]
+    shm: FilesystemUse | None
+    """``/dev/shm``, where it is mounted."""
+    filesystems: tuple[FilesystemUse, ...]
+    gpus: tuple[GpuSample, ...]
+    load: tuple[float, float, float] | None
+    session_age: float | None
+    """Seconds since the runtime started (the oldest of PID 1 and the kernel), None where unknown."""
+    notes: tuple[str, ...] = ()
+    """Why a part is missing (``gpu: NVML not available: ...``), one line each."""
