@@ -494,12 +494,11 @@ def _vram_full(
         if index == 0:
             continue
         before, after = ring[index - 1], ring[index]
-        later = {g.uuid: g for g in after.gpus}
-        alive = {p.pid for p in after.processes}
         for gpu in before.gpus:
             if gpu.memory_total <= 0 or gpu.memory_used < VRAM_FULL_FRACTION * gpu.memory_total:
                 continue
-            now = later.get(gpu.uuid)
+            alive = {p.pid for p in after.processes}
+            now = next((g for g in after.gpus if g.uuid == gpu.uuid), None)
             if now is None:
                 continue  # not sampled after: nothing is known
             still = {p.pid for p in now.processes}
