@@ -5,8 +5,9 @@ kernel log's OOM lines, read into findings (docs/doctor.md, "Silent kernel death
 facts are given) and names only what the samples and lines show, with their times; nothing
 unusual is no finding. The kinds, most likely cause first: ``oom-kill`` (the cgroup's OOM-kill
 counter rose, or a kernel line says the OOM killer killed a process), ``shm-full``,
-``vram-full``, ``disk-full``, ``session-limit``. An OOM line that neither the counter nor the
-samples tie to this runtime comes after the others.
+``vram-full``, ``disk-full``, ``session-limit``; within a kind the latest first. An OOM line
+that neither the counter, the samples nor its cgroup tie to this runtime comes just before
+``session-limit``.
 
 Samples are taken in the order they were recorded (a ring is written in order; the wall clock
 they carry may step back), and compared only with the sample before them: a counter that falls
