@@ -399,3 +399,20 @@ def test_custom_facts_are_used() -> None:
     mine = type(facts)(facts.limits, tuple(r for r in facts.remedies if r.kind != "shm-full"))
     (found,) = deaths([sample(T0, shm_free=0)], facts=mine)
     assert found.remedy == ""
+
+
+def test_a_kill_in_this_cgroup_as_the_host_names_it_is_related() -> None:
+    """The log names the host's path of the cgroup (``/docker/abc/colab/session``), the samples
+    the path this namespace sees (``/colab/session``): the kill is this runtime's."""
+    samples = [sample(T0 + 2 * i, shm_free=MIB, processes=()) for i in range(3)]
+    line = f"oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/docker/abc{CG},task=x,pid=555,uid=0"
+    elsewhere = line.replace(f"/docker/abc{CG}", "/docker/abc/other").replace("555", "556")
+    events = [
+        KernelEvent(T0 + 1, 555, "x", "oom-kill", line, f"/docker/abc{CG}"),
+        KernelEvent(T0 + 1, 556, "x", "oom-kill", elsewhere, "/docker/abc/other"),
+    ]
+    assert [(f.kind, f.pid) for f in deaths(samples, events)] == [
+        ("oom-kill", 555),
+        ("shm-full", None),
+        ("oom-kill", 556),
+    ]
