@@ -6,4 +6,6 @@ through :mod:`.gpu` (NVML, ``/proc``, ``nvidia-smi``; loaded only when GPUs must
 a TPU through :mod:`.tpu`. :mod:`.probe` is what they share (the NVML interface, bounded reads
 of the host). :mod:`.installed` reads installed distributions, :mod:`.interpreter` an
 interpreter's facts (this one, or another by a probe), :mod:`.started` when a process or its
-kernel started, and :mod:`.framework_builds` the CUDA each installed framework was built for."""
+kernel started, and :mod:`.framework_builds` the CUDA each installed framework was built for.
+:mod:`.memory` reads the host's memory and the memory cgroup a process is in, :mod:`.kernel_log`
+the OOM lines of the kernel log."""

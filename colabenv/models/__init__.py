@@ -4,7 +4,7 @@
 :mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
 :mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings)
 and :mod:`~colabenv.models.resolution`; every name is taken
-from here.
+from here. :mod:`~colabenv.models.deaths`: the kernel log's OOM lines, session limits, remedies.
 
 Nothing here reads files or the host. Versions are :class:`packaging.version.Version`,
 specifiers :class:`packaging.specifiers.SpecifierSet`; mappings are tuples of pairs so that
@@ -43,6 +43,7 @@ from colabenv.models.catalog import (
     Variant,
     parsed_pin,
 )
+from colabenv.models.deaths import DeathFacts, KernelEvent, KernelLog, Remedy, SessionLimit
 from colabenv.models.doctor import Evidence, Finding
 from colabenv.models.profile import (
     FrameworkRequest,
@@ -94,6 +95,7 @@ __all__ = [
     "ComputeCapability",
     "CudaMajorLine",
     "CudaToolkit",
+    "DeathFacts",
     "Evidence",
     "FilesystemUse",
     "Finding",
@@ -110,16 +112,20 @@ __all__ = [
     "InstalledSet",
     "Installer",
     "IoCheck",
+    "KernelEvent",
+    "KernelLog",
     "LockedFramework",
     "ProcessSample",
     "Profile",
     "Release",
+    "Remedy",
     "Reproducibility",
     "Resolution",
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",
     "Sample",
+    "SessionLimit",
     "Source",
     "Target",
     "TargetOverrides",
