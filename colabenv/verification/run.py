@@ -57,6 +57,7 @@ from colabenv.verification.expectation import (
     expectation_from_profile,
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
+from colabenv.verification.packages import PackageSmoke, check_package, package_smokes, run_packages, skipped
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
 
 CPU_SKIP = "--cpu: GPU checks skipped on request"
 """The detail of each GPU check ``verify(cpu=True)`` (``verify --cpu``) skips."""
+NO_GPU_SKIP = "no GPU on this host (a GPU check)"
+"""The detail of each ``smoke:<package>`` check on a host without a GPU."""
 
 
 @dataclass
@@ -75,6 +78,7 @@ class _Children:
     probe: Future[ChildRun] | None = None
     environ: Future[ChildRun] | None = None
     io: Future[list[IoRun]] | None = None
+    packages: Future[list[tuple[PackageSmoke, ChildRun]]] | None = None
 
 
 def _framework_children(
@@ -224,6 +228,7 @@ def verify(
     has_gpu = target.has_gpu and not cpu
     tpu_smoke = _tpu_smoke(target, expectation.smoke, installed, cpu=cpu)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
+    packages = package_smokes([r.name for r in expectation.requirements], installed.names())
     builds = {
         f: framework_build(f, installed, catalog) for f in (*expectation.frameworks, *expectation.smoke)
     }
@@ -241,7 +246,7 @@ def verify(
     with (
         processes.ended_on_interrupt() as end_children,
         tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
-        ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool,
+        ThreadPoolExecutor(max_workers=len(expectation.smoke) + 4) as pool,
     ):
         try:
             scratch = Path(folder)
@@ -258,6 +263,10 @@ def verify(
                         python=exe,
                         scratch=scratch,
                         tpu=framework in tpu_smoke,
+                    )
+                if packages and has_gpu:
+                    children.packages = pool.submit(
+                        run_packages, packages, limit, python=exe, scratch=scratch
                     )
                 if probe_with is not None:
                     children.probe = pool.submit(
@@ -294,6 +303,12 @@ def verify(
                     tpu_smoke,
                     cpu=cpu,
                 )
+                # the packages' smoke tests, after the frameworks' and before the VRAM probe
+                if children.packages is not None:
+                    runs = children.packages.result()
+                    checks.extend(check_package(row, run, timeout=limit) for row, run in runs)
+                else:
+                    checks.extend(skipped(packages, CPU_SKIP if cpu else NO_GPU_SKIP))
             finally:
                 frameworks_done.set()
                 go_file.touch()
