@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from colabenv._util.resources import SMOKE_PROGRAM
+from tests.support.fixtures import make_venv
 from tests.support.pythons import child_pythons
 from tests.support.smoke import smoke_module
 from tests.support.standin_packages import (
@@ -184,3 +185,47 @@ def test_the_onnx_model_is_well_formed() -> None:
     assert tensor[1] == 1  # FLOAT
     dims = [dict(fields(d))[1] for _, d in fields(tensor[2])]  # type: ignore[arg-type]
     assert dims == [48, 48]
+
+
+@pytest.mark.network
+def test_the_real_cpu_onnxruntime_is_refused_and_runs_the_model(tmp_path: Path) -> None:
+    """The real onnxruntime (the CPU package) from the package index: the child says it has no
+    CUDA provider, and the model written by hand loads and multiplies right in a real session."""
+    python = make_venv(tmp_path / "venv")
+    uv = Path(sys.executable).parent / "uv"
+    subprocess.run(
+        [str(uv), "pip", "install", "--quiet", "--python", str(python), "onnxruntime", "numpy"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COLABENV_"))}
+    result = tmp_path / "result.json"
+    done = subprocess.run(
+        [str(python), str(SMOKE_PROGRAM), "package", "onnxruntime-gpu", "--result", str(result)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(result.read_text())
+    assert data["problem"].startswith("this onnxruntime has no CUDAExecutionProvider (it offers ")
+    assert "CPUExecutionProvider" in data["problem"]
+    session = f"""
+import sys
+sys.path.insert(0, {str(SMOKE_PROGRAM)!r})
+import numpy, onnxruntime
+from base import compare, matrices, reference_matmul
+from packages import matmul_model
+a, b = matrices()
+session = onnxruntime.InferenceSession(matmul_model(len(a)), providers=["CPUExecutionProvider"])
+feeds = {{"A": numpy.asarray(a, dtype=numpy.float32), "B": numpy.asarray(b, dtype=numpy.float32)}}
+print(compare(session.run(None, feeds)[0].tolist(), reference_matmul(a, b)))
+"""
+    done = subprocess.run(
+        [str(python), "-c", session], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(0.0, 0)"
