@@ -10,7 +10,9 @@ The GPU host is pretended through the ``COLABENV_*`` target variables; the GPU-r
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,13 @@ from typing import Any
 import pytest
 
 from tests.support.checks import expect
+from tests.support.proctree import (
+    children_running,
+    finish,
+    live_processes,
+    session_members,
+    wait_until,
+)
 from tests.support.standin_frameworks import StandinVenv, make_venv, venv_env, write_marker
 from tests.support.standin_packages import (
     VERSIONS,
@@ -186,6 +195,44 @@ def test_a_hang_and_a_crash_are_reported_in_time(tmp_path: Path) -> None:
         },
     )
     assert elapsed < 60
+
+
+def _package_children(case: Case) -> list[str]:
+    """The command lines of the live package children of this case's venv."""
+    marker = f"{case.venv.python} "
+    return [c for _, _, c in live_processes().values() if c.startswith(marker) and " package " in c]
+
+
+def test_ctrl_c_ends_the_package_children_at_once(tmp_path: Path) -> None:
+    """Two packages that hang on import: Ctrl-C while the first runs ends verify at once, and
+    the one after it is never left running."""
+    case = Case(tmp_path).package("xformers", Acts.HANG).package("flash-attn", Acts.HANG)
+    write_marker(case.state, requirements=case.requirements, python=case.venv.python)
+    proc = subprocess.Popen(
+        [str(case.venv.colabenv), "verify", "--json", "--timeout", "300"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=case.env,
+        cwd=tmp_path,
+    )
+    try:
+        wait_until(lambda: bool(children_running(proc.pid, " package xformers")), 60, "the xformers child")
+        (child,) = children_running(proc.pid, " package xformers")
+        time.sleep(1.0)  # into its import, which hangs
+        running = _package_children(case)  # the child and the worker it forked (its subreaper)
+        assert running and all(" package xformers " in c for c in running), running
+        sent = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        code, stdout, stderr, _ = finish(proc, 60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (code, stdout, stderr) == (130, "", "colabenv: interrupted\n")
+    assert took < 5, f"verify took {took:.1f} s to end after the signal"
+    assert session_members(child) == []
+    assert _package_children(case) == [], "a package child outlived verify"
 
 
 def test_an_expected_package_that_is_missing_fails_its_import(tmp_path: Path) -> None:
