@@ -97,6 +97,10 @@ def test_the_tolerances_are_what_they_say(tmp_path: Path) -> None:
         "7.5",
     )
     assert cupy["cuda"] == "12.8"
+    # cuDF names the GPU through CuPy, which it requires; without it, only a note
+    _, cudf = _run(tmp_path, "cudf")
+    assert cudf is not None and cudf["device"] is None and cudf["max_abs_diff"] == 0.0
+    assert cudf["notes"] == ["GPU name unknown: ModuleNotFoundError: No module named 'cupy'"]
 
 
 @pytest.mark.parametrize("smoke", COMPUTED)

@@ -109,7 +109,7 @@ def test_right_answers_pass_in_the_tables_order(tmp_path: Path) -> None:
             "smoke:flash-attn": ("PASS", "flash_attn_func agrees with plain attention"),
             "smoke:bitsandbytes": ("PASS", "8-bit matmul (LLM.int8()) agrees with the fp32 product"),
             "smoke:cupy": ("PASS", "Stand-in T4 (sm_75): matmul agrees with NumPy (max abs diff 0,"),
-            "smoke:cudf": ("PASS", "groupby sum agrees with pandas", "cudf 25.4.0"),
+            "smoke:cudf": ("PASS", "Stand-in T4: groupby sum agrees with pandas", "cudf 25.4.0"),
             "smoke:onnxruntime-gpu": ("PASS", "GPU: MatMul session agrees with the exact product"),
             "smoke:vllm": ("PASS", "Stand-in T4 (sm_75): compiled ops (vllm._C) loaded; vllm 0.8.5"),
             "smoke:torch-scatter": ("PASS", "scatter sum agrees with the exact sums"),
@@ -141,7 +141,7 @@ def test_wrong_answers_and_the_silent_cpu_fallback_fail(tmp_path: Path) -> None:
                 "tolerance 0.02",
             ),
             "smoke:cupy": ("FAIL", "cupy 13.4.1: matmul returned 1 non-finite value (NaN or infinity)"),
-            "smoke:cudf": ("FAIL", "groupby sum on GPU0 differs from pandas (max abs diff 1.0"),
+            "smoke:cudf": ("FAIL", "groupby sum on Stand-in T4 differs from pandas (max abs diff 1.0"),
             "smoke:onnxruntime-gpu": (
                 "FAIL",
                 "the session fell back to the CPU: it runs on CPUExecutionProvider, not"

@@ -234,6 +234,16 @@ def _by_key(series: Any) -> dict[int, float]:
     return {int(k): float(v) for k, v in dict(series.to_dict()).items()}
 
 
+def _cupy_device(result: dict[str, Any]) -> None:
+    """The first GPU's name as CuPy (which cuDF requires) reads it, for the detail only."""
+    try:
+        runtime = importlib.import_module("cupy").cuda.runtime
+        name = runtime.getDeviceProperties(0).get("name", b"?")
+        result["device"] = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+    except Exception as exc:
+        result["notes"].append(f"GPU name unknown: {one_line(exc)}")
+
+
 def _smoke_cudf(result: dict[str, Any]) -> None:
     cudf = _import(result, "cudf")
     pandas = importlib.import_module("pandas")
@@ -244,6 +254,7 @@ def _smoke_cudf(result: dict[str, Any]) -> None:
     if expected != sums:
         result["problem"] = "pandas' groupby sum differs from the exact sums"
         return
+    _cupy_device(result)
     got = _by_key(cudf.DataFrame(frame).groupby("key")["value"].sum().to_pandas())
     if sorted(got) != sorted(expected):
         result["problem"] = f"cuDF's groups {sorted(got)} are not pandas' {sorted(expected)}"
