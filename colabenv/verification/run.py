@@ -189,9 +189,9 @@ def verify(
 
     ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
     one running colabenv. It needs nothing but the standard library and its own packages.
-    ``cpu``: the GPU (and TPU) checks (``cuda:``, ``components``, the GPU part of ``vram``) are
-    SKIP with :data:`CPU_SKIP`, the smoke tests ask for no GPU, and every other check runs: a GPU
-    profile's CPU checks, on a CPU host (CI).
+    ``cpu``: the GPU (and TPU) checks (``cuda:``, ``components``, ``smoke:<package>``, the GPU
+    part of ``vram``) are SKIP with :data:`CPU_SKIP`, the framework smoke tests ask for no GPU,
+    and every other check runs: a GPU profile's CPU checks, on a CPU host (CI).
     ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
