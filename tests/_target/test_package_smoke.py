@@ -45,11 +45,19 @@ def _site(folder: Path, standin: PackageStandin, *, gpu: bool = True) -> Path:
 
 
 def _run(
-    tmp_path: Path, smoke: str, acts: Acts = Acts.RIGHT, *, gpu: bool = True, python: str | None = None
+    tmp_path: Path,
+    smoke: str,
+    acts: Acts = Acts.RIGHT,
+    *,
+    gpu: bool = True,
+    python: str | None = None,
+    site: Path | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
-    site = _site(
-        tmp_path / f"site-{smoke}-{acts.value}", PackageStandin(smoke, VERSIONS[smoke], acts), gpu=gpu
-    )
+    """The child's run and result; ``site``: the folder on ``PYTHONPATH``, by default one with the
+    stand-in and the small torch, numpy or pandas it stands on."""
+    if site is None:
+        standin = PackageStandin(smoke, VERSIONS[smoke], acts)
+        site = _site(tmp_path / f"site-{smoke}-{acts.value}", standin, gpu=gpu)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COLABENV_"))}
     env.update(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
     result = tmp_path / f"result-{smoke}.json"
@@ -233,3 +241,26 @@ print(compare(session.run(None, feeds)[0].tolist(), reference_matmul(a, b)))
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(0.0, 0)"
+
+
+@pytest.mark.network
+def test_cupy_and_cudf_checked_against_the_real_numpy_and_pandas(tmp_path: Path) -> None:
+    """The CPU references the CuPy and cuDF smoke tests call, the real NumPy and pandas from the
+    package index, under stand-in CuPy and cuDF: right answers pass, a wrong group is measured."""
+    python = make_venv(tmp_path / "venv")
+    uv = Path(sys.executable).parent / "uv"
+    subprocess.run(
+        [str(uv), "pip", "install", "--quiet", "--python", str(python), "numpy", "pandas"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    for smoke, acts in (("cupy", Acts.RIGHT), ("cudf", Acts.RIGHT), ("cudf", Acts.WRONG)):
+        site = tmp_path / f"site-{smoke}-{acts.value}"
+        for relative, text in package_files(PackageStandin(smoke, VERSIONS[smoke], acts)).items():
+            (site / relative).parent.mkdir(parents=True, exist_ok=True)
+            (site / relative).write_text(text, encoding="utf-8")
+        done, data = _run(tmp_path, smoke, acts, python=str(python), site=site)
+        assert done.returncode == 0, done.stderr
+        assert data is not None and data["error"] is None and data["problem"] is None, data
+        assert (data["max_abs_diff"] == 0.0) is (acts is Acts.RIGHT), data

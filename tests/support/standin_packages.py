@@ -331,7 +331,7 @@ class Series:
         self.values = values
 
     def to_pandas(self):
-        return pandas.Series(self.values)
+        return pandas.Series(dict(self.values))
 
 
 class _Column:
