@@ -13,7 +13,8 @@ is a GPU check.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+import time
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ from colabenv.verification.report import Check, Status
 
 TEXT_LIMIT = 300
 """The most characters of any text a child reports that a detail quotes."""
+SHARED_TIMEOUTS = 2
+"""The package smoke tests run one after another and together take at most this many smoke
+timeouts: alongside the frameworks' children (one timeout each, in parallel) verify stays
+within a bound that does not grow with the number of packages."""
+MIN_CHILD_S = 5.0
+"""A package's child is not started with less time than this left (importing torch alone
+takes seconds); it is a FAIL that says the time was spent."""
 
 
 @model
@@ -130,17 +138,38 @@ def package_argv(name: str, python: str, result: Path) -> list[str]:
     return [python, str(SMOKE_PROGRAM), "package", name, "--result", str(result)]
 
 
+@model
+class PackageRun:
+    """One package's child as :func:`run_packages` ran it: ``run`` None when the time the
+    package smoke tests share was spent before its turn; ``limit``: the seconds it was given."""
+
+    row: PackageSmoke
+    run: ChildRun | None
+    limit: float
+
+
 def run_packages(
-    rows: Sequence[PackageSmoke], timeout: float, *, python: str, scratch: Path
-) -> list[tuple[PackageSmoke, ChildRun]]:
+    rows: Sequence[PackageSmoke],
+    timeout: float,
+    *,
+    python: str,
+    scratch: Path,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[PackageRun]:
     """Each package's smoke test in the interpreter ``python``, one after another (each child
-    holds a CUDA context of its own: a few at once on one GPU, not eight), each bounded by
-    ``timeout``; files go in ``scratch``."""
+    holds a CUDA context of its own: a few at once on one GPU, not eight). Together they take at
+    most :data:`SHARED_TIMEOUTS` times ``timeout``: each child gets ``timeout`` or what is left
+    of that, and none starts with less than :data:`MIN_CHILD_S` left. Files go in ``scratch``."""
+    deadline = clock() + SHARED_TIMEOUTS * timeout
     runs = []
     for row in rows:
+        limit = min(timeout, deadline - clock())
+        if limit < min(MIN_CHILD_S, timeout):
+            runs.append(PackageRun(row, None, 0.0))
+            continue
         result = scratch / f"package-{row.name}.json"
         argv = package_argv(row.name, python, result)
-        runs.append((row, run_child(argv, result, timeout, dict(os.environ))))
+        runs.append(PackageRun(row, run_child(argv, result, limit, dict(os.environ)), limit))
     return runs
 
 
@@ -155,11 +184,20 @@ def _where(result: PackageResult) -> str:
     return device
 
 
-def check_package(row: PackageSmoke, run: ChildRun, *, timeout: float) -> Check:
-    """One package's smoke test, from its child's exit and result file."""
+def check_package(done: PackageRun, *, timeout: float) -> Check:
+    """One package's smoke test, from its child's exit and result file (``timeout``: each
+    child's bound, which the children share)."""
+    row, run = done.row, done.run
     name = f"smoke:{row.name}"
+    if run is None:
+        shared = SHARED_TIMEOUTS * timeout
+        return Check(
+            name,
+            Status.FAIL,
+            f"not run: the package smoke tests before it used the {shared:g}s they share (raise --timeout)",
+        )
     completed = run.completed
-    died = child_failure(completed, timeout)
+    died = child_failure(completed, done.limit)
     if died is not None:
         return Check(name, Status.FAIL, with_tail(died, completed))
     result = parse_package(run.result)

@@ -57,7 +57,7 @@ from colabenv.verification.expectation import (
     expectation_from_profile,
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
-from colabenv.verification.packages import PackageSmoke, check_package, package_smokes, run_packages, skipped
+from colabenv.verification.packages import PackageRun, check_package, package_smokes, run_packages, skipped
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
@@ -78,7 +78,7 @@ class _Children:
     probe: Future[ChildRun] | None = None
     environ: Future[ChildRun] | None = None
     io: Future[list[IoRun]] | None = None
-    packages: Future[list[tuple[PackageSmoke, ChildRun]]] | None = None
+    packages: Future[list[PackageRun]] | None = None
 
 
 def _framework_children(
@@ -306,7 +306,7 @@ def verify(
                 # the packages' smoke tests, after the frameworks' and before the VRAM probe
                 if children.packages is not None:
                     runs = children.packages.result()
-                    checks.extend(check_package(row, run, timeout=limit) for row, run in runs)
+                    checks.extend(check_package(done, timeout=limit) for done in runs)
                 else:
                     checks.extend(skipped(packages, CPU_SKIP if cpu else NO_GPU_SKIP))
             finally:

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from colabenv._util import processes
 from colabenv.verification.children import ChildRun
-from colabenv.verification.packages import PACKAGES, check_package, package_smokes, parse_package
-from colabenv.verification.report import Status
+from colabenv.verification.packages import (
+    PACKAGES,
+    SHARED_TIMEOUTS,
+    PackageRun,
+    check_package,
+    package_smokes,
+    parse_package,
+    run_packages,
+)
+from colabenv.verification.report import Check, Status
 from tests.support.smoke import smoke_module
 
 ROW = {row.name: row for row in PACKAGES}
@@ -62,7 +72,7 @@ def _run(
 
 
 def _check(name: str, run: ChildRun) -> tuple[Status, str]:
-    check = check_package(ROW[name], run, timeout=30)
+    check = check_package(PackageRun(ROW[name], run, 30.0), timeout=30)
     assert check.name == f"smoke:{name}" and "\n" not in check.detail
     return check.status, check.detail
 
@@ -156,3 +166,27 @@ def test_what_a_child_reports_is_bounded() -> None:
     parsed = parse_package(json.dumps({"mode": "package", "error": "x\n" * 1000, "non_finite": True}))
     assert parsed is not None and parsed.error is not None
     assert len(parsed.error) == 300 and "\n" not in parsed.error and parsed.non_finite == 0
+
+
+def test_the_package_children_share_a_bounded_time(tmp_path: Path) -> None:
+    """One after another, they take at most SHARED_TIMEOUTS smoke timeouts: a child that would
+    start with less than MIN_CHILD_S left does not start, and says why."""
+    times = iter([0.0, 0.0, 30.0, SHARED_TIMEOUTS * 30.0 - 1.0])
+    rows = [ROW["xformers"], ROW["cupy"], ROW["vllm"]]
+    first, second, third = run_packages(
+        rows, 30, python=sys.executable, scratch=tmp_path, clock=lambda: next(times)
+    )
+    assert (first.limit, second.limit, third.limit) == (30.0, 30.0, 0.0)
+    assert first.run is not None and second.run is not None and third.run is None
+    # the first two ran for real, in this Python, where neither package is installed
+    assert check_package(first, timeout=30).detail.startswith("import failed: ModuleNotFoundError")
+    assert check_package(third, timeout=30) == Check(
+        "smoke:vllm",
+        Status.FAIL,
+        "not run: the package smoke tests before it used the 60s they share (raise --timeout)",
+    )
+    # a child given less than the timeout is judged by what it was given
+    hung = ChildRun(processes.Completed(("python",), -9, "", "", True), None)
+    assert check_package(PackageRun(ROW["cudf"], hung, 12.5), timeout=30).detail == (
+        "did not finish within 12.5s (killed)"
+    )
