@@ -57,7 +57,14 @@ from colabenv.verification.expectation import (
     expectation_from_profile,
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
-from colabenv.verification.packages import PackageRun, check_package, package_smokes, run_packages, skipped
+from colabenv.verification.packages import (
+    SHARED_TIMEOUTS,
+    PackageRun,
+    check_package,
+    package_smokes,
+    run_packages,
+    skipped,
+)
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
@@ -238,6 +245,8 @@ def verify(
     # each framework's children take up to two timeouts when determinism is compared: the VRAM
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
+    if packages and has_gpu:  # and the packages' children, one after another, as long as they share
+        probe_limit = max(probe_limit, SHARED_TIMEOUTS * limit)
     # another interpreter's [env] is read in a new process of it, as its determinism variables
     own_python = interpreter is None
     env_names = () if own_python or not expectation.env_known else tuple(n for n, _ in expectation.env)

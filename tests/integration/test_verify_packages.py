@@ -235,6 +235,23 @@ def test_ctrl_c_ends_the_package_children_at_once(tmp_path: Path) -> None:
     assert _package_children(case) == [], "a package child outlived verify"
 
 
+def test_the_vram_probe_waits_for_the_package_children(tmp_path: Path) -> None:
+    """Two package smoke tests of 4 s each under a 6 s timeout: longer than one timeout
+    together, within the two they share; the VRAM probe, which must not run beside them,
+    waits for them rather than giving up at one timeout."""
+    case = Case(tmp_path).package("cupy", Acts.SLOW).package("cudf", Acts.SLOW)
+    _, report, elapsed = case.verify("--timeout", "6")
+    expect(
+        report,
+        {
+            "smoke:cupy": "PASS",
+            "smoke:cudf": "PASS",
+            "vram": ("PASS", "GPU0: 15.0 GiB free of 16.0 GiB, largest block"),
+        },
+    )
+    assert elapsed >= 8
+
+
 def test_an_expected_package_that_is_missing_fails_its_import(tmp_path: Path) -> None:
     case = Case(tmp_path)
     case.requirements.append("xformers==0.0.29.post3")

@@ -33,6 +33,11 @@ class Acts(str, enum.Enum):
     provider's libraries fail to load."""
     NO_CUDA_PROVIDER = "no_cuda_provider"
     """onnxruntime without the CUDA provider: the CPU package."""
+    SLOW = "slow"
+    """Right, after computing for :data:`SLOW_S` seconds."""
+
+
+SLOW_S = 4.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ import time
 
 ACTS = {acts!r}
 __version__ = {version!r}
+SLOW_S = {slow!r}
 
 if ACTS == "import_error":
     raise ImportError("libcudart.so.13: cannot open shared object file: No such file or directory")
@@ -79,6 +85,8 @@ if ACTS == "hang":
 
 
 def _misbehave():
+    if ACTS == "slow":
+        time.sleep(SLOW_S)
     if ACTS == "crash":
         sys.stderr.write("stand-in: about to crash\\n")
         sys.stderr.flush()
@@ -92,7 +100,8 @@ from types import SimpleNamespace
 __version__ = "2.6.0+cu124"
 version = SimpleNamespace(cuda="12.4")
 GPU = {gpu!r}
-float16, float32, int64 = "float16", "float32", "int64"
+float16, float32, int64, uint8 = "float16", "float32", "int64", "uint8"
+GIB = 1024**3
 
 
 def _map(data, f):
@@ -115,6 +124,12 @@ class Tensor:
 
     def tolist(self):
         return _map(self.data, lambda x: x)
+
+
+def empty(size, dtype=None, device="cpu"):
+    if device != "cpu" and size > 12 * GIB:
+        raise RuntimeError("CUDA out of memory. Tried to allocate %d bytes" % size)
+    return Tensor([], dtype, device)
 
 
 def tensor(data, dtype=None, device="cpu"):
@@ -140,6 +155,14 @@ class _Cuda:
     @staticmethod
     def get_device_capability(index=0):
         return 7, 5
+
+    @staticmethod
+    def mem_get_info(index=0):
+        return 15 * GIB, 16 * GIB
+
+    @staticmethod
+    def empty_cache():
+        return None
 
 
 cuda = _Cuda()
@@ -447,7 +470,7 @@ def pandas_files() -> dict[str, str]:
 
 def package_files(standin: PackageStandin) -> dict[str, str]:
     """The stand-in's own files (not torch, numpy or pandas: :func:`needs`)."""
-    prelude = _PRELUDE.format(acts=standin.acts.value, version=standin.version)
+    prelude = _PRELUDE.format(acts=standin.acts.value, version=standin.version, slow=SLOW_S)
     if standin.smoke == "xformers":
         return {
             "xformers/__init__.py": prelude,
