@@ -57,6 +57,14 @@ from colabenv.verification.expectation import (
     expectation_from_profile,
 )
 from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
+from colabenv.verification.packages import (
+    SHARED_TIMEOUTS,
+    PackageRun,
+    check_package,
+    package_smokes,
+    run_packages,
+    skipped,
+)
 from colabenv.verification.report import Check, Status, VerifyReport
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
 from colabenv.verification.storage import IoRun, check_io, run_io_checks
@@ -67,6 +75,8 @@ if TYPE_CHECKING:
 
 CPU_SKIP = "--cpu: GPU checks skipped on request"
 """The detail of each GPU check ``verify(cpu=True)`` (``verify --cpu``) skips."""
+NO_GPU_SKIP = "no GPU on this host (a GPU check)"
+"""The detail of each ``smoke:<package>`` check on a host without a GPU."""
 
 
 @dataclass
@@ -75,6 +85,7 @@ class _Children:
     probe: Future[ChildRun] | None = None
     environ: Future[ChildRun] | None = None
     io: Future[list[IoRun]] | None = None
+    packages: Future[list[PackageRun]] | None = None
 
 
 def _framework_children(
@@ -185,9 +196,9 @@ def verify(
 
     ``interpreter``: the Python to verify (its sys.path, version, smoke tests), by default the
     one running colabenv. It needs nothing but the standard library and its own packages.
-    ``cpu``: the GPU (and TPU) checks (``cuda:``, ``components``, the GPU part of ``vram``) are
-    SKIP with :data:`CPU_SKIP`, the smoke tests ask for no GPU, and every other check runs: a GPU
-    profile's CPU checks, on a CPU host (CI).
+    ``cpu``: the GPU (and TPU) checks (``cuda:``, ``components``, ``smoke:<package>``, the GPU
+    part of ``vram``) are SKIP with :data:`CPU_SKIP`, the framework smoke tests ask for no GPU,
+    and every other check runs: a GPU profile's CPU checks, on a CPU host (CI).
     ``component_problems``: what judges the installed NVIDIA component wheels against the GPUs;
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
@@ -224,6 +235,7 @@ def verify(
     has_gpu = target.has_gpu and not cpu
     tpu_smoke = _tpu_smoke(target, expectation.smoke, installed, cpu=cpu)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
+    packages = package_smokes([r.name for r in expectation.requirements], installed.names())
     builds = {
         f: framework_build(f, installed, catalog) for f in (*expectation.frameworks, *expectation.smoke)
     }
@@ -233,6 +245,8 @@ def verify(
     # each framework's children take up to two timeouts when determinism is compared: the VRAM
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
+    if packages and has_gpu:  # and the packages' children, one after another, as long as they share
+        probe_limit = max(probe_limit, SHARED_TIMEOUTS * limit)
     # another interpreter's [env] is read in a new process of it, as its determinism variables
     own_python = interpreter is None
     env_names = () if own_python or not expectation.env_known else tuple(n for n, _ in expectation.env)
@@ -241,7 +255,7 @@ def verify(
     with (
         processes.ended_on_interrupt() as end_children,
         tempfile.TemporaryDirectory(prefix="colabenv-verify-") as folder,
-        ThreadPoolExecutor(max_workers=len(expectation.smoke) + 3) as pool,
+        ThreadPoolExecutor(max_workers=len(expectation.smoke) + 4) as pool,
     ):
         try:
             scratch = Path(folder)
@@ -258,6 +272,10 @@ def verify(
                         python=exe,
                         scratch=scratch,
                         tpu=framework in tpu_smoke,
+                    )
+                if packages and has_gpu:
+                    children.packages = pool.submit(
+                        run_packages, packages, limit, python=exe, scratch=scratch
                     )
                 if probe_with is not None:
                     children.probe = pool.submit(
@@ -294,6 +312,12 @@ def verify(
                     tpu_smoke,
                     cpu=cpu,
                 )
+                # the packages' smoke tests, after the frameworks' and before the VRAM probe
+                if children.packages is not None:
+                    runs = children.packages.result()
+                    checks.extend(check_package(done, timeout=limit) for done in runs)
+                else:
+                    checks.extend(skipped(packages, CPU_SKIP if cpu else NO_GPU_SKIP))
             finally:
                 frameworks_done.set()
                 go_file.touch()

@@ -23,7 +23,7 @@ from tests.support.standin_frameworks import SOURCES, Standin, StandinVenv
 from tests.support.standin_tpu import GIB, TpuStandin, install_jax_tpu, install_torch_xla
 
 PYTHONS = child_pythons()
-SIBLINGS = ("base", "determinism", "gpu", "seeds", "tpu", "vram")
+SIBLINGS = ("base", "determinism", "gpu", "packages", "seeds", "tpu", "vram")
 
 
 def _decoys(folder: Path) -> Path:

@@ -5,6 +5,7 @@ installed::
 
     python /path/to/smoke smoke FRAMEWORK --result FILE
     python /path/to/smoke smoke-tpu FRAMEWORK --result FILE
+    python /path/to/smoke package PACKAGE --result FILE
     python /path/to/smoke vram FRAMEWORK --go FILE --deadline S --search S --result FILE
     python /path/to/smoke determinism FRAMEWORK --seed N --result FILE
     python /path/to/smoke environ --result FILE NAME...
@@ -20,7 +21,8 @@ it (on Linux it makes itself a child subreaper, does the work in a forked child,
 child ends, or the parent sends SIGTERM at the timeout, stops and kills every process left below
 it, however it was detached: ``setsid``, a double fork). The work is in the files beside it,
 which import each other by their plain names: the smoke tests in ``gpu.py`` and ``tpu.py`` with
-what they share in ``base.py``, the VRAM probe in ``vram.py``, the determinism child in
+what they share in ``base.py``, those of the CUDA packages around the frameworks in
+``packages.py``, the VRAM probe in ``vram.py``, the determinism child in
 ``determinism.py`` with the seeding calls in ``seeds.py`` (which ``colabenv.seeding`` imports too).
 Once they are imported, the folder leaves ``sys.path`` and their names leave ``sys.modules``,
 so a framework importing a module of the same name finds its own.
@@ -43,10 +45,11 @@ sys.dont_write_bytecode = True  # nothing is written into colabenv's folder
 from base import emit, smoke  # noqa: E402
 from determinism import DETERMINISM, determinism  # noqa: E402
 from gpu import SMOKE  # noqa: E402
+from packages import PACKAGE_SMOKE, package_smoke  # noqa: E402
 from tpu import SMOKE_TPU  # noqa: E402
 from vram import vram  # noqa: E402
 
-SIBLINGS = ("base", "determinism", "gpu", "seeds", "tpu", "vram")
+SIBLINGS = ("base", "determinism", "gpu", "packages", "seeds", "tpu", "vram")
 """This folder's modules, imported above by their plain names (the folder is first on
 ``sys.path`` when it runs); :func:`leave_the_path` takes them back out of sight."""
 
@@ -180,6 +183,7 @@ def reaped(work: Callable[[], int]) -> int:
 USAGE = (
     "usage: python smoke smoke torch|jax|tensorflow --result FILE\n"
     "       python smoke smoke-tpu torch|jax --result FILE\n"
+    "       python smoke package PACKAGE --result FILE\n"
     "       python smoke vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
     "       python smoke determinism torch|jax|tensorflow --seed N --result FILE\n"
     "       python smoke environ --result FILE NAME...\n"
@@ -194,6 +198,8 @@ def main(argv: Sequence[str]) -> int:
         return reaped(functools.partial(smoke, words[1], result, SMOKE))
     if len(words) == 4 and words[0] == "smoke-tpu" and words[1] in SMOKE_TPU and result:
         return reaped(functools.partial(smoke, words[1], result, SMOKE_TPU, tpu=True))
+    if len(words) == 4 and words[0] == "package" and words[1] in PACKAGE_SMOKE and result:
+        return reaped(functools.partial(package_smoke, words[1], result))
     if (
         len(words) == 10
         and words[0] == "vram"

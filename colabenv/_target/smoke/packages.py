@@ -1,0 +1,421 @@
+"""The smoke tests of the CUDA packages around the frameworks (stdlib only, Python 3.8+; see
+``__main__.py``): xformers, flash-attn, bitsandbytes, CuPy, cuDF, onnxruntime-gpu, vLLM and
+torch-scatter, one per child, each computed on the first GPU and compared with a reference
+computed here in pure Python (and, where the package comes with one, its CPU counterpart:
+NumPy, pandas).
+
+The result (mode ``package``) holds what was computed (``what``), against what (``against``),
+the largest absolute difference and the tolerance it must stay within, a count of non-finite
+values, and ``problem``: a finding that is no number (onnxruntime ran on the CPU, cuDF's groups
+differ from pandas'). Whether it passes is decided by the parent (``colabenv.verification
+.packages``); only the tolerance, which belongs to the computation, is set here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from base import EXIT_IMPORT, compare, cuda_text, emit, matrices, one_line, reference_matmul
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from base import Matrix
+
+PackageSmoke: TypeAlias = "Callable[[dict[str, Any]], None]"
+
+EXACT_TOLERANCE = 1e-3
+"""CuPy, onnxruntime: the framework smoke tests' matrices hold small integers, so their product
+is exact in float32 and in TF32, and any difference is a wrong result; the same bound as the
+framework smoke tests' (``MATMUL_TOLERANCE`` in the parent)."""
+ATTENTION_TOLERANCE = 2e-2
+"""xformers, flash-attn: the inputs (multiples of 1/8 in [-1, 1]) are exact in float16; the
+kernels accumulate in float32 and round the softmax weights and the output to float16 (11-bit
+significand: a relative error under 2**-11, 4.9e-4, on outputs under 1 in magnitude). 2e-2 is
+40 times that rounding, while a wrong scale, a transposed key or a softmax over the wrong axis
+moves outputs of this size by more than 0.1 (the stand-in without the scale: 0.8)."""
+INT8_RELATIVE_TOLERANCE = 0.05
+"""bitsandbytes' LLM.int8() matmul: each row of A and of B is scaled by its absolute maximum and
+rounded to int8, an error of at most half a step in 127 per operand, so each product term is off
+by under 1% of the largest term; the output may differ from the fp32 product by 5% of its
+largest magnitude, while garbage, zeros or a missing transpose differ by far more."""
+GROUPBY_TOLERANCE = 1e-9
+"""cuDF, torch-scatter: sums of small integers held as floats are exact."""
+
+ATTENTION_SHAPE = (1, 32, 2, 32)
+"""(batch, sequence, heads, head size): the ``[B, M, H, K]`` layout xformers and flash-attn take;
+flash-attn needs a head size that is a multiple of 8."""
+INT8_SHAPE = (16, 64, 32)
+"""A is 16 x 64, B is 32 x 64 (the weight's layout, out x in): the product is A @ B^T."""
+GROUPS = 7
+ROWS = 200
+
+
+def _values(count: int, salt: int) -> list[float]:
+    """``count`` numbers in [-1, 1] that are exact in float16 (multiples of 1/8)."""
+    return [float(((i * 7 + salt * 13) % 17) - 8) / 8.0 for i in range(count)]
+
+
+def _attention_inputs() -> tuple[list[Any], list[Any], list[Any]]:
+    batch, sequence, heads, size = ATTENTION_SHAPE
+
+    def tensor(salt: int) -> list[Any]:
+        flat = _values(batch * sequence * heads * size, salt)
+        it = iter(flat)
+        return [
+            [[[next(it) for _ in range(size)] for _ in range(heads)] for _ in range(sequence)]
+            for _ in range(batch)
+        ]
+
+    return tensor(1), tensor(2), tensor(3)
+
+
+def reference_attention(q: list[Any], k: list[Any], v: list[Any]) -> list[Any]:
+    """softmax(Q K^T / sqrt(K)) V for each batch and head, in the ``[B, M, H, K]`` layout."""
+    out: list[Any] = []
+    for b in range(len(q)):
+        rows: list[Any] = []
+        for i in range(len(q[b])):
+            heads: list[Any] = []
+            for h in range(len(q[b][i])):
+                size = len(q[b][i][h])
+                scale = 1.0 / math.sqrt(size)
+                scores = [
+                    scale * sum(x * y for x, y in zip(q[b][i][h], k[b][j][h]))  # noqa: B905
+                    for j in range(len(k[b]))
+                ]
+                top = max(scores)
+                weights = [math.exp(s - top) for s in scores]
+                total = sum(weights)
+                heads.append(
+                    [sum(weights[j] * v[b][j][h][d] for j in range(len(v[b]))) / total for d in range(size)]
+                )
+            rows.append(heads)
+        out.append(rows)
+    return out
+
+
+def _rows(values: Any) -> Matrix:
+    """A ``[B, M, H, K]`` nested list as rows of K."""
+    return [[float(x) for x in head] for batch in values for row in batch for head in row]
+
+
+def _record(result: dict[str, Any], values: Any, reference: Matrix, tolerance: float) -> None:
+    result["max_abs_diff"], result["non_finite"] = compare(values, reference)
+    result["tolerance"] = tolerance
+
+
+def _torch_gpu(result: dict[str, Any]) -> Any:
+    """torch, with the first GPU's name and capability in ``result``; None (``gpu_reason`` set)
+    when torch sees no GPU."""
+    torch = importlib.import_module("torch")
+    result["torch"] = str(torch.__version__)
+    result["cuda"] = cuda_text(getattr(getattr(torch, "version", None), "cuda", None))
+    if not torch.cuda.is_available():
+        result["gpu_reason"] = "torch.cuda.is_available() is False"
+        return None
+    major, minor = torch.cuda.get_device_capability(0)
+    result["device"] = str(torch.cuda.get_device_name(0))
+    result["capability"] = f"{major}.{minor}"
+    return torch
+
+
+def _import(result: dict[str, Any], module: str) -> Any:
+    package = importlib.import_module(module)
+    result["version"] = str(getattr(package, "__version__", "?"))
+    return package
+
+
+# ---------------------------------------------------------------------------------------------
+# attention: xformers, flash-attn
+
+
+def _attention(result: dict[str, Any], run: Callable[[Any, Any, Any], Any]) -> None:
+    torch = _torch_gpu(result)
+    if torch is None:
+        return
+    q, k, v = _attention_inputs()
+    left = [torch.tensor(x, dtype=torch.float16, device="cuda:0") for x in (q, k, v)]
+    values = run(*left).float().cpu().tolist()
+    _record(result, _rows(values), _rows(reference_attention(q, k, v)), ATTENTION_TOLERANCE)
+
+
+def _smoke_xformers(result: dict[str, Any]) -> None:
+    _import(result, "xformers")
+    ops = importlib.import_module("xformers.ops")
+    result.update(what="memory_efficient_attention", against="plain attention (float64)")
+    _attention(result, lambda q, k, v: ops.memory_efficient_attention(q, k, v))
+
+
+def _smoke_flash_attn(result: dict[str, Any]) -> None:
+    flash = _import(result, "flash_attn")
+    result.update(what="flash_attn_func", against="plain attention (float64)")
+    _attention(result, lambda q, k, v: flash.flash_attn_func(q, k, v, dropout_p=0.0, causal=False))
+
+
+# ---------------------------------------------------------------------------------------------
+# bitsandbytes
+
+
+def _smoke_bitsandbytes(result: dict[str, Any]) -> None:
+    bnb = _import(result, "bitsandbytes")
+    result.update(what="8-bit matmul (LLM.int8())", against="the fp32 product")
+    torch = _torch_gpu(result)
+    if torch is None:
+        return
+    rows, inner, columns = INT8_SHAPE
+    flat_a, flat_b = _values(rows * inner, 4), _values(columns * inner, 5)
+    a = [flat_a[r * inner : (r + 1) * inner] for r in range(rows)]
+    b = [flat_b[c * inner : (c + 1) * inner] for c in range(columns)]
+    # bnb.matmul(A, B) is A @ B^T, B in a weight's (out, in) layout, as Linear8bitLt calls it
+    # (bitsandbytes/autograd/_functions.py, MatMul8bitLt: output shape (A rows, B rows))
+    product = bnb.matmul(
+        torch.tensor(a, dtype=torch.float16, device="cuda:0"),
+        torch.tensor(b, dtype=torch.float16, device="cuda:0"),
+        threshold=0.0,
+    )
+    reference = reference_matmul(a, [list(col) for col in zip(*b)])  # noqa: B905
+    largest = max((abs(x) for row in reference for x in row), default=0.0)
+    _record(result, product.float().cpu().tolist(), reference, INT8_RELATIVE_TOLERANCE * largest)
+
+
+# ---------------------------------------------------------------------------------------------
+# CuPy
+
+
+def _smoke_cupy(result: dict[str, Any]) -> None:
+    cupy = _import(result, "cupy")
+    numpy = importlib.import_module("numpy")
+    result.update(what="matmul", against="NumPy")
+    a, b = matrices()
+    reference = reference_matmul(a, b)
+    host_a, host_b = numpy.asarray(a, dtype=numpy.float32), numpy.asarray(b, dtype=numpy.float32)
+    cpu_diff, cpu_bad = compare((host_a @ host_b).tolist(), reference)
+    if cpu_bad or cpu_diff is None or not cpu_diff <= EXACT_TOLERANCE:
+        result["problem"] = f"NumPy's matmul differs from the exact product (max abs diff {cpu_diff})"
+        return
+    runtime = cupy.cuda.runtime
+    try:
+        count = int(runtime.getDeviceCount())
+    except Exception as exc:
+        result["gpu_reason"] = one_line(exc)
+        return
+    if count < 1:
+        result["gpu_reason"] = "cupy.cuda.runtime.getDeviceCount() is 0"
+        return
+    name = runtime.getDeviceProperties(0).get("name", b"?")
+    result["device"] = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+    capability = str(cupy.cuda.Device(0).compute_capability)
+    result["capability"] = f"{capability[:-1]}.{capability[-1]}" if capability.isdigit() else None
+    result["cuda"] = cuda_text(int(runtime.runtimeGetVersion()))
+    with cupy.cuda.Device(0):
+        product = cupy.asnumpy(cupy.asarray(host_a) @ cupy.asarray(host_b))
+    _record(result, product.tolist(), reference, EXACT_TOLERANCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# cuDF
+
+
+def _groupby_input() -> tuple[list[int], list[float], dict[int, float]]:
+    keys = [(i * 5) % GROUPS for i in range(ROWS)]
+    values = [float((i * 7) % 11) for i in range(ROWS)]
+    sums: dict[int, float] = {}
+    for key, value in zip(keys, values):  # noqa: B905
+        sums[key] = sums.get(key, 0.0) + value
+    return keys, values, sums
+
+
+def _by_key(series: Any) -> dict[int, float]:
+    return {int(k): float(v) for k, v in dict(series.to_dict()).items()}
+
+
+def _cupy_device(result: dict[str, Any]) -> None:
+    """The first GPU's name as CuPy (which cuDF requires) reads it, for the detail only."""
+    try:
+        runtime = importlib.import_module("cupy").cuda.runtime
+        name = runtime.getDeviceProperties(0).get("name", b"?")
+        result["device"] = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+    except Exception as exc:
+        result["notes"].append(f"GPU name unknown: {one_line(exc)}")
+
+
+def _smoke_cudf(result: dict[str, Any]) -> None:
+    cudf = _import(result, "cudf")
+    pandas = importlib.import_module("pandas")
+    result.update(what="groupby sum", against="pandas")
+    keys, values, sums = _groupby_input()
+    frame = {"key": keys, "value": values}
+    expected = _by_key(pandas.DataFrame(frame).groupby("key")["value"].sum())
+    if expected != sums:
+        result["problem"] = "pandas' groupby sum differs from the exact sums"
+        return
+    _cupy_device(result)
+    got = _by_key(cudf.DataFrame(frame).groupby("key")["value"].sum().to_pandas())
+    if sorted(got) != sorted(expected):
+        result["problem"] = f"cuDF's groups {sorted(got)} are not pandas' {sorted(expected)}"
+        return
+    order = sorted(expected)
+    _record(result, [[got[k] for k in order]], [[expected[k] for k in order]], GROUPBY_TOLERANCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# onnxruntime
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (wire type 0) or bytes (wire type 2)."""
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _tensor_info(name: str, rows: int, columns: int) -> bytes:
+    """ValueInfoProto {name = 1; type = 2 {tensor_type = 1 {elem_type = 1 (FLOAT); shape = 2
+    {dim = 1 {dim_value = 1}}}}} (onnx/onnx.proto)."""
+    shape = _field(1, _field(1, rows)) + _field(1, _field(1, columns))
+    return _field(1, name.encode()) + _field(2, _field(1, _field(1, 1) + _field(2, shape)))
+
+
+def matmul_model(size: int) -> bytes:
+    """An ONNX model, ``Y = MatMul(A, B)`` on float32 ``size`` x ``size`` matrices, written
+    without the onnx package: ModelProto {ir_version = 1: 7; graph = 7; opset_import = 8
+    {domain = 1: ""; version = 2: 13}}; GraphProto {node = 1; name = 2; input = 11;
+    output = 12}; NodeProto {input = 1; output = 2; op_type = 4}."""
+    node = _field(1, b"A") + _field(1, b"B") + _field(2, b"Y") + _field(4, b"MatMul")
+    graph = (
+        _field(1, node)
+        + _field(2, b"colabenv_smoke")
+        + _field(11, _tensor_info("A", size, size))
+        + _field(11, _tensor_info("B", size, size))
+        + _field(12, _tensor_info("Y", size, size))
+    )
+    return _field(1, 7) + _field(7, graph) + _field(8, _field(1, b"") + _field(2, 13))
+
+
+CUDA_PROVIDER = "CUDAExecutionProvider"
+
+
+def _smoke_onnxruntime(result: dict[str, Any]) -> None:
+    ort = _import(result, "onnxruntime")
+    numpy = importlib.import_module("numpy")
+    result.update(what="MatMul session", against="the exact product")
+    available = [str(p) for p in ort.get_available_providers()]
+    if CUDA_PROVIDER not in available:
+        result["problem"] = (
+            f"this onnxruntime has no {CUDA_PROVIDER} (it offers {', '.join(available) or 'none'}):"
+            " the CPU-only onnxruntime package, or one installed over onnxruntime-gpu"
+        )
+        return
+    a, b = matrices()
+    session = ort.InferenceSession(matmul_model(len(a)), providers=[CUDA_PROVIDER, "CPUExecutionProvider"])
+    used = [str(p) for p in session.get_providers()]
+    result["providers"] = used
+    if not used or used[0] != CUDA_PROVIDER:
+        result["problem"] = (
+            f"the session fell back to the CPU: it runs on {', '.join(used) or 'nothing'},"
+            f" not {CUDA_PROVIDER}"
+        )
+        return
+    result["device"] = str(ort.get_device())
+    feeds = {"A": numpy.asarray(a, dtype=numpy.float32), "B": numpy.asarray(b, dtype=numpy.float32)}
+    _record(result, session.run(None, feeds)[0].tolist(), reference_matmul(a, b), EXACT_TOLERANCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# vLLM
+
+
+def _smoke_vllm(result: dict[str, Any]) -> None:
+    _import(result, "vllm")
+    result.update(what="compiled ops (vllm._C) loaded", against=None)
+    if _torch_gpu(result) is None:
+        return
+    importlib.import_module("vllm._C")
+    result["loaded"] = True
+
+
+# ---------------------------------------------------------------------------------------------
+# torch-scatter
+
+
+def _smoke_torch_scatter(result: dict[str, Any]) -> None:
+    scatter = _import(result, "torch_scatter")
+    result.update(what="scatter sum", against="the exact sums")
+    torch = _torch_gpu(result)
+    if torch is None:
+        return
+    keys, values, sums = _groupby_input()
+    source = [[value, -value] for value in values]
+    out = scatter.scatter(
+        torch.tensor(source, dtype=torch.float32, device="cuda:0"),
+        torch.tensor(keys, dtype=torch.int64, device="cuda:0"),
+        dim=0,
+        reduce="sum",
+    )
+    reference = [[sums.get(k, 0.0), -sums.get(k, 0.0)] for k in range(GROUPS)]
+    _record(result, out.cpu().tolist(), reference, GROUPBY_TOLERANCE)
+
+
+PACKAGE_SMOKE: dict[str, PackageSmoke] = {
+    "xformers": _smoke_xformers,
+    "flash-attn": _smoke_flash_attn,
+    "bitsandbytes": _smoke_bitsandbytes,
+    "cupy": _smoke_cupy,
+    "cudf": _smoke_cudf,
+    "onnxruntime-gpu": _smoke_onnxruntime,
+    "vllm": _smoke_vllm,
+    "torch-scatter": _smoke_torch_scatter,
+}
+"""Smoke name (the check is ``smoke:<name>``) -> the function that fills its result; which
+distributions each one covers is the parent's table (``colabenv.verification.packages``)."""
+
+
+def package_smoke(name: str, result_path: str) -> int:
+    """Run ``name``'s smoke test; the result goes to ``result_path``."""
+    result: dict[str, Any] = {
+        "mode": "package",
+        "package": name,
+        "stage": "import",
+        "version": None,
+        "torch": None,
+        "cuda": None,
+        "device": None,
+        "capability": None,
+        "gpu_reason": None,
+        "what": None,
+        "against": None,
+        "max_abs_diff": None,
+        "tolerance": None,
+        "non_finite": 0,
+        "problem": None,
+        "error": None,
+        "notes": [],
+    }
+    started = time.monotonic()
+    try:
+        PACKAGE_SMOKE[name](result)
+    except Exception as exc:
+        result["error"] = one_line(exc)
+        traceback.print_exc()
+        emit(result, result_path)
+        return EXIT_IMPORT if result["version"] is None else 1
+    result["stage"] = "done"
+    result["seconds"] = round(time.monotonic() - started, 3)
+    emit(result, result_path)
+    return 0
