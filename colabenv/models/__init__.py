@@ -50,6 +50,7 @@ from colabenv.models.profile import (
     IoCheck,
     Profile,
     Reproducibility,
+    TargetSpec,
     VerifySettings,
 )
 from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
@@ -123,6 +124,7 @@ __all__ = [
     "Source",
     "Target",
     "TargetOverrides",
+    "TargetSpec",
     "ToolkitMeta",
     "TpuBuild",
     "TpuFacts",
