@@ -1,4 +1,9 @@
-"""``colabenv lock PROFILE [-o LOCK] [--resolver uv|pip-tools] [--format F] [--check]``.
+"""``colabenv lock PROFILE [-o LOCK] [--resolver uv|pip-tools] [--format F] [--check]
+[--target NAME]... [--all-targets]``.
+
+``--all-targets`` (or ``--target NAME``, repeatable) locks the profile's named targets, each
+its own resolution, into one lock with a section per target (schema 3); ``--check`` of such a
+lock checks each section against the profile's target of its name, one line each.
 
 Without ``-o`` the lock goes to stdout; progress and notes always go to stderr, and only on a
 terminal without ``--quiet``. ``--check`` reads the lock named by ``-o`` and exits 1 when the

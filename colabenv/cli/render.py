@@ -1,5 +1,9 @@
-"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--format FORMAT]``: print the bootstrap
-script, or a container image definition (Dockerfile, Apptainer) that runs it.
+"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--target NAME] [--format FORMAT]``: print
+the bootstrap script, or a container image definition (Dockerfile, Apptainer) that runs it.
+
+``--target NAME`` resolves for the profile's named target NAME (no target flag beside it); a
+lock of several targets installs its section NAME, or without ``--target`` the first section
+that fits the host.
 
 With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the colabenv
 wheel the image installs (this colabenv's own, made from its installed files, or the one

@@ -190,7 +190,7 @@ def expectation_from_lock(
             )
         section = fitting_section(lock_file, LockTarget.from_target(target, None), printable(lock_path.name))
         lock = section.lock
-        source = f"lock {lock_path.name}, section {section.name}"
+        source = f"lock {lock_path.name} (section {section.name})"
     packages = lock.packages
     reqs, problems = parse_requirements(p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages)
     frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)

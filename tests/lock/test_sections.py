@@ -224,7 +224,7 @@ def test_verify_takes_the_section_of_this_host(tmp_path: Path) -> None:
     path.write_text(render_lock_file(lock_file()))
     host = Target(Version("580.65.06"), Version("12.6"), (ComputeCapability(9, 0),), Version("3.12.3"))
     expectation = expectation_from_lock(str(path), None, host)
-    assert expectation.source == "lock team.lock, section cluster"
+    assert expectation.source == "lock team.lock (section cluster)"
     assert {str(r) for r in expectation.requirements} >= {"torch==2.6.0+cu126", "fastops==1.0"}
     cpu = Target(None, None, (), Version("3.13.0"))
     assert "torch==2.6.0+cpu" in {str(r) for r in expectation_from_lock(str(path), None, cpu).requirements}
