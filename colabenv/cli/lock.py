@@ -39,7 +39,7 @@ from colabenv.cli.common import (
     terminate_as_interrupt,
     write_text_atomic,
 )
-from colabenv.errors import UsageError, printable
+from colabenv.errors import ColabenvError, ProfileError, UsageError, printable
 from colabenv.models import Profile, Target
 
 if TYPE_CHECKING:
@@ -166,9 +166,17 @@ def _check_sections(args: argparse.Namespace, profile: Profile, lock_file: LockF
     from colabenv.lock.content import LockTarget
 
     refuse_target_flags(args, f"{printable(path.name)}, a lock of several targets,")
+    for wanted in args.target:
+        if lock_file.section(wanted) is None:
+            raise UsageError(
+                f"--target {printable(wanted)[:40]!r}: {printable(path.name)} has no such section "
+                f"(sections: {', '.join(lock_file.names)})"
+            )
     stale = False
     for section in lock_file.sections:
         name = str(section.name)
+        if args.target and name not in args.target:
+            continue
         lock = section.lock
         spec = profile.target(name)
         if spec is None:
@@ -218,8 +226,13 @@ def run(args: argparse.Namespace) -> int:
     with terminate_as_interrupt(), _progress(show_progress) as progress:
         for name, target in targets:
             if name is not None:
-                _note(args, f"target {name}: locking")
-            lock = _one_lock(args, profile, target, progress, deadline, memory_mib, pylock)
+                progress(f"target {name}")
+            try:
+                lock = _one_lock(args, profile, target, progress, deadline, memory_mib, pylock)
+            except ColabenvError as error:
+                if name is not None and not isinstance(error, ProfileError):
+                    error.message = f"target {name}: {error.message}"
+                raise
             sections.append(LockSection(name, lock))
     lock_file = LockFile(tuple(sections), output)
     text = render_lock_file(lock_file, pylock=pylock)

@@ -184,10 +184,11 @@ def fitting_section(
     where: str,
     profile: Profile | None = None,
     constraints: Sequence[str] | None = None,
+    hint: str = "; name one with --target NAME, or lock this host's target too",
 ) -> LockSection:
     """The first section of ``lock_file`` that fits ``target`` (the rules of
     :func:`stale_reasons` where the profile is at hand, else the target alone); LockError
-    naming every section and why it does not fit when none does."""
+    naming every section and why it does not fit when none does, then ``hint``."""
     why: list[str] = []
     for section in lock_file.sections:
         lock = section.lock
@@ -198,10 +199,7 @@ def fitting_section(
         if not reasons:
             return section
         why.append(f"{section.name or 'the lock'}: {', '.join(reasons)}")
-    raise LockError(
-        f"{where}: no section fits this host ({'; '.join(why)}); name one with --target NAME, "
-        "or lock this host's target too"
-    )
+    raise LockError(f"{where}: no section fits this host ({'; '.join(why)}){hint}")
 
 
 def named_section(lock_file: LockFile, name: str, where: str) -> LockSection:

@@ -188,7 +188,12 @@ def expectation_from_lock(
             raise UsageError(
                 f"{path}: a lock of several targets needs this host's target to pick its section"
             )
-        section = fitting_section(lock_file, LockTarget.from_target(target, None), printable(lock_path.name))
+        section = fitting_section(
+            lock_file,
+            LockTarget.from_target(target, None),
+            printable(lock_path.name),
+            hint="; verify the host a section was made for",
+        )
         lock = section.lock
         source = f"lock {lock_path.name} (section {section.name})"
     packages = lock.packages

@@ -169,6 +169,12 @@ def test_target_flag_locks_the_named_sections(tmp_path: Path, indexes: tuple[Loc
     both = colabenv("lock", profile, "--target", "ci", "--cpu", "-o", out)
     assert both.returncode == 2 and "leave out --cpu" in both.stderr
     assert read_lock_file(out).names == ("ci",), "a refused run leaves the lock as it was"
+    other_python = write_profile(tmp_path, indexes, OTHER_PYTHON)
+    pip_tools = colabenv("lock", other_python, "--target", "ci", "--resolver", "pip-tools", "-o", out)
+    assert pip_tools.returncode == 2 and pip_tools.stderr.count("\n") == 1
+    assert pip_tools.stderr.startswith(
+        "colabenv: target ci: pip-tools resolves for the Python running colabenv"
+    )
 
 
 def test_render_picks_the_section_the_host_fits(uv_lock: tuple[Path, Path]) -> None:
@@ -223,6 +229,9 @@ def test_check_a_sectioned_lock(
     assert fresh.returncode == 0, fresh.stderr
     assert [line.split(": ")[1] for line in fresh.stdout.splitlines()] == ["nb", "cluster", "ci"]
     assert fresh.stdout.count("up to date with team.toml") == 3
+    one = colabenv("lock", profile, "-o", lock, "--check", "--target", "cluster")
+    assert one.returncode == 0 and one.stdout.splitlines() == [f"{lock}: cluster: up to date with team.toml"]
+    assert colabenv("lock", profile, "-o", lock, "--check", "--target", "edge").returncode == 2
     flags = colabenv("lock", profile, "-o", lock, "--check", "--cpu")
     assert flags.returncode == 2 and "leave out --cpu" in flags.stderr
     profile.write_text(
