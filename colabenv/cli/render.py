@@ -46,11 +46,12 @@ def _lock_input(
     name = printable(path.name)
     target = LockTarget.from_target(resolution.target, resolution.required_driver)
     if section_name is not None:
-        lock = named_section(lock_file, section_name, name).lock
+        section = named_section(lock_file, section_name, name)
     elif lock_file.sectioned:
-        lock = fitting_section(lock_file, target, name, profile, resolution.constraint_lines).lock
+        section = fitting_section(lock_file, target, name, profile, resolution.constraint_lines)
     else:
-        lock = lock_file.first
+        section = lock_file.sections[0]
+    lock = section.lock
     reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
     if reasons:
         raise LockError(
@@ -58,6 +59,8 @@ def _lock_input(
             "lock for this target with colabenv lock (the same target flags)"
         )
     check_satisfies(lock, profile, name)
+    if section.name is not None:
+        sys.stderr.write(f"colabenv: note: installing section {section.name} of {name}\n")
     recorded = lock.header.target
     return LockInput(
         name=path.name,

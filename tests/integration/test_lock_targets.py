@@ -182,6 +182,7 @@ def test_render_picks_the_section_the_host_fits(uv_lock: tuple[Path, Path]) -> N
     cluster = colabenv("render", profile, "--lock", lock, *CLUSTER_FLAGS)
     assert cluster.returncode == 0, cluster.stderr
     assert "torch==2.6.0+cu126" in cluster.stdout and "torch==2.6.0+cu124" not in cluster.stdout
+    assert cluster.stderr == "colabenv: note: installing section cluster of team.lock\n"
     nb = colabenv("render", profile, "--lock", lock, *NB_FLAGS)
     assert nb.returncode == 0, nb.stderr
     assert "torch==2.6.0+cu124" in nb.stdout and "+cu126" not in nb.stdout

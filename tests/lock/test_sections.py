@@ -24,7 +24,7 @@ from colabenv.lock.content import (
 )
 from colabenv.lock.file import locked_files, parse_lock, parse_lock_file, read_lock_file, render_lock_file
 from colabenv.lock.fit import fitting_section, named_section
-from colabenv.models import ComputeCapability, Framework, LockedFramework, Target
+from colabenv.models import ComputeCapability, Framework, LockedFramework, Target, TpuTarget
 from colabenv.verification.expectation import expectation_from_lock
 
 NB = LockTarget("550.54.15", "525.60.13", "12.4", ("7.5",), "3.12", "linux_x86_64")
@@ -232,3 +232,16 @@ def test_verify_takes_the_section_of_this_host(tmp_path: Path) -> None:
         expectation_from_lock(str(path), None, Target(None, None, (), Version("3.11.2")))
     with pytest.raises(UsageError):
         expectation_from_lock(str(path), None, None)
+
+
+@pytest.mark.parametrize("pylock", [False, True], ids=["requirements", "pylock"])
+def test_a_tpu_section_round_trips_and_is_told_from_the_cpu_one(pylock: bool) -> None:
+    pod = LockTarget(None, None, None, (), "3.13", "linux_x86_64", tpu=TpuTarget("v5e", "v5e-8", 2))
+    written = LockFile((*lock_file().sections, LockSection("pod", _lock(pod, "2.6.0+cpu", "cp313"))))
+    found = parse_lock_file(
+        render_lock_file(written, pylock=pylock), Path("pylock.toml" if pylock else "x.lock")
+    )
+    assert found.section("pod").header.target.tpu == TpuTarget("v5e", "v5e-8", 2)  # type: ignore[union-attr]
+    host = LockTarget(None, None, None, (), "3.13", "linux_x86_64", tpu=TpuTarget("v5e", "v5e-1", 1))
+    assert fitting_section(found, host, "x.lock").name == "pod"
+    assert fitting_section(found, CI, "x.lock").name == "ci"
