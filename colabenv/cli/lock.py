@@ -1,4 +1,9 @@
-"""``colabenv lock PROFILE [-o LOCK] [--resolver uv|pip-tools] [--format F] [--check]``.
+"""``colabenv lock PROFILE [-o LOCK] [--resolver uv|pip-tools] [--format F] [--check]
+[--target NAME]... [--all-targets]``.
+
+``--all-targets`` (or ``--target NAME``, repeatable) locks the profile's named targets, each
+its own resolution, into one lock with a section per target (schema 3); ``--check`` of such a
+lock checks each section against the profile's target of its name, one line each.
 
 Without ``-o`` the lock goes to stdout; progress and notes always go to stderr, and only on a
 terminal without ``--quiet``. ``--check`` reads the lock named by ``-o`` and exits 1 when the
@@ -24,6 +29,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from colabenv import __version__
 from colabenv.cli.common import (
@@ -33,7 +39,11 @@ from colabenv.cli.common import (
     terminate_as_interrupt,
     write_text_atomic,
 )
-from colabenv.errors import UsageError, printable
+from colabenv.errors import ColabenvError, ProfileError, UsageError, printable
+from colabenv.models import Profile, Target
+
+if TYPE_CHECKING:
+    from colabenv.lock.content import Lock, LockFile, LockTarget
 
 _PYLOCK_NAME = re.compile(r"^pylock(\.[^.]+)?\.toml$")
 DEADLINE_VARIABLE = "COLABENV_HTTP_DEADLINE"
@@ -95,33 +105,19 @@ def resolver_memory(environ: Mapping[str, str]) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from colabenv.catalog.load import catalog_for
-    from colabenv.lock.file import read_lock
-    from colabenv.lock.fit import check_satisfies, current_target, stale_reasons
-    from colabenv.resolve.resolver import resolve
+    from colabenv.lock.file import read_lock_file
+    from colabenv.lock.fit import current_target
 
     if not args.output:
         raise UsageError("lock --check needs -o LOCK, the lock to check")
     profile = load_profile_arg(args.profile)
     path = Path(args.output)
-    lock = read_lock(path)
+    lock_file = read_lock_file(path)
+    if lock_file.sectioned:
+        return _check_sections(args, profile, lock_file, path)
+    lock = lock_file.first
     target = current_target(lock.header.target, overrides_from_args(args))
-    same_profile = (lock.header.profile_name, lock.header.profile_hash) == (
-        profile.name,
-        profile.content_hash,
-    )
-    if same_profile:
-        check_satisfies(lock, profile, printable(path.name))
-    reasons = stale_reasons(lock, profile, target)
-    if not reasons:
-        now_target = target.to_target()
-        now = resolve(
-            profile,
-            now_target,
-            catalog_for(profile, os.environ, target=now_target),
-            allow_unconfirmed=args.allow_unconfirmed,
-        )
-        reasons = stale_reasons(lock, profile, target, now.constraint_lines)
+    reasons = _stale(args, profile, lock, path.name, target, None)
     if reasons:
         for reason in reasons:
             sys.stdout.write(f"{printable(path)}: stale: {reason}\n")
@@ -130,13 +126,79 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stale(
+    args: argparse.Namespace,
+    profile: Profile,
+    lock: Lock,
+    where: str,
+    target: LockTarget,
+    now_target: Target | None,
+) -> list[str]:
+    """Why ``lock`` is stale for ``target`` (the resolution for ``now_target``, else for
+    ``target`` itself, gives the component constraints); LockError when it is not whole."""
+    from colabenv.catalog.load import catalog_for
+    from colabenv.lock.fit import check_satisfies, stale_reasons
+    from colabenv.resolve.resolver import resolve
+
+    same_profile = (lock.header.profile_name, lock.header.profile_hash) == (
+        profile.name,
+        profile.content_hash,
+    )
+    if same_profile:
+        check_satisfies(lock, profile, printable(where))
+    reasons = stale_reasons(lock, profile, target)
+    if not reasons:
+        resolve_for = now_target or target.to_target()
+        now = resolve(
+            profile,
+            resolve_for,
+            catalog_for(profile, os.environ, target=resolve_for),
+            allow_unconfirmed=args.allow_unconfirmed,
+        )
+        reasons = stale_reasons(lock, profile, target, now.constraint_lines)
+    return reasons
+
+
+def _check_sections(args: argparse.Namespace, profile: Profile, lock_file: LockFile, path: Path) -> int:
+    """``--check`` of a lock of several targets: each section against the profile's target of
+    its name as the profile says it now; one line per section, exit 1 when one is stale."""
+    from colabenv.cli.targets import refuse_target_flags, spec_target
+    from colabenv.lock.content import LockTarget
+
+    refuse_target_flags(args, f"{printable(path.name)}, a lock of several targets,")
+    for wanted in args.target:
+        if lock_file.section(wanted) is None:
+            raise UsageError(
+                f"--target {printable(wanted)[:40]!r}: {printable(path.name)} has no such section "
+                f"(sections: {', '.join(lock_file.names)})"
+            )
+    stale = False
+    for section in lock_file.sections:
+        name = str(section.name)
+        if args.target and name not in args.target:
+            continue
+        lock = section.lock
+        spec = profile.target(name)
+        if spec is None:
+            reasons = [f"profile {profile.name!r} has no target {name!r} any more"]
+        else:
+            now_target = spec_target(profile, spec)
+            target = LockTarget.from_target(now_target, None)
+            reasons = _stale(args, profile, lock, f"{path.name}: section {name}", target, now_target)
+        for reason in reasons:
+            sys.stdout.write(f"{printable(path)}: {name}: stale: {reason}\n")
+        if not reasons:
+            sys.stdout.write(f"{printable(path)}: {name}: up to date with {printable(profile.path.name)}\n")
+        stale = stale or bool(reasons)
+    return 1 if stale else 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
-    from colabenv.catalog.load import catalog_for
-    from colabenv.lock.file import render_lock
-    from colabenv.lock.make import KnownRelease, make_lock
-    from colabenv.resolve.resolver import resolve
+    from colabenv.lock.content import LockFile, LockSection
+    from colabenv.lock.file import render_lock_file
+    from colabenv.resolve.targets import chosen_specs
 
     deadline = http_deadline(args, os.environ)
     memory_mib = resolver_memory(os.environ)
@@ -149,7 +211,63 @@ def run(args: argparse.Namespace) -> int:
             f"not {printable(output.name)}",
         )
     profile = load_profile_arg(args.profile)
-    target = target_from_args(args)
+    named = bool(args.target) or args.all_targets
+    targets: list[tuple[str | None, Target]]
+    if named:
+        from colabenv.cli.targets import refuse_target_flags, spec_target
+
+        refuse_target_flags(args, "--all-targets" if args.all_targets else "--target")
+        specs = chosen_specs(profile, tuple(args.target), args.all_targets)
+        targets = [(spec.name, spec_target(profile, spec)) for spec in specs]
+    else:
+        targets = [(None, target_from_args(args))]
+    show_progress = not args.quiet and sys.stderr.isatty()
+    sections = []
+    with terminate_as_interrupt(), _progress(show_progress) as progress:
+        for name, target in targets:
+            if name is not None:
+                progress(f"target {name}")
+            try:
+                lock = _one_lock(args, profile, target, progress, deadline, memory_mib, pylock)
+            except ColabenvError as error:
+                if name is not None and not isinstance(error, ProfileError):
+                    error.message = f"target {name}: {error.message}"
+                raise
+            sections.append(LockSection(name, lock))
+    lock_file = LockFile(tuple(sections), output)
+    text = render_lock_file(lock_file, pylock=pylock)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(output, text)
+    where = printable(output) if output is not None else "stdout"
+    for section in sections:
+        lock = section.lock
+        frameworks = ", ".join(f"{f.framework} {f.version} ({f.variant})" for f in lock.header.frameworks)
+        target_name = f" (target {section.name})" if section.name else ""
+        _note(
+            args,
+            f"locked {len(lock.packages)} packages for {profile.name}{target_name}"
+            f"{': ' + frameworks if frameworks else ''} with {lock.header.resolver} "
+            f"-> {where}",
+        )
+    return 0
+
+
+def _one_lock(
+    args: argparse.Namespace,
+    profile: Profile,
+    target: Target,
+    progress: Callable[[str], None],
+    deadline: float,
+    memory_mib: int,
+    pylock: bool,
+) -> Lock:
+    """The lock of ``profile`` for one target (one section)."""
+    from colabenv.catalog.load import catalog_for
+    from colabenv.lock.make import KnownRelease, make_lock
+    from colabenv.resolve.resolver import resolve
+
     catalog = catalog_for(profile, os.environ, target=target)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     for warning in resolution.warnings:
@@ -159,30 +277,14 @@ def run(args: argparse.Namespace) -> int:
         for r in profile.frameworks
         if catalog.releases_of(r.framework)
     ]
-    show_progress = not args.quiet and sys.stderr.isatty()
-    with terminate_as_interrupt(), _progress(show_progress) as progress:
-        lock = make_lock(
-            resolution,
-            resolver=args.resolver,
-            colabenv_version=__version__,
-            progress=progress,
-            with_files=pylock,
-            http_deadline_s=deadline,
-            known=known,
-            notice=lambda text: _note(args, text),
-            memory_mib=memory_mib,
-        )
-    text = render_lock(lock, pylock=pylock)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        write_text_atomic(output, text)
-    frameworks = ", ".join(f"{f.framework} {f.version} ({f.variant})" for f in lock.header.frameworks)
-    where = printable(output) if output is not None else "stdout"
-    _note(
-        args,
-        f"locked {len(lock.packages)} packages for {profile.name}"
-        f"{': ' + frameworks if frameworks else ''} with {lock.header.resolver} "
-        f"-> {where}",
+    return make_lock(
+        resolution,
+        resolver=args.resolver,
+        colabenv_version=__version__,
+        progress=progress,
+        with_files=pylock,
+        http_deadline_s=deadline,
+        known=known,
+        notice=lambda text: _note(args, text),
+        memory_mib=memory_mib,
     )
-    return 0

@@ -113,6 +113,11 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
     p.add_argument(
+        "--target",
+        metavar="NAME",
+        help="the profile's [targets] entry NAME: resolve for it, and install its section of --lock",
+    )
+    p.add_argument(
         "--format",
         choices=("script", "dockerfile", "apptainer"),
         default="script",
@@ -152,6 +157,18 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("requirements", "pylock"), default="requirements")
     p.add_argument(
         "--check", action="store_true", help="exit 1 when the lock is stale, 2 when it is not whole"
+    )
+    p.add_argument(
+        "--target",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="lock the profile's [targets] entry NAME, one section each (repeatable)",
+    )
+    p.add_argument(
+        "--all-targets",
+        action="store_true",
+        help="lock every [targets] entry of the profile, one section each",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument(

@@ -4,7 +4,8 @@ The profile is edited with tomlkit, so its comments, key order and layout surviv
 specifier is replaced in place, a table keeps its other keys (variant, companions) and gets
 its ``version`` (and each companion the lock holds) rewritten. A framework the lock holds but
 the file does not name (it comes from an ``extends`` parent) is added to the file's
-``[frameworks]`` table. The result is validated before it replaces the file.
+``[frameworks]`` table. The result is validated before it replaces the file. A lock of several
+targets pins the profile only where its sections agree on every framework version.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv.cli.common import write_text_atomic
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.lock.content import Lock
-from colabenv.lock.file import read_lock
+from colabenv.lock.file import read_lock_file
 
 
 def _public(version: str) -> str:
@@ -104,6 +105,28 @@ def _replace_validated(path: Path, text: str) -> Path:
     return write_text_atomic(path, text, validate=check)
 
 
+def _one_lock(path: Path) -> Lock:
+    """The lock whose framework versions the profile is pinned to: a lock of one target, or
+    of several whose sections agree on every framework's version (pinning one section's
+    versions would take the others' away); UsageError naming the sections that disagree."""
+    lock_file = read_lock_file(path)
+    first = lock_file.first
+    for section in lock_file.sections[1:]:
+        if _pins(section.lock) != _pins(first):
+            theirs, mine = _pins(section.lock), _pins(first)
+            differ = sorted(k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k))
+            shown = ", ".join(
+                f"{k} {mine.get(k, 'none')} in {lock_file.sections[0].name}, "
+                f"{theirs.get(k, 'none')} in {section.name}"
+                for k in differ
+            )
+            raise UsageError(
+                f"{printable(path)}: its targets lock different framework versions ({shown}); "
+                "one pin cannot hold them all"
+            )
+    return first
+
+
 def run(args: argparse.Namespace) -> int:
     from colabenv.profile.load import load_profile, read_profile_text
 
@@ -111,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"{printable(path)}: no such profile file (pin edits a file, not a golden name)")
     profile = load_profile(path)
-    lock = read_lock(Path(args.lock))
+    lock = _one_lock(Path(args.lock))
     if lock.header.profile_name != profile.name:
         raise UsageError(
             f"{printable(args.lock)}: made for profile "

@@ -1,5 +1,9 @@
-"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--format FORMAT]``: print the bootstrap
-script, or a container image definition (Dockerfile, Apptainer) that runs it.
+"""``colabenv render PROFILE [-o FILE] [--lock LOCK] [--target NAME] [--format FORMAT]``: print
+the bootstrap script, or a container image definition (Dockerfile, Apptainer) that runs it.
+
+``--target NAME`` resolves for the profile's named target NAME (no target flag beside it); a
+lock of several targets installs its section NAME, or without ``--target`` the first section
+that fits the host.
 
 With ``--format dockerfile`` or ``apptainer``, ``-o DIR`` is the build folder: the colabenv
 wheel the image installs (this colabenv's own, made from its installed files, or the one
@@ -26,17 +30,28 @@ from colabenv.resolve.resolver import resolve
 from colabenv.script.render import LockInput, render_script
 
 
-def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInput:
+def _lock_input(
+    path: Path, profile: Profile, resolution: Resolution, section_name: str | None = None
+) -> LockInput:
     """The lock to install exactly: read strictly, and refused unless it was made from this
     profile for this target (the rules of ``lock --check``) and holds every requirement of the
-    profile. The script's header and marker then describe the lock, not a new resolution."""
+    profile. Of a lock of several targets, the section ``--target`` names, else the first that
+    fits this target (none: every section named with why it does not fit). The script's
+    header and marker then describe the lock, not a new resolution."""
     from colabenv.lock.content import LockTarget
-    from colabenv.lock.file import read_lock, render_lock
-    from colabenv.lock.fit import check_satisfies, stale_reasons
+    from colabenv.lock.file import read_lock_file, render_lock
+    from colabenv.lock.fit import check_satisfies, fitting_section, named_section, stale_reasons
 
-    lock = read_lock(path)
+    lock_file = read_lock_file(path)
     name = printable(path.name)
     target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    if section_name is not None:
+        section = named_section(lock_file, section_name, name)
+    elif lock_file.sectioned:
+        section = fitting_section(lock_file, target, name, profile, resolution.constraint_lines)
+    else:
+        section = lock_file.sections[0]
+    lock = section.lock
     reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
     if reasons:
         raise LockError(
@@ -44,6 +59,8 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
             "lock for this target with colabenv lock (the same target flags)"
         )
     check_satisfies(lock, profile, name)
+    if section.name is not None:
+        sys.stderr.write(f"colabenv: note: installing section {section.name} of {name}\n")
     recorded = lock.header.target
     return LockInput(
         name=path.name,
@@ -67,10 +84,17 @@ def run(args: argparse.Namespace) -> int:
             "--colabenv-wheel needs -o DIR: the wheel is copied into the build folder beside the definition"
         )
     profile = load_profile_arg(args.profile)
-    target = target_from_args(args)
+    if args.target is not None:
+        from colabenv.cli.targets import refuse_target_flags, spec_target
+        from colabenv.resolve.targets import named_spec
+
+        refuse_target_flags(args, "--target")
+        target = spec_target(profile, named_spec(profile, args.target))
+    else:
+        target = target_from_args(args)
     catalog = catalog_for(profile, os.environ, target=target)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
-    lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
+    lock = _lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
     lines = render_script(
         resolution,
         profile,

@@ -1,4 +1,5 @@
-"""Locks: hashed pins for one target, made with uv or pip-tools and read back strictly.
+"""Locks: hashed pins for one target (or, schema 3, one section per named target), made with uv
+or pip-tools and read back strictly.
 
 :mod:`.content` is what a lock holds (its header and pins); :mod:`.file` reads, parses and
 writes one in either of its forms, :mod:`.requirements` (a pip requirements file) and

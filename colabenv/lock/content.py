@@ -1,7 +1,8 @@
 """What a lock holds, and the checks every value read from a lock passes (either form).
 
 Models: :class:`Lock` (its :class:`LockHeader` with the :class:`LockTarget` it was made for, and
-one :class:`LockedPackage` per pin), plus ``pins_digest``, the sha256 of what a lock installs
+one :class:`LockedPackage` per pin), :class:`LockFile` (what one file holds: one lock, or one
+:class:`LockSection` per named target), plus ``pins_digest``, the sha256 of what a lock installs
 that its ``pins-sha256`` records. ``checked_*`` and :func:`new_package` are the one place a value
 read from a lock or a resolver's output is checked: a name, version, URL or number of the wrong
 shape is a :class:`~colabenv.errors.LockError` naming where it is, never a traceback.
@@ -39,6 +40,13 @@ from colabenv.models.frozen import model
 LOCK_SCHEMA = 2
 READABLE_SCHEMAS = (1, 2)
 """Schema 1 had no ``constraint`` and no ``pins-sha256`` lines; it is still read."""
+SECTIONED_SCHEMA = 3
+"""A lock of several named targets, one section each (:class:`LockFile`); a lock of one
+target is still written as schema 2."""
+MAX_SECTIONS = 16
+"""The most sections a lock may hold (a profile's ``[targets]`` bound)."""
+SECTION_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+"""A section's name: a profile's target name."""
 
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _DRIVER_RE = re.compile(r"^\d{1,4}(\.\d{1,4}){0,3}$")
@@ -303,6 +311,44 @@ class Lock:
     def version_of(self, name: str) -> str | None:
         package = self.package(name)
         return package.version if package else None
+
+
+@model
+class LockSection:
+    """One target's lock in a lock file; ``name`` is None in a lock of one target (schema 1
+    or 2), else the profile's name for the target."""
+
+    name: str | None
+    lock: Lock
+
+
+@model
+class LockFile:
+    """What one lock file holds: a lock of one target (one unnamed section), or a section per
+    named target (schema 3), each its own resolution, sharing the profile, its hash, the
+    colabenv version and the resolver."""
+
+    sections: tuple[LockSection, ...]
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def sectioned(self) -> bool:
+        return bool(self.sections) and self.sections[0].name is not None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.sections if s.name is not None)
+
+    @property
+    def first(self) -> Lock:
+        """The first section's lock: the header fields every section shares are read here."""
+        return self.sections[0].lock
+
+    def section(self, name: str) -> Lock | None:
+        for section in self.sections:
+            if section.name == name:
+                return section.lock
+        return None
 
 
 def joined(values: Iterable[str]) -> str | None:

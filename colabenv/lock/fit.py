@@ -1,6 +1,6 @@
 """Is a lock still the one to install? Staleness (profile, target, component constraints) and
-completeness (every requirement of the profile among the pins); and the pins' markers settled
-for the lock's one target. No I/O."""
+completeness (every requirement of the profile among the pins); which section of a lock of
+several targets fits a host; and the pins' markers settled for the lock's one target. No I/O."""
 
 from __future__ import annotations
 
@@ -11,8 +11,17 @@ from collections.abc import Mapping, Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.errors import LockError
-from colabenv.lock.content import HeaderWord, Lock, LockedPackage, LockTarget, checked_constraint, shown
+from colabenv.errors import LockError, printable
+from colabenv.lock.content import (
+    HeaderWord,
+    Lock,
+    LockedPackage,
+    LockFile,
+    LockSection,
+    LockTarget,
+    checked_constraint,
+    shown,
+)
 from colabenv.models import Profile, TargetOverrides, format_driver
 from colabenv.models.frameworks import FACTS
 
@@ -167,3 +176,38 @@ def settled_markers(
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _MARKER_NAME = re.compile(r"[a-z_]+")
 _MARKER_WORDS = {"and", "or", "in", "not"}
+
+
+def fitting_section(
+    lock_file: LockFile,
+    target: LockTarget,
+    where: str,
+    profile: Profile | None = None,
+    constraints: Sequence[str] | None = None,
+    hint: str = "; name one with --target NAME, or lock this host's target too",
+) -> LockSection:
+    """The first section of ``lock_file`` that fits ``target`` (the rules of
+    :func:`stale_reasons` where the profile is at hand, else the target alone); LockError
+    naming every section and why it does not fit when none does, then ``hint``."""
+    why: list[str] = []
+    for section in lock_file.sections:
+        lock = section.lock
+        if profile is not None:
+            reasons = stale_reasons(lock, profile, target, constraints)
+        else:
+            reasons = [f"target: {d}" for d in lock.header.target.differences(target)]
+        if not reasons:
+            return section
+        why.append(f"{section.name or 'the lock'}: {', '.join(reasons)}")
+    raise LockError(f"{where}: no section fits this host ({'; '.join(why)}){hint}")
+
+
+def named_section(lock_file: LockFile, name: str, where: str) -> LockSection:
+    """The section ``name`` (``--target NAME``); a lock of one target is its own only section.
+    LockError listing the sections when there is none of that name."""
+    if not lock_file.sectioned:
+        return lock_file.sections[0]
+    for section in lock_file.sections:
+        if section.name == name:
+            return section
+    raise LockError(f"{where}: no section {printable(name)[:40]!r} (sections: {', '.join(lock_file.names)})")

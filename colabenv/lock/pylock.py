@@ -29,12 +29,17 @@ from colabenv._util.reader import Fail, Reader
 from colabenv.errors import LockError, printable
 from colabenv.lock.content import (
     LOCK_SCHEMA,
+    MAX_SECTIONS,
     READABLE_SCHEMAS,
+    SECTION_NAME_RE,
+    SECTIONED_SCHEMA,
     HeaderWord,
     Lock,
     LockedFile,
     LockedPackage,
+    LockFile,
     LockHeader,
+    LockSection,
     LockTarget,
     accelerator_problem,
     check_digest,
@@ -82,6 +87,24 @@ def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | N
 
 
 def _tool_table(lock: Lock) -> dict[str, Any]:
+    table: dict[str, Any] = _shared_table(lock.header, LOCK_SCHEMA)
+    table.update(_target_table(lock))
+    return table
+
+
+def _shared_table(header: LockHeader, schema: int) -> dict[str, Any]:
+    return {
+        "colabenv-version": header.colabenv_version,
+        "lock-schema": schema,
+        "profile": header.profile_name,
+        "profile-hash": header.profile_hash,
+        "resolver": header.resolver,
+    }
+
+
+def _target_table(lock: Lock) -> dict[str, Any]:
+    """What a lock records of its one target: indexes, constraints, ``pins-sha256``, the
+    target and the frameworks."""
     header = lock.header
     target = header.target
     target_table: dict[str, Any] = {
@@ -107,13 +130,7 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
             )
             if value is not None
         }
-    table: dict[str, Any] = {
-        "colabenv-version": header.colabenv_version,
-        "lock-schema": LOCK_SCHEMA,
-        "profile": header.profile_name,
-        "profile-hash": header.profile_hash,
-        "resolver": header.resolver,
-    }
+    table: dict[str, Any] = {}
     if lock.index_url:
         table["index-url"] = lock.index_url
     table["extra-index-urls"] = list(lock.extra_index_urls)
@@ -134,26 +151,29 @@ def _tool_table(lock: Lock) -> dict[str, Any]:
     return table
 
 
-def pylock_text(lock: Lock) -> str:
-    """The lock as a PEP 751 ``pylock.toml``; every file needs its name and URL."""
-    import tomlkit
+def _package(package: LockedPackage, marker: Marker | None, tool: dict[str, Any] | None = None) -> Package:
+    wheels, sdist = _files(package)
+    return Package(
+        name=package.name,
+        version=Version(package.version),
+        marker=marker,
+        index=package.index,
+        sdist=sdist,
+        wheels=wheels or None,
+        tool=tool,
+    )
 
+
+def _check_urls(lock: Lock) -> None:
     for url in (*lock.index_urls, *lock.find_links):
         if checked_url(url) is None:
             raise LockError(f"index URL {printable(url)!r} cannot be written into a lock")
-    packages = []
-    for package in lock.packages:
-        wheels, sdist = _files(package)
-        packages.append(
-            Package(
-                name=package.name,
-                version=Version(package.version),
-                marker=Marker(package.marker) if package.marker else None,
-                index=package.index,
-                sdist=sdist,
-                wheels=wheels or None,
-            )
-        )
+
+
+def pylock_text(lock: Lock) -> str:
+    """The lock as a PEP 751 ``pylock.toml``; every file needs its name and URL."""
+    _check_urls(lock)
+    packages = [_package(p, Marker(p.marker) if p.marker else None) for p in lock.packages]
     target = lock.header.target
     pylock = Pylock(
         lock_version=PYLOCK_VERSION,
@@ -163,21 +183,73 @@ def pylock_text(lock: Lock) -> str:
         packages=packages,
         tool={"colabenv": _tool_table(lock)},
     )
+    return _dumped(
+        pylock,
+        (
+            "colabenv lock (PEP 751). Install exactly this with an installer that reads pylock.toml",
+            "(uv pip install -r pylock.toml). Refresh: colabenv lock --format pylock; do not edit.",
+        ),
+    )
+
+
+def group_marker(section: str, own: str | None) -> Marker:
+    """A sectioned ``pylock.toml``'s marker of a package of ``section``: the section is a
+    dependency group (PEP 751), so a package applies only where that group is installed."""
+    group = f"'{section}' in dependency_groups"
+    return Marker(f"{group} and ({own})" if own else group)
+
+
+def sectioned_pylock_text(lock_file: LockFile) -> str:
+    """A lock of several targets as one PEP 751 ``pylock.toml``: each target a dependency group
+    (``default-groups`` empty: a plain install installs nothing), each package marked with its
+    group and named in ``[packages.tool.colabenv] target``; every target's header in
+    ``[[tool.colabenv.targets]]``."""
+    packages: list[Package] = []
+    targets: list[dict[str, Any]] = []
+    environments: list[Marker] = []
+    for section in lock_file.sections:
+        name = str(section.name)
+        lock = section.lock
+        _check_urls(lock)
+        for package in lock.packages:
+            own: dict[str, Any] = {"target": name}
+            if package.marker:
+                own["marker"] = package.marker
+            packages.append(_package(package, group_marker(name, package.marker), {"colabenv": own}))
+        targets.append({"name": name, **_target_table(lock)})
+        environment = _environment(lock.header.target)
+        if all(str(e) != str(environment) for e in environments):
+            environments.append(environment)
+    shared = _shared_table(lock_file.first.header, SECTIONED_SCHEMA)
+    shared["targets"] = targets
+    pylock = Pylock(
+        lock_version=PYLOCK_VERSION,
+        environments=environments,
+        dependency_groups=list(lock_file.names),
+        default_groups=[],
+        created_by=CREATED_BY,
+        packages=packages,
+        tool={"colabenv": shared},
+    )
+    return _dumped(
+        pylock,
+        (
+            "colabenv lock (PEP 751), one dependency group per target: install one group (its",
+            "target's closure), or colabenv render PROFILE --lock THIS_FILE. Do not edit.",
+        ),
+    )
+
+
+def _dumped(pylock: Pylock, comments: Sequence[str]) -> str:
+    import tomlkit
+
     try:
         pylock.validate()
     except PylockValidationError as exc:
         raise LockError(f"the lock cannot be written as PEP 751: {printable(exc)}") from None
     document = tomlkit.document()
-    document.add(
-        tomlkit.comment(
-            "colabenv lock (PEP 751). Install exactly this with an installer that reads pylock.toml"
-        )
-    )
-    document.add(
-        tomlkit.comment(
-            "(uv pip install -r pylock.toml). Refresh: colabenv lock --format pylock; do not edit."
-        )
-    )
+    for comment in comments:
+        document.add(tomlkit.comment(comment))
     for key, value in pylock.to_dict().items():
         document[key] = _packages_table(value) if key == "packages" else value
     return tomlkit.dumps(document)
@@ -197,7 +269,7 @@ def _packages_table(packages: list[dict[str, Any]]) -> Any:
                 for wheel in value:
                     inline.append(_inline(wheel))
                 table[key] = inline
-            elif key == "sdist":
+            elif key in ("sdist", "tool"):
                 table[key] = _inline(value)
             else:
                 table[key] = value
@@ -250,8 +322,16 @@ def pylock_packages(
 ) -> tuple[LockedPackage, ...]:
     """The pins of ``pylock``, checked as a lock's are; ``url_of`` maps each file URL (to take
     credentials out of a resolver's output)."""
+    entries = [(i, p, str(p.marker) if p.marker else None) for i, p in enumerate(pylock.packages)]
+    return _read_packages(entries, name, url_of)
+
+
+def _read_packages(
+    entries: Sequence[tuple[int, Package, str | None]], name: str, url_of: Callable[[str], str] = str
+) -> tuple[LockedPackage, ...]:
+    """(position, package, the marker to record) to pins, each name once."""
     packages: dict[str, LockedPackage] = {}
-    for position, package in enumerate(pylock.packages):
+    for position, package, marker in entries:
         where = f"{name}: packages[{position}]"
         if package.vcs or package.directory or package.archive:
             raise LockError(
@@ -261,11 +341,11 @@ def pylock_packages(
         if package.version is None:
             raise LockError(f"{where}: {package.name}: no version")
         files = []
-        entries: Sequence[PackageWheel | PackageSdist] = [
+        sources: Sequence[PackageWheel | PackageSdist] = [
             *(package.wheels or ()),
             *((package.sdist,) if package.sdist else ()),
         ]
-        for entry in entries:
+        for entry in sources:
             digest = entry.hashes.get("sha256", "").lower()
             if not is_sha256(digest):
                 raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
@@ -275,7 +355,7 @@ def pylock_packages(
             package.name,
             str(package.version),
             files,
-            str(package.marker) if package.marker else None,
+            marker,
             url_of(package.index) if package.index else None,
             where,
         )
@@ -313,17 +393,22 @@ def _tpu(table: Reader) -> TpuTarget | None:
     return found
 
 
-def _header(
-    pylock: Pylock, name: str
-) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
-    """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
-    find-links pages."""
+def _tool(pylock: Pylock, name: str) -> tuple[Reader, int]:
+    """``[tool.colabenv]`` and its ``lock-schema``."""
     tool = Reader(pylock.tool or {}, _failing(name), "tool").sub("colabenv", required=True)
     schema = tool.data.get("lock-schema")
-    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
-        raise tool.fail(
-            "lock-schema", f"expected one of {READABLE_SCHEMAS}; a newer lock needs a newer colabenv"
-        )
+    known = (*READABLE_SCHEMAS, SECTIONED_SCHEMA)
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in known:
+        raise tool.fail("lock-schema", f"expected one of {known}; a newer lock needs a newer colabenv")
+    return tool, schema
+
+
+def _header(
+    tool: Reader, schema: int, src: Reader
+) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
+    """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
+    find-links pages; the target's keys read from ``src`` (``tool`` itself, or one entry of a
+    sectioned lock's ``targets``)."""
     for key in ("colabenv-version", "resolver"):
         problem = check_header_text(key, tool.text(key, empty=True))
         if problem:
@@ -332,7 +417,7 @@ def _header(
     profile_hash = tool.text("profile-hash", empty=True)
     if checked_profile_hash(profile_hash) is None:
         raise tool.fail("profile-hash", "expected sha256:<64 hex digits>")
-    table = tool.sub("target", required=True)
+    table = src.sub("target", required=True)
     target = LockTarget(
         driver=_absent(table.opt_text("driver", empty=True)),
         required_driver=_absent(table.opt_text("requires-driver", empty=True)),
@@ -351,7 +436,7 @@ def _header(
         if problem:
             raise table.fail("accelerator", problem)
     frameworks: list[LockedFramework] = []
-    for item in tool.tables("frameworks"):
+    for item in src.tables("frameworks"):
         found = checked_framework(
             item.text("framework", empty=True),
             item.text("version", empty=True),
@@ -362,25 +447,25 @@ def _header(
             raise item.fail(None, found)
         frameworks.append(found)
     constraints = []
-    for position, text in enumerate(tool.text_list("constraints")):
+    for position, text in enumerate(src.text_list("constraints")):
         constraint = checked_constraint(text)
         if constraint is None:
-            raise tool.fail("constraints", f"{printable(text)!r} is not a requirement", index=position)
+            raise src.fail("constraints", f"{printable(text)!r} is not a requirement", index=position)
         constraints.append(constraint)
-    digest = tool.opt_text("pins-sha256", empty=True) if schema < 2 else tool.text("pins-sha256", empty=True)
+    digest = src.opt_text("pins-sha256", empty=True) if schema < 2 else src.text("pins-sha256", empty=True)
     if digest is not None and not is_sha256(digest):
-        raise tool.fail("pins-sha256", "expected 64 hex digits")
-    index_url = tool.opt_text("index-url", empty=True)
+        raise src.fail("pins-sha256", "expected 64 hex digits")
+    index_url = src.opt_text("index-url", empty=True)
     if index_url is not None and checked_url(index_url) is None:
-        raise tool.fail("index-url", f"{printable(index_url)!r} is not an index URL")
-    extra = tuple(tool.text_list("extra-index-urls"))
+        raise src.fail("index-url", f"{printable(index_url)!r} is not an index URL")
+    extra = tuple(src.text_list("extra-index-urls"))
     for position, url in enumerate(extra):
         if checked_url(url) is None:
-            raise tool.fail("extra-index-urls", f"{printable(url)!r} is not an index URL", index=position)
-    links = tuple(tool.text_list("find-links"))
+            raise src.fail("extra-index-urls", f"{printable(url)!r} is not an index URL", index=position)
+    links = tuple(src.text_list("find-links"))
     for position, url in enumerate(links):
         if checked_url(url) is None:
-            raise tool.fail("find-links", f"{printable(url)!r} is not a find-links URL", index=position)
+            raise src.fail("find-links", f"{printable(url)!r} is not a find-links URL", index=position)
     header = LockHeader(
         colabenv_version=tool.text("colabenv-version", empty=True),
         profile_name=profile_name,
@@ -397,10 +482,69 @@ def _header(
 def parse_pylock(text: str, path: Path | None = None) -> Lock:
     name = printable(path.name) if path else "<lock>"
     pylock = load_pylock(text, name)
-    header, digest, index_url, extra, links = _header(pylock, name)
+    tool, schema = _tool(pylock, name)
+    if schema == SECTIONED_SCHEMA:
+        raise tool.fail(
+            "lock-schema", f"{schema}: a lock of several targets; one section of it is read with its name"
+        )
+    header, digest, index_url, extra, links = _header(tool, schema, tool)
     packages = pylock_packages(pylock, name)
     if not packages:
         raise LockError(f"{name}: packages: the lock pins nothing")
     lock = Lock(header, packages, index_url, extra, path, links)
     check_digest(lock, digest, name)
     return lock
+
+
+def is_sectioned_pylock(text: str, path: Path | None = None) -> bool:
+    """Whether the ``pylock.toml`` ``text`` holds several targets (``lock-schema = 3``)."""
+    name = printable(path.name) if path else "<lock>"
+    return _tool(load_pylock(text, name), name)[1] == SECTIONED_SCHEMA
+
+
+def parse_sectioned_pylock(text: str, path: Path | None = None) -> LockFile:
+    """A ``pylock.toml`` of several targets: each ``[[tool.colabenv.targets]]`` entry with the
+    packages whose ``tool.colabenv.target`` names it, each marked with its dependency group."""
+    name = printable(path.name) if path else "<lock>"
+    pylock = load_pylock(text, name)
+    tool, schema = _tool(pylock, name)
+    entries = tool.tables("targets", required=True)
+    if not entries or len(entries) > MAX_SECTIONS:
+        raise tool.fail("targets", f"expected 1 to {MAX_SECTIONS} targets")
+    names: list[str] = []
+    for entry in entries:
+        written = entry.text("name", empty=True)
+        if not SECTION_NAME_RE.match(written) or written in names:
+            raise entry.fail("name", f"{printable(written)[:40]!r} is not a target name, or not the only one")
+        names.append(written)
+    if list(pylock.dependency_groups or ()) != names or list(pylock.default_groups or ()):
+        raise LockError(
+            f"{name}: dependency-groups must be the targets ({', '.join(names)}), default-groups empty"
+        )
+    grouped: dict[str, list[tuple[int, Package, str | None]]] = {n: [] for n in names}
+    for position, package in enumerate(pylock.packages):
+        where = f"{name}: packages[{position}]"
+        mine = (package.tool or {}).get("colabenv")
+        group = mine.get("target") if isinstance(mine, dict) else None
+        if not isinstance(group, str) or group not in grouped:
+            raise LockError(f"{where}: tool.colabenv.target does not name a target of the lock")
+        marker = mine.get("marker") if isinstance(mine, dict) else None
+        if marker is not None and not isinstance(marker, str):
+            raise LockError(f"{where}: tool.colabenv.marker: expected a string")
+        try:
+            expected_marker = group_marker(group, marker)
+        except ValueError:
+            raise LockError(f"{where}: tool.colabenv.marker: not a marker") from None
+        if package.marker is None or str(package.marker) != str(expected_marker):
+            raise LockError(f"{where}: marker: expected {str(expected_marker)!r}")
+        grouped[group].append((position, package, marker))
+    sections = []
+    for section, entry in zip(names, entries, strict=True):
+        header, digest, index_url, extra, links = _header(tool, schema, entry)
+        packages = _read_packages(grouped[section], name)
+        if not packages:
+            raise LockError(f"{name}: target {section}: the section pins nothing")
+        lock = Lock(header, packages, index_url, extra, path, links)
+        check_digest(lock, digest, f"{name}: target {section}")
+        sections.append(LockSection(section, lock))
+    return LockFile(tuple(sections), path)

@@ -17,15 +17,21 @@ from packaging.utils import NormalizedName
 from colabenv.errors import LockError, printable
 from colabenv.lock.content import (
     LOCK_SCHEMA,
+    MAX_SECTIONS,
     MAX_VALUE,
     READABLE_SCHEMAS,
+    SECTION_NAME_RE,
+    SECTIONED_SCHEMA,
     HeaderWord,
     Lock,
     LockedFile,
     LockedPackage,
+    LockFile,
     LockHeader,
+    LockSection,
     LockTarget,
     accelerator_problem,
+    check_digest,
     check_header_text,
     checked_constraint,
     checked_framework,
@@ -50,12 +56,20 @@ _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
     header = lock.header
-    target = header.target
-    none = HeaderWord.NONE.value
     yield "colabenv-version", header.colabenv_version
     yield "lock-schema", str(LOCK_SCHEMA)
     yield "profile", json.dumps(header.profile_name, ensure_ascii=True)
     yield "profile-hash", header.profile_hash
+    yield from _target_pairs(lock)
+    yield "resolver", header.resolver
+    yield "pins-sha256", lock.pins_digest
+
+
+def _target_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
+    """What a lock records of its one target: the target lines, frameworks and constraints."""
+    header = lock.header
+    target = header.target
+    none = HeaderWord.NONE.value
     yield "target-driver", target.driver or none
     yield "target-requires-driver", target.required_driver or none
     yield "target-cuda", target.cuda or none
@@ -68,8 +82,6 @@ def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
         yield "framework", header_value(framework)
     for constraint in header.constraints:
         yield "constraint", constraint
-    yield "resolver", header.resolver
-    yield "pins-sha256", lock.pins_digest
 
 
 def _check_url(url: str) -> str:
@@ -87,6 +99,11 @@ def lock_lines(lock: Lock) -> Iterator[str]:
     for key, value in _header_pairs(lock):
         yield f"# {key}: {value}"
     yield ""
+    yield from _body_lines(lock)
+
+
+def _body_lines(lock: Lock) -> Iterator[str]:
+    """The index lines, a blank line, then each pin with its hashes."""
     if lock.index_url:
         yield f"--index-url {_check_url(lock.index_url)}"
     for url in lock.extra_index_urls:
@@ -106,15 +123,44 @@ def lock_lines(lock: Lock) -> Iterator[str]:
             yield f"    --hash={digest}{tail}"
 
 
+SECTION_PREFIX = "# [target "
+"""The line that opens a section of a sectioned lock: ``# [target NAME]``."""
+
+
+def sectioned_lines(lock_file: LockFile) -> Iterator[str]:
+    """A lock of several targets (schema 3): the shared header, then one section per target,
+    each opened by ``# [target NAME]``, with its target lines and ``pins-sha256`` as comments
+    and its own index lines and pins."""
+    first = lock_file.first.header
+    yield "# colabenv lock: the full closure of a profile, pinned with hashes, one section per target."
+    yield "# Not for pip as a whole: colabenv render PROFILE --lock THIS_FILE installs the section"
+    yield "# the host fits (or --target NAME). Refresh: colabenv lock PROFILE --all-targets -o THIS_FILE."
+    yield "#"
+    yield f"# colabenv-version: {first.colabenv_version}"
+    yield f"# lock-schema: {SECTIONED_SCHEMA}"
+    yield f"# profile: {json.dumps(first.profile_name, ensure_ascii=True)}"
+    yield f"# profile-hash: {first.profile_hash}"
+    yield f"# resolver: {first.resolver}"
+    yield f"# targets: {' '.join(lock_file.names)}"
+    for section in lock_file.sections:
+        yield ""
+        yield f"{SECTION_PREFIX}{section.name}]"
+        for key, value in _target_pairs(section.lock):
+            yield f"# {key}: {value}"
+        yield f"# pins-sha256: {section.lock.pins_digest}"
+        yield ""
+        yield from _body_lines(section.lock)
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading the requirements format
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+def _logical_lines(text: str, first_line: int = 1) -> Iterator[tuple[int, str]]:
     """(first line number, line) with backslash continuations joined, comments kept apart."""
     buffer: list[str] = []
     start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.splitlines(), start=first_line):
         line = raw.rstrip()
         if not buffer:
             start = number
@@ -144,7 +190,7 @@ def _option_value(content: str) -> str:
 
 
 def parse_requirements(
-    text: str, path: Path | None = None
+    text: str, path: Path | None = None, first_line: int = 1
 ) -> tuple[tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]]:
     """Pins with hashes, index options and find-links pages from pinned requirements (a lock's
     body, or pip-compile's output). Every requirement must be an exact ``==`` pin with at least
@@ -154,7 +200,7 @@ def parse_requirements(
     index_url: str | None = None
     extra: list[str] = []
     links: list[str] = []
-    for number, line in _logical_lines(text):
+    for number, line in _logical_lines(text, first_line):
         content = line.split(" #", 1)[0].strip() if not line.startswith("#") else ""
         if not content:
             continue
@@ -213,10 +259,13 @@ def _parse_pin(content: str, where: str) -> LockedPackage:
     return new_package(requirement.name, specs[0].version, files, marker, None, where)
 
 
-def _header_block(text: str) -> dict[str, list[tuple[int, str]]]:
+HeaderValues = dict[str, list[tuple[int, str]]]
+
+
+def _header_block(text: str, first_line: int = 1) -> HeaderValues:
     """``# key: value`` lines of the leading comment block, by key, with their line numbers."""
-    values: dict[str, list[tuple[int, str]]] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    values: HeaderValues = {}
+    for number, raw in enumerate(text.splitlines(), start=first_line):
         line = raw.strip()
         if not line:
             continue
@@ -248,8 +297,14 @@ _REPEATED_KEYS = ("framework", "constraint")
 
 def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
     """The header and the ``pins-sha256`` it records (None in schema 1)."""
-    values = _header_block(text)
-    name = lock_name(path)
+    return header_from_values(_header_block(text), lock_name(path))
+
+
+def header_from_values(
+    values: HeaderValues, name: str, schemas: tuple[int, ...] = READABLE_SCHEMAS
+) -> tuple[LockHeader, str | None]:
+    """The header the ``# key: value`` lines ``values`` record, for the lock called ``name``,
+    whose ``lock-schema`` must be one of ``schemas``."""
     for key, found in values.items():
         line = found[0][0]
         if key not in (*_SINGLE_KEYS, *_OPTIONAL_KEYS, *_REPEATED_KEYS):
@@ -266,7 +321,7 @@ def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
     def fail(key: str, why: str) -> LockError:
         return LockError(f"{name}: line {one(key)[0]}: {key}: {why}")
 
-    schema = _schema(one("lock-schema")[1], lambda why: fail("lock-schema", why))
+    schema = _schema(one("lock-schema")[1], lambda why: fail("lock-schema", why), schemas)
     try:
         profile_name = json.loads(one("profile")[1])
     except (ValueError, RecursionError):
@@ -332,13 +387,15 @@ def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
     return header, digest
 
 
-def _schema(text: str, fail: Callable[[str], LockError]) -> int:
+def _schema(text: str, fail: Callable[[str], LockError], schemas: tuple[int, ...]) -> int:
     if not re.fullmatch(r"\d{1,4}", text):
         raise fail(f"{shown(text)} is not a schema number")
     schema = int(text)
-    if schema > LOCK_SCHEMA:
-        raise fail(f"{schema} is newer than this colabenv reads ({LOCK_SCHEMA}); upgrade colabenv")
-    if schema not in READABLE_SCHEMAS:
+    if schema > SECTIONED_SCHEMA:
+        raise fail(f"{schema} is newer than this colabenv reads ({SECTIONED_SCHEMA}); upgrade colabenv")
+    if schema == SECTIONED_SCHEMA and schema not in schemas:
+        raise fail(f"{schema}: a lock of several targets; one section of it is read with its name")
+    if schema not in schemas:
         raise fail(f"{schema} is not a schema this colabenv reads")
     return schema
 
@@ -389,3 +446,75 @@ def _parse_framework(value: str, where: str) -> LockedFramework:
     if isinstance(found, str):
         raise LockError(f"{where}: {found}")
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# A lock of several targets (schema 3)
+
+_FILE_KEYS = ("colabenv-version", "lock-schema", "profile", "profile-hash", "resolver", "targets")
+"""The shared header of a sectioned lock; every other key belongs to a section."""
+_SECTION_RE = re.compile(r"^# \[target (?P<name>[^\]]{0,64})\]$")
+
+
+def is_sectioned(text: str) -> bool:
+    """Whether the requirements lock ``text`` says it holds sections (``lock-schema: 3``)."""
+    found = _header_block(text).get("lock-schema") or []
+    return bool(found) and found[0][1] == str(SECTIONED_SCHEMA)
+
+
+def parse_sectioned(text: str, path: Path | None = None) -> LockFile:
+    """A requirements lock of several targets: the shared header, then each ``# [target NAME]``
+    section, read as strictly as a lock of one target (its own ``pins-sha256``)."""
+    name = lock_name(path)
+    lines = text.splitlines()
+    starts = [number for number, line in enumerate(lines) if line.startswith(SECTION_PREFIX)]
+    shared = _header_block("\n".join(lines[: starts[0]] if starts else lines))
+    for key, found in shared.items():
+        if key not in _FILE_KEYS:
+            raise LockError(f"{name}: line {found[0][0]}: {key} belongs in a section, not the shared header")
+        if len(found) > 1:
+            raise LockError(f"{name}: line {found[1][0]}: {key} given twice")
+    listed = shared.get("targets")
+    if not listed:
+        raise LockError(f"{name}: a lock of several targets without its '# targets:' line")
+    names = listed[0][1].split()
+    if not names or len(names) > MAX_SECTIONS or len(set(names)) != len(names):
+        raise LockError(
+            f"{name}: line {listed[0][0]}: targets: expected 1 to {MAX_SECTIONS} distinct target names"
+        )
+    head = "\n".join(lines[: starts[0]] if starts else lines)
+    stray, index_url, extra, links = parse_requirements(head, path)
+    if stray or index_url or extra or links:
+        raise LockError(f"{name}: a pin or an index line before the first '# [target NAME]' section")
+    common = {key: found for key, found in shared.items() if key != "targets"}
+    sections: list[LockSection] = []
+    for position, start in enumerate(starts):
+        match = _SECTION_RE.match(lines[start])
+        section = match.group("name") if match else ""
+        if not SECTION_NAME_RE.match(section):
+            raise LockError(f"{name}: line {start + 1}: expected '# [target NAME]' with a target name")
+        end = starts[position + 1] if position + 1 < len(starts) else len(lines)
+        chunk = "\n".join(lines[start + 1 : end])
+        sections.append(LockSection(section, _section_lock(chunk, start + 2, common, section, path)))
+    found_names = [s.name for s in sections]
+    if found_names != names:
+        raise LockError(
+            f"{name}: line {listed[0][0]}: targets: lists {' '.join(names)}, but the sections are "
+            f"{' '.join(str(n) for n in found_names) or 'none'} (the lock was truncated or edited)"
+        )
+    return LockFile(tuple(sections), path)
+
+
+def _section_lock(chunk: str, first_line: int, common: HeaderValues, section: str, path: Path | None) -> Lock:
+    where = f"{lock_name(path)}: section {section}"
+    own = _header_block(chunk, first_line)
+    for key, found in own.items():
+        if key in _FILE_KEYS:
+            raise LockError(f"{lock_name(path)}: line {found[0][0]}: {key} belongs in the shared header")
+    header, digest = header_from_values({**common, **own}, where, (SECTIONED_SCHEMA,))
+    packages, index_url, extra, links = parse_requirements(chunk, path, first_line)
+    if not packages:
+        raise LockError(f"{where}: the section pins nothing")
+    lock = Lock(header, packages, index_url, extra, path, links)
+    check_digest(lock, digest, where)
+    return lock

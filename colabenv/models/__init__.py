@@ -51,6 +51,7 @@ from colabenv.models.profile import (
     IoCheck,
     Profile,
     Reproducibility,
+    TargetSpec,
     VerifySettings,
 )
 from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
@@ -129,6 +130,7 @@ __all__ = [
     "Source",
     "Target",
     "TargetOverrides",
+    "TargetSpec",
     "ToolkitMeta",
     "TpuBuild",
     "TpuFacts",

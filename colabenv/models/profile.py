@@ -79,6 +79,22 @@ class Reproducibility:
 
 
 @model
+class TargetSpec:
+    """One entry of a profile's ``[targets]``: a named target, its keys the target flags'
+    values as written (checked for their shape when read; ``resolve.targets`` makes them
+    overrides). ``compute_capability``: each capability once, as written."""
+
+    name: str
+    driver: str | None = None
+    cuda: str | None = None
+    compute_capability: tuple[str, ...] = ()
+    python: str | None = None
+    cpu: bool = False
+    tpu: str | None = None
+    runtime: str | None = None
+
+
+@model
 class Profile:
     """A validated profile, its ``extends`` chain merged; ``content_hash`` is of that merge."""
 
@@ -96,6 +112,15 @@ class Profile:
     reproducibility: Reproducibility = field(default_factory=Reproducibility)
     catalog_paths: tuple[Path, ...] = ()
     allow_unconfirmed: bool = False
+    targets: tuple[TargetSpec, ...] = ()
+    """``[targets]``: the named targets ``lock --all-targets`` and ``--target NAME`` make
+    sections for, in the order the merged document lists them."""
+
+    def target(self, name: str) -> TargetSpec | None:
+        for spec in self.targets:
+            if spec.name == name:
+                return spec
+        return None
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:

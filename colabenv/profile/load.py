@@ -14,6 +14,8 @@ Decisions worth knowing when writing a profile:
   by key and the child wins; tables merge recursively, lists are replaced. A framework given as
   a string is short for ``{version = "..."}``, so a child may change only ``variant`` of a
   parent's framework, and ``false`` switches a parent's framework (or companion) off.
+  ``[targets]`` merge by name, but a named target is replaced whole (its keys interact:
+  ``cpu``, ``driver``, ``tpu``), and ``NAME = false`` drops the parent's.
 - ``[packages] requirements`` are PEP 508 strings. pip options (``--index-url ...``) belong in
   ``[install]``. Frameworks and their companions (torch, torchvision, jax, jaxlib, tensorflow
   ...) belong in ``[frameworks]``, where the wheel is chosen for the GPU. A direct reference
@@ -165,12 +167,20 @@ def _normalized(document: Mapping[str, object]) -> dict[str, object]:
     return out
 
 
-def _merge(base: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
+def _merge(
+    base: Mapping[str, object], override: Mapping[str, object], path: tuple[str, ...] = ()
+) -> dict[str, object]:
     merged = dict(base)
     for key, value in override.items():
         current = merged.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
-            merged[key] = _merge(current, value)
+        if path == ("targets",):
+            # a named target is replaced whole (its keys interact: cpu, driver, tpu); false drops it
+            if value is False:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        elif isinstance(value, dict) and isinstance(current, dict):
+            merged[key] = _merge(current, value, (*path, key))
         else:
             merged[key] = value
     return merged

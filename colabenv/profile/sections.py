@@ -33,9 +33,10 @@ from colabenv.models import (
     IoCheck,
     Profile,
     Reproducibility,
+    TargetSpec,
     VerifySettings,
 )
-from colabenv.profile import env, rules
+from colabenv.profile import env, rules, targets
 from colabenv.profile.files import NAME_PATTERN, Context
 from colabenv.seeding import hook_environment
 
@@ -60,6 +61,7 @@ TOP_KEYS = (
     "verify",
     "reproducibility",
     "catalog",
+    "targets",
 )
 FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
@@ -120,6 +122,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         attempt(lambda: env.leave_room_for_flags(doc.sub("env"), variables, hook), None)
     no_catalog: tuple[tuple[Path, ...], bool] = ((), False)
     catalog_paths, allow_unconfirmed = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
+    named_targets: tuple[TargetSpec, ...] = attempt(lambda: targets.targets(doc.sub("targets")), ())
     problems.raise_found()
     return Profile(
         name=name,
@@ -136,6 +139,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         reproducibility=reproducibility,
         catalog_paths=catalog_paths,
         allow_unconfirmed=allow_unconfirmed,
+        targets=named_targets,
     )
 
 

@@ -163,25 +163,46 @@ def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog)
     )
 
 
-def expectation_from_lock(path: str, marker: RestartMarker | None) -> Expectation:
+def expectation_from_lock(
+    path: str, marker: RestartMarker | None, target: Target | None = None
+) -> Expectation:
     """The lock's pins; what the lock's profile asks of verify (``require_gpu``, the free VRAM,
     ``[env]``, ``io``, ``[reproducibility]``) from the restart marker only when the script of
     that same profile wrote it (the lock header's profile hash): the marker another profile's
     script left says nothing of this lock (the ``marker`` check FAILs it), so the lock is then
-    checked with the defaults, the same whichever profile ran last."""
+    checked with the defaults, the same whichever profile ran last. Of a lock of several
+    targets, the section whose target this host (``target``) is; none is a LockError naming
+    each section and why."""
     lock_path = Path(path)
     if not lock_path.is_file():
         raise UsageError(f"{path}: no such lock file")
-    from colabenv.lock.file import read_lock
+    from colabenv.lock.content import LockTarget
+    from colabenv.lock.file import read_lock_file
+    from colabenv.lock.fit import fitting_section
 
-    lock = read_lock(lock_path)
+    lock_file = read_lock_file(lock_path)
+    lock = lock_file.first
+    source = f"lock {lock_path.name}"
+    if lock_file.sectioned:
+        if target is None:
+            raise UsageError(
+                f"{path}: a lock of several targets needs this host's target to pick its section"
+            )
+        section = fitting_section(
+            lock_file,
+            LockTarget.from_target(target, None),
+            printable(lock_path.name),
+            hint="; verify the host a section was made for",
+        )
+        lock = section.lock
+        source = f"lock {lock_path.name} (section {section.name})"
     packages = lock.packages
     reqs, problems = parse_requirements(p.pin + (f" ; {p.marker}" if p.marker else "") for p in packages)
     frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
     own = marker is not None and marker.profile_hash == lock.header.profile_hash
     base = expectation_from_marker(marker) if marker is not None and own else Expectation(source="")
     return Expectation(
-        source=f"lock {lock_path.name}",
+        source=source,
         requirements=reqs,
         frameworks=frameworks,
         smoke=frameworks,

@@ -151,7 +151,7 @@ def _expectation(
     if profile is not None:
         return expectation_from_profile(profile, target, catalog)
     if lock is not None:
-        return expectation_from_lock(lock, marker)
+        return expectation_from_lock(lock, marker, target)
     if marker is not None:
         return expectation_from_marker(marker)
     return Expectation(source="no marker, profile or lock")

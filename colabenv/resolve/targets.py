@@ -1,0 +1,67 @@
+"""A profile's named targets as target overrides, each value checked with its flag's rules.
+
+:func:`spec_flags` turns a ``[targets]`` entry into the flags it stands for;
+:func:`spec_overrides` checks them as the flags are checked (no environment variable takes
+part: a named target is the same on every machine), a problem named by the profile file and
+the key path (``team.toml: targets.nb: --tpu: ...``). :func:`named_spec` finds a target by
+name, or says which the profile has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from colabenv.errors import ProfileError, TargetError, UsageError, printable
+from colabenv.models import Profile, RuntimeFacts, TargetOverrides, TargetSpec, TpuFacts
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+
+
+def spec_flags(spec: TargetSpec) -> TargetFlags:
+    """The target flags a named target's keys stand for."""
+    return TargetFlags(
+        driver=spec.driver,
+        cuda=spec.cuda,
+        compute_capability=spec.compute_capability,
+        python=spec.python,
+        cpu=spec.cpu,
+        tpu=spec.tpu,
+        runtime=spec.runtime,
+    )
+
+
+def spec_overrides(
+    profile: Profile,
+    spec: TargetSpec,
+    *,
+    tpu_facts: Callable[[], TpuFacts],
+    runtime_facts: Callable[[], RuntimeFacts] | None = None,
+) -> TargetOverrides:
+    """The overrides of ``spec``; ProfileError naming ``targets.NAME`` when a value the catalog
+    must confirm (a TPU type, a runtime id) is not one."""
+    try:
+        return resolve_overrides(spec_flags(spec), {}, tpu_facts=tpu_facts, runtime_facts=runtime_facts)
+    except TargetError as error:
+        raise ProfileError(profile.path, f"targets.{spec.name}", error.message) from None
+
+
+def named_spec(profile: Profile, name: str) -> TargetSpec:
+    """The target ``name`` of ``profile``; UsageError listing the targets it has."""
+    spec = profile.target(name)
+    if spec is None:
+        known = ", ".join(s.name for s in profile.targets) or "none: it has no [targets] table"
+        raise UsageError(
+            f"--target {printable(name)[:40]!r}: profile {profile.name!r} has no such target "
+            f"(targets: {known})"
+        )
+    return spec
+
+
+def chosen_specs(profile: Profile, names: tuple[str, ...], every: bool) -> tuple[TargetSpec, ...]:
+    """The targets ``--target NAME`` (repeatable) or ``--all-targets`` name, in the profile's
+    order, each once; none when neither is given."""
+    if every:
+        if not profile.targets:
+            raise UsageError(f"--all-targets: profile {profile.name!r} has no [targets] table")
+        return profile.targets
+    wanted = {named_spec(profile, name).name for name in names}
+    return tuple(spec for spec in profile.targets if spec.name in wanted)
