@@ -1,0 +1,274 @@
+"""``doctor()``: read what the run is checked against, run each finder, and order what they find.
+
+A finder is a function of the :class:`DoctorContext` returning :class:`Found` (findings, and
+notes saying what could not be looked at); :data:`FINDERS` lists them, the most likely cause of
+a broken session first: leftovers holding a GPU, then imports that fail. Doctor changes nothing,
+but ``kill_leftovers`` ends the leftovers of this user after naming them."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from colabenv._util.bounds import MAX_DOCTOR_SINCE_S
+from colabenv.doctor.imports import (
+    IMPORT_TIMEOUT_S,
+    ImportTarget,
+    checked_module,
+    import_findings,
+    import_targets,
+    run_imports,
+    scan_entries,
+)
+from colabenv.doctor.leftovers import (
+    GRACE_S,
+    Session,
+    end_leftover,
+    find_leftovers,
+    leftover_findings,
+    this_session,
+)
+from colabenv.doctor.signatures import shipped_signatures
+from colabenv.errors import StateError, UsageError, printable
+from colabenv.host.installed import Installed, scan_path
+from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
+from colabenv.host.started import process_started_at
+from colabenv.models import Finding, Framework
+from colabenv.models.frameworks import framework_of, ordered
+from colabenv.models.frozen import model, record
+from colabenv.script.marker import RestartMarker
+from colabenv.verification.occupancy import GpuHolders, ProcessNvml, gpu_holders, import_pynvml
+
+SINCE_RE = re.compile(r"([1-9][0-9]{0,6})([hms])", re.ASCII)
+SINCE_UNITS = {"h": 3600, "m": 60, "s": 1}
+NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0")
+"""Without one of these there is no NVIDIA driver to ask, and NVML is not loaded."""
+Say = Callable[[str], None]
+
+
+def parse_since(text: str) -> float:
+    """``2h``, ``30m``, ``90s`` as seconds, at most :data:`MAX_DOCTOR_SINCE_S`; UsageError else."""
+    match = SINCE_RE.fullmatch(text)
+    seconds = int(match.group(1)) * SINCE_UNITS[match.group(2)] if match else None
+    if seconds is None or seconds > MAX_DOCTOR_SINCE_S:
+        shown = printable(text)[:40]
+        hours = MAX_DOCTOR_SINCE_S // 3600
+        raise UsageError(f"--since: {shown!r} is not a duration like 2h, 30m or 90s (at most {hours}h)")
+    return float(seconds)
+
+
+@model
+class DoctorReport:
+    """The findings, the most likely cause first, and notes on what could not be looked at."""
+
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def to_json(self) -> dict[str, object]:
+        return {"findings": [f.to_json() for f in self.findings], "notes": list(self.notes)}
+
+
+@model
+class Found:
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@record
+class DoctorContext:
+    """What every finder is given. ``since``: the start of the window asked about (seconds since
+    the epoch; None: all that is recorded). ``own_python``: the checked interpreter is the one
+    colabenv runs in (or of its environment), so the kernel's start says whether it is older
+    than the installs."""
+
+    now: float
+    since: float | None
+    python: Interpreter
+    own_python: bool
+    frameworks: tuple[Framework, ...]
+    dists: tuple[str, ...]
+    modules: tuple[str, ...]
+    marker: RestartMarker | None
+    session: Session
+    kill_leftovers: bool = False
+    load_nvml: Callable[[], ProcessNvml] = import_pynvml
+    nvml_needs_device: bool = True
+    import_timeout: float = IMPORT_TIMEOUT_S
+    grace: float = GRACE_S
+    say: Say | None = None
+
+
+Finder = Callable[[DoctorContext], Found]
+
+
+def _has_nvidia_device() -> bool:
+    return any(os.path.exists(node) for node in NVIDIA_NODES)
+
+
+def find_gpu_leftovers(context: DoctorContext) -> Found:
+    """``gpu-leftover`` for each process holding GPU memory that is not this session's; with
+    ``kill_leftovers``, those of this user ended after they are named."""
+    if context.nvml_needs_device and not _has_nvidia_device():
+        return Found(notes=("GPU leftovers: no NVIDIA device here",))
+    holders: GpuHolders = gpu_holders(context.load_nvml)
+    if holders.note is not None:
+        return Found(notes=(f"GPU leftovers: not looked for ({holders.note})",))
+    leftovers = find_leftovers(holders, context.session)
+    findings = leftover_findings(leftovers, holders, context.session, now=context.now)
+    if not context.kill_leftovers:
+        return Found(tuple(findings))
+    ended = []
+    for left, finding in zip(leftovers, findings, strict=True):
+        if context.say is not None:
+            context.say(f"ending {finding.summary}")
+        done = end_leftover(left, context.session, grace=context.grace)
+        ended.append(dataclasses.replace(finding, evidence=(*finding.evidence, done)))
+    return Found(tuple(ended))
+
+
+def find_import_failures(context: DoctorContext) -> Found:
+    """``import-failure`` for each module of the environment that cannot be imported, or is
+    shadowed, installed twice, or newer than the kernel."""
+    python = context.python
+    scan = scan_path(
+        scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes
+    )
+    installed = Installed.of_scan(scan)
+    targets: tuple[ImportTarget, ...] = import_targets(
+        context.frameworks, context.dists, context.modules, installed
+    )
+    if not targets:
+        return Found(notes=("imports: nothing to import (no framework or package named, none installed)",))
+    outcomes = run_imports(targets, python.executable, timeout=context.import_timeout)
+    started_at, who = None, "interpreter"
+    if context.own_python:
+        started_at, who = process_started_at(context.session.kernel), context.session.who
+    findings = import_findings(
+        outcomes, scan, shipped_signatures(), started_at=started_at, who=who, marker=context.marker
+    )
+    return Found(findings, (f"imports: {len(targets)} modules imported in {printable(python.executable)}",))
+
+
+FINDERS: tuple[Finder, ...] = (find_gpu_leftovers, find_import_failures)
+"""The finders, the most likely cause of a broken session first (the silent-death finder goes
+before them when it is wired)."""
+
+
+def _marker() -> tuple[RestartMarker | None, str | None]:
+    from colabenv.script.marker import read_marker
+    from colabenv.script.state import state_dir
+
+    try:
+        return read_marker(state_dir()), None
+    except StateError as error:
+        return None, f"restart marker: {error}"
+
+
+def _expected(
+    profile: str | None, lock: str | None, marker: RestartMarker | None, installed: Callable[[], Installed]
+) -> tuple[tuple[Framework, ...], tuple[str, ...]]:
+    """The frameworks and distributions to import: the profile's, the lock's, the marker's, or
+    (none of them) the frameworks installed."""
+    if profile is not None:
+        from colabenv.profile.files import find_profile
+        from colabenv.profile.load import load_profile
+
+        loaded = load_profile(find_profile(profile))
+        return tuple(r.framework for r in loaded.frameworks), tuple(r.name for r in loaded.requirements)
+    if lock is not None:
+        from colabenv.lock.file import read_lock
+
+        if not Path(lock).is_file():
+            raise UsageError(f"{printable(lock)}: no such lock file")
+        packages = read_lock(Path(lock)).packages
+        frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
+        return frameworks, tuple(p.name for p in packages if framework_of(p.name) is None)
+    if marker is not None:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        names = []
+        for line in marker.requirements:
+            try:
+                names.append(Requirement(line).name)
+            except InvalidRequirement:
+                continue
+        found = ordered(f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None)
+        return found, tuple(n for n in names if framework_of(n) is None)
+    have = installed()
+    return ordered(f for f in Framework if any(have.version(d) for d in _dists(f))), ()
+
+
+def _dists(framework: Framework) -> tuple[str, ...]:
+    from colabenv.models.frameworks import FACTS
+
+    return FACTS[framework].dists
+
+
+def doctor(
+    *,
+    since: str | float | None = None,
+    interpreter: str | None = None,
+    profile: str | None = None,
+    lock: str | None = None,
+    imports: Sequence[str] = (),
+    kill_leftovers: bool = False,
+    load_nvml: Callable[[], ProcessNvml] = import_pynvml,
+    nvml_needs_device: bool = True,
+    import_timeout: float = IMPORT_TIMEOUT_S,
+    grace: float = GRACE_S,
+    finders: Sequence[Finder] = FINDERS,
+    say: Say | None = None,
+) -> DoctorReport:
+    """Run every finder and return the report; bad input (a duration, an interpreter, a profile
+    or lock) is a :class:`~colabenv.errors.ColabenvError` before anything is looked at.
+
+    ``since``: ``2h``, ``30m``, ``90s`` (or seconds): the window the recorder's samples are read
+    over. ``load_nvml`` and ``nvml_needs_device``: the NVML boundary (tests pass a stand-in)."""
+    if profile is not None and lock is not None:
+        raise UsageError("doctor: give --profile or --lock, not both")
+    window = parse_since(since) if isinstance(since, str) else since
+    if window is not None and not 0 < window <= MAX_DOCTOR_SINCE_S:
+        raise UsageError(f"since: {window!r} seconds is not above 0 and at most {MAX_DOCTOR_SINCE_S}")
+    modules = tuple(checked_module(m) for m in imports)
+    python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
+    own = interpreter is None or same_environment(python.executable, sys.executable)
+    marker, marker_note = _marker()
+
+    def installed() -> Installed:
+        return Installed.of_scan(scan_path(python.path, stdlib=python.stdlib))
+
+    frameworks, dists = _expected(profile, lock, marker, installed)
+    now = time.time()
+    context = DoctorContext(
+        now=now,
+        since=now - window if window is not None else None,
+        python=python,
+        own_python=own,
+        frameworks=frameworks,
+        dists=dists,
+        modules=modules,
+        marker=marker,
+        session=this_session(),
+        kill_leftovers=kill_leftovers,
+        load_nvml=load_nvml,
+        nvml_needs_device=nvml_needs_device,
+        import_timeout=import_timeout,
+        grace=grace,
+        say=say,
+    )
+    findings: list[Finding] = []
+    notes: list[str] = [marker_note] if marker_note else []
+    for finder in finders:
+        found = finder(context)
+        findings.extend(found.findings)
+        notes.extend(found.notes)
+    return DoctorReport(tuple(findings), tuple(notes))
