@@ -26,7 +26,7 @@ from colabenv._util.files import FileProblem, read_limited
 from colabenv._util.resources import IMPORT_PROGRAM
 from colabenv.doctor.signatures import Signatures, classify, error_lines
 from colabenv.errors import ProcessError, UsageError, printable
-from colabenv.host.installed import Installed, PathScan
+from colabenv.host.installed import PathDist, PathScan
 from colabenv.models import Evidence, Finding, Framework
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -38,6 +38,9 @@ IMPORT_WORKERS = 2
 """Children at once: each may load a framework of a few GiB."""
 MAX_MODULES = 64
 RESULT_LIMIT = 256 * 1024
+NOT_MODULES = (".dist-info", ".egg-info", ".data", ".pth")
+METADATA_LIMIT = 4 * 1024 * 1024
+"""The most read of a ``top_level.txt`` or ``RECORD`` (torch's RECORD is about 2 MiB)."""
 STDERR_LINES = 40
 MAX_SHOWN_ERROR = 20
 MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}", re.ASCII)
@@ -95,27 +98,53 @@ def checked_module(text: str, origin: str = "--import") -> str:
     return text
 
 
+def _text(path: Path) -> str | None:
+    try:
+        return read_limited(path, METADATA_LIMIT).decode("utf-8", "replace")
+    except FileProblem:
+        return None
+
+
+def top_level(dist: PathDist) -> tuple[str, ...]:
+    """A distribution's top-level modules: its ``top_level.txt``, else the first part of each
+    path its ``RECORD`` lists (read bounded, without importlib.metadata)."""
+    listed = _text(dist.metadata_dir / "top_level.txt")
+    if listed is not None:
+        return tuple(dict.fromkeys(line.strip() for line in listed.splitlines() if line.strip()))
+    record = _text(dist.metadata_dir / "RECORD") or ""
+    tops: dict[str, None] = {}
+    for line in record.splitlines():
+        first = line.split(",", 1)[0].strip('"').split("/", 1)[0]
+        if not first or first.startswith("..") or first.endswith(NOT_MODULES):
+            continue
+        name = first[:-3] if first.endswith(".py") else first.split(".")[0]
+        if name != "__pycache__":
+            tops[name] = None
+    return tuple(tops)
+
+
 def import_targets(
     frameworks: Iterable[Framework],
     dists: Iterable[str],
     modules: Iterable[str],
-    installed: Installed,
+    scan: PathScan,
 ) -> tuple[ImportTarget, ...]:
     """The frameworks (their module, from the first of their distributions installed), each
     distribution's top-level modules, then ``modules``; each module once, at most
     :data:`MAX_MODULES`."""
+    first = {d.name: d for d in reversed(scan.dists)}
     found: dict[str, ImportTarget] = {}
     for framework in frameworks:
         names = FACTS[framework].dists
-        dist = next((n for n in names if installed.version(n) is not None), names[0])
+        dist = next((n for n in names if n in first), names[0])
         found.setdefault(framework.value, ImportTarget(framework.value, dist))
     for name in dists:
-        dist = canonicalize_name(name)
-        if installed.version(dist) is None:
+        installed = first.get(canonicalize_name(name))
+        if installed is None:
             continue
-        for top in installed.top_level(dist):
+        for top in top_level(installed):
             if MODULE_RE.fullmatch(top):
-                found.setdefault(top, ImportTarget(top, dist))
+                found.setdefault(top, ImportTarget(top, installed.name))
     for module in modules:
         found.setdefault(module, ImportTarget(checked_module(module)))
     return tuple(found.values())[:MAX_MODULES]

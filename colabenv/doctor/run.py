@@ -18,7 +18,6 @@ from pathlib import Path
 from colabenv._util.bounds import MAX_DOCTOR_SINCE_S
 from colabenv.doctor.imports import (
     IMPORT_TIMEOUT_S,
-    ImportTarget,
     checked_module,
     import_findings,
     import_targets,
@@ -35,7 +34,7 @@ from colabenv.doctor.leftovers import (
 )
 from colabenv.doctor.signatures import shipped_signatures
 from colabenv.errors import StateError, UsageError, printable
-from colabenv.host.installed import Installed, scan_path
+from colabenv.host.installed import PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
 from colabenv.host.started import process_started_at
 from colabenv.models import Finding, Framework
@@ -142,10 +141,7 @@ def find_import_failures(context: DoctorContext) -> Found:
     scan = scan_path(
         scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes
     )
-    installed = Installed.of_scan(scan)
-    targets: tuple[ImportTarget, ...] = import_targets(
-        context.frameworks, context.dists, context.modules, installed
-    )
+    targets = import_targets(context.frameworks, context.dists, context.modules, scan)
     if not targets:
         return Found(notes=("imports: nothing to import (no framework or package named, none installed)",))
     outcomes = run_imports(targets, python.executable, timeout=context.import_timeout)
@@ -174,7 +170,7 @@ def _marker() -> tuple[RestartMarker | None, str | None]:
 
 
 def _expected(
-    profile: str | None, lock: str | None, marker: RestartMarker | None, installed: Callable[[], Installed]
+    profile: str | None, lock: str | None, marker: RestartMarker | None, installed: Callable[[], PathScan]
 ) -> tuple[tuple[Framework, ...], tuple[str, ...]]:
     """The frameworks and distributions to import: the profile's, the lock's, the marker's, or
     (none of them) the frameworks installed."""
@@ -203,8 +199,8 @@ def _expected(
                 continue
         found = ordered(f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None)
         return found, tuple(n for n in names if framework_of(n) is None)
-    have = installed()
-    return ordered(f for f in Framework if any(have.version(d) for d in _dists(f))), ()
+    have = {d.name for d in installed().dists}
+    return ordered(f for f in Framework if any(d in have for d in _dists(f))), ()
 
 
 def _dists(framework: Framework) -> tuple[str, ...]:
@@ -243,8 +239,8 @@ def doctor(
     own = interpreter is None or same_environment(python.executable, sys.executable)
     marker, marker_note = _marker()
 
-    def installed() -> Installed:
-        return Installed.of_scan(scan_path(python.path, stdlib=python.stdlib))
+    def installed() -> PathScan:
+        return scan_path(python.path, stdlib=python.stdlib)
 
     frameworks, dists = _expected(profile, lock, marker, installed)
     now = time.time()

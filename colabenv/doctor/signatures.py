@@ -79,9 +79,18 @@ def _compile(text: str, where: str, path: Path) -> re.Pattern[str]:
 
 def parse_signatures(data: bytes, path: Path) -> Signatures:
     """The signatures of an ``import_failures.toml`` document, validated."""
-    from colabenv.catalog.load import parse_document
+    from colabenv._util import toml
+    from colabenv._util.reader import Reader
 
-    doc = parse_document(path, data, CatalogError)
+    def fail(key: str | None, problem: str) -> CatalogError:
+        return CatalogError(path, key, problem)
+
+    try:
+        doc = Reader(toml.loads_utf8(data), fail)
+    except (UnicodeDecodeError, toml.TOMLDecodeError) as exc:
+        raise CatalogError(path, None, f"invalid TOML: {printable(exc)}") from None
+    if doc.data.get("schema") != 1:
+        raise doc.fail("schema", "expected schema = 1")
     doc.allow("schema", "signature", "library")
     found: list[Signature] = []
     for index, item in enumerate(doc.tables("signature", required=True)):
