@@ -186,11 +186,17 @@ def _parse_result(target: ImportTarget, text: str | None, completed: processes.C
     return ImportOutcome(target, False, error=(*head[:STDERR_LINES], *frames), stderr=stderr)
 
 
+def _child_env() -> dict[str, str]:
+    """The environment an import child runs in: this one, and no bytecode written (doctor
+    changes nothing, not even a ``__pycache__``)."""
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def _run_one(target: ImportTarget, python: str, scratch: Path, index: int, timeout: float) -> ImportOutcome:
     result = scratch / f"import-{index}.json"
     argv = [python, str(IMPORT_PROGRAM), target.module, str(result)]
     try:
-        completed = processes.run(argv, timeout=timeout, keep_bytes=64 * 1024)
+        completed = processes.run(argv, timeout=timeout, env=_child_env(), keep_bytes=64 * 1024)
     except ProcessError as error:
         completed = processes.Completed(tuple(argv), 127, "", str(error), False)
     try:

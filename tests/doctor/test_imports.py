@@ -225,3 +225,34 @@ def test_the_child_reports_where_a_module_came_from(tmp_path: Path) -> None:
 
     data = json.loads(result.read_text())
     assert data["ok"] is True and data["origin"] == str(tmp_path / "here_mod.py")
+
+
+def test_a_marker_written_after_the_kernel_started_needs_a_restart(tmp_path: Path) -> None:
+    from colabenv.script.marker import read_marker
+    from tests.support.standin_frameworks import write_marker
+
+    started = time.time() - 600
+    write_marker(tmp_path, requirements=["fine==1.0"], written_at=started + 60)
+    marker = read_marker(tmp_path)
+    scan = scan_path([str(tmp_path / "nothing-here")])
+    (found,) = restart_findings([ImportTarget("fine")], scan, started, "kernel", marker)
+    assert found.cause == "restart-needed" and found.time == started + 60
+    assert "the setup script finished" in found.summary
+    write_marker(tmp_path, requirements=["fine==1.0"], written_at=started + 60, changed=False)
+    assert restart_findings([ImportTarget("fine")], scan, started, "kernel", read_marker(tmp_path)) == []
+
+
+def test_without_a_profile_the_marker_says_what_to_import(
+    fresh_venv: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.standin_frameworks import write_marker
+
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    python = fresh_venv()
+    site = site_packages(python)
+    add_dist(site, "fine", {"fine/__init__.py": "OK = True\n"})
+    write_marker(Path(os.environ["COLABENV_STATE_DIR"]), requirements=["fine==1.0"])
+    report = doctor(interpreter=str(python), finders=(find_import_failures,))
+    assert report.findings == ()
+    assert any("1 modules imported" in note for note in report.notes)
+    assert not (site / "fine" / "__pycache__").exists(), "doctor writes no bytecode"
