@@ -126,15 +126,99 @@ def leftover_findings(
     return found
 
 
-def _wait_gone(fd: int, seconds: float) -> bool:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(max(seconds, 0.0) * 1000))
+def _wait_gone(fds: dict[int, int], seconds: float) -> set[int]:
+    """Of ``fds`` (key: pidfd), the keys whose process has ended within ``seconds``."""
+    gone: set[int] = set()
+    deadline = time.monotonic() + max(seconds, 0.0)
+    while len(gone) < len(fds):
+        left = deadline - time.monotonic()
+        poller = select.poll()
+        for key, fd in fds.items():
+            if key not in gone:
+                poller.register(fd, select.POLLIN)
+        ready = poller.poll(max(left, 0.0) * 1000)
+        by_fd = {fd: key for key, fd in fds.items()}
+        gone.update(by_fd[fd] for fd, _ in ready if fd in by_fd)
+        if left <= 0:
+            break
+    return gone
 
 
 def _same_process(left: Leftover, facts: Callable[[int], ProcessFacts | None]) -> bool:
     now = facts(left.pid)
     return now is not None and left.facts is not None and now.start_ticks == left.facts.start_ticks
+
+
+def _refusal(left: Leftover, session: Session, me: int) -> str | None:
+    if left.pid in session.protected or left.pid <= 1:
+        return f"pid {left.pid} not ended: it is this session's"
+    if left.facts is None:
+        return f"pid {left.pid} not ended: its owner cannot be read"
+    if left.facts.uid != me:
+        return f"pid {left.pid} not ended: it is user id {left.facts.uid}'s, not this user's ({me})"
+    return None
+
+
+def _signal(fd: int, signum: int) -> bool:
+    """Send ``signum`` through the pidfd; False when the process has already ended."""
+    try:
+        signal.pidfd_send_signal(fd, signum)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def end_leftovers(
+    leftovers: Sequence[Leftover],
+    session: Session,
+    *,
+    uid: int | None = None,
+    grace: float = GRACE_S,
+    facts: Callable[[int], ProcessFacts | None] = process_facts,
+) -> list[Evidence]:
+    """End the leftovers of this user, all at once: SIGTERM, and SIGKILL to those still there
+    after ``grace``; what was done to each, as evidence, in their order. Another user's process,
+    a protected one, or one that is no longer the process named (its start time changed) is
+    left alone and said so."""
+    me = os.getuid() if uid is None else uid
+    said: dict[int, str] = {}
+    fds: dict[int, int] = {}
+    try:
+        for index, left in enumerate(leftovers):
+            refused = _refusal(left, session, me)
+            if refused is not None:
+                said[index] = refused
+                continue
+            try:
+                fd = os.pidfd_open(left.pid)
+            except ProcessLookupError:
+                said[index] = f"pid {left.pid} had already ended"
+                continue
+            except OSError as error:
+                said[index] = f"pid {left.pid} not ended: {error.strerror or error}"
+                continue
+            fds[index] = fd
+            if not _same_process(left, facts):
+                said[index] = f"pid {left.pid} not ended: it is no longer the process named"
+            elif not _signal(fd, signal.SIGTERM):
+                said[index] = f"pid {left.pid} had already ended"
+        signalled = {i: fd for i, fd in fds.items() if i not in said}
+        for index in _wait_gone(signalled, grace):
+            said[index] = f"pid {leftovers[index].pid} ended by SIGTERM"
+        stubborn = {i: fd for i, fd in signalled.items() if i not in said}
+        for fd in stubborn.values():
+            _signal(fd, signal.SIGKILL)
+        killed = _wait_gone(stubborn, KILL_WAIT_S)
+        for index in stubborn:
+            pid = leftovers[index].pid
+            if index in killed:
+                said[index] = f"pid {pid} ended by SIGKILL after {grace:g} s"
+            else:
+                said[index] = f"pid {pid} still runs after SIGKILL"
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    return [Evidence(said[index], time.time()) for index in range(len(leftovers))]
 
 
 def end_leftover(
@@ -145,37 +229,5 @@ def end_leftover(
     grace: float = GRACE_S,
     facts: Callable[[int], ProcessFacts | None] = process_facts,
 ) -> Evidence:
-    """End one leftover of this user (SIGTERM, SIGKILL after ``grace``); what was done, as
-    evidence. Another user's process, a protected one, or one that is no longer the process
-    named (its start time changed) is left alone and said so."""
-    me = os.getuid() if uid is None else uid
-    if left.pid in session.protected or left.pid <= 1:
-        return Evidence(f"pid {left.pid} not ended: it is this session's", time.time())
-    if left.facts is None:
-        return Evidence(f"pid {left.pid} not ended: its owner cannot be read", time.time())
-    if left.facts.uid != me:
-        return Evidence(
-            f"pid {left.pid} not ended: it is user id {left.facts.uid}'s, not this user's ({me})", time.time()
-        )
-    try:
-        fd = os.pidfd_open(left.pid)
-    except ProcessLookupError:
-        return Evidence(f"pid {left.pid} had already ended", time.time())
-    except OSError as error:
-        return Evidence(f"pid {left.pid} not ended: {error.strerror or error}", time.time())
-    try:
-        if not _same_process(left, facts):
-            return Evidence(f"pid {left.pid} not ended: it is no longer the process named", time.time())
-        signal.pidfd_send_signal(fd, signal.SIGTERM)
-        if _wait_gone(fd, grace):
-            return Evidence(f"pid {left.pid} ended by SIGTERM", time.time())
-        signal.pidfd_send_signal(fd, signal.SIGKILL)
-        if _wait_gone(fd, KILL_WAIT_S):
-            return Evidence(f"pid {left.pid} ended by SIGKILL after {grace:g} s", time.time())
-        return Evidence(f"pid {left.pid} still runs after SIGKILL", time.time())
-    except ProcessLookupError:
-        return Evidence(f"pid {left.pid} ended", time.time())
-    except OSError as error:
-        return Evidence(f"pid {left.pid} not ended: {error.strerror or error}", time.time())
-    finally:
-        os.close(fd)
+    """:func:`end_leftovers` of one."""
+    return end_leftovers([left], session, uid=uid, grace=grace, facts=facts)[0]

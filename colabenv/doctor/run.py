@@ -27,7 +27,7 @@ from colabenv.doctor.imports import (
 from colabenv.doctor.leftovers import (
     GRACE_S,
     Session,
-    end_leftover,
+    end_leftovers,
     find_leftovers,
     leftover_findings,
     this_session,
@@ -125,12 +125,14 @@ def find_gpu_leftovers(context: DoctorContext) -> Found:
     findings = leftover_findings(leftovers, holders, context.session, now=context.now)
     if not context.kill_leftovers:
         return Found(tuple(findings))
-    ended = []
-    for left, finding in zip(leftovers, findings, strict=True):
-        if context.say is not None:
+    if context.say is not None:
+        for finding in findings:
             context.say(f"ending {finding.summary}")
-        done = end_leftover(left, context.session, grace=context.grace)
-        ended.append(dataclasses.replace(finding, evidence=(*finding.evidence, done)))
+    done = end_leftovers(leftovers, context.session, grace=context.grace)
+    ended = [
+        dataclasses.replace(finding, evidence=(*finding.evidence, what))
+        for finding, what in zip(findings, done, strict=True)
+    ]
     return Found(tuple(ended))
 
 
