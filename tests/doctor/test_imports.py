@@ -256,3 +256,18 @@ def test_without_a_profile_the_marker_says_what_to_import(
     assert report.findings == ()
     assert any("1 modules imported" in note for note in report.notes)
     assert not (site / "fine" / "__pycache__").exists(), "doctor writes no bytecode"
+
+
+def test_top_level_modules_come_from_top_level_txt_else_record(tmp_path: Path) -> None:
+    from colabenv.doctor.imports import top_level
+
+    add_dist(tmp_path, "listed", {"listed_mod/__init__.py": ""})
+    add_dist(
+        tmp_path, "recorded", {"rec_pkg/__init__.py": "", "rec_single.py": "", "rec_ext.cpython-311-x.so": ""}
+    )
+    (tmp_path / "recorded-1.0.dist-info" / "top_level.txt").unlink()
+    record = tmp_path / "recorded-1.0.dist-info" / "RECORD"
+    record.write_text(record.read_text() + "recorded-1.0.dist-info/METADATA,,\n../../bin/tool,,\n")
+    dists = {d.name: d for d in scan_path([str(tmp_path)]).dists}
+    assert top_level(dists["listed"]) == ("listed_mod",)
+    assert top_level(dists["recorded"]) == ("rec_pkg", "rec_single", "rec_ext")
