@@ -12,15 +12,15 @@ its traceback, this program's and importlib's left out (each bounded). What the 
 is left on stdout and stderr for the parent to quote (NumPy's "compiled using NumPy 1.x" text
 is printed before it raises).
 
-Standard library only; runs on Python 3.8 and newer.
+Nothing but ``os`` and ``sys`` (which every interpreter has loaded when it starts) is imported
+before the module checked, so that it is found where the kernel would find it. Standard
+library only; runs on Python 3.8 and newer.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import traceback
 
 TEXT_LIMIT = 4000
 TAIL_LINES = 12
@@ -45,6 +45,37 @@ def _origin(module: object) -> str | None:
     return None
 
 
+def _string(text: str) -> str:
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+    out.append('"')
+    return "".join(out)
+
+
+def dumps(value: object) -> str:
+    """``value`` (dicts, lists, strings, booleans, None) as JSON, ASCII only: written without
+    the json module, which the module checked may be (a ``json.py`` where it looks first)."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(_string(str(k)) + ": " + dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(item) for item in value) + "]"
+    return _string(str(value))
+
+
 def check(name: str) -> dict[str, object]:
     import importlib
 
@@ -52,6 +83,8 @@ def check(name: str) -> dict[str, object]:
     try:
         module = importlib.import_module(name)
     except BaseException as exc:  # an import may raise anything, SystemExit included
+        import traceback
+
         frames = [
             f"{frame.filename}:{frame.lineno} in {frame.name}"
             for frame in traceback.extract_tb(exc.__traceback__)
@@ -76,8 +109,8 @@ def main(argv: list[str]) -> int:
     name, result_path = argv
     sys.path[0] = os.getcwd()
     result = check(name)
-    with open(result_path, "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    with open(result_path, "w", encoding="ascii") as handle:
+        handle.write(dumps(result))
     return 0
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 import time
 from collections.abc import Callable, Iterable
@@ -213,18 +212,6 @@ def test_module_names_are_checked() -> None:
 
 def test_the_child_sees_the_working_directory_first() -> None:
     assert scan_entries(["", "/a", "/b"], "/here") == ["/here", "/a", "/b"]
-
-
-def test_the_child_reports_where_a_module_came_from(tmp_path: Path) -> None:
-    from colabenv._util.resources import IMPORT_PROGRAM
-
-    result = tmp_path / "out.json"
-    (tmp_path / "here_mod.py").write_text("X = 1\n")
-    subprocess.run([sys.executable, str(IMPORT_PROGRAM), "here_mod", str(result)], cwd=tmp_path, check=True)
-    import json
-
-    data = json.loads(result.read_text())
-    assert data["ok"] is True and data["origin"] == str(tmp_path / "here_mod.py")
 
 
 def test_a_marker_written_after_the_kernel_started_needs_a_restart(tmp_path: Path) -> None:
