@@ -45,8 +45,6 @@ from colabenv.verification.occupancy import GpuHolders, ProcessNvml, gpu_holders
 
 SINCE_RE = re.compile(r"([1-9][0-9]{0,6})([hms])", re.ASCII)
 SINCE_UNITS = {"h": 3600, "m": 60, "s": 1}
-NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0")
-"""Without one of these there is no NVIDIA driver to ask, and NVML is not loaded."""
 Say = Callable[[str], None]
 
 
@@ -110,6 +108,9 @@ Finder = Callable[[DoctorContext], Found]
 
 
 def _has_nvidia_device() -> bool:
+    """An NVIDIA device node or driver here: without one NVML is not loaded (as detection does)."""
+    from colabenv.host.gpu import NVIDIA_NODES
+
     return any(os.path.exists(node) for node in NVIDIA_NODES)
 
 
@@ -153,7 +154,8 @@ def find_import_failures(context: DoctorContext) -> Found:
     findings = import_findings(
         outcomes, scan, shipped_signatures(), started_at=started_at, who=who, marker=context.marker
     )
-    return Found(findings, (f"imports: {len(targets)} modules imported in {printable(python.executable)}",))
+    count = f"{len(targets)} module" + ("" if len(targets) == 1 else "s")
+    return Found(findings, (f"imports: {count} imported in {printable(python.executable)}",))
 
 
 FINDERS: tuple[Finder, ...] = (find_gpu_leftovers, find_import_failures)

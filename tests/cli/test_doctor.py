@@ -18,7 +18,7 @@ def test_nothing_wrong_is_exit_0(runner: Runner) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["findings"] == []
-    assert any("1 modules imported" in note for note in data["notes"])
+    assert any("1 module imported" in note for note in data["notes"])
 
 
 def test_a_failing_import_is_exit_1_with_the_finding_json(runner: Runner) -> None:

@@ -241,7 +241,7 @@ def test_without_a_profile_the_marker_says_what_to_import(
     write_marker(Path(os.environ["COLABENV_STATE_DIR"]), requirements=["fine==1.0"])
     report = doctor(interpreter=str(python), finders=(find_import_failures,))
     assert report.findings == ()
-    assert any("1 modules imported" in note for note in report.notes)
+    assert any("1 module imported" in note for note in report.notes)
     assert not (site / "fine" / "__pycache__").exists(), "doctor writes no bytecode"
 
 
