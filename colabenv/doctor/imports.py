@@ -129,15 +129,17 @@ def import_targets(
     modules: Iterable[str],
     scan: PathScan,
 ) -> tuple[ImportTarget, ...]:
-    """The frameworks (their module, from the first of their distributions installed), each
-    distribution's top-level modules, then ``modules``; each module once, at most
-    :data:`MAX_MODULES`."""
+    """The frameworks (their module, from the first of their distributions installed), then
+    ``modules``, then each distribution's top-level modules; each module once. The caller keeps
+    the first :data:`MAX_MODULES`."""
     first = {d.name: d for d in reversed(scan.dists)}
     found: dict[str, ImportTarget] = {}
     for framework in frameworks:
         names = FACTS[framework].dists
         dist = next((n for n in names if n in first), names[0])
         found.setdefault(framework.value, ImportTarget(framework.value, dist))
+    for module in modules:
+        found.setdefault(module, ImportTarget(checked_module(module)))
     for name in dists:
         installed = first.get(canonicalize_name(name))
         if installed is None:
@@ -145,9 +147,7 @@ def import_targets(
         for top in top_level(installed):
             if MODULE_RE.fullmatch(top):
                 found.setdefault(top, ImportTarget(top, installed.name))
-    for module in modules:
-        found.setdefault(module, ImportTarget(checked_module(module)))
-    return tuple(found.values())[:MAX_MODULES]
+    return tuple(found.values())
 
 
 def _signal_name(number: int) -> str:

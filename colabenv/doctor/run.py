@@ -18,6 +18,7 @@ from pathlib import Path
 from colabenv._util.bounds import MAX_DOCTOR_SINCE_S
 from colabenv.doctor.imports import (
     IMPORT_TIMEOUT_S,
+    MAX_MODULES,
     checked_module,
     import_findings,
     import_targets,
@@ -144,7 +145,8 @@ def find_import_failures(context: DoctorContext) -> Found:
     scan = scan_path(
         scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes
     )
-    targets = import_targets(context.frameworks, context.dists, context.modules, scan)
+    found = import_targets(context.frameworks, context.dists, context.modules, scan)
+    targets = found[:MAX_MODULES]
     if not targets:
         return Found(notes=("imports: nothing to import (no framework or package named, none installed)",))
     outcomes = run_imports(targets, python.executable, timeout=context.import_timeout)
@@ -155,7 +157,10 @@ def find_import_failures(context: DoctorContext) -> Found:
         outcomes, scan, shipped_signatures(), started_at=started_at, who=who, marker=context.marker
     )
     count = f"{len(targets)} module" + ("" if len(targets) == 1 else "s")
-    return Found(findings, (f"imports: {count} imported in {printable(python.executable)}",))
+    notes = [f"imports: {count} imported in {printable(python.executable)}"]
+    if len(found) > len(targets):
+        notes.append(f"imports: {len(found) - len(targets)} more not imported (at most {MAX_MODULES})")
+    return Found(findings, tuple(notes))
 
 
 FINDERS: tuple[Finder, ...] = (find_gpu_leftovers, find_import_failures)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 import time
 from collections.abc import Callable, Iterable
@@ -258,3 +259,15 @@ def test_top_level_modules_come_from_top_level_txt_else_record(tmp_path: Path) -
     dists = {d.name: d for d in scan_path([str(tmp_path)]).dists}
     assert top_level(dists["listed"]) == ("listed_mod",)
     assert top_level(dists["recorded"]) == ("rec_pkg", "rec_single", "rec_ext")
+
+
+def test_the_modules_imported_are_bounded_and_the_rest_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    import colabenv.doctor.run as run
+
+    monkeypatch.setattr(run, "MAX_MODULES", 2)
+    report = doctor(imports=("json", "csv", "colabenv_no_such_module"), finders=(find_import_failures,))
+    assert report.findings == ()
+    assert report.notes[-2:] == (
+        f"imports: 2 modules imported in {sys.executable}",
+        "imports: 1 more not imported (at most 2)",
+    )
