@@ -86,7 +86,9 @@ class DoctorContext:
     """What every finder is given. ``since``: the start of the window asked about (seconds since
     the epoch; None: all that is recorded). ``own_python``: the checked interpreter is the one
     colabenv runs in (or of its environment), so the kernel's start says whether it is older
-    than the installs."""
+    than the installs. ``state``: the state directory (where the recorder's ring is), None when
+    there is no home to put it in. ``session``: this process, the kernel it runs in or under
+    (``session.kernel``), their ancestors and the kernel's children."""
 
     now: float
     since: float | None
@@ -96,6 +98,7 @@ class DoctorContext:
     dists: tuple[str, ...]
     modules: tuple[str, ...]
     marker: RestartMarker | None
+    state: Path | None
     session: Session
     kill_leftovers: bool = False
     load_nvml: Callable[[], ProcessNvml] = import_pynvml
@@ -168,14 +171,19 @@ FINDERS: tuple[Finder, ...] = (find_gpu_leftovers, find_import_failures)
 before them when it is wired)."""
 
 
-def _marker() -> tuple[RestartMarker | None, str | None]:
+def _state() -> tuple[Path | None, RestartMarker | None, str | None]:
+    """The state directory, the restart marker in it, and why either is missing."""
     from colabenv.script.marker import read_marker
     from colabenv.script.state import state_dir
 
     try:
-        return read_marker(state_dir()), None
+        state = state_dir()
     except StateError as error:
-        return None, f"restart marker: {error}"
+        return None, None, f"state directory: {error}"
+    try:
+        return state, read_marker(state), None
+    except StateError as error:
+        return state, None, f"restart marker: {error}"
 
 
 def _expected(
@@ -246,7 +254,7 @@ def doctor(
     modules = tuple(checked_module(m) for m in imports)
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     own = interpreter is None or same_environment(python.executable, sys.executable)
-    marker, marker_note = _marker()
+    state, marker, marker_note = _state()
 
     def installed() -> PathScan:
         return scan_path(python.path, stdlib=python.stdlib)
@@ -262,6 +270,7 @@ def doctor(
         dists=dists,
         modules=modules,
         marker=marker,
+        state=state,
         session=this_session(),
         kill_leftovers=kill_leftovers,
         load_nvml=load_nvml,
