@@ -84,3 +84,30 @@ def test_the_modules_imported_are_bounded_and_the_rest_said(monkeypatch: pytest.
         f"imports: 2 modules imported in {sys.executable}",
         "imports: 1 more not imported (at most 2)",
     )
+
+
+def test_a_lock_names_its_frameworks_and_packages(tmp_path: Path) -> None:
+    from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+    from colabenv.lock.file import render_lock
+    from colabenv.models import LockedFramework
+
+    header = LockHeader(
+        colabenv_version="0.1.0",
+        profile_name="team",
+        profile_hash="sha256:" + "1" * 64,
+        target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
+        frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),),
+        resolver="uv 0.8.0",
+    )
+    packages = tuple(
+        LockedPackage(name, version, (LockedFile("0" * 64),), None)
+        for name, version in (("torch", "2.6.0+cu124"), ("colabenv-fine", "1.0"))
+    )
+    lock = tmp_path / "team.lock"
+    lock.write_text(render_lock(Lock(header, packages)), encoding="utf-8")
+    site = tmp_path / "site"
+    add_dist(site, "colabenv-fine", {"colabenv_fine.py": ""})
+    from colabenv.doctor.run import _expected
+
+    frameworks, dists = _expected(None, str(lock), None, lambda: scan_path([str(site)]))
+    assert [f.value for f in frameworks] == ["torch"] and dists == ("colabenv-fine",)
