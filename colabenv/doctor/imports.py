@@ -26,7 +26,7 @@ from colabenv._util.files import FileProblem, read_limited
 from colabenv._util.resources import IMPORT_PROGRAM
 from colabenv.doctor.signatures import Signatures, classify, error_lines
 from colabenv.errors import ProcessError, UsageError, printable
-from colabenv.host.installed import PathDist, PathScan
+from colabenv.host.installed import PathScan, installed_at, top_level
 from colabenv.models import Evidence, Finding, Framework
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -38,9 +38,6 @@ IMPORT_WORKERS = 2
 """Children at once: each may load a framework of a few GiB."""
 MAX_MODULES = 64
 RESULT_LIMIT = 256 * 1024
-NOT_MODULES = (".dist-info", ".egg-info", ".data", ".pth")
-METADATA_LIMIT = 4 * 1024 * 1024
-"""The most read of a ``top_level.txt`` or ``RECORD`` (torch's RECORD is about 2 MiB)."""
 STDERR_LINES = 40
 MAX_SHOWN_ERROR = 20
 MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}", re.ASCII)
@@ -96,31 +93,6 @@ def checked_module(text: str, origin: str = "--import") -> str:
         shown = printable(text)[:60]
         raise UsageError(f"{origin}: {shown!r} is not a module name like numpy or torch.cuda")
     return text
-
-
-def _text(path: Path) -> str | None:
-    try:
-        return read_limited(path, METADATA_LIMIT).decode("utf-8", "replace")
-    except FileProblem:
-        return None
-
-
-def top_level(dist: PathDist) -> tuple[str, ...]:
-    """A distribution's top-level modules: its ``top_level.txt``, else the first part of each
-    path its ``RECORD`` lists (read bounded, without importlib.metadata)."""
-    listed = _text(dist.metadata_dir / "top_level.txt")
-    if listed is not None:
-        return tuple(dict.fromkeys(line.strip() for line in listed.splitlines() if line.strip()))
-    record = _text(dist.metadata_dir / "RECORD") or ""
-    tops: dict[str, None] = {}
-    for line in record.splitlines():
-        first = line.split(",", 1)[0].strip('"').split("/", 1)[0]
-        if not first or first.startswith("..") or first.endswith(NOT_MODULES):
-            continue
-        name = first[:-3] if first.endswith(".py") else first.split(".")[0]
-        if name != "__pycache__":
-            tops[name] = None
-    return tuple(tops)
 
 
 def import_targets(
@@ -317,14 +289,6 @@ def _clock(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
-def installed_at(metadata_dir: Path) -> float | None:
-    """When a distribution was installed: its metadata folder's modification time."""
-    try:
-        return metadata_dir.stat().st_mtime
-    except OSError:
-        return None
-
-
 def restart_findings(
     targets: Sequence[ImportTarget],
     scan: PathScan,
@@ -342,7 +306,7 @@ def restart_findings(
     found = []
     for target in targets:
         dist = first.get(target.dist) if target.dist is not None else None
-        when = installed_at(dist.metadata_dir) if dist is not None else None
+        when = installed_at(dist) if dist is not None else None
         if dist is None or when is None or when <= started_at + INSTALL_SLACK_S:
             continue
         found.append(

@@ -60,7 +60,7 @@ def test_a_marker_written_after_the_kernel_started_needs_a_restart(tmp_path: Pat
 
 
 def test_top_level_modules_come_from_top_level_txt_else_record(tmp_path: Path) -> None:
-    from colabenv.doctor.imports import top_level
+    from colabenv.host.installed import top_level
 
     add_dist(tmp_path, "listed", {"listed_mod/__init__.py": ""})
     add_dist(
