@@ -8,7 +8,6 @@ but ``kill_leftovers`` ends the leftovers of this user after naming them."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
 import time
@@ -111,17 +110,12 @@ class DoctorContext:
 Finder = Callable[[DoctorContext], Found]
 
 
-def _has_nvidia_device() -> bool:
-    """An NVIDIA device node or driver here: without one NVML is not loaded (as detection does)."""
-    from colabenv.host.gpu import NVIDIA_NODES
-
-    return any(os.path.exists(node) for node in NVIDIA_NODES)
-
-
 def find_gpu_leftovers(context: DoctorContext) -> Found:
     """``gpu-leftover`` for each process holding GPU memory that is not this session's; with
     ``kill_leftovers``, those of this user ended after they are named."""
-    if context.nvml_needs_device and not _has_nvidia_device():
+    from colabenv.host.gpu import nvidia_device_present
+
+    if context.nvml_needs_device and not nvidia_device_present():
         return Found(notes=("GPU leftovers: no NVIDIA device here",))
     holders: GpuHolders = gpu_holders(context.load_nvml)
     if holders.note is not None:
