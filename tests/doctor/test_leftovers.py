@@ -211,3 +211,36 @@ def test_nvml_that_fails_is_a_note() -> None:
     report = doctor(finders=(find_gpu_leftovers,), load_nvml=broken, nvml_needs_device=False)
     assert report.findings == ()
     assert report.notes[0].startswith("GPU leftovers: not looked for (NVML: OSError")
+
+
+def _fake_process(proc: Path, pid: int, parent: int, cmdline: str, uid: int = 0) -> None:
+    folder = proc / str(pid)
+    folder.mkdir(parents=True)
+    rest = " ".join(["S", str(parent), *["0"] * 17, str(1000 + pid), *["0"] * 10])
+    (folder / "stat").write_text(f"{pid} (x) {rest}\n")
+    (folder / "status").write_text(f"Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
+    (folder / "cmdline").write_bytes(cmdline.replace(" ", "\0").encode() + b"\0")
+
+
+def test_under_a_kernel_its_children_are_the_session_and_an_old_one_is_not(tmp_path: Path) -> None:
+    """A notebook: the IPython kernel (100) runs `!colabenv doctor` (300) through a shell (200)
+    and has a DataLoader worker (400); an earlier kernel's worker (500) was left to init."""
+    proc = tmp_path / "proc"
+    _fake_process(proc, 1, 0, "/sbin/init")
+    _fake_process(proc, 50, 1, "jupyter-server")
+    _fake_process(proc, 100, 50, "python3 -m ipykernel_launcher -f kernel.json")
+    _fake_process(proc, 200, 100, "/bin/sh -c colabenv doctor")
+    _fake_process(proc, 300, 200, "python3 colabenv doctor")
+    _fake_process(proc, 400, 100, "python3 -c worker")
+    _fake_process(proc, 500, 1, "python3 -c worker", uid=NOBODY)
+    session = this_session(proc, me=300)
+    assert (session.kernel, session.who) == (100, "kernel")
+    assert session.protected == frozenset({1, 50, 100, 200, 300, 400})
+    holders = GpuHolders(
+        ((0, "GPU", 80 * GIB),),
+        tuple(GpuProcess(0, pid, GIB, "python3") for pid in (100, 400, 500)),
+    )
+    (left,) = find_leftovers(
+        holders, session, facts=lambda pid: process_facts(pid, proc), started=lambda pid: None
+    )
+    assert left.pid == 500 and left.facts is not None and left.facts.uid == NOBODY
