@@ -34,6 +34,9 @@ from colabenv.script.marker import RestartMarker
 
 IMPORT_TIMEOUT_S = 120.0
 """How long one import may take (TensorFlow's takes seconds; a hang is a finding, not a wait)."""
+IMPORTS_TOTAL_S = 600.0
+"""How long all the imports together may take: a module not started by then is not imported
+(a note says how many), so that many slow imports cannot hold doctor for an hour."""
 IMPORT_WORKERS = 2
 """Children at once: each may load a framework of a few GiB."""
 MAX_MODULES = 64
@@ -85,6 +88,8 @@ class ImportOutcome:
     error: tuple[str, ...] = ()
     stderr: str = ""
     died: str | None = None
+    skipped: bool = False
+    """Not imported: the time for all the imports (:data:`IMPORTS_TOTAL_S`) had run out."""
 
 
 def checked_module(text: str, origin: str = "--import") -> str:
@@ -164,7 +169,13 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _run_one(target: ImportTarget, python: str, scratch: Path, index: int, timeout: float) -> ImportOutcome:
+def _run_one(
+    target: ImportTarget, python: str, scratch: Path, index: int, timeout: float, deadline: float
+) -> ImportOutcome:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return ImportOutcome(target, False, skipped=True)
+    timeout = min(timeout, left)
     result = scratch / f"import-{index}.json"
     argv = [python, str(IMPORT_PROGRAM), target.module, str(result)]
     try:
@@ -179,13 +190,19 @@ def _run_one(target: ImportTarget, python: str, scratch: Path, index: int, timeo
 
 
 def run_imports(
-    targets: Sequence[ImportTarget], python: str, *, timeout: float = IMPORT_TIMEOUT_S
+    targets: Sequence[ImportTarget],
+    python: str,
+    *,
+    timeout: float = IMPORT_TIMEOUT_S,
+    total: float = IMPORTS_TOTAL_S,
 ) -> tuple[ImportOutcome, ...]:
-    """Each target imported in its own child of ``python``, :data:`IMPORT_WORKERS` at a time."""
+    """Each target imported in its own child of ``python``, :data:`IMPORT_WORKERS` at a time,
+    each within ``timeout`` and all within ``total`` (those not started by then: ``skipped``)."""
     if not targets:
         return ()
     import tempfile
 
+    deadline = time.monotonic() + total
     with (
         processes.ended_on_interrupt() as end_children,
         tempfile.TemporaryDirectory(prefix="colabenv-doctor-") as folder,
@@ -193,7 +210,7 @@ def run_imports(
     ):
         try:
             futures = [
-                pool.submit(_run_one, target, python, Path(folder), index, timeout)
+                pool.submit(_run_one, target, python, Path(folder), index, timeout, deadline)
                 for index, target in enumerate(targets)
             ]
             return tuple(future.result() for future in futures)
@@ -357,7 +374,7 @@ def import_findings(
     """Every import finding, the most likely cause first (:data:`CAUSE_ORDER`)."""
     targets = [o.target for o in outcomes]
     found = _shadows(targets, scan) + _duplicates(targets, scan)
-    found.extend(_failure(o, signatures) for o in outcomes if not o.ok)
+    found.extend(_failure(o, signatures) for o in outcomes if not o.ok and not o.skipped)
     found.extend(restart_findings(targets, scan, started_at, who, marker))
     rank = {cause: i for i, cause in enumerate(CAUSE_ORDER)}
     return tuple(sorted(found, key=lambda f: rank.get(f.cause or "unknown", len(rank))))

@@ -153,8 +153,11 @@ def find_import_failures(context: DoctorContext) -> Found:
     findings = import_findings(
         outcomes, scan, shipped_signatures(), started_at=started_at, who=who, marker=context.marker
     )
-    count = f"{len(targets)} module" + ("" if len(targets) == 1 else "s")
+    done = [o for o in outcomes if not o.skipped]
+    count = f"{len(done)} module" + ("" if len(done) == 1 else "s")
     notes = [f"imports: {count} imported in {printable(python.executable)}"]
+    if len(done) < len(outcomes):
+        notes.append(f"imports: {len(outcomes) - len(done)} not imported (the time for imports ran out)")
     if len(found) > len(targets):
         notes.append(f"imports: {len(found) - len(targets)} more not imported (at most {MAX_MODULES})")
     return Found(findings, tuple(notes))

@@ -111,3 +111,22 @@ def test_a_lock_names_its_frameworks_and_packages(tmp_path: Path) -> None:
 
     frameworks, dists = _expected(None, str(lock), None, lambda: scan_path([str(site)]))
     assert [f.value for f in frameworks] == ["torch"] and dists == ("colabenv-fine",)
+
+
+def test_an_import_that_hangs_is_ended_and_the_time_for_all_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from colabenv.doctor.imports import import_findings, run_imports
+    from colabenv.doctor.signatures import shipped_signatures
+
+    (tmp_path / "hangs.py").write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    (hung,) = run_imports([ImportTarget("hangs")], sys.executable, timeout=1.0)
+    assert time.monotonic() - started < 20
+    assert hung.died == "did not finish within its time (killed)"
+    (finding,) = import_findings([hung], scan_path([]), shipped_signatures())
+    assert finding.cause == "unknown" and "did not finish" in finding.summary
+    skipped = run_imports([ImportTarget("json"), ImportTarget("csv")], sys.executable, total=0)
+    assert all(o.skipped for o in skipped)
+    assert import_findings(skipped, scan_path([]), shipped_signatures()) == ()
