@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from colabenv._version import __version__
 
 if TYPE_CHECKING:
+    from colabenv.doctor.run import DoctorReport
     from colabenv.seeding import Seeded
     from colabenv.verification.report import VerifyReport
 
@@ -44,4 +45,33 @@ def seed_everything(seed: int | None = None, *, deterministic: bool | None = Non
     return _seed_everything(seed, deterministic=deterministic)
 
 
-__all__ = ["__version__", "bootstrap", "seed_everything", "verify"]
+def doctor(
+    profile: str | None = None,
+    *,
+    lock: str | None = None,
+    since: str | None = None,
+    interpreter: str | None = None,
+    imports: tuple[str, ...] = (),
+    kill_leftovers: bool = False,
+) -> DoctorReport:
+    """What went wrong and what to do (``colabenv doctor``): leftovers holding a GPU, imports
+    that fail after installs; ``report.findings``, the most likely cause first."""
+    from colabenv.doctor.run import doctor as _doctor
+
+    # importing the package colabenv.doctor the first time binds the name ``doctor`` here to
+    # it: this function takes it back, so that colabenv.doctor() works a second time
+    globals()["doctor"] = _api_doctor
+    return _doctor(
+        profile=profile,
+        lock=lock,
+        since=since,
+        interpreter=interpreter,
+        imports=imports,
+        kill_leftovers=kill_leftovers,
+    )
+
+
+_api_doctor = doctor
+
+
+__all__ = ["__version__", "bootstrap", "doctor", "seed_everything", "verify"]

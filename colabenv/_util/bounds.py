@@ -23,6 +23,9 @@ MAX_THROUGHPUT_MIB_S = 1e7
 MAX_SEED = 2**32 - 1
 """The largest seed: NumPy's legacy seeding takes at most 32 bits."""
 
+MAX_DOCTOR_SINCE_S = 7 * 24 * 3600
+"""The longest window ``doctor --since`` asks about: a week, past any notebook session."""
+
 MAX_TIMESTAMP = 1e11
 """Seconds since the epoch past any real clock (the year 5138)."""
 

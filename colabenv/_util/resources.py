@@ -13,6 +13,8 @@ SMOKE_PROGRAM = TARGET_PROGRAMS / "smoke"
 """The smoke child, a folder run as ``python SMOKE_PROGRAM MODE ...`` (its ``__main__.py``)."""
 STORAGE_PROGRAM = TARGET_PROGRAMS / "storage.py"
 """The ``io:<path>`` child, run as ``python STORAGE_PROGRAM FILE SIZE DEADLINE``."""
+IMPORT_PROGRAM = TARGET_PROGRAMS / "importcheck.py"
+"""``doctor``'s import child, run as ``python IMPORT_PROGRAM MODULE RESULT_FILE``."""
 HELPER_PROGRAM = TARGET_PROGRAMS / "helper.py"
 """The helper every bootstrap script embeds."""
 

@@ -252,12 +252,41 @@ def _pin_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lock", required=True, metavar="LOCK")
 
 
+def _doctor_args(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--profile", metavar="P", help="import what this profile names")
+    group.add_argument("--lock", metavar="L", help="import what this lockfile pins")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--since", metavar="DURATION", help="the window to look back over: 2h, 30m or 90s (at most a week)"
+    )
+    p.add_argument(
+        "--interpreter",
+        metavar="PYTHON",
+        help="check imports in this Python (a venv's bin/python) instead of the one colabenv runs in",
+    )
+    p.add_argument(
+        "--import",
+        dest="imports",
+        metavar="MODULE",
+        action="append",
+        default=[],
+        help="also import this module, repeatable",
+    )
+    p.add_argument(
+        "--kill-leftovers",
+        action="store_true",
+        help="end the processes of this user left holding a GPU (SIGTERM, then SIGKILL), after naming them",
+    )
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "render": ("resolve for the target and print the bootstrap script", _render_args),
     "resolve": ("show the resolution and why each choice was made", _resolve_args),
     "lock": ("write the full pinned closure with hashes", _lock_args),
     "verify": ("post-restart checks and GPU smoke tests", _verify_args),
     "detect": ("what this host is", _detect_args),
+    "doctor": ("what went wrong and what to do: GPU leftovers, imports that fail", _doctor_args),
     "profiles": ("the shipped golden profiles; validate profiles", _profiles_args),
     "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
     "init": ("a starter profile from the detected runtime", _init_args),

@@ -334,3 +334,9 @@ def _cuda_from_catalog(
     else:
         notes.append(f"max CUDA {cuda} derived from driver {shown} (catalog driver table)")
     return cuda
+
+
+def nvidia_device_present() -> bool:
+    """Whether this host shows an NVIDIA driver (:data:`NVIDIA_NODES`): without one, NVML is
+    not worth loading (``doctor`` asks before it looks for GPU leftovers)."""
+    return any(Path(node).exists() for node in NVIDIA_NODES)

@@ -349,3 +349,45 @@ class Installed:
             if top.isidentifier():
                 tops.add(top)
         return tuple(sorted(tops))
+
+
+# ---------------------------------------------------------------------------------------------
+# What ``doctor`` reads of a distribution, without importlib.metadata (which costs it more than
+# the rest of its start)
+
+NOT_MODULES = (".dist-info", ".egg-info", ".data", ".pth")
+METADATA_LIMIT = 4 * 1024 * 1024
+"""The most read of a ``top_level.txt`` or ``RECORD`` (torch's RECORD is about 2 MiB)."""
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return read_limited(path, METADATA_LIMIT).decode("utf-8", "replace")
+    except FileProblem:
+        return None
+
+
+def top_level(dist: PathDist) -> tuple[str, ...]:
+    """A distribution's top-level modules: its ``top_level.txt``, else the first part of each
+    path its ``RECORD`` lists (read bounded, without importlib.metadata)."""
+    listed = _text(dist.metadata_dir / "top_level.txt")
+    if listed is not None:
+        return tuple(dict.fromkeys(line.strip() for line in listed.splitlines() if line.strip()))
+    record = _text(dist.metadata_dir / "RECORD") or ""
+    tops: dict[str, None] = {}
+    for line in record.splitlines():
+        first = line.split(",", 1)[0].strip('"').split("/", 1)[0]
+        if not first or first.startswith("..") or first.endswith(NOT_MODULES):
+            continue
+        name = first[:-3] if first.endswith(".py") else first.split(".")[0]
+        if name != "__pycache__":
+            tops[name] = None
+    return tuple(tops)
+
+
+def installed_at(dist: PathDist) -> float | None:
+    """When a distribution was installed: its metadata folder's modification time."""
+    try:
+        return dist.metadata_dir.stat().st_mtime
+    except OSError:
+        return None

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""How long `colabenv doctor` takes on a host without a GPU, for a profile of a few packages,
+against the bare cost of `python -c "import colabenv"`.
+
+The profile names four small distributions installed in a fresh venv; doctor imports each in
+its own child of the venv's interpreter (`--interpreter`), as it does on a notebook runtime.
+Both commands run as fresh processes, alternating. The start of the venv's interpreter alone
+is printed too: doctor starts one per module (two at a time). Ends with
+``doctor: X ms (Rx vs import colabenv)``. (Its time on a full recorder ring is measured once
+the ring is read by doctor.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import alternate, colabenv_exe, ratio_line, wall_s, without_colabenv_overrides
+
+PACKAGES = ("alpha", "bravo", "charlie", "delta")
+
+
+def _venv(root: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+    python = root / "venv" / "bin" / "python"
+    (site,) = sorted((root / "venv" / "lib").glob("python3*/site-packages"))
+    for name in PACKAGES:
+        package = site / name
+        package.mkdir()
+        (package / "__init__.py").write_text(f"NAME = {name!r}\n")
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text(f"{name}\n")
+        (info / "RECORD").write_text(f"{name}/__init__.py,,\n")
+    return python
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=21, help="runs of each (default 21)")
+    parser.add_argument("--quick", action="store_true", help="5 runs of each")
+    args = parser.parse_args()
+    runs = 5 if args.quick else args.runs
+
+    with tempfile.TemporaryDirectory(prefix="colabenv-bench-doctor-") as folder:
+        root = Path(folder)
+        python = _venv(root)
+        profile = root / "team.toml"
+        listed = ", ".join(f'"{name}"' for name in PACKAGES)
+        profile.write_text(f'schema = 1\nname = "team"\n\n[packages]\nrequirements = [{listed}]\n')
+        env = without_colabenv_overrides()
+        env["COLABENV_STATE_DIR"] = str(root / "state")
+        doctor_argv = [str(colabenv_exe()), "doctor", "--profile", str(profile), "--interpreter", str(python)]
+        baseline_argv = [sys.executable, "-c", "import colabenv"]
+        start_argv = [str(python), "-c", "pass"]
+        doctored, baseline = alternate(
+            runs,
+            lambda: wall_s(doctor_argv, env=env, cwd=root),
+            lambda: wall_s(baseline_argv, env=env, cwd=root),
+            ("colabenv doctor --profile (4 packages)", "python -c 'import colabenv'"),
+        )
+        started, _ = alternate(
+            runs,
+            lambda: wall_s(start_argv, cwd=root),
+            lambda: wall_s(start_argv, cwd=root),
+            ("the venv's python -c pass", "(again)"),
+        )
+    print(f"runs: {runs} each")
+    print(doctored.describe("ms", 1000))
+    print(baseline.describe("ms", 1000))
+    print(started.describe("ms", 1000))
+    ratio = doctored.median / baseline.median
+    print(ratio_line("doctor", doctored.median * 1000, "ms", ratio, "import colabenv"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""``import_failures.toml``: the signatures of the errors imports raise after installs, and the
+wheels that ship the shared libraries a failed import names (docs/doctor.md, "Imports that fail
+after installs"). :func:`classify` reads an error's lines against them, first match winning.
+
+Patterns are data, so they are held to what keeps them cheap: each starts with ``^`` (matched
+at the start of one line, never searched through a text), is at most :data:`MAX_PATTERN`
+characters, and the lines they are matched against are bounded (:data:`MAX_LINES` lines of
+:data:`MAX_LINE` characters)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from colabenv._util.resources import catalog_dir
+from colabenv.errors import CatalogError, printable
+from colabenv.models.frozen import model
+
+IMPORT_FAILURES_FILE = "import_failures.toml"
+MAX_PATTERN = 300
+MAX_LINES = 200
+MAX_LINE = 2000
+MATCHED_CAUSES = (
+    "numpy-abi",
+    "undefined-symbol",
+    "missing-library",
+    "no-kernel-image",
+    "invalid-device-function",
+    "driver-too-old",
+    "not-installed",
+)
+"""The causes a signature may name; ``restart-needed``, ``shadowed``, ``duplicate`` and
+``unknown`` are found otherwise (times, paths, metadata; nothing matched)."""
+UNKNOWN_WHEEL = "the package that ships it"
+
+
+@model
+class Signature:
+    cause: str
+    pattern: re.Pattern[str]
+    remedy: str
+    source: str
+
+
+@model
+class LibraryWheel:
+    pattern: re.Pattern[str]
+    wheel: str
+    source: str
+
+
+@model
+class Signatures:
+    signatures: tuple[Signature, ...]
+    libraries: tuple[LibraryWheel, ...] = ()
+
+
+@model
+class Classified:
+    """What an error is: its cause, the remedy with the names filled in, the line that said so."""
+
+    cause: str
+    remedy: str
+    line: str
+
+
+def _compile(text: str, where: str, path: Path) -> re.Pattern[str]:
+    if not text.startswith("^") or len(text) > MAX_PATTERN:
+        raise CatalogError(
+            path, where, f"expected a pattern starting with ^, at most {MAX_PATTERN} characters"
+        )
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise CatalogError(path, where, f"not a regular expression: {printable(exc)}") from None
+
+
+def parse_signatures(data: bytes, path: Path) -> Signatures:
+    """The signatures of an ``import_failures.toml`` document, validated."""
+    from colabenv._util import toml
+    from colabenv._util.reader import Reader
+
+    def fail(key: str | None, problem: str) -> CatalogError:
+        return CatalogError(path, key, problem)
+
+    try:
+        doc = Reader(toml.loads_utf8(data), fail)
+    except (UnicodeDecodeError, toml.TOMLDecodeError) as exc:
+        raise CatalogError(path, None, f"invalid TOML: {printable(exc)}") from None
+    if doc.data.get("schema") != 1:
+        raise doc.fail("schema", "expected schema = 1")
+    doc.allow("schema", "signature", "library")
+    found: list[Signature] = []
+    for index, item in enumerate(doc.tables("signature", required=True)):
+        item.allow("cause", "pattern", "remedy", "source")
+        cause = item.text("cause")
+        if cause not in MATCHED_CAUSES:
+            raise item.fail("cause", f"expected one of {', '.join(MATCHED_CAUSES)}")
+        where = f"signature[{index}].pattern"
+        found.append(
+            Signature(
+                cause, _compile(item.text("pattern"), where, path), item.text("remedy"), item.text("source")
+            )
+        )
+    libraries = []
+    for index, item in enumerate(doc.tables("library")):
+        item.allow("pattern", "wheel", "source")
+        where = f"library[{index}].pattern"
+        libraries.append(
+            LibraryWheel(_compile(item.text("pattern"), where, path), item.text("wheel"), item.text("source"))
+        )
+    return Signatures(tuple(found), tuple(libraries))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_signatures() -> Signatures:
+    """The shipped ``import_failures.toml``, read once per process."""
+    path = catalog_dir() / IMPORT_FAILURES_FILE
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return parse_signatures(data, path)
+
+
+def error_lines(texts: Iterable[str]) -> list[str]:
+    """The lines of ``texts``, stripped, each at most :data:`MAX_LINE` characters, at most
+    :data:`MAX_LINES` of them (the last ones: an error's cause is said last)."""
+    lines: list[str] = []
+    for text in texts:
+        lines.extend(line.strip()[:MAX_LINE] for line in text.splitlines() if line.strip())
+    return lines[-MAX_LINES:]
+
+
+def wheel_for(library: str, signatures: Signatures) -> str:
+    for entry in signatures.libraries:
+        if entry.pattern.match(library):
+            return entry.wheel
+    return UNKNOWN_WHEEL
+
+
+def classify(lines: Iterable[str], signatures: Signatures) -> Classified | None:
+    """The first signature any of ``lines`` matches (signatures in their order), or None."""
+    kept = list(lines)
+    for signature in signatures.signatures:
+        for line in kept:
+            match = signature.pattern.match(line)
+            if match is None:
+                continue
+            groups = {k: v for k, v in match.groupdict().items() if v is not None}
+            remedy = signature.remedy
+            library = groups.get("library")
+            if library is not None:
+                remedy = remedy.replace("{library}", library).replace(
+                    "{wheel}", wheel_for(library, signatures)
+                )
+            if "symbol" in groups:
+                remedy = remedy.replace("{symbol}", groups["symbol"])
+            return Classified(signature.cause, printable(remedy), printable(line))
+    return None

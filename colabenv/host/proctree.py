@@ -1,0 +1,104 @@
+"""Processes as ``/proc`` shows them: each one's owner, parent and start, a process's ancestors
+and descendants. Read bounded; a process that ends while it is read is simply not there."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from colabenv.models.frozen import model
+
+STATUS_LIMIT = 16 * 1024
+STAT_LIMIT = 4096
+MAX_PROCESSES = 65536
+"""The most ``/proc`` entries looked at when descendants are sought."""
+MAX_DEPTH = 64
+
+
+@model
+class ProcessFacts:
+    """``uid``: the real user id; ``start_ticks``: the start in clock ticks after boot (with
+    the pid, what tells one process from a later one given the same pid)."""
+
+    pid: int
+    parent: int
+    uid: int
+    start_ticks: int
+
+
+def _read(path: Path, limit: int) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _stat_fields(pid: int, proc: Path) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the state first)."""
+    stat = _read(proc / str(pid) / "stat", STAT_LIMIT)
+    if stat is None or ")" not in stat:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def process_facts(pid: int, proc: Path = Path("/proc")) -> ProcessFacts | None:
+    """The owner, parent and start of ``pid``; None when it is not (or no longer) there."""
+    fields = _stat_fields(pid, proc)
+    status = _read(proc / str(pid) / "status", STATUS_LIMIT)
+    if fields is None or status is None:
+        return None
+    uid: int | None = None
+    for line in status.splitlines():
+        if line.startswith("Uid:"):
+            parts = line.split()
+            uid = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() and len(parts[1]) < 12 else None
+            break
+    if uid is None or len(fields) < 20 or not fields[1].isdigit() or not fields[19].isdigit():
+        return None
+    return ProcessFacts(pid, int(fields[1]), uid, int(fields[19]))
+
+
+def ancestors(pid: int, proc: Path = Path("/proc")) -> tuple[int, ...]:
+    """The parent of ``pid``, its parent, ... up to (not including) pid 0, nearest first."""
+    found: list[int] = []
+    current = pid
+    for _ in range(MAX_DEPTH):
+        facts = process_facts(current, proc)
+        if facts is None or facts.parent <= 0 or facts.parent in found:
+            break
+        found.append(facts.parent)
+        current = facts.parent
+    return tuple(found)
+
+
+def _all_pids(proc: Path) -> list[int]:
+    pids: list[int] = []
+    try:
+        with os.scandir(proc) as entries:
+            for entry in entries:
+                if entry.name.isdigit():
+                    pids.append(int(entry.name))
+                    if len(pids) >= MAX_PROCESSES:
+                        break
+    except OSError:
+        return []
+    return pids
+
+
+def descendants(roots: Iterable[int], proc: Path = Path("/proc")) -> frozenset[int]:
+    """Every process below ``roots`` (children, their children, ...), read from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids(proc):
+        fields = _stat_fields(pid, proc)
+        if fields is not None and len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(pid)
+    found: set[int] = set()
+    queue = list(roots)
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            if child not in found:
+                found.add(child)
+                queue.append(child)
+    return frozenset(found)
