@@ -2,8 +2,8 @@
 
 A finder is a function of the :class:`DoctorContext` returning :class:`Found` (findings, and
 notes saying what could not be looked at); :data:`FINDERS` lists them, the most likely cause of
-a broken session first: leftovers holding a GPU, then imports that fail. Doctor changes nothing,
-but ``kill_leftovers`` ends the leftovers of this user after naming them."""
+a broken session first: a silent death, leftovers holding a GPU, then imports that fail. Doctor
+changes nothing, but ``kill_leftovers`` ends the leftovers of this user after naming them."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from colabenv.errors import StateError, UsageError, printable
 from colabenv.host.installed import PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
 from colabenv.host.started import process_started_at
-from colabenv.models import Finding, Framework
+from colabenv.models import Finding, Framework, Sample
 from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model, record
 from colabenv.script.marker import RestartMarker
@@ -163,9 +163,28 @@ def find_import_failures(context: DoctorContext) -> Found:
     return Found(findings, tuple(notes))
 
 
-FINDERS: tuple[Finder, ...] = (find_gpu_leftovers, find_import_failures)
-"""The finders, the most likely cause of a broken session first (the silent-death finder goes
-before them when it is wired)."""
+def find_silent_deaths(context: DoctorContext) -> Found:
+    """Why a kernel died without a traceback: the recorder's samples, the memory cgroup read now
+    and the kernel log's OOM lines, through :func:`colabenv.doctor.deaths.find_deaths`."""
+    from colabenv.doctor.deaths import find_deaths
+    from colabenv.host.kernel_log import read_kernel_log
+    from colabenv.host.memory import cgroup_memory
+
+    notes: list[str] = []
+    samples: tuple[Sample, ...] = ()  # the ring's, once colabenv watch is merged
+    notes.append("silent deaths: no recorder samples (colabenv watch is not wired)")
+    log = read_kernel_log()
+    if log.reason is not None:
+        notes.append(f"silent deaths: kernel log not read ({log.reason})")
+    findings = find_deaths(
+        samples, log.events, now=context.now, since=context.since, cgroup_now=cgroup_memory(notes=notes)
+    )
+    return Found(findings, tuple(notes))
+
+
+FINDERS: tuple[Finder, ...] = (find_silent_deaths, find_gpu_leftovers, find_import_failures)
+"""The finders, the most likely cause of a broken session first: a silent death, leftovers
+holding a GPU, imports that fail."""
 
 
 def _state() -> tuple[Path | None, RestartMarker | None, str | None]:
