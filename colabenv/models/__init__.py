@@ -73,7 +73,10 @@ from colabenv.models.watch import (
     GpuSample,
     HostMemory,
     ProcessSample,
+    RingContents,
+    RingHeader,
     Sample,
+    WatchStatus,
 )
 
 __all__ = [
@@ -116,6 +119,8 @@ __all__ = [
     "Release",
     "Reproducibility",
     "Resolution",
+    "RingContents",
+    "RingHeader",
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",
@@ -130,6 +135,7 @@ __all__ = [
     "TpuTarget",
     "Variant",
     "VerifySettings",
+    "WatchStatus",
     "archs_cover",
     "format_driver",
     "parse_cuda",
