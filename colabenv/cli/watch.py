@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"colabenv watch: recorder {verb}: pid {found.pid}\n")
         return 0
     if args.watch_command == "stop":
-        found = control.stop(state)
+        found = control.stop_recorder(state)
         if found.running:
             sys.stdout.write(f"colabenv watch: recorder stopped: pid {found.pid}\n")
         else:

@@ -51,6 +51,7 @@ from colabenv.models.profile import (
     Profile,
     Reproducibility,
     VerifySettings,
+    WatchSettings,
 )
 from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
 from colabenv.models.runtimes import ColabRuntime, RuntimeFacts, RuntimeImage
@@ -135,6 +136,7 @@ __all__ = [
     "TpuTarget",
     "Variant",
     "VerifySettings",
+    "WatchSettings",
     "WatchStatus",
     "archs_cover",
     "format_driver",

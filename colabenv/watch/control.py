@@ -30,7 +30,9 @@ from colabenv._util.bounds import (
 from colabenv._util.files import FileProblem, open_own, read_limited
 from colabenv.errors import StateError, UsageError, printable
 from colabenv.host.sampler import process_identity, watched_paths
+from colabenv.models.profile import WatchSettings
 from colabenv.models.watch import WatchStatus
+from colabenv.script.state import state_dir
 from colabenv.watch.recorder import INFO_NAME, LOCK_NAME, LOG_NAME, START_LOCK_NAME
 
 DEFAULT_INTERVAL_S = 2.0
@@ -188,7 +190,7 @@ def _last_log_line(state: Path) -> str:
     return printable(lines[-1][:300]) if lines else f"nothing in {LOG_NAME}"
 
 
-def stop(state: Path, timeout: float = STOP_TIMEOUT_S) -> WatchStatus:
+def stop_recorder(state: Path, timeout: float = STOP_TIMEOUT_S) -> WatchStatus:
     """End the recorder of ``state`` (SIGTERM, then SIGKILL after ``timeout``); returns the
     status it had (``running`` False: there was none)."""
     found = status(state)
@@ -218,3 +220,34 @@ def kernel_pid(*, from_command: bool) -> int:
     if kind == "kernel" or not from_command:
         return pid
     return os.getppid()
+
+
+def start_here(
+    *,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    max_hours: float = DEFAULT_MAX_HOURS,
+    paths: Sequence[str] = (),
+    stop: bool = False,
+) -> WatchStatus:
+    """``colabenv.watch()``: the recorder of the state directory, started from Python (the
+    kernel it watches is the IPython kernel this runs in, else this interpreter); ``stop``
+    ends it instead."""
+    state = state_dir()
+    if stop:
+        return stop_recorder(state)
+    found, _ = start(
+        state,
+        kernel_pid=kernel_pid(from_command=False),
+        interval_s=interval_s,
+        max_hours=max_hours,
+        paths=paths,
+    )
+    return found
+
+
+def start_for_profile(settings: WatchSettings) -> WatchStatus | None:
+    """What ``bootstrap()`` and ``verify()`` do with a profile's ``[watch]``: start the recorder
+    (this process's kernel watched) when ``enabled``, else nothing (None)."""
+    if not settings.enabled:
+        return None
+    return start_here(interval_s=settings.interval_s, max_hours=settings.max_hours)

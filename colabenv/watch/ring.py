@@ -34,10 +34,12 @@ MAGIC = b"\x89CBWATCH"
 """The first eight bytes of every ring, whatever its version."""
 VERSION = 1
 HEADER_SIZE = 256
-SLOT_SIZE = 2048
-MAX_SLOTS = 2000
-"""The most records a ring holds: an hour at the default 2 s needs 1800; at a shorter interval
-the ring keeps the last ``MAX_SLOTS`` samples (about 17 minutes at 0.5 s)."""
+SLOT_SIZE = 1024
+"""A record's room: a sample of a host with a GPU is 300-500 bytes compressed; one too large is
+cut to fit (:meth:`RingWriter.append`)."""
+MAX_SLOTS = 3600
+"""The most records a ring holds: an hour at 1 s or more; at a shorter interval the ring keeps
+the last ``MAX_SLOTS`` samples (30 minutes at 0.5 s)."""
 MAX_DATA_BYTES = MAX_SLOTS * SLOT_SIZE
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """The largest file :func:`read_ring` reads: twice what a version 1 ring can be."""
