@@ -51,7 +51,7 @@ def watch(
     """Start the recorder of this state directory (``colabenv watch start``) with this process
     as the kernel it watches, unless one runs; returns its status. ``stop``: end it instead
     (the status it had)."""
-    from colabenv.watch.control import start_here
+    from colabenv.recorder.control import start_here
 
     return start_here(interval_s=interval_s, max_hours=max_hours, paths=paths, stop=stop)
 

@@ -156,7 +156,7 @@ def bootstrap(
     if status != 0:
         return status
     if loaded.watch.enabled and not (RESTART_LINE in lines and restart):
-        from colabenv.watch.control import start_for_profile
+        from colabenv.recorder.control import start_for_profile
 
         start_for_profile(loaded.watch)  # [watch] enabled; after a restart, verify() starts it
     if RESTART_LINE in lines and restart:

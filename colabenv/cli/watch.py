@@ -13,8 +13,8 @@ import time
 
 from colabenv.errors import UsageError, printable
 from colabenv.models.watch import WatchStatus
+from colabenv.recorder import control
 from colabenv.script.state import state_dir
-from colabenv.watch import control
 
 
 def _number(text: str | None, default: float, flag: str) -> float:

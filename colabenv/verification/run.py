@@ -204,7 +204,7 @@ def verify(
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     loaded = load_profile(find_profile(profile)) if profile is not None else None
     if loaded is not None and loaded.watch.enabled:
-        from colabenv.watch.control import start_for_profile
+        from colabenv.recorder.control import start_for_profile
 
         start_for_profile(loaded.watch)  # [watch] enabled: the recorder runs from here on
     catalog = catalog_for(loaded, os.environ, Framework)

@@ -17,9 +17,9 @@ import pytest
 
 from colabenv.host.sampler import process_identity
 from colabenv.models import WatchSettings
-from colabenv.watch.control import start_for_profile, status, stop_recorder
-from colabenv.watch.recorder import INFO_NAME, LOCK_NAME, PREVIOUS_RING_NAME, RING_NAME
-from colabenv.watch.ring import read_ring
+from colabenv.recorder.control import start_for_profile, status, stop_recorder
+from colabenv.recorder.loop import INFO_NAME, LOCK_NAME, PREVIOUS_RING_NAME, RING_NAME
+from colabenv.recorder.ring import read_ring
 from tests.support.fixtures import Runner
 
 
@@ -54,7 +54,7 @@ def started_pid(done: subprocess.CompletedProcess[str]) -> int:
 def test_start_prints_one_line_and_a_second_start_names_the_first(runner: Runner, state: Path) -> None:
     pid = started_pid(runner("watch", "start", "--interval", "0.5"))
     identity = process_identity(pid)
-    assert identity is not None and "-m colabenv.watch" in identity[1]
+    assert identity is not None and "-m colabenv.recorder" in identity[1]
     assert os.getsid(pid) != os.getsid(0), "its own session"
     assert os.readlink(f"/proc/{pid}/fd/0") == "/dev/null"
     assert not os.isatty(1) or os.readlink(f"/proc/{pid}/fd/1") != os.readlink("/proc/self/fd/1")
@@ -198,3 +198,15 @@ def test_a_profile_that_enables_watch_starts_the_recorder(state: Path) -> None:
     assert found is not None and found.running and found.interval_s == 1.0 and found.max_hours == 1.0
     again = start_for_profile(WatchSettings(enabled=True))
     assert again == found
+
+
+def test_the_python_api_starts_and_stops_the_recorder(state: Path) -> None:
+    import colabenv
+
+    found = colabenv.watch(interval_s=1.0)
+    assert found.running and found.pid is not None and found.kernel_pid == os.getpid()
+    assert colabenv.watch() == found
+    stopped = colabenv.watch(stop=True)
+    assert stopped == found
+    wait_for(lambda: not status(state).running)
+    assert colabenv.watch(stop=True).running is False

@@ -4,7 +4,7 @@ Layout (format version 1; docs/formats.md, "The watch ring"): a header of :data:
 bytes, then ``slots`` fixed-size slots. The header is written once, whole, before the file
 takes its name (:func:`colabenv._util.files.write_atomic`), and carries its own CRC-32. Record
 ``n`` (from 1) goes into slot ``(n - 1) % slots`` with one ``pwrite``: a record header (magic,
-``n``, the payload's length, the CRC-32 of the three) and the payload (:mod:`colabenv.watch.codec`),
+``n``, the payload's length, the CRC-32 of the three) and the payload (:mod:`colabenv.recorder.codec`),
 the rest of the slot zeros. So the ring is bounded (``slots * slot_size`` bytes, at most
 :data:`MAX_DATA_BYTES`) and crash-safe: a record cut by a crash or a power loss fails its
 checksum and is skipped, every other record is whole. A reader sorts the whole records by
@@ -28,7 +28,7 @@ from pathlib import Path
 from colabenv._util.files import FileProblem, open_own, write_atomic
 from colabenv.errors import StateError, printable
 from colabenv.models.watch import RingContents, RingHeader, Sample
-from colabenv.watch import codec
+from colabenv.recorder import codec
 
 MAGIC = b"\x89CBWATCH"
 """The first eight bytes of every ring, whatever its version."""

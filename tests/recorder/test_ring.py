@@ -24,8 +24,8 @@ from colabenv.models import (
     RingHeader,
     Sample,
 )
-from colabenv.watch import codec, ring
-from colabenv.watch.ring import HEADER_SIZE, MAX_SLOTS, SLOT_SIZE, RingWriter, read_ring, slots_for
+from colabenv.recorder import codec, ring
+from colabenv.recorder.ring import HEADER_SIZE, MAX_SLOTS, SLOT_SIZE, RingWriter, read_ring, slots_for
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "watch"
 NOBODY = 65534

@@ -1,4 +1,4 @@
-"""The recorder process (``python -m colabenv.watch``): one sample each interval into the ring,
+"""The recorder process (``python -m colabenv.recorder``): one sample each interval into the ring,
 until SIGTERM, SIGINT or SIGHUP, or ``max_hours``.
 
 It detaches first (:func:`colabenv._util.processes.detach`), then holds ``watch.lock`` in the
@@ -26,7 +26,7 @@ from colabenv._util.bounds import MAX_WATCH_HOURS, MAX_WATCH_INTERVAL_S, MIN_WAT
 from colabenv._util.files import FileProblem, open_own, write_atomic
 from colabenv.host.sampler import Sampler, process_identity
 from colabenv.models.watch import RingHeader
-from colabenv.watch.ring import VERSION, RingWriter, slots_for
+from colabenv.recorder.ring import VERSION, RingWriter, slots_for
 
 RING_NAME = "watch.ring"
 PREVIOUS_RING_NAME = "watch.prev.ring"
@@ -40,7 +40,7 @@ SYNC_EVERY_S = 30.0
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m colabenv.watch")
+    parser = argparse.ArgumentParser(prog="python -m colabenv.recorder")
     parser.add_argument("--state", required=True, type=Path)
     parser.add_argument("--interval", required=True, type=float)
     parser.add_argument("--max-hours", required=True, type=float)

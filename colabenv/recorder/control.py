@@ -32,14 +32,14 @@ from colabenv.errors import StateError, UsageError, printable
 from colabenv.host.sampler import process_identity, watched_paths
 from colabenv.models.profile import WatchSettings
 from colabenv.models.watch import WatchStatus
+from colabenv.recorder.loop import INFO_NAME, LOCK_NAME, LOG_NAME, START_LOCK_NAME
 from colabenv.script.state import state_dir
-from colabenv.watch.recorder import INFO_NAME, LOCK_NAME, LOG_NAME, START_LOCK_NAME
 
 DEFAULT_INTERVAL_S = 2.0
 DEFAULT_MAX_HOURS = 24.0
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 10.0
-RECORDER_MODULE = "colabenv.watch"
+RECORDER_MODULE = "colabenv.recorder"
 
 
 def _held(path: Path) -> bool:
