@@ -247,7 +247,15 @@ def start_here(
 
 def start_for_profile(settings: WatchSettings) -> WatchStatus | None:
     """What ``bootstrap()`` and ``verify()`` do with a profile's ``[watch]``: start the recorder
-    (this process's kernel watched) when ``enabled``, else nothing (None)."""
+    when ``enabled``, else nothing (None). The kernel watched is as for ``watch start`` when
+    this runs as the command (``colabenv verify --profile``), else as for ``colabenv.watch()``."""
     if not settings.enabled:
         return None
-    return start_here(interval_s=settings.interval_s, max_hours=settings.max_hours)
+    state = state_dir()
+    found, _ = start(
+        state,
+        kernel_pid=kernel_pid(from_command="colabenv.cli.main" in sys.modules),
+        interval_s=settings.interval_s,
+        max_hours=settings.max_hours,
+    )
+    return found

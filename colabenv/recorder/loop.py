@@ -25,7 +25,7 @@ from colabenv._util import processes
 from colabenv._util.bounds import MAX_WATCH_HOURS, MAX_WATCH_INTERVAL_S, MIN_WATCH_INTERVAL_S
 from colabenv._util.files import FileProblem, open_own, write_atomic
 from colabenv.host.sampler import Sampler, process_identity
-from colabenv.models.watch import RingHeader
+from colabenv.models.watch import RingHeader, Sample
 from colabenv.recorder.ring import VERSION, RingWriter, slots_for
 
 RING_NAME = "watch.ring"
@@ -37,6 +37,9 @@ START_LOCK_NAME = "watch.start.lock"
 ENDING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 LOCK_WAIT_S = 2.0
 SYNC_EVERY_S = 30.0
+MAX_LOGGED_ERRORS = 10
+"""The failed samples ``watch.log`` says, at most: a reader that fails every time must not fill
+the disk."""
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -128,17 +131,30 @@ def record(
 
 def _loop(
     writer: RingWriter,
-    sample: Callable[[], object],
+    sample: Callable[[], Sample],
     interval_s: float,
     max_hours: float,
     monotonic: Callable[[], float],
-) -> None:
+) -> int:
+    """Sample into ``writer`` every ``interval_s`` until a signal of :data:`ENDING` or
+    ``max_hours``; returns how many samples failed. A sample that fails (a bug of a reader) is
+    one line in the log, the first :data:`MAX_LOGGED_ERRORS` of them: the recording goes on."""
     begun = monotonic()
     end = begun + max_hours * 3600.0
     due = begun
     synced = begun
+    failed = 0
     while True:
-        writer.append(sample())  # type: ignore[arg-type]
+        try:
+            writer.append(sample())
+        except Exception as exc:  # the recorder outlives what one sample does wrong
+            failed += 1
+            if failed <= MAX_LOGGED_ERRORS:
+                print(
+                    f"colabenv watch: a sample failed: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         now = monotonic()
         if now - synced >= SYNC_EVERY_S:
             writer.sync()
@@ -146,9 +162,9 @@ def _loop(
         due = max(due + interval_s, now)
         if due >= end:
             signal.sigtimedwait(ENDING, max(0.0, end - now))
-            return
+            return failed
         if signal.sigtimedwait(ENDING, max(0.0, due - now)) is not None:
-            return
+            return failed
 
 
 def _ours(info: Path, token: str) -> bool:
