@@ -53,13 +53,21 @@ def cgroup_not_wired() -> CgroupMemory | None:
     return None
 
 
-def _stat(proc: Path, pid: str) -> tuple[int, str, int, int] | None:
-    """``(ppid, comm, start ticks, rss bytes)`` from ``/proc/PID/stat``; None when it is gone."""
+def _stat(proc: Path, pid: str) -> tuple[int, str, int, int, int] | None:
+    """``(ppid, comm, start ticks, rss bytes, uid)`` from ``/proc/PID/stat`` (the file is owned
+    by the process's user); None when the process is gone. ``os.open`` and ``os.read`` rather
+    than ``open()``: this runs for every process at every sample."""
     try:
-        with open(proc / pid / "stat", "rb") as handle:
-            raw = handle.read(STAT_LIMIT)
+        fd = os.open(f"{proc}/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        uid = os.fstat(fd).st_uid
+        raw = os.read(fd, STAT_LIMIT)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     left, right = raw.find(b"("), raw.rfind(b")")
     if left < 0 or right < left:
         return None
@@ -69,7 +77,8 @@ def _stat(proc: Path, pid: str) -> tuple[int, str, int, int] | None:
             int(fields[1]),
             raw[left + 1 : right].decode("utf-8", "replace"),
             int(fields[19]),
-            int(fields[21]),
+            int(fields[21]) * _PAGE,
+            uid,
         )
     except (IndexError, ValueError):
         return None
@@ -272,11 +281,7 @@ def _processes(
                 found = _stat(proc, entry.name)
                 if found is None:
                     continue
-                try:
-                    uid = entry.stat(follow_symlinks=False).st_uid
-                except OSError:
-                    continue
-                table[int(entry.name)] = (*found, uid)
+                table[int(entry.name)] = found
                 if len(table) >= MAX_PROCESSES:
                     break
     except OSError:
@@ -296,9 +301,9 @@ def _processes(
     boot = None if uptime is None else now - uptime
     samples = []
     for pid in sorted(chosen, key=lambda pid: table[pid][3], reverse=True):
-        ppid, comm, ticks, pages, uid = table[pid]
+        ppid, comm, ticks, rss, uid = table[pid]
         started = None if boot is None else boot + ticks / _HERTZ
-        samples.append(ProcessSample(pid, ppid, comm[:64], pages * _PAGE, uid, started))
+        samples.append(ProcessSample(pid, ppid, comm[:64], rss, uid, started))
     starts = [table[pid][2] for pid in (1, kernel) if pid in table]
     return tuple(samples), (min(starts) if starts else None)
 

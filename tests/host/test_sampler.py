@@ -156,7 +156,11 @@ def test_a_process_is_known_again_by_its_start_and_command() -> None:
     assert me is not None and me == process_identity(os.getpid())
     assert sys.executable.rsplit("/", 1)[-1].split(".")[0] in me[1] or "python" in me[1]
     proc = subprocess.Popen(["sleep", "5"])
+    deadline = time.monotonic() + 5
     other = process_identity(proc.pid)
+    while (other is None or other[1] != "sleep 5") and time.monotonic() < deadline:
+        time.sleep(0.01)  # until its exec is done
+        other = process_identity(proc.pid)
     proc.kill()
     proc.wait()
     assert other is not None and other[1] == "sleep 5" and other[0] >= me[0]
