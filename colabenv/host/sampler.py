@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,6 +42,8 @@ STAT_LIMIT = 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _HERTZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 NOT_WIRED = "memory: not wired"
+NVML_TIMEOUT_S = 2.0
+"""How long one sample waits for NVML's answers."""
 
 
 def memory_not_wired() -> HostMemory | None:
@@ -126,21 +129,32 @@ def _problem(exc: BaseException) -> str:
 
 
 class _Gpus:
-    """NVML, initialised once (what fails is kept as the note every sample repeats)."""
+    """NVML, initialised at the first sample (what fails is kept as the note every sample
+    repeats); its reads run in a worker thread of :class:`SamplerRun`, bounded in time."""
 
     def __init__(self, load: Callable[[], Nvml] | None, proc: Path) -> None:
+        self.load = load
         self.nvml: Nvml | None = None
         self.handles: list[tuple[int, Any, str]] = []
         self.note: str | None = None
+        self.opened = False
         if load is None:
             self.note = "gpu: NVML not used"
             return
         driver = (proc.parent / "dev" / "nvidia0").exists() or (proc / "driver" / "nvidia").exists()
         if load is import_pynvml and not driver:
             self.note = "gpu: no NVIDIA driver (no /dev/nvidia0, no /proc/driver/nvidia)"
-            return
+
+    @property
+    def used(self) -> bool:
+        """Whether NVML is to be asked at all (a worker thread each sample)."""
+        return self.note is None or self.opened
+
+    def _open(self) -> None:
+        self.opened = True
+        assert self.load is not None
         try:
-            nvml = load()
+            nvml = self.load()
             nvml.nvmlInit()
             for index in range(min(int(nvml.nvmlDeviceGetCount()), 64)):
                 handle = nvml.nvmlDeviceGetHandleByIndex(index)
@@ -152,6 +166,8 @@ class _Gpus:
         self.nvml = nvml
 
     def sample(self, notes: list[str]) -> tuple[GpuSample, ...]:
+        if not self.opened and self.note is None:
+            self._open()
         if self.note is not None:
             notes.append(self.note)
         if self.nvml is None:
@@ -206,8 +222,9 @@ class Sampler:
     ``kernel_pid``: the process that started the recorder; it and its descendants are always
     kept. ``paths``: the watched paths (``statvfs`` each). ``host_memory`` and ``cgroup_memory``:
     the memory readers (none wired yet: the sample then says :data:`NOT_WIRED`). ``load_nvml``:
-    the NVML module (None: no GPU part). ``proc``: where ``/proc`` is. ``shm``: the shared-memory
-    mount.
+    the NVML module (None: no GPU part), each sample's reads given ``nvml_timeout`` seconds
+    (a driver that hangs leaves the GPU part out, with a note, until it answers). ``proc``:
+    where ``/proc`` is. ``shm``: the shared-memory mount.
     """
 
     kernel_pid: int
@@ -219,6 +236,7 @@ class Sampler:
     shm: str = "/dev/shm"
     clock: Callable[[], float] = time.time
     top: int = TOP_PROCESSES
+    nvml_timeout: float = NVML_TIMEOUT_S
 
     def start(self) -> SamplerRun:
         """What lives across samples (NVML's handles); close it when done."""
@@ -231,6 +249,36 @@ class SamplerRun:
     def __init__(self, sampler: Sampler) -> None:
         self.sampler = sampler
         self.gpus = _Gpus(sampler.load_nvml, sampler.proc)
+        self.hung: tuple[threading.Thread, float] | None = None
+
+    def _gpu_part(self, notes: list[str]) -> tuple[GpuSample, ...]:
+        """The GPUs, read in a worker thread given ``nvml_timeout`` seconds: a driver that hangs
+        costs the GPU part of the samples until it answers, never the recording."""
+        if not self.gpus.used:
+            return self.gpus.sample(notes)
+        if self.hung is not None:
+            thread, since = self.hung
+            if thread.is_alive():
+                notes.append(f"gpu: NVML has not answered for {time.monotonic() - since:.0f} s")
+                return ()
+            self.hung = None
+        done: list[tuple[tuple[GpuSample, ...], list[str]]] = []
+
+        def work() -> None:
+            own: list[str] = []
+            done.append((self.gpus.sample(own), own))
+
+        thread = threading.Thread(target=work, name="colabenv-watch-gpu", daemon=True)
+        began = time.monotonic()
+        thread.start()
+        thread.join(self.sampler.nvml_timeout)
+        if not done:
+            self.hung = (thread, began)
+            notes.append(f"gpu: NVML did not answer within {self.sampler.nvml_timeout:g} s")
+            return ()
+        gpus, own = done[0]
+        notes.extend(own)
+        return gpus
 
     def sample(self) -> Sample:
         s = self.sampler
@@ -247,7 +295,7 @@ class SamplerRun:
         missing = [p for p in s.paths if all(f.path != p for f in filesystems)]
         if missing:
             notes.append("paths not readable: " + ", ".join(printable(p) for p in missing[:4]))
-        gpus = self.gpus.sample(notes)
+        gpus = self._gpu_part(notes)
         try:
             load: tuple[float, float, float] | None = os.getloadavg()
         except OSError:
@@ -256,7 +304,8 @@ class SamplerRun:
         return Sample(now, memory, cgroup, processes, shm, filesystems, gpus, load, age, tuple(notes))
 
     def close(self) -> None:
-        self.gpus.close()
+        if self.hung is None:
+            self.gpus.close()
 
 
 def _guarded(read: Callable[[], Any], what: str, notes: list[str]) -> Any:

@@ -172,3 +172,34 @@ def test_watched_paths_default_to_the_working_directory_then_tmp_and_state(tmp_p
     expected_first = "/content" if os.path.isdir("/content") else str(tmp_path)
     assert watched_paths((), state, tmp_path) == (expected_first, "/tmp", str(state))
     assert watched_paths(("/tmp", "/srv"), state, tmp_path) == ("/tmp", "/srv", str(state))
+
+
+class HangingNvml(FakeNvml):
+    """A driver that stops answering: the memory read blocks until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.release = threading.Event()
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> Any:
+        self.release.wait(10)
+        return super().nvmlDeviceGetMemoryInfo(handle)
+
+
+def test_a_hanging_nvml_costs_the_gpu_part_not_the_sample() -> None:
+    nvml = HangingNvml()
+    run = Sampler(kernel_pid=os.getpid(), paths=(), load_nvml=lambda: nvml, nvml_timeout=0.2).start()
+    began = time.monotonic()
+    first = run.sample()
+    assert time.monotonic() - began < 2
+    assert first.gpus == () and "gpu: NVML did not answer within 0.2 s" in first.notes
+    second = run.sample()
+    assert second.gpus == () and any(n.startswith("gpu: NVML has not answered for") for n in second.notes)
+    assert first.processes, "the rest of the sample is there"
+    nvml.release.set()
+    time.sleep(0.2)
+    third = run.sample()
+    assert len(third.gpus) == 2 and not [n for n in third.notes if n.startswith("gpu")]
+    run.close()
