@@ -26,10 +26,8 @@ from colabenv._util.bounds import MAX_WATCH_HOURS, MAX_WATCH_INTERVAL_S, MIN_WAT
 from colabenv._util.files import FileProblem, open_own, write_atomic
 from colabenv.host.sampler import Sampler, process_identity
 from colabenv.models.watch import RingHeader, Sample
-from colabenv.recorder.ring import VERSION, RingWriter, slots_for
+from colabenv.recorder.ring import PREVIOUS_RING_NAME, RING_NAME, VERSION, RingWriter, slots_for
 
-RING_NAME = "watch.ring"
-PREVIOUS_RING_NAME = "watch.prev.ring"
 LOCK_NAME = "watch.lock"
 INFO_NAME = "watch.json"
 LOG_NAME = "watch.log"

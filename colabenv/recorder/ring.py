@@ -30,6 +30,11 @@ from colabenv.errors import StateError, printable
 from colabenv.models.watch import RingContents, RingHeader, Sample
 from colabenv.recorder import codec
 
+RING_NAME = "watch.ring"
+"""The ring of the recorder running now (or of the last one), in the state directory."""
+PREVIOUS_RING_NAME = "watch.prev.ring"
+"""The ring of the recorder before it: a start moves the last ring here, so what a recorder that
+died recorded stays readable for ``doctor``."""
 MAGIC = b"\x89CBWATCH"
 """The first eight bytes of every ring, whatever its version."""
 VERSION = 1
@@ -267,3 +272,8 @@ def _slot(slot: bytes, index: int, slots: int) -> tuple[int, Sample] | str:
 READERS: dict[int, Callable[[Path, bytes], RingContents]] = {1: _read_v1}
 """Each ring format version this colabenv reads, by number: a new version adds its reader here
 and keeps the older ones."""
+
+
+def ring_paths(state: Path) -> tuple[Path, Path]:
+    """The rings of the state directory ``state``: the last recorder's, and the one before."""
+    return state / RING_NAME, state / PREVIOUS_RING_NAME

@@ -18,8 +18,8 @@ import pytest
 from colabenv.host.sampler import process_identity
 from colabenv.models import WatchSettings
 from colabenv.recorder.control import start_for_profile, status, stop_recorder
-from colabenv.recorder.loop import INFO_NAME, LOCK_NAME, PREVIOUS_RING_NAME, RING_NAME
-from colabenv.recorder.ring import read_ring
+from colabenv.recorder.loop import INFO_NAME, LOCK_NAME
+from colabenv.recorder.ring import PREVIOUS_RING_NAME, RING_NAME, read_ring, ring_paths
 from tests.support.fixtures import Runner
 
 
@@ -138,6 +138,7 @@ def test_a_recorder_sigkilled_at_random_moments_leaves_a_readable_ring(runner: R
         assert contents.header.recorder_pid == pid
         assert len(contents.samples) >= 1 and sum(n for _, n in contents.skipped) <= 1
     assert read_ring(state / PREVIOUS_RING_NAME).header.recorder_pid != pid
+    assert ring_paths(state) == (state / RING_NAME, state / PREVIOUS_RING_NAME)
 
 
 def test_a_recycled_pid_is_never_taken_for_the_recorder(runner: Runner, state: Path) -> None:
