@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from colabenv._util.bounds import MAX_TIMESTAMP
 from colabenv.models.watch import (
@@ -39,6 +40,9 @@ MAX_DECODED = 256 * 1024
 MAX_INT = 1 << 62
 MAX_TEXT = 4096
 MAX_ITEMS = 256
+
+
+T = TypeVar("T")
 
 
 class NotASample(Exception):
@@ -83,8 +87,13 @@ def _fs(use: FilesystemUse) -> list[object]:
     return [use.path, use.total, use.free]
 
 
-def decode(payload: bytes) -> Sample:
-    """The sample a record's payload holds; :class:`NotASample` for anything else."""
+def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
+    """The sample a record's payload holds; :class:`NotASample` for anything else.
+
+    ``seen``: the parts already decoded while reading one ring (a process, a filesystem, the
+    memory figures), by their exact values and types: most repeat from one sample to the next,
+    and a value decoded and checked once is the same immutable model again (a full ring is read
+    several times faster)."""
     try:
         inflate = zlib.decompressobj()
         raw = inflate.decompress(payload, MAX_DECODED)
@@ -94,18 +103,36 @@ def decode(payload: bytes) -> Sample:
     except (zlib.error, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise NotASample(type(exc).__name__) from None
     items = _list(document, 10, 10)
+    memo = {} if seen is None else seen
     return Sample(
         time=_time(items[0]),
-        memory=_optional(items[1], _memory),
-        cgroup=_optional(items[2], _cgroup),
-        processes=tuple(_process(p) for p in _list(items[3])),
-        shm=_optional(items[4], _filesystem),
-        filesystems=tuple(_filesystem(f) for f in _list(items[5])),
+        memory=_optional(items[1], lambda v: _once(memo, v, _memory)),
+        cgroup=_optional(items[2], lambda v: _once(memo, v, _cgroup)),
+        processes=tuple(_once(memo, p, _process) for p in _list(items[3])),
+        shm=_optional(items[4], lambda v: _once(memo, v, _filesystem)),
+        filesystems=tuple(_once(memo, f, _filesystem) for f in _list(items[5])),
         gpus=tuple(_gpu(g) for g in _list(items[6])),
         load=_optional(items[7], _load),
         session_age=_optional(items[8], _seconds),
         notes=tuple(_text(n, 500) for n in _list(items[9])),
     )
+
+
+_SCALARS = frozenset((int, float, str, type(None)))
+
+
+def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -> T:
+    """``read(value)``, or what it gave before for a list of the same scalars of the same types."""
+    if type(value) is not list:
+        return read(value)
+    types = tuple(map(type, value))
+    if not _SCALARS.issuperset(types):
+        return read(value)
+    key = (read, tuple(value), types)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = read(value)
+    return found
 
 
 def _list(value: object, low: int = 0, high: int = MAX_ITEMS) -> list[Any]:

@@ -4,11 +4,11 @@ Layout (format version 1; docs/formats.md, "The watch ring"): a header of :data:
 bytes, then ``slots`` fixed-size slots. The header is written once, whole, before the file
 takes its name (:func:`colabenv._util.files.write_atomic`), and carries its own CRC-32. Record
 ``n`` (from 1) goes into slot ``(n - 1) % slots`` with one ``pwrite``: a record header (magic,
-``n``, the payload's length, the CRC-32 of the three) and the payload (:mod:`colabenv.recorder.codec`),
-the rest of the slot zeros. So the ring is bounded (``slots * slot_size`` bytes, at most
-:data:`MAX_DATA_BYTES`) and crash-safe: a record cut by a crash or a power loss fails its
-checksum and is skipped, every other record is whole. A reader sorts the whole records by
-``n``: the samples oldest first.
+``n``, the sample's time, the payload's length, the CRC-32 of the four) and the payload
+(:mod:`colabenv.recorder.codec`), the rest of the slot zeros. So the ring is bounded
+(``slots * slot_size`` bytes, at most :data:`MAX_DATA_BYTES`) and crash-safe: a record cut by a
+crash or a power loss fails its checksum and is skipped, every other record is whole. A reader
+sorts the whole records by ``n``: the samples oldest first.
 
 Versioned: the magic and the version come first and stay there; a reader reads every version
 up to its own (:data:`READERS`) and refuses a newer one with one line, as it refuses a file
@@ -54,7 +54,8 @@ MIN_SLOTS = 16
 
 _PREFIX = struct.Struct("<8sH")
 _HEADER = struct.Struct("<8sHHIIIIIddd")
-_RECORD = struct.Struct("<4sQII")
+_RECORD = struct.Struct("<4sQdII")
+_CHECKED = struct.Struct("<QdI")
 _RECORD_MAGIC = b"\xa7REC"
 _CRC = struct.Struct("<I")
 
@@ -115,7 +116,7 @@ class RingWriter:
         slot is cut (the smallest processes, then the GPUs' holders, then the notes) and says so."""
         payload = _fitted(sample, self.slot_size - _RECORD.size)
         self.sequence += 1
-        record = _record(self.sequence, payload).ljust(self.slot_size, b"\0")
+        record = _record(self.sequence, sample.time, payload).ljust(self.slot_size, b"\0")
         offset = HEADER_SIZE + ((self.sequence - 1) % self.header.slots) * self.slot_size
         os.pwrite(self.fd, record, offset)
         return self.sequence
@@ -132,9 +133,9 @@ class RingWriter:
                 self.fd = -1
 
 
-def _record(sequence: int, payload: bytes) -> bytes:
-    checked = struct.pack("<QI", sequence, len(payload)) + payload
-    return _RECORD.pack(_RECORD_MAGIC, sequence, len(payload), zlib.crc32(checked)) + payload
+def _record(sequence: int, moment: float, payload: bytes) -> bytes:
+    checked = _CHECKED.pack(sequence, moment, len(payload)) + payload
+    return _RECORD.pack(_RECORD_MAGIC, sequence, moment, len(payload), zlib.crc32(checked)) + payload
 
 
 def _fitted(sample: Sample, room: int) -> bytes:
@@ -159,8 +160,10 @@ def _fitted(sample: Sample, room: int) -> bytes:
 # Reading
 
 
-def read_ring(path: Path) -> RingContents:
+def read_ring(path: Path, since: float | None = None) -> RingContents:
     """The ring at ``path``: its header, its whole records oldest first, and what was skipped.
+    ``since``: only the samples taken then or later (epoch seconds; the others are not decoded:
+    each record carries its sample's time beside its number).
 
     Raises :class:`StateError` (one line) for what is not a ring of this user's colabenv: a
     symbolic link, another user's file, not a regular file, larger than :data:`MAX_FILE_BYTES`,
@@ -191,7 +194,7 @@ def read_ring(path: Path) -> RingContents:
                 f"reads (up to {newest}); read it with a newer colabenv"
             )
         raise StateError(f"{printable(path)}: header.version: {version} is no ring format version")
-    return reader(path, data)
+    return reader(path, data, since)
 
 
 def _read_all(fd: int, limit: int) -> bytes:
@@ -206,7 +209,7 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read_v1(path: Path, data: bytes) -> RingContents:
+def _read_v1(path: Path, data: bytes, since: float | None) -> RingContents:
     where = printable(path)
     if len(data) < HEADER_SIZE:
         raise StateError(f"{where}: header: cut short ({len(data)} of {HEADER_SIZE} bytes)")
@@ -232,12 +235,15 @@ def _read_v1(path: Path, data: bytes) -> RingContents:
         notes.append(f"{len(data) - end} bytes after the last slot ignored")
     found: list[tuple[int, Sample]] = []
     skipped: dict[str, int] = {}
+    seen: dict[object, object] = {}
     for index in range(slots):
         start = HEADER_SIZE + index * slot_size
         slot = data[start : min(start + slot_size, end)]
         if not slot.strip(b"\0"):
             continue
-        outcome = _slot(slot, index, slots)
+        outcome = _slot(slot, index, slots, seen, since)
+        if outcome is None:
+            continue
         if isinstance(outcome, str):
             skipped[outcome] = skipped.get(outcome, 0) + 1
         else:
@@ -252,24 +258,30 @@ def _read_v1(path: Path, data: bytes) -> RingContents:
     )
 
 
-def _slot(slot: bytes, index: int, slots: int) -> tuple[int, Sample] | str:
+def _slot(
+    slot: bytes, index: int, slots: int, seen: dict[object, object], since: float | None
+) -> tuple[int, Sample] | str | None:
+    """A whole record's number and sample; why it is skipped; None when it is before ``since``."""
     if len(slot) < _RECORD.size:
         return TORN
-    magic, sequence, length, crc = _RECORD.unpack_from(slot)
+    magic, sequence, moment, length, crc = _RECORD.unpack_from(slot)
     if magic != _RECORD_MAGIC or length > len(slot) - _RECORD.size:
         return TORN
     payload = slot[_RECORD.size : _RECORD.size + length]
-    if zlib.crc32(struct.pack("<QI", sequence, length) + payload) != crc:
+    if zlib.crc32(_CHECKED.pack(sequence, moment, length) + payload) != crc:
         return TORN
     if sequence < 1 or (sequence - 1) % slots != index:
         return OUT_OF_PLACE
+    if since is not None and moment < since:
+        return None
     try:
-        return sequence, codec.decode(payload)
+        sample = codec.decode(payload, seen)
     except codec.NotASample:
         return NOT_A_SAMPLE
+    return (sequence, sample) if sample.time == moment else NOT_A_SAMPLE
 
 
-READERS: dict[int, Callable[[Path, bytes], RingContents]] = {1: _read_v1}
+READERS: dict[int, Callable[[Path, bytes, float | None], RingContents]] = {1: _read_v1}
 """Each ring format version this colabenv reads, by number: a new version adds its reader here
 and keeps the older ones."""
 

@@ -93,6 +93,18 @@ def test_the_ring_keeps_the_newest_samples_oldest_first(tmp_path: Path) -> None:
     assert times(path) == [float(n) for n in range(75 - 32, 75)]
 
 
+def test_since_leaves_the_older_samples_undecoded(tmp_path: Path) -> None:
+    path = tmp_path / "watch.ring"
+    write(path, 20).close()
+    with open(path, "r+b") as handle:  # record 3: a whole record, but no sample; before since
+        handle.seek(HEADER_SIZE + 2 * SLOT_SIZE + 60)
+        handle.write(b"junk")
+    assert len(read_ring(path).samples) == 19
+    recent = read_ring(path, since=1_700_000_015.0)
+    assert [s.time - 1_700_000_000.0 for s in recent.samples] == [15.0, 16.0, 17.0, 18.0, 19.0]
+    assert recent.skipped == (("torn or corrupt", 1),), "a torn record is counted whatever its time"
+
+
 def test_the_bound_holds_at_half_a_second_for_many_samples(tmp_path: Path) -> None:
     """A day at 0.5 s, written fast with the clock injected: the file never grows, and it holds
     the last MAX_SLOTS samples, a few MiB."""
@@ -179,9 +191,11 @@ def test_a_whole_record_that_is_no_sample_or_out_of_place_is_skipped(tmp_path: P
     path = tmp_path / "watch.ring"
     write(path, 3).close()
 
-    def record(sequence: int, payload: bytes) -> bytes:
-        checked = struct.pack("<QI", sequence, len(payload)) + payload
-        return struct.pack("<4sQII", b"\xa7REC", sequence, len(payload), zlib.crc32(checked)) + payload
+    def record(sequence: int, payload: bytes, moment: float = 1_700_000_009.0) -> bytes:
+        checked = struct.pack("<QdI", sequence, moment, len(payload)) + payload
+        return (
+            struct.pack("<4sQdII", b"\xa7REC", sequence, moment, len(payload), zlib.crc32(checked)) + payload
+        )
 
     with open(path, "r+b") as handle:
         handle.seek(HEADER_SIZE + 3 * SLOT_SIZE)
@@ -190,9 +204,11 @@ def test_a_whole_record_that_is_no_sample_or_out_of_place_is_skipped(tmp_path: P
         handle.write(record(9, codec.encode(sample(9.0))))
         handle.seek(HEADER_SIZE + 5 * SLOT_SIZE)
         handle.write(record(6, zlib.compress(b"[" * 100000)))
+        handle.seek(HEADER_SIZE + 6 * SLOT_SIZE)  # a whole record whose time is not its sample's
+        handle.write(record(7, codec.encode(sample(1_700_000_007.0)), moment=1_700_000_006.0))
     contents = read_ring(path)
     assert times(path) == [0.0, 1.0, 2.0]
-    assert contents.skipped == (("not a sample", 2), ("out of place", 1))
+    assert contents.skipped == (("not a sample", 3), ("out of place", 1))
 
 
 @pytest.mark.parametrize(
