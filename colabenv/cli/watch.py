@@ -16,6 +16,8 @@ from colabenv.models.watch import WatchStatus
 from colabenv.recorder import control
 from colabenv.script.state import state_dir
 
+UNKNOWN = "a recorder holds the lock, but which is not known (starting or stopping: try again)"
+
 
 def _number(text: str | None, default: float, flag: str) -> float:
     if text is None:
@@ -36,7 +38,7 @@ def _line(found: WatchStatus) -> str:
     if not found.running:
         return "no recorder running"
     if found.pid is None:
-        return "a recorder is starting or stopping"
+        return UNKNOWN
     return (
         f"recorder running: pid {found.pid}, since {_since(found)}, every {found.interval_s:g} s, "
         f"ring {printable(found.ring)}"
@@ -55,15 +57,20 @@ def run(args: argparse.Namespace) -> int:
             max_hours=hours,
             paths=args.path,
         )
-        verb = "started" if started else "already running"
-        sys.stdout.write(f"colabenv watch: recorder {verb}: pid {found.pid}\n")
+        if found.pid is None:
+            sys.stdout.write(f"colabenv watch: {UNKNOWN}\n")
+        else:
+            verb = "started" if started else "already running"
+            sys.stdout.write(f"colabenv watch: recorder {verb}: pid {found.pid}\n")
         return 0
     if args.watch_command == "stop":
         found = control.stop_recorder(state)
-        if found.running:
-            sys.stdout.write(f"colabenv watch: recorder stopped: pid {found.pid}\n")
-        else:
+        if not found.running:
             sys.stdout.write("colabenv watch: no recorder running\n")
+        elif found.pid is None:
+            sys.stdout.write(f"colabenv watch: {UNKNOWN}; nothing stopped\n")
+        else:
+            sys.stdout.write(f"colabenv watch: recorder stopped: pid {found.pid}\n")
         return 0
     found = control.status(state)
     if args.json:

@@ -153,7 +153,9 @@ def test_a_recycled_pid_is_never_taken_for_the_recorder(runner: Runner, state: P
         fcntl.flock(fd, fcntl.LOCK_EX)
         found = status(state)
         assert found.running and found.pid is None
-        assert runner("watch", "stop").returncode == 0
+        stopped = runner("watch", "stop")
+        assert stopped.returncode == 0 and stopped.stdout.endswith("; nothing stopped\n")
+        assert "which is not known" in runner("watch", "status").stdout
         assert process_identity(os.getpid()) is not None
     finally:
         os.close(fd)
