@@ -5,7 +5,8 @@ same interpreter measured over the same seconds (goal at 2 s: under 1% of a core
 
 A real recorder is started with `colabenv watch start` in a state directory of its own, warmed up
 for a few samples, then read from /proc: CPU time (utime + stime of /proc/PID/stat) over each of
-several windows, and VmRSS once a second. Prints the medians and ends with
+several windows, and VmRSS once a second. Then times ``read_ring()`` (what doctor reads) on a full ring at 2 s, whole and its last 10
+minutes. Prints the medians and ends with
 ``watch: Y MiB RSS and X% of a core at 2 s (Rx vs idle python's RSS)``.
 """
 
@@ -101,6 +102,49 @@ def one_interval(interval: float, seconds: float, windows: int) -> tuple[float, 
     )
 
 
+def read_full_ring(runs: int) -> float:
+    """Median ms of ``read_ring()`` (what doctor reads) on a full ring at 2 s: 1800 records made
+    of 60 real samples of this host, repeated with their times moved on."""
+    import dataclasses
+
+    from colabenv.host.sampler import Sampler
+    from colabenv.models import RingHeader
+    from colabenv.recorder.ring import RingWriter, read_ring, slots_for
+
+    run = Sampler(kernel_pid=os.getpid(), paths=("/tmp",)).start()
+    real = []
+    for _ in range(60):
+        real.append(run.sample())
+        time.sleep(0.02)
+    run.close()
+    slots = slots_for(2.0)
+    with tempfile.TemporaryDirectory(prefix="colabenv-bench-ring-") as tmp:
+        path = Path(tmp) / "watch.ring"
+        writer = RingWriter.create(path, RingHeader(1, os.getpid(), os.getpid(), 2.0, time.time(), slots))
+        began = time.time() - 2.0 * slots
+        for n in range(slots):
+            writer.append(dataclasses.replace(real[n % len(real)], time=began + 2.0 * n))
+        writer.close()
+        size = path.stat().st_size
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            contents = read_ring(path)
+            times.append((time.perf_counter() - started) * 1000)
+        assert len(contents.samples) == slots
+        recent = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            read_ring(path, since=time.time() - 600)
+            recent.append((time.perf_counter() - started) * 1000)
+    print(
+        f"read_ring of a full ring ({slots} samples at 2 s, {size / 2**20:.1f} MiB): "
+        f"median {statistics.median(times):.0f} ms (min {min(times):.0f}); its last 10 minutes "
+        f"(since=): median {statistics.median(recent):.0f} ms"
+    )
+    return statistics.median(times)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="measured per interval (default 30)")
@@ -110,6 +154,7 @@ def main() -> int:
     windows = 5
     print(f"{os.cpu_count()} CPUs; {WARM_S:g} s of warm-up, then {windows} windows per interval")
     results = {interval: one_interval(interval, seconds, windows) for interval in (2.0, 0.5)}
+    read_full_ring(3 if args.quick else 7)
     fast = results[0.5]
     print(f"at 0.5 s: {fast[0]:.3f} % of a core, {fast[1]:.1f} MiB")
     cpu, rss, _, idle_rss = results[2.0]
