@@ -5,8 +5,8 @@ same interpreter measured over the same seconds (goal at 2 s: under 1% of a core
 
 A real recorder is started with `colabenv watch start` in a state directory of its own, warmed up
 for a few samples, then read from /proc: CPU time (utime + stime of /proc/PID/stat) over each of
-several windows, and VmRSS once a second. Then times ``read_ring()`` (what doctor reads) on a full ring at 2 s, whole and its last 10
-minutes. Prints the medians and ends with
+several windows, and VmRSS once a second. Then times ``read_ring()`` (what doctor reads) on a
+full ring at 2 s, whole and its last 10 minutes. Prints the medians and ends with
 ``watch: Y MiB RSS and X% of a core at 2 s (Rx vs idle python's RSS)``.
 """
 
