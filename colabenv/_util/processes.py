@@ -392,11 +392,14 @@ def start_detached(
     init (never a zombie of the caller's). Returns the launcher's exit status (-1 when it did
     not exit in time: it is then killed)."""
     args = [str(a) for a in argv]
-    out = os.open(
-        log if log is not None else os.devnull,
-        os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
-        0o600,
-    )
+    try:
+        out = os.open(
+            log if log is not None else os.devnull,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
+    except OSError as exc:
+        raise ProcessError(args, f"cannot open its log {log}: {exc.strerror or exc}") from exc
     try:
         proc = subprocess.Popen(
             args,

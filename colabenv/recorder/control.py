@@ -127,6 +127,8 @@ def start(
 ) -> tuple[WatchStatus, bool]:
     """The recorder of ``state``, started unless one runs: ``(its status, whether this call
     started it)``. StateError when it could not be started (the last line of its log said)."""
+    if not sys.platform.startswith("linux"):
+        raise UsageError("watch start: the recorder runs on Linux only (it reads /proc)")
     given = checked_settings(interval_s, max_hours, paths, "watch start")
     try:
         state.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -48,3 +48,13 @@ def test_a_launcher_that_does_not_exit_in_time_is_killed() -> None:
 def test_a_program_that_cannot_start_is_a_process_error(tmp_path: Path) -> None:
     with pytest.raises(ProcessError, match="cannot start"):
         processes.start_detached([str(tmp_path / "missing")], timeout=1)
+
+
+def test_a_log_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("kept\n")
+    log = tmp_path / "log"
+    log.symlink_to(target)
+    with pytest.raises(ProcessError, match="cannot open its log"):
+        processes.start_detached([sys.executable, "-c", "pass"], timeout=5, log=log)
+    assert target.read_text() == "kept\n"
