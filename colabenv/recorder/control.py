@@ -5,7 +5,8 @@ A recorder runs when ``watch.lock`` is held (the recorder holds it while it live
 does for more than a moment); which one is said by ``watch.json``, believed only where the pid's
 start time and command line are still the recorder's (:func:`colabenv.host.sampler.process_identity`).
 Starts are one at a time (``watch.start.lock``); a start that finds a recorder names it and
-starts nothing.
+starts nothing, unless the kernel that recorder watches is gone and the start comes from
+another (the restarted kernel): then it replaces it.
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def start(
     python: str | None = None,
 ) -> tuple[WatchStatus, bool]:
     """The recorder of ``state``, started unless one runs: ``(its status, whether this call
-    started it)``. StateError when it could not be started (the last line of its log said)."""
+    started it)``. A recorder whose kernel is gone (an OOM kill, a restart) is replaced when the
+    start comes from another kernel: what it recorded stays in the previous ring. StateError
+    when it could not be started (the last line of its log said)."""
     if not sys.platform.startswith("linux"):
         raise UsageError("watch start: the recorder runs on Linux only (it reads /proc)")
     given = checked_settings(interval_s, max_hours, paths, "watch start")
@@ -143,8 +146,10 @@ def start(
     try:
         fcntl.flock(gate, fcntl.LOCK_EX)
         found = status(state)
-        if found.running:
+        if found.running and not _orphaned(found, kernel_pid):
             return found, False
+        if found.running:
+            stop_recorder(state)
         token = os.urandom(8).hex()
         watched = watched_paths(given, state, Path.cwd())
         argv = [
@@ -170,6 +175,17 @@ def start(
         return _wait_started(state, token), True
     finally:
         os.close(gate)
+
+
+def _orphaned(found: WatchStatus, kernel_pid: int) -> bool:
+    """Whether a running recorder watches a kernel that is gone (killed, restarted) while this
+    start comes from another: it is replaced, its ring kept as the previous one."""
+    return (
+        found.pid is not None
+        and found.kernel_pid is not None
+        and found.kernel_pid != kernel_pid
+        and process_identity(found.kernel_pid) is None
+    )
 
 
 def _wait_started(state: Path, token: str) -> WatchStatus:

@@ -17,7 +17,7 @@ import pytest
 
 from colabenv.host.sampler import process_identity
 from colabenv.models import WatchSettings
-from colabenv.recorder.control import start_for_profile, status, stop_recorder
+from colabenv.recorder.control import start, start_for_profile, status, stop_recorder
 from colabenv.recorder.loop import INFO_NAME, LOCK_NAME
 from colabenv.recorder.ring import PREVIOUS_RING_NAME, RING_NAME, read_ring, ring_paths
 from tests.support.fixtures import Runner
@@ -105,6 +105,25 @@ def test_the_recorder_outlives_its_kernel_killed(state: Path) -> None:
     assert any(p.pid == kernel.pid for p in before[-1].processes)
     assert not any(p.pid == kernel.pid for p in after[-1].processes)
     assert contents.skipped == ()
+
+
+def test_a_start_from_a_new_kernel_replaces_a_recorder_whose_kernel_is_gone(state: Path) -> None:
+    """After the kernel's death (an OOM kill, a restart), the restarted kernel's start gets a
+    recorder of its own; what the first recorded, the death included, is the previous ring."""
+    kernel = subprocess.Popen([sys.executable, "-c", KERNEL], stdout=subprocess.PIPE, text=True)
+    assert kernel.stdout is not None
+    first = int(kernel.stdout.readline())
+    assert start(state, kernel_pid=os.getpid())[0].pid == first, "its kernel lives: named, kept"
+    kernel.kill()
+    kernel.wait()
+    found, started = start(state, kernel_pid=os.getpid(), interval_s=0.5)
+    assert started and found.pid != first and found.kernel_pid == os.getpid()
+    wait_for(lambda: gone(first))
+    previous = read_ring(state / PREVIOUS_RING_NAME)
+    assert previous.header.recorder_pid == first and previous.header.kernel_pid == kernel.pid
+    assert read_ring(state / RING_NAME).header.kernel_pid == os.getpid()
+    again, started = start(state, kernel_pid=12345678)
+    assert again == found and not started, "a recorder whose kernel lives is kept"
 
 
 def test_sigterm_ends_it_cleanly(runner: Runner, state: Path) -> None:
