@@ -8,6 +8,7 @@ from colabenv._version import __version__
 
 if TYPE_CHECKING:
     from colabenv.doctor.run import DoctorReport
+    from colabenv.models.watch import WatchStatus
     from colabenv.seeding import Seeded
     from colabenv.verification.report import VerifyReport
 
@@ -74,4 +75,15 @@ def doctor(
 _api_doctor = doctor
 
 
-__all__ = ["__version__", "bootstrap", "doctor", "seed_everything", "verify"]
+def watch(
+    *, interval_s: float = 2.0, max_hours: float = 24.0, paths: tuple[str, ...] = (), stop: bool = False
+) -> WatchStatus:
+    """Start the recorder of this state directory (``colabenv watch start``) with this process
+    as the kernel it watches, unless one runs; returns its status. ``stop``: end it instead
+    (the status it had)."""
+    from colabenv.recorder.control import start_here
+
+    return start_here(interval_s=interval_s, max_hours=max_hours, paths=paths, stop=stop)
+
+
+__all__ = ["__version__", "bootstrap", "doctor", "seed_everything", "verify", "watch"]

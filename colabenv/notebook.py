@@ -155,6 +155,10 @@ def bootstrap(
             raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
     if status != 0:
         return status
+    if loaded.watch.enabled and not (RESTART_LINE in lines and restart):
+        from colabenv.recorder.control import start_for_profile
+
+        start_for_profile(loaded.watch)  # [watch] enabled; after a restart, verify() starts it
     if RESTART_LINE in lines and restart:
         if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
             print("colabenv: restarting the runtime now; run the next cell after it reconnects")

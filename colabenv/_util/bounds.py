@@ -40,3 +40,19 @@ def finite_number(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# colabenv watch: the recorder's interval, lifetime and watched paths
+
+MIN_WATCH_INTERVAL_S = 0.5
+"""The shortest interval between two samples of the recorder (its cost is measured there)."""
+
+MAX_WATCH_INTERVAL_S = 600.0
+"""The longest interval: ten minutes (a longer one records nothing a death can be read from)."""
+
+MAX_WATCH_HOURS = 168.0
+"""The longest a recorder runs before it stops by itself: a week."""
+
+MAX_WATCH_PATHS = 16
+"""The most paths one recorder watches (``--path``, repeatable)."""

@@ -211,3 +211,38 @@ def _size(count: int) -> str:
     if count >= MIB:
         return f"{count / MIB:.0f} MiB"
     return f"{count} bytes"
+
+
+# ---------------------------------------------------------------------------------------------
+# Files a long-running process keeps open and updates in place (the watch ring, its lock)
+
+
+def open_own(path: Path, *, write: bool = False, create: bool = False, limit: int | None = None) -> int:
+    """A descriptor of ``path``, which must be a regular file owned by this user and no link
+    (never followed, even as the last part), at most ``limit`` bytes; opened for reading and
+    writing when ``write`` (created, private, when ``create``). What a file updated in place
+    needs, where :func:`write_atomic` cannot serve: a ring written slot by slot, a lock held
+    while a process lives. Raises :class:`FileProblem` with the reason."""
+    flags = os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= os.O_RDWR if write else os.O_RDONLY
+    if create:
+        flags |= os.O_CREAT
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileProblem("is a symbolic link; colabenv reads and updates only its own files") from None
+        raise FileProblem(_reason(error)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileProblem(f"is {_kind(info.st_mode)}, not a regular file")
+        if info.st_uid != os.geteuid():
+            raise FileProblem(f"is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
+        if limit is not None and info.st_size > limit:
+            raise FileProblem(f"is {_size(info.st_size)}; at most {_size(limit)} is read")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

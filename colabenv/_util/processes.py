@@ -371,3 +371,60 @@ def stream(
         raise
     finally:
         timer.cancel()
+
+
+# ---------------------------------------------------------------------------------------------
+# A process that outlives colabenv (the watch recorder)
+
+
+def start_detached(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    log: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> int:
+    """Start ``argv`` (an argv list, no shell) in a new session with no terminal, standard input
+    from /dev/null and its output to ``log`` (truncated; /dev/null without one), and wait at
+    most ``timeout`` seconds for it to exit: a program started this way calls :func:`detach`
+    first, so what exits at once is the launcher and the program goes on in its child, reaped by
+    init (never a zombie of the caller's). Returns the launcher's exit status (-1 when it did
+    not exit in time: it is then killed)."""
+    args = [str(a) for a in argv]
+    try:
+        out = os.open(
+            log if log is not None else os.devnull,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
+    except OSError as exc:
+        raise ProcessError(args, f"cannot open its log {log}: {exc.strerror or exc}") from exc
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
+    finally:
+        os.close(out)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        return -1
+
+
+def detach() -> None:
+    """In a program :func:`start_detached` started: fork, the parent exits at once (its
+    launcher's wait returns), the child goes on; it is no session leader, so it can never take
+    a terminal. Call it before any thread starts."""
+    if os.fork() > 0:
+        os._exit(0)

@@ -280,6 +280,27 @@ def _doctor_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _watch_args(p: argparse.ArgumentParser) -> None:
+    wsub = p.add_subparsers(dest="watch_command", metavar="ACTION", parser_class=_Parser)
+    wsub.required = True
+    start = wsub.add_parser("start", help="start the recorder of this state directory (one at a time)")
+    start.add_argument("--interval", metavar="S", help="seconds between samples (default 2; 0.5 to 600)")
+    start.add_argument(
+        "--max-hours", metavar="H", help="stop by itself after this many hours (default 24; at most 168)"
+    )
+    start.add_argument(
+        "--path",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a folder whose filesystem's free space is recorded, repeatable (default: /content,"
+        " else the current directory; /tmp and the state directory always)",
+    )
+    wsub.add_parser("stop", help="stop the recorder")
+    status = wsub.add_parser("status", help="whether a recorder runs, and which")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "render": ("resolve for the target and print the bootstrap script", _render_args),
     "resolve": ("show the resolution and why each choice was made", _resolve_args),
@@ -291,6 +312,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     "diff": ("what differs between two `detect --json` fingerprints", _diff_args),
     "init": ("a starter profile from the detected runtime", _init_args),
     "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
+    "watch": ("the recorder that outlives the kernel: start, stop, status", _watch_args),
     "catalog": (
         "maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
         "architectures a wheel's libraries carry",

@@ -53,6 +53,7 @@ from colabenv.models.profile import (
     Reproducibility,
     TargetSpec,
     VerifySettings,
+    WatchSettings,
 )
 from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
 from colabenv.models.runtimes import ColabRuntime, RuntimeFacts, RuntimeImage
@@ -75,7 +76,10 @@ from colabenv.models.watch import (
     GpuSample,
     HostMemory,
     ProcessSample,
+    RingContents,
+    RingHeader,
     Sample,
+    WatchStatus,
 )
 
 __all__ = [
@@ -122,6 +126,8 @@ __all__ = [
     "Remedy",
     "Reproducibility",
     "Resolution",
+    "RingContents",
+    "RingHeader",
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",
@@ -138,6 +144,8 @@ __all__ = [
     "TpuTarget",
     "Variant",
     "VerifySettings",
+    "WatchSettings",
+    "WatchStatus",
     "archs_cover",
     "format_driver",
     "parse_cuda",

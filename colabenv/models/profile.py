@@ -95,6 +95,16 @@ class TargetSpec:
 
 
 @model
+class WatchSettings:
+    """The profile's ``[watch]`` table: whether ``bootstrap()`` and ``verify()`` start the
+    recorder (``colabenv watch``), its interval and how long it runs at most."""
+
+    enabled: bool = False
+    interval_s: float = 2.0
+    max_hours: float = 24.0
+
+
+@model
 class Profile:
     """A validated profile, its ``extends`` chain merged; ``content_hash`` is of that merge."""
 
@@ -121,6 +131,8 @@ class Profile:
             if spec.name == name:
                 return spec
         return None
+
+    watch: WatchSettings = field(default_factory=WatchSettings)
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:

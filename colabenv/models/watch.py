@@ -99,3 +99,64 @@ class Sample:
     """Seconds since the runtime started (the oldest of PID 1 and the kernel), None where unknown."""
     notes: tuple[str, ...] = ()
     """Why a part is missing (``gpu: NVML not available: ...``), one line each."""
+
+
+@model
+class RingHeader:
+    """What a ring file says of the recorder that wrote it (its header)."""
+
+    version: int
+    """The ring format version (docs/formats.md, "The watch ring")."""
+    recorder_pid: int
+    kernel_pid: int
+    """The process that started the recorder (the notebook's kernel): its family is sampled."""
+    interval_s: float
+    started: float
+    """When the recorder started (epoch seconds)."""
+    slots: int
+    """How many records the ring holds before the oldest is overwritten."""
+
+
+@model
+class RingContents:
+    """A ring file read back: its header, the whole records oldest first, and what was skipped.
+
+    ``skipped`` counts the records left out by reason (``torn or corrupt``: a checksum that does
+    not match, as a record cut by a crash leaves; ``not a sample``: a whole record that does not
+    decode; ``out of place``: a record in a slot its number does not belong to); ``notes`` says
+    what else was odd about the file (shorter than its header says, junk after the last slot).
+    """
+
+    path: str
+    header: RingHeader
+    samples: tuple[Sample, ...]
+    skipped: tuple[tuple[str, int], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@model
+class WatchStatus:
+    """Whether a recorder runs for a state directory (``colabenv watch status``), and which."""
+
+    running: bool
+    pid: int | None = None
+    since: float | None = None
+    """When it started (epoch seconds)."""
+    interval_s: float | None = None
+    max_hours: float | None = None
+    kernel_pid: int | None = None
+    ring: str | None = None
+    """The ring file it writes."""
+
+    def to_json(self) -> dict[str, object]:
+        if not self.running:
+            return {"running": False}
+        return {
+            "running": True,
+            "pid": self.pid,
+            "since": self.since,
+            "interval_s": self.interval_s,
+            "max_hours": self.max_hours,
+            "kernel_pid": self.kernel_pid,
+            "ring": self.ring,
+        }

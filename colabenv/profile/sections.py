@@ -23,6 +23,9 @@ from colabenv._util.bounds import (
     MAX_THROUGHPUT_MIB_S,
     MAX_TIMEOUT_S,
     MAX_VRAM_GIB,
+    MAX_WATCH_HOURS,
+    MAX_WATCH_INTERVAL_S,
+    MIN_WATCH_INTERVAL_S,
 )
 from colabenv._util.reader import Reader, close_match, expected, path_problem, shown, unknown
 from colabenv.models import (
@@ -35,6 +38,7 @@ from colabenv.models import (
     Reproducibility,
     TargetSpec,
     VerifySettings,
+    WatchSettings,
 )
 from colabenv.profile import env, rules, targets
 from colabenv.profile.files import NAME_PATTERN, Context
@@ -62,6 +66,7 @@ TOP_KEYS = (
     "reproducibility",
     "catalog",
     "targets",
+    "watch",
 )
 FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
@@ -82,6 +87,7 @@ VERIFY_KEYS = (
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
 CATALOG_KEYS = ("paths", "allow_unconfirmed")
+WATCH_KEYS = ("enabled", "interval_s", "max_hours")
 MAX_CATALOG_PATHS = 32
 
 _PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
@@ -123,6 +129,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
     no_catalog: tuple[tuple[Path, ...], bool] = ((), False)
     catalog_paths, allow_unconfirmed = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
     named_targets: tuple[TargetSpec, ...] = attempt(lambda: targets.targets(doc.sub("targets")), ())
+    watch = attempt(lambda: _watch(doc.sub("watch")), WatchSettings())
     problems.raise_found()
     return Profile(
         name=name,
@@ -140,6 +147,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         catalog_paths=catalog_paths,
         allow_unconfirmed=allow_unconfirmed,
         targets=named_targets,
+        watch=watch,
     )
 
 
@@ -532,3 +540,34 @@ def _catalog_paths(table: Reader) -> list[str]:
         else:
             paths.append(text)
     return paths
+
+
+def _watch(table: Reader) -> WatchSettings:
+    """``[watch]``: whether ``bootstrap()`` and ``verify()`` start the recorder, and its settings."""
+    table.allow(*WATCH_KEYS)
+    defaults = WatchSettings()
+    attempt = table.attempt
+    return WatchSettings(
+        enabled=attempt(lambda: table.flag("enabled", defaults.enabled), defaults.enabled),
+        interval_s=attempt(
+            lambda: table.number(
+                "interval_s",
+                low=MIN_WATCH_INTERVAL_S,
+                high=MAX_WATCH_INTERVAL_S,
+                unit=" s",
+                default=defaults.interval_s,
+            ),
+            defaults.interval_s,
+        ),
+        max_hours=attempt(
+            lambda: table.number(
+                "max_hours",
+                low=0,
+                high=MAX_WATCH_HOURS,
+                above_low=True,
+                unit=" h, a week",
+                default=defaults.max_hours,
+            ),
+            defaults.max_hours,
+        ),
+    )

@@ -214,6 +214,10 @@ def verify(
     limit_given = checked_timeout(timeout) if timeout is not None else None
     python = probe_interpreter(interpreter) if interpreter is not None else Interpreter.current()
     loaded = load_profile(find_profile(profile)) if profile is not None else None
+    if loaded is not None and loaded.watch.enabled:
+        from colabenv.recorder.control import start_for_profile
+
+        start_for_profile(loaded.watch)  # [watch] enabled: the recorder runs from here on
     catalog = catalog_for(loaded, os.environ, Framework)
     fingerprint: Fingerprint = detect(
         resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu), interpreter=python

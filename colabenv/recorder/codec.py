@@ -1,0 +1,226 @@
+"""One :class:`~colabenv.models.Sample` as the bytes of a ring record, and back.
+
+A record's payload is compact JSON (arrays in a fixed order, no key names; ASCII only),
+compressed with zlib: a sample of a host with a few GPUs is well under a slot. Decoding checks
+every value where it is read (types, ranges, lengths): a record that passes its checksum but
+holds anything else is not a sample (:class:`NotASample`), never an exception of another kind.
+
+Format version 1, a sample::
+
+    [time, memory, cgroup, processes, shm, filesystems, gpus, load, session_age, notes]
+    memory      [total, available, swap_total, swap_free] or null
+    cgroup      [version, path, usage, limit|null, oom_kills|null] or null
+    processes   [[pid, ppid, name, rss, uid, started|null], ...]
+    shm         [path, total, free] or null; filesystems [[path, total, free], ...]
+    gpus        [[index, uuid, memory_used, memory_total, utilization|null, [[pid, used|null], ...]], ...]
+    load        [1 min, 5 min, 15 min] or null; session_age: seconds or null; notes: [text, ...]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from colabenv._util.bounds import MAX_TIMESTAMP
+from colabenv.models.watch import (
+    CgroupMemory,
+    FilesystemUse,
+    GpuProcess,
+    GpuSample,
+    HostMemory,
+    ProcessSample,
+    Sample,
+)
+
+MAX_DECODED = 256 * 1024
+"""The most a record's payload may inflate to: far beyond any sample, short of a bomb."""
+MAX_INT = 1 << 62
+MAX_TEXT = 4096
+MAX_ITEMS = 256
+
+
+T = TypeVar("T")
+
+
+class NotASample(Exception):
+    """A whole record whose payload is not a sample of this format."""
+
+
+def encode(sample: Sample) -> bytes:
+    """The payload of one record."""
+    processes = [[p.pid, p.ppid, p.name, p.rss, p.uid, p.started] for p in sample.processes]
+    gpus = [
+        [
+            g.index,
+            g.uuid,
+            g.memory_used,
+            g.memory_total,
+            g.utilization,
+            [[p.pid, p.used_memory] for p in g.processes],
+        ]
+        for g in sample.gpus
+    ]
+    memory = sample.memory
+    cgroup = sample.cgroup
+    document = [
+        sample.time,
+        None if memory is None else [memory.total, memory.available, memory.swap_total, memory.swap_free],
+        None
+        if cgroup is None
+        else [cgroup.version, cgroup.path, cgroup.usage, cgroup.limit, cgroup.oom_kills],
+        processes,
+        None if sample.shm is None else _fs(sample.shm),
+        [_fs(f) for f in sample.filesystems],
+        gpus,
+        None if sample.load is None else list(sample.load),
+        sample.session_age,
+        list(sample.notes),
+    ]
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return zlib.compress(text.encode("ascii"), 6)
+
+
+def _fs(use: FilesystemUse) -> list[object]:
+    return [use.path, use.total, use.free]
+
+
+def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
+    """The sample a record's payload holds; :class:`NotASample` for anything else.
+
+    ``seen``: the parts already decoded while reading one ring (a process, a filesystem, the
+    memory figures), by their exact values and types: most repeat from one sample to the next,
+    and a value decoded and checked once is the same immutable model again (a full ring is read
+    several times faster)."""
+    try:
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(payload, MAX_DECODED)
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise NotASample("the payload does not inflate whole within its bound")
+        document = json.loads(raw.decode("ascii"))
+    except (zlib.error, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise NotASample(type(exc).__name__) from None
+    items = _list(document, 10, 10)
+    memo = {} if seen is None else seen
+    return Sample(
+        time=_time(items[0]),
+        memory=_optional(items[1], lambda v: _once(memo, v, _memory)),
+        cgroup=_optional(items[2], lambda v: _once(memo, v, _cgroup)),
+        processes=tuple(_once(memo, p, _process) for p in _list(items[3])),
+        shm=_optional(items[4], lambda v: _once(memo, v, _filesystem)),
+        filesystems=tuple(_once(memo, f, _filesystem) for f in _list(items[5])),
+        gpus=tuple(_gpu(g) for g in _list(items[6])),
+        load=_optional(items[7], _load),
+        session_age=_optional(items[8], _seconds),
+        notes=tuple(_text(n, 500) for n in _list(items[9])),
+    )
+
+
+_SCALARS = frozenset((int, float, str, type(None)))
+
+
+def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -> T:
+    """``read(value)``, or what it gave before for a list of the same scalars of the same types."""
+    if type(value) is not list:
+        return read(value)
+    types = tuple(map(type, value))
+    if not _SCALARS.issuperset(types):
+        return read(value)
+    key = (read, tuple(value), types)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = read(value)
+    return found
+
+
+def _list(value: object, low: int = 0, high: int = MAX_ITEMS) -> list[Any]:
+    if not isinstance(value, list) or not low <= len(value) <= high:
+        raise NotASample(f"expected an array of {low} to {high} items")
+    return value
+
+
+def _optional(value: object, read: Any) -> Any:
+    return None if value is None else read(value)
+
+
+def _int(value: object, low: int = 0, high: int = MAX_INT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise NotASample(f"expected a whole number from {low} to {high}")
+    return value
+
+
+def _opt_int(value: object, high: int = MAX_INT) -> int | None:
+    return None if value is None else _int(value, 0, high)
+
+
+def _number(value: object, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise NotASample("expected a number")
+    number = float(value)
+    if not math.isfinite(number) or not 0 <= number <= high:
+        raise NotASample(f"expected a number from 0 to {high:g}")
+    return number
+
+
+def _time(value: object) -> float:
+    return _number(value, MAX_TIMESTAMP)
+
+
+def _seconds(value: object) -> float:
+    return _number(value, MAX_TIMESTAMP)
+
+
+def _text(value: object, limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise NotASample(f"expected a text of at most {limit} characters")
+    return value
+
+
+def _memory(value: object) -> HostMemory:
+    total, available, swap_total, swap_free = (_int(v) for v in _list(value, 4, 4))
+    return HostMemory(total, available, swap_total, swap_free)
+
+
+def _cgroup(value: object) -> CgroupMemory:
+    version, path, usage, limit, kills = _list(value, 5, 5)
+    return CgroupMemory(_int(version, 1, 2), _text(path), _int(usage), _opt_int(limit), _opt_int(kills))
+
+
+def _process(value: object) -> ProcessSample:
+    pid, ppid, name, rss, uid, started = _list(value, 6, 6)
+    return ProcessSample(
+        _int(pid, 1, 1 << 31),
+        _int(ppid, 0, 1 << 31),
+        _text(name, 64),
+        _int(rss),
+        _int(uid, 0, 1 << 32),
+        None if started is None else _time(started),
+    )
+
+
+def _filesystem(value: object) -> FilesystemUse:
+    path, total, free = _list(value, 3, 3)
+    return FilesystemUse(_text(path), _int(total), _int(free))
+
+
+def _gpu(value: object) -> GpuSample:
+    index, uuid, used, total, utilization, holders = _list(value, 6, 6)
+    processes = []
+    for item in _list(holders):
+        pid, memory = _list(item, 2, 2)
+        processes.append(GpuProcess(_int(pid, 0, 1 << 31), _opt_int(memory)))
+    return GpuSample(
+        _int(index, 0, 1024),
+        _text(uuid, 128),
+        _int(used),
+        _int(total),
+        _opt_int(utilization, 100),
+        tuple(processes),
+    )
+
+
+def _load(value: object) -> tuple[float, float, float]:
+    one, five, fifteen = (_number(v, 1e9) for v in _list(value, 3, 3))
+    return one, five, fifteen
