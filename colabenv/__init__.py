@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from colabenv._version import __version__
 
 if TYPE_CHECKING:
-    from colabenv.doctor.run import DoctorReport
+    from colabenv.diagnosis.run import DoctorReport
     from colabenv.models.watch import WatchStatus
     from colabenv.seeding import Seeded
     from colabenv.verification.report import VerifyReport
@@ -55,13 +55,12 @@ def doctor(
     imports: tuple[str, ...] = (),
     kill_leftovers: bool = False,
 ) -> DoctorReport:
-    """What went wrong and what to do (``colabenv doctor``): leftovers holding a GPU, imports
-    that fail after installs; ``report.findings``, the most likely cause first."""
-    from colabenv.doctor.run import doctor as _doctor
+    """What went wrong and what to do (``colabenv doctor``): a silent kernel death, leftovers
+    holding a GPU, imports that fail after installs; ``report.findings``, the most likely cause
+    first. The package behind it is :mod:`colabenv.diagnosis`: a package named ``doctor`` would
+    take this function's name in ``colabenv`` once imported."""
+    from colabenv.diagnosis.run import doctor as _doctor
 
-    # importing the package colabenv.doctor the first time binds the name ``doctor`` here to
-    # it: this function takes it back, so that colabenv.doctor() works a second time
-    globals()["doctor"] = _api_doctor
     return _doctor(
         profile=profile,
         lock=lock,
@@ -70,9 +69,6 @@ def doctor(
         imports=imports,
         kill_leftovers=kill_leftovers,
     )
-
-
-_api_doctor = doctor
 
 
 def watch(

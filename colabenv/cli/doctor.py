@@ -15,7 +15,7 @@ import sys
 import time
 
 from colabenv.cli.common import stdout_is_terminal, terminate_as_interrupt
-from colabenv.doctor.run import DoctorReport, doctor
+from colabenv.diagnosis.run import DoctorReport, doctor
 from colabenv.errors import printable
 from colabenv.models import Finding
 

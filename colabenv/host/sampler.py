@@ -1,9 +1,9 @@
 """What the recorder (``colabenv watch``) reads of the host at each sample: the processes with the
 largest RSS and the kernel's family, ``statvfs`` of ``/dev/shm`` and the watched paths, each GPU
 through NVML, the load average and the session's age; host memory and the memory cgroup come
-from readers handed in (:class:`Sampler`). Also how a process is known again later (its start
-time in clock ticks and its command line), so that a recycled pid is never taken for the
-recorder.
+from :mod:`colabenv.host.memory` (readers handed in for tests: :class:`Sampler`). Also how a
+process is known again later (its start time in clock ticks and its command line), so that a
+recycled pid is never taken for the recorder.
 
 Cheap by design: one read of ``/proc/PID/stat`` and one ``stat`` per process, NVML initialised
 once; the standard library and nvidia-ml-py only (the recorder imports nothing heavier).
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from colabenv.errors import printable
+from colabenv.host.memory import cgroup_memory, host_memory
 from colabenv.host.probe import Nvml, import_pynvml
 from colabenv.models.frozen import record
 from colabenv.models.watch import (
@@ -41,19 +42,18 @@ MAX_PROCESSES = 4096
 STAT_LIMIT = 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _HERTZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-NOT_WIRED = "memory: not wired"
 NVML_TIMEOUT_S = 2.0
 """How long one sample waits for NVML's answers."""
 
 
-def memory_not_wired() -> HostMemory | None:
-    """The default host-memory reader: none yet (the note :data:`NOT_WIRED` says so)."""
-    return None
+def read_host_memory(notes: list[str]) -> HostMemory | None:
+    """The default host-memory reader: ``/proc/meminfo`` (why not, in ``notes``)."""
+    return host_memory(notes=notes)
 
 
-def cgroup_not_wired() -> CgroupMemory | None:
-    """The default cgroup reader: none yet."""
-    return None
+def read_cgroup_memory(notes: list[str]) -> CgroupMemory | None:
+    """The default cgroup reader: the memory cgroup the recorder runs in (why not, in ``notes``)."""
+    return cgroup_memory(notes=notes)
 
 
 def _stat(proc: Path, pid: str) -> tuple[int, str, int, int, int] | None:
@@ -221,7 +221,7 @@ class Sampler:
 
     ``kernel_pid``: the process that started the recorder; it and its descendants are always
     kept. ``paths``: the watched paths (``statvfs`` each). ``host_memory`` and ``cgroup_memory``:
-    the memory readers (none wired yet: the sample then says :data:`NOT_WIRED`). ``load_nvml``:
+    the memory readers (:mod:`colabenv.host.memory`), each given the sample's notes. ``load_nvml``:
     the NVML module (None: no GPU part), each sample's reads given ``nvml_timeout`` seconds
     (a driver that hangs leaves the GPU part out, with a note, until it answers). ``proc``:
     where ``/proc`` is. ``shm``: the shared-memory mount.
@@ -229,8 +229,8 @@ class Sampler:
 
     kernel_pid: int
     paths: tuple[str, ...]
-    host_memory: Callable[[], HostMemory | None] = memory_not_wired
-    cgroup_memory: Callable[[], CgroupMemory | None] = cgroup_not_wired
+    host_memory: Callable[[list[str]], HostMemory | None] = read_host_memory
+    cgroup_memory: Callable[[list[str]], CgroupMemory | None] = read_cgroup_memory
     load_nvml: Callable[[], Nvml] | None = import_pynvml
     proc: Path = Path("/proc")
     shm: str = "/dev/shm"
@@ -284,10 +284,8 @@ class SamplerRun:
         s = self.sampler
         notes: list[str] = []
         now = s.clock()
-        memory = _guarded(s.host_memory, "memory", notes)
-        cgroup = _guarded(s.cgroup_memory, "cgroup", notes)
-        if s.host_memory is memory_not_wired:
-            notes.append(NOT_WIRED)
+        memory = _guarded(lambda: s.host_memory(notes), "memory", notes)
+        cgroup = _guarded(lambda: s.cgroup_memory(notes), "cgroup", notes)
         uptime = _uptime(s.proc)
         processes, oldest = _processes(s.proc, s.kernel_pid, s.top, now, uptime)
         shm = _statvfs(s.shm)

@@ -79,9 +79,11 @@ def test_a_bad_profile_is_exit_2(runner: Runner, tmp_path: Path) -> None:
 
 
 def test_the_python_api_answers_twice(tmp_path: Path) -> None:
-    """``colabenv.doctor`` is both the function and the name of the package it imports."""
+    """``colabenv.doctor`` stays the function after the package behind it is imported (a package
+    named ``doctor`` would rebind the name)."""
     code = (
         "import colabenv\n"
+        "import colabenv.diagnosis.run\n"
         "first = colabenv.doctor(imports=('json',), since='1s')\n"
         "second = colabenv.doctor(imports=('colabenv_no_such_module',), since='1s')\n"
         "print(first.ok, second.ok, second.findings[0].cause)\n"

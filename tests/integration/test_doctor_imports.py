@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.doctor.run import DoctorReport, doctor, find_import_failures
+from colabenv.diagnosis.run import DoctorReport, doctor, find_import_failures
 from colabenv.models import Finding
 from tests.support.dists import GCC, add_dist, compile_extension, module_source, site_packages
 

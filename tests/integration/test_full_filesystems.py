@@ -6,16 +6,19 @@ while they had room. Skipped with the reason where tmpfs cannot be mounted (not 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from colabenv.doctor.deaths import find_deaths
+from colabenv.diagnosis.deaths import find_deaths
 from colabenv.models import FilesystemUse, Sample
+from colabenv.recorder.ring import RING_NAME, read_ring
+from tests.support.fixtures import Runner
 
 pytestmark = pytest.mark.slow
 
@@ -84,3 +87,38 @@ def test_full_mounts_are_named(mounts: tuple[Path, Path]) -> None:
     ]
     assert "100% full" in findings[0].summary and "bus error" in findings[0].summary
     assert findings[1].evidence[0].text.startswith(f"{content}: 8.0 MiB of 8.0 MiB used (100%)")
+
+
+def test_the_recorder_and_doctor_name_a_full_disk(
+    mounts: tuple[Path, Path], runner: Runner, tmp_path: Path
+) -> None:
+    """The whole way: a real recorder watching a tmpfs, the tmpfs filled, then ``colabenv doctor``
+    reads the recorder's ring and names the full filesystem with its path and the sample's time
+    (exit 1); before the fill it names nothing of it."""
+    _, content = mounts
+    state = Path(os.environ["COLABENV_STATE_DIR"])
+    started = runner("watch", "start", "--interval", "0.5", "--path", str(content))
+    assert started.returncode == 0, started.stderr
+    try:
+        ring = state / RING_NAME
+        _wait(lambda: ring.exists() and len(read_ring(ring).samples) >= 2)
+        before = json.loads(runner("doctor", "--json", "--since", "1m", "--import", "json").stdout)
+        assert all(f["kind"] != "disk-full" for f in before["findings"])
+        filled = time.time()
+        _fill(content)
+        _wait(lambda: any(s.time > filled + 0.1 for s in read_ring(ring).samples))
+        done = runner("doctor", "--json", "--since", "1m", "--import", "json")
+    finally:
+        runner("watch", "stop")
+    assert done.returncode == 1, done.stderr
+    found = [f for f in json.loads(done.stdout)["findings"] if f["kind"] == "disk-full"]
+    assert [f["path"] for f in found] == [str(content)]
+    assert found[0]["time"] >= filled
+    assert not any("no recorder samples" in note for note in json.loads(done.stdout)["notes"])
+
+
+def _wait(condition: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.doctor.deaths import find_deaths
+from colabenv.diagnosis.deaths import find_deaths
 from colabenv.host.kernel_log import read_kernel_log
 from colabenv.models import CgroupMemory, HostMemory, ProcessSample, Sample
 

@@ -8,6 +8,7 @@ changes nothing, but ``kill_leftovers`` ends the leftovers of this user after na
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 import time
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from colabenv._util.bounds import MAX_DOCTOR_SINCE_S
-from colabenv.doctor.imports import (
+from colabenv.diagnosis.imports import (
     IMPORT_TIMEOUT_S,
     MAX_MODULES,
     checked_module,
@@ -24,7 +25,7 @@ from colabenv.doctor.imports import (
     run_imports,
     scan_entries,
 )
-from colabenv.doctor.leftovers import (
+from colabenv.diagnosis.leftovers import (
     GRACE_S,
     Session,
     end_leftovers,
@@ -32,7 +33,7 @@ from colabenv.doctor.leftovers import (
     leftover_findings,
     this_session,
 )
-from colabenv.doctor.signatures import shipped_signatures
+from colabenv.diagnosis.signatures import shipped_signatures
 from colabenv.errors import StateError, UsageError, printable
 from colabenv.host.installed import PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
@@ -164,22 +165,52 @@ def find_import_failures(context: DoctorContext) -> Found:
 
 
 def find_silent_deaths(context: DoctorContext) -> Found:
-    """Why a kernel died without a traceback: the recorder's samples, the memory cgroup read now
-    and the kernel log's OOM lines, through :func:`colabenv.doctor.deaths.find_deaths`."""
-    from colabenv.doctor.deaths import find_deaths
+    """Why a kernel died without a traceback: the recorder's samples (the ring of the state
+    directory, and the one a recorder started for a new kernel moved aside), the memory cgroup
+    read now and the kernel log's OOM lines, through
+    :func:`colabenv.diagnosis.deaths.find_deaths`. A ring that is not colabenv's own (a link,
+    another user's file, a newer format) is refused: exit 2, one line."""
+    from colabenv.diagnosis.deaths import find_deaths
+    from colabenv.host.detect import detect_runtime, live_probe
     from colabenv.host.kernel_log import read_kernel_log
     from colabenv.host.memory import cgroup_memory
 
     notes: list[str] = []
-    samples: tuple[Sample, ...] = ()  # the ring's, once colabenv watch is merged
-    notes.append("silent deaths: no recorder samples (colabenv watch is not wired)")
+    samples = _ring_samples(context, notes)
     log = read_kernel_log()
     if log.reason is not None:
         notes.append(f"silent deaths: kernel log not read ({log.reason})")
     findings = find_deaths(
-        samples, log.events, now=context.now, since=context.since, cgroup_now=cgroup_memory(notes=notes)
+        samples,
+        log.events,
+        now=context.now,
+        since=context.since,
+        cgroup_now=cgroup_memory(notes=notes),
+        runtime=detect_runtime(live_probe()),
     )
     return Found(findings, tuple(notes))
+
+
+def _ring_samples(context: DoctorContext, notes: list[str]) -> tuple[Sample, ...]:
+    """The recorder's samples from ``context.since`` on, oldest first: the previous ring's, then
+    the current one's; a note where there is none."""
+    from colabenv.recorder.ring import read_ring, ring_paths
+
+    if context.state is None:
+        notes.append("silent deaths: no state directory, so no recorder samples")
+        return ()
+    samples: list[Sample] = []
+    for path in reversed(ring_paths(context.state)):
+        if not os.path.lexists(path):
+            continue
+        ring = read_ring(path, since=context.since)
+        samples.extend(ring.samples)
+        skipped = sum(count for _, count in ring.skipped)
+        if skipped:
+            notes.append(f"silent deaths: {skipped} torn or damaged records of {printable(path)} skipped")
+    if not samples:
+        notes.append("silent deaths: no recorder samples (start one with `colabenv watch start`)")
+    return tuple(samples)
 
 
 FINDERS: tuple[Finder, ...] = (find_silent_deaths, find_gpu_leftovers, find_import_failures)

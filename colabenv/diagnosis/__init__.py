@@ -1,4 +1,5 @@
-"""``colabenv doctor``: what happened, and what to do.
+"""``colabenv doctor``: what happened, and what to do (a package named ``doctor`` would rebind
+the function ``colabenv.doctor()``).
 
 - :mod:`.run`: ``doctor()``: runs the finders, the most likely cause first, into the report;
 - :mod:`.deaths`: why a kernel died without a traceback, from the recorder's samples, the memory

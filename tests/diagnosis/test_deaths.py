@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from colabenv.catalog.deaths import load_death_facts, shipped_death_facts
-from colabenv.doctor.deaths import find_deaths
+from colabenv.diagnosis.deaths import find_deaths
 from colabenv.errors import CatalogError
 from colabenv.models import (
     Accelerator,

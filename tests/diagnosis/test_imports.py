@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.doctor.imports import ImportTarget, checked_module, restart_findings, scan_entries
-from colabenv.doctor.run import doctor, find_import_failures
+from colabenv.diagnosis.imports import ImportTarget, checked_module, restart_findings, scan_entries
+from colabenv.diagnosis.run import doctor, find_import_failures
 from colabenv.errors import UsageError
 from colabenv.host.installed import scan_path
 from tests.support.dists import add_dist
@@ -75,7 +75,7 @@ def test_top_level_modules_come_from_top_level_txt_else_record(tmp_path: Path) -
 
 
 def test_the_modules_imported_are_bounded_and_the_rest_said(monkeypatch: pytest.MonkeyPatch) -> None:
-    import colabenv.doctor.run as run
+    import colabenv.diagnosis.run as run
 
     monkeypatch.setattr(run, "MAX_MODULES", 2)
     report = doctor(imports=("json", "csv", "colabenv_no_such_module"), finders=(find_import_failures,))
@@ -107,7 +107,7 @@ def test_a_lock_names_its_frameworks_and_packages(tmp_path: Path) -> None:
     lock.write_text(render_lock(Lock(header, packages)), encoding="utf-8")
     site = tmp_path / "site"
     add_dist(site, "colabenv-fine", {"colabenv_fine.py": ""})
-    from colabenv.doctor.run import _expected
+    from colabenv.diagnosis.run import _expected
 
     frameworks, dists = _expected(None, str(lock), None, lambda: scan_path([str(site)]))
     assert [f.value for f in frameworks] == ["torch"] and dists == ("colabenv-fine",)
@@ -116,8 +116,8 @@ def test_a_lock_names_its_frameworks_and_packages(tmp_path: Path) -> None:
 def test_an_import_that_hangs_is_ended_and_the_time_for_all_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from colabenv.doctor.imports import import_findings, run_imports
-    from colabenv.doctor.signatures import shipped_signatures
+    from colabenv.diagnosis.imports import import_findings, run_imports
+    from colabenv.diagnosis.signatures import shipped_signatures
 
     (tmp_path / "hangs.py").write_text("import time\ntime.sleep(60)\n")
     monkeypatch.chdir(tmp_path)

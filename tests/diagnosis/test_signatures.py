@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.doctor.signatures import (
+from colabenv.diagnosis.signatures import (
     MAX_LINE,
     MAX_LINES,
     classify,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from colabenv.doctor.leftovers import Leftover, Session, end_leftover, find_leftovers, this_session
-from colabenv.doctor.run import DoctorReport, doctor, find_gpu_leftovers
+from colabenv.diagnosis.leftovers import Leftover, Session, end_leftover, find_leftovers, this_session
+from colabenv.diagnosis.run import DoctorReport, doctor, find_gpu_leftovers
 from colabenv.host.proctree import ProcessFacts, process_facts
 from colabenv.verification.occupancy import GpuHolders, GpuProcess
 

@@ -4,7 +4,7 @@ verify's smoke children run), and say why one fails (``import-failure`` with its
 
 What is imported: each framework the profile, lock or restart marker names, the top-level
 modules of each other distribution it names (``top_level.txt``, else ``RECORD``), and each
-``--import MODULE``. A failure is read against the signatures (:mod:`colabenv.doctor.signatures`);
+``--import MODULE``. A failure is read against the signatures (:mod:`colabenv.diagnosis.signatures`);
 besides, from the metadata and the file system: a module found first in another ``sys.path``
 entry than its distribution's (``shadowed``), a distribution installed twice (``duplicate``),
 and a kernel that started before the last install (``restart-needed``)."""
@@ -24,7 +24,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from colabenv._util import processes
 from colabenv._util.files import FileProblem, read_limited
 from colabenv._util.resources import IMPORT_PROGRAM
-from colabenv.doctor.signatures import Signatures, classify, error_lines
+from colabenv.diagnosis.signatures import Signatures, classify, error_lines
 from colabenv.errors import ProcessError, UsageError, printable
 from colabenv.host.installed import PathScan, installed_at, top_level
 from colabenv.models import Evidence, Finding, Framework
