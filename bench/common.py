@@ -36,8 +36,9 @@ def wall_s(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 1200,
+    ok: Sequence[int] = (0,),
 ) -> float:
-    """Seconds one fresh process takes, start to exit; it must succeed."""
+    """Seconds one fresh process takes, start to exit; it must exit with a code of ``ok``."""
     started = time.perf_counter()
     done = subprocess.run(
         [str(a) for a in argv],
@@ -49,7 +50,7 @@ def wall_s(
         check=False,
     )
     elapsed = time.perf_counter() - started
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise SystemExit(
             f"{' '.join(map(str, argv))} failed ({done.returncode}): "
             f"{done.stderr.decode(errors='replace')[-2000:]}"
@@ -105,3 +106,27 @@ def ratio_line(name: str, value: float, unit: str, ratio: float, baseline: str) 
 
 def without_colabenv_overrides() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
+
+
+def write_full_ring(path: Path, interval: float = 2.0) -> int:
+    """A full recorder ring at ``path`` for ``interval``: 60 real samples of this host, repeated
+    with their times moved on so that the last is now. Returns the number of records."""
+    import dataclasses
+
+    from colabenv.host.sampler import Sampler
+    from colabenv.models import RingHeader
+    from colabenv.recorder.ring import RingWriter, slots_for
+
+    run = Sampler(kernel_pid=os.getpid(), paths=("/tmp",)).start()
+    real = []
+    for _ in range(60):
+        real.append(run.sample())
+        time.sleep(0.02)
+    run.close()
+    slots = slots_for(interval)
+    writer = RingWriter.create(path, RingHeader(1, os.getpid(), os.getpid(), interval, time.time(), slots))
+    began = time.time() - interval * slots
+    for n in range(slots):
+        writer.append(dataclasses.replace(real[n % len(real)], time=began + interval * n))
+    writer.close()
+    return slots

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import colabenv_exe, ratio_line, without_colabenv_overrides
+from common import colabenv_exe, ratio_line, without_colabenv_overrides, write_full_ring
 
 HERTZ = os.sysconf("SC_CLK_TCK")
 WARM_S = 3.0
@@ -105,26 +105,11 @@ def one_interval(interval: float, seconds: float, windows: int) -> tuple[float, 
 def read_full_ring(runs: int) -> float:
     """Median ms of ``read_ring()`` (what doctor reads) on a full ring at 2 s: 1800 records made
     of 60 real samples of this host, repeated with their times moved on."""
-    import dataclasses
+    from colabenv.recorder.ring import read_ring
 
-    from colabenv.host.sampler import Sampler
-    from colabenv.models import RingHeader
-    from colabenv.recorder.ring import RingWriter, read_ring, slots_for
-
-    run = Sampler(kernel_pid=os.getpid(), paths=("/tmp",)).start()
-    real = []
-    for _ in range(60):
-        real.append(run.sample())
-        time.sleep(0.02)
-    run.close()
-    slots = slots_for(2.0)
     with tempfile.TemporaryDirectory(prefix="colabenv-bench-ring-") as tmp:
         path = Path(tmp) / "watch.ring"
-        writer = RingWriter.create(path, RingHeader(1, os.getpid(), os.getpid(), 2.0, time.time(), slots))
-        began = time.time() - 2.0 * slots
-        for n in range(slots):
-            writer.append(dataclasses.replace(real[n % len(real)], time=began + 2.0 * n))
-        writer.close()
+        slots = write_full_ring(path, 2.0)
         size = path.stat().st_size
         times = []
         for _ in range(runs):
