@@ -58,6 +58,33 @@ def _lock_input(path: Path, profile: Profile, resolution: Resolution) -> LockInp
     )
 
 
+def _with_wheelhouse(args: argparse.Namespace, profile: Profile, lock: LockInput | None) -> LockInput | None:
+    """``--wheelhouse DIR`` (offline) or the profile's ``[install] wheelhouse`` (a cache) on the
+    lock; each needs ``--lock``, and the flag a script (issue 26)."""
+    from dataclasses import replace
+
+    from colabenv._util.reader import path_problem
+
+    given, kept = args.wheelhouse, profile.install.wheelhouse
+    if given is None and kept is None:
+        return lock
+    if given is not None:
+        if lock is None:
+            raise UsageError("--wheelhouse DIR needs --lock LOCK: a wheelhouse holds a lock's wheels")
+        if args.format != "script":
+            raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
+        problem = path_problem(given) if len(given) <= 1024 else "is longer than 1024 characters"
+        if problem is not None:
+            raise UsageError(f"--wheelhouse: {problem} (the folder on the host the script runs on)")
+        return replace(lock, wheelhouse=given, offline=True)
+    if lock is None:
+        raise UsageError(
+            "[install] wheelhouse: a wheelhouse is filled from a lock; render with --lock LOCK "
+            "(colabenv lock)"
+        )
+    return replace(lock, wheelhouse=kept, offline=False)
+
+
 def run(args: argparse.Namespace) -> int:
     image = args.format != "script"
     if not image and (args.base_image or args.colabenv_wheel):
@@ -71,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = catalog_for(profile, os.environ, target=target)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     lock = _lock_input(Path(args.lock), profile, resolution) if args.lock else None
+    lock = _with_wheelhouse(args, profile, lock)  # wheelhouse (issue 26)
     lines = render_script(
         resolution,
         profile,

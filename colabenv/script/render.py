@@ -57,6 +57,9 @@ class LockInput:
     target: LockTarget | None = None
     frameworks: tuple[LockedFramework, ...] = ()
     constraints: tuple[str, ...] = ()
+    # wheelhouse (issue 26): install from this folder of the host, only (offline) or as a cache
+    wheelhouse: str | None = None
+    offline: bool = False
 
 
 def _comment(text: str) -> str:
@@ -262,6 +265,8 @@ def index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]
     """Every index URL the script may use, unexpanded: checked before anything is installed."""
     install = resolution.install
     urls: list[str] = []
+    if lock is not None and lock.offline:
+        return []
     if lock is not None:
         index, extra = _lock_index_options(lock.text)
         urls.extend([index] if index else [])
@@ -404,12 +409,15 @@ def _install(
     index: str | None,
     extra: Sequence[str],
     installing: str,
+    prepare: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Install what ``missing_command`` finds unmet; the failure line names the cause."""
+    """Install what ``missing_command`` finds unmet (after the ``prepare`` lines); the failure
+    line names the cause."""
     templates = [*([index] if index else []), *extra]
     yield f'h {missing_command} {requirements_file} "${{work}}/missing.txt" "${{work}}/before.txt"'
     yield 'if [ -s "${work}/missing.txt" ]; then'
     yield from (f"  {line}" for line in _expanded_urls(index, extra))
+    yield from (f"  {line}" for line in prepare)
     yield '  mapfile -t missing <"${work}/missing.txt"'
     yield f'  printf "COLABENV: {installing} (%s): %s\\n" "$installer" "${{missing[*]}}"'
     yield '  record "${missing[@]}"'
@@ -532,6 +540,23 @@ def _lock_file(lock: LockInput) -> Iterator[str]:
 
 def _lock_install(resolution: Resolution, lock: LockInput) -> Iterator[str]:
     index, extra = _lock_index_options(lock.text)
+    if lock.wheelhouse is not None:  # wheelhouse (issue 26)
+        from colabenv.script.wheelhouse import wheelhouse_install
+
+        args, prepare, label = wheelhouse_install(lock.wheelhouse, offline=lock.offline)
+        every = list(dict.fromkeys([*extra, *resolution.install.extra_index_urls]))
+        yield ""
+        yield 'announce "pip: lockfile"'
+        yield from _install(
+            '"$lockfile"',
+            "missing-lock",
+            args,
+            None if lock.offline else index,
+            [] if lock.offline else every,
+            label,
+            prepare,
+        )
+        return
     yield ""
     yield 'announce "pip: lockfile"'
     yield from _install(

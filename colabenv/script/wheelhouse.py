@@ -1,0 +1,38 @@
+"""The script's lines that install a lock from a wheelhouse (issue 26): a folder of wheels on
+the host, checked file by file against the lock's sha256 before anything is installed.
+
+Offline (``render --wheelhouse DIR``): the installer gets no index at all (``--no-index
+--find-links DIR``), and the helper's ``wheelhouse-check`` refuses a wheel whose sha256 the lock
+does not record, naming the file, before the installer runs. As a persistent cache
+(``[install] wheelhouse``): the helper's ``wheelhouse-fill`` downloads what the folder lacks from
+the lock's indexes into it (hash-checked, renamed into place), or into the run's own folder when
+it is read-only; the installer then installs from the two folders with no index. Either way
+``--require-hashes`` holds every file to the lock. No I/O.
+"""
+
+from __future__ import annotations
+
+from colabenv.script.bash import q
+
+STAGING = "${work}/wheels"
+"""Where a run keeps what it downloaded when the wheelhouse is read-only (its work folder)."""
+
+
+def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], str]:
+    """(installer arguments, lines run before the install, what the script says it installs)."""
+    where = q(folder)
+    links = f"--find-links {where}" + ("" if offline else f' --find-links "{STAGING}"')
+    args = f'--no-index {links} --require-hashes --no-deps -r "$lockfile"'
+    if offline:
+        check = f'h wheelhouse-check "$lockfile" "${{work}}/missing.txt" {where}'
+        prepare = [f'wh_out="$({check})" || fail "$wh_out"', 'printf "%s\\n" "$wh_out"']
+        return args, prepare, "installing the lockfile from the wheelhouse, no index"
+    fill = f'h wheelhouse-fill "$lockfile" "${{work}}/missing.txt" {where} "{STAGING}"'
+    prepare = [
+        "{ trace_off; } 2>/dev/null  # the expanded index URLs reach the helper in its environment",
+        f'wh_rc=0; wh_out="$(COLABENV_INDEX_URLS="$index_url $extra_urls" {fill})" || wh_rc=$?',
+        "trace_on",
+        'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',
+        'printf "%s\\n" "$wh_out"',
+    ]
+    return args, prepare, "installing the lockfile through the wheelhouse"
