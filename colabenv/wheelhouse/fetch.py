@@ -100,6 +100,11 @@ def plan(
         label = section.name or "default"
         for package in section.packages:
             files = _known_files(lock, package, client)
+            if not any(f.sha256 in files for f in package.files):
+                raise IndexUnavailableError(
+                    f"{package.pin}: no index of the lock lists a file with the lock's sha256 "
+                    "(the index changed the file, or is not the one the lock was made from)"
+                )
             chosen = choose_wheel(package, files, tags)
             if chosen is None:
                 raise LockError(
@@ -120,7 +125,10 @@ def _known_files(lock: Lock, package: LockedPackage, client: SimpleClient) -> di
         return {k: (n, u) for k, (n, u) in known.items() if n is not None and u is not None}
     indexes = [package.index] if package.index else list(lock.index_urls)
     for index in indexes:
-        page = client.project_files(index, package.name)
+        try:
+            page = client.project_files(index, package.name)
+        except IndexUnavailableError as error:
+            raise IndexUnavailableError(f"{package.pin}: {error}") from None
         for item in page or ():
             if item.sha256 is not None:
                 known.setdefault(item.sha256, (item.filename, item.url))

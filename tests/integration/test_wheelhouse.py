@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from tests.support.index import LocalIndex
 from tests.support.journeys import render
 from tests.support.locking import T4, colabenv
 from tests.support.scriptrun import Host, make_host
+from tests.support.wheels import Standins
 
 pytestmark = pytest.mark.slow
 
@@ -133,3 +136,152 @@ def test_a_tampered_wheel_is_refused_by_name_and_nothing_is_installed(
     assert f"refused, nothing installed: {urllib3}: sha256" in done.stdout + done.stderr
     assert "urllib3==2.5.0" in done.stdout + done.stderr
     assert host.installed() == {}
+
+
+def _own_index(tmp_path: Path, standin_wheels: Standins) -> LocalIndex:
+    """An index of a copy of the stand-in wheels: a test may change a file under it."""
+    root = tmp_path / "index"
+    shutil.copytree(standin_wheels.default, root)
+    return LocalIndex(root).start()
+
+
+def test_bundle_with_the_index_stopped_is_exit_4_naming_the_file(
+    tmp_path: Path, default_index: LocalIndex
+) -> None:
+    profile = _profile(tmp_path, default_index)
+    out = tmp_path / "pylock.toml"
+    made = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", "uv", *T4)
+    assert made.returncode == 0, made.stderr
+    default_index.stop()
+    code, stdout, err = _bundle(out, tmp_path / "wheels")
+    assert code == 4, err
+    assert stdout == ""
+    assert err.startswith("colabenv: certifi-2025.8.3-py3-none-any.whl from http://127.0.0.1:")
+    assert "unreachable" in err
+    assert not (tmp_path / "wheels" / MANIFEST_NAME).exists()
+
+
+def test_bundle_of_a_requirements_lock_with_the_index_stopped_names_the_pin(
+    tmp_path: Path, default_index: LocalIndex
+) -> None:
+    lock = _lock(tmp_path, _profile(tmp_path, default_index))
+    default_index.stop()
+    code, stdout, err = _bundle(lock, tmp_path / "wheels")
+    assert code == 4, err
+    assert stdout == ""
+    assert err.startswith("colabenv: certifi==2025.8.3: index http://127.0.0.1:")
+
+
+def test_a_file_the_index_sends_with_another_hash_is_exit_4_and_not_kept(
+    tmp_path: Path, standin_wheels: Standins
+) -> None:
+    index = _own_index(tmp_path, standin_wheels)
+    try:
+        profile = _profile(tmp_path, index)
+        out = tmp_path / "pylock.toml"
+        made = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", "uv", *T4)
+        assert made.returncode == 0, made.stderr
+        six = next((tmp_path / "index").rglob("six-*.whl"))
+        six.write_bytes(six.read_bytes() + b"tampered")
+        folder = tmp_path / "wheels"
+        code, stdout, err = _bundle(out, folder)
+    finally:
+        index.stop()
+    assert code == 4, err
+    assert stdout == ""
+    assert f"colabenv: {six.name} from http://127.0.0.1:" in err
+    assert "the lock says" in err
+    assert not (folder / six.name).exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_target_is_refused_for_a_lock_of_one_target(tmp_path: Path, default_index: LocalIndex) -> None:
+    lock = _lock(tmp_path, _profile(tmp_path, default_index))
+    code, stdout, err = _bundle(lock, tmp_path / "wheels", "--target", "nb")
+    assert code == 2
+    assert stdout == ""
+    assert "holds one target, not named sections; leave --target out" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# [install] wheelhouse: a persistent cache
+
+
+def _cache_script(tmp_path: Path, index: LocalIndex | str, cache: Path, *, installer: str = "uv") -> Path:
+    url = index if isinstance(index, str) else index.url
+    profile = tmp_path / "wh.toml"
+    requirements = ", ".join(json.dumps(r) for r in REQUIREMENTS)
+    profile.write_text(
+        f'name = "wh"\n[packages]\nrequirements = [{requirements}]\n'
+        f'[install]\ninstaller = "{installer}"\nindex_url = "{url}"\nwheelhouse = "{cache}"\n'
+    )
+    lock = _lock(tmp_path, profile)
+    script = tmp_path / "setup.sh"
+    render(profile, script, "--lock", str(lock))
+    return script
+
+
+def _trusted(cache: Path) -> dict[str, str]:
+    """What a later run would take from the cache: its wheels (not hidden), by sha256."""
+    return {
+        p.name: _sha(p) for p in cache.iterdir() if p.name.endswith(".whl") and not p.name.startswith(".")
+    }
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_the_cache_is_filled_on_the_first_run_and_serves_the_next_with_the_index_stopped(
+    installer: str, tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    cache = tmp_path / "drive" / "colabenv-wheels"
+    script = _cache_script(tmp_path, default_index, cache, installer=installer)
+    first = _host(tmp_path, request, installer, "first")
+    done = first.run(script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"COLABENV: wheelhouse {cache}: 0 wheels from it, 7 downloaded" in done.stdout
+    assert f"; added to {cache}" in done.stdout
+    assert first.installed()["requests"] == "2.32.4"
+    assert len(_trusted(cache)) == 7
+    default_index.stop()
+    second = _host(tmp_path, request, installer, "second")
+    again = second.run(script, UV_HTTP_RETRIES="0", PIP_RETRIES="0")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"COLABENV: wheelhouse {cache}: 7 wheels from it, 0 downloaded" in again.stdout
+    assert second.installed() == first.installed()
+
+
+def test_a_damaged_file_in_the_cache_is_replaced_not_trusted(
+    tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    cache = tmp_path / "cache"
+    script = _cache_script(tmp_path, default_index, cache)
+    assert _host(tmp_path, request, "uv", "first").run(script).returncode == 0
+    idna = next(cache.glob("idna-*.whl"))
+    good = _sha(idna)
+    idna.write_bytes(idna.read_bytes()[:100])
+    done = _host(tmp_path, request, "uv", "second").run(script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 wheels from it, 1 downloaded" in done.stdout
+    assert _sha(idna) == good
+
+
+def test_two_runs_at_once_share_one_cache(
+    tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    cache = tmp_path / "cache"
+    script = _cache_script(tmp_path, default_index, cache)
+    hosts = [_host(tmp_path, request, "uv", f"h{n}") for n in range(2)]
+    running = [
+        subprocess.Popen(
+            ["bash", str(script)], env=h.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for h in hosts
+    ]
+    outputs = [p.communicate(timeout=300)[0] for p in running]
+    assert [p.returncode for p in running] == [0, 0], outputs
+    for host in hosts:
+        assert host.installed()["requests"] == "2.32.4"
+    lock_text = (tmp_path / "wh.lock").read_text()
+    trusted = _trusted(cache)
+    assert len(trusted) == 7
+    assert all(digest in lock_text for digest in trusted.values())
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]
