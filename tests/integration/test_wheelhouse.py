@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,8 @@ from tests.support.index import LocalIndex
 from tests.support.journeys import render
 from tests.support.locking import T4, colabenv
 from tests.support.scriptrun import Host, make_host
-from tests.support.wheels import Standins
+from tests.support.throttle import ThrottledProxy
+from tests.support.wheels import Standins, build_wheel
 
 pytestmark = pytest.mark.slow
 
@@ -285,3 +290,97 @@ def test_two_runs_at_once_share_one_cache(
     assert len(trusted) == 7
     assert all(digest in lock_text for digest in trusted.values())
     assert not [p for p in cache.iterdir() if p.name.startswith(".")]
+
+
+BIG = 8 << 20
+
+
+def test_a_run_killed_while_adding_to_the_cache_leaves_no_file_a_later_run_trusts(
+    tmp_path: Path, standin_wheels: Standins, request: pytest.FixtureRequest
+) -> None:
+    root = tmp_path / "index"
+    shutil.copytree(standin_wheels.default, root)
+    build_wheel(root / "big", "bigpkg", "1.0", payload_bytes=BIG)
+    cache = tmp_path / "cache"
+    with LocalIndex(root) as index, ThrottledProxy(index.base_url, 2 << 20) as proxy:
+        REQUIREMENTS.append("bigpkg")
+        try:
+            script = _cache_script(tmp_path, f"{proxy.base_url}/simple/", cache)
+        finally:
+            REQUIREMENTS.remove("bigpkg")
+        host = _host(tmp_path, request, "uv", "killed")
+        run = subprocess.Popen(
+            ["bash", str(script)],
+            env=host.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not any(p.name.startswith(".bigpkg") and p.stat().st_size > 0 for p in _listing(cache)):
+                assert run.poll() is None and time.monotonic() < deadline, "no download to kill"
+                time.sleep(0.02)
+        finally:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        lock_text = (tmp_path / "wh.lock").read_text()
+        trusted = _trusted(cache)
+        assert not any(name.startswith("bigpkg") for name in trusted)
+        assert all(digest in lock_text for digest in trusted.values())
+        later = _host(tmp_path, request, "uv", "later")
+        done = later.run(script)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert later.installed()["bigpkg"] == "1.0"
+        trusted = _trusted(cache)
+        assert any(name.startswith("bigpkg") for name in trusted)
+        assert all(digest in lock_text for digest in trusted.values())
+
+
+def _listing(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except FileNotFoundError:
+        return []
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 64 MiB tmpfs mounted under tmp_path (root only); unmounted afterwards."""
+    point = tmp_path / "mnt"
+    point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(point)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {made.stderr!r}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_read_only_cache_serves_what_it_holds_adds_nothing_and_says_so(
+    installer: str,
+    tmp_path: Path,
+    default_index: LocalIndex,
+    small_tmpfs: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    cache = small_tmpfs / "wheels"
+    script = _cache_script(tmp_path, default_index, cache, installer=installer)
+    assert _bundle(tmp_path / "wh.lock", cache)[0] == 0
+    next(cache.glob("six-*.whl")).unlink()
+    before = sorted(p.name for p in cache.iterdir())
+    subprocess.run(["mount", "-o", "remount,ro", str(small_tmpfs)], check=True)
+    host = _host(tmp_path, request, installer)
+    done = host.run(script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = f"COLABENV: wheelhouse {cache}: 6 wheels from it, 1 downloaded"
+    assert line in done.stdout
+    assert f"{cache} is read-only: installing from it, adding nothing" in done.stdout
+    assert sorted(p.name for p in cache.iterdir()) == before
+    assert host.installed()["six"] == "1.17.0"

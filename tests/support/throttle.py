@@ -66,6 +66,16 @@ class ThrottledProxy:
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            def do_HEAD(self) -> None:
+                request = urllib.request.Request(proxy.upstream + self.path, method="HEAD")
+                try:
+                    answer = urllib.request.urlopen(request, timeout=60)
+                except urllib.error.HTTPError as error:
+                    answer = error
+                with answer:
+                    kind = answer.headers.get("Content-Type", "application/octet-stream")
+                    self._head(answer.status, kind, int(answer.headers.get("Content-Length", "0")))
+
             def do_GET(self) -> None:
                 request = urllib.request.Request(
                     proxy.upstream + self.path, headers={"Accept": self.headers.get("Accept", "*/*")}
