@@ -30,6 +30,8 @@ into its work folder, never as one long argv::
     wheelhouse-fill LOCKFILE MISSING DIR STAGING   serve what DIR holds with the lock's sha256,
                                   download the rest from COLABENV_INDEX_URLS into DIR (STAGING
                                   when DIR is read-only), hash-checked and renamed into place
+    wheelhouse-resolve uv|pip DRYRUN REQS PINS   without a lock: what the installer's dry run
+                                  would install, each pin with every sha256 the indexes give
     hold-lock LOCKFILE PID N [preflight OPTIONS...]
                                   take the run lock for the script PID and hold it until that
                                   script ends, saying whom it waits for; answer N*N, then run
@@ -1621,6 +1623,55 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
     return 0
 
 
+def _dry_run_pins(kind: str, path: str) -> list[tuple[str, str]]:
+    """(name, version) of what the installer's dry run would install: uv's ``+ name==version``
+    lines, or pip's ``--report`` JSON."""
+    import json
+
+    if kind == "pip":
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        return [
+            (str(i["metadata"]["name"]), str(i["metadata"]["version"])) for i in report.get("install", [])
+        ]
+    found = []
+    for line in _read_text(path).splitlines():
+        match = re.match(r"^\s*\+\s+([A-Za-z0-9._-]+)==(\S+)\s*$", _ANSI.sub("", line))
+        if match:
+            found.append((match[1], match[2]))
+    return found
+
+
+def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -> int:
+    """Without a lock: the pins the installer's dry run would install, each with every sha256
+    the indexes (``COLABENV_INDEX_URLS``) give for its wheels: the only files a wheelhouse may
+    serve. Exit 8, one line, for a pin no index gives a wheel's sha256 of."""
+    indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
+    requirements, pins = [], []
+    for name, version in _dry_run_pins(kind, dry_run):
+        canonical = _canonical(name)
+        hashes: list[str] = []
+        for index in indexes:
+            try:
+                listed = _index_files(index, canonical)
+            except Exception as error:  # any failure of a page is this one line
+                where = _index_location(index)
+                print(f"the package index at {where} cannot list {canonical} ({type(error).__name__})")
+                return WHEELHOUSE_REFUSED
+            for filename, _url, digest in listed:
+                pin = _wheel_pin(filename)
+                if pin is not None and pin[0] == canonical and _same_pin(f"{canonical}=={version}", *pin):
+                    hashes.append(digest)
+        if not hashes:
+            print(f"no index gives the sha256 of a wheel of {canonical}=={version}: not taken")
+            return WHEELHOUSE_REFUSED
+        pins.append(f"{canonical}=={version}")
+        requirements.append(pins[-1] + "".join(f" --hash=sha256:{h}" for h in dict.fromkeys(hashes)))
+    _write_file(out_reqs, "".join(line + "\n" for line in requirements))
+    _write_file(out_pins, "".join(line + "\n" for line in pins))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print("usage: helper COMMAND ...", file=sys.stderr)
@@ -1652,6 +1703,8 @@ def main(argv: list[str]) -> int:
         return 0 if _marker_ok(os.path.join(args[0], _shared("marker")), args[1]) else 1
     if command == "wheelhouse-check":
         return _wheelhouse_check(args[0], args[1], args[2])
+    if command == "wheelhouse-resolve":
+        return _wheelhouse_resolve(args[0], args[1], args[2], args[3])
     if command == "wheelhouse-fill":
         return _wheelhouse_fill(args[0], args[1], args[2], args[3])
     if command == "hold-lock":

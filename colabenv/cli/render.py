@@ -78,10 +78,7 @@ def _with_wheelhouse(args: argparse.Namespace, profile: Profile, lock: LockInput
             raise UsageError(f"--wheelhouse: {problem} (the folder on the host the script runs on)")
         return replace(lock, wheelhouse=given, offline=True)
     if lock is None:
-        raise UsageError(
-            "[install] wheelhouse: a wheelhouse is filled from a lock; render with --lock LOCK "
-            "(colabenv lock)"
-        )
+        return None  # the resolution's install groups use it (script.wheelhouse.resolved_install)
     return replace(lock, wheelhouse=kept, offline=False)
 
 

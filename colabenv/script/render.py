@@ -454,13 +454,21 @@ def _install_group(
         yield from array("constraints", constraints)
         yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
         bound = '-c "${work}/constraints.txt" '
+    args = bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements)
+    prepare: list[str] = []
+    saying = "installing"
+    if install.wheelhouse is not None:  # wheelhouse (issue 26)
+        from colabenv.script.wheelhouse import resolved_install
+
+        args, prepare, saying = resolved_install(install.wheelhouse, args)
     yield from _install(
         '"${work}/group.txt"',
         "missing",
-        bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements),
+        args,
         install.index_url,
         list(dict.fromkeys(extra)),
-        "installing",
+        saying,
+        prepare,
     )
 
 

@@ -18,10 +18,20 @@ STAGING = "${work}/wheels"
 """Where a run keeps what it downloaded when the wheelhouse is read-only (its work folder)."""
 
 
+def _links(where: str) -> list[str]:
+    """``wh_links``: ``--find-links`` for the run's own folder, and for the wheelhouse when it
+    is a folder (one that is missing and cannot be made is left out: uv refuses a missing one)."""
+    return [
+        f'mkdir -p -- "{STAGING}"',
+        f'wh_links=(--find-links "{STAGING}")',
+        f"if [ -d {where} ]; then wh_links+=(--find-links {where}); fi",
+    ]
+
+
 def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], str]:
     """(installer arguments, lines run before the install, what the script says it installs)."""
     where = q(folder)
-    links = f"--find-links {where}" + ("" if offline else f' --find-links "{STAGING}"')
+    links = f"--find-links {where}" if offline else '"${wh_links[@]}"'
     args = f'--no-index {links} --require-hashes --no-deps -r "$lockfile"'
     if offline:
         check = f'h wheelhouse-check "$lockfile" "${{work}}/missing.txt" {where}'
@@ -34,5 +44,40 @@ def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], s
         "trace_on",
         'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',
         'printf "%s\\n" "$wh_out"',
+        *_links(where),
     ]
     return args, prepare, "installing the lockfile through the wheelhouse"
+
+
+def resolved_install(folder: str, install_args: str) -> tuple[str, list[str], str]:
+    """Without a lock: the installer's dry run of ``install_args`` says what it would install
+    (the wheelhouse offered beside the index, so metadata comes from its wheels, not downloads);
+    the helper gives each pin every sha256 the indexes list for its wheels (the files the
+    wheelhouse may serve), fills the wheelhouse as with a lock, and the install is of exactly
+    those pins, hash-checked, with no index."""
+    where = q(folder)
+    dry = '"${work}/dry-run.txt"'
+    hashed, pins = '"${work}/hashed.txt"', '"${work}/hashed-pins.txt"'
+    helper_env = 'COLABENV_INDEX_URLS="$index_url $extra_urls"'
+    prepare = [
+        *_links(where),
+        'if [ "$installer" = uv ]; then',
+        f'  wh_dry=(--dry-run "${{wh_links[@]}}" {install_args})',
+        f'  install_pkgs "${{wh_dry[@]}}" >{dry} 2>&1 || fail "$(h install-cause {dry})"',
+        "else",
+        f'  wh_dry=(--dry-run --quiet --report {dry} "${{wh_links[@]}}" {install_args})',
+        '  install_pkgs "${wh_dry[@]}" >"${work}/dry-run.log" 2>&1 ||',
+        '    fail "$(h install-cause "${work}/dry-run.log")"',
+        "fi",
+        "{ trace_off; } 2>/dev/null  # the expanded index URLs reach the helper in its environment",
+        'wh_rc=0; wh_out="$(',
+        f'  {helper_env} h wheelhouse-resolve "$installer" {dry} {hashed} {pins} &&',
+        f'  {helper_env} h wheelhouse-fill {hashed} {pins} {where} "{STAGING}"',
+        ')" || wh_rc=$?',
+        "trace_on",
+        'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',
+        'printf "%s\\n" "$wh_out"',
+        *_links(where),
+    ]
+    args = f'--no-index "${{wh_links[@]}}" --require-hashes --no-deps -r {hashed}'
+    return args, prepare, "installing through the wheelhouse"

@@ -384,3 +384,35 @@ def test_a_read_only_cache_serves_what_it_holds_adds_nothing_and_says_so(
     assert f"{cache} is read-only: installing from it, adding nothing" in done.stdout
     assert sorted(p.name for p in cache.iterdir()) == before
     assert host.installed()["six"] == "1.17.0"
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_without_a_lock_the_cache_serves_files_whose_hash_the_index_gives(
+    installer: str, tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    cache = tmp_path / "cache"
+    profile = tmp_path / "nolock.toml"
+    requirements = ", ".join(json.dumps(r) for r in REQUIREMENTS)
+    profile.write_text(
+        f'name = "wh"\n[packages]\nrequirements = [{requirements}]\n'
+        f'[install]\ninstaller = "{installer}"\nindex_url = "{default_index.url}"\nwheelhouse = "{cache}"\n'
+    )
+    script = tmp_path / "setup.sh"
+    render(profile, script)
+    first = _host(tmp_path, request, installer, "first")
+    done = first.run(script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"COLABENV: wheelhouse {cache}: 0 wheels from it, 7 downloaded" in done.stdout
+    page = {name: _sha(path) for name, path in ((p.name, p) for p in cache.glob("*.whl"))}
+    assert len(page) == 7
+    default_index.reset_requests()
+    second = _host(tmp_path, request, installer, "second")
+    again = second.run(script)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"COLABENV: wheelhouse {cache}: 7 wheels from it, 0 downloaded" in again.stdout
+    if installer == "uv":  # uv's dry run reads metadata from the wheelhouse's wheels
+        assert not [r for r in default_index.requests if r.endswith(".whl")]
+    # pip's --dry-run downloads the wheels it would install even where the index offers their
+    # metadata (pypa/pip#12603; changed by pypa/pip#13482): this venv's pip still does
+    assert second.installed() == first.installed()
+    assert second.installed()["python-dateutil"] == "2.9.0.post0"
