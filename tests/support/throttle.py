@@ -13,7 +13,7 @@ import urllib.request
 from types import TracebackType
 
 
-class _Bucket:
+class Bucket:
     """A token bucket of ``rate`` bytes per second, shared by every connection."""
 
     def __init__(self, rate: float) -> None:
@@ -34,9 +34,12 @@ class _Bucket:
 class ThrottledProxy:
     """``ThrottledProxy(upstream_base, rate).start()``; ``.base_url`` replaces ``upstream_base``."""
 
-    def __init__(self, upstream_base: str, rate_bytes_s: float, *, chunk: int = 16 * 1024) -> None:
+    def __init__(
+        self, upstream_base: str, rate_bytes_s: float, *, chunk: int = 16 * 1024, bucket: Bucket | None = None
+    ) -> None:
+        """``bucket``: a rate shared with other proxies (one link to two indexes)."""
         self.upstream = upstream_base.rstrip("/")
-        self.bucket = _Bucket(rate_bytes_s)
+        self.bucket = bucket or Bucket(rate_bytes_s)
         self.chunk = chunk
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -74,12 +77,14 @@ class ThrottledProxy:
                     answer = error
                 with answer:
                     kind = answer.headers.get("Content-Type", "application/octet-stream")
-                    self._head(answer.status, kind, int(answer.headers.get("Content-Length", "0")))
+                    extra = {k: answer.headers[k] for k in ("Accept-Ranges",) if answer.headers.get(k)}
+                    self._head(answer.status, kind, int(answer.headers.get("Content-Length", "0")), extra)
 
             def do_GET(self) -> None:
-                request = urllib.request.Request(
-                    proxy.upstream + self.path, headers={"Accept": self.headers.get("Accept", "*/*")}
-                )
+                headers = {"Accept": self.headers.get("Accept", "*/*")}
+                if self.headers.get("Range"):
+                    headers["Range"] = self.headers["Range"]
+                request = urllib.request.Request(proxy.upstream + self.path, headers=headers)
                 try:
                     answer = urllib.request.urlopen(request, timeout=60)
                 except urllib.error.HTTPError as error:
@@ -88,7 +93,12 @@ class ThrottledProxy:
                     kind = answer.headers.get("Content-Type", "application/octet-stream")
                     if self.path.startswith("/files/"):
                         length = int(answer.headers.get("Content-Length", "0"))
-                        self._head(answer.status, kind, length)
+                        extra = {
+                            k: answer.headers[k]
+                            for k in ("Content-Range", "Accept-Ranges")
+                            if answer.headers.get(k)
+                        }
+                        self._head(answer.status, kind, length, extra)
                         for piece in iter(lambda: answer.read(proxy.chunk), b""):
                             proxy.bucket.take(len(piece))
                             if not self._send(piece):
@@ -102,10 +112,12 @@ class ThrottledProxy:
                     if not self._send(piece):
                         return
 
-            def _head(self, status: int, kind: str, length: int) -> None:
+            def _head(self, status: int, kind: str, length: int, extra: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(length))
+                for name, value in (extra or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
 
             def _send(self, piece: bytes) -> bool:
