@@ -1496,11 +1496,22 @@ class _Meter:
         import time
 
         self.files, self.total, self.done, self.bytes = files, total, 0, 0
+        self.announced, self.sized = 0, 0
         self.started = self.shown = time.monotonic()
         stream = sys.stderr
         self.live = (hasattr(stream, "isatty") and stream.isatty()) or any(
             os.environ.get(v) for v in _WH_NOTEBOOK
         )
+
+    def expect(self, size: int | None) -> None:
+        """A file started, ``size`` bytes long when its answer says: the total is what was
+        announced, and the average of that for the files not yet started."""
+        if size is not None:
+            self.announced += size
+            self.sized += 1
+        if self.sized:
+            later = max(self.files - self.done - 1, 0)
+            self.total = self.announced + later * self.announced // self.sized
 
     def line(self) -> str:
         import time
@@ -1539,6 +1550,8 @@ def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out, _get(url, "*/*") as answer:
+            declared = answer.headers.get("Content-Length", "")
+            meter.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
             for chunk in iter(lambda: answer.read(_WH_CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)

@@ -416,3 +416,45 @@ def test_without_a_lock_the_cache_serves_files_whose_hash_the_index_gives(
     # metadata (pypa/pip#12603; changed by pypa/pip#13482): this venv's pip still does
     assert second.installed() == first.installed()
     assert second.installed()["python-dateutil"] == "2.9.0.post0"
+
+
+def test_bundle_sends_the_index_credentials_and_writes_none_and_shows_live_progress(
+    tmp_path: Path, default_index: LocalIndex
+) -> None:
+    secret = "s3cr3t-token-value"
+    port = default_index.base_url.rsplit(":", 1)[1]
+    profile = tmp_path / "wh.toml"
+    requirements = ", ".join(json.dumps(r) for r in REQUIREMENTS)
+    profile.write_text(
+        f'name = "wh"\n[packages]\nrequirements = [{requirements}]\n'
+        f'[install]\nindex_url = "http://${{WH_USER}}:${{WH_TOKEN}}@127.0.0.1:{port}/simple/"\n'
+    )
+    lock = tmp_path / "wh.lock"
+    env = {"WH_USER": "team", "WH_TOKEN": secret}
+    made = colabenv("lock", profile, "-o", lock, "--resolver", "uv", *T4, env=_env(env))
+    assert made.returncode == 0, made.stderr
+    default_index.reset_requests()
+    folder = tmp_path / "wheels"
+    done = colabenv("bundle", lock, "-o", folder, env=_env({**env, "JPY_PARENT_PID": "1"}))
+    assert done.returncode == 0, done.stderr
+    files = [
+        a
+        for p, a in zip(default_index.requests, default_index.authorizations, strict=True)
+        if p.endswith(".whl")
+    ]
+    assert len(files) == 7 and all(a.startswith("Basic ") for a in files)
+    written = "".join(p.read_text() for p in folder.iterdir() if not p.name.endswith(".whl"))
+    assert secret not in written + done.stdout + done.stderr
+    assert "team:" not in written
+    # a notebook cell: the line is rewritten in place (\r, read back as \n here: text mode),
+    # then the summary
+    lines = [line for line in done.stderr.splitlines() if line]
+    assert lines[0].startswith("colabenv: bundle: 0/7 files, ") and "/s, " in lines[0]
+    assert lines[-1].startswith("colabenv: bundle: 7 files (7 downloaded, 0 already there)")
+    assert all(line.endswith("\x1b[K") for line in lines)
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    from tests.support.isolation import clean_env
+
+    return clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0", **extra)
