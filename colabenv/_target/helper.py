@@ -1576,6 +1576,25 @@ def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter:
     return None
 
 
+STALE_PART_S = 24 * 3600
+"""A hidden ``.part`` file this old in a wheelhouse was left by a killed run: removed."""
+
+
+def _remove_stale_parts(folder: str) -> None:
+    import time
+
+    now = time.time()
+    for name in os.listdir(folder):
+        if not (name.startswith(".") and name.endswith(".part")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if now - os.lstat(path).st_mtime > STALE_PART_S:
+                os.unlink(path)
+        except OSError:
+            continue
+
+
 def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
     """The persistent cache: the pins to install that ``folder`` holds with the lock's sha256
     are served from it; the rest are downloaded from the indexes (``COLABENV_INDEX_URLS``,
@@ -1588,6 +1607,8 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
     indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
     served, _wrong = _served(folder, pins, entries)
     writable = _writable(folder)
+    if writable:
+        _remove_stale_parts(folder)
     destination = folder if writable else staging
     os.makedirs(staging, exist_ok=True)
     plan: list[tuple[str, str, str, str]] = []

@@ -75,3 +75,16 @@ def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
     (folder / SIX).unlink()
     assert helper._wheelhouse_check(str(other), str(missing), str(folder)) == helper.WHEELHOUSE_REFUSED
     assert "has no wheel of six==1.17.0" in capsys.readouterr().out
+
+
+def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
+    import os
+
+    old, fresh, wheel = tmp_path / f".{SIX}.1.part", tmp_path / f".{SIX}.2.part", tmp_path / SIX
+    for path in (old, fresh, wheel):
+        path.write_bytes(b"x")
+    os.utime(old, (1, 1))
+    os.utime(wheel, (1, 1))
+    helper._remove_stale_parts(str(tmp_path))
+    assert not old.exists()
+    assert fresh.exists() and wheel.exists()
