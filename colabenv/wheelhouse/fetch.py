@@ -150,12 +150,12 @@ def bundle(
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
     planned = plan(lock, target, client, redact, environ)
     wanted = planned.wanted
-    sizes: dict[str, int] = {}
     missing: list[Wanted] = []
     for item in wanted:
-        if sha256_of(folder / item.filename) == item.sha256:
-            sizes[item.filename] = (folder / item.filename).stat().st_size
-        else:
+        path = folder / item.filename
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise OutputError(f"{printable(path)}: not a regular file; a wheelhouse writes none over it")
+        if sha256_of(path) != item.sha256:
             missing.append(item)
     progress.start(len(wanted), len(wanted) - len(missing))
     downloaded = 0

@@ -95,6 +95,14 @@ def test_bundle_fetches_every_wheel_checked_and_a_second_run_only_what_is_missin
     assert _sha(damaged) == idna["sha256"]
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]
 
+    kept = tmp_path / "kept.whl"
+    (folder / six["file"]).rename(kept)
+    (folder / six["file"]).symlink_to(kept)
+    code, out, err = _bundle(lock, folder)
+    assert (code, out) == (2, "")
+    assert err == f"colabenv: {folder / six['file']}: not a regular file; a wheelhouse writes none over it\n"
+    assert (folder / six["file"]).is_symlink()
+
 
 def _host(tmp_path: Path, request: pytest.FixtureRequest, installer: str, name: str = "host") -> Host:
     with_pip = installer == "pip"
