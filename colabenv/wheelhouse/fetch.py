@@ -33,6 +33,7 @@ from colabenv.wheelhouse.plan import (
     manifest_text,
     merge,
     readme_text,
+    section_label,
     target_tags,
 )
 from colabenv.wheelhouse.progress import Progress
@@ -97,7 +98,7 @@ def plan(
     sources: dict[str, str] = {}
     for section in sections:
         tags = target_tags(section.target)
-        label = section.name or "default"
+        label = section_label(section)
         for package in section.packages:
             files = _known_files(lock, package, client)
             if not any(f.sha256 in files for f in package.files):
@@ -162,8 +163,7 @@ def bundle(
     for item in missing:
         downloaded += _download(client.session, item, planned.source(item), folder, redact, progress)
     name = lock.path.name if lock.path else "lock"
-    labels = [s.name or "default" for s in planned.sections]
-    _write(folder / MANIFEST_NAME, manifest_text(name, lock.pins_digest, labels, wanted))
+    _write(folder / MANIFEST_NAME, manifest_text(name, lock.pins_digest, planned.sections, wanted))
     _write(folder / README_NAME, readme_text(name, len(wanted)))
     progress.finish()
     return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)

@@ -135,14 +135,30 @@ def merge(wanted: Iterable[Wanted]) -> tuple[Wanted, ...]:
     return tuple(by_file[name] for name in sorted(by_file))
 
 
-def manifest_text(lock_name: str, pins_sha256: str, sections: Sequence[str], wanted: Sequence[Wanted]) -> str:
+def section_label(section: Section) -> str:
+    return section.name or "default"
+
+
+def manifest_text(
+    lock_name: str, pins_sha256: str, sections: Sequence[Section], wanted: Sequence[Wanted]
+) -> str:
     """The manifest (docs/formats.md, "The wheelhouse manifest"): JSON, keys sorted, one file a
     line's worth of object; URLs as given (credentials already stripped and redacted)."""
     document = {
         "schema": MANIFEST_SCHEMA,
         "lock": lock_name,
         "lock_pins_sha256": pins_sha256,
-        "sections": list(sections),
+        "sections": [
+            {
+                "name": section_label(s),
+                "python": s.target.python,
+                "platform": s.target.platform,
+                "accelerator": s.target.accelerator.value,
+                "driver": s.target.driver,
+                "compute_capabilities": list(s.target.compute_capabilities),
+            }
+            for s in sections
+        ],
         "files": [
             {
                 "file": w.filename,

@@ -99,8 +99,19 @@ def test_the_manifest_is_sorted_json_naming_each_file_and_its_hash() -> None:
             Wanted("a-1-py3-none-any.whl", "a", "1", "d" * 64, "https://i.example/a", ("default",)),
         ]
     )
-    document = json.loads(manifest_text("team.lock", "e" * 64, ["default"], wanted))
+    (section,) = lock_sections(_lock(), None)
+    document = json.loads(manifest_text("team.lock", "e" * 64, [section], wanted))
     assert document["schema"] == 1
+    assert document["sections"] == [
+        {
+            "name": "default",
+            "python": "3.12",
+            "platform": "linux_x86_64",
+            "accelerator": "cpu",
+            "driver": None,
+            "compute_capabilities": [],
+        }
+    ]
     assert document["lock_pins_sha256"] == "e" * 64
     assert [f["file"] for f in document["files"]] == ["a-1-py3-none-any.whl", "z-1-py3-none-any.whl"]
     assert document["files"][0]["sha256"] == "d" * 64
