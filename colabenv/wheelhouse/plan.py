@@ -179,11 +179,14 @@ def readme_text(lock_name: str, count: int) -> str:
     return (
         f"# colabenv wheelhouse of {lock_name}\n\n"
         f"{count} wheels, each checked against the lock's sha256 (listed in {MANIFEST_NAME}).\n\n"
-        "Kaggle, internet off: upload this folder as a Dataset (Datasets > New Dataset, or\n"
-        "`kaggle datasets create -p THIS_FOLDER`), attach it to the notebook (Add Input), then\n"
-        "install with no index from where Kaggle mounts it:\n\n"
-        f"    colabenv render PROFILE --lock {lock_name} --wheelhouse /kaggle/input/DATASET -o setup.sh\n"
-        "    bash setup.sh\n"
+        "Kaggle with the internet off: render the script where colabenv is installed, naming the\n"
+        "folder as Kaggle will mount the Dataset, and put it in the folder:\n\n"
+        f"    colabenv render PROFILE --lock {lock_name} --wheelhouse /kaggle/input/DATASET -o setup.sh\n\n"
+        "Upload the folder as a Dataset (`kaggle datasets create -p FOLDER`, or New Dataset on the\n"
+        "site), attach it to the notebook (Add Input), and run in a cell:\n\n"
+        "    !bash /kaggle/input/DATASET/setup.sh\n\n"
+        "The script installs only from the Dataset, with no index, after checking every wheel's\n"
+        "sha256 against the lock.\n"
     )
 
 
