@@ -9,9 +9,11 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,8 +32,10 @@ pytestmark = pytest.mark.slow
 REQUIREMENTS = ["requests>=2", "python-dateutil"]
 
 
-def _profile(directory: Path, index: LocalIndex, *, installer: str = "uv", extra: str = "") -> Path:
-    path = directory / "wh.toml"
+def _profile(
+    directory: Path, index: LocalIndex, *, installer: str = "uv", extra: str = "", name: str = "wh.toml"
+) -> Path:
+    path = directory / name
     requirements = ", ".join(json.dumps(r) for r in REQUIREMENTS)
     path.write_text(
         f'name = "wh"\n[packages]\nrequirements = [{requirements}]\n'
@@ -40,8 +44,8 @@ def _profile(directory: Path, index: LocalIndex, *, installer: str = "uv", extra
     return path
 
 
-def _lock(directory: Path, profile: Path) -> Path:
-    out = directory / "wh.lock"
+def _lock(directory: Path, profile: Path, name: str = "wh.lock") -> Path:
+    out = directory / name
     made = colabenv("lock", profile, "-o", out, "--resolver", "uv", *T4)
     assert made.returncode == 0, made.stderr
     return out
@@ -61,10 +65,56 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Made:
+    """What the module makes once: profiles and their locks against an index on a fixed port,
+    which each test serves anew (``index``), so the locks fit every test's index."""
+
+    port: int
+    profile: Path
+    lock: Path
+    cache: Path
+    cache_profile: Path
+    cache_lock: Path
+    cache_script: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory, standin_wheels: Standins) -> Made:
+    base = tmp_path_factory.mktemp("wheelhouse-made")
+    port = _free_port()
+    cache = base / "cache"
+    with LocalIndex(standin_wheels.default, port=port) as index:
+        profile = _profile(base, index)
+        lock = _lock(base, profile, "wh.lock")
+        cache_profile = _profile(base, index, extra=f'wheelhouse = "{cache}"\n', name="whc.toml")
+        cache_lock = _lock(base, cache_profile, "whc.lock")
+    cache_script = base / "cache.sh"
+    render(cache_profile, cache_script, "--lock", str(cache_lock))
+    return Made(port, profile, lock, cache, cache_profile, cache_lock, cache_script)
+
+
+@pytest.fixture
+def index(made: Made, standin_wheels: Standins) -> Iterator[LocalIndex]:
+    """The index the module's locks were made against (same port), fresh for each test; the
+    cache folder the module's cache profile names starts empty."""
+    shutil.rmtree(made.cache, ignore_errors=True)
+    with LocalIndex(standin_wheels.default, port=made.port) as served:
+        yield served
+
+
 def test_bundle_fetches_every_wheel_checked_and_a_second_run_only_what_is_missing_or_damaged(
-    tmp_path: Path, default_index: LocalIndex
+    tmp_path: Path, made: Made, index: LocalIndex
 ) -> None:
-    lock = _lock(tmp_path, _profile(tmp_path, default_index))
+    default_index = index
+    lock = made.lock
     folder = tmp_path / "wheels"
     code, out, err = _bundle(lock, folder)
     assert code == 0, err
@@ -111,10 +161,9 @@ def _host(tmp_path: Path, request: pytest.FixtureRequest, installer: str, name: 
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_bundle_then_the_index_stopped_then_the_script_installs_offline(
-    installer: str, tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+    installer: str, tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
-    profile = _profile(tmp_path, default_index, installer=installer)
-    lock = _lock(tmp_path, profile)
+    default_index, profile, lock = index, made.profile, made.lock
     folder = tmp_path / "wheels"
     assert _bundle(lock, folder)[0] == 0
     script = tmp_path / "setup.sh"
@@ -123,20 +172,20 @@ def test_bundle_then_the_index_stopped_then_the_script_installs_offline(
     assert default_index.url not in text.split("COLABENV_LOCK_EOF")[-1]
     default_index.stop()
     host = _host(tmp_path, request, installer)
-    done = host.run(script, UV_HTTP_RETRIES="0", PIP_RETRIES="0")
+    done = host.run(script, UV_HTTP_RETRIES="0", PIP_RETRIES="0", COLABENV_INSTALLER=installer)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"from the wheelhouse, no index ({installer})" in done.stdout
     assert "each with the lock's sha256" in done.stdout
     installed = host.installed()
     assert installed["requests"] == "2.32.4"
     assert installed["six"] == "1.17.0"
 
 
-@pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_a_tampered_wheel_is_refused_by_name_and_nothing_is_installed(
-    installer: str, tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+    tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
-    profile = _profile(tmp_path, default_index, installer=installer)
-    lock = _lock(tmp_path, profile)
+    """The helper checks every file before the installer runs: the same for uv and pip."""
+    installer, profile, lock = "uv", made.profile, made.lock
     folder = tmp_path / "wheels"
     assert _bundle(lock, folder)[0] == 0
     urllib3 = next(folder.glob("urllib3-*.whl"))
@@ -159,9 +208,9 @@ def _own_index(tmp_path: Path, standin_wheels: Standins) -> LocalIndex:
 
 
 def test_bundle_with_the_index_stopped_is_exit_4_naming_the_file(
-    tmp_path: Path, default_index: LocalIndex
+    tmp_path: Path, made: Made, index: LocalIndex
 ) -> None:
-    profile = _profile(tmp_path, default_index)
+    default_index, profile = index, made.profile
     out = tmp_path / "pylock.toml"
     made = colabenv("lock", profile, "-o", out, "--format", "pylock", "--resolver", "uv", *T4)
     assert made.returncode == 0, made.stderr
@@ -175,10 +224,10 @@ def test_bundle_with_the_index_stopped_is_exit_4_naming_the_file(
 
 
 def test_bundle_of_a_requirements_lock_with_the_index_stopped_names_the_pin(
-    tmp_path: Path, default_index: LocalIndex
+    tmp_path: Path, made: Made, index: LocalIndex
 ) -> None:
-    lock = _lock(tmp_path, _profile(tmp_path, default_index))
-    default_index.stop()
+    lock = made.lock
+    index.stop()
     code, stdout, err = _bundle(lock, tmp_path / "wheels")
     assert code == 4, err
     assert stdout == ""
@@ -208,8 +257,8 @@ def test_a_file_the_index_sends_with_another_hash_is_exit_4_and_not_kept(
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]
 
 
-def test_target_is_refused_for_a_lock_of_one_target(tmp_path: Path, default_index: LocalIndex) -> None:
-    lock = _lock(tmp_path, _profile(tmp_path, default_index))
+def test_target_is_refused_for_a_lock_of_one_target(tmp_path: Path, made: Made) -> None:
+    lock = made.lock
     code, stdout, err = _bundle(lock, tmp_path / "wheels", "--target", "nb")
     assert code == 2
     assert stdout == ""
@@ -243,12 +292,11 @@ def _trusted(cache: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_the_cache_is_filled_on_the_first_run_and_serves_the_next_with_the_index_stopped(
-    installer: str, tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+    installer: str, tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
-    cache = tmp_path / "drive" / "colabenv-wheels"
-    script = _cache_script(tmp_path, default_index, cache, installer=installer)
+    default_index, cache, script = index, made.cache, made.cache_script
     first = _host(tmp_path, request, installer, "first")
-    done = first.run(script)
+    done = first.run(script, COLABENV_INSTALLER=installer)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"COLABENV: wheelhouse {cache}: 0 wheels from it, 7 downloaded" in done.stdout
     assert f"; added to {cache}" in done.stdout
@@ -256,17 +304,16 @@ def test_the_cache_is_filled_on_the_first_run_and_serves_the_next_with_the_index
     assert len(_trusted(cache)) == 7
     default_index.stop()
     second = _host(tmp_path, request, installer, "second")
-    again = second.run(script, UV_HTTP_RETRIES="0", PIP_RETRIES="0")
+    again = second.run(script, UV_HTTP_RETRIES="0", PIP_RETRIES="0", COLABENV_INSTALLER=installer)
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"COLABENV: wheelhouse {cache}: 7 wheels from it, 0 downloaded" in again.stdout
     assert second.installed() == first.installed()
 
 
 def test_a_damaged_file_in_the_cache_is_replaced_not_trusted(
-    tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+    tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
-    cache = tmp_path / "cache"
-    script = _cache_script(tmp_path, default_index, cache)
+    cache, script = made.cache, made.cache_script
     assert _host(tmp_path, request, "uv", "first").run(script).returncode == 0
     idna = next(cache.glob("idna-*.whl"))
     good = _sha(idna)
@@ -278,10 +325,9 @@ def test_a_damaged_file_in_the_cache_is_replaced_not_trusted(
 
 
 def test_two_runs_at_once_share_one_cache(
-    tmp_path: Path, default_index: LocalIndex, request: pytest.FixtureRequest
+    tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
-    cache = tmp_path / "cache"
-    script = _cache_script(tmp_path, default_index, cache)
+    cache, script = made.cache, made.cache_script
     hosts = [_host(tmp_path, request, "uv", f"h{n}") for n in range(2)]
     running = [
         subprocess.Popen(
@@ -293,7 +339,7 @@ def test_two_runs_at_once_share_one_cache(
     assert [p.returncode for p in running] == [0, 0], outputs
     for host in hosts:
         assert host.installed()["requests"] == "2.32.4"
-    lock_text = (tmp_path / "wh.lock").read_text()
+    lock_text = made.cache_lock.read_text()
     trusted = _trusted(cache)
     assert len(trusted) == 7
     assert all(digest in lock_text for digest in trusted.values())
@@ -353,9 +399,9 @@ def _listing(folder: Path) -> list[Path]:
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 64 MiB tmpfs mounted under tmp_path (root only); unmounted afterwards."""
-    point = tmp_path / "mnt"
+def small_tmpfs(made: Made, index: LocalIndex) -> Iterator[Path]:
+    """A 64 MiB tmpfs mounted on the module's cache folder (root only); unmounted afterwards."""
+    point = made.cache
     point.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
@@ -370,22 +416,21 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(point)], check=False)
 
 
-@pytest.mark.parametrize("installer", ["uv", "pip"])
+@pytest.mark.parametrize("installer", ["uv"])
 def test_a_read_only_cache_serves_what_it_holds_adds_nothing_and_says_so(
     installer: str,
     tmp_path: Path,
-    default_index: LocalIndex,
+    made: Made,
     small_tmpfs: Path,
     request: pytest.FixtureRequest,
 ) -> None:
-    cache = small_tmpfs / "wheels"
-    script = _cache_script(tmp_path, default_index, cache, installer=installer)
-    assert _bundle(tmp_path / "wh.lock", cache)[0] == 0
+    cache, script = small_tmpfs, made.cache_script
+    assert _bundle(made.cache_lock, cache)[0] == 0
     next(cache.glob("six-*.whl")).unlink()
     before = sorted(p.name for p in cache.iterdir())
     subprocess.run(["mount", "-o", "remount,ro", str(small_tmpfs)], check=True)
     host = _host(tmp_path, request, installer)
-    done = host.run(script)
+    done = host.run(script, COLABENV_INSTALLER=installer)
     assert done.returncode == 0, done.stdout + done.stderr
     line = f"COLABENV: wheelhouse {cache}: 6 wheels from it, 1 downloaded"
     assert line in done.stdout
