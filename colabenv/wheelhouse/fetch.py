@@ -133,6 +133,15 @@ def _known_files(lock: Lock, package: LockedPackage, client: SimpleClient) -> di
         for item in page or ():
             if item.sha256 is not None:
                 known.setdefault(item.sha256, (item.filename, item.url))
+    if not any(f.sha256 in known for f in package.files):  # a find-links page (a TPU runtime)
+        for links in lock.find_links:
+            try:
+                listed = client.page_files(links)
+            except IndexUnavailableError as error:
+                raise IndexUnavailableError(f"{package.pin}: {error}") from None
+            for item in listed:
+                if item.sha256 is not None:
+                    known.setdefault(item.sha256, (item.filename, item.url))
     return {k: (n, u) for k, (n, u) in known.items() if n is not None and u is not None}
 
 
