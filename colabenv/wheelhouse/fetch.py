@@ -100,7 +100,7 @@ def plan(
         tags = target_tags(section.target)
         label = section_label(section)
         for package in section.packages:
-            files = _known_files(lock, package, client)
+            files = _known_files(section.lock, package, client)
             if not any(f.sha256 in files for f in package.files):
                 raise IndexUnavailableError(
                     f"{package.pin}: no index of the lock lists a file with the lock's sha256 "
@@ -108,15 +108,16 @@ def plan(
                 )
             chosen = choose_wheel(package, files, tags)
             if chosen is None:
+                shown = printable(lock.path.name if lock.path else "lock")
                 raise LockError(
-                    f"{printable(lock.path or 'lock')}: {package.pin}: no wheel with a sha256 of "
+                    f"{shown}: {package.pin}: no wheel with a sha256 of "
                     f"the lock fits Python {section.target.python} {section.target.platform} "
                     "(a wheelhouse holds wheels only)"
                 )
             filename, url, sha256 = chosen
             shown = redact(strip_credentials(url))
             wanted.append(Wanted(filename, package.name, package.version, sha256, shown, (label,)))
-            sources[filename] = with_credentials(url, lock.index_urls, environ)
+            sources[filename] = with_credentials(url, section.lock.index_urls, environ)
     return Plan(sections, merge(wanted), tuple(sources.items()))
 
 
@@ -156,7 +157,7 @@ def bundle(
 ) -> BundleResult:
     """Fill ``folder`` with the lock's wheels for ``target`` (all it holds, or one section), then
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
-    redact = Redactor.for_urls(lock.index_urls, environ)
+    redact = Redactor.for_urls(lock.index_urls, environ)  # a lock of sections: every section's
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
     planned = plan(lock, target, client, redact, environ)
     wanted = planned.wanted
@@ -172,7 +173,7 @@ def bundle(
     for item in missing:
         downloaded += _download(client.session, item, planned.source(item), folder, redact, progress)
     name = lock.path.name if lock.path else "lock"
-    _write(folder / MANIFEST_NAME, manifest_text(name, lock.pins_digest, planned.sections, wanted))
+    _write(folder / MANIFEST_NAME, manifest_text(name, planned.sections, wanted))
     _write(folder / README_NAME, readme_text(name, len(wanted)))
     progress.finish()
     return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)

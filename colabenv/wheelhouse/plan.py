@@ -28,11 +28,17 @@ _LEGACY_MANYLINUX = ("manylinux2014", "manylinux2010", "manylinux1")
 
 @model
 class Section:
-    """The pins one target of a lock installs: ``name`` None for a lock of one target."""
+    """The pins one target of a lock installs (``packages``: those whose marker holds there),
+    with that target's lock (its indexes, find-links pages, pins digest): ``name`` None for a
+    lock of one target."""
 
     name: str | None
-    target: LockTarget
+    lock: Lock
     packages: tuple[LockedPackage, ...]
+
+    @property
+    def target(self) -> LockTarget:
+        return self.lock.header.target
 
 
 @model
@@ -58,11 +64,16 @@ def lock_sections(lock: Lock, target: str | None) -> tuple[Section, ...]:
         raise UsageError(
             f"--target {printable(target)}: {where} holds one target, not named sections; leave --target out"
         )
+    return (applying(None, lock),)
+
+
+def applying(name: str | None, lock: Lock) -> Section:
+    """The section of ``lock`` named ``name``, with the pins whose marker holds on its target."""
     environment = lock.header.target.marker_environment()
     packages = tuple(
         p for p in lock.packages if p.marker is None or Marker(p.marker).evaluate(dict(environment))
     )
-    return (Section(None, lock.header.target, packages),)
+    return Section(name, lock, packages)
 
 
 def target_tags(target: LockTarget) -> tuple[str, ...]:
@@ -139,18 +150,16 @@ def section_label(section: Section) -> str:
     return section.name or "default"
 
 
-def manifest_text(
-    lock_name: str, pins_sha256: str, sections: Sequence[Section], wanted: Sequence[Wanted]
-) -> str:
+def manifest_text(lock_name: str, sections: Sequence[Section], wanted: Sequence[Wanted]) -> str:
     """The manifest (docs/formats.md, "The wheelhouse manifest"): JSON, keys sorted, one file a
     line's worth of object; URLs as given (credentials already stripped and redacted)."""
     document = {
         "schema": MANIFEST_SCHEMA,
         "lock": lock_name,
-        "lock_pins_sha256": pins_sha256,
         "sections": [
             {
                 "name": section_label(s),
+                "pins_sha256": s.lock.pins_digest,
                 "python": s.target.python,
                 "platform": s.target.platform,
                 "accelerator": s.target.accelerator.value,
