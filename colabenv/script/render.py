@@ -539,9 +539,12 @@ def _lock_file(lock: LockInput) -> Iterator[str]:
     yield ""
     yield 'lockfile="${work}/colabenv.lock.txt"'
     yield f"cat >\"$lockfile\" <<'{LOCK_DELIMITER}'"
+    dropped: tuple[str, ...] = ("--index-url", "-i", "--extra-index-url")
+    if lock.offline:  # wheelhouse (issue 26): no page of links is fetched either
+        dropped += ("--find-links", "-f")
     for line in lock.text.rstrip("\n").splitlines():
         option = line.strip().partition(" ")[0]
-        if option not in ("--index-url", "-i", "--extra-index-url"):
+        if option not in dropped:
             yield line
     yield LOCK_DELIMITER
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -142,3 +143,19 @@ def test_install_wheelhouse_is_kept() -> None:
     text = 'name = "p"\n[install]\nwheelhouse = "/content/drive/MyDrive/colabenv-wheels"\n'
     profile = load_profile_text(text, Path("p.toml"))
     assert profile.install.wheelhouse == "/content/drive/MyDrive/colabenv-wheels"
+
+
+def test_an_offline_script_keeps_no_index_and_no_page_of_links_in_its_lockfile() -> None:
+    from colabenv.script.render import LockInput, _lock_file
+
+    text = (
+        "--index-url https://i.example/simple\n--find-links https://links.example/libtpu.html\n"
+        f"six==1.17.0 --hash=sha256:{'a' * 64}\n"
+    )
+    lock = LockInput("team.lock", text, "3.12", None, ("https://i.example/simple",), ("six==1.17.0",))
+    online = list(_lock_file(lock))
+    assert "--find-links https://links.example/libtpu.html" in online
+    assert not any(line.startswith("--index-url") for line in online)
+    offline = list(_lock_file(dataclasses.replace(lock, wheelhouse="/kaggle/input/w", offline=True)))
+    assert not any(line.startswith(("--index-url", "--find-links")) for line in offline)
+    assert f"six==1.17.0 --hash=sha256:{'a' * 64}" in offline
