@@ -12,6 +12,7 @@ or written is stripped of its credentials and redacted.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,8 +82,54 @@ class Plan:
     wanted: tuple[Wanted, ...]
     sources: tuple[tuple[str, str], ...]
 
-    def source(self, item: Wanted) -> str:
-        return dict(self.sources)[item.filename]
+    def source(self, item: Wanted) -> str | None:
+        return dict(self.sources).get(item.filename)
+
+
+class Folder:
+    """The wheelhouse folder as a run finds it: each file's sha256 computed once, and what its
+    manifest recorded (sha256 to file name and URL) from an earlier run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._hashes: dict[str, str | None] = {}
+        self.recorded = _recorded(path / MANIFEST_NAME)
+
+    def holds(self, filename: str, sha256: str) -> bool:
+        if filename not in self._hashes:
+            self._hashes[filename] = sha256_of(self.path / filename)
+        return self._hashes[filename] == sha256
+
+    def kept(self, package: LockedPackage) -> dict[str, tuple[str, str]]:
+        """The files of ``package`` an earlier run recorded and the folder still holds whole."""
+        found = {}
+        for file in package.files:
+            entry = self.recorded.get(file.sha256)
+            if entry is not None and self.holds(entry[0], file.sha256):
+                found[file.sha256] = entry
+        return found
+
+
+def _recorded(path: Path) -> dict[str, tuple[str, str]]:
+    """sha256 to (file, URL) from a manifest an earlier run wrote; nothing from one that is
+    missing, too large or not of its shape (the files are checked by their hash anyway)."""
+    from colabenv._util.files import read_limited
+    from colabenv.wheelhouse.plan import MAX_MANIFEST_BYTES, wheel_pin
+
+    try:
+        document = json.loads(read_limited(path, MAX_MANIFEST_BYTES))
+    except (FileProblem, ValueError, RecursionError):
+        return {}
+    entries = document.get("files") if isinstance(document, dict) else None
+    found: dict[str, tuple[str, str]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        name, digest, url = entry.get("file"), entry.get("sha256"), entry.get("url")
+        shaped = isinstance(name, str) and isinstance(digest, str) and isinstance(url, str)
+        if shaped and "/" not in str(name) and wheel_pin(str(name)) is not None:
+            found[str(digest)] = (str(name), str(url))
+    return found
 
 
 def plan(
@@ -91,8 +138,10 @@ def plan(
     client: SimpleClient,
     redact: Callable[[str], str],
     environ: Mapping[str, str],
+    folder: Folder,
 ) -> Plan:
-    """What to bundle: names and URLs from the lock or, where it has none, from its indexes."""
+    """What to bundle: names and URLs from the lock or, where it has none, from its indexes;
+    a pin whose wheel an earlier run left whole in the folder needs neither."""
     sections = lock_sections(lock, target)
     wanted: list[Wanted] = []
     sources: dict[str, str] = {}
@@ -100,6 +149,11 @@ def plan(
         tags = target_tags(section.target)
         label = section_label(section)
         for package in section.packages:
+            kept = choose_wheel(package, folder.kept(package), tags)
+            if kept is not None:
+                filename, url, sha256 = kept
+                wanted.append(Wanted(filename, package.name, package.version, sha256, url, (label,)))
+                continue
             files = _known_files(section.lock, package, client)
             if not any(f.sha256 in files for f in package.files):
                 raise IndexUnavailableError(
@@ -159,19 +213,23 @@ def bundle(
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
     redact = Redactor.for_urls(lock.index_urls, environ)  # a lock of sections: every section's
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
-    planned = plan(lock, target, client, redact, environ)
+    found = Folder(folder)
+    planned = plan(lock, target, client, redact, environ, found)
     wanted = planned.wanted
     missing: list[Wanted] = []
     for item in wanted:
         path = folder / item.filename
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise OutputError(f"{printable(path)}: not a regular file; a wheelhouse writes none over it")
-        if sha256_of(path) != item.sha256:
+        if not found.holds(item.filename, item.sha256):
             missing.append(item)
     progress.start(len(wanted), len(wanted) - len(missing))
     downloaded = 0
     for item in missing:
-        downloaded += _download(client.session, item, planned.source(item), folder, redact, progress)
+        source = planned.source(item)
+        if source is None:  # it was whole when planned
+            raise OutputError(f"{printable(folder / item.filename)}: changed while bundle ran; run it again")
+        downloaded += _download(client.session, item, source, folder, redact, progress)
     name = lock.path.name if lock.path else "lock"
     _write(folder / MANIFEST_NAME, manifest_text(name, planned.sections, wanted))
     _write(folder / README_NAME, readme_text(name, len(wanted)))

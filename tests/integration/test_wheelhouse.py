@@ -145,6 +145,18 @@ def test_bundle_fetches_every_wheel_checked_and_a_second_run_only_what_is_missin
     assert _sha(damaged) == idna["sha256"]
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]
 
+    # everything there, as its manifest says: a third run needs no index at all
+    default_index.stop()
+    code, out, err = _bundle(lock, folder)
+    assert code == 0, err
+    assert "0 downloaded, 7 already there" in err
+    (folder / six["file"]).unlink()
+    code, out, err = _bundle(lock, folder)
+    assert code == 4
+    assert err.startswith("colabenv: six==1.17.0: index http://127.0.0.1:")
+    default_index.start()
+    assert _bundle(lock, folder)[0] == 0
+
     kept = tmp_path / "kept.whl"
     (folder / six["file"]).rename(kept)
     (folder / six["file"]).symlink_to(kept)
