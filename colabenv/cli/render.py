@@ -75,7 +75,9 @@ def _with_wheelhouse(args: argparse.Namespace, profile: Profile, lock: LockInput
             raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
         problem = path_problem(given) if len(given) <= 1024 else "is longer than 1024 characters"
         if problem is not None:
-            raise UsageError(f"--wheelhouse: {problem} (the folder on the host the script runs on)")
+            raise UsageError(
+                f"--wheelhouse: {problem}; name the folder as the host the script runs on sees it"
+            )
         return replace(lock, wheelhouse=given, offline=True)
     if lock is None:
         return None  # the resolution's install groups use it (script.wheelhouse.resolved_install)

@@ -523,3 +523,43 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     from tests.support.isolation import clean_env
 
     return clean_env(UV_HTTP_RETRIES="0", PIP_RETRIES="0", **extra)
+
+
+def test_the_fill_with_the_index_stopped_names_the_index_and_installs_nothing(
+    tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    index.stop()
+    host = _host(tmp_path, request, "uv")
+    done = host.run(made.cache_script, UV_HTTP_RETRIES="0")
+    assert done.returncode == 1
+    assert f"the package index at 127.0.0.1:{made.port} cannot list certifi" in done.stderr
+    assert host.installed() == {}
+
+
+def test_a_file_the_index_sends_with_another_hash_is_not_added_to_the_cache(
+    tmp_path: Path, standin_wheels: Standins, request: pytest.FixtureRequest
+) -> None:
+    cache = tmp_path / "cache"
+    own = _own_index(tmp_path, standin_wheels)
+    try:
+        script = _cache_script(tmp_path, own, cache)
+        six = next((tmp_path / "index").rglob("six-*.whl"))
+        six.write_bytes(six.read_bytes() + b"tampered")
+        host = _host(tmp_path, request, "uv")
+        done = host.run(script)
+    finally:
+        own.stop()
+    assert done.returncode == 1
+    assert f"refused, nothing installed: {six.name}: the index sent a file with sha256" in done.stderr
+    assert host.installed() == {}
+    assert not (cache / six.name).exists()
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]
+
+
+def test_a_relative_wheelhouse_is_refused(tmp_path: Path, made: Made) -> None:
+    done = colabenv("render", made.profile, "--lock", made.lock, "--wheelhouse", "wheels", *T4)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        'colabenv: --wheelhouse: "wheels" is not an absolute path (it does not start with /); '
+        "name the folder as the host the script runs on sees it\n"
+    )
