@@ -1497,7 +1497,7 @@ class _Meter:
 
         self.files, self.total, self.done, self.bytes = files, total, 0, 0
         self.announced, self.sized = 0, 0
-        self.started = self.shown = time.monotonic()
+        self.started, self.shown = time.monotonic(), 0.0
         stream = sys.stderr
         self.live = (hasattr(stream, "isatty") and stream.isatty()) or any(
             os.environ.get(v) for v in _WH_NOTEBOOK

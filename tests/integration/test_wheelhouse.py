@@ -326,7 +326,13 @@ def test_a_damaged_file_in_the_cache_is_replaced_not_trusted(
     tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
 ) -> None:
     cache, script = made.cache, made.cache_script
-    assert _host(tmp_path, request, "uv", "first").run(script).returncode == 0
+    first = _host(tmp_path, request, "uv", "first").run(script, JPY_PARENT_PID="1")
+    assert first.returncode == 0
+    # in a notebook cell the fill rewrites one line with \r (read back as \n: text mode):
+    # files and bytes done, rate, time left
+    live = [line for line in first.stderr.splitlines() if line.startswith("COLABENV: wheelhouse: ")]
+    assert live and live[0].startswith("COLABENV: wheelhouse: 0/7 files, ")
+    assert "MiB/s" in live[0] and live[0].endswith(" s left\x1b[K")
     idna = next(cache.glob("idna-*.whl"))
     good = _sha(idna)
     idna.write_bytes(idna.read_bytes()[:100])
