@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -569,3 +570,33 @@ def test_a_relative_wheelhouse_is_refused(tmp_path: Path, made: Made) -> None:
         'colabenv: --wheelhouse: "wheels" is not an absolute path (it does not start with /); '
         "name the folder as the host the script runs on sees it\n"
     )
+
+
+def test_bundle_takes_the_compiled_wheel_of_the_locks_python_and_installs_it_offline(
+    tmp_path: Path, standin_wheels: Standins, request: pytest.FixtureRequest
+) -> None:
+    py = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    root = tmp_path / "index"
+    shutil.copytree(standin_wheels.default, root)
+    for tag in (f"{py}-{py}-manylinux_2_17_x86_64", "cp310-cp310-manylinux_2_17_x86_64", "py3-none-any"):
+        build_wheel(root / "native", "nativepkg", "1.0", tag=tag)
+    with LocalIndex(root) as own:
+        REQUIREMENTS.append("nativepkg")
+        try:
+            profile = _profile(tmp_path, own)
+        finally:
+            REQUIREMENTS.remove("nativepkg")
+        lock = _lock(tmp_path, profile)
+        pin = lock.read_text().split("nativepkg==1.0")[1].split("\n\n")[0].split("==")[0]
+        assert pin.count("--hash=sha256:") >= 2  # the compiled wheel and the pure one both fit
+        folder = tmp_path / "wheels"
+        assert _bundle(lock, folder)[0] == 0
+    assert sorted(p.name for p in folder.glob("nativepkg-*")) == [
+        f"nativepkg-1.0-{py}-{py}-manylinux_2_17_x86_64.whl"
+    ]
+    script = tmp_path / "setup.sh"
+    render(profile, script, "--lock", str(lock), "--wheelhouse", str(folder))
+    host = _host(tmp_path, request, "uv")
+    done = host.run(script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert host.installed()["nativepkg"] == "1.0"
