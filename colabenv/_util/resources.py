@@ -15,6 +15,8 @@ STORAGE_PROGRAM = TARGET_PROGRAMS / "storage.py"
 """The ``io:<path>`` child, run as ``python STORAGE_PROGRAM FILE SIZE DEADLINE``."""
 HELPER_PROGRAM = TARGET_PROGRAMS / "helper.py"
 """The helper every bootstrap script embeds."""
+WHEELHOUSE_PROGRAM = TARGET_PROGRAMS / "wheelhouse.py"
+"""What a script that installs from a wheelhouse embeds beside the helper (issue 26)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -32,6 +34,11 @@ def catalog_dir() -> Path:
 
 def golden_dir() -> Path:
     return profiles_root() / "golden"
+
+
+def wheelhouse_source() -> str:
+    """The source of the wheelhouse program (stdlib only; it imports the helper beside it)."""
+    return WHEELHOUSE_PROGRAM.read_text(encoding="utf-8")
 
 
 def helper_source() -> str:

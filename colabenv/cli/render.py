@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from colabenv import __version__
-from colabenv._util.resources import helper_source
+from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv.catalog.load import catalog_for
 from colabenv.cli.common import load_profile_arg, read_input, target_from_args, write_text_atomic
 from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         colabenv_version=__version__,
         helper_source=helper_source(),
         lock=lock,
+        wheelhouse_source=wheelhouse_source(),
     )
     text = "\n".join(lines) + "\n"
     if image:

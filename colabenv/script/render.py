@@ -621,11 +621,19 @@ def render_script(
     colabenv_version: str,
     helper_source: str,
     lock: LockInput | None = None,
+    wheelhouse_source: str | None = None,
 ) -> Iterator[str]:
-    """Yield the bootstrap script's lines, deterministic for identical inputs."""
+    """Yield the bootstrap script's lines, deterministic for identical inputs. A script that
+    installs from a wheelhouse embeds ``wheelhouse_source`` beside the helper (issue 26)."""
     yield from _header(resolution, colabenv_version, lock)
     yield from prelude()
     yield from _helper(helper_source)
+    if (lock is not None and lock.wheelhouse is not None) or resolution.install.wheelhouse is not None:
+        from colabenv.script.wheelhouse import program_lines
+
+        if wheelhouse_source is None:
+            raise RuntimeError("a wheelhouse script needs the wheelhouse program's source")
+        yield from program_lines(wheelhouse_source)
     if lock is not None:
         yield from _lock_file(lock)
     yield from _preflight(resolution, profile, lock)

@@ -14,8 +14,22 @@ from __future__ import annotations
 
 from colabenv.script.bash import q
 
+PROGRAM_DELIMITER = "COLABENV_WHEELHOUSE_EOF"
 STAGING = "${work}/wheels"
 """Where a run keeps what it downloaded when the wheelhouse is read-only (its work folder)."""
+
+
+def program_lines(source: str) -> list[str]:
+    """The wheelhouse program written beside the helper, and ``hw`` that runs it."""
+    if any(line.strip() == PROGRAM_DELIMITER for line in source.splitlines()):
+        raise RuntimeError("the wheelhouse program contains its own here-document delimiter")
+    return [
+        "",
+        f"cat >\"${{work}}/wheelhouse.py\" <<'{PROGRAM_DELIMITER}'",
+        *source.rstrip("\n").splitlines(),
+        PROGRAM_DELIMITER,
+        'hw() { "$py" "${work}/wheelhouse.py" "$@"; }',
+    ]
 
 
 def _links(where: str) -> list[str]:
@@ -34,10 +48,10 @@ def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], s
     links = f"--find-links {where}" if offline else '"${wh_links[@]}"'
     args = f'--no-index {links} --require-hashes --no-deps -r "$lockfile"'
     if offline:
-        check = f'h wheelhouse-check "$lockfile" "${{work}}/missing.txt" {where}'
+        check = f'hw check "$lockfile" "${{work}}/missing.txt" {where}'
         prepare = [f'wh_out="$({check})" || fail "$wh_out"', 'printf "%s\\n" "$wh_out"']
         return args, prepare, "installing the lockfile from the wheelhouse, no index"
-    fill = f'h wheelhouse-fill "$lockfile" "${{work}}/missing.txt" {where} "{STAGING}"'
+    fill = f'hw fill "$lockfile" "${{work}}/missing.txt" {where} "{STAGING}"'
     prepare = [
         "{ trace_off; } 2>/dev/null  # the expanded index URLs reach the helper in its environment",
         f'wh_rc=0; wh_out="$(COLABENV_INDEX_URLS="$index_url $extra_urls" {fill})" || wh_rc=$?',
@@ -71,8 +85,8 @@ def resolved_install(folder: str, install_args: str) -> tuple[str, list[str], st
         "fi",
         "{ trace_off; } 2>/dev/null  # the expanded index URLs reach the helper in its environment",
         'wh_rc=0; wh_out="$(',
-        f'  {helper_env} h wheelhouse-resolve "$installer" {dry} {hashed} {pins} &&',
-        f'  {helper_env} h wheelhouse-fill {hashed} {pins} {where} "{STAGING}"',
+        f'  {helper_env} hw resolve "$installer" {dry} {hashed} {pins} &&',
+        f'  {helper_env} hw fill {hashed} {pins} {where} "{STAGING}"',
         ')" || wh_rc=$?',
         "trace_on",
         'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',

@@ -28,7 +28,8 @@ def test_a_profile_wheelhouse_without_a_lock_installs_hash_checked_with_no_index
     )
     done = runner("render", profile, *PY)
     assert done.returncode == 0, done.stderr
-    assert "h wheelhouse-resolve" in done.stdout
+    assert "hw resolve" in done.stdout
+    assert "COLABENV_WHEELHOUSE_EOF" in done.stdout
     assert (
         'run_install --no-index "${wh_links[@]}" --require-hashes --no-deps -r "${work}/hashed.txt"'
         in done.stdout
@@ -40,3 +41,12 @@ def test_bundle_needs_an_output_folder(tmp_path: Path, runner: Runner) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert "-o/--output" in done.stderr
+
+
+def test_a_script_without_a_wheelhouse_carries_no_wheelhouse_program(tmp_path: Path, runner: Runner) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[packages]\nrequirements = ["six"]\n')
+    done = runner("render", profile, *PY)
+    assert done.returncode == 0, done.stderr
+    assert "COLABENV_WHEELHOUSE_EOF" not in done.stdout
+    assert "wheelhouse" not in done.stdout

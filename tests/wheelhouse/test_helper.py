@@ -1,5 +1,5 @@
-"""The embedded helper's wheelhouse pieces, in process: the lock's hashes per pin, wheel names,
-which wheel tags fit this interpreter, and the check that runs before anything installs."""
+"""The wheelhouse program's pieces, in process: the lock's hashes per pin, wheel names, which
+wheel tags fit this interpreter, and the check that runs before anything installs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv._target import helper
+from colabenv._target import wheelhouse as helper
 
 SIX = "six-1.17.0-py2.py3-none-any.whl"
 
