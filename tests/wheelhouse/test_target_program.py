@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv._target import wheelhouse as helper
+from colabenv._target import wheelhouse as program
 
 SIX = "six-1.17.0-py2.py3-none-any.whl"
 
@@ -28,28 +28,28 @@ def test_lock_entries_keep_every_hash_of_each_pin_marker_included(tmp_path: Path
         f"    --hash=sha256:{'B' * 64}",
         f'idna==3.10 ; python_version >= "3.8" --hash=sha256:{"c" * 64}',
     )
-    assert helper._lock_entries(str(lock)) == {
+    assert program._lock_entries(str(lock)) == {
         "six==1.17.0": ["a" * 64, "b" * 64],
         'idna==3.10 ; python_version >= "3.8"': ["c" * 64],
     }
 
 
 def test_wheel_pin_ignores_hidden_temporary_files() -> None:
-    assert helper._wheel_pin(SIX) == ("six", "1.17.0")
-    assert helper._wheel_pin(f".{SIX}.123.part") is None
-    assert helper._wheel_pin(f".{SIX}") is None
-    assert helper._wheel_pin("six-1.17.0.tar.gz") is None
+    assert program._wheel_pin(SIX) == ("six", "1.17.0")
+    assert program._wheel_pin(f".{SIX}.123.part") is None
+    assert program._wheel_pin(f".{SIX}") is None
+    assert program._wheel_pin("six-1.17.0.tar.gz") is None
 
 
 def test_tag_rank_prefers_this_cpython_and_refuses_another() -> None:
     cp = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    specific = helper._tag_rank(f"x-1-{cp}-{cp}-manylinux2014_x86_64.whl")
-    pure = helper._tag_rank("x-1-py3-none-any.whl")
+    specific = program._tag_rank(f"x-1-{cp}-{cp}-manylinux2014_x86_64.whl")
+    pure = program._tag_rank("x-1-py3-none-any.whl")
     assert pure is not None
     if specific is not None:  # an x86_64 machine
         assert specific < pure
-    assert helper._tag_rank("x-1-cp27-cp27mu-manylinux1_x86_64.whl") is None
-    assert helper._tag_rank("x-1-py3-none-win_amd64.whl") is None
+    assert program._tag_rank("x-1-cp27-cp27mu-manylinux1_x86_64.whl") is None
+    assert program._tag_rank("x-1-py3-none-win_amd64.whl") is None
 
 
 def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
@@ -62,18 +62,18 @@ def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
     missing = tmp_path / "missing.txt"
     missing.write_text("six==1.17.0\n")
     assert (
-        helper._wheelhouse_check(
+        program._wheelhouse_check(
             str(_lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")), str(missing), str(folder)
         )
         == 0
     )
     assert "1 wheels, each with the lock's sha256" in capsys.readouterr().out
     other = _lock(tmp_path, f"six==1.17.0 --hash=sha256:{'0' * 64}")
-    assert helper._wheelhouse_check(str(other), str(missing), str(folder)) == helper.WHEELHOUSE_REFUSED
+    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
     said = capsys.readouterr().out
     assert said.startswith(f"refused, nothing installed: {folder / SIX}: sha256 {good} is not the lock's")
     (folder / SIX).unlink()
-    assert helper._wheelhouse_check(str(other), str(missing), str(folder)) == helper.WHEELHOUSE_REFUSED
+    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
     assert "has no wheel of six==1.17.0" in capsys.readouterr().out
 
 
@@ -85,6 +85,6 @@ def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
         path.write_bytes(b"x")
     os.utime(old, (1, 1))
     os.utime(wheel, (1, 1))
-    helper._remove_stale_parts(str(tmp_path))
+    program._remove_stale_parts(str(tmp_path))
     assert not old.exists()
     assert fresh.exists() and wheel.exists()
