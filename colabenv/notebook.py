@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from colabenv._util import processes
-from colabenv._util.resources import helper_source
+from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv._version import __version__
 from colabenv.catalog.load import catalog_for, shipped_tpu
 from colabenv.errors import ColabenvError, ProcessError
@@ -127,7 +127,13 @@ def bootstrap(
     resolution = resolve(loaded, target, catalog_for(loaded, os.environ, target=target))
     text = (
         "\n".join(
-            render_script(resolution, loaded, colabenv_version=__version__, helper_source=helper_source())
+            render_script(
+                resolution,
+                loaded,
+                colabenv_version=__version__,
+                helper_source=helper_source(),
+                wheelhouse_source=wheelhouse_source(),  # wheelhouse (issue 26)
+            )
         )
         + "\n"
     )

@@ -17,6 +17,8 @@ IMPORT_PROGRAM = TARGET_PROGRAMS / "importcheck.py"
 """``doctor``'s import child, run as ``python IMPORT_PROGRAM MODULE RESULT_FILE``."""
 HELPER_PROGRAM = TARGET_PROGRAMS / "helper.py"
 """The helper every bootstrap script embeds."""
+WHEELHOUSE_PROGRAM = TARGET_PROGRAMS / "wheelhouse.py"
+"""What a script that installs from a wheelhouse embeds beside the helper (issue 26)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,6 +36,11 @@ def catalog_dir() -> Path:
 
 def golden_dir() -> Path:
     return profiles_root() / "golden"
+
+
+def wheelhouse_source() -> str:
+    """The source of the wheelhouse program (stdlib only; it imports the helper beside it)."""
+    return WHEELHOUSE_PROGRAM.read_text(encoding="utf-8")
 
 
 def helper_source() -> str:

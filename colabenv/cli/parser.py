@@ -112,6 +112,12 @@ def _render_args(p: argparse.ArgumentParser) -> None:
         "apptainer, the build folder: Dockerfile (or apptainer.def) and setup.sh",
     )
     p.add_argument("--lock", metavar="LOCK", help="install exactly this lockfile instead")
+    p.add_argument(  # wheelhouse (issue 26)
+        "--wheelhouse",
+        metavar="DIR",
+        help="with --lock: install only from this folder of wheels on the host (colabenv "
+        "bundle), with no index; every file's sha256 is checked first",
+    )
     p.add_argument(
         "--target",
         metavar="NAME",
@@ -301,6 +307,23 @@ def _watch_args(p: argparse.ArgumentParser) -> None:
     status.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _bundle_args(p: argparse.ArgumentParser) -> None:  # wheelhouse (issue 26)
+    p.add_argument("lock", metavar="LOCK")
+    p.add_argument("-o", "--output", metavar="DIR", required=True, help="the wheelhouse folder")
+    p.add_argument(
+        "--target",
+        metavar="NAME",
+        help="only this section of a lock with named targets (a lock of one target has none)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress line, only the summary")
+    p.add_argument(
+        "--http-deadline",
+        metavar="S",
+        help="bound on each whole request for a project page, in seconds (default 60; also "
+        "COLABENV_HTTP_DEADLINE)",
+    )
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "render": ("resolve for the target and print the bootstrap script", _render_args),
     "resolve": ("show the resolution and why each choice was made", _resolve_args),
@@ -313,6 +336,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     "init": ("a starter profile from the detected runtime", _init_args),
     "pin": ("rewrite framework specifiers to a lock's exact versions", _pin_args),
     "watch": ("the recorder that outlives the kernel: start, stop, status", _watch_args),
+    "bundle": ("download a lock's wheels into a folder, for installs with no index", _bundle_args),
     "catalog": (
         "maintainer tools: refresh a framework's catalog file from the indexes; the GPU "
         "architectures a wheel's libraries carry",

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from colabenv import __version__
-from colabenv._util.resources import helper_source
+from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv.catalog.load import catalog_for
 from colabenv.cli.common import load_profile_arg, read_input, target_from_args, write_text_atomic
 from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
@@ -75,6 +75,32 @@ def _lock_input(
     )
 
 
+def _with_wheelhouse(args: argparse.Namespace, profile: Profile, lock: LockInput | None) -> LockInput | None:
+    """``--wheelhouse DIR`` (offline) or the profile's ``[install] wheelhouse`` (a cache) on the
+    lock; each needs ``--lock``, and the flag a script (issue 26)."""
+    from dataclasses import replace
+
+    from colabenv._util.reader import path_problem
+
+    given, kept = args.wheelhouse, profile.install.wheelhouse
+    if given is None and kept is None:
+        return lock
+    if given is not None:
+        if lock is None:
+            raise UsageError("--wheelhouse DIR needs --lock LOCK: a wheelhouse holds a lock's wheels")
+        if args.format != "script":
+            raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
+        problem = path_problem(given) if len(given) <= 1024 else "is longer than 1024 characters"
+        if problem is not None:
+            raise UsageError(
+                f"--wheelhouse: {problem}; name the folder as the host the script runs on sees it"
+            )
+        return replace(lock, wheelhouse=given, offline=True)
+    if lock is None:
+        return None  # the resolution's install groups use it (script.wheelhouse.resolved_install)
+    return replace(lock, wheelhouse=kept, offline=False)
+
+
 def run(args: argparse.Namespace) -> int:
     image = args.format != "script"
     if not image and (args.base_image or args.colabenv_wheel):
@@ -95,12 +121,14 @@ def run(args: argparse.Namespace) -> int:
     catalog = catalog_for(profile, os.environ, target=target)
     resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
     lock = _lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
+    lock = _with_wheelhouse(args, profile, lock)  # wheelhouse (issue 26)
     lines = render_script(
         resolution,
         profile,
         colabenv_version=__version__,
         helper_source=helper_source(),
         lock=lock,
+        wheelhouse_source=wheelhouse_source(),
     )
     text = "\n".join(lines) + "\n"
     if image:

@@ -37,6 +37,8 @@ class InstallSettings:
     index_url: str | None = None
     pytorch_index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
+    # wheelhouse (issue 26): a persistent folder of wheels on the host (absolute path)
+    wheelhouse: str | None = None
 
 
 @model

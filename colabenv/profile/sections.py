@@ -71,7 +71,7 @@ TOP_KEYS = (
 FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
 APT_KEYS = ("packages",)
-INSTALL_KEYS = ("installer", "index_url", "pytorch_index_url", "extra_index_urls")
+INSTALL_KEYS = ("installer", "index_url", "pytorch_index_url", "extra_index_urls", "wheelhouse")
 VERIFY_KEYS = (
     "smoke",
     "require_gpu",
@@ -364,12 +364,31 @@ def _install(table: Reader) -> InstallSettings:
             table.report(refuse("duplicate extra index URL"))
             continue
         extra.append(url)
+    wheelhouse = table.attempt(lambda: _wheelhouse(table), None)  # issue 26
     return InstallSettings(
         installer=installer,
         index_url=urls["index_url"],
         pytorch_index_url=urls["pytorch_index_url"],
         extra_index_urls=tuple(extra),
+        wheelhouse=wheelhouse,
     )
+
+
+# wheelhouse (issue 26)
+MAX_WHEELHOUSE_CHARS = 1024
+
+
+def _wheelhouse(table: Reader) -> str | None:
+    """``wheelhouse``: an absolute folder on the host, one printable line, bounded."""
+    text = table.opt_text("wheelhouse", empty=True)
+    if text is None:
+        return None
+    if len(text) > MAX_WHEELHOUSE_CHARS:
+        raise table.fail("wheelhouse", f"longer than {MAX_WHEELHOUSE_CHARS} characters")
+    problem = path_problem(text)
+    if problem is not None:
+        raise table.fail("wheelhouse", problem)
+    return text
 
 
 def _installer(table: Reader) -> Installer:

@@ -57,6 +57,9 @@ class LockInput:
     target: LockTarget | None = None
     frameworks: tuple[LockedFramework, ...] = ()
     constraints: tuple[str, ...] = ()
+    # wheelhouse (issue 26): install from this folder of the host, only (offline) or as a cache
+    wheelhouse: str | None = None
+    offline: bool = False
 
 
 def _comment(text: str) -> str:
@@ -262,6 +265,8 @@ def index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]
     """Every index URL the script may use, unexpanded: checked before anything is installed."""
     install = resolution.install
     urls: list[str] = []
+    if lock is not None and lock.offline:
+        return []
     if lock is not None:
         index, extra = _lock_index_options(lock.text)
         urls.extend([index] if index else [])
@@ -404,12 +409,15 @@ def _install(
     index: str | None,
     extra: Sequence[str],
     installing: str,
+    prepare: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Install what ``missing_command`` finds unmet; the failure line names the cause."""
+    """Install what ``missing_command`` finds unmet (after the ``prepare`` lines); the failure
+    line names the cause."""
     templates = [*([index] if index else []), *extra]
     yield f'h {missing_command} {requirements_file} "${{work}}/missing.txt" "${{work}}/before.txt"'
     yield 'if [ -s "${work}/missing.txt" ]; then'
     yield from (f"  {line}" for line in _expanded_urls(index, extra))
+    yield from (f"  {line}" for line in prepare)
     yield '  mapfile -t missing <"${work}/missing.txt"'
     yield f'  printf "COLABENV: {installing} (%s): %s\\n" "$installer" "${{missing[*]}}"'
     yield '  record "${missing[@]}"'
@@ -446,13 +454,21 @@ def _install_group(
         yield from array("constraints", constraints)
         yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
         bound = '-c "${work}/constraints.txt" '
+    args = bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements)
+    prepare: list[str] = []
+    saying = "installing"
+    if install.wheelhouse is not None:  # wheelhouse (issue 26)
+        from colabenv.script.wheelhouse import resolved_install
+
+        args, prepare, saying = resolved_install(install.wheelhouse, args)
     yield from _install(
         '"${work}/group.txt"',
         "missing",
-        bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements),
+        args,
         install.index_url,
         list(dict.fromkeys(extra)),
-        "installing",
+        saying,
+        prepare,
     )
 
 
@@ -523,15 +539,35 @@ def _lock_file(lock: LockInput) -> Iterator[str]:
     yield ""
     yield 'lockfile="${work}/colabenv.lock.txt"'
     yield f"cat >\"$lockfile\" <<'{LOCK_DELIMITER}'"
+    dropped: tuple[str, ...] = ("--index-url", "-i", "--extra-index-url")
+    if lock.offline:  # wheelhouse (issue 26): no page of links is fetched either
+        dropped += ("--find-links", "-f")
     for line in lock.text.rstrip("\n").splitlines():
         option = line.strip().partition(" ")[0]
-        if option not in ("--index-url", "-i", "--extra-index-url"):
+        if option not in dropped:
             yield line
     yield LOCK_DELIMITER
 
 
 def _lock_install(resolution: Resolution, lock: LockInput) -> Iterator[str]:
     index, extra = _lock_index_options(lock.text)
+    if lock.wheelhouse is not None:  # wheelhouse (issue 26)
+        from colabenv.script.wheelhouse import wheelhouse_install
+
+        args, prepare, label = wheelhouse_install(lock.wheelhouse, offline=lock.offline)
+        every = list(dict.fromkeys([*extra, *resolution.install.extra_index_urls]))
+        yield ""
+        yield 'announce "pip: lockfile"'
+        yield from _install(
+            '"$lockfile"',
+            "missing-lock",
+            args,
+            None if lock.offline else index,
+            [] if lock.offline else every,
+            label,
+            prepare,
+        )
+        return
     yield ""
     yield 'announce "pip: lockfile"'
     yield from _install(
@@ -585,11 +621,19 @@ def render_script(
     colabenv_version: str,
     helper_source: str,
     lock: LockInput | None = None,
+    wheelhouse_source: str | None = None,
 ) -> Iterator[str]:
-    """Yield the bootstrap script's lines, deterministic for identical inputs."""
+    """Yield the bootstrap script's lines, deterministic for identical inputs. A script that
+    installs from a wheelhouse embeds ``wheelhouse_source`` beside the helper (issue 26)."""
     yield from _header(resolution, colabenv_version, lock)
     yield from prelude()
     yield from _helper(helper_source)
+    if (lock is not None and lock.wheelhouse is not None) or resolution.install.wheelhouse is not None:
+        from colabenv.script.wheelhouse import program_lines
+
+        if wheelhouse_source is None:
+            raise RuntimeError("a wheelhouse script needs the wheelhouse program's source")
+        yield from program_lines(wheelhouse_source)
     if lock is not None:
         yield from _lock_file(lock)
     yield from _preflight(resolution, profile, lock)

@@ -1,0 +1,515 @@
+"""The wheelhouse program a bootstrap script embeds beside its helper when it installs from a
+wheelhouse (issue 26), run by the target's own Python like the helper: standard library only,
+Python 3.8+, every value an argument or a file, index URLs in the environment. It is the
+helper's other half: it imports the helper from its own folder (the script writes both into its
+work folder) and uses its readers (versions, requirement files, index hosts), so a script that
+uses no wheelhouse carries and compiles none of this.
+
+Sub-commands (``python wheelhouse.py COMMAND ...``)::
+
+    check LOCKFILE MISSING DIR    exit 8 (one line naming the file) unless every pin in MISSING
+                                  has a wheel in DIR with the lock's sha256 and none has another:
+                                  checked before anything is installed
+    fill LOCKFILE MISSING DIR STAGING   serve what DIR holds with the lock's sha256, download the
+                                  rest from COLABENV_INDEX_URLS into DIR (STAGING when DIR is
+                                  read-only), hash-checked, flushed and renamed into place
+    resolve uv|pip DRYRUN REQS PINS     without a lock: what the installer's dry run would
+                                  install, each pin with every sha256 the indexes give
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+helper: Any = importlib.import_module("helper")
+
+
+WHEELHOUSE_REFUSED = 8
+"""wheelhouse-check and wheelhouse-fill: a file or an index the install cannot trust or reach."""
+_WH_CHUNK = 1 << 20
+_WH_TIMEOUT_S = 60.0
+_WH_MAX_PAGE = 64 << 20
+_WH_NOTEBOOK = ("JPY_PARENT_PID", "COLAB_RELEASE_TAG", "KAGGLE_KERNEL_RUN_TYPE")
+
+
+def _lock_entries(path: str) -> dict[str, list[str]]:
+    """Each pin of a requirements lock (``name==version ; marker``, as :func:`_lock_pins`
+    writes it) with the sha256 hashes the lock records for it."""
+    entries: dict[str, list[str]] = {}
+    logical = ""
+    for raw in helper._read_text(path).splitlines():
+        line = raw.strip()
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical += line
+        entry, logical = logical.strip(), ""
+        if not entry or entry.startswith(("#", "-")):
+            continue
+        pin, _, rest = entry.partition(" --hash")
+        found = re.findall(r"--hash[= ]sha256:([0-9a-fA-F]{64})", "--hash" + rest)
+        entries[pin.strip()] = [h.lower() for h in found]
+    return entries
+
+
+def _wheel_pin(filename: str) -> tuple[str, str] | None:
+    """(canonical name, version) of a wheel's file name; None for anything else (a hidden
+    temporary file of a run still writing is never read as a wheel)."""
+    if filename.startswith(".") or not filename.endswith(".whl"):
+        return None
+    parts = filename[:-4].split("-")
+    if len(parts) not in (5, 6):
+        return None
+    return helper._canonical(parts[0]), parts[1]
+
+
+def _same_pin(pin: str, name: str, version: str) -> bool:
+    wanted, _, rest = pin.partition("==")
+    wanted_version = rest.split(";", 1)[0].strip()
+    if helper._canonical(wanted.split("[", 1)[0].strip()) != name:
+        return False
+    try:
+        return bool(helper._MiniVersion(wanted_version) == helper._MiniVersion(version))
+    except ValueError:
+        return False
+
+
+def _sha256_file(path: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_WH_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _folder_wheels(folder: str) -> list[tuple[str, str, str]]:
+    """(file name, canonical name, version) of each wheel in ``folder`` (none: no folder)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for filename in names:
+        pin = _wheel_pin(filename)
+        if pin is not None and os.path.isfile(os.path.join(folder, filename)):
+            found.append((filename, pin[0], pin[1]))
+    return found
+
+
+def _served(folder: str, pins: list[str], entries: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
+    """Which pins a file of ``folder`` serves ({pin: file}) and the files of a wanted pin whose
+    sha256 the lock does not record (``file: why``)."""
+    wheels = _folder_wheels(folder)
+    served: dict[str, str] = {}
+    wrong: list[str] = []
+    for pin in pins:
+        hashes = set(entries.get(pin, []))
+        for filename, name, version in wheels:
+            if not _same_pin(pin, name, version):
+                continue
+            path = os.path.join(folder, filename)
+            try:
+                digest = _sha256_file(path)
+            except OSError as error:
+                wrong.append(f"{path}: cannot be read ({error.strerror or error})")
+                continue
+            if digest in hashes:
+                served.setdefault(pin, filename)
+            else:
+                wrong.append(f"{path}: sha256 {digest} is not the lock's for {pin.split(';')[0].strip()}")
+    return served, wrong
+
+
+def _wheelhouse_check(lock: str, missing: str, folder: str) -> int:
+    """Offline: every pin to install has a wheel in ``folder`` with the lock's sha256, and no
+    wheel there of such a pin has another; else one line naming the file, exit 8."""
+    pins = helper._lines(missing)
+    entries = _lock_entries(lock)
+    if not os.path.isdir(folder):
+        print(f"the wheelhouse {folder} is not a folder on this host")
+        return WHEELHOUSE_REFUSED
+    served, wrong = _served(folder, pins, entries)
+    if wrong:
+        more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
+        print(f"refused, nothing installed: {wrong[0]}{more}")
+        return WHEELHOUSE_REFUSED
+    absent = [pin.split(";")[0].strip() for pin in pins if pin not in served]
+    if absent:
+        print(f"the wheelhouse {folder} has no wheel of {', '.join(absent)}; nothing installed")
+        return WHEELHOUSE_REFUSED
+    print(f"COLABENV: wheelhouse {folder}: {len(served)} wheels, each with the lock's sha256")
+    return 0
+
+
+def _tag_rank(filename: str) -> int | None:
+    """How well a wheel's tags fit this interpreter (lower is better), None when they do not."""
+    import platform
+
+    parts = filename[:-4].split("-")
+    pythons, abis, platforms = parts[-3].split("."), parts[-2].split("."), parts[-1].split(".")
+    major, minor = sys.version_info[:2]
+    cpython = f"cp{major}{minor}"
+    machine = platform.machine()
+    glibc = _glibc()
+    plat_rank: int | None = None
+    rank: int | None
+    for tag in platforms:
+        if tag == "any":
+            rank = 2
+        elif tag.endswith("_" + machine) and tag.startswith("manylinux_"):
+            found = re.match(r"manylinux_(\d+)_(\d+)_", tag)
+            ok = found is not None and glibc is not None and (int(found[1]), int(found[2])) <= glibc
+            rank = 0 if ok else None
+        elif tag in (f"manylinux2014_{machine}", f"manylinux2010_{machine}", f"manylinux1_{machine}"):
+            rank = 0
+        elif tag == f"linux_{machine}":
+            rank = 1
+        else:
+            rank = None
+        if rank is not None and (plat_rank is None or rank < plat_rank):
+            plat_rank = rank
+    py_rank: int | None = None
+    for tag in pythons:
+        for abi in abis:
+            if tag == cpython and abi in (cpython, "none", "abi3"):
+                rank = 0 if abi == cpython else 1
+            elif abi == "abi3" and tag.startswith("cp3") and tag[3:].isdigit() and int(tag[3:]) <= minor:
+                rank = 2
+            elif abi == "none" and tag in (f"py{major}", f"py{major}{minor}", "py2.py3"):
+                rank = 3
+            else:
+                continue
+            if py_rank is None or rank < py_rank:
+                py_rank = rank
+    if plat_rank is None or py_rank is None:
+        return None
+    return py_rank * 3 + plat_rank
+
+
+def _glibc() -> tuple[int, int] | None:
+    try:
+        text = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):
+        return None
+    found = re.match(r"glibc (\d+)\.(\d+)", text)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _get(url: str, accept: str) -> Any:
+    """An open answer to GET ``url`` (credentials in its userinfo sent as Basic auth)."""
+    import base64
+    import urllib.request
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    plain = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    request = urllib.request.Request(plain, headers={"User-Agent": "colabenv-script", "Accept": accept})
+    if parts.username is not None or parts.password is not None:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        request.add_header("Authorization", "Basic " + base64.b64encode(pair.encode("utf-8")).decode())
+    return urllib.request.urlopen(request, timeout=_WH_TIMEOUT_S)
+
+
+def _index_files(index: str, name: str) -> list[tuple[str, str, str]]:
+    """(file name, URL, sha256) of each file of ``name`` whose sha256 ``index``'s project page
+    gives (PEP 691 JSON, else the ``#sha256=`` of PEP 503 links)."""
+    import json
+    import urllib.error
+    from html import unescape
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    page = index.rstrip("/") + "/" + name + "/"
+    try:
+        with _get(page, "application/vnd.pypi.simple.v1+json, text/html;q=0.1") as answer:
+            body = answer.read(_WH_MAX_PAGE + 1)
+            kind = answer.headers.get("Content-Type", "")
+            base = answer.geturl()
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return []
+        raise
+    if len(body) > _WH_MAX_PAGE:
+        raise ValueError(f"the project page of {name} is larger than {_WH_MAX_PAGE >> 20} MiB")
+    found = []
+    if "json" in kind:
+        for entry in json.loads(body.decode("utf-8")).get("files", []):
+            digest = (entry.get("hashes") or {}).get("sha256")
+            if isinstance(digest, str) and isinstance(entry.get("url"), str):
+                found.append((str(entry.get("filename")), urljoin(base, entry["url"]), digest.lower()))
+        return found
+    for href in re.findall(r"""<a\s[^>]*href=["']([^"']+)["']""", body.decode("utf-8", "replace")):
+        url = urljoin(base, unescape(href))
+        parts = urlsplit(url)
+        if parts.fragment.startswith("sha256="):
+            filename = unquote(parts.path.rsplit("/", 1)[-1])
+            found.append((filename, parts._replace(fragment="").geturl(), parts.fragment[7:].lower()))
+    return found
+
+
+def _credentialed(url: str, indexes: list[str]) -> str:
+    """A file URL on an index's host gets that index's userinfo when it has none."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return url
+    for index in indexes:
+        userinfo, _, host = urlsplit(index).netloc.rpartition("@")
+        if userinfo and host == parts.netloc:
+            return parts._replace(netloc=f"{userinfo}@{host}").geturl()
+    return url
+
+
+def _writable(folder: str) -> bool:
+    """Whether files can be added to ``folder`` (made when missing): a read-only mount or a
+    folder of someone else's is not."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        probe = os.path.join(folder, f".colabenv-probe.{os.getpid()}")
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError:
+        return False
+    return True
+
+
+class _Meter:
+    """Files and bytes done, the rate, the time left: a ``\\r`` line on a terminal or in a
+    notebook cell (stderr), one summary line otherwise."""
+
+    def __init__(self, files: int, total: int) -> None:
+        import time
+
+        self.files, self.total, self.done, self.bytes = files, total, 0, 0
+        self.announced, self.sized = 0, 0
+        self.started, self.shown = time.monotonic(), 0.0
+        stream = sys.stderr
+        self.live = (hasattr(stream, "isatty") and stream.isatty()) or any(
+            os.environ.get(v) for v in _WH_NOTEBOOK
+        )
+
+    def expect(self, size: int | None) -> None:
+        """A file started, ``size`` bytes long when its answer says: the total is what was
+        announced, and the average of that for the files not yet started."""
+        if size is not None:
+            self.announced += size
+            self.sized += 1
+        if self.sized:
+            later = max(self.files - self.done - 1, 0)
+            self.total = self.announced + later * self.announced // self.sized
+
+    def line(self) -> str:
+        import time
+
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        rate = self.bytes / elapsed
+        left = f", {int((self.total - self.bytes) / rate)} s left" if rate > 0 and self.total else ""
+        return (
+            f"COLABENV: wheelhouse: {self.done}/{self.files} files, {self.bytes / 1048576:.1f}/"
+            f"{self.total / 1048576:.1f} MiB, {rate / 1048576:.1f} MiB/s{left}"
+        )
+
+    def add(self, count: int) -> None:
+        import time
+
+        self.bytes += count
+        if self.live and time.monotonic() - self.shown >= 0.25:
+            self.shown = time.monotonic()
+            sys.stderr.write("\r" + self.line() + "\x1b[K")
+            sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.live:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter: _Meter) -> str | None:
+    """Download ``url`` into ``folder/filename``: a hidden temporary file, flushed to disk,
+    renamed into place only when its sha256 is the lock's. None, or why not."""
+    import hashlib
+
+    target = os.path.join(folder, filename)
+    tmp = os.path.join(folder, f".{filename}.{os.getpid()}.part")
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out, _get(url, "*/*") as answer:
+            declared = answer.headers.get("Content-Length", "")
+            meter.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
+            for chunk in iter(lambda: answer.read(_WH_CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+                meter.add(len(chunk))
+            out.flush()
+            os.fsync(out.fileno())
+        if digest.hexdigest() != digest_wanted:
+            return f"{filename}: the index sent a file with sha256 {digest.hexdigest()}, not the lock's"
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError as error:
+        reason = getattr(error, "reason", None) or error.strerror or error
+        return f"{filename}: cannot be downloaded ({reason})"
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    return None
+
+
+STALE_PART_S = 24 * 3600
+"""A hidden ``.part`` file this old in a wheelhouse was left by a killed run: removed."""
+
+
+def _remove_stale_parts(folder: str) -> None:
+    import time
+
+    now = time.time()
+    for name in os.listdir(folder):
+        if not (name.startswith(".") and name.endswith(".part")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if now - os.lstat(path).st_mtime > STALE_PART_S:
+                os.unlink(path)
+        except OSError:
+            continue
+
+
+def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
+    """The persistent cache: the pins to install that ``folder`` holds with the lock's sha256
+    are served from it; the rest are downloaded from the indexes (``COLABENV_INDEX_URLS``,
+    expanded, in the environment, never in argv) into ``folder``, or into ``staging`` when
+    ``folder`` is read-only. Prints one summary line; exit 8 naming the file on trouble."""
+    import time
+
+    pins = helper._lines(missing)
+    entries = _lock_entries(lock)
+    indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
+    served, _wrong = _served(folder, pins, entries)
+    writable = _writable(folder)
+    if writable:
+        _remove_stale_parts(folder)
+    destination = folder if writable else staging
+    os.makedirs(staging, exist_ok=True)
+    plan: list[tuple[str, str, str, str]] = []
+    for pin in pins:
+        if pin in served:
+            continue
+        name = helper._canonical(pin.split("==", 1)[0].split("[", 1)[0].strip())
+        hashes = set(entries.get(pin, []))
+        choices: list[tuple[int, str, str, str]] = []
+        for index in indexes:
+            try:
+                listed = _index_files(index, name)
+            except Exception as error:  # any failure of a page is this one line
+                where = helper._index_location(index)
+                print(f"the package index at {where} cannot list {name} ({type(error).__name__})")
+                return WHEELHOUSE_REFUSED
+            for filename, url, digest in listed:
+                rank = _tag_rank(filename) if filename.endswith(".whl") else None
+                if digest in hashes and rank is not None:
+                    choices.append((rank, filename, _credentialed(url, indexes), digest))
+            if choices:
+                break
+        if not choices:
+            print(
+                f"no index has a wheel of {pin.split(';')[0].strip()} with the lock's sha256 for this Python"
+            )
+            return WHEELHOUSE_REFUSED
+        plan.append((*min(choices)[1:], pin))
+    meter = _Meter(len(plan), 0)
+    started = time.monotonic()
+    for filename, url, digest, _pin in plan:
+        problem = _fetch_into(url, digest, destination, filename, meter)
+        if problem is not None:
+            meter.end()
+            print(f"refused, nothing installed: {problem}")
+            return WHEELHOUSE_REFUSED
+        meter.done += 1
+    meter.end()
+    elapsed = max(time.monotonic() - started, 1e-6)
+    mib = meter.bytes / 1048576
+    fetched = f"{len(plan)} downloaded ({mib:.1f} MiB, {mib / elapsed:.1f} MiB/s)"
+    where = f"added to {folder}" if writable else f"{folder} is read-only: installing from it, adding nothing"
+    if not plan:
+        where = "nothing to add"
+    print(f"COLABENV: wheelhouse {folder}: {len(served)} wheels from it, {fetched}; {where}")
+    return 0
+
+
+def _dry_run_pins(kind: str, path: str) -> list[tuple[str, str]]:
+    """(name, version) of what the installer's dry run would install: uv's ``+ name==version``
+    lines, or pip's ``--report`` JSON."""
+    import json
+
+    if kind == "pip":
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        return [
+            (str(i["metadata"]["name"]), str(i["metadata"]["version"])) for i in report.get("install", [])
+        ]
+    found = []
+    for line in helper._read_text(path).splitlines():
+        match = re.match(r"^\s*\+\s+([A-Za-z0-9._-]+)==(\S+)\s*$", helper._ANSI.sub("", line))
+        if match:
+            found.append((match[1], match[2]))
+    return found
+
+
+def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -> int:
+    """Without a lock: the pins the installer's dry run would install, each with every sha256
+    the indexes (``COLABENV_INDEX_URLS``) give for its wheels: the only files a wheelhouse may
+    serve. Exit 8, one line, for a pin no index gives a wheel's sha256 of."""
+    indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
+    requirements, pins = [], []
+    for name, version in _dry_run_pins(kind, dry_run):
+        canonical = helper._canonical(name)
+        hashes: list[str] = []
+        for index in indexes:
+            try:
+                listed = _index_files(index, canonical)
+            except Exception as error:  # any failure of a page is this one line
+                where = helper._index_location(index)
+                print(f"the package index at {where} cannot list {canonical} ({type(error).__name__})")
+                return WHEELHOUSE_REFUSED
+            for filename, _url, digest in listed:
+                pin = _wheel_pin(filename)
+                if pin is not None and pin[0] == canonical and _same_pin(f"{canonical}=={version}", *pin):
+                    hashes.append(digest)
+        if not hashes:
+            print(f"no index gives the sha256 of a wheel of {canonical}=={version}: not taken")
+            return WHEELHOUSE_REFUSED
+        pins.append(f"{canonical}=={version}")
+        requirements.append(pins[-1] + "".join(f" --hash=sha256:{h}" for h in dict.fromkeys(hashes)))
+    helper._write_file(out_reqs, "".join(line + "\n" for line in requirements))
+    helper._write_file(out_pins, "".join(line + "\n" for line in pins))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    command, args = (argv[0], argv[1:]) if argv else ("", [])
+    if command == "check":
+        return _wheelhouse_check(args[0], args[1], args[2])
+    if command == "resolve":
+        return _wheelhouse_resolve(args[0], args[1], args[2], args[3])
+    if command == "fill":
+        return _wheelhouse_fill(args[0], args[1], args[2], args[3])
+    print(f"usage: wheelhouse check|fill|resolve ..., not {command!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

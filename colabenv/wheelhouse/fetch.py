@@ -1,0 +1,319 @@
+"""``colabenv bundle``: every wheel a lock's target installs, downloaded into a folder, each
+checked against the lock's sha256 while it streams and renamed into place only when it matches.
+
+Where a lock names no URL for a file (the requirements form records hashes only), the index's
+project page (:class:`~colabenv.index.client.SimpleClient`) gives the file whose sha256 the lock
+records. A file already in the folder with the lock's sha256 is kept; one with another hash (a
+damaged or half-copied file) is fetched again. Index trouble and a file that does not match its
+hash are :class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. Every URL shown
+or written is stripped of its credentials and redacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from colabenv._util.files import FileProblem, write_output, write_stream
+from colabenv.errors import IndexUnavailableError, LockError, OutputError, printable
+from colabenv.index.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, SimpleClient
+from colabenv.index.urls import Redactor, expand_url, strip_credentials
+from colabenv.lock.content import Lock, LockedPackage
+from colabenv.models.frozen import model
+from colabenv.wheelhouse.plan import (
+    MANIFEST_NAME,
+    README_NAME,
+    Section,
+    Wanted,
+    choose_wheel,
+    lock_sections,
+    manifest_text,
+    merge,
+    readme_text,
+    section_label,
+    target_tags,
+)
+from colabenv.wheelhouse.progress import Progress
+
+if TYPE_CHECKING:
+    import requests
+
+MAX_WHEEL_BYTES = 64 << 30
+"""The largest file bundle downloads: real wheels stay under a few GiB."""
+_CHUNK = 1 << 20
+
+
+@model
+class BundleResult:
+    files: int
+    downloaded: int
+    present: int
+    bytes_downloaded: int
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def sha256_of(path: Path) -> str | None:
+    """The sha256 of the regular file at ``path``, or None when there is none."""
+    try:
+        if not path.is_file() or path.is_symlink():
+            return None
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(_CHUNK), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
+@model
+class Plan:
+    """The sections bundled, one :class:`Wanted` per file, and the URL each is fetched from
+    (credentials kept: never shown, never written)."""
+
+    sections: tuple[Section, ...]
+    wanted: tuple[Wanted, ...]
+    sources: tuple[tuple[str, str], ...]
+
+    def source(self, item: Wanted) -> str | None:
+        return dict(self.sources).get(item.filename)
+
+
+class Folder:
+    """The wheelhouse folder as a run finds it: each file's sha256 computed once, and what its
+    manifest recorded (sha256 to file name and URL) from an earlier run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._hashes: dict[str, str | None] = {}
+        self.recorded = _recorded(path / MANIFEST_NAME)
+
+    def holds(self, filename: str, sha256: str) -> bool:
+        if filename not in self._hashes:
+            self._hashes[filename] = sha256_of(self.path / filename)
+        return self._hashes[filename] == sha256
+
+    def kept(self, package: LockedPackage) -> dict[str, tuple[str, str]]:
+        """The files of ``package`` an earlier run recorded and the folder still holds whole."""
+        found = {}
+        for file in package.files:
+            entry = self.recorded.get(file.sha256)
+            if entry is not None and self.holds(entry[0], file.sha256):
+                found[file.sha256] = entry
+        return found
+
+
+def _recorded(path: Path) -> dict[str, tuple[str, str]]:
+    """sha256 to (file, URL) from a manifest an earlier run wrote; nothing from one that is
+    missing, too large or not of its shape (the files are checked by their hash anyway)."""
+    from colabenv._util.files import read_limited
+    from colabenv.wheelhouse.plan import MAX_MANIFEST_BYTES, wheel_pin
+
+    try:
+        document = json.loads(read_limited(path, MAX_MANIFEST_BYTES))
+    except (FileProblem, ValueError, RecursionError):
+        return {}
+    entries = document.get("files") if isinstance(document, dict) else None
+    found: dict[str, tuple[str, str]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        name, digest, url = entry.get("file"), entry.get("sha256"), entry.get("url")
+        shaped = isinstance(name, str) and isinstance(digest, str) and isinstance(url, str)
+        if shaped and "/" not in str(name) and wheel_pin(str(name)) is not None:
+            found[str(digest)] = (str(name), str(url))
+    return found
+
+
+def plan(
+    lock: Lock,
+    target: str | None,
+    client: SimpleClient,
+    redact: Callable[[str], str],
+    environ: Mapping[str, str],
+    folder: Folder,
+) -> Plan:
+    """What to bundle: names and URLs from the lock or, where it has none, from its indexes;
+    a pin whose wheel an earlier run left whole in the folder needs neither."""
+    sections = lock_sections(lock, target)
+    wanted: list[Wanted] = []
+    sources: dict[str, str] = {}
+    for section in sections:
+        tags = target_tags(section.target)
+        label = section_label(section)
+        for package in section.packages:
+            kept = choose_wheel(package, folder.kept(package), tags)
+            if kept is not None:
+                filename, url, sha256 = kept
+                wanted.append(Wanted(filename, package.name, package.version, sha256, url, (label,)))
+                continue
+            files = _known_files(section.lock, package, client)
+            if not any(f.sha256 in files for f in package.files):
+                raise IndexUnavailableError(
+                    f"{package.pin}: no index of the lock lists a file with the lock's sha256 "
+                    "(the index changed the file, or is not the one the lock was made from)"
+                )
+            chosen = choose_wheel(package, files, tags)
+            if chosen is None:
+                shown = printable(lock.path.name if lock.path else "lock")
+                raise LockError(
+                    f"{shown}: {package.pin}: no wheel with a sha256 of "
+                    f"the lock fits Python {section.target.python} {section.target.platform} "
+                    "(a wheelhouse holds wheels only)"
+                )
+            filename, url, sha256 = chosen
+            shown = redact(strip_credentials(url))
+            wanted.append(Wanted(filename, package.name, package.version, sha256, shown, (label,)))
+            sources[filename] = with_credentials(url, section.lock.index_urls, environ)
+    return Plan(sections, merge(wanted), tuple(sources.items()))
+
+
+def _known_files(lock: Lock, package: LockedPackage, client: SimpleClient) -> dict[str, tuple[str, str]]:
+    known = {f.sha256: (f.name, f.url) for f in package.files if f.name and f.url}
+    if all(f.sha256 in known for f in package.files if f.is_wheel):
+        return {k: (n, u) for k, (n, u) in known.items() if n is not None and u is not None}
+    indexes = [package.index] if package.index else list(lock.index_urls)
+    for index in indexes:
+        try:
+            page = client.project_files(index, package.name)
+        except IndexUnavailableError as error:
+            raise IndexUnavailableError(f"{package.pin}: {error}") from None
+        for item in page or ():
+            if item.sha256 is not None:
+                known.setdefault(item.sha256, (item.filename, item.url))
+    if not any(f.sha256 in known for f in package.files):  # a find-links page (a TPU runtime)
+        for links in lock.find_links:
+            try:
+                listed = client.page_files(links)
+            except IndexUnavailableError as error:
+                raise IndexUnavailableError(f"{package.pin}: {error}") from None
+            for item in listed:
+                if item.sha256 is not None:
+                    known.setdefault(item.sha256, (item.filename, item.url))
+    return {k: (n, u) for k, (n, u) in known.items() if n is not None and u is not None}
+
+
+def bundle(
+    lock: Lock,
+    folder: Path,
+    *,
+    target: str | None,
+    environ: Mapping[str, str],
+    progress: Progress,
+    deadline_s: float,
+) -> BundleResult:
+    """Fill ``folder`` with the lock's wheels for ``target`` (all it holds, or one section), then
+    write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
+    redact = Redactor.for_urls(lock.index_urls, environ)  # a lock of sections: every section's
+    client = SimpleClient(environ, redact, deadline_s=deadline_s)
+    found = Folder(folder)
+    planned = plan(lock, target, client, redact, environ, found)
+    wanted = planned.wanted
+    missing: list[Wanted] = []
+    for item in wanted:
+        path = folder / item.filename
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise OutputError(f"{printable(path)}: not a regular file; a wheelhouse writes none over it")
+        if not found.holds(item.filename, item.sha256):
+            missing.append(item)
+    progress.start(len(wanted), len(wanted) - len(missing))
+    downloaded = 0
+    for item in missing:
+        source = planned.source(item)
+        if source is None:  # it was whole when planned
+            raise OutputError(f"{printable(folder / item.filename)}: changed while bundle ran; run it again")
+        downloaded += _download(client.session, item, source, folder, redact, progress)
+    name = lock.path.name if lock.path else "lock"
+    _write(folder / MANIFEST_NAME, manifest_text(name, planned.sections, wanted))
+    _write(folder / README_NAME, readme_text(name, len(wanted)))
+    progress.finish()
+    return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        write_output(path, text.encode("utf-8"))
+    except (FileProblem, OSError) as problem:
+        raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
+
+
+def _download(
+    session: requests.Session,
+    item: Wanted,
+    url: str,
+    folder: Path,
+    redact: Callable[[str], str],
+    progress: Progress,
+) -> int:
+    import requests
+
+    where = f"{printable(item.filename)} from {printable(item.url)}"
+    digest = hashlib.sha256()
+    count = [0]
+
+    def chunks(response: requests.Response) -> Iterator[bytes]:
+        for chunk in response.iter_content(_CHUNK):
+            count[0] += len(chunk)
+            if count[0] > MAX_WHEEL_BYTES:
+                raise _Mismatch(f"more than {MAX_WHEEL_BYTES >> 30} GiB")
+            digest.update(chunk)
+            progress.advance(len(chunk))
+            yield chunk
+
+    def check(_tmp: Path) -> None:
+        if digest.hexdigest() != item.sha256:
+            raise _Mismatch(f"sha256 {digest.hexdigest()}, the lock says {item.sha256}")
+
+    started = count[0]
+    try:
+        with session.get(
+            url, stream=True, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S), allow_redirects=True
+        ) as response:
+            if response.status_code != 200:
+                raise IndexUnavailableError(f"{where}: the index answered HTTP {response.status_code}")
+            declared = response.headers.get("Content-Length", "")
+            progress.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
+            write_stream(folder / item.filename, chunks(response), validate=check)
+    except _Mismatch as problem:
+        progress.back(count[0] - started)
+        raise IndexUnavailableError(f"{where}: {problem}; refused (nothing kept)") from None
+    except requests.exceptions.RequestException as error:
+        progress.back(count[0] - started)
+        raise IndexUnavailableError(f"{where}: {_why(error, redact)}") from None
+    except (FileProblem, OSError) as problem:
+        raise OutputError(f"{printable(folder / item.filename)}: cannot write: {problem}") from None
+    progress.file_done()
+    return count[0]
+
+
+def _why(error: BaseException, redact: Callable[[str], str]) -> str:
+    import requests
+
+    text = str(error)
+    if isinstance(error, requests.exceptions.Timeout):
+        return f"no answer within {READ_TIMEOUT_S:g} s"
+    if "Connection refused" in text:
+        return "unreachable (connection refused)"
+    if isinstance(error, requests.exceptions.ConnectionError):
+        return "the connection failed"
+    return redact(f"request failed: {type(error).__name__}")
+
+
+def with_credentials(url: str, indexes: tuple[str, ...], environ: Mapping[str, str]) -> str:
+    """``url`` with the userinfo of the index on its host, when it has none of its own."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return url
+    for index in indexes:
+        expanded = urlsplit(expand_url(index, environ))
+        userinfo, _, host = expanded.netloc.rpartition("@")
+        if userinfo and host == parts.netloc:
+            return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
+    return url

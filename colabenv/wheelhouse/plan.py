@@ -1,0 +1,203 @@
+"""Which wheel of each pin a lock's target installs, and what a wheelhouse's manifest says. No
+I/O: the files a lock names, the index's answers and the folder's contents are given.
+
+:func:`lock_sections` is the one place a lock's pins are listed for a wheelhouse: today a lock
+holds one target; a lock with one section per target lists each (``--target NAME`` picks one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+from packaging.markers import Marker
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from colabenv.errors import LockError, UsageError, printable
+from colabenv.lock.content import Lock, LockedPackage, LockTarget
+from colabenv.models.frozen import model
+
+MANIFEST_NAME = "colabenv-wheelhouse.json"
+README_NAME = "README.md"
+MANIFEST_SCHEMA = 1
+MAX_MANIFEST_BYTES = 16 << 20
+_MANYLINUX_GLIBC_MINORS = range(40, 4, -1)
+_LEGACY_MANYLINUX = ("manylinux2014", "manylinux2010", "manylinux1")
+
+
+@model
+class Section:
+    """The pins one target of a lock installs (``packages``: those whose marker holds there),
+    with that target's lock (its indexes, find-links pages, pins digest): ``name`` None for a
+    lock of one target."""
+
+    name: str | None
+    lock: Lock
+    packages: tuple[LockedPackage, ...]
+
+    @property
+    def target(self) -> LockTarget:
+        return self.lock.header.target
+
+
+@model
+class Wanted:
+    """One wheel a wheelhouse holds: the file, the pin it serves, where it comes from."""
+
+    filename: str
+    name: str
+    version: str
+    sha256: str
+    url: str
+    sections: tuple[str, ...]
+
+
+def lock_sections(lock: Lock, target: str | None) -> tuple[Section, ...]:
+    """The sections of ``lock`` to bundle, each with the pins whose marker holds on its target.
+
+    A lock of one target (every lock today) is one section named None; ``target`` must then be
+    None: a name would pick a section such a lock does not have.
+    """
+    where = printable(lock.path.name if lock.path else "the lock")
+    if target is not None:
+        raise UsageError(
+            f"--target {printable(target)}: {where} holds one target, not named sections; leave --target out"
+        )
+    return (applying(None, lock),)
+
+
+def applying(name: str | None, lock: Lock) -> Section:
+    """The section of ``lock`` named ``name``, with the pins whose marker holds on its target."""
+    environment = lock.header.target.marker_environment()
+    packages = tuple(
+        p for p in lock.packages if p.marker is None or Marker(p.marker).evaluate(dict(environment))
+    )
+    return Section(name, lock, packages)
+
+
+def target_tags(target: LockTarget) -> tuple[str, ...]:
+    """The wheel tags an interpreter of ``target`` installs, most specific first (CPython)."""
+    try:
+        major, minor = (int(part) for part in target.python.split(".")[:2])
+    except ValueError:
+        raise LockError(f"target-python {printable(target.python)} is not X.Y") from None
+    system, _, machine = target.platform.partition("_")
+    platforms = [target.platform]
+    if system == "linux" and machine:
+        platforms = [
+            *(f"manylinux_2_{glibc}_{machine}" for glibc in _MANYLINUX_GLIBC_MINORS),
+            *(f"{name}_{machine}" for name in _LEGACY_MANYLINUX),
+            target.platform,
+        ]
+    found: list[Tag] = [*cpython_tags((major, minor), platforms=platforms)]
+    found.extend(compatible_tags((major, minor), f"cp{major}{minor}", platforms))
+    return tuple(dict.fromkeys(str(tag) for tag in found))
+
+
+def wheel_pin(filename: str) -> tuple[str, str] | None:
+    """(canonical name, normalized version) a wheel's file name says, or None: not a wheel."""
+    try:
+        name, version, _build, _tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, ValueError):
+        return None
+    return str(name), str(version)
+
+
+def choose_wheel(
+    package: LockedPackage, files: Mapping[str, tuple[str, str]], tags: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """(file name, URL, sha256) of the best wheel of ``package`` for ``tags``: among the files
+    whose sha256 the lock records (``files`` maps a sha256 to its name and URL), the one whose
+    most specific tag comes first; None when none fits."""
+    rank = {tag: position for position, tag in enumerate(tags)}
+    best: tuple[int, str, str, str] | None = None
+    for locked in package.files:
+        known = files.get(locked.sha256)
+        if known is None:
+            continue
+        filename, url = known
+        try:
+            name, version, _build, wheel_tags = parse_wheel_filename(filename)
+        except (InvalidWheelFilename, ValueError):
+            continue
+        if name != package.name or str(version) != package.version:
+            continue
+        score = min((rank[str(t)] for t in wheel_tags if str(t) in rank), default=None)
+        if score is not None and (best is None or score < best[0]):
+            best = (score, filename, url, locked.sha256)
+    return None if best is None else best[1:]
+
+
+def merge(wanted: Iterable[Wanted]) -> tuple[Wanted, ...]:
+    """One entry per file, with every section that installs it, sorted by file name."""
+    by_file: dict[str, Wanted] = {}
+    for item in wanted:
+        seen = by_file.get(item.filename)
+        if seen is None:
+            by_file[item.filename] = item
+        elif seen.sha256 != item.sha256:
+            raise LockError(f"{printable(item.filename)}: two sha256 hashes in the lock for one file name")
+        else:
+            sections = tuple(dict.fromkeys((*seen.sections, *item.sections)))
+            by_file[item.filename] = Wanted(
+                seen.filename, seen.name, seen.version, seen.sha256, seen.url, sections
+            )
+    return tuple(by_file[name] for name in sorted(by_file))
+
+
+def section_label(section: Section) -> str:
+    return section.name or "default"
+
+
+def manifest_text(lock_name: str, sections: Sequence[Section], wanted: Sequence[Wanted]) -> str:
+    """The manifest (docs/formats.md, "The wheelhouse manifest"): JSON, keys sorted, one file a
+    line's worth of object; URLs as given (credentials already stripped and redacted)."""
+    document = {
+        "schema": MANIFEST_SCHEMA,
+        "lock": lock_name,
+        "sections": [
+            {
+                "name": section_label(s),
+                "pins_sha256": s.lock.pins_digest,
+                "python": s.target.python,
+                "platform": s.target.platform,
+                "accelerator": s.target.accelerator.value,
+                "driver": s.target.driver,
+                "compute_capabilities": list(s.target.compute_capabilities),
+            }
+            for s in sections
+        ],
+        "files": [
+            {
+                "file": w.filename,
+                "name": w.name,
+                "version": w.version,
+                "sha256": w.sha256,
+                "url": w.url,
+                "sections": list(w.sections),
+            }
+            for w in wanted
+        ],
+    }
+    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def readme_text(lock_name: str, count: int) -> str:
+    """What a person (or a Kaggle Dataset page) reads about the folder."""
+    return (
+        f"# colabenv wheelhouse of {lock_name}\n\n"
+        f"{count} wheels, each checked against the lock's sha256 (listed in {MANIFEST_NAME}).\n\n"
+        "Kaggle with the internet off: render the script where colabenv is installed, naming the\n"
+        "folder as Kaggle will mount the Dataset, and put it in the folder:\n\n"
+        f"    colabenv render PROFILE --lock {lock_name} --wheelhouse /kaggle/input/DATASET -o setup.sh\n\n"
+        "Upload the folder as a Dataset (`kaggle datasets create -p FOLDER`, or New Dataset on the\n"
+        "site), attach it to the notebook (Add Input), and run in a cell:\n\n"
+        "    !bash /kaggle/input/DATASET/setup.sh\n\n"
+        "The script installs only from the Dataset, with no index, after checking every wheel's\n"
+        "sha256 against the lock.\n"
+    )
+
+
+def canonical(name: str) -> str:
+    return str(canonicalize_name(name))

@@ -1,0 +1,90 @@
+"""The wheelhouse program's pieces, in process: the lock's hashes per pin, wheel names, which
+wheel tags fit this interpreter, and the check that runs before anything installs."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from colabenv._target import wheelhouse as program
+
+SIX = "six-1.17.0-py2.py3-none-any.whl"
+
+
+def _lock(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "lock.txt"
+    path.write_text("# header\n--index-url https://i.example/simple\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def test_lock_entries_keep_every_hash_of_each_pin_marker_included(tmp_path: Path) -> None:
+    lock = _lock(
+        tmp_path,
+        "six==1.17.0 \\",
+        f"    --hash=sha256:{'a' * 64} \\",
+        f"    --hash=sha256:{'B' * 64}",
+        f'idna==3.10 ; python_version >= "3.8" --hash=sha256:{"c" * 64}',
+    )
+    assert program._lock_entries(str(lock)) == {
+        "six==1.17.0": ["a" * 64, "b" * 64],
+        'idna==3.10 ; python_version >= "3.8"': ["c" * 64],
+    }
+
+
+def test_wheel_pin_ignores_hidden_temporary_files() -> None:
+    assert program._wheel_pin(SIX) == ("six", "1.17.0")
+    assert program._wheel_pin(f".{SIX}.123.part") is None
+    assert program._wheel_pin(f".{SIX}") is None
+    assert program._wheel_pin("six-1.17.0.tar.gz") is None
+
+
+def test_tag_rank_prefers_this_cpython_and_refuses_another() -> None:
+    cp = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    specific = program._tag_rank(f"x-1-{cp}-{cp}-manylinux2014_x86_64.whl")
+    pure = program._tag_rank("x-1-py3-none-any.whl")
+    assert pure is not None
+    if specific is not None:  # an x86_64 machine
+        assert specific < pure
+    assert program._tag_rank("x-1-cp27-cp27mu-manylinux1_x86_64.whl") is None
+    assert program._tag_rank("x-1-py3-none-win_amd64.whl") is None
+
+
+def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / SIX).write_bytes(b"six")
+    good = hashlib.sha256(b"six").hexdigest()
+    missing = tmp_path / "missing.txt"
+    missing.write_text("six==1.17.0\n")
+    assert (
+        program._wheelhouse_check(
+            str(_lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")), str(missing), str(folder)
+        )
+        == 0
+    )
+    assert "1 wheels, each with the lock's sha256" in capsys.readouterr().out
+    other = _lock(tmp_path, f"six==1.17.0 --hash=sha256:{'0' * 64}")
+    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
+    said = capsys.readouterr().out
+    assert said.startswith(f"refused, nothing installed: {folder / SIX}: sha256 {good} is not the lock's")
+    (folder / SIX).unlink()
+    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
+    assert "has no wheel of six==1.17.0" in capsys.readouterr().out
+
+
+def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
+    import os
+
+    old, fresh, wheel = tmp_path / f".{SIX}.1.part", tmp_path / f".{SIX}.2.part", tmp_path / SIX
+    for path in (old, fresh, wheel):
+        path.write_bytes(b"x")
+    os.utime(old, (1, 1))
+    os.utime(wheel, (1, 1))
+    program._remove_stale_parts(str(tmp_path))
+    assert not old.exists()
+    assert fresh.exists() and wheel.exists()
