@@ -47,6 +47,16 @@ def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
             choice.reason,
         )
         for choice in resolution.choices
+    ] + [
+        (
+            f"{package.name} ({package.distribution})",
+            str(package.release),
+            package.variant,
+            package.index_url or package.find_links or "default",
+            "yes" if package.installed else "no",
+            package.reason,
+        )
+        for package in resolution.cuda_packages
     ]
 
 

@@ -2,7 +2,8 @@
 :mod:`~colabenv.models.base` (frameworks, accelerators, compute capabilities, arch lists),
 :mod:`~colabenv.models.target` (the host as the resolver sees it), :mod:`~colabenv.models.profile`,
 :mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
-:mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings)
+:mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings),
+:mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices)
 and :mod:`~colabenv.models.resolution`; every name is taken
 from here.
 
@@ -33,7 +34,10 @@ from colabenv.models.catalog import (
     ComponentFacts,
     ComponentRange,
     CudaMajorLine,
+    CudaPackage,
     CudaToolkit,
+    PackageBuild,
+    PackageRelease,
     Release,
     Source,
     ToolkitMeta,
@@ -44,6 +48,7 @@ from colabenv.models.catalog import (
     parsed_pin,
 )
 from colabenv.models.doctor import Evidence, Finding
+from colabenv.models.packages import PackageChoice, PackageRequest
 from colabenv.models.profile import (
     FrameworkRequest,
     InstallSettings,
@@ -93,6 +98,7 @@ __all__ = [
     "ComponentRange",
     "ComputeCapability",
     "CudaMajorLine",
+    "CudaPackage",
     "CudaToolkit",
     "Evidence",
     "FilesystemUse",
@@ -111,6 +117,10 @@ __all__ = [
     "Installer",
     "IoCheck",
     "LockedFramework",
+    "PackageBuild",
+    "PackageChoice",
+    "PackageRelease",
+    "PackageRequest",
     "ProcessSample",
     "Profile",
     "Release",

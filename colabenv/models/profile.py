@@ -12,6 +12,7 @@ from packaging.utils import NormalizedName
 
 from colabenv.models.base import Framework, Installer
 from colabenv.models.frozen import model
+from colabenv.models.packages import PackageRequest
 
 
 @model
@@ -96,6 +97,8 @@ class Profile:
     reproducibility: Reproducibility = field(default_factory=Reproducibility)
     catalog_paths: tuple[Path, ...] = ()
     allow_unconfirmed: bool = False
+    cuda_packages: tuple[PackageRequest, ...] = ()
+    """The CUDA packages ``[frameworks]`` names beside the frameworks (``xformers = "*"``)."""
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:

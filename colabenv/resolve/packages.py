@@ -1,0 +1,366 @@
+"""The CUDA packages around the frameworks, chosen jointly with them (docs/cuda-packages.md).
+
+Each package build must run on the target (its Python, its CUDA major on the driver, kernels for
+every GPU) and fit the frameworks chosen: the torch release its wheel requires, the CUDA major
+every GPU build shares, NVIDIA wheels that admit one version with the frameworks' pins. The
+resolver's joint search takes the newest framework combination for which every package has a
+fitting build (:func:`choose`), then the newest release of each package that fits it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv.errors import ProfileError, ResolutionError, printable
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    Framework,
+    InstallSettings,
+    PackageBuild,
+    PackageChoice,
+    PackageRelease,
+    PackageRequest,
+    Profile,
+    Target,
+    Variant,
+    archs_cover,
+    format_driver,
+)
+from colabenv.models.frozen import model
+from colabenv.resolve.explain import grouped_rejections
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
+
+
+@model
+class Pick:
+    """A framework build chosen (or tried) by the resolver, as the packages see it."""
+
+    framework: Framework
+    version: Version
+    variant: Variant
+
+
+@model
+class Candidate:
+    """A package build that runs on the target, before it is held to the frameworks."""
+
+    request: PackageRequest
+    release: PackageRelease
+    build: PackageBuild
+    installed_version: str | None = None
+
+
+@model
+class PackagePlan:
+    """For each package the profile asks for, its candidates on the target, best first."""
+
+    requests: tuple[PackageRequest, ...] = ()
+    candidates: tuple[tuple[Candidate, ...], ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA wheels that must admit one version
+
+
+def candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
+    """The versions worth trying against ``specs`` together: each bound, and just above an
+    exclusive one."""
+    versions: set[Version] = set()
+    for spec in specs:
+        for item in spec:
+            try:
+                base = Version(item.version.removesuffix(".*"))
+            except InvalidVersion:
+                continue
+            versions.add(base)
+            if item.operator in (">", "!="):
+                versions.add(Version(f"{base.public}.1"))
+    return sorted(versions)
+
+
+def specifiers_meet(specs: Sequence[SpecifierSet]) -> bool:
+    """Whether one version satisfies all of ``specs``."""
+    return any(all(s.contains(v, prereleases=True) for s in specs) for v in candidate_versions(specs))
+
+
+# ---------------------------------------------------------------------------------------------
+# On the target
+
+
+def _min_arch(build: PackageBuild) -> ComputeCapability:
+    return min(arch.capability for arch in build.archs)
+
+
+def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, python: Version) -> str | None:
+    """Why ``build`` cannot run on ``target``; None when it can."""
+    if build.python is not None and not build.python.contains(python, prereleases=True):
+        return f"{build.name} has no wheel for Python {python}"
+    if not target.has_gpu:
+        return "needs an NVIDIA GPU; the target has none"
+    floor = catalog.floor_driver(build.cuda)
+    if target.driver is not None:
+        if floor is None or target.driver < floor:
+            shown = format_driver(floor) if floor is not None else "an unknown floor"
+            return (
+                f"{build.name} is built for CUDA {build.cuda_major}, which needs driver >= {shown} "
+                f"(host {format_driver(target.driver)})"
+            )
+    elif target.cuda is not None and build.cuda_major > target.cuda.major:
+        return f"{build.name} is built for CUDA {build.cuda_major}; the driver runs CUDA {target.cuda}"
+    missing = [cap.sm for cap in target.compute_capabilities if not archs_cover(build.archs, cap)]
+    if missing:
+        need = _min_arch(build)
+        return f"no kernels for {', '.join(missing)} (needs {need.major}.{need.minor}+)"
+    return None
+
+
+def _installed_version(build: PackageBuild, release: PackageRelease, target: Target) -> str | None:
+    present = target.installed.get(build.distribution)
+    if present is None or present.parsed_version is None:
+        return None
+    if Version(present.parsed_version.public) != release.version:
+        return None
+    return present.version if (present.parsed_version.local or None) == build.local_tag else None
+
+
+def _unknown(request: PackageRequest, catalog: Catalog, profile: Profile) -> str | None:
+    package = catalog.package(request.name)
+    if package is None:
+        known = ", ".join(sorted(p.name for p in catalog.packages)) or "none"
+        return (
+            f"the catalog has no CUDA package {request.name} (known: {known}; a catalog overlay "
+            "adds one: docs/cuda-packages.md)"
+        )
+    builds = {b.name for r in package.releases for b in r.builds}
+    if request.variant is not None and request.variant not in builds:
+        known = ", ".join(sorted(builds))
+        return f"{printable(request.variant)!r} is not a build of {request.name} (known: {known})"
+    torch_bound = any(b.torch is not None for r in package.releases for b in r.builds)
+    if torch_bound and profile.framework(Framework.TORCH) is None:
+        return f"{request.name} is built against torch: name torch in [frameworks] too"
+    return None
+
+
+def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unconfirmed: bool) -> PackagePlan:
+    """Each package's candidates on the target; a package the catalog lacks is exit 2, one
+    with no build that runs here exit 3, each naming what excludes it."""
+    all_candidates = []
+    for request in profile.cuda_packages:
+        key = f"frameworks.{request.key}"
+        problem = _unknown(request, catalog, profile)
+        if problem is not None:
+            raise ProfileError(profile.path.name, key, problem)
+        package = catalog.package(request.name)
+        assert package is not None
+        found: list[Candidate] = []
+        rejections: list[tuple[Version, str]] = []
+        for release in package.releases:
+            if not request.specifier.contains(release.version, prereleases=True):
+                continue
+            if not release.python.contains(target.python, prereleases=True):
+                rejections.append((release.version, f"no wheel for Python {target.python}"))
+                continue
+            for build in release.builds:
+                if request.variant is not None and build.name != request.variant:
+                    continue
+                why = _target_rejection(build, target, catalog, target.python)
+                if why is None and build.unconfirmed is not None and not allow_unconfirmed:
+                    why = f"{build.name} is unconfirmed ({build.unconfirmed}); {UNCONFIRMED_HINT}"
+                if why is not None:
+                    rejections.append((release.version, why))
+                    continue
+                found.append(Candidate(request, release, build, _installed_version(build, release, target)))
+        if not found:
+            lines = "".join(f"\n  {line}" for line in grouped_rejections(request.name, rejections))
+            lines = lines or f"\n  the catalog has no {request.name} release matching it"
+            raise ResolutionError(
+                f"{profile.path.name}: {key}: no release of {request.name} satisfying "
+                f"{str(request.specifier) or 'any version'} runs on the target{lines}"
+            )
+        installed_first = sorted(found, key=lambda c: c.installed_version is None)
+        all_candidates.append(tuple(installed_first))
+    return PackagePlan(profile.cuda_packages, tuple(all_candidates))
+
+
+# ---------------------------------------------------------------------------------------------
+# Against the frameworks
+
+
+def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Candidate] = ()) -> str | None:
+    """Why ``candidate`` cannot sit beside the frameworks ``picks`` and the packages ``others``
+    already chosen; None when it can."""
+    build, name = candidate.build, candidate.request.name
+    torch = next((p for p in picks if p.framework is Framework.TORCH), None)
+    if build.torch is not None:
+        if torch is None:
+            return (
+                f"{name} {candidate.release.version} is built against torch{build.torch}; no torch is chosen"
+            )
+        if not build.torch.contains(torch.version, prereleases=True):
+            return (
+                f"{name} {candidate.release.version} needs torch{build.torch} (torch {torch.version} tried)"
+            )
+    for pick in picks:
+        cuda = pick.variant.cuda
+        if cuda is not None and cuda.major != build.cuda_major:
+            return (
+                f"{name} {candidate.release.version} {build.name} is built for CUDA {build.cuda_major}; "
+                f"{pick.framework} {pick.version} {pick.variant.name} is CUDA {cuda.major}"
+            )
+        if build.torch is not None and pick is torch and cuda is None:
+            return f"{name} {build.name} needs a CUDA torch ({pick.variant.name} tried)"
+    for other in others:
+        if other.build.cuda_major != build.cuda_major:
+            return (
+                f"{name} {build.name} is built for CUDA {build.cuda_major}; {other.request.name} "
+                f"{other.build.name} for CUDA {other.build.cuda_major}"
+            )
+    pins = [(f"{p.framework} {p.version}", p.variant.pins) for p in picks]
+    pins += [(f"{o.request.name} {o.release.version}", o.build.pins) for o in others]
+    for mine in build.pins:
+        for label, theirs in pins:
+            for pin in theirs:
+                if canonicalize_name(pin.name) == canonicalize_name(mine.name) and not specifiers_meet(
+                    [mine.specifier, pin.specifier]
+                ):
+                    return f"{name} {candidate.release.version} requires {mine}; {label} pins {pin}"
+    return None
+
+
+def _order(candidates: Sequence[Candidate], picks: Sequence[Pick]) -> list[Candidate]:
+    """Installed first, then newest release; within a release the build of the frameworks'
+    own CUDA, then the newest CUDA."""
+    cudas = {p.variant.cuda for p in picks if p.variant.cuda is not None}
+    return sorted(
+        candidates,
+        key=lambda c: (
+            c.installed_version is None,
+            -_rank(c.release.version, candidates),
+            c.build.cuda not in cudas,
+            -c.build.cuda_major,
+            [-part for part in c.build.cuda.release],
+        ),
+    )
+
+
+def _rank(version: Version, candidates: Sequence[Candidate]) -> int:
+    return sorted({c.release.version for c in candidates}).index(version)
+
+
+@functools.lru_cache(maxsize=4096)
+def choose(plan: PackagePlan, picks: tuple[Pick, ...]) -> tuple[Candidate, ...] | None:
+    """The best candidate of each package that fits ``picks`` and the others, or None."""
+
+    def extend(chosen: tuple[Candidate, ...], depth: int) -> tuple[Candidate, ...] | None:
+        if depth == len(plan.candidates):
+            return chosen
+        for candidate in _order(plan.candidates[depth], picks):
+            if fit_problem(candidate, picks, chosen) is None:
+                found = extend((*chosen, candidate), depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    return extend((), 0)
+
+
+def refusal(plan: PackagePlan, picks: tuple[Pick, ...], profile: Profile) -> str:
+    """Why no package build fits the frameworks ``picks`` (the newest the profile allows)."""
+    shown = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks) or "no framework"
+    lines = [
+        f"{profile.path.name}: frameworks: no combination of the allowed releases fits every CUDA package"
+    ]
+    lines.append(f"  with the newest frameworks that fit one another ({shown}):")
+    for request, candidates in zip(plan.requests, plan.candidates, strict=True):
+        problems = [fit_problem(c, picks) for c in _order(candidates, picks)]
+        if any(problem is None for problem in problems):
+            continue
+        lines.extend(f"  {problem}" for problem in list(dict.fromkeys(p for p in problems if p))[:3])
+        torches = sorted({str(c.build.torch) for c in candidates if c.build.torch is not None})
+        if torches:
+            lines.append(
+                f"  to change: allow a torch that {request.name} is built against ({' or '.join(torches)})"
+            )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The choices
+
+
+def index_url(url: str | None, install: InstallSettings) -> str | None:
+    """A catalog index URL as the profile's ``pytorch_index_url`` moves it (a mirror)."""
+    if url is not None and install.pytorch_index_url and url.startswith(PYTORCH_INDEX):
+        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX) :]
+    return url
+
+
+def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog: Catalog) -> str:
+    request, build = candidate.request, candidate.build
+    spec = str(request.specifier) or "any version"
+    if candidate.installed_version is not None:
+        parts = [f"already installed ({build.distribution} {candidate.installed_version}), satisfies {spec}"]
+    else:
+        parts = [f"newest release satisfying {spec} that runs on the target beside the frameworks"]
+    floor = catalog.floor_driver(build.cuda)
+    driver = (
+        f"driver {format_driver(target.driver)} >= {format_driver(floor)}" if target.driver and floor else ""
+    )
+    parts.append(f"{build.name}: CUDA {build.cuda}" + (f" ({driver})" if driver else ""))
+    torch = next((p for p in picks if p.framework is Framework.TORCH), None)
+    if build.torch is not None and torch is not None:
+        parts.append(f"built against torch{build.torch} (torch {torch.version} {torch.variant.name})")
+    if target.compute_capabilities:
+        parts.append(f"kernels for {', '.join(c.sm for c in target.compute_capabilities)}")
+    if build.unconfirmed is not None:
+        parts.append(f"unconfirmed ({build.unconfirmed}), allowed")
+    if build.overlay is not None:
+        parts.append(f"from the catalog overlay {build.overlay}")
+    return "; ".join(parts)
+
+
+def package_choices(
+    chosen: Sequence[Candidate],
+    picks: Sequence[Pick],
+    target: Target,
+    catalog: Catalog,
+    install: InstallSettings,
+) -> tuple[PackageChoice, ...]:
+    choices = []
+    for candidate in chosen:
+        build, release = candidate.build, candidate.release
+        if candidate.installed_version is not None:
+            requirement = f"{build.distribution}=={candidate.installed_version}"
+        else:
+            version = f"{release.version}+{build.local_tag}" if build.local_tag else str(release.version)
+            requirement = f"{build.distribution}=={version}"
+        choices.append(
+            PackageChoice(
+                name=candidate.request.name,
+                distribution=build.distribution,
+                release=release.version,
+                variant=build.name,
+                cuda=build.cuda,
+                index_url=index_url(build.index_url, install),
+                find_links=build.find_links,
+                requirements=(requirement,),
+                reason=_reason(candidate, picks, target, catalog),
+                archs=build.archs,
+                installed=candidate.installed_version is not None,
+                catalog_file=build.overlay,
+            )
+        )
+    return tuple(choices)
+
+
+def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Version]:
+    """The driver floors the chosen builds need."""
+    return [f for f in (catalog.floor_driver(c.build.cuda) for c in chosen) if f is not None]
