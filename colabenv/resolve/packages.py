@@ -10,6 +10,7 @@ fitting build (:func:`choose`), then the newest release of each package that fit
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Sequence
 
 from packaging.specifiers import SpecifierSet
@@ -274,11 +275,12 @@ def choose(plan: PackagePlan, picks: tuple[Pick, ...]) -> tuple[Candidate, ...] 
 
 def refusal(plan: PackagePlan, picks: tuple[Pick, ...], profile: Profile) -> str:
     """Why no package build fits the frameworks ``picks`` (the newest the profile allows)."""
-    shown = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks) or "no framework"
+    shown = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks)
     lines = [
         f"{profile.path.name}: frameworks: no combination of the allowed releases fits every CUDA package"
     ]
-    lines.append(f"  with the newest frameworks that fit one another ({shown}):")
+    if shown:
+        lines[0] += f"; with the newest frameworks that fit one another ({shown}):"
     for request, candidates in zip(plan.requests, plan.candidates, strict=True):
         problems = [fit_problem(c, picks) for c in _order(candidates, picks)]
         if any(problem is None for problem in problems):
@@ -289,7 +291,23 @@ def refusal(plan: PackagePlan, picks: tuple[Pick, ...], profile: Profile) -> str
             lines.append(
                 f"  to change: allow a torch that {request.name} is built against ({' or '.join(torches)})"
             )
+    if len(lines) == 1:
+        lines.extend(f"  {problem}" for problem in _pair_problems(plan, picks))
     return "\n".join(lines)
+
+
+def _pair_problems(plan: PackagePlan, picks: tuple[Pick, ...]) -> list[str]:
+    """Where every package fits the frameworks alone: the pairs of packages with no builds
+    that fit together, each with the problem of their best builds."""
+    fitting = [
+        [c for c in _order(cands, picks) if fit_problem(c, picks) is None] for cands in plan.candidates
+    ]
+    found = []
+    for i, j in itertools.combinations(range(len(fitting)), 2):
+        if any(fit_problem(b, picks, (a,)) is None for a in fitting[i] for b in fitting[j]):
+            continue
+        found.append(str(fit_problem(fitting[j][0], picks, (fitting[i][0],))))
+    return found or ["each package fits the frameworks, but no builds of all of them fit together"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,239 @@
+"""The CUDA packages chosen jointly with the frameworks: torch pins, the CUDA major, kernels for
+every GPU, the driver, NVIDIA wheels that must agree; what is refused and how it is said."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from colabenv.catalog.load import catalog_for
+from colabenv.errors import ColabenvError, ProfileError, ResolutionError
+from colabenv.models import ComputeCapability, InstalledSet, Resolution, Target
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
+
+T4 = ("550.54.15", "12.4", "7.5")
+P100 = ("560.35.03", "12.6", "6.0")
+H100 = ("580.65.06", "13.0", "9.0")
+
+
+def _target(
+    host: tuple[str, str, str], python: str = "3.12", installed: dict[str, str] | None = None
+) -> Target:
+    driver, cuda, cap = host
+    return Target(
+        driver=Version(driver),
+        cuda=Version(cuda),
+        compute_capabilities=(ComputeCapability.parse(cap),),
+        python=Version(python),
+        installed=InstalledSet.from_mapping(installed or {}),
+    )
+
+
+def _resolve(
+    tmp_path: Path, frameworks: str, host: tuple[str, str, str] = T4, *, overlay: str = "", **target: object
+) -> Resolution:
+    text = f'name = "team"\n[frameworks]\n{textwrap.dedent(frameworks)}'
+    environ: dict[str, str] = {}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    if overlay:
+        folder = tmp_path / "catalog"
+        folder.mkdir()
+        (folder / "cuda_packages.toml").write_text("schema = 1\n" + textwrap.dedent(overlay))
+        environ["COLABENV_CATALOG"] = str(folder)
+    path = tmp_path / "team.toml"
+    path.write_text(text)
+    profile = load_profile(path)
+    goal = _target(host, **target)  # type: ignore[arg-type]
+    return resolve(profile, goal, catalog_for(profile, environ, target=goal))
+
+
+def _refusal(tmp_path: Path, frameworks: str, host: tuple[str, str, str] = T4, **kw: object) -> ColabenvError:
+    with pytest.raises(ColabenvError) as caught:
+        _resolve(tmp_path, frameworks, host, **kw)  # type: ignore[arg-type]
+    return caught.value
+
+
+def _chosen(resolution: Resolution) -> dict[str, tuple[str, str, str]]:
+    found = {c.framework.value: (str(c.release), c.variant, c.requirements[0]) for c in resolution.choices}
+    found.update((p.name, (str(p.release), p.variant, p.requirements[0])) for p in resolution.cuda_packages)
+    return found
+
+
+def test_xformers_follows_the_torch_the_profile_allows_and_its_cuda_build(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path, 'torch = "==2.8.*"\nxformers = "*"'))
+    torch_version, torch_variant, _ = chosen["torch"]
+    assert torch_version == "2.8.0"
+    version, variant, requirement = chosen["xformers"]
+    assert version == "0.0.32.post2"  # the release whose wheel requires torch==2.8.0
+    assert variant == torch_variant  # the build of torch's own CUDA
+    tag = "" if variant == "cu128" else f"+{variant}"  # the default CUDA's build carries no tag
+    assert requirement == f"xformers==0.0.32.post2{tag}"
+
+
+def test_the_newest_torch_that_fits_every_package_is_taken(tmp_path: Path) -> None:
+    alone = _chosen(_resolve(tmp_path / "a", 'torch = "*"'))
+    assert Version(alone["torch"][0]) > Version("2.9.1")
+    chosen = _chosen(_resolve(tmp_path / "b", 'torch = "*"\nxformers = "==0.0.33.post2"'))
+    assert chosen["torch"][0] == "2.9.1"  # xformers 0.0.33.post2 requires torch==2.9.1
+    assert chosen["xformers"][0] == "0.0.33.post2"
+
+
+def test_a_gpu_without_kernels_is_exit_3_naming_package_gpu_and_need(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'torch = "*"\nxformers = "*"', P100)
+    assert isinstance(error, ResolutionError) and error.exit_code == 3
+    text = str(error)
+    assert text.startswith("team.toml: frameworks.xformers: no release of xformers")
+    assert "no kernels for sm_60 (needs 7.5+)" in text
+
+
+def test_a_pin_no_allowed_torch_meets_is_exit_3_saying_which_torch(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'torch = "==2.8.*"\nxformers = "==0.0.34"')
+    assert isinstance(error, ResolutionError)
+    text = str(error)
+    assert "xformers 0.0.34 needs torch==2.10.0 (torch 2.8.0 tried)" in text
+    assert "allow a torch that xformers is built against (==2.10.0)" in text
+
+
+def test_a_cuda_13_build_is_left_out_on_a_driver_that_cannot_run_it(tmp_path: Path) -> None:
+    old = _chosen(_resolve(tmp_path / "a", 'cupy = "*"', T4))
+    assert old["cupy"] == ("14.2.0", "cuda12", "cupy-cuda12x==14.2.0")
+    new = _chosen(_resolve(tmp_path / "b", 'cupy = "*"', H100))
+    assert new["cupy"] == ("14.2.0", "cuda13", "cupy-cuda13x==14.2.0")
+
+
+def test_cupy_takes_the_cuda_major_of_torch(tmp_path: Path) -> None:
+    cu13 = _chosen(_resolve(tmp_path / "a", 'torch = "*"\ncupy = "*"', H100))
+    assert cu13["torch"][1].startswith("cu13") and cu13["cupy"][1] == "cuda13"
+    cu12 = _chosen(_resolve(tmp_path / "b", 'torch = { version = "*", variant = "cu128" }\ncupy = "*"', H100))
+    assert cu12["cupy"] == ("14.2.0", "cuda12", "cupy-cuda12x==14.2.0")
+
+
+def test_a_build_asked_for_by_name(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path, 'cupy = { version = "<14.1", variant = "cuda12" }', H100))
+    assert chosen["cupy"] == ("14.0.1", "cuda12", "cupy-cuda12x==14.0.1")
+    error = _refusal(tmp_path / "x", 'cupy = { variant = "cuda11" }')
+    assert isinstance(
+        error, ProfileError
+    ) and "'cuda11' is not a build of cupy (known: cuda12, cuda13)" in str(error)
+
+
+def test_an_installed_release_that_fits_is_kept(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'cupy = "*"', T4, installed={"cupy-cuda12x": "14.0.1"})
+    (choice,) = resolution.cuda_packages
+    assert (str(choice.release), choice.installed, choice.requirements) == (
+        "14.0.1",
+        True,
+        ("cupy-cuda12x==14.0.1",),
+    )
+    assert choice.reason.startswith("already installed (cupy-cuda12x 14.0.1)")
+
+
+TEAM_EXT = """
+    [[package]]
+    name = "team-ext"
+    distribution = "team-ext-cu{major}"
+
+    [[package.release]]
+    version = "1.0"
+    python = ">=3.9"
+    source = "https://example.org/team-ext"
+
+    [[package.release.build]]
+    name = "cu12"
+    cuda = "12.6"
+    archs = ["sm_75", "sm_80", "compute_80"]
+    requires = ["nvidia-nccl-cu12>=2.26,<2.27"]
+    source = "https://example.org/team-ext"
+"""
+
+
+def test_nvidia_wheels_everyone_requires_must_agree(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path, 'torch = "<2.10"\nteam-ext = "*"', overlay=TEAM_EXT))
+    # torch 2.8 and 2.9 pin nvidia-nccl-cu12 2.27.x; 2.7.1 pins 2.26.2
+    assert chosen["torch"][0] == "2.7.1"
+    assert chosen["team-ext"] == ("1.0", "cu12", "team-ext-cu12==1.0")
+    error = _refusal(tmp_path / "x", 'torch = "==2.8.*"\nteam-ext = "*"', overlay=TEAM_EXT)
+    assert (
+        "team-ext 1.0 requires nvidia-nccl-cu12<2.27,>=2.26; torch 2.8.0 pins nvidia-nccl-cu12==2.27.3"
+        in str(error)
+    )
+
+
+def test_an_overlay_package_is_named_in_the_reason_and_json(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = "<2.10"\nteam-ext = "*"', overlay=TEAM_EXT)
+    shown = resolution.to_json()["frameworks"]
+    assert isinstance(shown, dict)
+    entry = shown["team-ext"]
+    assert set(entry) == {
+        "distribution",
+        "version",
+        "variant",
+        "index_url",
+        "requirements",
+        "installed",
+        "reason",
+        "catalog_file",
+    }
+    assert entry["distribution"] == "team-ext-cu12" and entry["index_url"] is None
+    assert "from the catalog overlay" in entry["reason"]
+    assert resolution.requirements[-1] == "team-ext-cu12==1.0"
+
+
+def test_packages_share_one_cuda_major(tmp_path: Path) -> None:
+    only_13 = TEAM_EXT.replace('cuda = "12.6"', 'cuda = "13.0"').replace("-cu12>=2.26,<2.27", "-cu13>=2")
+    chosen = _chosen(_resolve(tmp_path, 'cupy = "*"\nteam-ext = "*"', H100, overlay=only_13))
+    assert chosen["cupy"][1] == "cuda13"
+    error = _refusal(tmp_path / "x", 'cupy = { variant = "cuda12" }\nteam-ext = "*"', H100, overlay=only_13)
+    assert "team-ext cu12 is built for CUDA 13; cupy cuda12 for CUDA 12" in str(error)
+
+
+def test_a_torch_package_without_torch_and_an_unknown_package_are_exit_2(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'xformers = "*"')
+    assert isinstance(error, ProfileError) and error.exit_code == 2
+    assert (
+        str(error)
+        == "team.toml: frameworks.xformers: xformers is built against torch: name torch in [frameworks] too"
+    )
+    error = _refusal(tmp_path / "x", 'torch = "*"\nteam-ext = "*"')
+    assert isinstance(error, ProfileError)
+    assert "frameworks.team-ext: the catalog has no CUDA package team-ext (known: cupy, xformers" in str(
+        error
+    )
+
+
+def test_no_gpu_is_refused_for_a_cuda_package(tmp_path: Path) -> None:
+    path = tmp_path / "team.toml"
+    path.write_text('name = "team"\n[frameworks]\ncupy = "*"\n')
+    profile = load_profile(path)
+    target = Target(driver=None, cuda=None, compute_capabilities=(), python=Version("3.12"))
+    with pytest.raises(ResolutionError, match="needs an NVIDIA GPU; the target has none"):
+        resolve(profile, target, catalog_for(profile, {}, target=target))
+
+
+def test_a_python_no_release_has_is_named(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'cupy = ">=14"', T4, python="3.9")
+    assert "cupy 14.0.1 to 14.2.0: no wheel for Python 3.9" in str(error)
+
+
+def test_the_driver_floor_of_a_package_is_the_resolutions(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'cupy = "*"', H100)
+    assert resolution.required_driver == Version("580.65.06")
+
+
+def test_a_cuda_package_in_requirements_gets_a_warning_to_move_it(tmp_path: Path) -> None:
+    path = tmp_path / "team.toml"
+    path.write_text(
+        'name = "team"\n[frameworks]\ntorch = "*"\n[packages]\nrequirements = ["cupy-cuda12x>=13", "rich"]\n'
+    )
+    profile = load_profile(path)
+    target = _target(T4)
+    resolution = resolve(profile, target, catalog_for(profile, {}, target=target))
+    moved = [w for w in resolution.warnings if "packages.requirements" in w]
+    assert moved == [
+        "team.toml: packages.requirements: cupy-cuda12x is a CUDA package colabenv chooses for the GPU "
+        'and the frameworks; move it to [frameworks] as cupy = ">=13"'
+    ]
