@@ -218,6 +218,9 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
             )
         if build.torch is not None and pick is torch and cuda is None:
             return f"{name} {build.name} needs a CUDA torch ({pick.variant.name} tried)"
+    loaded = _loaded_library(candidate, picks)
+    if loaded is not None and loaded != build:
+        return f"{name} {candidate.release.version} loads its {loaded.name} library here, not {build.name}"
     for other in others:
         if other.build.cuda_major != build.cuda_major:
             return (
@@ -234,6 +237,26 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
                 ):
                     return f"{name} {candidate.release.version} requires {mine}; {label} pins {pin}"
     return None
+
+
+def _loaded_library(candidate: Candidate, picks: Sequence[Pick]) -> PackageBuild | None:
+    """Builds of one release that are one wheel (the same distribution, place and local tag)
+    are the libraries that wheel carries, one per CUDA (bitsandbytes): the one loaded is the
+    one for the frameworks' CUDA, else the newest older one of the major, else the oldest
+    newer one. None: the build is a wheel of its own, or no framework has a CUDA."""
+    build = candidate.build
+    place = (build.distribution, build.index_url, build.find_links, build.local_tag)
+    same = [
+        b
+        for b in candidate.release.builds
+        if (b.distribution, b.index_url, b.find_links, b.local_tag) == place
+    ]
+    runtime = next((p.variant.cuda for p in picks if p.variant.cuda is not None), None)
+    if len(same) < 2 or runtime is None:
+        return None
+    line = sorted((b for b in same if b.cuda_major == runtime.major), key=lambda b: b.cuda)
+    older = [b for b in line if b.cuda <= runtime]
+    return older[-1] if older else (line[0] if line else None)
 
 
 def _order(candidates: Sequence[Candidate], picks: Sequence[Pick]) -> list[Candidate]:

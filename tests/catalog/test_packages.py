@@ -37,7 +37,7 @@ IDS = [f"{p.name}-{r.version}-{b.name}" for p, r, b in BUILDS]
 
 def test_the_shipped_file_has_the_packages_checked_so_far() -> None:
     names = {p.name for p in shipped_packages()}
-    assert {"xformers", "cupy"} <= names
+    assert {"xformers", "cupy", "bitsandbytes"} <= names
     assert names <= set(CUDA_PACKAGES), "a shipped package takes its names from colabenv.models.frameworks"
 
 
@@ -116,6 +116,11 @@ FACTS = [
     ("cupy", "14.0.1", "cuda12", None, "cupy-cuda12x", None, None, "5.0 6.0 7.0 7.5 9.0 10.0 12.0", ""),
     ("cupy", "14.2.0", "cuda13", None, "cupy-cuda13x", None, None, "7.5 8.6 12.0", "6.0 7.0"),
     ("cupy", "13.6.0", "cuda12", None, "cupy-cuda12x", None, None, "6.1", ""),
+    ("bitsandbytes", "0.50.1", "cuda126", "<3,>=2.4", "bitsandbytes", None, None, "6.0 7.5 9.0 10.0", "5.0"),
+    ("bitsandbytes", "0.50.1", "cuda128", "<3,>=2.4", "bitsandbytes", None, None, "7.0 12.0", "6.0 6.1"),
+    ("bitsandbytes", "0.50.1", "cuda132", "<3,>=2.4", "bitsandbytes", None, None, "7.5 12.0", "7.0"),
+    ("bitsandbytes", "0.49.2", "cuda129", "<3,>=2.3", "bitsandbytes", None, None, "7.0", "6.0"),
+    ("bitsandbytes", "0.48.2", "cuda118", "<3,>=2.3", "bitsandbytes", None, None, "6.0", "5.2"),
 ]
 
 

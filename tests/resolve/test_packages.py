@@ -200,8 +200,9 @@ def test_a_torch_package_without_torch_and_an_unknown_package_are_exit_2(tmp_pat
     )
     error = _refusal(tmp_path / "x", 'torch = "*"\nteam-ext = "*"')
     assert isinstance(error, ProfileError)
-    assert "frameworks.team-ext: the catalog has no CUDA package team-ext (known: cupy, xformers" in str(
-        error
+    assert (
+        "frameworks.team-ext: the catalog has no CUDA package team-ext (known: bitsandbytes, cupy, xformers"
+        in str(error)
     )
 
 
@@ -237,3 +238,40 @@ def test_a_cuda_package_in_requirements_gets_a_warning_to_move_it(tmp_path: Path
         "team.toml: packages.requirements: cupy-cuda12x is a CUDA package colabenv chooses for the GPU "
         'and the frameworks; move it to [frameworks] as cupy = ">=13"'
     ]
+
+
+@pytest.mark.parametrize(
+    ("torch", "bitsandbytes", "loaded"),
+    [
+        ("cu129", "==0.50.1", "cuda128"),  # no 12.9 library in 0.50.1: the newest older one of 12
+        ("cu129", "==0.49.2", "cuda129"),
+        ("cu126", "==0.50.1", "cuda126"),
+    ],
+)
+def test_one_wheel_with_a_library_per_cuda_is_held_to_the_library_it_loads(
+    tmp_path: Path, torch: str, bitsandbytes: str, loaded: str
+) -> None:
+    frameworks = f'torch = {{ version = "==2.8.*", variant = "{torch}" }}\nbitsandbytes = "{bitsandbytes}"'
+    chosen = _chosen(_resolve(tmp_path, frameworks, ("580.65.06", "13.0", "7.5")))
+    assert chosen["bitsandbytes"] == (bitsandbytes[2:], loaded, f"bitsandbytes{bitsandbytes}")
+
+
+def test_a_library_without_the_gpus_kernels_is_refused_even_though_torch_has_them(tmp_path: Path) -> None:
+    # torch 2.8.0 cu128 has no sm_60; cu126 has, and so has bitsandbytes' CUDA 12.6 library
+    chosen = _chosen(_resolve(tmp_path, 'torch = "==2.8.*"\nbitsandbytes = "*"', P100))
+    assert chosen["torch"][1] == "cu126" and chosen["bitsandbytes"][1] == "cuda126"
+    error = _refusal(
+        tmp_path / "x",
+        'torch = { version = "==2.8.*", variant = "cu126" }\nbitsandbytes = { variant = "cuda128" }',
+        P100,
+    )
+    assert "no kernels for sm_60 (needs 7.0+)" in str(error)
+
+
+def test_a_library_the_wheel_would_not_load_beside_torch_is_not_taken(tmp_path: Path) -> None:
+    frameworks = (
+        'torch = { version = "==2.8.*", variant = "cu126" }\n'
+        'bitsandbytes = { version = "==0.50.1", variant = "cuda128" }'
+    )
+    error = _refusal(tmp_path, frameworks, ("580.65.06", "13.0", "7.5"))
+    assert "bitsandbytes 0.50.1 loads its cuda126 library here, not cuda128" in str(error)
