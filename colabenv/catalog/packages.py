@@ -83,7 +83,7 @@ def _package(item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str |
 def _release(
     name: str, pattern: str, item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None
 ) -> PackageRelease:
-    item.allow("version", "python", "torch", "build", "source")
+    item.allow("version", "python", "torch", "packages", "build", "source")
     python = item.specifier("python")
     torch = item.specifier("torch") if "torch" in item.data else None
     builds = []
@@ -94,6 +94,8 @@ def _release(
     names = [b.name for b in builds]
     if len(set(names)) != len(names):
         raise item.fail("build", "a build name is listed twice")
+    needs = item.sub("packages")
+    pairs = tuple(sorted((canonicalize_name(other), needs.specifier(other)) for other in needs.data))
     return PackageRelease(
         canonicalize_name(name),
         item.version("version"),
@@ -101,6 +103,7 @@ def _release(
         tuple(builds),
         Source(item.text("source")),
         overlay,
+        pairs,
     )
 
 
@@ -199,6 +202,7 @@ def merged(layers: Iterable[tuple[CudaPackage, ...]]) -> tuple[CudaPackage, ...]
                         tuple(builds.values()),
                         release.source,
                         release.overlay,
+                        release.needs,
                     )
                 releases[release.version] = release
     return tuple(

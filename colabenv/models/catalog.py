@@ -326,7 +326,7 @@ class PackageBuild:
 
 @model
 class PackageRelease:
-    """One release of a package and its builds."""
+    """One release of a package and its builds, and the other CUDA packages it requires."""
 
     package: NormalizedName
     version: Version
@@ -334,6 +334,8 @@ class PackageRelease:
     builds: tuple[PackageBuild, ...]
     source: Source
     overlay: str | None = None
+    needs: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
+    """The other CUDA packages its wheels require, by package name (cuML 26.8: ``cudf==26.8.*``)."""
 
     def build(self, name: str) -> PackageBuild | None:
         for build in self.builds:

@@ -222,6 +222,15 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
     if loaded is not None and loaded != build:
         return f"{name} {candidate.release.version} loads its {loaded.name} library here, not {build.name}"
     for other in others:
+        for first, second in ((candidate, other), (other, candidate)):
+            for needed, spec in first.release.needs:
+                if needed == second.request.name and not spec.contains(
+                    second.release.version, prereleases=True
+                ):
+                    return (
+                        f"{first.request.name} {first.release.version} requires {needed}{spec}; "
+                        f"{needed} {second.release.version} tried"
+                    )
         if other.build.cuda_major != build.cuda_major:
             return (
                 f"{name} {build.name} is built for CUDA {build.cuda_major}; {other.request.name} "
@@ -368,8 +377,35 @@ def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog
     return "; ".join(parts)
 
 
+def _passed_over(
+    candidate: Candidate, plan: PackagePlan, picks: Sequence[Pick], chosen: Sequence[Candidate]
+) -> str:
+    """Why the newest newer release of the package was not taken (a backtrack is said), or ""."""
+    others = tuple(c for c in chosen if c is not candidate)
+    for candidates in plan.candidates:
+        if candidate not in candidates:
+            continue
+        newer = [c for c in candidates if c.release.version > candidate.release.version]
+        if not newer:
+            return ""
+        newest = max(c.release.version for c in newer)
+        # the build of the candidate's own CUDA major says the most (not "built for CUDA 13")
+        builds = sorted(
+            (c for c in newer if c.release.version == newest),
+            key=lambda c: c.build.cuda_major != candidate.build.cuda_major,
+        )
+        alone = [fit_problem(c, picks) for c in builds]
+        if all(p is not None for p in alone):
+            return f"; not {newest}: {alone[0]}"
+        problems = [p for p in (fit_problem(c, picks, others) for c in builds) if p is not None]
+        if problems:
+            return f"; not {newest}: {problems[0]}"
+    return ""
+
+
 def package_choices(
     chosen: Sequence[Candidate],
+    plan: PackagePlan,
     picks: Sequence[Pick],
     target: Target,
     catalog: Catalog,
@@ -393,7 +429,8 @@ def package_choices(
                 index_url=index_url(build.index_url, install),
                 find_links=build.find_links,
                 requirements=(requirement,),
-                reason=_reason(candidate, picks, target, catalog),
+                reason=_reason(candidate, picks, target, catalog)
+                + _passed_over(candidate, plan, picks, chosen),
                 archs=build.archs,
                 installed=candidate.installed_version is not None,
                 catalog_file=build.overlay,

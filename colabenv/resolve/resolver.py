@@ -684,7 +684,7 @@ def resolve(
         required_driver=required,
         install=profile.install,
         constraints=constraints,
-        cuda_packages=package_choices(packages, _picks(chosen), target, catalog, profile.install),
+        cuda_packages=package_choices(packages, plan, _picks(chosen), target, catalog, profile.install),
     )
 
 

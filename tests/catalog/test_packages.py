@@ -298,3 +298,68 @@ source = "https://example.org/team"
 def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> None:
     folder = _overlay(tmp_path, _package('name = "cupy"'))
     assert load_overlay(folder, "test").packages[0].name == "cupy"
+
+
+# (package, release, build): (distribution, python, NVIDIA wheels required, other packages required)
+RAPIDS = [
+    (
+        "cudf",
+        "26.8.0",
+        "cuda12",
+        "cudf-cu12",
+        ">=3.11",
+        ("nvidia-libnvcomp-cu12==5.3.0.16", "nvidia-nvjitlink-cu12>=12.9,<13"),
+        "cupy>=14.0.1,!=14.1.0",
+    ),
+    (
+        "cudf",
+        "26.8.0",
+        "cuda13",
+        "cudf-cu13",
+        ">=3.11",
+        ("nvidia-libnvcomp==5.3.0.16", "nvidia-nvjitlink>=13.3,<14"),
+        "cupy>=14.0.1,!=14.1.0",
+    ),
+    ("cudf", "26.2.1", "cuda12", "cudf-cu12", ">=3.10", ("nvidia-libnvcomp-cu12==5.1.0.21",), "cupy>=13.6.0"),
+    (
+        "cuml",
+        "26.6.0",
+        "cuda12",
+        "cuml-cu12",
+        ">=3.11",
+        ("nvidia-nvjitlink-cu12>=12.9,<13",),
+        "cudf==26.6.* cupy>=13.6.0,!=14.0.0,!=14.1.0",
+    ),
+    ("cuml", "26.2.0", "cuda12", "cuml-cu12", ">=3.10", (), "cudf==26.2.* cupy>=13.6.0"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "build_name", "distribution", "python", "requires", "needs"), RAPIDS
+)
+def test_rapids_facts(
+    name: str,
+    version: str,
+    build_name: str,
+    distribution: str,
+    python: str,
+    requires: tuple[str, ...],
+    needs: str,
+) -> None:
+    package = next(p for p in shipped_packages() if p.name == name)
+    release = package.release(Version(version))
+    assert release is not None
+    build = release.build(build_name)
+    assert build is not None
+    assert (build.distribution, str(release.python), build.requires) == (distribution, python, requires)
+    assert sorted(f"{n}{s}" for n, s in release.needs) == sorted(_normalized(t) for t in needs.split())
+    assert archs_cover(build.archs, ComputeCapability(7, 5)) and archs_cover(
+        build.archs, ComputeCapability(12, 0)
+    )
+    assert archs_cover(build.archs, ComputeCapability(7, 0)) is (build.cuda_major == 12)
+
+
+def _normalized(text: str) -> str:
+    """``cupy>=13.6.0,!=14.0.0`` as the loader writes it (its specifier normalized)."""
+    name = text.split(">")[0].split("=")[0].split("!")[0]
+    return f"{name}{SpecifierSet(text[len(name) :])}"

@@ -200,9 +200,8 @@ def test_a_torch_package_without_torch_and_an_unknown_package_are_exit_2(tmp_pat
     )
     error = _refusal(tmp_path / "x", 'torch = "*"\nteam-ext = "*"')
     assert isinstance(error, ProfileError)
-    assert (
-        "frameworks.team-ext: the catalog has no CUDA package team-ext (known: bitsandbytes, cupy, xformers"
-        in str(error)
+    assert "frameworks.team-ext: the catalog has no CUDA package team-ext (known: bitsandbytes, " in str(
+        error
     )
 
 
@@ -275,3 +274,43 @@ def test_a_library_the_wheel_would_not_load_beside_torch_is_not_taken(tmp_path: 
     )
     error = _refusal(tmp_path, frameworks, ("580.65.06", "13.0", "7.5"))
     assert "bitsandbytes 0.50.1 loads its cuda126 library here, not cuda128" in str(error)
+
+
+A_T4_ON_580 = ("580.65.06", "13.0", "7.5")
+
+
+def test_a_rapids_release_needing_a_newer_nvjitlink_than_torch_pins_is_passed_over_and_said(
+    tmp_path: Path,
+) -> None:
+    frameworks = 'torch = { version = "==2.8.*", variant = "cu128" }\ncudf = "*"\ncuml = "*"'
+    resolution = _resolve(tmp_path, frameworks, A_T4_ON_580)
+    chosen = _chosen(resolution)
+    # cudf 26.8 and cuml 26.4 to 26.8 require nvidia-nvjitlink-cu12>=12.9; torch cu128 pins 12.8.93;
+    # cuml 26.2.0 requires cudf==26.2.*
+    assert chosen["cudf"] == ("26.2.1", "cuda12", "cudf-cu12==26.2.1")
+    assert chosen["cuml"] == ("26.2.0", "cuda12", "cuml-cu12==26.2.0")
+    (cudf, _) = resolution.cuda_packages
+    assert cudf.reason.endswith(
+        "; not 26.8.0: cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9; "
+        "torch 2.8.0 pins nvidia-nvjitlink-cu12==12.8.93"
+    )
+
+
+def test_with_a_torch_whose_nvjitlink_fits_the_newest_rapids_is_taken(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path, 'torch = "==2.8.*"\ncudf = "*"\ncuml = "*"\ncupy = "*"', A_T4_ON_580))
+    assert chosen["torch"][1] == "cu129"  # the build whose nvjitlink pin (12.9.86) fits
+    assert (chosen["cudf"][0], chosen["cuml"][0], chosen["cupy"][1]) == ("26.8.0", "26.8.0", "cuda12")
+
+
+def test_packages_that_require_each_other_are_held_together(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'cudf = "==26.6.*"\ncuml = "==26.8.*"', A_T4_ON_580)
+    assert "cuml 26.8.0 requires cudf==26.8.*; cudf 26.6.1 tried" in str(error)
+    error = _refusal(tmp_path / "x", 'cudf = "==26.8.*"\ncupy = "==13.6.0"', A_T4_ON_580)
+    assert "cudf 26.8.0 requires cupy!=14.1.0,>=14.0.1; cupy 13.6.0 tried" in str(error)
+    chosen = _chosen(_resolve(tmp_path / "y", 'cudf = "==26.8.*"\ncupy = "*"', A_T4_ON_580))
+    assert chosen["cupy"][0] == "14.2.0"
+
+
+def test_python_3_10_keeps_rapids_26_02(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path, 'cudf = "*"', A_T4_ON_580, python="3.10"))
+    assert chosen["cudf"][0] == "26.2.1"
