@@ -37,7 +37,7 @@ IDS = [f"{p.name}-{r.version}-{b.name}" for p, r, b in BUILDS]
 
 def test_the_shipped_file_has_the_packages_checked_so_far() -> None:
     names = {p.name for p in shipped_packages()}
-    assert {"xformers", "cupy", "bitsandbytes"} <= names
+    assert {"xformers", "cupy", "bitsandbytes", "cudf", "cuml", "flash-attn"} <= names
     assert names <= set(CUDA_PACKAGES), "a shipped package takes its names from colabenv.models.frameworks"
 
 
@@ -55,7 +55,10 @@ def test_every_build_is_consistent(
             v.cuda is not None and v.cuda.major == build.cuda_major for t in matching for v in t.variants
         ), f"no torch{build.torch} build is CUDA {build.cuda_major}"
         exact = [s for s in build.torch if s.operator == "=="]
-        if exact and build.local_tag is not None:
+        on_pytorch_index = build.index_url is not None and build.index_url.startswith(
+            "https://download.pytorch.org/"
+        )
+        if exact and build.local_tag is not None and on_pytorch_index:
             (torch,) = matching
             assert torch.variant(build.local_tag) is not None, (
                 f"torch {torch.version} has no {build.local_tag}"
@@ -71,7 +74,10 @@ def test_every_build_is_consistent(
     assert catalog.floor_driver(build.cuda) is not None
     # a local tag names its CUDA build; a build off the default index names its index
     if build.local_tag is not None:
-        assert build.index_url is not None and build.index_url.endswith(build.local_tag)
+        assert build.index_url is not None or build.find_links is not None
+        assert build.index_url is None or build.index_url.endswith(build.local_tag)
+    if build.unconfirmed is not None:
+        assert build.unconfirmed.strip()
     assert release.source.text.startswith("https://") and build.source.text.startswith("https://")
 
 

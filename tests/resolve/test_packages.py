@@ -314,3 +314,20 @@ def test_packages_that_require_each_other_are_held_together(tmp_path: Path) -> N
 def test_python_3_10_keeps_rapids_26_02(tmp_path: Path) -> None:
     chosen = _chosen(_resolve(tmp_path, 'cudf = "*"', A_T4_ON_580, python="3.10"))
     assert chosen["cudf"][0] == "26.2.1"
+
+
+def test_flash_attn_has_no_kernels_for_a_t4(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', T4)
+    assert "flash-attn 2.8.3: no kernels for sm_75 (needs 8.0+)" in str(error)
+
+
+def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(tmp_path: Path) -> None:
+    path = tmp_path / "team.toml"
+    text = 'name = "team"\n[frameworks]\ntorch = "==2.7.*"\nflash-attn = "*"\n'
+    path.write_text(text + "[catalog]\nallow_unconfirmed = true\n")
+    profile = load_profile(path)
+    target = _target(("580.65.06", "13.0", "8.0"))
+    (choice,) = resolve(profile, target, catalog_for(profile, {}, target=target)).cuda_packages
+    assert choice.requirements == ("flash-attn==2.8.3+cu12torch2.7cxx11abiTRUE",)
+    assert choice.find_links == "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3"
+    assert choice.index_url is None and "unconfirmed" in choice.reason
