@@ -11,7 +11,6 @@ in docs/catalog.md (the catalog files, "Catalog overlays").
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import re
@@ -27,7 +26,13 @@ from colabenv._util.cache import parsed_toml
 from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Fail, Reader, cached_version
 from colabenv._util.resources import catalog_dir
-from colabenv.catalog.packages import PACKAGES_FILE, check_drivers, cuda_packages, merged
+from colabenv.catalog.packages import (
+    PACKAGES_FILE,
+    check_drivers,
+    cuda_packages,
+    merged,
+    with_shipped_packages,
+)
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
     Arch,
@@ -630,19 +635,11 @@ def catalog_for(
     else:
         wanted = tuple(Framework)
     base = shipped_catalog(wanted, target=target)
-    if profile is not None and profile.cuda_packages:
-        base = dataclasses.replace(base, packages=shipped_packages())
-        check_drivers(base, catalog_dir() / PACKAGES_FILE)
+    base = with_shipped_packages(base, profile, target)
     folders = overlay_folders(profile, environ)
     if not folders:
         return base
     return with_overlays(base, [load_overlay(folder, named, wanted) for folder, named in folders])
-
-
-@functools.lru_cache(maxsize=1)
-def shipped_packages() -> tuple[CudaPackage, ...]:
-    """The shipped ``cuda_packages.toml``, read once per process."""
-    return cuda_packages(_read(catalog_dir() / PACKAGES_FILE))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from there; a package only an overlay knows gives its own ``distribution``.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -15,11 +17,14 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv._util import toml
+from colabenv._util.cache import parsed_toml
 from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Reader
-from colabenv.errors import CatalogError, CatalogOverlayError
-from colabenv.models import Arch, Catalog, CudaPackage, PackageBuild, PackageRelease, Source
-from colabenv.models.frameworks import CUDA_PACKAGES
+from colabenv._util.resources import catalog_dir
+from colabenv.errors import CatalogError, CatalogOverlayError, printable
+from colabenv.models import Arch, Catalog, CudaPackage, PackageBuild, PackageRelease, Profile, Source, Target
+from colabenv.models.frameworks import CUDA_PACKAGES, package_of
 from colabenv.profile.rules import url
 
 PACKAGES_FILE = "cuda_packages.toml"
@@ -227,3 +232,29 @@ def check_drivers(catalog: Catalog, shipped: Path) -> None:
                 if build.overlay is not None:
                     raise CatalogOverlayError(build.overlay, key, problem)
                 raise CatalogError(shipped, key, problem)
+
+
+def with_shipped_packages(catalog: Catalog, profile: Profile | None, target: Target | None) -> Catalog:
+    """``catalog`` with the shipped CUDA packages, where a resolution needs them: the profile
+    names one, or the target already has one (the image's cuDF, say: ``resolve`` says when the
+    chosen frameworks leave it without a fitting build)."""
+    has = target is not None and any(package_of(d.name) is not None for d in target.installed.dists)
+    if not ((profile is not None and profile.cuda_packages) or has):
+        return catalog
+    result = dataclasses.replace(catalog, packages=shipped_packages())
+    check_drivers(result, catalog_dir() / PACKAGES_FILE)
+    return result
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_packages() -> tuple[CudaPackage, ...]:
+    """The shipped ``cuda_packages.toml``, read once per process."""
+    path = catalog_dir() / PACKAGES_FILE
+    try:
+        document = parsed_toml(path.read_bytes(), toml.loads_utf8)
+    except (OSError, UnicodeDecodeError, toml.TOMLDecodeError) as exc:
+        raise CatalogError(path, None, f"cannot read: {printable(exc)}") from None
+    reader = Reader(document, lambda key, problem: CatalogError(path, key, problem))
+    if document.get("schema") != 1:
+        raise reader.fail("schema", "expected schema = 1")
+    return cuda_packages(reader)

@@ -33,6 +33,7 @@ from colabenv.models import (
     archs_cover,
     format_driver,
 )
+from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
 from colabenv.resolve.explain import grouped_rejections
 
@@ -442,3 +443,50 @@ def package_choices(
 def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Version]:
     """The driver floors the chosen builds need."""
     return [f for f in (catalog.floor_driver(c.build.cuda) for c in chosen) if f is not None]
+
+
+# ---------------------------------------------------------------------------------------------
+# The image's own CUDA packages (Colab's cuDF, cuML, CuPy)
+
+
+def image_warnings(
+    target: Target, catalog: Catalog, picks: tuple[Pick, ...], chosen: Sequence[Candidate]
+) -> list[str]:
+    """A warning for each CUDA package the runtime already has, that the profile does not
+    name, and that the chosen frameworks and packages leave without a fitting build (another
+    CUDA major, an NVIDIA wheel moved under it, a torch it does not accept): which package,
+    why, and what to do (the release that would fit, or that none does)."""
+    named = {c.request.name for c in chosen}
+    warnings = []
+    for present in target.installed.dists:
+        names = package_of(present.name)
+        package = catalog.package(names.name) if names is not None else None
+        if package is None or package.name in named or present.parsed_version is None:
+            continue
+        release = package.release(Version(present.parsed_version.public))
+        builds = [b for b in release.builds if b.distribution == present.name] if release is not None else []
+        if release is None or not builds:
+            continue
+        request = PackageRequest(package.name, str(package.name), SpecifierSet())
+        problems = [fit_problem(Candidate(request, release, b), picks, chosen) for b in builds]
+        if any(problem is None for problem in problems):
+            continue
+        fits = [
+            Candidate(request, r, b)
+            for r in package.releases
+            for b in r.builds
+            if fit_problem(Candidate(request, r, b), picks, chosen) is None
+        ]
+        if fits:
+            best = fits[0]
+            todo = (
+                f'name it in [frameworks] ({package.name} = "*") to move it to '
+                f"{best.build.distribution} {best.release.version}"
+            )
+        else:
+            todo = f"no {package.name} release in the catalog fits them: it may fail to import"
+        warnings.append(
+            f"the image's {present.name} {present.version} does not fit the chosen frameworks "
+            f"({problems[0]}); {todo}"
+        )
+    return warnings

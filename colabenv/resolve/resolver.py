@@ -42,6 +42,7 @@ from colabenv.resolve.packages import (
     UNCONFIRMED_HINT,
     Pick,
     choose,
+    image_warnings,
     index_url,
     package_choices,
     package_floors,
@@ -677,6 +678,7 @@ def resolve(
                 [
                     *_warnings(chosen, profile, target, catalog),
                     *misplaced(profile.requirements, profile.path.name),
+                    *image_warnings(target, catalog, _picks(chosen), packages),
                     *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )

@@ -11,8 +11,8 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog.load import load_overlay, shipped_catalog, shipped_packages, with_overlays
-from colabenv.catalog.packages import PACKAGES_FILE
+from colabenv.catalog.load import load_overlay, shipped_catalog, with_overlays
+from colabenv.catalog.packages import PACKAGES_FILE, shipped_packages
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import (
     ComputeCapability,

@@ -331,3 +331,33 @@ def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(
     assert choice.requirements == ("flash-attn==2.8.3+cu12torch2.7cxx11abiTRUE",)
     assert choice.find_links == "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3"
     assert choice.index_url is None and "unconfirmed" in choice.reason
+
+
+COLAB_2026_07 = {
+    "torch": "2.11.0+cu128",
+    "cudf-cu12": "26.2.1",
+    "cuml-cu12": "26.2.0",
+    "cupy-cuda12x": "14.0.1",
+}
+
+
+def test_the_images_cuda_packages_are_named_when_the_frameworks_leave_them_behind(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = ">=2.12"', H100, installed=COLAB_2026_07)
+    torch = resolution.choices[0]
+    assert torch.variant.startswith("cu13")
+    image = [w for w in resolution.warnings if w.startswith("the image's")]
+    assert len(image) == 3
+    (cudf,) = [w for w in image if "cudf-cu12" in w]
+    assert cudf.startswith(
+        f"the image's cudf-cu12 26.2.1 does not fit the chosen frameworks (cudf 26.2.1 cuda12 is built for "
+        f"CUDA 12; torch {torch.release} {torch.variant} is CUDA 13); name it in [frameworks] "
+        '(cudf = "*") to move it to cudf-cu13 26.8.0'
+    )
+
+
+def test_the_images_cuda_packages_that_fit_are_not_named(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = "==2.11.*"', T4, installed=COLAB_2026_07)
+    assert resolution.choices[0].installed
+    assert not [w for w in resolution.warnings if w.startswith("the image's")]
+    named = _resolve(tmp_path / "x", 'torch = ">=2.12"\ncudf = "*"', H100, installed=COLAB_2026_07)
+    assert not [w for w in named.warnings if "cudf-cu12" in w]
