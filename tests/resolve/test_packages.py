@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from colabenv.catalog.load import catalog_for
 from colabenv.errors import ColabenvError, ProfileError, ResolutionError
+from colabenv.lock.resolvers import index_plan
 from colabenv.models import ComputeCapability, InstalledSet, Resolution, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
@@ -361,3 +362,12 @@ def test_the_images_cuda_packages_that_fit_are_not_named(tmp_path: Path) -> None
     assert not [w for w in resolution.warnings if w.startswith("the image's")]
     named = _resolve(tmp_path / "x", 'torch = ">=2.12"\ncudf = "*"', H100, installed=COLAB_2026_07)
     assert not [w for w in named.warnings if "cudf-cu12" in w]
+
+
+def test_a_lock_reads_the_index_of_a_package_off_the_frameworks_indexes(tmp_path: Path) -> None:
+    overlay = TEAM_EXT.replace(
+        '    archs = ["sm_75"', '    index_url = "https://pypi.example.org/simple"\n    archs = ["sm_75"'
+    )
+    resolution = _resolve(tmp_path, 'torch = "<2.10"\nteam-ext = "*"', overlay=overlay)
+    assert resolution.cuda_packages[0].index_url == "https://pypi.example.org/simple"
+    assert "https://pypi.example.org/simple" in index_plan(resolution).extras
