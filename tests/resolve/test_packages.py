@@ -371,3 +371,13 @@ def test_a_lock_reads_the_index_of_a_package_off_the_frameworks_indexes(tmp_path
     resolution = _resolve(tmp_path, 'torch = "<2.10"\nteam-ext = "*"', overlay=overlay)
     assert resolution.cuda_packages[0].index_url == "https://pypi.example.org/simple"
     assert "https://pypi.example.org/simple" in index_plan(resolution).extras
+
+
+def test_torch_scatter_takes_the_find_links_page_of_torchs_own_build(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = "==2.8.*"\ntorch-scatter = "*"', P100, python="3.11")
+    (choice,) = resolution.cuda_packages
+    assert resolution.choices[0].variant == "cu126"
+    assert choice.requirements == ("torch-scatter==2.1.2+pt28cu126",)
+    assert choice.find_links == "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
+    error = _refusal(tmp_path / "x", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100, python="3.11")
+    assert "torch-scatter 2.1.2 needs torch==2.8.0 (torch 2.9.1 tried)" in str(error)
