@@ -3,6 +3,7 @@ every GPU, the driver, NVIDIA wheels that must agree; what is refused and how it
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from colabenv.lock.resolvers import index_plan
 from colabenv.models import ComputeCapability, InstalledSet, Resolution, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.fixtures import Runner
 
 T4 = ("550.54.15", "12.4", "7.5")
 P100 = ("560.35.03", "12.6", "6.0")
@@ -381,3 +383,27 @@ def test_torch_scatter_takes_the_find_links_page_of_torchs_own_build(tmp_path: P
     assert choice.find_links == "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
     error = _refusal(tmp_path / "x", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100, python="3.11")
     assert "torch-scatter 2.1.2 needs torch==2.8.0 (torch 2.9.1 tried)" in str(error)
+
+
+def test_colabs_preinstalled_rapids_is_named_by_resolve_for_its_runtime(
+    tmp_path: Path, runner: Runner
+) -> None:
+    """The recorded Colab 2026.07 image (runtimes.toml: cudf-cu12 26.2.1, cuml-cu12 26.2.0,
+    cupy-cuda12x 14.0.1 beside torch 2.11.0+cu128) and a profile that moves torch to CUDA 13."""
+    profile = tmp_path / "team.toml"
+    profile.write_text('name = "team"\n[frameworks]\ntorch = ">=2.12"\n')
+    target = ("--runtime", "colab-2026.07", "--driver", "580.65.06", "--compute-capability", "9.0")
+    result = runner("resolve", profile, "--json", *target, timeout=60)
+    assert result.returncode == 0, result.stderr
+    warnings = json.loads(result.stdout)["warnings"]
+    image = sorted(w.split(" does not fit")[0] for w in warnings if w.startswith("the image's"))
+    assert image == [
+        "the image's cudf-cu12 26.2.1",
+        "the image's cuml-cu12 26.2.0",
+        "the image's cupy-cuda12x 14.0.1",
+    ]
+    cuda12 = runner(
+        "resolve", profile, "--json", *target[:2], "--driver", "550.54.15", "--compute-capability", "7.5"
+    )
+    assert cuda12.returncode == 0, cuda12.stderr  # a CUDA 12 torch: they fit
+    assert not [w for w in json.loads(cuda12.stdout)["warnings"] if w.startswith("the image's")]
