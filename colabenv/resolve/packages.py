@@ -66,6 +66,9 @@ class PackagePlan:
 
     requests: tuple[PackageRequest, ...] = ()
     candidates: tuple[tuple[Candidate, ...], ...] = ()
+    image: tuple[tuple[Candidate, ...], ...] = ()
+    """The runtime's own CUDA packages the profile does not name (Colab's cuDF), each as the
+    builds of its installed release: the frameworks are chosen to keep them where they can."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +192,7 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             )
         installed_first = sorted(found, key=lambda c: c.installed_version is None)
         all_candidates.append(tuple(installed_first))
-    return PackagePlan(profile.cuda_packages, tuple(all_candidates))
+    return PackagePlan(profile.cuda_packages, tuple(all_candidates), _image(target, catalog, profile))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,15 +452,9 @@ def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Versio
 # The image's own CUDA packages (Colab's cuDF, cuML, CuPy)
 
 
-def image_warnings(
-    target: Target, catalog: Catalog, picks: tuple[Pick, ...], chosen: Sequence[Candidate]
-) -> list[str]:
-    """A warning for each CUDA package the runtime already has, that the profile does not
-    name, and that the chosen frameworks and packages leave without a fitting build (another
-    CUDA major, an NVIDIA wheel moved under it, a torch it does not accept): which package,
-    why, and what to do (the release that would fit, or that none does)."""
-    named = {c.request.name for c in chosen}
-    warnings = []
+def _image(target: Target, catalog: Catalog, profile: Profile) -> tuple[tuple[Candidate, ...], ...]:
+    named = {r.name for r in profile.cuda_packages}
+    found = []
     for present in target.installed.dists:
         names = package_of(present.name)
         package = catalog.package(names.name) if names is not None else None
@@ -465,17 +462,55 @@ def image_warnings(
             continue
         release = package.release(Version(present.parsed_version.public))
         builds = [b for b in release.builds if b.distribution == present.name] if release is not None else []
-        if release is None or not builds:
-            continue
         request = PackageRequest(package.name, str(package.name), SpecifierSet())
-        problems = [fit_problem(Candidate(request, release, b), picks, chosen) for b in builds]
+        if release is not None and builds:
+            found.append(tuple(Candidate(request, release, b, present.version) for b in builds))
+    return tuple(found)
+
+
+def accepts(plan: PackagePlan, picks: tuple[Pick, ...], *, keep: bool) -> bool:
+    """Whether every package the profile names has a build that fits the frameworks ``picks``
+    and, with ``keep``, every CUDA package of the image still has one (the resolver tries
+    that first: the newest frameworks that keep the image's packages working)."""
+    if choose(plan, picks) is None:
+        return False
+    return not keep or all(any(fit_problem(c, picks) is None for c in builds) for builds in plan.image)
+
+
+def image_warnings(
+    plan: PackagePlan,
+    catalog: Catalog,
+    picks: tuple[Pick, ...],
+    chosen: Sequence[Candidate],
+    free: tuple[Pick, ...] = (),
+) -> list[str]:
+    """A warning for each CUDA package the runtime already has, that the profile does not
+    name, and that the chosen frameworks and packages leave without a fitting build (another
+    CUDA major, an NVIDIA wheel moved under it, a torch it does not accept; no combination the
+    profile allows keeps it): which package, why, and what to do (the release that would fit,
+    or that none does). ``free``: what the frameworks would be without keeping them; where that
+    differs, a warning says what was held back for them."""
+    warnings = []
+    if free and free != picks and plan.image:
+        held = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks)
+        newer = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in free)
+        kept = ", ".join(f"{b[0].build.distribution} {b[0].installed_version}" for b in plan.image)
+        warnings.append(
+            f"chose {held}, not {newer}, so that the image's {kept} keep working; name them in "
+            "[frameworks] to have them chosen with the frameworks instead"
+        )
+    for builds in plan.image:
+        problems = [fit_problem(c, picks, chosen) for c in builds]
         if any(problem is None for problem in problems):
             continue
+        first = builds[0]
+        package = catalog.package(first.request.name)
+        assert package is not None
         fits = [
-            Candidate(request, r, b)
+            Candidate(first.request, r, b)
             for r in package.releases
             for b in r.builds
-            if fit_problem(Candidate(request, r, b), picks, chosen) is None
+            if fit_problem(Candidate(first.request, r, b), picks, chosen) is None
         ]
         if fits:
             best = fits[0]
@@ -486,7 +521,7 @@ def image_warnings(
         else:
             todo = f"no {package.name} release in the catalog fits them: it may fail to import"
         warnings.append(
-            f"the image's {present.name} {present.version} does not fit the chosen frameworks "
-            f"({problems[0]}); {todo}"
+            f"the image's {first.build.distribution} {first.installed_version} does not fit the chosen "
+            f"frameworks ({problems[0]}); {todo}"
         )
     return warnings

@@ -41,6 +41,7 @@ from colabenv.resolve.explain import grouped_rejections, no_match, unknown_varia
 from colabenv.resolve.packages import (
     UNCONFIRMED_HINT,
     Pick,
+    accepts,
     choose,
     image_warnings,
     index_url,
@@ -620,7 +621,10 @@ def resolve(
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
         unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
     plan = plan_packages(profile, target, catalog, allow)
-    chosen = _joint_choice(per_framework, lambda combo: choose(plan, _picks(combo)) is not None)
+    free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=False))
+    chosen = (
+        _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=True)) if plan.image else None
+    ) or free
     if chosen is None:
         alone = _joint_choice(per_framework, lambda combo: True) if plan.requests else None
         if alone is not None:
@@ -678,7 +682,7 @@ def resolve(
                 [
                     *_warnings(chosen, profile, target, catalog),
                     *misplaced(profile.requirements, profile.path.name),
-                    *image_warnings(target, catalog, _picks(chosen), packages),
+                    *image_warnings(plan, catalog, _picks(chosen), packages, _picks(free or chosen)),
                     *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )

@@ -344,17 +344,34 @@ COLAB_2026_07 = {
 }
 
 
-def test_the_images_cuda_packages_are_named_when_the_frameworks_leave_them_behind(tmp_path: Path) -> None:
-    resolution = _resolve(tmp_path, 'torch = ">=2.12"', H100, installed=COLAB_2026_07)
+def test_the_images_cuda_packages_are_named_when_no_allowed_frameworks_keep_them(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = ">=2.15"', H100, installed=COLAB_2026_07)
     torch = resolution.choices[0]
-    assert torch.variant.startswith("cu13")
+    assert torch.variant.startswith("cu13")  # torch 2.15 has CUDA 13 builds only
     image = [w for w in resolution.warnings if w.startswith("the image's")]
     assert len(image) == 3
     (cudf,) = [w for w in image if "cudf-cu12" in w]
-    assert cudf.startswith(
+    assert cudf == (
         f"the image's cudf-cu12 26.2.1 does not fit the chosen frameworks (cudf 26.2.1 cuda12 is built for "
         f"CUDA 12; torch {torch.release} {torch.variant} is CUDA 13); name it in [frameworks] "
         '(cudf = "*") to move it to cudf-cu13 26.8.0'
+    )
+    assert not [w for w in resolution.warnings if w.startswith("chose ")]
+
+
+def test_the_newest_frameworks_that_keep_the_images_cuda_packages_are_taken_and_said(tmp_path: Path) -> None:
+    free = _resolve(tmp_path / "free", 'torch = ">=2.12"', H100)
+    assert free.choices[0].variant.startswith("cu13")
+    resolution = _resolve(tmp_path, 'torch = ">=2.12"', H100, installed=COLAB_2026_07)
+    torch = resolution.choices[0]
+    assert torch.variant.startswith("cu12") and torch.release >= Version("2.12")
+    assert not [w for w in resolution.warnings if w.startswith("the image's")]
+    (held,) = [w for w in resolution.warnings if w.startswith("chose ")]
+    assert held == (
+        f"chose torch {torch.release} {torch.variant}, not torch {free.choices[0].release} "
+        f"{free.choices[0].variant}, so that the image's cudf-cu12 26.2.1, cuml-cu12 26.2.0, "
+        "cupy-cuda12x 14.0.1 keep working; name them in [frameworks] to have them chosen with the "
+        "frameworks instead"
     )
 
 
@@ -389,21 +406,24 @@ def test_colabs_preinstalled_rapids_is_named_by_resolve_for_its_runtime(
     tmp_path: Path, runner: Runner
 ) -> None:
     """The recorded Colab 2026.07 image (runtimes.toml: cudf-cu12 26.2.1, cuml-cu12 26.2.0,
-    cupy-cuda12x 14.0.1 beside torch 2.11.0+cu128) and a profile that moves torch to CUDA 13."""
-    profile = tmp_path / "team.toml"
-    profile.write_text('name = "team"\n[frameworks]\ntorch = ">=2.12"\n')
+    cupy-cuda12x 14.0.1 beside torch 2.11.0+cu128) and profiles that move torch."""
     target = ("--runtime", "colab-2026.07", "--driver", "580.65.06", "--compute-capability", "9.0")
-    result = runner("resolve", profile, "--json", *target, timeout=60)
-    assert result.returncode == 0, result.stderr
-    warnings = json.loads(result.stdout)["warnings"]
+    found = {}
+    for spec in (">=2.15", ">=2.12"):
+        profile = tmp_path / "team.toml"
+        profile.write_text(f'name = "team"\n[frameworks]\ntorch = "{spec}"\n')
+        result = runner("resolve", profile, "--json", *target, timeout=60)
+        assert result.returncode == 0, result.stderr
+        shown = json.loads(result.stdout)
+        found[spec] = (shown["frameworks"]["torch"]["variant"], shown["warnings"])
+    variant, warnings = found[">=2.15"]  # CUDA 13 only: nothing keeps them
     image = sorted(w.split(" does not fit")[0] for w in warnings if w.startswith("the image's"))
-    assert image == [
+    assert variant.startswith("cu13") and image == [
         "the image's cudf-cu12 26.2.1",
         "the image's cuml-cu12 26.2.0",
         "the image's cupy-cuda12x 14.0.1",
     ]
-    cuda12 = runner(
-        "resolve", profile, "--json", *target[:2], "--driver", "550.54.15", "--compute-capability", "7.5"
-    )
-    assert cuda12.returncode == 0, cuda12.stderr  # a CUDA 12 torch: they fit
-    assert not [w for w in json.loads(cuda12.stdout)["warnings"] if w.startswith("the image's")]
+    variant, warnings = found[">=2.12"]  # a CUDA 12 build keeps them
+    assert variant.startswith("cu12")
+    assert not [w for w in warnings if w.startswith("the image's")]
+    assert [w for w in warnings if w.startswith("chose torch")]
