@@ -415,6 +415,8 @@ def package_choices(
     catalog: Catalog,
     install: InstallSettings,
 ) -> tuple[PackageChoice, ...]:
+    """The choices of the chosen candidates: requirement (the installed version where one is
+    kept, else the release with the build's local tag), place, reason."""
     choices = []
     for candidate in chosen:
         build, release = candidate.build, candidate.release
@@ -453,6 +455,8 @@ def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Versio
 
 
 def _image(target: Target, catalog: Catalog, profile: Profile) -> tuple[tuple[Candidate, ...], ...]:
+    """The runtime's own CUDA packages the profile does not name and the catalog has the
+    installed release of, each as that release's builds of its distribution."""
     named = {r.name for r in profile.cuda_packages}
     found = []
     for present in target.installed.dists:
