@@ -6,6 +6,7 @@ torch when a package's wheel would pull in another."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import Runner
+from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
 from tests.support.scriptrun import make_host
 from tests.support.wheels import build_wheel
@@ -154,3 +155,61 @@ def test_a_gpu_the_package_has_no_kernels_for_is_refused_before_anything_runs(
         in result.stderr
     )
     assert "no kernels for sm_60 (needs 7.5+)" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def image_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Colab 2026.07's GPU image in small: torch 2.11.0+cu128 with cudf-cu12 26.2.1 and
+    cupy-cuda12x 14.0.1 (runtimes.toml), and newer torch builds on a PyTorch-like index."""
+    root = tmp_path_factory.mktemp("image-wheels")
+    image, default = root / "image", root / "default"
+    build_wheel(image, "torch", "2.11.0+cu128")
+    build_wheel(image, "cudf-cu12", "26.2.1", requires=["cupy-cuda12x>=13.6.0"], requires_python=">=3.10")
+    build_wheel(image, "cupy-cuda12x", "14.0.1", requires_python=">=3.10")
+    build_wheel(root / "pytorch" / "cu126", "torch", "2.14.1+cu126", requires_python=">=3.10")
+    build_wheel(root / "pytorch" / "cu132", "torch", "2.15.0+cu132", requires_python=">=3.11")
+    build_wheel(default, "numpy", "2.1.0")
+    return root
+
+
+IMAGE_FREEZE = "torch==2.11.0+cu128\ncudf-cu12==26.2.1\ncupy-cuda12x==14.0.1\n"
+H100 = ("--driver", "580.65.06", "--compute-capability", "9.0", "--python", PY)
+
+
+@pytest.mark.parametrize(
+    ("spec", "torch", "said"),
+    [
+        # a CUDA 12 torch keeps the image's cuDF and CuPy working: taken, and said
+        (">=2.12", "2.14.1+cu126", "chose torch 2.14.1 cu126, not torch 2.15.0 cu132, so that the image's"),
+        # torch 2.15 has CUDA 13 builds only: nothing keeps them, and each is named
+        (">=2.15", "2.15.0+cu132", "the image's cudf-cu12 26.2.1 does not fit the chosen frameworks"),
+    ],
+)
+def test_the_images_rapids_is_kept_where_the_profile_allows_and_named_where_not(
+    tmp_path: Path,
+    runner: Runner,
+    image_wheels: Path,
+    request: pytest.FixtureRequest,
+    spec: str,
+    torch: str,
+    said: str,
+) -> None:
+    host = make_host(tmp_path / "host", with_pip=True, venv_from=venv_template(request, True))
+    host.driver = "580.65.06"
+    wheels = sorted(str(w) for w in (image_wheels / "image").glob("*.whl"))
+    subprocess.run(
+        [str(host.python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", *wheels], check=True
+    )
+    freeze = tmp_path / "image.txt"
+    freeze.write_text(IMAGE_FREEZE)
+    with LocalIndex(image_wheels / "default") as default, LocalIndex(image_wheels / "pytorch") as pytorch:
+        profile = _profile(tmp_path / "p.toml", (default, pytorch), f'torch = "{spec}"')
+        script = tmp_path / "setup.sh"
+        rendered = runner("render", profile, "-o", script, "--installed-from", freeze, *H100, timeout=60)
+        assert rendered.returncode == 0, rendered.stderr
+        assert said in rendered.stderr
+        result = host.run(script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    installed = host.installed()
+    assert installed["torch"] == torch
+    assert (installed["cudf-cu12"], installed["cupy-cuda12x"]) == ("26.2.1", "14.0.1")  # left as they were
