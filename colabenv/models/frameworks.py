@@ -170,10 +170,14 @@ PACKAGE_MAJORS = (11, 12, 13)
 """The CUDA majors whose distribution names :func:`package_of` recognizes."""
 
 
+PACKAGE_DISTRIBUTIONS: dict[NormalizedName, PackageNames] = {
+    dist: names
+    for names in CUDA_PACKAGES.values()
+    for dist in (names.name, *(names.distribution_for(major) for major in PACKAGE_MAJORS))
+}
+"""Each distribution name of a known CUDA package (and its generic name) -> the package."""
+
+
 def package_of(dist_name: str) -> PackageNames | None:
     """The known CUDA package a distribution is (``cupy-cuda12x`` -> cupy), else None."""
-    wanted = canonicalize_name(dist_name)
-    for names in CUDA_PACKAGES.values():
-        if wanted == names.name or any(wanted == names.distribution_for(m) for m in PACKAGE_MAJORS):
-            return names
-    return None
+    return PACKAGE_DISTRIBUTIONS.get(canonicalize_name(dist_name))
