@@ -19,7 +19,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 
 from colabenv._util.reader import Reader, close_match, expected, shown, unknown
 from colabenv.models import Framework, PackageRequest
-from colabenv.models.frameworks import CUDA_PACKAGES, package_of
+from colabenv.models.frameworks import ALL_FRAMEWORK_NAMES, CUDA_PACKAGES, OWNED, package_of
 from colabenv.profile import rules
 
 PACKAGE_TABLE_KEYS = ("version", "variant")
@@ -51,6 +51,9 @@ def _request(table: Reader, key: str) -> PackageRequest | None:
     if not _NAME_RE.fullmatch(key):
         raise table.fail(key, unknown(key, known, "framework or CUDA package"))
     name = canonicalize_name(key)
+    if name not in known and (name in OWNED or name in ALL_FRAMEWORK_NAMES):
+        where = OWNED.get(name)
+        raise table.fail(key, f"{name} belongs to a framework" + (f": set {where}" if where else ""))
     if name not in CUDA_PACKAGES and (
         name in known or close_match(name, known, cutoff=MISSPELLING_CUTOFF) is not None
     ):

@@ -49,6 +49,12 @@ REFUSED = [
     ('cupy = { versoin = "*" }', "frameworks.cupy.versoin", "did you mean 'version'?"),
     ('cupy = { variant = "cu 12" }', "frameworks.cupy.variant", "is not a build name"),
     ('cupy = "*"\nCuPy = "*"', "frameworks.CuPy", "cupy is also given as 'cupy'"),
+    (
+        'torchvision = "*"',
+        "frameworks.torchvision",
+        "torchvision belongs to a framework: set frameworks.torch.torchvision",
+    ),
+    ('tf-keras = "*"', "frameworks.tf-keras", "tf-keras belongs to a framework"),
 ]
 
 
