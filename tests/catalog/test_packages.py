@@ -403,3 +403,23 @@ def _normalized(text: str) -> str:
     """``cupy>=13.6.0,!=14.0.0`` as the loader writes it (its specifier normalized)."""
     name = text.split(">")[0].split("=")[0].split("!")[0]
     return f"{name}{SpecifierSet(text[len(name) :])}"
+
+
+def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() -> None:
+    """pyg-lib's setup.py compiles for the arch list of the torch it is built against, less
+    what is below sm_60: each build's list must be torch.toml's, so filtered (kept in step)."""
+    catalog = shipped_catalog([Framework.TORCH])
+    package = next(p for p in shipped_packages() if p.name == "pyg-lib")
+    seen = 0
+    for release in package.releases:
+        for build in release.builds:
+            assert build.torch is not None
+            (pin,) = list(build.torch)
+            torch = catalog.release(Framework.TORCH, Version(pin.version))
+            variant = torch.variant(build.name[-5:]) if torch is not None else None
+            assert variant is not None, build.name
+            assert build.archs == tuple(a for a in variant.archs if a.capability.major >= 6), build.name
+            assert build.local_tag == build.name and build.find_links is not None
+            assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
+            seen += 1
+    assert seen == 12

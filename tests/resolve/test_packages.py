@@ -427,3 +427,12 @@ def test_colabs_preinstalled_rapids_is_named_by_resolve_for_its_runtime(
     assert variant.startswith("cu12")
     assert not [w for w in warnings if w.startswith("the image's")]
     assert [w for w in warnings if w.startswith("chose torch")]
+
+
+def test_pyg_lib_takes_the_page_of_the_installed_torch(tmp_path: Path) -> None:
+    installed = {"torch": "2.11.0+cu128"}
+    resolution = _resolve(tmp_path, 'torch = "==2.11.*"\npyg-lib = "*"', T4, installed=installed)
+    assert resolution.choices[0].installed
+    (choice,) = resolution.cuda_packages
+    assert choice.requirements == ("pyg-lib==0.8.0+pt211cu128",)
+    assert choice.find_links == "https://data.pyg.org/whl/torch-2.11.0+cu128.html"
