@@ -173,16 +173,21 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             if not release.python.contains(target.python, prereleases=True):
                 rejections.append((release.version, f"no wheel for Python {target.python}"))
                 continue
+            unconfirmed: dict[str, list[str]] = {}
             for build in release.builds:
                 if request.variant is not None and build.name != request.variant:
                     continue
                 why = _target_rejection(build, target, catalog, target.python)
                 if why is None and build.unconfirmed is not None and not allow_unconfirmed:
-                    why = f"{build.name} is unconfirmed ({build.unconfirmed}); {UNCONFIRMED_HINT}"
+                    unconfirmed.setdefault(build.unconfirmed, []).append(build.name)
+                    continue
                 if why is not None:
                     rejections.append((release.version, why))
                     continue
                 found.append(Candidate(request, release, build, _installed_version(build, release, target)))
+            for reason, names in unconfirmed.items():
+                what = f"{names[0]} is" if len(names) == 1 else f"{', '.join(names)} are"
+                rejections.append((release.version, f"{what} unconfirmed ({reason}); {UNCONFIRMED_HINT}"))
         if not found:
             lines = "".join(f"\n  {line}" for line in grouped_rejections(request.name, rejections))
             lines = lines or f"\n  the catalog has no {request.name} release matching it"

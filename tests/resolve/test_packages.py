@@ -436,3 +436,14 @@ def test_pyg_lib_takes_the_page_of_the_installed_torch(tmp_path: Path) -> None:
     (choice,) = resolution.cuda_packages
     assert choice.requirements == ("pyg-lib==0.8.0+pt211cu128",)
     assert choice.find_links == "https://data.pyg.org/whl/torch-2.11.0+cu128.html"
+
+
+def test_unconfirmed_builds_are_refused_in_one_line_with_the_way_to_allow_them(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', (*A_T4_ON_580[:2], "8.0"))
+    lines = str(error).splitlines()
+    assert len(lines) == 2
+    assert lines[1].startswith(
+        "  flash-attn 2.8.3: cu12torch2.8, cu12torch2.7, cu12torch2.6, cu12torch2.5, cu12torch2.4 "
+        "are unconfirmed ("
+    )
+    assert lines[1].endswith("; allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true")
