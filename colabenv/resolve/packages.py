@@ -70,6 +70,13 @@ class PackagePlan:
     """The runtime's own CUDA packages the profile does not name (Colab's cuDF), each as the
     builds of its installed release: the frameworks are chosen to keep them where they can."""
 
+    @functools.cached_property
+    def memo(self) -> dict[tuple[tuple[str, str, str], ...], tuple[Candidate, ...] | None]:
+        """:func:`choose`'s answers for this plan, by the frameworks' (name, release, build):
+        the joint search asks of every combination, and hashing the plan itself would cost
+        more than the answer."""
+        return {}
+
 
 # ---------------------------------------------------------------------------------------------
 # NVIDIA wheels that must admit one version
@@ -281,25 +288,28 @@ def _order(candidates: Sequence[Candidate], picks: Sequence[Pick]) -> list[Candi
     """Installed first, then newest release; within a release the build of the frameworks'
     own CUDA, then the newest CUDA."""
     cudas = {p.variant.cuda for p in picks if p.variant.cuda is not None}
-    return sorted(
+    ordered = sorted(
         candidates,
         key=lambda c: (
-            c.installed_version is None,
-            -_rank(c.release.version, candidates),
             c.build.cuda not in cudas,
             -c.build.cuda_major,
             [-part for part in c.build.cuda.release],
         ),
     )
+    ordered.sort(key=lambda c: c.release.version, reverse=True)  # stable: the build order kept within
+    ordered.sort(key=lambda c: c.installed_version is None)
+    return ordered
 
 
-def _rank(version: Version, candidates: Sequence[Candidate]) -> int:
-    return sorted({c.release.version for c in candidates}).index(version)
-
-
-@functools.lru_cache(maxsize=4096)
 def choose(plan: PackagePlan, picks: tuple[Pick, ...]) -> tuple[Candidate, ...] | None:
     """The best candidate of each package that fits ``picks`` and the others, or None."""
+    key = tuple((p.framework.value, str(p.version), p.variant.name) for p in picks)
+    if key not in plan.memo:
+        plan.memo[key] = _choose(plan, picks)
+    return plan.memo[key]
+
+
+def _choose(plan: PackagePlan, picks: tuple[Pick, ...]) -> tuple[Candidate, ...] | None:
 
     def extend(chosen: tuple[Candidate, ...], depth: int) -> tuple[Candidate, ...] | None:
         if depth == len(plan.candidates):
