@@ -66,6 +66,8 @@ class PackagePlan:
 
     requests: tuple[PackageRequest, ...] = ()
     candidates: tuple[tuple[Candidate, ...], ...] = ()
+    left_out: tuple[str, ...] = ()
+    """Why each package the profile names is left out (a target without an NVIDIA GPU)."""
     image: tuple[tuple[Candidate, ...], ...] = ()
     """The runtime's own CUDA packages the profile does not name (Colab's cuDF), each as the
     builds of its installed release: the frameworks are chosen to keep them where they can."""
@@ -163,13 +165,25 @@ def _unknown(request: PackageRequest, catalog: Catalog, profile: Profile) -> str
 
 def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unconfirmed: bool) -> PackagePlan:
     """Each package's candidates on the target; a package the catalog lacks is exit 2, one
-    with no build that runs here exit 3, each naming what excludes it."""
+    with no build that runs here exit 3, each naming what excludes it. A target without an
+    NVIDIA GPU (``--cpu``, a TPU) gets none of them, each left out with a warning, as the
+    frameworks get their CPU or TPU builds."""
     all_candidates = []
     for request in profile.cuda_packages:
         key = f"frameworks.{request.key}"
         problem = _unknown(request, catalog, profile)
         if problem is not None:
             raise ProfileError(profile.path.name, key, problem)
+    if not target.has_gpu:
+        what = f"a TPU ({target.tpu})" if target.tpu is not None else "no GPU"
+        left = tuple(
+            f"{profile.path.name}: {key}: left out: {r.name} needs an NVIDIA GPU and the target has {what}"
+            for r in profile.cuda_packages
+            for key in (f"frameworks.{r.key}",)
+        )
+        return PackagePlan(left_out=left)
+    for request in profile.cuda_packages:
+        key = f"frameworks.{request.key}"
         package = catalog.package(request.name)
         assert package is not None
         found: list[Candidate] = []
@@ -204,7 +218,7 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             )
         installed_first = sorted(found, key=lambda c: c.installed_version is None)
         all_candidates.append(tuple(installed_first))
-    return PackagePlan(profile.cuda_packages, tuple(all_candidates), _image(target, catalog, profile))
+    return PackagePlan(profile.cuda_packages, tuple(all_candidates), image=_image(target, catalog, profile))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,7 +523,7 @@ def image_warnings(
     profile allows keeps it): which package, why, and what to do (the release that would fit,
     or that none does). ``free``: what the frameworks would be without keeping them; where that
     differs, a warning says what was held back for them."""
-    warnings = []
+    warnings = list(plan.left_out)
     if free and free != picks and plan.image:
         held = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks)
         newer = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in free)

@@ -208,13 +208,20 @@ def test_a_torch_package_without_torch_and_an_unknown_package_are_exit_2(tmp_pat
     )
 
 
-def test_no_gpu_is_refused_for_a_cuda_package(tmp_path: Path) -> None:
+def test_without_a_gpu_the_packages_are_left_out_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "team.toml"
-    path.write_text('name = "team"\n[frameworks]\ncupy = "*"\n')
+    path.write_text('name = "team"\n[frameworks]\ntorch = "==2.8.*"\ncupy = "*"\nxformers = "*"\n')
     profile = load_profile(path)
     target = Target(driver=None, cuda=None, compute_capabilities=(), python=Version("3.12"))
-    with pytest.raises(ResolutionError, match="needs an NVIDIA GPU; the target has none"):
-        resolve(profile, target, catalog_for(profile, {}, target=target))
+    resolution = resolve(profile, target, catalog_for(profile, {}, target=target))
+    assert resolution.cuda_packages == () and resolution.choices[0].variant == "cpu"
+    assert [w for w in resolution.warnings if "left out" in w] == [
+        "team.toml: frameworks.cupy: left out: cupy needs an NVIDIA GPU and the target has no GPU",
+        "team.toml: frameworks.xformers: left out: xformers needs an NVIDIA GPU and the target has no GPU",
+    ]
+    path.write_text('name = "team"\n[frameworks]\nteam-ext = "*"\n')
+    with pytest.raises(ProfileError, match="the catalog has no CUDA package team-ext"):
+        resolve(load_profile(path), target, catalog_for(load_profile(path), {}, target=target))
 
 
 def test_a_python_no_release_has_is_named(tmp_path: Path) -> None:
