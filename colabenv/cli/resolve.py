@@ -54,7 +54,7 @@ def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
             f"{package.name} ({package.distribution})",
             str(package.release),
             package.variant,
-            package.index_url or package.find_links or "default",
+            package.index_url or (f"find-links {package.find_links}" if package.find_links else "default"),
             "yes" if package.installed else "no",
             package.reason,
         )
