@@ -26,6 +26,13 @@ from colabenv._util.cache import parsed_toml
 from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Fail, Reader, cached_version
 from colabenv._util.resources import catalog_dir
+from colabenv.catalog.packages import (
+    PACKAGES_FILE,
+    check_drivers,
+    cuda_packages,
+    merged,
+    with_shipped_packages,
+)
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
     Arch,
@@ -35,6 +42,7 @@ from colabenv.models import (
     ComponentFacts,
     ComponentRange,
     CudaMajorLine,
+    CudaPackage,
     CudaToolkit,
     Framework,
     Profile,
@@ -452,7 +460,9 @@ def _assemble(
 
 
 def _check_consistency(catalog: Catalog, root: Path) -> None:
-    """Every CUDA variant must have a driver floor and a toolkit driver in the driver table."""
+    """Every CUDA variant must have a driver floor and a toolkit driver in the driver table;
+    every CUDA package build a driver floor."""
+    check_drivers(catalog, root / PACKAGES_FILE)
     for release in catalog.releases:
         for variant in release.variants:
             if variant.cuda is None:
@@ -485,6 +495,7 @@ class Overlay:
     toolkits: tuple[CudaToolkit, ...] = ()
     major_lines: tuple[CudaMajorLine, ...] = ()
     components: ComponentFacts = field(default_factory=ComponentFacts)
+    packages: tuple[CudaPackage, ...] = ()
 
 
 def overlay_folders(profile: Profile | None, environ: Mapping[str, str]) -> list[tuple[Path, str]]:
@@ -520,7 +531,7 @@ def load_overlay(folder: Path, named_by: str, frameworks: Iterable[Framework] | 
     a path that names nothing is a mistake."""
     if not folder.is_dir():
         raise CatalogOverlayError(folder, None, f"not a folder (named by {named_by})")
-    names = (*FRAMEWORK_FILES.values(), DRIVERS_FILE, COMPONENTS_FILE)
+    names = (*FRAMEWORK_FILES.values(), DRIVERS_FILE, COMPONENTS_FILE, PACKAGES_FILE)
     if not any((folder / name).exists() for name in names):
         raise CatalogOverlayError(
             folder, None, f"no catalog file in it (named by {named_by}; expected one of {', '.join(names)})"
@@ -540,7 +551,13 @@ def load_overlay(folder: Path, named_by: str, frameworks: Iterable[Framework] | 
     path = folder / COMPONENTS_FILE
     if path.exists() or path.is_symlink():
         components = _components(parse_document(path, read_overlay_file(path), CatalogOverlayError))
-    return Overlay(folder, tuple(releases), toolkits, lines, components)
+    packages: tuple[CudaPackage, ...] = ()
+    path = folder / PACKAGES_FILE
+    if path.exists() or path.is_symlink():
+        packages = cuda_packages(
+            parse_document(path, read_overlay_file(path), CatalogOverlayError), str(path)
+        )
+    return Overlay(folder, tuple(releases), toolkits, lines, components, packages)
 
 
 def _merged_release(old: Release, new: Release) -> Release:
@@ -586,11 +603,17 @@ def with_overlays(catalog: Catalog, overlays: Iterable[Overlay]) -> Catalog:
         m.version: m for m in facts.toolkit_metas
     }:
         facts = ComponentFacts(tuple(components.values()), tuple(metas.values()))
-    merged = Catalog(
-        tuple(toolkits.values()), tuple(lines.values()), tuple(releases.values()), facts, catalog.tpu
+    packages = merged([catalog.packages, *(overlay.packages for overlay in overlays)])
+    result = Catalog(
+        tuple(toolkits.values()),
+        tuple(lines.values()),
+        tuple(releases.values()),
+        facts,
+        catalog.tpu,
+        packages,
     )
-    _check_consistency(merged, catalog_dir())
-    return merged
+    _check_consistency(result, catalog_dir())
+    return result
 
 
 def catalog_for(
@@ -612,6 +635,7 @@ def catalog_for(
     else:
         wanted = tuple(Framework)
     base = shipped_catalog(wanted, target=target)
+    base = with_shipped_packages(base, profile, target)
     folders = overlay_folders(profile, environ)
     if not folders:
         return base

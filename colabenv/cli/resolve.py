@@ -37,7 +37,8 @@ def _heading(resolution: Resolution) -> str:
 
 
 def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
-    return [
+    rows: list[tuple[str, ...]] = []
+    rows.extend(
         (
             choice.framework.value,
             str(choice.release),
@@ -47,7 +48,19 @@ def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
             choice.reason,
         )
         for choice in resolution.choices
-    ]
+    )
+    rows.extend(
+        (
+            f"{package.name} ({package.distribution})",
+            str(package.release),
+            package.variant,
+            package.index_url or (f"find-links {package.find_links}" if package.find_links else "default"),
+            "yes" if package.installed else "no",
+            package.reason,
+        )
+        for package in resolution.cuda_packages
+    )
+    return rows
 
 
 def _tails(resolution: Resolution) -> list[tuple[str, str]]:

@@ -343,12 +343,14 @@ def make_lock(
     seen = check_framework_files(resolution, plan, client, say)
     for line in staleness_notices(seen, known):
         (notice or say)(line)
-    checked = [c.index_url for c in resolution.choices if c.index_url]
-    if any(c.index_url is None for c in resolution.choices) and plan.default:
+    places = [(c.index_url, c.find_links) for c in resolution.choices]
+    places += [(p.index_url, p.find_links) for p in resolution.cuda_packages]
+    checked = [url for url, _ in places if url]
+    if any(url is None for url, _ in places) and plan.default:
         checked.append(plan.default)
     check_indexes_reachable(plan, client, checked)
     say(f"resolving the closure with {resolver}")
-    links = tuple(dict.fromkeys(c.find_links for c in resolution.choices if c.find_links))
+    links = tuple(dict.fromkeys(page for _, page in places if page))
 
     def diagnose() -> None:
         say("reading the pages the resolver read again")
@@ -387,11 +389,13 @@ def make_lock(
 
 
 def _check_pins(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:
-    """The resolver must have kept every framework pin (a local tag lost is a wrong wheel) and
-    every component constraint."""
+    """The resolver must have kept every framework and CUDA package pin (a local tag lost is a
+    wrong wheel) and every component constraint."""
     versions: dict[NormalizedName, str] = {p.name: p.version for p in packages}
-    for choice in resolution.choices:
-        for requirement in _exact_pins(choice.requirements):
+    for requirements in [c.requirements for c in resolution.choices] + [
+        p.requirements for p in resolution.cuda_packages
+    ]:
+        for requirement in _exact_pins(requirements):
             name = canonicalize_name(requirement.name)
             wanted = Version(next(iter(requirement.specifier)).version)
             got = versions.get(name)

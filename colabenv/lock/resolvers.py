@@ -117,9 +117,9 @@ class IndexPlan:
 
 def index_plan(resolution: Resolution) -> IndexPlan:
     extras: list[str] = []
-    for choice in resolution.choices:
-        if choice.index_url and choice.index_url not in extras:
-            extras.append(choice.index_url)
+    for url in [c.index_url for c in resolution.choices] + [p.index_url for p in resolution.cuda_packages]:
+        if url and url not in extras:
+            extras.append(url)
     for url in resolution.install.extra_index_urls:
         if url not in extras:
             extras.append(url)

@@ -2,7 +2,8 @@
 :mod:`~colabenv.models.base` (frameworks, accelerators, compute capabilities, arch lists),
 :mod:`~colabenv.models.target` (the host as the resolver sees it), :mod:`~colabenv.models.profile`,
 :mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
-:mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings)
+:mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings),
+:mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices)
 and :mod:`~colabenv.models.resolution`; every name is taken
 from here. :mod:`~colabenv.models.deaths`: the kernel log's OOM lines, session limits, remedies.
 
@@ -33,7 +34,10 @@ from colabenv.models.catalog import (
     ComponentFacts,
     ComponentRange,
     CudaMajorLine,
+    CudaPackage,
     CudaToolkit,
+    PackageBuild,
+    PackageRelease,
     Release,
     Source,
     ToolkitMeta,
@@ -45,6 +49,7 @@ from colabenv.models.catalog import (
 )
 from colabenv.models.deaths import DeathFacts, KernelEvent, KernelLog, Remedy, SessionLimit
 from colabenv.models.doctor import Evidence, Finding
+from colabenv.models.packages import PackageChoice, PackageRequest
 from colabenv.models.profile import (
     FrameworkRequest,
     InstallSettings,
@@ -99,6 +104,7 @@ __all__ = [
     "ComponentRange",
     "ComputeCapability",
     "CudaMajorLine",
+    "CudaPackage",
     "CudaToolkit",
     "DeathFacts",
     "Evidence",
@@ -120,6 +126,10 @@ __all__ = [
     "KernelEvent",
     "KernelLog",
     "LockedFramework",
+    "PackageBuild",
+    "PackageChoice",
+    "PackageRelease",
+    "PackageRequest",
     "ProcessSample",
     "Profile",
     "Release",

@@ -1,5 +1,6 @@
 """The curated catalog: the driver table, framework releases and their builds, the NVIDIA
-component facts and the TPU facts (``tpu.toml``)."""
+component facts, the TPU facts (``tpu.toml``) and the CUDA packages around the frameworks
+(``cuda_packages.toml``)."""
 
 from __future__ import annotations
 
@@ -287,6 +288,77 @@ class ComponentFacts:
         return None
 
 
+# ---------------------------------------------------------------------------------------------
+# CUDA packages around the frameworks (cuda_packages.toml)
+
+
+@model
+class PackageBuild:
+    """One build of a package release: the distribution it is for its CUDA major
+    (``cupy-cuda12x``), the CUDA it was built with (``12.8``; a major alone, ``12``, where one
+    wheel serves the whole line), the torch its wheel requires (None: no torch), where it lives
+    (an index, a find-links page; both None: the default index), its local version tag on that
+    index (``cu128``), its GPU arch list, the NVIDIA wheels it requires, its Python range where
+    narrower than the release's."""
+
+    name: str
+    distribution: NormalizedName
+    cuda: Version
+    torch: SpecifierSet | None
+    index_url: str | None
+    find_links: str | None
+    local_tag: str | None
+    archs: tuple[Arch, ...]
+    requires: tuple[str, ...]
+    python: SpecifierSet | None
+    source: Source
+    unconfirmed: str | None = None
+    overlay: str | None = None
+
+    @property
+    def cuda_major(self) -> int:
+        return self.cuda.major
+
+    @functools.cached_property
+    def pins(self) -> tuple[Requirement, ...]:
+        return tuple(parsed_pin(text) for text in self.requires)
+
+
+@model
+class PackageRelease:
+    """One release of a package and its builds, and the other CUDA packages it requires."""
+
+    package: NormalizedName
+    version: Version
+    python: SpecifierSet
+    builds: tuple[PackageBuild, ...]
+    source: Source
+    overlay: str | None = None
+    needs: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
+    """The other CUDA packages its wheels require, by package name (cuML 26.8: ``cudf==26.8.*``)."""
+
+    def build(self, name: str) -> PackageBuild | None:
+        for build in self.builds:
+            if build.name == name:
+                return build
+        return None
+
+
+@model
+class CudaPackage:
+    """A package the catalog knows, by the name a profile gives it (``cupy``), with its
+    releases newest first."""
+
+    name: NormalizedName
+    releases: tuple[PackageRelease, ...]
+
+    def release(self, version: Version) -> PackageRelease | None:
+        for release in self.releases:
+            if release.version == version:
+                return release
+        return None
+
+
 @model
 class Catalog:
     """The curated catalog: the driver table, the framework releases that were read, and the
@@ -297,6 +369,15 @@ class Catalog:
     releases: tuple[Release, ...]
     components: ComponentFacts = field(default_factory=ComponentFacts)
     tpu: TpuFacts = field(default_factory=TpuFacts)
+    packages: tuple[CudaPackage, ...] = ()
+    """The CUDA packages (``cuda_packages.toml``), read when a profile names one."""
+
+    def package(self, name: str) -> CudaPackage | None:
+        wanted = canonicalize_name(name)
+        for package in self.packages:
+            if package.name == wanted:
+                return package
+        return None
 
     def releases_of(self, framework: Framework) -> tuple[Release, ...]:
         """Releases of one framework, newest first."""

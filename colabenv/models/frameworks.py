@@ -127,3 +127,57 @@ def framework_of(dist_name: str) -> Framework | None:
 def is_framework_name(dist_name: str) -> bool:
     """Whether ``detect`` lists the distribution among the frameworks and their companions."""
     return canonicalize_name(dist_name) in ALL_FRAMEWORK_NAMES
+
+
+# ---------------------------------------------------------------------------------------------
+# The CUDA packages around the frameworks: their names (their releases are catalog data,
+# ``cuda_packages.toml``)
+
+
+@model
+class PackageNames:
+    """A CUDA package colabenv knows by name: ``distribution`` is the distribution of one CUDA
+    major, ``{major}`` standing for it (``cupy-cuda{major}x``: ``cupy-cuda12x``); ``module`` is
+    what it imports as."""
+
+    name: NormalizedName
+    distribution: str
+    module: str
+
+    def distribution_for(self, major: int) -> NormalizedName:
+        return canonicalize_name(self.distribution.format(major=major))
+
+
+CUDA_PACKAGES: dict[NormalizedName, PackageNames] = {
+    names.name: names
+    for names in (
+        PackageNames(canonicalize_name("xformers"), "xformers", "xformers"),
+        PackageNames(canonicalize_name("flash-attn"), "flash-attn", "flash_attn"),
+        PackageNames(canonicalize_name("flash-attn-4"), "flash-attn-4", "flash_attn.cute"),
+        PackageNames(canonicalize_name("bitsandbytes"), "bitsandbytes", "bitsandbytes"),
+        PackageNames(canonicalize_name("vllm"), "vllm", "vllm"),
+        PackageNames(canonicalize_name("torch-scatter"), "torch-scatter", "torch_scatter"),
+        PackageNames(canonicalize_name("pyg-lib"), "pyg-lib", "pyg_lib"),
+        PackageNames(canonicalize_name("cupy"), "cupy-cuda{major}x", "cupy"),
+        PackageNames(canonicalize_name("cudf"), "cudf-cu{major}", "cudf"),
+        PackageNames(canonicalize_name("cuml"), "cuml-cu{major}", "cuml"),
+        PackageNames(canonicalize_name("onnxruntime-gpu"), "onnxruntime-gpu", "onnxruntime"),
+    )
+}
+"""The CUDA packages a profile may name in ``[frameworks]`` without a catalog overlay."""
+
+PACKAGE_MAJORS = (11, 12, 13)
+"""The CUDA majors whose distribution names :func:`package_of` recognizes."""
+
+
+PACKAGE_DISTRIBUTIONS: dict[NormalizedName, PackageNames] = {
+    dist: names
+    for names in CUDA_PACKAGES.values()
+    for dist in (names.name, *(names.distribution_for(major) for major in PACKAGE_MAJORS))
+}
+"""Each distribution name of a known CUDA package (and its generic name) -> the package."""
+
+
+def package_of(dist_name: str) -> PackageNames | None:
+    """The known CUDA package a distribution is (``cupy-cuda12x`` -> cupy), else None."""
+    return PACKAGE_DISTRIBUTIONS.get(canonicalize_name(dist_name))

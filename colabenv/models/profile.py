@@ -12,6 +12,7 @@ from packaging.utils import NormalizedName
 
 from colabenv.models.base import Framework, Installer
 from colabenv.models.frozen import model
+from colabenv.models.packages import PackageRequest
 
 
 @model
@@ -135,6 +136,8 @@ class Profile:
         return None
 
     watch: WatchSettings = field(default_factory=WatchSettings)
+    cuda_packages: tuple[PackageRequest, ...] = ()
+    """The CUDA packages ``[frameworks]`` names beside the frameworks (``xformers = "*"``)."""
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:
         for request in self.frameworks:

@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from colabenv.models.base import Arch, Framework
 from colabenv.models.frozen import model
+from colabenv.models.packages import PackageChoice
 from colabenv.models.profile import InstallSettings
 from colabenv.models.target import Target
 
@@ -77,6 +78,8 @@ class Resolution:
     required_driver: Version | None
     install: InstallSettings = field(default_factory=InstallSettings)
     constraints: tuple[ComponentConstraint, ...] = ()
+    cuda_packages: tuple[PackageChoice, ...] = ()
+    """The CUDA packages chosen with the frameworks (installed after them, constrained by them)."""
 
     @property
     def constraint_lines(self) -> tuple[str, ...]:
@@ -87,6 +90,8 @@ class Resolution:
         reqs: list[str] = []
         for choice in self.choices:
             reqs.extend(choice.requirements)
+        for package in self.cuda_packages:
+            reqs.extend(package.requirements)
         reqs.extend(self.packages)
         return tuple(reqs)
 
@@ -99,7 +104,10 @@ class Resolution:
     def to_json(self) -> dict[str, object]:
         return {
             "target": self.target.to_json(),
-            "frameworks": {c.framework.value: c.to_json() for c in self.choices},
+            "frameworks": {
+                **{c.framework.value: c.to_json() for c in self.choices},
+                **{str(p.name): p.to_json() for p in self.cuda_packages},
+            },
             "requirements": list(self.requirements),
             "constraints": [{"requirement": c.requirement, "reason": c.reason} for c in self.constraints],
             "apt": list(self.apt),

@@ -34,13 +34,14 @@ from colabenv.models import (
     Installer,
     InstallSettings,
     IoCheck,
+    PackageRequest,
     Profile,
     Reproducibility,
     TargetSpec,
     VerifySettings,
     WatchSettings,
 )
-from colabenv.profile import env, rules, targets
+from colabenv.profile import env, packages, rules, targets
 from colabenv.profile.files import NAME_PATTERN, Context
 from colabenv.seeding import hook_environment
 
@@ -117,6 +118,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         python = attempt(lambda: rules.specifier(document["python"], doc.at("python")), None)
     description = attempt(lambda: _description(doc), "")
     frameworks: tuple[FrameworkRequest, ...] = attempt(lambda: _frameworks(doc.sub("frameworks")), ())
+    cuda_packages: tuple[PackageRequest, ...] = attempt(lambda: packages.requests(doc.sub("frameworks")), ())
     requirements: tuple[Requirement, ...] = attempt(lambda: _requirements(doc.sub("packages")), ())
     apt: tuple[str, ...] = attempt(lambda: _apt(doc.sub("apt")), ())
     variables: tuple[tuple[str, str], ...] = attempt(lambda: env.variables(doc.sub("env")), ())
@@ -148,6 +150,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         allow_unconfirmed=allow_unconfirmed,
         targets=named_targets,
         watch=watch,
+        cuda_packages=cuda_packages,
     )
 
 
@@ -193,7 +196,7 @@ def _extends(doc: Reader) -> str:
 
 
 def _frameworks(table: Reader) -> tuple[FrameworkRequest, ...]:
-    table.allow(*(f.value for f in Framework), what="framework")
+    """The frameworks of ``[frameworks]``; its other keys are CUDA packages (:mod:`.packages`)."""
     requests = []
     for framework in Framework:
         if framework.value in table.data:

@@ -11,7 +11,7 @@ from colabenv.errors import printable
 from colabenv.models import Catalog, Framework, FrameworkRequest
 
 
-def grouped_rejections(framework: Framework, rejections: Sequence[tuple[Version, str]]) -> list[str]:
+def grouped_rejections(framework: Framework | str, rejections: Sequence[tuple[Version, str]]) -> list[str]:
     """One line per distinct problem, with the range of releases it stops."""
     by_problem: dict[str, list[Version]] = {}
     for version, problem in rejections:

@@ -7,12 +7,12 @@ A pure function of (profile, target, catalog); the target carries what is instal
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from colabenv._util.reader import cached_version
 from colabenv.catalog.components import bounds, pulled_in
@@ -26,7 +26,6 @@ from colabenv.models import (
     FrameworkChoice,
     FrameworkRequest,
     InstalledSet,
-    InstallSettings,
     Profile,
     Release,
     Resolution,
@@ -37,7 +36,21 @@ from colabenv.models import (
 )
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
+from colabenv.profile.packages import misplaced
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
+from colabenv.resolve.packages import (
+    UNCONFIRMED_HINT,
+    Pick,
+    accepts,
+    choose,
+    image_warnings,
+    index_url,
+    package_choices,
+    package_floors,
+    plan_packages,
+    refusal,
+    specifiers_meet,
+)
 from colabenv.resolve.tpu import (
     TPU_VARIANT,
     installed_tpu_variant,
@@ -47,8 +60,6 @@ from colabenv.resolve.tpu import (
     tpu_warnings,
     tpu_why,
 )
-
-PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
 
 @model
@@ -241,9 +252,6 @@ class _Candidates:
     companion's), newest first: a choice below one of them says why it was not taken."""
 
 
-UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
-
-
 def _unconfirmed_rejection(variant: Variant) -> str:
     return f"{variant.name} is unconfirmed ({variant.unconfirmed}); {UNCONFIRMED_HINT}"
 
@@ -312,20 +320,6 @@ def _candidates(
 # Joint choice over NVIDIA pins
 
 
-def _candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
-    versions: set[Version] = set()
-    for spec in specs:
-        for item in spec:
-            try:
-                base = Version(item.version.removesuffix(".*"))
-            except InvalidVersion:
-                continue
-            versions.add(base)
-            if item.operator in (">", "!="):
-                versions.add(Version(f"{base.public}.1"))
-    return sorted(versions)
-
-
 def _wheel_cuda_major(option: _Option) -> int | None:
     """The CUDA major of the NVIDIA wheels a variant pulls in (None: it pins none)."""
     cuda = option.variant.cuda
@@ -352,20 +346,20 @@ def _clashes(a: _Option, b: _Option) -> list[str]:
         for pin_b in b.pins():
             if canonicalize_name(pin_b.name) != name:
                 continue
-            joint = [pin_a.specifier, pin_b.specifier]
-            if not any(
-                all(s.contains(v, prereleases=True) for s in joint) for v in _candidate_versions(joint)
-            ):
+            if not specifiers_meet([pin_a.specifier, pin_b.specifier]):
                 found.append(f"{a.label} pins {pin_a}; {b.label} needs {name}{pin_b.specifier}")
     return sorted(found, key=lambda text: "cudnn" not in text)
 
 
-def _joint_choice(per_framework: Sequence[Sequence[_Option]]) -> tuple[_Option, ...] | None:
-    """The first combination, newest first in framework order, whose pins admit one set."""
+def _joint_choice(
+    per_framework: Sequence[Sequence[_Option]], accept: Callable[[tuple[_Option, ...]], bool]
+) -> tuple[_Option, ...] | None:
+    """The first combination, newest first in framework order, whose pins admit one set and
+    that ``accept`` takes (every CUDA package has a build that fits it)."""
 
     def extend(chosen: tuple[_Option, ...], depth: int) -> tuple[_Option, ...] | None:
         if depth == len(per_framework):
-            return chosen
+            return chosen if accept(chosen) else None
         for option in per_framework[depth]:
             if all(not _clashes(prev, option) for prev in chosen):
                 found = extend((*chosen, option), depth + 1)
@@ -420,15 +414,6 @@ def _clash_message(
 
 # ---------------------------------------------------------------------------------------------
 # Requirements and reasons
-
-
-def _index_url(variant: Variant, install: InstallSettings) -> str | None:
-    url = variant.index_url
-    if url is None:
-        return None
-    if install.pytorch_index_url and url.startswith(PYTORCH_INDEX):
-        return install.pytorch_index_url.rstrip("/") + url[len(PYTORCH_INDEX) :]
-    return url
 
 
 def _version_text(option: _Option, base: Version, follows: bool) -> str:
@@ -635,11 +620,19 @@ def resolve(
         passed_over[request.framework] = found.passed_over
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
         unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
-    chosen = _joint_choice(per_framework)
+    plan = plan_packages(profile, target, catalog, allow)
+    free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=False))
+    chosen = (
+        _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=True)) if plan.image else None
+    ) or free
     if chosen is None:
+        alone = _joint_choice(per_framework, lambda combo: True) if plan.requests else None
+        if alone is not None:
+            raise ResolutionError(refusal(plan, _picks(alone), profile))
         raise ResolutionError(
             f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
+    packages = choose(plan, _picks(chosen)) or ()
     constraints, brought = _constraints(chosen, target, catalog)
     choices = []
     for option, request in zip(chosen, requests, strict=True):
@@ -659,7 +652,7 @@ def resolve(
                 framework=option.framework,
                 release=option.release.version,
                 variant=option.variant.name,
-                index_url=_index_url(option.variant, profile.install),
+                index_url=index_url(option.variant.index_url, profile.install),
                 requirements=(
                     *_requirements(option, request, target.installed),
                     *tpu_requirements(option.variant),
@@ -674,6 +667,7 @@ def resolve(
             )
         )
     floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]
+    floors += package_floors(packages, catalog)
     required = max((f for f in floors if f is not None), default=None)
     return Resolution(
         profile_name=profile.name,
@@ -687,6 +681,8 @@ def resolve(
             dict.fromkeys(
                 [
                     *_warnings(chosen, profile, target, catalog),
+                    *misplaced(profile.requirements, profile.path.name),
+                    *image_warnings(plan, catalog, _picks(chosen), packages, _picks(free or chosen)),
                     *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )
@@ -694,4 +690,9 @@ def resolve(
         required_driver=required,
         install=profile.install,
         constraints=constraints,
+        cuda_packages=package_choices(packages, plan, _picks(chosen), target, catalog, profile.install),
     )
+
+
+def _picks(combo: Sequence[_Option]) -> tuple[Pick, ...]:
+    return tuple(Pick(o.framework, o.release.version, o.variant) for o in combo)

@@ -127,6 +127,7 @@ def marker_record(
     """
     target: dict[str, object] = resolution.target.to_json()
     frameworks: dict[str, object] = {c.framework.value: c.to_json() for c in resolution.choices}
+    frameworks.update((str(p.name), p.to_json()) for p in resolution.cuda_packages)
     requirements: list[str] = list(resolution.requirements)
     if lock is not None:
         requirements = list(lock.pins)
@@ -222,6 +223,14 @@ def _resolution_header(resolution: Resolution) -> Iterator[str]:
             yield _comment(f"    index: {choice.index_url}")
         if choice.find_links:
             yield _comment(f"    find-links: {choice.find_links}")
+    for item in resolution.cuda_packages:
+        status = "installed" if item.installed else "to install"
+        yield _comment(f"  {item.name} ({item.distribution}) {item.release} {item.variant} ({status})")
+        yield _comment(f"    why: {item.reason}")
+        if item.index_url or item.find_links:
+            yield _comment(
+                f"    {'index' if item.index_url else 'find-links'}: {item.index_url or item.find_links}"
+            )
     for package in resolution.packages:
         yield _comment(f"  package {package}")
 
@@ -274,6 +283,7 @@ def index_templates(resolution: Resolution, lock: LockInput | None) -> list[str]
     else:
         urls.extend([install.index_url] if install.index_url else [])
         urls.extend(c.index_url for c in resolution.choices if c.index_url)
+        urls.extend(p.index_url for p in resolution.cuda_packages if p.index_url)
     urls.extend(install.extra_index_urls)
     return list(dict.fromkeys(urls))
 
@@ -454,7 +464,12 @@ def _install_group(
         yield from array("constraints", constraints)
         yield 'write_list "${work}/constraints.txt" "${constraints[@]}"'
         bound = '-c "${work}/constraints.txt" '
-    args = bound + '-r "${work}/missing.txt"' + _find_links(resolution, requirements)
+    args = (
+        bound
+        + '-r "${work}/missing.txt"'
+        + _find_links(resolution, requirements)
+        + _only_binary(resolution, requirements)
+    )
     prepare: list[str] = []
     saying = "installing"
     if install.wheelhouse is not None:  # wheelhouse (issue 26)
@@ -476,12 +491,18 @@ def _find_links(resolution: Resolution, requirements: Sequence[str]) -> str:
     """``--find-links URL`` for each find-links page a framework of this group needs (the
     libtpu of an old jax or torch_xla release; pip and uv take the same option)."""
     wanted = set(requirements)
-    pages = [
-        c.find_links
-        for c in resolution.choices
-        if c.find_links is not None and wanted.intersection(c.requirements)
-    ]
+    places = [(c.find_links, c.requirements) for c in resolution.choices]
+    places += [(p.find_links, p.requirements) for p in resolution.cuda_packages]
+    pages = [page for page, reqs in places if page is not None and wanted.intersection(reqs)]
     return "".join(f" --find-links {q(page)}" for page in dict.fromkeys(pages))
+
+
+def _only_binary(resolution: Resolution, requirements: Sequence[str]) -> str:
+    """``--only-binary NAME`` for each CUDA package of this group: a package without a wheel
+    that fits is a resolution failure, never a source build (pip and uv take the same option)."""
+    wanted = set(requirements)
+    names = [str(p.distribution) for p in resolution.cuda_packages if wanted.intersection(p.requirements)]
+    return "".join(f" --only-binary {q(name)}" for name in dict.fromkeys(names))
 
 
 def _pin(requirement: str) -> str:
@@ -492,7 +513,8 @@ def _pin(requirement: str) -> str:
 
 def _groups(resolution: Resolution) -> Iterator[tuple[str, list[str], str | None]]:
     """(label, requirements, index URL) per install: one per framework index, then the
-    default index with every framework on it and the profile's packages."""
+    default index with every framework on it and the profile's packages, then the CUDA
+    packages, one group per index or find-links page, once every framework is in place."""
     by_index: dict[str | None, list[str]] = {}
     for choice in resolution.choices:
         by_index.setdefault(choice.index_url, []).extend(choice.requirements)
@@ -503,13 +525,21 @@ def _groups(resolution: Resolution) -> Iterator[tuple[str, list[str], str | None
     plain = by_index.get(None, []) + list(resolution.packages)
     if plain:
         yield "default index", plain, None
+    by_place: dict[tuple[str | None, str | None], list[str]] = {}
+    for package in resolution.cuda_packages:
+        by_place.setdefault((package.index_url, package.find_links), []).extend(package.requirements)
+    for (url, _), requirements in by_place.items():
+        names = sorted({r.split("==")[0] for r in requirements})
+        yield "CUDA packages: " + ", ".join(names), requirements, url
 
 
 def _python_packages(resolution: Resolution) -> Iterator[str]:
-    """The groups in order, each constrained by the other groups' framework pins (so a later
-    group cannot move a framework chosen earlier) and the GPUs' component bounds; never by its
+    """The groups in order, each constrained by the other groups' framework and CUDA package
+    pins (so a later group cannot move a framework chosen earlier: an xformers that would pull
+    another torch cannot) and the GPUs' component bounds; never by its
     own requirements, which the installer would read as a conflict when an index is down."""
     framework_pins = [(r, _pin(r)) for c in resolution.choices for r in c.requirements]
+    framework_pins += [(r, _pin(r)) for p in resolution.cuda_packages for r in p.requirements]
     for label, requirements, url in _groups(resolution):
         own = set(requirements)
         others = [pin for requirement, pin in framework_pins if requirement not in own]

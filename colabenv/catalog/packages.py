@@ -1,0 +1,260 @@
+"""``cuda_packages.toml``: the CUDA packages around the frameworks (xformers, CuPy, cuDF ...),
+read into :class:`~colabenv.models.CudaPackage` values and merged over by overlays.
+
+The format is in docs/formats.md ("Catalog") and docs/cuda-packages.md. A package colabenv
+knows by name (:data:`colabenv.models.frameworks.CUDA_PACKAGES`) takes its distribution names
+from there; a package only an overlay knows gives its own ``distribution``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from colabenv._util import toml
+from colabenv._util.cache import parsed_toml
+from colabenv._util.pep508 import is_pin_text
+from colabenv._util.reader import Reader
+from colabenv._util.resources import catalog_dir
+from colabenv.errors import CatalogError, CatalogOverlayError, printable
+from colabenv.models import Arch, Catalog, CudaPackage, PackageBuild, PackageRelease, Profile, Source, Target
+from colabenv.models.frameworks import CUDA_PACKAGES, package_of
+from colabenv.profile.rules import url
+
+PACKAGES_FILE = "cuda_packages.toml"
+URL_SCHEMES = ("https",)
+MAX_CUDA_MAJOR = 99
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
+
+
+def cuda_packages(doc: Reader, overlay: str | None = None) -> tuple[CudaPackage, ...]:
+    """The packages of one ``cuda_packages.toml`` (``overlay``: its path; None: shipped)."""
+    doc.allow("schema", "archs", "package")
+    named = _named_archs(doc)
+    packages = []
+    for item in doc.tables("package"):
+        item.allow("name", "distribution", "release")
+        packages.append(_package(item, named, overlay))
+    names = [p.name for p in packages]
+    if len(set(names)) != len(names):
+        raise doc.fail("package", "a package is listed twice")
+    return tuple(packages)
+
+
+def _named_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
+    table = doc.sub("archs")
+    return {name: _archs(table, name, table.text_list(name)) for name in table.data}
+
+
+def _archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
+    found = []
+    for text in items:
+        try:
+            found.append(Arch.parse(text))
+        except ValueError as exc:
+            raise reader.fail(name, str(exc)) from None
+    return tuple(found)
+
+
+def _package(item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None) -> CudaPackage:
+    raw = item.text("name")
+    name = canonicalize_name(raw)
+    if not set(raw.lower()) <= _NAME_CHARS:
+        raise item.fail("name", f"{raw!r} is not a package name")
+    known = CUDA_PACKAGES.get(name)
+    given = item.opt_text("distribution")
+    if known is not None and given is not None:
+        raise item.fail("distribution", f"{name}'s distributions are named in colabenv.models.frameworks")
+    if known is None and given is None:
+        raise item.fail("distribution", f"colabenv does not know {name}: give its distribution name")
+    pattern = known.distribution if known is not None else str(given)
+    if not set(pattern.replace("{major}", "").lower()) <= _NAME_CHARS:
+        raise item.fail("distribution", f"{pattern!r} is not a distribution name (or one with {{major}})")
+    releases = [_release(name, pattern, r, named, overlay) for r in item.tables("release")]
+    if not releases:
+        raise item.fail("release", "a package needs at least one release")
+    versions = [r.version for r in releases]
+    if len(set(versions)) != len(versions):
+        raise item.fail("release", "a release version is listed twice")
+    return CudaPackage(name, tuple(sorted(releases, key=lambda r: r.version, reverse=True)))
+
+
+def _release(
+    name: str, pattern: str, item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None
+) -> PackageRelease:
+    item.allow("version", "python", "torch", "packages", "build", "source")
+    python = item.specifier("python")
+    torch = item.specifier("torch") if "torch" in item.data else None
+    builds = []
+    for build in item.tables("build"):
+        builds.append(_build(pattern, build, named, torch, overlay))
+    if not builds:
+        raise item.fail("build", "a release needs at least one build")
+    names = [b.name for b in builds]
+    if len(set(names)) != len(names):
+        raise item.fail("build", "a build name is listed twice")
+    needs = item.sub("packages")
+    pairs = tuple(sorted((canonicalize_name(other), needs.specifier(other)) for other in needs.data))
+    return PackageRelease(
+        canonicalize_name(name),
+        item.version("version"),
+        python,
+        tuple(builds),
+        Source(item.text("source")),
+        overlay,
+        pairs,
+    )
+
+
+def _build(
+    pattern: str,
+    item: Reader,
+    named: Mapping[str, tuple[Arch, ...]],
+    torch: SpecifierSet | None,
+    overlay: str | None,
+) -> PackageBuild:
+    item.allow(
+        "name",
+        "cuda",
+        "torch",
+        "index_url",
+        "find_links",
+        "local_tag",
+        "archs",
+        "requires",
+        "python",
+        "source",
+        "unconfirmed",
+        "unconfirmed_reason",
+    )
+    cuda = _cuda(item)
+    raw = item.data.get("archs", [])
+    if isinstance(raw, str):
+        if raw not in named:
+            raise item.fail("archs", f"no arch list named {raw!r} in [archs]")
+        archs = named[raw]
+    else:
+        archs = _archs(item, "archs", item.text_list("archs"))
+    if not archs:
+        raise item.fail("archs", "a build needs its arch list (the GPUs its kernels cover)")
+    requires = item.text_list("requires")
+    for text in requires:
+        if not is_pin_text(text) or not canonicalize_name(text.split("=")[0].split("<")[0]).startswith(
+            "nvidia"
+        ):
+            raise item.fail(
+                "requires", f"{text!r} is not an NVIDIA wheel requirement like nvidia-nccl-cu12>=2.26"
+            )
+    index_url, find_links = item.opt_text("index_url"), item.opt_text("find_links")
+    if index_url is not None and find_links is not None:
+        raise item.fail("find_links", "a build lives on an index or a find-links page, not both")
+    for key, value in (("index_url", index_url), ("find_links", find_links)):
+        if value is not None:
+            url(value, item.at(key), URL_SCHEMES)
+    build_torch = item.specifier("torch") if "torch" in item.data else torch
+    marked = item.flag("unconfirmed", False)
+    reason = item.opt_text("unconfirmed_reason")
+    if marked != (reason is not None):
+        raise item.fail("unconfirmed_reason", "unconfirmed = true goes with its unconfirmed_reason")
+    return PackageBuild(
+        name=item.text("name"),
+        distribution=canonicalize_name(pattern.format(major=cuda.major)),
+        cuda=cuda,
+        torch=build_torch,
+        index_url=index_url,
+        find_links=find_links,
+        local_tag=item.opt_text("local_tag"),
+        archs=archs,
+        requires=tuple(requires),
+        python=item.specifier("python") if "python" in item.data else None,
+        source=Source(item.text("source")),
+        unconfirmed=reason,
+        overlay=overlay,
+    )
+
+
+def _cuda(item: Reader) -> Version:
+    """``cuda = "12.8"`` (the toolkit it was built with) or ``"12"`` (one wheel for the line)."""
+    cuda = item.version("cuda")
+    if cuda.local or cuda.pre or cuda.epoch or not 0 < cuda.major <= MAX_CUDA_MAJOR or len(cuda.release) > 3:
+        raise item.fail("cuda", f"{cuda} is not a CUDA version like 12.8 or a major like 13")
+    return cuda
+
+
+def merged(layers: Iterable[tuple[CudaPackage, ...]]) -> tuple[CudaPackage, ...]:
+    """Each layer over the ones before (shipped first, then each overlay): a package the
+    earlier ones lack is added; for the same package and release, the builds of both, the
+    later one's winning by name, and the later release facts."""
+    found: dict[str, dict[Version, PackageRelease]] = {}
+    for layer in layers:
+        for package in layer:
+            releases = found.setdefault(package.name, {})
+            for release in package.releases:
+                old = releases.get(release.version)
+                if old is not None:
+                    builds = {b.name: b for b in old.builds}
+                    builds.update((b.name, b) for b in release.builds)
+                    release = PackageRelease(
+                        release.package,
+                        release.version,
+                        release.python,
+                        tuple(builds.values()),
+                        release.source,
+                        release.overlay,
+                        release.needs,
+                    )
+                releases[release.version] = release
+    return tuple(
+        CudaPackage(
+            canonicalize_name(name), tuple(sorted(rs.values(), key=lambda r: r.version, reverse=True))
+        )
+        for name, rs in found.items()
+    )
+
+
+def check_drivers(catalog: Catalog, shipped: Path) -> None:
+    """Every build's CUDA major has a driver floor in the driver table (else colabenv could not
+    hold it to the driver): the shipped file's problem is :class:`CatalogError`, an overlay's
+    :class:`CatalogOverlayError` (exit 2)."""
+    for package in catalog.packages:
+        for release in package.releases:
+            for build in release.builds:
+                if catalog.floor_driver(build.cuda) is not None:
+                    continue
+                key = f"package {package.name} release {release.version} build {build.name}"
+                problem = f"no driver floor for CUDA {build.cuda.major} (drivers.toml)"
+                if build.overlay is not None:
+                    raise CatalogOverlayError(build.overlay, key, problem)
+                raise CatalogError(shipped, key, problem)
+
+
+def with_shipped_packages(catalog: Catalog, profile: Profile | None, target: Target | None) -> Catalog:
+    """``catalog`` with the shipped CUDA packages, where a resolution needs them: the profile
+    names one, or the target already has one (the image's cuDF, say: ``resolve`` says when the
+    chosen frameworks leave it without a fitting build)."""
+    has = target is not None and any(package_of(d.name) is not None for d in target.installed.dists)
+    if not ((profile is not None and profile.cuda_packages) or has):
+        return catalog
+    result = dataclasses.replace(catalog, packages=shipped_packages())
+    check_drivers(result, catalog_dir() / PACKAGES_FILE)
+    return result
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_packages() -> tuple[CudaPackage, ...]:
+    """The shipped ``cuda_packages.toml``, read once per process."""
+    path = catalog_dir() / PACKAGES_FILE
+    try:
+        document = parsed_toml(path.read_bytes(), toml.loads_utf8)
+    except (OSError, UnicodeDecodeError, toml.TOMLDecodeError) as exc:
+        raise CatalogError(path, None, f"cannot read: {printable(exc)}") from None
+    reader = Reader(document, lambda key, problem: CatalogError(path, key, problem))
+    if document.get("schema") != 1:
+        raise reader.fail("schema", "expected schema = 1")
+    return cuda_packages(reader)

@@ -1,0 +1,63 @@
+"""The CUDA packages around the frameworks (xformers, flash-attn, bitsandbytes, CuPy, cuDF ...):
+what a profile asks of one, and what the resolver chose for it (their catalog facts, from
+``cuda_packages.toml``, are in :mod:`colabenv.models.catalog`).
+
+A package's builds are tied to one CUDA major (``cupy-cuda12x``), often to one torch release
+(xformers' ``Requires-Dist: torch==2.10.0``), and carry kernels for some GPUs only; the resolver
+chooses them jointly with the frameworks (docs/cuda-packages.md).
+"""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName
+from packaging.version import Version
+
+from colabenv.models.base import Arch
+from colabenv.models.frozen import model
+
+
+@model
+class PackageRequest:
+    """What a profile's ``[frameworks]`` asks of a CUDA package: ``key`` as written (``cupy``),
+    ``name`` normalized, a version range and optionally a build by name (``cu128``)."""
+
+    name: NormalizedName
+    key: str
+    specifier: SpecifierSet
+    variant: str | None = None
+
+
+@model
+class PackageChoice:
+    """What the resolver chose for one CUDA package: the distribution, release and build, the
+    requirements to install (``xformers==0.0.34+cu128``) and why."""
+
+    name: NormalizedName
+    distribution: NormalizedName
+    release: Version
+    variant: str
+    cuda: Version
+    index_url: str | None
+    find_links: str | None
+    requirements: tuple[str, ...]
+    reason: str
+    archs: tuple[Arch, ...] = ()
+    installed: bool = False
+    catalog_file: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        shown: dict[str, object] = {
+            "distribution": str(self.distribution),
+            "version": str(self.release),
+            "variant": self.variant,
+            "index_url": self.index_url,
+            "requirements": list(self.requirements),
+            "installed": self.installed,
+            "reason": self.reason,
+        }
+        if self.find_links is not None:
+            shown["find_links"] = self.find_links
+        if self.catalog_file is not None:
+            shown["catalog_file"] = self.catalog_file
+        return shown

@@ -1,0 +1,425 @@
+"""``cuda_packages.toml``: every shipped entry internally consistent (a table test over the
+catalog), a table of known facts, what the loader refuses (file and key path), overlays."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.catalog.load import load_overlay, shipped_catalog, with_overlays
+from colabenv.catalog.packages import PACKAGES_FILE, shipped_packages
+from colabenv.errors import CatalogOverlayError
+from colabenv.models import (
+    ComputeCapability,
+    CudaPackage,
+    Framework,
+    PackageBuild,
+    PackageRelease,
+    archs_cover,
+)
+from colabenv.models.frameworks import CUDA_PACKAGES
+
+PYTHONS = [Version(f"3.{minor}") for minor in range(8, 16)]
+
+
+def _builds() -> list[tuple[CudaPackage, PackageRelease, PackageBuild]]:
+    return [(p, r, b) for p in shipped_packages() for r in p.releases for b in r.builds]
+
+
+BUILDS = _builds()
+IDS = [f"{p.name}-{r.version}-{b.name}" for p, r, b in BUILDS]
+
+
+def test_the_shipped_file_has_the_packages_checked_so_far() -> None:
+    names = {p.name for p in shipped_packages()}
+    assert {"xformers", "cupy", "bitsandbytes", "cudf", "cuml", "flash-attn"} <= names
+    assert names <= set(CUDA_PACKAGES), "a shipped package takes its names from colabenv.models.frameworks"
+
+
+@pytest.mark.parametrize(("package", "release", "build"), BUILDS, ids=IDS)
+def test_every_build_is_consistent(
+    package: CudaPackage, release: PackageRelease, build: PackageBuild
+) -> None:
+    catalog = shipped_catalog([Framework.TORCH])
+    torches = catalog.releases_of(Framework.TORCH)
+    # a torch pin names a torch release the catalog has, and one of its builds shares the CUDA major
+    if build.torch is not None:
+        matching = [t for t in torches if build.torch.contains(t.version, prereleases=True)]
+        assert matching, f"no torch release in the catalog satisfies torch{build.torch}"
+        assert any(
+            v.cuda is not None and v.cuda.major == build.cuda_major for t in matching for v in t.variants
+        ), f"no torch{build.torch} build is CUDA {build.cuda_major}"
+        exact = [s for s in build.torch if s.operator == "=="]
+        on_pytorch_index = build.index_url is not None and build.index_url.startswith(
+            "https://download.pytorch.org/"
+        )
+        if exact and build.local_tag is not None and on_pytorch_index:
+            (torch,) = matching
+            assert torch.variant(build.local_tag) is not None, (
+                f"torch {torch.version} has no {build.local_tag}"
+            )
+    # the distribution is the one for its CUDA major
+    assert build.distribution == CUDA_PACKAGES[package.name].distribution_for(build.cuda_major)
+    # the Python range is sane: some Python 3 release, no Python 2
+    python = release.python & (build.python or SpecifierSet())
+    assert any(python.contains(v) for v in PYTHONS), python
+    assert not python.contains(Version("2.7"))
+    # the archs parse, are GPU code and lie within known GPUs; the driver table has the major
+    assert build.archs and all(arch.capability.major <= 12 for arch in build.archs)
+    assert catalog.floor_driver(build.cuda) is not None
+    # a local tag names its CUDA build; a build off the default index names its index
+    if build.local_tag is not None:
+        assert build.index_url is not None or build.find_links is not None
+        assert build.index_url is None or build.index_url.endswith(build.local_tag)
+    if build.unconfirmed is not None:
+        assert build.unconfirmed.strip()
+    assert release.source.text.startswith("https://") and build.source.text.startswith("https://")
+
+
+# (package, release, build): (torch, distribution, index, local tag, covers, does not cover)
+FACTS = [
+    ("xformers", "0.0.34", "cu128", "==2.10.0", "xformers", None, None, "7.5 8.0 8.6 9.0 12.0", "6.0 7.0"),
+    (
+        "xformers",
+        "0.0.34",
+        "cu126",
+        "==2.10.0",
+        "xformers",
+        "https://download.pytorch.org/whl/cu126",
+        "cu126",
+        "7.5",
+        "7.0",
+    ),
+    (
+        "xformers",
+        "0.0.35",
+        "cu130",
+        ">=2.10",
+        "xformers",
+        "https://download.pytorch.org/whl/cu130",
+        "cu130",
+        "10.0 12.0",
+        "6.1",
+    ),
+    ("xformers", "0.0.33.post2", "cu128", "==2.9.1", "xformers", None, None, "9.0", "6.0"),
+    (
+        "xformers",
+        "0.0.32.post2",
+        "cu129",
+        "==2.8.0",
+        "xformers",
+        "https://download.pytorch.org/whl/cu129",
+        "cu129",
+        "8.9",
+        "7.0",
+    ),
+    ("xformers", "0.0.31.post1", "cu126", "==2.7.1", "xformers", None, None, "7.5", "6.0"),
+    ("cupy", "14.0.1", "cuda12", None, "cupy-cuda12x", None, None, "5.0 6.0 7.0 7.5 9.0 10.0 12.0", ""),
+    ("cupy", "14.2.0", "cuda13", None, "cupy-cuda13x", None, None, "7.5 8.6 12.0", "6.0 7.0"),
+    ("cupy", "13.6.0", "cuda12", None, "cupy-cuda12x", None, None, "6.1", ""),
+    ("bitsandbytes", "0.50.1", "cuda126", "<3,>=2.4", "bitsandbytes", None, None, "6.0 7.5 9.0 10.0", "5.0"),
+    ("bitsandbytes", "0.50.1", "cuda128", "<3,>=2.4", "bitsandbytes", None, None, "7.0 12.0", "6.0 6.1"),
+    ("bitsandbytes", "0.50.1", "cuda132", "<3,>=2.4", "bitsandbytes", None, None, "7.5 12.0", "7.0"),
+    ("bitsandbytes", "0.49.2", "cuda129", "<3,>=2.3", "bitsandbytes", None, None, "7.0", "6.0"),
+    ("bitsandbytes", "0.48.2", "cuda118", "<3,>=2.3", "bitsandbytes", None, None, "6.0", "5.2"),
+    (
+        "torch-scatter",
+        "2.1.2",
+        "pt28cu126",
+        "==2.8.0",
+        "torch-scatter",
+        None,
+        "pt28cu126",
+        "5.0 6.0 12.0",
+        "3.7",
+    ),
+    ("torch-scatter", "2.1.2", "pt28cu129", "==2.8.0", "torch-scatter", None, "pt28cu129", "7.0 12.0", "6.0"),
+    (
+        "flash-attn",
+        "2.8.3",
+        "cu12torch2.8",
+        "==2.8.*",
+        "flash-attn",
+        None,
+        "cu12torch2.8cxx11abiTRUE",
+        "8.0 8.6 9.0 12.0",
+        "7.5",
+    ),
+    (
+        "flash-attn",
+        "2.8.3",
+        "cu12torch2.6",
+        "==2.6.*",
+        "flash-attn",
+        None,
+        "cu12torch2.6cxx11abiFALSE",
+        "8.0",
+        "7.0",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "build_name", "torch", "distribution", "index", "tag", "covers", "misses"), FACTS
+)
+def test_known_facts(
+    name: str,
+    version: str,
+    build_name: str,
+    torch: str | None,
+    distribution: str,
+    index: str | None,
+    tag: str | None,
+    covers: str,
+    misses: str,
+) -> None:
+    package = next(p for p in shipped_packages() if p.name == name)
+    release = package.release(Version(version))
+    assert release is not None
+    build = release.build(build_name)
+    assert build is not None
+    assert (str(build.torch) if build.torch is not None else None) == torch
+    assert (build.distribution, build.index_url, build.local_tag) == (distribution, index, tag)
+    for cap in covers.split():
+        assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    for cap in misses.split():
+        assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    assert build.requires == ()
+
+
+def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
+    package = next(p for p in shipped_packages() if p.name == "cupy")
+    old = package.release(Version("13.6.0"))
+    assert old is not None and [b.name for b in old.builds] == ["cuda12"]
+    assert old.python.contains("3.9") and not package.releases[0].python.contains("3.9")
+
+
+# ---------------------------------------------------------------------------------------------
+# What the loader refuses, and overlays
+
+GOOD_BUILD = """
+    [[package.release.build]]
+    name = "cu128"
+    cuda = "12.8"
+    archs = ["sm_80"]
+    source = "https://example.org/b"
+"""
+
+
+def _overlay(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "catalog"
+    folder.mkdir(exist_ok=True)
+    (folder / PACKAGES_FILE).write_text(textwrap.dedent(text))
+    return folder
+
+
+DEFAULT_RELEASE = 'version = "1.0"\npython = ">=3.9"'
+
+
+def _package(head: str, release: str = DEFAULT_RELEASE, build: str = GOOD_BUILD) -> str:
+    return (
+        "schema = 1\n[[package]]\n"
+        + textwrap.dedent(head)
+        + "\n[[package.release]]\n"
+        + textwrap.dedent(release)
+        + '\nsource = "https://example.org/r"\n'
+        + textwrap.dedent(build)
+    )
+
+
+BAD = [
+    (
+        'name = "xformers"\ndistribution = "xformers"',
+        None,
+        None,
+        "distribution",
+        "named in colabenv.models.frameworks",
+    ),
+    ('name = "team-ext"', None, None, "distribution", "give its distribution name"),
+    ('name = "xformers"', 'version = "1.0"\npython = "3.x"', None, "python", "specifier"),
+    ('name = "xformers"', None, GOOD_BUILD.replace('["sm_80"]', '["sm_8"]'), "archs", "not an arch"),
+    ('name = "xformers"', None, GOOD_BUILD.replace('archs = ["sm_80"]', "archs = []"), "archs", "arch list"),
+    ('name = "xformers"', None, GOOD_BUILD.replace('"12.8"', '"12.8+x"'), "cuda", "not a CUDA version"),
+    (
+        'name = "xformers"',
+        None,
+        GOOD_BUILD + 'requires = ["numpy>=2"]\n',
+        "requires",
+        "not an NVIDIA wheel requirement",
+    ),
+    (
+        'name = "xformers"',
+        None,
+        GOOD_BUILD + 'index_url = "http://example.org/simple"\n',
+        "index_url",
+        "scheme 'http' not allowed",
+    ),
+    (
+        'name = "xformers"',
+        None,
+        GOOD_BUILD + 'index_url = "https://a.org/s"\nfind_links = "https://b.org/l.html"\n',
+        "find_links",
+        "not both",
+    ),
+    ('name = "xformers"', None, GOOD_BUILD + GOOD_BUILD, "build", "listed twice"),
+    (
+        'name = "xformers"',
+        None,
+        GOOD_BUILD + "unconfirmed = true\n",
+        "unconfirmed_reason",
+        "unconfirmed_reason",
+    ),
+    (
+        'name = "xformers"',
+        None,
+        GOOD_BUILD.replace('"12.8"', '"14.0"'),
+        "build cu128",
+        "no driver floor for CUDA 14",
+    ),
+]
+
+
+@pytest.mark.parametrize(("head", "release", "build", "key", "problem"), BAD)
+def test_a_bad_overlay_entry_names_the_file_and_key(
+    tmp_path: Path, head: str, release: str | None, build: str | None, key: str, problem: str
+) -> None:
+    folder = _overlay(tmp_path, _package(head, release or DEFAULT_RELEASE, build or GOOD_BUILD))
+    with pytest.raises(CatalogOverlayError) as caught:
+        overlay = load_overlay(folder, "test")
+        with_overlays(shipped_catalog([Framework.TORCH]), [overlay])
+    message = str(caught.value)
+    assert str(folder / PACKAGES_FILE) in message
+    assert key in message and problem in message
+    assert "\n" not in message
+
+
+def test_an_overlay_adds_a_package_and_a_build_of_a_known_release(tmp_path: Path) -> None:
+    folder = _overlay(
+        tmp_path,
+        _package('name = "team-ext"\ndistribution = "team-ext-cu{major}"', build=GOOD_BUILD)
+        + """
+[[package]]
+name = "xformers"
+
+[[package.release]]
+version = "0.0.34"
+python = ">=3.9"
+torch = "==2.10.0"
+source = "https://example.org/team"
+
+[[package.release.build]]
+name = "cu129"
+cuda = "12.9"
+index_url = "https://download.pytorch.org/whl/cu129"
+local_tag = "cu129"
+archs = ["sm_80"]
+source = "https://example.org/team"
+""",
+    )
+    base = shipped_catalog([Framework.TORCH])
+    merged = with_overlays(replace(base, packages=shipped_packages()), [load_overlay(folder, "test")])
+    team = merged.package("team-ext")
+    assert team is not None and team.releases[0].builds[0].distribution == "team-ext-cu12"
+    assert team.releases[0].builds[0].overlay == str(folder / PACKAGES_FILE)
+    xformers = merged.package("xformers")
+    assert xformers is not None
+    release = xformers.release(Version("0.0.34"))
+    assert release is not None
+    assert sorted(b.name for b in release.builds) == ["cu126", "cu128", "cu129", "cu130"]
+    assert release.source.text == "https://example.org/team"
+    assert len(xformers.releases) == len(next(p for p in shipped_packages() if p.name == "xformers").releases)
+
+
+def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> None:
+    folder = _overlay(tmp_path, _package('name = "cupy"'))
+    assert load_overlay(folder, "test").packages[0].name == "cupy"
+
+
+# (package, release, build): (distribution, python, NVIDIA wheels required, other packages required)
+RAPIDS = [
+    (
+        "cudf",
+        "26.8.0",
+        "cuda12",
+        "cudf-cu12",
+        ">=3.11",
+        ("nvidia-libnvcomp-cu12==5.3.0.16", "nvidia-nvjitlink-cu12>=12.9,<13"),
+        "cupy>=14.0.1,!=14.1.0",
+    ),
+    (
+        "cudf",
+        "26.8.0",
+        "cuda13",
+        "cudf-cu13",
+        ">=3.11",
+        ("nvidia-libnvcomp==5.3.0.16", "nvidia-nvjitlink>=13.3,<14"),
+        "cupy>=14.0.1,!=14.1.0",
+    ),
+    ("cudf", "26.2.1", "cuda12", "cudf-cu12", ">=3.10", ("nvidia-libnvcomp-cu12==5.1.0.21",), "cupy>=13.6.0"),
+    (
+        "cuml",
+        "26.6.0",
+        "cuda12",
+        "cuml-cu12",
+        ">=3.11",
+        ("nvidia-nvjitlink-cu12>=12.9,<13",),
+        "cudf==26.6.* cupy>=13.6.0,!=14.0.0,!=14.1.0",
+    ),
+    ("cuml", "26.2.0", "cuda12", "cuml-cu12", ">=3.10", (), "cudf==26.2.* cupy>=13.6.0"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "build_name", "distribution", "python", "requires", "needs"), RAPIDS
+)
+def test_rapids_facts(
+    name: str,
+    version: str,
+    build_name: str,
+    distribution: str,
+    python: str,
+    requires: tuple[str, ...],
+    needs: str,
+) -> None:
+    package = next(p for p in shipped_packages() if p.name == name)
+    release = package.release(Version(version))
+    assert release is not None
+    build = release.build(build_name)
+    assert build is not None
+    assert (build.distribution, str(release.python), build.requires) == (distribution, python, requires)
+    assert sorted(f"{n}{s}" for n, s in release.needs) == sorted(_normalized(t) for t in needs.split())
+    assert archs_cover(build.archs, ComputeCapability(7, 5)) and archs_cover(
+        build.archs, ComputeCapability(12, 0)
+    )
+    assert archs_cover(build.archs, ComputeCapability(7, 0)) is (build.cuda_major == 12)
+
+
+def _normalized(text: str) -> str:
+    """``cupy>=13.6.0,!=14.0.0`` as the loader writes it (its specifier normalized)."""
+    name = text.split(">")[0].split("=")[0].split("!")[0]
+    return f"{name}{SpecifierSet(text[len(name) :])}"
+
+
+def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() -> None:
+    """pyg-lib's setup.py compiles for the arch list of the torch it is built against, less
+    what is below sm_60: each build's list must be torch.toml's, so filtered (kept in step)."""
+    catalog = shipped_catalog([Framework.TORCH])
+    package = next(p for p in shipped_packages() if p.name == "pyg-lib")
+    seen = 0
+    for release in package.releases:
+        for build in release.builds:
+            assert build.torch is not None
+            (pin,) = list(build.torch)
+            torch = catalog.release(Framework.TORCH, Version(pin.version))
+            variant = torch.variant(build.name[-5:]) if torch is not None else None
+            assert variant is not None, build.name
+            assert build.archs == tuple(a for a in variant.archs if a.capability.major >= 6), build.name
+            assert build.local_tag == build.name and build.find_links is not None
+            assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
+            seen += 1
+    assert seen == 12
