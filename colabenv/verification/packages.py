@@ -21,6 +21,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from colabenv._util.resources import SMOKE_PROGRAM
+from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
 from colabenv.models.frozen import model
 from colabenv.verification.children import (
     ChildRun,
@@ -45,24 +46,35 @@ takes seconds); it is a FAIL that says the time was spent."""
 @model
 class PackageSmoke:
     """One row of :data:`PACKAGES`: the check ``smoke:<name>`` (and the child's table key), and
-    the distributions that carry the package (a generic name and its per-CUDA builds)."""
+    the distributions that carry the package (a generic name and its per-CUDA builds, from
+    :data:`colabenv.models.frameworks.CUDA_PACKAGES`)."""
 
     name: str
     distributions: tuple[str, ...]
 
 
-PACKAGES: tuple[PackageSmoke, ...] = (
-    PackageSmoke("xformers", ("xformers",)),
-    PackageSmoke("flash-attn", ("flash-attn",)),
-    PackageSmoke("bitsandbytes", ("bitsandbytes",)),
-    PackageSmoke("cupy", ("cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")),
-    PackageSmoke("cudf", ("cudf", "cudf-cu11", "cudf-cu12", "cudf-cu13")),
-    PackageSmoke("onnxruntime-gpu", ("onnxruntime-gpu",)),
-    PackageSmoke("vllm", ("vllm",)),
-    PackageSmoke("torch-scatter", ("torch-scatter",)),
+SMOKED = (
+    "xformers",
+    "flash-attn",
+    "bitsandbytes",
+    "cupy",
+    "cudf",
+    "onnxruntime-gpu",
+    "vllm",
+    "torch-scatter",
 )
-"""The package -> smoke mapping, in the order the checks are reported; each name is a key of
-the child's ``PACKAGE_SMOKE`` (a test holds the two together)."""
+"""The CUDA packages with a smoke test, in the order the checks are reported; each is a key of
+the child's ``PACKAGE_SMOKE`` (a test holds the two together) and of ``CUDA_PACKAGES``."""
+
+
+def _row(name: str) -> PackageSmoke:
+    names = CUDA_PACKAGES[canonicalize_name(name)]
+    spelled = (names.name, *(names.distribution_for(major) for major in PACKAGE_MAJORS))
+    return PackageSmoke(name, tuple(dict.fromkeys(spelled)))
+
+
+PACKAGES: tuple[PackageSmoke, ...] = tuple(_row(name) for name in SMOKED)
+"""The package -> smoke mapping, in the order the checks are reported."""
 
 
 def package_smokes(expected: Collection[str], installed: Collection[str]) -> tuple[PackageSmoke, ...]:
