@@ -102,47 +102,41 @@ def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
         document = json.loads(raw.decode("ascii"))
     except (zlib.error, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise NotASample(type(exc).__name__) from None
-    items = _list(document, 10, 10)
+    moment, memory, cgroup, processes, shm, filesystems, gpus, load, age, notes = _list(document, 10, 10)
     memo = {} if seen is None else seen
     return Sample(
-        time=_time(items[0]),
-        memory=_optional(items[1], lambda v: _once(memo, v, _memory)),
-        cgroup=_optional(items[2], lambda v: _once(memo, v, _cgroup)),
-        processes=tuple(_once(memo, p, _process) for p in _list(items[3])),
-        shm=_optional(items[4], lambda v: _once(memo, v, _filesystem)),
-        filesystems=tuple(_once(memo, f, _filesystem) for f in _list(items[5])),
-        gpus=tuple(_gpu(g) for g in _list(items[6])),
-        load=_optional(items[7], _load),
-        session_age=_optional(items[8], _seconds),
-        notes=tuple(_text(n, 500) for n in _list(items[9])),
+        _time(moment),
+        None if memory is None else _once(memo, memory, _memory),
+        None if cgroup is None else _once(memo, cgroup, _cgroup),
+        tuple([_once(memo, p, _process) for p in _list(processes)]),
+        None if shm is None else _once(memo, shm, _filesystem),
+        tuple([_once(memo, f, _filesystem) for f in _list(filesystems)]),
+        tuple([_gpu(g) for g in _list(gpus)]),
+        None if load is None else _load(load),
+        None if age is None else _seconds(age),
+        tuple([_text(n, 500) for n in _list(notes)]),
     )
 
 
-_SCALARS = frozenset((int, float, str, type(None)))
-
-
 def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -> T:
-    """``read(value)``, or what it gave before for a list of the same scalars of the same types."""
+    """``read(value)``, or what it gave before for a list of the same scalars of the same types
+    (JSON's scalars are hashable, its arrays and objects are not: those are read each time)."""
     if type(value) is not list:
         return read(value)
-    types = tuple(map(type, value))
-    if not _SCALARS.issuperset(types):
-        return read(value)
-    key = (read, tuple(value), types)
-    found = memo.get(key)
-    if found is None:
+    key = (read, tuple(value), tuple(map(type, value)))
+    try:
+        return memo[key]  # type: ignore[no-any-return]
+    except KeyError:
         found = memo[key] = read(value)
-    return found
+        return found
+    except TypeError:
+        return read(value)
 
 
 def _list(value: object, low: int = 0, high: int = MAX_ITEMS) -> list[Any]:
     if not isinstance(value, list) or not low <= len(value) <= high:
         raise NotASample(f"expected an array of {low} to {high} items")
     return value
-
-
-def _optional(value: object, read: Any) -> Any:
-    return None if value is None else read(value)
 
 
 def _int(value: object, low: int = 0, high: int = MAX_INT) -> int:

@@ -337,3 +337,25 @@ def test_sigkill_at_random_moments_loses_at_most_the_record_being_written(tmp_pa
         assert len(found) >= min(found[-1], 64) - 1
         assert sum(count for _, count in contents.skipped) <= 1
         path.unlink()
+
+
+def test_a_part_decoded_once_is_never_lent_to_one_of_other_types() -> None:
+    """The memo of one ring's read keys a part by its values and their types: ``true`` equals
+    ``1`` and ``1.0`` equals ``1`` in Python, but a process whose uid is ``true`` or whose pid is
+    ``1.0`` is not a sample, even after the same process with whole numbers was read."""
+    seen: dict[object, object] = {}
+
+    def payload(process: str, memory: str = "null") -> bytes:
+        return zlib.compress(f"[1.0,{memory},null,[{process}],null,[],[],null,null,[]]".encode())
+
+    good = codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,1]"), seen)
+    assert good.processes[0].uid == 1 and type(good.processes[0].uid) is int
+    for process in ('[7,1,"python",4096,true,null]', '[7.0,1,"python",4096,1,null]'):
+        with pytest.raises(codec.NotASample):
+            codec.decode(payload(process), seen)
+    with pytest.raises(codec.NotASample):
+        codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,true]"), seen)
+    with pytest.raises(codec.NotASample):  # a list inside a part is read, never a key of the memo
+        codec.decode(payload('[7,1,"python",4096,[1],null]'), seen)
+    again = codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,1]"), seen)
+    assert again.processes[0] is good.processes[0] and again.memory is good.memory
