@@ -54,11 +54,14 @@ def _maker(cls: type[T]) -> Callable[..., T]:
     ``__init__`` leaves (each field in the instance's ``__dict__``), without binding arguments
     one by one in Python (:mod:`colabenv.models.frozen`); for the parts a ring holds thousands of."""
     names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    count = len(names)
     new = object.__new__
 
     def make(*values: object) -> T:
+        if len(values) != count:  # zip's strict=True costs about as much as the rest
+            raise TypeError(f"{cls.__name__}: {count} values expected, {len(values)} given")
         made = new(cls)
-        made.__dict__.update(zip(names, values, strict=True))
+        made.__dict__.update(zip(names, values))
         return made
 
     return make
