@@ -61,7 +61,7 @@ def _maker(cls: type[T]) -> Callable[..., T]:
         if len(values) != count:  # zip's strict=True costs about as much as the rest
             raise TypeError(f"{cls.__name__}: {count} values expected, {len(values)} given")
         made = new(cls)
-        made.__dict__.update(zip(names, values))
+        made.__dict__.update(zip(names, values, strict=False))  # counted above
         return made
 
     return make
