@@ -40,8 +40,8 @@ from pathlib import Path
 Path("/proc/self/oom_score_adj").write_text("1000")
 time.sleep(1.2)  # a few samples of the recorder before the memory rises
 held = []
-while True:
-    held.append(bytearray(b"\x01") * (2 << 20))
+while True:  # 20 MiB/s: the last sample before the kill (every 0.5 s) is at most 10 MiB short
+    held.append(bytearray(b"\x01") * (1 << 20))
     time.sleep(0.05)
 """
 
@@ -167,7 +167,7 @@ def test_a_real_oom_kill_is_named_by_doctor_from_the_recorders_ring(
     near = [t for t in texts if t.startswith(f"cgroup {name}: ") and " used of 64.0 MiB (" in t]
     assert near, texts
     percent = int(near[0].split(" used of 64.0 MiB (", 1)[1].split("%", 1)[0])
-    assert percent >= 80, near
+    assert percent >= 75, near
     assert any(t.startswith("memory rose ") for t in texts), texts
     if "pid" not in ours[0]:
         assert any("kernel log not read" in n for n in report["notes"]), report
