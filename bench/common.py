@@ -108,13 +108,17 @@ def without_colabenv_overrides() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
 
 
-def write_full_ring(path: Path, interval: float = 2.0) -> int:
+def write_full_ring(path: Path, interval: float = 2.0, *, varied: bool = False) -> int:
     """A full recorder ring at ``path`` for ``interval``: 60 real samples of this host, repeated
-    with their times moved on so that the last is now. Returns the number of records."""
+    with their times moved on so that the last is now. ``varied``: each record's figures moved
+    as a live host's move (each process's RSS and start time, read against the uptime, host
+    memory, the cgroup's usage, free space), so that no two records share a part. Returns the
+    number of records."""
     import dataclasses
+    import random
 
     from colabenv.host.sampler import Sampler
-    from colabenv.models import RingHeader
+    from colabenv.models import RingHeader, Sample
     from colabenv.recorder.ring import RingWriter, slots_for
 
     run = Sampler(kernel_pid=os.getpid(), paths=("/tmp",)).start()
@@ -126,7 +130,35 @@ def write_full_ring(path: Path, interval: float = 2.0) -> int:
     slots = slots_for(interval)
     writer = RingWriter.create(path, RingHeader(1, os.getpid(), os.getpid(), interval, time.time(), slots))
     began = time.time() - interval * slots
+    moved = random.Random(24)
+
+    def vary(sample: Sample) -> Sample:
+        page = 4096
+        jitter = moved.uniform(-0.01, 0.01)
+        processes = tuple(
+            dataclasses.replace(
+                p,
+                rss=p.rss + page * moved.randrange(200),
+                started=None if p.started is None else p.started + jitter,
+            )
+            for p in sample.processes
+        )
+        memory = sample.memory and dataclasses.replace(
+            sample.memory, available=max(0, sample.memory.available - page * moved.randrange(1000))
+        )
+        cgroup = sample.cgroup and dataclasses.replace(
+            sample.cgroup, usage=sample.cgroup.usage + page * moved.randrange(1000)
+        )
+        filesystems = tuple(
+            dataclasses.replace(f, free=max(0, f.free - page * moved.randrange(100)))
+            for f in sample.filesystems
+        )
+        return dataclasses.replace(
+            sample, processes=processes, memory=memory, cgroup=cgroup, filesystems=filesystems
+        )
+
     for n in range(slots):
-        writer.append(dataclasses.replace(real[n % len(real)], time=began + interval * n))
+        sample = real[n % len(real)]
+        writer.append(dataclasses.replace(vary(sample) if varied else sample, time=began + interval * n))
     writer.close()
     return slots

@@ -279,6 +279,14 @@ def _kill_finding(ring: tuple[Sample, ...], kill: _Kill, remedy: str) -> Finding
     before = kill.rise.before if kill.rise is not None and kill.rise.before is not None else None
     if before is None:
         before = _sample_before(ring, when)
+    if (
+        before is not None
+        and before.cgroup is not None
+        and kill.within_cgroup
+        and kill.cgroup is not None
+        and not _belongs(kill, before.cgroup.path)
+    ):
+        before = None  # the samples are of another memory cgroup than the one that reached its limit
     name = printable(kill.comm)
     if kill.within_cgroup:
         cgroup = kill.cgroup or (kill.rise.after.path if kill.rise is not None else None)

@@ -18,6 +18,7 @@ Format version 1, a sample::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zlib
@@ -40,9 +41,30 @@ MAX_DECODED = 256 * 1024
 MAX_INT = 1 << 62
 MAX_TEXT = 4096
 MAX_ITEMS = 256
+_PID_MAX = 1 << 31
+_UID_MAX = 1 << 32
+_NAME_MAX = 64
 
 
 T = TypeVar("T")
+
+
+def _maker(cls: type[T]) -> Callable[..., T]:
+    """A positional constructor of the model ``cls`` for values already checked: what its
+    ``__init__`` leaves (each field in the instance's ``__dict__``), without binding arguments
+    one by one in Python (:mod:`colabenv.models.frozen`); for the parts a ring holds thousands of."""
+    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    count = len(names)
+    new = object.__new__
+
+    def make(*values: object) -> T:
+        if len(values) != count:  # zip's strict=True costs about as much as the rest
+            raise TypeError(f"{cls.__name__}: {count} values expected, {len(values)} given")
+        made = new(cls)
+        made.__dict__.update(zip(names, values, strict=False))  # counted above
+        return made
+
+    return make
 
 
 class NotASample(Exception):
@@ -90,10 +112,12 @@ def _fs(use: FilesystemUse) -> list[object]:
 def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
     """The sample a record's payload holds; :class:`NotASample` for anything else.
 
-    ``seen``: the parts already decoded while reading one ring (a process, a filesystem, the
-    memory figures), by their exact values and types: most repeat from one sample to the next,
-    and a value decoded and checked once is the same immutable model again (a full ring is read
-    several times faster)."""
+    ``seen``: the small parts already decoded while reading one ring (a filesystem, the memory
+    figures, the cgroup), by their exact values and types: some repeat from one sample to the
+    next, and a value decoded and checked once is the same immutable model again. Processes are
+    not looked up: their RSS and start times (read against the uptime) change from one sample to
+    the next, so a ring of a live host would pay the look-up and seldom find one
+    (:func:`_process` is quick instead)."""
     try:
         inflate = zlib.decompressobj()
         raw = inflate.decompress(payload, MAX_DECODED)
@@ -102,47 +126,45 @@ def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
         document = json.loads(raw.decode("ascii"))
     except (zlib.error, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise NotASample(type(exc).__name__) from None
-    items = _list(document, 10, 10)
+    moment, memory, cgroup, processes, shm, filesystems, gpus, load, age, notes = _list(document, 10, 10)
     memo = {} if seen is None else seen
-    return Sample(
-        time=_time(items[0]),
-        memory=_optional(items[1], lambda v: _once(memo, v, _memory)),
-        cgroup=_optional(items[2], lambda v: _once(memo, v, _cgroup)),
-        processes=tuple(_once(memo, p, _process) for p in _list(items[3])),
-        shm=_optional(items[4], lambda v: _once(memo, v, _filesystem)),
-        filesystems=tuple(_once(memo, f, _filesystem) for f in _list(items[5])),
-        gpus=tuple(_gpu(g) for g in _list(items[6])),
-        load=_optional(items[7], _load),
-        session_age=_optional(items[8], _seconds),
-        notes=tuple(_text(n, 500) for n in _list(items[9])),
+    return _make_sample(
+        _time(moment),
+        None if memory is None else _once(memo, memory, _memory),
+        None if cgroup is None else _once(memo, cgroup, _cgroup),
+        tuple([_process(p) for p in _list(processes)]),
+        None if shm is None else _once(memo, shm, _filesystem),
+        tuple([_once(memo, f, _filesystem) for f in _list(filesystems)]),
+        tuple([_gpu(g) for g in _list(gpus)]),
+        None if load is None else _load(load),
+        None if age is None else _seconds(age),
+        tuple([_text(n, 500) for n in _list(notes)]),
     )
 
 
-_SCALARS = frozenset((int, float, str, type(None)))
-
-
 def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -> T:
-    """``read(value)``, or what it gave before for a list of the same scalars of the same types."""
+    """``read(value)``, or what it gave before for a list of the same scalars of the same types
+    (JSON's scalars are hashable, its arrays and objects are not: those are read each time)."""
     if type(value) is not list:
         return read(value)
-    types = tuple(map(type, value))
-    if not _SCALARS.issuperset(types):
-        return read(value)
-    key = (read, tuple(value), types)
-    found = memo.get(key)
-    if found is None:
+    key = (read, tuple(value), tuple(map(type, value)))
+    try:
+        return memo[key]  # type: ignore[no-any-return]
+    except KeyError:
         found = memo[key] = read(value)
-    return found
+        return found
+    except TypeError:
+        return read(value)
+
+
+_make_sample = _maker(Sample)
+_make_process = _maker(ProcessSample)
 
 
 def _list(value: object, low: int = 0, high: int = MAX_ITEMS) -> list[Any]:
     if not isinstance(value, list) or not low <= len(value) <= high:
         raise NotASample(f"expected an array of {low} to {high} items")
     return value
-
-
-def _optional(value: object, read: Any) -> Any:
-    return None if value is None else read(value)
 
 
 def _int(value: object, low: int = 0, high: int = MAX_INT) -> int:
@@ -189,13 +211,37 @@ def _cgroup(value: object) -> CgroupMemory:
 
 
 def _process(value: object) -> ProcessSample:
+    """A ring holds thousands of processes: the usual one, six values of their types in range,
+    is checked in one expression (``type(v) is int`` leaves out ``true``; a float out of range,
+    infinite or NaN fails its comparison) and made without the generic ``__init__``; anything
+    else goes through :func:`_checked_process`, which says what is wrong."""
+    if type(value) is list and len(value) == 6:
+        pid, ppid, name, rss, uid, started = value
+        if (
+            type(pid) is int
+            and 1 <= pid <= _PID_MAX
+            and type(ppid) is int
+            and 0 <= ppid <= _PID_MAX
+            and type(name) is str
+            and len(name) <= _NAME_MAX
+            and type(rss) is int
+            and 0 <= rss <= MAX_INT
+            and type(uid) is int
+            and 0 <= uid <= _UID_MAX
+            and (started is None or (type(started) is float and 0 <= started <= MAX_TIMESTAMP))
+        ):
+            return _make_process(pid, ppid, name, rss, uid, started)
+    return _checked_process(value)
+
+
+def _checked_process(value: object) -> ProcessSample:
     pid, ppid, name, rss, uid, started = _list(value, 6, 6)
     return ProcessSample(
-        _int(pid, 1, 1 << 31),
-        _int(ppid, 0, 1 << 31),
-        _text(name, 64),
+        _int(pid, 1, _PID_MAX),
+        _int(ppid, 0, _PID_MAX),
+        _text(name, _NAME_MAX),
         _int(rss),
-        _int(uid, 0, 1 << 32),
+        _int(uid, 0, _UID_MAX),
         None if started is None else _time(started),
     )
 

@@ -416,3 +416,21 @@ def test_a_kill_in_this_cgroup_as_the_host_names_it_is_related() -> None:
         ("shm-full", None),
         ("oom-kill", 556),
     ]
+
+
+def test_a_kill_in_another_memory_cgroup_is_not_described_by_these_samples() -> None:
+    """Another container's OOM kill in the window: its memory cgroup, not the one the samples
+    show, reached its limit, so the samples' cgroup figures are not its evidence."""
+    other = "/elsewhere"
+    summary = f"oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg={other},task=python,pid=999,uid=0"
+    lines = [
+        KernelEvent(T0 + 5, 999, "python", "oom-kill", summary, cgroup=other),
+        KernelEvent(
+            T0 + 5, 999, "python", "cgroup-oom", "Memory cgroup out of memory: Killed process 999 (python)"
+        ),
+    ]
+    (found,) = deaths(quiet(), lines)
+    assert (found.kind, found.pid) == ("oom-kill", 999)
+    assert f"its memory cgroup {other} reached its limit" in found.summary
+    assert "full (cgroup" not in found.summary, found.summary
+    assert not any(e.text.startswith(f"cgroup {CG}:") for e in found.evidence), found.evidence

@@ -1,13 +1,14 @@
-"""A real OOM kill: a memory cgroup of 64 MiB (swap shut off for it), a sampler and a process that
-allocates past the limit in it; the kernel kills the process, and ``find_deaths`` on the real
-samples and the real kernel log names ``oom-kill`` with its pid.
+"""A real OOM kill, seen by the real recorder and explained by the real doctor: a memory cgroup
+of 64 MiB (swap shut off for it); a launcher placed in it starts ``colabenv watch start``
+(the recorder, detached, stays in the launcher's cgroup: its samples carry that cgroup's
+counters) and then becomes the "kernel", a process that allocates past the limit. The kernel
+kills it; ``colabenv doctor --json --since`` on the test's state directory names ``oom-kill``
+with its pid, the cgroup's usage near the limit from the ring's samples and the kernel log's line.
 
-The sampler is a small loop of this test (the recorder, ``colabenv watch``, is wired to the same
-readers at merge): ``host_memory()`` and ``cgroup_memory()`` of the cgroup it runs in, and the
-processes in it, one JSON line every 0.1 s. The allocator is offered to the OOM killer
-(``oom_score_adj`` 1000), the sampler kept from it where it may be (-1000 takes
-CAP_SYS_RESOURCE). Where no memory cgroup can be made (not root, no
-memory controller) the test is skipped with the reason.
+The allocator is offered to the OOM killer (``oom_score_adj`` 1000): the recorder cannot be
+kept from it by lowering its own (that takes CAP_SYS_RESOURCE, which root in a container may
+lack), and the kernel chooses the allocator over it. Where no memory cgroup can be made (not
+root, no memory controller) the test is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.diagnosis.deaths import find_deaths
-from colabenv.host.kernel_log import read_kernel_log
-from colabenv.models import CgroupMemory, HostMemory, ProcessSample, Sample
+from colabenv.recorder.control import status, stop_recorder
+from colabenv.recorder.ring import RING_NAME, read_ring
 
 pytestmark = pytest.mark.slow
 
@@ -34,61 +34,20 @@ LIMIT = 64 * 1024 * 1024
 V2_ROOT = Path("/sys/fs/cgroup")
 V1_ROOT = Path("/sys/fs/cgroup/memory")
 
-SAMPLER = r"""
-import json, os, signal, sys, time
-from pathlib import Path
-from colabenv.host.memory import cgroup_memory, host_memory
-
-try:
-    Path("/proc/self/oom_score_adj").write_text("-1000")
-except OSError:
-    pass  # lowering it takes CAP_SYS_RESOURCE; the allocator's 1000 makes it the one chosen anyway
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-out, folder = open(sys.argv[1], "a"), Path(sys.argv[2])
-
-def process(pid):
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields[key] = value.split()
-    rss = int(fields.get("VmRSS", ["0"])[0]) * 1024
-    name = fields["Name"][0] if fields["Name"] else ""
-    return [int(pid), int(fields["PPid"][0]), name, rss, int(fields["Uid"][0])]
-
-while True:
-    notes = []
-    memory, cgroup = host_memory(notes=notes), cgroup_memory(notes=notes)
-    processes = []
-    for pid in (folder / "cgroup.procs").read_text().split():
-        try:
-            processes.append(process(pid))
-        except (OSError, KeyError, IndexError, ValueError):
-            pass
-    record = {
-        "time": time.time(),
-        "memory": memory and [memory.total, memory.available, memory.swap_total, memory.swap_free],
-        "cgroup": cgroup and [cgroup.version, cgroup.path, cgroup.usage, cgroup.limit, cgroup.oom_kills],
-        "processes": processes,
-        "notes": notes,
-    }
-    out.write(json.dumps(record) + "\n")
-    out.flush()
-    time.sleep(0.1)
-"""
-
 ALLOCATOR = r"""
 import time
 from pathlib import Path
 Path("/proc/self/oom_score_adj").write_text("1000")
+time.sleep(1.2)  # a few samples of the recorder before the memory rises
 held = []
-while True:
-    held.append(bytearray(b"\x01") * (2 << 20))
+while True:  # 20 MiB/s: the last sample before the kill (every 0.5 s) is at most 10 MiB short
+    held.append(bytearray(b"\x01") * (1 << 20))
     time.sleep(0.05)
 """
 
-# write this shell's pid into the cgroup, then become the program: what runs is in the cgroup
-# from its first instruction
-IN_CGROUP = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+# the launcher: put this shell into the cgroup, start the recorder from it (the recorder
+# inherits the cgroup), then become the kernel that allocates; its pid is the kernel's
+LAUNCHER = 'echo $$ > "$1/cgroup.procs" && "$2" -m colabenv watch start --interval 0.5 && exec "$2" -c "$3"'
 
 
 def _write(path: Path, text: str) -> None:
@@ -146,61 +105,75 @@ def _empty(folder: Path) -> None:
             time.sleep(0.1)
 
 
-def _start(folder: Path, *argv: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        ["sh", "-c", IN_CGROUP, "sh", str(folder), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+def _in_cgroup(folder: Path, pid: int) -> bool:
+    return str(pid) in (folder / "cgroup.procs").read_text(encoding="ascii").split()
 
 
-def _samples(path: Path) -> list[Sample]:
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        memory = HostMemory(*record["memory"]) if record["memory"] else None
-        cgroup = CgroupMemory(*record["cgroup"]) if record["cgroup"] else None
-        processes = tuple(ProcessSample(*p) for p in record["processes"])
-        found.append(
-            Sample(
-                record["time"], memory, cgroup, processes, None, (), (), None, None, tuple(record["notes"])
-            )
-        )
-    return found
-
-
-def test_a_real_oom_kill_is_named_with_its_pid(memory_cgroup: tuple[int, Path], tmp_path: Path) -> None:
+def test_a_real_oom_kill_is_named_by_doctor_from_the_recorders_ring(
+    memory_cgroup: tuple[int, Path],
+) -> None:
     version, folder = memory_cgroup
-    started = time.time() - 1
-    out = tmp_path / "samples.jsonl"
-    sampler = _start(folder, sys.executable, "-c", SAMPLER, str(out), str(folder))
+    state = Path(os.environ["COLABENV_STATE_DIR"])
+    kernel = subprocess.Popen(
+        ["sh", "-c", LAUNCHER, "sh", str(folder), sys.executable, ALLOCATOR],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        deadline = time.monotonic() + 30
-        while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 3):
-            assert sampler.poll() is None, sampler.stderr.read() if sampler.stderr else ""
-            assert time.monotonic() < deadline, "the sampler wrote no sample"
-            time.sleep(0.05)
-        allocator = _start(folder, sys.executable, "-c", ALLOCATOR)
-        assert allocator.wait(timeout=60) == -signal.SIGKILL
-        time.sleep(0.6)  # a few samples after the kill
+        code = kernel.wait(timeout=90)
+        out, err = kernel.communicate()
+        assert code == -signal.SIGKILL, (code, out, err)
+        recorder = status(state)
+        assert recorder.running and recorder.pid is not None, (out, err)
+        assert out == f"colabenv watch: recorder started: pid {recorder.pid}\n"
+        assert recorder.kernel_pid == kernel.pid
+        assert _in_cgroup(folder, recorder.pid), "the recorder is not in the test's cgroup"
+        time.sleep(1.2)  # a few samples after the kill
+        doctor = subprocess.run(
+            [sys.executable, "-m", "colabenv", "doctor", "--json", "--since", "5m"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     finally:
-        sampler.terminate()
-        sampler.wait(timeout=10)
-    samples = _samples(out)
-    assert all(s.cgroup is not None and s.cgroup.version == version for s in samples), samples[0].notes
-    assert samples[0].cgroup is not None and samples[0].cgroup.limit == LIMIT
-    assert samples[-1].cgroup is not None and samples[-1].cgroup.oom_kills == 1
-    assert any(p.pid == allocator.pid for s in samples for p in s.processes)
+        stop_recorder(state, timeout=5)
+    assert doctor.returncode == 1, doctor.stderr
+    report = json.loads(doctor.stdout)
 
-    log = read_kernel_log()
-    findings = find_deaths(samples, log.events, now=time.time(), since=started, cgroup_now=None)
-    assert findings, "no finding"
-    first = findings[0]
-    assert first.kind == "oom-kill"
-    rose = [e.text for e in first.evidence if "oom_kill rose from 0 to 1" in e.text]
-    assert rose and rose[0].startswith(f"cgroup /{folder.name}:")
-    if not log.events:
-        assert first.pid is None
-        pytest.skip(f"the kernel log cannot be read here, so no pid: {log.reason}")
-    assert first.pid == allocator.pid, (findings, log)
-    assert "reached its limit" in first.summary
-    assert any(f"Killed process {allocator.pid} (python" in e.text for e in first.evidence)
-    assert [f.kind for f in findings].count("oom-kill") == 1
+    ring = read_ring(state / RING_NAME)
+    samples = ring.samples
+    assert len(samples) >= 4
+    assert all(s.cgroup is not None and s.cgroup.version == version for s in samples), samples[0].notes
+    assert all(s.cgroup is not None and s.cgroup.path == f"/{folder.name}" for s in samples)
+    assert samples[0].cgroup is not None and samples[0].cgroup.limit == LIMIT
+    assert samples[0].cgroup.oom_kills == 0
+    assert samples[-1].cgroup is not None and samples[-1].cgroup.oom_kills == 1
+    assert any(p.pid == kernel.pid for s in samples for p in s.processes)
+
+    # other OOM kills of the machine in the window are named too (each its own finding):
+    # the one of this cgroup is the one with the oom_kill rise of its counter
+    name = f"/{folder.name}"
+    ours = [
+        f
+        for f in report["findings"]
+        if f["kind"] == "oom-kill"
+        and any(e["text"].startswith(f"cgroup {name}: oom_kill rose from 0 to 1") for e in f["evidence"])
+    ]
+    assert len(ours) == 1, report
+    texts = [e["text"] for e in ours[0]["evidence"]]
+    # the ring's sample before the kill: the cgroup's usage near its limit
+    near = [t for t in texts if t.startswith(f"cgroup {name}: ") and " used of 64.0 MiB (" in t]
+    assert near, texts
+    percent = int(near[0].split(" used of 64.0 MiB (", 1)[1].split("%", 1)[0])
+    assert percent >= 75, near
+    assert any(t.startswith("memory rose ") for t in texts), texts
+    if "pid" not in ours[0]:
+        assert any("kernel log not read" in n for n in report["notes"]), report
+        pytest.skip("the kernel log cannot be read here, so no pid: " + str(report["notes"]))
+    assert ours[0]["pid"] == kernel.pid, report
+    assert f"killed pid {kernel.pid} (python)" in ours[0]["summary"]
+    assert f"its memory cgroup {name} reached its limit" in ours[0]["summary"]
+    assert any(f"Killed process {kernel.pid} (python" in t for t in texts), texts
+    assert any(t.startswith(f"pid {kernel.pid} (python) held ") for t in texts), texts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import signal
@@ -337,3 +338,69 @@ def test_sigkill_at_random_moments_loses_at_most_the_record_being_written(tmp_pa
         assert len(found) >= min(found[-1], 64) - 1
         assert sum(count for _, count in contents.skipped) <= 1
         path.unlink()
+
+
+def test_a_part_decoded_once_is_never_lent_to_one_of_other_types() -> None:
+    """The memo of one ring's read keys a part by its values and their types: ``true`` equals
+    ``1`` and ``1.0`` equals ``1`` in Python, but memory figures holding ``true`` are not a
+    sample, even after the same figures with whole numbers were read; nor is a process whose
+    uid is ``true`` or whose pid is ``1.0`` (the quick check of a process takes neither)."""
+    seen: dict[object, object] = {}
+
+    def payload(process: str, memory: str = "null") -> bytes:
+        return zlib.compress(f"[1.0,{memory},null,[{process}],null,[],[],null,null,[]]".encode())
+
+    good = codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,1]"), seen)
+    assert good.processes[0].uid == 1 and type(good.processes[0].uid) is int
+    for process in ('[7,1,"python",4096,true,null]', '[7.0,1,"python",4096,1,null]'):
+        with pytest.raises(codec.NotASample):
+            codec.decode(payload(process), seen)
+    with pytest.raises(codec.NotASample):
+        codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,true]"), seen)
+    with pytest.raises(codec.NotASample):  # a list inside a part is read, never a key of the memo
+        codec.decode(payload('[7,1,"python",4096,[1],null]'), seen)
+    again = codec.decode(payload('[7,1,"python",4096,1,null]', "[4,3,2,1]"), seen)
+    assert again.memory is good.memory and again.processes == good.processes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[7,1,"python",4096,0,1700000000.5]',
+        '[7,1,"python",4096,0,null]',
+        '[7,1,"python",4096,0,1700000000]',  # a whole start time: a float, as the careful check makes it
+        '[2147483648,0,"",0,4294967296,0.0]',  # every bound itself
+        '[0,1,"python",4096,0,null]',
+        '[2147483649,1,"python",4096,0,null]',
+        '[7,-1,"python",4096,0,null]',
+        '[true,1,"python",4096,0,null]',
+        '[7,1,"python",4096,0,true]',
+        '[7,1,"' + "x" * 65 + '",4096,0,null]',
+        "[7,1,5,4096,0,null]",
+        '[7,1,"python",-1,0,null]',
+        '[7,1,"python",4611686018427387905,0,null]',
+        '[7,1,"python",4096,4294967297,null]',
+        '[7,1,"python",4096,0,-0.5]',
+        '[7,1,"python",4096,0,Infinity]',
+        '[7,1,"python",4096,0,NaN]',
+        '[7,1,"python",4096,0,1e300]',
+        '[7,1,"python",4096,0]',
+        '[7,1,"python",4096,0,null,1]',
+        '{"pid": 7}',
+    ],
+)
+def test_the_quick_check_of_a_process_agrees_with_the_careful_one(text: str) -> None:
+    value = json.loads(text)
+    try:
+        careful: object = codec._checked_process(value)
+    except codec.NotASample as exc:
+        careful = exc
+    if isinstance(careful, codec.NotASample):
+        with pytest.raises(codec.NotASample):
+            codec._process(value)
+        return
+    quick = codec._process(value)
+    assert quick == careful
+    assert [type(getattr(quick, f.name)) for f in dataclasses.fields(quick)] == [
+        type(getattr(careful, f.name)) for f in dataclasses.fields(careful)
+    ]
