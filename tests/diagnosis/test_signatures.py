@@ -3,6 +3,7 @@ text its library really raises, and a table that breaks the rules is refused."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -341,3 +342,45 @@ def test_an_example_its_pattern_does_not_match_is_refused() -> None:
     )
     with pytest.raises(CatalogError, match=r"library\[0\]\.example"):
         parse_signatures(library, Path("import_failures.toml"))
+
+
+def test_a_real_import_that_fails_with_a_cuda_package_text_is_classified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real children import modules that fail as the packages do (the text on stderr, or in the
+    error raised): doctor's import findings name the module and the package's own cause."""
+    from colabenv.diagnosis.imports import ImportTarget, import_findings, run_imports
+    from colabenv.host.installed import scan_path
+
+    (tmp_path / "fake_flash_attn.py").write_text(
+        "raise ImportError('/site/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol:"
+        " _ZN3c104cuda9SetDeviceEi')\n"
+    )
+    (tmp_path / "fake_cupy.py").write_text(
+        "import sys\n"
+        "sys.stderr.write('UserWarning:\\n  CuPy may not function correctly because multiple CuPy packages"
+        " are installed\\n  in your environment:\\n    cupy-cuda12x, cupy-cuda13x\\n')\n"
+        "raise ImportError('CuPy is not correctly installed.')\n"
+    )
+    (tmp_path / "fake_bnb.py").write_text(
+        "import sys\n"
+        'sys.stderr.write("Could not find the bitsandbytes CUDA binary at'
+        " PosixPath('/site/bitsandbytes/libbitsandbytes_cuda124.so')\\n\")\n"
+        "raise RuntimeError('CUDA Setup failed despite GPU being available.')\n"
+    )
+    (tmp_path / "fake_cudf.py").write_text(
+        "raise RuntimeError('A GPU with NVIDIA Volta\\u2122 (Compute Capability 7.0) or newer architecture is"
+        " required.')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    names = ["fake_flash_attn", "fake_cupy", "fake_bnb", "fake_cudf"]
+    outcomes = run_imports([ImportTarget(n) for n in names], sys.executable, timeout=60.0)
+    found = {f.module: f for f in import_findings(outcomes, scan_path([]), shipped_signatures())}
+    assert {m: found[m].cause for m in names} == {
+        "fake_flash_attn": "undefined-symbol",
+        "fake_cupy": "duplicate",
+        "fake_bnb": "missing-library",
+        "fake_cudf": "unsupported-gpu",
+    }
+    assert "flash-attn" in found["fake_flash_attn"].remedy
+    assert "libbitsandbytes_cuda124.so" in found["fake_bnb"].remedy
