@@ -13,10 +13,14 @@ import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, printable
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from colabenv._util.reader import Reader
 
 IMPORT_FAILURES_FILE = "import_failures.toml"
 MAX_PATTERN = 300
@@ -30,9 +34,12 @@ MATCHED_CAUSES = (
     "invalid-device-function",
     "driver-too-old",
     "not-installed",
+    "unsupported-gpu",
+    "duplicate",
 )
-"""The causes a signature may name; ``restart-needed``, ``shadowed``, ``duplicate`` and
-``unknown`` are found otherwise (times, paths, metadata; nothing matched)."""
+"""The causes a signature may name; ``restart-needed``, ``shadowed`` and ``unknown`` are found
+otherwise (times, paths; nothing matched), ``duplicate`` also from metadata (one distribution
+twice) where a signature names two builds of one package (CuPy's warning)."""
 UNKNOWN_WHEEL = "the package that ships it"
 
 
@@ -42,6 +49,8 @@ class Signature:
     pattern: re.Pattern[str]
     remedy: str
     source: str
+    example: str = ""
+    """A line of the error as it was seen (at ``source``), which ``pattern`` matches."""
 
 
 @model
@@ -49,6 +58,8 @@ class LibraryWheel:
     pattern: re.Pattern[str]
     wheel: str
     source: str
+    example: str = ""
+    """A library file name ``pattern`` matches."""
 
 
 @model
@@ -77,6 +88,18 @@ def _compile(text: str, where: str, path: Path) -> re.Pattern[str]:
         raise CatalogError(path, where, f"not a regular expression: {printable(exc)}") from None
 
 
+def _example(item: Reader, pattern: re.Pattern[str], where: str, path: Path) -> str:
+    """The entry's optional ``example``, which its pattern must match (checked where it is read)."""
+    if "example" not in item.data:
+        return ""
+    example: str = item.text("example")
+    if len(example) > MAX_LINE or pattern.match(example) is None:
+        raise CatalogError(
+            path, where, f"expected a line of at most {MAX_LINE} characters that the entry's pattern matches"
+        )
+    return example
+
+
 def parse_signatures(data: bytes, path: Path) -> Signatures:
     """The signatures of an ``import_failures.toml`` document, validated."""
     from colabenv._util import toml
@@ -94,23 +117,21 @@ def parse_signatures(data: bytes, path: Path) -> Signatures:
     doc.allow("schema", "signature", "library")
     found: list[Signature] = []
     for index, item in enumerate(doc.tables("signature", required=True)):
-        item.allow("cause", "pattern", "remedy", "source")
+        item.allow("cause", "pattern", "remedy", "source", "example")
         cause = item.text("cause")
         if cause not in MATCHED_CAUSES:
             raise item.fail("cause", f"expected one of {', '.join(MATCHED_CAUSES)}")
-        where = f"signature[{index}].pattern"
-        found.append(
-            Signature(
-                cause, _compile(item.text("pattern"), where, path), item.text("remedy"), item.text("source")
-            )
-        )
+        pattern = _compile(item.text("pattern"), f"signature[{index}].pattern", path)
+        remedy, source = item.text("remedy"), item.text("source")
+        example = _example(item, pattern, f"signature[{index}].example", path)
+        found.append(Signature(cause, pattern, remedy, source, example))
     libraries = []
     for index, item in enumerate(doc.tables("library")):
-        item.allow("pattern", "wheel", "source")
-        where = f"library[{index}].pattern"
-        libraries.append(
-            LibraryWheel(_compile(item.text("pattern"), where, path), item.text("wheel"), item.text("source"))
-        )
+        item.allow("pattern", "wheel", "source", "example")
+        pattern = _compile(item.text("pattern"), f"library[{index}].pattern", path)
+        wheel, source = item.text("wheel"), item.text("source")
+        example = _example(item, pattern, f"library[{index}].example", path)
+        libraries.append(LibraryWheel(pattern, wheel, source, example))
     return Signatures(tuple(found), tuple(libraries))
 
 
