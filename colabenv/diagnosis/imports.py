@@ -56,6 +56,7 @@ CAUSE_ORDER = (
     "driver-too-old",
     "no-kernel-image",
     "invalid-device-function",
+    "unsupported-gpu",
     "not-installed",
     "restart-needed",
     "unknown",

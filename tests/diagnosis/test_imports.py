@@ -130,3 +130,13 @@ def test_an_import_that_hangs_is_ended_and_the_time_for_all_is_bounded(
     skipped = run_imports([ImportTarget("json"), ImportTarget("csv")], sys.executable, total=0)
     assert all(o.skipped for o in skipped)
     assert import_findings(skipped, scan_path([]), shipped_signatures()) == ()
+
+
+def test_every_cause_a_signature_may_name_has_its_place_in_the_order() -> None:
+    """A cause the signature table may name and the order leaves out would sort after
+    ``unknown``: the most likely cause would not come first."""
+    from colabenv.diagnosis.imports import CAUSE_ORDER
+    from colabenv.diagnosis.signatures import MATCHED_CAUSES
+
+    assert set(MATCHED_CAUSES) <= set(CAUSE_ORDER)
+    assert CAUSE_ORDER[-1] == "unknown"
