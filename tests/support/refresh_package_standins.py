@@ -5,7 +5,8 @@ what the real ones say, and the ``cuda_packages.toml`` refresh starts from.
 
 ``build_package_indexes(root)`` writes ``root/default`` (one flat index) and returns the catalog
 folder (``root/base``): xformers 0.0.98 and cupy 98.0.0 as a catalog has them, and bitsandbytes
-98.0.0 with a torch range unlike its wheel's (the contradiction).
+98.0.0 with a torch range unlike its wheel's (the contradiction), and
+torch-scatter, which has no wheel on the index.
 """
 
 from __future__ import annotations
@@ -73,6 +74,22 @@ BASE = textwrap.dedent("""\
     cuda = "12"
     archs = ["sm_75", "sm_80"]
     source = "https://example.org/bnb-98/cu12"
+
+    [[package]]
+    name = "torch-scatter"
+
+    [[package.release]]
+    version = "2.1.2"
+    python = ">=3.9"
+    source = "https://example.org/scatter"
+
+    [[package.release.build]]
+    name = "pt28cu126"
+    cuda = "12.6"
+    find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
+    local_tag = "pt28cu126"
+    archs = ["sm_60"]
+    source = "https://example.org/scatter/pt28cu126"
     """)
 
 

@@ -184,6 +184,12 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
         for distribution, major in _distributions(package.name):
             for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
                 on_index.setdefault(version, []).append((distribution, major, wheels))
+        if not on_index:
+            notes.append(
+                f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
+                "elsewhere: not refreshed)"
+            )
+            continue
         newest = max(r.version for r in package.releases)
         for version in sorted(on_index, reverse=True):
             wanted = options.releases
