@@ -106,15 +106,15 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
     refresh.add_argument(
         "--pytorch-index",
         metavar="URL",
-        help=f"torch: an index whose torch page lists every +cuXYZ/+cpu wheel "
+        help=f"torch and packages: an index whose project pages list every +cuXYZ/+cpu wheel "
         f"(default {PYTORCH_INDEX}); the catalog still names the variant "
         f"indexes {PYTORCH_INDEX}/cuXYZ",
     )
     refresh.add_argument(
         "--no-variant-index",
         action="store_true",
-        help="torch: do not read the PyTorch index; only the default build is "
-        "derived, and the cpu build is carried over, marked unconfirmed",
+        help="torch and packages: do not read the PyTorch index; only the default build is "
+        "derived (torch: the cpu build is carried over, marked unconfirmed)",
     )
     refresh.add_argument(
         "--releases",
@@ -453,7 +453,7 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     from colabenv.catalog.load import read_overlay_file
     from colabenv.catalog.packages import PACKAGES_FILE
     from colabenv.catalog.refresh.packages import derive_packages
-    from colabenv.catalog.refresh.sources import IndexReader, RefreshOptions
+    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, IndexReader, RefreshOptions
     from colabenv.catalog.refresh.writer import packages_merged_text
     from colabenv.cli.lock import http_deadline
     from colabenv.errors import UsageError, printable
@@ -467,6 +467,9 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     index = _url(args.index, "--index") if args.index else default
     if index is None:
         raise UsageError("catalog refresh: no default index is known here: give --index URL")
+    pytorch_index = None
+    if not args.no_variant_index:
+        pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
     output, base = _folders(args, PACKAGES_FILE)
     path = base / PACKAGES_FILE
     start_text = read_overlay_file(path).decode("utf-8")
@@ -475,13 +478,14 @@ def _refresh_packages(args: argparse.Namespace) -> int:
         framework=None,
         index=index,
         index_label="PyPI" if index == default else f"the index {index}",
-        pytorch_index=None,
+        pytorch_index=pytorch_index,
         releases=_releases(args.releases),
         read_archs=args.archs == "read",
         max_wheel_bytes=args.max_mib * MIB,
         timeout_s=args.timeout,
     )
-    client = SimpleClient(os.environ, Redactor.for_urls([index], os.environ), deadline_s=deadline)
+    urls = [index] + ([pytorch_index] if pytorch_index else [])
+    client = SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
         derived = derive_packages(IndexReader(client, options, progress), packages)
     text = packages_merged_text(start_text, derived.releases, named)

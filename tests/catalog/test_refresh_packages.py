@@ -35,13 +35,19 @@ def index(standins: Path) -> Iterator[LocalIndex]:
         yield served
 
 
+@pytest.fixture
+def pytorch(standins: Path) -> Iterator[LocalIndex]:
+    with LocalIndex(standins / "pytorch") as served:
+        yield served
+
+
 def _loaded(path: Path) -> dict[str, dict[Version, object]]:
     doc: Reader = parse_document(path, path.read_bytes(), CatalogOverlayError)
     return {str(p.name): {r.version: r for r in p.releases} for p in cuda_packages(doc, str(path))}
 
 
 def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
-    runner: Runner, standins: Path, index: LocalIndex, tmp_path: Path
+    runner: Runner, standins: Path, index: LocalIndex, pytorch: LocalIndex, tmp_path: Path
 ) -> None:
     out = tmp_path / "team"
     out.mkdir()
@@ -55,6 +61,8 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
         standins / "base",
         "-o",
         out,
+        "--pytorch-index",
+        pytorch.url,
         "--quiet",
         timeout=120,
     )
@@ -78,6 +86,10 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
     assert build.requires == XFORMERS_PINS
     assert build.cuda == Version("12.8"), "carried from the build before (no local tag)"
     assert build.local_tag is None and build.index_url is None
+    cu126 = xformers.build("cu126")  # type: ignore[attr-defined]
+    assert cu126 is not None and cu126.unconfirmed is None, "read from the PyTorch index's page"
+    assert (cu126.index_url, cu126.local_tag) == ("https://download.pytorch.org/whl/cu126", "cu126")
+    assert cu126.cuda == Version("12.6") and cu126.torch == SpecifierSet("==9.1.0")
     assert xformers.python == SpecifierSet(">=3.12,<3.14"), "Requires-Python and the cpXY tags"  # type: ignore[attr-defined]
     assert 'archs = "xf"' in written, "an arch list equal to a named one is written by name"
     cupy = packages["cupy"][Version("99.0.0")].build("cu12")  # type: ignore[attr-defined]
@@ -98,6 +110,7 @@ def test_refresh_packages_carried_archs_are_unconfirmed_and_the_diff_goes_to_std
         index.url,
         "--catalog",
         standins / "base",
+        "--no-variant-index",
         "--archs",
         "carry",
         "--releases",
@@ -121,6 +134,7 @@ def test_refresh_packages_bad_releases_is_exit_2(runner: Runner, standins: Path,
         index.url,
         "--catalog",
         standins / "base",
+        "--no-variant-index",
         "--releases",
         "not a spec",
         timeout=60,

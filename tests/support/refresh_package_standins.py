@@ -3,8 +3,9 @@ bitsandbytes releases numbered far beyond any real one, whose METADATA (Requires
 NVIDIA wheels, Requires-Python), local versions and GPU code (ELF ``.nv_fatbin`` sections) say
 what the real ones say, and the ``cuda_packages.toml`` refresh starts from.
 
-``build_package_indexes(root)`` writes ``root/default`` (one flat index) and returns the catalog
-folder (``root/base``): xformers 0.0.98 and cupy 98.0.0 as a catalog has them, and bitsandbytes
+``build_package_indexes(root)`` writes ``root/default`` (one flat index) and ``root/pytorch``
+(xformers' ``+cu126`` builds, as the PyTorch index has them) and returns the catalog folder
+(``root/base``): xformers 0.0.98 and cupy 98.0.0 as a catalog has them, and bitsandbytes
 98.0.0 with a torch range unlike its wheel's (the contradiction), and
 torch-scatter, which has no wheel on the index.
 """
@@ -45,6 +46,15 @@ BASE = textwrap.dedent("""\
     archs = "xf"
     requires = ["nvidia-cudnn-cu12==9.10.2.21"]
     source = "https://example.org/xformers-0.0.98/cu128"
+
+    [[package.release.build]]
+    name = "cu126"
+    cuda = "12.6"
+    index_url = "https://download.pytorch.org/whl/cu126"
+    local_tag = "cu126"
+    archs = "xf"
+    requires = ["nvidia-cudnn-cu12==9.10.2.21"]
+    source = "https://example.org/xformers-0.0.98/cu126"
 
     [[package]]
     name = "cupy"
@@ -107,6 +117,15 @@ def build_package_indexes(root: Path) -> Path:
                 tag=tag,
                 requires_python=">=3.9",
                 requires=("numpy", torch, *XFORMERS_PINS),
+            )
+            build_wheel(
+                root / "pytorch" / "cu126",
+                "xformers",
+                f"{version}+cu126",
+                files=gpu,
+                tag=tag,
+                requires_python=">=3.9",
+                requires=(torch, *XFORMERS_PINS),
             )
     build_wheel(
         default,

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv.catalog.refresh.sources import (
+    PYTORCH_INDEX,
     IndexReader,
     RefreshProblem,
     Wheel,
@@ -86,6 +87,7 @@ def _build(
     major: int | None,
     wheels: Sequence[Wheel],
     notes: list[str],
+    index_url: str | None = None,
 ) -> PackageBuild | None:
     wheel = preferred(wheels)
     tag = wheel.version.local
@@ -123,6 +125,7 @@ def _build(
         archs = previous.archs
         unconfirmed = f"{why}; the arch list is carried over from {previous.name} of the release before"
         archs_source = f"archs: {unconfirmed}"
+    where = "the PyTorch index" if index_url else reader.options.index_label
     try:
         python: SpecifierSet | None = python_range(wheels, metadata.requires_python)
     except RefreshProblem:
@@ -132,14 +135,14 @@ def _build(
         distribution=canonicalize_name(distribution),
         cuda=cuda,
         torch=_torch_of(reader, wheel),
-        index_url=None,
+        index_url=index_url,
         find_links=None,
         local_tag=tag,
         archs=archs,
         requires=pins,
         python=python,
         source=Source(
-            f"{reader.options.index_label}: {wheel.file.filename} METADATA Requires-Dist (markers "
+            f"{where}: {wheel.file.filename} METADATA Requires-Dist (markers "
             f"dropped), Requires-Python {metadata.requires_python or 'not stated'}; {cuda_source}; "
             f"{archs_source}; {stamp()}"
         ),
@@ -180,10 +183,15 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
         if package.name not in CUDA_PACKAGES:
             notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
             continue
-        on_index: dict[Version, list[tuple[str, int | None, list[Wheel]]]] = {}
+        on_index: dict[Version, list[tuple[str, int | None, list[Wheel], str | None]]] = {}
         for distribution, major in _distributions(package.name):
             for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
-                on_index.setdefault(version, []).append((distribution, major, wheels))
+                on_index.setdefault(version, []).append((distribution, major, wheels, None))
+            if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
+                for tag, version, wheels in _tagged(reader.wheels(options.pytorch_index, distribution)):
+                    on_index.setdefault(version, []).append(
+                        (distribution, major, wheels, f"{PYTORCH_INDEX}/{tag}")
+                    )
         if not on_index:
             notes.append(
                 f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
@@ -199,8 +207,9 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                 continue
             builds = [
                 b
-                for distribution, major, wheels in on_index[version]
-                if (b := _build(reader, package, version, distribution, major, wheels, notes)) is not None
+                for distribution, major, wheels, url in on_index[version]
+                if (b := _build(reader, package, version, distribution, major, wheels, notes, url))
+                is not None
             ]
             known = package.release(version)
             if known is not None:
@@ -229,6 +238,27 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                 )
             )
     return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes))
+
+
+def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
+    """Whether the file has a build of ``distribution`` on the PyTorch index (xformers')."""
+    return any(
+        b.distribution == canonicalize_name(distribution)
+        and b.index_url is not None
+        and b.index_url.startswith(PYTORCH_INDEX + "/")
+        for r in package.releases
+        for b in r.builds
+    )
+
+
+def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
+    """The ``+cuXYZ`` wheels of a PyTorch index page: (tag, public version, wheels)."""
+    found: dict[tuple[str, Version], list[Wheel]] = {}
+    for wheel in wheels:
+        tag = wheel.version.local
+        if tag is not None and cuda_of_tag(tag) is not None:
+            found.setdefault((tag, Version(wheel.version.public)), []).append(wheel)
+    return [(tag, version, found[(tag, version)]) for tag, version in sorted(found)]
 
 
 def _without_python(build: PackageBuild) -> PackageBuild:
