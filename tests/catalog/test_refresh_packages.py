@@ -72,7 +72,7 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
         "contradiction: bitsandbytes 98.0.0 cu12: torch: the catalog has <10,>=9.0, the index says "
         "<10,>=8.0 (the catalog's entry is kept)" in done.stderr
     )
-    assert "note: cupy 99.0.0 cu13 left out: no arch list" in done.stderr
+    assert "note: cupy 99.0.0 cu11 left out: no arch list" in done.stderr
     assert "note: torch-scatter: no Linux x86_64 wheel on the index" in done.stderr
     written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
     for line in BASE.splitlines():
@@ -96,6 +96,11 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
     assert cupy is not None and cupy.torch is None and str(cupy.distribution) == "cupy-cuda12x"
     assert cupy.archs == tuple(sorted(Arch.parse(a) for a in ("sm_75", "sm_80", "sm_90", "compute_90")))
     assert cupy.cuda == Version("12")
+    release = packages["cupy"][Version("99.0.0")]
+    assert release.python == SpecifierSet(">=3.12")  # type: ignore[attr-defined]
+    cu13 = release.build("cu13")  # type: ignore[attr-defined]
+    assert str(cu13.distribution) == "cupy-cuda13x" and cu13.cuda == Version("13")
+    assert (cupy.python, cu13.python) == (SpecifierSet(">=3.12,<3.13"), SpecifierSet(">=3.13,<3.14"))
     assert packages["bitsandbytes"][Version("98.0.0")].build("cu12").torch == SpecifierSet(">=9.0,<10")  # type: ignore[attr-defined]
 
 

@@ -136,8 +136,17 @@ def build_package_indexes(root: Path) -> Path:
         requires_python=">=3.11",
         requires=("numpy>=1.22",),
     )
+    # a CUDA 13 line for Python 3.13 alone: each build keeps its own Python range
+    build_wheel(
+        default,
+        "cupy-cuda13x",
+        "99.0.0",
+        files={"cupy/_core/core.so": gpu_library(CUPY_ARCHS)},
+        tag=TAG13,
+        requires_python=">=3.11",
+    )
     # no GPU code to read and no build before to carry an arch list from: left out, with a note
-    build_wheel(default, "cupy-cuda13x", "99.0.0", tag=TAG, requires_python=">=3.11")
+    build_wheel(default, "cupy-cuda11x", "99.0.0", tag=TAG, requires_python=">=3.11")
     build_wheel(
         default,
         "bitsandbytes",

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv.catalog.refresh.sources import (
+    PYTHONS,
     PYTORCH_INDEX,
     IndexReader,
     RefreshProblem,
@@ -223,8 +224,15 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                 notes.append(f"{package.name} {version} left out: two wheels give the build name {names}")
                 continue
             pythons = [b.python for b in builds if b.python is not None]
-            python = pythons[0] if pythons and all(p == pythons[0] for p in pythons) else SpecifierSet()
-            builds = [b if b.python != python else _without_python(b) for b in builds]
+            if len(pythons) != len(builds):
+                notes.append(f"{package.name} {version} left out: a wheel states no Python range")
+                continue
+            if all(p == pythons[0] for p in pythons):
+                python = pythons[0]
+                builds = [_without_python(b) for b in builds]
+            else:  # each build keeps its own range under the release's widest lower bound
+                low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
+                python = SpecifierSet(f">={low}")
             releases.append(
                 PackageRelease(
                     package.name,
