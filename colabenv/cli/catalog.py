@@ -24,12 +24,13 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
     from colabenv.catalog.refresh.writer import Outcome
-    from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release
+    from colabenv.models import Arch, Catalog, CudaPackage, CudaToolkit, Framework, Release
 
 MIB = 1024 * 1024
 DRIVERS_FILE = "drivers.toml"
 FRAMEWORK_NAMES = ("torch", "tensorflow", "jax")
 RUNTIMES = "runtimes"
+PACKAGES = "packages"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +79,10 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
 
     refresh.add_argument(
         "framework",
-        choices=(*FRAMEWORK_NAMES, RUNTIMES),
+        choices=(*FRAMEWORK_NAMES, RUNTIMES, PACKAGES),
         metavar="FRAMEWORK",
-        help="torch, tensorflow or jax; or runtimes: the Colab runtime versions (runtimes.toml)",
+        help="torch, tensorflow or jax; runtimes: the Colab runtime versions (runtimes.toml); "
+        "packages: the CUDA packages (cuda_packages.toml)",
     )
     refresh.add_argument(
         "--backend-info",
@@ -104,15 +106,15 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
     refresh.add_argument(
         "--pytorch-index",
         metavar="URL",
-        help=f"torch: an index whose torch page lists every +cuXYZ/+cpu wheel "
+        help=f"torch and packages: an index whose project pages list every +cuXYZ/+cpu wheel "
         f"(default {PYTORCH_INDEX}); the catalog still names the variant "
         f"indexes {PYTORCH_INDEX}/cuXYZ",
     )
     refresh.add_argument(
         "--no-variant-index",
         action="store_true",
-        help="torch: do not read the PyTorch index; only the default build is "
-        "derived, and the cpu build is carried over, marked unconfirmed",
+        help="torch and packages: do not read the PyTorch index; only the default build is "
+        "derived (torch: the cpu build is carried over, marked unconfirmed)",
     )
     refresh.add_argument(
         "--releases",
@@ -159,6 +161,8 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.catalog_command == "refresh":
+        if args.framework == PACKAGES:
+            return _refresh_packages(args)
         return _refresh_runtimes(args) if args.framework == RUNTIMES else _refresh(args)
     return _archs(args)
 
@@ -440,6 +444,84 @@ def _summary(outcome: Outcome, path: Path) -> str:
     if not parts:
         parts.append("nothing to add")
     return f"{'; '.join(parts)} (starting from {printable(path)})"
+
+
+def _refresh_packages(args: argparse.Namespace) -> int:
+    """``catalog refresh packages``: the releases of the CUDA packages cuda_packages.toml lacks."""
+    import os
+
+    from colabenv.catalog.load import read_overlay_file
+    from colabenv.catalog.packages import PACKAGES_FILE
+    from colabenv.catalog.refresh.packages import derive_packages
+    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, IndexReader, RefreshOptions
+    from colabenv.catalog.refresh.writer import packages_merged_text
+    from colabenv.cli.lock import http_deadline
+    from colabenv.errors import UsageError, printable
+    from colabenv.index.client import SimpleClient
+    from colabenv.index.urls import Redactor, default_index_url
+
+    if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
+        raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
+    deadline = http_deadline(args, os.environ)
+    default = default_index_url()
+    index = _url(args.index, "--index") if args.index else default
+    if index is None:
+        raise UsageError("catalog refresh: no default index is known here: give --index URL")
+    pytorch_index = None
+    if not args.no_variant_index:
+        pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
+    output, base = _folders(args, PACKAGES_FILE)
+    path = base / PACKAGES_FILE
+    start_text = read_overlay_file(path).decode("utf-8")
+    packages, named = _packages_file(path, start_text)
+    options = RefreshOptions(
+        framework=None,
+        index=index,
+        index_label="PyPI" if index == default else f"the index {index}",
+        pytorch_index=pytorch_index,
+        releases=_releases(args.releases),
+        read_archs=args.archs == "read",
+        max_wheel_bytes=args.max_mib * MIB,
+        timeout_s=args.timeout,
+    )
+    urls = [index] + ([pytorch_index] if pytorch_index else [])
+    client = SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
+    with _progress(not args.quiet and sys.stderr.isatty()) as progress:
+        derived = derive_packages(IndexReader(client, options, progress), packages)
+    text = packages_merged_text(start_text, derived.releases, named)
+    _packages_file(path, text)  # the refreshed file loads (a bug otherwise)
+    for note in derived.notes:
+        sys.stderr.write(f"colabenv: note: {printable(note)}\n")
+    for contradiction in derived.contradictions:
+        sys.stderr.write(
+            f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
+        )
+    added = ", ".join(f"{r.package} {r.version}" for r in derived.releases) or "none"
+    summary = (
+        f"{len(derived.releases)} release(s) added ({added}); "
+        f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
+    )
+    if output is None:
+        _print_diff(start_text, text, PACKAGES_FILE)
+        sys.stderr.write(f"colabenv: {summary}\n")
+    else:
+        from colabenv.cli.common import write_text_atomic
+
+        written = write_text_atomic(output / PACKAGES_FILE, text)
+        sys.stdout.write(f"wrote {printable(written)}: {summary}\n")
+    return 1 if derived.contradictions else 0
+
+
+def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:
+    """The packages and named arch lists of a ``cuda_packages.toml`` text."""
+    from colabenv.catalog.load import file_archs, parse_document
+    from colabenv.catalog.packages import cuda_packages
+    from colabenv.errors import CatalogOverlayError
+
+    doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)
+    if doc.data.get("schema") != 1:
+        raise doc.fail("schema", "expected schema = 1")
+    return cuda_packages(doc, str(path)), dict(file_archs(doc))
 
 
 def _refresh_runtimes(args: argparse.Namespace) -> int:

@@ -161,7 +161,41 @@ FACTS = [
         "8.0",
         "7.0",
     ),
+    ("vllm", "0.31.0", "cu130", "==2.13.0", "vllm", None, None, "7.5 9.0 12.0", "7.0"),
+    (
+        "vllm",
+        "0.31.0",
+        "cu129",
+        "==2.13.0",
+        "vllm",
+        "https://wheels.vllm.ai/0.31.0/cu129",
+        "cu129",
+        "7.5",
+        "7.0",
+    ),
+    ("onnxruntime-gpu", "1.26.0", "cuda12", None, "onnxruntime-gpu", None, None, "6.0 8.6 9.0", "5.0"),
+    ("onnxruntime-gpu", "1.29.0", "cuda13", None, "onnxruntime-gpu", None, None, "7.5 9.0", "7.0"),
+    (
+        "onnxruntime-gpu",
+        "1.29.0",
+        "cuda12",
+        None,
+        "onnxruntime-gpu",
+        "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/onnxruntime-cuda-12/pypi/simple/",
+        None,
+        "6.1 8.0",
+        "5.0",
+    ),
 ]
+
+
+def test_vllm_and_onnxruntime_gpu_builds_are_unconfirmed() -> None:
+    """Their wheels were not read (docs/cuda-packages.md): the resolver takes them only with
+    --allow-unconfirmed."""
+    for name in ("vllm", "onnxruntime-gpu"):
+        package = next(p for p in shipped_packages() if p.name == name)
+        for release in package.releases:
+            assert all(b.unconfirmed for b in release.builds), (name, release.version)
 
 
 @pytest.mark.parametrize(

@@ -454,3 +454,32 @@ def test_unconfirmed_builds_are_refused_in_one_line_with_the_way_to_allow_them(t
         "are unconfirmed ("
     )
     assert lines[1].endswith("; allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true")
+
+
+def _unconfirmed_allowed(tmp_path: Path, frameworks: str, host: tuple[str, str, str]) -> Resolution:
+    path = tmp_path / "team.toml"
+    path.write_text(f'name = "team"\n[frameworks]\n{frameworks}\n[catalog]\nallow_unconfirmed = true\n')
+    profile = load_profile(path)
+    target = _target(host)
+    return resolve(profile, target, catalog_for(profile, {}, target=target))
+
+
+def test_vllm_is_taken_only_with_unconfirmed_builds_allowed_and_holds_torch_to_its_pin(
+    tmp_path: Path,
+) -> None:
+    error = _refusal(tmp_path / "refused", 'torch = "*"\nvllm = "*"', H100)
+    assert "vllm" in str(error) and "unconfirmed" in str(error)
+    chosen = _chosen(_unconfirmed_allowed(tmp_path, 'torch = "*"\nvllm = "*"', H100))
+    assert chosen["torch"][0] == "2.13.0", "vllm 0.31.0 pins torch==2.13.0"
+    assert chosen["vllm"] == ("0.31.0", "cu130", "vllm==0.31.0")
+
+
+def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: Path) -> None:
+    resolution = _unconfirmed_allowed(tmp_path, 'torch = "*"\nonnxruntime-gpu = "*"', T4)
+    (choice,) = resolution.cuda_packages
+    torch = next(c for c in resolution.choices if c.framework.value == "torch")
+    assert choice.cuda.major == 12 and str(torch.variant).startswith("cu12"), "a T4 on driver 550"
+    assert (str(choice.release), choice.variant) == ("1.29.0", "cuda12")
+    assert choice.index_url is not None and "onnxruntime-cuda-12" in choice.index_url, (
+        "from 1.27 the CUDA 12 build lives on its own feed, PyPI's is CUDA 13"
+    )

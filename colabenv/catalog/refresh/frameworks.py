@@ -610,6 +610,8 @@ def derive(reader: IndexReader, known: Sequence[Release], catalog: Catalog) -> D
     them; ``known``: the releases of the file being refreshed; ``catalog``: the driver table
     every CUDA build must be in."""
     framework = reader.options.framework
+    if framework is None:
+        raise ValueError("derive is for a framework: the CUDA packages have derive_packages")
     derive_one = {
         Framework.TORCH: torch_releases,
         Framework.JAX: jax_releases,

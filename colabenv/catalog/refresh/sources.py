@@ -92,7 +92,8 @@ class RefreshOptions:
     variant's wheels (None: not read, ``--no-variant-index``); ``releases``: which versions to
     examine; ``read_archs``: read arch lists from the wheels (else carry them over)."""
 
-    framework: Framework
+    framework: Framework | None
+    """None: the CUDA packages (``catalog refresh packages``)."""
     index: str
     index_label: str
     pytorch_index: str | None

@@ -21,6 +21,8 @@ from colabenv.models import (
     ComputeCapability,
     CudaToolkit,
     Framework,
+    PackageBuild,
+    PackageRelease,
     Release,
     Variant,
     archs_cover,
@@ -361,3 +363,61 @@ def compare(
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed
+
+
+# ---------------------------------------------------------------------------------------------
+# cuda_packages.toml (catalog refresh packages)
+
+
+def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...]]) -> str:
+    lines = ["[[package.release.build]]", f"name = {quoted(build.name)}", f"cuda = {quoted(str(build.cuda))}"]
+    if build.torch is not None and str(build.torch):
+        lines.append(f"torch = {quoted(specifier_text(build.torch))}")
+    for key, value in (
+        ("index_url", build.index_url),
+        ("find_links", build.find_links),
+        ("local_tag", build.local_tag),
+    ):
+        if value is not None:
+            lines.append(f"{key} = {quoted(value)}")
+    lines.append(f"archs = {_archs_value(build.archs, named)}")
+    if build.requires:
+        lines.append("requires = [" + ", ".join(quoted(r) for r in build.requires) + "]")
+    if build.python is not None:
+        lines.append(f"python = {quoted(specifier_text(build.python))}")
+    if build.unconfirmed is not None:
+        lines.append("unconfirmed = true")
+        lines.append(f"unconfirmed_reason = {quoted(build.unconfirmed)}")
+    lines.append(f"source = {quoted(build.source.text)}")
+    return "\n".join(lines) + "\n"
+
+
+def package_release_block(release: PackageRelease, named: Mapping[str, tuple[Arch, ...]]) -> str:
+    lines = [
+        "[[package.release]]",
+        f"version = {quoted(str(release.version))}",
+        f"python = {quoted(specifier_text(release.python))}",
+        f"source = {quoted(release.source.text)}",
+    ]
+    text = "\n".join(lines) + "\n"
+    for build in release.builds:
+        text += "\n" + package_build_block(build, named)
+    return text
+
+
+def packages_merged_text(
+    start: str, releases: Sequence[PackageRelease], named: Mapping[str, tuple[Arch, ...]]
+) -> str:
+    """``start`` with each new release written right under its package's ``name`` line (the
+    file lists releases newest first); everything else stays as it was."""
+    lines = start.splitlines(keepends=True)
+    for release in sorted(releases, key=lambda r: r.version):
+        for number, line in enumerate(lines):
+            if line.strip() != "[[package]]" or number + 1 >= len(lines):
+                continue
+            key, _, value = lines[number + 1].partition("=")
+            if key.strip() != "name" or canonicalize_name(value.strip().strip('"')) != release.package:
+                continue
+            lines.insert(number + 2, "\n" + package_release_block(release, named))
+            break
+    return "".join(lines)

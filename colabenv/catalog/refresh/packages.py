@@ -1,0 +1,287 @@
+"""What ``catalog refresh packages`` derives for the CUDA packages of ``cuda_packages.toml``
+(xformers, CuPy, bitsandbytes ...): for each package the file has, the releases on the default
+index it lacks, read like the frameworks' (:mod:`colabenv.catalog.refresh.sources`): the
+project page of each of its distributions (``cupy-cuda12x``, ``cupy-cuda13x``), and for each
+new release the preferred Linux x86_64 wheel's METADATA (Requires-Dist ``torch``, the NVIDIA
+wheels, Requires-Python) and its GPU code (:mod:`colabenv.catalog.archs`).
+
+A build is named by its wheel's local tag (``cu128``), else as the previous release's build of
+the same distribution without one; its CUDA is the local tag's, else that build's, else the
+distribution's major. What no wheel states (an arch list when the wheel is not read) is carried
+from the previous release and marked ``unconfirmed``. Releases the file has are compared, never
+overwritten: a torch range or Python range the index contradicts is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from colabenv.catalog.refresh.sources import (
+    PYTHONS,
+    PYTORCH_INDEX,
+    IndexReader,
+    RefreshProblem,
+    Wheel,
+    by_version,
+    cuda_of_pins,
+    cuda_of_tag,
+    nvidia_pins,
+    preferred,
+    python_range,
+    requirements_of,
+    stamp,
+)
+from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
+from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
+from colabenv.models.frozen import model
+
+
+@model
+class PackagesDerived:
+    """The releases the index has that the file lacks (per package, newest first), the
+    contradictions with the releases it has, and what could not be derived."""
+
+    releases: tuple[PackageRelease, ...]
+    contradictions: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _distributions(name: str) -> tuple[tuple[str, int | None], ...]:
+    """The distributions of a known package: (name, the CUDA major it is for, None: any)."""
+    pattern = CUDA_PACKAGES[canonicalize_name(name)].distribution
+    if "{major}" not in pattern:
+        return ((pattern, None),)
+    return tuple((pattern.format(major=major), major) for major in PACKAGE_MAJORS)
+
+
+def _torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
+    """The torch range a wheel's METADATA requires (None: none; ``*``: any torch)."""
+    for requirement in requirements_of(reader.metadata(wheel)):
+        if canonicalize_name(requirement.name) == "torch":
+            return requirement.specifier
+    return None
+
+
+def _previous_build(
+    package: CudaPackage, version: Version, distribution: str, tag: str | None
+) -> PackageBuild | None:
+    """The build of ``distribution`` with the same local tag in ``version`` where the file has
+    it (to compare with), else in the newest older release (to carry facts from)."""
+    for release in package.releases:
+        if release.version > version:
+            continue
+        for build in release.builds:
+            if build.distribution == canonicalize_name(distribution) and build.local_tag == tag:
+                return build
+    return None
+
+
+def _build(
+    reader: IndexReader,
+    package: CudaPackage,
+    version: Version,
+    distribution: str,
+    major: int | None,
+    wheels: Sequence[Wheel],
+    notes: list[str],
+    index_url: str | None = None,
+) -> PackageBuild | None:
+    wheel = preferred(wheels)
+    tag = wheel.version.local
+    metadata = reader.metadata(wheel)
+    pins = nvidia_pins(requirements_of(metadata))
+    previous = _previous_build(package, version, distribution, tag)
+    cuda = cuda_of_tag(tag) if tag else None
+    cuda_source = f"cuda: the local tag +{tag}"
+    if cuda is None and previous is not None:
+        cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
+    if cuda is None and major is not None:
+        cuda, cuda_source = Version(str(major)), f"cuda: the distribution's major ({distribution})"
+    if cuda is None:
+        cuda = cuda_of_pins(pins)
+        cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
+    if cuda is None:
+        notes.append(f"{package.name} {version} {wheel.file.filename} left out: nothing states its CUDA")
+        return None
+    name = tag or (previous.name if previous is not None else f"cu{cuda.major}")
+    archs: tuple[Arch, ...] = ()
+    unconfirmed = None
+    if reader.options.read_archs:
+        archs = reader.archs([wheel])
+        archs_source = f"archs: what every library with GPU code carries in {wheel.file.filename}"
+        why = "no library with GPU code found in the wheel"
+    else:
+        why = "the wheel was not read (--archs carry)"
+    if not archs:
+        if previous is None:
+            notes.append(
+                f"{package.name} {version} {name} left out: no arch list ({why}; no build before "
+                "to carry it from)"
+            )
+            return None
+        archs = previous.archs
+        unconfirmed = f"{why}; the arch list is carried over from {previous.name} of the release before"
+        archs_source = f"archs: {unconfirmed}"
+    where = "the PyTorch index" if index_url else reader.options.index_label
+    try:
+        python: SpecifierSet | None = python_range(wheels, metadata.requires_python)
+    except RefreshProblem:
+        python = None
+    return PackageBuild(
+        name=name,
+        distribution=canonicalize_name(distribution),
+        cuda=cuda,
+        torch=_torch_of(reader, wheel),
+        index_url=index_url,
+        find_links=None,
+        local_tag=tag,
+        archs=archs,
+        requires=pins,
+        python=python,
+        source=Source(
+            f"{where}: {wheel.file.filename} METADATA Requires-Dist (markers "
+            f"dropped), Requires-Python {metadata.requires_python or 'not stated'}; {cuda_source}; "
+            f"{archs_source}; {stamp()}"
+        ),
+        unconfirmed=unconfirmed,
+    )
+
+
+def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[PackageBuild]) -> list[str]:
+    """Where the index says otherwise than a release the file has (its entry is kept)."""
+    found = []
+    for build in builds:
+        known = release.build(build.name)
+        if known is None:
+            continue
+        if known.distribution != build.distribution:
+            continue
+        if (known.torch or SpecifierSet()) != (build.torch or SpecifierSet()):
+            found.append(
+                f"{package.name} {release.version} {build.name}: torch: the catalog has "
+                f"{known.torch or 'none'!s}, the index says {build.torch or 'none'!s}"
+            )
+        if tuple(sorted(known.requires)) != tuple(sorted(build.requires)):
+            found.append(
+                f"{package.name} {release.version} {build.name}: requires: the catalog has "
+                f"[{', '.join(known.requires)}], the index says [{', '.join(build.requires)}]"
+            )
+    return found
+
+
+def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> PackagesDerived:
+    """For each known package of the file, the releases the default index has beyond its
+    newest (``--releases``: those it names), and the contradictions with those it has."""
+    options = reader.options
+    releases: list[PackageRelease] = []
+    contradictions: list[str] = []
+    notes: list[str] = []
+    for package in packages:
+        if package.name not in CUDA_PACKAGES:
+            notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
+            continue
+        on_index: dict[Version, list[tuple[str, int | None, list[Wheel], str | None]]] = {}
+        for distribution, major in _distributions(package.name):
+            for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
+                on_index.setdefault(version, []).append((distribution, major, wheels, None))
+            if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
+                for tag, version, wheels in _tagged(reader.wheels(options.pytorch_index, distribution)):
+                    on_index.setdefault(version, []).append(
+                        (distribution, major, wheels, f"{PYTORCH_INDEX}/{tag}")
+                    )
+        if not on_index:
+            notes.append(
+                f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
+                "elsewhere: not refreshed)"
+            )
+            continue
+        newest = max(r.version for r in package.releases)
+        for version in sorted(on_index, reverse=True):
+            wanted = options.releases
+            if (wanted is None and version < newest) or (
+                wanted is not None and not wanted.contains(version, prereleases=True)
+            ):
+                continue
+            builds = [
+                b
+                for distribution, major, wheels, url in on_index[version]
+                if (b := _build(reader, package, version, distribution, major, wheels, notes, url))
+                is not None
+            ]
+            known = package.release(version)
+            if known is not None:
+                contradictions.extend(_compare(package, known, builds))
+                continue
+            if not builds:
+                notes.append(f"{package.name} {version} left out: no build could be derived")
+                continue
+            names = [b.name for b in builds]
+            if len(set(names)) != len(names):
+                notes.append(f"{package.name} {version} left out: two wheels give the build name {names}")
+                continue
+            pythons = [b.python for b in builds if b.python is not None]
+            if len(pythons) != len(builds):
+                notes.append(f"{package.name} {version} left out: a wheel states no Python range")
+                continue
+            if all(p == pythons[0] for p in pythons):
+                python = pythons[0]
+                builds = [_without_python(b) for b in builds]
+            else:  # each build keeps its own range under the release's widest lower bound
+                low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
+                python = SpecifierSet(f">={low}")
+            releases.append(
+                PackageRelease(
+                    package.name,
+                    version,
+                    python,
+                    tuple(builds),
+                    Source(
+                        f"{options.index_label} {package.name} {version}: the Linux x86_64 wheels of "
+                        f"{', '.join(sorted({str(b.distribution) for b in builds}))}; {stamp()}"
+                    ),
+                )
+            )
+    return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes))
+
+
+def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
+    """Whether the file has a build of ``distribution`` on the PyTorch index (xformers')."""
+    return any(
+        b.distribution == canonicalize_name(distribution)
+        and b.index_url is not None
+        and b.index_url.startswith(PYTORCH_INDEX + "/")
+        for r in package.releases
+        for b in r.builds
+    )
+
+
+def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
+    """The ``+cuXYZ`` wheels of a PyTorch index page: (tag, public version, wheels)."""
+    found: dict[tuple[str, Version], list[Wheel]] = {}
+    for wheel in wheels:
+        tag = wheel.version.local
+        if tag is not None and cuda_of_tag(tag) is not None:
+            found.setdefault((tag, Version(wheel.version.public)), []).append(wheel)
+    return [(tag, version, found[(tag, version)]) for tag, version in sorted(found)]
+
+
+def _without_python(build: PackageBuild) -> PackageBuild:
+    """``build`` whose Python range is its release's (not written twice)."""
+    return PackageBuild(
+        name=build.name,
+        distribution=build.distribution,
+        cuda=build.cuda,
+        torch=build.torch,
+        index_url=build.index_url,
+        find_links=build.find_links,
+        local_tag=build.local_tag,
+        archs=build.archs,
+        requires=build.requires,
+        python=None,
+        source=build.source,
+        unconfirmed=build.unconfirmed,
+    )

@@ -1,0 +1,162 @@
+"""Stand-in wheels of CUDA packages for ``colabenv catalog refresh packages``: xformers, CuPy and
+bitsandbytes releases numbered far beyond any real one, whose METADATA (Requires-Dist torch, the
+NVIDIA wheels, Requires-Python), local versions and GPU code (ELF ``.nv_fatbin`` sections) say
+what the real ones say, and the ``cuda_packages.toml`` refresh starts from.
+
+``build_package_indexes(root)`` writes ``root/default`` (one flat index) and ``root/pytorch``
+(xformers' ``+cu126`` builds, as the PyTorch index has them) and returns the catalog folder
+(``root/base``): xformers 0.0.98 and cupy 98.0.0 as a catalog has them, and bitsandbytes
+98.0.0 with a torch range unlike its wheel's (the contradiction), and
+torch-scatter, which has no wheel on the index.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.catalog.test_archs import gpu_library
+from tests.support.wheels import build_wheel
+
+TAG = "cp312-cp312-manylinux_2_28_x86_64"
+TAG13 = "cp313-cp313-manylinux_2_28_x86_64"
+XFORMERS_ARCHS = ["sm_75", "sm_80", "compute_80", "sm_90"]
+CUPY_ARCHS = ["sm_75", "sm_80", "sm_90", "compute_90"]
+XFORMERS_PINS = ("nvidia-cudnn-cu12==9.10.2.21",)
+
+BASE = textwrap.dedent("""\
+    # a team's CUDA packages
+    schema = 1
+
+    [archs]
+    xf = ["sm_75", "sm_80", "compute_80", "sm_90"]
+
+    [[package]]
+    name = "xformers"
+
+    [[package.release]]
+    version = "0.0.98"
+    python = ">=3.9"
+    torch = "==9.0.0"
+    source = "https://example.org/xformers-0.0.98"
+
+    [[package.release.build]]
+    name = "cu128"
+    cuda = "12.8"
+    archs = "xf"
+    requires = ["nvidia-cudnn-cu12==9.10.2.21"]
+    source = "https://example.org/xformers-0.0.98/cu128"
+
+    [[package.release.build]]
+    name = "cu126"
+    cuda = "12.6"
+    index_url = "https://download.pytorch.org/whl/cu126"
+    local_tag = "cu126"
+    archs = "xf"
+    requires = ["nvidia-cudnn-cu12==9.10.2.21"]
+    source = "https://example.org/xformers-0.0.98/cu126"
+
+    [[package]]
+    name = "cupy"
+
+    [[package.release]]
+    version = "98.0.0"
+    python = ">=3.10"
+    source = "https://example.org/cupy-98"
+
+    [[package.release.build]]
+    name = "cu12"
+    cuda = "12"
+    archs = ["sm_75", "sm_80", "sm_90"]
+    source = "https://example.org/cupy-98/cu12"
+
+    [[package]]
+    name = "bitsandbytes"
+
+    [[package.release]]
+    version = "98.0.0"
+    python = ">=3.9"
+    torch = ">=9.0,<10"
+    source = "https://example.org/bnb-98"
+
+    [[package.release.build]]
+    name = "cu12"
+    cuda = "12"
+    archs = ["sm_75", "sm_80"]
+    source = "https://example.org/bnb-98/cu12"
+
+    [[package]]
+    name = "torch-scatter"
+
+    [[package.release]]
+    version = "2.1.2"
+    python = ">=3.9"
+    source = "https://example.org/scatter"
+
+    [[package.release.build]]
+    name = "pt28cu126"
+    cuda = "12.6"
+    find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
+    local_tag = "pt28cu126"
+    archs = ["sm_60"]
+    source = "https://example.org/scatter/pt28cu126"
+    """)
+
+
+def build_package_indexes(root: Path) -> Path:
+    """The stand-in index under ``root``; returns the catalog folder refresh starts from."""
+    default = root / "default"
+    gpu = {"xformers/_C.so": gpu_library(XFORMERS_ARCHS)}
+    for version, torch in (("0.0.98", "torch==9.0.0"), ("0.0.99", "torch==9.1.0")):
+        for tag in (TAG, TAG13):
+            build_wheel(
+                default,
+                "xformers",
+                version,
+                files=gpu,
+                tag=tag,
+                requires_python=">=3.9",
+                requires=("numpy", torch, *XFORMERS_PINS),
+            )
+            build_wheel(
+                root / "pytorch" / "cu126",
+                "xformers",
+                f"{version}+cu126",
+                files=gpu,
+                tag=tag,
+                requires_python=">=3.9",
+                requires=(torch, *XFORMERS_PINS),
+            )
+    build_wheel(
+        default,
+        "cupy-cuda12x",
+        "99.0.0",
+        files={"cupy/_core/core.so": gpu_library(CUPY_ARCHS)},
+        tag=TAG,
+        requires_python=">=3.11",
+        requires=("numpy>=1.22",),
+    )
+    # a CUDA 13 line for Python 3.13 alone: each build keeps its own Python range
+    build_wheel(
+        default,
+        "cupy-cuda13x",
+        "99.0.0",
+        files={"cupy/_core/core.so": gpu_library(CUPY_ARCHS)},
+        tag=TAG13,
+        requires_python=">=3.11",
+    )
+    # no GPU code to read and no build before to carry an arch list from: left out, with a note
+    build_wheel(default, "cupy-cuda11x", "99.0.0", tag=TAG, requires_python=">=3.11")
+    build_wheel(
+        default,
+        "bitsandbytes",
+        "98.0.0",
+        files={"bitsandbytes/libbitsandbytes_cuda128.so": gpu_library(["sm_75", "sm_80"])},
+        tag=TAG,
+        requires_python=">=3.9",
+        requires=("torch>=8.0,<10",),
+    )
+    base = root / "base"
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "cuda_packages.toml").write_text(BASE, encoding="utf-8")
+    return base
