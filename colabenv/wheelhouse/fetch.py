@@ -211,8 +211,7 @@ def bundle(
 ) -> BundleResult:
     """Fill ``folder`` with the lock's wheels for ``target`` (all it holds, or one section), then
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
-    indexes = (url for section in lock_file.sections for url in section.lock.index_urls)
-    redact = Redactor.for_urls(tuple(dict.fromkeys(indexes)), environ)
+    redact = redactor(lock_file, environ)
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
     found = Folder(folder)
     planned = plan(lock_file, target, client, redact, environ, found)
@@ -236,6 +235,13 @@ def bundle(
     _write(folder / README_NAME, readme_text(name, len(wanted)))
     progress.finish()
     return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)
+
+
+def redactor(lock_file: LockFile, environ: Mapping[str, str]) -> Redactor:
+    """What hides credentials in text shown or written: every section's index URLs and
+    find-links pages, expanded, and the values of their ``${VAR}`` references."""
+    urls = (url for s in lock_file.sections for url in (*s.lock.index_urls, *s.lock.find_links))
+    return Redactor.for_urls(tuple(dict.fromkeys(urls)), environ)
 
 
 def _write(path: Path, text: str) -> None:
