@@ -10,11 +10,12 @@ one link whose rate is ``--real-mib-s`` divided by the same scale, so each trans
 long as the real one would over that link. The rate is an assumption, not a measurement of
 any notebook: set it to your link's.
 
-Three things are timed, each on a fresh venv with an empty uv cache, alternating:
+Three things are timed, each on a fresh venv with an empty installer cache, alternating
+(``--installer uv``, the default, or ``pip``):
 
-- the script rendered with ``--lock``: uv downloads the closure through the proxy;
+- the script rendered with ``--lock``: the installer downloads the closure through the proxy;
 - the script rendered with ``--lock --wheelhouse DIR``, DIR filled once by ``colabenv bundle``
-  through the proxy: the helper hashes every wheel, uv installs with no index;
+  through the proxy: the helper hashes every wheel, the installer installs with no index;
 - the floor: a plain copy of DIR's bytes (what any install from it must at least read).
 
 Prints the medians and ends with ``wheelhouse: S s (Rx vs the index over the link)``.
@@ -48,7 +49,7 @@ jax = "==0.5.3"
 requirements = ["requests>=2.30", "python-dateutil"]
 
 [install]
-installer = "uv"
+installer = "{installer}"
 index_url = "{default}"
 pytorch_index_url = "{pytorch}"
 """
@@ -78,6 +79,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="smaller wheels, fewer runs")
+    parser.add_argument(
+        "--installer", choices=("uv", "pip"), default="uv", help="the profile's installer (uv)"
+    )
     parser.add_argument("--scale", type=int, help="divide real sizes and the rate by this (100; quick 400)")
     parser.add_argument("--real-mib-s", type=float, default=100.0, help="the link's real rate (100 MiB/s)")
     parser.add_argument("--runs", type=int, help="runs of each (5; quick 3)")
@@ -112,7 +116,11 @@ def main() -> int:
         ):
             profile = root / "p.toml"
             profile.write_text(
-                PROFILE.format(default=f"{link_default.base_url}/simple/", pytorch=link_pytorch.base_url)
+                PROFILE.format(
+                    default=f"{link_default.base_url}/simple/",
+                    pytorch=link_pytorch.base_url,
+                    installer=args.installer,
+                )
             )
             lock = root / "p.lock"
             _colabenv("lock", profile, "-o", lock, "--resolver", "uv", *T4)
@@ -128,10 +136,11 @@ def main() -> int:
 
             def ready(script: Path, label: str) -> float:
                 number = next(counter)
-                host = make_host(root / f"host-{number}", with_pip=False)
+                host = make_host(root / f"host-{number}", with_pip=args.installer == "pip")
                 host.driver = "550.54.15"
                 started = time.perf_counter()
-                done = host.run(script, UV_CACHE_DIR=str(root / f"uv-cache-{number}"), timeout=1800)
+                cache = str(root / f"cache-{number}")
+                done = host.run(script, UV_CACHE_DIR=cache, PIP_CACHE_DIR=cache, timeout=1800)
                 elapsed = time.perf_counter() - started
                 if done.returncode != 0:
                     raise SystemExit(f"{label} failed: {(done.stdout + done.stderr)[-3000:]}")
@@ -160,7 +169,8 @@ def main() -> int:
         files = len(list(house.glob("*.whl")))
     same = closures["house"] == closures["index"]
     print(
-        f"closure: {len(closures['house'])} packages, {files} wheels, {house_mb:.1f} MiB "
+        f"installer: {args.installer}; closure: {len(closures['house'])} packages, {files} wheels, "
+        f"{house_mb:.1f} MiB "
         f"(real sizes / {scale}); "
         f"link {rate / 2**20:.2f} MiB/s ({args.real_mib_s:g} MiB/s / {scale}); same closure both ways: "
         f"{'yes' if same else 'NO'}; bundle through the link: {bundle_s:.2f} s"

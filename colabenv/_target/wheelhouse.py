@@ -105,8 +105,10 @@ def _folder_wheels(folder: str) -> list[tuple[str, str, str]]:
 
 def _served(folder: str, pins: list[str], entries: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
     """Which pins a file of ``folder`` serves ({pin: file}) and the files of a wanted pin whose
-    sha256 the lock does not record (``file: why``)."""
-    wheels = _folder_wheels(folder)
+    sha256 the lock does not record (``file: why``). A wheel this interpreter cannot install
+    (another Python's, another platform's: a wheelhouse of a lock's several sections holds
+    them) is neither: no installer takes it."""
+    wheels = [w for w in _folder_wheels(folder) if _tag_rank(w[0]) is not None]
     served: dict[str, str] = {}
     wrong: list[str] = []
     for pin in pins:

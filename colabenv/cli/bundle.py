@@ -52,16 +52,16 @@ def _live(stream: object) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from colabenv.lock.file import read_lock
+    from colabenv.lock.file import read_lock_file
     from colabenv.wheelhouse.fetch import bundle
     from colabenv.wheelhouse.progress import Progress
 
-    lock = read_lock(Path(args.lock))
+    lock_file = read_lock_file(Path(args.lock))
     deadline = _deadline(args)
     folder = _folder(Path(args.output))
     progress = Progress(sys.stderr, "colabenv: bundle", live=_live(sys.stderr) and not args.quiet)
     result = bundle(
-        lock, folder, target=args.target, environ=os.environ, progress=progress, deadline_s=deadline
+        lock_file, folder, target=args.target, environ=os.environ, progress=progress, deadline_s=deadline
     )
     sys.stdout.write(
         f"{result.files} wheels in {printable(folder)} ({MANIFEST_NAME}); to install with no index "

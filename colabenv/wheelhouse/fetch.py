@@ -22,7 +22,7 @@ from colabenv._util.files import FileProblem, write_output, write_stream
 from colabenv.errors import IndexUnavailableError, LockError, OutputError, printable
 from colabenv.index.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, SimpleClient
 from colabenv.index.urls import Redactor, expand_url, strip_credentials
-from colabenv.lock.content import Lock, LockedPackage
+from colabenv.lock.content import Lock, LockedPackage, LockFile
 from colabenv.models.frozen import model
 from colabenv.wheelhouse.plan import (
     MANIFEST_NAME,
@@ -133,7 +133,7 @@ def _recorded(path: Path) -> dict[str, tuple[str, str]]:
 
 
 def plan(
-    lock: Lock,
+    lock_file: LockFile,
     target: str | None,
     client: SimpleClient,
     redact: Callable[[str], str],
@@ -142,7 +142,7 @@ def plan(
 ) -> Plan:
     """What to bundle: names and URLs from the lock or, where it has none, from its indexes;
     a pin whose wheel an earlier run left whole in the folder needs neither."""
-    sections = lock_sections(lock, target)
+    sections = lock_sections(lock_file, target)
     wanted: list[Wanted] = []
     sources: dict[str, str] = {}
     for section in sections:
@@ -162,7 +162,7 @@ def plan(
                 )
             chosen = choose_wheel(package, files, tags)
             if chosen is None:
-                shown = printable(lock.path.name if lock.path else "lock")
+                shown = printable(lock_file.path.name if lock_file.path else "lock")
                 raise LockError(
                     f"{shown}: {package.pin}: no wheel with a sha256 of "
                     f"the lock fits Python {section.target.python} {section.target.platform} "
@@ -201,7 +201,7 @@ def _known_files(lock: Lock, package: LockedPackage, client: SimpleClient) -> di
 
 
 def bundle(
-    lock: Lock,
+    lock_file: LockFile,
     folder: Path,
     *,
     target: str | None,
@@ -211,10 +211,10 @@ def bundle(
 ) -> BundleResult:
     """Fill ``folder`` with the lock's wheels for ``target`` (all it holds, or one section), then
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
-    redact = Redactor.for_urls(lock.index_urls, environ)  # a lock of sections: every section's
+    redact = redactor(lock_file, environ)
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
     found = Folder(folder)
-    planned = plan(lock, target, client, redact, environ, found)
+    planned = plan(lock_file, target, client, redact, environ, found)
     wanted = planned.wanted
     missing: list[Wanted] = []
     for item in wanted:
@@ -230,11 +230,18 @@ def bundle(
         if source is None:  # it was whole when planned
             raise OutputError(f"{printable(folder / item.filename)}: changed while bundle ran; run it again")
         downloaded += _download(client.session, item, source, folder, redact, progress)
-    name = lock.path.name if lock.path else "lock"
+    name = lock_file.path.name if lock_file.path else "lock"
     _write(folder / MANIFEST_NAME, manifest_text(name, planned.sections, wanted))
     _write(folder / README_NAME, readme_text(name, len(wanted)))
     progress.finish()
     return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)
+
+
+def redactor(lock_file: LockFile, environ: Mapping[str, str]) -> Redactor:
+    """What hides credentials in text shown or written: every section's index URLs and
+    find-links pages, expanded, and the values of their ``${VAR}`` references."""
+    urls = (url for s in lock_file.sections for url in (*s.lock.index_urls, *s.lock.find_links))
+    return Redactor.for_urls(tuple(dict.fromkeys(urls)), environ)
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,8 +1,8 @@
 """Which wheel of each pin a lock's target installs, and what a wheelhouse's manifest says. No
 I/O: the files a lock names, the index's answers and the folder's contents are given.
 
-:func:`lock_sections` is the one place a lock's pins are listed for a wheelhouse: today a lock
-holds one target; a lock with one section per target lists each (``--target NAME`` picks one).
+:func:`lock_sections` is the one place a lock's pins are listed for a wheelhouse: a lock of one
+target is one section; a lock with one section per target lists each (``--target NAME`` picks one).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from colabenv.errors import LockError, UsageError, printable
-from colabenv.lock.content import Lock, LockedPackage, LockTarget
+from colabenv.lock.content import Lock, LockedPackage, LockFile, LockTarget
 from colabenv.models.frozen import model
 
 MANIFEST_NAME = "colabenv-wheelhouse.json"
@@ -53,18 +53,21 @@ class Wanted:
     sections: tuple[str, ...]
 
 
-def lock_sections(lock: Lock, target: str | None) -> tuple[Section, ...]:
-    """The sections of ``lock`` to bundle, each with the pins whose marker holds on its target.
+def lock_sections(lock_file: LockFile, target: str | None) -> tuple[Section, ...]:
+    """The sections of ``lock_file`` to bundle (all, or the one ``target`` names), each with the
+    pins whose marker holds on its target.
 
-    A lock of one target (every lock today) is one section named None; ``target`` must then be
-    None: a name would pick a section such a lock does not have.
+    A lock of one target is one section named None, which no ``--target`` names: UsageError
+    listing the sections (none there) as :func:`colabenv.lock.file.locked_files` words it.
     """
-    where = printable(lock.path.name if lock.path else "the lock")
-    if target is not None:
-        raise UsageError(
-            f"--target {printable(target)}: {where} holds one target, not named sections; leave --target out"
-        )
-    return (applying(None, lock),)
+    if target is None:
+        return tuple(applying(s.name, s.lock) for s in lock_file.sections)
+    for section in lock_file.sections:
+        if section.name is not None and section.name == target:
+            return (applying(section.name, section.lock),)
+    where = printable(lock_file.path.name) if lock_file.path else "<lock>"
+    known = ", ".join(lock_file.names) or "none: it is a lock of one target"
+    raise UsageError(f"{where}: no section {printable(target)[:40]!r} (sections: {known})")
 
 
 def applying(name: str | None, lock: Lock) -> Section:

@@ -16,37 +16,18 @@ from colabenv.lock.file import parse_lock_file, read_lock, read_lock_file, rende
 from colabenv.lock.resolvers import RESOLVERS
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import LocalIndex
-from tests.support.locking import PYTHON, colabenv
-from tests.support.wheels import Standins, build_wheel
+from tests.support.locking import (
+    CLUSTER_FLAGS,
+    NB_FLAGS,
+    OTHER_PYTHON,
+    PYTHON,
+    colabenv,
+    target_indexes,
+)
+from tests.support.locking import write_targets_profile as write_profile
+from tests.support.wheels import Standins
 
-OTHER_PYTHON = "3.12" if PYTHON != "3.12" else "3.13"
-"""The CI target's Python in the uv lock: another Python than the others, so its compiled
-stand-in wheel is another file (pip-tools resolves only for the Python it runs in)."""
 DATA = Path(__file__).resolve().parents[1] / "data" / "lock"
-
-PROFILE = """\
-schema = 1
-name = "team-targets"
-description = "one lock for the notebook, the cluster and CI"
-
-[frameworks]
-torch = ">=2.5,<2.7"
-
-[packages]
-requirements = ["requests>=2", "fastops"]
-
-[install]
-index_url = "{default}"
-pytorch_index_url = "{pytorch}"
-extra_index_urls = ["{extra}"]
-
-[targets]
-nb = {{ driver = "550.54.15", compute_capability = ["7.5"], python = "{python}" }}
-cluster = {{ driver = "580.65.06", compute_capability = "9.0", python = "{python}" }}
-ci = {{ cpu = true, python = "{ci_python}" }}
-"""
-NB_FLAGS = ["--driver", "550.54.15", "--compute-capability", "7.5", "--python", PYTHON]
-CLUSTER_FLAGS = ["--driver", "580.65.06", "--compute-capability", "9.0", "--python", PYTHON]
 
 
 @pytest.fixture(scope="module")
@@ -54,31 +35,8 @@ def indexes(
     standin_wheels: Standins, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LocalIndex, ...]]:
     """The stand-in indexes, and one serving ``fastops``: a compiled wheel per Python."""
-    extra = tmp_path_factory.mktemp("compiled")
-    for python in sorted({PYTHON, OTHER_PYTHON}):
-        tag = f"cp{python.replace('.', '')}"
-        build_wheel(extra, "fastops", "1.0", tag=f"{tag}-{tag}-manylinux_2_28_x86_64")
-    with (
-        LocalIndex(standin_wheels.default) as default,
-        LocalIndex(standin_wheels.pytorch) as pytorch,
-        LocalIndex(extra) as compiled,
-    ):
-        yield default, pytorch, compiled
-
-
-def write_profile(directory: Path, indexes: tuple[LocalIndex, ...], ci_python: str = PYTHON) -> Path:
-    default, pytorch, compiled = indexes
-    path = directory / "team.toml"
-    path.write_text(
-        PROFILE.format(
-            default=default.url,
-            pytorch=pytorch.base_url,
-            extra=compiled.url,
-            python=PYTHON,
-            ci_python=ci_python,
-        )
-    )
-    return path
+    with target_indexes(standin_wheels, tmp_path_factory.mktemp("compiled")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

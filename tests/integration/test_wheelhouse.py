@@ -275,7 +275,7 @@ def test_target_is_refused_for_a_lock_of_one_target(tmp_path: Path, made: Made) 
     code, stdout, err = _bundle(lock, tmp_path / "wheels", "--target", "nb")
     assert code == 2
     assert stdout == ""
-    assert "holds one target, not named sections; leave --target out" in err
+    assert "no section 'nb' (sections: none: it is a lock of one target)" in err
 
 
 # ---------------------------------------------------------------------------------------------

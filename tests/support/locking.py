@@ -3,7 +3,8 @@
 ``write_profile`` writes a small team profile whose ``[install]`` points at a ``default_index``
 and a ``pytorch_index`` (see ``tests.support.fixtures``), ``write_jax_profile`` a jax-only one;
 ``colabenv`` runs the real console script in an isolated environment; ``lock_profile`` locks for
-a T4 target and reads the lock.
+a T4 target and reads the lock. ``target_indexes`` and ``write_targets_profile`` are the
+three-target setup of issue 26 (tests/integration/test_lock_targets.py, test_wheelhouse_targets.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from colabenv.lock.content import Lock
@@ -19,6 +21,7 @@ from colabenv.lock.file import read_lock
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
+from tests.support.wheels import Standins, build_wheel
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 T4 = ["--driver", "550.54.15", "--compute-capability", "7.5", "--python", PYTHON]
@@ -101,3 +104,64 @@ def lock_profile(profile: Path, out: Path, resolver: str, *extra: str) -> Lock:
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     return read_lock(out)
+
+
+OTHER_PYTHON = "3.12" if PYTHON != "3.12" else "3.13"
+"""The CI target's Python in a lock of three targets: another Python than the others, so its
+compiled stand-in wheel is another file (pip-tools resolves only for the Python it runs in)."""
+
+TARGETS_PROFILE = """\
+schema = 1
+name = "team-targets"
+description = "one lock for the notebook, the cluster and CI"
+{frameworks}
+[packages]
+requirements = ["requests>=2", "fastops"]
+
+[install]
+index_url = "{default}"
+pytorch_index_url = "{pytorch}"
+extra_index_urls = ["{extra}"]
+
+[targets]
+nb = {{ driver = "550.54.15", compute_capability = ["7.5"], python = "{python}" }}
+cluster = {{ driver = "580.65.06", compute_capability = "9.0", python = "{python}" }}
+ci = {{ cpu = true, python = "{ci_python}" }}
+"""
+NB_FLAGS = ["--driver", "550.54.15", "--compute-capability", "7.5", "--python", PYTHON]
+CLUSTER_FLAGS = ["--driver", "580.65.06", "--compute-capability", "9.0", "--python", PYTHON]
+
+
+@contextmanager
+def target_indexes(standins: Standins, compiled: Path) -> Iterator[tuple[LocalIndex, LocalIndex, LocalIndex]]:
+    """The stand-in indexes served, and one of ``compiled`` (an empty folder) serving
+    ``fastops``: a compiled wheel for this Python and one for ``OTHER_PYTHON``."""
+    for python in sorted({PYTHON, OTHER_PYTHON}):
+        tag = f"cp{python.replace('.', '')}"
+        build_wheel(compiled, "fastops", "1.0", tag=f"{tag}-{tag}-manylinux_2_28_x86_64")
+    with (
+        LocalIndex(standins.default) as default,
+        LocalIndex(standins.pytorch) as pytorch,
+        LocalIndex(compiled) as served,
+    ):
+        yield default, pytorch, served
+
+
+def write_targets_profile(
+    directory: Path, indexes: tuple[LocalIndex, ...], ci_python: str = PYTHON, *, torch: bool = True
+) -> Path:
+    """``team.toml`` in ``directory``: targets nb (T4), cluster (H100) and ci (CPU, ``ci_python``);
+    ``torch`` False leaves ``[frameworks]`` out (only ``requests`` and ``fastops``)."""
+    default, pytorch, compiled = indexes
+    path = directory / "team.toml"
+    path.write_text(
+        TARGETS_PROFILE.format(
+            frameworks='\n[frameworks]\ntorch = ">=2.5,<2.7"\n' if torch else "",
+            default=default.url,
+            pytorch=pytorch.base_url,
+            extra=compiled.url,
+            python=PYTHON,
+            ci_python=ci_python,
+        )
+    )
+    return path

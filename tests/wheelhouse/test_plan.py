@@ -10,7 +10,15 @@ import pytest
 from packaging.utils import canonicalize_name
 
 from colabenv.errors import LockError, ProfileError, UsageError
-from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+from colabenv.lock.content import (
+    Lock,
+    LockedFile,
+    LockedPackage,
+    LockFile,
+    LockHeader,
+    LockSection,
+    LockTarget,
+)
 from colabenv.profile.load import load_profile_text
 from colabenv.wheelhouse.plan import (
     Wanted,
@@ -35,6 +43,14 @@ def _package(name: str, version: str, *files: str, marker: str | None = None) ->
 def _lock(*packages: LockedPackage) -> Lock:
     header = LockHeader("0.1.0", "p", "sha256:" + "0" * 64, TARGET, (), "uv 0.8.0")
     return Lock(header, packages, None, (), Path("team.lock"))
+
+
+def _one(lock: Lock) -> LockFile:
+    return LockFile((LockSection(None, lock),), lock.path)
+
+
+def _sectioned(**sections: Lock) -> LockFile:
+    return LockFile(tuple(LockSection(name, lock) for name, lock in sections.items()), Path("team.lock"))
 
 
 def _files(package: LockedPackage) -> dict[str, tuple[str, str]]:
@@ -74,14 +90,31 @@ def test_a_lock_of_one_target_is_one_section_without_the_pins_whose_marker_is_fa
     other = _package(
         "pywin32", "306", "pywin32-306-cp312-cp312-win_amd64.whl", marker='sys_platform == "win32"'
     )
-    (section,) = lock_sections(_lock(kept, other), None)
+    (section,) = lock_sections(_one(_lock(kept, other)), None)
     assert section.name is None
     assert section.packages == (kept,)
 
 
 def test_target_names_no_section_of_a_lock_of_one_target() -> None:
-    with pytest.raises(UsageError, match=r"--target nb: team.lock holds one target, not named sections"):
-        lock_sections(_lock(), "nb")
+    with pytest.raises(
+        UsageError, match=r"^team.lock: no section 'nb' \(sections: none: it is a lock of one target\)$"
+    ):
+        lock_sections(_one(_lock()), "nb")
+
+
+def test_a_sectioned_lock_is_every_section_or_the_one_target_names() -> None:
+    six = _package("six", "1.17.0", "six-1.17.0-py2.py3-none-any.whl")
+    old = _package("tomli", "2.2.1", "tomli-2.2.1-py3-none-any.whl", marker='python_version < "3.11"')
+    py310 = dataclasses.replace(TARGET, python="3.10")
+    nb = _lock(six, old)
+    ci = dataclasses.replace(nb, header=dataclasses.replace(nb.header, target=py310))
+    lock_file = _sectioned(nb=nb, ci=ci)
+    both = lock_sections(lock_file, None)
+    assert [(s.name, s.packages) for s in both] == [("nb", (six,)), ("ci", (six, old))]
+    (only,) = lock_sections(lock_file, "ci")
+    assert (only.name, only.target.python) == ("ci", "3.10")
+    with pytest.raises(UsageError, match=r"^team.lock: no section 'gpu' \(sections: nb, ci\)$"):
+        lock_sections(lock_file, "gpu")
 
 
 def test_one_file_name_with_two_hashes_is_refused() -> None:
@@ -100,7 +133,7 @@ def test_the_manifest_is_sorted_json_naming_each_file_and_its_hash() -> None:
             Wanted("a-1-py3-none-any.whl", "a", "1", "d" * 64, "https://i.example/a", ("default",)),
         ]
     )
-    (section,) = lock_sections(_lock(), None)
+    (section,) = lock_sections(_one(_lock()), None)
     document = json.loads(manifest_text("team.lock", [section], wanted))
     assert document["schema"] == 1
     assert document["sections"] == [

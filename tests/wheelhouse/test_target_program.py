@@ -77,6 +77,23 @@ def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
     assert "has no wheel of six==1.17.0" in capsys.readouterr().out
 
 
+def test_the_check_passes_over_another_pythons_wheel_of_a_pin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A wheelhouse of a lock with named targets holds each section's wheels: another Python's
+    wheel of a pin (its hash not in this section) is none this interpreter installs."""
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / SIX).write_bytes(b"six")
+    (folder / "six-1.17.0-cp27-cp27mu-manylinux1_x86_64.whl").write_bytes(b"another section's")
+    good = hashlib.sha256(b"six").hexdigest()
+    missing = tmp_path / "missing.txt"
+    missing.write_text("six==1.17.0\n")
+    lock = _lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")
+    assert program._wheelhouse_check(str(lock), str(missing), str(folder)) == 0
+    assert "1 wheels, each with the lock's sha256" in capsys.readouterr().out
+
+
 def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
     import os
 
