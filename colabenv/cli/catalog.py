@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
     from packaging.specifiers import SpecifierSet
 
+    from colabenv.catalog.refresh.sources import RefreshOptions
     from colabenv.catalog.refresh.writer import Outcome
+    from colabenv.index.client import SimpleClient
     from colabenv.models import Arch, Catalog, CudaPackage, CudaToolkit, Framework, Release
 
 MIB = 1024 * 1024
@@ -260,19 +262,20 @@ def _driver_table(base: Path) -> Catalog:
     return with_overlays(shipped, [load_overlay(base, "--catalog", ())])
 
 
-def _refresh(args: argparse.Namespace) -> int:
+def _refresh_client(
+    args: argparse.Namespace, framework: Framework | None, *, variant_index: bool, cuda_notes: str | None
+) -> tuple[RefreshOptions, SimpleClient]:
+    """What both ``catalog refresh`` forms read with: the options their flags give (checked) and
+    a client of the default index (and the PyTorch index where ``variant_index`` and the flags
+    allow it) whose messages redact those indexes' credentials."""
     import os
 
-    from colabenv.catalog.load import FRAMEWORK_FILES
-    from colabenv.catalog.refresh.frameworks import derive
-    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, IndexReader, RefreshOptions
+    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.cli.lock import http_deadline
-    from colabenv.errors import UsageError, printable
+    from colabenv.errors import UsageError
     from colabenv.index.client import SimpleClient
     from colabenv.index.urls import Redactor, default_index_url
-    from colabenv.models import Framework
 
-    framework = Framework(args.framework)
     if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
         raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
     deadline = http_deadline(args, os.environ)
@@ -281,10 +284,8 @@ def _refresh(args: argparse.Namespace) -> int:
     if index is None:
         raise UsageError("catalog refresh: no default index is known here: give --index URL")
     pytorch_index = None
-    if framework is Framework.TORCH and not args.no_variant_index:
+    if variant_index and not args.no_variant_index:
         pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
-    name = FRAMEWORK_FILES[framework]
-    output, base = _folders(args, name)
     options = RefreshOptions(
         framework=framework,
         index=index,
@@ -294,17 +295,38 @@ def _refresh(args: argparse.Namespace) -> int:
         read_archs=args.archs == "read",
         max_wheel_bytes=args.max_mib * MIB,
         timeout_s=args.timeout,
+        cuda_notes=cuda_notes,
+    )
+    urls = [index] + ([pytorch_index] if pytorch_index else [])
+    return options, SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
+
+
+def _refresh(args: argparse.Namespace) -> int:
+
+    from colabenv.catalog.load import FRAMEWORK_FILES
+    from colabenv.catalog.refresh.frameworks import derive
+    from colabenv.catalog.refresh.sources import IndexReader
+    from colabenv.errors import printable
+    from colabenv.models import Framework
+
+    framework = Framework(args.framework)
+    name = FRAMEWORK_FILES[framework]
+    options, client = _refresh_client(
+        args,
+        framework,
+        variant_index=framework is Framework.TORCH,
         cuda_notes=_url(args.cuda_notes, "--cuda-notes"),
     )
+    output, base = _folders(args, name)
     start_text, known, named, follows = _starting_file(base / name, framework)
     catalog = _driver_table(base)
-    urls = [index] + ([pytorch_index] if pytorch_index else [])
-    client = SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
         derived = derive(IndexReader(client, options, progress), known, catalog)
     from colabenv.catalog.refresh.writer import merged_text
 
-    outcome = merged_text(framework, start_text, known, named, follows, derived, pytorch_index is not None)
+    outcome = merged_text(
+        framework, start_text, known, named, follows, derived, options.pytorch_index is not None
+    )
     _check_loads(base / name, outcome.text, framework, derived.toolkits)
     drivers = _drivers_change(base, derived.toolkits)
     for note in outcome.notes:
@@ -448,44 +470,19 @@ def _summary(outcome: Outcome, path: Path) -> str:
 
 def _refresh_packages(args: argparse.Namespace) -> int:
     """``catalog refresh packages``: the releases of the CUDA packages cuda_packages.toml lacks."""
-    import os
 
     from colabenv.catalog.load import read_overlay_file
     from colabenv.catalog.packages import PACKAGES_FILE
     from colabenv.catalog.refresh.packages import derive_packages
-    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, IndexReader, RefreshOptions
+    from colabenv.catalog.refresh.sources import IndexReader
     from colabenv.catalog.refresh.writer import packages_merged_text
-    from colabenv.cli.lock import http_deadline
-    from colabenv.errors import UsageError, printable
-    from colabenv.index.client import SimpleClient
-    from colabenv.index.urls import Redactor, default_index_url
+    from colabenv.errors import printable
 
-    if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
-        raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
-    deadline = http_deadline(args, os.environ)
-    default = default_index_url()
-    index = _url(args.index, "--index") if args.index else default
-    if index is None:
-        raise UsageError("catalog refresh: no default index is known here: give --index URL")
-    pytorch_index = None
-    if not args.no_variant_index:
-        pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
+    options, client = _refresh_client(args, None, variant_index=True, cuda_notes=None)
     output, base = _folders(args, PACKAGES_FILE)
     path = base / PACKAGES_FILE
     start_text = read_overlay_file(path).decode("utf-8")
     packages, named = _packages_file(path, start_text)
-    options = RefreshOptions(
-        framework=None,
-        index=index,
-        index_label="PyPI" if index == default else f"the index {index}",
-        pytorch_index=pytorch_index,
-        releases=_releases(args.releases),
-        read_archs=args.archs == "read",
-        max_wheel_bytes=args.max_mib * MIB,
-        timeout_s=args.timeout,
-    )
-    urls = [index] + ([pytorch_index] if pytorch_index else [])
-    client = SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
         derived = derive_packages(IndexReader(client, options, progress), packages)
     text = packages_merged_text(start_text, derived.releases, named)

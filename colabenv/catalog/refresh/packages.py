@@ -14,6 +14,7 @@ overwritten: a torch range or Python range the index contradicts is reported.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from packaging.specifiers import SpecifierSet
@@ -271,17 +272,4 @@ def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
 
 def _without_python(build: PackageBuild) -> PackageBuild:
     """``build`` whose Python range is its release's (not written twice)."""
-    return PackageBuild(
-        name=build.name,
-        distribution=build.distribution,
-        cuda=build.cuda,
-        torch=build.torch,
-        index_url=build.index_url,
-        find_links=build.find_links,
-        local_tag=build.local_tag,
-        archs=build.archs,
-        requires=build.requires,
-        python=None,
-        source=build.source,
-        unconfirmed=build.unconfirmed,
-    )
+    return dataclasses.replace(build, python=None)
