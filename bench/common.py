@@ -20,6 +20,17 @@ PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 T4 = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", PY)
 
 
+def compile_colabenv() -> None:
+    """Byte-compile colabenv as an installed wheel is: with PYTHONDONTWRITEBYTECODE set, an
+    editable checkout would otherwise recompile every module on every run, while the floor's
+    packaging modules are already compiled in site-packages."""
+    import compileall
+
+    import colabenv
+
+    compileall.compile_dir(str(Path(colabenv.__file__).parent), quiet=1)
+
+
 def colabenv_exe() -> Path:
     """The console script beside the running interpreter (the benchmarks' colabenv)."""
     exe = Path(sys.executable).parent / "colabenv"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import alternate, ratio_line, wall_s
+from common import alternate, compile_colabenv, ratio_line, wall_s
 
 
 def main() -> int:
@@ -23,6 +23,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 runs of each")
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
+    compile_colabenv()
 
     exe = Path(sys.executable).parent / "colabenv"
     detect_argv = (

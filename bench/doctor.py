@@ -26,7 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import alternate, colabenv_exe, ratio_line, wall_s, without_colabenv_overrides, write_full_ring
+from common import (
+    alternate,
+    colabenv_exe,
+    compile_colabenv,
+    ratio_line,
+    wall_s,
+    without_colabenv_overrides,
+    write_full_ring,
+)
 
 PACKAGES = ("alpha", "bravo", "charlie", "delta")
 
@@ -53,6 +61,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 runs of each")
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
+    compile_colabenv()
 
     with tempfile.TemporaryDirectory(prefix="colabenv-bench-doctor-") as folder:
         root = Path(folder)
