@@ -109,6 +109,30 @@ def test_detect_on_a_host_without_a_gpu_imports_no_catalog(tmp_path: Path) -> No
     assert sorted(loaded & {"colabenv.catalog.load", "colabenv.catalog.tpu", "tomllib", "tomli"}) == []
 
 
+@pytest.mark.parametrize("command", [["detect", "--json"], ["watch", "status", "--json"]])
+def test_commands_that_parse_no_pin_do_not_import_the_requirement_grammar(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """packaging.requirements (and the markers grammar under it) costs about 20 ms to import:
+    the models name Requirement only in annotations, and modules import it where they parse."""
+    probe = (
+        "import sys, json, io, contextlib\n"
+        f"sys.argv = ['colabenv', *{command!r}]\n"
+        "from colabenv.cli.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main()\n"
+        "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+    )
+    env = {**os.environ, "COLABENV_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] == 0
+    assert sorted(set(report["modules"]) & {"packaging.requirements", "packaging.markers"}) == []
+
+
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert gc.isenabled()
     assert main.main(["profiles", "list"]) == 0

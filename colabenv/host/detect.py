@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
@@ -163,6 +162,8 @@ def parse_freeze(text: str, where: str) -> InstalledSet:
 
 
 def _freeze_line(line: str) -> tuple[str, str | None] | None:
+    from packaging.requirements import InvalidRequirement, Requirement  # 20 ms: only for a freeze file
+
     try:
         requirement = Requirement(line)
     except InvalidRequirement:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import field
+from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
@@ -15,11 +15,18 @@ from packaging.version import Version
 from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
 from colabenv.models.frozen import model
 
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
 
 @functools.lru_cache(maxsize=1024)
 def parsed_pin(text: str) -> Requirement:
     """A catalog pin parsed once per process: the resolver asks of every build of every
-    release, and many builds share their NVIDIA pins. Not to be changed by the caller."""
+    release, and many builds share their NVIDIA pins. Not to be changed by the caller.
+    (packaging.requirements is imported here, not with the models: its grammar costs about
+    20 ms, and commands such as ``doctor`` and ``watch`` read models without parsing a pin.)"""
+    from packaging.requirements import Requirement
+
     return Requirement(text)
 
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 
 from colabenv.models.base import Framework, Installer
 from colabenv.models.frozen import model
 from colabenv.models.packages import PackageRequest
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement  # 20 ms of grammar: imported where pins are parsed
 
 
 @model
