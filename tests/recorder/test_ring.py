@@ -401,6 +401,9 @@ def test_the_quick_check_of_a_process_agrees_with_the_careful_one(text: str) -> 
         return
     quick = codec._process(value)
     assert quick == careful
+    assert (vars(quick), hash(quick), repr(quick)) == (vars(careful), hash(careful), repr(careful))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.rss = 0  # type: ignore[misc]
     assert [type(getattr(quick, f.name)) for f in dataclasses.fields(quick)] == [
         type(getattr(careful, f.name)) for f in dataclasses.fields(careful)
     ]
