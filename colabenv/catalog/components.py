@@ -8,6 +8,8 @@ of those wheels carries. From them, for a set of GPUs:
   (``nvidia-cudnn-cu12<9.11`` for a P100), or None when every known release covers the GPUs;
 - :func:`pulled_in`: the components a framework build pins, directly or through
   ``cuda-toolkit[...]``, with the versions its pin admits;
+- :func:`nvidia_requirements`: every requirement a build brings, through ``cuda-toolkit[...]``
+  too, for the CUDA packages' own NVIDIA requirements to be held to;
 - :func:`component_problems`: for ``verify``, each installed component release that lacks
   kernels for a GPU, with the last release that has them.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -27,6 +30,9 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability, parsed_pin
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 TOOLKIT_META = canonicalize_name("cuda-toolkit")
 
@@ -168,6 +174,26 @@ def _pin_name(text: str) -> str:
     return canonicalize_name(match.group(1)) if match else ""
 
 
+def _meta_pins(pin: Requirement, facts: ComponentFacts) -> tuple[tuple[str, Requirement], ...]:
+    """What a ``cuda-toolkit[...]==X`` pin brings through the meta-package release X, one
+    (label, requirement) per requirement of each extra it names; () for any other pin, and for
+    a release components.toml does not record."""
+    exact = [s.version for s in pin.specifier if s.operator in ("==", "===")]
+    if canonicalize_name(pin.name) != TOOLKIT_META or len(exact) != 1:
+        return ()
+    try:
+        meta = facts.toolkit_meta(Version(exact[0]))
+    except InvalidVersion:
+        return ()
+    if meta is None:
+        return ()
+    return tuple(
+        (f"{pin.name}[{extra}]=={exact[0]} ({inner})", inner)
+        for extra in sorted(pin.extras)
+        for inner in meta.pins(extra)
+    )
+
+
 def pulled_in(
     pins: Iterable[str], facts: ComponentFacts, only: Container[str] | None = None
 ) -> tuple[PulledIn, ...]:
@@ -184,25 +210,31 @@ def pulled_in(
         if component is not None:
             found.append(PulledIn(component, pin.specifier, str(pin)))
             continue
-        if name != TOOLKIT_META:
-            continue
-        exact = [s.version for s in pin.specifier if s.operator in ("==", "===")]
-        if len(exact) != 1:
-            continue
-        try:
-            meta = facts.toolkit_meta(Version(exact[0]))
-        except InvalidVersion:
-            continue
-        if meta is None:
-            continue
-        for extra in sorted(pin.extras):
-            for inner in meta.pins(extra):
-                target = facts.component(inner.name)
-                if target is not None and (only is None or str(target.name) in only):
-                    found.append(
-                        PulledIn(target, inner.specifier, f"{pin.name}[{extra}]=={exact[0]} ({inner})")
-                    )
+        for label, inner in _meta_pins(pin, facts):
+            target = facts.component(inner.name)
+            if target is not None and (only is None or str(target.name) in only):
+                found.append(PulledIn(target, inner.specifier, label))
     return tuple(found)
+
+
+def nvidia_requirements(pins: tuple[str, ...], facts: ComponentFacts) -> tuple[tuple[str, Requirement], ...]:
+    """Every requirement a framework build brings that another wheel may also require, each with
+    the pin it comes from: its own pins, and for a ``cuda-toolkit[...]==X`` pin what each of its
+    extras pins in release X (``nvidia-nvjitlink-cu12==12.8.93.*`` behind torch 2.11 cu128's
+    ``cuda-toolkit[...,nvjitlink,...]==12.8.1``), whether or not components.toml reads that
+    wheel's GPU code. Kept in ``facts.memo`` by the pins: the joint search asks per combination."""
+    key = ("requirements", pins)
+    kept = facts.memo.get(key)
+    if isinstance(kept, tuple):
+        return kept
+    found: list[tuple[str, Requirement]] = []
+    for text in pins:
+        pin = parsed_pin(text)
+        found.append((str(pin), pin))
+        found.extend(_meta_pins(pin, facts))
+    result = tuple(found)
+    facts.memo[key] = result
+    return result
 
 
 @model

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -37,6 +38,9 @@ from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
 from colabenv.resolve.explain import grouped_rejections
 
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
 
@@ -48,6 +52,9 @@ class Pick:
     framework: Framework
     version: Version
     variant: Variant
+    requirements: tuple[tuple[str, Requirement], ...]
+    """The NVIDIA wheels (and the rest) the build requires, each with the pin it comes from,
+    through ``cuda-toolkit[...]`` too (:func:`colabenv.catalog.components.nvidia_requirements`)."""
 
 
 @model
@@ -266,15 +273,14 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
                 f"{name} {build.name} is built for CUDA {build.cuda_major}; {other.request.name} "
                 f"{other.build.name} for CUDA {other.build.cuda_major}"
             )
-    pins = [(f"{p.framework} {p.version}", p.variant.pins) for p in picks]
-    pins += [(f"{o.request.name} {o.release.version}", o.build.pins) for o in others]
+    pins = [(f"{p.framework} {p.version}", label, pin) for p in picks for label, pin in p.requirements]
+    pins += [(f"{o.request.name} {o.release.version}", str(pin), pin) for o in others for pin in o.build.pins]
     for mine in build.pins:
-        for label, theirs in pins:
-            for pin in theirs:
-                if canonicalize_name(pin.name) == canonicalize_name(mine.name) and not specifiers_meet(
-                    [mine.specifier, pin.specifier]
-                ):
-                    return f"{name} {candidate.release.version} requires {mine}; {label} pins {pin}"
+        for who, label, pin in pins:
+            if canonicalize_name(pin.name) == canonicalize_name(mine.name) and not specifiers_meet(
+                [mine.specifier, pin.specifier]
+            ):
+                return f"{name} {candidate.release.version} requires {mine}; {who} pins {label}"
     return None
 
 

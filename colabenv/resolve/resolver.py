@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util.reader import cached_version
-from colabenv.catalog.components import bounds, pulled_in
+from colabenv.catalog.components import bounds, nvidia_requirements, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
@@ -621,18 +621,20 @@ def resolve(
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
         unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
     plan = plan_packages(profile, target, catalog, allow)
-    free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=False))
+    free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c, catalog), keep=False))
     chosen = (
-        _joint_choice(per_framework, lambda c: accepts(plan, _picks(c), keep=True)) if plan.image else None
+        _joint_choice(per_framework, lambda c: accepts(plan, _picks(c, catalog), keep=True))
+        if plan.image
+        else None
     ) or free
     if chosen is None:
         alone = _joint_choice(per_framework, lambda combo: True) if plan.requests else None
         if alone is not None:
-            raise ResolutionError(refusal(plan, _picks(alone), profile))
+            raise ResolutionError(refusal(plan, _picks(alone, catalog), profile))
         raise ResolutionError(
             f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
-    packages = choose(plan, _picks(chosen)) or ()
+    packages = choose(plan, _picks(chosen, catalog)) or ()
     constraints, brought = _constraints(chosen, target, catalog)
     choices = []
     for option, request in zip(chosen, requests, strict=True):
@@ -682,7 +684,9 @@ def resolve(
                 [
                     *_warnings(chosen, profile, target, catalog),
                     *misplaced(profile.requirements, profile.path.name),
-                    *image_warnings(plan, catalog, _picks(chosen), packages, _picks(free or chosen)),
+                    *image_warnings(
+                        plan, catalog, _picks(chosen, catalog), packages, _picks(free or chosen, catalog)
+                    ),
                     *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )
@@ -690,9 +694,19 @@ def resolve(
         required_driver=required,
         install=profile.install,
         constraints=constraints,
-        cuda_packages=package_choices(packages, plan, _picks(chosen), target, catalog, profile.install),
+        cuda_packages=package_choices(
+            packages, plan, _picks(chosen, catalog), target, catalog, profile.install
+        ),
     )
 
 
-def _picks(combo: Sequence[_Option]) -> tuple[Pick, ...]:
-    return tuple(Pick(o.framework, o.release.version, o.variant) for o in combo)
+def _picks(combo: Sequence[_Option], catalog: Catalog) -> tuple[Pick, ...]:
+    return tuple(
+        Pick(
+            o.framework,
+            o.release.version,
+            o.variant,
+            nvidia_requirements(o.variant.pin_texts, catalog.components),
+        )
+        for o in combo
+    )

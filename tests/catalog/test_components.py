@@ -12,7 +12,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.catalog.components import component_problems, coverage, pulled_in
+from colabenv.catalog.components import component_problems, coverage, nvidia_requirements, pulled_in
 from colabenv.catalog.load import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.errors import CatalogError
 from colabenv.lock.file import read_lock
@@ -331,6 +331,29 @@ def test_pins_and_cuda_toolkit_extras_become_components(facts: ComponentFacts) -
     assert pulled_in(["cuda-toolkit[cublas]==12.9.1", "cuda-toolkit[cublas]>=12.6"], facts) == ()
     only_cudnn = pulled_in([*pins, "not a requirement !!"], facts, {"nvidia-cudnn-cu12"})
     assert [str(p.component.name) for p in only_cudnn] == ["nvidia-cudnn-cu12"]
+
+
+def test_nvidia_requirements_open_cuda_toolkit_pins_whether_or_not_a_component_is_read() -> None:
+    """What a CUDA package's NVIDIA requirements are held to: a build's own pins, and for a
+    ``cuda-toolkit[...]==X`` pin what each extra pins in release X, nvJitLink included (no GPU
+    code, so no component of its own); a release the file lacks brings only the pin itself."""
+    pins = (
+        "cuda-toolkit[cublas,nvjitlink]==12.8.1; platform_system == 'Linux'",
+        "nvidia-cudnn-cu12==9.19.0.56",
+        "cuda-toolkit[nvjitlink]==12.9.1",
+    )
+    found = [(label, str(req)) for label, req in nvidia_requirements(pins, _SHIPPED.components)]
+    assert found == [
+        ('cuda-toolkit[cublas,nvjitlink]==12.8.1; platform_system == "Linux"',) * 2,
+        ("cuda-toolkit[cublas]==12.8.1 (nvidia-cublas-cu12==12.8.4.1.*)", "nvidia-cublas-cu12==12.8.4.1.*"),
+        (
+            "cuda-toolkit[nvjitlink]==12.8.1 (nvidia-nvjitlink-cu12==12.8.93.*)",
+            "nvidia-nvjitlink-cu12==12.8.93.*",
+        ),
+        ("nvidia-cudnn-cu12==9.19.0.56",) * 2,
+        ("cuda-toolkit[nvjitlink]==12.9.1",) * 2,
+    ]
+    assert nvidia_requirements(pins, _SHIPPED.components) is nvidia_requirements(pins, _SHIPPED.components)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -312,6 +312,36 @@ def test_with_a_torch_whose_nvjitlink_fits_the_newest_rapids_is_taken(tmp_path: 
     assert (chosen["cudf"][0], chosen["cuml"][0], chosen["cupy"][1]) == ("26.8.0", "26.8.0", "cuda12")
 
 
+A_T4_ON_570 = ("570.133.07", "12.8", "7.5")
+
+
+def test_an_nvjitlink_torch_pins_through_cuda_toolkit_is_held_against_rapids(tmp_path: Path) -> None:
+    """torch 2.11 pins nvJitLink through ``cuda-toolkit[...,nvjitlink,...]==12.8.1`` (cu128) and
+    ``==12.6.3`` (cu126), not by name; cuDF 26.08 requires nvidia-nvjitlink-cu12>=12.9. On a
+    driver of CUDA 12.8 no torch 2.11 build fits: exit 3, naming the two requirements."""
+    error = _refusal(tmp_path, 'torch = "==2.11.*"\ncudf = "==26.8.*"', A_T4_ON_570)
+    assert isinstance(error, ResolutionError)
+    assert (
+        "cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9; torch 2.11.0 pins "
+        "cuda-toolkit[nvjitlink]==12.8.1 (nvidia-nvjitlink-cu12==12.8.93.*)"
+    ) in str(error)
+    # the same torch beside a cuDF whose nvJitLink floor it meets
+    chosen = _chosen(_resolve(tmp_path / "older", 'torch = "==2.11.*"\ncudf = "==26.6.*"', A_T4_ON_570))
+    assert chosen["torch"][1] == "cu128"
+    assert chosen["cudf"][0] == "26.6.1"
+
+
+def test_with_cuda_toolkit_pins_the_newest_rapids_is_passed_over_and_said(tmp_path: Path) -> None:
+    resolution = _resolve(tmp_path, 'torch = "==2.11.*"\ncudf = "*"', A_T4_ON_570)
+    chosen = _chosen(resolution)
+    assert chosen["torch"][:2] == ("2.11.0", "cu128")
+    assert chosen["cudf"][0] != "26.8.0"
+    (cudf,) = resolution.cuda_packages
+    assert (
+        "not 26.8.0: cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9; torch 2.11.0 pins " in cudf.reason
+    )
+
+
 def test_packages_that_require_each_other_are_held_together(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'cudf = "==26.6.*"\ncuml = "==26.8.*"', A_T4_ON_580)
     assert "cuml 26.8.0 requires cudf==26.8.*; cudf 26.6.1 tried" in str(error)
