@@ -1,4 +1,6 @@
-"""``colabenv pin PROFILE --lock LOCK``: framework specifiers become the lock's exact versions.
+"""``colabenv pin PROFILE --lock LOCK``: framework specifiers become the lock's exact versions,
+and so do those of the CUDA packages ``[frameworks]`` names (``xformers = "*"``, ``cupy``: the
+release of ``cupy-cuda12x`` or ``cupy-cuda13x`` the lock holds).
 
 The profile is edited with tomlkit, so its comments, key order and layout survive: a string
 specifier is replaced in place, a table keeps its other keys (variant, companions) and gets
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from colabenv.cli.common import write_text_atomic
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.lock.content import Lock
 from colabenv.lock.file import read_lock_file
+from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
+from colabenv.models.packages import PackageRequest
 
 
 def _public(version: str) -> str:
@@ -32,13 +36,23 @@ def _public(version: str) -> str:
         return version
 
 
-def _pins(lock: Lock) -> dict[str, str]:
-    """Framework -> exact specifier, from the lock's header (its recorded choices)."""
+def _pins(lock: Lock, packages: Sequence[PackageRequest] = ()) -> dict[str, str]:
+    """Framework -> exact specifier, from the lock's header (its recorded choices); then each
+    CUDA package the profile names (its key as written) -> the exact release of its
+    distribution the lock holds (``cupy`` -> ``cupy-cuda12x``'s)."""
     pins: dict[str, str] = {}
     for framework in lock.header.frameworks:
         locked = lock.version_of(str(framework.framework))
         version = _public(locked) if locked else framework.version
         pins[str(framework.framework)] = f"=={version}"
+    for request in packages:
+        names = CUDA_PACKAGES.get(request.name)
+        dists = (
+            (request.name,) if names is None else (names.name, *map(names.distribution_for, PACKAGE_MAJORS))
+        )
+        found = [v for v in map(lock.version_of, dict.fromkeys(dists)) if v is not None]
+        if found:
+            pins[request.key] = f"=={_public(found[0])}"
     return pins
 
 
@@ -63,8 +77,11 @@ def _pin_table(table: MutableMapping[str, Any], pin: str, lock: Lock) -> list[st
     return changed
 
 
-def pin_text(text: str, lock: Lock, source: Path) -> tuple[str, list[str]]:
-    """The profile text with framework specifiers pinned, and what changed (for the report)."""
+def pin_text(
+    text: str, lock: Lock, source: Path, packages: Sequence[PackageRequest] = ()
+) -> tuple[str, list[str]]:
+    """The profile text with the specifiers of its frameworks and of the CUDA packages
+    ``packages`` pinned, and what changed (for the report)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -79,7 +96,7 @@ def pin_text(text: str, lock: Lock, source: Path) -> tuple[str, list[str]]:
     if not isinstance(frameworks, MutableMapping):
         raise ProfileError(source, "frameworks", "expected a table")
     changes: list[str] = []
-    for name, pin in _pins(lock).items():
+    for name, pin in _pins(lock, packages).items():
         current = frameworks.get(name)
         if current is False:
             continue
@@ -105,15 +122,16 @@ def _replace_validated(path: Path, text: str) -> Path:
     return write_text_atomic(path, text, validate=check)
 
 
-def _one_lock(path: Path) -> Lock:
-    """The lock whose framework versions the profile is pinned to: a lock of one target, or
-    of several whose sections agree on every framework's version (pinning one section's
-    versions would take the others' away); UsageError naming the sections that disagree."""
+def _one_lock(path: Path, packages: Sequence[PackageRequest] = ()) -> Lock:
+    """The lock whose framework and CUDA package versions the profile is pinned to: a lock of
+    one target, or of several whose sections agree on every one of those versions (pinning one
+    section's versions would take the others' away); UsageError naming the sections that
+    disagree."""
     lock_file = read_lock_file(path)
     first = lock_file.first
     for section in lock_file.sections[1:]:
-        if _pins(section.lock) != _pins(first):
-            theirs, mine = _pins(section.lock), _pins(first)
+        if _pins(section.lock, packages) != _pins(first, packages):
+            theirs, mine = _pins(section.lock, packages), _pins(first, packages)
             differ = sorted(k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k))
             shown = ", ".join(
                 f"{k} {mine.get(k, 'none')} in {lock_file.sections[0].name}, "
@@ -134,14 +152,14 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"{printable(path)}: no such profile file (pin edits a file, not a golden name)")
     profile = load_profile(path)
-    lock = _one_lock(Path(args.lock))
+    lock = _one_lock(Path(args.lock), profile.cuda_packages)
     if lock.header.profile_name != profile.name:
         raise UsageError(
             f"{printable(args.lock)}: made for profile "
             f"{printable(lock.header.profile_name)!r}, not {profile.name!r}"
         )
     text = read_profile_text(path)
-    new_text, changes = pin_text(text, lock, path)
+    new_text, changes = pin_text(text, lock, path, profile.cuda_packages)
     shown = printable(path)
     if not changes:
         sys.stderr.write(f"colabenv: {shown}: frameworks already pinned to the lock\n")
