@@ -243,7 +243,10 @@ def run(args: argparse.Namespace) -> int:
     where = printable(output) if output is not None else "stdout"
     for section in sections:
         lock = section.lock
-        frameworks = ", ".join(f"{f.framework} {f.version} ({f.variant})" for f in lock.header.frameworks)
+        frameworks = ", ".join(
+            [f"{f.framework} {f.version} ({f.variant})" for f in lock.header.frameworks]
+            + [f"{p.distribution} {p.version} ({p.variant})" for p in lock.header.cuda_packages]
+        )
         target_name = f" (target {section.name})" if section.name else ""
         _note(
             args,

@@ -30,6 +30,7 @@ from colabenv.models import (
     Accelerator,
     ComputeCapability,
     Framework,
+    LockedCudaPackage,
     LockedFramework,
     Target,
     TpuTarget,
@@ -114,6 +115,14 @@ def header_value(framework: LockedFramework) -> str:
     return (
         f"{framework.framework!s} {framework.version} variant={framework.variant} "
         f"index={framework.index_url or HeaderWord.DEFAULT.value}"
+    )
+
+
+def package_header_value(package: LockedCudaPackage) -> str:
+    """A ``cuda-package`` header value: ``cupy cupy-cuda12x 14.2.0 variant=cuda12 index=default``."""
+    return (
+        f"{package.name} {package.distribution} {package.version} variant={package.variant} "
+        f"index={package.index_url or HeaderWord.DEFAULT.value}"
     )
 
 
@@ -263,6 +272,8 @@ class LockHeader:
     schema: int = LOCK_SCHEMA
     constraints: tuple[str, ...] = ()
     """Bounds on component wheels (``nvidia-cudnn-cu12<9.11``) the pins were made to honour."""
+    cuda_packages: tuple[LockedCudaPackage, ...] = ()
+    """The CUDA packages of ``[frameworks]`` chosen with the frameworks (none in older locks)."""
 
 
 @model
@@ -419,6 +430,28 @@ def checked_framework(name: str, version: str, variant: str, index: str | None) 
     if index is not None and checked_url(index) is None:
         return f"index {shown(index)} is not an index URL"
     return LockedFramework(framework, normalized, variant, index)
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
+
+
+def checked_cuda_package(
+    name: str, distribution: str, version: str, variant: str, index: str | None
+) -> LockedCudaPackage | str:
+    """The CUDA package a header records, or what is wrong with it."""
+    for kind, text in (("package", name), ("distribution", distribution)):
+        if not _NAME_RE.match(text):
+            return f"{kind} {shown(text)} is not a distribution name"
+    normalized = checked_version(version)
+    if normalized is None:
+        return f"{shown(version)} is not a version"
+    if not _VARIANT_RE.match(variant):
+        return f"variant {shown(variant)} is not a variant name"
+    if index is not None and checked_url(index) is None:
+        return f"index {shown(index)} is not an index URL"
+    return LockedCudaPackage(
+        canonicalize_name(name), canonicalize_name(distribution), normalized, variant, index
+    )
 
 
 def check_header_text(key: str, value: str) -> str | None:

@@ -23,7 +23,7 @@ from colabenv.lock.content import (
     shown,
 )
 from colabenv.models import Profile, TargetOverrides, format_driver
-from colabenv.models.frameworks import FACTS
+from colabenv.models.frameworks import CUDA_PACKAGES, FACTS, PACKAGE_MAJORS
 
 _ANY = SpecifierSet()
 
@@ -117,6 +117,7 @@ def unmet_requirements(lock: Lock, profile: Profile) -> list[str]:
                     f"{name}{specifier} (frameworks.{framework}) is "
                     f"{'pinned at ' + version if version else 'not pinned'}"
                 )
+    unmet.extend(_unmet_packages(lock, profile))
     for requirement in profile.requirements:
         if requirement.marker is not None and not requirement.marker.evaluate(environment):
             continue
@@ -125,6 +126,41 @@ def unmet_requirements(lock: Lock, profile: Profile) -> list[str]:
             unmet.append(f"{requirement} is not pinned")
         elif not requirement.url and not requirement.specifier.contains(version, prereleases=True):
             unmet.append(f"{requirement} is pinned at {version}")
+    return unmet
+
+
+def _unmet_packages(lock: Lock, profile: Profile) -> list[str]:
+    """Each CUDA package of ``[frameworks]`` whose distribution the lock does not pin within
+    the profile's range, or whose build the header records otherwise than the profile asks (a
+    lock of an older colabenv records no CUDA packages: only its pins are held then)."""
+    unmet: list[str] = []
+    recorded = {p.name: p for p in lock.header.cuda_packages}
+    for request in profile.cuda_packages:
+        where = f"frameworks.{request.key}"
+        locked = recorded.get(request.name)
+        if locked is None:
+            names = CUDA_PACKAGES.get(request.name)
+            dists = (
+                (request.name,)
+                if names is None
+                else (names.name, *map(names.distribution_for, PACKAGE_MAJORS))
+            )
+            pinned = [(d, v) for d in dict.fromkeys(dists) if (v := lock.version_of(d)) is not None]
+        else:
+            version = lock.version_of(locked.distribution)
+            pinned = [] if version is None else [(locked.distribution, version)]
+            if _public(version) != Version(locked.version).public:
+                unmet.append(
+                    f"{where}: the header records {locked.distribution} {locked.version}, pinned at {version}"
+                )
+            if request.variant and request.variant != locked.variant:
+                unmet.append(f"{where}: the lock has build {locked.variant}, not {request.variant}")
+        if not pinned:
+            unmet.append(f"{where}: not pinned in the lock")
+        for dist, version in pinned:
+            public = Version(version).public
+            if not request.specifier.contains(public, prereleases=True):
+                unmet.append(f"{where}: the lock has {dist} {public}, outside {request.specifier}")
     return unmet
 
 

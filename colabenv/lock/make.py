@@ -46,7 +46,7 @@ from colabenv.lock.resolvers import (
     pip_tools_refusal,
     run_resolver,
 )
-from colabenv.models import Framework, FrameworkChoice, LockedFramework, Resolution, Target
+from colabenv.models import Framework, FrameworkChoice, LockedCudaPackage, LockedFramework, Resolution, Target
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
 
@@ -383,6 +383,10 @@ def make_lock(
         ),
         resolver=run.label,
         constraints=tuple(str(Requirement(c)) for c in resolution.constraint_lines),
+        cuda_packages=tuple(
+            LockedCudaPackage(p.name, p.distribution, str(p.release), p.variant, p.index_url)
+            for p in resolution.cuda_packages
+        ),
     )
     _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras, find_links=links)

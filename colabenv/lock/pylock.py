@@ -45,6 +45,7 @@ from colabenv.lock.content import (
     check_digest,
     check_header_text,
     checked_constraint,
+    checked_cuda_package,
     checked_framework,
     checked_profile_hash,
     checked_url,
@@ -52,7 +53,7 @@ from colabenv.lock.content import (
     new_package,
     tpu_problem,
 )
-from colabenv.models import MAX_TPU_CHIPS, LockedFramework, TpuTarget
+from colabenv.models import MAX_TPU_CHIPS, LockedCudaPackage, LockedFramework, TpuTarget
 
 PYLOCK_VERSION = Version("1.0")
 CREATED_BY = "colabenv"
@@ -148,6 +149,17 @@ def _target_table(lock: Lock) -> dict[str, Any]:
         }
         for f in header.frameworks
     ]
+    if header.cuda_packages:
+        table["cuda-packages"] = [
+            {
+                "name": str(p.name),
+                "distribution": str(p.distribution),
+                "version": p.version,
+                "variant": p.variant,
+                **({"index": p.index_url} if p.index_url else {}),
+            }
+            for p in header.cuda_packages
+        ]
     return table
 
 
@@ -446,6 +458,18 @@ def _header(
         if isinstance(found, str):
             raise item.fail(None, found)
         frameworks.append(found)
+    cuda_packages: list[LockedCudaPackage] = []
+    for item in src.tables("cuda-packages"):
+        package = checked_cuda_package(
+            item.text("name", empty=True),
+            item.text("distribution", empty=True),
+            item.text("version", empty=True),
+            item.text("variant", empty=True),
+            item.opt_text("index", empty=True),
+        )
+        if isinstance(package, str):
+            raise item.fail(None, package)
+        cuda_packages.append(package)
     constraints = []
     for position, text in enumerate(src.text_list("constraints")):
         constraint = checked_constraint(text)
@@ -475,6 +499,7 @@ def _header(
         resolver=tool.text("resolver", empty=True),
         schema=schema,
         constraints=tuple(constraints),
+        cuda_packages=tuple(cuda_packages),
     )
     return header, digest, index_url, extra, links
 

@@ -34,6 +34,7 @@ from colabenv.lock.content import (
     check_digest,
     check_header_text,
     checked_constraint,
+    checked_cuda_package,
     checked_framework,
     checked_profile_hash,
     checked_url,
@@ -41,10 +42,11 @@ from colabenv.lock.content import (
     is_sha256,
     joined,
     new_package,
+    package_header_value,
     shown,
     tpu_problem,
 )
-from colabenv.models import LockedFramework, TpuTarget
+from colabenv.models import LockedCudaPackage, LockedFramework, TpuTarget
 
 _HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -80,6 +82,8 @@ def _target_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
     yield "target-tpu", tpu_text(target.tpu)
     for framework in header.frameworks:
         yield "framework", header_value(framework)
+    for package in header.cuda_packages:
+        yield "cuda-package", package_header_value(package)
     for constraint in header.constraints:
         yield "constraint", constraint
 
@@ -292,7 +296,7 @@ _SINGLE_KEYS = (
 )
 _OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
 """Absent from the locks of earlier colabenv releases (the target keys: before TPU targets)."""
-_REPEATED_KEYS = ("framework", "constraint")
+_REPEATED_KEYS = ("framework", "cuda-package", "constraint")
 
 
 def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
@@ -361,6 +365,10 @@ def header_from_values(
         _parse_framework(value, f"{name}: line {number}: framework")
         for number, value in values.get("framework", [])
     )
+    cuda_packages = tuple(
+        _parse_cuda_package(value, f"{name}: line {number}: cuda-package")
+        for number, value in values.get("cuda-package", [])
+    )
     constraints = []
     for number, value in values.get("constraint", []):
         constraint = checked_constraint(value)
@@ -383,6 +391,7 @@ def header_from_values(
         resolver=one("resolver")[1],
         schema=schema,
         constraints=tuple(constraints),
+        cuda_packages=cuda_packages,
     )
     return header, digest
 
@@ -432,6 +441,22 @@ def _parse_tpu(value: str) -> TpuTarget | str | None:
         chips = int(chips_text)
     tpu = TpuTarget(generation, kind, chips)
     return tpu_problem(tpu) or tpu
+
+
+def _parse_cuda_package(value: str, where: str) -> LockedCudaPackage:
+    parts = value.split()
+    fields = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+    if len(parts) != 5 or "variant" not in fields or "index" not in fields:
+        raise LockError(
+            f"{where}: {shown(value)} is not '<package> <distribution> <version> variant=<v> index=<url>'"
+        )
+    index = fields["index"]
+    found = checked_cuda_package(
+        parts[0], parts[1], parts[2], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
+    )
+    if isinstance(found, str):
+        raise LockError(f"{where}: {found}")
+    return found
 
 
 def _parse_framework(value: str, where: str) -> LockedFramework:

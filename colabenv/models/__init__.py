@@ -60,7 +60,13 @@ from colabenv.models.profile import (
     VerifySettings,
     WatchSettings,
 )
-from colabenv.models.resolution import ComponentConstraint, FrameworkChoice, LockedFramework, Resolution
+from colabenv.models.resolution import (
+    ComponentConstraint,
+    FrameworkChoice,
+    LockedCudaPackage,
+    LockedFramework,
+    Resolution,
+)
 from colabenv.models.runtimes import ColabRuntime, RuntimeFacts, RuntimeImage
 from colabenv.models.target import (
     MAX_TPU_CHIPS,
@@ -125,6 +131,7 @@ __all__ = [
     "IoCheck",
     "KernelEvent",
     "KernelLog",
+    "LockedCudaPackage",
     "LockedFramework",
     "PackageBuild",
     "PackageChoice",

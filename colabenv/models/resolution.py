@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from colabenv.models.base import Arch, Framework
@@ -116,6 +117,19 @@ class Resolution:
             "apt": list(self.apt),
             "warnings": list(self.warnings),
         }
+
+
+@model
+class LockedCudaPackage:
+    """A CUDA package of ``[frameworks]`` as a lock records it: its name (``cupy``), the
+    distribution chosen (``cupy-cuda12x``), the release, build (``cuda12``) and the index that
+    build is served by (None: the default index)."""
+
+    name: NormalizedName
+    distribution: NormalizedName
+    version: str
+    variant: str
+    index_url: str | None
 
 
 @model
