@@ -1,8 +1,8 @@
 """``smoke:<package>``: the CUDA packages around the frameworks (xformers, flash-attn,
-bitsandbytes, CuPy, cuDF, onnxruntime-gpu, vLLM, torch-scatter), each computed on the GPU in its
-own child (``python .../smoke package NAME``, ``colabenv/_target/smoke/packages.py``) and
-compared there with a reference computed on the CPU; this module picks which run, runs them one
-after another, and reads what they leave.
+flash-attn-4, bitsandbytes, CuPy, cuDF, cuML, onnxruntime-gpu, vLLM, torch-scatter), each
+computed on the GPU in its own child (``python .../smoke package NAME``,
+``colabenv/_target/smoke/packages.py``) and compared there with a reference computed on the CPU;
+this module picks which run, runs them one after another, and reads what they leave.
 
 Which packages: those whose distribution the expectation names (the profile's resolution, the
 lock's pins, the restart marker's requirements) or that are installed in the verified
@@ -56,9 +56,11 @@ class PackageSmoke:
 SMOKED = (
     "xformers",
     "flash-attn",
+    "flash-attn-4",
     "bitsandbytes",
     "cupy",
     "cudf",
+    "cuml",
     "onnxruntime-gpu",
     "vllm",
     "torch-scatter",

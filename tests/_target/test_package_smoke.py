@@ -30,7 +30,17 @@ from tests.support.standin_packages import (
 )
 
 PYTHONS = child_pythons()
-COMPUTED = ("xformers", "flash-attn", "bitsandbytes", "cupy", "cudf", "onnxruntime-gpu", "torch-scatter")
+COMPUTED = (
+    "xformers",
+    "flash-attn",
+    "flash-attn-4",
+    "bitsandbytes",
+    "cupy",
+    "cudf",
+    "cuml",
+    "onnxruntime-gpu",
+    "torch-scatter",
+)
 
 
 def _site(folder: Path, standin: PackageStandin, *, gpu: bool = True) -> Path:
@@ -120,7 +130,9 @@ def test_a_wrong_answer_is_measured(tmp_path: Path, smoke: str) -> None:
         assert not data["max_abs_diff"] <= data["tolerance"], data
 
 
-@pytest.mark.parametrize("smoke", ["xformers", "bitsandbytes", "cupy", "onnxruntime-gpu", "torch-scatter"])
+@pytest.mark.parametrize(
+    "smoke", ["xformers", "flash-attn-4", "bitsandbytes", "cupy", "cuml", "onnxruntime-gpu", "torch-scatter"]
+)
 def test_a_nan_is_counted(tmp_path: Path, smoke: str) -> None:
     _, data = _run(tmp_path, smoke, Acts.NAN)
     assert data is not None and data["non_finite"] == 1 and data["max_abs_diff"] is None

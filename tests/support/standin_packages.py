@@ -1,9 +1,9 @@
 """Stand-ins for the CUDA packages around the frameworks, for ``smoke:<package>``: tiny
-pure-Python modules named xformers, flash_attn, bitsandbytes, cupy, cudf, onnxruntime, vllm and
-torch_scatter, with the APIs the package smoke child (``colabenv/_target/smoke/packages.py``)
-calls, and the small torch, numpy and pandas they stand on. Each computes the right answer, a
-wrong one, or misbehaves (an import error, a crash, a hang, no GPU, onnxruntime silently on the
-CPU), as fixed when it is written.
+pure-Python modules named xformers, flash_attn (and flash_attn.cute), bitsandbytes, cupy, cudf,
+cuml, onnxruntime, vllm and torch_scatter, with the APIs the package smoke child
+(``colabenv/_target/smoke/packages.py``) calls, and the small torch, numpy and pandas they stand
+on. Each computes the right answer, a wrong one, or misbehaves (an import error, a crash, a
+hang, no GPU, onnxruntime silently on the CPU), as fixed when it is written.
 
 :func:`package_files` gives a stand-in's files (relative path -> text), for a folder on
 ``PYTHONPATH`` or for :meth:`tests.support.standin_frameworks.StandinVenv.install_dist`.
@@ -51,19 +51,22 @@ class PackageStandin:
 
     @property
     def distribution(self) -> str:
-        return {"cupy": "cupy-cuda12x", "cudf": "cudf-cu12"}.get(self.smoke, self.smoke)
+        return {"cupy": "cupy-cuda12x", "cudf": "cudf-cu12", "cuml": "cuml-cu12"}.get(self.smoke, self.smoke)
 
 
 VERSIONS = {
     "xformers": "0.0.29.post3",
     "flash-attn": "2.7.4.post1",
+    "flash-attn-4": "4.0.0b4",
     "bitsandbytes": "0.45.5",
     "cupy": "13.4.1",
     "cudf": "25.4.0",
+    "cuml": "26.8.0",
     "onnxruntime-gpu": "1.21.1",
     "vllm": "0.8.5",
     "torch-scatter": "2.1.2",
 }
+"""Each stand-in's version, in the order verify reports the package smoke tests."""
 
 
 _PRELUDE = """\
@@ -229,15 +232,17 @@ float32 = "float32"
 
 
 class ndarray:
-    def __init__(self, rows):
-        self.rows = [[float(x) for x in row] for row in rows]
+    def __init__(self, rows):  # two dimensions, or one (a vector)
+        self.rows = [
+            [float(x) for x in row] if isinstance(row, (list, tuple)) else float(row) for row in rows
+        ]
 
     def __matmul__(self, other):
         columns = list(zip(*other.rows))
         return ndarray([[sum(x * y for x, y in zip(row, col)) for col in columns] for row in self.rows])
 
     def tolist(self):
-        return [list(row) for row in self.rows]
+        return [list(row) if isinstance(row, list) else row for row in self.rows]
 
 
 def asarray(data, dtype=None):
@@ -387,6 +392,54 @@ class DataFrame:
         return _GroupBy(self, key)
 """
 
+_CUML_LINEAR = """\
+import numpy
+
+from cuml import ACTS, _misbehave
+
+
+def _solve(matrix, vector):
+    size = len(vector)
+    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
+class LinearRegression:
+    def __init__(self, fit_intercept=True):
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y):
+        _misbehave()
+        design = [row + [1.0] for row in X.tolist()]
+        targets = y.tolist()
+        width = len(design[0])
+        normal = [[sum(r[i] * r[j] for r in design) for j in range(width)] for i in range(width)]
+        right = [sum(r[i] * t for r, t in zip(design, targets)) for i in range(width)]
+        solution = _solve(normal, right)
+        if ACTS == "wrong":
+            solution[0] += 0.01
+        if ACTS == "nan":
+            solution[1] = float("nan")
+        self.coef_ = numpy.asarray(solution[:-1])
+        self.intercept_ = solution[-1]
+        return self
+"""
+
+_FLASH_ATTN_4 = (
+    "from flash_attn import ACTS, __version__, _misbehave\n"
+    + _ATTENTION
+    + "\n\ndef flash_attn_func(q, k, v, softmax_scale=None, causal=False):\n"
+    "    out = _run(q, k, v)\n"
+    "    return out, None\n"
+)
+
 _ONNXRUNTIME = """\
 import numpy
 
@@ -479,6 +532,10 @@ def package_files(standin: PackageStandin) -> dict[str, str]:
             + "\n\ndef memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=None):\n"
             "    return _run(query, key, value)\n",
         }
+    if standin.smoke == "flash-attn-4":
+        return {"flash_attn/__init__.py": prelude, "flash_attn/cute/__init__.py": _FLASH_ATTN_4}
+    if standin.smoke == "cuml":
+        return {"cuml/__init__.py": prelude, "cuml/linear_model.py": _CUML_LINEAR}
     if standin.smoke == "flash-attn":
         return {
             "flash_attn/__init__.py": prelude
@@ -503,7 +560,7 @@ def package_files(standin: PackageStandin) -> dict[str, str]:
 
 def needs(smoke: str) -> tuple[str, ...]:
     """What else a stand-in imports: ``torch``, ``numpy``, ``pandas``."""
-    if smoke in ("cupy", "onnxruntime-gpu"):
+    if smoke in ("cupy", "onnxruntime-gpu", "cuml"):
         return ("numpy",)
     if smoke == "cudf":
         return ("pandas",)

@@ -1,8 +1,8 @@
 """The smoke tests of the CUDA packages around the frameworks (stdlib only, Python 3.8+; see
-``__main__.py``): xformers, flash-attn, bitsandbytes, CuPy, cuDF, onnxruntime-gpu, vLLM and
-torch-scatter, one per child, each computed on the first GPU and compared with a reference
-computed here in pure Python (and, where the package comes with one, its CPU counterpart:
-NumPy, pandas).
+``__main__.py``): xformers, flash-attn, flash-attn-4, bitsandbytes, CuPy, cuDF, cuML,
+onnxruntime-gpu, vLLM and torch-scatter, one per child, each computed on the first GPU and
+compared with a reference computed here in pure Python (and, where the package comes with one,
+its CPU counterpart: NumPy, pandas).
 
 The result (mode ``package``) holds what was computed (``what``), against what (``against``),
 the largest absolute difference and the tolerance it must stay within, a count of non-finite
@@ -46,10 +46,19 @@ by under 1% of the largest term; the output may differ from the fp32 product by 
 largest magnitude, while garbage, zeros or a missing transpose differ by far more."""
 GROUPBY_TOLERANCE = 1e-9
 """cuDF, torch-scatter: sums of small integers held as floats are exact."""
+REGRESSION_TOLERANCE = 1e-3
+"""cuML's LinearRegression: the targets are an exact linear function of small whole-number
+features (exact in float32), so the least-squares fit recovers the coefficients up to float32
+rounding in the solve (about 1e-5 at these sizes); a coefficient off by 1e-3 is a wrong fit."""
 
 ATTENTION_SHAPE = (1, 32, 2, 32)
 """(batch, sequence, heads, head size): the ``[B, M, H, K]`` layout xformers and flash-attn take;
 flash-attn needs a head size that is a multiple of 8."""
+FLASH_ATTN_4_SHAPE = (1, 64, 2, 64)
+"""flash-attn-4 (``flash_attn.cute``): the same layout, with a head size of 64, one its SM90 and
+SM100 kernels are written for."""
+REGRESSION_COEFFICIENTS = (2.0, -1.0, 0.5)
+REGRESSION_INTERCEPT = 3.0
 INT8_SHAPE = (16, 64, 32)
 """A is 16 x 64, B is 32 x 64 (the weight's layout, out x in): the product is A @ B^T."""
 GROUPS = 7
@@ -61,8 +70,10 @@ def _values(count: int, salt: int) -> list[float]:
     return [float(((i * 7 + salt * 13) % 17) - 8) / 8.0 for i in range(count)]
 
 
-def _attention_inputs() -> tuple[list[Any], list[Any], list[Any]]:
-    batch, sequence, heads, size = ATTENTION_SHAPE
+def _attention_inputs(
+    shape: tuple[int, int, int, int] = ATTENTION_SHAPE,
+) -> tuple[list[Any], list[Any], list[Any]]:
+    batch, sequence, heads, size = shape
 
     def tensor(salt: int) -> list[Any]:
         flat = _values(batch * sequence * heads * size, salt)
@@ -135,11 +146,15 @@ def _import(result: dict[str, Any], module: str) -> Any:
 # attention: xformers, flash-attn
 
 
-def _attention(result: dict[str, Any], run: Callable[[Any, Any, Any], Any]) -> None:
+def _attention(
+    result: dict[str, Any],
+    run: Callable[[Any, Any, Any], Any],
+    shape: tuple[int, int, int, int] = ATTENTION_SHAPE,
+) -> None:
     torch = _torch_gpu(result)
     if torch is None:
         return
-    q, k, v = _attention_inputs()
+    q, k, v = _attention_inputs(shape)
     left = [torch.tensor(x, dtype=torch.float16, device="cuda:0") for x in (q, k, v)]
     values = run(*left).float().cpu().tolist()
     _record(result, _rows(values), _rows(reference_attention(q, k, v)), ATTENTION_TOLERANCE)
@@ -156,6 +171,21 @@ def _smoke_flash_attn(result: dict[str, Any]) -> None:
     flash = _import(result, "flash_attn")
     result.update(what="flash_attn_func", against="plain attention (float64)")
     _attention(result, lambda q, k, v: flash.flash_attn_func(q, k, v, dropout_p=0.0, causal=False))
+
+
+def _smoke_flash_attn_4(result: dict[str, Any]) -> None:
+    cute = importlib.import_module("flash_attn.cute")
+    try:
+        result["version"] = importlib.import_module("importlib.metadata").version("flash-attn-4")
+    except Exception:  # not installed as a distribution (a checkout on sys.path)
+        result["version"] = str(getattr(cute, "__version__", "?"))
+    result.update(what="flash_attn.cute.flash_attn_func", against="plain attention (float64)")
+
+    def run(q: Any, k: Any, v: Any) -> Any:
+        out = cute.flash_attn_func(q, k, v, causal=False)
+        return out[0] if isinstance(out, tuple) else out  # (out, lse)
+
+    _attention(result, run, FLASH_ATTN_4_SHAPE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +292,48 @@ def _smoke_cudf(result: dict[str, Any]) -> None:
         return
     order = sorted(expected)
     _record(result, [[got[k] for k in order]], [[expected[k] for k in order]], GROUPBY_TOLERANCE)
+
+
+# ---------------------------------------------------------------------------------------------
+# cuML
+
+
+def _regression_input() -> tuple[list[list[float]], list[float], list[float]]:
+    """Features (whole numbers), targets exactly ``X @ REGRESSION_COEFFICIENTS + intercept``, and
+    the coefficients then the intercept."""
+    features = [
+        [float((i * 3) % 11 - 5), float((i * 7) % 13 - 6), float((i * 5) % 17 - 8)] for i in range(ROWS)
+    ]
+    targets = [
+        sum(w * x for w, x in zip(REGRESSION_COEFFICIENTS, row)) + REGRESSION_INTERCEPT  # noqa: B905
+        for row in features
+    ]
+    return features, targets, [*REGRESSION_COEFFICIENTS, REGRESSION_INTERCEPT]
+
+
+def _host_list(value: Any) -> list[float]:
+    """A cuML attribute as floats: a NumPy or CuPy array (``.get()`` first), or a scalar."""
+    if hasattr(value, "get") and not isinstance(value, dict):
+        value = value.get()
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return [float(x) for x in value] if isinstance(value, list) else [float(value)]
+
+
+def _smoke_cuml(result: dict[str, Any]) -> None:
+    _import(result, "cuml")
+    linear = importlib.import_module("cuml.linear_model")
+    numpy = importlib.import_module("numpy")
+    result.update(what="LinearRegression fit", against="the exact coefficients")
+    features, targets, exact = _regression_input()
+    _cupy_device(result)
+    model = linear.LinearRegression(fit_intercept=True)
+    model.fit(numpy.asarray(features, dtype=numpy.float32), numpy.asarray(targets, dtype=numpy.float32))
+    got = _host_list(model.coef_) + _host_list(model.intercept_)
+    if len(got) != len(exact):
+        result["problem"] = f"the fit has {len(got)} coefficients with the intercept, not {len(exact)}"
+        return
+    _record(result, [got], [exact], REGRESSION_TOLERANCE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,9 +447,11 @@ def _smoke_torch_scatter(result: dict[str, Any]) -> None:
 PACKAGE_SMOKE: dict[str, PackageSmoke] = {
     "xformers": _smoke_xformers,
     "flash-attn": _smoke_flash_attn,
+    "flash-attn-4": _smoke_flash_attn_4,
     "bitsandbytes": _smoke_bitsandbytes,
     "cupy": _smoke_cupy,
     "cudf": _smoke_cudf,
+    "cuml": _smoke_cuml,
     "onnxruntime-gpu": _smoke_onnxruntime,
     "vllm": _smoke_vllm,
     "torch-scatter": _smoke_torch_scatter,
