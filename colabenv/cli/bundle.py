@@ -52,6 +52,7 @@ def _live(stream: object) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from colabenv.cli.common import terminate_as_interrupt
     from colabenv.lock.file import read_lock_file
     from colabenv.wheelhouse.fetch import bundle
     from colabenv.wheelhouse.progress import Progress
@@ -60,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
     deadline = _deadline(args)
     folder = _folder(Path(args.output))
     progress = Progress(sys.stderr, "colabenv: bundle", live=_live(sys.stderr) and not args.quiet)
-    result = bundle(
-        lock_file, folder, target=args.target, environ=os.environ, progress=progress, deadline_s=deadline
-    )
+    with terminate_as_interrupt():  # a part file is removed on SIGTERM as on Ctrl-C (exit 130)
+        result = bundle(
+            lock_file, folder, target=args.target, environ=os.environ, progress=progress, deadline_s=deadline
+        )
     sys.stdout.write(
         f"{result.files} wheels in {printable(folder)} ({MANIFEST_NAME}); to install with no index "
         f"(a Kaggle Dataset): see {printable(folder / 'README.md')}\n"
