@@ -18,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv.catalog.components import nvidia_requirements
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
     Catalog,
@@ -55,6 +56,10 @@ class Pick:
     requirements: tuple[tuple[str, Requirement], ...]
     """The NVIDIA wheels (and the rest) the build requires, each with the pin it comes from,
     through ``cuda-toolkit[...]`` too (:func:`colabenv.catalog.components.nvidia_requirements`)."""
+
+    @classmethod
+    def of(cls, framework: Framework, version: Version, variant: Variant, catalog: Catalog) -> Pick:
+        return cls(framework, version, variant, nvidia_requirements(variant.pin_texts, catalog.components))
 
 
 @model

@@ -1,8 +1,6 @@
 """Choose framework wheels that run on the target, jointly, and say why (the rules:
-docs/architecture.md, "The resolution rules").
-
-A pure function of (profile, target, catalog); the target carries what is installed.
-"""
+docs/architecture.md, "The resolution rules"). A pure function of (profile, target, catalog);
+the target carries what is installed."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util.reader import cached_version
-from colabenv.catalog.components import bounds, nvidia_requirements, pulled_in
+from colabenv.catalog.components import bounds, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
@@ -634,7 +632,8 @@ def resolve(
         raise ResolutionError(
             f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
-    packages = choose(plan, _picks(chosen, catalog)) or ()
+    picks = _picks(chosen, catalog)
+    packages = choose(plan, picks) or ()
     constraints, brought = _constraints(chosen, target, catalog)
     choices = []
     for option, request in zip(chosen, requests, strict=True):
@@ -684,9 +683,7 @@ def resolve(
                 [
                     *_warnings(chosen, profile, target, catalog),
                     *misplaced(profile.requirements, profile.path.name),
-                    *image_warnings(
-                        plan, catalog, _picks(chosen, catalog), packages, _picks(free or chosen, catalog)
-                    ),
+                    *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
                     *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )
@@ -694,19 +691,9 @@ def resolve(
         required_driver=required,
         install=profile.install,
         constraints=constraints,
-        cuda_packages=package_choices(
-            packages, plan, _picks(chosen, catalog), target, catalog, profile.install
-        ),
+        cuda_packages=package_choices(packages, plan, picks, target, catalog, profile.install),
     )
 
 
 def _picks(combo: Sequence[_Option], catalog: Catalog) -> tuple[Pick, ...]:
-    return tuple(
-        Pick(
-            o.framework,
-            o.release.version,
-            o.variant,
-            nvidia_requirements(o.variant.pin_texts, catalog.components),
-        )
-        for o in combo
-    )
+    return tuple(Pick.of(o.framework, o.release.version, o.variant, catalog) for o in combo)
