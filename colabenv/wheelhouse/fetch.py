@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
@@ -44,7 +48,12 @@ if TYPE_CHECKING:
 
 MAX_WHEEL_BYTES = 64 << 30
 """The largest file bundle downloads: real wheels stay under a few GiB."""
-_CHUNK = 1 << 20
+MIN_RATE_BYTES_S = 64 * 1024
+"""After its first ``--http-deadline`` seconds a download must have averaged at least this
+(64 KiB/s: a 2.5 GiB torch wheel in 11 hours), else it is ended: an index that drips a byte
+just inside each read timeout would otherwise hold bundle for ever."""
+_CHUNK = 256 * 1024
+_WATCH_S = 0.5
 
 
 @model
@@ -229,7 +238,7 @@ def bundle(
         source = planned.source(item)
         if source is None:  # it was whole when planned
             raise OutputError(f"{printable(folder / item.filename)}: changed while bundle ran; run it again")
-        downloaded += _download(client.session, item, source, folder, redact, progress)
+        downloaded += _download(client.session, item, source, folder, redact, progress, deadline_s)
     name = lock_file.path.name if lock_file.path else "lock"
     _write(folder / MANIFEST_NAME, manifest_text(name, planned.sections, wanted))
     _write(folder / README_NAME, readme_text(name, len(wanted)))
@@ -258,6 +267,7 @@ def _download(
     folder: Path,
     redact: Callable[[str], str],
     progress: Progress,
+    deadline_s: float,
 ) -> int:
     import requests
 
@@ -278,7 +288,7 @@ def _download(
         if digest.hexdigest() != item.sha256:
             raise _Mismatch(f"sha256 {digest.hexdigest()}, the lock says {item.sha256}")
 
-    started = count[0]
+    slow = _Slow(count, deadline_s)
     try:
         with session.get(
             url, stream=True, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S), allow_redirects=True
@@ -286,18 +296,79 @@ def _download(
             if response.status_code != 200:
                 raise IndexUnavailableError(f"{where}: the index answered HTTP {response.status_code}")
             declared = response.headers.get("Content-Length", "")
-            progress.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
-            write_stream(folder / item.filename, chunks(response), validate=check)
-    except _Mismatch as problem:
-        progress.back(count[0] - started)
-        raise IndexUnavailableError(f"{where}: {problem}; refused (nothing kept)") from None
-    except requests.exceptions.RequestException as error:
-        progress.back(count[0] - started)
-        raise IndexUnavailableError(f"{where}: {_why(error, redact)}") from None
+            size = int(declared) if declared.isdigit() and len(declared) < 20 else None
+            if size is not None and size > MAX_WHEEL_BYTES:
+                raise _Mismatch(f"{size} bytes announced, more than {MAX_WHEEL_BYTES >> 30} GiB")
+            progress.expect(size)
+            with slow.watching(response):
+                write_stream(folder / item.filename, chunks(response), validate=check)
+    except (_Mismatch, requests.exceptions.RequestException) as problem:
+        progress.back(count[0])
+        if slow.ended:
+            raise IndexUnavailableError(f"{where}: {slow.why()}; refused (nothing kept)") from None
+        if isinstance(problem, _Mismatch):
+            raise IndexUnavailableError(f"{where}: {problem}; refused (nothing kept)") from None
+        raise IndexUnavailableError(f"{where}: {_why(problem, redact)}") from None
     except (FileProblem, OSError) as problem:
         raise OutputError(f"{printable(folder / item.filename)}: cannot write: {problem}") from None
     progress.file_done()
     return count[0]
+
+
+class _Slow:
+    """The rule :data:`MIN_RATE_BYTES_S` states, kept by a watcher thread while a download
+    streams: past it, the connection's socket is shut down, which ends the read the download
+    is blocked in (a timeout per read cannot: each drip of a byte starts a new one)."""
+
+    def __init__(self, count: list[int], grace_s: float) -> None:
+        self.count, self.grace_s = count, grace_s
+        self.ended = False
+        self.elapsed = 0.0
+
+    def why(self) -> str:
+        return (
+            f"{self.count[0]} bytes in {self.elapsed:.0f} s, under {MIN_RATE_BYTES_S // 1024} KiB/s "
+            f"after the first {self.grace_s:g} s (--http-deadline)"
+        )
+
+    @contextmanager
+    def watching(self, response: requests.Response) -> Iterator[None]:
+        stop = threading.Event()
+        started = time.monotonic()
+
+        def watch() -> None:
+            while not stop.wait(_WATCH_S):
+                self.elapsed = time.monotonic() - started
+                if self.elapsed > self.grace_s and self.count[0] < MIN_RATE_BYTES_S * self.elapsed:
+                    self.ended = True
+                    _shut(response)
+                    return
+
+        watcher = threading.Thread(target=watch, name="colabenv-bundle-rate", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
+
+
+def _shut(response: requests.Response) -> None:
+    """Shut down the socket ``response`` reads from, so that a read blocked on it returns: the
+    connection's (urllib3's ``HTTPResponse.connection``), or, where the server closes after one
+    answer and http.client has handed the socket to the response alone, the one under the
+    response's file (``http.client.HTTPResponse.fp``, a ``socket.SocketIO``)."""
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:
+        stream = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(stream, "raw", None), "_sock", None)
+    try:
+        if isinstance(sock, socket.socket):
+            sock.shutdown(socket.SHUT_RDWR)
+        else:
+            response.close()
+    except OSError:
+        pass
 
 
 def _why(error: BaseException, redact: Callable[[str], str]) -> str:

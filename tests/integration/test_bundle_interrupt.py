@@ -1,7 +1,8 @@
 """``colabenv bundle`` stopped mid-download (Ctrl-C, SIGTERM): exit 130 with one line, no part
-file left in the folder, no wheel under its name, no manifest; the next run completes. A real
-child process of ``colabenv bundle`` against a real HTTP server on 127.0.0.1 that sends the
-first part of a wheel and then holds the rest back."""
+file left in the folder, no wheel under its name, no manifest; the next run completes. And an
+index that drips a wheel a byte at a time (each byte inside the read timeout): ended by the rate
+rule, exit 4 naming the file. A real child process of ``colabenv bundle`` against a real HTTP
+server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -30,21 +31,31 @@ FIRST = 3 * 1024 * 1024 // 2  # past the 1 MiB bundle reads at a time: one read 
 
 class _Server:
     """Serves :data:`WHEEL`: the first :data:`FIRST` bytes at once, the rest once ``release``
-    is set (or at once when it already is)."""
+    is set (or at once when it already is); ``drip``: a byte every 0.2 s from the start, with
+    or without a Content-Length."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, drip: bool = False, length: bool = True) -> None:
         self.release = threading.Event()
         release = self.release
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            # with a length, a connection kept open (the socket stays the connection's); without,
+            # one closed after the answer (http.client hands the socket to the response)
+            protocol_version = "HTTP/1.1" if length else "HTTP/1.0"
+
             def do_GET(self) -> None:
                 if self.path != f"/files/{WHEEL}":
                     self.send_error(404)
                     return
                 self.send_response(200)
-                self.send_header("Content-Length", str(len(BODY)))
+                if length:
+                    self.send_header("Content-Length", str(len(BODY)))
                 self.end_headers()
                 try:
+                    while drip and not release.is_set():
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        time.sleep(0.2)
                     self.wfile.write(BODY[:FIRST])
                     self.wfile.flush()
                     release.wait(60)
@@ -94,10 +105,10 @@ def _lock(tmp_path: Path, url: str) -> Path:
     return path
 
 
-def _start(lock: Path, folder: Path) -> subprocess.Popen[str]:
+def _start(lock: Path, folder: Path, *extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLABENV_")}
     return subprocess.Popen(
-        [sys.executable, "-m", "colabenv", "bundle", str(lock), "-o", str(folder)],
+        [sys.executable, "-m", "colabenv", "bundle", str(lock), "-o", str(folder), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -137,3 +148,23 @@ def test_a_signal_mid_download_leaves_no_part_file_and_the_next_run_completes(
     assert again.returncode == 0, stderr
     assert (folder / WHEEL).read_bytes() == BODY
     assert sorted(p.name for p in folder.iterdir()) == sorted([WHEEL, MANIFEST_NAME, "README.md"])
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["content-length", "no-length"])
+def test_a_dripping_index_is_ended_by_the_rate_rule_naming_the_file(tmp_path: Path, length: bool) -> None:
+    served = _Server(drip=True, length=length)
+    try:
+        lock, folder = _lock(tmp_path, served.url), tmp_path / "wheels"
+        started = time.monotonic()
+        child = _start(lock, folder, "--http-deadline", "1")
+        stdout, stderr = child.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        served.stop()
+    assert child.returncode == 4, stderr
+    assert stdout == ""
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"colabenv: {WHEEL} from http://127.0.0.1:")
+    assert "under 64 KiB/s after the first 1 s (--http-deadline); refused (nothing kept)" in line
+    assert took < 15  # the read timeout (60 s) never fired: each byte came within it
+    assert sorted(p.name for p in folder.iterdir()) == []
