@@ -416,20 +416,27 @@ def checked_constraint(text: str) -> str | None:
     return None if requirement.url else str(requirement)
 
 
+def _build_problem(version: str, variant: str, index: str | None) -> str | None:
+    """What is wrong with the release, build and index a header line records, or None."""
+    if checked_version(version) is None:
+        return f"{shown(version)} is not a version"
+    if not _VARIANT_RE.match(variant):
+        return f"variant {shown(variant)} is not a variant name"
+    if index is not None and checked_url(index) is None:
+        return f"index {shown(index)} is not an index URL"
+    return None
+
+
 def checked_framework(name: str, version: str, variant: str, index: str | None) -> LockedFramework | str:
     """The framework a header records, or what is wrong with it."""
     try:
         framework = Framework(name)
     except ValueError:
         return f"{shown(name)} is not a framework ({', '.join(f.value for f in Framework)})"
-    normalized = checked_version(version)
-    if normalized is None:
-        return f"{shown(version)} is not a version"
-    if not _VARIANT_RE.match(variant):
-        return f"variant {shown(variant)} is not a variant name"
-    if index is not None and checked_url(index) is None:
-        return f"index {shown(index)} is not an index URL"
-    return LockedFramework(framework, normalized, variant, index)
+    problem = _build_problem(version, variant, index)
+    if problem is not None:
+        return problem
+    return LockedFramework(framework, str(checked_version(version)), variant, index)
 
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
@@ -442,15 +449,15 @@ def checked_cuda_package(
     for kind, text in (("package", name), ("distribution", distribution)):
         if not _NAME_RE.match(text):
             return f"{kind} {shown(text)} is not a distribution name"
-    normalized = checked_version(version)
-    if normalized is None:
-        return f"{shown(version)} is not a version"
-    if not _VARIANT_RE.match(variant):
-        return f"variant {shown(variant)} is not a variant name"
-    if index is not None and checked_url(index) is None:
-        return f"index {shown(index)} is not an index URL"
+    problem = _build_problem(version, variant, index)
+    if problem is not None:
+        return problem
     return LockedCudaPackage(
-        canonicalize_name(name), canonicalize_name(distribution), normalized, variant, index
+        canonicalize_name(name),
+        canonicalize_name(distribution),
+        str(checked_version(version)),
+        variant,
+        index,
     )
 
 
