@@ -158,6 +158,7 @@ def test_cuml_is_compared_with_scikit_learn_or_else_numpy(tmp_path: Path) -> Non
     _, data = _run(tmp_path, "cuml", site=site)
     assert data is not None and data["against"] == "NumPy's least squares"
     assert data["problem"] is None and data["max_abs_diff"] < 1e-6
+    assert not any("scikit-learn" in note for note in data["notes"]), "not installed: no note"
     # a cuML fit off by 0.01 is measured against either reference
     wrong = _site(
         tmp_path / "site-wrong-no-sklearn",
@@ -167,6 +168,21 @@ def test_cuml_is_compared_with_scikit_learn_or_else_numpy(tmp_path: Path) -> Non
     _, data = _run(tmp_path, "cuml", site=wrong)
     assert data is not None and data["problem"] is None
     assert data["tolerance"] < data["max_abs_diff"] < 0.011, data
+
+
+def test_a_scikit_learn_that_fails_to_import_is_a_note_and_numpy_fits(tmp_path: Path) -> None:
+    site = _site(
+        tmp_path / "site-broken-sklearn", PackageStandin("cuml", VERSIONS["cuml"]), without=("sklearn",)
+    )
+    (site / "sklearn").mkdir()
+    (site / "sklearn" / "__init__.py").write_text(
+        'raise ImportError("numpy.core.multiarray failed to import")\n', encoding="utf-8"
+    )
+    done, data = _run(tmp_path, "cuml", site=site)
+    assert done.returncode == 0, done.stderr
+    assert data is not None and data["against"] == "NumPy's least squares" and data["problem"] is None
+    assert data["notes"][0] == "scikit-learn not used: ImportError: numpy.core.multiarray failed to import"
+    assert data["max_abs_diff"] < 1e-6
 
 
 def test_a_cpu_reference_that_is_itself_wrong_is_a_problem_not_a_pass(tmp_path: Path) -> None:

@@ -326,14 +326,19 @@ def _host_list(value: Any) -> list[float]:
     return [float(x) for x in value] if isinstance(value, list) else [float(value)]
 
 
-def _cpu_fit(numpy: Any, features: list[list[float]], targets: list[float]) -> tuple[str, list[float]]:
+def _cpu_fit(
+    numpy: Any, features: list[list[float]], targets: list[float], notes: list[str]
+) -> tuple[str, list[float]]:
     """The same least-squares fit on the CPU, in float64: scikit-learn's ``LinearRegression``
     where scikit-learn imports, else NumPy's ``linalg.lstsq`` on the features with a column of
-    ones; its name and the coefficients then the intercept."""
+    ones (a scikit-learn that is installed but fails to import is a note, not cuML's failure);
+    its name and the coefficients then the intercept."""
     y = numpy.asarray(targets, dtype=numpy.float64)
     try:
         sklearn = importlib.import_module("sklearn.linear_model")
-    except ImportError:
+    except Exception as exc:
+        if not isinstance(exc, ModuleNotFoundError) or exc.name not in ("sklearn", "sklearn.linear_model"):
+            notes.append(f"scikit-learn not used: {one_line(exc)}")
         design = numpy.asarray([[*row, 1.0] for row in features], dtype=numpy.float64)
         return "NumPy's least squares", _host_list(numpy.linalg.lstsq(design, y, rcond=None)[0])
     x = numpy.asarray(features, dtype=numpy.float64)
@@ -347,7 +352,7 @@ def _smoke_cuml(result: dict[str, Any]) -> None:
     numpy = importlib.import_module("numpy")
     result["what"] = "LinearRegression fit"
     features, targets, exact = _regression_input()
-    name, reference = _cpu_fit(numpy, features, targets)
+    name, reference = _cpu_fit(numpy, features, targets, result["notes"])
     result["against"] = name
     cpu_diff, cpu_bad = compare([reference], [exact])
     if cpu_bad or cpu_diff is None or not cpu_diff <= REGRESSION_TOLERANCE:
