@@ -119,6 +119,18 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
         "derived (torch: the cpu build is carried over, marked unconfirmed)",
     )
     refresh.add_argument(
+        "--no-find-links",
+        action="store_true",
+        help="packages: do not read the find-links pages the file's builds name "
+        "(data.pyg.org's, a release's asset page): those packages are read from the index alone",
+    )
+    refresh.add_argument(
+        "--find-links-mirror",
+        metavar="URL",
+        help="packages: read each find-links page https://HOST/PATH the file names from "
+        "URL/HOST/PATH instead (a mirror); the file still names the page itself",
+    )
+    refresh.add_argument(
         "--releases",
         metavar="SPEC",
         help="the releases to examine, e.g. '>=2.14' or '*' (default: the "
@@ -286,6 +298,7 @@ def _refresh_client(
     pytorch_index = None
     if variant_index and not args.no_variant_index:
         pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
+    mirror = _url(args.find_links_mirror, "--find-links-mirror") if args.find_links_mirror else None
     options = RefreshOptions(
         framework=framework,
         index=index,
@@ -296,8 +309,10 @@ def _refresh_client(
         max_wheel_bytes=args.max_mib * MIB,
         timeout_s=args.timeout,
         cuda_notes=cuda_notes,
+        find_links=not args.no_find_links,
+        find_links_mirror=mirror,
     )
-    urls = [index] + ([pytorch_index] if pytorch_index else [])
+    urls = [index] + ([pytorch_index] if pytorch_index else []) + ([mirror] if mirror else [])
     return options, SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
 
 

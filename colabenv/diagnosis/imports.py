@@ -54,6 +54,7 @@ CAUSE_ORDER = (
     "undefined-symbol",
     "numpy-abi",
     "driver-too-old",
+    "no-gpu",
     "no-kernel-image",
     "invalid-device-function",
     "unsupported-gpu",

@@ -33,6 +33,7 @@ MATCHED_CAUSES = (
     "no-kernel-image",
     "invalid-device-function",
     "driver-too-old",
+    "no-gpu",
     "not-installed",
     "unsupported-gpu",
     "duplicate",

@@ -1,7 +1,7 @@
 """The package smoke child (``python .../smoke package NAME``) run by its path, as ``verify``
 runs it, with stand-in packages (``tests/support/standin_packages.py``) on ``PYTHONPATH``:
 the result it writes for a right answer, a wrong one, a NaN, onnxruntime on the CPU, no GPU, an
-import error; under this Python and Python 3.8."""
+import error, cuML against scikit-learn or NumPy; under this Python and Python 3.8."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from tests.support.standin_packages import (
     numpy_files,
     package_files,
     pandas_files,
+    sklearn_files,
     torch_files,
 )
 
@@ -43,10 +44,19 @@ COMPUTED = (
 )
 
 
-def _site(folder: Path, standin: PackageStandin, *, gpu: bool = True) -> Path:
+def _site(folder: Path, standin: PackageStandin, *, gpu: bool = True, without: tuple[str, ...] = ()) -> Path:
     files = package_files(standin)
     for need in needs(standin.smoke):
-        files.update({"torch": torch_files(gpu=gpu), "numpy": numpy_files(), "pandas": pandas_files()}[need])
+        if need in without:
+            continue
+        files.update(
+            {
+                "torch": torch_files(gpu=gpu),
+                "numpy": numpy_files(),
+                "pandas": pandas_files(),
+                "sklearn": sklearn_files(),
+            }[need]
+        )
     for relative, text in files.items():
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +146,72 @@ def test_a_wrong_answer_is_measured(tmp_path: Path, smoke: str) -> None:
 def test_a_nan_is_counted(tmp_path: Path, smoke: str) -> None:
     _, data = _run(tmp_path, smoke, Acts.NAN)
     assert data is not None and data["non_finite"] == 1 and data["max_abs_diff"] is None
+
+
+def test_cuml_is_compared_with_scikit_learn_or_else_numpy(tmp_path: Path) -> None:
+    right = PackageStandin("cuml", VERSIONS["cuml"])
+    _, data = _run(tmp_path, "cuml")
+    assert data is not None and data["against"] == "scikit-learn's LinearRegression"
+    assert data["problem"] is None and data["max_abs_diff"] < 1e-6
+    # without scikit-learn, NumPy's least squares on the same data
+    site = _site(tmp_path / "site-no-sklearn", right, without=("sklearn",))
+    _, data = _run(tmp_path, "cuml", site=site)
+    assert data is not None and data["against"] == "NumPy's least squares"
+    assert data["problem"] is None and data["max_abs_diff"] < 1e-6
+    assert not any("scikit-learn" in note for note in data["notes"]), "not installed: no note"
+    # a cuML fit off by 0.01 is measured against either reference
+    wrong = _site(
+        tmp_path / "site-wrong-no-sklearn",
+        PackageStandin("cuml", VERSIONS["cuml"], Acts.WRONG),
+        without=("sklearn",),
+    )
+    _, data = _run(tmp_path, "cuml", site=wrong)
+    assert data is not None and data["problem"] is None
+    assert data["tolerance"] < data["max_abs_diff"] < 0.011, data
+
+
+def test_a_scikit_learn_that_fails_to_import_is_a_note_and_numpy_fits(tmp_path: Path) -> None:
+    site = _site(
+        tmp_path / "site-broken-sklearn", PackageStandin("cuml", VERSIONS["cuml"]), without=("sklearn",)
+    )
+    (site / "sklearn").mkdir()
+    (site / "sklearn" / "__init__.py").write_text(
+        'raise ImportError("numpy.core.multiarray failed to import")\n', encoding="utf-8"
+    )
+    done, data = _run(tmp_path, "cuml", site=site)
+    assert done.returncode == 0, done.stderr
+    assert data is not None and data["against"] == "NumPy's least squares" and data["problem"] is None
+    assert data["notes"][0] == "scikit-learn not used: ImportError: numpy.core.multiarray failed to import"
+    assert data["max_abs_diff"] < 1e-6
+
+
+def test_a_cpu_reference_that_is_itself_wrong_is_a_problem_not_a_pass(tmp_path: Path) -> None:
+    site = _site(
+        tmp_path / "site-bad-sklearn", PackageStandin("cuml", VERSIONS["cuml"]), without=("sklearn",)
+    )
+    for relative, text in sklearn_files(wrong=True).items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / relative).write_text(text, encoding="utf-8")
+    done, data = _run(tmp_path, "cuml", site=site)
+    assert done.returncode == 0, done.stderr
+    assert data is not None and data["max_abs_diff"] is None
+    assert data["problem"] == (
+        "scikit-learn's LinearRegression differs from the exact coefficients (max abs diff 0.5)"
+    )
+
+
+def test_flash_attn_4_alone_is_imported_through_the_namespace_package(tmp_path: Path) -> None:
+    # flash-attn-4 installs flash_attn/cute only; without flash-attn 2 there is no
+    # flash_attn/__init__.py, and the version is read from the stand-in's module
+    site = _site(tmp_path / "site-fa4", PackageStandin("flash-attn-4", VERSIONS["flash-attn-4"]))
+    assert not (site / "flash_attn" / "__init__.py").exists()
+    done, data = _run(tmp_path, "flash-attn-4", site=site)
+    assert done.returncode == 0, done.stderr
+    assert data is not None and data["version"] == VERSIONS["flash-attn-4"]
+    assert data["what"] == "flash_attn.cute.flash_attn_func"
+    assert 0 < data["max_abs_diff"] <= data["tolerance"]
+    _, data = _run(tmp_path, "flash-attn-4", gpu=False)
+    assert data is not None and data["gpu_reason"] == "torch.cuda.is_available() is False"
 
 
 def test_onnxruntime_on_the_cpu_is_a_problem(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """``colabenv catalog refresh packages`` against a stand-in index on 127.0.0.1 (tests/support/
 refresh_package_standins.py): new releases of the CUDA packages read from their wheels' METADATA
 and GPU code, written in cuda_packages.toml's layout under the file's own text, which stays;
-what cannot be derived is a note; a contradiction is reported, not written."""
+what cannot be derived is a note; a contradiction is reported, not written. Packages whose
+builds live on find-links pages (data.pyg.org's) are read from those pages, served on
+127.0.0.1 as a mirror."""
 
 from __future__ import annotations
 
@@ -19,13 +21,22 @@ from colabenv.errors import CatalogOverlayError
 from colabenv.models import Arch
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
-from tests.support.refresh_package_standins import BASE, XFORMERS_PINS, build_package_indexes
+from tests.support.refresh_package_standins import (
+    BASE,
+    LINKS_BASE,
+    PYG_ARCHS,
+    SCATTER_ARCHS,
+    XFORMERS_PINS,
+    build_find_links_pages,
+    build_package_indexes,
+)
 
 
 @pytest.fixture(scope="module")
 def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("refresh-packages")
     build_package_indexes(root)
+    build_find_links_pages(root)
     return root
 
 
@@ -63,6 +74,7 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
         out,
         "--pytorch-index",
         pytorch.url,
+        "--no-find-links",
         "--quiet",
         timeout=120,
     )
@@ -116,6 +128,7 @@ def test_refresh_packages_carried_archs_are_unconfirmed_and_the_diff_goes_to_std
         "--catalog",
         standins / "base",
         "--no-variant-index",
+        "--no-find-links",
         "--archs",
         "carry",
         "--releases",
@@ -146,3 +159,129 @@ def test_refresh_packages_bad_releases_is_exit_2(runner: Runner, standins: Path,
     )
     assert done.returncode == 2 and done.stdout == ""
     assert "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def links(standins: Path) -> Iterator[LocalIndex]:
+    with LocalIndex(standins / "links") as served:
+        yield served
+
+
+def test_refresh_packages_reads_the_find_links_pages_the_file_names(
+    runner: Runner, standins: Path, index: LocalIndex, links: LocalIndex, tmp_path: Path
+) -> None:
+    out = tmp_path / "team"
+    out.mkdir()
+    done = runner(
+        "catalog",
+        "refresh",
+        "packages",
+        "--index",
+        index.url,
+        "--catalog",
+        standins / "links-base",
+        "-o",
+        out,
+        "--no-variant-index",
+        "--find-links-mirror",
+        f"{links.base_url}/files/",
+        "--quiet",
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr  # pyg-lib 0.8.0's torch
+    assert "2 release(s) added (torch-scatter 2.1.3, pyg-lib 0.9.0); 1 contradiction(s)" in done.stdout
+    assert (
+        "contradiction: pyg-lib 0.8.0 pt213cu130: torch: the catalog has ==2.12.0, its find-links page "
+        "says ==2.13.0 (the catalog's entry is kept)" in done.stderr
+    )
+    assert (
+        "note: torch-scatter 2.1.3: read from the 1 find-links page(s) its builds before name" in done.stderr
+    )
+    # each page read once, from the mirror, and each wheel's METADATA read from the wheel itself
+    # (the page offers no PEP 658 file): nothing asked of the index for these packages' wheels
+    pages = [r for r in links.requests if r.endswith(".html")]
+    assert sorted(pages) == [
+        "/files/data.pyg.org/whl/torch-2.13.0+cu130.html",
+        "/files/data.pyg.org/whl/torch-2.8.0+cu126.html",
+    ]
+    assert not any(r.endswith(".metadata") for r in links.requests)
+    assert (
+        "/files/data.pyg.org/whl/torch-2.8.0%2Bcu126/torch_scatter-2.1.3%2Bpt28cu126-cp312-cp312-linux_x86_64.whl"
+        in links.requests
+    )
+    assert not any("torch_sparse" in r or "win_amd64" in r for r in links.requests)
+    written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
+    for line in LINKS_BASE.splitlines():
+        assert line in written.splitlines(), f"the file's own line {line!r} stays"
+    packages = _loaded(out / "cuda_packages.toml")
+    scatter = packages["torch-scatter"][Version("2.1.3")]
+    build = scatter.build("pt28cu126")  # type: ignore[attr-defined]
+    assert build is not None and build.unconfirmed is None
+    assert build.find_links == "https://data.pyg.org/whl/torch-2.8.0+cu126.html", "the page, not the mirror"
+    assert (build.local_tag, build.cuda, build.torch) == (
+        "pt28cu126",
+        Version("12.6"),
+        SpecifierSet("==2.8.0"),
+    )
+    assert build.index_url is None and build.requires == ()
+    assert build.archs == tuple(sorted(Arch.parse(a) for a in SCATTER_ARCHS)), "read from the wheel"
+    assert scatter.python == SpecifierSet(">=3.12,<3.14")  # type: ignore[attr-defined]
+    assert "the find-links page https://data.pyg.org/whl/torch-2.8.0+cu126.html" in written
+    assert "127.0.0.1" not in written
+    pyg = packages["pyg-lib"][Version("0.9.0")]
+    pyg_build = pyg.build("pt213cu130")  # type: ignore[attr-defined]
+    assert pyg_build.torch == SpecifierSet("==2.13.0") and pyg_build.cuda == Version("13.0")
+    assert pyg_build.archs == tuple(sorted(Arch.parse(a) for a in PYG_ARCHS))
+    assert pyg.python == SpecifierSet(">=3.10"), "a cp310-abi3 wheel runs on every newer CPython"  # type: ignore[attr-defined]
+
+
+def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
+    runner: Runner, standins: Path, index: LocalIndex, tmp_path: Path
+) -> None:
+    with LocalIndex(tmp_path / "empty") as empty:
+        (tmp_path / "empty").mkdir()
+        done = runner(
+            "catalog",
+            "refresh",
+            "packages",
+            "--index",
+            index.url,
+            "--catalog",
+            standins / "links-base",
+            "--no-variant-index",
+            "--find-links-mirror",
+            f"{empty.base_url}/files/",
+            "--quiet",
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "note: torch-scatter: the find-links page https://data.pyg.org/whl/torch-2.8.0+cu126.html"
+        " was not read" in done.stderr
+    )
+    assert "note: pyg-lib: no Linux x86_64 wheel on its find-links pages: not refreshed" in done.stderr
+    assert "0 release(s) added (none)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("page", "tag", "torch", "cuda"),
+    [
+        ("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "pt211cu128", "==2.11.0", "12.8"),
+        # a page whose name says nothing: the local tag, pyg's and flash-attn's spellings
+        ("https://mirror.example/scatter/links.html", "pt211cu128", "==2.11.*", "12.8"),
+        (
+            "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3",
+            "cu12torch2.8cxx11abiTRUE",
+            "==2.8.*",
+            None,
+        ),
+    ],
+)
+def test_a_find_links_build_is_read_from_the_page_name_else_its_local_tag(
+    page: str, tag: str, torch: str, cuda: str | None
+) -> None:
+    from colabenv.catalog.refresh.packages import _page_cuda, _page_torch
+
+    assert _page_torch(page, tag, None)[0] == SpecifierSet(torch)
+    found = _page_cuda(page, tag)[0]
+    assert (str(found) if found is not None else None) == cuda

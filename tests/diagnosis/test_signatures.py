@@ -187,6 +187,63 @@ CUDA_PACKAGE_CASES = [
         id="onnxruntime-cudnn-9",
     ),
     pytest.param(
+        "2024-08-22 13:01:04.2871671 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 "
+        "onnxruntime::python::CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. "
+        "Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime. Please install all dependencies as "
+        "mentioned in the GPU requirements page",
+        "missing-library",
+        "sessions run on the CPU",
+        id="onnxruntime-cuda-provider-fallback",
+    ),
+    pytest.param(
+        "/venv/lib/python3.10/site-packages/onnxruntime/capi/onnxruntime_inference_collection.py:118: "
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names."
+        "Available providers: 'AzureExecutionProvider, CPUExecutionProvider'\n  warnings.warn(",
+        "duplicate",
+        "pip uninstall onnxruntime onnxruntime-gpu",
+        id="onnxruntime-cpu-package",
+    ),
+    pytest.param(
+        'File "cupy/cuda/runtime.pyx", line 136, in cupy.cuda.runtime.check_status\n'
+        "cupy.cuda.runtime.CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected",
+        "no-gpu",
+        "sees no GPU",
+        id="cupy-no-device",
+    ),
+    pytest.param(
+        "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is"
+        " detected",
+        "no-gpu",
+        "CUDA_VISIBLE_DEVICES",
+        id="cupy-driver-no-device",
+    ),
+    pytest.param(
+        '    assert arch // 10 in [9, 10, 11], "Unsupported compute capability. Supported: 9.x, 10.x, 11.x"\n'
+        "AssertionError: Unsupported compute capability. Supported: 9.x, 10.x, 11.x",
+        "unsupported-gpu",
+        "flash-attn-4",
+        id="flash-attn-4-capability",
+    ),
+    pytest.param(
+        'File ".../flash_attn/cute/flash_fwd_sm100.py", line 142, in __init__\n'
+        "AssertionError: Only SM 10.x and 11.x are supported",
+        "unsupported-gpu",
+        "flash-attn-4",
+        id="flash-attn-4-sm100-kernel",
+    ),
+    pytest.param(
+        "ImportError: libcudf.so: cannot open shared object file: No such file or directory",
+        "missing-library",
+        "libcudf-cu12",
+        id="cudf-libcudf",
+    ),
+    pytest.param(
+        "ImportError: libcuml++.so: cannot open shared object file: No such file or directory",
+        "missing-library",
+        "libcuml-cu12",
+        id="cuml-libcuml",
+    ),
+    pytest.param(
         "RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared "
         "object file: No such file or directory",
         "missing-library",

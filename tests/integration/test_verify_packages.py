@@ -107,9 +107,16 @@ def test_right_answers_pass_in_the_tables_order(tmp_path: Path) -> None:
             "versions": "PASS",
             "smoke:xformers": ("PASS", "memory_efficient_attention agrees with plain attention (float64)"),
             "smoke:flash-attn": ("PASS", "flash_attn_func agrees with plain attention"),
+            "smoke:flash-attn-4": (
+                "PASS",
+                "flash_attn.cute.flash_attn_func agrees with plain attention",
+                "flash-attn-4 4.0.0b4",
+            ),
             "smoke:bitsandbytes": ("PASS", "8-bit matmul (LLM.int8()) agrees with the fp32 product"),
             "smoke:cupy": ("PASS", "Stand-in T4 (sm_75): matmul agrees with NumPy (max abs diff 0,"),
             "smoke:cudf": ("PASS", "Stand-in T4: groupby sum agrees with pandas", "cudf 25.4.0"),
+            # no scikit-learn in this venv: the CPU fit is NumPy's
+            "smoke:cuml": ("PASS", "LinearRegression fit agrees with NumPy's least squares", "cuml 26.8.0"),
             "smoke:onnxruntime-gpu": ("PASS", "GPU: MatMul session agrees with the exact product"),
             "smoke:vllm": ("PASS", "Stand-in T4 (sm_75): compiled ops (vllm._C) loaded; vllm 0.8.5"),
             "smoke:torch-scatter": ("PASS", "scatter sum agrees with the exact sums"),

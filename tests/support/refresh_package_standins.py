@@ -8,6 +8,10 @@ what the real ones say, and the ``cuda_packages.toml`` refresh starts from.
 (``root/base``): xformers 0.0.98 and cupy 98.0.0 as a catalog has them, and bitsandbytes
 98.0.0 with a torch range unlike its wheel's (the contradiction), and
 torch-scatter, which has no wheel on the index.
+
+``build_find_links_pages(root)`` writes ``root/links``: two data.pyg.org find-links pages with
+torch-scatter and pyg-lib wheels (a new release each), and returns the catalog folder
+``root/links-base``.
 """
 
 from __future__ import annotations
@@ -96,11 +100,56 @@ BASE = textwrap.dedent("""\
     [[package.release.build]]
     name = "pt28cu126"
     cuda = "12.6"
+    torch = "==2.8.0"
     find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
     local_tag = "pt28cu126"
     archs = ["sm_60"]
     source = "https://example.org/scatter/pt28cu126"
     """)
+
+LINKS_BASE = textwrap.dedent("""\
+    # a team's CUDA packages whose builds live on find-links pages
+    schema = 1
+
+    [[package]]
+    name = "torch-scatter"
+
+    [[package.release]]
+    version = "2.1.2"
+    python = ">=3.9"
+    source = "https://example.org/scatter"
+
+    [[package.release.build]]
+    name = "pt28cu126"
+    cuda = "12.6"
+    torch = "==2.8.0"
+    find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
+    local_tag = "pt28cu126"
+    archs = ["sm_60"]
+    source = "https://example.org/scatter/pt28cu126"
+
+    [[package]]
+    name = "pyg-lib"
+
+    [[package.release]]
+    version = "0.8.0"
+    python = ">=3.10"
+    source = "https://example.org/pyg-lib"
+
+    [[package.release.build]]
+    name = "pt213cu130"
+    cuda = "13.0"
+    torch = "==2.12.0"
+    find_links = "https://data.pyg.org/whl/torch-2.13.0+cu130.html"
+    local_tag = "pt213cu130"
+    archs = ["sm_80", "sm_90"]
+    source = "https://example.org/pyg-lib/pt213cu130"
+    """)
+"""torch-scatter 2.1.2 and pyg-lib 0.8.0 as a catalog has them, their pages on data.pyg.org;
+pyg-lib's build names torch 2.12.0 where its page is torch 2.13.0's (the contradiction)."""
+SCATTER_ARCHS = ["sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+PYG_ARCHS = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+LINUX = "linux_x86_64"
 
 
 def build_package_indexes(root: Path) -> Path:
@@ -159,4 +208,55 @@ def build_package_indexes(root: Path) -> Path:
     base = root / "base"
     base.mkdir(parents=True, exist_ok=True)
     (base / "cuda_packages.toml").write_text(BASE, encoding="utf-8")
+    return base
+
+
+def _page(folder: Path, name: str, wheels: list[Path], others: tuple[str, ...] = ()) -> None:
+    """A data.pyg.org find-links page: a flat list of links, relative and with ``+`` written
+    ``%2B``, as that site writes them (``torch-2.8.0%2Bcu126/torch_scatter-2.1.2%2Bpt28cu126-...``)."""
+    links = [f"{w.parent.name}/{w.name}".replace("+", "%2B") for w in wheels] + list(others)
+    body = "".join(
+        f'<a href="{href}">{href.rsplit("/", 1)[-1].replace("%2B", "+")}</a><br>\n' for href in links
+    )
+    (folder / name).write_text(f"<html>\n<body>\n{body}</body>\n</html>\n", encoding="utf-8")
+
+
+def build_find_links_pages(root: Path) -> Path:
+    """``root/links/data.pyg.org/whl``: the pages ``LINKS_BASE`` names and their wheels, served
+    under a mirror URL ``.../files/`` (``--find-links-mirror``); returns the catalog folder."""
+    whl = root / "links" / "data.pyg.org" / "whl"
+    scatter = whl / "torch-2.8.0+cu126"
+    wheels = []
+    for version in ("2.1.2", "2.1.3"):
+        for python in ("cp312", "cp313"):
+            wheels.append(
+                build_wheel(
+                    scatter,
+                    "torch-scatter",
+                    f"{version}+pt28cu126",
+                    files={"torch_scatter/_scatter_cuda.so": gpu_library(SCATTER_ARCHS)},
+                    tag=f"{python}-{python}-{LINUX}",
+                    requires_python=">=3.9",
+                )
+            )
+    # another package of the same page, and a Windows wheel: not torch-scatter's Linux builds
+    wheels.append(build_wheel(scatter, "torch-sparse", "0.6.19+pt28cu126", tag=f"cp312-cp312-{LINUX}"))
+    wheels.append(build_wheel(scatter, "torch-scatter", "2.1.4+pt28cu126", tag="cp312-cp312-win_amd64"))
+    _page(whl, "torch-2.8.0+cu126.html", wheels, others=("torch-2.8.0%2Bcu126/README.txt",))
+    pyg = whl / "torch-2.13.0+cu130"
+    pyg_wheels = [
+        build_wheel(
+            pyg,
+            "pyg-lib",
+            f"{version}+pt213cu130",
+            files={"libpyg.so": gpu_library(PYG_ARCHS)},
+            tag=f"cp310-abi3-{LINUX}",
+            requires_python=">=3.10",
+        )
+        for version in ("0.8.0", "0.9.0")
+    ]
+    _page(whl, "torch-2.13.0+cu130.html", pyg_wheels)
+    base = root / "links-base"
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "cuda_packages.toml").write_text(LINKS_BASE, encoding="utf-8")
     return base

@@ -1,9 +1,10 @@
 """Stand-ins for the CUDA packages around the frameworks, for ``smoke:<package>``: tiny
 pure-Python modules named xformers, flash_attn (and flash_attn.cute), bitsandbytes, cupy, cudf,
 cuml, onnxruntime, vllm and torch_scatter, with the APIs the package smoke child
-(``colabenv/_target/smoke/packages.py``) calls, and the small torch, numpy and pandas they stand
-on. Each computes the right answer, a wrong one, or misbehaves (an import error, a crash, a
-hang, no GPU, onnxruntime silently on the CPU), as fixed when it is written.
+(``colabenv/_target/smoke/packages.py``) calls, and the small torch, numpy, pandas and
+scikit-learn they stand on or are compared with. Each computes the right answer, a wrong one, or
+misbehaves (an import error, a crash, a hang, no GPU, onnxruntime silently on the CPU), as fixed
+when it is written.
 
 :func:`package_files` gives a stand-in's files (relative path -> text), for a folder on
 ``PYTHONPATH`` or for :meth:`tests.support.standin_frameworks.StandinVenv.install_dist`.
@@ -228,7 +229,7 @@ def matmul(A, B, out=None, state=None, threshold=0.0, bias=None):
 """
 
 _NUMPY = """\
-float32 = "float32"
+float32, float64 = "float32", "float64"
 
 
 class ndarray:
@@ -247,6 +248,55 @@ class ndarray:
 
 def asarray(data, dtype=None):
     return ndarray(data.rows if isinstance(data, ndarray) else data)
+
+
+def _solve(matrix, vector):
+    size = len(vector)
+    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
+def _least_squares(design, targets):
+    width = len(design[0])
+    normal = [[sum(r[i] * r[j] for r in design) for j in range(width)] for i in range(width)]
+    right = [sum(r[i] * t for r, t in zip(design, targets)) for i in range(width)]
+    return _solve(normal, right)
+
+
+class _Linalg:
+    @staticmethod
+    def lstsq(a, b, rcond=None):
+        return ndarray(_least_squares(a.tolist(), b.tolist())), None, len(a.rows[0]), None
+
+
+linalg = _Linalg()
+"""
+
+_SKLEARN_LINEAR = """\
+import numpy
+
+WRONG = {wrong!r}
+
+
+class LinearRegression:
+    def __init__(self, fit_intercept=True):
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y):
+        design = numpy.asarray([row + [1.0] for row in X.tolist()])
+        solution = [float(v) for v in numpy.linalg.lstsq(design, y, rcond=None)[0].tolist()]
+        if WRONG:
+            solution[2] += 0.5
+        self.coef_ = numpy.asarray(solution[:-1])
+        self.intercept_ = solution[-1]
+        return self
 """
 
 _PANDAS = """\
@@ -433,12 +483,12 @@ class LinearRegression:
 """
 
 _FLASH_ATTN_4 = (
-    "from flash_attn import ACTS, __version__, _misbehave\n"
-    + _ATTENTION
-    + "\n\ndef flash_attn_func(q, k, v, softmax_scale=None, causal=False):\n"
+    _ATTENTION + "\n\ndef flash_attn_func(q, k, v, softmax_scale=None, causal=False, return_lse=False):\n"
     "    out = _run(q, k, v)\n"
     "    return out, None\n"
 )
+"""``flash_attn/cute`` alone, as flash-attn-4 installs it (its ``pyproject.toml`` packages only
+``flash_attn.cute``): ``flash_attn`` is a namespace package unless flash-attn 2 is installed too."""
 
 _ONNXRUNTIME = """\
 import numpy
@@ -521,6 +571,15 @@ def pandas_files() -> dict[str, str]:
     return {"pandas/__init__.py": _PANDAS}
 
 
+def sklearn_files(*, wrong: bool = False) -> dict[str, str]:
+    """A scikit-learn with ``linear_model.LinearRegression`` (the CPU fit cuML's smoke test
+    compares with), fitting through ``numpy.linalg.lstsq``; ``wrong``: a coefficient off by 0.5."""
+    return {
+        "sklearn/__init__.py": "",
+        "sklearn/linear_model.py": _SKLEARN_LINEAR.format(wrong=wrong),
+    }
+
+
 def package_files(standin: PackageStandin) -> dict[str, str]:
     """The stand-in's own files (not torch, numpy or pandas: :func:`needs`)."""
     prelude = _PRELUDE.format(acts=standin.acts.value, version=standin.version, slow=SLOW_S)
@@ -533,7 +592,7 @@ def package_files(standin: PackageStandin) -> dict[str, str]:
             "    return _run(query, key, value)\n",
         }
     if standin.smoke == "flash-attn-4":
-        return {"flash_attn/__init__.py": prelude, "flash_attn/cute/__init__.py": _FLASH_ATTN_4}
+        return {"flash_attn/cute/__init__.py": prelude + _FLASH_ATTN_4}
     if standin.smoke == "cuml":
         return {"cuml/__init__.py": prelude, "cuml/linear_model.py": _CUML_LINEAR}
     if standin.smoke == "flash-attn":
@@ -559,8 +618,11 @@ def package_files(standin: PackageStandin) -> dict[str, str]:
 
 
 def needs(smoke: str) -> tuple[str, ...]:
-    """What else a stand-in imports: ``torch``, ``numpy``, ``pandas``."""
-    if smoke in ("cupy", "onnxruntime-gpu", "cuml"):
+    """What else a stand-in imports: ``torch``, ``numpy``, ``pandas`` (and, for cuML's CPU
+    reference, ``sklearn``: without it the smoke test fits with NumPy)."""
+    if smoke == "cuml":
+        return ("numpy", "sklearn")
+    if smoke in ("cupy", "onnxruntime-gpu"):
         return ("numpy",)
     if smoke == "cudf":
         return ("pandas",)

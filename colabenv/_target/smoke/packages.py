@@ -2,7 +2,7 @@
 ``__main__.py``): xformers, flash-attn, flash-attn-4, bitsandbytes, CuPy, cuDF, cuML,
 onnxruntime-gpu, vLLM and torch-scatter, one per child, each computed on the first GPU and
 compared with a reference computed here in pure Python (and, where the package comes with one,
-its CPU counterpart: NumPy, pandas).
+its CPU counterpart: NumPy, pandas, scikit-learn).
 
 The result (mode ``package``) holds what was computed (``what``), against what (``against``),
 the largest absolute difference and the tolerance it must stay within, a count of non-finite
@@ -49,14 +49,18 @@ GROUPBY_TOLERANCE = 1e-9
 REGRESSION_TOLERANCE = 1e-3
 """cuML's LinearRegression: the targets are an exact linear function of small whole-number
 features (exact in float32), so the least-squares fit recovers the coefficients up to float32
-rounding in the solve (about 1e-5 at these sizes); a coefficient off by 1e-3 is a wrong fit."""
+rounding in the solve (about 1e-5 at these sizes); a coefficient off by 1e-3 is a wrong fit.
+The CPU fit it is compared with (scikit-learn's, or NumPy's least squares, in float64) is
+first held to the exact coefficients by the same bound."""
 
 ATTENTION_SHAPE = (1, 32, 2, 32)
 """(batch, sequence, heads, head size): the ``[B, M, H, K]`` layout xformers and flash-attn take;
 flash-attn needs a head size that is a multiple of 8."""
 FLASH_ATTN_4_SHAPE = (1, 64, 2, 64)
-"""flash-attn-4 (``flash_attn.cute``): the same layout, with a head size of 64, one its SM90 and
-SM100 kernels are written for."""
+"""flash-attn-4 (``flash_attn.cute``): the same layout, with a head size of 64: its interface
+(``flash_attn/cute/interface.py``, ``_validate_head_dims``) takes head sizes of 8 to 256 on
+SM90 and 8 to 128 on SM100/SM110, multiples of 16 bytes (8 in float16); SM80 and SM120 are
+not held to a range there."""
 REGRESSION_COEFFICIENTS = (2.0, -1.0, 0.5)
 REGRESSION_INTERCEPT = 3.0
 INT8_SHAPE = (16, 64, 32)
@@ -183,7 +187,9 @@ def _smoke_flash_attn_4(result: dict[str, Any]) -> None:
 
     def run(q: Any, k: Any, v: Any) -> Any:
         out = cute.flash_attn_func(q, k, v, causal=False)
-        return out[0] if isinstance(out, tuple) else out  # (out, lse)
+        # FlashAttnFunc.forward returns (out, lse) (flash_attn/cute/interface.py); a tensor alone
+        # is taken as the output
+        return out[0] if isinstance(out, tuple) else out
 
     _attention(result, run, FLASH_ATTN_4_SHAPE)
 
@@ -320,12 +326,38 @@ def _host_list(value: Any) -> list[float]:
     return [float(x) for x in value] if isinstance(value, list) else [float(value)]
 
 
+def _cpu_fit(
+    numpy: Any, features: list[list[float]], targets: list[float], notes: list[str]
+) -> tuple[str, list[float]]:
+    """The same least-squares fit on the CPU, in float64: scikit-learn's ``LinearRegression``
+    where scikit-learn imports, else NumPy's ``linalg.lstsq`` on the features with a column of
+    ones (a scikit-learn that is installed but fails to import is a note, not cuML's failure);
+    its name and the coefficients then the intercept."""
+    y = numpy.asarray(targets, dtype=numpy.float64)
+    try:
+        sklearn = importlib.import_module("sklearn.linear_model")
+    except Exception as exc:
+        if not isinstance(exc, ModuleNotFoundError) or exc.name not in ("sklearn", "sklearn.linear_model"):
+            notes.append(f"scikit-learn not used: {one_line(exc)}")
+        design = numpy.asarray([[*row, 1.0] for row in features], dtype=numpy.float64)
+        return "NumPy's least squares", _host_list(numpy.linalg.lstsq(design, y, rcond=None)[0])
+    x = numpy.asarray(features, dtype=numpy.float64)
+    model = sklearn.LinearRegression(fit_intercept=True).fit(x, y)
+    return "scikit-learn's LinearRegression", _host_list(model.coef_) + _host_list(model.intercept_)
+
+
 def _smoke_cuml(result: dict[str, Any]) -> None:
     _import(result, "cuml")
     linear = importlib.import_module("cuml.linear_model")
     numpy = importlib.import_module("numpy")
-    result.update(what="LinearRegression fit", against="the exact coefficients")
+    result["what"] = "LinearRegression fit"
     features, targets, exact = _regression_input()
+    name, reference = _cpu_fit(numpy, features, targets, result["notes"])
+    result["against"] = name
+    cpu_diff, cpu_bad = compare([reference], [exact])
+    if cpu_bad or cpu_diff is None or not cpu_diff <= REGRESSION_TOLERANCE:
+        result["problem"] = f"{name} differs from the exact coefficients (max abs diff {cpu_diff})"
+        return
     _cupy_device(result)
     model = linear.LinearRegression(fit_intercept=True)
     model.fit(numpy.asarray(features, dtype=numpy.float32), numpy.asarray(targets, dtype=numpy.float32))
@@ -333,7 +365,7 @@ def _smoke_cuml(result: dict[str, Any]) -> None:
     if len(got) != len(exact):
         result["problem"] = f"the fit has {len(got)} coefficients with the intercept, not {len(exact)}"
         return
-    _record(result, [got], [exact], REGRESSION_TOLERANCE)
+    _record(result, [got], [reference], REGRESSION_TOLERANCE)
 
 
 # ---------------------------------------------------------------------------------------------

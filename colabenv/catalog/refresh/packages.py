@@ -10,11 +10,22 @@ the same distribution without one; its CUDA is the local tag's, else that build'
 distribution's major. What no wheel states (an arch list when the wheel is not read) is carried
 from the previous release and marked ``unconfirmed``. Releases the file has are compared, never
 overwritten: a torch range or Python range the index contradicts is reported.
+
+A package whose builds live on find-links pages (torch-scatter and pyg-lib on
+``data.pyg.org/whl/torch-2.8.0+cu126.html``, flash-attn on its release's asset page) is read
+from each page its builds name too: the page's wheels of the package give the releases, each
+local tag a build (``+pt28cu126``: named as the build with that tag before, else by the tag), the
+Python range (cpXY, ``abi3``), and METADATA as for an index's wheels (PEP 658 where the page
+offers it, else range requests into the wheel). What METADATA does not state is read from the
+page's name (``torch-2.8.0+cu126.html``: torch ==2.8.0, CUDA 12.6), else from the local tag
+(``pt28cu126``, ``cu12torch2.8``), else carried from the build before. Pages for torch releases
+no build names are not read: a release found there is said to be read from the named pages only.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 from packaging.specifiers import SpecifierSet
@@ -36,9 +47,17 @@ from colabenv.catalog.refresh.sources import (
     requirements_of,
     stamp,
 )
+from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
 from colabenv.models.frozen import model
+
+_PAGE_NAME = re.compile(r"torch-(\d+\.\d+\.\d+)\+(cu\d{3}|cpu)\.html$")
+"""A data.pyg.org find-links page: the torch release and CUDA build its wheels are built for."""
+_TAG_CUDA = re.compile(r"cu(\d{2})(\d)(?!\d)")
+"""``pt28cu126`` -> CUDA 12.6 (a ``cuNNN`` inside a local tag)."""
+_TAG_TORCH = re.compile(r"^pt(\d)(\d{1,2})cu|torch(\d+)\.(\d+)")
+"""``pt28cu126``, ``pt211cu128`` (torch 2.8, 2.11) and ``cu12torch2.8cxx11abiTRUE``."""
 
 
 @model
@@ -90,6 +109,7 @@ def _build(
     wheels: Sequence[Wheel],
     notes: list[str],
     index_url: str | None = None,
+    find_links: str | None = None,
 ) -> PackageBuild | None:
     wheel = preferred(wheels)
     tag = wheel.version.local
@@ -98,6 +118,8 @@ def _build(
     previous = _previous_build(package, version, distribution, tag)
     cuda = cuda_of_tag(tag) if tag else None
     cuda_source = f"cuda: the local tag +{tag}"
+    if cuda is None and find_links is not None:
+        cuda, cuda_source = _page_cuda(find_links, tag)
     if cuda is None and previous is not None:
         cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
     if cuda is None and major is not None:
@@ -108,7 +130,10 @@ def _build(
     if cuda is None:
         notes.append(f"{package.name} {version} {wheel.file.filename} left out: nothing states its CUDA")
         return None
-    name = tag or (previous.name if previous is not None else f"cu{cuda.major}")
+    if find_links is not None and previous is not None:
+        name = previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
+    else:
+        name = tag or (previous.name if previous is not None else f"cu{cuda.major}")
     archs: tuple[Arch, ...] = ()
     unconfirmed = None
     if reader.options.read_archs:
@@ -127,29 +152,69 @@ def _build(
         archs = previous.archs
         unconfirmed = f"{why}; the arch list is carried over from {previous.name} of the release before"
         archs_source = f"archs: {unconfirmed}"
-    where = "the PyTorch index" if index_url else reader.options.index_label
+    where = _where(reader, index_url, find_links)
     try:
         python: SpecifierSet | None = python_range(wheels, metadata.requires_python)
     except RefreshProblem:
         python = None
+    torch = _torch_of(reader, wheel)
+    torch_source = ""
+    if find_links is not None and not torch:  # none, or any torch: the page and tag say which
+        torch, torch_source = _page_torch(find_links, tag, previous)
     return PackageBuild(
         name=name,
         distribution=canonicalize_name(distribution),
         cuda=cuda,
-        torch=_torch_of(reader, wheel),
+        torch=torch,
         index_url=index_url,
-        find_links=None,
+        find_links=find_links,
         local_tag=tag,
         archs=archs,
         requires=pins,
         python=python,
         source=Source(
             f"{where}: {wheel.file.filename} METADATA Requires-Dist (markers "
-            f"dropped), Requires-Python {metadata.requires_python or 'not stated'}; {cuda_source}; "
-            f"{archs_source}; {stamp()}"
+            f"dropped), Requires-Python {metadata.requires_python or 'not stated'}; {torch_source}"
+            f"{cuda_source}; {archs_source}; {stamp()}"
         ),
         unconfirmed=unconfirmed,
     )
+
+
+def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
+    if find_links is not None:
+        return f"the find-links page {find_links}"
+    return "the PyTorch index" if index_url else reader.options.index_label
+
+
+def _page_cuda(page: str, tag: str | None) -> tuple[Version | None, str]:
+    """The CUDA a find-links build is for: the page's name (``torch-2.8.0+cu126.html``), else a
+    ``cuNNN`` in its local tag; None when neither says."""
+    named = _PAGE_NAME.search(page)
+    if named is not None and named.group(2) != "cpu":
+        return cuda_of_tag(named.group(2)), f"cuda: the find-links page's name (+{named.group(2)})"
+    found = _TAG_CUDA.search(tag or "")
+    if found is not None:
+        return Version(f"{found.group(1)}.{found.group(2)}"), f"cuda: the local tag +{tag}"
+    return None, ""
+
+
+def _page_torch(page: str, tag: str | None, previous: PackageBuild | None) -> tuple[SpecifierSet | None, str]:
+    """The torch a find-links build is for, where its METADATA names none (or any): the page's
+    name (``torch-2.8.0+cu126.html``: ==2.8.0), else its local tag (``pt28cu126``,
+    ``cu12torch2.8``: ==2.8.*), else the build before's."""
+    named = _PAGE_NAME.search(page)
+    if named is not None:
+        return SpecifierSet(f"=={named.group(1)}"), "torch: the find-links page's name; "
+    found = _TAG_TORCH.search(tag or "")
+    if found is not None:
+        major, minor = (
+            (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+        )
+        return SpecifierSet(f"=={major}.{minor}.*"), f"torch: the local tag +{tag}; "
+    if previous is not None and previous.torch is not None:
+        return previous.torch, f"torch: carried over from the build {previous.name} before; "
+    return None, ""
 
 
 def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[PackageBuild]) -> list[str]:
@@ -161,15 +226,16 @@ def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[Pac
             continue
         if known.distribution != build.distribution:
             continue
+        says = "its find-links page says" if build.find_links is not None else "the index says"
         if (known.torch or SpecifierSet()) != (build.torch or SpecifierSet()):
             found.append(
                 f"{package.name} {release.version} {build.name}: torch: the catalog has "
-                f"{known.torch or 'none'!s}, the index says {build.torch or 'none'!s}"
+                f"{known.torch or 'none'!s}, {says} {build.torch or 'none'!s}"
             )
         if tuple(sorted(known.requires)) != tuple(sorted(build.requires)):
             found.append(
                 f"{package.name} {release.version} {build.name}: requires: the catalog has "
-                f"[{', '.join(known.requires)}], the index says [{', '.join(build.requires)}]"
+                f"[{', '.join(known.requires)}], {says} [{', '.join(build.requires)}]"
             )
     return found
 
@@ -185,18 +251,31 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
         if package.name not in CUDA_PACKAGES:
             notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
             continue
-        on_index: dict[Version, list[tuple[str, int | None, list[Wheel], str | None]]] = {}
+        on_index: dict[Version, list[_Found]] = {}
+        pages = _find_links_pages(package) if options.find_links else ()
         for distribution, major in _distributions(package.name):
             for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
-                on_index.setdefault(version, []).append((distribution, major, wheels, None))
+                on_index.setdefault(version, []).append(_Found(distribution, major, tuple(wheels)))
             if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
                 for tag, version, wheels in _tagged(reader.wheels(options.pytorch_index, distribution)):
                     on_index.setdefault(version, []).append(
-                        (distribution, major, wheels, f"{PYTORCH_INDEX}/{tag}")
+                        _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
+                    )
+            for page in pages:
+                try:
+                    listed = reader.page_wheels(page, distribution)
+                except IndexUnavailableError as problem:
+                    notes.append(f"{package.name}: the find-links page {page} was not read ({problem})")
+                    continue
+                for version, wheels in _by_local(listed):
+                    on_index.setdefault(version, []).append(
+                        _Found(distribution, major, tuple(wheels), find_links=page)
                     )
         if not on_index:
             notes.append(
-                f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
+                f"{package.name}: no Linux x86_64 wheel on its find-links pages: not refreshed"
+                if pages
+                else f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
                 "elsewhere: not refreshed)"
             )
             continue
@@ -209,8 +288,20 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                 continue
             builds = [
                 b
-                for distribution, major, wheels, url in on_index[version]
-                if (b := _build(reader, package, version, distribution, major, wheels, notes, url))
+                for f in on_index[version]
+                if (
+                    b := _build(
+                        reader,
+                        package,
+                        version,
+                        f.distribution,
+                        f.major,
+                        f.wheels,
+                        notes,
+                        f.index_url,
+                        f.find_links,
+                    )
+                )
                 is not None
             ]
             known = package.release(version)
@@ -234,6 +325,9 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
             else:  # each build keeps its own range under the release's widest lower bound
                 low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
                 python = SpecifierSet(f">={low}")
+            read_pages = sorted({b.find_links for b in builds if b.find_links is not None})
+            indexed = any(b.find_links is None for b in builds)
+            where = f"{options.index_label} " if indexed else ""
             releases.append(
                 PackageRelease(
                     package.name,
@@ -241,11 +335,18 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                     python,
                     tuple(builds),
                     Source(
-                        f"{options.index_label} {package.name} {version}: the Linux x86_64 wheels of "
-                        f"{', '.join(sorted({str(b.distribution) for b in builds}))}; {stamp()}"
+                        f"{where}{package.name} {version}: the Linux x86_64 wheels of "
+                        f"{', '.join(sorted({str(b.distribution) for b in builds}))}"
+                        f"{' on ' + ', '.join(read_pages) if read_pages else ''}; {stamp()}"
                     ),
                 )
             )
+            if read_pages:
+                notes.append(
+                    f"{package.name} {version}: read from the {len(read_pages)} find-links page(s) its "
+                    "builds before name; pages for other torch releases were not read (add their "
+                    "builds by hand)"
+                )
     return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes))
 
 
@@ -268,6 +369,32 @@ def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
         if tag is not None and cuda_of_tag(tag) is not None:
             found.setdefault((tag, Version(wheel.version.public)), []).append(wheel)
     return [(tag, version, found[(tag, version)]) for tag, version in sorted(found)]
+
+
+@model
+class _Found:
+    """Wheels of one release of ``distribution`` in one place: the default index, a PyTorch
+    index folder (``index_url``) or a find-links page (``find_links``)."""
+
+    distribution: str
+    major: int | None
+    wheels: tuple[Wheel, ...]
+    index_url: str | None = None
+    find_links: str | None = None
+
+
+def _find_links_pages(package: CudaPackage) -> tuple[str, ...]:
+    """The find-links pages the file's builds of ``package`` name, newest release first."""
+    ordered = sorted(package.releases, key=lambda r: r.version, reverse=True)
+    return tuple(dict.fromkeys(b.find_links for r in ordered for b in r.builds if b.find_links))
+
+
+def _by_local(wheels: Sequence[Wheel]) -> list[tuple[Version, list[Wheel]]]:
+    """A find-links page's wheels by public version and local tag (one build each)."""
+    found: dict[tuple[Version, str], list[Wheel]] = {}
+    for wheel in wheels:
+        found.setdefault((Version(wheel.version.public), wheel.version.local or ""), []).append(wheel)
+    return [(version, found[(version, tag)]) for version, tag in sorted(found)]
 
 
 def _without_python(build: PackageBuild) -> PackageBuild:

@@ -34,6 +34,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from html.parser import HTMLParser
+from urllib.parse import urlsplit
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -103,6 +104,11 @@ class RefreshOptions:
     timeout_s: float
     cuda_notes: str | None = None
     """The CUDA release notes page read for a driver the table lacks (None: not read)."""
+    find_links: bool = True
+    """packages: read the find-links pages the file's builds name (``--no-find-links``: not)."""
+    find_links_mirror: str | None = None
+    """packages: where those pages are read instead (``https://HOST/PATH`` is read as
+    ``<mirror>HOST/PATH``); the file still names the page itself."""
 
 
 @model
@@ -144,6 +150,11 @@ class Wheel:
         return tuple(sorted(found, key=lambda text: int(text.split(".")[1])))
 
     @property
+    def abi3(self) -> bool:
+        """A stable-ABI wheel (``cp310-abi3``): it runs on its cpXY and every newer CPython."""
+        return any(t.abi == "abi3" for t in self.tags)
+
+    @property
     def linux_x86_64(self) -> bool:
         return any(
             t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
@@ -182,8 +193,23 @@ class IndexReader:
                     f"index {printable(index)} has no project {canonicalize_name(project)}"
                 )
             self._pages[key] = files or ()
+        return self._wheels_of(index, self._pages[key], project)
+
+    def page_wheels(self, page: str, project: str) -> list[Wheel]:
+        """The Linux x86_64 (or pure) wheels of ``project`` that a find-links page links to
+        (a flat list of links: ``data.pyg.org/whl/torch-2.8.0+cu126.html``, a release's asset
+        page), final releases only; the page is read once, from the mirror where one is set."""
+        read = mirrored(page, self.options.find_links_mirror)
+        key = (read, "")
+        if key not in self._pages:
+            self.progress(f"reading the find-links page {page}")
+            self._pages[key] = self.client.page_files(read)
+        return self._wheels_of(read, self._pages[key], project)
+
+    @staticmethod
+    def _wheels_of(index: str, files: Iterable[IndexFile], project: str) -> list[Wheel]:
         found = []
-        for file in self._pages[key]:
+        for file in files:
             if not file.filename.endswith(".whl"):
                 continue
             try:
@@ -284,6 +310,14 @@ class IndexReader:
         return tuple(sorted(common or ()))
 
 
+def mirrored(page: str, mirror: str | None) -> str:
+    """Where ``page`` is read: itself, or ``<mirror>HOST/PATH`` for ``https://HOST/PATH``."""
+    if mirror is None:
+        return page
+    parts = urlsplit(page)
+    return mirror.rstrip("/") + "/" + parts.netloc + parts.path + (f"?{parts.query}" if parts.query else "")
+
+
 def parse_metadata(data: bytes, where: str) -> Metadata:
     """Requires-Python, Requires-Dist and Provides-Extra of a METADATA file (core metadata)."""
     if len(data) > MAX_METADATA_BYTES:
@@ -346,10 +380,12 @@ def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
 
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
-    """``>=3.A,<3.B+1`` from the cpXY tags; Requires-Python raises the floor where it says so,
-    and the patch releases it excludes inside that range are kept (``!=3.14.1``: the resolver
-    holds a full target version to them); pure wheels alone: Requires-Python as it is."""
+    """``>=3.A,<3.B+1`` from the cpXY tags (``>=3.A`` alone for a stable-ABI ``abi3`` wheel);
+    Requires-Python raises the floor where it says so, and the patch releases it excludes
+    inside that range are kept (``!=3.14.1``: the resolver holds a full target version to
+    them); pure wheels alone: Requires-Python as it is."""
     minors = sorted({int(p.split(".")[1]) for w in wheels for p in w.pythons})
+    stable = any(w.abi3 for w in wheels)
     declared = None
     if requires_python:
         try:
@@ -362,7 +398,7 @@ def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> Specif
         return declared
     if declared is not None:
         minors = [m for m in minors if declared.contains(f"3.{m}")] or minors
-    clauses = [f">=3.{minors[0]}", f"<3.{minors[-1] + 1}"]
+    clauses = [f">=3.{minors[0]}"] if stable else [f">=3.{minors[0]}", f"<3.{minors[-1] + 1}"]
     if declared is not None:
         clauses.extend(
             str(item)
