@@ -6,7 +6,9 @@ project page (:class:`~colabenv.index.client.SimpleClient`) gives the file whose
 records. A file already in the folder with the lock's sha256 is kept; one with another hash (a
 damaged or half-copied file) is fetched again. Index trouble and a file that does not match its
 hash are :class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. Every URL shown
-or written is stripped of its credentials and redacted.
+or written is stripped of its credentials and redacted. Redirects are requests' own: it drops
+the Authorization header when one leaves the host name or port (``Session.should_strip_auth``),
+and has no adapter for a scheme other than http and https, which is refused naming the file.
 """
 
 from __future__ import annotations
@@ -308,6 +310,12 @@ def _download(
             raise IndexUnavailableError(f"{where}: {slow.why()}; refused (nothing kept)") from None
         if isinstance(problem, _Mismatch):
             raise IndexUnavailableError(f"{where}: {problem}; refused (nothing kept)") from None
+        if isinstance(problem, requests.exceptions.InvalidSchema) and _is_http(url):
+            # requests has an adapter for http and https only: a Location elsewhere (file:,
+            # ftp:) ends the download before any request is made to it
+            raise IndexUnavailableError(
+                f"{where}: the index redirected to a URL that is not http or https; refused (nothing kept)"
+            ) from None
         raise IndexUnavailableError(f"{where}: {_why(problem, redact)}") from None
     except (FileProblem, OSError) as problem:
         raise OutputError(f"{printable(folder / item.filename)}: cannot write: {problem}") from None
@@ -369,6 +377,10 @@ def _shut(response: requests.Response) -> None:
             response.close()
     except OSError:
         pass
+
+
+def _is_http(url: str) -> bool:
+    return urlsplit(url).scheme.lower() in ("http", "https")
 
 
 def _why(error: BaseException, redact: Callable[[str], str]) -> str:

@@ -27,16 +27,20 @@ from colabenv.wheelhouse.plan import MANIFEST_NAME
 WHEEL = "big-1.0-py3-none-any.whl"
 BODY = bytes(range(256)) * (16 * 1024)  # 4 MiB
 FIRST = 3 * 1024 * 1024 // 2  # past the 1 MiB bundle reads at a time: one read written
+AHEAD = "ahead-1.0-py3-none-any.whl"  # bundled before WHEEL (files go in name order)
+AHEAD_BODY = b"a small wheel, served whole at once " * 1024
 
 
 class _Server:
     """Serves :data:`WHEEL`: the first :data:`FIRST` bytes at once, the rest once ``release``
     is set (or at once when it already is); ``drip``: a byte every 0.2 s from the start, with
-    or without a Content-Length."""
+    or without a Content-Length. :data:`AHEAD` is served whole at once; each GET's path is
+    recorded in :attr:`paths`."""
 
     def __init__(self, *, drip: bool = False, length: bool = True) -> None:
         self.release = threading.Event()
-        release = self.release
+        self.paths: list[str] = []
+        release, paths = self.release, self.paths
 
         class Handler(http.server.BaseHTTPRequestHandler):
             # with a length, a connection kept open (the socket stays the connection's); without,
@@ -44,6 +48,13 @@ class _Server:
             protocol_version = "HTTP/1.1" if length else "HTTP/1.0"
 
             def do_GET(self) -> None:
+                paths.append(self.path)
+                if self.path == f"/files/{AHEAD}":
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(AHEAD_BODY)))
+                    self.end_headers()
+                    self.wfile.write(AHEAD_BODY)
+                    return
                 if self.path != f"/files/{WHEEL}":
                     self.send_error(404)
                     return
@@ -72,7 +83,10 @@ class _Server:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.http.server_address[1]}/files/{WHEEL}"
+        return self.url_of(WHEEL)
+
+    def url_of(self, filename: str) -> str:
+        return f"http://127.0.0.1:{self.http.server_address[1]}/files/{filename}"
 
     def stop(self) -> None:
         self.release.set()
@@ -87,7 +101,8 @@ def server() -> Iterator[_Server]:
     served.stop()
 
 
-def _lock(tmp_path: Path, url: str) -> Path:
+def _lock(tmp_path: Path, url: str, ahead: str | None = None) -> Path:
+    """A lock of :data:`WHEEL` from ``url``, and of :data:`AHEAD` from ``ahead`` when given."""
     header = LockHeader(
         colabenv_version="0.1.0",
         profile_name="big",
@@ -97,9 +112,11 @@ def _lock(tmp_path: Path, url: str) -> Path:
         resolver="uv 0.13.9",
     )
     files = (LockedFile(hashlib.sha256(BODY).hexdigest(), WHEEL, url),)
-    lock = Lock(
-        header, (LockedPackage(canonicalize_name("big"), "1.0", files),), "https://pypi.example/simple"
-    )
+    packages = [LockedPackage(canonicalize_name("big"), "1.0", files)]
+    if ahead is not None:
+        small = (LockedFile(hashlib.sha256(AHEAD_BODY).hexdigest(), AHEAD, ahead),)
+        packages.insert(0, LockedPackage(canonicalize_name("ahead"), "1.0", small))
+    lock = Lock(header, tuple(packages), "https://pypi.example/simple")
     path = tmp_path / "pylock.toml"
     path.write_text(render_lock(lock, pylock=True))
     return path
@@ -168,3 +185,27 @@ def test_a_dripping_index_is_ended_by_the_rate_rule_naming_the_file(tmp_path: Pa
     assert "under 64 KiB/s after the first 1 s (--http-deadline); refused (nothing kept)" in line
     assert took < 15  # the read timeout (60 s) never fired: each byte came within it
     assert sorted(p.name for p in folder.iterdir()) == []
+
+
+def test_after_an_interrupt_the_next_run_fetches_only_what_is_missing(
+    tmp_path: Path, server: _Server
+) -> None:
+    lock, folder = _lock(tmp_path, server.url, ahead=server.url_of(AHEAD)), tmp_path / "wheels"
+    child = _start(lock, folder)
+    part = _wait_for_part_file(folder, child)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=30)
+    assert child.returncode == 130, stderr
+    # the wheel done before the signal stays, checked; no part file, no manifest (a manifest
+    # is written only once every file is whole)
+    assert sorted(p.name for p in folder.iterdir()) == [AHEAD]
+    assert (folder / AHEAD).read_bytes() == AHEAD_BODY
+    assert not part.exists()
+    assert server.paths == [f"/files/{AHEAD}", f"/files/{WHEEL}"]
+    server.release.set()
+    again = _start(lock, folder)
+    _, stderr = again.communicate(timeout=60)
+    assert again.returncode == 0, stderr
+    assert server.paths == [f"/files/{AHEAD}", f"/files/{WHEEL}", f"/files/{WHEEL}"]
+    assert (folder / WHEEL).read_bytes() == BODY
+    assert sorted(p.name for p in folder.iterdir()) == sorted([AHEAD, WHEEL, MANIFEST_NAME, "README.md"])
