@@ -687,7 +687,8 @@ def test_colab_snapshot_builds_are_in_the_catalog(snapshot: str, torch_cudnn_kep
         ("595.45.04", "13.2"),
         ("610.43.01", "13.2"),
         ("610.43.02", "13.3"),  # CUDA 13.3 GA and Update 1
-        ("616.00", "13.3"),  # 13.4's driver is not in the table (unbundled)
+        ("615.71.08", "13.3"),
+        ("615.71.09", "13.4"),  # cuda-compat-13-4 (13.4 unbundled its driver)
         ("570.124.06", "12.8"),
         ("560.35.03", "12.6"),
         ("535.104.05", "12.2"),
@@ -711,6 +712,7 @@ def test_max_cuda_for_driver(driver: str, expected: str | None) -> None:
         ("12.8", "525.60.13", "570.26"),
         ("13.0", "580.65.06", "580.65.06"),
         ("13.2", "580.65.06", "595.45.04"),
+        ("13.4", "580.65.06", "615.71.09"),
     ],
 )
 def test_floor_and_toolkit_drivers(cuda_version: str, floor: str, toolkit: str) -> None:
@@ -734,6 +736,16 @@ def test_toolkit_update_releases(version: str, driver: str) -> None:
     (toolkit,) = [t for t in CATALOG.toolkits if t.version == Version(version)]
     assert toolkit.toolkit_driver == Version(driver)
     assert "Table 3" in toolkit.source.text
+
+
+@pytest.mark.parametrize("version", ["13.4.1", "13.4.2"])
+def test_cuda_13_4_driver_is_its_compat_package(version: str) -> None:
+    """CUDA 13.4 unbundled its Linux driver and Table 3 names none: the row says where its
+    number comes from instead."""
+    (toolkit,) = [t for t in CATALOG.toolkits if t.version == Version(version)]
+    assert toolkit.toolkit_driver == Version("615.71.09")
+    assert "cuda-compat-13-4" in toolkit.source.text
+    assert "No Table 3 driver" in toolkit.source.text
 
 
 def test_cuda_13_floor_says_where_its_number_comes_from() -> None:
