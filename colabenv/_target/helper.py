@@ -395,10 +395,10 @@ class _Checker:
         return True
 
 
-def _lock_pins(path: str) -> list[str]:
-    """The lock's pins, each with its environment marker (``name==version ; marker``): the
-    installer skips a pin whose marker is false here, and so does :class:`_Checker`."""
-    pins: list[str] = []
+def _lock_lines(path: str) -> list[str]:
+    """The entries of a requirements lock, each on one line (its ``\\`` continuations joined,
+    its ``--hash`` options kept), comments and option lines left out."""
+    entries: list[str] = []
     logical = ""
     for raw in _read_text(path).splitlines():
         line = raw.strip()
@@ -407,10 +407,15 @@ def _lock_pins(path: str) -> list[str]:
             continue
         logical += line
         entry, logical = logical.strip(), ""
-        if not entry or entry.startswith(("#", "-")):
-            continue
-        pins.append(entry.split(" --hash", 1)[0].strip())
-    return pins
+        if entry and not entry.startswith(("#", "-")):
+            entries.append(entry)
+    return entries
+
+
+def _lock_pins(path: str) -> list[str]:
+    """The lock's pins, each with its environment marker (``name==version ; marker``): the
+    installer skips a pin whose marker is false here, and so does :class:`_Checker`."""
+    return [entry.split(" --hash", 1)[0].strip() for entry in _lock_lines(path)]
 
 
 def _read_text(path: str) -> str:

@@ -41,16 +41,7 @@ def _lock_entries(path: str) -> dict[str, list[str]]:
     """Each pin of a requirements lock (``name==version ; marker``, as :func:`_lock_pins`
     writes it) with the sha256 hashes the lock records for it."""
     entries: dict[str, list[str]] = {}
-    logical = ""
-    for raw in helper._read_text(path).splitlines():
-        line = raw.strip()
-        if line.endswith("\\"):
-            logical += line[:-1] + " "
-            continue
-        logical += line
-        entry, logical = logical.strip(), ""
-        if not entry or entry.startswith(("#", "-")):
-            continue
+    for entry in helper._lock_lines(path):
         pin, _, rest = entry.partition(" --hash")
         found = re.findall(r"--hash[= ]sha256:([0-9a-fA-F]{64})", "--hash" + rest)
         entries[pin.strip()] = [h.lower() for h in found]
@@ -217,6 +208,16 @@ def _get(url: str, accept: str) -> Any:
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
         request.add_header("Authorization", "Basic " + base64.b64encode(pair.encode("utf-8")).decode())
     return urllib.request.urlopen(request, timeout=_WH_TIMEOUT_S)
+
+
+def _listed(index: str, name: str) -> list[tuple[str, str, str]] | None:
+    """:func:`_index_files`; None, after one line saying so, when the page cannot be read."""
+    try:
+        return _index_files(index, name)
+    except Exception as error:  # any failure of a page is this one line
+        where = helper._index_location(index)
+        print(f"the package index at {where} cannot list {name} ({type(error).__name__})")
+        return None
 
 
 def _index_files(index: str, name: str) -> list[tuple[str, str, str]]:
@@ -414,11 +415,8 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
         hashes = set(entries.get(pin, []))
         choices: list[tuple[int, str, str, str]] = []
         for index in indexes:
-            try:
-                listed = _index_files(index, name)
-            except Exception as error:  # any failure of a page is this one line
-                where = helper._index_location(index)
-                print(f"the package index at {where} cannot list {name} ({type(error).__name__})")
+            listed = _listed(index, name)
+            if listed is None:
                 return WHEELHOUSE_REFUSED
             for filename, url, digest in listed:
                 rank = _tag_rank(filename) if filename.endswith(".whl") else None
@@ -481,11 +479,8 @@ def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -
         canonical = helper._canonical(name)
         hashes: list[str] = []
         for index in indexes:
-            try:
-                listed = _index_files(index, canonical)
-            except Exception as error:  # any failure of a page is this one line
-                where = helper._index_location(index)
-                print(f"the package index at {where} cannot list {canonical} ({type(error).__name__})")
+            listed = _listed(index, canonical)
+            if listed is None:
                 return WHEELHOUSE_REFUSED
             for filename, _url, digest in listed:
                 pin = _wheel_pin(filename)

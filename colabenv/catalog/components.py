@@ -72,7 +72,7 @@ class Coverage:
         """Whether some version satisfies both ``spec`` and this coverage."""
         if not self.possible:
             return False
-        candidates = set(_boundaries(spec)) | {Version("0")}
+        candidates = set(spec_boundaries(spec)) | {Version("0")}
         candidates.update(v for v in (self.lower, self.last_covering) if v is not None)
         for item in self.component.ranges:
             candidates.update(item.checked)
@@ -96,7 +96,9 @@ class Coverage:
         return text
 
 
-def _boundaries(spec: SpecifierSet) -> list[Version]:
+def spec_boundaries(spec: SpecifierSet) -> list[Version]:
+    """The versions worth trying against ``spec``: each bound, and just above an exclusive one
+    (``>2.1`` and ``!=2.1`` give 2.1 and 2.1.1)."""
     found = []
     for item in spec:
         try:

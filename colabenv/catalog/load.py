@@ -28,8 +28,11 @@ from colabenv._util.reader import Fail, Reader, cached_version
 from colabenv._util.resources import catalog_dir
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
+    arch_list,
     check_drivers,
     cuda_packages,
+    entry_archs,
+    file_archs,
     merged,
     with_shipped_packages,
 )
@@ -176,15 +179,6 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
     return releases
 
 
-def file_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
-    """The named arch lists of a framework file (its ``[archs]`` table)."""
-    named: dict[str, tuple[Arch, ...]] = {}
-    arch_table = doc.sub("archs")
-    for name in arch_table.data:
-        named[name] = _parse_archs(arch_table, name, arch_table.text_list(name))
-    return named
-
-
 def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
     """``name = "0.21.0"``, or ``name = { version = "2.11.0", follows_variant = false }`` for a
     companion without the framework's local tag (torchaudio 2.11.0 beside torch 2.12 and later);
@@ -200,16 +194,6 @@ def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
         item.flag("follows_variant", follow),
         item.specifier("python") if "python" in item.data else None,
     )
-
-
-def _parse_archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
-    archs = []
-    for text in items:
-        try:
-            archs.append(Arch.parse(text))
-        except ValueError as exc:
-            raise reader.fail(name, str(exc)) from None
-    return tuple(archs)
 
 
 def _load_variant(
@@ -229,13 +213,7 @@ def _load_variant(
         "unconfirmed_reason",
     )
     cuda = item.opt_version("cuda")
-    raw_archs = item.data.get("archs", [])
-    if isinstance(raw_archs, str):
-        if raw_archs not in named_archs:
-            raise item.fail("archs", f"no arch list named {raw_archs!r} in [archs]")
-        archs = named_archs[raw_archs]
-    else:
-        archs = _parse_archs(item, "archs", item.text_list("archs"))
+    archs = entry_archs(item, named_archs)
     if cuda is not None and not archs:
         raise item.fail("archs", "a CUDA variant needs its arch list")
     if cuda is None and archs:
@@ -345,7 +323,7 @@ def _load_range(item: Reader) -> ComponentRange:
     lower, upper = bounds.get(">="), bounds.get("<")
     if lower is not None and upper is not None and lower >= upper:
         raise item.fail("versions", f"{text!r} holds no version")
-    archs = _parse_archs(item, "archs", item.text_list("archs"))
+    archs = arch_list(item, "archs", item.text_list("archs"))
     if not archs:
         raise item.fail("archs", "a range needs its arch list")
     checked = []

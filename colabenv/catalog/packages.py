@@ -36,7 +36,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
 def cuda_packages(doc: Reader, overlay: str | None = None) -> tuple[CudaPackage, ...]:
     """The packages of one ``cuda_packages.toml`` (``overlay``: its path; None: shipped)."""
     doc.allow("schema", "archs", "package")
-    named = _named_archs(doc)
+    named = file_archs(doc)
     packages = []
     for item in doc.tables("package"):
         item.allow("name", "distribution", "release")
@@ -47,12 +47,15 @@ def cuda_packages(doc: Reader, overlay: str | None = None) -> tuple[CudaPackage,
     return tuple(packages)
 
 
-def _named_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
+def file_archs(doc: Reader) -> dict[str, tuple[Arch, ...]]:
+    """The named arch lists of a catalog file (its ``[archs]`` table): a framework file's or
+    ``cuda_packages.toml``."""
     table = doc.sub("archs")
-    return {name: _archs(table, name, table.text_list(name)) for name in table.data}
+    return {name: arch_list(table, name, table.text_list(name)) for name in table.data}
 
 
-def _archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
+def arch_list(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
+    """``items`` (the value of ``name`` in ``reader``) as archs; a text that is none fails there."""
     found = []
     for text in items:
         try:
@@ -60,6 +63,16 @@ def _archs(reader: Reader, name: str, items: list[str]) -> tuple[Arch, ...]:
         except ValueError as exc:
             raise reader.fail(name, str(exc)) from None
     return tuple(found)
+
+
+def entry_archs(item: Reader, named: Mapping[str, tuple[Arch, ...]]) -> tuple[Arch, ...]:
+    """An entry's ``archs``: the name of one of the file's ``named`` lists, or a list of its own."""
+    raw = item.data.get("archs", [])
+    if isinstance(raw, str):
+        if raw not in named:
+            raise item.fail("archs", f"no arch list named {raw!r} in [archs]")
+        return named[raw]
+    return arch_list(item, "archs", item.text_list("archs"))
 
 
 def _package(item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None) -> CudaPackage:
@@ -134,13 +147,7 @@ def _build(
         "unconfirmed_reason",
     )
     cuda = _cuda(item)
-    raw = item.data.get("archs", [])
-    if isinstance(raw, str):
-        if raw not in named:
-            raise item.fail("archs", f"no arch list named {raw!r} in [archs]")
-        archs = named[raw]
-    else:
-        archs = _archs(item, "archs", item.text_list("archs"))
+    archs = entry_archs(item, named)
     if not archs:
         raise item.fail("archs", "a build needs its arch list (the GPUs its kernels cover)")
     requires = item.text_list("requires")

@@ -415,7 +415,8 @@ def _starting_file(
 ) -> tuple[str, list[Release], dict[str, tuple[Arch, ...]], bool]:
     """The text, releases, named arch lists and companions_follow_variant of the file refresh
     starts from (empty when there is none)."""
-    from colabenv.catalog.load import file_archs, framework_releases, parse_document, read_overlay_file
+    from colabenv.catalog.load import framework_releases, parse_document, read_overlay_file
+    from colabenv.catalog.packages import file_archs
     from colabenv.catalog.refresh.writer import FOLLOWS_VARIANT
     from colabenv.errors import CatalogOverlayError
 
@@ -526,8 +527,8 @@ def _refresh_packages(args: argparse.Namespace) -> int:
 
 def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:
     """The packages and named arch lists of a ``cuda_packages.toml`` text."""
-    from colabenv.catalog.load import file_archs, parse_document
-    from colabenv.catalog.packages import cuda_packages
+    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.packages import cuda_packages, file_archs
     from colabenv.errors import CatalogOverlayError
 
     doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)

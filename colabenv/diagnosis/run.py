@@ -168,10 +168,12 @@ def find_silent_deaths(context: DoctorContext) -> Found:
     """Why a kernel died without a traceback: the recorder's samples (the ring of the state
     directory, and the one a recorder started for a new kernel moved aside), the memory cgroup
     read now and the kernel log's OOM lines, through
-    :func:`colabenv.diagnosis.deaths.find_deaths`. A ring that is not colabenv's own (a link,
+    :func:`colabenv.diagnosis.deaths.find_deaths`; the runtime whose session limits apply is
+    told from the variables and ``/kaggle/input`` alone (:func:`colabenv.host.detect.runtime_kind`),
+    no probe of the host. A ring that is not colabenv's own (a link,
     another user's file, a newer format) is refused: exit 2, one line."""
     from colabenv.diagnosis.deaths import find_deaths
-    from colabenv.host.detect import detect_runtime, live_probe
+    from colabenv.host.detect import runtime_kind
     from colabenv.host.kernel_log import read_kernel_log
     from colabenv.host.memory import cgroup_memory
 
@@ -186,7 +188,7 @@ def find_silent_deaths(context: DoctorContext) -> Found:
         now=context.now,
         since=context.since,
         cgroup_now=cgroup_memory(notes=notes),
-        runtime=detect_runtime(live_probe()),
+        runtime=runtime_kind(),
     )
     return Found(findings, tuple(notes))
 

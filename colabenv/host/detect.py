@@ -230,21 +230,31 @@ def shown_installed(installed: InstalledSet) -> tuple[InstalledDist, ...]:
 # Runtime kind
 
 
-def detect_runtime(probe: HostProbe) -> RuntimeKind:
-    """Colab by its variables alone, the rule the state directory and the script use
+def runtime_kind(
+    environ: Mapping[str, str] | None = None, path_exists: Callable[[Path], bool] = os.path.exists
+) -> RuntimeKind:
+    """The runtime kind from the variables (``os.environ`` when None) and one folder alone, the
+    one place the runtimes are recognised; what ``doctor`` asks, with no probe of the host.
+
+    Colab by its variables alone, the rule the state directory and the script use
     (:func:`colabenv.script.state.on_colab`): a ``/content`` folder or an installed google-colab
     does not make a host Colab, so ``runtime`` and ``state_dir`` never disagree. Kaggle by its
     variables or ``/kaggle/input``."""
     from colabenv.script.state import on_colab
 
-    env = probe.environ
+    env = os.environ if environ is None else environ
     if on_colab(env):
         return RuntimeKind.COLAB
     if env.get("KAGGLE_KERNEL_RUN_TYPE") or env.get("KAGGLE_URL_BASE"):
         return RuntimeKind.KAGGLE
-    if probe.path_exists(Path("/kaggle/input")):
+    if path_exists(Path("/kaggle/input")):
         return RuntimeKind.KAGGLE
     return RuntimeKind.GENERIC
+
+
+def detect_runtime(probe: HostProbe) -> RuntimeKind:
+    """:func:`runtime_kind` of the probe's variables and files."""
+    return runtime_kind(probe.environ, probe.path_exists)
 
 
 # ---------------------------------------------------------------------------------------------

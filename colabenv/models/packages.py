@@ -9,12 +9,52 @@ chooses them jointly with the frameworks (docs/cuda-packages.md).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from colabenv.models.base import Arch
 from colabenv.models.frozen import model
+
+
+class Chosen(Protocol):
+    """What a framework's choice and a CUDA package's both say in ``resolve --json``."""
+
+    @property
+    def release(self) -> Version: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def index_url(self) -> str | None: ...
+    @property
+    def find_links(self) -> str | None: ...
+    @property
+    def requirements(self) -> tuple[str, ...]: ...
+    @property
+    def installed(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def catalog_file(self) -> str | None: ...
+
+
+def choice_json(choice: Chosen) -> dict[str, object]:
+    """A choice as ``resolve --json`` shows it under ``frameworks`` (docs/formats.md)."""
+    shown: dict[str, object] = {
+        "version": str(choice.release),
+        "variant": choice.variant,
+        "index_url": choice.index_url,
+        "requirements": list(choice.requirements),
+        "installed": choice.installed,
+        "reason": choice.reason,
+    }
+    if choice.find_links is not None:
+        shown["find_links"] = choice.find_links
+    if choice.catalog_file is not None:
+        shown["catalog_file"] = choice.catalog_file
+    return shown
 
 
 @model
@@ -47,17 +87,4 @@ class PackageChoice:
     catalog_file: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        shown: dict[str, object] = {
-            "distribution": str(self.distribution),
-            "version": str(self.release),
-            "variant": self.variant,
-            "index_url": self.index_url,
-            "requirements": list(self.requirements),
-            "installed": self.installed,
-            "reason": self.reason,
-        }
-        if self.find_links is not None:
-            shown["find_links"] = self.find_links
-        if self.catalog_file is not None:
-            shown["catalog_file"] = self.catalog_file
-        return shown
+        return {"distribution": str(self.distribution), **choice_json(self)}

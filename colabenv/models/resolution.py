@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from colabenv.models.base import Arch, Framework
 from colabenv.models.frozen import model
-from colabenv.models.packages import PackageChoice
+from colabenv.models.packages import PackageChoice, choice_json
 from colabenv.models.profile import InstallSettings
 
 if TYPE_CHECKING:
@@ -39,19 +39,7 @@ class FrameworkChoice:
     """The catalog overlay file the choice came from (None: the shipped catalog)."""
 
     def to_json(self) -> dict[str, object]:
-        shown: dict[str, object] = {
-            "version": str(self.release),
-            "variant": self.variant,
-            "index_url": self.index_url,
-            "requirements": list(self.requirements),
-            "installed": self.installed,
-            "reason": self.reason,
-        }
-        if self.find_links is not None:
-            shown["find_links"] = self.find_links
-        if self.catalog_file is not None:
-            shown["catalog_file"] = self.catalog_file
-        return shown
+        return choice_json(self)
 
 
 @model

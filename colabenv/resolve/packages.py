@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from colabenv.catalog.components import nvidia_requirements
+from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
     Catalog,
@@ -99,17 +99,7 @@ class PackagePlan:
 def candidate_versions(specs: Iterable[SpecifierSet]) -> list[Version]:
     """The versions worth trying against ``specs`` together: each bound, and just above an
     exclusive one."""
-    versions: set[Version] = set()
-    for spec in specs:
-        for item in spec:
-            try:
-                base = Version(item.version.removesuffix(".*"))
-            except InvalidVersion:
-                continue
-            versions.add(base)
-            if item.operator in (">", "!="):
-                versions.add(Version(f"{base.public}.1"))
-    return sorted(versions)
+    return sorted({version for spec in specs for version in spec_boundaries(spec)})
 
 
 def specifiers_meet(specs: Sequence[SpecifierSet]) -> bool:

@@ -13,7 +13,7 @@ import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from colabenv._util import processes
 from colabenv._util.files import FileProblem, read_limited
@@ -253,16 +253,31 @@ def _matmul_problem(diff: float | None, non_finite: int, against: str) -> str | 
     return None
 
 
-def _smoke_ran(
-    name: str, framework: Framework, run: ChildRun, timeout: float
-) -> Check | tuple[SmokeResult, str]:
-    """What every smoke test checks first, GPU or TPU: the child finished, left a result, raised
-    nothing, and multiplied right on the CPU. A FAIL check, else the result and its label."""
+class ChildResult(Protocol):
+    """What every smoke child's result says of how far it got."""
+
+    @property
+    def stage(self) -> str: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+Result = TypeVar("Result", bound=ChildResult)
+
+
+def child_result(
+    name: str, run: ChildRun, limit: float, parse: Callable[[str | None], Result | None]
+) -> Check | Result:
+    """What every smoke child's check (a framework's or a package's) looks at first: the child
+    finished within ``limit``, left a result ``parse`` reads, and raised nothing. A FAIL check
+    named ``name``, else the result."""
     completed = run.completed
-    died = child_failure(completed, timeout)
+    died = child_failure(completed, limit)
     if died is not None:
         return Check(name, Status.FAIL, with_tail(died, completed))
-    result = parse_smoke(run.result)
+    result = parse(run.result)
     if result is None:
         return Check(
             name, Status.FAIL, with_tail(f"exited {completed.returncode} without a result", completed)
@@ -270,6 +285,17 @@ def _smoke_ran(
     if result.error is not None:
         what = "import failed" if result.stage == "import" and result.version is None else "failed"
         return Check(name, Status.FAIL, with_tail(f"{what}: {result.error}", completed, skip=result.error))
+    return result
+
+
+def _smoke_ran(
+    name: str, framework: Framework, run: ChildRun, timeout: float
+) -> Check | tuple[SmokeResult, str]:
+    """What every smoke test checks first, GPU or TPU: :func:`child_result`, and the child
+    multiplied right on the CPU. A FAIL check, else the result and its label."""
+    result = child_result(name, run, timeout, parse_smoke)
+    if isinstance(result, Check):
+        return result
     label = f"{framework.value} {result.version}"
     cpu_problem = _matmul_problem(result.cpu_max_abs_diff, result.cpu_non_finite, "the exact product")
     if cpu_problem is not None:

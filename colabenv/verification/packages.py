@@ -25,7 +25,7 @@ from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
 from colabenv.models.frozen import model
 from colabenv.verification.children import (
     ChildRun,
-    child_failure,
+    child_result,
     result_object,
     run_child,
     with_tail,
@@ -210,18 +210,10 @@ def check_package(done: PackageRun, *, timeout: float) -> Check:
             Status.FAIL,
             f"not run: the package smoke tests before it used the {shared:g}s they share (raise --timeout)",
         )
+    result = child_result(name, run, done.limit, parse_package)
+    if isinstance(result, Check):
+        return result
     completed = run.completed
-    died = child_failure(completed, done.limit)
-    if died is not None:
-        return Check(name, Status.FAIL, with_tail(died, completed))
-    result = parse_package(run.result)
-    if result is None:
-        return Check(
-            name, Status.FAIL, with_tail(f"exited {completed.returncode} without a result", completed)
-        )
-    if result.error is not None:
-        what = "import failed" if result.stage == "import" and result.version is None else "failed"
-        return Check(name, Status.FAIL, with_tail(f"{what}: {result.error}", completed, skip=result.error))
     label = _label(row, result)
     if result.problem is not None:
         return Check(name, Status.FAIL, with_tail(f"{label}: {result.problem}", completed))

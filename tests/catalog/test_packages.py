@@ -3,7 +3,6 @@ catalog), a table of known facts, what the loader refuses (file and key path), o
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,13 @@ from colabenv.models import (
     archs_cover,
 )
 from colabenv.models.frameworks import CUDA_PACKAGES
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 
 PYTHONS = [Version(f"3.{minor}") for minor in range(8, 16)]
 
@@ -79,6 +85,15 @@ def test_every_build_is_consistent(
     if build.unconfirmed is not None:
         assert build.unconfirmed.strip()
     assert release.source.text.startswith("https://") and build.source.text.startswith("https://")
+
+
+def _shipped_build(name: str, version: str, build_name: str) -> tuple[PackageRelease, PackageBuild]:
+    package = next(p for p in shipped_packages() if p.name == name)
+    release = package.release(Version(version))
+    assert release is not None
+    build = release.build(build_name)
+    assert build is not None
+    return release, build
 
 
 # (package, release, build): (torch, distribution, index, local tag, covers, does not cover)
@@ -212,11 +227,7 @@ def test_known_facts(
     covers: str,
     misses: str,
 ) -> None:
-    package = next(p for p in shipped_packages() if p.name == name)
-    release = package.release(Version(version))
-    assert release is not None
-    build = release.build(build_name)
-    assert build is not None
+    _, build = _shipped_build(name, version, build_name)
     assert (str(build.torch) if build.torch is not None else None) == torch
     assert (build.distribution, build.index_url, build.local_tag) == (distribution, index, tag)
     for cap in covers.split():
@@ -236,93 +247,52 @@ def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
 # ---------------------------------------------------------------------------------------------
 # What the loader refuses, and overlays
 
-GOOD_BUILD = """
-    [[package.release.build]]
-    name = "cu128"
-    cuda = "12.8"
-    archs = ["sm_80"]
-    source = "https://example.org/b"
-"""
+GOOD = {"cuda": "12.8", "archs": ["sm_80"], "source": "https://example.org/b"}
+GOOD_BUILD = build_entry("cu128", **GOOD)  # type: ignore[arg-type]
 
 
-def _overlay(tmp_path: Path, text: str) -> Path:
-    folder = tmp_path / "catalog"
-    folder.mkdir(exist_ok=True)
-    (folder / PACKAGES_FILE).write_text(textwrap.dedent(text))
-    return folder
+def _build(**changes: object) -> str:
+    """The good build with ``changes``."""
+    return build_entry("cu128", **{**GOOD, **changes})  # type: ignore[arg-type]
 
 
-DEFAULT_RELEASE = 'version = "1.0"\npython = ">=3.9"'
-
-
-def _package(head: str, release: str = DEFAULT_RELEASE, build: str = GOOD_BUILD) -> str:
-    return (
-        "schema = 1\n[[package]]\n"
-        + textwrap.dedent(head)
-        + "\n[[package.release]]\n"
-        + textwrap.dedent(release)
-        + '\nsource = "https://example.org/r"\n'
-        + textwrap.dedent(build)
-    )
+def _package(
+    name: str = "xformers", *builds: str, distribution: str | None = None, python: str = ">=3.9"
+) -> str:
+    """A file of one package with one release (1.0) of ``builds`` (the good build alone)."""
+    release = release_entry("1.0", *(builds or (GOOD_BUILD,)), python=python, source="https://example.org/r")
+    return packages_file(package_entry(name, release, distribution=distribution))
 
 
 BAD = [
+    (_package(distribution="xformers"), "distribution", "named in colabenv.models.frameworks"),
+    (_package("team-ext"), "distribution", "give its distribution name"),
+    (_package(python="3.x"), "python", "specifier"),
+    (_package("xformers", _build(archs=["sm_8"])), "archs", "not an arch"),
+    (_package("xformers", _build(archs=[])), "archs", "arch list"),
+    (_package("xformers", _build(cuda="12.8+x")), "cuda", "not a CUDA version"),
+    (_package("xformers", _build(requires=["numpy>=2"])), "requires", "not an NVIDIA wheel requirement"),
     (
-        'name = "xformers"\ndistribution = "xformers"',
-        None,
-        None,
-        "distribution",
-        "named in colabenv.models.frameworks",
-    ),
-    ('name = "team-ext"', None, None, "distribution", "give its distribution name"),
-    ('name = "xformers"', 'version = "1.0"\npython = "3.x"', None, "python", "specifier"),
-    ('name = "xformers"', None, GOOD_BUILD.replace('["sm_80"]', '["sm_8"]'), "archs", "not an arch"),
-    ('name = "xformers"', None, GOOD_BUILD.replace('archs = ["sm_80"]', "archs = []"), "archs", "arch list"),
-    ('name = "xformers"', None, GOOD_BUILD.replace('"12.8"', '"12.8+x"'), "cuda", "not a CUDA version"),
-    (
-        'name = "xformers"',
-        None,
-        GOOD_BUILD + 'requires = ["numpy>=2"]\n',
-        "requires",
-        "not an NVIDIA wheel requirement",
-    ),
-    (
-        'name = "xformers"',
-        None,
-        GOOD_BUILD + 'index_url = "http://example.org/simple"\n',
+        _package("xformers", _build(index_url="http://example.org/simple")),
         "index_url",
         "scheme 'http' not allowed",
     ),
     (
-        'name = "xformers"',
-        None,
-        GOOD_BUILD + 'index_url = "https://a.org/s"\nfind_links = "https://b.org/l.html"\n',
+        _package("xformers", _build(index_url="https://a.org/s", find_links="https://b.org/l.html")),
         "find_links",
         "not both",
     ),
-    ('name = "xformers"', None, GOOD_BUILD + GOOD_BUILD, "build", "listed twice"),
-    (
-        'name = "xformers"',
-        None,
-        GOOD_BUILD + "unconfirmed = true\n",
-        "unconfirmed_reason",
-        "unconfirmed_reason",
-    ),
-    (
-        'name = "xformers"',
-        None,
-        GOOD_BUILD.replace('"12.8"', '"14.0"'),
-        "build cu128",
-        "no driver floor for CUDA 14",
-    ),
+    (_package("xformers", GOOD_BUILD, GOOD_BUILD), "build", "listed twice"),
+    (_package("xformers", _build(unconfirmed=True)), "unconfirmed_reason", "unconfirmed_reason"),
+    (_package("xformers", _build(cuda="14.0")), "build cu128", "no driver floor for CUDA 14"),
 ]
 
 
-@pytest.mark.parametrize(("head", "release", "build", "key", "problem"), BAD)
+@pytest.mark.parametrize(("text", "key", "problem"), BAD)
 def test_a_bad_overlay_entry_names_the_file_and_key(
-    tmp_path: Path, head: str, release: str | None, build: str | None, key: str, problem: str
+    tmp_path: Path, text: str, key: str, problem: str
 ) -> None:
-    folder = _overlay(tmp_path, _package(head, release or DEFAULT_RELEASE, build or GOOD_BUILD))
+    folder = write_packages(tmp_path / "catalog", text)
     with pytest.raises(CatalogOverlayError) as caught:
         overlay = load_overlay(folder, "test")
         with_overlays(shipped_catalog([Framework.TORCH]), [overlay])
@@ -333,27 +303,22 @@ def test_a_bad_overlay_entry_names_the_file_and_key(
 
 
 def test_an_overlay_adds_a_package_and_a_build_of_a_known_release(tmp_path: Path) -> None:
-    folder = _overlay(
-        tmp_path,
-        _package('name = "team-ext"\ndistribution = "team-ext-cu{major}"', build=GOOD_BUILD)
-        + """
-[[package]]
-name = "xformers"
-
-[[package.release]]
-version = "0.0.34"
-python = ">=3.9"
-torch = "==2.10.0"
-source = "https://example.org/team"
-
-[[package.release.build]]
-name = "cu129"
-cuda = "12.9"
-index_url = "https://download.pytorch.org/whl/cu129"
-local_tag = "cu129"
-archs = ["sm_80"]
-source = "https://example.org/team"
-""",
+    team_ext = _package("team-ext", distribution="team-ext-cu{major}")
+    xformers_cu129 = build_entry(
+        "cu129",
+        cuda="12.9",
+        index_url="https://download.pytorch.org/whl/cu129",
+        local_tag="cu129",
+        archs=["sm_80"],
+        source="https://example.org/team",
+    )
+    folder = write_packages(
+        tmp_path / "catalog",
+        team_ext
+        + package_entry(
+            "xformers",
+            release_entry("0.0.34", xformers_cu129, torch="==2.10.0", source="https://example.org/team"),
+        ),
     )
     base = shipped_catalog([Framework.TORCH])
     merged = with_overlays(replace(base, packages=shipped_packages()), [load_overlay(folder, "test")])
@@ -370,7 +335,7 @@ source = "https://example.org/team"
 
 
 def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> None:
-    folder = _overlay(tmp_path, _package('name = "cupy"'))
+    folder = write_packages(tmp_path / "catalog", _package("cupy"))
     assert load_overlay(folder, "test").packages[0].name == "cupy"
 
 
@@ -420,11 +385,7 @@ def test_rapids_facts(
     requires: tuple[str, ...],
     needs: str,
 ) -> None:
-    package = next(p for p in shipped_packages() if p.name == name)
-    release = package.release(Version(version))
-    assert release is not None
-    build = release.build(build_name)
-    assert build is not None
+    release, build = _shipped_build(name, version, build_name)
     assert (build.distribution, str(release.python), build.requires) == (distribution, python, requires)
     assert sorted(f"{n}{s}" for n, s in release.needs) == sorted(_normalized(t) for t in needs.split())
     assert archs_cover(build.archs, ComputeCapability(7, 5)) and archs_cover(

@@ -16,6 +16,13 @@ import pytest
 
 from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 from tests.support.scriptrun import make_host
 from tests.support.wheels import build_wheel
 
@@ -70,24 +77,22 @@ def _profile(path: Path, indexes: tuple[LocalIndex, LocalIndex], frameworks: str
     return path
 
 
-OVERLAY = """\
-schema = 1
-
-[[package]]
-name = "xformers"
-
-[[package.release]]
-version = "0.0.99"
-python = ">=3.9"
-torch = "==2.7.1"
-source = "https://example.org/team-build"
-
-[[package.release.build]]
-name = "cu126"
-cuda = "12.6"
-archs = ["sm_75", "sm_80", "compute_80"]
-source = "https://example.org/team-build"
-"""
+OVERLAY = packages_file(
+    package_entry(
+        "xformers",
+        release_entry(
+            "0.0.99",
+            build_entry(
+                "cu126",
+                cuda="12.6",
+                archs=["sm_75", "sm_80", "compute_80"],
+                source="https://example.org/team-build",
+            ),
+            torch="==2.7.1",
+            source="https://example.org/team-build",
+        ),
+    )
+)
 
 
 def test_the_joint_choice_is_installed_and_nothing_replaces_torch(
@@ -121,9 +126,7 @@ def test_the_joint_choice_is_installed_and_nothing_replaces_torch(
 def test_a_wheel_that_would_pull_another_torch_fails_and_torch_stays(
     tmp_path: Path, runner: Runner, indexes: tuple[LocalIndex, LocalIndex]
 ) -> None:
-    overlay = tmp_path / "catalog"
-    overlay.mkdir()
-    (overlay / "cuda_packages.toml").write_text(OVERLAY)
+    overlay = write_packages(tmp_path / "catalog", OVERLAY)
     profile = _profile(tmp_path / "p.toml", indexes, 'torch = "==2.7.1"\nxformers = "==0.0.99"')
     script = tmp_path / "setup.sh"
     rendered = runner(

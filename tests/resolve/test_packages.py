@@ -17,6 +17,13 @@ from colabenv.models import ComputeCapability, InstalledSet, Resolution, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import Runner
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 
 T4 = ("550.54.15", "12.4", "7.5")
 P100 = ("560.35.03", "12.6", "6.0")
@@ -43,10 +50,7 @@ def _resolve(
     environ: dict[str, str] = {}
     tmp_path.mkdir(parents=True, exist_ok=True)
     if overlay:
-        folder = tmp_path / "catalog"
-        folder.mkdir()
-        (folder / "cuda_packages.toml").write_text("schema = 1\n" + textwrap.dedent(overlay))
-        environ["COLABENV_CATALOG"] = str(folder)
+        environ["COLABENV_CATALOG"] = str(write_packages(tmp_path / "catalog", packages_file(overlay)))
     path = tmp_path / "team.toml"
     path.write_text(text)
     profile = load_profile(path)
@@ -135,23 +139,25 @@ def test_an_installed_release_that_fits_is_kept(tmp_path: Path) -> None:
     assert choice.reason.startswith("already installed (cupy-cuda12x 14.0.1)")
 
 
-TEAM_EXT = """
-    [[package]]
-    name = "team-ext"
-    distribution = "team-ext-cu{major}"
+def _team_ext(
+    cuda: str = "12.6",
+    requires: tuple[str, ...] = ("nvidia-nccl-cu12>=2.26,<2.27",),
+    index_url: str | None = None,
+) -> str:
+    """A team's own CUDA package: one release (1.0), one build (cu12) of CUDA ``cuda``."""
+    build = build_entry(
+        "cu12",
+        cuda=cuda,
+        index_url=index_url,
+        archs=["sm_75", "sm_80", "compute_80"],
+        requires=requires,
+        source="https://example.org/team-ext",
+    )
+    release = release_entry("1.0", build, source="https://example.org/team-ext")
+    return package_entry("team-ext", release, distribution="team-ext-cu{major}")
 
-    [[package.release]]
-    version = "1.0"
-    python = ">=3.9"
-    source = "https://example.org/team-ext"
 
-    [[package.release.build]]
-    name = "cu12"
-    cuda = "12.6"
-    archs = ["sm_75", "sm_80", "compute_80"]
-    requires = ["nvidia-nccl-cu12>=2.26,<2.27"]
-    source = "https://example.org/team-ext"
-"""
+TEAM_EXT = _team_ext()
 
 
 def test_nvidia_wheels_everyone_requires_must_agree(tmp_path: Path) -> None:
@@ -187,7 +193,7 @@ def test_an_overlay_package_is_named_in_the_reason_and_json(tmp_path: Path) -> N
 
 
 def test_packages_share_one_cuda_major(tmp_path: Path) -> None:
-    only_13 = TEAM_EXT.replace('cuda = "12.6"', 'cuda = "13.0"').replace("-cu12>=2.26,<2.27", "-cu13>=2")
+    only_13 = _team_ext(cuda="13.0", requires=("nvidia-nccl-cu13>=2",))
     chosen = _chosen(_resolve(tmp_path, 'cupy = "*"\nteam-ext = "*"', H100, overlay=only_13))
     assert chosen["cupy"][1] == "cuda13"
     error = _refusal(tmp_path / "x", 'cupy = { variant = "cuda12" }\nteam-ext = "*"', H100, overlay=only_13)
@@ -421,9 +427,7 @@ def test_the_images_cuda_packages_that_fit_are_not_named(tmp_path: Path) -> None
 
 
 def test_a_lock_reads_the_index_of_a_package_off_the_frameworks_indexes(tmp_path: Path) -> None:
-    overlay = TEAM_EXT.replace(
-        '    archs = ["sm_75"', '    index_url = "https://pypi.example.org/simple"\n    archs = ["sm_75"'
-    )
+    overlay = _team_ext(index_url="https://pypi.example.org/simple")
     resolution = _resolve(tmp_path, 'torch = "<2.10"\nteam-ext = "*"', overlay=overlay)
     assert resolution.cuda_packages[0].index_url == "https://pypi.example.org/simple"
     assert "https://pypi.example.org/simple" in index_plan(resolution).extras

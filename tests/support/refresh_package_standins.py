@@ -16,10 +16,16 @@ torch-scatter and pyg-lib wheels (a new release each), and returns the catalog f
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from tests.catalog.test_archs import gpu_library
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 from tests.support.wheels import build_wheel
 
 TAG = "cp312-cp312-manylinux_2_28_x86_64"
@@ -28,123 +34,112 @@ XFORMERS_ARCHS = ["sm_75", "sm_80", "compute_80", "sm_90"]
 CUPY_ARCHS = ["sm_75", "sm_80", "sm_90", "compute_90"]
 XFORMERS_PINS = ("nvidia-cudnn-cu12==9.10.2.21",)
 
-BASE = textwrap.dedent("""\
-    # a team's CUDA packages
-    schema = 1
+BASE = packages_file(
+    package_entry(
+        "xformers",
+        release_entry(
+            "0.0.98",
+            build_entry(
+                "cu128",
+                cuda="12.8",
+                archs="xf",
+                requires=XFORMERS_PINS,
+                source="https://example.org/xformers-0.0.98/cu128",
+            ),
+            build_entry(
+                "cu126",
+                cuda="12.6",
+                index_url="https://download.pytorch.org/whl/cu126",
+                local_tag="cu126",
+                archs="xf",
+                requires=XFORMERS_PINS,
+                source="https://example.org/xformers-0.0.98/cu126",
+            ),
+            torch="==9.0.0",
+            source="https://example.org/xformers-0.0.98",
+        ),
+    ),
+    package_entry(
+        "cupy",
+        release_entry(
+            "98.0.0",
+            build_entry(
+                "cu12",
+                cuda="12",
+                archs=["sm_75", "sm_80", "sm_90"],
+                source="https://example.org/cupy-98/cu12",
+            ),
+            python=">=3.10",
+            source="https://example.org/cupy-98",
+        ),
+    ),
+    package_entry(
+        "bitsandbytes",
+        release_entry(
+            "98.0.0",
+            build_entry(
+                "cu12", cuda="12", archs=["sm_75", "sm_80"], source="https://example.org/bnb-98/cu12"
+            ),
+            torch=">=9.0,<10",
+            source="https://example.org/bnb-98",
+        ),
+    ),
+    package_entry(
+        "torch-scatter",
+        release_entry(
+            "2.1.2",
+            build_entry(
+                "pt28cu126",
+                cuda="12.6",
+                torch="==2.8.0",
+                find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
+                local_tag="pt28cu126",
+                archs=["sm_60"],
+                source="https://example.org/scatter/pt28cu126",
+            ),
+            source="https://example.org/scatter",
+        ),
+    ),
+    archs={"xf": XFORMERS_ARCHS},
+    comment="a team's CUDA packages",
+)
 
-    [archs]
-    xf = ["sm_75", "sm_80", "compute_80", "sm_90"]
-
-    [[package]]
-    name = "xformers"
-
-    [[package.release]]
-    version = "0.0.98"
-    python = ">=3.9"
-    torch = "==9.0.0"
-    source = "https://example.org/xformers-0.0.98"
-
-    [[package.release.build]]
-    name = "cu128"
-    cuda = "12.8"
-    archs = "xf"
-    requires = ["nvidia-cudnn-cu12==9.10.2.21"]
-    source = "https://example.org/xformers-0.0.98/cu128"
-
-    [[package.release.build]]
-    name = "cu126"
-    cuda = "12.6"
-    index_url = "https://download.pytorch.org/whl/cu126"
-    local_tag = "cu126"
-    archs = "xf"
-    requires = ["nvidia-cudnn-cu12==9.10.2.21"]
-    source = "https://example.org/xformers-0.0.98/cu126"
-
-    [[package]]
-    name = "cupy"
-
-    [[package.release]]
-    version = "98.0.0"
-    python = ">=3.10"
-    source = "https://example.org/cupy-98"
-
-    [[package.release.build]]
-    name = "cu12"
-    cuda = "12"
-    archs = ["sm_75", "sm_80", "sm_90"]
-    source = "https://example.org/cupy-98/cu12"
-
-    [[package]]
-    name = "bitsandbytes"
-
-    [[package.release]]
-    version = "98.0.0"
-    python = ">=3.9"
-    torch = ">=9.0,<10"
-    source = "https://example.org/bnb-98"
-
-    [[package.release.build]]
-    name = "cu12"
-    cuda = "12"
-    archs = ["sm_75", "sm_80"]
-    source = "https://example.org/bnb-98/cu12"
-
-    [[package]]
-    name = "torch-scatter"
-
-    [[package.release]]
-    version = "2.1.2"
-    python = ">=3.9"
-    source = "https://example.org/scatter"
-
-    [[package.release.build]]
-    name = "pt28cu126"
-    cuda = "12.6"
-    torch = "==2.8.0"
-    find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
-    local_tag = "pt28cu126"
-    archs = ["sm_60"]
-    source = "https://example.org/scatter/pt28cu126"
-    """)
-
-LINKS_BASE = textwrap.dedent("""\
-    # a team's CUDA packages whose builds live on find-links pages
-    schema = 1
-
-    [[package]]
-    name = "torch-scatter"
-
-    [[package.release]]
-    version = "2.1.2"
-    python = ">=3.9"
-    source = "https://example.org/scatter"
-
-    [[package.release.build]]
-    name = "pt28cu126"
-    cuda = "12.6"
-    torch = "==2.8.0"
-    find_links = "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
-    local_tag = "pt28cu126"
-    archs = ["sm_60"]
-    source = "https://example.org/scatter/pt28cu126"
-
-    [[package]]
-    name = "pyg-lib"
-
-    [[package.release]]
-    version = "0.8.0"
-    python = ">=3.10"
-    source = "https://example.org/pyg-lib"
-
-    [[package.release.build]]
-    name = "pt213cu130"
-    cuda = "13.0"
-    torch = "==2.12.0"
-    find_links = "https://data.pyg.org/whl/torch-2.13.0+cu130.html"
-    local_tag = "pt213cu130"
-    archs = ["sm_80", "sm_90"]
-    source = "https://example.org/pyg-lib/pt213cu130"
-    """)
+LINKS_BASE = packages_file(
+    package_entry(
+        "torch-scatter",
+        release_entry(
+            "2.1.2",
+            build_entry(
+                "pt28cu126",
+                cuda="12.6",
+                torch="==2.8.0",
+                find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
+                local_tag="pt28cu126",
+                archs=["sm_60"],
+                source="https://example.org/scatter/pt28cu126",
+            ),
+            source="https://example.org/scatter",
+        ),
+    ),
+    package_entry(
+        "pyg-lib",
+        release_entry(
+            "0.8.0",
+            build_entry(
+                "pt213cu130",
+                cuda="13.0",
+                torch="==2.12.0",
+                find_links="https://data.pyg.org/whl/torch-2.13.0+cu130.html",
+                local_tag="pt213cu130",
+                archs=["sm_80", "sm_90"],
+                source="https://example.org/pyg-lib/pt213cu130",
+            ),
+            python=">=3.10",
+            source="https://example.org/pyg-lib",
+        ),
+    ),
+    comment="a team's CUDA packages whose builds live on find-links pages",
+)
 """torch-scatter 2.1.2 and pyg-lib 0.8.0 as a catalog has them, their pages on data.pyg.org;
 pyg-lib's build names torch 2.12.0 where its page is torch 2.13.0's (the contradiction)."""
 SCATTER_ARCHS = ["sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
@@ -205,10 +200,7 @@ def build_package_indexes(root: Path) -> Path:
         requires_python=">=3.9",
         requires=("torch>=8.0,<10",),
     )
-    base = root / "base"
-    base.mkdir(parents=True, exist_ok=True)
-    (base / "cuda_packages.toml").write_text(BASE, encoding="utf-8")
-    return base
+    return write_packages(root / "base", BASE)
 
 
 def _page(folder: Path, name: str, wheels: list[Path], others: tuple[str, ...] = ()) -> None:
@@ -256,7 +248,4 @@ def build_find_links_pages(root: Path) -> Path:
         for version in ("0.8.0", "0.9.0")
     ]
     _page(whl, "torch-2.13.0+cu130.html", pyg_wheels)
-    base = root / "links-base"
-    base.mkdir(parents=True, exist_ok=True)
-    (base / "cuda_packages.toml").write_text(LINKS_BASE, encoding="utf-8")
-    return base
+    return write_packages(root / "links-base", LINKS_BASE)

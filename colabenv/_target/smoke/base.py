@@ -135,9 +135,16 @@ def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = Fa
     if tpu:
         result.update(accelerator="tpu", hbm=[], hbm_reason=None)
     a, b = matrices()
+    return run_test(result, result_path, lambda: table[framework](result, a, b))
+
+
+def run_test(result: dict[str, Any], result_path: str, test: Callable[[], None]) -> int:
+    """Run ``test``, which fills ``result``, and write ``result`` to ``result_path``: at stage
+    ``done`` with the seconds it took, or with the error it raised (exit 1, or
+    :data:`EXIT_IMPORT` when it raised before the version was known)."""
     started = time.monotonic()
     try:
-        table[framework](result, a, b)
+        test()
     except Exception as exc:
         result["error"] = one_line(exc)
         traceback.print_exc()

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import importlib
 import math
-import time
-import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from base import EXIT_IMPORT, compare, cuda_text, emit, matrices, one_line, reference_matmul
+from base import compare, cuda_text, matrices, one_line, reference_matmul, run_test
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -513,15 +511,4 @@ def package_smoke(name: str, result_path: str) -> int:
         "error": None,
         "notes": [],
     }
-    started = time.monotonic()
-    try:
-        PACKAGE_SMOKE[name](result)
-    except Exception as exc:
-        result["error"] = one_line(exc)
-        traceback.print_exc()
-        emit(result, result_path)
-        return EXIT_IMPORT if result["version"] is None else 1
-    result["stage"] = "done"
-    result["seconds"] = round(time.monotonic() - started, 3)
-    emit(result, result_path)
-    return 0
+    return run_test(result, result_path, lambda: PACKAGE_SMOKE[name](result))

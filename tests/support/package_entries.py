@@ -1,0 +1,101 @@
+"""``cuda_packages.toml`` entries for tests, in the file's own layout (docs/formats.md): one
+builder each for a ``[[package]]``, a ``[[package.release]]`` and a
+``[[package.release.build]]``, and :func:`packages_file` / :func:`write_packages` for the file.
+
+A key left None is left out, so a test writes only what its case is about; a value is written
+as TOML (a string, a list of strings, true or false) whatever it holds, so a case can give a
+value the loader must refuse (``archs=["sm_8"]``, ``cuda="12.8+x"``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from colabenv.catalog.packages import PACKAGES_FILE
+
+Value = str | bool | Sequence[str] | None
+
+
+def _value(value: str | bool | Sequence[str]) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "[" + ", ".join(json.dumps(item) for item in value) + "]"
+
+
+def _table(header: str, fields: Sequence[tuple[str, Value]]) -> str:
+    lines = [f"[[{header}]]"]
+    lines.extend(f"{key} = {_value(value)}" for key, value in fields if value is not None)
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def build_entry(
+    name: str,
+    *,
+    cuda: str,
+    archs: str | Sequence[str],
+    source: str = "https://example.org/build",
+    torch: str | None = None,
+    index_url: str | None = None,
+    find_links: str | None = None,
+    local_tag: str | None = None,
+    requires: Sequence[str] | None = None,
+    unconfirmed: bool | None = None,
+) -> str:
+    """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list."""
+    return _table(
+        "package.release.build",
+        [
+            ("name", name),
+            ("cuda", cuda),
+            ("torch", torch),
+            ("index_url", index_url),
+            ("find_links", find_links),
+            ("local_tag", local_tag),
+            ("archs", archs),
+            ("requires", requires),
+            ("unconfirmed", unconfirmed),
+            ("source", source),
+        ],
+    )
+
+
+def release_entry(
+    version: str,
+    *builds: str,
+    python: str = ">=3.9",
+    torch: str | None = None,
+    source: str = "https://example.org/release",
+) -> str:
+    """A ``[[package.release]]`` followed by its builds (:func:`build_entry`)."""
+    head = _table(
+        "package.release", [("version", version), ("python", python), ("torch", torch), ("source", source)]
+    )
+    return head + "".join(builds)
+
+
+def package_entry(name: str, *releases: str, distribution: str | None = None) -> str:
+    """A ``[[package]]`` followed by its releases (:func:`release_entry`)."""
+    return _table("package", [("name", name), ("distribution", distribution)]) + "".join(releases)
+
+
+def packages_file(
+    *packages: str, archs: Mapping[str, Sequence[str]] | None = None, comment: str | None = None
+) -> str:
+    """The whole file: ``comment`` as its first line, ``schema = 1``, the named arch lists, the
+    packages (:func:`package_entry`)."""
+    text = f"# {comment}\n" if comment is not None else ""
+    text += "schema = 1\n"
+    if archs:
+        text += "\n[archs]\n" + "".join(f"{name} = {_value(items)}\n" for name, items in archs.items())
+    return text + "".join(packages)
+
+
+def write_packages(folder: Path, text: str) -> Path:
+    """``text`` as ``folder/cuda_packages.toml`` (a catalog overlay folder); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / PACKAGES_FILE).write_text(text, encoding="utf-8")
+    return folder
