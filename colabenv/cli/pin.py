@@ -25,7 +25,7 @@ from colabenv.cli.common import write_text_atomic
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.lock.content import Lock
 from colabenv.lock.file import read_lock_file
-from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
+from colabenv.models.frameworks import spellings_of
 from colabenv.models.packages import PackageRequest
 
 
@@ -46,11 +46,7 @@ def _pins(lock: Lock, packages: Sequence[PackageRequest] = ()) -> dict[str, str]
         version = _public(locked) if locked else framework.version
         pins[str(framework.framework)] = f"=={version}"
     for request in packages:
-        names = CUDA_PACKAGES.get(request.name)
-        dists = (
-            (request.name,) if names is None else (names.name, *map(names.distribution_for, PACKAGE_MAJORS))
-        )
-        found = [v for v in map(lock.version_of, dict.fromkeys(dists)) if v is not None]
+        found = [v for v in map(lock.version_of, spellings_of(request.name)) if v is not None]
         if found:
             pins[request.key] = f"=={_public(found[0])}"
     return pins

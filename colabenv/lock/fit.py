@@ -23,7 +23,7 @@ from colabenv.lock.content import (
     shown,
 )
 from colabenv.models import Profile, TargetOverrides, format_driver
-from colabenv.models.frameworks import CUDA_PACKAGES, FACTS, PACKAGE_MAJORS
+from colabenv.models.frameworks import FACTS, spellings_of
 
 _ANY = SpecifierSet()
 
@@ -139,13 +139,7 @@ def _unmet_packages(lock: Lock, profile: Profile) -> list[str]:
         where = f"frameworks.{request.key}"
         locked = recorded.get(request.name)
         if locked is None:
-            names = CUDA_PACKAGES.get(request.name)
-            dists = (
-                (request.name,)
-                if names is None
-                else (names.name, *map(names.distribution_for, PACKAGE_MAJORS))
-            )
-            pinned = [(d, v) for d in dict.fromkeys(dists) if (v := lock.version_of(d)) is not None]
+            pinned = [(d, v) for d in spellings_of(request.name) if (v := lock.version_of(d)) is not None]
         else:
             version = lock.version_of(locked.distribution)
             pinned = [] if version is None else [(locked.distribution, version)]

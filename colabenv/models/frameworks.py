@@ -147,6 +147,12 @@ class PackageNames:
     def distribution_for(self, major: int) -> NormalizedName:
         return canonicalize_name(self.distribution.format(major=major))
 
+    def spellings(self) -> tuple[NormalizedName, ...]:
+        """Every distribution name of the package: its generic name, then its distribution for
+        each CUDA major of :data:`PACKAGE_MAJORS` (once each: ``xformers`` is one)."""
+        spelled = (self.name, *(self.distribution_for(major) for major in PACKAGE_MAJORS))
+        return tuple(dict.fromkeys(spelled))
+
 
 CUDA_PACKAGES: dict[NormalizedName, PackageNames] = {
     names.name: names
@@ -171,9 +177,7 @@ PACKAGE_MAJORS = (11, 12, 13)
 
 
 PACKAGE_DISTRIBUTIONS: dict[NormalizedName, PackageNames] = {
-    dist: names
-    for names in CUDA_PACKAGES.values()
-    for dist in (names.name, *(names.distribution_for(major) for major in PACKAGE_MAJORS))
+    dist: names for names in CUDA_PACKAGES.values() for dist in names.spellings()
 }
 """Each distribution name of a known CUDA package (and its generic name) -> the package."""
 
@@ -181,3 +185,10 @@ PACKAGE_DISTRIBUTIONS: dict[NormalizedName, PackageNames] = {
 def package_of(dist_name: str) -> PackageNames | None:
     """The known CUDA package a distribution is (``cupy-cuda12x`` -> cupy), else None."""
     return PACKAGE_DISTRIBUTIONS.get(canonicalize_name(dist_name))
+
+
+def spellings_of(name: NormalizedName) -> tuple[NormalizedName, ...]:
+    """The distribution names a profile's CUDA package ``name`` may be installed or pinned as:
+    a known package's :meth:`PackageNames.spellings`, else ``name`` alone."""
+    names = CUDA_PACKAGES.get(name)
+    return (name,) if names is None else names.spellings()

@@ -21,7 +21,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from colabenv._util.resources import SMOKE_PROGRAM
-from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
+from colabenv.models.frameworks import CUDA_PACKAGES
 from colabenv.models.frozen import model
 from colabenv.verification.children import (
     ChildRun,
@@ -70,9 +70,7 @@ the child's ``PACKAGE_SMOKE`` (a test holds the two together) and of ``CUDA_PACK
 
 
 def _row(name: str) -> PackageSmoke:
-    names = CUDA_PACKAGES[canonicalize_name(name)]
-    spelled = (names.name, *(names.distribution_for(major) for major in PACKAGE_MAJORS))
-    return PackageSmoke(name, tuple(dict.fromkeys(spelled)))
+    return PackageSmoke(name, CUDA_PACKAGES[canonicalize_name(name)].spellings())
 
 
 PACKAGES: tuple[PackageSmoke, ...] = tuple(_row(name) for name in SMOKED)

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from colabenv._util import processes
+from colabenv.models.frameworks import package_of, spellings_of
 from colabenv.verification.children import ChildRun
 from colabenv.verification.packages import (
     PACKAGES,
@@ -190,3 +192,23 @@ def test_the_package_children_share_a_bounded_time(tmp_path: Path) -> None:
     assert check_package(PackageRun(ROW["cudf"], hung, 12.5), timeout=30).detail == (
         "did not finish within 12.5s (killed)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "spelled"),
+    [
+        ("xformers", ("xformers",)),
+        ("cupy", ("cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")),
+        ("cuml", ("cuml", "cuml-cu11", "cuml-cu12", "cuml-cu13")),
+        ("team-ext", ("team-ext",)),
+    ],
+)
+def test_a_package_is_known_by_each_of_its_spellings(name: str, spelled: tuple[str, ...]) -> None:
+    """One list of spellings for the smoke rows, the lock's fit, ``pin`` and ``package_of``: a
+    package of one distribution is spelled once, an unknown one only as written."""
+    assert spellings_of(canonicalize_name(name)) == spelled
+    for dist in spelled[1:]:
+        names = package_of(dist)
+        assert names is not None and names.name == name
+    rows = [row for row in PACKAGES if row.name == name]
+    assert all(row.distributions == spelled for row in rows)
