@@ -228,7 +228,31 @@ def matmul(A, B, out=None, state=None, threshold=0.0, bias=None):
     return torch.tensor(data, dtype=torch.float16, device=A.device)
 """
 
-_NUMPY = """\
+_LEAST_SQUARES = """\
+def _solve(matrix, vector):
+    size = len(vector)
+    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
+def _least_squares(design, targets):
+    width = len(design[0])
+    normal = [[sum(r[i] * r[j] for r in design) for j in range(width)] for i in range(width)]
+    right = [sum(r[i] * t for r, t in zip(design, targets)) for i in range(width)]
+    return _solve(normal, right)
+"""
+"""A least-squares fit by the normal equations and Gaussian elimination with partial pivoting:
+the stand-in NumPy's ``linalg.lstsq`` and the stand-in cuML's fit do the same arithmetic."""
+
+_NUMPY = (
+    """\
 float32, float64 = "float32", "float64"
 
 
@@ -250,24 +274,9 @@ def asarray(data, dtype=None):
     return ndarray(data.rows if isinstance(data, ndarray) else data)
 
 
-def _solve(matrix, vector):
-    size = len(vector)
-    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
-    for col in range(size):
-        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        for r in range(size):
-            if r != col:
-                factor = rows[r][col] / rows[col][col]
-                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
-    return [rows[i][size] / rows[i][i] for i in range(size)]
-
-
-def _least_squares(design, targets):
-    width = len(design[0])
-    normal = [[sum(r[i] * r[j] for r in design) for j in range(width)] for i in range(width)]
-    right = [sum(r[i] * t for r, t in zip(design, targets)) for i in range(width)]
-    return _solve(normal, right)
+"""
+    + _LEAST_SQUARES
+    + """
 
 
 class _Linalg:
@@ -278,6 +287,7 @@ class _Linalg:
 
 linalg = _Linalg()
 """
+)
 
 _SKLEARN_LINEAR = """\
 import numpy
@@ -442,23 +452,16 @@ class DataFrame:
         return _GroupBy(self, key)
 """
 
-_CUML_LINEAR = """\
+_CUML_LINEAR = (
+    """\
 import numpy
 
 from cuml import ACTS, _misbehave
 
 
-def _solve(matrix, vector):
-    size = len(vector)
-    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
-    for col in range(size):
-        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        for r in range(size):
-            if r != col:
-                factor = rows[r][col] / rows[col][col]
-                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
-    return [rows[i][size] / rows[i][i] for i in range(size)]
+"""
+    + _LEAST_SQUARES
+    + """
 
 
 class LinearRegression:
@@ -467,12 +470,7 @@ class LinearRegression:
 
     def fit(self, X, y):
         _misbehave()
-        design = [row + [1.0] for row in X.tolist()]
-        targets = y.tolist()
-        width = len(design[0])
-        normal = [[sum(r[i] * r[j] for r in design) for j in range(width)] for i in range(width)]
-        right = [sum(r[i] * t for r, t in zip(design, targets)) for i in range(width)]
-        solution = _solve(normal, right)
+        solution = _least_squares([row + [1.0] for row in X.tolist()], y.tolist())
         if ACTS == "wrong":
             solution[0] += 0.01
         if ACTS == "nan":
@@ -481,6 +479,7 @@ class LinearRegression:
         self.intercept_ = solution[-1]
         return self
 """
+)
 
 _FLASH_ATTN_4 = (
     _ATTENTION + "\n\ndef flash_attn_func(q, k, v, softmax_scale=None, causal=False, return_lse=False):\n"
