@@ -6,7 +6,6 @@ server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import os
 import signal
@@ -18,11 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packaging.utils import canonicalize_name
 
-from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
-from colabenv.lock.file import render_lock
 from colabenv.wheelhouse.plan import MANIFEST_NAME
+from tests.support.locking import write_wheel_lock
 
 WHEEL = "big-1.0-py3-none-any.whl"
 BODY = bytes(range(256)) * (16 * 1024)  # 4 MiB
@@ -103,23 +100,10 @@ def server() -> Iterator[_Server]:
 
 def _lock(tmp_path: Path, url: str, ahead: str | None = None) -> Path:
     """A lock of :data:`WHEEL` from ``url``, and of :data:`AHEAD` from ``ahead`` when given."""
-    header = LockHeader(
-        colabenv_version="0.1.0",
-        profile_name="big",
-        profile_hash="sha256:" + "0" * 64,
-        target=LockTarget(None, None, None, (), "3.12", "linux_x86_64"),
-        frameworks=(),
-        resolver="uv 0.13.9",
-    )
-    files = (LockedFile(hashlib.sha256(BODY).hexdigest(), WHEEL, url),)
-    packages = [LockedPackage(canonicalize_name("big"), "1.0", files)]
+    wheels = [("big", WHEEL, BODY, url)]
     if ahead is not None:
-        small = (LockedFile(hashlib.sha256(AHEAD_BODY).hexdigest(), AHEAD, ahead),)
-        packages.insert(0, LockedPackage(canonicalize_name("ahead"), "1.0", small))
-    lock = Lock(header, tuple(packages), "https://pypi.example/simple")
-    path = tmp_path / "pylock.toml"
-    path.write_text(render_lock(lock, pylock=True))
-    return path
+        wheels.insert(0, ("ahead", AHEAD, AHEAD_BODY, ahead))
+    return write_wheel_lock(tmp_path / "pylock.toml", wheels, "https://pypi.example/simple")
 
 
 def _start(lock: Path, folder: Path, *extra: str) -> subprocess.Popen[str]:

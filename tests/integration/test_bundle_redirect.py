@@ -6,7 +6,6 @@ nothing kept. A real child process of ``colabenv bundle`` against real HTTP serv
 from __future__ import annotations
 
 import base64
-import hashlib
 import http.server
 import os
 import subprocess
@@ -16,11 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packaging.utils import canonicalize_name
 
-from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
-from colabenv.lock.file import render_lock
 from colabenv.wheelhouse.plan import MANIFEST_NAME
+from tests.support.locking import write_wheel_lock
 
 WHEEL = "moved-1.0-py3-none-any.whl"
 BODY = b"a wheel's bytes, " * 4096
@@ -80,21 +77,9 @@ def server() -> Iterator[_Server]:
 def _lock(tmp_path: Path, port: int) -> Path:
     """A lock whose index needs credentials (``${VAR}`` references) and whose wheel's URL is on
     the index's host, so bundle sends the index's credentials with it."""
-    header = LockHeader(
-        colabenv_version="0.1.0",
-        profile_name="moved",
-        profile_hash="sha256:" + "0" * 64,
-        target=LockTarget(None, None, None, (), "3.12", "linux_x86_64"),
-        frameworks=(),
-        resolver="uv 0.13.9",
-    )
     url = f"http://127.0.0.1:{port}/files/{WHEEL}"
-    files = (LockedFile(hashlib.sha256(BODY).hexdigest(), WHEEL, url),)
     index = f"http://${{BUNDLE_USER}}:${{BUNDLE_TOKEN}}@127.0.0.1:{port}/simple"
-    lock = Lock(header, (LockedPackage(canonicalize_name("moved"), "1.0", files),), index)
-    path = tmp_path / "pylock.toml"
-    path.write_text(render_lock(lock, pylock=True))
-    return path
+    return write_wheel_lock(tmp_path / "pylock.toml", [("moved", WHEEL, BODY, url)], index)
 
 
 def _bundle(lock: Path, folder: Path, home: Path) -> subprocess.CompletedProcess[str]:

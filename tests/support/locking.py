@@ -4,11 +4,13 @@
 and a ``pytorch_index`` (see ``tests.support.fixtures``), ``write_jax_profile`` a jax-only one;
 ``colabenv`` runs the real console script in an isolated environment; ``lock_profile`` locks for
 a T4 target and reads the lock. ``target_indexes`` and ``write_targets_profile`` are the
-three-target setup of issue 26 (tests/integration/test_lock_targets.py, test_wheelhouse_targets.py).
+three-target setup of issue 26 (tests/integration/test_lock_targets.py, test_wheelhouse_targets.py);
+``write_wheel_lock`` a pylock of given wheels for the bundle tests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -16,8 +18,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from colabenv.lock.content import Lock
-from colabenv.lock.file import read_lock
+from packaging.utils import canonicalize_name
+
+from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+from colabenv.lock.file import read_lock, render_lock
 from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env
@@ -164,4 +168,26 @@ def write_targets_profile(
             ci_python=ci_python,
         )
     )
+    return path
+
+
+def write_wheel_lock(path: Path, wheels: Sequence[tuple[str, str, bytes, str]], index: str) -> Path:
+    """A pylock at ``path`` holding one wheel per ``(project, filename, body, url)``, each hashed
+    from its body, for CPython 3.12 on Linux x86_64 and no frameworks, with ``index`` as the
+    lock's index (``${VAR}`` references allowed): what ``colabenv bundle`` downloads."""
+    header = LockHeader(
+        colabenv_version="0.1.0",
+        profile_name=wheels[0][0],
+        profile_hash="sha256:" + "0" * 64,
+        target=LockTarget(None, None, None, (), "3.12", "linux_x86_64"),
+        frameworks=(),
+        resolver="uv 0.13.9",
+    )
+    packages = tuple(
+        LockedPackage(
+            canonicalize_name(project), "1.0", (LockedFile(hashlib.sha256(body).hexdigest(), filename, url),)
+        )
+        for project, filename, body, url in wheels
+    )
+    path.write_text(render_lock(Lock(header, packages, index), pylock=True))
     return path
