@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import threading
 import time
@@ -343,13 +344,14 @@ class _Slow:
     def watching(self, response: requests.Response) -> Iterator[None]:
         stop = threading.Event()
         started = time.monotonic()
+        sock = _socket_of(response)
 
         def watch() -> None:
             while not stop.wait(_WATCH_S):
                 self.elapsed = time.monotonic() - started
                 if self.elapsed > self.grace_s and self.count[0] < MIN_RATE_BYTES_S * self.elapsed:
                     self.ended = True
-                    _shut(response)
+                    _shut(sock, response)
                     return
 
         watcher = threading.Thread(target=watch, name="colabenv-bundle-rate", daemon=True)
@@ -359,19 +361,27 @@ class _Slow:
         finally:
             stop.set()
             watcher.join()
+            if sock is not None:
+                sock.close()
 
 
-def _shut(response: requests.Response) -> None:
-    """Shut down the socket ``response`` reads from, so that a read blocked on it returns: the
-    connection's (urllib3's ``HTTPResponse.connection``), or, where the server closes after one
-    answer and http.client has handed the socket to the response alone, the one under the
-    response's file (``http.client.HTTPResponse.fp``, a ``socket.SocketIO``)."""
-    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
-    if sock is None:
-        stream = getattr(getattr(response.raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(stream, "raw", None), "_sock", None)
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """A socket of its own on the connection ``response`` streams from (a duplicate of the
+    descriptor its file reads, ``HTTPResponse.fileno()``), taken before the first read and held
+    while the download lasts, so it names that connection and no later one; None where the
+    response has no socket (its body already read)."""
     try:
-        if isinstance(sock, socket.socket):
+        return socket.socket(fileno=os.dup(response.raw.fileno()))
+    except (OSError, ValueError):
+        return None
+
+
+def _shut(sock: socket.socket | None, response: requests.Response) -> None:
+    """Shut down the connection a download is blocked reading, so that the read returns: a
+    shutdown acts on the connection, not on one descriptor of it; without a socket, close the
+    response."""
+    try:
+        if sock is not None:
             sock.shutdown(socket.SHUT_RDWR)
         else:
             response.close()
