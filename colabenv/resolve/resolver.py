@@ -12,14 +12,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv._util.reader import cached_version
 from colabenv.catalog.components import bounds, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
     Companion,
     ComponentConstraint,
-    ComputeCapability,
     Framework,
     FrameworkChoice,
     FrameworkRequest,
@@ -29,12 +27,12 @@ from colabenv.models import (
     Resolution,
     Target,
     Variant,
-    archs_cover,
     format_driver,
 )
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
+from colabenv.resolve.eligibility import floor_met, fully_met, python_ok, unconfirmed_fuller, uncovered
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.packages import (
     UNCONFIRMED_HINT,
@@ -83,41 +81,13 @@ class _Option:
 # Eligibility
 
 
-def _python_ok(spec: SpecifierSet | None, python: Version) -> bool:
-    return spec is None or spec.contains(python, prereleases=True)
-
-
-def _floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
-    assert variant.cuda is not None
-    if target.driver is not None:
-        floor = catalog.floor_driver(variant.cuda)
-        return floor is not None and target.driver >= floor
-    assert target.cuda is not None
-    return variant.cuda.major <= target.cuda.major
-
-
-def _fully_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
-    assert variant.cuda is not None
-    minor_line = cached_version(f"{variant.cuda.major}.{variant.cuda.minor}")
-    if target.cuda is not None and minor_line > target.cuda:
-        return False
-    if target.driver is not None:
-        needed = catalog.toolkit_driver(variant.cuda)
-        return needed is not None and target.driver >= needed
-    return True
-
-
-def _uncovered(variant: Variant, caps: Sequence[ComputeCapability]) -> list[ComputeCapability]:
-    return [cap for cap in caps if not archs_cover(variant.archs, cap)]
-
-
 def _variant_rejection(
     variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
 ) -> str | None:
     """Why ``variant`` cannot run on ``target``; None when it can."""
     if request.variant is not None and variant.name != request.variant:
         return _NOT_ASKED
-    if not _python_ok(variant.python, target.python):
+    if not python_ok(variant.python, target.python):
         return f"{variant.name} has no wheel for Python {target.python}"
     if target.tpu is not None:
         if variant.name != TPU_VARIANT and request.variant != variant.name:
@@ -128,12 +98,12 @@ def _variant_rejection(
     if variant.is_cpu:
         return None if request.variant == variant.name else _NOT_ASKED
     assert variant.cuda is not None
-    if not _floor_met(variant, target, catalog):
+    if not floor_met(variant, target, catalog):
         floor = catalog.floor_driver(variant.cuda)
         host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"
         shown = format_driver(floor) if floor is not None else "an unknown floor"
         return f"{variant.name} needs driver >= {shown} (host {host})"
-    missing = _uncovered(variant, target.compute_capabilities)
+    missing = uncovered(variant, target.compute_capabilities)
     if missing:
         caps = ", ".join(c.sm for c in missing)
         return f"{variant.name} has no kernels for {caps}"
@@ -230,7 +200,7 @@ def _companion_python_rejection(release: Release, request: FrameworkRequest, tar
     """Why a companion the resolution would pin has no wheel for the target's Python (its
     release's own range, which may be narrower than the framework's); None when each has one."""
     for companion in _companions_to_pin(request, release, target.installed):
-        if not _python_ok(companion.python, target.python):
+        if not python_ok(companion.python, target.python):
             return (
                 f"pairs with {companion.name} {companion.version}, which has no wheel for Python "
                 f"{target.python} ({companion.name} {companion.version}: Python {companion.python})"
@@ -272,7 +242,7 @@ def _candidates(
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
-        if not _python_ok(release.python, target.python):
+        if not python_ok(release.python, target.python):
             rejections.append((release.version, f"no wheel for Python {target.python}"))
             passed_over.append(rejections[-1])
             continue
@@ -298,7 +268,7 @@ def _candidates(
                 if problem is not _NOT_ASKED:
                     rejections.append((release.version, problem))
                 continue
-            fully = variant.is_cpu or _fully_met(variant, target, catalog)
+            fully = variant.is_cpu or fully_met(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
             option = _Option(
                 framework,
@@ -511,6 +481,13 @@ def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]
     return f"; not {version}{more}: {why}"
 
 
+def _fuller_hint(names: Sequence[str]) -> str:
+    if not names:
+        return ""
+    builds = " and ".join(names)
+    return f"; its {builds} build, which the driver fully supports, is unconfirmed: {UNCONFIRMED_HINT}"
+
+
 def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
     warnings: list[str] = []
     if not target.has_gpu and profile.verify.require_gpu:
@@ -526,6 +503,7 @@ def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catal
                 f"{option.label} {variant.name} runs on the driver by minor-version compatibility "
                 f"only; code that JIT-compiles PTX may fail (update the driver to "
                 f">= {_driver_text(catalog.toolkit_driver(variant.cuda))} for full support)"
+                + _fuller_hint(unconfirmed_fuller(option.release, target, catalog))
             )
         for cap in target.compute_capabilities:
             if variant.archs and not any(a.covers(cap) and not a.ptx for a in variant.archs):

@@ -256,7 +256,7 @@ def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -
         for v in r.variants
         if v.unconfirmed is not None
     }
-    assert set(unconfirmed) == {("torch", "2.15.0", "cpu")}
+    assert set(unconfirmed) == {("torch", "2.15.0", "cpu"), ("torch", "2.15.0", "cu130")}
     assert all(reason and len(reason) > 20 for reason in unconfirmed.values())
     assert all(v.overlay is None for r in CATALOG.releases for v in r.variants)
 
@@ -575,7 +575,7 @@ def test_default_variant_is_what_pypi_serves(framework: Framework, version: str,
         (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu"}),
         (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu"}),
         (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu"}),
-        (T, "2.15.0", {"cu132", "cpu"}),
+        (T, "2.15.0", {"cu132", "cu130", "cpu"}),
         (J, "0.12.0", {"cuda12", "cuda13", "cpu"}),
         (J, "0.7.1", {"cuda12", "cpu"}),
         (J, "0.7.2", {"cuda12", "cuda13", "cpu"}),

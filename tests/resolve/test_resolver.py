@@ -182,16 +182,29 @@ SCENARIOS = [
     ),
     Scenario("dual-t4-torch-2.8", "kaggle-2xt4", 'torch = "==2.8.*"', {"torch": Expect("==2.8.*", "cu126")}),
     Scenario("a100-torch-2.8", "a100", 'torch = "==2.8.*"', {"torch": Expect("==2.8.*", "cu128")}),
-    # torch 2.15.0 has only its CUDA 13.2 build (the PyPI default) in the catalog: on a 580
-    # driver it runs by minor-version compatibility, and it is still the newest release
+    # torch 2.15.0's confirmed GPU build is its CUDA 13.2 one (the PyPI default): on a 580
+    # driver it runs by minor-version compatibility, and it is still the newest release; the
+    # warning names the unconfirmed cu130 build the driver fully supports
     Scenario(
         "h100-torch-any",
         "h100-580",
         'torch = "*"',
         {"torch": Expect("==2.15.0", "cu132", requirement="torch==2.15.0+cu132")},
-        warning="minor-version compatibility",
+        warning="minor-version compatibility only; code that JIT-compiles PTX may fail (update the driver "
+        "to >= 595.45.04 for full support); its cu130 build, which the driver fully supports, is "
+        "unconfirmed: allow it with --allow-unconfirmed",
     ),
     Scenario("h100-torch-2.14-cu130", "h100-580", 'torch = "<2.15"', {"torch": Expect("==2.14.1", "cu130")}),
+    # its cu130 build (unconfirmed: the release plan's, not read from the index) is taken when
+    # unconfirmed builds are allowed: a 580 driver fully supports CUDA 13.0, and only runs 13.2
+    # by minor-version compatibility
+    Scenario(
+        "h100-torch-2.15-cu130-allowed",
+        "h100-580",
+        'torch = ">=2.15"',
+        {"torch": Expect("==2.15.0", "cu130", requirement="torch==2.15.0+cu130")},
+        extra_toml="[catalog]\nallow_unconfirmed = true\n",
+    ),
     Scenario(
         "h200-torch-jax",
         "h200-580",

@@ -1,0 +1,62 @@
+"""Whether a build can run on a target, each rule a function: its Python, the driver's floor
+for its CUDA major, the driver's full support of its CUDA minor line, its kernels for each GPU,
+and the builds of a release that the target would run better than the one chosen."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv._util.reader import cached_version
+from colabenv.models import Catalog, ComputeCapability, Release, Target, Variant, archs_cover
+
+
+def python_ok(spec: SpecifierSet | None, python: Version) -> bool:
+    """``python`` is in ``spec`` (no range: any Python)."""
+    return spec is None or spec.contains(python, prereleases=True)
+
+
+def floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    """The target's driver (else its CUDA) reaches the floor of the build's CUDA major: the
+    build runs, by minor-version compatibility at least."""
+    assert variant.cuda is not None
+    if target.driver is not None:
+        floor = catalog.floor_driver(variant.cuda)
+        return floor is not None and target.driver >= floor
+    assert target.cuda is not None
+    return variant.cuda.major <= target.cuda.major
+
+
+def fully_met(variant: Variant, target: Target, catalog: Catalog) -> bool:
+    """The target's driver fully supports the build's CUDA toolkit (not by minor-version
+    compatibility only)."""
+    assert variant.cuda is not None
+    minor_line = cached_version(f"{variant.cuda.major}.{variant.cuda.minor}")
+    if target.cuda is not None and minor_line > target.cuda:
+        return False
+    if target.driver is not None:
+        needed = catalog.toolkit_driver(variant.cuda)
+        return needed is not None and target.driver >= needed
+    return True
+
+
+def uncovered(variant: Variant, caps: Sequence[ComputeCapability]) -> list[ComputeCapability]:
+    """The GPUs the build has no code for."""
+    return [cap for cap in caps if not archs_cover(variant.archs, cap)]
+
+
+def unconfirmed_fuller(release: Release, target: Target, catalog: Catalog) -> list[str]:
+    """The release's unconfirmed GPU builds that the target's driver fully supports and that have
+    code for each of its GPUs: what a build running by minor-version compatibility only could
+    be swapped for, once unconfirmed builds are allowed."""
+    return [
+        v.name
+        for v in release.variants
+        if v.unconfirmed is not None
+        and v.cuda is not None
+        and floor_met(v, target, catalog)
+        and fully_met(v, target, catalog)
+        and not uncovered(v, target.compute_capabilities)
+    ]
