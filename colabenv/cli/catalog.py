@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
     from colabenv.catalog.refresh.sources import RefreshOptions
     from colabenv.catalog.refresh.writer import Outcome
@@ -500,8 +501,8 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     start_text = read_overlay_file(path).decode("utf-8")
     packages, named = _packages_file(path, start_text)
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
-        derived = derive_packages(IndexReader(client, options, progress), packages)
-    text = packages_merged_text(start_text, derived.releases, named)
+        derived = derive_packages(IndexReader(client, options, progress), packages, _torch_builds())
+    text = packages_merged_text(start_text, derived.releases, named, derived.builds)
     _packages_file(path, text)  # the refreshed file loads (a bug otherwise)
     for note in derived.notes:
         sys.stderr.write(f"colabenv: note: {printable(note)}\n")
@@ -510,8 +511,10 @@ def _refresh_packages(args: argparse.Namespace) -> int:
             f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
         )
     added = ", ".join(f"{r.package} {r.version}" for r in derived.releases) or "none"
+    builds = [f"{r.package} {r.version} {b.name}" for r in derived.builds for b in r.builds]
     summary = (
         f"{len(derived.releases)} release(s) added ({added}); "
+        f"{len(builds)} build(s) added to releases the file has ({', '.join(builds) or 'none'}); "
         f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
     )
     if output is None:
@@ -523,6 +526,17 @@ def _refresh_packages(args: argparse.Namespace) -> int:
         written = write_text_atomic(output / PACKAGES_FILE, text)
         sys.stdout.write(f"wrote {printable(written)}: {summary}\n")
     return 1 if derived.contradictions else 0
+
+
+def _torch_builds() -> tuple[tuple[Version, str], ...]:
+    """The shipped catalog's torch releases and GPU builds (``2.9.0``, ``cu128``): the pages of
+    data.pyg.org's kind that refresh looks for beside those the file names."""
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.models import Framework
+
+    catalog = shipped_catalog([Framework.TORCH])
+    releases = catalog.releases_of(Framework.TORCH)
+    return tuple((r.version, v.name) for r in releases for v in r.variants if v.cuda is not None)
 
 
 def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:

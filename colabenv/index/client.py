@@ -265,8 +265,19 @@ class SimpleClient:
 
     def page_files(self, page: str) -> tuple[IndexFile, ...]:
         """The files a find-links page links to (HTML, or PEP 691 JSON)."""
+        files = self._page_files(page, absent_ok=False)
+        assert files is not None
+        return files
+
+    def page_files_if_any(self, page: str) -> tuple[IndexFile, ...] | None:
+        """As :meth:`page_files`, or None where the server has no such page (a 404)."""
+        return self._page_files(page, absent_ok=True)
+
+    def _page_files(self, page: str, *, absent_ok: bool) -> tuple[IndexFile, ...] | None:
         shown = strip_credentials(page)
         answer = self._exchange(page, shown, "GET", expand_url(page, self._environ))
+        if absent_ok and answer.status == 404:
+            return None
         self._check_status(page, answer.status, "")
         try:
             return parse_project_page(answer.body, answer.content_type, answer.url)

@@ -7,6 +7,7 @@ builds live on find-links pages (data.pyg.org's) are read from those pages, serv
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +18,22 @@ from packaging.version import Version
 from colabenv._util.reader import Reader
 from colabenv.catalog.load import parse_document
 from colabenv.catalog.packages import cuda_packages
+from colabenv.catalog.refresh.writer import package_build_block, packages_merged_text
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import Arch
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 from tests.support.refresh_package_standins import (
     BASE,
     LINKS_BASE,
+    NEWER_SCATTER_ARCHS,
     PYG_ARCHS,
     SCATTER_ARCHS,
     XFORMERS_PINS,
@@ -79,7 +89,10 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
         timeout=120,
     )
     assert done.returncode == 1, done.stderr  # the bitsandbytes contradiction
-    assert "2 release(s) added (xformers 0.0.99, cupy 99.0.0); 1 contradiction(s) reported" in done.stdout
+    assert (
+        "2 release(s) added (xformers 0.0.99, cupy 99.0.0); 0 build(s) added to releases the file has "
+        "(none); 1 contradiction(s) reported" in done.stdout
+    )
     assert (
         "contradiction: bitsandbytes 98.0.0 cu12: torch: the catalog has <10,>=9.0, the index says "
         "<10,>=8.0 (the catalog's entry is kept)" in done.stderr
@@ -189,21 +202,35 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
         timeout=120,
     )
     assert done.returncode == 1, done.stderr  # pyg-lib 0.8.0's torch
-    assert "2 release(s) added (torch-scatter 2.1.3, pyg-lib 0.9.0); 1 contradiction(s)" in done.stdout
+    assert (
+        "2 release(s) added (torch-scatter 2.1.3, pyg-lib 0.9.0); 1 build(s) added to releases the "
+        "file has (torch-scatter 2.1.2 pt29cu128); 1 contradiction(s)" in done.stdout
+    )
     assert (
         "contradiction: pyg-lib 0.8.0 pt213cu130: torch: the catalog has ==2.12.0, its find-links page "
         "says ==2.13.0 (the catalog's entry is kept)" in done.stderr
     )
     assert (
-        "note: torch-scatter 2.1.3: read from the 1 find-links page(s) its builds before name" in done.stderr
+        "note: torch-scatter 2.1.3: read from 2 find-links page(s) (https://data.pyg.org/whl/"
+        "torch-2.8.0+cu126.html, https://data.pyg.org/whl/torch-2.9.0+cu128.html): those its builds "
+        "before name" in done.stderr
     )
     # each page read once, from the mirror, and each wheel's METADATA read from the wheel itself
     # (the page offers no PEP 658 file): nothing asked of the index for these packages' wheels
     pages = [r for r in links.requests if r.endswith(".html")]
-    assert sorted(pages) == [
+    assert len(pages) == len(set(pages))
+    named = {
         "/files/data.pyg.org/whl/torch-2.13.0+cu130.html",
         "/files/data.pyg.org/whl/torch-2.8.0+cu126.html",
-    ]
+    }
+    assert named < set(pages)
+    # the pages of the shipped torch catalog's newer X.Y.0 releases and GPU builds are looked for
+    # beside them (most are absent here: not an error), never a patch release's or a CPU one's
+    guessed = set(pages) - named
+    assert "/files/data.pyg.org/whl/torch-2.9.0+cu128.html" in guessed
+    assert "/files/data.pyg.org/whl/torch-2.15.0+cu132.html" in guessed
+    assert not [p for p in guessed if "2.9.1" in p or "+cpu" in p or "torch-2.8.0" in p]
+    assert "note: torch-scatter: the find-links page" not in done.stderr, "an absent guessed page is no note"
     assert not any(r.endswith(".metadata") for r in links.requests)
     assert (
         "/files/data.pyg.org/whl/torch-2.8.0%2Bcu126/torch_scatter-2.1.3%2Bpt28cu126-cp312-cp312-linux_x86_64.whl"
@@ -225,9 +252,22 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
     )
     assert build.index_url is None and build.requires == ()
     assert build.archs == tuple(sorted(Arch.parse(a) for a in SCATTER_ARCHS)), "read from the wheel"
-    assert scatter.python == SpecifierSet(">=3.12,<3.14")  # type: ignore[attr-defined]
+    # its two builds' wheels cover different Pythons: each keeps its own range under the widest
+    assert scatter.python == SpecifierSet(">=3.12")  # type: ignore[attr-defined]
+    assert build.python == SpecifierSet(">=3.12,<3.14")
     assert "the find-links page https://data.pyg.org/whl/torch-2.8.0+cu126.html" in written
     assert "127.0.0.1" not in written
+    newer = scatter.build("pt29cu128")  # type: ignore[attr-defined]
+    assert newer is not None and newer.find_links == "https://data.pyg.org/whl/torch-2.9.0+cu128.html"
+    assert (newer.cuda, newer.torch) == (Version("12.8"), SpecifierSet("==2.9.0")), "the page's name"
+    assert newer.archs == tuple(sorted(Arch.parse(a) for a in NEWER_SCATTER_ARCHS))
+    assert newer.python == SpecifierSet(">=3.13,<3.14"), "its own range: the release's is wider"
+    # the release the file has gets the build, written inside its own entry, the rest kept
+    kept = packages["torch-scatter"][Version("2.1.2")]
+    assert [b.name for b in kept.builds] == ["pt28cu126", "pt29cu128"]  # type: ignore[attr-defined]
+    added = kept.build("pt29cu128")  # type: ignore[attr-defined]
+    assert added.torch == SpecifierSet("==2.9.0") and added.python == SpecifierSet(">=3.13,<3.14")
+    assert written.index("torch-2.9.0+cu128.html") < written.index('name = "pyg-lib"')
     pyg = packages["pyg-lib"][Version("0.9.0")]
     pyg_build = pyg.build("pt213cu130")  # type: ignore[attr-defined]
     assert pyg_build.torch == SpecifierSet("==2.13.0") and pyg_build.cuda == Version("13.0")
@@ -285,3 +325,33 @@ def test_a_find_links_build_is_read_from_the_page_name_else_its_local_tag(
     assert _page_torch(page, tag, None)[0] == SpecifierSet(torch)
     found = _page_cuda(page, tag)[0]
     assert (str(found) if found is not None else None) == cuda
+
+
+def test_a_new_build_of_a_release_the_file_has_goes_inside_that_release(tmp_path: Path) -> None:
+    """The build is written at the end of its release's entry: before the next release, and
+    before a comment that heads the next package; the rest of the file is as it was."""
+    text = packages_file(
+        package_entry(
+            "torch-scatter",
+            release_entry("2.1.3", build_entry("pt28cu126", cuda="12.6", archs=["sm_60"])),
+            release_entry("2.1.2", build_entry("pt28cu126", cuda="12.6", archs=["sm_60"])),
+        ),
+        "\n# pyg-lib: its own package\n"
+        + package_entry("pyg-lib", release_entry("0.8.0", build_entry("x", cuda="13.0", archs=["sm_80"]))),
+    )
+    path = write_packages(tmp_path, text) / "cuda_packages.toml"
+    ((package, *_), named) = (
+        cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f"),
+        {},
+    )
+    old = package.release(Version("2.1.2"))
+    assert old is not None
+    new = dataclasses.replace(old.builds[0], name="pt29cu128", local_tag="pt29cu128", cuda=Version("12.8"))
+    merged = packages_merged_text(text, (), named, [dataclasses.replace(old, builds=(new,))])
+    assert merged.replace(package_build_block(new, named), "").replace("\n\n\n", "\n\n") == text
+    at = merged.index('name = "pt29cu128"')
+    assert merged.index('version = "2.1.2"') < at < merged.index("# pyg-lib: its own package")
+    path.write_text(merged, encoding="utf-8")
+    reread = cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f")
+    assert [b.name for b in reread[0].release(Version("2.1.2")).builds] == ["pt28cu126", "pt29cu128"]  # type: ignore[union-attr]
+    assert [b.name for b in reread[0].release(Version("2.1.3")).builds] == ["pt28cu126"]  # type: ignore[union-attr]

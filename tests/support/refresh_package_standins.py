@@ -10,8 +10,8 @@ what the real ones say, and the ``cuda_packages.toml`` refresh starts from.
 torch-scatter, which has no wheel on the index.
 
 ``build_find_links_pages(root)`` writes ``root/links``: two data.pyg.org find-links pages with
-torch-scatter and pyg-lib wheels (a new release each), and returns the catalog folder
-``root/links-base``.
+torch-scatter and pyg-lib wheels (a new release each), a third, for torch 2.9.0 cu128, that no
+build names, and returns the catalog folder ``root/links-base``.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ LINKS_BASE = packages_file(
 """torch-scatter 2.1.2 and pyg-lib 0.8.0 as a catalog has them, their pages on data.pyg.org;
 pyg-lib's build names torch 2.12.0 where its page is torch 2.13.0's (the contradiction)."""
 SCATTER_ARCHS = ["sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+NEWER_SCATTER_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 PYG_ARCHS = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 LINUX = "linux_x86_64"
 
@@ -235,6 +236,21 @@ def build_find_links_pages(root: Path) -> Path:
     wheels.append(build_wheel(scatter, "torch-sparse", "0.6.19+pt28cu126", tag=f"cp312-cp312-{LINUX}"))
     wheels.append(build_wheel(scatter, "torch-scatter", "2.1.4+pt28cu126", tag="cp312-cp312-win_amd64"))
     _page(whl, "torch-2.8.0+cu126.html", wheels, others=("torch-2.8.0%2Bcu126/README.txt",))
+    # a page no build of LINKS_BASE names, for torch 2.9.0 cu128 (a release and build the
+    # shipped torch catalog has): torch-scatter 2.1.2, which the file has, and 2.1.3, built again
+    newer = whl / "torch-2.9.0+cu128"
+    newer_wheels = [
+        build_wheel(
+            newer,
+            "torch-scatter",
+            f"{version}+pt29cu128",
+            files={"torch_scatter/_scatter_cuda.so": gpu_library(NEWER_SCATTER_ARCHS)},
+            tag=f"cp313-cp313-{LINUX}",
+            requires_python=">=3.9",
+        )
+        for version in ("2.1.2", "2.1.3")
+    ]
+    _page(whl, "torch-2.9.0+cu128.html", newer_wheels)
     pyg = whl / "torch-2.13.0+cu130"
     pyg_wheels = [
         build_wheel(

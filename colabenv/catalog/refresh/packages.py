@@ -19,7 +19,9 @@ Python range (cpXY, ``abi3``), and METADATA as for an index's wheels (PEP 658 wh
 offers it, else range requests into the wheel). What METADATA does not state is read from the
 page's name (``torch-2.8.0+cu126.html``: torch ==2.8.0, CUDA 12.6), else from the local tag
 (``pt28cu126``, ``cu12torch2.8``), else carried from the build before. Pages for torch releases
-no build names are not read: a release found there is said to be read from the named pages only.
+newer than any a build names are looked for beside them (``torch-2.9.0+cu128.html`` for each
+newer X.Y.0 release and GPU build of the torch catalog; an absent one is not an error), and a
+release the file has gets the builds found there that it lacks.
 """
 
 from __future__ import annotations
@@ -62,12 +64,14 @@ _TAG_TORCH = re.compile(r"^pt(\d)(\d{1,2})cu|torch(\d+)\.(\d+)")
 
 @model
 class PackagesDerived:
-    """The releases the index has that the file lacks (per package, newest first), the
+    """The releases the index has that the file lacks (per package, newest first), the builds it
+    has of releases the file has but lacks (each such release holding only those builds), the
     contradictions with the releases it has, and what could not be derived."""
 
     releases: tuple[PackageRelease, ...]
     contradictions: tuple[str, ...]
     notes: tuple[str, ...]
+    builds: tuple[PackageRelease, ...] = ()
 
 
 def _distributions(name: str) -> tuple[tuple[str, int | None], ...]:
@@ -240,11 +244,16 @@ def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[Pac
     return found
 
 
-def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> PackagesDerived:
+def derive_packages(
+    reader: IndexReader, packages: Sequence[CudaPackage], torch_builds: Sequence[tuple[Version, str]] = ()
+) -> PackagesDerived:
     """For each known package of the file, the releases the default index has beyond its
-    newest (``--releases``: those it names), and the contradictions with those it has."""
+    newest (``--releases``: those it names), the builds of those it has that it lacks, and the
+    contradictions with those it has. ``torch_builds``: the torch releases and CUDA builds
+    (``2.9.0``, ``cu128``) whose find-links pages are looked for beside the named ones."""
     options = reader.options
     releases: list[PackageRelease] = []
+    added: list[PackageRelease] = []
     contradictions: list[str] = []
     notes: list[str] = []
     for package in packages:
@@ -253,6 +262,7 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
             continue
         on_index: dict[Version, list[_Found]] = {}
         pages = _find_links_pages(package) if options.find_links else ()
+        guessed = _guessed_pages(pages, torch_builds)
         for distribution, major in _distributions(package.name):
             for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
                 on_index.setdefault(version, []).append(_Found(distribution, major, tuple(wheels)))
@@ -261,9 +271,9 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
                     on_index.setdefault(version, []).append(
                         _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
                     )
-            for page in pages:
+            for page in (*pages, *guessed):
                 try:
-                    listed = reader.page_wheels(page, distribution)
+                    listed = reader.page_wheels(page, distribution, guessed=page in guessed)
                 except IndexUnavailableError as problem:
                     notes.append(f"{package.name}: the find-links page {page} was not read ({problem})")
                     continue
@@ -307,6 +317,9 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
             known = package.release(version)
             if known is not None:
                 contradictions.extend(_compare(package, known, builds))
+                new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
+                if new:
+                    added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
                 continue
             if not builds:
                 notes.append(f"{package.name} {version} left out: no build could be derived")
@@ -343,11 +356,11 @@ def derive_packages(reader: IndexReader, packages: Sequence[CudaPackage]) -> Pac
             )
             if read_pages:
                 notes.append(
-                    f"{package.name} {version}: read from the {len(read_pages)} find-links page(s) its "
-                    "builds before name; pages for other torch releases were not read (add their "
-                    "builds by hand)"
+                    f"{package.name} {version}: read from {len(read_pages)} find-links page(s) "
+                    f"({', '.join(read_pages)}): those its builds before name, and those of the torch "
+                    "catalog's newer releases"
                 )
-    return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes))
+    return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes), tuple(added))
 
 
 def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
@@ -400,3 +413,26 @@ def _by_local(wheels: Sequence[Wheel]) -> list[tuple[Version, list[Wheel]]]:
 def _without_python(build: PackageBuild) -> PackageBuild:
     """``build`` whose Python range is its release's (not written twice)."""
     return dataclasses.replace(build, python=None)
+
+
+def _trimmed(build: PackageBuild, python: SpecifierSet) -> PackageBuild:
+    """A new build of a release the file has: its own Python range only where it differs."""
+    return _without_python(build) if build.python == python else build
+
+
+def _guessed_pages(pages: Sequence[str], torch_builds: Sequence[tuple[Version, str]]) -> tuple[str, ...]:
+    """The pages data.pyg.org would have for the torch releases newer than any the named pages
+    are for: ``torch-X.Y.0+cuNNN.html`` beside them, for each such X.Y.0 release and CUDA build
+    of ``torch_builds`` (a site names one page per torch minor, by its .0 release)."""
+    named = [(m, page) for page in pages if (m := _PAGE_NAME.search(page)) is not None]
+    if not named:
+        return ()
+    newest = max(Version(m.group(1)) for m, _ in named)
+    folders = dict.fromkeys(page[: m.start()] for m, page in named)
+    return tuple(
+        page
+        for folder in folders
+        for version, tag in sorted(torch_builds)
+        if version > newest and version.micro == 0 and cuda_of_tag(tag) is not None
+        if (page := f"{folder}torch-{version}+{tag}.html") not in pages
+    )

@@ -195,15 +195,17 @@ class IndexReader:
             self._pages[key] = files or ()
         return self._wheels_of(index, self._pages[key], project)
 
-    def page_wheels(self, page: str, project: str) -> list[Wheel]:
+    def page_wheels(self, page: str, project: str, *, guessed: bool = False) -> list[Wheel]:
         """The Linux x86_64 (or pure) wheels of ``project`` that a find-links page links to
         (a flat list of links: ``data.pyg.org/whl/torch-2.8.0+cu126.html``, a release's asset
-        page), final releases only; the page is read once, from the mirror where one is set."""
+        page), final releases only; the page is read once, from the mirror where one is set.
+        A ``guessed`` page the server does not have has no wheels (not an error)."""
         read = mirrored(page, self.options.find_links_mirror)
         key = (read, "")
         if key not in self._pages:
             self.progress(f"reading the find-links page {page}")
-            self._pages[key] = self.client.page_files(read)
+            found = self.client.page_files_if_any(read) if guessed else self.client.page_files(read)
+            self._pages[key] = found or ()
         return self._wheels_of(read, self._pages[key], project)
 
     @staticmethod

@@ -406,18 +406,47 @@ def package_release_block(release: PackageRelease, named: Mapping[str, tuple[Arc
 
 
 def packages_merged_text(
-    start: str, releases: Sequence[PackageRelease], named: Mapping[str, tuple[Arch, ...]]
+    start: str,
+    releases: Sequence[PackageRelease],
+    named: Mapping[str, tuple[Arch, ...]],
+    builds: Sequence[PackageRelease] = (),
 ) -> str:
     """``start`` with each new release written right under its package's ``name`` line (the
-    file lists releases newest first); everything else stays as it was."""
+    file lists releases newest first), and the new builds of each release it has (``builds``:
+    a release holding only those) written at the end of that release's entry; everything else
+    stays as it was."""
     lines = start.splitlines(keepends=True)
     for release in sorted(releases, key=lambda r: r.version):
-        for number, line in enumerate(lines):
-            if line.strip() != "[[package]]" or number + 1 >= len(lines):
-                continue
-            key, _, value = lines[number + 1].partition("=")
-            if key.strip() != "name" or canonicalize_name(value.strip().strip('"')) != release.package:
-                continue
-            lines.insert(number + 2, "\n" + package_release_block(release, named))
-            break
+        at = _entry_line(lines, "[[package]]", "name", release.package)
+        if at is not None:
+            lines.insert(at + 2, "\n" + package_release_block(release, named))
+    for release in builds:
+        at = _entry_line(lines, "[[package]]", "name", release.package)
+        if at is None:
+            continue
+        found = _entry_line(lines, "[[package.release]]", "version", str(release.version), at + 1)
+        if found is None:
+            continue
+        end = found + 1
+        while end < len(lines) and lines[end].strip() not in ("[[package]]", "[[package.release]]"):
+            end += 1
+        while end > found and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1  # a comment above the next entry is that entry's
+        lines[end:end] = ["\n" + package_build_block(build, named) for build in release.builds]
     return "".join(lines)
+
+
+def _entry_line(lines: Sequence[str], header: str, key: str, wanted: str, start: int = 0) -> int | None:
+    """The line of the first ``header`` at or after ``start`` whose next line is ``key =
+    "wanted"`` (a name compared normalized); a ``[[package]]`` past ``start`` ends the search
+    for a release."""
+    for number in range(start, len(lines) - 1):
+        if number > start and header != "[[package]]" and lines[number].strip() == "[[package]]":
+            return None
+        if lines[number].strip() != header:
+            continue
+        name, _, value = lines[number + 1].partition("=")
+        value = value.strip().strip('"')
+        if name.strip() == key and (canonicalize_name(value) if key == "name" else value) == wanted:
+            return number
+    return None
