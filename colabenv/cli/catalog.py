@@ -132,6 +132,12 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
         "URL/HOST/PATH instead (a mirror); the file still names the page itself",
     )
     refresh.add_argument(
+        "--index-mirror",
+        metavar="URL",
+        help="packages: read each index https://HOST/PATH the file's builds name (other than "
+        "the default and the PyTorch index) from URL/HOST/PATH instead; the file still names it",
+    )
+    refresh.add_argument(
         "--releases",
         metavar="SPEC",
         help="the releases to examine, e.g. '>=2.14' or '*' (default: the "
@@ -300,6 +306,7 @@ def _refresh_client(
     if variant_index and not args.no_variant_index:
         pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
     mirror = _url(args.find_links_mirror, "--find-links-mirror") if args.find_links_mirror else None
+    index_mirror = _url(args.index_mirror, "--index-mirror") if args.index_mirror else None
     options = RefreshOptions(
         framework=framework,
         index=index,
@@ -312,8 +319,10 @@ def _refresh_client(
         cuda_notes=cuda_notes,
         find_links=not args.no_find_links,
         find_links_mirror=mirror,
+        index_mirror=index_mirror,
     )
-    urls = [index] + ([pytorch_index] if pytorch_index else []) + ([mirror] if mirror else [])
+    mirrors = [url for url in (mirror, index_mirror) if url]
+    urls = [index] + ([pytorch_index] if pytorch_index else []) + mirrors
     return options, SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
 
 

@@ -34,11 +34,15 @@ from tests.support.refresh_package_standins import (
     BASE,
     LINKS_BASE,
     NEWER_SCATTER_ARCHS,
+    ORT_ARCHS,
+    ORT_FEED,
     PYG_ARCHS,
     SCATTER_ARCHS,
     XFORMERS_PINS,
     build_find_links_pages,
+    build_other_indexes,
     build_package_indexes,
+    other_indexes_base,
 )
 
 
@@ -47,6 +51,7 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("refresh-packages")
     build_package_indexes(root)
     build_find_links_pages(root)
+    build_other_indexes(root)
     return root
 
 
@@ -355,3 +360,57 @@ def test_a_new_build_of_a_release_the_file_has_goes_inside_that_release(tmp_path
     reread = cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f")
     assert [b.name for b in reread[0].release(Version("2.1.2")).builds] == ["pt28cu126", "pt29cu128"]  # type: ignore[union-attr]
     assert [b.name for b in reread[0].release(Version("2.1.3")).builds] == ["pt28cu126"]  # type: ignore[union-attr]
+
+
+def test_refresh_packages_reads_the_other_indexes_the_file_names(
+    runner: Runner, standins: Path, index: LocalIndex, tmp_path: Path
+) -> None:
+    """An index named per release (wheels.vllm.ai/VERSION/cu129) is read for each release the
+    default index has past the file's newest, and a fixed feed (Microsoft's onnxruntime-cuda-12)
+    as it is; each build keeps its own index and the facts of the build before on that index."""
+    with LocalIndex(standins / "other") as other:
+        base = other_indexes_base(tmp_path)
+        out = tmp_path / "team"
+        out.mkdir()
+        done = runner(
+            "catalog",
+            "refresh",
+            "packages",
+            "--index",
+            index.url,
+            "--catalog",
+            base,
+            "-o",
+            out,
+            "--no-variant-index",
+            "--index-mirror",
+            f"{other.base_url}/",
+            "--quiet",
+            timeout=120,
+        )
+        requested = [r for r in other.requests if not r.startswith("/files/")]
+    assert done.returncode == 0, done.stderr
+    assert "2 release(s) added (vllm 0.99.0, onnxruntime-gpu 99.0.0)" in done.stdout
+    assert sorted(requested) == [
+        "/feed.example.org/onnxruntime-cuda-12/pypi/simple/onnxruntime-gpu/",
+        "/wheels.example.org/0.98.0/cu129/vllm/",
+        "/wheels.example.org/0.99.0/cu129/vllm/",
+    ], "each per-release index read for the file's newest release and the new one, nothing else"
+    packages = _loaded(out / "cuda_packages.toml")
+    vllm = packages["vllm"][Version("0.99.0")]
+    cu129 = vllm.build("cu129")  # type: ignore[attr-defined]
+    assert cu129.index_url == "https://wheels.example.org/0.99.0/cu129", "the new release's own index"
+    assert (cu129.local_tag, cu129.cuda, cu129.torch) == ("cu129", Version("12.9"), SpecifierSet("==9.1.0"))
+    assert cu129.unconfirmed is None
+    cu130 = vllm.build("cu130")  # type: ignore[attr-defined]
+    assert cu130.index_url is None and cu130.cuda == Version("13.0"), "carried from the default build"
+    ort = packages["onnxruntime-gpu"][Version("99.0.0")]
+    cuda12 = ort.build("cuda12")  # type: ignore[attr-defined]
+    assert cuda12.index_url == ORT_FEED and cuda12.cuda == Version("12")
+    assert cuda12.archs == tuple(sorted(Arch.parse(a) for a in ORT_ARCHS)), "read from the feed's wheel"
+    cuda13 = ort.build("cuda13")  # type: ignore[attr-defined]
+    assert cuda13.index_url is None and cuda13.cuda == Version("13")
+    assert (cuda12.python, cuda13.python) == (SpecifierSet(">=3.12,<3.13"), SpecifierSet(">=3.13,<3.14"))
+    written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
+    assert "the index https://wheels.example.org/0.99.0/cu129: vllm-0.99.0+cu129-" in written
+    assert other.base_url not in written, "the file names the indexes, not the mirror"

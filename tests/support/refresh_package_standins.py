@@ -204,6 +204,88 @@ def build_package_indexes(root: Path) -> Path:
     return write_packages(root / "base", BASE)
 
 
+VLLM_ARCHS = ["sm_80", "sm_90", "sm_100", "sm_120"]
+ORT_ARCHS = ["sm_75", "sm_80", "sm_90"]
+VLLM_INDEX = "https://wheels.example.org/{version}/cu129"
+ORT_FEED = "https://feed.example.org/onnxruntime-cuda-12/pypi/simple/"
+
+
+def build_other_indexes(root: Path) -> None:
+    """vLLM and onnxruntime-gpu beyond the default index: ``root/default`` gets vllm 0.98.0 and
+    0.99.0 (exact torch pins, no local tag) and onnxruntime-gpu 98.0.0 and 99.0.0 (no torch);
+    ``root/other`` (served as the mirror of two hosts, ``--index-mirror``) holds one vLLM index
+    per release and CUDA, as wheels.vllm.ai does (:data:`VLLM_INDEX` for 0.99.0:
+    ``vllm-0.99.0+cu129``), and a fixed feed of onnxruntime-gpu's CUDA 12 builds
+    (:data:`ORT_FEED`), as Microsoft's is; :func:`other_indexes_base` writes a catalog naming
+    them."""
+    default, other = root / "default", root / "other"
+    for version, torch in (("0.98.0", "torch==9.0.0"), ("0.99.0", "torch==9.1.0")):
+        gpu = {"vllm/_C.abi3.so": gpu_library(VLLM_ARCHS)}
+        build_wheel(
+            default, "vllm", version, files=gpu, tag=TAG, requires_python=">=3.10,<3.14", requires=(torch,)
+        )
+        build_wheel(
+            other / _mirrored(VLLM_INDEX.format(version=version)),
+            "vllm",
+            f"{version}+cu129",
+            files=gpu,
+            tag=TAG,
+            requires_python=">=3.10,<3.14",
+            requires=(torch,),
+        )
+    for version in ("98.0.0", "99.0.0"):
+        gpu = {"onnxruntime/capi/libonnxruntime_providers_cuda.so": gpu_library(ORT_ARCHS)}
+        build_wheel(default, "onnxruntime-gpu", version, files=gpu, tag=TAG13, requires_python=">=3.11")
+        build_wheel(
+            other / _mirrored(ORT_FEED),
+            "onnxruntime-gpu",
+            version,
+            files=gpu,
+            tag=TAG,
+            requires_python=">=3.11",
+        )
+
+
+def _mirrored(url: str) -> str:
+    """Where a mirror holds ``https://HOST/PATH``: ``HOST/PATH``."""
+    return url.removeprefix("https://").rstrip("/")
+
+
+def other_indexes_base(root: Path) -> Path:
+    """A catalog folder with vllm 0.98.0 (its default build ``cu130`` and its ``cu129`` build on
+    its own per-release index) and onnxruntime-gpu 98.0.0 (``cuda13`` on the default index,
+    ``cuda12`` on the fixed feed): what :func:`build_other_indexes` serves beyond."""
+    text = packages_file(
+        package_entry(
+            "vllm",
+            release_entry(
+                "0.98.0",
+                build_entry("cu130", cuda="13.0", torch="==9.0.0", archs=VLLM_ARCHS),
+                build_entry(
+                    "cu129",
+                    cuda="12.9",
+                    torch="==9.0.0",
+                    index_url=VLLM_INDEX.format(version="0.98.0"),
+                    local_tag="cu129",
+                    archs=VLLM_ARCHS,
+                ),
+                python=">=3.10,<3.14",
+            ),
+        ),
+        package_entry(
+            "onnxruntime-gpu",
+            release_entry(
+                "98.0.0",
+                build_entry("cuda13", cuda="13", archs=ORT_ARCHS),
+                build_entry("cuda12", cuda="12", index_url=ORT_FEED, archs=ORT_ARCHS),
+                python=">=3.11",
+            ),
+        ),
+        comment="a team's CUDA packages on indexes of their own",
+    )
+    return write_packages(root / "other-base", text)
+
+
 def _page(folder: Path, name: str, wheels: list[Path], others: tuple[str, ...] = ()) -> None:
     """A data.pyg.org find-links page: a flat list of links, relative and with ``+`` written
     ``%2B``, as that site writes them (``torch-2.8.0%2Bcu126/torch_scatter-2.1.2%2Bpt28cu126-...``)."""

@@ -43,6 +43,7 @@ from colabenv.catalog.refresh.sources import (
     by_version,
     cuda_of_pins,
     cuda_of_tag,
+    mirrored,
     nvidia_pins,
     preferred,
     python_range,
@@ -91,17 +92,52 @@ def _torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
 
 
 def _previous_build(
-    package: CudaPackage, version: Version, distribution: str, tag: str | None
+    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None = None
 ) -> PackageBuild | None:
-    """The build of ``distribution`` with the same local tag in ``version`` where the file has
-    it (to compare with), else in the newest older release (to carry facts from)."""
+    """The build of ``distribution`` with the same local tag on the same index in ``version``
+    where the file has it (to compare with), else in the newest older release (to carry facts
+    from); an index named per release (``wheels.vllm.ai/0.31.0/cu129``) is the same index in
+    another release (``wheels.vllm.ai/0.32.0/cu129``)."""
+    where = _index_template(index_url, version)
     for release in package.releases:
         if release.version > version:
             continue
         for build in release.builds:
-            if build.distribution == canonicalize_name(distribution) and build.local_tag == tag:
+            if (
+                build.distribution == canonicalize_name(distribution)
+                and build.local_tag == tag
+                and _index_template(build.index_url, release.version) == where
+            ):
                 return build
     return None
+
+
+def _index_template(index_url: str | None, version: Version) -> str | None:
+    """``index_url`` with the release's version as a path segment written ``{version}``
+    (``https://wheels.vllm.ai/{version}/cu129``); the URL itself where it names none."""
+    if index_url is None:
+        return None
+    path, segment = index_url.rstrip("/") + "/", f"/{version}/"
+    if segment not in path:
+        return index_url
+    return path.replace(segment, "/{version}/", 1).rstrip("/")
+
+
+def _other_indexes(package: CudaPackage, distribution: str) -> tuple[str, ...]:
+    """The indexes besides the default and the PyTorch index that the file's builds of
+    ``distribution`` name (Microsoft's onnxruntime-cuda-12 feed), one named per release as a
+    template (``https://wheels.vllm.ai/{version}/cu129``)."""
+    return tuple(
+        dict.fromkeys(
+            template
+            for r in package.releases
+            for b in r.builds
+            if b.distribution == canonicalize_name(distribution)
+            and b.index_url is not None
+            and not b.index_url.startswith(PYTORCH_INDEX + "/")
+            and (template := _index_template(b.index_url, r.version)) is not None
+        )
+    )
 
 
 def _build(
@@ -119,7 +155,7 @@ def _build(
     tag = wheel.version.local
     metadata = reader.metadata(wheel)
     pins = nvidia_pins(requirements_of(metadata))
-    previous = _previous_build(package, version, distribution, tag)
+    previous = _previous_build(package, version, distribution, tag, index_url)
     cuda = cuda_of_tag(tag) if tag else None
     cuda_source = f"cuda: the local tag +{tag}"
     if cuda is None and find_links is not None:
@@ -188,6 +224,8 @@ def _build(
 def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
     if find_links is not None:
         return f"the find-links page {find_links}"
+    if index_url is not None and not index_url.startswith(PYTORCH_INDEX + "/"):
+        return f"the index {index_url}"
     return "the PyTorch index" if index_url else reader.options.index_label
 
 
@@ -261,6 +299,7 @@ def derive_packages(
             notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
             continue
         on_index: dict[Version, list[_Found]] = {}
+        newest = max(r.version for r in package.releases)
         pages = _find_links_pages(package) if options.find_links else ()
         guessed = _guessed_pages(pages, torch_builds)
         for distribution, major in _distributions(package.name):
@@ -271,6 +310,20 @@ def derive_packages(
                     on_index.setdefault(version, []).append(
                         _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
                     )
+            for template in _other_indexes(package, distribution):
+                versions = sorted({*on_index, *(r.version for r in package.releases)})
+                wanted = [v for v in versions if _wanted(options.releases, v, newest)]
+                for url in dict.fromkeys(template.replace("{version}", str(v)) for v in wanted):
+                    try:
+                        listed = reader.wheels(mirrored(url, options.index_mirror), distribution)
+                    except IndexUnavailableError as problem:
+                        notes.append(f"{package.name}: the index {url} was not read ({problem})")
+                        continue
+                    for version, wheels in _by_local(listed):
+                        if "{version}" not in template or url == template.replace("{version}", str(version)):
+                            on_index.setdefault(version, []).append(
+                                _Found(distribution, major, tuple(wheels), index_url=url)
+                            )
             for page in (*pages, *guessed):
                 try:
                     listed = reader.page_wheels(page, distribution, guessed=page in guessed)
@@ -289,12 +342,8 @@ def derive_packages(
                 "elsewhere: not refreshed)"
             )
             continue
-        newest = max(r.version for r in package.releases)
         for version in sorted(on_index, reverse=True):
-            wanted = options.releases
-            if (wanted is None and version < newest) or (
-                wanted is not None and not wanted.contains(version, prereleases=True)
-            ):
+            if not _wanted(options.releases, version, newest):
                 continue
             builds = [
                 b
@@ -413,6 +462,12 @@ def _by_local(wheels: Sequence[Wheel]) -> list[tuple[Version, list[Wheel]]]:
 def _without_python(build: PackageBuild) -> PackageBuild:
     """``build`` whose Python range is its release's (not written twice)."""
     return dataclasses.replace(build, python=None)
+
+
+def _wanted(releases: SpecifierSet | None, version: Version, newest: Version) -> bool:
+    """Whether refresh reads ``version``: those ``--releases`` names, else the file's newest
+    release and those past it."""
+    return releases.contains(version, prereleases=True) if releases is not None else version >= newest
 
 
 def _trimmed(build: PackageBuild, python: SpecifierSet) -> PackageBuild:

@@ -109,6 +109,9 @@ class RefreshOptions:
     find_links_mirror: str | None = None
     """packages: where those pages are read instead (``https://HOST/PATH`` is read as
     ``<mirror>HOST/PATH``); the file still names the page itself."""
+    index_mirror: str | None = None
+    """packages: where the other indexes the file's builds name (wheels.vllm.ai's, Microsoft's
+    feeds) are read instead, as ``find_links_mirror`` does for pages."""
 
 
 @model
