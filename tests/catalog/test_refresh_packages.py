@@ -209,7 +209,15 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
     assert done.returncode == 1, done.stderr  # pyg-lib 0.8.0's torch
     assert (
         "2 release(s) added (torch-scatter 2.1.3, pyg-lib 0.9.0); 1 build(s) added to releases the "
-        "file has (torch-scatter 2.1.2 pt29cu128); 1 contradiction(s)" in done.stdout
+        "file has (torch-scatter 2.1.2 pt29cu128); 2 contradiction(s)" in done.stdout
+    )
+    assert (
+        "contradiction: pyg-lib 0.8.0 pt213cu130: archs: the catalog has sm_80 sm_90, the wheel's libraries "
+        "carry sm_80 sm_86 sm_90 sm_100 sm_120 (kernels the catalog does not list for sm_100" in done.stderr
+    )
+    assert (
+        "note: torch-scatter 2.1.2 pt28cu126: the wheel confirms the arch list marked unconfirmed "
+        "(unconfirmed can go)" in done.stderr
     )
     assert (
         "contradiction: pyg-lib 0.8.0 pt213cu130: torch: the catalog has ==2.12.0, its find-links page "

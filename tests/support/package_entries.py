@@ -44,8 +44,10 @@ def build_entry(
     local_tag: str | None = None,
     requires: Sequence[str] | None = None,
     unconfirmed: bool | None = None,
+    unconfirmed_reason: str | None = None,
 ) -> str:
-    """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list."""
+    """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
+    an ``unconfirmed_reason`` marks it unconfirmed."""
     return _table(
         "package.release.build",
         [
@@ -57,7 +59,8 @@ def build_entry(
             ("local_tag", local_tag),
             ("archs", archs),
             ("requires", requires),
-            ("unconfirmed", unconfirmed),
+            ("unconfirmed", True if unconfirmed_reason is not None else unconfirmed),
+            ("unconfirmed_reason", unconfirmed_reason),
             ("source", source),
         ],
     )

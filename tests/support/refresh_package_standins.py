@@ -104,6 +104,10 @@ BASE = packages_file(
     comment="a team's CUDA packages",
 )
 
+SCATTER_ARCHS = ["sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+NEWER_SCATTER_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+PYG_ARCHS = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
 LINKS_BASE = packages_file(
     package_entry(
         "torch-scatter",
@@ -115,7 +119,8 @@ LINKS_BASE = packages_file(
                 torch="==2.8.0",
                 find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
                 local_tag="pt28cu126",
-                archs=["sm_60"],
+                archs=SCATTER_ARCHS,
+                unconfirmed_reason="the wheel was not read",
                 source="https://example.org/scatter/pt28cu126",
             ),
             source="https://example.org/scatter",
@@ -140,11 +145,10 @@ LINKS_BASE = packages_file(
     ),
     comment="a team's CUDA packages whose builds live on find-links pages",
 )
-"""torch-scatter 2.1.2 and pyg-lib 0.8.0 as a catalog has them, their pages on data.pyg.org;
-pyg-lib's build names torch 2.12.0 where its page is torch 2.13.0's (the contradiction)."""
-SCATTER_ARCHS = ["sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
-NEWER_SCATTER_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-PYG_ARCHS = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+"""torch-scatter 2.1.2 and pyg-lib 0.8.0 as a catalog has them, their pages on data.pyg.org:
+torch-scatter's arch list is unconfirmed (its wheel confirms it), and pyg-lib's build names
+torch 2.12.0 where its page is torch 2.13.0's and lacks the Blackwell kernels its wheel has (the
+contradictions)."""
 LINUX = "linux_x86_64"
 
 

@@ -50,6 +50,7 @@ from colabenv.catalog.refresh.sources import (
     requirements_of,
     stamp,
 )
+from colabenv.catalog.refresh.writer import coverage_difference
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
@@ -259,9 +260,13 @@ def _page_torch(page: str, tag: str | None, previous: PackageBuild | None) -> tu
     return None, ""
 
 
-def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[PackageBuild]) -> list[str]:
-    """Where the index says otherwise than a release the file has (its entry is kept)."""
-    found = []
+def _compare(
+    package: CudaPackage, release: PackageRelease, builds: Sequence[PackageBuild]
+) -> tuple[list[str], list[str]]:
+    """Where the index says otherwise than a release the file has (its entry is kept), and the
+    file's builds marked unconfirmed whose arch list the wheels now confirm (notes)."""
+    found: list[str] = []
+    confirmed: list[str] = []
     for build in builds:
         known = release.build(build.name)
         if known is None:
@@ -279,7 +284,20 @@ def _compare(package: CudaPackage, release: PackageRelease, builds: Sequence[Pac
                 f"{package.name} {release.version} {build.name}: requires: the catalog has "
                 f"[{', '.join(known.requires)}], {says} [{', '.join(build.requires)}]"
             )
-    return found
+        if build.unconfirmed is None:  # its arch list was read from the wheel
+            label = f"{package.name} {release.version} {build.name}"
+            differ = coverage_difference(known.archs, build.archs)
+            if differ:
+                shown = " ".join(str(a) for a in sorted(known.archs))
+                read = " ".join(str(a) for a in sorted(build.archs))
+                found.append(
+                    f"{label}: archs: the catalog has {shown}, the wheel's libraries carry {read} ({differ})"
+                )
+            elif known.unconfirmed is not None:
+                confirmed.append(
+                    f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)"
+                )
+    return found, confirmed
 
 
 def derive_packages(
@@ -365,7 +383,9 @@ def derive_packages(
             ]
             known = package.release(version)
             if known is not None:
-                contradictions.extend(_compare(package, known, builds))
+                differing, confirmed = _compare(package, known, builds)
+                contradictions.extend(differing)
+                notes.extend(confirmed)
                 new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
                 if new:
                     added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
