@@ -57,7 +57,7 @@ from colabenv.models import (
     Variant,
 )
 from colabenv.models.frozen import model
-from colabenv.profile.rules import url
+from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 FRAMEWORK_FILES = {
     Framework.TORCH: "torch.toml",
@@ -65,10 +65,6 @@ FRAMEWORK_FILES = {
     Framework.JAX: "jax.toml",
 }
 DRIVERS_FILE = "drivers.toml"
-CATALOG_URL_SCHEMES = ("https",)
-"""A catalog's index URLs (and ``tpu.toml``'s find-links pages): https only, and otherwise the
-rule every index URL of a profile keeps (:func:`colabenv.profile.rules.url`: no literal
-credentials or secret query parameter, a real host and port, nothing to percent-encode)."""
 COMPONENTS_FILE = "components.toml"
 
 

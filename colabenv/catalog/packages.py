@@ -25,10 +25,9 @@ from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
 from colabenv.models import Arch, Catalog, CudaPackage, PackageBuild, PackageRelease, Profile, Source, Target
 from colabenv.models.frameworks import CUDA_PACKAGES, package_of
-from colabenv.profile.rules import url
+from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 PACKAGES_FILE = "cuda_packages.toml"
-URL_SCHEMES = ("https",)
 MAX_CUDA_MAJOR = 99
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
 
@@ -163,7 +162,7 @@ def _build(
         raise item.fail("find_links", "a build lives on an index or a find-links page, not both")
     for key, value in (("index_url", index_url), ("find_links", find_links)):
         if value is not None:
-            url(value, item.at(key), URL_SCHEMES)
+            url(value, item.at(key), CATALOG_URL_SCHEMES)
     build_torch = item.specifier("torch") if "torch" in item.data else torch
     marked = item.flag("unconfirmed", False)
     reason = item.opt_text("unconfirmed_reason")

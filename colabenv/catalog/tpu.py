@@ -23,6 +23,7 @@ from colabenv.models import (
     TpuTarget,
 )
 from colabenv.models.frameworks import FACTS
+from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 _PCI_ID_RE = re.compile(r"0x[0-9a-f]{4}")
 _TPU_NAME_RE = re.compile(TPU_NAME_PATTERN)
@@ -121,8 +122,8 @@ def _load_build(item: Reader, sets: Mapping[str, tuple[str, ...]], known: list[s
         if not is_pin_text(text):
             raise item.fail("requires", f"{text!r} is not a requirement like {_RUNTIME}==0.0.17.*")
     find_links = item.opt_text("find_links")
-    if find_links is not None and not find_links.startswith("https://"):
-        raise item.fail("find_links", "expected an https:// URL")
+    if find_links is not None:
+        url(find_links, item.at("find_links"), CATALOG_URL_SCHEMES)
     extra, variant = item.opt_text("extra"), item.opt_text("variant")
     if (extra is None) == (variant is None):
         raise item.fail("extra", "give the extra (jax[tpu]) or the variant whose wheel it takes")

@@ -24,6 +24,11 @@ Refuse = Callable[[str], ColabenvError]
 
 INDEX_URL_SCHEMES = ("http", "https")
 DIRECT_URL_SCHEMES = ("https", "git+https", "file")
+CATALOG_URL_SCHEMES = ("https",)
+"""A catalog's index URLs and find-links pages (the frameworks', ``cuda_packages.toml``'s,
+``tpu.toml``'s): https only, and otherwise the rule every index URL of a profile keeps
+(:func:`url`: no literal credentials or secret query parameter, a real host and port, nothing
+to percent-encode)."""
 CREDENTIALS_HINT = "use ${VAR} references, e.g. https://${USER}:${TOKEN}@host/simple"
 SECRET_QUERY_WORDS = frozenset(
     {

@@ -190,7 +190,14 @@ def _catalog_with(tmp_path: Path, old: str, new: str) -> Path:
             'find_links = "https://storage.googleapis.com/jax-releases/libtpu_releases.html"',
             'find_links = "http://example.org/"',
             "build[0].find_links",
-            "https://",
+            "scheme 'http' not allowed (use https)",
+        ),
+        (
+            # the rule every catalog URL keeps, not only its scheme
+            'find_links = "https://storage.googleapis.com/jax-releases/libtpu_releases.html"',
+            'find_links = "https://user:secret@example.org/libtpu.html"',
+            "build[0].find_links",
+            "${VAR} references",
         ),
         (
             'pci_device_ids = ["0x0063"]',
