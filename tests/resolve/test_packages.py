@@ -498,14 +498,29 @@ def _unconfirmed_allowed(tmp_path: Path, frameworks: str, host: tuple[str, str, 
     return resolve(profile, target, catalog_for(profile, {}, target=target))
 
 
-def test_vllm_is_taken_only_with_unconfirmed_builds_allowed_and_holds_torch_to_its_pin(
+def test_vllm_takes_the_newest_release_read_from_its_wheel_and_holds_torch_to_its_pin(
     tmp_path: Path,
 ) -> None:
-    error = _refusal(tmp_path / "refused", 'torch = "*"\nvllm = "*"', H100)
-    assert "vllm" in str(error) and "unconfirmed" in str(error)
-    chosen = _chosen(_unconfirmed_allowed(tmp_path, 'torch = "*"\nvllm = "*"', H100))
+    chosen = _chosen(_resolve(tmp_path / "any", 'torch = "*"\nvllm = "*"', H100))
+    assert chosen["torch"][:2] == ("2.14.0", "cu130"), "vllm 0.33.0 pins torch==2.14.0"
+    assert chosen["vllm"] == ("0.33.0", "cu130", "vllm==0.33.0")
+    chosen = _chosen(_resolve(tmp_path / "older", 'torch = "==2.13.*"\nvllm = "*"', H100))
+    assert chosen["torch"][0] == "2.13.0" and chosen["vllm"][0] == "0.32.0", "0.32.0 pins torch==2.13.0"
+
+
+def test_vllm_0_31_is_taken_only_with_unconfirmed_builds_allowed(tmp_path: Path) -> None:
+    error = _refusal(tmp_path / "refused", 'torch = "*"\nvllm = "==0.31.0"', H100)
+    assert "vllm 0.31.0: cu130 is unconfirmed" in str(error)
+    chosen = _chosen(_unconfirmed_allowed(tmp_path, 'torch = "*"\nvllm = "==0.31.0"', H100))
     assert chosen["torch"][0] == "2.13.0", "vllm 0.31.0 pins torch==2.13.0"
     assert chosen["vllm"] == ("0.31.0", "cu130", "vllm==0.31.0")
+
+
+def test_vllm_from_0_32_has_no_wheel_for_python_3_10_nor_kernels_for_volta(tmp_path: Path) -> None:
+    error = _refusal(tmp_path / "py310", 'torch = "*"\nvllm = ">=0.32"', H100, python="3.10")
+    assert "vllm 0.32.0 to 0.33.0: no wheel for Python 3.10" in str(error)
+    error = _refusal(tmp_path / "v100", 'torch = "*"\nvllm = "*"', ("580.65.06", "13.0", "7.0"))
+    assert "no kernels for sm_70 (needs 7.5+)" in str(error)
 
 
 def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: Path) -> None:
