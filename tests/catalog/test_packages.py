@@ -205,14 +205,42 @@ FACTS = [
 
 
 def test_builds_whose_wheels_were_not_read_are_unconfirmed() -> None:
-    """vLLM 0.31.0's and onnxruntime-gpu's wheels were not read (docs/cuda-packages.md): the
-    resolver takes them only with --allow-unconfirmed."""
-    for name, unread in (("vllm", SpecifierSet("<0.32")), ("onnxruntime-gpu", SpecifierSet())):
-        package = next(p for p in shipped_packages() if p.name == name)
-        releases = [r for r in package.releases if unread.contains(r.version)]
-        assert releases, name
-        for release in releases:
-            assert all(b.unconfirmed for b in release.builds), (name, release.version)
+    """vLLM 0.31.0's wheels and onnxruntime-gpu's on Microsoft's CUDA 12 feed were not read
+    (docs/cuda-packages.md): the resolver takes them only with --allow-unconfirmed; the builds
+    read from their wheels are confirmed."""
+    unread = {
+        ("vllm", "0.31.0", "cu130"),
+        ("vllm", "0.31.0", "cu129"),
+        ("onnxruntime-gpu", "1.29.0", "cuda12"),
+    }
+    for package, release, build in BUILDS:
+        if package.name in ("vllm", "onnxruntime-gpu"):
+            key = (package.name, str(release.version), build.name)
+            assert (build.unconfirmed is not None) == (key in unread), key
+
+
+# onnxruntime-gpu's PyPI builds read from their wheels: (release, build, covers, does not cover)
+ORT_READ = [
+    ("1.31.1", "cuda13", "7.5 8.0 8.6 8.9 9.0 12.0 12.1", "6.0 7.0 10.0 10.3 11.0"),
+    ("1.29.0", "cuda13", "7.5 8.0 8.6 8.9 9.0 12.0 12.1", "6.0 7.0 10.0 10.3 11.0"),
+    ("1.26.0", "cuda12", "6.0 6.1 7.0 7.5 8.0 8.6 9.0 10.0 12.0", "5.0 5.2"),
+]
+
+
+@pytest.mark.parametrize(("version", "build_name", "covers", "misses"), ORT_READ)
+def test_onnxruntime_gpu_builds_read_from_their_wheels(
+    version: str, build_name: str, covers: str, misses: str
+) -> None:
+    """Python 3.11 to 3.14 (no cp310 wheel, even for 1.26.0); the CUDA 13 wheels carry no PTX, so
+    no Blackwell datacenter GPU (sm_100) runs them; 1.26.0's CUDA 12 wheel has compute_90 PTX."""
+    release, build = _shipped_build("onnxruntime-gpu", version, build_name)
+    assert build.unconfirmed is None and build.index_url is None
+    assert build.cuda_major == int(build_name.removeprefix("cuda"))
+    assert [v for v in ("3.10", "3.11", "3.14", "3.15") if release.python.contains(v)] == ["3.11", "3.14"]
+    for cap in covers.split():
+        assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    for cap in misses.split():
+        assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
 
 
 # vLLM releases read from their wheels: (release, torch pin, NVIDIA requirements)

@@ -532,3 +532,16 @@ def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: P
     assert choice.index_url is not None and "onnxruntime-cuda-12" in choice.index_url, (
         "from 1.27 the CUDA 12 build lives on its own feed, PyPI's is CUDA 13"
     )
+
+
+def test_onnxruntime_gpu_from_pypi_is_confirmed_cuda_13_and_has_no_kernels_for_sm_100(
+    tmp_path: Path,
+) -> None:
+    chosen = _chosen(_resolve(tmp_path / "h100", 'torch = "*"\nonnxruntime-gpu = "*"', H100))
+    assert chosen["onnxruntime-gpu"] == ("1.31.1", "cuda13", "onnxruntime-gpu==1.31.1")
+    assert chosen["torch"][1].startswith("cu13")
+    b200 = ("580.65.06", "13.0", "10.0")
+    error = _refusal(tmp_path / "b200", 'torch = "*"\nonnxruntime-gpu = ">=1.29"', b200)
+    assert "no kernels for sm_100" in str(error)
+    error = _refusal(tmp_path / "py310", 'torch = "*"\nonnxruntime-gpu = "==1.26.0"', T4, python="3.10")
+    assert "onnxruntime-gpu 1.26.0: no wheel for Python 3.10" in str(error)
