@@ -290,6 +290,22 @@ def test_known_facts(
     assert build.requires == ()
 
 
+def test_flash_attn_2_8_3_post1_has_the_builds_of_2_8_3_on_its_own_asset_page() -> None:
+    """The v2.8.3.post1 tag's publish.yml and arch flags are v2.8.3's (no CUDA 13 asset)."""
+    package = next(p for p in shipped_packages() if p.name == "flash-attn")
+    post, base = package.release(Version("2.8.3.post1")), package.release(Version("2.8.3"))
+    assert post is not None and base is not None and post.python == base.python
+
+    def facts(release: PackageRelease) -> list[tuple[object, ...]]:
+        return [(b.name, b.cuda, b.torch, b.local_tag, b.archs, b.python) for b in release.builds]
+
+    assert facts(post) == facts(base)
+    assert all(b.cuda_major == 12 and b.unconfirmed for b in post.builds)
+    assert {b.find_links for b in post.builds} == {
+        "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3.post1"
+    }
+
+
 def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
     package = next(p for p in shipped_packages() if p.name == "cupy")
     old = package.release(Version("13.6.0"))

@@ -364,18 +364,26 @@ def test_python_3_10_keeps_rapids_26_02(tmp_path: Path) -> None:
 
 def test_flash_attn_has_no_kernels_for_a_t4(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', T4)
-    assert "flash-attn 2.8.3: no kernels for sm_75 (needs 8.0+)" in str(error)
+    assert "flash-attn 2.8.3 to 2.8.3.post1: no kernels for sm_75 (needs 8.0+)" in str(error)
 
 
-def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("spec", "release"), [("*", "2.8.3.post1"), ("==2.8.3", "2.8.3")], ids=["newest", "pinned"]
+)
+def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(
+    tmp_path: Path, spec: str, release: str
+) -> None:
     path = tmp_path / "team.toml"
-    text = 'name = "team"\n[frameworks]\ntorch = "==2.7.*"\nflash-attn = "*"\n'
+    text = f'name = "team"\n[frameworks]\ntorch = "==2.7.*"\nflash-attn = "{spec}"\n'
     path.write_text(text + "[catalog]\nallow_unconfirmed = true\n")
     profile = load_profile(path)
     target = _target(("580.65.06", "13.0", "8.0"))
     (choice,) = resolve(profile, target, catalog_for(profile, {}, target=target)).cuda_packages
-    assert choice.requirements == ("flash-attn==2.8.3+cu12torch2.7cxx11abiTRUE",)
-    assert choice.find_links == "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3"
+    assert choice.requirements == (f"flash-attn=={release}+cu12torch2.7cxx11abiTRUE",)
+    assert (
+        choice.find_links
+        == f"https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v{release}"
+    )
     assert choice.index_url is None and "unconfirmed" in choice.reason
 
 
@@ -484,8 +492,8 @@ def test_unconfirmed_builds_are_refused_in_one_line_with_the_way_to_allow_them(t
     lines = str(error).splitlines()
     assert len(lines) == 2
     assert lines[1].startswith(
-        "  flash-attn 2.8.3: cu12torch2.8, cu12torch2.7, cu12torch2.6, cu12torch2.5, cu12torch2.4 "
-        "are unconfirmed ("
+        "  flash-attn 2.8.3 to 2.8.3.post1: cu12torch2.8, cu12torch2.7, cu12torch2.6, cu12torch2.5, "
+        "cu12torch2.4 are unconfirmed ("
     )
     assert lines[1].endswith("; allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true")
 
