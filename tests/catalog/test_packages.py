@@ -155,6 +155,40 @@ FACTS = [
     ),
     ("torch-scatter", "2.1.2", "pt28cu129", "==2.8.0", "torch-scatter", None, "pt28cu129", "7.0 12.0", "6.0"),
     (
+        "torch-scatter",
+        "2.1.2",
+        "pt29cu130",
+        "==2.9.0",
+        "torch-scatter",
+        None,
+        "pt29cu130",
+        "7.5 12.0 12.1",
+        "7.0",
+    ),
+    (
+        "torch-scatter",
+        "2.1.2",
+        "pt210cu128",
+        "==2.10.0",
+        "torch-scatter",
+        None,
+        "pt210cu128",
+        "5.0 9.0",
+        "3.7",
+    ),
+    (
+        "torch-scatter",
+        "2.1.2",
+        "pt212cu132",
+        "==2.12.0",
+        "torch-scatter",
+        None,
+        "pt212cu132",
+        "7.5 10.0",
+        "6.1",
+    ),
+    ("pyg-lib", "0.7.0", "pt29cu126", "==2.9.0", "pyg-lib", None, "pt29cu126", "6.0 9.0", "5.0"),
+    (
         "flash-attn",
         "2.8.3",
         "cu12torch2.8",
@@ -304,6 +338,26 @@ def test_flash_attn_2_8_3_post1_has_the_builds_of_2_8_3_on_its_own_asset_page() 
     assert {b.find_links for b in post.builds} == {
         "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3.post1"
     }
+
+
+def test_torch_scatter_builds_past_torch_2_8_are_unconfirmed_and_pyg_lib_0_7_is_per_python() -> None:
+    """torch-scatter's builds for torch 2.9.0, 2.10.0 and 2.12.0 come from its workflow's matrix
+    at later commits (their pages not read); pyg-lib 0.7.0 has a wheel per Python, none for
+    Python 3.14 beside torch 2.9.0."""
+    package = next(p for p in shipped_packages() if p.name == "torch-scatter")
+    (release,) = package.releases
+    newer = {b.name for b in release.builds if b.torch is not None and not b.torch.contains("2.8.0")}
+    assert newer == {f"pt{t}{c}" for t in ("29", "210") for c in ("cu126", "cu128", "cu130")} | {
+        "pt212cu126",
+        "pt212cu130",
+        "pt212cu132",
+    }
+    assert all(b.unconfirmed for b in release.builds if b.name in newer)
+    assert not any(b.unconfirmed for b in release.builds if b.name not in newer)
+    _, py29 = _shipped_build("pyg-lib", "0.7.0", "pt29cu130")
+    _, py212 = _shipped_build("pyg-lib", "0.7.0", "pt212cu132")
+    assert py29.python is not None and not py29.python.contains("3.14") and py29.python.contains("3.13")
+    assert py212.python is not None and py212.python.contains("3.14")
 
 
 def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
@@ -486,4 +540,4 @@ def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() ->
             assert build.local_tag == build.name and build.find_links is not None
             assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
             seen += 1
-    assert seen == 12
+    assert seen == 24

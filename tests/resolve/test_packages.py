@@ -487,6 +487,27 @@ def test_pyg_lib_takes_the_page_of_the_installed_torch(tmp_path: Path) -> None:
     assert choice.find_links == "https://data.pyg.org/whl/torch-2.11.0+cu128.html"
 
 
+def test_torch_scatter_past_torch_2_8_takes_the_torch_release_its_page_is_for(tmp_path: Path) -> None:
+    """Its builds for torch 2.9.0 to 2.12.0 are unconfirmed: taken when allowed, with that torch
+    release exactly (2.9.0, not 2.9.1); none for torch 2.13 and later, so 2.12.0 on an H100."""
+    (tmp_path / "p100").mkdir()
+    (tmp_path / "h100").mkdir()
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "p100", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100))
+    assert chosen["torch"][:2] == ("2.9.0", "cu126"), "the P100's sm_60 is in the cu126 builds only"
+    assert chosen["torch-scatter"] == ("2.1.2", "pt29cu126", "torch-scatter==2.1.2+pt29cu126")
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "h100", 'torch = "*"\ntorch-scatter = "*"', H100))
+    assert chosen["torch"][:2] == ("2.12.0", "cu130")
+    assert chosen["torch-scatter"][1] == "pt212cu130"
+
+
+def test_pyg_lib_0_7_serves_torch_2_9_but_not_python_3_14(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path / "py312", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.12"))
+    assert chosen["torch"][0] == "2.9.0"
+    assert chosen["pyg-lib"][:2] == ("0.7.0", f"pt29{chosen['torch'][1]}")
+    error = _refusal(tmp_path / "py314", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.14")
+    assert "pyg-lib" in str(error)
+
+
 def test_unconfirmed_builds_are_refused_in_one_line_with_the_way_to_allow_them(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', (*A_T4_ON_580[:2], "8.0"))
     lines = str(error).splitlines()
