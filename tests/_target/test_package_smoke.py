@@ -215,8 +215,8 @@ def test_flash_attn_4_alone_is_imported_through_the_namespace_package(tmp_path: 
 
 
 @pytest.mark.parametrize("acts", [Acts.RIGHT, Acts.WRONG])
-def test_vllm_0_32_and_later_load_their_ops_from_c_stable_libtorch(tmp_path: Path, acts: Acts) -> None:
-    # vLLM's wheels from 0.32 ship vllm/_C_stable_libtorch.abi3.so and no vllm/_C: its CUDA
+def test_vllm_0_31_and_later_load_their_ops_from_c_stable_libtorch(tmp_path: Path, acts: Acts) -> None:
+    # vLLM's wheels of 0.31 to 0.33 ship vllm/_C_stable_libtorch.abi3.so and no vllm/_C: its CUDA
     # platform imports that one, and so does the smoke test (a wrong one still fails)
     site = _site(tmp_path / f"site-vllm-stable-{acts.value}", PackageStandin("vllm", VERSIONS["vllm"], acts))
     (site / "vllm" / "_C.py").rename(site / "vllm" / "_C_stable_libtorch.py")

@@ -210,7 +210,6 @@ FACTS = [
         "8.0",
         "7.0",
     ),
-    ("vllm", "0.31.0", "cu130", "==2.13.0", "vllm", None, None, "7.5 9.0 12.0", "7.0"),
     (
         "vllm",
         "0.31.0",
@@ -243,7 +242,6 @@ def test_builds_whose_wheels_were_not_read_are_unconfirmed() -> None:
     (docs/cuda-packages.md): the resolver takes them only with --allow-unconfirmed; the builds
     read from their wheels are confirmed."""
     unread = {
-        ("vllm", "0.31.0", "cu130"),
         ("vllm", "0.31.0", "cu129"),
         ("onnxruntime-gpu", "1.29.0", "cuda12"),
     }
@@ -279,21 +277,24 @@ def test_onnxruntime_gpu_builds_read_from_their_wheels(
 
 # vLLM releases read from their wheels: (release, torch pin, NVIDIA requirements)
 VLLM_READ = [
-    ("0.33.0", "==2.14.0", ("nvidia-cudnn-frontend>=1.31.0", "nvidia-cutlass-dsl[cu13]==4.8.0")),
-    ("0.32.0", "==2.13.0", ("nvidia-cudnn-frontend>=1.19.1", "nvidia-cutlass-dsl[cu13]==4.8.0")),
+    ("0.33.0", "==2.14.0", "3.11", ("nvidia-cudnn-frontend>=1.31.0", "nvidia-cutlass-dsl[cu13]==4.8.0")),
+    ("0.32.0", "==2.13.0", "3.11", ("nvidia-cudnn-frontend>=1.19.1", "nvidia-cutlass-dsl[cu13]==4.8.0")),
+    ("0.31.0", "==2.13.0", "3.10", ("nvidia-cudnn-frontend>=1.19.1", "nvidia-cutlass-dsl[cu13]==4.7.1")),
 ]
 
 
-@pytest.mark.parametrize(("version", "torch", "requires"), VLLM_READ)
-def test_vllm_releases_read_from_their_wheels(version: str, torch: str, requires: tuple[str, ...]) -> None:
-    """One CUDA 13.0 build on the default index, confirmed; Python 3.11 to 3.14 (3.10 dropped
-    after 0.31); kernels from sm_75, PTX from compute_80 for what comes after (sm_87, sm_110)."""
+@pytest.mark.parametrize(("version", "torch", "oldest", "requires"), VLLM_READ)
+def test_vllm_releases_read_from_their_wheels(
+    version: str, torch: str, oldest: str, requires: tuple[str, ...]
+) -> None:
+    """A CUDA 13.0 build on the default index, confirmed; Python from 3.10 (0.31) or 3.11 to
+    3.14; kernels from sm_75, PTX from compute_80 for what comes after (sm_87, sm_110)."""
     release, build = _shipped_build("vllm", version, "cu130")
-    assert [b.name for b in release.builds] == ["cu130"]
     assert build.unconfirmed is None
     assert str(build.torch) == torch and build.requires == requires
     assert (build.cuda, build.index_url, build.local_tag) == (Version("13.0"), None, None)
-    assert [v for v in ("3.10", "3.11", "3.14", "3.15") if release.python.contains(v)] == ["3.11", "3.14"]
+    pythons = [v for v in ("3.9", "3.10", "3.11", "3.14", "3.15") if release.python.contains(v)]
+    assert pythons == [v for v in ("3.10", "3.11", "3.14") if Version(v) >= Version(oldest)]
     for cap in ("7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0"):
         assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
     for cap in ("6.1", "7.0", "7.2"):

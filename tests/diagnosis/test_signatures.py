@@ -175,14 +175,14 @@ CUDA_PACKAGE_CASES = [
         "_ZN3c104cuda9SetDeviceEi')",
         "undefined-symbol",
         "vllm",
-        id="vllm-0.32-warning",
+        id="vllm-stable-libtorch-warning",
     ),
     pytest.param(
         "ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C_stable_libtorch.abi3.so: undefined"
         " symbol: _ZN3c104cuda9SetDeviceEi",
         "undefined-symbol",
         "vllm",
-        id="vllm-0.32-import-error",
+        id="vllm-stable-libtorch-import-error",
     ),
     pytest.param(
         "2024-03-27 06:33:23.219728338 [E:onnxruntime:Default, provider_bridge_ort.cc:1548 "

@@ -537,12 +537,16 @@ def test_vllm_takes_the_newest_release_read_from_its_wheel_and_holds_torch_to_it
     assert chosen["torch"][0] == "2.13.0" and chosen["vllm"][0] == "0.32.0", "0.32.0 pins torch==2.13.0"
 
 
-def test_vllm_0_31_is_taken_only_with_unconfirmed_builds_allowed(tmp_path: Path) -> None:
-    error = _refusal(tmp_path / "refused", 'torch = "*"\nvllm = "==0.31.0"', H100)
-    assert "vllm 0.31.0: cu130 is unconfirmed" in str(error)
-    chosen = _chosen(_unconfirmed_allowed(tmp_path, 'torch = "*"\nvllm = "==0.31.0"', H100))
+def test_vllm_0_31_is_the_newest_for_python_3_10_and_its_cu129_build_unconfirmed(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path / "py310", 'torch = "*"\nvllm = "*"', H100, python="3.10"))
     assert chosen["torch"][0] == "2.13.0", "vllm 0.31.0 pins torch==2.13.0"
     assert chosen["vllm"] == ("0.31.0", "cu130", "vllm==0.31.0")
+    a100_on_570 = ("570.86.15", "12.8", "8.0")
+    error = _refusal(tmp_path / "cu12", 'torch = "*"\nvllm = "*"', a100_on_570)
+    assert "vllm 0.31.0: cu129 is unconfirmed" in str(error)
+    (tmp_path / "allowed").mkdir()
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "allowed", 'torch = "*"\nvllm = "*"', a100_on_570))
+    assert chosen["vllm"] == ("0.31.0", "cu129", "vllm==0.31.0+cu129")
 
 
 def test_vllm_from_0_32_has_no_wheel_for_python_3_10_nor_kernels_for_volta(tmp_path: Path) -> None:

@@ -446,7 +446,7 @@ def _smoke_onnxruntime(result: dict[str, Any]) -> None:
 
 VLLM_OPS = ("vllm._C_stable_libtorch", "vllm._C")
 """vLLM's compiled CUDA ops, as its CUDA platform loads them: ``_C_stable_libtorch`` in the
-wheels from 0.32 (which ship no ``_C``), ``_C`` before."""
+wheels of 0.31 to 0.33 as read (which ship no ``_C``), ``_C`` where there is one."""
 
 
 def _smoke_vllm(result: dict[str, Any]) -> None:
