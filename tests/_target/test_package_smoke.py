@@ -214,6 +214,22 @@ def test_flash_attn_4_alone_is_imported_through_the_namespace_package(tmp_path: 
     assert data is not None and data["gpu_reason"] == "torch.cuda.is_available() is False"
 
 
+@pytest.mark.parametrize("acts", [Acts.RIGHT, Acts.WRONG])
+def test_vllm_0_31_and_later_load_their_ops_from_c_stable_libtorch(tmp_path: Path, acts: Acts) -> None:
+    # vLLM's wheels of 0.31 to 0.33 ship vllm/_C_stable_libtorch.abi3.so and no vllm/_C: its CUDA
+    # platform imports that one, and so does the smoke test (a wrong one still fails)
+    site = _site(tmp_path / f"site-vllm-stable-{acts.value}", PackageStandin("vllm", VERSIONS["vllm"], acts))
+    (site / "vllm" / "_C.py").rename(site / "vllm" / "_C_stable_libtorch.py")
+    done, data = _run(tmp_path, "vllm", site=site)
+    assert data is not None and data["what"] == "compiled ops (vllm._C_stable_libtorch) loaded"
+    if acts is Acts.RIGHT:
+        assert done.returncode == 0, done.stderr
+        assert data["loaded"] is True and data["error"] is None
+    else:
+        assert done.returncode == 1 and data.get("loaded") is not True
+        assert data["error"].startswith("ImportError: vllm/_C.abi3.so: undefined symbol")
+
+
 def test_onnxruntime_on_the_cpu_is_a_problem(tmp_path: Path) -> None:
     done, data = _run(tmp_path, "onnxruntime-gpu", Acts.CPU_FALLBACK)
     assert done.returncode == 0 and data is not None

@@ -155,6 +155,40 @@ FACTS = [
     ),
     ("torch-scatter", "2.1.2", "pt28cu129", "==2.8.0", "torch-scatter", None, "pt28cu129", "7.0 12.0", "6.0"),
     (
+        "torch-scatter",
+        "2.1.2",
+        "pt29cu130",
+        "==2.9.0",
+        "torch-scatter",
+        None,
+        "pt29cu130",
+        "7.5 12.0 12.1",
+        "7.0",
+    ),
+    (
+        "torch-scatter",
+        "2.1.2",
+        "pt210cu128",
+        "==2.10.0",
+        "torch-scatter",
+        None,
+        "pt210cu128",
+        "5.0 9.0",
+        "3.7",
+    ),
+    (
+        "torch-scatter",
+        "2.1.2",
+        "pt212cu132",
+        "==2.12.0",
+        "torch-scatter",
+        None,
+        "pt212cu132",
+        "7.5 10.0",
+        "6.1",
+    ),
+    ("pyg-lib", "0.7.0", "pt29cu126", "==2.9.0", "pyg-lib", None, "pt29cu126", "6.0 9.0", "5.0"),
+    (
         "flash-attn",
         "2.8.3",
         "cu12torch2.8",
@@ -176,7 +210,6 @@ FACTS = [
         "8.0",
         "7.0",
     ),
-    ("vllm", "0.31.0", "cu130", "==2.13.0", "vllm", None, None, "7.5 9.0 12.0", "7.0"),
     (
         "vllm",
         "0.31.0",
@@ -204,13 +237,68 @@ FACTS = [
 ]
 
 
-def test_vllm_and_onnxruntime_gpu_builds_are_unconfirmed() -> None:
-    """Their wheels were not read (docs/cuda-packages.md): the resolver takes them only with
-    --allow-unconfirmed."""
-    for name in ("vllm", "onnxruntime-gpu"):
-        package = next(p for p in shipped_packages() if p.name == name)
-        for release in package.releases:
-            assert all(b.unconfirmed for b in release.builds), (name, release.version)
+def test_builds_whose_wheels_were_not_read_are_unconfirmed() -> None:
+    """vLLM 0.31.0's wheels and onnxruntime-gpu's on Microsoft's CUDA 12 feed were not read
+    (docs/cuda-packages.md): the resolver takes them only with --allow-unconfirmed; the builds
+    read from their wheels are confirmed."""
+    unread = {
+        ("vllm", "0.31.0", "cu129"),
+        ("onnxruntime-gpu", "1.29.0", "cuda12"),
+    }
+    for package, release, build in BUILDS:
+        if package.name in ("vllm", "onnxruntime-gpu"):
+            key = (package.name, str(release.version), build.name)
+            assert (build.unconfirmed is not None) == (key in unread), key
+
+
+# onnxruntime-gpu's PyPI builds read from their wheels: (release, build, covers, does not cover)
+ORT_READ = [
+    ("1.31.1", "cuda13", "7.5 8.0 8.6 8.9 9.0 12.0 12.1", "6.0 7.0 10.0 10.3 11.0"),
+    ("1.29.0", "cuda13", "7.5 8.0 8.6 8.9 9.0 12.0 12.1", "6.0 7.0 10.0 10.3 11.0"),
+    ("1.26.0", "cuda12", "6.0 6.1 7.0 7.5 8.0 8.6 9.0 10.0 12.0", "5.0 5.2"),
+]
+
+
+@pytest.mark.parametrize(("version", "build_name", "covers", "misses"), ORT_READ)
+def test_onnxruntime_gpu_builds_read_from_their_wheels(
+    version: str, build_name: str, covers: str, misses: str
+) -> None:
+    """Python 3.11 to 3.14 (no cp310 wheel, even for 1.26.0); the CUDA 13 wheels carry no PTX, so
+    no Blackwell datacenter GPU (sm_100) runs them; 1.26.0's CUDA 12 wheel has compute_90 PTX."""
+    release, build = _shipped_build("onnxruntime-gpu", version, build_name)
+    assert build.unconfirmed is None and build.index_url is None
+    assert build.cuda_major == int(build_name.removeprefix("cuda"))
+    assert [v for v in ("3.10", "3.11", "3.14", "3.15") if release.python.contains(v)] == ["3.11", "3.14"]
+    for cap in covers.split():
+        assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    for cap in misses.split():
+        assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+
+
+# vLLM releases read from their wheels: (release, torch pin, NVIDIA requirements)
+VLLM_READ = [
+    ("0.33.0", "==2.14.0", "3.11", ("nvidia-cudnn-frontend>=1.31.0", "nvidia-cutlass-dsl[cu13]==4.8.0")),
+    ("0.32.0", "==2.13.0", "3.11", ("nvidia-cudnn-frontend>=1.19.1", "nvidia-cutlass-dsl[cu13]==4.8.0")),
+    ("0.31.0", "==2.13.0", "3.10", ("nvidia-cudnn-frontend>=1.19.1", "nvidia-cutlass-dsl[cu13]==4.7.1")),
+]
+
+
+@pytest.mark.parametrize(("version", "torch", "oldest", "requires"), VLLM_READ)
+def test_vllm_releases_read_from_their_wheels(
+    version: str, torch: str, oldest: str, requires: tuple[str, ...]
+) -> None:
+    """A CUDA 13.0 build on the default index, confirmed; Python from 3.10 (0.31) or 3.11 to
+    3.14; kernels from sm_75, PTX from compute_80 for what comes after (sm_87, sm_110)."""
+    release, build = _shipped_build("vllm", version, "cu130")
+    assert build.unconfirmed is None
+    assert str(build.torch) == torch and build.requires == requires
+    assert (build.cuda, build.index_url, build.local_tag) == (Version("13.0"), None, None)
+    pythons = [v for v in ("3.9", "3.10", "3.11", "3.14", "3.15") if release.python.contains(v)]
+    assert pythons == [v for v in ("3.10", "3.11", "3.14") if Version(v) >= Version(oldest)]
+    for cap in ("7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0"):
+        assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    for cap in ("6.1", "7.0", "7.2"):
+        assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
 
 
 @pytest.mark.parametrize(
@@ -235,6 +323,42 @@ def test_known_facts(
     for cap in misses.split():
         assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
     assert build.requires == ()
+
+
+def test_flash_attn_2_8_3_post1_has_the_builds_of_2_8_3_on_its_own_asset_page() -> None:
+    """The v2.8.3.post1 tag's publish.yml and arch flags are v2.8.3's (no CUDA 13 asset)."""
+    package = next(p for p in shipped_packages() if p.name == "flash-attn")
+    post, base = package.release(Version("2.8.3.post1")), package.release(Version("2.8.3"))
+    assert post is not None and base is not None and post.python == base.python
+
+    def facts(release: PackageRelease) -> list[tuple[object, ...]]:
+        return [(b.name, b.cuda, b.torch, b.local_tag, b.archs, b.python) for b in release.builds]
+
+    assert facts(post) == facts(base)
+    assert all(b.cuda_major == 12 and b.unconfirmed for b in post.builds)
+    assert {b.find_links for b in post.builds} == {
+        "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3.post1"
+    }
+
+
+def test_torch_scatter_builds_past_torch_2_8_are_unconfirmed_and_pyg_lib_0_7_is_per_python() -> None:
+    """torch-scatter's builds for torch 2.9.0, 2.10.0 and 2.12.0 come from its workflow's matrix
+    at later commits (their pages not read); pyg-lib 0.7.0 has a wheel per Python, none for
+    Python 3.14 beside torch 2.9.0."""
+    package = next(p for p in shipped_packages() if p.name == "torch-scatter")
+    (release,) = package.releases
+    newer = {b.name for b in release.builds if b.torch is not None and not b.torch.contains("2.8.0")}
+    assert newer == {f"pt{t}{c}" for t in ("29", "210") for c in ("cu126", "cu128", "cu130")} | {
+        "pt212cu126",
+        "pt212cu130",
+        "pt212cu132",
+    }
+    assert all(b.unconfirmed for b in release.builds if b.name in newer)
+    assert not any(b.unconfirmed for b in release.builds if b.name not in newer)
+    _, py29 = _shipped_build("pyg-lib", "0.7.0", "pt29cu130")
+    _, py212 = _shipped_build("pyg-lib", "0.7.0", "pt212cu132")
+    assert py29.python is not None and not py29.python.contains("3.14") and py29.python.contains("3.13")
+    assert py212.python is not None and py212.python.contains("3.14")
 
 
 def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
@@ -417,4 +541,4 @@ def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() ->
             assert build.local_tag == build.name and build.find_links is not None
             assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
             seen += 1
-    assert seen == 12
+    assert seen == 24

@@ -170,6 +170,21 @@ CUDA_PACKAGE_CASES = [
         id="vllm-import-error",
     ),
     pytest.param(
+        "WARNING 11-25 10:20:00 [cuda.py:244] Failed to import from vllm._C_stable_libtorch: ImportError("
+        "'/usr/local/lib/python3.12/dist-packages/vllm/_C_stable_libtorch.abi3.so: undefined symbol: "
+        "_ZN3c104cuda9SetDeviceEi')",
+        "undefined-symbol",
+        "vllm",
+        id="vllm-stable-libtorch-warning",
+    ),
+    pytest.param(
+        "ImportError: /usr/local/lib/python3.12/dist-packages/vllm/_C_stable_libtorch.abi3.so: undefined"
+        " symbol: _ZN3c104cuda9SetDeviceEi",
+        "undefined-symbol",
+        "vllm",
+        id="vllm-stable-libtorch-import-error",
+    ),
+    pytest.param(
         "2024-03-27 06:33:23.219728338 [E:onnxruntime:Default, provider_bridge_ort.cc:1548 "
         "TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 "
         "onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed "

@@ -364,18 +364,26 @@ def test_python_3_10_keeps_rapids_26_02(tmp_path: Path) -> None:
 
 def test_flash_attn_has_no_kernels_for_a_t4(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', T4)
-    assert "flash-attn 2.8.3: no kernels for sm_75 (needs 8.0+)" in str(error)
+    assert "flash-attn 2.8.3 to 2.8.3.post1: no kernels for sm_75 (needs 8.0+)" in str(error)
 
 
-def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("spec", "release"), [("*", "2.8.3.post1"), ("==2.8.3", "2.8.3")], ids=["newest", "pinned"]
+)
+def test_flash_attn_takes_the_asset_of_the_torch_minor_from_its_find_links_page(
+    tmp_path: Path, spec: str, release: str
+) -> None:
     path = tmp_path / "team.toml"
-    text = 'name = "team"\n[frameworks]\ntorch = "==2.7.*"\nflash-attn = "*"\n'
+    text = f'name = "team"\n[frameworks]\ntorch = "==2.7.*"\nflash-attn = "{spec}"\n'
     path.write_text(text + "[catalog]\nallow_unconfirmed = true\n")
     profile = load_profile(path)
     target = _target(("580.65.06", "13.0", "8.0"))
     (choice,) = resolve(profile, target, catalog_for(profile, {}, target=target)).cuda_packages
-    assert choice.requirements == ("flash-attn==2.8.3+cu12torch2.7cxx11abiTRUE",)
-    assert choice.find_links == "https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v2.8.3"
+    assert choice.requirements == (f"flash-attn=={release}+cu12torch2.7cxx11abiTRUE",)
+    assert (
+        choice.find_links
+        == f"https://github.com/Dao-AILab/flash-attention/releases/expanded_assets/v{release}"
+    )
     assert choice.index_url is None and "unconfirmed" in choice.reason
 
 
@@ -479,13 +487,34 @@ def test_pyg_lib_takes_the_page_of_the_installed_torch(tmp_path: Path) -> None:
     assert choice.find_links == "https://data.pyg.org/whl/torch-2.11.0+cu128.html"
 
 
+def test_torch_scatter_past_torch_2_8_takes_the_torch_release_its_page_is_for(tmp_path: Path) -> None:
+    """Its builds for torch 2.9.0 to 2.12.0 are unconfirmed: taken when allowed, with that torch
+    release exactly (2.9.0, not 2.9.1); none for torch 2.13 and later, so 2.12.0 on an H100."""
+    (tmp_path / "p100").mkdir()
+    (tmp_path / "h100").mkdir()
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "p100", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100))
+    assert chosen["torch"][:2] == ("2.9.0", "cu126"), "the P100's sm_60 is in the cu126 builds only"
+    assert chosen["torch-scatter"] == ("2.1.2", "pt29cu126", "torch-scatter==2.1.2+pt29cu126")
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "h100", 'torch = "*"\ntorch-scatter = "*"', H100))
+    assert chosen["torch"][:2] == ("2.12.0", "cu130")
+    assert chosen["torch-scatter"][1] == "pt212cu130"
+
+
+def test_pyg_lib_0_7_serves_torch_2_9_but_not_python_3_14(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path / "py312", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.12"))
+    assert chosen["torch"][0] == "2.9.0"
+    assert chosen["pyg-lib"][:2] == ("0.7.0", f"pt29{chosen['torch'][1]}")
+    error = _refusal(tmp_path / "py314", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.14")
+    assert "pyg-lib" in str(error)
+
+
 def test_unconfirmed_builds_are_refused_in_one_line_with_the_way_to_allow_them(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'torch = "==2.8.*"\nflash-attn = "*"', (*A_T4_ON_580[:2], "8.0"))
     lines = str(error).splitlines()
     assert len(lines) == 2
     assert lines[1].startswith(
-        "  flash-attn 2.8.3: cu12torch2.8, cu12torch2.7, cu12torch2.6, cu12torch2.5, cu12torch2.4 "
-        "are unconfirmed ("
+        "  flash-attn 2.8.3 to 2.8.3.post1: cu12torch2.8, cu12torch2.7, cu12torch2.6, cu12torch2.5, "
+        "cu12torch2.4 are unconfirmed ("
     )
     assert lines[1].endswith("; allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true")
 
@@ -498,14 +527,33 @@ def _unconfirmed_allowed(tmp_path: Path, frameworks: str, host: tuple[str, str, 
     return resolve(profile, target, catalog_for(profile, {}, target=target))
 
 
-def test_vllm_is_taken_only_with_unconfirmed_builds_allowed_and_holds_torch_to_its_pin(
+def test_vllm_takes_the_newest_release_read_from_its_wheel_and_holds_torch_to_its_pin(
     tmp_path: Path,
 ) -> None:
-    error = _refusal(tmp_path / "refused", 'torch = "*"\nvllm = "*"', H100)
-    assert "vllm" in str(error) and "unconfirmed" in str(error)
-    chosen = _chosen(_unconfirmed_allowed(tmp_path, 'torch = "*"\nvllm = "*"', H100))
+    chosen = _chosen(_resolve(tmp_path / "any", 'torch = "*"\nvllm = "*"', H100))
+    assert chosen["torch"][:2] == ("2.14.0", "cu130"), "vllm 0.33.0 pins torch==2.14.0"
+    assert chosen["vllm"] == ("0.33.0", "cu130", "vllm==0.33.0")
+    chosen = _chosen(_resolve(tmp_path / "older", 'torch = "==2.13.*"\nvllm = "*"', H100))
+    assert chosen["torch"][0] == "2.13.0" and chosen["vllm"][0] == "0.32.0", "0.32.0 pins torch==2.13.0"
+
+
+def test_vllm_0_31_is_the_newest_for_python_3_10_and_its_cu129_build_unconfirmed(tmp_path: Path) -> None:
+    chosen = _chosen(_resolve(tmp_path / "py310", 'torch = "*"\nvllm = "*"', H100, python="3.10"))
     assert chosen["torch"][0] == "2.13.0", "vllm 0.31.0 pins torch==2.13.0"
     assert chosen["vllm"] == ("0.31.0", "cu130", "vllm==0.31.0")
+    a100_on_570 = ("570.86.15", "12.8", "8.0")
+    error = _refusal(tmp_path / "cu12", 'torch = "*"\nvllm = "*"', a100_on_570)
+    assert "vllm 0.31.0: cu129 is unconfirmed" in str(error)
+    (tmp_path / "allowed").mkdir()
+    chosen = _chosen(_unconfirmed_allowed(tmp_path / "allowed", 'torch = "*"\nvllm = "*"', a100_on_570))
+    assert chosen["vllm"] == ("0.31.0", "cu129", "vllm==0.31.0+cu129")
+
+
+def test_vllm_from_0_32_has_no_wheel_for_python_3_10_nor_kernels_for_volta(tmp_path: Path) -> None:
+    error = _refusal(tmp_path / "py310", 'torch = "*"\nvllm = ">=0.32"', H100, python="3.10")
+    assert "vllm 0.32.0 to 0.33.0: no wheel for Python 3.10" in str(error)
+    error = _refusal(tmp_path / "v100", 'torch = "*"\nvllm = "*"', ("580.65.06", "13.0", "7.0"))
+    assert "no kernels for sm_70 (needs 7.5+)" in str(error)
 
 
 def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: Path) -> None:
@@ -517,3 +565,16 @@ def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: P
     assert choice.index_url is not None and "onnxruntime-cuda-12" in choice.index_url, (
         "from 1.27 the CUDA 12 build lives on its own feed, PyPI's is CUDA 13"
     )
+
+
+def test_onnxruntime_gpu_from_pypi_is_confirmed_cuda_13_and_has_no_kernels_for_sm_100(
+    tmp_path: Path,
+) -> None:
+    chosen = _chosen(_resolve(tmp_path / "h100", 'torch = "*"\nonnxruntime-gpu = "*"', H100))
+    assert chosen["onnxruntime-gpu"] == ("1.31.1", "cuda13", "onnxruntime-gpu==1.31.1")
+    assert chosen["torch"][1].startswith("cu13")
+    b200 = ("580.65.06", "13.0", "10.0")
+    error = _refusal(tmp_path / "b200", 'torch = "*"\nonnxruntime-gpu = ">=1.29"', b200)
+    assert "no kernels for sm_100" in str(error)
+    error = _refusal(tmp_path / "py310", 'torch = "*"\nonnxruntime-gpu = "==1.26.0"', T4, python="3.10")
+    assert "onnxruntime-gpu 1.26.0: no wheel for Python 3.10" in str(error)

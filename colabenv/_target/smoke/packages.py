@@ -14,6 +14,7 @@ differ from pandas'). Whether it passes is decided by the parent (``colabenv.ver
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -443,12 +444,18 @@ def _smoke_onnxruntime(result: dict[str, Any]) -> None:
 # vLLM
 
 
+VLLM_OPS = ("vllm._C_stable_libtorch", "vllm._C")
+"""vLLM's compiled CUDA ops, as its CUDA platform loads them: ``_C_stable_libtorch`` in the
+wheels of 0.31 to 0.33 as read (which ship no ``_C``), ``_C`` where there is one."""
+
+
 def _smoke_vllm(result: dict[str, Any]) -> None:
     _import(result, "vllm")
-    result.update(what="compiled ops (vllm._C) loaded", against=None)
+    ops = next((name for name in VLLM_OPS if importlib.util.find_spec(name) is not None), VLLM_OPS[-1])
+    result.update(what=f"compiled ops ({ops}) loaded", against=None)
     if _torch_gpu(result) is None:
         return
-    importlib.import_module("vllm._C")
+    importlib.import_module(ops)
     result["loaded"] = True
 
 
