@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from colabenv.models.frameworks import CUDA_PACKAGES, package_of
 from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 PACKAGES_FILE = "cuda_packages.toml"
+_LOCAL_TAG = re.compile(r"[a-z0-9]+(\.[a-z0-9]+)*", re.IGNORECASE)
+_EXTRA = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 MAX_CUDA_MAJOR = 99
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
 
@@ -138,6 +141,7 @@ def _build(
         "index_url",
         "find_links",
         "local_tag",
+        "extra",
         "archs",
         "requires",
         "python",
@@ -175,7 +179,8 @@ def _build(
         torch=build_torch,
         index_url=index_url,
         find_links=find_links,
-        local_tag=item.opt_text("local_tag"),
+        local_tag=local_tag(item),
+        extra=extra_name(item),
         archs=archs,
         requires=tuple(requires),
         python=item.specifier("python") if "python" in item.data else None,
@@ -183,6 +188,24 @@ def _build(
         unconfirmed=reason,
         overlay=overlay,
     )
+
+
+def local_tag(item: Reader) -> str | None:
+    """``local_tag``: a PEP 440 local version label as the indexes write it (``cu128``,
+    ``pt28cu126``), the part after ``+`` of each wheel's version."""
+    tag = item.opt_text("local_tag")
+    if tag is not None and (len(tag) > 64 or not _LOCAL_TAG.fullmatch(tag)):
+        raise item.fail("local_tag", f"{printable(tag)!r} is not a local version label like cu128")
+    return tag
+
+
+def extra_name(item: Reader) -> str | None:
+    """``extra``: the extra a build is installed with (``and-cuda``, ``cu13``), a normalized
+    extra name (PEP 685)."""
+    extra = item.opt_text("extra")
+    if extra is not None and not _EXTRA.fullmatch(extra):
+        raise item.fail("extra", f"{printable(extra)!r} is not an extra name like cu13 (lowercase, PEP 685)")
+    return extra
 
 
 def _cuda(item: Reader) -> Version:

@@ -306,7 +306,8 @@ class PackageBuild:
     wheel serves the whole line), the torch its wheel requires (None: no torch), where it lives
     (an index, a find-links page; both None: the default index), its local version tag on that
     index (``cu128``), its GPU arch list, the NVIDIA wheels it requires, its Python range where
-    narrower than the release's."""
+    narrower than the release's; ``extra``: the extra it is installed with
+    (``flash-attn-4[cu13]``)."""
 
     name: str
     distribution: NormalizedName
@@ -321,6 +322,7 @@ class PackageBuild:
     source: Source
     unconfirmed: str | None = None
     overlay: str | None = None
+    extra: str | None = None
 
     @property
     def cuda_major(self) -> int:

@@ -454,7 +454,8 @@ def package_choices(
             requirement = f"{build.distribution}=={candidate.installed_version}"
         else:
             version = f"{release.version}+{build.local_tag}" if build.local_tag else str(release.version)
-            requirement = f"{build.distribution}=={version}"
+            extra = f"[{build.extra}]" if build.extra else ""
+            requirement = f"{build.distribution}{extra}=={version}"
         choices.append(
             PackageChoice(
                 name=candidate.request.name,

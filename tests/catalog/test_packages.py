@@ -542,3 +542,23 @@ def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() ->
             assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
             seen += 1
     assert seen == 24
+
+
+def test_flash_attn_4_is_one_pure_python_release_whose_cuda_13_form_is_an_extra() -> None:
+    """4.0.0b36's wheel: any torch, nvidia-cutlass-dsl, the cu13 extra for CUDA 13; kernels
+    compiled at first use for what its interface accepts forward and backward (9.x to 12.x)."""
+    package = next(p for p in shipped_packages() if p.name == "flash-attn-4")
+    (release,) = package.releases
+    assert str(release.version) == "4.0.0b36" and release.python == SpecifierSet(">=3.10")
+    builds = {b.name: b for b in release.builds}
+    assert set(builds) == {"cu12", "cu13"}
+    assert (builds["cu12"].extra, builds["cu13"].extra) == (None, "cu13")
+    for build in builds.values():
+        assert build.distribution == "flash-attn-4" and build.local_tag is None
+        assert build.index_url is None and build.find_links is None and build.unconfirmed is None
+        assert build.requires == ("nvidia-cutlass-dsl>=4.6.2",)
+        assert build.torch is not None and build.torch.contains("2.15.0")
+        for cap in ("9.0", "10.0", "10.3", "11.0", "12.0", "12.1"):
+            assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+        for cap in ("7.5", "8.0", "8.6", "8.9"):
+            assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap

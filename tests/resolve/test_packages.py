@@ -11,7 +11,7 @@ import pytest
 from packaging.version import Version
 
 from colabenv.catalog.load import catalog_for
-from colabenv.errors import ColabenvError, ProfileError, ResolutionError
+from colabenv.errors import CatalogOverlayError, ColabenvError, ProfileError, ResolutionError
 from colabenv.lock.resolvers import index_plan
 from colabenv.models import ComputeCapability, InstalledSet, Resolution, Target
 from colabenv.profile.load import load_profile
@@ -578,3 +578,43 @@ def test_onnxruntime_gpu_from_pypi_is_confirmed_cuda_13_and_has_no_kernels_for_s
     assert "no kernels for sm_100" in str(error)
     error = _refusal(tmp_path / "py310", 'torch = "*"\nonnxruntime-gpu = "==1.26.0"', T4, python="3.10")
     assert "onnxruntime-gpu 1.26.0: no wheel for Python 3.10" in str(error)
+
+
+def test_flash_attn_4_takes_its_cu13_extra_beside_a_cuda_13_torch(tmp_path: Path) -> None:
+    """flash-attn-4's CUDA 13 form is an extra (``flash-attn-4[cu13]``): the build of the
+    chosen torch's CUDA major is taken, and its requirement carries the extra."""
+    h100 = _chosen(_resolve(tmp_path / "h100", 'torch = "*"\nflash-attn-4 = "*"', H100))
+    assert h100["torch"][1].startswith("cu13")
+    assert h100["flash-attn-4"] == ("4.0.0b36", "cu13", "flash-attn-4[cu13]==4.0.0b36")
+    cuda12 = ("570.124.06", "12.8", "9.0")
+    older = _chosen(_resolve(tmp_path / "h100-570", 'torch = "*"\nflash-attn-4 = "*"', cuda12))
+    assert older["torch"][1].startswith("cu12")
+    assert older["flash-attn-4"] == ("4.0.0b36", "cu12", "flash-attn-4==4.0.0b36")
+
+
+def test_flash_attn_4_is_refused_below_hopper_saying_what_it_needs(tmp_path: Path) -> None:
+    error = _refusal(tmp_path, 'torch = "*"\nflash-attn-4 = "*"', T4)
+    assert "frameworks.flash-attn-4" in str(error)
+    assert "flash-attn-4 4.0.0b36: no kernels for sm_75 (needs 9.0+)" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("extra", "cu12; rm -rf /", "is not an extra name like cu13"),
+        ("extra", "CU13", "is not an extra name like cu13"),
+        ("local_tag", "cu128; touch /tmp/x", "is not a local version label like cu128"),
+        ("local_tag", "cu128 ", "is not a local version label like cu128"),
+    ],
+)
+def test_a_builds_extra_and_local_tag_in_an_overlay_are_checked_where_read(
+    tmp_path: Path, field: str, value: str, problem: str
+) -> None:
+    """Both end up in a requirement the script installs: a value that is not one is refused
+    when the overlay is read, naming the key, not left to the installer."""
+    build = build_entry("cu12", cuda="12", archs=["sm_75"], **{field: value})  # type: ignore[arg-type]
+    overlay = package_entry("team-ext", release_entry("1.0", build), distribution="team-ext")
+    error = _refusal(tmp_path, 'team-ext = "*"', overlay=overlay)
+    assert isinstance(error, CatalogOverlayError)
+    assert f"build[0].{field}" in str(error) and problem in str(error)
+    assert "\n" not in str(error)

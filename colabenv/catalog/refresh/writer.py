@@ -377,6 +377,7 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
         ("index_url", build.index_url),
         ("find_links", build.find_links),
         ("local_tag", build.local_tag),
+        ("extra", build.extra),
     ):
         if value is not None:
             lines.append(f"{key} = {quoted(value)}")
