@@ -32,6 +32,18 @@ _PIN_RE = re.compile(
 )
 
 
+NVIDIA_PREFIXES = ("nvidia-", "cuda-")
+"""The names of NVIDIA's CUDA wheels (``nvidia-cudnn-cu12``, ``cuda-toolkit``, ``cuda-bindings``):
+what a catalog build's ``requires`` and refresh's pins hold."""
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def is_nvidia_wheel(text: str) -> bool:
+    """Whether the requirement ``text`` names one of NVIDIA's CUDA wheels."""
+    match = _NAME_RE.match(text)
+    return match is not None and match.group(0).lower().replace("_", "-").startswith(NVIDIA_PREFIXES)
+
+
 def is_pin_text(text: str) -> bool:
     """Whether ``text`` looks like a catalog pin (a name, extras, version clauses); each is
     parsed with packaging when the resolver first needs it."""

@@ -20,7 +20,7 @@ from packaging.version import Version
 
 from colabenv._util import toml
 from colabenv._util.cache import parsed_toml
-from colabenv._util.pep508 import is_pin_text
+from colabenv._util.pep508 import is_nvidia_wheel, is_pin_text
 from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
@@ -155,11 +155,11 @@ def _build(
         raise item.fail("archs", "a build needs its arch list (the GPUs its kernels cover)")
     requires = item.text_list("requires")
     for text in requires:
-        if not is_pin_text(text) or not canonicalize_name(text.split("=")[0].split("<")[0]).startswith(
-            "nvidia"
-        ):
+        if not is_pin_text(text) or not is_nvidia_wheel(text):
             raise item.fail(
-                "requires", f"{text!r} is not an NVIDIA wheel requirement like nvidia-nccl-cu12>=2.26"
+                "requires",
+                f"{text!r} is not an NVIDIA wheel requirement like nvidia-nccl-cu12>=2.26 or "
+                "cuda-toolkit[nvrtc]==12.*",
             )
     index_url, find_links = item.opt_text("index_url"), item.opt_text("find_links")
     if index_url is not None and find_links is not None:

@@ -502,7 +502,7 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     from colabenv.catalog.refresh.packages import derive_packages
     from colabenv.catalog.refresh.sources import IndexReader
     from colabenv.catalog.refresh.writer import packages_merged_text
-    from colabenv.errors import printable
+    from colabenv.errors import CatalogError, CatalogOverlayError, printable
 
     options, client = _refresh_client(args, None, variant_index=True, cuda_notes=None)
     output, base = _folders(args, PACKAGES_FILE)
@@ -512,7 +512,11 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
         derived = derive_packages(IndexReader(client, options, progress), packages, _torch_builds())
     text = packages_merged_text(start_text, derived.releases, named, derived.builds)
-    _packages_file(path, text)  # the refreshed file loads (a bug otherwise)
+    try:
+        _packages_file(path, text)  # the refreshed file loads
+    except CatalogOverlayError as problem:
+        made = "catalog refresh packages made a file that does not load, so nothing is written"
+        raise CatalogError(path, None, f"{made}: {problem}") from None
     for note in derived.notes:
         sys.stderr.write(f"colabenv: note: {printable(note)}\n")
     for contradiction in derived.contradictions:

@@ -126,6 +126,7 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
     assert cupy is not None and cupy.torch is None and str(cupy.distribution) == "cupy-cuda12x"
     assert cupy.archs == tuple(sorted(Arch.parse(a) for a in ("sm_75", "sm_80", "sm_90", "compute_90")))
     assert cupy.cuda == Version("12")
+    assert cupy.requires == ("cuda-pathfinder>=1.3.4,==1.*",), "NVIDIA's cuda-* wheels are kept, numpy not"
     release = packages["cupy"][Version("99.0.0")]
     assert release.python == SpecifierSet(">=3.12")  # type: ignore[attr-defined]
     cu13 = release.build("cu13")  # type: ignore[attr-defined]

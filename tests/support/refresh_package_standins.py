@@ -183,7 +183,8 @@ def build_package_indexes(root: Path) -> Path:
         files={"cupy/_core/core.so": gpu_library(CUPY_ARCHS)},
         tag=TAG,
         requires_python=">=3.11",
-        requires=("numpy>=1.22",),
+        # NVIDIA's library finder, a cuda-* wheel as CuPy 14.2's METADATA requires it
+        requires=("numpy>=1.22", "cuda-pathfinder==1.*,>=1.3.4"),
     )
     # a CUDA 13 line for Python 3.13 alone: each build keeps its own Python range
     build_wheel(

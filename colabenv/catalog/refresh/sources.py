@@ -47,6 +47,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from colabenv._util.pep508 import NVIDIA_PREFIXES
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
 from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Source, Variant
@@ -379,9 +380,7 @@ def pin_text(requirement: Requirement) -> str:
 
 def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
     """The NVIDIA and CUDA wheels among ``requirements``, as pins (triton, tensorrt aside)."""
-    return tuple(
-        pin_text(r) for r in requirements if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
-    )
+    return tuple(pin_text(r) for r in requirements if canonicalize_name(r.name).startswith(NVIDIA_PREFIXES))
 
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
