@@ -656,3 +656,32 @@ def test_arch_lists_are_compared_by_the_gpus_they_cover() -> None:
     ]
     not_read = Derived((), (), frozenset())
     assert compare(catalog, release(["sm_80"]), not_read, True) == ([], [])
+
+
+def test_a_companion_range_differing_only_outside_the_release_is_no_contradiction() -> None:
+    """The index's torchvision 0.29.1 range ends at <3.15 where torch 2.14.1's does too: the
+    same Pythons, not a contradiction (a real refresh reported one); a patch release the index
+    no longer excludes is one."""
+    import dataclasses
+
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.catalog.refresh.sources import Derived
+    from colabenv.catalog.refresh.writer import compare
+
+    old = next(r for r in shipped_catalog([Framework.TORCH]).releases if str(r.version) == "2.14.1")
+    assert old.python == SpecifierSet(">=3.10,<3.15")
+
+    def with_vision(python: str) -> list[str]:
+        companions = tuple(
+            dataclasses.replace(c, python=SpecifierSet(python)) if c.name == "torchvision" else c
+            for c in old.companions
+        )
+        found, _ = compare(old, dataclasses.replace(old, companions=companions), Derived((), ()), True)
+        return [f for f in found if "companions" in f]
+
+    assert with_vision(">=3.10,!=3.14.1,<3.15") == []
+    assert with_vision(">=3.10,!=3.14.1,<3.16") == []
+    (dropped,) = with_vision(">=3.10,<3.15")
+    assert "companions.torchvision.python: the catalog has >=3.10,!=3.14.1" in dropped
+    (narrower,) = with_vision(">=3.11,!=3.14.1")
+    assert "the index says >=3.11,!=3.14.1" in narrower

@@ -14,7 +14,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.catalog.refresh.sources import Derived
+from colabenv.catalog.components import spec_boundaries
+from colabenv.catalog.refresh.sources import PYTHONS, Derived
 from colabenv.models import (
     Arch,
     Companion,
@@ -294,6 +295,18 @@ def coverage_difference(catalog: Sequence[Arch], wheel: Sequence[Arch]) -> str:
     return "; ".join(parts)
 
 
+def _same_pythons(catalog: SpecifierSet, index: SpecifierSet, release: SpecifierSet) -> bool:
+    """Whether two companion ranges admit the same Pythons among the release's own: each X.Y and
+    each version either range names (``!=3.14.1``); an upper bound the release's range already
+    sets (``<3.15``) is no difference."""
+    tried = {Version(p) for p in PYTHONS} | {*spec_boundaries(catalog), *spec_boundaries(index)}
+    return all(
+        catalog.contains(v, prereleases=True) == index.contains(v, prereleases=True)
+        for v in tried
+        if release.contains(v, prereleases=True)
+    )
+
+
 def compare(
     old: Release, new: Release, derived: Derived, variant_index_read: bool
 ) -> tuple[list[str], list[str]]:
@@ -319,7 +332,11 @@ def compare(
                 f"{where}: companions.{companion.name}: the catalog has {had.version}, "
                 f"the index says {companion.version}"
             )
-        elif had is not None and companion.python is not None and had.python != companion.python:
+        elif (
+            had is not None
+            and companion.python is not None
+            and not _same_pythons(had.python or old.python, companion.python, old.python)
+        ):
             shown = specifier_text(had.python) if had.python is not None else "the release's"
             found.append(
                 f"{where}: companions.{companion.name}.python: the catalog has {shown}, "
