@@ -146,19 +146,19 @@ FACTS = [
         "torch-scatter",
         "2.1.2",
         "pt28cu126",
-        "==2.8.0",
+        "==2.8.*",
         "torch-scatter",
         None,
         "pt28cu126",
         "5.0 6.0 12.0",
         "3.7",
     ),
-    ("torch-scatter", "2.1.2", "pt28cu129", "==2.8.0", "torch-scatter", None, "pt28cu129", "7.0 12.0", "6.0"),
+    ("torch-scatter", "2.1.2", "pt28cu129", "==2.8.*", "torch-scatter", None, "pt28cu129", "7.0 12.0", "6.0"),
     (
         "torch-scatter",
         "2.1.2",
         "pt29cu130",
-        "==2.9.0",
+        "==2.9.*",
         "torch-scatter",
         None,
         "pt29cu130",
@@ -169,7 +169,7 @@ FACTS = [
         "torch-scatter",
         "2.1.2",
         "pt210cu128",
-        "==2.10.0",
+        "==2.10.*",
         "torch-scatter",
         None,
         "pt210cu128",
@@ -180,14 +180,14 @@ FACTS = [
         "torch-scatter",
         "2.1.2",
         "pt212cu132",
-        "==2.12.0",
+        "==2.12.*",
         "torch-scatter",
         None,
         "pt212cu132",
         "7.5 10.0",
         "6.1",
     ),
-    ("pyg-lib", "0.7.0", "pt29cu126", "==2.9.0", "pyg-lib", None, "pt29cu126", "6.0 9.0", "5.0"),
+    ("pyg-lib", "0.7.0", "pt29cu126", "==2.9.*", "pyg-lib", None, "pt29cu126", "6.0 9.0", "5.0"),
     (
         "flash-attn",
         "2.8.3",
@@ -534,12 +534,14 @@ def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() ->
         for build in release.builds:
             assert build.torch is not None
             (pin,) = list(build.torch)
-            torch = catalog.release(Framework.TORCH, Version(pin.version))
+            assert pin.operator == "==" and pin.version.endswith(".*"), "a page serves a torch minor"
+            page_torch = pin.version.replace(".*", ".0")
+            torch = catalog.release(Framework.TORCH, Version(page_torch))
             variant = torch.variant(build.name[-5:]) if torch is not None else None
             assert variant is not None, build.name
             assert build.archs == tuple(a for a in variant.archs if a.capability.major >= 6), build.name
             assert build.local_tag == build.name and build.find_links is not None
-            assert build.find_links.endswith(f"torch-{pin.version}+{variant.name}.html")
+            assert build.find_links.endswith(f"torch-{page_torch}+{variant.name}.html")
             seen += 1
     assert seen == 24
 

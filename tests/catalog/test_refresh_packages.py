@@ -222,7 +222,7 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
     )
     assert (
         "contradiction: pyg-lib 0.8.0 pt213cu130: torch: the catalog has ==2.12.0, its find-links page "
-        "says ==2.13.0 (the catalog's entry is kept)" in done.stderr
+        "says ==2.13.* (the catalog's entry is kept)" in done.stderr
     )
     assert (
         "note: torch-scatter 2.1.3: read from 2 find-links page(s) (https://data.pyg.org/whl/"
@@ -262,7 +262,7 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
     assert (build.local_tag, build.cuda, build.torch) == (
         "pt28cu126",
         Version("12.6"),
-        SpecifierSet("==2.8.0"),
+        SpecifierSet("==2.8.*"),
     )
     assert build.index_url is None and build.requires == ()
     assert build.archs == tuple(sorted(Arch.parse(a) for a in SCATTER_ARCHS)), "read from the wheel"
@@ -273,18 +273,18 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
     assert "127.0.0.1" not in written
     newer = scatter.build("pt29cu128")  # type: ignore[attr-defined]
     assert newer is not None and newer.find_links == "https://data.pyg.org/whl/torch-2.9.0+cu128.html"
-    assert (newer.cuda, newer.torch) == (Version("12.8"), SpecifierSet("==2.9.0")), "the page's name"
+    assert (newer.cuda, newer.torch) == (Version("12.8"), SpecifierSet("==2.9.*")), "the page's name"
     assert newer.archs == tuple(sorted(Arch.parse(a) for a in NEWER_SCATTER_ARCHS))
     assert newer.python == SpecifierSet(">=3.13,<3.14"), "its own range: the release's is wider"
     # the release the file has gets the build, written inside its own entry, the rest kept
     kept = packages["torch-scatter"][Version("2.1.2")]
     assert [b.name for b in kept.builds] == ["pt28cu126", "pt29cu128"]  # type: ignore[attr-defined]
     added = kept.build("pt29cu128")  # type: ignore[attr-defined]
-    assert added.torch == SpecifierSet("==2.9.0") and added.python == SpecifierSet(">=3.13,<3.14")
+    assert added.torch == SpecifierSet("==2.9.*") and added.python == SpecifierSet(">=3.13,<3.14")
     assert written.index("torch-2.9.0+cu128.html") < written.index('name = "pyg-lib"')
     pyg = packages["pyg-lib"][Version("0.9.0")]
     pyg_build = pyg.build("pt213cu130")  # type: ignore[attr-defined]
-    assert pyg_build.torch == SpecifierSet("==2.13.0") and pyg_build.cuda == Version("13.0")
+    assert pyg_build.torch == SpecifierSet("==2.13.*") and pyg_build.cuda == Version("13.0")
     assert pyg_build.archs == tuple(sorted(Arch.parse(a) for a in PYG_ARCHS))
     assert pyg.python == SpecifierSet(">=3.10"), "a cp310-abi3 wheel runs on every newer CPython"  # type: ignore[attr-defined]
 
@@ -320,7 +320,8 @@ def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
 @pytest.mark.parametrize(
     ("page", "tag", "torch", "cuda"),
     [
-        ("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "pt211cu128", "==2.11.0", "12.8"),
+        # a page serves every patch release of its torch minor (2.11.0 and 2.11.1)
+        ("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "pt211cu128", "==2.11.*", "12.8"),
         # a page whose name says nothing: the local tag, pyg's and flash-attn's spellings
         ("https://mirror.example/scatter/links.html", "pt211cu128", "==2.11.*", "12.8"),
         (

@@ -448,7 +448,7 @@ def test_torch_scatter_takes_the_find_links_page_of_torchs_own_build(tmp_path: P
     assert choice.requirements == ("torch-scatter==2.1.2+pt28cu126",)
     assert choice.find_links == "https://data.pyg.org/whl/torch-2.8.0+cu126.html"
     error = _refusal(tmp_path / "x", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100, python="3.11")
-    assert "torch-scatter 2.1.2 needs torch==2.8.0 (torch 2.9.1 tried)" in str(error)
+    assert "torch-scatter 2.1.2 needs torch==2.8.* (torch 2.9.1 tried)" in str(error)
 
 
 def test_colabs_preinstalled_rapids_is_named_by_resolve_for_its_runtime(
@@ -488,21 +488,22 @@ def test_pyg_lib_takes_the_page_of_the_installed_torch(tmp_path: Path) -> None:
 
 
 def test_torch_scatter_past_torch_2_8_takes_the_torch_release_its_page_is_for(tmp_path: Path) -> None:
-    """Its builds for torch 2.9.0 to 2.12.0 are unconfirmed: taken when allowed, with that torch
-    release exactly (2.9.0, not 2.9.1); none for torch 2.13 and later, so 2.12.0 on an H100."""
+    """Its builds for torch 2.9 to 2.12 are unconfirmed: taken when allowed, with any patch release
+    of the torch minor their page is for (2.9.1 from the torch-2.9.0 page, as the project's README
+    says its binaries serve 2.4.0/2.4.1); none for torch 2.13 and later, so 2.12.1 on an H100."""
     (tmp_path / "p100").mkdir()
     (tmp_path / "h100").mkdir()
     chosen = _chosen(_unconfirmed_allowed(tmp_path / "p100", 'torch = "==2.9.*"\ntorch-scatter = "*"', P100))
-    assert chosen["torch"][:2] == ("2.9.0", "cu126"), "the P100's sm_60 is in the cu126 builds only"
+    assert chosen["torch"][:2] == ("2.9.1", "cu126"), "the P100's sm_60 is in the cu126 builds only"
     assert chosen["torch-scatter"] == ("2.1.2", "pt29cu126", "torch-scatter==2.1.2+pt29cu126")
     chosen = _chosen(_unconfirmed_allowed(tmp_path / "h100", 'torch = "*"\ntorch-scatter = "*"', H100))
-    assert chosen["torch"][:2] == ("2.12.0", "cu130")
+    assert chosen["torch"][:2] == ("2.12.1", "cu130")
     assert chosen["torch-scatter"][1] == "pt212cu130"
 
 
 def test_pyg_lib_0_7_serves_torch_2_9_but_not_python_3_14(tmp_path: Path) -> None:
     chosen = _chosen(_resolve(tmp_path / "py312", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.12"))
-    assert chosen["torch"][0] == "2.9.0"
+    assert chosen["torch"][0] == "2.9.1", "the torch-2.9.0 page's wheels serve 2.9.1 too"
     assert chosen["pyg-lib"][:2] == ("0.7.0", f"pt29{chosen['torch'][1]}")
     error = _refusal(tmp_path / "py314", 'torch = "==2.9.*"\npyg-lib = "*"', T4, python="3.14")
     assert "pyg-lib" in str(error)

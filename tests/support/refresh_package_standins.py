@@ -91,7 +91,7 @@ BASE = packages_file(
             build_entry(
                 "pt28cu126",
                 cuda="12.6",
-                torch="==2.8.0",
+                torch="==2.8.*",
                 find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
                 local_tag="pt28cu126",
                 archs=["sm_60"],
@@ -116,7 +116,7 @@ LINKS_BASE = packages_file(
             build_entry(
                 "pt28cu126",
                 cuda="12.6",
-                torch="==2.8.0",
+                torch="==2.8.*",
                 find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
                 local_tag="pt28cu126",
                 archs=SCATTER_ARCHS,

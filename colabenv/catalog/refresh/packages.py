@@ -17,7 +17,7 @@ from each page its builds name too: the page's wheels of the package give the re
 local tag a build (``+pt28cu126``: named as the build with that tag before, else by the tag), the
 Python range (cpXY, ``abi3``), and METADATA as for an index's wheels (PEP 658 where the page
 offers it, else range requests into the wheel). What METADATA does not state is read from the
-page's name (``torch-2.8.0+cu126.html``: torch ==2.8.0, CUDA 12.6), else from the local tag
+page's name (``torch-2.8.0+cu126.html``: torch ==2.8.*, CUDA 12.6), else from the local tag
 (``pt28cu126``, ``cu12torch2.8``), else carried from the build before. Pages for torch releases
 newer than any a build names are looked for beside them (``torch-2.9.0+cu128.html`` for each
 newer X.Y.0 release and GPU build of the torch catalog; an absent one is not an error), and a
@@ -244,11 +244,13 @@ def _page_cuda(page: str, tag: str | None) -> tuple[Version | None, str]:
 
 def _page_torch(page: str, tag: str | None, previous: PackageBuild | None) -> tuple[SpecifierSet | None, str]:
     """The torch a find-links build is for, where its METADATA names none (or any): the page's
-    name (``torch-2.8.0+cu126.html``: ==2.8.0), else its local tag (``pt28cu126``,
+    name (``torch-2.9.0+cu128.html``: ==2.9.*, as data.pyg.org serves the binaries of a torch
+    minor's every patch release from its .0 page), else its local tag (``pt28cu126``,
     ``cu12torch2.8``: ==2.8.*), else the build before's."""
     named = _PAGE_NAME.search(page)
     if named is not None:
-        return SpecifierSet(f"=={named.group(1)}"), "torch: the find-links page's name; "
+        minor = ".".join(named.group(1).split(".")[:2])  # a page serves every patch release
+        return SpecifierSet(f"=={minor}.*"), "torch: the find-links page's name; "
     found = _TAG_TORCH.search(tag or "")
     if found is not None:
         major, minor = (
