@@ -83,6 +83,9 @@ class PackagePlan:
     image: tuple[tuple[Candidate, ...], ...] = ()
     """The runtime's own CUDA packages the profile does not name (Colab's cuDF), each as the
     builds of its installed release: the frameworks are chosen to keep them where they can."""
+    passed_over: tuple[tuple[Candidate, str], ...] = ()
+    """The builds the target itself rules out (a Python without a wheel, a GPU without kernels),
+    each with why: what a refusal names where one of them was built for the chosen torch."""
 
     @functools.cached_property
     def memo(self) -> dict[tuple[tuple[str, str, str], ...], tuple[Candidate, ...] | None]:
@@ -171,6 +174,7 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
     NVIDIA GPU (``--cpu``, a TPU) gets none of them, each left out with a warning, as the
     frameworks get their CPU or TPU builds."""
     all_candidates = []
+    passed: list[tuple[Candidate, str]] = []
     for request in profile.cuda_packages:
         key = f"frameworks.{request.key}"
         problem = _unknown(request, catalog, profile)
@@ -194,7 +198,9 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             if not request.specifier.contains(release.version, prereleases=True):
                 continue
             if not release.python.contains(target.python, prereleases=True):
-                rejections.append((release.version, f"no wheel for Python {target.python}"))
+                no_wheel = f"no wheel for Python {target.python}"
+                rejections.append((release.version, no_wheel))
+                passed.extend((Candidate(request, release, b, None), no_wheel) for b in release.builds)
                 continue
             unconfirmed: dict[str, list[str]] = {}
             for build in release.builds:
@@ -206,6 +212,7 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
                     continue
                 if why is not None:
                     rejections.append((release.version, why))
+                    passed.append((Candidate(request, release, build, None), why))
                     continue
                 found.append(Candidate(request, release, build, _installed_version(build, release, target)))
             for reason, names in unconfirmed.items():
@@ -220,7 +227,8 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             )
         installed_first = sorted(found, key=lambda c: c.installed_version is None)
         all_candidates.append(tuple(installed_first))
-    return PackagePlan(profile.cuda_packages, tuple(all_candidates), image=_image(target, catalog, profile))
+    image = _image(target, catalog, profile)
+    return PackagePlan(profile.cuda_packages, tuple(all_candidates), image=image, passed_over=tuple(passed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,6 +360,7 @@ def refusal(plan: PackagePlan, picks: tuple[Pick, ...], profile: Profile) -> str
         if any(problem is None for problem in problems):
             continue
         lines.extend(f"  {problem}" for problem in list(dict.fromkeys(p for p in problems if p))[:3])
+        lines.extend(f"  {line}" for line in _ruled_out_for(request, plan, picks))
         torches = sorted({str(c.build.torch) for c in candidates if c.build.torch is not None})
         if torches:
             lines.append(
@@ -360,6 +369,21 @@ def refusal(plan: PackagePlan, picks: tuple[Pick, ...], profile: Profile) -> str
     if len(lines) == 1:
         lines.extend(f"  {problem}" for problem in _pair_problems(plan, picks))
     return "\n".join(lines)
+
+
+def _ruled_out_for(request: PackageRequest, plan: PackagePlan, picks: tuple[Pick, ...]) -> list[str]:
+    """The builds of ``request`` made for the chosen torch that the target itself rules out
+    (pyg-lib 0.7.0's torch 2.9 builds on Python 3.14), at most three."""
+    torch = next((p for p in picks if p.framework is Framework.TORCH), None)
+    found = [
+        f"{request.name} {c.release.version}: {why}"
+        for c, why in plan.passed_over
+        if c.request == request
+        and torch is not None
+        and c.build.torch is not None
+        and c.build.torch.contains(torch.version, prereleases=True)
+    ]
+    return list(dict.fromkeys(found))[:3]
 
 
 def _pair_problems(plan: PackagePlan, picks: tuple[Pick, ...]) -> list[str]:
