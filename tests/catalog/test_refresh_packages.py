@@ -8,6 +8,7 @@ builds live on find-links pages (data.pyg.org's) are read from those pages, serv
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,6 +68,11 @@ def pytorch(standins: Path) -> Iterator[LocalIndex]:
         yield served
 
 
+def _refresh(runner: Runner, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``colabenv catalog refresh packages ARGS --quiet``, as a user runs it."""
+    return runner("catalog", "refresh", "packages", *args, "--quiet", timeout=120)
+
+
 def _loaded(path: Path) -> dict[str, dict[Version, object]]:
     doc: Reader = parse_document(path, path.read_bytes(), CatalogOverlayError)
     return {str(p.name): {r.version: r for r in p.releases} for p in cuda_packages(doc, str(path))}
@@ -77,10 +83,8 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
 ) -> None:
     out = tmp_path / "team"
     out.mkdir()
-    done = runner(
-        "catalog",
-        "refresh",
-        "packages",
+    done = _refresh(
+        runner,
         "--index",
         index.url,
         "--catalog",
@@ -90,8 +94,6 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
         "--pytorch-index",
         pytorch.url,
         "--no-find-links",
-        "--quiet",
-        timeout=120,
     )
     assert done.returncode == 1, done.stderr  # the bitsandbytes contradiction
     assert (
@@ -138,10 +140,8 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
 def test_refresh_packages_carried_archs_are_unconfirmed_and_the_diff_goes_to_stdout(
     runner: Runner, standins: Path, index: LocalIndex
 ) -> None:
-    done = runner(
-        "catalog",
-        "refresh",
-        "packages",
+    done = _refresh(
+        runner,
         "--index",
         index.url,
         "--catalog",
@@ -152,8 +152,6 @@ def test_refresh_packages_carried_archs_are_unconfirmed_and_the_diff_goes_to_std
         "carry",
         "--releases",
         ">=0.0.99,<1",
-        "--quiet",
-        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "+++ b/cuda_packages.toml" in done.stdout
@@ -191,10 +189,8 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
 ) -> None:
     out = tmp_path / "team"
     out.mkdir()
-    done = runner(
-        "catalog",
-        "refresh",
-        "packages",
+    done = _refresh(
+        runner,
         "--index",
         index.url,
         "--catalog",
@@ -204,8 +200,6 @@ def test_refresh_packages_reads_the_find_links_pages_the_file_names(
         "--no-variant-index",
         "--find-links-mirror",
         f"{links.base_url}/files/",
-        "--quiet",
-        timeout=120,
     )
     assert done.returncode == 1, done.stderr  # pyg-lib 0.8.0's torch
     assert (
@@ -294,10 +288,8 @@ def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
 ) -> None:
     with LocalIndex(tmp_path / "empty") as empty:
         (tmp_path / "empty").mkdir()
-        done = runner(
-            "catalog",
-            "refresh",
-            "packages",
+        done = _refresh(
+            runner,
             "--index",
             index.url,
             "--catalog",
@@ -305,8 +297,6 @@ def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
             "--no-variant-index",
             "--find-links-mirror",
             f"{empty.base_url}/files/",
-            "--quiet",
-            timeout=120,
         )
     assert done.returncode == 0, done.stderr
     assert (
@@ -355,10 +345,8 @@ def test_a_new_build_of_a_release_the_file_has_goes_inside_that_release(tmp_path
         + package_entry("pyg-lib", release_entry("0.8.0", build_entry("x", cuda="13.0", archs=["sm_80"]))),
     )
     path = write_packages(tmp_path, text) / "cuda_packages.toml"
-    ((package, *_), named) = (
-        cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f"),
-        {},
-    )
+    package = cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f")[0]
+    named: dict[str, tuple[Arch, ...]] = {}
     old = package.release(Version("2.1.2"))
     assert old is not None
     new = dataclasses.replace(old.builds[0], name="pt29cu128", local_tag="pt29cu128", cuda=Version("12.8"))
@@ -382,10 +370,8 @@ def test_refresh_packages_reads_the_other_indexes_the_file_names(
         base = other_indexes_base(tmp_path)
         out = tmp_path / "team"
         out.mkdir()
-        done = runner(
-            "catalog",
-            "refresh",
-            "packages",
+        done = _refresh(
+            runner,
             "--index",
             index.url,
             "--catalog",
@@ -395,8 +381,6 @@ def test_refresh_packages_reads_the_other_indexes_the_file_names(
             "--no-variant-index",
             "--index-mirror",
             f"{other.base_url}/",
-            "--quiet",
-            timeout=120,
         )
         requested = [r for r in other.requests if not r.startswith("/files/")]
     assert done.returncode == 0, done.stderr
