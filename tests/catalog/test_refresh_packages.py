@@ -33,16 +33,21 @@ from tests.support.package_entries import (
 )
 from tests.support.refresh_package_standins import (
     BASE,
+    BNB_LIBRARIES,
+    CUML_ARCHS,
     LINKS_BASE,
     NEWER_SCATTER_ARCHS,
+    NVCOMP,
     ORT_ARCHS,
     ORT_FEED,
     PYG_ARCHS,
+    RAPIDS_ARCHS,
     SCATTER_ARCHS,
     XFORMERS_PINS,
     build_find_links_pages,
     build_other_indexes,
     build_package_indexes,
+    build_rapids,
     other_indexes_base,
 )
 
@@ -53,6 +58,7 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_package_indexes(root)
     build_find_links_pages(root)
     build_other_indexes(root)
+    build_rapids(root)
     return root
 
 
@@ -97,8 +103,8 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
     )
     assert done.returncode == 1, done.stderr  # the bitsandbytes contradiction
     assert (
-        "2 release(s) added (xformers 0.0.99, cupy 99.0.0); 0 build(s) added to releases the file has "
-        "(none); 1 contradiction(s) reported" in done.stdout
+        "3 release(s) added (xformers 0.0.99, cupy 99.0.0, bitsandbytes 99.0.0); 0 build(s) added to "
+        "releases the file has (none); 1 contradiction(s) reported" in done.stdout
     )
     assert (
         "contradiction: bitsandbytes 98.0.0 cu12: torch: the catalog has <10,>=9.0, the index says "
@@ -135,6 +141,15 @@ def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
     assert str(cu13.distribution) == "cupy-cuda13x" and cu13.cuda == Version("13")
     assert (cupy.python, cu13.python) == (SpecifierSet(">=3.12,<3.13"), SpecifierSet(">=3.13,<3.14"))
     assert packages["bitsandbytes"][Version("98.0.0")].build("cu12").torch == SpecifierSet(">=9.0,<10")  # type: ignore[attr-defined]
+    bnb = packages["bitsandbytes"][Version("99.0.0")]
+    names = [b.name for b in bnb.builds]  # type: ignore[attr-defined]
+    assert names == ["cuda118", "cuda128", "cuda130"], "one build per library the wheel carries"
+    for build in bnb.builds:  # type: ignore[attr-defined]
+        cuda = build.name.removeprefix("cuda")
+        assert build.cuda == Version(f"{cuda[:-1]}.{cuda[-1]}")
+        assert build.archs == tuple(sorted(Arch.parse(a) for a in BNB_LIBRARIES[cuda])), build.name
+        assert build.unconfirmed is None and build.torch == SpecifierSet(">=8.0,<10")
+        assert f"libbitsandbytes_cuda{cuda}.so, the wheel's library for CUDA" in build.source.text
 
 
 def test_refresh_packages_carried_archs_are_unconfirmed_and_the_diff_goes_to_stdout(
@@ -408,3 +423,41 @@ def test_refresh_packages_reads_the_other_indexes_the_file_names(
     written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
     assert "the index https://wheels.example.org/0.99.0/cu129: vllm-0.99.0+cu129-" in written
     assert other.base_url not in written, "the file names the indexes, not the mirror"
+
+
+def test_refresh_reads_a_wheels_compiled_code_wheel_and_the_cuda_packages_it_requires(
+    runner: Runner, standins: Path, index: LocalIndex, tmp_path: Path
+) -> None:
+    """cuDF's wheel requires ``libcudf-cu12==99.0.*``, whose NVIDIA wheels are the build's too;
+    cuML's has no GPU code and its library wheel's is read; the other CUDA packages a wheel
+    requires (cupy-cuda12x, cudf-cu12) are the release's ``packages``, and a release the file
+    has whose ``packages`` differ is a contradiction."""
+    out = tmp_path / "team"
+    out.mkdir()
+    done = _refresh(
+        runner, "--index", index.url, "--catalog", standins / "rapids-base", "-o", out, "--no-variant-index"
+    )
+    assert done.returncode == 1, done.stderr
+    assert (
+        "contradiction: cudf 98.0.0: packages: the catalog has [cupy>=97.0.0], the wheels require "
+        "[cupy>=98.0.0]" in done.stderr
+    )
+    assert "requires: the catalog has" not in done.stderr, "98.0.0's NVIDIA wheel is libcudf's: the same"
+    assert "2 release(s) added (cudf 99.0.0, cuml 99.0.0)" in done.stdout
+    packages = _loaded(out / "cuda_packages.toml")
+    cudf = packages["cudf"][Version("99.0.0")]
+    assert cudf.needs == (("cupy", SpecifierSet(">=99.0.0")),)  # type: ignore[attr-defined]
+    build = cudf.build("cuda12")  # type: ignore[attr-defined]
+    assert build.requires == (NVCOMP, "cuda-toolkit[nvrtc]==12.*"), "libcudf-cu12 99.0.0's, not 100.0.0's"
+    assert build.archs == tuple(sorted(Arch.parse(a) for a in RAPIDS_ARCHS)) and build.unconfirmed is None
+    assert "libcudf_cu12-99.0.0-py3-none-manylinux_2_28_x86_64.whl, the wheel of its compiled code" in (
+        build.source.text
+    )
+    cuml = packages["cuml"][Version("99.0.0")]
+    assert cuml.needs == (("cudf", SpecifierSet("==99.0.*")), ("cupy", SpecifierSet(">=99.0.0")))  # type: ignore[attr-defined]
+    cuml_build = cuml.build("cuda12")  # type: ignore[attr-defined]
+    assert cuml_build.unconfirmed is None, "read from libcuml-cu12, not carried over"
+    assert cuml_build.archs == tuple(sorted(Arch.parse(a) for a in CUML_ARCHS))
+    assert cuml_build.requires == ("nvidia-nvjitlink-cu12>=12.9,<13",)
+    written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
+    assert 'packages = { cudf = "==99.0.*", cupy = ">=99.0.0" }' in written

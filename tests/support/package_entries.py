@@ -74,11 +74,16 @@ def release_entry(
     python: str = ">=3.9",
     torch: str | None = None,
     source: str = "https://example.org/release",
+    packages: Mapping[str, str] | None = None,
 ) -> str:
-    """A ``[[package.release]]`` followed by its builds (:func:`build_entry`)."""
+    """A ``[[package.release]]`` followed by its builds (:func:`build_entry`); ``packages``:
+    the other CUDA packages it requires (``{"cupy": ">=14"}``)."""
     head = _table(
         "package.release", [("version", version), ("python", python), ("torch", torch), ("source", source)]
     )
+    if packages:
+        needs = ", ".join(f"{name} = {json.dumps(spec)}" for name, spec in packages.items())
+        head += f"packages = {{ {needs} }}\n"
     return head + "".join(builds)
 
 

@@ -206,7 +206,101 @@ def build_package_indexes(root: Path) -> Path:
         requires_python=">=3.9",
         requires=("torch>=8.0,<10",),
     )
+    # one wheel carrying a library per CUDA, each with its own kernels, as bitsandbytes' does
+    build_wheel(
+        default,
+        "bitsandbytes",
+        "99.0.0",
+        files={
+            f"bitsandbytes/libbitsandbytes_cuda{cuda}.so": gpu_library(archs)
+            for cuda, archs in BNB_LIBRARIES.items()
+        },
+        tag=TAG,
+        requires_python=">=3.9",
+        requires=("torch>=8.0,<10",),
+    )
     return write_packages(root / "base", BASE)
+
+
+BNB_LIBRARIES = {
+    "118": ["sm_60", "sm_70", "sm_75", "compute_75"],
+    "128": ["sm_70", "sm_75", "sm_120", "compute_120"],
+    "130": ["sm_75", "sm_120", "compute_120"],
+}
+"""bitsandbytes 99.0.0's libraries, by the CUDA in their names, and the GPU code each carries."""
+RAPIDS_ARCHS = ["sm_75", "sm_80", "sm_90", "sm_120", "compute_120"]
+CUML_ARCHS = ["sm_80", "sm_90", "sm_120"]
+NVCOMP = "nvidia-libnvcomp-cu12==5.3.0.16"
+
+RAPIDS_BASE = packages_file(
+    package_entry(
+        "cudf",
+        release_entry(
+            "98.0.0",
+            build_entry("cuda12", cuda="12.9", archs=RAPIDS_ARCHS, requires=[NVCOMP]),
+            python=">=3.11",
+            packages={"cupy": ">=97.0.0"},
+        ),
+    ),
+    package_entry(
+        "cuml",
+        release_entry(
+            "98.0.0",
+            build_entry("cuda12", cuda="12.9", archs=["sm_80"]),
+            python=">=3.11",
+            packages={"cudf": "==98.0.*"},
+        ),
+    ),
+    comment="a team's RAPIDS",
+)
+"""cuDF and cuML as a catalog has them: cudf 98.0.0 names a cupy range its wheels do not (the
+contradiction); its NVIDIA wheel is its compiled code's (``libcudf-cu12``), as the index says."""
+
+
+def build_rapids(root: Path) -> Path:
+    """RAPIDS as the index has it, in ``root/default``: ``cudf-cu12`` and ``cuml-cu12`` each
+    require their compiled code's own wheel exactly (``libcudf-cu12==99.0.*``), which requires
+    the NVIDIA wheels; cuml-cu12 has no GPU code itself (its library wheel has); a newer
+    libcudf-cu12 that no cudf release allows. Returns the catalog folder ``root/rapids-base``."""
+    default = root / "default"
+    abi3 = "cp311-abi3-manylinux_2_28_x86_64"
+    for version in ("98.0.0", "99.0.0"):
+        build_wheel(
+            default,
+            "cudf-cu12",
+            version,
+            files={"pylibcudf/column.so": gpu_library(RAPIDS_ARCHS)},
+            tag=abi3,
+            requires_python=">=3.11",
+            requires=(f"libcudf-cu12=={version[:-2]}.*", f"cupy-cuda12x>={version}", "pandas"),
+        )
+    for version, extra in (("98.0.0", ()), ("99.0.0", ("cuda-toolkit[nvrtc]==12.*",)), ("100.0.0", ())):
+        build_wheel(
+            default,
+            "libcudf-cu12",
+            version,
+            files={"libcudf/lib64/libcudf.so": gpu_library(RAPIDS_ARCHS)},
+            tag="py3-none-manylinux_2_28_x86_64",
+            requires=(NVCOMP, *extra),
+        )
+    build_wheel(
+        default,
+        "cuml-cu12",
+        "99.0.0",
+        files={"cuml/__init__.py": ""},
+        tag=abi3,
+        requires_python=">=3.11",
+        requires=("libcuml-cu12==99.0.*", "cudf-cu12==99.0.*", "cupy-cuda12x>=99.0.0"),
+    )
+    build_wheel(
+        default,
+        "libcuml-cu12",
+        "99.0.0",
+        files={"libcuml/lib64/libcuml++.so": gpu_library(CUML_ARCHS)},
+        tag="py3-none-manylinux_2_28_x86_64",
+        requires=("nvidia-nvjitlink-cu12>=12.9,<13",),
+    )
+    return write_packages(root / "rapids-base", RAPIDS_BASE)
 
 
 VLLM_ARCHS = ["sm_80", "sm_90", "sm_100", "sm_120"]

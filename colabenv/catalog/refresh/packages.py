@@ -29,15 +29,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.catalog.refresh.sources import (
     PYTHONS,
     PYTORCH_INDEX,
     IndexReader,
+    Metadata,
     RefreshProblem,
     Wheel,
     by_version,
@@ -53,13 +55,18 @@ from colabenv.catalog.refresh.sources import (
 from colabenv.catalog.refresh.writer import coverage_difference
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
-from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS
+from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS, package_of
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from colabenv.catalog.archs import LibraryArchs
 
 _PAGE_NAME = re.compile(r"torch-(\d+\.\d+\.\d+)\+(cu\d{3}|cpu)\.html$")
 """A data.pyg.org find-links page: the torch release and CUDA build its wheels are built for."""
 _TAG_CUDA = re.compile(r"cu(\d{2})(\d)(?!\d)")
 """``pt28cu126`` -> CUDA 12.6 (a ``cuNNN`` inside a local tag)."""
+_LIBRARY_CUDA = re.compile(r"cuda(\d{2})(\d)(?!\d)")
+"""``libbitsandbytes_cuda128.so`` -> CUDA 12.8 (a library of a wheel that carries one per CUDA)."""
 _TAG_TORCH = re.compile(r"^pt(\d)(\d{1,2})cu|torch(\d+)\.(\d+)")
 """``pt28cu126``, ``pt211cu128`` (torch 2.8, 2.11) and ``cu12torch2.8cxx11abiTRUE``."""
 
@@ -151,11 +158,16 @@ def _build(
     notes: list[str],
     index_url: str | None = None,
     find_links: str | None = None,
-) -> PackageBuild | None:
+) -> list[PackageBuild]:
+    """The build ``wheels`` are (one release of ``distribution`` in one place), or one build
+    per library where the wheel carries one library per CUDA; empty: left out (in ``notes``)."""
     wheel = preferred(wheels)
     tag = wheel.version.local
     metadata = reader.metadata(wheel)
     pins = nvidia_pins(requirements_of(metadata))
+    native = _native_wheel(reader, wheel, distribution, metadata, notes)
+    if native is not None:
+        pins = tuple(dict.fromkeys((*pins, *nvidia_pins(requirements_of(reader.metadata(native))))))
     previous = _previous_build(package, version, distribution, tag, index_url)
     cuda = cuda_of_tag(tag) if tag else None
     cuda_source = f"cuda: the local tag +{tag}"
@@ -170,17 +182,26 @@ def _build(
         cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
     if cuda is None:
         notes.append(f"{package.name} {version} {wheel.file.filename} left out: nothing states its CUDA")
-        return None
+        return []
     if find_links is not None and previous is not None:
         name = previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
     else:
         name = tag or (previous.name if previous is not None else f"cu{cuda.major}")
     archs: tuple[Arch, ...] = ()
     unconfirmed = None
+    libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
     if reader.options.read_archs:
         archs = reader.archs([wheel])
         archs_source = f"archs: what every library with GPU code carries in {wheel.file.filename}"
         why = "no library with GPU code found in the wheel"
+        libraries = _per_cuda(reader.libraries(wheel))
+        if not archs and native is not None:
+            archs = reader.archs([native])
+            archs_source = (
+                f"archs: what every library with GPU code carries in {native.file.filename}, the "
+                f"wheel of its compiled code that {wheel.file.filename} requires (it has none itself)"
+            )
+            why += f" nor in {native.file.filename}"
     else:
         why = "the wheel was not read (--archs carry)"
     if not archs:
@@ -189,7 +210,7 @@ def _build(
                 f"{package.name} {version} {name} left out: no arch list ({why}; no build before "
                 "to carry it from)"
             )
-            return None
+            return []
         archs = previous.archs
         unconfirmed = f"{why}; the arch list is carried over from {previous.name} of the release before"
         archs_source = f"archs: {unconfirmed}"
@@ -202,7 +223,14 @@ def _build(
     torch_source = ""
     if find_links is not None and not torch:  # none, or any torch: the page and tag say which
         torch, torch_source = _page_torch(find_links, tag, previous)
-    return PackageBuild(
+    native_source = (
+        f" and of {native.file.filename}, the wheel of its compiled code it requires" if native else ""
+    )
+    read = (
+        f"{where}: {wheel.file.filename} METADATA Requires-Dist{native_source} (markers dropped), "
+        f"Requires-Python {metadata.requires_python or 'not stated'}; {torch_source}"
+    )
+    build = PackageBuild(
         name=name,
         distribution=canonicalize_name(distribution),
         cuda=cuda,
@@ -213,13 +241,22 @@ def _build(
         archs=archs,
         requires=pins,
         python=python,
-        source=Source(
-            f"{where}: {wheel.file.filename} METADATA Requires-Dist (markers "
-            f"dropped), Requires-Python {metadata.requires_python or 'not stated'}; {torch_source}"
-            f"{cuda_source}; {archs_source}; {stamp()}"
-        ),
+        source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}"),
         unconfirmed=unconfirmed,
     )
+    return [
+        dataclasses.replace(
+            build,
+            name=library_name,
+            cuda=library_cuda,
+            archs=library.archs,
+            source=Source(
+                f"{read}cuda and archs: {library.path}, the wheel's library for CUDA {library_cuda} "
+                f"(it carries one per CUDA and loads the one for torch's); {stamp()}"
+            ),
+        )
+        for library_name, library_cuda, library in libraries
+    ] or [build]
 
 
 def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
@@ -368,24 +405,27 @@ def derive_packages(
             builds = [
                 b
                 for f in on_index[version]
-                if (
-                    b := _build(
-                        reader,
-                        package,
-                        version,
-                        f.distribution,
-                        f.major,
-                        f.wheels,
-                        notes,
-                        f.index_url,
-                        f.find_links,
-                    )
+                for b in _build(
+                    reader,
+                    package,
+                    version,
+                    f.distribution,
+                    f.major,
+                    f.wheels,
+                    notes,
+                    f.index_url,
+                    f.find_links,
                 )
-                is not None
             ]
+            needs = _needs(reader, package, version, on_index[version], notes)
             known = package.release(version)
             if known is not None:
                 differing, confirmed = _compare(package, known, builds)
+                if builds and known.needs != needs:
+                    differing.append(
+                        f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
+                        f"the wheels require [{_needs_text(needs)}]"
+                    )
                 contradictions.extend(differing)
                 notes.extend(confirmed)
                 new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
@@ -423,6 +463,7 @@ def derive_packages(
                         f"{', '.join(sorted({str(b.distribution) for b in builds}))}"
                         f"{' on ' + ', '.join(read_pages) if read_pages else ''}; {stamp()}"
                     ),
+                    needs=needs,
                 )
             )
             if read_pages:
@@ -513,3 +554,71 @@ def _guessed_pages(pages: Sequence[str], torch_builds: Sequence[tuple[Version, s
         if version > newest and version.micro == 0 and cuda_of_tag(tag) is not None
         if (page := f"{folder}torch-{version}+{tag}.html") not in pages
     )
+
+
+def _per_cuda(libraries: Sequence[LibraryArchs]) -> tuple[tuple[str, Version, LibraryArchs], ...]:
+    """The libraries of a wheel that carries one per CUDA (bitsandbytes'
+    ``libbitsandbytes_cuda128.so``): (build name ``cuda128``, CUDA 12.8, library); empty unless
+    there are two or more, each with another CUDA in its file name."""
+    found = []
+    for library in libraries:
+        named = _LIBRARY_CUDA.search(library.path.rsplit("/", 1)[-1])
+        if named is None:
+            return ()
+        found.append(
+            (f"cuda{named.group(1)}{named.group(2)}", Version(f"{named.group(1)}.{named.group(2)}"), library)
+        )
+    if len(found) < 2 or len({cuda for _, cuda, _ in found}) != len(found):
+        return ()
+    return tuple(sorted(found, key=lambda item: item[1]))
+
+
+def _native_wheel(
+    reader: IndexReader, wheel: Wheel, distribution: str, metadata: Metadata, notes: list[str]
+) -> Wheel | None:
+    """The wheel of the compiled code ``wheel`` requires where it is a distribution of its own
+    named ``lib`` + its name (cuDF's ``libcudf-cu12``, pinned ``==26.8.*``), read from the same
+    index: the newest release the requirement allows; None where it requires none."""
+    wanted = canonicalize_name(f"lib{distribution}")
+    for requirement in requirements_of(metadata):
+        if canonicalize_name(requirement.name) != wanted:
+            continue
+        try:
+            listed = reader.wheels(wheel.index, wanted)
+        except IndexUnavailableError as problem:
+            notes.append(f"{distribution}: {wanted} was not read ({problem})")
+            return None
+        fitting = {
+            version: found
+            for version, found in by_version(listed).items()
+            if requirement.specifier.contains(version, prereleases=True)
+        }
+        if not fitting:
+            notes.append(f"{wheel.file.filename}: no {wanted} wheel the requirement {requirement} allows")
+            return None
+        return preferred(fitting[max(fitting)])
+    return None
+
+
+def _needs(
+    reader: IndexReader, package: CudaPackage, version: Version, found: Sequence[_Found], notes: list[str]
+) -> tuple[tuple[NormalizedName, SpecifierSet], ...]:
+    """The other known CUDA packages the release's wheels require (cuML's ``cudf-cu12==26.8.*``:
+    cudf ==26.8.*), by package name; where its wheels differ, the first's, with a note."""
+    needs: dict[NormalizedName, SpecifierSet] = {}
+    for where in found:
+        for requirement in requirements_of(reader.metadata(preferred(where.wheels))):
+            other = package_of(requirement.name)
+            if other is None or other.name == package.name:
+                continue
+            known = needs.setdefault(other.name, requirement.specifier)
+            if known != requirement.specifier:
+                notes.append(
+                    f"{package.name} {version}: its wheels require {other.name} differently "
+                    f"({known} and {requirement.specifier}); the first is written"
+                )
+    return tuple(sorted(needs.items()))
+
+
+def _needs_text(needs: Sequence[tuple[NormalizedName, SpecifierSet]]) -> str:
+    return ", ".join(f"{name}{spec}" for name, spec in needs) or "none"

@@ -34,6 +34,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from packaging.markers import Marker
@@ -52,6 +53,9 @@ from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
 from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Source, Variant
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from colabenv.catalog.archs import LibraryArchs
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
@@ -183,7 +187,7 @@ class IndexReader:
         self._pages: dict[tuple[str, str], tuple[IndexFile, ...]] = {}
         self._metadata: dict[str, Metadata] = {}
         self._members: dict[tuple[str, str], bytes | None] = {}
-        self._archs: dict[str, tuple[Arch, ...]] = {}
+        self._archs: dict[str, tuple[LibraryArchs, ...]] = {}
 
     def wheels(self, index: str, project: str, *, required: bool = False) -> list[Wheel]:
         """The Linux x86_64 (or pure) wheels of ``project`` on ``index``, final releases only;
@@ -292,28 +296,31 @@ class IndexReader:
 
     def archs(self, wheels: Sequence[Wheel], members: Sequence[str] = ()) -> tuple[Arch, ...]:
         """What every library with GPU code in ``wheels`` carries (empty: none has GPU code)."""
-        from colabenv.catalog.archs import read_wheel_archs
-
         common: set[Arch] | None = None
         for wheel in wheels:
-            url = wheel.file.url
-            if url not in self._archs:
-                self.progress(f"reading the GPU code of {wheel.file.filename}")
-                try:
-                    found = read_wheel_archs(
-                        url,
-                        members,
-                        max_member=self.options.max_wheel_bytes,
-                        max_download=self.options.max_wheel_bytes,
-                        timeout=self.options.timeout_s,
-                    )
-                except InputError as problem:
-                    raise IndexUnavailableError(str(problem)) from None
-                self._archs[url] = found.common if found.libraries else ()
-            archs = self._archs[url]
-            if archs:
-                common = set(archs) if common is None else common & set(archs)
+            for library in self.libraries(wheel, members):
+                common = set(library.archs) if common is None else common & set(library.archs)
         return tuple(sorted(common or ()))
+
+    def libraries(self, wheel: Wheel, members: Sequence[str] = ()) -> tuple[LibraryArchs, ...]:
+        """Each library with GPU code in ``wheel`` and what it carries, read once."""
+        from colabenv.catalog.archs import read_wheel_archs
+
+        url = wheel.file.url
+        if url not in self._archs:
+            self.progress(f"reading the GPU code of {wheel.file.filename}")
+            try:
+                found = read_wheel_archs(
+                    url,
+                    members,
+                    max_member=self.options.max_wheel_bytes,
+                    max_download=self.options.max_wheel_bytes,
+                    timeout=self.options.timeout_s,
+                )
+            except InputError as problem:
+                raise IndexUnavailableError(str(problem)) from None
+            self._archs[url] = tuple(lib for lib in found.libraries if lib.archs)
+        return self._archs[url]
 
 
 def mirrored(page: str, mirror: str | None) -> str:

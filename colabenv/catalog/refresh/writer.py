@@ -417,6 +417,9 @@ def package_release_block(release: PackageRelease, named: Mapping[str, tuple[Arc
         f"python = {quoted(specifier_text(release.python))}",
         f"source = {quoted(release.source.text)}",
     ]
+    if release.needs:
+        needs = ", ".join(f"{name} = {quoted(specifier_text(spec))}" for name, spec in release.needs)
+        lines.insert(2, f"packages = {{ {needs} }}")
     text = "\n".join(lines) + "\n"
     for build in release.builds:
         text += "\n" + package_build_block(build, named)
