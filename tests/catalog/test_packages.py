@@ -137,6 +137,10 @@ FACTS = [
     ("cupy", "14.0.1", "cuda12", None, "cupy-cuda12x", None, None, "5.0 6.0 7.0 7.5 9.0 10.0 12.0", ""),
     ("cupy", "14.2.0", "cuda13", None, "cupy-cuda13x", None, None, "7.5 8.6 12.0", "6.0 7.0"),
     ("cupy", "13.6.0", "cuda12", None, "cupy-cuda12x", None, None, "6.1", ""),
+    # 0.50.2: one build per library of its wheel, each arch list read from that library
+    ("bitsandbytes", "0.50.2", "cuda118", "<3,>=2.4", "bitsandbytes", None, None, "6.0 7.0 9.0", "5.0"),
+    ("bitsandbytes", "0.50.2", "cuda128", "<3,>=2.4", "bitsandbytes", None, None, "7.0 10.0 12.0", "6.0"),
+    ("bitsandbytes", "0.50.2", "cuda132", "<3,>=2.4", "bitsandbytes", None, None, "7.5 12.0", "7.0"),
     ("bitsandbytes", "0.50.1", "cuda126", "<3,>=2.4", "bitsandbytes", None, None, "6.0 7.5 9.0 10.0", "5.0"),
     ("bitsandbytes", "0.50.1", "cuda128", "<3,>=2.4", "bitsandbytes", None, None, "7.0 12.0", "6.0 6.1"),
     ("bitsandbytes", "0.50.1", "cuda132", "<3,>=2.4", "bitsandbytes", None, None, "7.5 12.0", "7.0"),
@@ -322,7 +326,15 @@ def test_known_facts(
         assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
     for cap in misses.split():
         assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
-    assert build.requires == ()
+    assert build.requires == REQUIRES.get((name, version), ())
+
+
+REQUIRES = {
+    ("cupy", "14.0.1"): ("cuda-pathfinder>=1.3.3,==1.*",),
+    ("cupy", "14.2.0"): ("cuda-pathfinder>=1.3.4,==1.*",),
+}
+"""The NVIDIA wheels a FACTS row's wheel requires (CuPy 14's library finder, as its METADATA
+says); none for the rest."""
 
 
 def test_flash_attn_2_8_3_post1_has_the_builds_of_2_8_3_on_its_own_asset_page() -> None:
@@ -467,11 +479,32 @@ def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> Non
 RAPIDS = [
     (
         "cudf",
+        "26.10.2",
+        "cuda13",
+        "cudf-cu13",
+        ">=3.11",
+        (
+            "cuda-bindings>=13.0.1,<14.0",
+            "cuda-pathfinder",
+            "cuda-toolkit[nvrtc]==13.*",
+            "nvidia-libnvcomp-cu13==5.3.0.16",
+            "nvidia-nvjitlink>=13.3,<14",
+        ),
+        "cupy>=14.0.1,!=14.1.0",
+    ),
+    (
+        "cudf",
         "26.8.0",
         "cuda12",
         "cudf-cu12",
         ">=3.11",
-        ("nvidia-libnvcomp-cu12==5.3.0.16", "nvidia-nvjitlink-cu12>=12.9,<13"),
+        (
+            "cuda-bindings>=12.9.2,<13.0",
+            "cuda-toolkit[nvcc,nvrtc]==12.*",
+            "nvidia-cufile-cu12",
+            "nvidia-libnvcomp-cu12==5.3.0.16",
+            "nvidia-nvjitlink-cu12>=12.9,<13",
+        ),
         "cupy>=14.0.1,!=14.1.0",
     ),
     (
@@ -480,20 +513,67 @@ RAPIDS = [
         "cuda13",
         "cudf-cu13",
         ">=3.11",
-        ("nvidia-libnvcomp==5.3.0.16", "nvidia-nvjitlink>=13.3,<14"),
+        (
+            "cuda-bindings>=13.0.1,<14.0",
+            "cuda-toolkit[cufile,nvcc,nvrtc]==13.*",
+            "nvidia-libnvcomp-cu13==5.3.0.16",
+            "nvidia-nvjitlink>=13.3,<14",
+        ),
         "cupy>=14.0.1,!=14.1.0",
     ),
-    ("cudf", "26.2.1", "cuda12", "cudf-cu12", ">=3.10", ("nvidia-libnvcomp-cu12==5.1.0.21",), "cupy>=13.6.0"),
+    (
+        "cudf",
+        "26.6.0",
+        "cuda12",
+        "cudf-cu12",
+        ">=3.11",
+        ("cuda-python>=12.9.2,<13.0", "cuda-toolkit[nvcc,nvrtc]==12.*", "nvidia-libnvcomp-cu12==5.2.0.13"),
+        "cupy>=13.6.0,!=14.0.0,!=14.1.0",
+    ),
+    (
+        "cudf",
+        "26.2.1",
+        "cuda12",
+        "cudf-cu12",
+        ">=3.10",
+        ("cuda-python>=12.9.2,<13.0", "cuda-toolkit[nvcc,nvrtc]==12.*", "nvidia-libnvcomp-cu12==5.1.0.21"),
+        "cupy>=13.6.0",
+    ),
+    (
+        "cuml",
+        "26.10.0",
+        "cuda12",
+        "cuml-cu12",
+        ">=3.11",
+        (
+            "cuda-bindings>=12.9.2,<13.0",
+            "cuda-toolkit[cublas,cufft,curand,cusolver,cusparse]==12.*",
+            "nvidia-nvjitlink-cu12>=12.9,<13",
+        ),
+        "cudf==26.10.* cupy>=14.0.1,!=14.1.0",
+    ),
     (
         "cuml",
         "26.6.0",
         "cuda12",
         "cuml-cu12",
         ">=3.11",
-        ("nvidia-nvjitlink-cu12>=12.9,<13",),
+        (
+            "cuda-python>=12.9.2,<13.0",
+            "cuda-toolkit[cublas,cufft,curand,cusolver,cusparse]==12.*",
+            "nvidia-nvjitlink-cu12>=12.9,<13",
+        ),
         "cudf==26.6.* cupy>=13.6.0,!=14.0.0,!=14.1.0",
     ),
-    ("cuml", "26.2.0", "cuda12", "cuml-cu12", ">=3.10", (), "cudf==26.2.* cupy>=13.6.0"),
+    (
+        "cuml",
+        "26.2.0",
+        "cuda12",
+        "cuml-cu12",
+        ">=3.10",
+        ("cuda-python>=12.9.2,<13.0", "cuda-toolkit[cublas,cufft,curand,cusolver,cusparse]==12.*"),
+        "cudf==26.2.* cupy>=13.6.0",
+    ),
 ]
 
 

@@ -38,5 +38,5 @@ def test_where_one_fits_the_json_names_the_package_and_why_not_the_newer(
     assert (chosen["torch"]["version"], chosen["torch"]["variant"]) == ("2.11.0", "cu128")
     cudf = chosen["cudf"]
     assert (cudf["distribution"], cudf["variant"]) == ("cudf-cu12", "cuda12")
-    assert cudf["version"] != "26.8.0"
-    assert "not 26.8.0: cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9" in cudf["reason"]
+    assert cudf["version"] == "26.6.0"
+    assert "not 26.10.2: cudf 26.10.2 requires nvidia-nvjitlink-cu12<13,>=12.9" in cudf["reason"]

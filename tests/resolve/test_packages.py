@@ -301,13 +301,14 @@ def test_a_rapids_release_needing_a_newer_nvjitlink_than_torch_pins_is_passed_ov
     frameworks = 'torch = { version = "==2.8.*", variant = "cu128" }\ncudf = "*"\ncuml = "*"'
     resolution = _resolve(tmp_path, frameworks, A_T4_ON_580)
     chosen = _chosen(resolution)
-    # cudf 26.8 and cuml 26.4 to 26.8 require nvidia-nvjitlink-cu12>=12.9; torch cu128 pins 12.8.93;
+    # cudf 26.8 and later and cuml 26.4 and later require nvidia-nvjitlink-cu12>=12.9; torch cu128
+    # pins 12.8.93;
     # cuml 26.2.0 requires cudf==26.2.*
     assert chosen["cudf"] == ("26.2.1", "cuda12", "cudf-cu12==26.2.1")
     assert chosen["cuml"] == ("26.2.0", "cuda12", "cuml-cu12==26.2.0")
     (cudf, _) = resolution.cuda_packages
     assert cudf.reason.endswith(
-        "; not 26.8.0: cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9; "
+        "; not 26.10.2: cudf 26.10.2 requires nvidia-nvjitlink-cu12<13,>=12.9; "
         "torch 2.8.0 pins nvidia-nvjitlink-cu12==12.8.93"
     )
 
@@ -315,7 +316,7 @@ def test_a_rapids_release_needing_a_newer_nvjitlink_than_torch_pins_is_passed_ov
 def test_with_a_torch_whose_nvjitlink_fits_the_newest_rapids_is_taken(tmp_path: Path) -> None:
     chosen = _chosen(_resolve(tmp_path, 'torch = "==2.8.*"\ncudf = "*"\ncuml = "*"\ncupy = "*"', A_T4_ON_580))
     assert chosen["torch"][1] == "cu129"  # the build whose nvjitlink pin (12.9.86) fits
-    assert (chosen["cudf"][0], chosen["cuml"][0], chosen["cupy"][1]) == ("26.8.0", "26.8.0", "cuda12")
+    assert (chosen["cudf"][0], chosen["cuml"][0], chosen["cupy"][1]) == ("26.10.2", "26.10.0", "cuda12")
 
 
 A_T4_ON_570 = ("570.133.07", "12.8", "7.5")
@@ -334,25 +335,26 @@ def test_an_nvjitlink_torch_pins_through_cuda_toolkit_is_held_against_rapids(tmp
     # the same torch beside a cuDF whose nvJitLink floor it meets
     chosen = _chosen(_resolve(tmp_path / "older", 'torch = "==2.11.*"\ncudf = "==26.6.*"', A_T4_ON_570))
     assert chosen["torch"][1] == "cu128"
-    assert chosen["cudf"][0] == "26.6.1"
+    assert chosen["cudf"][0] == "26.6.0"
 
 
 def test_with_cuda_toolkit_pins_the_newest_rapids_is_passed_over_and_said(tmp_path: Path) -> None:
     resolution = _resolve(tmp_path, 'torch = "==2.11.*"\ncudf = "*"', A_T4_ON_570)
     chosen = _chosen(resolution)
     assert chosen["torch"][:2] == ("2.11.0", "cu128")
-    assert chosen["cudf"][0] != "26.8.0"
+    assert chosen["cudf"][0] == "26.6.0"
     (cudf,) = resolution.cuda_packages
     assert (
-        "not 26.8.0: cudf 26.8.0 requires nvidia-nvjitlink-cu12<13,>=12.9; torch 2.11.0 pins " in cudf.reason
+        "not 26.10.2: cudf 26.10.2 requires nvidia-nvjitlink-cu12<13,>=12.9; torch 2.11.0 pins "
+        in cudf.reason
     )
 
 
 def test_packages_that_require_each_other_are_held_together(tmp_path: Path) -> None:
     error = _refusal(tmp_path, 'cudf = "==26.6.*"\ncuml = "==26.8.*"', A_T4_ON_580)
-    assert "cuml 26.8.0 requires cudf==26.8.*; cudf 26.6.1 tried" in str(error)
+    assert "cuml 26.8.0 requires cudf==26.8.*; cudf 26.6.0 tried" in str(error)
     error = _refusal(tmp_path / "x", 'cudf = "==26.8.*"\ncupy = "==13.6.0"', A_T4_ON_580)
-    assert "cudf 26.8.0 requires cupy!=14.1.0,>=14.0.1; cupy 13.6.0 tried" in str(error)
+    assert "cudf 26.8.1 requires cupy!=14.1.0,>=14.0.1; cupy 13.6.0 tried" in str(error)
     chosen = _chosen(_resolve(tmp_path / "y", 'cudf = "==26.8.*"\ncupy = "*"', A_T4_ON_580))
     assert chosen["cupy"][0] == "14.2.0"
 
@@ -405,7 +407,7 @@ def test_the_images_cuda_packages_are_named_when_no_allowed_frameworks_keep_them
     assert cudf == (
         f"the image's cudf-cu12 26.2.1 does not fit the chosen frameworks (cudf 26.2.1 cuda12 is built for "
         f"CUDA 12; torch {torch.release} {torch.variant} is CUDA 13); name it in [frameworks] "
-        '(cudf = "*") to move it to cudf-cu13 26.8.0'
+        '(cudf = "*") to move it to cudf-cu13 26.10.2'
     )
     assert not [w for w in resolution.warnings if w.startswith("chose ")]
 
