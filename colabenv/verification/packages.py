@@ -1,5 +1,5 @@
 """``smoke:<package>``: the CUDA packages around the frameworks (xformers, flash-attn,
-flash-attn-4, bitsandbytes, CuPy, cuDF, cuML, onnxruntime-gpu, vLLM, torch-scatter), each
+flash-attn-4, bitsandbytes, CuPy, cuDF, cuML, onnxruntime-gpu, vLLM, torch-scatter, pyg-lib), each
 computed on the GPU in its own child (``python .../smoke package NAME``,
 ``colabenv/_target/smoke/packages.py``) and compared there with a reference computed on the CPU;
 this module picks which run, runs them one after another, and reads what they leave.
@@ -64,6 +64,7 @@ SMOKED = (
     "onnxruntime-gpu",
     "vllm",
     "torch-scatter",
+    "pyg-lib",
 )
 """The CUDA packages with a smoke test, in the order the checks are reported; each is a key of
 the child's ``PACKAGE_SMOKE`` (a test holds the two together) and of ``CUDA_PACKAGES``."""

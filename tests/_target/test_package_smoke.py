@@ -41,6 +41,7 @@ COMPUTED = (
     "cuml",
     "onnxruntime-gpu",
     "torch-scatter",
+    "pyg-lib",
 )
 
 
@@ -141,7 +142,17 @@ def test_a_wrong_answer_is_measured(tmp_path: Path, smoke: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "smoke", ["xformers", "flash-attn-4", "bitsandbytes", "cupy", "cuml", "onnxruntime-gpu", "torch-scatter"]
+    "smoke",
+    [
+        "xformers",
+        "flash-attn-4",
+        "bitsandbytes",
+        "cupy",
+        "cuml",
+        "onnxruntime-gpu",
+        "torch-scatter",
+        "pyg-lib",
+    ],
 )
 def test_a_nan_is_counted(tmp_path: Path, smoke: str) -> None:
     _, data = _run(tmp_path, smoke, Acts.NAN)
@@ -228,6 +239,17 @@ def test_vllm_0_31_and_later_load_their_ops_from_c_stable_libtorch(tmp_path: Pat
     else:
         assert done.returncode == 1 and data.get("loaded") is not True
         assert data["error"].startswith("ImportError: vllm/_C.abi3.so: undefined symbol")
+
+
+def test_vllm_with_both_ops_libraries_loads_each(tmp_path: Path) -> None:
+    # vLLM 0.19.1's wheel has vllm/_C and a small vllm/_C_stable_libtorch: a broken _C fails
+    # the check even though the stable library loads
+    site = _site(tmp_path / "site-vllm-both", PackageStandin("vllm", VERSIONS["vllm"], Acts.WRONG))
+    (site / "vllm" / "_C_stable_libtorch.py").write_text("", encoding="utf-8")
+    done, data = _run(tmp_path, "vllm", site=site)
+    assert data is not None and data["what"] == "compiled ops (vllm._C_stable_libtorch, vllm._C) loaded"
+    assert done.returncode == 1 and data.get("loaded") is not True
+    assert data["error"].startswith("ImportError: vllm/_C.abi3.so: undefined symbol")
 
 
 def test_onnxruntime_on_the_cpu_is_a_problem(tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ VERSIONS = {
     "onnxruntime-gpu": "1.21.1",
     "vllm": "0.8.5",
     "torch-scatter": "2.1.2",
+    "pyg-lib": "0.7.0",
 }
 """Each stand-in's version, in the order verify reports the package smoke tests."""
 
@@ -557,6 +558,28 @@ def scatter(src, index, dim=0, reduce="sum"):
 """
 
 
+_PYG_LIB_OPS = """\
+from pyg_lib import ACTS, _misbehave
+
+
+def segment_matmul(inputs, ptr, other):
+    import torch
+
+    _misbehave()
+    bounds = ptr.data
+    out = []
+    for index, (low, high) in enumerate(zip(bounds, bounds[1:])):
+        columns = list(zip(*other.data[index]))
+        for row in inputs.data[low:high]:
+            out.append([sum(x * y for x, y in zip(row, col)) for col in columns])
+    if ACTS == "wrong":
+        out[0][0] += 1.0
+    if ACTS == "nan":
+        out[0][0] = float("nan")
+    return torch.tensor(out, dtype=torch.float32, device=inputs.device)
+"""
+
+
 def torch_files(*, gpu: bool = True) -> dict[str, str]:
     """The small torch the attention, int8, vLLM and scatter stand-ins stand on."""
     return {"torch/__init__.py": _TORCH.format(gpu=gpu)}
@@ -594,6 +617,8 @@ def package_files(standin: PackageStandin) -> dict[str, str]:
         return {"flash_attn/cute/__init__.py": prelude + _FLASH_ATTN_4}
     if standin.smoke == "cuml":
         return {"cuml/__init__.py": prelude, "cuml/linear_model.py": _CUML_LINEAR}
+    if standin.smoke == "pyg-lib":
+        return {"pyg_lib/__init__.py": prelude, "pyg_lib/ops.py": _PYG_LIB_OPS}
     if standin.smoke == "flash-attn":
         return {
             "flash_attn/__init__.py": prelude

@@ -1,6 +1,6 @@
 """The smoke tests of the CUDA packages around the frameworks (stdlib only, Python 3.8+; see
 ``__main__.py``): xformers, flash-attn, flash-attn-4, bitsandbytes, CuPy, cuDF, cuML,
-onnxruntime-gpu, vLLM and torch-scatter, one per child, each computed on the first GPU and
+onnxruntime-gpu, vLLM, torch-scatter and pyg-lib, one per child, each computed on the first GPU and
 compared with a reference computed here in pure Python (and, where the package comes with one,
 its CPU counterpart: NumPy, pandas, scikit-learn).
 
@@ -446,16 +446,19 @@ def _smoke_onnxruntime(result: dict[str, Any]) -> None:
 
 VLLM_OPS = ("vllm._C_stable_libtorch", "vllm._C")
 """vLLM's compiled CUDA ops, as its CUDA platform loads them: ``_C_stable_libtorch`` in the
-wheels of 0.31 to 0.33 as read (which ship no ``_C``), ``_C`` where there is one."""
+wheels of 0.26 to 0.33 as read (which ship no ``_C``), ``_C`` in those to 0.19.1 (0.19.1 has a
+small ``_C_stable_libtorch`` beside it): each one the installed vLLM has is loaded."""
 
 
 def _smoke_vllm(result: dict[str, Any]) -> None:
     _import(result, "vllm")
-    ops = next((name for name in VLLM_OPS if importlib.util.find_spec(name) is not None), VLLM_OPS[-1])
-    result.update(what=f"compiled ops ({ops}) loaded", against=None)
+    present = [name for name in VLLM_OPS if importlib.util.find_spec(name) is not None]
+    ops = present or [VLLM_OPS[-1]]  # none: importing _C says why
+    result.update(what=f"compiled ops ({', '.join(ops)}) loaded", against=None)
     if _torch_gpu(result) is None:
         return
-    importlib.import_module(ops)
+    for name in ops:
+        importlib.import_module(name)
     result["loaded"] = True
 
 
@@ -481,6 +484,42 @@ def _smoke_torch_scatter(result: dict[str, Any]) -> None:
     _record(result, out.cpu().tolist(), reference, GROUPBY_TOLERANCE)
 
 
+# ---------------------------------------------------------------------------------------------
+# pyg-lib
+
+SEGMENTS = (0, 5, 12, 16)
+"""pyg-lib's segment matmul: the 16 rows of A in three segments of unequal length, each
+multiplied by its own matrix (a kernel that used one matrix for all, or misread the segment
+bounds, is off by whole numbers)."""
+
+
+def _segment_inputs() -> tuple[Matrix, list[Matrix], Matrix]:
+    """A (16 x 16), one 16 x 16 matrix per segment, and the exact product of each segment of A
+    with its matrix: small integers, exact in float32 and in TF32."""
+    a, b = matrices(SEGMENTS[-1])
+    others = [b, [list(row) for row in zip(*b)], [row[::-1] for row in b]]  # noqa: B905
+    product: Matrix = []
+    for index in range(len(SEGMENTS) - 1):  # itertools.pairwise is Python 3.10+
+        product.extend(reference_matmul(a[SEGMENTS[index] : SEGMENTS[index + 1]], others[index]))
+    return a, others, product
+
+
+def _smoke_pyg_lib(result: dict[str, Any]) -> None:
+    _import(result, "pyg_lib")
+    result.update(what="segment matmul", against="the exact products per segment")
+    torch = _torch_gpu(result)
+    if torch is None:
+        return
+    ops = importlib.import_module("pyg_lib.ops")
+    a, others, product = _segment_inputs()
+    out = ops.segment_matmul(
+        torch.tensor(a, dtype=torch.float32, device="cuda:0"),
+        torch.tensor(list(SEGMENTS), dtype=torch.int64),  # on the CPU, as pyg-lib asks
+        torch.tensor(others, dtype=torch.float32, device="cuda:0"),
+    )
+    _record(result, out.cpu().tolist(), product, EXACT_TOLERANCE)
+
+
 PACKAGE_SMOKE: dict[str, PackageSmoke] = {
     "xformers": _smoke_xformers,
     "flash-attn": _smoke_flash_attn,
@@ -492,6 +531,7 @@ PACKAGE_SMOKE: dict[str, PackageSmoke] = {
     "onnxruntime-gpu": _smoke_onnxruntime,
     "vllm": _smoke_vllm,
     "torch-scatter": _smoke_torch_scatter,
+    "pyg-lib": _smoke_pyg_lib,
 }
 """Smoke name (the check is ``smoke:<name>``) -> the function that fills its result; which
 distributions each one covers is the parent's table (``colabenv.verification.packages``)."""
