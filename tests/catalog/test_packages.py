@@ -305,6 +305,35 @@ def test_vllm_releases_read_from_their_wheels(
         assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
 
 
+VLLM_CU12_READ = [
+    ("0.26.0", "cu130", "==2.11.0", "3.14", "7.5 8.6 12.0", "7.0"),
+    ("0.19.1", "cu129", "==2.10.0", "3.13", "7.0 7.5 8.0 8.6 8.9 9.0 10.0 12.0", "6.1"),
+    ("0.16.0", "cu129", "==2.9.1", "3.13", "7.0 8.6 12.0", "6.1"),
+    ("0.13.0", "cu129", "==2.9.0", "3.13", "7.0 8.6 12.0", "6.1"),
+]
+
+
+@pytest.mark.parametrize(("version", "build_name", "torch", "newest", "covers", "misses"), VLLM_CU12_READ)
+def test_vllm_releases_for_older_torch_read_from_their_wheels(
+    version: str, build_name: str, torch: str, newest: str, covers: str, misses: str
+) -> None:
+    """The newest vLLM pinning each of torch 2.9.0 to 2.11.0, read from its wheel on the default
+    index: CUDA 12.9 (libcudart.so.12) to 0.19.1, CUDA 13.0 for 0.26.0; Python 3.10 up."""
+    release, build = _shipped_build("vllm", version, build_name)
+    assert build.unconfirmed is None and str(build.torch) == torch
+    assert (build.cuda, build.index_url, build.local_tag) == (
+        Version("13.0" if build_name == "cu130" else "12.9"),
+        None,
+        None,
+    )
+    pythons = [v for v in ("3.9", "3.10", "3.13", "3.14", "3.15") if release.python.contains(v)]
+    assert pythons == [v for v in ("3.10", "3.13", "3.14") if Version(v) <= Version(newest)]
+    for cap in covers.split():
+        assert archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+    for cap in misses.split():
+        assert not archs_cover(build.archs, ComputeCapability.parse(cap)), cap
+
+
 @pytest.mark.parametrize(
     ("name", "version", "build_name", "torch", "distribution", "index", "tag", "covers", "misses"), FACTS
 )

@@ -548,8 +548,12 @@ def test_vllm_0_31_is_the_newest_for_python_3_10_and_its_cu129_build_unconfirmed
     assert chosen["torch"][0] == "2.13.0", "vllm 0.31.0 pins torch==2.13.0"
     assert chosen["vllm"] == ("0.31.0", "cu130", "vllm==0.31.0")
     a100_on_570 = ("570.86.15", "12.8", "8.0")
-    error = _refusal(tmp_path / "cu12", 'torch = "*"\nvllm = "*"', a100_on_570)
+    error = _refusal(tmp_path / "cu12", 'torch = "*"\nvllm = ">=0.31"', a100_on_570)
     assert "vllm 0.31.0: cu129 is unconfirmed" in str(error)
+    # a CUDA 12 driver: the newest confirmed vLLM with a CUDA 12 build, 0.19.1 (torch 2.10.0)
+    resolution = _resolve(tmp_path / "cu12-any", 'torch = "*"\nvllm = "*"', a100_on_570)
+    chosen = _chosen(resolution)
+    assert chosen["vllm"] == ("0.19.1", "cu129", "vllm==0.19.1") and chosen["torch"][0] == "2.10.0"
     (tmp_path / "allowed").mkdir()
     chosen = _chosen(_unconfirmed_allowed(tmp_path / "allowed", 'torch = "*"\nvllm = "*"', a100_on_570))
     assert chosen["vllm"] == ("0.31.0", "cu129", "vllm==0.31.0+cu129")
@@ -558,8 +562,12 @@ def test_vllm_0_31_is_the_newest_for_python_3_10_and_its_cu129_build_unconfirmed
 def test_vllm_from_0_32_has_no_wheel_for_python_3_10_nor_kernels_for_volta(tmp_path: Path) -> None:
     error = _refusal(tmp_path / "py310", 'torch = "*"\nvllm = ">=0.32"', H100, python="3.10")
     assert "vllm 0.32.0 to 0.33.0: no wheel for Python 3.10" in str(error)
-    error = _refusal(tmp_path / "v100", 'torch = "*"\nvllm = "*"', ("580.65.06", "13.0", "7.0"))
+    v100 = ("580.65.06", "13.0", "7.0")
+    error = _refusal(tmp_path / "v100", 'torch = "*"\nvllm = ">=0.26"', v100)
     assert "no kernels for sm_70 (needs 7.5+)" in str(error)
+    # the CUDA 12.9 builds to 0.19.1 still carry Volta kernels
+    chosen = _chosen(_resolve(tmp_path / "v100-any", 'torch = "*"\nvllm = "*"', v100))
+    assert chosen["vllm"] == ("0.19.1", "cu129", "vllm==0.19.1")
 
 
 def test_onnxruntime_gpu_takes_the_cuda_major_of_torch_and_its_index(tmp_path: Path) -> None:
