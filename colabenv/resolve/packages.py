@@ -83,6 +83,8 @@ class PackagePlan:
     image: tuple[tuple[Candidate, ...], ...] = ()
     """The runtime's own CUDA packages the profile does not name (Colab's cuDF), each as the
     builds of its installed release: the frameworks are chosen to keep them where they can."""
+    image_unknown: tuple[str, ...] = ()
+    """A warning for each of the runtime's own CUDA packages whose release the catalog lacks."""
     passed_over: tuple[tuple[Candidate, str], ...] = ()
     """The builds the target itself rules out (a Python without a wheel, a GPU without kernels),
     each with why: what a refusal names where one of them was built for the chosen torch."""
@@ -227,8 +229,14 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
             )
         installed_first = sorted(found, key=lambda c: c.installed_version is None)
         all_candidates.append(tuple(installed_first))
-    image = _image(target, catalog, profile)
-    return PackagePlan(profile.cuda_packages, tuple(all_candidates), image=image, passed_over=tuple(passed))
+    image, unknown = _image(target, catalog, profile)
+    return PackagePlan(
+        profile.cuda_packages,
+        tuple(all_candidates),
+        image=image,
+        passed_over=tuple(passed),
+        image_unknown=unknown,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,11 +517,16 @@ def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Versio
 # The image's own CUDA packages (Colab's cuDF, cuML, CuPy)
 
 
-def _image(target: Target, catalog: Catalog, profile: Profile) -> tuple[tuple[Candidate, ...], ...]:
+def _image(
+    target: Target, catalog: Catalog, profile: Profile
+) -> tuple[tuple[tuple[Candidate, ...], ...], tuple[str, ...]]:
     """The runtime's own CUDA packages the profile does not name and the catalog has the
-    installed release of, each as that release's builds of its distribution."""
+    installed release of, each as that release's builds of its distribution; and a warning
+    for each one whose release (or build of that distribution) the catalog lacks: nothing
+    holds it to the frameworks."""
     named = {r.name for r in profile.cuda_packages}
     found = []
+    unknown = []
     for present in target.installed.dists:
         names = package_of(present.name)
         package = catalog.package(names.name) if names is not None else None
@@ -524,7 +537,15 @@ def _image(target: Target, catalog: Catalog, profile: Profile) -> tuple[tuple[Ca
         request = PackageRequest(package.name, str(package.name), SpecifierSet())
         if release is not None and builds:
             found.append(tuple(Candidate(request, release, b, present.version) for b in builds))
-    return tuple(found)
+            continue
+        versions = sorted(r.version for r in package.releases)
+        unknown.append(
+            f"the image's {present.name} {printable(present.version)} is not in the catalog ({package.name} "
+            f"{versions[0]} to {versions[-1]} there): it is not held to the chosen frameworks and may "
+            f'fail to import; name it in [frameworks] ({package.name} = "*") to have a release the '
+            "catalog knows chosen with them"
+        )
+    return tuple(found), tuple(unknown)
 
 
 def accepts(plan: PackagePlan, picks: tuple[Pick, ...], *, keep: bool) -> bool:
@@ -549,7 +570,7 @@ def image_warnings(
     profile allows keeps it): which package, why, and what to do (the release that would fit,
     or that none does). ``free``: what the frameworks would be without keeping them; where that
     differs, a warning says what was held back for them."""
-    warnings = list(plan.left_out)
+    warnings = [*plan.left_out, *plan.image_unknown]
     if free and free != picks and plan.image:
         held = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in picks)
         newer = ", ".join(f"{p.framework} {p.version} {p.variant.name}" for p in free)

@@ -397,6 +397,20 @@ COLAB_2026_07 = {
 }
 
 
+def test_an_images_cuda_package_the_catalog_lacks_is_named_not_passed_over_silently(tmp_path: Path) -> None:
+    installed = {"torch": "2.11.0+cu128", "cudf-cu12": "25.6.0", "cupy-cuda12x": "14.0.1"}
+    resolution = _resolve(tmp_path, 'torch = "*"', T4, installed=installed)
+    (warning,) = [w for w in resolution.warnings if "not in the catalog" in w]
+    assert warning == (
+        "the image's cudf-cu12 25.6.0 is not in the catalog (cudf 26.2.1 to 26.10.2 there): it is not "
+        "held to the chosen frameworks and may fail to import; name it in [frameworks] "
+        '(cudf = "*") to have a release the catalog knows chosen with them'
+    )
+    # named in [frameworks], it is chosen with them and nothing is said of the image's release
+    named = _resolve(tmp_path / "named", 'torch = "*"\ncudf = "*"', T4, installed=installed)
+    assert not [w for w in named.warnings if "not in the catalog" in w]
+
+
 def test_the_images_cuda_packages_are_named_when_no_allowed_frameworks_keep_them(tmp_path: Path) -> None:
     resolution = _resolve(tmp_path, 'torch = ">=2.15"', H100, installed=COLAB_2026_07)
     torch = resolution.choices[0]
