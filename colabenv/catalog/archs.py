@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import re
 import struct
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -70,6 +71,10 @@ class LibraryArchs:
     archs: tuple[Arch, ...]
     containers: int
     elsewhere: int = 0
+    nvcc: tuple[str, ...] = ()
+    """The CUDA toolkits whose compiler left its name in the library's GPU code ("Cuda
+    compilation tools, release 12.9, V12.9.86": ``12.9.86``), oldest first; none where its fat
+    binaries are compressed."""
 
 
 @model
@@ -101,6 +106,7 @@ class WheelArchs:
                     "archs": [str(a) for a in lib.archs],
                     "containers": lib.containers,
                     "containers_outside_nv_fatbin": lib.elsewhere,
+                    "nvcc": list(lib.nvcc),
                 }
                 for lib in self.libraries
             ],
@@ -331,15 +337,45 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
             return None
         unpacked.write(magic)
         written = len(magic)
+        nvcc: set[str] = set()
+        tail = b""
         while chunk := member.read(_COPY_CHUNK):
             written += len(chunk)
             if written > max_member:
                 raise FatbinError(f"unpacks to more than {max_member} bytes")
             unpacked.write(chunk)
+            nvcc.update(_nvcc_releases(tail + chunk, final=False))
+            tail = (tail + chunk)[-_NVCC_SPAN:]
+        nvcc.update(_nvcc_releases(tail, final=True))
         found = elf_archs(unpacked, written)
     if found is None:
         return None
-    return LibraryArchs(info.filename, tuple(sorted(found.archs)), found.in_sections, found.elsewhere)
+    return LibraryArchs(
+        info.filename,
+        tuple(sorted(found.archs)),
+        found.in_sections,
+        found.elsewhere,
+        tuple(sorted(nvcc, key=lambda text: tuple(int(part) for part in text.split(".")))),
+    )
+
+
+_NVCC = re.compile(rb"Cuda compilation tools, release (\d{1,3})\.(\d{1,3}), V(\d{1,3}\.\d{1,3}\.\d{1,5})")
+"""What nvcc writes into the GPU code it builds (left readable where the fat binary is not
+compressed): the toolkit's release and full version."""
+_NVCC_SPAN = 80
+"""Bytes kept from the end of one chunk to find a name that straddles two (longer than one)."""
+
+
+def _nvcc_releases(data: bytes, *, final: bool) -> set[str]:
+    """The full toolkit versions (``12.9.86``) nvcc names in ``data``, where release and
+    version agree; unless ``final``, a name that reaches the end of ``data`` may go on in the
+    next chunk and is left for it."""
+    found = set()
+    for match in _NVCC.finditer(data):
+        major, minor, full = match.groups()
+        if (final or match.end() < len(data)) and full.split(b".")[:2] == [major, minor]:
+            found.add(full.decode())
+    return found
 
 
 def _read_archive(stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int) -> WheelArchs:

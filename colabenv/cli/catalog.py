@@ -210,6 +210,8 @@ def _archs(args: argparse.Namespace) -> int:
         where = f"{library.containers} fat binaries in {FATBIN_SECTION}"
         if library.elsewhere:
             where += f", {library.elsewhere} elsewhere"
+        if library.nvcc:
+            where += f"; built by nvcc {', '.join(library.nvcc)}"
         lines.append(f"  {library.path}: {archs} ({where})")
     if not found.libraries:
         lines.append("  no shared object with GPU code")

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from colabenv.catalog import archs
 from colabenv.catalog.archs import FatbinError, elf_archs, fatbin_archs, read_wheel_archs
 from colabenv.errors import IndexUnavailableError, InputError
 from colabenv.models import Arch
@@ -271,6 +272,29 @@ def test_a_wheel_file_lists_each_library_and_what_they_share(tmp_path: Path) -> 
     assert only.without_gpu_code == 0
 
 
+NVCC_NAME = b"Cuda compilation tools, release 12.9, V12.9.86"
+
+
+@pytest.mark.parametrize("offset", [0, 20, 40, 63, 64, 100])
+def test_the_nvcc_a_library_names_is_read_across_chunk_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offset: int
+) -> None:
+    """nvcc leaves its toolkit's name in the GPU code it builds where the fat binary is not
+    compressed; read in 64-byte chunks, a name that straddles two is still found, once."""
+    monkeypatch.setattr(archs, "_COPY_CHUNK", 64)
+    comment = b"x" * offset + NVCC_NAME + b"\0" + NVCC_NAME + b"\0"
+    # a release and a version that disagree are no toolkit's name
+    noise = b"Cuda compilation tools, release 12.9, V13.0.48\0"
+    library = elf_with({".nv_fatbin": fatbin_of(["sm_80"]), ".comment": comment, ".rodata": noise})
+    wheel = make_wheel(tmp_path / "x-1.0-py3-none-any.whl", {"x/libx.so": library})
+    (found,) = read_wheel_archs(str(wheel)).libraries
+    assert found.nvcc == ("12.9.86",)
+    assert (
+        read_wheel_archs(str(make_wheel(tmp_path / "y-1.0-py3-none-any.whl", MEMBERS))).libraries[0].nvcc
+        == ()
+    )
+
+
 def test_a_broken_library_in_a_wheel_names_the_wheel_and_member(tmp_path: Path) -> None:
     broken = elf_with({".nv_fatbin": b"\x01\x02\x03\x04" + bytes(28)})
     wheel = make_wheel(tmp_path / "w.whl", {"nvidia/x/lib/libbad.so.1": broken})
@@ -412,6 +436,15 @@ def test_catalog_archs_command_prints_libraries_and_json(runner: Runner, tmp_pat
         "libfake_ops.so.9: sm_50 sm_60 sm_70 sm_80 compute_120 (2 fat binaries in .nv_fatbin)" in done.stdout
     )
     assert "in every library: sm_60 sm_80 compute_120" in done.stdout
+    built = make_wheel(
+        tmp_path / "x-1.0-py3-none-any.whl",
+        {"x/libx.so": elf_with({".nv_fatbin": fatbin_of(["sm_80"]), ".comment": NVCC_NAME})},
+    )
+    done = runner("catalog", "archs", str(built))
+    assert "x/libx.so: sm_80 (1 fat binaries in .nv_fatbin; built by nvcc 12.9.86)" in done.stdout
+    assert json.loads(runner("catalog", "archs", str(built), "--json").stdout)["libraries"][0]["nvcc"] == [
+        "12.9.86"
+    ]
     done = runner("catalog", "archs", str(wheel), "--member", "libfake_ops*", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -45,6 +45,7 @@ from tests.support.refresh_package_standins import (
     SCATTER_ARCHS,
     XFORMERS_PINS,
     build_find_links_pages,
+    build_nvcc_index,
     build_other_indexes,
     build_package_indexes,
     build_rapids,
@@ -59,6 +60,7 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_find_links_pages(root)
     build_other_indexes(root)
     build_rapids(root)
+    build_nvcc_index(root)
     return root
 
 
@@ -461,3 +463,32 @@ def test_refresh_reads_a_wheels_compiled_code_wheel_and_the_cuda_packages_it_req
     assert cuml_build.requires == ("nvidia-nvjitlink-cu12>=12.9,<13",)
     written = (out / "cuda_packages.toml").read_text(encoding="utf-8")
     assert 'packages = { cudf = "==99.0.*", cupy = ">=99.0.0" }' in written
+
+
+def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
+    runner: Runner, standins: Path, tmp_path: Path
+) -> None:
+    """vLLM's default wheels carry no local tag: the CUDA of a new release is the nvcc release
+    its GPU code names (12.9), not the build before's (13.0), and its build is named for it
+    (cu129); a release the file has whose CUDA the wheel contradicts is reported."""
+    out = tmp_path / "team"
+    out.mkdir()
+    with LocalIndex(standins / "nvcc") as served:
+        done = _refresh(
+            runner,
+            "--index",
+            served.url,
+            "--catalog",
+            standins / "nvcc-base",
+            "-o",
+            out,
+            "--no-variant-index",
+        )
+    assert done.returncode == 1, done.stderr
+    assert "contradiction: vllm 0.98.0 cu130: cuda: the catalog has 13.0, the index says 13.1" in done.stderr
+    assert "requires:" not in done.stderr, "the same pins, their clauses in another order"
+    assert "1 release(s) added (vllm 0.99.0)" in done.stdout
+    release = _loaded(out / "cuda_packages.toml")["vllm"][Version("0.99.0")]
+    (build,) = release.builds  # type: ignore[attr-defined]
+    assert (build.name, build.cuda) == ("cu129", Version("12.9"))
+    assert "cuda: the nvcc its GPU code names (12.9.86)" in build.source.text

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.catalog.test_archs import gpu_library
+from tests.catalog.test_archs import elf_with, fatbin_of, gpu_library
 from tests.support.package_entries import (
     build_entry,
     package_entry,
@@ -446,3 +446,46 @@ def build_find_links_pages(root: Path) -> Path:
     ]
     _page(whl, "torch-2.13.0+cu130.html", pyg_wheels)
     return write_packages(root / "links-base", LINKS_BASE)
+
+
+def nvcc_library(archs: list[str], release: str) -> bytes:
+    """A library whose GPU code names the nvcc that built it (``12.9.86``), as an uncompressed
+    fat binary does."""
+    name = f"Cuda compilation tools, release {release.rsplit('.', 1)[0]}, V{release}".encode()
+    return elf_with({".nv_fatbin": fatbin_of(archs), ".comment": name + b"\0"})
+
+
+NVCC_BASE = packages_file(
+    package_entry(
+        "vllm",
+        release_entry(
+            "0.98.0",
+            build_entry(
+                "cu130",
+                cuda="13.0",
+                torch="==9.0.0",
+                archs=VLLM_ARCHS,
+                requires=["nvidia-cudnn-frontend<1.19,>=1.13"],  # the wheel's, its clauses reordered
+            ),
+            python=">=3.10,<3.14",
+        ),
+    ),
+    comment="a team's vLLM",
+)
+"""vLLM 0.98.0 as a catalog has it: a CUDA 13.0 build, where its wheel's GPU code names 13.1."""
+
+
+def build_nvcc_index(root: Path) -> Path:
+    """``root/nvcc``: vLLM 0.98.0 (its GPU code built by nvcc 13.1) and 0.99.0 (by nvcc 12.9,
+    no local tag: a CUDA 12.9 build); returns the catalog folder ``root/nvcc-base``."""
+    for version, release in (("0.98.0", "13.1.80"), ("0.99.0", "12.9.86")):
+        build_wheel(
+            root / "nvcc",
+            "vllm",
+            version,
+            files={"vllm/_C.abi3.so": nvcc_library(VLLM_ARCHS, release)},
+            tag=TAG,
+            requires_python=">=3.10,<3.14",
+            requires=("torch==9.0.0", "nvidia-cudnn-frontend>=1.13,<1.19"),
+        )
+    return write_packages(root / "nvcc-base", NVCC_BASE)

@@ -52,7 +52,7 @@ from colabenv.catalog.refresh.sources import (
     requirements_of,
     stamp,
 )
-from colabenv.catalog.refresh.writer import coverage_difference
+from colabenv.catalog.refresh.writer import coverage_difference, pins_differ
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS, package_of
@@ -173,6 +173,11 @@ def _build(
     cuda_source = f"cuda: the local tag +{tag}"
     if cuda is None and find_links is not None:
         cuda, cuda_source = _page_cuda(find_links, tag)
+    built = _built_with(reader.libraries(wheel)) if reader.options.read_archs else None
+    line = previous is not None and len(previous.cuda.release) == 1  # one wheel per CUDA major
+    if cuda is None and built is not None and not line:
+        cuda = Version(".".join(built.split(".")[:2]))
+        cuda_source = f"cuda: the nvcc its GPU code names ({built})"
     if cuda is None and previous is not None:
         cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
     if cuda is None and major is not None:
@@ -186,7 +191,9 @@ def _build(
     if find_links is not None and previous is not None:
         name = previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
     else:
-        name = tag or (previous.name if previous is not None else f"cu{cuda.major}")
+        known = package.release(version)
+        same = known is not None and previous is not None and previous in known.builds
+        name = tag or (previous.name if same and previous is not None else _build_name(previous, cuda))
     archs: tuple[Arch, ...] = ()
     unconfirmed = None
     libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
@@ -313,12 +320,17 @@ def _compare(
         if known.distribution != build.distribution:
             continue
         says = "its find-links page says" if build.find_links is not None else "the index says"
+        if len(known.cuda.release) > 1 and len(build.cuda.release) > 1 and known.cuda != build.cuda:
+            found.append(
+                f"{package.name} {release.version} {build.name}: cuda: the catalog has {known.cuda}, "
+                f"{says} {build.cuda}"
+            )
         if (known.torch or SpecifierSet()) != (build.torch or SpecifierSet()):
             found.append(
                 f"{package.name} {release.version} {build.name}: torch: the catalog has "
                 f"{known.torch or 'none'!s}, {says} {build.torch or 'none'!s}"
             )
-        if tuple(sorted(known.requires)) != tuple(sorted(build.requires)):
+        if pins_differ(known.requires, build.requires):
             found.append(
                 f"{package.name} {release.version} {build.name}: requires: the catalog has "
                 f"[{', '.join(known.requires)}], {says} [{', '.join(build.requires)}]"
@@ -622,3 +634,24 @@ def _needs(
 
 def _needs_text(needs: Sequence[tuple[NormalizedName, SpecifierSet]]) -> str:
     return ", ".join(f"{name}{spec}" for name, spec in needs) or "none"
+
+
+def _built_with(libraries: Sequence[LibraryArchs]) -> str | None:
+    """The newest toolkit nvcc names in the GPU code of the wheel's libraries (``12.9.86``),
+    None where none names one (compressed fat binaries)."""
+    found = {text for library in libraries for text in library.nvcc}
+    return max(found, key=lambda text: tuple(int(part) for part in text.split(".")), default=None)
+
+
+def _build_name(previous: PackageBuild | None, cuda: Version) -> str:
+    """A build without a local tag: named as the build before where their CUDA is the same,
+    else after it with this CUDA's digits (``cu130`` before, CUDA 12.9: ``cu129``), else
+    ``cuXY`` (``cu12`` for a major alone)."""
+    digits = "".join(str(part) for part in cuda.release[:2])
+    if previous is None:
+        return f"cu{digits}"
+    if previous.cuda == cuda or (previous.cuda.major == cuda.major and len(previous.cuda.release) == 1):
+        return previous.name
+    return (
+        re.sub(r"\d+", digits, previous.name, count=1) if re.search(r"\d", previous.name) else f"cu{digits}"
+    )

@@ -247,7 +247,9 @@ def _pin_key(text: str) -> tuple[str, tuple[str, ...], SpecifierSet]:
     return (canonicalize_name(requirement.name), tuple(sorted(requirement.extras)), requirement.specifier)
 
 
-def _pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
+def pins_differ(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two lists of pins name other requirements (order, spelling and the order of
+    a specifier's clauses aside)."""
     left = sorted((_pin_key(t) for t in a), key=str)
     right = sorted((_pin_key(t) for t in b), key=str)
     return left != right
@@ -349,7 +351,7 @@ def compare(
         label = f"{where} {variant.name}"
         if (new.version, variant.name) in derived.cuda_read and had_variant.cuda != variant.cuda:
             found.append(f"{label}: cuda: the catalog has {had_variant.cuda}, the index says {variant.cuda}")
-        if _pins_differ(had_variant.pin_texts, variant.pin_texts):
+        if pins_differ(had_variant.pin_texts, variant.pin_texts):
             found.append(
                 f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                 f"the index says [{', '.join(variant.pin_texts)}]"
