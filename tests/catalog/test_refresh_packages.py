@@ -14,14 +14,16 @@ from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util.reader import Reader
 from colabenv.catalog.load import parse_document
 from colabenv.catalog.packages import cuda_packages
+from colabenv.catalog.refresh.packages import _build_name
 from colabenv.catalog.refresh.writer import package_build_block, packages_merged_text
 from colabenv.errors import CatalogOverlayError
-from colabenv.models import Arch
+from colabenv.models import Arch, PackageBuild, Source
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.package_entries import (
@@ -485,10 +487,66 @@ def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
             "--no-variant-index",
         )
     assert done.returncode == 1, done.stderr
-    assert "contradiction: vllm 0.98.0 cu130: cuda: the catalog has 13.0, the index says 13.1" in done.stderr
+    assert (
+        "contradiction: vllm 0.98.0 default: cuda: the catalog has 13.0, the index says 13.1" in done.stderr
+    )
     assert "requires:" not in done.stderr, "the same pins, their clauses in another order"
     assert "1 release(s) added (vllm 0.99.0)" in done.stdout
     release = _loaded(out / "cuda_packages.toml")["vllm"][Version("0.99.0")]
     (build,) = release.builds  # type: ignore[attr-defined]
     assert (build.name, build.cuda) == ("cu129", Version("12.9"))
     assert "cuda: the nvcc its GPU code names (12.9.86)" in build.source.text
+    # a release older than any the file has is named as the oldest one's build of its CUDA
+    # (not cu130)
+    older = tmp_path / "older"
+    older.mkdir()
+    with LocalIndex(standins / "nvcc") as served:
+        done = _refresh(
+            runner,
+            "--index",
+            served.url,
+            "--catalog",
+            standins / "nvcc-base",
+            "-o",
+            older,
+            "--no-variant-index",
+            "--releases",
+            "<0.98",
+        )
+    assert done.returncode == 0, done.stderr
+    (build,) = _loaded(older / "cuda_packages.toml")["vllm"][Version("0.97.0")].builds  # type: ignore[attr-defined]
+    assert (build.name, build.cuda) == ("default", Version("13.0"))
+
+
+def _build(name: str, cuda: str) -> PackageBuild:
+    return PackageBuild(
+        name,
+        canonicalize_name("vllm"),
+        Version(cuda),
+        None,
+        None,
+        None,
+        None,
+        (),
+        (),
+        None,
+        Source("https://x"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "cuda", "name"),
+    [
+        (None, "12.9", "cu129"),
+        (("cu130", "13.0"), "13.0", "cu130"),
+        (("cu130", "13.0"), "12.9", "cu129"),
+        (("cuda13", "13.3"), "13.1", "cuda13"),  # named for its major line: stays so
+        (("cuda12", "12"), "12.9", "cuda12"),
+        (("default", "12.8"), "12.9", "cu129"),
+    ],
+)
+def test_a_build_without_a_local_tag_is_named_after_the_build_before(
+    before: tuple[str, str] | None, cuda: str, name: str
+) -> None:
+    previous = _build(*before) if before is not None else None
+    assert _build_name(previous, Version(cuda)) == name

@@ -461,7 +461,7 @@ NVCC_BASE = packages_file(
         release_entry(
             "0.98.0",
             build_entry(
-                "cu130",
+                "default",  # a name with no CUDA in it
                 cuda="13.0",
                 torch="==9.0.0",
                 archs=VLLM_ARCHS,
@@ -476,9 +476,10 @@ NVCC_BASE = packages_file(
 
 
 def build_nvcc_index(root: Path) -> Path:
-    """``root/nvcc``: vLLM 0.98.0 (its GPU code built by nvcc 13.1) and 0.99.0 (by nvcc 12.9,
-    no local tag: a CUDA 12.9 build); returns the catalog folder ``root/nvcc-base``."""
-    for version, release in (("0.98.0", "13.1.80"), ("0.99.0", "12.9.86")):
+    """``root/nvcc``: vLLM 0.97.0 (its GPU code built by nvcc 13.0, older than any release the
+    file has), 0.98.0 (by nvcc 13.1) and 0.99.0 (by nvcc 12.9, no local tag: a CUDA 12.9
+    build); returns the catalog folder ``root/nvcc-base``."""
+    for version, release in (("0.97.0", "13.0.88"), ("0.98.0", "13.1.80"), ("0.99.0", "12.9.86")):
         build_wheel(
             root / "nvcc",
             "vllm",

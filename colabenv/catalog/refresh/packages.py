@@ -193,7 +193,8 @@ def _build(
     else:
         known = package.release(version)
         same = known is not None and previous is not None and previous in known.builds
-        name = tag or (previous.name if same and previous is not None else _build_name(previous, cuda))
+        like = previous or _nearest_build(package, distribution, tag, index_url)
+        name = tag or (previous.name if same and previous is not None else _build_name(like, cuda))
     archs: tuple[Arch, ...] = ()
     unconfirmed = None
     libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
@@ -645,13 +646,34 @@ def _built_with(libraries: Sequence[LibraryArchs]) -> str | None:
 
 def _build_name(previous: PackageBuild | None, cuda: Version) -> str:
     """A build without a local tag: named as the build before where their CUDA is the same,
-    else after it with this CUDA's digits (``cu130`` before, CUDA 12.9: ``cu129``), else
-    ``cuXY`` (``cu12`` for a major alone)."""
+    else after it with this CUDA's digits (``cu130`` before, CUDA 12.9: ``cu129``; a name for
+    a CUDA major, ``cuda13``, stays one: ``cuda13`` for 13.1), else ``cuXY`` (``cu12`` for a
+    major alone)."""
     digits = "".join(str(part) for part in cuda.release[:2])
     if previous is None:
         return f"cu{digits}"
     if previous.cuda == cuda or (previous.cuda.major == cuda.major and len(previous.cuda.release) == 1):
         return previous.name
-    return (
-        re.sub(r"\d+", digits, previous.name, count=1) if re.search(r"\d", previous.name) else f"cu{digits}"
-    )
+    number = re.search(r"\d+", previous.name)
+    if number is None:
+        return f"cu{digits}"
+    new = str(cuda.major) if number.group() == str(previous.cuda.major) else digits
+    return previous.name[: number.start()] + new + previous.name[number.end() :]
+
+
+def _nearest_build(
+    package: CudaPackage, distribution: str, tag: str | None, index_url: str | None
+) -> PackageBuild | None:
+    """For a release older than any the file has: the build of ``distribution`` with the same
+    local tag on the same index in its oldest release, whose name a new build is named after
+    (cuDF 26.2.0's ``cuda12`` as 26.2.1's)."""
+    for release in sorted(package.releases, key=lambda r: r.version):
+        for build in release.builds:
+            if (
+                build.distribution == canonicalize_name(distribution)
+                and build.local_tag == tag
+                and _index_template(build.index_url, release.version)
+                == _index_template(index_url, release.version)
+            ):
+                return build
+    return None
