@@ -488,8 +488,9 @@ def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
         )
     assert done.returncode == 1, done.stderr
     assert (
-        "contradiction: vllm 0.98.0 default: cuda: the catalog has 13.0, the index says 13.1" in done.stderr
-    )
+        "contradiction: vllm 0.98.0 default: cuda: the catalog has 13.0, the wheel 13.1 (the nvcc its GPU "
+        "code names (13.1.80))"
+    ) in done.stderr
     assert "requires:" not in done.stderr, "the same pins, their clauses in another order"
     assert "1 release(s) added (vllm 0.99.0)" in done.stdout
     release = _loaded(out / "cuda_packages.toml")["vllm"][Version("0.99.0")]

@@ -67,6 +67,8 @@ _TAG_CUDA = re.compile(r"cu(\d{2})(\d)(?!\d)")
 """``pt28cu126`` -> CUDA 12.6 (a ``cuNNN`` inside a local tag)."""
 _LIBRARY_CUDA = re.compile(r"cuda(\d{2})(\d)(?!\d)")
 """``libbitsandbytes_cuda128.so`` -> CUDA 12.8 (a library of a wheel that carries one per CUDA)."""
+_CUDA_SOURCE = re.compile(r"cuda: ([^;]+)")
+"""Where a derived build's CUDA came from, as its source says (``the local tag +cu128``)."""
 _TAG_TORCH = re.compile(r"^pt(\d)(\d{1,2})cu|torch(\d+)\.(\d+)")
 """``pt28cu126``, ``pt211cu128`` (torch 2.8, 2.11) and ``cu12torch2.8cxx11abiTRUE``."""
 
@@ -322,9 +324,10 @@ def _compare(
             continue
         says = "its find-links page says" if build.find_links is not None else "the index says"
         if len(known.cuda.release) > 1 and len(build.cuda.release) > 1 and known.cuda != build.cuda:
+            why = _CUDA_SOURCE.search(build.source.text)
             found.append(
                 f"{package.name} {release.version} {build.name}: cuda: the catalog has {known.cuda}, "
-                f"{says} {build.cuda}"
+                f"the wheel {build.cuda}{f' ({why.group(1)})' if why else ''}"
             )
         if (known.torch or SpecifierSet()) != (build.torch or SpecifierSet()):
             found.append(
