@@ -31,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from packaging.version import Version
+
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.models import Arch, ComputeCapability
 from colabenv.models.frozen import model
@@ -355,7 +357,7 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
         tuple(sorted(found.archs)),
         found.in_sections,
         found.elsewhere,
-        tuple(sorted(nvcc, key=lambda text: tuple(int(part) for part in text.split(".")))),
+        tuple(sorted(nvcc, key=Version)),
     )
 
 

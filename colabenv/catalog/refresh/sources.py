@@ -55,7 +55,7 @@ from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Sour
 from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
-    from colabenv.catalog.archs import LibraryArchs
+    from colabenv.catalog.archs import LibraryArchs, WheelArchs
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
@@ -187,7 +187,7 @@ class IndexReader:
         self._pages: dict[tuple[str, str], tuple[IndexFile, ...]] = {}
         self._metadata: dict[str, Metadata] = {}
         self._members: dict[tuple[str, str], bytes | None] = {}
-        self._archs: dict[str, tuple[LibraryArchs, ...]] = {}
+        self._archs: dict[str, WheelArchs] = {}
 
     def wheels(self, index: str, project: str, *, required: bool = False) -> list[Wheel]:
         """The Linux x86_64 (or pure) wheels of ``project`` on ``index``, final releases only;
@@ -298,12 +298,17 @@ class IndexReader:
         """What every library with GPU code in ``wheels`` carries (empty: none has GPU code)."""
         common: set[Arch] | None = None
         for wheel in wheels:
-            for library in self.libraries(wheel, members):
-                common = set(library.archs) if common is None else common & set(library.archs)
+            archs = self._read(wheel, members).common
+            if archs:
+                common = set(archs) if common is None else common & set(archs)
         return tuple(sorted(common or ()))
 
     def libraries(self, wheel: Wheel, members: Sequence[str] = ()) -> tuple[LibraryArchs, ...]:
-        """Each library with GPU code in ``wheel`` and what it carries, read once."""
+        """Each library with GPU code in ``wheel`` and what it carries."""
+        return self._read(wheel, members).libraries
+
+    def _read(self, wheel: Wheel, members: Sequence[str]) -> WheelArchs:
+        """The GPU code of ``wheel``'s libraries, read once."""
         from colabenv.catalog.archs import read_wheel_archs
 
         url = wheel.file.url
@@ -319,7 +324,7 @@ class IndexReader:
                 )
             except InputError as problem:
                 raise IndexUnavailableError(str(problem)) from None
-            self._archs[url] = tuple(lib for lib in found.libraries if lib.archs)
+            self._archs[url] = found
         return self._archs[url]
 
 
