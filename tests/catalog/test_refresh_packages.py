@@ -20,10 +20,10 @@ from packaging.version import Version
 from colabenv._util.reader import Reader
 from colabenv.catalog.load import parse_document
 from colabenv.catalog.packages import cuda_packages
-from colabenv.catalog.refresh.packages import _build_name
+from colabenv.catalog.refresh.packages import _build_name, _nearest_build
 from colabenv.catalog.refresh.writer import package_build_block, packages_merged_text
 from colabenv.errors import CatalogOverlayError
-from colabenv.models import Arch, PackageBuild, Source
+from colabenv.models import Arch, CudaPackage, PackageBuild, Source
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
 from tests.support.package_entries import (
@@ -45,6 +45,7 @@ from tests.support.refresh_package_standins import (
     PYG_ARCHS,
     RAPIDS_ARCHS,
     SCATTER_ARCHS,
+    VLLM_INDEX,
     XFORMERS_PINS,
     build_find_links_pages,
     build_nvcc_index,
@@ -83,9 +84,13 @@ def _refresh(runner: Runner, *args: str | Path) -> subprocess.CompletedProcess[s
     return runner("catalog", "refresh", "packages", *args, "--quiet", timeout=120)
 
 
-def _loaded(path: Path) -> dict[str, dict[Version, object]]:
+def _packages(path: Path) -> list[CudaPackage]:
     doc: Reader = parse_document(path, path.read_bytes(), CatalogOverlayError)
-    return {str(p.name): {r.version: r for r in p.releases} for p in cuda_packages(doc, str(path))}
+    return list(cuda_packages(doc, str(path)))
+
+
+def _loaded(path: Path) -> dict[str, dict[Version, object]]:
+    return {str(p.name): {r.version: r for r in p.releases} for p in _packages(path)}
 
 
 def test_refresh_packages_adds_the_new_releases_and_keeps_the_file(
@@ -467,16 +472,11 @@ def test_refresh_reads_a_wheels_compiled_code_wheel_and_the_cuda_packages_it_req
     assert 'packages = { cudf = "==99.0.*", cupy = ">=99.0.0" }' in written
 
 
-def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
-    runner: Runner, standins: Path, tmp_path: Path
-) -> None:
-    """vLLM's default wheels carry no local tag: the CUDA of a new release is the nvcc release
-    its GPU code names (12.9), not the build before's (13.0), and its build is named for it
-    (cu129); a release the file has whose CUDA the wheel contradicts is reported."""
-    out = tmp_path / "team"
+def _refresh_nvcc(runner: Runner, standins: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Refresh ``nvcc-base`` from the ``nvcc`` stand-in index into ``out``."""
     out.mkdir()
     with LocalIndex(standins / "nvcc") as served:
-        done = _refresh(
+        return _refresh(
             runner,
             "--index",
             served.url,
@@ -485,7 +485,18 @@ def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
             "-o",
             out,
             "--no-variant-index",
+            *args,
         )
+
+
+def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
+    runner: Runner, standins: Path, tmp_path: Path
+) -> None:
+    """vLLM's default wheels carry no local tag: the CUDA of a new release is the nvcc release
+    its GPU code names (12.9), not the build before's (13.0), and its build is named for it
+    (cu129); a release the file has whose CUDA the wheel contradicts is reported."""
+    out = tmp_path / "team"
+    done = _refresh_nvcc(runner, standins, out)
     assert done.returncode == 1, done.stderr
     assert (
         "contradiction: vllm 0.98.0 default: cuda: the catalog has 13.0, the wheel 13.1 (the nvcc its GPU "
@@ -500,20 +511,7 @@ def test_a_wheel_without_a_local_tag_takes_the_cuda_its_gpu_code_names(
     # a release older than any the file has is named as the oldest one's build of its CUDA
     # (not cu130)
     older = tmp_path / "older"
-    older.mkdir()
-    with LocalIndex(standins / "nvcc") as served:
-        done = _refresh(
-            runner,
-            "--index",
-            served.url,
-            "--catalog",
-            standins / "nvcc-base",
-            "-o",
-            older,
-            "--no-variant-index",
-            "--releases",
-            "<0.98",
-        )
+    done = _refresh_nvcc(runner, standins, older, "--releases", "<0.98")
     assert done.returncode == 0, done.stderr
     (build,) = _loaded(older / "cuda_packages.toml")["vllm"][Version("0.97.0")].builds  # type: ignore[attr-defined]
     assert (build.name, build.cuda) == ("default", Version("13.0"))
@@ -551,3 +549,18 @@ def test_a_build_without_a_local_tag_is_named_after_the_build_before(
 ) -> None:
     previous = _build(*before) if before is not None else None
     assert _build_name(previous, Version(cuda)) == name
+
+
+def test_a_release_older_than_any_is_named_like_the_oldest_on_an_index_named_per_release(
+    tmp_path: Path,
+) -> None:
+    """vLLM's cu129 builds live on an index named per release (wheels.vllm.ai/VERSION/cu129):
+    an older release's build on its own such index is like the oldest release's."""
+    base = other_indexes_base(tmp_path) / "cuda_packages.toml"
+    (package,) = [p for p in _packages(base) if p.name == "vllm"]
+    index = VLLM_INDEX.format(version="0.97.0")
+    build = _nearest_build(package, Version("0.97.0"), "vllm", "cu129", index)
+    assert build is not None and build.name == "cu129"
+    assert (
+        _nearest_build(package, Version("0.97.0"), "vllm", "cu129", "https://elsewhere.example.org/") is None
+    )

@@ -101,25 +101,46 @@ def _torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
     return None
 
 
+def _builds_like(
+    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None
+) -> list[tuple[PackageRelease, PackageBuild]]:
+    """The file's builds of ``distribution`` with the same local tag on the same index as a
+    build of ``version``, newest release first; an index named per release
+    (``wheels.vllm.ai/0.31.0/cu129``) is the same index in another release
+    (``wheels.vllm.ai/0.32.0/cu129``)."""
+    where = _index_template(index_url, version)
+    return sorted(
+        (
+            (release, build)
+            for release in package.releases
+            for build in release.builds
+            if build.distribution == canonicalize_name(distribution)
+            and build.local_tag == tag
+            and _index_template(build.index_url, release.version) == where
+        ),
+        key=lambda pair: pair[0].version,
+        reverse=True,
+    )
+
+
 def _previous_build(
     package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None = None
 ) -> PackageBuild | None:
-    """The build of ``distribution`` with the same local tag on the same index in ``version``
-    where the file has it (to compare with), else in the newest older release (to carry facts
-    from); an index named per release (``wheels.vllm.ai/0.31.0/cu129``) is the same index in
-    another release (``wheels.vllm.ai/0.32.0/cu129``)."""
-    where = _index_template(index_url, version)
-    for release in package.releases:
-        if release.version > version:
-            continue
-        for build in release.builds:
-            if (
-                build.distribution == canonicalize_name(distribution)
-                and build.local_tag == tag
-                and _index_template(build.index_url, release.version) == where
-            ):
-                return build
-    return None
+    """The build like this one in ``version`` where the file has it (to compare with), else in
+    the newest older release (to carry facts from)."""
+    return next(
+        (b for r, b in _builds_like(package, version, distribution, tag, index_url) if r.version <= version),
+        None,
+    )
+
+
+def _nearest_build(
+    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None
+) -> PackageBuild | None:
+    """For a release older than any the file has: the build like this one in its oldest
+    release, whose name a new build is named after (cuDF 26.2.0's ``cuda12`` as 26.2.1's)."""
+    like = _builds_like(package, version, distribution, tag, index_url)
+    return like[-1][1] if like else None
 
 
 def _index_template(index_url: str | None, version: Version) -> str | None:
@@ -195,7 +216,7 @@ def _build(
     else:
         known = package.release(version)
         same = known is not None and previous is not None and previous in known.builds
-        like = previous or _nearest_build(package, distribution, tag, index_url)
+        like = previous or _nearest_build(package, version, distribution, tag, index_url)
         name = tag or (previous.name if same and previous is not None else _build_name(like, cuda))
     archs: tuple[Arch, ...] = ()
     unconfirmed = None
@@ -644,7 +665,7 @@ def _built_with(libraries: Sequence[LibraryArchs]) -> str | None:
     """The newest toolkit nvcc names in the GPU code of the wheel's libraries (``12.9.86``),
     None where none names one (compressed fat binaries)."""
     found = {text for library in libraries for text in library.nvcc}
-    return max(found, key=lambda text: tuple(int(part) for part in text.split(".")), default=None)
+    return max(found, key=Version, default=None)
 
 
 def _build_name(previous: PackageBuild | None, cuda: Version) -> str:
@@ -662,21 +683,3 @@ def _build_name(previous: PackageBuild | None, cuda: Version) -> str:
         return f"cu{digits}"
     new = str(cuda.major) if number.group() == str(previous.cuda.major) else digits
     return previous.name[: number.start()] + new + previous.name[number.end() :]
-
-
-def _nearest_build(
-    package: CudaPackage, distribution: str, tag: str | None, index_url: str | None
-) -> PackageBuild | None:
-    """For a release older than any the file has: the build of ``distribution`` with the same
-    local tag on the same index in its oldest release, whose name a new build is named after
-    (cuDF 26.2.0's ``cuda12`` as 26.2.1's)."""
-    for release in sorted(package.releases, key=lambda r: r.version):
-        for build in release.builds:
-            if (
-                build.distribution == canonicalize_name(distribution)
-                and build.local_tag == tag
-                and _index_template(build.index_url, release.version)
-                == _index_template(index_url, release.version)
-            ):
-                return build
-    return None
