@@ -10,7 +10,7 @@ from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ColabenvError
 from colabenv.host.detect import detect
 from colabenv.lock.resolvers import IndexPlan, run_resolver
-from colabenv.models import Catalog, Target
+from colabenv.models import Catalog, CpuTarget, Target
 from tests.host.test_detect import make_probe, overrides
 
 
@@ -29,7 +29,7 @@ def test_detect_takes_a_catalog_loader_and_calls_it_for_the_driver_table() -> No
 def test_an_unknown_resolver_is_a_bug_not_bad_input() -> None:
     """The command line offers only the known resolvers: any other reaching the resolver run is
     a caller's bug, which must not be reported as the user's mistake (exit 2)."""
-    target = Target(None, None, (), Version("3.11"), "linux_x86_64")
+    target = Target(CpuTarget(), Version("3.11"), platform="linux_x86_64")
     with pytest.raises(ValueError, match="unknown resolver 'poetry'") as info:
         run_resolver("poetry", ["numpy"], IndexPlan(None, ()), target, {}, str)
     assert not isinstance(info.value, ColabenvError)

@@ -48,6 +48,7 @@ from colabenv.models import (
     TpuFacts,
     TpuTarget,
     archs_cover,
+    device_of,
     format_driver,
 )
 from colabenv.models.frameworks import is_framework_name
@@ -325,15 +326,7 @@ def detect(
         python_full = str(wanted.python)
 
     runtime = detect_runtime(host)
-    target = Target(
-        driver=driver,
-        cuda=cuda,
-        compute_capabilities=capabilities,
-        python=python,
-        platform=host.platform_tag,
-        installed=installed,
-        tpu=tpu,
-    )
+    target = Target(device_of(driver, cuda, capabilities, tpu), python, host.platform_tag, installed)
     try:
         state: Path | None = state_dir(host.environ)
     except StateError as error:

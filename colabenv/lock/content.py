@@ -34,6 +34,7 @@ from colabenv.models import (
     LockedFramework,
     Target,
     TpuTarget,
+    device_of,
     format_driver,
 )
 from colabenv.models.frozen import model
@@ -153,14 +154,13 @@ class LockTarget:
 
     def to_target(self) -> Target:
         """The target as the resolver takes it (nothing installed). Only for a checked target."""
-        return Target(
-            driver=Version(self.driver) if self.driver else None,
-            cuda=Version(self.cuda) if self.cuda else None,
-            compute_capabilities=tuple(ComputeCapability.parse(c) for c in self.compute_capabilities),
-            python=Version(self.python),
-            platform=self.platform,
-            tpu=self.tpu,
+        device = device_of(
+            Version(self.driver) if self.driver else None,
+            Version(self.cuda) if self.cuda else None,
+            tuple(ComputeCapability.parse(c) for c in self.compute_capabilities),
+            self.tpu,
         )
+        return Target(device, Version(self.python), self.platform)
 
     @property
     def accelerator(self) -> Accelerator:

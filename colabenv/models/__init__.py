@@ -1,6 +1,8 @@
 """The frozen values that flow between layers once parsing is done, by the layer that makes them:
 :mod:`~colabenv.models.base` (frameworks, accelerators, compute capabilities, arch lists),
-:mod:`~colabenv.models.target` (the host as the resolver sees it), :mod:`~colabenv.models.profile`,
+:mod:`~colabenv.models.target` (the host as the resolver sees it: its device, one of
+:class:`NvidiaTarget`, :class:`TpuTarget`, :class:`CpuTarget`), :mod:`~colabenv.models.installed`
+(what a runtime has installed), :mod:`~colabenv.models.profile`,
 :mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
 :mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings),
 :mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices)
@@ -49,6 +51,7 @@ from colabenv.models.catalog import (
 )
 from colabenv.models.deaths import DeathFacts, KernelEvent, KernelLog, Remedy, SessionLimit
 from colabenv.models.doctor import Evidence, Finding
+from colabenv.models.installed import InstalledDist, InstalledSet
 from colabenv.models.packages import PackageChoice, PackageRequest
 from colabenv.models.profile import (
     FrameworkRequest,
@@ -72,13 +75,15 @@ from colabenv.models.target import (
     MAX_TPU_CHIPS,
     TPU_NAME_PATTERN,
     TPU_TYPE_PATTERN,
+    CpuTarget,
+    Device,
     Fingerprint,
     Gpu,
-    InstalledDist,
-    InstalledSet,
+    NvidiaTarget,
     Target,
     TargetOverrides,
     TpuTarget,
+    device_of,
 )
 from colabenv.models.watch import (
     CgroupMemory,
@@ -109,10 +114,12 @@ __all__ = [
     "ComponentFacts",
     "ComponentRange",
     "ComputeCapability",
+    "CpuTarget",
     "CudaMajorLine",
     "CudaPackage",
     "CudaToolkit",
     "DeathFacts",
+    "Device",
     "Evidence",
     "FilesystemUse",
     "Finding",
@@ -133,6 +140,7 @@ __all__ = [
     "KernelLog",
     "LockedCudaPackage",
     "LockedFramework",
+    "NvidiaTarget",
     "PackageBuild",
     "PackageChoice",
     "PackageRelease",
@@ -164,6 +172,7 @@ __all__ = [
     "WatchSettings",
     "WatchStatus",
     "archs_cover",
+    "device_of",
     "format_driver",
     "parse_cuda",
     "parse_driver",

@@ -12,7 +12,7 @@ from packaging.version import Version
 from colabenv.models.base import Accelerator
 from colabenv.models.catalog import Source
 from colabenv.models.frozen import model
-from colabenv.models.target import InstalledDist, InstalledSet
+from colabenv.models.installed import InstalledDist, InstalledSet
 
 
 @model

@@ -1,62 +1,19 @@
-"""The host as the resolver sees it: what is installed, its GPUs or TPU, the target and the
-overrides that replace detection, and what ``detect`` found."""
+"""The host as the resolver sees it: its device (NVIDIA GPUs, a TPU, or the CPU alone, one
+sum-typed field), its Python and what is installed, the overrides that replace detection, and
+what ``detect`` found."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
-from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, format_driver
 from colabenv.models.frozen import model
-
-if TYPE_CHECKING:
-    from colabenv.models.runtimes import ColabRuntime
-
-
-@model
-class InstalledDist:
-    """A distribution present in the runtime. ``version`` keeps its local tag (``2.6.0+cu124``)."""
-
-    name: NormalizedName
-    version: str
-
-    @property
-    def parsed_version(self) -> Version | None:
-        try:
-            return Version(self.version)
-        except InvalidVersion:
-            return None
-
-
-@model
-class InstalledSet:
-    """What the runtime already has, by canonical name."""
-
-    dists: tuple[InstalledDist, ...] = ()
-
-    @classmethod
-    def from_mapping(cls, mapping: Mapping[str, str]) -> InstalledSet:
-        dists = {canonicalize_name(name): version for name, version in mapping.items()}
-        return cls(tuple(InstalledDist(n, v) for n, v in sorted(dists.items())))
-
-    def get(self, name: str) -> InstalledDist | None:
-        wanted = canonicalize_name(name)
-        for dist in self.dists:
-            if dist.name == wanted:
-                return dist
-        return None
-
-    def version_of(self, name: str) -> Version | None:
-        dist = self.get(name)
-        return dist.parsed_version if dist else None
-
-    def __len__(self) -> int:
-        return len(self.dists)
+from colabenv.models.installed import InstalledSet
+from colabenv.models.runtimes import ColabRuntime
 
 
 @model
@@ -84,6 +41,7 @@ class TpuTarget:
     number of chips. Each is None where nothing told it (a generation the catalog does not
     know, a host whose accelerator type is not in its environment)."""
 
+    kind: ClassVar[Accelerator] = Accelerator.TPU
     generation: str | None
     accelerator_type: str | None = None
     chips: int | None = None
@@ -105,35 +63,73 @@ class TpuTarget:
 
 
 @model
+class NvidiaTarget:
+    """NVIDIA GPUs as the resolver sees them: the driver, the newest CUDA it supports (not an
+    installed toolkit), each GPU's compute capability. One of ``driver`` and ``cuda`` is always
+    known (``--cuda`` alone stands for a driver of that CUDA); an empty
+    ``compute_capabilities`` means "not known": every arch list is accepted."""
+
+    kind: ClassVar[Accelerator] = Accelerator.NVIDIA
+    driver: Version | None
+    cuda: Version | None
+    compute_capabilities: tuple[ComputeCapability, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.driver is None and self.cuda is None:
+            raise ValueError("an NVIDIA target has a driver or a CUDA version")
+
+
+@model
+class CpuTarget:
+    """The CPU alone: no NVIDIA GPU and no TPU (or ``--cpu``)."""
+
+    kind: ClassVar[Accelerator] = Accelerator.CPU
+
+
+Device = NvidiaTarget | TpuTarget | CpuTarget
+"""What a target computes on: one value of its kind (colabenv.accelerators has a module per kind)."""
+
+
+@model
 class Target:
     """Everything the resolver may know about the host it resolves for.
 
-    ``driver`` and ``cuda`` are both None when there is no usable NVIDIA GPU (or ``--cpu``);
-    ``cuda`` is the newest CUDA the driver supports, not an installed toolkit. An empty
-    ``compute_capabilities`` on a GPU target means "not known": every arch list is accepted.
-    ``tpu``: the TPU of a TPU host (never beside a driver).
+    ``device``: its NVIDIA GPUs, its TPU, or the CPU alone; ``driver``, ``cuda``,
+    ``compute_capabilities`` and ``tpu`` read it (None, or no GPUs, where the device is of
+    another kind).
     ``python``: the full version where it is known (``3.14.1``: the host's own interpreter, or
     ``--python 3.14.1``), else major.minor (``--python 3.14``); Python ranges are evaluated
     against it as it is, so a wheel's ``!=3.14.1`` turns down 3.14.1 and not 3.14.
     """
 
-    driver: Version | None
-    cuda: Version | None
-    compute_capabilities: tuple[ComputeCapability, ...]
+    device: Device
     python: Version
     platform: str = "linux_x86_64"
     installed: InstalledSet = field(default_factory=InstalledSet)
-    tpu: TpuTarget | None = None
+
+    @property
+    def driver(self) -> Version | None:
+        return self.device.driver if isinstance(self.device, NvidiaTarget) else None
+
+    @property
+    def cuda(self) -> Version | None:
+        return self.device.cuda if isinstance(self.device, NvidiaTarget) else None
+
+    @property
+    def compute_capabilities(self) -> tuple[ComputeCapability, ...]:
+        return self.device.compute_capabilities if isinstance(self.device, NvidiaTarget) else ()
+
+    @property
+    def tpu(self) -> TpuTarget | None:
+        return self.device if isinstance(self.device, TpuTarget) else None
 
     @property
     def has_gpu(self) -> bool:
-        return self.driver is not None or self.cuda is not None
+        return isinstance(self.device, NvidiaTarget)
 
     @property
     def accelerator(self) -> Accelerator:
-        if self.has_gpu:
-            return Accelerator.NVIDIA
-        return Accelerator.TPU if self.tpu is not None else Accelerator.CPU
+        return self.device.kind
 
     @property
     def python_minor(self) -> str:
@@ -149,6 +145,19 @@ class Target:
             "accelerator": self.accelerator.value,
             "tpu": self.tpu.to_json() if self.tpu is not None else None,
         }
+
+
+def device_of(
+    driver: Version | None,
+    cuda: Version | None,
+    compute_capabilities: tuple[ComputeCapability, ...],
+    tpu: TpuTarget | None,
+) -> Device:
+    """The device a host's parts describe: NVIDIA GPUs where a driver or CUDA is known, else the
+    TPU where there is one, else the CPU (never a TPU beside a driver: the driver wins)."""
+    if driver is not None or cuda is not None:
+        return NvidiaTarget(driver, cuda, compute_capabilities)
+    return tpu if tpu is not None else CpuTarget()
 
 
 @model

@@ -12,6 +12,9 @@ from packaging.version import Version
 from colabenv._util.reader import cached_version
 from colabenv.models import Catalog, ComputeCapability, Release, Target, Variant, archs_cover
 
+UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
+"""How a refusal of an unconfirmed build says to take it."""
+
 
 def python_ok(spec: SpecifierSet | None, python: Version) -> bool:
     """``python`` is in ``spec`` (no range: any Python)."""

@@ -18,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
@@ -37,13 +38,13 @@ from colabenv.models import (
 )
 from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
+from colabenv.resolve.eligibility import UNCONFIRMED_HINT
 from colabenv.resolve.explain import grouped_rejections
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
-UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
 
 
 @model
@@ -182,8 +183,8 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
         problem = _unknown(request, catalog, profile)
         if problem is not None:
             raise ProfileError(profile.path.name, key, problem)
-    if not target.has_gpu:
-        what = f"a TPU ({target.tpu})" if target.tpu is not None else "no GPU"
+    what = accelerator_of(target).lacks(target)
+    if what:
         left = tuple(
             f"{profile.path.name}: {key}: left out: {r.name} needs an NVIDIA GPU and the target has {what}"
             for r in profile.cuda_packages

@@ -12,6 +12,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.nvidia import component_rejection
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import bounds, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.models import (
@@ -27,15 +30,13 @@ from colabenv.models import (
     Resolution,
     Target,
     Variant,
-    format_driver,
 )
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
-from colabenv.resolve.eligibility import floor_met, fully_met, python_ok, unconfirmed_fuller, uncovered
+from colabenv.resolve.eligibility import UNCONFIRMED_HINT, python_ok
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.packages import (
-    UNCONFIRMED_HINT,
     Pick,
     accepts,
     choose,
@@ -46,15 +47,6 @@ from colabenv.resolve.packages import (
     plan_packages,
     refusal,
     specifiers_meet,
-)
-from colabenv.resolve.tpu import (
-    TPU_VARIANT,
-    installed_tpu_variant,
-    offered_variants,
-    tpu_rejection,
-    tpu_requirements,
-    tpu_warnings,
-    tpu_why,
 )
 
 
@@ -86,56 +78,10 @@ def _variant_rejection(
 ) -> str | None:
     """Why ``variant`` cannot run on ``target``; None when it can."""
     if request.variant is not None and variant.name != request.variant:
-        return _NOT_ASKED
+        return NOT_ASKED
     if not python_ok(variant.python, target.python):
         return f"{variant.name} has no wheel for Python {target.python}"
-    if target.tpu is not None:
-        if variant.name != TPU_VARIANT and request.variant != variant.name:
-            return _NOT_ASKED
-        return tpu_rejection(variant, request, target, catalog)
-    if not target.has_gpu:
-        return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
-    if variant.is_cpu:
-        return None if request.variant == variant.name else _NOT_ASKED
-    assert variant.cuda is not None
-    if not floor_met(variant, target, catalog):
-        floor = catalog.floor_driver(variant.cuda)
-        host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"
-        shown = format_driver(floor) if floor is not None else "an unknown floor"
-        return f"{variant.name} needs driver >= {shown} (host {host})"
-    missing = uncovered(variant, target.compute_capabilities)
-    if missing:
-        caps = ", ".join(c.sm for c in missing)
-        return f"{variant.name} has no kernels for {caps}"
-    return _component_rejection(variant, target, catalog)
-
-
-def _component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
-    """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not.
-    A CUDA build pulls in only components of its own CUDA major (a cu12 wheel never a -cu13
-    one), so the others' bounds are not looked for in its pins."""
-    cuda = variant.cuda
-    held = {
-        name: bound
-        for name, bound in bounds(catalog.components, target.compute_capabilities).items()
-        if cuda is None or bound.component.cuda_major == cuda.major
-    }
-    if not held:
-        return None
-    for item in pulled_in(variant.pin_texts, catalog.components, held):
-        found = held[item.component.name]
-        if found.admits_any(item.specifier):
-            continue
-        gpus = ", ".join(g.sm for g in found.gpus)
-        if not found.possible:
-            return (
-                f"{variant.name} pins {item.pin}: no {item.component.name} release has "
-                f"kernels for all of {gpus}"
-            )
-        return (
-            f"{variant.name} pins {item.pin}, which has no kernels for {gpus}; {found.requirement} has them"
-        )
-    return None
+    return accelerator_of(target).rejection(variant, request, target, catalog)
 
 
 def _constraints(
@@ -156,9 +102,6 @@ def _constraints(
             if bound.requirement not in texts:
                 texts.append(bound.requirement)
     return tuple(found.values()), brought
-
-
-_NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 
 
 def _variant_preference(options: list[_Option]) -> list[_Option]:
@@ -230,6 +173,7 @@ def _candidates(
     """``allow_unconfirmed``: take builds marked unconfirmed too (otherwise each is turned
     down, with that as the reason, where nothing else turns it down first)."""
     framework = request.framework
+    kind = accelerator_of(target)
     rejections: list[tuple[Version, str]] = []
     installed_dist = target.installed.get(framework.value)
     installed_public: Version | None = None
@@ -253,10 +197,10 @@ def _candidates(
             if python_problem:
                 passed_over.append(rejections[-1])
             continue
-        variants = offered_variants(release, target, catalog)
+        variants = kind.offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
-            installed_variant = installed_tpu_variant(target, variants) or _installed_variant(
+            installed_variant = kind.installed_variant(target, variants) or _installed_variant(
                 release, target.installed, installed_dist.version
             )
         release_options: list[_Option] = []
@@ -265,10 +209,10 @@ def _candidates(
             if problem is None and variant.unconfirmed is not None and not allow_unconfirmed:
                 problem = _unconfirmed_rejection(variant)
             if problem:
-                if problem is not _NOT_ASKED:
+                if problem is not NOT_ASKED:
                     rejections.append((release.version, problem))
                 continue
-            fully = variant.is_cpu or fully_met(variant, target, catalog)
+            fully = kind.fully_supported(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
             option = _Option(
                 framework,
@@ -431,10 +375,6 @@ def _requirements(option: _Option, request: FrameworkRequest, installed: Install
     return reqs
 
 
-def _driver_text(version: Version | None) -> str:
-    return format_driver(version) if version is not None else "unknown"
-
-
 def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
     spec = str(request.specifier) or "any version"
     variant = option.variant
@@ -442,30 +382,7 @@ def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog:
         head = f"already installed ({option.framework} {option.installed_version}), satisfies {spec}"
     else:
         head = f"newest release satisfying {spec} that runs on the target"
-    if variant.tpu is not None:
-        return f"{head}; {tpu_why(variant.tpu, target)}"
-    if variant.is_cpu:
-        why = "CPU build: the target has no GPU" if not target.has_gpu else "CPU build requested"
-        return f"{head}; {why}"
-    assert variant.cuda is not None
-    parts = [head]
-    if target.driver is not None:
-        driver = format_driver(target.driver)
-        floor = _driver_text(catalog.floor_driver(variant.cuda))
-        toolkit = _driver_text(catalog.toolkit_driver(variant.cuda))
-        if option.fully_supported:
-            parts.append(f"{variant.name}: driver {driver} >= {toolkit} (CUDA {variant.cuda})")
-        else:
-            parts.append(
-                f"{variant.name}: driver {driver} >= floor {floor} only "
-                f"(minor-version compatibility; CUDA {variant.cuda} wants {toolkit})"
-            )
-    else:
-        parts.append(f"{variant.name}: CUDA {variant.cuda} within the driver's {target.cuda}")
-    if target.compute_capabilities:
-        caps = ", ".join(c.sm for c in target.compute_capabilities)
-        parts.append(f"kernels for {caps}")
-    return "; ".join(parts)
+    return f"{head}; {accelerator_of(target).why(variant, option.fully_supported, target, catalog)}"
 
 
 def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]]) -> str:
@@ -481,36 +398,19 @@ def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]
     return f"; not {version}{more}: {why}"
 
 
-def _fuller_hint(names: Sequence[str]) -> str:
-    if not names:
-        return ""
-    builds = " and ".join(names)
-    return f"; its {builds} build, which the driver fully supports, is unconfirmed: {UNCONFIRMED_HINT}"
-
-
 def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
-    warnings: list[str] = []
-    if not target.has_gpu and profile.verify.require_gpu:
-        warnings.append("the profile requires a GPU (verify.require_gpu) but the target has none")
-    if target.has_gpu and not target.compute_capabilities and any(not o.variant.is_cpu for o in chosen):
-        warnings.append("GPU compute capability unknown: arch lists were not checked")
+    kind = accelerator_of(target)
+    builds = [(o.label, o.release, o.variant, o.fully_supported) for o in chosen]
+    warnings = kind.warnings(builds, profile, target, catalog)
     for option in chosen:
         variant = option.variant
         if variant.unconfirmed is not None:
             warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
-        if variant.cuda is not None and not option.fully_supported:
-            warnings.append(
-                f"{option.label} {variant.name} runs on the driver by minor-version compatibility "
-                f"only; code that JIT-compiles PTX may fail (update the driver to "
-                f">= {_driver_text(catalog.toolkit_driver(variant.cuda))} for full support)"
-                + _fuller_hint(unconfirmed_fuller(option.release, target, catalog))
+        warnings.extend(
+            kind.build_warnings(
+                option.label, option.release, variant, option.fully_supported, target, catalog
             )
-        for cap in target.compute_capabilities:
-            if variant.archs and not any(a.covers(cap) and not a.ptx for a in variant.archs):
-                warnings.append(
-                    f"{option.label} {variant.name} has only PTX for {cap.sm}: "
-                    "the first start JIT-compiles kernels (slow)"
-                )
+        )
         present = target.installed.get(option.framework.value)
         if present is not None and not option.installed:
             old = present.parsed_version
@@ -535,7 +435,7 @@ def _turned_down_for_components(
 ) -> bool:
     """Whether the component pins are what keeps ``variant`` off the target (and not its
     Python, driver or arch list first)."""
-    problem = _component_rejection(variant, target, catalog)
+    problem = component_rejection(variant, target, catalog)
     return problem is not None and _variant_rejection(variant, request, target, catalog) == problem
 
 
@@ -610,6 +510,7 @@ def resolve(
         raise ResolutionError(
             f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
+    kind = accelerator_of(target)
     picks = _picks(chosen, catalog)
     packages = choose(plan, picks) or ()
     constraints, brought = _constraints(chosen, target, catalog)
@@ -634,14 +535,14 @@ def resolve(
                 index_url=index_url(option.variant.index_url, profile.install),
                 requirements=(
                     *_requirements(option, request, target.installed),
-                    *tpu_requirements(option.variant),
+                    *kind.requirements(option.variant),
                 ),
                 installed=option.installed,
                 reason=reason,
                 cuda=option.variant.cuda,
                 pins=option.variant.pins,
                 archs=option.variant.archs,
-                find_links=option.variant.tpu.find_links if option.variant.tpu else None,
+                find_links=kind.find_links(option.variant),
                 catalog_file=overlay,
             )
         )
@@ -662,7 +563,6 @@ def resolve(
                     *_warnings(chosen, profile, target, catalog),
                     *misplaced(profile.requirements, profile.path.name),
                     *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
-                    *tpu_warnings([o.variant for o in chosen], target),
                 ]
             )
         ),

@@ -31,7 +31,9 @@ from colabenv.models import (
     ComponentFacts,
     ComponentRange,
     ComputeCapability,
+    CpuTarget,
     Framework,
+    NvidiaTarget,
     Release,
     Target,
     TpuTarget,
@@ -89,11 +91,9 @@ _PY = Version("3.12")
 @pytest.mark.parametrize(
     ("target", "has_components", "has_tpu_builds"),
     [
-        pytest.param(Target(Version("550.54.15"), Version("12.4"), (), _PY), True, False, id="gpu"),
-        pytest.param(Target(None, None, (), _PY), False, False, id="cpu"),
-        pytest.param(
-            Target(None, None, (), _PY, tpu=TpuTarget("v5e", "v5litepod-8", 8)), False, True, id="tpu"
-        ),
+        pytest.param(Target(NvidiaTarget(Version("550.54.15"), Version("12.4")), _PY), True, False, id="gpu"),
+        pytest.param(Target(CpuTarget(), _PY), False, False, id="cpu"),
+        pytest.param(Target(TpuTarget("v5e", "v5litepod-8", 8), _PY), False, True, id="tpu"),
     ],
 )
 def test_a_target_reads_only_the_facts_it_can_use(

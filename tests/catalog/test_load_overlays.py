@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from colabenv.catalog.load import catalog_for, load_overlay, overlay_folders, shipped_catalog, with_overlays
 from colabenv.errors import CatalogOverlayError, ResolutionError
-from colabenv.models import ComputeCapability, Framework, Target, TpuTarget
+from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target, TpuTarget
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.checks import ANY, expect
@@ -25,10 +25,7 @@ H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.1
 
 def _h200() -> Target:
     return Target(
-        driver=Version("580.95.05"),
-        cuda=Version("13.0"),
-        compute_capabilities=(ComputeCapability(9, 0),),
-        python=Version("3.12"),
+        NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),)), Version("3.12")
     )
 
 
@@ -572,13 +569,7 @@ def test_overlays_keep_the_tpu_builds(tmp_path: Path) -> None:
     shipped = catalog_for(profile, {})
     merged = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
     assert merged.tpu == shipped.tpu and merged.tpu.builds
-    target = Target(
-        driver=None,
-        cuda=None,
-        compute_capabilities=(),
-        python=Version("3.11"),
-        tpu=TpuTarget("v5e", "v5e-1", 1),
-    )
+    target = Target(TpuTarget("v5e", "v5e-1", 1), Version("3.11"))
     resolution = resolve(profile, target, merged)
     assert [(c.framework.value, c.variant) for c in resolution.choices] == [("torch", "tpu"), ("jax", "tpu")]
 

@@ -53,6 +53,7 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     Variant,
+    device_of,
 )
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 from tests.support.paths import DATA as TEST_DATA
@@ -1023,10 +1024,10 @@ def _catalog_with_torch_28() -> Catalog:
 
 def _target(driver: str | None, caps: Sequence[str], dists: Mapping[str, str]) -> Target:
     return Target(
-        driver=Version(driver) if driver else None,
-        cuda=None,
-        compute_capabilities=tuple(ComputeCapability.parse(c) for c in caps),
-        python=Version("3.12"),
+        device_of(
+            Version(driver) if driver else None, None, tuple(ComputeCapability.parse(c) for c in caps), None
+        ),
+        Version("3.12"),
         installed=InstalledSet.from_mapping(dists),
     )
 

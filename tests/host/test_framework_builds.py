@@ -10,7 +10,7 @@ from colabenv.catalog.load import shipped_catalog
 from colabenv.host.detect import build_warnings
 from colabenv.host.framework_builds import FrameworkBuild, framework_build, framework_builds
 from colabenv.host.installed import Installed, scan_path
-from colabenv.models import ComputeCapability, Framework, InstalledSet, Target
+from colabenv.models import ComputeCapability, Framework, InstalledSet, NvidiaTarget, Target
 
 
 def _site(root: Path, dists: dict[str, str], files: dict[str, str] | None = None) -> Path:
@@ -62,10 +62,8 @@ def test_detect_warns_about_a_default_index_torch_the_driver_cannot_load() -> No
     """A torch without a local tag is the catalog's default variant: 2.9.0 from the default index
     is a CUDA 12.8 build, which a 470 driver cannot load (detect used to say nothing)."""
     target = Target(
-        driver=Version("470.256.02"),
-        cuda=None,
-        compute_capabilities=(ComputeCapability(7, 5),),
-        python=Version("3.11"),
+        NvidiaTarget(Version("470.256.02"), None, (ComputeCapability(7, 5),)),
+        Version("3.11"),
         installed=InstalledSet.from_mapping({"torch": "2.9.0"}),
     )
     warnings = build_warnings(target, shipped_catalog())

@@ -19,7 +19,14 @@ from colabenv.catalog.load import shipped_catalog
 from colabenv.lock.file import read_lock, render_lock
 from colabenv.lock.make import make_lock
 from colabenv.lock.resolvers import RESOLVERS
-from colabenv.models import ComponentConstraint, ComputeCapability, Framework, Resolution, Target
+from colabenv.models import (
+    ComponentConstraint,
+    ComputeCapability,
+    Framework,
+    NvidiaTarget,
+    Resolution,
+    Target,
+)
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
@@ -353,7 +360,9 @@ CUDNN_BOUND = "nvidia-cudnn-cu12<9.11"
 
 
 def _jax_resolution(profile: Path) -> Resolution:
-    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version(PYTHON))
+    target = Target(
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version(PYTHON)
+    )
     loaded = load_profile(profile)
     return resolve(loaded, target, shipped_catalog(r.framework for r in loaded.frameworks))
 

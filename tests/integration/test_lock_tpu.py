@@ -221,7 +221,7 @@ def test_the_target_lock_check_compares_with_keeps_or_replaces_the_tpu() -> None
 
 
 def test_from_target_and_back_keep_the_tpu() -> None:
-    target = Target(None, None, (), Version("3.12"), tpu=V5E)
+    target = Target(V5E, Version("3.12"))
     recorded = LockTarget.from_target(target, None)
     assert recorded == TPU
     assert recorded.to_target() == target
@@ -343,7 +343,7 @@ def test_the_find_links_page_reaches_both_resolvers_and_the_lock(
     with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "links") as links:
         page = f"{links.url}/libtpu-nightly/"
         catalog, profile = _old_jax_resolution(tmp_path, default, page)
-        target = Target(None, None, (), Version(PY), tpu=V5E)
+        target = Target(V5E, Version(PY))
         resolution = resolve(load_profile(profile), target, catalog)
         assert resolution.choices[0].find_links == page
         lock = make_lock(
@@ -370,7 +370,7 @@ def test_torch_xla_is_looked_for_on_the_default_index(tmp_path: Path, resolver: 
     wheels = _tpu_wheels(tmp_path / "wheels")
     with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "pytorch") as pytorch:
         profile = _profile(tmp_path / "p.toml", 'torch = "==2.9.0"', default, pytorch)
-        target = Target(None, None, (), Version(PY), tpu=TpuTarget("v6e", "v6e-1", 1))
+        target = Target(TpuTarget("v6e", "v6e-1", 1), Version(PY))
         resolution = resolve(load_profile(profile), target, tpu_catalog(Framework.TORCH, "2.9.0"))
         lock = make_lock(resolution, resolver=resolver, colabenv_version="0.1.0", environ=_env())
         assert lock.version_of("torch") == "2.9.0+cpu"
@@ -395,7 +395,7 @@ def test_a_find_links_lock_installs_through_the_script(
         catalog, profile = _old_jax_resolution(tmp_path, default, page)
         with profile.open("a", encoding="utf-8") as handle:
             handle.write(f'installer = "{installer}"\n')
-        target = Target(None, None, (), Version(PY), tpu=V5E)
+        target = Target(V5E, Version(PY))
         lock = make_lock(
             resolve(load_profile(profile), target, catalog),
             resolver="uv",

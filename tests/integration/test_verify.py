@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from colabenv.catalog.load import shipped_catalog
-from colabenv.models import ComputeCapability, Framework, archs_cover, format_driver
+from colabenv.models import ComputeCapability, CpuTarget, Framework, NvidiaTarget, archs_cover, format_driver
 from tests.support.checks import ANY, expect
 from tests.support.checks import details as details_of
 from tests.support.fixtures import Runner
@@ -311,7 +311,7 @@ def _golden_gpu_profile_on_this_cpu_host(case: Case, name: str) -> None:
     assert profile.verify.require_gpu
     here = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
     lines = resolve(
-        profile, Target(None, None, (), here, installed=InstalledSet(())), shipped_catalog()
+        profile, Target(CpuTarget(), here, installed=InstalledSet(())), shipped_catalog()
     ).requirements
     pinned = {}
     for line in lines:
@@ -757,9 +757,7 @@ def _install_companions(case: Case, profile: Path, torch: str, driver: str, cuda
     from colabenv.resolve.resolver import resolve
 
     target = Target(
-        Version(driver),
-        Version(cuda),
-        (ComputeCapability(7, 5),),
+        NvidiaTarget(Version(driver), Version(cuda), (ComputeCapability(7, 5),)),
         Version(f"{sys.version_info.major}.{sys.version_info.minor}"),
         installed=InstalledSet.from_mapping({"torch": torch}),
     )

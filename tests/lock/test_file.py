@@ -23,7 +23,16 @@ from colabenv.lock.fit import current_target, settled_markers, stale_reasons, un
 from colabenv.lock.make import target_platforms, target_tags
 from colabenv.lock.requirements import lock_lines, parse_requirements
 from colabenv.lock.resolvers import IndexPlan, _resolver_failure, resolver_env, uv_python_platform
-from colabenv.models import ComputeCapability, Framework, LockedFramework, Profile, Target, TargetOverrides
+from colabenv.models import (
+    ComputeCapability,
+    CpuTarget,
+    Framework,
+    LockedFramework,
+    NvidiaTarget,
+    Profile,
+    Target,
+    TargetOverrides,
+)
 from colabenv.profile.load import load_profile
 
 
@@ -332,9 +341,9 @@ def test_target_differences_and_overrides() -> None:
 
 def test_lock_target_from_target_and_back() -> None:
     target = Target(
-        Version("550.54.15"),
-        Version("12.4"),
-        (ComputeCapability(8, 0), ComputeCapability(7, 5)),
+        NvidiaTarget(
+            Version("550.54.15"), Version("12.4"), (ComputeCapability(8, 0), ComputeCapability(7, 5))
+        ),
         Version("3.12"),
     )
     recorded = LockTarget.from_target(target, Version("525.60.13"))
@@ -342,7 +351,7 @@ def test_lock_target_from_target_and_back() -> None:
     back = recorded.to_target()
     assert back.driver == target.driver and back.cuda == target.cuda
     assert set(back.compute_capabilities) == set(target.compute_capabilities)
-    cpu = LockTarget.from_target(Target(None, None, (), Version("3.11")), None)
+    cpu = LockTarget.from_target(Target(CpuTarget(), Version("3.11")), None)
     assert "# target-driver: none" in render_lock(
         Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), _lock().packages)
     )
@@ -419,7 +428,7 @@ def test_stale_reasons_compare_constraints(tmp_path: Path) -> None:
 
 
 def test_target_tags() -> None:
-    tags = target_tags(Target(None, None, (), Version("3.11")))
+    tags = target_tags(Target(CpuTarget(), Version("3.11")))
     assert Tag("cp311", "cp311", "manylinux_2_28_x86_64") in tags
     assert Tag("cp311", "cp311", "manylinux2014_x86_64") in tags
     assert Tag("cp311", "cp311", "linux_x86_64") in tags

@@ -174,13 +174,15 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
 
     from colabenv.catalog.load import shipped_catalog
     from colabenv.cli.render import _lock_input
-    from colabenv.models import ComputeCapability, Framework, Target
+    from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target
     from colabenv.profile.load import load_profile
     from colabenv.resolve.resolver import resolve
 
     profile_path, out = locked
     profile = load_profile(profile_path)
-    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version(PYTHON))
+    target = Target(
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version(PYTHON)
+    )
     resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
     given = _lock_input(out, profile, resolution)
     lock = read_lock(out)

@@ -11,7 +11,7 @@ from packaging.version import Version
 from colabenv.catalog.load import shipped_catalog
 from colabenv.index.client import IndexFile
 from colabenv.lock.make import KnownRelease, make_lock, staleness_notices
-from colabenv.models import ComputeCapability, Framework, Target
+from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import *  # noqa: F403
@@ -49,7 +49,9 @@ def test_a_newer_release_the_profile_admits_is_named_with_the_command() -> None:
 def test_lock_says_so_in_one_line_and_locks_all_the_same(tmp_path: Path, default_index: LocalIndex) -> None:
     profile = write_jax_profile(tmp_path, default_index)
     loaded = load_profile(profile)
-    target = Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version(PYTHON))
+    target = Target(
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version(PYTHON)
+    )
     resolution = resolve(loaded, target, shipped_catalog([Framework.JAX]))
     assert str(resolution.choices[0].release) == "0.5.3"
     said: list[str] = []

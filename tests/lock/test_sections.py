@@ -24,7 +24,15 @@ from colabenv.lock.content import (
 )
 from colabenv.lock.file import locked_files, parse_lock, parse_lock_file, read_lock_file, render_lock_file
 from colabenv.lock.fit import fitting_section, named_section
-from colabenv.models import ComputeCapability, Framework, LockedFramework, Target, TpuTarget
+from colabenv.models import (
+    ComputeCapability,
+    CpuTarget,
+    Framework,
+    LockedFramework,
+    NvidiaTarget,
+    Target,
+    TpuTarget,
+)
 from colabenv.verification.expectation import expectation_from_lock
 
 NB = LockTarget("550.54.15", "525.60.13", "12.4", ("7.5",), "3.12", "linux_x86_64")
@@ -227,14 +235,16 @@ def test_the_fitting_section_is_chosen_or_every_one_is_named() -> None:
 def test_verify_takes_the_section_of_this_host(tmp_path: Path) -> None:
     path = tmp_path / "team.lock"
     path.write_text(render_lock_file(lock_file()))
-    host = Target(Version("580.65.06"), Version("12.6"), (ComputeCapability(9, 0),), Version("3.12.3"))
+    host = Target(
+        NvidiaTarget(Version("580.65.06"), Version("12.6"), (ComputeCapability(9, 0),)), Version("3.12.3")
+    )
     expectation = expectation_from_lock(str(path), None, host)
     assert expectation.source == "lock team.lock (section cluster)"
     assert {str(r) for r in expectation.requirements} >= {"torch==2.6.0+cu126", "fastops==1.0"}
-    cpu = Target(None, None, (), Version("3.13.0"))
+    cpu = Target(CpuTarget(), Version("3.13.0"))
     assert "torch==2.6.0+cpu" in {str(r) for r in expectation_from_lock(str(path), None, cpu).requirements}
     with pytest.raises(LockError, match="no section fits this host"):
-        expectation_from_lock(str(path), None, Target(None, None, (), Version("3.11.2")))
+        expectation_from_lock(str(path), None, Target(CpuTarget(), Version("3.11.2")))
     with pytest.raises(UsageError):
         expectation_from_lock(str(path), None, None)
 

@@ -17,7 +17,7 @@ from packaging.version import Version
 from colabenv.catalog.load import load_catalog, shipped_catalog
 from colabenv.errors import ProfileError, ResolutionError
 from colabenv.host.detect import read_freeze
-from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target
+from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target, device_of
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.paths import DATA
@@ -33,10 +33,13 @@ def _target(
     installed: InstalledSet | None = None,
 ) -> Target:
     return Target(
-        driver=Version(driver) if driver else None,
-        cuda=Version(cuda) if cuda else None,
-        compute_capabilities=tuple(sorted({ComputeCapability.parse(c) for c in caps})),
-        python=Version(python),
+        device_of(
+            Version(driver) if driver else None,
+            Version(cuda) if cuda else None,
+            tuple(sorted({ComputeCapability.parse(c) for c in caps})),
+            None,
+        ),
+        Version(python),
         installed=installed or InstalledSet(),
     )
 

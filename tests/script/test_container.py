@@ -24,7 +24,15 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ProfileError, ResolutionError, UsageError
-from colabenv.models import ComputeCapability, Profile, Resolution, Target, format_driver
+from colabenv.models import (
+    ComputeCapability,
+    CpuTarget,
+    NvidiaTarget,
+    Profile,
+    Resolution,
+    Target,
+    format_driver,
+)
 from colabenv.profile.load import golden_profiles, load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.container import (
@@ -43,9 +51,13 @@ from tests.support.locking import lock_profile, write_profile
 HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
 
 TARGETS = {
-    "cpu": Target(None, None, (), Version("3.12")),
-    "colab-t4": Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version("3.12")),
-    "h100": Target(Version("580.65.06"), Version("13.0"), (ComputeCapability(9, 0),), Version("3.12")),
+    "cpu": Target(CpuTarget(), Version("3.12")),
+    "colab-t4": Target(
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version("3.12")
+    ),
+    "h100": Target(
+        NvidiaTarget(Version("580.65.06"), Version("13.0"), (ComputeCapability(9, 0),)), Version("3.12")
+    ),
 }
 T4_FLAGS = ("--driver", "550.54.15", "--compute-capability", "7.5", "--python", "3.12")
 GOLDEN = {name: path for name, _d, path in golden_profiles()}
@@ -447,21 +459,21 @@ def test_the_setup_script_hash_is_checked_before_it_runs() -> None:
 
 
 def test_a_target_python_colabenv_cannot_run_on_is_refused(tmp_path: Path) -> None:
-    old = Target(None, None, (), Version("3.9"))
+    old = Target(CpuTarget(), Version("3.9"))
     profile, resolution = _resolve(_bare_profile(tmp_path), old)
     with pytest.raises(UsageError, match=r"Python of 3\.10 or newer"):
         _dockerfile(profile, resolution)
 
 
 def test_a_non_linux_platform_is_refused() -> None:
-    mac = Target(None, None, (), Version("3.12"), platform="macosx_14_0_arm64")
+    mac = Target(CpuTarget(), Version("3.12"), platform="macosx_14_0_arm64")
     profile, resolution = _resolve(GOLDEN["cpu-only"], mac)
     with pytest.raises(UsageError, match="runs Linux"):
         _dockerfile(profile, resolution)
 
 
 def test_an_arm_target_gets_an_arm_image() -> None:
-    arm = Target(None, None, (), Version("3.12"), platform="linux_aarch64")
+    arm = Target(CpuTarget(), Version("3.12"), platform="linux_aarch64")
     profile, resolution = _resolve(GOLDEN["cpu-only"], arm)
     assert _instructions(_dockerfile(profile, resolution))[0].startswith("FROM --platform=linux/arm64 ")
 

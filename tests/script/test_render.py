@@ -20,7 +20,14 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models import ComponentConstraint, ComputeCapability, InstalledSet, Target
+from colabenv.models import (
+    ComponentConstraint,
+    ComputeCapability,
+    CpuTarget,
+    InstalledSet,
+    NvidiaTarget,
+    Target,
+)
 from colabenv.profile.load import golden_profiles, load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.bash import q
@@ -30,17 +37,25 @@ from tests.support.fixtures import Runner, copy_venv
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 
 TARGETS = {
-    "colab-t4": Target(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),), Version("3.12")),
-    "kaggle-p100": Target(Version("560.35.03"), Version("12.6"), (ComputeCapability(6, 0),), Version("3.11")),
-    "a100": Target(Version("570.124.06"), Version("12.8"), (ComputeCapability(8, 0),), Version("3.12")),
-    "h200": Target(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),), Version("3.12")),
+    "colab-t4": Target(
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version("3.12")
+    ),
+    "kaggle-p100": Target(
+        NvidiaTarget(Version("560.35.03"), Version("12.6"), (ComputeCapability(6, 0),)), Version("3.11")
+    ),
+    "a100": Target(
+        NvidiaTarget(Version("570.124.06"), Version("12.8"), (ComputeCapability(8, 0),)), Version("3.12")
+    ),
+    "h200": Target(
+        NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),)), Version("3.12")
+    ),
     "mixed": Target(
-        Version("570.133.07"),
-        Version("12.8"),
-        (ComputeCapability(6, 1), ComputeCapability(8, 6)),
+        NvidiaTarget(
+            Version("570.133.07"), Version("12.8"), (ComputeCapability(6, 1), ComputeCapability(8, 6))
+        ),
         Version("3.12"),
     ),
-    "cpu": Target(None, None, (), Version("3.12")),
+    "cpu": Target(CpuTarget(), Version("3.12")),
 }
 
 
@@ -115,7 +130,7 @@ HOSTILE = {json.dumps(hostile, ensure_ascii=False)}
 extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
 """)
     here = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
-    text = _render(profile, Target(None, None, (), here))
+    text = _render(profile, Target(CpuTarget(), here))
     script = tmp_path / "setup.sh"
     script.write_text(text)
     lint = subprocess.run([SHELLCHECK, str(script)], capture_output=True, text=True, timeout=60)
@@ -155,9 +170,7 @@ extra_index_urls = ["https://${{USER}}:${{TOKEN}}@example.invalid/simple"]
 def test_installed_framework_is_named_not_reinstalled() -> None:
     installed = InstalledSet.from_mapping({"torch": "2.8.0+cu126", "torchvision": "0.23.0+cu126"})
     target = Target(
-        Version("550.54.15"),
-        Version("12.4"),
-        (ComputeCapability(7, 5),),
+        NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)),
         Version("3.12"),
         installed=installed,
     )
@@ -276,7 +289,7 @@ def test_env_values_with_backslash_quote_pass_shellcheck(tmp_path: Path) -> None
     env = "\n".join(f"V{i} = {json.dumps(v)}" for i, v in enumerate(values))
     profile = _profile(tmp_path, f'name = "quotes"\n[env]\n{env}\n')
     here = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
-    text = _render(profile, Target(None, None, (), here))
+    text = _render(profile, Target(CpuTarget(), here))
     script = tmp_path / "setup.sh"
     script.write_text(text)
     lint = subprocess.run(

@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from colabenv._target.helper import _env_hook_text
 from colabenv.catalog.load import shipped_catalog
-from colabenv.models import Target
+from colabenv.models import CpuTarget, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.render import hook_pairs
@@ -56,7 +56,7 @@ def test_env_values_win_over_the_determinism_defaults(tmp_path: Path) -> None:
         "[reproducibility]\nseed = 5\ndeterministic = true\n"
     )
     profile = load_profile(path)
-    resolution = resolve(profile, Target(None, None, (), Version(PY)), shipped_catalog(()))
+    resolution = resolve(profile, Target(CpuTarget(), Version(PY)), shipped_catalog(()))
     pairs = dict(hook_pairs(resolution, profile))
     assert pairs["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
     assert pairs["COLABENV_SEED"] == "5" and pairs["+XLA_FLAGS"] == XLA_DETERMINISM_FLAG

@@ -16,13 +16,13 @@ from packaging.version import Version
 from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import catalog_for
-from colabenv.models import ComputeCapability, Target
+from colabenv.models import ComputeCapability, NvidiaTarget, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.render import render_script
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
-T4 = Target(Version("560.35.03"), Version("12.6"), (ComputeCapability(7, 5),), Version("3.12"))
+T4 = Target(NvidiaTarget(Version("560.35.03"), Version("12.6"), (ComputeCapability(7, 5),)), Version("3.12"))
 
 
 def _script(tmp_path: Path, frameworks: str, extra: str = "") -> str:

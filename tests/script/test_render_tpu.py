@@ -43,14 +43,7 @@ def _script(profile_path: Path, target: Target, catalog: Catalog | None = None) 
 
 
 def _tpu(generation: str, accelerator_type: str, chips: int, python: str = "3.12") -> Target:
-    return Target(
-        None,
-        None,
-        (),
-        Version(python),
-        installed=InstalledSet(),
-        tpu=TpuTarget(generation, accelerator_type, chips),
-    )
+    return Target(TpuTarget(generation, accelerator_type, chips), Version(python), installed=InstalledSet())
 
 
 def test_render_for_a_v5e_installs_jax_tpu_with_libtpu(runner: Runner) -> None:

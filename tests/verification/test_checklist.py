@@ -23,7 +23,7 @@ from colabenv._util import processes
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import StateError
-from colabenv.models import Framework, IoCheck, Reproducibility, Target
+from colabenv.models import CpuTarget, Framework, IoCheck, Reproducibility, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.marker import parse_marker
@@ -75,7 +75,7 @@ def test_the_marker_carries_the_checklist_settings(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text(CHECKLIST_PROFILE)
     profile = load_profile(path)
-    resolution = resolve(profile, Target(None, None, (), Version(PY)), shipped_catalog(()))
+    resolution = resolve(profile, Target(CpuTarget(), Version(PY)), shipped_catalog(()))
     text = _script_marker(marker_record(resolution, profile, "0.1.0"))
     marker = parse_marker(text, tmp_path / "restart-marker.json")
     assert marker.io == (

@@ -20,7 +20,7 @@ from colabenv.host.framework_builds import FrameworkBuild, framework_build
 from colabenv.host.installed import DistInfo, Installed, installed_distributions, scan_path
 from colabenv.host.interpreter import same_environment
 from colabenv.host.started import process_started_at, restarted_process
-from colabenv.models import ComputeCapability, Framework, Gpu, Target
+from colabenv.models import ComputeCapability, Framework, Gpu, Target, device_of
 from colabenv.script.marker import parse_marker
 from colabenv.verification.children import ChildRun, check_smoke, check_vram, stderr_tail
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
@@ -459,10 +459,13 @@ def test_installed_uses_the_first_distribution_on_the_path(tmp_path: Path) -> No
 
 def _target(driver: str | None, cuda: str | None, *caps: str) -> Target:
     return Target(
-        driver=Version(driver) if driver else None,
-        cuda=Version(cuda) if cuda else None,
-        compute_capabilities=tuple(ComputeCapability.parse(c) for c in caps),
-        python=Version("3.11"),
+        device_of(
+            Version(driver) if driver else None,
+            Version(cuda) if cuda else None,
+            tuple(ComputeCapability.parse(c) for c in caps),
+            None,
+        ),
+        Version("3.11"),
     )
 
 

@@ -1,0 +1,91 @@
+"""The protocol every accelerator kind meets: what the resolver asks of a kind about a target
+and a framework build. A kind answers for targets of its own kind only (the registry hands a
+target to its kind); nothing outside this package asks which kind a target is."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from colabenv.models import (
+    Accelerator,
+    Catalog,
+    FrameworkRequest,
+    Profile,
+    Release,
+    Target,
+    Variant,
+)
+
+NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
+"""A build the resolver passes over without listing it among the reasons: one the profile did
+not ask for where the kind prefers its own builds. Compared by identity."""
+
+
+class AcceleratorKind(Protocol):
+    """One kind of accelerator: the builds it offers and takes, and what it says of them."""
+
+    @property
+    def kind(self) -> Accelerator:
+        """The kind's name in the target, the lock header and ``resolve --json``."""
+        ...
+
+    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
+        """The builds of ``release`` to weigh on ``target``: its own, and any the kind adds."""
+        ...
+
+    def rejection(
+        self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+    ) -> str | None:
+        """Why ``variant`` (its Python already checked) cannot run on ``target``: None when it
+        can, :data:`NOT_ASKED` when it is passed over unlisted."""
+        ...
+
+    def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
+        """The target runs ``variant`` fully, not by a compatibility that may fail at run time."""
+        ...
+
+    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
+        """The kind's own build among ``variants`` that the target has installed whole, where
+        the installed distribution alone cannot say (the TPU build's runtime); else None."""
+        ...
+
+    def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
+        """Why ``variant`` runs on ``target``: the reason's part after the release's."""
+        ...
+
+    def warnings(
+        self,
+        chosen: Sequence[tuple[str, Release, Variant, bool]],
+        profile: Profile,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        """What to warn of the target for the builds chosen, before any build's own warnings:
+        each build as (label, release, variant, fully supported)."""
+        ...
+
+    def build_warnings(
+        self,
+        label: str,
+        release: Release,
+        variant: Variant,
+        fully_supported: bool,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        """What to warn of one build chosen for ``target`` (``label``: "torch 2.9.0")."""
+        ...
+
+    def requirements(self, variant: Variant) -> tuple[str, ...]:
+        """What installing ``variant`` adds beside the framework's own distributions."""
+        ...
+
+    def find_links(self, variant: Variant) -> str | None:
+        """A find-links page the installer needs for ``variant``; None for none."""
+        ...
+
+    def lacks(self, target: Target) -> str:
+        """What the target has instead of an NVIDIA GPU, for a CUDA package left out ("no GPU",
+        "a TPU (TPU v5e ...)"); empty where it has one."""
+        ...

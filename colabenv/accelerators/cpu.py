@@ -1,0 +1,65 @@
+"""The CPU alone: a target with no NVIDIA GPU and no TPU (``--cpu``) takes the CPU builds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Release, Target, Variant
+
+
+class Cpu:
+    """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
+
+    kind = Accelerator.CPU
+
+    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
+        return release.variants
+
+    def rejection(
+        self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+    ) -> str | None:
+        return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
+
+    def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
+        return True
+
+    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
+        return None
+
+    def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
+        return "CPU build: the target has no GPU"
+
+    def warnings(
+        self,
+        chosen: Sequence[tuple[str, Release, Variant, bool]],
+        profile: Profile,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        return [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
+
+    def build_warnings(
+        self,
+        label: str,
+        release: Release,
+        variant: Variant,
+        fully_supported: bool,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        return []
+
+    def requirements(self, variant: Variant) -> tuple[str, ...]:
+        return ()
+
+    def find_links(self, variant: Variant) -> str | None:
+        return None
+
+    def lacks(self, target: Target) -> str:
+        return "no GPU"
+
+
+NO_GPU_REQUIRED = "the profile requires a GPU (verify.require_gpu) but the target has none"
+"""The warning of a target without a GPU (the CPU's, a TPU's) for a profile that requires one."""
+
+CPU = Cpu()

@@ -1,0 +1,180 @@
+"""Google TPUs: each release's TPU build (``tpu.toml``) offered as its ``tpu`` variant beside
+its own builds, checked against the target's TPU generation as CUDA builds are against compute
+capabilities; a CPU build is taken where the profile asks for it, a CUDA build never."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from packaging.requirements import Requirement
+
+from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.cpu import NO_GPU_REQUIRED
+from colabenv.models import (
+    Accelerator,
+    Catalog,
+    Framework,
+    FrameworkRequest,
+    InstalledSet,
+    Profile,
+    Release,
+    Source,
+    Target,
+    TpuBuild,
+    Variant,
+)
+from colabenv.models.frameworks import FACTS
+
+TPU_VARIANT = "tpu"
+"""The variant the resolver offers on a TPU target, built from ``tpu.toml``."""
+_RUNTIME = FACTS[Framework.JAX].tpu_runtime[0]
+
+
+def _tpu_variant(release: Release, catalog: Catalog) -> Variant:
+    """The ``tpu`` variant of ``release``: the wheel of the build's base variant (torch's CPU
+    wheel) or the framework's ``tpu`` extra, and what the build adds. Without a TPU build in
+    the catalog, a variant whose ``tpu`` is None, which the resolver turns down saying why."""
+    build = catalog.tpu.build(release.framework, release.version)
+    if build is None:
+        return Variant(
+            TPU_VARIANT,
+            None,
+            None,
+            None,
+            None,
+            (),
+            (),
+            None,
+            Source("tpu.toml has no TPU build of this release"),
+        )
+    base = release.variant(build.base_variant) if build.base_variant is not None else None
+    return Variant(
+        name=TPU_VARIANT,
+        cuda=None,
+        index_url=base.index_url if base is not None else None,
+        local_tag=base.local_tag if base is not None else None,
+        extra=build.extra,
+        archs=(),
+        pin_texts=(),
+        python=build.python,
+        source=build.source,
+        tpu=build,
+    )
+
+
+def _rejection(variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog) -> str | None:
+    """Why ``variant`` cannot run on the TPU ``target``; None when it can. Asked only of the
+    TPU build and of a build the profile names: a release's CPU build is taken there when
+    asked for, its CUDA builds never."""
+    if variant.name != TPU_VARIANT:
+        if variant.is_cpu:
+            return None
+        built = any(b.framework is request.framework for b in catalog.tpu.builds)
+        instead = (
+            "leave the variant out for its TPU build" if built else catalog.tpu.missing(request.framework)
+        )
+        return f"{variant.name} needs an NVIDIA GPU; the target is a TPU host ({instead})"
+    if variant.tpu is None:
+        return catalog.tpu.missing(request.framework)
+    assert target.tpu is not None
+    generation = target.tpu.generation
+    if generation is not None and generation not in variant.tpu.generations:
+        return (
+            f"tpu does not run on TPU {generation} (its TPU generations:"
+            f" {', '.join(variant.tpu.generations)})"
+        )
+    return None
+
+
+def _installed_variant(target: Target, variants: Sequence[Variant]) -> Variant | None:
+    """The TPU build among ``variants`` when what it adds (the TPU runtime, torch's XLA
+    package) is installed at the versions it needs; else None."""
+    tpu = next((v for v in variants if v.tpu is not None), None)
+    if tpu is not None and tpu.tpu is not None and _all_installed(tpu.tpu, target.installed):
+        return tpu
+    return None
+
+
+def _all_installed(build: TpuBuild, installed: InstalledSet) -> bool:
+    for text in build.requires:
+        requirement = Requirement(text)
+        present = installed.version_of(requirement.name)
+        if present is None or not requirement.specifier.contains(present, prereleases=True):
+            return False
+    return True
+
+
+def _why(build: TpuBuild, target: Target) -> str:
+    adds = ", ".join(build.requires)
+    source = f" ({_RUNTIME} from the find-links page {build.find_links})" if build.find_links else ""
+    tpu = target.tpu
+    if tpu is None or tpu.generation is None:
+        return f"tpu build with {adds}{source}; TPU generation unknown, not checked"
+    return f"tpu build with {adds}{source}; runs on TPU {tpu.generation}"
+
+
+class Tpu:
+    """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
+
+    kind = Accelerator.TPU
+
+    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
+        return (*release.variants, _tpu_variant(release, catalog))
+
+    def rejection(
+        self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
+    ) -> str | None:
+        if variant.name != TPU_VARIANT and request.variant != variant.name:
+            return NOT_ASKED
+        return _rejection(variant, request, target, catalog)
+
+    def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
+        return True
+
+    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
+        return _installed_variant(target, variants)
+
+    def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
+        if variant.tpu is not None:
+            return _why(variant.tpu, target)
+        return "CPU build: the target has no GPU"
+
+    def warnings(
+        self,
+        chosen: Sequence[tuple[str, Release, Variant, bool]],
+        profile: Profile,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        warnings = [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
+        unknown = target.tpu is None or target.tpu.generation is None
+        if unknown and any(variant.tpu is not None for _l, _r, variant, _f in chosen):
+            warnings.append(
+                "TPU generation unknown: the TPU generations of the chosen builds were not checked"
+            )
+        return warnings
+
+    def build_warnings(
+        self,
+        label: str,
+        release: Release,
+        variant: Variant,
+        fully_supported: bool,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        return []
+
+    def requirements(self, variant: Variant) -> tuple[str, ...]:
+        return variant.tpu.requires if variant.tpu is not None else ()
+
+    def find_links(self, variant: Variant) -> str | None:
+        return variant.tpu.find_links if variant.tpu is not None else None
+
+    def lacks(self, target: Target) -> str:
+        return f"a TPU ({target.tpu})"
+
+
+UNKNOWN_GENERATION = "TPU generation unknown: the TPU generations of the chosen builds were not checked"
+
+TPU = Tpu()
