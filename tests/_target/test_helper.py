@@ -210,9 +210,10 @@ def test_marker_environment_matches_packaging() -> None:
     from packaging.markers import default_environment
 
     ours = marker_environment()
-    theirs = default_environment()
-    for key, value in ours.items():
-        assert theirs[key] == value, key  # type: ignore[literal-required]
+    theirs = dict(default_environment())
+    assert sorted(ours) == sorted(theirs)  # every key packaging has, and none it lacks
+    for key, value in theirs.items():
+        assert ours[key] == value, key
 
 
 # ---------------------------------------------------------------------------------------------

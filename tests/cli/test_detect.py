@@ -395,23 +395,36 @@ def test_diff_of_deep_json_is_exit_2(runner: Runner, tmp_path: Path, content: st
 
 
 def test_diff_of_a_huge_integer_is_bounded(runner: Runner, tmp_path: Path) -> None:
+    """A 1000-digit integer parses on every Python (under the 4300-digit limit of
+    ``sys.set_int_max_str_digits``, and where there is none) and is shown by its size."""
     good = write(tmp_path / "good.json", fingerprint())
     bad = tmp_path / "bad.json"
-    huge = "9" * 5000
+    huge = "9" * 1000
     bad.write_text(
         json.dumps(fingerprint(driver=0))
         .replace('"driver": 0', f'"driver": {huge}')
         .replace('"memory_total_mib": 15360', f'"memory_total_mib": {huge}')
     )
     result = run_cli(runner, "diff", str(good), str(bad))
+    assert (result.returncode, result.stderr) == (1, "")
+    assert "  driver: 550.54.15 -> (a number of about 1001 digits)\n" in result.stdout
+    assert "Tesla T4 (7.5)" in result.stdout
+    assert huge[:200] not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 200
+
+
+def test_diff_of_an_integer_past_pythons_digit_limit_is_refused(runner: Runner, tmp_path: Path) -> None:
+    good = write(tmp_path / "good.json", fingerprint())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(fingerprint(driver=0)).replace('"driver": 0', f'"driver": {"9" * 5000}'))
+    result = run_cli(runner, "diff", str(good), str(bad))
     assert "Traceback" not in result.stderr
-    if hasattr(sys, "get_int_max_str_digits"):  # Python refuses such a literal itself
+    if hasattr(sys, "get_int_max_str_digits"):  # from 3.10.7 on
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr.startswith(f"colabenv: {bad}: not a fingerprint: ")
-    else:
+    else:  # read, and shown by its size as in the test above
         assert result.returncode == 1
-        assert "  driver: 550.54.15 -> (a number of about 5000 digits)\n" in result.stdout
-        assert "Tesla T4 (7.5)" in result.stdout
+        assert "  driver: 550.54.15 -> (a number of about 5001 digits)\n" in result.stdout
 
 
 def test_diff_of_a_fifo_or_a_device_is_refused_at_once(runner: Runner, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 from pathlib import Path
@@ -21,14 +20,6 @@ EXPECTED: dict[str, dict[str, object]] = toml.loads(
 )["files"]
 CORPUS = sorted(p.name for p in MALFORMED.glob("*.toml") if p.name != "expected.toml")
 GOLDEN_NAMES = ("all-three", "cpu-only", "jax", "jax-tpu", "pytorch", "tensorflow")
-
-
-def render_available() -> bool:
-    try:
-        importlib.import_module("colabenv.cli.render")
-    except ImportError:
-        return False
-    return True
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], name: str) -> None:
@@ -60,8 +51,6 @@ def test_check_refuses_malformed_profile(runner: Runner, name: str) -> None:
 
 @pytest.mark.parametrize("name", CORPUS)
 def test_render_refuses_malformed_profile(runner: Runner, name: str) -> None:
-    if not render_available():
-        pytest.skip("colabenv render is not there yet")
     result = runner("render", str(MALFORMED / name), "--cpu", "--python", "3.12")
     assert_refused(result, name)
 

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -228,10 +229,43 @@ def test_odd_html_is_read_without_a_crash() -> None:
     body = b"<a>no href</a><a href='x.whl'>x</a><!doctype <a href=y.whl \xff\xfe</a>"
     files = parse_project_page(body * 1000, "text/html", "https://i.example/simple/x/")
     assert files and all(f.url.startswith("https://i.example/simple/x/") for f in files)
-    try:  # Python 3.11's parser raises on this; newer ones read it as a comment
-        parse_project_page(b"<![bogus[ x", "text/html", "https://i.example/simple/x/")
-    except ProjectPageError as error:
-        assert "HTML that cannot be read" in str(error)
+
+
+def _stdlib_refuses(text: str) -> bool:
+    parser = HTMLParser()
+    try:
+        parser.feed(text)
+        parser.close()
+    except AssertionError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("text", ["<![bogus[ x", "<![ "])
+def test_html_the_parser_refuses_is_a_project_page_error(text: str) -> None:
+    """Python's parser up to 3.13.0 (the ones CI runs) raises on these; patched newer ones read
+    them as comments. Either way the page is refused or read, never a crash, never swallowed."""
+    page, url = f"<a href='x.whl'>x</a>{text}".encode(), "https://i.example/simple/x/"
+    if _stdlib_refuses(text):
+        with pytest.raises(ProjectPageError, match="HTML that cannot be read"):
+            parse_project_page(page, "text/html", url)
+    else:
+        assert [f.filename for f in parse_project_page(page, "text/html", url)] == ["x.whl"]
+
+
+@pytest.mark.parametrize("error", [ValueError, AssertionError, RecursionError])
+def test_a_parser_failure_is_a_project_page_error_on_every_python(
+    monkeypatch: pytest.MonkeyPatch, error: type[Exception]
+) -> None:
+    """The stdlib parser's own failure, made to happen on every Python (a patched newer one
+    raises on none of the inputs above)."""
+
+    def refuse(self: HTMLParser) -> None:
+        raise error("the parser gives up")
+
+    monkeypatch.setattr(HTMLParser, "close", refuse)
+    with pytest.raises(ProjectPageError, match="HTML that cannot be read"):
+        parse_project_page(b"<a href='x.whl'>x</a>", "text/html", "https://i.example/simple/x/")
 
 
 @pytest.mark.parametrize(

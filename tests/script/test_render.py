@@ -19,7 +19,6 @@ from packaging.version import Version
 from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import shipped_catalog
-from colabenv.errors import ResolutionError
 from colabenv.models import (
     ComponentConstraint,
     ComputeCapability,
@@ -33,6 +32,7 @@ from colabenv.resolve.resolver import resolve
 from colabenv.script.bash import q
 from colabenv.script.render import LockInput, render_script
 from tests.support.fixtures import Runner, copy_venv
+from tests.support.golden import GPU_ONLY, expected_refusal, refused
 
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 
@@ -76,11 +76,11 @@ def _golden_scripts() -> list[tuple[str, str, Path]]:
 def test_every_golden_profile_renders_shellcheck_clean(
     name: str, target: str, path: Path, tmp_path: Path
 ) -> None:
-    try:
-        text = _render(path, TARGETS[target])
-    except ResolutionError as error:
-        assert error.exit_code == 3
-        pytest.skip(f"{name} does not resolve for {target}: {error}")
+    if refused(name, target):
+        with expected_refusal():
+            _render(path, TARGETS[target])
+        return
+    text = _render(path, TARGETS[target])
     script = tmp_path / "setup.sh"
     script.write_text(text)
     result = subprocess.run(
@@ -255,13 +255,18 @@ def _outside_helper(text: str) -> str:
 @pytest.mark.parametrize("name", [n for n, _d, _p in golden_profiles()])
 def test_cpu_scripts_never_ask_for_a_driver(name: str) -> None:
     path = dict((n, p) for n, _d, p in golden_profiles())[name]
-    try:
-        text = _outside_helper(_render(path, TARGETS["cpu"]))
-    except ResolutionError as error:
-        pytest.skip(f"{name} does not resolve without a GPU: {error}")
+    if refused(name, "cpu"):
+        with expected_refusal():
+            _render(path, TARGETS["cpu"])
+        return
+    text = _outside_helper(_render(path, TARGETS["cpu"]))
     assert "None" not in text
     assert "--driver -)" in text
     assert "  4) " not in text
+
+
+def test_the_expected_refusals_are_golden_profiles() -> None:
+    assert GPU_ONLY.issubset(name for name, _d, _p in golden_profiles())
 
 
 def test_gpu_scripts_refuse_an_old_driver_by_name() -> None:
