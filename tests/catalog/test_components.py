@@ -4,7 +4,6 @@ what a framework build pulls in, and the check ``verify`` runs on installed comp
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,79 +16,16 @@ from colabenv.catalog.load import COMPONENTS_FILE, load_catalog, load_components
 from colabenv.errors import CatalogError
 from colabenv.lock.file import read_lock
 from colabenv.models import ComponentFacts, ComputeCapability, Variant
-from tests.catalog.test_load import _write_catalog
+from tests.support.catalogs import COMPONENTS, write_catalog
 from tests.support.fixtures import Runner
-
-FACTS = """
-schema = 1
-
-[[component]]
-name = "nvidia-cudnn-cu12"
-cuda_major = 12
-
-[[component.range]]
-versions = ">=8.9,<9.0"
-archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]
-checked = ["8.9.2.26", "8.9.7.29"]
-source = "test"
-
-[[component.range]]
-versions = ">=9.0,<9.11"
-archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]
-checked = ["9.0.0.312", "9.10.2.21"]
-source = "test"
-
-[[component.range]]
-versions = ">=9.11"
-archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"]
-checked = ["9.11.0.98", "9.28.0.42"]
-source = "test"
-
-[[component]]
-name = "nvidia-cusparselt-cu12"
-cuda_major = 12
-
-[[component.range]]
-versions = ">=0.6"
-archs = ["sm_80", "sm_86", "sm_90", "compute_90"]
-checked = ["0.6.3", "0.8.1"]
-source = "test"
-
-[[component]]
-name = "nvidia-cublas-cu12"
-cuda_major = 12
-
-[[component.range]]
-versions = "<12.8"
-archs = ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90"]
-checked = ["12.1.3.1", "12.6.4.1"]
-source = "test"
-
-[[component.range]]
-versions = ">=12.8"
-archs = ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90", "sm_100", "sm_120"]
-checked = ["12.8.4.1"]
-source = "test"
-
-[[toolkit_meta]]
-version = "12.6.3"
-source = "test"
-
-[toolkit_meta.extras]
-cublas = ["nvidia-cublas-cu12==12.6.4.1.*"]
-cudart = ["nvidia-cuda-runtime-cu12==12.6.77.*"]
-cusolver = ["nvidia-cusolver-cu12==11.7.1.2.*", "nvidia-cublas-cu12==12.6.4.1.*"]
-"""
 
 P100, V100, T4, GTX1080TI, RTX3090 = (ComputeCapability.parse(c) for c in ("6.0", "7.0", "7.5", "6.1", "8.6"))
 MAXWELL, BLACKWELL = ComputeCapability.parse("5.2"), ComputeCapability.parse("12.0")
 KEPLER = ComputeCapability.parse("3.7")
 
 
-def _facts(tmp_path: Path, text: str = FACTS) -> ComponentFacts:
-    root = _write_catalog(tmp_path / "catalog")
-    (root / COMPONENTS_FILE).write_text(textwrap.dedent(text), encoding="utf-8")
-    return load_components(root)
+def _facts(tmp_path: Path, text: str = COMPONENTS) -> ComponentFacts:
+    return load_components(write_catalog(tmp_path / "catalog", components=text))
 
 
 @pytest.fixture
@@ -115,8 +51,7 @@ def test_components_load_in_order_with_their_ranges(facts: ComponentFacts) -> No
 
 
 def test_the_catalog_carries_component_facts_only_when_asked(tmp_path: Path) -> None:
-    root = _write_catalog(tmp_path / "catalog")
-    (root / COMPONENTS_FILE).write_text(textwrap.dedent(FACTS), encoding="utf-8")
+    root = write_catalog(tmp_path / "catalog", components=COMPONENTS)
     assert load_catalog(root).components == ComponentFacts()
     assert load_catalog(root, components=True).components == load_components(root)
 
@@ -216,7 +151,7 @@ BROKEN = [
 @pytest.mark.parametrize(("mutate", "key"), BROKEN)
 def test_broken_component_facts_are_refused(tmp_path: Path, mutate: Callable[[str], str], key: str) -> None:
     with pytest.raises(CatalogError) as caught:
-        _facts(tmp_path, mutate(FACTS))
+        _facts(tmp_path, mutate(COMPONENTS))
     message = str(caught.value)
     assert message.startswith(f"catalog {COMPONENTS_FILE}: "), message
     assert key in message, message
@@ -276,7 +211,7 @@ def test_a_gpu_the_library_never_supported_holds_nothing_back(facts: ComponentFa
 
 
 def test_a_new_gpu_is_held_to_newer_releases(tmp_path: Path) -> None:
-    text = FACTS.replace(
+    text = COMPONENTS.replace(
         'archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]',
         'archs = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]',
     )
@@ -291,7 +226,7 @@ def test_a_new_gpu_is_held_to_newer_releases(tmp_path: Path) -> None:
 
 
 def test_gpus_no_single_release_covers(tmp_path: Path) -> None:
-    text = FACTS.replace(
+    text = COMPONENTS.replace(
         '"sm_50", "sm_60", "sm_61", "sm_70", "sm_80", "sm_90", "sm_100", "sm_120", "compute_120"',
         '"sm_50", "sm_60", "sm_61", "sm_70", "sm_80"',
     )

@@ -4,7 +4,6 @@ catalogs are refused with the file and key path in the message."""
 from __future__ import annotations
 
 import re
-import textwrap
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,16 +30,15 @@ from colabenv.models import (
     ComponentFacts,
     ComponentRange,
     ComputeCapability,
-    CpuTarget,
     Framework,
-    NvidiaTarget,
     Release,
     Target,
-    TpuTarget,
     Variant,
     archs_cover,
 )
+from tests.support.catalogs import DRIVERS, TORCH, write_catalog
 from tests.support.paths import DATA
+from tests.support.targets import cpu_target, nvidia_target, tpu_target
 
 CATALOG = load_catalog()
 RUNTIMES = DATA / "runtimes"
@@ -85,15 +83,12 @@ def test_shipped_catalog_is_cached_and_equal_to_a_fresh_load() -> None:
     assert shipped_catalog(()).components == ComponentFacts(), "detection needs no component facts"
 
 
-_PY = Version("3.12")
-
-
 @pytest.mark.parametrize(
     ("target", "has_components", "has_tpu_builds"),
     [
-        pytest.param(Target(NvidiaTarget(Version("550.54.15"), Version("12.4")), _PY), True, False, id="gpu"),
-        pytest.param(Target(CpuTarget(), _PY), False, False, id="cpu"),
-        pytest.param(Target(TpuTarget("v5e", "v5litepod-8", 8), _PY), False, True, id="tpu"),
+        pytest.param(nvidia_target("550.54.15", "12.4"), True, False, id="gpu"),
+        pytest.param(cpu_target(), False, False, id="cpu"),
+        pytest.param(tpu_target("v5e", "v5litepod-8", 8), False, True, id="tpu"),
     ],
 )
 def test_a_target_reads_only_the_facts_it_can_use(
@@ -769,66 +764,11 @@ def test_driver_table_sources_and_order() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loader errors: small broken catalogs in a temporary directory
-
-DRIVERS = """
-schema = 1
-
-[[major_line]]
-cuda_major = 12
-floor_driver = "525.60.13"
-source = "test"
-
-[[toolkit]]
-version = "12.4.0"
-label = "12.4 GA"
-driver = "550.54.14"
-source = "test"
-"""
-
-TORCH = """
-schema = 1
-framework = "torch"
-companions_follow_variant = true
-
-[archs]
-modern = ["sm_80", "compute_90"]
-
-[[release]]
-version = "1.0.0"
-python = ">=3.10"
-default_variant = "cu124"
-companions = { torchvision = "0.1.0" }
-source = "test"
-
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "modern"
-pins = ["nvidia-cudnn-cu12==9.1.0.70"]
-source = "test"
-
-[[release.variant]]
-name = "cpu"
-source = "test"
-"""
-
-EMPTY = 'schema = 1\nframework = "{name}"\n'
-
-
-def _write_catalog(root: Path, torch: str = TORCH, drivers: str = DRIVERS) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / DRIVERS_FILE).write_text(textwrap.dedent(drivers), encoding="utf-8")
-    for framework, filename in FRAMEWORK_FILES.items():
-        text = torch if framework is Framework.TORCH else EMPTY.format(name=framework.value)
-        (root / filename).write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
+# Loader errors: small broken catalogs in a temporary directory (tests/support/catalogs.py)
 
 
 def test_minimal_catalog_loads(tmp_path: Path) -> None:
-    catalog = load_catalog(_write_catalog(tmp_path))
+    catalog = load_catalog(write_catalog(tmp_path))
     assert isinstance(catalog, Catalog)
     release = catalog.release(Framework.TORCH, Version("1.0.0"))
     assert release is not None
@@ -992,7 +932,7 @@ BROKEN = [
 def test_broken_catalog_is_refused_with_file_and_key(
     tmp_path: Path, mutate: Callable[[str], str], filename: str, key: str
 ) -> None:
-    root = _write_catalog(tmp_path, torch=mutate(textwrap.dedent(TORCH)))
+    root = write_catalog(tmp_path, torch=mutate(TORCH))
     with pytest.raises(CatalogError) as caught:
         load_catalog(root)
     message = str(caught.value)
@@ -1004,11 +944,11 @@ def test_broken_catalog_is_refused_with_file_and_key(
 
 def test_companion_table_form_is_read(tmp_path: Path) -> None:
     torch = _replace(
-        textwrap.dedent(TORCH),
+        TORCH,
         'torchvision = "0.1.0"',
         'torchvision = "0.1.0", torchaudio = { version = "2.0.0", follows_variant = false }',
     )
-    catalog = load_catalog(_write_catalog(tmp_path, torch=torch))
+    catalog = load_catalog(write_catalog(tmp_path, torch=torch))
     release = catalog.release(Framework.TORCH, Version("1.0.0"))
     assert release is not None
     found = {str(c.name): (str(c.version), c.follows_variant) for c in release.companions}
@@ -1046,7 +986,7 @@ def test_companion_table_form_is_read(tmp_path: Path) -> None:
     ],
 )
 def test_broken_driver_table_is_refused(tmp_path: Path, drivers: str, key: str) -> None:
-    root = _write_catalog(tmp_path, drivers=drivers)
+    root = write_catalog(tmp_path, drivers=drivers)
     with pytest.raises(CatalogError) as caught:
         load_catalog(root)
     assert str(caught.value).startswith(f"catalog {DRIVERS_FILE}: ")
@@ -1054,7 +994,7 @@ def test_broken_driver_table_is_refused(tmp_path: Path, drivers: str, key: str) 
 
 
 def test_missing_catalog_file_is_refused(tmp_path: Path) -> None:
-    root = _write_catalog(tmp_path)
+    root = write_catalog(tmp_path)
     (root / FRAMEWORK_FILES[Framework.JAX]).unlink()
     with pytest.raises(CatalogError, match=r"catalog jax\.toml: cannot read"):
         load_catalog(root)

@@ -11,22 +11,36 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from colabenv.catalog.load import catalog_for, load_overlay, overlay_folders, shipped_catalog, with_overlays
+from colabenv.catalog.load import (
+    DRIVERS_FILE,
+    catalog_for,
+    load_overlay,
+    overlay_folders,
+    shipped_catalog,
+    with_overlays,
+)
 from colabenv.errors import CatalogOverlayError, ResolutionError
-from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target, TpuTarget
+from colabenv.models import Framework, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.catalogs import (
+    PYTORCH_INDEX,
+    drivers_file,
+    release_entry,
+    toolkit_entry,
+    torch_variant,
+    write_overlay,
+)
 from tests.support.checks import ANY, expect
 from tests.support.checks import details as details_of
 from tests.support.fixtures import Runner
+from tests.support.targets import nvidia_target, tpu_target
 
 H200 = ("--driver", "580.95.05", "--compute-capability", "9.0", "--python", "3.12")
 
 
 def _h200() -> Target:
-    return Target(
-        NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),)), Version("3.12")
-    )
+    return nvidia_target("580.95.05", "13.0", ("9.0",), "3.12")
 
 
 def torch_release(
@@ -34,47 +48,44 @@ def torch_release(
     *,
     variant: str = "cu130",
     source: str = "team build",
-    pins: str = '["nvidia-cudnn-cu13==9.24.0.43"]',
-    extra: str = "",
+    pins: tuple[str, ...] = ("nvidia-cudnn-cu13==9.24.0.43",),
+    unconfirmed: bool | str | None = None,
+    unconfirmed_reason: str | None = None,
 ) -> str:
     """One torch release with one CUDA variant (and a cpu one), as an overlay file holds it."""
-    cuda = f"{variant[2:-1]}.{variant[-1]}"
-    return textwrap.dedent(f"""\
-        [[release]]
-        version = "{version}"
-        python = ">=3.8,<3.16"
-        default_variant = "{variant}"
-        companions = {{ torchvision = "0.29.2" }}
-        source = "{source}"
-
-        [[release.variant]]
-        name = "{variant}"
-        cuda = "{cuda}"
-        index_url = "https://download.pytorch.org/whl/{variant}"
-        local_tag = "{variant}"
-        archs = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120"]
-        pins = {pins}
-        source = "{source}"
-        {extra}
-        [[release.variant]]
-        name = "cpu"
-        index_url = "https://download.pytorch.org/whl/cpu"
-        local_tag = "cpu"
-        source = "{source}"
-        """)
-
-
-def write_overlay(folder: Path, *releases: str, framework: str = "torch") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    header = f'schema = 1\nframework = "{framework}"\ncompanions_follow_variant = true\n\n'
-    (folder / f"{framework}.toml").write_text(header + "\n".join(releases), encoding="utf-8")
-    return folder
+    build = torch_variant(
+        variant,
+        index=PYTORCH_INDEX,
+        archs=["sm_75", "sm_80", "sm_90", "sm_100", "sm_120"],
+        pins=pins,
+        source=source,
+        unconfirmed=unconfirmed,
+        unconfirmed_reason=unconfirmed_reason,
+    )
+    return release_entry(
+        version,
+        build,
+        torch_variant("cpu", index=PYTORCH_INDEX, source=source),
+        python=">=3.8,<3.16",
+        default_variant=variant,
+        companions={"torchvision": "0.29.2"},
+        source=source,
+    )
 
 
 def write_profile(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(body), encoding="utf-8")
     return path
+
+
+def torch_profile(path: Path, torch: str = "*", *, paths: list[str] | None = None) -> Path:
+    """A profile named after its file that asks for torch ``torch``, with the catalog overlay
+    folders ``paths``."""
+    body = f'name = "{path.stem}"\n[frameworks]\ntorch = "{torch}"\n'
+    if paths is not None:
+        body += f"[catalog]\npaths = {json.dumps(paths)}\n"
+    return write_profile(path, body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,7 +109,7 @@ def test_an_overlay_adds_a_release_and_the_shipped_ones_stay(tmp_path: Path) -> 
 def test_same_version_and_variant_the_overlay_wins_and_other_variants_stay(tmp_path: Path) -> None:
     folder = write_overlay(
         tmp_path / "team",
-        torch_release("2.14.1", pins='["nvidia-cudnn-cu13==9.26.0.51"]', source="our rebuild"),
+        torch_release("2.14.1", pins=("nvidia-cudnn-cu13==9.26.0.51",), source="our rebuild"),
     )
     merged = with_overlays(
         shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])]
@@ -131,16 +142,8 @@ def test_an_overlay_drivers_file_admits_a_new_cuda_line(tmp_path: Path) -> None:
     assert "no toolkit driver for CUDA 13.9" in str(caught.value)
     assert str(folder / "torch.toml") in str(caught.value)
     assert caught.value.exit_code == 2
-    (folder / "drivers.toml").write_text(
-        textwrap.dedent("""\
-        schema = 1
-        [[toolkit]]
-        version = "13.9.0"
-        label = "13.9 GA"
-        driver = "599.1.1"
-        source = "team note"
-        """),
-        encoding="utf-8",
+    (folder / DRIVERS_FILE).write_text(
+        drivers_file(toolkit_entry("13.9.0", "13.9 GA", "599.1.1", source="team note")), encoding="utf-8"
     )
     merged = with_overlays(
         shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test", [Framework.TORCH])]
@@ -169,16 +172,7 @@ def test_overlay_folders_profile_paths_first_then_the_variable_its_first_folder_
 
 
 def test_catalog_for_without_overlays_is_the_shipped_catalog(tmp_path: Path) -> None:
-    profile = load_profile(
-        write_profile(
-            tmp_path / "p.toml",
-            """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        """,
-        )
-    )
+    profile = load_profile(torch_profile(tmp_path / "p.toml"))
     assert catalog_for(profile, {}) is shipped_catalog([Framework.TORCH])
 
 
@@ -197,16 +191,7 @@ def test_extends_chain_child_overlay_beats_parent_and_variable_beats_both(tmp_pa
     parent_overlay = write_overlay(tmp_path / "base" / "catalog", torch_release("2.99.0", source="parent"))
     child_overlay = write_overlay(tmp_path / "team" / "catalog", torch_release("2.99.0", source="child"))
     env_overlay = write_overlay(tmp_path / "env", torch_release("2.99.0", source="env"))
-    write_profile(
-        tmp_path / "base" / "base.toml",
-        """\
-        name = "base"
-        [frameworks]
-        torch = ">=2.99"
-        [catalog]
-        paths = ["catalog"]
-        """,
-    )
+    torch_profile(tmp_path / "base" / "base.toml", ">=2.99", paths=["catalog"])
     parent_only = write_profile(
         tmp_path / "base" / "only.toml",
         """\
@@ -234,14 +219,7 @@ def test_extends_chain_child_overlay_beats_parent_and_variable_beats_both(tmp_pa
 
 def test_colabenv_catalog_adds_a_release_resolve_names_the_file(runner: Runner, tmp_path: Path) -> None:
     folder = write_overlay(tmp_path / "team catalog", torch_release("2.99.0"))
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = ">=2.99"
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml", ">=2.99")
     without = runner("resolve", profile, *H200)
     assert without.returncode == 3
     assert "the catalog has no torch release matching it" in without.stderr
@@ -273,16 +251,7 @@ def test_a_broken_overlay_file_is_exit_2_naming_file_and_key(runner: Runner, tmp
     folder = write_overlay(
         tmp_path / "team", torch_release("2.99.0").replace('archs = ["sm_75"', 'archs = ["sm75"')
     )
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        [catalog]
-        paths = ["team"]
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml", paths=["team"])
     done = runner("resolve", profile, *H200)
     assert done.returncode == 2
     assert done.stdout == ""
@@ -298,16 +267,7 @@ def test_a_profile_overlay_folder_that_holds_no_catalog_file_is_refused(
     runner: Runner, tmp_path: Path
 ) -> None:
     (tmp_path / "empty").mkdir()
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        [catalog]
-        paths = ["empty"]
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml", paths=["empty"])
     done = runner("resolve", profile, *H200)
     assert done.returncode == 2
     assert "no catalog file in it (named by p.toml [catalog] paths" in done.stderr
@@ -317,16 +277,7 @@ def test_profiles_check_validates_the_overlays(runner: Runner, tmp_path: Path) -
     folder = write_overlay(tmp_path / "catalog", torch_release("2.99.0"))
     jax = folder / "jax.toml"
     jax.write_text('schema = 1\nframework = "torch"\n', encoding="utf-8")
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        [catalog]
-        paths = ["catalog"]
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml", paths=["catalog"])
     done = runner("profiles", "check", profile)
     assert done.returncode == 2, done.stdout
     assert f"catalog overlay {jax}: framework: expected 'jax'" in done.stderr
@@ -363,7 +314,7 @@ def test_an_overlay_index_url_passes_the_rules_a_profile_index_url_does(
     )
     assert problem in str(refused.value)
     assert "s3cr3t" not in str(refused.value)
-    profile = write_profile(tmp_path / "p.toml", 'name = "p"\n[frameworks]\ntorch = ">=2.99"\n')
+    profile = torch_profile(tmp_path / "p.toml", ">=2.99")
     done = runner("render", profile, *H200, env={"COLABENV_CATALOG": str(folder)})
     assert (done.returncode, done.stdout) == (2, "")
     assert problem in done.stderr
@@ -385,21 +336,15 @@ def test_an_overlay_index_url_may_take_its_credentials_from_variables(tmp_path: 
 # Unconfirmed builds
 
 
-UNCONFIRMED = 'unconfirmed = true\nunconfirmed_reason = "archs carried over from 2.14.1 cu130"\n'
+UNCONFIRMED = torch_release(
+    "2.99.0", unconfirmed=True, unconfirmed_reason="archs carried over from 2.14.1 cu130"
+)
+"""torch 2.99.0 whose cu130 build is unconfirmed, and why."""
 
 
 def test_an_unconfirmed_build_is_refused_with_the_reason_unless_allowed(tmp_path: Path) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = load_profile(
-        write_profile(
-            tmp_path / "p.toml",
-            """\
-        name = "p"
-        [frameworks]
-        torch = ">=2.99"
-        """,
-        )
-    )
+    folder = write_overlay(tmp_path / "team", UNCONFIRMED)
+    profile = load_profile(torch_profile(tmp_path / "p.toml", ">=2.99"))
     catalog = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
     with pytest.raises(ResolutionError) as caught:
         resolve(profile, _h200(), catalog)
@@ -430,31 +375,15 @@ def test_an_unconfirmed_build_is_refused_with_the_reason_unless_allowed(tmp_path
 
 
 def test_an_unconfirmed_build_is_passed_over_for_a_confirmed_one(tmp_path: Path) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = load_profile(
-        write_profile(
-            tmp_path / "p.toml",
-            """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        """,
-        )
-    )
+    folder = write_overlay(tmp_path / "team", UNCONFIRMED)
+    profile = load_profile(torch_profile(tmp_path / "p.toml"))
     resolution = resolve(profile, _h200(), catalog_for(profile, {"COLABENV_CATALOG": str(folder)}))
     assert resolution.choices[0].release == Version("2.15.0")
 
 
 def test_allow_unconfirmed_flag_on_the_command_line(runner: Runner, tmp_path: Path) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=UNCONFIRMED))
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = ">=2.99"
-        """,
-    )
+    folder = write_overlay(tmp_path / "team", UNCONFIRMED)
+    profile = torch_profile(tmp_path / "p.toml", ">=2.99")
     env = {"COLABENV_CATALOG": str(folder)}
     refused = runner("render", profile, *H200, env=env)
     assert refused.returncode == 3
@@ -466,15 +395,20 @@ def test_allow_unconfirmed_flag_on_the_command_line(runner: Runner, tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    ("extra", "key", "problem"),
+    ("unconfirmed", "reason", "key", "problem"),
     [
-        ("unconfirmed = true\n", "unconfirmed_reason", "an unconfirmed entry needs the reason"),
-        ('unconfirmed_reason = "x"\n', "unconfirmed_reason", "only with unconfirmed = true"),
-        ('unconfirmed = "yes"\nunconfirmed_reason = "x"\n', "unconfirmed", "expected true or false"),
+        pytest.param(
+            True, None, "unconfirmed_reason", "an unconfirmed entry needs the reason", id="no-reason"
+        ),
+        pytest.param(None, "x", "unconfirmed_reason", "only with unconfirmed = true", id="reason-alone"),
+        pytest.param("yes", "x", "unconfirmed", "expected true or false", id="not-a-boolean"),
     ],
 )
-def test_unconfirmed_marking_is_checked(tmp_path: Path, extra: str, key: str, problem: str) -> None:
-    folder = write_overlay(tmp_path / "team", torch_release("2.99.0", extra=extra))
+def test_unconfirmed_marking_is_checked(
+    tmp_path: Path, unconfirmed: bool | str | None, reason: str | None, key: str, problem: str
+) -> None:
+    release = torch_release("2.99.0", unconfirmed=unconfirmed, unconfirmed_reason=reason)
+    folder = write_overlay(tmp_path / "team", release)
     with pytest.raises(CatalogOverlayError) as caught:
         load_overlay(folder, "test", [Framework.TORCH])
     assert f"release[0].variant[0].{key}: {problem}" in str(caught.value)
@@ -503,16 +437,7 @@ def test_allow_unconfirmed_in_a_profile_must_be_a_boolean(tmp_path: Path) -> Non
 def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_path: Path) -> None:
     """``verify --profile`` expects what render would install: the profile's overlay release."""
     write_overlay(tmp_path / "catalog", torch_release("2.99.0"))
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = ">=2.99"
-        [catalog]
-        paths = ["catalog"]
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml", ">=2.99", paths=["catalog"])
     done = runner(
         "verify",
         "--json",
@@ -531,14 +456,7 @@ def test_verify_profile_resolves_with_the_profile_overlays(runner: Runner, tmp_p
 
 
 def test_a_broken_overlay_of_the_verified_profile_is_exit_2(runner: Runner, tmp_path: Path) -> None:
-    profile = write_profile(
-        tmp_path / "p.toml",
-        """\
-        name = "p"
-        [frameworks]
-        torch = "*"
-        """,
-    )
+    profile = torch_profile(tmp_path / "p.toml")
     done = runner(
         "verify",
         "--profile",
@@ -569,7 +487,7 @@ def test_overlays_keep_the_tpu_builds(tmp_path: Path) -> None:
     shipped = catalog_for(profile, {})
     merged = catalog_for(profile, {"COLABENV_CATALOG": str(folder)})
     assert merged.tpu == shipped.tpu and merged.tpu.builds
-    target = Target(TpuTarget("v5e", "v5e-1", 1), Version("3.11"))
+    target = tpu_target("v5e", "v5e-1", 1, "3.11")
     resolution = resolve(profile, target, merged)
     assert [(c.framework.value, c.variant) for c in resolution.choices] == [("torch", "tpu"), ("jax", "tpu")]
 

@@ -13,7 +13,7 @@ from packaging.version import Version
 from colabenv.catalog.load import catalog_for
 from colabenv.errors import CatalogOverlayError, ColabenvError, ProfileError, ResolutionError
 from colabenv.lock.resolvers import index_plan
-from colabenv.models import ComputeCapability, CpuTarget, InstalledSet, NvidiaTarget, Resolution, Target
+from colabenv.models import Resolution, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.fixtures import Runner
@@ -24,6 +24,7 @@ from tests.support.package_entries import (
     release_entry,
     write_packages,
 )
+from tests.support.targets import cpu_target, nvidia_target
 
 T4 = ("550.54.15", "12.4", "7.5")
 P100 = ("560.35.03", "12.6", "6.0")
@@ -34,11 +35,7 @@ def _target(
     host: tuple[str, str, str], python: str = "3.12", installed: dict[str, str] | None = None
 ) -> Target:
     driver, cuda, cap = host
-    return Target(
-        NvidiaTarget(Version(driver), Version(cuda), (ComputeCapability.parse(cap),)),
-        Version(python),
-        installed=InstalledSet.from_mapping(installed or {}),
-    )
+    return nvidia_target(driver, cuda, (cap,), python, installed)
 
 
 def _resolve(
@@ -216,7 +213,7 @@ def test_without_a_gpu_the_packages_are_left_out_with_a_warning(tmp_path: Path) 
     path = tmp_path / "team.toml"
     path.write_text('name = "team"\n[frameworks]\ntorch = "==2.8.*"\ncupy = "*"\nxformers = "*"\n')
     profile = load_profile(path)
-    target = Target(CpuTarget(), Version("3.12"))
+    target = cpu_target("3.12")
     resolution = resolve(profile, target, catalog_for(profile, {}, target=target))
     assert resolution.cuda_packages == () and resolution.choices[0].variant == "cpu"
     assert [w for w in resolution.warnings if "left out" in w] == [

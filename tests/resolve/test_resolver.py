@@ -17,31 +17,24 @@ from packaging.version import Version
 from colabenv.catalog.load import load_catalog, shipped_catalog
 from colabenv.errors import ProfileError, ResolutionError
 from colabenv.host.detect import read_freeze
-from colabenv.models import Catalog, ComputeCapability, Framework, InstalledSet, Target, device_of
+from colabenv.models import Catalog, Framework, InstalledSet
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.catalogs import (
+    COMPONENTS,
+    component_entry,
+    component_range,
+    components_file,
+    framework_file,
+    release_entry,
+    torch_variant,
+    variant_entry,
+    write_catalog,
+)
 from tests.support.paths import DATA
+from tests.support.targets import cpu_target, nvidia_target
 
 RUNTIMES = DATA / "runtimes"
-
-
-def _target(
-    driver: str | None,
-    cuda: str | None,
-    caps: tuple[str, ...],
-    python: str,
-    installed: InstalledSet | None = None,
-) -> Target:
-    return Target(
-        device_of(
-            Version(driver) if driver else None,
-            Version(cuda) if cuda else None,
-            tuple(sorted({ComputeCapability.parse(c) for c in caps})),
-            None,
-        ),
-        Version(python),
-        installed=installed or InstalledSet(),
-    )
 
 
 def _colab(snapshot: str) -> InstalledSet:
@@ -49,27 +42,27 @@ def _colab(snapshot: str) -> InstalledSet:
 
 
 TARGETS = {
-    "colab-t4": lambda: _target("550.54.15", "12.4", ("7.5",), "3.12"),
-    "colab-t4-py311": lambda: _target("550.54.15", "12.4", ("7.5",), "3.11"),
-    "colab-2025.07": lambda: _target("550.54.15", "12.4", ("7.5",), "3.11", _colab("colab-2025.07")),
-    "colab-2025.10": lambda: _target("550.54.15", "12.4", ("7.5",), "3.12", _colab("colab-2025.10")),
-    "kaggle-p100": lambda: _target("560.35.03", "12.6", ("6.0",), "3.11"),
-    "kaggle-2xt4": lambda: _target("560.35.03", "12.6", ("7.5", "7.5"), "3.11"),
-    "a100": lambda: _target("570.124.06", "12.8", ("8.0",), "3.12"),
-    "h100-580": lambda: _target("580.65.06", "13.0", ("9.0",), "3.12"),
-    "h200-580": lambda: _target("580.95.05", "13.0", ("9.0",), "3.12"),
-    "t4-590": lambda: _target("590.44.01", "13.1", ("7.5",), "3.12"),
-    "l4-590": lambda: _target("590.44.01", "13.1", ("8.9",), "3.12"),
-    "old-470": lambda: _target("470.82.01", "11.4", ("7.5",), "3.10"),
-    "mixed-1080ti-3090": lambda: _target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
-    "v100": lambda: _target("570.124.06", "12.8", ("7.0",), "3.12"),
-    "pascal-575": lambda: _target("575.51.03", "12.9", ("6.1",), "3.12"),
-    "maxwell-m60": lambda: _target("570.124.06", "12.8", ("5.2",), "3.12"),
-    "kepler-k80": lambda: _target("470.82.01", "11.4", ("3.7",), "3.10"),
-    "cuda-only-12.4": lambda: _target(None, "12.4", ("7.5",), "3.12"),
-    "gpu-unknown-arch": lambda: _target("570.124.06", "12.8", (), "3.12"),
-    "cpu": lambda: _target(None, None, (), "3.12"),
-    "cpu-py311": lambda: _target(None, None, (), "3.11"),
+    "colab-t4": lambda: nvidia_target("550.54.15", "12.4", ("7.5",), "3.12"),
+    "colab-t4-py311": lambda: nvidia_target("550.54.15", "12.4", ("7.5",), "3.11"),
+    "colab-2025.07": lambda: nvidia_target("550.54.15", "12.4", ("7.5",), "3.11", _colab("colab-2025.07")),
+    "colab-2025.10": lambda: nvidia_target("550.54.15", "12.4", ("7.5",), "3.12", _colab("colab-2025.10")),
+    "kaggle-p100": lambda: nvidia_target("560.35.03", "12.6", ("6.0",), "3.11"),
+    "kaggle-2xt4": lambda: nvidia_target("560.35.03", "12.6", ("7.5", "7.5"), "3.11"),
+    "a100": lambda: nvidia_target("570.124.06", "12.8", ("8.0",), "3.12"),
+    "h100-580": lambda: nvidia_target("580.65.06", "13.0", ("9.0",), "3.12"),
+    "h200-580": lambda: nvidia_target("580.95.05", "13.0", ("9.0",), "3.12"),
+    "t4-590": lambda: nvidia_target("590.44.01", "13.1", ("7.5",), "3.12"),
+    "l4-590": lambda: nvidia_target("590.44.01", "13.1", ("8.9",), "3.12"),
+    "old-470": lambda: nvidia_target("470.82.01", "11.4", ("7.5",), "3.10"),
+    "mixed-1080ti-3090": lambda: nvidia_target("570.133.07", "12.8", ("6.1", "8.6"), "3.12"),
+    "v100": lambda: nvidia_target("570.124.06", "12.8", ("7.0",), "3.12"),
+    "pascal-575": lambda: nvidia_target("575.51.03", "12.9", ("6.1",), "3.12"),
+    "maxwell-m60": lambda: nvidia_target("570.124.06", "12.8", ("5.2",), "3.12"),
+    "kepler-k80": lambda: nvidia_target("470.82.01", "11.4", ("3.7",), "3.10"),
+    "cuda-only-12.4": lambda: nvidia_target(None, "12.4", ("7.5",), "3.12"),
+    "gpu-unknown-arch": lambda: nvidia_target("570.124.06", "12.8", (), "3.12"),
+    "cpu": lambda: cpu_target("3.12"),
+    "cpu-py311": lambda: cpu_target("3.11"),
 }
 
 
@@ -534,9 +527,9 @@ def test_every_golden_profile_resolves_for_colab_t4() -> None:
     for name, _description, path in golden_profiles():
         profile = load_profile(path)
         python = "3.12" if profile.python is None or profile.python.contains("3.12") else "3.11"
-        target = _target("550.54.15", "12.4", ("7.5",), python)
+        target = nvidia_target("550.54.15", "12.4", ("7.5",), python)
         if name.startswith("cpu"):
-            target = _target(None, None, (), python)
+            target = cpu_target(python)
         resolution = resolve(profile, target, shipped_catalog())
         assert len(resolution.choices) == len(profile.frameworks), name
 
@@ -549,7 +542,7 @@ def test_optional_companions_come_only_when_asked_or_installed(tmp_path: Path) -
     assert [r.split("==")[0] for r in torch.requirements] == ["torch"]
     assert any(r.startswith("jaxlib==") for r in jax.requirements)
     installed = InstalledSet.from_mapping({"torchaudio": "2.6.0+cu124"})
-    target = _target("570.124.06", "12.8", ("8.0",), "3.12", installed)
+    target = nvidia_target("570.124.06", "12.8", ("8.0",), "3.12", installed)
     again = resolve(load_profile(path), target, shipped_catalog())
     assert any(r.startswith("torchaudio==") for r in again.choices[0].requirements)
 
@@ -567,60 +560,23 @@ def test_resolution_is_deterministic(tmp_path: Path) -> None:
 # NVIDIA component bounds, on a small catalog whose newest release pins a cuDNN without Pascal
 # kernels (as torch 2.11.0+cu128 pins nvidia-cudnn-cu12==9.19.0.56)
 
-COMPONENT_TORCH = """
-schema = 1
-framework = "torch"
-companions_follow_variant = true
 
-[archs]
-classic = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+def _classic_release(version: str, cudnn: str) -> str:
+    """A release with a cu124 build (arch list ``classic``) pinning cuDNN ``cudnn``, and a cpu build."""
+    pins = [f"nvidia-cudnn-cu12=={cudnn}", "nvidia-nccl-cu12==2.21.5"]
+    return release_entry(version, torch_variant("cu124", archs="classic", pins=pins), variant_entry("cpu"))
 
-[[release]]
-version = "1.1.0"
-python = ">=3.10"
-default_variant = "cu124"
-source = "test"
 
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "classic"
-pins = ["nvidia-cudnn-cu12==9.19.0.56", "nvidia-nccl-cu12==2.21.5"]
-source = "test"
-
-[[release.variant]]
-name = "cpu"
-source = "test"
-
-[[release]]
-version = "1.0.0"
-python = ">=3.10"
-default_variant = "cu124"
-source = "test"
-
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "classic"
-pins = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.21.5"]
-source = "test"
-
-[[release.variant]]
-name = "cpu"
-source = "test"
-"""
+COMPONENT_TORCH = framework_file(
+    "torch",
+    _classic_release("1.1.0", "9.19.0.56"),
+    _classic_release("1.0.0", "9.10.2.21"),
+    archs={"classic": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]},
+)
 
 
 def _component_catalog(tmp_path: Path) -> Catalog:
-    from tests.catalog.test_components import FACTS
-    from tests.catalog.test_load import _write_catalog
-
-    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
-    (root / "components.toml").write_text(FACTS, encoding="utf-8")
+    root = write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH, components=COMPONENTS)
     return load_catalog(root, components=True)
 
 
@@ -633,7 +589,7 @@ def _torch_profile(tmp_path: Path, spec: str) -> Path:
 def test_a_release_pinning_a_cudnn_without_the_gpus_kernels_is_passed_over(tmp_path: Path) -> None:
     catalog = _component_catalog(tmp_path)
     profile = load_profile(_torch_profile(tmp_path, "*"))
-    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    p100 = nvidia_target("560.35.03", "12.6", ("6.0",), "3.11")
     resolution = resolve(profile, p100, catalog)
     (choice,) = resolution.choices
     assert choice.release == Version("1.0.0")
@@ -643,10 +599,10 @@ def test_a_release_pinning_a_cudnn_without_the_gpus_kernels_is_passed_over(tmp_p
     assert "nvidia-cudnn-cu12<9.11" in choice.reason
     shown = resolution.to_json()["constraints"]
     assert shown == [{"requirement": "nvidia-cudnn-cu12<9.11", "reason": constraint.reason}]
-    t4 = resolve(profile, _target("560.35.03", "12.6", ("7.5",), "3.11"), catalog)
+    t4 = resolve(profile, nvidia_target("560.35.03", "12.6", ("7.5",), "3.11"), catalog)
     assert t4.choices[0].release == Version("1.1.0")
     assert t4.constraints == ()
-    unknown = resolve(profile, _target("560.35.03", "12.6", (), "3.11"), catalog)
+    unknown = resolve(profile, nvidia_target("560.35.03", "12.6", (), "3.11"), catalog)
     assert unknown.choices[0].release == Version("1.1.0")
     assert unknown.constraints == ()
 
@@ -656,7 +612,7 @@ def test_a_pinned_release_without_the_gpus_kernels_exits_3_naming_pin_gpu_and_fi
 ) -> None:
     catalog = _component_catalog(tmp_path)
     profile = load_profile(_torch_profile(tmp_path, "==1.1.*"))
-    p100 = _target("560.35.03", "12.6", ("6.0",), "3.11")
+    p100 = nvidia_target("560.35.03", "12.6", ("6.0",), "3.11")
     with pytest.raises(ResolutionError) as caught:
         resolve(profile, p100, catalog)
     message = str(caught.value)
@@ -687,31 +643,27 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
 
 
 def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> None:
-    from tests.catalog.test_load import _write_catalog
-
-    root = _write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH)
-    (root / "components.toml").write_text(
-        'schema = 1\n[[component]]\nname = "nvidia-cudnn-cu12"\ncuda_major = 12\n'
-        '[[component.range]]\nversions = "<9.11"\narchs = ["sm_60", "sm_90"]\n'
-        'checked = ["9.10.2.21"]\nsource = "test"\n'
-        '[[component.range]]\nversions = ">=9.11"\narchs = ["sm_80", "sm_90"]\n'
-        'checked = ["9.19.0.56"]\nsource = "test"\n',
-        encoding="utf-8",
+    cudnn = component_entry(
+        "nvidia-cudnn-cu12",
+        12,
+        component_range("<9.11", ["sm_60", "sm_90"], ["9.10.2.21"]),
+        component_range(">=9.11", ["sm_80", "sm_90"], ["9.19.0.56"]),
     )
+    root = write_catalog(tmp_path / "catalog", torch=COMPONENT_TORCH, components=components_file(cudnn))
     catalog = load_catalog(root, components=True)
     profile = load_profile(_torch_profile(tmp_path, "*"))
     with pytest.raises(ResolutionError) as caught:
-        resolve(profile, _target("570.124.06", "12.8", ("6.0", "8.6"), "3.11"), catalog)
+        resolve(profile, nvidia_target("570.124.06", "12.8", ("6.0", "8.6"), "3.11"), catalog)
     message = str(caught.value)
     assert (
         "pins nvidia-cudnn-cu12==9.10.2.21: no nvidia-cudnn-cu12 release has kernels for all "
         "of sm_60, sm_86" in message
     )
     assert "no release in the catalog pins components with kernels for these GPUs" in message
-    either = resolve(profile, _target("570.124.06", "12.8", ("9.0",), "3.11"), catalog)
+    either = resolve(profile, nvidia_target("570.124.06", "12.8", ("9.0",), "3.11"), catalog)
     assert either.constraints == ()
     with pytest.raises(ResolutionError) as caught:
-        resolve(profile, _target("570.124.06", "12.8", ("6.0", "12.0"), "3.11"), catalog)
+        resolve(profile, nvidia_target("570.124.06", "12.8", ("6.0", "12.0"), "3.11"), catalog)
     assert "has no kernels for sm_120" in str(caught.value)
     assert "to change" not in str(caught.value), "the arch list turned it down, not the pins"
 
@@ -719,65 +671,26 @@ def test_gpus_no_component_release_covers_together_exit_3(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------------------------------
 # The target's full Python version against each release's and each companion's range
 
-PYTHON_TORCH = """
-schema = 1
-framework = "torch"
-companions_follow_variant = true
-
-[archs]
-modern = ["sm_80", "compute_90"]
-
-[[release]]
-version = "1.2.0"
-python = ">=3.10"
-default_variant = "cu124"
-companions = { torchvision = { version = "0.3.0", python = ">=3.10,<3.14" } }
-source = "test"
-
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "modern"
-source = "test"
-
-[[release]]
-version = "1.1.0"
-python = ">=3.10,!=3.14.1"
-default_variant = "cu124"
-companions = { torchvision = { version = "0.2.0", python = ">=3.10,!=3.14.2" } }
-source = "test"
-
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "modern"
-source = "test"
-
-[[release]]
-version = "1.0.0"
-python = ">=3.10"
-default_variant = "cu124"
-companions = { torchvision = "0.1.0" }
-source = "test"
-
-[[release.variant]]
-name = "cu124"
-cuda = "12.4"
-index_url = "https://example.invalid/cu124"
-local_tag = "cu124"
-archs = "modern"
-source = "test"
-"""
+PYTHON_TORCH = framework_file(
+    "torch",
+    release_entry(
+        "1.2.0",
+        torch_variant("cu124"),
+        companions={"torchvision": {"version": "0.3.0", "python": ">=3.10,<3.14"}},
+    ),
+    release_entry(
+        "1.1.0",
+        torch_variant("cu124"),
+        python=">=3.10,!=3.14.1",
+        companions={"torchvision": {"version": "0.2.0", "python": ">=3.10,!=3.14.2"}},
+    ),
+    release_entry("1.0.0", torch_variant("cu124"), companions={"torchvision": "0.1.0"}),
+    archs={"modern": ["sm_80", "compute_90"]},
+)
 
 
 def _python_catalog(tmp_path: Path) -> Catalog:
-    from tests.catalog.test_load import _write_catalog
-
-    return load_catalog(_write_catalog(tmp_path / "catalog", torch=PYTHON_TORCH))
+    return load_catalog(write_catalog(tmp_path / "catalog", torch=PYTHON_TORCH))
 
 
 @pytest.mark.parametrize(
@@ -795,7 +708,7 @@ def test_full_python_version_meets_each_release_and_companion_range(
     tmp_path: Path, python: str, torch_only: str, with_torchvision: str
 ) -> None:
     catalog = _python_catalog(tmp_path)
-    target = _target("550.54.15", "12.4", ("8.0",), python)
+    target = nvidia_target("550.54.15", "12.4", ("8.0",), python)
     alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, catalog)
     assert alone.choices[0].release == Version(torch_only)
     assert alone.choices[0].requirements == (f"torch=={torch_only}+cu124",)
@@ -813,7 +726,7 @@ def test_an_installed_companion_without_a_wheel_for_the_python_holds_the_release
 ) -> None:
     catalog = _python_catalog(tmp_path)
     installed = InstalledSet.from_mapping({"torchvision": "0.1.0+cu124"})
-    target = _target("550.54.15", "12.4", ("8.0",), "3.14.1", installed)
+    target = nvidia_target("550.54.15", "12.4", ("8.0",), "3.14.1", installed)
     resolution = resolve(load_profile(_torch_profile(tmp_path, "*")), target, catalog)
     assert resolution.choices[0].release == Version("1.0.0")
 
@@ -823,7 +736,7 @@ def test_python_refusals_name_the_full_version_and_the_companion(tmp_path: Path)
     path = tmp_path / "tv.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = ">=1.1", torchvision = "*" }\n')
     with pytest.raises(ResolutionError) as caught:
-        resolve(load_profile(path), _target("550.54.15", "12.4", ("8.0",), "3.14.1"), catalog)
+        resolve(load_profile(path), nvidia_target("550.54.15", "12.4", ("8.0",), "3.14.1"), catalog)
     message = str(caught.value)
     assert "no wheel for Python 3.14.1" in message
     assert "torchvision 0.3.0, which has no wheel for Python 3.14.1" in message
@@ -835,13 +748,13 @@ def test_shipped_torchvision_has_no_wheel_for_python_3_14_1(tmp_path: Path) -> N
     path = tmp_path / "tv.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", torchvision = "*" }\n')
     profile = load_profile(path)
-    on_3141 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
+    on_3141 = resolve(profile, nvidia_target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
     (choice,) = on_3141.choices
     assert choice.release < Version("2.11")
     assert any(r.startswith("torchvision==0.25.") for r in choice.requirements)
-    on_3142 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
+    on_3142 = resolve(profile, nvidia_target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
     assert on_3142.choices[0].release >= Version("2.14")
-    target = _target("580.95.05", "13.0", ("8.0",), "3.14.1")
+    target = nvidia_target("580.95.05", "13.0", ("8.0",), "3.14.1")
     alone = resolve(load_profile(_torch_profile(tmp_path, "*")), target, shipped_catalog())
     assert alone.choices[0].release >= Version("2.14")
 
@@ -852,12 +765,12 @@ def test_a_choice_below_a_release_the_python_rules_out_says_why(tmp_path: Path) 
     path = tmp_path / "tv.toml"
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = ">=2.9,<2.12", torchvision = "*" }\n')
     profile = load_profile(path)
-    on_3141 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
+    on_3141 = resolve(profile, nvidia_target("580.95.05", "13.0", ("8.0",), "3.14.1"), shipped_catalog())
     (choice,) = on_3141.choices
     assert choice.release == Version("2.10.0")
     assert (
         "; not 2.11.0: pairs with torchvision 0.26.0, which has no wheel for Python 3.14.1" in choice.reason
     )
-    on_3142 = resolve(profile, _target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
+    on_3142 = resolve(profile, nvidia_target("580.95.05", "13.0", ("8.0",), "3.14.2"), shipped_catalog())
     assert on_3142.choices[0].release == Version("2.11.0")
     assert "; not " not in on_3142.choices[0].reason

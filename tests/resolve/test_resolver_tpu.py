@@ -12,26 +12,13 @@ from packaging.version import Version
 
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models import Accelerator, Catalog, InstalledSet, NvidiaTarget, Target, TpuFacts, TpuTarget
+from colabenv.models import Accelerator, Catalog, TpuFacts
 from colabenv.profile.files import golden_path
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from tests.support.targets import nvidia_target, tpu_target
 
 CATALOG = shipped_catalog()
-
-
-def tpu_target(
-    generation: str | None,
-    accelerator_type: str | None,
-    chips: int | None,
-    python: str = "3.12",
-    installed: dict[str, str] | None = None,
-) -> Target:
-    return Target(
-        TpuTarget(generation, accelerator_type, chips),
-        Version(python),
-        installed=InstalledSet.from_mapping(installed or {}),
-    )
 
 
 TARGETS = {
@@ -324,7 +311,7 @@ def test_a_catalog_without_tpu_facts_resolves_nothing_for_a_tpu(tmp_path: Path) 
 
 def test_a_gpu_target_is_unchanged_by_the_tpu_facts(tmp_path: Path) -> None:
     profile = load_profile(_profile(tmp_path, 'jax = "==0.6.*"'))
-    target = Target(NvidiaTarget(Version("550.54.15"), Version("12.4")), Version("3.12"))
+    target = nvidia_target("550.54.15", "12.4")
     choice = resolve(profile, target, CATALOG).choices[0]
     assert choice.variant == "cuda12"
     assert not any("libtpu" in r for r in choice.requirements)

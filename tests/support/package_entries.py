@@ -14,22 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from colabenv.catalog.packages import PACKAGES_FILE
-
-Value = str | bool | Sequence[str] | None
-
-
-def _value(value: str | bool | Sequence[str]) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return "[" + ", ".join(json.dumps(item) for item in value) + "]"
-
-
-def _table(header: str, fields: Sequence[tuple[str, Value]]) -> str:
-    lines = [f"[[{header}]]"]
-    lines.extend(f"{key} = {_value(value)}" for key, value in fields if value is not None)
-    return "\n" + "\n".join(lines) + "\n"
+from tests.support.toml_text import toml_entry, toml_value
 
 
 def build_entry(
@@ -49,7 +34,7 @@ def build_entry(
 ) -> str:
     """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
     an ``unconfirmed_reason`` marks it unconfirmed."""
-    return _table(
+    return toml_entry(
         "package.release.build",
         [
             ("name", name),
@@ -78,7 +63,7 @@ def release_entry(
 ) -> str:
     """A ``[[package.release]]`` followed by its builds (:func:`build_entry`); ``packages``:
     the other CUDA packages it requires (``{"cupy": ">=14"}``)."""
-    head = _table(
+    head = toml_entry(
         "package.release", [("version", version), ("python", python), ("torch", torch), ("source", source)]
     )
     if packages:
@@ -89,7 +74,7 @@ def release_entry(
 
 def package_entry(name: str, *releases: str, distribution: str | None = None) -> str:
     """A ``[[package]]`` followed by its releases (:func:`release_entry`)."""
-    return _table("package", [("name", name), ("distribution", distribution)]) + "".join(releases)
+    return toml_entry("package", [("name", name), ("distribution", distribution)]) + "".join(releases)
 
 
 def packages_file(
@@ -100,7 +85,7 @@ def packages_file(
     text = f"# {comment}\n" if comment is not None else ""
     text += "schema = 1\n"
     if archs:
-        text += "\n[archs]\n" + "".join(f"{name} = {_value(items)}\n" for name, items in archs.items())
+        text += "\n[archs]\n" + "".join(f"{name} = {toml_value(items)}\n" for name, items in archs.items())
     return text + "".join(packages)
 
 
