@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.tags import Tag
 from packaging.utils import (
     InvalidWheelFilename,
     NormalizedName,
@@ -38,7 +38,6 @@ from colabenv.index.urls import Redactor, default_index_url, strip_credentials
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.fit import settled_markers
 from colabenv.lock.resolvers import (
-    MANYLINUX_GLIBC_MINOR,
     RESOLVER_MEMORY_MIB,
     IndexPlan,
     Resolver,
@@ -46,6 +45,7 @@ from colabenv.lock.resolvers import (
     pip_tools_refusal,
     run_resolver,
 )
+from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags
 from colabenv.models import Framework, FrameworkChoice, LockedCudaPackage, LockedFramework, Resolution, Target
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -61,27 +61,10 @@ DIAGNOSED_PAGES = 24
 # Wheel tags of a target
 
 
-def target_platforms(platform: str) -> list[str]:
-    """Platform tags a Linux target accepts: manylinux up to glibc 2.MANYLINUX_GLIBC_MINOR."""
-    if not platform.startswith("linux_"):
-        return [platform]
-    arch = platform.removeprefix("linux_")
-    tags = [f"manylinux_2_{minor}_{arch}" for minor in range(MANYLINUX_GLIBC_MINOR, 4, -1)]
-    legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
-    for minor, alias in legacy.items():
-        if minor <= MANYLINUX_GLIBC_MINOR:
-            tags.append(f"{alias}_{arch}")
-    tags.append(platform)
-    return tags
-
-
 def target_tags(target: Target) -> frozenset[Tag]:
-    version = (target.python.major, target.python.minor)
-    platforms = target_platforms(target.platform)
-    interpreter = f"cp{version[0]}{version[1]}"
-    found = set(cpython_tags(version, [interpreter], platforms))
-    found.update(compatible_tags(version, interpreter, platforms))
-    return frozenset(found)
+    """The wheel tags the lock's resolver takes for ``target`` (manylinux up to glibc 2.28)."""
+    python = (target.python.major, target.python.minor)
+    return frozenset(interpreter_tags(python, target.platform, LOCK_GLIBC_MINOR))
 
 
 # ---------------------------------------------------------------------------------------------

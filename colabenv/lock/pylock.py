@@ -8,7 +8,7 @@ absent key. The same reader turns ``uv pip compile --format pylock.toml`` output
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -26,7 +26,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv._util.reader import Fail, Reader
-from colabenv.errors import LockError, printable
+from colabenv.errors import ColabenvError, LockError, printable
 from colabenv.lock.content import (
     LOCK_SCHEMA,
     MAX_SECTIONS,
@@ -41,19 +41,20 @@ from colabenv.lock.content import (
     LockHeader,
     LockSection,
     LockTarget,
-    accelerator_problem,
     check_digest,
-    check_header_text,
-    checked_constraint,
-    checked_cuda_package,
-    checked_framework,
-    checked_profile_hash,
     checked_url,
     is_sha256,
     new_package,
-    tpu_problem,
 )
-from colabenv.models import MAX_TPU_CHIPS, LockedCudaPackage, LockedFramework, TpuTarget
+from colabenv.lock.header import (
+    SHAPES,
+    SHARED_KEYS,
+    TARGET_KEYS,
+    CudaPackageFields,
+    FrameworkFields,
+    checked_header,
+)
+from colabenv.models import MAX_TPU_CHIPS, TpuTarget
 
 PYLOCK_VERSION = Version("1.0")
 CREATED_BY = "colabenv"
@@ -388,21 +389,91 @@ def _absent(value: str | None) -> str | None:
     return None if value in (None, HeaderWord.NONE.value) else value
 
 
-def _tpu(table: Reader) -> TpuTarget | None:
-    """``[tool.colabenv.target.tpu]``: absent on every other target."""
-    if "tpu" not in table.data:
-        return None
-    tpu = table.sub("tpu")
-    tpu.allow("generation", "type", "chips")
-    found = TpuTarget(
-        tpu.opt_text("generation"),
-        tpu.opt_text("type"),
-        tpu.integer("chips", low=1, high=MAX_TPU_CHIPS) if "chips" in tpu.data else None,
-    )
-    problem = tpu_problem(found)
-    if problem is not None:
-        raise table.fail("tpu", problem)
-    return found
+class _ToolTable:
+    """``[tool.colabenv]`` as a :class:`~colabenv.lock.header.HeaderSource`: the shared keys
+    read from ``tool``, the rest from ``src`` (``tool`` itself, or one entry of a sectioned
+    lock's ``targets``), the target's from its ``target`` table, where an absent key is a value
+    there is none of; each error naming the key's path."""
+
+    def __init__(self, tool: Reader, src: Reader) -> None:
+        self.tool = tool
+        self.src = src
+        self._target: Reader | None = None
+
+    def _table(self, key: str) -> Reader:
+        if key in SHARED_KEYS:
+            return self.tool
+        if key not in TARGET_KEYS:
+            return self.src
+        if self._target is None:
+            self._target = self.src.sub("target", required=True)
+        return self._target
+
+    def text(self, key: str) -> str:
+        return self._table(key).text(key, empty=True)
+
+    def given(self, key: str) -> str | None:
+        return self._table(key).opt_text(key, empty=True)
+
+    def optional(self, key: str) -> str | None:
+        return _absent(self.given(key))
+
+    def listed(self, key: str) -> tuple[str, ...]:
+        return tuple(self._table(key).text_list(key))
+
+    def tpu(self) -> TpuTarget | None:
+        """``[tool.colabenv.target.tpu]``: absent on every other target."""
+        table = self._table("tpu")
+        if "tpu" not in table.data:
+            return None
+        tpu = table.sub("tpu")
+        tpu.allow("generation", "type", "chips")
+        return TpuTarget(
+            tpu.opt_text("generation"),
+            tpu.opt_text("type"),
+            tpu.integer("chips", low=1, high=MAX_TPU_CHIPS) if "chips" in tpu.data else None,
+        )
+
+    def frameworks(self) -> Iterator[tuple[int, FrameworkFields]]:
+        for position, item in enumerate(self.src.tables("frameworks")):
+            yield (
+                position,
+                (
+                    item.text("framework", empty=True),
+                    item.text("version", empty=True),
+                    item.text("variant", empty=True),
+                    item.opt_text("index", empty=True),
+                ),
+            )
+
+    def cuda_packages(self) -> Iterator[tuple[int, CudaPackageFields]]:
+        for position, item in enumerate(self.src.tables("cuda-packages")):
+            yield (
+                position,
+                (
+                    item.text("name", empty=True),
+                    item.text("distribution", empty=True),
+                    item.text("version", empty=True),
+                    item.text("variant", empty=True),
+                    item.opt_text("index", empty=True),
+                ),
+            )
+
+    def constraints(self) -> list[tuple[int, str]]:
+        return list(enumerate(self.src.text_list("constraints")))
+
+    def pins_digest(self, schema: int) -> str | None:
+        if schema < 2:
+            return self.src.opt_text("pins-sha256", empty=True)
+        return self.src.text("pins-sha256", empty=True)
+
+    def fail(self, key: str, why: str, at: int | None = None) -> ColabenvError:
+        return self._table(key).fail(key, why, index=at)
+
+    def malformed(self, key: str, value: str, at: int | None = None) -> ColabenvError:
+        if key == "constraints":
+            return self.fail(key, f"{printable(value)!r} is not a requirement", at)
+        return self.fail(key, f"expected {SHAPES[key]}", at)
 
 
 def _tool(pylock: Pylock, name: str) -> tuple[Reader, int]:
@@ -421,64 +492,7 @@ def _header(
     """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
     find-links pages; the target's keys read from ``src`` (``tool`` itself, or one entry of a
     sectioned lock's ``targets``)."""
-    for key in ("colabenv-version", "resolver"):
-        problem = check_header_text(key, tool.text(key, empty=True))
-        if problem:
-            raise tool.fail(key, problem)
-    profile_name = tool.text("profile", empty=True)
-    profile_hash = tool.text("profile-hash", empty=True)
-    if checked_profile_hash(profile_hash) is None:
-        raise tool.fail("profile-hash", "expected sha256:<64 hex digits>")
-    table = src.sub("target", required=True)
-    target = LockTarget(
-        driver=_absent(table.opt_text("driver", empty=True)),
-        required_driver=_absent(table.opt_text("requires-driver", empty=True)),
-        cuda=_absent(table.opt_text("cuda", empty=True)),
-        compute_capabilities=tuple(table.text_list("compute-capabilities")),
-        python=table.text("python", empty=True),
-        platform=table.text("platform", empty=True),
-        tpu=_tpu(table),
-    )
-    problem = target.problem()
-    if problem:
-        key, _, why = problem.partition(": ")
-        raise table.fail(key, why)
-    if "accelerator" in table.data:
-        problem = accelerator_problem(table.text("accelerator", empty=True), target)
-        if problem:
-            raise table.fail("accelerator", problem)
-    frameworks: list[LockedFramework] = []
-    for item in src.tables("frameworks"):
-        found = checked_framework(
-            item.text("framework", empty=True),
-            item.text("version", empty=True),
-            item.text("variant", empty=True),
-            item.opt_text("index", empty=True),
-        )
-        if isinstance(found, str):
-            raise item.fail(None, found)
-        frameworks.append(found)
-    cuda_packages: list[LockedCudaPackage] = []
-    for item in src.tables("cuda-packages"):
-        package = checked_cuda_package(
-            item.text("name", empty=True),
-            item.text("distribution", empty=True),
-            item.text("version", empty=True),
-            item.text("variant", empty=True),
-            item.opt_text("index", empty=True),
-        )
-        if isinstance(package, str):
-            raise item.fail(None, package)
-        cuda_packages.append(package)
-    constraints = []
-    for position, text in enumerate(src.text_list("constraints")):
-        constraint = checked_constraint(text)
-        if constraint is None:
-            raise src.fail("constraints", f"{printable(text)!r} is not a requirement", index=position)
-        constraints.append(constraint)
-    digest = src.opt_text("pins-sha256", empty=True) if schema < 2 else src.text("pins-sha256", empty=True)
-    if digest is not None and not is_sha256(digest):
-        raise src.fail("pins-sha256", "expected 64 hex digits")
+    header, digest = checked_header(_ToolTable(tool, src), schema)
     index_url = src.opt_text("index-url", empty=True)
     if index_url is not None and checked_url(index_url) is None:
         raise src.fail("index-url", f"{printable(index_url)!r} is not an index URL")
@@ -490,17 +504,6 @@ def _header(
     for position, url in enumerate(links):
         if checked_url(url) is None:
             raise src.fail("find-links", f"{printable(url)!r} is not a find-links URL", index=position)
-    header = LockHeader(
-        colabenv_version=tool.text("colabenv-version", empty=True),
-        profile_name=profile_name,
-        profile_hash=profile_hash,
-        target=target,
-        frameworks=tuple(frameworks),
-        resolver=tool.text("resolver", empty=True),
-        schema=schema,
-        constraints=tuple(constraints),
-        cuda_packages=tuple(cuda_packages),
-    )
     return header, digest, index_url, extra, links
 
 

@@ -29,14 +29,7 @@ from colabenv.lock.content import (
     LockFile,
     LockHeader,
     LockSection,
-    LockTarget,
-    accelerator_problem,
     check_digest,
-    check_header_text,
-    checked_constraint,
-    checked_cuda_package,
-    checked_framework,
-    checked_profile_hash,
     checked_url,
     header_value,
     is_sha256,
@@ -44,9 +37,9 @@ from colabenv.lock.content import (
     new_package,
     package_header_value,
     shown,
-    tpu_problem,
 )
-from colabenv.models import LockedCudaPackage, LockedFramework, TpuTarget
+from colabenv.lock.header import SHAPES, TARGET_KEYS, CudaPackageFields, FrameworkFields, checked_header
+from colabenv.models import TpuTarget
 
 _HASH_OPTION_RE = re.compile(r"^--hash[= ](?P<algo>[a-z0-9]+):(?P<digest>\S+)$")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -308,92 +301,95 @@ def header_from_values(
     values: HeaderValues, name: str, schemas: tuple[int, ...] = READABLE_SCHEMAS
 ) -> tuple[LockHeader, str | None]:
     """The header the ``# key: value`` lines ``values`` record, for the lock called ``name``,
-    whose ``lock-schema`` must be one of ``schemas``."""
+    whose ``lock-schema`` must be one of ``schemas``: the lines' keys and the schema checked
+    here, every value by :func:`~colabenv.lock.header.checked_header`."""
     for key, found in values.items():
         line = found[0][0]
         if key not in (*_SINGLE_KEYS, *_OPTIONAL_KEYS, *_REPEATED_KEYS):
             raise LockError(f"{name}: line {line}: unknown header key {shown(key)}")
         if key not in _REPEATED_KEYS and len(found) > 1:
             raise LockError(f"{name}: line {found[1][0]}: {key} given twice")
+    source = _CommentLines(values, name)
+    schema = _schema(source.text("lock-schema"), lambda why: source.fail("lock-schema", why), schemas)
+    return checked_header(source, schema)
 
-    def one(key: str) -> tuple[int, str]:
-        found = values.get(key)
+
+_LIST_LINE_KEYS = {"frameworks": "framework", "cuda-packages": "cuda-package", "constraints": "constraint"}
+
+
+def _line_key(key: str) -> str:
+    """The comment line's key of a header field (:mod:`.header` names them as PEP 751 does)."""
+    return f"target-{key}" if key in TARGET_KEYS else _LIST_LINE_KEYS.get(key, key)
+
+
+class _CommentLines:
+    """The ``# key: value`` lines of a requirements lock as a
+    :class:`~colabenv.lock.header.HeaderSource`: the profile's name JSON-quoted, ``none`` for
+    a target value there is none of, a list comma-joined, a framework or CUDA package in words
+    on one line, each error naming the line."""
+
+    def __init__(self, values: HeaderValues, name: str) -> None:
+        self.values = values
+        self.name = name
+
+    def _line(self, key: str) -> tuple[int, str]:
+        found = self.values.get(_line_key(key))
         if not found:
-            raise LockError(f"{name}: not a colabenv lock (no '# {key}:' header line)")
+            raise LockError(f"{self.name}: not a colabenv lock (no '# {_line_key(key)}:' header line)")
         return found[0]
 
-    def fail(key: str, why: str) -> LockError:
-        return LockError(f"{name}: line {one(key)[0]}: {key}: {why}")
+    def text(self, key: str) -> str:
+        value = self._line(key)[1]
+        if key != "profile":
+            return value
+        try:
+            profile_name = json.loads(value)
+        except (ValueError, RecursionError):
+            profile_name = None
+        if not isinstance(profile_name, str) or len(profile_name) > MAX_VALUE:
+            raise self.fail("profile", "expected a quoted name")
+        return profile_name
 
-    schema = _schema(one("lock-schema")[1], lambda why: fail("lock-schema", why), schemas)
-    try:
-        profile_name = json.loads(one("profile")[1])
-    except (ValueError, RecursionError):
-        profile_name = None
-    if not isinstance(profile_name, str) or len(profile_name) > MAX_VALUE:
-        raise fail("profile", "expected a quoted name")
-    profile_hash = one("profile-hash")[1]
-    if checked_profile_hash(profile_hash) is None:
-        raise fail("profile-hash", f"{shown(profile_hash)} is not sha256:<64 hex digits>")
-    for key in ("colabenv-version", "resolver"):
-        problem = check_header_text(key, one(key)[1])
-        if problem:
-            raise fail(key, problem)
-    caps = _optional(one("target-compute-capabilities")[1])
-    tpu_line = values.get("target-tpu", [(0, HeaderWord.NONE.value)])[0][1]
-    tpu = _parse_tpu(tpu_line)
-    if isinstance(tpu, str):
-        raise fail("target-tpu", tpu)
-    target = LockTarget(
-        driver=_optional(one("target-driver")[1]),
-        required_driver=_optional(one("target-requires-driver")[1]),
-        cuda=_optional(one("target-cuda")[1]),
-        compute_capabilities=tuple(c.strip() for c in caps.split(",")) if caps else (),
-        python=one("target-python")[1],
-        platform=one("target-platform")[1],
-        tpu=tpu,
-    )
-    problem = target.problem()
-    if problem:
-        key, _, why = problem.partition(": ")
-        raise fail(f"target-{key}" if key != "requires-driver" else "target-requires-driver", why)
-    if "target-accelerator" in values:
-        problem = accelerator_problem(one("target-accelerator")[1], target)
-        if problem:
-            raise fail("target-accelerator", problem)
-    frameworks = tuple(
-        _parse_framework(value, f"{name}: line {number}: framework")
-        for number, value in values.get("framework", [])
-    )
-    cuda_packages = tuple(
-        _parse_cuda_package(value, f"{name}: line {number}: cuda-package")
-        for number, value in values.get("cuda-package", [])
-    )
-    constraints = []
-    for number, value in values.get("constraint", []):
-        constraint = checked_constraint(value)
-        if constraint is None:
-            raise LockError(f"{name}: line {number}: constraint: {shown(value)} is not a requirement")
-        constraints.append(constraint)
-    digest = None
-    if schema >= 2:
-        digest = one("pins-sha256")[1]
-        if not is_sha256(digest):
-            raise fail("pins-sha256", f"{shown(digest)} is not 64 hex digits")
-    elif "pins-sha256" in values or constraints:
-        raise LockError(f"{name}: lock-schema 1 has no pins-sha256 or constraint lines")
-    header = LockHeader(
-        colabenv_version=one("colabenv-version")[1],
-        profile_name=profile_name,
-        profile_hash=profile_hash,
-        target=target,
-        frameworks=frameworks,
-        resolver=one("resolver")[1],
-        schema=schema,
-        constraints=tuple(constraints),
-        cuda_packages=cuda_packages,
-    )
-    return header, digest
+    def given(self, key: str) -> str | None:
+        return self._line(key)[1] if _line_key(key) in self.values else None
+
+    def optional(self, key: str) -> str | None:
+        return _optional(self.text(key))
+
+    def listed(self, key: str) -> tuple[str, ...]:
+        text = self.optional(key)
+        return tuple(item.strip() for item in text.split(",")) if text else ()
+
+    def tpu(self) -> TpuTarget | None:
+        tpu = _parse_tpu(self.given("tpu") or HeaderWord.NONE.value)
+        if isinstance(tpu, str):
+            raise self.fail("tpu", tpu)
+        return tpu
+
+    def frameworks(self) -> Iterator[tuple[int, FrameworkFields]]:
+        for number, value in self.values.get("framework", []):
+            yield number, _framework_fields(value, f"{self.name}: line {number}: framework")
+
+    def cuda_packages(self) -> Iterator[tuple[int, CudaPackageFields]]:
+        for number, value in self.values.get("cuda-package", []):
+            yield number, _cuda_package_fields(value, f"{self.name}: line {number}: cuda-package")
+
+    def constraints(self) -> list[tuple[int, str]]:
+        return self.values.get("constraint", [])
+
+    def pins_digest(self, schema: int) -> str | None:
+        if schema >= 2:
+            return self.text("pins-sha256")
+        if "pins-sha256" in self.values or "constraint" in self.values:
+            raise LockError(f"{self.name}: lock-schema 1 has no pins-sha256 or constraint lines")
+        return None
+
+    def fail(self, key: str, why: str, at: int | None = None) -> LockError:
+        number = at if at is not None else self._line(key)[0]
+        return LockError(f"{self.name}: line {number}: {_line_key(key)}: {why}")
+
+    def malformed(self, key: str, value: str, at: int | None = None) -> LockError:
+        return self.fail(key, f"{shown(value)} is not {SHAPES[key]}", at)
 
 
 def _schema(text: str, fail: Callable[[str], LockError], schemas: tuple[int, ...]) -> int:
@@ -427,7 +423,8 @@ _TPU_KEYS = ("generation", "type", "chips")
 
 
 def _parse_tpu(value: str) -> TpuTarget | str | None:
-    """The TPU of a ``target-tpu`` value, or what is wrong with it."""
+    """The TPU of a ``target-tpu`` value (its parts not yet checked), or what is wrong with
+    how it is written."""
     if value == HeaderWord.NONE.value:
         return None
     parts = [part.partition("=") for part in value.split(" ")]
@@ -439,38 +436,27 @@ def _parse_tpu(value: str) -> TpuTarget | str | None:
         if not re.fullmatch(r"[0-9]{1,8}", chips_text):
             return f"chips={printable(chips_text[:16])} is not a number of chips"
         chips = int(chips_text)
-    tpu = TpuTarget(generation, kind, chips)
-    return tpu_problem(tpu) or tpu
+    return TpuTarget(generation, kind, chips)
 
 
-def _parse_cuda_package(value: str, where: str) -> LockedCudaPackage:
+def _cuda_package_fields(value: str, where: str) -> CudaPackageFields:
     parts = value.split()
     fields = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
     if len(parts) != 5 or "variant" not in fields or "index" not in fields:
         raise LockError(
             f"{where}: {shown(value)} is not '<package> <distribution> <version> variant=<v> index=<url>'"
         )
-    index = fields["index"]
-    found = checked_cuda_package(
-        parts[0], parts[1], parts[2], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
-    )
-    if isinstance(found, str):
-        raise LockError(f"{where}: {found}")
-    return found
+    index = None if fields["index"] == HeaderWord.DEFAULT.value else fields["index"]
+    return parts[0], parts[1], parts[2], fields["variant"], index
 
 
-def _parse_framework(value: str, where: str) -> LockedFramework:
+def _framework_fields(value: str, where: str) -> FrameworkFields:
     parts = value.split()
     fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
     if len(parts) < 2 or "variant" not in fields or len(parts) > 4:
         raise LockError(f"{where}: {shown(value)} is not '<framework> <version> variant=<v> index=<url>'")
     index = fields.get("index", HeaderWord.DEFAULT.value)
-    found = checked_framework(
-        parts[0], parts[1], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
-    )
-    if isinstance(found, str):
-        raise LockError(f"{where}: {found}")
-    return found
+    return parts[0], parts[1], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
 
 
 # ---------------------------------------------------------------------------------------------

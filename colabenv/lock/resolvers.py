@@ -34,6 +34,7 @@ from colabenv.index.client import HTTP_DEADLINE_S
 from colabenv.index.urls import expand_url, strip_credentials
 from colabenv.lock.content import LockedPackage
 from colabenv.lock.requirements import parse_requirements
+from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR
 from colabenv.models import Resolution, Target
 from colabenv.models.frozen import model
 
@@ -47,7 +48,6 @@ class Resolver(str, enum.Enum):
 
 
 RESOLVERS: tuple[str, ...] = tuple(r.value for r in Resolver)
-MANYLINUX_GLIBC_MINOR = 28
 UV_TIMEOUT_S = 900.0
 PIP_TOOLS_TIMEOUT_S = 3600.0
 RESOLVER_MEMORY_MIB = 2048
@@ -129,7 +129,7 @@ def index_plan(resolution: Resolution) -> IndexPlan:
 
 def uv_python_platform(platform: str) -> str:
     if platform.startswith("linux_"):
-        return f"{platform.removeprefix('linux_')}-manylinux_2_{MANYLINUX_GLIBC_MINOR}"
+        return f"{platform.removeprefix('linux_')}-manylinux_2_{LOCK_GLIBC_MINOR}"
     raise LockError(f"cannot lock for platform {platform!r} (Linux targets only)")
 
 

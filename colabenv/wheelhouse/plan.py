@@ -11,19 +11,17 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from packaging.markers import Marker
-from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from colabenv.errors import LockError, UsageError, printable
 from colabenv.lock.content import Lock, LockedPackage, LockFile, LockTarget
+from colabenv.lock.wheel_tags import WHEELHOUSE_GLIBC_MINOR, interpreter_tags
 from colabenv.models.frozen import model
 
 MANIFEST_NAME = "colabenv-wheelhouse.json"
 README_NAME = "README.md"
 MANIFEST_SCHEMA = 1
 MAX_MANIFEST_BYTES = 16 << 20
-_MANYLINUX_GLIBC_MINORS = range(40, 4, -1)
-_LEGACY_MANYLINUX = ("manylinux2014", "manylinux2010", "manylinux1")
 
 
 @model
@@ -80,22 +78,14 @@ def applying(name: str | None, lock: Lock) -> Section:
 
 
 def target_tags(target: LockTarget) -> tuple[str, ...]:
-    """The wheel tags an interpreter of ``target`` installs, most specific first (CPython)."""
+    """The wheel tags an interpreter of ``target`` installs, most specific first (CPython;
+    manylinux up to glibc 2.40)."""
     try:
         major, minor = (int(part) for part in target.python.split(".")[:2])
     except ValueError:
         raise LockError(f"target-python {printable(target.python)} is not X.Y") from None
-    system, _, machine = target.platform.partition("_")
-    platforms = [target.platform]
-    if system == "linux" and machine:
-        platforms = [
-            *(f"manylinux_2_{glibc}_{machine}" for glibc in _MANYLINUX_GLIBC_MINORS),
-            *(f"{name}_{machine}" for name in _LEGACY_MANYLINUX),
-            target.platform,
-        ]
-    found: list[Tag] = [*cpython_tags((major, minor), platforms=platforms)]
-    found.extend(compatible_tags((major, minor), f"cp{major}{minor}", platforms))
-    return tuple(dict.fromkeys(str(tag) for tag in found))
+    tags = interpreter_tags((major, minor), target.platform, WHEELHOUSE_GLIBC_MINOR)
+    return tuple(str(tag) for tag in tags)
 
 
 def wheel_pin(filename: str) -> tuple[str, str] | None:

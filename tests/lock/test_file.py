@@ -20,9 +20,10 @@ from colabenv.errors import IndexUnavailableError, InputError, LockError
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.file import parse_lock, read_lock, render_lock
 from colabenv.lock.fit import current_target, settled_markers, stale_reasons, unmet_requirements
-from colabenv.lock.make import target_platforms, target_tags
+from colabenv.lock.make import target_tags
 from colabenv.lock.requirements import lock_lines, parse_requirements
 from colabenv.lock.resolvers import IndexPlan, _resolver_failure, resolver_env, uv_python_platform
+from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, platform_tags
 from colabenv.models import (
     ComputeCapability,
     CpuTarget,
@@ -437,7 +438,7 @@ def test_target_tags() -> None:
     assert Tag("cp312", "cp312", "manylinux_2_28_x86_64") not in tags
     assert Tag("cp311", "cp311", "manylinux_2_34_x86_64") not in tags
     assert Tag("cp311", "cp311", "manylinux_2_28_aarch64") not in tags
-    assert "manylinux_2_28_aarch64" in target_platforms("linux_aarch64")
+    assert "manylinux_2_28_aarch64" in platform_tags("linux_aarch64", LOCK_GLIBC_MINOR)
     assert uv_python_platform("linux_x86_64") == "x86_64-manylinux_2_28"
     with pytest.raises(LockError):
         uv_python_platform("win_amd64")

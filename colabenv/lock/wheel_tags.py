@@ -1,0 +1,55 @@
+"""The wheel tags a CPython of a target installs: the one rule, with each use's glibc ceiling.
+
+A Linux target takes ``manylinux_2_N`` wheels for every glibc 2.N up to a ceiling, the legacy
+``manylinux2014``/``2010``/``1`` names of those within it, and its own platform; any other
+platform takes its own tag alone. Each use names its ceiling here:
+
+- :data:`LOCK_GLIBC_MINOR`: what a lock is made for. The resolver is told this platform (uv's
+  ``--python-platform``), and the framework files are checked against it before the resolver
+  runs (:mod:`colabenv.lock.make`), so that a framework whose wheels all need a newer glibc is
+  refused naming its index, not met as the resolver's "no set of pins".
+- :data:`WHEELHOUSE_GLIBC_MINOR`: what a wheelhouse may bundle (:mod:`colabenv.wheelhouse`):
+  of the files a lock records for a pin, the one with the most specific tag up to this
+  ceiling. The host that installs it decides by its own glibc (``_target/helper.py``).
+"""
+
+from __future__ import annotations
+
+from packaging.tags import Tag, compatible_tags, cpython_tags
+
+LOCK_GLIBC_MINOR = 28
+"""The glibc (2.28) a lock is made for: the resolver's platform and the framework file check."""
+WHEELHOUSE_GLIBC_MINOR = 40
+"""The newest glibc (2.40) whose wheels a wheelhouse ranks for a target."""
+_OLDEST_GLIBC_MINOR = 5
+_LEGACY_MANYLINUX = (("manylinux2014", 17), ("manylinux2010", 12), ("manylinux1", 5))
+"""The names of manylinux before PEP 600, each with the glibc 2.N it means."""
+
+
+def platform_tags(platform: str, glibc_minor: int) -> tuple[str, ...]:
+    """The platform tags a target of ``platform`` (``linux_x86_64``) installs, most specific
+    first: manylinux from glibc 2.``glibc_minor`` down, then the platform itself."""
+    system, _, machine = platform.partition("_")
+    if system != "linux" or not machine:
+        return (platform,)
+    return (
+        *(f"manylinux_2_{minor}_{machine}" for minor in range(glibc_minor, _OLDEST_GLIBC_MINOR - 1, -1)),
+        *(f"{name}_{machine}" for name, minor in _LEGACY_MANYLINUX if minor <= glibc_minor),
+        platform,
+    )
+
+
+def interpreter_tags(python: tuple[int, int], platform: str, glibc_minor: int) -> tuple[Tag, ...]:
+    """Every wheel tag CPython ``python`` (major, minor) installs on ``platform``, most specific
+    first, each once: its own ABI, the stable ABI of it and earlier releases, then pure Python.
+    The ABI is the target's release build (``cp312``; ``cp37m`` before 3.8), never that of the
+    interpreter running colabenv (a debug or free-threaded build would add its own)."""
+    major, minor = python
+    interpreter = f"cp{major}{minor}"
+    abi = f"{interpreter}m" if python < (3, 8) else interpreter
+    platforms = platform_tags(platform, glibc_minor)
+    found = [
+        *cpython_tags(python, abis=[abi], platforms=platforms),
+        *compatible_tags(python, interpreter, platforms),
+    ]
+    return tuple(dict.fromkeys(found))
