@@ -13,6 +13,7 @@ the builds :mod:`colabenv.host.framework_builds` reads), :mod:`.components`, :mo
 (smoke tests and VRAM), :mod:`.restart` (marker and env), the
 pre-training checklist's :mod:`.storage` (``io:<path>``), :mod:`.determinism` and
 :mod:`.occupancy` (who holds each GPU, host RAM: joined to ``vram``), and :mod:`.run`
-(``verify()`` itself). What is read from ``sys.path`` and ``/proc`` is the host
-layer's (``colabenv.host.installed``, ``colabenv.host.started``).
+(``verify()`` itself). What is read of the host (``sys.path``, ``/proc``, NVML) is the host
+layer's (``colabenv.host.installed``, ``colabenv.host.started``, ``colabenv.host.gpu_holders``,
+``colabenv.host.memory``).
 """

@@ -19,8 +19,10 @@ from packaging.utils import NormalizedName, canonicalize_name
 from colabenv._util import processes
 from colabenv.errors import StateError, UsageError
 from colabenv.host.framework_builds import FrameworkBuild, framework_build
+from colabenv.host.gpu_holders import gpu_holders
 from colabenv.host.installed import Installed, PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter
+from colabenv.host.memory import host_memory
 from colabenv.host.started import process_started_at, restarted_process
 from colabenv.models import ComputeCapability, Framework
 from colabenv.models.frameworks import FACTS, ordered
@@ -56,7 +58,7 @@ from colabenv.verification.expectation import (
     expectation_from_marker,
     expectation_from_profile,
 )
-from colabenv.verification.occupancy import gpu_holders, read_host_memory, with_host_facts
+from colabenv.verification.occupancy import with_host_facts
 from colabenv.verification.packages import (
     SHARED_TIMEOUTS,
     PackageRun,
@@ -356,7 +358,7 @@ def verify(
         with_host_facts(
             vram,
             holders,
-            read_host_memory(),
+            host_memory(),
             min_free_ram_gib=expectation.min_free_ram_gib,
             max_other_share=expectation.max_other_vram_share,
         )
