@@ -237,7 +237,7 @@ def verify(
     if expectation.kind is ExpectationKind.NONE:
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
-    limit = limit_given or expectation.timeout_s
+    limit = limit_given or expectation.verify.timeout_s
     has_gpu = target.has_gpu and not cpu
     tpu_smoke = _tpu_smoke(target, expectation.smoke, installed, cpu=cpu)
     probe_with = probe_framework(scan.modules.__contains__) if has_gpu else None
@@ -291,11 +291,11 @@ def verify(
                     children.environ = pool.submit(
                         run_environ, environ_names, limit, python=exe, scratch=scratch, own=own_python
                     )
-                if expectation.io:
+                if expectation.verify.io:
                     children.io = pool.submit(
                         run_io_checks,
-                        expectation.io,
-                        expectation.io_size_mib,
+                        expectation.verify.io,
+                        expectation.verify.io_size_mib,
                         limit,
                         python=exe,
                         places=python.path,
@@ -343,15 +343,15 @@ def verify(
         vram = Check("vram", Status.SKIP, CPU_SKIP)
     elif target.tpu is not None and not has_gpu:
         tpu_runs = {f: children.smoke[f].result()[0] for f in expectation.smoke if f in tpu_smoke}
-        vram = check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.min_free_vram_gib)
+        vram = check_hbm(target.tpu, tpu_runs, min_free_gib=expectation.verify.min_free_vram_gib)
     else:
         vram = check_vram(
             fingerprint.gpus,
             probe,
             probe_timeout=probe_limit + PROBE_SEARCH_S + 5,
             host_has_gpu=has_gpu,
-            require_gpu=expectation.require_gpu,
-            min_free_gib=expectation.min_free_vram_gib,
+            require_gpu=expectation.verify.require_gpu,
+            min_free_gib=expectation.verify.min_free_vram_gib,
         )
     holders = gpu_holders() if has_gpu else None
     checks.append(
@@ -359,8 +359,8 @@ def verify(
             vram,
             holders,
             host_memory(),
-            min_free_ram_gib=expectation.min_free_ram_gib,
-            max_other_share=expectation.max_other_vram_share,
+            min_free_ram_gib=expectation.verify.min_free_ram_gib,
+            max_other_share=expectation.verify.max_other_vram_share,
         )
     )
     fit = marker_fit(marker, expectation.profile, python.executable)
@@ -415,7 +415,9 @@ def _while_children_run(
             checks.append(Check(f"cuda:{framework.value}", Status.SKIP, CPU_SKIP))
             continue
         checks.append(
-            check_cuda(framework, builds[framework], target, catalog, require_gpu=expectation.require_gpu)
+            check_cuda(
+                framework, builds[framework], target, catalog, require_gpu=expectation.verify.require_gpu
+            )
         )
     if cpu:
         checks.append(Check("components", Status.SKIP, CPU_SKIP))
@@ -440,7 +442,7 @@ def _while_children_run(
                 smoke,
                 timeout=limit,
                 host_has_gpu=target.has_gpu and not cpu,
-                require_gpu=expectation.require_gpu and not cpu,
+                require_gpu=expectation.verify.require_gpu and not cpu,
                 cpu_build=build is not None and build.is_cpu_variant,
             )
         )
