@@ -29,6 +29,7 @@ from colabenv.models.frameworks import FACTS, ordered
 from colabenv.script.marker import RestartMarker, marker_path, read_marker
 from colabenv.verification.children import (
     PROBE_SEARCH_S,
+    TPU_SMOKE,
     ChildRun,
     check_hbm,
     check_smoke,
@@ -37,7 +38,6 @@ from colabenv.verification.children import (
     probe_framework,
     run_probe,
     run_smoke,
-    run_tpu_smoke,
 )
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import ComponentProblems, check_components
@@ -96,7 +96,7 @@ def _framework_children(
     """The smoke test (on the TPU when ``tpu``), then (when a seed is given: determinism is asked
     for) the determinism child, unless the smoke child never got its framework imported."""
     if tpu:
-        return run_tpu_smoke(framework, limit, python=python, scratch=scratch), None
+        return run_smoke(framework, limit, python=python, scratch=scratch, device=TPU_SMOKE), None
     smoke = run_smoke(framework, limit, python=python, scratch=scratch)
     if seed is None or not smoke_ran(smoke):
         return smoke, None
