@@ -8,6 +8,7 @@ child does can stop the other checks. Check names, statuses and the JSON shape a
 section 8.
 
 One module per seam: :mod:`.report` (the report types), :mod:`.expectation` (what is expected),
+:mod:`.families` (the table of check families ``verify()`` walks, in the report's order),
 :mod:`.duplicates`, :mod:`.closure` (versions and the dependency closure), :mod:`.cuda` (with
 the builds :mod:`colabenv.host.framework_builds` reads), :mod:`.components`, :mod:`.children`
 (smoke tests and VRAM), :mod:`.restart` (marker and env), the
