@@ -3,7 +3,7 @@ kernel (the process doctor runs under, or the IPython kernel that started it) no
 children, named with its command line, age and memory (``gpu-leftover``): the guide's "zombie
 process pinning VRAM", and the errors a second run meets.
 
-Who holds each GPU is :func:`colabenv.verification.occupancy.gpu_holders` (NVML, bounded in
+Who holds each GPU is :func:`colabenv.host.gpu_holders.gpu_holders` (NVML, bounded in
 time). ``--kill-leftovers`` ends the leftovers of this user after naming them: SIGTERM, then
 SIGKILL after :data:`GRACE_S`; never another user's, never doctor itself, the kernel or their
 ancestors. A process is signalled through a pidfd opened after its start time was checked
@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from colabenv.errors import printable
+from colabenv.host.gpu_holders import GpuHolders
 from colabenv.host.proctree import ProcessFacts, ancestors, descendants, process_facts
 from colabenv.host.started import process_started_at, restarted_process
 from colabenv.models import Evidence, Finding
 from colabenv.models.frozen import model
-from colabenv.verification.occupancy import GpuHolders
 
 GRACE_S = 5.0
 """How long a leftover has after SIGTERM (to free its memory) before SIGKILL."""

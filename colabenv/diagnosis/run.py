@@ -35,14 +35,15 @@ from colabenv.diagnosis.leftovers import (
 )
 from colabenv.diagnosis.signatures import shipped_signatures
 from colabenv.errors import StateError, UsageError, printable
+from colabenv.host.gpu_holders import GpuHolders, ProcessNvml, gpu_holders
 from colabenv.host.installed import PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
+from colabenv.host.probe import import_pynvml
 from colabenv.host.started import process_started_at
 from colabenv.models import Finding, Framework, Sample
 from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model, record
 from colabenv.script.marker import RestartMarker
-from colabenv.verification.occupancy import GpuHolders, ProcessNvml, gpu_holders, import_pynvml
 
 SINCE_RE = re.compile(r"([1-9][0-9]{0,6})([hms])", re.ASCII)
 SINCE_UNITS = {"h": 3600, "m": 60, "s": 1}

@@ -1,5 +1,6 @@
 """Processes as ``/proc`` shows them: each one's owner, parent and start, a process's ancestors
-and descendants. Read bounded; a process that ends while it is read is simply not there."""
+and descendants, and its command line to show. Read bounded; a process that ends while it is
+read is simply not there."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from colabenv.errors import printable
 from colabenv.models.frozen import model
 
 STATUS_LIMIT = 16 * 1024
 STAT_LIMIT = 4096
+CMDLINE_LIMIT = 4096
+SHOWN_COMMAND = 80
+"""The most characters of a command line :func:`command_line` shows."""
 MAX_PROCESSES = 65536
 """The most ``/proc`` entries looked at when descendants are sought."""
 MAX_DEPTH = 64
@@ -102,3 +107,27 @@ def descendants(roots: Iterable[int], proc: Path = Path("/proc")) -> frozenset[i
                 found.add(child)
                 queue.append(child)
     return frozenset(found)
+
+
+def command_line(pid: int, proc: Path = Path("/proc")) -> tuple[str | None, str | None]:
+    """(the command line of ``pid`` as one printable line of at most :data:`SHOWN_COMMAND`
+    characters, its state added where it is a zombie or stopped, None; or None and why not)."""
+    base = proc / str(pid)
+    try:
+        with open(base / "cmdline", "rb") as handle:
+            raw = handle.read(CMDLINE_LIMIT)
+    except FileNotFoundError:
+        return None, "not visible here (another process namespace, or it ended)"
+    except PermissionError:
+        return None, "command line not readable"
+    except OSError as exc:
+        return None, f"command line not readable ({exc.strerror or exc})"
+    words = [w.decode("utf-8", "replace") for w in raw.split(b"\0") if w]
+    if not words:
+        return None, "no command line (a kernel thread, or a zombie)"
+    fields = _stat_fields(pid, proc)
+    state = {"Z": "zombie", "T": "stopped"}.get(fields[0]) if fields else None
+    text = printable(" ".join(words))
+    if len(text) > SHOWN_COMMAND:
+        text = text[: SHOWN_COMMAND - 3] + "..."
+    return text + (f" ({state})" if state else ""), None

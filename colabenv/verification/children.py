@@ -6,6 +6,7 @@ quote, and a result file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.errors import ProcessError
 from colabenv.models import Arch, ComputeCapability, Framework, Gpu, TpuTarget, archs_cover
 from colabenv.models.frameworks import FACTS, ORDER
-from colabenv.models.frozen import model
+from colabenv.models.frozen import model, record
 from colabenv.verification.report import Check, Status
 
 PROBE_SEARCH_S = 10.0
@@ -303,6 +304,55 @@ def _smoke_ran(
     return result, label
 
 
+@record
+class SmokeDevice:
+    """What a framework's smoke test differs in from one kind of accelerator to another; the
+    rest (running the child, reading its result, the CPU's matmul and each device's) is shared:
+    :func:`run_smoke` and :func:`check_device_smoke`.
+
+    ``mode``: the smoke program's mode (``colabenv/_target/smoke/``), which also names the
+    result file; ``env``: the child's environment; ``label``: one device as a check names it;
+    ``gap``: what a device that failed lacks (no kernels for it), or None; ``passed``: the detail
+    of a PASS, given the result and its label; ``one_at_a_time``: a lock held while the child
+    runs, where the device opens for one process only (None: children run side by side)."""
+
+    mode: str
+    env: Callable[[Framework], dict[str, str]]
+    label: Callable[[DeviceResult], str]
+    passed: Callable[[SmokeResult, str], str]
+    gap: Callable[[SmokeResult, DeviceResult], str | None]
+    one_at_a_time: threading.Lock | None = None
+
+
+NoDevice = Callable[[SmokeResult, str], Check]
+"""What a smoke test that listed no device comes to, given its result and label."""
+
+
+def check_device_smoke(
+    device: SmokeDevice, framework: Framework, run: ChildRun, *, timeout: float, no_device: NoDevice
+) -> Check:
+    """One framework's smoke test on ``device``'s kind of accelerator: :func:`child_result`, the
+    CPU's matmul, then each device's (``no_device`` says what none listed comes to)."""
+    name = f"smoke:{framework.value}"
+    ran = _smoke_ran(name, framework, run, timeout)
+    if isinstance(ran, Check):
+        return ran
+    result, label = ran
+    if not result.devices:
+        return no_device(result, label)
+    problems = []
+    for one in result.devices:
+        wrong = _matmul_problem(one.max_abs_diff, one.non_finite, "the CPU result")
+        if one.error is not None:
+            gap = device.gap(result, one)
+            problems.append(f"{device.label(one)}: " + (f"{gap}: " if gap else "") + one.error)
+        elif wrong is not None:
+            problems.append(f"{device.label(one)}: {wrong}")
+    if problems:
+        return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
+    return Check(name, Status.PASS, device.passed(result, label))
+
+
 def check_smoke(
     framework: Framework,
     run: ChildRun,
@@ -312,21 +362,17 @@ def check_smoke(
     require_gpu: bool,
     cpu_build: bool = False,
 ) -> Check:
-    """One framework's smoke test. ``cpu_build``: the installed build has no CUDA support by
-    design (a ``cpu`` variant), so a GPU it cannot see is expected."""
+    """One framework's smoke test on the GPUs (or the CPU). ``cpu_build``: the installed build
+    has no CUDA support by design (a ``cpu`` variant), so a GPU it cannot see is expected."""
     name = f"smoke:{framework.value}"
-    completed = run.completed
-    ran = _smoke_ran(name, framework, run, timeout)
-    if isinstance(ran, Check):
-        return ran
-    result, label = ran
-    if not result.devices:
+
+    def no_gpu(result: SmokeResult, label: str) -> Check:
         reason = result.gpu_reason or "no GPU visible"
         if require_gpu:
             return Check(
                 name,
                 Status.FAIL,
-                with_tail(f"{label} sees no GPU ({reason}); the profile requires one", completed),
+                with_tail(f"{label} sees no GPU ({reason}); the profile requires one", run.completed),
             )
         if not host_has_gpu:
             return Check(name, Status.PASS, f"CPU matmul ok ({label}); no GPU on this host")
@@ -335,22 +381,17 @@ def check_smoke(
         return Check(
             name,
             Status.FAIL,
-            with_tail(f"{label} sees no GPU although the host has one ({reason})", completed),
+            with_tail(f"{label} sees no GPU although the host has one ({reason})", run.completed),
         )
-    problems = []
-    for device in result.devices:
-        gap = _arch_gap(result, device)
-        wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
-        if device.error is not None:
-            problems.append(f"{_device_label(device)}: " + (f"{gap}: " if gap else "") + device.error)
-        elif wrong is not None:
-            problems.append(f"{_device_label(device)}: {wrong}")
-    if problems:
-        return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
+
+    return check_device_smoke(GPU_SMOKE, framework, run, timeout=timeout, no_device=no_gpu)
+
+
+def _gpu_passed(result: SmokeResult, label: str) -> str:
     names = sorted({_device_label(d).split(" ", 1)[1] for d in result.devices})
     count = f"{len(result.devices)} GPUs: " if len(result.devices) > 1 else ""
     versions = f"CUDA {result.cuda or '?'}, cuDNN {result.cudnn or '?'}"
-    return Check(name, Status.PASS, f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {versions}")
+    return f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {versions}"
 
 
 def smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -379,14 +420,24 @@ def run_child(argv: list[str], result: Path, timeout: float, env: Mapping[str, s
     return ChildRun(completed, _read_result(result))
 
 
-def smoke_argv(framework: Framework, python: str, result: Path) -> list[str]:
-    return [python, str(SMOKE_PROGRAM), "smoke", framework.value, "--result", str(result)]
+def smoke_argv(framework: Framework, python: str, result: Path, mode: str = "smoke") -> list[str]:
+    return [python, str(SMOKE_PROGRAM), mode, framework.value, "--result", str(result)]
 
 
-def run_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
-    """The smoke test of ``framework`` in the interpreter ``python``; files go in ``scratch``."""
-    result = scratch / f"smoke-{framework.value}.json"
-    return run_child(smoke_argv(framework, python, result), result, timeout, smoke_env(framework))
+GPU_SMOKE = SmokeDevice(mode="smoke", env=smoke_env, label=_device_label, passed=_gpu_passed, gap=_arch_gap)
+"""The smoke test on the GPUs (on the CPU alone where there is none)."""
+
+
+def run_smoke(
+    framework: Framework, timeout: float, *, python: str, scratch: Path, device: SmokeDevice = GPU_SMOKE
+) -> ChildRun:
+    """The smoke test of ``framework`` on ``device``'s kind of accelerator, in the interpreter
+    ``python`` (after any other child of a device that opens for one process has ended); files
+    go in ``scratch``."""
+    result = scratch / f"{device.mode}-{framework.value}.json"
+    argv = smoke_argv(framework, python, result, device.mode)
+    with device.one_at_a_time or contextlib.nullcontext():
+        return run_child(argv, result, timeout, device.env(framework))
 
 
 PROBE_FRAMEWORKS = ("torch", "cupy", "jax")
@@ -514,47 +565,45 @@ def tpu_smoke_env(framework: Framework, base: Mapping[str, str] | None = None) -
     return env
 
 
-def run_tpu_smoke(framework: Framework, timeout: float, *, python: str, scratch: Path) -> ChildRun:
-    """The TPU smoke test of ``framework``, after any other TPU child has ended."""
-    result = scratch / f"smoke-tpu-{framework.value}.json"
-    argv = [python, str(SMOKE_PROGRAM), "smoke-tpu", framework.value, "--result", str(result)]
-    with TPU_LOCK:
-        return run_child(argv, result, timeout, tpu_smoke_env(framework))
-
-
 def _tpu_label(device: DeviceResult) -> str:
     return f"TPU{device.index} {device.name}"
+
+
+def _tpu_passed(result: SmokeResult, label: str) -> str:
+    kinds = sorted({d.name for d in result.devices})
+    count = len(result.devices)
+    devices = f"{count} TPU device{'' if count == 1 else 's'} ({', '.join(kinds)})"
+    return f"{devices}: matmul agrees with CPU; {label}"
+
+
+def _no_gap(result: SmokeResult, device: DeviceResult) -> None:
+    return None
+
+
+TPU_SMOKE = SmokeDevice(
+    mode="smoke-tpu",
+    env=tpu_smoke_env,
+    label=_tpu_label,
+    passed=_tpu_passed,
+    gap=_no_gap,
+    one_at_a_time=TPU_LOCK,
+)
+"""The smoke test on the TPU devices, one TPU child at a time."""
 
 
 def check_tpu_smoke(framework: Framework, run: ChildRun, *, timeout: float, tpu: TpuTarget) -> Check:
     """The smoke test on a TPU host: the framework must list TPU devices, and each must
     multiply like the CPU."""
-    name = f"smoke:{framework.value}"
-    completed = run.completed
-    ran = _smoke_ran(name, framework, run, timeout)
-    if isinstance(ran, Check):
-        return ran
-    result, label = ran
-    if not result.devices:
+
+    def no_tpu(result: SmokeResult, label: str) -> Check:
         reason = result.gpu_reason or "no TPU device listed"
         return Check(
-            name,
+            f"smoke:{framework.value}",
             Status.FAIL,
-            with_tail(f"{label} sees no TPU although the host has one ({tpu}; {reason})", completed),
+            with_tail(f"{label} sees no TPU although the host has one ({tpu}; {reason})", run.completed),
         )
-    problems = []
-    for device in result.devices:
-        wrong = _matmul_problem(device.max_abs_diff, device.non_finite, "the CPU result")
-        if device.error is not None:
-            problems.append(f"{_tpu_label(device)}: {device.error}")
-        elif wrong is not None:
-            problems.append(f"{_tpu_label(device)}: {wrong}")
-    if problems:
-        return Check(name, Status.FAIL, f"{label}: " + "; ".join(problems))
-    kinds = sorted({d.name for d in result.devices})
-    count = len(result.devices)
-    devices = f"{count} TPU device{'' if count == 1 else 's'} ({', '.join(kinds)})"
-    return Check(name, Status.PASS, f"{devices}: matmul agrees with CPU; {label}")
+
+    return check_device_smoke(TPU_SMOKE, framework, run, timeout=timeout, no_device=no_tpu)
 
 
 def parse_hbm(framework: str, text: str | None) -> HbmReport | None:

@@ -3,6 +3,7 @@ marker's record."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,13 +12,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from colabenv._util.bounds import MAX_TIMEOUT_S, finite_number
 from colabenv.errors import ColabenvError, UsageError, printable
-from colabenv.models import Catalog, Framework, IoCheck, Profile, Reproducibility, Target, VerifySettings
+from colabenv.models import Catalog, Framework, Profile, Reproducibility, Target, VerifySettings
 from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model
 from colabenv.script.marker import RestartMarker
 
 DEFAULT_TIMEOUT_S = 120.0
-_DEFAULTS = VerifySettings()
 
 
 class ExpectationKind(str, enum.Enum):
@@ -44,23 +44,19 @@ class ProfileIdentity:
 @model
 class Expectation:
     """What this run checks against, whichever source it came from. ``profile``: the profile a
-    restart marker must have been written by (from ``--profile`` or the lock's header)."""
+    restart marker must have been written by (from ``--profile`` or the lock's header).
+    ``verify``: what the profile's ``[verify]`` asks (its ``timeout_s`` held to its bound); the
+    smoke tests that run are ``smoke``, worked out from its ``smoke`` and the frameworks."""
 
     source: str
     requirements: tuple[Requirement, ...] = ()
     frameworks: tuple[Framework, ...] = ()
     smoke: tuple[Framework, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    require_gpu: bool = False
-    min_free_vram_gib: float | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    verify: VerifySettings = VerifySettings(timeout_s=DEFAULT_TIMEOUT_S)
     problems: tuple[str, ...] = ()
     kind: ExpectationKind = ExpectationKind.NONE
     profile: ProfileIdentity | None = None
-    io: tuple[IoCheck, ...] = ()
-    io_size_mib: int = _DEFAULTS.io_size_mib
-    min_free_ram_gib: float | None = None
-    max_other_vram_share: float = _DEFAULTS.max_other_vram_share
     reproducibility: Reproducibility = Reproducibility()
     env_known: bool = True
     """False for a lock whose profile's ``[env]`` cannot be known: the marker is another's."""
@@ -116,15 +112,18 @@ def expectation_from_marker(marker: RestartMarker) -> Expectation:
         frameworks=frameworks,
         smoke=smoke if marker.smoke else frameworks,
         env=marker.env,
-        require_gpu=marker.require_gpu,
-        min_free_vram_gib=marker.min_free_vram_gib,
-        timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
+        verify=VerifySettings(
+            smoke=smoke if marker.smoke else None,
+            require_gpu=marker.require_gpu,
+            min_free_vram_gib=marker.min_free_vram_gib,
+            timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
+            io=marker.io,
+            io_size_mib=marker.io_size_mib,
+            min_free_ram_gib=marker.min_free_ram_gib,
+            max_other_vram_share=marker.max_other_vram_share,
+        ),
         problems=bad,
         kind=ExpectationKind.MARKER,
-        io=marker.io,
-        io_size_mib=marker.io_size_mib,
-        min_free_ram_gib=marker.min_free_ram_gib,
-        max_other_vram_share=marker.max_other_vram_share,
         reproducibility=marker.reproducibility,
     )
 
@@ -149,16 +148,10 @@ def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog)
         frameworks=frameworks,
         smoke=ordered(profile.smoke_frameworks),
         env=profile.env,
-        require_gpu=profile.verify.require_gpu,
-        min_free_vram_gib=profile.verify.min_free_vram_gib,
-        timeout_s=_profile_timeout(profile.verify.timeout_s),
+        verify=dataclasses.replace(profile.verify, timeout_s=_profile_timeout(profile.verify.timeout_s)),
         problems=problems,
         kind=ExpectationKind.PROFILE,
         profile=ProfileIdentity(profile.name, profile.content_hash),
-        io=profile.verify.io,
-        io_size_mib=profile.verify.io_size_mib,
-        min_free_ram_gib=profile.verify.min_free_ram_gib,
-        max_other_vram_share=profile.verify.max_other_vram_share,
         reproducibility=profile.reproducibility,
     )
 
@@ -207,16 +200,10 @@ def expectation_from_lock(
         frameworks=frameworks,
         smoke=frameworks,
         env=base.env,
-        require_gpu=base.require_gpu,
-        min_free_vram_gib=base.min_free_vram_gib,
-        timeout_s=base.timeout_s,
+        verify=base.verify,
         problems=problems,
         kind=ExpectationKind.LOCK,
         profile=ProfileIdentity(lock.header.profile_name, lock.header.profile_hash),
-        io=base.io,
-        io_size_mib=base.io_size_mib,
-        min_free_ram_gib=base.min_free_ram_gib,
-        max_other_vram_share=base.max_other_vram_share,
         reproducibility=base.reproducibility,
         env_known=marker is None or own,
     )

@@ -19,8 +19,8 @@ import pytest
 
 from colabenv.diagnosis.leftovers import Leftover, Session, end_leftover, find_leftovers, this_session
 from colabenv.diagnosis.run import DoctorReport, doctor, find_gpu_leftovers
+from colabenv.host.gpu_holders import GpuHolders, GpuProcess
 from colabenv.host.proctree import ProcessFacts, process_facts
-from colabenv.verification.occupancy import GpuHolders, GpuProcess
 
 GIB = 1024**3
 NOBODY = 65534

@@ -23,7 +23,10 @@ from colabenv._util import processes
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import StateError
-from colabenv.models import CpuTarget, Framework, IoCheck, Reproducibility, Target
+from colabenv.host.gpu_holders import GpuHolders, gpu_holders
+from colabenv.host.memory import host_memory
+from colabenv.host.proctree import command_line
+from colabenv.models import CpuTarget, Framework, HostMemory, IoCheck, Reproducibility, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.marker import parse_marker
@@ -31,14 +34,7 @@ from colabenv.script.render import marker_record
 from colabenv.verification import storage
 from colabenv.verification.children import ChildRun
 from colabenv.verification.determinism import check_determinism
-from colabenv.verification.occupancy import (
-    GpuHolders,
-    HostMemory,
-    command_line,
-    gpu_holders,
-    read_host_memory,
-    with_host_facts,
-)
+from colabenv.verification.occupancy import with_host_facts
 from colabenv.verification.report import Check, Status
 from colabenv.verification.storage import FILE_PREFIX, KILL_AFTER_S, IoRun, check_io, run_io, run_io_checks
 from tests.support.paths import REPO
@@ -592,6 +588,10 @@ class FakeNvml:
         ]
 
 
+def _ram(*, available: int, total: int) -> HostMemory:
+    return HostMemory(total=total, available=available, swap_total=0, swap_free=0)
+
+
 def _fake_proc(root: Path, pid: int, argv: list[bytes], state: str = "S") -> None:
     folder = root / str(pid)
     folder.mkdir(parents=True)
@@ -616,7 +616,12 @@ def test_holders_are_listed_with_their_command_lines(tmp_path: Path) -> None:
     ]
     base = Check("vram", Status.PASS, "GPU0: 9.0 GiB free of 16.0 GiB")
     check = with_host_facts(
-        base, holders, HostMemory(10 * GIB, 12 * GIB), min_free_ram_gib=None, max_other_share=0.1, me=1
+        base,
+        holders,
+        _ram(available=10 * GIB, total=12 * GIB),
+        min_free_ram_gib=None,
+        max_other_share=0.1,
+        me=1,
     )
     assert check.status is Status.WARN
     assert check.detail == (
@@ -668,10 +673,13 @@ def test_nvml_that_fails_or_hangs_is_a_note_not_a_failure() -> None:
 
 
 def test_host_ram_below_the_profiles_minimum_warns(tmp_path: Path) -> None:
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal:       12582912 kB\nMemFree: 1 kB\nMemAvailable:    3145728 kB\n")
-    ram = read_host_memory(meminfo)
-    assert ram == HostMemory(3 * GIB, 12 * GIB)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "meminfo").write_text(
+        "MemTotal:       12582912 kB\nMemFree: 1 kB\nMemAvailable:    3145728 kB\n"
+        "SwapTotal:             0 kB\nSwapFree:              0 kB\n"
+    )
+    ram = host_memory(tmp_path)
+    assert ram == _ram(available=3 * GIB, total=12 * GIB)
     low = with_host_facts(
         Check("vram", Status.PASS, "GPU0 ok"), GpuHolders(), ram, min_free_ram_gib=8, max_other_share=0.1
     )
@@ -696,28 +704,6 @@ def test_host_ram_below_the_profiles_minimum_warns(tmp_path: Path) -> None:
         Check("vram", Status.FAIL, "requires a GPU"), None, ram, min_free_ram_gib=8, max_other_share=0.1
     )
     assert failed.status is Status.FAIL and failed.detail.startswith("host RAM has 3.0 GiB free")
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "",
-        "MemTotal: 12 kB\n",
-        "MemTotal: x kB\nMemAvailable: 1 kB\n",
-        "MemTotal: 99999999999999999999 kB\nMemAvailable: 1 kB\n",
-    ],
-)
-def test_a_meminfo_without_both_figures_is_unknown(tmp_path: Path, text: str) -> None:
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text(text)
-    assert read_host_memory(meminfo) is None
-
-
-def test_this_machines_meminfo_reads() -> None:
-    if not Path("/proc/meminfo").exists():
-        pytest.skip("no /proc/meminfo")
-    ram = read_host_memory()
-    assert ram is not None and 0 < ram.available <= ram.total
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,10 +31,8 @@ def _lock(path: Path) -> Path:
 
 def _settings(expectation: Expectation) -> tuple[object, ...]:
     return (
-        expectation.require_gpu,
-        expectation.min_free_vram_gib,
+        expectation.verify,
         expectation.env,
-        expectation.timeout_s,
         expectation.reproducibility,
         expectation.smoke,
         expectation.requirements,
@@ -65,15 +63,17 @@ def test_the_same_lock_gets_the_same_checks_whichever_profile_ran_last(tmp_path:
     for name, gpu in (("notebook-gpu", True), ("notebook-cpu", False)):
         marker = _marker_of(tmp_path / name, name, OTHER, gpu=gpu)
         assert _settings(expectation_from_lock(lock, marker)) == _settings(without), name
-    assert without.require_gpu is False and without.min_free_vram_gib is None and without.env == ()
+    assert without.verify.require_gpu is False and without.verify.min_free_vram_gib is None
+    assert without.env == () and without.verify.timeout_s == 120.0
 
 
 def test_the_lock_takes_its_own_profiles_settings_from_the_marker_it_wrote(tmp_path: Path) -> None:
     lock = str(_lock(tmp_path / "team.lock"))
     marker = _marker_of(tmp_path / "state", "team", LOCKED, gpu=True)
     expectation = expectation_from_lock(lock, marker)
-    assert expectation.require_gpu is True
-    assert expectation.min_free_vram_gib == 6.0
+    assert expectation.verify.require_gpu is True
+    assert expectation.verify.min_free_vram_gib == 6.0
+    assert expectation.verify.timeout_s == 30.0
     assert expectation.env == (("XLA_PYTHON_CLIENT_PREALLOCATE", "false"),)
     assert expectation.reproducibility.seed == 7
     assert [str(r) for r in expectation.requirements] == ["torch==2.6.0+cu124"]
