@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    from colabenv.catalog.refresh.sources import RefreshOptions
-    from colabenv.catalog.refresh.writer import Outcome
+    from colabenv.curation.refresh.sources import RefreshOptions
+    from colabenv.curation.refresh.writer import Outcome
     from colabenv.index.client import SimpleClient
     from colabenv.models import Arch, Catalog, CudaPackage, CudaToolkit, Framework, Release
 
@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
-    from colabenv.catalog.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
+    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
 
     refresh.add_argument(
         "framework",
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _archs(args: argparse.Namespace) -> int:
-    from colabenv.catalog.archs import FATBIN_SECTION, read_wheel_archs
+    from colabenv.curation.archs import FATBIN_SECTION, read_wheel_archs
     from colabenv.errors import UsageError
 
     if args.max_mib <= 0 or args.timeout <= 0:
@@ -291,8 +291,8 @@ def _refresh_client(
     allow it) whose messages redact those indexes' credentials."""
     import os
 
-    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.cli.lock import http_deadline
+    from colabenv.curation.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.errors import UsageError
     from colabenv.index.client import SimpleClient
     from colabenv.index.urls import Redactor, default_index_url
@@ -331,8 +331,8 @@ def _refresh_client(
 def _refresh(args: argparse.Namespace) -> int:
 
     from colabenv.catalog.load import FRAMEWORK_FILES
-    from colabenv.catalog.refresh.frameworks import derive
-    from colabenv.catalog.refresh.sources import IndexReader
+    from colabenv.curation.refresh.frameworks import derive
+    from colabenv.curation.refresh.sources import IndexReader
     from colabenv.errors import printable
     from colabenv.models import Framework
 
@@ -349,7 +349,7 @@ def _refresh(args: argparse.Namespace) -> int:
     catalog = _driver_table(base)
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
         derived = derive(IndexReader(client, options, progress), known, catalog)
-    from colabenv.catalog.refresh.writer import merged_text
+    from colabenv.curation.refresh.writer import merged_text
 
     outcome = merged_text(
         framework, start_text, known, named, follows, derived, options.pytorch_index is not None
@@ -404,7 +404,7 @@ def _drivers_change(base: Path, toolkits: tuple[CudaToolkit, ...]) -> tuple[str,
     base folder's file where it has one, else a new file holding those entries alone (an
     overlay's driver entries are merged over the shipped table)."""
     from colabenv.catalog.load import DRIVERS_FILE, read_overlay_file
-    from colabenv.catalog.refresh.writer import drivers_text
+    from colabenv.curation.refresh.writer import drivers_text
 
     if not toolkits:
         return None
@@ -429,7 +429,7 @@ def _starting_file(
     starts from (empty when there is none)."""
     from colabenv.catalog.load import framework_releases, parse_document, read_overlay_file
     from colabenv.catalog.packages import file_archs
-    from colabenv.catalog.refresh.writer import FOLLOWS_VARIANT
+    from colabenv.curation.refresh.writer import FOLLOWS_VARIANT
     from colabenv.errors import CatalogOverlayError
 
     if not (path.exists() or path.is_symlink()):
@@ -501,9 +501,9 @@ def _refresh_packages(args: argparse.Namespace) -> int:
 
     from colabenv.catalog.load import read_overlay_file
     from colabenv.catalog.packages import PACKAGES_FILE
-    from colabenv.catalog.refresh.packages import derive_packages
-    from colabenv.catalog.refresh.sources import IndexReader
-    from colabenv.catalog.refresh.writer import packages_merged_text
+    from colabenv.curation.refresh.packages import derive_packages
+    from colabenv.curation.refresh.sources import IndexReader
+    from colabenv.curation.refresh.writer import packages_merged_text
     from colabenv.errors import CatalogError, CatalogOverlayError, printable
 
     options, client = _refresh_client(args, None, variant_index=True, cuda_notes=None)
@@ -571,9 +571,9 @@ def _refresh_runtimes(args: argparse.Namespace) -> int:
     import os
 
     from colabenv.catalog.load import read_overlay_file
-    from colabenv.catalog.refresh.runtimes import BACKEND_INFO, RuntimeRefreshProblem, refresh_runtimes
     from colabenv.catalog.runtimes import RUNTIMES_FILE, load_runtimes
     from colabenv.cli.lock import http_deadline
+    from colabenv.curation.refresh.runtimes import BACKEND_INFO, RuntimeRefreshProblem, refresh_runtimes
     from colabenv.errors import CatalogOverlayError, IndexUnavailableError, printable
     from colabenv.index.client import SimpleClient
     from colabenv.index.urls import Redactor
