@@ -2,4 +2,5 @@
 the one place that starts processes (:mod:`.processes`), the typed reader of parsed documents
 (:mod:`.reader`), TOML (:mod:`.toml`), the cache of parsed catalog files (:mod:`.cache`),
 number bounds (:mod:`.bounds`), small PEP 508 readings
-(:mod:`.pep508`) and where the shipped files are (:mod:`.resources`)."""
+(:mod:`.pep508`), a ``pip freeze`` text read (:mod:`.freeze`) and where the shipped files are
+(:mod:`.resources`)."""

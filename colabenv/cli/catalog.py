@@ -7,6 +7,8 @@ entry in it as it is, adds what the indexes have that it lacks, and reports wher
 contradict it instead of overwriting. Without ``-o`` it prints the change as a unified diff.
 Exit 0; 1 when a contradiction was found (the file, if written, keeps the catalog's entries);
 2 bad input; 4 an index that cannot be read.
+
+What both do is :mod:`colabenv.curation`'s; this module parses their arguments and prints.
 """
 
 from __future__ import annotations
@@ -22,15 +24,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from packaging.specifiers import SpecifierSet
-    from packaging.version import Version
 
-    from colabenv.catalog.refresh.sources import RefreshOptions
-    from colabenv.catalog.refresh.writer import Outcome
-    from colabenv.index.client import SimpleClient
-    from colabenv.models import Arch, Catalog, CudaPackage, CudaToolkit, Framework, Release
+    from colabenv.curation.refresh.run import Refreshed
+    from colabenv.curation.refresh.sources import RefreshOptions
+    from colabenv.models import Framework
 
 MIB = 1024 * 1024
-DRIVERS_FILE = "drivers.toml"
 FRAMEWORK_NAMES = ("torch", "tensorflow", "jax")
 RUNTIMES = "runtimes"
 PACKAGES = "packages"
@@ -78,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
-    from colabenv.catalog.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
+    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
 
     refresh.add_argument(
         "framework",
@@ -189,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _archs(args: argparse.Namespace) -> int:
-    from colabenv.catalog.archs import FATBIN_SECTION, read_wheel_archs
+    from colabenv.curation.archs import FATBIN_SECTION, read_wheel_archs
     from colabenv.errors import UsageError
 
     if args.max_mib <= 0 or args.timeout <= 0:
@@ -271,31 +270,18 @@ def _releases(text: str | None) -> SpecifierSet | None:
         ) from None
 
 
-def _driver_table(base: Path) -> Catalog:
-    """The driver table new builds must be in: the shipped one, and the base folder's
-    ``drivers.toml`` when it is an overlay with one."""
-    from colabenv._util.resources import catalog_dir
-    from colabenv.catalog.load import DRIVERS_FILE, load_overlay, shipped_catalog, with_overlays
-
-    shipped = shipped_catalog(())
-    if base.resolve() == catalog_dir().resolve() or not (base / DRIVERS_FILE).exists():
-        return shipped
-    return with_overlays(shipped, [load_overlay(base, "--catalog", ())])
-
-
-def _refresh_client(
+def _options(
     args: argparse.Namespace, framework: Framework | None, *, variant_index: bool, cuda_notes: str | None
-) -> tuple[RefreshOptions, SimpleClient]:
-    """What both ``catalog refresh`` forms read with: the options their flags give (checked) and
-    a client of the default index (and the PyTorch index where ``variant_index`` and the flags
-    allow it) whose messages redact those indexes' credentials."""
+) -> tuple[RefreshOptions, float]:
+    """What both ``catalog refresh`` forms read with: the options their flags give (checked),
+    the default index and the PyTorch index where ``variant_index`` and the flags allow it, and
+    the deadline of each request for an index page."""
     import os
 
-    from colabenv.catalog.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.cli.lock import http_deadline
+    from colabenv.curation.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.errors import UsageError
-    from colabenv.index.client import SimpleClient
-    from colabenv.index.urls import Redactor, default_index_url
+    from colabenv.index.urls import default_index_url
 
     if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
         raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
@@ -323,142 +309,82 @@ def _refresh_client(
         find_links_mirror=mirror,
         index_mirror=index_mirror,
     )
-    mirrors = [url for url in (mirror, index_mirror) if url]
-    urls = [index] + ([pytorch_index] if pytorch_index else []) + mirrors
-    return options, SimpleClient(os.environ, Redactor.for_urls(urls, os.environ), deadline_s=deadline)
+    return options, deadline
 
 
 def _refresh(args: argparse.Namespace) -> int:
-
+    """``catalog refresh FRAMEWORK``: a framework's file and the driver entries it needs."""
     from colabenv.catalog.load import FRAMEWORK_FILES
-    from colabenv.catalog.refresh.frameworks import derive
-    from colabenv.catalog.refresh.sources import IndexReader
-    from colabenv.errors import printable
+    from colabenv.curation.refresh.run import index_client, refresh_framework, start_folders
     from colabenv.models import Framework
 
     framework = Framework(args.framework)
-    name = FRAMEWORK_FILES[framework]
-    options, client = _refresh_client(
+    options, deadline = _options(
         args,
         framework,
         variant_index=framework is Framework.TORCH,
         cuda_notes=_url(args.cuda_notes, "--cuda-notes"),
     )
-    output, base = _folders(args, name)
-    start_text, known, named, follows = _starting_file(base / name, framework)
-    catalog = _driver_table(base)
+    client = index_client(options, deadline)
+    output, base = start_folders(args.output, args.catalog, FRAMEWORK_FILES[framework])
     with _progress(not args.quiet and sys.stderr.isatty()) as progress:
-        derived = derive(IndexReader(client, options, progress), known, catalog)
-    from colabenv.catalog.refresh.writer import merged_text
+        refreshed = refresh_framework(framework, options, client, base, progress)
+    return _report(refreshed, output)
 
-    outcome = merged_text(
-        framework, start_text, known, named, follows, derived, options.pytorch_index is not None
-    )
-    _check_loads(base / name, outcome.text, framework, derived.toolkits)
-    drivers = _drivers_change(base, derived.toolkits)
-    for note in outcome.notes:
+
+def _refresh_packages(args: argparse.Namespace) -> int:
+    """``catalog refresh packages``: the releases of the CUDA packages cuda_packages.toml lacks."""
+    from colabenv.catalog.packages import PACKAGES_FILE
+    from colabenv.curation.refresh.run import index_client, refresh_packages, start_folders
+
+    options, deadline = _options(args, None, variant_index=True, cuda_notes=None)
+    client = index_client(options, deadline)
+    output, base = start_folders(args.output, args.catalog, PACKAGES_FILE)
+    with _progress(not args.quiet and sys.stderr.isatty()) as progress:
+        refreshed = refresh_packages(options, client, base, progress)
+    return _report(refreshed, output)
+
+
+def _refresh_runtimes(args: argparse.Namespace) -> int:
+    """``catalog refresh runtimes``: the versions backend-info lists that runtimes.toml lacks."""
+    import os
+
+    from colabenv.catalog.runtimes import RUNTIMES_FILE
+    from colabenv.cli.lock import http_deadline
+    from colabenv.curation.refresh.run import refresh_runtimes_file, runtimes_start, start_folders
+    from colabenv.curation.refresh.runtimes import BACKEND_INFO
+
+    upstream = _url(args.backend_info, "--backend-info").rstrip("/") if args.backend_info else BACKEND_INFO
+    output, base = start_folders(args.output, args.catalog, RUNTIMES_FILE)
+    start = runtimes_start(base)
+    refreshed = refresh_runtimes_file(start, upstream, http_deadline(args, os.environ))
+    return _report(refreshed, output)
+
+
+def _report(refreshed: Refreshed, output: Path | None) -> int:
+    """Notes and contradictions on stderr; the change as a diff on stdout and the summary on
+    stderr, or (``-o``) the files written, the refreshed one last, and the summary on stdout.
+    Exit 1 when a contradiction was found."""
+    from colabenv.errors import printable
+
+    for note in refreshed.notes:
         sys.stderr.write(f"colabenv: note: {printable(note)}\n")
-    for contradiction in outcome.contradictions:
-        sys.stderr.write(
-            f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
-        )
-    added = _toolkits_added(derived.toolkits)
+    kept = " (the catalog's entry is kept)" if refreshed.entries_kept else ""
+    for contradiction in refreshed.contradictions:
+        sys.stderr.write(f"colabenv: contradiction: {printable(contradiction)}{kept}\n")
     if output is None:
-        _print_diff(start_text, outcome.text, name)
-        if drivers is not None:
-            _print_diff(drivers[0], drivers[1], DRIVERS_FILE)
-        sys.stderr.write(f"colabenv: {_summary(outcome, base / name)}{added}\n")
+        for change in refreshed.changes:
+            _print_diff(change.before, change.after, change.name)
+        sys.stderr.write(f"colabenv: {refreshed.summary}\n")
     else:
         from colabenv.cli.common import write_text_atomic
 
-        if drivers is not None:
-            write_text_atomic(output / DRIVERS_FILE, drivers[1])
-        written = write_text_atomic(output / name, outcome.text)
-        sys.stdout.write(f"wrote {printable(written)}: {_summary(outcome, base / name)}{added}\n")
-    return 1 if outcome.contradictions else 0
-
-
-def _folders(args: argparse.Namespace, name: str) -> tuple[Path | None, Path]:
-    """The folder ``-o`` names (None: print a diff) and the one whose ``name`` refresh starts
-    from: ``--catalog DIR``, else the ``-o`` folder when it has the file, else the shipped one."""
-    from pathlib import Path
-
-    from colabenv._util.resources import catalog_dir
-    from colabenv.errors import OutputError, UsageError, printable
-
-    output = Path(args.output) if args.output else None
-    if output is not None and not output.is_dir():
-        raise OutputError(f"{printable(output)}: not a folder (-o names the folder {name} is written into)")
-    if args.catalog:
-        base = Path(args.catalog)
-        if not base.is_dir():
-            raise UsageError(f"--catalog: {printable(base)}: not a folder")
-        return output, base
-    if output is not None and (output / name).exists():
-        return output, output
-    return output, catalog_dir()
-
-
-def _drivers_change(base: Path, toolkits: tuple[CudaToolkit, ...]) -> tuple[str, str] | None:
-    """``drivers.toml`` before and after the toolkit entries a refresh found (None: none): the
-    base folder's file where it has one, else a new file holding those entries alone (an
-    overlay's driver entries are merged over the shipped table)."""
-    from colabenv.catalog.load import DRIVERS_FILE, read_overlay_file
-    from colabenv.catalog.refresh.writer import drivers_text
-
-    if not toolkits:
-        return None
-    path = base / DRIVERS_FILE
-    start = read_overlay_file(path).decode("utf-8") if path.exists() else ""
-    return start, drivers_text(start, toolkits)
-
-
-def _toolkits_added(toolkits: tuple[CudaToolkit, ...]) -> str:
-    if not toolkits:
-        return ""
-    return (
-        f"; {len(toolkits)} driver entr{'y' if len(toolkits) == 1 else 'ies'} added to "
-        f"{DRIVERS_FILE} ({', '.join(t.label for t in toolkits)})"
-    )
-
-
-def _starting_file(
-    path: Path, framework: Framework
-) -> tuple[str, list[Release], dict[str, tuple[Arch, ...]], bool]:
-    """The text, releases, named arch lists and companions_follow_variant of the file refresh
-    starts from (empty when there is none)."""
-    from colabenv.catalog.load import framework_releases, parse_document, read_overlay_file
-    from colabenv.catalog.packages import file_archs
-    from colabenv.catalog.refresh.writer import FOLLOWS_VARIANT
-    from colabenv.errors import CatalogOverlayError
-
-    if not (path.exists() or path.is_symlink()):
-        return "", [], {}, FOLLOWS_VARIANT[framework]
-    data = read_overlay_file(path)
-    doc = parse_document(path, data, CatalogOverlayError)
-    known = framework_releases(doc, framework)
-    return (
-        data.decode("utf-8"),
-        list(known),
-        dict(file_archs(doc)),
-        doc.flag("companions_follow_variant", False),
-    )
-
-
-def _check_loads(path: Path, text: str, framework: Framework, toolkits: tuple[CudaToolkit, ...] = ()) -> None:
-    """The refreshed file loads, and merges over the shipped catalog (a bug otherwise)."""
-    from colabenv.catalog.load import (
-        Overlay,
-        framework_releases,
-        parse_document,
-        shipped_catalog,
-        with_overlays,
-    )
-    from colabenv.errors import CatalogOverlayError
-
-    doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)
-    releases = framework_releases(doc, framework, str(path))
-    with_overlays(shipped_catalog([framework]), [Overlay(path.parent, tuple(releases), toolkits)])
+        refreshed_file, *with_it = refreshed.changes
+        for change in with_it:
+            write_text_atomic(output / change.name, change.after)
+        written = write_text_atomic(output / refreshed_file.name, refreshed_file.after)
+        sys.stdout.write(f"wrote {printable(written)}: {refreshed.summary}\n")
+    return 1 if refreshed.contradictions else 0
 
 
 def _print_diff(before: str, after: str, name: str) -> None:
@@ -473,142 +399,3 @@ def _print_diff(before: str, after: str, name: str) -> None:
         tofile=f"b/{name}",
     )
     sys.stdout.write("".join(printable(line.rstrip("\n")) + "\n" for line in lines))
-
-
-def _summary(outcome: Outcome, path: Path) -> str:
-    from colabenv.errors import printable
-
-    parts = []
-    if outcome.added_releases:
-        parts.append(
-            f"{len(outcome.added_releases)} release(s) added "
-            f"({', '.join(str(v) for v in outcome.added_releases)})"
-        )
-    if outcome.added_variants:
-        parts.append(
-            f"{len(outcome.added_variants)} build(s) added to known releases "
-            f"({', '.join(f'{v} {n}' for v, n in outcome.added_variants)})"
-        )
-    if outcome.contradictions:
-        parts.append(f"{len(outcome.contradictions)} contradiction(s) reported")
-    if not parts:
-        parts.append("nothing to add")
-    return f"{'; '.join(parts)} (starting from {printable(path)})"
-
-
-def _refresh_packages(args: argparse.Namespace) -> int:
-    """``catalog refresh packages``: the releases of the CUDA packages cuda_packages.toml lacks."""
-
-    from colabenv.catalog.load import read_overlay_file
-    from colabenv.catalog.packages import PACKAGES_FILE
-    from colabenv.catalog.refresh.packages import derive_packages
-    from colabenv.catalog.refresh.sources import IndexReader
-    from colabenv.catalog.refresh.writer import packages_merged_text
-    from colabenv.errors import CatalogError, CatalogOverlayError, printable
-
-    options, client = _refresh_client(args, None, variant_index=True, cuda_notes=None)
-    output, base = _folders(args, PACKAGES_FILE)
-    path = base / PACKAGES_FILE
-    start_text = read_overlay_file(path).decode("utf-8")
-    packages, named = _packages_file(path, start_text)
-    with _progress(not args.quiet and sys.stderr.isatty()) as progress:
-        derived = derive_packages(IndexReader(client, options, progress), packages, _torch_builds())
-    text = packages_merged_text(start_text, derived.releases, named, derived.builds)
-    try:
-        _packages_file(path, text)  # the refreshed file loads
-    except CatalogOverlayError as problem:
-        made = "catalog refresh packages made a file that does not load, so nothing is written"
-        raise CatalogError(path, None, f"{made}: {problem}") from None
-    for note in derived.notes:
-        sys.stderr.write(f"colabenv: note: {printable(note)}\n")
-    for contradiction in derived.contradictions:
-        sys.stderr.write(
-            f"colabenv: contradiction: {printable(contradiction)} (the catalog's entry is kept)\n"
-        )
-    added = ", ".join(f"{r.package} {r.version}" for r in derived.releases) or "none"
-    builds = [f"{r.package} {r.version} {b.name}" for r in derived.builds for b in r.builds]
-    summary = (
-        f"{len(derived.releases)} release(s) added ({added}); "
-        f"{len(builds)} build(s) added to releases the file has ({', '.join(builds) or 'none'}); "
-        f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
-    )
-    if output is None:
-        _print_diff(start_text, text, PACKAGES_FILE)
-        sys.stderr.write(f"colabenv: {summary}\n")
-    else:
-        from colabenv.cli.common import write_text_atomic
-
-        written = write_text_atomic(output / PACKAGES_FILE, text)
-        sys.stdout.write(f"wrote {printable(written)}: {summary}\n")
-    return 1 if derived.contradictions else 0
-
-
-def _torch_builds() -> tuple[tuple[Version, str], ...]:
-    """The shipped catalog's torch releases and GPU builds (``2.9.0``, ``cu128``): the pages of
-    data.pyg.org's kind that refresh looks for beside those the file names."""
-    from colabenv.catalog.load import shipped_catalog
-    from colabenv.models import Framework
-
-    catalog = shipped_catalog([Framework.TORCH])
-    releases = catalog.releases_of(Framework.TORCH)
-    return tuple((r.version, v.name) for r in releases for v in r.variants if v.cuda is not None)
-
-
-def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:
-    """The packages and named arch lists of a ``cuda_packages.toml`` text."""
-    from colabenv.catalog.load import parse_document
-    from colabenv.catalog.packages import cuda_packages, file_archs
-    from colabenv.errors import CatalogOverlayError
-
-    doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)
-    if doc.data.get("schema") != 1:
-        raise doc.fail("schema", "expected schema = 1")
-    return cuda_packages(doc, str(path)), dict(file_archs(doc))
-
-
-def _refresh_runtimes(args: argparse.Namespace) -> int:
-    """``catalog refresh runtimes``: the versions backend-info lists that runtimes.toml lacks."""
-    import os
-
-    from colabenv.catalog.load import read_overlay_file
-    from colabenv.catalog.refresh.runtimes import BACKEND_INFO, RuntimeRefreshProblem, refresh_runtimes
-    from colabenv.catalog.runtimes import RUNTIMES_FILE, load_runtimes
-    from colabenv.cli.lock import http_deadline
-    from colabenv.errors import CatalogOverlayError, IndexUnavailableError, printable
-    from colabenv.index.client import SimpleClient
-    from colabenv.index.urls import Redactor
-
-    upstream = _url(args.backend_info, "--backend-info").rstrip("/") if args.backend_info else BACKEND_INFO
-    output, base = _folders(args, RUNTIMES_FILE)
-    start = base / RUNTIMES_FILE
-    start_text = read_overlay_file(start).decode("utf-8") if start.exists() else "schema = 1\n"
-    load_runtimes(start, start_text.encode("utf-8"), CatalogOverlayError)
-    client = SimpleClient(
-        os.environ, Redactor.for_urls([upstream], os.environ), deadline_s=http_deadline(args, os.environ)
-    )
-
-    def get(ref: str, name: str) -> str | None:
-        body = client.file_bytes(upstream, f"{upstream}/{ref}/{name}")
-        try:
-            return None if body is None else body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise RuntimeRefreshProblem(f"{name} at {ref}: not UTF-8 text") from None
-
-    try:
-        outcome = refresh_runtimes(start_text, get)
-    except RuntimeRefreshProblem as problem:
-        raise IndexUnavailableError(f"backend-info at {printable(upstream)}: {printable(problem)}") from None
-    load_runtimes(start, outcome.text.encode("utf-8"), CatalogOverlayError)
-    for contradiction in outcome.contradictions:
-        sys.stderr.write(f"colabenv: contradiction: {printable(contradiction)}\n")
-    added = f"{len(outcome.added)} runtime version(s) added ({', '.join(outcome.added)})"
-    summary = f"{added if outcome.added else 'nothing to add'} (starting from {printable(start)})"
-    if output is None:
-        _print_diff(start_text, outcome.text, RUNTIMES_FILE)
-        sys.stderr.write(f"colabenv: {summary}\n")
-    else:
-        from colabenv.cli.common import write_text_atomic
-
-        written = write_text_atomic(output / RUNTIMES_FILE, outcome.text)
-        sys.stdout.write(f"wrote {printable(written)}: {summary}\n")
-    return 1 if outcome.contradictions else 0

@@ -21,14 +21,9 @@ import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
 
 from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
     canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
 )
 from packaging.version import Version
 
@@ -122,15 +117,12 @@ def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
 
 
 def read_freeze(path: Path) -> InstalledSet:
-    """Parse a ``pip freeze`` file: ``name==ver``, ``name===ver`` and ``name @ URL`` lines.
-
-    A ``name @ URL`` line takes its version from the wheel or sdist file name in the URL
-    (``torch-2.6.0%2Bcu124-...whl`` -> ``2.6.0+cu124``); a URL without one (a VCS checkout,
-    a directory) says nothing about the version and is left out, as are ``-e`` lines. Only a
-    regular file (or a link to one) of at most 64 MiB is read: a FIFO or a device is refused
-    at once.
+    """Read a ``pip freeze`` file: ``name==ver``, ``name===ver`` and ``name @ URL`` lines, as
+    :func:`colabenv._util.freeze.parse_freeze` reads its text. Only a regular file (or a link to
+    one) of at most 64 MiB is read: a FIFO or a device is refused at once.
     """
     from colabenv._util.files import FileProblem, read_limited
+    from colabenv._util.freeze import parse_freeze
 
     try:
         data = read_limited(path)
@@ -143,44 +135,6 @@ def read_freeze(path: Path) -> InstalledSet:
     return parse_freeze(text, printable(path))
 
 
-def parse_freeze(text: str, where: str) -> InstalledSet:
-    """:func:`read_freeze` of a text already read (``where`` names it in errors)."""
-    found: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
-        if not line or line.startswith("-"):
-            continue
-        parsed = _freeze_line(line)
-        if parsed is None:
-            raise TargetError(
-                f"{where}: line {number}: {line[:120]!r} is not a `pip freeze` line"
-                " (expected name==version or name @ URL)"
-            )
-        name, version = parsed
-        if version is not None:
-            found.setdefault(name, version)
-    return InstalledSet(tuple(InstalledDist(canonicalize_name(n), v) for n, v in sorted(found.items())))
-
-
-def _freeze_line(line: str) -> tuple[str, str | None] | None:
-    from packaging.requirements import InvalidRequirement, Requirement  # 20 ms: only for a freeze file
-
-    try:
-        requirement = Requirement(line)
-    except InvalidRequirement:
-        return None
-    name = canonicalize_name(requirement.name)
-    if requirement.url is not None:
-        return name, _version_from_url(requirement.url)
-    specs = list(requirement.specifier)
-    if len(specs) != 1 or specs[0].operator not in ("==", "==="):
-        return None
-    version = specs[0].version
-    if specs[0].operator == "==" and ("*" in version or _version(version) is None):
-        return None
-    return name, version
-
-
 def _python_release(text: str) -> Version:
     """An interpreter's version as the resolver sees it: its release numbers (``3.14.1``), as
     full as they are known (a pre-release ``3.14.0rc1`` is ``3.14.0``); ``3`` when unreadable."""
@@ -188,19 +142,6 @@ def _python_release(text: str) -> Version:
     if version is None:
         return _version(".".join(text.split(".")[:2])) or Version("3")
     return Version(".".join(str(n) for n in version.release[:3]))
-
-
-def _version_from_url(url: str) -> str | None:
-    filename = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
-    if filename.endswith(".whl"):
-        try:
-            return str(parse_wheel_filename(filename)[1])
-        except InvalidWheelFilename:
-            return None
-    try:
-        return str(parse_sdist_filename(filename)[1])
-    except InvalidSdistFilename:
-        return None
 
 
 def _installed_set(pairs: Iterable[tuple[str, str]]) -> InstalledSet:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.catalog.test_archs import elf_with, fatbin_of, gpu_library
+from tests.curation.test_archs import elf_with, fatbin_of, gpu_library
 from tests.support.package_entries import (
     build_entry,
     package_entry,

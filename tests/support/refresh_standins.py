@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.catalog.test_archs import elf_with, gpu_library
+from tests.curation.test_archs import elf_with, gpu_library
 from tests.support.wheels import build_wheel
 
 LINUX = 'platform_system == "Linux"'

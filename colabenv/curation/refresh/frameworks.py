@@ -1,4 +1,4 @@
-"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.catalog.refresh.sources`), and
+"""What ``catalog refresh`` derives for each framework (see :mod:`colabenv.curation.refresh.sources`), and
 :func:`derive`, which asks the one a refresh is for and keeps what the driver table allows."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.catalog.refresh.sources import (
+from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     Derived,
     History,

@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.catalog.components import spec_boundaries
-from colabenv.catalog.refresh.sources import PYTHONS, Derived
+from colabenv.curation.refresh.sources import PYTHONS, Derived
 from colabenv.models import (
     Arch,
     Companion,

@@ -20,8 +20,8 @@ from packaging.version import Version
 from colabenv._util.reader import Reader
 from colabenv.catalog.load import parse_document
 from colabenv.catalog.packages import cuda_packages
-from colabenv.catalog.refresh.packages import _build_name, _nearest_build
-from colabenv.catalog.refresh.writer import package_build_block, packages_merged_text
+from colabenv.curation.refresh.packages import _build_name, _nearest_build
+from colabenv.curation.refresh.writer import package_build_block, packages_merged_text
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import Arch, CudaPackage, PackageBuild, Source
 from tests.support.fixtures import Runner
@@ -349,7 +349,7 @@ def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
 def test_a_find_links_build_is_read_from_the_page_name_else_its_local_tag(
     page: str, tag: str, torch: str, cuda: str | None
 ) -> None:
-    from colabenv.catalog.refresh.packages import _page_cuda, _page_torch
+    from colabenv.curation.refresh.packages import _page_cuda, _page_torch
 
     assert _page_torch(page, tag, None)[0] == SpecifierSet(torch)
     found = _page_cuda(page, tag)[0]

@@ -175,8 +175,8 @@ def _apt_packages(text: str) -> tuple[str, ...]:
 
 def _freeze(listed: ListedVersion, text: str) -> Sequence[str]:
     """The ``freeze = '''...'''`` lines of a ``pip freeze``: ``name==version``, by name; a
-    ``name @ URL`` line takes the version of the wheel the URL names (host.detect's rule)."""
-    from colabenv.host.detect import parse_freeze
+    ``name @ URL`` line takes the version of the wheel the URL names (``--installed-from``'s rule)."""
+    from colabenv._util.freeze import parse_freeze
 
     installed = parse_freeze(text, f"backend-info {listed.version}")
     pins = [f"{dist.name}=={dist.version}" for dist in installed.dists]

@@ -3,7 +3,7 @@ and what the derivation of every framework's entries shares.
 
 What is read, per framework (all through :class:`colabenv.index.client.SimpleClient`, PEP 691
 JSON else PEP 503 HTML; a wheel's METADATA from its PEP 658 file where the page offers one,
-else from the wheel with HTTP range requests, :func:`colabenv.catalog.archs.open_wheel`):
+else from the wheel with HTTP range requests, :func:`colabenv.curation.archs.open_wheel`):
 
 - torch: the default index's wheels give the releases, the Python range (cpXY tags and
   Requires-Python), the default build (``torch/version.py``: ``2.15.0+cu132``, CUDA 13.2) and
@@ -18,12 +18,12 @@ else from the wheel with HTTP range requests, :func:`colabenv.catalog.archs.open
   Toolkit Release Notes page (``--cuda-notes``), whose Table 3 gives the driver each toolkit
   release (GA and updates) shipped with: :func:`toolkit_rows`.
 
-Arch lists are read from the wheels with the arch reader (:mod:`colabenv.catalog.archs`); where that
+Arch lists are read from the wheels with the arch reader (:mod:`colabenv.curation.archs`); where that
 is not asked for (``--archs carry``) or a build has no wheel with GPU code, the list of the
 previous release's build of the same name is carried over and the entry marked
 ``unconfirmed`` with the reason. Facts no index states (jax's build CUDA) are carried over
 from the previous release and said so in ``source``. Everything is returned as catalog models;
-:mod:`colabenv.catalog.refresh.writer` turns them into the file.
+:mod:`colabenv.curation.refresh.writer` turns them into the file.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Sour
 from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
-    from colabenv.catalog.archs import LibraryArchs, WheelArchs
+    from colabenv.curation.archs import LibraryArchs, WheelArchs
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
@@ -257,7 +257,7 @@ class IndexReader:
         return self._members[key]
 
     def _wheel_file(self, wheel: Wheel, wanted: Callable[[str], bool]) -> bytes | None:
-        from colabenv.catalog.archs import open_wheel
+        from colabenv.curation.archs import open_wheel
 
         try:
             with open_wheel(
@@ -309,7 +309,7 @@ class IndexReader:
 
     def _read(self, wheel: Wheel, members: Sequence[str]) -> WheelArchs:
         """The GPU code of ``wheel``'s libraries, read once."""
-        from colabenv.catalog.archs import read_wheel_archs
+        from colabenv.curation.archs import read_wheel_archs
 
         url = wheel.file.url
         if url not in self._archs:

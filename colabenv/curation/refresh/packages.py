@@ -1,9 +1,9 @@
 """What ``catalog refresh packages`` derives for the CUDA packages of ``cuda_packages.toml``
 (xformers, CuPy, bitsandbytes ...): for each package the file has, the releases on the default
-index it lacks, read like the frameworks' (:mod:`colabenv.catalog.refresh.sources`): the
+index it lacks, read like the frameworks' (:mod:`colabenv.curation.refresh.sources`): the
 project page of each of its distributions (``cupy-cuda12x``, ``cupy-cuda13x``), and for each
 new release the preferred Linux x86_64 wheel's METADATA (Requires-Dist ``torch``, the NVIDIA
-wheels, Requires-Python) and its GPU code (:mod:`colabenv.catalog.archs`).
+wheels, Requires-Python) and its GPU code (:mod:`colabenv.curation.archs`).
 
 A build is named by its wheel's local tag (``cu128``), else as the previous release's build of
 the same distribution without one; its CUDA is the local tag's, else that build's, else the
@@ -35,7 +35,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
-from colabenv.catalog.refresh.sources import (
+from colabenv.curation.refresh.sources import (
     PYTHONS,
     PYTORCH_INDEX,
     IndexReader,
@@ -52,14 +52,14 @@ from colabenv.catalog.refresh.sources import (
     requirements_of,
     stamp,
 )
-from colabenv.catalog.refresh.writer import coverage_difference, pins_differ
+from colabenv.curation.refresh.writer import coverage_difference, pins_differ
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS, package_of
 from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
-    from colabenv.catalog.archs import LibraryArchs
+    from colabenv.curation.archs import LibraryArchs
 
 _PAGE_NAME = re.compile(r"torch-(\d+\.\d+\.\d+)\+(cu\d{3}|cpu)\.html$")
 """A data.pyg.org find-links page: the torch release and CUDA build its wheels are built for."""

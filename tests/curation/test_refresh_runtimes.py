@@ -15,8 +15,8 @@ import pytest
 from packaging.version import Version
 
 from colabenv._util.resources import catalog_dir
-from colabenv.catalog.refresh.runtimes import RuntimeRefreshProblem, listed_versions
 from colabenv.catalog.runtimes import RUNTIMES_FILE, load_runtimes
+from colabenv.curation.refresh.runtimes import RuntimeRefreshProblem, listed_versions
 from colabenv.host.detect import read_freeze
 from colabenv.models import Accelerator
 from tests.support.fixtures import Runner

@@ -18,8 +18,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.catalog.load import load_overlay
-from colabenv.catalog.refresh.frameworks import build_info
-from colabenv.catalog.refresh.sources import (
+from colabenv.curation.refresh.frameworks import build_info
+from colabenv.curation.refresh.sources import (
     Metadata,
     cuda_of_tag,
     parse_metadata,
@@ -204,7 +204,7 @@ def test_refresh_proposes_the_driver_entries_the_release_notes_give(
 
 
 def test_release_notes_rows() -> None:
-    from colabenv.catalog.refresh.sources import toolkit_rows
+    from colabenv.curation.refresh.sources import toolkit_rows
 
     page = notes_page(*CUDA_NOTES_ROWS, ("CUDA 11.3.1 Update 1", "&gt;=465.19.01"))
     found = {(str(t.version), t.label, str(t.toolkit_driver)) for t in toolkit_rows(page.encode(), "u")}
@@ -511,7 +511,7 @@ def test_build_info_is_read_without_running_it() -> None:
 
 
 def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
-    from colabenv.catalog.refresh.sources import Wheel
+    from colabenv.curation.refresh.sources import Wheel
 
     def wheel(tag: str) -> Wheel:
         from packaging.tags import parse_tag
@@ -534,7 +534,7 @@ def test_python_range_from_tags_and_requires_python(standins: Path) -> None:
 
 
 def test_a_companion_range_is_kept_only_where_it_leaves_out_a_python_of_the_release() -> None:
-    from colabenv.catalog.refresh.sources import narrower_python
+    from colabenv.curation.refresh.sources import narrower_python
 
     release = SpecifierSet(">=3.11,<3.16")
     assert narrower_python(SpecifierSet(">=3.10,!=3.14.1"), release)
@@ -628,8 +628,8 @@ def test_refresh_jax_from_the_real_index_resolves_jax_0_12(runner: Runner, tmp_p
 
 
 def test_arch_lists_are_compared_by_the_gpus_they_cover() -> None:
-    from colabenv.catalog.refresh.sources import Derived, variant_model
-    from colabenv.catalog.refresh.writer import compare
+    from colabenv.curation.refresh.sources import Derived, variant_model
+    from colabenv.curation.refresh.writer import compare
     from colabenv.models import Arch, Release, Source
 
     def release(archs: list[str]) -> Release:
@@ -665,8 +665,8 @@ def test_a_companion_range_differing_only_outside_the_release_is_no_contradictio
     import dataclasses
 
     from colabenv.catalog.load import shipped_catalog
-    from colabenv.catalog.refresh.sources import Derived
-    from colabenv.catalog.refresh.writer import compare
+    from colabenv.curation.refresh.sources import Derived
+    from colabenv.curation.refresh.writer import compare
 
     old = next(r for r in shipped_catalog([Framework.TORCH]).releases if str(r.version) == "2.14.1")
     assert old.python == SpecifierSet(">=3.10,<3.15")

@@ -1,4 +1,4 @@
-"""The arch reader (colabenv.catalog.archs, ``colabenv catalog archs``) on ELF files the tests build:
+"""The arch reader (colabenv.curation.archs, ``colabenv catalog archs``) on ELF files the tests build:
 a minimal ELF64 with a ``.nv_fatbin`` section of fat binary containers, zipped into a wheel,
 read from disk and served from 127.0.0.1 with and without HTTP range support."""
 
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from colabenv.catalog import archs
-from colabenv.catalog.archs import FatbinError, elf_archs, fatbin_archs, read_wheel_archs
+from colabenv.curation import archs
+from colabenv.curation.archs import FatbinError, elf_archs, fatbin_archs, read_wheel_archs
 from colabenv.errors import IndexUnavailableError, InputError
 from colabenv.models import Arch
 from tests.support.fixtures import Runner
