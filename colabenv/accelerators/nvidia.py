@@ -10,6 +10,13 @@ from collections.abc import Sequence
 from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.eligibility import (
+    UNCONFIRMED_HINT,
+    floor_met,
+    fully_met,
+    unconfirmed_fuller,
+    uncovered,
+)
 from colabenv.catalog.components import bounds, pulled_in
 from colabenv.models import (
     Accelerator,
@@ -20,13 +27,6 @@ from colabenv.models import (
     Target,
     Variant,
     format_driver,
-)
-from colabenv.resolve.eligibility import (
-    UNCONFIRMED_HINT,
-    floor_met,
-    fully_met,
-    unconfirmed_fuller,
-    uncovered,
 )
 
 

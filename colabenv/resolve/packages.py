@@ -18,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv.accelerators.eligibility import UNCONFIRMED_HINT
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
@@ -38,7 +39,6 @@ from colabenv.models import (
 )
 from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
-from colabenv.resolve.eligibility import UNCONFIRMED_HINT
 from colabenv.resolve.explain import grouped_rejections
 
 if TYPE_CHECKING:

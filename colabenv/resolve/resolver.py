@@ -13,6 +13,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, python_ok
 from colabenv.accelerators.nvidia import component_rejection
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import bounds, pulled_in
@@ -34,7 +35,6 @@ from colabenv.models import (
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
-from colabenv.resolve.eligibility import UNCONFIRMED_HINT, python_ok
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.packages import (
     Pick,
