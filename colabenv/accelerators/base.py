@@ -17,6 +17,9 @@ from colabenv.models import (
     Variant,
 )
 
+Chosen = Sequence[tuple[str, Release, Variant, bool]]
+"""The builds chosen for a target, each as (label, release, variant, fully supported)."""
+
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 """A build the resolver passes over without listing it among the reasons: one the profile did
 not ask for where the kind prefers its own builds. Compared by identity."""
@@ -54,15 +57,8 @@ class AcceleratorKind(Protocol):
         """Why ``variant`` runs on ``target``: the reason's part after the release's."""
         ...
 
-    def warnings(
-        self,
-        chosen: Sequence[tuple[str, Release, Variant, bool]],
-        profile: Profile,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
-        """What to warn of the target for the builds chosen, before any build's own warnings:
-        each build as (label, release, variant, fully supported)."""
+    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+        """What to warn of the target for the builds chosen, before any build's own warnings."""
         ...
 
     def build_warnings(
@@ -89,3 +85,32 @@ class AcceleratorKind(Protocol):
         """What the target has instead of an NVIDIA GPU, for a CUDA package left out ("no GPU",
         "a TPU (TPU v5e ...)"); empty where it has one."""
         ...
+
+
+class OwnBuilds:
+    """What a kind that adds nothing to a release's own builds answers: the release's builds,
+    no installed build of its own, no warning of a build, nothing to install beside it. A kind
+    subclasses it and defines the rest of :class:`AcceleratorKind`."""
+
+    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
+        return release.variants
+
+    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
+        return None
+
+    def build_warnings(
+        self,
+        label: str,
+        release: Release,
+        variant: Variant,
+        fully_supported: bool,
+        target: Target,
+        catalog: Catalog,
+    ) -> list[str]:
+        return []
+
+    def requirements(self, variant: Variant) -> tuple[str, ...]:
+        return ()
+
+    def find_links(self, variant: Variant) -> str | None:
+        return None

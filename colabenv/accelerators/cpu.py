@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from colabenv.accelerators.base import Chosen, OwnBuilds
+from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
 
-from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Release, Target, Variant
 
-
-class Cpu:
+class Cpu(OwnBuilds):
     """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.CPU
-
-    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
-        return release.variants
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
@@ -23,37 +19,11 @@ class Cpu:
     def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
         return True
 
-    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
-        return None
-
     def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
         return "CPU build: the target has no GPU"
 
-    def warnings(
-        self,
-        chosen: Sequence[tuple[str, Release, Variant, bool]],
-        profile: Profile,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
+    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
         return [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
-
-    def build_warnings(
-        self,
-        label: str,
-        release: Release,
-        variant: Variant,
-        fully_supported: bool,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
-        return []
-
-    def requirements(self, variant: Variant) -> tuple[str, ...]:
-        return ()
-
-    def find_links(self, variant: Variant) -> str | None:
-        return None
 
     def lacks(self, target: Target) -> str:
         return "no GPU"

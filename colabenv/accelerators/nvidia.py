@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.base import NOT_ASKED, Chosen, OwnBuilds
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -30,13 +30,10 @@ from colabenv.models import (
 )
 
 
-class Nvidia:
+class Nvidia(OwnBuilds):
     """NVIDIA GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.NVIDIA
-
-    def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
-        return release.variants
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
@@ -57,9 +54,6 @@ class Nvidia:
 
     def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
         return variant.is_cpu or fully_met(variant, target, catalog)
-
-    def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
-        return None
 
     def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
         if variant.is_cpu:
@@ -84,13 +78,7 @@ class Nvidia:
             parts.append(f"kernels for {caps}")
         return "; ".join(parts)
 
-    def warnings(
-        self,
-        chosen: Sequence[tuple[str, Release, Variant, bool]],
-        profile: Profile,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
+    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
         warnings: list[str] = []
         if not target.compute_capabilities and any(not variant.is_cpu for _l, _r, variant, _f in chosen):
             warnings.append("GPU compute capability unknown: arch lists were not checked")
@@ -120,12 +108,6 @@ class Nvidia:
                     "the first start JIT-compiles kernels (slow)"
                 )
         return warnings
-
-    def requirements(self, variant: Variant) -> tuple[str, ...]:
-        return ()
-
-    def find_links(self, variant: Variant) -> str | None:
-        return None
 
     def lacks(self, target: Target) -> str:
         return ""

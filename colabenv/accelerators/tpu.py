@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from packaging.requirements import Requirement
 
-from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.base import NOT_ASKED, Chosen, OwnBuilds
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
 from colabenv.models import (
     Accelerator,
@@ -113,7 +113,7 @@ def _why(build: TpuBuild, target: Target) -> str:
     return f"tpu build with {adds}{source}; runs on TPU {tpu.generation}"
 
 
-class Tpu:
+class Tpu(OwnBuilds):
     """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.TPU
@@ -139,13 +139,7 @@ class Tpu:
             return _why(variant.tpu, target)
         return "CPU build: the target has no GPU"
 
-    def warnings(
-        self,
-        chosen: Sequence[tuple[str, Release, Variant, bool]],
-        profile: Profile,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
+    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
         warnings = [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
         unknown = target.tpu is None or target.tpu.generation is None
         if unknown and any(variant.tpu is not None for _l, _r, variant, _f in chosen):
@@ -153,17 +147,6 @@ class Tpu:
                 "TPU generation unknown: the TPU generations of the chosen builds were not checked"
             )
         return warnings
-
-    def build_warnings(
-        self,
-        label: str,
-        release: Release,
-        variant: Variant,
-        fully_supported: bool,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
-        return []
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:
         return variant.tpu.requires if variant.tpu is not None else ()
