@@ -20,10 +20,11 @@ from colabenv.app.install import plan_for
 from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.errors import ColabenvError, ProcessError, printable
 from colabenv.host.detect import runtime_kind
-from colabenv.models import RuntimeKind
+from colabenv.models import Profile, RuntimeKind
 from colabenv.profile.files import find_profile
 from colabenv.profile.load import load_profile
 from colabenv.resolve.overrides import TargetFlags
+from colabenv.script.plan import InstallPlan
 from colabenv.script.render import RESTART_LINE, render_plan
 
 SCRIPT_TIMEOUT_S = 3 * 3600.0
@@ -97,6 +98,17 @@ def _end_kernel() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _plan(profile: Profile, source: TargetSource, lock: Path | None) -> InstallPlan:
+    """The plan for ``source``'s target, of ``lock`` when given; its notes and warnings printed."""
+    resolution = resolve_profile(profile, source)
+    plan = plan_for(profile, resolution, __version__, lock=lock, section=source.name)
+    if plan.lock is not None and plan.lock.section is not None:
+        print(f"colabenv: note: installing section {plan.lock.section} of {printable(plan.lock.name)}")
+    for warning in resolution.warnings:
+        print(f"colabenv: warning: {warning}")
+    return plan
+
+
 def bootstrap(
     profile: str,
     *,
@@ -130,20 +142,12 @@ def bootstrap(
         driver=driver, cuda=cuda, compute_capability=compute_capability, python=python, cpu=cpu
     )
     loaded = load_profile(find_profile(profile))
-    resolution = resolve_profile(loaded, TargetSource(flags, target))
-    plan = plan_for(
-        loaded, resolution, __version__, lock=Path(lock) if lock is not None else None, section=target
-    )
-    if plan.lock is not None and plan.lock.section is not None:
-        print(f"colabenv: note: installing section {plan.lock.section} of {printable(plan.lock.name)}")
-    script_lines = render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source())
-    text = "\n".join(script_lines) + "\n"
-    for warning in resolution.warnings:
-        print(f"colabenv: warning: {warning}")
+    plan = _plan(loaded, TargetSource(flags, target), Path(lock) if lock is not None else None)
+    text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
     on_colab = runtime_kind() is RuntimeKind.COLAB
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
         script = Path(tmp) / "setup.sh"
-        script.write_text(text, encoding="utf-8")
+        script.write_text(text + "\n", encoding="utf-8")
         env = dict(os.environ)
         if _in_ipython_kernel() and on_colab:
             env.update(_colab_secrets(plan.index_urls, env))
