@@ -14,7 +14,11 @@ if TYPE_CHECKING:
 
 
 def bootstrap(profile: str, *, restart: bool = True, **target: Any) -> int:
-    """Render ``profile`` for this host, run the script with its output streamed, restart if needed."""
+    """Render ``profile`` for this host, run the script with its output streamed, restart if needed.
+
+    ``lock=PATH`` installs that lock exactly (``render --lock``); ``target=NAME`` renders for the
+    profile's named target (``render --target``); the target flags (``driver=``, ``cuda=``,
+    ``compute_capability=``, ``python=``, ``cpu=``) as the command's."""
     from colabenv.notebook import bootstrap as _bootstrap
 
     return _bootstrap(profile, restart=restart, **target)

@@ -1,4 +1,5 @@
-"""``colabenv.bootstrap(...)``: render, run the script with its output in the cell, restart."""
+"""``colabenv.bootstrap(...)``: plan (a resolution for this host or a named target, or a lock),
+render, run the script with its output in the cell, restart."""
 
 from __future__ import annotations
 
@@ -15,15 +16,16 @@ from typing import Any
 from colabenv._util import processes
 from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv._version import __version__
-from colabenv.catalog.load import catalog_for, shipped_tpu
-from colabenv.errors import ColabenvError, ProcessError
-from colabenv.host.detect import detect
-from colabenv.models import RuntimeKind
+from colabenv.app.install import plan_for
+from colabenv.app.resolution import TargetSource, resolve_profile
+from colabenv.errors import ColabenvError, ProcessError, printable
+from colabenv.host.detect import runtime_kind
+from colabenv.models import Profile, RuntimeKind
 from colabenv.profile.files import find_profile
 from colabenv.profile.load import load_profile
-from colabenv.resolve.overrides import TargetFlags, resolve_overrides
-from colabenv.resolve.resolver import resolve
-from colabenv.script.render import RESTART_LINE, render_script, script_index_urls
+from colabenv.resolve.overrides import TargetFlags
+from colabenv.script.plan import InstallPlan
+from colabenv.script.render import RESTART_LINE, render_plan
 
 SCRIPT_TIMEOUT_S = 3 * 3600.0
 RESTART_GRACE_S = 1.0
@@ -96,6 +98,17 @@ def _end_kernel() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _plan(profile: Profile, source: TargetSource, lock: Path | None) -> InstallPlan:
+    """The plan for ``source``'s target, of ``lock`` when given; its notes and warnings printed."""
+    resolution = resolve_profile(profile, source)
+    plan = plan_for(profile, resolution, __version__, lock=lock, section=source.name)
+    if plan.lock is not None and plan.lock.section is not None:
+        print(f"colabenv: note: installing section {plan.lock.section} of {printable(plan.lock.name)}")
+    for warning in resolution.warnings:
+        print(f"colabenv: warning: {warning}")
+    return plan
+
+
 def bootstrap(
     profile: str,
     *,
@@ -105,9 +118,16 @@ def bootstrap(
     compute_capability: tuple[str, ...] = (),
     python: str | None = None,
     cpu: bool = False,
+    lock: str | os.PathLike[str] | None = None,
+    target: str | None = None,
     **unknown: Any,
 ) -> int:
     """Render ``profile`` for this host, run the script, and restart the kernel if required.
+
+    ``lock``: a lock file of the profile (``colabenv lock``) to install exactly, as
+    ``colabenv render --lock`` does: refused unless it fits the target. ``target``: the
+    profile's named target (``[targets]``) to render for instead of this host's detection
+    (no target flag beside it); of a lock of several targets, the section of that name.
 
     Returns the script's exit status (0 on success). When a restart is required and this runs
     inside an IPython kernel on Colab, the kernel process ends so that Colab restarts it;
@@ -122,29 +142,15 @@ def bootstrap(
         driver=driver, cuda=cuda, compute_capability=compute_capability, python=python, cpu=cpu
     )
     loaded = load_profile(find_profile(profile))
-    fingerprint = detect(resolve_overrides(flags, tpu_facts=shipped_tpu))
-    target = fingerprint.target
-    resolution = resolve(loaded, target, catalog_for(loaded, os.environ, target=target))
-    text = (
-        "\n".join(
-            render_script(
-                resolution,
-                loaded,
-                colabenv_version=__version__,
-                helper_source=helper_source(),
-                wheelhouse_source=wheelhouse_source(),  # wheelhouse (issue 26)
-            )
-        )
-        + "\n"
-    )
-    for warning in resolution.warnings:
-        print(f"colabenv: warning: {warning}")
+    plan = _plan(loaded, TargetSource(flags, target), Path(lock) if lock is not None else None)
+    text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
+    on_colab = runtime_kind() is RuntimeKind.COLAB
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
         script = Path(tmp) / "setup.sh"
-        script.write_text(text, encoding="utf-8")
+        script.write_text(text + "\n", encoding="utf-8")
         env = dict(os.environ)
-        if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
-            env.update(_colab_secrets(script_index_urls(resolution), env))
+        if _in_ipython_kernel() and on_colab:
+            env.update(_colab_secrets(plan.index_urls, env))
         env.setdefault("COLABENV_PYTHON", sys.executable)
         uv = _uv_beside(sys.executable)
         if uv is not None:
@@ -166,7 +172,7 @@ def bootstrap(
 
         start_for_profile(loaded.watch)  # [watch] enabled; after a restart, verify() starts it
     if RESTART_LINE in lines and restart:
-        if _in_ipython_kernel() and fingerprint.runtime is RuntimeKind.COLAB:
+        if _in_ipython_kernel() and on_colab:
             print("colabenv: restarting the runtime now; run the next cell after it reconnects")
             _end_kernel()
         else:

@@ -8,9 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
+from colabenv.app.resolution import host_fingerprint, overrides_of
 from colabenv.errors import InputError, OutputError, printable
-from colabenv.models import Profile, RuntimeFacts, Target, TargetOverrides
-from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+from colabenv.models import Profile, Target, TargetOverrides
+from colabenv.resolve.overrides import TargetFlags
 
 
 @contextmanager
@@ -54,23 +55,12 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
-    from colabenv.host.detect import shipped_tpu_facts
-
-    return resolve_overrides(target_flags(args), tpu_facts=shipped_tpu_facts, runtime_facts=_shipped_runtimes)
-
-
-def _shipped_runtimes() -> RuntimeFacts:
-    """``runtimes.toml``, its module imported only when ``--runtime`` is given."""
-    from colabenv.catalog.runtimes import shipped_runtimes
-
-    return shipped_runtimes()
+    return overrides_of(target_flags(args))
 
 
 def target_from_args(args: argparse.Namespace) -> Target:
     """Flags and COLABENV_* variables first; whatever they leave open is detected."""
-    from colabenv.host.detect import detect
-
-    return detect(overrides_from_args(args)).target
+    return host_fingerprint(target_flags(args)).target
 
 
 def load_profile_arg(name_or_path: str) -> Profile:

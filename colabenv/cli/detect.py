@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from colabenv.cli.common import overrides_from_args, stdout_is_terminal
+from colabenv.cli.common import stdout_is_terminal, target_flags
 from colabenv.errors import printable
 from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
 from colabenv.models.frozen import model
@@ -31,11 +30,12 @@ class Report:
 
 
 def run(args: argparse.Namespace) -> int:
-    from colabenv.host.detect import detect, fingerprint_to_json
+    from colabenv.app.resolution import host_fingerprint
+    from colabenv.host.detect import fingerprint_to_json
     from colabenv.host.interpreter import probe_interpreter
 
     python = probe_interpreter(args.interpreter) if args.interpreter else None
-    fingerprint = detect(overrides_from_args(args), interpreter=python)
+    fingerprint = host_fingerprint(target_flags(args), interpreter=python)
     if args.json:
         sys.stdout.write(json.dumps(fingerprint_to_json(fingerprint), indent=2) + "\n")
         return 0
@@ -48,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _catalog_or_none(notes: list[str]) -> Catalog | None:
-    from colabenv.catalog.load import catalog_for
+    from colabenv.app.resolution import load_catalog
     from colabenv.errors import CatalogError, CatalogOverlayError
 
     try:
-        return catalog_for(None, os.environ)
+        return load_catalog(None)
     except (CatalogError, CatalogOverlayError) as error:
         notes.append(f"catalog unavailable, no build warnings: {error}")
         return None

@@ -136,9 +136,8 @@ def _stale(
 ) -> list[str]:
     """Why ``lock`` is stale for ``target`` (the resolution for ``now_target``, else for
     ``target`` itself, gives the component constraints); LockError when it is not whole."""
-    from colabenv.catalog.load import catalog_for
+    from colabenv.app.resolution import resolve_for
     from colabenv.lock.fit import check_satisfies, stale_reasons
-    from colabenv.resolve.resolver import resolve
 
     same_profile = (lock.header.profile_name, lock.header.profile_hash) == (
         profile.name,
@@ -148,21 +147,16 @@ def _stale(
         check_satisfies(lock, profile, printable(where))
     reasons = stale_reasons(lock, profile, target)
     if not reasons:
-        resolve_for = now_target or target.to_target()
-        now = resolve(
-            profile,
-            resolve_for,
-            catalog_for(profile, os.environ, target=resolve_for),
-            allow_unconfirmed=args.allow_unconfirmed,
-        )
-        reasons = stale_reasons(lock, profile, target, now.constraint_lines)
+        now = resolve_for(profile, now_target or target.to_target(), allow_unconfirmed=args.allow_unconfirmed)
+        reasons = stale_reasons(lock, profile, target, now.resolution.constraint_lines)
     return reasons
 
 
 def _check_sections(args: argparse.Namespace, profile: Profile, lock_file: LockFile, path: Path) -> int:
     """``--check`` of a lock of several targets: each section against the profile's target of
     its name as the profile says it now; one line per section, exit 1 when one is stale."""
-    from colabenv.cli.targets import refuse_target_flags, spec_target
+    from colabenv.app.resolution import spec_target
+    from colabenv.cli.targets import refuse_target_flags
     from colabenv.lock.content import LockTarget
 
     refuse_target_flags(args, f"{printable(path.name)}, a lock of several targets,")
@@ -214,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
     named = bool(args.target) or args.all_targets
     targets: list[tuple[str | None, Target]]
     if named:
-        from colabenv.cli.targets import refuse_target_flags, spec_target
+        from colabenv.app.resolution import spec_target
+        from colabenv.cli.targets import refuse_target_flags
 
         refuse_target_flags(args, "--all-targets" if args.all_targets else "--target")
         specs = chosen_specs(profile, tuple(args.target), args.all_targets)
@@ -267,12 +262,11 @@ def _one_lock(
     pylock: bool,
 ) -> Lock:
     """The lock of ``profile`` for one target (one section)."""
-    from colabenv.catalog.load import catalog_for
+    from colabenv.app.resolution import resolve_for
     from colabenv.lock.make import KnownRelease, make_lock
-    from colabenv.resolve.resolver import resolve
 
-    catalog = catalog_for(profile, os.environ, target=target)
-    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
+    resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed)
+    resolution, catalog = resolved.resolution, resolved.catalog
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
     known = [

@@ -16,89 +16,17 @@ goes to stdout, and the wheel and ``setup.sh`` must be rendered beside it with t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from colabenv import __version__
 from colabenv._util.resources import helper_source, wheelhouse_source
-from colabenv.catalog.load import catalog_for
-from colabenv.cli.common import load_profile_arg, read_input, target_from_args, write_text_atomic
-from colabenv.errors import InputError, LockError, OutputError, UsageError, printable
-from colabenv.models import Profile, Resolution
-from colabenv.resolve.resolver import resolve
-from colabenv.script.render import LockInput, render_script
-
-
-def _lock_input(
-    path: Path, profile: Profile, resolution: Resolution, section_name: str | None = None
-) -> LockInput:
-    """The lock to install exactly: read strictly, and refused unless it was made from this
-    profile for this target (the rules of ``lock --check``) and holds every requirement of the
-    profile. Of a lock of several targets, the section ``--target`` names, else the first that
-    fits this target (none: every section named with why it does not fit). The script's
-    header and marker then describe the lock, not a new resolution."""
-    from colabenv.lock.content import LockTarget
-    from colabenv.lock.file import read_lock_file, render_lock
-    from colabenv.lock.fit import check_satisfies, fitting_section, named_section, stale_reasons
-
-    lock_file = read_lock_file(path)
-    name = printable(path.name)
-    target = LockTarget.from_target(resolution.target, resolution.required_driver)
-    if section_name is not None:
-        section = named_section(lock_file, section_name, name)
-    elif lock_file.sectioned:
-        section = fitting_section(lock_file, target, name, profile, resolution.constraint_lines)
-    else:
-        section = lock_file.sections[0]
-    lock = section.lock
-    reasons = stale_reasons(lock, profile, target, resolution.constraint_lines)
-    if reasons:
-        raise LockError(
-            f"{name}: does not fit this script: {'; '.join(reasons)}; make a new "
-            "lock for this target with colabenv lock (the same target flags)"
-        )
-    check_satisfies(lock, profile, name)
-    if section.name is not None:
-        sys.stderr.write(f"colabenv: note: installing section {section.name} of {name}\n")
-    recorded = lock.header.target
-    return LockInput(
-        name=path.name,
-        text=render_lock(lock),
-        python=recorded.python,
-        required_driver=recorded.required_driver,
-        index_urls=lock.index_urls,
-        pins=tuple(f"{name}=={version}" for name, version in lock.pins),
-        target=recorded,
-        frameworks=lock.header.frameworks,
-        constraints=lock.header.constraints,
-    )
-
-
-def _with_wheelhouse(args: argparse.Namespace, profile: Profile, lock: LockInput | None) -> LockInput | None:
-    """``--wheelhouse DIR`` (offline) or the profile's ``[install] wheelhouse`` (a cache) on the
-    lock; each needs ``--lock``, and the flag a script (issue 26)."""
-    from dataclasses import replace
-
-    from colabenv._util.reader import path_problem
-
-    given, kept = args.wheelhouse, profile.install.wheelhouse
-    if given is None and kept is None:
-        return lock
-    if given is not None:
-        if lock is None:
-            raise UsageError("--wheelhouse DIR needs --lock LOCK: a wheelhouse holds a lock's wheels")
-        if args.format != "script":
-            raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
-        problem = path_problem(given) if len(given) <= 1024 else "is longer than 1024 characters"
-        if problem is not None:
-            raise UsageError(
-                f"--wheelhouse: {problem}; name the folder as the host the script runs on sees it"
-            )
-        return replace(lock, wheelhouse=given, offline=True)
-    if lock is None:
-        return None  # the resolution's install groups use it (script.wheelhouse.resolved_install)
-    return replace(lock, wheelhouse=kept, offline=False)
+from colabenv.app.install import lock_input, with_wheelhouse
+from colabenv.app.resolution import TargetSource, resolve_profile
+from colabenv.cli.common import load_profile_arg, read_input, target_flags, write_text_atomic
+from colabenv.errors import InputError, OutputError, UsageError, printable
+from colabenv.script.plan import InstallPlan, install_plan
+from colabenv.script.render import render_plan
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,28 +39,21 @@ def run(args: argparse.Namespace) -> int:
         )
     profile = load_profile_arg(args.profile)
     if args.target is not None:
-        from colabenv.cli.targets import refuse_target_flags, spec_target
-        from colabenv.resolve.targets import named_spec
+        from colabenv.cli.targets import refuse_target_flags
 
         refuse_target_flags(args, "--target")
-        target = spec_target(profile, named_spec(profile, args.target))
-    else:
-        target = target_from_args(args)
-    catalog = catalog_for(profile, os.environ, target=target)
-    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
-    lock = _lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
-    lock = _with_wheelhouse(args, profile, lock)  # wheelhouse (issue 26)
-    lines = render_script(
-        resolution,
-        profile,
-        colabenv_version=__version__,
-        helper_source=helper_source(),
-        lock=lock,
-        wheelhouse_source=wheelhouse_source(),
-    )
+    source = TargetSource(target_flags(args), args.target)
+    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
+    lock = lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
+    if lock is not None and lock.section is not None:
+        sys.stderr.write(f"colabenv: note: installing section {lock.section} of {printable(lock.name)}\n")
+    if args.wheelhouse is not None and lock is not None and image:
+        raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
+    plan = install_plan(resolution, profile, __version__, with_wheelhouse(lock, profile, args.wheelhouse))
+    lines = render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source())
     text = "\n".join(lines) + "\n"
     if image:
-        _image(args, resolution, profile, lock, text)
+        _image(args, plan, text)
     elif args.output:
         write_text_atomic(Path(args.output), text, mode=0o755)
     else:
@@ -142,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _image(
-    args: argparse.Namespace, resolution: Resolution, profile: Profile, lock: LockInput | None, script: str
-) -> None:
+def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:
     """The definition of ``--format``, on stdout or with the script (and wheel) in ``-o DIR``."""
     import hashlib
 
@@ -154,8 +73,7 @@ def _image(
         ColabenvWheel,
         ImageFormat,
         check_wheel_name,
-        render_apptainer,
-        render_dockerfile,
+        render_image,
     )
 
     form = ImageFormat(args.format)
@@ -173,21 +91,7 @@ def _image(
 
         wheel_data, wheel_file = own_wheel(__version__), wheel_name(__version__)
     wheel = ColabenvWheel(wheel_file, hashlib.sha256(wheel_data).hexdigest())
-    render = render_dockerfile if form is ImageFormat.DOCKERFILE else render_apptainer
-    definition = (
-        "\n".join(
-            render(
-                resolution,
-                profile,
-                script,
-                colabenv_version=__version__,
-                lock=lock,
-                wheel=wheel,
-                base_image=args.base_image,
-            )
-        )
-        + "\n"
-    )
+    definition = "\n".join(render_image(form, plan, script, wheel=wheel, base_image=args.base_image)) + "\n"
     if not args.output:
         sys.stdout.write(definition)
         sys.stderr.write(

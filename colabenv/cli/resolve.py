@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from colabenv.catalog.load import catalog_for
-from colabenv.cli.common import load_profile_arg, stdout_is_terminal, target_from_args
+from colabenv.app.resolution import TargetSource, resolve_profile
+from colabenv.cli.common import load_profile_arg, stdout_is_terminal, target_flags
 from colabenv.errors import printable
 from colabenv.models import Resolution, format_driver
-from colabenv.resolve.resolver import resolve
 
 COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 
@@ -103,9 +101,8 @@ def _table(resolution: Resolution) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    target = target_from_args(args)
-    catalog = catalog_for(profile, os.environ, target=target)
-    resolution = resolve(profile, target, catalog, allow_unconfirmed=args.allow_unconfirmed)
+    source = TargetSource(target_flags(args))
+    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
     if args.json:
         sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
     elif stdout_is_terminal():

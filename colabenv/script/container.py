@@ -1,4 +1,4 @@
-"""Resolution + the rendered bootstrap script -> a Dockerfile or an Apptainer definition. No I/O.
+"""An install plan + its rendered bootstrap script -> a Dockerfile or an Apptainer definition. No I/O.
 
 The image runs the very script ``colabenv render`` prints, copied in as ``setup.sh``: one
 script, tested once, for the notebook and the image. The definition records the script's
@@ -45,17 +45,13 @@ import enum
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
 
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import Profile, Resolution, TpuTarget, format_driver
-from colabenv.models.frozen import model
+from colabenv.models import Profile, TpuTarget
+from colabenv.models.frozen import model, record
 from colabenv.script.bash import q
-from colabenv.script.render import marker_record
-
-if TYPE_CHECKING:
-    from colabenv.script.render import LockInput
+from colabenv.script.plan import InstallPlan
 
 
 class ImageFormat(str, enum.Enum):
@@ -98,7 +94,7 @@ class ColabenvWheel:
 
 
 @model
-class _Plan:
+class _Image:
     """What either definition says, before it is written in its syntax."""
 
     comments: tuple[str, ...]
@@ -110,6 +106,31 @@ class _Plan:
     secrets: tuple[str, ...]
     script_sha256: str
     wheel: ColabenvWheel
+
+
+@record
+class _Syntax:
+    """What differs between the formats: their words for the same build, as data; ``body``
+    writes the instructions after the comments that every definition opens with."""
+
+    title: tuple[str, str]
+    """The first two comment lines, ``{version}`` filled in."""
+    host_driver: str
+    build: tuple[str, ...]
+    """How to build, ``{name}`` (the file) and ``{platform}`` filled in."""
+    secrets: str
+    """The build's secrets, ``{secrets}`` filled in with ``secret`` of each, joined by ``join``."""
+    secret: str
+    join: str
+    check: str
+    secret_path: str
+    """Where a secret is read from while the script runs, ``{name}`` filled in."""
+    secret_hint: str
+    opening: Callable[[_Image], Iterator[str]]
+    body: Callable[[_Image, Sequence[str], Sequence[str]], Iterator[str]]
+    """``(image, the install's commands, the script's)`` -> the instructions."""
+    templates_refused: bool
+    """Whether ``{{ ... }}`` is refused anywhere (apptainer build would replace it)."""
 
 
 def is_image_reference(text: str) -> bool:
@@ -168,18 +189,17 @@ def _frameworks_text(frameworks: dict[str, dict[str, object]]) -> str:
     )
 
 
-def _secret_names(resolution: Resolution, lock: LockInput | None) -> tuple[str, ...]:
+def _secret_names(plan: InstallPlan) -> tuple[str, ...]:
     from colabenv.index.urls import reference_names
-    from colabenv.script.render import index_templates
 
     names: dict[str, None] = {}
-    for url in index_templates(resolution, lock):
+    for url in plan.index_urls:
         names.update(dict.fromkeys(reference_names(url)))
     return tuple(names)
 
 
 def _checked_env(
-    profile: Profile, env: Sequence[tuple[str, str]], form: ImageFormat
+    profile: Profile, env: Sequence[tuple[str, str]], templates_refused: bool
 ) -> tuple[tuple[str, str], ...]:
     for name, value in env:
         if not value.isprintable():
@@ -191,7 +211,7 @@ def _checked_env(
                     f"{printable(value)} has a line break or a control character"
                 ),
             )
-        if form is ImageFormat.APPTAINER and _TEMPLATE_RE.search(value):
+        if templates_refused and _TEMPLATE_RE.search(value):
             raise ProfileError(
                 profile.path,
                 f"env.{name}",
@@ -200,19 +220,12 @@ def _checked_env(
     return tuple(env)
 
 
-def _plan(
-    resolution: Resolution,
-    profile: Profile,
-    script: str,
-    form: ImageFormat,
-    *,
-    colabenv_version: str,
-    lock: LockInput | None,
-    wheel: ColabenvWheel,
-    base_image: str | None,
-) -> _Plan:
-    record = json.loads(marker_record(resolution, profile, colabenv_version, lock))
-    target: dict[str, object] = record["target"]
+def _image(
+    plan: InstallPlan, script: str, syntax: _Syntax, wheel: ColabenvWheel, base_image: str | None
+) -> _Image:
+    resolution = plan.resolution
+    marker = json.loads(plan.marker)
+    target: dict[str, object] = marker["target"]
     python = str(target["python"])
     parts = tuple(int(p) for p in python.split(".")[:2])
     if parts < MIN_PYTHON:
@@ -232,42 +245,37 @@ def _plan(
             f"--base-image: {printable(base_image)} is not an image reference "
             "([registry/]name[:tag][@sha256:digest])"
         )
-    required = (
-        lock.required_driver
-        if lock is not None
-        else (format_driver(resolution.required_driver) if resolution.required_driver else None)
-    )
-    frameworks = _frameworks_text(record["frameworks"])
+    required = plan.required_driver
+    frameworks = _frameworks_text(marker["frameworks"])
     target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
     labels = [
         ("colabenv.profile", resolution.profile_name),
         ("colabenv.profile-hash", resolution.profile_hash),
         ("colabenv.target", target_json),
         ("colabenv.frameworks", frameworks),
-        ("colabenv.version", colabenv_version),
+        ("colabenv.version", plan.colabenv_version),
     ]
     if required is not None:
         labels.append(("colabenv.required-driver", required))
-    if lock is not None:
-        labels.append(("colabenv.lock", printable(lock.name)))
     comments = [
         f"profile: {resolution.profile_name} ({resolution.profile_hash})",
         f"target: {_target_text(target)}",
         f"frameworks: {frameworks}",
     ]
-    if lock is not None:
-        comments.append(f"installs exactly the lockfile {printable(lock.name)}, hash-checked")
+    if plan.lock_name is not None:
+        labels.append(("colabenv.lock", printable(plan.lock_name)))
+        comments.append(f"installs exactly the lockfile {printable(plan.lock_name)}, hash-checked")
     if required is not None:
         comments.append(f"needs NVIDIA driver >= {required} on the host that runs it")
     comments.extend(f"warning: {printable(warning)}" for warning in resolution.warnings)
-    return _Plan(
+    return _Image(
         comments=tuple(comments),
         base_image=base_image or BASE_IMAGE.format(python=python),
         platform=platform,
         python=python,
         labels=tuple(labels),
-        env=_checked_env(profile, resolution.env, form),
-        secrets=_secret_names(resolution, lock),
+        env=_checked_env(plan.profile, resolution.env, syntax.templates_refused),
+        secrets=_secret_names(plan),
         script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
         wheel=wheel,
     )
@@ -293,26 +301,26 @@ def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
     ]
 
 
-def _colabenv_install(plan: _Plan) -> list[str]:
+def _colabenv_install(image: _Image) -> list[str]:
     pip = "PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --no-cache-dir"
-    path = f"{WORK_DIR}/{plan.wheel.name}"
-    problem = f"colabenv: {plan.wheel.name} is not the wheel this definition was rendered with"
+    path = f"{WORK_DIR}/{image.wheel.name}"
+    problem = f"colabenv: {image.wheel.name} is not the wheel this definition was rendered with"
     return [
-        _python_check(plan.python),
-        *_hash_check(path, plan.wheel.sha256, problem),
+        _python_check(image.python),
+        *_hash_check(path, image.wheel.sha256, problem),
         f"{pip} {path}",
         f"rm -f {path} {path}.sha256",
     ]
 
 
-def _script_run(plan: _Plan, secret_path: str, secret_hint: str) -> list[str]:
+def _script_run(image: _Image, secret_path: str, secret_hint: str) -> list[str]:
     script = f"{WORK_DIR}/{SCRIPT_NAME}"
     problem = (
         f"colabenv: {SCRIPT_NAME} is not the script this definition was rendered with: "
         "render both again with one command (colabenv render PROFILE --format ... -o DIR)"
     )
-    commands = _hash_check(script, plan.script_sha256, problem)
-    for name in plan.secrets:
+    commands = _hash_check(script, image.script_sha256, problem)
+    for name in image.secrets:
         path = secret_path.format(name=name)
         missing = f"colabenv: the index URLs need {name}: {secret_hint.format(name=name)}"
         commands.append(
@@ -328,7 +336,7 @@ def _script_run(plan: _Plan, secret_path: str, secret_hint: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Dockerfile
+# The two syntaxes
 
 
 def _docker_word(value: str) -> str:
@@ -370,145 +378,57 @@ def _run(commands: Sequence[str], mounts: Sequence[str] = ()) -> Iterator[str]:
     yield from _continued(lines)
 
 
-def render_dockerfile(
-    resolution: Resolution,
-    profile: Profile,
-    script: str,
-    *,
-    colabenv_version: str,
-    wheel: ColabenvWheel,
-    lock: LockInput | None = None,
-    base_image: str | None = None,
-) -> Iterator[str]:
-    """Yield the Dockerfile's lines for ``script`` (the rendered ``setup.sh``); deterministic."""
-    plan = _plan(
-        resolution,
-        profile,
-        script,
-        ImageFormat.DOCKERFILE,
-        colabenv_version=colabenv_version,
-        lock=lock,
-        wheel=wheel,
-        base_image=base_image,
-    )
-    yield _comment(f"Dockerfile generated by colabenv {colabenv_version}. Do not edit: re-render it")
-    yield _comment("with setup.sh beside it: colabenv render PROFILE --format dockerfile -o DIR")
-    for line in plan.comments:
-        yield _comment(line)
-    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
-    yield _comment("only the NVIDIA driver comes from the host.")
-    yield _comment("build: docker build -t IMAGE DIR")
-    if plan.secrets:
-        secrets = " ".join(f"--secret id={name},env={name}" for name in plan.secrets)
-        yield _comment(f"       with the index URLs' variables as secrets: {secrets}")
-    yield _comment("check: docker run --rm --gpus all IMAGE colabenv verify")
-    yield ""
+def _docker_body(image: _Image, install: Sequence[str], run: Sequence[str]) -> Iterator[str]:
     yield "# the platform the wheels were resolved for"
     yield "# hadolint ignore=DL3029"
-    yield f"FROM --platform={plan.platform} {plan.base_image}"
+    yield f"FROM --platform={image.platform} {image.base_image}"
     yield ""
-    labels = [f"{key}={_docker_word(value)}" for key, value in plan.labels]
+    labels = [f"{key}={_docker_word(value)}" for key, value in image.labels]
     yield from _continued([f"LABEL {labels[0]}", *(f"      {label}" for label in labels[1:])])
     yield ""
     yield f"ENV COLABENV_STATE_DIR={STATE_DIR}"
     yield ""
-    yield f"COPY {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
-    yield from _run(_colabenv_install(plan))
+    yield f"COPY {image.wheel.name} {WORK_DIR}/{image.wheel.name}"
+    yield from _run(install)
     yield ""
     yield f"COPY {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
-    yield from _run(
-        _script_run(plan, "/run/secrets/{name}", "build with --secret id={name},env={name}"),
-        [f"--mount=type=secret,id={name}" for name in plan.secrets],
-    )
-    if plan.env:
+    yield from _run(run, [f"--mount=type=secret,id={name}" for name in image.secrets])
+    if image.env:
         yield ""
-        pairs = [f"{name}={_docker_word(value)}" for name, value in plan.env]
+        pairs = [f"{name}={_docker_word(value)}" for name, value in image.env]
         yield from _continued([f"ENV {pairs[0]}", *(f"    {pair}" for pair in pairs[1:])])
     yield ""
     yield 'CMD ["colabenv", "verify"]'
 
 
-# ---------------------------------------------------------------------------------------------
-# Apptainer definition
-
-
-def render_apptainer(
-    resolution: Resolution,
-    profile: Profile,
-    script: str,
-    *,
-    colabenv_version: str,
-    wheel: ColabenvWheel,
-    lock: LockInput | None = None,
-    base_image: str | None = None,
-) -> Iterator[str]:
-    """Yield the Apptainer definition's lines for ``script``; deterministic.
-
-    ``%files`` names its sources relative to the folder ``apptainer build`` runs in (the
-    build folder); ``%post`` runs in a clean environment, so what the script needs is set
-    there; ``%environment`` is sourced by ``/bin/sh`` when the container starts.
-    """
-    plan = _plan(
-        resolution,
-        profile,
-        script,
-        ImageFormat.APPTAINER,
-        colabenv_version=colabenv_version,
-        lock=lock,
-        wheel=wheel,
-        base_image=base_image,
-    )
-    lines = list(_apptainer_lines(plan, colabenv_version))
-    for line in lines:
-        if _TEMPLATE_RE.search(line):
-            raise UsageError(
-                f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
-                "build would replace with a --build-arg value"
-            )
-    yield from lines
-
-
-def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
-    name = FILE_NAMES[ImageFormat.APPTAINER]
+def _apptainer_opening(image: _Image) -> Iterator[str]:
     yield "Bootstrap: docker"
-    yield f"From: {plan.base_image}"
+    yield f"From: {image.base_image}"
     yield ""
-    yield _comment(f"Apptainer definition generated by colabenv {colabenv_version}. Do not edit:")
-    yield _comment("re-render it with setup.sh beside it: colabenv render PROFILE --format apptainer -o DIR")
-    for line in plan.comments:
-        yield _comment(line)
-    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
-    yield _comment("only the NVIDIA driver comes from the host (apptainer --nv).")
-    yield _comment(f"build, in DIR: apptainer build --notest IMAGE.sif {name}  (for {plan.platform};")
-    yield _comment("  --notest where the build host has no GPU the profile needs)")
-    if plan.secrets:
-        files = ", ".join(f"{SECRETS_DIR}/{secret}" for secret in plan.secrets)
-        yield _comment(f"  with the index URLs' variables in {files} (read, then removed)")
-    yield _comment("check: apptainer test --nv IMAGE.sif  (or apptainer run --nv IMAGE.sif)")
-    yield ""
+
+
+def _apptainer_body(image: _Image, install: Sequence[str], run: Sequence[str]) -> Iterator[str]:
+    """``%files`` names its sources relative to the folder ``apptainer build`` runs in (the
+    build folder); ``%post`` runs in a clean environment, so what the script needs is set
+    there; ``%environment`` is sourced by ``/bin/sh`` when the container starts."""
     yield "%labels"
-    for key, value in plan.labels:
+    for key, value in image.labels:
         yield f"    {key} {value}"
     yield ""
     yield "%files"
-    yield f"    {plan.wheel.name} {WORK_DIR}/{plan.wheel.name}"
+    yield f"    {image.wheel.name} {WORK_DIR}/{image.wheel.name}"
     yield f"    {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
-    for secret in plan.secrets:
+    for secret in image.secrets:
         yield f"    {SECRETS_DIR}/{secret} {WORK_DIR}/{SECRETS_DIR}/{secret}"
     yield ""
     yield "%post"
     yield "    set -eu"
-    for command in _colabenv_install(plan):
-        yield f"    {command}"
-    secret_path = f"{WORK_DIR}/{SECRETS_DIR}/{{name}}"
-    hint = f"put it in {SECRETS_DIR}/{{name}} beside {name}"
-    for command in _script_run(plan, secret_path, hint):
-        yield f"    {command}"
+    yield from (f"    {command}" for command in (*install, *run))
     yield ""
     yield "%environment"
     yield f"    export COLABENV_STATE_DIR={STATE_DIR}"
     yield "    export PYTHONNOUSERSITE=1"
-    for variable, value in plan.env:
+    for variable, value in image.env:
         yield f"    export {variable}={q(value)}"
     yield ""
     yield "%runscript"
@@ -516,3 +436,91 @@ def _apptainer_lines(plan: _Plan, colabenv_version: str) -> Iterator[str]:
     yield ""
     yield "%test"
     yield "    colabenv verify"
+
+
+def _nothing(image: _Image) -> Iterator[str]:
+    return iter(())
+
+
+_SYNTAXES = {
+    ImageFormat.DOCKERFILE: _Syntax(
+        title=(
+            "Dockerfile generated by colabenv {version}. Do not edit: re-render it",
+            "with setup.sh beside it: colabenv render PROFILE --format dockerfile -o DIR",
+        ),
+        host_driver="only the NVIDIA driver comes from the host.",
+        build=("build: docker build -t IMAGE DIR",),
+        secrets="       with the index URLs' variables as secrets: {secrets}",
+        secret="--secret id={name},env={name}",
+        join=" ",
+        check="check: docker run --rm --gpus all IMAGE colabenv verify",
+        secret_path="/run/secrets/{name}",
+        secret_hint="build with --secret id={name},env={name}",
+        opening=_nothing,
+        body=_docker_body,
+        templates_refused=False,
+    ),
+    ImageFormat.APPTAINER: _Syntax(
+        title=(
+            "Apptainer definition generated by colabenv {version}. Do not edit:",
+            "re-render it with setup.sh beside it: colabenv render PROFILE --format apptainer -o DIR",
+        ),
+        host_driver="only the NVIDIA driver comes from the host (apptainer --nv).",
+        build=(
+            "build, in DIR: apptainer build --notest IMAGE.sif {name}  (for {platform};",
+            "  --notest where the build host has no GPU the profile needs)",
+        ),
+        secrets="  with the index URLs' variables in {secrets} (read, then removed)",
+        secret=SECRETS_DIR + "/{name}",
+        join=", ",
+        check="check: apptainer test --nv IMAGE.sif  (or apptainer run --nv IMAGE.sif)",
+        secret_path=f"{WORK_DIR}/{SECRETS_DIR}/{{name}}",
+        secret_hint=f"put it in {SECRETS_DIR}/{{name}} beside {FILE_NAMES[ImageFormat.APPTAINER]}",
+        opening=_apptainer_opening,
+        body=_apptainer_body,
+        templates_refused=True,
+    ),
+}
+
+
+def render_image(
+    form: ImageFormat,
+    plan: InstallPlan,
+    script: str,
+    *,
+    wheel: ColabenvWheel,
+    base_image: str | None = None,
+) -> Iterator[str]:
+    """Yield the lines of the ``form`` definition that builds ``plan`` by running ``script``
+    (the rendered ``setup.sh``); deterministic."""
+    syntax = _SYNTAXES[form]
+    image = _image(plan, script, syntax, wheel, base_image)
+    lines = list(_definition(syntax, image, FILE_NAMES[form], plan.colabenv_version))
+    if syntax.templates_refused:
+        for line in lines:
+            if _TEMPLATE_RE.search(line):
+                raise UsageError(
+                    f"{printable(line.strip())}: holds {{{{ ... }}}}, which apptainer "
+                    "build would replace with a --build-arg value"
+                )
+    yield from lines
+
+
+def _definition(syntax: _Syntax, image: _Image, name: str, colabenv_version: str) -> Iterator[str]:
+    yield from syntax.opening(image)
+    for line in syntax.title:
+        yield _comment(line.format(version=colabenv_version))
+    for line in image.comments:
+        yield _comment(line)
+    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
+    yield _comment(syntax.host_driver)
+    for line in syntax.build:
+        yield _comment(line.format(name=name, platform=image.platform))
+    if image.secrets:
+        secrets = syntax.join.join(syntax.secret.format(name=secret) for secret in image.secrets)
+        yield _comment(syntax.secrets.format(secrets=secrets))
+    yield _comment(syntax.check)
+    yield ""
+    install = _colabenv_install(image)
+    run = _script_run(image, syntax.secret_path, syntax.secret_hint)
+    yield from syntax.body(image, install, run)

@@ -5,7 +5,6 @@ the children work, the others once they have ended), and collect the report."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -278,7 +277,8 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.catalog.load import catalog_for, shipped_tpu
+    from colabenv.app.resolution import load_catalog
+    from colabenv.catalog.load import shipped_tpu
     from colabenv.host.detect import detect
     from colabenv.profile.files import find_profile
     from colabenv.profile.load import load_profile
@@ -293,7 +293,7 @@ def verify(
         from colabenv.recorder.control import start_for_profile
 
         start_for_profile(loaded.watch)  # [watch] enabled: the recorder runs from here on
-    catalog = catalog_for(loaded, os.environ, Framework)
+    catalog = load_catalog(loaded, frameworks=Framework)
     fingerprint: Fingerprint = detect(
         resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu), interpreter=python
     )

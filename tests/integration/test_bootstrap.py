@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -11,9 +12,13 @@ from pathlib import Path
 import pytest
 
 import colabenv
+from colabenv.errors import LockError, UsageError
 from colabenv.notebook import RESTART_GRACE_S, _end_kernel
+from colabenv.script.state import MARKER_NAME
 from tests.support.index import LocalIndex
-from tests.support.scriptrun import make_host
+from tests.support.locking import PYTHON
+from tests.support.locking import colabenv as console
+from tests.support.scriptrun import Host, make_host
 
 
 @pytest.fixture
@@ -316,3 +321,91 @@ def test_outside_a_colab_kernel_colab_secrets_are_not_asked(
     assert status != 0
     assert "index URL needs $IDX_TOKEN, which is not set" in out
     assert colab_secrets["asked"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# lock= and target=: the same plan as render --lock and render --target
+
+
+TARGETS_PROFILE = """\
+name = "locked"
+[packages]
+requirements = ["requests>=2.30"]
+[install]
+installer = "uv"
+index_url = "{index}"
+[targets]
+ci = {{ cpu = true, python = "{python}" }}
+nb = {{ driver = "550.54.15", compute_capability = ["7.5"], python = "{python}" }}
+"""
+
+
+@pytest.fixture
+def targets_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, default_index: LocalIndex
+) -> tuple[Path, Host]:
+    """A profile with two named targets on the local index, and a host without pip whose
+    variables are this process's (as a notebook kernel's are)."""
+    profile = tmp_path / "locked.toml"
+    profile.write_text(TARGETS_PROFILE.format(index=default_index.url, python=PYTHON))
+    host = make_host(tmp_path / "host", with_pip=False)
+    for key, value in host.env().items():
+        monkeypatch.setenv(key, value)
+    return profile, host
+
+
+def test_lock_installs_the_named_targets_section_exactly(
+    targets_host: tuple[Path, Host], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile, host = targets_host
+    lock = tmp_path / "team.lock"
+    made = console("lock", profile, "-o", lock, "--resolver", "uv", "--all-targets")
+    assert made.returncode == 0, made.stderr
+    pins = dict(line.split(" ")[0].split("==") for line in lock.read_text().splitlines() if "==" in line)
+    capsys.readouterr()
+    assert colabenv.bootstrap(str(profile), target="ci", lock=lock) == 0
+    out = capsys.readouterr().out
+    assert "colabenv: note: installing section ci of team.lock" in out
+    assert "COLABENV: installing the lockfile (uv)" in out
+    assert "COLABENV: restart required" in out
+    installed = host.installed()
+    assert pins and all(installed.get(name) == version for name, version in pins.items())
+    marker = json.loads((host.state / MARKER_NAME).read_text())
+    assert marker["target"]["accelerator"] == "cpu"
+    assert sorted(marker["requirements"]) == sorted(f"{n}=={v}" for n, v in pins.items())
+
+
+def test_a_lock_of_another_profile_is_refused_before_anything_runs(
+    targets_host: tuple[Path, Host], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile, host = targets_host
+    lock = tmp_path / "team.lock"
+    assert console("lock", profile, "-o", lock, "--resolver", "uv", "--target", "ci").returncode == 0
+    profile.write_text(profile.read_text().replace('"requests>=2.30"', '"requests>=2.31"'))
+    with pytest.raises(LockError, match="does not fit this script"):
+        colabenv.bootstrap(str(profile), target="ci", lock=lock)
+    assert "COLABENV: step" not in capsys.readouterr().out
+    assert not (host.state / MARKER_NAME).exists()
+
+
+def test_target_renders_for_the_named_target_not_this_host(
+    targets_host: tuple[Path, Host], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile, host = targets_host
+    monkeypatch.setenv("COLABENV_PYTHON_VERSION", "3.9")  # read for this host, never for a named target
+    assert colabenv.bootstrap(str(profile), target="ci") == 0
+    out = capsys.readouterr().out
+    assert "COLABENV: installing (uv)" in out and "lockfile" not in out
+    assert "requests" in host.installed()
+    marker = json.loads((host.state / MARKER_NAME).read_text())
+    assert marker["target"]["python"] == PYTHON
+    assert colabenv.bootstrap(str(profile)) != 0  # for this host, the variable's Python 3.9
+    assert "this runtime is not Python 3.9" in capsys.readouterr().out
+
+
+def test_target_refuses_target_flags_and_unknown_names(targets_host: tuple[Path, Host]) -> None:
+    profile, _host = targets_host
+    with pytest.raises(UsageError, match="leave out the target flags"):
+        colabenv.bootstrap(str(profile), target="ci", cpu=True)
+    with pytest.raises(UsageError, match=r"no such target \(targets: ci, nb\)"):
+        colabenv.bootstrap(str(profile), target="nope")

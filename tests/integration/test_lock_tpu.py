@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util import toml
-from colabenv.cli import render as render_command
+from colabenv.app import resolution as app_resolution
 from colabenv.cli.main import main
 from colabenv.errors import LockError
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
@@ -405,7 +405,7 @@ def test_a_find_links_lock_installs_through_the_script(
         out = tmp_path / "old.lock"
         out.write_text(render_lock(lock), encoding="utf-8")
         script = tmp_path / "setup.sh"
-        monkeypatch.setattr(render_command, "catalog_for", lambda profile, environ, **_: catalog)
+        monkeypatch.setattr(app_resolution, "load_catalog", lambda profile, *_, **__: catalog)
         argv = [
             "render",
             str(profile),

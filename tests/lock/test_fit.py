@@ -172,8 +172,8 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
     """What render --lock hands the script: the lock's own target, frameworks and pins."""
     from packaging.version import Version
 
+    from colabenv.app.install import lock_input
     from colabenv.catalog.load import shipped_catalog
-    from colabenv.cli.render import _lock_input
     from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target
     from colabenv.profile.load import load_profile
     from colabenv.resolve.resolver import resolve
@@ -184,7 +184,7 @@ def test_lock_input_describes_what_the_lock_installs(locked: tuple[Path, Path]) 
         NvidiaTarget(Version("550.54.15"), Version("12.4"), (ComputeCapability(7, 5),)), Version(PYTHON)
     )
     resolution = resolve(profile, target, shipped_catalog(r.framework for r in profile.frameworks))
-    given = _lock_input(out, profile, resolution)
+    given = lock_input(out, profile, resolution)
     lock = read_lock(out)
     assert given.target is not None
     assert given.target == lock.header.target

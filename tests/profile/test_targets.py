@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from colabenv.cli.targets import spec_target
+from colabenv.app.resolution import spec_target
 from colabenv.errors import ProfileError
 from colabenv.models import Accelerator, ComputeCapability, TargetSpec
 from colabenv.profile.load import load_profile

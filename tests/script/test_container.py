@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,11 +38,12 @@ from colabenv.profile.load import golden_profiles, load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.container import (
     ColabenvWheel,
+    ImageFormat,
     check_wheel_name,
     is_image_reference,
-    render_apptainer,
-    render_dockerfile,
+    render_image,
 )
+from colabenv.script.plan import install_plan
 from colabenv.script.render import LockInput, render_script
 from tests.support.fixtures import Runner
 from tests.support.golden import expected_refusal, refused
@@ -73,6 +75,36 @@ HOSTILE_VALUES = {
     "INSTRUCTION": "x RUN touch CANARY",
     "UNICODE": "naïve ünïcödé ✓",
 }
+
+
+def render_dockerfile(
+    resolution: Resolution,
+    profile: Profile,
+    script: str,
+    *,
+    colabenv_version: str,
+    wheel: ColabenvWheel,
+    lock: LockInput | None = None,
+    base_image: str | None = None,
+) -> Iterator[str]:
+    """The Dockerfile of the plan of ``resolution`` (or of ``lock``)."""
+    plan = install_plan(resolution, profile, colabenv_version, lock)
+    return render_image(ImageFormat.DOCKERFILE, plan, script, wheel=wheel, base_image=base_image)
+
+
+def render_apptainer(
+    resolution: Resolution,
+    profile: Profile,
+    script: str,
+    *,
+    colabenv_version: str,
+    wheel: ColabenvWheel,
+    lock: LockInput | None = None,
+    base_image: str | None = None,
+) -> Iterator[str]:
+    """The Apptainer definition of the plan of ``resolution`` (or of ``lock``)."""
+    plan = install_plan(resolution, profile, colabenv_version, lock)
+    return render_image(ImageFormat.APPTAINER, plan, script, wheel=wheel, base_image=base_image)
 
 
 def _resolve(path: Path, target: Target) -> tuple[Profile, Resolution]:

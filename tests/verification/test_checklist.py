@@ -30,7 +30,7 @@ from colabenv.models import CpuTarget, Framework, HostMemory, IoCheck, Reproduci
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.marker import parse_marker
-from colabenv.script.render import marker_record
+from colabenv.script.plan import marker_record
 from colabenv.verification import storage
 from colabenv.verification.children import ChildRun
 from colabenv.verification.determinism import check_determinism

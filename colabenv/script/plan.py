@@ -1,0 +1,482 @@
+"""What a bootstrap script installs and records: a resolution, or a lock, as one install plan. No I/O.
+
+A script installs either what the resolver chose (one pip group per index, each bounded by the
+others' pins) or a lock exactly (``render --lock``). The difference is decided here, once,
+in :func:`install_plan`; the script (:mod:`colabenv.script.render`), the container
+definitions (:mod:`colabenv.script.container`) and ``colabenv.bootstrap()`` read the plan's
+data and never ask which it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from colabenv.models import Framework, LockedFramework, Profile, Resolution, format_driver
+from colabenv.models.frozen import model
+from colabenv.script.bash import q
+
+if TYPE_CHECKING:
+    from colabenv.lock.content import LockTarget
+
+GROUP_FILE = '"${work}/group.txt"'
+LOCK_FILE = '"$lockfile"'
+
+
+@model
+class LockInput:
+    """A lockfile to install exactly instead of resolving (``render --lock``).
+
+    ``target``, ``frameworks`` and ``constraints`` are the lock's own (its header): what the
+    script's header and marker describe, since the lock is what the script installs (the
+    application layer has checked that the lock fits the target rendered for).
+    """
+
+    name: str
+    text: str
+    python: str | None
+    required_driver: str | None
+    index_urls: tuple[str, ...]
+    pins: tuple[str, ...]
+    target: LockTarget | None = None
+    frameworks: tuple[LockedFramework, ...] = ()
+    constraints: tuple[str, ...] = ()
+    # wheelhouse (issue 26): install from this folder of the host, only (offline) or as a cache
+    wheelhouse: str | None = None
+    offline: bool = False
+    section: str | None = None
+    """The section of a lock of several targets this is (None: the lock has one)."""
+
+
+@model
+class InstallGroup:
+    """One ``pip`` step of the script: the lists it writes into its work folder, then one
+    install of what the requirements file lists and the host lacks."""
+
+    announce: str
+    """The step's name, as one shell word."""
+    lists: tuple[tuple[str, tuple[str, ...]], ...]
+    """(name, lines): each written to ``${work}/NAME.txt`` before the install."""
+    requirements_file: str
+    check: str
+    """The helper's command that lists what is missing (``missing``, ``missing-lock``)."""
+    args: str
+    index: str | None
+    extra: tuple[str, ...]
+    saying: str
+    prepare: tuple[str, ...] = ()
+
+
+@model
+class InstallPlan:
+    """What a script installs and records, whichever source it came from.
+
+    ``resolution`` is the one for the target rendered for: its apt packages, ``[env]``, bounds,
+    warnings and install options hold for a lock too. ``lock`` is the lockfile the script
+    embeds (None: it installs the resolution's groups).
+    """
+
+    resolution: Resolution
+    profile: Profile
+    colabenv_version: str
+    described: tuple[str, ...]
+    """The header's lines between the profile and the apt packages: the target, what is installed."""
+    python: str
+    required_driver: str | None
+    remedy: str
+    """What to do when the host is not the one planned for."""
+    driver_remedy: str
+    stale_remedy: str | None
+    """What the preflight's exit 7 (a lock the host cannot take) says to do; None: no lock."""
+    preflight_lists: tuple[tuple[str, tuple[str, ...]], ...]
+    preflight_wants: str
+    index_urls: tuple[str, ...]
+    """Every index URL the script may use, unexpanded: checked before anything is installed."""
+    groups: tuple[InstallGroup, ...]
+    marker: str
+    """The static part of the restart marker (:func:`marker_record`)."""
+    lock: LockInput | None = None
+    wheelhouse: bool = False
+    """Whether the script embeds the wheelhouse program (issue 26)."""
+
+    @property
+    def lock_name(self) -> str | None:
+        return self.lock.name if self.lock is not None else None
+
+
+def install_plan(
+    resolution: Resolution, profile: Profile, colabenv_version: str, lock: LockInput | None = None
+) -> InstallPlan:
+    """The plan of ``resolution``, or with ``lock`` of that lock exactly: the one place the
+    two kinds of install differ."""
+    if lock is not None:
+        return _locked_plan(resolution, profile, colabenv_version, lock)
+    required = format_driver(resolution.required_driver) if resolution.required_driver else None
+    return InstallPlan(
+        resolution=resolution,
+        profile=profile,
+        colabenv_version=colabenv_version,
+        described=tuple(_resolution_described(resolution)),
+        python=resolution.target.python_minor,
+        required_driver=required,
+        remedy="re-render the script here",
+        driver_remedy="re-render on this host, or with --cpu for a CPU-only runtime",
+        stale_remedy=None,
+        preflight_lists=(("everything", resolution.requirements),),
+        preflight_wants='--reqs "${work}/everything.txt"',
+        index_urls=_resolution_urls(resolution),
+        groups=tuple(_resolution_groups(resolution)),
+        marker=marker_record(resolution, profile, colabenv_version),
+        wheelhouse=resolution.install.wheelhouse is not None,
+    )
+
+
+def _locked_plan(
+    resolution: Resolution, profile: Profile, colabenv_version: str, lock: LockInput
+) -> InstallPlan:
+    again = "make a new lock for this host (colabenv lock), then render with it"
+    return InstallPlan(
+        resolution=resolution,
+        profile=profile,
+        colabenv_version=colabenv_version,
+        described=tuple(_lock_described(resolution, lock)),
+        python=lock.python or resolution.target.python_minor,
+        required_driver=lock.required_driver,
+        remedy=again,
+        driver_remedy=again,
+        stale_remedy=again,
+        preflight_lists=(),
+        preflight_wants=f"--lock {LOCK_FILE}",
+        index_urls=_lock_urls(resolution, lock),
+        groups=(_lock_group(resolution, lock),),
+        marker=marker_record(resolution, profile, colabenv_version, lock),
+        lock=lock,
+        wheelhouse=lock.wheelhouse is not None or resolution.install.wheelhouse is not None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# What the script's header says it installs
+
+
+def target_line(resolution: Resolution) -> str:
+    target = resolution.target
+    caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
+    if target.tpu is not None and not target.has_gpu:
+        gpu = str(target.tpu)
+    elif target.has_gpu:
+        driver = format_driver(target.driver) if target.driver else "unknown"
+        gpu = f"driver {driver}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
+    else:
+        gpu = "no GPU"
+    return f"{gpu}, Python {target.python_minor}, {target.platform}"
+
+
+def _lock_target_line(target: LockTarget) -> str:
+    if target.tpu is not None:
+        gpu = str(target.tpu)
+    elif target.driver is None and target.cuda is None:
+        gpu = "no GPU"
+    else:
+        caps = ", ".join(target.compute_capabilities) or "unknown"
+        gpu = (
+            f"driver {target.driver or 'unknown'}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
+        )
+    return f"{gpu}, Python {target.python}, {target.platform}"
+
+
+def _resolution_described(resolution: Resolution) -> Iterator[str]:
+    yield f"target: {target_line(resolution)}"
+    if resolution.required_driver is not None:
+        yield f"needs NVIDIA driver >= {format_driver(resolution.required_driver)}"
+    yield "resolution:"
+    for choice in resolution.choices:
+        status = "installed" if choice.installed else "to install"
+        yield f"  {choice.framework} {choice.release} {choice.variant} ({status})"
+        yield f"    why: {choice.reason}"
+        if choice.index_url:
+            yield f"    index: {choice.index_url}"
+        if choice.find_links:
+            yield f"    find-links: {choice.find_links}"
+    for item in resolution.cuda_packages:
+        status = "installed" if item.installed else "to install"
+        yield f"  {item.name} ({item.distribution}) {item.release} {item.variant} ({status})"
+        yield f"    why: {item.reason}"
+        if item.index_url or item.find_links:
+            yield f"    {'index' if item.index_url else 'find-links'}: {item.index_url or item.find_links}"
+    for package in resolution.packages:
+        yield f"  package {package}"
+
+
+def _lock_described(resolution: Resolution, lock: LockInput) -> Iterator[str]:
+    yield f"installs exactly the lockfile {lock.name}"
+    shown = _lock_target_line(lock.target) if lock.target else target_line(resolution)
+    yield f"target (the lock's): {shown}"
+    if lock.required_driver:
+        yield f"needs NVIDIA driver >= {lock.required_driver}"
+    yield "locked:"
+    for item in lock.frameworks:
+        yield f"  {item.framework} {item.version} {item.variant}"
+        if item.index_url:
+            yield f"    index: {item.index_url}"
+    for pin in lock.pins:
+        yield f"  pin {pin}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Index URLs
+
+
+def _resolution_urls(resolution: Resolution) -> tuple[str, ...]:
+    install = resolution.install
+    urls = [install.index_url] if install.index_url else []
+    urls.extend(c.index_url for c in resolution.choices if c.index_url)
+    urls.extend(p.index_url for p in resolution.cuda_packages if p.index_url)
+    urls.extend(install.extra_index_urls)
+    return tuple(dict.fromkeys(urls))
+
+
+def _lock_urls(resolution: Resolution, lock: LockInput) -> tuple[str, ...]:
+    if lock.offline:
+        return ()
+    index, extra = lock_index_options(lock.text)
+    urls = [*([index] if index else []), *extra, *resolution.install.extra_index_urls]
+    return tuple(dict.fromkeys(urls))
+
+
+def lock_index_options(text: str) -> tuple[str | None, list[str]]:
+    """The lock's ``--index-url`` and ``--extra-index-url`` values, unexpanded."""
+    index: str | None = None
+    extra: list[str] = []
+    for line in text.splitlines():
+        option, _, value = line.strip().partition(" ")
+        if option in ("--index-url", "-i") and value.strip():
+            index = value.strip()
+        elif option == "--extra-index-url" and value.strip():
+            extra.append(value.strip())
+    return index, extra
+
+
+# ---------------------------------------------------------------------------------------------
+# The pip groups
+
+
+def _resolution_groups(resolution: Resolution) -> Iterator[InstallGroup]:
+    """The groups in order, each constrained by the other groups' framework and CUDA package
+    pins (so a later group cannot move a framework chosen earlier: an xformers that would pull
+    another torch cannot) and the GPUs' component bounds; never by its
+    own requirements, which the installer would read as a conflict when an index is down."""
+    framework_pins = [(r, _pin(r)) for c in resolution.choices for r in c.requirements]
+    framework_pins += [(r, _pin(r)) for p in resolution.cuda_packages for r in p.requirements]
+    for label, requirements, url in _groups(resolution):
+        own = set(requirements)
+        others = [pin for requirement, pin in framework_pins if requirement not in own]
+        constraints = list(dict.fromkeys([*others, *resolution.constraint_lines]))
+        yield _resolution_group(label, requirements, constraints, resolution, url)
+
+
+def _resolution_group(
+    label: str,
+    requirements: list[str],
+    constraints: list[str],
+    resolution: Resolution,
+    index: str | None,
+) -> InstallGroup:
+    install = resolution.install
+    extra = [*([index] if index else []), *install.extra_index_urls]
+    lists: list[tuple[str, tuple[str, ...]]] = [("group", tuple(requirements))]
+    bound = ""
+    if constraints:  # never an empty file: uv warns on every run that it holds nothing
+        lists.append(("constraints", tuple(constraints)))
+        bound = '-c "${work}/constraints.txt" '
+    args = (
+        bound
+        + '-r "${work}/missing.txt"'
+        + _find_links(resolution, requirements)
+        + _only_binary(resolution, requirements)
+    )
+    prepare: list[str] = []
+    saying = "installing"
+    if install.wheelhouse is not None:  # wheelhouse (issue 26)
+        from colabenv.script.wheelhouse import resolved_install
+
+        args, prepare, saying = resolved_install(install.wheelhouse, args)
+    return InstallGroup(
+        announce=q("pip: " + label),
+        lists=tuple(lists),
+        requirements_file=GROUP_FILE,
+        check="missing",
+        args=args,
+        index=install.index_url,
+        extra=tuple(dict.fromkeys(extra)),
+        saying=saying,
+        prepare=tuple(prepare),
+    )
+
+
+def _find_links(resolution: Resolution, requirements: list[str]) -> str:
+    """``--find-links URL`` for each find-links page a framework of this group needs (the
+    libtpu of an old jax or torch_xla release; pip and uv take the same option)."""
+    wanted = set(requirements)
+    places = [(c.find_links, c.requirements) for c in resolution.choices]
+    places += [(p.find_links, p.requirements) for p in resolution.cuda_packages]
+    pages = [page for page, reqs in places if page is not None and wanted.intersection(reqs)]
+    return "".join(f" --find-links {q(page)}" for page in dict.fromkeys(pages))
+
+
+def _only_binary(resolution: Resolution, requirements: list[str]) -> str:
+    """``--only-binary NAME`` for each CUDA package of this group: a package without a wheel
+    that fits is a resolution failure, never a source build (pip and uv take the same option)."""
+    wanted = set(requirements)
+    names = [str(p.distribution) for p in resolution.cuda_packages if wanted.intersection(p.requirements)]
+    return "".join(f" --only-binary {q(name)}" for name in dict.fromkeys(names))
+
+
+def _pin(requirement: str) -> str:
+    """``name[extra]==version`` as a constraint: ``name==version`` (constraints take no extras)."""
+    name, _, version = requirement.partition("==")
+    return f"{name.split('[', 1)[0]}=={version}"
+
+
+def _groups(resolution: Resolution) -> Iterator[tuple[str, list[str], str | None]]:
+    """(label, requirements, index URL) per install: one per framework index, then the
+    default index with every framework on it and the profile's packages, then the CUDA
+    packages, one group per index or find-links page, once every framework is in place."""
+    by_index: dict[str | None, list[str]] = {}
+    for choice in resolution.choices:
+        by_index.setdefault(choice.index_url, []).extend(choice.requirements)
+    for url, requirements in by_index.items():
+        if url is not None:
+            names = sorted({r.split("==")[0].split("[")[0] for r in requirements})
+            yield ", ".join(names), requirements, url
+    plain = by_index.get(None, []) + list(resolution.packages)
+    if plain:
+        yield "default index", plain, None
+    by_place: dict[tuple[str | None, str | None], list[str]] = {}
+    for package in resolution.cuda_packages:
+        by_place.setdefault((package.index_url, package.find_links), []).extend(package.requirements)
+    for (url, _), requirements in by_place.items():
+        names = sorted({r.split("==")[0] for r in requirements})
+        yield "CUDA packages: " + ", ".join(names), requirements, url
+
+
+def _lock_group(resolution: Resolution, lock: LockInput) -> InstallGroup:
+    """The lockfile, hash-checked, with no dependencies of its own: from its indexes, or from a
+    wheelhouse (issue 26) only (offline) or before them (a cache)."""
+    index, extra = lock_index_options(lock.text)
+    every = tuple(dict.fromkeys([*extra, *resolution.install.extra_index_urls]))
+    prepare: list[str] = []
+    if lock.wheelhouse is None:
+        args, saying = '--require-hashes --no-deps -r "$lockfile"', "installing the lockfile"
+    else:
+        from colabenv.script.wheelhouse import wheelhouse_install
+
+        args, prepare, saying = wheelhouse_install(lock.wheelhouse, offline=lock.offline)
+        if lock.offline:
+            index, every = None, ()
+    return InstallGroup(
+        announce='"pip: lockfile"',
+        lists=(),
+        requirements_file=LOCK_FILE,
+        check="missing-lock",
+        args=args,
+        index=index,
+        extra=every,
+        saying=saying,
+        prepare=tuple(prepare),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The restart marker's record
+
+
+def _lock_frameworks(lock: LockInput) -> dict[str, object]:
+    from colabenv.models.frameworks import FACTS
+
+    found: dict[str, object] = {}
+    for item in lock.frameworks:
+        try:
+            names = FACTS[Framework(item.framework)].all_names
+        except ValueError:
+            names = frozenset()
+        pins = [pin for pin in lock.pins if pin.partition("==")[0] in names]
+        found[item.framework] = {
+            "version": item.version,
+            "variant": item.variant,
+            "index_url": item.index_url,
+            "requirements": pins,
+            "installed": False,
+            "reason": f"installed exactly from the lockfile {lock.name}",
+        }
+    return found
+
+
+def _lock_target(target: LockTarget) -> dict[str, object]:
+    return {
+        "driver": target.driver,
+        "cuda": target.cuda,
+        "compute_capabilities": list(target.compute_capabilities),
+        "python": target.python,
+        "platform": target.platform,
+        "accelerator": target.accelerator.value,
+        "tpu": target.tpu.to_json() if target.tpu is not None else None,
+    }
+
+
+def marker_record(
+    resolution: Resolution,
+    profile: Profile,
+    colabenv_version: str,
+    lock: LockInput | None = None,
+) -> str:
+    """The static part of the restart marker; the script adds what it installed and when.
+
+    With a lock, the marker describes the lock: its pins, its target, its frameworks. What
+    ``verify`` checks without ``--profile`` (smoke tests, thresholds, ``io_paths``, the
+    ``[reproducibility]`` it must find in effect) comes from the profile either way.
+    """
+    target: dict[str, object] = resolution.target.to_json()
+    frameworks: dict[str, object] = {c.framework.value: c.to_json() for c in resolution.choices}
+    frameworks.update((str(p.name), p.to_json()) for p in resolution.cuda_packages)
+    requirements: list[str] = list(resolution.requirements)
+    if lock is not None:
+        requirements = list(lock.pins)
+        if lock.target is not None:
+            target = _lock_target(lock.target)
+        if lock.frameworks:
+            frameworks = _lock_frameworks(lock)
+    record = {
+        "schema": 1,
+        "colabenv": colabenv_version,
+        "profile": resolution.profile_name,
+        "profile_hash": resolution.profile_hash,
+        "target": target,
+        "frameworks": frameworks,
+        "requirements": requirements,
+        "apt": list(resolution.apt),
+        "env": dict(resolution.env),
+        "verify": _verify_record(profile),
+        "reproducibility": {
+            "seed": profile.reproducibility.seed,
+            "deterministic": profile.reproducibility.deterministic,
+        },
+    }
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _verify_record(profile: Profile) -> dict[str, object]:
+    return {
+        "smoke": [f.value for f in profile.smoke_frameworks],
+        "require_gpu": profile.verify.require_gpu,
+        "min_free_vram_gib": profile.verify.min_free_vram_gib,
+        "timeout_s": profile.verify.timeout_s,
+        "io": [
+            {"path": c.path, "min_read_mib_s": c.min_read_mib_s, "min_write_mib_s": c.min_write_mib_s}
+            for c in profile.verify.io
+        ],
+        "io_size_mib": profile.verify.io_size_mib,
+        "min_free_ram_gib": profile.verify.min_free_ram_gib,
+        "max_other_vram_share": profile.verify.max_other_vram_share,
+    }
