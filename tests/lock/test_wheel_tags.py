@@ -14,7 +14,7 @@ from colabenv.lock.wheel_tags import (
     interpreter_tags,
     platform_tags,
 )
-from colabenv.models import Target
+from colabenv.models import CpuTarget, Target
 from colabenv.wheelhouse import plan
 
 
@@ -60,7 +60,7 @@ def test_the_tags_of_an_interpreter_are_its_own_alone_most_specific_first() -> N
 
 def test_a_lock_is_made_for_glibc_2_28_and_its_resolver_is_told_so() -> None:
     assert uv_python_platform("linux_x86_64") == f"x86_64-manylinux_2_{LOCK_GLIBC_MINOR}"
-    tags = make.target_tags(Target(None, None, (), Version("3.12"), "linux_x86_64"))
+    tags = make.target_tags(Target(CpuTarget(), Version("3.12"), platform="linux_x86_64"))
     assert Tag("cp312", "cp312", "manylinux_2_28_x86_64") in tags
     assert Tag("cp312", "cp312", "manylinux_2_29_x86_64") not in tags
 
@@ -70,5 +70,5 @@ def test_a_wheelhouse_ranks_wheels_up_to_glibc_2_40_and_agrees_with_the_lock_bel
     ranked = plan.target_tags(target)
     assert ranked[0] == f"cp312-cp312-manylinux_2_{WHEELHOUSE_GLIBC_MINOR}_x86_64"
     assert "cp312-cp312-manylinux_2_41_x86_64" not in ranked
-    locked = make.target_tags(Target(None, None, (), Version("3.12"), "linux_x86_64"))
+    locked = make.target_tags(Target(CpuTarget(), Version("3.12"), platform="linux_x86_64"))
     assert {str(tag) for tag in locked} < set(ranked)
