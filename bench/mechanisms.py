@@ -8,12 +8,14 @@ render with one switched off, runs interleaved in random order (docs/decisions/ 
   standard library would have; ``@record`` by the same with ``eq=False, repr=False``; a class
   with a ``functools.cached_property`` keeps its ``__dict__``), and by ``@dataclass(frozen=True)``,
   patched in before any model is defined;
+- the parsed-catalog cache: ``COLABENV_CACHE_DIR`` under a regular file, so nothing can be
+  cached and every catalog file is parsed;
 - the garbage collector off: ``gc.disable`` made a no-op, and no ``gc.freeze`` at exit;
 - ``packaging.requirements`` imported first, before any colabenv module (a trick the entry
   module used until it stopped paying: docs/decisions/0004-dropped.md).
 
-The parsed-catalog cache and the help formatter that avoided ``shutil`` were removed in issue 33
-(docs/decisions/0005-plain-over-clever.md holds what this measured for them).
+The help formatter that avoided importing ``shutil`` was removed in issue 33
+(docs/decisions/0005-plain-over-clever.md holds what this measured for it).
 
 Each variant runs ``render pytorch`` for a T4 in a fresh interpreter through ``python -c``, as
 the baseline does (the entry module, all mechanisms on). Prints the median wall and CPU time of
@@ -106,17 +108,22 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="colabenv-bench-mechanisms-") as tmp:
         out = Path(tmp) / "setup.sh"
-        env = without_colabenv_overrides()
+        cache = Path(tmp) / "cache"
+        blocker = Path(tmp) / "not-a-directory"
+        blocker.write_text("no cache can be made under a file\n")
+        env = {**without_colabenv_overrides(), "COLABENV_CACHE_DIR": str(cache)}
+        no_cache = {**env, "COLABENV_CACHE_DIR": str(blocker / "cache")}
         render = ["render", "pytorch", *T4, "-o", str(out)]
         variants = {
             "all mechanisms (the entry module)": ([sys.executable, "-c", ENTRY, *render], env),
             "@dataclass(frozen=True) instead of @model": ([sys.executable, "-c", DATACLASSES, *render], env),
             "@dataclass(frozen=True, slots=True) instead": ([sys.executable, "-c", SLOTTED, *render], env),
+            "no parsed-catalog cache": ([sys.executable, "-c", ENTRY, *render], no_cache),
             "garbage collector on": ([sys.executable, "-c", GC_ON, *render], env),
             "packaging.requirements imported first": ([sys.executable, "-c", PACKAGING_FIRST, *render], env),
         }
         for argv, environ in variants.values():
-            wall_s(argv, environ)  # warm up
+            wall_s(argv, environ)  # warm up, and the cache filled
         times: dict[str, list[float]] = {name: [] for name in variants}
         cpu: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.runs):

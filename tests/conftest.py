@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,11 +17,19 @@ if str(REPO) not in sys.path:
 
 RUNTIMES = REPO / "tests" / "data" / "runtimes"
 
+_PROCESS_CACHE = tempfile.mkdtemp(prefix="colabenv-test-cache-")
+os.environ["COLABENV_CACHE_DIR"] = _PROCESS_CACHE
+atexit.register(shutil.rmtree, _PROCESS_CACHE, True)
+"""The test process's own cache directory: the compiled-code cache is written when the process
+exits, after every fixture has undone its changes, and must not land in the user's."""
+
 
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads or writes the real state directory or takes target overrides from the shell."""
+    """No test reads or writes the real state or cache directory or takes target overrides from
+    the shell."""
     monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "colabenv-cache"))
     for var in list(os.environ):
-        if var.startswith("COLABENV_") and var != "COLABENV_STATE_DIR":
+        if var.startswith("COLABENV_") and var not in ("COLABENV_STATE_DIR", "COLABENV_CACHE_DIR"):
             monkeypatch.delenv(var, raising=False)

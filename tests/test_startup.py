@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import gc
+import hashlib
 import inspect
 import json
+import marshal
 import os
 import shlex
 import subprocess
@@ -20,7 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from colabenv._util import cache, toml
 from colabenv._util.reader import close_match as _close_match
+from colabenv.catalog import load
 from colabenv.catalog.load import load_catalog
 from colabenv.cli import main
 from colabenv.models.frozen import model, record
@@ -359,7 +363,143 @@ def test_close_match_is_difflib(word: str, options: list[str], cutoff: float) ->
 
 
 # ---------------------------------------------------------------------------------------------
-# Importing writes nothing
+# The parsed-TOML cache
+
+
+def _stored(entry: Path) -> object:
+    """The parsed document a cache entry holds (after its magic and seal)."""
+    data = entry.read_bytes()
+    assert data.startswith(cache.ENTRY_MAGIC), entry.name
+    return marshal.loads(data[len(cache.ENTRY_MAGIC) + hashlib.sha256().digest_size :])
+
+
+def _counting_parser(calls: list[bytes]) -> Callable[[bytes], dict[str, object]]:
+    def parse(data: bytes) -> dict[str, object]:
+        calls.append(data)
+        return {"schema": 1, "text": data.decode()}
+
+    return parse
+
+
+def test_a_second_parse_of_the_same_bytes_comes_from_the_cache(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    assert cache.parsed_toml(b"a = 1", parse, env) == {"schema": 1, "text": "a = 1"}
+    assert cache.parsed_toml(b"a = 1", parse, env) == {"schema": 1, "text": "a = 1"}
+    assert calls == [b"a = 1"]
+    assert cache.parsed_toml(b"a = 2", parse, env)["text"] == "a = 2"
+    assert calls == [b"a = 1", b"a = 2"]
+    entries = sorted((tmp_path / "parsed").iterdir())
+    assert len(entries) == 2
+    assert not [e for e in entries if e.name.startswith(".")], "no temporary file left behind"
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"truncated"])
+def test_a_damaged_entry_is_parsed_again_and_repaired(tmp_path: Path, damage: bytes) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    cache.parsed_toml(b"x", parse, env)
+    (entry,) = (tmp_path / "parsed").iterdir()
+    entry.write_bytes(damage if damage != b"truncated" else entry.read_bytes()[:5])
+    assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+    assert _stored(entry) == {"schema": 1, "text": "x"}
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    env = {"COLABENV_CACHE_DIR": str(blocker)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    for _ in range(2):
+        assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+
+
+def test_a_parsed_entry_is_private_and_not_taken_from_a_place_others_may_write(tmp_path: Path) -> None:
+    """A parsed catalog file becomes the script (its index URLs): the same rule as compiled code."""
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    cache.parsed_toml(b"x", parse, env)
+    folder = tmp_path / "parsed"
+    (entry,) = folder.iterdir()
+    assert (folder.stat().st_mode & 0o777, entry.stat().st_mode & 0o777) == (0o700, 0o600)
+    cache._write_entry(entry, hashlib.sha256(b"x").digest(), {"schema": 1, "text": "planted"})
+    folder.chmod(0o770)
+    assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}, "parsed afresh"
+    assert _stored(entry) == {"schema": 1, "text": "planted"}, "and nothing stored there"
+    folder.chmod(0o700)
+    entry.chmod(0o606)
+    assert cache.parsed_toml(b"x", parse, env)["text"] == "x"
+    entry.chmod(0o600)
+    assert cache.parsed_toml(b"x", parse, env)["text"] == "planted", "a private entry is trusted"
+    assert len(calls) == 3
+
+
+def test_an_oversized_parsed_entry_is_parsed_again(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+    calls: list[bytes] = []
+    parse = _counting_parser(calls)
+    cache.parsed_toml(b"x", parse, env)
+    (entry,) = (tmp_path / "parsed").iterdir()
+    with entry.open("r+b") as sparse:
+        sparse.truncate(cache.MAX_ENTRY_BYTES + 1)
+    assert cache.parsed_toml(b"x", parse, env) == {"schema": 1, "text": "x"}
+    assert len(calls) == 2
+    assert _stored(entry) == {"schema": 1, "text": "x"}, "repaired"
+
+
+def test_a_parse_error_is_not_cached(tmp_path: Path) -> None:
+    env = {"COLABENV_CACHE_DIR": str(tmp_path)}
+
+    def broken(data: bytes) -> dict[str, object]:
+        raise ValueError("bad TOML")
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad TOML"):
+            cache.parsed_toml(b"x", broken, env)
+    assert not (tmp_path / "parsed").exists() or not list((tmp_path / "parsed").iterdir())
+
+
+def test_the_catalog_read_through_the_cache_equals_a_fresh_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    load._shipped_tpu.cache_clear()
+    fresh = load_catalog()
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 5, "drivers, 3 frameworks, tpu"
+
+    def no_parsing(text: str) -> dict[str, object]:
+        raise AssertionError("parsed again instead of read from the cache")
+
+    monkeypatch.setattr(toml, "loads", no_parsing)
+    assert load_catalog() == fresh
+
+
+def test_an_edited_catalog_file_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from colabenv._util.resources import catalog_dir
+
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "catalog"
+    copy.mkdir()
+    for source in catalog_dir().iterdir():
+        (copy / source.name).write_bytes(source.read_bytes())
+    before = load_catalog(copy)
+    drivers = copy / "drivers.toml"
+    text = drivers.read_text()
+    assert 'floor_driver = "450.80.02"' in text
+    drivers.write_text(text.replace('floor_driver = "450.80.02"', 'floor_driver = "999.1"', 1))
+    after = load_catalog(copy)
+    assert after.major_lines != before.major_lines
+    assert "999.1" in {str(line.floor_driver) for line in after.major_lines}
+
+
+# ---------------------------------------------------------------------------------------------
+# Importing writes nothing; the cache holds data only
 
 _IMPORT_EVERYTHING = (
     "import importlib, json, pkgutil, sys\n"
@@ -396,3 +536,29 @@ def test_importing_every_module_writes_nothing_anywhere(tmp_path: Path) -> None:
     imported = json.loads(done.stdout)
     assert {"colabenv.models.frozen", "colabenv.verification.run", "colabenv.cli.main"} <= set(imported)
     assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == []
+
+
+def test_the_cache_holds_parsed_data_and_never_code(tmp_path: Path) -> None:
+    """After a render, every cache entry is a parsed TOML document: dicts, lists, strings,
+    numbers and booleans, nothing that could be run."""
+    env = {**os.environ, "COLABENV_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "colabenv", "render", "pytorch", *T4, "-o", str(tmp_path / "s.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    entries = sorted(p for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert entries and {p.parent.name for p in entries} == {"parsed"}
+
+    def plain(value: object) -> bool:
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and plain(v) for k, v in value.items())
+        if isinstance(value, list):
+            return all(plain(v) for v in value)
+        return isinstance(value, (str, int, float, bool))
+
+    for entry in entries:
+        assert plain(_stored(entry)), entry.name

@@ -15,7 +15,7 @@ TOMLDecodeError = toml_reader.TOMLDecodeError
 
 
 def loads_utf8(data: bytes) -> dict[str, Any]:
-    """The document in ``data``, UTF-8 TOML."""
+    """The document in ``data``, UTF-8 TOML (what :func:`colabenv._util.cache.parsed_toml` parses)."""
     document: dict[str, Any] = loads(data.decode("utf-8"))
     return document
 

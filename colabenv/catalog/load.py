@@ -22,6 +22,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._util import toml
+from colabenv._util.cache import parsed_toml
 from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Fail, Reader, cached_version
 from colabenv._util.resources import catalog_dir
@@ -98,7 +99,7 @@ def _read(path: Path) -> Reader:
 def parse_document(path: Path, data: bytes, error: ErrorType) -> Reader:
     """The catalog document in ``data`` (read from ``path``), failing with ``error``."""
     try:
-        document = toml.loads_utf8(data)
+        document = parsed_toml(data, toml.loads_utf8)
     except (UnicodeDecodeError, toml.TOMLDecodeError) as exc:
         raise error(path, None, f"invalid TOML: {printable(exc)}") from None
     except RecursionError:

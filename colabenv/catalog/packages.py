@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util import toml
+from colabenv._util.cache import parsed_toml
 from colabenv._util.pep508 import is_nvidia_wheel, is_pin_text
 from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
@@ -279,7 +280,7 @@ def shipped_packages() -> tuple[CudaPackage, ...]:
     """The shipped ``cuda_packages.toml``, read once per process."""
     path = catalog_dir() / PACKAGES_FILE
     try:
-        document = toml.loads_utf8(path.read_bytes())
+        document = parsed_toml(path.read_bytes(), toml.loads_utf8)
     except (OSError, UnicodeDecodeError, toml.TOMLDecodeError) as exc:
         raise CatalogError(path, None, f"cannot read: {printable(exc)}") from None
     reader = Reader(document, lambda key, problem: CatalogError(path, key, problem))

@@ -64,6 +64,7 @@ def _report(fingerprint: Fingerprint) -> Report:
 
     notes = list(fingerprint.notes)
     catalog = _catalog_or_none(notes)
+    notes.extend(_home_notes())
     target = fingerprint.target
     glibc = f", glibc {fingerprint.glibc}" if fingerprint.glibc else ""
     host = (
@@ -174,6 +175,19 @@ def _tables(report: Report) -> None:
         console.print(Text.assemble(("warning: ", "bold yellow"), text(warning)))
     for note in report.notes:
         console.print(Text.assemble(("note: ", "dim"), text(note)))
+
+
+def _home_notes() -> list[str]:
+    from colabenv._util.cache import cache_dir
+
+    try:
+        cache_dir()
+    except RuntimeError:
+        return [
+            "no home directory (HOME is unset and this user is not in the password"
+            " database): the parse cache is off; set HOME or COLABENV_CACHE_DIR"
+        ]
+    return []
 
 
 def _mib(value: int | None) -> str:

@@ -1,7 +1,8 @@
 """Finding profile files and reading them: golden names, size and encoding checks, TOML, and the
 ``extends`` chain. The only part of :mod:`colabenv.profile.load` that touches the file system.
 
-Profiles are parsed afresh each time, as the shipped catalog is: reading them writes nothing.
+Profiles are parsed afresh each time (they are small, and a cache would be one more place a
+command writes): the parsed-TOML cache (:mod:`colabenv._util.cache`) is for the shipped catalog.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv._util import toml
 from colabenv.catalog.load import (
     DRIVERS_FILE,
     FRAMEWORK_FILES,
@@ -1182,3 +1183,17 @@ def test_known_component_fact(fact: ComponentFact) -> None:
     item = component.range_of(Version(fact.version))
     assert item is not None, f"{fact.version} is in no range"
     assert item.covers(ComputeCapability.parse(fact.gpu)) is fact.covered, fact.why
+
+
+def test_component_facts_read_through_the_catalog_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = load_components()
+    assert len(list((tmp_path / "cache" / "parsed").iterdir())) == 1
+
+    def no_parsing(text: str) -> dict[str, object]:
+        raise AssertionError("parsed again instead of read from the cache")
+
+    monkeypatch.setattr(toml, "loads", no_parsing)
+    assert load_components() == fresh

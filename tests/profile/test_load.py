@@ -1070,19 +1070,24 @@ def test_errors_are_colabenv_errors_with_exit_code_2(tmp_path: Path) -> None:
 # Pure after reading the files; one reader's messages
 
 
-def test_reading_a_profile_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading a profile (and the catalog it names) writes nothing anywhere: not beside it, not
-    in the home or cache folders."""
-    home, cache = tmp_path / "home", tmp_path / "cache"
-    home.mkdir()
-    cache.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+def test_profiles_are_read_without_the_parsed_toml_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is for the shipped catalog: reading a profile writes nothing anywhere."""
+    from colabenv._util import cache as cache_module
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(cache))
+
+    def no_cache(*_: object) -> object:
+        raise AssertionError("a profile went through the parsed-TOML cache")
+
+    monkeypatch.setattr(cache_module, "parsed_toml", no_cache)
     parent = write(tmp_path, "base.toml", 'name = "base"\n[frameworks]\ntorch = "*"\n')
     child = write(tmp_path, "child.toml", f'name = "child"\nextends = "{parent.name}"\n')
     assert load_profile(child).name == "child"
     assert load_profile(golden_path("pytorch")).name == "pytorch"
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["base.toml", "cache", "child.toml", "home"]
+    assert not cache.exists()
 
 
 def test_a_paths_own_zero_threshold_beats_the_shared_one(tmp_path: Path) -> None:
