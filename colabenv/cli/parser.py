@@ -8,48 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from colabenv import __version__
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, as wide as :func:`shutil.get_terminal_size` says, without importing
-    shutil (and with it bz2, lzma and zlib): argparse builds one for every ``add_argument``."""
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        super().__init__(
-            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
-        )
-
-
-def _terminal_columns() -> int:
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0 and sys.__stdout__ is not None:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else 80
-
-
 class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         sys.stderr.write(f"colabenv: error: {message}\n")
