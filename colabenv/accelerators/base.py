@@ -16,9 +16,19 @@ from colabenv.models import (
     Target,
     Variant,
 )
+from colabenv.models.frozen import model
 
-Chosen = Sequence[tuple[str, Release, Variant, bool]]
-"""The builds chosen for a target, each as (label, release, variant, fully supported)."""
+
+@model
+class ChosenBuild:
+    """A build the resolver chose for a target: ``label`` names it ("torch 2.9.0"),
+    ``fully_supported`` says whether the target runs it fully (:meth:`AcceleratorKind.fully_supported`)."""
+
+    label: str
+    release: Release
+    variant: Variant
+    fully_supported: bool
+
 
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 """A build the resolver passes over without listing it among the reasons: one the profile did
@@ -57,20 +67,14 @@ class AcceleratorKind(Protocol):
         """Why ``variant`` runs on ``target``: the reason's part after the release's."""
         ...
 
-    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+    def warnings(
+        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+    ) -> list[str]:
         """What to warn of the target for the builds chosen, before any build's own warnings."""
         ...
 
-    def build_warnings(
-        self,
-        label: str,
-        release: Release,
-        variant: Variant,
-        fully_supported: bool,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
-        """What to warn of one build chosen for ``target`` (``label``: "torch 2.9.0")."""
+    def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
+        """What to warn of one build chosen for ``target``."""
         ...
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:
@@ -98,15 +102,7 @@ class OwnBuilds:
     def installed_variant(self, target: Target, variants: Sequence[Variant]) -> Variant | None:
         return None
 
-    def build_warnings(
-        self,
-        label: str,
-        release: Release,
-        variant: Variant,
-        fully_supported: bool,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
+    def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
         return []
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from colabenv.accelerators.base import Chosen, OwnBuilds
+from collections.abc import Sequence
+
+from colabenv.accelerators.base import ChosenBuild, OwnBuilds
 from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
 
 
@@ -22,7 +24,9 @@ class Cpu(OwnBuilds):
     def why(self, variant: Variant, fully_supported: bool, target: Target, catalog: Catalog) -> str:
         return "CPU build: the target has no GPU"
 
-    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+    def warnings(
+        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+    ) -> list[str]:
         return [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
 
     def lacks(self, target: Target) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, Chosen, OwnBuilds
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -23,7 +23,6 @@ from colabenv.models import (
     Catalog,
     FrameworkRequest,
     Profile,
-    Release,
     Target,
     Variant,
     format_driver,
@@ -78,28 +77,23 @@ class Nvidia(OwnBuilds):
             parts.append(f"kernels for {caps}")
         return "; ".join(parts)
 
-    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+    def warnings(
+        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+    ) -> list[str]:
         warnings: list[str] = []
-        if not target.compute_capabilities and any(not variant.is_cpu for _l, _r, variant, _f in chosen):
+        if not target.compute_capabilities and any(not build.variant.is_cpu for build in chosen):
             warnings.append("GPU compute capability unknown: arch lists were not checked")
         return warnings
 
-    def build_warnings(
-        self,
-        label: str,
-        release: Release,
-        variant: Variant,
-        fully_supported: bool,
-        target: Target,
-        catalog: Catalog,
-    ) -> list[str]:
+    def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
+        label, variant = build.label, build.variant
         warnings: list[str] = []
-        if variant.cuda is not None and not fully_supported:
+        if variant.cuda is not None and not build.fully_supported:
             warnings.append(
                 f"{label} {variant.name} runs on the driver by minor-version compatibility "
                 f"only; code that JIT-compiles PTX may fail (update the driver to "
                 f">= {_driver_text(catalog.toolkit_driver(variant.cuda))} for full support)"
-                + _fuller_hint(unconfirmed_fuller(release, target, catalog))
+                + _fuller_hint(unconfirmed_fuller(build.release, target, catalog))
             )
         for cap in target.compute_capabilities:
             if variant.archs and not any(a.covers(cap) and not a.ptx for a in variant.archs):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from packaging.requirements import Requirement
 
-from colabenv.accelerators.base import NOT_ASKED, Chosen, OwnBuilds
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
 from colabenv.models import (
     Accelerator,
@@ -139,10 +139,12 @@ class Tpu(OwnBuilds):
             return _why(variant.tpu, target)
         return "CPU build: the target has no GPU"
 
-    def warnings(self, chosen: Chosen, profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+    def warnings(
+        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+    ) -> list[str]:
         warnings = [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
         unknown = target.tpu is None or target.tpu.generation is None
-        if unknown and any(variant.tpu is not None for _l, _r, variant, _f in chosen):
+        if unknown and any(build.variant.tpu is not None for build in chosen):
             warnings.append(
                 "TPU generation unknown: the TPU generations of the chosen builds were not checked"
             )

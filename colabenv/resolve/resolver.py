@@ -12,7 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild
 from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, python_ok
 from colabenv.accelerators.nvidia import component_rejection
 from colabenv.accelerators.registry import accelerator_of
@@ -400,17 +400,13 @@ def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]
 
 def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
     kind = accelerator_of(target)
-    builds = [(o.label, o.release, o.variant, o.fully_supported) for o in chosen]
+    builds = [ChosenBuild(o.label, o.release, o.variant, o.fully_supported) for o in chosen]
     warnings = kind.warnings(builds, profile, target, catalog)
-    for option in chosen:
+    for option, build in zip(chosen, builds, strict=True):
         variant = option.variant
         if variant.unconfirmed is not None:
             warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
-        warnings.extend(
-            kind.build_warnings(
-                option.label, option.release, variant, option.fully_supported, target, catalog
-            )
-        )
+        warnings.extend(kind.build_warnings(build, target, catalog))
         present = target.installed.get(option.framework.value)
         if present is not None and not option.installed:
             old = present.parsed_version
