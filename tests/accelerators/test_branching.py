@@ -46,7 +46,7 @@ def _is_site(node: ast.AST) -> bool:
 
 
 def _sites(tree: ast.AST) -> list[int]:
-    return sorted({node.lineno for node in ast.walk(tree) if _is_site(node)})  # type: ignore[attr-defined]
+    return sorted({node.lineno for node in ast.walk(tree) if isinstance(node, ast.expr) and _is_site(node)})
 
 
 def branch_sites(package: Path = PACKAGE) -> Counter[str]:

@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,34 +77,27 @@ HOSTILE_VALUES = {
 }
 
 
-def render_dockerfile(
-    resolution: Resolution,
-    profile: Profile,
-    script: str,
-    *,
-    colabenv_version: str,
-    wheel: ColabenvWheel,
-    lock: LockInput | None = None,
-    base_image: str | None = None,
-) -> Iterator[str]:
-    """The Dockerfile of the plan of ``resolution`` (or of ``lock``)."""
-    plan = install_plan(resolution, profile, colabenv_version, lock)
-    return render_image(ImageFormat.DOCKERFILE, plan, script, wheel=wheel, base_image=base_image)
+def _image_renderer(form: ImageFormat) -> Callable[..., Iterator[str]]:
+    """The definition of ``form`` for a resolution (or ``lock``), as the tests call it."""
+
+    def render(
+        resolution: Resolution,
+        profile: Profile,
+        script: str,
+        *,
+        colabenv_version: str,
+        wheel: ColabenvWheel,
+        lock: LockInput | None = None,
+        base_image: str | None = None,
+    ) -> Iterator[str]:
+        plan = install_plan(resolution, profile, colabenv_version, lock)
+        return render_image(form, plan, script, wheel=wheel, base_image=base_image)
+
+    return render
 
 
-def render_apptainer(
-    resolution: Resolution,
-    profile: Profile,
-    script: str,
-    *,
-    colabenv_version: str,
-    wheel: ColabenvWheel,
-    lock: LockInput | None = None,
-    base_image: str | None = None,
-) -> Iterator[str]:
-    """The Apptainer definition of the plan of ``resolution`` (or of ``lock``)."""
-    plan = install_plan(resolution, profile, colabenv_version, lock)
-    return render_image(ImageFormat.APPTAINER, plan, script, wheel=wheel, base_image=base_image)
+render_dockerfile = _image_renderer(ImageFormat.DOCKERFILE)
+render_apptainer = _image_renderer(ImageFormat.APPTAINER)
 
 
 def _resolve(path: Path, target: Target) -> tuple[Profile, Resolution]:
