@@ -85,6 +85,15 @@ class AcceleratorKind(Protocol):
         """A find-links page the installer needs for ``variant``; None for none."""
         ...
 
+    def describe(self, target: Target) -> str:
+        """The device as the script's header and ``resolve`` say it ("driver 550.54.15, CUDA
+        12.4, compute capability 7.5", "TPU v5e (v5litepod-8, 8 chips)", "no GPU")."""
+        ...
+
+    def shown(self, target: Target) -> str:
+        """The device as ``detect``'s ``accelerator:`` line says it."""
+        ...
+
     def lacks(self, target: Target) -> str:
         """What the target has instead of an NVIDIA GPU, for a CUDA package left out ("no GPU",
         "a TPU (TPU v5e ...)"); empty where it has one."""

@@ -29,6 +29,12 @@ class Cpu(OwnBuilds):
     ) -> list[str]:
         return [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
 
+    def describe(self, target: Target) -> str:
+        return "no GPU"
+
+    def shown(self, target: Target) -> str:
+        return "cpu (no NVIDIA GPU or TPU)"
+
     def lacks(self, target: Target) -> str:
         return "no GPU"
 

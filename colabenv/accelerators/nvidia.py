@@ -103,6 +103,14 @@ class Nvidia(OwnBuilds):
                 )
         return warnings
 
+    def describe(self, target: Target) -> str:
+        caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
+        driver = format_driver(target.driver) if target.driver else "unknown"
+        return f"driver {driver}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
+
+    def shown(self, target: Target) -> str:
+        return str(self.kind)
+
     def lacks(self, target: Target) -> str:
         return ""
 

@@ -156,6 +156,12 @@ class Tpu(OwnBuilds):
     def find_links(self, variant: Variant) -> str | None:
         return variant.tpu.find_links if variant.tpu is not None else None
 
+    def describe(self, target: Target) -> str:
+        return str(target.tpu)
+
+    def shown(self, target: Target) -> str:
+        return f"tpu: {target.tpu}"
+
     def lacks(self, target: Target) -> str:
         return f"a TPU ({target.tpu})"
 

@@ -11,9 +11,10 @@ import argparse
 import json
 import sys
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.cli.common import stdout_is_terminal, target_flags
 from colabenv.errors import printable
-from colabenv.models import Accelerator, Catalog, Fingerprint, Framework, Target, format_driver
+from colabenv.models import Catalog, Fingerprint, Framework, Target, format_driver
 from colabenv.models.frozen import model
 
 
@@ -105,11 +106,7 @@ def _report(fingerprint: Fingerprint) -> Report:
 
 def _accelerator(target: Target) -> str:
     """``nvidia``, ``cpu``, or the TPU with its generation, type and chips."""
-    if target.tpu is not None and not target.has_gpu:
-        return f"tpu: {target.tpu}"
-    if target.accelerator is Accelerator.CPU:
-        return "cpu (no NVIDIA GPU or TPU)"
-    return str(target.accelerator)
+    return accelerator_of(target).shown(target)
 
 
 def _tpu_build(target: Target, framework: Framework) -> str | None:

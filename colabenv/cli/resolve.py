@@ -11,26 +11,18 @@ import argparse
 import json
 import sys
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import load_profile_arg, stdout_is_terminal, target_flags
 from colabenv.errors import printable
-from colabenv.models import Resolution, format_driver
+from colabenv.models import Resolution
 
 COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 
 
 def _heading(resolution: Resolution) -> str:
     target = resolution.target
-    caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
-    gpu = (
-        f"driver {format_driver(target.driver) if target.driver else 'unknown'}, "
-        f"CUDA {target.cuda or 'unknown'}, "
-        f"compute capability {caps}"
-        if target.has_gpu
-        else str(target.tpu)
-        if target.tpu is not None
-        else "no GPU"
-    )
+    gpu = accelerator_of(target).describe(target)
     return f"{resolution.profile_name} for {gpu}, Python {target.python}"
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.models import Framework, LockedFramework, Profile, Resolution, format_driver
 from colabenv.models.frozen import model
 from colabenv.script.bash import q
@@ -162,15 +163,7 @@ def _locked_plan(
 
 def target_line(resolution: Resolution) -> str:
     target = resolution.target
-    caps = ", ".join(str(c) for c in target.compute_capabilities) or "unknown"
-    if target.tpu is not None and not target.has_gpu:
-        gpu = str(target.tpu)
-    elif target.has_gpu:
-        driver = format_driver(target.driver) if target.driver else "unknown"
-        gpu = f"driver {driver}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
-    else:
-        gpu = "no GPU"
-    return f"{gpu}, Python {target.python_minor}, {target.platform}"
+    return f"{accelerator_of(target).describe(target)}, Python {target.python_minor}, {target.platform}"
 
 
 def _lock_target_line(target: LockTarget) -> str:

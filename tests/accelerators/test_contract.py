@@ -52,6 +52,7 @@ def test_a_target_is_handed_to_its_kind(kind: Accelerator) -> None:
     assert accelerator(kind).kind is kind
     members = [name for name in vars(AcceleratorKind) if not name.startswith("_")]
     assert members and all(hasattr(accelerator(kind), name) for name in members), members
+    assert accelerator(kind).describe(target) and accelerator(kind).shown(target).startswith(kind.value)
 
 
 @pytest.mark.parametrize("kind", KINDS)
