@@ -458,20 +458,14 @@ def _component_hint(
     return f"\n  to change: allow {hint} (releases whose pins carry kernels for these GPUs)"
 
 
-def resolve(
-    profile: Profile, target: Target, catalog: Catalog, *, allow_unconfirmed: bool = False
-) -> Resolution:
-    """Choose a release and variant for every framework the profile wants, jointly.
-
-    Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
-    ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
-    allow = allow_unconfirmed or profile.allow_unconfirmed
-    if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
-        raise ResolutionError(
-            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
-            f"the target has {target.python}"
-        )
-    requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
+def _all_candidates(
+    profile: Profile, requests: Sequence[FrameworkRequest], target: Target, catalog: Catalog, allow: bool
+) -> tuple[
+    list[tuple[_Option, ...]], dict[Framework, tuple[tuple[Version, str], ...]], list[tuple[_Option, ...]]
+]:
+    """Each requested framework's candidates, best first (none: exit 3, saying why); the releases
+    passed over for the target's Python; and, by framework position, the candidates of any
+    version, for naming what clashes."""
     per_framework: list[tuple[_Option, ...]] = []
     passed_over: dict[Framework, tuple[tuple[Version, str], ...]] = {}
     unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
@@ -492,6 +486,66 @@ def resolve(
         passed_over[request.framework] = found.passed_over
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
         unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
+    return per_framework, passed_over, unconstrained
+
+
+def _choice(
+    option: _Option,
+    request: FrameworkRequest,
+    passed_over: Sequence[tuple[Version, str]],
+    brought: dict[Framework, list[str]],
+    profile: Profile,
+    target: Target,
+    catalog: Catalog,
+    allow_unconfirmed: bool,
+) -> FrameworkChoice:
+    """The choice of ``option`` for ``request``, with every reason for it."""
+    kind = accelerator_of(target)
+    reason = _reason(option, request, target, catalog)
+    reason += _passed_over_text(option, passed_over)
+    if brought.get(option.framework):
+        held = ", ".join(brought[option.framework])
+        reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
+    if option.variant.unconfirmed is not None:
+        by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
+        reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
+    overlay = option.variant.overlay or option.release.overlay
+    if overlay is not None:
+        reason += f"; from the catalog overlay {overlay}"
+    return FrameworkChoice(
+        framework=option.framework,
+        release=option.release.version,
+        variant=option.variant.name,
+        index_url=index_url(option.variant.index_url, profile.install),
+        requirements=(
+            *_requirements(option, request, target.installed),
+            *kind.requirements(option.variant),
+        ),
+        installed=option.installed,
+        reason=reason,
+        cuda=option.variant.cuda,
+        pins=option.variant.pins,
+        archs=option.variant.archs,
+        find_links=kind.find_links(option.variant),
+        catalog_file=overlay,
+    )
+
+
+def resolve(
+    profile: Profile, target: Target, catalog: Catalog, *, allow_unconfirmed: bool = False
+) -> Resolution:
+    """Choose a release and variant for every framework the profile wants, jointly.
+
+    Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
+    ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
+    allow = allow_unconfirmed or profile.allow_unconfirmed
+    if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
+        raise ResolutionError(
+            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
+            f"the target has {target.python}"
+        )
+    requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
+    per_framework, passed_over, unconstrained = _all_candidates(profile, requests, target, catalog, allow)
     plan = plan_packages(profile, target, catalog, allow)
     free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c, catalog), keep=False))
     chosen = (
@@ -506,42 +560,22 @@ def resolve(
         raise ResolutionError(
             f"{profile.path.name}: frameworks: " + _clash_message(per_framework, unconstrained)
         )
-    kind = accelerator_of(target)
     picks = _picks(chosen, catalog)
     packages = choose(plan, picks) or ()
     constraints, brought = _constraints(chosen, target, catalog)
-    choices = []
-    for option, request in zip(chosen, requests, strict=True):
-        reason = _reason(option, request, target, catalog)
-        reason += _passed_over_text(option, passed_over.get(option.framework, ()))
-        if brought.get(option.framework):
-            held = ", ".join(brought[option.framework])
-            reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
-        if option.variant.unconfirmed is not None:
-            by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
-            reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
-        overlay = option.variant.overlay or option.release.overlay
-        if overlay is not None:
-            reason += f"; from the catalog overlay {overlay}"
-        choices.append(
-            FrameworkChoice(
-                framework=option.framework,
-                release=option.release.version,
-                variant=option.variant.name,
-                index_url=index_url(option.variant.index_url, profile.install),
-                requirements=(
-                    *_requirements(option, request, target.installed),
-                    *kind.requirements(option.variant),
-                ),
-                installed=option.installed,
-                reason=reason,
-                cuda=option.variant.cuda,
-                pins=option.variant.pins,
-                archs=option.variant.archs,
-                find_links=kind.find_links(option.variant),
-                catalog_file=overlay,
-            )
+    choices = [
+        _choice(
+            option,
+            request,
+            passed_over.get(option.framework, ()),
+            brought,
+            profile,
+            target,
+            catalog,
+            allow_unconfirmed,
         )
+        for option, request in zip(chosen, requests, strict=True)
+    ]
     floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]
     floors += package_floors(packages, catalog)
     required = max((f for f in floors if f is not None), default=None)
