@@ -356,23 +356,28 @@ def make_lock(
     packages = settled_markers(run.packages, lock_target.marker_environment())
     if with_files:
         packages = attach_files(packages, plan, client, redact, say, links)
-    header = LockHeader(
+    header = _header(resolution, lock_target, run.label, colabenv_version)
+    _check_pins(resolution, packages)
+    return Lock(header, packages, plan.default, plan.extras, find_links=links)
+
+
+def _header(resolution: Resolution, target: LockTarget, resolver: str, colabenv_version: str) -> LockHeader:
+    """The header of the lock of ``resolution`` that ``resolver`` (its name and version) made."""
+    return LockHeader(
         colabenv_version=colabenv_version,
         profile_name=resolution.profile_name,
         profile_hash=resolution.profile_hash,
-        target=lock_target,
+        target=target,
         frameworks=tuple(
             LockedFramework(c.framework, str(c.release), c.variant, c.index_url) for c in resolution.choices
         ),
-        resolver=run.label,
+        resolver=resolver,
         constraints=tuple(str(Requirement(c)) for c in resolution.constraint_lines),
         cuda_packages=tuple(
             LockedCudaPackage(p.name, p.distribution, str(p.release), p.variant, p.index_url)
             for p in resolution.cuda_packages
         ),
     )
-    _check_pins(resolution, packages)
-    return Lock(header, packages, plan.default, plan.extras, find_links=links)
 
 
 def _check_pins(resolution: Resolution, packages: Sequence[LockedPackage]) -> None:

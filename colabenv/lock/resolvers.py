@@ -365,29 +365,9 @@ def run_resolver(
         if constraints:
             constraints_file = Path(work) / "constraints.txt"
             constraints_file.write_text("".join(f"{c}\n" for c in constraints), encoding="utf-8")
-        if resolver == Resolver.UV:
-            uv = find_uv()
-            version = processes.run([uv, "--version"], timeout=30, env=env)
-            label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
-            argv = _uv_argv(uv, target, constraints_file, pages)
-            if expanded_default:
-                env["UV_INDEX_URL"] = expanded_default
-            if expanded_extras:
-                env["UV_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-            timeout = UV_TIMEOUT_S
-        elif resolver == Resolver.PIP_TOOLS:
-            refusal = pip_tools_refusal(target)
-            if refusal is not None:
-                raise LockError(refusal)
-            label = _pip_tools_label()
-            argv = _pip_tools_argv(constraints_file, pages)
-            if expanded_default:
-                env["PIP_INDEX_URL"] = expanded_default
-            if expanded_extras:
-                env["PIP_EXTRA_INDEX_URL"] = " ".join(expanded_extras)
-            timeout = PIP_TOOLS_TIMEOUT_S
-        else:
-            raise ValueError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
+        label, argv, timeout = _command(
+            resolver, target, constraints_file, pages, env, expanded_default, expanded_extras
+        )
         result = processes.run(
             argv,
             timeout=timeout,
@@ -417,6 +397,38 @@ def run_resolver(
     except LockError as exc:
         raise LockResolverError(f"{label} wrote output colabenv cannot read: {exc}") from None
     return ResolverRun(tuple(sorted(packages, key=lambda p: p.name)), label)
+
+
+def _command(
+    resolver: str,
+    target: Target,
+    constraints_file: Path | None,
+    pages: Sequence[str],
+    env: dict[str, str],
+    default: str | None,
+    extras: Sequence[str],
+) -> tuple[str, list[str], float]:
+    """The resolver's name and version, its command line and its time limit; the indexes go
+    in ``env`` (never on the command line: they may carry credentials)."""
+    if resolver == Resolver.UV:
+        uv = find_uv()
+        version = processes.run([uv, "--version"], timeout=30, env=env)
+        label = printable(" ".join(version.stdout.split()[:2])) if version.ok else "uv"
+        if default:
+            env["UV_INDEX_URL"] = default
+        if extras:
+            env["UV_EXTRA_INDEX_URL"] = " ".join(extras)
+        return label, _uv_argv(uv, target, constraints_file, pages), UV_TIMEOUT_S
+    if resolver == Resolver.PIP_TOOLS:
+        refusal = pip_tools_refusal(target)
+        if refusal is not None:
+            raise LockError(refusal)
+        if default:
+            env["PIP_INDEX_URL"] = default
+        if extras:
+            env["PIP_EXTRA_INDEX_URL"] = " ".join(extras)
+        return _pip_tools_label(), _pip_tools_argv(constraints_file, pages), PIP_TOOLS_TIMEOUT_S
+    raise ValueError(f"unknown resolver {resolver!r} (expected {' or '.join(RESOLVERS)})")
 
 
 def _pip_tools_label() -> str:
