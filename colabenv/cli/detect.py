@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 
-from colabenv.accelerators.registry import accelerator_of
 from colabenv.cli.common import stdout_is_terminal, target_flags
 from colabenv.errors import printable
 from colabenv.models import Catalog, Fingerprint, Framework, Target, format_driver
@@ -105,7 +104,10 @@ def _report(fingerprint: Fingerprint) -> Report:
 
 
 def _accelerator(target: Target) -> str:
-    """``nvidia``, ``cpu``, or the TPU with its generation, type and chips."""
+    """``nvidia``, ``cpu``, or the TPU with its generation, type and chips (the kinds import the
+    requirement grammar, which ``detect --json`` does without)."""
+    from colabenv.accelerators.registry import accelerator_of
+
     return accelerator_of(target).shown(target)
 
 
