@@ -4,9 +4,10 @@ Every child starts in its own session, so a signal meant for colabenv never reac
 ending it ends what it started (its process group is killed). Its output is read as it comes
 and only a bounded tail of each stream is kept (a child that prints without end costs
 ``keep_bytes``, not memory without bound); ``memory_bytes`` bounds the address space of the
-child and of everything it starts (``RLIMIT_AS``, inherited), and the resident memory of its
-process group together (a watchdog samples ``/proc`` and kills the group past the bound, so
-many children each under the address-space bound still cannot take more). A run that is interrupted
+child and of everything it starts (``RLIMIT_AS``, inherited), and, given ``resident`` (the
+resident memory of a process group, as :func:`colabenv.host.proctree.group_resident_bytes`
+reads it), of its process group together (a watchdog samples it and kills the group past the
+bound, so many children each under the address-space bound still cannot take more). A run that is interrupted
 (``KeyboardInterrupt``, or the SIGTERM a command turns into one) kills its child's group before
 the interruption goes on; :func:`ended_on_interrupt` lets the main thread end the children that
 worker threads are waiting for.
@@ -34,7 +35,6 @@ _READ = 1 << 16
 _DRAIN_S = 2.0
 _WATCH_S = 0.2
 """How often the memory watchdog sums the resident memory of a child's process group."""
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @model
@@ -123,6 +123,7 @@ def run(
     grace: float = 0.0,
     keep_bytes: int = KEEP_BYTES,
     memory_bytes: int | None = None,
+    resident: Callable[[int], int] | None = None,
 ) -> Completed:
     """Run ``argv`` to completion or until ``timeout`` seconds pass.
 
@@ -131,7 +132,7 @@ def run(
     ``grace``, a child past its timeout is first sent SIGTERM and given that many seconds to
     clean up (kill what it started) before its process group is killed. Of each stream the last
     ``keep_bytes`` are kept; ``memory_bytes`` bounds the address space of the child and its own
-    children.
+    children, and with ``resident`` (a process group's resident bytes) the group's together.
     """
     args = [str(a) for a in argv]
     proc = _start(args, env, cwd, input_text is not None)
@@ -140,7 +141,9 @@ def run(
             _bound_memory(proc, args, memory_bytes)
         out, err = _Tail(keep_bytes), _Tail(keep_bytes)
         data = input_text.encode("utf-8") if input_text is not None else b""
-        watch = _MemoryWatch(proc.pid, memory_bytes) if memory_bytes is not None else None
+        watch = None
+        if memory_bytes is not None and resident is not None:
+            watch = _MemoryWatch(proc.pid, memory_bytes, resident)
         timed_out = not _collect(proc, data, out, err, time.monotonic() + timeout, watch)
         memory_exceeded = watch is not None and watch.exceeded
         if memory_exceeded:
@@ -214,12 +217,13 @@ def _bound_memory(proc: subprocess.Popen[bytes], args: list[str], limit: int) ->
 
 
 class _MemoryWatch:
-    """The resident memory of process group ``group`` summed from ``/proc``, at most every
+    """The resident memory of process group ``group`` as ``resident`` reads it, at most every
     :data:`_WATCH_S`; ``exceeded`` once it went past ``limit`` bytes."""
 
-    def __init__(self, group: int, limit: int) -> None:
+    def __init__(self, group: int, limit: int, resident: Callable[[int], int]) -> None:
         self.group = group
         self.limit = limit
+        self.resident = resident
         self.exceeded = False
         self.next = 0.0
 
@@ -231,32 +235,8 @@ class _MemoryWatch:
         """Sample when due; True once the group is past its bound."""
         if now >= self.next:
             self.next = now + _WATCH_S
-            self.exceeded = group_resident_bytes(self.group) > self.limit
+            self.exceeded = self.resident(self.group) > self.limit
         return self.exceeded
-
-
-def group_resident_bytes(group: int) -> int:
-    """The resident memory of every process in process group ``group`` (0 where ``/proc`` cannot
-    be read: the address-space bound still holds each process)."""
-    total = 0
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 0
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read(4096)
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after
-        # its last ")"; rss is the 24th field, the 22nd after comm
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 21 and fields[2] == str(group).encode():
-            total += int(fields[21]) * _PAGE
-    return total
 
 
 def _collect(

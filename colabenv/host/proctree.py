@@ -1,6 +1,6 @@
 """Processes as ``/proc`` shows them: each one's owner, parent and start, a process's ancestors
-and descendants, and its command line to show. Read bounded; a process that ends while it is
-read is simply not there."""
+and descendants, its command line to show, and the resident memory of a process group. Read
+bounded; a process that ends while it is read is simply not there."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ SHOWN_COMMAND = 80
 MAX_PROCESSES = 65536
 """The most ``/proc`` entries looked at when descendants are sought."""
 MAX_DEPTH = 64
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @model
@@ -107,6 +108,19 @@ def descendants(roots: Iterable[int], proc: Path = Path("/proc")) -> frozenset[i
                 found.add(child)
                 queue.append(child)
     return frozenset(found)
+
+
+def group_resident_bytes(group: int, proc: Path = Path("/proc")) -> int:
+    """The resident memory of every process in process group ``group`` (0 where ``/proc`` cannot
+    be read: the address-space bound still holds each process). What
+    :func:`colabenv._util.processes.run` watches a resolver's group with."""
+    total = 0
+    for pid in _all_pids(proc):
+        fields = _stat_fields(pid, proc)
+        # after the command name: state ppid pgrp ...; rss is the 22nd field after it
+        if fields is not None and len(fields) > 21 and fields[2] == str(group) and fields[21].isdigit():
+            total += int(fields[21]) * _PAGE
+    return total
 
 
 def command_line(pid: int, proc: Path = Path("/proc")) -> tuple[str | None, str | None]:

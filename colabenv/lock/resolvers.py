@@ -30,6 +30,7 @@ from pathlib import Path
 
 from colabenv._util import processes
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, printable
+from colabenv.host.proctree import group_resident_bytes
 from colabenv.index.client import HTTP_DEADLINE_S
 from colabenv.index.urls import expand_url, strip_credentials
 from colabenv.lock.content import LockedPackage
@@ -375,6 +376,7 @@ def run_resolver(
             input_text=stdin,
             keep_bytes=RESOLVER_OUTPUT_BYTES,
             memory_bytes=memory_mib << 20,
+            resident=group_resident_bytes,
         )
     if result.timed_out:
         diagnose()

@@ -16,6 +16,7 @@ import pytest
 
 from colabenv._util import processes
 from colabenv.errors import ProcessError
+from colabenv.host.proctree import group_resident_bytes
 from tests.support.proctree import session_members
 
 MIB = 1 << 20
@@ -108,7 +109,9 @@ def test_the_memory_bound_holds_a_group_of_children_each_under_it_together() -> 
         "time.sleep(60)\n"
     )
     start = time.monotonic()
-    done = processes.run([sys.executable, "-c", code], timeout=60, memory_bytes=400 * MIB)
+    done = processes.run(
+        [sys.executable, "-c", code], timeout=60, memory_bytes=400 * MIB, resident=group_resident_bytes
+    )
     assert time.monotonic() - start < 30  # the children sleep 60 s: they were ended, not waited for
     assert done.memory_exceeded
     assert not done.ok and not done.timed_out
@@ -128,9 +131,9 @@ def test_group_resident_bytes_counts_the_group_and_nothing_else() -> None:
         assert proc.stdout is not None
         group = int(proc.stdout.readline())
         assert group == proc.pid
-        held = processes.group_resident_bytes(group)
+        held = group_resident_bytes(group)
         assert 64 * MIB < held < 256 * MIB
-        assert processes.group_resident_bytes(2**22 + 12345) == 0
+        assert group_resident_bytes(2**22 + 12345) == 0
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
