@@ -145,9 +145,7 @@ class Tpu(OwnBuilds):
         warnings = [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
         unknown = target.tpu is None or target.tpu.generation is None
         if unknown and any(build.variant.tpu is not None for build in chosen):
-            warnings.append(
-                "TPU generation unknown: the TPU generations of the chosen builds were not checked"
-            )
+            warnings.append(UNKNOWN_GENERATION)
         return warnings
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:

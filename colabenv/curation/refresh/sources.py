@@ -78,7 +78,6 @@ _LINUX = {
     "platform_python_implementation": "CPython",
 }
 _CU_TAG = re.compile(r"^cu(\d{2})(\d)$|^cu(\d{3})$")
-_CUDA_EXTRA = re.compile(r"^cuda(\d+)$")
 _PY_STRING = re.compile(r"""^\s*(\w+)\s*(?::\s*[^=]+)?=\s*['"]([^'"\n]*)['"]""", re.MULTILINE)
 
 
