@@ -30,7 +30,6 @@ from packaging.version import Version
 from colabenv.errors import InputError, StateError, TargetError, printable
 from colabenv.host.probe import GpuReport, HostProbe, list_dir, parse_version
 from colabenv.models import (
-    Accelerator,
     Catalog,
     ComputeCapability,
     Fingerprint,
@@ -251,8 +250,9 @@ def detect(
         installed = _installed_set(host.distributions())
 
     driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
+    device = device_of(driver, cuda, capabilities, tpu)
     if wanted.runtime is not None:
-        accelerator = Accelerator.NVIDIA if driver or cuda else Accelerator.TPU if tpu else Accelerator.CPU
+        accelerator = device.kind
         image = wanted.runtime.image(accelerator)
         installed = image.installed
         notes.append(
@@ -267,7 +267,7 @@ def detect(
         python_full = str(wanted.python)
 
     runtime = detect_runtime(host)
-    target = Target(device_of(driver, cuda, capabilities, tpu), python, host.platform_tag, installed)
+    target = Target(device, python, host.platform_tag, installed)
     try:
         state: Path | None = state_dir(host.environ)
     except StateError as error:
