@@ -37,9 +37,25 @@ from colabenv.curation.refresh.sources import (
 )
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
+from colabenv.models.frozen import model, record
 
 JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
+_NO_ARCHS = "(no GPU code read, no previous build to carry it from)"
+
+FoundArchs = tuple[tuple[Arch, ...], str | None, str]
+"""An arch list, the reason it is unconfirmed (None: read from the wheels), and where it comes from."""
+
+
+@record
+class _Run:
+    """What a framework's derivation reads with and gathers beside its releases: the builds
+    whose arch list was read from their wheels (``read``) and what was left out (``notes``)."""
+
+    reader: IndexReader
+    history: History
+    read: set[tuple[Version, str]]
+    notes: list[str]
 
 
 def _text(data: bytes | None) -> str:
@@ -79,7 +95,7 @@ def _archs(
     version: Version,
     name: str,
     members: Sequence[str] = (),
-) -> tuple[tuple[Arch, ...], str | None, str] | None:
+) -> FoundArchs | None:
     """(archs, the unconfirmed reason or None, where they come from); None when there is
     neither a wheel with GPU code to read nor a previous build to carry them from."""
     if reader.options.read_archs:
@@ -94,6 +110,19 @@ def _archs(
     if carried is None:
         return None
     return carried[0], carried[1], carried[1]
+
+
+def _kept_archs(
+    found: FoundArchs | None, run: _Run, build: tuple[Version, str], left_out: str
+) -> FoundArchs | None:
+    """``found`` (see :func:`_archs`) for ``build``, which counts as read where its arch list was
+    read from its wheels; None, noted as ``left_out``, where there is no arch list."""
+    if found is None:
+        run.notes.append(f"{left_out} {_NO_ARCHS}")
+        return None
+    if found[1] is None:
+        run.read.add(build)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,102 +195,125 @@ def _python_said(metadata: Metadata) -> str:
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
     options = reader.options
-    label = options.index_label
-    notes: list[str] = []
-    read: set[tuple[Version, str]] = set()
+    run = _Run(reader, history, set(), [])
     default_wheels = by_version(reader.wheels(options.index, "torch", required=True))
     versions = selected_versions(default_wheels, known, options.releases)
+    on_index = _pytorch_index_builds(reader)
+    releases = []
+    for version in versions:
+        release = _torch_release(run, version, default_wheels[version], on_index)
+        if release is not None:
+            history.add(release)
+            releases.append(release)
+    cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
+    offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
+    return Derived(tuple(releases), tuple(run.notes), frozenset(run.read), cuda_read, frozenset(offered))
+
+
+def _pytorch_index_builds(reader: IndexReader) -> dict[tuple[Version, str], list[Wheel]]:
+    """The ``+cuXYZ`` and ``+cpu`` torch wheels on the PyTorch index, by public version and
+    local tag (none without ``--pytorch-index``)."""
     on_index: dict[tuple[Version, str], list[Wheel]] = {}
-    if options.pytorch_index is not None:
-        for wheel in reader.wheels(options.pytorch_index, "torch", required=True):
+    if reader.options.pytorch_index is not None:
+        for wheel in reader.wheels(reader.options.pytorch_index, "torch", required=True):
             local = wheel.version.local
             if local is not None and (local == "cpu" or cuda_of_tag(local) is not None):
                 on_index.setdefault((Version(wheel.version.public), local), []).append(wheel)
-    releases = []
-    for version in versions:
-        wheels = default_wheels[version]
-        main = preferred(wheels)
-        metadata = reader.metadata(main)
-        pins = nvidia_pins(requirements_of(metadata))
-        info = python_strings(_text(reader.member(main, "torch/version.py")))
-        built = _public_or_none(info.get("__version__"))
-        cuda = _public_or_none(info.get("cuda")) or cuda_of_pins(pins)
-        if cuda is None:
-            notes.append(
-                f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
-            )
-            continue
-        cuda = Version(f"{cuda.major}.{cuda.minor}")
-        name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
-        variants: dict[str, Variant] = {}
-        found = _archs(reader, [main], history, version, name)
-        if found is None:
-            notes.append(
-                f"torch {version} left out: no arch list for {name} (no GPU code read, "
-                "no previous build to carry it from)"
-            )
-            continue
-        archs, unconfirmed, archs_source = found
-        if unconfirmed is None:
-            read.add((version, name))
-        variants[name] = variant_model(
-            name,
-            cuda=cuda,
-            index_url=f"{PYTORCH_INDEX}/{name}",
-            local_tag=name,
-            archs=archs,
-            pins=pins,
-            unconfirmed=unconfirmed,
-            source=f"{label} default build: {main.file.filename} METADATA Requires-Dist (markers "
-            f"dropped) and torch/version.py ({built or 'no __version__'}, CUDA {cuda}); "
-            f"{archs_source}; {stamp()}",
+    return on_index
+
+
+def _torch_release(
+    run: _Run, version: Version, wheels: Sequence[Wheel], on_index: dict[tuple[Version, str], list[Wheel]]
+) -> Release | None:
+    """Torch ``version`` from its default build's ``wheels``, with the PyTorch index's builds of
+    it (``on_index``) or the cpu build carried over; None: left out (noted)."""
+    options = run.reader.options
+    main = preferred(wheels)
+    metadata = run.reader.metadata(main)
+    default = _torch_default(run, version, main, metadata)
+    if default is None:
+        return None
+    variants: dict[str, Variant] = {default.name: default}
+    if options.pytorch_index is not None:
+        _index_variants(run, version, default.name, on_index, variants)
+    else:
+        _carried_cpu(run.history, version, variants, run.notes)
+    release_python = python_range(wheels, metadata.requires_python)
+    companions, said = _torch_companions(run, version, default.name, release_python)
+    return Release(
+        Framework.TORCH,
+        version,
+        release_python,
+        tuple(variants.values()),
+        default.name,
+        companions,
+        Source(
+            f"{options.index_label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
+            f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
+            f"{'; '.join(said)}; variants: "
+            f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
+            f"; {stamp()}"
+        ),
+    )
+
+
+def _torch_default(run: _Run, version: Version, main: Wheel, metadata: Metadata) -> Variant | None:
+    """The build of torch ``version`` on the default index (``main``, whose METADATA is
+    ``metadata``): its CUDA from ``torch/version.py``, else its pins; None: left out (noted)."""
+    pins = nvidia_pins(requirements_of(metadata))
+    info = python_strings(_text(run.reader.member(main, "torch/version.py")))
+    built = _public_or_none(info.get("__version__"))
+    cuda = _public_or_none(info.get("cuda")) or cuda_of_pins(pins)
+    if cuda is None:
+        run.notes.append(
+            f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
         )
-        if options.pytorch_index is not None:
-            _index_variants(reader, history, version, name, on_index, variants, read, notes)
+        return None
+    cuda = Version(f"{cuda.major}.{cuda.minor}")
+    name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
+    found = _archs(run.reader, [main], run.history, version, name)
+    kept = _kept_archs(found, run, (version, name), f"torch {version} left out: no arch list for {name}")
+    if kept is None:
+        return None
+    archs, unconfirmed, archs_source = kept
+    return variant_model(
+        name,
+        cuda=cuda,
+        index_url=f"{PYTORCH_INDEX}/{name}",
+        local_tag=name,
+        archs=archs,
+        pins=pins,
+        unconfirmed=unconfirmed,
+        source=f"{run.reader.options.index_label} default build: {main.file.filename} METADATA "
+        f"Requires-Dist (markers dropped) and torch/version.py ({built or 'no __version__'}, CUDA "
+        f"{cuda}); {archs_source}; {stamp()}",
+    )
+
+
+def _torch_companions(
+    run: _Run, version: Version, tag: str, release_python: SpecifierSet
+) -> tuple[tuple[Companion, ...], list[str]]:
+    """torchvision and torchaudio for torch ``version`` (build ``tag``), each without its own
+    Python range where that is not narrower than the release's; and what was said of each."""
+    companions, said = [], []
+    for project in FACTS[Framework.TORCH].companions:
+        companion, why = _torch_companion(run.reader, project, version, tag, run.history)
+        said.append(why)
+        if companion is None:
+            run.notes.append(f"torch {version}: {why}")
+        elif companion.python is not None and not narrower_python(companion.python, release_python):
+            companions.append(Companion(companion.name, companion.version, companion.follows_variant))
         else:
-            _carried_cpu(history, version, variants, notes)
-        companions, said = [], []
-        release_python = python_range(wheels, metadata.requires_python)
-        for project in FACTS[Framework.TORCH].companions:
-            companion, why = _torch_companion(reader, project, version, name, history)
-            said.append(why)
-            if companion is None:
-                notes.append(f"torch {version}: {why}")
-            elif companion.python is not None and not narrower_python(companion.python, release_python):
-                companions.append(Companion(companion.name, companion.version, companion.follows_variant))
-            else:
-                companions.append(companion)
-        release = Release(
-            Framework.TORCH,
-            version,
-            release_python,
-            tuple(variants.values()),
-            name,
-            tuple(companions),
-            Source(
-                f"{label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
-                f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
-                f"{'; '.join(said)}; variants: "
-                f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
-                f"; {stamp()}"
-            ),
-        )
-        history.add(release)
-        releases.append(release)
-    cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
-    offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
-    return Derived(tuple(releases), tuple(notes), frozenset(read), cuda_read, frozenset(offered))
+            companions.append(companion)
+    return tuple(companions), said
 
 
 def _index_variants(
-    reader: IndexReader,
-    history: History,
+    run: _Run,
     version: Version,
     default: str,
     on_index: dict[tuple[Version, str], list[Wheel]],
     variants: dict[str, Variant],
-    read: set[tuple[Version, str]],
-    notes: list[str],
 ) -> None:
     """The ``+cuXYZ`` and ``+cpu`` builds of ``version`` on the PyTorch index."""
     tags = sorted(
@@ -269,7 +321,7 @@ def _index_variants(
         key=lambda tag: (tag == "cpu", cuda_of_tag(tag) or Version("0")),
     )
     if not tags:
-        notes.append(f"torch {version}: no build on the PyTorch index")
+        run.notes.append(f"torch {version}: no build on the PyTorch index")
     for tag in tags:
         if tag == default:
             continue
@@ -284,17 +336,12 @@ def _index_variants(
             )
             continue
         cuda = cuda_of_tag(tag)
-        found = _archs(reader, [wheel], history, version, tag)
-        if found is None:
-            notes.append(
-                f"torch {version} {tag} left out: no arch list (no GPU code read, no "
-                "previous build to carry it from)"
-            )
+        found = _archs(run.reader, [wheel], run.history, version, tag)
+        kept = _kept_archs(found, run, (version, tag), f"torch {version} {tag} left out: no arch list")
+        if kept is None:
             continue
-        archs, unconfirmed, archs_source = found
-        if unconfirmed is None:
-            read.add((version, tag))
-        metadata = reader.metadata(wheel)
+        archs, unconfirmed, archs_source = kept
+        metadata = run.reader.metadata(wheel)
         variants[tag] = variant_model(
             tag,
             cuda=cuda,
@@ -340,6 +387,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     options = reader.options
     notes: list[str] = []
     read: set[tuple[Version, str]] = set()
+    run = _Run(reader, history, read, notes)
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
     offered: set[tuple[Version, str]] = set()
     releases = []
@@ -371,14 +419,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
                 continue
             offered.add((version, extra))
             variant = _jax_variant(
-                reader,
-                history,
-                version,
-                extra,
-                int(match.group(1)),
-                requirements_of(metadata, extra),
-                read,
-                notes,
+                run, _JaxBuild(version, extra, int(match.group(1))), requirements_of(metadata, extra)
             )
             if variant is not None:
                 variants[extra] = variant
@@ -414,96 +455,122 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
 
 
-def _jax_variant(
-    reader: IndexReader,
-    history: History,
-    version: Version,
-    extra: str,
-    major: int,
-    requirements: list[Requirement],
-    read: set[tuple[Version, str]],
-    notes: list[str],
-) -> Variant | None:
-    options = reader.options
-    plugin_name = f"jax-cuda{major}-plugin"
-    plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
-    own_pins = nvidia_pins(requirements)
-    archs_wheels: list[Wheel] = []
-    if plugin:
-        # the plugin may lag jax by a patch release: the newest one the extra admits
-        plugins = by_version(reader.wheels(options.index, plugin_name))
-        admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
-        if not admitted:
-            notes.append(
-                f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
-            )
-            return None
-        plugin_wheel = preferred(plugins[max(admitted)])
-        plugin_metadata = reader.metadata(plugin_wheel)
-        plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
-        pins = tuple(dict.fromkeys((*own_pins, *plugin_pins)))
-        pins_source = (
-            " and ".join(
-                ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else [])
-                + (
-                    [f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
-                    if plugin_pins
-                    else []
-                )
-            )
-            or f"{plugin_wheel.file.filename} METADATA"
-        )
-        archs_wheels.append(plugin_wheel)
-        pjrt_name = f"jax-cuda{major}-pjrt"
-        for requirement in requirements_of(plugin_metadata):
-            pjrt = _pinned(requirement.specifier)
-            if canonicalize_name(requirement.name) == pjrt_name and pjrt is not None:
-                pjrt_wheels = by_version(reader.wheels(options.index, pjrt_name)).get(pjrt)
-                if pjrt_wheels:
-                    archs_wheels.append(preferred(pjrt_wheels))
-    else:
-        pins = own_pins
-        pins_source = f"jax {version} METADATA Requires-Dist extra {extra}"
-    if not pins:
-        notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
+@model
+class _JaxBuild:
+    """The ``cudaNN`` extra ``extra`` of jax ``version``, for CUDA ``major``."""
+
+    version: Version
+    extra: str
+    major: int
+
+
+@model
+class _JaxPins:
+    """The NVIDIA wheels a jax build pins, where they are stated, and the wheels of its GPU code
+    (the plugin's and its PJRT's; none without a plugin)."""
+
+    pins: tuple[str, ...]
+    source: str
+    wheels: tuple[Wheel, ...]
+
+
+def _jax_variant(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -> Variant | None:
+    """The variant of ``build``, whose extra requires ``requirements``; None: left out (noted)."""
+    version, extra = build.version, build.extra
+    pinned = _jax_pins(run, build, requirements)
+    if pinned is None:
         return None
-    previous = history.variant_before(version, extra)
-    if previous is not None and previous[1].cuda is not None:
-        cuda = previous[1].cuda
-        cuda_source = (
-            f"cuda: carried over from {previous[0].version} (no index states the CUDA the build used)"
-        )
-    else:
-        cuda = cuda_of_pins(pins) or Version(f"{major}.0")
-        cuda_source = "cuda: the CUDA runtime the pins ask for at least"
+    if not pinned.pins:
+        run.notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
+        return None
     found_archs = (
-        _archs(reader, archs_wheels, history, version, extra)
-        if archs_wheels
-        else _archs_carried_only(history, version, extra)
+        _archs(run.reader, pinned.wheels, run.history, version, extra)
+        if pinned.wheels
+        else _archs_carried_only(run.history, version, extra)
     )
-    if found_archs is None:
-        notes.append(
-            f"jax {version} {extra} left out: no arch list (no GPU code read, no "
-            "previous build to carry it from)"
-        )
+    kept = _kept_archs(found_archs, run, (version, extra), f"jax {version} {extra} left out: no arch list")
+    if kept is None:
         return None
-    archs, unconfirmed, archs_source = found_archs
-    if unconfirmed is None:
-        read.add((version, extra))
+    archs, unconfirmed, archs_source = kept
+    cuda, cuda_source = _jax_cuda(run.history, build, pinned.pins)
     return variant_model(
         extra,
         cuda=cuda,
         extra=extra,
         archs=archs,
-        pins=pins,
+        pins=pinned.pins,
         unconfirmed=unconfirmed,
-        source=f"pins: {pins_source}; {archs_source}; {cuda_source}; {stamp()}",
+        source=f"pins: {pinned.source}; {archs_source}; {cuda_source}; {stamp()}",
     )
 
 
-def _archs_carried_only(
-    history: History, version: Version, name: str
-) -> tuple[tuple[Arch, ...], str | None, str] | None:
+def _jax_pins(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -> _JaxPins | None:
+    """What ``build`` pins: its extra's NVIDIA wheels and, where the extra requires a
+    ``jax-cudaNN-plugin``, the plugin's (``with-cuda``); None: no plugin wheel it admits (noted)."""
+    options = run.reader.options
+    version, extra = build.version, build.extra
+    plugin_name = f"jax-cuda{build.major}-plugin"
+    plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
+    own_pins = nvidia_pins(requirements)
+    if not plugin:
+        return _JaxPins(own_pins, f"jax {version} METADATA Requires-Dist extra {extra}", ())
+    # the plugin may lag jax by a patch release: the newest one the extra admits
+    plugins = by_version(run.reader.wheels(options.index, plugin_name))
+    admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
+    if not admitted:
+        run.notes.append(
+            f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
+        )
+        return None
+    plugin_wheel = preferred(plugins[max(admitted)])
+    plugin_metadata = run.reader.metadata(plugin_wheel)
+    plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
+    pins_source = (
+        " and ".join(
+            ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else [])
+            + (
+                [f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
+                if plugin_pins
+                else []
+            )
+        )
+        or f"{plugin_wheel.file.filename} METADATA"
+    )
+    return _JaxPins(
+        tuple(dict.fromkeys((*own_pins, *plugin_pins))),
+        pins_source,
+        (plugin_wheel, *_pjrt_wheels(run.reader, build.major, plugin_metadata)),
+    )
+
+
+def _pjrt_wheels(reader: IndexReader, major: int, plugin_metadata: Metadata) -> list[Wheel]:
+    """The ``jax-cudaNN-pjrt`` wheel the plugin pins, where the index has it."""
+    found = []
+    pjrt_name = f"jax-cuda{major}-pjrt"
+    for requirement in requirements_of(plugin_metadata):
+        pjrt = _pinned(requirement.specifier)
+        if canonicalize_name(requirement.name) == pjrt_name and pjrt is not None:
+            pjrt_wheels = by_version(reader.wheels(reader.options.index, pjrt_name)).get(pjrt)
+            if pjrt_wheels:
+                found.append(preferred(pjrt_wheels))
+    return found
+
+
+def _jax_cuda(history: History, build: _JaxBuild, pins: tuple[str, ...]) -> tuple[Version, str]:
+    """The CUDA of ``build`` (no index states the one it used) and where it comes from: the
+    previous release's build, else the CUDA runtime ``pins`` ask for, else the extra's major."""
+    previous = history.variant_before(build.version, build.extra)
+    if previous is not None and previous[1].cuda is not None:
+        return (
+            previous[1].cuda,
+            f"cuda: carried over from {previous[0].version} (no index states the CUDA the build used)",
+        )
+    return cuda_of_pins(pins) or Version(
+        f"{build.major}.0"
+    ), "cuda: the CUDA runtime the pins ask for at least"
+
+
+def _archs_carried_only(history: History, version: Version, name: str) -> FoundArchs | None:
     carried = carried_archs(history, version, name, "the build has no plugin wheel to read")
     return None if carried is None else (carried[0], carried[1], carried[1])
 
