@@ -10,8 +10,18 @@ from collections.abc import Sequence
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from colabenv.curation.refresh.build_facts import (
+    FrameworkRun,
+    archs_carried_only,
+    archs_of,
+    kept_archs,
+    pinned_version,
+    public_or_none,
+    python_tags,
+    text_of,
+)
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     Derived,
@@ -21,7 +31,6 @@ from colabenv.curation.refresh.sources import (
     RefreshProblem,
     Wheel,
     by_version,
-    carried_archs,
     cuda_of_pins,
     cuda_of_tag,
     narrower_python,
@@ -37,92 +46,10 @@ from colabenv.curation.refresh.sources import (
 )
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
-from colabenv.models.frozen import model, record
+from colabenv.models.frozen import model
 
 JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
-_NO_ARCHS = "(no GPU code read, no previous build to carry it from)"
-
-FoundArchs = tuple[tuple[Arch, ...], str | None, str]
-"""An arch list, the reason it is unconfirmed (None: read from the wheels), and where it comes from."""
-
-
-@record
-class _Run:
-    """What a framework's derivation reads with and gathers beside its releases: the builds
-    whose arch list was read from their wheels (``read``) and what was left out (``notes``)."""
-
-    reader: IndexReader
-    history: History
-    read: set[tuple[Version, str]]
-    notes: list[str]
-
-
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")
-
-
-def _public_or_none(text: str | None) -> Version | None:
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
-
-
-def _pythons(wheels: Sequence[Wheel]) -> str:
-    minors = sorted({p for w in wheels for p in w.pythons}, key=lambda p: int(p.split(".")[1]))
-    return f"cp{minors[0].replace('.', '')} to cp{minors[-1].replace('.', '')}" if minors else "no cpXY tag"
-
-
-def _pinned(specifier: SpecifierSet) -> Version | None:
-    """The one version ``==X`` or ``<=X,>=X`` admits."""
-    exact = [s.version for s in specifier if s.operator in ("==", "===")]
-    if exact and "*" not in exact[0]:
-        return _public_or_none(exact[0])
-    lows = {s.version for s in specifier if s.operator == ">="}
-    highs = {s.version for s in specifier if s.operator == "<="}
-    if len(lows) == 1 and lows == highs:
-        return _public_or_none(lows.pop())
-    return None
-
-
-def _archs(
-    reader: IndexReader,
-    wheels: Sequence[Wheel],
-    history: History,
-    version: Version,
-    name: str,
-    members: Sequence[str] = (),
-) -> FoundArchs | None:
-    """(archs, the unconfirmed reason or None, where they come from); None when there is
-    neither a wheel with GPU code to read nor a previous build to carry them from."""
-    if reader.options.read_archs:
-        archs = reader.archs(wheels, members)
-        if archs:
-            names = " and ".join(w.file.filename for w in wheels)
-            return archs, None, f"archs: what every library with GPU code carries in {names}"
-        why = "no library with GPU code found in the wheel"
-    else:
-        why = "the wheels were not read (--archs carry)"
-    carried = carried_archs(history, version, name, why)
-    if carried is None:
-        return None
-    return carried[0], carried[1], carried[1]
-
-
-def _kept_archs(
-    found: FoundArchs | None, run: _Run, build: tuple[Version, str], left_out: str
-) -> FoundArchs | None:
-    """``found`` (see :func:`_archs`) for ``build``, which counts as read where its arch list was
-    read from its wheels; None, noted as ``left_out``, where there is no arch list."""
-    if found is None:
-        run.notes.append(f"{left_out} {_NO_ARCHS}")
-        return None
-    if found[1] is None:
-        run.read.add(build)
-    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,7 +69,7 @@ def _torch_companion(
         torch = [r for r in requirements_of(metadata) if canonicalize_name(r.name) == "torch"]
         if not torch:
             continue
-        pinned = _pinned(torch[0].specifier)
+        pinned = pinned_version(torch[0].specifier)
         if pinned is not None:
             if pinned == version:
                 return (
@@ -158,8 +85,8 @@ def _torch_companion(
             admitting.append((candidate, torch[0].specifier))
     for candidate, specifier in admitting:
         path = f"{project}/version.py"
-        built = _public_or_none(
-            python_strings(_text(reader.member(preferred(wheels[candidate]), path))).get("__version__")
+        built = public_or_none(
+            python_strings(text_of(reader.member(preferred(wheels[candidate]), path))).get("__version__")
         )
         if built is not None and built.local == tag:
             metadata = reader.metadata(preferred(wheels[candidate]))
@@ -195,7 +122,7 @@ def _python_said(metadata: Metadata) -> str:
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
     options = reader.options
-    run = _Run(reader, history, set(), [])
+    run = FrameworkRun(reader, history, set(), [])
     default_wheels = by_version(reader.wheels(options.index, "torch", required=True))
     versions = selected_versions(default_wheels, known, options.releases)
     on_index = _pytorch_index_builds(reader)
@@ -223,7 +150,10 @@ def _pytorch_index_builds(reader: IndexReader) -> dict[tuple[Version, str], list
 
 
 def _torch_release(
-    run: _Run, version: Version, wheels: Sequence[Wheel], on_index: dict[tuple[Version, str], list[Wheel]]
+    run: FrameworkRun,
+    version: Version,
+    wheels: Sequence[Wheel],
+    on_index: dict[tuple[Version, str], list[Wheel]],
 ) -> Release | None:
     """Torch ``version`` from its default build's ``wheels``, with the PyTorch index's builds of
     it (``on_index``) or the cpu build carried over; None: left out (noted)."""
@@ -248,7 +178,7 @@ def _torch_release(
         default.name,
         companions,
         Source(
-            f"{options.index_label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
+            f"{options.index_label} torch {version}: manylinux x86_64 wheels for {python_tags(wheels)}, "
             f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
             f"{'; '.join(said)}; variants: "
             f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
@@ -257,13 +187,13 @@ def _torch_release(
     )
 
 
-def _torch_default(run: _Run, version: Version, main: Wheel, metadata: Metadata) -> Variant | None:
+def _torch_default(run: FrameworkRun, version: Version, main: Wheel, metadata: Metadata) -> Variant | None:
     """The build of torch ``version`` on the default index (``main``, whose METADATA is
     ``metadata``): its CUDA from ``torch/version.py``, else its pins; None: left out (noted)."""
     pins = nvidia_pins(requirements_of(metadata))
-    info = python_strings(_text(run.reader.member(main, "torch/version.py")))
-    built = _public_or_none(info.get("__version__"))
-    cuda = _public_or_none(info.get("cuda")) or cuda_of_pins(pins)
+    info = python_strings(text_of(run.reader.member(main, "torch/version.py")))
+    built = public_or_none(info.get("__version__"))
+    cuda = public_or_none(info.get("cuda")) or cuda_of_pins(pins)
     if cuda is None:
         run.notes.append(
             f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
@@ -271,8 +201,8 @@ def _torch_default(run: _Run, version: Version, main: Wheel, metadata: Metadata)
         return None
     cuda = Version(f"{cuda.major}.{cuda.minor}")
     name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
-    found = _archs(run.reader, [main], run.history, version, name)
-    kept = _kept_archs(found, run, (version, name), f"torch {version} left out: no arch list for {name}")
+    found = archs_of(run.reader, [main], run.history, version, name)
+    kept = kept_archs(found, run, (version, name), f"torch {version} left out: no arch list for {name}")
     if kept is None:
         return None
     archs, unconfirmed, archs_source = kept
@@ -291,7 +221,7 @@ def _torch_default(run: _Run, version: Version, main: Wheel, metadata: Metadata)
 
 
 def _torch_companions(
-    run: _Run, version: Version, tag: str, release_python: SpecifierSet
+    run: FrameworkRun, version: Version, tag: str, release_python: SpecifierSet
 ) -> tuple[tuple[Companion, ...], list[str]]:
     """torchvision and torchaudio for torch ``version`` (build ``tag``), each without its own
     Python range where that is not narrower than the release's; and what was said of each."""
@@ -309,7 +239,7 @@ def _torch_companions(
 
 
 def _index_variants(
-    run: _Run,
+    run: FrameworkRun,
     version: Version,
     default: str,
     on_index: dict[tuple[Version, str], list[Wheel]],
@@ -336,8 +266,8 @@ def _index_variants(
             )
             continue
         cuda = cuda_of_tag(tag)
-        found = _archs(run.reader, [wheel], run.history, version, tag)
-        kept = _kept_archs(found, run, (version, tag), f"torch {version} {tag} left out: no arch list")
+        found = archs_of(run.reader, [wheel], run.history, version, tag)
+        kept = kept_archs(found, run, (version, tag), f"torch {version} {tag} left out: no arch list")
         if kept is None:
             continue
         archs, unconfirmed, archs_source = kept
@@ -387,7 +317,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     options = reader.options
     notes: list[str] = []
     read: set[tuple[Version, str]] = set()
-    run = _Run(reader, history, read, notes)
+    run = FrameworkRun(reader, history, read, notes)
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
     offered: set[tuple[Version, str]] = set()
     releases = []
@@ -398,7 +328,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         for extra in ("cuda12", "cuda", "cuda13", None):
             for requirement in requirements_of(metadata, extra):
                 if canonicalize_name(requirement.name) == JAXLIB and jaxlib is None:
-                    jaxlib = _pinned(requirement.specifier)
+                    jaxlib = pinned_version(requirement.specifier)
         if jaxlib is None:
             notes.append(f"jax {version} left out: no extra pins one {JAXLIB}")
             continue
@@ -447,7 +377,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
                 f"{options.index_label} jax {version} METADATA (Requires-Python "
                 f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
                 f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
-                f"{_pythons(jaxlib_wheels)}; {stamp()}"
+                f"{python_tags(jaxlib_wheels)}; {stamp()}"
             ),
         )
         history.add(release)
@@ -474,7 +404,7 @@ class _JaxPins:
     wheels: tuple[Wheel, ...]
 
 
-def _jax_variant(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -> Variant | None:
+def _jax_variant(run: FrameworkRun, build: _JaxBuild, requirements: list[Requirement]) -> Variant | None:
     """The variant of ``build``, whose extra requires ``requirements``; None: left out (noted)."""
     version, extra = build.version, build.extra
     pinned = _jax_pins(run, build, requirements)
@@ -484,11 +414,11 @@ def _jax_variant(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -
         run.notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
         return None
     found_archs = (
-        _archs(run.reader, pinned.wheels, run.history, version, extra)
+        archs_of(run.reader, pinned.wheels, run.history, version, extra)
         if pinned.wheels
-        else _archs_carried_only(run.history, version, extra)
+        else archs_carried_only(run.history, version, extra)
     )
-    kept = _kept_archs(found_archs, run, (version, extra), f"jax {version} {extra} left out: no arch list")
+    kept = kept_archs(found_archs, run, (version, extra), f"jax {version} {extra} left out: no arch list")
     if kept is None:
         return None
     archs, unconfirmed, archs_source = kept
@@ -504,7 +434,7 @@ def _jax_variant(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -
     )
 
 
-def _jax_pins(run: _Run, build: _JaxBuild, requirements: list[Requirement]) -> _JaxPins | None:
+def _jax_pins(run: FrameworkRun, build: _JaxBuild, requirements: list[Requirement]) -> _JaxPins | None:
     """What ``build`` pins: its extra's NVIDIA wheels and, where the extra requires a
     ``jax-cudaNN-plugin``, the plugin's (``with-cuda``); None: no plugin wheel it admits (noted)."""
     options = run.reader.options
@@ -548,7 +478,7 @@ def _pjrt_wheels(reader: IndexReader, major: int, plugin_metadata: Metadata) -> 
     found = []
     pjrt_name = f"jax-cuda{major}-pjrt"
     for requirement in requirements_of(plugin_metadata):
-        pjrt = _pinned(requirement.specifier)
+        pjrt = pinned_version(requirement.specifier)
         if canonicalize_name(requirement.name) == pjrt_name and pjrt is not None:
             pjrt_wheels = by_version(reader.wheels(reader.options.index, pjrt_name)).get(pjrt)
             if pjrt_wheels:
@@ -568,11 +498,6 @@ def _jax_cuda(history: History, build: _JaxBuild, pins: tuple[str, ...]) -> tupl
     return cuda_of_pins(pins) or Version(
         f"{build.major}.0"
     ), "cuda: the CUDA runtime the pins ask for at least"
-
-
-def _archs_carried_only(history: History, version: Version, name: str) -> FoundArchs | None:
-    carried = carried_archs(history, version, name, "the build has no plugin wheel to read")
-    return None if carried is None else (carried[0], carried[1], carried[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,11 +529,11 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
     for version in selected_versions(wheels, known, options.releases):
         main = preferred(wheels[version])
         metadata = reader.metadata(main)
-        info = build_info(_text(reader.member(main, "tensorflow/python/platform/build_info.py")))
+        info = build_info(text_of(reader.member(main, "tensorflow/python/platform/build_info.py")))
         extra = "and-cuda" if "and-cuda" in metadata.extras else None
         name = extra or "cuda"
         pins = nvidia_pins(requirements_of(metadata, extra)) if extra else ()
-        cuda = _public_or_none(str(info.get("cuda_version") or ""))
+        cuda = public_or_none(str(info.get("cuda_version") or ""))
         cuda_source = "cuda: build_info.py cuda_version"
         if cuda is not None:
             cuda_read.add((version, name))
@@ -622,7 +547,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
         capabilities = info.get("cuda_compute_capabilities")
         found = None
         if options.read_archs:
-            found = _archs(reader, [main], history, version, name, ("libtensorflow*",))
+            found = archs_of(reader, [main], history, version, name, ("libtensorflow*",))
         elif isinstance(capabilities, list) and capabilities:
             try:
                 listed = tuple(sorted(Arch.parse(str(c)) for c in capabilities))
@@ -631,7 +556,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             if listed:
                 found = (listed, None, "archs: build_info.py cuda_compute_capabilities")
         if found is None:
-            found = _archs_carried_only(history, version, name)
+            found = archs_carried_only(history, version, name)
         if found is None:
             notes.append(f"tensorflow {version} left out: no arch list")
             continue
@@ -663,7 +588,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             (),
             Source(
                 f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
-                f"{_pythons(wheels[version])}, METADATA Requires-Python "
+                f"{python_tags(wheels[version])}, METADATA Requires-Python "
                 f"{metadata.requires_python or 'not stated'}; {stamp()}"
             ),
         )
