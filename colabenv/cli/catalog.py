@@ -77,8 +77,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
-    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES, PYTORCH_INDEX
+    """``catalog refresh``'s arguments, in the order its help lists them."""
+    _refresh_file_arguments(refresh)
+    _refresh_index_arguments(refresh)
+    _refresh_reading_arguments(refresh)
 
+
+def _refresh_file_arguments(refresh: argparse.ArgumentParser) -> None:
+    """What is refreshed, where it starts from and where it goes."""
     refresh.add_argument(
         "framework",
         choices=(*FRAMEWORK_NAMES, RUNTIMES, PACKAGES),
@@ -104,6 +110,12 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
         help="the folder whose FRAMEWORK.toml is refreshed (default: -o DIR when "
         "it has one, else the shipped catalog)",
     )
+
+
+def _refresh_index_arguments(refresh: argparse.ArgumentParser) -> None:
+    """Where the wheels are read: the indexes, the find-links pages and their mirrors."""
+    from colabenv.curation.refresh.sources import PYTORCH_INDEX
+
     refresh.add_argument("--index", metavar="URL", help="the default index (default: pip's)")
     refresh.add_argument(
         "--pytorch-index",
@@ -136,6 +148,13 @@ def _refresh_arguments(refresh: argparse.ArgumentParser) -> None:
         help="packages: read each index https://HOST/PATH the file's builds name (other than "
         "the default and the PyTorch index) from URL/HOST/PATH instead; the file still names it",
     )
+
+
+def _refresh_reading_arguments(refresh: argparse.ArgumentParser) -> None:
+    """What is read and within what bounds: the releases, the arch lists, the limits on each
+    request, the CUDA release notes, progress."""
+    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES
+
     refresh.add_argument(
         "--releases",
         metavar="SPEC",

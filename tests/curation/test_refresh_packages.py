@@ -349,10 +349,10 @@ def test_an_unreadable_find_links_page_is_a_note_and_the_rest_goes_on(
 def test_a_find_links_build_is_read_from_the_page_name_else_its_local_tag(
     page: str, tag: str, torch: str, cuda: str | None
 ) -> None:
-    from colabenv.curation.refresh.packages import _page_cuda, _page_torch
+    from colabenv.curation.refresh.find_links import page_cuda, page_torch
 
-    assert _page_torch(page, tag, None)[0] == SpecifierSet(torch)
-    found = _page_cuda(page, tag)[0]
+    assert page_torch(page, tag, None)[0] == SpecifierSet(torch)
+    found = page_cuda(page, tag)[0]
     assert (str(found) if found is not None else None) == cuda
 
 

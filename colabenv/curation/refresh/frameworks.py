@@ -10,8 +10,18 @@ from collections.abc import Sequence
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from colabenv.curation.refresh.build_facts import (
+    FrameworkRun,
+    archs_carried_only,
+    archs_of,
+    kept_archs,
+    pinned_version,
+    public_or_none,
+    python_tags,
+    text_of,
+)
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     Derived,
@@ -21,7 +31,6 @@ from colabenv.curation.refresh.sources import (
     RefreshProblem,
     Wheel,
     by_version,
-    carried_archs,
     cuda_of_pins,
     cuda_of_tag,
     narrower_python,
@@ -37,63 +46,10 @@ from colabenv.curation.refresh.sources import (
 )
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
+from colabenv.models.frozen import model
 
 JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
-
-
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")
-
-
-def _public_or_none(text: str | None) -> Version | None:
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
-
-
-def _pythons(wheels: Sequence[Wheel]) -> str:
-    minors = sorted({p for w in wheels for p in w.pythons}, key=lambda p: int(p.split(".")[1]))
-    return f"cp{minors[0].replace('.', '')} to cp{minors[-1].replace('.', '')}" if minors else "no cpXY tag"
-
-
-def _pinned(specifier: SpecifierSet) -> Version | None:
-    """The one version ``==X`` or ``<=X,>=X`` admits."""
-    exact = [s.version for s in specifier if s.operator in ("==", "===")]
-    if exact and "*" not in exact[0]:
-        return _public_or_none(exact[0])
-    lows = {s.version for s in specifier if s.operator == ">="}
-    highs = {s.version for s in specifier if s.operator == "<="}
-    if len(lows) == 1 and lows == highs:
-        return _public_or_none(lows.pop())
-    return None
-
-
-def _archs(
-    reader: IndexReader,
-    wheels: Sequence[Wheel],
-    history: History,
-    version: Version,
-    name: str,
-    members: Sequence[str] = (),
-) -> tuple[tuple[Arch, ...], str | None, str] | None:
-    """(archs, the unconfirmed reason or None, where they come from); None when there is
-    neither a wheel with GPU code to read nor a previous build to carry them from."""
-    if reader.options.read_archs:
-        archs = reader.archs(wheels, members)
-        if archs:
-            names = " and ".join(w.file.filename for w in wheels)
-            return archs, None, f"archs: what every library with GPU code carries in {names}"
-        why = "no library with GPU code found in the wheel"
-    else:
-        why = "the wheels were not read (--archs carry)"
-    carried = carried_archs(history, version, name, why)
-    if carried is None:
-        return None
-    return carried[0], carried[1], carried[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,7 +69,7 @@ def _torch_companion(
         torch = [r for r in requirements_of(metadata) if canonicalize_name(r.name) == "torch"]
         if not torch:
             continue
-        pinned = _pinned(torch[0].specifier)
+        pinned = pinned_version(torch[0].specifier)
         if pinned is not None:
             if pinned == version:
                 return (
@@ -129,8 +85,8 @@ def _torch_companion(
             admitting.append((candidate, torch[0].specifier))
     for candidate, specifier in admitting:
         path = f"{project}/version.py"
-        built = _public_or_none(
-            python_strings(_text(reader.member(preferred(wheels[candidate]), path))).get("__version__")
+        built = public_or_none(
+            python_strings(text_of(reader.member(preferred(wheels[candidate]), path))).get("__version__")
         )
         if built is not None and built.local == tag:
             metadata = reader.metadata(preferred(wheels[candidate]))
@@ -166,102 +122,128 @@ def _python_said(metadata: Metadata) -> str:
 
 def torch_releases(reader: IndexReader, history: History, known: Sequence[Release]) -> Derived:
     options = reader.options
-    label = options.index_label
-    notes: list[str] = []
-    read: set[tuple[Version, str]] = set()
+    run = FrameworkRun(reader, history, set(), [])
     default_wheels = by_version(reader.wheels(options.index, "torch", required=True))
     versions = selected_versions(default_wheels, known, options.releases)
+    on_index = _pytorch_index_builds(reader)
+    releases = []
+    for version in versions:
+        release = _torch_release(run, version, default_wheels[version], on_index)
+        if release is not None:
+            history.add(release)
+            releases.append(release)
+    cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
+    offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
+    return Derived(tuple(releases), tuple(run.notes), frozenset(run.read), cuda_read, frozenset(offered))
+
+
+def _pytorch_index_builds(reader: IndexReader) -> dict[tuple[Version, str], list[Wheel]]:
+    """The ``+cuXYZ`` and ``+cpu`` torch wheels on the PyTorch index, by public version and
+    local tag (none without ``--pytorch-index``)."""
     on_index: dict[tuple[Version, str], list[Wheel]] = {}
-    if options.pytorch_index is not None:
-        for wheel in reader.wheels(options.pytorch_index, "torch", required=True):
+    if reader.options.pytorch_index is not None:
+        for wheel in reader.wheels(reader.options.pytorch_index, "torch", required=True):
             local = wheel.version.local
             if local is not None and (local == "cpu" or cuda_of_tag(local) is not None):
                 on_index.setdefault((Version(wheel.version.public), local), []).append(wheel)
-    releases = []
-    for version in versions:
-        wheels = default_wheels[version]
-        main = preferred(wheels)
-        metadata = reader.metadata(main)
-        pins = nvidia_pins(requirements_of(metadata))
-        info = python_strings(_text(reader.member(main, "torch/version.py")))
-        built = _public_or_none(info.get("__version__"))
-        cuda = _public_or_none(info.get("cuda")) or cuda_of_pins(pins)
-        if cuda is None:
-            notes.append(
-                f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
-            )
-            continue
-        cuda = Version(f"{cuda.major}.{cuda.minor}")
-        name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
-        variants: dict[str, Variant] = {}
-        found = _archs(reader, [main], history, version, name)
-        if found is None:
-            notes.append(
-                f"torch {version} left out: no arch list for {name} (no GPU code read, "
-                "no previous build to carry it from)"
-            )
-            continue
-        archs, unconfirmed, archs_source = found
-        if unconfirmed is None:
-            read.add((version, name))
-        variants[name] = variant_model(
-            name,
-            cuda=cuda,
-            index_url=f"{PYTORCH_INDEX}/{name}",
-            local_tag=name,
-            archs=archs,
-            pins=pins,
-            unconfirmed=unconfirmed,
-            source=f"{label} default build: {main.file.filename} METADATA Requires-Dist (markers "
-            f"dropped) and torch/version.py ({built or 'no __version__'}, CUDA {cuda}); "
-            f"{archs_source}; {stamp()}",
+    return on_index
+
+
+def _torch_release(
+    run: FrameworkRun,
+    version: Version,
+    wheels: Sequence[Wheel],
+    on_index: dict[tuple[Version, str], list[Wheel]],
+) -> Release | None:
+    """Torch ``version`` from its default build's ``wheels``, with the PyTorch index's builds of
+    it (``on_index``) or the cpu build carried over; None: left out (noted)."""
+    options = run.reader.options
+    main = preferred(wheels)
+    metadata = run.reader.metadata(main)
+    default = _torch_default(run, version, main, metadata)
+    if default is None:
+        return None
+    variants: dict[str, Variant] = {default.name: default}
+    if options.pytorch_index is not None:
+        _index_variants(run, version, default.name, on_index, variants)
+    else:
+        _carried_cpu(run.history, version, variants, run.notes)
+    release_python = python_range(wheels, metadata.requires_python)
+    companions, said = _torch_companions(run, version, default.name, release_python)
+    return Release(
+        Framework.TORCH,
+        version,
+        release_python,
+        tuple(variants.values()),
+        default.name,
+        companions,
+        Source(
+            f"{options.index_label} torch {version}: manylinux x86_64 wheels for {python_tags(wheels)}, "
+            f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
+            f"{'; '.join(said)}; variants: "
+            f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
+            f"; {stamp()}"
+        ),
+    )
+
+
+def _torch_default(run: FrameworkRun, version: Version, main: Wheel, metadata: Metadata) -> Variant | None:
+    """The build of torch ``version`` on the default index (``main``, whose METADATA is
+    ``metadata``): its CUDA from ``torch/version.py``, else its pins; None: left out (noted)."""
+    pins = nvidia_pins(requirements_of(metadata))
+    info = python_strings(text_of(run.reader.member(main, "torch/version.py")))
+    built = public_or_none(info.get("__version__"))
+    cuda = public_or_none(info.get("cuda")) or cuda_of_pins(pins)
+    if cuda is None:
+        run.notes.append(
+            f"torch {version} left out: its default wheel names no CUDA (torch/version.py, pins)"
         )
-        if options.pytorch_index is not None:
-            _index_variants(reader, history, version, name, on_index, variants, read, notes)
+        return None
+    cuda = Version(f"{cuda.major}.{cuda.minor}")
+    name = built.local if built is not None and built.local else f"cu{cuda.major}{cuda.minor}"
+    found = archs_of(run.reader, [main], run.history, version, name)
+    kept = kept_archs(found, run, (version, name), f"torch {version} left out: no arch list for {name}")
+    if kept is None:
+        return None
+    archs, unconfirmed, archs_source = kept
+    return variant_model(
+        name,
+        cuda=cuda,
+        index_url=f"{PYTORCH_INDEX}/{name}",
+        local_tag=name,
+        archs=archs,
+        pins=pins,
+        unconfirmed=unconfirmed,
+        source=f"{run.reader.options.index_label} default build: {main.file.filename} METADATA "
+        f"Requires-Dist (markers dropped) and torch/version.py ({built or 'no __version__'}, CUDA "
+        f"{cuda}); {archs_source}; {stamp()}",
+    )
+
+
+def _torch_companions(
+    run: FrameworkRun, version: Version, tag: str, release_python: SpecifierSet
+) -> tuple[tuple[Companion, ...], list[str]]:
+    """torchvision and torchaudio for torch ``version`` (build ``tag``), each without its own
+    Python range where that is not narrower than the release's; and what was said of each."""
+    companions, said = [], []
+    for project in FACTS[Framework.TORCH].companions:
+        companion, why = _torch_companion(run.reader, project, version, tag, run.history)
+        said.append(why)
+        if companion is None:
+            run.notes.append(f"torch {version}: {why}")
+        elif companion.python is not None and not narrower_python(companion.python, release_python):
+            companions.append(Companion(companion.name, companion.version, companion.follows_variant))
         else:
-            _carried_cpu(history, version, variants, notes)
-        companions, said = [], []
-        release_python = python_range(wheels, metadata.requires_python)
-        for project in FACTS[Framework.TORCH].companions:
-            companion, why = _torch_companion(reader, project, version, name, history)
-            said.append(why)
-            if companion is None:
-                notes.append(f"torch {version}: {why}")
-            elif companion.python is not None and not narrower_python(companion.python, release_python):
-                companions.append(Companion(companion.name, companion.version, companion.follows_variant))
-            else:
-                companions.append(companion)
-        release = Release(
-            Framework.TORCH,
-            version,
-            release_python,
-            tuple(variants.values()),
-            name,
-            tuple(companions),
-            Source(
-                f"{label} torch {version}: manylinux x86_64 wheels for {_pythons(wheels)}, "
-                f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
-                f"{'; '.join(said)}; variants: "
-                f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
-                f"; {stamp()}"
-            ),
-        )
-        history.add(release)
-        releases.append(release)
-    cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
-    offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
-    return Derived(tuple(releases), tuple(notes), frozenset(read), cuda_read, frozenset(offered))
+            companions.append(companion)
+    return tuple(companions), said
 
 
 def _index_variants(
-    reader: IndexReader,
-    history: History,
+    run: FrameworkRun,
     version: Version,
     default: str,
     on_index: dict[tuple[Version, str], list[Wheel]],
     variants: dict[str, Variant],
-    read: set[tuple[Version, str]],
-    notes: list[str],
 ) -> None:
     """The ``+cuXYZ`` and ``+cpu`` builds of ``version`` on the PyTorch index."""
     tags = sorted(
@@ -269,7 +251,7 @@ def _index_variants(
         key=lambda tag: (tag == "cpu", cuda_of_tag(tag) or Version("0")),
     )
     if not tags:
-        notes.append(f"torch {version}: no build on the PyTorch index")
+        run.notes.append(f"torch {version}: no build on the PyTorch index")
     for tag in tags:
         if tag == default:
             continue
@@ -284,17 +266,12 @@ def _index_variants(
             )
             continue
         cuda = cuda_of_tag(tag)
-        found = _archs(reader, [wheel], history, version, tag)
-        if found is None:
-            notes.append(
-                f"torch {version} {tag} left out: no arch list (no GPU code read, no "
-                "previous build to carry it from)"
-            )
+        found = archs_of(run.reader, [wheel], run.history, version, tag)
+        kept = kept_archs(found, run, (version, tag), f"torch {version} {tag} left out: no arch list")
+        if kept is None:
             continue
-        archs, unconfirmed, archs_source = found
-        if unconfirmed is None:
-            read.add((version, tag))
-        metadata = reader.metadata(wheel)
+        archs, unconfirmed, archs_source = kept
+        metadata = run.reader.metadata(wheel)
         variants[tag] = variant_model(
             tag,
             cuda=cuda,
@@ -340,6 +317,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     options = reader.options
     notes: list[str] = []
     read: set[tuple[Version, str]] = set()
+    run = FrameworkRun(reader, history, read, notes)
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
     offered: set[tuple[Version, str]] = set()
     releases = []
@@ -350,7 +328,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         for extra in ("cuda12", "cuda", "cuda13", None):
             for requirement in requirements_of(metadata, extra):
                 if canonicalize_name(requirement.name) == JAXLIB and jaxlib is None:
-                    jaxlib = _pinned(requirement.specifier)
+                    jaxlib = pinned_version(requirement.specifier)
         if jaxlib is None:
             notes.append(f"jax {version} left out: no extra pins one {JAXLIB}")
             continue
@@ -371,14 +349,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
                 continue
             offered.add((version, extra))
             variant = _jax_variant(
-                reader,
-                history,
-                version,
-                extra,
-                int(match.group(1)),
-                requirements_of(metadata, extra),
-                read,
-                notes,
+                run, _JaxBuild(version, extra, int(match.group(1))), requirements_of(metadata, extra)
             )
             if variant is not None:
                 variants[extra] = variant
@@ -406,7 +377,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
                 f"{options.index_label} jax {version} METADATA (Requires-Python "
                 f"{metadata.requires_python or 'not stated'}; its cuda extras pin {JAXLIB} "
                 f"{jaxlib}); {JAXLIB} {jaxlib} manylinux x86_64 wheels for "
-                f"{_pythons(jaxlib_wheels)}; {stamp()}"
+                f"{python_tags(jaxlib_wheels)}; {stamp()}"
             ),
         )
         history.add(release)
@@ -414,98 +385,119 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
 
 
-def _jax_variant(
-    reader: IndexReader,
-    history: History,
-    version: Version,
-    extra: str,
-    major: int,
-    requirements: list[Requirement],
-    read: set[tuple[Version, str]],
-    notes: list[str],
-) -> Variant | None:
-    options = reader.options
-    plugin_name = f"jax-cuda{major}-plugin"
-    plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
-    own_pins = nvidia_pins(requirements)
-    archs_wheels: list[Wheel] = []
-    if plugin:
-        # the plugin may lag jax by a patch release: the newest one the extra admits
-        plugins = by_version(reader.wheels(options.index, plugin_name))
-        admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
-        if not admitted:
-            notes.append(
-                f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
-            )
-            return None
-        plugin_wheel = preferred(plugins[max(admitted)])
-        plugin_metadata = reader.metadata(plugin_wheel)
-        plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
-        pins = tuple(dict.fromkeys((*own_pins, *plugin_pins)))
-        pins_source = (
-            " and ".join(
-                ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else [])
-                + (
-                    [f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
-                    if plugin_pins
-                    else []
-                )
-            )
-            or f"{plugin_wheel.file.filename} METADATA"
-        )
-        archs_wheels.append(plugin_wheel)
-        pjrt_name = f"jax-cuda{major}-pjrt"
-        for requirement in requirements_of(plugin_metadata):
-            pjrt = _pinned(requirement.specifier)
-            if canonicalize_name(requirement.name) == pjrt_name and pjrt is not None:
-                pjrt_wheels = by_version(reader.wheels(options.index, pjrt_name)).get(pjrt)
-                if pjrt_wheels:
-                    archs_wheels.append(preferred(pjrt_wheels))
-    else:
-        pins = own_pins
-        pins_source = f"jax {version} METADATA Requires-Dist extra {extra}"
-    if not pins:
-        notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
+@model
+class _JaxBuild:
+    """The ``cudaNN`` extra ``extra`` of jax ``version``, for CUDA ``major``."""
+
+    version: Version
+    extra: str
+    major: int
+
+
+@model
+class _JaxPins:
+    """The NVIDIA wheels a jax build pins, where they are stated, and the wheels of its GPU code
+    (the plugin's and its PJRT's; none without a plugin)."""
+
+    pins: tuple[str, ...]
+    source: str
+    wheels: tuple[Wheel, ...]
+
+
+def _jax_variant(run: FrameworkRun, build: _JaxBuild, requirements: list[Requirement]) -> Variant | None:
+    """The variant of ``build``, whose extra requires ``requirements``; None: left out (noted)."""
+    version, extra = build.version, build.extra
+    pinned = _jax_pins(run, build, requirements)
+    if pinned is None:
         return None
-    previous = history.variant_before(version, extra)
-    if previous is not None and previous[1].cuda is not None:
-        cuda = previous[1].cuda
-        cuda_source = (
-            f"cuda: carried over from {previous[0].version} (no index states the CUDA the build used)"
-        )
-    else:
-        cuda = cuda_of_pins(pins) or Version(f"{major}.0")
-        cuda_source = "cuda: the CUDA runtime the pins ask for at least"
+    if not pinned.pins:
+        run.notes.append(f"jax {version} {extra} left out: it pins no NVIDIA wheel")
+        return None
     found_archs = (
-        _archs(reader, archs_wheels, history, version, extra)
-        if archs_wheels
-        else _archs_carried_only(history, version, extra)
+        archs_of(run.reader, pinned.wheels, run.history, version, extra)
+        if pinned.wheels
+        else archs_carried_only(run.history, version, extra)
     )
-    if found_archs is None:
-        notes.append(
-            f"jax {version} {extra} left out: no arch list (no GPU code read, no "
-            "previous build to carry it from)"
-        )
+    kept = kept_archs(found_archs, run, (version, extra), f"jax {version} {extra} left out: no arch list")
+    if kept is None:
         return None
-    archs, unconfirmed, archs_source = found_archs
-    if unconfirmed is None:
-        read.add((version, extra))
+    archs, unconfirmed, archs_source = kept
+    cuda, cuda_source = _jax_cuda(run.history, build, pinned.pins)
     return variant_model(
         extra,
         cuda=cuda,
         extra=extra,
         archs=archs,
-        pins=pins,
+        pins=pinned.pins,
         unconfirmed=unconfirmed,
-        source=f"pins: {pins_source}; {archs_source}; {cuda_source}; {stamp()}",
+        source=f"pins: {pinned.source}; {archs_source}; {cuda_source}; {stamp()}",
     )
 
 
-def _archs_carried_only(
-    history: History, version: Version, name: str
-) -> tuple[tuple[Arch, ...], str | None, str] | None:
-    carried = carried_archs(history, version, name, "the build has no plugin wheel to read")
-    return None if carried is None else (carried[0], carried[1], carried[1])
+def _jax_pins(run: FrameworkRun, build: _JaxBuild, requirements: list[Requirement]) -> _JaxPins | None:
+    """What ``build`` pins: its extra's NVIDIA wheels and, where the extra requires a
+    ``jax-cudaNN-plugin``, the plugin's (``with-cuda``); None: no plugin wheel it admits (noted)."""
+    options = run.reader.options
+    version, extra = build.version, build.extra
+    plugin_name = f"jax-cuda{build.major}-plugin"
+    plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
+    own_pins = nvidia_pins(requirements)
+    if not plugin:
+        return _JaxPins(own_pins, f"jax {version} METADATA Requires-Dist extra {extra}", ())
+    # the plugin may lag jax by a patch release: the newest one the extra admits
+    plugins = by_version(run.reader.wheels(options.index, plugin_name))
+    admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
+    if not admitted:
+        run.notes.append(
+            f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
+        )
+        return None
+    plugin_wheel = preferred(plugins[max(admitted)])
+    plugin_metadata = run.reader.metadata(plugin_wheel)
+    plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
+    pins_source = (
+        " and ".join(
+            ([f"jax {version} METADATA Requires-Dist extra {extra}"] if own_pins else [])
+            + (
+                [f"{plugin_wheel.file.filename} METADATA Requires-Dist extra with-cuda"]
+                if plugin_pins
+                else []
+            )
+        )
+        or f"{plugin_wheel.file.filename} METADATA"
+    )
+    return _JaxPins(
+        tuple(dict.fromkeys((*own_pins, *plugin_pins))),
+        pins_source,
+        (plugin_wheel, *_pjrt_wheels(run.reader, build.major, plugin_metadata)),
+    )
+
+
+def _pjrt_wheels(reader: IndexReader, major: int, plugin_metadata: Metadata) -> list[Wheel]:
+    """The ``jax-cudaNN-pjrt`` wheel the plugin pins, where the index has it."""
+    found = []
+    pjrt_name = f"jax-cuda{major}-pjrt"
+    for requirement in requirements_of(plugin_metadata):
+        pjrt = pinned_version(requirement.specifier)
+        if canonicalize_name(requirement.name) == pjrt_name and pjrt is not None:
+            pjrt_wheels = by_version(reader.wheels(reader.options.index, pjrt_name)).get(pjrt)
+            if pjrt_wheels:
+                found.append(preferred(pjrt_wheels))
+    return found
+
+
+def _jax_cuda(history: History, build: _JaxBuild, pins: tuple[str, ...]) -> tuple[Version, str]:
+    """The CUDA of ``build`` (no index states the one it used) and where it comes from: the
+    previous release's build, else the CUDA runtime ``pins`` ask for, else the extra's major."""
+    previous = history.variant_before(build.version, build.extra)
+    if previous is not None and previous[1].cuda is not None:
+        return (
+            previous[1].cuda,
+            f"cuda: carried over from {previous[0].version} (no index states the CUDA the build used)",
+        )
+    return cuda_of_pins(pins) or Version(
+        f"{build.major}.0"
+    ), "cuda: the CUDA runtime the pins ask for at least"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,11 +529,11 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
     for version in selected_versions(wheels, known, options.releases):
         main = preferred(wheels[version])
         metadata = reader.metadata(main)
-        info = build_info(_text(reader.member(main, "tensorflow/python/platform/build_info.py")))
+        info = build_info(text_of(reader.member(main, "tensorflow/python/platform/build_info.py")))
         extra = "and-cuda" if "and-cuda" in metadata.extras else None
         name = extra or "cuda"
         pins = nvidia_pins(requirements_of(metadata, extra)) if extra else ()
-        cuda = _public_or_none(str(info.get("cuda_version") or ""))
+        cuda = public_or_none(str(info.get("cuda_version") or ""))
         cuda_source = "cuda: build_info.py cuda_version"
         if cuda is not None:
             cuda_read.add((version, name))
@@ -555,7 +547,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
         capabilities = info.get("cuda_compute_capabilities")
         found = None
         if options.read_archs:
-            found = _archs(reader, [main], history, version, name, ("libtensorflow*",))
+            found = archs_of(reader, [main], history, version, name, ("libtensorflow*",))
         elif isinstance(capabilities, list) and capabilities:
             try:
                 listed = tuple(sorted(Arch.parse(str(c)) for c in capabilities))
@@ -564,7 +556,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             if listed:
                 found = (listed, None, "archs: build_info.py cuda_compute_capabilities")
         if found is None:
-            found = _archs_carried_only(history, version, name)
+            found = archs_carried_only(history, version, name)
         if found is None:
             notes.append(f"tensorflow {version} left out: no arch list")
             continue
@@ -596,7 +588,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             (),
             Source(
                 f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
-                f"{_pythons(wheels[version])}, METADATA Requires-Python "
+                f"{python_tags(wheels[version])}, METADATA Requires-Python "
                 f"{metadata.requires_python or 'not stated'}; {stamp()}"
             ),
         )

@@ -35,6 +35,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from colabenv.curation.refresh.find_links import (
+    by_local_tag,
+    find_links_pages,
+    guessed_pages,
+    page_cuda,
+    page_torch,
+)
 from colabenv.curation.refresh.sources import (
     PYTHONS,
     PYTORCH_INDEX,
@@ -56,21 +63,15 @@ from colabenv.curation.refresh.writer import coverage_difference, pins_differ
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS, package_of
-from colabenv.models.frozen import model
+from colabenv.models.frozen import model, record
 
 if TYPE_CHECKING:
     from colabenv.curation.archs import LibraryArchs
 
-_PAGE_NAME = re.compile(r"torch-(\d+\.\d+\.\d+)\+(cu\d{3}|cpu)\.html$")
-"""A data.pyg.org find-links page: the torch release and CUDA build its wheels are built for."""
-_TAG_CUDA = re.compile(r"cu(\d{2})(\d)(?!\d)")
-"""``pt28cu126`` -> CUDA 12.6 (a ``cuNNN`` inside a local tag)."""
 _LIBRARY_CUDA = re.compile(r"cuda(\d{2})(\d)(?!\d)")
 """``libbitsandbytes_cuda128.so`` -> CUDA 12.8 (a library of a wheel that carries one per CUDA)."""
 _CUDA_SOURCE = re.compile(r"cuda: ([^;]+)")
 """Where a derived build's CUDA came from, as its source says (``the local tag +cu128``)."""
-_TAG_TORCH = re.compile(r"^pt(\d)(\d{1,2})cu|torch(\d+)\.(\d+)")
-"""``pt28cu126``, ``pt211cu128`` (torch 2.8, 2.11) and ``cu12torch2.8cxx11abiTRUE``."""
 
 
 @model
@@ -172,88 +173,47 @@ def _other_indexes(package: CudaPackage, distribution: str) -> tuple[str, ...]:
 
 
 def _build(
-    reader: IndexReader,
-    package: CudaPackage,
-    version: Version,
-    distribution: str,
-    major: int | None,
-    wheels: Sequence[Wheel],
-    notes: list[str],
-    index_url: str | None = None,
-    find_links: str | None = None,
+    reader: IndexReader, package: CudaPackage, version: Version, found: _Found, notes: list[str]
 ) -> list[PackageBuild]:
-    """The build ``wheels`` are (one release of ``distribution`` in one place), or one build
-    per library where the wheel carries one library per CUDA; empty: left out (in ``notes``)."""
-    wheel = preferred(wheels)
+    """The build ``found`` is (one release of its distribution in one place), or one build per
+    library where the wheel carries one library per CUDA; empty: left out (in ``notes``)."""
+    wheel = preferred(found.wheels)
     tag = wheel.version.local
     metadata = reader.metadata(wheel)
     pins = nvidia_pins(requirements_of(metadata))
-    native = _native_wheel(reader, wheel, distribution, metadata, notes)
+    native = _native_wheel(reader, wheel, found.distribution, metadata, notes)
     if native is not None:
         pins = tuple(dict.fromkeys((*pins, *nvidia_pins(requirements_of(reader.metadata(native))))))
-    previous = _previous_build(package, version, distribution, tag, index_url)
-    cuda = cuda_of_tag(tag) if tag else None
-    cuda_source = f"cuda: the local tag +{tag}"
-    if cuda is None and find_links is not None:
-        cuda, cuda_source = _page_cuda(find_links, tag)
-    built = _built_with(reader.libraries(wheel)) if reader.options.read_archs else None
-    line = previous is not None and len(previous.cuda.release) == 1  # one wheel per CUDA major
-    if cuda is None and built is not None and not line:
-        cuda = Version(".".join(built.split(".")[:2]))
-        cuda_source = f"cuda: the nvcc its GPU code names ({built})"
-    if cuda is None and previous is not None:
-        cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
-    if cuda is None and major is not None:
-        cuda, cuda_source = Version(str(major)), f"cuda: the distribution's major ({distribution})"
-    if cuda is None:
-        cuda = cuda_of_pins(pins)
-        cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
-    if cuda is None:
+    previous = _previous_build(package, version, found.distribution, tag, found.index_url)
+    stated = _build_cuda(reader, found, previous, pins)
+    if stated is None:
         notes.append(f"{package.name} {version} {wheel.file.filename} left out: nothing states its CUDA")
         return []
-    if find_links is not None and previous is not None:
-        name = previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
-    else:
-        known = package.release(version)
-        same = known is not None and previous is not None and previous in known.builds
-        like = previous or _nearest_build(package, version, distribution, tag, index_url)
-        name = tag or (previous.name if same and previous is not None else _build_name(like, cuda))
-    archs: tuple[Arch, ...] = ()
-    unconfirmed = None
-    libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
-    if reader.options.read_archs:
-        archs = reader.archs([wheel])
-        archs_source = f"archs: what every library with GPU code carries in {wheel.file.filename}"
-        why = "no library with GPU code found in the wheel"
-        libraries = _per_cuda(reader.libraries(wheel))
-        if not archs and native is not None:
-            archs = reader.archs([native])
-            archs_source = (
-                f"archs: what every library with GPU code carries in {native.file.filename}, the "
-                f"wheel of its compiled code that {wheel.file.filename} requires (it has none itself)"
-            )
-            why += f" nor in {native.file.filename}"
-    else:
-        why = "the wheel was not read (--archs carry)"
+    cuda, cuda_source = stated
+    name = _new_build_name(package, version, found, previous, cuda)
+    read_archs = _wheel_archs(reader, wheel, native)
+    archs, archs_source, unconfirmed = read_archs.archs, read_archs.source, None
     if not archs:
         if previous is None:
             notes.append(
-                f"{package.name} {version} {name} left out: no arch list ({why}; no build before "
-                "to carry it from)"
+                f"{package.name} {version} {name} left out: no arch list ({read_archs.why}; no build "
+                "before to carry it from)"
             )
             return []
         archs = previous.archs
-        unconfirmed = f"{why}; the arch list is carried over from {previous.name} of the release before"
+        unconfirmed = (
+            f"{read_archs.why}; the arch list is carried over from {previous.name} of the release before"
+        )
         archs_source = f"archs: {unconfirmed}"
-    where = _where(reader, index_url, find_links)
+    where = _where(reader, found.index_url, found.find_links)
     try:
-        python: SpecifierSet | None = python_range(wheels, metadata.requires_python)
+        python: SpecifierSet | None = python_range(found.wheels, metadata.requires_python)
     except RefreshProblem:
         python = None
     torch = _torch_of(reader, wheel)
     torch_source = ""
-    if find_links is not None and not torch:  # none, or any torch: the page and tag say which
-        torch, torch_source = _page_torch(find_links, tag, previous)
+    if found.find_links is not None and not torch:  # none, or any torch: the page and tag say which
+        torch, torch_source = page_torch(found.find_links, tag, previous)
     native_source = (
         f" and of {native.file.filename}, the wheel of its compiled code it requires" if native else ""
     )
@@ -263,11 +223,11 @@ def _build(
     )
     build = PackageBuild(
         name=name,
-        distribution=canonicalize_name(distribution),
+        distribution=canonicalize_name(found.distribution),
         cuda=cuda,
         torch=torch,
-        index_url=index_url,
-        find_links=find_links,
+        index_url=found.index_url,
+        find_links=found.find_links,
         local_tag=tag,
         archs=archs,
         requires=pins,
@@ -275,6 +235,91 @@ def _build(
         source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}"),
         unconfirmed=unconfirmed,
     )
+    return _per_library_builds(build, read_archs.libraries, read) or [build]
+
+
+def _build_cuda(
+    reader: IndexReader, found: _Found, previous: PackageBuild | None, pins: tuple[str, ...]
+) -> tuple[Version, str] | None:
+    """The CUDA of the build ``found`` is, and where it comes from: its local tag, else its
+    find-links page, else the nvcc its GPU code names (unless the build before is for a CUDA
+    major), else the build before's, else the distribution's major, else what ``pins`` ask for
+    at least; None where nothing states it."""
+    wheel = preferred(found.wheels)
+    tag = wheel.version.local
+    cuda = cuda_of_tag(tag) if tag else None
+    cuda_source = f"cuda: the local tag +{tag}"
+    if cuda is None and found.find_links is not None:
+        cuda, cuda_source = page_cuda(found.find_links, tag)
+    built = _built_with(reader.libraries(wheel)) if reader.options.read_archs else None
+    line = previous is not None and len(previous.cuda.release) == 1  # one wheel per CUDA major
+    if cuda is None and built is not None and not line:
+        cuda = Version(".".join(built.split(".")[:2]))
+        cuda_source = f"cuda: the nvcc its GPU code names ({built})"
+    if cuda is None and previous is not None:
+        cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
+    if cuda is None and found.major is not None:
+        cuda, cuda_source = (
+            Version(str(found.major)),
+            f"cuda: the distribution's major ({found.distribution})",
+        )
+    if cuda is None:
+        cuda = cuda_of_pins(pins)
+        cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
+    return None if cuda is None else (cuda, cuda_source)
+
+
+def _new_build_name(
+    package: CudaPackage, version: Version, found: _Found, previous: PackageBuild | None, cuda: Version
+) -> str:
+    """The name of the build ``found`` is: on a find-links page, the build's with its local tag
+    before; else its local tag, else the name it has in the file, else after the build like it
+    (:func:`_build_name`)."""
+    tag = preferred(found.wheels).version.local
+    if found.find_links is not None and previous is not None:
+        return previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
+    known = package.release(version)
+    same = known is not None and previous is not None and previous in known.builds
+    like = previous or _nearest_build(package, version, found.distribution, tag, found.index_url)
+    return tag or (previous.name if same and previous is not None else _build_name(like, cuda))
+
+
+@model
+class _WheelArchs:
+    """What a wheel's GPU code says (with ``--archs read``): the archs every library carries (or
+    the wheel of its compiled code's, where it has none), where they come from, why there are
+    none where there are none, and its libraries for one CUDA each (:func:`_per_cuda`)."""
+
+    archs: tuple[Arch, ...]
+    source: str
+    why: str
+    libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
+
+
+def _wheel_archs(reader: IndexReader, wheel: Wheel, native: Wheel | None) -> _WheelArchs:
+    """The arch list ``wheel`` carries, else ``native``'s (the wheel of its compiled code); none
+    with ``--archs carry``."""
+    if not reader.options.read_archs:
+        return _WheelArchs((), "", "the wheel was not read (--archs carry)")
+    archs = reader.archs([wheel])
+    archs_source = f"archs: what every library with GPU code carries in {wheel.file.filename}"
+    why = "no library with GPU code found in the wheel"
+    libraries = _per_cuda(reader.libraries(wheel))
+    if not archs and native is not None:
+        archs = reader.archs([native])
+        archs_source = (
+            f"archs: what every library with GPU code carries in {native.file.filename}, the "
+            f"wheel of its compiled code that {wheel.file.filename} requires (it has none itself)"
+        )
+        why += f" nor in {native.file.filename}"
+    return _WheelArchs(archs, archs_source, why, libraries)
+
+
+def _per_library_builds(
+    build: PackageBuild, libraries: Sequence[tuple[str, Version, LibraryArchs]], read: str
+) -> list[PackageBuild]:
+    """``build`` as one build per library of a wheel that carries one per CUDA (each named, with
+    its CUDA and archs, by its library); empty where it carries one for all."""
     return [
         dataclasses.replace(
             build,
@@ -287,7 +332,7 @@ def _build(
             ),
         )
         for library_name, library_cuda, library in libraries
-    ] or [build]
+    ]
 
 
 def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
@@ -296,38 +341,6 @@ def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -
     if index_url is not None and not index_url.startswith(PYTORCH_INDEX + "/"):
         return f"the index {index_url}"
     return "the PyTorch index" if index_url else reader.options.index_label
-
-
-def _page_cuda(page: str, tag: str | None) -> tuple[Version | None, str]:
-    """The CUDA a find-links build is for: the page's name (``torch-2.8.0+cu126.html``), else a
-    ``cuNNN`` in its local tag; None when neither says."""
-    named = _PAGE_NAME.search(page)
-    if named is not None and named.group(2) != "cpu":
-        return cuda_of_tag(named.group(2)), f"cuda: the find-links page's name (+{named.group(2)})"
-    found = _TAG_CUDA.search(tag or "")
-    if found is not None:
-        return Version(f"{found.group(1)}.{found.group(2)}"), f"cuda: the local tag +{tag}"
-    return None, ""
-
-
-def _page_torch(page: str, tag: str | None, previous: PackageBuild | None) -> tuple[SpecifierSet | None, str]:
-    """The torch a find-links build is for, where its METADATA names none (or any): the page's
-    name (``torch-2.9.0+cu128.html``: ==2.9.*, as data.pyg.org serves the binaries of a torch
-    minor's every patch release from its .0 page), else its local tag (``pt28cu126``,
-    ``cu12torch2.8``: ==2.8.*), else the build before's."""
-    named = _PAGE_NAME.search(page)
-    if named is not None:
-        minor = ".".join(named.group(1).split(".")[:2])  # a page serves every patch release
-        return SpecifierSet(f"=={minor}.*"), "torch: the find-links page's name; "
-    found = _TAG_TORCH.search(tag or "")
-    if found is not None:
-        major, minor = (
-            (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
-        )
-        return SpecifierSet(f"=={major}.{minor}.*"), f"torch: the local tag +{tag}; "
-    if previous is not None and previous.torch is not None:
-        return previous.torch, f"torch: carried over from the build {previous.name} before; "
-    return None, ""
 
 
 def _compare(
@@ -376,6 +389,19 @@ def _compare(
     return found, confirmed
 
 
+@record
+class _Derivation:
+    """What ``derive_packages`` reads with and gathers as it goes: the new releases, the new
+    builds of releases the file has, the contradictions and the notes."""
+
+    reader: IndexReader
+    torch_builds: Sequence[tuple[Version, str]]
+    releases: list[PackageRelease]
+    added: list[PackageRelease]
+    contradictions: list[str]
+    notes: list[str]
+
+
 def derive_packages(
     reader: IndexReader, packages: Sequence[CudaPackage], torch_builds: Sequence[tuple[Version, str]] = ()
 ) -> PackagesDerived:
@@ -383,133 +409,143 @@ def derive_packages(
     newest (``--releases``: those it names), the builds of those it has that it lacks, and the
     contradictions with those it has. ``torch_builds``: the torch releases and CUDA builds
     (``2.9.0``, ``cu128``) whose find-links pages are looked for beside the named ones."""
-    options = reader.options
-    releases: list[PackageRelease] = []
-    added: list[PackageRelease] = []
-    contradictions: list[str] = []
-    notes: list[str] = []
+    run = _Derivation(reader, torch_builds, [], [], [], [])
     for package in packages:
         if package.name not in CUDA_PACKAGES:
-            notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
+            run.notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
             continue
-        on_index: dict[Version, list[_Found]] = {}
         newest = max(r.version for r in package.releases)
-        pages = _find_links_pages(package) if options.find_links else ()
-        guessed = _guessed_pages(pages, torch_builds)
-        for distribution, major in _distributions(package.name):
-            for version, wheels in by_version(reader.wheels(options.index, distribution)).items():
-                on_index.setdefault(version, []).append(_Found(distribution, major, tuple(wheels)))
-            if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
-                for tag, version, wheels in _tagged(reader.wheels(options.pytorch_index, distribution)):
-                    on_index.setdefault(version, []).append(
-                        _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
-                    )
-            for template in _other_indexes(package, distribution):
-                versions = sorted({*on_index, *(r.version for r in package.releases)})
-                wanted = [v for v in versions if _wanted(options.releases, v, newest)]
-                for url in dict.fromkeys(template.replace("{version}", str(v)) for v in wanted):
-                    try:
-                        listed = reader.wheels(mirrored(url, options.index_mirror), distribution)
-                    except IndexUnavailableError as problem:
-                        notes.append(f"{package.name}: the index {url} was not read ({problem})")
-                        continue
-                    for version, wheels in _by_local(listed):
-                        if "{version}" not in template or url == template.replace("{version}", str(version)):
-                            on_index.setdefault(version, []).append(
-                                _Found(distribution, major, tuple(wheels), index_url=url)
-                            )
-            for page in (*pages, *guessed):
-                try:
-                    listed = reader.page_wheels(page, distribution, guessed=page in guessed)
-                except IndexUnavailableError as problem:
-                    notes.append(f"{package.name}: the find-links page {page} was not read ({problem})")
-                    continue
-                for version, wheels in _by_local(listed):
-                    on_index.setdefault(version, []).append(
-                        _Found(distribution, major, tuple(wheels), find_links=page)
-                    )
-        if not on_index:
-            notes.append(
-                f"{package.name}: no Linux x86_64 wheel on its find-links pages: not refreshed"
-                if pages
-                else f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
-                "elsewhere: not refreshed)"
-            )
-            continue
+        on_index = _wheels_of(run, package, newest)
         for version in sorted(on_index, reverse=True):
-            if not _wanted(options.releases, version, newest):
-                continue
-            builds = [
-                b
-                for f in on_index[version]
-                for b in _build(
-                    reader,
-                    package,
-                    version,
-                    f.distribution,
-                    f.major,
-                    f.wheels,
-                    notes,
-                    f.index_url,
-                    f.find_links,
+            if _wanted(reader.options.releases, version, newest):
+                _derive_release(run, package, version, on_index[version])
+    return PackagesDerived(tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added))
+
+
+def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[Version, list[_Found]]:
+    """The wheels of ``package``'s distributions by release, in each place they are: the default
+    index, the PyTorch index, the other indexes and the find-links pages the file's builds name
+    (and those guessed beside the pages); empty (noted) where there are none."""
+    options = run.reader.options
+    on_index: dict[Version, list[_Found]] = {}
+    pages = find_links_pages(package) if options.find_links else ()
+    guessed = guessed_pages(pages, run.torch_builds)
+    for distribution, major in _distributions(package.name):
+        for version, wheels in by_version(run.reader.wheels(options.index, distribution)).items():
+            on_index.setdefault(version, []).append(_Found(distribution, major, tuple(wheels)))
+        if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
+            for tag, version, wheels in _tagged(run.reader.wheels(options.pytorch_index, distribution)):
+                on_index.setdefault(version, []).append(
+                    _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
                 )
-            ]
-            needs = _needs(reader, package, version, on_index[version], notes)
-            known = package.release(version)
-            if known is not None:
-                differing, confirmed = _compare(package, known, builds)
-                if builds and known.needs != needs:
-                    differing.append(
-                        f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
-                        f"the wheels require [{_needs_text(needs)}]"
-                    )
-                contradictions.extend(differing)
-                notes.extend(confirmed)
-                new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
-                if new:
-                    added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
+        for template in _other_indexes(package, distribution):
+            versions = sorted({*on_index, *(r.version for r in package.releases)})
+            wanted = [v for v in versions if _wanted(options.releases, v, newest)]
+            for url in dict.fromkeys(template.replace("{version}", str(v)) for v in wanted):
+                try:
+                    listed = run.reader.wheels(mirrored(url, options.index_mirror), distribution)
+                except IndexUnavailableError as problem:
+                    run.notes.append(f"{package.name}: the index {url} was not read ({problem})")
+                    continue
+                for version, wheels in by_local_tag(listed):
+                    if "{version}" not in template or url == template.replace("{version}", str(version)):
+                        on_index.setdefault(version, []).append(
+                            _Found(distribution, major, tuple(wheels), index_url=url)
+                        )
+        for page in (*pages, *guessed):
+            try:
+                listed = run.reader.page_wheels(page, distribution, guessed=page in guessed)
+            except IndexUnavailableError as problem:
+                run.notes.append(f"{package.name}: the find-links page {page} was not read ({problem})")
                 continue
-            if not builds:
-                notes.append(f"{package.name} {version} left out: no build could be derived")
-                continue
-            names = [b.name for b in builds]
-            if len(set(names)) != len(names):
-                notes.append(f"{package.name} {version} left out: two wheels give the build name {names}")
-                continue
-            pythons = [b.python for b in builds if b.python is not None]
-            if len(pythons) != len(builds):
-                notes.append(f"{package.name} {version} left out: a wheel states no Python range")
-                continue
-            if all(p == pythons[0] for p in pythons):
-                python = pythons[0]
-                builds = [_without_python(b) for b in builds]
-            else:  # each build keeps its own range under the release's widest lower bound
-                low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
-                python = SpecifierSet(f">={low}")
-            read_pages = sorted({b.find_links for b in builds if b.find_links is not None})
-            indexed = any(b.find_links is None for b in builds)
-            where = f"{options.index_label} " if indexed else ""
-            releases.append(
-                PackageRelease(
-                    package.name,
-                    version,
-                    python,
-                    tuple(builds),
-                    Source(
-                        f"{where}{package.name} {version}: the Linux x86_64 wheels of "
-                        f"{', '.join(sorted({str(b.distribution) for b in builds}))}"
-                        f"{' on ' + ', '.join(read_pages) if read_pages else ''}; {stamp()}"
-                    ),
-                    needs=needs,
+            for version, wheels in by_local_tag(listed):
+                on_index.setdefault(version, []).append(
+                    _Found(distribution, major, tuple(wheels), find_links=page)
                 )
-            )
-            if read_pages:
-                notes.append(
-                    f"{package.name} {version}: read from {len(read_pages)} find-links page(s) "
-                    f"({', '.join(read_pages)}): those its builds before name, and those of the torch "
-                    "catalog's newer releases"
-                )
-    return PackagesDerived(tuple(releases), tuple(contradictions), tuple(notes), tuple(added))
+    if not on_index:
+        run.notes.append(
+            f"{package.name}: no Linux x86_64 wheel on its find-links pages: not refreshed"
+            if pages
+            else f"{package.name}: no Linux x86_64 wheel on {options.index_label} (its builds live "
+            "elsewhere: not refreshed)"
+        )
+    return on_index
+
+
+def _derive_release(
+    run: _Derivation, package: CudaPackage, version: Version, found: Sequence[_Found]
+) -> None:
+    """Release ``version`` of ``package`` from its wheels ``found``: where the file has it, the
+    builds it lacks and where the wheels contradict it; else the new release."""
+    builds = [b for f in found for b in _build(run.reader, package, version, f, run.notes)]
+    needs = _needs(run.reader, package, version, found, run.notes)
+    known = package.release(version)
+    if known is None:
+        _new_release(run, package, version, builds, needs)
+        return
+    differing, confirmed = _compare(package, known, builds)
+    if builds and known.needs != needs:
+        differing.append(
+            f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
+            f"the wheels require [{_needs_text(needs)}]"
+        )
+    run.contradictions.extend(differing)
+    run.notes.extend(confirmed)
+    new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
+    if new:
+        run.added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
+
+
+def _new_release(
+    run: _Derivation,
+    package: CudaPackage,
+    version: Version,
+    builds: list[PackageBuild],
+    needs: tuple[tuple[NormalizedName, SpecifierSet], ...],
+) -> None:
+    """Release ``version`` of ``package``, which the file lacks, from its ``builds``: one Python
+    range for all where they agree; left out (noted) where there is no build, two have one
+    name, or one states no Python range."""
+    if not builds:
+        run.notes.append(f"{package.name} {version} left out: no build could be derived")
+        return
+    names = [b.name for b in builds]
+    if len(set(names)) != len(names):
+        run.notes.append(f"{package.name} {version} left out: two wheels give the build name {names}")
+        return
+    pythons = [b.python for b in builds if b.python is not None]
+    if len(pythons) != len(builds):
+        run.notes.append(f"{package.name} {version} left out: a wheel states no Python range")
+        return
+    if all(p == pythons[0] for p in pythons):
+        python = pythons[0]
+        builds = [_without_python(b) for b in builds]
+    else:  # each build keeps its own range under the release's widest lower bound
+        low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
+        python = SpecifierSet(f">={low}")
+    read_pages = sorted({b.find_links for b in builds if b.find_links is not None})
+    indexed = any(b.find_links is None for b in builds)
+    where = f"{run.reader.options.index_label} " if indexed else ""
+    run.releases.append(
+        PackageRelease(
+            package.name,
+            version,
+            python,
+            tuple(builds),
+            Source(
+                f"{where}{package.name} {version}: the Linux x86_64 wheels of "
+                f"{', '.join(sorted({str(b.distribution) for b in builds}))}"
+                f"{' on ' + ', '.join(read_pages) if read_pages else ''}; {stamp()}"
+            ),
+            needs=needs,
+        )
+    )
+    if read_pages:
+        run.notes.append(
+            f"{package.name} {version}: read from {len(read_pages)} find-links page(s) "
+            f"({', '.join(read_pages)}): those its builds before name, and those of the torch "
+            "catalog's newer releases"
+        )
 
 
 def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
@@ -545,20 +581,6 @@ class _Found:
     find_links: str | None = None
 
 
-def _find_links_pages(package: CudaPackage) -> tuple[str, ...]:
-    """The find-links pages the file's builds of ``package`` name, newest release first."""
-    ordered = sorted(package.releases, key=lambda r: r.version, reverse=True)
-    return tuple(dict.fromkeys(b.find_links for r in ordered for b in r.builds if b.find_links))
-
-
-def _by_local(wheels: Sequence[Wheel]) -> list[tuple[Version, list[Wheel]]]:
-    """A find-links page's wheels by public version and local tag (one build each)."""
-    found: dict[tuple[Version, str], list[Wheel]] = {}
-    for wheel in wheels:
-        found.setdefault((Version(wheel.version.public), wheel.version.local or ""), []).append(wheel)
-    return [(version, found[(version, tag)]) for version, tag in sorted(found)]
-
-
 def _without_python(build: PackageBuild) -> PackageBuild:
     """``build`` whose Python range is its release's (not written twice)."""
     return dataclasses.replace(build, python=None)
@@ -573,24 +595,6 @@ def _wanted(releases: SpecifierSet | None, version: Version, newest: Version) ->
 def _trimmed(build: PackageBuild, python: SpecifierSet) -> PackageBuild:
     """A new build of a release the file has: its own Python range only where it differs."""
     return _without_python(build) if build.python == python else build
-
-
-def _guessed_pages(pages: Sequence[str], torch_builds: Sequence[tuple[Version, str]]) -> tuple[str, ...]:
-    """The pages data.pyg.org would have for the torch releases newer than any the named pages
-    are for: ``torch-X.Y.0+cuNNN.html`` beside them, for each such X.Y.0 release and CUDA build
-    of ``torch_builds`` (a site names one page per torch minor, by its .0 release)."""
-    named = [(m, page) for page in pages if (m := _PAGE_NAME.search(page)) is not None]
-    if not named:
-        return ()
-    newest = max(Version(m.group(1)) for m, _ in named)
-    folders = dict.fromkeys(page[: m.start()] for m, page in named)
-    return tuple(
-        page
-        for folder in folders
-        for version, tag in sorted(torch_builds)
-        if version > newest and version.micro == 0 and cuda_of_tag(tag) is not None
-        if (page := f"{folder}torch-{version}+{tag}.html") not in pages
-    )
 
 
 def _per_cuda(libraries: Sequence[LibraryArchs]) -> tuple[tuple[str, Version, LibraryArchs], ...]:
