@@ -202,6 +202,23 @@ def detect_runtime(probe: HostProbe) -> RuntimeKind:
 # The fingerprint
 
 
+def _gpu_report(
+    wanted: TargetOverrides, on_tpu: bool, host: HostProbe, catalog_loader: Callable[[], Catalog] | None
+) -> GpuReport:
+    """The NVIDIA driver and GPUs, unless the overrides or a TPU say there is nothing to look for."""
+    if wanted.cpu:
+        return GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    if on_tpu:
+        return GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
+    if wanted.driver is not None and wanted.compute_capabilities:
+        return GpuReport(
+            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
+        )
+    from colabenv.host.gpu import probe_gpus
+
+    return probe_gpus(host, catalog_loader or _driver_table)
+
+
 def detect(
     overrides: TargetOverrides | None = None,
     environ: Mapping[str, str] | None = None,
@@ -229,18 +246,7 @@ def detect(
 
     tpu, tpu_notes = _tpu_of(wanted, host, tpu_facts)
     notes.extend(tpu_notes)
-    if wanted.cpu:
-        report = GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
-    elif tpu is not None:
-        report = GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
-    elif wanted.driver is not None and wanted.compute_capabilities:
-        report = GpuReport(
-            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
-        )
-    else:
-        from colabenv.host.gpu import probe_gpus
-
-        report = probe_gpus(host, catalog_loader or _driver_table)
+    report = _gpu_report(wanted, tpu is not None, host, catalog_loader)
     notes.extend(report.notes)
 
     if wanted.installed_from is not None:
