@@ -1,7 +1,8 @@
 """The shape of the package: the layers and the module map of docs/architecture.md held to the
 code (issue 21), no import circle, no private name taken across modules, no module over 700
-lines but the embedded helper, framework names spelled in one module, ``@model`` for values
-only, one module that starts processes, and no private module of CPython's imported.
+lines and no function over 80 but the embedded helper's, framework names spelled in one module,
+``@model`` for values only, one module that starts processes, and no private module of
+CPython's imported.
 
 Everything is read from the source with :mod:`ast`; nothing is imported, so a broken module is
 found here as well as by the tests that import it.
@@ -606,6 +607,35 @@ def test_no_module_is_over_700_lines(module: str) -> None:
     if module in LONG_MODULES:
         return
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along its concerns"
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(module: str, parsed: ast.Module | None = None) -> list[str]:
+    """The functions of ``module`` over :data:`MAX_FUNCTION_LINES` lines, each with its length."""
+    return [
+        f"{module}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(parsed or tree(module))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def test_no_function_is_over_80_lines() -> None:
+    """Issue 33: a function a reader takes in whole; the embedded helper aside (one file by
+    design, as in :data:`LONG_MODULES`)."""
+    found = [line for module in modules() if module not in LONG_MODULES for line in long_functions(module)]
+    assert found == []
+    body = "    x = 1\n" * MAX_FUNCTION_LINES
+    assert long_functions("m", ast.parse(f"def f():\n{body}")) == ["m.f: 81 lines"]
+    assert (
+        long_functions(
+            "m", ast.parse(f"class C:\n    async def g(self):\n    {body.replace(chr(10), chr(10) + '    ')}")
+        )
+        != []
+    )
 
 
 def _spellings() -> dict[str, re.Pattern[str]]:
