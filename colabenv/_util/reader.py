@@ -337,6 +337,9 @@ class Reader:
         except InvalidSpecifier:
             raise self.fail(name, f"{printable(text)[:80]!r} is not a version specifier") from None
 
+    def opt_specifier(self, name: str) -> SpecifierSet | None:
+        return self.specifier(name) if name in self.data else None
+
     def integer(
         self, name: str, *, low: int | None = None, high: int | None = None, default: int | None = None
     ) -> int:

@@ -23,12 +23,12 @@ from packaging.version import InvalidVersion, Version
 
 from colabenv._util import toml
 from colabenv._util.cache import parsed_toml
-from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Fail, Reader, cached_version
 from colabenv._util.resources import catalog_dir
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
     arch_list,
+    catalog_url,
     check_drivers,
     cuda_packages,
     entry_archs,
@@ -36,6 +36,7 @@ from colabenv.catalog.packages import (
     file_archs,
     local_tag,
     merged,
+    pin_texts,
     with_shipped_packages,
 )
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
@@ -59,7 +60,6 @@ from colabenv.models import (
     Variant,
 )
 from colabenv.models.frozen import model
-from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 FRAMEWORK_FILES = {
     Framework.TORCH: "torch.toml",
@@ -190,7 +190,7 @@ def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
         canonicalize_name(name),
         item.version("version"),
         item.flag("follows_variant", follow),
-        item.specifier("python") if "python" in item.data else None,
+        item.opt_specifier("python"),
     )
 
 
@@ -216,13 +216,8 @@ def _load_variant(
         raise item.fail("archs", "a CUDA variant needs its arch list")
     if cuda is None and archs:
         raise item.fail("archs", "a CPU variant has no arch list")
-    pins = item.text_list("pins")
-    for text in pins:
-        if not is_pin_text(text):
-            raise item.fail("pins", f"{text!r} is not a requirement like nvidia-cudnn-cu12==9.1.0.70")
-    index_url = item.opt_text("index_url")
-    if index_url is not None:
-        url(index_url, item.at("index_url"), CATALOG_URL_SCHEMES)
+    pins = pin_texts(item, "pins", "nvidia-cudnn-cu12==9.1.0.70")
+    index_url = catalog_url(item, "index_url")
     return Variant(
         name=item.text("name"),
         cuda=cuda,
@@ -231,7 +226,7 @@ def _load_variant(
         extra=extra_name(item),
         archs=archs,
         pin_texts=tuple(pins),
-        python=item.specifier("python") if "python" in item.data else None,
+        python=item.opt_specifier("python"),
         source=_source(item),
         unconfirmed=_unconfirmed(item),
         overlay=overlay,
@@ -290,12 +285,9 @@ def _components(doc: Reader) -> ComponentFacts:
         extras = item.sub("extras")
         pairs = []
         for extra in extras.data:
-            texts = extras.text_list(extra)
+            texts = pin_texts(extras, extra, "nvidia-cublas==13.0.0.19.*")
             if not texts:
                 raise extras.fail(extra, "expected the requirements the extra pins")
-            for text in texts:
-                if not is_pin_text(text):
-                    raise extras.fail(extra, f"{text!r} is not a requirement like nvidia-cublas==13.0.0.19.*")
             pairs.append((extra, tuple(texts)))
         metas.append(ToolkitMeta(item.version("version"), tuple(pairs), _source(item)))
     versions = [m.version for m in metas]

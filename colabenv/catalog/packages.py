@@ -105,7 +105,7 @@ def _release(
 ) -> PackageRelease:
     item.allow("version", "python", "torch", "packages", "build", "source")
     python = item.specifier("python")
-    torch = item.specifier("torch") if "torch" in item.data else None
+    torch = item.opt_specifier("torch")
     builds = []
     for build in item.tables("build"):
         builds.append(_build(pattern, build, named, torch, overlay))
@@ -164,9 +164,8 @@ def _build(
     index_url, find_links = item.opt_text("index_url"), item.opt_text("find_links")
     if index_url is not None and find_links is not None:
         raise item.fail("find_links", "a build lives on an index or a find-links page, not both")
-    for key, value in (("index_url", index_url), ("find_links", find_links)):
-        if value is not None:
-            url(value, item.at(key), CATALOG_URL_SCHEMES)
+    for key in ("index_url", "find_links"):
+        catalog_url(item, key)
     build_torch = item.specifier("torch") if "torch" in item.data else torch
     marked = item.flag("unconfirmed", False)
     reason = item.opt_text("unconfirmed_reason")
@@ -183,11 +182,29 @@ def _build(
         extra=extra_name(item),
         archs=archs,
         requires=tuple(requires),
-        python=item.specifier("python") if "python" in item.data else None,
+        python=item.opt_specifier("python"),
         source=Source(item.text("source")),
         unconfirmed=reason,
         overlay=overlay,
     )
+
+
+def pin_texts(item: Reader, key: str, like: str) -> list[str]:
+    """``key``: a list of requirements, each pinned the way a catalog pins one (``like`` is an
+    example of one, for the message)."""
+    texts = item.text_list(key)
+    for text in texts:
+        if not is_pin_text(text):
+            raise item.fail(key, f"{text!r} is not a requirement like {like}")
+    return texts
+
+
+def catalog_url(item: Reader, key: str) -> str | None:
+    """``key``: an index URL or a find-links page of a catalog entry (https only), when given."""
+    given = item.opt_text(key)
+    if given is not None:
+        url(given, item.at(key), CATALOG_URL_SCHEMES)
+    return given
 
 
 def local_tag(item: Reader) -> str | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from colabenv._util.pep508 import is_pin_text
 from colabenv._util.reader import Reader
+from colabenv.catalog.packages import catalog_url, pin_texts
 from colabenv.errors import printable
 from colabenv.models import (
     TPU_NAME_PATTERN,
@@ -23,7 +23,6 @@ from colabenv.models import (
     TpuTarget,
 )
 from colabenv.models.frameworks import FACTS
-from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 _PCI_ID_RE = re.compile(r"0x[0-9a-f]{4}")
 _TPU_NAME_RE = re.compile(TPU_NAME_PATTERN)
@@ -115,15 +114,10 @@ def _load_build(item: Reader, sets: Mapping[str, tuple[str, ...]], known: list[s
         generations = sets[raw]
     else:
         generations = _generation_list(item, "generations", item.text_list("generations"), known)
-    requires = tuple(item.text_list("requires"))
+    requires = tuple(pin_texts(item, "requires", f"{_RUNTIME}==0.0.17.*"))
     if not requires:
         raise item.fail("requires", f"expected the requirements the TPU build adds ({_RUNTIME} ...)")
-    for text in requires:
-        if not is_pin_text(text):
-            raise item.fail("requires", f"{text!r} is not a requirement like {_RUNTIME}==0.0.17.*")
-    find_links = item.opt_text("find_links")
-    if find_links is not None:
-        url(find_links, item.at("find_links"), CATALOG_URL_SCHEMES)
+    find_links = catalog_url(item, "find_links")
     extra, variant = item.opt_text("extra"), item.opt_text("variant")
     if (extra is None) == (variant is None):
         raise item.fail("extra", "give the extra (jax[tpu]) or the variant whose wheel it takes")
@@ -132,7 +126,7 @@ def _load_build(item: Reader, sets: Mapping[str, tuple[str, ...]], known: list[s
         release=item.version("release"),
         requires=requires,
         generations=generations,
-        python=item.specifier("python") if "python" in item.data else None,
+        python=item.opt_specifier("python"),
         find_links=find_links,
         base_variant=variant,
         extra=extra,

@@ -41,6 +41,37 @@ def stdout_is_terminal() -> bool:
         return False
 
 
+def print_report(
+    as_json: bool, to_json: Callable[[], object], table: Callable[[], object], plain: Callable[[], object]
+) -> None:
+    """A command's report: one JSON object (``--json``: ``to_json()``), else ``table()`` for a
+    terminal, ``plain()`` for a pipe or a file."""
+    import json
+    import sys
+
+    if as_json:
+        sys.stdout.write(json.dumps(to_json(), indent=2) + "\n")
+    elif stdout_is_terminal():
+        table()
+    else:
+        plain()
+
+
+@contextmanager
+def progress_status(enabled: bool, doing: str) -> Iterator[Callable[[str], None]]:
+    """A status line on stderr that says ``doing``, then each text given; nothing when not
+    ``enabled``."""
+    if not enabled:
+        yield lambda _text: None
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(stderr=True)
+    with console.status(doing) as status:
+        yield lambda text: status.update(Text(printable(text)))
+
+
 def target_flags(args: argparse.Namespace) -> TargetFlags:
     return TargetFlags(
         driver=getattr(args, "driver", None),

@@ -10,11 +10,10 @@ shown goes through :func:`colabenv.errors.printable`; a terminal gets it through
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-from colabenv.cli.common import stdout_is_terminal, terminate_as_interrupt
+from colabenv.cli.common import print_report, terminate_as_interrupt
 from colabenv.diagnosis.run import DoctorReport, doctor
 from colabenv.errors import printable
 from colabenv.models import Finding
@@ -80,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
             kill_leftovers=args.kill_leftovers,
             say=_say,
         )
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
-    elif stdout_is_terminal():
-        _print_rich(report_text(report), not report.ok)
-    else:
-        sys.stdout.write(report_text(report))
+    print_report(
+        args.json,
+        report.to_json,
+        lambda: _print_rich(report_text(report), not report.ok),
+        lambda: sys.stdout.write(report_text(report)),
+    )
     return 0 if report.ok else 1

@@ -26,8 +26,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +34,7 @@ from colabenv import __version__
 from colabenv.cli.common import (
     load_profile_arg,
     overrides_from_args,
+    progress_status,
     target_from_args,
     terminate_as_interrupt,
     write_text_atomic,
@@ -50,19 +50,6 @@ DEADLINE_VARIABLE = "COLABENV_HTTP_DEADLINE"
 MEMORY_VARIABLE = "COLABENV_LOCK_MEMORY_MIB"
 MAX_MEMORY_MIB = 1 << 20
 MIN_MEMORY_MIB = 256
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str], None]]:
-    if not enabled:
-        yield lambda _text: None
-        return
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(stderr=True)
-    with console.status("locking") as status:
-        yield lambda text: status.update(Text(printable(text)))
 
 
 def _note(args: argparse.Namespace, text: str) -> None:
@@ -218,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         targets = [(None, target_from_args(args))]
     show_progress = not args.quiet and sys.stderr.isatty()
     sections = []
-    with terminate_as_interrupt(), _progress(show_progress) as progress:
+    with terminate_as_interrupt(), progress_status(show_progress, "locking") as progress:
         for name, target in targets:
             if name is not None:
                 progress(f"target {name}")

@@ -51,7 +51,8 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         )
 
 
-def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:
+def _add_resolution_flags(parser: argparse.ArgumentParser) -> None:
+    """What the commands that resolve a profile take: ``--allow-unconfirmed``, the target flags."""
     parser.add_argument(
         "--allow-unconfirmed",
         action="store_true",
@@ -59,6 +60,21 @@ def _add_allow_unconfirmed(parser: argparse.ArgumentParser) -> None:
         "not read from upstream); the profile's [catalog] allow_unconfirmed "
         "does the same",
     )
+    _add_target_flags(parser)
+
+
+def _add_quiet_and_deadline(parser: argparse.ArgumentParser, *, quiet: str, deadline: str) -> None:
+    """``--quiet`` and ``--http-deadline``, of the commands that fetch from an index."""
+    parser.add_argument("--quiet", action="store_true", help=quiet)
+    parser.add_argument("--http-deadline", metavar="S", help=deadline)
+
+
+def _add_profile_or_lock(parser: argparse.ArgumentParser, *, profile: str, lock: str) -> None:
+    """``--profile`` or ``--lock`` (one at most), and ``--json``, of verify and doctor."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--profile", metavar="P", help=profile)
+    group.add_argument("--lock", metavar="L", help=lock)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 PROFILE_HELP = (
@@ -108,15 +124,13 @@ def _render_args(p: argparse.ArgumentParser) -> None:
         help="copy this colabenv wheel into the build folder and install it, instead of "
         "the wheel made from this colabenv's own installed files",
     )
-    _add_allow_unconfirmed(p)
-    _add_target_flags(p)
+    _add_resolution_flags(p)
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_allow_unconfirmed(p)
-    _add_target_flags(p)
+    _add_resolution_flags(p)
 
 
 def _lock_args(p: argparse.ArgumentParser) -> None:
@@ -141,24 +155,19 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="lock every [targets] entry of the profile, one section each",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument(
-        "--http-deadline",
-        metavar="S",
-        help=(
-            "bound on each whole request to an index, in seconds, and uv's and pip-tools' read "
-            "timeout (default 60; also COLABENV_HTTP_DEADLINE)"
-        ),
+    _add_quiet_and_deadline(
+        p,
+        quiet="no progress output",
+        deadline="bound on each whole request to an index, in seconds, and uv's and pip-tools' read "
+        "timeout (default 60; also COLABENV_HTTP_DEADLINE)",
     )
-    _add_allow_unconfirmed(p)
-    _add_target_flags(p)
+    _add_resolution_flags(p)
 
 
 def _verify_args(p: argparse.ArgumentParser) -> None:
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--profile", metavar="P", help="check against this profile, resolved here")
-    group.add_argument("--lock", metavar="L", help="check against this lockfile's pins")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_profile_or_lock(
+        p, profile="check against this profile, resolved here", lock="check against this lockfile's pins"
+    )
     p.add_argument("--timeout", metavar="S", help="bound on each smoke test, in seconds (at most a day)")
     p.add_argument(
         "--cpu",
@@ -224,10 +233,7 @@ def _pin_args(p: argparse.ArgumentParser) -> None:
 
 
 def _doctor_args(p: argparse.ArgumentParser) -> None:
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--profile", metavar="P", help="import what this profile names")
-    group.add_argument("--lock", metavar="L", help="import what this lockfile pins")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_profile_or_lock(p, profile="import what this profile names", lock="import what this lockfile pins")
     p.add_argument(
         "--since", metavar="DURATION", help="the window to look back over: 2h, 30m or 90s (at most a week)"
     )
@@ -280,11 +286,10 @@ def _bundle_args(p: argparse.ArgumentParser) -> None:  # wheelhouse (issue 26)
         metavar="NAME",
         help="only this section of a lock with named targets (a lock of one target has none)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress line, only the summary")
-    p.add_argument(
-        "--http-deadline",
-        metavar="S",
-        help="bound on each whole request for a project page, in seconds (default 60; also "
+    _add_quiet_and_deadline(
+        p,
+        quiet="no progress line, only the summary",
+        deadline="bound on each whole request for a project page, in seconds (default 60; also "
         "COLABENV_HTTP_DEADLINE)",
     )
 

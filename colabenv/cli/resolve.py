@@ -8,12 +8,11 @@ never as rich markup, and with control characters escaped.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.app.resolution import TargetSource, resolve_profile
-from colabenv.cli.common import load_profile_arg, stdout_is_terminal, target_flags
+from colabenv.cli.common import load_profile_arg, print_report, target_flags
 from colabenv.errors import printable
 from colabenv.models import Resolution
 
@@ -95,10 +94,5 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
     source = TargetSource(target_flags(args))
     resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
-    if args.json:
-        sys.stdout.write(json.dumps(resolution.to_json(), indent=2) + "\n")
-    elif stdout_is_terminal():
-        _table(resolution)
-    else:
-        _plain(resolution)
+    print_report(args.json, resolution.to_json, lambda: _table(resolution), lambda: _plain(resolution))
     return 0

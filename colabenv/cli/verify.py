@@ -8,10 +8,9 @@ or ``[bold]`` in a GPU name, a path or a version is shown as it is, never read a
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from colabenv.cli.common import terminate_as_interrupt
+from colabenv.cli.common import print_report, terminate_as_interrupt
 from colabenv.errors import printable
 from colabenv.verification.report import Status, VerifyReport
 from colabenv.verification.run import verify
@@ -53,10 +52,7 @@ def run(args: argparse.Namespace) -> int:
             interpreter=args.interpreter,
             cpu=args.cpu,
         )
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
-    elif sys.stdout.isatty():
-        print_table(report)
-    else:
-        sys.stdout.write(str(report) + "\n")
+    print_report(
+        args.json, report.to_json, lambda: print_table(report), lambda: sys.stdout.write(str(report) + "\n")
+    )
     return 0 if report.ok else 1

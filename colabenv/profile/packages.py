@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv._util.reader import Reader, close_match, expected, shown, unknown
+from colabenv._util.reader import Reader, close_match, shown, unknown
 from colabenv.models import Framework, PackageRequest
 from colabenv.models.frameworks import ALL_FRAMEWORK_NAMES, CUDA_PACKAGES, OWNED, package_of
 from colabenv.profile import rules
@@ -58,15 +58,11 @@ def _request(table: Reader, key: str) -> PackageRequest | None:
         name in known or close_match(name, known, cutoff=MISSPELLING_CUTOFF) is not None
     ):
         raise table.fail(key, unknown(key, known, "framework or CUDA package"))
-    value = table.data[key]
-    if value is False:
+    value = rules.version_or_table(table.data[key], table.at(key))
+    if value is None:
         return None
-    if value is True:
-        raise table.fail(key, 'true is not a version; use "*" for any version, false for none')
-    if isinstance(value, str):
-        return PackageRequest(name, key, rules.specifier(value, table.at(key)))
-    if not isinstance(value, dict):
-        raise table.fail(key, expected('a version specifier, "*", false, or a table with version', value))
+    if isinstance(value, SpecifierSet):
+        return PackageRequest(name, key, value)
     item = table.child(value, key)
     item.allow(*PACKAGE_TABLE_KEYS)
     specifier = item.attempt(

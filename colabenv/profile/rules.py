@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -57,6 +58,20 @@ _APT_PATTERN = r"([a-z0-9][a-z0-9+.-]+)(?:=((?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*))?
 _URL_PATTERN = r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)"
 _URL_REST_PATTERN = r"[A-Za-z0-9._~:/?#\[\]@!&()*+,=%-]*"
 _HOST_PATTERN = r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+
+
+def version_or_table(value: object, refuse: Refuse) -> SpecifierSet | dict[str, Any] | None:
+    """A framework's or a CUDA package's value: ``false`` (None: not installed), a version
+    specifier, or a table (returned as it is, for the caller to read)."""
+    if value is False:
+        return None
+    if value is True:
+        raise refuse('true is not a version; use "*" for any version, false for none')
+    if isinstance(value, str):
+        return specifier(value, refuse)
+    if not isinstance(value, dict):
+        raise refuse(expected('a version specifier, "*", false, or a table with version', value))
+    return value
 
 
 def specifier(value: object, refuse: Refuse) -> SpecifierSet:

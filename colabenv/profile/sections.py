@@ -209,17 +209,11 @@ def _frameworks(table: Reader) -> tuple[FrameworkRequest, ...]:
 def _framework(framework: Framework, frameworks: Reader) -> FrameworkRequest | None:
     """``torch = "..."``, ``false``, or ``{ version, variant, companion = "..." ... }``."""
     key = framework.value
-    value = frameworks.data[key]
-    if value is False:
+    value = rules.version_or_table(frameworks.data[key], frameworks.at(key))
+    if value is None:
         return None
-    if value is True:
-        raise frameworks.fail(key, 'true is not a version; use "*" for any version, false for none')
-    if isinstance(value, str):
-        return FrameworkRequest(framework, rules.specifier(value, frameworks.at(key)))
-    if not isinstance(value, dict):
-        raise frameworks.fail(
-            key, expected('a version specifier, "*", false, or a table with version', value)
-        )
+    if isinstance(value, SpecifierSet):
+        return FrameworkRequest(framework, value)
     table = frameworks.child(value, key)
     specifier = table.attempt(
         lambda: rules.specifier(value.get("version", "*"), table.at("version")), SpecifierSet()
@@ -422,16 +416,8 @@ def _verify(table: Reader) -> VerifySettings:
         smoke=smoke,
         require_gpu=attempt(lambda: table.flag("require_gpu", defaults.require_gpu), defaults.require_gpu),
         min_free_vram_gib=attempt(lambda: _gib(table, "min_free_vram_gib"), None),
-        timeout_s=attempt(
-            lambda: table.number(
-                "timeout_s",
-                low=0,
-                high=MAX_TIMEOUT_S,
-                above_low=True,
-                unit=" s, a day",
-                default=defaults.timeout_s,
-            ),
-            defaults.timeout_s,
+        timeout_s=_number(
+            table, "timeout_s", defaults.timeout_s, high=MAX_TIMEOUT_S, above_low=True, unit=" s, a day"
         ),
         io=attempt(lambda: _io_checks(table, read_all, write_all), ()),
         io_size_mib=attempt(
@@ -439,15 +425,8 @@ def _verify(table: Reader) -> VerifySettings:
             defaults.io_size_mib,
         ),
         min_free_ram_gib=attempt(lambda: _gib(table, "min_free_ram_gib"), None),
-        max_other_vram_share=attempt(
-            lambda: table.number(
-                "max_other_vram_share",
-                low=0,
-                high=1.0,
-                unit=" (a share of 1)",
-                default=defaults.max_other_vram_share,
-            ),
-            defaults.max_other_vram_share,
+        max_other_vram_share=_number(
+            table, "max_other_vram_share", defaults.max_other_vram_share, high=1.0, unit=" (a share of 1)"
         ),
     )
 
@@ -463,6 +442,23 @@ def _smoke(table: Reader) -> tuple[Framework, ...]:
         else:
             chosen.append(Framework(text))
     return tuple(chosen)
+
+
+def _number(
+    table: Reader,
+    name: str,
+    default: float,
+    *,
+    low: float = 0,
+    high: float,
+    above_low: bool = False,
+    unit: str,
+) -> float:
+    """``name``, a number within its bounds, else ``default`` (absent, or once its error is gathered)."""
+    return table.attempt(
+        lambda: table.number(name, low=low, high=high, above_low=above_low, unit=unit, default=default),
+        default,
+    )
 
 
 def _optional_number(table: Reader, name: str, *, low: float, high: float, unit: str) -> float | None:
@@ -571,25 +567,15 @@ def _watch(table: Reader) -> WatchSettings:
     attempt = table.attempt
     return WatchSettings(
         enabled=attempt(lambda: table.flag("enabled", defaults.enabled), defaults.enabled),
-        interval_s=attempt(
-            lambda: table.number(
-                "interval_s",
-                low=MIN_WATCH_INTERVAL_S,
-                high=MAX_WATCH_INTERVAL_S,
-                unit=" s",
-                default=defaults.interval_s,
-            ),
+        interval_s=_number(
+            table,
+            "interval_s",
             defaults.interval_s,
+            low=MIN_WATCH_INTERVAL_S,
+            high=MAX_WATCH_INTERVAL_S,
+            unit=" s",
         ),
-        max_hours=attempt(
-            lambda: table.number(
-                "max_hours",
-                low=0,
-                high=MAX_WATCH_HOURS,
-                above_low=True,
-                unit=" h, a week",
-                default=defaults.max_hours,
-            ),
-            defaults.max_hours,
+        max_hours=_number(
+            table, "max_hours", defaults.max_hours, high=MAX_WATCH_HOURS, above_low=True, unit=" h, a week"
         ),
     )

@@ -123,21 +123,30 @@ def _count(value: object) -> int:
     return found if found is not None else 0
 
 
+def _entries(data: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The objects of the list ``key`` a child reported (anything else in it left out)."""
+    return [item for item in data.get(key) or [] if isinstance(item, dict)]
+
+
+def _index(entry: Mapping[str, Any]) -> int:
+    """The device index a child reported for one device, 0 when it is not one."""
+    return _opt_int(entry.get("index"), 4096) or 0
+
+
 def parse_smoke(text: str | None) -> SmokeResult | None:
     data = result_object(text, "smoke")
     if data is None:
         return None
     devices = tuple(
         DeviceResult(
-            index=_opt_int(d.get("index"), 4096) or 0,
+            index=_index(d),
             name=str(d.get("name", "?")),
             capability=_opt_str(d.get("capability")),
             max_abs_diff=_opt_float(d.get("max_abs_diff")),
             non_finite=_count(d.get("non_finite")),
             error=_opt_str(d.get("error")),
         )
-        for d in data.get("devices") or []
-        if isinstance(d, dict)
+        for d in _entries(data, "devices")
     )
     arch = data.get("arch_list")
     return SmokeResult(
@@ -161,14 +170,13 @@ def parse_probe(text: str | None) -> ProbeResult | None:
         return None
     gpus = tuple(
         GpuMemory(
-            index=_opt_int(g.get("index"), 4096) or 0,
+            index=_index(g),
             free=_opt_int(g.get("free")),
             total=_opt_int(g.get("total")),
             largest=_opt_int(g.get("largest")),
             complete=g.get("complete") if isinstance(g.get("complete"), bool) else None,
         )
-        for g in data.get("gpus") or []
-        if isinstance(g, dict)
+        for g in _entries(data, "gpus")
     )
     return ProbeResult(
         str(data.get("framework", "?")),
@@ -611,13 +619,11 @@ def parse_hbm(framework: str, text: str | None) -> HbmReport | None:
     if data is None or data.get("accelerator") != "tpu":
         return None
     devices = []
-    for entry in data.get("hbm") or []:
-        if not isinstance(entry, dict):
-            continue
+    for entry in _entries(data, "hbm"):
         limit, in_use = _opt_int(entry.get("limit")), _opt_int(entry.get("in_use"))
         if limit is None or in_use is None:
             continue
-        devices.append((_opt_int(entry.get("index"), 4096) or 0, str(entry.get("name", "?")), limit, in_use))
+        devices.append((_index(entry), str(entry.get("name", "?")), limit, in_use))
     return HbmReport(framework, tuple(devices), _opt_str(data.get("hbm_reason")))
 
 

@@ -5,6 +5,7 @@ file written whole, and :func:`smoke`, which runs one framework's smoke test fro
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -112,6 +113,26 @@ def gpu_matmul(device: dict[str, Any], run: Callable[[], Any], reference: Matrix
 
 def cpu_matmul(result: dict[str, Any], values: Any, reference: Matrix) -> None:
     result["cpu_max_abs_diff"], result["cpu_non_finite"] = compare(values, reference)
+
+
+def jax_devices(result: dict[str, Any], a: Matrix, b: Matrix, kind: str) -> tuple[Any, Any, Matrix, Any]:
+    """JAX imported, its version and its CPU matmul checked in ``result``: (jax, jax.numpy,
+    the reference product the devices' matmuls are checked against, JAX's devices of
+    ``kind``); the devices are None (``gpu_reason`` set) when JAX has none of that kind."""
+    jax = importlib.import_module("jax")
+    jnp = importlib.import_module("jax.numpy")
+    result["version"] = str(jax.__version__)
+    with jax.default_device(jax.devices("cpu")[0]):
+        product = jnp.matmul(jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32))
+        cpu: Matrix = product.tolist()
+    reference = reference_matmul(a, b)
+    cpu_matmul(result, cpu, reference)
+    try:
+        devices = jax.devices(kind)
+    except RuntimeError as exc:
+        result["gpu_reason"] = one_line(exc)
+        devices = None
+    return jax, jnp, reference, devices
 
 
 def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = False) -> int:

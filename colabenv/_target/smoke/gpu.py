@@ -17,6 +17,7 @@ from base import (
     cudnn_text,
     device_result,
     gpu_matmul,
+    jax_devices,
     one_line,
     reference_matmul,
 )
@@ -68,19 +69,8 @@ def _jax_cuda_versions(result: dict[str, Any]) -> None:
 
 
 def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
-    jax = importlib.import_module("jax")
-    jnp = importlib.import_module("jax.numpy")
-    result["version"] = str(jax.__version__)
-    cpu_device = jax.devices("cpu")[0]
-    with jax.default_device(cpu_device):
-        product = jnp.matmul(jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32))
-        cpu: Matrix = product.tolist()
-    reference = reference_matmul(a, b)
-    cpu_matmul(result, cpu, reference)
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError as exc:
-        result["gpu_reason"] = one_line(exc)
+    jax, jnp, reference, gpus = jax_devices(result, a, b, "gpu")
+    if gpus is None:
         return
     _jax_cuda_versions(result)
     for index, gpu in enumerate(gpus):

@@ -145,6 +145,14 @@ def _import(result: dict[str, Any], module: str) -> Any:
     return package
 
 
+def _torch_test(result: dict[str, Any], module: str, what: str, against: str) -> tuple[Any, Any]:
+    """``module`` imported (its version in ``result``), the test named, and torch with its first
+    GPU: (the module, torch), torch None when it sees no GPU (``gpu_reason`` set)."""
+    package = _import(result, module)
+    result.update(what=what, against=against)
+    return package, _torch_gpu(result)
+
+
 # ---------------------------------------------------------------------------------------------
 # attention: xformers, flash-attn
 
@@ -198,9 +206,7 @@ def _smoke_flash_attn_4(result: dict[str, Any]) -> None:
 
 
 def _smoke_bitsandbytes(result: dict[str, Any]) -> None:
-    bnb = _import(result, "bitsandbytes")
-    result.update(what="8-bit matmul (LLM.int8())", against="the fp32 product")
-    torch = _torch_gpu(result)
+    bnb, torch = _torch_test(result, "bitsandbytes", "8-bit matmul (LLM.int8())", "the fp32 product")
     if torch is None:
         return
     rows, inner, columns = INT8_SHAPE
@@ -467,9 +473,7 @@ def _smoke_vllm(result: dict[str, Any]) -> None:
 
 
 def _smoke_torch_scatter(result: dict[str, Any]) -> None:
-    scatter = _import(result, "torch_scatter")
-    result.update(what="scatter sum", against="the exact sums")
-    torch = _torch_gpu(result)
+    scatter, torch = _torch_test(result, "torch_scatter", "scatter sum", "the exact sums")
     if torch is None:
         return
     keys, values, sums = _groupby_input()
@@ -505,9 +509,7 @@ def _segment_inputs() -> tuple[Matrix, list[Matrix], Matrix]:
 
 
 def _smoke_pyg_lib(result: dict[str, Any]) -> None:
-    _import(result, "pyg_lib")
-    result.update(what="segment matmul", against="the exact products per segment")
-    torch = _torch_gpu(result)
+    _, torch = _torch_test(result, "pyg_lib", "segment matmul", "the exact products per segment")
     if torch is None:
         return
     ops = importlib.import_module("pyg_lib.ops")

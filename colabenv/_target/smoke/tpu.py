@@ -14,6 +14,7 @@ from base import (
     cpu_matmul,
     device_result,
     gpu_matmul,
+    jax_devices,
     one_line,
     reference_matmul,
 )
@@ -27,19 +28,8 @@ def _hbm_entry(index: int, name: str, limit: Any, in_use: Any) -> dict[str, Any]
 
 
 def _smoke_jax_tpu(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
-    jax = importlib.import_module("jax")
-    jnp = importlib.import_module("jax.numpy")
-    result["version"] = str(jax.__version__)
-    with jax.default_device(jax.devices("cpu")[0]):
-        cpu: Matrix = jnp.matmul(
-            jnp.asarray(a, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32)
-        ).tolist()
-    reference = reference_matmul(a, b)
-    cpu_matmul(result, cpu, reference)
-    try:
-        tpus = jax.devices("tpu")
-    except RuntimeError as exc:
-        result["gpu_reason"] = one_line(exc)
+    jax, jnp, reference, tpus = jax_devices(result, a, b, "tpu")
+    if tpus is None:
         result["hbm_reason"] = "jax lists no TPU device"
         return
     for index, tpu in enumerate(tpus):
