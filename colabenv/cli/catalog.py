@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from colabenv.cli.common import progress_status
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -246,21 +246,6 @@ def _archs(args: argparse.Namespace) -> int:
 # refresh
 
 
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str], None]]:
-    if not enabled:
-        yield lambda _text: None
-        return
-    from rich.console import Console
-    from rich.text import Text
-
-    from colabenv.errors import printable
-
-    console = Console(stderr=True)
-    with console.status("refreshing") as status:
-        yield lambda text: status.update(Text(printable(text)))
-
-
 def _url(text: str, flag: str) -> str:
     from urllib.parse import urlsplit
 
@@ -346,7 +331,7 @@ def _refresh(args: argparse.Namespace) -> int:
     )
     client = index_client(options, deadline)
     output, base = start_folders(args.output, args.catalog, FRAMEWORK_FILES[framework])
-    with _progress(not args.quiet and sys.stderr.isatty()) as progress:
+    with progress_status(not args.quiet and sys.stderr.isatty(), "refreshing") as progress:
         refreshed = refresh_framework(framework, options, client, base, progress)
     return _report(refreshed, output)
 
@@ -359,7 +344,7 @@ def _refresh_packages(args: argparse.Namespace) -> int:
     options, deadline = _options(args, None, variant_index=True, cuda_notes=None)
     client = index_client(options, deadline)
     output, base = start_folders(args.output, args.catalog, PACKAGES_FILE)
-    with _progress(not args.quiet and sys.stderr.isatty()) as progress:
+    with progress_status(not args.quiet and sys.stderr.isatty(), "refreshing") as progress:
         refreshed = refresh_packages(options, client, base, progress)
     return _report(refreshed, output)
 
