@@ -427,7 +427,7 @@ def test_progress_shows_markup_and_control_characters_as_text(monkeypatch: pytes
 
     import rich.console
 
-    from colabenv.cli.lock import _progress
+    from colabenv.cli.common import progress_status
 
     consoles: list[rich.console.Console] = []
 
@@ -438,7 +438,7 @@ def test_progress_shows_markup_and_control_characters_as_text(monkeypatch: pytes
             consoles.append(self)
 
     monkeypatch.setattr(rich.console, "Console", Recording)
-    with _progress(True) as say:
+    with progress_status(True, "locking") as say:
         say("checking torch 2.6.0 on https://mirror.example/[/]whl/[bold]cu124\x1b[2J")
     assert len(consoles) == 1
     shown = consoles[0].export_text()
