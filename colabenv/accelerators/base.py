@@ -10,6 +10,7 @@ from typing import Protocol
 from colabenv.models import (
     Accelerator,
     Catalog,
+    CatalogParts,
     FrameworkRequest,
     Profile,
     Release,
@@ -30,6 +31,30 @@ class ChosenBuild:
     fully_supported: bool
 
 
+@model
+class Traits:
+    """What the rest of colabenv asks of a kind, as facts (a table, the way uv's torch backend
+    keeps hardware facts): each names a capability, never a kind, so a new kind says which it
+    has and the commands follow.
+
+    ``gpu``: frameworks see it as a GPU and NVML reads it: verify's GPU smoke test, the CUDA
+    packages' smoke tests, the VRAM probe and who holds each GPU, ``verify.require_gpu`` met,
+    ``init``'s ``require_gpu``.
+    ``cuda``: it runs CUDA builds: the NVIDIA component facts and wheels, the CUDA packages,
+    verify's ``cuda:*`` and ``components`` checks.
+    ``tpu_runtime``: frameworks run on it through their TPU runtime (libtpu, torch_xla): the
+    catalog's TPU builds, verify's TPU smoke test and its HBM check."""
+
+    gpu: bool
+    cuda: bool
+    tpu_runtime: bool
+
+    @property
+    def catalog_parts(self) -> CatalogParts:
+        """The parts of the shipped catalog a target of the kind can use."""
+        return CatalogParts(components=self.cuda, tpu=self.tpu_runtime)
+
+
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 """A build the resolver passes over without listing it among the reasons: one the profile did
 not ask for where the kind prefers its own builds. Compared by identity."""
@@ -41,6 +66,11 @@ class AcceleratorKind(Protocol):
     @property
     def kind(self) -> Accelerator:
         """The kind's name in the target, the lock header and ``resolve --json``."""
+        ...
+
+    @property
+    def traits(self) -> Traits:
+        """What the kind can do, for the commands that ask (:class:`Traits`)."""
         ...
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import ChosenBuild, OwnBuilds
+from colabenv.accelerators.base import ChosenBuild, OwnBuilds, Traits
 from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
 
 
@@ -12,6 +12,7 @@ class Cpu(OwnBuilds):
     """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.CPU
+    traits = Traits(gpu=False, cuda=False, tpu_runtime=False)
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds, Traits
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -33,6 +33,7 @@ class Nvidia(OwnBuilds):
     """NVIDIA GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.NVIDIA
+    traits = Traits(gpu=True, cuda=True, tpu_runtime=False)
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from packaging.requirements import Requirement
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds, Traits
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
 from colabenv.models import (
     Accelerator,
@@ -117,6 +117,7 @@ class Tpu(OwnBuilds):
     """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.TPU
+    traits = Traits(gpu=False, cuda=False, tpu_runtime=True)
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         return (*release.variants, _tpu_variant(release, catalog))

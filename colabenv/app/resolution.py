@@ -106,9 +106,11 @@ def load_catalog(
     or ``frameworks``, need, and with a ``target`` the part it can use) with the overlays of
     its ``[catalog] paths`` and of ``COLABENV_CATALOG`` merged over it; without a profile, the
     whole catalog with the variable's overlays."""
-    from colabenv.catalog.load import catalog_for
+    from colabenv.accelerators.registry import accelerator_of
+    from colabenv.catalog.load import ALL_PARTS, catalog_for
 
-    return catalog_for(profile, os.environ, frameworks, target=target)
+    parts = accelerator_of(target).traits.catalog_parts if target is not None else ALL_PARTS
+    return catalog_for(profile, os.environ, frameworks, target=target, parts=parts)
 
 
 def resolve_for(profile: Profile, target: Target, *, allow_unconfirmed: bool = False) -> Resolved:

@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.models import Fingerprint, Framework, InstalledSet, TargetOverrides, format_driver
 from colabenv.models.frameworks import FACTS, OWNED
@@ -136,7 +137,7 @@ def _framework_lines(fingerprint: Fingerprint) -> Iterator[str]:
 def _describe(fingerprint: Fingerprint) -> str:
     target = fingerprint.target
     gpus = sorted({gpu.name for gpu in fingerprint.gpus})
-    if target.has_gpu:
+    if accelerator_of(target).traits.gpu:
         driver = format_driver(target.driver) if target.driver else "unknown driver"
         where = f"{', '.join(gpus) or 'GPU'}, driver {driver}"
     else:
@@ -229,7 +230,7 @@ def starter_profile(
         "# What `colabenv verify` checks after the restart: a smoke test per framework, and",
         "# whether a GPU must be visible.",
         f"smoke = [{smoke}]",
-        f"require_gpu = {'true' if target.has_gpu else 'false'}",
+        f"require_gpu = {'true' if accelerator_of(target).traits.gpu else 'false'}",
         "",
     ]
     return "\n".join(lines)

@@ -43,6 +43,7 @@ from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, pr
 from colabenv.models import (
     Arch,
     Catalog,
+    CatalogParts,
     Companion,
     Component,
     ComponentFacts,
@@ -60,6 +61,9 @@ from colabenv.models import (
     Variant,
 )
 from colabenv.models.frozen import model
+
+ALL_PARTS = CatalogParts()
+"""Every part of the shipped catalog: what a caller without a target reads."""
 
 FRAMEWORK_FILES = {
     Framework.TORCH: "torch.toml",
@@ -351,17 +355,15 @@ def load_catalog(
 
 
 def shipped_catalog(
-    frameworks: Iterable[Framework] | None = None, *, target: Target | None = None
+    frameworks: Iterable[Framework] | None = None, *, parts: CatalogParts = ALL_PARTS
 ) -> Catalog:
     """The shipped catalog, or the part of it ``frameworks`` need; each file read once per
     process (detection wants the driver table alone, the resolver then adds a framework,
     and with any framework the NVIDIA component facts its GPU wheels pull in and the TPU
-    builds). With a ``target``, the facts it cannot use are left out: the component facts
-    without GPUs, the TPU builds without a TPU (render's start pays for no file it ignores)."""
+    builds). The facts outside ``parts`` (what the target's kind can use) are left out:
+    render's start pays for no file it ignores."""
     wanted = frozenset(_wanted(frameworks))
-    gpus = target is None or target.has_gpu
-    tpu = target is None or target.tpu is not None
-    return _shipped(wanted, components=bool(wanted) and gpus, tpu=bool(wanted) and tpu)
+    return _shipped(wanted, components=bool(wanted) and parts.components, tpu=bool(wanted) and parts.tpu)
 
 
 def load_components(directory: Path | None = None) -> ComponentFacts:
@@ -590,9 +592,10 @@ def catalog_for(
     frameworks: Iterable[Framework] | None = None,
     *,
     target: Target | None = None,
+    parts: CatalogParts = ALL_PARTS,
 ) -> Catalog:
     """The catalog a resolution of ``profile`` uses: the shipped one (the part its frameworks
-    need, and with a ``target`` the part it can use), with the overlays of its ``[catalog]
+    need, and the ``parts`` its ``target`` can use), with the overlays of its ``[catalog]
     paths`` and of ``COLABENV_CATALOG`` merged over it. Without a profile (``verify`` from the
     marker, ``detect``), the whole catalog with the variable's overlays. Without overlays this
     is :func:`shipped_catalog`, read once per process."""
@@ -602,7 +605,7 @@ def catalog_for(
         wanted = tuple(r.framework for r in profile.frameworks)
     else:
         wanted = tuple(Framework)
-    base = shipped_catalog(wanted, target=target)
+    base = shipped_catalog(wanted, parts=parts)
     base = with_shipped_packages(base, profile, target)
     folders = overlay_folders(profile, environ)
     if not folders:

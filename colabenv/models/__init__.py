@@ -31,6 +31,7 @@ from colabenv.models.base import (
 )
 from colabenv.models.catalog import (
     Catalog,
+    CatalogParts,
     Companion,
     Component,
     ComponentFacts,
@@ -106,6 +107,7 @@ __all__ = [
     "Accelerator",
     "Arch",
     "Catalog",
+    "CatalogParts",
     "CgroupMemory",
     "ColabRuntime",
     "Companion",

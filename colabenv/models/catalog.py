@@ -369,6 +369,16 @@ class CudaPackage:
 
 
 @model
+class CatalogParts:
+    """The parts of the shipped catalog beside the frameworks' releases that a target can use:
+    the NVIDIA component facts (``components.toml``) and the TPU builds (``tpu.toml``). Each
+    accelerator kind says which it uses; without a target, all."""
+
+    components: bool = True
+    tpu: bool = True
+
+
+@model
 class Catalog:
     """The curated catalog: the driver table, the framework releases that were read, and the
     NVIDIA component facts when a resolution needs them (empty otherwise)."""

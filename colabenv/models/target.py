@@ -42,9 +42,19 @@ class TpuTarget:
     know, a host whose accelerator type is not in its environment)."""
 
     kind: ClassVar[Accelerator] = Accelerator.TPU
+    driver: ClassVar[None] = None
+    cuda: ClassVar[None] = None
+    compute_capabilities: ClassVar[tuple[ComputeCapability, ...]] = ()
     generation: str | None
     accelerator_type: str | None = None
     chips: int | None = None
+
+    @property
+    def tpu(self) -> TpuTarget:
+        return self
+
+    def tpu_json(self) -> dict[str, object] | None:
+        return self.to_json()
 
     def to_json(self) -> dict[str, object]:
         return {"generation": self.generation, "accelerator_type": self.accelerator_type, "chips": self.chips}
@@ -70,6 +80,7 @@ class NvidiaTarget:
     ``compute_capabilities`` means "not known": every arch list is accepted."""
 
     kind: ClassVar[Accelerator] = Accelerator.NVIDIA
+    tpu: ClassVar[None] = None
     driver: Version | None
     cuda: Version | None
     compute_capabilities: tuple[ComputeCapability, ...] = ()
@@ -78,12 +89,22 @@ class NvidiaTarget:
         if self.driver is None and self.cuda is None:
             raise ValueError("an NVIDIA target has a driver or a CUDA version")
 
+    def tpu_json(self) -> dict[str, object] | None:
+        return None
+
 
 @model
 class CpuTarget:
     """The CPU alone: no NVIDIA GPU and no TPU (or ``--cpu``)."""
 
     kind: ClassVar[Accelerator] = Accelerator.CPU
+    driver: ClassVar[None] = None
+    cuda: ClassVar[None] = None
+    compute_capabilities: ClassVar[tuple[ComputeCapability, ...]] = ()
+    tpu: ClassVar[None] = None
+
+    def tpu_json(self) -> dict[str, object] | None:
+        return None
 
 
 Device = NvidiaTarget | TpuTarget | CpuTarget
@@ -95,8 +116,9 @@ class Target:
     """Everything the resolver may know about the host it resolves for.
 
     ``device``: its NVIDIA GPUs, its TPU, or the CPU alone; ``driver``, ``cuda``,
-    ``compute_capabilities`` and ``tpu`` read it (None, or no GPUs, where the device is of
-    another kind).
+    ``compute_capabilities`` and ``tpu`` read it (each device answers them: None, or no GPUs,
+    where it is of another kind). What differs by kind is asked of the kind
+    (``colabenv.accelerators.registry.accelerator_of``), never of the target.
     ``python``: the full version where it is known (``3.14.1``: the host's own interpreter, or
     ``--python 3.14.1``), else major.minor (``--python 3.14``); Python ranges are evaluated
     against it as it is, so a wheel's ``!=3.14.1`` turns down 3.14.1 and not 3.14.
@@ -109,23 +131,19 @@ class Target:
 
     @property
     def driver(self) -> Version | None:
-        return self.device.driver if isinstance(self.device, NvidiaTarget) else None
+        return self.device.driver
 
     @property
     def cuda(self) -> Version | None:
-        return self.device.cuda if isinstance(self.device, NvidiaTarget) else None
+        return self.device.cuda
 
     @property
     def compute_capabilities(self) -> tuple[ComputeCapability, ...]:
-        return self.device.compute_capabilities if isinstance(self.device, NvidiaTarget) else ()
+        return self.device.compute_capabilities
 
     @property
     def tpu(self) -> TpuTarget | None:
-        return self.device if isinstance(self.device, TpuTarget) else None
-
-    @property
-    def has_gpu(self) -> bool:
-        return isinstance(self.device, NvidiaTarget)
+        return self.device.tpu
 
     @property
     def accelerator(self) -> Accelerator:
@@ -143,7 +161,7 @@ class Target:
             "python": self.python_minor,
             "platform": self.platform,
             "accelerator": self.accelerator.value,
-            "tpu": self.tpu.to_json() if self.tpu is not None else None,
+            "tpu": self.device.tpu_json(),
         }
 
 

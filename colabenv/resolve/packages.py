@@ -125,7 +125,7 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, pyt
     """Why ``build`` cannot run on ``target``; None when it can."""
     if build.python is not None and not build.python.contains(python, prereleases=True):
         return f"{build.name} has no wheel for Python {python}"
-    if not target.has_gpu:
+    if not accelerator_of(target).traits.cuda:
         return "needs an NVIDIA GPU; the target has none"
     floor = catalog.floor_driver(build.cuda)
     if target.driver is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.host.framework_builds import FrameworkBuild, catalog_variant
 from colabenv.models import Catalog, Framework, Target, archs_cover, format_driver
 from colabenv.verification.report import Check, Status
@@ -28,7 +29,7 @@ def check_cuda(
     if build is None:
         return Check(name, Status.FAIL, f"{framework.value} is not installed")
     built = f"{build.label} built for CUDA {build.cuda}" if build.cuda else f"{build.label} (CPU)"
-    if not target.has_gpu:
+    if not accelerator_of(target).traits.cuda:
         if require_gpu:
             return Check(name, Status.FAIL, f"the profile requires a GPU and none was found; {built}")
         return Check(name, Status.SKIP, f"no GPU on this host; {built}")

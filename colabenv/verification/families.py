@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.host.gpu_holders import gpu_holders
 from colabenv.host.memory import host_memory
 from colabenv.host.started import process_started_at, restarted_process
@@ -243,7 +244,7 @@ def _framework_smoke(context: VerifyContext, children: Children) -> list[Check]:
             framework,
             smoke,
             timeout=context.limit,
-            host_has_gpu=context.target.has_gpu and not context.cpu,
+            host_has_gpu=context.has_gpu,
             require_gpu=context.expectation.verify.require_gpu and not context.cpu,
             cpu_build=build is not None and build.is_cpu_variant,
         )
@@ -320,7 +321,7 @@ def _env(context: VerifyContext, children: Children) -> list[Check]:
 
 def _components_apply(context: VerifyContext) -> bool:
     """``components`` is there on a GPU host (and SKIP with ``--cpu``)."""
-    return context.cpu or context.target.has_gpu
+    return context.cpu or accelerator_of(context.target).traits.cuda
 
 
 def _io_asked(context: VerifyContext) -> bool:

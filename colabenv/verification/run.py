@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from colabenv._util import processes
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import StateError, UsageError
 from colabenv.host.framework_builds import framework_build
 from colabenv.host.installed import Installed, scan_path
@@ -85,7 +86,7 @@ def _tpu_smoke(
     """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
     their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test (all, with
     ``cpu``)."""
-    if target.tpu is None or target.has_gpu or cpu:
+    if not accelerator_of(target).traits.tpu_runtime or cpu:
         return frozenset()
     return frozenset(
         framework
@@ -125,7 +126,7 @@ def _context(
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = asked.timeout or expectation.verify.timeout_s
-    has_gpu = target.has_gpu and not cpu
+    has_gpu = accelerator_of(target).traits.gpu and not cpu
     packages = package_smokes([r.name for r in expectation.requirements], installed.names())
     repro = expectation.reproducibility
     compare_seed = (repro.seed or 0) if repro.deterministic else None

@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv._util import toml
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.load import (
     DRIVERS_FILE,
     FRAMEWORK_FILES,
@@ -96,14 +97,14 @@ def test_a_target_reads_only_the_facts_it_can_use(
 ) -> None:
     """Render's start pays for no file it ignores: component facts need GPUs, TPU builds a TPU."""
     full = shipped_catalog()
-    narrowed = shipped_catalog(target=target)
+    narrowed = shipped_catalog(parts=accelerator_of(target).traits.catalog_parts)
     assert narrowed.releases == full.releases
     assert narrowed.toolkits == full.toolkits
     assert (narrowed.components == full.components) is has_components
     assert (narrowed.components == ComponentFacts()) is not has_components
     assert (narrowed.tpu == full.tpu) is has_tpu_builds
     assert bool(narrowed.tpu.builds) is has_tpu_builds
-    assert shipped_catalog(target=target) is narrowed
+    assert shipped_catalog(parts=accelerator_of(target).traits.catalog_parts) is narrowed
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from colabenv.models import (
     Arch,
     Catalog,
     ComputeCapability,
+    CpuTarget,
     Fingerprint,
     Framework,
     InstalledSet,
@@ -318,7 +319,7 @@ def test_no_gpu_host_is_a_normal_answer() -> None:
     fingerprint = detect(probe=make_probe())
     assert fingerprint.target.driver is None
     assert fingerprint.target.cuda is None
-    assert not fingerprint.target.has_gpu
+    assert fingerprint.target.device == CpuTarget()
     assert fingerprint.notes == (
         "NVML: not available (NVML Shared Library Not Found)",
         "nvidia-smi: not found on PATH",

@@ -217,7 +217,7 @@ def test_the_target_lock_check_compares_with_keeps_or_replaces_the_tpu() -> None
     nvidia = dataclasses.replace(CPU, driver="550.54.15", cuda="12.4", compute_capabilities=("7.5",))
     moved = current_target(nvidia, TargetOverrides(tpu=v6e))
     assert (moved.driver, moved.cuda, moved.compute_capabilities, moved.tpu) == (None, None, (), v6e)
-    assert moved.to_target().tpu == v6e and not moved.to_target().has_gpu
+    assert moved.to_target().device == v6e
 
 
 def test_from_target_and_back_keep_the_tpu() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.models import Fingerprint, Framework
 from colabenv.verification.children import check_smoke, check_vram, probe_framework, run_probe, run_smoke
 from colabenv.verification.report import Status
@@ -41,7 +42,7 @@ def _fingerprint() -> Fingerprint:
 @pytest.fixture(scope="module")
 def gpu_host() -> bool:
     fingerprint = _fingerprint()
-    if not fingerprint.target.has_gpu:
+    if not accelerator_of(fingerprint.target).traits.gpu:
         pytest.skip("no NVIDIA GPU detected")
     return True
 

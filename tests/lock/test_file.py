@@ -356,7 +356,7 @@ def test_lock_target_from_target_and_back() -> None:
     assert "# target-driver: none" in render_lock(
         Lock(LockHeader("0.1.0", "p", "sha256:" + _sha("p"), cpu, (), "uv"), _lock().packages)
     )
-    assert cpu.to_target().has_gpu is False
+    assert cpu.to_target().device == CpuTarget()
 
 
 PROFILE = """\
