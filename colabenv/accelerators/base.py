@@ -11,6 +11,7 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     CatalogParts,
+    Framework,
     FrameworkRequest,
     Profile,
     Release,
@@ -124,6 +125,11 @@ class AcceleratorKind(Protocol):
         """The device as ``detect``'s ``accelerator:`` line says it."""
         ...
 
+    def installed_build(self, target: Target, framework: Framework) -> str | None:
+        """How ``detect`` names ``framework``'s installed build where the kind's own runtime says
+        more than the wheel (``TPU (libtpu 0.0.17)``); None: the wheel's build says it."""
+        ...
+
     def lacks(self, target: Target) -> str:
         """What the target has instead of an NVIDIA GPU, for a CUDA package left out ("no GPU",
         "a TPU (TPU v5e ...)"); empty where it has one."""
@@ -148,4 +154,7 @@ class OwnBuilds:
         return ()
 
     def find_links(self, variant: Variant) -> str | None:
+        return None
+
+    def installed_build(self, target: Target, framework: Framework) -> str | None:
         return None

@@ -164,6 +164,12 @@ class Tpu(OwnBuilds):
     def lacks(self, target: Target) -> str:
         return f"a TPU ({target.tpu})"
 
+    def installed_build(self, target: Target, framework: Framework) -> str | None:
+        present = [d for d in (target.installed.get(n) for n in FACTS[framework].tpu_runtime) if d]
+        if not present:
+            return None
+        return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
+
 
 UNKNOWN_GENERATION = "TPU generation unknown: the TPU generations of the chosen builds were not checked"
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from colabenv.cli.common import stdout_is_terminal, target_flags
 from colabenv.errors import printable
-from colabenv.models import Catalog, Fingerprint, Framework, Target, format_driver
+from colabenv.models import Catalog, Fingerprint, Target, format_driver
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from colabenv.accelerators.base import AcceleratorKind
 
 
 @model
@@ -66,12 +70,13 @@ def _report(fingerprint: Fingerprint) -> Report:
     catalog = _catalog_or_none(notes)
     notes.extend(_home_notes())
     target = fingerprint.target
+    kind = _kind(target)
     glibc = f", glibc {fingerprint.glibc}" if fingerprint.glibc else ""
     host = (
         ("driver", format_driver(target.driver) if target.driver else "none (no NVIDIA GPU)"),
         ("max CUDA", str(target.cuda) if target.cuda else "-"),
         ("compute capabilities", ", ".join(str(c) for c in target.compute_capabilities) or "-"),
-        ("accelerator", _accelerator(target)),
+        ("accelerator", kind.shown(target)),
         (
             "Python",
             f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_minor}",
@@ -96,31 +101,21 @@ def _report(fingerprint: Fingerprint) -> Report:
     return Report(
         host=host,
         gpus=gpus,
-        frameworks=tuple((b.name, b.version, _tpu_build(target, b.framework) or b.build) for b in builds),
+        frameworks=tuple(
+            (b.name, b.version, kind.installed_build(target, b.framework) or b.build) for b in builds
+        ),
         also_installed=", ".join(f"{d.name} {d.version}" for d in wheels),
         warnings=build_warnings(target, catalog),
         notes=tuple(notes),
     )
 
 
-def _accelerator(target: Target) -> str:
-    """``nvidia``, ``cpu``, or the TPU with its generation, type and chips (the kinds import the
-    requirement grammar, which ``detect --json`` does without)."""
+def _kind(target: Target) -> AcceleratorKind:
+    """The target's kind, which names its device and the builds of its own runtime (the kinds
+    import the requirement grammar, which ``detect --json`` does without)."""
     from colabenv.accelerators.registry import accelerator_of
 
-    return accelerator_of(target).shown(target)
-
-
-def _tpu_build(target: Target, framework: Framework) -> str | None:
-    """On a TPU host, ``TPU (libtpu 0.0.17)`` for a framework installed with its TPU runtime."""
-    from colabenv.models.frameworks import FACTS
-
-    if target.tpu is None:
-        return None
-    present = [d for d in (target.installed.get(n) for n in FACTS[framework].tpu_runtime) if d]
-    if not present:
-        return None
-    return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
+    return accelerator_of(target)
 
 
 def _plain(report: Report) -> None:

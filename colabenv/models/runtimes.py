@@ -52,10 +52,10 @@ class ColabRuntime:
 
     def image(self, accelerator: Accelerator) -> RuntimeImage:
         """The image of ``accelerator``; every runtime has all three."""
-        for image in self.images:
-            if image.accelerator is accelerator:
-                return image
-        raise LookupError(f"{self.id} has no {accelerator} image")
+        found = {image.accelerator: image for image in self.images}.get(accelerator)
+        if found is None:
+            raise LookupError(f"{self.id} has no {accelerator} image")
+        return found
 
 
 @model

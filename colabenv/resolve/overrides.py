@@ -224,7 +224,7 @@ def _tpu(
     variable), and so does an NVIDIA flag or ``--cpu`` with ``COLABENV_TPU``. The variable beside
     an NVIDIA variable is an error: neither is a flag, so neither wins."""
     given = _nvidia_flags(flags)
-    flag = flags.tpu.strip() if flags.tpu is not None else ""
+    flag = (flags.tpu or "").strip()
     if flag:
         if given:
             raise TargetError(

@@ -65,7 +65,8 @@ class VerifyContext:
 
     ``limit``: each child's timeout; ``probe_limit``: how long the VRAM probe waits for the smoke
     children; ``own_python``: the verified interpreter is the one running colabenv; ``cpu``:
-    ``verify --cpu``; ``has_gpu``: the host has a GPU and ``cpu`` is off; ``tpu_smoke``: the
+    ``verify --cpu``; ``gpu_checks``: the GPU's children and checks run (the target's kind has
+    the ``gpu`` trait, and ``cpu`` is off); ``tpu_smoke``: the
     frameworks whose smoke test runs on the TPU; ``packages``: the CUDA packages that get a
     smoke test; ``compare_seed``: the seed of the determinism children (None: not compared);
     ``environ_names``: the variables read in a new process of the verified interpreter;
@@ -86,7 +87,7 @@ class VerifyContext:
     limit: float
     probe_limit: float
     cpu: bool
-    has_gpu: bool
+    gpu_checks: bool
     tpu_smoke: frozenset[Framework]
     packages: tuple[PackageSmoke, ...]
     compare_seed: int | None
@@ -244,7 +245,7 @@ def _framework_smoke(context: VerifyContext, children: Children) -> list[Check]:
             framework,
             smoke,
             timeout=context.limit,
-            host_has_gpu=context.has_gpu,
+            host_has_gpu=context.gpu_checks,
             require_gpu=context.expectation.verify.require_gpu and not context.cpu,
             cpu_build=build is not None and build.is_cpu_variant,
         )
@@ -278,7 +279,7 @@ def _device_memory(context: VerifyContext, children: Children) -> Check:
     tpu = context.target.tpu
     if context.cpu:
         return Check("vram", Status.SKIP, CPU_SKIP)
-    if tpu is not None and not context.has_gpu:
+    if tpu is not None and accelerator_of(context.target).traits.tpu_runtime:
         tpu_runs = {
             f: children.smoke[f].result()[0] for f in context.expectation.smoke if f in context.tpu_smoke
         }
@@ -287,7 +288,7 @@ def _device_memory(context: VerifyContext, children: Children) -> Check:
         context.gpus,
         children.probe.result() if children.probe is not None else None,
         probe_timeout=context.probe_limit + PROBE_SEARCH_S + 5,
-        host_has_gpu=context.has_gpu,
+        host_has_gpu=context.gpu_checks,
         require_gpu=verify.require_gpu,
         min_free_gib=verify.min_free_vram_gib,
     )
@@ -298,7 +299,7 @@ def _vram(context: VerifyContext, children: Children) -> list[Check]:
     host's RAM joined to it."""
     verify = context.expectation.verify
     vram = _device_memory(context, children)
-    holders = gpu_holders() if context.has_gpu else None
+    holders = gpu_holders() if context.gpu_checks else None
     check = with_host_facts(
         vram,
         holders,

@@ -126,14 +126,14 @@ def _context(
         present = ordered(f for f in Framework if framework_build(f, installed, catalog))
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = asked.timeout or expectation.verify.timeout_s
-    has_gpu = accelerator_of(target).traits.gpu and not cpu
+    gpu_checks = accelerator_of(target).traits.gpu and not cpu
     packages = package_smokes([r.name for r in expectation.requirements], installed.names())
     repro = expectation.reproducibility
     compare_seed = (repro.seed or 0) if repro.deterministic else None
     # each framework's children take up to two timeouts when determinism is compared: the VRAM
     # probe, which waits for them, gets as long before it gives up
     probe_limit = limit * 2 if compare_seed is not None else limit
-    if packages and has_gpu:  # and the packages' children, one after another, as long as they share
+    if packages and gpu_checks:  # and the packages' children, one after another, as long as they share
         probe_limit = max(probe_limit, SHARED_TIMEOUTS * limit)
     # another interpreter's [env] is read in a new process of it, as its determinism variables
     read_env = not asked.own_python and expectation.env_known
@@ -156,12 +156,12 @@ def _context(
         limit=limit,
         probe_limit=probe_limit,
         cpu=cpu,
-        has_gpu=has_gpu,
+        gpu_checks=gpu_checks,
         tpu_smoke=_tpu_smoke(target, expectation.smoke, installed, cpu=cpu),
         packages=packages,
         compare_seed=compare_seed,
         environ_names=tuple(dict.fromkeys((*hook_names(repro), *env_names))),
-        probe_with=probe_framework(scan.modules.__contains__) if has_gpu else None,
+        probe_with=probe_framework(scan.modules.__contains__) if gpu_checks else None,
         component_problems=asked.component_problems,
     )
 
@@ -190,7 +190,7 @@ def _start_children(
             scratch=scratch,
             tpu=framework in context.tpu_smoke,
         )
-    if context.packages and context.has_gpu:
+    if context.packages and context.gpu_checks:
         children.packages = pool.submit(
             run_packages, context.packages, context.limit, python=exe, scratch=scratch
         )

@@ -5,6 +5,8 @@ its CPU build)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -19,6 +21,7 @@ from colabenv.models import (
     Device,
     Framework,
     FrameworkRequest,
+    InstalledSet,
     NvidiaTarget,
     Target,
     TpuTarget,
@@ -100,3 +103,38 @@ def test_an_nvidia_device_has_a_driver_or_a_cuda() -> None:
     with pytest.raises(ValueError, match="driver or a CUDA"):
         NvidiaTarget(None, None)
     assert NvidiaTarget(None, Version("12.4")).kind is Accelerator.NVIDIA
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_says_what_it_can_do_and_its_catalog_parts_suffice(kind: Accelerator) -> None:
+    """A kind's traits agree with its device (CUDA where there is a driver or a CUDA, a TPU
+    runtime where there is a TPU), and the catalog parts they name lose nothing: torch and JAX
+    resolve on the narrowed catalog exactly as on the whole one."""
+    from colabenv.profile.load import load_profile_text
+    from colabenv.resolve.resolver import resolve
+
+    target = _target(kind)
+    traits = accelerator(kind).traits
+    assert traits.cuda is (target.driver is not None or target.cuda is not None)
+    assert traits.tpu_runtime is (target.tpu is not None)
+    assert not (traits.cuda and traits.tpu_runtime)
+    parts = traits.catalog_parts
+    assert (parts.components, parts.tpu) == (traits.cuda, traits.tpu_runtime)
+    narrowed = shipped_catalog([Framework.TORCH, Framework.JAX], parts=parts)
+    whole = shipped_catalog([Framework.TORCH, Framework.JAX])
+    assert (narrowed.components != whole.components) is not traits.cuda
+    profile = load_profile_text('name = "p"\n[frameworks]\ntorch = "==2.9.0"\njax = "*"\n', Path("p.toml"))
+    assert resolve(profile, target, narrowed) == resolve(profile, target, whole)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_only_a_kind_with_its_own_runtime_names_an_installed_build(kind: Accelerator) -> None:
+    """``detect`` names a framework's build by the kind's runtime only where the kind has one
+    and the target has it installed (the TPU's libtpu); else by the wheel."""
+    bare = _target(kind)
+    runtime = InstalledSet.from_mapping({"libtpu": "0.0.17", "jax": "0.7.2"})
+    equipped = Target(bare.device, bare.python, installed=runtime)
+    assert accelerator(kind).installed_build(bare, Framework.JAX) is None
+    named = accelerator(kind).installed_build(equipped, Framework.JAX)
+    assert named == ("TPU (libtpu 0.0.17)" if accelerator(kind).traits.tpu_runtime else None)
+    assert accelerator(kind).installed_build(equipped, Framework.TENSORFLOW) is None
