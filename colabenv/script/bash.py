@@ -59,6 +59,7 @@ fi
 use bash before anything runs; nothing after it needs to parse in another shell."""
 
 PRELUDE = r"""
+set +o posix
 set -euo pipefail
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
@@ -144,6 +145,9 @@ if [ -z "$py" ]; then
 fi
 [ -n "$py" ] || fail "no python3 found (set COLABENV_PYTHON)"
 """.strip("\n")
+"""The functions every script shares. It first leaves POSIX mode (``POSIXLY_CORRECT`` in the
+environment starts bash in it, where ``$'\\n'`` inside a quoted expansion stays literal and
+older bash has no process substitution): the rest is written for bash's own mode."""
 
 
 def state_dir_lines() -> Iterator[str]:

@@ -74,6 +74,29 @@ def _installs(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("COLABENV: installing")]
 
 
+def test_bash_in_posix_mode_runs_the_script(
+    tmp_path: Path,
+    runner: Runner,
+    default_index: LocalIndex,
+    pytorch_index: LocalIndex,
+    request: pytest.FixtureRequest,
+) -> None:
+    """``POSIXLY_CORRECT`` in the environment starts bash in POSIX mode, where ``$'\\n'`` inside
+    a quoted expansion stays literal: the script leaves POSIX mode before it reads the preflight's
+    answer (issue 35), and installs, then finds nothing to do, as in bash's own mode."""
+    host = make_host(tmp_path / "host", with_pip=False, venv_from=venv_template(request, False))
+    script = _render(
+        _profile(tmp_path / "p.toml", default_index, pytorch_index, installer="uv"), tmp_path / "s.sh", runner
+    )
+    first = host.run(script, POSIXLY_CORRECT="1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.splitlines()[-1] == "COLABENV: restart required"
+    assert host.installed()["torch"] == "2.8.0+cu126"
+    second = host.run(script, POSIXLY_CORRECT="1")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.splitlines()[-1] == "COLABENV: nothing changed, no restart needed"
+
+
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_first_run_installs_in_order_then_second_run_installs_nothing(
     installer: str,
