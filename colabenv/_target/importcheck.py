@@ -12,15 +12,18 @@ its traceback, this program's and importlib's left out (each bounded). What the 
 is left on stdout and stderr for the parent to quote (NumPy's "compiled using NumPy 1.x" text
 is printed before it raises).
 
-Nothing but ``os`` and ``sys`` (which every interpreter has loaded when it starts) is imported
-before the module checked, so that it is found where the kernel would find it. Standard
-library only; runs on Python 3.8 and newer.
+What this program needs (``importlib``, ``traceback``) is imported before the working
+directory goes first on ``sys.path``: a file there named like them (``importlib.py``) never
+runs here, where it could fake every import (issue 35); ``doctor`` names such a file from its
+scan of the path. Standard library only; runs on Python 3.8 and newer.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+import traceback
 
 TEXT_LIMIT = 4000
 TAIL_LINES = 12
@@ -77,14 +80,10 @@ def dumps(value: object) -> str:
 
 
 def check(name: str) -> dict[str, object]:
-    import importlib
-
     result: dict[str, object] = {"mode": "import", "module": name, "python": sys.executable}
     try:
         module = importlib.import_module(name)
     except BaseException as exc:  # an import may raise anything, SystemExit included
-        import traceback
-
         frames = [
             f"{frame.filename}:{frame.lineno} in {frame.name}"
             for frame in traceback.extract_tb(exc.__traceback__)

@@ -254,17 +254,19 @@ def _failure(outcome: ImportOutcome, signatures: Signatures) -> Finding:
 
 
 def _shadows(targets: Sequence[ImportTarget], scan: PathScan) -> list[Finding]:
-    wanted = {t.module.split(".")[0]: t for t in targets}
+    """The shadows of the modules imported, and every module of the standard library shadowed
+    (``importlib.py`` in the working directory breaks whatever imports it, named or not)."""
+    wanted = {t.module.split(".")[0] for t in targets}
     found = []
     for shadow in scan.shadows:
-        target = wanted.get(shadow.module)
-        if target is None:
+        if shadow.module not in wanted and not shadow.stdlib:
             continue
         used, hidden = printable(shadow.used), printable(shadow.hidden)
+        whose = "the standard library's, in" if shadow.stdlib else "the one in"
         found.append(
             Finding(
                 kind="import-failure",
-                summary=f"module {shadow.module} is imported from {used}: the one in {hidden}, later on"
+                summary=f"module {shadow.module} is imported from {used}: {whose} {hidden}, later on"
                 " sys.path, is never imported",
                 evidence=(
                     Evidence(f"{shadow.module} found first in {used}"),

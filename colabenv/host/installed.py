@@ -55,11 +55,13 @@ class PathDist:
 
 @model
 class Shadow:
-    """``module`` in ``hidden`` can never be imported: ``used`` comes earlier on sys.path."""
+    """``module`` in ``hidden`` can never be imported: ``used`` comes earlier on sys.path.
+    ``stdlib``: ``hidden`` is the standard library's (``importlib.py`` in the working directory)."""
 
     module: str
     used: str
     hidden: str
+    stdlib: bool = False
 
 
 @model
@@ -232,7 +234,7 @@ def scan_path(
             if used is None:
                 first_module[module] = entry
             elif used != entry and os.path.realpath(used) not in stdlib_real:
-                shadows.append(Shadow(module, used, entry))
+                shadows.append(Shadow(module, used, entry, os.path.realpath(entry) in stdlib_real))
         dists.extend(_one_per_distribution(here, second))
     by_name: dict[NormalizedName, list[PathDist]] = {}
     for dist in dists:

@@ -56,16 +56,22 @@ OLDEST_PYTHON = (3, 8)
 """The oldest Python colabenv can look into (what ``_smoke.py`` and the script helper run on)."""
 
 PROBE_SOURCE = (
-    "import importlib.machinery as m, json, platform, sys, sysconfig\n"
+    "import sys\n"
+    "h = sys.path[:1] if sys.path[:1] == [''] else []\n"
+    "del sys.path[: len(h)]\n"
+    "import importlib.machinery as m, json, platform, sysconfig\n"
     "p = sysconfig.get_paths()\n"
     "sys.stdout.write('\\n' + " + repr(PROBE_PREFIX) + " + json.dumps({\n"
     " 'executable': sys.executable, 'version': platform.python_version(),\n"
-    " 'implementation': platform.python_implementation(), 'path': sys.path,\n"
+    " 'implementation': platform.python_implementation(), 'path': h + sys.path,\n"
     " 'stdlib': [p[k] for k in ('stdlib', 'platstdlib') if k in p],\n"
     " 'extension_suffixes': m.EXTENSION_SUFFIXES, 'platform': sysconfig.get_platform()})"
     " + '\\n')\n"
 )
-"""Run in the other interpreter with ``-c``: the standard library only, any Python 3."""
+"""Run in the other interpreter with ``-c``: the standard library only, any Python 3. The working
+directory (``''``, first on ``sys.path`` with ``-c``) is off the path while it imports, so a
+file there named like a module it uses (``json.py``) never runs (issue 35); the path it reports
+is the interpreter's own, the working directory first."""
 
 
 def probe_interpreter(executable: str, flag: str = "--interpreter") -> Interpreter:

@@ -150,3 +150,34 @@ def test_without_a_profile_the_marker_says_what_to_import(
     assert report.findings == ()
     assert any("1 module imported" in note for note in report.notes)
     assert not (site / "fine" / "__pycache__").exists(), "doctor writes no bytecode"
+
+
+def test_a_file_named_like_the_standard_library_never_runs_in_the_child_and_is_named(
+    fresh_venv: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stray ``importlib.py`` in the working directory (issue 35) ran in the import child,
+    which imported importlib after putting the folder first on sys.path: it could fake every
+    import, and doctor then said nothing. Now it never runs there, and it is a finding."""
+    python = fresh_venv()
+    add_dist(
+        site_packages(python), "broken", {"broken/__init__.py": "raise ImportError('broken on purpose')\n"}
+    )
+    work, ran = tmp_path / "work", tmp_path / "ran"
+    work.mkdir()
+    ran.mkdir()
+    for name in ("importlib", "traceback"):
+        (work / f"{name}.py").write_text(
+            f"open({str(ran / name)!r}, 'w').close()\n"
+            "import types\n"
+            "def import_module(name):\n    return types.ModuleType(name)\n"
+        )
+    monkeypatch.chdir(work)
+    report = doctor(interpreter=str(python), imports=("broken",), finders=(find_import_failures,))
+    assert sorted(p.name for p in ran.iterdir()) == [], "a stray file ran in doctor's child"
+    found = by_module(report)
+    assert causes(found["broken"]) == {"unknown"}
+    assert any("broken on purpose" in e.text for e in found["broken"][0].evidence)
+    for name in ("importlib", "traceback"):
+        (shadow,) = found[name]
+        assert shadow.cause == "shadowed" and shadow.path == str(work)
+        assert "the standard library" in shadow.summary

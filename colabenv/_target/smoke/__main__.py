@@ -25,15 +25,19 @@ what they share in ``base.py``, those of the CUDA packages around the frameworks
 ``packages.py``, the VRAM probe in ``vram.py``, the determinism child in
 ``determinism.py`` with the seeding calls in ``seeds.py`` (which ``colabenv.seeding`` imports too).
 Once they are imported, the folder leaves ``sys.path`` and their names leave ``sys.modules``,
-so a framework importing a module of the same name finds its own.
+so a framework importing a module of the same name finds its own. Every standard-library
+module the files use is imported before that, so a file in the working directory named like one
+(``ctypes.py``) never runs in this program (issue 35).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import math
 import os
+import resource
 import signal
 import sys
 import time
@@ -73,8 +77,6 @@ def _become_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
     except (OSError, AttributeError):
@@ -170,12 +172,8 @@ def reaped(work: Callable[[], int]) -> int:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         signal.signal(signum, signal.SIG_DFL)
-        try:
-            import resource
-
+        with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        except (ImportError, ValueError, OSError):
-            pass
         os.kill(os.getpid(), signum)
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 

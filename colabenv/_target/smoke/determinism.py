@@ -7,7 +7,9 @@ twice; the two results' digests are compared by the parent."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import struct
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -30,9 +32,6 @@ def _flatten(values: Any) -> list[float]:
 def digest(values: Any) -> str:
     """SHA-256 of the values' IEEE doubles (float32 results convert exactly): equal digests
     mean bit-identical results."""
-    import hashlib
-    import struct
-
     flat = _flatten(values)
     return hashlib.sha256(struct.pack(f"<{len(flat)}d", *flat)).hexdigest()
 
