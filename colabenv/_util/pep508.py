@@ -4,10 +4,19 @@ the resolver, the catalog, the host and the checks."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
+
+
+def valid_requirements(texts: Iterable[str]) -> Iterator[Requirement]:
+    """Each of ``texts`` that parses as a requirement, in order; the others are passed over."""
+    for text in texts:
+        try:
+            yield Requirement(text)
+        except InvalidRequirement:
+            continue
 
 
 def marker_applies(req: Requirement, extras: Iterable[str]) -> bool:

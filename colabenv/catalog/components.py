@@ -1,8 +1,8 @@
 """Which releases of an NVIDIA component wheel carry GPU code for the target's GPUs.
 
-The facts come from ``profiles/catalog/components.toml`` (:class:`ComponentFacts`): for each
-component (``nvidia-cudnn-cu12``) the version ranges and the architectures every shared object
-of those wheels carries. From them, for a set of GPUs:
+The facts come from ``profiles/catalog/components.toml`` (:class:`ComponentFacts`, read by
+:func:`components_from`): for each component (``nvidia-cudnn-cu12``) the version ranges and the
+architectures every shared object of those wheels carries. From them, for a set of GPUs:
 
 - :func:`coverage`: the one version interval the resolver turns into a constraint
   (``nvidia-cudnn-cu12<9.11`` for a P100), or None when every known release covers the GPUs;
@@ -20,6 +20,7 @@ the frameworks use such a library only on GPUs it supports. Everything here is p
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -28,7 +29,17 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv.models import Component, ComponentFacts, ComponentRange, ComputeCapability, parsed_pin
+from colabenv._util.reader import Reader, cached_version
+from colabenv.catalog.packages import arch_list, pin_texts
+from colabenv.models import (
+    Component,
+    ComponentFacts,
+    ComponentRange,
+    ComputeCapability,
+    Source,
+    ToolkitMeta,
+    parsed_pin,
+)
 from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
@@ -292,3 +303,91 @@ def component_problems(
                 ComponentProblem(str(component.name), version_text, gpu, _last_covering(component, gpu))
             )
     return tuple(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading components.toml
+
+
+_RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
+_CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
+
+
+def components_from(doc: Reader) -> ComponentFacts:
+    """``components.toml`` (the shipped file or an overlay's), validated: each component with its
+    ranges (oldest first, none overlapping), and the ``cuda-toolkit`` extras each version pins."""
+    doc.allow("schema", "component", "toolkit_meta")
+    components = []
+    for item in doc.tables("component"):
+        item.allow("name", "cuda_major", "range")
+        name = canonicalize_name(item.text("name"))
+        if not name.startswith("nvidia-"):
+            raise item.fail("name", f"{name!r} is not an NVIDIA component (nvidia-...)")
+        major = item.integer("cuda_major")
+        suffix = _CU_SUFFIX_RE.search(name)
+        if suffix is not None and int(suffix.group(1)) != major:
+            raise item.fail("cuda_major", f"{name} is a CUDA {suffix.group(1)} wheel")
+        ranges = tuple(_component_range(r) for r in item.tables("range"))
+        if not ranges:
+            raise item.fail("range", "a component needs at least one range")
+        for before, after in itertools.pairwise(ranges):
+            if before.upper is None or after.lower is None or before.upper > after.lower:
+                raise item.fail(
+                    "range",
+                    f"ranges {before.specifier} and {after.specifier} "
+                    "overlap or are out of order (oldest first)",
+                )
+        components.append(Component(name, major, ranges))
+    names = [c.name for c in components]
+    if len(set(names)) != len(names):
+        raise doc.fail("component", "a component is listed twice")
+    metas = []
+    for item in doc.tables("toolkit_meta"):
+        item.allow("version", "extras", "source")
+        extras = item.sub("extras")
+        pairs = []
+        for extra in extras.data:
+            texts = pin_texts(extras, extra, "nvidia-cublas==13.0.0.19.*")
+            if not texts:
+                raise extras.fail(extra, "expected the requirements the extra pins")
+            pairs.append((extra, tuple(texts)))
+        metas.append(ToolkitMeta(item.version("version"), tuple(pairs), Source(item.text("source"))))
+    versions = [m.version for m in metas]
+    if len(set(versions)) != len(versions):
+        raise doc.fail("toolkit_meta", "a cuda-toolkit version is listed twice")
+    return ComponentFacts(tuple(components), tuple(metas))
+
+
+def _component_range(item: Reader) -> ComponentRange:
+    """``versions = ">=9.0,<9.11"``: a lower and an upper bound, each optional."""
+    item.allow("versions", "archs", "checked", "source")
+    text = item.text("versions")
+    clauses = [c.strip() for c in text.split(",")]
+    bounds: dict[str, Version] = {}
+    for clause in clauses:
+        match = _RANGE_RE.fullmatch(clause)
+        if match is None or match.group(1) in bounds:
+            raise item.fail("versions", f'{text!r} is not a range like ">=9.0,<9.11"')
+        try:
+            bounds[match.group(1)] = cached_version(match.group(2))
+        except InvalidVersion:
+            raise item.fail("versions", f"{text!r}: {match.group(2)!r} is not a version") from None
+    lower, upper = bounds.get(">="), bounds.get("<")
+    if lower is not None and upper is not None and lower >= upper:
+        raise item.fail("versions", f"{text!r} holds no version")
+    archs = arch_list(item, "archs", item.text_list("archs"))
+    if not archs:
+        raise item.fail("archs", "a range needs its arch list")
+    checked = []
+    for version_text in item.text_list("checked"):
+        try:
+            checked.append(cached_version(version_text))
+        except InvalidVersion:
+            raise item.fail("checked", f"{version_text!r} is not a version") from None
+    result = ComponentRange(lower, upper, archs, tuple(checked), Source(item.text("source")))
+    if not checked:
+        raise item.fail("checked", "name the releases whose wheels were read")
+    for version in checked:
+        if not result.contains(version):
+            raise item.fail("checked", f"{version} is outside {text}")
+    return result

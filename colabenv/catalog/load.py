@@ -12,22 +12,19 @@ in docs/catalog.md (the catalog files, "Catalog overlays").
 from __future__ import annotations
 
 import functools
-import itertools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
 from colabenv._util import toml
 from colabenv._util.cache import parsed_toml
-from colabenv._util.reader import Fail, Reader, cached_version
+from colabenv._util.reader import Fail, Reader
 from colabenv._util.resources import catalog_dir
+from colabenv.catalog.components import components_from
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
-    arch_list,
     catalog_url,
     check_drivers,
     cuda_packages,
@@ -45,9 +42,7 @@ from colabenv.models import (
     Catalog,
     CatalogParts,
     Companion,
-    Component,
     ComponentFacts,
-    ComponentRange,
     CudaMajorLine,
     CudaPackage,
     CudaToolkit,
@@ -56,7 +51,6 @@ from colabenv.models import (
     Release,
     Source,
     Target,
-    ToolkitMeta,
     TpuFacts,
     Variant,
 )
@@ -249,92 +243,6 @@ def _unconfirmed(item: Reader) -> str | None:
     return reason
 
 
-_RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
-_CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
-
-
-def _load_components(path: Path) -> ComponentFacts:
-    return _components(_read(path))
-
-
-def _components(doc: Reader) -> ComponentFacts:
-    doc.allow("schema", "component", "toolkit_meta")
-    components = []
-    for item in doc.tables("component"):
-        item.allow("name", "cuda_major", "range")
-        name = canonicalize_name(item.text("name"))
-        if not name.startswith("nvidia-"):
-            raise item.fail("name", f"{name!r} is not an NVIDIA component (nvidia-...)")
-        major = item.integer("cuda_major")
-        suffix = _CU_SUFFIX_RE.search(name)
-        if suffix is not None and int(suffix.group(1)) != major:
-            raise item.fail("cuda_major", f"{name} is a CUDA {suffix.group(1)} wheel")
-        ranges = tuple(_load_range(r) for r in item.tables("range"))
-        if not ranges:
-            raise item.fail("range", "a component needs at least one range")
-        for before, after in itertools.pairwise(ranges):
-            if before.upper is None or after.lower is None or before.upper > after.lower:
-                raise item.fail(
-                    "range",
-                    f"ranges {before.specifier} and {after.specifier} "
-                    "overlap or are out of order (oldest first)",
-                )
-        components.append(Component(name, major, ranges))
-    names = [c.name for c in components]
-    if len(set(names)) != len(names):
-        raise doc.fail("component", "a component is listed twice")
-    metas = []
-    for item in doc.tables("toolkit_meta"):
-        item.allow("version", "extras", "source")
-        extras = item.sub("extras")
-        pairs = []
-        for extra in extras.data:
-            texts = pin_texts(extras, extra, "nvidia-cublas==13.0.0.19.*")
-            if not texts:
-                raise extras.fail(extra, "expected the requirements the extra pins")
-            pairs.append((extra, tuple(texts)))
-        metas.append(ToolkitMeta(item.version("version"), tuple(pairs), _source(item)))
-    versions = [m.version for m in metas]
-    if len(set(versions)) != len(versions):
-        raise doc.fail("toolkit_meta", "a cuda-toolkit version is listed twice")
-    return ComponentFacts(tuple(components), tuple(metas))
-
-
-def _load_range(item: Reader) -> ComponentRange:
-    """``versions = ">=9.0,<9.11"``: a lower and an upper bound, each optional."""
-    item.allow("versions", "archs", "checked", "source")
-    text = item.text("versions")
-    clauses = [c.strip() for c in text.split(",")]
-    bounds: dict[str, Version] = {}
-    for clause in clauses:
-        match = _RANGE_RE.fullmatch(clause)
-        if match is None or match.group(1) in bounds:
-            raise item.fail("versions", f'{text!r} is not a range like ">=9.0,<9.11"')
-        try:
-            bounds[match.group(1)] = cached_version(match.group(2))
-        except InvalidVersion:
-            raise item.fail("versions", f"{text!r}: {match.group(2)!r} is not a version") from None
-    lower, upper = bounds.get(">="), bounds.get("<")
-    if lower is not None and upper is not None and lower >= upper:
-        raise item.fail("versions", f"{text!r} holds no version")
-    archs = arch_list(item, "archs", item.text_list("archs"))
-    if not archs:
-        raise item.fail("archs", "a range needs its arch list")
-    checked = []
-    for version_text in item.text_list("checked"):
-        try:
-            checked.append(cached_version(version_text))
-        except InvalidVersion:
-            raise item.fail("checked", f"{version_text!r} is not a version") from None
-    result = ComponentRange(lower, upper, archs, tuple(checked), _source(item))
-    if not checked:
-        raise item.fail("checked", "name the releases whose wheels were read")
-    for version in checked:
-        if not result.contains(version):
-            raise item.fail("checked", f"{version} is outside {text}")
-    return result
-
-
 def load_catalog(
     directory: Path | None = None,
     frameworks: Iterable[Framework] | None = None,
@@ -369,7 +277,7 @@ def shipped_catalog(
 def load_components(directory: Path | None = None) -> ComponentFacts:
     """The NVIDIA component facts (``components.toml``) in ``directory`` (shipped by default)."""
     root = directory if directory is not None else catalog_dir()
-    return _load_components(root / COMPONENTS_FILE)
+    return components_from(_read(root / COMPONENTS_FILE))
 
 
 def shipped_driver_table() -> Catalog:
@@ -396,7 +304,7 @@ def _shipped(frameworks: frozenset[Framework], *, components: bool, tpu: bool) -
 
 @functools.lru_cache(maxsize=1)
 def _shipped_components() -> ComponentFacts:
-    return _load_components(catalog_dir() / COMPONENTS_FILE)
+    return components_from(_read(catalog_dir() / COMPONENTS_FILE))
 
 
 @functools.lru_cache(maxsize=1)
@@ -520,7 +428,7 @@ def load_overlay(folder: Path, named_by: str, frameworks: Iterable[Framework] | 
     components = ComponentFacts()
     path = folder / COMPONENTS_FILE
     if path.exists() or path.is_symlink():
-        components = _components(parse_document(path, read_overlay_file(path), CatalogOverlayError))
+        components = components_from(parse_document(path, read_overlay_file(path), CatalogOverlayError))
     packages: tuple[CudaPackage, ...] = ()
     path = folder / PACKAGES_FILE
     if path.exists() or path.is_symlink():

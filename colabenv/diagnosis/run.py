@@ -256,14 +256,9 @@ def _expected(
         frameworks = ordered(f for f in (framework_of(p.name) for p in packages) if f is not None)
         return frameworks, tuple(p.name for p in packages if framework_of(p.name) is None)
     if marker is not None:
-        from packaging.requirements import InvalidRequirement, Requirement
+        from colabenv._util.pep508 import valid_requirements
 
-        names = []
-        for line in marker.requirements:
-            try:
-                names.append(Requirement(line).name)
-            except InvalidRequirement:
-                continue
+        names = [r.name for r in valid_requirements(marker.requirements)]
         found = ordered(f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None)
         return found, tuple(n for n in names if framework_of(n) is None)
     have = {d.name for d in installed().dists}

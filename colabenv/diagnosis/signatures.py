@@ -45,22 +45,28 @@ UNKNOWN_WHEEL = "the package that ships it"
 
 
 @model
-class Signature:
-    cause: str
+class PatternEntry:
+    """What an entry of the file matches (``pattern``), where what it matches was seen
+    (``source``), and ``example``: a line that ``pattern`` matches ("" where none is given)."""
+
     pattern: re.Pattern[str]
-    remedy: str
     source: str
-    example: str = ""
-    """A line of the error as it was seen (at ``source``), which ``pattern`` matches."""
+    example: str
 
 
 @model
-class LibraryWheel:
-    pattern: re.Pattern[str]
+class Signature(PatternEntry):
+    """An error line's ``cause`` and its ``remedy``; ``example``: a line of the error as it was seen."""
+
+    cause: str
+    remedy: str
+
+
+@model
+class LibraryWheel(PatternEntry):
+    """The ``wheel`` that ships the libraries whose file names ``pattern`` matches."""
+
     wheel: str
-    source: str
-    example: str = ""
-    """A library file name ``pattern`` matches."""
 
 
 @model
@@ -125,14 +131,14 @@ def parse_signatures(data: bytes, path: Path) -> Signatures:
         pattern = _compile(item.text("pattern"), f"signature[{index}].pattern", path)
         remedy, source = item.text("remedy"), item.text("source")
         example = _example(item, pattern, f"signature[{index}].example", path)
-        found.append(Signature(cause, pattern, remedy, source, example))
+        found.append(Signature(pattern, source, example, cause=cause, remedy=remedy))
     libraries = []
     for index, item in enumerate(doc.tables("library")):
         item.allow("pattern", "wheel", "source", "example")
         pattern = _compile(item.text("pattern"), f"library[{index}].pattern", path)
         wheel, source = item.text("wheel"), item.text("source")
         example = _example(item, pattern, f"library[{index}].example", path)
-        libraries.append(LibraryWheel(pattern, wheel, source, example))
+        libraries.append(LibraryWheel(pattern, source, example, wheel=wheel))
     return Signatures(tuple(found), tuple(libraries))
 
 

@@ -14,11 +14,10 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from colabenv._util.pep508 import exact_pin, marker_applies
+from colabenv._util.pep508 import exact_pin, marker_applies, valid_requirements
 from colabenv.models import Arch, Catalog, Framework, InstalledSet
 from colabenv.models.frameworks import FACTS, framework_of
 from colabenv.models.frozen import model
@@ -163,11 +162,7 @@ def _public(version: str) -> Version | None:
 
 
 def _cuda_from_requires(requires: Iterable[str]) -> Version | None:
-    for text in requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
+    for req in valid_requirements(requires):
         name = canonicalize_name(req.name)
         pin = exact_pin(req)
         if pin is None or not marker_applies(req, ()):

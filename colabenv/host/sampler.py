@@ -22,16 +22,8 @@ from typing import Any
 from colabenv.errors import printable
 from colabenv.host.memory import cgroup_memory, host_memory
 from colabenv.host.probe import Nvml, import_pynvml
+from colabenv.models import watch
 from colabenv.models.frozen import record
-from colabenv.models.watch import (
-    CgroupMemory,
-    FilesystemUse,
-    GpuProcess,
-    GpuSample,
-    HostMemory,
-    ProcessSample,
-    Sample,
-)
 
 TOP_PROCESSES = 10
 """The processes with the largest RSS each sample keeps, besides the kernel's family."""
@@ -46,12 +38,12 @@ NVML_TIMEOUT_S = 2.0
 """How long one sample waits for NVML's answers."""
 
 
-def read_host_memory(notes: list[str]) -> HostMemory | None:
+def read_host_memory(notes: list[str]) -> watch.HostMemory | None:
     """The default host-memory reader: ``/proc/meminfo`` (why not, in ``notes``)."""
     return host_memory(notes=notes)
 
 
-def read_cgroup_memory(notes: list[str]) -> CgroupMemory | None:
+def read_cgroup_memory(notes: list[str]) -> watch.CgroupMemory | None:
     """The default cgroup reader: the memory cgroup the recorder runs in (why not, in ``notes``)."""
     return cgroup_memory(notes=notes)
 
@@ -111,12 +103,12 @@ def _uptime(proc: Path) -> float | None:
         return None
 
 
-def _statvfs(path: str) -> FilesystemUse | None:
+def _statvfs(path: str) -> watch.FilesystemUse | None:
     try:
         found = os.statvfs(path)
     except OSError:
         return None
-    return FilesystemUse(path, found.f_blocks * found.f_frsize, found.f_bavail * found.f_frsize)
+    return watch.FilesystemUse(path, found.f_blocks * found.f_frsize, found.f_bavail * found.f_frsize)
 
 
 def _text(value: object) -> str:
@@ -165,7 +157,7 @@ class _Gpus:
             return
         self.nvml = nvml
 
-    def sample(self, notes: list[str]) -> tuple[GpuSample, ...]:
+    def sample(self, notes: list[str]) -> tuple[watch.GpuSample, ...]:
         if not self.opened and self.note is None:
             self._open()
         if self.note is not None:
@@ -184,13 +176,13 @@ class _Gpus:
             with contextlib.suppress(Exception):
                 utilization = int(self.nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
             found.append(
-                GpuSample(index, uuid, used, total, utilization, self._holders(handle, index, notes))
+                watch.GpuSample(index, uuid, used, total, utilization, self._holders(handle, index, notes))
             )
         return tuple(found)
 
-    def _holders(self, handle: Any, index: int, notes: list[str]) -> tuple[GpuProcess, ...]:
+    def _holders(self, handle: Any, index: int, notes: list[str]) -> tuple[watch.GpuProcess, ...]:
         assert self.nvml is not None
-        holders: dict[int, GpuProcess] = {}
+        holders: dict[int, watch.GpuProcess] = {}
         for read in (
             self.nvml.nvmlDeviceGetComputeRunningProcesses,
             self.nvml.nvmlDeviceGetGraphicsRunningProcesses,
@@ -205,7 +197,7 @@ class _Gpus:
                 used = getattr(item, "usedGpuMemory", None)
                 used = int(used) if isinstance(used, int) and 0 <= used < 1 << 62 else None
                 if pid not in holders or holders[pid].used_memory is None:
-                    holders[pid] = GpuProcess(pid, used)
+                    holders[pid] = watch.GpuProcess(pid, used)
         return tuple(sorted(holders.values(), key=lambda p: p.pid))
 
     def close(self) -> None:
@@ -229,8 +221,8 @@ class Sampler:
 
     kernel_pid: int
     paths: tuple[str, ...]
-    host_memory: Callable[[list[str]], HostMemory | None] = read_host_memory
-    cgroup_memory: Callable[[list[str]], CgroupMemory | None] = read_cgroup_memory
+    host_memory: Callable[[list[str]], watch.HostMemory | None] = read_host_memory
+    cgroup_memory: Callable[[list[str]], watch.CgroupMemory | None] = read_cgroup_memory
     load_nvml: Callable[[], Nvml] | None = import_pynvml
     proc: Path = Path("/proc")
     shm: str = "/dev/shm"
@@ -251,7 +243,7 @@ class SamplerRun:
         self.gpus = _Gpus(sampler.load_nvml, sampler.proc)
         self.hung: tuple[threading.Thread, float] | None = None
 
-    def _gpu_part(self, notes: list[str]) -> tuple[GpuSample, ...]:
+    def _gpu_part(self, notes: list[str]) -> tuple[watch.GpuSample, ...]:
         """The GPUs, read in a worker thread given ``nvml_timeout`` seconds: a driver that hangs
         costs the GPU part of the samples until it answers, never the recording."""
         if not self.gpus.used:
@@ -262,7 +254,7 @@ class SamplerRun:
                 notes.append(f"gpu: NVML has not answered for {time.monotonic() - since:.0f} s")
                 return ()
             self.hung = None
-        done: list[tuple[tuple[GpuSample, ...], list[str]]] = []
+        done: list[tuple[tuple[watch.GpuSample, ...], list[str]]] = []
 
         def work() -> None:
             own: list[str] = []
@@ -280,7 +272,7 @@ class SamplerRun:
         notes.extend(own)
         return gpus
 
-    def sample(self) -> Sample:
+    def sample(self) -> watch.Sample:
         s = self.sampler
         notes: list[str] = []
         now = s.clock()
@@ -299,7 +291,7 @@ class SamplerRun:
         except OSError:
             load = None
         age = None if uptime is None or oldest is None else max(0.0, uptime - oldest / _HERTZ)
-        return Sample(now, memory, cgroup, processes, shm, filesystems, gpus, load, age, tuple(notes))
+        return watch.Sample(now, memory, cgroup, processes, shm, filesystems, gpus, load, age, tuple(notes))
 
     def close(self) -> None:
         if self.hung is None:
@@ -316,7 +308,7 @@ def _guarded(read: Callable[[], Any], what: str, notes: list[str]) -> Any:
 
 def _processes(
     proc: Path, kernel: int, top: int, now: float, uptime: float | None
-) -> tuple[tuple[ProcessSample, ...], int | None]:
+) -> tuple[tuple[watch.ProcessSample, ...], int | None]:
     """The ``top`` largest by RSS and the kernel's family (largest first); and the start ticks
     of the oldest of PID 1 and the kernel (the session's start)."""
     table: dict[int, tuple[int, str, int, int, int]] = {}
@@ -350,7 +342,7 @@ def _processes(
     for pid in sorted(chosen, key=lambda pid: table[pid][3], reverse=True):
         ppid, comm, ticks, rss, uid = table[pid]
         started = None if boot is None else boot + ticks / _HERTZ
-        samples.append(ProcessSample(pid, ppid, comm[:64], rss, uid, started))
+        samples.append(watch.ProcessSample(pid, ppid, comm[:64], rss, uid, started))
     starts = [table[pid][2] for pid in (1, kernel) if pid in table]
     return tuple(samples), (min(starts) if starts else None)
 

@@ -26,15 +26,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from colabenv._util.bounds import MAX_TIMESTAMP
-from colabenv.models.watch import (
-    CgroupMemory,
-    FilesystemUse,
-    GpuProcess,
-    GpuSample,
-    HostMemory,
-    ProcessSample,
-    Sample,
-)
+from colabenv.models import watch
 
 MAX_DECODED = 256 * 1024
 """The most a record's payload may inflate to: far beyond any sample, short of a bomb."""
@@ -71,7 +63,7 @@ class NotASample(Exception):
     """A whole record whose payload is not a sample of this format."""
 
 
-def encode(sample: Sample) -> bytes:
+def encode(sample: watch.Sample) -> bytes:
     """The payload of one record."""
     processes = [[p.pid, p.ppid, p.name, p.rss, p.uid, p.started] for p in sample.processes]
     gpus = [
@@ -105,11 +97,11 @@ def encode(sample: Sample) -> bytes:
     return zlib.compress(text.encode("ascii"), 6)
 
 
-def _fs(use: FilesystemUse) -> list[object]:
+def _fs(use: watch.FilesystemUse) -> list[object]:
     return [use.path, use.total, use.free]
 
 
-def decode(payload: bytes, seen: dict[object, Any] | None = None) -> Sample:
+def decode(payload: bytes, seen: dict[object, Any] | None = None) -> watch.Sample:
     """The sample a record's payload holds; :class:`NotASample` for anything else.
 
     ``seen``: the small parts already decoded while reading one ring (a filesystem, the memory
@@ -157,16 +149,18 @@ def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -
         return read(value)
 
 
-_make_sample = _maker(Sample)
+_make_sample = _maker(watch.Sample)
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _make_process(pid: int, ppid: int, name: str, rss: int, uid: int, started: float | None) -> ProcessSample:
+def _make_process(
+    pid: int, ppid: int, name: str, rss: int, uid: int, started: float | None
+) -> watch.ProcessSample:
     """:func:`_maker`'s result for :class:`ProcessSample`, written out: a ring holds ten
     processes a sample, and a dict display is about 0.9 us a process quicker than binding
     ``*values`` (18 ms of a full ring; ``tests/recorder/test_ring.py`` holds it to the model)."""
-    made = _new(ProcessSample)
+    made = _new(watch.ProcessSample)
     _set(
         made, "__dict__", {"pid": pid, "ppid": ppid, "name": name, "rss": rss, "uid": uid, "started": started}
     )
@@ -212,17 +206,17 @@ def _text(value: object, limit: int = MAX_TEXT) -> str:
     return value
 
 
-def _memory(value: object) -> HostMemory:
+def _memory(value: object) -> watch.HostMemory:
     total, available, swap_total, swap_free = (_int(v) for v in _list(value, 4, 4))
-    return HostMemory(total, available, swap_total, swap_free)
+    return watch.HostMemory(total, available, swap_total, swap_free)
 
 
-def _cgroup(value: object) -> CgroupMemory:
+def _cgroup(value: object) -> watch.CgroupMemory:
     version, path, usage, limit, kills = _list(value, 5, 5)
-    return CgroupMemory(_int(version, 1, 2), _text(path), _int(usage), _opt_int(limit), _opt_int(kills))
+    return watch.CgroupMemory(_int(version, 1, 2), _text(path), _int(usage), _opt_int(limit), _opt_int(kills))
 
 
-def _process(value: object) -> ProcessSample:
+def _process(value: object) -> watch.ProcessSample:
     """A ring holds thousands of processes: the usual one, six values of their types in range,
     is checked in one expression (``type(v) is int`` leaves out ``true``; a float out of range,
     infinite or NaN fails its comparison) and made without the generic ``__init__``; anything
@@ -246,9 +240,9 @@ def _process(value: object) -> ProcessSample:
     return _checked_process(value)
 
 
-def _checked_process(value: object) -> ProcessSample:
+def _checked_process(value: object) -> watch.ProcessSample:
     pid, ppid, name, rss, uid, started = _list(value, 6, 6)
-    return ProcessSample(
+    return watch.ProcessSample(
         _int(pid, 1, _PID_MAX),
         _int(ppid, 0, _PID_MAX),
         _text(name, _NAME_MAX),
@@ -258,18 +252,18 @@ def _checked_process(value: object) -> ProcessSample:
     )
 
 
-def _filesystem(value: object) -> FilesystemUse:
+def _filesystem(value: object) -> watch.FilesystemUse:
     path, total, free = _list(value, 3, 3)
-    return FilesystemUse(_text(path), _int(total), _int(free))
+    return watch.FilesystemUse(_text(path), _int(total), _int(free))
 
 
-def _gpu(value: object) -> GpuSample:
+def _gpu(value: object) -> watch.GpuSample:
     index, uuid, used, total, utilization, holders = _list(value, 6, 6)
     processes = []
     for item in _list(holders):
         pid, memory = _list(item, 2, 2)
-        processes.append(GpuProcess(_int(pid, 0, 1 << 31), _opt_int(memory)))
-    return GpuSample(
+        processes.append(watch.GpuProcess(_int(pid, 0, 1 << 31), _opt_int(memory)))
+    return watch.GpuSample(
         _int(index, 0, 1024),
         _text(uuid, 128),
         _int(used),

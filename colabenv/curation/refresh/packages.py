@@ -35,6 +35,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from colabenv.curation.refresh import sources
 from colabenv.curation.refresh.find_links import (
     by_local_tag,
     find_links_pages,
@@ -43,19 +44,13 @@ from colabenv.curation.refresh.find_links import (
     page_torch,
 )
 from colabenv.curation.refresh.sources import (
-    PYTHONS,
     PYTORCH_INDEX,
     IndexReader,
-    Metadata,
-    RefreshProblem,
     Wheel,
     by_version,
-    cuda_of_pins,
     cuda_of_tag,
-    mirrored,
     nvidia_pins,
     preferred,
-    python_range,
     requirements_of,
     stamp,
 )
@@ -207,8 +202,8 @@ def _build(
         archs_source = f"archs: {unconfirmed}"
     where = _where(reader, found.index_url, found.find_links)
     try:
-        python: SpecifierSet | None = python_range(found.wheels, metadata.requires_python)
-    except RefreshProblem:
+        python: SpecifierSet | None = sources.python_range(found.wheels, metadata.requires_python)
+    except sources.RefreshProblem:
         python = None
     torch = _torch_of(reader, wheel)
     torch_source = ""
@@ -264,7 +259,7 @@ def _build_cuda(
             f"cuda: the distribution's major ({found.distribution})",
         )
     if cuda is None:
-        cuda = cuda_of_pins(pins)
+        cuda = sources.cuda_of_pins(pins)
         cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
     return None if cuda is None else (cuda, cuda_source)
 
@@ -443,7 +438,7 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
             wanted = [v for v in versions if _wanted(options.releases, v, newest)]
             for url in dict.fromkeys(template.replace("{version}", str(v)) for v in wanted):
                 try:
-                    listed = run.reader.wheels(mirrored(url, options.index_mirror), distribution)
+                    listed = run.reader.wheels(sources.mirrored(url, options.index_mirror), distribution)
                 except IndexUnavailableError as problem:
                     run.notes.append(f"{package.name}: the index {url} was not read ({problem})")
                     continue
@@ -521,7 +516,7 @@ def _new_release(
         python = pythons[0]
         builds = [_without_python(b) for b in builds]
     else:  # each build keeps its own range under the release's widest lower bound
-        low = min(v for p in pythons for v in PYTHONS if p.contains(v, prereleases=True))
+        low = min(v for p in pythons for v in sources.PYTHONS if p.contains(v, prereleases=True))
         python = SpecifierSet(f">={low}")
     read_pages = sorted({b.find_links for b in builds if b.find_links is not None})
     indexed = any(b.find_links is None for b in builds)
@@ -615,7 +610,7 @@ def _per_cuda(libraries: Sequence[LibraryArchs]) -> tuple[tuple[str, Version, Li
 
 
 def _native_wheel(
-    reader: IndexReader, wheel: Wheel, distribution: str, metadata: Metadata, notes: list[str]
+    reader: IndexReader, wheel: Wheel, distribution: str, metadata: sources.Metadata, notes: list[str]
 ) -> Wheel | None:
     """The wheel of the compiled code ``wheel`` requires where it is a distribution of its own
     named ``lib`` + its name (cuDF's ``libcudf-cu12``, pinned ``==26.8.*``), read from the same
