@@ -88,6 +88,12 @@ def spec_target(profile: Profile, spec: TargetSpec) -> Target:
         raise ProfileError(profile.path, f"targets.{spec.name}", error.message) from None
 
 
+def named_targets(profile: Profile) -> tuple[Target, ...]:
+    """Every target of the profile's ``[targets]``, each made as ``render`` and ``lock`` make it
+    (:func:`spec_target`): the one validation of named targets, ``profiles check``'s too."""
+    return tuple(spec_target(profile, spec) for spec in profile.targets)
+
+
 def target_of(profile: Profile, source: TargetSource) -> Target:
     """The target ``source`` says; a named target beside target flags is a UsageError."""
     if source.name is None:

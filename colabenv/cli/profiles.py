@@ -1,7 +1,8 @@
 """`colabenv profiles list | show NAME | check FILE...`.
 
-``check`` validates each profile and the catalog overlays it names (its ``[catalog] paths``
-and ``COLABENV_CATALOG``): every catalog file in them, merged over the shipped catalog.
+``check`` validates each profile, its named targets as ``render`` and ``lock`` make them, and
+the catalog overlays it names (its ``[catalog] paths`` and ``COLABENV_CATALOG``): every catalog
+file in them, merged over the shipped catalog.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ def _show(name: str) -> int:
 
 
 def _checked(file: str) -> str:
-    """The ``ok:`` line for one profile whose overlays hold together too."""
+    """The ``ok:`` line for one profile whose named targets and overlays hold together too."""
+    from colabenv.app.resolution import named_targets
     from colabenv.catalog.load import load_overlay, overlay_folders, shipped_catalog, with_overlays
 
     profile: Profile = load_profile(locate_profile(file))
+    named_targets(profile)
     folders = overlay_folders(profile, os.environ)
     with_overlays(shipped_catalog(), [load_overlay(folder, named) for folder, named in folders])
     overlays = ""

@@ -201,3 +201,33 @@ def test_every_mistake_of_a_profile_is_printed_and_exits_2(runner: Runner, tmp_p
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr.splitlines() == ["colabenv: " + lines[0], *lines[1:]]
     assert not (tmp_path / "s.sh").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "key"),
+    [
+        pytest.param(
+            'driver = "450.80.02"\ncuda = "12.4"\npython = "3.12"', "--cuda 12.4 conflicts", id="driver"
+        ),
+        pytest.param('runtime = "colab-1999.01"\ncpu = true', "not a known Colab runtime", id="runtime"),
+    ],
+)
+def test_check_refuses_a_target_that_render_and_lock_refuse(
+    runner: Runner, tmp_path: Path, target: str, key: str
+) -> None:
+    """One validation of targets for all three (issue 35): ``check`` said ``ok`` for a driver
+    that cannot run the target's CUDA and for a runtime id that does not exist."""
+    profile = tmp_path / "t.toml"
+    profile.write_text(f'name = "t"\n[frameworks]\ntorch = "*"\n[targets.x]\n{target}\n')
+    refusals = []
+    for argv in (
+        ("profiles", "check", profile),
+        ("render", profile, "--target", "x"),
+        ("lock", profile, "--target", "x", "-o", tmp_path / "l.txt"),
+    ):
+        done = runner(*argv)
+        assert (done.returncode, done.stdout) == (2, ""), (argv, done.stdout, done.stderr)
+        refusals.append(done.stderr)
+    assert key in refusals[0] and "targets.x" in refusals[0]
+    assert refusals[0] == refusals[1] == refusals[2]
+    assert not (tmp_path / "l.txt").exists()
