@@ -15,6 +15,8 @@ worker threads are waiting for.
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import resource
 import selectors
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Protocol
 
 from colabenv.errors import ProcessError
 from colabenv.models.frozen import model
@@ -33,6 +36,11 @@ KEEP_BYTES = 1 << 20
 """What :func:`run` keeps of each stream by default: its last MiB."""
 _READ = 1 << 16
 _DRAIN_S = 2.0
+_AFTER_EXIT_S = 1.0
+"""How long the streams are still read once the child has exited: a process it started (a
+helper an imported module left running) may keep them open for as long as it lives."""
+_POLL_S = 0.1
+"""How often a run whose streams are still open looks whether its child has exited."""
 _WATCH_S = 0.2
 """How often the memory watchdog sums the resident memory of a child's process group."""
 
@@ -239,16 +247,21 @@ class _MemoryWatch:
         return self.exceeded
 
 
+class _Sink(Protocol):
+    def add(self, chunk: bytes) -> None: ...
+
+
 def _collect(
     proc: subprocess.Popen[bytes],
     data: bytes,
-    out: _Tail,
-    err: _Tail,
+    out: _Sink,
+    err: _Sink,
     deadline: float,
     watch: _MemoryWatch | None = None,
 ) -> bool:
-    """Feed ``data`` to the child and read its streams until both end (True), the deadline
-    passes (False) or ``watch`` finds the group past its memory bound (True, ``watch.exceeded``)."""
+    """Feed ``data`` to the child and read its streams until both end or the child has exited
+    :data:`_AFTER_EXIT_S` ago (True), the deadline passes (False) or ``watch`` finds the group
+    past its memory bound (True, ``watch.exceeded``)."""
     with selectors.DefaultSelector() as selector:
         if proc.stdin is not None and not proc.stdin.closed:
             if data:
@@ -259,6 +272,7 @@ def _collect(
             if stream is not None and not stream.closed:
                 selector.register(stream, selectors.EVENT_READ, tail)
         written = 0
+        exited: float | None = None
         while selector.get_map():
             now = time.monotonic()
             left = deadline - now
@@ -268,7 +282,11 @@ def _collect(
                 if watch.check(now):
                     return True
                 left = min(left, watch.due(now) + 0.001)
-            for key, _ in selector.select(left):
+            if exited is None and proc.poll() is not None:
+                exited = now
+            if exited is not None and now - exited >= _AFTER_EXIT_S:
+                return True
+            for key, _ in selector.select(min(left, _POLL_S)):
                 if key.fileobj is proc.stdin:
                     assert proc.stdin is not None
                     try:
@@ -313,6 +331,27 @@ def _kill_group(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
             proc.kill()
 
 
+class _Lines:
+    """What :func:`stream` reads, handed on line by line as a text stream would (UTF-8, errors
+    replaced, ``\r\n`` and ``\r`` ending a line as ``\n`` does)."""
+
+    def __init__(self, on_line: Callable[[str], None]) -> None:
+        self.on_line = on_line
+        self.decoder = io.IncrementalNewlineDecoder(codecs.getincrementaldecoder("utf-8")("replace"), True)
+        self.partial = ""
+
+    def add(self, chunk: bytes) -> None:
+        *whole, self.partial = (self.partial + self.decoder.decode(chunk)).split("\n")
+        for line in whole:
+            self.on_line(line)
+
+    def flush(self) -> None:
+        rest = self.partial + self.decoder.decode(b"", final=True)
+        self.partial = ""
+        for line in rest.removesuffix("\n").split("\n") if rest else ():
+            self.on_line(line)
+
+
 def stream(
     argv: Sequence[str],
     *,
@@ -331,8 +370,6 @@ def stream(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
             env=dict(env) if env is not None else None,
             start_new_session=True,
         )
@@ -341,9 +378,9 @@ def stream(
     timer = threading.Timer(timeout, _kill_group, args=(proc,))
     timer.start()
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            on_line(line.rstrip("\n"))
+        lines = _Lines(on_line)
+        _collect(proc, b"", lines, lines, float("inf"))
+        lines.flush()
         return proc.wait()
     except BaseException:
         _kill_group(proc)

@@ -3,6 +3,7 @@ run is interrupted or its timeout passes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -216,3 +217,49 @@ def test_an_interrupted_stream_kills_its_child_and_grandchild(tmp_path: Path) ->
     assert time.monotonic() - started < 10
     assert seen == ["0", "1", "2"]
     assert session_members(_wait_for(pid_file)) == []
+
+
+def _keeps_the_pipes(seconds: int) -> list[str]:
+    """A child that starts a helper which keeps its stdout and stderr, says the helper's pid,
+    and exits (what a module imported in doctor's child may do)."""
+    return ["sh", "-c", f"sleep {seconds} & echo $!; echo bye >&2"]
+
+
+def test_a_helper_that_keeps_the_pipes_does_not_hold_the_run() -> None:
+    """The run ends soon after its child does, not when a helper that kept the pipes does
+    (issue 35: a 40 s helper held ``doctor`` 40 s); the output written before is kept."""
+    started = time.monotonic()
+    done = processes.run(_keeps_the_pipes(40), timeout=60)
+    took = time.monotonic() - started
+    helper = int(done.stdout.split()[0])
+    try:
+        assert took < 5, took
+        assert (done.returncode, done.timed_out, done.stderr) == (0, False, "bye\n")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(helper, signal.SIGKILL)
+
+
+def test_a_streamed_run_ends_with_its_child_too() -> None:
+    lines: list[str] = []
+    started = time.monotonic()
+    status = processes.stream(_keeps_the_pipes(40), timeout=60, on_line=lines.append)
+    took = time.monotonic() - started
+    try:
+        assert took < 5, took
+        assert status == 0 and "bye" in lines
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(lines[0]), signal.SIGKILL)
+
+
+def test_a_stream_hands_on_lines_as_a_text_stream_would() -> None:
+    """``\\r\\n`` and a bare ``\\r`` (a progress bar) end a line, as in text mode; bad UTF-8 is
+    replaced, and the last line needs no newline."""
+    lines: list[str] = []
+    code = (
+        "import sys; sys.stdout.buffer.write(b'a\\r\\nb\\rc\\n\\xffd\\r'); sys.stdout.flush();"
+        " print('end', end='')"
+    )
+    assert processes.stream([sys.executable, "-c", code], timeout=30, on_line=lines.append) == 0
+    assert lines == ["a", "b", "c", "\ufffdd", "end"]

@@ -6,8 +6,11 @@ crash; each imported in a child of the venv's interpreter and classified."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -181,3 +184,30 @@ def test_a_file_named_like_the_standard_library_never_runs_in_the_child_and_is_n
         (shadow,) = found[name]
         assert shadow.cause == "shadowed" and shadow.path == str(work)
         assert "the standard library" in shadow.summary
+
+
+def test_a_helper_an_import_leaves_running_does_not_hold_doctor(
+    fresh_venv: Callable[..., Path], tmp_path: Path
+) -> None:
+    """A module whose import starts a helper that keeps the inherited stdout and stderr held
+    ``doctor`` as long as the helper lived (issue 35, 40 s); the import child's run now ends
+    soon after the child."""
+    python = fresh_venv()
+    pid_file = tmp_path / "helper.pid"
+    source = (
+        "import subprocess\n"
+        "helper = subprocess.Popen(['sleep', '40'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(helper.pid))\n"
+    )
+    add_dist(site_packages(python), "spawner", {"spawner.py": source})
+    started = time.monotonic()
+    try:
+        report = doctor(interpreter=str(python), imports=("spawner",), finders=(find_import_failures,))
+        took = time.monotonic() - started
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert took < 15, took
+    assert report.findings == ()
+    assert any("1 module imported" in note for note in report.notes), report.notes
