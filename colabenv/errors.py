@@ -20,6 +20,16 @@ def printable(text: object) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in value)
 
 
+SHOWN_LENGTH = 500
+"""The most characters of a value read from a file that a message shows (:func:`shown`)."""
+
+
+def shown(value: str) -> str:
+    """A value read from a file (a lock's) for a message: quoted, control characters escaped,
+    cut short."""
+    return repr(printable(value[:SHOWN_LENGTH]))
+
+
 class ColabenvError(Exception):
     """Base of every error colabenv reports to a user (never a bug)."""
 

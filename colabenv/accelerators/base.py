@@ -7,16 +7,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from packaging.version import Version
+
 from colabenv.models import (
     Accelerator,
     Catalog,
     CatalogParts,
+    ComputeCapability,
+    Device,
     Framework,
     FrameworkRequest,
     Profile,
     Release,
     Target,
+    TargetOverrides,
+    TpuTarget,
     Variant,
+    device_of,
+    format_driver,
 )
 from colabenv.models.frozen import model
 
@@ -54,6 +62,62 @@ class Traits:
     def catalog_parts(self) -> CatalogParts:
         """The parts of the shipped catalog a target of the kind can use."""
         return CatalogParts(components=self.cuda, tpu=self.tpu_runtime)
+
+
+@model
+class RecordedDevice:
+    """A device as a lock's header records it: ``driver``, ``cuda`` and ``compute_capabilities``
+    as the header writes them, ``tpu`` as the header's TPU field reads (its parts unchecked).
+    Which kind it is follows :func:`~colabenv.models.device_of`'s rule; each kind checks, writes
+    and compares its own fields (:meth:`AcceleratorKind.recorded_problem` and the methods after it).
+    """
+
+    driver: str | None
+    cuda: str | None
+    compute_capabilities: tuple[str, ...]
+    tpu: TpuTarget | None = None
+
+    @property
+    def kind(self) -> Accelerator:
+        """The kind the fields make (the compute capabilities never decide it); only for
+        fields whose driver and CUDA are versions."""
+        return self._device(()).kind
+
+    def device(self) -> Device:
+        """The device the fields make; only for checked fields (each a version, a compute
+        capability)."""
+        return self._device(tuple(ComputeCapability.parse(c) for c in self.compute_capabilities))
+
+    def _device(self, capabilities: tuple[ComputeCapability, ...]) -> Device:
+        driver = Version(self.driver) if self.driver is not None else None
+        cuda = Version(self.cuda) if self.cuda is not None else None
+        return device_of(driver, cuda, capabilities, self.tpu)
+
+    def overridden(self, overrides: TargetOverrides) -> RecordedDevice:
+        """The device with whatever the flags or ``COLABENV_*`` variables override: ``--cpu``
+        and ``--tpu`` replace it; an NVIDIA value makes it an NVIDIA device (no TPU), as the
+        flags do for a new resolution."""
+        if overrides.cpu or overrides.tpu is not None:
+            return RecordedDevice(None, None, (), overrides.tpu)
+        nvidia = (
+            overrides.driver is not None or overrides.cuda is not None or bool(overrides.compute_capabilities)
+        )
+        return RecordedDevice(
+            driver=format_driver(overrides.driver) if overrides.driver else self.driver,
+            cuda=str(overrides.cuda) if overrides.cuda else self.cuda,
+            compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
+            or self.compute_capabilities,
+            tpu=None if nvidia else self.tpu,
+        )
+
+
+def kind_changed(recorded: RecordedDevice, now: RecordedDevice) -> str:
+    """A lock's device of one kind, the current one of another, as a difference says it."""
+    return f"accelerator {recorded.kind} in the lock, {now.kind} now"
+
+
+TPU_BESIDE_A_DRIVER = "a TPU host has no NVIDIA driver or CUDA"
+"""What a lock header with a TPU beside a driver, CUDA or compute capabilities is refused for."""
 
 
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
@@ -135,6 +199,28 @@ class AcceleratorKind(Protocol):
         "a TPU (TPU v5e ...)"); empty where it has one."""
         ...
 
+    # A lock header's device fields, ``recorded`` of this kind (RecordedDevice.kind)
+
+    def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+        """What is wrong with ``recorded`` beyond each value's shape, as ``key: why`` (another
+        kind's fields beside the kind's own, its own fields' parts); None."""
+        ...
+
+    def contradiction(self, written: Accelerator) -> str | None:
+        """What a header's ``target-accelerator`` naming ``written`` contradicts in a device
+        of this kind ("the target is a TPU host"); None where it names this kind."""
+        ...
+
+    def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
+        """What differs from a lock's device ``recorded`` to the device ``now`` that the driver,
+        CUDA and compute-capability fields do not say (another kind, a TPU's generation); None."""
+        ...
+
+    def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
+        """The kind's own entries of a PEP 751 lock's target table, beside the driver, CUDA and
+        compute capabilities every lock writes (a TPU's ``tpu`` table); empty for none."""
+        ...
+
 
 class OwnBuilds:
     """What a kind that adds nothing to a release's own builds answers: the release's builds,
@@ -158,3 +244,30 @@ class OwnBuilds:
 
     def installed_build(self, target: Target, framework: Framework) -> str | None:
         return None
+
+
+class DriverFields:
+    """What a kind answers of a lock header's device fields when they are only the driver, CUDA
+    and compute capabilities every header writes (NVIDIA, the CPU): a TPU beside them refused;
+    a header naming the TPU, or the kind the driver fields do not make (:attr:`contradicted`),
+    contradicted; a change of kind said in words only to a TPU, which the driver fields cannot
+    say; no table of its own. A kind subclasses it beside :class:`OwnBuilds`."""
+
+    kind: Accelerator
+    contradicted: str
+    """What a header naming the other kind of driver fields contradicts ("the target has an
+    NVIDIA driver")."""
+
+    def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+        return f"tpu: {TPU_BESIDE_A_DRIVER}" if recorded.tpu is not None else None
+
+    def contradiction(self, written: Accelerator) -> str | None:
+        if written is self.kind:
+            return None
+        return "the target is not a TPU host" if written is Accelerator.TPU else self.contradicted
+
+    def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
+        return kind_changed(recorded, now) if now.kind is Accelerator.TPU else None
+
+    def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
+        return {}

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import ChosenBuild, OwnBuilds, Traits
+from colabenv.accelerators.base import ChosenBuild, DriverFields, OwnBuilds, Traits
 from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
 
 
-class Cpu(OwnBuilds):
+class Cpu(OwnBuilds, DriverFields):
     """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.CPU
     traits = Traits(gpu=False, cuda=False, tpu_runtime=False)
+    contradicted = "the target has no NVIDIA driver or CUDA"
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog

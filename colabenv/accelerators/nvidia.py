@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds, Traits
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, DriverFields, OwnBuilds, Traits
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -29,11 +29,12 @@ from colabenv.models import (
 )
 
 
-class Nvidia(OwnBuilds):
+class Nvidia(OwnBuilds, DriverFields):
     """NVIDIA GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.NVIDIA
     traits = Traits(gpu=True, cuda=True, tpu_runtime=False)
+    contradicted = "the target has an NVIDIA driver"
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog

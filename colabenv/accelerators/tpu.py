@@ -4,13 +4,26 @@ capabilities; a CPU build is taken where the profile asks for it, a CUDA build n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from packaging.requirements import Requirement
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, OwnBuilds, Traits
+from colabenv.accelerators.base import (
+    NOT_ASKED,
+    TPU_BESIDE_A_DRIVER,
+    ChosenBuild,
+    OwnBuilds,
+    RecordedDevice,
+    Traits,
+    kind_changed,
+)
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
+from colabenv.errors import shown
 from colabenv.models import (
+    MAX_TPU_CHIPS,
+    TPU_NAME_PATTERN,
+    TPU_TYPE_PATTERN,
     Accelerator,
     Catalog,
     Framework,
@@ -21,6 +34,7 @@ from colabenv.models import (
     Source,
     Target,
     TpuBuild,
+    TpuTarget,
     Variant,
 )
 from colabenv.models.frameworks import FACTS
@@ -169,6 +183,44 @@ class Tpu(OwnBuilds):
         if not present:
             return None
         return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
+
+    def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+        if recorded.driver or recorded.cuda or recorded.compute_capabilities:
+            return f"tpu: {TPU_BESIDE_A_DRIVER}"
+        assert recorded.tpu is not None
+        problem = tpu_problem(recorded.tpu)
+        return f"tpu: {problem}" if problem is not None else None
+
+    def contradiction(self, written: Accelerator) -> str | None:
+        return None if written is self.kind else "the target is a TPU host"
+
+    def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
+        if now.kind is not self.kind:
+            return kind_changed(recorded, now)
+        assert recorded.tpu is not None and now.tpu is not None
+        if recorded.tpu.generation == now.tpu.generation:
+            return None
+        return (
+            f"TPU generation {recorded.tpu.generation or 'unknown'} in the lock, "
+            f"{now.tpu.generation or 'unknown'} now"
+        )
+
+    def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
+        tpu = recorded.tpu
+        assert tpu is not None
+        parts = (("generation", tpu.generation), ("type", tpu.accelerator_type), ("chips", tpu.chips))
+        return {"tpu": {key: value for key, value in parts if value is not None}}
+
+
+def tpu_problem(tpu: TpuTarget) -> str | None:
+    """What is wrong with a TPU read from a lock, or None."""
+    if tpu.generation is not None and not re.fullmatch(TPU_NAME_PATTERN, tpu.generation):
+        return f"{shown(tpu.generation)} is not a TPU generation"
+    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN, tpu.accelerator_type):
+        return f"{shown(tpu.accelerator_type)} is not a TPU type"
+    if tpu.chips is not None and not 1 <= tpu.chips <= MAX_TPU_CHIPS:
+        return f"chips={tpu.chips} is not a number of chips"
+    return None
 
 
 UNKNOWN_GENERATION = "TPU generation unknown: the TPU generations of the chosen builds were not checked"

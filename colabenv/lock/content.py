@@ -22,19 +22,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
-from colabenv.errors import LockError, printable
+from colabenv.accelerators import registry
+from colabenv.accelerators.base import RecordedDevice
+from colabenv.errors import LockError, shown
 from colabenv.models import (
-    MAX_TPU_CHIPS,
-    TPU_NAME_PATTERN,
-    TPU_TYPE_PATTERN,
     Accelerator,
-    ComputeCapability,
     Framework,
     LockedCudaPackage,
     LockedFramework,
     Target,
     TpuTarget,
-    device_of,
     format_driver,
 )
 from colabenv.models.frozen import model
@@ -130,7 +127,8 @@ def package_header_value(package: LockedCudaPackage) -> str:
 @model
 class LockTarget:
     """The target a lock was made for, as the strings the header records; ``tpu``: the TPU of a
-    TPU host (``target-tpu``; never beside a driver)."""
+    TPU host (``target-tpu``; never beside a driver). What differs by kind (its checks, its own
+    fields, its differences) is asked of the kind its fields make (:attr:`recorded_device`)."""
 
     driver: str | None
     required_driver: str | None
@@ -152,22 +150,19 @@ class LockTarget:
             tpu=target.tpu,
         )
 
+    @property
+    def recorded_device(self) -> RecordedDevice:
+        """The device fields, for the kind they make to check, write and compare."""
+        return RecordedDevice(self.driver, self.cuda, self.compute_capabilities, self.tpu)
+
     def to_target(self) -> Target:
         """The target as the resolver takes it (nothing installed). Only for a checked target."""
-        device = device_of(
-            Version(self.driver) if self.driver else None,
-            Version(self.cuda) if self.cuda else None,
-            tuple(ComputeCapability.parse(c) for c in self.compute_capabilities),
-            self.tpu,
-        )
-        return Target(device, Version(self.python), self.platform)
+        return Target(self.recorded_device.device(), Version(self.python), self.platform)
 
     @property
     def accelerator(self) -> Accelerator:
         """What the header's ``target-accelerator`` says: as :attr:`Target.accelerator`."""
-        if self.driver is not None or self.cuda is not None:
-            return Accelerator.NVIDIA
-        return Accelerator.TPU if self.tpu is not None else Accelerator.CPU
+        return self.recorded_device.kind
 
     def problem(self) -> str | None:
         """What is wrong with a target read from a lock (``key: why``), or None."""
@@ -182,13 +177,8 @@ class LockTarget:
         for key, value, pattern in checks:
             if value is not None and not pattern.match(value):
                 return f"{key}: {shown(value)} is not a {key.replace('-', ' ')} value"
-        if self.tpu is not None:
-            if self.driver or self.cuda or self.compute_capabilities:
-                return "tpu: a TPU host has no NVIDIA driver or CUDA"
-            problem = tpu_problem(self.tpu)
-            if problem is not None:
-                return f"tpu: {problem}"
-        return None
+        recorded = self.recorded_device
+        return registry.accelerator(recorded.kind).recorded_problem(recorded)
 
     def marker_environment(self) -> dict[str, str]:
         """PEP 508 marker values of this target, for deciding which requirements apply."""
@@ -208,15 +198,9 @@ class LockTarget:
     def differences(self, other: LockTarget) -> list[str]:
         """What differs from ``other`` (the current target), one phrase per field. Of a TPU,
         the generation: another accelerator type or chip count runs the same wheels."""
-        found = []
-        mine_is, theirs_is = self.accelerator, other.accelerator
-        if mine_is is not theirs_is and Accelerator.TPU in (mine_is, theirs_is):
-            found.append(f"accelerator {mine_is} in the lock, {theirs_is} now")
-        elif self.tpu is not None and other.tpu is not None and self.tpu.generation != other.tpu.generation:
-            found.append(
-                f"TPU generation {self.tpu.generation or 'unknown'} in the lock, "
-                f"{other.tpu.generation or 'unknown'} now"
-            )
+        recorded, current = self.recorded_device, other.recorded_device
+        kind_difference = registry.accelerator(recorded.kind).difference(recorded, current)
+        found = [kind_difference] if kind_difference is not None else []
         for label, mine, theirs in (
             ("driver", self.driver, other.driver),
             ("CUDA", self.cuda, other.cuda),
@@ -231,34 +215,16 @@ class LockTarget:
         return found
 
 
-def tpu_problem(tpu: TpuTarget) -> str | None:
-    """What is wrong with a TPU read from a lock, or None."""
-    if tpu.generation is not None and not re.fullmatch(TPU_NAME_PATTERN, tpu.generation):
-        return f"{shown(tpu.generation)} is not a TPU generation"
-    if tpu.accelerator_type is not None and not re.fullmatch(TPU_TYPE_PATTERN, tpu.accelerator_type):
-        return f"{shown(tpu.accelerator_type)} is not a TPU type"
-    if tpu.chips is not None and not 1 <= tpu.chips <= MAX_TPU_CHIPS:
-        return f"chips={tpu.chips} is not a number of chips"
-    return None
-
-
 def accelerator_problem(written: str, target: LockTarget) -> str | None:
     """What is wrong with a lock's ``target-accelerator`` (it must say what the rest of the
     target says), or None."""
     try:
-        accelerator = Accelerator(written)
+        named = Accelerator(written)
     except ValueError:
         known = [a.value for a in Accelerator]
         return f"{shown(written)} is not {', '.join(known[:-1])} or {known[-1]}"
-    if accelerator is target.accelerator:
-        return None
-    if target.accelerator is Accelerator.TPU:
-        return f"{shown(written)} but the target is a TPU host"
-    if accelerator is Accelerator.TPU:
-        return f"{shown(written)} but the target is not a TPU host"
-    if target.accelerator is Accelerator.NVIDIA:
-        return f"{shown(written)} but the target has an NVIDIA driver"
-    return f"{shown(written)} but the target has no NVIDIA driver or CUDA"
+    contradicted = registry.accelerator(target.accelerator).contradiction(named)
+    return f"{shown(written)} but {contradicted}" if contradicted is not None else None
 
 
 @model
@@ -375,11 +341,6 @@ def _same_version(a: str | None, b: str | None) -> bool:
         return Version(a) == Version(b)
     except ValueError:
         return a == b
-
-
-def shown(value: str) -> str:
-    """A value from a lock for a message: quoted, control characters escaped, cut short."""
-    return repr(printable(value[:MAX_VALUE]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ PEP 751 ``pylock.toml`` (:mod:`.pylock`, the header under ``[tool.colabenv]``).
 A lock is read strictly: every value of the header has its shape, every pin is a valid PEP 508
 name pinned ``==`` to a valid PEP 440 version with at least one sha256 hash, nothing else is in
 the body, and ``pins-sha256`` matches what is there (a truncated or edited lock is refused).
-Where the profile is at hand, :func:`unmet_requirements` also holds the pins to it.
+Where the profile is at hand, :func:`~colabenv.lock.fit.unmet_requirements` also holds the pins
+to it.
 
 A lock of several named targets (``lock-schema: 3``, :class:`LockFile`) holds one section per
 target, each a lock of its own with the header's shared part written once
@@ -50,28 +51,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from colabenv.errors import InputError, LockError, printable
-from colabenv.lock.content import (
-    LOCK_SCHEMA,
-    READABLE_SCHEMAS,
-    SECTIONED_SCHEMA,
-    HeaderWord,
-    Lock,
-    LockedFile,
-    LockedPackage,
-    LockFile,
-    LockHeader,
-    LockSection,
-    LockTarget,
-    check_digest,
-    new_package,
-)
-from colabenv.lock.fit import (
-    check_satisfies,
-    current_target,
-    settled_markers,
-    stale_reasons,
-    unmet_requirements,
-)
+from colabenv.lock.content import SECTIONED_SCHEMA, Lock, LockFile, LockSection, check_digest
 from colabenv.lock.requirements import (
     is_sectioned,
     lock_lines,
@@ -81,38 +61,17 @@ from colabenv.lock.requirements import (
     parse_sectioned,
     sectioned_lines,
 )
-from colabenv.models import LockedFramework
 from colabenv.models.frozen import model
 
 __all__ = [
-    "LOCK_SCHEMA",
-    "READABLE_SCHEMAS",
-    "SECTIONED_SCHEMA",
-    "HeaderWord",
-    "Lock",
-    "LockFile",
-    "LockHeader",
-    "LockSection",
-    "LockTarget",
-    "LockedFile",
     "LockedFileEntry",
-    "LockedFramework",
-    "LockedPackage",
-    "check_satisfies",
-    "current_target",
-    "lock_lines",
     "locked_files",
-    "new_package",
     "parse_lock",
     "parse_lock_file",
-    "parse_requirements",
     "read_lock",
     "read_lock_file",
     "render_lock",
     "render_lock_file",
-    "settled_markers",
-    "stale_reasons",
-    "unmet_requirements",
 ]
 
 

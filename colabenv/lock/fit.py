@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.errors import LockError, printable
+from colabenv.errors import LockError, printable, shown
 from colabenv.lock.content import (
     HeaderWord,
     Lock,
@@ -20,34 +20,21 @@ from colabenv.lock.content import (
     LockSection,
     LockTarget,
     checked_constraint,
-    shown,
 )
-from colabenv.models import Profile, TargetOverrides, format_driver
+from colabenv.models import Profile, TargetOverrides
 from colabenv.models.frameworks import FACTS, spellings_of
 
 _ANY = SpecifierSet()
 
 
 def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
-    """The recorded target with whatever the flags or ``COLABENV_*`` variables override:
-    ``--cpu`` and ``--tpu`` replace its accelerator; an NVIDIA value makes it an NVIDIA target
-    (no TPU), as the flags do for a new resolution."""
+    """The recorded target with whatever the flags or ``COLABENV_*`` variables override: its
+    Python, and its device as :meth:`~colabenv.accelerators.base.RecordedDevice.overridden`
+    says (``--cpu`` and ``--tpu`` replace it, an NVIDIA value makes it an NVIDIA device)."""
     python = f"{overrides.python.major}.{overrides.python.minor}" if overrides.python else recorded.python
-    if overrides.cpu or overrides.tpu is not None:
-        return LockTarget(None, recorded.required_driver, None, (), python, recorded.platform, overrides.tpu)
-    nvidia = (
-        overrides.driver is not None or overrides.cuda is not None or bool(overrides.compute_capabilities)
-    )
-    return LockTarget(
-        driver=format_driver(overrides.driver) if overrides.driver else recorded.driver,
-        required_driver=recorded.required_driver,
-        cuda=str(overrides.cuda) if overrides.cuda else recorded.cuda,
-        compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
-        or recorded.compute_capabilities,
-        python=python,
-        platform=recorded.platform,
-        tpu=None if nvidia else recorded.tpu,
-    )
+    device = recorded.recorded_device.overridden(overrides)
+    driver, cuda, capabilities, tpu = device.driver, device.cuda, device.compute_capabilities, device.tpu
+    return LockTarget(driver, recorded.required_driver, cuda, capabilities, python, recorded.platform, tpu)
 
 
 def stale_reasons(

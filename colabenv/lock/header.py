@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from colabenv.accelerators.tpu import tpu_problem
 from colabenv.errors import ColabenvError
 from colabenv.lock.content import (
     LockHeader,
@@ -31,7 +32,6 @@ from colabenv.lock.content import (
     checked_framework,
     checked_profile_hash,
     is_sha256,
-    tpu_problem,
 )
 from colabenv.models import LockedCudaPackage, LockedFramework, TpuTarget
 

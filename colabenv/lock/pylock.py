@@ -26,26 +26,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv._util.reader import Fail, Reader
+from colabenv.accelerators import registry
 from colabenv.errors import ColabenvError, LockError, printable
-from colabenv.lock.content import (
-    LOCK_SCHEMA,
-    MAX_SECTIONS,
-    READABLE_SCHEMAS,
-    SECTION_NAME_RE,
-    SECTIONED_SCHEMA,
-    HeaderWord,
-    Lock,
-    LockedFile,
-    LockedPackage,
-    LockFile,
-    LockHeader,
-    LockSection,
-    LockTarget,
-    check_digest,
-    checked_url,
-    is_sha256,
-    new_package,
-)
+from colabenv.lock import content
+from colabenv.lock.content import check_digest, checked_url, is_sha256, new_package
 from colabenv.lock.header import (
     SHAPES,
     SHARED_KEYS,
@@ -64,7 +48,7 @@ CREATED_BY = "colabenv"
 # Writing
 
 
-def _environment(target: LockTarget) -> Marker:
+def _environment(target: content.LockTarget) -> Marker:
     env = target.marker_environment()
     return Marker(
         f"python_version == '{target.python}' and sys_platform == "
@@ -72,7 +56,7 @@ def _environment(target: LockTarget) -> Marker:
     )
 
 
-def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | None]:
+def _files(package: content.LockedPackage) -> tuple[list[PackageWheel], PackageSdist | None]:
     wheels: list[PackageWheel] = []
     sdists: list[PackageSdist] = []
     for file in package.files:
@@ -88,13 +72,13 @@ def _files(package: LockedPackage) -> tuple[list[PackageWheel], PackageSdist | N
     return wheels, (sdists[0] if sdists else None)
 
 
-def _tool_table(lock: Lock) -> dict[str, Any]:
-    table: dict[str, Any] = _shared_table(lock.header, LOCK_SCHEMA)
+def _tool_table(lock: content.Lock) -> dict[str, Any]:
+    table: dict[str, Any] = _shared_table(lock.header, content.LOCK_SCHEMA)
     table.update(_target_table(lock))
     return table
 
 
-def _shared_table(header: LockHeader, schema: int) -> dict[str, Any]:
+def _shared_table(header: content.LockHeader, schema: int) -> dict[str, Any]:
     return {
         "colabenv-version": header.colabenv_version,
         "lock-schema": schema,
@@ -104,7 +88,7 @@ def _shared_table(header: LockHeader, schema: int) -> dict[str, Any]:
     }
 
 
-def _target_table(lock: Lock) -> dict[str, Any]:
+def _target_table(lock: content.Lock) -> dict[str, Any]:
     """What a lock records of its one target: indexes, constraints, ``pins-sha256``, the
     target and the frameworks."""
     header = lock.header
@@ -122,16 +106,8 @@ def _target_table(lock: Lock) -> dict[str, Any]:
     target_table["python"] = target.python
     target_table["platform"] = target.platform
     target_table["accelerator"] = target.accelerator.value
-    if target.tpu is not None:
-        target_table["tpu"] = {
-            key: value
-            for key, value in (
-                ("generation", target.tpu.generation),
-                ("type", target.tpu.accelerator_type),
-                ("chips", target.tpu.chips),
-            )
-            if value is not None
-        }
+    recorded = target.recorded_device
+    target_table.update(registry.accelerator(recorded.kind).recorded_table(recorded))
     table: dict[str, Any] = {}
     if lock.index_url:
         table["index-url"] = lock.index_url
@@ -164,7 +140,9 @@ def _target_table(lock: Lock) -> dict[str, Any]:
     return table
 
 
-def _package(package: LockedPackage, marker: Marker | None, tool: dict[str, Any] | None = None) -> Package:
+def _package(
+    package: content.LockedPackage, marker: Marker | None, tool: dict[str, Any] | None = None
+) -> Package:
     wheels, sdist = _files(package)
     return Package(
         name=package.name,
@@ -177,13 +155,13 @@ def _package(package: LockedPackage, marker: Marker | None, tool: dict[str, Any]
     )
 
 
-def _check_urls(lock: Lock) -> None:
+def _check_urls(lock: content.Lock) -> None:
     for url in (*lock.index_urls, *lock.find_links):
         if checked_url(url) is None:
             raise LockError(f"index URL {printable(url)!r} cannot be written into a lock")
 
 
-def pylock_text(lock: Lock) -> str:
+def pylock_text(lock: content.Lock) -> str:
     """The lock as a PEP 751 ``pylock.toml``; every file needs its name and URL."""
     _check_urls(lock)
     packages = [_package(p, Marker(p.marker) if p.marker else None) for p in lock.packages]
@@ -212,7 +190,7 @@ def group_marker(section: str, own: str | None) -> Marker:
     return Marker(f"{group} and ({own})" if own else group)
 
 
-def sectioned_pylock_text(lock_file: LockFile) -> str:
+def sectioned_pylock_text(lock_file: content.LockFile) -> str:
     """A lock of several targets as one PEP 751 ``pylock.toml``: each target a dependency group
     (``default-groups`` empty: a plain install installs nothing), each package marked with its
     group and named in ``[packages.tool.colabenv] target``; every target's header in
@@ -233,7 +211,7 @@ def sectioned_pylock_text(lock_file: LockFile) -> str:
         environment = _environment(lock.header.target)
         if all(str(e) != str(environment) for e in environments):
             environments.append(environment)
-    shared = _shared_table(lock_file.first.header, SECTIONED_SCHEMA)
+    shared = _shared_table(lock_file.first.header, content.SECTIONED_SCHEMA)
     shared["targets"] = targets
     pylock = Pylock(
         lock_version=PYLOCK_VERSION,
@@ -332,7 +310,7 @@ def _file_name(name: str | None, url: str | None, path: str | None) -> str | Non
 
 def pylock_packages(
     pylock: Pylock, name: str, url_of: Callable[[str], str] = str
-) -> tuple[LockedPackage, ...]:
+) -> tuple[content.LockedPackage, ...]:
     """The pins of ``pylock``, checked as a lock's are; ``url_of`` maps each file URL (to take
     credentials out of a resolver's output)."""
     entries = [(i, p, str(p.marker) if p.marker else None) for i, p in enumerate(pylock.packages)]
@@ -341,9 +319,9 @@ def pylock_packages(
 
 def _read_packages(
     entries: Sequence[tuple[int, Package, str | None]], name: str, url_of: Callable[[str], str] = str
-) -> tuple[LockedPackage, ...]:
+) -> tuple[content.LockedPackage, ...]:
     """(position, package, the marker to record) to pins, each name once."""
-    packages: dict[str, LockedPackage] = {}
+    packages: dict[str, content.LockedPackage] = {}
     for position, package, marker in entries:
         where = f"{name}: packages[{position}]"
         if package.vcs or package.directory or package.archive:
@@ -363,7 +341,7 @@ def _read_packages(
             if not is_sha256(digest):
                 raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
             url = url_of(entry.url) if entry.url else None
-            files.append(LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
+            files.append(content.LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
         locked = new_package(
             package.name,
             str(package.version),
@@ -386,7 +364,7 @@ def _failing(name: str) -> Fail:
 
 
 def _absent(value: str | None) -> str | None:
-    return None if value in (None, HeaderWord.NONE.value) else value
+    return None if value in (None, content.HeaderWord.NONE.value) else value
 
 
 class _ToolTable:
@@ -435,29 +413,21 @@ class _ToolTable:
         )
 
     def frameworks(self) -> Iterator[tuple[int, FrameworkFields]]:
-        for position, item in enumerate(self.src.tables("frameworks")):
-            yield (
-                position,
-                (
-                    item.text("framework", empty=True),
-                    item.text("version", empty=True),
-                    item.text("variant", empty=True),
-                    item.opt_text("index", empty=True),
-                ),
-            )
+        for position, (name, version, variant), index in self._items("frameworks", "framework"):
+            yield position, (name, version, variant, index)
 
     def cuda_packages(self) -> Iterator[tuple[int, CudaPackageFields]]:
-        for position, item in enumerate(self.src.tables("cuda-packages")):
-            yield (
-                position,
-                (
-                    item.text("name", empty=True),
-                    item.text("distribution", empty=True),
-                    item.text("version", empty=True),
-                    item.text("variant", empty=True),
-                    item.opt_text("index", empty=True),
-                ),
-            )
+        for position, (name, distribution, version, variant), index in self._items(
+            "cuda-packages", "name", "distribution"
+        ):
+            yield position, (name, distribution, version, variant, index)
+
+    def _items(self, key: str, *names: str) -> Iterator[tuple[int, list[str], str | None]]:
+        """Each table of the array ``key``: its position, its ``names`` then ``version`` and
+        ``variant``, and its ``index`` (None: the default), read in that order."""
+        for position, item in enumerate(self.src.tables(key)):
+            texts = [item.text(name, empty=True) for name in (*names, "version", "variant")]
+            yield position, texts, item.opt_text("index", empty=True)
 
     def constraints(self) -> list[tuple[int, str]]:
         return list(enumerate(self.src.text_list("constraints")))
@@ -480,7 +450,7 @@ def _tool(pylock: Pylock, name: str) -> tuple[Reader, int]:
     """``[tool.colabenv]`` and its ``lock-schema``."""
     tool = Reader(pylock.tool or {}, _failing(name), "tool").sub("colabenv", required=True)
     schema = tool.data.get("lock-schema")
-    known = (*READABLE_SCHEMAS, SECTIONED_SCHEMA)
+    known = (*content.READABLE_SCHEMAS, content.SECTIONED_SCHEMA)
     if not isinstance(schema, int) or isinstance(schema, bool) or schema not in known:
         raise tool.fail("lock-schema", f"expected one of {known}; a newer lock needs a newer colabenv")
     return tool, schema
@@ -488,7 +458,7 @@ def _tool(pylock: Pylock, name: str) -> tuple[Reader, int]:
 
 def _header(
     tool: Reader, schema: int, src: Reader
-) -> tuple[LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
+) -> tuple[content.LockHeader, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
     """The header, the ``pins-sha256``, the index URL, the extra index URLs and the
     find-links pages; the target's keys read from ``src`` (``tool`` itself, or one entry of a
     sectioned lock's ``targets``)."""
@@ -507,11 +477,11 @@ def _header(
     return header, digest, index_url, extra, links
 
 
-def parse_pylock(text: str, path: Path | None = None) -> Lock:
+def parse_pylock(text: str, path: Path | None = None) -> content.Lock:
     name = printable(path.name) if path else "<lock>"
     pylock = load_pylock(text, name)
     tool, schema = _tool(pylock, name)
-    if schema == SECTIONED_SCHEMA:
+    if schema == content.SECTIONED_SCHEMA:
         raise tool.fail(
             "lock-schema", f"{schema}: a lock of several targets; one section of it is read with its name"
         )
@@ -519,7 +489,7 @@ def parse_pylock(text: str, path: Path | None = None) -> Lock:
     packages = pylock_packages(pylock, name)
     if not packages:
         raise LockError(f"{name}: packages: the lock pins nothing")
-    lock = Lock(header, packages, index_url, extra, path, links)
+    lock = content.Lock(header, packages, index_url, extra, path, links)
     check_digest(lock, digest, name)
     return lock
 
@@ -527,22 +497,22 @@ def parse_pylock(text: str, path: Path | None = None) -> Lock:
 def is_sectioned_pylock(text: str, path: Path | None = None) -> bool:
     """Whether the ``pylock.toml`` ``text`` holds several targets (``lock-schema = 3``)."""
     name = printable(path.name) if path else "<lock>"
-    return _tool(load_pylock(text, name), name)[1] == SECTIONED_SCHEMA
+    return _tool(load_pylock(text, name), name)[1] == content.SECTIONED_SCHEMA
 
 
-def parse_sectioned_pylock(text: str, path: Path | None = None) -> LockFile:
+def parse_sectioned_pylock(text: str, path: Path | None = None) -> content.LockFile:
     """A ``pylock.toml`` of several targets: each ``[[tool.colabenv.targets]]`` entry with the
     packages whose ``tool.colabenv.target`` names it, each marked with its dependency group."""
     name = printable(path.name) if path else "<lock>"
     pylock = load_pylock(text, name)
     tool, schema = _tool(pylock, name)
     entries = tool.tables("targets", required=True)
-    if not entries or len(entries) > MAX_SECTIONS:
-        raise tool.fail("targets", f"expected 1 to {MAX_SECTIONS} targets")
+    if not entries or len(entries) > content.MAX_SECTIONS:
+        raise tool.fail("targets", f"expected 1 to {content.MAX_SECTIONS} targets")
     names: list[str] = []
     for entry in entries:
         written = entry.text("name", empty=True)
-        if not SECTION_NAME_RE.match(written) or written in names:
+        if not content.SECTION_NAME_RE.match(written) or written in names:
             raise entry.fail("name", f"{printable(written)[:40]!r} is not a target name, or not the only one")
         names.append(written)
     if list(pylock.dependency_groups or ()) != names or list(pylock.default_groups or ()):
@@ -572,7 +542,7 @@ def parse_sectioned_pylock(text: str, path: Path | None = None) -> LockFile:
         packages = _read_packages(grouped[section], name)
         if not packages:
             raise LockError(f"{name}: target {section}: the section pins nothing")
-        lock = Lock(header, packages, index_url, extra, path, links)
+        lock = content.Lock(header, packages, index_url, extra, path, links)
         check_digest(lock, digest, f"{name}: target {section}")
-        sections.append(LockSection(section, lock))
-    return LockFile(tuple(sections), path)
+        sections.append(content.LockSection(section, lock))
+    return content.LockFile(tuple(sections), path)

@@ -14,21 +14,9 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName
 
-from colabenv.errors import LockError, printable
+from colabenv.errors import LockError, printable, shown
+from colabenv.lock import content
 from colabenv.lock.content import (
-    LOCK_SCHEMA,
-    MAX_SECTIONS,
-    MAX_VALUE,
-    READABLE_SCHEMAS,
-    SECTION_NAME_RE,
-    SECTIONED_SCHEMA,
-    HeaderWord,
-    Lock,
-    LockedFile,
-    LockedPackage,
-    LockFile,
-    LockHeader,
-    LockSection,
     check_digest,
     checked_url,
     header_value,
@@ -36,7 +24,6 @@ from colabenv.lock.content import (
     joined,
     new_package,
     package_header_value,
-    shown,
 )
 from colabenv.lock.header import SHAPES, TARGET_KEYS, CudaPackageFields, FrameworkFields, checked_header
 from colabenv.models import TpuTarget
@@ -49,10 +36,10 @@ _KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 # Writing the requirements format
 
 
-def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
+def _header_pairs(lock: content.Lock) -> Iterator[tuple[str, str]]:
     header = lock.header
     yield "colabenv-version", header.colabenv_version
-    yield "lock-schema", str(LOCK_SCHEMA)
+    yield "lock-schema", str(content.LOCK_SCHEMA)
     yield "profile", json.dumps(header.profile_name, ensure_ascii=True)
     yield "profile-hash", header.profile_hash
     yield from _target_pairs(lock)
@@ -60,11 +47,11 @@ def _header_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
     yield "pins-sha256", lock.pins_digest
 
 
-def _target_pairs(lock: Lock) -> Iterator[tuple[str, str]]:
+def _target_pairs(lock: content.Lock) -> Iterator[tuple[str, str]]:
     """What a lock records of its one target: the target lines, frameworks and constraints."""
     header = lock.header
     target = header.target
-    none = HeaderWord.NONE.value
+    none = content.HeaderWord.NONE.value
     yield "target-driver", target.driver or none
     yield "target-requires-driver", target.required_driver or none
     yield "target-cuda", target.cuda or none
@@ -87,7 +74,7 @@ def _check_url(url: str) -> str:
     return url
 
 
-def lock_lines(lock: Lock) -> Iterator[str]:
+def lock_lines(lock: content.Lock) -> Iterator[str]:
     """The lock in the requirements format, line by line (no trailing newlines)."""
     yield "# colabenv lock: the full closure of a profile, pinned with hashes, for one target."
     yield "# Install exactly this: pip install --require-hashes -r THIS_FILE"
@@ -99,7 +86,7 @@ def lock_lines(lock: Lock) -> Iterator[str]:
     yield from _body_lines(lock)
 
 
-def _body_lines(lock: Lock) -> Iterator[str]:
+def _body_lines(lock: content.Lock) -> Iterator[str]:
     """The index lines, a blank line, then each pin with its hashes."""
     if lock.index_url:
         yield f"--index-url {_check_url(lock.index_url)}"
@@ -124,7 +111,7 @@ SECTION_PREFIX = "# [target "
 """The line that opens a section of a sectioned lock: ``# [target NAME]``."""
 
 
-def sectioned_lines(lock_file: LockFile) -> Iterator[str]:
+def sectioned_lines(lock_file: content.LockFile) -> Iterator[str]:
     """A lock of several targets (schema 3): the shared header, then one section per target,
     each opened by ``# [target NAME]``, with its target lines and ``pins-sha256`` as comments
     and its own index lines and pins."""
@@ -134,7 +121,7 @@ def sectioned_lines(lock_file: LockFile) -> Iterator[str]:
     yield "# the host fits (or --target NAME). Refresh: colabenv lock PROFILE --all-targets -o THIS_FILE."
     yield "#"
     yield f"# colabenv-version: {first.colabenv_version}"
-    yield f"# lock-schema: {SECTIONED_SCHEMA}"
+    yield f"# lock-schema: {content.SECTIONED_SCHEMA}"
     yield f"# profile: {json.dumps(first.profile_name, ensure_ascii=True)}"
     yield f"# profile-hash: {first.profile_hash}"
     yield f"# resolver: {first.resolver}"
@@ -180,57 +167,57 @@ def _where(path: Path | None, number: int) -> str:
     return f"{lock_name(path)}: line {number}"
 
 
-def _option_value(content: str) -> str:
-    if "=" in content.split(None, 1)[0]:
-        return content.partition("=")[2].strip()
-    return content.split(None, 1)[1].strip() if " " in content else ""
+def _option_value(entry: str) -> str:
+    if "=" in entry.split(None, 1)[0]:
+        return entry.partition("=")[2].strip()
+    return entry.split(None, 1)[1].strip() if " " in entry else ""
 
 
 def parse_requirements(
     text: str, path: Path | None = None, first_line: int = 1
-) -> tuple[tuple[LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[content.LockedPackage, ...], str | None, tuple[str, ...], tuple[str, ...]]:
     """Pins with hashes, index options and find-links pages from pinned requirements (a lock's
     body, or pip-compile's output). Every requirement must be an exact ``==`` pin with at least
     one sha256 hash; the only options are ``--index-url``, ``--extra-index-url`` and
     ``--find-links``."""
-    packages: dict[NormalizedName, LockedPackage] = {}
+    packages: dict[NormalizedName, content.LockedPackage] = {}
     index_url: str | None = None
     extra: list[str] = []
     links: list[str] = []
     for number, line in _logical_lines(text, first_line):
-        content = line.split(" #", 1)[0].strip() if not line.startswith("#") else ""
-        if not content:
+        entry = line.split(" #", 1)[0].strip() if not line.startswith("#") else ""
+        if not entry:
             continue
-        if content.startswith(("-f ", "--find-links ", "--find-links=")):
-            url = _option_value(content)
+        if entry.startswith(("-f ", "--find-links ", "--find-links=")):
+            url = _option_value(entry)
             if checked_url(url) is None:
                 raise LockError(f"{_where(path, number)}: {shown(url)} is not a find-links URL")
             links.append(url)
             continue
-        if content.startswith(
+        if entry.startswith(
             ("-i ", "--index-url ", "--index-url=", "--extra-index-url ", "--extra-index-url=")
         ):
-            url = _option_value(content)
+            url = _option_value(entry)
             if checked_url(url) is None:
                 raise LockError(f"{_where(path, number)}: {shown(url)} is not an index URL")
-            if content.startswith("--extra"):
+            if entry.startswith("--extra"):
                 extra.append(url)
             elif index_url is not None:
                 raise LockError(f"{_where(path, number)}: a second --index-url")
             else:
                 index_url = url
             continue
-        if content.startswith("-"):
-            raise LockError(f"{_where(path, number)}: unexpected option {shown(content.split()[0])}")
-        package = _parse_pin(content, _where(path, number))
+        if entry.startswith("-"):
+            raise LockError(f"{_where(path, number)}: unexpected option {shown(entry.split()[0])}")
+        package = _parse_pin(entry, _where(path, number))
         if package.name in packages:
             raise LockError(f"{_where(path, number)}: {package.name} is pinned twice")
         packages[package.name] = package
     return tuple(packages.values()), index_url, tuple(extra), tuple(links)
 
 
-def _parse_pin(content: str, where: str) -> LockedPackage:
-    tokens = content.split(" --")
+def _parse_pin(entry: str, where: str) -> content.LockedPackage:
+    tokens = entry.split(" --")
     head = tokens[0].strip()
     options = [("--" + t.strip()) for t in tokens[1:]]
     try:
@@ -240,7 +227,7 @@ def _parse_pin(content: str, where: str) -> LockedPackage:
     specs = list(requirement.specifier)
     if requirement.url or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
         raise LockError(f"{where}: {shown(head)} is not pinned with ==")
-    files: list[LockedFile] = []
+    files: list[content.LockedFile] = []
     for option in options:
         match = _HASH_OPTION_RE.match(option)
         if match is None:
@@ -251,7 +238,7 @@ def _parse_pin(content: str, where: str) -> LockedPackage:
         if not is_sha256(digest):
             raise LockError(f"{where}: {shown(option)} is not a sha256 hash")
         if all(f.sha256 != digest for f in files):
-            files.append(LockedFile(digest))
+            files.append(content.LockedFile(digest))
     marker = str(requirement.marker) if requirement.marker is not None else None
     return new_package(requirement.name, specs[0].version, files, marker, None, where)
 
@@ -292,14 +279,14 @@ _OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
 _REPEATED_KEYS = ("framework", "cuda-package", "constraint")
 
 
-def parse_header(text: str, path: Path | None) -> tuple[LockHeader, str | None]:
+def parse_header(text: str, path: Path | None) -> tuple[content.LockHeader, str | None]:
     """The header and the ``pins-sha256`` it records (None in schema 1)."""
     return header_from_values(_header_block(text), lock_name(path))
 
 
 def header_from_values(
-    values: HeaderValues, name: str, schemas: tuple[int, ...] = READABLE_SCHEMAS
-) -> tuple[LockHeader, str | None]:
+    values: HeaderValues, name: str, schemas: tuple[int, ...] = content.READABLE_SCHEMAS
+) -> tuple[content.LockHeader, str | None]:
     """The header the ``# key: value`` lines ``values`` record, for the lock called ``name``,
     whose ``lock-schema`` must be one of ``schemas``: the lines' keys and the schema checked
     here, every value by :func:`~colabenv.lock.header.checked_header`."""
@@ -346,7 +333,7 @@ class _CommentLines:
             profile_name = json.loads(value)
         except (ValueError, RecursionError):
             profile_name = None
-        if not isinstance(profile_name, str) or len(profile_name) > MAX_VALUE:
+        if not isinstance(profile_name, str) or len(profile_name) > content.MAX_VALUE:
             raise self.fail("profile", "expected a quoted name")
         return profile_name
 
@@ -361,7 +348,7 @@ class _CommentLines:
         return tuple(item.strip() for item in text.split(",")) if text else ()
 
     def tpu(self) -> TpuTarget | None:
-        tpu = _parse_tpu(self.given("tpu") or HeaderWord.NONE.value)
+        tpu = _parse_tpu(self.given("tpu") or content.HeaderWord.NONE.value)
         if isinstance(tpu, str):
             raise self.fail("tpu", tpu)
         return tpu
@@ -396,9 +383,11 @@ def _schema(text: str, fail: Callable[[str], LockError], schemas: tuple[int, ...
     if not re.fullmatch(r"\d{1,4}", text):
         raise fail(f"{shown(text)} is not a schema number")
     schema = int(text)
-    if schema > SECTIONED_SCHEMA:
-        raise fail(f"{schema} is newer than this colabenv reads ({SECTIONED_SCHEMA}); upgrade colabenv")
-    if schema == SECTIONED_SCHEMA and schema not in schemas:
+    if schema > content.SECTIONED_SCHEMA:
+        raise fail(
+            f"{schema} is newer than this colabenv reads ({content.SECTIONED_SCHEMA}); upgrade colabenv"
+        )
+    if schema == content.SECTIONED_SCHEMA and schema not in schemas:
         raise fail(f"{schema}: a lock of several targets; one section of it is read with its name")
     if schema not in schemas:
         raise fail(f"{schema} is not a schema this colabenv reads")
@@ -406,15 +395,15 @@ def _schema(text: str, fail: Callable[[str], LockError], schemas: tuple[int, ...
 
 
 def _optional(value: str) -> str | None:
-    return None if value == HeaderWord.NONE.value else value
+    return None if value == content.HeaderWord.NONE.value else value
 
 
 def tpu_text(tpu: TpuTarget | None) -> str:
     """A lock's ``target-tpu``: ``none``, or ``generation=v5e type=v5e-1 chips=1`` (``none``
     for what is not known)."""
     if tpu is None:
-        return HeaderWord.NONE.value
-    none = HeaderWord.NONE.value
+        return content.HeaderWord.NONE.value
+    none = content.HeaderWord.NONE.value
     chips = str(tpu.chips) if tpu.chips is not None else none
     return f"generation={tpu.generation or none} type={tpu.accelerator_type or none} chips={chips}"
 
@@ -425,7 +414,7 @@ _TPU_KEYS = ("generation", "type", "chips")
 def _parse_tpu(value: str) -> TpuTarget | str | None:
     """The TPU of a ``target-tpu`` value (its parts not yet checked), or what is wrong with
     how it is written."""
-    if value == HeaderWord.NONE.value:
+    if value == content.HeaderWord.NONE.value:
         return None
     parts = [part.partition("=") for part in value.split(" ")]
     if [key for key, _, _ in parts] != list(_TPU_KEYS) or any(not sep for _, sep, _ in parts):
@@ -446,7 +435,7 @@ def _cuda_package_fields(value: str, where: str) -> CudaPackageFields:
         raise LockError(
             f"{where}: {shown(value)} is not '<package> <distribution> <version> variant=<v> index=<url>'"
         )
-    index = None if fields["index"] == HeaderWord.DEFAULT.value else fields["index"]
+    index = None if fields["index"] == content.HeaderWord.DEFAULT.value else fields["index"]
     return parts[0], parts[1], parts[2], fields["variant"], index
 
 
@@ -455,8 +444,8 @@ def _framework_fields(value: str, where: str) -> FrameworkFields:
     fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
     if len(parts) < 2 or "variant" not in fields or len(parts) > 4:
         raise LockError(f"{where}: {shown(value)} is not '<framework> <version> variant=<v> index=<url>'")
-    index = fields.get("index", HeaderWord.DEFAULT.value)
-    return parts[0], parts[1], fields["variant"], None if index == HeaderWord.DEFAULT.value else index
+    index = fields.get("index", content.HeaderWord.DEFAULT.value)
+    return parts[0], parts[1], fields["variant"], None if index == content.HeaderWord.DEFAULT.value else index
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,10 +459,10 @@ _SECTION_RE = re.compile(r"^# \[target (?P<name>[^\]]{0,64})\]$")
 def is_sectioned(text: str) -> bool:
     """Whether the requirements lock ``text`` says it holds sections (``lock-schema: 3``)."""
     found = _header_block(text).get("lock-schema") or []
-    return bool(found) and found[0][1] == str(SECTIONED_SCHEMA)
+    return bool(found) and found[0][1] == str(content.SECTIONED_SCHEMA)
 
 
-def parse_sectioned(text: str, path: Path | None = None) -> LockFile:
+def parse_sectioned(text: str, path: Path | None = None) -> content.LockFile:
     """A requirements lock of several targets: the shared header, then each ``# [target NAME]``
     section, read as strictly as a lock of one target (its own ``pins-sha256``)."""
     name = lock_name(path)
@@ -489,43 +478,46 @@ def parse_sectioned(text: str, path: Path | None = None) -> LockFile:
     if not listed:
         raise LockError(f"{name}: a lock of several targets without its '# targets:' line")
     names = listed[0][1].split()
-    if not names or len(names) > MAX_SECTIONS or len(set(names)) != len(names):
+    if not names or len(names) > content.MAX_SECTIONS or len(set(names)) != len(names):
         raise LockError(
-            f"{name}: line {listed[0][0]}: targets: expected 1 to {MAX_SECTIONS} distinct target names"
+            f"{name}: line {listed[0][0]}: targets: expected 1 to {content.MAX_SECTIONS} "
+            "distinct target names"
         )
     head = "\n".join(lines[: starts[0]] if starts else lines)
     stray, index_url, extra, links = parse_requirements(head, path)
     if stray or index_url or extra or links:
         raise LockError(f"{name}: a pin or an index line before the first '# [target NAME]' section")
     common = {key: found for key, found in shared.items() if key != "targets"}
-    sections: list[LockSection] = []
+    sections: list[content.LockSection] = []
     for position, start in enumerate(starts):
         match = _SECTION_RE.match(lines[start])
         section = match.group("name") if match else ""
-        if not SECTION_NAME_RE.match(section):
+        if not content.SECTION_NAME_RE.match(section):
             raise LockError(f"{name}: line {start + 1}: expected '# [target NAME]' with a target name")
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         chunk = "\n".join(lines[start + 1 : end])
-        sections.append(LockSection(section, _section_lock(chunk, start + 2, common, section, path)))
+        sections.append(content.LockSection(section, _section_lock(chunk, start + 2, common, section, path)))
     found_names = [s.name for s in sections]
     if found_names != names:
         raise LockError(
             f"{name}: line {listed[0][0]}: targets: lists {' '.join(names)}, but the sections are "
             f"{' '.join(str(n) for n in found_names) or 'none'} (the lock was truncated or edited)"
         )
-    return LockFile(tuple(sections), path)
+    return content.LockFile(tuple(sections), path)
 
 
-def _section_lock(chunk: str, first_line: int, common: HeaderValues, section: str, path: Path | None) -> Lock:
+def _section_lock(
+    chunk: str, first_line: int, common: HeaderValues, section: str, path: Path | None
+) -> content.Lock:
     where = f"{lock_name(path)}: section {section}"
     own = _header_block(chunk, first_line)
     for key, found in own.items():
         if key in _FILE_KEYS:
             raise LockError(f"{lock_name(path)}: line {found[0][0]}: {key} belongs in the shared header")
-    header, digest = header_from_values({**common, **own}, where, (SECTIONED_SCHEMA,))
+    header, digest = header_from_values({**common, **own}, where, (content.SECTIONED_SCHEMA,))
     packages, index_url, extra, links = parse_requirements(chunk, path, first_line)
     if not packages:
         raise LockError(f"{where}: the section pins nothing")
-    lock = Lock(header, packages, index_url, extra, path, links)
+    lock = content.Lock(header, packages, index_url, extra, path, links)
     check_digest(lock, digest, where)
     return lock

@@ -167,16 +167,8 @@ def target_line(resolution: Resolution) -> str:
 
 
 def _lock_target_line(target: LockTarget) -> str:
-    if target.tpu is not None:
-        gpu = str(target.tpu)
-    elif target.driver is None and target.cuda is None:
-        gpu = "no GPU"
-    else:
-        caps = ", ".join(target.compute_capabilities) or "unknown"
-        gpu = (
-            f"driver {target.driver or 'unknown'}, CUDA {target.cuda or 'unknown'}, compute capability {caps}"
-        )
-    return f"{gpu}, Python {target.python}, {target.platform}"
+    device = target.to_target()
+    return f"{accelerator_of(device).describe(device)}, Python {target.python}, {target.platform}"
 
 
 def _resolution_described(resolution: Resolution) -> Iterator[str]:
@@ -406,18 +398,6 @@ def _lock_frameworks(lock: LockInput) -> dict[str, object]:
     return found
 
 
-def _lock_target(target: LockTarget) -> dict[str, object]:
-    return {
-        "driver": target.driver,
-        "cuda": target.cuda,
-        "compute_capabilities": list(target.compute_capabilities),
-        "python": target.python,
-        "platform": target.platform,
-        "accelerator": target.accelerator.value,
-        "tpu": target.tpu.to_json() if target.tpu is not None else None,
-    }
-
-
 def marker_record(
     resolution: Resolution,
     profile: Profile,
@@ -437,7 +417,7 @@ def marker_record(
     if lock is not None:
         requirements = list(lock.pins)
         if lock.target is not None:
-            target = _lock_target(lock.target)
+            target = lock.target.to_target().to_json()
         if lock.frameworks:
             frameworks = _lock_frameworks(lock)
     record = {

@@ -11,7 +11,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, AcceleratorKind
+from colabenv.accelerators.base import NOT_ASKED, AcceleratorKind, RecordedDevice
 from colabenv.accelerators.registry import ACCELERATORS, accelerator, accelerator_of
 from colabenv.catalog.load import shipped_catalog
 from colabenv.models import (
@@ -24,7 +24,9 @@ from colabenv.models import (
     InstalledSet,
     NvidiaTarget,
     Target,
+    TargetOverrides,
     TpuTarget,
+    format_driver,
 )
 
 DEVICES: dict[Accelerator, Device] = {
@@ -35,6 +37,7 @@ DEVICES: dict[Accelerator, Device] = {
 """A device of each kind: a test of a new kind starts by adding one here."""
 
 KINDS = [kind.kind for kind in ACCELERATORS]
+PAIRS = [(a, b) for a in KINDS for b in KINDS if a is not b]
 
 
 def _target(kind: Accelerator) -> Target:
@@ -138,3 +141,82 @@ def test_only_a_kind_with_its_own_runtime_names_an_installed_build(kind: Acceler
     named = accelerator(kind).installed_build(equipped, Framework.JAX)
     assert named == ("TPU (libtpu 0.0.17)" if accelerator(kind).traits.tpu_runtime else None)
     assert accelerator(kind).installed_build(equipped, Framework.TENSORFLOW) is None
+
+
+def _recorded(kind: Accelerator) -> RecordedDevice:
+    """The device of ``kind`` as a lock's header records it."""
+    device = DEVICES[kind]
+    return RecordedDevice(
+        format_driver(device.driver) if device.driver is not None else None,
+        str(device.cuda) if device.cuda is not None else None,
+        tuple(str(c) for c in device.compute_capabilities),
+        device.tpu,
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_recorded_device_is_the_device_of_its_kind(kind: Accelerator) -> None:
+    """A header's device fields make the device they were written from, and its kind checks
+    them clean, writes only fields of the header's target (never one every kind writes) and
+    finds no difference from itself."""
+    recorded = _recorded(kind)
+    assert recorded.kind is kind
+    assert recorded.device() == DEVICES[kind]
+    own = accelerator(kind)
+    assert own.recorded_problem(recorded) is None
+    assert own.contradiction(kind) is None
+    assert own.difference(recorded, recorded) is None
+    table = own.recorded_table(recorded)
+    assert not set(table) & {
+        "driver",
+        "requires-driver",
+        "cuda",
+        "compute-capabilities",
+        "python",
+        "platform",
+    }
+    assert bool(table) is (kind is Accelerator.TPU), table
+    assert recorded.overridden(TargetOverrides()) == recorded
+
+
+@pytest.mark.parametrize(("kind", "other"), PAIRS)
+def test_a_header_naming_another_kind_is_refused(kind: Accelerator, other: Accelerator) -> None:
+    said = accelerator(kind).contradiction(other)
+    assert said is not None and said.startswith("the target ")
+
+
+@pytest.mark.parametrize(("kind", "other"), PAIRS)
+def test_another_kind_now_is_said_both_ways_or_by_the_driver_fields(
+    kind: Accelerator, other: Accelerator
+) -> None:
+    """A change of kind is said in words where the driver and CUDA fields cannot say it (to or
+    from a TPU), and the same whichever side the lock is on."""
+    recorded, now = _recorded(kind), _recorded(other)
+    said = accelerator(kind).difference(recorded, now)
+    back = accelerator(other).difference(now, recorded)
+    assert (said is None) is (back is None)
+    assert (said is None) is (Accelerator.TPU not in (kind, other))
+    assert said in (None, f"accelerator {kind} in the lock, {other} now")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_flags_replace_a_recorded_device(kind: Accelerator) -> None:
+    recorded = _recorded(kind)
+    assert recorded.overridden(TargetOverrides(cpu=True)).kind is Accelerator.CPU
+    tpu = TpuTarget("v6e", "v6e-1", 1)
+    assert recorded.overridden(TargetOverrides(tpu=tpu)) == RecordedDevice(None, None, (), tpu)
+    nvidia = recorded.overridden(TargetOverrides(driver=Version("550.54.15")))
+    assert nvidia.kind is Accelerator.NVIDIA and nvidia.tpu is None and nvidia.driver == "550.54.15"
+
+
+def test_another_kind_beside_a_tpu_is_refused_and_a_tpu_is_checked() -> None:
+    tpu = TpuTarget("v5e", "v5litepod-8", 8)
+    beside = RecordedDevice("550.54.15", "12.4", ("7.5",), tpu)
+    assert accelerator(beside.kind).recorded_problem(beside) == "tpu: a TPU host has no NVIDIA driver or CUDA"
+    with_caps = RecordedDevice(None, None, ("7.5",), tpu)
+    assert with_caps.kind is Accelerator.TPU
+    assert accelerator(Accelerator.TPU).recorded_problem(with_caps) == (
+        "tpu: a TPU host has no NVIDIA driver or CUDA"
+    )
+    bad = RecordedDevice(None, None, (), TpuTarget("V5E!", None, 0))
+    assert accelerator(Accelerator.TPU).recorded_problem(bad) == "tpu: 'V5E!' is not a TPU generation"
