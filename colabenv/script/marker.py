@@ -41,6 +41,7 @@ from colabenv._util.files import FileProblem, read_limited
 from colabenv._util.reader import Reader, path_problem
 from colabenv.errors import StateError, printable
 from colabenv.models import IoCheck, Reproducibility, VerifySettings
+from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model
 from colabenv.script.state import MARKER_NAME
 
@@ -74,16 +75,11 @@ class RestartMarker:
     requirements: tuple[str, ...]
     frameworks: tuple[RestartMarkerFramework, ...]
     env: tuple[tuple[str, str], ...]
-    smoke: tuple[str, ...]
-    require_gpu: bool
-    min_free_vram_gib: float | None
-    timeout_s: float | None
+    verify: VerifySettings
+    """The ``verify`` table (:func:`verify_record` writes it): its ``smoke`` None where the table
+    lists none, its keys older releases did not write at their defaults."""
     python: str | None = None
     """``sys.executable`` of the interpreter the script installed into (None in old markers)."""
-    io: tuple[IoCheck, ...] = ()
-    io_size_mib: int = _DEFAULTS.io_size_mib
-    min_free_ram_gib: float | None = None
-    max_other_vram_share: float = _DEFAULTS.max_other_vram_share
     reproducibility: Reproducibility = Reproducibility()
 
 
@@ -169,6 +165,44 @@ def _reproducibility(reader: Reader) -> Reproducibility:
     return Reproducibility(seed, table.flag("deterministic", False))
 
 
+def verify_record(settings: VerifySettings) -> dict[str, object]:
+    """``settings`` as the marker's ``verify`` table, which :func:`parse_marker` reads back (its
+    ``smoke`` as listed: the script writes the smoke tests that run)."""
+    return {
+        "smoke": [f.value for f in settings.smoke or ()],
+        "require_gpu": settings.require_gpu,
+        "min_free_vram_gib": settings.min_free_vram_gib,
+        "timeout_s": settings.timeout_s,
+        "io": [
+            {"path": c.path, "min_read_mib_s": c.min_read_mib_s, "min_write_mib_s": c.min_write_mib_s}
+            for c in settings.io
+        ],
+        "io_size_mib": settings.io_size_mib,
+        "min_free_ram_gib": settings.min_free_ram_gib,
+        "max_other_vram_share": settings.max_other_vram_share,
+    }
+
+
+def _verify_settings(verify: Reader) -> VerifySettings:
+    """The ``verify`` table :func:`verify_record` wrote: ``smoke`` None where it lists none (a
+    name this release does not know left out), a key an older release did not write (or a
+    ``timeout_s`` of null) at its default."""
+    io_size = verify.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=_DEFAULTS.io_size_mib)
+    share = _optional_number(verify, "max_other_vram_share", 1.0)
+    smoke = _strings(verify, "smoke", required=False)
+    timeout = _optional_number(verify, "timeout_s", MAX_TIMEOUT_S, above_zero=True)
+    return VerifySettings(
+        smoke=ordered(f for f in map(framework_of, smoke) if f is not None) if smoke else None,
+        require_gpu=verify.flag("require_gpu", False),
+        min_free_vram_gib=_optional_number(verify, "min_free_vram_gib", MAX_VRAM_GIB),
+        timeout_s=_DEFAULTS.timeout_s if timeout is None else timeout,
+        io=_io_checks(verify),
+        io_size_mib=io_size,
+        min_free_ram_gib=_optional_number(verify, "min_free_ram_gib", MAX_VRAM_GIB),
+        max_other_vram_share=_DEFAULTS.max_other_vram_share if share is None else share,
+    )
+
+
 def parse_marker(text: str, path: Path) -> RestartMarker:
     try:
         data = json.loads(text)
@@ -180,10 +214,8 @@ def parse_marker(text: str, path: Path) -> RestartMarker:
         raise StateError(f"{path}: schema: expected {MARKER_SCHEMA}")
     marker = _reader(data, path)
     marker.require("verify", "written_at", "changed")
-    verify = marker.sub("verify")
     python = marker.opt_text("python") if marker.data.get("python") is not None else None
-    io_size = verify.integer("io_size_mib", low=1, high=MAX_IO_SIZE_MIB, default=_DEFAULTS.io_size_mib)
-    share = _optional_number(verify, "max_other_vram_share", 1.0)
+    verify = _verify_settings(marker.sub("verify"))
     return RestartMarker(
         path=path,
         colabenv_version=marker.text("colabenv"),
@@ -195,15 +227,8 @@ def parse_marker(text: str, path: Path) -> RestartMarker:
         requirements=_strings(marker, "requirements"),
         frameworks=_frameworks(marker),
         env=_text_map(marker, "env"),
-        smoke=_strings(verify, "smoke", required=False),
-        require_gpu=verify.flag("require_gpu", False),
-        min_free_vram_gib=_optional_number(verify, "min_free_vram_gib", MAX_VRAM_GIB),
-        timeout_s=_optional_number(verify, "timeout_s", MAX_TIMEOUT_S, above_zero=True),
+        verify=verify,
         python=python,
-        io=_io_checks(verify),
-        io_size_mib=io_size,
-        min_free_ram_gib=_optional_number(verify, "min_free_ram_gib", MAX_VRAM_GIB),
-        max_other_vram_share=_DEFAULTS.max_other_vram_share if share is None else share,
         reproducibility=_reproducibility(marker),
     )
 

@@ -9,6 +9,7 @@ data and never ask which it was.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from colabenv.accelerators.registry import accelerator_of
 from colabenv.models import Framework, LockedFramework, Profile, Resolution, format_driver
 from colabenv.models.frozen import model
 from colabenv.script.bash import q
+from colabenv.script.marker import verify_record
 
 if TYPE_CHECKING:
     from colabenv.lock.content import LockTarget
@@ -104,6 +106,12 @@ class InstallPlan:
     @property
     def lock_name(self) -> str | None:
         return self.lock.name if self.lock is not None else None
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """Everything the script installs, as its restart marker records it: the lock's pins,
+        else the resolution's requirements."""
+        return self.lock.pins if self.lock is not None else self.resolution.requirements
 
 
 def install_plan(
@@ -430,26 +438,10 @@ def marker_record(
         "requirements": requirements,
         "apt": list(resolution.apt),
         "env": dict(resolution.env),
-        "verify": _verify_record(profile),
+        "verify": verify_record(dataclasses.replace(profile.verify, smoke=profile.smoke_frameworks)),
         "reproducibility": {
             "seed": profile.reproducibility.seed,
             "deterministic": profile.reproducibility.deterministic,
         },
     }
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-def _verify_record(profile: Profile) -> dict[str, object]:
-    return {
-        "smoke": [f.value for f in profile.smoke_frameworks],
-        "require_gpu": profile.verify.require_gpu,
-        "min_free_vram_gib": profile.verify.min_free_vram_gib,
-        "timeout_s": profile.verify.timeout_s,
-        "io": [
-            {"path": c.path, "min_read_mib_s": c.min_read_mib_s, "min_write_mib_s": c.min_write_mib_s}
-            for c in profile.verify.io
-        ],
-        "io_size_mib": profile.verify.io_size_mib,
-        "min_free_ram_gib": profile.verify.min_free_ram_gib,
-        "max_other_vram_share": profile.verify.max_other_vram_share,
-    }

@@ -133,21 +133,35 @@ def _index(entry: Mapping[str, Any]) -> int:
     return _opt_int(entry.get("index"), 4096) or 0
 
 
+def _device_result(entry: Mapping[str, Any]) -> DeviceResult:
+    """One device of a smoke child's ``devices``."""
+    return DeviceResult(
+        index=_index(entry),
+        name=str(entry.get("name", "?")),
+        capability=_opt_str(entry.get("capability")),
+        max_abs_diff=_opt_float(entry.get("max_abs_diff")),
+        non_finite=_count(entry.get("non_finite")),
+        error=_opt_str(entry.get("error")),
+    )
+
+
+def _gpu_memory(entry: Mapping[str, Any]) -> GpuMemory:
+    """One GPU of the VRAM probe's ``gpus``."""
+    complete = entry.get("complete")
+    return GpuMemory(
+        index=_index(entry),
+        free=_opt_int(entry.get("free")),
+        total=_opt_int(entry.get("total")),
+        largest=_opt_int(entry.get("largest")),
+        complete=complete if isinstance(complete, bool) else None,
+    )
+
+
 def parse_smoke(text: str | None) -> SmokeResult | None:
     data = result_object(text, "smoke")
     if data is None:
         return None
-    devices = tuple(
-        DeviceResult(
-            index=_index(d),
-            name=str(d.get("name", "?")),
-            capability=_opt_str(d.get("capability")),
-            max_abs_diff=_opt_float(d.get("max_abs_diff")),
-            non_finite=_count(d.get("non_finite")),
-            error=_opt_str(d.get("error")),
-        )
-        for d in _entries(data, "devices")
-    )
+    devices = tuple(map(_device_result, _entries(data, "devices")))
     arch = data.get("arch_list")
     return SmokeResult(
         framework=str(data.get("framework", "?")),
@@ -168,19 +182,9 @@ def parse_probe(text: str | None) -> ProbeResult | None:
     data = result_object(text, "vram")
     if data is None:
         return None
-    gpus = tuple(
-        GpuMemory(
-            index=_index(g),
-            free=_opt_int(g.get("free")),
-            total=_opt_int(g.get("total")),
-            largest=_opt_int(g.get("largest")),
-            complete=g.get("complete") if isinstance(g.get("complete"), bool) else None,
-        )
-        for g in _entries(data, "gpus")
-    )
     return ProbeResult(
         str(data.get("framework", "?")),
-        gpus,
+        tuple(map(_gpu_memory, _entries(data, "gpus"))),
         bool(data.get("probed")),
         _opt_str(data.get("reason")),
         _opt_str(data.get("error")),

@@ -1,5 +1,5 @@
-"""What a run checks against: a profile resolved for this host, a lock's pins, or the restart
-marker's record."""
+"""What a run checks against: the install plan of a profile for this host (the one render makes
+there), a lock's pins, or the restart marker's record."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from colabenv._util.bounds import MAX_TIMEOUT_S, finite_number
 from colabenv.errors import ColabenvError, UsageError, printable
-from colabenv.models import Catalog, Framework, Profile, Reproducibility, Target, VerifySettings
+from colabenv.models import Framework, Profile, Reproducibility, Target, VerifySettings
 from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model
 from colabenv.script.marker import RestartMarker
+from colabenv.script.plan import InstallPlan
 
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = VerifySettings().timeout_s
 
 
 class ExpectationKind(str, enum.Enum):
@@ -105,47 +106,47 @@ def parse_requirements(lines: Iterable[str]) -> tuple[tuple[Requirement, ...], t
 def expectation_from_marker(marker: RestartMarker) -> Expectation:
     reqs, bad = parse_requirements(marker.requirements)
     frameworks = ordered(f for f in (framework_of(m.name) for m in marker.frameworks) if f is not None)
-    smoke = ordered(f for f in (framework_of(s) for s in marker.smoke) if f is not None)
     return Expectation(
         source=f"restart marker ({marker.profile})",
         requirements=reqs,
         frameworks=frameworks,
-        smoke=smoke if marker.smoke else frameworks,
+        smoke=marker.verify.smoke if marker.verify.smoke is not None else frameworks,
         env=marker.env,
-        verify=VerifySettings(
-            smoke=smoke if marker.smoke else None,
-            require_gpu=marker.require_gpu,
-            min_free_vram_gib=marker.min_free_vram_gib,
-            timeout_s=marker.timeout_s or DEFAULT_TIMEOUT_S,
-            io=marker.io,
-            io_size_mib=marker.io_size_mib,
-            min_free_ram_gib=marker.min_free_ram_gib,
-            max_other_vram_share=marker.max_other_vram_share,
-        ),
+        verify=marker.verify,
         problems=bad,
         kind=ExpectationKind.MARKER,
         reproducibility=marker.reproducibility,
     )
 
 
-def expectation_from_profile(profile: Profile, target: Target, catalog: Catalog) -> Expectation:
-    """What ``profile`` resolves to on ``target`` with ``catalog`` (the profile's, overlays
-    merged, as render uses); no resolution is a problem the checks report."""
-    from colabenv.resolve.resolver import resolve
+def expectation_from_plan(plan: InstallPlan) -> Expectation:
+    """What the script of ``plan`` installs (the requirements its restart marker records) and
+    what its profile asks of verify."""
+    reqs, problems = parse_requirements(plan.requirements)
+    return _of_profile(plan.profile, reqs, problems)
 
-    problems: tuple[str, ...] = ()
-    reqs: tuple[Requirement, ...] = ()
+
+def expectation_from_profile(profile: Profile, target: Target) -> Expectation:
+    """What ``profile`` installs on ``target``: the install plan render would make here, by the
+    same way (:func:`colabenv.app.resolution.resolve_for`, its catalog the profile's with the
+    overlays merged, then :func:`colabenv.app.install.plan_for`); no resolution is a problem
+    the checks report."""
+    from colabenv._version import __version__
+    from colabenv.app.install import plan_for
+    from colabenv.app.resolution import resolve_for
+
     try:
-        resolution = resolve(profile, target, catalog)
+        resolution = resolve_for(profile, target).resolution
     except ColabenvError as error:
-        problems = (f"no resolution for this host: {error}",)
-    else:
-        reqs, problems = parse_requirements(resolution.requirements)
-    frameworks = ordered(r.framework for r in profile.frameworks)
+        return _of_profile(profile, (), (f"no resolution for this host: {error}",))
+    return expectation_from_plan(plan_for(profile, resolution, __version__))
+
+
+def _of_profile(profile: Profile, reqs: tuple[Requirement, ...], problems: tuple[str, ...]) -> Expectation:
     return Expectation(
         source=f"profile {profile.name}",
         requirements=reqs,
-        frameworks=frameworks,
+        frameworks=ordered(r.framework for r in profile.frameworks),
         smoke=ordered(profile.smoke_frameworks),
         env=profile.env,
         verify=dataclasses.replace(profile.verify, timeout_s=_profile_timeout(profile.verify.timeout_s)),

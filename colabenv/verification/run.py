@@ -69,10 +69,11 @@ def _load_marker(state: Path) -> tuple[RestartMarker | None, StateError | None]:
 
 
 def _expectation(
-    profile: Profile | None, lock: str | None, marker: RestartMarker | None, target: Target, catalog: Catalog
+    profile: Profile | None, lock: str | None, marker: RestartMarker | None, target: Target
 ) -> Expectation:
+    """The profile's install plan for this host, else the lock's pins, else the marker's record."""
     if profile is not None:
-        return expectation_from_profile(profile, target, catalog)
+        return expectation_from_profile(profile, target)
     if lock is not None:
         return expectation_from_lock(lock, marker, target)
     if marker is not None:
@@ -119,7 +120,7 @@ def _context(
     installed, and the bounds every child and check works to."""
     target, python, cpu = fingerprint.target, asked.python, asked.cpu
     marker, marker_error = _load_marker(state)
-    expectation = _expectation(loaded, lock, marker, target, catalog)
+    expectation = _expectation(loaded, lock, marker, target)
     scan = scan_path(python.path, stdlib=python.stdlib, extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)
     if expectation.kind is ExpectationKind.NONE:
@@ -278,12 +279,9 @@ def verify(
     by default the shipped component facts (``profiles/catalog/components.toml``); given,
     a ``components`` check follows the ``cuda:`` checks.
     """
-    from colabenv.app.resolution import load_catalog
-    from colabenv.catalog.load import shipped_tpu
-    from colabenv.host.detect import detect
+    from colabenv.app.resolution import host_fingerprint, load_catalog
     from colabenv.profile.files import find_profile
     from colabenv.profile.load import load_profile
-    from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 
     if profile is not None and lock is not None:
         raise UsageError("verify: give --profile or --lock, not both")
@@ -295,9 +293,7 @@ def verify(
 
         start_for_profile(loaded.watch)  # [watch] enabled: the recorder runs from here on
     catalog = load_catalog(loaded, frameworks=Framework)
-    fingerprint: Fingerprint = detect(
-        resolve_overrides(TargetFlags(), tpu_facts=shipped_tpu), interpreter=python
-    )
+    fingerprint = host_fingerprint(interpreter=python)
     if fingerprint.state_dir is None:
         from colabenv.script.state import NO_HOME
 

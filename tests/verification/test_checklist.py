@@ -45,6 +45,9 @@ PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 CHECKLIST_PROFILE = """
 name = "checklist"
 [verify]
+require_gpu = true
+min_free_vram_gib = 3
+timeout_s = 45
 io_paths = ["/content/data", { path = "/content/drive/MyDrive/ds", min_read_mib_s = 20 }]
 min_write_mib_s = 50
 io_size_mib = 64
@@ -74,21 +77,26 @@ def test_the_marker_carries_the_checklist_settings(tmp_path: Path) -> None:
     resolution = resolve(profile, Target(CpuTarget(), Version(PY)), shipped_catalog(()))
     text = _script_marker(marker_record(resolution, profile, "0.1.0"))
     marker = parse_marker(text, tmp_path / "restart-marker.json")
-    assert marker.io == (
+    assert marker.verify.io == (
         IoCheck("/content/data", None, 50.0),
         IoCheck("/content/drive/MyDrive/ds", 20.0, 50.0),
     )
-    assert marker.io_size_mib == 64
-    assert marker.min_free_ram_gib == 8.0
-    assert marker.max_other_vram_share == 0.25
+    assert marker.verify.io_size_mib == 64
+    assert marker.verify.min_free_ram_gib == 8.0
+    assert marker.verify.max_other_vram_share == 0.25
     assert marker.reproducibility == Reproducibility(1234, True)
+    # the one conversion each way: the marker carries the profile's [verify] as it was
+    assert marker.verify == profile.verify
+    settings = marker.verify
+    assert (settings.require_gpu, settings.min_free_vram_gib, settings.timeout_s) == (True, 3, 45)
 
 
 def test_an_older_marker_without_them_takes_the_defaults(tmp_path: Path) -> None:
     path = write_marker(tmp_path)
     marker = parse_marker(path.read_text(), path)
-    assert marker.io == () and marker.io_size_mib == 256 and marker.min_free_ram_gib is None
-    assert marker.max_other_vram_share == 0.1
+    settings = marker.verify
+    assert settings.io == () and settings.io_size_mib == 256 and settings.min_free_ram_gib is None
+    assert settings.max_other_vram_share == 0.1
     assert marker.reproducibility == Reproducibility(None, False)
 
 

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import io
+import json
+import shlex
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from colabenv.app.resolution import host_fingerprint
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.file import render_lock
 from colabenv.models import LockedFramework
-from colabenv.script.marker import RestartMarker, read_marker
+from colabenv.profile.files import find_profile
+from colabenv.profile.load import load_profile
+from colabenv.script.marker import RestartMarker, parse_marker, read_marker
 from colabenv.verification.expectation import Expectation, expectation_from_lock
+from tests.script.test_render_snapshots import HOSTS, NOTHING_INSTALLED, PROFILES, PYTHON
 from tests.support.standin_frameworks import write_marker
 
 LOCKED = "sha256:" + "1" * 64
@@ -92,3 +104,81 @@ def test_a_lock_with_another_profiles_marker_cannot_pass_env(tmp_path: Path) -> 
         "the [env] of the lock's profile is not known (the restart marker is profile 'team-b''s)",
     )
     assert expectation_from_lock(lock, None).env_known
+
+
+# ---------------------------------------------------------------------------------------------
+# verify --profile expects what render installs
+
+RECORDED = ("colab-t4", "h200-580", "cpu", "tpu-colab-v6e-1", "runtime-2026.07-t4")
+"""Recorded hosts of the render comparison: a T4, an H200, no GPU, a TPU, a Colab runtime's image
+(its own cuDF installed)."""
+
+
+def _flags(host: str) -> list[str]:
+    """The host's flags as the render comparison gives them: nothing installed, Python 3.12,
+    where no runtime says otherwise."""
+    flags = HOSTS[host]
+    if "--runtime" in flags:
+        return flags
+    python = [] if "--python" in flags else ["--python", PYTHON]
+    return [*flags, "--installed-from", str(NOTHING_INSTALLED), *python]
+
+
+def _rendered(argv: list[str]) -> tuple[int, str, str]:
+    from colabenv.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _installed_by(script: str) -> tuple[list[str], dict[str, Any]]:
+    """Every requirement the script's pip groups install, and its restart marker's record."""
+    groups: list[str] = []
+    record: dict[str, Any] = {}
+    inside = False
+    for line in script.splitlines():
+        words = shlex.split(line) if inside or line.startswith(("  group=(", "marker_record=")) else []
+        if line == "  group=(":
+            inside = True
+        elif inside and words == [")"]:
+            inside = False
+        elif inside:
+            groups.extend(words)
+        elif line.startswith("marker_record="):
+            record = json.loads(words[0].partition("=")[2])
+    return groups, record
+
+
+@pytest.mark.parametrize("host", RECORDED)
+@pytest.mark.parametrize("name", PROFILES)
+def test_verify_expects_exactly_what_render_installs(name: str, host: str, tmp_path: Path) -> None:
+    """The expectation of ``verify --profile`` on a host is the plan render makes for it: the
+    requirements its pip groups install, as its marker records them, and the marker's
+    ``[verify]``; where render refuses the host, the expectation carries that refusal."""
+    from colabenv.cli.common import target_flags
+    from colabenv.cli.parser import build_parser
+    from colabenv.verification.expectation import expectation_from_marker, expectation_from_profile
+
+    argv = ["render", name, *_flags(host)]
+    args = build_parser("render").parse_args(argv)
+    profile = load_profile(find_profile(name))
+    expectation = expectation_from_profile(profile, host_fingerprint(target_flags(args)).target)
+    code, script, err = _rendered(argv)
+    if code != 0:
+        assert expectation.requirements == () and len(expectation.problems) == 1
+        problem = expectation.problems[0].removeprefix("no resolution for this host: ")
+        assert problem != expectation.problems[0] and problem in err
+        return
+    assert expectation.problems == ()
+    expected = [str(r) for r in expectation.requirements]
+    groups, record = _installed_by(script)
+    assert expected and sorted(expected) == sorted(groups)
+    assert expected == record["requirements"]
+    record.update(installed=[], changed=True, written_at=1000.0)
+    marker = parse_marker(json.dumps(record), tmp_path / "restart-marker.json")
+    # the marker lists the smoke tests that run; the profile's own [verify] may leave them out
+    assert expectation.smoke == expectation_from_marker(marker).smoke
+    unlisted = dataclasses.replace(marker.verify, smoke=None)
+    assert dataclasses.replace(expectation.verify, smoke=None) == unlisted
