@@ -9,6 +9,10 @@ Writing: :func:`write_output` is what ``-o FILE`` means everywhere. A regular fi
 one, is replaced atomically at its real path (the link stays a link); a character device, a
 FIFO or a ``/dev/stdout``-style path is opened and written through, never renamed over; a
 directory, a block device or a socket is refused.
+
+Own files: :func:`open_own` and :func:`read_own` are the rule for the files colabenv keeps for
+itself in a state directory (every watch file): a regular file of this user, never through a
+link, never a wait on a FIFO.
 """
 
 from __future__ import annotations
@@ -49,21 +53,26 @@ def read_limited(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
             raise FileProblem(f"is {_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
             raise FileProblem(f"is {_size(info.st_size)}; at most {_size(limit)} is read")
-        chunks: list[bytes] = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, MIB))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        if remaining <= 0:
-            raise FileProblem(f"is larger than {_size(limit)}; at most that is read")
-        return b"".join(chunks)
+        return _read_at_most(fd, limit)
     except OSError as error:
         raise FileProblem(_reason(error)) from None
     finally:
         os.close(fd)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """What is left to read of ``fd``; FileProblem past ``limit`` bytes (a file that grew)."""
+    chunks: list[bytes] = []
+    remaining = limit + 1
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, MIB))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    if remaining <= 0:
+        raise FileProblem(f"is larger than {_size(limit)}; at most that is read")
+    return b"".join(chunks)
 
 
 def write_output(
@@ -233,15 +242,23 @@ def _size(count: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Files a long-running process keeps open and updates in place (the watch ring, its lock)
+# Files colabenv keeps for itself (the watch ring, its lock, its log, watch.json): its own only
 
 
-def open_own(path: Path, *, write: bool = False, create: bool = False, limit: int | None = None) -> int:
+def open_own(
+    path: Path,
+    *,
+    write: bool = False,
+    create: bool = False,
+    truncate: bool = False,
+    limit: int | None = None,
+) -> int:
     """A descriptor of ``path``, which must be a regular file owned by this user and no link
     (never followed, even as the last part), at most ``limit`` bytes; opened for reading and
-    writing when ``write`` (created, private, when ``create``). What a file updated in place
-    needs, where :func:`write_atomic` cannot serve: a ring written slot by slot, a lock held
-    while a process lives. Raises :class:`FileProblem` with the reason."""
+    writing when ``write`` (created, private, when ``create``; emptied, once it passed those
+    checks, when ``truncate``). Never blocks: a FIFO is refused, not waited on. What a file
+    updated in place needs, where :func:`write_atomic` cannot serve: a ring written slot by
+    slot, a lock held while a process lives, a log. Raises :class:`FileProblem` with the reason."""
     flags = os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
     flags |= os.O_RDWR if write else os.O_RDONLY
     if create:
@@ -260,8 +277,25 @@ def open_own(path: Path, *, write: bool = False, create: bool = False, limit: in
             raise FileProblem(f"is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
         if limit is not None and info.st_size > limit:
             raise FileProblem(f"is {_size(info.st_size)}; at most {_size(limit)} is read")
+        if truncate and write:
+            os.ftruncate(fd, 0)
         os.set_blocking(fd, True)
+    except OSError as error:
+        os.close(fd)
+        raise FileProblem(_reason(error)) from None
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def read_own(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` by the rule of :func:`open_own` (a regular file of this user, no
+    link, never a wait on a FIFO), at most ``limit`` of them. Raises :class:`FileProblem`."""
+    fd = open_own(path, limit=limit)
+    try:
+        return _read_at_most(fd, limit)
+    except OSError as error:
+        raise FileProblem(_reason(error)) from None
+    finally:
+        os.close(fd)

@@ -394,29 +394,45 @@ def stream(
 # A process that outlives colabenv (the watch recorder)
 
 
+@model
+class Detached:
+    """What :func:`start_detached` saw: the launcher's exit status (-1 when it did not exit in
+    time: it was then killed) and, where a ready pipe was asked for, the line the program wrote
+    on it (``""`` when it closed the pipe, or died, without one; None when no line came in
+    time or none was asked for)."""
+
+    returncode: int
+    report: str | None = None
+
+
+_REPORT_BYTES = 4096
+
+
 def start_detached(
     argv: Sequence[str],
     *,
     timeout: float,
-    log: Path | None = None,
+    log: int | None = None,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
-) -> int:
+    ready_flag: str | None = None,
+) -> Detached:
     """Start ``argv`` (an argv list, no shell) in a new session with no terminal, standard input
-    from /dev/null and its output to ``log`` (truncated; /dev/null without one), and wait at
-    most ``timeout`` seconds for it to exit: a program started this way calls :func:`detach`
-    first, so what exits at once is the launcher and the program goes on in its child, reaped by
-    init (never a zombie of the caller's). Returns the launcher's exit status (-1 when it did
-    not exit in time: it is then killed)."""
+    from /dev/null and its output to the descriptor ``log`` (the caller opened it, by the rule
+    of its files; /dev/null without one), and wait at most ``timeout`` seconds for it to exit: a
+    program started this way calls :func:`detach` first, so what exits at once is the launcher
+    and the program goes on in its child, reaped by init (never a zombie of the caller's).
+
+    With ``ready_flag``, argv gets ``ready_flag N``: N is the write end of a pipe, on which the
+    program writes one line (that it is ready, or why it is not) and closes it; the same
+    ``timeout`` bounds the wait for that line. A program that dies first closes the pipe too, so
+    a start that fails is known at once, whatever the disk holds (a full disk loses the log)."""
     args = [str(a) for a in argv]
-    try:
-        out = os.open(
-            log if log is not None else os.devnull,
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
-            0o600,
-        )
-    except OSError as exc:
-        raise ProcessError(args, f"cannot open its log {log}: {exc.strerror or exc}") from exc
+    deadline = time.monotonic() + timeout
+    reader, writer = os.pipe() if ready_flag is not None else (-1, -1)
+    if ready_flag is not None:
+        args += [ready_flag, str(writer)]
+    out = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC) if log is None else log
     try:
         proc = subprocess.Popen(
             args,
@@ -426,17 +442,45 @@ def start_detached(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            pass_fds=(writer,) if writer >= 0 else (),
         )
     except OSError as exc:
         raise ProcessError(args, f"cannot start: {exc.strerror or exc}") from exc
     finally:
-        os.close(out)
+        if log is None:
+            os.close(out)
+        if writer >= 0:
+            os.close(writer)
     try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        return -1
+        try:
+            code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            return Detached(-1)
+        if reader < 0 or code != 0:
+            return Detached(code)
+        return Detached(code, _report_line(reader, deadline))
+    finally:
+        if reader >= 0:
+            os.close(reader)
+
+
+def _report_line(fd: int, deadline: float) -> str | None:
+    """The first line written on ``fd`` (a pipe) before ``deadline``, without its newline; what
+    came before the pipe closed when no newline did; None past the deadline."""
+    data = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while b"\n" not in data and len(data) < _REPORT_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                return None
+            chunk = os.read(fd, _REPORT_BYTES)
+            if not chunk:
+                break
+            data += chunk
+    return bytes(data).split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def detach() -> None:

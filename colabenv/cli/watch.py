@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.watch_command == "start":
         interval = _number(args.interval, control.DEFAULT_INTERVAL_S, "--interval")
         hours = _number(args.max_hours, control.DEFAULT_MAX_HOURS, "--max-hours")
+        note = control.cwd_note(args.path)
         found, started = control.start(
             state,
             kernel_pid=control.kernel_pid(from_command=True),
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
             max_hours=hours,
             paths=args.path,
         )
+        if started and note is not None:
+            sys.stderr.write(f"colabenv: note: {note}\n")
         if found.pid is None:
             sys.stdout.write(f"colabenv watch: {UNKNOWN}\n")
         else:

@@ -347,8 +347,9 @@ def _processes(
     return tuple(samples), (min(starts) if starts else None)
 
 
-def watched_paths(given: Sequence[str], state: Path, cwd: Path) -> tuple[str, ...]:
-    """The paths a recorder watches: ``given``, else ``/content`` when it exists, else ``cwd``;
-    then ``/tmp`` and the state directory; each once."""
-    first = list(given) or ["/content" if os.path.isdir("/content") else str(cwd)]
+def watched_paths(given: Sequence[str], state: Path, cwd: Path | None) -> tuple[str, ...]:
+    """The paths a recorder watches: ``given``, else ``/content`` when it exists, else ``cwd``
+    (none when it was deleted: None); then ``/tmp`` and the state directory; each once."""
+    default = "/content" if os.path.isdir("/content") else None if cwd is None else str(cwd)
+    first = list(given) or ([default] if default is not None else [])
     return tuple(dict.fromkeys([*first, "/tmp", str(state)]))

@@ -7,6 +7,11 @@ start time and command line are still the recorder's (:func:`colabenv.host.sampl
 Starts are one at a time (``watch.start.lock``); a start that finds a recorder names it and
 starts nothing, unless the kernel that recorder watches is gone and the start comes from
 another (the restarted kernel): then it replaces it.
+
+Every watch file is opened by one rule (:func:`colabenv._util.files.open_own`): a regular file
+of this user, never through a link, never a wait on a FIFO; one that is not is a one-line
+StateError naming it. A start waits for the recorder's own word (a pipe: ``ready``, or why not),
+so one that cannot record (a full disk) fails at once, saying why.
 """
 
 from __future__ import annotations
@@ -28,12 +33,12 @@ from colabenv._util.bounds import (
     MIN_WATCH_INTERVAL_S,
     finite_number,
 )
-from colabenv._util.files import FileProblem, open_own, read_limited
+from colabenv._util.files import FileProblem, open_own, read_own
 from colabenv.errors import StateError, UsageError, printable
 from colabenv.host.sampler import process_identity, watched_paths
 from colabenv.models.profile import WatchSettings
 from colabenv.models.watch import WatchStatus
-from colabenv.recorder.loop import INFO_NAME, LOCK_NAME, LOG_NAME, START_LOCK_NAME
+from colabenv.recorder.loop import INFO_BYTES, INFO_NAME, LOCK_NAME, LOG_NAME, START_LOCK_NAME
 from colabenv.script.state import state_dir
 
 DEFAULT_INTERVAL_S = 2.0
@@ -41,6 +46,9 @@ DEFAULT_MAX_HOURS = 24.0
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 10.0
 RECORDER_MODULE = "colabenv.recorder"
+LOG_BYTES = 1 << 20
+READY = "ready"
+CWD_GONE = "the working directory was deleted: the recorder watches /tmp and the state directory only"
 
 
 def _held(path: Path) -> bool:
@@ -60,7 +68,7 @@ def _held(path: Path) -> bool:
 
 def _info(state: Path) -> dict[str, object]:
     try:
-        data = json.loads(read_limited(state / INFO_NAME, 64 * 1024))
+        data = json.loads(read_own(state / INFO_NAME, INFO_BYTES))
     except (FileProblem, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -151,7 +159,7 @@ def start(
         if found.running:
             stop_recorder(state)
         token = os.urandom(8).hex()
-        watched = watched_paths(given, state, Path.cwd())
+        watched = watched_paths(given, state, working_directory())
         argv = [
             python or sys.executable,
             "-m",
@@ -169,12 +177,51 @@ def start(
         ]
         for path in watched:
             argv += ["--path", path]
-        code = processes.start_detached(argv, timeout=START_TIMEOUT_S, log=state / LOG_NAME, cwd=state)
-        if code != 0:
-            raise StateError(f"watch start: the recorder did not start ({_last_log_line(state)})")
+        _launch(state, argv)
         return _wait_started(state, token), True
     finally:
         os.close(gate)
+
+
+def _launch(state: Path, argv: list[str]) -> None:
+    """Start the recorder, its output to ``watch.log`` (a regular file of this user, emptied),
+    and wait for its word; StateError, at once, saying why it did not start."""
+    log_path = state / LOG_NAME
+    try:
+        log = open_own(log_path, write=True, create=True, truncate=True)
+    except FileProblem as problem:
+        raise StateError(f"watch start: {printable(log_path)}: {problem}") from None
+    try:
+        started = processes.start_detached(
+            argv, timeout=START_TIMEOUT_S, log=log, cwd=state, ready_flag="--ready-fd"
+        )
+    finally:
+        os.close(log)
+    if started.returncode != 0 or started.report == "":
+        raise StateError(f"watch start: the recorder did not start ({_last_log_line(state)})")
+    if started.report is None:
+        raise StateError(
+            f"watch start: the recorder did not say it was ready within {START_TIMEOUT_S:g} s "
+            f"({_last_log_line(state)})"
+        )
+    if started.report != READY:
+        raise StateError(f"watch start: the recorder did not start: {printable(started.report[:300])}")
+
+
+def working_directory() -> Path | None:
+    """The current directory; None when it was deleted (or cannot be known)."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return None
+
+
+def cwd_note(paths: Sequence[str]) -> str | None:
+    """What a start with ``paths`` watches less than it says it does: the current directory,
+    the default, when it was deleted (:data:`CWD_GONE`); else None."""
+    if paths or working_directory() is not None:
+        return None
+    return CWD_GONE if watched_paths((), Path("/"), None)[0] == "/tmp" else None
 
 
 def _orphaned(found: WatchStatus, kernel_pid: int) -> bool:
@@ -201,7 +248,7 @@ def _wait_started(state: Path, token: str) -> WatchStatus:
 
 def _last_log_line(state: Path) -> str:
     try:
-        text = read_limited(state / LOG_NAME, 1 << 20).decode("utf-8", "replace")
+        text = read_own(state / LOG_NAME, LOG_BYTES).decode("utf-8", "replace")
     except FileProblem:
         return "no log"
     lines = [line for line in text.splitlines() if line.strip()]

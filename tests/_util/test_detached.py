@@ -24,8 +24,12 @@ time.sleep(float(sys.argv[1]))
 def test_the_program_goes_on_after_its_launcher_exits(tmp_path: Path) -> None:
     log = tmp_path / "log"
     log.write_text("old lines\n")
-    code = processes.start_detached([sys.executable, "-c", DETACHING, "30"], timeout=10, log=log)
-    assert code == 0
+    fd = os.open(log, os.O_WRONLY | os.O_TRUNC)
+    try:
+        started = processes.start_detached([sys.executable, "-c", DETACHING, "30"], timeout=10, log=fd)
+    finally:
+        os.close(fd)
+    assert started == processes.Detached(0)
     deadline = time.monotonic() + 10
     while not log.read_text().strip() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -41,7 +45,8 @@ def test_the_program_goes_on_after_its_launcher_exits(tmp_path: Path) -> None:
 
 def test_a_launcher_that_does_not_exit_in_time_is_killed() -> None:
     started = time.monotonic()
-    assert processes.start_detached([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5) == -1
+    found = processes.start_detached([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    assert found == processes.Detached(-1)
     assert time.monotonic() - started < 5
 
 
@@ -50,11 +55,33 @@ def test_a_program_that_cannot_start_is_a_process_error(tmp_path: Path) -> None:
         processes.start_detached([str(tmp_path / "missing")], timeout=1)
 
 
-def test_a_log_that_is_a_link_is_refused(tmp_path: Path) -> None:
-    target = tmp_path / "elsewhere"
-    target.write_text("kept\n")
-    log = tmp_path / "log"
-    log.symlink_to(target)
-    with pytest.raises(ProcessError, match="cannot open its log"):
-        processes.start_detached([sys.executable, "-c", "pass"], timeout=5, log=log)
-    assert target.read_text() == "kept\n"
+REPORTING = """
+import os, sys, time
+from colabenv._util import processes
+processes.detach()
+fd = int(sys.argv[-1])
+if sys.argv[1] == "ready":
+    os.write(fd, b"ready\\n")
+    os.close(fd)
+    time.sleep(3)
+elif sys.argv[1] == "why":
+    os.write(fd, b"the disk is full\\n")
+"""
+
+
+@pytest.mark.parametrize(("word", "report"), [("ready", "ready"), ("why", "the disk is full"), ("die", "")])
+def test_the_ready_pipe_brings_the_programs_word_or_its_death_at_once(word: str, report: str) -> None:
+    """The line the detached program writes on its ready pipe, at once; ``""`` when it died
+    without one (its pipe closed), never a wait for the timeout."""
+    began = time.monotonic()
+    found = processes.start_detached(
+        [sys.executable, "-c", REPORTING, word], timeout=30, ready_flag="--ready-fd"
+    )
+    assert found == processes.Detached(0, report)
+    assert time.monotonic() - began < 10
+
+
+def test_a_program_that_says_nothing_in_time_is_none() -> None:
+    silent = "from colabenv._util import processes; import time; processes.detach(); time.sleep(3)"
+    found = processes.start_detached([sys.executable, "-c", silent], timeout=1.5, ready_flag="--ready-fd")
+    assert found == processes.Detached(0, None)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv._util.files import FileProblem, read_limited, write_output
+from colabenv._util.files import FileProblem, open_own, read_limited, read_own, write_output
 from tests.support.fixtures import Runner
 
 
@@ -167,3 +167,39 @@ def test_render_into_a_directory_is_exit_2(runner: Runner, tmp_path: Path) -> No
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == "colabenv: out: cannot write: is a directory"
+
+
+def test_read_own_reads_only_a_regular_file_of_this_user_never_through_a_link(tmp_path: Path) -> None:
+    """The rule of every watch file: a link (even to a file of this user), a FIFO (at once, no
+    wait for a writer), another user's file and a file past the bound are refused."""
+    own = tmp_path / "own.json"
+    own.write_text('{"pid": 1}')
+    assert read_own(own, 1024) == b'{"pid": 1}'
+    link = tmp_path / "link.json"
+    link.symlink_to(own)
+    with pytest.raises(FileProblem, match="is a symbolic link"):
+        read_own(link, 1024)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(FileProblem, match="is a FIFO, not a regular file"):
+        read_own(fifo, 1024)
+    with pytest.raises(FileProblem, match="is 10 bytes; at most 4 bytes is read"):
+        read_own(own, 4)
+    if os.geteuid() == 0:
+        other = tmp_path / "other.json"
+        other.write_text("{}")
+        os.chown(other, 65534, 65534)
+        with pytest.raises(FileProblem, match="is owned by user 65534, not by this user"):
+            read_own(other, 1024)
+
+
+def test_open_own_truncates_only_what_it_accepts(tmp_path: Path) -> None:
+    target = tmp_path / "kept"
+    target.write_text("kept\n")
+    link = tmp_path / "log"
+    link.symlink_to(target)
+    with pytest.raises(FileProblem, match="is a symbolic link"):
+        open_own(link, write=True, create=True, truncate=True)
+    assert target.read_text() == "kept\n"
+    os.close(open_own(target, write=True, truncate=True))
+    assert target.read_text() == ""

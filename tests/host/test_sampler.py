@@ -174,6 +174,8 @@ def test_watched_paths_default_to_the_working_directory_then_tmp_and_state(tmp_p
     expected_first = "/content" if os.path.isdir("/content") else str(tmp_path)
     assert watched_paths((), state, tmp_path) == (expected_first, "/tmp", str(state))
     assert watched_paths(("/tmp", "/srv"), state, tmp_path) == ("/tmp", "/srv", str(state))
+    first = ("/content",) if os.path.isdir("/content") else ()
+    assert watched_paths((), state, None) == (*first, "/tmp", str(state)), "a deleted working directory"
 
 
 class HangingNvml(FakeNvml):
