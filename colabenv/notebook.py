@@ -142,7 +142,7 @@ def bootstrap(
         driver=driver, cuda=cuda, compute_capability=compute_capability, python=python, cpu=cpu
     )
     loaded = load_profile(find_profile(profile))
-    plan = _plan(loaded, TargetSource(flags, target), Path(lock) if lock is not None else None)
+    plan = _plan(loaded, TargetSource(flags, target, "target="), Path(lock) if lock is not None else None)
     text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
     on_colab = runtime_kind() is RuntimeKind.COLAB
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:

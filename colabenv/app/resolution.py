@@ -40,6 +40,8 @@ class TargetSource:
 
     flags: TargetFlags = TargetFlags()
     name: str | None = None
+    asked_by: str = "--target"
+    """What gave ``name``, for messages: the flag, or ``target=`` of the Python API."""
 
 
 @model
@@ -102,7 +104,7 @@ def target_of(profile: Profile, source: TargetSource) -> Target:
 
     if source.flags != TargetFlags():
         raise UsageError(f"target {source.name!r} says what the target is; leave out the target flags")
-    return spec_target(profile, named_spec(profile, source.name))
+    return spec_target(profile, named_spec(profile, source.name, source.asked_by))
 
 
 def load_catalog(

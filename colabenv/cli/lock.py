@@ -250,17 +250,12 @@ def _one_lock(
 ) -> Lock:
     """The lock of ``profile`` for one target (one section)."""
     from colabenv.app.resolution import resolve_for
-    from colabenv.lock.make import KnownRelease, make_lock
+    from colabenv.lock.make import known_releases, make_lock
 
     resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed)
-    resolution, catalog = resolved.resolution, resolved.catalog
+    resolution = resolved.resolution
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
-    known = [
-        KnownRelease(r.framework, r.specifier, catalog.releases_of(r.framework)[0].version)
-        for r in profile.frameworks
-        if catalog.releases_of(r.framework)
-    ]
     return make_lock(
         resolution,
         resolver=args.resolver,
@@ -268,7 +263,7 @@ def _one_lock(
         progress=progress,
         with_files=pylock,
         http_deadline_s=deadline,
-        known=known,
+        known=known_releases(profile, resolved.catalog),
         notice=lambda text: _note(args, text),
         memory_mib=memory_mib,
     )

@@ -46,7 +46,16 @@ from colabenv.lock.resolvers import (
     run_resolver,
 )
 from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags
-from colabenv.models import Framework, FrameworkChoice, LockedCudaPackage, LockedFramework, Resolution, Target
+from colabenv.models import (
+    Catalog,
+    Framework,
+    FrameworkChoice,
+    LockedCudaPackage,
+    LockedFramework,
+    Profile,
+    Resolution,
+    Target,
+)
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
 
@@ -171,6 +180,15 @@ class KnownRelease:
     framework: Framework
     specifier: SpecifierSet
     newest: Version
+
+
+def known_releases(profile: Profile, catalog: Catalog) -> tuple[KnownRelease, ...]:
+    """What the catalog knows of each framework ``profile`` asks for that it has releases of."""
+    return tuple(
+        KnownRelease(r.framework, r.specifier, catalog.releases_of(r.framework)[0].version)
+        for r in profile.frameworks
+        if catalog.releases_of(r.framework)
+    )
 
 
 def staleness_notices(

@@ -44,13 +44,14 @@ def spec_overrides(
         raise ProfileError(profile.path, f"targets.{spec.name}", error.message) from None
 
 
-def named_spec(profile: Profile, name: str) -> TargetSpec:
-    """The target ``name`` of ``profile``; UsageError listing the targets it has."""
+def named_spec(profile: Profile, name: str, asked_by: str = "--target") -> TargetSpec:
+    """The target ``name`` of ``profile``; UsageError listing the targets it has, naming what
+    asked for it (``--target``, ``target=`` of the Python API)."""
     spec = profile.target(name)
     if spec is None:
         known = ", ".join(s.name for s in profile.targets) or "none: it has no [targets] table"
         raise UsageError(
-            f"--target {printable(name)[:40]!r}: profile {profile.name!r} has no such target "
+            f"{asked_by} {printable(name)[:40]!r}: profile {profile.name!r} has no such target "
             f"(targets: {known})"
         )
     return spec

@@ -407,5 +407,5 @@ def test_target_refuses_target_flags_and_unknown_names(targets_host: tuple[Path,
     profile, _host = targets_host
     with pytest.raises(UsageError, match="leave out the target flags"):
         colabenv.bootstrap(str(profile), target="ci", cpu=True)
-    with pytest.raises(UsageError, match=r"no such target \(targets: ci, nb\)"):
+    with pytest.raises(UsageError, match=r"^target= 'nope': .*no such target \(targets: ci, nb\)"):
         colabenv.bootstrap(str(profile), target="nope")

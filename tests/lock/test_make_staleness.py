@@ -77,3 +77,19 @@ def test_lock_says_so_in_one_line_and_locks_all_the_same(tmp_path: Path, default
         environ=clean_env(UV_HTTP_RETRIES="0"),
     )
     assert said == []
+
+
+def test_known_releases_are_the_catalogs_newest_of_each_framework_asked_for() -> None:
+    from pathlib import Path
+
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.lock.make import known_releases
+    from colabenv.profile.load import load_profile_text
+
+    profile = load_profile_text(
+        'name = "p"\n[frameworks]\ntorch = ">=2.8"\ntensorflow = "*"\n', Path("p.toml")
+    )
+    catalog = shipped_catalog([Framework.TORCH])
+    (torch,) = known_releases(profile, catalog)
+    newest = max(r.version for r in catalog.releases_of(Framework.TORCH))
+    assert (torch.framework, str(torch.specifier), torch.newest) == (Framework.TORCH, ">=2.8", newest)
