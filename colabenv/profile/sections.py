@@ -41,6 +41,7 @@ from colabenv.models import (
     VerifySettings,
     WatchSettings,
 )
+from colabenv.models.frameworks import FACTS
 from colabenv.profile import env, packages, rules, targets
 from colabenv.profile.files import NAME_PATTERN, Context
 from colabenv.seeding import hook_environment
@@ -260,10 +261,11 @@ def _companion(
 
 
 def _companion_name_problem(framework: Framework, name: str) -> str | None:
-    """Any other key of a framework table names a companion package (torchvision, jaxlib ...)."""
-    close = close_match(name, FRAMEWORK_TABLE_KEYS, cutoff=0.7)
-    if close is not None:
-        return f"unknown key (did you mean {close!r}?)"
+    """Any other key of a framework table names one of its companions (torchvision and
+    torchaudio of torch, jaxlib of jax: ``FACTS``); a misspelt one (``torchvison``) or another
+    package (``flash_attn``) is refused here, not later as "no release runs on the target"."""
+    companions = FACTS[framework].companions
+    close = close_match(name, (*FRAMEWORK_TABLE_KEYS, *companions), cutoff=0.7)
     if not _PACKAGE_NAME_RE.fullmatch(name):
         return f"unknown key; {shown(name)} is neither version, variant nor a package name"
     canonical = canonicalize_name(name)
@@ -271,7 +273,14 @@ def _companion_name_problem(framework: Framework, name: str) -> str | None:
         return f"{framework} cannot be its own companion; use version"
     if canonical in {f.value for f in Framework}:
         return f"{canonical} is a framework of its own; set frameworks.{canonical}"
-    return None
+    if canonical in companions:
+        return None
+    if close is not None:
+        return f"unknown key (did you mean {close!r}?)"
+    keys = ", ".join((*FRAMEWORK_TABLE_KEYS, *companions))
+    return (
+        f'unknown key (did you mean [packages] requirements = ["{name}"]? a {framework} table takes {keys})'
+    )
 
 
 # ---------------------------------------------------------------------------------------------

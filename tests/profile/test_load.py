@@ -30,7 +30,7 @@ description = "  everything at once  "
 python = ">=3.10,<3.14"
 
 [frameworks]
-torch = { version = ">=2.8,<2.11", variant = "cu126", torchvision = "*", Torch_Audio = ">=2.8" }
+torch = { version = ">=2.8,<2.11", variant = "cu126", torchvision = "*", TorchAudio = ">=2.8" }
 tensorflow = false
 jax = "==0.7.*"
 
@@ -94,7 +94,7 @@ def test_full_profile(tmp_path: Path) -> None:
     assert torch.specifier == SpecifierSet(">=2.8,<2.11")
     assert torch.variant == "cu126"
     assert torch.companions == (
-        ("torch-audio", SpecifierSet(">=2.8")),
+        ("torchaudio", SpecifierSet(">=2.8")),
         ("torchvision", SpecifierSet()),
     )
     jax = profile.framework(Framework.JAX)
@@ -445,6 +445,22 @@ def test_utf32_file(tmp_path: Path) -> None:
             'name = "x"\n[frameworks]\ntorch = { torchvision = { version = "*" } }\n',
             "frameworks.torch.torchvision",
             "unknown key",
+        ),
+        (
+            'name = "x"\n[frameworks]\ntorch = { version = "*", torchvison = "*" }\n',
+            "frameworks.torch.torchvison",
+            "did you mean 'torchvision'?",
+        ),
+        (
+            'name = "x"\n[frameworks]\ntorch = { flash_attn = "*" }\n',
+            "frameworks.torch.flash_attn",
+            'did you mean [packages] requirements = ["flash_attn"]? a torch table takes version, variant,'
+            " torchvision, torchaudio",
+        ),
+        (
+            'name = "x"\n[frameworks]\ntensorflow = { tensorboard = "*" }\n',
+            "frameworks.tensorflow.tensorboard",
+            "a tensorflow table takes version, variant)",
         ),
         (
             'name = "x"\n[frameworks]\ntorch = { "torch vision" = "*" }\n',
