@@ -95,10 +95,13 @@ def _check(args: argparse.Namespace) -> int:
     from colabenv.lock.file import read_lock_file
     from colabenv.lock.fit import current_target
 
-    if not args.output:
-        raise UsageError("lock --check needs -o LOCK, the lock to check")
+    given = args.check if isinstance(args.check, str) else None
+    if given is not None and args.output and Path(args.output) != Path(given):
+        raise UsageError("lock --check LOCK: -o names another lock; give the lock to check once")
+    if given is None and not args.output:
+        raise UsageError("lock --check needs the lock to check: --check LOCK or -o LOCK")
     profile = load_profile_arg(args.profile)
-    path = Path(args.output)
+    path = Path(given or args.output)
     lock_file = read_lock_file(path)
     if lock_file.sectioned:
         return _check_sections(args, profile, lock_file, path)

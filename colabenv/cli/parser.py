@@ -130,6 +130,7 @@ def _render_args(p: argparse.ArgumentParser) -> None:
 def _resolve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--target", metavar="NAME", help="resolve for the profile's [targets] entry NAME")
     _add_resolution_flags(p)
 
 
@@ -141,7 +142,13 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resolver", choices=RESOLVERS, default=RESOLVERS[0])
     p.add_argument("--format", choices=("requirements", "pylock"), default="requirements")
     p.add_argument(
-        "--check", action="store_true", help="exit 1 when the lock is stale, 2 when it is not whole"
+        "--check",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="LOCK",
+        help="check LOCK (or -o LOCK) against the profile: exit 1 when it is stale, 2 when it is"
+        " not whole",
     )
     p.add_argument(
         "--target",

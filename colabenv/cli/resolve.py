@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from packaging.utils import canonicalize_name
+
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import load_profile_arg, print_report, target_flags
 from colabenv.errors import printable
-from colabenv.models import Resolution
+from colabenv.models import FrameworkChoice, Resolution
+from colabenv.models.frameworks import FACTS
 
 COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 
@@ -23,6 +26,17 @@ def _heading(resolution: Resolution) -> str:
     target = resolution.target
     gpu = accelerator_of(target).describe(target)
     return f"{resolution.profile_name} for {gpu}, Python {target.python}"
+
+
+def _companions(choice: FrameworkChoice) -> str:
+    """`` with torchvision 0.23.0+cu128, torchaudio 2.8.0+cu128``: the companions the choice
+    pins (its requirements beside the framework's own), or nothing."""
+    pinned = []
+    for requirement in choice.requirements:
+        name, _, version = requirement.partition("==")
+        if canonicalize_name(name.partition("[")[0]) in FACTS[choice.framework].companions:
+            pinned.append(f"{name} {version}")
+    return f" with {', '.join(pinned)}" if pinned else ""
 
 
 def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
@@ -35,6 +49,7 @@ def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
             choice.index_url or "default",
             "yes" if choice.installed else "no",
             choice.reason,
+            _companions(choice),
         )
         for choice in resolution.choices
     )
@@ -46,6 +61,7 @@ def _rows(resolution: Resolution) -> list[tuple[str, ...]]:
             package.index_url or (f"find-links {package.find_links}" if package.find_links else "default"),
             "yes" if package.installed else "no",
             package.reason,
+            "",
         )
         for package in resolution.cuda_packages
     )
@@ -65,9 +81,10 @@ def _tails(resolution: Resolution) -> list[tuple[str, str]]:
 
 def _plain(resolution: Resolution) -> None:
     out = [printable(_heading(resolution))]
-    for framework, version, variant, index, installed, reason in _rows(resolution):
+    for framework, version, variant, index, installed, reason, companions in _rows(resolution):
         state = "installed" if installed == "yes" else "to install"
-        out.append(printable(f"{framework} {version} {variant} ({state}, index {index}): {reason}"))
+        line = f"{framework} {version} {variant}{companions} ({state}, index {index}): {reason}"
+        out.append(printable(line))
     out.extend(printable(f"{label}: {text}") for label, text in _tails(resolution))
     sys.stdout.write("\n".join(out) + "\n")
 
@@ -82,7 +99,8 @@ def _table(resolution: Resolution) -> None:
     table = Table(show_lines=True)
     for column in COLUMNS:
         table.add_column(column, overflow="fold")
-    for row in _rows(resolution):
+    for *row, companions in _rows(resolution):
+        row[1] += companions
         table.add_row(*(Text(printable(cell)) for cell in row))
     console.print(table)
     for label, text in _tails(resolution):
@@ -92,7 +110,7 @@ def _table(resolution: Resolution) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
-    source = TargetSource(target_flags(args))
+    source = TargetSource(target_flags(args), args.target)
     resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
     print_report(args.json, resolution.to_json, lambda: _table(resolution), lambda: _plain(resolution))
     return 0

@@ -4,6 +4,7 @@ that is not it (this CPU machine), keeping what the image ships."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.fixtures import Runner
@@ -59,7 +60,7 @@ def test_render_for_a_gpu_target_takes_the_gpu_image(runner: Runner, tmp_path: P
         "7.5",
     )
     assert done.returncode == 0, done.stderr
-    assert "torch 2.11.0 cu128 (installed" in done.stdout
+    assert re.search(r"^torch 2\.11\.0 cu128 with torchvision [^ ]+\+cu128.* \(installed", done.stdout, re.M)
     assert "already installed (torch 2.11.0+cu128)" in done.stdout
 
 
@@ -81,3 +82,44 @@ def test_runtime_beside_a_freeze_file_is_exit_2(runner: Runner, tmp_path: Path) 
     done = runner("render", _profile(tmp_path), "--runtime", "colab-2026.07", "--installed-from", freeze)
     assert (done.returncode, done.stdout) == (2, "")
     assert "--runtime cannot be combined with --installed-from" in done.stderr
+
+
+def test_resolve_takes_a_named_target_as_render_and_lock_do(runner: Runner, tmp_path: Path) -> None:
+    """``resolve --target NAME`` did not exist (issue 34); it resolves for the named target,
+    whatever this host is, and refuses what render refuses beside it."""
+    profile = tmp_path / "t.toml"
+    profile.write_text(
+        'name = "t"\n[frameworks]\ntorch = "==2.8.*"\n'
+        '[targets.h200]\ndriver = "570.124.06"\ncompute_capability = "9.0"\npython = "3.12"\n'
+    )
+    done = runner("resolve", profile, "--target", "h200", "--json")
+    assert done.returncode == 0, done.stderr
+    target = json.loads(done.stdout)["target"]
+    assert (target["driver"], target["compute_capabilities"], target["python"]) == (
+        "570.124.06",
+        ["9.0"],
+        "3.12",
+    )
+    plain = runner("resolve", profile, "--target", "h200")
+    assert plain.returncode == 0 and "driver 570.124.06" in plain.stdout
+    for extra, says in (
+        (("--target", "nope"), "no such target"),
+        (("--target", "h200", "--cpu"), "leave out"),
+    ):
+        refused = runner("resolve", profile, *extra)
+        assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+        assert says in refused.stderr
+
+
+def test_resolve_shows_the_companions_it_pins(runner: Runner, tmp_path: Path) -> None:
+    """Text ``resolve`` never showed the chosen torchvision or torchaudio (issue 34)."""
+    profile = tmp_path / "c.toml"
+    profile.write_text('name = "c"\n[frameworks]\ntorch = { version = "==2.8.*", torchvision = "*" }\n')
+    done = runner("resolve", profile, "--driver", "570.124.06", "--python", "3.12")
+    assert done.returncode == 0, done.stderr
+    torch = next(line for line in done.stdout.splitlines() if line.startswith("torch "))
+    pinned = json.loads(
+        runner("resolve", profile, "--driver", "570.124.06", "--python", "3.12", "--json").stdout
+    )
+    vision = next(r for r in pinned["frameworks"]["torch"]["requirements"] if r.startswith("torchvision=="))
+    assert f"with {vision.replace('==', ' ')} (" in torch

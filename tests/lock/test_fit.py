@@ -71,6 +71,20 @@ def _cut_after_first_package(text: str) -> str:
     return "".join(lines[:end])
 
 
+def test_check_takes_the_lock_as_its_value_or_from_o(tmp_path: Path, locked: tuple[Path, Path]) -> None:
+    """``lock PROFILE --check LOCK`` was refused (issue 34): the lock had to come by ``-o``."""
+    profile, out = locked
+    for argv in (("--check", out), ("--check", out, "-o", out), ("-o", out, "--check")):
+        check = colabenv("lock", profile, *argv, *T4)
+        assert check.returncode == 0, (argv, check.stdout, check.stderr)
+        assert check.stdout == f"{out}: up to date with {profile.name}\n"
+    other = colabenv("lock", profile, "--check", out, "-o", tmp_path / "other.lock", *T4)
+    assert (other.returncode, other.stdout) == (2, "")
+    assert "-o names another lock" in other.stderr
+    missing = colabenv("lock", profile, "--check", *T4)
+    assert missing.returncode == 2 and "--check LOCK or -o LOCK" in missing.stderr
+
+
 def test_truncated_lock_is_refused_everywhere(tmp_path: Path, locked: tuple[Path, Path]) -> None:
     profile, out = locked
     truncated = tmp_path / "truncated.lock"

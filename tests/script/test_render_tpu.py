@@ -57,7 +57,7 @@ def test_render_for_a_v5e_installs_jax_tpu_with_libtpu(runner: Runner) -> None:
     assert "  'libtpu==0.0.48.*'\n" in group
     assert "--find-links" not in text
     resolved = runner("resolve", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12")
-    assert "jax 0.11.2 tpu (to install, index default)" in resolved.stdout
+    assert "jax 0.11.2 tpu with jaxlib 0.11.2 (to install, index default)" in resolved.stdout
     assert resolved.stdout.splitlines()[0] == "jax-tpu for TPU v5e (v5e-1, 1 chip), Python 3.12"
 
 
