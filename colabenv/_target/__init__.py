@@ -6,5 +6,6 @@ they import nothing of colabenv, because the interpreter they run in need not ha
 - :mod:`.storage`: the ``io:<path>`` child of ``verify``.
 
 colabenv finds them through :mod:`colabenv._util.resources`, and may import their pure parts
-(the helper's ``${VAR}`` expansion, the smoke child's seeding calls) so that a rule is written
+(the helper's ``${VAR}`` expansion, the smoke child's seeding calls, the wheelhouse
+program's rules for a wheelhouse's file names and part files) so that a rule is written
 once."""

@@ -7,14 +7,22 @@ uses no wheelhouse carries and compiles none of this.
 
 Sub-commands (``python wheelhouse.py COMMAND ...``)::
 
-    check LOCKFILE MISSING DIR    exit 8 (one line naming the file) unless every pin in MISSING
-                                  has a wheel in DIR with the lock's sha256 and none has another:
-                                  checked before anything is installed
+    check LOCKFILE MISSING DIR OFFERED  exit 8 (one line naming the file) unless every pin in
+                                  MISSING has a wheel in DIR with the lock's sha256 and none has
+                                  another: checked before anything is installed
     fill LOCKFILE MISSING DIR STAGING   serve what DIR holds with the lock's sha256, download the
                                   rest from COLABENV_INDEX_URLS into DIR (STAGING when DIR is
                                   read-only), hash-checked, flushed and renamed into place
     resolve uv|pip DRYRUN REQS PINS     without a lock: what the installer's dry run would
                                   install, each pin with every sha256 the indexes give
+
+The installer is offered only the files checked: OFFERED (check) and STAGING (fill) hold a link
+to each (and what was downloaded there), and are the one folder it is given. SIGTERM, SIGHUP,
+SIGINT, and the loss of the reader of its standard output (the script that ran it, killed) end
+the program at once, its part file removed, exit 128+N.
+
+``colabenv bundle`` imports this module for the rules of a wheelhouse's files, written once:
+:func:`wheel_file_pin` (its names), :func:`write_wheel` and :func:`remove_dead_parts`.
 """
 
 from __future__ import annotations
@@ -22,11 +30,17 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import signal
+import stat
 import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-helper: Any = importlib.import_module("helper")
+if __package__:  # imported (colabenv's bundle): the helper of its own package
+    helper: Any = importlib.import_module(".helper", __package__)
+else:  # run by its path: the helper the script wrote beside it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    helper = importlib.import_module("helper")
 
 
 WHEELHOUSE_REFUSED = 8
@@ -48,15 +62,22 @@ def _lock_entries(path: str) -> dict[str, list[str]]:
     return entries
 
 
-def _wheel_pin(filename: str) -> tuple[str, str] | None:
-    """(canonical name, version) of a wheel's file name; None for anything else (a hidden
-    temporary file of a run still writing is never read as a wheel)."""
-    if filename.startswith(".") or not filename.endswith(".whl"):
-        return None
-    parts = filename[:-4].split("-")
-    if len(parts) not in (5, 6):
-        return None
-    return helper._canonical(parts[0]), parts[1]
+MAX_WHEEL_NAME = 180
+"""The longest wheel file name a wheelhouse writes or reads (its part file's name is longer)."""
+_WHEEL_NAME = re.compile(
+    r"([A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?)-([A-Za-z0-9][A-Za-z0-9._+!]*)"
+    r"(?:-[0-9][A-Za-z0-9._]*)?(?:-[A-Za-z0-9][A-Za-z0-9._]*){3}\.whl"
+)
+
+
+def wheel_file_pin(filename: str) -> tuple[str, str] | None:
+    """(canonical name, version) of a wheel's file name; None for anything else. The one rule
+    for the names a wheelhouse writes, reads or serves, in the script's fill and check and in
+    ``colabenv bundle`` alike: a plain name of the wheel form (name, version, optional build,
+    three tags: letters, digits, ``._``, ``+!`` in the version), so never a path (``/``,
+    ``..``), never hidden (a part file of a run still writing), at most MAX_WHEEL_NAME long."""
+    found = _WHEEL_NAME.fullmatch(filename) if len(filename) <= MAX_WHEEL_NAME else None
+    return None if found is None else (helper._canonical(found[1]), found[2])
 
 
 def _same_pin(pin: str, name: str, version: str) -> bool:
@@ -88,20 +109,24 @@ def _folder_wheels(folder: str) -> list[tuple[str, str, str]]:
         return []
     found = []
     for filename in names:
-        pin = _wheel_pin(filename)
+        pin = wheel_file_pin(filename)
         if pin is not None and os.path.isfile(os.path.join(folder, filename)):
             found.append((filename, pin[0], pin[1]))
     return found
 
 
-def _served(folder: str, pins: list[str], entries: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
-    """Which pins a file of ``folder`` serves ({pin: file}) and the files of a wanted pin whose
-    sha256 the lock does not record (``file: why``). A wheel this interpreter cannot install
-    (another Python's, another platform's: a wheelhouse of a lock's several sections holds
-    them) is neither: no installer takes it."""
+def _served(
+    folder: str, pins: list[str], entries: dict[str, list[str]]
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """Which pins a file of ``folder`` serves ({pin: file}), the files of a wanted pin whose
+    sha256 the lock does not record (``file: why``), and every file with the lock's sha256 of
+    a pin (those the installer is offered). A wheel this interpreter cannot install (another
+    Python's, another platform's: a wheelhouse of a lock's several sections holds them) is
+    none of these: no installer takes it."""
     wheels = [w for w in _folder_wheels(folder) if _tag_rank(w[0]) is not None]
     served: dict[str, str] = {}
     wrong: list[str] = []
+    good: list[str] = []
     for pin in pins:
         hashes = set(entries.get(pin, []))
         for filename, name, version in wheels:
@@ -115,20 +140,35 @@ def _served(folder: str, pins: list[str], entries: dict[str, list[str]]) -> tupl
                 continue
             if digest in hashes:
                 served.setdefault(pin, filename)
+                good.append(filename)
             else:
                 wrong.append(f"{path}: sha256 {digest} is not the lock's for {pin.split(';')[0].strip()}")
-    return served, wrong
+    return served, wrong, good
 
 
-def _wheelhouse_check(lock: str, missing: str, folder: str) -> int:
+def _offer(folder: str, filenames: Iterable[str], offered: str) -> None:
+    """A link in ``offered`` (the one folder the installer is given) to each of ``filenames``
+    in ``folder``: only files whose sha256 was checked, never a wheel beside them that an
+    installer would take for a pin (``tinya-1.0+evil`` beside ``tinya-1.0``)."""
+    os.makedirs(offered, exist_ok=True)
+    if os.path.abspath(folder) == os.path.abspath(offered):
+        return
+    for filename in filenames:
+        link = os.path.join(offered, filename)
+        if not os.path.lexists(link):
+            os.symlink(os.path.abspath(os.path.join(folder, filename)), link)
+
+
+def _wheelhouse_check(lock: str, missing: str, folder: str, offered: str) -> int:
     """Offline: every pin to install has a wheel in ``folder`` with the lock's sha256, and no
-    wheel there of such a pin has another; else one line naming the file, exit 8."""
+    wheel there of such a pin has another; else one line naming the file, exit 8. Those wheels
+    are linked into ``offered``."""
     pins = helper._lines(missing)
     entries = _lock_entries(lock)
     if not os.path.isdir(folder):
         print(f"the wheelhouse {folder} is not a folder on this host")
         return WHEELHOUSE_REFUSED
-    served, wrong = _served(folder, pins, entries)
+    served, wrong, good = _served(folder, pins, entries)
     if wrong:
         more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
         print(f"refused, nothing installed: {wrong[0]}{more}")
@@ -137,6 +177,7 @@ def _wheelhouse_check(lock: str, missing: str, folder: str) -> int:
     if absent:
         print(f"the wheelhouse {folder} has no wheel of {', '.join(absent)}; nothing installed")
         return WHEELHOUSE_REFUSED
+    _offer(folder, good, offered)
     print(f"COLABENV: wheelhouse {folder}: {len(served)} wheels, each with the lock's sha256")
     return 0
 
@@ -335,60 +376,156 @@ class _Meter:
             sys.stderr.flush()
 
 
+class _Refused(Exception):
+    pass
+
+
 def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter: _Meter) -> str | None:
-    """Download ``url`` into ``folder/filename``: a hidden temporary file, flushed to disk,
-    renamed into place only when its sha256 is the lock's. None, or why not."""
+    """Download ``url`` into ``folder/filename`` (:func:`write_wheel`), renamed into place only
+    when its sha256 is the lock's. None, or why not."""
     import hashlib
 
-    target = os.path.join(folder, filename)
-    tmp = os.path.join(folder, f".{filename}.{os.getpid()}.part")
     digest = hashlib.sha256()
+
+    def chunks(answer: Any) -> Iterable[bytes]:
+        declared = answer.headers.get("Content-Length", "")
+        meter.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
+        for chunk in iter(lambda: answer.read(_WH_CHUNK), b""):
+            digest.update(chunk)
+            meter.add(len(chunk))
+            yield chunk
+
+    def accept() -> None:
+        if digest.hexdigest() != digest_wanted:
+            raise _Refused(
+                f"{filename}: the index sent a file with sha256 {digest.hexdigest()}, not the lock's"
+            )
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out, _get(url, "*/*") as answer:
-            declared = answer.headers.get("Content-Length", "")
-            meter.expect(int(declared) if declared.isdigit() and len(declared) < 20 else None)
-            for chunk in iter(lambda: answer.read(_WH_CHUNK), b""):
-                digest.update(chunk)
+        with _get(url, "*/*") as answer:
+            write_wheel(folder, filename, chunks(answer), accept)
+    except _Refused as refused:
+        return str(refused)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error
+        return f"{filename}: cannot be downloaded ({reason})"
+    return None
+
+
+STALE_PART_S = 24 * 3600
+"""A part file whose writer cannot be asked (another host's or boot's, or an older name) is
+removed once this old."""
+PART_SUFFIX = ".part"
+_PART_NAME = re.compile(r"\.(.+)\.([0-9]+)-([0-9]+)-([0-9]+)-([0-9a-f]{8}|0)\.[0-9]+\.part")
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``); None when
+    it is not alive (a zombie is not) or cannot be seen."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return fields[19].decode() if len(fields) > 19 and fields[0] != b"Z" else None
+
+
+def _this_host() -> str:
+    """``NS-BOOT``: this process's pid namespace (its inode) and the first 8 hex digits of the
+    boot id; ``0-0`` where /proc does not say."""
+    try:
+        namespace = re.sub(r"[^0-9]", "", os.readlink("/proc/self/ns/pid"))
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip().replace("-", "")[:8]
+    except (OSError, ValueError):
+        return "0-0"
+    return f"{namespace}-{boot}" if namespace and re.fullmatch("[0-9a-f]{8}", boot) else "0-0"
+
+
+def part_owner() -> str:
+    """``PID-START-NS-BOOT`` of this process, as its part files are named: what tells a later
+    run whether their writer still runs (``START-NS-BOOT`` are ``0-0-0`` where /proc does not
+    say)."""
+    start, host = _start_ticks(os.getpid()), _this_host()
+    if start is None or host == "0-0":
+        return f"{os.getpid()}-0-0-0"
+    return f"{os.getpid()}-{start}-{host}"
+
+
+def _part_is_dead(name: str, mtime: float, now: float, host: str) -> bool:
+    found = _PART_NAME.fullmatch(name)
+    if found is None or found[3] == "0" or host == "0-0" or f"{found[4]}-{found[5]}" != host:
+        return now - mtime > STALE_PART_S  # its writer is not one this process can ask after
+    pid = int(found[2])
+    started = _start_ticks(pid)
+    if started is not None:
+        return started != found[3]  # alive, or its pid taken by a later process
+    try:
+        os.kill(pid, 0)
+    except OSError as error:
+        return isinstance(error, ProcessLookupError)  # else alive, hidden from this user's /proc
+    return False
+
+
+def remove_dead_parts(folder: str) -> list[str]:
+    """Remove the part files in ``folder`` of runs that no longer run (by the pid, start time,
+    pid namespace and boot their name records; of another host's or boot's, or of an older
+    name, once :data:`STALE_PART_S` old), and only those; the names removed."""
+    import time
+
+    now, host, removed = time.time(), _this_host(), []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        if not (name.startswith(".") and name.endswith(PART_SUFFIX)):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and _part_is_dead(name, info.st_mtime, now, host):
+                os.unlink(path)
+                removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
+def write_wheel(folder: str, filename: str, chunks: Iterable[bytes], accept: Callable[[], None]) -> None:
+    """Write ``chunks`` to ``folder/filename`` by way of a private part file beside it,
+    ``.NAME.PID-START-NS-BOOT.N.part`` (:func:`part_owner`), flushed to disk before ``accept``
+    (which raises to refuse it) and the rename; the part file is removed whatever ends the
+    write. ValueError, nothing written, for a name :func:`wheel_file_pin` refuses."""
+    if wheel_file_pin(filename) is None:
+        raise ValueError(f"{filename!r} is not a wheel's file name")
+    owner, flags = part_owner(), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for attempt in range(100):
+        part = os.path.join(folder, f".{filename}.{owner}.{attempt}{PART_SUFFIX}")
+        try:
+            fd = os.open(part, flags, 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no free part file name beside {filename}")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
                 out.write(chunk)
-                meter.add(len(chunk))
             out.flush()
             os.fsync(out.fileno())
-        if digest.hexdigest() != digest_wanted:
-            return f"{filename}: the index sent a file with sha256 {digest.hexdigest()}, not the lock's"
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+        accept()
+        os.chmod(part, 0o644)
+        os.replace(part, os.path.join(folder, filename))
         directory = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(directory)
         finally:
             os.close(directory)
-    except OSError as error:
-        reason = getattr(error, "reason", None) or error.strerror or error
-        return f"{filename}: cannot be downloaded ({reason})"
     finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-    return None
-
-
-STALE_PART_S = 24 * 3600
-"""A hidden ``.part`` file this old in a wheelhouse was left by a killed run: removed."""
-
-
-def _remove_stale_parts(folder: str) -> None:
-    import time
-
-    now = time.time()
-    for name in os.listdir(folder):
-        if not (name.startswith(".") and name.endswith(".part")):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            if now - os.lstat(path).st_mtime > STALE_PART_S:
-                os.unlink(path)
-        except OSError:
-            continue
+        if os.path.lexists(part):
+            os.unlink(part)
 
 
 def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
@@ -401,10 +538,10 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
     pins = helper._lines(missing)
     entries = _lock_entries(lock)
     indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
-    served, _wrong = _served(folder, pins, entries)
+    served, _wrong, good = _served(folder, pins, entries)
     writable = _writable(folder)
     if writable:
-        _remove_stale_parts(folder)
+        remove_dead_parts(folder)
     destination = folder if writable else staging
     os.makedirs(staging, exist_ok=True)
     plan: list[tuple[str, str, str, str]] = []
@@ -419,7 +556,8 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
             if listed is None:
                 return WHEELHOUSE_REFUSED
             for filename, url, digest in listed:
-                rank = _tag_rank(filename) if filename.endswith(".whl") else None
+                named = wheel_file_pin(filename)  # a path (``/../``) is no wheel's name
+                rank = _tag_rank(filename) if named is not None and _same_pin(pin, *named) else None
                 if digest in hashes and rank is not None:
                     choices.append((rank, filename, _credentialed(url, indexes), digest))
             if choices:
@@ -440,6 +578,7 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
             return WHEELHOUSE_REFUSED
         meter.done += 1
     meter.end()
+    _offer(folder, good + ([p[0] for p in plan] if writable else []), staging)
     elapsed = max(time.monotonic() - started, 1e-6)
     mib = meter.bytes / 1048576
     fetched = f"{len(plan)} downloaded ({mib:.1f} MiB, {mib / elapsed:.1f} MiB/s)"
@@ -483,7 +622,7 @@ def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -
             if listed is None:
                 return WHEELHOUSE_REFUSED
             for filename, _url, digest in listed:
-                pin = _wheel_pin(filename)
+                pin = wheel_file_pin(filename)
                 if pin is not None and pin[0] == canonical and _same_pin(f"{canonical}=={version}", *pin):
                     hashes.append(digest)
         if not hashes:
@@ -496,16 +635,63 @@ def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -
     return 0
 
 
+class _Stopped(BaseException):
+    """A signal, or the reader of the answer gone: the run that started this program ended."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def _watch_reader() -> None:
+    """SIGTERM to this process once the reader of its standard output is gone (the script,
+    killed, closed its ``$(...)`` pipe: a pipe without a reader polls as POLLERR)."""
+    import select
+
+    if not hasattr(select, "poll"):
+        return
+    poller = select.poll()
+    poller.register(1, 0)
+    while True:
+        if any(event & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _fd, event in poller.poll()):
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def _end_with_the_run() -> None:
+    """SIGTERM, SIGHUP and SIGINT end this program through :class:`_Stopped` (its part file
+    removed on the way out); so does the loss of the reader of its answer (:func:`_watch_reader`)."""
+    import threading
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _stop)
+    try:
+        piped = stat.S_ISFIFO(os.fstat(1).st_mode)
+    except OSError:
+        piped = False
+    if piped:
+        threading.Thread(target=_watch_reader, name="colabenv-reader", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("", [])
-    if command == "check":
-        return _wheelhouse_check(args[0], args[1], args[2])
-    if command == "resolve":
-        return _wheelhouse_resolve(args[0], args[1], args[2], args[3])
-    if command == "fill":
-        return _wheelhouse_fill(args[0], args[1], args[2], args[3])
-    print(f"usage: wheelhouse check|fill|resolve ..., not {command!r}", file=sys.stderr)
-    return 2
+    commands: dict[str, tuple[int, Callable[..., int]]] = {
+        "check": (4, _wheelhouse_check),
+        "resolve": (4, _wheelhouse_resolve),
+        "fill": (4, _wheelhouse_fill),
+    }
+    if command not in commands or len(args) != commands[command][0]:
+        print(f"usage: wheelhouse check|fill|resolve ..., not {command!r}", file=sys.stderr)
+        return 2
+    _end_with_the_run()
+    try:
+        return commands[command][1](*args)
+    except _Stopped as stopped:
+        return 128 + stopped.signum
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """The script's lines that install a lock from a wheelhouse (issue 26): a folder of wheels on
 the host, checked file by file against the lock's sha256 before anything is installed.
 
-Offline (``render --wheelhouse DIR``): the installer gets no index at all (``--no-index
---find-links DIR``), and the helper's ``wheelhouse-check`` refuses a wheel whose sha256 the lock
-does not record, naming the file, before the installer runs. As a persistent cache
-(``[install] wheelhouse``): the helper's ``wheelhouse-fill`` downloads what the folder lacks from
-the lock's indexes into it (hash-checked, renamed into place), or into the run's own folder when
-it is read-only; the installer then installs from the two folders with no index. Either way
+Offline (``render --wheelhouse DIR``): the installer gets no index at all (``--no-index``), and
+the wheelhouse program's ``check`` refuses a wheel whose sha256 the lock does not record, naming
+the file, before the installer runs. As a persistent cache (``[install] wheelhouse``): its
+``fill`` downloads what the folder lacks from the lock's indexes into it (hash-checked, renamed
+into place), or into the run's own folder when it is read-only. Either way the installer is given
+one folder, :data:`STAGING`, holding links to the files checked and nothing else, and
 ``--require-hashes`` holds every file to the lock. No I/O.
 """
 
@@ -16,7 +16,11 @@ from colabenv.script.bash import q
 
 PROGRAM_DELIMITER = "COLABENV_WHEELHOUSE_EOF"
 STAGING = "${work}/wheels"
-"""Where a run keeps what it downloaded when the wheelhouse is read-only (its work folder)."""
+"""Where a run keeps what it downloaded when the wheelhouse is read-only (its work folder), and
+a link to each other file it checked: the one folder the installer is given, so it is offered
+the lock's files and nothing beside them (a ``tinya-1.0+evil`` wheel it would take for
+``tinya==1.0``)."""
+OFFERED = f'wh_links=(--find-links "{STAGING}")'
 
 
 def program_lines(source: str) -> list[str]:
@@ -45,10 +49,10 @@ def _links(where: str) -> list[str]:
 def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], str]:
     """(installer arguments, lines run before the install, what the script says it installs)."""
     where = q(folder)
-    links = f"--find-links {where}" if offline else '"${wh_links[@]}"'
+    links = f'--find-links "{STAGING}"' if offline else '"${wh_links[@]}"'
     args = f'--no-index {links} --require-hashes --no-deps -r "$lockfile"'
     if offline:
-        check = f'hw check "$lockfile" "${{work}}/missing.txt" {where}'
+        check = f'hw check "$lockfile" "${{work}}/missing.txt" {where} "{STAGING}"'
         prepare = [f'wh_out="$({check})" || fail "$wh_out"', 'printf "%s\\n" "$wh_out"']
         return args, prepare, "installing the lockfile from the wheelhouse, no index"
     fill = f'hw fill "$lockfile" "${{work}}/missing.txt" {where} "{STAGING}"'
@@ -58,7 +62,7 @@ def wheelhouse_install(folder: str, *, offline: bool) -> tuple[str, list[str], s
         "trace_on",
         'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',
         'printf "%s\\n" "$wh_out"',
-        *_links(where),
+        OFFERED,
     ]
     return args, prepare, "installing the lockfile through the wheelhouse"
 
@@ -91,7 +95,7 @@ def resolved_install(folder: str, install_args: str) -> tuple[str, list[str], st
         "trace_on",
         'if [ "$wh_rc" != 0 ]; then fail "$wh_out"; fi',
         'printf "%s\\n" "$wh_out"',
-        *_links(where),
+        OFFERED,
     ]
     args = f'--no-index "${{wh_links[@]}}" --require-hashes --no-deps -r {hashed}'
     return args, prepare, "installing through the wheelhouse"

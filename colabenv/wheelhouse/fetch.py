@@ -5,7 +5,9 @@ Where a lock names no URL for a file (the requirements form records hashes only)
 project page (:class:`~colabenv.index.client.SimpleClient`) gives the file whose sha256 the lock
 records. A file already in the folder with the lock's sha256 is kept; one with another hash (a
 damaged or half-copied file) is fetched again. Index trouble and a file that does not match its
-hash are :class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. Every URL shown
+hash are :class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. File names,
+part files and the removal of dead runs' part files are the script's fill's own code
+(:mod:`colabenv._target.wheelhouse`), so the two follow one rule. Every URL shown
 or written is stripped of its credentials and redacted. Redirects are requests' own: it drops
 the Authorization header when one leaves the host name or port (``Session.should_strip_auth``),
 and has no adapter for a scheme other than http and https, which is refused naming the file.
@@ -25,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from colabenv._util.files import FileProblem, write_output, write_stream
+from colabenv._target.wheelhouse import remove_dead_parts, wheel_file_pin, write_wheel
+from colabenv._util.files import FileProblem, write_output
 from colabenv.errors import IndexUnavailableError, LockError, OutputError, printable
 from colabenv.index.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, SimpleClient
 from colabenv.index.urls import Redactor, expand_url, strip_credentials
@@ -126,7 +129,7 @@ def _recorded(path: Path) -> dict[str, tuple[str, str]]:
     """sha256 to (file, URL) from a manifest an earlier run wrote; nothing from one that is
     missing, too large or not of its shape (the files are checked by their hash anyway)."""
     from colabenv._util.files import read_limited
-    from colabenv.wheelhouse.plan import MAX_MANIFEST_BYTES, wheel_pin
+    from colabenv.wheelhouse.plan import MAX_MANIFEST_BYTES
 
     try:
         document = json.loads(read_limited(path, MAX_MANIFEST_BYTES))
@@ -139,7 +142,7 @@ def _recorded(path: Path) -> dict[str, tuple[str, str]]:
             continue
         name, digest, url = entry.get("file"), entry.get("sha256"), entry.get("url")
         shaped = isinstance(name, str) and isinstance(digest, str) and isinstance(url, str)
-        if shaped and "/" not in str(name) and wheel_pin(str(name)) is not None:
+        if shaped and wheel_file_pin(str(name)) is not None:
             found[str(digest)] = (str(name), str(url))
     return found
 
@@ -225,6 +228,7 @@ def bundle(
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
     redact = redactor(lock_file, environ)
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
+    remove_dead_parts(str(folder))  # of runs killed (SIGKILL) mid-download; a live run's stay
     found = Folder(folder)
     planned = plan(lock_file, target, client, redact, environ, found)
     wanted = planned.wanted
@@ -287,7 +291,7 @@ def _download(
             progress.advance(len(chunk))
             yield chunk
 
-    def check(_tmp: Path) -> None:
+    def check() -> None:
         if digest.hexdigest() != item.sha256:
             raise _Mismatch(f"sha256 {digest.hexdigest()}, the lock says {item.sha256}")
 
@@ -304,7 +308,7 @@ def _download(
                 raise _Mismatch(f"{size} bytes announced, more than {MAX_WHEEL_BYTES >> 30} GiB")
             progress.expect(size)
             with slow.watching(response):
-                write_stream(folder / item.filename, chunks(response), validate=check)
+                write_wheel(str(folder), item.filename, chunks(response), check)
     except (_Mismatch, requests.exceptions.RequestException) as problem:
         progress.back(count[0])
         if slow.ended:
@@ -318,7 +322,7 @@ def _download(
                 f"{where}: the index redirected to a URL that is not http or https; refused (nothing kept)"
             ) from None
         raise IndexUnavailableError(f"{where}: {_why(problem, redact)}") from None
-    except (FileProblem, OSError) as problem:
+    except (OSError, ValueError) as problem:
         raise OutputError(f"{printable(folder / item.filename)}: cannot write: {problem}") from None
     progress.file_done()
     return count[0]

@@ -103,11 +103,13 @@ def choose_wheel(
     """(file name, URL, sha256) of the best wheel of ``package`` for ``tags``: among the files
     whose sha256 the lock records (``files`` maps a sha256 to its name and URL), the one whose
     most specific tag comes first; None when none fits."""
+    from colabenv._target.wheelhouse import wheel_file_pin
+
     rank = {tag: position for position, tag in enumerate(tags)}
     best: tuple[int, str, str, str] | None = None
     for locked in package.files:
         known = files.get(locked.sha256)
-        if known is None:
+        if known is None or wheel_file_pin(known[0]) is None:  # the fill's rule: no path, no hidden name
             continue
         filename, url = known
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -191,5 +192,52 @@ def test_after_an_interrupt_the_next_run_fetches_only_what_is_missing(
     _, stderr = again.communicate(timeout=60)
     assert again.returncode == 0, stderr
     assert server.paths == [f"/files/{AHEAD}", f"/files/{WHEEL}", f"/files/{WHEEL}"]
+    assert (folder / WHEEL).read_bytes() == BODY
+    assert sorted(p.name for p in folder.iterdir()) == sorted([AHEAD, WHEEL, MANIFEST_NAME, "README.md"])
+
+
+PART = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)-[0-9]+-[0-9]+-[0-9a-f]{8}\.[0-9]+\.part")
+"""A part file's name as docs/cli.md gives it: ``.NAME.PID-START-NS-BOOT.N.part``."""
+
+
+def test_after_sigkill_the_next_run_removes_the_part_file_and_completes(
+    tmp_path: Path, server: _Server
+) -> None:
+    lock, folder = _lock(tmp_path, server.url), tmp_path / "wheels"
+    child = _start(lock, folder)
+    part = _wait_for_part_file(folder, child)
+    named = PART.fullmatch(part.name)
+    assert named is not None, part.name
+    assert (named["name"], int(named["pid"])) == (WHEEL, child.pid)
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=30)
+    assert part.exists()  # nothing runs on SIGKILL: the next run removes it
+    server.release.set()
+    again = _start(lock, folder)
+    _, stderr = again.communicate(timeout=60)
+    assert again.returncode == 0, stderr
+    assert (folder / WHEEL).read_bytes() == BODY
+    assert sorted(p.name for p in folder.iterdir()) == sorted([WHEEL, MANIFEST_NAME, "README.md"])
+
+
+def test_the_part_file_of_a_bundle_still_running_is_left_alone(tmp_path: Path, server: _Server) -> None:
+    """A second bundle into the same folder (of another lock) while the first downloads: the
+    first's part file is a live run's, so it stays, and the first completes."""
+    lock, folder = _lock(tmp_path, server.url), tmp_path / "wheels"
+    first = _start(lock, folder)
+    part = _wait_for_part_file(folder, first)
+    other = write_wheel_lock(
+        tmp_path / "other.toml",
+        [("ahead", AHEAD, AHEAD_BODY, server.url_of(AHEAD))],
+        "https://pypi.example/simple",
+    )
+    second = _start(other, folder)
+    _, stderr = second.communicate(timeout=60)
+    assert second.returncode == 0, stderr
+    assert part.exists()
+    assert first.poll() is None
+    server.release.set()
+    _, stderr = first.communicate(timeout=60)
+    assert first.returncode == 0, stderr
     assert (folder / WHEEL).read_bytes() == BODY
     assert sorted(p.name for p in folder.iterdir()) == sorted([AHEAD, WHEEL, MANIFEST_NAME, "README.md"])

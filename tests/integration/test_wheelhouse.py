@@ -600,3 +600,82 @@ def test_bundle_takes_the_compiled_wheel_of_the_locks_python_and_installs_it_off
     done = host.run(script)
     assert done.returncode == 0, done.stdout + done.stderr
     assert host.installed()["nativepkg"] == "1.0"
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 35: only the locked files reach the installer; a script killed mid-fill leaves nothing
+
+
+def _evil_six(folder: Path) -> Path:
+    """A wheel of ``six==1.17.0+evil`` beside the locked six: ``==1.17.0`` matches it (a local
+    version), and an installer given the folder prefers it."""
+    return build_wheel(folder, "six", "1.17.0+evil", tag="py2.py3-none-any")
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["offline", "cache"])
+def test_a_wheel_beside_the_locked_one_is_never_offered_to_the_installer(
+    cache: bool, tmp_path: Path, made: Made, index: LocalIndex, request: pytest.FixtureRequest
+) -> None:
+    if cache:
+        folder, script = made.cache, made.cache_script
+        assert _bundle(made.cache_lock, folder)[0] == 0
+    else:
+        folder, script = tmp_path / "wheels", tmp_path / "setup.sh"
+        assert _bundle(made.lock, folder)[0] == 0
+        render(made.profile, script, "--lock", str(made.lock), "--wheelhouse", str(folder))
+    evil = _evil_six(folder)
+    assert evil.name == "six-1.17.0+evil-py2.py3-none-any.whl"
+    host = _host(tmp_path, request, "uv")
+    done = host.run(script, UV_HTTP_RETRIES="0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert host.installed()["six"] == "1.17.0"
+    assert evil.exists()
+
+
+def _fill_running() -> list[int]:
+    from tests.support.proctree import live_processes
+
+    return [pid for pid, (_, _, command) in live_processes().items() if "wheelhouse.py fill" in command]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_script_killed_mid_fill_stops_its_download_and_a_later_run_leaves_no_part_file(
+    signum: int, tmp_path: Path, standin_wheels: Standins, request: pytest.FixtureRequest
+) -> None:
+    from tests.support.proctree import wait_until
+
+    root = tmp_path / "index"
+    shutil.copytree(standin_wheels.default, root)
+    build_wheel(root / "big", "bigpkg", "1.0", payload_bytes=BIG)
+    cache = tmp_path / "cache"
+    with LocalIndex(root) as index, ThrottledProxy(index.base_url, 1 << 20) as proxy:
+        REQUIREMENTS.append("bigpkg")
+        try:
+            script = _cache_script(tmp_path, f"{proxy.base_url}/simple/", cache)
+        finally:
+            REQUIREMENTS.remove("bigpkg")
+        host = _host(tmp_path, request, "uv", "killed")
+        run = subprocess.Popen(
+            ["bash", str(script)], env=host.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            wait_until(
+                lambda: any("bigpkg" in p.name and p.stat().st_size > 0 for p in _listing(cache)),
+                120,
+                "a download",
+            )
+            assert _fill_running()
+            run.send_signal(signum)  # the script alone, as a notebook's interrupt of bash would
+            run.wait(timeout=30)
+            time.sleep(3)
+            assert _fill_running() == []
+        finally:
+            for pid in _fill_running():
+                os.kill(pid, signal.SIGKILL)
+        # the fill saw the script go (its answer's pipe closed) and removed its own part file
+        assert not [p.name for p in _listing(cache) if p.name.endswith(".part")]
+        later = _host(tmp_path, request, "uv", "later")
+        done = later.run(script)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert later.installed()["bigpkg"] == "1.0"
+        assert not [p.name for p in cache.iterdir() if p.name.startswith(".")]

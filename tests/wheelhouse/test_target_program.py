@@ -34,11 +34,34 @@ def test_lock_entries_keep_every_hash_of_each_pin_marker_included(tmp_path: Path
     }
 
 
-def test_wheel_pin_ignores_hidden_temporary_files() -> None:
-    assert program._wheel_pin(SIX) == ("six", "1.17.0")
-    assert program._wheel_pin(f".{SIX}.123.part") is None
-    assert program._wheel_pin(f".{SIX}") is None
-    assert program._wheel_pin("six-1.17.0.tar.gz") is None
+def test_wheel_file_pin_reads_a_plain_wheel_name_and_nothing_else() -> None:
+    assert program.wheel_file_pin(SIX) == ("six", "1.17.0")
+    assert program.wheel_file_pin("Torch-2.5.1+cu121-1-cp311-cp311-linux_x86_64.whl") == (
+        "torch",
+        "2.5.1+cu121",
+    )
+    for name in (
+        f".{SIX}.123-4-5-0123abcd.0.part",
+        f".{SIX}",
+        "six-1.17.0.tar.gz",
+        f"../{SIX}",
+        f"/../../tmp/{SIX}",
+        f"sub/{SIX}",
+        f"a\\{SIX}",
+        f"{SIX}\n",
+        "six-1.17.0-py2.py3-none-any.whl/../x-1-py3-none-any.whl",
+        "x" * 170 + "-1.0-py3-none-any.whl",
+    ):
+        assert program.wheel_file_pin(name) is None, name
+
+
+def test_bundle_takes_the_fill_rule_for_the_names_it_writes() -> None:
+    """``colabenv bundle`` chooses a wheel by the program's rule: one rule, one function."""
+    from colabenv.wheelhouse import fetch
+
+    assert fetch.wheel_file_pin is program.wheel_file_pin
+    assert fetch.write_wheel is program.write_wheel
+    assert fetch.remove_dead_parts is program.remove_dead_parts
 
 
 def test_tag_rank_prefers_this_cpython_and_refuses_another() -> None:
@@ -63,17 +86,26 @@ def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(
     missing.write_text("six==1.17.0\n")
     assert (
         program._wheelhouse_check(
-            str(_lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")), str(missing), str(folder)
+            str(_lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")),
+            str(missing),
+            str(folder),
+            str(tmp_path / "offered"),
         )
         == 0
     )
     assert "1 wheels, each with the lock's sha256" in capsys.readouterr().out
     other = _lock(tmp_path, f"six==1.17.0 --hash=sha256:{'0' * 64}")
-    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
+    assert (
+        program._wheelhouse_check(str(other), str(missing), str(folder), str(tmp_path / "offered"))
+        == program.WHEELHOUSE_REFUSED
+    )
     said = capsys.readouterr().out
     assert said.startswith(f"refused, nothing installed: {folder / SIX}: sha256 {good} is not the lock's")
     (folder / SIX).unlink()
-    assert program._wheelhouse_check(str(other), str(missing), str(folder)) == program.WHEELHOUSE_REFUSED
+    assert (
+        program._wheelhouse_check(str(other), str(missing), str(folder), str(tmp_path / "offered"))
+        == program.WHEELHOUSE_REFUSED
+    )
     assert "has no wheel of six==1.17.0" in capsys.readouterr().out
 
 
@@ -90,11 +122,11 @@ def test_the_check_passes_over_another_pythons_wheel_of_a_pin(
     missing = tmp_path / "missing.txt"
     missing.write_text("six==1.17.0\n")
     lock = _lock(tmp_path, f"six==1.17.0 --hash=sha256:{good}")
-    assert program._wheelhouse_check(str(lock), str(missing), str(folder)) == 0
+    assert program._wheelhouse_check(str(lock), str(missing), str(folder), str(tmp_path / "offered")) == 0
     assert "1 wheels, each with the lock's sha256" in capsys.readouterr().out
 
 
-def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
+def test_a_part_file_of_an_older_name_is_removed_only_when_a_day_old(tmp_path: Path) -> None:
     import os
 
     old, fresh, wheel = tmp_path / f".{SIX}.1.part", tmp_path / f".{SIX}.2.part", tmp_path / SIX
@@ -102,6 +134,5 @@ def test_only_a_stale_hidden_part_file_is_removed(tmp_path: Path) -> None:
         path.write_bytes(b"x")
     os.utime(old, (1, 1))
     os.utime(wheel, (1, 1))
-    program._remove_stale_parts(str(tmp_path))
-    assert not old.exists()
+    assert program.remove_dead_parts(str(tmp_path)) == [old.name]
     assert fresh.exists() and wheel.exists()
