@@ -147,8 +147,7 @@ def _lock_args(p: argparse.ArgumentParser) -> None:
         const=True,
         default=False,
         metavar="LOCK",
-        help="check LOCK (or -o LOCK) against the profile: exit 1 when it is stale, 2 when it is"
-        " not whole",
+        help="check LOCK (or -o LOCK) against the profile: exit 1 when it is stale, 2 when it is not whole",
     )
     p.add_argument(
         "--target",
