@@ -88,6 +88,7 @@ finish() {
   fi
 }
 trap finish EXIT
+trap 'cause="interrupted (SIGINT)"; exit 130' INT
 write_list() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\n' "$@" >"$file"; fi; }
 write_pairs() { local file="$1"; shift; : >"$file"; if [ "$#" -gt 0 ]; then printf '%s\0' "$@" >"$file"; fi; }
 state_here() { [ -d "$state_dir" ] || fail "the state directory $state_dir was removed during the run"; }
@@ -145,7 +146,9 @@ if [ -z "$py" ]; then
 fi
 [ -n "$py" ] || fail "no python3 found (set COLABENV_PYTHON)"
 """.strip("\n")
-"""The functions every script shares. It first leaves POSIX mode (``POSIXLY_CORRECT`` in the
+"""The functions every script shares. Ctrl-C (SIGINT to the whole foreground group) ends the
+run saying it was interrupted, once the installer it interrupted has ended. It first leaves
+POSIX mode (``POSIXLY_CORRECT`` in the
 environment starts bash in it, where ``$'\\n'`` inside a quoted expansion stays literal and
 older bash has no process substitution): the rest is written for bash's own mode."""
 

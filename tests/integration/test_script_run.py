@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.support.fixtures import Runner, venv_template
 from tests.support.index import LocalIndex
 from tests.support.isolation import uv_bin
 from tests.support.scriptrun import Host, make_host
+from tests.support.throttle import ThrottledProxy
 
 pytestmark = pytest.mark.slow
 
@@ -237,6 +239,45 @@ def _run_until(host: Host, script: Path, trigger: str) -> bool:
         assert time.monotonic() < deadline
     proc.wait(timeout=60)
     return killed
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_ctrl_c_during_the_install_says_interrupted(
+    installer: str,
+    tmp_path: Path,
+    runner: Runner,
+    default_index: LocalIndex,
+    pytorch_index: LocalIndex,
+    request: pytest.FixtureRequest,
+) -> None:
+    """Ctrl-C (SIGINT to the whole foreground group) while the installer downloads said "the
+    installer failed without a message" (issue 34); it says the run was interrupted."""
+    pip = installer == "pip"
+    host = make_host(tmp_path / "host", with_pip=pip, venv_from=venv_template(request, pip))
+    with ThrottledProxy(pytorch_index.base_url, 64 << 10) as slow:
+        slowed = types.SimpleNamespace(base_url=slow.base_url)  # the pytorch index, throttled
+        profile = _profile(tmp_path / "p.toml", default_index, slowed, installer=installer)  # type: ignore[arg-type]
+        script = _render(profile, tmp_path / "s.sh", runner)
+        proc = subprocess.Popen(
+            ["bash", str(script)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=host.env(),
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("COLABENV: installing"):
+                time.sleep(1.0)
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    last = stderr.strip().splitlines()[-1]
+    assert "failed: interrupted (SIGINT); no restart marker written" in last, stderr
+    assert "without a message" not in stderr
+    assert host.marker() is None
 
 
 KILL_POINTS = [
