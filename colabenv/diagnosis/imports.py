@@ -26,7 +26,7 @@ from colabenv._util.files import FileProblem, read_limited
 from colabenv._util.resources import IMPORT_PROGRAM
 from colabenv.diagnosis.signatures import Signatures, classify, error_lines
 from colabenv.errors import ProcessError, UsageError, printable
-from colabenv.host.installed import PathScan, installed_at, top_level
+from colabenv.host.installed import PathScan, Shadow, installed_at, top_level
 from colabenv.models import Evidence, Finding, Framework
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -222,7 +222,33 @@ def run_imports(
             raise
 
 
-def _failure(outcome: ImportOutcome, signatures: Signatures) -> Finding:
+def _blamed_shadow(lines: Sequence[str], scan: PathScan) -> Shadow | None:
+    """The shadow a failed import's lines name (``module 'numpy' has no attribute ...``, a
+    frame in ``/work/numpy.py``): the file earlier on sys.path that hides an installed module."""
+    text = "\n".join(lines)
+    for shadow in scan.shadows:
+        named = re.search(rf"['\"]{re.escape(shadow.module)}(?:\.[\w.]+)?['\"]", text)
+        if named or (shadow.name and shadow.used_path in text):
+            return shadow
+    return None
+
+
+def _shadowed_failure(outcome: ImportOutcome, shadow: Shadow, shown: list[Evidence]) -> Finding:
+    module = outcome.target.module
+    used, hidden = printable(shadow.used_path), printable(shadow.hidden)
+    whose = "the standard library's" if shadow.stdlib else "the installed one"
+    return Finding(
+        kind="import-failure",
+        summary=f"import {module} fails: {shadow.module} is taken from {used}, not {whose} in {hidden}",
+        evidence=(Evidence(f"{shadow.module} found first at {used}"), *shown),
+        remedy=f"rename or remove {used} (it hides {whose} {shadow.module}); then import {module} again",
+        module=module,
+        path=shadow.used_path,
+        cause="shadowed",
+    )
+
+
+def _failure(outcome: ImportOutcome, signatures: Signatures, scan: PathScan) -> Finding:
     module = outcome.target.module
     lines = error_lines([*outcome.error, outcome.stderr])
     found = classify(lines, signatures)
@@ -231,6 +257,9 @@ def _failure(outcome: ImportOutcome, signatures: Signatures) -> Finding:
     ]
     if outcome.died is not None:
         shown.insert(0, Evidence(f"the import child {outcome.died}"))
+    shadow = _blamed_shadow([*lines, *outcome.error], scan)
+    if shadow is not None:
+        return _shadowed_failure(outcome, shadow, shown)
     if found is None:
         what = outcome.died or (printable(outcome.error[0])[:200] if outcome.error else "failed")
         return Finding(
@@ -378,7 +407,7 @@ def import_findings(
     """Every import finding, the most likely cause first (:data:`CAUSE_ORDER`)."""
     targets = [o.target for o in outcomes]
     found = _shadows(targets, scan) + _duplicates(targets, scan)
-    found.extend(_failure(o, signatures) for o in outcomes if not o.ok and not o.skipped)
+    found.extend(_failure(o, signatures, scan) for o in outcomes if not o.ok and not o.skipped)
     found.extend(restart_findings(targets, scan, started_at, who, marker))
     rank = {cause: i for i, cause in enumerate(CAUSE_ORDER)}
     return tuple(sorted(found, key=lambda f: rank.get(f.cause or "unknown", len(rank))))

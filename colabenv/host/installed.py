@@ -56,12 +56,19 @@ class PathDist:
 @model
 class Shadow:
     """``module`` in ``hidden`` can never be imported: ``used`` comes earlier on sys.path.
-    ``stdlib``: ``hidden`` is the standard library's (``importlib.py`` in the working directory)."""
+    ``stdlib``: ``hidden`` is the standard library's (``importlib.py`` in the working directory);
+    ``name``: the file or folder in ``used`` that is the module (``numpy.py``)."""
 
     module: str
     used: str
     hidden: str
     stdlib: bool = False
+    name: str = ""
+
+    @property
+    def used_path(self) -> str:
+        """The file or folder that is imported (``/work/numpy.py``), else its folder."""
+        return os.path.join(self.used, self.name) if self.name else self.used
 
 
 @model
@@ -217,7 +224,7 @@ def scan_path(
     stdlib_real = {os.path.realpath(p) for p in stdlib}
     dists: list[PathDist] = []
     second: list[SecondMetadata] = []
-    first_module: dict[str, str] = {}
+    first_module: dict[str, tuple[str, str]] = {}
     shadows: list[Shadow] = []
     for entry in _unique_entries(entries):
         here: list[PathDist] = []
@@ -230,11 +237,13 @@ def scan_path(
             module = _module_name(child, suffixes)
             if module is None or module == "__pycache__":
                 continue
-            used = first_module.get(module)
-            if used is None:
-                first_module[module] = entry
-            elif used != entry and os.path.realpath(used) not in stdlib_real:
-                shadows.append(Shadow(module, used, entry, os.path.realpath(entry) in stdlib_real))
+            first = first_module.get(module)
+            if first is None:
+                first_module[module] = (entry, child.name)
+                continue
+            used, name = first
+            if used != entry and os.path.realpath(used) not in stdlib_real:
+                shadows.append(Shadow(module, used, entry, os.path.realpath(entry) in stdlib_real, name))
         dists.extend(_one_per_distribution(here, second))
     by_name: dict[NormalizedName, list[PathDist]] = {}
     for dist in dists:

@@ -211,3 +211,25 @@ def test_a_helper_an_import_leaves_running_does_not_hold_doctor(
     assert took < 15, took
     assert report.findings == ()
     assert any("1 module imported" in note for note in report.notes), report.notes
+
+
+def test_a_failure_caused_by_a_file_in_the_working_directory_names_the_file(
+    fresh_venv: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``numpy.py`` in the working directory breaks an import that needs the installed numpy;
+    doctor said cause ``unknown`` and "restart once" (issue 34). It names the file."""
+    python = fresh_venv()
+    site = site_packages(python)
+    add_dist(site, "numpy", {"numpy/__init__.py": "__version__ = '2.0.2'\n"}, version="2.0.2")
+    add_dist(site, "frames", {"frames.py": "import numpy\nVERSION = numpy.__version__\n"})
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "numpy.py").write_text("# my scratch file\n")
+    monkeypatch.chdir(work)
+    report = doctor(interpreter=str(python), imports=("frames",), finders=(find_import_failures,))
+    found = by_module(report)
+    failure = next(f for f in found["frames"] if f.kind == "import-failure")
+    assert failure.cause == "shadowed", failure
+    assert str(work / "numpy.py") in failure.summary + " ".join(e.text for e in failure.evidence)
+    assert "restart" not in failure.remedy and "numpy.py" in failure.remedy
+    assert report.findings[0] is failure or report.findings[0].cause == "shadowed"
