@@ -43,8 +43,12 @@ def report_text(report: DoctorReport) -> str:
     else:
         count = len(report.findings)
         lines = [f"colabenv doctor: {count} problem{'' if count == 1 else 's'}, the most likely first"]
+        heading = False
         for finding in report.findings:
             lines.append("")
+            if finding.elsewhere and not heading:
+                heading = True
+                lines.extend(["elsewhere on this host (nothing ties these to this runtime):", ""])
             lines.extend(finding_lines(finding))
     if report.notes:
         lines.append("")

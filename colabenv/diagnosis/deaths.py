@@ -6,8 +6,9 @@ facts are given) and names only what the samples and lines show, with their time
 unusual is no finding. The kinds, most likely cause first: ``oom-kill`` (the cgroup's OOM-kill
 counter rose, or a kernel line says the OOM killer killed a process), ``shm-full``,
 ``vram-full``, ``disk-full``, ``session-limit``; within a kind the latest first. An OOM line
-that neither the counter, the samples nor its cgroup tie to this runtime comes just before
-``session-limit``.
+that neither the counter, the samples, its cgroup nor the memory cgroup read now tie to this
+runtime comes just before ``session-limit``, marked ``elsewhere`` (the report lists it after
+every finding of this runtime).
 
 Samples are taken in the order they were recorded (a ring is written in order; the wall clock
 they carry may step back), and compared only with the sample before them: a counter that falls
@@ -16,6 +17,7 @@ they carry may step back), and compared only with the sample before them: a coun
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -252,9 +254,13 @@ def _oom_kills(
     ranked = []
     remedy = facts.remedy("oom-kill")
     paths = {s.cgroup.path for s in ring if s.cgroup is not None}
+    if cgroup_now is not None:
+        paths.add(cgroup_now.path)
     for kill in kills:
         related = kill.rise is not None or kill.pid in seen_pids or any(_belongs(kill, p) for p in paths)
         finding = _kill_finding(ring, kill, remedy)
+        if not related:
+            finding = dataclasses.replace(finding, elsewhere=True)
         rank = _KIND_RANK["oom-kill"] if related else _UNRELATED_OOM_RANK
         ranked.append(((rank, -(finding.time or 0.0)), finding))
     for rise, left in unexplained:

@@ -330,4 +330,5 @@ def doctor(
         found = finder(context)
         findings.extend(found.findings)
         notes.extend(found.notes)
+    findings.sort(key=lambda finding: finding.elsewhere)  # this runtime's first, each finder's order kept
     return DoctorReport(tuple(findings), tuple(notes))

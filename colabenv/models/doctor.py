@@ -36,6 +36,10 @@ class Finding:
     cause: str | None = None
     time: float | None = None
     """When it happened, where known (an OOM kill's log line, the sample where a disk was full)."""
+    elsewhere: bool = False
+    """Something on this host that nothing ties to this runtime (another memory cgroup's OOM
+    kill in the kernel log): listed after every finding of this runtime, under "elsewhere on
+    this host"."""
 
     def to_json(self) -> dict[str, object]:
         shown: dict[str, object] = {
@@ -48,4 +52,6 @@ class Finding:
             value = getattr(self, name)
             if value is not None:
                 shown[name] = value
+        if self.elsewhere:
+            shown["elsewhere"] = True
         return shown

@@ -434,3 +434,38 @@ def test_a_kill_in_another_memory_cgroup_is_not_described_by_these_samples() -> 
     assert f"its memory cgroup {other} reached its limit" in found.summary
     assert "full (cgroup" not in found.summary, found.summary
     assert not any(e.text.startswith(f"cgroup {CG}:") for e in found.evidence), found.evidence
+
+
+def test_without_a_ring_the_cgroup_read_now_ties_a_kill_to_this_runtime() -> None:
+    """No recorder ran: the memory cgroup read now still says which kills are this runtime's;
+    another cgroup's kill, though later, comes after it, marked as elsewhere (issue 34)."""
+    other = "/system.slice/other"
+    stranger = KernelEvent(
+        T0 + 9, 999, "other", "oom-kill", SUMMARY.replace(CG, other).replace("4359", "999"), other
+    )
+    events = [*kill_lines(T0 + 1), stranger]
+    now = CgroupMemory(2, CG, GIB, 4 * GIB, 1)
+    found = deaths([], events, now=T0 + 10, cgroup_now=now)
+    assert [(f.pid, f.elsewhere) for f in found] == [(4359, False), (999, True)]
+    assert found[1].to_json()["elsewhere"] is True and "elsewhere" not in found[0].to_json()
+    alone = deaths([], events, now=T0 + 10)
+    assert all(f.elsewhere for f in alone), "without the cgroup nothing ties either kill here"
+
+
+def test_doctor_lists_this_runtimes_findings_before_anything_elsewhere() -> None:
+    """Across finders: an OOM kill of another cgroup, from the kernel log, came above the import
+    failure of the notebook's own interpreter (issue 34)."""
+    from colabenv.cli.doctor import report_text
+    from colabenv.diagnosis.run import Found, doctor
+
+    stranger = Finding(
+        "oom-kill", "the kernel's OOM killer killed pid 999 (other)", (), "", pid=999, elsewhere=True
+    )
+    ours = Finding("import-failure", "import torch fails", (), "reinstall torch", module="torch")
+    report = doctor(
+        imports=("json",),
+        finders=(lambda context: Found((stranger,)), lambda context: Found((ours,))),
+    )
+    assert report.findings == (ours, stranger)
+    text = report_text(report)
+    assert text.index("import torch fails") < text.index("elsewhere on this host") < text.index("pid 999")
