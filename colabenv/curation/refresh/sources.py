@@ -88,6 +88,12 @@ class RefreshProblem(Exception):
 # ---------------------------------------------------------------------------------------------
 # Options and results
 
+DEFAULT_RELEASES = 20
+"""The most releases of one project a refresh examines unless ``--releases N`` says more: each
+costs a metadata read at least, and an index may list thousands past the catalog."""
+MAX_RELEASES = 500
+"""The most ``--releases`` (a count or a specifier) can make a refresh examine."""
+
 
 @model
 class RefreshOptions:
@@ -113,6 +119,9 @@ class RefreshOptions:
     find_links_mirror: str | None = None
     """packages: where those pages are read instead (``https://HOST/PATH`` is read as
     ``<mirror>HOST/PATH``); the file still names the page itself."""
+    release_count: int = DEFAULT_RELEASES
+    """The most releases of one project examined (``--releases N``): the newest of those
+    selected; the others are left out, said in a note."""
     index_mirror: str | None = None
     """packages: where the other indexes the file's builds name (wheels.vllm.ai's, Microsoft's
     feeds) are read instead, as ``find_links_mirror`` does for pages."""
@@ -527,17 +536,44 @@ def carried_archs(
 
 
 def selected_versions(
-    available: Iterable[Version], known: Sequence[Release], wanted: SpecifierSet | None
+    available: Iterable[Version],
+    known: Sequence[Release],
+    options: RefreshOptions,
+    notes: list[str],
+    project: str,
 ) -> list[Version]:
-    """``--releases`` when given; else the newest release the catalog has and every newer one
-    (the newest one on the index when the catalog has none)."""
+    """``--releases SPEC`` when given; else the newest release the catalog has and every newer
+    one (the newest one on the index when the catalog has none); at most the newest
+    ``options.release_count`` of them (:func:`bounded`)."""
     versions = sorted(set(available))
+    wanted = options.releases
     if wanted is not None:
-        return [v for v in versions if wanted.contains(v, prereleases=True)]
-    if known:
+        chosen = [v for v in versions if wanted.contains(v, prereleases=True)]
+    elif known:
         newest = max(r.version for r in known)
-        return [v for v in versions if v >= newest]
-    return versions[-1:]
+        chosen = [v for v in versions if v >= newest]
+    else:
+        chosen = versions[-1:]
+    return bounded(chosen, options, notes, project)
+
+
+def bounded(
+    chosen: Sequence[Version], options: RefreshOptions, notes: list[str], project: str
+) -> list[Version]:
+    """The newest ``options.release_count`` of ``chosen`` (ascending), and a note naming how many
+    were left out and the oldest and newest of those where any were."""
+    kept = sorted(chosen)
+    count = options.release_count
+    if len(kept) <= count:
+        return kept
+    left = kept[:-count]
+    which = "that --releases names" if options.releases is not None else "newer than the catalog's newest"
+    more = "" if count >= MAX_RELEASES else f"; --releases N reads up to N (at most {MAX_RELEASES})"
+    notes.append(
+        f"{project}: {len(left)} release(s) {which} left out ({left[0]} to {left[-1]}): only the "
+        f"newest {count} are read{more}"
+    )
+    return kept[-count:]
 
 
 def stamp() -> str:
