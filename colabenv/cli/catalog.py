@@ -153,7 +153,8 @@ def _refresh_index_arguments(refresh: argparse.ArgumentParser) -> None:
 def _refresh_reading_arguments(refresh: argparse.ArgumentParser) -> None:
     """What is read and within what bounds: the releases, the arch lists, the limits on each
     request, the CUDA release notes, progress."""
-    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES, DEFAULT_RELEASES, MAX_RELEASES
+    from colabenv.curation.refresh.selection import DEFAULT_RELEASES, MAX_RELEASES
+    from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES
 
     refresh.add_argument(
         "--releases",
@@ -264,7 +265,7 @@ def _releases(text: str | None) -> tuple[SpecifierSet | None, int]:
     default selection's newest N), each within :data:`MAX_RELEASES`."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    from colabenv.curation.refresh.sources import DEFAULT_RELEASES, MAX_RELEASES
+    from colabenv.curation.refresh.selection import DEFAULT_RELEASES, MAX_RELEASES
     from colabenv.errors import UsageError, printable
 
     if text is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from colabenv.curation.refresh.sources import DEFAULT_RELEASES, MAX_RELEASES
+from colabenv.curation.refresh.selection import DEFAULT_RELEASES, MAX_RELEASES
 from tests.support.fixtures import Runner
 from tests.support.hostile_index import MANY_RELEASES, HostileIndex
 from tests.support.refresh_standins import BASE_JAX

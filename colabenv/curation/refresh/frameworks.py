@@ -22,6 +22,7 @@ from colabenv.curation.refresh.build_facts import (
     python_tags,
     text_of,
 )
+from colabenv.curation.refresh.selection import selected_versions
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     Derived,
@@ -40,7 +41,6 @@ from colabenv.curation.refresh.sources import (
     python_range,
     python_strings,
     requirements_of,
-    selected_versions,
     stamp,
     variant_model,
 )

@@ -43,6 +43,7 @@ from colabenv.curation.refresh.find_links import (
     page_cuda,
     page_torch,
 )
+from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     IndexReader,
@@ -412,7 +413,7 @@ def derive_packages(
         newest = max(r.version for r in package.releases)
         on_index = _wheels_of(run, package, newest)
         wanted = [v for v in on_index if _wanted(reader.options.releases, v, newest)]
-        for version in reversed(sources.bounded(wanted, reader.options, run.notes, package.name)):
+        for version in reversed(bounded(wanted, reader.options, run.notes, package.name)):
             _derive_release(run, package, version, on_index[version])
     return PackagesDerived(tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added))
 
