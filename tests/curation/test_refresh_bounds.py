@@ -22,7 +22,7 @@ metadata reads take (the index answers each after 25 ms, as a remote one would).
 
 def _catalog(tmp_path: Path) -> Path:
     folder = tmp_path / "catalog"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "jax.toml").write_text(BASE_JAX, encoding="utf-8")
     return folder
 
@@ -59,7 +59,9 @@ def test_refresh_reads_the_newest_releases_only_and_says_what_it_left_out(
     assert all(f"-10.{n}.0-" in " ".join(index.metadata_requests) for n in (1980, 1999))
     (note,) = _left_out_notes(stderr)
     skipped = MANY_RELEASES - DEFAULT_RELEASES
-    assert f"{skipped} release(s)" in note and "10.0.0" in note and "10.1979.0" in note, note
+    assert (
+        f"{skipped} of the {MANY_RELEASES} release(s)" in note and "10.0.0" in note and "10.1979.0" in note
+    ), note
     assert "--releases" in note, note
 
 
@@ -70,15 +72,21 @@ def test_releases_n_widens_the_bound(runner: Runner, tmp_path: Path) -> None:
     assert took < BOUND_S, f"{took:.1f} s"
     assert len(index.metadata_requests) == 50
     (note,) = _left_out_notes(stderr)
-    assert f"{MANY_RELEASES - 50} release(s)" in note and "10.1949.0" in note, note
+    assert f"{MANY_RELEASES - 50} of the {MANY_RELEASES} release(s)" in note and "10.1949.0" in note, note
 
 
-def test_a_specifier_is_bounded_too(runner: Runner, tmp_path: Path) -> None:
+def test_a_specifier_chooses_the_releases_within_the_bound(runner: Runner, tmp_path: Path) -> None:
     with HostileIndex("releases") as index:
         code, _, stderr, _ = _refresh(runner, tmp_path, index, "--releases", ">=10.1990")
     assert code == 0, stderr
     assert len(index.metadata_requests) == 10
     assert not _left_out_notes(stderr)
+    with HostileIndex("releases") as index:
+        code, _, stderr, _ = _refresh(runner, tmp_path / "star", index, "--releases", "*")
+    assert code == 0, stderr
+    assert len(index.metadata_requests) == MAX_RELEASES
+    (note,) = _left_out_notes(stderr)
+    assert f"{MANY_RELEASES - MAX_RELEASES} of the {MANY_RELEASES} release(s) that --releases names" in note
 
 
 @pytest.mark.parametrize("value", ["0", "-3", str(MAX_RELEASES + 1), "ten", "1e3"])

@@ -52,10 +52,10 @@ def bounded(
     if len(kept) <= count:
         return kept
     left = kept[:-count]
-    which = "that --releases names" if options.releases is not None else "newer than the catalog's newest"
-    more = "" if count >= MAX_RELEASES else f"; --releases N reads up to N (at most {MAX_RELEASES})"
+    which = "that --releases names" if options.releases is not None else "from the file's newest on"
+    more = "" if count >= MAX_RELEASES else f"; --releases N reads the newest N (at most {MAX_RELEASES})"
     notes.append(
-        f"{project}: {len(left)} release(s) {which} left out ({left[0]} to {left[-1]}): only the "
-        f"newest {count} are read{more}"
+        f"{project}: {len(left)} of the {len(kept)} release(s) {which} left out ({left[0]} to "
+        f"{left[-1]}): only the newest {count} are read{more}"
     )
     return kept[-count:]
