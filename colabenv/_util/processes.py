@@ -4,10 +4,13 @@ Every child starts in its own session, so a signal meant for colabenv never reac
 ending it ends what it started (its process group is killed). Its output is read as it comes
 and only a bounded tail of each stream is kept (a child that prints without end costs
 ``keep_bytes``, not memory without bound); ``memory_bytes`` bounds the address space of the
-child and of everything it starts (``RLIMIT_AS``, inherited), and, given ``resident`` (the
-resident memory of a process group, as :func:`colabenv.host.proctree.group_resident_bytes`
-reads it), of its process group together (a watchdog samples it and kills the group past the
-bound, so many children each under the address-space bound still cannot take more). A run that is interrupted
+child and of everything it starts (``RLIMIT_AS``, inherited), or, given ``resident`` (the
+resident memory of a process group, as :class:`colabenv.host.proctree.GroupResident` reads
+it), the resident memory of its process group together: a watchdog samples it every
+:data:`_WATCH_S` and kills the group past the bound, and the address space of each process is
+bounded at :data:`ADDRESS_FACTOR` times it, a backstop only (a program reserves address space
+it never uses, and a program that reads a page without end reaches an address-space bound
+holding most of it). A run that is interrupted
 (``KeyboardInterrupt``, or the SIGTERM a command turns into one) kills its child's group before
 the interruption goes on; :func:`ended_on_interrupt` lets the main thread end the children that
 worker threads are waiting for.
@@ -41,8 +44,12 @@ _AFTER_EXIT_S = 1.0
 helper an imported module left running) may keep them open for as long as it lives."""
 _POLL_S = 0.1
 """How often a run whose streams are still open looks whether its child has exited."""
-_WATCH_S = 0.2
-"""How often the memory watchdog sums the resident memory of a child's process group."""
+_WATCH_S = 0.02
+"""How often the memory watchdog sums the resident memory of a child's process group: a reader
+of a page without end grows by tens of MiB in that time."""
+ADDRESS_FACTOR = 4
+"""With a watched group, each process's address space is bounded at this many times the
+group's resident bound."""
 
 
 @model
@@ -140,13 +147,14 @@ def run(
     ``grace``, a child past its timeout is first sent SIGTERM and given that many seconds to
     clean up (kill what it started) before its process group is killed. Of each stream the last
     ``keep_bytes`` are kept; ``memory_bytes`` bounds the address space of the child and its own
-    children, and with ``resident`` (a process group's resident bytes) the group's together.
+    children, or with ``resident`` (a process group's resident bytes) the group's resident
+    memory together (and each one's address space at :data:`ADDRESS_FACTOR` times that).
     """
     args = [str(a) for a in argv]
     proc = _start(args, env, cwd, input_text is not None)
     try:
         if memory_bytes is not None:
-            _bound_memory(proc, args, memory_bytes)
+            _bound_memory(proc, args, memory_bytes * (ADDRESS_FACTOR if resident is not None else 1))
         out, err = _Tail(keep_bytes), _Tail(keep_bytes)
         data = input_text.encode("utf-8") if input_text is not None else b""
         watch = None
@@ -218,6 +226,9 @@ def _bound_memory(proc: subprocess.Popen[bytes], args: list[str], limit: int) ->
     threads run). Where there is no ``prlimit`` (not Linux), the child runs unbounded."""
     if not hasattr(resource, "prlimit"):
         return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)  # the child inherited ours: it can only be lowered
     try:
         resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit))
     except (OSError, ValueError) as exc:

@@ -153,13 +153,16 @@ def _refresh_index_arguments(refresh: argparse.ArgumentParser) -> None:
 def _refresh_reading_arguments(refresh: argparse.ArgumentParser) -> None:
     """What is read and within what bounds: the releases, the arch lists, the limits on each
     request, the CUDA release notes, progress."""
+    from colabenv.curation.refresh.selection import DEFAULT_RELEASES, MAX_RELEASES
     from colabenv.curation.refresh.sources import CUDA_RELEASE_NOTES
 
     refresh.add_argument(
         "--releases",
-        metavar="SPEC",
-        help="the releases to examine, e.g. '>=2.14' or '*' (default: the "
-        "newest release in the file and every newer one)",
+        metavar="N|SPEC",
+        help=f"the releases to examine: a count N, the newest N of the default selection (the "
+        f"newest release in the file and every newer one; default {DEFAULT_RELEASES}, at most "
+        f"{MAX_RELEASES}), or those a specifier names, e.g. '>=2.14' or '*' (the newest "
+        f"{MAX_RELEASES} at most); a note says which were left out",
     )
     refresh.add_argument(
         "--archs",
@@ -257,20 +260,31 @@ def _url(text: str, flag: str) -> str:
     return text
 
 
-def _releases(text: str | None) -> SpecifierSet | None:
+def _releases(text: str | None) -> tuple[SpecifierSet | None, int]:
+    """``--releases``: a version specifier (its releases, at most the bound) or a count N (the
+    default selection's newest N), each within :data:`MAX_RELEASES`."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    from colabenv.curation.refresh.selection import DEFAULT_RELEASES, MAX_RELEASES
     from colabenv.errors import UsageError, printable
 
     if text is None:
-        return None
+        return None, DEFAULT_RELEASES
+    count = text.strip().lstrip("+-")
+    if count.isdigit() and count.isascii():
+        if not text.strip().isdigit() or not 1 <= int(count) <= MAX_RELEASES:
+            raise UsageError(
+                f"--releases: expected a count from 1 to {MAX_RELEASES}, got {printable(text)!r}"
+            )
+        return None, int(count)
     if text.strip() == "*":
-        return SpecifierSet()
+        return SpecifierSet(), MAX_RELEASES
     try:
-        return SpecifierSet(text)
+        return SpecifierSet(text), MAX_RELEASES
     except InvalidSpecifier:
         raise UsageError(
-            f"--releases: {printable(text)!r} is not a version specifier such as '>=2.14'"
+            f"--releases: {printable(text)!r} is not a version specifier such as '>=2.14' nor "
+            f"a count from 1 to {MAX_RELEASES}"
         ) from None
 
 
@@ -299,12 +313,14 @@ def _options(
         pytorch_index = _url(args.pytorch_index, "--pytorch-index") if args.pytorch_index else PYTORCH_INDEX
     mirror = _url(args.find_links_mirror, "--find-links-mirror") if args.find_links_mirror else None
     index_mirror = _url(args.index_mirror, "--index-mirror") if args.index_mirror else None
+    releases, release_count = _releases(args.releases)
     options = RefreshOptions(
         framework=framework,
         index=index,
         index_label="PyPI" if index == default else f"the index {index}",
         pytorch_index=pytorch_index,
-        releases=_releases(args.releases),
+        releases=releases,
+        release_count=release_count,
         read_archs=args.archs == "read",
         max_wheel_bytes=args.max_mib * MIB,
         timeout_s=args.timeout,

@@ -197,20 +197,29 @@ def find_silent_deaths(context: DoctorContext) -> Found:
 def _ring_samples(context: DoctorContext, notes: list[str]) -> tuple[Sample, ...]:
     """The recorder's samples from ``context.since`` on, oldest first: the previous ring's, then
     the current one's; a note where there is none."""
-    from colabenv.recorder.ring import read_ring, ring_paths
+    from colabenv.recorder.ring import LEFT_OUT, MAX_HELD_BYTES, read_ring, ring_paths
 
     if context.state is None:
         notes.append("silent deaths: no state directory, so no recorder samples")
         return ()
     samples: list[Sample] = []
-    for path in reversed(ring_paths(context.state)):
+    held = 0
+    for path in ring_paths(context.state):  # the newest ring first: the bound keeps the newest
         if not os.path.lexists(path):
             continue
-        ring = read_ring(path, since=context.since)
-        samples.extend(ring.samples)
-        skipped = sum(count for _, count in ring.skipped)
+        ring = read_ring(path, since=context.since, held=max(0, MAX_HELD_BYTES - held))
+        held += ring.held
+        samples[:0] = ring.samples
+        reasons = dict(ring.skipped)
+        left_out = reasons.pop(LEFT_OUT, 0)
+        skipped = sum(reasons.values())
         if skipped:
             notes.append(f"silent deaths: {skipped} torn or damaged records of {printable(path)} skipped")
+        if left_out:
+            notes.append(
+                f"silent deaths: {left_out} older records of {printable(path)} left out: the newer "
+                f"samples read hold {MAX_HELD_BYTES >> 20} MiB, the most doctor keeps"
+            )
     if not samples:
         notes.append("silent deaths: no recorder samples (start one with `colabenv watch start`)")
     return tuple(samples)

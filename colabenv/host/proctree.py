@@ -5,6 +5,7 @@ bounded; a process that ends while it is read is simply not there."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -114,13 +115,47 @@ def group_resident_bytes(group: int, proc: Path = Path("/proc")) -> int:
     """The resident memory of every process in process group ``group`` (0 where ``/proc`` cannot
     be read: the address-space bound still holds each process). What
     :func:`colabenv._util.processes.run` watches a resolver's group with."""
-    total = 0
+    return sum(_group_members(group, proc).values())
+
+
+def _group_members(group: int, proc: Path) -> dict[int, int]:
+    """pid: resident bytes of every process in process group ``group``."""
+    members = {}
     for pid in _all_pids(proc):
         fields = _stat_fields(pid, proc)
         # after the command name: state ppid pgrp ...; rss is the 22nd field after it
         if fields is not None and len(fields) > 21 and fields[2] == str(group) and fields[21].isdigit():
-            total += int(fields[21]) * _PAGE
-    return total
+            members[pid] = int(fields[21]) * _PAGE
+    return members
+
+
+class GroupResident:
+    """:func:`group_resident_bytes`, cheap enough to call every few milliseconds: the whole of
+    ``/proc`` is read at most every ``rescan_s``, and in between only the members found then
+    (one small file each), so a process that grows fast is seen growing between rescans (a
+    member started since is counted from the next rescan). What
+    :func:`colabenv._util.processes.run` watches a resolver's group with."""
+
+    def __init__(self, rescan_s: float = 0.2, proc: Path = Path("/proc")) -> None:
+        self.rescan_s = rescan_s
+        self.proc = proc
+        self._members: dict[int, tuple[int, ...]] = {}
+        self._next = 0.0
+
+    def __call__(self, group: int) -> int:
+        now = time.monotonic()
+        if now >= self._next or group not in self._members:
+            self._next = now + self.rescan_s
+            members = _group_members(group, self.proc)
+            self._members[group] = tuple(members)
+            return sum(members.values())
+        total = 0
+        for pid in self._members[group]:
+            text = _read(self.proc / str(pid) / "statm", 256)
+            fields = text.split() if text else []
+            if len(fields) > 1 and fields[1].isdigit():
+                total += int(fields[1]) * _PAGE
+        return total
 
 
 def command_line(pid: int, proc: Path = Path("/proc")) -> tuple[str | None, str | None]:

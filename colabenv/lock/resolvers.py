@@ -8,11 +8,12 @@ references) only into the resolver's environment; messages show the unexpanded f
 
 They run as children bounded like colabenv's own requests: each request they make gets the HTTP
 deadline as its read timeout (and one retry unless ``UV_HTTP_RETRIES`` or ``PIP_RETRIES`` say
-otherwise), their address space is bounded (``RLIMIT_AS``, ``memory_mib``; what they start
-inherits it) and so is the resident memory of all of them together (a watchdog ends the group
-past ``memory_mib``), their temporary files go in the work folder, removed whatever happens, and when
-one fails the index that made it fail is named: by the URL in its output, else by what the
-caller's ``diagnose`` finds (:func:`colabenv.lock.make.check_pages`).
+otherwise), the resident memory of all of them together is bounded (a watchdog ends the group
+past ``memory_mib``, :class:`colabenv.host.proctree.GroupResident`) and so is each one's address
+space (``RLIMIT_AS``, four times that, a backstop; inherited), their temporary files go in the
+work folder, removed whatever happens, and when one fails the index that made it fail is
+named: by the URL in its output, else by what the caller's ``diagnose`` finds
+(:func:`colabenv.lock.make.check_pages`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from colabenv._util import processes
 from colabenv.errors import IndexUnavailableError, LockError, LockResolverError, printable
-from colabenv.host.proctree import group_resident_bytes
+from colabenv.host.proctree import GroupResident
 from colabenv.index.client import HTTP_DEADLINE_S
 from colabenv.index.urls import expand_url, strip_credentials
 from colabenv.lock.content import LockedPackage
@@ -51,9 +52,11 @@ class Resolver(str, enum.Enum):
 RESOLVERS: tuple[str, ...] = tuple(r.value for r in Resolver)
 UV_TIMEOUT_S = 900.0
 PIP_TOOLS_TIMEOUT_S = 3600.0
-RESOLVER_MEMORY_MIB = 2048
-"""The default bound on a resolver's address space (``COLABENV_LOCK_MEMORY_MIB``): a lock of
-torch and jax takes a few hundred MiB; an index's page without end takes all there is."""
+RESOLVER_MEMORY_MIB = 400
+"""The default bound on the resident memory of a resolver and what it starts together
+(``COLABENV_LOCK_MEMORY_MIB``; each one's address space is bounded at four times that): a lock
+of torch and jax with either resolver takes well under it; a page without end would take all
+there is, and with colabenv's own reading of that page the lock stays under 600 MB."""
 RESOLVER_OUTPUT_BYTES = 64 << 20
 """The most of a resolver's stdout (the lock) and stderr colabenv keeps."""
 RESOLVER_RETRIES = 1
@@ -376,7 +379,7 @@ def run_resolver(
             input_text=stdin,
             keep_bytes=RESOLVER_OUTPUT_BYTES,
             memory_bytes=memory_mib << 20,
-            resident=group_resident_bytes,
+            resident=GroupResident(),
         )
     if result.timed_out:
         diagnose()

@@ -123,7 +123,9 @@ class RingContents:
 
     ``skipped`` counts the records left out by reason (``torn or corrupt``: a checksum that does
     not match, as a record cut by a crash leaves; ``not a sample``: a whole record that does not
-    decode; ``out of place``: a record in a slot its number does not belong to); ``notes`` says
+    decode; ``out of place``: a record in a slot its number does not belong to; ``left out past
+    the bound on what is held``: older records not decoded once the newer ones held the reader's
+    bound); ``notes`` says
     what else was odd about the file (shorter than its header says, junk after the last slot).
     """
 
@@ -132,6 +134,8 @@ class RingContents:
     samples: tuple[Sample, ...]
     skipped: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()
+    held: int = 0
+    """About what the samples hold in memory (what the reader's bound counts)."""
 
 
 @model

@@ -30,6 +30,12 @@ from colabenv.models import watch
 
 MAX_DECODED = 256 * 1024
 """The most a record's payload may inflate to: far beyond any sample, short of a bomb."""
+_HELD_SAMPLE = 600
+_HELD_PROCESS = 500
+_HELD_PART = 200
+_HELD_TEXT = 60
+"""What a decoded sample, process, other part (a filesystem, a GPU, a GPU's holder) and text
+hold in memory beyond their characters, about (CPython 3.11; :func:`held_bytes`)."""
 MAX_INT = 1 << 62
 MAX_TEXT = 4096
 MAX_ITEMS = 256
@@ -132,6 +138,20 @@ def decode(payload: bytes, seen: dict[object, Any] | None = None) -> watch.Sampl
         None if age is None else _seconds(age),
         tuple([_text(n, 500) for n in _list(notes)]),
     )
+
+
+def held_bytes(sample: watch.Sample) -> int:
+    """About what ``sample`` holds in memory once decoded (a little more, never much less): what
+    a reader of many records counts against its bound, since a record of under a KiB may
+    inflate to :data:`MAX_DECODED` of JSON and hold more than that as objects."""
+    held = _HELD_SAMPLE + sum(_HELD_PROCESS + len(p.name) for p in sample.processes)
+    parts = [*sample.filesystems, *([] if sample.shm is None else [sample.shm])]
+    held += sum(_HELD_PART + len(f.path) for f in parts)
+    held += sum(_HELD_PART * (1 + len(g.processes)) + len(g.uuid) for g in sample.gpus)
+    held += sum(_HELD_TEXT + len(n) for n in sample.notes)
+    if sample.cgroup is not None:
+        held += _HELD_PART + len(sample.cgroup.path)
+    return held
 
 
 def _once(memo: dict[object, Any], value: object, read: Callable[[object], T]) -> T:

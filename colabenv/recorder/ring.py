@@ -59,9 +59,16 @@ _CHECKED = struct.Struct("<QdI")
 _RECORD_MAGIC = b"\xa7REC"
 _CRC = struct.Struct("<I")
 
+MAX_HELD_BYTES = 64 * 1024 * 1024
+"""The most :func:`read_ring` holds of decoded samples (as :func:`colabenv.recorder.codec.
+held_bytes` counts them): a full ring of a real host holds about a third of it, and one whose
+records each inflate to the codec's bound would hold a GiB. Records are decoded newest first;
+those past the bound are left out (:data:`LEFT_OUT`)."""
+
 TORN = "torn or corrupt"
 NOT_A_SAMPLE = "not a sample"
 OUT_OF_PLACE = "out of place"
+LEFT_OUT = "left out past the bound on what is held"
 
 
 def slots_for(interval_s: float, window_s: float = WINDOW_S) -> int:
@@ -160,10 +167,12 @@ def _fitted(sample: Sample, room: int) -> bytes:
 # Reading
 
 
-def read_ring(path: Path, since: float | None = None) -> RingContents:
+def read_ring(path: Path, since: float | None = None, held: int = MAX_HELD_BYTES) -> RingContents:
     """The ring at ``path``: its header, its whole records oldest first, and what was skipped.
     ``since``: only the samples taken then or later (epoch seconds; the others are not decoded:
-    each record carries its sample's time beside its number).
+    each record carries its sample's time beside its number). ``held``: the most the samples
+    kept may hold (:data:`MAX_HELD_BYTES`); the newest are kept, the older ones counted as
+    :data:`LEFT_OUT`.
 
     Raises :class:`StateError` (one line) for what is not a ring of this user's colabenv: a
     symbolic link, another user's file, not a regular file, larger than :data:`MAX_FILE_BYTES`,
@@ -194,7 +203,7 @@ def read_ring(path: Path, since: float | None = None) -> RingContents:
                 f"reads (up to {newest}); read it with a newer colabenv"
             )
         raise StateError(f"{printable(path)}: header.version: {version} is no ring format version")
-    return reader(path, data, since)
+    return reader(path, data, since, held)
 
 
 def _read_all(fd: int, limit: int) -> bytes:
@@ -209,7 +218,7 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read_v1(path: Path, data: bytes, since: float | None) -> RingContents:
+def _read_v1(path: Path, data: bytes, since: float | None, bound: int) -> RingContents:
     where = printable(path)
     if len(data) < HEADER_SIZE:
         raise StateError(f"{where}: header: cut short ({len(data)} of {HEADER_SIZE} bytes)")
@@ -233,35 +242,59 @@ def _read_v1(path: Path, data: bytes, since: float | None) -> RingContents:
         notes.append(f"the file is {end - len(data)} bytes shorter than its header says")
     elif len(data) > end:
         notes.append(f"{len(data) - end} bytes after the last slot ignored")
-    found: list[tuple[int, Sample]] = []
+    records: list[tuple[int, float, bytes]] = []
     skipped: dict[str, int] = {}
-    seen: dict[object, object] = {}
     for index in range(slots):
         start = HEADER_SIZE + index * slot_size
         slot = data[start : min(start + slot_size, end)]
         if not slot.strip(b"\0"):
             continue
-        outcome = _slot(slot, index, slots, seen, since)
-        if outcome is None:
-            continue
+        outcome = _slot(slot, index, slots, since)
         if isinstance(outcome, str):
             skipped[outcome] = skipped.get(outcome, 0) + 1
-        else:
-            found.append(outcome)
-    found.sort(key=lambda item: item[0])
+        elif outcome is not None:
+            records.append(outcome)
+    found, held = _decoded(records, bound, skipped)
     return RingContents(
         path=str(path),
         header=header,
-        samples=tuple(sample for _, sample in found),
+        samples=tuple(found),
         skipped=tuple(sorted(skipped.items())),
         notes=tuple(notes),
+        held=held,
     )
 
 
-def _slot(
-    slot: bytes, index: int, slots: int, seen: dict[object, object], since: float | None
-) -> tuple[int, Sample] | str | None:
-    """A whole record's number and sample; why it is skipped; None when it is before ``since``."""
+def _decoded(
+    records: list[tuple[int, float, bytes]], bound: int, skipped: dict[str, int]
+) -> tuple[list[Sample], int]:
+    """The samples of ``records`` (number, time, payload) oldest first, decoded newest first
+    while what they hold stays within ``bound``; the rest counted in ``skipped``, and what the
+    samples kept hold."""
+    found: list[Sample] = []
+    seen: dict[object, object] = {}
+    held = 0
+    records.sort(key=lambda record: record[0], reverse=True)
+    for at, (_, moment, payload) in enumerate(records):
+        if held >= bound:
+            skipped[LEFT_OUT] = len(records) - at
+            break
+        try:
+            sample = codec.decode(payload, seen)
+        except codec.NotASample:
+            sample = None
+        if sample is None or sample.time != moment:
+            skipped[NOT_A_SAMPLE] = skipped.get(NOT_A_SAMPLE, 0) + 1
+            continue
+        held += codec.held_bytes(sample)
+        found.append(sample)
+    found.reverse()
+    return found, held
+
+
+def _slot(slot: bytes, index: int, slots: int, since: float | None) -> tuple[int, float, bytes] | str | None:
+    """A whole record's number, time and payload; why it is skipped; None when it is before
+    ``since``."""
     if len(slot) < _RECORD.size:
         return TORN
     magic, sequence, moment, length, crc = _RECORD.unpack_from(slot)
@@ -274,14 +307,10 @@ def _slot(
         return OUT_OF_PLACE
     if since is not None and moment < since:
         return None
-    try:
-        sample = codec.decode(payload, seen)
-    except codec.NotASample:
-        return NOT_A_SAMPLE
-    return (sequence, sample) if sample.time == moment else NOT_A_SAMPLE
+    return sequence, moment, payload
 
 
-READERS: dict[int, Callable[[Path, bytes, float | None], RingContents]] = {1: _read_v1}
+READERS: dict[int, Callable[[Path, bytes, float | None, int], RingContents]] = {1: _read_v1}
 """Each ring format version this colabenv reads, by number: a new version adds its reader here
 and keeps the older ones."""
 

@@ -11,7 +11,7 @@ from colabenv.lock.resolvers import RESOLVER_MEMORY_MIB
 
 
 def test_memory_bound_default_and_given() -> None:
-    assert resolver_memory({}) == RESOLVER_MEMORY_MIB == 2048
+    assert resolver_memory({}) == RESOLVER_MEMORY_MIB == 400
     assert resolver_memory({"COLABENV_LOCK_MEMORY_MIB": ""}) == RESOLVER_MEMORY_MIB
     assert resolver_memory({"COLABENV_LOCK_MEMORY_MIB": "768"}) == 768
 

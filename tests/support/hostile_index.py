@@ -4,17 +4,23 @@
 client reads), ``stall`` (a page that announces gigabytes in its Content-Length, sends a few
 bytes and then nothing), ``slow`` (an answer that starts after a long pause), ``malformed``
 (PEP 691 JSON cut short), ``nan`` (JSON with ``NaN`` in it), ``links`` (a PEP 503 page of a
-million links). The index root answers 200 to HEAD and GET, so a reachability check passes.
+million links), ``releases`` (a PEP 691 page listing :data:`MANY_RELEASES` releases, each wheel
+with its PEP 658 metadata, answered after :data:`METADATA_DELAY_S` and counted in
+``metadata_requests``). The index root answers 200 to HEAD and GET, so a reachability check passes.
 """
 
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from types import TracebackType
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
-MODES = ("endless", "stall", "slow", "malformed", "nan", "links")
+MODES = ("endless", "stall", "slow", "malformed", "nan", "links", "releases")
+MANY_RELEASES = 2000
+METADATA_DELAY_S = 0.025
+"""How long ``releases`` takes to answer each metadata file (a remote index's round trip)."""
 STALL_DECLARED_BYTES = 8 << 30
 MILLION = 1_000_000
 
@@ -32,6 +38,7 @@ class HostileIndex:
             raise ValueError(f"mode is one of {', '.join(MODES)}")
         self.mode = mode
         self.requests: list[str] = []
+        self.metadata_requests: list[str] = []
         self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -135,5 +142,29 @@ class HostileIndex:
                         )
                     )
                 self.wfile.write(b"</body></html>\n")
+
+            def _releases(self) -> None:
+                name = self.path.rstrip("/").rsplit("/", 1)[-1]
+                if name.endswith(".metadata"):
+                    index.metadata_requests.append(name)
+                    index._stopping.wait(METADATA_DELAY_S)
+                    version = name.split("-")[1]
+                    body = f"Metadata-Version: 2.1\nName: x\nVersion: {version}\n\n".encode()
+                    self._start("application/octet-stream", len(body))
+                    self.wfile.write(body)
+                    return
+                files = [
+                    {
+                        "filename": f"{name}-10.{n}.0-py3-none-any.whl",
+                        "url": f"/files/{name}-10.{n}.0-py3-none-any.whl",
+                        "hashes": {"sha256": "0" * 64},
+                        "core-metadata": True,
+                    }
+                    for n in range(MANY_RELEASES)
+                ]
+                page = {"meta": {"api-version": "1.0"}, "name": name, "files": files}
+                body = json.dumps(page).encode()
+                self._start(JSON_TYPE, len(body))
+                self.wfile.write(body)
 
         return Handler

@@ -1,5 +1,6 @@
 """What tests of child processes share: the live processes read from /proc, a wait for a
-condition, and a child's exit with its peak RSS (its own and its reaped descendants')."""
+condition, a child's exit with its peak RSS (its own and its reaped descendants'), and the
+peaks of a whole tree of processes."""
 
 from __future__ import annotations
 
@@ -81,3 +82,58 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, str, 
     for reader in readers:
         reader.join(10)
     return proc.returncode, texts.get("stdout", ""), texts.get("stderr", ""), usage.ru_maxrss
+
+
+class TreePeaks:
+    """The high-water mark of resident memory (``VmHWM``) of ``root`` and of every descendant
+    of it, read from /proc every 10 ms while it runs: ``together_kib`` sums them, an upper
+    bound on what they held at any one moment (each process counted at its own peak)."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.peaks: dict[int, tuple[str, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            processes = live_processes()
+            family = {self.root}
+            grew = True
+            while grew:
+                grew = False
+                for pid, (parent, _, _) in processes.items():
+                    if parent in family and pid not in family:
+                        family.add(pid)
+                        grew = True
+            for pid in family:
+                name, kib = _high_water(pid)
+                if kib > self.peaks.get(pid, ("", 0))[1]:
+                    self.peaks[pid] = (name, kib)
+            self._stop.wait(0.01)
+
+    def stop(self, reaped_kib: int = 0) -> int:
+        """Stop sampling; the sum of every process's peak in KiB, the largest of them raised to
+        ``reaped_kib`` (``wait4``'s peak of the largest process, which catches what happened
+        after the last sample)."""
+        self._stop.set()
+        self._thread.join(10)
+        kibs = sorted(kib for _, kib in self.peaks.values())
+        if not kibs:
+            return reaped_kib
+        return sum(kibs[:-1]) + max(kibs[-1], reaped_kib)
+
+    def shown(self) -> str:
+        return ", ".join(f"{name} {kib >> 10} MiB" for name, kib in self.peaks.values() if kib >= 4096)
+
+
+def _high_water(pid: int) -> tuple[str, int]:
+    """(name, VmHWM in KiB) of ``pid``; ("", 0) where it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+    except OSError:
+        return "", 0
+    kib = fields.get("VmHWM", "0 kB").split()[0]
+    return fields.get("Name", "").strip(), int(kib) if kib.isdigit() else 0

@@ -22,6 +22,7 @@ from colabenv.curation.refresh.build_facts import (
     python_tags,
     text_of,
 )
+from colabenv.curation.refresh.selection import selected_versions
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     Derived,
@@ -40,7 +41,6 @@ from colabenv.curation.refresh.sources import (
     python_range,
     python_strings,
     requirements_of,
-    selected_versions,
     stamp,
     variant_model,
 )
@@ -124,7 +124,7 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
     options = reader.options
     run = FrameworkRun(reader, history, set(), [])
     default_wheels = by_version(reader.wheels(options.index, "torch", required=True))
-    versions = selected_versions(default_wheels, known, options.releases)
+    versions = selected_versions(default_wheels, known, options, run.notes, "torch")
     on_index = _pytorch_index_builds(reader)
     releases = []
     for version in versions:
@@ -321,7 +321,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
     offered: set[tuple[Version, str]] = set()
     releases = []
-    for version in selected_versions(wheels, known, options.releases):
+    for version in selected_versions(wheels, known, options, notes, "jax"):
         wheel = preferred(wheels[version])
         metadata = reader.metadata(wheel)
         jaxlib = None
@@ -526,7 +526,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
     cuda_read: set[tuple[Version, str]] = set()
     offered: set[tuple[Version, str]] = set()
     releases = []
-    for version in selected_versions(wheels, known, options.releases):
+    for version in selected_versions(wheels, known, options, notes, "tensorflow"):
         main = preferred(wheels[version])
         metadata = reader.metadata(main)
         info = build_info(text_of(reader.member(main, "tensorflow/python/platform/build_info.py")))

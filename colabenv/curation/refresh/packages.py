@@ -43,6 +43,7 @@ from colabenv.curation.refresh.find_links import (
     page_cuda,
     page_torch,
 )
+from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     IndexReader,
@@ -411,9 +412,9 @@ def derive_packages(
             continue
         newest = max(r.version for r in package.releases)
         on_index = _wheels_of(run, package, newest)
-        for version in sorted(on_index, reverse=True):
-            if _wanted(reader.options.releases, version, newest):
-                _derive_release(run, package, version, on_index[version])
+        wanted = [v for v in on_index if _wanted(reader.options.releases, v, newest)]
+        for version in reversed(bounded(wanted, reader.options, run.notes, package.name)):
+            _derive_release(run, package, version, on_index[version])
     return PackagesDerived(tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added))
 
 
@@ -435,7 +436,7 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
                 )
         for template in _other_indexes(package, distribution):
             versions = sorted({*on_index, *(r.version for r in package.releases)})
-            wanted = [v for v in versions if _wanted(options.releases, v, newest)]
+            wanted = [v for v in versions if _wanted(options.releases, v, newest)][-options.release_count :]
             for url in dict.fromkeys(template.replace("{version}", str(v)) for v in wanted):
                 try:
                     listed = run.reader.wheels(sources.mirrored(url, options.index_mirror), distribution)

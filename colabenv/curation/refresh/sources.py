@@ -49,6 +49,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from colabenv._util.pep508 import NVIDIA_PREFIXES
+from colabenv.curation.refresh.selection import DEFAULT_RELEASES
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
 from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Source, Variant
@@ -113,6 +114,9 @@ class RefreshOptions:
     find_links_mirror: str | None = None
     """packages: where those pages are read instead (``https://HOST/PATH`` is read as
     ``<mirror>HOST/PATH``); the file still names the page itself."""
+    release_count: int = DEFAULT_RELEASES
+    """The most releases of one project examined (``--releases N``): the newest of those
+    selected; the others are left out, said in a note."""
     index_mirror: str | None = None
     """packages: where the other indexes the file's builds name (wheels.vllm.ai's, Microsoft's
     feeds) are read instead, as ``find_links_mirror`` does for pages."""
@@ -523,21 +527,7 @@ def carried_archs(
 
 
 # ---------------------------------------------------------------------------------------------
-# Selection
-
-
-def selected_versions(
-    available: Iterable[Version], known: Sequence[Release], wanted: SpecifierSet | None
-) -> list[Version]:
-    """``--releases`` when given; else the newest release the catalog has and every newer one
-    (the newest one on the index when the catalog has none)."""
-    versions = sorted(set(available))
-    if wanted is not None:
-        return [v for v in versions if wanted.contains(v, prereleases=True)]
-    if known:
-        newest = max(r.version for r in known)
-        return [v for v in versions if v >= newest]
-    return versions[-1:]
+# Stamps
 
 
 def stamp() -> str:
