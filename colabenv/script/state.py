@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from colabenv.errors import StateError
+from colabenv.errors import StateError, printable
 
 STATE_DIR_VARIABLE = "COLABENV_STATE_DIR"
 COLAB_VARIABLES = ("COLAB_RELEASE_TAG", "COLAB_GPU")
@@ -105,9 +105,17 @@ def on_colab(environ: Mapping[str, str]) -> bool:
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The state directory by the rule above, absolute (a relative one is taken from the current
     directory, as the script fixes it when it starts); StateError when there is no home to put
-    it in."""
+    it in, or a relative one and no working directory (deleted)."""
     found = _rule(os.environ if environ is None else environ)
-    return found if found.is_absolute() else Path.cwd() / found
+    if found.is_absolute():
+        return found
+    try:
+        return Path.cwd() / found
+    except FileNotFoundError:
+        raise StateError(
+            f"{STATE_DIR_VARIABLE}={printable(str(found))} is relative and the working directory was"
+            " deleted; give an absolute path or start from a directory that exists"
+        ) from None
 
 
 def _rule(env: Mapping[str, str]) -> Path:

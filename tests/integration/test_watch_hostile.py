@@ -213,3 +213,25 @@ def test_a_full_disk_fails_fast_and_names_the_disk(runner: Runner, full_state: P
     assert f"{full_state}: the state directory's filesystem is full (ENOSPC)" in done.stderr, done.stderr
     assert took < 4.0, f"took {took:.1f} s"
     assert not status(full_state).running
+
+
+def test_a_relative_state_directory_and_a_deleted_working_directory_is_one_line(tmp_path: Path) -> None:
+    """The state directory rule takes a relative ``COLABENV_STATE_DIR`` from the working
+    directory; with that directory deleted it was a traceback (``Path.cwd()``)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {**os.environ, "COLABENV_STATE_DIR": "state"}
+    done = subprocess.run(
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" watch status', "sh", gone, console_script()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr == (
+        "colabenv: COLABENV_STATE_DIR=state is relative and the working directory was deleted;"
+        " give an absolute path or start from a directory that exists\n"
+    )
