@@ -265,7 +265,6 @@ def _companion_name_problem(framework: Framework, name: str) -> str | None:
     torchaudio of torch, jaxlib of jax: ``FACTS``); a misspelt one (``torchvison``) or another
     package (``flash_attn``) is refused here, not later as "no release runs on the target"."""
     companions = FACTS[framework].companions
-    close = close_match(name, (*FRAMEWORK_TABLE_KEYS, *companions), cutoff=0.7)
     if not _PACKAGE_NAME_RE.fullmatch(name):
         return f"unknown key; {shown(name)} is neither version, variant nor a package name"
     canonical = canonicalize_name(name)
@@ -275,6 +274,7 @@ def _companion_name_problem(framework: Framework, name: str) -> str | None:
         return f"{canonical} is a framework of its own; set frameworks.{canonical}"
     if canonical in companions:
         return None
+    close = close_match(name, (*FRAMEWORK_TABLE_KEYS, *companions), cutoff=0.7)
     if close is not None:
         return f"unknown key (did you mean {close!r}?)"
     keys = ", ".join((*FRAMEWORK_TABLE_KEYS, *companions))
