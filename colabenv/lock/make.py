@@ -45,7 +45,7 @@ from colabenv.lock.resolvers import (
     pip_tools_refusal,
     run_resolver,
 )
-from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags
+from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags, variant_note, variant_wheel
 from colabenv.models import (
     Catalog,
     Framework,
@@ -127,11 +127,17 @@ def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | 
 
 
 def check_framework_files(
-    resolution: Resolution, plan: IndexPlan, client: SimpleClient, progress: Progress
+    resolution: Resolution,
+    plan: IndexPlan,
+    client: SimpleClient,
+    progress: Progress,
+    notice: Progress | None = None,
 ) -> dict[Framework, tuple[IndexFile, ...]]:
-    """Every exact framework pin has a wheel for the target on the index it comes from.
+    """Every exact framework pin has a wheel for the target on the index it comes from; the
+    wheel-variant files of a pinned version are named to ``notice``, one line per project.
     Returns the files each framework's own project page listed."""
     seen: dict[Framework, tuple[IndexFile, ...]] = {}
+    variants: dict[str, list[str]] = {}
     target = resolution.target
     tags = target_tags(target)
     py = f"cp{target.python.major}{target.python.minor}"
@@ -151,6 +157,9 @@ def check_framework_files(
                 )
             if canonicalize_name(requirement.name) == choice.framework.value:
                 seen[choice.framework] = files
+            variants.setdefault(str(canonicalize_name(requirement.name)), []).extend(
+                _variant_files(files, requirement)
+            )
             good, other = _matching_wheels(files, requirement, tags)
             if good:
                 continue
@@ -169,7 +178,23 @@ def check_framework_files(
                     f"{target.platform}){seen_files}"
                 )
             )
+    for project, names in variants.items():
+        note = variant_note(project, names)
+        if note is not None and notice is not None:
+            notice(note)
     return seen
+
+
+def _variant_files(files: Iterable[IndexFile], requirement: Requirement) -> list[str]:
+    """The wheel-variant files (:func:`variant_wheel`) of ``requirement``'s pinned version."""
+    found = []
+    for file in files:
+        variant = variant_wheel(file.filename)
+        if variant is None or variant[0] != canonicalize_name(requirement.name):
+            continue
+        if requirement.specifier.contains(variant[1], prereleases=True):
+            found.append(file.filename)
+    return found
 
 
 @model
@@ -341,7 +366,7 @@ def make_lock(
         if refusal is not None:
             raise LockError(refusal)
     client = SimpleClient(env, redact, deadline_s=http_deadline_s)
-    seen = check_framework_files(resolution, plan, client, say)
+    seen = check_framework_files(resolution, plan, client, say, notice or say)
     for line in staleness_notices(seen, known):
         (notice or say)(line)
     places = [(c.index_url, c.find_links) for c in resolution.choices]
