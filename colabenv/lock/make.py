@@ -37,10 +37,12 @@ from colabenv.index.client import HTTP_DEADLINE_S, IndexFile, SimpleClient
 from colabenv.index.urls import Redactor, default_index_url, strip_credentials
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.fit import settled_markers
+from colabenv.lock.image import image_pins
 from colabenv.lock.resolvers import (
     RESOLVER_MEMORY_MIB,
     IndexPlan,
     Resolver,
+    ResolverRun,
     index_plan,
     pip_tools_refusal,
     run_resolver,
@@ -382,19 +384,22 @@ def make_lock(
         say("reading the pages the resolver read again")
         check_pages(resolution.requirements, plan, links, client)
 
-    run = run_resolver(
-        resolver,
-        resolution.requirements,
-        plan,
-        resolution.target,
-        env,
-        redact,
-        resolution.constraint_lines,
-        links,
-        http_deadline_s=http_deadline_s,
-        memory_mib=memory_mib,
-        diagnose=diagnose,
-    )
+    def resolve(constraints: Sequence[str]) -> ResolverRun:
+        return run_resolver(
+            resolver,
+            resolution.requirements,
+            plan,
+            resolution.target,
+            env,
+            redact,
+            (*resolution.constraint_lines, *constraints),
+            links,
+            http_deadline_s=http_deadline_s,
+            memory_mib=memory_mib,
+            diagnose=diagnose,
+        )
+
+    run = _keeping_the_image(resolution, resolve, notice or say)
     lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
     packages = settled_markers(run.packages, lock_target.marker_environment())
     if with_files:
@@ -402,6 +407,25 @@ def make_lock(
     header = _header(resolution, lock_target, run.label, colabenv_version)
     _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
+
+
+def _keeping_the_image(
+    resolution: Resolution, resolve: Callable[[Sequence[str]], ResolverRun], notice: Progress
+) -> ResolverRun:
+    """The resolver's run held to the versions the target's image has (:mod:`colabenv.lock.image`),
+    each one the resolution replaces named; where no set of pins keeps them all, the run
+    without them, saying so."""
+    image = image_pins(resolution)
+    for line in image.notes:
+        notice(line)
+    if not image.constraints:
+        return resolve(())
+    try:
+        return resolve(image.constraints)
+    except LockResolverError as error:
+        first = str(error).splitlines()[0]
+        notice(f"the image's versions cannot all be kept ({first}): locked without them")
+    return resolve(())
 
 
 def _header(resolution: Resolution, target: LockTarget, resolver: str, colabenv_version: str) -> LockHeader:
