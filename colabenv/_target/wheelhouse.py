@@ -52,8 +52,7 @@ _WH_NOTEBOOK = ("JPY_PARENT_PID", "COLAB_RELEASE_TAG", "KAGGLE_KERNEL_RUN_TYPE")
 
 
 def _lock_entries(path: str) -> dict[str, list[str]]:
-    """Each pin of a requirements lock (``name==version ; marker``, as :func:`_lock_pins`
-    writes it) with the sha256 hashes the lock records for it."""
+    """Each pin of a requirements lock (``name==version ; marker``) with its sha256 hashes."""
     entries: dict[str, list[str]] = {}
     for entry in helper._lock_lines(path):
         pin, _, rest = entry.partition(" --hash")
@@ -107,22 +106,16 @@ def _folder_wheels(folder: str) -> list[tuple[str, str, str]]:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    found = []
-    for filename in names:
-        pin = wheel_file_pin(filename)
-        if pin is not None and os.path.isfile(os.path.join(folder, filename)):
-            found.append((filename, pin[0], pin[1]))
-    return found
+    pins = [(filename, wheel_file_pin(filename)) for filename in names]
+    return [(f, *pin) for f, pin in pins if pin is not None and os.path.isfile(os.path.join(folder, f))]
 
 
 def _served(
     folder: str, pins: list[str], entries: dict[str, list[str]]
 ) -> tuple[dict[str, str], list[str], list[str]]:
     """Which pins a file of ``folder`` serves ({pin: file}), the files of a wanted pin whose
-    sha256 the lock does not record (``file: why``), and every file with the lock's sha256 of
-    a pin (those the installer is offered). A wheel this interpreter cannot install (another
-    Python's, another platform's: a wheelhouse of a lock's several sections holds them) is
-    none of these: no installer takes it."""
+    sha256 the lock does not record (``file: why``), and every file with the lock's sha256 of a
+    pin (offered to the installer); a wheel another Python's or platform's is none of these."""
     wheels = [w for w in _folder_wheels(folder) if _tag_rank(w[0]) is not None]
     served: dict[str, str] = {}
     wrong: list[str] = []
@@ -160,9 +153,8 @@ def _offer(folder: str, filenames: Iterable[str], offered: str) -> None:
 
 
 def _wheelhouse_check(lock: str, missing: str, folder: str, offered: str) -> int:
-    """Offline: every pin to install has a wheel in ``folder`` with the lock's sha256, and no
-    wheel there of such a pin has another; else one line naming the file, exit 8. Those wheels
-    are linked into ``offered``."""
+    """Offline: every pin to install has a wheel in ``folder`` with the lock's sha256 (linked
+    into ``offered``), and none there of such a pin another; else one line naming it, exit 8."""
     pins = helper._lines(missing)
     entries = _lock_entries(lock)
     if not os.path.isdir(folder):
@@ -297,6 +289,19 @@ def _index_files(index: str, name: str) -> list[tuple[str, str, str]]:
     return found
 
 
+DEFAULT_INDEX = "https://pypi.org/simple/"  # pip's and uv's, where nothing names another
+
+
+def _indexes() -> list[str]:
+    """``COLABENV_INDEX_URLS`` (``"$index_url $extra_urls"``); with no index URL first, the lock
+    names none (made against the default index): the installer's default in its place (the
+    first of PIP_INDEX_URL, UV_DEFAULT_INDEX, UV_INDEX_URL set, else DEFAULT_INDEX)."""
+    given = os.environ.get("COLABENV_INDEX_URLS", "")
+    found = [os.environ.get(v, "").split() for v in ("PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL")]
+    default = [] if given[:1].strip() else [next((w[0] for w in found if w), DEFAULT_INDEX)]
+    return default + given.split()
+
+
 def _credentialed(url: str, indexes: list[str]) -> str:
     """A file URL on an index's host gets that index's userinfo when it has none."""
     from urllib.parse import urlsplit
@@ -312,8 +317,7 @@ def _credentialed(url: str, indexes: list[str]) -> str:
 
 
 def _writable(folder: str) -> bool:
-    """Whether files can be added to ``folder`` (made when missing): a read-only mount or a
-    folder of someone else's is not."""
+    """Whether files can be added to ``folder`` (made when missing): not to a read-only mount."""
     try:
         os.makedirs(folder, exist_ok=True)
         probe = os.path.join(folder, f".colabenv-probe.{os.getpid()}")
@@ -341,8 +345,7 @@ class _Meter:
         )
 
     def expect(self, size: int | None) -> None:
-        """A file started, ``size`` bytes long when its answer says: the total is what was
-        announced, and the average of that for the files not yet started."""
+        """A file of ``size`` bytes (None: not said) started: the total, averaged for the rest."""
         if size is not None:
             self.announced += size
             self.sized += 1
@@ -377,7 +380,7 @@ class _Meter:
 
 
 class _Refused(Exception):
-    pass
+    """A file whose sha256 is not the lock's."""
 
 
 def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter: _Meter) -> str | None:
@@ -413,8 +416,7 @@ def _fetch_into(url: str, digest_wanted: str, folder: str, filename: str, meter:
 
 
 STALE_PART_S = 24 * 3600
-"""A part file whose writer cannot be asked (another host's or boot's, or an older name) is
-removed once this old."""
+"""The age a part file whose writer cannot be asked (another host's or boot's) is removed at."""
 PART_SUFFIX = ".part"
 _PART_NAME = re.compile(r"\.(.+)\.([0-9]+)-([0-9]+)-([0-9]+)-([0-9a-f]{8}|0)\.[0-9]+\.part")
 
@@ -443,9 +445,8 @@ def _this_host() -> str:
 
 
 def part_owner() -> str:
-    """``PID-START-NS-BOOT`` of this process, as its part files are named: what tells a later
-    run whether their writer still runs (``START-NS-BOOT`` are ``0-0-0`` where /proc does not
-    say)."""
+    """``PID-START-NS-BOOT`` of this process, as its part files are named, so that a later run
+    knows whether their writer still runs (``0-0-0`` after the pid where /proc does not say)."""
     start, host = _start_ticks(os.getpid()), _this_host()
     if start is None or host == "0-0":
         return f"{os.getpid()}-0-0-0"
@@ -537,7 +538,7 @@ def _wheelhouse_fill(lock: str, missing: str, folder: str, staging: str) -> int:
 
     pins = helper._lines(missing)
     entries = _lock_entries(lock)
-    indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
+    indexes = _indexes()
     served, _wrong, good = _served(folder, pins, entries)
     writable = _writable(folder)
     if writable:
@@ -612,7 +613,7 @@ def _wheelhouse_resolve(kind: str, dry_run: str, out_reqs: str, out_pins: str) -
     """Without a lock: the pins the installer's dry run would install, each with every sha256
     the indexes (``COLABENV_INDEX_URLS``) give for its wheels: the only files a wheelhouse may
     serve. Exit 8, one line, for a pin no index gives a wheel's sha256 of."""
-    indexes = [url for url in os.environ.get("COLABENV_INDEX_URLS", "").split() if url]
+    indexes = _indexes()
     requirements, pins = [], []
     for name, version in _dry_run_pins(kind, dry_run):
         canonical = helper._canonical(name)

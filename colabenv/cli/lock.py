@@ -225,6 +225,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         write_text_atomic(output, text)
+    if pylock and lock_file.sectioned and output is not None:
+        _write_target_pylocks(args, lock_file, output)
     where = printable(output) if output is not None else "stdout"
     for section in sections:
         lock = section.lock
@@ -240,6 +242,20 @@ def run(args: argparse.Namespace) -> int:
             f"-> {where}",
         )
     return 0
+
+
+def _write_target_pylocks(args: argparse.Namespace, lock_file: LockFile, output: Path) -> None:
+    """Beside a PEP 751 lock of several targets, one ``pylock.NAME.toml`` per target: a lock
+    of that one target, which pip (26.1 or later) and uv install as it is (the file of all
+    targets is a multi-use lock, whose dependency groups none installs by default)."""
+    from colabenv.lock.file import render_lock
+
+    for section in lock_file.sections:
+        path = output.parent / f"pylock.{section.name}.toml"
+        if path.resolve() == output.resolve():
+            continue
+        write_text_atomic(path, render_lock(section.lock, pylock=True))
+        _note(args, f"target {section.name}: {printable(path)}, a lock of that target alone")
 
 
 def _one_lock(

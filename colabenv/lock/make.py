@@ -37,15 +37,17 @@ from colabenv.index.client import HTTP_DEADLINE_S, IndexFile, SimpleClient
 from colabenv.index.urls import Redactor, default_index_url, strip_credentials
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.fit import settled_markers
+from colabenv.lock.image import image_pins
 from colabenv.lock.resolvers import (
     RESOLVER_MEMORY_MIB,
     IndexPlan,
     Resolver,
+    ResolverRun,
     index_plan,
     pip_tools_refusal,
     run_resolver,
 )
-from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags
+from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags, variant_note, variant_wheel
 from colabenv.models import (
     Catalog,
     Framework,
@@ -127,11 +129,17 @@ def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | 
 
 
 def check_framework_files(
-    resolution: Resolution, plan: IndexPlan, client: SimpleClient, progress: Progress
+    resolution: Resolution,
+    plan: IndexPlan,
+    client: SimpleClient,
+    progress: Progress,
+    notice: Progress | None = None,
 ) -> dict[Framework, tuple[IndexFile, ...]]:
-    """Every exact framework pin has a wheel for the target on the index it comes from.
+    """Every exact framework pin has a wheel for the target on the index it comes from; the
+    wheel-variant files of a pinned version are named to ``notice``, one line per project.
     Returns the files each framework's own project page listed."""
     seen: dict[Framework, tuple[IndexFile, ...]] = {}
+    variants: dict[str, list[str]] = {}
     target = resolution.target
     tags = target_tags(target)
     py = f"cp{target.python.major}{target.python.minor}"
@@ -151,6 +159,9 @@ def check_framework_files(
                 )
             if canonicalize_name(requirement.name) == choice.framework.value:
                 seen[choice.framework] = files
+            variants.setdefault(str(canonicalize_name(requirement.name)), []).extend(
+                _variant_files(files, requirement)
+            )
             good, other = _matching_wheels(files, requirement, tags)
             if good:
                 continue
@@ -169,7 +180,23 @@ def check_framework_files(
                     f"{target.platform}){seen_files}"
                 )
             )
+    for project, names in variants.items():
+        note = variant_note(project, names)
+        if note is not None and notice is not None:
+            notice(note)
     return seen
+
+
+def _variant_files(files: Iterable[IndexFile], requirement: Requirement) -> list[str]:
+    """The wheel-variant files (:func:`variant_wheel`) of ``requirement``'s pinned version."""
+    found = []
+    for file in files:
+        variant = variant_wheel(file.filename)
+        if variant is None or variant[0] != canonicalize_name(requirement.name):
+            continue
+        if requirement.specifier.contains(variant[1], prereleases=True):
+            found.append(file.filename)
+    return found
 
 
 @model
@@ -341,7 +368,7 @@ def make_lock(
         if refusal is not None:
             raise LockError(refusal)
     client = SimpleClient(env, redact, deadline_s=http_deadline_s)
-    seen = check_framework_files(resolution, plan, client, say)
+    seen = check_framework_files(resolution, plan, client, say, notice or say)
     for line in staleness_notices(seen, known):
         (notice or say)(line)
     places = [(c.index_url, c.find_links) for c in resolution.choices]
@@ -357,19 +384,22 @@ def make_lock(
         say("reading the pages the resolver read again")
         check_pages(resolution.requirements, plan, links, client)
 
-    run = run_resolver(
-        resolver,
-        resolution.requirements,
-        plan,
-        resolution.target,
-        env,
-        redact,
-        resolution.constraint_lines,
-        links,
-        http_deadline_s=http_deadline_s,
-        memory_mib=memory_mib,
-        diagnose=diagnose,
-    )
+    def resolve(constraints: Sequence[str]) -> ResolverRun:
+        return run_resolver(
+            resolver,
+            resolution.requirements,
+            plan,
+            resolution.target,
+            env,
+            redact,
+            (*resolution.constraint_lines, *constraints),
+            links,
+            http_deadline_s=http_deadline_s,
+            memory_mib=memory_mib,
+            diagnose=diagnose,
+        )
+
+    run = _keeping_the_image(resolution, resolve, notice or say)
     lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
     packages = settled_markers(run.packages, lock_target.marker_environment())
     if with_files:
@@ -377,6 +407,25 @@ def make_lock(
     header = _header(resolution, lock_target, run.label, colabenv_version)
     _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
+
+
+def _keeping_the_image(
+    resolution: Resolution, resolve: Callable[[Sequence[str]], ResolverRun], notice: Progress
+) -> ResolverRun:
+    """The resolver's run held to the versions the target's image has (:mod:`colabenv.lock.image`),
+    each one the resolution replaces named; where no set of pins keeps them all, the run
+    without them, saying so."""
+    image = image_pins(resolution)
+    for line in image.notes:
+        notice(line)
+    if not image.constraints:
+        return resolve(())
+    try:
+        return resolve(image.constraints)
+    except LockResolverError as error:
+        first = str(error).splitlines()[0]
+        notice(f"the image's versions cannot all be kept ({first}): locked without them")
+    return resolve(())
 
 
 def _header(resolution: Resolution, target: LockTarget, resolver: str, colabenv_version: str) -> LockHeader:

@@ -3,12 +3,14 @@ checked against the lock's sha256 while it streams and renamed into place only w
 
 Where a lock names no URL for a file (the requirements form records hashes only), the index's
 project page (:class:`~colabenv.index.client.SimpleClient`) gives the file whose sha256 the lock
-records. A file already in the folder with the lock's sha256 is kept; one with another hash (a
-damaged or half-copied file) is fetched again. Index trouble and a file that does not match its
-hash are :class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. File names,
-part files and the removal of dead runs' part files are the script's fill's own code
-(:mod:`colabenv._target.wheelhouse`), so the two follow one rule. Every URL shown
-or written is stripped of its credentials and redacted. Redirects are requests' own: it drops
+records. A lock with no ``--index-url`` line was made against the installer's default index,
+which is searched in its place (:func:`default_index`). A file already in the folder with the
+lock's sha256 is kept; one with another hash (a damaged or half-copied file) is fetched again.
+Index trouble and a file that does not match its hash are
+:class:`~colabenv.errors.IndexUnavailableError` (exit 4) naming the file. File names, part files
+and the removal of dead runs' part files are the script's fill's own code
+(:mod:`colabenv._target.wheelhouse`), so the two follow one rule. Every URL shown or written is
+stripped of its credentials and redacted. Redirects are requests' own: it drops
 the Authorization header when one leaves the host name or port (``Session.should_strip_auth``),
 and has no adapter for a scheme other than http and https, which is refused naming the file.
 """
@@ -31,7 +33,7 @@ from colabenv._target.wheelhouse import remove_dead_parts, wheel_file_pin, write
 from colabenv._util.files import FileProblem, write_output
 from colabenv.errors import IndexUnavailableError, LockError, OutputError, printable
 from colabenv.index.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, SimpleClient
-from colabenv.index.urls import Redactor, expand_url, strip_credentials
+from colabenv.index.urls import Redactor, default_index_url, expand_url, strip_credentials
 from colabenv.lock.content import Lock, LockedPackage, LockFile
 from colabenv.models.frozen import model
 from colabenv.wheelhouse.plan import (
@@ -147,6 +149,28 @@ def _recorded(path: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
+DEFAULT_INDEX_VARIABLES = ("PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL")
+"""Where an installer's default index is set in the environment, in the order they are read."""
+
+
+def default_index(environ: Mapping[str, str]) -> str | None:
+    """The index an installer takes when a lock names none: the first of
+    DEFAULT_INDEX_VARIABLES set in ``environ``, else pip's default (None: not known)."""
+    for variable in DEFAULT_INDEX_VARIABLES:
+        words = environ.get(variable, "").split()
+        if words:
+            return words[0]
+    return default_index_url()
+
+
+def lock_indexes(lock: Lock, default: str | None) -> tuple[str, ...]:
+    """The indexes a lock's files are looked for on: those it names, ``default`` in the place
+    of the ``--index-url`` a lock made against the default index does not write."""
+    if lock.index_url or default is None:
+        return lock.index_urls
+    return (default, *lock.extra_index_urls)
+
+
 def plan(
     lock_file: LockFile,
     target: str | None,
@@ -154,9 +178,12 @@ def plan(
     redact: Callable[[str], str],
     environ: Mapping[str, str],
     folder: Folder,
+    *,
+    default: str | None,
 ) -> Plan:
-    """What to bundle: names and URLs from the lock or, where it has none, from its indexes;
-    a pin whose wheel an earlier run left whole in the folder needs neither."""
+    """What to bundle: names and URLs from the lock or, where it has none, from its indexes
+    (``default`` standing for the default index a lock names no other for); a pin whose wheel
+    an earlier run left whole in the folder needs neither."""
     sections = lock_sections(lock_file, target)
     wanted: list[Wanted] = []
     sources: dict[str, str] = {}
@@ -169,12 +196,10 @@ def plan(
                 filename, url, sha256 = kept
                 wanted.append(Wanted(filename, package.name, package.version, sha256, url, (label,)))
                 continue
-            files = _known_files(section.lock, package, client)
+            indexes = lock_indexes(section.lock, default)
+            files = _known_files(section.lock, indexes, package, client)
             if not any(f.sha256 in files for f in package.files):
-                raise IndexUnavailableError(
-                    f"{package.pin}: no index of the lock lists a file with the lock's sha256 "
-                    "(the index changed the file, or is not the one the lock was made from)"
-                )
+                raise _not_found(package, indexes, section.lock, redact)
             chosen = choose_wheel(package, files, tags)
             if chosen is None:
                 shown = printable(lock_file.path.name if lock_file.path else "lock")
@@ -186,16 +211,35 @@ def plan(
             filename, url, sha256 = chosen
             shown = redact(strip_credentials(url))
             wanted.append(Wanted(filename, package.name, package.version, sha256, shown, (label,)))
-            sources[filename] = with_credentials(url, section.lock.index_urls, environ)
+            sources[filename] = with_credentials(url, lock_indexes(section.lock, default), environ)
     return Plan(sections, merge(wanted), tuple(sources.items()))
 
 
-def _known_files(lock: Lock, package: LockedPackage, client: SimpleClient) -> dict[str, tuple[str, str]]:
+def _not_found(
+    package: LockedPackage, indexes: tuple[str, ...], lock: Lock, redact: Callable[[str], str]
+) -> IndexUnavailableError:
+    """What it means that no file of ``package`` was found: no index to search, or none of
+    those searched lists a file with the lock's sha256."""
+    searched = [package.index] if package.index else list(indexes)
+    if not searched and not lock.find_links:
+        return IndexUnavailableError(
+            f"{package.pin}: no index to search: the lock names none and no default index is "
+            "known (set PIP_INDEX_URL to the index the lock was made from)"
+        )
+    shown = ", ".join(printable(redact(strip_credentials(url))) for url in (*searched, *lock.find_links))
+    return IndexUnavailableError(
+        f"{package.pin}: no file with the lock's sha256 on {shown} (the index changed the file, "
+        "or is not the one the lock was made from)"
+    )
+
+
+def _known_files(
+    lock: Lock, indexes: tuple[str, ...], package: LockedPackage, client: SimpleClient
+) -> dict[str, tuple[str, str]]:
     known = {f.sha256: (f.name, f.url) for f in package.files if f.name and f.url}
     if all(f.sha256 in known for f in package.files if f.is_wheel):
         return {k: (n, u) for k, (n, u) in known.items() if n is not None and u is not None}
-    indexes = [package.index] if package.index else list(lock.index_urls)
-    for index in indexes:
+    for index in [package.index] if package.index else indexes:
         try:
             page = client.project_files(index, package.name)
         except IndexUnavailableError as error:
@@ -226,11 +270,12 @@ def bundle(
 ) -> BundleResult:
     """Fill ``folder`` with the lock's wheels for ``target`` (all it holds, or one section), then
     write the manifest and the README. Raises exit-4 errors naming the file on index trouble."""
-    redact = redactor(lock_file, environ)
+    default = default_index(environ)
+    redact = redactor(lock_file, environ, default)
     client = SimpleClient(environ, redact, deadline_s=deadline_s)
     remove_dead_parts(str(folder))  # of runs killed (SIGKILL) mid-download; a live run's stay
     found = Folder(folder)
-    planned = plan(lock_file, target, client, redact, environ, found)
+    planned = plan(lock_file, target, client, redact, environ, found, default=default)
     wanted = planned.wanted
     missing: list[Wanted] = []
     for item in wanted:
@@ -253,11 +298,17 @@ def bundle(
     return BundleResult(len(wanted), len(missing), len(wanted) - len(missing), downloaded)
 
 
-def redactor(lock_file: LockFile, environ: Mapping[str, str]) -> Redactor:
+def redactor(lock_file: LockFile, environ: Mapping[str, str], default: str | None = None) -> Redactor:
     """What hides credentials in text shown or written: every section's index URLs and
-    find-links pages, expanded, and the values of their ``${VAR}`` references."""
+    find-links pages, expanded, and the values of their ``${VAR}`` references; the ``default``
+    index (from the environment, expanded already) shown without its userinfo."""
     urls = (url for s in lock_file.sections for url in (*s.lock.index_urls, *s.lock.find_links))
-    return Redactor.for_urls(tuple(dict.fromkeys(urls)), environ)
+    found = Redactor.for_urls(tuple(dict.fromkeys(urls)), environ)
+    bare = strip_credentials(default) if default else default
+    if default is None or bare == default or bare is None:
+        return found
+    pairs = [*found.pairs, (default, bare), (default.rstrip("/"), bare.rstrip("/"))]
+    return Redactor(tuple(sorted(dict.fromkeys(pairs), key=lambda pair: len(pair[0]), reverse=True)))
 
 
 def _write(path: Path, text: str) -> None:

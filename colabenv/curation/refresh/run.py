@@ -103,7 +103,8 @@ def refresh_framework(
     name = FRAMEWORK_FILES[framework]
     start_text, known, named, follows = _starting_file(base / name, framework)
     catalog = _driver_table(base)
-    derived = derive(IndexReader(client, options, progress), known, catalog)
+    reader = IndexReader(client, options, progress)
+    derived = derive(reader, known, catalog)
     outcome = merged_text(
         framework, start_text, known, named, follows, derived, options.pytorch_index is not None
     )
@@ -115,7 +116,7 @@ def refresh_framework(
     return Refreshed(
         start=base / name,
         changes=tuple(changes),
-        notes=outcome.notes,
+        notes=(*outcome.notes, *reader.variants.notes()),
         contradictions=outcome.contradictions,
         summary=_summary(outcome, base / name) + _toolkits_added(derived.toolkits),
     )
@@ -233,7 +234,8 @@ def refresh_packages(
     path = base / PACKAGES_FILE
     start_text = read_overlay_file(path).decode("utf-8")
     packages, named = _packages_file(path, start_text)
-    derived = derive_packages(IndexReader(client, options, progress), packages, _torch_builds())
+    reader = IndexReader(client, options, progress)
+    derived = derive_packages(reader, packages, _torch_builds())
     text = packages_merged_text(start_text, derived.releases, named, derived.builds)
     try:
         _packages_file(path, text)  # the refreshed file loads
@@ -250,7 +252,7 @@ def refresh_packages(
     return Refreshed(
         start=path,
         changes=(FileChange(PACKAGES_FILE, start_text, text),),
-        notes=derived.notes,
+        notes=(*derived.notes, *reader.variants.notes()),
         contradictions=derived.contradictions,
         summary=summary,
     )

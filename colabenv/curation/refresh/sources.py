@@ -52,6 +52,7 @@ from colabenv._util.pep508 import NVIDIA_PREFIXES
 from colabenv.curation.refresh.selection import DEFAULT_RELEASES
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
+from colabenv.lock.wheel_tags import VariantFiles
 from colabenv.models import Arch, Catalog, CudaToolkit, Framework, Release, Source, Variant
 from colabenv.models.frozen import model
 
@@ -191,6 +192,7 @@ class IndexReader:
         self._metadata: dict[str, Metadata] = {}
         self._members: dict[tuple[str, str], bytes | None] = {}
         self._archs: dict[str, WheelArchs] = {}
+        self.variants = VariantFiles()  # what _wheels_of leaves aside, for a note
 
     def wheels(self, index: str, project: str, *, required: bool = False) -> list[Wheel]:
         """The Linux x86_64 (or pure) wheels of ``project`` on ``index``, final releases only;
@@ -219,11 +221,12 @@ class IndexReader:
             self._pages[key] = found or ()
         return self._wheels_of(read, self._pages[key], project)
 
-    @staticmethod
-    def _wheels_of(index: str, files: Iterable[IndexFile], project: str) -> list[Wheel]:
+    def _wheels_of(self, index: str, files: Iterable[IndexFile], project: str) -> list[Wheel]:
         found = []
         for file in files:
             if not file.filename.endswith(".whl"):
+                continue
+            if self.variants.took(file.filename):
                 continue
             try:
                 name, version, _, tags = parse_wheel_filename(file.filename)
