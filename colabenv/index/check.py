@@ -125,6 +125,7 @@ class IndexCheck:
         self.deadline_s = deadline_s
         self.lifetime_s = lifetime_s
         self._started: float | None = None
+        self._expired = False
         self._failed: set[str] = set()
         self._clients: dict[str, SimpleClient] = {}
 
@@ -141,7 +142,7 @@ class IndexCheck:
         notes: list[str] = []
         for index, project in wanted:
             url = install.index_url if index is None else index
-            if _shown(url) in self._failed:
+            if _shown(url) in self._failed or self._expired:
                 continue
             try:
                 files = self._files(url, project)
@@ -163,6 +164,7 @@ class IndexCheck:
             self._started = time.monotonic()
         left = self._started + self.deadline_s - time.monotonic()
         if left <= 0:
+            self._expired = True
             raise ColabenvError(
                 f"the check's deadline of {self.deadline_s:g} s passed before {project} was read"
             )

@@ -665,7 +665,7 @@ def resolve(
                     *_warnings(chosen, requests, profile, target, catalog, index),
                     *misplaced(profile.requirements, profile.path.name),
                     *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
-                    *(f"not checked against the index: {note}" for note in facts.notes),
+                    *([f"not checked against the index: {'; '.join(facts.notes)}"] if facts.notes else []),
                 ]
             )
         ),
