@@ -183,3 +183,21 @@ def test_a_credential_never_reaches_a_message_or_the_cache(
     shown = json.dumps(resolution)
     assert code == 0 and "not checked against the index" in shown, shown
     assert secret not in shown and secret not in err and "${IDX_TOKEN}" in shown
+
+
+def test_bootstrap_confirms_unless_offline(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bootstrap()``'s plan takes the same path: confirmed by the index, or with ``offline``
+    (``bootstrap(..., offline=True)``) asking nothing."""
+    from colabenv.notebook import _plan
+
+    profile = load_profile(_profile(tmp_path, index.base_url, index.url))
+    flags = TargetFlags(driver="580.65.06", cuda="13.0", compute_capability=("9.0",), python="3.12")
+    quiet = _plan(profile, TargetSource(flags), None, offline=True)
+    assert index.requests == []
+    assert "torch==2.15.0+cu132" in quiet.requirements
+    checked = _plan(profile, TargetSource(flags), None)
+    assert index.requests
+    assert "torch==2.15.0+cu130" in checked.requirements
+    capsys.readouterr()
