@@ -98,9 +98,12 @@ def _end_kernel() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _plan(profile: Profile, source: TargetSource, lock: Path | None) -> InstallPlan:
-    """The plan for ``source``'s target, of ``lock`` when given; its notes and warnings printed."""
-    resolution = resolve_profile(profile, source)
+def _plan(profile: Profile, source: TargetSource, lock: Path | None, *, offline: bool = False) -> InstallPlan:
+    """The plan for ``source``'s target, of ``lock`` when given; its notes and warnings printed.
+    Unless ``offline``, the choices are confirmed against the indexes they come from."""
+    from colabenv.index.check import index_check
+
+    resolution = resolve_profile(profile, source, index=index_check(os.environ, offline_flag=offline))
     plan = plan_for(profile, resolution, __version__, lock=lock, section=source.name)
     if plan.lock is not None and plan.lock.section is not None:
         print(f"colabenv: note: installing section {plan.lock.section} of {printable(plan.lock.name)}")
@@ -120,6 +123,7 @@ def bootstrap(
     cpu: bool = False,
     lock: str | os.PathLike[str] | None = None,
     target: str | None = None,
+    offline: bool = False,
     **unknown: Any,
 ) -> int:
     """Render ``profile`` for this host, run the script, and restart the kernel if required.
@@ -128,6 +132,8 @@ def bootstrap(
     ``colabenv render --lock`` does: refused unless it fits the target. ``target``: the
     profile's named target (``[targets]``) to render for instead of this host's detection
     (no target flag beside it); of a lock of several targets, the section of that name.
+    ``offline``: do not confirm the choices against the indexes they come from (as
+    ``render --offline``; ``COLABENV_OFFLINE=1`` does the same).
 
     Returns the script's exit status (0 on success). When a restart is required and this runs
     inside an IPython kernel on Colab, the kernel process ends so that Colab restarts it;
@@ -142,7 +148,8 @@ def bootstrap(
         driver=driver, cuda=cuda, compute_capability=compute_capability, python=python, cpu=cpu
     )
     loaded = load_profile(find_profile(profile))
-    plan = _plan(loaded, TargetSource(flags, target, "target="), Path(lock) if lock is not None else None)
+    source = TargetSource(flags, target, "target=")
+    plan = _plan(loaded, source, Path(lock) if lock is not None else None, offline=offline)
     text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
     on_colab = runtime_kind() is RuntimeKind.COLAB
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:

@@ -26,6 +26,7 @@ import hashlib
 import marshal
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -180,3 +181,40 @@ def _write_entry(entry: Path, source: bytes, value: dict[str, Any]) -> None:
         payload = marshal.dumps(value)
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_atomic(entry, ENTRY_MAGIC + _seal(source, payload) + payload, mode=0o600)
+
+
+# ---------------------------------------------------------------------------------------------
+# Short-lived answers (an index's project page, read for the index check)
+
+
+def recent(
+    kind: str, key: str, max_age_s: float, environ: Mapping[str, str] | None = None
+) -> Document | None:
+    """What :func:`keep` stored under ``kind`` and ``key`` less than ``max_age_s`` ago; None
+    when there is none (or it is older, damaged, or not this user's own). ``key`` is never a
+    file name: the entry is named by its sha256, so a URL's text never reaches the folder."""
+    source = hashlib.sha256(key.encode()).digest()
+    try:
+        entry = _recent_entry(kind, source, environ)
+        age = time.time() - os.stat(entry).st_mtime
+    except (RuntimeError, OSError):
+        return None
+    if not 0 <= age < max_age_s or not _usable(entry):
+        return None
+    cached = _read_entry(entry, source)
+    return cached if isinstance(cached, dict) else None
+
+
+def keep(kind: str, key: str, value: Document, environ: Mapping[str, str] | None = None) -> None:
+    """``value`` (data only) stored under ``kind`` and ``key`` for :func:`recent`; best effort."""
+    source = hashlib.sha256(key.encode()).digest()
+    try:
+        entry = _recent_entry(kind, source, environ)
+    except RuntimeError:
+        return
+    if _usable(entry):
+        _write_entry(entry, source, value)
+
+
+def _recent_entry(kind: str, source: bytes, environ: Mapping[str, str] | None) -> Path:
+    return cache_dir(environ) / kind / f"{source.hex()}.{_tag()}.marshal"

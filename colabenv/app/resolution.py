@@ -29,6 +29,7 @@ from colabenv.models.frozen import model
 from colabenv.resolve.overrides import TargetFlags
 
 if TYPE_CHECKING:
+    from colabenv.app.confirmation import IndexReader
     from colabenv.host.interpreter import Interpreter
 
 
@@ -121,15 +122,32 @@ def load_catalog(
     return catalog_for(profile, os.environ, frameworks, target=target, parts=parts)
 
 
-def resolve_for(profile: Profile, target: Target, *, allow_unconfirmed: bool = False) -> Resolved:
-    """``profile`` resolved for ``target`` with its catalog."""
+def resolve_for(
+    profile: Profile, target: Target, *, allow_unconfirmed: bool = False, index: IndexReader | None = None
+) -> Resolved:
+    """``profile`` resolved for ``target`` with its catalog; with ``index`` (and unless the
+    profile's ``[catalog] check_index = false``), its choices confirmed against the indexes
+    they come from (:mod:`colabenv.app.confirmation`)."""
+    catalog = load_catalog(profile, target)
+    if index is not None and profile.check_index:
+        from colabenv.app.confirmation import confirmed_resolution
+
+        resolution = confirmed_resolution(
+            profile, target, catalog, index, allow_unconfirmed=allow_unconfirmed
+        )
+        return Resolved(resolution, catalog)
     from colabenv.resolve.resolver import resolve
 
-    catalog = load_catalog(profile, target)
     return Resolved(resolve(profile, target, catalog, allow_unconfirmed=allow_unconfirmed), catalog)
 
 
-def resolve_profile(profile: Profile, source: TargetSource, *, allow_unconfirmed: bool = False) -> Resolution:
-    """``profile`` resolved for the target ``source`` says."""
+def resolve_profile(
+    profile: Profile,
+    source: TargetSource,
+    *,
+    allow_unconfirmed: bool = False,
+    index: IndexReader | None = None,
+) -> Resolution:
+    """``profile`` resolved for the target ``source`` says (confirmed by ``index``, where given)."""
     target = target_of(profile, source)
-    return resolve_for(profile, target, allow_unconfirmed=allow_unconfirmed).resolution
+    return resolve_for(profile, target, allow_unconfirmed=allow_unconfirmed, index=index).resolution

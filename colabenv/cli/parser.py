@@ -63,6 +63,16 @@ def _add_resolution_flags(parser: argparse.ArgumentParser) -> None:
     _add_target_flags(parser)
 
 
+def _add_offline(parser: argparse.ArgumentParser) -> None:
+    """``--offline`` of the commands that confirm their choices against the indexes."""
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not confirm the choices against the indexes they come from (COLABENV_OFFLINE=1 "
+        "and the profile's [catalog] check_index = false do the same)",
+    )
+
+
 def _add_quiet_and_deadline(parser: argparse.ArgumentParser, *, quiet: str, deadline: str) -> None:
     """``--quiet`` and ``--http-deadline``, of the commands that fetch from an index."""
     parser.add_argument("--quiet", action="store_true", help=quiet)
@@ -125,6 +135,7 @@ def _render_args(p: argparse.ArgumentParser) -> None:
         "the wheel made from this colabenv's own installed files",
     )
     _add_resolution_flags(p)
+    _add_offline(p)
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:
@@ -132,6 +143,7 @@ def _resolve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--target", metavar="NAME", help="resolve for the profile's [targets] entry NAME")
     _add_resolution_flags(p)
+    _add_offline(p)
 
 
 def _lock_args(p: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ goes to stdout, and the wheel and ``setup.sh`` must be rendered beside it with t
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from colabenv.app.install import lock_input, with_wheelhouse
 from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import load_profile_arg, read_input, target_flags, write_text_atomic
 from colabenv.errors import InputError, OutputError, UsageError, printable
+from colabenv.index.check import index_check
 from colabenv.script.plan import InstallPlan, install_plan
 from colabenv.script.render import render_plan
 
@@ -43,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
         refuse_target_flags(args, "--target")
     source = TargetSource(target_flags(args), args.target)
-    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
+    check = index_check(os.environ, offline_flag=args.offline)
+    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed, index=check)
     lock = lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
     if lock is not None and lock.section is not None:
         sys.stderr.write(f"colabenv: note: installing section {lock.section} of {printable(lock.name)}\n")

@@ -8,6 +8,7 @@ never as rich markup, and with control characters escaped.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from packaging.utils import canonicalize_name
@@ -16,6 +17,7 @@ from colabenv.accelerators.registry import accelerator_of
 from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import load_profile_arg, print_report, target_flags
 from colabenv.errors import printable
+from colabenv.index.check import index_check
 from colabenv.models import FrameworkChoice, Resolution
 from colabenv.models.frameworks import FACTS
 
@@ -111,6 +113,7 @@ def _table(resolution: Resolution) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args.profile)
     source = TargetSource(target_flags(args), args.target)
-    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed)
+    check = index_check(os.environ, offline_flag=args.offline)
+    resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed, index=check)
     print_report(args.json, resolution.to_json, lambda: _table(resolution), lambda: _plain(resolution))
     return 0

@@ -128,6 +128,8 @@ class Profile:
     reproducibility: Reproducibility = field(default_factory=Reproducibility)
     catalog_paths: tuple[Path, ...] = ()
     allow_unconfirmed: bool = False
+    check_index: bool = True
+    """``[catalog] check_index``: confirm choices against the indexes they come from."""
     targets: tuple[TargetSpec, ...] = ()
     """``[targets]``: the named targets ``lock --all-targets`` and ``--target NAME`` make
     sections for, in the order the merged document lists them."""

@@ -88,7 +88,7 @@ VERIFY_KEYS = (
 )
 IO_PATH_KEYS = ("path", "min_read_mib_s", "min_write_mib_s")
 REPRODUCIBILITY_KEYS = ("seed", "deterministic")
-CATALOG_KEYS = ("paths", "allow_unconfirmed")
+CATALOG_KEYS = ("paths", "allow_unconfirmed", "check_index")
 WATCH_KEYS = ("enabled", "interval_s", "max_hours")
 MAX_CATALOG_PATHS = 32
 
@@ -129,8 +129,8 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
     if not partial:
         hook = hook_environment(reproducibility)
         attempt(lambda: env.leave_room_for_flags(doc.sub("env"), variables, hook), None)
-    no_catalog: tuple[tuple[Path, ...], bool] = ((), False)
-    catalog_paths, allow_unconfirmed = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
+    no_catalog: tuple[tuple[Path, ...], bool, bool] = ((), False, True)
+    catalog_paths, allow_unconfirmed, check_index = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
     named_targets: tuple[TargetSpec, ...] = attempt(lambda: targets.targets(doc.sub("targets")), ())
     watch = attempt(lambda: _watch(doc.sub("watch")), WatchSettings())
     problems.raise_found()
@@ -149,6 +149,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         reproducibility=reproducibility,
         catalog_paths=catalog_paths,
         allow_unconfirmed=allow_unconfirmed,
+        check_index=check_index,
         targets=named_targets,
         watch=watch,
         cuda_packages=cuda_packages,
@@ -543,12 +544,14 @@ def _reproducibility(table: Reader) -> Reproducibility:
     return Reproducibility(seed=seed, deterministic=deterministic)
 
 
-def _catalog(table: Reader) -> tuple[tuple[Path, ...], bool]:
-    """``[catalog]``: the overlay folders, and whether unconfirmed builds are allowed."""
+def _catalog(table: Reader) -> tuple[tuple[Path, ...], bool, bool]:
+    """``[catalog]``: the overlay folders, whether unconfirmed builds are allowed, and whether
+    choices are confirmed against the indexes they come from."""
     table.allow(*CATALOG_KEYS)
     paths: list[str] = table.attempt(lambda: _catalog_paths(table), [])
     allow_unconfirmed = table.attempt(lambda: table.flag("allow_unconfirmed", False), False)
-    return tuple(Path(p) for p in paths), allow_unconfirmed
+    check_index = table.attempt(lambda: table.flag("check_index", True), True)
+    return tuple(Path(p) for p in paths), allow_unconfirmed, check_index
 
 
 def _catalog_paths(table: Reader) -> list[str]:

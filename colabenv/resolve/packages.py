@@ -37,8 +37,10 @@ from colabenv.models import (
     archs_cover,
     format_driver,
 )
+from colabenv.models.availability import NO_FACTS, IndexFacts
 from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
+from colabenv.resolve.confirm import CONFIRMED, confirmed, missing_file, passed_over_text
 from colabenv.resolve.explain import grouped_rejections
 
 if TYPE_CHECKING:
@@ -71,6 +73,8 @@ class Candidate:
     release: PackageRelease
     build: PackageBuild
     installed_version: str | None = None
+    confirmed: bool = False
+    """An unconfirmed build the index serves (taken, and its reason says so)."""
 
 
 @model
@@ -89,6 +93,8 @@ class PackagePlan:
     passed_over: tuple[tuple[Candidate, str], ...] = ()
     """The builds the target itself rules out (a Python without a wheel, a GPU without kernels),
     each with why: what a refusal names where one of them was built for the chosen torch."""
+    index_missing: tuple[tuple[Candidate, str], ...] = ()
+    """The builds passed over for a file their index lacks, each with the file."""
 
     @functools.cached_property
     def memo(self) -> dict[tuple[tuple[str, str, str], ...], tuple[Candidate, ...] | None]:
@@ -171,13 +177,35 @@ def _unknown(request: PackageRequest, catalog: Catalog, profile: Profile) -> str
     return None
 
 
-def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unconfirmed: bool) -> PackagePlan:
+def _pinned(build: PackageBuild, release: PackageRelease) -> str:
+    """The requirement a build of ``release`` is installed as (its local tag, its extra)."""
+    version = f"{release.version}+{build.local_tag}" if build.local_tag else str(release.version)
+    extra = f"[{build.extra}]" if build.extra else ""
+    return f"{build.distribution}{extra}=={version}"
+
+
+def _on_index(
+    build: PackageBuild, release: PackageRelease, facts: IndexFacts, install: InstallSettings
+) -> tuple[str | None, bool]:
+    """The file the build's index lacks (None: it has it, or was not asked; a find-links
+    page is not an index), and whether the index serves it."""
+    if build.find_links is not None:
+        return None, False
+    where = index_url(build.index_url, install)
+    text = _pinned(build, release)
+    return missing_file(facts, where, [text]), confirmed(facts, where, text)
+
+
+def plan_packages(
+    profile: Profile, target: Target, catalog: Catalog, allow_unconfirmed: bool, facts: IndexFacts = NO_FACTS
+) -> PackagePlan:
     """Each package's candidates on the target; a package the catalog lacks is exit 2, one
     with no build that runs here exit 3, each naming what excludes it. A target without an
     NVIDIA GPU (``--cpu``, a TPU) gets none of them, each left out with a warning, as the
     frameworks get their CPU or TPU builds."""
     all_candidates = []
     passed: list[tuple[Candidate, str]] = []
+    lacking: list[tuple[Candidate, str]] = []
     for request in profile.cuda_packages:
         key = f"frameworks.{request.key}"
         problem = _unknown(request, catalog, profile)
@@ -210,14 +238,22 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
                 if request.variant is not None and build.name != request.variant:
                     continue
                 why = _target_rejection(build, target, catalog, target.python)
-                if why is None and build.unconfirmed is not None and not allow_unconfirmed:
+                installed = _installed_version(build, release, target)
+                lacks, served = _on_index(build, release, facts, profile.install)
+                if why is None and installed is None and lacks is not None:
+                    rejections.append((release.version, lacks))
+                    lacking.append((Candidate(request, release, build, None), lacks))
+                    continue
+                if why is None and build.unconfirmed is not None and not allow_unconfirmed and not served:
                     unconfirmed.setdefault(build.unconfirmed, []).append(build.name)
                     continue
                 if why is not None:
                     rejections.append((release.version, why))
                     passed.append((Candidate(request, release, build, None), why))
                     continue
-                found.append(Candidate(request, release, build, _installed_version(build, release, target)))
+                found.append(
+                    Candidate(request, release, build, installed, served and build.unconfirmed is not None)
+                )
             for reason, names in unconfirmed.items():
                 what = f"{names[0]} is" if len(names) == 1 else f"{', '.join(names)} are"
                 rejections.append((release.version, f"{what} unconfirmed ({reason}); {UNCONFIRMED_HINT}"))
@@ -237,6 +273,7 @@ def plan_packages(profile: Profile, target: Target, catalog: Catalog, allow_unco
         image=image,
         passed_over=tuple(passed),
         image_unknown=unknown,
+        index_missing=tuple(lacking),
     )
 
 
@@ -438,7 +475,7 @@ def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog
     if target.compute_capabilities:
         parts.append(f"kernels for {', '.join(c.sm for c in target.compute_capabilities)}")
     if build.unconfirmed is not None:
-        parts.append(f"unconfirmed ({build.unconfirmed}), allowed")
+        parts.append(f"unconfirmed ({build.unconfirmed}), {CONFIRMED if candidate.confirmed else 'allowed'}")
     if build.overlay is not None:
         parts.append(f"from the catalog overlay {build.overlay}")
     return "; ".join(parts)
@@ -486,9 +523,12 @@ def package_choices(
         if candidate.installed_version is not None:
             requirement = f"{build.distribution}=={candidate.installed_version}"
         else:
-            version = f"{release.version}+{build.local_tag}" if build.local_tag else str(release.version)
-            extra = f"[{build.extra}]" if build.extra else ""
-            requirement = f"{build.distribution}{extra}=={version}"
+            requirement = _pinned(build, release)
+        lacked = [
+            (f"{c.request.name} {c.release.version} {c.build.name}", why)
+            for c, why in plan.index_missing
+            if c.request == candidate.request and c.release.version >= release.version
+        ]
         choices.append(
             PackageChoice(
                 name=candidate.request.name,
@@ -500,7 +540,8 @@ def package_choices(
                 find_links=build.find_links,
                 requirements=(requirement,),
                 reason=_reason(candidate, picks, target, catalog)
-                + _passed_over(candidate, plan, picks, chosen),
+                + _passed_over(candidate, plan, picks, chosen)
+                + passed_over_text(lacked),
                 archs=build.archs,
                 installed=candidate.installed_version is not None,
                 catalog_file=build.overlay,

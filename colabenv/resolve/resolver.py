@@ -26,15 +26,18 @@ from colabenv.models import (
     FrameworkChoice,
     FrameworkRequest,
     InstalledSet,
+    InstallSettings,
     Profile,
     Release,
     Resolution,
     Target,
     Variant,
 )
+from colabenv.models.availability import NO_FACTS, IndexFacts
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
+from colabenv.resolve.confirm import CONFIRMED, check_plain, confirmed, missing_file, passed_over_text
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.packages import (
     Pick,
@@ -161,17 +164,55 @@ class _Candidates:
     passed_over: tuple[tuple[Version, str], ...] = ()
     """The releases turned down as a whole for the target's Python (their own wheels or a
     companion's), newest first: a choice below one of them says why it was not taken."""
+    missing: tuple[tuple[Version, str, str], ...] = ()
+    """The builds passed over for a file their index lacks: (release, label, the file)."""
 
 
 def _unconfirmed_rejection(variant: Variant) -> str:
     return f"{variant.name} is unconfirmed ({variant.unconfirmed}); {UNCONFIRMED_HINT}"
 
 
+@model
+class _Index:
+    """What the index said (``facts``) and where each build comes from (``install``)."""
+
+    facts: IndexFacts = NO_FACTS
+    install: InstallSettings = InstallSettings()
+
+    def index_of(self, option: _Option) -> str | None:
+        return index_url(option.variant.index_url, self.install)
+
+    def confirms(self, option: _Option, request: FrameworkRequest, installed: InstalledSet) -> bool:
+        """The index serves the build's own file (an unconfirmed build is then taken)."""
+        texts = _requirements(option, request, installed)
+        return confirmed(self.facts, self.index_of(option), texts[0])
+
+    def problem(
+        self, option: _Option, request: FrameworkRequest, installed: InstalledSet, allow: bool
+    ) -> tuple[str | None, bool]:
+        """Why ``option`` is not taken for what the index says, or for being unconfirmed; and
+        whether that is a file the index lacks."""
+        if not option.installed:
+            texts = _requirements(option, request, installed)
+            missing = missing_file(self.facts, self.index_of(option), texts)
+            if missing is not None:
+                return missing, True
+        variant = option.variant
+        if variant.unconfirmed is not None and not allow and not self.confirms(option, request, installed):
+            return _unconfirmed_rejection(variant), False
+        return None, False
+
+
 def _candidates(
-    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool = False
+    request: FrameworkRequest,
+    target: Target,
+    catalog: Catalog,
+    allow_unconfirmed: bool,
+    index: _Index,
 ) -> _Candidates:
     """``allow_unconfirmed``: take builds marked unconfirmed too (otherwise each is turned
-    down, with that as the reason, where nothing else turns it down first)."""
+    down, with that as the reason, where nothing else turns it down first, or the index
+    confirms it). A build whose files ``index`` lacks is turned down, naming the file."""
     framework = request.framework
     kind = accelerator_of(target)
     rejections: list[tuple[Version, str]] = []
@@ -183,6 +224,7 @@ def _candidates(
     kept: list[_Option] = []
     fresh: list[_Option] = []
     passed_over: list[tuple[Version, str]] = []
+    missing: list[tuple[Version, str, str]] = []
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
@@ -206,8 +248,6 @@ def _candidates(
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
-            if problem is None and variant.unconfirmed is not None and not allow_unconfirmed:
-                problem = _unconfirmed_rejection(variant)
             if problem:
                 if problem is not NOT_ASKED:
                     rejections.append((release.version, problem))
@@ -222,10 +262,16 @@ def _candidates(
                 fully,
                 installed_dist.version if is_installed and installed_dist else None,
             )
+            problem, lacks = index.problem(option, request, target.installed, allow_unconfirmed)
+            if problem:
+                rejections.append((release.version, problem))
+                if lacks:
+                    missing.append((release.version, f"{option.label} {variant.name}", problem))
+                continue
             (kept if is_installed else release_options).append(option)
         fresh.extend(_variant_preference(release_options))
     passed_over.sort(key=lambda item: item[0], reverse=True)
-    return _Candidates(tuple(kept + fresh), tuple(rejections), tuple(passed_over))
+    return _Candidates(tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,13 +444,20 @@ def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]
     return f"; not {version}{more}: {why}"
 
 
-def _warnings(chosen: Sequence[_Option], profile: Profile, target: Target, catalog: Catalog) -> list[str]:
+def _warnings(
+    chosen: Sequence[_Option],
+    requests: Sequence[FrameworkRequest],
+    profile: Profile,
+    target: Target,
+    catalog: Catalog,
+    index: _Index,
+) -> list[str]:
     kind = accelerator_of(target)
     builds = [ChosenBuild(o.label, o.release, o.variant, o.fully_supported) for o in chosen]
     warnings = kind.warnings(builds, profile, target, catalog)
-    for option, build in zip(chosen, builds, strict=True):
+    for option, build, request in zip(chosen, builds, requests, strict=True):
         variant = option.variant
-        if variant.unconfirmed is not None:
+        if variant.unconfirmed is not None and not index.confirms(option, request, target.installed):
             warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
         warnings.extend(kind.build_warnings(build, target, catalog))
         present = target.installed.get(option.framework.value)
@@ -436,7 +489,7 @@ def _turned_down_for_components(
 
 
 def _component_hint(
-    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool
+    request: FrameworkRequest, target: Target, catalog: Catalog, allow_unconfirmed: bool, index: _Index
 ) -> str:
     """What to change when a release the profile allows was turned down for its NVIDIA
     component pins: the releases whose pins do cover the GPUs."""
@@ -449,7 +502,7 @@ def _component_hint(
     if not refused:
         return ""
     open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant, request.companions)
-    options = _candidates(open_request, target, catalog, allow_unconfirmed).options
+    options = _candidates(open_request, target, catalog, allow_unconfirmed, index).options
     good = sorted({o.release.version for o in options})
     if not good:
         return "\n  no release in the catalog pins components with kernels for these GPUs"
@@ -459,56 +512,66 @@ def _component_hint(
 
 
 def _all_candidates(
-    profile: Profile, requests: Sequence[FrameworkRequest], target: Target, catalog: Catalog, allow: bool
-) -> tuple[
-    list[tuple[_Option, ...]], dict[Framework, tuple[tuple[Version, str], ...]], list[tuple[_Option, ...]]
-]:
-    """Each requested framework's candidates, best first (none: exit 3, saying why); the releases
-    passed over for the target's Python; and, by framework position, the candidates of any
-    version, for naming what clashes."""
+    profile: Profile,
+    requests: Sequence[FrameworkRequest],
+    target: Target,
+    catalog: Catalog,
+    allow: bool,
+    index: _Index,
+) -> tuple[list[tuple[_Option, ...]], dict[Framework, _Candidates], list[tuple[_Option, ...]]]:
+    """Each requested framework's candidates, best first (none: exit 3, saying why); all it
+    found (the releases passed over for the target's Python, the builds the index lacks); and,
+    by framework position, the candidates of any version, for naming what clashes."""
     per_framework: list[tuple[_Option, ...]] = []
-    passed_over: dict[Framework, tuple[tuple[Version, str], ...]] = {}
+    passed_over: dict[Framework, _Candidates] = {}
     unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
     for request in requests:
         unknown = unknown_variant(request, catalog)
         if unknown:
             raise ResolutionError(f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
-        found = _candidates(request, target, catalog, allow)
+        found = _candidates(request, target, catalog, allow, index)
         if not found.options:
             shown = grouped_rejections(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
-            detail += _component_hint(request, target, catalog, allow)
+            detail += _component_hint(request, target, catalog, allow, index)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
                 f"{str(request.specifier) or 'any version'} runs on the target{detail}"
             )
         per_framework.append(found.options)
-        passed_over[request.framework] = found.passed_over
+        passed_over[request.framework] = found
         open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant)
-        unconstrained[POSITION[request.framework]] = _candidates(open_request, target, catalog, allow).options
+        unconstrained[POSITION[request.framework]] = _candidates(
+            open_request, target, catalog, allow, index
+        ).options
     return per_framework, passed_over, unconstrained
 
 
 def _choice(
     option: _Option,
     request: FrameworkRequest,
-    passed_over: Sequence[tuple[Version, str]],
+    found: _Candidates,
     brought: dict[Framework, list[str]],
     profile: Profile,
     target: Target,
     catalog: Catalog,
     allow_unconfirmed: bool,
+    index: _Index,
 ) -> FrameworkChoice:
     """The choice of ``option`` for ``request``, with every reason for it."""
     kind = accelerator_of(target)
     reason = _reason(option, request, target, catalog)
-    reason += _passed_over_text(option, passed_over)
+    reason += _passed_over_text(option, found.passed_over)
+    reason += passed_over_text((label, why) for v, label, why in found.missing if v >= option.release.version)
     if brought.get(option.framework):
         held = ", ".join(brought[option.framework])
         reason += f"; NVIDIA components held to {held} so that their kernels cover every GPU"
     if option.variant.unconfirmed is not None:
         by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
-        reason += f"; unconfirmed ({option.variant.unconfirmed}), allowed by {by}"
+        by = f"allowed by {by}"
+        if index.confirms(option, request, target.installed):
+            by = CONFIRMED
+        reason += f"; unconfirmed ({option.variant.unconfirmed}), {by}"
     overlay = option.variant.overlay or option.release.overlay
     if overlay is not None:
         reason += f"; from the catalog overlay {overlay}"
@@ -532,21 +595,29 @@ def _choice(
 
 
 def resolve(
-    profile: Profile, target: Target, catalog: Catalog, *, allow_unconfirmed: bool = False
+    profile: Profile,
+    target: Target,
+    catalog: Catalog,
+    *,
+    allow_unconfirmed: bool = False,
+    facts: IndexFacts = NO_FACTS,
 ) -> Resolution:
     """Choose a release and variant for every framework the profile wants, jointly.
 
-    Builds the catalog marks unconfirmed are taken only when ``allow_unconfirmed`` (the
-    ``--allow-unconfirmed`` flag) or the profile's ``[catalog] allow_unconfirmed`` says so."""
+    Builds marked unconfirmed are taken only where ``allow_unconfirmed`` (``--allow-unconfirmed``)
+    or the profile's ``[catalog] allow_unconfirmed`` says so, or ``facts`` (what the indexes
+    serve, read by the application layer) confirm them; a build its index lacks is passed over."""
     allow = allow_unconfirmed or profile.allow_unconfirmed
+    index = _Index(facts, profile.install)
+    check_plain(profile, facts)
     if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
         raise ResolutionError(
             f"{profile.path.name}: python: the profile needs Python {profile.python}; "
             f"the target has {target.python}"
         )
     requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
-    per_framework, passed_over, unconstrained = _all_candidates(profile, requests, target, catalog, allow)
-    plan = plan_packages(profile, target, catalog, allow)
+    per_framework, found, unconstrained = _all_candidates(profile, requests, target, catalog, allow, index)
+    plan = plan_packages(profile, target, catalog, allow, facts)
     free = _joint_choice(per_framework, lambda c: accepts(plan, _picks(c, catalog), keep=False))
     chosen = (
         _joint_choice(per_framework, lambda c: accepts(plan, _picks(c, catalog), keep=True))
@@ -567,12 +638,13 @@ def resolve(
         _choice(
             option,
             request,
-            passed_over.get(option.framework, ()),
+            found[option.framework],
             brought,
             profile,
             target,
             catalog,
             allow_unconfirmed,
+            index,
         )
         for option, request in zip(chosen, requests, strict=True)
     ]
@@ -590,9 +662,10 @@ def resolve(
         warnings=tuple(
             dict.fromkeys(
                 [
-                    *_warnings(chosen, profile, target, catalog),
+                    *_warnings(chosen, requests, profile, target, catalog, index),
                     *misplaced(profile.requirements, profile.path.name),
                     *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
+                    *([f"not checked against the index: {'; '.join(facts.notes)}"] if facts.notes else []),
                 ]
             )
         ),

@@ -135,6 +135,7 @@ def _environment(home: Path) -> Iterator[None]:
             del os.environ[key]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CACHE_HOME"] = str(home / "cache")
+    os.environ["COLABENV_OFFLINE"] = "1"  # rendered as before: no index confirms the choices
     try:
         yield
     finally:

@@ -188,7 +188,8 @@ class LocalIndex:
     ``"close"`` closes the connection unanswered, ``"drip"`` starts a page and sends one byte
     every half second, forever, ``"huge"`` answers a JSON page of ``HUGE_BYTES`` spaces, and
     ``answer_with(body, content_type)`` serves that body as every page (files stay real).
-    ``stop()`` then ``start()`` serves again on the same port.
+    ``stop()`` then ``start()`` serves again on the same port. ``latency_s``: seconds every
+    answer waits before it starts (a real index's round trip, for benchmarks).
     """
 
     def __init__(self, root: Path, *, port: int = 0, metadata: bool = True) -> None:
@@ -206,6 +207,7 @@ class LocalIndex:
         self._garbage: tuple[bytes, str] | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.latency_s = 0.0
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -425,6 +427,8 @@ class LocalIndex:
                     self.headers.get("Authorization", ""),
                     self.headers.get("User-Agent", ""),
                 )
+                if index.latency_s:
+                    time.sleep(index.latency_s)
                 if failure == "close":
                     self.close_connection = True
                     return

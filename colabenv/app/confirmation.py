@@ -1,0 +1,105 @@
+"""A resolution confirmed against the indexes its choices come from: resolve, ask the indexes
+(through the :class:`IndexReader` the caller hands in, :class:`colabenv.index.check.IndexCheck`
+for the commands) for the project pages of what was chosen, resolve again with what they serve,
+until every chosen file has been asked about. The resolver stays pure: it is handed the answers
+as one frozen :class:`~colabenv.models.availability.IndexFacts`.
+
+An unconfirmed catalog build is not chosen until the index confirms it, so the pages of what
+would be chosen with unconfirmed builds allowed are asked too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Protocol
+
+from packaging.utils import canonicalize_name
+
+from colabenv.errors import ResolutionError
+from colabenv.models import Catalog, InstallSettings, Profile, Resolution, Target
+from colabenv.models.availability import NO_FACTS, FileTarget, IndexFacts, index_key
+
+MAX_ROUNDS = 4
+"""How many times the pages of a new choice are asked for before its resolution is taken."""
+
+PageKey = tuple[str | None, str]
+"""(the index as the resolution writes it, None for the default one; the project)."""
+
+
+class IndexReader(Protocol):
+    """What reads project pages for a resolution: ``facts`` with the pages of ``wanted`` added
+    (a note for each that could not be read, never an error)."""
+
+    def read(
+        self, facts: IndexFacts, wanted: Sequence[PageKey], target: FileTarget, install: InstallSettings
+    ) -> IndexFacts: ...
+
+
+def file_target(target: Target) -> FileTarget:
+    """The wheel tags the target's CPython installs on its platform (the one rule,
+    :mod:`colabenv.lock.wheel_tags`), up to the newest manylinux a wheelhouse ranks: the
+    target's glibc is not known here (a named target is made on no host), so a file is missing
+    only where no glibc a wheelhouse takes could install it."""
+    from colabenv.lock.wheel_tags import WHEELHOUSE_GLIBC_MINOR, interpreter_tags
+
+    python = (target.python.major, target.python.minor)
+    tags = interpreter_tags(python, target.platform, WHEELHOUSE_GLIBC_MINOR)
+    shown = f"cp{python[0]}{python[1]} on {target.platform}"
+    return FileTarget(target.python, frozenset(str(tag) for tag in tags), shown)
+
+
+def pages_of(resolution: Resolution) -> list[PageKey]:
+    """The project pages that say whether every file the resolution installs exists: each
+    exact pin of a framework, companion, CUDA package or plain requirement, on its index."""
+    from colabenv.resolve.confirm import exact_pins
+
+    wanted: list[tuple[str | None, tuple[str, ...]]] = []
+    for choice in resolution.choices:
+        if not choice.installed:
+            wanted.append((choice.index_url, choice.requirements))
+    for package in resolution.cuda_packages:
+        if not package.installed and package.find_links is None:
+            wanted.append((package.index_url, package.requirements))
+    wanted.append((None, resolution.packages))
+    return [(index, canonicalize_name(name)) for index, texts in wanted for name, _ in exact_pins(texts)]
+
+
+def _unconfirmed_in(catalog: Catalog) -> bool:
+    return any(v.unconfirmed is not None for r in catalog.releases for v in r.variants) or any(
+        b.unconfirmed is not None for p in catalog.packages for r in p.releases for b in r.builds
+    )
+
+
+def confirmed_resolution(
+    profile: Profile, target: Target, catalog: Catalog, reader: IndexReader, *, allow_unconfirmed: bool
+) -> Resolution:
+    """``profile`` resolved for ``target``, its choices confirmed by ``reader``'s pages: a
+    build an index lacks passed over for the next, an unconfirmed one an index serves taken.
+    Exit 3 (ResolutionError) where nothing is left."""
+    from colabenv.resolve.resolver import resolve
+
+    explore = not (allow_unconfirmed or profile.allow_unconfirmed) and _unconfirmed_in(catalog)
+    facts = NO_FACTS
+    files = file_target(target)
+    asked: set[tuple[str | None, str]] = set()
+    for round_ in range(MAX_ROUNDS + 1):
+        error: ResolutionError | None = None
+        resolution: Resolution | None = None
+        try:
+            resolution = resolve(profile, target, catalog, allow_unconfirmed=allow_unconfirmed, facts=facts)
+        except ResolutionError as refused:
+            error = refused
+        wanted = pages_of(resolution) if resolution is not None else []
+        if explore:
+            with contextlib.suppress(ResolutionError):
+                wanted += pages_of(resolve(profile, target, catalog, allow_unconfirmed=True, facts=facts))
+        new = [key for key in dict.fromkeys(wanted) if (index_key(key[0]), key[1]) not in asked]
+        if not new or round_ == MAX_ROUNDS:
+            if resolution is None:
+                assert error is not None
+                raise error
+            return resolution
+        asked.update((index_key(index), project) for index, project in new)
+        facts = reader.read(facts, new, files, profile.install)
+    raise AssertionError("unreachable")

@@ -1,0 +1,91 @@
+"""What package indexes serve for a target, as the resolver is handed it (``IndexFacts``): for
+each project page read, the versions that have a file the target installs. The resolver passes
+over a catalog build an index lacks and takes an unconfirmed one an index serves; what could not
+be read is a note, never a guess."""
+
+from __future__ import annotations
+
+import functools
+
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from colabenv.models.frozen import model
+
+
+def index_key(index: str | None) -> str | None:
+    """An index URL as pages are kept by (no trailing slash; None: the default index)."""
+    return None if index is None else index.rstrip("/")
+
+
+def version_key(version: str) -> str:
+    """A version as pages list it (normalized: ``2.15.0+cu130``); the text itself if invalid."""
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        return version
+
+
+@model
+class FileTarget:
+    """What a file must fit to be installed on the target: its Python (a file's
+    Requires-Python) and the wheel tags its CPython installs on its platform; ``shown``, how
+    reasons name them (``cp312 on linux_x86_64``)."""
+
+    python: Version
+    tags: frozenset[str]
+    shown: str
+
+
+@model
+class IndexPage:
+    """One project page of one index, read for a target. ``index``: its URL as the resolution
+    writes it, ``${VAR}`` unexpanded (None: the default index); ``wheels``: the versions with a
+    wheel the target installs (its Python, ABI, platform and manylinux level, and the file's
+    Requires-Python); ``files``: the versions with any file (an sdist too); ``found``: False when
+    the index has no such project."""
+
+    index: str | None
+    project: NormalizedName
+    wheels: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+    found: bool = True
+
+
+@model
+class IndexFacts:
+    """The pages read for one resolution, the target's tags as reasons name them
+    (``cp312 on linux_x86_64``), and a note for each index that could not be asked."""
+
+    tags: str = ""
+    pages: tuple[IndexPage, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def _by_key(self) -> dict[tuple[str | None, str], IndexPage]:
+        return {(index_key(p.index), p.project): p for p in self.pages}
+
+    def page(self, index: str | None, project: str) -> IndexPage | None:
+        return self._by_key.get((index_key(index), canonicalize_name(project)))
+
+    def served(self, index: str | None, project: str, version: str, *, wheel: bool = True) -> bool | None:
+        """Whether ``index`` has a file of ``project`` ``version`` for the target (with ``wheel``,
+        a wheel; else any file); None when its page was not read."""
+        page = self.page(index, project)
+        if page is None:
+            return None
+        return version_key(version) in (page.wheels if wheel else page.files)
+
+    def missing(self, index: str | None, project: str, version: str) -> str:
+        """Which file the index lacks, for a reason."""
+        where = f"the index {index_key(index)}" if index is not None else "the default index"
+        name = canonicalize_name(project).replace("-", "_")
+        return f"{where} has no file {name}-{version}-*.whl for {self.tags}"
+
+    def merged(self, pages: tuple[IndexPage, ...], notes: tuple[str, ...]) -> IndexFacts:
+        """These facts with ``pages`` and ``notes`` added."""
+        return IndexFacts(self.tags, (*self.pages, *pages), tuple(dict.fromkeys((*self.notes, *notes))))
+
+
+NO_FACTS = IndexFacts()
+"""Nothing read: every build is taken as the catalog says."""

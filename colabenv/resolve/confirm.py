@@ -1,0 +1,70 @@
+"""The index's answers applied to a choice (``IndexFacts``, read by the application layer): the
+catalog proposes, the index disposes. A build whose pinned files an index it comes from lacks
+for the target is passed over, naming the file; an unconfirmed build the index serves is taken,
+confirmed just now. Pure: what was not read is taken as the catalog says."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.requirements import InvalidRequirement
+
+from colabenv._util.pep508 import exact_pin
+from colabenv.errors import ResolutionError
+from colabenv.models import Profile
+from colabenv.models.availability import IndexFacts
+from colabenv.models.catalog import parsed_pin
+
+CONFIRMED = "confirmed by the index just now"
+"""What a reason says of an unconfirmed build that the index serves."""
+
+
+def exact_pins(texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(project, version) of each ``name[extra]==version`` of ``texts`` (no wildcard, no marker)."""
+    found = []
+    for text in texts:
+        try:
+            requirement = parsed_pin(text)
+        except InvalidRequirement:
+            continue
+        version = exact_pin(requirement)
+        if version is not None and requirement.marker is None:
+            found.append((requirement.name, version))
+    return found
+
+
+def missing_file(
+    facts: IndexFacts, index: str | None, texts: Iterable[str], *, wheel: bool = True
+) -> str | None:
+    """The first file of ``texts``' exact pins that ``index`` lacks for the target, as a reason;
+    None when it has each (or its page was not read)."""
+    for project, version in exact_pins(texts):
+        if facts.served(index, project, version, wheel=wheel) is False:
+            return facts.missing(index, project, version)
+    return None
+
+
+def confirmed(facts: IndexFacts, index: str | None, text: str) -> bool:
+    """``index`` serves the exact pin ``text`` for the target (its page was read and lists it)."""
+    pins = exact_pins([text])
+    return bool(pins) and facts.served(index, *pins[0]) is True
+
+
+def passed_over_text(missing: Iterable[tuple[str, str]]) -> str:
+    """``; passed over: torch 2.15.0 cu130 (the index ... has no file ...)``: the builds the
+    index lacked, the first named with its file and the rest counted; empty for none."""
+    items = list(missing)
+    if not items:
+        return ""
+    label, why = items[0]
+    more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+    return f"; passed over {label}{more}: {why}"
+
+
+def check_plain(profile: Profile, facts: IndexFacts) -> None:
+    """The plain requirements the profile pins exactly (``[packages]``, installed from its
+    index): one that index has no file of for the target is exit 3, naming the file."""
+    for requirement in profile.requirements:
+        missing = missing_file(facts, None, [str(requirement)], wheel=False)
+        if missing is not None:
+            raise ResolutionError(f"{profile.path.name}: packages: {requirement}: {missing}")

@@ -1,0 +1,203 @@
+"""The index check of ``render`` and ``resolve`` against a real index on 127.0.0.1: the catalog
+proposes, the index disposes. A build whose file the index lacks is passed over, an unconfirmed
+one it serves is taken; an index that cannot be read is a note; answers are cached; ``--offline``,
+``COLABENV_OFFLINE`` and ``[catalog] check_index = false`` ask nothing; a slow index ends at the
+deadline; a credential never reaches a message or the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from colabenv.app.resolution import TargetSource, resolve_profile
+from colabenv.cli.main import main
+from colabenv.index.check import IndexCheck
+from colabenv.profile.load import load_profile
+from colabenv.resolve.overrides import TargetFlags
+from tests.support.hostile_index import HostileIndex
+from tests.support.index import LocalIndex
+from tests.support.wheels import build_wheel
+
+H100_580 = ["--driver", "580.65.06", "--cuda", "13.0", "--compute-capability", "9.0", "--python", "3.12"]
+TAG = "cp312-cp312-manylinux_2_28_x86_64"
+
+
+@pytest.fixture(autouse=True)
+def _online(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLABENV_OFFLINE", raising=False)
+
+
+def _index(root: Path, torch: dict[str, list[str]]) -> LocalIndex:
+    """An index with a sub-index per CUDA build (``/cu130/``), each with these torch versions,
+    and einops 0.8.1 on ``/simple/``."""
+    for folder, versions in torch.items():
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for version in versions:
+            build_wheel(root / folder, "torch", version, tag=TAG)
+    build_wheel(root / "simple", "einops", "0.8.1")
+    return LocalIndex(root)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[LocalIndex]:
+    with _index(tmp_path / "wheels", {"cu130": ["2.15.0+cu130"], "cu132": ["2.14.1+cu132"]}) as served:
+        yield served
+
+
+def _profile(tmp_path: Path, pytorch: str, default: str, extra: str = "") -> Path:
+    path = tmp_path / "team.toml"
+    path.write_text(
+        'name = "team"\n[frameworks]\ntorch = "*"\n[packages]\nrequirements = ["einops==0.8.1"]\n'
+        f'[install]\npytorch_index_url = "{pytorch}"\nindex_url = "{default}"\n{extra}'
+    )
+    return path
+
+
+def _resolve(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
+    code = main(["resolve", *argv, "--json", *H100_580])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else {}), err
+
+
+def _torch(resolution: dict[str, object]) -> dict[str, str]:
+    frameworks = resolution["frameworks"]
+    assert isinstance(frameworks, dict)
+    return frameworks["torch"]  # type: ignore[no-any-return]
+
+
+def test_a_missing_file_is_passed_over_and_an_unconfirmed_build_served_is_taken(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, index.base_url, index.url)
+    code, resolution, err = _resolve(capsys, str(profile))
+    assert code == 0, err
+    torch = _torch(resolution)
+    # cu132 (the catalog's confirmed 2.15.0 build) has no file on the index; cu130 (unconfirmed
+    # in the catalog) has one, and a 580 driver fully supports it
+    assert (torch["version"], torch["variant"]) == ("2.15.0", "cu130"), torch
+    assert "confirmed by the index just now" in torch["reason"]
+    assert "not checked" not in err
+    assert index.project_requests("torch") and index.project_requests("einops")
+
+
+def test_nothing_left_on_the_index_is_exit_3(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, index.base_url, index.url)
+    text = profile.read_text().replace('torch = "*"', 'torch = { version = "==2.15.0", variant = "cu132" }')
+    profile.write_text(text)
+    code, _, err = _resolve(capsys, str(profile))
+    assert code == 3
+    assert f"the index {index.base_url}/cu132 has no file torch-2.15.0+cu132-*.whl for cp312" in err
+
+
+def test_a_second_render_asks_nothing_and_offline_asks_nothing(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = _profile(tmp_path, index.base_url, index.url)
+    assert main(["render", str(profile), "-o", str(tmp_path / "a.sh"), *H100_580]) == 0
+    assert index.requests
+    first = (tmp_path / "a.sh").read_text()
+    index.reset_requests()
+    assert main(["render", str(profile), "-o", str(tmp_path / "b.sh"), *H100_580]) == 0
+    assert index.requests == []
+    assert (tmp_path / "b.sh").read_text() == first
+    assert "torch==2.15.0+cu130" in first
+
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "empty-cache"))
+    assert main(["render", str(profile), "--offline", "-o", str(tmp_path / "c.sh"), *H100_580]) == 0
+    monkeypatch.setenv("COLABENV_OFFLINE", "1")
+    assert main(["render", str(profile), "-o", str(tmp_path / "d.sh"), *H100_580]) == 0
+    monkeypatch.delenv("COLABENV_OFFLINE")
+    skipped = _profile(tmp_path, index.base_url, index.url, "[catalog]\ncheck_index = false\n")
+    assert main(["render", str(skipped), "-o", str(tmp_path / "e.sh"), *H100_580]) == 0
+    assert index.requests == []
+    capsys.readouterr()
+    # without the check: the catalog's confirmed cu132 build, as before
+    assert "torch==2.15.0+cu132" in (tmp_path / "c.sh").read_text()
+    assert "torch==2.15.0+cu132" in (tmp_path / "d.sh").read_text()
+
+
+def test_an_unreachable_index_is_one_note_not_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    closed = LocalIndex(tmp_path)
+    closed.start()
+    url = closed.base_url
+    closed.stop()
+    profile = _profile(tmp_path, url, f"{url}/simple/")
+    code, resolution, err = _resolve(capsys, str(profile))
+    assert code == 0, err
+    assert _torch(resolution)["variant"] == "cu132"  # the catalog's choice
+    warnings = [w for w in resolution["warnings"] if "not checked against the index" in w]  # type: ignore[attr-defined]
+    assert len(warnings) == 1 and "unreachable" in warnings[0], warnings
+    assert main(["render", str(profile), "-o", str(tmp_path / "s.sh"), *H100_580]) == 0
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if "not checked against the index: " in line]
+    assert len(notes) == 1, err
+    assert "unreachable (connection refused)" in notes[0]
+
+
+def test_a_slow_index_ends_at_the_deadline(tmp_path: Path) -> None:
+    with HostileIndex("slow") as slow:
+        profile = load_profile(_profile(tmp_path, slow.url.rstrip("/"), slow.url))
+        started = time.monotonic()
+        flags = TargetFlags(driver="580.65.06", cuda="13.0", compute_capability=("9.0",), python="3.12")
+        resolution = resolve_profile(
+            profile, TargetSource(flags), index=IndexCheck(os.environ, deadline_s=0.5)
+        )
+        took = time.monotonic() - started
+    assert took < 3, took
+    assert [w for w in resolution.warnings if "not checked against the index" in w and "0.5 s" in w]
+    assert resolution.choices[0].variant == "cu132"
+
+
+def test_a_credential_never_reaches_a_message_or_the_cache(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "s3cr3t-t0ken-value"
+    monkeypatch.setenv("IDX_TOKEN", secret)
+    monkeypatch.setenv("IDX_USER", "team")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(cache))
+    base = index.base_url.replace("http://", "http://${IDX_USER}:${IDX_TOKEN}@")
+    profile = _profile(tmp_path, base, f"{base}/simple/")
+    code, resolution, err = _resolve(capsys, str(profile))
+    assert code == 0, err
+    assert "confirmed by the index just now" in _torch(resolution)["reason"]
+    assert any(a for a in index.authorizations)  # the credential was sent
+    assert secret not in err and secret not in json.dumps(resolution)
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    assert entries
+    for entry in entries:
+        assert secret not in str(entry) and secret.encode() not in entry.read_bytes()
+    # and an index that cannot be reached is named by its unexpanded URL
+    index.stop()
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "other"))
+    code, resolution, err = _resolve(capsys, str(profile))
+    shown = json.dumps(resolution)
+    assert code == 0 and "not checked against the index" in shown, shown
+    assert secret not in shown and secret not in err and "${IDX_TOKEN}" in shown
+
+
+def test_bootstrap_confirms_unless_offline(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bootstrap()``'s plan takes the same path: confirmed by the index, or with ``offline``
+    (``bootstrap(..., offline=True)``) asking nothing."""
+    from colabenv.notebook import _plan
+
+    profile = load_profile(_profile(tmp_path, index.base_url, index.url))
+    flags = TargetFlags(driver="580.65.06", cuda="13.0", compute_capability=("9.0",), python="3.12")
+    quiet = _plan(profile, TargetSource(flags), None, offline=True)
+    assert index.requests == []
+    assert "torch==2.15.0+cu132" in quiet.requirements
+    checked = _plan(profile, TargetSource(flags), None)
+    assert index.requests
+    assert "torch==2.15.0+cu130" in checked.requirements
+    capsys.readouterr()
