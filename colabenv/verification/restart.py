@@ -114,6 +114,9 @@ def check_marker(
     )
 
 
+MISSING_REFERENCE = ", which is not set"
+
+
 def template_status(name: str, template: str, environ: Mapping[str, str]) -> str:
     """Of an ``[env]`` value with ``${VAR}`` references: ``same`` when ``name`` holds it as the
     ``.pth`` hook expands it from ``environ``, ``differs``, ``unset``, or ``needs VAR`` for a
@@ -146,7 +149,7 @@ def _problem(name: str, value: str, environ: Mapping[str, str], resolved: Mappin
         if status.startswith("needs "):
             variable = status.removeprefix("needs ")
             return (
-                f"{name}={value} needs ${variable}, which is not set: set it in the environment"
+                f"{name}={value} needs ${variable}{MISSING_REFERENCE}: set it in the environment"
                 " (on Colab, in Colab's secrets, and run colabenv.bootstrap() again)"
             )
         if status == "unset":
@@ -182,7 +185,9 @@ def check_env(
         if (problem := _problem(name, value, env, resolved or {})) is not None
     ]
     if problems:
-        return Check("env", Status.FAIL, join_limited(problems) + f" ({hint})")
+        # a reference whose variable is not set is the environment's to fix, not the hook's
+        hinted = any(MISSING_REFERENCE not in problem for problem in problems)
+        return Check("env", Status.FAIL, join_limited(problems) + (f" ({hint})" if hinted else ""))
     return Check("env", Status.PASS, f"{', '.join(n for n, _ in expected)} set as asked")
 
 
