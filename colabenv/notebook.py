@@ -82,6 +82,30 @@ def _colab_secrets(urls: Iterable[str], environ: Mapping[str, str]) -> dict[str,
     return found
 
 
+def _env_from_colab_secrets(pairs: Iterable[tuple[str, str]]) -> None:
+    """The ``[env]`` values with ``${VAR}`` references that this kernel lacks (its ``.pth``
+    hook ran when the kernel started, from an environment without the variable), expanded with
+    Colab's user secrets and set in ``os.environ`` of this kernel only: never written to a file,
+    never printed. A reference Colab does not give is said (:func:`_colab_secrets`); its name
+    stays unset."""
+    from colabenv._target.helper import UnsetVariable, expand_value
+    from colabenv.profile.env import references
+
+    wanting = [(name, value) for name, value in pairs if references(value) and name not in os.environ]
+    if not wanting:
+        return
+    environ = {**os.environ, **_colab_secrets([value for _, value in wanting], os.environ)}
+    done = []
+    for name, value in wanting:
+        try:
+            os.environ[name] = expand_value(value, environ)
+        except UnsetVariable:
+            continue
+        done.append(name)
+    if done:
+        print(f"colabenv: {', '.join(done)} set in this kernel from Colab's secrets", flush=True)
+
+
 def _end_kernel() -> None:
     """End this kernel process so that Colab restarts it, after its last lines reach the cell.
 
@@ -140,7 +164,10 @@ def bootstrap(
     elsewhere (Kaggle, plain Jupyter, a script) the instruction to restart is printed. Inside
     a Colab kernel, a ``${VAR}`` of an index URL that the environment lacks is taken from
     Colab's user secrets and handed to the script in the environment of that one run: never
-    written to a file, never left in ``os.environ``.
+    written to a file, never left in ``os.environ``. An ``[env]`` value whose ``${VAR}`` the
+    kernel lacks (the ``.pth`` hook expands references when an interpreter starts, and Colab's
+    secrets are not in its environment) is expanded with Colab's secrets and set in this
+    kernel's ``os.environ`` once no restart is pending: after the restart, run the cell again.
     """
     if unknown:
         raise TypeError(f"bootstrap() got unexpected arguments: {', '.join(sorted(unknown))}")
@@ -174,6 +201,8 @@ def bootstrap(
             raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
     if status != 0:
         return status
+    if _in_ipython_kernel() and on_colab and not (RESTART_LINE in lines and restart):
+        _env_from_colab_secrets(plan.resolution.env)
     if loaded.watch.enabled and not (RESTART_LINE in lines and restart):
         from colabenv.recorder.control import start_for_profile
 

@@ -920,13 +920,38 @@ def _env_hook_text(pairs: dict[str, str]) -> str | None:
     raw = {
         name.encode("utf-8"): value.encode("utf-8")
         for name, value in pairs.items()
-        if not name.startswith("+")
+        if not name.startswith("+") and not _VAR_REF.search(value)
     }
     line = f"import os; os.environb.update({raw!a})"
+    line += _references_statement(pairs)
     for name, flag in pairs.items():
         if name.startswith("+"):
             line += _flag_statement(name[1:].encode("utf-8"), flag.encode("utf-8"))
     return line + "\n"
+
+
+def _references_statement(pairs: dict[str, str]) -> str:
+    """The hook's statement for the values that hold ``${VAR}`` references: each expanded from
+    the environment as the interpreter has it then (after the literal values), by the index
+    URLs' rule (:data:`_VAR_REF`) with the value inserted as it is; a name whose references are
+    not all set is left as it was. The hook's file holds only the references, never a value."""
+    templates = tuple(
+        (name.encode("utf-8"), tuple(part.encode("utf-8") for part in _VAR_REF.split(value)))
+        for name, value in pairs.items()
+        if not name.startswith("+") and _VAR_REF.search(value)
+    )
+    if not templates:
+        return ""
+    return (
+        "; os.environb.update({n: b''.join(os.environb[w] if i % 2 else w for i, w in enumerate(p))"
+        f" for n, p in {templates!a} if all(w in os.environb for w in p[1::2])}})"
+    )
+
+
+def expand_value(text: str, environ: Mapping[str, str]) -> str:
+    """An ``[env]`` value with each ``${VAR}`` replaced by its value from ``environ``, inserted
+    as it is (the hook's expansion); an unset variable raises :class:`UnsetVariable`."""
+    return _expand(text, environ, None)
 
 
 def _flag_statement(name: bytes, flag: bytes) -> str:

@@ -1,4 +1,6 @@
-"""``[env]``: the variables the ``.pth`` hook sets, and the names it must not set."""
+"""``[env]``: the variables the ``.pth`` hook sets, the names it must not set, and the names
+that hold secrets, whose values must be ``${VAR}`` references (resolved by the hook when an
+interpreter starts), never literal."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from colabenv._util.reader import Reader, expected
+from colabenv.index.urls import reference_names
 from colabenv.seeding import APPEND_PREFIX
 
 
@@ -36,8 +39,8 @@ _SHELL = (
 )
 _PYTHON = "Python reads it at startup, before the .pth hook that would set it runs"
 _PROCESS = (
-    "it is read before Python starts and by every child process, and the .pth hook"
-    " sets it literally (no ${...}): it cannot work from there"
+    "it is read before Python starts and by every child process: set by the .pth hook,"
+    " it cannot work from there"
 )
 REFUSED_ENV = RefusedEnv(
     names={
@@ -62,6 +65,44 @@ REFUSED_ENV = RefusedEnv(
     prefixes={"LD_": _LOADER, "DYLD_": _LOADER, "BASH_FUNC_": _SHELL, "PYTHON": _PYTHON},
 )
 
+SECRET_NAME_PARTS = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+    "AUTH",
+    "KEY",
+)
+"""What in a variable's name says it holds a secret: its value in ``[env]`` must come from
+``${VAR}`` references, since every file colabenv writes (the script, the restart marker, the
+hook, a container definition) would hold a literal one in clear. A part matches whole
+``_``-separated words of the name, compared upper-case, a plural ``S`` allowed (``HF_TOKEN``,
+``WANDB_API_KEY``, ``KAGGLE_KEY``, ``GH_TOKENS``), so that ``TOKENIZERS_PARALLELISM`` or
+``AUTHOR`` is no secret; nor is a name whose last word says it names a place
+(:data:`PLACE_WORDS`: ``HF_TOKEN_PATH``)."""
+
+PLACE_WORDS = ("PATH", "FILE", "DIR")
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    if upper.rpartition("_")[2] in PLACE_WORDS:
+        return False
+    words = f"_{upper}_"
+    return any(f"_{part}_" in words or f"_{part}S_" in words for part in SECRET_NAME_PARTS)
+
+
+def references(value: str) -> list[str]:
+    """The ``${VAR}`` references in an ``[env]`` value (the index URLs' rule,
+    :func:`colabenv.index.urls.reference_names`), in order."""
+    return reference_names(value)
+
+
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 MAX_VARIABLE_BYTES = 131072
@@ -79,8 +120,9 @@ characters there) stay under the 1 MiB the helper reads back of either."""
 
 def variables(table: Reader) -> tuple[tuple[str, str], ...]:
     """``[env]`` as ``(name, value)`` pairs: POSIX names that are neither colabenv's own nor
-    read before the hook runs, with literal values, each and all together of a size a process's
-    environment can hold."""
+    read before the hook runs, with values that are literal or hold ``${VAR}`` references (kept
+    as written: the hook expands them when an interpreter starts), a secret-like name's only
+    from references, each and all together of a size a process's environment can hold."""
     found = []
     for name, text in table.data.items():
         pair = table.attempt(functools.partial(_variable, table, name, text), None)
@@ -112,8 +154,18 @@ def _variable(table: Reader, name: str, text: object) -> tuple[str, str]:
         raise refuse(expected("a string (quote numbers and booleans)", text))
     if "\x00" in text:
         raise refuse("value contains a NUL character")
-    if "${" in text:
-        raise refuse("refused: values are set literally, so ${...} would not be expanded")
+    found = references(text)
+    if text.count("${") != len(found):
+        raise refuse(
+            "holds a ${ that is not a ${VAR} reference (a name of letters, digits and '_',"
+            " no leading digit, in braces): write the value without it"
+        )
+    if text and not found and is_secret_name(name):
+        raise refuse(
+            f"refused: a literal value for a secret would be written in clear into the script,"
+            f' the restart marker and the .pth hook: use "${{{name}}}" and set {name} in the'
+            " environment or Colab's secrets"
+        )
     size = environment_bytes(name, text)
     if size > MAX_VARIABLE_BYTES:
         raise refuse(

@@ -26,7 +26,9 @@ Decisions worth knowing when writing a profile:
   character that means something to a shell (quotes, backticks, ``$`` outside ``${VAR}``,
   ``;``) passes. A direct reference is sent as written, so ``${VAR}`` is refused there.
 - ``[env]`` names are POSIX names; ``COLABENV_*`` names are colabenv's own settings. Values are
-  set literally (``${...}`` is refused: it would not be expanded), and the names the dynamic
+  set literally, but for ``${VAR}`` references, which the hook expands when an interpreter
+  starts. A name that says it holds a secret (``HF_TOKEN``, ``WANDB_API_KEY``:
+  :data:`.env.SECRET_NAME_PARTS`) takes its value only from references. The names the dynamic
   loader, a shell or Python itself read before the ``.pth`` hook runs are refused
   (:data:`REFUSED_ENV`). One variable, and all of them together, may take at most what a
   process's environment can hold (:mod:`.env`): a hook past it would start no process.

@@ -33,7 +33,11 @@ What the image is, and why:
 - ``[env]`` becomes ``ENV`` (``%environment``) as well as the ``.pth`` hook the script writes,
   so that processes other than Python see it too. A value must be one printable line: a
   Dockerfile cannot hold a line break in a value, and in a definition file a line break could
-  start a new section.
+  start a new section. A value with ``${VAR}`` references, and any value of a secret-like name
+  (:data:`colabenv.profile.env.SECRET_NAME_PARTS`), is left to the hook, which expands it from
+  the container's environment when Python starts (``docker run -e HF_TOKEN``): an ``ENV`` would
+  bake it into the image. A name hadolint's DL3064 flags (:data:`DL3064_PARTS`:
+  ``TOKENIZERS_PARALLELISM``) is left out of the Dockerfile's ``ENV`` too; a comment names them.
 - Index URLs that need ``${VAR}`` get their variables as build secrets (BuildKit and buildah
   ``RUN --mount=type=secret``; for Apptainer, files beside the definition that ``%post``
   reads and removes), never as build arguments, which image history keeps.
@@ -50,6 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.models import Profile, TpuTarget
 from colabenv.models.frozen import model, record
+from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
 from colabenv.script.plan import InstallPlan
 
@@ -103,6 +108,8 @@ class _Image:
     python: str
     labels: tuple[tuple[str, str], ...]
     env: tuple[tuple[str, str], ...]
+    """The ``[env]`` pairs for ``ENV`` (``%environment``): not those :func:`_hook_only` names."""
+    hook_only: tuple[str, ...]
     secrets: tuple[str, ...]
     script_sha256: str
     wheel: ColabenvWheel
@@ -201,6 +208,8 @@ def _secret_names(plan: InstallPlan) -> tuple[str, ...]:
 def _checked_env(
     profile: Profile, env: Sequence[tuple[str, str]], templates_refused: bool
 ) -> tuple[tuple[str, str], ...]:
+    """The ``[env]`` pairs for ``ENV`` (``%environment``): every value checked, those with
+    ``${VAR}`` references and those of secret-like names left out (the hook sets them)."""
     for name, value in env:
         if not value.isprintable():
             raise ProfileError(
@@ -218,6 +227,25 @@ def _checked_env(
                 ("holds {{ ... }}, which apptainer build would replace with a --build-arg value"),
             )
     return tuple(env)
+
+
+def _hook_only(name: str, value: str) -> bool:
+    """Whether an ``[env]`` pair is left to the ``.pth`` hook alone: a value with ``${VAR}``
+    references (expanded from the container's environment when Python starts) or a name that
+    says it holds a secret. An ``ENV`` or ``%environment`` line would bake a secret into the
+    image, or hold the reference unexpanded."""
+    return bool(references(value)) or is_secret_name(name)
+
+
+DL3064_PARTS = ("api_key", "client_key", "password", "private", "secret", "token", "username")
+"""What in an ``ENV`` name hadolint's DL3064 ("Potentially sensitive data should not be used in
+the ARG or ENV commands", a warning by default) flags, compared lower-case anywhere in the name
+(``TOKENIZERS_PARALLELISM`` too): such a name is left out of the Dockerfile's ``ENV`` and set
+by the hook alone."""
+
+
+def _dl3064_flags(name: str) -> bool:
+    return any(part in name.lower() for part in DL3064_PARTS)
 
 
 def _image(
@@ -274,7 +302,12 @@ def _image(
         platform=platform,
         python=python,
         labels=tuple(labels),
-        env=_checked_env(plan.profile, resolution.env, syntax.templates_refused),
+        env=tuple(
+            (name, value)
+            for name, value in _checked_env(plan.profile, resolution.env, syntax.templates_refused)
+            if not _hook_only(name, value)
+        ),
+        hook_only=tuple(name for name, value in resolution.env if _hook_only(name, value)),
         secrets=_secret_names(plan),
         script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
         wheel=wheel,
@@ -393,9 +426,14 @@ def _docker_body(image: _Image, install: Sequence[str], run: Sequence[str]) -> I
     yield ""
     yield f"COPY {SCRIPT_NAME} {WORK_DIR}/{SCRIPT_NAME}"
     yield from _run(run, [f"--mount=type=secret,id={name}" for name in image.secrets])
-    if image.env:
+    env = [(name, value) for name, value in image.env if not _dl3064_flags(name)]
+    hook_only = [*image.hook_only, *(name for name, _ in image.env if _dl3064_flags(name))]
+    if hook_only:
         yield ""
-        pairs = [f"{name}={_docker_word(value)}" for name, value in image.env]
+        yield _comment(f"[env] set by the .pth hook when Python starts, not by ENV: {', '.join(hook_only)}")
+    if env:
+        yield ""
+        pairs = [f"{name}={_docker_word(value)}" for name, value in env]
         yield from _continued([f"ENV {pairs[0]}", *(f"    {pair}" for pair in pairs[1:])])
     yield ""
     yield 'CMD ["colabenv", "verify"]'

@@ -10,11 +10,13 @@ the smoke check's, and a hang would cost the timeout a second time.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.errors import printable
+from colabenv.index.urls import reference_names
 from colabenv.models import Framework, Reproducibility
 from colabenv.models.frozen import model
 from colabenv.seeding import APPEND_PREFIX, environment_problems, hook_environment
@@ -33,6 +35,7 @@ HOOK_HINT = (
     "the setup script's .pth hook sets them when Python starts: run the script for this profile, then restart"
 )
 MAX_NAME = 120
+VARIABLE_NEEDED = re.compile(r"needs [A-Za-z_][A-Za-z0-9_]*")
 
 
 @model
@@ -54,16 +57,22 @@ def hook_names(reproducibility: Reproducibility) -> tuple[str, ...]:
 def run_environ(
     names: Sequence[str], timeout: float, *, python: str, scratch: Path, own: bool = True
 ) -> ChildRun:
-    """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran.
+    """The values of ``names`` in a new interpreter ``python``, after its ``.pth`` hooks ran; of
+    a ``NAME=TEMPLATE`` (``${VAR}`` references), whether it holds (the child never reports the
+    value, which may be a secret, so it is in no file).
 
     ``own``: ``python`` is the interpreter colabenv runs in, whose environment this process's is;
-    otherwise ``names`` are taken out of the child's environment, so what it reports is what
-    that interpreter sets itself when it starts, never what colabenv's shell had."""
+    otherwise the names are taken out of the child's environment, so what it reports is what
+    that interpreter sets itself when it starts, never what colabenv's shell had; but for the
+    variables a template refers to, which the hook reads from that environment."""
     result = scratch / "environ.json"
     environ = dict(os.environ)
     if not own:
-        for name in names:
-            environ.pop(name, None)
+        referred = {ref for word in names for ref in reference_names(word.partition("=")[2])}
+        for word in names:
+            name = word.partition("=")[0]
+            if name not in referred:
+                environ.pop(name, None)
     return run_child(
         [python, str(SMOKE_PROGRAM), "environ", "--result", str(result), *names],
         result,
@@ -107,6 +116,22 @@ def parse_environ(text: str | None) -> dict[str, str | None] | None:
     if not isinstance(values, dict):
         return None
     return {str(k): v if isinstance(v, str) else None for k, v in values.items()}
+
+
+def parse_resolved(text: str | None) -> dict[str, str]:
+    """What the environ child reported of each ``NAME=TEMPLATE``: ``same``, ``differs``,
+    ``unset`` or ``needs VAR`` (anything else is taken as ``differs``)."""
+    data = result_object(text, "environ")
+    values = data.get("resolved") if data is not None else None
+    if not isinstance(values, dict):
+        return {}
+    known = ("same", "differs", "unset")
+    return {
+        str(name): status
+        if isinstance(status, str) and (status in known or VARIABLE_NEEDED.fullmatch(status))
+        else "differs"
+        for name, status in values.items()
+    }
 
 
 def parse_determinism(text: str | None) -> DeterminismResult | None:

@@ -11,9 +11,10 @@ from pathlib import Path
 from colabenv.errors import StateError, printable
 from colabenv.host.interpreter import same_environment
 from colabenv.models.frozen import model
+from colabenv.profile.env import is_secret_name, references
 from colabenv.script.marker import RestartMarker
 from colabenv.verification.children import ChildRun, child_failure, with_tail
-from colabenv.verification.determinism import parse_environ
+from colabenv.verification.determinism import parse_environ, parse_resolved
 from colabenv.verification.expectation import ProfileIdentity
 from colabenv.verification.report import Check, Status, join_limited
 
@@ -113,30 +114,88 @@ def check_marker(
     )
 
 
+MISSING_REFERENCE = ", which is not set"
+
+
+def template_status(name: str, template: str, environ: Mapping[str, str]) -> str:
+    """Of an ``[env]`` value with ``${VAR}`` references: ``same`` when ``name`` holds it as the
+    ``.pth`` hook expands it from ``environ``, ``differs``, ``unset``, or ``needs VAR`` for a
+    reference not set (what the smoke child's ``environ`` reports of a ``NAME=TEMPLATE``)."""
+    from colabenv._target.helper import UnsetVariable, expand_value
+
+    try:
+        wanted = expand_value(template, environ)
+    except UnsetVariable as missing:
+        return f"needs {missing.name}"
+    actual = environ.get(name)
+    if actual is None:
+        return "unset"
+    return "same" if actual == wanted else "differs"
+
+
+def _shown(name: str, value: str) -> str:
+    """A value as the check may print it: ``****`` for a literal one of a secret-like name (a
+    marker written before such values were refused)."""
+    return "****" if is_secret_name(name) and not references(value) else repr(value)
+
+
+def _problem(name: str, value: str, environ: Mapping[str, str], resolved: Mapping[str, str]) -> str | None:
+    """What is wrong with ``name`` against ``value``; a template's value is never shown, only the
+    template (``resolved``: statuses the smoke child reported, else worked out here)."""
+    if references(value):
+        status = resolved.get(name) or template_status(name, value, environ)
+        if status == "same":
+            return None
+        if status.startswith("needs "):
+            variable = status.removeprefix("needs ")
+            return (
+                f"{name}={value} needs ${variable}{MISSING_REFERENCE}: set it in the environment"
+                " (on Colab, in Colab's secrets, and run colabenv.bootstrap() again)"
+            )
+        if status == "unset":
+            return f"{name} is not set (expected {value})"
+        return f"{name} is not {value} as expanded from the environment (its value is not shown)"
+    actual = environ.get(name)
+    if actual is None:
+        return f"{name} is not set (expected {_shown(name, value)})"
+    if actual != value:
+        return f"{name}={_shown(name, actual)}, expected {_shown(name, value)}"
+    return None
+
+
 def check_env(
     expected: Sequence[tuple[str, str]],
     environ: Mapping[str, str] | None = None,
     *,
     hint: str = "restart after setup",
     known: bool = True,
+    resolved: Mapping[str, str] | None = None,
 ) -> Check:
-    """PASS when each of ``expected`` has its value in ``environ``; FAIL when one has not, or
-    when what is expected cannot be ``known`` (a lock's profile, the marker another's)."""
+    """PASS when each of ``expected`` has its value in ``environ`` (a value with ``${VAR}``
+    references: as the hook expands it, never printed); FAIL when one has not, or when what is
+    expected cannot be ``known`` (a lock's profile, the marker another's)."""
     env = os.environ if environ is None else environ
     if not known:
         return Check("env", Status.FAIL, f"the [env] of the lock's profile is not known ({hint})")
     if not expected:
         return Check("env", Status.SKIP, "no [env] variables asked for")
-    problems = []
-    for name, value in expected:
-        actual = env.get(name)
-        if actual is None:
-            problems.append(f"{name} is not set (expected {value!r})")
-        elif actual != value:
-            problems.append(f"{name}={actual!r}, expected {value!r}")
+    problems = [
+        problem
+        for name, value in expected
+        if (problem := _problem(name, value, env, resolved or {})) is not None
+    ]
     if problems:
-        return Check("env", Status.FAIL, join_limited(problems) + f" ({hint})")
+        # a reference whose variable is not set is the environment's to fix, not the hook's
+        hinted = any(MISSING_REFERENCE not in problem for problem in problems)
+        return Check("env", Status.FAIL, join_limited(problems) + (f" ({hint})" if hinted else ""))
     return Check("env", Status.PASS, f"{', '.join(n for n, _ in expected)} set as asked")
+
+
+def environ_words(expected: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """What the smoke child's ``environ`` is asked of ``expected``: ``NAME``, or
+    ``NAME=TEMPLATE`` for a value with ``${VAR}`` references (the child then reports whether it
+    holds, never the value)."""
+    return tuple(f"{name}={value}" if references(value) else name for name, value in expected)
 
 
 def check_env_of(
@@ -157,6 +216,7 @@ def check_env_of(
         return Check("env", Status.FAIL, f"the environment of {where} was not read")
     died = child_failure(run.completed, timeout)
     values = parse_environ(run.result) if died is None else None
+    resolved = parse_resolved(run.result) if died is None else {}
     if values is None:
         why = died or f"exited {run.completed.returncode} without a result"
         text = f"the environment of {where} could not be read: {why}"
@@ -168,7 +228,8 @@ def check_env_of(
         else f"not set by {where} when it starts: the setup script's .pth hook sets them, "
         f"run the script with COLABENV_PYTHON={where}"
     )
-    check = check_env(expected, {k: v for k, v in values.items() if v is not None}, hint=hint)
+    present = {k: v for k, v in values.items() if v is not None}
+    check = check_env(expected, present, hint=hint, resolved=resolved)
     if check.status is Status.PASS:
         return Check("env", Status.PASS, f"{check.detail} in a new {where}")
     return check

@@ -42,6 +42,7 @@ from colabenv.verification.expectation import (
 from colabenv.verification.families import FAMILIES, CheckFamily, Children, VerifyContext
 from colabenv.verification.packages import SHARED_TIMEOUTS, package_smokes, run_packages
 from colabenv.verification.report import Check, VerifyReport
+from colabenv.verification.restart import environ_words
 from colabenv.verification.storage import run_io_checks
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def _context(
         probe_limit = max(probe_limit, SHARED_TIMEOUTS * limit)
     # another interpreter's [env] is read in a new process of it, as its determinism variables
     read_env = not asked.own_python and expectation.env_known
-    env_names = tuple(n for n, _ in expectation.env) if read_env else ()
+    env_names = environ_words(expectation.env) if read_env else ()
     return VerifyContext(
         expectation=expectation,
         marker=marker,

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -40,6 +41,7 @@ from colabenv._target.helper import (
     _write_file,
     _WriteProblem,
     expand_url,
+    expand_value,
     marker_environment,
 )
 from colabenv._util.resources import helper_source
@@ -318,6 +320,30 @@ def test_env_hook_is_ascii_and_round_trips() -> None:
     exec(text.replace("import os; os.environb.update(", "found = dict("), namespace)
     assert {k.decode(): v.decode() for k, v in namespace["found"].items()} == pairs
     assert _env_hook_text({}) is None
+
+
+def test_env_hook_expands_references_when_the_interpreter_starts() -> None:
+    """A value with ``${VAR}`` stays a reference in the hook's file and is expanded from the
+    environment the interpreter has when the hook runs; one whose variable is not set is left
+    as it was (never set to the reference itself)."""
+    pairs = {"LIT": "x", "HF_TOKEN": "${HF_TOKEN}", "AUTH_HEADER": "Bearer ${T}/${LIT}", "GONE": "${NOPE}"}
+    text = _env_hook_text(pairs)
+    assert text is not None and text.isascii() and text.count("\n") == 1
+    assert "s3cret" not in text
+
+    environb = {b"HF_TOKEN": b"s3cret", b"T": "t\u00e9".encode(), b"GONE": b"kept"}
+    exec(text.replace("import os; ", ""), {"os": types.SimpleNamespace(environb=environb)})
+    assert environb == {
+        b"LIT": b"x",
+        b"HF_TOKEN": b"s3cret",
+        b"T": "t\u00e9".encode(),
+        b"AUTH_HEADER": "Bearer t\u00e9/x".encode(),
+        b"GONE": b"kept",
+    }
+    env = {"HF_TOKEN": "s3cret", "T": "t"}
+    assert expand_value("Bearer ${T}:${HF_TOKEN}", env) == "Bearer t:s3cret"
+    with pytest.raises(UnsetVariable):
+        expand_value("${NOPE}", env)
 
 
 def test_install_cause_names_an_unreachable_index_without_its_credentials(

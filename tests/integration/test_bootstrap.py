@@ -409,3 +409,41 @@ def test_target_refuses_target_flags_and_unknown_names(targets_host: tuple[Path,
         colabenv.bootstrap(str(profile), target="ci", cpu=True)
     with pytest.raises(UsageError, match=r"^target= 'nope': .*no such target \(targets: ci, nb\)"):
         colabenv.bootstrap(str(profile), target="nope")
+
+
+@pytest.mark.usefixtures("colab_kernel")
+def test_an_env_reference_the_kernel_lacks_comes_from_colab_secrets_once_no_restart_is_pending(
+    host_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    colab_secrets: dict[str, object],
+) -> None:
+    """``[env]`` ``HF_TOKEN = "${HF_TOKEN}"`` on Colab (issue 34): the restarted kernel's hook
+    finds no ``HF_TOKEN`` in its environment; the cell run again takes it from Colab's secrets
+    into this kernel's ``os.environ``, and writes it nowhere."""
+    monkeypatch.setattr(os, "kill", lambda pid, sig: None)
+    monkeypatch.setattr("colabenv.notebook.RESTART_GRACE_S", 0.0)
+    monkeypatch.setenv("HF_TOKEN", "placeholder")
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setenv("AUTH_HEADER", "placeholder")
+    monkeypatch.delenv("AUTH_HEADER")
+    colab_secrets["HF_TOKEN"] = SECRET
+    profile = tmp_path / "env.toml"
+    profile.write_text(
+        'name = "env-secret"\n[env]\nHF_TOKEN = "${HF_TOKEN}"\nAUTH_HEADER = "Bearer ${HF_TOKEN}"\n'
+    )
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert colabenv.bootstrap(str(profile), cpu=True, python=python) == 0
+    first = capsys.readouterr().out
+    assert "restarting the runtime now" in first
+    assert colab_secrets["asked"] == [], "nothing is asked while a restart is pending"
+    assert "HF_TOKEN" not in os.environ
+    assert colabenv.bootstrap(str(profile), cpu=True, python=python) == 0
+    again = capsys.readouterr().out
+    assert "COLABENV: nothing changed, no restart needed" in again
+    assert "colabenv: HF_TOKEN, AUTH_HEADER set in this kernel from Colab's secrets" in again
+    assert colab_secrets["asked"] == ["HF_TOKEN"]
+    assert os.environ["HF_TOKEN"] == SECRET and os.environ["AUTH_HEADER"] == f"Bearer {SECRET}"
+    assert SECRET not in first + again
+    assert _written_anywhere(tmp_path, SECRET) == []

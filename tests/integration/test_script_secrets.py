@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import http.server
+import json
 import shutil
 import subprocess
 import sys
@@ -179,3 +180,101 @@ def test_credentials_reach_the_index_intact_and_no_argv(
             assert not any(secret in word for word in argv), argv
     shown = done.stdout + done.stderr + (state / "restart-marker.json").read_text()
     assert not any(secret in shown for secret in secrets), shown
+
+
+ENV_SECRET = "hf_Env-s3cret/value+0123"
+
+
+def test_an_env_reference_reaches_the_interpreter_and_no_file_argv_or_output(
+    tmp_path: Path, runner: Runner, default_index: LocalIndex
+) -> None:
+    """``[env]`` ``HF_TOKEN = "${HF_TOKEN}"`` (issue 34): the script, the restart marker, the
+    hook's file and every other file of the run hold the reference only; no process the script
+    starts has the secret on its command line; a new interpreter has it, from its environment,
+    through the hook; ``verify`` checks it without showing it."""
+    host = tmp_path / "host"
+    host.mkdir()
+    python, tools, log = _host(host, venv_from=None)
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'name = "secret-env"\n[env]\nHF_TOKEN = "${HF_TOKEN}"\nAUTH_HEADER = "Bearer ${HF_TOKEN}"\n'
+        f'TEAM = "on"\n[install]\ninstaller = "uv"\nindex_url = "{default_index.url}"\n'
+    )
+    script = tmp_path / "setup.sh"
+    rendered = runner("render", profile, "--cpu", "--python", PY, "-o", script, env={"HF_TOKEN": ENV_SECRET})
+    assert rendered.returncode == 0, rendered.stderr
+    state = tmp_path / "state"
+    (tmp_path / "tmp").mkdir()
+    env = clean_env(
+        PATH=str(tools),
+        COLABENV_PYTHON=str(python),
+        COLABENV_STATE_DIR=str(state),
+        COLABENV_TEST_APT_LOG=str(host / "apt.log"),
+        COLABENV_TEST_APT_STATE=str(host / "apt-state"),
+        COLABENV_TEST_DRIVER="0",
+        HOME=str(host),
+        TMPDIR=str(tmp_path / "tmp"),
+        HF_TOKEN=ENV_SECRET,
+    )
+    done = subprocess.run(
+        [str(tools / "bash"), str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "COLABENV: restart required"
+    assert ENV_SECRET not in done.stdout + done.stderr + rendered.stdout + rendered.stderr
+    commands = [line.split("\0")[:-1] for line in log.read_text().splitlines() if line]
+    assert commands, "no process ran through the wrappers"
+    for argv in commands:
+        assert not any(ENV_SECRET in word for word in argv), argv
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert state / "restart-marker.json" in files
+    from colabenv.script.state import ENV_HOOK_NAME
+
+    hooks = [p for p in files if p.name == ENV_HOOK_NAME]
+    assert len(hooks) == 1 and b"b'HF_TOKEN'" in hooks[0].read_bytes(), "the hook names the variable"
+    for path in files:
+        assert ENV_SECRET.encode() not in path.read_bytes(), path
+
+    show = (
+        "import json, os; print(json.dumps([os.environ.get(n) for n in ('HF_TOKEN', 'AUTH_HEADER', 'TEAM')]))"
+    )
+    venv_python = host / "venv" / "bin" / "python"
+    for given, expected in (
+        ({"HF_TOKEN": ENV_SECRET}, [ENV_SECRET, f"Bearer {ENV_SECRET}", "on"]),
+        ({}, [None, None, "on"]),
+    ):
+        seen = subprocess.run(
+            [str(venv_python), "-c", show],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin", **given},
+        )
+        assert seen.returncode == 0 and seen.stderr == "", seen.stderr
+        assert json.loads(seen.stdout) == expected
+
+    shell = clean_env(COLABENV_STATE_DIR=str(state), HF_TOKEN=ENV_SECRET)
+    verified = runner("verify", "--json", "--cpu", "--interpreter", venv_python, base=shell)
+    assert ENV_SECRET not in verified.stdout + verified.stderr
+    checks = {c["name"]: c for c in json.loads(verified.stdout)["checks"]}
+    assert checks["env"]["status"] == "PASS", checks["env"]
+    assert checks["env"]["detail"] == f"AUTH_HEADER, HF_TOKEN, TEAM set as asked in a new {venv_python}"
+    without = runner(
+        "verify",
+        "--json",
+        "--cpu",
+        "--interpreter",
+        venv_python,
+        base=clean_env(COLABENV_STATE_DIR=str(state)),
+    )
+    checks = {c["name"]: c for c in json.loads(without.stdout)["checks"]}
+    assert "COLABENV_PYTHON" not in checks["env"]["detail"], "the hook is not what is missing"
+    assert checks["env"]["status"] == "FAIL"
+    assert checks["env"]["detail"].startswith(
+        "AUTH_HEADER=Bearer ${HF_TOKEN} needs $HF_TOKEN, which is not set"
+    )

@@ -135,3 +135,77 @@ def test_a_variable_the_hook_adds_a_flag_to_leaves_room_for_it(tmp_path: Path) -
             " that [reproducibility] deterministic adds; Linux allows one variable at most 131072"
             " (MAX_ARG_STRLEN)"
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# ${VAR} references, and secrets never literal (issue 34)
+
+SECRET = "hf_literal-secret-value-0123"
+
+
+def test_references_are_kept_as_written(tmp_path: Path) -> None:
+    env = {
+        "HF_TOKEN": "${HF_TOKEN}",
+        "AUTH_HEADER": "Bearer ${API_T}",
+        "HF_HOME": "${DATA_ROOT}/hf",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_TOKEN_PATH": "/content/token",
+        "WANDB_API_KEY": "",
+        "PLAIN": "$HOME stays $x{y}",
+    }
+    assert dict(load_profile(_profile(tmp_path, env)).env) == env
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HF_TOKEN",
+        "WANDB_API_KEY",
+        "KAGGLE_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "GH_TOKENS",
+        "hf_token",
+    ],
+)
+def test_a_literal_secret_is_refused_with_the_remedy_and_never_echoed(
+    tmp_path: Path, runner: Runner, name: str
+) -> None:
+    profile = _profile(tmp_path, {name: SECRET})
+    script = tmp_path / "setup.sh"
+    for argv in (
+        ("profiles", "check", profile),
+        ("render", profile, "--cpu", "--python", "3.12", "-o", script),
+    ):
+        done = runner(*argv)
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert done.stderr.splitlines() == [
+            f"colabenv: p.toml: env.{name}: refused: a literal value for a secret would be written in"
+            " clear into the script, the restart marker and the .pth hook: use"
+            f' "${{{name}}}" and set {name} in the environment or Colab\'s secrets'
+        ]
+        assert SECRET not in done.stderr
+    assert not script.exists()
+
+
+def test_a_value_with_a_reference_is_accepted_for_a_secret_name(tmp_path: Path) -> None:
+    env = {"HF_TOKEN": "${COLAB_HF}", "NPM_AUTH": "prefix-${A}-${B}-suffix"}
+    assert dict(load_profile(_profile(tmp_path, env)).env) == env
+
+
+@pytest.mark.parametrize("value", ["${HOME", "${1X}", "a${}b", "${A-B}", "${A}${"])
+def test_a_dollar_brace_that_is_no_reference_is_refused(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ProfileError) as info:
+        load_profile(_profile(tmp_path, {"X": value}))
+    assert info.value.key == "env.X" and "is not a ${VAR} reference" in str(info.value)
+
+
+def test_the_secret_names_are_whole_words() -> None:
+    from colabenv.profile.env import is_secret_name
+
+    secret = ["HF_TOKEN", "MY_SECRET", "PASSWD", "OPENAI_API_KEY", "MY_APIKEY", "AWS_ACCESS_KEY_ID"]
+    secret += ["SSH_PRIVATE_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "NCCL_AUTH", "token"]
+    plain = ["TOKENIZERS_PARALLELISM", "AUTHOR", "KEYBOARD", "HF_TOKEN_PATH", "SECRETS_DIR", "MONKEY"]
+    assert [n for n in secret if not is_secret_name(n)] == []
+    assert [n for n in plain if is_secret_name(n)] == []

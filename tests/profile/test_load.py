@@ -605,7 +605,9 @@ def test_utf32_file(tmp_path: Path) -> None:
         ),
         ('name = "x"\n[env]\nHOME = "/x"\n', "env.HOME", "before Python starts"),
         ('name = "x"\n[env]\nIFS = ":"\n', "env.IFS", "shell"),
-        ('name = "x"\n[env]\nA = "/x:${PATH}"\n', "env.A", "set literally"),
+        ('name = "x"\n[env]\nA = "/x:${PATH"\n', "env.A", "not a ${VAR} reference"),
+        ('name = "x"\n[env]\nA = "${1X}"\n', "env.A", "not a ${VAR} reference"),
+        ('name = "x"\n[env]\nHF_TOKEN = "hf_x"\n', "env.HF_TOKEN", 'use "${HF_TOKEN}"'),
         # direct references and URLs
         (
             'name = "x"\n[packages]\nrequirements = ["p @ https://${U}:${T}@h.example/p.whl"]\n',
@@ -750,8 +752,8 @@ def test_every_mistake_is_reported_one_line_each(tmp_path: Path) -> None:
     assert str(error).split("\n") == [
         "t.toml: pythn: unknown key (did you mean 'python'?)",
         't.toml: frameworks.torch: "2.x" is not a version specifier (examples: ">=2.5,<2.7", "==2.6.*", "*")',
-        "t.toml: env.PATH: refused: it is read before Python starts and by every child process, and"
-        " the .pth hook sets it literally (no ${...}): it cannot work from there",
+        "t.toml: env.PATH: refused: it is read before Python starts and by every child process:"
+        " set by the .pth hook, it cannot work from there",
         "t.toml: verify.require_gpu: expected true or false, got a string",
         "t.toml: verify.timeout_s: must be more than 0",
     ]

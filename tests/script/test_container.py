@@ -37,6 +37,7 @@ from colabenv.models import (
 from colabenv.profile.load import golden_profiles, load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.container import (
+    DL3064_PARTS,
     ColabenvWheel,
     ImageFormat,
     check_wheel_name,
@@ -704,3 +705,72 @@ def test_a_real_lock_makes_a_hash_checked_image(
     assert labels["colabenv.lock"] == "team.lock"
     assert json.loads(labels["colabenv.target"])["driver"] == "550.54.15"
     assert "torch 2.6.0 cu124" in labels["colabenv.frameworks"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets in [env] (issue 34): references only, never in a file, never in ENV
+
+SECRET = "hf_s3cret-value-in-the-environment"
+SECRET_ENV = {
+    "HF_TOKEN": "${HF_TOKEN}",
+    "WANDB_API_KEY": "${WANDB_API_KEY}",
+    "AUTH_HEADER": "Bearer ${HF_TOKEN}",
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HOME": "/content/hf",
+}
+
+
+def test_references_and_secret_names_stay_out_of_env_and_pass_hadolint_defaults(tmp_path: Path) -> None:
+    """No ``ENV`` holds a reference (it would be baked unexpanded) or a name hadolint's DL3064
+    flags: those are the hook's alone, and a comment names them. hadolint at its default
+    failure threshold (warnings fail) passes."""
+    profile, resolution = _resolve(_hostile_profile(tmp_path, SECRET_ENV), TARGETS["cpu"])
+    text = _dockerfile(profile, resolution)
+    env_lines = [i for i in _instructions(text) if i.startswith("ENV ")]
+    assert [_pairs(i) for i in env_lines] == [
+        {"COLABENV_STATE_DIR": "/var/lib/colabenv"},
+        {"HF_HOME": "/content/hf"},
+    ]
+    for name in _pairs(env_lines[1]):
+        assert not any(part in name.lower() for part in DL3064_PARTS), name
+    assert (
+        "# [env] set by the .pth hook when Python starts, not by ENV: HF_TOKEN, WANDB_API_KEY,"
+        " AUTH_HEADER, TOKENIZERS_PARALLELISM" in text.splitlines()
+    )
+    lint = subprocess.run(
+        [HADOLINT, _write(tmp_path / "Dockerfile", text)], capture_output=True, text=True, timeout=60
+    )
+    assert "DL3064" not in lint.stdout, lint.stdout
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    environment = _sections(_apptainer(profile, resolution))["%environment"]
+    assert [line.split("=")[0] for line in environment] == [
+        "    export COLABENV_STATE_DIR",
+        "    export PYTHONNOUSERSITE",
+        "    export TOKENIZERS_PARALLELISM",
+        "    export HF_HOME",
+    ]
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("form", ["script", "dockerfile", "apptainer"])
+def test_a_secret_in_the_environment_reaches_no_file_render_writes(
+    runner: Runner, tmp_path: Path, form: str
+) -> None:
+    profile = _hostile_profile(tmp_path, SECRET_ENV)
+    argv = ["render", str(profile), "--cpu", "--python", "3.12", "-o", "out"]
+    if form != "script":
+        argv[-2:-2] = ["--format", form]
+    done = runner(*argv, env={"HF_TOKEN": SECRET, "WANDB_API_KEY": SECRET})
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    out = tmp_path / "out"
+    files = [p for p in out.rglob("*") if p.is_file()] if out.is_dir() else [out]
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        assert SECRET.encode() not in data, path
+    assert any(b"${HF_TOKEN}" in p.read_bytes() for p in files if p.suffix != ".whl")

@@ -401,7 +401,7 @@ def test_torch_refuses_cublas_without_its_workspace_variable(tmp_path: Path) -> 
 
 def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> None:
     data = _child(tmp_path, tmp_path, "environ", env={"COLABENV_SEED": "5"})
-    assert data == {"mode": "environ", "environ": {}}
+    assert data == {"mode": "environ", "environ": {}, "resolved": {}}
     result = tmp_path / "r.json"
     subprocess.run(
         [
@@ -418,6 +418,50 @@ def test_the_environ_child_reports_what_the_interpreter_has(tmp_path: Path) -> N
         timeout=60,
     )
     assert json.loads(result.read_text())["environ"] == {"COLABENV_SEED": "5", "NOT_THERE": None}
+
+
+SECRET = "hf_secret-value-1234"
+
+
+def test_the_environ_child_reports_a_template_without_its_value(tmp_path: Path) -> None:
+    """``NAME=TEMPLATE``: whether NAME holds the template expanded (by the helper's rule, which
+    the child's own copy of ``${VAR}`` must equal), never the value, in the result file."""
+    from colabenv.index.urls import reference_names
+
+    smoke_source = (SMOKE_PROGRAM / "__main__.py").read_text()
+    found = re.search(r'VARIABLE_REFERENCE = re\.compile\(r"(.*)"\)', smoke_source)
+    assert found is not None
+    child_rule = re.compile(found.group(1))
+    for text in ("${A}", "x${A_1}y${b}", "${1A}", "${A", "$A", "${A-B}", "${_}${__x9}"):
+        assert child_rule.findall(text) == reference_names(text), text
+    result = tmp_path / "r.json"
+    words = [
+        "HF_TOKEN=${HF_TOKEN}",
+        "AUTH_HEADER=Bearer ${HF_TOKEN}",
+        "WRONG=x${HF_TOKEN}",
+        "GONE=${NOT_THERE}",
+        "UNSET=${HF_TOKEN}",
+    ]
+    environ = {"HF_TOKEN": SECRET, "AUTH_HEADER": f"Bearer {SECRET}", "WRONG": SECRET, "PATH": "/bin"}
+    subprocess.run(
+        [sys.executable, str(SMOKE_PROGRAM), "environ", "--result", str(result), *words],
+        env=environ,
+        check=True,
+        timeout=60,
+    )
+    text = result.read_text()
+    assert SECRET not in text
+    assert json.loads(text) == {
+        "mode": "environ",
+        "environ": {},
+        "resolved": {
+            "HF_TOKEN": "same",
+            "AUTH_HEADER": "same",
+            "WRONG": "differs",
+            "GONE": "needs NOT_THERE",
+            "UNSET": "unset",
+        },
+    }
 
 
 def _run(mode: str, payload: dict[str, Any], returncode: int = 0, timed_out: bool = False) -> ChildRun:

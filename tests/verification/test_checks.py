@@ -972,3 +972,34 @@ def test_verify_judges_installed_components_by_the_shipped_facts(
     monkeypatch.delenv("COLABENV_COMPUTE_CAPABILITY")
     if not Path("/proc/driver/nvidia/version").exists():
         expect(verify(timeout=30), components=None)
+
+
+def test_env_check_of_references_compares_the_expansion_and_never_shows_it() -> None:
+    """A ``${VAR}`` value passes when the variable holds it as the hook expands it; the detail
+    shows the reference, never the value (the secret) it stands for."""
+    secret = "hf_s3cret-0123"
+    wanted = (("HF_TOKEN", "${HF_TOKEN}"), ("AUTH_HEADER", "Bearer ${HF_TOKEN}"))
+    ok = check_env(wanted, {"HF_TOKEN": secret, "AUTH_HEADER": f"Bearer {secret}"})
+    assert ok.status is Status.PASS and ok.detail == "HF_TOKEN, AUTH_HEADER set as asked"
+    wrong = check_env(wanted, {"HF_TOKEN": secret, "AUTH_HEADER": f"Basic {secret}"})
+    assert wrong.status is Status.FAIL and secret not in wrong.detail
+    assert wrong.detail.startswith(
+        "AUTH_HEADER is not Bearer ${HF_TOKEN} as expanded from the environment (its value is not shown)"
+    )
+    missing = check_env(wanted, {})
+    assert missing.status is Status.FAIL
+    assert missing.detail.startswith(
+        "HF_TOKEN=${HF_TOKEN} needs $HF_TOKEN, which is not set: set it in the environment"
+        " (on Colab, in Colab's secrets, and run colabenv.bootstrap() again); AUTH_HEADER="
+    )
+    unset = check_env((("AUTH_HEADER", "Bearer ${T}"),), {"T": secret})
+    assert unset.detail.startswith("AUTH_HEADER is not set (expected Bearer ${T})")
+    assert secret not in unset.detail
+    child = check_env(wanted, {}, resolved={"HF_TOKEN": "same", "AUTH_HEADER": "same"})
+    assert child.status is Status.PASS, "the smoke child's statuses stand for the values it kept"
+
+
+def test_env_check_masks_a_literal_secret_of_an_old_marker() -> None:
+    old = check_env((("HF_TOKEN", "hf_literal"),), {"HF_TOKEN": "hf_other"})
+    assert old.status is Status.FAIL and old.detail.startswith("HF_TOKEN=****, expected ****")
+    assert "hf_" not in old.detail

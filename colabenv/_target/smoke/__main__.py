@@ -8,13 +8,15 @@ installed::
     python /path/to/smoke package PACKAGE --result FILE
     python /path/to/smoke vram FRAMEWORK --go FILE --deadline S --search S --result FILE
     python /path/to/smoke determinism FRAMEWORK --seed N --result FILE
-    python /path/to/smoke environ --result FILE NAME...
+    python /path/to/smoke environ --result FILE NAME|NAME=TEMPLATE...
 
 It imports only the standard library (and runs on Python 3.8 and newer) and the framework, so a
 crash, hang or import error stays in this process. The result is a JSON object written to
 ``--result``, whatever the framework prints; stdout and stderr are left for the parent to quote.
 Environ: the values of the named variables in a fresh interpreter of the verified environment,
-after its ``.pth`` hooks ran.
+after its ``.pth`` hooks ran; for a ``NAME=TEMPLATE`` (an ``[env]`` value with ``${VAR}``
+references, which may stand for a secret) only whether ``NAME`` holds the template expanded
+from this environment, never the value.
 
 This file is the command line and the process discipline: no process the child starts outlives
 it (on Linux it makes itself a child subreaper, does the work in a forked child, and when that
@@ -37,6 +39,7 @@ import ctypes
 import functools
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -62,9 +65,35 @@ PR_SET_CHILD_SUBREAPER = 36
 REAP_SECONDS = 5.0
 
 
-def environ(names: Sequence[str], result_path: str) -> int:
-    """The values of ``names`` in this interpreter's environment, as its ``.pth`` hooks left it."""
-    emit({"mode": "environ", "environ": {name: os.environ.get(name) for name in names}}, result_path)
+VARIABLE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""A ``${VAR}`` reference: the helper's rule (``colabenv/_target/helper.py``, a test holds the
+two equal), which the ``.pth`` hook applies."""
+
+
+def template_status(name: str, template: str, env: dict[str, str]) -> str:
+    """``same`` when ``name`` holds ``template`` expanded from ``env`` (each ``${VAR}`` replaced
+    by its value as it is), ``differs``, ``unset``, or ``needs VAR`` for a reference not set."""
+    missing = [ref for ref in VARIABLE_REFERENCE.findall(template) if ref not in env]
+    if missing:
+        return f"needs {missing[0]}"
+    actual = env.get(name)
+    if actual is None:
+        return "unset"
+    wanted = VARIABLE_REFERENCE.sub(lambda match: env[match.group(1)], template)
+    return "same" if actual == wanted else "differs"
+
+
+def environ(words: Sequence[str], result_path: str) -> int:
+    """The values of the ``NAME`` words in this interpreter's environment, as its ``.pth`` hooks
+    left it; of each ``NAME=TEMPLATE``, its :func:`template_status` only."""
+    env = dict(os.environ)
+    values = {word: env.get(word) for word in words if "=" not in word}
+    resolved = {}
+    for word in words:
+        name, equals, template = word.partition("=")
+        if equals:
+            resolved[name] = template_status(name, template, env)
+    emit({"mode": "environ", "environ": values, "resolved": resolved}, result_path)
     return 0
 
 
@@ -184,7 +213,7 @@ USAGE = (
     "       python smoke package PACKAGE --result FILE\n"
     "       python smoke vram FRAMEWORK --go FILE --deadline S --search S --result FILE\n"
     "       python smoke determinism torch|jax|tensorflow --seed N --result FILE\n"
-    "       python smoke environ --result FILE NAME...\n"
+    "       python smoke environ --result FILE NAME|NAME=TEMPLATE...\n"
 )
 
 
