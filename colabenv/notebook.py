@@ -136,6 +136,34 @@ def _plan(profile: Profile, source: TargetSource, lock: Path | None, *, offline:
     return plan
 
 
+def _run_script(plan: InstallPlan, on_colab: bool) -> tuple[int, list[str]]:
+    """The plan's script run by bash in a private folder, each line shown as it comes: its
+    exit status and its lines. In a Colab kernel, the index URLs' ``${VAR}`` the environment
+    lacks come from Colab's secrets, in that run's environment only."""
+    text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
+    with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
+        script = Path(tmp) / "setup.sh"
+        script.write_text(text + "\n", encoding="utf-8")
+        env = dict(os.environ)
+        if _in_ipython_kernel() and on_colab:
+            env.update(_colab_secrets(plan.index_urls, env))
+        env.setdefault("COLABENV_PYTHON", sys.executable)
+        uv = _uv_beside(sys.executable)
+        if uv is not None:
+            env.setdefault("COLABENV_UV", uv)
+        lines: list[str] = []
+
+        def show(line: str) -> None:
+            lines.append(line)
+            print(line, flush=True)
+
+        try:
+            status = processes.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S, on_line=show, env=env)
+        except ProcessError as error:
+            raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
+    return status, lines
+
+
 def bootstrap(
     profile: str,
     *,
@@ -177,28 +205,8 @@ def bootstrap(
     loaded = load_profile(find_profile(profile))
     source = TargetSource(flags, target, "target=")
     plan = _plan(loaded, source, Path(lock) if lock is not None else None, offline=offline)
-    text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
     on_colab = runtime_kind() is RuntimeKind.COLAB
-    with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
-        script = Path(tmp) / "setup.sh"
-        script.write_text(text + "\n", encoding="utf-8")
-        env = dict(os.environ)
-        if _in_ipython_kernel() and on_colab:
-            env.update(_colab_secrets(plan.index_urls, env))
-        env.setdefault("COLABENV_PYTHON", sys.executable)
-        uv = _uv_beside(sys.executable)
-        if uv is not None:
-            env.setdefault("COLABENV_UV", uv)
-        lines: list[str] = []
-
-        def show(line: str) -> None:
-            lines.append(line)
-            print(line, flush=True)
-
-        try:
-            status = processes.stream(["bash", str(script)], timeout=SCRIPT_TIMEOUT_S, on_line=show, env=env)
-        except ProcessError as error:
-            raise ColabenvError(f"cannot run the bootstrap script: {error}") from None
+    status, lines = _run_script(plan, on_colab)
     if status != 0:
         return status
     if _in_ipython_kernel() and on_colab and not (RESTART_LINE in lines and restart):
