@@ -207,6 +207,8 @@ def _summary(outcome: Outcome, path: Path) -> str:
             f"{len(outcome.added_variants)} build(s) added to known releases "
             f"({', '.join(f'{v} {n}' for v, n in outcome.added_variants)})"
         )
+    if outcome.paired:
+        parts.append(f"{len(outcome.paired)} companion pairing(s) written anew ({', '.join(outcome.paired)})")
     if outcome.contradictions:
         parts.append(f"{len(outcome.contradictions)} contradiction(s) reported")
     if not parts:
