@@ -463,6 +463,8 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
         lines.append("requires = [" + ", ".join(quoted(r) for r in build.requires) + "]")
     if build.python is not None:
         lines.append(f"python = {quoted(specifier_text(build.python))}")
+    if build.min_driver is not None:
+        lines.append(f"min_driver = {quoted(format_driver(build.min_driver))}")
     if build.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(build.unconfirmed)}")
