@@ -24,7 +24,18 @@ from colabenv._util.pep508 import is_nvidia_wheel, is_pin_text
 from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
-from colabenv.models import Arch, Catalog, CudaPackage, PackageBuild, PackageRelease, Profile, Source, Target
+from colabenv.models import (
+    Arch,
+    Catalog,
+    CudaPackage,
+    PackageBuild,
+    PackageRelease,
+    Profile,
+    Source,
+    Target,
+    format_driver,
+    parse_driver,
+)
 from colabenv.models.frameworks import CUDA_PACKAGES, package_of
 from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
@@ -148,6 +159,7 @@ def _build(
         "source",
         "unconfirmed",
         "unconfirmed_reason",
+        "min_driver",
     )
     cuda = _cuda(item)
     archs = entry_archs(item, named)
@@ -186,7 +198,20 @@ def _build(
         source=Source(item.text("source")),
         unconfirmed=reason,
         overlay=overlay,
+        min_driver=_min_driver(item),
     )
+
+
+def _min_driver(item: Reader) -> Version | None:
+    """``min_driver = "595.45.04"``: a driver version as NVIDIA writes them (held to be above
+    its CUDA major's floor by :func:`check_drivers`)."""
+    text = item.opt_text("min_driver")
+    if text is None:
+        return None
+    driver = parse_driver(text)
+    if driver is None:
+        raise item.fail("min_driver", f"{printable(text)[:40]!r} is not a driver version like 580.65.06")
+    return driver
 
 
 def pin_texts(item: Reader, key: str, like: str) -> list[str]:
@@ -271,10 +296,17 @@ def check_drivers(catalog: Catalog, shipped: Path) -> None:
     for package in catalog.packages:
         for release in package.releases:
             for build in release.builds:
-                if catalog.floor_driver(build.cuda) is not None:
-                    continue
+                floor = catalog.floor_driver(build.cuda)
                 key = f"package {package.name} release {release.version} build {build.name}"
+                if floor is not None and (build.min_driver is None or build.min_driver > floor):
+                    continue
                 problem = f"no driver floor for CUDA {build.cuda.major} (drivers.toml)"
+                if floor is not None:
+                    key += ".min_driver"
+                    problem = (
+                        f"{build.min_driver} is not above CUDA {build.cuda.major}'s floor "
+                        f"{format_driver(floor)}: leave it out"
+                    )
                 if build.overlay is not None:
                     raise CatalogOverlayError(build.overlay, key, problem)
                 raise CatalogError(shipped, key, problem)

@@ -6,6 +6,7 @@ versions upstream lists that the file lacks."""
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Callable
@@ -24,13 +25,17 @@ from colabenv.models import (
     RuntimeImage,
     Source,
 )
+from colabenv.models.runtimes import LATEST
 
 if TYPE_CHECKING:
     from colabenv.catalog.load import ErrorType
 
 RUNTIMES_FILE = "runtimes.toml"
-RUNTIME_ID_RE = re.compile(r"colab-(20[0-9]{2})\.(0[1-9]|1[0-2])", re.ASCII)
-"""A runtime id: ``colab-`` and the version upstream names (``2026.07``)."""
+RUNTIME_ID_RE = re.compile(r"colab-(20[0-9]{2})\.(0[1-9]|1[0-2])|colab-latest", re.ASCII)
+"""A runtime id: ``colab-`` and the version upstream names (``2026.07``), or ``colab-latest``."""
+STALE_DAYS = 90
+"""How old upstream's head (``colab-latest``) may be before a render for it says so."""
+_DATE_RE = re.compile(r"(20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])", re.ASCII)
 IMAGE_KEYS = {"gpu": Accelerator.NVIDIA, "cpu": Accelerator.CPU, "tpu": Accelerator.TPU}
 """The table of each image in a ``[[runtime]]``, and the accelerator it is for."""
 _COMMIT_RE = re.compile(r"[0-9a-f]{40}", re.ASCII)
@@ -55,10 +60,17 @@ def runtime_facts(doc: Reader) -> RuntimeFacts:
 
 
 def _runtime(item: Reader) -> ColabRuntime:
-    item.allow("id", "python", "os", "commit", "source", *IMAGE_KEYS)
+    item.allow("id", "date", "python", "os", "commit", "source", *IMAGE_KEYS)
     runtime_id = item.text("id")
     if not RUNTIME_ID_RE.fullmatch(runtime_id):
-        raise item.fail("id", f"{printable(runtime_id)[:60]!r} is not a runtime id like colab-2026.07")
+        raise item.fail(
+            "id", f"{printable(runtime_id)[:60]!r} is not a runtime id like colab-2026.07 or {LATEST}"
+        )
+    date = item.opt_text("date")
+    if date is not None and not _valid_date(date):
+        raise item.fail("date", f"{printable(date)[:40]!r} is not a date like 2026-08-19")
+    if runtime_id == LATEST and date is None:
+        raise item.fail("date", f"{LATEST} needs the date of its upstream commit")
     python = item.text("python")
     if not _PYTHON_RE.fullmatch(python):
         raise item.fail("python", "expected a full Python version like 3.12.13")
@@ -81,8 +93,39 @@ def _runtime(item: Reader) -> ColabRuntime:
         else:
             images[key] = _image(sub, IMAGE_KEYS[key])
     return ColabRuntime(
-        runtime_id, Version(python), item.text("os"), commit, Source(source), tuple(images.values())
+        runtime_id, Version(python), item.text("os"), commit, Source(source), tuple(images.values()), date
     )
+
+
+def _valid_date(text: str) -> bool:
+    if not _DATE_RE.fullmatch(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def latest_note(runtime: ColabRuntime, today: datetime.date) -> str:
+    """What ``--runtime colab-latest`` stands for (``runtime``, the newest the catalog knows) and
+    its date; with how old it is on ``today`` where that is more than :data:`STALE_DAYS`."""
+    what = "googlecolab/backend-info's head" if runtime.id == LATEST else runtime.id
+    text = (
+        f"--runtime {LATEST} is {what} as of {runtime.dated} (commit {runtime.commit[:12]}, "
+        f"Python {runtime.python}), the newest Colab image the catalog knows"
+    )
+    day = runtime.date or f"{runtime.dated.replace('.', '-')}-01"
+    try:
+        age = (today - datetime.date.fromisoformat(day)).days
+    except ValueError:
+        return text
+    if age > STALE_DAYS:
+        text += (
+            f"; that is {age} days old, and Colab may run a newer image: "
+            "colabenv catalog refresh runtimes says which"
+        )
+    return text
 
 
 def _rest(image: RuntimeImage) -> tuple[str, str, Version | None, tuple[str, ...]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,7 @@ from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, wri
 from colabenv.app.resolution import host_fingerprint, overrides_of
 from colabenv.errors import InputError, OutputError, printable
 from colabenv.models import Profile, Target, TargetOverrides
+from colabenv.models.runtimes import LATEST
 from colabenv.resolve.overrides import TargetFlags
 
 
@@ -73,6 +75,9 @@ def progress_status(enabled: bool, doing: str) -> Iterator[Callable[[str], None]
 
 
 def target_flags(args: argparse.Namespace) -> TargetFlags:
+    runtime = getattr(args, "runtime", None)
+    if isinstance(runtime, str) and runtime.strip() == LATEST:
+        _say_latest()
     return TargetFlags(
         driver=getattr(args, "driver", None),
         cuda=getattr(args, "cuda", None),
@@ -83,6 +88,17 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
         tpu=getattr(args, "tpu", None),
         runtime=getattr(args, "runtime", None),
     )
+
+
+def _say_latest() -> None:
+    """``--runtime colab-latest``: which image it is, of when, and whether that is old (stderr)."""
+    import datetime
+
+    from colabenv.catalog.runtimes import latest_note, shipped_runtimes
+
+    runtime = shipped_runtimes().get(LATEST)
+    if runtime is not None:
+        sys.stderr.write(f"colabenv: note: {printable(latest_note(runtime, datetime.date.today()))}\n")
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:

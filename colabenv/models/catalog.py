@@ -323,6 +323,9 @@ class PackageBuild:
     unconfirmed: str | None = None
     overlay: str | None = None
     extra: str | None = None
+    min_driver: Version | None = None
+    """The driver its project documents as its floor where that is above its CUDA major's
+    (None: the major's floor, ``drivers.toml``)."""
 
     @property
     def cuda_major(self) -> int:

@@ -14,6 +14,10 @@ from colabenv.models.catalog import Source
 from colabenv.models.frozen import model
 from colabenv.models.installed import InstalledDist, InstalledSet
 
+LATEST = "colab-latest"
+"""The runtime id of the image a fresh notebook gets (googlecolab/backend-info's head, dated):
+``--runtime colab-latest`` names the newest runtime the catalog knows."""
+
 
 @model
 class RuntimeImage:
@@ -40,8 +44,9 @@ class RuntimeImage:
 
 @model
 class ColabRuntime:
-    """A runtime version: its id (``colab-2026.07``), the Python of its images, the upstream
-    commit its facts were read at, and its images (one per accelerator)."""
+    """A runtime version: its id (``colab-2026.07``, or ``colab-latest`` for upstream's head),
+    the Python of its images, the upstream commit its facts were read at, its images (one per
+    accelerator), and the date of that commit where it is recorded (the head's)."""
 
     id: str
     python: Version
@@ -49,6 +54,13 @@ class ColabRuntime:
     commit: str
     source: Source
     images: tuple[RuntimeImage, ...]
+    date: str | None = None
+    """``2026-08-19``: the day of the upstream commit (recorded for ``colab-latest``)."""
+
+    @property
+    def dated(self) -> str:
+        """The runtime's date: its commit's day, else the version its id names (``2026.07``)."""
+        return self.date or self.id.removeprefix("colab-")
 
     def image(self, accelerator: Accelerator) -> RuntimeImage:
         """The image of ``accelerator``; every runtime has all three."""
@@ -69,6 +81,10 @@ class RuntimeFacts:
         return tuple(runtime.id for runtime in self.runtimes)
 
     def get(self, runtime_id: str) -> ColabRuntime | None:
+        """The runtime of ``runtime_id``; ``colab-latest``: the newest one known (upstream's head
+        where the file has it, else the newest version)."""
+        if runtime_id == LATEST:
+            return self.runtimes[0] if self.runtimes else None
         for runtime in self.runtimes:
             if runtime.id == runtime_id:
                 return runtime

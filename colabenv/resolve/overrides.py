@@ -25,6 +25,7 @@ from colabenv.models import (
     parse_driver,
 )
 from colabenv.models.frozen import model
+from colabenv.models.runtimes import LATEST
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
@@ -180,7 +181,7 @@ def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> Co
     known = facts() if facts is not None else RuntimeFacts()
     runtime = known.get(text)
     if runtime is None:
-        listed = ", ".join(known.ids) or "none"
+        listed = ", ".join(dict.fromkeys((*known.ids, LATEST))) if known.ids else "none"
         raise TargetError(
             f"--runtime: {printable(text)[:60]!r} is not a known Colab runtime version (known: {listed})"
         )

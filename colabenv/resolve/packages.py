@@ -123,6 +123,15 @@ def specifiers_meet(specs: Sequence[SpecifierSet]) -> bool:
 # On the target
 
 
+def build_floor(build: PackageBuild, catalog: Catalog) -> Version | None:
+    """The oldest driver ``build`` runs on: its CUDA major's floor, or the higher one its project
+    documents (``min_driver``); None where the driver table has no floor for its major."""
+    floor = catalog.floor_driver(build.cuda)
+    if floor is None or build.min_driver is None:
+        return floor
+    return max(floor, build.min_driver)
+
+
 def _min_arch(build: PackageBuild) -> ComputeCapability:
     return min(arch.capability for arch in build.archs)
 
@@ -133,14 +142,16 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, pyt
         return f"{build.name} has no wheel for Python {python}"
     if not accelerator_of(target).traits.cuda:
         return "needs an NVIDIA GPU; the target has none"
-    floor = catalog.floor_driver(build.cuda)
+    floor = build_floor(build, catalog)
     if target.driver is not None:
         if floor is None or target.driver < floor:
             shown = format_driver(floor) if floor is not None else "an unknown floor"
-            return (
-                f"{build.name} is built for CUDA {build.cuda_major}, which needs driver >= {shown} "
-                f"(host {format_driver(target.driver)})"
+            needs = (
+                f"{build.name}: its project documents driver >= {shown}"
+                if build.min_driver is not None and floor == build.min_driver
+                else f"{build.name} is built for CUDA {build.cuda_major}, which needs driver >= {shown}"
             )
+            return f"{needs} (host {format_driver(target.driver)})"
     elif target.cuda is not None and build.cuda_major > target.cuda.major:
         return f"{build.name} is built for CUDA {build.cuda_major}; the driver runs CUDA {target.cuda}"
     missing = [cap.sm for cap in target.compute_capabilities if not archs_cover(build.archs, cap)]
@@ -464,7 +475,7 @@ def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog
         parts = [f"already installed ({build.distribution} {candidate.installed_version}), satisfies {spec}"]
     else:
         parts = [f"newest release satisfying {spec} that runs on the target beside the frameworks"]
-    floor = catalog.floor_driver(build.cuda)
+    floor = build_floor(build, catalog)
     driver = (
         f"driver {format_driver(target.driver)} >= {format_driver(floor)}" if target.driver and floor else ""
     )
@@ -552,7 +563,7 @@ def package_choices(
 
 def package_floors(chosen: Sequence[Candidate], catalog: Catalog) -> list[Version]:
     """The driver floors the chosen builds need."""
-    return [f for f in (catalog.floor_driver(c.build.cuda) for c in chosen) if f is not None]
+    return [f for f in (build_floor(c.build, catalog) for c in chosen) if f is not None]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -275,8 +275,8 @@ def test_companions_exist_with_sensible_versions(release: Release) -> None:
             assert (audio.version.major, audio.version.minor) == (version.major, version.minor)
             assert audio.follows_variant
         else:
-            # torchaudio's last release; it declares no torch pin and has no build per variant
-            assert audio.version == Version("2.11.0")
+            # torchaudio 2.11.0 declares no torch pin; 2.11.1 (torch>=2.11) came with torch 2.15.0
+            assert audio.version == Version("2.11.1" if version == Version("2.15.0") else "2.11.0")
             assert not audio.follows_variant
     elif release.framework is Framework.JAX:
         assert set(companions) == {"jaxlib"}
@@ -623,7 +623,7 @@ def test_python_ranges(framework: Framework, version: str, python: str, admitted
         (J, "0.4.35", "jaxlib", "0.4.34"),
         (J, "0.5.3", "jaxlib", "0.5.3"),
         (T, "2.15.0", "torchvision", "0.29.2"),
-        (T, "2.15.0", "torchaudio", "2.11.0"),
+        (T, "2.15.0", "torchaudio", "2.11.1"),  # pytorch/audio v2.11.1, released with 2.15.0
         (J, "0.12.0.1", "jaxlib", "0.12.0.1"),
     ],
 )

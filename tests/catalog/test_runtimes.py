@@ -20,7 +20,14 @@ COMMIT = "ec53f93fe44a9cab118dc5451527b18e36e1a643"
 
 def test_the_shipped_versions_newest_first_with_their_python_and_cuda() -> None:
     facts = shipped_runtimes()
-    assert facts.ids == ("colab-2026.07", "colab-2026.04", "colab-2026.01", "colab-2025.10", "colab-2025.07")
+    assert facts.ids == (
+        "colab-latest",
+        "colab-2026.07",
+        "colab-2026.04",
+        "colab-2026.01",
+        "colab-2025.10",
+        "colab-2025.07",
+    )
     current = facts.get("colab-2026.07")
     assert current is not None
     assert current.python == Version("3.12.13")
@@ -95,6 +102,12 @@ def test_a_minimal_file_loads_and_same_as_shares_the_image() -> None:
         ("numpy==2.0.2\n'''\n\n[runtime.cpu]", "numpy>=2\n'''\n\n[runtime.cpu]", "gpu.freeze: line 1"),
         ('same_as = "gpu"', 'same_as = "tpu"', "cpu.same_as: expected an image listed before it"),
         (f'tree/{COMMIT}"', '"', "runtime[0].source: expected the URL of commit"),
+        (
+            'id = "colab-2026.07"',
+            'id = "colab-2026.07"\ndate = "2026-02-30"',
+            "runtime[0].date: '2026-02-30'",
+        ),
+        ('id = "colab-2026.07"', 'id = "colab-latest"', "runtime[0].date: colab-latest needs the date"),
     ],
 )
 def test_a_bad_entry_names_its_key(old: str, new: str, words: str) -> None:
@@ -122,3 +135,39 @@ def test_every_shipped_image_lists_each_distribution_once() -> None:
     for runtime in shipped_runtimes().runtimes:
         for image in runtime.images:
             assert len(image.installed) == len(image.pins.split()), (runtime.id, image.accelerator)
+
+
+HEAD = "a72407924822ea377410b69f0a290150bcb5c9c2"
+
+
+def test_colab_latest_is_upstreams_head_on_python_3_13_and_dated() -> None:
+    """googlecolab/backend-info's head, a7240792 ("Upgrade to Python 3.13", 2026-08-19): the
+    image a fresh notebook runs, newer than any version a notebook can pin (2026.07: 3.12)."""
+    facts = shipped_runtimes()
+    latest = facts.get("colab-latest")
+    assert latest is not None and latest is facts.runtimes[0]
+    assert (latest.commit, latest.date, latest.dated) == (HEAD, "2026-08-19", "2026-08-19")
+    assert latest.python == Version("3.13.15")
+    gpu = latest.image(Accelerator.NVIDIA)
+    assert gpu.cuda_toolkit == Version("12.8")
+    assert gpu.installed.get("torch") == InstalledDist(canonicalize_name("torch"), "2.11.0+cu128")
+    assert gpu.installed.get("numpy") == InstalledDist(canonicalize_name("numpy"), "2.1.3")
+    assert facts.get("colab-2026.07").dated == "2026.07"  # type: ignore[union-attr]
+
+
+def test_colab_latest_names_the_newest_runtime_and_says_when_it_is_old() -> None:
+    import datetime
+
+    from colabenv.catalog.runtimes import latest_note
+
+    pinned_only = _load(ENTRY.format(commit=COMMIT))
+    assert pinned_only.get("colab-latest") is pinned_only.runtimes[0]  # no head entry: the newest
+    latest = shipped_runtimes().get("colab-latest")
+    assert latest is not None
+    fresh = latest_note(latest, datetime.date(2026, 9, 1))
+    assert "googlecolab/backend-info's head as of 2026-08-19 (commit a72407924822, Python 3.13.15)" in fresh
+    assert "days old" not in fresh
+    old = latest_note(latest, datetime.date(2026, 11, 28))
+    assert "that is 101 days old" in old and "colabenv catalog refresh runtimes" in old
+    version = latest_note(pinned_only.runtimes[0], datetime.date(2026, 7, 20))
+    assert "is colab-2026.07 as of 2026.07" in version and "days old" not in version

@@ -685,3 +685,49 @@ def test_a_companion_range_differing_only_outside_the_release_is_no_contradictio
     assert "companions.torchvision.python: the catalog has >=3.10,!=3.14.1" in dropped
     (narrower,) = with_vision(">=3.11,!=3.14.1")
     assert "the index says >=3.11,!=3.14.1" in narrower
+
+
+def test_a_newer_companion_release_the_index_pairs_is_written_not_only_reported(tmp_path: Path) -> None:
+    """The index pairs torch 9.1.0 with torchaudio 9.0.1 where the catalog has 9.0.0 (as it
+    paired torch 2.15.0 with torchaudio 2.11.1 while the catalog kept 2.11.0): refresh writes
+    the newer pairing, keeping the entry's follows_variant, and says so in the release's source;
+    an older companion the index names stays a contradiction."""
+    import dataclasses
+
+    from packaging.utils import canonicalize_name
+
+    from colabenv.catalog.load import framework_releases, parse_document
+    from colabenv.curation.refresh.sources import Derived
+    from colabenv.curation.refresh.writer import merged_text
+    from colabenv.errors import CatalogOverlayError
+    from colabenv.models import Companion
+
+    path = tmp_path / "torch.toml"
+    known = framework_releases(
+        parse_document(path, BASE_TORCH.encode(), CatalogOverlayError), Framework.TORCH
+    )
+    old = next(r for r in known if str(r.version) == "9.1.0")
+    audio = Companion(canonicalize_name("torchaudio"), Version("9.0.1"), True, SpecifierSet(">=3.13"))
+    vision = Companion(canonicalize_name("torchvision"), Version("0.97.0"), True)
+    derived = Derived((dataclasses.replace(old, companions=(vision, audio)),), ())
+
+    outcome = merged_text(Framework.TORCH, BASE_TORCH, known, {}, True, derived, True)
+    assert outcome.paired == ("9.1.0 torchaudio 9.0.0 -> 9.0.1",)
+    assert outcome.contradictions == (
+        "torch 9.1.0: companions.torchvision: the catalog has 0.98.0, the index says 0.97.0",
+    )
+    assert (
+        'companions = { torchvision = "0.98.0", torchaudio = { version = "9.0.1", '
+        'follows_variant = false, python = ">=3.13" } }'
+    ) in outcome.text
+    assert "companions.torchaudio 9.0.1 (was 9.0.0): the index's pairing, read by colabenv" in outcome.text
+    assert outcome.text.count("9.0.1") == 2, "9.0.0's pairing and every other line are as they were"
+    written = framework_releases(
+        parse_document(path, outcome.text.encode(), CatalogOverlayError), Framework.TORCH
+    )
+    release = next(r for r in written if str(r.version) == "9.1.0")
+    assert release.companion("torchaudio") == Companion(
+        canonicalize_name("torchaudio"), Version("9.0.1"), False, SpecifierSet(">=3.13")
+    )
+    unchanged = [line for line in BASE_TORCH.splitlines() if "9.1.0" not in line and "companions" not in line]
+    assert all(line in outcome.text.splitlines() for line in unchanged)

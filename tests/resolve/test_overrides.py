@@ -54,6 +54,12 @@ def test_an_unknown_runtime_lists_the_known_ones() -> None:
     with pytest.raises(TargetError) as caught:
         overrides(runtime="colab-2099.01")
     assert str(caught.value) == (
-        "--runtime: 'colab-2099.01' is not a known Colab runtime version (known: colab-2026.07,"
-        " colab-2026.04, colab-2026.01, colab-2025.10, colab-2025.07)"
+        "--runtime: 'colab-2099.01' is not a known Colab runtime version (known: colab-latest,"
+        " colab-2026.07, colab-2026.04, colab-2026.01, colab-2025.10, colab-2025.07)"
     )
+
+
+def test_colab_latest_is_the_head_image_on_python_3_13() -> None:
+    found = overrides(runtime="colab-latest")
+    assert found.runtime is not None and found.runtime.id == "colab-latest"
+    assert str(found.python) == "3.13.15"

@@ -138,12 +138,14 @@ def _team_ext(
     cuda: str = "12.6",
     requires: tuple[str, ...] = ("nvidia-nccl-cu12>=2.26,<2.27",),
     index_url: str | None = None,
+    min_driver: str | None = None,
 ) -> str:
     """A team's own CUDA package: one release (1.0), one build (cu12) of CUDA ``cuda``."""
     build = build_entry(
         "cu12",
         cuda=cuda,
         index_url=index_url,
+        min_driver=min_driver,
         archs=["sm_75", "sm_80", "compute_80"],
         requires=requires,
         source="https://example.org/team-ext",
@@ -641,3 +643,18 @@ def test_a_builds_extra_and_local_tag_in_an_overlay_are_checked_where_read(
     assert isinstance(error, CatalogOverlayError)
     assert f"build[0].{field}" in str(error) and problem in str(error)
     assert "\n" not in str(error)
+
+
+def test_a_package_whose_project_documents_a_higher_driver_floor_is_held_to_it(tmp_path: Path) -> None:
+    """A build whose project documents driver >= 560.28.03 (above CUDA 12's 525.60.13) is not
+    taken on a T4's 550.54.15, saying why; on a T4 with driver 570.86.10 it is, and the floor is
+    the resolution's."""
+    overlay = _team_ext(min_driver="560.28.03")
+    error = _refusal(tmp_path / "t4", 'torch = "<2.10"\nteam-ext = "*"', overlay=overlay)
+    assert "cu12: its project documents driver >= 560.28.03 (host 550.54.15)" in str(error)
+    newer = ("570.86.10", "12.8", "7.5")
+    resolution = _resolve(tmp_path / "newer", 'torch = "<2.10"\nteam-ext = "*"', newer, overlay=overlay)
+    assert _chosen(resolution)["team-ext"] == ("1.0", "cu12", "team-ext-cu12==1.0")
+    assert resolution.required_driver == Version("560.28.03")
+    shown = resolution.to_json()["frameworks"]
+    assert isinstance(shown, dict) and "driver 570.86.10 >= 560.28.03" in shown["team-ext"]["reason"]

@@ -31,6 +31,7 @@ def build_entry(
     requires: Sequence[str] | None = None,
     unconfirmed: bool | None = None,
     unconfirmed_reason: str | None = None,
+    min_driver: str | None = None,
 ) -> str:
     """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
     an ``unconfirmed_reason`` marks it unconfirmed."""
@@ -48,6 +49,7 @@ def build_entry(
             ("requires", requires),
             ("unconfirmed", True if unconfirmed_reason is not None else unconfirmed),
             ("unconfirmed_reason", unconfirmed_reason),
+            ("min_driver", min_driver),
             ("source", source),
         ],
     )

@@ -208,6 +208,8 @@ def _summary(outcome: Outcome, path: Path) -> str:
             f"{len(outcome.added_variants)} build(s) added to known releases "
             f"({', '.join(f'{v} {n}' for v, n in outcome.added_variants)})"
         )
+    if outcome.paired:
+        parts.append(f"{len(outcome.paired)} companion pairing(s) written anew ({', '.join(outcome.paired)})")
     if outcome.contradictions:
         parts.append(f"{len(outcome.contradictions)} contradiction(s) reported")
     if not parts:
@@ -307,16 +309,25 @@ def runtimes_start(base: Path) -> RuntimesStart:
 
 def refresh_runtimes_file(start: RuntimesStart, upstream: str, deadline_s: float) -> Refreshed:
     """``start`` with the Colab runtime versions upstream (googlecolab/backend-info's files, as
-    ``upstream/COMMIT/FILE``) lists that it lacks."""
+    ``upstream/COMMIT/FILE``) lists that it lacks, and its head's image (``colab-latest``), the
+    head read from GitHub's API (a copy elsewhere: ``upstream/api/commits``)."""
     import os
 
     from colabenv.catalog.runtimes import RUNTIMES_FILE, load_runtimes
-    from colabenv.curation.refresh.runtimes import RuntimeRefreshProblem, refresh_runtimes
+    from colabenv.curation.refresh.runtimes import (
+        BACKEND_INFO,
+        GITHUB_API,
+        README_REF,
+        RuntimeRefreshProblem,
+        head_of,
+        refresh_runtimes,
+    )
     from colabenv.errors import CatalogOverlayError, IndexUnavailableError
     from colabenv.index.client import SimpleClient
     from colabenv.index.urls import Redactor
 
-    client = SimpleClient(os.environ, Redactor.for_urls([upstream], os.environ), deadline_s=deadline_s)
+    api = GITHUB_API if upstream == BACKEND_INFO else f"{upstream}/api"
+    client = SimpleClient(os.environ, Redactor.for_urls([upstream, api], os.environ), deadline_s=deadline_s)
 
     def get(ref: str, name: str) -> str | None:
         body = client.file_bytes(upstream, f"{upstream}/{ref}/{name}")
@@ -325,8 +336,14 @@ def refresh_runtimes_file(start: RuntimesStart, upstream: str, deadline_s: float
         except UnicodeDecodeError:
             raise RuntimeRefreshProblem(f"{name} at {ref}: not UTF-8 text") from None
 
+    def head() -> tuple[str, str]:
+        body = client.file_bytes(api, f"{api}/commits?sha={README_REF}&per_page=1")
+        if body is None:
+            raise RuntimeRefreshProblem(f"{api}/commits: not found")
+        return head_of(body)
+
     try:
-        outcome = refresh_runtimes(start.text, get)
+        outcome = refresh_runtimes(start.text, get, head)
     except RuntimeRefreshProblem as problem:
         raise IndexUnavailableError(f"backend-info at {printable(upstream)}: {printable(problem)}") from None
     load_runtimes(start.path, outcome.text.encode("utf-8"), CatalogOverlayError)

@@ -8,6 +8,11 @@ image has its own files (``pip-freeze.gpu.txt``, ``pip-freeze.txt`` for the CPU 
 ``pip-freeze.tpu.txt``); before, one ``pip-freeze.txt`` served the GPU and the CPU image.
 A version the file has is kept as it is; one whose commit upstream names differently is
 reported, not rewritten.
+
+A fresh notebook gets none of those: it runs the image of upstream's head (the newest commit on
+``main``), which the README lists only once it becomes a version. That image is written as
+``colab-latest`` with the date of its commit, read from the head's own files; it is replaced when
+the head moves, and dropped when the head is a listed version's commit.
 """
 
 from __future__ import annotations
@@ -17,12 +22,16 @@ from collections.abc import Callable, Sequence
 
 from colabenv.errors import printable
 from colabenv.models.frozen import model
+from colabenv.models.runtimes import LATEST
 
 BACKEND_INFO = "https://raw.githubusercontent.com/googlecolab/backend-info"
 """Where upstream's files are read: ``{BACKEND_INFO}/{commit or branch}/{file}``."""
 TREE_URL = "https://github.com/googlecolab/backend-info/tree/"
 """The source each entry names: the commit's tree, as upstream's README links it."""
 README_REF = "main"
+GITHUB_API = "https://api.github.com/repos/googlecolab/backend-info"
+"""Where upstream's head is read: ``{GITHUB_API}/commits?sha=main&per_page=1`` (the commit
+and its date)."""
 
 _HEADING_RE = re.compile(r"^###\s+(20[0-9]{2}\.(?:0[1-9]|1[0-2]))\s*$", re.MULTILINE | re.ASCII)
 _TREE_RE = re.compile(r"/backend-info/tree/([0-9a-f]{40})", re.ASCII)
@@ -34,9 +43,13 @@ _APT_WANTED_RE = re.compile(
 _CUDART_RE = re.compile(r"cuda-cudart-([0-9]+)-([0-9]+)", re.ASCII)
 _ENTRY_ID_RE = re.compile(r'^id = "([^"]+)"$', re.MULTILINE)
 _ENTRY_COMMIT_RE = re.compile(r'^commit = "([^"]+)"$', re.MULTILINE)
+_COMMIT_RE = re.compile(r"[0-9a-f]{40}", re.ASCII)
+_DAY_RE = re.compile(r"(20[0-9]{2}-[01][0-9]-[0-3][0-9])T", re.ASCII)
 
 Get = Callable[[str, str], "str | None"]
 """``get(ref, file)``: the text of upstream's ``file`` at ``ref``, None when it has none."""
+Head = Callable[[], "tuple[str, str]"]
+"""``head()``: the commit upstream's ``main`` is at and its day (``2026-08-19``)."""
 
 
 class RuntimeRefreshProblem(Exception):
@@ -80,8 +93,9 @@ def listed_versions(readme: str) -> tuple[ListedVersion, ...]:
     return tuple(found)
 
 
-def refresh_runtimes(text: str, get: Get) -> RuntimesOutcome:
-    """``text`` (a ``runtimes.toml``) with the versions upstream lists that it lacks."""
+def refresh_runtimes(text: str, get: Get, head: Head | None = None) -> RuntimesOutcome:
+    """``text`` (a ``runtimes.toml``) with the versions upstream lists that it lacks, and
+    (``head``: where upstream's head is) the image a fresh notebook gets as ``colab-latest``."""
     readme = get(README_REF, "README.md")
     if readme is None:
         raise RuntimeRefreshProblem("README.md: not found upstream")
@@ -99,8 +113,48 @@ def refresh_runtimes(text: str, get: Get) -> RuntimesOutcome:
                 f"{listed.id}: the file has commit {_field(_ENTRY_COMMIT_RE, entry)},"
                 f" upstream's README names {listed.commit}; kept the file's"
             )
+    if head is not None:
+        added.extend(_latest(known, listed_versions(readme), head, get))
     body = "\n".join(known[key] for key in sorted(known, reverse=True))
     return RuntimesOutcome(header + body, tuple(added), tuple(contradictions))
+
+
+def _latest(known: dict[str, str], listed: Sequence[ListedVersion], head: Head, get: Get) -> list[str]:
+    """``known`` with the entry of upstream's head (``colab-latest``) as it is now: written anew
+    when the head moved, dropped when the head is a listed version's commit; what changed."""
+    commit, day = head()
+    if not _COMMIT_RE.fullmatch(commit) or not re.fullmatch(r"20[0-9]{2}-[01][0-9]-[0-3][0-9]", day):
+        raise RuntimeRefreshProblem(
+            f"the head of main: {printable(commit)[:60]!r} of {printable(day)[:30]!r}"
+        )
+    version = next((v.id for v in listed if v.commit == commit), None)
+    had = known.get(LATEST)
+    if version is not None:
+        if had is None:
+            return []
+        del known[LATEST]
+        return [f"{LATEST} dropped (the head is {version}'s commit)"]
+    if had is not None and _field(_ENTRY_COMMIT_RE, had) == commit:
+        return []
+    known[LATEST] = runtime_entry(ListedVersion("latest", commit), get, day)
+    return [f"{LATEST} (the head, {commit[:12]} of {day})"]
+
+
+def head_of(body: bytes) -> tuple[str, str]:
+    """The commit and day of the first commit a GitHub API ``commits`` answer lists (the head
+    of the branch asked for)."""
+    import json
+
+    try:
+        answer = json.loads(body)
+        first = answer[0]
+        commit, date = first["sha"], first["commit"]["committer"]["date"]
+    except (ValueError, LookupError, TypeError, RecursionError):
+        raise RuntimeRefreshProblem("the head of main: not a list of commits") from None
+    day = _DAY_RE.match(date) if isinstance(date, str) else None
+    if not isinstance(commit, str) or day is None:
+        raise RuntimeRefreshProblem("the head of main: no commit and date")
+    return commit, day.group(1)
 
 
 def _split(text: str) -> tuple[str, list[str]]:
@@ -117,8 +171,9 @@ def _field(pattern: re.Pattern[str], entry: str) -> str:
     return match.group(1) if match else ""
 
 
-def runtime_entry(listed: ListedVersion, get: Get) -> str:
-    """The ``[[runtime]]`` entry of one version, read from upstream's files at its commit."""
+def runtime_entry(listed: ListedVersion, get: Get, day: str | None = None) -> str:
+    """The ``[[runtime]]`` entry of one version, read from upstream's files at its commit
+    (``day``: the commit's, written for upstream's head)."""
     ref = listed.commit
     os_info = _need(get, ref, "os-info.txt")
     python = _PYTHON_RE.search(os_info)
@@ -134,6 +189,7 @@ def runtime_entry(listed: ListedVersion, get: Get) -> str:
     lines = [
         "[[runtime]]",
         f'id = "{listed.id}"',
+        *([f'date = "{day}"'] if day is not None else []),
         f'python = "{python.group(1)}"',
         f"os = {_string(system or 'unknown')}",
         f'commit = "{listed.commit}"',

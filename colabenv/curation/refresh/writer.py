@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.catalog.components import spec_boundaries
-from colabenv.curation.refresh.sources import PYTHONS, Derived
+from colabenv.curation.refresh.sources import PYTHONS, Derived, stamp
 from colabenv.models import (
     Arch,
     Companion,
@@ -38,14 +38,17 @@ _ORDER = {op: n for n, op in enumerate((">=", ">", "==", "===", "~=", "!=", "<="
 
 @model
 class Outcome:
-    """The refreshed file and what changed: releases and builds added, contradictions found
-    (the file keeps its own entry), and notes (what could not be derived)."""
+    """The refreshed file and what changed: releases and builds added, companion pairings the
+    index has a newer release for (written), contradictions found (the file keeps its own
+    entry), and notes (what could not be derived)."""
 
     text: str
     added_releases: tuple[Version, ...]
     added_variants: tuple[tuple[Version, str], ...]
     contradictions: tuple[str, ...]
     notes: tuple[str, ...]
+    paired: tuple[str, ...] = ()
+    """``VERSION NAME OLD -> NEW``: each companion pairing written anew."""
 
 
 def quoted(text: str) -> str:
@@ -204,6 +207,7 @@ def merged_text(
     added_releases: list[Version] = []
     added_variants: list[tuple[Version, str]] = []
     contradictions: list[str] = []
+    paired: list[str] = []
     notes = list(derived.notes)
     blocks = _release_blocks(lines)
     for release in sorted(derived.releases, key=lambda r: r.version):
@@ -217,6 +221,11 @@ def merged_text(
         found, confirmed = compare(old, release, derived, variant_index_read)
         contradictions.extend(found)
         notes.extend(confirmed)
+        newer = newer_companions(old, release)
+        if newer:
+            block = next(b for b in blocks if b[2] == release.version)
+            _write_pairing(lines, block[0], block[1], old, newer, follows_default)
+            paired.extend(f"{release.version} {c.name} {_had(old, c)} -> {c.version}" for c in newer)
         new = [v for v in release.variants if old.variant(v.name) is None]
         if not new:
             continue
@@ -235,7 +244,55 @@ def merged_text(
         tuple(added_variants),
         tuple(contradictions),
         tuple(notes),
+        tuple(paired),
     )
+
+
+def newer_companions(old: Release, new: Release) -> tuple[Companion, ...]:
+    """The companions the index pairs with ``new`` in a newer release than the catalog's
+    ``old`` pairs (2.11.1 where the catalog has 2.11.0), each as the catalog writes it: the index's
+    version and Python range, the catalog's ``follows_variant`` (a judgement, kept)."""
+    found = []
+    for companion in new.companions:
+        had = old.companion(companion.name)
+        if had is not None and companion.version > had.version:
+            found.append(Companion(companion.name, companion.version, had.follows_variant, companion.python))
+    return tuple(found)
+
+
+def _had(old: Release, companion: Companion) -> str:
+    had = old.companion(companion.name)
+    return str(had.version) if had is not None else "none"
+
+
+def _write_pairing(
+    lines: list[str],
+    start: int,
+    end: int,
+    old: Release,
+    newer: Sequence[Companion],
+    follows_default: bool,
+) -> None:
+    """The ``companions`` and ``source`` lines of the release whose block is ``lines[start:end]``
+    with the ``newer`` companions in place of the catalog's, and the source saying so."""
+    own_end = next((n for n in range(start, end) if lines[n].strip() == "[[release.variant]]"), end)
+    replaced = {c.name: c for c in newer}
+    companions = [replaced.get(c.name, c) for c in old.companions]
+    entries = ", ".join(_companion_entry(c, follows_default) for c in companions)
+    said = "; ".join(
+        f"companions.{c.name} {c.version} (was {_had(old, c)}): the index's pairing, {stamp()}" for c in newer
+    )
+    for number in range(start, own_end):
+        key, _, value = lines[number].partition("=")
+        if key.strip() == "companions":
+            lines[number] = f"companions = {{ {entries} }}"
+        elif key.strip() == "source":
+            try:
+                text = json.loads(value.strip())
+            except ValueError:
+                text = None
+            if isinstance(text, str):
+                lines[number] = f"source = {quoted(f'{text}; {said}')}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,13 +386,14 @@ def compare(
         )
     for companion in new.companions:
         had = old.companion(companion.name)
-        if had is not None and had.version != companion.version:
+        if had is not None and had.version > companion.version:  # a newer one is written
             found.append(
                 f"{where}: companions.{companion.name}: the catalog has {had.version}, "
                 f"the index says {companion.version}"
             )
         elif (
             had is not None
+            and had.version == companion.version
             and companion.python is not None
             and not _same_pythons(had.python or old.python, companion.python, old.python)
         ):
@@ -405,6 +463,8 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
         lines.append("requires = [" + ", ".join(quoted(r) for r in build.requires) + "]")
     if build.python is not None:
         lines.append(f"python = {quoted(specifier_text(build.python))}")
+    if build.min_driver is not None:
+        lines.append(f"min_driver = {quoted(format_driver(build.min_driver))}")
     if build.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(build.unconfirmed)}")
