@@ -72,7 +72,7 @@ def test_an_unknown_runtime_is_exit_2_one_line_nothing_on_stdout_nothing_written
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("colabenv: --runtime: 'colab-2019.01' is not a known Colab runtime")
-    assert "(known: colab-2026.07, colab-2026.04," in done.stderr
+    assert "(known: colab-latest, colab-2026.07, colab-2026.04," in done.stderr
     assert not out.exists()
 
 
