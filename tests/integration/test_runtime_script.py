@@ -70,8 +70,8 @@ def _python(minor: str) -> str | None:
 def test_the_script_for_the_current_runtime_keeps_its_stack_and_installs_what_differs(
     runner: Runner, tmp_path: Path
 ) -> None:
-    runtime = shipped_runtimes().runtimes[0]
-    assert runtime.id == "colab-2026.07"
+    # colab-2026.07, the newest dated version (colab-latest, the head, comes first and moves)
+    runtime = next(r for r in shipped_runtimes().runtimes if r.id == "colab-2026.07")
     minor = f"{runtime.python.major}.{runtime.python.minor}"
     base = _python(minor)
     if base is None:
