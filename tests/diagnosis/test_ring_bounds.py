@@ -12,7 +12,7 @@ from pathlib import Path
 
 from colabenv.recorder.ring import MAX_SLOTS, RING_NAME
 from tests.support.isolation import clean_env
-from tests.support.proctree import finish
+from tests.support.proctree import finish, measured
 from tests.support.rings import write_inflating_ring
 
 PEAK_MIB = 300
@@ -26,15 +26,16 @@ def test_doctor_on_an_inflating_ring_stays_under_its_memory_bound_and_says_what_
     state.mkdir(mode=0o700)
     assert write_inflating_ring(state / RING_NAME) == MAX_SLOTS
     assert (state / RING_NAME).stat().st_size < 4 << 20
+    peak_file = tmp_path / "peak"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "colabenv", "doctor", "--json", "--since", "2h"],
+        measured([sys.executable, "-m", "colabenv", "doctor", "--json", "--since", "2h"], peak_file),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=clean_env(COLABENV_STATE_DIR=str(state)),
         cwd=tmp_path,
     )
-    code, stdout, stderr, peak_kib = finish(proc, 300)
+    code, stdout, stderr, peak_kib = finish(proc, 300, peak_file)
     assert code in (0, 1), stderr
     assert peak_kib < PEAK_MIB << 10, f"doctor peaked at {peak_kib >> 10} MiB"
     notes = json.loads(stdout)["notes"]

@@ -23,6 +23,7 @@ from tests.support.proctree import (
     children_running,
     finish,
     live_processes,
+    measured,
     session_members,
     wait_until,
 )
@@ -61,16 +62,23 @@ def _guard() -> None:
 
 
 def _start(
-    tmp_path: Path, profile: Path, resolver: str, deadline: float, memory_mib: int | None = MEMORY_MIB
+    tmp_path: Path,
+    profile: Path,
+    resolver: str,
+    deadline: float,
+    memory_mib: int | None = MEMORY_MIB,
+    peak_file: Path | None = None,
 ) -> subprocess.Popen[str]:
+    """The lock, under :func:`measured` where its peak is read (``peak_file``)."""
     work = tmp_path / "tmp"
     work.mkdir(exist_ok=True)
     env = clean_env(TMPDIR=str(work))
     if memory_mib is not None:
         env["COLABENV_LOCK_MEMORY_MIB"] = str(memory_mib)
     argv = [sys.executable, "-m", "colabenv", "lock", str(profile), "--resolver", resolver, *T4]
+    argv = [*argv, "--http-deadline", f"{deadline:g}"]
     return subprocess.Popen(
-        [*argv, "--http-deadline", f"{deadline:g}"],
+        measured(argv, peak_file) if peak_file is not None else argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -118,8 +126,9 @@ def test_an_endless_page_is_held_to_the_memory_bound(tmp_path: Path) -> None:
     lock, and uv, which the lock reaped) stays at the bound (a watchdog sample's growth past
     it at most), not the guard."""
     with HostileIndex("endless") as index:
-        proc = _start(tmp_path, _profile(tmp_path, index.url), "uv", DEADLINE_S)
-        code, _, stderr, peak_kib = finish(proc, 90)
+        peak_file = tmp_path / "peak"
+        proc = _start(tmp_path, _profile(tmp_path, index.url), "uv", DEADLINE_S, peak_file=peak_file)
+        code, _, stderr, peak_kib = finish(proc, 90, peak_file)
     assert code == 4, stderr
     assert peak_kib < (MEMORY_MIB + WATCH_SLACK_MIB) * 1024, f"peak RSS {peak_kib >> 10} MiB"
 
@@ -136,9 +145,17 @@ def test_an_endless_page_keeps_colabenv_and_its_children_together_under_600_mb(
     """Each process's own peak (VmHWM, sampled every 10 ms; the largest also from ``wait4``),
     summed: an upper bound on what the lock held at any one moment."""
     with HostileIndex("endless") as index:
-        proc = _start(tmp_path, _profile(tmp_path, index.url), resolver, DEADLINE_S, memory_mib=None)
+        peak_file = tmp_path / "peak"
+        proc = _start(
+            tmp_path,
+            _profile(tmp_path, index.url),
+            resolver,
+            DEADLINE_S,
+            memory_mib=None,
+            peak_file=peak_file,
+        )
         peaks = TreePeaks(proc.pid)
-        code, stdout, stderr, peak_kib = finish(proc, 90)
+        code, stdout, stderr, peak_kib = finish(proc, 90, peak_file)
         together = peaks.stop(peak_kib)
     assert code == 4, stderr
     assert stdout == ""

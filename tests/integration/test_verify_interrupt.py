@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.proctree import children_running, finish, session_members, wait_until
+from tests.support.proctree import PEAK_LAUNCHER, children_running, finish, session_members, wait_until
 from tests.support.standin_frameworks import Behaviour, Standin, make_venv, venv_env, write_marker
 
 pytestmark = pytest.mark.slow
@@ -24,20 +24,6 @@ GPU_HOST = {
     "COLABENV_CUDA_VERSION": "12.6",
     "COLABENV_COMPUTE_CAPABILITY": "7.5",
 }
-
-
-_PEAK_LAUNCHER = """\
-import os, subprocess, sys
-child = subprocess.Popen(sys.argv[2:])
-_, status, usage = os.wait4(child.pid, 0)
-with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-"""Runs a command and writes the peak RSS (KiB) of it and of what it reaped. A process started
-straight from pytest would count pytest's own RSS too: the kernel keeps the high-water mark of
-the memory a process had before its exec, and a child forked (or vforked) from a big pytest had
-pytest's."""
 
 
 def _start(
@@ -88,7 +74,7 @@ def test_a_flooding_smoke_child_costs_verify_only_a_tail(tmp_path: Path) -> None
     """256 MiB on stdout and a 64 MiB line on stderr: the smoke test passes, and the peak RSS of
     verify (and of every child it reaped) stays far below what the child printed."""
     peak_file = tmp_path / "peak-kib"
-    launcher = (sys.executable, "-c", _PEAK_LAUNCHER, str(peak_file))
+    launcher = (sys.executable, "-c", PEAK_LAUNCHER, str(peak_file))
     proc, _ = _start(tmp_path, Behaviour.FLOOD, "--timeout", "120", launcher=launcher)
     code, stdout, stderr, _ = finish(proc, 180)
     peak_mib = int(peak_file.read_text()) >> 10

@@ -8,7 +8,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -54,9 +54,35 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
         time.sleep(0.05)
 
 
-def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, str, int]:
+PEAK_LAUNCHER = """\
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+"""Runs a command and writes the peak RSS (KiB) of it and of what it reaped. A process started
+straight from pytest would count pytest's own RSS too: the kernel keeps the high-water mark of
+the memory a process had before its exec, and a child forked (or vforked) from a big pytest had
+pytest's (a doctor of 77 MiB measured 313 MiB late in a full run)."""
+
+
+def measured(argv: Sequence[str | os.PathLike[str]], peak_file: Path) -> list[str]:
+    """``argv`` under :data:`PEAK_LAUNCHER`, which writes its peak RSS to ``peak_file``
+    (:func:`finish` reads it)."""
+    import sys
+
+    return [sys.executable, "-c", PEAK_LAUNCHER, str(peak_file), *map(str, argv)]
+
+
+def finish(
+    proc: subprocess.Popen[str], timeout: float, peak_file: Path | None = None
+) -> tuple[int, str, str, int]:
     """Exit code, stdout, stderr, and the peak RSS in KiB of ``proc`` or of any process it
-    reaped (``wait4``); killed and an AssertionError after ``timeout`` seconds."""
+    reaped (``wait4``; with ``peak_file``, what :data:`PEAK_LAUNCHER` wrote there: the peak of
+    the command it ran, free of pytest's); killed and an AssertionError after ``timeout``
+    seconds."""
     texts: dict[str, str] = {}
 
     def drain(name: str) -> None:
@@ -81,7 +107,8 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, str, 
     proc.returncode = os.waitstatus_to_exitcode(status)
     for reader in readers:
         reader.join(10)
-    return proc.returncode, texts.get("stdout", ""), texts.get("stderr", ""), usage.ru_maxrss
+    peak = int(peak_file.read_text()) if peak_file is not None else usage.ru_maxrss
+    return proc.returncode, texts.get("stdout", ""), texts.get("stderr", ""), peak
 
 
 class TreePeaks:
