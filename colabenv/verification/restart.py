@@ -18,6 +18,12 @@ from colabenv.verification.determinism import parse_environ, parse_resolved
 from colabenv.verification.expectation import ProfileIdentity
 from colabenv.verification.report import Check, Status, join_limited
 
+STARTED_SLACK_S = 1.0
+"""A marker written this little after the interpreter started is not "after": the start time
+comes from /proc (clock ticks against the uptime, each to 10 ms) and the marker's from the wall
+clock, and a setup script takes seconds, so no kernel that ran it started this close to its end
+(doctor's restart finding keeps the same slack, ``diagnosis.imports.INSTALL_SLACK_S``)."""
+
 
 def _clock(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
@@ -95,7 +101,7 @@ def check_marker(
             "cannot be told (no /proc)" + unknown,
         )
     passed = Status.WARN if fits.unknown_interpreter else Status.PASS
-    if started_at >= marker.written_at:
+    if started_at + STARTED_SLACK_S >= marker.written_at:
         return Check(
             "marker",
             passed,

@@ -112,13 +112,16 @@ def finish(
 
 
 class TreePeaks:
-    """The high-water mark of resident memory (``VmHWM``) of ``root`` and of every descendant
-    of it, read from /proc every 10 ms while it runs: ``together_kib`` sums them, an upper
-    bound on what they held at any one moment (each process counted at its own peak)."""
+    """The resident memory of ``root`` and of every descendant of it, read from /proc every
+    10 ms while it runs: each one's high-water mark (``VmHWM``), and the most they held at one
+    moment (the largest sum of their ``VmRSS`` over the samples). ``skip_root``: ``root`` is a
+    launcher (:func:`measured`), not counted."""
 
-    def __init__(self, root: int) -> None:
+    def __init__(self, root: int, *, skip_root: bool = False) -> None:
         self.root = root
+        self.skip_root = skip_root
         self.peaks: dict[int, tuple[str, int]] = {}
+        self.together = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -134,16 +137,21 @@ class TreePeaks:
                     if parent in family and pid not in family:
                         family.add(pid)
                         grew = True
+            if self.skip_root:
+                family.discard(self.root)
+            now = 0
             for pid in family:
-                name, kib = _high_water(pid)
+                name, kib, resident = _high_water(pid)
+                now += resident
                 if kib > self.peaks.get(pid, ("", 0))[1]:
                     self.peaks[pid] = (name, kib)
+            self.together = max(self.together, now)
             self._stop.wait(0.01)
 
     def stop(self, reaped_kib: int = 0) -> int:
         """Stop sampling; the sum of every process's peak in KiB, the largest of them raised to
         ``reaped_kib`` (``wait4``'s peak of the largest process, which catches what happened
-        after the last sample)."""
+        after the last sample): an upper bound on what they held at any one moment."""
         self._stop.set()
         self._thread.join(10)
         kibs = sorted(kib for _, kib in self.peaks.values())
@@ -151,16 +159,24 @@ class TreePeaks:
             return reaped_kib
         return sum(kibs[:-1]) + max(kibs[-1], reaped_kib)
 
+    def at_once(self, reaped_kib: int = 0) -> int:
+        """After :meth:`stop`: the most the processes held at one moment (the largest sampled
+        sum), plus what the largest grew past its last sample (``reaped_kib``, ``wait4``'s peak
+        of it, over its sampled high-water mark)."""
+        largest = max((kib for _, kib in self.peaks.values()), default=0)
+        return self.together + max(0, reaped_kib - largest)
+
     def shown(self) -> str:
         return ", ".join(f"{name} {kib >> 10} MiB" for name, kib in self.peaks.values() if kib >= 4096)
 
 
-def _high_water(pid: int) -> tuple[str, int]:
-    """(name, VmHWM in KiB) of ``pid``; ("", 0) where it is gone."""
+def _high_water(pid: int) -> tuple[str, int, int]:
+    """(name, VmHWM and VmRSS in KiB) of ``pid``; ("", 0, 0) where it is gone."""
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as handle:
             fields = dict(line.split(":", 1) for line in handle if ":" in line)
     except OSError:
-        return "", 0
+        return "", 0, 0
     kib = fields.get("VmHWM", "0 kB").split()[0]
-    return fields.get("Name", "").strip(), int(kib) if kib.isdigit() else 0
+    rss = fields.get("VmRSS", "0 kB").split()[0]
+    return fields.get("Name", "").strip(), int(kib) if kib.isdigit() else 0, int(rss) if rss.isdigit() else 0

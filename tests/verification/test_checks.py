@@ -71,6 +71,16 @@ def test_marker_older_than_the_interpreter_passes(tmp_path: Path) -> None:
     assert "this kernel started" in check.detail
 
 
+def test_a_marker_within_the_start_times_precision_is_not_after_it(tmp_path: Path) -> None:
+    """The start time read from /proc is good to ticks of 10 ms: an interpreter started just
+    after the script wrote its marker could read as started a few ms before it (a flaky verify
+    in CI); within a second it is not "after", past it it is."""
+    marker = _marker(tmp_path, written_at=2000.02)
+    assert check_marker(marker, None, marker.path, 2000.0, "interpreter", explicit=True).status is Status.PASS
+    later = _marker(tmp_path, written_at=2001.5)
+    assert check_marker(later, None, later.path, 2000.0, "interpreter", explicit=True).status is Status.FAIL
+
+
 def test_marker_newer_than_the_interpreter_means_restart_required(tmp_path: Path) -> None:
     marker = _marker(tmp_path, written_at=3000.0)
     check = check_marker(marker, None, marker.path, 2000.0, "kernel", explicit=True)
