@@ -7,7 +7,10 @@ bounded as :class:`~colabenv.index.client.SimpleClient` bounds it. An answer is 
 directory for :data:`CACHE_LIFETIME_S`, by the index URL as the profile writes it (``${VAR}``
 unexpanded) and the project, named by their sha256: a re-render makes no request. What cannot be
 read (an index unreachable, refusing, the deadline passed, a credential unset) is a note, never
-an error: the resolution is then the catalog's.
+an error: the resolution is then the catalog's. An index that could not be reached (no answer,
+refused, a host name not found: a host with no network) is remembered for
+:data:`UNREACHABLE_LIFETIME_S` (by its host), so the renders that follow note it at once instead of each
+waiting for its deadline; a refusal that a credential may mend is not remembered.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
@@ -41,6 +45,9 @@ CHECK_DEADLINE_S = 3.0
 CACHE_LIFETIME_S = 600.0
 """How long a project page read is taken as the index's answer."""
 CACHE_KIND = "index"
+UNREACHABLE_LIFETIME_S = 60.0
+"""How long an index that could not be reached is taken as unreachable."""
+_UNREACHABLE = ("unreachable (", "no complete answer from", "no answer within")
 
 File = tuple[str, str, tuple[str, ...], str]
 """A file of a page as kept: (``w`` wheel or ``s`` sdist, version, wheel tags, Requires-Python)."""
@@ -148,10 +155,23 @@ class IndexCheck:
                 files = self._files(url, project)
             except ColabenvError as error:
                 self._failed.add(_shown(url))
-                notes.append(printable(error.message.replace(" (--http-deadline)", "")))
+                message = error.message.replace(" (--http-deadline)", "")
+                if not isinstance(error, _Remembered) and any(p in message for p in _UNREACHABLE):
+                    keep(CACHE_KIND, _unreachable_key(url), {"message": message}, self.environ)
+                notes.append(printable(message))
                 continue
             pages.append(page_of(index, project, files, target))
         return IndexFacts(target.shown, (*facts.pages, *pages), tuple(dict.fromkeys((*facts.notes, *notes))))
+
+    def _check_remembered(self, url: str | None) -> None:
+        """Raises the failure of an index remembered as unreachable (within
+        :data:`UNREACHABLE_LIFETIME_S`)."""
+        kept = recent(CACHE_KIND, _unreachable_key(url), UNREACHABLE_LIFETIME_S, self.environ)
+        message = None if kept is None else kept.get("message")
+        if isinstance(message, str):
+            raise _Remembered(
+                f"{message} (found by a check in the last {UNREACHABLE_LIFETIME_S:g} s; not asked again)"
+            )
 
     def _files(self, url: str | None, project: str) -> list[File] | None:
         """The page's files (None: no such project)."""
@@ -160,6 +180,7 @@ class IndexCheck:
         cached = recent(CACHE_KIND, key, self.lifetime_s, self.environ)
         if cached is not None and isinstance(cached.get("files"), list):
             return [_file(item) for item in cached["files"]] if cached.get("found") else None
+        self._check_remembered(url)
         if self._started is None:
             self._started = time.monotonic()
         left = self._started + self.deadline_s - time.monotonic()
@@ -184,6 +205,21 @@ class IndexCheck:
             client = self._clients[shown] = SimpleClient(self.environ, redact)
         client.deadline_s = left
         return client
+
+
+class _Remembered(ColabenvError):
+    """An index's failure remembered from an earlier check."""
+
+
+def _unreachable_key(url: str | None) -> str:
+    """Unreachable is said of a host: every index on it shares what was found."""
+    shown = _shown(url)
+    try:
+        parts = urlsplit(shown)
+        host = f"{parts.hostname}:{parts.port}" if parts.hostname else shown
+    except ValueError:
+        host = shown
+    return f"{host}\nunreachable"
 
 
 def _shown(url: str | None) -> str:

@@ -157,6 +157,46 @@ def test_a_slow_index_ends_at_the_deadline(tmp_path: Path) -> None:
     assert resolution.choices[0].variant == "cu132"
 
 
+def test_an_index_found_unreachable_is_not_waited_for_again_within_a_minute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host with no network: the first render waits for its deadline; those that follow in
+    the next minute note the same failure at once, asking nothing."""
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    flags = TargetFlags(driver="580.65.06", cuda="13.0", compute_capability=("9.0",), python="3.12")
+    with HostileIndex("slow") as slow:
+        profile = load_profile(_profile(tmp_path, slow.url.rstrip("/"), slow.url))
+        timings = []
+        for _ in range(2):
+            started = time.monotonic()
+            resolution = resolve_profile(
+                profile, TargetSource(flags), index=IndexCheck(os.environ, deadline_s=0.5)
+            )
+            timings.append(time.monotonic() - started)
+            notes = [w for w in resolution.warnings if "not checked against the index" in w]
+            assert len(notes) == 1 and "within 0.5 s" in notes[0], resolution.warnings
+        asked = len(slow.requests)
+    assert timings[0] >= 0.5 and timings[1] < 0.3, timings
+    assert "not asked again" in notes[0]
+    assert asked == 1, slow.requests
+    assert resolution.choices[0].variant == "cu132"
+
+
+def test_an_index_that_answers_badly_is_asked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only an index that could not be reached is remembered: one that answered (malformed
+    JSON here, a refused credential elsewhere) may be mended at once, and is asked again."""
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    flags = TargetFlags(driver="580.65.06", cuda="13.0", compute_capability=("9.0",), python="3.12")
+    with HostileIndex("malformed") as bad:
+        profile = load_profile(_profile(tmp_path, bad.url.rstrip("/"), bad.url))
+        seen = []
+        for _ in range(2):
+            resolution = resolve_profile(profile, TargetSource(flags), index=IndexCheck(os.environ))
+            seen.append(len(bad.requests))
+            assert [w for w in resolution.warnings if "not checked against the index" in w]
+    assert seen[0] >= 1 and seen[1] > seen[0], seen
+
+
 def test_a_credential_never_reaches_a_message_or_the_cache(
     tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
