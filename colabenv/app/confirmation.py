@@ -38,14 +38,17 @@ class IndexReader(Protocol):
 
 def file_target(target: Target) -> FileTarget:
     """The wheel tags the target's CPython installs on its platform (the one rule,
-    :mod:`colabenv.lock.wheel_tags`), up to the newest manylinux a wheelhouse ranks: the
-    target's glibc is not known here (a named target is made on no host), so a file is missing
-    only where no glibc a wheelhouse takes could install it."""
+    :mod:`colabenv.lock.wheel_tags`), up to its glibc where that is known (this host, a Colab
+    runtime's image), else up to the newest manylinux a wheelhouse ranks: then a file is
+    missing only where no glibc a wheelhouse takes could install it."""
     from colabenv.lock.wheel_tags import WHEELHOUSE_GLIBC_MINOR, interpreter_tags
 
     python = (target.python.major, target.python.minor)
-    tags = interpreter_tags(python, target.platform, WHEELHOUSE_GLIBC_MINOR)
-    shown = f"cp{python[0]}{python[1]} on {target.platform}"
+    glibc = target.glibc
+    minor = glibc.minor if glibc is not None and glibc.major == 2 else WHEELHOUSE_GLIBC_MINOR
+    tags = interpreter_tags(python, target.platform, minor)
+    on = f" with glibc {glibc.major}.{glibc.minor}" if glibc is not None else ""
+    shown = f"cp{python[0]}{python[1]} on {target.platform}{on}"
     return FileTarget(target.python, frozenset(str(tag) for tag in tags), shown)
 
 

@@ -41,6 +41,7 @@ IMAGE_KEYS = {"gpu": Accelerator.NVIDIA, "cpu": Accelerator.CPU, "tpu": Accelera
 _COMMIT_RE = re.compile(r"[0-9a-f]{40}", re.ASCII)
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}\.[0-9]{1,3}", re.ASCII)
 _CUDA_RE = re.compile(r"[0-9]{2}\.[0-9]{1,2}", re.ASCII)
+_GLIBC_RE = re.compile(r"2\.[0-9]{1,3}", re.ASCII)
 _PIN_RE = re.compile(
     rf"[A-Za-z0-9](?:[A-Za-z0-9._-]{{0,200}}[A-Za-z0-9])?=={VERSION_PATTERN}", re.VERBOSE | re.IGNORECASE
 )
@@ -60,7 +61,7 @@ def runtime_facts(doc: Reader) -> RuntimeFacts:
 
 
 def _runtime(item: Reader) -> ColabRuntime:
-    item.allow("id", "date", "python", "os", "commit", "source", *IMAGE_KEYS)
+    item.allow("id", "date", "python", "os", "glibc", "commit", "source", *IMAGE_KEYS)
     runtime_id = item.text("id")
     if not RUNTIME_ID_RE.fullmatch(runtime_id):
         raise item.fail(
@@ -74,6 +75,9 @@ def _runtime(item: Reader) -> ColabRuntime:
     python = item.text("python")
     if not _PYTHON_RE.fullmatch(python):
         raise item.fail("python", "expected a full Python version like 3.12.13")
+    glibc = item.opt_text("glibc")
+    if glibc is not None and not _GLIBC_RE.fullmatch(glibc):
+        raise item.fail("glibc", "expected the glibc of the image like 2.35")
     commit = item.text("commit")
     if not _COMMIT_RE.fullmatch(commit):
         raise item.fail("commit", "expected the upstream commit, 40 hex digits")
@@ -93,7 +97,14 @@ def _runtime(item: Reader) -> ColabRuntime:
         else:
             images[key] = _image(sub, IMAGE_KEYS[key])
     return ColabRuntime(
-        runtime_id, Version(python), item.text("os"), commit, Source(source), tuple(images.values()), date
+        runtime_id,
+        Version(python),
+        item.text("os"),
+        commit,
+        Source(source),
+        tuple(images.values()),
+        date,
+        Version(glibc) if glibc is not None else None,
     )
 
 

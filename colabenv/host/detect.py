@@ -273,7 +273,7 @@ def detect(
         python_full = str(wanted.python)
 
     runtime = detect_runtime(host)
-    target = Target(device, python, host.platform_tag, installed)
+    target = Target(device, python, host.platform_tag, installed, _glibc_of(wanted, host))
     try:
         state: Path | None = state_dir(host.environ)
     except StateError as error:
@@ -289,6 +289,18 @@ def detect(
         state_dir=state,
         notes=tuple(notes),
     )
+
+
+def _glibc_of(wanted: TargetOverrides, host: HostProbe) -> Version | None:
+    """The target's glibc: its runtime image's (``--runtime``); this host's where no flag
+    describes another one (a Python, a driver, CUDA, a GPU or a TPU given); else not known."""
+    if wanted.runtime is not None:
+        return wanted.runtime.glibc
+    described = (wanted.python, wanted.driver, wanted.cuda, wanted.tpu, wanted.installed_from)
+    if any(value is not None for value in described) or wanted.compute_capabilities:
+        return None
+    found = re.match(r"([0-9]{1,3})\.([0-9]{1,3})", host.glibc or "")
+    return Version(f"{found.group(1)}.{found.group(2)}") if found else None
 
 
 def _tpu_of(

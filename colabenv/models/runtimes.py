@@ -56,6 +56,9 @@ class ColabRuntime:
     images: tuple[RuntimeImage, ...]
     date: str | None = None
     """``2026-08-19``: the day of the upstream commit (recorded for ``colab-latest``)."""
+    glibc: Version | None = None
+    """The glibc of its images (``2.35``: their ``libc6`` package), where recorded: the newest
+    ``manylinux_2_N`` wheel they install."""
 
     @property
     def dated(self) -> str:

@@ -122,12 +122,15 @@ class Target:
     ``python``: the full version where it is known (``3.14.1``: the host's own interpreter, or
     ``--python 3.14.1``), else major.minor (``--python 3.14``); Python ranges are evaluated
     against it as it is, so a wheel's ``!=3.14.1`` turns down 3.14.1 and not 3.14.
+    ``glibc``: where it is known (this host, undescribed by flags; a Colab runtime's image), the
+    glibc whose ``manylinux_2_N`` wheels it installs; None: not known (a target made of flags).
     """
 
     device: Device
     python: Version
     platform: str = "linux_x86_64"
     installed: InstalledSet = field(default_factory=InstalledSet)
+    glibc: Version | None = None
 
     @property
     def driver(self) -> Version | None:

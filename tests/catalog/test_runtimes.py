@@ -99,6 +99,7 @@ def test_a_minimal_file_loads_and_same_as_shares_the_image() -> None:
     [
         ('id = "colab-2026.07"', 'id = "2026.07"', "runtime[0].id: '2026.07' is not a runtime id"),
         ('python = "3.12.13"', 'python = "3.12"', "runtime[0].python: expected a full Python version"),
+        ('python = "3.12.13"', 'python = "3.12.13"\nglibc = "2.35a"', "runtime[0].glibc: expected the glibc"),
         ("numpy==2.0.2\n'''\n\n[runtime.cpu]", "numpy>=2\n'''\n\n[runtime.cpu]", "gpu.freeze: line 1"),
         ('same_as = "gpu"', 'same_as = "tpu"', "cpu.same_as: expected an image listed before it"),
         (f'tree/{COMMIT}"', '"', "runtime[0].source: expected the URL of commit"),

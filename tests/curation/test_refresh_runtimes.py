@@ -111,10 +111,37 @@ def test_refresh_proposes_the_version_the_shipped_file_lacks_and_keeps_the_rest(
     assert new.image(Accelerator.NVIDIA).installed == recorded
     assert new.image(Accelerator.CPU).installed == recorded
     assert new.image(Accelerator.NVIDIA).cuda_toolkit == Version("12.5")  # cuda-cudart-12-5 in apt-list.txt
+    assert new.glibc == Version("2.35")  # libc6 2.35-0ubuntu3.11 in apt-list.txt
+    assert all(r.glibc == Version("2.35") for r in facts.runtimes)  # every shipped image: jammy
 
     again = runner("catalog", "refresh", "runtimes", "--backend-info", url, "-o", folder)
     assert (again.returncode, (folder / RUNTIMES_FILE).read_text(encoding="utf-8")) == (0, text)
     assert "nothing to add" in again.stdout
+
+
+def test_an_entry_an_older_writer_made_is_written_again_from_its_commit_with_its_glibc(
+    runner: Runner, tmp_path: Path, upstream: tuple[str, Path]
+) -> None:
+    """An entry without ``glibc`` (written before it was recorded) is written again from the
+    files of its own commit: the same entry, with the glibc of the image's libc6."""
+    url, root = upstream
+    shutil.copytree(root / NEW, root / CURRENT)
+    shipped = (catalog_dir() / RUNTIMES_FILE).read_text(encoding="utf-8")
+    start = shipped.index('[[runtime]]\nid = "colab-2026.07"')
+    end = shipped.index("[[runtime]]", start + 1)
+    entry = shipped[start:end]
+    older = entry.replace('glibc = "2.35"\n', "")
+    assert older != entry
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / RUNTIMES_FILE).write_text(shipped.replace(entry, older), encoding="utf-8")
+    done = runner("catalog", "refresh", "runtimes", "--backend-info", url, "--catalog", folder, "-o", folder)
+    assert done.returncode == 0, done.stderr
+    assert "colab-2026.07 written again from ec53f93f's files (glibc recorded)" in done.stderr
+    text = (folder / RUNTIMES_FILE).read_text(encoding="utf-8")
+    facts = load_runtimes(folder / RUNTIMES_FILE, text.encode())
+    again = facts.get("colab-2026.07")
+    assert again is not None and again.glibc == Version("2.35")
 
 
 def test_a_commit_upstream_names_differently_is_reported_not_rewritten(

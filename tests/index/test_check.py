@@ -96,6 +96,29 @@ def test_nothing_left_on_the_index_is_exit_3(
     assert f"the index {index.base_url}/cu132 has no file torch-2.15.0+cu132-*.whl for cp312" in err
 
 
+def test_a_wheel_for_a_newer_glibc_than_the_runtime_image_is_no_file_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Colab runtime's image has glibc 2.35 (its libc6): a pin whose only wheel is
+    manylinux_2_39 is exit 3 for it, named with the glibc; for a target made of flags (glibc
+    not known) the same wheel is a file."""
+    root = tmp_path / "wheels"
+    (root / "simple").mkdir(parents=True)
+    build_wheel(root / "simple", "tinylib", "1.0", tag="cp312-cp312-manylinux_2_39_x86_64")
+    with LocalIndex(root) as served:
+        profile = tmp_path / "p.toml"
+        profile.write_text(
+            'name = "p"\n[packages]\nrequirements = ["tinylib==1.0"]\n'
+            f'[install]\nindex_url = "{served.url}"\n'
+        )
+        code = main(["resolve", str(profile), "--json", "--runtime", "colab-2026.07", "--cpu"])
+        err = capsys.readouterr().err
+        assert code == 3, err
+        assert "tinylib" in err and "glibc 2.35" in err, err
+        assert main(["resolve", str(profile), "--json", "--cpu", "--python", "3.12"]) == 0
+        capsys.readouterr()
+
+
 def test_a_second_render_asks_nothing_and_offline_asks_nothing(
     tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -348,11 +348,12 @@ def refresh_runtimes_file(start: RuntimesStart, upstream: str, deadline_s: float
         raise IndexUnavailableError(f"backend-info at {printable(upstream)}: {printable(problem)}") from None
     load_runtimes(start.path, outcome.text.encode("utf-8"), CatalogOverlayError)
     added = f"{len(outcome.added)} runtime version(s) added ({', '.join(outcome.added)})"
-    summary = f"{added if outcome.added else 'nothing to add'} (starting from {printable(start.path)})"
+    nothing = "nothing to add" if not outcome.rewritten else "no version to add"
+    summary = f"{added if outcome.added else nothing} (starting from {printable(start.path)})"
     return Refreshed(
         start=start.path,
         changes=(FileChange(RUNTIMES_FILE, start.text, outcome.text),),
-        notes=(),
+        notes=outcome.rewritten,
         contradictions=outcome.contradictions,
         summary=summary,
         entries_kept=False,

@@ -41,8 +41,12 @@ _APT_WANTED_RE = re.compile(
     r"cuda-(?:compat|cudart|nvcc|libraries)-[0-9]+-[0-9]+|libcudnn[0-9]+-cuda-[0-9]+|libnccl2", re.ASCII
 )
 _CUDART_RE = re.compile(r"cuda-cudart-([0-9]+)-([0-9]+)", re.ASCII)
+_GLIBC_RE = re.compile(r"^libc6/\S*\s+(?:[0-9]+:)?([0-9]+\.[0-9]+)[-.+~]", re.MULTILINE | re.ASCII)
+"""The glibc of an image: its ``libc6`` package's upstream version (``2.35-0ubuntu3.14``)."""
 _ENTRY_ID_RE = re.compile(r'^id = "([^"]+)"$', re.MULTILINE)
 _ENTRY_COMMIT_RE = re.compile(r'^commit = "([^"]+)"$', re.MULTILINE)
+_ENTRY_DATE_RE = re.compile(r'^date = "([^"]+)"$', re.MULTILINE)
+_GLIBC_KEY_RE = re.compile(r'^glibc = "', re.MULTILINE)
 _COMMIT_RE = re.compile(r"[0-9a-f]{40}", re.ASCII)
 _DAY_RE = re.compile(r"(20[0-9]{2}-[01][0-9]-[0-3][0-9])T", re.ASCII)
 
@@ -70,11 +74,13 @@ class ListedVersion:
 
 @model
 class RuntimesOutcome:
-    """The refreshed file's text, the ids added, and the contradictions left as they were."""
+    """The refreshed file's text, the ids added, the contradictions left as they were, and the
+    entries an older writer made written again (one line each)."""
 
     text: str
     added: tuple[str, ...] = ()
     contradictions: tuple[str, ...] = ()
+    rewritten: tuple[str, ...] = ()
 
 
 def listed_versions(readme: str) -> tuple[ListedVersion, ...]:
@@ -113,10 +119,26 @@ def refresh_runtimes(text: str, get: Get, head: Head | None = None) -> RuntimesO
                 f"{listed.id}: the file has commit {_field(_ENTRY_COMMIT_RE, entry)},"
                 f" upstream's README names {listed.commit}; kept the file's"
             )
+    rewritten = _completed(known, get)
     if head is not None:
         added.extend(_latest(known, listed_versions(readme), head, get))
     body = "\n".join(known[key] for key in sorted(known, reverse=True))
-    return RuntimesOutcome(header + body, tuple(added), tuple(contradictions))
+    return RuntimesOutcome(header + body, tuple(added), tuple(contradictions), tuple(rewritten))
+
+
+def _completed(known: dict[str, str], get: Get) -> list[str]:
+    """``known`` with each entry an older writer made (no ``glibc``) written again from its own
+    commit's files; what changed."""
+    done = []
+    for key, entry in sorted(known.items(), reverse=True):
+        if _GLIBC_KEY_RE.search(entry) is not None:
+            continue
+        listed = ListedVersion(key.removeprefix("colab-"), _field(_ENTRY_COMMIT_RE, entry))
+        day = _field(_ENTRY_DATE_RE, entry) or None
+        known[key] = runtime_entry(listed, get, day)
+        if known[key] != entry:
+            done.append(f"{key} written again from {listed.commit[:8]}'s files (glibc recorded)")
+    return done
 
 
 def _latest(known: dict[str, str], listed: Sequence[ListedVersion], head: Head, get: Get) -> list[str]:
@@ -186,12 +208,14 @@ def runtime_entry(listed: ListedVersion, get: Get, day: str | None = None) -> st
     apt_text = apt_text if apt_text is not None else _need(get, ref, "apt-list.txt")
     apt = _apt_packages(apt_text)
     cuda = next((f"{m.group(1)}.{m.group(2)}" for p in apt if (m := _CUDART_RE.match(p))), None)
+    glibc = _GLIBC_RE.search(apt_text)
     lines = [
         "[[runtime]]",
         f'id = "{listed.id}"',
         *([f'date = "{day}"'] if day is not None else []),
         f'python = "{python.group(1)}"',
         f"os = {_string(system or 'unknown')}",
+        *([f'glibc = "{glibc.group(1)}"'] if glibc is not None else []),
         f'commit = "{listed.commit}"',
         f'source = "{TREE_URL}{listed.commit}"',
         "",
