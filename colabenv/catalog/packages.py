@@ -40,6 +40,8 @@ from colabenv.models.frameworks import CUDA_PACKAGES, package_of
 from colabenv.profile.rules import CATALOG_URL_SCHEMES, url
 
 PACKAGES_FILE = "cuda_packages.toml"
+_BRANCH_RE = re.compile(r"[1-9][0-9]{2}", re.ASCII)
+"""A driver branch alone (``535``), as a project's "535+" floor."""
 _LOCAL_TAG = re.compile(r"[a-z0-9]+(\.[a-z0-9]+)*", re.IGNORECASE)
 _EXTRA = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 MAX_CUDA_MAJOR = 99
@@ -203,14 +205,18 @@ def _build(
 
 
 def _min_driver(item: Reader) -> Version | None:
-    """``min_driver = "595.45.04"``: a driver version as NVIDIA writes them (held to be above
-    its CUDA major's floor by :func:`check_drivers`)."""
+    """``min_driver = "595.45.04"``: a driver version as NVIDIA writes them, or a branch
+    (``"535"``: any driver of it, as a project writing "535+" means), held to be above its CUDA
+    major's floor by :func:`check_drivers`."""
     text = item.opt_text("min_driver")
     if text is None:
         return None
-    driver = parse_driver(text)
+    driver = parse_driver(text) or (Version(text) if _BRANCH_RE.fullmatch(text) else None)
     if driver is None:
-        raise item.fail("min_driver", f"{printable(text)[:40]!r} is not a driver version like 580.65.06")
+        raise item.fail(
+            "min_driver",
+            f"{printable(text)[:40]!r} is not a driver version like 580.65.06 or a branch like 535",
+        )
     return driver
 
 

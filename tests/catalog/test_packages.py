@@ -451,6 +451,7 @@ BAD = [
     (_package("xformers", _build(unconfirmed=True)), "unconfirmed_reason", "unconfirmed_reason"),
     (_package("xformers", _build(cuda="14.0")), "build cu128", "no driver floor for CUDA 14"),
     (_package("xformers", _build(min_driver="59x.1")), "min_driver", "not a driver version like"),
+    (_package("xformers", _build(min_driver="5350")), "min_driver", "or a branch like 535"),
     (
         _package("xformers", _build(min_driver="525.60.13")),
         "build cu128.min_driver",

@@ -658,3 +658,15 @@ def test_a_package_whose_project_documents_a_higher_driver_floor_is_held_to_it(t
     assert resolution.required_driver == Version("560.28.03")
     shown = resolution.to_json()["frameworks"]
     assert isinstance(shown, dict) and "driver 570.86.10 >= 560.28.03" in shown["team-ext"]["reason"]
+
+
+def test_rapids_cuda_12_builds_are_held_to_the_535_branch_rapids_documents(tmp_path: Path) -> None:
+    """RAPIDS documents driver 535+ for CUDA 12 from 25.12 on (above CUDA 12's 525.60.13): the
+    shipped cudf and cuml cuda12 builds carry it, so a 530 driver gets none of them, saying so;
+    a 535 driver gets them, and the resolution needs 535."""
+    old = ("530.30.02", "12.1", "8.0")
+    error = _refusal(tmp_path / "old", 'cudf = "*"', old)
+    assert "its project documents driver >= 535 (host 530.30.02)" in str(error), error
+    resolution = _resolve(tmp_path / "new", 'cudf = "*"', ("535.54.03", "12.2", "8.0"))
+    assert _chosen(resolution)["cudf"][1] == "cuda12"
+    assert resolution.required_driver == Version("535")

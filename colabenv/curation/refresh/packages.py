@@ -228,10 +228,19 @@ def _build(
         archs=archs,
         requires=pins,
         python=python,
-        source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}"),
+        source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}{_floor_source(previous)}"),
         unconfirmed=unconfirmed,
+        min_driver=previous.min_driver if previous is not None else None,
     )
     return _per_library_builds(build, read_archs.libraries, read) or [build]
+
+
+def _floor_source(previous: PackageBuild | None) -> str:
+    """Where a driver floor carried over from the build before comes from (the project's
+    documentation, which no wheel states)."""
+    if previous is None or previous.min_driver is None:
+        return ""
+    return f"; min_driver: carried over from the build {previous.name} before (the project documents it)"
 
 
 def _build_cuda(
