@@ -29,6 +29,15 @@ class Interpreter:
     stdlib: tuple[str, ...]
     extension_suffixes: tuple[str, ...]
     platform: str
+    free_threaded: bool = False
+    """Built with the GIL disabled (``sysconfig``'s ``Py_GIL_DISABLED``: 3.13t, 3.14t)."""
+    machine: str = ""
+    """``platform.machine()``: ``x86_64``, ``aarch64``."""
+
+    @property
+    def wheel_platform(self) -> str | None:
+        """``linux_x86_64`` or ``linux_aarch64`` (what ``--platform`` takes); None elsewhere."""
+        return wheel_platform(self.platform, self.machine)
 
     @classmethod
     def current(cls) -> Interpreter:
@@ -41,7 +50,22 @@ class Interpreter:
             stdlib=_with_dynload(paths[key] for key in ("stdlib", "platstdlib") if key in paths),
             extension_suffixes=tuple(importlib.machinery.EXTENSION_SUFFIXES),
             platform=sysconfig.get_platform(),
+            free_threaded=bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+            machine=platform.machine(),
         )
+
+
+_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+
+
+def wheel_platform(sysconfig_platform: str, machine: str = "") -> str | None:
+    """``sysconfig.get_platform()`` (``linux-x86_64``), else Linux and ``platform.machine()``,
+    as ``linux_x86_64`` or ``linux_aarch64``; None for any other system or machine."""
+    system, _, arch = sysconfig_platform.partition("-")
+    if system != "linux":
+        return None
+    found = _MACHINES.get(arch.lower()) or _MACHINES.get(machine.lower())
+    return f"linux_{found}" if found else None
 
 
 def _with_dynload(stdlib: Iterable[str]) -> tuple[str, ...]:
@@ -65,7 +89,9 @@ PROBE_SOURCE = (
     " 'executable': sys.executable, 'version': platform.python_version(),\n"
     " 'implementation': platform.python_implementation(), 'path': h + sys.path,\n"
     " 'stdlib': [p[k] for k in ('stdlib', 'platstdlib') if k in p],\n"
-    " 'extension_suffixes': m.EXTENSION_SUFFIXES, 'platform': sysconfig.get_platform()})"
+    " 'extension_suffixes': m.EXTENSION_SUFFIXES, 'platform': sysconfig.get_platform(),\n"
+    " 'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')),\n"
+    " 'machine': platform.machine()})"
     " + '\\n')\n"
 )
 """Run in the other interpreter with ``-c``: the standard library only, any Python 3. The working
@@ -128,10 +154,19 @@ def _described(text: str) -> Interpreter | None:
         return None
     executable, version, implementation, platform_name = (str(t) for t in texts)
     path, stdlib, suffixes = (v or () for v in lists)
-    if not executable:
+    free_threaded, machine = data.get("free_threaded", False), data.get("machine", "")
+    if not executable or not isinstance(free_threaded, bool) or not isinstance(machine, str):
         return None
     return Interpreter(
-        executable, version, implementation, path, _with_dynload(stdlib), suffixes, platform_name
+        executable,
+        version,
+        implementation,
+        path,
+        _with_dynload(stdlib),
+        suffixes,
+        platform_name,
+        free_threaded=free_threaded,
+        machine=machine,
     )
 
 
