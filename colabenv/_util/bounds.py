@@ -29,6 +29,17 @@ MAX_DOCTOR_SINCE_S = 7 * 24 * 3600
 MAX_TIMESTAMP = 1e11
 """Seconds since the epoch past any real clock (the year 5138)."""
 
+MAX_FILE_BYTES = 1 << 40
+"""The largest ``size`` an index's page or a lock may give one file: 1 TiB, past any wheel."""
+
+
+def file_size(value: object) -> int | None:
+    """``value`` as a file's size in bytes, None when it is not an integer (a bool is not)
+    in [0, MAX_FILE_BYTES]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_FILE_BYTES:
+        return None
+    return value
+
 
 def finite_number(value: object) -> float | None:
     """``value`` as a finite float, None when it is not a number (a bool is not) or is NaN,

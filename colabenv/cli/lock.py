@@ -247,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
 def _write_target_pylocks(args: argparse.Namespace, lock_file: LockFile, output: Path) -> None:
     """Beside a PEP 751 lock of several targets, one ``pylock.NAME.toml`` per target: a lock
     of that one target, which pip (26.1 or later) and uv install as it is (the file of all
-    targets is a multi-use lock, whose dependency groups none installs by default)."""
+    targets is a multi-use lock, of which a plain install installs the first target alone)."""
     from colabenv.lock.file import render_lock
 
     for section in lock_file.sections:

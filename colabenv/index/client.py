@@ -16,12 +16,14 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from packaging.utils import canonicalize_name
 
+from colabenv._util.bounds import MAX_FILE_BYTES, file_size
 from colabenv.errors import IndexUnavailableError, UsageError, printable
 from colabenv.index.urls import expand_url, strip_credentials
 from colabenv.models.frozen import model
@@ -53,13 +55,16 @@ _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 @model
 class IndexFile:
     """One file of a project page. ``metadata``: the page offers its PEP 658 metadata file
-    (``<url>.metadata``); ``requires_python``: the page's Requires-Python for it."""
+    (``<url>.metadata``); ``requires_python``: the page's Requires-Python for it; ``size`` and
+    ``upload_time``: what a PEP 691 JSON page says of it (PEP 700), None where it says nothing."""
 
     filename: str
     url: str
     sha256: str | None
     metadata: bool = False
     requires_python: str | None = None
+    size: int | None = None
+    upload_time: datetime | None = None
 
 
 class ProjectPageError(ValueError):
@@ -144,9 +149,53 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
                 _sha256(hashes.get("sha256")),
                 bool(metadata),
                 requires if isinstance(requires, str) else None,
+                *_size_and_time(entry, f"{where} ({printable(filename[:200])})"),
             )
         )
     return tuple(files)
+
+
+_UPLOAD_TIME_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$"
+)
+
+
+def _size_and_time(entry: Mapping[str, object], where: str) -> tuple[int | None, datetime | None]:
+    """A JSON page entry's PEP 700 ``size`` and ``upload-time`` (each None when absent);
+    :class:`ProjectPageError` for one of the wrong shape."""
+    size = entry.get("size")
+    if size is not None and file_size(size) is None:
+        raise ProjectPageError(
+            f"{where}.size: expected a whole number of bytes from 0 to {MAX_FILE_BYTES}, "
+            f"got {printable(str(size)[:40])}"
+        )
+    written = entry.get("upload-time")
+    uploaded = None if written is None else upload_time(written)
+    if written is not None and uploaded is None:
+        raise ProjectPageError(
+            f"{where}.upload-time: expected an ISO 8601 time (yyyy-mm-ddThh:mm:ss.ffffffZ), "
+            f"got {printable(str(written)[:60])}"
+        )
+    return file_size(size), uploaded
+
+
+def upload_time(value: object) -> datetime | None:
+    """A PEP 700 ``upload-time`` string as an aware datetime, None when it is not one."""
+    match = _UPLOAD_TIME_RE.match(value) if isinstance(value, str) and len(value) <= 40 else None
+    if match is None:
+        return None
+    *fields, fraction, offset = match.groups()
+    try:
+        zone = timezone.utc
+        if offset != "Z":
+            hours, minutes = int(offset[1:3]), int(offset[4:6])
+            sign = -1 if offset[0] == "-" else 1
+            zone = timezone(sign * timedelta(hours=hours, minutes=minutes))
+        micro = int((fraction or "0").ljust(6, "0"))
+        year, month, day, hour, minute, second = (int(f) for f in fields)
+        return datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
+    except ValueError:
+        return None
 
 
 def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:

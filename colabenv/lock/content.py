@@ -15,6 +15,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import field
+from datetime import datetime
 from pathlib import Path
 
 from packaging.markers import Marker
@@ -74,11 +75,15 @@ class HeaderWord(str, enum.Enum):
 
 @model
 class LockedFile:
-    """One file of a locked distribution: its sha256, and where known its name and URL."""
+    """One file of a locked distribution: its sha256, and where known its name and URL, and
+    where the index gives them (PEP 700) its ``size`` in bytes and its ``upload_time`` (a
+    datetime with its offset, kept as the index or the lock wrote it)."""
 
     sha256: str
     name: str | None = None
     url: str | None = None
+    size: int | None = None
+    upload_time: datetime | None = None
 
     @property
     def is_wheel(self) -> bool:

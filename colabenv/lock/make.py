@@ -8,9 +8,10 @@ are read again here (:func:`check_pages`), so that a page without end, a stalled
 JSON or a million links is exit 4 naming its index, not the resolver's "no set of pins".
 
 uv writes its answer as PEP 751 (``uv pip compile --format pylock.toml``), read with
-:mod:`packaging.pylock`: it carries each file's URL, so a ``pylock.toml`` needs no second pass
-over the indexes (it names no package's index: uv's output does not say). pip-tools writes a
-requirements file; for a ``pylock.toml`` each hash's file is then found on the indexes.
+:mod:`packaging.pylock`: it carries each file's URL (and its PEP 700 size and upload time where
+the index gives them), so a ``pylock.toml`` needs no second pass over the indexes (it names no
+package's index: uv's output does not say). pip-tools writes a requirements file; for a
+``pylock.toml`` each hash's file (with its size and upload time) is then found on the indexes.
 The resolution's component constraints (``nvidia-cudnn-cu12<9.11``) go to both resolvers as a
 constraints file, and into the lock's header; the find-links page of a TPU build (an old
 release's libtpu) goes to both resolvers and into the lock (``--find-links``).
@@ -286,8 +287,9 @@ def attach_files(
     progress: Progress,
     find_links: Sequence[str] = (),
 ) -> tuple[LockedPackage, ...]:
-    """Each hash's file name and URL, and the index it is on (for ``pylock.toml``); a file
-    that no index serves is looked for on the ``find_links`` pages."""
+    """Each hash's file name and URL, its size and upload time where the page gives them, and
+    the index it is on (for ``pylock.toml``); a file that no index serves is looked for on the
+    ``find_links`` pages."""
     indexes = list(plan.extras)
     default = plan.default or default_index_url()
     if default:
@@ -306,8 +308,7 @@ def attach_files(
             files = client.project_files(index, package.name)
             for file in files or ():
                 if file.sha256 in wanted and file.sha256 not in located:
-                    url = redact(strip_credentials(file.url))
-                    located[file.sha256] = LockedFile(file.sha256, file.filename, url)
+                    located[file.sha256] = _locked_file(file, redact)
                     source = source or index
             if len(located) == len(wanted):
                 break
@@ -318,9 +319,7 @@ def attach_files(
                 pages[page] = client.page_files(page)
             for file in pages[page]:
                 if file.sha256 in wanted and file.sha256 not in located:
-                    located[file.sha256] = LockedFile(
-                        file.sha256, file.filename, redact(strip_credentials(file.url))
-                    )
+                    located[file.sha256] = _locked_file(file, redact)
         missing = wanted - set(located)
         if missing:
             raise IndexUnavailableError(
@@ -330,6 +329,14 @@ def attach_files(
         files_in_order = tuple(located[f.sha256] for f in package.files)
         found.append(LockedPackage(package.name, package.version, files_in_order, package.marker, source))
     return tuple(found)
+
+
+def _locked_file(file: IndexFile, redact: Callable[[str], str]) -> LockedFile:
+    """The lock's record of a file a page lists by the hash the lock has: its name, its URL
+    without credentials, and its size and upload time where the page gives them (PEP 700)."""
+    assert file.sha256 is not None
+    url = redact(strip_credentials(file.url))
+    return LockedFile(file.sha256, file.filename, url, file.size, file.upload_time)
 
 
 # ---------------------------------------------------------------------------------------------

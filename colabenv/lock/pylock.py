@@ -8,7 +8,9 @@ absent key. The same reader turns ``uv pip compile --format pylock.toml`` output
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -25,6 +27,7 @@ from packaging.pylock import (
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from colabenv._util.bounds import MAX_FILE_BYTES, file_size
 from colabenv._util.reader import Fail, Reader
 from colabenv.accelerators import registry
 from colabenv.errors import ColabenvError, LockError, printable
@@ -65,10 +68,17 @@ def _files(package: content.LockedPackage) -> tuple[list[PackageWheel], PackageS
                 f"{package.name} {package.version}: no file name and URL known "
                 f"for the hash sha256:{file.sha256}"
             )
+        facts: dict[str, Any] = {
+            "name": file.name,
+            "url": file.url,
+            "hashes": {"sha256": file.sha256},
+            "size": file.size,
+            "upload_time": file.upload_time,
+        }
         if file.is_wheel:
-            wheels.append(PackageWheel(name=file.name, url=file.url, hashes={"sha256": file.sha256}))
+            wheels.append(PackageWheel(**facts))
         else:
-            sdists.append(PackageSdist(name=file.name, url=file.url, hashes={"sha256": file.sha256}))
+            sdists.append(PackageSdist(**facts))
     return wheels, (sdists[0] if sdists else None)
 
 
@@ -140,9 +150,7 @@ def _target_table(lock: content.Lock) -> dict[str, Any]:
     return table
 
 
-def _package(
-    package: content.LockedPackage, marker: Marker | None, tool: dict[str, Any] | None = None
-) -> Package:
+def _package(package: content.LockedPackage, marker: Marker | None) -> Package:
     wheels, sdist = _files(package)
     return Package(
         name=package.name,
@@ -151,7 +159,6 @@ def _package(
         index=package.index,
         sdist=sdist,
         wheels=wheels or None,
-        tool=tool,
     )
 
 
@@ -190,11 +197,31 @@ def group_marker(section: str, own: str | None) -> Marker:
     return Marker(f"{group} and ({own})" if own else group)
 
 
+_GROUP_MARKER_RE = re.compile(r'^"([a-z][a-z0-9-]{0,31})" in dependency_groups(?: and (.+))?$')
+
+
+def marker_group(marker: Marker) -> tuple[str, str | None] | None:
+    """The section and the package's own marker that :func:`group_marker` made ``marker``
+    of, or None when it is not such a marker (the own marker must not name a group)."""
+    written = str(marker)
+    match = _GROUP_MARKER_RE.match(written)
+    if match is None:
+        return None
+    section, rest = match.groups()
+    try:
+        own = str(Marker(rest)) if rest else None
+    except ValueError:
+        return None
+    if own is not None and "dependency_groups" in own:
+        return None
+    return (section, own) if str(group_marker(section, own)) == written else None
+
+
 def sectioned_pylock_text(lock_file: content.LockFile) -> str:
-    """A lock of several targets as one PEP 751 ``pylock.toml``: each target a dependency group
-    (``default-groups`` empty: a plain install installs nothing), each package marked with its
-    group and named in ``[packages.tool.colabenv] target``; every target's header in
-    ``[[tool.colabenv.targets]]``."""
+    """A lock of several targets as one PEP 751 ``pylock.toml``: each target a dependency group,
+    the first the default one (``default-groups``: what a plain install installs), each package
+    marked with its group (the marker alone says which section it is of); every target's
+    header in ``[[tool.colabenv.targets]]``."""
     packages: list[Package] = []
     targets: list[dict[str, Any]] = []
     environments: list[Marker] = []
@@ -202,22 +229,19 @@ def sectioned_pylock_text(lock_file: content.LockFile) -> str:
         name = str(section.name)
         lock = section.lock
         _check_urls(lock)
-        for package in lock.packages:
-            own: dict[str, Any] = {"target": name}
-            if package.marker:
-                own["marker"] = package.marker
-            packages.append(_package(package, group_marker(name, package.marker), {"colabenv": own}))
+        packages.extend(_package(p, group_marker(name, p.marker)) for p in lock.packages)
         targets.append({"name": name, **_target_table(lock)})
         environment = _environment(lock.header.target)
         if all(str(e) != str(environment) for e in environments):
             environments.append(environment)
     shared = _shared_table(lock_file.first.header, content.SECTIONED_SCHEMA)
     shared["targets"] = targets
+    names = list(lock_file.names)
     pylock = Pylock(
         lock_version=PYLOCK_VERSION,
         environments=environments,
-        dependency_groups=list(lock_file.names),
-        default_groups=[],
+        dependency_groups=names,
+        default_groups=names[:1],
         created_by=CREATED_BY,
         packages=packages,
         tool={"colabenv": shared},
@@ -225,8 +249,9 @@ def sectioned_pylock_text(lock_file: content.LockFile) -> str:
     return _dumped(
         pylock,
         (
-            "colabenv lock (PEP 751), one dependency group per target: install one group (its",
-            "target's closure), or colabenv render PROFILE --lock THIS_FILE. Do not edit.",
+            "colabenv lock (PEP 751), one dependency group per target; a plain install installs",
+            f"the default group, target {names[0]} (pip install -r THIS_FILE); another target: its",
+            "group, its own pylock.NAME.toml, or colabenv render PROFILE --lock THIS_FILE. Do not edit.",
         ),
     )
 
@@ -341,7 +366,9 @@ def _read_packages(
             if not is_sha256(digest):
                 raise LockError(f"{where}: {package.name}: a file without a sha256 hash")
             url = url_of(entry.url) if entry.url else None
-            files.append(content.LockedFile(digest, _file_name(entry.name, entry.url, entry.path), url))
+            file_name = _file_name(entry.name, entry.url, entry.path)
+            size, uploaded = _size_and_time(entry, f"{where}: {package.name}: {printable(file_name or '')}")
+            files.append(content.LockedFile(digest, file_name, url, size, uploaded))
         locked = new_package(
             package.name,
             str(package.version),
@@ -354,6 +381,16 @@ def _read_packages(
             raise LockError(f"{where}: {locked.name} is pinned twice")
         packages[locked.name] = locked
     return tuple(packages.values())
+
+
+def _size_and_time(entry: PackageWheel | PackageSdist, where: str) -> tuple[int | None, datetime | None]:
+    """A file's ``size`` and ``upload-time``, checked: LockError(``where: key: why``) if not."""
+    if entry.size is not None and file_size(entry.size) is None:
+        raise LockError(f"{where}: size: expected a whole number of bytes from 0 to {MAX_FILE_BYTES}")
+    uploaded = entry.upload_time
+    if uploaded is not None and uploaded.utcoffset() is None:
+        raise LockError(f"{where}: upload-time: expected a date-time with its offset (UTC: Z)")
+    return entry.size, uploaded
 
 
 def _failing(name: str) -> Fail:
@@ -502,7 +539,7 @@ def is_sectioned_pylock(text: str, path: Path | None = None) -> bool:
 
 def parse_sectioned_pylock(text: str, path: Path | None = None) -> content.LockFile:
     """A ``pylock.toml`` of several targets: each ``[[tool.colabenv.targets]]`` entry with the
-    packages whose ``tool.colabenv.target`` names it, each marked with its dependency group."""
+    packages whose marker names its dependency group (no ``[packages.tool]`` table is read)."""
     name = printable(path.name) if path else "<lock>"
     pylock = load_pylock(text, name)
     tool, schema = _tool(pylock, name)
@@ -515,27 +552,16 @@ def parse_sectioned_pylock(text: str, path: Path | None = None) -> content.LockF
         if not content.SECTION_NAME_RE.match(written) or written in names:
             raise entry.fail("name", f"{printable(written)[:40]!r} is not a target name, or not the only one")
         names.append(written)
-    if list(pylock.dependency_groups or ()) != names or list(pylock.default_groups or ()):
-        raise LockError(
-            f"{name}: dependency-groups must be the targets ({', '.join(names)}), default-groups empty"
-        )
+    _check_groups(pylock, names, name)
     grouped: dict[str, list[tuple[int, Package, str | None]]] = {n: [] for n in names}
     for position, package in enumerate(pylock.packages):
-        where = f"{name}: packages[{position}]"
-        mine = (package.tool or {}).get("colabenv")
-        group = mine.get("target") if isinstance(mine, dict) else None
-        if not isinstance(group, str) or group not in grouped:
-            raise LockError(f"{where}: tool.colabenv.target does not name a target of the lock")
-        marker = mine.get("marker") if isinstance(mine, dict) else None
-        if marker is not None and not isinstance(marker, str):
-            raise LockError(f"{where}: tool.colabenv.marker: expected a string")
-        try:
-            expected_marker = group_marker(group, marker)
-        except ValueError:
-            raise LockError(f"{where}: tool.colabenv.marker: not a marker") from None
-        if package.marker is None or str(package.marker) != str(expected_marker):
-            raise LockError(f"{where}: marker: expected {str(expected_marker)!r}")
-        grouped[group].append((position, package, marker))
+        found = marker_group(package.marker) if package.marker is not None else None
+        if found is None or found[0] not in grouped:
+            raise LockError(
+                f"{name}: packages[{position}].marker: expected '\"TARGET\" in dependency_groups' "
+                f"(and the package's own marker) naming a target of the lock ({', '.join(names)})"
+            )
+        grouped[found[0]].append((position, package, found[1]))
     sections = []
     for section, entry in zip(names, entries, strict=True):
         header, digest, index_url, extra, links = _header(tool, schema, entry)
@@ -546,3 +572,25 @@ def parse_sectioned_pylock(text: str, path: Path | None = None) -> content.LockF
         check_digest(lock, digest, f"{name}: target {section}")
         sections.append(content.LockSection(section, lock))
     return content.LockFile(tuple(sections), path)
+
+
+def _check_groups(pylock: Pylock, names: Sequence[str], name: str) -> None:
+    """``dependency-groups`` must be the targets, in order; ``default-groups`` one of them (the
+    first, as colabenv writes it), or none (as colabenv wrote it before)."""
+    groups = list(pylock.dependency_groups or ())
+    if groups != list(names):
+        raise LockError(
+            f"{name}: dependency-groups: expected the targets of tool.colabenv.targets "
+            f"({', '.join(names)}), in order"
+        )
+    defaults = list(pylock.default_groups or ())
+    for position, group in enumerate(defaults):
+        if group not in names:
+            raise LockError(
+                f"{name}: default-groups[{position}]: {printable(group)[:40]!r} names no target "
+                f"of the lock ({', '.join(names)})"
+            )
+    if len(defaults) > 1:
+        raise LockError(
+            f"{name}: default-groups: expected one target (a plain install installs it), not {len(defaults)}"
+        )

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import time
+from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -18,7 +19,7 @@ from colabenv.errors import IndexUnavailableError, UsageError
 from colabenv.index.client import ProjectPageError, SimpleClient, parse_project_page
 from colabenv.index.urls import Redactor, expand_url
 from tests.support.fixtures import *  # noqa: F403
-from tests.support.index import LocalIndex
+from tests.support.index import JSON_TYPE, LocalIndex
 from tests.support.isolation import clean_env
 from tests.support.locking import T4, colabenv, write_profile
 
@@ -87,6 +88,10 @@ HOSTILE_PAGES = {
     "deep": DEEP,
     "bad-utf8": b'{"files": [{"filename": "\xff\xfe"}]}',
     "bad-url": b'{"files": [{"filename": "t.whl", "url": "http://[::1", "hashes": {}}]}',
+    "size-negative": b'{"files": [{"filename": "t.whl", "url": "t.whl", "hashes": {}, "size": -1}]}',
+    "upload-time-unparsable": (
+        b'{"files": [{"filename": "t.whl", "url": "t.whl", "hashes": {}, "upload-time": "yesterday"}]}'
+    ),
 }
 
 
@@ -203,6 +208,48 @@ def test_project_page_parsing_html_and_json() -> None:
     files = parse_project_page(body, "application/vnd.pypi.simple.v1+json", "https://i.example/simple/jax/")
     assert files[0].url == "https://i.example/files/jax-0.5.3-py3-none-any.whl"
     assert files[0].sha256 == digest
+
+
+def test_a_json_page_gives_each_file_its_size_and_upload_time() -> None:
+    entry = {"filename": "a-1-py3-none-any.whl", "url": "a.whl", "hashes": {}}
+    page = {
+        "files": [
+            {**entry, "size": 977, "upload-time": "2024-06-25T18:36:07.123456Z"},
+            {**entry, "size": 0, "upload-time": "2024-06-25T18:36:07+02:00"},
+            entry,
+        ]
+    }
+    files = parse_project_page(json.dumps(page).encode(), JSON_TYPE, "https://i.example/simple/a/")
+    assert files[0].size == 977
+    assert files[0].upload_time == datetime(2024, 6, 25, 18, 36, 7, 123456, tzinfo=timezone.utc)
+    assert files[1].size == 0
+    assert files[1].upload_time == datetime(2024, 6, 25, 16, 36, 7, tzinfo=timezone.utc)
+    assert (files[2].size, files[2].upload_time) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("size", -1),
+        ("size", True),
+        ("size", "977"),
+        ("size", 1.5),
+        ("size", 2**41),
+        ("upload-time", "yesterday"),
+        ("upload-time", "2024-13-25T18:36:07Z"),
+        ("upload-time", "2024-06-25T18:36:07"),
+        ("upload-time", "2024-06-25 18:36:07Z"),
+        ("upload-time", "2024-06-25T18:36:07+25:00"),
+        ("upload-time", 1719340567),
+        ("upload-time", "2024-06-25T18:36:07Z" + " " * 100),
+    ],
+)
+def test_a_malformed_size_or_upload_time_is_a_page_error_naming_the_file(key: str, value: object) -> None:
+    entry = {"filename": "a-1-py3-none-any.whl", "url": "a.whl", "hashes": {}, key: value}
+    with pytest.raises(ProjectPageError) as caught:
+        parse_project_page(json.dumps({"files": [entry]}).encode(), JSON_TYPE, "https://i.example/simple/a/")
+    assert f"files[0] (a-1-py3-none-any.whl).{key}: expected" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_PAGES))

@@ -101,12 +101,12 @@ def test_pylock_form_holds_the_sections(tmp_path: Path, uv_lock: tuple[Path, Pat
     result = colabenv("lock", profile, "--all-targets", "--format", "pylock", "-o", out)
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert "dependency-groups = [" in text and "default-groups = []" in text
+    assert "dependency-groups = [" in text and 'default-groups = ["nb"]' in text
     document = toml.loads(text)
     assert document["dependency-groups"] == ["nb", "cluster", "ci"]
-    markers = {(p["tool"]["colabenv"]["target"], p["marker"]) for p in document["packages"]}
-    assert ("nb", '"nb" in dependency_groups') in markers
-    assert ("ci", '"ci" in dependency_groups') in markers
+    markers = {p["marker"] for p in document["packages"]}
+    assert {'"nb" in dependency_groups', '"ci" in dependency_groups'} <= markers
+    assert all("tool" not in p for p in document["packages"])
     from_pylock = read_lock_file(out)
     from_requirements = read_lock_file(requirements_lock)
     assert from_pylock.names == from_requirements.names

@@ -3,10 +3,12 @@ completeness; pure helpers of colabenv.lock.make."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -151,6 +153,62 @@ def test_pylock_round_trip_is_valid_pep_751(tmp_path: Path) -> None:
     assert again.index_urls == lock.index_urls
     assert again.packages[2].marker == 'platform_machine == "x86_64"'
     assert again.pins_digest == lock.pins_digest
+
+
+UPLOADED = datetime(2024, 6, 25, 18, 36, 7, 123456, tzinfo=timezone.utc)
+
+
+def _sized(lock: Lock) -> Lock:
+    """``lock`` with a size and an upload time on every file but numpy's (as a page that gives
+    them for some files only)."""
+    packages = tuple(
+        dataclasses.replace(
+            package,
+            files=tuple(
+                f if package.name == "numpy" else dataclasses.replace(f, size=1000 + i, upload_time=UPLOADED)
+                for i, f in enumerate(package.files)
+            ),
+        )
+        for package in lock.packages
+    )
+    return dataclasses.replace(lock, packages=packages)
+
+
+def test_pylock_keeps_each_files_size_and_upload_time(tmp_path: Path) -> None:
+    lock = _sized(_lock(files=True))
+    text = render_lock(lock, pylock=True)
+    document = toml.loads(text)
+    torch = document["packages"][1]["wheels"]
+    assert torch[0]["size"] == 1000 and torch[1]["size"] == 1001
+    assert torch[0]["upload-time"] == UPLOADED  # a TOML date-time, not a string
+    assert "upload-time = 2024-06-25T18:36:07.123456Z" in text
+    assert "size" not in document["packages"][0]["wheels"][0]
+    path = tmp_path / "pylock.toml"
+    path.write_text(text)
+    again = read_lock(path)
+    assert again.packages == lock.packages
+    assert render_lock(again, pylock=True) == text
+    assert again.pins_digest == _lock(files=True).pins_digest
+    assert render_lock(lock) == render_lock(_lock(files=True))  # the requirements form: unchanged
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("size = 1000", "size = -1", r"packages\[1\]: torch: torch-2.6.0\+cu124-.*: size: expected"),
+        ("size = 1000", f"size = {2**41}", "size: expected"),
+        ("size = 1000", "size = true", "size"),
+        ("size = 1000", 'size = "1000"', "size"),
+        ("2024-06-25T18:36:07.123456Z", "2024-06-25T18:36:07.123456", "upload-time: expected"),
+        ("2024-06-25T18:36:07.123456Z", '"2024-06-25T18:36:07Z"', "upload-time"),
+    ],
+)
+def test_a_malformed_size_or_upload_time_in_a_pylock_is_refused(old: str, new: str, message: str) -> None:
+    text = render_lock(_sized(_lock(files=True)), pylock=True)
+    assert old in text, old
+    with pytest.raises(LockError, match=message) as error:
+        parse_lock(text.replace(old, new, 1), Path("pylock.toml"))
+    assert str(error.value).startswith("pylock.toml: ") and "\n" not in str(error.value)
 
 
 def test_pylock_keeps_any_character_of_a_profile_name() -> None:

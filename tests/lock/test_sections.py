@@ -9,9 +9,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import tomlkit
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv._util import toml
 from colabenv.errors import LockError, UsageError
 from colabenv.lock.content import (
     Lock,
@@ -189,19 +191,74 @@ def test_a_reader_of_one_target_refuses_a_sectioned_lock() -> None:
         parse_lock(render_lock_file(lock_file()))
 
 
+CI_MARKER = 'marker = "\\"ci\\" in dependency_groups"'
+"""How a package of section ci is marked in the PEP 751 form (a TOML string of a marker)."""
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('target = "ci"', 'target = "gpu"', "tool.colabenv.target does not name a target"),
-        (r"\"ci\" in dependency_groups", r"\"nb\" in dependency_groups", "marker: expected"),
-        ("default-groups = []", 'default-groups = ["nb"]', "default-groups empty"),
+        (
+            CI_MARKER,
+            CI_MARKER.replace("ci", "gpu"),
+            r"packages\[6\]\.marker: expected '\"TARGET\" in dependency_groups'.*\(nb, cluster, ci\)",
+        ),
+        (CI_MARKER, CI_MARKER.replace("ci", "nb"), "fastops is pinned twice"),
+        (
+            CI_MARKER,
+            CI_MARKER[:-1] + ' and \\"nb\\" in dependency_groups"',
+            r"packages\[6\]\.marker: expected",
+        ),
+        (CI_MARKER + "\n", "", r"packages\[6\]\.marker: expected"),
+        (
+            'default-groups = ["nb"]',
+            'default-groups = ["gpu"]',
+            r"default-groups\[0\]: 'gpu' names no target",
+        ),
+        ('default-groups = ["nb"]', 'default-groups = ["nb", "ci"]', "default-groups: expected one target"),
+        ('"cluster", "ci"]', '"ci", "cluster"]', "dependency-groups: expected the targets"),
     ],
 )
 def test_edited_sectioned_pylocks_are_refused(old: str, new: str, message: str) -> None:
     text = render_lock_file(lock_file(), pylock=True)
-    assert old in text
-    with pytest.raises(LockError, match=message):
+    assert old in text, old
+    with pytest.raises(LockError, match=message) as caught:
         parse_lock_file(text.replace(old, new, 1), Path("pylock.toml"))
+    assert str(caught.value).startswith("pylock.toml: ") and "\n" not in str(caught.value)
+
+
+def test_a_sectioned_pylock_installs_its_first_target_by_default() -> None:
+    text = render_lock_file(lock_file(), pylock=True)
+    document = toml.loads(text)
+    assert document["dependency-groups"] == ["nb", "cluster", "ci"]
+    assert document["default-groups"] == ["nb"]
+    assert "a plain install installs\n# the default group, target nb" in text
+    assert all("tool" not in package for package in document["packages"])
+
+
+def _without_package_tools(text: str) -> str:
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    for package in document["packages"]:  # type: ignore[union-attr]
+        package.pop("tool", None)
+    return tomlkit.dumps(document)
+
+
+def test_the_sections_come_from_the_markers_not_from_tool_tables() -> None:
+    written = lock_file()
+    text = render_lock_file(written, pylock=True)
+    assert parse_lock_file(_without_package_tools(text), Path("pylock.toml")) == written
+    # a file colabenv wrote before: a [packages.tool.colabenv] table each, no default group
+    document = tomlkit.parse(text)
+    document["default-groups"] = []
+    section_of = [s.name for s in written.sections for _ in s.lock.packages]
+    own_markers = [p.marker for s in written.sections for p in s.lock.packages]
+    for package, section, own in zip(document["packages"], section_of, own_markers, strict=True):  # type: ignore[arg-type]
+        package["tool"] = {"colabenv": {"target": section, **({"marker": own} if own else {})}}
+    older = tomlkit.dumps(document)
+    assert parse_lock_file(older, Path("pylock.toml")) == written
+    assert parse_lock_file(_without_package_tools(older), Path("pylock.toml")) == written
 
 
 def test_locked_files_name_their_sections() -> None:

@@ -3,7 +3,8 @@
 Layout: ``/simple/`` is the index of every wheel under ``root``; ``/<sub>/`` (any folder
 ``root/<sub>``, e.g. ``/cu124/``) is the index of the wheels under that folder, the way the
 PyTorch index serves one index per variant. Project pages answer PEP 503 HTML, or PEP 691 JSON
-when the client asks for ``application/vnd.pypi.simple.v1+json``. Files live under ``/files/``;
+when the client asks for ``application/vnd.pypi.simple.v1+json`` (with each file's PEP 700
+``size`` and ``upload-time``, the file's mtime). Files live under ``/files/``;
 each has its PEP 658 metadata beside it (``<file>.metadata``). Wheels are hashed and served in
 pieces straight from disk, so wheels of real size (a torch wheel is ~0.8 GB) cost no memory.
 """
@@ -19,6 +20,7 @@ import threading
 import time
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
@@ -41,6 +43,9 @@ class _Wheel:
     requires_python: str | None
     metadata: bytes
     metadata_sha256: str
+    size: int
+    upload_time: str
+    """The file's mtime in UTC, as PEP 700 writes an upload time."""
 
 
 class _Catalog:
@@ -110,6 +115,8 @@ class _Catalog:
                 break
             if line.startswith("Requires-Python:"):
                 requires_python = line.partition(":")[2].strip()
+        stat = path.stat()
+        uploaded = datetime.fromtimestamp(stat.st_mtime, timezone.utc)
         return _Wheel(
             path=path,
             relative=path.relative_to(self.root).as_posix(),
@@ -118,6 +125,8 @@ class _Catalog:
             requires_python=requires_python,
             metadata=metadata,
             metadata_sha256=hashlib.sha256(metadata).hexdigest(),
+            size=stat.st_size,
+            upload_time=uploaded.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         )
 
 
@@ -187,7 +196,8 @@ class LocalIndex:
     ``fail_after(n)`` answers 503 once ``n`` more requests have been served; other modes:
     ``"close"`` closes the connection unanswered, ``"drip"`` starts a page and sends one byte
     every half second, forever, ``"huge"`` answers a JSON page of ``HUGE_BYTES`` spaces, and
-    ``answer_with(body, content_type)`` serves that body as every page (files stay real).
+    ``answer_with(body, content_type)`` serves that body as every page (files stay real);
+    ``tell(filename, size=...)`` sets keys of one file's entry on JSON pages (a wrong size).
     ``stop()`` then ``start()`` serves again on the same port. ``latency_s``: seconds every
     answer waits before it starts (a real index's round trip, for benchmarks).
     """
@@ -205,6 +215,7 @@ class LocalIndex:
         self._fail_at: int | None = None
         self._fail_mode = "503"
         self._garbage: tuple[bytes, str] | None = None
+        self._told: dict[str, dict[str, object]] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.latency_s = 0.0
@@ -277,10 +288,18 @@ class LocalIndex:
         with self._lock:
             self._garbage = (body, content_type)
 
+    def tell(self, filename: str, **keys: object) -> None:
+        """The JSON page's entry of ``filename`` says ``keys`` from now on (``size=-1``;
+        ``upload_time`` is the ``upload-time`` key), over what the file is."""
+        with self._lock:
+            told = self._told.setdefault(filename, {})
+            told.update({key.replace("_", "-"): value for key, value in keys.items()})
+
     def heal(self) -> None:
         with self._lock:
             self._fail_at = None
             self._garbage = None
+            self._told.clear()
 
     def reset_requests(self) -> None:
         with self._lock:
@@ -385,11 +404,14 @@ class LocalIndex:
                     "filename": wheel.path.name,
                     "url": f"{self.base_url}/files/{wheel.relative}",
                     "hashes": {"sha256": wheel.sha256},
+                    "size": wheel.size,
+                    "upload-time": wheel.upload_time,
                 }
                 if self.metadata:
                     entry["core-metadata"] = {"sha256": wheel.metadata_sha256}
                 if wheel.requires_python:
                     entry["requires-python"] = wheel.requires_python
+                entry.update(self._told.get(wheel.path.name, {}))
                 files.append(entry)
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
             return 200, JSON_TYPE, json.dumps(body).encode(), {}
