@@ -19,6 +19,7 @@ from colabenv.models import (
     FrameworkRequest,
     Profile,
     Release,
+    RocmTarget,
     Target,
     TargetOverrides,
     TpuTarget,
@@ -52,11 +53,14 @@ class Traits:
     ``cuda``: it runs CUDA builds: the NVIDIA component facts and wheels, the CUDA packages,
     verify's ``cuda:*`` and ``components`` checks.
     ``tpu_runtime``: frameworks run on it through their TPU runtime (libtpu, torch_xla): the
-    catalog's TPU builds, verify's TPU smoke test and its HBM check."""
+    catalog's TPU builds, verify's TPU smoke test and its HBM check.
+    ``hip``: AMD GPUs through ROCm (HIP): the catalog's ROCm builds; a CUDA package with no
+    ROCm build is exit 3 naming it, never left out."""
 
     gpu: bool
     cuda: bool
     tpu_runtime: bool
+    hip: bool = False
 
     @property
     def catalog_parts(self) -> CatalogParts:
@@ -76,6 +80,8 @@ class RecordedDevice:
     cuda: str | None
     compute_capabilities: tuple[str, ...]
     tpu: TpuTarget | None = None
+    rocm: str | None = None
+    gfx: tuple[str, ...] = ()
 
     @property
     def kind(self) -> Accelerator:
@@ -91,7 +97,10 @@ class RecordedDevice:
     def _device(self, capabilities: tuple[ComputeCapability, ...]) -> Device:
         driver = Version(self.driver) if self.driver is not None else None
         cuda = Version(self.cuda) if self.cuda is not None else None
-        return device_of(driver, cuda, capabilities, self.tpu)
+        amd = None
+        if self.rocm is not None or self.gfx:
+            amd = RocmTarget(Version(self.rocm) if self.rocm is not None else None, self.gfx)
+        return device_of(driver, cuda, capabilities, self.tpu, amd)
 
     def overridden(self, overrides: TargetOverrides) -> RecordedDevice:
         """The device with whatever the flags or ``COLABENV_*`` variables override: ``--cpu``
@@ -99,6 +108,10 @@ class RecordedDevice:
         flags do for a new resolution."""
         if overrides.cpu or overrides.tpu is not None:
             return RecordedDevice(None, None, (), overrides.tpu)
+        amd = overrides.rocm
+        if amd is not None:
+            rocm = str(amd.rocm) if amd.rocm is not None else self.rocm
+            return RecordedDevice(None, None, (), None, rocm, amd.gfx or self.gfx)
         nvidia = (
             overrides.driver is not None or overrides.cuda is not None or bool(overrides.compute_capabilities)
         )
@@ -108,6 +121,8 @@ class RecordedDevice:
             compute_capabilities=tuple(str(c) for c in overrides.compute_capabilities)
             or self.compute_capabilities,
             tpu=None if nvidia else self.tpu,
+            rocm=None if nvidia else self.rocm,
+            gfx=() if nvidia else self.gfx,
         )
 
 
@@ -250,8 +265,8 @@ class DriverFields:
     """What a kind answers of a lock header's device fields when they are only the driver, CUDA
     and compute capabilities every header writes (NVIDIA, the CPU): a TPU beside them refused;
     a header naming the TPU, or the kind the driver fields do not make (:attr:`contradicted`),
-    contradicted; a change of kind said in words only to a TPU, which the driver fields cannot
-    say; no table of its own. A kind subclasses it beside :class:`OwnBuilds`."""
+    contradicted; a change of kind said in words only to a TPU or AMD GPUs, which the driver
+    fields cannot say; no table of its own. A kind subclasses it beside :class:`OwnBuilds`."""
 
     kind: Accelerator
     contradicted: str
@@ -267,7 +282,8 @@ class DriverFields:
         return "the target is not a TPU host" if written is Accelerator.TPU else self.contradicted
 
     def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
-        return kind_changed(recorded, now) if now.kind is Accelerator.TPU else None
+        other = now.tpu is not None or now.rocm is not None or bool(now.gfx)
+        return kind_changed(recorded, now) if other else None
 
     def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
         return {}

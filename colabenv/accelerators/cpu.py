@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import ChosenBuild, DriverFields, OwnBuilds, Traits
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, DriverFields, OwnBuilds, Traits
 from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
 
 
@@ -18,6 +18,8 @@ class Cpu(OwnBuilds, DriverFields):
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
     ) -> str | None:
+        if variant.rocm is not None and request.variant != variant.name:
+            return NOT_ASKED
         return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
 
     def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:

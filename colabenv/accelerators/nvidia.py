@@ -41,7 +41,9 @@ class Nvidia(OwnBuilds, DriverFields):
     ) -> str | None:
         if variant.is_cpu:
             return None if request.variant == variant.name else NOT_ASKED
-        assert variant.cuda is not None
+        if variant.cuda is None:
+            asked = request.variant == variant.name
+            return f"{variant.name} is a ROCm build; the target's GPUs are NVIDIA" if asked else NOT_ASKED
         if not floor_met(variant, target, catalog):
             floor = catalog.floor_driver(variant.cuda)
             host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"

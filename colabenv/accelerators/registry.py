@@ -5,10 +5,11 @@ from __future__ import annotations
 from colabenv.accelerators.base import AcceleratorKind
 from colabenv.accelerators.cpu import CPU
 from colabenv.accelerators.nvidia import NVIDIA
+from colabenv.accelerators.rocm import ROCM
 from colabenv.accelerators.tpu import TPU
 from colabenv.models import Accelerator, Target
 
-ACCELERATORS: tuple[AcceleratorKind, ...] = (NVIDIA, TPU, CPU)
+ACCELERATORS: tuple[AcceleratorKind, ...] = (NVIDIA, ROCM, TPU, CPU)
 """Every kind, in the order ``detect`` tries them."""
 
 _BY_KIND = {kind.kind: kind for kind in ACCELERATORS}

@@ -87,7 +87,8 @@ def _rejection(variant: Variant, request: FrameworkRequest, target: Target, cata
         instead = (
             "leave the variant out for its TPU build" if built else catalog.tpu.missing(request.framework)
         )
-        return f"{variant.name} needs an NVIDIA GPU; the target is a TPU host ({instead})"
+        gpu = "an AMD GPU (ROCm)" if variant.rocm is not None else "an NVIDIA GPU"
+        return f"{variant.name} needs {gpu}; the target is a TPU host ({instead})"
     if variant.tpu is None:
         return catalog.tpu.missing(request.framework)
     assert target.tpu is not None

@@ -46,9 +46,9 @@ def file_target(target: Target) -> FileTarget:
     python = (target.python.major, target.python.minor)
     glibc = target.glibc
     minor = glibc.minor if glibc is not None and glibc.major == 2 else WHEELHOUSE_GLIBC_MINOR
-    tags = interpreter_tags(python, target.platform, minor)
+    tags = interpreter_tags(python, target.platform, minor, free_threaded=target.free_threaded)
     on = f" with glibc {glibc.major}.{glibc.minor}" if glibc is not None else ""
-    shown = f"cp{python[0]}{python[1]} on {target.platform}{on}"
+    shown = f"cp{python[0]}{python[1]}{'t' if target.free_threaded else ''} on {target.platform}{on}"
     return FileTarget(target.python, frozenset(str(tag) for tag in tags), shown)
 
 

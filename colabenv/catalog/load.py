@@ -12,11 +12,13 @@ in docs/catalog.md (the catalog files, "Catalog overlays").
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from colabenv._util import toml
 from colabenv._util.cache import parsed_toml
@@ -38,6 +40,9 @@ from colabenv.catalog.packages import (
 )
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
 from colabenv.models import (
+    CATALOG_PLATFORM,
+    GFX_PATTERN,
+    PLATFORMS,
     Arch,
     Catalog,
     CatalogParts,
@@ -56,6 +61,8 @@ from colabenv.models import (
 )
 from colabenv.models.frozen import model
 
+MAX_CATALOG_GFX = 64
+"""The most AMD GPU architectures one ROCm build lists."""
 ALL_PARTS = CatalogParts()
 """Every part of the shipped catalog: what a caller without a target reads."""
 
@@ -207,9 +214,16 @@ def _load_variant(
         "source",
         "unconfirmed",
         "unconfirmed_reason",
+        "rocm",
+        "gfx",
+        "platforms",
+        "free_threaded",
     )
     cuda = item.opt_version("cuda")
     archs = entry_archs(item, named_archs)
+    rocm, gfx = _rocm(item)
+    if rocm is not None and (cuda is not None or archs):
+        raise item.fail("rocm", "a ROCm variant has no cuda or archs (its GPUs are in gfx)")
     if cuda is not None and not archs:
         raise item.fail("archs", "a CUDA variant needs its arch list")
     if cuda is None and archs:
@@ -228,7 +242,42 @@ def _load_variant(
         source=_source(item),
         unconfirmed=_unconfirmed(item),
         overlay=overlay,
+        rocm=rocm,
+        gfx=gfx,
+        platforms=_platforms(item),
+        free_threaded=item.opt_specifier("free_threaded"),
     )
+
+
+def _platforms(item: Reader) -> tuple[str, ...]:
+    """``platforms = ["linux_aarch64"]``: the platforms a build has wheels for (the catalog's
+    own, ``linux_x86_64``, when not given)."""
+    if "platforms" not in item.data:
+        return (CATALOG_PLATFORM,)
+    names = item.text_list("platforms")
+    bad = [name for name in names if name not in PLATFORMS]
+    if bad or not names:
+        what = f"{printable(bad[0])[:30]!r} is not" if bad else "expected"
+        raise item.fail("platforms", f"{what} a list of platforms ({', '.join(PLATFORMS)})")
+    return tuple(dict.fromkeys(names))
+
+
+def _rocm(item: Reader) -> tuple[Version | None, tuple[str, ...]]:
+    """``rocm = "6.4"`` and ``gfx = ["gfx90a", "gfx942"]`` of a ROCm build: each gfx an AMD GPU
+    architecture, in order, each once; a ROCm build names at least one."""
+    rocm = item.opt_version("rocm")
+    if "gfx" not in item.data:
+        if rocm is not None:
+            raise item.fail("gfx", "a ROCm variant needs its gfx list")
+        return None, ()
+    if rocm is None:
+        raise item.fail("gfx", "only a ROCm variant (rocm = X.Y) has a gfx list")
+    names = item.text_list("gfx")
+    bad = [name for name in names if not re.fullmatch(GFX_PATTERN, name)]
+    if bad or not names or len(names) > MAX_CATALOG_GFX:
+        what = f"{printable(bad[0])[:20]!r} is not" if bad else "expected"
+        raise item.fail("gfx", f"{what} a list of AMD GPU architectures like gfx942 (1 to {MAX_CATALOG_GFX})")
+    return rocm, tuple(dict.fromkeys(names))
 
 
 def _unconfirmed(item: Reader) -> str | None:

@@ -87,6 +87,9 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
         installed_from=getattr(args, "installed_from", None),
         tpu=getattr(args, "tpu", None),
         runtime=getattr(args, "runtime", None),
+        platform=getattr(args, "platform", None),
+        rocm=getattr(args, "rocm", None),
+        gfx=tuple(getattr(args, "gfx", None) or ()),
     )
 
 

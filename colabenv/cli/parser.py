@@ -32,10 +32,21 @@ def _add_target_flags(parser: argparse.ArgumentParser, *, installed_from: bool =
         default=[],
         help="GPU compute capability, repeatable or comma separated, e.g. 7.5",
     )
-    group.add_argument("--python", metavar="X.Y", help="target Python, e.g. 3.12")
+    group.add_argument("--python", metavar="X.Y", help="target Python, e.g. 3.12 (3.14t: free-threaded)")
     group.add_argument("--cpu", action="store_true", help="resolve for a host without a GPU")
     group.add_argument(
         "--tpu", metavar="TYPE", help="resolve for a Google TPU host of this type, e.g. v5e-1 or v6e-8"
+    )
+    group.add_argument("--rocm", metavar="X.Y", help="the AMD host's ROCm version, e.g. 6.4")
+    group.add_argument(
+        "--gfx",
+        metavar="GFX",
+        action="append",
+        default=[],
+        help="each AMD GPU's architecture, repeatable or comma separated, e.g. gfx942",
+    )
+    group.add_argument(
+        "--platform", metavar="PLATFORM", help="linux_x86_64 or linux_aarch64 (default: this host's)"
     )
     if installed_from:
         group.add_argument(

@@ -19,6 +19,9 @@ TARGET_FLAGS = (
     ("cpu", "--cpu"),
     ("tpu", "--tpu"),
     ("runtime", "--runtime"),
+    ("platform", "--platform"),
+    ("rocm", "--rocm"),
+    ("gfx", "--gfx"),
     ("installed_from", "--installed-from"),
 )
 

@@ -36,6 +36,7 @@ from colabenv.models import (
     Framework,
     InstalledDist,
     InstalledSet,
+    RocmTarget,
     RuntimeKind,
     Target,
     TargetOverrides,
@@ -94,7 +95,8 @@ def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
         distributions=lambda: installed_distributions(interpreter.path),
         python_version=interpreter.version,
         python_implementation=interpreter.implementation,
-        platform_tag=platform_tag(interpreter.platform),
+        platform_tag=interpreter.wheel_platform or platform_tag(interpreter.platform),
+        free_threaded=interpreter.free_threaded,
     )
 
 
@@ -108,6 +110,7 @@ def live_probe(environ: Mapping[str, str] | None = None) -> HostProbe:
         platform_tag=platform_tag(),
         glibc=_glibc_version(),
         list_dir=list_dir,
+        free_threaded=bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
     )
 
 
@@ -246,7 +249,7 @@ def detect(
 
     tpu, tpu_notes = _tpu_of(wanted, host, tpu_facts)
     notes.extend(tpu_notes)
-    report = _gpu_report(wanted, tpu is not None, host, catalog_loader)
+    report = _gpu_report(wanted, tpu is not None or wanted.rocm is not None, host, catalog_loader)
     notes.extend(report.notes)
 
     if wanted.installed_from is not None:
@@ -256,7 +259,10 @@ def detect(
         installed = _installed_set(host.distributions())
 
     driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
-    device = device_of(driver, cuda, capabilities, tpu)
+    amd = None
+    if driver is None and cuda is None and tpu is None and not wanted.cpu:
+        amd = _amd_gpus(wanted, host, notes)
+    device = device_of(driver, cuda, capabilities, tpu, amd)
     if wanted.runtime is not None:
         accelerator = device.kind
         image = wanted.runtime.image(accelerator)
@@ -271,9 +277,11 @@ def detect(
     if wanted.python is not None:
         python = wanted.python
         python_full = str(wanted.python)
+    free_threaded = _free_threaded(wanted, host, interpreter)
 
     runtime = detect_runtime(host)
-    target = Target(device, python, host.platform_tag, installed, _glibc_of(wanted, host))
+    platform = wanted.platform or host.platform_tag
+    target = Target(device, python, platform, installed, _glibc_of(wanted, host), free_threaded)
     try:
         state: Path | None = state_dir(host.environ)
     except StateError as error:
@@ -296,11 +304,64 @@ def _glibc_of(wanted: TargetOverrides, host: HostProbe) -> Version | None:
     describes another one (a Python, a driver, CUDA, a GPU or a TPU given); else not known."""
     if wanted.runtime is not None:
         return wanted.runtime.glibc
-    described = (wanted.python, wanted.driver, wanted.cuda, wanted.tpu, wanted.installed_from)
+    described = (
+        wanted.python,
+        wanted.driver,
+        wanted.cuda,
+        wanted.tpu,
+        wanted.installed_from,
+        wanted.platform,
+        wanted.rocm,
+    )
     if any(value is not None for value in described) or wanted.compute_capabilities:
         return None
     found = re.match(r"([0-9]{1,3})\.([0-9]{1,3})", host.glibc or "")
     return Version(f"{found.group(1)}.{found.group(2)}") if found else None
+
+
+def _free_threaded(wanted: TargetOverrides, host: HostProbe, interpreter: Interpreter | None) -> bool:
+    """Whether the target's Python is free-threaded: ``--python 3.14t`` says so; else the host's
+    interpreter's. A ``3.14t`` (or a plain ``3.14``) that contradicts the ``--interpreter`` read
+    is an error."""
+    if wanted.free_threaded is None:
+        return host.free_threaded if wanted.python is None else False
+    if interpreter is not None and wanted.free_threaded != interpreter.free_threaded:
+        built = "is" if interpreter.free_threaded else "is not"
+        raise TargetError(
+            f"{wanted.origin('python')} {wanted.python}{'t' if wanted.free_threaded else ''}: the"
+            f" interpreter {interpreter.executable} {built} free-threaded (Py_GIL_DISABLED);"
+            " give its own version, or leave the flag out"
+        )
+    return wanted.free_threaded
+
+
+def _amd_gpus(wanted: TargetOverrides, host: HostProbe, notes: list[str]) -> RocmTarget | None:
+    """AMD GPUs: what ``--rocm``/``--gfx`` give, the rest read from the host (the KFD topology,
+    the installed ROCm); None where neither names any."""
+    given = wanted.rocm
+    if given is not None and given.rocm is not None and given.gfx:
+        return given
+    if host.list_dir is None:
+        return given
+    from colabenv.host.kfd import read_kfd_gpus
+    from colabenv.host.rocm import read_rocm_version
+
+    found = read_kfd_gpus(host.root, host.list_dir)
+    gfx = tuple(dict.fromkeys(g.gfx for g in found.gpus if g.gfx is not None))
+    if given is None and not found.gpus:
+        return None
+    notes.extend(found.notes)
+    rocm = given.rocm if given is not None else None
+    if rocm is None:
+        reading = read_rocm_version(host.root, host.environ)
+        rocm = reading.version
+        if rocm is None:
+            notes.append(f"ROCm version not known: {reading.reason}")
+    if given is not None and given.gfx:
+        gfx = given.gfx
+    elif gfx:
+        notes.append(f"AMD GPUs read from the KFD topology: {', '.join(gfx)}")
+    return RocmTarget(rocm, gfx)
 
 
 def _tpu_of(

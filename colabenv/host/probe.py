@@ -127,6 +127,8 @@ class HostProbe:
     smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
     root: Path = Path("/")
     list_dir: Callable[[Path], Sequence[str]] | None = None
+    free_threaded: bool = False
+    """The Python is a free-threaded build (``Py_GIL_DISABLED``)."""
 
     def find_executable(self, name: str) -> str | None:
         if self.which is not None:

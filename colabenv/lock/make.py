@@ -50,6 +50,7 @@ from colabenv.lock.resolvers import (
 )
 from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags, variant_note, variant_wheel
 from colabenv.models import (
+    CATALOG_PLATFORM,
     Catalog,
     Framework,
     FrameworkChoice,
@@ -364,6 +365,7 @@ def make_lock(
     resolvers' address space."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
+    _refuse_unrecorded(resolution.target)
     if not resolution.requirements:
         raise UsageError(
             f"profile {resolution.profile_name!r}: nothing to lock (no frameworks and no packages)"
@@ -414,6 +416,24 @@ def make_lock(
     header = _header(resolution, lock_target, run.label, colabenv_version)
     _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
+
+
+def _refuse_unrecorded(target: Target) -> None:
+    from colabenv.accelerators.registry import accelerator_of
+
+    """A target whose ROCm, gfx, platform or free-threading a lock header cannot record yet is
+    refused before anything is asked: a lock that said less than its target would install the
+    wrong wheels elsewhere."""
+    said = [
+        *(["AMD GPUs (ROCm)"] if accelerator_of(target).traits.hip else []),
+        *([target.platform] if target.platform != CATALOG_PLATFORM else []),
+        *([f"free-threaded Python {target.python_shown}"] if target.free_threaded else []),
+    ]
+    if said:
+        raise UsageError(
+            f"lock: a target with {', '.join(said)} cannot be locked yet (its header would not record"
+            " it); render without --lock installs for it"
+        )
 
 
 def _keeping_the_image(

@@ -48,14 +48,19 @@ def platform_tags(platform: str, glibc_minor: int) -> tuple[str, ...]:
     )
 
 
-def interpreter_tags(python: tuple[int, int], platform: str, glibc_minor: int) -> tuple[Tag, ...]:
+def interpreter_tags(
+    python: tuple[int, int], platform: str, glibc_minor: int, *, free_threaded: bool = False
+) -> tuple[Tag, ...]:
     """Every wheel tag CPython ``python`` (major, minor) installs on ``platform``, most specific
     first, each once: its own ABI, the stable ABI of it and earlier releases, then pure Python.
-    The ABI is the target's release build (``cp312``; ``cp37m`` before 3.8), never that of the
-    interpreter running colabenv (a debug or free-threaded build would add its own)."""
+    The ABI is the target's build (``cp312``; ``cp37m`` before 3.8; ``cp314t`` free-threaded,
+    whose stable ABI is ``abi3t``, never ``abi3``), never that of the interpreter running
+    colabenv."""
     major, minor = python
     interpreter = f"cp{major}{minor}"
     abi = f"{interpreter}m" if python < (3, 8) else interpreter
+    if free_threaded:
+        abi = f"{interpreter}t"
     platforms = platform_tags(platform, glibc_minor)
     found = [
         *cpython_tags(python, abis=[abi], platforms=platforms),

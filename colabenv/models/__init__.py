@@ -28,8 +28,10 @@ from colabenv.models.base import (
     format_driver,
     parse_cuda,
     parse_driver,
+    parse_rocm,
 )
 from colabenv.models.catalog import (
+    CATALOG_PLATFORM,
     Catalog,
     CatalogParts,
     Companion,
@@ -73,7 +75,10 @@ from colabenv.models.resolution import (
 )
 from colabenv.models.runtimes import ColabRuntime, RuntimeFacts, RuntimeImage
 from colabenv.models.target import (
+    GFX_PATTERN,
+    MAX_GFX,
     MAX_TPU_CHIPS,
+    PLATFORMS,
     TPU_NAME_PATTERN,
     TPU_TYPE_PATTERN,
     CpuTarget,
@@ -81,10 +86,12 @@ from colabenv.models.target import (
     Fingerprint,
     Gpu,
     NvidiaTarget,
+    RocmTarget,
     Target,
     TargetOverrides,
     TpuTarget,
     device_of,
+    gfx_names,
 )
 from colabenv.models.watch import (
     CgroupMemory,
@@ -100,8 +107,12 @@ from colabenv.models.watch import (
 )
 
 __all__ = [
+    "CATALOG_PLATFORM",
+    "GFX_PATTERN",
     "MAX_COMPUTE_MAJOR",
+    "MAX_GFX",
     "MAX_TPU_CHIPS",
+    "PLATFORMS",
     "TPU_NAME_PATTERN",
     "TPU_TYPE_PATTERN",
     "Accelerator",
@@ -155,6 +166,7 @@ __all__ = [
     "Resolution",
     "RingContents",
     "RingHeader",
+    "RocmTarget",
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",
@@ -176,7 +188,9 @@ __all__ = [
     "archs_cover",
     "device_of",
     "format_driver",
+    "gfx_names",
     "parse_cuda",
     "parse_driver",
+    "parse_rocm",
     "parsed_pin",
 ]

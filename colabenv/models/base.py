@@ -32,9 +32,11 @@ class Installer(str, enum.Enum):
 
 
 class Accelerator(str, enum.Enum):
-    """What a target computes on: an NVIDIA GPU, a Google TPU, or the CPU alone."""
+    """What a target computes on: an NVIDIA GPU, an AMD GPU through ROCm, a Google TPU, or the
+    CPU alone."""
 
     NVIDIA = "nvidia"
+    ROCM = "rocm"
     TPU = "tpu"
     CPU = "cpu"
 
@@ -147,6 +149,15 @@ def parse_cuda(text: str) -> Version | None:
     """A CUDA version (``12.4``, ``11.8.0``): ASCII digits, no epoch, local part or suffix."""
     text = text.strip()
     return Version(text) if _CUDA_RE.fullmatch(text) else None
+
+
+_ROCM_RE = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+
+
+def parse_rocm(text: str) -> Version | None:
+    """A ROCm version (``6.4``, ``7.0.2``): ASCII digits only, no letters or suffix."""
+    text = text.strip()
+    return Version(text) if _ROCM_RE.fullmatch(text) else None
 
 
 def format_driver(version: Version) -> str:

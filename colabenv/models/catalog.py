@@ -129,6 +129,10 @@ class TpuFacts:
         return f"no TPU build (the catalog's TPU builds of {framework} are {span})"
 
 
+CATALOG_PLATFORM = "linux_x86_64"
+"""The platform every catalog entry is for unless it names its ``platforms``."""
+
+
 @model
 class Variant:
     """One build of a framework release.
@@ -155,10 +159,18 @@ class Variant:
     """The TPU build this variant stands for (the resolver's ``tpu`` variant), else None."""
     unconfirmed: str | None = None
     overlay: str | None = None
+    rocm: Version | None = None
+    """The ROCm a ROCm build was built with (``6.4`` for torch's ``rocm6.4``); None for others."""
+    gfx: tuple[str, ...] = ()
+    """A ROCm build's AMD GPU architectures (``PYTORCH_ROCM_ARCH``: ``gfx942``, ``gfx90a`` ...)."""
+    platforms: tuple[str, ...] = (CATALOG_PLATFORM,)
+    """The platforms the build has wheels for (``platforms``; the catalog's own by default)."""
+    free_threaded: SpecifierSet | None = None
+    """The Pythons it has free-threaded wheels for (``cp314t``); None: none known."""
 
     @property
     def is_cpu(self) -> bool:
-        return self.cuda is None
+        return self.cuda is None and self.rocm is None
 
     @functools.cached_property
     def pins(self) -> tuple[Requirement, ...]:

@@ -98,6 +98,9 @@ class TargetSpec:
     cpu: bool = False
     tpu: str | None = None
     runtime: str | None = None
+    platform: str | None = None
+    rocm: str | None = None
+    gfx: tuple[str, ...] = ()
 
 
 @model

@@ -1,9 +1,11 @@
-"""The host as the resolver sees it: its device (NVIDIA GPUs, a TPU, or the CPU alone, one
+"""The host as the resolver sees it: its device (NVIDIA GPUs, AMD GPUs, a TPU, or the CPU alone, one
 sum-typed field), its Python and what is installed, the overrides that replace detection, and
 what ``detect`` found."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import ClassVar
@@ -42,6 +44,8 @@ class TpuTarget:
     know, a host whose accelerator type is not in its environment)."""
 
     kind: ClassVar[Accelerator] = Accelerator.TPU
+    rocm: ClassVar[None] = None
+    gfx: ClassVar[tuple[str, ...]] = ()
     driver: ClassVar[None] = None
     cuda: ClassVar[None] = None
     compute_capabilities: ClassVar[tuple[ComputeCapability, ...]] = ()
@@ -80,6 +84,8 @@ class NvidiaTarget:
     ``compute_capabilities`` means "not known": every arch list is accepted."""
 
     kind: ClassVar[Accelerator] = Accelerator.NVIDIA
+    rocm: ClassVar[None] = None
+    gfx: ClassVar[tuple[str, ...]] = ()
     tpu: ClassVar[None] = None
     driver: Version | None
     cuda: Version | None
@@ -93,11 +99,60 @@ class NvidiaTarget:
         return None
 
 
+GFX_PATTERN = r"gfx([1-9][0-9]?)([0-9a-f])([0-9a-f])"
+"""An AMD GPU architecture as LLVM's AMDGPU target and ROCm name it: ``gfx`` then the major
+version in decimal, the minor and the stepping as one hex digit each (``gfx942``, ``gfx90a``,
+``gfx1100``, ``gfx1201``)."""
+MAX_GFX = 16
+PLATFORMS = ("linux_x86_64", "linux_aarch64")
+"""The platforms a target may name (``--platform``, a named target's ``platform``)."""
+
+
+def gfx_names(items: Sequence[str]) -> tuple[str, ...]:
+    """AMD GPU architectures (``gfx942,gfx90a`` items, comma lists allowed), lowercase, each
+    once, in order; ValueError naming the first that is none, or too many."""
+    found: list[str] = []
+    for item in items:
+        for part in item.split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if not re.fullmatch(GFX_PATTERN, name):
+                raise ValueError(
+                    f"{part.strip()[:40]!a} is not an AMD GPU architecture like gfx942, gfx90a or gfx1100"
+                )
+            if name not in found:
+                found.append(name)
+    if len(found) > MAX_GFX:
+        raise ValueError(f"{len(found)} architectures; at most {MAX_GFX}")
+    return tuple(found)
+
+
+@model
+class RocmTarget:
+    """AMD GPUs through ROCm as the resolver sees them: the host's ROCm (``6.4``; None where
+    only the kernel driver is known, no ROCm userspace) and each GPU's architecture (``gfx942``;
+    empty: not known, every build's gfx list is accepted)."""
+
+    kind: ClassVar[Accelerator] = Accelerator.ROCM
+    driver: ClassVar[None] = None
+    cuda: ClassVar[None] = None
+    compute_capabilities: ClassVar[tuple[ComputeCapability, ...]] = ()
+    tpu: ClassVar[None] = None
+    rocm: Version | None
+    gfx: tuple[str, ...] = ()
+
+    def tpu_json(self) -> dict[str, object] | None:
+        return None
+
+
 @model
 class CpuTarget:
     """The CPU alone: no NVIDIA GPU and no TPU (or ``--cpu``)."""
 
     kind: ClassVar[Accelerator] = Accelerator.CPU
+    rocm: ClassVar[None] = None
+    gfx: ClassVar[tuple[str, ...]] = ()
     driver: ClassVar[None] = None
     cuda: ClassVar[None] = None
     compute_capabilities: ClassVar[tuple[ComputeCapability, ...]] = ()
@@ -107,7 +162,7 @@ class CpuTarget:
         return None
 
 
-Device = NvidiaTarget | TpuTarget | CpuTarget
+Device = NvidiaTarget | RocmTarget | TpuTarget | CpuTarget
 """What a target computes on: one value of its kind (colabenv.accelerators has a module per kind)."""
 
 
@@ -124,6 +179,8 @@ class Target:
     against it as it is, so a wheel's ``!=3.14.1`` turns down 3.14.1 and not 3.14.
     ``glibc``: where it is known (this host, undescribed by flags; a Colab runtime's image), the
     glibc whose ``manylinux_2_N`` wheels it installs; None: not known (a target made of flags).
+    ``free_threaded``: a free-threaded CPython (``3.14t``), which loads only its own ``cp314t``
+    wheels (never an abi3 one).
     """
 
     device: Device
@@ -131,6 +188,7 @@ class Target:
     platform: str = "linux_x86_64"
     installed: InstalledSet = field(default_factory=InstalledSet)
     glibc: Version | None = None
+    free_threaded: bool = False
 
     @property
     def driver(self) -> Version | None:
@@ -156,6 +214,19 @@ class Target:
     def python_minor(self) -> str:
         return f"{self.python.major}.{self.python.minor}"
 
+    @property
+    def python_shown(self) -> str:
+        """The Python as the flag takes it: ``3.14`` or, free-threaded, ``3.14t``."""
+        return self.python_minor + ("t" if self.free_threaded else "")
+
+    @property
+    def rocm(self) -> Version | None:
+        return self.device.rocm
+
+    @property
+    def gfx(self) -> tuple[str, ...]:
+        return self.device.gfx
+
     def to_json(self) -> dict[str, object]:
         return {
             "driver": format_driver(self.driver) if self.driver is not None else None,
@@ -165,7 +236,18 @@ class Target:
             "platform": self.platform,
             "accelerator": self.accelerator.value,
             "tpu": self.device.tpu_json(),
+            **self._amd_and_free_threaded(),
         }
+
+    def _amd_and_free_threaded(self) -> dict[str, object]:
+        """``rocm`` and ``gfx`` of AMD GPUs, ``free_threaded`` of a free-threaded Python: only
+        where they say something, so that every other target reads as it always has."""
+        found: dict[str, object] = {}
+        if self.rocm is not None or self.gfx:
+            found.update(rocm=str(self.rocm) if self.rocm is not None else None, gfx=list(self.gfx))
+        if self.free_threaded:
+            found["free_threaded"] = True
+        return found
 
 
 def device_of(
@@ -173,11 +255,15 @@ def device_of(
     cuda: Version | None,
     compute_capabilities: tuple[ComputeCapability, ...],
     tpu: TpuTarget | None,
+    rocm: RocmTarget | None = None,
 ) -> Device:
-    """The device a host's parts describe: NVIDIA GPUs where a driver or CUDA is known, else the
-    TPU where there is one, else the CPU (never a TPU beside a driver: the driver wins)."""
+    """The device a host's parts describe: NVIDIA GPUs where a driver or CUDA is known, else AMD
+    GPUs where ROCm or a gfx is known, else the TPU where there is one, else the CPU (never a
+    TPU or AMD GPUs beside a driver: the driver wins)."""
     if driver is not None or cuda is not None:
         return NvidiaTarget(driver, cuda, compute_capabilities)
+    if rocm is not None:
+        return rocm
     return tpu if tpu is not None else CpuTarget()
 
 
@@ -200,6 +286,9 @@ class TargetOverrides:
     origins: tuple[tuple[str, str], ...] = ()
     tpu: TpuTarget | None = None
     runtime: ColabRuntime | None = None
+    platform: str | None = None
+    rocm: RocmTarget | None = None
+    free_threaded: bool | None = None
 
     def origin(self, field: str) -> str:
         """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""

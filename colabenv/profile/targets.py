@@ -17,16 +17,36 @@ import re
 from collections.abc import Callable
 
 from colabenv._util.reader import Reader, expected, shown
-from colabenv.models import TPU_TYPE_PATTERN, ComputeCapability, TargetSpec, parse_cuda, parse_driver
+from colabenv.models import (
+    PLATFORMS,
+    TPU_TYPE_PATTERN,
+    ComputeCapability,
+    TargetSpec,
+    gfx_names,
+    parse_cuda,
+    parse_driver,
+    parse_rocm,
+)
 
 MAX_TARGETS = 16
 """Named targets a profile may list (after ``extends``): each is one resolution and one lock
 section."""
 TARGET_NAME_PATTERN = r"[a-z][a-z0-9-]{0,31}"
 """A target's name: lowercase, as a PEP 751 dependency group's name is compared."""
-TARGET_KEYS = ("driver", "cuda", "compute_capability", "python", "cpu", "tpu", "runtime")
+TARGET_KEYS = (
+    "driver",
+    "cuda",
+    "compute_capability",
+    "python",
+    "cpu",
+    "tpu",
+    "runtime",
+    "platform",
+    "rocm",
+    "gfx",
+)
 MAX_CAPABILITIES = 16
-_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?t?", re.ASCII)
 _RUNTIME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}", re.ASCII)
 
 
@@ -70,9 +90,20 @@ def _target(table: Reader, name: str) -> TargetSpec | None:
     runtime = attempt(lambda: _checked(entry, "runtime", _is_runtime, "a Colab runtime version id"), None)
     capabilities: tuple[str, ...] = attempt(lambda: _capabilities(entry), ())
     cpu = attempt(lambda: entry.flag("cpu", False), False)
+    platform = attempt(
+        lambda: _checked(entry, "platform", _is_platform, f"a platform ({' or '.join(PLATFORMS)})"), None
+    )
+    rocm = attempt(lambda: _checked(entry, "rocm", _is_rocm, "a ROCm version like 6.4 (digits only)"), None)
+    gfx: tuple[str, ...] = attempt(lambda: _gfx(entry), ())
     nvidia = [key for key in ("driver", "cuda", "compute_capability") if key in value]
+    amd = [key for key in ("rocm", "gfx") if key in value]
     if cpu and nvidia:
         entry.report(entry.fail("cpu", f"cpu = true cannot be combined with {' or '.join(nvidia)}"))
+    if amd and (nvidia or cpu or "tpu" in value):
+        given = [*(["cpu"] if cpu else []), *nvidia, *(["tpu"] if "tpu" in value else [])]
+        entry.report(
+            entry.fail(amd[0], f"AMD GPUs cannot have {' or '.join(given)}: they describe another host")
+        )
     if "tpu" in value and (nvidia or cpu):
         given = [*(["cpu"] if cpu else []), *nvidia]
         entry.report(
@@ -82,10 +113,12 @@ def _target(table: Reader, name: str) -> TargetSpec | None:
         entry.report(
             entry.fail("compute_capability", "given without driver or cuda (a target is not detected)")
         )
-    if not (cpu or nvidia or "tpu" in value):
+    if not (cpu or nvidia or amd or "tpu" in value):
         entry.report(
             table.fail(
-                name, "says nothing of its accelerator: give cpu = true, tpu = TYPE, or driver (or cuda)"
+                name,
+                "says nothing of its accelerator: give cpu = true, tpu = TYPE, driver (or cuda),"
+                " or rocm (or gfx)",
             )
         )
     if "python" not in value and "runtime" not in value:
@@ -101,6 +134,9 @@ def _target(table: Reader, name: str) -> TargetSpec | None:
         cpu=cpu,
         tpu=tpu,
         runtime=runtime,
+        platform=platform,
+        rocm=rocm,
+        gfx=gfx,
     )
 
 
@@ -127,6 +163,29 @@ def _is_python(text: str) -> bool:
 
 def _is_tpu(text: str) -> bool:
     return len(text) <= 32 and re.fullmatch(TPU_TYPE_PATTERN, text) is not None
+
+
+def _is_platform(text: str) -> bool:
+    return text in PLATFORMS
+
+
+def _is_rocm(text: str) -> bool:
+    return parse_rocm(text) is not None
+
+
+def _gfx(entry: Reader) -> tuple[str, ...]:
+    """``gfx``: a string (``"gfx942"``, ``"gfx942,gfx90a"``) or an array of them, as ``--gfx``
+    takes them."""
+    if "gfx" not in entry.data:
+        return ()
+    value = entry.data["gfx"]
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise entry.fail("gfx", "expected a string or an array of strings like gfx942")
+    try:
+        return gfx_names(items)
+    except ValueError as error:
+        raise entry.fail("gfx", str(error)) from None
 
 
 def _is_runtime(text: str) -> bool:

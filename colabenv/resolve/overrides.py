@@ -15,14 +15,18 @@ from packaging.version import Version
 
 from colabenv.errors import TargetError, printable
 from colabenv.models import (
+    PLATFORMS,
     ColabRuntime,
     ComputeCapability,
+    RocmTarget,
     RuntimeFacts,
     TargetOverrides,
     TpuFacts,
     TpuTarget,
+    gfx_names,
     parse_cuda,
     parse_driver,
+    parse_rocm,
 )
 from colabenv.models.frozen import model
 from colabenv.models.runtimes import LATEST
@@ -32,6 +36,9 @@ ENV_CUDA = "COLABENV_CUDA_VERSION"
 ENV_COMPUTE_CAPABILITY = "COLABENV_COMPUTE_CAPABILITY"
 ENV_PYTHON = "COLABENV_PYTHON_VERSION"
 ENV_TPU = "COLABENV_TPU"
+ENV_PLATFORM = "COLABENV_PLATFORM"
+ENV_ROCM = "COLABENV_ROCM_VERSION"
+ENV_GFX = "COLABENV_GFX"
 
 
 @model
@@ -46,6 +53,9 @@ class TargetFlags:
     installed_from: str | None = None
     tpu: str | None = None
     runtime: str | None = None
+    platform: str | None = None
+    rocm: str | None = None
+    gfx: Sequence[str] = ()
 
 
 FLAG_OF_VARIABLE = {
@@ -54,8 +64,12 @@ FLAG_OF_VARIABLE = {
     ENV_COMPUTE_CAPABILITY: "--compute-capability",
     ENV_PYTHON: "--python",
     ENV_TPU: "--tpu",
+    ENV_PLATFORM: "--platform",
+    ENV_ROCM: "--rocm",
+    ENV_GFX: "--gfx",
 }
 GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
+ROCM_VARIABLES = (ENV_ROCM, ENV_GFX)
 
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
 
@@ -86,6 +100,26 @@ def _python(text: str) -> Version | None:
     return Version(text) if _PYTHON_RE.fullmatch(text) else None
 
 
+def split_free_threaded(text: str) -> tuple[str, bool]:
+    """``3.14t`` as (``3.14``, free-threaded); any other text as it is, not free-threaded."""
+    return (text[:-1], True) if text.endswith("t") else (text, False)
+
+
+def parse_gfx(items: Sequence[str], origin: str) -> tuple[str, ...]:
+    """AMD GPU architectures (``gfx942,gfx90a``), each once, in order; a malformed one is an
+    error naming the accepted form."""
+    try:
+        return gfx_names(items)
+    except ValueError as error:
+        raise TargetError(f"{origin}: {error}") from None
+
+
+def parse_platform(text: str, origin: str) -> str:
+    if text not in PLATFORMS:
+        raise TargetError(f"{origin}: {printable(text)[:40]!r} is not a platform ({' or '.join(PLATFORMS)})")
+    return text
+
+
 def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapability, ...]:
     caps: set[ComputeCapability] = set()
     for item in items:
@@ -114,6 +148,7 @@ def resolve_overrides(
     catalog: this module reads none); called only when a TPU type is named. ``runtime_facts``
     likewise loads the runtime versions ``--runtime`` names one of (see :func:`_runtime`)."""
     env = os.environ if environ is None else environ
+    amd, env = _rocm(flags, env)
     tpu, env = _tpu(flags, env, tpu_facts)
     if flags.cpu:
         given = [
@@ -134,7 +169,14 @@ def resolve_overrides(
         "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or two numbers)",
     )
     cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
-    python = _parsed(_pick(flags.python, env, ENV_PYTHON), _python, "a Python version like 3.12")
+    picked_python = _pick(flags.python, env, ENV_PYTHON)
+    free_threaded = None
+    if picked_python is not None:
+        text, free_threaded = split_free_threaded(picked_python[0])
+        picked_python = (text, picked_python[1])
+    python = _parsed(picked_python, _python, "a Python version like 3.12 (3.14t: free-threaded)")
+    picked_platform = _pick(flags.platform, env, ENV_PLATFORM)
+    platform = parse_platform(*picked_platform) if picked_platform is not None else None
     runtime = _runtime(flags, runtime_facts)
     if runtime is not None:
         python = _runtime_python(runtime, python)
@@ -153,6 +195,10 @@ def resolve_overrides(
     installed_from = Path(flags.installed_from) if flags.installed_from else None
     if tpu is not None:
         origins.append(("tpu", tpu[1]))
+    if amd is not None:
+        origins.extend(amd[1])
+    if picked_platform is not None:
+        origins.append(("platform", picked_platform[1]))
     return TargetOverrides(
         driver=driver[0] if driver else None,
         cuda=cuda[0] if cuda else None,
@@ -163,7 +209,47 @@ def resolve_overrides(
         origins=tuple(origins),
         tpu=tpu[0] if tpu is not None else None,
         runtime=runtime,
+        platform=platform,
+        rocm=amd[0] if amd is not None else None,
+        free_threaded=free_threaded,
     )
+
+
+def _rocm(
+    flags: TargetFlags, env: Mapping[str, str]
+) -> tuple[tuple[RocmTarget, list[tuple[str, str]]] | None, Mapping[str, str]]:
+    """The AMD GPUs ``--rocm`` and ``--gfx`` (or their variables) describe, with where each came
+    from, and the environment the other values are read from. Beside ``--cpu``, ``--tpu`` or an
+    NVIDIA flag they are an error; a ROCm flag leaves the NVIDIA and TPU variables out (a flag
+    beats a variable); the ROCm variables beside the NVIDIA or TPU ones are an error."""
+    given = [flag for flag, value in (("--rocm", flags.rocm), ("--gfx", flags.gfx)) if value]
+    if given:
+        other = [*_nvidia_flags(flags), *(["--tpu"] if flags.tpu else [])]
+        if other:
+            raise TargetError(
+                f"{' and '.join(given)} cannot be combined with {' or '.join(other)}: they describe"
+                " another target than AMD GPUs"
+            )
+        env = {k: v for k, v in env.items() if k not in (*GPU_VARIABLES, ENV_TPU)}
+    elif _nvidia_flags(flags) or flags.tpu:
+        return None, {k: v for k, v in env.items() if k not in ROCM_VARIABLES}
+    set_here = [name for name in ROCM_VARIABLES if env.get(name, "").strip()]
+    if not given and set_here:
+        others = [name for name in (*GPU_VARIABLES, ENV_TPU) if env.get(name, "").strip()]
+        if others:
+            raise TargetError(
+                f"{' and '.join(set_here)} and {' and '.join(others)} are both set: they describe"
+                " different accelerators; unset one of them"
+            )
+    rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, "a ROCm version like 6.4 (digits only)")
+    gfx_origin = "--gfx" if flags.gfx else ENV_GFX
+    gfx = parse_gfx(flags.gfx or [env.get(ENV_GFX, "")], gfx_origin)
+    if rocm is None and not gfx:
+        return None, env
+    origins = [("rocm", rocm[1])] if rocm is not None else []
+    if gfx:
+        origins.append(("gfx", gfx_origin))
+    return (RocmTarget(rocm[0] if rocm else None, gfx), origins), env
 
 
 def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> ColabRuntime | None:

@@ -23,6 +23,7 @@ from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
+    CATALOG_PLATFORM,
     Catalog,
     ComputeCapability,
     Framework,
@@ -140,6 +141,10 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, pyt
     """Why ``build`` cannot run on ``target``; None when it can."""
     if build.python is not None and not build.python.contains(python, prereleases=True):
         return f"{build.name} has no wheel for Python {python}"
+    if target.platform != CATALOG_PLATFORM:
+        return f"{build.name} has no {target.platform} wheel in the catalog ({CATALOG_PLATFORM} only)"
+    if target.free_threaded:
+        return f"{build.name} has no free-threaded wheel (cp{python.major}{python.minor}t) in the catalog"
     if not accelerator_of(target).traits.cuda:
         return "needs an NVIDIA GPU; the target has none"
     floor = build_floor(build, catalog)
@@ -207,6 +212,20 @@ def _on_index(
     return missing_file(facts, where, [text]), confirmed(facts, where, text)
 
 
+def _refuse_without_cuda(profile: Profile, target: Target) -> str:
+    """What the target has instead of an NVIDIA GPU (empty: it has one). A kind that runs its
+    own GPU builds (AMD GPUs through ROCm) gets no CUDA package left out: exit 3 naming it."""
+    kind = accelerator_of(target)
+    what = kind.lacks(target)
+    if what and kind.traits.hip and profile.cuda_packages:
+        request = profile.cuda_packages[0]
+        raise ResolutionError(
+            f"{profile.path.name}: frameworks.{request.key}: {request.name} has no ROCm build in the"
+            f" catalog (a CUDA package; the target has {what}): leave it out of the profile for this target"
+        )
+    return what
+
+
 def plan_packages(
     profile: Profile, target: Target, catalog: Catalog, allow_unconfirmed: bool, facts: IndexFacts = NO_FACTS
 ) -> PackagePlan:
@@ -222,7 +241,7 @@ def plan_packages(
         problem = _unknown(request, catalog, profile)
         if problem is not None:
             raise ProfileError(profile.path.name, key, problem)
-    what = accelerator_of(target).lacks(target)
+    what = _refuse_without_cuda(profile, target)
     if what:
         left = tuple(
             f"{profile.path.name}: {key}: left out: {r.name} needs an NVIDIA GPU and the target has {what}"

@@ -84,7 +84,17 @@ def _variant_rejection(
         return NOT_ASKED
     if not python_ok(variant.python, target.python):
         return f"{variant.name} has no wheel for Python {target.python}"
-    return accelerator_of(target).rejection(variant, request, target, catalog)
+    rejected = accelerator_of(target).rejection(variant, request, target, catalog)
+    if rejected is not None:
+        return rejected
+    if target.platform not in variant.platforms:
+        only = ", ".join(variant.platforms)
+        return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
+    ranged = variant.free_threaded
+    if target.free_threaded and (ranged is None or not ranged.contains(target.python, prereleases=True)):
+        tag = f"cp{target.python.major}{target.python.minor}t"
+        return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
+    return None
 
 
 def _constraints(

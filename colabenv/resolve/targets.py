@@ -26,6 +26,9 @@ def spec_flags(spec: TargetSpec) -> TargetFlags:
         cpu=spec.cpu,
         tpu=spec.tpu,
         runtime=spec.runtime,
+        platform=spec.platform,
+        rocm=spec.rocm,
+        gfx=spec.gfx,
     )
 
 

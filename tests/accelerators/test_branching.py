@@ -3,8 +3,9 @@
 A branch site is a place outside the package that asks which kind a target is: a name of
 ``Accelerator``'s members (``Accelerator.TPU``), a comparison of a ``.tpu`` against None, a
 read of ``.has_gpu``, a comparison with an ``.accelerator``, or an ``isinstance`` test against a
-device class. The goal is at most six; the ceiling below is today's count and only goes down
-(lower it in the change that moves a site into the package).
+device class. The goal is at most seven (one per kind, each device value naming its kind in
+``models/target.py``, and three more); the ceiling below is today's count and only goes down
+(lower it in the change that moves a site into the package; a new kind's device adds one).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import colabenv
 PACKAGE = Path(colabenv.__file__).resolve().parent
 INSIDE = ("accelerators", "_target")
 """The accelerator package, and the programs run on the target (stdlib-only, by their path)."""
-DEVICE_CLASSES = {"NvidiaTarget", "TpuTarget", "CpuTarget"}
-GOAL = 6
-CEILING = 6
+DEVICE_CLASSES = {"NvidiaTarget", "RocmTarget", "TpuTarget", "CpuTarget"}
+GOAL = 7
+CEILING = 7
 """The count once the resolver asked the kind (the review of issue 33 counted 65 before, with a
 narrower rule); it only goes down."""
 

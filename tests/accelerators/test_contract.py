@@ -23,6 +23,7 @@ from colabenv.models import (
     FrameworkRequest,
     InstalledSet,
     NvidiaTarget,
+    RocmTarget,
     Target,
     TargetOverrides,
     TpuTarget,
@@ -31,6 +32,7 @@ from colabenv.models import (
 
 DEVICES: dict[Accelerator, Device] = {
     Accelerator.NVIDIA: NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),)),
+    Accelerator.ROCM: RocmTarget(Version("6.4"), ("gfx942",)),
     Accelerator.TPU: TpuTarget("v5e", "v5litepod-8", 8),
     Accelerator.CPU: CpuTarget(),
 }
@@ -82,6 +84,14 @@ def test_each_kind_takes_builds_of_its_own(kind: Accelerator) -> None:
         cpu = release.variant("cpu")
         assert cpu is not None and kind_module.rejection(cpu, request, target, catalog) is NOT_ASKED
         assert kind_module.lacks(target) == ""
+    elif kind is Accelerator.ROCM:
+        assert kept and all(v.rocm is not None and "gfx942" in v.gfx for v in kept)
+        assert kept[0].rocm == max(v.rocm for v in kept)  # the newest ROCm first
+        cpu = release.variant("cpu")
+        assert cpu is not None and kind_module.rejection(cpu, request, target, catalog) is NOT_ASKED
+        cuda = release.variant("cu128")
+        assert cuda is not None and "CUDA build" in str(kind_module.rejection(cuda, request, target, catalog))
+        assert "AMD" in kind_module.lacks(target)
     elif kind is Accelerator.TPU:
         assert [v.name for v in kept] == ["tpu"]
         assert kind_module.requirements(kept[0])
@@ -127,7 +137,18 @@ def test_each_kind_says_what_it_can_do_and_its_catalog_parts_suffice(kind: Accel
     whole = shipped_catalog([Framework.TORCH, Framework.JAX])
     assert (narrowed.components != whole.components) is not traits.cuda
     profile = load_profile_text('name = "p"\n[frameworks]\ntorch = "==2.9.0"\njax = "*"\n', Path("p.toml"))
-    assert resolve(profile, target, narrowed) == resolve(profile, target, whole)
+    assert _outcome(resolve, profile, target, narrowed) == _outcome(resolve, profile, target, whole)
+
+
+def _outcome(resolve: object, *args: object) -> object:
+    """A resolution, or the message of the error it ended in (AMD GPUs: no JAX ROCm build)."""
+    from colabenv.errors import ColabenvError
+
+    assert callable(resolve)
+    try:
+        return resolve(*args)
+    except ColabenvError as error:
+        return error.message
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -151,6 +172,8 @@ def _recorded(kind: Accelerator) -> RecordedDevice:
         str(device.cuda) if device.cuda is not None else None,
         tuple(str(c) for c in device.compute_capabilities),
         device.tpu,
+        str(device.rocm) if device.rocm is not None else None,
+        device.gfx,
     )
 
 
@@ -175,7 +198,7 @@ def test_a_recorded_device_is_the_device_of_its_kind(kind: Accelerator) -> None:
         "python",
         "platform",
     }
-    assert bool(table) is (kind is Accelerator.TPU), table
+    assert bool(table) is (kind in (Accelerator.TPU, Accelerator.ROCM)), table
     assert recorded.overridden(TargetOverrides()) == recorded
 
 
@@ -190,12 +213,13 @@ def test_another_kind_now_is_said_both_ways_or_by_the_driver_fields(
     kind: Accelerator, other: Accelerator
 ) -> None:
     """A change of kind is said in words where the driver and CUDA fields cannot say it (to or
-    from a TPU), and the same whichever side the lock is on."""
+    from a TPU or AMD GPUs), and the same whichever side the lock is on."""
     recorded, now = _recorded(kind), _recorded(other)
     said = accelerator(kind).difference(recorded, now)
     back = accelerator(other).difference(now, recorded)
     assert (said is None) is (back is None)
-    assert (said is None) is (Accelerator.TPU not in (kind, other))
+    words = {Accelerator.TPU, Accelerator.ROCM}
+    assert (said is None) is not (words & {kind, other})
     assert said in (None, f"accelerator {kind} in the lock, {other} now")
 
 

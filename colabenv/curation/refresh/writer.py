@@ -94,6 +94,9 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
             lines.append(f"{key} = {quoted(value)}")
     if variant.archs:
         lines.append(f"archs = {_archs_value(variant.archs, named)}")
+    if variant.rocm is not None:
+        lines.append(f"rocm = {quoted(str(variant.rocm))}")
+        lines.append("gfx = [" + ", ".join(quoted(g) for g in variant.gfx) + "]")
     one_line = "pins = [" + ", ".join(quoted(p) for p in variant.pin_texts) + "]"
     if len(one_line) > 100:
         lines.append("pins = [")
