@@ -9,8 +9,9 @@ Sub-commands (``python helper.py COMMAND ...``); lists arrive in files the scrip
 into its work folder, never as one long argv::
 
     preflight --python X.Y --driver D --state DIR --hash H --env FILE (--reqs FILE | --lock FILE)
-              [--constraints FILE] [--url TEMPLATE ...]
-                                  exit 3 unless this is Python X.Y, 4 unless the NVIDIA driver
+              [--python-needs SPECS] [--constraints FILE] [--url TEMPLATE ...]
+                                  exit 3 unless this is Python X.Y (its full version within
+                                  SPECS: what a lock's pins need), 4 unless the NVIDIA driver
                                   is at least D, 6 when an index URL needs an unset variable,
                                   5 unless DIR can be written, 7 when a lock pins a component
                                   the GPUs cannot run ("-" skips a check); then print
@@ -813,6 +814,11 @@ def _preflight(args: list[str]) -> int:
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if python != "-" and here != python:
         print(f"this is Python {here}, the script was rendered for {python}", file=sys.stderr)
+        return PREFLIGHT_WRONG_PYTHON
+    needs = options.get("python-needs", [""])[0]
+    full = ".".join(str(n) for n in sys.version_info[:3])
+    if python != "-" and needs and not all(s.contains(full) for s in _MiniRequirement("py" + needs).specs):
+        print(f"this is Python {full}; the lock's pins need Python {needs}", file=sys.stderr)
         return PREFLIGHT_WRONG_PYTHON
     if driver != "-":
         found = _driver_version()

@@ -27,7 +27,7 @@ def lock_input(
 
     lock_file = read_lock_file(path)
     name = printable(path.name)
-    target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    target = LockTarget.current(resolution.target, resolution.required_driver)
     if section_name is not None:
         section = named_section(lock_file, section_name, name)
     elif lock_file.sectioned:

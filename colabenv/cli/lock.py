@@ -167,7 +167,7 @@ def _check_sections(args: argparse.Namespace, profile: Profile, lock_file: LockF
             reasons = [f"profile {profile.name!r} has no target {name!r} any more"]
         else:
             now_target = spec_target(profile, spec)
-            target = LockTarget.from_target(now_target, None)
+            target = LockTarget.current(now_target, None)
             reasons = _stale(args, profile, lock, f"{path.name}: section {name}", target, now_target)
         for reason in reasons:
             sys.stdout.write(f"{printable(path)}: {name}: stale: {reason}\n")

@@ -14,7 +14,7 @@ import enum
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from packaging.version import Version
 from colabenv.accelerators import registry
 from colabenv.accelerators.base import RecordedDevice
 from colabenv.errors import LockError, shown
+from colabenv.lock.python_needs import checked_needs, needs_problem
 from colabenv.models import (
     Accelerator,
     Framework,
@@ -133,7 +134,10 @@ def package_header_value(package: LockedCudaPackage) -> str:
 class LockTarget:
     """The target a lock was made for, as the strings the header records; ``tpu``: the TPU of a
     TPU host (``target-tpu``; never beside a driver). What differs by kind (its checks, its own
-    fields, its differences) is asked of the kind its fields make (:attr:`recorded_device`)."""
+    fields, its differences) is asked of the kind its fields make (:attr:`recorded_device`).
+    ``python_needs``: what the pins' Requires-Python asks of the full version within ``python``
+    (``!=3.14.1``; ``target-python-needs``, absent from earlier locks); ``python_full``: of a
+    current target, its full Python where known (never recorded: a lock's Python is X.Y)."""
 
     driver: str | None
     required_driver: str | None
@@ -142,6 +146,8 @@ class LockTarget:
     python: str
     platform: str
     tpu: TpuTarget | None = None
+    python_needs: str | None = None
+    python_full: str | None = None
 
     @classmethod
     def from_target(cls, target: Target, required_driver: Version | None) -> LockTarget:
@@ -154,6 +160,13 @@ class LockTarget:
             platform=target.platform,
             tpu=target.tpu,
         )
+
+    @classmethod
+    def current(cls, target: Target, required_driver: Version | None) -> LockTarget:
+        """``target`` as a lock's target is compared with (:meth:`differences`): with its full
+        Python where it is known, for the pins' ``python-needs``."""
+        full = str(target.python) if len(target.python.release) >= 3 else None
+        return replace(cls.from_target(target, required_driver), python_full=full)
 
     @property
     def recorded_device(self) -> RecordedDevice:
@@ -182,6 +195,8 @@ class LockTarget:
         for key, value, pattern in checks:
             if value is not None and not pattern.match(value):
                 return f"{key}: {shown(value)} is not a {key.replace('-', ' ')} value"
+        if self.python_needs is not None and checked_needs(self.python_needs) is None:
+            return f"python-needs: {shown(self.python_needs)} is not a Python version specifier set"
         recorded = self.recorded_device
         return registry.accelerator(recorded.kind).recorded_problem(recorded)
 
@@ -217,6 +232,10 @@ class LockTarget:
                 continue
             none = HeaderWord.NONE.value
             found.append(f"{label} {mine or none} in the lock, {theirs or none} now")
+        if other.python_full is not None and _same_version(self.python, other.python):
+            excluded = needs_problem(self.python_needs, Version(other.python_full))
+            if excluded is not None:
+                found.append(excluded)
         return found
 
 

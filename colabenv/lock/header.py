@@ -11,8 +11,9 @@ order, so both forms refuse the same values with the same words.
 
 The accelerator's fields of the target (``driver``, ``requires-driver``, ``cuda``,
 ``compute-capabilities``, ``tpu``, ``accelerator``) are read and checked in
-:func:`_device_target` alone. Where the two forms word a refusal differently (a form shows the
-value, the other names the shape), :meth:`HeaderSource.malformed` keeps each form's words.
+:func:`_device_target` alone, with ``python-needs`` (absent from earlier locks). Where the
+two forms word a refusal differently (a form shows the value, the other names the shape),
+:meth:`HeaderSource.malformed` keeps each form's words.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ TARGET_KEYS = (
     "platform",
     "accelerator",
     "tpu",
+    "python-needs",
 )
 """The target's fields: ``target-KEY`` comment lines, the ``target`` table in PEP 751."""
 LIST_KEYS = ("frameworks", "cuda-packages", "constraints")
@@ -190,6 +192,7 @@ def _device_target(source: HeaderSource, python: str, platform: str) -> LockTarg
         python=python,
         platform=platform,
         tpu=tpu,
+        python_needs=source.given("python-needs"),
     )
     problem = target.problem()
     if problem:

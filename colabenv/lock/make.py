@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -39,6 +40,7 @@ from colabenv.index.urls import Redactor, default_index_url, strip_credentials
 from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
 from colabenv.lock.fit import settled_markers
 from colabenv.lock.image import image_pins
+from colabenv.lock.python_needs import python_needs
 from colabenv.lock.resolvers import (
     RESOLVER_MEMORY_MIB,
     IndexPlan,
@@ -61,7 +63,7 @@ from colabenv.models import (
     Target,
 )
 from colabenv.models.frameworks import FACTS
-from colabenv.models.frozen import model
+from colabenv.models.frozen import model, record
 
 Progress = Callable[[str], None]
 
@@ -130,17 +132,27 @@ def _index_of(choice: FrameworkChoice, requirement: Requirement, default: str | 
     return None if choice.find_links is not None else default
 
 
+@record
+class FrameworkFiles:
+    """What the framework file check read: the files each framework's own project page listed,
+    and the Requires-Python of each pinned wheel that installs on the target (none stated:
+    left out)."""
+
+    pages: dict[Framework, tuple[IndexFile, ...]]
+    requires_python: tuple[str, ...]
+
+
 def check_framework_files(
     resolution: Resolution,
     plan: IndexPlan,
     client: SimpleClient,
     progress: Progress,
     notice: Progress | None = None,
-) -> dict[Framework, tuple[IndexFile, ...]]:
+) -> FrameworkFiles:
     """Every exact framework pin has a wheel for the target on the index it comes from; the
-    wheel-variant files of a pinned version are named to ``notice``, one line per project.
-    Returns the files each framework's own project page listed."""
+    wheel-variant files of a pinned version are named to ``notice``, one line per project."""
     seen: dict[Framework, tuple[IndexFile, ...]] = {}
+    requires_python: list[str] = []
     variants: dict[str, list[str]] = {}
     target = resolution.target
     tags = target_tags(target)
@@ -165,6 +177,7 @@ def check_framework_files(
                 _variant_files(files, requirement)
             )
             good, other = _matching_wheels(files, requirement, tags)
+            requires_python.extend(f.requires_python for f in good if f.requires_python)
             if good:
                 continue
             wanted = (
@@ -186,7 +199,7 @@ def check_framework_files(
         note = variant_note(project, names)
         if note is not None and notice is not None:
             notice(note)
-    return seen
+    return FrameworkFiles(seen, tuple(requires_python))
 
 
 def _variant_files(files: Iterable[IndexFile], requirement: Requirement) -> list[str]:
@@ -287,10 +300,12 @@ def attach_files(
     redact: Callable[[str], str],
     progress: Progress,
     find_links: Sequence[str] = (),
+    requires_python: Callable[[str], None] = lambda _text: None,
 ) -> tuple[LockedPackage, ...]:
     """Each hash's file name and URL, its size and upload time where the page gives them, and
     the index it is on (for ``pylock.toml``); a file that no index serves is looked for on the
-    ``find_links`` pages."""
+    ``find_links`` pages. The Requires-Python an index page gives for a file found there goes to
+    ``requires_python``."""
     indexes = list(plan.extras)
     default = plan.default or default_index_url()
     if default:
@@ -311,6 +326,8 @@ def attach_files(
                 if file.sha256 in wanted and file.sha256 not in located:
                     located[file.sha256] = _locked_file(file, redact)
                     source = source or index
+                    if file.requires_python:
+                        requires_python(file.requires_python)
             if len(located) == len(wanted):
                 break
         for page in find_links:
@@ -377,8 +394,8 @@ def make_lock(
         if refusal is not None:
             raise LockError(refusal)
     client = SimpleClient(env, redact, deadline_s=http_deadline_s)
-    seen = check_framework_files(resolution, plan, client, say, notice or say)
-    for line in staleness_notices(seen, known):
+    checked_files = check_framework_files(resolution, plan, client, say, notice or say)
+    for line in staleness_notices(checked_files.pages, known):
         (notice or say)(line)
     places = [(c.index_url, c.find_links) for c in resolution.choices]
     places += [(p.index_url, p.find_links) for p in resolution.cuda_packages]
@@ -411,9 +428,11 @@ def make_lock(
     run = _keeping_the_image(resolution, resolve, notice or say)
     lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
     packages = settled_markers(run.packages, lock_target.marker_environment())
+    requires_python = list(checked_files.requires_python)
     if with_files:
-        packages = attach_files(packages, plan, client, redact, say, links)
-    header = _header(resolution, lock_target, run.label, colabenv_version)
+        packages = attach_files(packages, plan, client, redact, say, links, requires_python.append)
+    needs = python_needs(requires_python, lock_target.python)
+    header = _header(resolution, replace(lock_target, python_needs=needs), run.label, colabenv_version)
     _check_pins(resolution, packages)
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
 

@@ -114,6 +114,8 @@ def _target_table(lock: content.Lock) -> dict[str, Any]:
     }
     target_table["compute-capabilities"] = list(target.compute_capabilities)
     target_table["python"] = target.python
+    if target.python_needs is not None:
+        target_table["python-needs"] = target.python_needs
     target_table["platform"] = target.platform
     target_table["accelerator"] = target.accelerator.value
     recorded = target.recorded_device
@@ -162,6 +164,11 @@ def _package(package: content.LockedPackage, marker: Marker | None) -> Package:
     )
 
 
+def _requires_python(target: content.LockTarget) -> SpecifierSet:
+    """The target's X.Y, and what the pins need of its patch release (``!=3.14.1``)."""
+    return SpecifierSet(f"=={target.python}.*") & SpecifierSet(target.python_needs or "")
+
+
 def _check_urls(lock: content.Lock) -> None:
     for url in (*lock.index_urls, *lock.find_links):
         if checked_url(url) is None:
@@ -176,7 +183,7 @@ def pylock_text(lock: content.Lock) -> str:
     pylock = Pylock(
         lock_version=PYLOCK_VERSION,
         environments=[_environment(target)],
-        requires_python=SpecifierSet(f"=={target.python}.*"),
+        requires_python=_requires_python(target),
         created_by=CREATED_BY,
         packages=packages,
         tool={"colabenv": _tool_table(lock)},

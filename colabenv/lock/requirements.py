@@ -57,6 +57,8 @@ def _target_pairs(lock: content.Lock) -> Iterator[tuple[str, str]]:
     yield "target-cuda", target.cuda or none
     yield "target-compute-capabilities", joined(target.compute_capabilities) or none
     yield "target-python", target.python
+    if target.python_needs is not None:
+        yield "target-python-needs", target.python_needs
     yield "target-platform", target.platform
     yield "target-accelerator", target.accelerator.value
     yield "target-tpu", tpu_text(target.tpu)
@@ -274,8 +276,9 @@ _SINGLE_KEYS = (
     "target-platform",
     "resolver",
 )
-_OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu")
-"""Absent from the locks of earlier colabenv releases (the target keys: before TPU targets)."""
+_OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu", "target-python-needs")
+"""Absent from the locks of earlier colabenv releases (the target keys: before TPU targets;
+``target-python-needs``: before it, and where the pins need nothing of the patch release)."""
 _REPEATED_KEYS = ("framework", "cuda-package", "constraint")
 
 

@@ -108,6 +108,12 @@ class InstallPlan:
         return self.lock.name if self.lock is not None else None
 
     @property
+    def python_needs(self) -> str | None:
+        """What the lock's pins need of the full Python (``!=3.14.1``; None: nothing past X.Y)."""
+        target = self.lock.target if self.lock is not None else None
+        return target.python_needs if target is not None else None
+
+    @property
     def requirements(self) -> tuple[str, ...]:
         """Everything the script installs, as its restart marker records it: the lock's pins,
         else the resolution's requirements."""

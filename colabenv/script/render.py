@@ -108,7 +108,9 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     a re-run)."""
     resolution = plan.resolution
     required = plan.required_driver
-    wrong_python = f"this runtime is not Python {plan.python}; {plan.remedy}"
+    needs = plan.python_needs
+    wanted = f"{plan.python} with {needs}, as the locked pins need" if needs else plan.python
+    wrong_python = f"this runtime is not Python {wanted}; {plan.remedy}"
     yield ""
     yield 'announce "preflight"'
     yield from _write_lists(plan.preflight_lists)
@@ -119,7 +121,8 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
         yield f'env_pairs+=({state.STATE_DIR_VARIABLE} "$state_dir")'
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from _write_lists([("bounds", resolution.constraint_lines)])
-    yield f"checks=(--python {q(plan.python)} --driver {q(required or '-')})"
+    held = f" --python-needs {q(needs)}" if needs else ""
+    yield f"checks=(--python {q(plan.python)}{held} --driver {q(required or '-')})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     urls = "".join(f" --url {q(url)}" for url in plan.index_urls)
     yield from lock_lines(

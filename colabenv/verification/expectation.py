@@ -184,7 +184,7 @@ def expectation_from_lock(
             )
         section = fitting_section(
             lock_file,
-            LockTarget.from_target(target, None),
+            LockTarget.current(target, None),
             printable(lock_path.name),
             hint="; verify the host a section was made for",
         )

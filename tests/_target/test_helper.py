@@ -516,6 +516,29 @@ def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path)
     assert Path(pending).name.startswith("pending.") and "abc" in Path(pending).name
 
 
+def test_preflight_holds_the_full_python_to_what_the_locked_pins_need(tmp_path: Path) -> None:
+    """A lock records X.Y and the patch releases its pins exclude (issue 34): the preflight
+    refuses a full version they exclude, naming it and the need, and takes one they admit."""
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("")
+    env_file = tmp_path / "env.bin"
+    env_file.write_bytes(b"")
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    full = f"{minor}.{sys.version_info[2]}"
+    common = ("--driver", "-", "--state", str(tmp_path / "state"), "--hash", "sha256:abc")
+    common += ("--env", str(env_file), "--reqs", str(reqs))
+    refused = _run_helper(
+        tmp_path, "preflight", "--python", minor, "--python-needs", f">=3.8,!={full}", *common
+    )
+    assert refused.returncode == 3
+    assert refused.stderr.strip() == f"this is Python {full}; the lock's pins need Python >=3.8,!={full}"
+    for needs in (f"!={minor}.999", f">={minor}.0"):
+        fits = _run_helper(tmp_path, "preflight", "--python", minor, "--python-needs", needs, *common)
+        assert fits.returncode == 0, fits.stderr
+    skipped = _run_helper(tmp_path, "preflight", "--python", "-", "--python-needs", f"!={full}", *common)
+    assert skipped.returncode == 0, "COLABENV_SKIP_PREFLIGHT skips it with the Python check"
+
+
 def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -> None:
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("")

@@ -56,6 +56,7 @@ BASE = packages_file(
                 source="https://example.org/xformers-0.0.98/cu126",
             ),
             torch="==9.0.0",
+            python=">=3.12,<3.14",  # what its wheels' Python tags serve
             source="https://example.org/xformers-0.0.98",
         ),
     ),
@@ -81,6 +82,7 @@ BASE = packages_file(
                 "cu12", cuda="12", archs=["sm_75", "sm_80"], source="https://example.org/bnb-98/cu12"
             ),
             torch=">=9.0,<10",
+            python=">=3.12,<3.13",
             source="https://example.org/bnb-98",
         ),
     ),
@@ -123,6 +125,7 @@ LINKS_BASE = packages_file(
                 unconfirmed_reason="the wheel was not read",
                 source="https://example.org/scatter/pt28cu126",
             ),
+            python=">=3.12,<3.14",  # what its wheels' Python tags serve
             source="https://example.org/scatter",
         ),
     ),

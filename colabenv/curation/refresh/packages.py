@@ -43,6 +43,7 @@ from colabenv.curation.refresh.find_links import (
     page_cuda,
     page_torch,
 )
+from colabenv.curation.refresh.package_pythons import PythonRange, compare_pythons
 from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
@@ -74,12 +75,14 @@ _CUDA_SOURCE = re.compile(r"cuda: ([^;]+)")
 class PackagesDerived:
     """The releases the index has that the file lacks (per package, newest first), the builds it
     has of releases the file has but lacks (each such release holding only those builds), the
-    contradictions with the releases it has, and what could not be derived."""
+    contradictions with the releases it has, the Python ranges its wheels' tags narrow, and
+    what could not be derived."""
 
     releases: tuple[PackageRelease, ...]
     contradictions: tuple[str, ...]
     notes: tuple[str, ...]
     builds: tuple[PackageRelease, ...] = ()
+    pythons: tuple[PythonRange, ...] = ()
 
 
 def _distributions(name: str) -> tuple[tuple[str, int | None], ...]:
@@ -405,6 +408,7 @@ class _Derivation:
     added: list[PackageRelease]
     contradictions: list[str]
     notes: list[str]
+    pythons: list[PythonRange]
 
 
 def derive_packages(
@@ -414,7 +418,7 @@ def derive_packages(
     newest (``--releases``: those it names), the builds of those it has that it lacks, and the
     contradictions with those it has. ``torch_builds``: the torch releases and CUDA builds
     (``2.9.0``, ``cu128``) whose find-links pages are looked for beside the named ones."""
-    run = _Derivation(reader, torch_builds, [], [], [], [])
+    run = _Derivation(reader, torch_builds, [], [], [], [], [])
     for package in packages:
         if package.name not in CUDA_PACKAGES:
             run.notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
@@ -424,7 +428,9 @@ def derive_packages(
         wanted = [v for v in on_index if _wanted(reader.options.releases, v, newest)]
         for version in reversed(bounded(wanted, reader.options, run.notes, package.name)):
             _derive_release(run, package, version, on_index[version])
-    return PackagesDerived(tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added))
+    return PackagesDerived(
+        tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added), tuple(run.pythons)
+    )
 
 
 def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[Version, list[_Found]]:
@@ -494,7 +500,9 @@ def _derive_release(
             f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
             f"the wheels require [{_needs_text(needs)}]"
         )
-    run.contradictions.extend(differing)
+    python_differing, run_pythons = compare_pythons(known, builds)
+    run.contradictions.extend([*differing, *python_differing])
+    run.pythons.extend(run_pythons)
     run.notes.extend(confirmed)
     new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
     if new:

@@ -228,6 +228,7 @@ def refresh_packages(
     builds the indexes have of releases it has."""
     from colabenv.catalog.load import read_overlay_file
     from colabenv.catalog.packages import PACKAGES_FILE
+    from colabenv.curation.refresh.package_pythons import python_written
     from colabenv.curation.refresh.packages import derive_packages
     from colabenv.curation.refresh.sources import IndexReader
     from colabenv.curation.refresh.writer import packages_merged_text
@@ -238,7 +239,9 @@ def refresh_packages(
     packages, named = _packages_file(path, start_text)
     reader = IndexReader(client, options, progress)
     derived = derive_packages(reader, packages, _torch_builds())
-    text = packages_merged_text(start_text, derived.releases, named, derived.builds)
+    text = python_written(
+        packages_merged_text(start_text, derived.releases, named, derived.builds), derived.pythons
+    )
     try:
         _packages_file(path, text)  # the refreshed file loads
     except CatalogOverlayError as problem:
@@ -246,15 +249,21 @@ def refresh_packages(
         raise CatalogError(path, None, f"{made}: {problem}") from None
     added = ", ".join(f"{r.package} {r.version}" for r in derived.releases) or "none"
     builds = [f"{r.package} {r.version} {b.name}" for r in derived.builds for b in r.builds]
+    narrowed = [r.label for r in derived.pythons]
     summary = (
         f"{len(derived.releases)} release(s) added ({added}); "
         f"{len(builds)} build(s) added to releases the file has ({', '.join(builds) or 'none'}); "
-        f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
+        + (
+            f"{len(narrowed)} Python range(s) narrowed to the wheels' tags ({', '.join(narrowed)}); "
+            if narrowed
+            else ""
+        )
+        + f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
     )
     return Refreshed(
         start=path,
         changes=(FileChange(PACKAGES_FILE, start_text, text),),
-        notes=(*derived.notes, *reader.variants.notes()),
+        notes=(*derived.notes, *(r.said for r in derived.pythons), *reader.variants.notes()),
         contradictions=derived.contradictions,
         summary=summary,
     )

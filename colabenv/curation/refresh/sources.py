@@ -403,9 +403,9 @@ def nvidia_pins(requirements: Iterable[Requirement]) -> tuple[str, ...]:
 
 def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> SpecifierSet:
     """``>=3.A,<3.B+1`` from the cpXY tags (``>=3.A`` alone for a stable-ABI ``abi3`` wheel);
-    Requires-Python raises the floor where it says so, and the patch releases it excludes
-    inside that range are kept (``!=3.14.1``: the resolver holds a full target version to
-    them); pure wheels alone: Requires-Python as it is."""
+    Requires-Python raises the floor (and bounds an ``abi3`` wheel's range) where it says so,
+    and the patch releases it excludes inside that range are kept (``!=3.14.1``: the resolver
+    holds a full target version to them); pure wheels alone: Requires-Python as it is."""
     minors = sorted({int(p.split(".")[1]) for w in wheels for p in w.pythons})
     stable = any(w.abi3 for w in wheels)
     declared = None
@@ -418,9 +418,13 @@ def python_range(wheels: Sequence[Wheel], requires_python: str | None) -> Specif
         if declared is None:
             raise RefreshProblem("no cpXY wheel and no Requires-Python")
         return declared
-    if declared is not None:
+    if stable:  # its tag's Python and each newer one Requires-Python admits (vLLM's <3.14)
+        minors = [
+            m for m in range(minors[0], 40) if declared is None or declared.contains(f"3.{m}")
+        ] or minors
+    elif declared is not None:
         minors = [m for m in minors if declared.contains(f"3.{m}")] or minors
-    clauses = [f">=3.{minors[0]}"] if stable else [f">=3.{minors[0]}", f"<3.{minors[-1] + 1}"]
+    clauses = [f">=3.{minors[0]}"] + ([] if minors[-1] == 39 else [f"<3.{minors[-1] + 1}"])
     if declared is not None:
         clauses.extend(
             str(item)
@@ -661,7 +665,7 @@ def proposed_toolkits(
 # Companions' own Python ranges
 
 
-def _candidate_pythons(*specs: SpecifierSet) -> list[Version]:
+def candidate_pythons(*specs: SpecifierSet) -> list[Version]:
     """The Python versions where ranges like these can change their answer: each 3.M and
     each version a clause names, with the patch release after it."""
     points = {Version(f"3.{minor}") for minor in range(40)}
@@ -685,5 +689,5 @@ def narrower_python(companion: SpecifierSet | None, framework: SpecifierSet) -> 
         return False
     return any(
         framework.contains(point, prereleases=True) and not companion.contains(point, prereleases=True)
-        for point in _candidate_pythons(companion, framework)
+        for point in candidate_pythons(companion, framework)
     )
