@@ -3,7 +3,7 @@ CUDA caps a CUDA build) and its gfx list has every GPU's architecture; where onl
 driver is known (no ROCm userspace), the newest build with the GPUs' kernels is taken with a
 warning. A CUDA build never runs here, and a CPU build is taken only when the profile names it:
 a framework with no ROCm build is exit 3, naming it, never swapped for its CPU build
-(docs/hosts/rocm.md)."""
+(docs/hosts.md)."""
 
 from __future__ import annotations
 

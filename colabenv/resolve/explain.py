@@ -3,6 +3,7 @@ problem, and the details for a variant or version range the catalog does not hav
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from packaging.version import Version
@@ -51,7 +52,13 @@ def no_match(request: FrameworkRequest, catalog: Catalog) -> str:
     return f"\n  the catalog has no {request.framework} release matching it"
 
 
-def variant_order(name: str) -> tuple[int, str]:
-    """cu118 before cu126 before cu130; names without digits (cpu, and-cuda) last."""
-    digits = "".join(ch for ch in name if ch.isdigit())
-    return (int(digits) if digits else 10**6, name)
+def variant_order(name: str) -> tuple[int, tuple[int, ...], str]:
+    """cu118 before cu126 before cu130, then the ROCm builds by version (rocm6.2.4 before
+    rocm6.4 before rocm7.14); names without digits (cpu, and-cuda) last."""
+    rocm = name.startswith("rocm")
+    numbers = re.findall(r"[0-9]+", name)
+    if not numbers:
+        return (2, (), name)
+    if rocm:
+        return (1, tuple(int(n) for n in numbers), name)
+    return (0, (int("".join(numbers)),), name)

@@ -87,7 +87,7 @@ def _variant_rejection(
     rejected = accelerator_of(target).rejection(variant, request, target, catalog)
     if rejected is not None:
         return rejected
-    if target.platform not in variant.platforms:
+    if target.platform not in variant.platforms and not variant.is_cpu:
         only = ", ".join(variant.platforms)
         return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
     ranged = variant.free_threaded

@@ -50,7 +50,8 @@ RELEASES = [pytest.param(r, id=f"{r.framework}-{r.version}") for r in CATALOG.re
 VARIANTS = [
     pytest.param(r, v, id=f"{r.framework}-{r.version}-{v.name}") for r in CATALOG.releases for v in r.variants
 ]
-CUDA_VARIANTS = [p for p in VARIANTS if not p.values[1].is_cpu]  # type: ignore[union-attr]
+CUDA_VARIANTS = [p for p in VARIANTS if p.values[1].cuda is not None]  # type: ignore[union-attr]
+ROCM_VARIANTS = [p for p in VARIANTS if p.values[1].rocm is not None]  # type: ignore[union-attr]
 CPU_VARIANTS = [p for p in VARIANTS if p.values[1].is_cpu]  # type: ignore[union-attr]
 
 
@@ -252,7 +253,12 @@ def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -
         for v in r.variants
         if v.unconfirmed is not None
     }
-    assert set(unconfirmed) == {("torch", "2.15.0", "cpu"), ("torch", "2.15.0", "cu130")}
+    rocm = {key for key in unconfirmed if key[2].startswith("rocm")}
+    assert set(unconfirmed) - rocm == {("torch", "2.15.0", "cpu"), ("torch", "2.15.0", "cu130")}
+    # torch's ROCm builds from 2.5 on: gfx lists read from copies bracketing each release
+    # (docs/hosts.md); 2.4's, read at the release's own commit, are confirmed
+    assert {key[1] for key in rocm} >= {"2.5.0", "2.9.0", "2.14.1"}
+    assert not {key for key in rocm if key[1].startswith("2.4.")}
     assert all(reason and len(reason) > 20 for reason in unconfirmed.values())
     assert all(v.overlay is None for r in CATALOG.releases for v in r.variants)
 
@@ -324,6 +330,14 @@ def test_cuda13_builds_need_turing_or_newer(release: Release, variant: Variant) 
         assert not archs_cover(variant.archs, ComputeCapability(7, 0))
 
 
+@pytest.mark.parametrize(("release", "variant"), ROCM_VARIANTS)
+def test_rocm_variant_has_its_gfx_list_and_no_cuda(release: Release, variant: Variant) -> None:
+    assert variant.cuda is None and variant.archs == () and variant.pins == ()
+    assert variant.gfx and len(set(variant.gfx)) == len(variant.gfx)
+    assert "gfx90a" in variant.gfx and "gfx942" in variant.gfx  # MI200 and MI300 in every one
+    assert variant.rocm is not None and variant.rocm >= Version("6.0")
+
+
 @pytest.mark.parametrize(("release", "variant"), CPU_VARIANTS)
 def test_cpu_variant_has_no_archs_and_no_pins(release: Release, variant: Variant) -> None:
     assert variant.cuda is None
@@ -370,7 +384,9 @@ def test_variant_naming_matches_its_build(release: Release, variant: Variant) ->
         assert variant.index_url == PYTORCH_INDEX + variant.name
         assert variant.local_tag == variant.name
         assert variant.extra is None
-        if not variant.is_cpu:
+        if variant.rocm is not None:
+            assert variant.name == f"rocm{variant.rocm}"
+        elif not variant.is_cpu:
             assert variant.cuda is not None
             assert variant.name == f"cu{variant.cuda.major}{variant.cuda.minor}"
     elif release.framework is Framework.JAX:
@@ -564,13 +580,13 @@ def test_default_variant_is_what_pypi_serves(framework: Framework, version: str,
     ("framework", "version", "variants"),
     [
         (T, "2.0.1", {"cu117", "cu118", "cpu"}),
-        (T, "2.4.0", {"cu118", "cu121", "cu124", "cpu"}),
-        (T, "2.6.0", {"cu118", "cu124", "cu126", "cpu"}),
-        (T, "2.7.1", {"cu118", "cu126", "cu128", "cpu"}),
-        (T, "2.8.0", {"cu126", "cu128", "cu129", "cpu"}),
-        (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu"}),
-        (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu"}),
-        (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu"}),
+        (T, "2.4.0", {"cu118", "cu121", "cu124", "cpu", "rocm6.0", "rocm6.1"}),
+        (T, "2.6.0", {"cu118", "cu124", "cu126", "cpu", "rocm6.1", "rocm6.2.4"}),
+        (T, "2.7.1", {"cu118", "cu126", "cu128", "cpu", "rocm6.2.4", "rocm6.3"}),
+        (T, "2.8.0", {"cu126", "cu128", "cu129", "cpu", "rocm6.3", "rocm6.4"}),
+        (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu", "rocm6.3", "rocm6.4"}),
+        (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu", "rocm7.1", "rocm7.2"}),
+        (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu", "rocm7.1", "rocm7.2"}),
         (T, "2.15.0", {"cu132", "cu130", "cpu"}),
         (J, "0.12.0", {"cuda12", "cuda13", "cpu"}),
         (J, "0.7.1", {"cuda12", "cpu"}),

@@ -116,7 +116,7 @@ def test_same_version_and_variant_the_overlay_wins_and_other_variants_stay(tmp_p
     )
     release = merged.release(Framework.TORCH, Version("2.14.1"))
     assert release is not None
-    assert {v.name for v in release.variants} == {"cu130", "cu126", "cu132", "cpu"}
+    assert {v.name for v in release.variants} == {"cu130", "cu126", "cu132", "cpu", "rocm7.2", "rocm7.14"}
     cu130 = release.variant("cu130")
     assert cu130 is not None and cu130.pin_texts == ("nvidia-cudnn-cu13==9.26.0.51",)
     assert cu130.overlay == str(folder / "torch.toml")

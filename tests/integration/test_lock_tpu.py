@@ -147,7 +147,7 @@ def test_a_lock_made_before_the_tpu_keys_is_read_as_before() -> None:
         (
             "# target-accelerator: tpu",
             "# target-accelerator: gpu",
-            "target-accelerator: 'gpu' is not nvidia, tpu or cpu",
+            "target-accelerator: 'gpu' is not nvidia, rocm, tpu or cpu",
         ),
         (
             "# target-tpu: generation=v5e type=v5e-1 chips=1",

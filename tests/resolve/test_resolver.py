@@ -631,14 +631,15 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
         resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
     message = str(caught.value)
     assert "frameworks.torch.variant: 'cu999' is not a torch variant the catalog knows" in message
-    assert "known: cu117, cu118, cu121, cu124, cu126, cu128, cu129, cu130, cu132, cpu" in message
+    assert "known: cu117, cu118, cu121, cu124, cu126, cu128, cu129, cu130, cu132, rocm6.0," in message
+    assert "rocm6.2.4, rocm6.3, rocm6.4, rocm7.0, rocm7.1, rocm7.2, rocm7.14, cpu)" in message
     assert "no torch release matching it" not in message
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = "==2.8.*", variant = "cu118" }\n')
     with pytest.raises(ResolutionError) as caught:
         resolve(load_profile(path), TARGETS["a100"](), shipped_catalog())
     assert (
         "no torch release satisfying ==2.8.* has the variant cu118 (they have: cu126, cu128, "
-        "cu129, cpu)" in str(caught.value)
+        "cu129, rocm6.3, rocm6.4, cpu)" in str(caught.value)
     )
 
 

@@ -239,11 +239,9 @@ def _build(
 
 
 def _floor_source(previous: PackageBuild | None) -> str:
-    """Where a driver floor carried over from the build before comes from (the project's
-    documentation, which no wheel states)."""
-    if previous is None or previous.min_driver is None:
-        return ""
-    return f"; min_driver: carried over from the build {previous.name} before (the project documents it)"
+    """Where a driver floor carried over comes from (a project's documentation, no wheel)."""
+    carried = previous is not None and previous.min_driver is not None
+    return f"; min_driver: carried over from the build {previous.name} before" if previous and carried else ""
 
 
 def _build_cuda(

@@ -1,0 +1,267 @@
+"""Hosts beyond x86-64 NVIDIA (issue 36), as the resolver and the commands see them: AMD GPUs
+through ROCm (flags, a named target, the KFD topology of recorded hosts), Linux on aarch64 and
+free-threaded Python; each held to what the catalog lists, never swapped for a CPU build, and
+bad input one line with exit 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from colabenv.app.confirmation import file_target
+from colabenv.cli.main import main
+from colabenv.host.detect import detect
+from colabenv.host.probe import HostProbe, list_dir
+from colabenv.models import Accelerator, CpuTarget, RocmTarget, Target, TargetOverrides
+from tests.support.paths import DATA
+
+GOLDEN = Path(__file__).resolve().parents[2] / "profiles" / "golden"
+AMD = DATA / "hosts" / "amd"
+
+
+def _resolve(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
+    code = main(["resolve", str(GOLDEN / "pytorch.toml"), "--json", "--offline", *argv])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else {}), err
+
+
+def _torch(resolution: dict[str, object]) -> dict[str, str]:
+    frameworks = resolution["frameworks"]
+    assert isinstance(frameworks, dict)
+    return frameworks["torch"]  # type: ignore[no-any-return]
+
+
+def test_amd_gpus_get_the_newest_rocm_build_the_host_reaches_with_their_kernels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, resolution, err = _resolve(
+        capsys, "--rocm", "6.4", "--gfx", "gfx942", "--python", "3.12", "--allow-unconfirmed"
+    )
+    assert code == 0, err
+    target = resolution["target"]
+    assert isinstance(target, dict)
+    assert (target["accelerator"], target["rocm"], target["gfx"]) == ("rocm", "6.4", ["gfx942"])
+    torch = _torch(resolution)
+    # torch 2.10 and 2.11 need ROCm 7: 2.9.1's newest build the host's 6.4 reaches
+    assert (torch["version"], torch["variant"]) == ("2.9.1", "rocm6.4"), torch
+    assert "torch==2.9.1+rocm6.4" in torch["requirements"]
+    assert "kernels for gfx942" in torch["reason"]
+
+
+def test_a_gfx_no_build_has_is_exit_3_naming_each_build_never_the_cpu_build(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _resolve(
+        capsys, "--rocm", "7.2", "--gfx", "gfx1013", "--python", "3.12", "--allow-unconfirmed"
+    )
+    assert code == 3
+    assert "rocm7.2 has no kernels for gfx1013" in err
+    assert "cu128 is a CUDA build; the target's GPUs are AMD (ROCm)" in err
+    assert "cpu" not in {line.split()[-1] for line in err.splitlines()}
+
+
+def test_without_the_hosts_rocm_the_newest_build_with_the_kernels_is_taken_with_a_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, resolution, err = _resolve(capsys, "--gfx", "gfx90a", "--python", "3.12", "--allow-unconfirmed")
+    assert code == 0, err
+    assert _torch(resolution)["variant"] == "rocm7.2"  # torch 2.11.0's newest
+    warnings = resolution["warnings"]
+    assert isinstance(warnings, list)
+    assert any("the host's ROCm is not known" in w for w in warnings), warnings
+
+
+def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[frameworks]\ntorch = "*"\nxformers = "*"\n')
+    code = main(
+        [
+            "resolve",
+            str(profile),
+            "--offline",
+            "--rocm",
+            "6.4",
+            "--gfx",
+            "gfx942",
+            "--python",
+            "3.12",
+            "--allow-unconfirmed",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "frameworks.xformers: xformers has no ROCm build in the catalog" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["--platform", "linux_aarch64", "--driver", "580.65.06"],
+            "cu130 has no linux_aarch64 wheel in the catalog",
+        ),
+        (["--python", "3.14t", "--cpu"], "cpu has no free-threaded wheel (cp314t) in the catalog"),
+    ],
+)
+def test_aarch64_and_free_threaded_take_only_what_the_catalog_lists_for_them(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _resolve(capsys, *(argv if "--python" in argv else [*argv, "--python", "3.12"]))
+    assert code == 3
+    assert words in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["--platform", "win_amd64"],
+            "--platform: 'win_amd64' is not a platform (linux_x86_64 or linux_aarch64)",
+        ),
+        (["--gfx", "gfx94z"], "--gfx: 'gfx94z' is not an AMD GPU architecture like gfx942"),
+        (["--rocm", "6.4a"], "--rocm: '6.4a' is not a ROCm version like 6.4"),
+        (["--rocm", "6.4", "--driver", "550.54.15"], "--rocm cannot be combined with --driver"),
+        (["--gfx", "gfx942", "--tpu", "v5e-1"], "--gfx cannot be combined with --tpu"),
+        (["--python", "3.12x"], "--python: '3.12x' is not a Python version"),
+    ],
+)
+def test_bad_host_flags_are_one_line_and_exit_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["resolve", str(GOLDEN / "pytorch.toml"), "--offline", *argv])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_rocm_variables_beside_nvidia_ones_are_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLABENV_GFX", "gfx942")
+    monkeypatch.setenv("COLABENV_DRIVER_VERSION", "550.54.15")
+    code = main(["resolve", str(GOLDEN / "pytorch.toml"), "--offline", "--python", "3.12"])
+    assert code == 2
+    assert "COLABENV_GFX and COLABENV_DRIVER_VERSION are both set" in capsys.readouterr().err
+    # a flag beats the variables of another accelerator
+    code, _, err = _resolve(capsys, "--cpu", "--python", "3.12")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        (
+            'rocm = "6.4", driver = "550.54.15", python = "3.12"',
+            "targets.amd.rocm: AMD GPUs cannot have driver",
+        ),
+        ('gfx = ["gfx9x"], python = "3.12"', "targets.amd.gfx: 'gfx9x' is not an AMD GPU architecture"),
+        ('rocm = "6.x", python = "3.12"', 'targets.amd.rocm: "6.x" is not a ROCm version'),
+        (
+            'cpu = true, platform = "linux_arm64", python = "3.12"',
+            'targets.amd.platform: "linux_arm64" is not a platform',
+        ),
+    ],
+)
+def test_profiles_check_refuses_a_contradicting_or_malformed_host_target(
+    entry: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "p"\n[frameworks]\ntorch = "*"\n[targets]\namd = {{ {entry} }}\n')
+    code = main(["profiles", "check", str(profile)])
+    assert code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_named_amd_target_resolves_as_its_flags_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'name = "p"\n[frameworks]\ntorch = "==2.4.1"\n'
+        '[targets]\nmi300 = { rocm = "6.1", gfx = "gfx942", python = "3.11" }\n'
+    )
+    code = main(["resolve", str(profile), "--json", "--offline", "--target", "mi300"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    torch = json.loads(out)["frameworks"]["torch"]
+    assert torch["variant"] == "rocm6.1"  # confirmed: 2.4's gfx list read at its release commit
+
+
+def _amd_probe(name: str) -> HostProbe:
+    """A host with no NVIDIA GPU whose sysfs is a recorded AMD host's."""
+    return HostProbe(
+        environ={"PATH": "/nonexistent"},
+        distributions=lambda: (),
+        python_version="3.12.13",
+        python_implementation="CPython",
+        platform_tag="linux_x86_64",
+        glibc="2.35",
+        load_nvml=_no_nvml,
+        read_text=_nothing,
+        path_exists=lambda _path: False,
+        which=lambda _name: None,
+        root=AMD / name,
+        list_dir=list_dir,
+    )
+
+
+def _no_nvml() -> object:
+    raise ImportError("no NVML on an AMD host")
+
+
+def _nothing(path: Path) -> str:
+    raise FileNotFoundError(path)
+
+
+@pytest.mark.parametrize(("host", "gfx"), [("mi300x-cpx", ("gfx942",)), ("mi210-x8", ("gfx90a",))])
+def test_detect_reads_amd_gpus_from_a_recorded_kfd_topology(host: str, gfx: tuple[str, ...]) -> None:
+    fingerprint = detect(probe=_amd_probe(host))
+    target = fingerprint.target
+    assert target.accelerator is Accelerator.ROCM
+    assert target.gfx == gfx
+    assert target.rocm is None  # no ROCm userspace recorded: not known, and said
+    assert any("ROCm version not known" in note for note in fingerprint.notes), fingerprint.notes
+    # the flags fill in what the host lacks; --cpu leaves the GPUs aside
+    given = detect(TargetOverrides(rocm=RocmTarget(Version("6.4"))), probe=_amd_probe(host)).target
+    assert (given.rocm, given.gfx) == (Version("6.4"), gfx)
+    assert detect(TargetOverrides(cpu=True), probe=_amd_probe(host)).target.device == CpuTarget()
+
+
+def test_a_free_threaded_target_takes_its_own_abi_and_never_abi3() -> None:
+    plain = Target(CpuTarget(), Version("3.14"))
+    threaded = dataclasses.replace(plain, free_threaded=True)
+    assert "cp314-abi3-manylinux_2_28_x86_64" in file_target(plain).tags
+    tags = file_target(threaded).tags
+    assert "cp314-cp314t-manylinux_2_28_x86_64" in tags and "cp314-cp314-manylinux_2_28_x86_64" not in tags
+    assert not any("-abi3-" in tag for tag in tags)
+    assert "py3-none-any" in tags
+
+
+def test_a_lock_for_a_host_its_header_cannot_record_is_refused_before_anything_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "requirements.lock"
+    code = main(
+        [
+            "lock",
+            str(GOLDEN / "pytorch.toml"),
+            "-o",
+            str(out),
+            "--rocm",
+            "6.4",
+            "--gfx",
+            "gfx942",
+            "--python",
+            "3.12",
+            "--allow-unconfirmed",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert "a target with AMD GPUs (ROCm) cannot be locked yet" in err
