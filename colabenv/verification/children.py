@@ -52,6 +52,7 @@ class DeviceResult:
     max_abs_diff: float | None
     non_finite: int
     error: str | None
+    gfx: str | None = None
 
 
 @model
@@ -67,6 +68,9 @@ class SmokeResult:
     cpu_max_abs_diff: float | None
     cpu_non_finite: int
     error: str | None
+    hip: str | None = None
+    free_threaded: bool = False
+    gil_enabled_by: tuple[str, ...] = ()
 
 
 @model
@@ -142,6 +146,7 @@ def _device_result(entry: Mapping[str, Any]) -> DeviceResult:
         max_abs_diff=_opt_float(entry.get("max_abs_diff")),
         non_finite=_count(entry.get("non_finite")),
         error=_opt_str(entry.get("error")),
+        gfx=_opt_str(entry.get("gfx")),
     )
 
 
@@ -175,7 +180,15 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
         cpu_max_abs_diff=_opt_float(data.get("cpu_max_abs_diff")),
         cpu_non_finite=_count(data.get("cpu_non_finite")),
         error=_opt_str(data.get("error")),
+        hip=_opt_str(data.get("hip")),
+        free_threaded=data.get("free_threaded") is True,
+        gil_enabled_by=tuple(_opt_str(m) or "?" for m in _strings(data.get("gil_enabled_by"))),
     )
+
+
+def _strings(value: object, limit: int = 64) -> list[object]:
+    """A list from a child's result, at most ``limit`` items (anything else: none)."""
+    return list(value[:limit]) if isinstance(value, list) else []
 
 
 def parse_probe(text: str | None) -> ProbeResult | None:
@@ -301,7 +314,7 @@ def child_result(
     return result
 
 
-def _smoke_ran(
+def smoke_outcome(
     name: str, framework: Framework, run: ChildRun, timeout: float
 ) -> Check | tuple[SmokeResult, str]:
     """What every smoke test checks first, GPU or TPU: :func:`child_result`, and the child
@@ -346,7 +359,7 @@ def check_device_smoke(
     """One framework's smoke test on ``device``'s kind of accelerator: :func:`child_result`, the
     CPU's matmul, then each device's (``no_device`` says what none listed comes to)."""
     name = f"smoke:{framework.value}"
-    ran = _smoke_ran(name, framework, run, timeout)
+    ran = smoke_outcome(name, framework, run, timeout)
     if isinstance(ran, Check):
         return ran
     result, label = ran

@@ -31,6 +31,7 @@ from colabenv.verification.children import (
     check_smoke,
     check_tpu_smoke,
     check_vram,
+    parse_smoke,
 )
 from colabenv.verification.closure import check_consistency, check_versions, dependency_closure
 from colabenv.verification.components import ComponentProblems, check_components
@@ -42,6 +43,7 @@ from colabenv.verification.occupancy import with_host_facts
 from colabenv.verification.packages import PackageRun, PackageSmoke, check_package, skipped
 from colabenv.verification.report import Check, Status
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
+from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
 from colabenv.verification.storage import IoRun, check_io
 
 if TYPE_CHECKING:
@@ -66,7 +68,8 @@ class VerifyContext:
     ``limit``: each child's timeout; ``probe_limit``: how long the VRAM probe waits for the smoke
     children; ``own_python``: the verified interpreter is the one running colabenv; ``cpu``:
     ``verify --cpu``; ``gpu_checks``: the GPU's children and checks run (the target's kind has
-    the ``gpu`` trait, and ``cpu`` is off); ``tpu_smoke``: the
+    the ``gpu`` trait, and ``cpu`` is off); ``hip_checks``: the smoke tests run on AMD GPUs
+    through ROCm (the ``hip`` trait, ``cpu`` off); ``tpu_smoke``: the
     frameworks whose smoke test runs on the TPU; ``packages``: the CUDA packages that get a
     smoke test; ``compare_seed``: the seed of the determinism children (None: not compared);
     ``environ_names``: the variables read in a new process of the verified interpreter;
@@ -94,6 +97,7 @@ class VerifyContext:
     environ_names: tuple[str, ...]
     probe_with: str | None
     component_problems: ComponentProblems | None = None
+    hip_checks: bool = False
 
 
 @dataclass
@@ -241,16 +245,25 @@ def _framework_smoke(context: VerifyContext, children: Children) -> list[Check]:
             checks.append(check_tpu_smoke(framework, smoke, timeout=context.limit, tpu=tpu))
             continue
         build = context.builds[framework]
-        check = check_smoke(
-            framework,
-            smoke,
-            timeout=context.limit,
-            host_has_gpu=context.gpu_checks,
-            require_gpu=context.expectation.verify.require_gpu and not context.cpu,
-            cpu_build=build is not None and build.is_cpu_variant,
-        )
+        cpu_build = build is not None and build.is_cpu_variant
+        require_gpu = context.expectation.verify.require_gpu and not context.cpu
+        if context.hip_checks:
+            check = check_rocm_smoke(
+                framework, smoke, timeout=context.limit, require_gpu=require_gpu, cpu_build=cpu_build
+            )
+        else:
+            check = check_smoke(
+                framework,
+                smoke,
+                timeout=context.limit,
+                host_has_gpu=context.gpu_checks,
+                require_gpu=require_gpu,
+                cpu_build=cpu_build,
+            )
         checks.append(check)
-    return checks
+    results = [parse_smoke(future.result()[0].result) for future in children.smoke.values()]
+    threading = check_free_threading([r for r in results if r is not None])
+    return [*checks, *([threading] if threading is not None else [])]
 
 
 def _package_smoke(context: VerifyContext, children: Children) -> list[Check]:

@@ -165,6 +165,7 @@ def _context(
         environ_names=tuple(dict.fromkeys((*hook_names(repro), *env_names))),
         probe_with=probe_framework(scan.modules.__contains__) if gpu_checks else None,
         component_problems=asked.component_problems,
+        hip_checks=accelerator_of(target).traits.hip and not cpu,
     )
 
 

@@ -80,6 +80,10 @@ class Standin:
     dist_name: str | None = None
     pid_dir: str | None = None
     """Where a DAEMON stand-in's detached processes each write a file named by their pid."""
+    hip: str | None = None
+    """torch's ``torch.version.hip`` (a ROCm build; set ``cuda`` to None beside it)."""
+    gfx: str | None = None
+    """Each GPU's ``gcnArchName`` on ROCm (``gfx942:sramecc+:xnack-``)."""
 
     @property
     def name(self) -> str:
@@ -312,6 +316,8 @@ TOTAL = {total!r}
 FREE = {free!r}
 LARGEST = {largest!r}
 PID_DIR = {pid_dir!r}
+HIP = {hip!r}
+GFX = {gfx!r}
 
 DAEMON = """
 import os, sys, time
@@ -429,12 +435,12 @@ from types import SimpleNamespace
 import os
 
 from ._standin import (
-    ARCH_LIST, CAPABILITY, CUDA, FREE, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _index_add,
-    _integers, _matmul, _normal, _seed,
+    ARCH_LIST, CAPABILITY, CUDA, FREE, GFX, GPU_NAME, GPUS, HIP, LARGEST, TOTAL, _gpu_visible,
+    _index_add, _integers, _matmul, _normal, _seed,
 )
 
 __version__ = {version!r}
-version = SimpleNamespace(cuda=CUDA, __version__=__version__)
+version = SimpleNamespace(cuda=CUDA, hip=HIP, __version__=__version__)
 float32 = "float32"
 uint8 = "uint8"
 
@@ -537,6 +543,10 @@ class _Cuda:
     def get_device_capability(index=0):
         major, minor = CAPABILITY.split(".")
         return int(major), int(minor)
+
+    @staticmethod
+    def get_device_properties(index=0):
+        return SimpleNamespace(name=GPU_NAME, gcnArchName=GFX) if GFX else SimpleNamespace(name=GPU_NAME)
 
     @staticmethod
     def get_arch_list():
@@ -840,6 +850,8 @@ def _common(standin: Standin) -> str:
         free=standin.free_bytes,
         largest=standin.largest_bytes,
         pid_dir=standin.pid_dir,
+        hip=standin.hip,
+        gfx=standin.gfx,
     )
 
 

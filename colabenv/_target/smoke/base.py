@@ -9,8 +9,11 @@ import importlib
 import json
 import math
 import os
+import re
+import sysconfig
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -152,11 +155,45 @@ def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = Fa
         "cpu_non_finite": 0,
         "error": None,
         "notes": [],
+        "hip": None,
+        "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "gil_enabled_by": [],
     }
     if tpu:
         result.update(accelerator="tpu", hbm=[], hbm_reason=None)
     a, b = matrices()
-    return run_test(result, result_path, lambda: table[framework](result, a, b))
+    return run_test(
+        result, result_path, lambda: _watching_the_gil(result, lambda: table[framework](result, a, b))
+    )
+
+
+GIL_ENABLED = re.compile(
+    r"The global interpreter lock \(GIL\) has been enabled to load module '([^']{1,200})'"
+)
+"""CPython's warning when a free-threaded interpreter turns the GIL back on for an extension
+module that has not declared it can run without it (Python/import.c, 3.13 and newer)."""
+
+
+def _watching_the_gil(result: dict[str, Any], test: Callable[[], None]) -> None:
+    """Run ``test``, noting in ``result["gil_enabled_by"]`` each module whose import turned the
+    GIL back on (a free-threaded interpreter only; the warnings are shown as they would be)."""
+    if not result["free_threaded"]:
+        test()
+        return
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", RuntimeWarning)
+            try:
+                test()
+            finally:
+                caught.extend(recorded)
+    finally:  # shown once recording has ended (showing them inside would record them again)
+        for item in caught:
+            found = GIL_ENABLED.search(str(item.message))
+            if found and found.group(1) not in result["gil_enabled_by"]:
+                result["gil_enabled_by"].append(found.group(1))
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
 
 
 def run_test(result: dict[str, Any], result_path: str, test: Callable[[], None]) -> int:

@@ -30,6 +30,8 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     torch = importlib.import_module("torch")
     result["version"] = str(torch.__version__)
     result["cuda"] = cuda_text(getattr(torch.version, "cuda", None))
+    hip = getattr(torch.version, "hip", None)
+    result["hip"] = str(hip) if hip else None
     cpu: Matrix = (torch.tensor(a, dtype=torch.float32) @ torch.tensor(b, dtype=torch.float32)).tolist()
     reference = reference_matmul(a, b)
     cpu_matmul(result, cpu, reference)
@@ -41,6 +43,9 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     for index in range(torch.cuda.device_count()):
         major, minor = torch.cuda.get_device_capability(index)
         device = device_result(index, str(torch.cuda.get_device_name(index)), f"{major}.{minor}")
+        if hip:  # an AMD GPU's architecture: gcnArchName is "gfx942:sramecc+:xnack-"
+            arch = getattr(torch.cuda.get_device_properties(index), "gcnArchName", None)
+            device["gfx"] = str(arch).split(":")[0] if arch else None
         target = f"cuda:{index}"
 
         def run(target: str = target) -> Any:
