@@ -153,7 +153,7 @@ def metadata_url(files: Sequence[File], version: str, target: FileTarget) -> str
         fits = [rank.get(tag, len(rank)) for tag in tags if tag in target.tags]
         if fits and (best is None or min(fits) < best[0]):
             best = (min(fits), url)
-    return best[1] or None if best is not None else None
+    return (best[1] or None) if best is not None else None
 
 
 def requires_dist(data: bytes) -> tuple[str, ...] | None:
