@@ -367,7 +367,10 @@ class SimpleClient:
         started = time.monotonic()
         worker.start()
         worker.join(self.deadline_s)
-        if worker.is_alive() or not outcome:
+        timed_out = bool(outcome) and isinstance(outcome[0], self._requests.exceptions.Timeout)
+        if worker.is_alive() or not outcome or (timed_out and time.monotonic() - started >= self.deadline_s):
+            # a socket timeout (set to the deadline when it is shorter) that fired as the wait
+            # ended is the deadline too: one message, whichever thread was first
             self._abandoned = True
             raise IndexUnavailableError(
                 f"index {printable(index)}: no complete answer from {printable(shown)} within "
