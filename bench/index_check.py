@@ -4,8 +4,9 @@ check), render with a cold check (no page cached: every page asked of the index)
 warm cache (every page cached: no request), each a fresh process, alternated.
 
 The index runs on 127.0.0.1 and waits ``--latency`` seconds (default 0.05) before each answer,
-a real index's round trip. The profile asks for torch (its PyTorch-index builds, served by
-sub-indexes of the local index) and pins one plain requirement (the default index). Goals:
+a real index's round trip. The profile asks for torch and torchvision (their PyTorch-index
+builds, served by sub-indexes of the local index; torchvision's metadata file is read, as the
+check reads a companion's) and pins one plain requirement (the default index). Goals:
 cold at most 1 s more than offline, warm at most 50 ms more. Ends with
 ``index_check: X ms cold, Y ms warm (+A ms, +B ms vs offline Z ms)``.
 """
@@ -36,13 +37,17 @@ VERSIONS = {
     "cu130": ("2.14.1+cu130", "2.15.0+cu130"),
     "cu132": ("2.14.1+cu132", "2.15.0+cu132"),
 }
+TORCHVISION = {"2.14.1": "0.29.1", "2.15.0": "0.29.2"}
+"""The catalog's torchvision of each torch release: its wheels require that torch."""
 
 
 def _index(root: Path) -> LocalIndex:
     for folder, versions in VERSIONS.items():
         for version in versions:
             build_wheel(root / folder, "torch", version, tag=TAG)
-            build_wheel(root / folder, "torchvision", version.replace("2.1", "0.2", 1), tag=TAG)
+            public, _, local = version.partition("+")
+            vision = f"{TORCHVISION[public]}+{local}"
+            build_wheel(root / folder, "torchvision", vision, tag=TAG, requires=[f"torch=={public}"])
     build_wheel(root / "simple", "einops", "0.8.1")
     return LocalIndex(root)
 
@@ -63,7 +68,8 @@ def main() -> int:
             index.latency_s = args.latency
             profile = work / "team.toml"
             profile.write_text(
-                'name = "team"\n[frameworks]\ntorch = "*"\n[packages]\nrequirements = ["einops==0.8.1"]\n'
+                'name = "team"\n[frameworks]\ntorch = { version = "*", torchvision = "*" }\n'
+                '[packages]\nrequirements = ["einops==0.8.1"]\n'
                 f'[install]\npytorch_index_url = "{index.base_url}"\nindex_url = "{index.url}"\n'
             )
             cache = work / "cache"

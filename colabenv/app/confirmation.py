@@ -25,14 +25,22 @@ MAX_ROUNDS = 4
 
 PageKey = tuple[str | None, str]
 """(the index as the resolution writes it, None for the default one; the project)."""
+RequiresKey = tuple[str | None, str, str]
+"""(the index, the project, the version pinned): a wheel whose metadata file is asked for."""
 
 
 class IndexReader(Protocol):
-    """What reads project pages for a resolution: ``facts`` with the pages of ``wanted`` added
-    (a note for each that could not be read, never an error)."""
+    """What reads project pages for a resolution: ``facts`` with the pages of ``wanted`` added,
+    and the requirements of the metadata files of ``requires`` (on pages read), a note for each
+    that could not be read, never an error."""
 
     def read(
-        self, facts: IndexFacts, wanted: Sequence[PageKey], target: FileTarget, install: InstallSettings
+        self,
+        facts: IndexFacts,
+        wanted: Sequence[PageKey],
+        target: FileTarget,
+        install: InstallSettings,
+        requires: Sequence[RequiresKey] = (),
     ) -> IndexFacts: ...
 
 
@@ -49,7 +57,9 @@ def file_target(target: Target) -> FileTarget:
     tags = interpreter_tags(python, target.platform, minor, free_threaded=target.free_threaded)
     on = f" with glibc {glibc.major}.{glibc.minor}" if glibc is not None else ""
     shown = f"cp{python[0]}{python[1]}{'t' if target.free_threaded else ''} on {target.platform}{on}"
-    return FileTarget(target.python, frozenset(str(tag) for tag in tags), shown)
+    ranked = tuple(str(tag) for tag in tags)
+    machine = target.platform.partition("_")[2]
+    return FileTarget(target.python, frozenset(ranked), shown, ranked, machine)
 
 
 def pages_of(resolution: Resolution) -> list[PageKey]:
@@ -66,6 +76,22 @@ def pages_of(resolution: Resolution) -> list[PageKey]:
             wanted.append((package.index_url, package.requirements))
     wanted.append((None, resolution.packages))
     return [(index, canonicalize_name(name)) for index, texts in wanted for name, _ in exact_pins(texts)]
+
+
+def requires_of(resolution: Resolution) -> list[RequiresKey]:
+    """The wheels whose metadata says whether the choice's companions agree with it: each exact
+    pin of a framework choice beyond the framework's own distribution, on its index."""
+    from colabenv.resolve.confirm import exact_pins
+
+    wanted: list[RequiresKey] = []
+    for choice in resolution.choices:
+        if choice.installed:
+            continue
+        own = canonicalize_name(choice.framework.value)
+        for name, version in exact_pins(choice.requirements):
+            if canonicalize_name(name) != own:
+                wanted.append((choice.index_url, canonicalize_name(name), version))
+    return wanted
 
 
 def _unconfirmed_in(catalog: Catalog) -> bool:
@@ -86,6 +112,7 @@ def confirmed_resolution(
     facts = NO_FACTS
     files = file_target(target)
     asked: set[tuple[str | None, str]] = set()
+    asked_requires: set[tuple[str | None, str, str]] = set()
     for round_ in range(MAX_ROUNDS + 1):
         error: ResolutionError | None = None
         resolution: Resolution | None = None
@@ -93,16 +120,22 @@ def confirmed_resolution(
             resolution = resolve(profile, target, catalog, allow_unconfirmed=allow_unconfirmed, facts=facts)
         except ResolutionError as refused:
             error = refused
-        wanted = pages_of(resolution) if resolution is not None else []
+        resolutions = [resolution] if resolution is not None else []
         if explore:
             with contextlib.suppress(ResolutionError):
-                wanted += pages_of(resolve(profile, target, catalog, allow_unconfirmed=True, facts=facts))
+                resolutions.append(resolve(profile, target, catalog, allow_unconfirmed=True, facts=facts))
+        wanted = [key for r in resolutions for key in pages_of(r)]
         new = [key for key in dict.fromkeys(wanted) if (index_key(key[0]), key[1]) not in asked]
-        if not new or round_ == MAX_ROUNDS:
+        requires = [key for r in resolutions for key in requires_of(r)]
+        new_requires = [
+            k for k in dict.fromkeys(requires) if (index_key(k[0]), k[1], k[2]) not in asked_requires
+        ]
+        if not (new or new_requires) or round_ == MAX_ROUNDS:
             if resolution is None:
                 assert error is not None
                 raise error
             return resolution
         asked.update((index_key(index), project) for index, project in new)
-        facts = reader.read(facts, new, files, profile.install)
+        asked_requires.update((index_key(index), name, version) for index, name, version in new_requires)
+        facts = reader.read(facts, new, files, profile.install, new_requires)
     raise AssertionError("unreachable")

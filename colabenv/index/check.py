@@ -11,14 +11,20 @@ an error: the resolution is then the catalog's. An index that could not be reach
 refused, a host name not found: a host with no network) is remembered for
 :data:`UNREACHABLE_LIFETIME_S` (by its host), so the renders that follow note it at once instead of each
 waiting for its deadline; a refusal that a credential may mend is not remembered.
+
+Where a resolution asks what a chosen companion requires (:meth:`IndexCheck.read`'s
+``requires``), the PEP 658 metadata file of the wheel the target would install is read, within
+the same deadline, bounded by :data:`MAX_METADATA_BYTES`, and kept as the pages are (its
+Requires-Dist only). A page that offers no metadata file, or one that is not core metadata (too
+large, a Requires-Dist that is not a requirement), says nothing: the choice stands.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
@@ -31,8 +37,15 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv._util.cache import keep, recent
-from colabenv.errors import ColabenvError, printable
-from colabenv.models.availability import FileTarget, IndexFacts, IndexPage, index_key
+from colabenv.errors import ColabenvError, IndexUnavailableError, printable
+from colabenv.models.availability import (
+    FileTarget,
+    IndexFacts,
+    IndexPage,
+    IndexRequires,
+    index_key,
+    version_key,
+)
 
 if TYPE_CHECKING:
     from colabenv.index.client import IndexFile, SimpleClient
@@ -47,10 +60,17 @@ CACHE_LIFETIME_S = 600.0
 CACHE_KIND = "index"
 UNREACHABLE_LIFETIME_S = 60.0
 """How long an index that could not be reached is taken as unreachable."""
+MAX_METADATA_BYTES = 1 << 20
+"""A metadata file larger than this is not read (torch's is about 30 KB)."""
+MAX_REQUIRES = 2000
+"""A metadata file with more Requires-Dist than this is not taken (torch's has about 30)."""
 _UNREACHABLE = ("unreachable (", "no complete answer from", "no answer within")
+_PAGE_FORM = "with metadata"
+"""The form of a kept page (its files name their metadata file): in its cache key."""
 
-File = tuple[str, str, tuple[str, ...], str]
-"""A file of a page as kept: (``w`` wheel or ``s`` sdist, version, wheel tags, Requires-Python)."""
+File = tuple[str, str, tuple[str, ...], str, str]
+"""A file of a page as kept: (``w`` wheel or ``s`` sdist, version, wheel tags, Requires-Python,
+the wheel's URL where the page offers its metadata file, credentials left out, else empty)."""
 
 
 def offline(environ: Mapping[str, str], flag: bool) -> bool:
@@ -64,9 +84,14 @@ def index_check(environ: Mapping[str, str], *, offline_flag: bool = False) -> In
     return None if offline(environ, offline_flag) else IndexCheck(environ)
 
 
-def page_files(files: Sequence[IndexFile], project: str) -> list[File]:
+def page_files(
+    files: Sequence[IndexFile], project: str, redact: Callable[[str], str] = lambda text: text
+) -> list[File]:
     """The wheels and sdists of ``project`` on a page, read from their names (others skipped:
-    wheel-variant names, another project's files)."""
+    wheel-variant names, another project's files); a wheel's URL, where the page offers its
+    metadata file, without credentials (``redact`` puts back what was expanded)."""
+    from colabenv.index.urls import strip_credentials
+
     wanted = canonicalize_name(project)
     found: list[File] = []
     for item in files:
@@ -81,7 +106,8 @@ def page_files(files: Sequence[IndexFile], project: str) -> list[File]:
         except (InvalidWheelFilename, InvalidSdistFilename):
             continue
         if dist == wanted:
-            found.append((kind, str(version), shown, item.requires_python or ""))
+            url = redact(strip_credentials(item.url)) if kind == "w" and item.metadata else ""
+            found.append((kind, str(version), shown, item.requires_python or "", url))
     return found
 
 
@@ -95,7 +121,7 @@ def page_of(index: str | None, project: str, files: Sequence[File] | None, targe
     ranges: dict[str, bool] = {}
     wheels: set[str] = set()
     installable: set[str] = set()
-    for kind, version, file_tags, requires in files:
+    for kind, version, file_tags, requires, _ in files:
         if requires and not _python_in(requires, target.python, ranges):
             continue
         if kind == "s":
@@ -115,11 +141,69 @@ def _python_in(requires: str, python: Version, seen: dict[str, bool]) -> bool:
     return seen[requires]
 
 
+def metadata_url(files: Sequence[File], version: str, target: FileTarget) -> str | None:
+    """The URL (credentials left out) of the wheel of ``version`` the target installs (the
+    tag it ranks first), where the page offers its metadata file; else None."""
+    wanted = version_key(version)
+    rank = {tag: n for n, tag in enumerate(target.ranked)}
+    best: tuple[int, str] | None = None
+    for kind, found, tags, requires, url in files:
+        if kind != "w" or found != wanted or (requires and not _python_in(requires, target.python, {})):
+            continue
+        fits = [rank.get(tag, len(rank)) for tag in tags if tag in target.tags]
+        if fits and (best is None or min(fits) < best[0]):
+            best = (min(fits), url)
+    return (best[1] or None) if best is not None else None
+
+
+def requires_dist(data: bytes) -> tuple[str, ...] | None:
+    """The Requires-Dist of a core metadata file; None for one that is not (too large, no
+    Metadata-Version, more than :data:`MAX_REQUIRES`, one that is not a requirement)."""
+    import email.parser
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if len(data) > MAX_METADATA_BYTES:
+        return None
+    try:
+        message = email.parser.BytesHeaderParser().parsebytes(data)
+        if message.get("Metadata-Version") is None:
+            return None
+        texts = tuple(str(text).strip() for text in message.get_all("Requires-Dist") or ())
+    except (ValueError, TypeError, LookupError):
+        return None
+    if len(texts) > MAX_REQUIRES:
+        return None
+    for text in texts:
+        try:
+            Requirement(text)
+        except InvalidRequirement:
+            return None
+    return texts
+
+
+def applying(texts: Sequence[str], target: FileTarget) -> tuple[str, ...]:
+    """The requirements of ``texts`` whose markers hold for the target, no extra asked for."""
+    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    environment = target.environment()
+    found = []
+    for text in texts:
+        try:
+            marker = Requirement(text).marker
+            if marker is None or marker.evaluate(environment):
+                found.append(text)
+        except (InvalidRequirement, InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            continue
+    return tuple(found)
+
+
 class IndexCheck:
     """Reads project pages for resolutions (:meth:`read`), every request of one check within
     one deadline that starts at its first request; the one seam between a resolution and the
     network (a test hands the application layer its own). Not a value: it keeps the time, the
-    indexes that failed and a client per index."""
+    indexes that failed, the pages read and a client per index."""
 
     def __init__(
         self,
@@ -135,6 +219,8 @@ class IndexCheck:
         self._expired = False
         self._failed: set[str] = set()
         self._clients: dict[str, SimpleClient] = {}
+        self._redactors: dict[str, Callable[[str], str]] = {}
+        self._pages: dict[tuple[str, str], list[File] | None] = {}
 
     def read(
         self,
@@ -142,9 +228,12 @@ class IndexCheck:
         wanted: Sequence[tuple[str | None, str]],
         target: FileTarget,
         install: InstallSettings,
+        requires: Sequence[tuple[str | None, str, str]] = (),
     ) -> IndexFacts:
         """``facts`` with the pages of ``wanted`` ((index, project); None: the default index, as
-        ``install`` names it) added, from the cache or the index; a note for what could not be."""
+        ``install`` names it) added, from the cache or the index, and what the metadata files
+        of ``requires`` ((index, project, version), on pages read) require of the target; a
+        note for what could not be read."""
         pages = []
         notes: list[str] = []
         for index, project in wanted:
@@ -154,14 +243,38 @@ class IndexCheck:
             try:
                 files = self._files(url, project)
             except ColabenvError as error:
-                self._failed.add(_shown(url))
-                message = error.message.replace(" (--http-deadline)", "")
-                if not isinstance(error, _Remembered) and any(p in message for p in _UNREACHABLE):
-                    keep(CACHE_KIND, _unreachable_key(url), {"message": message}, self.environ)
-                notes.append(printable(message))
+                notes.append(self._failure(url, error))
                 continue
             pages.append(page_of(index, project, files, target))
-        return IndexFacts(target.shown, (*facts.pages, *pages), tuple(dict.fromkeys((*facts.notes, *notes))))
+        found = []
+        for index, project, version in requires:
+            url = install.index_url if index is None else index
+            if _shown(url) in self._failed or self._expired:
+                continue
+            try:
+                texts = self._requires(url, project, version, target)
+            except ColabenvError as error:
+                notes.append(self._failure(url, error))
+                continue
+            if texts is not None:
+                name, key = canonicalize_name(project), version_key(version)
+                found.append(IndexRequires(index, name, key, applying(texts, target)))
+        return IndexFacts(
+            target.shown,
+            (*facts.pages, *pages),
+            tuple(dict.fromkeys((*facts.notes, *notes))),
+            (*facts.requires, *found),
+        )
+
+    def _failure(self, url: str | None, error: ColabenvError) -> str:
+        """The note for an index that failed (remembered when it could not be reached)."""
+        self._failed.add(_shown(url))
+        redact = self._redactors.get(_shown(url))
+        message = error.message.replace(" (--http-deadline)", "")
+        message = redact(message) if redact is not None else message
+        if not isinstance(error, _Remembered) and any(p in message for p in _UNREACHABLE):
+            keep(CACHE_KIND, _unreachable_key(url), {"message": message}, self.environ)
+        return printable(message)
 
     def _check_remembered(self, url: str | None) -> None:
         """Raises the failure of an index remembered as unreachable (within
@@ -173,26 +286,65 @@ class IndexCheck:
                 f"{message} (found by a check in the last {UNREACHABLE_LIFETIME_S:g} s; not asked again)"
             )
 
-    def _files(self, url: str | None, project: str) -> list[File] | None:
-        """The page's files (None: no such project)."""
-        shown = _shown(url)
-        key = f"{shown}\n{canonicalize_name(project)}"
-        cached = recent(CACHE_KIND, key, self.lifetime_s, self.environ)
-        if cached is not None and isinstance(cached.get("files"), list):
-            return [_file(item) for item in cached["files"]] if cached.get("found") else None
-        self._check_remembered(url)
+    def _left(self, what: str) -> float:
+        """The seconds left of the deadline (which starts now if it has not)."""
         if self._started is None:
             self._started = time.monotonic()
+            return self.deadline_s
         left = self._started + self.deadline_s - time.monotonic()
         if left <= 0:
             self._expired = True
             raise ColabenvError(
-                f"the check's deadline of {self.deadline_s:g} s passed before {project} was read"
+                f"the check's deadline of {self.deadline_s:g} s passed before {what} was read"
             )
-        found = self._client(url, left).project_files(url or _default_index(), project)
-        files = page_files(found, project) if found is not None else None
-        keep(CACHE_KIND, key, {"found": files is not None, "files": files or []}, self.environ)
+        return left
+
+    def _files(self, url: str | None, project: str) -> list[File] | None:
+        """The page's files (None: no such project), kept for :meth:`_requires`."""
+        shown = _shown(url)
+        name = canonicalize_name(project)
+        key = f"{shown}\n{name}\n{_PAGE_FORM}"
+        kept = _kept_page(recent(CACHE_KIND, key, self.lifetime_s, self.environ))
+        if kept is not None:
+            files = kept[1] if kept[0] else None
+        else:
+            self._check_remembered(url)
+            client = self._client(url, self._left(project))
+            found = client.project_files(url or _default_index(), project)
+            files = page_files(found, project, self._redactors[shown]) if found is not None else None
+            keep(CACHE_KIND, key, {"found": files is not None, "files": files or []}, self.environ)
+        self._pages[(shown, name)] = files
         return files
+
+    def _requires(
+        self, url: str | None, project: str, version: str, target: FileTarget
+    ) -> tuple[str, ...] | None:
+        """The Requires-Dist of the metadata file of the wheel of ``project`` ``version`` the
+        target installs, from the cache or the index; None where its page (read in this check)
+        offers none, or the file is not core metadata."""
+        shown = _shown(url)
+        files = self._pages.get((shown, canonicalize_name(project)))
+        wheel = metadata_url(files, version, target) if files else None
+        if wheel is None:
+            return None
+        key = f"{shown}\n{wheel}\nmetadata"
+        kept = recent(CACHE_KIND, key, self.lifetime_s, self.environ)
+        if kept is not None and isinstance(kept.get("requires"), list):
+            return tuple(str(text) for text in kept["requires"]) if kept.get("found") else None
+        client = self._client(url, self._left(f"the metadata of {project} {version}"))
+        try:
+            data = client.file_bytes(
+                url or _default_index(),
+                _with_userinfo(wheel, url, self.environ) + ".metadata",
+                max_bytes=MAX_METADATA_BYTES,
+            )
+        except IndexUnavailableError as error:
+            if any(part in error.message for part in _UNREACHABLE):
+                raise
+            data = None  # answered, but not with a file to read: it says nothing
+        texts = requires_dist(data) if data is not None else None
+        keep(CACHE_KIND, key, {"found": texts is not None, "requires": list(texts or ())}, self.environ)
+        return texts
 
     def _client(self, url: str | None, left: float) -> SimpleClient:
         from colabenv.index.client import SimpleClient
@@ -202,6 +354,7 @@ class IndexCheck:
         client = self._clients.get(shown)
         if client is None:
             redact = Redactor.for_urls([url] if url else [], self.environ)
+            self._redactors[shown] = redact
             client = self._clients[shown] = SimpleClient(self.environ, redact)
         client.deadline_s = left
         return client
@@ -236,7 +389,30 @@ def _default_index() -> str:
     return default
 
 
+def _kept_page(kept: Mapping[str, Any] | None) -> tuple[bool, list[File]] | None:
+    """A kept page back from the cache: whether the project was found, and its files; None
+    for no entry (or one not of this form)."""
+    if kept is None or not isinstance(kept.get("files"), list):
+        return None
+    try:
+        return bool(kept.get("found")), [_file(item) for item in kept["files"]]
+    except (TypeError, ValueError):
+        return None
+
+
 def _file(item: Sequence[Any]) -> File:
     """A kept file back from the cache."""
-    kind, version, tags, requires = item
-    return (str(kind), str(version), tuple(str(t) for t in tags), str(requires))
+    kind, version, tags, requires, url = item
+    return (str(kind), str(version), tuple(str(t) for t in tags), str(requires), str(url))
+
+
+def _with_userinfo(url: str, index: str | None, environ: Mapping[str, str]) -> str:
+    """A kept file URL made ready to ask: with the userinfo of ``index`` where it is on the
+    index's host, each ``${VAR}`` expanded."""
+    from colabenv.index.urls import expand_url
+
+    parts = urlsplit(url)
+    userinfo, _, host = urlsplit(index).netloc.rpartition("@") if index else ("", "", "")
+    if userinfo and host == parts.netloc:
+        url = urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
+    return expand_url(url, environ)

@@ -336,11 +336,11 @@ class SimpleClient:
                 f"links ({self._redact(printable(problem))})"
             ) from None
 
-    def file_bytes(self, index: str, url: str) -> bytes | None:
+    def file_bytes(self, index: str, url: str, *, max_bytes: int = MAX_PAGE_BYTES) -> bytes | None:
         """A small file named by a page of ``index`` (a PEP 658 ``.metadata`` file), bounded
-        like a page; None when the server has no such file."""
+        like a page (or by ``max_bytes``); None when the server has no such file."""
         shown = strip_credentials(url)
-        answer = self._exchange(index, shown, "GET", url)
+        answer = self._exchange(index, shown, "GET", url, max_bytes)
         if answer.status == 404:
             return None
         self._check_status(index, answer.status, f" for {printable(shown)}")
@@ -353,19 +353,24 @@ class SimpleClient:
         if answer.status in (401, 403, 429) or answer.status >= 500:
             self._check_status(index, answer.status, "")
 
-    def _exchange(self, index: str, shown: str, method: str, url: str) -> _Answer:
+    def _exchange(
+        self, index: str, shown: str, method: str, url: str, max_bytes: int = MAX_PAGE_BYTES
+    ) -> _Answer:
         if self._abandoned:
             raise IndexUnavailableError(
                 f"index {printable(index)}: an earlier request to an index did not finish"
             )
         outcome: list[_Answer | BaseException] = []
         worker = threading.Thread(
-            target=self._run, args=(method, url, outcome), name="colabenv-http", daemon=True
+            target=self._run, args=(method, url, outcome, max_bytes), name="colabenv-http", daemon=True
         )
         started = time.monotonic()
         worker.start()
         worker.join(self.deadline_s)
-        if worker.is_alive() or not outcome:
+        timed_out = bool(outcome) and isinstance(outcome[0], self._requests.exceptions.Timeout)
+        if worker.is_alive() or not outcome or (timed_out and time.monotonic() - started >= self.deadline_s):
+            # a socket timeout (set to the deadline when it is shorter) that fired as the wait
+            # ended is the deadline too: one message, whichever thread was first
             self._abandoned = True
             raise IndexUnavailableError(
                 f"index {printable(index)}: no complete answer from {printable(shown)} within "
@@ -373,15 +378,15 @@ class SimpleClient:
             )
         result = outcome[0]
         if isinstance(result, _TooLarge):
+            what = "one page" if max_bytes == MAX_PAGE_BYTES else "one file"
             raise IndexUnavailableError(
-                f"index at {printable(shown)} answered more than {MAX_PAGE_BYTES >> 20} MiB "
-                "for one page; refused"
+                f"index at {printable(shown)} answered more than {_in_mib(max_bytes)} MiB for {what}; refused"
             ) from None
         if isinstance(result, BaseException):
             raise IndexUnavailableError(f"index {printable(index)}: {self._why(result, started)}")
         return result
 
-    def _run(self, method: str, url: str, outcome: list[_Answer | BaseException]) -> None:
+    def _run(self, method: str, url: str, outcome: list[_Answer | BaseException], max_bytes: int) -> None:
         timeout = (min(CONNECT_TIMEOUT_S, self.deadline_s), min(READ_TIMEOUT_S, self.deadline_s))
         try:
             with self.session.request(
@@ -394,7 +399,7 @@ class SimpleClient:
             ) as response:
                 body = b""
                 if method == "GET" and response.status_code == 200:
-                    body = _bounded_body(response)
+                    body = _bounded_body(response, max_bytes)
                 outcome.append(
                     _Answer(
                         response.status_code,
@@ -439,15 +444,19 @@ class _TooLarge(Exception):
     pass
 
 
-def _bounded_body(response: requests.Response) -> bytes:
+def _in_mib(size: int) -> str:
+    return f"{size / (1 << 20):g}"
+
+
+def _bounded_body(response: requests.Response, max_bytes: int = MAX_PAGE_BYTES) -> bytes:
     declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and len(declared) < 20 and int(declared) > MAX_PAGE_BYTES:
+    if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
         raise _TooLarge()
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_content(_CHUNK):
         size += len(chunk)
-        if size > MAX_PAGE_BYTES:
+        if size > max_bytes:
             raise _TooLarge()
         chunks.append(chunk)
     return b"".join(chunks)

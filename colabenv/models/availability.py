@@ -30,11 +30,30 @@ def version_key(version: str) -> str:
 class FileTarget:
     """What a file must fit to be installed on the target: its Python (a file's
     Requires-Python) and the wheel tags its CPython installs on its platform; ``shown``, how
-    reasons name them (``cp312 on linux_x86_64``)."""
+    reasons name them (``cp312 on linux_x86_64``); ``ranked``: those tags, the one an installer
+    prefers first; ``machine``: its ``platform_machine`` (markers of a wheel's requirements)."""
 
     python: Version
     tags: frozenset[str]
     shown: str
+    ranked: tuple[str, ...] = ()
+    machine: str = "x86_64"
+
+    def environment(self) -> dict[str, str]:
+        """The PEP 508 marker values of the target (Linux, CPython), no extra asked for."""
+        release = (*self.python.release, 0, 0)
+        return {
+            "python_version": f"{release[0]}.{release[1]}",
+            "python_full_version": f"{release[0]}.{release[1]}.{release[2]}",
+            "implementation_version": f"{release[0]}.{release[1]}.{release[2]}",
+            "sys_platform": "linux",
+            "platform_system": "Linux",
+            "platform_machine": self.machine,
+            "os_name": "posix",
+            "implementation_name": "cpython",
+            "platform_python_implementation": "CPython",
+            "extra": "",
+        }
 
 
 @model
@@ -53,20 +72,43 @@ class IndexPage:
 
 
 @model
+class IndexRequires:
+    """What the PEP 658 metadata file of the wheel the target installs of ``project``
+    ``version`` (normalized, as pages list it) on ``index`` requires: its Requires-Dist whose
+    markers hold for the target, extras left out."""
+
+    index: str | None
+    project: NormalizedName
+    version: str
+    requires: tuple[str, ...]
+
+
+@model
 class IndexFacts:
     """The pages read for one resolution, the target's tags as reasons name them
-    (``cp312 on linux_x86_64``), and a note for each index that could not be asked."""
+    (``cp312 on linux_x86_64``), a note for each index that could not be asked, and the
+    requirements read from the metadata files of chosen companions (``requires``)."""
 
     tags: str = ""
     pages: tuple[IndexPage, ...] = ()
     notes: tuple[str, ...] = ()
+    requires: tuple[IndexRequires, ...] = ()
 
     @functools.cached_property
     def _by_key(self) -> dict[tuple[str | None, str], IndexPage]:
         return {(index_key(p.index), p.project): p for p in self.pages}
 
+    @functools.cached_property
+    def _requires_by_key(self) -> dict[tuple[str | None, str, str], tuple[str, ...]]:
+        return {(index_key(r.index), r.project, r.version): r.requires for r in self.requires}
+
     def page(self, index: str | None, project: str) -> IndexPage | None:
         return self._by_key.get((index_key(index), canonicalize_name(project)))
+
+    def requirements(self, index: str | None, project: str, version: str) -> tuple[str, ...] | None:
+        """What the metadata file of ``project`` ``version`` on ``index`` requires of the
+        target; None when it was not read (none offered, or it could not be)."""
+        return self._requires_by_key.get((index_key(index), canonicalize_name(project), version_key(version)))
 
     def served(self, index: str | None, project: str, version: str, *, wheel: bool = True) -> bool | None:
         """Whether ``index`` has a file of ``project`` ``version`` for the target (with ``wheel``,
@@ -82,9 +124,16 @@ class IndexFacts:
         name = canonicalize_name(project).replace("-", "_")
         return f"{where} has no file {name}-{version}-*.whl for {self.tags}"
 
-    def merged(self, pages: tuple[IndexPage, ...], notes: tuple[str, ...]) -> IndexFacts:
-        """These facts with ``pages`` and ``notes`` added."""
-        return IndexFacts(self.tags, (*self.pages, *pages), tuple(dict.fromkeys((*self.notes, *notes))))
+    def merged(
+        self, pages: tuple[IndexPage, ...], notes: tuple[str, ...], requires: tuple[IndexRequires, ...] = ()
+    ) -> IndexFacts:
+        """These facts with ``pages``, ``notes`` and ``requires`` added."""
+        return IndexFacts(
+            self.tags,
+            (*self.pages, *pages),
+            tuple(dict.fromkeys((*self.notes, *notes))),
+            (*self.requires, *requires),
+        )
 
 
 NO_FACTS = IndexFacts()

@@ -5,9 +5,11 @@ confirmed just now. Pure: what was not read is taken as the catalog says."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from packaging.requirements import InvalidRequirement
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from colabenv._util.pep508 import exact_pin
 from colabenv.errors import ResolutionError
@@ -42,6 +44,47 @@ def missing_file(
         if facts.served(index, project, version, wheel=wheel) is False:
             return facts.missing(index, project, version)
     return None
+
+
+def companion_conflict(
+    facts: IndexFacts, index: str | None, framework: str, texts: Sequence[str]
+) -> str | None:
+    """Where the index's metadata of a companion of ``texts`` (the framework's own pin first,
+    then its companions' exact pins, on ``index``) requires another ``framework`` than the one
+    pinned, the reason (naming the requirement and the refresh that mends the catalog); None
+    where each agrees (or its metadata was not read)."""
+    pins = exact_pins(texts)
+    own = canonicalize_name(framework)
+    if not pins or canonicalize_name(pins[0][0]) != own:
+        return None
+    try:
+        chosen = Version(pins[0][1])
+    except InvalidVersion:
+        return None
+    public = Version(chosen.public)
+    for project, version in pins[1:]:
+        for text in facts.requirements(index, project, version) or ():
+            requirement = Requirement(text)
+            if canonicalize_name(requirement.name) != own:
+                continue
+            specifier = requirement.specifier
+            if not (
+                specifier.contains(chosen, prereleases=True) or specifier.contains(public, prereleases=True)
+            ):
+                shown = version.partition("+")[0]
+                return (
+                    f"the index's {project} {shown} requires {requirement.name}{specifier}; the catalog "
+                    f"pairs it with {framework} {public}: run colabenv catalog refresh {framework}"
+                )
+    return None
+
+
+def index_problem(facts: IndexFacts, index: str | None, framework: str, texts: Sequence[str]) -> str | None:
+    """Why the index turns down a framework build pinned by ``texts`` (its own pin first, then
+    its companions'): a file it lacks, else a companion whose metadata requires another
+    ``framework``; None for neither."""
+    missing = missing_file(facts, index, texts)
+    return missing if missing is not None else companion_conflict(facts, index, framework, texts)
 
 
 def confirmed(facts: IndexFacts, index: str | None, text: str) -> bool:

@@ -37,7 +37,7 @@ from colabenv.models.availability import NO_FACTS, IndexFacts
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
-from colabenv.resolve.confirm import CONFIRMED, check_plain, confirmed, missing_file, passed_over_text
+from colabenv.resolve.confirm import CONFIRMED, check_plain, confirmed, index_problem, passed_over_text
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.packages import (
     Pick,
@@ -200,11 +200,12 @@ class _Index:
     def problem(
         self, option: _Option, request: FrameworkRequest, installed: InstalledSet, allow: bool
     ) -> tuple[str | None, bool]:
-        """Why ``option`` is not taken for what the index says, or for being unconfirmed; and
-        whether that is a file the index lacks."""
+        """Why ``option`` is not taken for what the index says (a file it lacks, a companion
+        whose metadata requires another framework), or for being unconfirmed; and whether that
+        is what the index says."""
         if not option.installed:
             texts = _requirements(option, request, installed)
-            missing = missing_file(self.facts, self.index_of(option), texts)
+            missing = index_problem(self.facts, self.index_of(option), option.framework.value, texts)
             if missing is not None:
                 return missing, True
         variant = option.variant

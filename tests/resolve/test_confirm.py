@@ -10,7 +10,7 @@ import pytest
 
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models.availability import IndexFacts, IndexPage
+from colabenv.models.availability import IndexFacts, IndexPage, IndexRequires
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.targets import nvidia_target
@@ -106,3 +106,28 @@ def test_no_facts_is_the_catalog_alone(tmp_path: Path) -> None:
     profile = load_profile(_profile(tmp_path, '[frameworks]\ntorch = "*"\n'))
     plain = resolve(profile, _h100_580(), shipped_catalog())
     assert resolve(profile, _h100_580(), shipped_catalog(), facts=IndexFacts()) == plain
+
+
+def test_what_a_companions_metadata_requires_of_the_framework(tmp_path: Path) -> None:
+    """A requirement admitting the chosen torch by its public version or with its local label
+    agrees; one on another project says nothing of torch; one admitting neither passes the
+    build over, naming the requirement."""
+    profile = load_profile(
+        _profile(tmp_path, '[frameworks]\ntorch = { version = "==2.15.0", torchvision = "*" }\n')
+    )
+
+    def facts(*requires: str) -> IndexFacts:
+        pages = (_page(CU132, "torch", "2.15.0+cu132"), _page(CU132, "torchvision", "0.29.2+cu132"))
+        read = IndexRequires(CU132, "torchvision", "0.29.2+cu132", requires)  # type: ignore[arg-type]
+        return IndexFacts(TAGS, pages, (), (read,))
+
+    for agrees in ("torch==2.15.0", "torch>=2.15,<2.16", "torch==2.15.0+cu132", "numpy<2", "Torch~=2.15.0"):
+        choice = resolve(profile, _h100_580(), shipped_catalog(), facts=facts(agrees)).choices[0]
+        assert (str(choice.release), choice.variant) == ("2.15.0", "cu132"), agrees
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, _h100_580(), shipped_catalog(), facts=facts("numpy", "torch==2.15.0+cu130"))
+    assert caught.value.exit_code == 3
+    assert (
+        "the index's torchvision 0.29.2 requires torch==2.15.0+cu130; the catalog pairs it with torch 2.15.0"
+        in str(caught.value)
+    )
