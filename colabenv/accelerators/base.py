@@ -133,6 +133,9 @@ def kind_changed(recorded: RecordedDevice, now: RecordedDevice) -> str:
 
 TPU_BESIDE_A_DRIVER = "a TPU host has no NVIDIA driver or CUDA"
 """What a lock header with a TPU beside a driver, CUDA or compute capabilities is refused for."""
+AMD_BESIDE_A_DRIVER = "a host with AMD GPUs (ROCm) has no NVIDIA driver, CUDA or compute capabilities"
+"""What a lock header with a ROCm version or a gfx beside a driver, CUDA or compute
+capabilities is refused for."""
 
 
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
@@ -274,6 +277,10 @@ class DriverFields:
     NVIDIA driver")."""
 
     def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+        if recorded.gfx:
+            return f"gfx: {AMD_BESIDE_A_DRIVER}"
+        if recorded.rocm is not None:
+            return f"rocm: {AMD_BESIDE_A_DRIVER}"
         return f"tpu: {TPU_BESIDE_A_DRIVER}" if recorded.tpu is not None else None
 
     def contradiction(self, written: Accelerator) -> str | None:

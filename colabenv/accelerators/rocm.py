@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colabenv.accelerators.base import (
+    AMD_BESIDE_A_DRIVER,
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
@@ -85,6 +86,8 @@ class Rocm(OwnBuilds):
     # A lock header's device fields
 
     def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+        if recorded.compute_capabilities:
+            return f"compute-capabilities: {AMD_BESIDE_A_DRIVER}"
         return f"tpu: {TPU_BESIDE_A_DRIVER}" if recorded.tpu is not None else None
 
     def contradiction(self, written: Accelerator) -> str | None:

@@ -28,6 +28,8 @@ from colabenv.accelerators.base import RecordedDevice
 from colabenv.errors import LockError, shown
 from colabenv.lock.python_needs import checked_needs, needs_problem
 from colabenv.models import (
+    GFX_PATTERN,
+    MAX_GFX,
     Accelerator,
     Framework,
     LockedCudaPackage,
@@ -55,6 +57,8 @@ _CUDA_RE = re.compile(r"^\d{1,3}\.\d{1,3}$")
 _CAPABILITY_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
 _PYTHON_RE = re.compile(r"^\d{1,2}\.\d{1,3}$")
 _PLATFORM_RE = re.compile(r"^[a-z0-9_]{1,64}$")
+_ROCM_RE = re.compile(r"^[0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?$")
+_GFX_RE = re.compile(f"^{GFX_PATTERN}$")
 _VARIANT_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _PROFILE_HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 MAX_VALUE = 500
@@ -133,8 +137,10 @@ def package_header_value(package: LockedCudaPackage) -> str:
 @model
 class LockTarget:
     """The target a lock was made for, as the strings the header records; ``tpu``: the TPU of a
-    TPU host (``target-tpu``; never beside a driver). What differs by kind (its checks, its own
-    fields, its differences) is asked of the kind its fields make (:attr:`recorded_device`).
+    TPU host (``target-tpu``; never beside a driver); ``rocm`` and ``gfx``: the ROCm (None: not
+    known) and the GPU architectures of AMD GPUs (``target-rocm``, ``target-gfx``; never beside
+    a driver). What differs by kind (its checks, its own fields, its differences) is asked of
+    the kind its fields make (:attr:`recorded_device`).
     ``python_needs``: what the pins' Requires-Python asks of the full version within ``python``
     (``!=3.14.1``; ``target-python-needs``, absent from earlier locks); ``python_full``: of a
     current target, its full Python where known (never recorded: a lock's Python is X.Y)."""
@@ -148,6 +154,8 @@ class LockTarget:
     tpu: TpuTarget | None = None
     python_needs: str | None = None
     python_full: str | None = None
+    rocm: str | None = None
+    gfx: tuple[str, ...] = ()
 
     @classmethod
     def from_target(cls, target: Target, required_driver: Version | None) -> LockTarget:
@@ -159,6 +167,8 @@ class LockTarget:
             python=target.python_minor,
             platform=target.platform,
             tpu=target.tpu,
+            rocm=str(target.rocm) if target.rocm is not None else None,
+            gfx=tuple(sorted(target.gfx)),
         )
 
     @classmethod
@@ -171,7 +181,9 @@ class LockTarget:
     @property
     def recorded_device(self) -> RecordedDevice:
         """The device fields, for the kind they make to check, write and compare."""
-        return RecordedDevice(self.driver, self.cuda, self.compute_capabilities, self.tpu)
+        return RecordedDevice(
+            self.driver, self.cuda, self.compute_capabilities, self.tpu, self.rocm, self.gfx
+        )
 
     def to_target(self) -> Target:
         """The target as the resolver takes it (nothing installed). Only for a checked target."""
@@ -195,10 +207,24 @@ class LockTarget:
         for key, value, pattern in checks:
             if value is not None and not pattern.match(value):
                 return f"{key}: {shown(value)} is not a {key.replace('-', ' ')} value"
+        amd = self._amd_problem()
+        if amd is not None:
+            return amd
         if self.python_needs is not None and checked_needs(self.python_needs) is None:
             return f"python-needs: {shown(self.python_needs)} is not a Python version specifier set"
         recorded = self.recorded_device
         return registry.accelerator(recorded.kind).recorded_problem(recorded)
+
+    def _amd_problem(self) -> str | None:
+        """What is wrong with the shape of ``rocm`` or ``gfx`` (``key: why``), or None."""
+        if self.rocm is not None and not _ROCM_RE.match(self.rocm):
+            return f"rocm: {shown(self.rocm)} is not a ROCm version like 6.4 (digits only)"
+        for gfx in self.gfx:
+            if not _GFX_RE.match(gfx):
+                return f"gfx: {shown(gfx)} is not an AMD GPU architecture like gfx942, gfx90a or gfx1100"
+        if len(set(self.gfx)) != len(self.gfx) or len(self.gfx) > MAX_GFX:
+            return f"gfx: expected at most {MAX_GFX} architectures, each once"
+        return None
 
     def marker_environment(self) -> dict[str, str]:
         """PEP 508 marker values of this target, for deciding which requirements apply."""

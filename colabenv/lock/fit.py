@@ -29,15 +29,24 @@ _ANY = SpecifierSet()
 
 def current_target(recorded: LockTarget, overrides: TargetOverrides) -> LockTarget:
     """The recorded target with whatever the flags or ``COLABENV_*`` variables override: its
-    Python (a full ``--python 3.14.1`` is held to the pins' ``python-needs``), and its device as
-    :meth:`~colabenv.accelerators.base.RecordedDevice.overridden` says (``--cpu`` and ``--tpu``
-    replace it, an NVIDIA value makes it an NVIDIA device)."""
+    Python (a full ``--python 3.14.1`` is held to the pins' ``python-needs``), its platform, and
+    its device as :meth:`~colabenv.accelerators.base.RecordedDevice.overridden` says (``--cpu``
+    and ``--tpu`` replace it, an NVIDIA value makes it an NVIDIA device, a ROCm one AMD GPUs)."""
     python = f"{overrides.python.major}.{overrides.python.minor}" if overrides.python else recorded.python
     full = str(overrides.python) if overrides.python and len(overrides.python.release) >= 3 else None
     device = recorded.recorded_device.overridden(overrides)
     driver, cuda, capabilities, tpu = device.driver, device.cuda, device.compute_capabilities, device.tpu
     return LockTarget(
-        driver, recorded.required_driver, cuda, capabilities, python, recorded.platform, tpu, python_full=full
+        driver,
+        recorded.required_driver,
+        cuda,
+        capabilities,
+        python,
+        overrides.platform or recorded.platform,
+        tpu,
+        python_full=full,
+        rocm=device.rocm,
+        gfx=tuple(sorted(device.gfx)),
     )
 
 

@@ -10,7 +10,7 @@ malformed in its syntax, and for where a value is. :func:`checked_header` checks
 order, so both forms refuse the same values with the same words.
 
 The accelerator's fields of the target (``driver``, ``requires-driver``, ``cuda``,
-``compute-capabilities``, ``tpu``, ``accelerator``) are read and checked in
+``compute-capabilities``, ``tpu``, ``rocm``, ``gfx``, ``accelerator``) are read and checked in
 :func:`_device_target` alone, with ``python-needs`` (absent from earlier locks). Where the
 two forms word a refusal differently (a form shows the value, the other names the shape),
 :meth:`HeaderSource.malformed` keeps each form's words.
@@ -48,6 +48,8 @@ TARGET_KEYS = (
     "accelerator",
     "tpu",
     "python-needs",
+    "rocm",
+    "gfx",
 )
 """The target's fields: ``target-KEY`` comment lines, the ``target`` table in PEP 751."""
 LIST_KEYS = ("frameworks", "cuda-packages", "constraints")
@@ -88,6 +90,16 @@ class HeaderSource(Protocol):
 
     def listed(self, key: str) -> tuple[str, ...]:
         """The values of a target field that is a list (none: empty)."""
+        ...
+
+    def kind_value(self, key: str) -> str | None:
+        """The value of a target field only one kind's targets write (``rocm``): None where
+        it is absent (another kind, earlier locks) or the form says there is none."""
+        ...
+
+    def kind_listed(self, key: str) -> tuple[str, ...]:
+        """The values of a list field only one kind's targets write (``gfx``): empty where it
+        is absent or the form says there are none."""
         ...
 
     def tpu(self) -> TpuTarget | None:
@@ -193,6 +205,8 @@ def _device_target(source: HeaderSource, python: str, platform: str) -> LockTarg
         platform=platform,
         tpu=tpu,
         python_needs=source.given("python-needs"),
+        rocm=source.kind_value("rocm"),
+        gfx=source.kind_listed("gfx"),
     )
     problem = target.problem()
     if problem:

@@ -52,7 +52,6 @@ from colabenv.lock.resolvers import (
 )
 from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR, interpreter_tags, variant_note, variant_wheel
 from colabenv.models import (
-    CATALOG_PLATFORM,
     Catalog,
     Framework,
     FrameworkChoice,
@@ -438,20 +437,22 @@ def make_lock(
 
 
 def _refuse_unrecorded(target: Target) -> None:
-    from colabenv.accelerators.registry import accelerator_of
-
-    """A target whose ROCm, gfx, platform or free-threading a lock header cannot record yet is
-    refused before anything is asked: a lock that said less than its target would install the
-    wrong wheels elsewhere."""
-    said = [
-        *(["AMD GPUs (ROCm)"] if accelerator_of(target).traits.hip else []),
-        *([target.platform] if target.platform != CATALOG_PLATFORM else []),
-        *([f"free-threaded Python {target.python_shown}"] if target.free_threaded else []),
-    ]
-    if said:
+    """A target a lock cannot be made for yet is refused before anything is asked: a
+    free-threaded Python (uv's ``pip compile --python-version`` does not take ``3.14t``, and a
+    lock resolved for the GIL build would install wheels its interpreter cannot load), and a
+    device whose header fields would make another kind (AMD GPUs whose ROCm and gfx are both
+    unknown: the header would say nothing of them)."""
+    if target.free_threaded:
         raise UsageError(
-            f"lock: a target with {', '.join(said)} cannot be locked yet (its header would not record"
-            " it); render without --lock installs for it"
+            f"lock: a free-threaded Python ({target.python_shown}) cannot be locked yet: uv's "
+            f"pip compile --python-version does not take {target.python_shown} (uv 0.13), and pins"
+            " resolved for the GIL build would not load; render without --lock installs for it"
+        )
+    recorded = LockTarget.from_target(target, None).recorded_device.kind
+    if recorded is not target.device.kind:
+        raise UsageError(
+            f"lock: the target's device ({target.device.kind}) would be recorded as {recorded}: "
+            "give what the host has (--rocm or --gfx for AMD GPUs)"
         )
 
 

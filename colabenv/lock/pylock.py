@@ -443,6 +443,12 @@ class _ToolTable:
     def listed(self, key: str) -> tuple[str, ...]:
         return tuple(self._table(key).text_list(key))
 
+    def kind_value(self, key: str) -> str | None:
+        return self.optional(key)
+
+    def kind_listed(self, key: str) -> tuple[str, ...]:
+        return self.listed(key)
+
     def tpu(self) -> TpuTarget | None:
         """``[tool.colabenv.target.tpu]``: absent on every other target."""
         table = self._table("tpu")

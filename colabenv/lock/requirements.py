@@ -62,6 +62,9 @@ def _target_pairs(lock: content.Lock) -> Iterator[tuple[str, str]]:
     yield "target-platform", target.platform
     yield "target-accelerator", target.accelerator.value
     yield "target-tpu", tpu_text(target.tpu)
+    if target.rocm is not None or target.gfx:
+        yield "target-rocm", target.rocm or none
+        yield "target-gfx", joined(target.gfx) or none
     for framework in header.frameworks:
         yield "framework", header_value(framework)
     for package in header.cuda_packages:
@@ -276,9 +279,17 @@ _SINGLE_KEYS = (
     "target-platform",
     "resolver",
 )
-_OPTIONAL_KEYS = ("pins-sha256", "target-accelerator", "target-tpu", "target-python-needs")
+_OPTIONAL_KEYS = (
+    "pins-sha256",
+    "target-accelerator",
+    "target-tpu",
+    "target-python-needs",
+    "target-rocm",
+    "target-gfx",
+)
 """Absent from the locks of earlier colabenv releases (the target keys: before TPU targets;
-``target-python-needs``: before it, and where the pins need nothing of the patch release)."""
+``target-python-needs``: before it, and where the pins need nothing of the patch release;
+``target-rocm`` and ``target-gfx``: written for AMD GPUs only)."""
 _REPEATED_KEYS = ("framework", "cuda-package", "constraint")
 
 
@@ -348,6 +359,14 @@ class _CommentLines:
 
     def listed(self, key: str) -> tuple[str, ...]:
         text = self.optional(key)
+        return tuple(item.strip() for item in text.split(",")) if text else ()
+
+    def kind_value(self, key: str) -> str | None:
+        given = self.given(key)
+        return _optional(given) if given is not None else None
+
+    def kind_listed(self, key: str) -> tuple[str, ...]:
+        text = self.kind_value(key)
         return tuple(item.strip() for item in text.split(",")) if text else ()
 
     def tpu(self) -> TpuTarget | None:

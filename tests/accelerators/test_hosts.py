@@ -243,25 +243,19 @@ def test_a_free_threaded_target_takes_its_own_abi_and_never_abi3() -> None:
     assert "py3-none-any" in tags
 
 
-def test_a_lock_for_a_host_its_header_cannot_record_is_refused_before_anything_is_asked(
+def test_a_lock_for_a_free_threaded_python_is_refused_before_anything_is_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "requirements.lock"
-    code = main(
-        [
-            "lock",
-            str(GOLDEN / "pytorch.toml"),
-            "-o",
-            str(out),
-            "--rocm",
-            "6.4",
-            "--gfx",
-            "gfx942",
-            "--python",
-            "3.12",
-            "--allow-unconfirmed",
-        ]
+    """uv's pip compile --python-version does not take 3.14t (uv 0.13): the lock is refused,
+    saying so, before any index is asked (ROCm and aarch64 targets are locked:
+    tests/integration/test_lock_hosts.py)."""
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'name = "p"\n[packages]\nrequirements = ["six"]\n[install]\nindex_url = "http://127.0.0.1:9/simple/"\n'
     )
-    err = capsys.readouterr().err
-    assert code == 2 and not out.exists()
-    assert "a target with AMD GPUs (ROCm) cannot be locked yet" in err
+    out = tmp_path / "requirements.lock"
+    code = main(["lock", str(profile), "-o", str(out), "--cpu", "--python", "3.14t"])
+    captured = capsys.readouterr()
+    assert code == 2 and not out.exists() and captured.out == ""
+    assert "lock: a free-threaded Python (3.14t) cannot be locked yet: uv's pip compile" in captured.err
+    assert "does not take 3.14t" in captured.err and len(captured.err.splitlines()) == 1
