@@ -601,6 +601,8 @@ def _choice(
         archs=option.variant.archs,
         find_links=kind.find_links(option.variant),
         catalog_file=overlay,
+        rocm=option.variant.rocm,
+        gfx=option.variant.gfx,
     )
 
 
