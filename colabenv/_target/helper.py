@@ -10,12 +10,17 @@ into its work folder, never as one long argv::
 
     preflight --python X.Y --driver D --state DIR --hash H --env FILE (--reqs FILE | --lock FILE)
               [--python-needs SPECS] [--constraints FILE] [--url TEMPLATE ...]
+              [--free-threaded yes|no] [--platform P] [--rocm-gfx GFX,... [--rocm X.Y]]
                                   exit 3 unless this is Python X.Y (its full version within
-                                  SPECS: what a lock's pins need), 4 unless the NVIDIA driver
-                                  is at least D, 6 when an index URL needs an unset variable,
-                                  5 unless DIR can be written, 7 when a lock pins a component
-                                  the GPUs cannot run ("-" skips a check); then print
-                                  satisfied|installed|missing and the pending-changes file
+                                  SPECS: what a lock's pins need; free-threaded or not, where
+                                  said), 4 unless the NVIDIA driver is at least D, this is
+                                  platform P (``linux_aarch64``), or (ROCm) there is a
+                                  ``/dev/kfd``, every AMD GPU's gfx is in the list and the
+                                  host's ROCm, where readable, is at least X.Y, 6 when an index
+                                  URL needs an unset variable, 5 unless DIR can be written, 7
+                                  when a lock pins a component the GPUs cannot run ("-" skips
+                                  a check); then print satisfied|installed|missing and the
+                                  pending-changes file
     missing REQFILE OUT [SNAPSHOT]  write the requirements this environment does not satisfy
     missing-lock LOCKFILE OUT [SNAPSHOT]   the same for the pins of a requirements lock
     report-changes SNAPSHOT PENDING name what changed since the snapshot; record it in PENDING
@@ -29,6 +34,9 @@ into its work folder, never as one long argv::
                                   take the run lock for the script PID and hold it until that
                                   script ends, saying whom it waits for; answer N*N, then run
                                   the preflight under the lock and print its exit and lines
+
+``COLABENV_HELPER_ROOT`` (set by tests only) is a folder read in place of ``/`` for the AMD GPU
+files the preflight reads: ``/dev/kfd``, the KFD topology, ``$ROCM_PATH/.info/version``.
 """
 
 from __future__ import annotations
@@ -763,6 +771,106 @@ def _as_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"[0-9]+", version))
 
 
+HELPER_ROOT_VARIABLE = "COLABENV_HELPER_ROOT"
+"""Set by tests only: a folder read in place of ``/`` for the AMD GPU files (``/dev/kfd``, the
+KFD topology, ``/opt/rocm/.info/version``), so recorded hosts' trees stand in for a host's."""
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+MAX_KFD_NODES = 1024
+MAX_KFD_PROPERTIES_BYTES = 64 * 1024
+DEFAULT_ROCM_PATH = "/opt/rocm"
+
+
+def _host_path(path: str) -> str:
+    root = os.environ.get(HELPER_ROOT_VARIABLE, "")
+    return os.path.join(root, path.lstrip("/")) if root else path
+
+
+def gfx_name(version: int) -> str | None:
+    """A KFD node's ``gfx_target_version`` as the GPU's gfx name, as ``colabenv.host.kfd`` decodes
+    it (``major * 10000 + minor * 100 + stepping``; minor and stepping one hex digit each:
+    90402 -> gfx942, 90010 -> gfx90a, 110000 -> gfx1100); None for 0 (a CPU node) or a value no
+    gfx name spells."""
+    if not 10000 <= version < 1000000:
+        return None
+    major, minor, stepping = (version // 10000) % 100, (version // 100) % 100, version % 100
+    if minor > 15 or stepping > 15:
+        return None
+    return f"gfx{major}{minor:x}{stepping:x}"
+
+
+def kfd_gpus(root: str) -> list[tuple[int, str | None]]:
+    """(node, gfx) of each GPU node of the KFD topology under ``root``, in node order, as
+    ``colabenv.host.kfd`` reads them: a CPU node (``simd_count 0`` or ``gfx_target_version 0``)
+    and a node that states neither are left out; gfx is None where the node states no usable
+    ``gfx_target_version``."""
+    folder = os.path.join(root, KFD_NODES.lstrip("/"))
+    try:
+        names = [name for name in os.listdir(folder) if name.isascii() and name.isdigit()]
+    except OSError:
+        return []
+    gpus: list[tuple[int, str | None]] = []
+    for name in sorted(names, key=int)[:MAX_KFD_NODES]:
+        text = _read_bounded(os.path.join(folder, name, "properties"), MAX_KFD_PROPERTIES_BYTES)
+        if text is None:
+            continue
+        values: dict[str, int] = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isascii() and parts[1].isdigit():
+                values.setdefault(parts[0], int(parts[1]))
+        if values.get("simd_count") == 0 or values.get("gfx_target_version") == 0:
+            continue
+        if "simd_count" not in values and "gfx_target_version" not in values:
+            continue
+        version = values.get("gfx_target_version")
+        gpus.append((int(name), gfx_name(version) if version is not None else None))
+    return gpus
+
+
+def _rocm_version() -> tuple[str, str] | None:
+    """The host's ROCm (``6.4.0``) and the file it was read from, ``$ROCM_PATH/.info/version``
+    (``/opt/rocm``'s without it), as ``colabenv.host.rocm`` reads it; None where unreadable."""
+    base = os.environ.get("ROCM_PATH", "").strip() or DEFAULT_ROCM_PATH
+    shown = os.path.join(base, ".info", "version")
+    text = _read_bounded(_host_path(shown), 256) or ""
+    match = re.fullmatch(r"([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,4})?)(?:-[0-9]{1,9})?", text.strip())
+    return (match.group(1), shown) if match else None
+
+
+def _rocm_problem(gfx_list: str, rocm: str | None) -> str | None:
+    """Why this host cannot run the chosen ROCm build, or None: no ``/dev/kfd`` (no amdgpu
+    driver with KFD), a GPU whose gfx the build's list lacks (not asked where
+    ``HSA_OVERRIDE_GFX_VERSION`` is set: the runtime then takes the GPUs for another gfx), a
+    ROCm older than the build's where the host's is readable."""
+    if not os.path.exists(_host_path("/dev/kfd")):
+        return "no AMD GPU driver (no /dev/kfd)"
+    wanted = [gfx for gfx in gfx_list.split(",") if gfx]
+    if not os.environ.get("HSA_OVERRIDE_GFX_VERSION"):
+        for node, gfx in kfd_gpus(_host_path("/")):
+            if gfx is not None and gfx not in wanted:
+                return (
+                    f"the AMD GPU of KFD node {node} is {gfx}; the chosen build has kernels for "
+                    f"{', '.join(wanted) or 'none'} only"
+                )
+    found = _rocm_version()
+    if rocm and found is not None and _as_tuple(found[0])[:2] < _as_tuple(rocm)[:2]:
+        return f"ROCm {found[0]} ({found[1]}) is older than {rocm}, which the chosen build needs"
+    return None
+
+
+def _this_platform() -> str:
+    """This interpreter's platform as a wheel tag names it (``linux_x86_64``)."""
+    import sysconfig
+
+    return re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def _free_threaded() -> bool:
+    import sysconfig
+
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
 def _site_packages() -> str:
     import sysconfig
 
@@ -788,6 +896,8 @@ def _pending_path(state: str, profile_hash: str) -> str:
 
 PREFLIGHT_WRONG_PYTHON = 3
 PREFLIGHT_OLD_DRIVER = 4
+PREFLIGHT_WRONG_HOST = 4
+"""A platform or AMD GPUs the chosen wheels cannot run on: the exit of a driver too old."""
 PREFLIGHT_STATE_DIR = 5
 PREFLIGHT_URL = 6
 PREFLIGHT_LOCK_UNFIT = 7
@@ -820,6 +930,11 @@ def _preflight(args: list[str]) -> int:
     if python != "-" and needs and not all(s.contains(full) for s in _MiniRequirement("py" + needs).specs):
         print(f"this is Python {full}; the lock's pins need Python {needs}", file=sys.stderr)
         return PREFLIGHT_WRONG_PYTHON
+    wrong_host = _host_problem(options)
+    if wrong_host is not None:
+        code, text = wrong_host
+        print(text, file=sys.stderr if code == PREFLIGHT_WRONG_PYTHON else sys.stdout)
+        return code
     if driver != "-":
         found = _driver_version()
         if found is None:
@@ -863,6 +978,28 @@ def _preflight(args: list[str]) -> int:
     print(status)
     print(pending)
     return 0
+
+
+def _host_problem(options: dict[str, list[str]]) -> tuple[int, str] | None:
+    """The checks a target asks for only where it needs them (a script for x86-64 and NVIDIA
+    GPUs, a TPU or the CPU passes none): a free-threaded Python or not (exit 3), the platform and
+    AMD GPUs through ROCm (exit 4, the reason on stdout for the script's message)."""
+    free_threaded = options.get("free-threaded", [""])[0]
+    if free_threaded in ("yes", "no") and _free_threaded() != (free_threaded == "yes"):
+        here = "a free-threaded" if _free_threaded() else "not a free-threaded"
+        wanted = "a free-threaded one" if free_threaded == "yes" else "one with the GIL"
+        return (
+            PREFLIGHT_WRONG_PYTHON,
+            f"this is {here} Python (Py_GIL_DISABLED); the script was rendered for {wanted}",
+        )
+    platform = options.get("platform", [""])[0]
+    if platform and platform != _this_platform():
+        return PREFLIGHT_WRONG_HOST, f"this is {_this_platform()}, the script was rendered for {platform}"
+    if "rocm-gfx" in options:
+        problem = _rocm_problem(options["rocm-gfx"][0], options.get("rocm", [None])[0])
+        if problem is not None:
+            return PREFLIGHT_WRONG_HOST, problem
+    return None
 
 
 def _state_dir_problem(state: str) -> str | None:

@@ -37,6 +37,10 @@ class FrameworkChoice:
     """A find-links page the requirements need (an old release's TPU runtime), else None."""
     catalog_file: str | None = None
     """The catalog overlay file the choice came from (None: the shipped catalog)."""
+    rocm: Version | None = None
+    """A ROCm build's ROCm (``6.4``), which the host's must reach; None for any other build."""
+    gfx: tuple[str, ...] = ()
+    """A ROCm build's AMD GPU architectures: the script's preflight refuses a GPU of another."""
 
     def to_json(self) -> dict[str, object]:
         return choice_json(self)

@@ -602,6 +602,8 @@ def _choice(
         archs=option.variant.archs,
         find_links=kind.find_links(option.variant),
         catalog_file=overlay,
+        rocm=option.variant.rocm,
+        gfx=option.variant.gfx,
     )
 
 

@@ -14,8 +14,11 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from packaging.utils import canonicalize_name
+
 from colabenv.accelerators.registry import accelerator_of
-from colabenv.models import Framework, LockedFramework, Profile, Resolution, format_driver
+from colabenv.errors import ResolutionError
+from colabenv.models import PLATFORMS, Framework, LockedFramework, Profile, Resolution, format_driver
 from colabenv.models.frozen import model
 from colabenv.script.bash import q
 from colabenv.script.marker import verify_record
@@ -72,6 +75,41 @@ class InstallGroup:
 
 
 @model
+class HostChecks:
+    """What the preflight checks of the host besides its Python and NVIDIA driver, each only
+    where the target needs it, so that a script for x86-64 with NVIDIA GPUs, a TPU or the CPU
+    passes none: the platform (another than x86-64), a free-threaded Python, and for the ROCm
+    builds chosen the gfx every one has kernels for (None: no ROCm build) and the newest ROCm
+    they were built with (the host's, where readable, must reach it)."""
+
+    platform: str | None = None
+    free_threaded: bool = False
+    gfx: tuple[str, ...] | None = None
+    rocm: str | None = None
+
+    @property
+    def arguments(self) -> str:
+        """The helper's preflight options, each value one quoted word (none: "")."""
+        words = ""
+        if self.free_threaded:
+            words += " --free-threaded yes"
+        if self.platform is not None:
+            words += f" --platform {q(self.platform)}"
+        if self.gfx is not None:
+            listed = q(",".join(self.gfx))
+            if not listed.startswith("'"):  # quoted: shellcheck reads a comma in an array as a typo
+                listed = f"'{listed}'"
+            words += f" --rocm-gfx {listed}"
+            words += f" --rocm {q(self.rocm)}" if self.rocm is not None else ""
+        return words
+
+    @property
+    def wrong_host(self) -> bool:
+        """Whether the preflight may refuse the platform or the AMD GPUs (its exit 4)."""
+        return self.platform is not None or self.gfx is not None
+
+
+@model
 class InstallPlan:
     """What a script installs and records, whichever source it came from.
 
@@ -87,6 +125,7 @@ class InstallPlan:
     """The header's lines between the profile and the apt packages: the target, what is installed."""
     python: str
     required_driver: str | None
+    host_checks: HostChecks
     remedy: str
     """What to do when the host is not the one planned for."""
     driver_remedy: str
@@ -126,7 +165,53 @@ def install_plan(
     """The plan of ``resolution``, or with ``lock`` of that lock exactly: the one place the
     two kinds of install differ."""
     if lock is not None:
-        return _locked_plan(resolution, profile, colabenv_version, lock)
+        plan = _locked_plan(resolution, profile, colabenv_version, lock)
+    else:
+        plan = _resolution_plan(resolution, profile, colabenv_version)
+    _refuse_nvidia_on_amd(plan)
+    return plan
+
+
+def host_checks(resolution: Resolution, platform: str) -> HostChecks:
+    """The host checks of a plan for ``resolution``'s target on ``platform``."""
+    builds = [c for c in resolution.choices if c.rocm is not None]
+    gfx = None
+    if builds:
+        gfx = tuple(g for g in builds[0].gfx if all(g in build.gfx for build in builds))
+    newest = max((c.rocm for c in builds if c.rocm is not None), default=None)
+    return HostChecks(
+        platform=platform if platform != PLATFORMS[0] else None,
+        free_threaded=resolution.target.free_threaded,
+        gfx=gfx,
+        rocm=f"{newest.major}.{newest.minor}" if newest is not None else None,
+    )
+
+
+def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
+    """A ROCm environment installs no ``nvidia-*`` distribution: a plan for AMD GPUs that would
+    (a profile's package, a lock's pin) is exit 3, naming them."""
+    target = plan.resolution.target
+    if not accelerator_of(target).traits.hip:
+        return
+    wanted = (*plan.requirements, *plan.resolution.constraint_lines)
+    names = [canonicalize_name(_distribution(text)) for text in wanted]
+    found = sorted({name for name in names if name.startswith("nvidia-")})
+    if found:
+        raise ResolutionError(
+            f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): the script would "
+            f"install {', '.join(found)}; an AMD GPU (ROCm) environment installs no nvidia-* wheel"
+        )
+
+
+def _distribution(requirement: str) -> str:
+    """The distribution a requirement or pin names (``nvidia-cudnn-cu12`` of ``nvidia_cudnn_cu12>=9``)."""
+    name = requirement.strip()
+    for stop in "[<>=!~;@ (":
+        name = name.split(stop, 1)[0]
+    return name
+
+
+def _resolution_plan(resolution: Resolution, profile: Profile, colabenv_version: str) -> InstallPlan:
     required = format_driver(resolution.required_driver) if resolution.required_driver else None
     return InstallPlan(
         resolution=resolution,
@@ -135,6 +220,7 @@ def install_plan(
         described=tuple(_resolution_described(resolution)),
         python=resolution.target.python_minor,
         required_driver=required,
+        host_checks=host_checks(resolution, resolution.target.platform),
         remedy="re-render the script here",
         driver_remedy="re-render on this host, or with --cpu for a CPU-only runtime",
         stale_remedy=None,
@@ -158,6 +244,9 @@ def _locked_plan(
         described=tuple(_lock_described(resolution, lock)),
         python=lock.python or resolution.target.python_minor,
         required_driver=lock.required_driver,
+        host_checks=host_checks(
+            resolution, lock.target.platform if lock.target else resolution.target.platform
+        ),
         remedy=again,
         driver_remedy=again,
         stale_remedy=again,
@@ -177,7 +266,7 @@ def _locked_plan(
 
 def target_line(resolution: Resolution) -> str:
     target = resolution.target
-    return f"{accelerator_of(target).describe(target)}, Python {target.python_minor}, {target.platform}"
+    return f"{accelerator_of(target).describe(target)}, Python {target.python_shown}, {target.platform}"
 
 
 def _lock_target_line(target: LockTarget) -> str:

@@ -109,7 +109,9 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     resolution = plan.resolution
     required = plan.required_driver
     needs = plan.python_needs
-    wanted = f"{plan.python} with {needs}, as the locked pins need" if needs else plan.python
+    host = plan.host_checks
+    python = plan.python + ("t" if host.free_threaded else "")
+    wanted = f"{python} with {needs}, as the locked pins need" if needs else python
     wrong_python = f"this runtime is not Python {wanted}; {plan.remedy}"
     yield ""
     yield 'announce "preflight"'
@@ -122,7 +124,7 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield 'write_pairs "${work}/env.bin" "${env_pairs[@]}"'
     yield from _write_lists([("bounds", resolution.constraint_lines)])
     held = f" --python-needs {q(needs)}" if needs else ""
-    yield f"checks=(--python {q(plan.python)}{held} --driver {q(required or '-')})"
+    yield f"checks=(--python {q(plan.python)}{held} --driver {q(required or '-')}{host.arguments})"
     yield 'if [ -n "${COLABENV_SKIP_PREFLIGHT:-}" ]; then checks=(--python - --driver -); fi'
     urls = "".join(f" --url {q(url)}" for url in plan.index_urls)
     yield from lock_lines(
@@ -132,7 +134,9 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield 'case "$preflight" in'
     yield "  0) ;;"
     yield f"  3) fail {q(wrong_python)} ;;"
-    if required is not None:
+    if host.wrong_host:  # the helper says why on stdout; a driver too old on stderr
+        yield from _wrong_host(required, plan.driver_remedy)
+    elif required is not None:
         old_driver = f"the chosen GPU wheels need NVIDIA driver >= {required}; {plan.driver_remedy}"
         yield f"  4) fail {q(old_driver)} ;;"
     yield '  5) fail "cannot use the state directory $state_dir: $out" ;;'
@@ -147,6 +151,16 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "  satisfied | installed | missing) ;;"
     yield '  *) fail "the preflight check answered $finished" ;;'
     yield "esac"
+
+
+def _wrong_host(required: str | None, remedy: str) -> Iterator[str]:
+    """The preflight's exit 4 where it checks the platform or the AMD GPUs: the reason it
+    printed, else (nothing printed) the NVIDIA driver too old."""
+    if required is None:
+        yield f'  4) fail "$out; "{q(remedy)} ;;'
+        return
+    yield f'  4) [ -n "$out" ] || out={q(f"the chosen GPU wheels need NVIDIA driver >= {required}")}'
+    yield f'     fail "$out; "{q(remedy)} ;;'
 
 
 def _fast_exit() -> Iterator[str]:

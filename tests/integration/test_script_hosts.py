@@ -1,0 +1,79 @@
+"""The rendered script's preflight on hosts beyond x86-64 NVIDIA (issue 36), run for real by bash
+in a venv: a ROCm script on a host without ``/dev/kfd``, with a GPU the build has no kernels
+for, or with an older ROCm stops before anything is installed, saying why in one line.
+
+No AMD GPU is at hand: the host's files come from a fake root (``COLABENV_HELPER_ROOT``, read
+by the helper alone) built from the recorded KFD trees in ``tests/data/hosts/amd/``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.journeys import colabenv_cli
+from tests.support.paths import DATA, REPO
+from tests.support.scriptrun import make_host
+
+pytestmark = pytest.mark.slow
+
+AMD = DATA / "hosts" / "amd"
+PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
+REMEDY = "re-render on this host, or with --cpu for a CPU-only runtime"
+
+
+def _root(tmp_path: Path, host: str, *, kfd: bool, rocm: str | None = None) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "sys").symlink_to(AMD / host / "sys", target_is_directory=True)
+    if kfd:
+        (root / "dev").mkdir()
+        (root / "dev" / "kfd").write_text("")
+    if rocm is not None:
+        (root / "opt" / "rocm" / ".info").mkdir(parents=True)
+        (root / "opt" / "rocm" / ".info" / "version").write_text(rocm + "\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("host", "kfd", "rocm", "cause"),
+    [
+        ("mi300x-cpx", False, None, "no AMD GPU driver (no /dev/kfd)"),
+        (
+            "mi300x-cpx",
+            True,
+            "6.2.0-15158",
+            "ROCm 6.2.0 (/opt/rocm/.info/version) is older than 6.4, which the chosen build needs",
+        ),
+    ],
+)
+def test_a_rocm_script_stops_at_the_preflight_on_a_host_it_does_not_fit(
+    tmp_path: Path, host: str, kfd: bool, rocm: str | None, cause: str
+) -> None:
+    script = tmp_path / "setup.sh"
+    done = colabenv_cli(
+        "render",
+        REPO / "profiles" / "golden" / "pytorch.toml",
+        "-o",
+        script,
+        "--rocm",
+        "6.4",
+        "--gfx",
+        "gfx942",
+        "--python",
+        PY,
+        "--allow-unconfirmed",
+        "--offline",
+    )
+    assert done.returncode == 0, done.stderr
+    machine = make_host(tmp_path / "host", with_pip=False)
+    ran = machine.run(
+        script, timeout=120, COLABENV_HELPER_ROOT=str(_root(tmp_path, host, kfd=kfd, rocm=rocm))
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    failed = [line for line in ran.stderr.splitlines() if line.startswith("COLABENV:")]
+    assert failed == [f"COLABENV: step preflight failed: {cause}; {REMEDY}; no restart marker written"]
+    assert machine.installed() == {}
+    assert machine.apt_calls() == []

@@ -1,0 +1,149 @@
+"""The script for hosts beyond x86-64 NVIDIA (issue 36): its preflight passes the platform, the
+ROCm build's gfx list and ROCm, and free-threading only where the target needs them (every
+x86-64 NVIDIA, CPU and TPU script keeps its line: tests/script/test_render_snapshots.py), the
+rendered lines pass shellcheck, and a ROCm environment installs no ``nvidia-*`` wheel."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from colabenv import __version__
+from colabenv._util.resources import helper_source
+from colabenv.catalog.load import shipped_catalog
+from colabenv.cli.main import main
+from colabenv.models import CpuTarget, Framework, Target
+from colabenv.profile.load import load_profile
+from colabenv.resolve.resolver import resolve
+from colabenv.script.render import HELPER_DELIMITER, render_script
+from tests.support.paths import REPO
+
+GOLDEN = REPO / "profiles" / "golden"
+ROCM_FLAGS = ("--rocm", "6.4", "--gfx", "gfx942", "--python", "3.12", "--allow-unconfirmed", "--offline")
+SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
+
+
+def _render(capsys: pytest.CaptureFixture[str], profile: Path, *flags: str) -> str:
+    code = main(["render", str(profile), *flags])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def _after_helper(text: str) -> list[str]:
+    """The script's own lines past the embedded helper (whose source names nvidia-smi)."""
+    lines = text.splitlines()
+    return lines[lines.index(HELPER_DELIMITER) + 1 :]
+
+
+def _checks(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("checks=("))
+
+
+def _shellcheck(text: str, tmp_path: Path) -> None:
+    script = tmp_path / "setup.sh"
+    script.write_text(text)
+    done = subprocess.run(
+        [SHELLCHECK, "--severity=style", str(script)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout
+
+
+def test_a_rocm_script_checks_the_builds_gfx_list_and_rocm(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = _render(capsys, GOLDEN / "pytorch.toml", *ROCM_FLAGS)
+    gfx = "gfx900,gfx906,gfx908,gfx90a,gfx942,gfx1030,gfx1100,gfx1101,gfx1102,gfx1200,gfx1201"
+    assert _checks(text) == f"checks=(--python 3.12 --driver - --rocm-gfx '{gfx}' --rocm 6.4)"
+    assert (
+        "  4) fail \"$out; \"'re-render on this host, or with --cpu for a CPU-only runtime' ;;"
+        in text.splitlines()
+    )
+    _shellcheck(text, tmp_path)
+
+
+def _rocm_releases() -> list[str]:
+    """The shipped torch releases with a ROCm build a ROCm 6.4 host with gfx942 runs on 3.12."""
+    found = []
+    for release in shipped_catalog([Framework.TORCH]).releases_of(Framework.TORCH):
+        builds = [v for v in release.variants if v.rocm is not None and v.rocm <= Version("6.4")]
+        if release.python.contains("3.12") and any("gfx942" in v.gfx for v in builds):
+            found.append(str(release.version))
+    return found
+
+
+@pytest.mark.parametrize("version", _rocm_releases())
+def test_a_rocm_script_installs_no_nvidia_wheel(
+    version: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "p"\n[frameworks]\ntorch = "=={version}"\n')
+    text = _render(capsys, profile, *ROCM_FLAGS)
+    assert "--rocm-gfx " in _checks(text)
+    assert any(f"torch=={version}+rocm" in line for line in _after_helper(text))
+    assert not [line for line in _after_helper(text) if "nvidia-" in line]
+
+
+def test_rocm_torch_builds_are_checked_at_all() -> None:
+    assert len(_rocm_releases()) >= 5, _rocm_releases()
+
+
+def test_an_nvidia_distribution_in_a_rocm_plan_is_exit_3_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'name = "p"\n[frameworks]\ntorch = "*"\n[packages]\nrequirements = ["nvidia_cudnn_cu12>=9", "six"]\n'
+    )
+    code = main(["render", str(profile), *ROCM_FLAGS])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, "")
+    assert err.strip().splitlines() == [
+        "colabenv: the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the script would install "
+        "nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no nvidia-* wheel"
+    ]
+
+
+def test_an_aarch64_script_checks_the_platform(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", variant = "cpu" }\n')
+    text = _render(capsys, profile, "--platform", "linux_aarch64", "--python", "3.12", "--cpu", "--offline")
+    assert _checks(text) == "checks=(--python 3.12 --driver - --platform linux_aarch64)"
+    _shellcheck(text, tmp_path)
+
+
+def test_an_aarch64_script_with_a_driver_floor_says_either_reason(tmp_path: Path) -> None:
+    """Exit 4 is the platform's (its reason printed) or the driver's (nothing printed)."""
+    profile = load_profile(GOLDEN / "cpu-only.toml")
+    target = Target(CpuTarget(), Version("3.12"), "linux_aarch64")
+    resolution = resolve(profile, target, shipped_catalog())
+    resolution = dataclasses.replace(resolution, required_driver=Version("580.65.06"))
+    text = "\n".join(
+        render_script(resolution, profile, colabenv_version=__version__, helper_source=helper_source())
+    )
+    assert _checks(text) == "checks=(--python 3.12 --driver 580.65.06 --platform linux_aarch64)"
+    lines = text.splitlines()
+    at = lines.index("  4) [ -n \"$out\" ] || out='the chosen GPU wheels need NVIDIA driver >= 580.65.06'")
+    assert (
+        lines[at + 1]
+        == "     fail \"$out; \"'re-render on this host, or with --cpu for a CPU-only runtime' ;;"
+    )
+    _shellcheck(text, tmp_path)
+
+
+def test_a_free_threaded_script_checks_free_threading(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[packages]\nrequirements = ["six"]\n')
+    text = _render(capsys, profile, "--python", "3.14t", "--cpu", "--offline")
+    assert _checks(text) == "checks=(--python 3.14 --driver - --free-threaded yes)"
+    assert "  3) fail 'this runtime is not Python 3.14t; re-render the script here' ;;" in text.splitlines()
+    assert "# target: no GPU, Python 3.14t, linux_x86_64" in text.splitlines()
+    _shellcheck(text, tmp_path)
