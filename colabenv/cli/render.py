@@ -70,6 +70,7 @@ def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:
     """The definition of ``--format``, on stdout or with the script (and wheel) in ``-o DIR``."""
     import hashlib
 
+    from colabenv.catalog.base_images import shipped_base_images
     from colabenv.script.container import (
         FILE_NAMES,
         SCRIPT_NAME,
@@ -94,7 +95,14 @@ def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:
 
         wheel_data, wheel_file = own_wheel(__version__), wheel_name(__version__)
     wheel = ColabenvWheel(wheel_file, hashlib.sha256(wheel_data).hexdigest())
-    definition = "\n".join(render_image(form, plan, script, wheel=wheel, base_image=args.base_image)) + "\n"
+    definition = (
+        "\n".join(
+            render_image(
+                form, plan, script, wheel=wheel, base_image=args.base_image, images=shipped_base_images()
+            )
+        )
+        + "\n"
+    )
     if not args.output:
         sys.stdout.write(definition)
         sys.stderr.write(

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from colabenv._util.bounds import MAX_DOCTOR_SINCE_S
@@ -89,7 +89,9 @@ class DoctorContext:
     colabenv runs in (or of its environment), so the kernel's start says whether it is older
     than the installs. ``state``: the state directory (where the recorder's ring is), None when
     there is no home to put it in. ``session``: this process, the kernel it runs in or under
-    (``session.kernel``), their ancestors and the kernel's children."""
+    (``session.kernel``), their ancestors and the kernel's children. ``environ``: the
+    environment of this process, the notebook's where doctor runs in a cell, which the import
+    children and the GPU runtime the notebook loads read too."""
 
     now: float
     since: float | None
@@ -101,6 +103,7 @@ class DoctorContext:
     marker: RestartMarker | None
     state: Path | None
     session: Session
+    environ: Mapping[str, str]
     kill_leftovers: bool = False
     load_nvml: Callable[[], ProcessNvml] = import_pynvml
     nvml_needs_device: bool = True
@@ -165,6 +168,26 @@ def find_import_failures(context: DoctorContext) -> Found:
     return Found(findings, tuple(notes))
 
 
+def find_gpu_variables(context: DoctorContext) -> Found:
+    """The variables of the environment that change what the GPU runtime sees
+    (``HSA_OVERRIDE_GFX_VERSION``), judged against the installed torch's gfx list where the
+    catalog has it: a finding where the override names a gfx the build has no kernels for (or
+    cannot be read), a note where it is set and does no harm that can be seen."""
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.diagnosis.gpu_variables import gpu_variable_findings, installed_torch_gfx
+
+    entries = shipped_signatures().variables
+    if not any(entry.name in context.environ for entry in entries):
+        return Found()
+    python = context.python
+    scan = scan_path(
+        scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes
+    )
+    installed = installed_torch_gfx(scan, shipped_catalog([Framework.TORCH]))
+    findings, notes = gpu_variable_findings(context.environ, installed, entries)
+    return Found(findings, notes)
+
+
 def find_silent_deaths(context: DoctorContext) -> Found:
     """Why a kernel died without a traceback: the recorder's samples (the ring of the state
     directory, and the one a recorder started for a new kernel moved aside), the memory cgroup
@@ -225,9 +248,14 @@ def _ring_samples(context: DoctorContext, notes: list[str]) -> tuple[Sample, ...
     return tuple(samples)
 
 
-FINDERS: tuple[Finder, ...] = (find_silent_deaths, find_gpu_leftovers, find_import_failures)
+FINDERS: tuple[Finder, ...] = (
+    find_silent_deaths,
+    find_gpu_leftovers,
+    find_import_failures,
+    find_gpu_variables,
+)
 """The finders, the most likely cause of a broken session first: a silent death, leftovers
-holding a GPU, imports that fail."""
+holding a GPU, imports that fail, a GPU variable that hides the GPU's kernels."""
 
 
 def _state() -> tuple[Path | None, RestartMarker | None, str | None]:
@@ -326,6 +354,7 @@ def doctor(
         marker=marker,
         state=state,
         session=this_session(),
+        environ=os.environ,
         kill_leftovers=kill_leftovers,
         load_nvml=load_nvml,
         nvml_needs_device=nvml_needs_device,

@@ -1,6 +1,8 @@
-"""``import_failures.toml``: the signatures of the errors imports raise after installs, and the
+"""``import_failures.toml``: the signatures of the errors imports raise after installs, the
 wheels that ship the shared libraries a failed import names (docs/doctor.md, "Imports that fail
-after installs"). :func:`classify` reads an error's lines against them, first match winning.
+after installs"), and the variables of the environment that change what the GPU runtime sees
+(``HSA_OVERRIDE_GFX_VERSION``). :func:`classify` reads an error's lines against the signatures,
+first match winning.
 
 Patterns are data, so they are held to what keeps them cheap: each starts with ``^`` (matched
 at the start of one line, never searched through a text), is at most :data:`MAX_PATTERN`
@@ -41,6 +43,8 @@ MATCHED_CAUSES = (
 """The causes a signature may name; ``restart-needed``, ``shadowed`` and ``unknown`` are found
 otherwise (times, paths; nothing matched), ``duplicate`` also from metadata (one distribution
 twice) where a signature names two builds of one package (CuPy's warning)."""
+VARIABLE_CAUSES = ("hsa-override",)
+"""The causes a ``[[variable]]`` entry may name (docs/doctor.md, "GPU variables")."""
 UNKNOWN_WHEEL = "the package that ships it"
 
 
@@ -70,9 +74,23 @@ class LibraryWheel(PatternEntry):
 
 
 @model
+class GpuVariable:
+    """A variable of the environment that changes what the GPU runtime sees: its ``name``, the
+    finding's ``cause``, the ``remedy`` (``{gfx_list}`` filled in), where its harm was seen
+    (``source``) and ``example``: ``NAME=VALUE`` as it was set there."""
+
+    name: str
+    cause: str
+    remedy: str
+    source: str
+    example: str
+
+
+@model
 class Signatures:
     signatures: tuple[Signature, ...]
     libraries: tuple[LibraryWheel, ...] = ()
+    variables: tuple[GpuVariable, ...] = ()
 
 
 @model
@@ -121,7 +139,7 @@ def parse_signatures(data: bytes, path: Path) -> Signatures:
         raise CatalogError(path, None, f"invalid TOML: {printable(exc)}") from None
     if doc.data.get("schema") != 1:
         raise doc.fail("schema", "expected schema = 1")
-    doc.allow("schema", "signature", "library")
+    doc.allow("schema", "signature", "library", "variable")
     found: list[Signature] = []
     for index, item in enumerate(doc.tables("signature", required=True)):
         item.allow("cause", "pattern", "remedy", "source", "example")
@@ -139,7 +157,24 @@ def parse_signatures(data: bytes, path: Path) -> Signatures:
         wheel, source = item.text("wheel"), item.text("source")
         example = _example(item, pattern, f"library[{index}].example", path)
         libraries.append(LibraryWheel(pattern, source, example, wheel=wheel))
-    return Signatures(tuple(found), tuple(libraries))
+    variables = tuple(_variable(item) for item in doc.tables("variable"))
+    return Signatures(tuple(found), tuple(libraries), variables)
+
+
+_VARIABLE_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,99}", re.ASCII)
+
+
+def _variable(item: Reader) -> GpuVariable:
+    item.allow("name", "cause", "remedy", "source", "example")
+    name, cause = item.text("name"), item.text("cause")
+    if not _VARIABLE_NAME_RE.fullmatch(name):
+        raise item.fail("name", "expected an environment variable's name like HSA_OVERRIDE_GFX_VERSION")
+    if cause not in VARIABLE_CAUSES:
+        raise item.fail("cause", f"expected one of {', '.join(VARIABLE_CAUSES)}")
+    example = item.text("example")
+    if not example.startswith(f"{name}=") or len(example) > MAX_LINE:
+        raise item.fail("example", f"expected {name}=VALUE as it was set at the entry's source")
+    return GpuVariable(name, cause, item.text("remedy"), item.text("source"), example)
 
 
 @functools.lru_cache(maxsize=1)

@@ -54,6 +54,7 @@ from colabenv.models.catalog import (
 )
 from colabenv.models.deaths import DeathFacts, KernelEvent, KernelLog, Remedy, SessionLimit
 from colabenv.models.doctor import Evidence, Finding
+from colabenv.models.images import BaseImage
 from colabenv.models.installed import InstalledDist, InstalledSet
 from colabenv.models.packages import PackageChoice, PackageRequest
 from colabenv.models.profile import (
@@ -117,6 +118,7 @@ __all__ = [
     "TPU_TYPE_PATTERN",
     "Accelerator",
     "Arch",
+    "BaseImage",
     "Catalog",
     "CatalogParts",
     "CgroupMemory",

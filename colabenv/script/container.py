@@ -11,13 +11,18 @@ byte the one ``colabenv render`` prints.
 
 What the image is, and why:
 
-- The base is a slim Python image of the target's Python (``python:3.12-slim-bookworm``,
-  pinned by tag): the framework wheels bring their CUDA libraries (cuDNN, cuBLAS, NCCL ... as
+- The base is the table's (``base_images.toml``, each entry with its source) for the target's
+  platform, accelerator kind, ROCm and Python; for x86-64 and aarch64 (CPU, NVIDIA) a slim
+  Python image of the target's Python (``python:3.12-slim-bookworm``, pinned by tag): the
+  framework wheels bring their CUDA libraries (cuDNN, cuBLAS, NCCL ... as
   ``nvidia-*`` wheels), so only the NVIDIA driver comes from the host (``docker run --gpus
   all``, ``apptainer --nv``) and no CUDA base image is needed. Bookworm is the Debian closest
   to the Ubuntu 22.04 of Colab and Kaggle (glibc 2.36 against 2.35), and every Python from
   3.10 to 3.14 has a slim bookworm image. ``FROM`` names the target's platform: the wheels
-  were resolved for it.
+  were resolved for it. For AMD GPUs it is AMD's ROCm image of the target's ROCm, whose
+  ``python3`` is the distribution's (marked EXTERNALLY-MANAGED): pip and uv are told to install
+  into it all the same (``PIP_BREAK_SYSTEM_PACKAGES``, ``UV_BREAK_SYSTEM_PACKAGES``), as the
+  image is the environment. A target the table has no entry for is exit 2, naming the entries.
 - colabenv goes in first, the way the notebook's first cell installs it before running the
   script: a wheel in the build folder, checked by its SHA-256 (the colabenv that rendered the
   definition, made into a wheel from its own installed files, or ``--colabenv-wheel``'s), so
@@ -52,7 +57,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import Profile, TpuTarget
+from colabenv.models import BaseImage, Profile, TpuTarget
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
@@ -75,6 +80,10 @@ WORK_DIR = "/opt/colabenv-build"
 SECRETS_DIR = "secrets"
 """Apptainer: the folder beside the definition holding one file per index URL variable."""
 BASE_IMAGE = "python:{python}-slim-bookworm"
+"""The base where no table is given (the table's entry for x86-64 without ROCm)."""
+BREAK_SYSTEM_PACKAGES = "PIP_BREAK_SYSTEM_PACKAGES=1 UV_BREAK_SYSTEM_PACKAGES=1 "
+"""Before pip and the script where the base's python3 is marked EXTERNALLY-MANAGED (PEP 668)."""
+ROCM_DEVICES = "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
 MIN_PYTHON = (3, 10)
 """colabenv itself runs in the image, so the target's Python must be one colabenv runs on."""
 
@@ -106,6 +115,9 @@ class _Image:
     base_image: str
     platform: str
     python: str
+    accelerator: str
+    externally_managed: bool
+    note: str
     labels: tuple[tuple[str, str], ...]
     env: tuple[tuple[str, str], ...]
     """The ``[env]`` pairs for ``ENV`` (``%environment``): not those :func:`_hook_only` names."""
@@ -179,6 +191,10 @@ def _target_text(target: dict[str, object]) -> str:
                 chips if isinstance(chips, int) else None,
             )
         )
+    elif target.get("accelerator") == "rocm":
+        gfx = target.get("gfx") or []
+        shown_gfx = ", ".join(str(g) for g in gfx) if isinstance(gfx, list) and gfx else "gfx unknown"
+        gpu = f"AMD GPU, ROCm {target.get('rocm') or 'unknown'}, {shown_gfx}"
     elif target.get("driver") is None and target.get("cuda") is None:
         gpu = "no GPU"
     else:
@@ -248,8 +264,43 @@ def _dl3064_flags(name: str) -> bool:
     return any(part in name.lower() for part in DL3064_PARTS)
 
 
+def _accelerator(target: dict[str, object]) -> str:
+    """The target's accelerator kind as the table names it (``nvidia``, ``rocm``, ``tpu``, ``cpu``)."""
+    kind = target.get("accelerator")
+    if isinstance(kind, str):
+        return kind
+    if isinstance(target.get("tpu"), dict):
+        return "tpu"
+    return "cpu" if target.get("driver") is None and target.get("cuda") is None else "nvidia"
+
+
+def _base(target: dict[str, object], python: str, images: Sequence[BaseImage] | None) -> BaseImage:
+    """The table's entry for the target; without a table, the slim Python image (x86-64)."""
+    platform, accelerator = str(target["platform"]), _accelerator(target)
+    rocm = target.get("rocm")
+    rocm_text = str(rocm) if rocm is not None else None
+    if images is None:
+        return BaseImage((platform,), (accelerator,), BASE_IMAGE, "")
+    for entry in images:
+        if entry.serves(platform, accelerator, rocm_text, python):
+            return entry
+    wanted = f"{printable(platform)}, {printable(accelerator)}"
+    if rocm_text is not None:
+        wanted += f", ROCm {printable(rocm_text)}"
+    has = "; ".join(entry.described() for entry in images)
+    raise UsageError(
+        f"no base image for this target ({wanted}, Python {printable(python)}) in base_images.toml,"
+        f" which has: {has}; give --base-image IMAGE"
+    )
+
+
 def _image(
-    plan: InstallPlan, script: str, syntax: _Syntax, wheel: ColabenvWheel, base_image: str | None
+    plan: InstallPlan,
+    script: str,
+    syntax: _Syntax,
+    wheel: ColabenvWheel,
+    base_image: str | None,
+    images: Sequence[BaseImage] | None = None,
 ) -> _Image:
     resolution = plan.resolution
     marker = json.loads(plan.marker)
@@ -273,6 +324,7 @@ def _image(
             f"--base-image: {printable(base_image)} is not an image reference "
             "([registry/]name[:tag][@sha256:digest])"
         )
+    base = _base(target, python, images) if base_image is None else None
     required = plan.required_driver
     frameworks = _frameworks_text(marker["frameworks"])
     target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
@@ -298,9 +350,12 @@ def _image(
     comments.extend(f"warning: {printable(warning)}" for warning in resolution.warnings)
     return _Image(
         comments=tuple(comments),
-        base_image=base_image or BASE_IMAGE.format(python=python),
+        base_image=base_image or (base.image if base is not None else BASE_IMAGE).format(python=python),
         platform=platform,
         python=python,
+        accelerator=_accelerator(target),
+        externally_managed=base is not None and base.externally_managed,
+        note=base.note if base is not None else "",
         labels=tuple(labels),
         env=tuple(
             (name, value)
@@ -336,6 +391,8 @@ def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
 
 def _colabenv_install(image: _Image) -> list[str]:
     pip = "PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --no-cache-dir"
+    if image.externally_managed:
+        pip = BREAK_SYSTEM_PACKAGES + pip
     path = f"{WORK_DIR}/{image.wheel.name}"
     problem = f"colabenv: {image.wheel.name} is not the wheel this definition was rendered with"
     return [
@@ -361,7 +418,8 @@ def _script_run(image: _Image, secret_path: str, secret_hint: str) -> list[str]:
             f"else echo {q(missing)} >&2; exit 1; fi"
         )
     commands.append(
-        f"COLABENV_STATE_DIR={STATE_DIR} COLABENV_SKIP_PREFLIGHT=1 PIP_NO_CACHE_DIR=1 "
+        (BREAK_SYSTEM_PACKAGES if image.externally_managed else "")
+        + f"COLABENV_STATE_DIR={STATE_DIR} COLABENV_SKIP_PREFLIGHT=1 PIP_NO_CACHE_DIR=1 "
         f"UV_NO_CACHE=1 PIP_ROOT_USER_ACTION=ignore bash {script}"
     )
     commands.append(f"rm -rf {WORK_DIR} /var/lib/apt/lists/*")
@@ -528,11 +586,13 @@ def render_image(
     *,
     wheel: ColabenvWheel,
     base_image: str | None = None,
+    images: Sequence[BaseImage] | None = None,
 ) -> Iterator[str]:
     """Yield the lines of the ``form`` definition that builds ``plan`` by running ``script``
-    (the rendered ``setup.sh``); deterministic."""
+    (the rendered ``setup.sh``); deterministic. ``images``: the base image table
+    (``base_images.toml``); without it the slim Python image is the base."""
     syntax = _SYNTAXES[form]
-    image = _image(plan, script, syntax, wheel, base_image)
+    image = _image(plan, script, syntax, wheel, base_image, images)
     lines = list(_definition(syntax, image, FILE_NAMES[form], plan.colabenv_version))
     if syntax.templates_refused:
         for line in lines:
@@ -550,14 +610,20 @@ def _definition(syntax: _Syntax, image: _Image, name: str, colabenv_version: str
         yield _comment(line.format(version=colabenv_version))
     for line in image.comments:
         yield _comment(line)
-    yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
-    yield _comment(syntax.host_driver)
+    if image.note:
+        yield _comment(image.note)
+    else:
+        yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
+        yield _comment(syntax.host_driver)
     for line in syntax.build:
         yield _comment(line.format(name=name, platform=image.platform))
     if image.secrets:
         secrets = syntax.join.join(syntax.secret.format(name=secret) for secret in image.secrets)
         yield _comment(syntax.secrets.format(secrets=secrets))
-    yield _comment(syntax.check)
+    check = syntax.check
+    if image.accelerator == "rocm":
+        check = check.replace("--gpus all", ROCM_DEVICES).replace("--nv", "--rocm")
+    yield _comment(check)
     yield ""
     install = _colabenv_install(image)
     run = _script_run(image, syntax.secret_path, syntax.secret_hint)
