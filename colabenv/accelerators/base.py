@@ -55,12 +55,16 @@ class Traits:
     ``tpu_runtime``: frameworks run on it through their TPU runtime (libtpu, torch_xla): the
     catalog's TPU builds, verify's TPU smoke test and its HBM check.
     ``hip``: AMD GPUs through ROCm (HIP): the catalog's ROCm builds; a CUDA package with no
-    ROCm build is exit 3 naming it, never left out."""
+    ROCm build is exit 3 naming it, never left out.
+    ``docker_devices``, ``apptainer_devices``: how a container of the kind's image is handed the
+    devices (the check line of a Dockerfile and an Apptainer definition)."""
 
     gpu: bool
     cuda: bool
     tpu_runtime: bool
     hip: bool = False
+    docker_devices: str = "--gpus all"
+    apptainer_devices: str = "--nv"
 
     @property
     def catalog_parts(self) -> CatalogParts:

@@ -26,7 +26,14 @@ class Rocm(OwnBuilds):
     """AMD GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.ROCM
-    traits = Traits(gpu=False, cuda=False, tpu_runtime=False, hip=True)
+    traits = Traits(
+        gpu=False,
+        cuda=False,
+        tpu_runtime=False,
+        hip=True,
+        docker_devices="--device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
+        apptainer_devices="--rocm",
+    )
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         """The release's builds, its ROCm builds first, newest ROCm first: of those the host's

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from colabenv.errors import printable
+from colabenv.host.amd_vram import read_amd_vram
+from colabenv.host.kfd import KfdGpu, read_kfd_gpus
 from colabenv.host.memory import cgroup_memory, host_memory
 from colabenv.host.probe import Nvml, import_pynvml
 from colabenv.models import watch
@@ -215,7 +217,8 @@ class Sampler:
     kept. ``paths``: the watched paths (``statvfs`` each). ``host_memory`` and ``cgroup_memory``:
     the memory readers (:mod:`colabenv.host.memory`), each given the sample's notes. ``load_nvml``:
     the NVML module (None: no GPU part), each sample's reads given ``nvml_timeout`` seconds
-    (a driver that hangs leaves the GPU part out, with a note, until it answers). ``proc``:
+    (a driver that hangs leaves the GPU part out, with a note, until it answers); where NVML
+    lists none, AMD GPUs' memory from sysfs under ``amd_root``. ``proc``:
     where ``/proc`` is. ``shm``: the shared-memory mount.
     """
 
@@ -229,6 +232,9 @@ class Sampler:
     clock: Callable[[], float] = time.time
     top: int = TOP_PROCESSES
     nvml_timeout: float = NVML_TIMEOUT_S
+    amd_root: Path | None = Path("/")
+    """Where AMD GPUs' memory is read (``sys/class/drm/card*/device/mem_info_vram_*``) when NVML
+    lists no GPU; None: not read."""
 
     def start(self) -> SamplerRun:
         """What lives across samples (NVML's handles); close it when done."""
@@ -242,6 +248,7 @@ class SamplerRun:
         self.sampler = sampler
         self.gpus = _Gpus(sampler.load_nvml, sampler.proc)
         self.hung: tuple[threading.Thread, float] | None = None
+        self.amd_nodes: tuple[KfdGpu, ...] | None = None
 
     def _gpu_part(self, notes: list[str]) -> tuple[watch.GpuSample, ...]:
         """The GPUs, read in a worker thread given ``nvml_timeout`` seconds: a driver that hangs
@@ -285,13 +292,34 @@ class SamplerRun:
         missing = [p for p in s.paths if all(f.path != p for f in filesystems)]
         if missing:
             notes.append("paths not readable: " + ", ".join(printable(p) for p in missing[:4]))
-        gpus = self._gpu_part(notes)
+        gpus = self._gpu_part(notes) or self._amd_part(notes)
         try:
             load: tuple[float, float, float] | None = os.getloadavg()
         except OSError:
             load = None
         age = None if uptime is None or oldest is None else max(0.0, uptime - oldest / _HERTZ)
         return watch.Sample(now, memory, cgroup, processes, shm, filesystems, gpus, load, age, tuple(notes))
+
+    def _amd_part(self, notes: list[str]) -> tuple[watch.GpuSample, ...]:
+        """AMD GPUs' memory from sysfs (no utilisation, no holders: sysfs says neither), each
+        named by its DRM card and KFD node; the KFD topology is read once."""
+        root = self.sampler.amd_root
+        if root is None:
+            return ()
+        if self.amd_nodes is None:
+            self.amd_nodes = read_kfd_gpus(root).gpus
+        reading = read_amd_vram(root, self.amd_nodes)
+        notes.extend(reading.notes)
+        return tuple(
+            watch.GpuSample(
+                index,
+                f"{one.card}" + (f" (KFD node {one.node})" if one.node is not None else ""),
+                one.used_bytes,
+                one.total_bytes,
+                None,
+            )
+            for index, one in enumerate(reading.samples)
+        )
 
     def close(self) -> None:
         if self.hung is None:

@@ -57,7 +57,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import BaseImage, Profile, TpuTarget
+from colabenv.models import Accelerator, BaseImage, Profile, TpuTarget
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
@@ -83,7 +83,6 @@ BASE_IMAGE = "python:{python}-slim-bookworm"
 """The base where no table is given (the table's entry for x86-64 without ROCm)."""
 BREAK_SYSTEM_PACKAGES = "PIP_BREAK_SYSTEM_PACKAGES=1 UV_BREAK_SYSTEM_PACKAGES=1 "
 """Before pip and the script where the base's python3 is marked EXTERNALLY-MANAGED (PEP 668)."""
-ROCM_DEVICES = "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
 MIN_PYTHON = (3, 10)
 """colabenv itself runs in the image, so the target's Python must be one colabenv runs on."""
 
@@ -620,9 +619,12 @@ def _definition(syntax: _Syntax, image: _Image, name: str, colabenv_version: str
     if image.secrets:
         secrets = syntax.join.join(syntax.secret.format(name=secret) for secret in image.secrets)
         yield _comment(syntax.secrets.format(secrets=secrets))
-    check = syntax.check
-    if image.accelerator == "rocm":
-        check = check.replace("--gpus all", ROCM_DEVICES).replace("--nv", "--rocm")
+    from colabenv.accelerators.registry import accelerator
+
+    traits = accelerator(Accelerator(image.accelerator)).traits
+    check = syntax.check.replace("--gpus all", traits.docker_devices).replace(
+        "--nv", traits.apptainer_devices
+    )
     yield _comment(check)
     yield ""
     install = _colabenv_install(image)

@@ -207,3 +207,30 @@ def test_a_hanging_nvml_costs_the_gpu_part_not_the_sample() -> None:
     third = run.sample()
     assert len(third.gpus) == 2 and not [n for n in third.notes if n.startswith("gpu")]
     run.close()
+
+
+def test_amd_gpus_memory_is_sampled_from_sysfs_where_nvml_lists_none(tmp_path: Path) -> None:
+    """An AMD host: NVML has no GPU, so each DRM card that states its VRAM use is a GPU of the
+    sample (named by its card and, where the KFD topology has it, its node); a card without
+    the files (an integrated or another vendor's) is left out, a malformed one said in a note.
+    The byte counts are stand-ins (no recording of these files was found, see
+    tests/data/hosts/amd/README.md); the layout is the amdgpu driver's."""
+    drm = tmp_path / "sys" / "class" / "drm"
+    for card, used, total in (
+        ("card0", "1048576", "206141652992"),
+        ("card1", "x", "1"),
+        ("card2", None, None),
+    ):
+        device = drm / card / "device"
+        device.mkdir(parents=True)
+        if used is not None and total is not None:
+            (device / "mem_info_vram_used").write_text(used + "\n")
+            (device / "mem_info_vram_total").write_text(total + "\n")
+    sampler = Sampler(kernel_pid=os.getpid(), paths=(), load_nvml=None, amd_root=tmp_path)
+    sample = sampler.start().sample()
+    assert [(g.uuid, g.memory_used, g.memory_total, g.utilization) for g in sample.gpus] == [
+        ("card0", 1048576, 206141652992, None)
+    ]
+    assert any("card1: mem_info_vram_used/mem_info_vram_total unreadable" in n for n in sample.notes)
+    nothing = Sampler(kernel_pid=os.getpid(), paths=(), load_nvml=None, amd_root=None).start().sample()
+    assert nothing.gpus == ()
