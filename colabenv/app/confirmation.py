@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 
 from colabenv.errors import ResolutionError
 from colabenv.models import Catalog, InstallSettings, Profile, Resolution, Target
-from colabenv.models.availability import NO_FACTS, FileTarget, IndexFacts, index_key
+from colabenv.models.availability import NO_FACTS, FileTarget, IndexFacts, find_links_key, index_key
 
 MAX_ROUNDS = 4
 """How many times the pages of a new choice are asked for before its resolution is taken."""
@@ -71,6 +71,8 @@ def pages_of(resolution: Resolution) -> list[PageKey]:
     for choice in resolution.choices:
         if not choice.installed:
             wanted.append((choice.index_url, choice.requirements))
+            if choice.find_links is not None:  # the page the installer is given beside the index
+                wanted.append((find_links_key(choice.find_links), choice.requirements))
     for package in resolution.cuda_packages:
         if not package.installed and package.find_links is None:
             wanted.append((package.index_url, package.requirements))

@@ -39,6 +39,7 @@ from packaging.version import Version
 from colabenv._util.cache import keep, recent
 from colabenv.errors import ColabenvError, IndexUnavailableError, printable
 from colabenv.models.availability import (
+    FIND_LINKS_PREFIX,
     FileTarget,
     IndexFacts,
     IndexPage,
@@ -221,6 +222,7 @@ class IndexCheck:
         self._clients: dict[str, SimpleClient] = {}
         self._redactors: dict[str, Callable[[str], str]] = {}
         self._pages: dict[tuple[str, str], list[File] | None] = {}
+        self._flat: dict[str, Sequence[IndexFile] | None] = {}
 
     def read(
         self,
@@ -310,11 +312,22 @@ class IndexCheck:
         else:
             self._check_remembered(url)
             client = self._client(url, self._left(project))
-            found = client.project_files(url or _default_index(), project)
+            found = self._page(client, url, project)
             files = page_files(found, project, self._redactors[shown]) if found is not None else None
             keep(CACHE_KIND, key, {"found": files is not None, "files": files or []}, self.environ)
         self._pages[(shown, name)] = files
         return files
+
+    def _page(self, client: SimpleClient, url: str | None, project: str) -> Sequence[IndexFile] | None:
+        """The files of ``project``'s page on the index ``url``; of a find-links page
+        (``find-links:URL``), the files it links to, read once per check (the same page serves
+        every project on it)."""
+        if url is None or not url.startswith(FIND_LINKS_PREFIX):
+            return client.project_files(url or _default_index(), project)
+        page = url.removeprefix(FIND_LINKS_PREFIX)
+        if page not in self._flat:
+            self._flat[page] = client.page_files_if_any(page)
+        return self._flat[page]
 
     def _requires(
         self, url: str | None, project: str, version: str, target: FileTarget
@@ -353,7 +366,7 @@ class IndexCheck:
         shown = _shown(url)
         client = self._clients.get(shown)
         if client is None:
-            redact = Redactor.for_urls([url] if url else [], self.environ)
+            redact = Redactor.for_urls([url.removeprefix(FIND_LINKS_PREFIX)] if url else [], self.environ)
             self._redactors[shown] = redact
             client = self._clients[shown] = SimpleClient(self.environ, redact)
         client.deadline_s = left

@@ -56,6 +56,16 @@ class FileTarget:
         }
 
 
+FIND_LINKS_PREFIX = "find-links:"
+"""How a find-links page (a flat page of files, an old release's TPU runtime) stands among the
+indexes of :class:`IndexFacts`: its URL after this prefix."""
+
+
+def find_links_key(page: str) -> str:
+    """A find-links page as :class:`IndexFacts` keys it (``find-links:URL``)."""
+    return FIND_LINKS_PREFIX + page
+
+
 @model
 class IndexPage:
     """One project page of one index, read for a target. ``index``: its URL as the resolution
@@ -121,6 +131,8 @@ class IndexFacts:
     def missing(self, index: str | None, project: str, version: str) -> str:
         """Which file the index lacks, for a reason."""
         where = f"the index {index_key(index)}" if index is not None else "the default index"
+        if index is not None and index.startswith(FIND_LINKS_PREFIX):
+            where = f"the find-links page {index_key(index.removeprefix(FIND_LINKS_PREFIX))}"
         name = canonicalize_name(project).replace("-", "_")
         return f"{where} has no file {name}-{version}-*.whl for {self.tags}"
 

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv._util.pep508 import exact_pin
 from colabenv.errors import ResolutionError
 from colabenv.models import Profile
-from colabenv.models.availability import IndexFacts
+from colabenv.models.availability import IndexFacts, find_links_key
 from colabenv.models.catalog import parsed_pin
 
 CONFIRMED = "confirmed by the index just now"
@@ -36,12 +36,27 @@ def exact_pins(texts: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def missing_file(
-    facts: IndexFacts, index: str | None, texts: Iterable[str], *, wheel: bool = True
+    facts: IndexFacts,
+    index: str | None,
+    texts: Iterable[str],
+    *,
+    wheel: bool = True,
+    find_links: str | None = None,
 ) -> str | None:
     """The first file of ``texts``' exact pins that ``index`` lacks for the target, as a reason;
-    None when it has each (or its page was not read)."""
+    None when it has each (or its page was not read). With ``find_links`` (a page the installer
+    is also given), a file the index lacks is missing only where that page lacks it too (or
+    was not read: then the index's answer stands)."""
+    page = find_links_key(find_links) if find_links is not None else None
     for project, version in exact_pins(texts):
-        if facts.served(index, project, version, wheel=wheel) is False:
+        if facts.served(index, project, version, wheel=wheel) is not False:
+            continue
+        if page is None:
+            return facts.missing(index, project, version)
+        on_page = facts.served(page, project, version, wheel=wheel)
+        if on_page is False:
+            return facts.missing(page, project, version)
+        if on_page is None:
             return facts.missing(index, project, version)
     return None
 
@@ -79,11 +94,13 @@ def companion_conflict(
     return None
 
 
-def index_problem(facts: IndexFacts, index: str | None, framework: str, texts: Sequence[str]) -> str | None:
+def index_problem(
+    facts: IndexFacts, index: str | None, framework: str, texts: Sequence[str], find_links: str | None = None
+) -> str | None:
     """Why the index turns down a framework build pinned by ``texts`` (its own pin first, then
-    its companions'): a file it lacks, else a companion whose metadata requires another
-    ``framework``; None for neither."""
-    missing = missing_file(facts, index, texts)
+    its companions'): a file it (and ``find_links``, the page the build needs beside it) lacks,
+    else a companion whose metadata requires another ``framework``; None for neither."""
+    missing = missing_file(facts, index, texts, find_links=find_links)
     return missing if missing is not None else companion_conflict(facts, index, framework, texts)
 
 

@@ -198,14 +198,17 @@ class _Index:
         return confirmed(self.facts, self.index_of(option), texts[0])
 
     def problem(
-        self, option: _Option, request: FrameworkRequest, installed: InstalledSet, allow: bool
+        self, option: _Option, request: FrameworkRequest, target: Target, allow: bool
     ) -> tuple[str | None, bool]:
         """Why ``option`` is not taken for what the index says (a file it lacks, a companion
         whose metadata requires another framework), or for being unconfirmed; and whether that
         is what the index says."""
+        installed = target.installed
         if not option.installed:
-            texts = _requirements(option, request, installed)
-            missing = index_problem(self.facts, self.index_of(option), option.framework.value, texts)
+            kind = accelerator_of(target)  # what the build needs beside its index, and where
+            texts = [*_requirements(option, request, installed), *kind.requirements(option.variant)]
+            page = kind.find_links(option.variant)
+            missing = index_problem(self.facts, self.index_of(option), option.framework.value, texts, page)
             if missing is not None:
                 return missing, True
         variant = option.variant
@@ -273,7 +276,7 @@ def _candidates(
                 fully,
                 installed_dist.version if is_installed and installed_dist else None,
             )
-            problem, lacks = index.problem(option, request, target.installed, allow_unconfirmed)
+            problem, lacks = index.problem(option, request, target, allow_unconfirmed)
             if problem:
                 rejections.append((release.version, problem))
                 if lacks:

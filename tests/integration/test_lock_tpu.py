@@ -429,3 +429,41 @@ def test_a_tpu_image_says_its_target_as_the_script_does(runner: Runner) -> None:
     done = runner("render", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12", "--format", "dockerfile")
     assert done.returncode == 0, done.stderr
     assert "# target: TPU v5e (v5e-1, 1 chip), Python 3.12, linux_x86_64\n" in done.stdout
+
+
+@pytest.mark.parametrize("on_the_page", [True, False])
+def test_the_index_check_looks_for_a_find_links_pin_on_its_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_the_page: bool
+) -> None:
+    """jax 0.4.30's TPU build needs libtpu-nightly 0.1.dev20240617, which only its find-links
+    page serves (the default index has a 0.0.1 placeholder): the index check reads that page
+    too, so the build is kept; where the page lacks it as well, the build is passed over,
+    naming the page (issue 34: every chosen distribution, find-links builds included)."""
+    from colabenv.app.confirmation import confirmed_resolution
+    from colabenv.errors import ResolutionError
+    from colabenv.index.check import IndexCheck
+
+    monkeypatch.setenv("COLABENV_CACHE_DIR", str(tmp_path / "cache"))
+    wheels = _tpu_wheels(tmp_path / "wheels")
+    if not on_the_page:
+        for wheel in (wheels / "links").rglob("libtpu_nightly-*.whl"):
+            wheel.unlink()
+    with LocalIndex(wheels / "default") as default, LocalIndex(wheels / "links") as links:
+        page = f"{links.url}/libtpu-nightly/"
+        catalog, profile = _old_jax_resolution(tmp_path, default, page)
+        target = Target(V5E, Version(PY))
+        check = IndexCheck(clean_env())
+        if on_the_page:
+            resolution = confirmed_resolution(
+                load_profile(profile), target, catalog, check, allow_unconfirmed=False
+            )
+            assert resolution.choices[0].find_links == page
+            assert "libtpu-nightly==0.1.dev20240617" in resolution.choices[0].requirements
+            assert links.requests, "the find-links page was not read"
+        else:
+            with pytest.raises(ResolutionError) as caught:
+                confirmed_resolution(load_profile(profile), target, catalog, check, allow_unconfirmed=False)
+            shown = page.rstrip("/")
+            assert f"the find-links page {shown} has no file libtpu_nightly-0.1.dev20240617-*.whl" in str(
+                caught.value
+            )
