@@ -57,11 +57,11 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import Accelerator, BaseImage, Profile, TpuTarget
+from colabenv.models import Accelerator, BaseImage, Profile
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
-from colabenv.script.plan import InstallPlan
+from colabenv.script.plan import InstallPlan, installed_target_line
 
 
 class ImageFormat(str, enum.Enum):
@@ -174,34 +174,6 @@ def _docker_platform(platform: str) -> str | None:
     if system != "linux" or machine not in _PLATFORMS:
         return None
     return f"linux/{_PLATFORMS[machine]}"
-
-
-def _target_text(target: dict[str, object]) -> str:
-    """The target as the script's header says it, from the marker record's target."""
-    caps = target.get("compute_capabilities") or []
-    shown = ", ".join(str(c) for c in caps) if isinstance(caps, list) and caps else "unknown"
-    tpu = target.get("tpu")
-    if isinstance(tpu, dict):
-        generation, kind, chips = (tpu.get(k) for k in ("generation", "accelerator_type", "chips"))
-        gpu = str(
-            TpuTarget(
-                generation if isinstance(generation, str) else None,
-                kind if isinstance(kind, str) else None,
-                chips if isinstance(chips, int) else None,
-            )
-        )
-    elif target.get("accelerator") == "rocm":
-        gfx = target.get("gfx") or []
-        shown_gfx = ", ".join(str(g) for g in gfx) if isinstance(gfx, list) and gfx else "gfx unknown"
-        gpu = f"AMD GPU, ROCm {target.get('rocm') or 'unknown'}, {shown_gfx}"
-    elif target.get("driver") is None and target.get("cuda") is None:
-        gpu = "no GPU"
-    else:
-        gpu = (
-            f"driver {target.get('driver') or 'unknown'}, CUDA {target.get('cuda') or 'unknown'}"
-            f", compute capability {shown}"
-        )
-    return f"{gpu}, Python {target.get('python')}, {target.get('platform')}"
 
 
 def _frameworks_text(frameworks: dict[str, dict[str, object]]) -> str:
@@ -338,7 +310,7 @@ def _image(
         labels.append(("colabenv.required-driver", required))
     comments = [
         f"profile: {resolution.profile_name} ({resolution.profile_hash})",
-        f"target: {_target_text(target)}",
+        f"target: {installed_target_line(plan)}",
         f"frameworks: {frameworks}",
     ]
     if plan.lock_name is not None:

@@ -297,6 +297,15 @@ def _resolution_described(resolution: Resolution) -> Iterator[str]:
         yield f"  package {package}"
 
 
+def installed_target_line(plan: InstallPlan) -> str:
+    """The target the plan installs for, as the header says it: the lock's where it embeds one
+    that records its target, else the resolution's."""
+    lock = plan.lock
+    return (
+        _lock_target_line(lock.target) if lock is not None and lock.target else target_line(plan.resolution)
+    )
+
+
 def _lock_described(resolution: Resolution, lock: LockInput) -> Iterator[str]:
     yield f"installs exactly the lockfile {lock.name}"
     shown = _lock_target_line(lock.target) if lock.target else target_line(resolution)
