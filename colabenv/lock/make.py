@@ -381,7 +381,8 @@ def make_lock(
     resolvers' address space."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
-    _refuse_unrecorded(resolution.target)
+    lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
+    _refuse_unrecorded(resolution.target, lock_target)
     if not resolution.requirements:
         raise UsageError(
             f"profile {resolution.profile_name!r}: nothing to lock (no frameworks and no packages)"
@@ -425,7 +426,6 @@ def make_lock(
         )
 
     run = _keeping_the_image(resolution, resolve, notice or say)
-    lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
     packages = settled_markers(run.packages, lock_target.marker_environment())
     requires_python = list(checked_files.requires_python)
     if with_files:
@@ -436,7 +436,7 @@ def make_lock(
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
 
 
-def _refuse_unrecorded(target: Target) -> None:
+def _refuse_unrecorded(target: Target, recorded_as: LockTarget) -> None:
     """A target a lock cannot be made for yet is refused before anything is asked: a
     free-threaded Python (uv's ``pip compile --python-version`` does not take ``3.14t``, and a
     lock resolved for the GIL build would install wheels its interpreter cannot load), and a
@@ -448,7 +448,7 @@ def _refuse_unrecorded(target: Target) -> None:
             f"pip compile --python-version does not take {target.python_shown} (uv 0.13), and pins"
             " resolved for the GIL build would not load; render without --lock installs for it"
         )
-    recorded = LockTarget.from_target(target, None).recorded_device.kind
+    recorded = recorded_as.recorded_device.kind
     if recorded is not target.device.kind:
         raise UsageError(
             f"lock: the target's device ({target.device.kind}) would be recorded as {recorded}: "
