@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
@@ -38,6 +38,7 @@ from packaging.version import Version
 
 from colabenv._util.cache import keep, recent
 from colabenv.errors import ColabenvError, IndexUnavailableError, printable
+from colabenv.index.urls import with_credentials
 from colabenv.models.availability import (
     FIND_LINKS_PREFIX,
     FileTarget,
@@ -348,7 +349,7 @@ class IndexCheck:
         try:
             data = client.file_bytes(
                 url or _default_index(),
-                _with_userinfo(wheel, url, self.environ) + ".metadata",
+                with_credentials(wheel, (url,) if url else (), self.environ) + ".metadata",
                 max_bytes=MAX_METADATA_BYTES,
             )
         except IndexUnavailableError as error:
@@ -417,15 +418,3 @@ def _file(item: Sequence[Any]) -> File:
     """A kept file back from the cache."""
     kind, version, tags, requires, url = item
     return (str(kind), str(version), tuple(str(t) for t in tags), str(requires), str(url))
-
-
-def _with_userinfo(url: str, index: str | None, environ: Mapping[str, str]) -> str:
-    """A kept file URL made ready to ask: with the userinfo of ``index`` where it is on the
-    index's host, each ``${VAR}`` expanded."""
-    from colabenv.index.urls import expand_url
-
-    parts = urlsplit(url)
-    userinfo, _, host = urlsplit(index).netloc.rpartition("@") if index else ("", "", "")
-    if userinfo and host == parts.netloc:
-        url = urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
-    return expand_url(url, environ)

@@ -83,3 +83,18 @@ def strip_credentials(url: str) -> str:
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=host, fragment=""))
+
+
+def with_credentials(url: str, indexes: tuple[str, ...], environ: Mapping[str, str]) -> str:
+    """``url`` (a file an index page linked to, kept without credentials) with the userinfo of
+    the index of ``indexes`` on its host, each ``${VAR}`` of it expanded, when it has none of
+    its own: what asks for the file sends the index's login, never writes it."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return url
+    for index in indexes:
+        expanded = urlsplit(expand_url(index, environ))
+        userinfo, _, host = expanded.netloc.rpartition("@")
+        if userinfo and host == parts.netloc:
+            return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
+    return url

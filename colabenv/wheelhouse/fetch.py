@@ -27,13 +27,18 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from colabenv._target.wheelhouse import remove_dead_parts, wheel_file_pin, write_wheel
 from colabenv._util.files import FileProblem, write_output
 from colabenv.errors import IndexUnavailableError, LockError, OutputError, printable
 from colabenv.index.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, SimpleClient
-from colabenv.index.urls import Redactor, default_index_url, expand_url, strip_credentials
+from colabenv.index.urls import (
+    Redactor,
+    default_index_url,
+    strip_credentials,
+    with_credentials,
+)
 from colabenv.lock.content import Lock, LockedPackage, LockFile
 from colabenv.models.frozen import model
 from colabenv.wheelhouse.plan import (
@@ -459,16 +464,3 @@ def _why(error: BaseException, redact: Callable[[str], str]) -> str:
     if isinstance(error, requests.exceptions.ConnectionError):
         return "the connection failed"
     return redact(f"request failed: {type(error).__name__}")
-
-
-def with_credentials(url: str, indexes: tuple[str, ...], environ: Mapping[str, str]) -> str:
-    """``url`` with the userinfo of the index on its host, when it has none of its own."""
-    parts = urlsplit(url)
-    if "@" in parts.netloc:
-        return url
-    for index in indexes:
-        expanded = urlsplit(expand_url(index, environ))
-        userinfo, _, host = expanded.netloc.rpartition("@")
-        if userinfo and host == parts.netloc:
-            return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
-    return url
