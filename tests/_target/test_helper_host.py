@@ -22,9 +22,8 @@ from colabenv._target import helper
 from colabenv._util.resources import helper_source
 from colabenv.host.kfd import gfx_name, read_kfd_gpus
 from colabenv.script.render import helper_program
-from tests.support.paths import DATA
+from tests.support.amd_hosts import AMD, amd_root
 
-AMD = DATA / "hosts" / "amd"
 KFD_HOSTS = sorted(p.name for p in AMD.iterdir() if (p / "sys").is_dir())
 
 
@@ -39,22 +38,6 @@ def test_the_helpers_kfd_reading_agrees_with_colabenv_host_kfd(host: str) -> Non
 @given(st.integers(min_value=0, max_value=2_000_000))
 def test_the_helpers_gfx_decoder_agrees_with_colabenv_host_kfd(version: int) -> None:
     assert helper.gfx_name(version) == gfx_name(version)
-
-
-def _fake_root(tmp_path: Path, host: str | None, *, kfd: bool = True, rocm: str | None = None) -> Path:
-    """A root with a recorded host's ``sys`` tree, a ``/dev/kfd`` and an installed ROCm's
-    ``.info/version``, each where asked."""
-    root = tmp_path / "root"
-    root.mkdir()
-    if host is not None:
-        (root / "sys").symlink_to(AMD / host / "sys", target_is_directory=True)
-    if kfd:
-        (root / "dev").mkdir()
-        (root / "dev" / "kfd").write_text("")
-    if rocm is not None:
-        (root / "opt" / "rocm" / ".info").mkdir(parents=True)
-        (root / "opt" / "rocm" / ".info" / "version").write_text(rocm + "\n")
-    return root
 
 
 def _preflight(
@@ -82,7 +65,7 @@ def _preflight(
 
 
 def test_a_rocm_target_is_refused_without_dev_kfd(tmp_path: Path) -> None:
-    done = _preflight(tmp_path, "--rocm-gfx", "gfx942", root=_fake_root(tmp_path, "mi300x-cpx", kfd=False))
+    done = _preflight(tmp_path, "--rocm-gfx", "gfx942", root=amd_root(tmp_path, "mi300x-cpx", kfd=False))
     assert done.returncode == 4
     assert done.stdout.strip() == "no AMD GPU driver (no /dev/kfd)"
 
@@ -93,7 +76,7 @@ def test_a_rocm_target_is_refused_without_dev_kfd(tmp_path: Path) -> None:
 def test_a_gpu_whose_gfx_the_build_lacks_is_refused_naming_it_and_the_list(
     tmp_path: Path, host: str, gfx: str
 ) -> None:
-    root = _fake_root(tmp_path, host)
+    root = amd_root(tmp_path, host)
     first = read_kfd_gpus(AMD / host).gpus[0].node
     refused = _preflight(tmp_path, "--rocm-gfx", "gfx908,gfx1201", root=root)
     assert refused.returncode == 4, refused.stderr
@@ -110,7 +93,7 @@ def test_a_gpu_whose_gfx_the_build_lacks_is_refused_naming_it_and_the_list(
 def test_a_gpu_that_states_no_gfx_is_not_refused(tmp_path: Path) -> None:
     """A kernel older than ``gfx_target_version`` (the MI25 recording): the gfx is not known,
     so there is nothing to refuse."""
-    done = _preflight(tmp_path, "--rocm-gfx", "gfx942", root=_fake_root(tmp_path, "mi25-no-gfx-version"))
+    done = _preflight(tmp_path, "--rocm-gfx", "gfx942", root=amd_root(tmp_path, "mi25-no-gfx-version"))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -131,7 +114,7 @@ def test_a_gpu_that_states_no_gfx_is_not_refused(tmp_path: Path) -> None:
 def test_a_rocm_older_than_the_builds_is_refused_where_readable(
     tmp_path: Path, installed: str, rocm_path: str | None, refused: str | None
 ) -> None:
-    root = _fake_root(tmp_path, "mi300x-cpx", rocm=installed)
+    root = amd_root(tmp_path, "mi300x-cpx", rocm=installed)
     env = {"ROCM_PATH": rocm_path} if rocm_path else {}
     done = _preflight(tmp_path, "--rocm-gfx", "gfx942", "--rocm", "6.4", root=root, **env)
     if refused is None:
@@ -141,7 +124,7 @@ def test_a_rocm_older_than_the_builds_is_refused_where_readable(
 
 
 def test_rocm_path_names_where_the_hosts_rocm_is(tmp_path: Path) -> None:
-    root = _fake_root(tmp_path, "mi300x-cpx")
+    root = amd_root(tmp_path, "mi300x-cpx")
     (root / "srv" / "rocm-6.1" / ".info").mkdir(parents=True)
     (root / "srv" / "rocm-6.1" / ".info" / "version").write_text("6.1.2-1\n")
     done = _preflight(tmp_path, "--rocm-gfx", "gfx942", "--rocm", "6.4", root=root, ROCM_PATH="/srv/rocm-6.1")

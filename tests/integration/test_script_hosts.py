@@ -13,28 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.amd_hosts import amd_root
 from tests.support.journeys import colabenv_cli
-from tests.support.paths import DATA, REPO
+from tests.support.paths import REPO
 from tests.support.scriptrun import make_host
 
 pytestmark = pytest.mark.slow
 
-AMD = DATA / "hosts" / "amd"
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 REMEDY = "re-render on this host, or with --cpu for a CPU-only runtime"
-
-
-def _root(tmp_path: Path, host: str, *, kfd: bool, rocm: str | None = None) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "sys").symlink_to(AMD / host / "sys", target_is_directory=True)
-    if kfd:
-        (root / "dev").mkdir()
-        (root / "dev" / "kfd").write_text("")
-    if rocm is not None:
-        (root / "opt" / "rocm" / ".info").mkdir(parents=True)
-        (root / "opt" / "rocm" / ".info" / "version").write_text(rocm + "\n")
-    return root
 
 
 @pytest.mark.parametrize(
@@ -70,7 +57,7 @@ def test_a_rocm_script_stops_at_the_preflight_on_a_host_it_does_not_fit(
     assert done.returncode == 0, done.stderr
     machine = make_host(tmp_path / "host", with_pip=False)
     ran = machine.run(
-        script, timeout=120, COLABENV_HELPER_ROOT=str(_root(tmp_path, host, kfd=kfd, rocm=rocm))
+        script, timeout=120, COLABENV_HELPER_ROOT=str(amd_root(tmp_path, host, kfd=kfd, rocm=rocm))
     )
     assert ran.returncode == 1, ran.stdout + ran.stderr
     failed = [line for line in ran.stderr.splitlines() if line.startswith("COLABENV:")]
