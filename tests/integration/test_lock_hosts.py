@@ -29,6 +29,8 @@ pytestmark = pytest.mark.slow
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 CP = f"cp{sys.version_info.major}{sys.version_info.minor}"
 AMD = ["--rocm", "6.4", "--gfx", "gfx942", "--python", PY, "--allow-unconfirmed"]
+ANOTHER_GFX = [("gfx1100" if flag == "gfx942" else flag) for flag in AMD]
+"""The same host with a Radeon RX 7900 (gfx1100) in place of the MI300X."""
 GRACE = ["--platform", "linux_aarch64", "--cpu", "--python", PY]
 
 
@@ -79,9 +81,7 @@ def test_a_rocm_torch_lock_from_an_x86_host(tmp_path: Path, resolver: str) -> No
         script = colabenv("render", profile, "--lock", out, *AMD)
         assert script.returncode == 0, script.stderr
         assert "torch==2.9.1+rocm6.4" in script.stdout
-        moved = [*AMD]
-        moved[moved.index("gfx942")] = "gfx1100"
-        refused = colabenv("render", profile, "--lock", out, *moved)
+        refused = colabenv("render", profile, "--lock", out, *ANOTHER_GFX)
         assert refused.returncode == 2 and refused.stdout == ""
         assert "does not fit this script: target: gfx gfx942 in the lock, gfx1100 now" in refused.stderr
 
@@ -202,8 +202,6 @@ def test_named_amd_and_aarch64_targets_lock_one_section_each(tmp_path: Path) -> 
         fits = colabenv("render", profile, "--lock", out, *AMD)
         assert fits.returncode == 0, fits.stderr
         assert "torch==2.9.1+rocm6.4" in fits.stdout
-        moved = [*AMD]
-        moved[moved.index("gfx942")] = "gfx1100"
-        refused = colabenv("render", profile, "--lock", out, *moved)
+        refused = colabenv("render", profile, "--lock", out, *ANOTHER_GFX)
         assert refused.returncode == 2 and refused.stdout == ""
         assert "no section fits this host (amd: target: gfx gfx942 in the lock, gfx1100 now" in refused.stderr
