@@ -7,13 +7,16 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
 from colabenv.app.resolution import host_fingerprint, overrides_of
-from colabenv.errors import InputError, OutputError, printable
-from colabenv.models import Profile, Target, TargetOverrides
+from colabenv.errors import InputError, OutputError, UsageError, printable, shown
+from colabenv.models import JobSettings, Profile, Target, TargetOverrides
 from colabenv.models.runtimes import LATEST
 from colabenv.resolve.overrides import TargetFlags
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -90,6 +93,37 @@ def target_flags(args: argparse.Namespace) -> TargetFlags:
         platform=getattr(args, "platform", None),
         rocm=getattr(args, "rocm", None),
         gfx=tuple(getattr(args, "gfx", None) or ()),
+    )
+
+
+def job_flags(args: argparse.Namespace) -> JobSettings:
+    """The job flags of ``render`` (``--gpus``, ``--time`` ...), each by the rule of its
+    ``[job]`` key; the ones not given are None."""
+    from colabenv.profile.job import MAX_CPUS, MAX_GPUS, parse_memory, parse_name, parse_time
+
+    def value(flag: str, given: str | None, parse: Callable[[str], T]) -> T | None:
+        if given is None:
+            return None
+        try:
+            return parse(given)
+        except ValueError as problem:
+            raise UsageError(f"{flag} {shown(given)}: {problem}") from None
+
+    def count(high: int) -> Callable[[str], int]:
+        def parse(text: str) -> int:
+            if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= high:
+                raise ValueError(f"expected a whole number from 1 to {high}")
+            return int(text)
+
+        return parse
+
+    return JobSettings(
+        gpus=value("--gpus", args.gpus, count(MAX_GPUS)),
+        gpu_type=value("--gpu-type", args.gpu_type, lambda text: parse_name(text, "a GPU type")),
+        time_s=value("--time", args.time, parse_time),
+        memory_mib=value("--memory", args.memory, parse_memory),
+        cpus=value("--cpus", args.cpus, count(MAX_CPUS)),
+        partition=value("--partition", args.partition, lambda text: parse_name(text, "a partition")),
     )
 
 

@@ -65,8 +65,11 @@ def _report(argv: Sequence[str] | None, stdout: TextIO | None) -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    words, tail = split_job_command(words)
     parser = build_parser(words[0] if words and words[0] in SUBCOMMANDS else None)
     args = parser.parse_args(words)
+    if args.command == "render":
+        args.job_command = tail
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
@@ -74,6 +77,15 @@ def _run(argv: Sequence[str] | None) -> int:
     code: int = module.run(args)
     sys.stdout.flush()
     return code
+
+
+def split_job_command(words: list[str]) -> tuple[list[str], list[str]]:
+    """``render``'s words, and the job's command: all that follows its first ``--``, taken whole
+    before argparse (whose subcommands do not pass ``--`` on as a separator)."""
+    if words and words[0] == "render" and "--" in words:
+        cut = words.index("--")
+        return words[:cut], words[cut + 1 :]
+    return words, []
 
 
 class _StdoutFailed(OutputError):

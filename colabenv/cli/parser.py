@@ -145,8 +145,31 @@ def _render_args(p: argparse.ArgumentParser) -> None:
         help="copy this colabenv wheel into the build folder and install it, instead of "
         "the wheel made from this colabenv's own installed files",
     )
+    _add_job_flags(p)
     _add_resolution_flags(p)
     _add_offline(p)
+
+
+def _add_job_flags(p: argparse.ArgumentParser) -> None:
+    """What a Slurm or Kubernetes job asks of the cluster, over the profile's ``[job]`` table
+    (issue 37); the command the job runs follows ``--`` (taken by ``cli.main`` before argparse)."""
+    job = p.add_argument_group(
+        "cluster jobs", "with --format slurm or kubernetes; each over the profile's [job]"
+    )
+    job.add_argument("--gpus", metavar="N", help="GPUs per node (1-64)")
+    job.add_argument("--gpu-type", metavar="TYPE", help="the GPU type as the cluster names it (a100, h100)")
+    job.add_argument(
+        "--time", metavar="LIMIT", help="the time limit, in Slurm's forms (90, 1:30:00, 2-00:00:00)"
+    )
+    job.add_argument("--memory", metavar="SIZE", help="host memory (32G, 512M)")
+    job.add_argument("--cpus", metavar="N", help="CPU cores per task")
+    job.add_argument("--partition", metavar="NAME", help="the Slurm partition")
+    job.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help="the image the job runs in: an Apptainer image file (slurm) or the reference of the "
+        "image built from --format dockerfile (kubernetes)",
+    )
 
 
 def _resolve_args(p: argparse.ArgumentParser) -> None:

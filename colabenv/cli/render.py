@@ -30,9 +30,14 @@ from colabenv.index.check import index_check
 from colabenv.script.plan import InstallPlan, install_plan
 from colabenv.script.render import render_plan
 
+JOB_FORMATS = ("slurm", "kubernetes")
+"""The formats of a batch job: they take the job flags, ``--image`` and a command after ``--``."""
+JOB_FLAGS = ("gpus", "gpu_type", "time", "memory", "cpus", "partition", "image")
+
 
 def run(args: argparse.Namespace) -> int:
-    image = args.format != "script"
+    _refuse_job_flags(args)
+    image = args.format in ("dockerfile", "apptainer")
     if not image and (args.base_image or args.colabenv_wheel):
         raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or apptainer")
     if args.colabenv_wheel and not args.output:
@@ -64,6 +69,20 @@ def run(args: argparse.Namespace) -> int:
     for warning in resolution.warnings:
         sys.stderr.write(f"colabenv: warning: {warning}\n")
     return 0
+
+
+def _refuse_job_flags(args: argparse.Namespace) -> None:
+    """The job flags and a command, given with a format that has no job."""
+    if args.format in JOB_FORMATS:
+        return
+    given = [f"--{name.replace('_', '-')}" for name in JOB_FLAGS if getattr(args, name) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: with --format slurm or kubernetes only")
+    if args.job_command:
+        shown = printable(" ".join(args.job_command)[:80])
+        raise UsageError(
+            f"unexpected argument {shown}: a command after -- goes with --format slurm or kubernetes"
+        )
 
 
 def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:

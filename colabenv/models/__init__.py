@@ -7,7 +7,8 @@
 :mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings),
 :mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices)
 and :mod:`~colabenv.models.resolution`; every name is taken
-from here. :mod:`~colabenv.models.deaths`: the kernel log's OOM lines, session limits, remedies.
+from here. :mod:`~colabenv.models.deaths`: the kernel log's OOM lines, session limits, remedies;
+:mod:`~colabenv.models.job`: what a batch job asks of a cluster.
 
 Nothing here reads files or the host. Versions are :class:`packaging.version.Version`,
 specifiers :class:`packaging.specifiers.SpecifierSet`; mappings are tuples of pairs so that
@@ -56,6 +57,7 @@ from colabenv.models.deaths import DeathFacts, KernelEvent, KernelLog, Remedy, S
 from colabenv.models.doctor import Evidence, Finding
 from colabenv.models.images import BaseImage
 from colabenv.models.installed import InstalledDist, InstalledSet
+from colabenv.models.job import JobSettings
 from colabenv.models.packages import PackageChoice, PackageRequest
 from colabenv.models.profile import (
     FrameworkRequest,
@@ -151,6 +153,7 @@ __all__ = [
     "InstalledSet",
     "Installer",
     "IoCheck",
+    "JobSettings",
     "KernelEvent",
     "KernelLog",
     "LockedCudaPackage",

@@ -12,6 +12,7 @@ from packaging.utils import NormalizedName
 
 from colabenv.models.base import Framework, Installer
 from colabenv.models.frozen import model
+from colabenv.models.job import JobSettings
 from colabenv.models.packages import PackageRequest
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ class Profile:
 
     watch: WatchSettings = field(default_factory=WatchSettings)
     cuda_packages: tuple[PackageRequest, ...] = ()
+    job: JobSettings = field(default_factory=JobSettings)
+    """``[job]``: what a Slurm or Kubernetes job asks of the cluster."""
     """The CUDA packages ``[frameworks]`` names beside the frameworks (``xformers = "*"``)."""
 
     def framework(self, framework: Framework) -> FrameworkRequest | None:

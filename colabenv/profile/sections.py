@@ -34,6 +34,7 @@ from colabenv.models import (
     Installer,
     InstallSettings,
     IoCheck,
+    JobSettings,
     PackageRequest,
     Profile,
     Reproducibility,
@@ -42,7 +43,7 @@ from colabenv.models import (
     WatchSettings,
 )
 from colabenv.models.frameworks import FACTS
-from colabenv.profile import env, packages, rules, targets
+from colabenv.profile import env, job, packages, rules, targets
 from colabenv.profile.files import NAME_PATTERN, Context
 from colabenv.seeding import hook_environment
 
@@ -69,6 +70,7 @@ TOP_KEYS = (
     "catalog",
     "targets",
     "watch",
+    "job",
 )
 FRAMEWORK_TABLE_KEYS = ("version", "variant")
 PACKAGES_KEYS = ("requirements",)
@@ -133,6 +135,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
     catalog_paths, allow_unconfirmed, check_index = attempt(lambda: _catalog(doc.sub("catalog")), no_catalog)
     named_targets: tuple[TargetSpec, ...] = attempt(lambda: targets.targets(doc.sub("targets")), ())
     watch = attempt(lambda: _watch(doc.sub("watch")), WatchSettings())
+    job_settings = attempt(lambda: job.job(doc.sub("job")), JobSettings())
     problems.raise_found()
     return Profile(
         name=name,
@@ -153,6 +156,7 @@ def build(document: Mapping[str, object], context: Context, partial: bool = Fals
         targets=named_targets,
         watch=watch,
         cuda_packages=cuda_packages,
+        job=job_settings,
     )
 
 

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.fixtures import Runner
 
 PROFILE = """\
@@ -123,3 +125,59 @@ def test_resolve_shows_the_companions_it_pins(runner: Runner, tmp_path: Path) ->
     )
     vision = next(r for r in pinned["frameworks"]["torch"]["requirements"] if r.startswith("torchvision=="))
     assert f"with {vision.replace('==', ' ')} (" in torch
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (("--gpus", "2"), "colabenv: --gpus: with --format slurm or kubernetes only\n"),
+        (
+            ("--time", "1:00:00", "--image", "x.sif"),
+            "colabenv: --time, --image: with --format slurm or kubernetes only\n",
+        ),
+        (
+            ("--", "python", "train.py"),
+            "colabenv: unexpected argument python train.py: a command after -- goes",
+        ),
+    ],
+)
+def test_job_flags_and_a_command_go_with_a_job_format_only(
+    runner: Runner, tmp_path: Path, words: tuple[str, ...], message: str
+) -> None:
+    out = tmp_path / "setup.sh"
+    done = runner("render", _profile(tmp_path), "--cpu", "--python", "3.12", "-o", out, *words)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(message)
+    assert done.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (("--gpus", "0"), "colabenv: --gpus '0': expected a whole number from 1 to 64\n"),
+        (("--gpus", "²"), "colabenv: --gpus '²': expected a whole number from 1 to 64\n"),
+        (("--time", "1:99"), "colabenv: --time '1:99': minutes and seconds go up to 59;"),
+        (("--memory", "lots"), "colabenv: --memory 'lots': expected a size such as 32G"),
+        (("--partition", "a;b"), "colabenv: --partition 'a;b': expected a partition:"),
+    ],
+)
+def test_job_flag_values_follow_the_job_table_rules(words: tuple[str, ...], message: str) -> None:
+    from colabenv.cli.common import job_flags
+    from colabenv.cli.parser import build_parser
+    from colabenv.errors import UsageError
+
+    args = build_parser("render").parse_args(["render", "p.toml", *words])
+    with pytest.raises(UsageError) as caught:
+        job_flags(args)
+    assert f"colabenv: {caught.value}\n".startswith(message)
+
+
+def test_the_job_command_is_everything_after_the_first_double_dash() -> None:
+    from colabenv.cli.main import split_job_command
+
+    words, command = split_job_command(
+        ["render", "p.toml", "--format", "slurm", "--", "python", "t.py", "--", "-o"]
+    )
+    assert (words, command) == (["render", "p.toml", "--format", "slurm"], ["python", "t.py", "--", "-o"])
+    assert split_job_command(["lock", "p.toml", "--", "x"]) == (["lock", "p.toml", "--", "x"], [])
