@@ -114,6 +114,12 @@ class IndexUnavailableError(ColabenvError):
     exit_code = 4
 
 
+class IndexUnreachableError(IndexUnavailableError):
+    """A package index gave no answer: its host could not be reached (refused, not found, the
+    connection failed) or did not answer within the deadline. An index that answered badly (a
+    refused credential, a malformed page, an HTTP error) is an :class:`IndexUnavailableError`."""
+
+
 class LockError(ColabenvError):
     """A lockfile that cannot be read, or a resolver (uv, pip-tools) that failed."""
 

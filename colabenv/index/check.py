@@ -37,7 +37,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv._util.cache import keep, recent
-from colabenv.errors import ColabenvError, IndexUnavailableError, printable
+from colabenv.errors import ColabenvError, IndexUnavailableError, IndexUnreachableError, printable
 from colabenv.index.urls import with_credentials
 from colabenv.models.availability import (
     FIND_LINKS_PREFIX,
@@ -66,7 +66,6 @@ MAX_METADATA_BYTES = 1 << 20
 """A metadata file larger than this is not read (torch's is about 30 KB)."""
 MAX_REQUIRES = 2000
 """A metadata file with more Requires-Dist than this is not taken (torch's has about 30)."""
-_UNREACHABLE = ("unreachable (", "no complete answer from", "no answer within")
 _PAGE_FORM = "with metadata"
 """The form of a kept page (its files name their metadata file): in its cache key."""
 
@@ -275,7 +274,7 @@ class IndexCheck:
         redact = self._redactors.get(_shown(url))
         message = error.message.replace(" (--http-deadline)", "")
         message = redact(message) if redact is not None else message
-        if not isinstance(error, _Remembered) and any(p in message for p in _UNREACHABLE):
+        if isinstance(error, IndexUnreachableError):
             keep(CACHE_KIND, _unreachable_key(url), {"message": message}, self.environ)
         return printable(message)
 
@@ -352,9 +351,9 @@ class IndexCheck:
                 with_credentials(wheel, (url,) if url else (), self.environ) + ".metadata",
                 max_bytes=MAX_METADATA_BYTES,
             )
-        except IndexUnavailableError as error:
-            if any(part in error.message for part in _UNREACHABLE):
-                raise
+        except IndexUnreachableError:
+            raise
+        except IndexUnavailableError:
             data = None  # answered, but not with a file to read: it says nothing
         texts = requires_dist(data) if data is not None else None
         keep(CACHE_KIND, key, {"found": texts is not None, "requires": list(texts or ())}, self.environ)

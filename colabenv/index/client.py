@@ -24,7 +24,7 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from packaging.utils import canonicalize_name
 
 from colabenv._util.bounds import MAX_FILE_BYTES, file_size
-from colabenv.errors import IndexUnavailableError, UsageError, printable
+from colabenv.errors import IndexUnavailableError, IndexUnreachableError, UsageError, printable
 from colabenv.index.urls import expand_url, strip_credentials
 from colabenv.models.frozen import model
 
@@ -372,7 +372,7 @@ class SimpleClient:
             # a socket timeout (set to the deadline when it is shorter) that fired as the wait
             # ended is the deadline too: one message, whichever thread was first
             self._abandoned = True
-            raise IndexUnavailableError(
+            raise IndexUnreachableError(
                 f"index {printable(index)}: no complete answer from {printable(shown)} within "
                 f"{self.deadline_s:g} s (--http-deadline)"
             )
@@ -383,7 +383,9 @@ class SimpleClient:
                 f"index at {printable(shown)} answered more than {_in_mib(max_bytes)} MiB for {what}; refused"
             ) from None
         if isinstance(result, BaseException):
-            raise IndexUnavailableError(f"index {printable(index)}: {self._why(result, started)}")
+            why, unreachable = self._why(result, started)
+            error = IndexUnreachableError if unreachable else IndexUnavailableError
+            raise error(f"index {printable(index)}: {why}")
         return result
 
     def _run(self, method: str, url: str, outcome: list[_Answer | BaseException], max_bytes: int) -> None:
@@ -420,24 +422,25 @@ class SimpleClient:
         if status >= 400:
             raise IndexUnavailableError(f"index {shown}: answered HTTP {status}{what}")
 
-    def _why(self, exc: BaseException, started: float) -> str:
+    def _why(self, exc: BaseException, started: float) -> tuple[str, bool]:
+        """Why a request failed, and whether the index gave no answer at all (unreachable)."""
         requests = self._requests
         text = str(exc)
         if isinstance(exc, requests.exceptions.SSLError):
-            return "TLS error (certificate or protocol)"
+            return "TLS error (certificate or protocol)", False
         if isinstance(exc, requests.exceptions.Timeout):
-            return f"no answer within {time.monotonic() - started:.0f} s"
+            return f"no answer within {time.monotonic() - started:.0f} s", True
         if "Connection refused" in text:
-            return "unreachable (connection refused)"
+            return "unreachable (connection refused)", True
         if (
             "Name or service not known" in text
             or "NameResolutionError" in text
             or "nodename nor servname" in text
         ):
-            return "unreachable (host name not found)"
+            return "unreachable (host name not found)", True
         if isinstance(exc, requests.exceptions.ConnectionError):
-            return "unreachable (the connection failed)"
-        return self._redact(f"request failed: {type(exc).__name__}")
+            return "unreachable (the connection failed)", True
+        return self._redact(f"request failed: {type(exc).__name__}"), False
 
 
 class _TooLarge(Exception):

@@ -389,3 +389,30 @@ def test_a_page_of_too_many_links_is_refused(kind: str) -> None:
         content_type = "application/vnd.pypi.simple.v1+json"
     with pytest.raises(ProjectPageError, match="more than 200000"):
         parse_project_page(body, content_type, "https://i.example/simple/x/")
+
+
+@pytest.mark.parametrize(
+    ("mode", "unreachable"),
+    [("slow", True), ("stall", False), ("malformed", False), ("nan", False)],
+)
+def test_only_an_index_that_gives_no_answer_is_unreachable(mode: str, unreachable: bool) -> None:
+    """The index check remembers an unreachable host by this type, never by the message text."""
+    from colabenv.errors import IndexUnreachableError
+    from tests.support.hostile_index import HostileIndex
+
+    with HostileIndex(mode) as index:
+        client = SimpleClient(clean_env(), str, deadline_s=0.5)
+        with pytest.raises(IndexUnavailableError) as caught:
+            client.project_files(index.url, "torch")
+    assert isinstance(caught.value, IndexUnreachableError) is unreachable, caught.value
+
+
+def test_a_closed_port_is_unreachable(tmp_path: Path) -> None:
+    from colabenv.errors import IndexUnreachableError
+
+    closed = LocalIndex(tmp_path)
+    closed.start()
+    url = f"{closed.base_url}/simple/"
+    closed.stop()
+    with pytest.raises(IndexUnreachableError, match=r"unreachable \(connection refused\)"):
+        SimpleClient(clean_env(), str, deadline_s=2).project_files(url, "torch")
