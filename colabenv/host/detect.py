@@ -68,10 +68,16 @@ def _glibc_version() -> str | None:
     return version if lib == "glibc" and version else None
 
 
-def platform_tag(raw: str | None = None) -> str:
-    """``sysconfig.get_platform()`` as a wheel platform tag, e.g. ``linux_x86_64``."""
+def platform_tag(raw: str | None = None, machine: str | None = None) -> str:
+    """``sysconfig.get_platform()`` (this interpreter's, or ``raw``) as a wheel platform tag:
+    ``linux_x86_64`` or ``linux_aarch64`` by :func:`~colabenv.host.interpreter.wheel_platform`
+    (``machine``, ``platform.machine()`` by default, where the platform names none), else the
+    platform with each run of other characters as ``_`` (``macosx_11_0_arm64``)."""
+    from colabenv.host.interpreter import wheel_platform
+
     text = raw if raw is not None else sysconfig.get_platform()
-    return re.sub(r"[^A-Za-z0-9]+", "_", text)
+    known = wheel_platform(text, platform.machine() if machine is None else machine)
+    return known or re.sub(r"[^A-Za-z0-9]+", "_", text)
 
 
 def _installed_distributions(
@@ -95,7 +101,7 @@ def _looking_into(host: HostProbe, interpreter: Interpreter) -> HostProbe:
         distributions=lambda: installed_distributions(interpreter.path),
         python_version=interpreter.version,
         python_implementation=interpreter.implementation,
-        platform_tag=interpreter.wheel_platform or platform_tag(interpreter.platform),
+        platform_tag=platform_tag(interpreter.platform, interpreter.machine),
         free_threaded=interpreter.free_threaded,
     )
 

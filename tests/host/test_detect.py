@@ -811,6 +811,9 @@ def test_platform_tag_normalisation() -> None:
     assert platform_tag("linux-x86_64") == "linux_x86_64"
     assert platform_tag("linux-aarch64") == "linux_aarch64"
     assert platform_tag("macosx-11.0-arm64") == "macosx_11_0_arm64"
+    # a Linux platform naming no machine takes the machine's, by the interpreter's one rule
+    assert platform_tag("linux", "arm64") == "linux_aarch64"
+    assert platform_tag("linux", "riscv64") == "linux"
 
 
 def test_json_shape_shows_frameworks_and_cuda_wheels_under_installed() -> None:
