@@ -47,10 +47,17 @@ what a catalog build's ``requires`` and refresh's pins hold."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+def distribution_name(text: str) -> str | None:
+    """The distribution a requirement or pin names, normalized (``nvidia-cudnn-cu12`` of
+    ``nvidia_cudnn_cu12>=9``); None where ``text`` starts with no name."""
+    match = _NAME_RE.match(text.strip())
+    return None if match is None else re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
 def is_nvidia_wheel(text: str) -> bool:
     """Whether the requirement ``text`` names one of NVIDIA's CUDA wheels."""
-    match = _NAME_RE.match(text)
-    return match is not None and match.group(0).lower().replace("_", "-").startswith(NVIDIA_PREFIXES)
+    name = distribution_name(text)
+    return name is not None and name.startswith(NVIDIA_PREFIXES)
 
 
 def is_pin_text(text: str) -> bool:

@@ -14,8 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
-
+from colabenv._util.pep508 import distribution_name, is_nvidia_wheel
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import ResolutionError
 from colabenv.models import PLATFORMS, Framework, LockedFramework, Profile, Resolution, format_driver
@@ -188,27 +187,20 @@ def host_checks(resolution: Resolution, platform: str) -> HostChecks:
 
 
 def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
-    """A ROCm environment installs no ``nvidia-*`` distribution: a plan for AMD GPUs that would
-    (a profile's package, a lock's pin) is exit 3, naming them."""
+    """A ROCm environment installs none of NVIDIA's CUDA wheels (``nvidia-*``, ``cuda-*``:
+    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a plan for AMD GPUs that would (a
+    profile's package, a lock's pin) is exit 3, naming them."""
     target = plan.resolution.target
     if not accelerator_of(target).traits.hip:
         return
     wanted = (*plan.requirements, *plan.resolution.constraint_lines)
-    names = [canonicalize_name(_distribution(text)) for text in wanted]
-    found = sorted({name for name in names if name.startswith("nvidia-")})
+    found = sorted({distribution_name(text) or text for text in wanted if is_nvidia_wheel(text)})
     if found:
         raise ResolutionError(
             f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): the script would "
-            f"install {', '.join(found)}; an AMD GPU (ROCm) environment installs no nvidia-* wheel"
+            f"install {', '.join(found)}; an AMD GPU (ROCm) environment installs no NVIDIA CUDA "
+            "wheel (nvidia-*, cuda-*)"
         )
-
-
-def _distribution(requirement: str) -> str:
-    """The distribution a requirement or pin names (``nvidia-cudnn-cu12`` of ``nvidia_cudnn_cu12>=9``)."""
-    name = requirement.strip()
-    for stop in "[<>=!~;@ (":
-        name = name.split(stop, 1)[0]
-    return name
 
 
 def _resolution_plan(resolution: Resolution, profile: Profile, colabenv_version: str) -> InstallPlan:

@@ -99,14 +99,16 @@ def test_an_nvidia_distribution_in_a_rocm_plan_is_exit_3_naming_it(
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(
-        'name = "p"\n[frameworks]\ntorch = "*"\n[packages]\nrequirements = ["nvidia_cudnn_cu12>=9", "six"]\n'
+        'name = "p"\n[frameworks]\ntorch = "*"\n[packages]\n'
+        'requirements = ["nvidia_cudnn_cu12>=9", "six", "Cuda.Bindings"]\n'
     )
     code = main(["render", str(profile), *ROCM_FLAGS])
     out, err = capsys.readouterr()
     assert (code, out) == (3, "")
     assert err.strip().splitlines() == [
         "colabenv: the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the script would install "
-        "nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no nvidia-* wheel"
+        "cuda-bindings, nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel "
+        "(nvidia-*, cuda-*)"
     ]
 
 
