@@ -56,12 +56,13 @@ import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from colabenv.accelerators.registry import accelerator, accelerator_of
 from colabenv.errors import ProfileError, UsageError, printable
-from colabenv.models import Accelerator, BaseImage, Profile
+from colabenv.models import Accelerator, BaseImage, Profile, Target
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
-from colabenv.script.plan import InstallPlan, installed_target_line
+from colabenv.script.plan import InstallPlan, installed_target, installed_target_line
 
 
 class ImageFormat(str, enum.Enum):
@@ -114,7 +115,7 @@ class _Image:
     base_image: str
     platform: str
     python: str
-    accelerator: str
+    accelerator: Accelerator
     externally_managed: bool
     note: str
     labels: tuple[tuple[str, str], ...]
@@ -235,21 +236,10 @@ def _dl3064_flags(name: str) -> bool:
     return any(part in name.lower() for part in DL3064_PARTS)
 
 
-def _accelerator(target: dict[str, object]) -> str:
-    """The target's accelerator kind as the table names it (``nvidia``, ``rocm``, ``tpu``, ``cpu``)."""
-    kind = target.get("accelerator")
-    if isinstance(kind, str):
-        return kind
-    if isinstance(target.get("tpu"), dict):
-        return "tpu"
-    return "cpu" if target.get("driver") is None and target.get("cuda") is None else "nvidia"
-
-
-def _base(target: dict[str, object], python: str, images: Sequence[BaseImage] | None) -> BaseImage:
+def _base(target: Target, python: str, images: Sequence[BaseImage] | None) -> BaseImage:
     """The table's entry for the target; without a table, the slim Python image (x86-64)."""
-    platform, accelerator = str(target["platform"]), _accelerator(target)
-    rocm = target.get("rocm")
-    rocm_text = str(rocm) if rocm is not None else None
+    platform, accelerator = target.platform, accelerator_of(target).kind.value
+    rocm_text = str(target.rocm) if target.rocm is not None else None
     if images is None:
         return BaseImage((platform,), (accelerator,), BASE_IMAGE, "")
     for entry in images:
@@ -295,7 +285,8 @@ def _image(
             f"--base-image: {printable(base_image)} is not an image reference "
             "([registry/]name[:tag][@sha256:digest])"
         )
-    base = _base(target, python, images) if base_image is None else None
+    installed = installed_target(plan.resolution, plan.lock)
+    base = _base(installed, python, images) if base_image is None else None
     required = plan.required_driver
     frameworks = _frameworks_text(marker["frameworks"])
     target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
@@ -324,7 +315,7 @@ def _image(
         base_image=base_image or (base.image if base is not None else BASE_IMAGE).format(python=python),
         platform=platform,
         python=python,
-        accelerator=_accelerator(target),
+        accelerator=accelerator_of(installed).kind,
         externally_managed=base is not None and base.externally_managed,
         note=base.note if base is not None else "",
         labels=tuple(labels),
@@ -591,9 +582,7 @@ def _definition(syntax: _Syntax, image: _Image, name: str, colabenv_version: str
     if image.secrets:
         secrets = syntax.join.join(syntax.secret.format(name=secret) for secret in image.secrets)
         yield _comment(syntax.secrets.format(secrets=secrets))
-    from colabenv.accelerators.registry import accelerator
-
-    traits = accelerator(Accelerator(image.accelerator)).traits
+    traits = accelerator(image.accelerator).traits
     check = syntax.check.replace("--gpus all", traits.docker_devices).replace(
         "--nv", traits.apptainer_devices
     )

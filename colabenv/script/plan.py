@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from colabenv._util.pep508 import distribution_name, is_nvidia_wheel
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import ResolutionError
-from colabenv.models import PLATFORMS, Framework, LockedFramework, Profile, Resolution, format_driver
+from colabenv.models import PLATFORMS, Framework, LockedFramework, Profile, Resolution, Target, format_driver
 from colabenv.models.frozen import model
 from colabenv.script.bash import q
 from colabenv.script.marker import verify_record
@@ -289,6 +289,11 @@ def _resolution_described(resolution: Resolution) -> Iterator[str]:
         yield f"  package {package}"
 
 
+def installed_target(resolution: Resolution, lock: LockInput | None) -> Target:
+    """The target a plan installs for: the lock's where it records one, else the resolution's."""
+    return lock.target.to_target() if lock is not None and lock.target is not None else resolution.target
+
+
 def installed_target_line(plan: InstallPlan) -> str:
     """The target the plan installs for, as the header says it: the lock's where it embeds one
     that records its target, else the resolution's."""
@@ -514,14 +519,12 @@ def marker_record(
     ``verify`` checks without ``--profile`` (smoke tests, thresholds, ``io_paths``, the
     ``[reproducibility]`` it must find in effect) comes from the profile either way.
     """
-    target: dict[str, object] = resolution.target.to_json()
+    target: dict[str, object] = installed_target(resolution, lock).to_json()
     frameworks: dict[str, object] = {c.framework.value: c.to_json() for c in resolution.choices}
     frameworks.update((str(p.name), p.to_json()) for p in resolution.cuda_packages)
     requirements: list[str] = list(resolution.requirements)
     if lock is not None:
         requirements = list(lock.pins)
-        if lock.target is not None:
-            target = lock.target.to_target().to_json()
         if lock.frameworks:
             frameworks = _lock_frameworks(lock)
     record = {
