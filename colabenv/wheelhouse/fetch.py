@@ -51,6 +51,7 @@ from colabenv.wheelhouse.plan import (
     manifest_text,
     merge,
     readme_text,
+    recorded_size,
     section_label,
     target_tags,
 )
@@ -199,7 +200,8 @@ def plan(
             kept = choose_wheel(package, folder.kept(package), tags)
             if kept is not None:
                 filename, url, sha256 = kept
-                wanted.append(Wanted(filename, package.name, package.version, sha256, url, (label,)))
+                size = recorded_size(package, sha256)
+                wanted.append(Wanted(filename, package.name, package.version, sha256, url, (label,), size))
                 continue
             indexes = lock_indexes(section.lock, default)
             files = _known_files(section.lock, indexes, package, client)
@@ -215,7 +217,8 @@ def plan(
                 )
             filename, url, sha256 = chosen
             shown = redact(strip_credentials(url))
-            wanted.append(Wanted(filename, package.name, package.version, sha256, shown, (label,)))
+            size = recorded_size(package, sha256)
+            wanted.append(Wanted(filename, package.name, package.version, sha256, shown, (label,), size))
             sources[filename] = with_credentials(url, lock_indexes(section.lock, default), environ)
     return Plan(sections, merge(wanted), tuple(sources.items()))
 
@@ -343,11 +346,15 @@ def _download(
             count[0] += len(chunk)
             if count[0] > MAX_WHEEL_BYTES:
                 raise _Mismatch(f"more than {MAX_WHEEL_BYTES >> 30} GiB")
+            if item.size is not None and count[0] > item.size:
+                raise _Mismatch(f"more than the {item.size} bytes the lock records")
             digest.update(chunk)
             progress.advance(len(chunk))
             yield chunk
 
     def check() -> None:
+        if item.size is not None and count[0] != item.size:
+            raise _Mismatch(f"{count[0]} bytes, the lock says {item.size}")
         if digest.hexdigest() != item.sha256:
             raise _Mismatch(f"sha256 {digest.hexdigest()}, the lock says {item.sha256}")
 
@@ -362,6 +369,8 @@ def _download(
             size = int(declared) if declared.isdigit() and len(declared) < 20 else None
             if size is not None and size > MAX_WHEEL_BYTES:
                 raise _Mismatch(f"{size} bytes announced, more than {MAX_WHEEL_BYTES >> 30} GiB")
+            if size is not None and item.size is not None and size != item.size:
+                raise _Mismatch(f"{size} bytes announced, the lock says {item.size}")
             progress.expect(size)
             with slow.watching(response):
                 write_wheel(str(folder), item.filename, chunks(response), check)

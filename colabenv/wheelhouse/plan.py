@@ -7,6 +7,7 @@ target is one section; a lock with one section per target lists each (``--target
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -49,6 +50,8 @@ class Wanted:
     sha256: str
     url: str
     sections: tuple[str, ...]
+    size: int | None = None
+    """The file's size in bytes as the lock records it (a pylock's ``size``); None: not recorded."""
 
 
 def lock_sections(lock_file: LockFile, target: str | None) -> tuple[Section, ...]:
@@ -124,6 +127,11 @@ def choose_wheel(
     return None if best is None else best[1:]
 
 
+def recorded_size(package: LockedPackage, sha256: str) -> int | None:
+    """The size the lock records for the file of ``package`` with ``sha256``, if any."""
+    return next((f.size for f in package.files if f.sha256 == sha256 and f.size is not None), None)
+
+
 def merge(wanted: Iterable[Wanted]) -> tuple[Wanted, ...]:
     """One entry per file, with every section that installs it, sorted by file name."""
     by_file: dict[str, Wanted] = {}
@@ -135,9 +143,7 @@ def merge(wanted: Iterable[Wanted]) -> tuple[Wanted, ...]:
             raise LockError(f"{printable(item.filename)}: two sha256 hashes in the lock for one file name")
         else:
             sections = tuple(dict.fromkeys((*seen.sections, *item.sections)))
-            by_file[item.filename] = Wanted(
-                seen.filename, seen.name, seen.version, seen.sha256, seen.url, sections
-            )
+            by_file[item.filename] = dataclasses.replace(seen, sections=sections)
     return tuple(by_file[name] for name in sorted(by_file))
 
 

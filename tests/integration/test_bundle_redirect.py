@@ -27,8 +27,8 @@ BASIC = "Basic " + base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
 
 class _Server:
     """``/files/WHEEL`` answers 302 to :attr:`location` (a template: ``{port}`` is this server's
-    port); ``/store/WHEEL`` answers the wheel. Each request's path and Authorization header
-    (``""`` when none) is recorded in :attr:`seen`."""
+    port); ``/store/WHEEL`` answers the wheel (``/bare/WHEEL`` too, with no Content-Length).
+    Each request's path and Authorization header (``""`` when none) is recorded in :attr:`seen`."""
 
     def __init__(self) -> None:
         self.location = ""
@@ -43,6 +43,10 @@ class _Server:
                     self.send_header("Location", served.location.format(port=served.port))
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                elif self.path == f"/bare/{WHEEL}":  # no Content-Length: the bytes say the size
+                    self.send_response(200)
+                    self.end_headers()
+                    self.wfile.write(BODY)
                 elif self.path == f"/store/{WHEEL}":
                     self.send_response(200)
                     self.send_header("Content-Length", str(len(BODY)))
@@ -148,3 +152,46 @@ def test_a_redirect_to_a_scheme_not_http_is_refused_naming_the_file(
     )
     assert server.seen == [(f"/files/{WHEEL}", BASIC)]
     assert not folder.exists() or sorted(p.name for p in folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("store", "recorded", "said"),
+    [
+        ("store", len(BODY) - 1, f"{len(BODY)} bytes announced, the lock says {len(BODY) - 1}"),
+        ("store", len(BODY) + 1, f"{len(BODY)} bytes announced, the lock says {len(BODY) + 1}"),
+        ("bare", len(BODY) - 1, f"more than the {len(BODY) - 1} bytes the lock records"),
+        ("bare", len(BODY) + 1, f"{len(BODY)} bytes, the lock says {len(BODY) + 1}"),
+    ],
+)
+def test_a_file_of_another_size_than_the_lock_records_is_refused_and_not_kept(
+    tmp_path: Path, server: _Server, store: str, recorded: int, said: str
+) -> None:
+    """A pylock's ``size`` bounds the download: the announced length or the bytes that came
+    differ from it, and bundle refuses the file, its hash never the first to say so."""
+    server.location = f"http://127.0.0.1:{{port}}/{store}/{WHEEL}"
+    url = f"http://127.0.0.1:{server.port}/files/{WHEEL}"
+    lock = write_wheel_lock(
+        tmp_path / "pylock.toml",
+        [("moved", WHEEL, BODY, url)],
+        f"http://127.0.0.1:{server.port}/simple",
+        sizes=[recorded],
+    )
+    folder = tmp_path / "wheels"
+    done = _bundle(lock, folder, tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert f"{said}; refused (nothing kept)" in done.stderr
+    assert not (folder / WHEEL).exists()
+
+
+def test_the_size_the_lock_records_is_taken(tmp_path: Path, server: _Server) -> None:
+    server.location = f"http://127.0.0.1:{{port}}/store/{WHEEL}"
+    url = f"http://127.0.0.1:{server.port}/files/{WHEEL}"
+    lock = write_wheel_lock(
+        tmp_path / "pylock.toml",
+        [("moved", WHEEL, BODY, url)],
+        f"http://127.0.0.1:{server.port}/simple",
+        sizes=[len(BODY)],
+    )
+    done = _bundle(lock, tmp_path / "wheels", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "wheels" / WHEEL).read_bytes() == BODY

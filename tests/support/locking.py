@@ -171,10 +171,13 @@ def write_targets_profile(
     return path
 
 
-def write_wheel_lock(path: Path, wheels: Sequence[tuple[str, str, bytes, str]], index: str) -> Path:
+def write_wheel_lock(
+    path: Path, wheels: Sequence[tuple[str, str, bytes, str]], index: str, *, sizes: Sequence[int] = ()
+) -> Path:
     """A pylock at ``path`` holding one wheel per ``(project, filename, body, url)``, each hashed
     from its body, for CPython 3.12 on Linux x86_64 and no frameworks, with ``index`` as the
-    lock's index (``${VAR}`` references allowed): what ``colabenv bundle`` downloads."""
+    lock's index (``${VAR}`` references allowed): what ``colabenv bundle`` downloads. ``sizes``:
+    each wheel's recorded ``size`` in turn (none recorded where left out)."""
     header = LockHeader(
         colabenv_version="0.1.0",
         profile_name=wheels[0][0],
@@ -183,11 +186,14 @@ def write_wheel_lock(path: Path, wheels: Sequence[tuple[str, str, bytes, str]], 
         frameworks=(),
         resolver="uv 0.13.9",
     )
+    recorded = [*sizes, *[None] * len(wheels)]
     packages = tuple(
         LockedPackage(
-            canonicalize_name(project), "1.0", (LockedFile(hashlib.sha256(body).hexdigest(), filename, url),)
+            canonicalize_name(project),
+            "1.0",
+            (LockedFile(hashlib.sha256(body).hexdigest(), filename, url, recorded[position]),),
         )
-        for project, filename, body, url in wheels
+        for position, (project, filename, body, url) in enumerate(wheels)
     )
     path.write_text(render_lock(Lock(header, packages, index), pylock=True))
     return path
