@@ -61,6 +61,9 @@ class Expectation:
     reproducibility: Reproducibility = Reproducibility()
     env_known: bool = True
     """False for a lock whose profile's ``[env]`` cannot be known: the marker is another's."""
+    target_differences: tuple[str, ...] = ()
+    """How this host differs from the target a lock of one target was made for (a lock of
+    several targets has a section that fits, or is refused)."""
 
     @property
     def explicit(self) -> bool:
@@ -177,6 +180,9 @@ def expectation_from_lock(
     lock_file = read_lock_file(lock_path)
     lock = lock_file.first
     source = f"lock {lock_path.name}"
+    differences: tuple[str, ...] = ()
+    if not lock_file.sectioned and target is not None:
+        differences = tuple(lock.header.target.differences(LockTarget.current(target, None)))
     if lock_file.sectioned:
         if target is None:
             raise UsageError(
@@ -207,4 +213,5 @@ def expectation_from_lock(
         profile=ProfileIdentity(lock.header.profile_name, lock.header.profile_hash),
         reproducibility=base.reproducibility,
         env_known=marker is None or own,
+        target_differences=differences,
     )

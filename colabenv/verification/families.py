@@ -150,6 +150,17 @@ def _marker(context: VerifyContext, children: Children) -> list[Check]:
     return [check]
 
 
+def _lock_target(context: VerifyContext, children: Children) -> list[Check]:
+    """A WARN where this host is not the target a lock of one target was made for: its pins may
+    still install and run here, which the checks after this one say."""
+    differences = "; ".join(context.expectation.target_differences)
+    return [Check("lock-target", Status.WARN, f"the lock was made for another target: {differences}")]
+
+
+def _lock_target_differs(context: VerifyContext) -> bool:
+    return bool(context.expectation.target_differences)
+
+
 def _versions(context: VerifyContext, children: Children) -> list[Check]:
     return [check_versions(context.expectation, context.installed.version)]
 
@@ -344,6 +355,7 @@ def _io_asked(context: VerifyContext) -> bool:
 
 FAMILIES: Sequence[CheckFamily] = (
     CheckFamily("marker", _marker),
+    CheckFamily("lock-target", _lock_target, applies=_lock_target_differs),
     CheckFamily("versions", _versions),
     CheckFamily("duplicates", _duplicates),
     CheckFamily("consistency", _consistency),

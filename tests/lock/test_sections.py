@@ -24,7 +24,14 @@ from colabenv.lock.content import (
     LockSection,
     LockTarget,
 )
-from colabenv.lock.file import locked_files, parse_lock, parse_lock_file, read_lock_file, render_lock_file
+from colabenv.lock.file import (
+    locked_files,
+    parse_lock,
+    parse_lock_file,
+    read_lock_file,
+    render_lock,
+    render_lock_file,
+)
 from colabenv.lock.fit import fitting_section, named_section
 from colabenv.models import (
     ComputeCapability,
@@ -304,6 +311,20 @@ def test_verify_takes_the_section_of_this_host(tmp_path: Path) -> None:
         expectation_from_lock(str(path), None, Target(CpuTarget(), Version("3.11.2")))
     with pytest.raises(UsageError):
         expectation_from_lock(str(path), None, None)
+
+
+def test_verify_of_a_lock_of_one_target_names_how_this_host_differs(tmp_path: Path) -> None:
+    """A lock of one target has no section to choose: ``verify`` checks its pins, and the
+    ``lock-target`` check WARNs naming how this host is not the target it was made for."""
+    path = tmp_path / "one.lock"
+    one = lock_file().sections[1].lock
+    path.write_text(render_lock(one))
+    made_for = one.header.target.to_target()
+    assert expectation_from_lock(str(path), None, made_for).target_differences == ()
+    other = Target(CpuTarget(), Version("3.11.2"))
+    differences = expectation_from_lock(str(path), None, other).target_differences
+    assert differences and "Python 3.12 in the lock, 3.11 now" in "; ".join(differences), differences
+    assert expectation_from_lock(str(path), None, None).target_differences == ()
 
 
 @pytest.mark.parametrize("pylock", [False, True], ids=["requirements", "pylock"])

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from colabenv.verification.families import FAMILIES
 from colabenv.verification.report import Status
@@ -17,7 +18,7 @@ from tests.support.paths import REPO
 from tests.support.standin_frameworks import write_marker
 
 FORMATS = REPO / "docs" / "formats.md"
-CHECK_NAME = re.compile(r"`([a-z]+(?::<[a-z]+>)?)`")
+CHECK_NAME = re.compile(r"`([a-z]+(?:-[a-z]+)*(?::<[a-z]+>)?)`")
 
 
 def _documented_order() -> list[str]:
@@ -83,3 +84,32 @@ def _host_reads(path: Path) -> list[str]:
 def test_verification_reads_nothing_of_the_host_itself() -> None:
     found = [hit for path in sorted(VERIFICATION.glob("*.py")) for hit in _host_reads(path)]
     assert found == []
+
+
+def test_a_lock_of_one_target_made_for_another_host_is_a_warn_naming_the_differences(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify --lock`` of a lock of one target made for Python 3.9 on an aarch64 host:
+    ``lock-target`` WARNs after ``marker`` naming both, and the versions are still checked."""
+    from colabenv.lock.content import Lock, LockedFile, LockedPackage, LockHeader, LockTarget
+    from colabenv.lock.file import render_lock
+
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(tmp_path))
+    header = LockHeader(
+        colabenv_version="0.1.0",
+        profile_name="team",
+        profile_hash="sha256:" + "0" * 64,
+        target=LockTarget(None, None, None, (), "3.9", "linux_aarch64"),
+        frameworks=(),
+        resolver="uv 0.13.9",
+    )
+    packages = (LockedPackage(canonicalize_name("packaging"), "1.0", (LockedFile("a" * 64),)),)
+    lock = tmp_path / "team.lock"
+    lock.write_text(render_lock(Lock(header, packages, "https://pypi.example/simple")))
+    checks = verify(lock=str(lock), timeout=30, cpu=True).checks
+    names = [check.name for check in checks]
+    assert names[:3] == ["marker", "lock-target", "versions"]
+    target = checks[1]
+    assert target.status is Status.WARN
+    assert target.detail.startswith("the lock was made for another target: ")
+    assert "Python 3.9 in the lock" in target.detail and "platform linux_aarch64 in the lock" in target.detail
