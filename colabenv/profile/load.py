@@ -92,6 +92,11 @@ __all__ = [
 ]
 
 
+UNHASHED_TABLES = ("job",)
+"""Tables the profile hash leaves out: what a batch job asks of a cluster changes nothing a lock
+or a marker records, so a new time limit leaves the lock fresh."""
+
+
 def load_profile(path: Path) -> Profile:
     """Read ``path`` and the profiles it extends, validate, merge, and freeze the result."""
     path = Path(path)
@@ -150,7 +155,8 @@ def _profile(layers: list[Layer], context: Context) -> Profile:
     if "name" not in merged:
         raise context.fail("name", 'missing; every profile needs a name such as "team-gpu"')
     profile = build(merged, context)
-    digest = hashlib.sha256(_canonical(merged).encode("utf-8")).hexdigest()
+    hashed = {key: value for key, value in merged.items() if key not in UNHASHED_TABLES}
+    digest = hashlib.sha256(_canonical(hashed).encode("utf-8")).hexdigest()
     return dataclasses.replace(
         profile, content_hash=f"sha256:{digest}", catalog_paths=tuple(dict.fromkeys(overlays))
     )

@@ -105,3 +105,13 @@ def test_names_refuse_shell_and_newlines() -> None:
     for bad in ("a b", "a\nb", "$(x)", "", "a" * 65):
         with pytest.raises(ValueError):
             parse_name(bad, "a GPU type")
+
+
+def test_the_job_table_is_left_out_of_the_profile_hash(tmp_path: Path) -> None:
+    """A new time limit or GPU count leaves the profile's lock fresh; any other key does not."""
+    hashes = []
+    for table in ("", '[job]\ngpus = 4\ntime = "2:00:00"\n', "[verify]\nrequire_gpu = true\n"):
+        path = tmp_path / "team.toml"
+        path.write_text(f'name = "team"\n{table}', encoding="utf-8")
+        hashes.append(load_profile(path).content_hash)
+    assert hashes[0] == hashes[1] != hashes[2]
