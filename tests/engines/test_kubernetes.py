@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate  # the test extra's: a missing schema fails here, never skips
 import pytest
 import yaml
 
@@ -30,8 +31,6 @@ from colabenv.models import Accelerator, JobSettings
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.locking import PYTHON, colabenv, target_indexes, write_targets_profile
 from tests.support.wheels import Standins
-
-kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 SCHEMA_VERSION = "1.37.0"
 """The Kubernetes release whose OpenAPI schema the manifests are validated against
