@@ -37,6 +37,10 @@ JOB_FLAGS = ("gpus", "gpu_type", "time", "memory", "cpus", "partition", "image")
 
 def run(args: argparse.Namespace) -> int:
     _refuse_job_flags(args)
+    if args.format == "kubernetes":
+        from colabenv.cli.render_kubernetes import check_arguments
+
+        check_arguments(args)
     image = args.format in ("dockerfile", "apptainer")
     if not image and (args.base_image or args.colabenv_wheel):
         raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or apptainer")
@@ -53,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
     check = index_check(os.environ, offline_flag=args.offline)
     resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed, index=check)
     lock = lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
+    if args.format == "kubernetes" and lock is not None:
+        from colabenv.cli.render_kubernetes import write_job
+
+        write_job(args, profile, resolution, lock)
+        for warning in resolution.warnings:
+            sys.stderr.write(f"colabenv: warning: {warning}\n")
+        return 0
     if lock is not None and lock.section is not None:
         sys.stderr.write(f"colabenv: note: installing section {lock.section} of {printable(lock.name)}\n")
     if args.wheelhouse is not None and lock is not None and image:

@@ -1,0 +1,84 @@
+"""``gpu_products.toml``: each GPU type a profile names (``[job] gpu_type``, ``--gpu-type``)
+with the values NVIDIA GPU Feature Discovery writes in a node's ``nvidia.com/gpu.product``
+label for it, each entry with its source (docs/catalog.md). Pure after the bytes are read; the
+shipped file is read once per process."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from colabenv._util.reader import Reader
+from colabenv._util.resources import catalog_dir
+from colabenv.errors import CatalogError, printable
+from colabenv.models.frozen import model
+
+GPU_PRODUCTS_FILE = "gpu_products.toml"
+_TYPE_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}", re.ASCII)
+_PRODUCT_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", re.ASCII)
+"""A Kubernetes label value (at most 63 characters; letters, digits, '-', '_', '.' inside)."""
+
+
+@model
+class GpuType:
+    """One GPU type and the product label values of its GPUs."""
+
+    name: str
+    products: tuple[str, ...]
+    source: str
+
+
+def _entry(item: Reader) -> GpuType:
+    item.allow("type", "products", "source")
+    name = item.text("type")
+    if not _TYPE_RE.fullmatch(name):
+        raise item.fail("type", "expected lowercase letters, digits and '-', at most 32")
+    products = item.text_list("products", required=True)
+    if not products:
+        raise item.fail("products", "expected at least one product label value")
+    for index, product in enumerate(products):
+        if not _PRODUCT_RE.fullmatch(product):
+            raise item.fail("products", "expected a label value: letters, digits, '-', '_', '.'", index=index)
+    return GpuType(name=name, products=tuple(products), source=item.text("source"))
+
+
+def gpu_products(doc: Reader) -> tuple[GpuType, ...]:
+    """The entries of a ``gpu_products.toml`` document, validated (each type once)."""
+    doc.allow("schema", "gpu")
+    entries = tuple(_entry(item) for item in doc.tables("gpu", required=True))
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        if entry.name in seen:
+            raise doc.fail("gpu", f"type {entry.name} is listed twice", index=index)
+        seen.add(entry.name)
+    return entries
+
+
+def load_gpu_products(path: Path, data: bytes) -> tuple[GpuType, ...]:
+    from colabenv.catalog.load import parse_document
+
+    return gpu_products(parse_document(path, data, CatalogError))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_gpu_products() -> tuple[GpuType, ...]:
+    """The shipped ``gpu_products.toml``, read once per process."""
+    path = catalog_dir() / GPU_PRODUCTS_FILE
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return load_gpu_products(path, data)
+
+
+def gpu_type(types: Sequence[GpuType], name: str) -> GpuType | None:
+    """The entry of ``name`` (compared lowercase); None where the table has none."""
+    wanted = name.lower()
+    return next((entry for entry in types if entry.name == wanted), None)
+
+
+def known_types(types: Sequence[GpuType]) -> str:
+    """The table's types, for a message (``a100, h100, t4``)."""
+    return ", ".join(sorted(printable(entry.name) for entry in types))

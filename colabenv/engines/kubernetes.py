@@ -1,0 +1,192 @@
+"""A Kubernetes ``batch/v1`` Job that runs a command in the image ``render --format
+dockerfile`` built from a lock, after ``colabenv verify`` of that lock on the node. No I/O.
+
+What the Job is, and why:
+
+- **Both containers run the image** (its reference from ``--image``): first an init container,
+  ``colabenv verify --lock`` of the lock's section the image was built from, then the user's
+  command (``--`` onwards; none: the image's ``CMD``). A node whose GPU, driver or installed
+  wheels do not pass verify fails the Job before the command starts; ``backoffLimit: 0`` and
+  ``restartPolicy: Never`` keep a failing verify from being retried on the same bad node.
+- **The lock travels in the manifest**: the section's text is an annotation of the pod
+  template (``colabenv/lock``), which a ``downwardAPI`` volume writes as a file for the init
+  container (read-only). The Job is then one object, with no ConfigMap to create beside it.
+  Kubernetes allows a pod 256 KiB of annotations: a longer lock is refused.
+- **Resources**: ``nvidia.com/gpu`` (the NVIDIA device plugin's resource) in ``limits`` from
+  the job's ``gpus`` (1 when unset, on a GPU target; none on the CPU); ``memory`` and ``cpu``
+  as both requests and limits; the init container asks the same, so that it verifies the GPUs
+  the command gets (a pod's request is the larger of its init containers' and the sum of its
+  containers', so nothing is asked twice). ``time`` is ``activeDeadlineSeconds``.
+- **The GPU type**: GPU Feature Discovery labels each node ``nvidia.com/gpu.product`` (NVML's
+  device name, spaces as ``-``); the job's ``gpu_type`` is mapped through
+  ``gpu_products.toml`` to the values of that label for the type, and a node affinity requires
+  one of them (several: an A100 is ``NVIDIA-A100-SXM4-40GB`` or ``NVIDIA-A100-SXM4-80GB`` ...,
+  which a single ``nodeSelector`` value cannot say).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from colabenv.catalog.gpu_products import GpuType, gpu_type, known_types
+from colabenv.errors import UsageError, shown
+from colabenv.models import Accelerator, JobSettings
+from colabenv.models.frozen import model
+from colabenv.script.container import is_image_reference
+
+GPU_RESOURCE = "nvidia.com/gpu"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+LOCK_ANNOTATION = "colabenv/lock"
+LOCK_DIR = "/etc/colabenv"
+LOCK_FILE = "colabenv.lock"
+MAX_LOCK_BYTES = 240 * 1024
+"""The most lock text the pod's annotation carries: Kubernetes allows 256 KiB of annotations
+in all (``TotalAnnotationSizeLimitB``), and the rest is left to what the cluster adds."""
+MAX_NAME = 52
+"""A Job's name is a label value on its pods (at most 63) beside a suffix the controller adds."""
+
+
+@model
+class KubernetesJob:
+    """What the Job is made of: the image, the lock section's text, the profile's name (the
+    Job's), the job settings (flags over the profile's ``[job]``), the target's accelerator,
+    the products the GPU type maps to (empty: any node with the GPUs), the command."""
+
+    image: str
+    lock_text: str
+    profile_name: str
+    settings: JobSettings
+    accelerator: Accelerator
+    products: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+
+
+def check_image(image: str | None) -> str:
+    """``--image``: the reference of the image ``--format dockerfile`` built; required."""
+    if image is None:
+        raise UsageError(
+            "--format kubernetes needs --image REF: the reference of the image built from "
+            "render --format dockerfile with the same lock"
+        )
+    if not is_image_reference(image):
+        raise UsageError(
+            f"--image: {shown(image)} is not an image reference "
+            "([registry/]name[:tag][@sha256:digest], at most 512 characters)"
+        )
+    return image
+
+
+def check_command(command: Sequence[str]) -> tuple[str, ...]:
+    """The command after ``--``, each word one line of printable text (a container's
+    ``command`` is a list of words; a line break in one would be a second command to a shell
+    that reads it)."""
+    for word in command:
+        if any(unicodedata.category(char) == "Cc" for char in word):
+            raise UsageError(
+                f"the command after -- holds a line break or a control character in "
+                f"{shown(word)}: give each word on one line"
+            )
+    return tuple(command)
+
+
+def products_of(types: Sequence[GpuType], name: str | None, where: str) -> tuple[str, ...]:
+    """The product label values of GPU type ``name`` (None: any); a type the table lacks is a
+    UsageError naming ``where`` it was given and the types it knows."""
+    if name is None:
+        return ()
+    entry = gpu_type(types, name)
+    if entry is None:
+        raise UsageError(
+            f"{where} {shown(name)}: not a GPU type of gpu_products.toml, which knows {known_types(types)}"
+        )
+    return entry.products
+
+
+def job_name(profile_name: str) -> str:
+    """The profile's name as a Job's name (a DNS label: lowercase letters, digits, '-')."""
+    name = re.sub(r"[^a-z0-9-]+", "-", profile_name.lower()).strip("-")[:MAX_NAME].rstrip("-")
+    return name or "colabenv-job"
+
+
+def job_manifest(job: KubernetesJob) -> dict[str, object]:
+    """The Job, as the JSON-shaped value ``kubectl apply`` reads."""
+    if job.accelerator not in (Accelerator.NVIDIA, Accelerator.CPU):
+        raise UsageError(
+            f"--format kubernetes writes jobs for NVIDIA GPUs or the CPU; this target's "
+            f"accelerator is {job.accelerator.value}"
+        )
+    size = len(job.lock_text.encode("utf-8"))
+    if size > MAX_LOCK_BYTES:
+        raise UsageError(
+            f"the lock's section is {size // 1024} KiB, more than the {MAX_LOCK_BYTES // 1024} KiB "
+            "a pod's annotation can carry (Kubernetes allows 256 KiB in all)"
+        )
+    resources = _resources(job)
+    volume = "colabenv-lock"
+    verify: dict[str, object] = {
+        "name": "verify",
+        "image": job.image,
+        "command": ["colabenv", "verify", "--lock", f"{LOCK_DIR}/{LOCK_FILE}"],
+        "volumeMounts": [{"name": volume, "mountPath": LOCK_DIR, "readOnly": True}],
+    }
+    main: dict[str, object] = {"name": "job", "image": job.image}
+    if job.command:
+        main["command"] = list(job.command)
+    if resources:
+        verify["resources"] = resources
+        main["resources"] = resources
+    pod: dict[str, object] = {"restartPolicy": "Never"}
+    if job.products and job.accelerator is Accelerator.NVIDIA:
+        pod["affinity"] = _affinity(job.products)
+    pod["volumes"] = [
+        {
+            "name": volume,
+            "downwardAPI": {
+                "items": [
+                    {
+                        "path": LOCK_FILE,
+                        "fieldRef": {"fieldPath": f"metadata.annotations['{LOCK_ANNOTATION}']"},
+                    }
+                ]
+            },
+        }
+    ]
+    pod["initContainers"] = [verify]
+    pod["containers"] = [main]
+    name = job_name(job.profile_name)
+    spec: dict[str, object] = {"backoffLimit": 0}
+    if job.settings.time_s is not None:
+        spec["activeDeadlineSeconds"] = job.settings.time_s
+    spec["template"] = {"metadata": {"annotations": {LOCK_ANNOTATION: job.lock_text}}, "spec": pod}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "colabenv"}},
+        "spec": spec,
+    }
+
+
+def _resources(job: KubernetesJob) -> dict[str, object]:
+    """Requests and limits: memory and CPUs both; the GPUs in limits alone (an extended
+    resource's request is its limit)."""
+    asked: dict[str, str] = {}
+    if job.settings.memory_mib is not None:
+        asked["memory"] = f"{job.settings.memory_mib}Mi"
+    if job.settings.cpus is not None:
+        asked["cpu"] = str(job.settings.cpus)
+    limits = dict(asked)
+    if job.accelerator is Accelerator.NVIDIA:
+        limits[GPU_RESOURCE] = str(job.settings.gpus if job.settings.gpus is not None else 1)
+    resources: dict[str, object] = {}
+    if asked:
+        resources["requests"] = asked
+    if limits:
+        resources["limits"] = limits
+    return resources
+
+
+def _affinity(products: Sequence[str]) -> dict[str, object]:
+    term = {"matchExpressions": [{"key": PRODUCT_LABEL, "operator": "In", "values": list(products)}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}

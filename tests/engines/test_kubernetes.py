@@ -1,0 +1,260 @@
+"""``render --format kubernetes`` (issue 37): a Job made from a real lock of three named targets
+(uv against the local indexes), read back as YAML and JSON and validated against the
+Kubernetes OpenAPI schema that ``kubernetes-validate`` ships (JSON schemas generated from the
+official OpenAPI, strict: no unknown field); every bad input one line, exit 2, nothing written.
+No cluster runs the Job here (docs/scaling-out.md says so)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate  # the test extra's: a missing schema fails here, never skips
+import pytest
+import yaml
+
+from colabenv.catalog.gpu_products import load_gpu_products, shipped_gpu_products
+from colabenv.engines.kubernetes import (
+    MAX_LOCK_BYTES,
+    KubernetesJob,
+    check_command,
+    job_manifest,
+    job_name,
+    products_of,
+)
+from colabenv.errors import CatalogError, UsageError
+from colabenv.lock.file import read_lock_file, render_lock
+from colabenv.models import Accelerator, JobSettings
+from tests.support.fixtures import *  # noqa: F403
+from tests.support.locking import PYTHON, colabenv, target_indexes, write_targets_profile
+from tests.support.wheels import Standins
+
+SCHEMA_VERSION = "1.37.0"
+"""The Kubernetes release whose OpenAPI schema the manifests are validated against
+(docs/scaling-out.md names it)."""
+IMAGE = "registry.example/team/train:1"
+
+
+def validate(manifest: dict[str, Any]) -> None:
+    kubernetes_validate.validate(manifest, SCHEMA_VERSION, strict=True)
+
+
+@pytest.fixture(scope="module")
+def locked(standin_wheels: Standins, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(profile, its lock of every target): nb (a T4), cluster (an H100), ci (the CPU); the
+    indexes stay up for render's index check."""
+    folder = tmp_path_factory.mktemp("k8s")
+    with target_indexes(standin_wheels, tmp_path_factory.mktemp("compiled")) as indexes:
+        profile = write_targets_profile(folder, indexes, PYTHON, torch=False)
+        lock = folder / "team.lock"
+        done = colabenv("lock", profile, "--all-targets", "-o", lock)
+        assert done.returncode == 0, done.stderr
+        yield profile, lock
+
+
+def render(profile: Path, lock: Path, *words: str | Path) -> Any:
+    return colabenv("render", profile, "--lock", lock, "--format", "kubernetes", *words)
+
+
+def test_a_gpu_job_read_back_from_yaml(locked: tuple[Path, Path], tmp_path: Path) -> None:
+    profile, lock = locked
+    out = tmp_path / "job.yaml"
+    done = render(
+        profile, lock, "--target", "nb", "--image", IMAGE, "--gpus", "2", "--gpu-type", "A100",
+        "--memory", "32G", "--cpus", "8", "--time", "2:00:00", "-o", out,
+        "--", "python", "train.py", "--epochs", "3",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert "section nb of team.lock" in done.stderr
+    job = yaml.safe_load(out.read_text())
+    validate(job)
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job", "team-targets")
+    spec = job["spec"]
+    assert (spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (0, 7200)
+    pod = spec["template"]["spec"]
+    (verify,), (main,) = pod["initContainers"], pod["containers"]
+    assert verify["image"] == main["image"] == IMAGE
+    assert verify["command"] == ["colabenv", "verify", "--lock", "/etc/colabenv/colabenv.lock"]
+    assert main["command"] == ["python", "train.py", "--epochs", "3"]
+    wanted = {"memory": "32768Mi", "cpu": "8"}
+    for container in (verify, main):
+        assert container["resources"] == {"requests": wanted, "limits": {**wanted, "nvidia.com/gpu": "2"}}
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    (expression,) = term["matchExpressions"]
+    assert expression["key"] == "nvidia.com/gpu.product" and expression["operator"] == "In"
+    assert "NVIDIA-A100-SXM4-80GB" in expression["values"]
+    # the lock the init container verifies is the section the image was built from
+    section = read_lock_file(lock).section("nb")
+    assert section is not None
+    assert spec["template"]["metadata"]["annotations"]["colabenv/lock"] == render_lock(section)
+    (volume,) = pod["volumes"]
+    assert volume["downwardAPI"]["items"] == [
+        {"path": "colabenv.lock", "fieldRef": {"fieldPath": "metadata.annotations['colabenv/lock']"}}
+    ]
+    assert verify["volumeMounts"] == [
+        {"name": volume["name"], "mountPath": "/etc/colabenv", "readOnly": True}
+    ]
+
+
+def test_a_cpu_job_read_back_from_json(locked: tuple[Path, Path], tmp_path: Path) -> None:
+    profile, lock = locked
+    out = tmp_path / "job.json"
+    done = render(profile, lock, "--target", "ci", "--image", IMAGE, "--memory", "4G", "-o", out)
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    job = json.loads(out.read_text())
+    validate(job)
+    pod = job["spec"]["template"]["spec"]
+    (main,) = pod["containers"]
+    assert "command" not in main, "no command: the image's own (colabenv verify)"
+    assert main["resources"] == {"requests": {"memory": "4096Mi"}, "limits": {"memory": "4096Mi"}}
+    assert "affinity" not in pod and "activeDeadlineSeconds" not in job["spec"]
+    assert "nvidia.com/gpu" not in out.read_text()
+
+
+def test_yaml_on_stdout_and_a_gpu_by_default(locked: tuple[Path, Path]) -> None:
+    profile, lock = locked
+    done = render(profile, lock, "--target", "cluster", "--image", IMAGE, "--", "nvidia-smi")
+    assert done.returncode == 0, done.stderr
+    job = yaml.safe_load(done.stdout)
+    validate(job)
+    (main,) = job["spec"]["template"]["spec"]["containers"]
+    assert main["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+    assert "no GPU type" in done.stderr
+
+
+def test_the_schema_refuses_what_kubernetes_would(locked: tuple[Path, Path]) -> None:
+    """The validation can fail: a misspelled field and a wrong type are refused."""
+    profile, lock = locked
+    job = yaml.safe_load(render(profile, lock, "--target", "ci", "--image", IMAGE).stdout)
+    validate(job)
+    misspelled = json.loads(json.dumps(job))
+    misspelled["spec"]["template"]["spec"]["initContainer"] = misspelled["spec"]["template"]["spec"].pop(
+        "initContainers"
+    )
+    wrong = json.loads(json.dumps(job))
+    wrong["spec"]["backoffLimit"] = "none"
+    for broken in (misspelled, wrong):
+        with pytest.raises(kubernetes_validate.ValidationError):
+            validate(broken)
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (
+            ("--target", "nb", "--image", IMAGE, "--gpu-type", "b200"),
+            "colabenv: --gpu-type 'b200': not a GPU type of gpu_products.toml, which knows a100, h100, t4\n",
+        ),
+        (("--target", "nb"), "colabenv: --format kubernetes needs --image REF:"),
+        (
+            ("--target", "nb", "--image", "Bad Image"),
+            "colabenv: --image: 'Bad Image' is not an image reference",
+        ),
+        (
+            ("--target", "nb", "--image", IMAGE, "--", "python", "-c", "a\nb"),
+            "colabenv: the command after -- holds a line break",
+        ),
+        (
+            ("--driver", "570.124.06", "--compute-capability", "8.0", "--python", PYTHON, "--image", IMAGE),
+            "colabenv: team.lock: no section fits this host (nb: ",
+        ),
+        (
+            ("--target", "ci", "--image", IMAGE, "--gpus", "1"),
+            "colabenv: --gpus: the lock's section ci is for",
+        ),
+        (("--target", "nb", "--image", IMAGE, "--partition", "gpu"), "colabenv: --partition names a Slurm"),
+        (("--target", "nb", "--image", IMAGE, "--wheelhouse", "/w"), "colabenv: --wheelhouse goes with"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    locked: tuple[Path, Path], tmp_path: Path, words: tuple[str, ...], message: str
+) -> None:
+    profile, lock = locked
+    out = tmp_path / "job.yaml"
+    done = render(profile, lock, "-o", out, *words)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith(message), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert not out.exists()
+
+
+def test_no_lock_and_another_extension_are_refused(locked: tuple[Path, Path], tmp_path: Path) -> None:
+    profile, lock = locked
+    out = tmp_path / "job.txt"
+    for words, message in (
+        (("--format", "kubernetes", "--target", "nb", "--image", IMAGE), "needs --lock LOCK"),
+        (
+            ("--lock", lock, "--format", "kubernetes", "--target", "nb", "--image", IMAGE, "-o", out),
+            ".json file",
+        ),
+    ):
+        done = colabenv("render", profile, *words)
+        assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1), done.stderr
+        assert message in done.stderr
+    assert not out.exists()
+
+
+def test_a_gpu_type_from_the_profile_is_named_where_it_was_given() -> None:
+    """(The profile's ``[job]`` is part of its hash: a lock is made with it, so this is the
+    engine's rule, without a second lock.)"""
+    types = shipped_gpu_products()
+    assert products_of(types, "H100", "team.toml: job.gpu_type") == ("NVIDIA-H100-80GB-HBM3",)
+    assert products_of(types, None, "--gpu-type") == ()
+    with pytest.raises(UsageError) as caught:
+        products_of(types, "x100", "team.toml: job.gpu_type")
+    assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type of gpu_products.toml")
+
+
+def _job(**changes: Any) -> KubernetesJob:
+    job = KubernetesJob(IMAGE, "# lock\n", "Team Targets!", JobSettings(), Accelerator.NVIDIA)
+    return dataclasses.replace(job, **changes)
+
+
+def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
+    validate(job_manifest(_job()))
+    assert job_manifest(_job())["metadata"] == {
+        "name": "team-targets",
+        "labels": {"app.kubernetes.io/managed-by": "colabenv"},
+    }
+    with pytest.raises(UsageError, match="for NVIDIA GPUs or the CPU; this target's accelerator is rocm"):
+        job_manifest(_job(accelerator=Accelerator.ROCM))
+    with pytest.raises(UsageError, match="more than the 240 KiB a pod's annotation can carry"):
+        job_manifest(_job(lock_text="x" * (MAX_LOCK_BYTES + 1)))
+    assert job_name("--") == "colabenv-job"
+    assert len(job_name("a" * 100)) == 52
+    with pytest.raises(UsageError, match="control character"):
+        check_command(["echo", "a\tb"])
+
+
+def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
+    types = shipped_gpu_products()
+    assert {entry.name for entry in types} >= {"t4", "a100", "h100"}
+    for entry in types:
+        assert "https://" in entry.source, entry.name
+        for product in entry.products:
+            # GFD writes NVML's name with spaces as '-': never a space, never -SHARED or -MIG-
+            assert " " not in product and "SHARED" not in product and "-MIG-" not in product
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "problem"),
+    [
+        ('products = ["Tesla-T4"]', 'products = ["Tesla T4"]', "gpu[0].products[0]: expected a label value"),
+        ('products = ["Tesla-T4"]', "products = []", "gpu[0].products: expected at least one"),
+        ('type = "a100"', 'type = "t4"', "gpu[1]: type t4 is listed twice"),
+        ('type = "t4"', 'type = "T4"', "gpu[0].type: expected lowercase letters"),
+    ],
+)
+def test_a_broken_table_is_refused_naming_the_key(old: str, new: str, problem: str) -> None:
+    from colabenv._util.resources import catalog_dir
+
+    text = (catalog_dir() / "gpu_products.toml").read_text()
+    assert old in text
+    with pytest.raises(CatalogError) as caught:
+        load_gpu_products(Path("gpu_products.toml"), text.replace(old, new, 1).encode())
+    assert problem in str(caught.value)
