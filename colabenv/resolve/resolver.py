@@ -51,6 +51,7 @@ from colabenv.resolve.packages import (
     refusal,
     specifiers_meet,
 )
+from colabenv.resolve.platforms import platform_cpu_only, platform_rejection
 
 
 @model
@@ -87,14 +88,7 @@ def _variant_rejection(
     rejected = accelerator_of(target).rejection(variant, request, target, catalog)
     if rejected is not None:
         return rejected
-    if target.platform not in variant.platforms and not variant.is_cpu:
-        only = ", ".join(variant.platforms)
-        return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
-    ranged = variant.free_threaded
-    if target.free_threaded and (ranged is None or not ranged.contains(target.python, prereleases=True)):
-        tag = f"cp{target.python.major}{target.python.minor}t"
-        return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
-    return None
+    return platform_rejection(variant, target)
 
 
 def _constraints(
@@ -253,6 +247,7 @@ def _candidates(
             if python_problem:
                 passed_over.append(rejections[-1])
             continue
+        release = release.on_platform(target.platform)
         variants = kind.offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
@@ -262,6 +257,8 @@ def _candidates(
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
+            if problem is NOT_ASKED:
+                problem = platform_cpu_only(release, variant, target) or NOT_ASKED
             if problem:
                 if problem is not NOT_ASKED:
                     rejections.append((release.version, problem))
@@ -511,7 +508,10 @@ def _component_hint(
         release.version
         for release in catalog.releases_of(request.framework)
         if request.specifier.contains(release.version, prereleases=True)
-        and any(_turned_down_for_components(v, request, target, catalog) for v in release.variants)
+        and any(
+            _turned_down_for_components(v, request, target, catalog)
+            for v in release.on_platform(target.platform).variants
+        )
     ]
     if not refused:
         return ""
