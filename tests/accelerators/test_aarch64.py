@@ -150,3 +150,30 @@ def test_bad_platform_entries_name_the_key(tmp_path: Path, extra: str, words: st
     with pytest.raises(CatalogError) as caught:
         load_catalog(folder)
     assert words in str(caught.value)
+
+
+def test_tensorflow_has_no_cuda_build_for_aarch64_and_is_exit_3_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tensorflow.org: the aarch64 builds are CPU builds (AWS's tensorflow-cpu-aws)."""
+    code = main(
+        [
+            "resolve",
+            str(GOLDEN / "tensorflow.toml"),
+            *AARCH64,
+            "--cuda",
+            "12.8",
+            "--compute-capability",
+            "9.0",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "and-cuda has no linux_aarch64 wheel in the catalog (linux_x86_64 only)" in err, err
+    assert "cpu is the only linux_aarch64 build of tensorflow 2.21.0 in the catalog" in err, err
+
+
+def test_every_tensorflow_release_names_its_cpu_wheel_as_the_aarch64_one() -> None:
+    releases = load_catalog().releases_of(Framework.TENSORFLOW)
+    assert releases
+    assert {r.on_platform("linux_aarch64").default_variant for r in releases} == {"cpu"}
