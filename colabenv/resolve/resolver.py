@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED, ChosenBuild
 from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, python_ok
+from colabenv.accelerators.nearest import nearest_lines
 from colabenv.accelerators.nvidia import component_rejection
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import bounds, pulled_in
@@ -547,6 +548,7 @@ def _all_candidates(
         if not found.options:
             shown = grouped_rejections(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
+            detail += "".join(f"\n  {line}" for line in nearest_lines(catalog, request.framework, target))
             detail += _component_hint(request, target, catalog, allow, index)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
