@@ -151,14 +151,21 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
 
     releases = []
     for item in doc.tables("release"):
-        item.allow("version", "python", "default_variant", "companions", "variant", "source")
+        item.allow(
+            "version", "python", "default_variant", "platform_defaults", "companions", "variant", "source"
+        )
         release_python = item.specifier("python")
         variants = tuple(_load_variant(v, named_archs, overlay) for v in item.tables("variant"))
         if not variants:
             raise item.fail("variant", "a release needs at least one variant")
         names = [v.name for v in variants]
-        if len(set(names)) != len(names):
-            raise item.fail("variant", "a variant name is listed twice")
+        if any(
+            set(a.platforms) & set(b.platforms)
+            for i, a in enumerate(variants)
+            for b in variants[i + 1 :]
+            if a.name == b.name
+        ):
+            raise item.fail("variant", "a variant name is listed twice for one platform")
         default = item.opt_text("default_variant")
         if default is not None and default not in names:
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
@@ -174,12 +181,30 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
                 companions,
                 _source(item),
                 overlay,
+                _platform_defaults(item, variants),
             )
         )
     versions = [r.version for r in releases]
     if len(set(versions)) != len(versions):
         raise doc.fail("release", "a release version is listed twice")
     return releases
+
+
+def _platform_defaults(item: Reader, variants: tuple[Variant, ...]) -> tuple[tuple[str, str], ...]:
+    """``platform_defaults = { linux_aarch64 = "cpu" }``: the build the default index serves as
+    the plain wheel on each platform other than the catalog's, one listed for that platform (a
+    CPU build serves every platform)."""
+    reader = item.sub("platform_defaults")
+    found = []
+    for platform in reader.data:
+        if platform not in PLATFORMS or platform == CATALOG_PLATFORM:
+            others = ", ".join(p for p in PLATFORMS if p != CATALOG_PLATFORM)
+            raise reader.fail(platform, f"expected a platform other than the catalog's ({others})")
+        name = reader.text(platform)
+        if not any(v.name == name and (v.is_cpu or platform in v.platforms) for v in variants):
+            raise reader.fail(platform, f"{printable(name)[:30]!r} is not a variant listed for {platform}")
+        found.append((platform, name))
+    return tuple(found)
 
 
 def _load_companion(reader: Reader, name: str, follow: bool) -> Companion:
@@ -489,9 +514,10 @@ def load_overlay(folder: Path, named_by: str, frameworks: Iterable[Framework] | 
 
 def _merged_release(old: Release, new: Release) -> Release:
     """``new`` over ``old`` (same framework and version): the overlay's release facts, and the
-    variants and companions of both, the overlay's winning by name."""
-    variants = {v.name: v for v in old.variants}
-    variants.update((v.name, v) for v in new.variants)
+    variants and companions of both, the overlay's winning by name (a variant's by name and
+    platforms)."""
+    variants = {(v.name, v.platforms): v for v in old.variants}
+    variants.update(((v.name, v.platforms), v) for v in new.variants)
     companions = {c.name: c for c in old.companions}
     companions.update((c.name, c) for c in new.companions)
     return Release(
@@ -503,6 +529,7 @@ def _merged_release(old: Release, new: Release) -> Release:
         tuple(companions.values()),
         new.source,
         new.overlay,
+        tuple({**dict(old.platform_defaults), **dict(new.platform_defaults)}.items()),
     )
 
 

@@ -523,8 +523,9 @@ def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:
     if torch is not None and parsed is not None and parsed.local:
         release = catalog.release(Framework.TORCH, Version(parsed.public))
         variant = None
-        if release is not None:
-            variant = next((v for v in release.variants if v.local_tag == parsed.local), None)
+        if release is not None:  # the build of this host's platform (cu130 on aarch64 is its own)
+            seen = release.on_platform(target.platform)
+            variant = next((v for v in seen.variants if v.local_tag == parsed.local), None)
         if variant is not None and variant.archs:
             for cap in target.compute_capabilities:
                 if not archs_cover(variant.archs, cap):

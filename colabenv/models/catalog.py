@@ -4,6 +4,7 @@ component facts, the TPU facts (``tpu.toml``) and the CUDA packages around the f
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -205,12 +206,30 @@ class Release:
     source: Source
     overlay: str | None = None
     """The catalog overlay file whose entry for this release was read last (None: shipped)."""
+    platform_defaults: tuple[tuple[str, str], ...] = ()
+    """``(platform, variant)``: the build the default index serves as the plain wheel on a
+    platform other than the catalog's (torch's ``linux_aarch64`` wheel is ``cpu`` for 2.7 to
+    2.11, ``cu130`` from 2.12); ``default_variant`` is the catalog platform's."""
 
     def variant(self, name: str) -> Variant | None:
         for variant in self.variants:
             if variant.name == name:
                 return variant
         return None
+
+    def on_platform(self, platform: str) -> Release:
+        """The release as a host of ``platform`` sees it: a build listed for that platform
+        stands in for the build of the same name listed for others (torch's ``cu130`` wheel for
+        linux_aarch64 has its own arch list), and the default build is the platform's (None
+        where the catalog does not say which it is)."""
+        own = {v.name for v in self.variants if platform in v.platforms}
+        variants = tuple(v for v in self.variants if platform in v.platforms or v.name not in own)
+        default = dict(self.platform_defaults).get(platform)
+        if default is None and platform == CATALOG_PLATFORM:
+            default = self.default_variant
+        if variants == self.variants and default == self.default_variant:
+            return self
+        return dataclasses.replace(self, variants=variants, default_variant=default)
 
     def companion(self, name: str) -> Companion | None:
         wanted = canonicalize_name(name)

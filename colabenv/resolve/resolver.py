@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED, ChosenBuild
 from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, python_ok
+from colabenv.accelerators.nearest import nearest_lines
 from colabenv.accelerators.nvidia import component_rejection
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import bounds, pulled_in
@@ -51,6 +52,7 @@ from colabenv.resolve.packages import (
     refusal,
     specifiers_meet,
 )
+from colabenv.resolve.platforms import platform_cpu_only, platform_rejection
 
 
 @model
@@ -87,14 +89,7 @@ def _variant_rejection(
     rejected = accelerator_of(target).rejection(variant, request, target, catalog)
     if rejected is not None:
         return rejected
-    if target.platform not in variant.platforms and not variant.is_cpu:
-        only = ", ".join(variant.platforms)
-        return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
-    ranged = variant.free_threaded
-    if target.free_threaded and (ranged is None or not ranged.contains(target.python, prereleases=True)):
-        tag = f"cp{target.python.major}{target.python.minor}t"
-        return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
-    return None
+    return platform_rejection(variant, target)
 
 
 def _constraints(
@@ -253,6 +248,7 @@ def _candidates(
             if python_problem:
                 passed_over.append(rejections[-1])
             continue
+        release = release.on_platform(target.platform)
         variants = kind.offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:
@@ -262,6 +258,8 @@ def _candidates(
         release_options: list[_Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
+            if problem is NOT_ASKED:
+                problem = platform_cpu_only(release, variant, target) or NOT_ASKED
             if problem:
                 if problem is not NOT_ASKED:
                     rejections.append((release.version, problem))
@@ -511,7 +509,10 @@ def _component_hint(
         release.version
         for release in catalog.releases_of(request.framework)
         if request.specifier.contains(release.version, prereleases=True)
-        and any(_turned_down_for_components(v, request, target, catalog) for v in release.variants)
+        and any(
+            _turned_down_for_components(v, request, target, catalog)
+            for v in release.on_platform(target.platform).variants
+        )
     ]
     if not refused:
         return ""
@@ -547,6 +548,7 @@ def _all_candidates(
         if not found.options:
             shown = grouped_rejections(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
+            detail += "".join(f"\n  {line}" for line in nearest_lines(catalog, request.framework, target))
             detail += _component_hint(request, target, catalog, allow, index)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "

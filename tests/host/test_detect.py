@@ -1048,6 +1048,17 @@ def test_no_kernels_warning_from_the_shipped_catalog() -> None:
     assert build_warnings(target, shipped_catalog()) == ("torch 2.6.0+cu124 has no kernels for sm_37",)
 
 
+@pytest.mark.parametrize(("platform", "warned"), [("linux_x86_64", True), ("linux_aarch64", False)])
+def test_the_kernels_warning_reads_the_build_of_the_hosts_platform(platform: str, warned: bool) -> None:
+    """A Jetson Thor (sm_110) runs torch's linux_aarch64 cu130 build, whose list has sm_110;
+    the x86-64 cu130 build of the same name has none."""
+    from colabenv.catalog.load import shipped_catalog
+
+    target = dataclasses.replace(_target("580.65.06", ["11.0"], {"torch": "2.9.0+cu130"}), platform=platform)
+    expected = ("torch 2.9.0+cu130 has no kernels for sm_110",) if warned else ()
+    assert build_warnings(target, shipped_catalog()) == expected
+
+
 def test_cuda_major_above_the_driver_floor_warns() -> None:
     from colabenv.catalog.load import shipped_catalog
 

@@ -270,14 +270,16 @@ def refresh_packages(
 
 
 def _torch_builds() -> tuple[tuple[Version, str], ...]:
-    """The shipped catalog's torch releases and GPU builds (``2.9.0``, ``cu128``): the pages of
-    data.pyg.org's kind that refresh looks for beside those the file names."""
+    """The shipped catalog's torch releases and GPU builds (``2.9.0``, ``cu128``; a name once,
+    whichever platforms list it): the pages of data.pyg.org's kind that refresh looks for beside
+    those the file names."""
     from colabenv.catalog.load import shipped_catalog
     from colabenv.models import Framework
 
     catalog = shipped_catalog([Framework.TORCH])
     releases = catalog.releases_of(Framework.TORCH)
-    return tuple((r.version, v.name) for r in releases for v in r.variants if v.cuda is not None)
+    builds = ((r.version, v.name) for r in releases for v in r.variants if v.cuda is not None)
+    return tuple(dict.fromkeys(builds))
 
 
 def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:

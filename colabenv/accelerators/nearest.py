@@ -1,0 +1,79 @@
+"""The build nearest a GPU that no build in the catalog has kernels for, for an NVIDIA compute
+capability and an AMD gfx alike: the build whose list has the closest architecture of the GPU's
+major (an sm_37 build for a 3.0 GPU, gfx1030 for a gfx1013), else the closest newer one
+(docs/catalog.md, "A GPU no build has kernels for")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from colabenv.models import GFX_PATTERN, Catalog, ComputeCapability, Framework, Target, Variant, archs_cover
+
+_Key = tuple[int, int]
+"""An architecture as (major, minor): a compute capability's, or a gfx's (minor and stepping
+read as one hexadecimal number: gfx90a is (9, 10))."""
+
+
+def _gfx_key(name: str) -> _Key | None:
+    match = re.fullmatch(GFX_PATTERN, name)
+    return (int(match.group(1)), int(match.group(2) + match.group(3), 16)) if match else None
+
+
+def _cc_key(cap: ComputeCapability) -> _Key:
+    return cap.major, cap.minor
+
+
+def _distance(gpu: _Key, arch: _Key) -> tuple[int, int, int] | None:
+    """How far ``arch`` is from ``gpu``: the same major first (by minor), then newer majors
+    (the closest first); None for an older major."""
+    if arch[0] == gpu[0]:
+        return 0, abs(arch[1] - gpu[1]), 0
+    if arch[0] > gpu[0]:
+        return 1, arch[0] - gpu[0], arch[1]
+    return None
+
+
+def _builds(catalog: Catalog, framework: Framework, target: Target) -> Iterator[tuple[str, Variant]]:
+    """Each GPU build of ``framework`` the target's platform has, newest release first."""
+    for release in catalog.releases_of(framework):
+        for variant in release.on_platform(target.platform).variants:
+            if target.platform in variant.platforms and (variant.archs or variant.gfx):
+                yield f"{framework} {release.version} {variant.name}", variant
+
+
+def _nearest(gpu: _Key, candidates: list[tuple[str, str, _Key]]) -> tuple[str, str] | None:
+    """The (build, architecture) of ``candidates`` nearest ``gpu``; the first of equals."""
+    best: tuple[tuple[int, int, int], str, str] | None = None
+    for label, arch, key in candidates:
+        distance = _distance(gpu, key)
+        if distance is not None and (best is None or distance < best[0]):
+            best = (distance, label, arch)
+    return (best[1], best[2]) if best is not None else None
+
+
+def nearest_lines(catalog: Catalog, framework: Framework, target: Target) -> list[str]:
+    """For each GPU of the target that no build of ``framework`` has kernels for, one line
+    naming the nearest build; none where every GPU has kernels in some build."""
+    builds = list(_builds(catalog, framework, target))
+    lines = []
+    for cap in target.compute_capabilities:
+        if any(archs_cover(v.archs, cap) for _, v in builds):
+            continue
+        found = _nearest(
+            _cc_key(cap), [(label, str(a), _cc_key(a.capability)) for label, v in builds for a in v.archs]
+        )
+        lines.append(_line(framework, cap.sm, found))
+    for gfx in target.gfx:
+        key = _gfx_key(gfx)
+        if key is None or any(gfx in v.gfx for _, v in builds):
+            continue
+        pairs = [(label, name, _gfx_key(name)) for label, v in builds for name in v.gfx]
+        found = _nearest(key, [(label, name, k) for label, name, k in pairs if k is not None])
+        lines.append(_line(framework, gfx, found))
+    return lines
+
+
+def _line(framework: Framework, gpu: str, found: tuple[str, str] | None) -> str:
+    text = f"no {framework} build in the catalog has kernels for {gpu}"
+    return f"{text}; the nearest: {found[0]} ({found[1]})" if found else text

@@ -1,0 +1,38 @@
+"""What a target's platform and Python ABI allow of a release: a build the catalog lists for
+another platform, or without a free-threaded wheel for a free-threaded Python, turned down; and
+the CPU build that is all a release has on a platform, named rather than taken unasked
+(docs/hosts.md)."""
+
+from __future__ import annotations
+
+from colabenv.models import CATALOG_PLATFORM, Release, Target, Variant
+
+
+def platform_rejection(variant: Variant, target: Target) -> str | None:
+    """Why ``variant`` has no wheel the target's platform and ABI load; None when it has one.
+    A CPU build serves every platform (the projects publish CPU wheels for each)."""
+    if target.platform not in variant.platforms and not variant.is_cpu:
+        only = ", ".join(variant.platforms)
+        return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
+    ranged = variant.free_threaded
+    if target.free_threaded and (ranged is None or not ranged.contains(target.python, prereleases=True)):
+        tag = f"cp{target.python.major}{target.python.minor}t"
+        return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
+    return None
+
+
+def platform_cpu_only(release: Release, variant: Variant, target: Target) -> str | None:
+    """Why the CPU build a target's accelerator did not ask for is all there is: the release's
+    plain wheel on a platform other than the catalog's is that CPU build, and the catalog lists
+    no GPU build for the platform (torch 2.7 and 2.8 on linux_aarch64). ``release`` is as the
+    platform sees it (:meth:`Release.on_platform`). None otherwise."""
+    platform = target.platform
+    if platform == CATALOG_PLATFORM or not variant.is_cpu or release.default_variant != variant.name:
+        return None
+    if any(not v.is_cpu and platform in v.platforms for v in release.variants):
+        return None
+    return (
+        f"{variant.name} is the only {platform} build of {release.framework} {release.version} in "
+        f"the catalog (the plain wheel there); a CPU build is taken only where the profile asks "
+        f'for it (variant = "{variant.name}")'
+    )
