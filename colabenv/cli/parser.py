@@ -127,11 +127,11 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("script", "dockerfile", "apptainer"),
+        choices=("script", "dockerfile", "apptainer", "slurm"),
         default="script",
         metavar="FORMAT",
         help="script (the bootstrap script, the default), dockerfile or apptainer (a "
-        "container image definition that runs it)",
+        "container image definition that runs it), slurm (a batch job: -o DIR, --lock, -- COMMAND)",
     )
     image = p.add_argument_group("container images", "with --format dockerfile or apptainer")
     image.add_argument(
