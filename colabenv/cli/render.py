@@ -24,7 +24,7 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv.app.install import lock_input, with_wheelhouse
 from colabenv.app.resolution import TargetSource, resolve_profile
-from colabenv.cli.common import load_profile_arg, read_input, target_flags, write_text_atomic
+from colabenv.cli.common import job_flags, load_profile_arg, read_input, target_flags, write_text_atomic
 from colabenv.errors import InputError, OutputError, UsageError, printable
 from colabenv.index.check import index_check
 from colabenv.models import Profile
@@ -108,6 +108,12 @@ def _check_slurm_args(args: argparse.Namespace) -> None:
             "--format slurm needs -o DIR: the build folder of the job (job.sbatch) "
             "and the script it runs (setup.sh)"
         )
+    job_flags(args)  # each flag's refusal, before the lock is read
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise OutputError(
+            f"{printable(args.output)}: -o names the build folder with --format slurm, "
+            "and this is not a directory"
+        )
     if os.path.islink(args.output):
         raise OutputError(
             f"{printable(args.output)}: -o names the build folder with --format slurm, not a link"
@@ -119,7 +125,6 @@ def _slurm(args: argparse.Namespace, profile: Profile, lock: LockInput, script: 
     its SHA-256)."""
     import hashlib
 
-    from colabenv.cli.common import job_flags
     from colabenv.engines.slurm import JOB_NAME, SCRIPT_NAME, SlurmJob, render_sbatch
 
     job = SlurmJob(

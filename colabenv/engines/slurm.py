@@ -99,11 +99,11 @@ def render_sbatch(job: SlurmJob) -> list[str]:
     """The batch script's lines."""
     head = [
         "#!/usr/bin/env bash",
+        "# shellcheck disable=SC2016  # the command's words are single-quoted on purpose: never expanded",
         f"# A Slurm batch job written by colabenv for the lock {_comment(job.lock_name)}.",
         "# Submit it from its build folder: cd DIR && sbatch " + JOB_NAME,
         *sbatch_options(job.settings),
         "set -euo pipefail",
-        'colabenv="${COLABENV:-colabenv}"',
         'echo "COLABENV: job ${SLURM_JOB_ID:-none} on $(hostname)"',
     ]
     if job.image is not None:
@@ -180,6 +180,7 @@ def _build_environment(job: SlurmJob) -> list[str]:
 
 def _verify_and_run(command: tuple[str, ...]) -> list[str]:
     return [
+        'colabenv="${COLABENV:-colabenv}"',
         'COLABENV_STATE_DIR="$env/.colabenv-state" "$colabenv" verify --interpreter "$env/bin/python"',
         'export PATH="$env/bin:$PATH" VIRTUAL_ENV="$env"',
         f'echo "COLABENV: running {_echoed(command)}"',
