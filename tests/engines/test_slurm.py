@@ -248,3 +248,15 @@ def test_o_over_a_file_or_a_link_is_refused(
         assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert file.read_text() == "kept\n"
     assert list(folder.iterdir()) == []
+
+
+def test_the_cluster_tests_say_why_they_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support import slurm
+
+    monkeypatch.setattr(slurm.os, "geteuid", lambda: 1000)
+    assert "needs root" in (slurm.slurm_problem() or "")
+    monkeypatch.setattr(slurm.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(slurm, "SBIN", Path("/nonexistent"))
+    problem = slurm.slurm_problem() or ""
+    assert "slurmctld" in problem and "apt-get install -y slurm-wlm munge" in problem

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "sinfo", "flock")
-PLUGINS = Path("/usr/lib/x86_64-linux-gnu/slurm-wlm")
+SBIN = Path("/usr/sbin")
+"""Where Debian puts the daemons (not on a user's PATH)."""
 CONF = """\
 ClusterName=colabenvtest
 SlurmctldHost={host}(127.0.0.1)
@@ -59,9 +60,7 @@ def slurm_problem() -> str | None:
     """Why no Slurm cluster can be started here (None: one can)."""
     if os.geteuid() != 0:
         return "a local Slurm cluster needs root (slurmd runs jobs as their users); run as root"
-    missing = [
-        name for name in BINARIES if shutil.which(name) is None and not Path("/usr/sbin", name).exists()
-    ]
+    missing = [name for name in BINARIES if shutil.which(name) is None and not (SBIN / name).exists()]
     if missing:
         return (
             f"Slurm is not installed here ({', '.join(missing)} missing): "
@@ -83,7 +82,7 @@ def _free_ports(count: int) -> list[int]:
 
 
 def _binary(name: str) -> str:
-    return shutil.which(name) or str(Path("/usr/sbin", name))
+    return shutil.which(name) or str(SBIN / name)
 
 
 class SlurmCluster:
