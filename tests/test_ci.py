@@ -40,3 +40,12 @@ def test_ci_installs_with_the_pins_and_formats_the_markdown_blocks() -> None:
     run = (REPO / ".ci" / "run").read_text()
     assert re.search(r"pip install -q -c \.ci/tools\.txt -e '\.\[test\]'", run)
     assert "format --check . bench/run" in run
+
+
+def test_ci_installs_slurm_only_where_it_can_and_says_why_not() -> None:
+    """The Slurm tests need slurm-wlm and munge (issue 37): CI installs them as root with
+    apt-get, and says why not elsewhere."""
+    run = (REPO / ".ci" / "run").read_text()
+    assert re.search(r"apt-get install -y -q slurm-wlm munge", run)
+    assert '[ "$(id -u)" != 0 ]' in run and "command -v apt-get" in run
+    assert re.search(r"^install_slurm$", run, re.MULTILINE)

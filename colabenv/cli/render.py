@@ -24,10 +24,11 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv.app.install import lock_input, with_wheelhouse
 from colabenv.app.resolution import TargetSource, resolve_profile
-from colabenv.cli.common import load_profile_arg, read_input, target_flags, write_text_atomic
+from colabenv.cli.common import job_flags, load_profile_arg, read_input, target_flags, write_text_atomic
 from colabenv.errors import InputError, OutputError, UsageError, printable
 from colabenv.index.check import index_check
-from colabenv.script.plan import InstallPlan, install_plan
+from colabenv.models import Profile
+from colabenv.script.plan import InstallPlan, LockInput, install_plan
 from colabenv.script.render import render_plan
 
 JOB_FORMATS = ("slurm", "kubernetes")
@@ -37,6 +38,8 @@ JOB_FLAGS = ("gpus", "gpu_type", "time", "memory", "cpus", "partition", "image")
 
 def run(args: argparse.Namespace) -> int:
     _refuse_job_flags(args)
+    if args.format == "slurm":
+        _check_slurm_args(args)
     if args.format == "kubernetes":
         from colabenv.cli.render_kubernetes import check_arguments
 
@@ -73,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     text = "\n".join(lines) + "\n"
     if image:
         _image(args, plan, text)
+    elif args.format == "slurm" and lock is not None:
+        _slurm(args, profile, lock, text)
     elif args.output:
         write_text_atomic(Path(args.output), text, mode=0o755)
     else:
@@ -94,6 +99,58 @@ def _refuse_job_flags(args: argparse.Namespace) -> None:
         raise UsageError(
             f"unexpected argument {shown}: a command after -- goes with --format slurm or kubernetes"
         )
+
+
+def _check_slurm_args(args: argparse.Namespace) -> None:
+    """``--format slurm``'s own refusals, before anything is resolved or written."""
+    from colabenv.engines.slurm import command_problem, image_problem
+
+    problem = command_problem(tuple(args.job_command))
+    if problem is not None:
+        raise UsageError(printable(problem))
+    if args.image is not None:
+        problem = image_problem(args.image)
+        if problem is not None:
+            raise UsageError(f"--image {printable(args.image)}: {problem}")
+    if not args.lock:
+        raise UsageError("--format slurm needs --lock LOCK: the lock's section is what each job installs")
+    if not args.output:
+        raise UsageError(
+            "--format slurm needs -o DIR: the build folder of the job (job.sbatch) "
+            "and the script it runs (setup.sh)"
+        )
+    job_flags(args)  # each flag's refusal, before the lock is read
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise OutputError(
+            f"{printable(args.output)}: -o names the build folder with --format slurm, "
+            "and this is not a directory"
+        )
+    if os.path.islink(args.output):
+        raise OutputError(
+            f"{printable(args.output)}: -o names the build folder with --format slurm, not a link"
+        )
+
+
+def _slurm(args: argparse.Namespace, profile: Profile, lock: LockInput, script: str) -> None:
+    """``--format slurm -o DIR``: ``setup.sh``, then ``job.sbatch`` (last: it names the script by
+    its SHA-256)."""
+    import hashlib
+
+    from colabenv.engines.slurm import JOB_NAME, SCRIPT_NAME, SlurmJob, render_sbatch
+
+    job = SlurmJob(
+        settings=job_flags(args).over(profile.job),
+        command=tuple(args.job_command),
+        script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
+        lock_name=lock.name,
+        lock_text=lock.text,
+        python=lock.python,
+        image=args.image,
+    )
+    text = "\n".join(render_sbatch(job)) + "\n"
+    folder = _build_folder(Path(args.output), args.format)
+    write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
+    write_text_atomic(folder / JOB_NAME, text, mode=0o755)
 
 
 def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:

@@ -1,5 +1,7 @@
 """What the cluster engines a team scales out to run, written from one install plan and the
 lock's target section: a Ray ``runtime_env``, a Slurm batch script, a Kubernetes Job. colabenv
 schedules nothing itself: each file is the engine's own configuration. One module per engine:
-:mod:`~colabenv.engines.kubernetes` (a Job that verifies, then runs, the image built from the
-lock)."""
+
+- ``slurm``: the ``sbatch`` script of ``render --format slurm``;
+- ``kubernetes``: a Job that verifies, then runs, the image built from the lock.
+"""
