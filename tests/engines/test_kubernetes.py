@@ -147,8 +147,8 @@ def test_the_schema_refuses_what_kubernetes_would(locked: tuple[Path, Path]) -> 
     ("words", "message"),
     [
         (
-            ("--target", "nb", "--image", IMAGE, "--gpu-type", "b200"),
-            "colabenv: --gpu-type 'b200': not a GPU type of gpu_products.toml, which knows a100, h100, t4\n",
+            ("--target", "nb", "--image", IMAGE, "--gpu-type", "k80"),
+            "colabenv: --gpu-type 'k80': not a GPU type of gpu_products.toml, which knows a10, a100, ",
         ),
         (("--target", "nb"), "colabenv: --format kubernetes needs --image REF:"),
         (
@@ -203,7 +203,7 @@ def test_a_gpu_type_from_the_profile_is_named_where_it_was_given() -> None:
     """(The profile's ``[job]`` is part of its hash: a lock is made with it, so this is the
     engine's rule, without a second lock.)"""
     types = shipped_gpu_products()
-    assert products_of(types, "H100", "team.toml: job.gpu_type") == ("NVIDIA-H100-80GB-HBM3",)
+    assert products_of(types, "H100", "team.toml: job.gpu_type")[0] == "NVIDIA-H100-80GB-HBM3"
     assert products_of(types, None, "--gpu-type") == ()
     with pytest.raises(UsageError) as caught:
         products_of(types, "x100", "team.toml: job.gpu_type")
@@ -231,9 +231,29 @@ def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
         check_command(["echo", "a\tb"])
 
 
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        ("l4", {"NVIDIA-L4"}),
+        ("a10g", {"NVIDIA-A10G"}),
+        ("a10", {"NVIDIA-A10"}),
+        ("l40s", {"NVIDIA-L40S"}),
+        ("v100", {"Tesla-V100-SXM2-16GB", "Tesla-V100-SXM2-32GB", "Tesla-V100-PCIE-16GB"}),
+        ("p100", {"Tesla-P100-PCIE-16GB"}),
+        ("h200", {"NVIDIA-H200"}),
+        ("b200", {"NVIDIA-B200"}),
+        ("h100", {"NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-PCIe", "NVIDIA-H100-NVL"}),
+        ("a100", {"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe"}),
+    ],
+)
+def test_the_gpus_teams_get_map_to_the_label_gfd_writes(name: str, wanted: set[str]) -> None:
+    """NVML's device name with spaces as '-' (each value's source is in its entry)."""
+    assert set(products_of(shipped_gpu_products(), name.upper(), "--gpu-type")) >= wanted
+
+
 def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
     types = shipped_gpu_products()
-    assert {entry.name for entry in types} >= {"t4", "a100", "h100"}
+    assert {entry.name for entry in types} >= {"t4", "a100", "h100", "l4", "a10g", "v100", "h200", "b200"}
     for entry in types:
         assert "https://" in entry.source, entry.name
         for product in entry.products:
