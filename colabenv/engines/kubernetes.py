@@ -63,6 +63,58 @@ class KubernetesJob:
     command: tuple[str, ...] = ()
 
 
+@model
+class JobRequest:
+    """What ``render --format kubernetes`` was given, before anything is decided: the image,
+    the lock section's text, its name and the lock's (None: a lock of one section), the
+    profile's name, where it is (for a message) and its ``[job]``, the job flags (None where
+    not given), the section's accelerator, the command after ``--``."""
+
+    image: str
+    lock_text: str
+    lock_section: str | None
+    lock_name: str
+    profile_name: str
+    profile_where: str
+    profile_job: JobSettings
+    flags: JobSettings
+    accelerator: Accelerator
+    command: tuple[str, ...] = ()
+
+
+def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[KubernetesJob, tuple[str, ...]]:
+    """The Job a request makes (the flags over the profile's ``[job]``; the GPU type mapped
+    through ``types``, the ``gpu_products.toml`` table) and the notes to show beside it. On a
+    CPU section the GPU flags are refused and the profile's GPU keys left aside; a GPU type the
+    table lacks is refused naming where it was given."""
+    flags = request.flags
+    settings = flags.over(request.profile_job)
+    section = f"{request.lock_section} " if request.lock_section is not None else ""
+    products: tuple[str, ...] = ()
+    if request.accelerator is Accelerator.CPU:
+        given = [flag for flag, value in (("--gpus", flags.gpus), ("--gpu-type", flags.gpu_type)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: the lock's section {section}is for the CPU")
+    elif request.accelerator is Accelerator.NVIDIA:
+        where = "--gpu-type" if flags.gpu_type is not None else f"{request.profile_where}: job.gpu_type"
+        products = products_of(types, settings.gpu_type, where)
+    notes: list[str] = []
+    if request.lock_section is not None:
+        notes.append(f"the image holds section {request.lock_section} of {request.lock_name}")
+    if request.accelerator is Accelerator.NVIDIA and not products:
+        notes.append("no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with NVIDIA GPUs")
+    job = KubernetesJob(
+        image=request.image,
+        lock_text=request.lock_text,
+        profile_name=request.profile_name,
+        settings=settings,
+        accelerator=request.accelerator,
+        products=products,
+        command=request.command,
+    )
+    return job, tuple(notes)
+
+
 def check_image(image: str | None) -> str:
     """``--image``: the reference of the image ``--format dockerfile`` built; required."""
     if image is None:

@@ -19,11 +19,13 @@ import yaml
 from colabenv.catalog.gpu_products import load_gpu_products, shipped_gpu_products
 from colabenv.engines.kubernetes import (
     MAX_LOCK_BYTES,
+    JobRequest,
     KubernetesJob,
     check_command,
     job_manifest,
     job_name,
     products_of,
+    requested_job,
 )
 from colabenv.errors import CatalogError, UsageError
 from colabenv.lock.file import read_lock_file, render_lock
@@ -208,6 +210,46 @@ def test_a_gpu_type_from_the_profile_is_named_where_it_was_given() -> None:
     with pytest.raises(UsageError) as caught:
         products_of(types, "x100", "team.toml: job.gpu_type")
     assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type of gpu_products.toml")
+
+
+def _request(**changes: Any) -> JobRequest:
+    request = JobRequest(
+        image=IMAGE,
+        lock_text="# lock\n",
+        lock_section="nb",
+        lock_name="team.lock",
+        profile_name="team",
+        profile_where="team.toml",
+        profile_job=JobSettings(gpus=4, gpu_type="a100", partition="gpu"),
+        flags=JobSettings(),
+        accelerator=Accelerator.NVIDIA,
+    )
+    return dataclasses.replace(request, **changes)
+
+
+def test_what_a_request_decides_is_the_engines_not_the_clis() -> None:
+    """Flags over the profile's [job], the GPU type's label values, the refusals and the notes:
+    decided in the engine (no I/O; the table is passed in), the CLI only prints them."""
+    types = shipped_gpu_products()
+    job, notes = requested_job(_request(flags=JobSettings(gpus=2)), types)
+    assert (job.settings.gpus, job.settings.gpu_type, job.image) == (2, "a100", IMAGE)
+    assert "NVIDIA-A100-SXM4-80GB" in job.products
+    assert notes == ("the image holds section nb of team.lock",)
+    job, notes = requested_job(_request(profile_job=JobSettings(), lock_section=None), types)
+    assert job.products == ()
+    assert notes == ("no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with NVIDIA GPUs",)
+    # on the CPU, the profile's GPU keys are left aside; the flags are refused
+    job, _ = requested_job(_request(accelerator=Accelerator.CPU), types)
+    assert job.products == ()
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(accelerator=Accelerator.CPU, flags=JobSettings(gpus=1, gpu_type="t4")), types)
+    assert str(caught.value) == "--gpus, --gpu-type: the lock's section nb is for the CPU"
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(profile_job=JobSettings(gpu_type="x100")), types)
+    assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type")
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(flags=JobSettings(gpu_type="x100")), types)
+    assert str(caught.value).startswith("--gpu-type 'x100': not a GPU type")
 
 
 def _job(**changes: Any) -> KubernetesJob:
