@@ -252,6 +252,68 @@ def test_what_a_request_decides_is_the_engines_not_the_clis() -> None:
     assert str(caught.value).startswith("--gpu-type 'x100': not a GPU type")
 
 
+def test_a_rocm_section_gets_a_job_on_amd_gpus() -> None:
+    """AMD's device plugin resource ``amd.com/gpu``; the node labeller's ``amd.com/gpu.device-id``
+    (the PCI device ID, lowercase hex) for the GPU type; validated against the schema."""
+    types = shipped_gpu_products()
+    request = _request(
+        accelerator=Accelerator.ROCM, profile_job=JobSettings(gpus=8, gpu_type="mi300x", memory_mib=1024)
+    )
+    job, notes = requested_job(request, types)
+    manifest = job_manifest(job)
+    validate(manifest)
+    pod = manifest["spec"]["template"]["spec"]  # type: ignore[index]
+    (main,) = pod["containers"]
+    assert main["resources"] == {
+        "requests": {"memory": "1024Mi"},
+        "limits": {"memory": "1024Mi", "amd.com/gpu": "8"},
+    }
+    assert "nvidia.com/gpu" not in json.dumps(manifest)
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    (expression,) = term["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("amd.com/gpu.device-id", "In")
+    assert "74a1" in expression["values"]
+    assert notes == ("the image holds section nb of team.lock",)
+    # no type: any node with AMD GPUs, one GPU
+    job, notes = requested_job(dataclasses.replace(request, profile_job=JobSettings()), types)
+    manifest = job_manifest(job)
+    validate(manifest)
+    assert "affinity" not in manifest["spec"]["template"]["spec"]  # type: ignore[index]
+    assert '"amd.com/gpu": "1"' in json.dumps(manifest)
+    assert notes[-1] == "no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with AMD GPUs"
+    # a type of the other vendor's is refused, naming the section's vendor's types
+    with pytest.raises(UsageError) as caught:
+        requested_job(dataclasses.replace(request, flags=JobSettings(gpu_type="a100")), types)
+    assert str(caught.value).startswith(
+        "--gpu-type 'a100': an NVIDIA GPU, and the lock's section nb is for AMD GPUs, "
+        "whose types are mi100, mi210, "
+    )
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(flags=JobSettings(gpu_type="mi300x")), types)
+    assert str(caught.value).startswith(
+        "--gpu-type 'mi300x': an AMD GPU, and the lock's section nb is for NVIDIA"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        ("mi300x", {"74a1", "74b5"}),
+        ("mi325x", {"74a5"}),
+        ("mi250x", {"7408", "740c"}),
+        ("mi250", {"740c"}),
+        ("mi210", {"740f"}),
+        ("mi100", {"738c"}),
+        ("mi355x", {"75a3"}),
+    ],
+)
+def test_the_amd_gpus_map_to_the_device_ids_the_labeller_writes(name: str, wanted: set[str]) -> None:
+    (entry,) = [entry for entry in shipped_gpu_products() if entry.name == name]
+    assert entry.vendor == "amd" and set(entry.products) >= wanted
+
+
 def _job(**changes: Any) -> KubernetesJob:
     job = KubernetesJob(IMAGE, "# lock\n", "Team Targets!", JobSettings(), Accelerator.NVIDIA)
     return dataclasses.replace(job, **changes)
@@ -263,8 +325,10 @@ def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
         "name": "team-targets",
         "labels": {"app.kubernetes.io/managed-by": "colabenv"},
     }
-    with pytest.raises(UsageError, match="for NVIDIA GPUs or the CPU; this target's accelerator is rocm"):
-        job_manifest(_job(accelerator=Accelerator.ROCM))
+    with pytest.raises(
+        UsageError, match="for NVIDIA or AMD GPUs or the CPU; this target's accelerator is tpu"
+    ):
+        job_manifest(_job(accelerator=Accelerator.TPU))
     with pytest.raises(UsageError, match="more than the 240 KiB a pod's annotation can carry"):
         job_manifest(_job(lock_text="x" * (MAX_LOCK_BYTES + 1)))
     assert job_name("--") == "colabenv-job"
@@ -310,6 +374,12 @@ def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
         ('products = ["Tesla-T4"]', "products = []", "gpu[0].products: expected at least one"),
         ('type = "a100"', 'type = "t4"', "gpu[1]: type t4 is listed twice"),
         ('type = "t4"', 'type = "T4"', "gpu[0].type: expected lowercase letters"),
+        ('device_ids = ["74a1"', 'device_ids = ["74A1"', ".device_ids[0]: expected a PCI device ID"),
+        (
+            'device_ids = ["74a1"',
+            'products = ["x"]\ndevice_ids = ["74a1"',
+            ": expected products or device_ids, not both",
+        ),
     ],
 )
 def test_a_broken_table_is_refused_naming_the_key(old: str, new: str, problem: str) -> None:
