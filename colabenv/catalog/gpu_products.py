@@ -1,7 +1,9 @@
 """``gpu_products.toml``: each GPU type a profile names (``[job] gpu_type``, ``--gpu-type``)
-with the values NVIDIA GPU Feature Discovery writes in a node's ``nvidia.com/gpu.product``
-label for it, each entry with its source (docs/catalog.md). Pure after the bytes are read; the
-shipped file is read once per process."""
+with the values a node's label has for it, each entry with its source (docs/catalog.md): for an
+NVIDIA GPU (``products``), what NVIDIA GPU Feature Discovery writes in ``nvidia.com/gpu.product``;
+for an AMD GPU (``device_ids``), what AMD's node labeller writes in ``amd.com/gpu.device-id``
+(the PCI device ID, lowercase hex). Pure after the bytes are read; the shipped file is read once
+per process."""
 
 from __future__ import annotations
 
@@ -19,29 +21,42 @@ GPU_PRODUCTS_FILE = "gpu_products.toml"
 _TYPE_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}", re.ASCII)
 _PRODUCT_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", re.ASCII)
 """A Kubernetes label value (at most 63 characters; letters, digits, '-', '_', '.' inside)."""
+_DEVICE_ID_RE = re.compile(r"[0-9a-f]{4}", re.ASCII)
+"""A PCI device ID as the labeller writes it: sysfs's ``0x74a1`` without the ``0x``."""
+NVIDIA = "nvidia"
+AMD = "amd"
 
 
 @model
 class GpuType:
-    """One GPU type and the product label values of its GPUs."""
+    """One GPU type, the label values of its GPUs (NVIDIA's product names, or AMD's device
+    IDs) and whose GPUs they are (``nvidia`` or ``amd``)."""
 
     name: str
     products: tuple[str, ...]
     source: str
+    vendor: str = NVIDIA
 
 
 def _entry(item: Reader) -> GpuType:
-    item.allow("type", "products", "source")
+    item.allow("type", "products", "device_ids", "source")
     name = item.text("type")
     if not _TYPE_RE.fullmatch(name):
         raise item.fail("type", "expected lowercase letters, digits and '-', at most 32")
-    products = item.text_list("products", required=True)
-    if not products:
-        raise item.fail("products", "expected at least one product label value")
-    for index, product in enumerate(products):
-        if not _PRODUCT_RE.fullmatch(product):
-            raise item.fail("products", "expected a label value: letters, digits, '-', '_', '.'", index=index)
-    return GpuType(name=name, products=tuple(products), source=item.text("source"))
+    if "products" in item.data and "device_ids" in item.data:
+        raise item.fail(None, "expected products or device_ids, not both")
+    key, vendor, pattern, what = (
+        ("device_ids", AMD, _DEVICE_ID_RE, "a PCI device ID: four lowercase hex digits")
+        if "device_ids" in item.data
+        else ("products", NVIDIA, _PRODUCT_RE, "a label value: letters, digits, '-', '_', '.'")
+    )
+    values = item.text_list(key, required=True)
+    if not values:
+        raise item.fail(key, "expected at least one label value")
+    for index, value in enumerate(values):
+        if not pattern.fullmatch(value):
+            raise item.fail(key, f"expected {what}", index=index)
+    return GpuType(name=name, products=tuple(values), source=item.text("source"), vendor=vendor)
 
 
 def gpu_products(doc: Reader) -> tuple[GpuType, ...]:
@@ -79,6 +94,7 @@ def gpu_type(types: Sequence[GpuType], name: str) -> GpuType | None:
     return next((entry for entry in types if entry.name == wanted), None)
 
 
-def known_types(types: Sequence[GpuType]) -> str:
-    """The table's types, for a message (``a100, h100, t4``)."""
-    return ", ".join(sorted(printable(entry.name) for entry in types))
+def known_types(types: Sequence[GpuType], vendor: str | None = None) -> str:
+    """The table's types (of ``vendor``'s GPUs alone when given), for a message
+    (``a100, h100, t4``)."""
+    return ", ".join(sorted(printable(e.name) for e in types if vendor is None or e.vendor == vendor))

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from colabenv.errors import UsageError, printable
-from colabenv.models import Accelerator, Profile, Resolution
+from colabenv.models import Profile, Resolution
 from colabenv.script.plan import LockInput
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -42,50 +42,32 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def write_job(args: argparse.Namespace, profile: Profile, resolution: Resolution, lock: LockInput) -> None:
-    """The Job for the lock's section ``lock``, written to ``-o`` or stdout."""
+    """The Job for the lock's section ``lock`` (what it is: :func:`requested_job`), written to
+    ``-o`` or stdout."""
     from colabenv._util.yaml import dump
     from colabenv.catalog.gpu_products import shipped_gpu_products
     from colabenv.cli.common import job_flags, write_text_atomic
-    from colabenv.engines.kubernetes import KubernetesJob, job_manifest, products_of
+    from colabenv.engines.kubernetes import JobRequest, job_manifest, requested_job
 
-    flags = job_flags(args)
-    settings = flags.over(profile.job)
-    accelerator = resolution.target.accelerator
-    products: tuple[str, ...] = ()
-    if accelerator is Accelerator.CPU:
-        given = [flag for flag, value in (("--gpus", flags.gpus), ("--gpu-type", flags.gpu_type)) if value]
-        if given:
-            raise UsageError(f"{', '.join(given)}: the lock's section {_section(lock)}is for the CPU")
-    elif accelerator is Accelerator.NVIDIA:
-        where = "--gpu-type" if flags.gpu_type is not None else f"{printable(profile.path)}: job.gpu_type"
-        products = products_of(shipped_gpu_products(), settings.gpu_type, where)
-    manifest = job_manifest(
-        KubernetesJob(
-            image=args.image,
-            lock_text=lock.text,
-            profile_name=profile.name,
-            settings=settings,
-            accelerator=accelerator,
-            products=products,
-            command=tuple(args.job_command),
-        )
+    request = JobRequest(
+        image=args.image,
+        lock_text=lock.text,
+        lock_section=lock.section,
+        lock_name=printable(lock.name),
+        profile_name=profile.name,
+        profile_where=printable(profile.path),
+        profile_job=profile.job,
+        flags=job_flags(args),
+        accelerator=resolution.target.accelerator,
+        command=tuple(args.job_command),
     )
+    job, notes = requested_job(request, shipped_gpu_products())
+    manifest = job_manifest(job)
     as_json = bool(args.output) and Path(args.output).suffix.lower() == ".json"
     text = json.dumps(manifest, indent=2) + "\n" if as_json else dump(manifest)
-    if lock.section is not None:
-        sys.stderr.write(
-            f"colabenv: note: the image holds section {lock.section} of {printable(lock.name)}\n"
-        )
-    if accelerator is Accelerator.NVIDIA and not products:
-        sys.stderr.write(
-            "colabenv: note: no GPU type ([job] gpu_type or --gpu-type): the Job takes any node "
-            "with NVIDIA GPUs\n"
-        )
+    for note in notes:
+        sys.stderr.write(f"colabenv: note: {note}\n")
     if args.output:
         write_text_atomic(Path(args.output), text)
     else:
         sys.stdout.write(text)
-
-
-def _section(lock: LockInput) -> str:
-    return f"{lock.section} " if lock.section is not None else ""

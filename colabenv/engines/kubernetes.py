@@ -12,8 +12,9 @@ What the Job is, and why:
   template (``colabenv/lock``), which a ``downwardAPI`` volume writes as a file for the init
   container (read-only). The Job is then one object, with no ConfigMap to create beside it.
   Kubernetes allows a pod 256 KiB of annotations: a longer lock is refused.
-- **Resources**: ``nvidia.com/gpu`` (the NVIDIA device plugin's resource) in ``limits`` from
-  the job's ``gpus`` (1 when unset, on a GPU target; none on the CPU); ``memory`` and ``cpu``
+- **Resources**: ``nvidia.com/gpu`` (the NVIDIA device plugin's resource; ``amd.com/gpu``,
+  AMD's, on a ROCm target) in ``limits`` from the job's ``gpus`` (1 when unset, on a GPU
+  target; none on the CPU); ``memory`` and ``cpu``
   as both requests and limits; the init container asks the same, so that it verifies the GPUs
   the command gets (a pod's request is the larger of its init containers' and the sum of its
   containers', so nothing is asked twice). ``time`` is ``activeDeadlineSeconds``.
@@ -21,7 +22,9 @@ What the Job is, and why:
   device name, spaces as ``-``); the job's ``gpu_type`` is mapped through
   ``gpu_products.toml`` to the values of that label for the type, and a node affinity requires
   one of them (several: an A100 is ``NVIDIA-A100-SXM4-40GB`` or ``NVIDIA-A100-SXM4-80GB`` ...,
-  which a single ``nodeSelector`` value cannot say).
+  which a single ``nodeSelector`` value cannot say). On a ROCm target the table's AMD types map
+  to the PCI device IDs AMD's node labeller (ROCm/k8s-device-plugin) writes in
+  ``amd.com/gpu.device-id``. A TPU target is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from colabenv.catalog.gpu_products import GpuType, gpu_type, known_types
+from colabenv.catalog.gpu_products import AMD, NVIDIA, GpuType, gpu_type, known_types
 from colabenv.errors import UsageError, shown
 from colabenv.models import Accelerator, JobSettings
 from colabenv.models.frozen import model
@@ -38,6 +41,15 @@ from colabenv.script.container import is_image_reference
 
 GPU_RESOURCE = "nvidia.com/gpu"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+AMD_GPU_RESOURCE = "amd.com/gpu"
+"""AMD's device plugin's resource (ROCm/k8s-device-plugin)."""
+DEVICE_ID_LABEL = "amd.com/gpu.device-id"
+"""AMD's node labeller's label of a node's GPU (its PCI device ID, where the node's GPUs share one)."""
+_GPUS = {
+    Accelerator.NVIDIA: (NVIDIA, GPU_RESOURCE, PRODUCT_LABEL, "NVIDIA GPUs"),
+    Accelerator.ROCM: (AMD, AMD_GPU_RESOURCE, DEVICE_ID_LABEL, "AMD GPUs"),
+}
+"""Per GPU accelerator: the table's vendor, the resource, the node label, the GPUs' name."""
 LOCK_ANNOTATION = "colabenv/lock"
 LOCK_DIR = "/etc/colabenv"
 LOCK_FILE = "colabenv.lock"
@@ -61,6 +73,59 @@ class KubernetesJob:
     accelerator: Accelerator
     products: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+
+
+@model
+class JobRequest:
+    """What ``render --format kubernetes`` was given, before anything is decided: the image,
+    the lock section's text, its name and the lock's (None: a lock of one section), the
+    profile's name, where it is (for a message) and its ``[job]``, the job flags (None where
+    not given), the section's accelerator, the command after ``--``."""
+
+    image: str
+    lock_text: str
+    lock_section: str | None
+    lock_name: str
+    profile_name: str
+    profile_where: str
+    profile_job: JobSettings
+    flags: JobSettings
+    accelerator: Accelerator
+    command: tuple[str, ...] = ()
+
+
+def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[KubernetesJob, tuple[str, ...]]:
+    """The Job a request makes (the flags over the profile's ``[job]``; the GPU type mapped
+    through ``types``, the ``gpu_products.toml`` table) and the notes to show beside it. On a
+    CPU section the GPU flags are refused and the profile's GPU keys left aside; a GPU type the
+    table lacks is refused naming where it was given."""
+    flags = request.flags
+    settings = flags.over(request.profile_job)
+    section = f"{request.lock_section} " if request.lock_section is not None else ""
+    products: tuple[str, ...] = ()
+    if request.accelerator is Accelerator.CPU:
+        given = [flag for flag, value in (("--gpus", flags.gpus), ("--gpu-type", flags.gpu_type)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: the lock's section {section}is for the CPU")
+    elif request.accelerator in _GPUS:
+        where = "--gpu-type" if flags.gpu_type is not None else f"{request.profile_where}: job.gpu_type"
+        products = products_of(types, settings.gpu_type, where, request.accelerator, section)
+    notes: list[str] = []
+    if request.lock_section is not None:
+        notes.append(f"the image holds section {request.lock_section} of {request.lock_name}")
+    if request.accelerator in _GPUS and not products:
+        gpus = _GPUS[request.accelerator][3]
+        notes.append(f"no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with {gpus}")
+    job = KubernetesJob(
+        image=request.image,
+        lock_text=request.lock_text,
+        profile_name=request.profile_name,
+        settings=settings,
+        accelerator=request.accelerator,
+        products=products,
+        command=request.command,
+    )
+    return job, tuple(notes)
 
 
 def check_image(image: str | None) -> str:
@@ -91,15 +156,31 @@ def check_command(command: Sequence[str]) -> tuple[str, ...]:
     return tuple(command)
 
 
-def products_of(types: Sequence[GpuType], name: str | None, where: str) -> tuple[str, ...]:
-    """The product label values of GPU type ``name`` (None: any); a type the table lacks is a
-    UsageError naming ``where`` it was given and the types it knows."""
+def products_of(
+    types: Sequence[GpuType],
+    name: str | None,
+    where: str,
+    accelerator: Accelerator = Accelerator.NVIDIA,
+    section: str = "",
+) -> tuple[str, ...]:
+    """The node label values of GPU type ``name`` (None: any) for a target of ``accelerator``
+    (the lock's section ``section``, with a space after it); a type the table lacks, or a type
+    of the other vendor's GPUs, is a UsageError naming ``where`` it was given and the types the
+    table has for ``accelerator``."""
     if name is None:
         return ()
+    vendor, _, _, gpus = _GPUS[accelerator]
     entry = gpu_type(types, name)
     if entry is None:
         raise UsageError(
-            f"{where} {shown(name)}: not a GPU type of gpu_products.toml, which knows {known_types(types)}"
+            f"{where} {shown(name)}: not a GPU type of gpu_products.toml, which knows "
+            f"{known_types(types, vendor)}"
+        )
+    if entry.vendor != vendor:
+        other = "an AMD GPU" if entry.vendor == AMD else "an NVIDIA GPU"
+        raise UsageError(
+            f"{where} {shown(name)}: {other}, and the lock's section {section}is for {gpus}, whose "
+            f"types are {known_types(types, vendor)}"
         )
     return entry.products
 
@@ -112,10 +193,10 @@ def job_name(profile_name: str) -> str:
 
 def job_manifest(job: KubernetesJob) -> dict[str, object]:
     """The Job, as the JSON-shaped value ``kubectl apply`` reads."""
-    if job.accelerator not in (Accelerator.NVIDIA, Accelerator.CPU):
+    if job.accelerator not in (*_GPUS, Accelerator.CPU):
         raise UsageError(
-            f"--format kubernetes writes jobs for NVIDIA GPUs or the CPU; this target's "
-            f"accelerator is {job.accelerator.value}"
+            f"--format kubernetes writes jobs for NVIDIA or AMD GPUs or the CPU; this target's "
+            f"accelerator is {job.accelerator.value} (a TPU's Job is not written: see docs/scaling-out.md)"
         )
     size = len(job.lock_text.encode("utf-8"))
     if size > MAX_LOCK_BYTES:
@@ -138,8 +219,8 @@ def job_manifest(job: KubernetesJob) -> dict[str, object]:
         verify["resources"] = resources
         main["resources"] = resources
     pod: dict[str, object] = {"restartPolicy": "Never"}
-    if job.products and job.accelerator is Accelerator.NVIDIA:
-        pod["affinity"] = _affinity(job.products)
+    if job.products and job.accelerator in _GPUS:
+        pod["affinity"] = _affinity(_GPUS[job.accelerator][2], job.products)
     pod["volumes"] = [
         {
             "name": volume,
@@ -177,8 +258,9 @@ def _resources(job: KubernetesJob) -> dict[str, object]:
     if job.settings.cpus is not None:
         asked["cpu"] = str(job.settings.cpus)
     limits = dict(asked)
-    if job.accelerator is Accelerator.NVIDIA:
-        limits[GPU_RESOURCE] = str(job.settings.gpus if job.settings.gpus is not None else 1)
+    if job.accelerator in _GPUS:
+        resource = _GPUS[job.accelerator][1]
+        limits[resource] = str(job.settings.gpus if job.settings.gpus is not None else 1)
     resources: dict[str, object] = {}
     if asked:
         resources["requests"] = asked
@@ -187,6 +269,6 @@ def _resources(job: KubernetesJob) -> dict[str, object]:
     return resources
 
 
-def _affinity(products: Sequence[str]) -> dict[str, object]:
-    term = {"matchExpressions": [{"key": PRODUCT_LABEL, "operator": "In", "values": list(products)}]}
+def _affinity(label: str, values: Sequence[str]) -> dict[str, object]:
+    term = {"matchExpressions": [{"key": label, "operator": "In", "values": list(values)}]}
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}

@@ -19,11 +19,13 @@ import yaml
 from colabenv.catalog.gpu_products import load_gpu_products, shipped_gpu_products
 from colabenv.engines.kubernetes import (
     MAX_LOCK_BYTES,
+    JobRequest,
     KubernetesJob,
     check_command,
     job_manifest,
     job_name,
     products_of,
+    requested_job,
 )
 from colabenv.errors import CatalogError, UsageError
 from colabenv.lock.file import read_lock_file, render_lock
@@ -147,8 +149,8 @@ def test_the_schema_refuses_what_kubernetes_would(locked: tuple[Path, Path]) -> 
     ("words", "message"),
     [
         (
-            ("--target", "nb", "--image", IMAGE, "--gpu-type", "b200"),
-            "colabenv: --gpu-type 'b200': not a GPU type of gpu_products.toml, which knows a100, h100, t4\n",
+            ("--target", "nb", "--image", IMAGE, "--gpu-type", "k80"),
+            "colabenv: --gpu-type 'k80': not a GPU type of gpu_products.toml, which knows a10, a100, ",
         ),
         (("--target", "nb"), "colabenv: --format kubernetes needs --image REF:"),
         (
@@ -203,11 +205,113 @@ def test_a_gpu_type_from_the_profile_is_named_where_it_was_given() -> None:
     """(The profile's ``[job]`` is part of its hash: a lock is made with it, so this is the
     engine's rule, without a second lock.)"""
     types = shipped_gpu_products()
-    assert products_of(types, "H100", "team.toml: job.gpu_type") == ("NVIDIA-H100-80GB-HBM3",)
+    assert products_of(types, "H100", "team.toml: job.gpu_type")[0] == "NVIDIA-H100-80GB-HBM3"
     assert products_of(types, None, "--gpu-type") == ()
     with pytest.raises(UsageError) as caught:
         products_of(types, "x100", "team.toml: job.gpu_type")
     assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type of gpu_products.toml")
+
+
+def _request(**changes: Any) -> JobRequest:
+    request = JobRequest(
+        image=IMAGE,
+        lock_text="# lock\n",
+        lock_section="nb",
+        lock_name="team.lock",
+        profile_name="team",
+        profile_where="team.toml",
+        profile_job=JobSettings(gpus=4, gpu_type="a100", partition="gpu"),
+        flags=JobSettings(),
+        accelerator=Accelerator.NVIDIA,
+    )
+    return dataclasses.replace(request, **changes)
+
+
+def test_what_a_request_decides_is_the_engines_not_the_clis() -> None:
+    """Flags over the profile's [job], the GPU type's label values, the refusals and the notes:
+    decided in the engine (no I/O; the table is passed in), the CLI only prints them."""
+    types = shipped_gpu_products()
+    job, notes = requested_job(_request(flags=JobSettings(gpus=2)), types)
+    assert (job.settings.gpus, job.settings.gpu_type, job.image) == (2, "a100", IMAGE)
+    assert "NVIDIA-A100-SXM4-80GB" in job.products
+    assert notes == ("the image holds section nb of team.lock",)
+    job, notes = requested_job(_request(profile_job=JobSettings(), lock_section=None), types)
+    assert job.products == ()
+    assert notes == ("no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with NVIDIA GPUs",)
+    # on the CPU, the profile's GPU keys are left aside; the flags are refused
+    job, _ = requested_job(_request(accelerator=Accelerator.CPU), types)
+    assert job.products == ()
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(accelerator=Accelerator.CPU, flags=JobSettings(gpus=1, gpu_type="t4")), types)
+    assert str(caught.value) == "--gpus, --gpu-type: the lock's section nb is for the CPU"
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(profile_job=JobSettings(gpu_type="x100")), types)
+    assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type")
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(flags=JobSettings(gpu_type="x100")), types)
+    assert str(caught.value).startswith("--gpu-type 'x100': not a GPU type")
+
+
+def test_a_rocm_section_gets_a_job_on_amd_gpus() -> None:
+    """AMD's device plugin resource ``amd.com/gpu``; the node labeller's ``amd.com/gpu.device-id``
+    (the PCI device ID, lowercase hex) for the GPU type; validated against the schema."""
+    types = shipped_gpu_products()
+    request = _request(
+        accelerator=Accelerator.ROCM, profile_job=JobSettings(gpus=8, gpu_type="mi300x", memory_mib=1024)
+    )
+    job, notes = requested_job(request, types)
+    manifest = job_manifest(job)
+    validate(manifest)
+    pod = manifest["spec"]["template"]["spec"]  # type: ignore[index]
+    (main,) = pod["containers"]
+    assert main["resources"] == {
+        "requests": {"memory": "1024Mi"},
+        "limits": {"memory": "1024Mi", "amd.com/gpu": "8"},
+    }
+    assert "nvidia.com/gpu" not in json.dumps(manifest)
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    (expression,) = term["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("amd.com/gpu.device-id", "In")
+    assert "74a1" in expression["values"]
+    assert notes == ("the image holds section nb of team.lock",)
+    # no type: any node with AMD GPUs, one GPU
+    job, notes = requested_job(dataclasses.replace(request, profile_job=JobSettings()), types)
+    manifest = job_manifest(job)
+    validate(manifest)
+    assert "affinity" not in manifest["spec"]["template"]["spec"]  # type: ignore[index]
+    assert '"amd.com/gpu": "1"' in json.dumps(manifest)
+    assert notes[-1] == "no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with AMD GPUs"
+    # a type of the other vendor's is refused, naming the section's vendor's types
+    with pytest.raises(UsageError) as caught:
+        requested_job(dataclasses.replace(request, flags=JobSettings(gpu_type="a100")), types)
+    assert str(caught.value).startswith(
+        "--gpu-type 'a100': an NVIDIA GPU, and the lock's section nb is for AMD GPUs, "
+        "whose types are mi100, mi210, "
+    )
+    with pytest.raises(UsageError) as caught:
+        requested_job(_request(flags=JobSettings(gpu_type="mi300x")), types)
+    assert str(caught.value).startswith(
+        "--gpu-type 'mi300x': an AMD GPU, and the lock's section nb is for NVIDIA"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        ("mi300x", {"74a1", "74b5"}),
+        ("mi325x", {"74a5"}),
+        ("mi250x", {"7408", "740c"}),
+        ("mi250", {"740c"}),
+        ("mi210", {"740f"}),
+        ("mi100", {"738c"}),
+        ("mi355x", {"75a3"}),
+    ],
+)
+def test_the_amd_gpus_map_to_the_device_ids_the_labeller_writes(name: str, wanted: set[str]) -> None:
+    (entry,) = [entry for entry in shipped_gpu_products() if entry.name == name]
+    assert entry.vendor == "amd" and set(entry.products) >= wanted
 
 
 def _job(**changes: Any) -> KubernetesJob:
@@ -221,8 +325,10 @@ def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
         "name": "team-targets",
         "labels": {"app.kubernetes.io/managed-by": "colabenv"},
     }
-    with pytest.raises(UsageError, match="for NVIDIA GPUs or the CPU; this target's accelerator is rocm"):
-        job_manifest(_job(accelerator=Accelerator.ROCM))
+    with pytest.raises(
+        UsageError, match="for NVIDIA or AMD GPUs or the CPU; this target's accelerator is tpu"
+    ):
+        job_manifest(_job(accelerator=Accelerator.TPU))
     with pytest.raises(UsageError, match="more than the 240 KiB a pod's annotation can carry"):
         job_manifest(_job(lock_text="x" * (MAX_LOCK_BYTES + 1)))
     assert job_name("--") == "colabenv-job"
@@ -231,9 +337,29 @@ def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
         check_command(["echo", "a\tb"])
 
 
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        ("l4", {"NVIDIA-L4"}),
+        ("a10g", {"NVIDIA-A10G"}),
+        ("a10", {"NVIDIA-A10"}),
+        ("l40s", {"NVIDIA-L40S"}),
+        ("v100", {"Tesla-V100-SXM2-16GB", "Tesla-V100-SXM2-32GB", "Tesla-V100-PCIE-16GB"}),
+        ("p100", {"Tesla-P100-PCIE-16GB"}),
+        ("h200", {"NVIDIA-H200"}),
+        ("b200", {"NVIDIA-B200"}),
+        ("h100", {"NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-PCIe", "NVIDIA-H100-NVL"}),
+        ("a100", {"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe"}),
+    ],
+)
+def test_the_gpus_teams_get_map_to_the_label_gfd_writes(name: str, wanted: set[str]) -> None:
+    """NVML's device name with spaces as '-' (each value's source is in its entry)."""
+    assert set(products_of(shipped_gpu_products(), name.upper(), "--gpu-type")) >= wanted
+
+
 def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
     types = shipped_gpu_products()
-    assert {entry.name for entry in types} >= {"t4", "a100", "h100"}
+    assert {entry.name for entry in types} >= {"t4", "a100", "h100", "l4", "a10g", "v100", "h200", "b200"}
     for entry in types:
         assert "https://" in entry.source, entry.name
         for product in entry.products:
@@ -248,6 +374,12 @@ def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
         ('products = ["Tesla-T4"]', "products = []", "gpu[0].products: expected at least one"),
         ('type = "a100"', 'type = "t4"', "gpu[1]: type t4 is listed twice"),
         ('type = "t4"', 'type = "T4"', "gpu[0].type: expected lowercase letters"),
+        ('device_ids = ["74a1"', 'device_ids = ["74A1"', ".device_ids[0]: expected a PCI device ID"),
+        (
+            'device_ids = ["74a1"',
+            'products = ["x"]\ndevice_ids = ["74a1"',
+            ": expected products or device_ids, not both",
+        ),
     ],
 )
 def test_a_broken_table_is_refused_naming_the_key(old: str, new: str, problem: str) -> None:
