@@ -42,6 +42,18 @@ class ChosenBuild:
 
 
 @model
+class ClusterGpus:
+    """How a Kubernetes cluster knows a kind's GPUs: the vendor of its types in
+    ``gpu_products.toml``, the device plugin's extended resource a pod asks for, the node label
+    a GPU type is matched on, and what the GPUs are called in a message."""
+
+    vendor: str
+    resource: str
+    node_label: str
+    named: str
+
+
+@model
 class Traits:
     """What the rest of colabenv asks of a kind, as facts (a table, the way uv's torch backend
     keeps hardware facts): each names a capability, never a kind, so a new kind says which it
@@ -57,7 +69,9 @@ class Traits:
     ``hip``: AMD GPUs through ROCm (HIP): the catalog's ROCm builds; a CUDA package with no
     ROCm build is exit 3 naming it, never left out.
     ``docker_devices``, ``apptainer_devices``: how a container of the kind's image is handed the
-    devices (the check line of a Dockerfile and an Apptainer definition)."""
+    devices (the check line of a Dockerfile and an Apptainer definition).
+    ``cluster_gpus``: how a Kubernetes cluster schedules the kind's GPUs (None: it has none a
+    pod asks for); ``kubernetes_job``: ``render --format kubernetes`` writes a Job for it."""
 
     gpu: bool
     cuda: bool
@@ -65,6 +79,8 @@ class Traits:
     hip: bool = False
     docker_devices: str = "--gpus all"
     apptainer_devices: str = "--nv"
+    cluster_gpus: ClusterGpus | None = None
+    kubernetes_job: bool = True
 
     @property
     def catalog_parts(self) -> CatalogParts:

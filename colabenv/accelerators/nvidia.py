@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, DriverFields, OwnBuilds, Traits
+from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, ClusterGpus, DriverFields, OwnBuilds, Traits
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -33,7 +33,14 @@ class Nvidia(OwnBuilds, DriverFields):
     """NVIDIA GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.NVIDIA
-    traits = Traits(gpu=True, cuda=True, tpu_runtime=False)
+    traits = Traits(
+        gpu=True,
+        cuda=True,
+        tpu_runtime=False,
+        # NVIDIA's device plugin's resource; GPU Feature Discovery's label of a node's GPU
+        # (NVML's device name, spaces as '-'): NVIDIA/k8s-device-plugin, internal/lm/resource.go
+        cluster_gpus=ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA GPUs"),
+    )
     contradicted = "the target has an NVIDIA driver"
 
     def rejection(

@@ -14,6 +14,7 @@ from colabenv.accelerators.base import (
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
+    ClusterGpus,
     OwnBuilds,
     RecordedDevice,
     Traits,
@@ -33,6 +34,10 @@ class Rocm(OwnBuilds):
         hip=True,
         docker_devices="--device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
         apptainer_devices="--rocm",
+        # AMD's device plugin's resource, and its node labeller's label of a node's GPUs (their
+        # PCI device ID in lowercase hex): ROCm/k8s-device-plugin, README.md and
+        # cmd/k8s-node-labeller/main.go
+        cluster_gpus=ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id", "AMD GPUs"),
     )
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:

@@ -132,7 +132,7 @@ class Tpu(OwnBuilds):
     """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.TPU
-    traits = Traits(gpu=False, cuda=False, tpu_runtime=True)
+    traits = Traits(gpu=False, cuda=False, tpu_runtime=True, kubernetes_job=False)
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         return (*release.variants, _tpu_variant(release, catalog))

@@ -33,23 +33,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from colabenv.catalog.gpu_products import AMD, NVIDIA, GpuType, gpu_type, known_types
+from colabenv.accelerators.base import ClusterGpus
+from colabenv.accelerators.registry import accelerator as accelerator_kind
+from colabenv.catalog.gpu_products import AMD, GpuType, gpu_type, known_types
 from colabenv.errors import UsageError, shown
 from colabenv.models import Accelerator, JobSettings
 from colabenv.models.frozen import model
 from colabenv.script.container import is_image_reference
 
-GPU_RESOURCE = "nvidia.com/gpu"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-AMD_GPU_RESOURCE = "amd.com/gpu"
-"""AMD's device plugin's resource (ROCm/k8s-device-plugin)."""
-DEVICE_ID_LABEL = "amd.com/gpu.device-id"
-"""AMD's node labeller's label of a node's GPU (its PCI device ID, where the node's GPUs share one)."""
-_GPUS = {
-    Accelerator.NVIDIA: (NVIDIA, GPU_RESOURCE, PRODUCT_LABEL, "NVIDIA GPUs"),
-    Accelerator.ROCM: (AMD, AMD_GPU_RESOURCE, DEVICE_ID_LABEL, "AMD GPUs"),
-}
-"""Per GPU accelerator: the table's vendor, the resource, the node label, the GPUs' name."""
 LOCK_ANNOTATION = "colabenv/lock"
 LOCK_DIR = "/etc/colabenv"
 LOCK_FILE = "colabenv.lock"
@@ -103,19 +94,19 @@ def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[Kubern
     settings = flags.over(request.profile_job)
     section = f"{request.lock_section} " if request.lock_section is not None else ""
     products: tuple[str, ...] = ()
-    if request.accelerator is Accelerator.CPU:
+    gpus = cluster_gpus(request.accelerator)
+    if gpus is None:
         given = [flag for flag, value in (("--gpus", flags.gpus), ("--gpu-type", flags.gpu_type)) if value]
         if given:
             raise UsageError(f"{', '.join(given)}: the lock's section {section}is for the CPU")
-    elif request.accelerator in _GPUS:
+    else:
         where = "--gpu-type" if flags.gpu_type is not None else f"{request.profile_where}: job.gpu_type"
-        products = products_of(types, settings.gpu_type, where, request.accelerator, section)
+        products = products_of(types, settings.gpu_type, where, gpus, section)
     notes: list[str] = []
     if request.lock_section is not None:
         notes.append(f"the image holds section {request.lock_section} of {request.lock_name}")
-    if request.accelerator in _GPUS and not products:
-        gpus = _GPUS[request.accelerator][3]
-        notes.append(f"no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with {gpus}")
+    if gpus is not None and not products:
+        notes.append(f"no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with {gpus.named}")
     job = KubernetesJob(
         image=request.image,
         lock_text=request.lock_text,
@@ -156,20 +147,32 @@ def check_command(command: Sequence[str]) -> tuple[str, ...]:
     return tuple(command)
 
 
+def cluster_gpus(kind: Accelerator) -> ClusterGpus | None:
+    """How a cluster schedules the GPUs of a target of ``kind`` (None: the CPU, no GPUs to ask
+    for); a kind no Job is written for (a TPU) is a UsageError."""
+    traits = accelerator_kind(kind).traits
+    if not traits.kubernetes_job:
+        raise UsageError(
+            f"--format kubernetes writes jobs for NVIDIA or AMD GPUs or the CPU; this target's "
+            f"accelerator is {kind.value} (a TPU's Job is not written: see docs/scaling-out.md)"
+        )
+    return traits.cluster_gpus
+
+
 def products_of(
     types: Sequence[GpuType],
     name: str | None,
     where: str,
-    accelerator: Accelerator = Accelerator.NVIDIA,
+    gpus: ClusterGpus,
     section: str = "",
 ) -> tuple[str, ...]:
-    """The node label values of GPU type ``name`` (None: any) for a target of ``accelerator``
-    (the lock's section ``section``, with a space after it); a type the table lacks, or a type
-    of the other vendor's GPUs, is a UsageError naming ``where`` it was given and the types the
-    table has for ``accelerator``."""
+    """The node label values of GPU type ``name`` (None: any) for the GPUs ``gpus`` (the lock's
+    section ``section``, with a space after it); a type the table lacks, or a type of the other
+    vendor's GPUs, is a UsageError naming ``where`` it was given and the types the table has for
+    ``gpus``."""
     if name is None:
         return ()
-    vendor, _, _, gpus = _GPUS[accelerator]
+    vendor, gpus_named = gpus.vendor, gpus.named
     entry = gpu_type(types, name)
     if entry is None:
         raise UsageError(
@@ -179,7 +182,7 @@ def products_of(
     if entry.vendor != vendor:
         other = "an AMD GPU" if entry.vendor == AMD else "an NVIDIA GPU"
         raise UsageError(
-            f"{where} {shown(name)}: {other}, and the lock's section {section}is for {gpus}, whose "
+            f"{where} {shown(name)}: {other}, and the lock's section {section}is for {gpus_named}, whose "
             f"types are {known_types(types, vendor)}"
         )
     return entry.products
@@ -193,18 +196,14 @@ def job_name(profile_name: str) -> str:
 
 def job_manifest(job: KubernetesJob) -> dict[str, object]:
     """The Job, as the JSON-shaped value ``kubectl apply`` reads."""
-    if job.accelerator not in (*_GPUS, Accelerator.CPU):
-        raise UsageError(
-            f"--format kubernetes writes jobs for NVIDIA or AMD GPUs or the CPU; this target's "
-            f"accelerator is {job.accelerator.value} (a TPU's Job is not written: see docs/scaling-out.md)"
-        )
+    gpus = cluster_gpus(job.accelerator)
     size = len(job.lock_text.encode("utf-8"))
     if size > MAX_LOCK_BYTES:
         raise UsageError(
             f"the lock's section is {size // 1024} KiB, more than the {MAX_LOCK_BYTES // 1024} KiB "
             "a pod's annotation can carry (Kubernetes allows 256 KiB in all)"
         )
-    resources = _resources(job)
+    resources = _resources(job, gpus)
     volume = "colabenv-lock"
     verify: dict[str, object] = {
         "name": "verify",
@@ -219,8 +218,8 @@ def job_manifest(job: KubernetesJob) -> dict[str, object]:
         verify["resources"] = resources
         main["resources"] = resources
     pod: dict[str, object] = {"restartPolicy": "Never"}
-    if job.products and job.accelerator in _GPUS:
-        pod["affinity"] = _affinity(_GPUS[job.accelerator][2], job.products)
+    if job.products and gpus is not None:
+        pod["affinity"] = _affinity(gpus.node_label, job.products)
     pod["volumes"] = [
         {
             "name": volume,
@@ -249,7 +248,7 @@ def job_manifest(job: KubernetesJob) -> dict[str, object]:
     }
 
 
-def _resources(job: KubernetesJob) -> dict[str, object]:
+def _resources(job: KubernetesJob, gpus: ClusterGpus | None) -> dict[str, object]:
     """Requests and limits: memory and CPUs both; the GPUs in limits alone (an extended
     resource's request is its limit)."""
     asked: dict[str, str] = {}
@@ -258,9 +257,8 @@ def _resources(job: KubernetesJob) -> dict[str, object]:
     if job.settings.cpus is not None:
         asked["cpu"] = str(job.settings.cpus)
     limits = dict(asked)
-    if job.accelerator in _GPUS:
-        resource = _GPUS[job.accelerator][1]
-        limits[resource] = str(job.settings.gpus if job.settings.gpus is not None else 1)
+    if gpus is not None:
+        limits[gpus.resource] = str(job.settings.gpus if job.settings.gpus is not None else 1)
     resources: dict[str, object] = {}
     if asked:
         resources["requests"] = asked
