@@ -27,7 +27,6 @@ from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import job_flags, load_profile_arg, read_input, target_flags, write_text_atomic
 from colabenv.errors import InputError, OutputError, UsageError, printable
 from colabenv.index.check import index_check
-from colabenv.models import Profile
 from colabenv.script.plan import InstallPlan, LockInput, install_plan
 from colabenv.script.render import render_plan
 
@@ -77,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if image:
         _image(args, plan, text)
     elif args.format == "slurm" and lock is not None:
-        _slurm(args, profile, lock, text)
+        _slurm(args, plan, lock, text)
     elif args.output:
         write_text_atomic(Path(args.output), text, mode=0o755)
     else:
@@ -131,22 +130,13 @@ def _check_slurm_args(args: argparse.Namespace) -> None:
         )
 
 
-def _slurm(args: argparse.Namespace, profile: Profile, lock: LockInput, script: str) -> None:
+def _slurm(args: argparse.Namespace, plan: InstallPlan, lock: LockInput, script: str) -> None:
     """``--format slurm -o DIR``: ``setup.sh``, then ``job.sbatch`` (last: it names the script by
     its SHA-256)."""
-    import hashlib
+    from colabenv.engines.slurm import JOB_NAME, SCRIPT_NAME, render_sbatch, slurm_job
 
-    from colabenv.engines.slurm import JOB_NAME, SCRIPT_NAME, SlurmJob, render_sbatch
-
-    job = SlurmJob(
-        settings=job_flags(args).over(profile.job),
-        command=tuple(args.job_command),
-        script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
-        lock_name=lock.name,
-        lock_text=lock.text,
-        python=lock.python,
-        image=args.image,
-    )
+    settings = job_flags(args).over(plan.profile.job)
+    job = slurm_job(plan, lock, settings, tuple(args.job_command), args.image, script)
     text = "\n".join(render_sbatch(job)) + "\n"
     folder = _build_folder(Path(args.output), args.format)
     write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)

@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import shlex
 
+from colabenv.accelerators.registry import accelerator_of
 from colabenv.models.frozen import model
 from colabenv.models.job import JobSettings
+from colabenv.script.plan import InstallPlan, LockInput, installed_target
 
 SCRIPT_NAME = "setup.sh"
 JOB_NAME = "job.sbatch"
@@ -43,6 +45,33 @@ class SlurmJob:
     lock_text: str
     python: str | None = None
     image: str | None = None
+    devices: str = "--nv"
+    """How ``apptainer exec`` hands the image the target's devices (the kind's
+    ``apptainer_devices``: ``--nv`` for NVIDIA GPUs, ``--rocm`` for AMD's)."""
+
+
+def slurm_job(
+    plan: InstallPlan,
+    lock: LockInput,
+    settings: JobSettings,
+    command: tuple[str, ...],
+    image: str | None,
+    script: str,
+) -> SlurmJob:
+    """The job that installs ``lock`` (the plan's section) with ``script`` (its ``setup.sh``),
+    or runs in ``image``, then ``command``; the image is handed the devices of the lock's
+    target's kind."""
+    target = installed_target(plan.resolution, lock)
+    return SlurmJob(
+        settings=settings,
+        command=command,
+        script_sha256=hashlib.sha256(script.encode("utf-8")).hexdigest(),
+        lock_name=lock.name,
+        lock_text=lock.text,
+        python=lock.python,
+        image=image,
+        devices=accelerator_of(target).traits.apptainer_devices,
+    )
 
 
 def command_problem(words: tuple[str, ...]) -> str | None:
@@ -107,11 +136,11 @@ def render_sbatch(job: SlurmJob) -> list[str]:
         'echo "COLABENV: job ${SLURM_JOB_ID:-none} on $(hostname)"',
     ]
     if job.image is not None:
-        return [*head, *_in_image(job.image, job.command)]
+        return [*head, *_in_image(job.image, job.command, job.devices)]
     return [*head, *_build_environment(job), *_verify_and_run(job.command)]
 
 
-def _in_image(image: str, command: tuple[str, ...]) -> list[str]:
+def _in_image(image: str, command: tuple[str, ...], devices: str) -> list[str]:
     return [
         f"image={shlex.quote(image)}",
         'if [ ! -f "$image" ]; then',
@@ -119,9 +148,9 @@ def _in_image(image: str, command: tuple[str, ...]) -> list[str]:
         "  exit 2",
         "fi",
         'echo "COLABENV: verifying the image $image"',
-        'apptainer exec --nv "$image" colabenv verify',
+        f'apptainer exec {devices} "$image" colabenv verify',
         f'echo "COLABENV: running {_echoed(command)}"',
-        'apptainer exec --nv "$image" ' + _quoted(command),
+        f'apptainer exec {devices} "$image" ' + _quoted(command),
     ]
 
 

@@ -115,6 +115,42 @@ def test_the_batch_script_passes_shellcheck_and_runs_the_command_word_for_word(
     assert shown.stdout == f"COLABENV: running {shlex.join(COMMAND)}\n"
 
 
+def test_an_image_of_amd_gpus_is_handed_them_as_rocm_devices() -> None:
+    """The kind's ``apptainer_devices``: ``--rocm`` for a ROCm section, never NVIDIA's ``--nv``."""
+    from colabenv.accelerators.registry import accelerator
+    from colabenv.models import Accelerator
+
+    devices = accelerator(Accelerator.ROCM).traits.apptainer_devices
+    lines = render_sbatch(_job(image="team.sif", devices=devices))
+    assert 'apptainer exec --rocm "$image" colabenv verify' in lines
+    assert not any("--nv" in line for line in lines)
+
+
+@pytest.mark.parametrize(("rocm", "devices"), [(True, "--rocm"), (False, "--nv")])
+def test_the_job_takes_the_devices_of_the_locks_target(rocm: bool, devices: str) -> None:
+    """``slurm_job`` asks the kind of the target the lock installs for (its recorded target;
+    here the resolution's, the lock recording none) how the image is handed the devices."""
+    from packaging.version import Version
+
+    from colabenv import __version__
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.engines.slurm import slurm_job
+    from colabenv.models import CpuTarget, RocmTarget, Target
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.resolver import resolve
+    from colabenv.script.plan import LockInput, install_plan
+    from tests.support.paths import REPO
+
+    profile = load_profile(REPO / "profiles" / "golden" / "cpu-only.toml")
+    device = RocmTarget(Version("6.4"), ("gfx942",)) if rocm else CpuTarget()
+    resolution = resolve(profile, Target(device, Version("3.12")), shipped_catalog())
+    lock = LockInput("team.lock", "lock text\n", "3.12", None, (), ())
+    plan = install_plan(resolution, profile, __version__)
+    job = slurm_job(plan, lock, JobSettings(), COMMAND, "team.sif", "script\n")
+    assert job.devices == devices
+    assert f'apptainer exec {devices} "$image" colabenv verify' in render_sbatch(job)
+
+
 def test_an_image_is_a_sif_file_name() -> None:
     assert image_problem("team.sif") is None and image_problem("/a/b/c.sif") is None
     for bad in ("team.img", "docker://team:1", ".sif", "dir/.sif", "a\nb.sif", "team.sif/"):
