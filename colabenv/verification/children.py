@@ -71,6 +71,8 @@ class SmokeResult:
     hip: str | None = None
     free_threaded: bool = False
     gil_enabled_by: tuple[str, ...] = ()
+    platform: str | None = None
+    """jax's GPU platform, ``cuda`` or ``rocm``, where it has GPUs and says which."""
 
 
 @model
@@ -181,6 +183,7 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
         cpu_non_finite=_count(data.get("cpu_non_finite")),
         error=_opt_str(data.get("error")),
         hip=_opt_str(data.get("hip")),
+        platform=_opt_str(data.get("platform")),
         free_threaded=data.get("free_threaded") is True,
         gil_enabled_by=tuple(_opt_str(m) or "?" for m in _strings(data.get("gil_enabled_by"))),
     )

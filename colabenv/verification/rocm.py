@@ -1,5 +1,6 @@
 """verify on AMD GPUs through ROCm, and on a free-threaded interpreter: torch must be a ROCm
-build (``torch.version.hip``) that sees the GPUs, each multiplying as the CPU does; a module
+build (``torch.version.hip``) and jax must see its GPUs as ROCm devices, each multiplying as the
+CPU does; a module
 that turned the GIL back on while the frameworks imported is a WARN naming it."""
 
 from __future__ import annotations
@@ -44,13 +45,16 @@ def check_rocm_smoke(
     if framework is Framework.TORCH and result.hip is None and not cpu_build:
         cuda = f"CUDA {result.cuda}" if result.cuda else "the CPU"
         return Check(name, Status.FAIL, f"{label} is built for {cuda}, not ROCm (torch.version.hip is None)")
+    if result.platform is not None and result.platform != "rocm":
+        return Check(name, Status.FAIL, f"{label} runs its GPUs through {result.platform}, not ROCm")
     return check_device_smoke(ROCM_SMOKE, framework, run, timeout=timeout, no_device=no_gpu)
 
 
 def _rocm_passed(result: SmokeResult, label: str) -> str:
     names = sorted({f"{d.name} ({d.gfx})" if d.gfx else d.name for d in result.devices})
     count = f"{len(result.devices)} GPUs: " if len(result.devices) > 1 else ""
-    return f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, HIP {result.hip or '?'}"
+    through = f"HIP {result.hip}" if result.hip else "ROCm" if result.platform == "rocm" else "HIP ?"
+    return f"{count}{', '.join(names)}: matmul agrees with CPU; {label}, {through}"
 
 
 def _label(device: DeviceResult) -> str:

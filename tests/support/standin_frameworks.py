@@ -84,6 +84,9 @@ class Standin:
     """torch's ``torch.version.hip`` (a ROCm build; set ``cuda`` to None beside it)."""
     gfx: str | None = None
     """Each GPU's ``gcnArchName`` on ROCm (``gfx942:sramecc+:xnack-``)."""
+    jax_gpu: str = "Cuda"
+    """How jax names its GPU devices (``CudaDevice(id=0)``; ``Rocm`` on AMD GPUs, as
+    jax-ml/jax's build/rocm/README.md shows ``jax.devices()`` print there)."""
 
     @property
     def name(self) -> str:
@@ -318,6 +321,7 @@ LARGEST = {largest!r}
 PID_DIR = {pid_dir!r}
 HIP = {hip!r}
 GFX = {gfx!r}
+JAX_GPU = {jax_gpu!r}
 
 DAEMON = """
 import os, sys, time
@@ -577,7 +581,7 @@ import threading
 import random as _random_module
 
 from ._standin import (
-    CAPABILITY, GPU_NAME, GPUS, LARGEST, TOTAL, _gpu_visible, _index_add, _integers, _matmul,
+    CAPABILITY, GFX, GPU_NAME, GPUS, JAX_GPU, LARGEST, TOTAL, _gpu_visible, _index_add, _integers, _matmul,
     _normal,
 )
 
@@ -589,14 +593,14 @@ class Device:
         self.platform = platform
         self.id = index
         self.device_kind = GPU_NAME if platform == "gpu" else "cpu"
-        if platform == "gpu":
-            self.compute_capability = CAPABILITY
+        if platform == "gpu":  # jax on ROCm says the gfx name here
+            self.compute_capability = GFX if JAX_GPU == "Rocm" and GFX else CAPABILITY
 
     def memory_stats(self):
         return {{"bytes_limit": TOTAL, "bytes_in_use": 0}} if self.platform == "gpu" else None
 
     def __repr__(self):
-        return "%sDevice(id=%d)" % (self.platform, self.id)
+        return "%sDevice(id=%d)" % (JAX_GPU if self.platform == "gpu" else "Cpu", self.id)
 
 
 _CPU = [Device("cpu", 0)]
@@ -852,6 +856,7 @@ def _common(standin: Standin) -> str:
         pid_dir=standin.pid_dir,
         hip=standin.hip,
         gfx=standin.gfx,
+        jax_gpu=standin.jax_gpu,
     )
 
 

@@ -34,7 +34,8 @@ MI300X = Standin(
 def _smoke(tmp_path: Path, standin: Standin) -> tuple[object, SmokeResult]:
     venv = make_venv(tmp_path / "venv", with_colabenv=False)
     venv.install(standin)
-    run = run_smoke(Framework.TORCH, 60, python=str(venv.python), scratch=tmp_path)
+    framework = Framework(standin.framework)
+    run = run_smoke(framework, 60, python=str(venv.python), scratch=tmp_path)
     result = parse_smoke(run.result)
     assert result is not None, run.completed
     return run, result
@@ -63,6 +64,46 @@ def test_a_rocm_torch_that_sees_no_gpu_fails(tmp_path: Path) -> None:
     blind = Standin("torch", "2.9.1+rocm6.4", Behaviour.NO_GPU, cuda=None, hip="6.4.1", gfx="gfx942")
     run, _ = _smoke(tmp_path, blind)
     check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail
+
+
+ROCM_JAX = Standin(
+    "jax",
+    "0.8.0",
+    cuda=None,
+    gfx="gfx942",
+    capability="9.4",
+    gpu_name="AMD Instinct MI300X",
+    gpus=2,
+    jax_gpu="Rocm",
+)
+
+
+def test_a_jax_that_sees_rocm_devices_passes_naming_each_gfx(tmp_path: Path) -> None:
+    """jax on AMD GPUs: its devices are ``RocmDevice``s (as jax-ml/jax build/rocm/README.md
+    shows them), each multiplying as the CPU does, named with its gfx."""
+    run, result = _smoke(tmp_path, ROCM_JAX)
+    assert result.platform == "rocm" and [d.gfx for d in result.devices] == ["gfx942", "gfx942"]
+    check = check_rocm_smoke(Framework.JAX, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.PASS, check
+    assert check.detail.startswith("2 GPUs: AMD Instinct MI300X (gfx942): matmul agrees with CPU;")
+    assert check.detail.endswith(", ROCm")
+
+
+def test_a_jax_whose_gpus_are_cuda_devices_fails_on_amd_gpus(tmp_path: Path) -> None:
+    cuda = Standin("jax", "0.8.0", cuda="12.8", jax_gpu="Cuda")
+    run, result = _smoke(tmp_path, cuda)
+    assert result.platform == "cuda"
+    check = check_rocm_smoke(Framework.JAX, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL and "runs its GPUs through cuda, not ROCm" in check.detail
+
+
+def test_a_jax_with_no_rocm_plugin_sees_no_amd_gpu(tmp_path: Path) -> None:
+    from tests.support.standin_frameworks import Behaviour
+
+    blind = Standin("jax", "0.8.0", Behaviour.NO_GPU, cuda=None, jax_gpu="Rocm")
+    run, _ = _smoke(tmp_path, blind)
+    check = check_rocm_smoke(Framework.JAX, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail
 
 

@@ -73,16 +73,30 @@ def _jax_cuda_versions(result: dict[str, Any]) -> None:
         result["notes"].append(f"CUDA/cuDNN versions unknown: {one_line(exc)}")
 
 
+def _jax_gpu_platform(device: Any) -> str | None:
+    """``cuda`` or ``rocm``: the platform of a jax GPU device, by its ``platform`` where it says
+    so, else by its name (``RocmDevice(id=0)`` on AMD GPUs, ``CudaDevice(id=0)`` on NVIDIA's)."""
+    platform = str(getattr(device, "platform", ""))
+    if platform in ("cuda", "rocm"):
+        return platform
+    shown = repr(device).lower()
+    return next((name for name in ("rocm", "cuda") if shown.startswith(name)), None)
+
+
 def _smoke_jax(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     jax, jnp, reference, gpus = jax_devices(result, a, b, "gpu")
     if gpus is None:
         return
-    _jax_cuda_versions(result)
+    result["platform"] = _jax_gpu_platform(gpus[0]) if gpus else None
+    if result["platform"] != "rocm":
+        _jax_cuda_versions(result)
     for index, gpu in enumerate(gpus):
         capability = getattr(gpu, "compute_capability", None)
-        device = device_result(
-            index, str(gpu.device_kind), str(capability) if capability is not None else None
-        )
+        shown = str(capability) if capability is not None else None
+        gfx = shown.split(":")[0] if shown is not None and shown.startswith("gfx") else None
+        device = device_result(index, str(gpu.device_kind), None if gfx else shown)
+        if gfx:
+            device["gfx"] = gfx
 
         def run(gpu: Any = gpu) -> Any:
             with jax.default_device(gpu):
