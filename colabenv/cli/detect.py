@@ -95,7 +95,7 @@ def _report(fingerprint: Fingerprint) -> Report:
         )
         for index, gpu in enumerate(fingerprint.gpus)
     )
-    builds = framework_builds(target.installed, catalog)
+    builds = framework_builds(target.installed, catalog, platform=target.platform)
     names = {b.name for b in builds}
     wheels = [d for d in shown_installed(target.installed) if d.name not in names]
     return Report(

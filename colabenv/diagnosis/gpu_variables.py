@@ -21,7 +21,7 @@ from colabenv.diagnosis.signatures import GpuVariable
 from colabenv.errors import printable
 from colabenv.host.installed import PathScan
 from colabenv.host.kfd import gfx_name
-from colabenv.models import Catalog, Evidence, Finding, Framework
+from colabenv.models import CATALOG_PLATFORM, Catalog, Evidence, Finding, Framework
 from colabenv.models.frozen import model
 
 HSA_OVERRIDE = "HSA_OVERRIDE_GFX_VERSION"
@@ -50,8 +50,11 @@ def override_gfx(value: str) -> str | None:
     return gfx_name(major * 10000 + minor * 100 + stepping)
 
 
-def installed_torch_gfx(scan: PathScan, catalog: Catalog) -> InstalledGfx | None:
-    """The gfx list of the torch first on the path (None: no torch installed)."""
+def installed_torch_gfx(
+    scan: PathScan, catalog: Catalog, platform: str = CATALOG_PLATFORM
+) -> InstalledGfx | None:
+    """The gfx list of the torch first on the path (None: no torch installed), as the catalog
+    lists its build for ``platform`` (:meth:`Release.on_platform`)."""
     dist = next((d for d in scan.dists if d.name == "torch"), None)
     if dist is None:
         return None
@@ -64,7 +67,8 @@ def installed_torch_gfx(scan: PathScan, catalog: Catalog) -> InstalledGfx | None
     if not _ROCM_TAG_RE.fullmatch(local):
         return InstalledGfx(label, None, "it is not a ROCm build (no +rocmX.Y local tag)")
     release = catalog.release(Framework.TORCH, Version(version.public))
-    variant = next((v for v in release.variants if v.local_tag == local), None) if release else None
+    seen = release.on_platform(platform) if release is not None else None
+    variant = next((v for v in seen.variants if v.local_tag == local), None) if seen else None
     if variant is None or not variant.gfx:
         return InstalledGfx(label, None, f"the catalog has no gfx list for torch {version.public} +{local}")
     return InstalledGfx(label, variant.gfx, f"the catalog's {variant.name} build of torch {version.public}")

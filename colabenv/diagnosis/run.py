@@ -40,7 +40,7 @@ from colabenv.host.installed import PathScan, scan_path
 from colabenv.host.interpreter import Interpreter, probe_interpreter, same_environment
 from colabenv.host.probe import import_pynvml
 from colabenv.host.started import process_started_at
-from colabenv.models import Finding, Framework, Sample
+from colabenv.models import CATALOG_PLATFORM, Finding, Framework, Sample
 from colabenv.models.frameworks import framework_of, ordered
 from colabenv.models.frozen import model, record
 from colabenv.script.marker import RestartMarker
@@ -183,7 +183,8 @@ def find_gpu_variables(context: DoctorContext) -> Found:
     scan = scan_path(
         scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes
     )
-    installed = installed_torch_gfx(scan, shipped_catalog([Framework.TORCH]))
+    platform = python.wheel_platform or CATALOG_PLATFORM
+    installed = installed_torch_gfx(scan, shipped_catalog([Framework.TORCH]), platform)
     findings, notes = gpu_variable_findings(context.environ, installed, entries)
     return Found(findings, notes)
 

@@ -533,7 +533,7 @@ def build_warnings(target: Target, catalog: Catalog | None) -> tuple[str, ...]:
     if target.driver is not None:
         from colabenv.host.framework_builds import framework_builds
 
-        for build in framework_builds(target.installed, catalog):
+        for build in framework_builds(target.installed, catalog, platform=target.platform):
             if build.cuda is None:
                 continue
             floor = catalog.floor_driver(build.cuda)

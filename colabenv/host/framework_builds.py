@@ -18,7 +18,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._util.pep508 import exact_pin, marker_applies, valid_requirements
-from colabenv.models import Arch, Catalog, Framework, InstalledSet
+from colabenv.models import CATALOG_PLATFORM, Arch, Catalog, Framework, InstalledSet, Release
 from colabenv.models.frameworks import FACTS, framework_of
 from colabenv.models.frozen import model
 
@@ -116,11 +116,12 @@ def as_evidence(installed: InstalledSet | Evidence) -> Evidence:
 
 
 def framework_builds(
-    installed: InstalledSet | Evidence, catalog: Catalog | None
+    installed: InstalledSet | Evidence, catalog: Catalog | None, *, platform: str = CATALOG_PLATFORM
 ) -> tuple[FrameworkBuild, ...]:
-    """The build of every installed framework distribution, by distribution name."""
+    """The build of every installed framework distribution, by distribution name, as a host of
+    ``platform`` sees the catalog (:meth:`Release.on_platform`)."""
     evidence = as_evidence(installed)
-    found = (framework_build(f, evidence, catalog) for f in _present(evidence))
+    found = (framework_build(f, evidence, catalog, platform=platform) for f in _present(evidence))
     return tuple(sorted((b for b in found if b is not None), key=lambda b: b.name))
 
 
@@ -130,19 +131,24 @@ def _present(evidence: Evidence) -> list[Framework]:
 
 
 def framework_build(
-    framework: Framework, installed: InstalledSet | Evidence, catalog: Catalog | None
+    framework: Framework,
+    installed: InstalledSet | Evidence,
+    catalog: Catalog | None,
+    *,
+    platform: str = CATALOG_PLATFORM,
 ) -> FrameworkBuild | None:
-    """The build of ``framework`` as installed, None when none of its distributions is."""
+    """The build of ``framework`` as installed, None when none of its distributions is; the
+    catalog's builds are those of ``platform`` (torch's linux_aarch64 wheel is its own build)."""
     evidence = as_evidence(installed)
     name = next((n for n in FACTS[framework].dists if evidence.version(n)), None)
     version = evidence.version(name) if name is not None else None
     if name is None or version is None:
         return None
     if framework is Framework.TORCH:
-        return _torch_build(name, version, evidence, catalog)
+        return _torch_build(name, version, evidence, catalog, platform)
     if framework is Framework.JAX:
-        return _jax_build(name, version, evidence, catalog)
-    return _tensorflow_build(name, version, evidence, catalog)
+        return _jax_build(name, version, evidence, catalog, platform)
+    return _tensorflow_build(name, version, evidence, catalog, platform)
 
 
 def _major_minor(text: str) -> Version | None:
@@ -172,12 +178,24 @@ def _cuda_from_requires(requires: Iterable[str]) -> Version | None:
     return None
 
 
-def catalog_variant(
-    catalog: Catalog, framework: Framework, version: str, variant: str | None
-) -> tuple[str | None, tuple[Arch, ...] | None]:
-    """The catalog's name and arch list of ``variant`` (the release's default when None)."""
+def _release(catalog: Catalog, framework: Framework, version: str, platform: str) -> Release | None:
+    """The catalog's release of an installed ``version`` as a host of ``platform`` sees it."""
     public = _public(version)
     release = catalog.release(framework, public) if public is not None else None
+    return release.on_platform(platform) if release is not None else None
+
+
+def catalog_variant(
+    catalog: Catalog,
+    framework: Framework,
+    version: str,
+    variant: str | None,
+    *,
+    platform: str = CATALOG_PLATFORM,
+) -> tuple[str | None, tuple[Arch, ...] | None]:
+    """The catalog's name and arch list of ``variant`` (the release's default when None), the
+    build of ``platform``."""
+    release = _release(catalog, framework, version, platform)
     if release is None:
         return None, None
     name = variant or release.default_variant
@@ -188,17 +206,18 @@ def catalog_variant(
 
 
 def _catalog_release_cuda(
-    catalog: Catalog | None, framework: Framework, version: str, variant: str | None
+    catalog: Catalog | None, framework: Framework, version: str, variant: str | None, platform: str
 ) -> Version | None:
-    public = _public(version)
-    if catalog is None or public is None or variant is None:
+    if catalog is None or variant is None:
         return None
-    release = catalog.release(framework, public)
+    release = _release(catalog, framework, version, platform)
     chosen = release.variant(variant) if release is not None else None
     return chosen.cuda if chosen is not None else None
 
 
-def _torch_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
+def _torch_build(
+    name: str, version: str, evidence: Evidence, catalog: Catalog | None, platform: str
+) -> FrameworkBuild:
     def build(cuda: Version | None, variant: str | None, why: str) -> FrameworkBuild:
         return FrameworkBuild(Framework.TORCH, name, version, cuda, variant, why)
 
@@ -217,10 +236,10 @@ def _torch_build(name: str, version: str, evidence: Evidence, catalog: Catalog |
     if cuda is not None:
         return build(cuda, f"cu{cuda.major}{cuda.minor}", "its NVIDIA requirements")
     if catalog is not None:
-        default, _ = catalog_variant(catalog, Framework.TORCH, version, None)
+        default, _ = catalog_variant(catalog, Framework.TORCH, version, None, platform=platform)
         if default is not None:
             return build(
-                _catalog_release_cuda(catalog, Framework.TORCH, version, default),
+                _catalog_release_cuda(catalog, Framework.TORCH, version, default, platform),
                 default,
                 "the catalog's default variant",
             )
@@ -237,7 +256,9 @@ def _installed_runtime(evidence: Evidence, major: int) -> Version | None:
     return None
 
 
-def _jax_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
+def _jax_build(
+    name: str, version: str, evidence: Evidence, catalog: Catalog | None, platform: str
+) -> FrameworkBuild:
     plugins = (_JAX_PLUGIN_RE.fullmatch(n) for n in sorted(evidence.names()))
     plugin = next((match for match in plugins if match is not None), None)
     if plugin is None:
@@ -246,7 +267,7 @@ def _jax_build(name: str, version: str, evidence: Evidence, catalog: Catalog | N
     variant = f"cuda{major}"
     cuda = (
         _installed_runtime(evidence, major)
-        or _catalog_release_cuda(catalog, Framework.JAX, version, variant)
+        or _catalog_release_cuda(catalog, Framework.JAX, version, variant, platform)
         or Version(str(major))
     )
     return FrameworkBuild(
@@ -254,7 +275,9 @@ def _jax_build(name: str, version: str, evidence: Evidence, catalog: Catalog | N
     )
 
 
-def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Catalog | None) -> FrameworkBuild:
+def _tensorflow_build(
+    name: str, version: str, evidence: Evidence, catalog: Catalog | None, platform: str
+) -> FrameworkBuild:
     def build(cuda: Version | None, variant: str | None, why: str) -> FrameworkBuild:
         return FrameworkBuild(Framework.TENSORFLOW, name, version, cuda, variant, why)
 
@@ -268,9 +291,10 @@ def _tensorflow_build(name: str, version: str, evidence: Evidence, catalog: Cata
             return build(None, "cpu", "tensorflow build_info")
     if name in FACTS[Framework.TENSORFLOW].cpu_dists:
         return build(None, "cpu", name)
-    public = _public(version)
-    release = catalog.release(Framework.TENSORFLOW, public) if catalog and public else None
+    release = _release(catalog, Framework.TENSORFLOW, version, platform) if catalog else None
     variant = next((v for v in release.variants if v.cuda is not None), None) if release else None
+    if release is not None and platform != CATALOG_PLATFORM and release.default_variant is not None:
+        variant = release.variant(release.default_variant)  # the plain wheel there (AWS's CPU build)
     if variant is None:
         return build(None, None, "unknown")
     return build(variant.cuda, variant.name, "catalog")

@@ -168,6 +168,9 @@ class Variant:
     """The platforms the build has wheels for (``platforms``; the catalog's own by default)."""
     free_threaded: SpecifierSet | None = None
     """The Pythons it has free-threaded wheels for (``cp314t``); None: none known."""
+    free_threaded_unconfirmed: str | None = None
+    """Why ``free_threaded`` is not read from the files (a release's validation matrix lists
+    what upstream tested): the build is then unconfirmed for a free-threaded Python alone."""
 
     @property
     def is_cpu(self) -> bool:

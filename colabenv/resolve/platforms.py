@@ -5,6 +5,8 @@ the CPU build that is all a release has on a platform, named rather than taken u
 
 from __future__ import annotations
 
+import dataclasses
+
 from colabenv.models import CATALOG_PLATFORM, Release, Target, Variant
 
 
@@ -19,6 +21,26 @@ def platform_rejection(variant: Variant, target: Target) -> str | None:
         tag = f"cp{target.python.major}{target.python.minor}t"
         return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
     return None
+
+
+def free_threaded_view(release: Release, target: Target) -> Release:
+    """The release as a free-threaded target sees it: a build whose free-threaded wheels are
+    known from what upstream tested, not from its files (``free_threaded_unconfirmed``), is
+    unconfirmed there, and taken as any unconfirmed build is. Unchanged for a Python with the
+    GIL."""
+    if not target.free_threaded or not any(v.free_threaded_unconfirmed for v in release.variants):
+        return release
+    variants = tuple(_tested_only(variant) for variant in release.variants)
+    return dataclasses.replace(release, variants=variants)
+
+
+def _tested_only(variant: Variant) -> Variant:
+    if variant.free_threaded_unconfirmed is None:
+        return variant
+    reason = f"free-threaded wheels: {variant.free_threaded_unconfirmed}"
+    if variant.unconfirmed is not None:
+        reason = f"{variant.unconfirmed}; {reason}"
+    return dataclasses.replace(variant, unconfirmed=reason)
 
 
 def platform_cpu_only(release: Release, variant: Variant, target: Target) -> str | None:

@@ -52,7 +52,7 @@ from colabenv.resolve.packages import (
     refusal,
     specifiers_meet,
 )
-from colabenv.resolve.platforms import platform_cpu_only, platform_rejection
+from colabenv.resolve.platforms import free_threaded_view, platform_cpu_only, platform_rejection
 
 
 @model
@@ -248,7 +248,7 @@ def _candidates(
             if python_problem:
                 passed_over.append(rejections[-1])
             continue
-        release = release.on_platform(target.platform)
+        release = free_threaded_view(release.on_platform(target.platform), target)
         variants = kind.offered_variants(release, target, catalog)
         installed_variant = None
         if installed_dist is not None and installed_public == release.version:

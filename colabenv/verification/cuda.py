@@ -54,7 +54,7 @@ def check_cuda(
             f"built for CUDA {build.cuda}, newer than the driver's {host_cuda}: runs "
             "by minor-version compatibility, PTX JIT may fail"
         )
-    _, archs = catalog_variant(catalog, framework, build.version, build.variant)
+    _, archs = catalog_variant(catalog, framework, build.version, build.variant, platform=target.platform)
     caps = target.compute_capabilities
     if archs:
         missing = [cap.sm for cap in caps if not archs_cover(archs, cap)]

@@ -125,7 +125,9 @@ def _context(
     scan = scan_path(python.path, stdlib=python.stdlib, extension_suffixes=python.extension_suffixes)
     installed = Installed.of_scan(scan)
     if expectation.kind is ExpectationKind.NONE:
-        present = ordered(f for f in Framework if framework_build(f, installed, catalog))
+        present = ordered(
+            f for f in Framework if framework_build(f, installed, catalog, platform=target.platform)
+        )
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = asked.timeout or expectation.verify.timeout_s
     gpu_checks = accelerator_of(target).traits.gpu and not cpu
@@ -150,7 +152,8 @@ def _context(
         scan=scan,
         installed=installed,
         builds={
-            f: framework_build(f, installed, catalog) for f in (*expectation.frameworks, *expectation.smoke)
+            f: framework_build(f, installed, catalog, platform=target.platform)
+            for f in (*expectation.frameworks, *expectation.smoke)
         },
         target=target,
         gpus=fingerprint.gpus,

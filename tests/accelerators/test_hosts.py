@@ -107,7 +107,8 @@ def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
             ["--platform", "linux_aarch64", "--driver", "580.65.06"],
             "cu130 is unconfirmed (the arch list is read from copies of the build scripts",
         ),
-        (["--python", "3.14t", "--cpu"], "cpu has no free-threaded wheel (cp314t) in the catalog"),
+        # torch 2.9 to 2.11's free-threaded CPU wheels are known from what upstream tested alone
+        (["--python", "3.14t", "--cpu"], "cpu is unconfirmed (free-threaded wheels: pytorch/test-infra"),
     ],
 )
 def test_aarch64_and_free_threaded_take_only_what_the_catalog_lists_for_them(
@@ -260,3 +261,55 @@ def test_a_lock_for_a_free_threaded_python_is_refused_before_anything_is_asked(
     assert code == 2 and not out.exists() and captured.out == ""
     assert "lock: a free-threaded Python (3.14t) cannot be locked yet: uv's pip compile" in captured.err
     assert "does not take 3.14t" in captured.err and len(captured.err.splitlines()) == 1
+
+
+T4 = ("--driver", "580.65.06", "--compute-capability", "7.5")
+
+
+@pytest.mark.parametrize("python", ["3.13t", "3.14t"])
+def test_a_free_threaded_python_gets_the_build_whose_t_wheels_a_source_lists(
+    python: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, resolution, err = _resolve(capsys, *T4, "--python", python)
+    assert code == 0, err
+    target = resolution["target"]
+    assert isinstance(target, dict) and target["free_threaded"] is True
+    # torch 2.10 and 2.11 (and 2.9.1 cu128) are known to have t wheels from the release
+    # matrices alone: 2.9.1 cu126's files are listed (nixpkgs' binary hashes)
+    assert (_torch(resolution)["version"], _torch(resolution)["variant"]) == ("2.9.1", "cu126")
+
+
+def test_a_free_threaded_python_takes_a_tested_build_only_where_unconfirmed_builds_are_allowed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, resolution, err = _resolve(capsys, *T4, "--python", "3.14t", "--allow-unconfirmed")
+    assert code == 0, err
+    assert _torch(resolution)["version"] == "2.11.0"
+    warnings = resolution["warnings"]
+    assert isinstance(warnings, list)
+    assert any("is unconfirmed: free-threaded wheels" in w for w in warnings), warnings
+    # a Python with the GIL is not held to the free-threaded facts
+    code, resolution, err = _resolve(capsys, *T4, "--python", "3.14")
+    assert code == 0, err
+    assert _torch(resolution)["version"] == "2.11.0"
+    assert not any("free-threaded" in w for w in resolution["warnings"])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("frameworks", "python", "words"),
+    [
+        ('torch = "==2.6.*"', "3.13t", "frameworks.torch: no release satisfying ==2.6.* runs on the target"),
+        ('torch = "==2.6.*"', "3.13t", "cu126 has no free-threaded wheel (cp313t) in the catalog"),
+        ('torch = "==2.12.*"', "3.13t", "cu126 has no free-threaded wheel (cp313t) in the catalog"),
+        ('jax = "==0.12.0"', "3.14t", "cuda12 has no free-threaded wheel (cp314t) in the catalog"),
+    ],
+)
+def test_a_build_without_t_wheels_is_exit_3_naming_it(
+    frameworks: str, python: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "p"\n[frameworks]\n{frameworks}\n')
+    code = main(["resolve", str(profile), "--offline", *T4, "--python", python, "--allow-unconfirmed"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, "")
+    assert words in err, err
