@@ -97,6 +97,8 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
     if variant.rocm is not None:
         lines.append(f"rocm = {quoted(str(variant.rocm))}")
         lines.append("gfx = [" + ", ".join(quoted(g) for g in variant.gfx) + "]")
+    if variant.python is not None:
+        lines.append(f"python = {quoted(specifier_text(variant.python))}")
     one_line = "pins = [" + ", ".join(quoted(p) for p in variant.pin_texts) + "]"
     if len(one_line) > 100:
         lines.append("pins = [")
@@ -417,7 +419,13 @@ def compare(
                 f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                 f"the index says [{', '.join(variant.pin_texts)}]"
             )
-        if (new.version, variant.name) in derived.archs_read:
+        if (new.version, variant.name) in derived.archs_read and variant.rocm is not None:
+            if set(had_variant.gfx) != set(variant.gfx):
+                found.append(
+                    f"{label}: gfx: the catalog has {' '.join(had_variant.gfx)}, torch's libraries in the "
+                    f"wheel carry {' '.join(variant.gfx)}"
+                )
+        elif (new.version, variant.name) in derived.archs_read:
             shown = " ".join(str(a) for a in sorted(had_variant.archs))
             read = " ".join(str(a) for a in sorted(variant.archs))
             differ = coverage_difference(had_variant.archs, variant.archs)

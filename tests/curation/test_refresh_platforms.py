@@ -1,0 +1,82 @@
+"""``colabenv catalog refresh torch`` beyond x86-64 CUDA/CPU, against stand-in indexes on 127.0.0.1
+(tests/support/refresh_platform_standins.py): the PyTorch index's ROCm builds with their gfx lists
+read from the HIP offload bundles of torch's own libraries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.catalog.load import load_overlay
+from colabenv.models import Framework
+from tests.support.fixtures import Runner
+from tests.support.index import LocalIndex
+from tests.support.refresh_platform_standins import build_platform_indexes
+
+
+@pytest.fixture(scope="module")
+def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("refresh-platforms")
+    build_platform_indexes(root)
+    return root
+
+
+@pytest.fixture
+def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> Iterator[tuple[Path, str, str]]:
+    out = tmp_path / "team-catalog"
+    out.mkdir()
+    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
+        done = runner(
+            "catalog",
+            "refresh",
+            "torch",
+            "--index",
+            default.url,
+            "--pytorch-index",
+            pytorch.url,
+            "--cuda-notes",
+            f"{pytorch.base_url}/files/nvidia/notes.html",
+            "--catalog",
+            standins / "base",
+            "-o",
+            out,
+            timeout=300,
+        )
+        assert done.returncode in (0, 1), done.stderr
+        yield out / "torch.toml", done.stdout, done.stderr.replace(pytorch.url, "PYTORCH/")
+
+
+def test_refresh_proposes_a_releases_rocm_builds_with_the_gfx_its_libraries_carry(
+    refreshed: tuple[Path, str, str],
+) -> None:
+    path, _stdout, stderr = refreshed
+    written = path.read_text(encoding="utf-8")
+    new = {str(r.version): r for r in load_overlay(path.parent, "test", [Framework.TORCH]).releases}["9.2.0"]
+    rocm71 = new.variant("rocm7.1")
+    assert rocm71 is not None and rocm71.unconfirmed is None
+    assert rocm71.rocm == Version("7.1") and rocm71.cuda is None and not rocm71.archs
+    assert rocm71.gfx == ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"), (
+        "torch's own libraries' targets, features dropped; hipBLASLt's narrower list is not torch's"
+    )
+    assert rocm71.index_url == "https://download.pytorch.org/whl/rocm7.1"
+    assert rocm71.local_tag == "rocm7.1"
+    assert rocm71.python == SpecifierSet(">=3.12,<3.13"), "its wheels are cp312 only"
+    assert "/torch/" in rocm71.source.text and "torch-9.2.0+rocm7.1-cp312" in rocm71.source.text
+    assert "libtorch_hip.so" in rocm71.source.text
+    assert 'gfx = ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"]' in written
+
+    rocm70 = new.variant("rocm7.0")
+    assert rocm70 is not None and rocm70.gfx == ("gfx90a", "gfx942", "gfx1030", "gfx1100"), "the catalog's"
+    assert rocm70.unconfirmed is not None and "carried over from 9.1.0 rocm7.0" in rocm70.unconfirmed
+    assert "no HIP offload bundle" in rocm70.unconfirmed
+    assert new.variant("rocm6.9") is None
+    assert "torch 9.2.0 rocm6.9 left out: no gfx list" in stderr
+    assert (
+        "contradiction: torch 9.1.0 rocm7.0: gfx: the catalog has gfx90a gfx942 gfx1030 gfx1100, "
+        "torch's libraries in the wheel carry gfx90a gfx942 gfx1100" in stderr
+    )
+    assert [v.name for v in new.variants][:3] == ["cu132", "cu130", "cpu"], "CUDA/CPU builds as before"
