@@ -1,6 +1,6 @@
 """``colabenv catalog refresh torch`` beyond x86-64 CUDA/CPU, against stand-in indexes on 127.0.0.1
 (tests/support/refresh_platform_standins.py): the PyTorch index's ROCm builds with their gfx lists
-read from the HIP offload bundles of torch's own libraries."""
+read from the HIP offload bundles of torch's own libraries; its linux_aarch64 builds."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from colabenv.catalog.load import load_overlay
 from colabenv.models import Framework
 from tests.support.fixtures import Runner
 from tests.support.index import LocalIndex
-from tests.support.refresh_platform_standins import build_platform_indexes
+from tests.support.refresh_platform_standins import (
+    AARCH64_CU132,
+    TORCH_92_PINS,
+    TURING,
+    build_platform_indexes,
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +85,26 @@ def test_refresh_proposes_a_releases_rocm_builds_with_the_gfx_its_libraries_carr
         "torch's libraries in the wheel carry gfx90a gfx942 gfx1100" in stderr
     )
     assert [v.name for v in new.variants][:3] == ["cu132", "cu130", "cpu"], "CUDA/CPU builds as before"
+
+
+def test_refresh_proposes_the_aarch64_builds_a_cuda_page_has(refreshed: tuple[Path, str, str]) -> None:
+    path, stdout, stderr = refreshed
+    written = path.read_text(encoding="utf-8")
+    releases = {str(r.version): r for r in load_overlay(path.parent, "test", [Framework.TORCH]).releases}
+    new = releases["9.2.0"]
+    x86 = new.on_platform("linux_x86_64").variant("cu132")
+    arm = new.on_platform("linux_aarch64").variant("cu132")
+    assert x86 is not None and x86.platforms == ("linux_x86_64",) and [str(a) for a in x86.archs] == TURING
+    assert arm is not None and arm.platforms == ("linux_aarch64",) and arm.unconfirmed is None
+    assert [str(a) for a in arm.archs] == AARCH64_CU132, "read from the aarch64 wheel's GPU code"
+    assert arm.cuda == Version("13.2") and arm.index_url == "https://download.pytorch.org/whl/cu132"
+    assert arm.pin_texts == TORCH_92_PINS, "the aarch64 wheel's pins, its markers read as aarch64's"
+    assert "manylinux_2_28_aarch64" in arm.source.text
+    assert 'platforms = ["linux_aarch64"]' in written
+    assert new.on_platform("linux_aarch64").variant("cu130") is not None, "x86's: none of its own"
+    assert [v.name for v in new.variants if "linux_aarch64" in v.platforms] == ["cu132"]
+    assert "torch 9.2.0 cu130 (linux_aarch64) left out: no arch list" in stderr
+    known = releases["9.1.0"].on_platform("linux_aarch64").variant("cu130")
+    assert known is not None and known.platforms == ("linux_aarch64",)
+    assert "9.1.0 cu130 (linux_aarch64)" in stdout, "a build added to a known release, said so"
+    assert "9.1.0 cu130: archs" not in stderr, "the aarch64 build is not compared with the x86 one"

@@ -69,10 +69,42 @@ def build_rocm(root: Path) -> None:
     _rocm_torch(pytorch / "rocm7.0", "9.1.0+rocm7.0", ROCM70_GFX)
 
 
+def _aarch64_torch(dest: Path, version: str, archs: Sequence[str], pins: Sequence[str]) -> None:
+    """torch ``version`` (``9.2.0+cu132``) for linux_aarch64 (the sbsa wheels), cp312 and cp313;
+    no arch list: a wheel without GPU code. Its pins carry an aarch64-only marker, read as the
+    aarch64 host reads it."""
+    files: dict[str, str | bytes] = {
+        "torch/__init__.py": "",
+        "torch/version.py": f"__version__ = '{version}'\n",
+    }
+    if archs:
+        files["torch/lib/libtorch_cuda.so"] = gpu_library(archs)
+    for python in ("312", "313"):
+        build_wheel(
+            dest,
+            "torch",
+            version,
+            files=files,
+            tag=f"cp{python}-cp{python}-manylinux_2_28_aarch64",
+            requires_python=">=3.12",
+            requires=("filelock", *(f'{pin} ; platform_machine == "aarch64"' for pin in pins)),
+        )
+
+
+def build_aarch64(root: Path) -> None:
+    """The PyTorch index's aarch64 wheels: 9.2.0+cu132 (GPU code read), 9.2.0+cu130 (none, and no
+    earlier aarch64 cu130 build in the catalog: left out), 9.1.0+cu130 (a build 9.1.0 lacks)."""
+    pytorch = root / "pytorch"
+    _aarch64_torch(pytorch / "cu132", "9.2.0+cu132", AARCH64_CU132, TORCH_92_PINS)
+    _aarch64_torch(pytorch / "cu130", "9.2.0+cu130", (), ("nvidia-cudnn-cu13==9.26.0.51",))
+    _aarch64_torch(pytorch / "cu130", "9.1.0+cu130", AARCH64_CU132[:2], ("nvidia-nccl-cu13==2.29.7",))
+
+
 def build_platform_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
     build_rocm(root)
+    build_aarch64(root)
     (root / "pytorch" / "nvidia").mkdir(parents=True, exist_ok=True)
     (root / "pytorch" / "nvidia" / "notes.html").write_text(notes_page(), encoding="utf-8")
     base = root / "base"

@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv.curation.refresh.aarch64_builds import aarch64_variants
 from colabenv.curation.refresh.build_facts import (
     FrameworkRun,
     archs_carried_only,
@@ -173,12 +174,13 @@ def _torch_release(
         variants.update((v.name, v) for v in rocm_variants(run, version, on_index, release_python))
     else:
         _carried_cpu(run.history, version, variants, run.notes)
+    aarch64 = tuple(aarch64_variants(run, version))
     companions, said = _torch_companions(run, version, default.name, release_python)
     return Release(
         Framework.TORCH,
         version,
         release_python,
-        tuple(variants.values()),
+        (*variants.values(), *aarch64),
         default.name,
         companions,
         Source(
