@@ -437,30 +437,8 @@ def compare(
                 f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                 f"the index says [{', '.join(variant.pin_texts)}]"
             )
-        if read and variant.rocm is not None:
-            if set(had_variant.gfx) != set(variant.gfx):
-                found.append(
-                    f"{label}: gfx: the catalog has {' '.join(had_variant.gfx)}, torch's libraries in the "
-                    f"wheel carry {' '.join(variant.gfx)}"
-                )
-        elif read:
-            shown = " ".join(str(a) for a in sorted(had_variant.archs))
-            wheel = " ".join(str(a) for a in sorted(variant.archs))
-            differ = coverage_difference(had_variant.archs, variant.archs)
-            if differ:
-                found.append(
-                    f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
-                    f"carry only {wheel} ({differ})"
-                )
-            elif set(had_variant.archs) != set(variant.archs):
-                confirmed.append(
-                    f"{label}: the catalog's arch list ({shown}) and the wheel's "
-                    f"({wheel}) differ but cover the same GPUs"
-                )
-            elif had_variant.unconfirmed is not None:
-                confirmed.append(
-                    f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)"
-                )
+        if read:
+            _compare_read(label, had_variant, variant, found, confirmed)
     gone = [
         v.name
         for v in old.variants
@@ -469,6 +447,33 @@ def compare(
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed
+
+
+def _compare_read(label: str, had: Variant, read: Variant, found: list[str], confirmed: list[str]) -> None:
+    """Where the GPU list read from a build's wheel (gfx for ROCm, else archs) and the catalog's
+    build ``had`` disagree (into ``found``), or agree in a way worth a note (``confirmed``)."""
+    if read.rocm is not None:
+        if set(had.gfx) != set(read.gfx):
+            found.append(
+                f"{label}: gfx: the catalog has {' '.join(had.gfx)}, torch's libraries in the "
+                f"wheel carry {' '.join(read.gfx)}"
+            )
+        return
+    shown = " ".join(str(a) for a in sorted(had.archs))
+    wheel = " ".join(str(a) for a in sorted(read.archs))
+    differ = coverage_difference(had.archs, read.archs)
+    if differ:
+        found.append(
+            f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
+            f"carry only {wheel} ({differ})"
+        )
+    elif set(had.archs) != set(read.archs):
+        confirmed.append(
+            f"{label}: the catalog's arch list ({shown}) and the wheel's "
+            f"({wheel}) differ but cover the same GPUs"
+        )
+    elif had.unconfirmed is not None:
+        confirmed.append(f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)")
 
 
 # ---------------------------------------------------------------------------------------------
