@@ -1,6 +1,7 @@
 """``colabenv catalog refresh torch`` beyond x86-64 CUDA/CPU, against stand-in indexes on 127.0.0.1
 (tests/support/refresh_platform_standins.py): the PyTorch index's ROCm builds with their gfx lists
-read from the HIP offload bundles of torch's own libraries; its linux_aarch64 builds."""
+read from the HIP offload bundles of torch's own libraries; its linux_aarch64 builds; the
+free-threaded Pythons each build has wheels for."""
 
 from __future__ import annotations
 
@@ -108,3 +109,27 @@ def test_refresh_proposes_the_aarch64_builds_a_cuda_page_has(refreshed: tuple[Pa
     assert known is not None and known.platforms == ("linux_aarch64",)
     assert "9.1.0 cu130 (linux_aarch64)" in stdout, "a build added to a known release, said so"
     assert "9.1.0 cu130: archs" not in stderr, "the aarch64 build is not compared with the x86 one"
+
+
+def test_refresh_lists_the_free_threaded_pythons_a_builds_files_serve(
+    refreshed: tuple[Path, str, str],
+) -> None:
+    path, stdout, _stderr = refreshed
+    written = path.read_text(encoding="utf-8")
+    new = {str(r.version): r for r in load_overlay(path.parent, "test", [Framework.TORCH]).releases}["9.2.0"]
+    cu132 = new.variant("cu132")
+    assert cu132 is not None and cu132.free_threaded == SpecifierSet(">=3.13,<3.15"), (
+        "cp313t on the default index, cp314t on the PyTorch index"
+    )
+    assert cu132.free_threaded_unconfirmed is None, "the files were seen"
+    arm = new.on_platform("linux_aarch64").variant("cu132")
+    assert arm is not None and arm.free_threaded == SpecifierSet(">=3.13,<3.14")
+    for name in ("cu130", "cpu", "rocm7.1"):
+        other = new.variant(name)
+        assert other is not None and other.free_threaded is None, name
+    assert new.python == SpecifierSet(">=3.12,<3.14,!=3.12.4"), "a cpXYt wheel widens no range"
+    assert 'free_threaded = ">=3.13,<3.15"' in written
+    assert (
+        "free-threaded wheels seen for 2 build(s) (9.2.0 cu132 3.13t, 3.14t; "
+        "9.2.0 cu132 (linux_aarch64) 3.13t)" in stdout
+    )

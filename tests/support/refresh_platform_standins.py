@@ -100,11 +100,35 @@ def build_aarch64(root: Path) -> None:
     _aarch64_torch(pytorch / "cu130", "9.1.0+cu130", AARCH64_CU132[:2], ("nvidia-nccl-cu13==2.29.7",))
 
 
+def _free_threaded_torch(dest: Path, version: str, tag: str) -> None:
+    """One free-threaded torch wheel (``tag``: ``cp313-cp313t-manylinux_2_28_x86_64``)."""
+    build_wheel(
+        dest,
+        "torch",
+        version,
+        files={"torch/__init__.py": "", "torch/version.py": f"__version__ = '{version}'\n"},
+        tag=tag,
+        requires_python=">=3.12",
+        requires=("filelock",),
+    )
+
+
+def build_free_threaded(root: Path) -> None:
+    """torch 9.2.0's free-threaded wheels: the default build's cp313t on the default index and
+    cp314t on the PyTorch index's cu132 page; the aarch64 cu132 build's cp313t; none for the
+    other builds."""
+    x86, arm = "manylinux_2_28_x86_64", "manylinux_2_28_aarch64"
+    _free_threaded_torch(root / "default", "9.2.0", f"cp313-cp313t-{x86}")
+    _free_threaded_torch(root / "pytorch" / "cu132", "9.2.0+cu132", f"cp314-cp314t-{x86}")
+    _free_threaded_torch(root / "pytorch" / "cu132", "9.2.0+cu132", f"cp313-cp313t-{arm}")
+
+
 def build_platform_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
     build_rocm(root)
     build_aarch64(root)
+    build_free_threaded(root)
     (root / "pytorch" / "nvidia").mkdir(parents=True, exist_ok=True)
     (root / "pytorch" / "nvidia" / "notes.html").write_text(notes_page(), encoding="utf-8")
     base = root / "base"

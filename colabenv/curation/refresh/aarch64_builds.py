@@ -10,6 +10,7 @@ from __future__ import annotations
 from packaging.version import Version
 
 from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags
+from colabenv.curation.refresh.free_threaded import with_free_threaded
 from colabenv.curation.refresh.sources import (
     PYTHONS,
     PYTORCH_INDEX,
@@ -71,7 +72,7 @@ def aarch64_variants(run: FrameworkRun, version: Version) -> list[Variant]:
     for tag in sorted(by_tag, key=lambda t: cuda_of_tag(t) or Version("0"), reverse=True):
         variant = _aarch64_variant(run, version, tag, by_tag[tag])
         if variant is not None:
-            found.append(variant)
+            found.append(with_free_threaded(variant, by_tag[tag]))
     return found
 
 

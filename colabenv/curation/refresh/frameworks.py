@@ -23,6 +23,7 @@ from colabenv.curation.refresh.build_facts import (
     python_tags,
     text_of,
 )
+from colabenv.curation.refresh.free_threaded import with_free_threaded
 from colabenv.curation.refresh.rocm_builds import rocm_of_tag, rocm_variants
 from colabenv.curation.refresh.selection import selected_versions
 from colabenv.curation.refresh.sources import (
@@ -174,6 +175,9 @@ def _torch_release(
         variants.update((v.name, v) for v in rocm_variants(run, version, on_index, release_python))
     else:
         _carried_cpu(run.history, version, variants, run.notes)
+    for name, variant in variants.items():
+        files = on_index.get((version, name), [])
+        variants[name] = with_free_threaded(variant, [*wheels, *files] if name == default.name else files)
     aarch64 = tuple(aarch64_variants(run, version))
     companions, said = _torch_companions(run, version, default.name, release_python)
     return Release(

@@ -112,6 +112,10 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
     if variant.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(variant.unconfirmed)}")
+    if variant.free_threaded is not None:
+        lines.append(f"free_threaded = {quoted(specifier_text(variant.free_threaded))}")
+    if variant.free_threaded_unconfirmed is not None:
+        lines.append(f"free_threaded_unconfirmed = {quoted(variant.free_threaded_unconfirmed)}")
     lines.append(f"source = {quoted(variant.source.text)}")
     return "\n".join(lines) + "\n"
 
