@@ -120,7 +120,7 @@ def _refresh_index_arguments(refresh: argparse.ArgumentParser) -> None:
     refresh.add_argument(
         "--pytorch-index",
         metavar="URL",
-        help=f"torch and packages: an index whose project pages list every +cuXYZ/+cpu wheel "
+        help=f"torch and packages: an index whose project pages list every +cuXYZ/+rocmX.Y/+cpu wheel "
         f"(default {PYTORCH_INDEX}); the catalog still names the variant "
         f"indexes {PYTORCH_INDEX}/cuXYZ",
     )

@@ -424,11 +424,11 @@ def read_wheel_archs(
         with _open_url(source, max_download, timeout) as stream:
             return _read_archive(stream, _shown_url(source), members, max_member)
     path = Path(source)
-    with _open_file(path) as stream:
+    with open_regular_file(path) as stream:
         return _read_archive(stream, path.name, members, max_member)
 
 
-def _open_file(path: Path) -> IO[bytes]:
+def open_regular_file(path: Path) -> IO[bytes]:
     """A regular file opened for reading; a FIFO or a device is refused without blocking."""
     import os
     import stat

@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from colabenv.curation.refresh.aarch64_builds import aarch64_variants
 from colabenv.curation.refresh.build_facts import (
     FrameworkRun,
     archs_carried_only,
@@ -22,6 +23,8 @@ from colabenv.curation.refresh.build_facts import (
     python_tags,
     text_of,
 )
+from colabenv.curation.refresh.free_threaded import with_free_threaded
+from colabenv.curation.refresh.rocm_builds import rocm_of_tag, rocm_variants
 from colabenv.curation.refresh.selection import selected_versions
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
@@ -138,13 +141,15 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
 
 
 def _pytorch_index_builds(reader: IndexReader) -> dict[tuple[Version, str], list[Wheel]]:
-    """The ``+cuXYZ`` and ``+cpu`` torch wheels on the PyTorch index, by public version and
-    local tag (none without ``--pytorch-index``)."""
+    """The ``+cuXYZ``, ``+rocmX.Y`` and ``+cpu`` torch wheels on the PyTorch index, by public
+    version and local tag (none without ``--pytorch-index``)."""
     on_index: dict[tuple[Version, str], list[Wheel]] = {}
     if reader.options.pytorch_index is not None:
         for wheel in reader.wheels(reader.options.pytorch_index, "torch", required=True):
             local = wheel.version.local
-            if local is not None and (local == "cpu" or cuda_of_tag(local) is not None):
+            if local is not None and (
+                local == "cpu" or cuda_of_tag(local) is not None or rocm_of_tag(local) is not None
+            ):
                 on_index.setdefault((Version(wheel.version.public), local), []).append(wheel)
     return on_index
 
@@ -164,17 +169,22 @@ def _torch_release(
     if default is None:
         return None
     variants: dict[str, Variant] = {default.name: default}
+    release_python = python_range(wheels, metadata.requires_python)
     if options.pytorch_index is not None:
         _index_variants(run, version, default.name, on_index, variants)
+        variants.update((v.name, v) for v in rocm_variants(run, version, on_index, release_python))
     else:
         _carried_cpu(run.history, version, variants, run.notes)
-    release_python = python_range(wheels, metadata.requires_python)
+    for name, variant in variants.items():
+        files = on_index.get((version, name), [])
+        variants[name] = with_free_threaded(variant, [*wheels, *files] if name == default.name else files)
+    aarch64 = tuple(aarch64_variants(run, version))
     companions, said = _torch_companions(run, version, default.name, release_python)
     return Release(
         Framework.TORCH,
         version,
         release_python,
-        tuple(variants.values()),
+        (*variants.values(), *aarch64),
         default.name,
         companions,
         Source(
@@ -245,9 +255,10 @@ def _index_variants(
     on_index: dict[tuple[Version, str], list[Wheel]],
     variants: dict[str, Variant],
 ) -> None:
-    """The ``+cuXYZ`` and ``+cpu`` builds of ``version`` on the PyTorch index."""
+    """The ``+cuXYZ`` and ``+cpu`` builds of ``version`` on the PyTorch index (the ``+rocmX.Y``
+    ones: :func:`rocm_variants`)."""
     tags = sorted(
-        (tag for v, tag in on_index if v == version),
+        (tag for v, tag in on_index if v == version and rocm_of_tag(tag) is None),
         key=lambda tag: (tag == "cpu", cuda_of_tag(tag) or Version("0")),
     )
     if not tags:

@@ -97,6 +97,7 @@ def refresh_framework(
     ``drivers.toml`` entries a new build's CUDA needs."""
     from colabenv.catalog.load import FRAMEWORK_FILES
     from colabenv.curation.refresh.frameworks import derive
+    from colabenv.curation.refresh.free_threaded import free_threaded_said
     from colabenv.curation.refresh.sources import IndexReader
     from colabenv.curation.refresh.writer import merged_text
 
@@ -118,7 +119,9 @@ def refresh_framework(
         changes=tuple(changes),
         notes=(*outcome.notes, *reader.variants.notes()),
         contradictions=outcome.contradictions,
-        summary=_summary(outcome, base / name) + _toolkits_added(derived.toolkits),
+        summary=_summary(outcome, base / name)
+        + _toolkits_added(derived.toolkits)
+        + free_threaded_said(derived.releases, outcome.added_releases, outcome.added_variants),
     )
 
 

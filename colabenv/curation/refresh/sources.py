@@ -166,11 +166,11 @@ class Wheel:
         """A stable-ABI wheel (``cp310-abi3``): it runs on its cpXY and every newer CPython."""
         return any(t.abi == "abi3" for t in self.tags)
 
-    @property
-    def linux_x86_64(self) -> bool:
+    def serves(self, platform: str) -> bool:
+        """Whether it installs on ``platform`` (``linux_x86_64``, ``linux_aarch64``; pure: any)."""
+        machine = platform.removeprefix("linux_")
         return any(
-            t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
-            for t in self.tags
+            t.platform == "any" or (t.platform.endswith(machine) and "linux" in t.platform) for t in self.tags
         )
 
 
@@ -194,8 +194,10 @@ class IndexReader:
         self._archs: dict[str, WheelArchs] = {}
         self.variants = VariantFiles()  # what _wheels_of leaves aside, for a note
 
-    def wheels(self, index: str, project: str, *, required: bool = False) -> list[Wheel]:
-        """The Linux x86_64 (or pure) wheels of ``project`` on ``index``, final releases only;
+    def wheels(
+        self, index: str, project: str, *, required: bool = False, platform: str = "linux_x86_64"
+    ) -> list[Wheel]:
+        """The ``platform`` (or pure) wheels of ``project`` on ``index``, final releases only;
         ``required``: an index without the project is an error (the framework itself)."""
         key = (index, project)
         if key not in self._pages:
@@ -206,7 +208,7 @@ class IndexReader:
                     f"index {printable(index)} has no project {canonicalize_name(project)}"
                 )
             self._pages[key] = files or ()
-        return self._wheels_of(index, self._pages[key], project)
+        return self._wheels_of(index, self._pages[key], project, platform)
 
     def page_wheels(self, page: str, project: str, *, guessed: bool = False) -> list[Wheel]:
         """The Linux x86_64 (or pure) wheels of ``project`` that a find-links page links to
@@ -221,7 +223,9 @@ class IndexReader:
             self._pages[key] = found or ()
         return self._wheels_of(read, self._pages[key], project)
 
-    def _wheels_of(self, index: str, files: Iterable[IndexFile], project: str) -> list[Wheel]:
+    def _wheels_of(
+        self, index: str, files: Iterable[IndexFile], project: str, platform: str = "linux_x86_64"
+    ) -> list[Wheel]:
         found = []
         for file in files:
             if not file.filename.endswith(".whl"):
@@ -235,7 +239,7 @@ class IndexReader:
             if name != canonicalize_name(project) or version.is_prerelease or version.is_devrelease:
                 continue
             wheel = Wheel(index, file, version, frozenset(tags))
-            if wheel.linux_x86_64:
+            if wheel.serves(platform):
                 found.append(wheel)
         return found
 

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv.catalog.components import spec_boundaries
 from colabenv.curation.refresh.sources import PYTHONS, Derived, stamp
 from colabenv.models import (
+    CATALOG_PLATFORM,
     Arch,
     Companion,
     ComputeCapability,
@@ -92,11 +93,15 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
     ):
         if value is not None:
             lines.append(f"{key} = {quoted(value)}")
+    if variant.platforms != (CATALOG_PLATFORM,):
+        lines.append("platforms = [" + ", ".join(quoted(p) for p in variant.platforms) + "]")
     if variant.archs:
         lines.append(f"archs = {_archs_value(variant.archs, named)}")
     if variant.rocm is not None:
         lines.append(f"rocm = {quoted(str(variant.rocm))}")
         lines.append("gfx = [" + ", ".join(quoted(g) for g in variant.gfx) + "]")
+    if variant.python is not None:
+        lines.append(f"python = {quoted(specifier_text(variant.python))}")
     one_line = "pins = [" + ", ".join(quoted(p) for p in variant.pin_texts) + "]"
     if len(one_line) > 100:
         lines.append("pins = [")
@@ -107,6 +112,10 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
     if variant.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(variant.unconfirmed)}")
+    if variant.free_threaded is not None:
+        lines.append(f"free_threaded = {quoted(specifier_text(variant.free_threaded))}")
+    if variant.free_threaded_unconfirmed is not None:
+        lines.append(f"free_threaded_unconfirmed = {quoted(variant.free_threaded_unconfirmed)}")
     lines.append(f"source = {quoted(variant.source.text)}")
     return "\n".join(lines) + "\n"
 
@@ -229,13 +238,13 @@ def merged_text(
             block = next(b for b in blocks if b[2] == release.version)
             _write_pairing(lines, block[0], block[1], old, newer, follows_default)
             paired.extend(f"{release.version} {c.name} {_had(old, c)} -> {c.version}" for c in newer)
-        new = [v for v in release.variants if old.variant(v.name) is None]
+        new = [v for v in release.variants if listed_as(old, v) is None]
         if not new:
             continue
         block = next(b for b in blocks if b[2] == release.version)
         at = _trimmed_end(lines, block[0], block[1])
         inserts.append((at, "\n".join(variant_block(v, named) for v in new)))
-        added_variants.extend((release.version, v.name) for v in new)
+        added_variants.extend((release.version, build_name(v)) for v in new)
     ordered = sorted(enumerate(inserts), key=lambda item: (item[1][0], item[0]), reverse=True)
     for _, (at, block_text) in ordered:
         before = [""] if at > 0 and lines[at - 1].strip() else []
@@ -249,6 +258,20 @@ def merged_text(
         tuple(notes),
         tuple(paired),
     )
+
+
+def listed_as(release: Release, variant: Variant) -> Variant | None:
+    """The build of ``release`` that ``variant`` is: the same name, for one of its platforms."""
+    return next(
+        (v for v in release.variants if v.name == variant.name and set(v.platforms) & set(variant.platforms)),
+        None,
+    )
+
+
+def build_name(variant: Variant) -> str:
+    """``cu130``, or ``cu130 (linux_aarch64)`` for a build listed for another platform."""
+    others = [p for p in variant.platforms if p != CATALOG_PLATFORM]
+    return f"{variant.name} ({', '.join(others)})" if others else variant.name
 
 
 def newer_companions(old: Release, new: Release) -> tuple[Companion, ...]:
@@ -406,10 +429,11 @@ def compare(
                 f"the index says {specifier_text(companion.python)}"
             )
     for variant in new.variants:
-        had_variant = old.variant(variant.name)
+        had_variant = listed_as(old, variant)
         if had_variant is None:
             continue
-        label = f"{where} {variant.name}"
+        label = f"{where} {build_name(variant)}"
+        read = (new.version, build_name(variant)) in derived.archs_read
         if (new.version, variant.name) in derived.cuda_read and had_variant.cuda != variant.cuda:
             found.append(f"{label}: cuda: the catalog has {had_variant.cuda}, the index says {variant.cuda}")
         if pins_differ(had_variant.pin_texts, variant.pin_texts):
@@ -417,24 +441,8 @@ def compare(
                 f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                 f"the index says [{', '.join(variant.pin_texts)}]"
             )
-        if (new.version, variant.name) in derived.archs_read:
-            shown = " ".join(str(a) for a in sorted(had_variant.archs))
-            read = " ".join(str(a) for a in sorted(variant.archs))
-            differ = coverage_difference(had_variant.archs, variant.archs)
-            if differ:
-                found.append(
-                    f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
-                    f"carry only {read} ({differ})"
-                )
-            elif set(had_variant.archs) != set(variant.archs):
-                confirmed.append(
-                    f"{label}: the catalog's arch list ({shown}) and the wheel's "
-                    f"({read}) differ but cover the same GPUs"
-                )
-            elif had_variant.unconfirmed is not None:
-                confirmed.append(
-                    f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)"
-                )
+        if read:
+            _compare_read(label, had_variant, variant, found, confirmed)
     gone = [
         v.name
         for v in old.variants
@@ -443,6 +451,33 @@ def compare(
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed
+
+
+def _compare_read(label: str, had: Variant, read: Variant, found: list[str], confirmed: list[str]) -> None:
+    """Where the GPU list read from a build's wheel (gfx for ROCm, else archs) and the catalog's
+    build ``had`` disagree (into ``found``), or agree in a way worth a note (``confirmed``)."""
+    if read.rocm is not None:
+        if set(had.gfx) != set(read.gfx):
+            found.append(
+                f"{label}: gfx: the catalog has {' '.join(had.gfx)}, torch's libraries in the "
+                f"wheel carry {' '.join(read.gfx)}"
+            )
+        return
+    shown = " ".join(str(a) for a in sorted(had.archs))
+    wheel = " ".join(str(a) for a in sorted(read.archs))
+    differ = coverage_difference(had.archs, read.archs)
+    if differ:
+        found.append(
+            f"{label}: archs: the catalog has {shown}, the wheel's libraries all "
+            f"carry only {wheel} ({differ})"
+        )
+    elif set(had.archs) != set(read.archs):
+        confirmed.append(
+            f"{label}: the catalog's arch list ({shown}) and the wheel's "
+            f"({wheel}) differ but cover the same GPUs"
+        )
+    elif had.unconfirmed is not None:
+        confirmed.append(f"{label}: the wheel confirms the arch list marked unconfirmed (unconfirmed can go)")
 
 
 # ---------------------------------------------------------------------------------------------

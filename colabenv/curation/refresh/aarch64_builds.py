@@ -1,0 +1,125 @@
+"""torch's linux_aarch64 CUDA builds as ``catalog refresh torch`` derives them: where the PyTorch
+index's torch page has ``manylinux_2_28_aarch64`` wheels of a ``+cuXYZ`` build of a release, the
+build is listed again for that platform (``platforms = ["linux_aarch64"]``), as the catalog lists
+it: its CUDA from the tag, its pins from that wheel's METADATA (markers read as an aarch64 Linux
+host reads them), its arch list read from that wheel's GPU code, else carried over from the
+previous release's aarch64 build of the same name (unconfirmed), else left out with a note."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags
+from colabenv.curation.refresh.free_threaded import with_free_threaded
+from colabenv.curation.refresh.sources import (
+    PYTHONS,
+    PYTORCH_INDEX,
+    Metadata,
+    Wheel,
+    cuda_of_tag,
+    nvidia_pins,
+    preferred,
+    stamp,
+)
+from colabenv.models import Arch, Source, Variant
+
+AARCH64 = "linux_aarch64"
+"""The platform these builds are listed for."""
+_AARCH64_LINUX = {
+    "platform_system": "Linux",
+    "sys_platform": "linux",
+    "platform_machine": "aarch64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
+
+
+def build_key(name: str) -> str:
+    """How an aarch64 build is named where builds are keyed by name alone (the summary, the
+    builds whose arch list was read): ``cu130 (linux_aarch64)``."""
+    return f"{name} ({AARCH64})"
+
+
+def aarch64_requirements(metadata: Metadata) -> list[str]:
+    """The NVIDIA pins of ``metadata`` that apply on an aarch64 Linux host for some Python."""
+    kept = [
+        r
+        for r in metadata.requires
+        if r.marker is None
+        or any(
+            r.marker.evaluate(
+                {**_AARCH64_LINUX, "python_version": py, "python_full_version": f"{py}.0", "extra": ""}
+            )
+            for py in PYTHONS
+        )
+    ]
+    return list(nvidia_pins(kept))
+
+
+def aarch64_variants(run: FrameworkRun, version: Version) -> list[Variant]:
+    """The linux_aarch64 ``+cuXYZ`` builds of torch ``version`` on the PyTorch index, newest CUDA
+    first; a build with no arch list is left out (noted)."""
+    index = run.reader.options.pytorch_index
+    if index is None:
+        return []
+    by_tag: dict[str, list[Wheel]] = {}
+    for wheel in run.reader.wheels(index, "torch", platform=AARCH64):
+        local = wheel.version.local
+        if Version(wheel.version.public) == version and local is not None and cuda_of_tag(local) is not None:
+            by_tag.setdefault(local, []).append(wheel)
+    found = []
+    for tag in sorted(by_tag, key=lambda t: cuda_of_tag(t) or Version("0"), reverse=True):
+        variant = _aarch64_variant(run, version, tag, by_tag[tag])
+        if variant is not None:
+            found.append(with_free_threaded(variant, by_tag[tag]))
+    return found
+
+
+def _aarch64_variant(run: FrameworkRun, version: Version, tag: str, wheels: list[Wheel]) -> Variant | None:
+    wheel = preferred(wheels)
+    metadata = run.reader.metadata(wheel)
+    archs = _archs(run, version, tag, wheel)
+    if archs is None:
+        return None
+    listed, unconfirmed, archs_source = archs
+    return Variant(
+        name=tag,
+        cuda=cuda_of_tag(tag),
+        index_url=f"{PYTORCH_INDEX}/{tag}",
+        local_tag=tag,
+        extra=None,
+        archs=listed,
+        pin_texts=tuple(aarch64_requirements(metadata)),
+        python=None,
+        source=Source(
+            f"PyTorch index: {wheel.file.filename} ({python_tags(wheels)}) METADATA Requires-Dist "
+            f"(markers read for linux_aarch64); {archs_source}; {stamp()}"
+        ),
+        unconfirmed=unconfirmed,
+        platforms=(AARCH64,),
+    )
+
+
+def _archs(
+    run: FrameworkRun, version: Version, tag: str, wheel: Wheel
+) -> tuple[tuple[Arch, ...], str | None, str] | None:
+    """(the arch list, the unconfirmed reason or None, where it comes from); None, noted, where
+    it is neither read nor can be carried over."""
+    if run.reader.options.read_archs:
+        archs = run.reader.archs([wheel])
+        if archs:
+            run.read.add((version, build_key(tag)))
+            return archs, None, f"archs: what every library with GPU code carries in {wheel.file.filename}"
+        why = "no library with GPU code found in the wheel"
+    else:
+        why = "the wheels were not read (--archs carry)"
+    for release in run.history.before(version):
+        earlier = [v for v in release.variants if v.name == tag and AARCH64 in v.platforms and v.archs]
+        if earlier:
+            carried = f"archs carried over from {release.version} {build_key(tag)}: {why}"
+            return earlier[0].archs, carried, carried
+    run.notes.append(
+        f"torch {version} {build_key(tag)} left out: no arch list ({why}; no earlier build to carry it from)"
+    )
+    return None

@@ -1,0 +1,140 @@
+"""Stand-in indexes for what ``catalog refresh torch`` reads beyond x86-64 CUDA/CPU: the PyTorch
+index's ``+rocmX.Y`` wheels (their libraries' HIP offload bundles naming their gfx targets), its
+``manylinux_2_28_aarch64`` wheels of a ``+cuXYZ`` build, and free-threaded ``cp313t``/``cp314t``
+wheels. Built on :mod:`tests.support.refresh_standins` (torch 9.x, far beyond any real release):
+``build_platform_indexes(root)`` writes ``root/default``, ``root/pytorch`` and ``root/base``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tests.curation.test_archs import elf_with, gpu_library
+from tests.curation.test_offload_bundles import hip_library, offload_bundle
+from tests.support.refresh_standins import BASE_TORCH, LINUX, TORCH_92_PINS, build_torch, notes_page
+from tests.support.wheels import build_wheel
+
+ROCM71_GFX = ("gfx90a", "gfx942:sramecc+:xnack-", "gfx950", "gfx1100", "gfx1201")
+ROCM70_GFX = ("gfx90a", "gfx942", "gfx1100")
+AARCH64_CU132 = ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
+TURING = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
+BASE_ROCM = """
+[[release.variant]]
+name = "rocm7.0"
+index_url = "https://download.pytorch.org/whl/rocm7.0"
+local_tag = "rocm7.0"
+rocm = "7.0"
+gfx = ["gfx90a", "gfx942", "gfx1030", "gfx1100"]
+source = "hand-written: 9.1.0 rocm7.0"
+"""
+"""torch 9.1.0's ROCm 7.0 build, as the base catalog has it (appended to BASE_TORCH's 9.1.0): it
+lists gfx1030, which the wheel's bundles do not name (a contradiction)."""
+
+
+def _rocm_torch(
+    dest: Path, version: str, gfx: Sequence[str] | None, pythons: Sequence[str] = ("312", "313")
+) -> None:
+    """torch ``version`` (``9.2.0+rocm7.1``): ``libtorch_hip.so`` with a bundle for each of
+    ``gfx`` (None: a library without bundles), and a bundled ROCm library with fewer targets
+    (hipBLASLt's), which is not torch's own and is not read."""
+    hip = hip_library(offload_bundle(gfx)) if gfx is not None else elf_with({".text": b"\x90" * 32})
+    files: dict[str, str | bytes] = {
+        "torch/__init__.py": "",
+        "torch/version.py": f"__version__ = '{version}'\nhip: Optional[str] = '7'\ncuda = None\n",
+        "torch/lib/libtorch_hip.so": hip,
+        "torch/lib/libhipblaslt.so": hip_library(offload_bundle(["gfx942"])),
+    }
+    for python in pythons:
+        build_wheel(
+            dest,
+            "torch",
+            version,
+            files=files,
+            tag=f"cp{python}-cp{python}-manylinux_2_28_x86_64",
+            requires_python=">=3.12",
+            requires=("filelock", f"pytorch-triton-rocm==9.9.9 ; {LINUX}"),
+        )
+
+
+def build_rocm(root: Path) -> None:
+    """torch 9.2.0's ROCm builds on the PyTorch index: rocm7.1 (cp312 only, its bundles read),
+    rocm7.0 (no bundle to read: its gfx list is carried from 9.1.0's, marked unconfirmed),
+    rocm6.9 (no bundle, no earlier build: left out); and 9.1.0's rocm7.0."""
+    pytorch = root / "pytorch"
+    _rocm_torch(pytorch / "rocm7.1", "9.2.0+rocm7.1", ROCM71_GFX, pythons=("312",))
+    _rocm_torch(pytorch / "rocm7.0", "9.2.0+rocm7.0", None)
+    _rocm_torch(pytorch / "rocm6.9", "9.2.0+rocm6.9", None)
+    _rocm_torch(pytorch / "rocm7.0", "9.1.0+rocm7.0", ROCM70_GFX)
+
+
+def _aarch64_torch(dest: Path, version: str, archs: Sequence[str], pins: Sequence[str]) -> None:
+    """torch ``version`` (``9.2.0+cu132``) for linux_aarch64 (the sbsa wheels), cp312 and cp313;
+    no arch list: a wheel without GPU code. Its pins carry an aarch64-only marker, read as the
+    aarch64 host reads it."""
+    files: dict[str, str | bytes] = {
+        "torch/__init__.py": "",
+        "torch/version.py": f"__version__ = '{version}'\n",
+    }
+    if archs:
+        files["torch/lib/libtorch_cuda.so"] = gpu_library(archs)
+    for python in ("312", "313"):
+        build_wheel(
+            dest,
+            "torch",
+            version,
+            files=files,
+            tag=f"cp{python}-cp{python}-manylinux_2_28_aarch64",
+            requires_python=">=3.12",
+            requires=("filelock", *(f'{pin} ; platform_machine == "aarch64"' for pin in pins)),
+        )
+
+
+def build_aarch64(root: Path) -> None:
+    """The PyTorch index's aarch64 wheels: 9.2.0+cu132 (GPU code read), 9.2.0+cu130 (none, and no
+    earlier aarch64 cu130 build in the catalog: left out), 9.1.0+cu130 (a build 9.1.0 lacks)."""
+    pytorch = root / "pytorch"
+    _aarch64_torch(pytorch / "cu132", "9.2.0+cu132", AARCH64_CU132, TORCH_92_PINS)
+    _aarch64_torch(pytorch / "cu130", "9.2.0+cu130", (), ("nvidia-cudnn-cu13==9.26.0.51",))
+    _aarch64_torch(pytorch / "cu130", "9.1.0+cu130", AARCH64_CU132[:2], ("nvidia-nccl-cu13==2.29.7",))
+
+
+def _free_threaded_torch(dest: Path, version: str, tag: str) -> None:
+    """One free-threaded torch wheel (``tag``: ``cp313-cp313t-manylinux_2_28_x86_64``)."""
+    build_wheel(
+        dest,
+        "torch",
+        version,
+        files={"torch/__init__.py": "", "torch/version.py": f"__version__ = '{version}'\n"},
+        tag=tag,
+        requires_python=">=3.12",
+        requires=("filelock",),
+    )
+
+
+def build_free_threaded(root: Path) -> None:
+    """torch 9.2.0's free-threaded wheels: the default build's cp313t on the default index and
+    cp314t on the PyTorch index's cu132 page; the aarch64 cu132 build's cp313t; none for the
+    other builds."""
+    x86, arm = "manylinux_2_28_x86_64", "manylinux_2_28_aarch64"
+    _free_threaded_torch(root / "default", "9.2.0", f"cp313-cp313t-{x86}")
+    _free_threaded_torch(root / "pytorch" / "cu132", "9.2.0+cu132", f"cp314-cp314t-{x86}")
+    _free_threaded_torch(root / "pytorch" / "cu132", "9.2.0+cu132", f"cp313-cp313t-{arm}")
+
+
+def build_platform_indexes(root: Path) -> Path:
+    """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
+    build_torch(root)
+    build_rocm(root)
+    build_aarch64(root)
+    build_free_threaded(root)
+    (root / "pytorch" / "nvidia").mkdir(parents=True, exist_ok=True)
+    (root / "pytorch" / "nvidia" / "notes.html").write_text(notes_page(), encoding="utf-8")
+    base = root / "base"
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "torch.toml").write_text(BASE_TORCH + BASE_ROCM, encoding="utf-8")
+    return base
+
+
+__all__ = ["AARCH64_CU132", "TORCH_92_PINS", "TURING", "build_platform_indexes", "gpu_library"]
