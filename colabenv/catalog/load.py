@@ -33,6 +33,7 @@ from colabenv.catalog.packages import (
     entry_archs,
     extra_name,
     file_archs,
+    free_threaded_unconfirmed,
     local_tag,
     merged,
     pin_texts,
@@ -272,19 +273,8 @@ def _load_variant(
         gfx=gfx,
         platforms=_platforms(item),
         free_threaded=item.opt_specifier("free_threaded"),
-        free_threaded_unconfirmed=_free_threaded_unconfirmed(item),
+        free_threaded_unconfirmed=free_threaded_unconfirmed(item),
     )
-
-
-def _free_threaded_unconfirmed(item: Reader) -> str | None:
-    """``free_threaded_unconfirmed = "..."``: why the Pythons in ``free_threaded`` are known from
-    what upstream tested (a validation matrix) rather than from the files."""
-    reason = item.opt_text("free_threaded_unconfirmed")
-    if reason is not None and "free_threaded" not in item.data:
-        raise item.fail("free_threaded_unconfirmed", "only with free_threaded")
-    if reason is not None and not reason.strip():
-        raise item.fail("free_threaded_unconfirmed", "expected the reason")
-    return reason
 
 
 def _platforms(item: Reader) -> tuple[str, ...]:

@@ -162,6 +162,8 @@ def _build(
         "unconfirmed",
         "unconfirmed_reason",
         "min_driver",
+        "free_threaded",
+        "free_threaded_unconfirmed",
     )
     cuda = _cuda(item)
     archs = entry_archs(item, named)
@@ -201,6 +203,8 @@ def _build(
         unconfirmed=reason,
         overlay=overlay,
         min_driver=_min_driver(item),
+        free_threaded=item.opt_specifier("free_threaded"),
+        free_threaded_unconfirmed=free_threaded_unconfirmed(item),
     )
 
 
@@ -218,6 +222,18 @@ def _min_driver(item: Reader) -> Version | None:
             f"{printable(text)[:40]!r} is not a driver version like 580.65.06 or a branch like 535",
         )
     return driver
+
+
+def free_threaded_unconfirmed(item: Reader) -> str | None:
+    """``free_threaded_unconfirmed = "..."`` of a framework's variant or a package's build: why
+    the Pythons in its ``free_threaded`` are known from what upstream tested (a validation
+    matrix) rather than from the files."""
+    reason = item.opt_text("free_threaded_unconfirmed")
+    if reason is not None and "free_threaded" not in item.data:
+        raise item.fail("free_threaded_unconfirmed", "only with free_threaded")
+    if reason is not None and not reason.strip():
+        raise item.fail("free_threaded_unconfirmed", "expected the reason")
+    return reason
 
 
 def pin_texts(item: Reader, key: str, like: str) -> list[str]:

@@ -360,6 +360,10 @@ class PackageBuild:
     min_driver: Version | None = None
     """The driver its project documents as its floor where that is above its CUDA major's
     (None: the major's floor, ``drivers.toml``)."""
+    free_threaded: SpecifierSet | None = None
+    """The Pythons it has free-threaded wheels for, as :attr:`Variant.free_threaded`."""
+    free_threaded_unconfirmed: str | None = None
+    """Why ``free_threaded`` is not read from the files, as :attr:`Variant.free_threaded_unconfirmed`."""
 
     @property
     def cuda_major(self) -> int:

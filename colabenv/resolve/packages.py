@@ -43,6 +43,7 @@ from colabenv.models.frameworks import package_of
 from colabenv.models.frozen import model
 from colabenv.resolve.confirm import CONFIRMED, confirmed, missing_file, passed_over_text
 from colabenv.resolve.explain import grouped_rejections
+from colabenv.resolve.platforms import free_threaded_rejection, tested_only
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -143,8 +144,9 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, pyt
         return f"{build.name} has no wheel for Python {python}"
     if target.platform != CATALOG_PLATFORM:
         return f"{build.name} has no {target.platform} wheel in the catalog ({CATALOG_PLATFORM} only)"
-    if target.free_threaded:
-        return f"{build.name} has no free-threaded wheel (cp{python.major}{python.minor}t) in the catalog"
+    free_threaded = free_threaded_rejection(build, target)
+    if free_threaded is not None:
+        return free_threaded
     if not accelerator_of(target).traits.cuda:
         return "needs an NVIDIA GPU; the target has none"
     floor = build_floor(build, catalog)
@@ -264,7 +266,7 @@ def plan_packages(
                 passed.extend((Candidate(request, release, b, None), no_wheel) for b in release.builds)
                 continue
             unconfirmed: dict[str, list[str]] = {}
-            for build in release.builds:
+            for build in (tested_only(b, target) for b in release.builds):
                 if request.variant is not None and build.name != request.variant:
                     continue
                 why = _target_rejection(build, target, catalog, target.python)

@@ -1,13 +1,17 @@
 """What a target's platform and Python ABI allow of a release: a build the catalog lists for
-another platform, or without a free-threaded wheel for a free-threaded Python, turned down; and
+another platform, or without a free-threaded wheel for a free-threaded Python, turned down (the
+one free-threaded rule, for the CUDA packages' builds too); and
 the CPU build that is all a release has on a platform, named rather than taken unasked
 (docs/hosts.md)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeVar
 
-from colabenv.models import CATALOG_PLATFORM, Release, Target, Variant
+from colabenv.models import CATALOG_PLATFORM, PackageBuild, Release, Target, Variant
+
+_Build = TypeVar("_Build", Variant, PackageBuild)
 
 
 def platform_rejection(variant: Variant, target: Target) -> str | None:
@@ -16,10 +20,16 @@ def platform_rejection(variant: Variant, target: Target) -> str | None:
     if target.platform not in variant.platforms and not variant.is_cpu:
         only = ", ".join(variant.platforms)
         return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
-    ranged = variant.free_threaded
+    return free_threaded_rejection(variant, target)
+
+
+def free_threaded_rejection(build: Variant | PackageBuild, target: Target) -> str | None:
+    """Why a framework's variant or a CUDA package's build has no wheel a free-threaded target
+    loads: its ``free_threaded`` Pythons lack the target's. None for a Python with the GIL."""
+    ranged = build.free_threaded
     if target.free_threaded and (ranged is None or not ranged.contains(target.python, prereleases=True)):
         tag = f"cp{target.python.major}{target.python.minor}t"
-        return f"{variant.name} has no free-threaded wheel ({tag}) in the catalog"
+        return f"{build.name} has no free-threaded wheel ({tag}) in the catalog"
     return None
 
 
@@ -30,17 +40,20 @@ def free_threaded_view(release: Release, target: Target) -> Release:
     GIL."""
     if not target.free_threaded or not any(v.free_threaded_unconfirmed for v in release.variants):
         return release
-    variants = tuple(_tested_only(variant) for variant in release.variants)
+    variants = tuple(tested_only(variant, target) for variant in release.variants)
     return dataclasses.replace(release, variants=variants)
 
 
-def _tested_only(variant: Variant) -> Variant:
-    if variant.free_threaded_unconfirmed is None:
-        return variant
-    reason = f"free-threaded wheels: {variant.free_threaded_unconfirmed}"
-    if variant.unconfirmed is not None:
-        reason = f"{variant.unconfirmed}; {reason}"
-    return dataclasses.replace(variant, unconfirmed=reason)
+def tested_only(build: _Build, target: Target) -> _Build:
+    """``build`` (a framework's variant, a CUDA package's build) as a free-threaded target sees
+    it: unconfirmed where its free-threaded wheels are known from what upstream tested alone
+    (``free_threaded_unconfirmed``); itself otherwise, and for a Python with the GIL."""
+    if not target.free_threaded or build.free_threaded_unconfirmed is None:
+        return build
+    reason = f"free-threaded wheels: {build.free_threaded_unconfirmed}"
+    if build.unconfirmed is not None:
+        reason = f"{build.unconfirmed}; {reason}"
+    return dataclasses.replace(build, unconfirmed=reason)
 
 
 def platform_cpu_only(release: Release, variant: Variant, target: Target) -> str | None:

@@ -1,6 +1,7 @@
-"""The catalog's free-threaded wheels (issue 36): which builds have ``cp313t``/``cp314t`` wheels,
-each fact from a source that lists the files or, marked unconfirmed, from a release's
-validation matrix (what upstream tested), and the loader's checks of the two keys."""
+"""The catalog's free-threaded wheels (issue 36): which builds of the frameworks and of the CUDA
+packages have ``cp313t``/``cp314t`` wheels, each fact from a source that lists the files or,
+marked unconfirmed, from a release's validation matrix (what upstream tested), and the loader's
+checks of the two keys, one rule for both."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from colabenv.catalog.load import load_catalog
-from colabenv.errors import CatalogError
-from colabenv.models import Framework
+from colabenv.catalog.load import load_catalog, load_overlay, shipped_catalog, with_overlays
+from colabenv.catalog.packages import shipped_packages
+from colabenv.errors import CatalogError, CatalogOverlayError
+from colabenv.models import Framework, PackageBuild
 from tests.support.catalogs import DRIVERS, TORCH, write_catalog
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 
 CATALOG = load_catalog()
 X86, ARM = "linux_x86_64", "linux_aarch64"
@@ -111,3 +120,108 @@ def test_a_free_threaded_entry_loads_with_its_reason(tmp_path: Path) -> None:
     variant = release.variant("cu124")
     assert variant is not None and variant.free_threaded is not None
     assert variant.free_threaded.contains("3.13") and variant.free_threaded_unconfirmed == "tested, not read"
+
+
+# The CUDA packages' free-threaded wheels: (package, release, build, Python, "confirmed" | None),
+# each read from the package index's file list (the cpXY-cpXYt file, or a py3-none file any
+# Python installs) on 2026-11-29.
+PACKAGE_FREE_THREADED = [
+    # cupy_cuda12x-14.2.0-cp314-cp314t-manylinux2014_x86_64.whl; no cp313t file (cupy/cupy#9973,
+    # weiji14/cog3pio#96: 14.1.0 has 3.14t wheels only)
+    ("cupy", "14.2.0", "cuda12", "3.14", "confirmed"),
+    ("cupy", "14.2.0", "cuda13", "3.14", "confirmed"),
+    ("cupy", "14.2.0", "cuda12", "3.13", None),
+    ("cupy", "14.0.1", "cuda12", "3.14", None),
+    ("cupy", "13.6.0", "cuda12", "3.14", None),
+    # onnxruntime_gpu-1.31.1-cp313-cp313t-... and -cp314-cp314t-...
+    ("onnxruntime-gpu", "1.31.1", "cuda13", "3.13", "confirmed"),
+    ("onnxruntime-gpu", "1.31.1", "cuda13", "3.14", "confirmed"),
+    ("onnxruntime-gpu", "1.26.0", "cuda12", "3.14", "confirmed"),
+    # the onnxruntime-cuda-12 feed's wheels were not read
+    ("onnxruntime-gpu", "1.29.0", "cuda12", "3.14", None),
+    # bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl: no ABI tag, any Python
+    ("bitsandbytes", "0.50.2", "cuda128", "3.14", "confirmed"),
+    ("bitsandbytes", "0.48.2", "cuda126", "3.13", "confirmed"),
+    # xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl (the cu128 build, no local tag); its
+    # PyTorch index builds were not read; 0.0.34 and before are cp39-abi3
+    ("xformers", "0.0.35", "cu128", "3.14", "confirmed"),
+    ("xformers", "0.0.35", "cu126", "3.14", None),
+    ("xformers", "0.0.34", "cu128", "3.14", None),
+    # cp38-abi3, cp311-abi3: the free-threaded ABI loads no abi3 wheel
+    ("vllm", "0.33.0", "cu130", "3.14", None),
+    ("cudf", "26.10.2", "cuda12", "3.14", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("package", "version", "name", "python", "expected"),
+    PACKAGE_FREE_THREADED,
+    ids=[f"{p}-{v}-{n}-{py}t" for p, v, n, py, _ in PACKAGE_FREE_THREADED],
+)
+def test_cuda_packages_free_threaded_wheels_are_recorded_as_the_index_lists_them(
+    package: str, version: str, name: str, python: str, expected: str | None
+) -> None:
+    build = _package_build(package, version, name)
+    ranged = build.free_threaded
+    has = ranged is not None and ranged.contains(Version(python))
+    assert has == (expected is not None), ranged
+    if expected is not None:
+        assert build.free_threaded_unconfirmed is None
+
+
+def _package_build(package: str, version: str, name: str) -> PackageBuild:
+    (found,) = [p for p in shipped_packages() if p.name == package]
+    release = found.release(Version(version))
+    assert release is not None
+    build = release.build(name)
+    assert build is not None
+    return build
+
+
+def test_every_package_free_threaded_fact_has_its_source_and_starts_at_3_13() -> None:
+    for package in shipped_packages():
+        for release in package.releases:
+            for build in release.builds:
+                if build.free_threaded is None:
+                    assert build.free_threaded_unconfirmed is None
+                    continue
+                assert "free-threaded wheels:" in build.source.text, (
+                    package.name,
+                    release.version,
+                    build.name,
+                )
+                lower = [s for s in build.free_threaded if ">" in s.operator]
+                assert lower and all(Version(s.version) >= Version("3.13") for s in lower)
+
+
+def _package_overlay(tmp_path: Path, **keys: str) -> Path:
+    build = build_entry("cu128", cuda="12.8", archs=["sm_80"], **keys)  # type: ignore[arg-type]
+    release = release_entry("1.0", build, python=">=3.9")
+    return write_packages(tmp_path / "catalog", packages_file(package_entry("xformers", release)))
+
+
+@pytest.mark.parametrize(
+    ("keys", "words"),
+    [
+        ({"free_threaded_unconfirmed": "tested only"}, "free_threaded_unconfirmed: only with free_threaded"),
+        ({"free_threaded": ">=3.13", "free_threaded_unconfirmed": ""}, "free_threaded_unconfirmed"),
+        ({"free_threaded": "3.13t"}, "free_threaded"),
+    ],
+)
+def test_a_malformed_free_threaded_package_build_is_an_overlay_error_naming_the_key(
+    tmp_path: Path, keys: dict[str, str], words: str
+) -> None:
+    folder = _package_overlay(tmp_path, **keys)
+    with pytest.raises(CatalogOverlayError, match=words) as caught:
+        with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test")])
+    assert "build[0].free_threaded" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_package_build_loads_its_free_threaded_pythons_and_reason(tmp_path: Path) -> None:
+    folder = _package_overlay(tmp_path, free_threaded=">=3.13", free_threaded_unconfirmed="tested, not read")
+    catalog = with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test")])
+    package = catalog.package("xformers")
+    assert package is not None
+    build = next(b for r in package.releases if r.version == Version("1.0") for b in r.builds)
+    assert build.free_threaded is not None and build.free_threaded.contains("3.14")
+    assert build.free_threaded_unconfirmed == "tested, not read"

@@ -32,6 +32,8 @@ def build_entry(
     unconfirmed: bool | None = None,
     unconfirmed_reason: str | None = None,
     min_driver: str | None = None,
+    free_threaded: str | None = None,
+    free_threaded_unconfirmed: str | None = None,
 ) -> str:
     """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
     an ``unconfirmed_reason`` marks it unconfirmed."""
@@ -50,6 +52,8 @@ def build_entry(
             ("unconfirmed", True if unconfirmed_reason is not None else unconfirmed),
             ("unconfirmed_reason", unconfirmed_reason),
             ("min_driver", min_driver),
+            ("free_threaded", free_threaded),
+            ("free_threaded_unconfirmed", free_threaded_unconfirmed),
             ("source", source),
         ],
     )

@@ -503,6 +503,10 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
         lines.append(f"python = {quoted(specifier_text(build.python))}")
     if build.min_driver is not None:
         lines.append(f"min_driver = {quoted(format_driver(build.min_driver))}")
+    if build.free_threaded is not None:
+        lines.append(f"free_threaded = {quoted(specifier_text(build.free_threaded))}")
+    if build.free_threaded_unconfirmed is not None:
+        lines.append(f"free_threaded_unconfirmed = {quoted(build.free_threaded_unconfirmed)}")
     if build.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(build.unconfirmed)}")
