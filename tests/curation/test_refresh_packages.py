@@ -564,3 +564,19 @@ def test_a_release_older_than_any_is_named_like_the_oldest_on_an_index_named_per
     assert (
         _nearest_build(package, Version("0.97.0"), "vllm", "cu129", "https://elsewhere.example.org/") is None
     )
+
+
+def test_a_written_build_keeps_its_free_threaded_pythons_and_reason(tmp_path: Path) -> None:
+    """A build the writer writes reads back with its ``free_threaded`` keys (issue 36)."""
+    build = dataclasses.replace(
+        _build("cu130", "13.0"),
+        archs=(Arch.parse("sm_80"),),
+        free_threaded=SpecifierSet(">=3.13,<3.15"),
+        free_threaded_unconfirmed="a validation matrix",
+    )
+    text = packages_file(package_entry("vllm", release_entry("1.0"))) + package_build_block(build, {})
+    path = write_packages(tmp_path, text) / "cuda_packages.toml"
+    (package,) = cuda_packages(parse_document(path, path.read_bytes(), CatalogOverlayError), "f")
+    (read,) = package.releases[0].builds
+    assert read.free_threaded == build.free_threaded
+    assert read.free_threaded_unconfirmed == "a validation matrix"
