@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "--colabenv-wheel needs -o DIR: the wheel is copied into the build folder beside the definition"
         )
+    if args.format == "ray":
+        _ray_output_form(args)
     profile = load_profile_arg(args.profile)
     if args.target is not None:
         from colabenv.cli.targets import refuse_target_flags
@@ -58,6 +60,16 @@ def run(args: argparse.Namespace) -> int:
     if args.wheelhouse is not None and lock is not None and image:
         raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
     plan = install_plan(resolution, profile, __version__, with_wheelhouse(lock, profile, args.wheelhouse))
+    if args.format == "ray":
+        _ray(args, plan)
+    else:
+        _script_or_image(args, plan, image)
+    for warning in resolution.warnings:
+        sys.stderr.write(f"colabenv: warning: {warning}\n")
+    return 0
+
+
+def _script_or_image(args: argparse.Namespace, plan: InstallPlan, image: bool) -> None:
     lines = render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source())
     text = "\n".join(lines) + "\n"
     if image:
@@ -66,9 +78,6 @@ def run(args: argparse.Namespace) -> int:
         write_text_atomic(Path(args.output), text, mode=0o755)
     else:
         sys.stdout.write(text)
-    for warning in resolution.warnings:
-        sys.stderr.write(f"colabenv: warning: {warning}\n")
-    return 0
 
 
 def _refuse_job_flags(args: argparse.Namespace) -> None:
@@ -83,6 +92,36 @@ def _refuse_job_flags(args: argparse.Namespace) -> None:
         raise UsageError(
             f"unexpected argument {shown}: a command after -- goes with --format slurm or kubernetes"
         )
+
+
+RAY_FORMS = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+
+
+def _ray_output_form(args: argparse.Namespace) -> str:
+    """``--format ray``: JSON on stdout, or by ``-o FILE``'s extension; ``--lock`` required."""
+    if not args.lock:
+        raise UsageError("--format ray needs --lock LOCK: the lock's section is what every node installs")
+    if not args.output:
+        return "json"
+    form = RAY_FORMS.get(Path(args.output).suffix.lower())
+    if form is None:
+        raise UsageError(f"-o {printable(args.output)}: with --format ray, a .json, .yaml or .yml file")
+    return form
+
+
+def _ray(args: argparse.Namespace, plan: InstallPlan) -> None:
+    """The Ray ``runtime_env`` of the plan's lock section, as JSON or YAML."""
+    import json
+
+    from colabenv._util.yaml import dump
+    from colabenv.engines.ray import runtime_env
+
+    value = runtime_env(plan)
+    text = dump(value) if _ray_output_form(args) == "yaml" else json.dumps(value, indent=2) + "\n"
+    if args.output:
+        write_text_atomic(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
 
 
 def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:

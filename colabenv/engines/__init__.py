@@ -1,3 +1,5 @@
 """What the cluster engines a team scales out to run, written from one install plan and the
 lock's target section: a Ray ``runtime_env``, a Slurm batch script, a Kubernetes Job. colabenv
-schedules nothing itself: each file is the engine's own configuration. One module per engine."""
+schedules nothing itself: each file is the engine's own configuration. One module per engine.
+
+``ray``: a Ray ``runtime_env`` (``render --format ray``)."""
