@@ -11,6 +11,9 @@ wheel the image installs (this colabenv's own, made from its installed files, or
 the definition last, since it names the others by their SHA-256. Without ``-o`` the definition
 goes to stdout, and the wheel and ``setup.sh`` must be rendered beside it with the same flags
 (both are reproducible: the same colabenv and flags give the same bytes).
+
+With ``--format ray`` (``--lock`` required), a Ray ``runtime_env`` of the lock's section
+(:mod:`colabenv.engines.ray`): JSON on stdout, or ``-o FILE`` as JSON or YAML by its extension.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.engines.test_ray_render import CPU, make_lock, ray_profile
 from tests.support.index import LocalIndex
@@ -259,3 +260,24 @@ def test_a_driver_interrupted_mid_install_leaves_the_next_task_a_whole_environme
             driver.kill()
         assert driver.returncode != 0
         _assert_whole(cluster, env, sound)
+
+
+def test_from_a_wheelhouse_every_node_installs_with_no_index(
+    cluster: RayCluster, team: Team, tmp_path: Path
+) -> None:
+    house = tmp_path / "house"
+    bundled = colabenv("bundle", team.lock, "-o", house)
+    assert bundled.returncode == 0, bundled.stderr
+    env = tmp_path / "house.yaml"
+    done = colabenv(
+        "render", team.profile, "--lock", team.lock, "--format", "ray", "--wheelhouse", house, "-o", env, *CPU
+    )
+    assert done.returncode == 0, done.stderr
+    as_json = tmp_path / "house.json"
+    as_json.write_text(json.dumps(yaml.safe_load(env.read_text())))
+    head, sound, _ = _node_ids(cluster)
+    team.index.reset_requests()
+    answers = _json(cluster.driver(IMPORTS, str(as_json), head, sound))
+    assert isinstance(answers, list)
+    assert [a["versions"] for a in answers] == [LOCKED, LOCKED]
+    assert team.index.requests == []
