@@ -164,7 +164,9 @@ def test_verify_on_every_node_names_the_node_check_and_message_that_fail(
     assert lines[sound][0].startswith(f"node {sound} (") and lines[sound][0].endswith(": PASS")
     assert len(lines[broken]) >= 1
     assert all(line.startswith(f"node {broken} (") for line in lines[broken])
-    assert any("rayprobe-beta" in line and SHADOWED in line for line in lines[broken]), lines[broken]
+    checks = {line.split("): ", 1)[1].split(": ", 1)[0]: line.split("): ", 1)[1] for line in lines[broken]}
+    assert checks["versions"] == f"versions: rayprobe-beta: installed {SHADOWED}, expected ==2.0"
+    assert checks["duplicates"].startswith(f"duplicates: rayprobe-beta installed 2 times ({SHADOWED} in ")
 
 
 def _slow_env(team: Team, proxy: ThrottledProxy, marker: str) -> Path:
