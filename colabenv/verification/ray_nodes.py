@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from colabenv._util.processes import run
-from colabenv.errors import UsageError, printable
+from colabenv.errors import InputError, UsageError, printable
 from colabenv.models.frozen import model
 
 SETUP_CHECK = "runtime_env"
@@ -72,10 +72,7 @@ def verify_ray_nodes(
     ray = _ray()
     strategies = importlib.import_module("ray.util.scheduling_strategies")
     path = Path(lock)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise UsageError(f"{printable(path)}: cannot read the lock: {exc}") from None
+    text = read_lock_text(path)
     nodes = [(str(n["NodeID"]), str(n.get("NodeManagerAddress", "?"))) for n in ray.nodes() if n.get("Alive")]
     task = ray.remote(num_cpus=0, max_retries=0)(_verify_here)
     pending = [
@@ -95,6 +92,21 @@ def verify_ray_nodes(
             findings = findings_of(answer)
         reports.append(NodeReport(node_id, address, findings))
     return tuple(reports)
+
+
+def read_lock_text(path: Path) -> str:
+    """The lock's text, checked to be a lock here before any node is asked."""
+    from colabenv._util.files import FileProblem, read_limited
+    from colabenv.lock.file import parse_lock_file
+
+    try:
+        text = read_limited(path).decode("utf-8")
+    except FileProblem as problem:
+        raise InputError(f"{printable(path)}: the lock: {problem}") from None
+    except UnicodeError:
+        raise InputError(f"{printable(path)}: the lock: not UTF-8 text") from None
+    parse_lock_file(text, path)
+    return text
 
 
 def findings_of(answer: Mapping[str, object]) -> tuple[NodeFinding, ...]:

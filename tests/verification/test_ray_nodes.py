@@ -4,6 +4,7 @@ cluster itself is in tests/engines/test_ray_cluster.py."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,13 @@ def test_without_ray_it_says_what_to_install() -> None:
             verify_ray_nodes({}, "x.lock")
     else:
         pytest.skip("ray is installed here")
+
+
+def test_a_file_that_is_not_a_lock_is_refused_before_any_node_is_asked(tmp_path: Path) -> None:
+    from colabenv.errors import LockError
+    from colabenv.verification.ray_nodes import read_lock_text
+
+    bad = tmp_path / "team.lock"
+    bad.write_text("not a lock\n")
+    with pytest.raises(LockError):
+        read_lock_text(bad)
