@@ -54,6 +54,7 @@ def lock_input(
         frameworks=lock.header.frameworks,
         constraints=lock.header.constraints,
         section=section.name,
+        install_lines=lock.install_lines,
     )
 
 

@@ -198,3 +198,17 @@ def write_text_atomic(
         raise OutputError(f"{printable(path)}: cannot write: {problem}") from None
     except OSError as exc:
         raise OutputError(f"{printable(path)}: cannot write: {exc.strerror or exc}") from None
+
+
+def build_folder(folder: Path, form: str) -> Path:
+    """``-o DIR`` for an image: an existing directory, or a new one in an existing directory."""
+    where = f"{printable(folder)}: -o names the build folder with --format {form}"
+    try:
+        folder.mkdir(exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{where}, and this is not a directory") from None
+    except OSError as exc:
+        raise OutputError(f"{where}, which cannot be made: {exc.strerror or exc}") from None
+    if not folder.is_dir():
+        raise OutputError(f"{where}, and this is not a directory")
+    return folder

@@ -127,11 +127,12 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("script", "dockerfile", "apptainer", "slurm", "kubernetes"),
+        choices=("script", "dockerfile", "apptainer", "ray", "slurm", "kubernetes"),
         default="script",
         metavar="FORMAT",
         help="script (the bootstrap script, the default), dockerfile or apptainer (a "
-        "container image definition that runs it), slurm (a batch job: -o DIR, --lock, -- COMMAND), "
+        "container image definition that runs it), ray (a Ray runtime_env of --lock: JSON, or "
+        "YAML for -o FILE.yaml), slurm (a batch job: -o DIR, --lock, -- COMMAND), "
         "kubernetes (a Job running the image)",
     )
     image = p.add_argument_group("container images", "with --format dockerfile or apptainer")

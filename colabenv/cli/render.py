@@ -11,38 +11,47 @@ wheel the image installs (this colabenv's own, made from its installed files, or
 the definition last, since it names the others by their SHA-256. Without ``-o`` the definition
 goes to stdout, and the wheel and ``setup.sh`` must be rendered beside it with the same flags
 (both are reproducible: the same colabenv and flags give the same bytes).
+
+With ``--format ray``, ``slurm`` or ``kubernetes`` (``--lock`` required: the lock's section is
+what the engine installs), the engine's files (:mod:`colabenv.engines`), each written by its own
+module here (``cli.render_ray``, ``cli.render_slurm``, ``cli.render_kubernetes``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
 
 from colabenv import __version__
-from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv.app.install import lock_input, with_wheelhouse
 from colabenv.app.resolution import TargetSource, resolve_profile
-from colabenv.cli.common import job_flags, load_profile_arg, read_input, target_flags, write_text_atomic
+from colabenv.cli.common import build_folder, load_profile_arg, read_input, target_flags, write_text_atomic
 from colabenv.errors import InputError, OutputError, UsageError, printable
 from colabenv.index.check import index_check
-from colabenv.script.plan import InstallPlan, LockInput, install_plan
-from colabenv.script.render import render_plan
+from colabenv.script.plan import InstallPlan, install_plan
+from colabenv.script.render import script_text
 
 JOB_FORMATS = ("slurm", "kubernetes")
 """The formats of a batch job: they take the job flags, ``--image`` and a command after ``--``."""
 JOB_FLAGS = ("gpus", "gpu_type", "time", "memory", "cpus", "partition", "image")
 
 
+ENGINES = {
+    "ray": "colabenv.cli.render_ray",
+    "slurm": "colabenv.cli.render_slurm",
+    "kubernetes": "colabenv.cli.render_kubernetes",
+}
+"""Each engine's format and the module that checks its arguments and writes its files."""
+
+
 def run(args: argparse.Namespace) -> int:
     _refuse_job_flags(args)
-    if args.format == "slurm":
-        _check_slurm_args(args)
-    if args.format == "kubernetes":
-        from colabenv.cli.render_kubernetes import check_arguments
-
-        check_arguments(args)
+    engine = importlib.import_module(ENGINES[args.format]) if args.format in ENGINES else None
+    if engine is not None:
+        engine.check_arguments(args)  # each needs --lock: the lock's section is what it installs
     image = args.format in ("dockerfile", "apptainer")
     if not image and (args.base_image or args.colabenv_wheel):
         raise UsageError("--base-image and --colabenv-wheel go with --format dockerfile or apptainer")
@@ -59,28 +68,19 @@ def run(args: argparse.Namespace) -> int:
     check = index_check(os.environ, offline_flag=args.offline)
     resolution = resolve_profile(profile, source, allow_unconfirmed=args.allow_unconfirmed, index=check)
     lock = lock_input(Path(args.lock), profile, resolution, args.target) if args.lock else None
-    if args.format == "kubernetes" and lock is not None:
-        from colabenv.cli.render_kubernetes import write_job
-
-        write_job(args, profile, resolution, lock)
-        for warning in resolution.warnings:
-            sys.stderr.write(f"colabenv: warning: {warning}\n")
-        return 0
-    if lock is not None and lock.section is not None:
+    if lock is not None and lock.section is not None and engine is None:
         sys.stderr.write(f"colabenv: note: installing section {lock.section} of {printable(lock.name)}\n")
     if args.wheelhouse is not None and lock is not None and image:
         raise UsageError("--wheelhouse goes with the bootstrap script, not --format " + args.format)
     plan = install_plan(resolution, profile, __version__, with_wheelhouse(lock, profile, args.wheelhouse))
-    lines = render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source())
-    text = "\n".join(lines) + "\n"
-    if image:
-        _image(args, plan, text)
-    elif args.format == "slurm" and lock is not None:
-        _slurm(args, plan, lock, text)
+    if engine is not None and lock is not None:
+        engine.write(args, plan, lock)
+    elif image:
+        _image(args, plan, script_text(plan))
     elif args.output:
-        write_text_atomic(Path(args.output), text, mode=0o755)
+        write_text_atomic(Path(args.output), script_text(plan), mode=0o755)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(script_text(plan))
     for warning in resolution.warnings:
         sys.stderr.write(f"colabenv: warning: {warning}\n")
     return 0
@@ -98,49 +98,6 @@ def _refuse_job_flags(args: argparse.Namespace) -> None:
         raise UsageError(
             f"unexpected argument {shown}: a command after -- goes with --format slurm or kubernetes"
         )
-
-
-def _check_slurm_args(args: argparse.Namespace) -> None:
-    """``--format slurm``'s own refusals, before anything is resolved or written."""
-    from colabenv.engines.slurm import command_problem, image_problem
-
-    problem = command_problem(tuple(args.job_command))
-    if problem is not None:
-        raise UsageError(printable(problem))
-    if args.image is not None:
-        problem = image_problem(args.image)
-        if problem is not None:
-            raise UsageError(f"--image {printable(args.image)}: {problem}")
-    if not args.lock:
-        raise UsageError("--format slurm needs --lock LOCK: the lock's section is what each job installs")
-    if not args.output:
-        raise UsageError(
-            "--format slurm needs -o DIR: the build folder of the job (job.sbatch) "
-            "and the script it runs (setup.sh)"
-        )
-    job_flags(args)  # each flag's refusal, before the lock is read
-    if os.path.exists(args.output) and not os.path.isdir(args.output):
-        raise OutputError(
-            f"{printable(args.output)}: -o names the build folder with --format slurm, "
-            "and this is not a directory"
-        )
-    if os.path.islink(args.output):
-        raise OutputError(
-            f"{printable(args.output)}: -o names the build folder with --format slurm, not a link"
-        )
-
-
-def _slurm(args: argparse.Namespace, plan: InstallPlan, lock: LockInput, script: str) -> None:
-    """``--format slurm -o DIR``: ``setup.sh``, then ``job.sbatch`` (last: it names the script by
-    its SHA-256)."""
-    from colabenv.engines.slurm import JOB_NAME, SCRIPT_NAME, render_sbatch, slurm_job
-
-    settings = job_flags(args).over(plan.profile.job)
-    job = slurm_job(plan, lock, settings, tuple(args.job_command), args.image, script)
-    text = "\n".join(render_sbatch(job)) + "\n"
-    folder = _build_folder(Path(args.output), args.format)
-    write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
-    write_text_atomic(folder / JOB_NAME, text, mode=0o755)
 
 
 def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:
@@ -187,24 +144,10 @@ def _image(args: argparse.Namespace, plan: InstallPlan, script: str) -> None:
             "write all three with -o DIR\n"
         )
         return
-    folder = _build_folder(Path(args.output), args.format)
+    folder = build_folder(Path(args.output), args.format)
     _write_wheel(folder / wheel.name, wheel_data)
     write_text_atomic(folder / SCRIPT_NAME, script, mode=0o755)
     write_text_atomic(folder / FILE_NAMES[form], definition)
-
-
-def _build_folder(folder: Path, form: str) -> Path:
-    """``-o DIR`` for an image: an existing directory, or a new one in an existing directory."""
-    where = f"{printable(folder)}: -o names the build folder with --format {form}"
-    try:
-        folder.mkdir(exist_ok=True)
-    except FileExistsError:
-        raise OutputError(f"{where}, and this is not a directory") from None
-    except OSError as exc:
-        raise OutputError(f"{where}, which cannot be made: {exc.strerror or exc}") from None
-    if not folder.is_dir():
-        raise OutputError(f"{where}, and this is not a directory")
-    return folder
 
 
 def _write_wheel(path: Path, data: bytes) -> None:

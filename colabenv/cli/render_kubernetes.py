@@ -3,7 +3,7 @@
 when ``-o`` ends in ``.json``; on stdout without ``-o``.
 
 The arguments are checked before the profile is read (:func:`check_arguments`), the rest once
-the lock's section is chosen (:func:`write_job`); any problem is exit 2 with nothing written.
+the lock's section is chosen (:func:`write`); any problem is exit 2 with nothing written.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 from colabenv.errors import UsageError, printable
-from colabenv.models import Profile, Resolution
-from colabenv.script.plan import LockInput
+from colabenv.script.plan import InstallPlan, LockInput
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -41,14 +40,16 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("-o with --format kubernetes names a .yaml, .yml or .json file")
 
 
-def write_job(args: argparse.Namespace, profile: Profile, resolution: Resolution, lock: LockInput) -> None:
+def write(args: argparse.Namespace, plan: InstallPlan, lock: LockInput) -> None:
     """The Job for the lock's section ``lock`` (what it is: :func:`requested_job`), written to
     ``-o`` or stdout."""
     from colabenv._util.yaml import dump
     from colabenv.catalog.gpu_products import shipped_gpu_products
     from colabenv.cli.common import job_flags, write_text_atomic
     from colabenv.engines.kubernetes import JobRequest, job_manifest, requested_job
+    from colabenv.script.plan import installed_target
 
+    profile = plan.profile
     request = JobRequest(
         image=args.image,
         lock_text=lock.text,
@@ -58,7 +59,7 @@ def write_job(args: argparse.Namespace, profile: Profile, resolution: Resolution
         profile_where=printable(profile.path),
         profile_job=profile.job,
         flags=job_flags(args),
-        accelerator=resolution.target.accelerator,
+        accelerator=installed_target(plan.resolution, lock).accelerator,
         command=tuple(args.job_command),
     )
     job, notes = requested_job(request, shipped_gpu_products())

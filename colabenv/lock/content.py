@@ -319,14 +319,20 @@ class Lock:
         return first + self.extra_index_urls
 
     @property
-    def pins_digest(self) -> str:
-        """sha256 of the index and find-links lines and every pin with its marker and hashes, in
-        order: what ``pins-sha256`` records, in either format."""
+    def install_lines(self) -> tuple[str, ...]:
+        """The index and find-links lines (URLs unexpanded), then every pin with its marker and
+        hashes: a requirements file that installs the lock exactly."""
         lines = [f"--index-url {self.index_url}"] if self.index_url else []
         lines.extend(f"--extra-index-url {url}" for url in self.extra_index_urls)
         lines.extend(f"--find-links {url}" for url in self.find_links)
         lines.extend(self.requirement_lines)
-        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+        return tuple(lines)
+
+    @property
+    def pins_digest(self) -> str:
+        """sha256 of :attr:`install_lines`, in order: what ``pins-sha256`` records, in either
+        format."""
+        return hashlib.sha256("\n".join(self.install_lines).encode("utf-8")).hexdigest()
 
     def package(self, name: str) -> LockedPackage | None:
         wanted = canonicalize_name(name)

@@ -52,6 +52,10 @@ class LockInput:
     offline: bool = False
     section: str | None = None
     """The section of a lock of several targets this is (None: the lock has one)."""
+    install_lines: tuple[str, ...] = ()
+    """The section's index lines and pins with their hashes
+    (:attr:`colabenv.lock.content.Lock.install_lines`), for an engine that installs it from a
+    requirements list of its own (issue 37: Ray)."""
 
 
 @model

@@ -362,3 +362,13 @@ def render_script(
     """:func:`render_plan` of the plan of ``resolution`` (or of ``lock`` exactly)."""
     plan = install_plan(resolution, profile, colabenv_version, lock)
     return render_plan(plan, helper_source=helper_source, wheelhouse_source=wheelhouse_source)
+
+
+def script_text(plan: InstallPlan) -> str:
+    """The bootstrap script of ``plan`` as one text, with the shipped helper programs embedded."""
+    from colabenv._util.resources import helper_source, wheelhouse_source
+
+    return (
+        "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
+        + "\n"
+    )
