@@ -27,15 +27,18 @@ import io
 import re
 import struct
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from packaging.version import Version
 
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.models import Arch, ComputeCapability
 from colabenv.models.frozen import model
+
+L = TypeVar("L")
+"""What a reader finds in one shared object of a wheel."""
 
 if TYPE_CHECKING:
     import requests
@@ -381,32 +384,49 @@ def _nvcc_releases(data: bytes, *, final: bool) -> set[str]:
 
 
 def _read_archive(stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int) -> WheelArchs:
+    errors = (FatbinError, NotImplementedError)
+    libraries, without = wheel_libraries(stream, source, patterns, max_member, _library, errors)
+    return WheelArchs(source, libraries, without)
+
+
+def wheel_libraries(
+    stream: IO[bytes],
+    source: str,
+    patterns: Sequence[str],
+    max_member: int,
+    read: Callable[[zipfile.ZipFile, zipfile.ZipInfo, int], L | None],
+    errors: tuple[type[Exception], ...] = (),
+) -> tuple[tuple[L, ...], int]:
+    """What ``read`` finds in each shared object of the wheel in ``stream`` (those whose file
+    name matches one of ``patterns``, or all), and how many it found nothing in. The wheel's
+    bad zip data, and ``errors`` raised by ``read``, are an InputError naming the member. The
+    one walk of a wheel's libraries, for NVIDIA's fat binaries and AMD's offload bundles alike."""
     try:
         archive = zipfile.ZipFile(stream)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise InputError(f"{printable(source)}: not a wheel (zip file): {exc}") from None
-    libraries: list[LibraryArchs] = []
+    found: list[L] = []
     without = 0
+    caught: tuple[type[Exception], ...] = (
+        *errors,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        RuntimeError,
+    )
     with archive:
         for info in archive.infolist():
             if not _wanted(info, patterns):
                 continue
             try:
-                library = _library(archive, info, max_member)
-            except (
-                FatbinError,
-                zipfile.BadZipFile,
-                zipfile.LargeZipFile,
-                EOFError,
-                NotImplementedError,
-                RuntimeError,
-            ) as exc:
+                library = read(archive, info, max_member)
+            except caught as exc:
                 raise InputError(f"{printable(source)}: {printable(info.filename)}: {exc}") from None
             if library is None:
                 without += 1
             else:
-                libraries.append(library)
-    return WheelArchs(source, tuple(libraries), without)
+                found.append(library)
+    return tuple(found), without
 
 
 def read_wheel_archs(

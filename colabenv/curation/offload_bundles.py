@@ -17,7 +17,6 @@ file, or a URL with range requests: :func:`colabenv.curation.archs.open_wheel`).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import struct
 import zipfile
@@ -26,7 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from colabenv.errors import InputError, printable
 from colabenv.models.frozen import model
 from colabenv.models.target import GFX_PATTERN
 
@@ -215,35 +213,11 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
     return LibraryGfx(info.filename, found.gfx, found.bundles, found.unread)
 
 
-def _wanted(info: zipfile.ZipInfo, patterns: Sequence[str]) -> bool:
-    from colabenv.curation.archs import is_shared_object
-
-    if info.is_dir() or not is_shared_object(info.filename):
-        return False
-    base = info.filename.rsplit("/", 1)[-1]
-    return not patterns or any(fnmatch.fnmatchcase(base, p) for p in patterns)
-
-
 def _read_archive(stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int) -> WheelGfx:
-    try:
-        archive = zipfile.ZipFile(stream)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise InputError(f"{printable(source)}: not a wheel (zip file): {exc}") from None
-    libraries: list[LibraryGfx] = []
-    without = 0
-    with archive:
-        for info in archive.infolist():
-            if not _wanted(info, patterns):
-                continue
-            try:
-                library = _library(archive, info, max_member)
-            except (BundleError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, RuntimeError) as exc:
-                raise InputError(f"{printable(source)}: {printable(info.filename)}: {exc}") from None
-            if library is None:
-                without += 1
-            else:
-                libraries.append(library)
-    return WheelGfx(source, tuple(libraries), without)
+    from colabenv.curation.archs import wheel_libraries
+
+    libraries, without = wheel_libraries(stream, source, patterns, max_member, _library, (BundleError,))
+    return WheelGfx(source, libraries, without)
 
 
 def read_wheel_gfx(
