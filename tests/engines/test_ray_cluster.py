@@ -213,20 +213,25 @@ def _assert_whole(cluster: RayCluster, env: Path, node_id: str) -> None:
     assert isinstance(answers, list) and [a["versions"] for a in answers] == [LOCKED]
 
 
+def _importing_driver(cluster: RayCluster, env: Path, node_id: str) -> subprocess.Popen[str]:
+    """A driver process whose task, on ``node_id``, imports the locked distributions in ``env``."""
+    return subprocess.Popen(
+        [str(cluster.python), "-c", IMPORTS, cluster.address, str(env), node_id],
+        env=cluster.env(),
+        cwd=cluster.folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_an_installer_killed_mid_install_leaves_no_half_built_environment(
     cluster: RayCluster, team: Team
 ) -> None:
     _, sound, _ = _node_ids(cluster)
     with ThrottledProxy(team.index.base_url, SLOW_RATE) as proxy:
         env = _slow_env(team, proxy, "off")
-        driver = subprocess.Popen(
-            [str(cluster.python), "-c", IMPORTS, cluster.address, str(env), sound],
-            env=cluster.env(),
-            cwd=cluster.folder,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        driver = _importing_driver(cluster, env, sound)
         try:
             pid = _installer_on(cluster, 1)
             os.kill(pid, signal.SIGKILL)
@@ -246,14 +251,7 @@ def test_a_driver_interrupted_mid_install_leaves_the_next_task_a_whole_environme
     _, sound, _ = _node_ids(cluster)
     with ThrottledProxy(team.index.base_url, SLOW_RATE) as proxy:
         env = _slow_env(team, proxy, "raw")
-        driver = subprocess.Popen(
-            [str(cluster.python), "-c", IMPORTS, cluster.address, str(env), sound],
-            env=cluster.env(),
-            cwd=cluster.folder,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        driver = _importing_driver(cluster, env, sound)
         try:
             _installer_on(cluster, 1)
             driver.send_signal(signal.SIGINT)
