@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING, Any
 from colabenv._version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from colabenv.diagnosis.run import DoctorReport
     from colabenv.models.watch import WatchStatus
     from colabenv.seeding import Seeded
+    from colabenv.verification.ray_nodes import NodeReport
     from colabenv.verification.report import VerifyReport
 
 
@@ -86,4 +89,15 @@ def watch(
     return start_here(interval_s=interval_s, max_hours=max_hours, paths=paths, stop=stop)
 
 
-__all__ = ["__version__", "bootstrap", "doctor", "seed_everything", "verify", "watch"]
+def verify_ray_nodes(
+    runtime_env: Mapping[str, object], lock: str, *, timeout_s: float = 600.0
+) -> tuple[NodeReport, ...]:
+    """``colabenv verify --lock LOCK`` once on every alive node of the Ray cluster this driver is
+    connected to, in ``runtime_env`` (``render --format ray``'s); one report per node, each
+    failure named by check and message (``report.lines``)."""
+    from colabenv.verification.ray_nodes import verify_ray_nodes as _verify_ray_nodes
+
+    return _verify_ray_nodes(runtime_env, lock, timeout_s=timeout_s)
+
+
+__all__ = ["__version__", "bootstrap", "doctor", "seed_everything", "verify", "verify_ray_nodes", "watch"]

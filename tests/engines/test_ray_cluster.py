@@ -3,7 +3,7 @@ more node processes on this machine, ``ray[default]`` from the package index in 
 session's own (with this colabenv), a lock of small pure-Python wheels served on 127.0.0.1.
 
 Tasks pinned to each node import the locked distributions at the locked versions, with
-``[env]``'s reference expanded on the node; ``verify_ray_nodes`` passes on the sound nodes and
+``[env]``'s reference expanded on the node; ``colabenv.verify_ray_nodes`` passes on the sound nodes and
 names the one whose environment shadows a locked distribution (node, check, message); an
 installer killed mid-install, and a driver interrupted mid-install, leave no half-built
 environment: the next task on that node gets a whole one.
@@ -116,9 +116,9 @@ print(json.dumps(ray.get(refs, timeout=240)))
 
 VERIFY = """
 import json, sys, ray
-from colabenv.verification.ray_nodes import verify_ray_nodes
+import colabenv
 ray.init(address=sys.argv[1], logging_level="ERROR")
-reports = verify_ray_nodes(json.load(open(sys.argv[2])), sys.argv[3], timeout_s=240)
+reports = colabenv.verify_ray_nodes(json.load(open(sys.argv[2])), sys.argv[3], timeout_s=240)
 print(json.dumps([[r.node_id, list(r.lines)] for r in reports]))
 """
 
