@@ -839,6 +839,9 @@ def test_bad_input_exits_2_with_nothing_on_stdout(tmp_path: Path, args: list[str
 LOCK_PROFILE_HASH = "sha256:" + "1" * 64
 
 
+PYTHON_XY = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
     from packaging.utils import canonicalize_name
 
@@ -850,7 +853,8 @@ def _write_lock(path: Path, pins: list[tuple[str, str, str | None]]) -> Path:
         colabenv_version="0.1.0",
         profile_name="team",
         profile_hash=LOCK_PROFILE_HASH,
-        target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), "3.11", "linux_x86_64"),
+        # the stand-in GPU host's driver, CUDA and GPU, and this Python: the lock is this host's
+        target=LockTarget("560.35.03", "525.60.13", "12.6", ("7.5",), PYTHON_XY, "linux_x86_64"),
         frameworks=(LockedFramework("torch", "2.6.0", "cu124", None),),
         resolver="uv 0.8.0",
     )
