@@ -6,7 +6,6 @@ and bad input refused with nothing written."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import yaml
 from colabenv.lock.file import read_lock
 from tests.support.index import LocalIndex
 from tests.support.locking import PYTHON, colabenv
+from tests.support.ray_cluster import free_port
 from tests.support.wheels import Standins
 
 CPU = ("--cpu", "--python", PYTHON)
@@ -48,17 +48,10 @@ class Locked:
     lock: Path
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def locked(tmp_path_factory: pytest.TempPathFactory, standin_wheels: Standins) -> Iterator[Locked]:
     base = tmp_path_factory.mktemp("ray-render")
-    with LocalIndex(standin_wheels.default, port=_free_port()) as index:
+    with LocalIndex(standin_wheels.default, port=free_port()) as index:
         profile = ray_profile(base, index.url)
         yield Locked(profile, make_lock(profile, base / "team.lock"))
 
