@@ -254,8 +254,8 @@ def test_ctrl_c_during_the_install_says_interrupted(
     installer failed without a message" (issue 34); it says the run was interrupted."""
     pip = installer == "pip"
     host = make_host(tmp_path / "host", with_pip=pip, venv_from=venv_template(request, pip))
-    with ThrottledProxy(pytorch_index.base_url, 64 << 10) as slow:
-        slowed = types.SimpleNamespace(base_url=slow.base_url)  # the pytorch index, throttled
+    with ThrottledProxy(pytorch_index.base_url, 64 << 10, hold_files=True) as slow:
+        slowed = types.SimpleNamespace(base_url=slow.base_url)  # the pytorch index, files held
         profile = _profile(tmp_path / "p.toml", default_index, slowed, installer=installer)  # type: ignore[arg-type]
         script = _render(profile, tmp_path / "s.sh", runner)
         proc = subprocess.Popen(
@@ -266,13 +266,17 @@ def test_ctrl_c_during_the_install_says_interrupted(
             env=host.env(),
             start_new_session=True,
         )
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("COLABENV: installing"):
-                time.sleep(1.0)
-                os.killpg(proc.pid, signal.SIGINT)
-                break
-        _, stderr = proc.communicate(timeout=60)
+        # SIGINT once a wheel's download has begun and is held by the proxy: a fixed sleep after
+        # "installing" let a fast uv finish first (a CI run had it exit 0).
+        try:
+            assert slow.serving.wait(timeout=120), "the installer fetched no file"
+            os.killpg(proc.pid, signal.SIGINT)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            slow.release.set()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
     assert proc.returncode != 0
     last = stderr.strip().splitlines()[-1]
     assert "failed: interrupted (SIGINT); no restart marker written" in last, stderr

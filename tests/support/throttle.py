@@ -35,12 +35,24 @@ class ThrottledProxy:
     """``ThrottledProxy(upstream_base, rate).start()``; ``.base_url`` replaces ``upstream_base``."""
 
     def __init__(
-        self, upstream_base: str, rate_bytes_s: float, *, chunk: int = 16 * 1024, bucket: Bucket | None = None
+        self,
+        upstream_base: str,
+        rate_bytes_s: float,
+        *,
+        chunk: int = 16 * 1024,
+        bucket: Bucket | None = None,
+        hold_files: bool = False,
     ) -> None:
-        """``bucket``: a rate shared with other proxies (one link to two indexes)."""
+        """``bucket``: a rate shared with other proxies (one link to two indexes).
+        ``hold_files``: a file's body waits for :attr:`release` once its headers are sent, so a
+        test can act while a download is surely under way (:attr:`serving` says one started)."""
         self.upstream = upstream_base.rstrip("/")
         self.bucket = bucket or Bucket(rate_bytes_s)
         self.chunk = chunk
+        self.serving = threading.Event()
+        self.release = threading.Event()
+        if not hold_files:
+            self.release.set()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -54,6 +66,7 @@ class ThrottledProxy:
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -99,6 +112,8 @@ class ThrottledProxy:
                             if answer.headers.get(k)
                         }
                         self._head(answer.status, kind, length, extra)
+                        proxy.serving.set()
+                        proxy.release.wait(timeout=120)
                         for piece in iter(lambda: answer.read(proxy.chunk), b""):
                             proxy.bucket.take(len(piece))
                             if not self._send(piece):
