@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from colabenv._util import processes
-from colabenv._util.resources import helper_source, wheelhouse_source
 from colabenv._version import __version__
 from colabenv.app.install import plan_for
 from colabenv.app.resolution import TargetSource, resolve_profile
@@ -25,7 +24,7 @@ from colabenv.profile.files import find_profile
 from colabenv.profile.load import load_profile
 from colabenv.resolve.overrides import TargetFlags
 from colabenv.script.plan import InstallPlan
-from colabenv.script.render import RESTART_LINE, render_plan
+from colabenv.script.render import RESTART_LINE, script_text
 
 SCRIPT_TIMEOUT_S = 3 * 3600.0
 RESTART_GRACE_S = 1.0
@@ -140,10 +139,10 @@ def _run_script(plan: InstallPlan, on_colab: bool) -> tuple[int, list[str]]:
     """The plan's script run by bash in a private folder, each line shown as it comes: its
     exit status and its lines. In a Colab kernel, the index URLs' ``${VAR}`` the environment
     lacks come from Colab's secrets, in that run's environment only."""
-    text = "\n".join(render_plan(plan, helper_source=helper_source(), wheelhouse_source=wheelhouse_source()))
+    text = script_text(plan)
     with tempfile.TemporaryDirectory(prefix="colabenv-") as tmp:
         script = Path(tmp) / "setup.sh"
-        script.write_text(text + "\n", encoding="utf-8")
+        script.write_text(text, encoding="utf-8")
         env = dict(os.environ)
         if _in_ipython_kernel() and on_colab:
             env.update(_colab_secrets(plan.index_urls, env))
