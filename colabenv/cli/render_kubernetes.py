@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from colabenv.cli.common import job_flags
 from colabenv.errors import UsageError, printable
 from colabenv.script.plan import InstallPlan, LockInput
 
@@ -38,6 +39,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--wheelhouse goes with the bootstrap script, not --format kubernetes")
     if args.output and Path(args.output).suffix.lower() not in SUFFIXES:
         raise UsageError("-o with --format kubernetes names a .yaml, .yml or .json file")
+    job_flags(args)  # each flag's refusal, before the lock is read
 
 
 def write(args: argparse.Namespace, plan: InstallPlan, lock: LockInput) -> None:
@@ -45,7 +47,7 @@ def write(args: argparse.Namespace, plan: InstallPlan, lock: LockInput) -> None:
     ``-o`` or stdout."""
     from colabenv._util.yaml import dump
     from colabenv.catalog.gpu_products import shipped_gpu_products
-    from colabenv.cli.common import job_flags, write_text_atomic
+    from colabenv.cli.common import write_text_atomic
     from colabenv.engines.kubernetes import JobRequest, job_manifest, requested_job
     from colabenv.script.plan import installed_target
 

@@ -30,7 +30,6 @@ What the Job is, and why:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from colabenv.accelerators.base import ClusterGpus
@@ -39,6 +38,7 @@ from colabenv.catalog.gpu_products import AMD, GpuType, gpu_type, known_types
 from colabenv.errors import UsageError, shown
 from colabenv.models import Accelerator, JobSettings
 from colabenv.models.frozen import model
+from colabenv.models.job import command_problem as job_command_problem
 from colabenv.script.container import is_image_reference
 
 LOCK_ANNOTATION = "colabenv/lock"
@@ -137,13 +137,10 @@ def check_image(image: str | None) -> str:
 def check_command(command: Sequence[str]) -> tuple[str, ...]:
     """The command after ``--``, each word one line of printable text (a container's
     ``command`` is a list of words; a line break in one would be a second command to a shell
-    that reads it)."""
-    for word in command:
-        if any(unicodedata.category(char) == "Cc" for char in word):
-            raise UsageError(
-                f"the command after -- holds a line break or a control character in "
-                f"{shown(word)}: give each word on one line"
-            )
+    that reads it): :func:`~colabenv.models.job.command_problem`'s rule."""
+    problem = job_command_problem(command)
+    if problem is not None:
+        raise UsageError(problem)
     return tuple(command)
 
 

@@ -19,6 +19,7 @@ import shlex
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.models.frozen import model
 from colabenv.models.job import JobSettings
+from colabenv.models.job import command_problem as job_command_problem
 from colabenv.script.plan import InstallPlan, LockInput, installed_target
 
 SCRIPT_NAME = "setup.sh"
@@ -78,10 +79,7 @@ def command_problem(words: tuple[str, ...]) -> str | None:
     """Why ``words`` cannot be the job's command (None: they can)."""
     if not words:
         return "--format slurm needs the job's command after --: colabenv render ... -- python train.py"
-    for word in words:
-        if "\n" in word or "\r" in word or "\0" in word:
-            return f"the command after -- has a word with a line break or NUL ({word[:40]!r}): one line only"
-    return None
+    return job_command_problem(words)
 
 
 def image_problem(image: str) -> str | None:

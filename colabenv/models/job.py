@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Sequence
+
+from colabenv.errors import printable
 from colabenv.models.frozen import model
 
 
@@ -34,3 +38,17 @@ class JobSettings:
             cpus=base.cpus if self.cpus is None else self.cpus,
             partition=base.partition if self.partition is None else self.partition,
         )
+
+
+def command_problem(words: Sequence[str]) -> str | None:
+    """Why ``words``, the command after ``render``'s ``--``, cannot be a job's command (None: it
+    can): a word with a line break or another control character, which a batch script's line or
+    a container's ``command`` list would carry to a shell as more than one word. The one rule
+    of every engine that runs a command."""
+    for word in words:
+        if any(unicodedata.category(char) == "Cc" for char in word):
+            return (
+                f"the command after -- has a word with a line break or a control character "
+                f"('{printable(word[:80])}'): give each word on one line"
+            )
+    return None

@@ -163,7 +163,7 @@ def test_the_schema_refuses_what_kubernetes_would(locked: tuple[Path, Path]) -> 
         ),
         (
             ("--target", "nb", "--image", IMAGE, "--", "python", "-c", "a\nb"),
-            "colabenv: the command after -- holds a line break",
+            "colabenv: the command after -- has a word with a line break",
         ),
         (
             ("--driver", "570.124.06", "--compute-capability", "8.0", "--python", PYTHON, "--image", IMAGE),
@@ -187,6 +187,18 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     assert done.stderr.startswith(message), done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert not out.exists()
+
+
+def test_the_flags_are_checked_before_the_lock_is_read(locked: tuple[Path, Path], tmp_path: Path) -> None:
+    """A bad job flag is named at once, as for --format slurm, not after the lock is read (a
+    missing lock used to be named first)."""
+    profile, _ = locked
+    missing = tmp_path / "no.lock"
+    done = colabenv(
+        "render", profile, "--lock", missing, "--format", "kubernetes", "--image", IMAGE, "--gpus", "0"
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith("colabenv: --gpus '0': "), done.stderr
 
 
 def test_no_lock_and_another_extension_are_refused(locked: tuple[Path, Path], tmp_path: Path) -> None:

@@ -218,6 +218,10 @@ BAD = {
         "team.lock: no section fits this host (ci: target: Python",
     ),
     "a command with a newline": (["--target", "ci", "--", "echo", "a\nb"], "line break"),
+    "a command with a tab (the rule Kubernetes Jobs have)": (
+        ["--target", "ci", "--", "echo", "a\tb"],
+        "has a word with a line break or a control character ('a\\tb')",
+    ),
     "no command": (["--target", "ci"], "needs the job's command after --"),
     "no command after --": (["--target", "ci", "--"], "needs the job's command after --"),
     "an image that is no .sif": (
