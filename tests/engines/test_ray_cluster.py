@@ -26,7 +26,8 @@ import yaml
 from tests.engines.test_ray_render import CPU, make_lock, ray_profile
 from tests.support.index import LocalIndex
 from tests.support.locking import colabenv
-from tests.support.ray_cluster import RayCluster, descendants, free_port, install_ray_venv
+from tests.support.ports import free_port
+from tests.support.ray_cluster import RayCluster, descendants, install_ray_venv
 from tests.support.throttle import ThrottledProxy
 from tests.support.wheels import build_wheel
 

@@ -16,7 +16,7 @@ import yaml
 from colabenv.lock.file import read_lock
 from tests.support.index import LocalIndex
 from tests.support.locking import PYTHON, colabenv
-from tests.support.ray_cluster import free_port
+from tests.support.ports import free_port
 from tests.support.wheels import Standins
 
 CPU = ("--cpu", "--python", PYTHON)

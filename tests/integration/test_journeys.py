@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,6 +48,7 @@ from tests.support.journeys import (
     snapshots,
     verify,
 )
+from tests.support.ports import free_port
 from tests.support.scriptrun import Host, make_host
 from tests.support.wheels import Standins, build_standins
 
@@ -437,16 +437,10 @@ def _small_profile(directory: Path, name: str, index_url: str, requirement: str)
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_a_failed_run_of_one_profile_changes_nothing_another_reports(
     tmp_path: Path, standin_wheels: Standins, default_index: LocalIndex
 ) -> None:
-    port = _free_port()
+    port = free_port()
     script_b, script_a = tmp_path / "b.sh", tmp_path / "a.sh"
     render(_small_profile(tmp_path, "b", default_index.url, "requests>=2.30"), script_b)
     render(_small_profile(tmp_path, "a", f"http://127.0.0.1:{port}/simple/", "six"), script_a)

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from tests.support.fixtures import venv_template
 from tests.support.index import LocalIndex
 from tests.support.journeys import render
 from tests.support.locking import T4, colabenv
+from tests.support.ports import free_port
 from tests.support.scriptrun import Host, make_host
 from tests.support.throttle import ThrottledProxy
 from tests.support.wheels import Standins, build_wheel
@@ -80,17 +80,10 @@ class Made:
     cache_script: Path
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory, standin_wheels: Standins) -> Made:
     base = tmp_path_factory.mktemp("wheelhouse-made")
-    port = _free_port()
+    port = free_port()
     cache = base / "cache"
     with LocalIndex(standin_wheels.default, port=port) as index:
         profile = _profile(base, index)

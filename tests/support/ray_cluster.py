@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.support.isolation import clean_env, uv_bin
+from tests.support.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_RESOURCE = "colabenv_test_node_"
@@ -72,13 +72,6 @@ def _base_python() -> str:
     import sys
 
     return sys.executable
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class RayCluster:

@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.support.ports import free_ports
+
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "sinfo", "flock")
 SBIN = Path("/usr/sbin")
 """Where Debian puts the daemons (not on a user's PATH)."""
@@ -69,18 +71,6 @@ def slurm_problem() -> str | None:
     return None
 
 
-def _free_ports(count: int) -> list[int]:
-    """``count`` different ports free on 127.0.0.1 (each held until all are chosen)."""
-    probes = [socket.socket() for _ in range(count)]
-    try:
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [int(probe.getsockname()[1]) for probe in probes]
-    finally:
-        for probe in probes:
-            probe.close()
-
-
 def _binary(name: str) -> str:
     return shutil.which(name) or str(SBIN / name)
 
@@ -112,7 +102,7 @@ class SlurmCluster:
         key = self.work / "munge" / "munge.key"
         key.write_bytes(os.urandom(128))
         key.chmod(0o600)
-        ctld_port, d_port = _free_ports(2)
+        ctld_port, d_port = free_ports(2)
         self.conf.write_text(
             CONF.format(
                 host=self.host,
