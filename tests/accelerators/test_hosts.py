@@ -18,21 +18,14 @@ from colabenv.host.detect import detect
 from colabenv.host.probe import HostProbe, list_dir
 from colabenv.models import Accelerator, CpuTarget, RocmTarget, Target, TargetOverrides
 from tests.support.paths import DATA
+from tests.support.resolving import chosen, resolve_json
 
 GOLDEN = Path(__file__).resolve().parents[2] / "profiles" / "golden"
 AMD = DATA / "hosts" / "amd"
 
 
 def _resolve(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
-    code = main(["resolve", str(GOLDEN / "pytorch.toml"), "--json", "--offline", *argv])
-    out, err = capsys.readouterr()
-    return code, (json.loads(out) if code == 0 else {}), err
-
-
-def _torch(resolution: dict[str, object]) -> dict[str, str]:
-    frameworks = resolution["frameworks"]
-    assert isinstance(frameworks, dict)
-    return frameworks["torch"]  # type: ignore[no-any-return]
+    return resolve_json(capsys, str(GOLDEN / "pytorch.toml"), "--offline", *argv)
 
 
 def test_amd_gpus_get_the_newest_rocm_build_the_host_reaches_with_their_kernels(
@@ -45,7 +38,7 @@ def test_amd_gpus_get_the_newest_rocm_build_the_host_reaches_with_their_kernels(
     target = resolution["target"]
     assert isinstance(target, dict)
     assert (target["accelerator"], target["rocm"], target["gfx"]) == ("rocm", "6.4", ["gfx942"])
-    torch = _torch(resolution)
+    torch = chosen(resolution)
     # torch 2.10 and 2.11 need ROCm 7: 2.9.1's newest build the host's 6.4 reaches
     assert (torch["version"], torch["variant"]) == ("2.9.1", "rocm6.4"), torch
     assert "torch==2.9.1+rocm6.4" in torch["requirements"]
@@ -69,7 +62,7 @@ def test_without_the_hosts_rocm_the_newest_build_with_the_kernels_is_taken_with_
 ) -> None:
     code, resolution, err = _resolve(capsys, "--gfx", "gfx90a", "--python", "3.12", "--allow-unconfirmed")
     assert code == 0, err
-    assert _torch(resolution)["variant"] == "rocm7.2"  # torch 2.11.0's newest
+    assert chosen(resolution)["variant"] == "rocm7.2"  # torch 2.11.0's newest
     warnings = resolution["warnings"]
     assert isinstance(warnings, list)
     assert any("the host's ROCm is not known" in w for w in warnings), warnings
@@ -276,7 +269,7 @@ def test_a_free_threaded_python_gets_the_build_whose_t_wheels_a_source_lists(
     assert isinstance(target, dict) and target["free_threaded"] is True
     # torch 2.10 and 2.11 (and 2.9.1 cu128) are known to have t wheels from the release
     # matrices alone: 2.9.1 cu126's files are listed (nixpkgs' binary hashes)
-    assert (_torch(resolution)["version"], _torch(resolution)["variant"]) == ("2.9.1", "cu126")
+    assert (chosen(resolution)["version"], chosen(resolution)["variant"]) == ("2.9.1", "cu126")
 
 
 def test_a_free_threaded_python_takes_a_tested_build_only_where_unconfirmed_builds_are_allowed(
@@ -284,14 +277,14 @@ def test_a_free_threaded_python_takes_a_tested_build_only_where_unconfirmed_buil
 ) -> None:
     code, resolution, err = _resolve(capsys, *T4, "--python", "3.14t", "--allow-unconfirmed")
     assert code == 0, err
-    assert _torch(resolution)["version"] == "2.11.0"
+    assert chosen(resolution)["version"] == "2.11.0"
     warnings = resolution["warnings"]
     assert isinstance(warnings, list)
     assert any("is unconfirmed: free-threaded wheels" in w for w in warnings), warnings
     # a Python with the GIL is not held to the free-threaded facts
     code, resolution, err = _resolve(capsys, *T4, "--python", "3.14")
     assert code == 0, err
-    assert _torch(resolution)["version"] == "2.11.0"
+    assert chosen(resolution)["version"] == "2.11.0"
     assert not any("free-threaded" in w for w in resolution["warnings"])  # type: ignore[attr-defined]
 
 

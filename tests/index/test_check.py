@@ -21,6 +21,7 @@ from colabenv.profile.load import load_profile
 from colabenv.resolve.overrides import TargetFlags
 from tests.support.hostile_index import HostileIndex
 from tests.support.index import LocalIndex
+from tests.support.resolving import chosen, resolve_json
 from tests.support.wheels import build_wheel
 
 H100_580 = ["--driver", "580.65.06", "--cuda", "13.0", "--compute-capability", "9.0", "--python", "3.12"]
@@ -59,15 +60,7 @@ def _profile(tmp_path: Path, pytorch: str, default: str, extra: str = "") -> Pat
 
 
 def _resolve(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
-    code = main(["resolve", *argv, "--json", *H100_580])
-    out, err = capsys.readouterr()
-    return code, (json.loads(out) if code == 0 else {}), err
-
-
-def _torch(resolution: dict[str, object]) -> dict[str, str]:
-    frameworks = resolution["frameworks"]
-    assert isinstance(frameworks, dict)
-    return frameworks["torch"]  # type: ignore[no-any-return]
+    return resolve_json(capsys, *argv, *H100_580)
 
 
 def test_a_missing_file_is_passed_over_and_an_unconfirmed_build_served_is_taken(
@@ -76,7 +69,7 @@ def test_a_missing_file_is_passed_over_and_an_unconfirmed_build_served_is_taken(
     profile = _profile(tmp_path, index.base_url, index.url)
     code, resolution, err = _resolve(capsys, str(profile))
     assert code == 0, err
-    torch = _torch(resolution)
+    torch = chosen(resolution)
     # cu132 (the catalog's confirmed 2.15.0 build) has no file on the index; cu130 (unconfirmed
     # in the catalog) has one, and a 580 driver fully supports it
     assert (torch["version"], torch["variant"]) == ("2.15.0", "cu130"), torch
@@ -156,7 +149,7 @@ def test_an_unreachable_index_is_one_note_not_an_error(
     profile = _profile(tmp_path, url, f"{url}/simple/")
     code, resolution, err = _resolve(capsys, str(profile))
     assert code == 0, err
-    assert _torch(resolution)["variant"] == "cu132"  # the catalog's choice
+    assert chosen(resolution)["variant"] == "cu132"  # the catalog's choice
     warnings = [w for w in resolution["warnings"] if "not checked against the index" in w]  # type: ignore[attr-defined]
     assert len(warnings) == 1 and "unreachable" in warnings[0], warnings
     assert main(["render", str(profile), "-o", str(tmp_path / "s.sh"), *H100_580]) == 0
@@ -232,7 +225,7 @@ def test_a_credential_never_reaches_a_message_or_the_cache(
     profile = _profile(tmp_path, base, f"{base}/simple/")
     code, resolution, err = _resolve(capsys, str(profile))
     assert code == 0, err
-    assert "confirmed by the index just now" in _torch(resolution)["reason"]
+    assert "confirmed by the index just now" in chosen(resolution)["reason"]
     assert any(a for a in index.authorizations)  # the credential was sent
     assert secret not in err and secret not in json.dumps(resolution)
     entries = [p for p in cache.rglob("*") if p.is_file()]
