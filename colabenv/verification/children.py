@@ -107,8 +107,9 @@ def _opt_str(value: object) -> str | None:
     return str(value) if value is not None else None
 
 
-def _opt_float(value: object) -> float | None:
-    """A number the child reported; NaN stays NaN (it fails every comparison)."""
+def reported_number(value: object) -> float | None:
+    """A number a child reported (None: not a number); NaN stays NaN (it fails every comparison
+    and bound), a number too large for a float is infinite."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -145,7 +146,7 @@ def _device_result(entry: Mapping[str, Any]) -> DeviceResult:
         index=_index(entry),
         name=str(entry.get("name", "?")),
         capability=_opt_str(entry.get("capability")),
-        max_abs_diff=_opt_float(entry.get("max_abs_diff")),
+        max_abs_diff=reported_number(entry.get("max_abs_diff")),
         non_finite=_count(entry.get("non_finite")),
         error=_opt_str(entry.get("error")),
         gfx=_opt_str(entry.get("gfx")),
@@ -179,7 +180,7 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
         arch_list=tuple(str(a) for a in arch) if isinstance(arch, list) else None,
         devices=devices,
         gpu_reason=_opt_str(data.get("gpu_reason")),
-        cpu_max_abs_diff=_opt_float(data.get("cpu_max_abs_diff")),
+        cpu_max_abs_diff=reported_number(data.get("cpu_max_abs_diff")),
         cpu_non_finite=_count(data.get("cpu_non_finite")),
         error=_opt_str(data.get("error")),
         hip=_opt_str(data.get("hip")),

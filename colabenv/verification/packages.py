@@ -26,6 +26,7 @@ from colabenv.models.frozen import model
 from colabenv.verification.children import (
     ChildRun,
     child_result,
+    reported_number,
     result_object,
     run_child,
     with_tail,
@@ -111,16 +112,6 @@ def _text(value: object) -> str | None:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 
-def _number(value: object) -> float | None:
-    """A finite or infinite number the child reported; NaN stays NaN (it fails every bound)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return float("inf")
-
-
 def parse_package(text: str | None) -> PackageResult | None:
     data: dict[str, Any] | None = result_object(text, "package")
     if data is None:
@@ -138,8 +129,8 @@ def parse_package(text: str | None) -> PackageResult | None:
         gpu_reason=_text(data.get("gpu_reason")),
         what=_text(data.get("what")),
         against=_text(data.get("against")),
-        max_abs_diff=_number(data.get("max_abs_diff")),
-        tolerance=_number(data.get("tolerance")),
+        max_abs_diff=reported_number(data.get("max_abs_diff")),
+        tolerance=reported_number(data.get("tolerance")),
         non_finite=min(non_finite, 2**31),
         problem=_text(data.get("problem")),
         error=_text(data.get("error")),
