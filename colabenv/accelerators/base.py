@@ -262,7 +262,8 @@ class AcceleratorKind(Protocol):
 
 class OwnBuilds:
     """What a kind that adds nothing to a release's own builds answers: the release's builds,
-    no installed build of its own, no warning of a build, nothing to install beside it. A kind
+    no installed build of its own, no warning of a build, and beside it what the build's own
+    ``requires`` and ``find_links`` name (jax's ROCm plugin and PJRT wheels, AMD's page). A kind
     subclasses it and defines the rest of :class:`AcceleratorKind`."""
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
@@ -275,10 +276,10 @@ class OwnBuilds:
         return []
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:
-        return ()
+        return variant.requires
 
     def find_links(self, variant: Variant) -> str | None:
-        return None
+        return variant.find_links
 
     def installed_build(self, target: Target, framework: Framework) -> str | None:
         return None

@@ -59,6 +59,7 @@ from colabenv.models import (
     Target,
     TpuFacts,
     Variant,
+    parsed_pin,
 )
 from colabenv.models.frozen import model
 
@@ -245,6 +246,8 @@ def _load_variant(
         "platforms",
         "free_threaded",
         "free_threaded_unconfirmed",
+        "requires",
+        "find_links",
     )
     cuda = item.opt_version("cuda")
     archs = entry_archs(item, named_archs)
@@ -274,7 +277,22 @@ def _load_variant(
         platforms=_platforms(item),
         free_threaded=item.opt_specifier("free_threaded"),
         free_threaded_unconfirmed=free_threaded_unconfirmed(item),
+        requires=_requires(item),
+        find_links=catalog_url(item, "find_links"),
     )
+
+
+def _requires(item: Reader) -> tuple[str, ...]:
+    """``requires = ["jax-rocm7-plugin==0.7.1", ...]``: what the build installs beside the
+    framework, each pinned to one version (``==``), since no extra of the framework names it."""
+    if "requires" not in item.data:
+        return ()
+    texts = pin_texts(item, "requires", "jax-rocm7-plugin==0.7.1")
+    for text in texts:
+        specifier = parsed_pin(text).specifier
+        if len(specifier) != 1 or next(iter(specifier)).operator != "==":
+            raise item.fail("requires", f"{text!r} is not pinned to one version (name==X.Y.Z)")
+    return tuple(texts)
 
 
 def _platforms(item: Reader) -> tuple[str, ...]:

@@ -171,6 +171,12 @@ class Variant:
     free_threaded_unconfirmed: str | None = None
     """Why ``free_threaded`` is not read from the files (a release's validation matrix lists
     what upstream tested): the build is then unconfirmed for a free-threaded Python alone."""
+    requires: tuple[str, ...] = ()
+    """What installing the build adds beside the framework and its companions (``requires``:
+    jax's ROCm plugin and PJRT wheels, pinned), where no extra of the framework pulls them in."""
+    find_links: str | None = None
+    """The find-links page those come from where the package index lacks them (AMD's
+    ``repo.radeon.com`` ``rocm-rel-7.1`` page); None: the default index."""
 
     @property
     def is_cpu(self) -> bool:

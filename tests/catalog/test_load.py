@@ -36,6 +36,7 @@ from colabenv.models import (
     Target,
     Variant,
     archs_cover,
+    parsed_pin,
 )
 from tests.support.catalogs import DRIVERS, TORCH, write_catalog
 from tests.support.paths import DATA
@@ -261,7 +262,19 @@ def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -
         ("torch", "2.15.0", "cpu", x86),
         ("torch", "2.15.0", "cu130", x86),
     }
-    assert {key[1] for key in arm} == {"2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0"} | {
+    # jax's linux_aarch64 CUDA plugin builds: the plugin's aarch64 wheels of each release unseen
+    assert {key[1:3] for key in arm if key[0] == "jax"} == {
+        (version, name) for version in ("0.7.2", "0.8.0", "0.9.2") for name in ("cuda12", "cuda13")
+    }
+    assert {key[1] for key in arm if key[0] == "torch"} == {
+        "2.9.0",
+        "2.9.1",
+        "2.10.0",
+        "2.11.0",
+        "2.12.0",
+        "2.12.1",
+        "2.13.0",
+    } | {
         "2.14.0",
         "2.14.1",
     }
@@ -402,9 +415,17 @@ def test_variant_naming_matches_its_build(release: Release, variant: Variant) ->
     elif release.framework is Framework.JAX:
         assert variant.index_url is None
         assert variant.local_tag is None
-        if not variant.is_cpu:
+        if variant.rocm is not None:
+            # the plugin's namespace (jax-rocm7-plugin); jax's extra of the release names
+            # another plugin, so the plugin and PJRT are pinned in requires
+            assert variant.name == f"rocm{variant.rocm.major}" and variant.extra is None
+            assert {f"jax-{variant.name}-plugin", f"jax-{variant.name}-pjrt"} == {
+                parsed_pin(text).name for text in variant.requires
+            }
+        elif not variant.is_cpu:
             assert variant.cuda is not None
             assert variant.name == variant.extra == f"cuda{variant.cuda.major}"
+            assert not variant.requires and variant.find_links is None
     else:
         assert variant.index_url is None
         assert variant.local_tag is None
@@ -599,7 +620,7 @@ def test_default_variant_is_what_pypi_serves(framework: Framework, version: str,
         (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu", "rocm7.1", "rocm7.2"}),
         (T, "2.15.0", {"cu132", "cu130", "cpu"}),
         (J, "0.12.0", {"cuda12", "cuda13", "cpu"}),
-        (J, "0.7.1", {"cuda12", "cpu"}),
+        (J, "0.7.1", {"cuda12", "cpu", "rocm7"}),
         (J, "0.7.2", {"cuda12", "cuda13", "cpu"}),
         (TF, "2.13.1", {"cuda", "cpu"}),
         (TF, "2.15.1", {"and-cuda", "cpu"}),
