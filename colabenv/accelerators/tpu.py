@@ -142,12 +142,12 @@ class Tpu(OwnBuilds):
 
     def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
         """``--tpu`` when given; else the host's TPU, unless flags describe another target
-        (``--cpu``, an NVIDIA driver, CUDA or compute capability)."""
+        (``--cpu``, an NVIDIA driver, CUDA or compute capability, ``--rocm``/``--gfx``)."""
         tpu = wanted.tpu
-        another = wanted.cpu or wanted.driver is not None or wanted.cuda is not None
+        nvidia = wanted.driver is not None or wanted.cuda is not None or bool(wanted.compute_capabilities)
         if tpu is not None:
             notes.append(f"{wanted.origin('tpu')} {tpu.accelerator_type}: TPU detection skipped")
-        elif another or wanted.compute_capabilities:
+        elif wanted.cpu or nvidia or wanted.rocm is not None:
             return None
         else:
             report = host.tpu()

@@ -16,6 +16,7 @@ from colabenv.accelerators.rocm import ROCM
 from colabenv.accelerators.tpu import TPU
 from colabenv.catalog.load import shipped_driver_table, shipped_tpu
 from colabenv.errors import TargetError
+from colabenv.host.detect import detect
 from colabenv.host.probe import HostProbe, list_dir
 from colabenv.host.readings import ProbeReadings
 from colabenv.models import (
@@ -138,8 +139,19 @@ def test_the_tpu_flag_is_taken_and_nvidia_flags_leave_the_tpu_unread() -> None:
         "COLABENV_TPU v5litepod-8: TPU detection skipped",
         "a TPU target: NVIDIA GPU detection skipped",
     ]
-    for other in (TargetOverrides(cpu=True), TargetOverrides(cuda=Version("12.4"))):
+    amd = TargetOverrides(rocm=RocmTarget(Version("6.4"), ("gfx942",)))
+    for other in (TargetOverrides(cpu=True), TargetOverrides(cuda=Version("12.4")), amd):
         assert TPU.detected(other, StandInReadings(closed=True), []) is None
+
+
+def test_amd_flags_on_a_tpu_host_describe_amd_gpus() -> None:
+    """``--rocm``/``--gfx`` describe another target than the host's TPU, as ``--driver`` does:
+    the flags win (a TPU VM rendering for an MI300X host)."""
+    probe, _ = recorded("colab-v6e-1")
+    given = RocmTarget(Version("6.4"), ("gfx942",))
+    fingerprint = detect(TargetOverrides(rocm=given), probe=probe)
+    assert fingerprint.target.device == given
+    assert not any("chip" in note for note in fingerprint.notes), fingerprint.notes
 
 
 # ---------------------------------------------------------------------------------------------
