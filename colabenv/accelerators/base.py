@@ -1,6 +1,8 @@
 """The protocol every accelerator kind meets: what the resolver asks of a kind about a target
-and a framework build. A kind answers for targets of its own kind only (the registry hands a
-target to its kind); nothing outside this package asks which kind a target is."""
+and a framework build, and what ``detect`` asks of it about the host (:class:`HostReadings`,
+read by :mod:`colabenv.host`, a layer above). A kind answers for targets of its own kind only
+(the registry hands a target to its kind); nothing outside this package asks which kind a
+target is."""
 
 from __future__ import annotations
 
@@ -17,13 +19,18 @@ from colabenv.models import (
     Device,
     Framework,
     FrameworkRequest,
+    Gpu,
+    GpuReport,
+    KfdReport,
     Profile,
     Release,
     RocmTarget,
     Target,
     TargetOverrides,
+    TpuReport,
     TpuTarget,
     Variant,
+    VersionReading,
     device_of,
     format_driver,
 )
@@ -158,13 +165,55 @@ AMD_BESIDE_A_DRIVER = "a host with AMD GPUs (ROCm) has no NVIDIA driver, CUDA or
 capabilities is refused for."""
 
 
+class HostReadings(Protocol):
+    """What the host says, as :mod:`colabenv.host` reads it: each reading is taken when a kind
+    asks for it, so a kind calls only what it must look at (the NVIDIA sources stay unread on
+    a TPU host, the catalog unread on a host without a driver)."""
+
+    def tpu(self) -> TpuReport:
+        """The TPU report: the PCI devices, device nodes and TPU variables of the host."""
+        ...
+
+    def nvidia_gpus(self) -> GpuReport:
+        """The NVIDIA driver, its CUDA and the GPUs: NVML, ``/proc``, then ``nvidia-smi``."""
+        ...
+
+    def amd_gpus(self) -> KfdReport | None:
+        """The GPU nodes of the KFD topology; None where the host's folders are not listed
+        (a probe of stand-ins), so that nothing of the machine is read."""
+        ...
+
+    def rocm_version(self) -> VersionReading:
+        """The installed ROCm's version, or why it is not known."""
+        ...
+
+    def driver_table(self) -> Catalog:
+        """The catalog's driver table (CUDA per driver and back)."""
+        ...
+
+
+@model
+class Detected:
+    """What a kind found on the host or took from the flags: the target's device, and the GPUs
+    the host listed (shown by ``detect``; none but for NVIDIA's)."""
+
+    device: Device
+    gpus: tuple[Gpu, ...] = ()
+
+
+GPU_DETECTION_SKIPPED = "a TPU target: NVIDIA GPU detection skipped"
+"""The note of a target whose NVIDIA GPUs are not looked for, as ``detect`` has always said it
+(of a TPU target and of AMD GPUs given by ``--rocm``/``--gfx`` alike)."""
+
+
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 """A build the resolver passes over without listing it among the reasons: one the profile did
 not ask for where the kind prefers its own builds. Compared by identity."""
 
 
 class AcceleratorKind(Protocol):
-    """One kind of accelerator: the builds it offers and takes, and what it says of them."""
+    """One kind of accelerator: what the host has of it, the builds it offers and takes, and
+    what it says of them."""
 
     @property
     def kind(self) -> Accelerator:
@@ -174,6 +223,12 @@ class AcceleratorKind(Protocol):
     @property
     def traits(self) -> Traits:
         """What the kind can do, for the commands that ask (:class:`Traits`)."""
+        ...
+
+    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+        """The device of the kind the flags (``wanted``) give or the host has, with what was seen
+        appended to ``notes``; None where the target is not of the kind. ``detect`` asks the
+        kinds in the registry's order and takes the first answer; flags win over the host."""
         ...
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:

@@ -1,11 +1,30 @@
-"""The CPU alone: a target with no NVIDIA GPU and no TPU (``--cpu``) takes the CPU builds."""
+"""The CPU alone: a target with no NVIDIA GPU and no TPU (``--cpu``) takes the CPU builds. On the
+host it is the last kind asked, and it answers whatever the host: ``--cpu``, or no other kind
+found."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, DriverFields, OwnBuilds, Traits
-from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
+from colabenv.accelerators.base import (
+    NOT_ASKED,
+    ChosenBuild,
+    Detected,
+    DriverFields,
+    HostReadings,
+    OwnBuilds,
+    Traits,
+)
+from colabenv.models import (
+    Accelerator,
+    Catalog,
+    CpuTarget,
+    FrameworkRequest,
+    Profile,
+    Target,
+    TargetOverrides,
+    Variant,
+)
 
 
 class Cpu(OwnBuilds, DriverFields):
@@ -14,6 +33,9 @@ class Cpu(OwnBuilds, DriverFields):
     kind = Accelerator.CPU
     traits = Traits(gpu=False, cuda=False, tpu_runtime=False)
     contradicted = "the target has no NVIDIA driver or CUDA"
+
+    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected:
+        return Detected(CpuTarget())
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog

@@ -1,7 +1,8 @@
 """NVIDIA GPUs: a build runs where the driver reaches its CUDA major's floor, each GPU has its
 kernels (machine code or PTX) and the NVIDIA components it pins have kernels for every GPU;
 the driver's full support of its CUDA minor line is preferred (docs/architecture.md, "The
-resolution rules")."""
+resolution rules"). On the host: the driver, its CUDA and the GPUs the NVIDIA sources report,
+each replaced by ``--driver``, ``--cuda`` and ``--compute-capability``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, ClusterGpus, DriverFields, OwnBuilds, Traits
+from colabenv.accelerators.base import (
+    GPU_DETECTION_SKIPPED,
+    NOT_ASKED,
+    ChosenBuild,
+    ClusterGpus,
+    Detected,
+    DriverFields,
+    HostReadings,
+    OwnBuilds,
+    Traits,
+)
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -17,13 +28,17 @@ from colabenv.accelerators.eligibility import (
     unconfirmed_fuller,
     uncovered,
 )
-from colabenv.catalog.components import bounds, pulled_in
+from colabenv.errors import TargetError
 from colabenv.models import (
     Accelerator,
     Catalog,
+    ComputeCapability,
     FrameworkRequest,
+    GpuReport,
+    NvidiaTarget,
     Profile,
     Target,
+    TargetOverrides,
     Variant,
     format_driver,
 )
@@ -42,6 +57,16 @@ class Nvidia(OwnBuilds, DriverFields):
         cluster_gpus=ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA GPUs"),
     )
     contradicted = "the target has an NVIDIA driver"
+
+    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+        report = _report(wanted, host)
+        notes.extend(report.notes)
+        if wanted.cpu:
+            return None
+        driver, cuda, capabilities = _overridden(wanted, report, host, notes)
+        if driver is None and cuda is None:
+            return None
+        return Detected(NvidiaTarget(driver, cuda, capabilities), report.gpus)
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
@@ -137,10 +162,104 @@ def _fuller_hint(names: Sequence[str]) -> str:
     return f"; its {builds} build, which the driver fully supports, is unconfirmed: {UNCONFIRMED_HINT}"
 
 
+def _report(wanted: TargetOverrides, host: HostReadings) -> GpuReport:
+    """The NVIDIA driver and GPUs, unless the overrides say there is nothing to look for."""
+    if wanted.cpu:
+        return GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
+    if wanted.rocm is not None:
+        return GpuReport(None, None, (), (GPU_DETECTION_SKIPPED,))
+    if wanted.driver is not None and wanted.compute_capabilities:
+        return GpuReport(
+            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
+        )
+    return host.nvidia_gpus()
+
+
+def _overridden(
+    wanted: TargetOverrides, report: GpuReport, host: HostReadings, notes: list[str]
+) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
+    """The driver, CUDA and compute capabilities: the flags' over the host's, a driver's CUDA
+    (or a CUDA's driver) from the catalog's driver table where only one is given."""
+    load = host.driver_table
+    detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
+    driver, cuda = report.driver, report.cuda
+    driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
+    if wanted.driver is not None:
+        driver = wanted.driver
+        cuda = wanted.cuda
+        if cuda is None:
+            cuda = load().max_cuda_for_driver(driver)
+            if cuda is None:
+                raise TargetError(
+                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
+                    f" catalog's driver table; give --cuda too"
+                )
+            notes.append(
+                f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
+            )
+    elif wanted.cuda is not None:
+        cuda = wanted.cuda
+        if driver is None:
+            driver = load().toolkit_driver(cuda)
+            if driver is None:
+                raise TargetError(f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too")
+            notes.append(
+                f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
+            )
+    if wanted.cuda is not None and driver is not None:
+        supported = cuda_conflict(wanted.cuda, driver, load())
+        if supported is not None:
+            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
+            if wanted.driver is not None:
+                raise TargetError(
+                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
+                    f" {supported} (catalog driver table): give one of them; without"
+                    f" {cuda_flag} the CUDA comes from the driver"
+                )
+            raise TargetError(
+                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
+                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
+            )
+    capabilities = wanted.compute_capabilities or detected_caps
+    if wanted.compute_capabilities and driver is None:
+        raise TargetError(
+            f"{wanted.origin('compute_capability')} given but no NVIDIA driver was detected;"
+            " give --driver or --cuda"
+        )
+    if driver is not None and not capabilities:
+        notes.append(
+            "no compute capability known (no GPU listed, none given):"
+            " every GPU architecture is assumed supported"
+        )
+    return driver, cuda, capabilities
+
+
+def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version | None:
+    """The CUDA ``driver`` supports, when ``cuda`` (given as the newest it supports) cannot be:
+    a major the driver is too old for, or a major below the one it supports (which the resolver
+    could not honour: it judges builds by the driver). None when they agree or the catalog's
+    driver table cannot tell (a driver newer than it knows). Minor versions within the driver's
+    major are let be: a driver may report one minor more than the table's release drivers say.
+    """
+    supported = catalog.max_cuda_for_driver(driver)
+    if supported is None:
+        return None
+    if cuda.major < supported.major:
+        return supported
+    if cuda.major > supported.major and any(
+        line.major <= cuda.major and driver < line.floor_driver for line in catalog.major_lines
+    ):
+        return supported
+    return None
+
+
 def component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
     """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not.
     A CUDA build pulls in only components of its own CUDA major (a cu12 wheel never a -cu13
-    one), so the others' bounds are not looked for in its pins."""
+    one), so the others' bounds are not looked for in its pins. The component rules are
+    imported here, where a build is judged: ``detect`` loads this module and needs none."""
+    from colabenv.catalog.components import bounds, pulled_in
+
     cuda = variant.cuda
     held = {
         name: bound

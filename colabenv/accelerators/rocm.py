@@ -3,7 +3,8 @@ CUDA caps a CUDA build) and its gfx list has every GPU's architecture; where onl
 driver is known (no ROCm userspace), the newest build with the GPUs' kernels is taken with a
 warning. A CUDA build never runs here, and a CPU build is taken only when the profile names it:
 a framework with no ROCm build is exit 3, naming it, never swapped for its CPU build
-(docs/hosts.md)."""
+(docs/hosts.md). On the host: the GPUs of the KFD topology and the installed ROCm, each replaced
+by ``--rocm`` and ``--gfx``."""
 
 from __future__ import annotations
 
@@ -15,12 +16,24 @@ from colabenv.accelerators.base import (
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
     ClusterGpus,
+    Detected,
+    HostReadings,
     OwnBuilds,
     RecordedDevice,
     Traits,
     kind_changed,
 )
-from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Release, Target, Variant
+from colabenv.models import (
+    Accelerator,
+    Catalog,
+    FrameworkRequest,
+    Profile,
+    Release,
+    RocmTarget,
+    Target,
+    TargetOverrides,
+    Variant,
+)
 
 
 class Rocm(OwnBuilds):
@@ -39,6 +52,12 @@ class Rocm(OwnBuilds):
         # cmd/k8s-node-labeller/main.go
         cluster_gpus=ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id", "AMD GPUs"),
     )
+
+    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+        if wanted.cpu:
+            return None
+        amd = _amd_gpus(wanted, host, notes)
+        return Detected(amd) if amd is not None else None
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         """The release's builds, its ROCm builds first, newest ROCm first: of those the host's
@@ -121,6 +140,32 @@ class Rocm(OwnBuilds):
             if recorded.rocm
             else {"gfx": list(recorded.gfx)}
         )
+
+
+def _amd_gpus(wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> RocmTarget | None:
+    """AMD GPUs: what ``--rocm``/``--gfx`` give, the rest read from the host (the KFD topology,
+    the installed ROCm); None where neither names any."""
+    given = wanted.rocm
+    if given is not None and given.rocm is not None and given.gfx:
+        return given
+    found = host.amd_gpus()
+    if found is None:
+        return given
+    gfx = found.gfx
+    if given is None and not found.gpus:
+        return None
+    notes.extend(found.notes)
+    rocm = given.rocm if given is not None else None
+    if rocm is None:
+        reading = host.rocm_version()
+        rocm = reading.version
+        if rocm is None:
+            notes.append(f"ROCm version not known: {reading.reason}")
+    if given is not None and given.gfx:
+        gfx = given.gfx
+    elif gfx:
+        notes.append(f"AMD GPUs read from the KFD topology: {', '.join(gfx)}")
+    return RocmTarget(rocm, gfx)
 
 
 def _line(variant: Variant) -> tuple[int, int]:

@@ -1,18 +1,21 @@
 """Google TPUs: each release's TPU build (``tpu.toml``) offered as its ``tpu`` variant beside
 its own builds, checked against the target's TPU generation as CUDA builds are against compute
-capabilities; a CPU build is taken where the profile asks for it, a CUDA build never."""
+capabilities; a CPU build is taken where the profile asks for it, a CUDA build never. On the
+host: ``--tpu``/``COLABENV_TPU``, else the TPU the host's PCI devices and device nodes show,
+looked for first (before the NVIDIA sources, which a TPU host leaves unread)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from packaging.requirements import Requirement
-
 from colabenv.accelerators.base import (
+    GPU_DETECTION_SKIPPED,
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
+    Detected,
+    HostReadings,
     OwnBuilds,
     RecordedDevice,
     Traits,
@@ -33,6 +36,7 @@ from colabenv.models import (
     Release,
     Source,
     Target,
+    TargetOverrides,
     TpuBuild,
     TpuTarget,
     Variant,
@@ -111,6 +115,8 @@ def _installed_variant(target: Target, variants: Sequence[Variant]) -> Variant |
 
 
 def _all_installed(build: TpuBuild, installed: InstalledSet) -> bool:
+    from packaging.requirements import Requirement  # the pin grammar, only where a build is judged
+
     for text in build.requires:
         requirement = Requirement(text)
         present = installed.version_of(requirement.name)
@@ -133,6 +139,24 @@ class Tpu(OwnBuilds):
 
     kind = Accelerator.TPU
     traits = Traits(gpu=False, cuda=False, tpu_runtime=True, kubernetes_job=False)
+
+    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+        """``--tpu`` when given; else the host's TPU, unless flags describe another target
+        (``--cpu``, an NVIDIA driver, CUDA or compute capability, ``--rocm``/``--gfx``)."""
+        tpu = wanted.tpu
+        nvidia = wanted.driver is not None or wanted.cuda is not None or bool(wanted.compute_capabilities)
+        if tpu is not None:
+            notes.append(f"{wanted.origin('tpu')} {tpu.accelerator_type}: TPU detection skipped")
+        elif wanted.cpu or nvidia or wanted.rocm is not None:
+            return None
+        else:
+            report = host.tpu()
+            notes.extend(report.notes)
+            tpu = report.tpu
+            if tpu is None:
+                return None
+        notes.append(GPU_DETECTION_SKIPPED)
+        return Detected(tpu)
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         return (*release.variants, _tpu_variant(release, catalog))

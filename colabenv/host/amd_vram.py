@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from colabenv._util.files import FileProblem, read_limited
-from colabenv.host.kfd import KfdGpu
 from colabenv.host.probe import list_dir
+from colabenv.models import KfdGpu
 from colabenv.models.frozen import model
 
 DRM_CLASS = Path("sys/class/drm")

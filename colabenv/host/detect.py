@@ -28,22 +28,19 @@ from packaging.utils import (
 from packaging.version import Version
 
 from colabenv.errors import InputError, StateError, TargetError, printable
-from colabenv.host.probe import GpuReport, HostProbe, list_dir, parse_version
+from colabenv.host.probe import HostProbe, list_dir, parse_version
 from colabenv.models import (
+    Accelerator,
     Catalog,
-    ComputeCapability,
     Fingerprint,
     Framework,
     InstalledDist,
     InstalledSet,
-    RocmTarget,
     RuntimeKind,
     Target,
     TargetOverrides,
     TpuFacts,
-    TpuTarget,
     archs_cover,
-    device_of,
     format_driver,
 )
 from colabenv.models.frameworks import is_framework_name
@@ -211,23 +208,6 @@ def detect_runtime(probe: HostProbe) -> RuntimeKind:
 # The fingerprint
 
 
-def _gpu_report(
-    wanted: TargetOverrides, on_tpu: bool, host: HostProbe, catalog_loader: Callable[[], Catalog] | None
-) -> GpuReport:
-    """The NVIDIA driver and GPUs, unless the overrides or a TPU say there is nothing to look for."""
-    if wanted.cpu:
-        return GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
-    if on_tpu:
-        return GpuReport(None, None, (), ("a TPU target: NVIDIA GPU detection skipped",))
-    if wanted.driver is not None and wanted.compute_capabilities:
-        return GpuReport(
-            None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)
-        )
-    from colabenv.host.gpu import probe_gpus
-
-    return probe_gpus(host, catalog_loader or _driver_table)
-
-
 def detect(
     overrides: TargetOverrides | None = None,
     environ: Mapping[str, str] | None = None,
@@ -244,6 +224,8 @@ def detect(
     the driver table is needed (a driver given without its CUDA); the shipped one by default.
     ``tpu_facts``: the TPU generations (the shipped ``tpu.toml`` by default).
     """
+    from colabenv.accelerators.registry import detected
+    from colabenv.host.readings import ProbeReadings
     from colabenv.script.state import state_dir
 
     wanted = overrides or TargetOverrides()
@@ -253,30 +235,12 @@ def detect(
         host = _looking_into(host, interpreter)
         notes.append(f"Python and installed distributions read from {interpreter.executable}")
 
-    tpu, tpu_notes = _tpu_of(wanted, host, tpu_facts)
-    notes.extend(tpu_notes)
-    report = _gpu_report(wanted, tpu is not None or wanted.rocm is not None, host, catalog_loader)
-    notes.extend(report.notes)
-
-    if wanted.installed_from is not None:
-        installed = read_freeze(wanted.installed_from)
-        notes.append(f"installed distributions read from {wanted.installed_from}")
-    elif wanted.runtime is None:
-        installed = _installed_set(host.distributions())
-
-    driver, cuda, capabilities = _apply_gpu_overrides(wanted, report, catalog_loader, notes)
-    amd = None
-    if driver is None and cuda is None and tpu is None and not wanted.cpu:
-        amd = _amd_gpus(wanted, host, notes)
-    device = device_of(driver, cuda, capabilities, tpu, amd)
-    if wanted.runtime is not None:
-        accelerator = device.kind
-        image = wanted.runtime.image(accelerator)
-        installed = image.installed
-        notes.append(
-            f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
-            f" distributions of its {accelerator} image ({image.freeze_file})"
-        )
+    # a file given is read first: a bad one is refused before any flag's conflict
+    frozen = read_freeze(wanted.installed_from) if wanted.installed_from is not None else None
+    readings = ProbeReadings(host, catalog_loader or _driver_table, tpu_facts or shipped_tpu_facts)
+    found = detected(wanted, readings, notes)
+    device = found.device
+    installed = _installed(wanted, host, frozen, device.kind, notes)
 
     python_full = host.python_version
     python = _python_release(python_full)
@@ -295,7 +259,7 @@ def detect(
         notes.append(f"no state directory: {error}")
     return Fingerprint(
         target=target,
-        gpus=report.gpus,
+        gpus=found.gpus,
         runtime=runtime,
         python_implementation=host.python_implementation,
         python_full=python_full,
@@ -303,6 +267,23 @@ def detect(
         state_dir=state,
         notes=tuple(notes),
     )
+
+
+def _installed(
+    wanted: TargetOverrides, host: HostProbe, frozen: InstalledSet | None, kind: Accelerator, notes: list[str]
+) -> InstalledSet:
+    """What the target has installed: the ``--installed-from`` file's, the ``--runtime`` image's
+    for the target's accelerator, else the host's distributions."""
+    if frozen is not None:
+        notes.append(f"installed distributions read from {wanted.installed_from}")
+    if wanted.runtime is not None:
+        image = wanted.runtime.image(kind)
+        notes.append(
+            f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
+            f" distributions of its {kind} image ({image.freeze_file})"
+        )
+        return image.installed
+    return frozen if frozen is not None else _installed_set(host.distributions())
 
 
 def _glibc_of(wanted: TargetOverrides, host: HostProbe) -> Version | None:
@@ -341,50 +322,6 @@ def _free_threaded(wanted: TargetOverrides, host: HostProbe, interpreter: Interp
     return wanted.free_threaded
 
 
-def _amd_gpus(wanted: TargetOverrides, host: HostProbe, notes: list[str]) -> RocmTarget | None:
-    """AMD GPUs: what ``--rocm``/``--gfx`` give, the rest read from the host (the KFD topology,
-    the installed ROCm); None where neither names any."""
-    given = wanted.rocm
-    if given is not None and given.rocm is not None and given.gfx:
-        return given
-    if host.list_dir is None:
-        return given
-    from colabenv.host.kfd import read_kfd_gpus
-    from colabenv.host.rocm import read_rocm_version
-
-    found = read_kfd_gpus(host.root, host.list_dir)
-    gfx = tuple(dict.fromkeys(g.gfx for g in found.gpus if g.gfx is not None))
-    if given is None and not found.gpus:
-        return None
-    notes.extend(found.notes)
-    rocm = given.rocm if given is not None else None
-    if rocm is None:
-        reading = read_rocm_version(host.root, host.environ)
-        rocm = reading.version
-        if rocm is None:
-            notes.append(f"ROCm version not known: {reading.reason}")
-    if given is not None and given.gfx:
-        gfx = given.gfx
-    elif gfx:
-        notes.append(f"AMD GPUs read from the KFD topology: {', '.join(gfx)}")
-    return RocmTarget(rocm, gfx)
-
-
-def _tpu_of(
-    wanted: TargetOverrides, host: HostProbe, facts: Callable[[], TpuFacts] | None
-) -> tuple[TpuTarget | None, tuple[str, ...]]:
-    """The TPU target: ``--tpu``/``COLABENV_TPU`` when given; else the host's, unless flags
-    describe another target (``--cpu``, an NVIDIA driver, CUDA or compute capability)."""
-    if wanted.tpu is not None:
-        return wanted.tpu, (f"{wanted.origin('tpu')} {wanted.tpu.accelerator_type}: TPU detection skipped",)
-    if wanted.cpu or wanted.driver is not None or wanted.cuda is not None or wanted.compute_capabilities:
-        return None, ()
-    from colabenv.host.tpu import probe_tpu
-
-    report = probe_tpu(host, facts or shipped_tpu_facts)
-    return report.tpu, report.notes
-
-
 def _driver_table() -> Catalog:
     """The shipped driver table; :mod:`colabenv.catalog.load` is imported only when a driver's CUDA
     is looked up (``detect`` on a host without an NVIDIA driver reads no catalog file)."""
@@ -399,87 +336,6 @@ def shipped_tpu_facts() -> TpuFacts:
     from colabenv.catalog.load import shipped_tpu
 
     return shipped_tpu()
-
-
-def _apply_gpu_overrides(
-    wanted: TargetOverrides,
-    report: GpuReport,
-    catalog_loader: Callable[[], Catalog] | None,
-    notes: list[str],
-) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
-    if wanted.cpu:
-        return None, None, ()
-    load = catalog_loader or _driver_table
-    detected_caps = tuple(sorted({gpu.compute_capability for gpu in report.gpus}))
-    driver, cuda = report.driver, report.cuda
-    driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
-    if wanted.driver is not None:
-        driver = wanted.driver
-        cuda = wanted.cuda
-        if cuda is None:
-            cuda = load().max_cuda_for_driver(driver)
-            if cuda is None:
-                raise TargetError(
-                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
-                    f" catalog's driver table; give --cuda too"
-                )
-            notes.append(
-                f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
-            )
-    elif wanted.cuda is not None:
-        cuda = wanted.cuda
-        if driver is None:
-            driver = load().toolkit_driver(cuda)
-            if driver is None:
-                raise TargetError(f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too")
-            notes.append(
-                f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
-            )
-    if wanted.cuda is not None and driver is not None:
-        supported = cuda_conflict(wanted.cuda, driver, load())
-        if supported is not None:
-            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
-            if wanted.driver is not None:
-                raise TargetError(
-                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
-                    f" {supported} (catalog driver table): give one of them; without"
-                    f" {cuda_flag} the CUDA comes from the driver"
-                )
-            raise TargetError(
-                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
-                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
-            )
-    capabilities = wanted.compute_capabilities or detected_caps
-    if wanted.compute_capabilities and driver is None:
-        raise TargetError(
-            f"{wanted.origin('compute_capability')} given but no NVIDIA driver was detected;"
-            " give --driver or --cuda"
-        )
-    if driver is not None and not capabilities:
-        notes.append(
-            "no compute capability known (no GPU listed, none given):"
-            " every GPU architecture is assumed supported"
-        )
-    return driver, cuda, capabilities
-
-
-def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version | None:
-    """The CUDA ``driver`` supports, when ``cuda`` (given as the newest it supports) cannot be:
-    a major the driver is too old for, or a major below the one it supports (which the resolver
-    could not honour: it judges builds by the driver). None when they agree or the catalog's
-    driver table cannot tell (a driver newer than it knows). Minor versions within the driver's
-    major are let be: a driver may report one minor more than the table's release drivers say.
-    """
-    supported = catalog.max_cuda_for_driver(driver)
-    if supported is None:
-        return None
-    if cuda.major < supported.major:
-        return supported
-    if cuda.major > supported.major and any(
-        line.major <= cuda.major and driver < line.floor_driver for line in catalog.major_lines
-    ):
-        return supported
-    return None
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:

@@ -17,13 +17,20 @@ from packaging.version import Version
 
 from colabenv.errors import ProcessError
 from colabenv.host.probe import (
-    GpuReport,
     HostProbe,
     Nvml,
     compute_capability,
     memory_mib,
 )
-from colabenv.models import Catalog, ComputeCapability, Gpu, format_driver, parse_cuda, parse_driver
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    Gpu,
+    GpuReport,
+    format_driver,
+    parse_cuda,
+    parse_driver,
+)
 from colabenv.models.frozen import model
 
 if TYPE_CHECKING:

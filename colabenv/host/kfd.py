@@ -30,7 +30,7 @@ from pathlib import Path
 
 from colabenv._util.files import FileProblem, read_limited
 from colabenv.host.probe import list_dir
-from colabenv.models.frozen import model
+from colabenv.models import KfdGpu, KfdReport
 
 KFD_NODES = Path("sys/class/kfd/kfd/topology/nodes")
 MAX_PROPERTIES_BYTES = 64 * 1024
@@ -45,49 +45,6 @@ MAX_PROPERTY_VALUE = 2**64 - 1
 FRAME_BUFFER_HEAPS = (1, 2)
 """``heap_type`` of a GPU's own memory: ``HSA_HEAPTYPE_FRAME_BUFFER_PUBLIC`` and ``_PRIVATE``
 (0 is system memory, the CPU node's bank)."""
-
-
-@model
-class KfdGpu:
-    """One GPU node of the KFD topology.
-
-    ``gfx`` is None where the node states no usable ``gfx_target_version`` (a kernel older
-    than the property, or a value that decodes to no name): the notes say why.
-    ``vram_bytes``: the node's frame-buffer memory banks together (None without any);
-    ``location_id`` is the PCI bus, device and function (``bus << 8 | device << 3 | function``)
-    and ``domain`` the PCI domain; ``drm_render_minor`` names ``/dev/dri/renderD<minor>``.
-    """
-
-    node: int
-    gfx: str | None
-    gfx_target_version: int | None
-    drm_render_minor: int | None
-    vram_bytes: int | None
-    unique_id: int | None
-    location_id: int | None
-    domain: int | None
-    device_id: int | None
-
-    @property
-    def pci_address(self) -> str | None:
-        """``0000:03:00.0``, as ``/sys/bus/pci/devices`` names the GPU; None without a location."""
-        if self.location_id is None:
-            return None
-        bus, device, function = self.location_id >> 8, (self.location_id >> 3) & 0x1F, self.location_id & 7
-        return f"{self.domain or 0:04x}:{bus & 0xFF:02x}:{device:02x}.{function}"
-
-
-@model
-class KfdReport:
-    """The GPU nodes found (CPU nodes left out) and what could not be read, one line each."""
-
-    gpus: tuple[KfdGpu, ...]
-    notes: tuple[str, ...]
-
-    @property
-    def gfx(self) -> tuple[str, ...]:
-        """Each distinct architecture, in node order (the list ``--gfx`` takes)."""
-        return tuple(dict.fromkeys(g.gfx for g in self.gpus if g.gfx is not None))
 
 
 def gfx_name(version: int) -> str | None:

@@ -1,5 +1,5 @@
 """What :mod:`colabenv.host.detect` and :mod:`colabenv.host.gpu` share: the probe of the host, the
-GPU report, the NVML interface and the strict readers of the numbers the host reports (the
+NVML interface and the strict readers of the numbers the host reports (the
 driver and CUDA version rules are :func:`colabenv.models.parse_driver` and
 :func:`colabenv.models.parse_cuda`, shared with the target flags).
 
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from colabenv.models import ComputeCapability, Gpu
-from colabenv.models.frozen import model, record
+from colabenv.models import ComputeCapability
+from colabenv.models.frozen import record
 
 if TYPE_CHECKING:
     from colabenv._util import processes
@@ -49,16 +49,6 @@ class Nvml(Protocol):
     def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any: ...
     def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> Any: ...
     def nvmlDeviceGetGraphicsRunningProcesses(self, handle: Any) -> Any: ...
-
-
-@model
-class GpuReport:
-    """What the GPU sources found. ``driver`` None means no usable NVIDIA driver."""
-
-    driver: Version | None
-    cuda: Version | None
-    gpus: tuple[Gpu, ...]
-    notes: tuple[str, ...]
 
 
 def import_pynvml() -> Nvml:

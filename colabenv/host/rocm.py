@@ -27,6 +27,7 @@ from packaging.version import Version
 from colabenv._util.files import FileProblem, read_limited
 from colabenv.errors import ProcessError
 from colabenv.host.probe import HostProbe
+from colabenv.models import VersionReading
 from colabenv.models.frozen import model
 
 AMDGPU_VERSION_FILE = Path("sys/module/amdgpu/version")
@@ -43,15 +44,6 @@ MAX_AGENTS = 1024
 _DRIVER_RE = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}", re.ASCII)
 _ROCM_RE = re.compile(r"([0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,4})?)(?:-[0-9]{1,9})?", re.ASCII)
 _GFX_RE = re.compile(r"gfx[0-9]{1,2}[0-9a-f]{2}", re.ASCII)
-
-
-@model
-class VersionReading:
-    """A version the host states, or None with the reason it could not be read."""
-
-    version: Version | None
-    reason: str | None = None
-    source: str | None = None
 
 
 def _read_text(path: Path, shown: str) -> tuple[str | None, str | None]:

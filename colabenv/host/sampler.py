@@ -21,10 +21,10 @@ from typing import Any
 
 from colabenv.errors import printable
 from colabenv.host.amd_vram import read_amd_vram
-from colabenv.host.kfd import KfdGpu, read_kfd_gpus
+from colabenv.host.kfd import read_kfd_gpus
 from colabenv.host.memory import cgroup_memory, host_memory
 from colabenv.host.probe import Nvml, import_pynvml
-from colabenv.models import watch
+from colabenv.models import KfdGpu, watch
 from colabenv.models.frozen import record
 
 TOP_PROCESSES = 10

@@ -29,8 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from colabenv.host.probe import HostProbe
-from colabenv.models import MAX_TPU_CHIPS, TpuFacts, TpuGeneration, TpuTarget
-from colabenv.models.frozen import model
+from colabenv.models import MAX_TPU_CHIPS, TpuFacts, TpuGeneration, TpuReport, TpuTarget
 
 GOOGLE_PCI_VENDOR = "0x1ae0"
 PCI_DEVICES = Path("sys/bus/pci/devices")
@@ -38,14 +37,6 @@ ENV_ACCELERATOR_TYPE = "TPU_ACCELERATOR_TYPE"
 REMOTE_TPU_VARIABLES = ("COLAB_TPU_ADDR", "TPU_NAME")
 _ACCEL_RE = re.compile(r"accel[0-9]{1,4}", re.ASCII)
 _GROUP_RE = re.compile(r"[0-9]{1,6}", re.ASCII)
-
-
-@model
-class TpuReport:
-    """What the TPU sources found: the TPU (None: not a TPU host) and what was seen."""
-
-    tpu: TpuTarget | None
-    notes: tuple[str, ...]
 
 
 def _read_id(probe: HostProbe, path: Path) -> str | None:

@@ -5,7 +5,8 @@
 (what a runtime has installed), :mod:`~colabenv.models.profile`,
 :mod:`~colabenv.models.catalog`, :mod:`~colabenv.models.runtimes` (Colab runtime versions),
 :mod:`~colabenv.models.watch` (the recorder's samples), :mod:`~colabenv.models.doctor` (findings),
-:mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices)
+:mod:`~colabenv.models.packages` (the CUDA packages a profile asks for and their choices),
+:mod:`~colabenv.models.readings` (what the host's GPU, TPU and ROCm sources report)
 and :mod:`~colabenv.models.resolution`; every name is taken
 from here. :mod:`~colabenv.models.deaths`: the kernel log's OOM lines, session limits, remedies;
 :mod:`~colabenv.models.job`: what a batch job asks of a cluster.
@@ -69,6 +70,7 @@ from colabenv.models.profile import (
     VerifySettings,
     WatchSettings,
 )
+from colabenv.models.readings import GpuReport, KfdGpu, KfdReport, TpuReport, VersionReading
 from colabenv.models.resolution import (
     ComponentConstraint,
     FrameworkChoice,
@@ -146,6 +148,7 @@ __all__ = [
     "FrameworkRequest",
     "Gpu",
     "GpuProcess",
+    "GpuReport",
     "GpuSample",
     "HostMemory",
     "InstallSettings",
@@ -156,6 +159,8 @@ __all__ = [
     "JobSettings",
     "KernelEvent",
     "KernelLog",
+    "KfdGpu",
+    "KfdReport",
     "LockedCudaPackage",
     "LockedFramework",
     "NvidiaTarget",
@@ -185,9 +190,11 @@ __all__ = [
     "TpuBuild",
     "TpuFacts",
     "TpuGeneration",
+    "TpuReport",
     "TpuTarget",
     "Variant",
     "VerifySettings",
+    "VersionReading",
     "WatchSettings",
     "WatchStatus",
     "archs_cover",

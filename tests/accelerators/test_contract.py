@@ -1,7 +1,8 @@
 """The accelerator contract, once, over every registered kind (issue 33): each kind is found by
 its name and by a target of its kind, and answers the resolver's questions for the builds of
 the shipped catalog in its own way (NVIDIA takes CUDA builds, the TPU its ``tpu`` build, the CPU
-its CPU build)."""
+its CPU build); detection asks the kinds in the registry's order, each answering its own flags
+and nothing on a host without its kind, the CPU last and always."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED, AcceleratorKind, RecordedDevice
-from colabenv.accelerators.registry import ACCELERATORS, accelerator, accelerator_of
+from colabenv.accelerators.registry import ACCELERATORS, accelerator, accelerator_of, detected
 from colabenv.catalog.load import shipped_catalog
 from colabenv.models import (
     Accelerator,
@@ -26,9 +27,11 @@ from colabenv.models import (
     RocmTarget,
     Target,
     TargetOverrides,
+    TpuReport,
     TpuTarget,
     format_driver,
 )
+from tests.support.readings import StandInReadings
 
 DEVICES: dict[Accelerator, Device] = {
     Accelerator.NVIDIA: NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),)),
@@ -37,6 +40,15 @@ DEVICES: dict[Accelerator, Device] = {
     Accelerator.CPU: CpuTarget(),
 }
 """A device of each kind: a test of a new kind starts by adding one here."""
+FLAGS: dict[Accelerator, TargetOverrides] = {
+    Accelerator.NVIDIA: TargetOverrides(
+        driver=Version("580.95.05"), cuda=Version("13.0"), compute_capabilities=(ComputeCapability(9, 0),)
+    ),
+    Accelerator.ROCM: TargetOverrides(rocm=RocmTarget(Version("6.4"), ("gfx942",))),
+    Accelerator.TPU: TargetOverrides(tpu=TpuTarget("v5e", "v5litepod-8", 8)),
+    Accelerator.CPU: TargetOverrides(cpu=True),
+}
+"""The flags (``--driver``, ``--rocm``, ``--tpu``, ``--cpu`` ...) that give each kind's device above."""
 
 KINDS = [kind.kind for kind in ACCELERATORS]
 PAIRS = [(a, b) for a in KINDS for b in KINDS if a is not b]
@@ -244,3 +256,46 @@ def test_another_kind_beside_a_tpu_is_refused_and_a_tpu_is_checked() -> None:
     )
     bad = RecordedDevice(None, None, (), TpuTarget("V5E!", None, 0))
     assert accelerator(Accelerator.TPU).recorded_problem(bad) == "tpu: 'V5E!' is not a TPU generation"
+
+
+def test_detection_asks_the_tpu_first_then_the_gpus_and_the_cpu_last() -> None:
+    """The TPU before NVIDIA: a TPU host leaves the NVIDIA sources unread. NVIDIA before AMD: a
+    host with an NVIDIA driver is an NVIDIA host whatever its KFD topology says. The CPU last:
+    it answers on every host."""
+    assert KINDS == [Accelerator.TPU, Accelerator.NVIDIA, Accelerator.ROCM, Accelerator.CPU]
+
+
+@pytest.mark.parametrize("kind", KINDS[:-1])
+def test_a_kind_answers_nothing_on_a_host_without_it(kind: Accelerator) -> None:
+    notes: list[str] = []
+    assert accelerator(kind).detected(TargetOverrides(), StandInReadings(), notes) is None
+
+
+def test_the_last_kind_answers_on_every_host_and_for_every_flag() -> None:
+    last = ACCELERATORS[-1]
+    for wanted in (TargetOverrides(), *FLAGS.values()):
+        found = last.detected(wanted, StandInReadings(closed=True), [])
+        assert found is not None and found.device == CpuTarget() and found.gpus == ()
+    readings = StandInReadings()
+    assert detected(TargetOverrides(), readings, []).device == CpuTarget()
+    assert readings.asked == ["tpu", "nvidia_gpus", "amd_gpus"]  # each kind looked, in order
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_kind_answers_its_own_flags_without_reading_the_host(kind: Accelerator) -> None:
+    """Flags win over the host: given its device whole, a kind reads nothing of the host (the
+    catalog's driver table aside), and no kind asked before it claims the target."""
+    notes: list[str] = []
+    found = accelerator(kind).detected(FLAGS[kind], StandInReadings(closed=True), notes)
+    assert found is not None and found.device == DEVICES[kind]
+    for earlier in KINDS[: KINDS.index(kind)]:
+        assert accelerator(earlier).detected(FLAGS[kind], StandInReadings(), []) is None, earlier
+
+
+def test_the_first_kind_that_answers_is_taken_and_the_rest_are_never_asked() -> None:
+    tpu = TpuTarget("v6e", None, 1)
+    readings = StandInReadings(tpu_report=TpuReport(tpu, ("TPU v6e: 1 chip (device 0x006f)",)))
+    notes: list[str] = []
+    assert detected(TargetOverrides(), readings, notes).device == tpu
+    assert readings.asked == ["tpu"]
+    assert notes == ["TPU v6e: 1 chip (device 0x006f)", "a TPU target: NVIDIA GPU detection skipped"]

@@ -1,0 +1,53 @@
+"""A stand-in for what the host says (``colabenv.accelerators.base.HostReadings``): canned
+readings, each one a kind asks for recorded, and a host that fails the test when read at all
+(``closed``), for a kind that must answer from its flags alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from colabenv.catalog.load import shipped_driver_table
+from colabenv.models import Catalog, GpuReport, KfdReport, TpuReport, VersionReading
+
+NO_TPU = TpuReport(None, ())
+NO_NVIDIA = GpuReport(None, None, (), ("no NVIDIA driver",))
+NO_KFD = KfdReport((), ())
+NO_ROCM = VersionReading(None, "/opt/rocm/.info/version: absent", "/opt/rocm/.info/version")
+
+
+@dataclass
+class StandInReadings:
+    """A host with nothing of any kind unless a reading is given; ``asked`` lists the readings
+    taken, in order (the driver table, the catalog's, among them)."""
+
+    tpu_report: TpuReport = NO_TPU
+    gpu_report: GpuReport = NO_NVIDIA
+    kfd: KfdReport | None = NO_KFD
+    rocm: VersionReading = NO_ROCM
+    closed: bool = False
+    asked: list[str] = field(default_factory=list)
+
+    def _read(self, name: str) -> None:
+        self.asked.append(name)
+        if self.closed and name != "driver_table":
+            raise AssertionError(f"the host was read ({name}) where the flags say it all")
+
+    def tpu(self) -> TpuReport:
+        self._read("tpu")
+        return self.tpu_report
+
+    def nvidia_gpus(self) -> GpuReport:
+        self._read("nvidia_gpus")
+        return self.gpu_report
+
+    def amd_gpus(self) -> KfdReport | None:
+        self._read("amd_gpus")
+        return self.kfd
+
+    def rocm_version(self) -> VersionReading:
+        self._read("rocm_version")
+        return self.rocm
+
+    def driver_table(self) -> Catalog:
+        self._read("driver_table")
+        return shipped_driver_table()
