@@ -104,10 +104,19 @@ def index_problem(
     return missing if missing is not None else companion_conflict(facts, index, framework, texts)
 
 
-def confirmed(facts: IndexFacts, index: str | None, text: str) -> bool:
-    """``index`` serves the exact pin ``text`` for the target (its page was read and lists it)."""
-    pins = exact_pins([text])
-    return bool(pins) and facts.served(index, *pins[0]) is True
+def confirmed(
+    facts: IndexFacts, index: str | None, texts: Iterable[str], find_links: str | None = None
+) -> bool:
+    """``index`` (or ``find_links``, the page the installer is given beside it) serves every
+    exact pin of ``texts`` for the target: each page was read and lists the file. A build is
+    confirmed by all its files, not by its framework's alone, which may be pure Python (jax's
+    is, while its CUDA plugin is what a platform lacks)."""
+    page = find_links_key(find_links) if find_links is not None else None
+    pins = exact_pins(texts)
+    return bool(pins) and all(
+        facts.served(index, *pin) is True or (page is not None and facts.served(page, *pin) is True)
+        for pin in pins
+    )
 
 
 def passed_over_text(missing: Iterable[tuple[str, str]]) -> str:

@@ -211,7 +211,7 @@ def _on_index(
         return None, False
     where = index_url(build.index_url, install)
     text = _pinned(build, release)
-    return missing_file(facts, where, [text]), confirmed(facts, where, text)
+    return missing_file(facts, where, [text]), confirmed(facts, where, [text])
 
 
 def _refuse_without_cuda(profile: Profile, target: Target) -> str:

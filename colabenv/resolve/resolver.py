@@ -187,10 +187,11 @@ class _Index:
     def index_of(self, option: _Option) -> str | None:
         return index_url(option.variant.index_url, self.install)
 
-    def confirms(self, option: _Option, request: FrameworkRequest, installed: InstalledSet) -> bool:
-        """The index serves the build's own file (an unconfirmed build is then taken)."""
-        texts = _requirements(option, request, installed)
-        return confirmed(self.facts, self.index_of(option), texts[0])
+    def confirms(self, option: _Option, request: FrameworkRequest, target: Target) -> bool:
+        """The index serves every file the build pins (an unconfirmed build is then taken)."""
+        kind = accelerator_of(target)
+        texts = [*_requirements(option, request, target.installed), *kind.requirements(option.variant)]
+        return confirmed(self.facts, self.index_of(option), texts, kind.find_links(option.variant))
 
     def problem(
         self, option: _Option, request: FrameworkRequest, target: Target, allow: bool
@@ -207,7 +208,7 @@ class _Index:
             if missing is not None:
                 return missing, True
         variant = option.variant
-        if variant.unconfirmed is not None and not allow and not self.confirms(option, request, installed):
+        if variant.unconfirmed is not None and not allow and not self.confirms(option, request, target):
             return _unconfirmed_rejection(variant), False
         return None, False
 
@@ -469,7 +470,7 @@ def _warnings(
     warnings = kind.warnings(builds, profile, target, catalog)
     for option, build, request in zip(chosen, builds, requests, strict=True):
         variant = option.variant
-        if variant.unconfirmed is not None and not index.confirms(option, request, target.installed):
+        if variant.unconfirmed is not None and not index.confirms(option, request, target):
             warnings.append(f"{option.label} {variant.name} is unconfirmed: {variant.unconfirmed}")
         warnings.extend(kind.build_warnings(build, target, catalog))
         present = target.installed.get(option.framework.value)
@@ -585,7 +586,7 @@ def _choice(
     if option.variant.unconfirmed is not None:
         by = "--allow-unconfirmed" if allow_unconfirmed else "the profile's [catalog] allow_unconfirmed"
         by = f"allowed by {by}"
-        if index.confirms(option, request, target.installed):
+        if index.confirms(option, request, target):
             by = CONFIRMED
         reason += f"; unconfirmed ({option.variant.unconfirmed}), {by}"
     overlay = option.variant.overlay or option.release.overlay

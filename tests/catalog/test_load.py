@@ -425,7 +425,14 @@ def test_variant_naming_matches_its_build(release: Release, variant: Variant) ->
         elif not variant.is_cpu:
             assert variant.cuda is not None
             assert variant.name == variant.extra == f"cuda{variant.cuda.major}"
-            assert not variant.requires and variant.find_links is None
+            assert variant.find_links is None
+            # an aarch64 build pins its plugin and PJRT, whose files confirm it (jax is pure
+            # Python); an x86-64 build installs them through its extra alone
+            pinned = {parsed_pin(text).name for text in variant.requires}
+            aarch64 = "linux_aarch64" in variant.platforms
+            assert pinned == (
+                {f"jax-{variant.name}-plugin", f"jax-{variant.name}-pjrt"} if aarch64 else set()
+            )
     else:
         assert variant.index_url is None
         assert variant.local_tag is None

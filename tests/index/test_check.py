@@ -257,3 +257,39 @@ def test_bootstrap_confirms_unless_offline(
     assert index.requests
     assert "torch==2.15.0+cu130" in checked.requirements
     capsys.readouterr()
+
+
+GH200 = ["--platform", "linux_aarch64", "--driver", "580.65.06", "--compute-capability", "9.0"]
+AARCH64 = "manylinux_2_27_aarch64"
+
+
+@pytest.mark.parametrize("plugin_served", [False, True])
+def test_an_aarch64_jax_build_is_confirmed_by_its_plugin_not_by_pure_python_jax(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plugin_served: bool
+) -> None:
+    """jax is one py3-none-any wheel for every platform, so the index serving it says nothing of
+    an aarch64 CUDA build: the plugin's own aarch64 wheel does. Without it the build is passed
+    over, naming the plugin's file; with it the unconfirmed build is taken, confirmed."""
+    root = tmp_path / "wheels" / "simple"
+    root.mkdir(parents=True)
+    build_wheel(root, "jax", "0.8.0")
+    build_wheel(root, "jaxlib", "0.8.0", tag=f"cp312-cp312-{AARCH64}")
+    build_wheel(root, "jax-cuda13-pjrt", "0.8.0", tag=f"py3-none-{AARCH64}")
+    build_wheel(root, "jax-cuda13-plugin", "0.8.0", tag="cp312-cp312-manylinux_2_27_x86_64")
+    if plugin_served:
+        build_wheel(root, "jax-cuda13-plugin", "0.8.0", tag=f"cp312-cp312-{AARCH64}")
+    with LocalIndex(tmp_path / "wheels") as served:
+        profile = tmp_path / "team.toml"
+        profile.write_text(
+            'name = "team"\n[frameworks]\njax = { version = "==0.8.0", variant = "cuda13" }\n'
+            f'[install]\nindex_url = "{served.url}"\n'
+        )
+        code, resolution, err = resolve_json(capsys, str(profile), *GH200, "--python", "3.12")
+    if plugin_served:
+        assert code == 0, err
+        jax = chosen(resolution, "jax")
+        assert (jax["version"], jax["variant"]) == ("0.8.0", "cuda13")
+        assert "confirmed by the index just now" in jax["reason"]
+    else:
+        assert code == 3, err
+        assert "has no file jax_cuda13_plugin-0.8.0-*.whl for cp312 on linux_aarch64" in err, err

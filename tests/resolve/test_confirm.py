@@ -10,7 +10,7 @@ import pytest
 
 from colabenv.catalog.load import shipped_catalog
 from colabenv.errors import ResolutionError
-from colabenv.models.availability import IndexFacts, IndexPage, IndexRequires
+from colabenv.models.availability import IndexFacts, IndexPage, IndexRequires, find_links_key
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from tests.support.targets import nvidia_target
@@ -131,3 +131,22 @@ def test_what_a_companions_metadata_requires_of_the_framework(tmp_path: Path) ->
         "the index's torchvision 0.29.2 requires torch==2.15.0+cu130; the catalog pairs it with torch 2.15.0"
         in str(caught.value)
     )
+
+
+def test_a_build_is_confirmed_by_every_file_it_pins_not_by_its_first_alone() -> None:
+    """A page not read (None) or a file not served leaves a build unconfirmed, even where the
+    framework's own file is served (jax's is pure Python on every platform)."""
+    from colabenv.resolve.confirm import confirmed
+
+    both = ["jax==0.8.0", "jax-cuda13-plugin==0.8.0"]
+    jax_only = _facts(_page(None, "jax", "0.8.0"))
+    assert confirmed(jax_only, None, both[:1])
+    assert not confirmed(jax_only, None, both)  # the plugin's page was not read
+    assert not confirmed(_facts(_page(None, "jax", "0.8.0"), _page(None, "jax-cuda13-plugin")), None, both)
+    assert confirmed(
+        _facts(_page(None, "jax", "0.8.0"), _page(None, "jax-cuda13-plugin", "0.8.0")), None, both
+    )
+    page = "https://example.org/wheels/"
+    on_page = _facts(_page(None, "jax", "0.8.0"), _page(find_links_key(page), "jax-cuda13-plugin", "0.8.0"))
+    assert not confirmed(on_page, None, both)
+    assert confirmed(on_page, None, both, page)
