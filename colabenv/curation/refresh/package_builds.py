@@ -17,6 +17,7 @@ from packaging.version import Version
 
 from colabenv.curation.refresh import sources
 from colabenv.curation.refresh.find_links import page_cuda, page_torch
+from colabenv.curation.refresh.free_threaded import free_threaded_range
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     IndexReader,
@@ -133,7 +134,7 @@ def derive_build(
             f"{read_archs.why}; the arch list is carried over from {previous.name} of the release before"
         )
         archs_source = f"archs: {unconfirmed}"
-    where = _where(reader, found.index_url, found.find_links)
+    where = where_read(reader, found.index_url, found.find_links)
     try:
         python: SpecifierSet | None = sources.python_range(found.wheels, metadata.requires_python)
     except sources.RefreshProblem:
@@ -163,6 +164,7 @@ def derive_build(
         source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}{_floor_source(previous)}"),
         unconfirmed=unconfirmed,
         min_driver=previous.min_driver if previous is not None else None,
+        free_threaded=free_threaded_range(found.wheels),
     )
     return _per_library_builds(build, read_archs.libraries, read) or [build]
 
@@ -270,7 +272,7 @@ def _per_library_builds(
     ]
 
 
-def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
+def where_read(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
     if find_links is not None:
         return f"the find-links page {find_links}"
     if index_url is not None and not index_url.startswith(PYTORCH_INDEX + "/"):

@@ -37,6 +37,7 @@ from packaging.version import Version
 from colabenv.curation.refresh import sources
 from colabenv.curation.refresh.find_links import by_local_tag, find_links_pages, guessed_pages
 from colabenv.curation.refresh.package_builds import Found, derive_build, index_template
+from colabenv.curation.refresh.package_platforms import aarch64_said, compare_free_threaded, rocm_said
 from colabenv.curation.refresh.package_pythons import PythonRange, compare_pythons
 from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
@@ -173,8 +174,12 @@ def derive_packages(
         newest = max(r.version for r in package.releases)
         on_index = _wheels_of(run, package, newest)
         wanted = [v for v in on_index if _wanted(reader.options.releases, v, newest)]
-        for version in reversed(bounded(wanted, reader.options, run.notes, package.name)):
+        read = bounded(wanted, reader.options, run.notes, package.name)
+        for version in reversed(read):
             _derive_release(run, package, version, on_index[version])
+        distributions = [name for name, _ in _distributions(package.name)]
+        rocm = rocm_said(reader, package.name, distributions, {v: on_index[v] for v in read})
+        run.notes.extend([rocm] if rocm else [])
     return PackagesDerived(
         tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added), tuple(run.pythons)
     )
@@ -233,22 +238,26 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
 def _derive_release(run: _Derivation, package: CudaPackage, version: Version, found: Sequence[Found]) -> None:
     """Release ``version`` of ``package`` from its wheels ``found``: where the file has it, the
     builds it lacks and where the wheels contradict it; else the new release."""
-    builds = [b for f in found for b in derive_build(run.reader, package, version, f, run.notes)]
+    per_place = [(f, derive_build(run.reader, package, version, f, run.notes)) for f in found]
+    builds = [b for _, place_builds in per_place for b in place_builds]
     needs = _needs(run.reader, package, version, found, run.notes)
+    aarch64 = [aarch64_said(run.reader, package.name, version, f, b) for f, b in per_place]
     known = package.release(version)
     if known is None:
         _new_release(run, package, version, builds, needs)
+        run.notes.extend(line for line in aarch64 if line)
         return
     differing, confirmed = _compare(package, known, builds)
+    free_threaded_differing, free_threaded_confirmed = compare_free_threaded(known, builds)
     if builds and known.needs != needs:
         differing.append(
             f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
             f"the wheels require [{_needs_text(needs)}]"
         )
     python_differing, run_pythons = compare_pythons(known, builds)
-    run.contradictions.extend([*differing, *python_differing])
+    run.contradictions.extend([*differing, *python_differing, *free_threaded_differing])
     run.pythons.extend(run_pythons)
-    run.notes.extend(confirmed)
+    run.notes.extend([*confirmed, *free_threaded_confirmed, *(line for line in aarch64 if line)])
     new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
     if new:
         run.added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
