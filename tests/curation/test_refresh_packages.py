@@ -20,7 +20,7 @@ from packaging.version import Version
 from colabenv._util.reader import Reader
 from colabenv.catalog.load import parse_document
 from colabenv.catalog.packages import cuda_packages
-from colabenv.curation.refresh.packages import _build_name, _nearest_build
+from colabenv.curation.refresh.package_builds import build_name_after, nearest_build
 from colabenv.curation.refresh.writer import package_build_block, packages_merged_text
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import Arch, CudaPackage, PackageBuild, Source
@@ -548,7 +548,7 @@ def test_a_build_without_a_local_tag_is_named_after_the_build_before(
     before: tuple[str, str] | None, cuda: str, name: str
 ) -> None:
     previous = _build(*before) if before is not None else None
-    assert _build_name(previous, Version(cuda)) == name
+    assert build_name_after(previous, Version(cuda)) == name
 
 
 def test_a_release_older_than_any_is_named_like_the_oldest_on_an_index_named_per_release(
@@ -559,10 +559,10 @@ def test_a_release_older_than_any_is_named_like_the_oldest_on_an_index_named_per
     base = other_indexes_base(tmp_path) / "cuda_packages.toml"
     (package,) = [p for p in _packages(base) if p.name == "vllm"]
     index = VLLM_INDEX.format(version="0.97.0")
-    build = _nearest_build(package, Version("0.97.0"), "vllm", "cu129", index)
+    build = nearest_build(package, Version("0.97.0"), "vllm", "cu129", index)
     assert build is not None and build.name == "cu129"
     assert (
-        _nearest_build(package, Version("0.97.0"), "vllm", "cu129", "https://elsewhere.example.org/") is None
+        nearest_build(package, Version("0.97.0"), "vllm", "cu129", "https://elsewhere.example.org/") is None
     )
 
 

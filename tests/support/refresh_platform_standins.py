@@ -123,6 +123,40 @@ def build_free_threaded(root: Path) -> None:
     _free_threaded_torch(root / "pytorch" / "cu132", "9.2.0+cu132", f"cp313-cp313t-{arm}")
 
 
+def _plain_aarch64_torch(dest: Path, version: str, built: str, cuda: str | None, pins: Sequence[str]) -> None:
+    """torch ``version``'s plain manylinux_2_28_aarch64 wheel on the default index, cp312 and
+    cp313: its ``torch/version.py`` says ``built`` and ``cuda``; ``pins`` carry an aarch64-only
+    marker, as the real wheels' do."""
+    files: dict[str, str | bytes] = {
+        "torch/__init__.py": "",
+        "torch/version.py": f"__version__ = '{built}'\ncuda: Optional[str] = {cuda!r}\n",
+    }
+    for python in ("312", "313"):
+        build_wheel(
+            dest,
+            "torch",
+            version,
+            files=files,
+            tag=f"cp{python}-cp{python}-manylinux_2_28_aarch64",
+            requires_python=">=3.12",
+            requires=("filelock", *(f'{pin} ; platform_machine == "aarch64"' for pin in pins)),
+        )
+
+
+def build_plain_aarch64(root: Path, *, malformed: bool = False) -> None:
+    """The default index's plain aarch64 torch wheels: 9.2.0's is the cu132 build (its
+    version.py says ``9.2.0+cu132``), 9.1.0's the CPU build (no CUDA in version.py, no NVIDIA
+    pin); ``malformed``: 9.2.0's METADATA has a Requires-Dist that is no requirement, and the
+    page lists a wheel file name with a part missing."""
+    default = root / "default"
+    pins = ("nvidia-cudnn-cu13==9.26.0.51 ; (",) if malformed else TORCH_92_PINS
+    _plain_aarch64_torch(default, "9.2.0", "9.2.0+cu132", "13.2", pins)
+    _plain_aarch64_torch(default, "9.1.0", "9.1.0", None, ())
+    if malformed:
+        good = default / "torch-9.1.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+        (default / "torch-9.1.0-cp312-manylinux_2_28_aarch64.whl").write_bytes(good.read_bytes())
+
+
 def build_platform_indexes(root: Path) -> Path:
     """The stand-in indexes under ``root``; returns the catalog folder refresh starts from."""
     build_torch(root)
@@ -137,4 +171,11 @@ def build_platform_indexes(root: Path) -> Path:
     return base
 
 
-__all__ = ["AARCH64_CU132", "TORCH_92_PINS", "TURING", "build_platform_indexes", "gpu_library"]
+__all__ = [
+    "AARCH64_CU132",
+    "TORCH_92_PINS",
+    "TURING",
+    "build_plain_aarch64",
+    "build_platform_indexes",
+    "gpu_library",
+]

@@ -3,24 +3,34 @@ index's torch page has ``manylinux_2_28_aarch64`` wheels of a ``+cuXYZ`` build o
 build is listed again for that platform (``platforms = ["linux_aarch64"]``), as the catalog lists
 it: its CUDA from the tag, its pins from that wheel's METADATA (markers read as an aarch64 Linux
 host reads them), its arch list read from that wheel's GPU code, else carried over from the
-previous release's aarch64 build of the same name (unconfirmed), else left out with a note."""
+previous release's aarch64 build of the same name (unconfirmed), else left out with a note.
+
+And which build the default index's plain ``manylinux_*_aarch64`` wheel of a release is (its
+``platform_defaults``): read as the x86-64 default is, from its ``torch/version.py`` (its local
+version, ``2.12.0+cu130``; its CUDA) and else its METADATA's NVIDIA pins (markers read for
+aarch64); a wheel that names neither is the CPU build."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from packaging.version import Version
 
-from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags
+from colabenv.curation.refresh.build_facts import FrameworkRun, public_or_none, python_tags, text_of
 from colabenv.curation.refresh.free_threaded import with_free_threaded
 from colabenv.curation.refresh.sources import (
     PYTHONS,
     PYTORCH_INDEX,
     Metadata,
     Wheel,
+    cuda_of_pins,
     cuda_of_tag,
     nvidia_pins,
     preferred,
+    python_strings,
     stamp,
 )
+from colabenv.errors import IndexUnavailableError, printable
 from colabenv.models import Arch, Source, Variant
 
 AARCH64 = "linux_aarch64"
@@ -123,3 +133,46 @@ def _archs(
         f"torch {version} {build_key(tag)} left out: no arch list ({why}; no earlier build to carry it from)"
     )
     return None
+
+
+def aarch64_default(
+    run: FrameworkRun, version: Version, variants: Sequence[Variant]
+) -> tuple[tuple[tuple[str, str], ...], str]:
+    """torch ``version``'s ``platform_defaults`` (``(("linux_aarch64", "cu130"),)``) from the
+    default index's plain aarch64 wheel, and what the release's source says of it; nothing where
+    the index has no such wheel, or (noted) where it cannot be read or names a build ``variants``
+    does not list for linux_aarch64."""
+    wheels = [
+        w
+        for w in run.reader.wheels(run.reader.options.index, "torch", platform=AARCH64)
+        if w.version == version and any(t.platform.endswith("_aarch64") for t in w.tags)
+    ]
+    if not wheels:
+        return (), ""
+    plain = preferred(wheels)
+    try:
+        pins = aarch64_requirements(run.reader.metadata(plain))
+        info = python_strings(text_of(run.reader.member(plain, "torch/version.py")))
+    except IndexUnavailableError as problem:
+        run.notes.append(
+            f"torch {version}: the plain {AARCH64} wheel {printable(plain.file.url)} was not read "
+            f"({printable(problem)}): platform_defaults not proposed"
+        )
+        return (), ""
+    built = public_or_none(info.get("__version__"))
+    cuda = public_or_none(info.get("cuda")) or cuda_of_pins(pins)
+    cpu = next((v.name for v in variants if v.is_cpu), "cpu")
+    if built is not None and built.local:
+        name, how = built.local, f"torch/version.py {built}"
+    elif cuda is not None:
+        name = f"cu{cuda.major}{cuda.minor}"
+        how = f"CUDA {cuda.major}.{cuda.minor} (torch/version.py, else its NVIDIA pins)"
+    else:
+        name, how = cpu, "no CUDA in torch/version.py nor NVIDIA pins: the CPU build"
+    if not any(v.name == name and (v.is_cpu or AARCH64 in v.platforms) for v in variants):
+        run.notes.append(
+            f"torch {version}: the plain {AARCH64} wheel ({plain.file.filename}) is {name}, a build "
+            f"not listed for {AARCH64}: platform_defaults not proposed"
+        )
+        return (), ""
+    return ((AARCH64, name),), f"; {AARCH64} plain wheel ({name}): {plain.file.filename} ({how})"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -12,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.curation.refresh.aarch64_builds import aarch64_variants
+from colabenv.curation.refresh.aarch64_builds import aarch64_default, aarch64_variants
 from colabenv.curation.refresh.build_facts import (
     FrameworkRun,
     archs_carried_only,
@@ -179,6 +180,7 @@ def _torch_release(
         files = on_index.get((version, name), [])
         variants[name] = with_free_threaded(variant, [*wheels, *files] if name == default.name else files)
     aarch64 = tuple(aarch64_variants(run, version))
+    platform_defaults, plain_said = aarch64_default(run, version, (*variants.values(), *aarch64))
     companions, said = _torch_companions(run, version, default.name, release_python)
     return Release(
         Framework.TORCH,
@@ -192,8 +194,9 @@ def _torch_release(
             f"Requires-Python {metadata.requires_python or 'not stated'}; companions: "
             f"{'; '.join(said)}; variants: "
             f"{'the PyTorch index' if options.pytorch_index else 'the default build only'}"
-            f"; {stamp()}"
+            f"{plain_said}; {stamp()}"
         ),
+        platform_defaults=platform_defaults,
     )
 
 
@@ -654,12 +657,11 @@ def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | 
             f"{release.framework} {release.version} left out: its default build {release.default_variant} is"
         )
         return None, notes
-    return Release(
-        release.framework,
-        release.version,
-        release.python,
-        tuple(kept),
-        release.default_variant,
-        release.companions,
-        release.source,
-    ), notes
+    defaults = tuple((p, n) for p, n in release.platform_defaults if any(v.name == n for v in kept))
+    notes.extend(
+        f"{release.framework} {release.version}: platform_defaults.{p} not proposed: its build {n} is "
+        "left out"
+        for p, n in release.platform_defaults
+        if (p, n) not in defaults
+    )
+    return dataclasses.replace(release, variants=tuple(kept), platform_defaults=defaults), notes

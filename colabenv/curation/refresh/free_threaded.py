@@ -1,22 +1,24 @@
-"""The free-threaded Pythons a build has wheels for, as ``catalog refresh torch`` reads them: the
-``cp313t``/``cp314t`` files among a build's wheels (``cp313-cp313t-manylinux_2_28_x86_64``) give
-its ``free_threaded`` range, confirmed (the files were seen), and the summary says which builds
-it wrote one for. A cpXYt wheel widens no build's ordinary Python range (:attr:`Wheel.pythons`
-leaves it out)."""
+"""The free-threaded Pythons a build has wheels for, as ``catalog refresh torch`` and ``catalog
+refresh packages`` read them: the ``cp313t``/``cp314t`` files among a build's wheels
+(``cp313-cp313t-manylinux_2_28_x86_64``) give its ``free_threaded`` range, confirmed (the files
+were seen), and the summary says which builds it wrote one for. A cpXYt wheel widens no build's
+ordinary Python range (:attr:`Wheel.pythons` leaves it out)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.curation.refresh.sources import Wheel
-from colabenv.models import Release, Variant
+from colabenv.models import PackageBuild, PackageRelease, Release, Variant
 
 _FREE_THREADED_ABI = re.compile(r"cp3(\d+)t")
+_Build = TypeVar("_Build", Variant, PackageBuild)
 
 
 def free_threaded_minors(wheels: Iterable[Wheel]) -> list[int]:
@@ -26,17 +28,24 @@ def free_threaded_minors(wheels: Iterable[Wheel]) -> list[int]:
     )
 
 
-def with_free_threaded(variant: Variant, wheels: Sequence[Wheel]) -> Variant:
-    """``variant`` with ``free_threaded`` the range of its wheels' cpXYt files (``>=3.13,<3.15``);
-    as it was where it has none."""
+def free_threaded_range(wheels: Iterable[Wheel]) -> SpecifierSet | None:
+    """The range of ``wheels``' cpXYt files (``>=3.13,<3.15``); None where there are none."""
     minors = free_threaded_minors(wheels)
-    if not minors:
-        return variant
-    return dataclasses.replace(
-        variant,
-        free_threaded=SpecifierSet(f">=3.{minors[0]},<3.{minors[-1] + 1}"),
-        free_threaded_unconfirmed=None,
-    )
+    return SpecifierSet(f">=3.{minors[0]},<3.{minors[-1] + 1}") if minors else None
+
+
+def with_free_threaded(build: _Build, wheels: Sequence[Wheel]) -> _Build:
+    """``build`` (a framework's variant, a CUDA package's build) with ``free_threaded`` the
+    range of its wheels' cpXYt files (``>=3.13,<3.15``); as it was where it has none."""
+    ranged = free_threaded_range(wheels)
+    if ranged is None:
+        return build
+    return dataclasses.replace(build, free_threaded=ranged, free_threaded_unconfirmed=None)
+
+
+def free_threaded_pythons(ranged: SpecifierSet) -> str:
+    """``3.13t, 3.14t``: the free-threaded Pythons ``ranged`` admits."""
+    return ", ".join(f"3.{m}t" for m in range(3, 40) if ranged.contains(f"3.{m}"))
 
 
 def free_threaded_said(
@@ -55,6 +64,22 @@ def free_threaded_said(
             written = release.version in new_releases or (release.version, name) in new_builds
             if variant.free_threaded is None or not written:
                 continue
-            pythons = [f"3.{m}t" for m in range(3, 40) if variant.free_threaded.contains(f"3.{m}")]
-            said.append(f"{release.version} {name} {', '.join(pythons)}")
+            said.append(f"{release.version} {name} {free_threaded_pythons(variant.free_threaded)}")
+    return _seen(said)
+
+
+def packages_free_threaded_said(written: Iterable[PackageRelease]) -> str:
+    """``; free-threaded wheels seen for 1 build(s) (cupy 99.0.0 cuda13x 3.13t, 3.14t)`` for the
+    CUDA package builds written (new releases, new builds of releases the file has) that have
+    some; empty where none has."""
+    said = [
+        f"{release.package} {release.version} {build.name} {free_threaded_pythons(build.free_threaded)}"
+        for release in written
+        for build in release.builds
+        if build.free_threaded is not None
+    ]
+    return _seen(said)
+
+
+def _seen(said: Sequence[str]) -> str:
     return f"; free-threaded wheels seen for {len(said)} build(s) ({'; '.join(said)})" if said else ""

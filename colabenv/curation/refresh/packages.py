@@ -29,20 +29,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.curation.refresh import sources
-from colabenv.curation.refresh.find_links import (
-    by_local_tag,
-    find_links_pages,
-    guessed_pages,
-    page_cuda,
-    page_torch,
-)
+from colabenv.curation.refresh.find_links import by_local_tag, find_links_pages, guessed_pages
+from colabenv.curation.refresh.package_builds import Found, derive_build, index_template
+from colabenv.curation.refresh.package_platforms import aarch64_said, compare_free_threaded, rocm_said
 from colabenv.curation.refresh.package_pythons import PythonRange, compare_pythons
 from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
@@ -51,22 +46,16 @@ from colabenv.curation.refresh.sources import (
     Wheel,
     by_version,
     cuda_of_tag,
-    nvidia_pins,
     preferred,
     requirements_of,
     stamp,
 )
 from colabenv.curation.refresh.writer import coverage_difference, pins_differ
 from colabenv.errors import IndexUnavailableError
-from colabenv.models import Arch, CudaPackage, PackageBuild, PackageRelease, Source
+from colabenv.models import CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frameworks import CUDA_PACKAGES, PACKAGE_MAJORS, package_of
 from colabenv.models.frozen import model, record
 
-if TYPE_CHECKING:
-    from colabenv.curation.archs import LibraryArchs
-
-_LIBRARY_CUDA = re.compile(r"cuda(\d{2})(\d)(?!\d)")
-"""``libbitsandbytes_cuda128.so`` -> CUDA 12.8 (a library of a wheel that carries one per CUDA)."""
 _CUDA_SOURCE = re.compile(r"cuda: ([^;]+)")
 """Where a derived build's CUDA came from, as its source says (``the local tag +cu128``)."""
 
@@ -93,67 +82,6 @@ def _distributions(name: str) -> tuple[tuple[str, int | None], ...]:
     return tuple((pattern.format(major=major), major) for major in PACKAGE_MAJORS)
 
 
-def _torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
-    """The torch range a wheel's METADATA requires (None: none; ``*``: any torch)."""
-    for requirement in requirements_of(reader.metadata(wheel)):
-        if canonicalize_name(requirement.name) == "torch":
-            return requirement.specifier
-    return None
-
-
-def _builds_like(
-    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None
-) -> list[tuple[PackageRelease, PackageBuild]]:
-    """The file's builds of ``distribution`` with the same local tag on the same index as a
-    build of ``version``, newest release first; an index named per release
-    (``wheels.vllm.ai/0.31.0/cu129``) is the same index in another release
-    (``wheels.vllm.ai/0.32.0/cu129``)."""
-    where = _index_template(index_url, version)
-    return sorted(
-        (
-            (release, build)
-            for release in package.releases
-            for build in release.builds
-            if build.distribution == canonicalize_name(distribution)
-            and build.local_tag == tag
-            and _index_template(build.index_url, release.version) == where
-        ),
-        key=lambda pair: pair[0].version,
-        reverse=True,
-    )
-
-
-def _previous_build(
-    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None = None
-) -> PackageBuild | None:
-    """The build like this one in ``version`` where the file has it (to compare with), else in
-    the newest older release (to carry facts from)."""
-    return next(
-        (b for r, b in _builds_like(package, version, distribution, tag, index_url) if r.version <= version),
-        None,
-    )
-
-
-def _nearest_build(
-    package: CudaPackage, version: Version, distribution: str, tag: str | None, index_url: str | None
-) -> PackageBuild | None:
-    """For a release older than any the file has: the build like this one in its oldest
-    release, whose name a new build is named after (cuDF 26.2.0's ``cuda12`` as 26.2.1's)."""
-    like = _builds_like(package, version, distribution, tag, index_url)
-    return like[-1][1] if like else None
-
-
-def _index_template(index_url: str | None, version: Version) -> str | None:
-    """``index_url`` with the release's version as a path segment written ``{version}``
-    (``https://wheels.vllm.ai/{version}/cu129``); the URL itself where it names none."""
-    if index_url is None:
-        return None
-    path, segment = index_url.rstrip("/") + "/", f"/{version}/"
-    if segment not in path:
-        return index_url
-    return path.replace(segment, "/{version}/", 1).rstrip("/")
-
-
 def _other_indexes(package: CudaPackage, distribution: str) -> tuple[str, ...]:
     """The indexes besides the default and the PyTorch index that the file's builds of
     ``distribution`` name (Microsoft's onnxruntime-cuda-12 feed), one named per release as a
@@ -166,187 +94,9 @@ def _other_indexes(package: CudaPackage, distribution: str) -> tuple[str, ...]:
             if b.distribution == canonicalize_name(distribution)
             and b.index_url is not None
             and not b.index_url.startswith(PYTORCH_INDEX + "/")
-            and (template := _index_template(b.index_url, r.version)) is not None
+            and (template := index_template(b.index_url, r.version)) is not None
         )
     )
-
-
-def _build(
-    reader: IndexReader, package: CudaPackage, version: Version, found: _Found, notes: list[str]
-) -> list[PackageBuild]:
-    """The build ``found`` is (one release of its distribution in one place), or one build per
-    library where the wheel carries one library per CUDA; empty: left out (in ``notes``)."""
-    wheel = preferred(found.wheels)
-    tag = wheel.version.local
-    metadata = reader.metadata(wheel)
-    pins = nvidia_pins(requirements_of(metadata))
-    native = _native_wheel(reader, wheel, found.distribution, metadata, notes)
-    if native is not None:
-        pins = tuple(dict.fromkeys((*pins, *nvidia_pins(requirements_of(reader.metadata(native))))))
-    previous = _previous_build(package, version, found.distribution, tag, found.index_url)
-    stated = _build_cuda(reader, found, previous, pins)
-    if stated is None:
-        notes.append(f"{package.name} {version} {wheel.file.filename} left out: nothing states its CUDA")
-        return []
-    cuda, cuda_source = stated
-    name = _new_build_name(package, version, found, previous, cuda)
-    read_archs = _wheel_archs(reader, wheel, native)
-    archs, archs_source, unconfirmed = read_archs.archs, read_archs.source, None
-    if not archs:
-        if previous is None:
-            notes.append(
-                f"{package.name} {version} {name} left out: no arch list ({read_archs.why}; no build "
-                "before to carry it from)"
-            )
-            return []
-        archs = previous.archs
-        unconfirmed = (
-            f"{read_archs.why}; the arch list is carried over from {previous.name} of the release before"
-        )
-        archs_source = f"archs: {unconfirmed}"
-    where = _where(reader, found.index_url, found.find_links)
-    try:
-        python: SpecifierSet | None = sources.python_range(found.wheels, metadata.requires_python)
-    except sources.RefreshProblem:
-        python = None
-    torch = _torch_of(reader, wheel)
-    torch_source = ""
-    if found.find_links is not None and not torch:  # none, or any torch: the page and tag say which
-        torch, torch_source = page_torch(found.find_links, tag, previous)
-    native_source = (
-        f" and of {native.file.filename}, the wheel of its compiled code it requires" if native else ""
-    )
-    read = (
-        f"{where}: {wheel.file.filename} METADATA Requires-Dist{native_source} (markers dropped), "
-        f"Requires-Python {metadata.requires_python or 'not stated'}; {torch_source}"
-    )
-    build = PackageBuild(
-        name=name,
-        distribution=canonicalize_name(found.distribution),
-        cuda=cuda,
-        torch=torch,
-        index_url=found.index_url,
-        find_links=found.find_links,
-        local_tag=tag,
-        archs=archs,
-        requires=pins,
-        python=python,
-        source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}{_floor_source(previous)}"),
-        unconfirmed=unconfirmed,
-        min_driver=previous.min_driver if previous is not None else None,
-    )
-    return _per_library_builds(build, read_archs.libraries, read) or [build]
-
-
-def _floor_source(previous: PackageBuild | None) -> str:
-    """Where a driver floor carried over comes from (a project's documentation, no wheel)."""
-    carried = previous is not None and previous.min_driver is not None
-    return f"; min_driver: carried over from the build {previous.name} before" if previous and carried else ""
-
-
-def _build_cuda(
-    reader: IndexReader, found: _Found, previous: PackageBuild | None, pins: tuple[str, ...]
-) -> tuple[Version, str] | None:
-    """The CUDA of the build ``found`` is, and where it comes from: its local tag, else its
-    find-links page, else the nvcc its GPU code names (unless the build before is for a CUDA
-    major), else the build before's, else the distribution's major, else what ``pins`` ask for
-    at least; None where nothing states it."""
-    wheel = preferred(found.wheels)
-    tag = wheel.version.local
-    cuda = cuda_of_tag(tag) if tag else None
-    cuda_source = f"cuda: the local tag +{tag}"
-    if cuda is None and found.find_links is not None:
-        cuda, cuda_source = page_cuda(found.find_links, tag)
-    built = _built_with(reader.libraries(wheel)) if reader.options.read_archs else None
-    line = previous is not None and len(previous.cuda.release) == 1  # one wheel per CUDA major
-    if cuda is None and built is not None and not line:
-        cuda = Version(".".join(built.split(".")[:2]))
-        cuda_source = f"cuda: the nvcc its GPU code names ({built})"
-    if cuda is None and previous is not None:
-        cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
-    if cuda is None and found.major is not None:
-        cuda, cuda_source = (
-            Version(str(found.major)),
-            f"cuda: the distribution's major ({found.distribution})",
-        )
-    if cuda is None:
-        cuda = sources.cuda_of_pins(pins)
-        cuda_source = "cuda: the CUDA runtime its NVIDIA requirements ask for at least"
-    return None if cuda is None else (cuda, cuda_source)
-
-
-def _new_build_name(
-    package: CudaPackage, version: Version, found: _Found, previous: PackageBuild | None, cuda: Version
-) -> str:
-    """The name of the build ``found`` is: on a find-links page, the build's with its local tag
-    before; else its local tag, else the name it has in the file, else after the build like it
-    (:func:`_build_name`)."""
-    tag = preferred(found.wheels).version.local
-    if found.find_links is not None and previous is not None:
-        return previous.name  # the build with this local tag (flash-attn's cu12torch2.8 ...)
-    known = package.release(version)
-    same = known is not None and previous is not None and previous in known.builds
-    like = previous or _nearest_build(package, version, found.distribution, tag, found.index_url)
-    return tag or (previous.name if same and previous is not None else _build_name(like, cuda))
-
-
-@model
-class _WheelArchs:
-    """What a wheel's GPU code says (with ``--archs read``): the archs every library carries (or
-    the wheel of its compiled code's, where it has none), where they come from, why there are
-    none where there are none, and its libraries for one CUDA each (:func:`_per_cuda`)."""
-
-    archs: tuple[Arch, ...]
-    source: str
-    why: str
-    libraries: tuple[tuple[str, Version, LibraryArchs], ...] = ()
-
-
-def _wheel_archs(reader: IndexReader, wheel: Wheel, native: Wheel | None) -> _WheelArchs:
-    """The arch list ``wheel`` carries, else ``native``'s (the wheel of its compiled code); none
-    with ``--archs carry``."""
-    if not reader.options.read_archs:
-        return _WheelArchs((), "", "the wheel was not read (--archs carry)")
-    archs = reader.archs([wheel])
-    archs_source = f"archs: what every library with GPU code carries in {wheel.file.filename}"
-    why = "no library with GPU code found in the wheel"
-    libraries = _per_cuda(reader.libraries(wheel))
-    if not archs and native is not None:
-        archs = reader.archs([native])
-        archs_source = (
-            f"archs: what every library with GPU code carries in {native.file.filename}, the "
-            f"wheel of its compiled code that {wheel.file.filename} requires (it has none itself)"
-        )
-        why += f" nor in {native.file.filename}"
-    return _WheelArchs(archs, archs_source, why, libraries)
-
-
-def _per_library_builds(
-    build: PackageBuild, libraries: Sequence[tuple[str, Version, LibraryArchs]], read: str
-) -> list[PackageBuild]:
-    """``build`` as one build per library of a wheel that carries one per CUDA (each named, with
-    its CUDA and archs, by its library); empty where it carries one for all."""
-    return [
-        dataclasses.replace(
-            build,
-            name=library_name,
-            cuda=library_cuda,
-            archs=library.archs,
-            source=Source(
-                f"{read}cuda and archs: {library.path}, the wheel's library for CUDA {library_cuda} "
-                f"(it carries one per CUDA and loads the one for torch's); {stamp()}"
-            ),
-        )
-        for library_name, library_cuda, library in libraries
-    ]
-
-
-def _where(reader: IndexReader, index_url: str | None, find_links: str | None) -> str:
-    if find_links is not None:
-        return f"the find-links page {find_links}"
-    if index_url is not None and not index_url.startswith(PYTORCH_INDEX + "/"):
-        return f"the index {index_url}"
-    return "the PyTorch index" if index_url else reader.options.index_label
 
 
 def _compare(
@@ -424,28 +174,32 @@ def derive_packages(
         newest = max(r.version for r in package.releases)
         on_index = _wheels_of(run, package, newest)
         wanted = [v for v in on_index if _wanted(reader.options.releases, v, newest)]
-        for version in reversed(bounded(wanted, reader.options, run.notes, package.name)):
+        read = bounded(wanted, reader.options, run.notes, package.name)
+        for version in reversed(read):
             _derive_release(run, package, version, on_index[version])
+        distributions = [name for name, _ in _distributions(package.name)]
+        rocm = rocm_said(reader, package.name, distributions, {v: on_index[v] for v in read})
+        run.notes.extend([rocm] if rocm else [])
     return PackagesDerived(
         tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added), tuple(run.pythons)
     )
 
 
-def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[Version, list[_Found]]:
+def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[Version, list[Found]]:
     """The wheels of ``package``'s distributions by release, in each place they are: the default
     index, the PyTorch index, the other indexes and the find-links pages the file's builds name
     (and those guessed beside the pages); empty (noted) where there are none."""
     options = run.reader.options
-    on_index: dict[Version, list[_Found]] = {}
+    on_index: dict[Version, list[Found]] = {}
     pages = find_links_pages(package) if options.find_links else ()
     guessed = guessed_pages(pages, run.torch_builds)
     for distribution, major in _distributions(package.name):
         for version, wheels in by_version(run.reader.wheels(options.index, distribution)).items():
-            on_index.setdefault(version, []).append(_Found(distribution, major, tuple(wheels)))
+            on_index.setdefault(version, []).append(Found(distribution, major, tuple(wheels)))
         if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
             for tag, version, wheels in _tagged(run.reader.wheels(options.pytorch_index, distribution)):
                 on_index.setdefault(version, []).append(
-                    _Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
+                    Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
                 )
         for template in _other_indexes(package, distribution):
             versions = sorted({*on_index, *(r.version for r in package.releases)})
@@ -459,7 +213,7 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
                 for version, wheels in by_local_tag(listed):
                     if "{version}" not in template or url == template.replace("{version}", str(version)):
                         on_index.setdefault(version, []).append(
-                            _Found(distribution, major, tuple(wheels), index_url=url)
+                            Found(distribution, major, tuple(wheels), index_url=url)
                         )
         for page in (*pages, *guessed):
             try:
@@ -469,7 +223,7 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
                 continue
             for version, wheels in by_local_tag(listed):
                 on_index.setdefault(version, []).append(
-                    _Found(distribution, major, tuple(wheels), find_links=page)
+                    Found(distribution, major, tuple(wheels), find_links=page)
                 )
     if not on_index:
         run.notes.append(
@@ -481,27 +235,29 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
     return on_index
 
 
-def _derive_release(
-    run: _Derivation, package: CudaPackage, version: Version, found: Sequence[_Found]
-) -> None:
+def _derive_release(run: _Derivation, package: CudaPackage, version: Version, found: Sequence[Found]) -> None:
     """Release ``version`` of ``package`` from its wheels ``found``: where the file has it, the
     builds it lacks and where the wheels contradict it; else the new release."""
-    builds = [b for f in found for b in _build(run.reader, package, version, f, run.notes)]
+    per_place = [(f, derive_build(run.reader, package, version, f, run.notes)) for f in found]
+    builds = [b for _, place_builds in per_place for b in place_builds]
     needs = _needs(run.reader, package, version, found, run.notes)
+    aarch64 = [aarch64_said(run.reader, package.name, version, f, b) for f, b in per_place]
     known = package.release(version)
     if known is None:
         _new_release(run, package, version, builds, needs)
+        run.notes.extend(line for line in aarch64 if line)
         return
     differing, confirmed = _compare(package, known, builds)
+    free_threaded_differing, free_threaded_confirmed = compare_free_threaded(known, builds)
     if builds and known.needs != needs:
         differing.append(
             f"{package.name} {version}: packages: the catalog has [{_needs_text(known.needs)}], "
             f"the wheels require [{_needs_text(needs)}]"
         )
     python_differing, run_pythons = compare_pythons(known, builds)
-    run.contradictions.extend([*differing, *python_differing])
+    run.contradictions.extend([*differing, *python_differing, *free_threaded_differing])
     run.pythons.extend(run_pythons)
-    run.notes.extend(confirmed)
+    run.notes.extend([*confirmed, *free_threaded_confirmed, *(line for line in aarch64 if line)])
     new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
     if new:
         run.added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
@@ -580,18 +336,6 @@ def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
     return [(tag, version, found[(tag, version)]) for tag, version in sorted(found)]
 
 
-@model
-class _Found:
-    """Wheels of one release of ``distribution`` in one place: the default index, a PyTorch
-    index folder (``index_url``) or a find-links page (``find_links``)."""
-
-    distribution: str
-    major: int | None
-    wheels: tuple[Wheel, ...]
-    index_url: str | None = None
-    find_links: str | None = None
-
-
 def _without_python(build: PackageBuild) -> PackageBuild:
     """``build`` whose Python range is its release's (not written twice)."""
     return dataclasses.replace(build, python=None)
@@ -608,52 +352,8 @@ def _trimmed(build: PackageBuild, python: SpecifierSet) -> PackageBuild:
     return _without_python(build) if build.python == python else build
 
 
-def _per_cuda(libraries: Sequence[LibraryArchs]) -> tuple[tuple[str, Version, LibraryArchs], ...]:
-    """The libraries of a wheel that carries one per CUDA (bitsandbytes'
-    ``libbitsandbytes_cuda128.so``): (build name ``cuda128``, CUDA 12.8, library); empty unless
-    there are two or more, each with another CUDA in its file name."""
-    found = []
-    for library in libraries:
-        named = _LIBRARY_CUDA.search(library.path.rsplit("/", 1)[-1])
-        if named is None:
-            return ()
-        found.append(
-            (f"cuda{named.group(1)}{named.group(2)}", Version(f"{named.group(1)}.{named.group(2)}"), library)
-        )
-    if len(found) < 2 or len({cuda for _, cuda, _ in found}) != len(found):
-        return ()
-    return tuple(sorted(found, key=lambda item: item[1]))
-
-
-def _native_wheel(
-    reader: IndexReader, wheel: Wheel, distribution: str, metadata: sources.Metadata, notes: list[str]
-) -> Wheel | None:
-    """The wheel of the compiled code ``wheel`` requires where it is a distribution of its own
-    named ``lib`` + its name (cuDF's ``libcudf-cu12``, pinned ``==26.8.*``), read from the same
-    index: the newest release the requirement allows; None where it requires none."""
-    wanted = canonicalize_name(f"lib{distribution}")
-    for requirement in requirements_of(metadata):
-        if canonicalize_name(requirement.name) != wanted:
-            continue
-        try:
-            listed = reader.wheels(wheel.index, wanted)
-        except IndexUnavailableError as problem:
-            notes.append(f"{distribution}: {wanted} was not read ({problem})")
-            return None
-        fitting = {
-            version: found
-            for version, found in by_version(listed).items()
-            if requirement.specifier.contains(version, prereleases=True)
-        }
-        if not fitting:
-            notes.append(f"{wheel.file.filename}: no {wanted} wheel the requirement {requirement} allows")
-            return None
-        return preferred(fitting[max(fitting)])
-    return None
-
-
 def _needs(
-    reader: IndexReader, package: CudaPackage, version: Version, found: Sequence[_Found], notes: list[str]
+    reader: IndexReader, package: CudaPackage, version: Version, found: Sequence[Found], notes: list[str]
 ) -> tuple[tuple[NormalizedName, SpecifierSet], ...]:
     """The other known CUDA packages the release's wheels require (cuML's ``cudf-cu12==26.8.*``:
     cudf ==26.8.*), by package name; where its wheels differ, the first's, with a note."""
@@ -674,27 +374,3 @@ def _needs(
 
 def _needs_text(needs: Sequence[tuple[NormalizedName, SpecifierSet]]) -> str:
     return ", ".join(f"{name}{spec}" for name, spec in needs) or "none"
-
-
-def _built_with(libraries: Sequence[LibraryArchs]) -> str | None:
-    """The newest toolkit nvcc names in the GPU code of the wheel's libraries (``12.9.86``),
-    None where none names one (compressed fat binaries)."""
-    found = {text for library in libraries for text in library.nvcc}
-    return max(found, key=Version, default=None)
-
-
-def _build_name(previous: PackageBuild | None, cuda: Version) -> str:
-    """A build without a local tag: named as the build before where their CUDA is the same,
-    else after it with this CUDA's digits (``cu130`` before, CUDA 12.9: ``cu129``; a name for
-    a CUDA major, ``cuda13``, stays one: ``cuda13`` for 13.1), else ``cuXY`` (``cu12`` for a
-    major alone)."""
-    digits = "".join(str(part) for part in cuda.release[:2])
-    if previous is None:
-        return f"cu{digits}"
-    if previous.cuda == cuda or (previous.cuda.major == cuda.major and len(previous.cuda.release) == 1):
-        return previous.name
-    number = re.search(r"\d+", previous.name)
-    if number is None:
-        return f"cu{digits}"
-    new = str(cuda.major) if number.group() == str(previous.cuda.major) else digits
-    return previous.name[: number.start()] + new + previous.name[number.end() :]

@@ -117,7 +117,7 @@ def refresh_framework(
     return Refreshed(
         start=base / name,
         changes=tuple(changes),
-        notes=(*outcome.notes, *reader.variants.notes()),
+        notes=(*outcome.notes, *reader.variants.notes(), *reader.unreadable.notes()),
         contradictions=outcome.contradictions,
         summary=_summary(outcome, base / name)
         + _toolkits_added(derived.toolkits)
@@ -231,6 +231,7 @@ def refresh_packages(
     builds the indexes have of releases it has."""
     from colabenv.catalog.load import read_overlay_file
     from colabenv.catalog.packages import PACKAGES_FILE
+    from colabenv.curation.refresh.free_threaded import packages_free_threaded_said
     from colabenv.curation.refresh.package_pythons import python_written
     from colabenv.curation.refresh.packages import derive_packages
     from colabenv.curation.refresh.sources import IndexReader
@@ -262,11 +263,17 @@ def refresh_packages(
             else ""
         )
         + f"{len(derived.contradictions)} contradiction(s) reported (starting from {printable(path)})"
+        + packages_free_threaded_said([*derived.releases, *derived.builds])
     )
     return Refreshed(
         start=path,
         changes=(FileChange(PACKAGES_FILE, start_text, text),),
-        notes=(*derived.notes, *(r.said for r in derived.pythons), *reader.variants.notes()),
+        notes=(
+            *derived.notes,
+            *(r.said for r in derived.pythons),
+            *reader.variants.notes(),
+            *reader.unreadable.notes(),
+        ),
         contradictions=derived.contradictions,
         summary=summary,
     )

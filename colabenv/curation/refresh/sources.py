@@ -41,15 +41,12 @@ from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import (
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_wheel_filename,
-)
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from colabenv._util.pep508 import NVIDIA_PREFIXES
 from colabenv.curation.refresh.selection import DEFAULT_RELEASES
+from colabenv.curation.refresh.unreadable_files import UnreadableFiles
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
 from colabenv.lock.wheel_tags import VariantFiles
@@ -193,6 +190,7 @@ class IndexReader:
         self._members: dict[tuple[str, str], bytes | None] = {}
         self._archs: dict[str, WheelArchs] = {}
         self.variants = VariantFiles()  # what _wheels_of leaves aside, for a note
+        self.unreadable = UnreadableFiles()  # names _wheels_of cannot read, for a note
 
     def wheels(
         self, index: str, project: str, *, required: bool = False, platform: str = "linux_x86_64"
@@ -210,8 +208,10 @@ class IndexReader:
             self._pages[key] = files or ()
         return self._wheels_of(index, self._pages[key], project, platform)
 
-    def page_wheels(self, page: str, project: str, *, guessed: bool = False) -> list[Wheel]:
-        """The Linux x86_64 (or pure) wheels of ``project`` that a find-links page links to
+    def page_wheels(
+        self, page: str, project: str, *, guessed: bool = False, platform: str = "linux_x86_64"
+    ) -> list[Wheel]:
+        """The ``platform`` (or pure) wheels of ``project`` that a find-links page links to
         (a flat list of links: ``data.pyg.org/whl/torch-2.8.0+cu126.html``, a release's asset
         page), final releases only; the page is read once, from the mirror where one is set.
         A ``guessed`` page the server does not have has no wheels (not an error)."""
@@ -221,7 +221,7 @@ class IndexReader:
             self.progress(f"reading the find-links page {page}")
             found = self.client.page_files_if_any(read) if guessed else self.client.page_files(read)
             self._pages[key] = found or ()
-        return self._wheels_of(read, self._pages[key], project)
+        return self._wheels_of(read, self._pages[key], project, platform)
 
     def _wheels_of(
         self, index: str, files: Iterable[IndexFile], project: str, platform: str = "linux_x86_64"
@@ -234,7 +234,8 @@ class IndexReader:
                 continue
             try:
                 name, version, _, tags = parse_wheel_filename(file.filename)
-            except (InvalidWheelFilename, InvalidVersion, ValueError):
+            except (InvalidWheelFilename, InvalidVersion, ValueError) as problem:
+                self.unreadable.took(file.url, problem)
                 continue
             if name != canonicalize_name(project) or version.is_prerelease or version.is_devrelease:
                 continue

@@ -128,6 +128,9 @@ def release_block(release: Release, follows_default: bool, named: Mapping[str, t
     ]
     if release.default_variant is not None:
         lines.append(f"default_variant = {quoted(release.default_variant)}")
+    if release.platform_defaults:
+        entries = ", ".join(f"{platform} = {quoted(name)}" for platform, name in release.platform_defaults)
+        lines.append(f"platform_defaults = {{ {entries} }}")
     if release.companions:
         entries = ", ".join(_companion_entry(c, follows_default) for c in release.companions)
         lines.append(f"companions = {{ {entries} }}")
@@ -410,6 +413,7 @@ def compare(
             f"{where}: default_variant: the catalog has {old.default_variant}, the index "
             f"says {new.default_variant}"
         )
+    found.extend(_platform_defaults_differ(old, new))
     for companion in new.companions:
         had = old.companion(companion.name)
         if had is not None and had.version > companion.version:  # a newer one is written
@@ -451,6 +455,18 @@ def compare(
     if gone and (old.framework is not Framework.TORCH or variant_index_read):
         found.append(f"{where}: the catalog lists {', '.join(gone)}, which the index does not have")
     return found, confirmed
+
+
+def _platform_defaults_differ(old: Release, new: Release) -> list[str]:
+    """Where the build the default index serves as the plain wheel of a platform is not the one
+    the catalog's ``platform_defaults`` names (or it names none)."""
+    had = dict(old.platform_defaults)
+    return [
+        f"{old.framework} {old.version}: platform_defaults.{platform}: the catalog has "
+        f"{had.get(platform, 'none')}, the index's plain {platform} wheel is {name}"
+        for platform, name in new.platform_defaults
+        if had.get(platform) != name
+    ]
 
 
 def _compare_read(label: str, had: Variant, read: Variant, found: list[str], confirmed: list[str]) -> None:

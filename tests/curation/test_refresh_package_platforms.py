@@ -1,0 +1,125 @@
+"""``colabenv catalog refresh packages`` beyond x86-64 CUDA wheels, against stand-in wheels on
+127.0.0.1 (tests/support/refresh_package_platform_standins.py): the free-threaded Pythons a
+build's ``cp3XYt`` files serve (written for a new release, compared for a known one), the
+releases with ``manylinux_*_aarch64`` files (proposed for linux_aarch64 in a note), the ROCm
+builds on the pages read (one line per package), and a malformed wheel file name (one line
+with its URL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from colabenv.catalog.load import parse_document
+from colabenv.catalog.packages import cuda_packages
+from colabenv.errors import CatalogOverlayError
+from colabenv.models import CudaPackage
+from tests.support.fixtures import Runner
+from tests.support.index import LocalIndex
+from tests.support.refresh_package_platform_standins import build_package_platform_indexes
+
+
+@pytest.fixture(scope="module")
+def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("refresh-package-platforms")
+    build_package_platform_indexes(root)
+    return root
+
+
+@pytest.fixture
+def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> Iterator[tuple[Path, str, str, int]]:
+    out = tmp_path / "team-catalog"
+    out.mkdir()
+    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
+        done = runner(
+            "catalog",
+            "refresh",
+            "packages",
+            "--index",
+            default.url,
+            "--pytorch-index",
+            pytorch.url,
+            "--archs",
+            "carry",
+            "--catalog",
+            standins / "base",
+            "-o",
+            out,
+            timeout=300,
+        )
+        stderr = done.stderr.replace(default.base_url, "DEFAULT").replace(pytorch.base_url, "PYTORCH")
+        yield out / "cuda_packages.toml", done.stdout, stderr, done.returncode
+
+
+def _packages(path: Path) -> dict[str, CudaPackage]:
+    doc = parse_document(path, path.read_bytes(), CatalogOverlayError)
+    return {str(p.name): p for p in cuda_packages(doc, str(path))}
+
+
+def test_a_new_builds_free_threaded_files_are_written(refreshed: tuple[Path, str, str, int]) -> None:
+    path, stdout, stderr, code = refreshed
+    assert code == 1, stderr
+    new = _packages(path)["cupy"].release(Version("99.0.0"))
+    assert new is not None
+    build = new.build("cu12")
+    assert build is not None and build.free_threaded == SpecifierSet(">=3.13,<3.15")
+    assert build.free_threaded_unconfirmed is None, "the files were seen"
+    assert new.python == SpecifierSet(">=3.12,<3.13"), "a cp3XYt file widens no Python range"
+    assert 'free_threaded = ">=3.13,<3.15"' in path.read_text(encoding="utf-8")
+    said = "; free-threaded wheels seen for 1 build(s) (cupy 99.0.0 cu12 3.13t, 3.14t)"
+    assert stdout.rstrip().endswith(said)
+
+
+def test_a_known_builds_free_threaded_key_is_held_to_its_files(refreshed: tuple[Path, str, str, int]) -> None:
+    path, _stdout, stderr, _code = refreshed
+    assert (
+        "colabenv: contradiction: xformers 0.0.98 cu128: free_threaded: the catalog has none, the "
+        "index has cp3XYt files for >=3.14,<3.15 (the catalog's entry is kept)" in stderr
+    )
+    assert (
+        "colabenv: note: cupy 98.0.0 cu12: its cp3XYt files confirm free_threaded "
+        "(free_threaded_unconfirmed can go)" in stderr
+    )
+    assert "xformers 0.0.98 cu126: free_threaded" not in stderr, "no t file, none in the catalog"
+    kept = _packages(path)["xformers"].release(Version("0.0.98"))
+    build = kept.build("cu128") if kept is not None else None
+    assert build is not None and build.free_threaded is None, "reported, not written"
+
+
+def test_aarch64_files_are_proposed_as_the_builds_platforms(refreshed: tuple[Path, str, str, int]) -> None:
+    path, _stdout, stderr, _code = refreshed
+    assert (
+        "colabenv: note: cupy 99.0.0 cu12: 1 linux_aarch64 file(s) on the index DEFAULT/simple/ "
+        "(manylinux_2_28_aarch64; cupy_cuda12x-99.0.0-cp312-cp312-manylinux_2_28_aarch64.whl): "
+        "proposed platforms linux_x86_64, linux_aarch64 (cuda_packages.toml lists package builds "
+        "for linux_x86_64 only: not written)" in stderr
+    )
+    assert "cupy 98.0.0 cu12: 1 linux_aarch64" not in stderr
+    assert "xformers 0.0.98 cu128: 1 linux" not in stderr
+    assert "aarch64" not in path.read_text(encoding="utf-8")
+
+
+def test_rocm_builds_are_said_one_line_per_package(refreshed: tuple[Path, str, str, int]) -> None:
+    _path, _stdout, stderr, _code = refreshed
+    lines = stderr.splitlines()
+    assert [line for line in lines if "ROCm" in line] == [
+        "colabenv: note: cupy: no ROCm build of the releases read (98.0.0, 99.0.0): no +rocmX.Y "
+        "wheel of cupy-cuda11x, cupy-cuda12x, cupy-cuda13x on the indexes and pages read",
+        "colabenv: note: xformers: ROCm builds on the indexes read: 0.0.98 rocm6.4 "
+        "(xformers-0.0.98+rocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl) (cuda_packages.toml "
+        "lists CUDA builds only: not written)",
+    ]
+
+
+def test_a_malformed_wheel_file_name_is_one_line_with_its_url(refreshed: tuple[Path, str, str, int]) -> None:
+    _path, _stdout, stderr, _code = refreshed
+    assert "Traceback" not in stderr
+    bad = "DEFAULT/files/cupy_cuda12x-99.0.0-cp312-manylinux_2_28_aarch64.whl"
+    assert [line for line in stderr.splitlines() if bad in line] == [
+        f"colabenv: note: {bad}: not a wheel file name that can be read (Invalid wheel filename "
+        "(wrong number of parts): 'cupy_cuda12x-99.0.0-cp312-manylinux_2_28_aarch64'); left aside"
+    ]
