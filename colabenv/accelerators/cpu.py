@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, DriverFields, OwnBuilds, Traits
-from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Target, Variant
+from colabenv.accelerators.base import (
+    NO_DEVICE_CHECKS,
+    NOT_ASKED,
+    ChosenBuild,
+    DeviceChecks,
+    DeviceSmoke,
+    DriverFields,
+    OwnBuilds,
+    Traits,
+    VerifyChecks,
+)
+from colabenv.models import Accelerator, Catalog, FrameworkChoice, FrameworkRequest, Profile, Target, Variant
 
 
 class Cpu(OwnBuilds, DriverFields):
@@ -41,6 +51,12 @@ class Cpu(OwnBuilds, DriverFields):
 
     def lacks(self, target: Target) -> str:
         return "no GPU"
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """Nothing: the CPU builds need no driver."""
+        return NO_DEVICE_CHECKS
+
+    verify_checks = VerifyChecks(DeviceSmoke.CPU)
 
 
 NO_GPU_REQUIRED = "the profile requires a GPU (verify.require_gpu) but the target has none"

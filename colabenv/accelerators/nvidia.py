@@ -9,7 +9,17 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, ChosenBuild, ClusterGpus, DriverFields, OwnBuilds, Traits
+from colabenv.accelerators.base import (
+    NOT_ASKED,
+    ChosenBuild,
+    ClusterGpus,
+    DeviceChecks,
+    DeviceSmoke,
+    DriverFields,
+    OwnBuilds,
+    Traits,
+    VerifyChecks,
+)
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -21,6 +31,7 @@ from colabenv.catalog.components import bounds, pulled_in
 from colabenv.models import (
     Accelerator,
     Catalog,
+    FrameworkChoice,
     FrameworkRequest,
     Profile,
     Target,
@@ -124,6 +135,13 @@ class Nvidia(OwnBuilds, DriverFields):
 
     def lacks(self, target: Target) -> str:
         return ""
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """The driver floor of the CUDA builds chosen (the highest of their CUDA majors' floors
+        and the CUDA packages' own, as the resolution or the lock records it)."""
+        return DeviceChecks(driver=required_driver)
+
+    verify_checks = VerifyChecks(DeviceSmoke.GPU, gpus=True, cuda=True)
 
 
 def _driver_text(version: Version | None) -> str:

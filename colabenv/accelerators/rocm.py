@@ -11,16 +11,29 @@ from collections.abc import Sequence
 
 from colabenv.accelerators.base import (
     AMD_BESIDE_A_DRIVER,
+    NO_DEVICE_CHECKS,
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
     ClusterGpus,
+    DeviceChecks,
+    DeviceSmoke,
     OwnBuilds,
     RecordedDevice,
     Traits,
+    VerifyChecks,
     kind_changed,
 )
-from colabenv.models import Accelerator, Catalog, FrameworkRequest, Profile, Release, Target, Variant
+from colabenv.models import (
+    Accelerator,
+    Catalog,
+    FrameworkChoice,
+    FrameworkRequest,
+    Profile,
+    Release,
+    Target,
+    Variant,
+)
 
 
 class Rocm(OwnBuilds):
@@ -121,6 +134,21 @@ class Rocm(OwnBuilds):
             if recorded.rocm
             else {"gfx": list(recorded.gfx)}
         )
+
+    # What the script's preflight and verify check
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """The gfx every ROCm build chosen has kernels for (in the first build's order) and the
+        newest ROCm they were built with; no NVIDIA driver. Nothing without a ROCm build (a CPU
+        build named by the profile)."""
+        builds = [(choice.rocm, choice.gfx) for choice in choices if choice.rocm is not None]
+        if not builds:
+            return NO_DEVICE_CHECKS
+        gfx = tuple(g for g in builds[0][1] if all(g in kernels for _, kernels in builds))
+        newest = max(rocm for rocm, _ in builds)
+        return DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
+
+    verify_checks = VerifyChecks(DeviceSmoke.HIP)
 
 
 def _line(variant: Variant) -> tuple[int, int]:
