@@ -6,6 +6,7 @@ target is."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -18,6 +19,7 @@ from colabenv.models import (
     ComputeCapability,
     Device,
     Framework,
+    FrameworkChoice,
     FrameworkRequest,
     Gpu,
     GpuReport,
@@ -66,15 +68,14 @@ class Traits:
     keeps hardware facts): each names a capability, never a kind, so a new kind says which it
     has and the commands follow.
 
-    ``gpu``: frameworks see it as a GPU and NVML reads it: verify's GPU smoke test, the CUDA
-    packages' smoke tests, the VRAM probe and who holds each GPU, ``verify.require_gpu`` met,
+    ``gpu``: frameworks see it as a GPU and NVML reads it: ``verify.require_gpu`` met,
     ``init``'s ``require_gpu``.
-    ``cuda``: it runs CUDA builds: the NVIDIA component facts and wheels, the CUDA packages,
-    verify's ``cuda:*`` and ``components`` checks.
+    ``cuda``: it runs CUDA builds: the NVIDIA component facts and wheels, the CUDA packages.
     ``tpu_runtime``: frameworks run on it through their TPU runtime (libtpu, torch_xla): the
-    catalog's TPU builds, verify's TPU smoke test and its HBM check.
+    catalog's TPU builds.
     ``hip``: AMD GPUs through ROCm (HIP): the catalog's ROCm builds; a CUDA package with no
     ROCm build is exit 3 naming it, never left out.
+    What ``verify`` checks on the device is the kind's :class:`VerifyChecks`.
     ``docker_devices``, ``apptainer_devices``: how a container of the kind's image is handed the
     devices (the check line of a Dockerfile and an Apptainer definition).
     ``cluster_gpus``: how a Kubernetes cluster schedules the kind's GPUs (None: it has none a
@@ -211,6 +212,53 @@ NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'
 not ask for where the kind prefers its own builds. Compared by identity."""
 
 
+@model
+class DeviceChecks:
+    """What the embedded helper's preflight checks of the host's device before anything is
+    installed (its ``--driver``, ``--rocm-gfx`` and ``--rocm`` options), as a kind declares it
+    for the builds chosen: ``driver``, the NVIDIA driver the builds need (None: none checked);
+    ``gfx``, the AMD GPU architectures every ROCm build chosen has kernels for (None: no ROCm
+    build, none checked) and ``rocm``, the newest ROCm they were built with (the host's, where
+    readable, must reach it). A kind with nothing to check (the TPU, the CPU) declares
+    :data:`NO_DEVICE_CHECKS`."""
+
+    driver: str | None = None
+    gfx: tuple[str, ...] | None = None
+    rocm: str | None = None
+
+
+NO_DEVICE_CHECKS = DeviceChecks()
+"""The preflight of a device that checks nothing of it."""
+
+
+class DeviceSmoke(str, enum.Enum):
+    """The device a framework's smoke test runs on and is judged for (``verify``'s
+    ``smoke:<framework>``): the CPU alone, a GPU through CUDA, AMD GPUs through ROCm's HIP (the
+    build must be a ROCm one), or TPUs through the framework's TPU runtime (for a framework
+    installed with it; the others' run on the CPU)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+    HIP = "hip"
+    TPU = "tpu"
+
+
+@model
+class VerifyChecks:
+    """What ``verify`` checks of a kind's device, declared as data by the kind;
+    ``colabenv.verification`` maps each value to the children it starts and the checks it makes
+    (a kind sits a layer below it). ``smoke``: the device the frameworks' smoke tests run on
+    (:class:`DeviceSmoke`; its memory is the ``vram`` check's: a TPU's HBM, else NVML's GPUs);
+    ``gpus``: NVML reads the GPUs: the VRAM probe, who holds each GPU, the CUDA packages' smoke
+    tests, and a GPU the frameworks cannot see is a FAIL; ``cuda``: the ``cuda:<framework>``
+    checks judge the builds against the driver and the GPUs, and ``components`` runs. ``verify
+    --cpu`` checks none of it."""
+
+    smoke: DeviceSmoke
+    gpus: bool = False
+    cuda: bool = False
+
+
 class AcceleratorKind(Protocol):
     """One kind of accelerator: what the host has of it, the builds it offers and takes, and
     what it says of them."""
@@ -312,6 +360,19 @@ class AcceleratorKind(Protocol):
     def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
         """The kind's own entries of a PEP 751 lock's target table, beside the driver, CUDA and
         compute capabilities every lock writes (a TPU's ``tpu`` table); empty for none."""
+        ...
+
+    # What the script's preflight and ``verify`` check of the device
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """What the script's preflight checks of a device of the kind before it installs the
+        builds ``choices`` (:class:`DeviceChecks`); ``required_driver`` is the NVIDIA driver
+        floor the resolution or the lock records for them."""
+        ...
+
+    @property
+    def verify_checks(self) -> VerifyChecks:
+        """What ``verify`` checks of a device of the kind (:class:`VerifyChecks`)."""
         ...
 
 

@@ -7,18 +7,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colabenv.accelerators.base import (
+    NO_DEVICE_CHECKS,
     NOT_ASKED,
     ChosenBuild,
     Detected,
+    DeviceChecks,
+    DeviceSmoke,
     DriverFields,
     HostReadings,
     OwnBuilds,
     Traits,
+    VerifyChecks,
 )
 from colabenv.models import (
     Accelerator,
     Catalog,
     CpuTarget,
+    FrameworkChoice,
     FrameworkRequest,
     Profile,
     Target,
@@ -63,6 +68,12 @@ class Cpu(OwnBuilds, DriverFields):
 
     def lacks(self, target: Target) -> str:
         return "no GPU"
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """Nothing: the CPU builds need no driver."""
+        return NO_DEVICE_CHECKS
+
+    verify_checks = VerifyChecks(DeviceSmoke.CPU)
 
 
 NO_GPU_REQUIRED = "the profile requires a GPU (verify.require_gpu) but the target has none"

@@ -16,10 +16,13 @@ from colabenv.accelerators.base import (
     ChosenBuild,
     ClusterGpus,
     Detected,
+    DeviceChecks,
+    DeviceSmoke,
     DriverFields,
     HostReadings,
     OwnBuilds,
     Traits,
+    VerifyChecks,
 )
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
@@ -33,6 +36,7 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     ComputeCapability,
+    FrameworkChoice,
     FrameworkRequest,
     GpuReport,
     NvidiaTarget,
@@ -149,6 +153,13 @@ class Nvidia(OwnBuilds, DriverFields):
 
     def lacks(self, target: Target) -> str:
         return ""
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """The driver floor of the CUDA builds chosen (the highest of their CUDA majors' floors
+        and the CUDA packages' own, as the resolution or the lock records it)."""
+        return DeviceChecks(driver=required_driver)
+
+    verify_checks = VerifyChecks(DeviceSmoke.GPU, gpus=True, cuda=True)
 
 
 def _driver_text(version: Version | None) -> str:

@@ -12,20 +12,25 @@ from collections.abc import Sequence
 
 from colabenv.accelerators.base import (
     AMD_BESIDE_A_DRIVER,
+    NO_DEVICE_CHECKS,
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
     ClusterGpus,
     Detected,
+    DeviceChecks,
+    DeviceSmoke,
     HostReadings,
     OwnBuilds,
     RecordedDevice,
     Traits,
+    VerifyChecks,
     kind_changed,
 )
 from colabenv.models import (
     Accelerator,
     Catalog,
+    FrameworkChoice,
     FrameworkRequest,
     Profile,
     Release,
@@ -140,6 +145,21 @@ class Rocm(OwnBuilds):
             if recorded.rocm
             else {"gfx": list(recorded.gfx)}
         )
+
+    # What the script's preflight and verify check
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """The gfx every ROCm build chosen has kernels for (in the first build's order) and the
+        newest ROCm they were built with; no NVIDIA driver. Nothing without a ROCm build (a CPU
+        build named by the profile)."""
+        builds = [(choice.rocm, choice.gfx) for choice in choices if choice.rocm is not None]
+        if not builds:
+            return NO_DEVICE_CHECKS
+        gfx = tuple(g for g in builds[0][1] if all(g in kernels for _, kernels in builds))
+        newest = max(rocm for rocm, _ in builds)
+        return DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
+
+    verify_checks = VerifyChecks(DeviceSmoke.HIP)
 
 
 def _amd_gpus(wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> RocmTarget | None:

@@ -11,14 +11,18 @@ from collections.abc import Sequence
 
 from colabenv.accelerators.base import (
     GPU_DETECTION_SKIPPED,
+    NO_DEVICE_CHECKS,
     NOT_ASKED,
     TPU_BESIDE_A_DRIVER,
     ChosenBuild,
     Detected,
+    DeviceChecks,
+    DeviceSmoke,
     HostReadings,
     OwnBuilds,
     RecordedDevice,
     Traits,
+    VerifyChecks,
     kind_changed,
 )
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
@@ -30,6 +34,7 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     Framework,
+    FrameworkChoice,
     FrameworkRequest,
     InstalledSet,
     Profile,
@@ -235,6 +240,12 @@ class Tpu(OwnBuilds):
         assert tpu is not None
         parts = (("generation", tpu.generation), ("type", tpu.accelerator_type), ("chips", tpu.chips))
         return {"tpu": {key: value for key, value in parts if value is not None}}
+
+    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+        """Nothing: the TPU build's runtime is checked by verify's smoke test on the TPU."""
+        return NO_DEVICE_CHECKS
+
+    verify_checks = VerifyChecks(DeviceSmoke.TPU)
 
 
 def tpu_problem(tpu: TpuTarget) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from colabenv._util.pep508 import distribution_name, is_nvidia_wheel
+from colabenv.accelerators.base import DeviceChecks
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import ResolutionError
 from colabenv.models import PLATFORMS, Framework, LockedFramework, Profile, Resolution, Target, format_driver
@@ -79,37 +80,39 @@ class InstallGroup:
 
 @model
 class HostChecks:
-    """What the preflight checks of the host besides its Python and NVIDIA driver, each only
-    where the target needs it, so that a script for x86-64 with NVIDIA GPUs, a TPU or the CPU
-    passes none: the platform (another than x86-64), a free-threaded Python, and for the ROCm
-    builds chosen the gfx every one has kernels for (None: no ROCm build) and the newest ROCm
-    they were built with (the host's, where readable, must reach it)."""
+    """What the preflight checks of the host besides its Python, each only where the target
+    needs it: the platform (another than x86-64) and a free-threaded Python, the same for every
+    kind, and what the target's kind checks of its device for the builds chosen
+    (:meth:`~colabenv.accelerators.base.AcceleratorKind.device_checks`: NVIDIA's driver floor,
+    the ROCm builds' gfx and ROCm), so that a script for x86-64 with a TPU or the CPU passes
+    none."""
 
     platform: str | None = None
     free_threaded: bool = False
-    gfx: tuple[str, ...] | None = None
-    rocm: str | None = None
+    device: DeviceChecks = DeviceChecks()
 
     @property
     def arguments(self) -> str:
-        """The helper's preflight options, each value one quoted word (none: "")."""
+        """The helper's preflight options after ``--driver``, each value one quoted word (none:
+        "")."""
         words = ""
         if self.free_threaded:
             words += " --free-threaded yes"
         if self.platform is not None:
             words += f" --platform {q(self.platform)}"
-        if self.gfx is not None:
-            listed = q(",".join(self.gfx))
+        gfx, rocm = self.device.gfx, self.device.rocm
+        if gfx is not None:
+            listed = q(",".join(gfx))
             if not listed.startswith("'"):  # quoted: shellcheck reads a comma in an array as a typo
                 listed = f"'{listed}'"
             words += f" --rocm-gfx {listed}"
-            words += f" --rocm {q(self.rocm)}" if self.rocm is not None else ""
+            words += f" --rocm {q(rocm)}" if rocm is not None else ""
         return words
 
     @property
     def wrong_host(self) -> bool:
         """Whether the preflight may refuse the platform or the AMD GPUs (its exit 4)."""
-        return self.platform is not None or self.gfx is not None
+        return self.platform is not None or self.device.gfx is not None
 
 
 @model
@@ -127,7 +130,6 @@ class InstallPlan:
     described: tuple[str, ...]
     """The header's lines between the profile and the apt packages: the target, what is installed."""
     python: str
-    required_driver: str | None
     host_checks: HostChecks
     remedy: str
     """What to do when the host is not the one planned for."""
@@ -144,6 +146,11 @@ class InstallPlan:
     lock: LockInput | None = None
     wheelhouse: bool = False
     """Whether the script embeds the wheelhouse program (issue 26)."""
+
+    @property
+    def required_driver(self) -> str | None:
+        """The NVIDIA driver the preflight requires (None: none), as the target's kind checks it."""
+        return self.host_checks.device.driver
 
     @property
     def lock_name(self) -> str | None:
@@ -175,18 +182,15 @@ def install_plan(
     return plan
 
 
-def host_checks(resolution: Resolution, platform: str) -> HostChecks:
-    """The host checks of a plan for ``resolution``'s target on ``platform``."""
-    builds = [c for c in resolution.choices if c.rocm is not None]
-    gfx = None
-    if builds:
-        gfx = tuple(g for g in builds[0].gfx if all(g in build.gfx for build in builds))
-    newest = max((c.rocm for c in builds if c.rocm is not None), default=None)
+def host_checks(resolution: Resolution, platform: str, required_driver: str | None) -> HostChecks:
+    """The host checks of a plan for ``resolution``'s target on ``platform``: the device's are
+    its kind's, for the builds chosen and the driver floor ``required_driver`` the resolution or
+    the lock records."""
+    target = resolution.target
     return HostChecks(
         platform=platform if platform != PLATFORMS[0] else None,
-        free_threaded=resolution.target.free_threaded,
-        gfx=gfx,
-        rocm=f"{newest.major}.{newest.minor}" if newest is not None else None,
+        free_threaded=target.free_threaded,
+        device=accelerator_of(target).device_checks(resolution.choices, required_driver),
     )
 
 
@@ -209,14 +213,14 @@ def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
 
 def _resolution_plan(resolution: Resolution, profile: Profile, colabenv_version: str) -> InstallPlan:
     required = format_driver(resolution.required_driver) if resolution.required_driver else None
+    checks = host_checks(resolution, resolution.target.platform, required)
     return InstallPlan(
         resolution=resolution,
         profile=profile,
         colabenv_version=colabenv_version,
-        described=tuple(_resolution_described(resolution)),
+        described=tuple(_resolution_described(resolution, checks.device.driver)),
         python=resolution.target.python_minor,
-        required_driver=required,
-        host_checks=host_checks(resolution, resolution.target.platform),
+        host_checks=checks,
         remedy="re-render the script here",
         driver_remedy="re-render on this host, or with --cpu for a CPU-only runtime",
         stale_remedy=None,
@@ -233,16 +237,15 @@ def _locked_plan(
     resolution: Resolution, profile: Profile, colabenv_version: str, lock: LockInput
 ) -> InstallPlan:
     again = "make a new lock for this host (colabenv lock), then render with it"
+    platform = lock.target.platform if lock.target else resolution.target.platform
+    checks = host_checks(resolution, platform, lock.required_driver)
     return InstallPlan(
         resolution=resolution,
         profile=profile,
         colabenv_version=colabenv_version,
-        described=tuple(_lock_described(resolution, lock)),
+        described=tuple(_lock_described(resolution, lock, checks.device.driver)),
         python=lock.python or resolution.target.python_minor,
-        required_driver=lock.required_driver,
-        host_checks=host_checks(
-            resolution, lock.target.platform if lock.target else resolution.target.platform
-        ),
+        host_checks=checks,
         remedy=again,
         driver_remedy=again,
         stale_remedy=again,
@@ -270,10 +273,10 @@ def _lock_target_line(target: LockTarget) -> str:
     return f"{accelerator_of(device).describe(device)}, Python {target.python}, {target.platform}"
 
 
-def _resolution_described(resolution: Resolution) -> Iterator[str]:
+def _resolution_described(resolution: Resolution, required_driver: str | None) -> Iterator[str]:
     yield f"target: {target_line(resolution)}"
-    if resolution.required_driver is not None:
-        yield f"needs NVIDIA driver >= {format_driver(resolution.required_driver)}"
+    if required_driver is not None:
+        yield f"needs NVIDIA driver >= {required_driver}"
     yield "resolution:"
     for choice in resolution.choices:
         status = "installed" if choice.installed else "to install"
@@ -307,12 +310,12 @@ def installed_target_line(plan: InstallPlan) -> str:
     )
 
 
-def _lock_described(resolution: Resolution, lock: LockInput) -> Iterator[str]:
+def _lock_described(resolution: Resolution, lock: LockInput, required_driver: str | None) -> Iterator[str]:
     yield f"installs exactly the lockfile {lock.name}"
     shown = _lock_target_line(lock.target) if lock.target else target_line(resolution)
     yield f"target (the lock's): {shown}"
-    if lock.required_driver:
-        yield f"needs NVIDIA driver >= {lock.required_driver}"
+    if required_driver:
+        yield f"needs NVIDIA driver >= {required_driver}"
     yield "locked:"
     for item in lock.frameworks:
         yield f"  {item.framework} {item.version} {item.variant}"

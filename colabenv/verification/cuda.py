@@ -29,7 +29,7 @@ def check_cuda(
     if build is None:
         return Check(name, Status.FAIL, f"{framework.value} is not installed")
     built = f"{build.label} built for CUDA {build.cuda}" if build.cuda else f"{build.label} (CPU)"
-    if not accelerator_of(target).traits.cuda:
+    if not accelerator_of(target).verify_checks.cuda:
         if require_gpu:
             return Check(name, Status.FAIL, f"the profile requires a GPU and none was found; {built}")
         return Check(name, Status.SKIP, f"no GPU on this host; {built}")

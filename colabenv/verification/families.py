@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
-from colabenv.accelerators.registry import accelerator_of
+from colabenv.accelerators.base import DeviceSmoke, VerifyChecks
 from colabenv.host.gpu_holders import gpu_holders
 from colabenv.host.memory import host_memory
 from colabenv.host.started import process_started_at, restarted_process
@@ -25,8 +25,11 @@ from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import record
 from colabenv.script.marker import marker_path
 from colabenv.verification.children import (
+    GPU_SMOKE,
     PROBE_SEARCH_S,
+    TPU_SMOKE,
     ChildRun,
+    SmokeDevice,
     check_hbm,
     check_smoke,
     check_tpu_smoke,
@@ -43,7 +46,7 @@ from colabenv.verification.occupancy import with_host_facts
 from colabenv.verification.packages import PackageRun, PackageSmoke, check_package, skipped
 from colabenv.verification.report import Check, Status
 from colabenv.verification.restart import check_env, check_env_of, check_marker, marker_fit
-from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
+from colabenv.verification.rocm import ROCM_SMOKE, check_free_threading, check_rocm_smoke
 from colabenv.verification.storage import IoRun, check_io
 
 if TYPE_CHECKING:
@@ -67,10 +70,10 @@ class VerifyContext:
 
     ``limit``: each child's timeout; ``probe_limit``: how long the VRAM probe waits for the smoke
     children; ``own_python``: the verified interpreter is the one running colabenv; ``cpu``:
-    ``verify --cpu``; ``gpu_checks``: the GPU's children and checks run (the target's kind has
-    the ``gpu`` trait, and ``cpu`` is off); ``hip_checks``: the smoke tests run on AMD GPUs
-    through ROCm (the ``hip`` trait, ``cpu`` off); ``tpu_smoke``: the
-    frameworks whose smoke test runs on the TPU; ``packages``: the CUDA packages that get a
+    ``verify --cpu``; ``checks``: what the target's kind checks of its device
+    (:class:`~colabenv.accelerators.base.VerifyChecks`); ``gpu_checks``: the GPU's children and
+    checks run (the kind's ``gpus``, and ``cpu`` is off); ``smoke_on``: the device each
+    framework's smoke test runs on (:data:`SMOKES`); ``packages``: the CUDA packages that get a
     smoke test; ``compare_seed``: the seed of the determinism children (None: not compared);
     ``environ_names``: the variables read in a new process of the verified interpreter;
     ``probe_with``: the framework the VRAM probe uses (None: no probe)."""
@@ -90,14 +93,14 @@ class VerifyContext:
     limit: float
     probe_limit: float
     cpu: bool
+    checks: VerifyChecks
     gpu_checks: bool
-    tpu_smoke: frozenset[Framework]
+    smoke_on: Mapping[Framework, DeviceSmoke]
     packages: tuple[PackageSmoke, ...]
     compare_seed: int | None
     environ_names: tuple[str, ...]
     probe_with: str | None
     component_problems: ComponentProblems | None = None
-    hip_checks: bool = False
 
 
 @dataclass
@@ -247,31 +250,12 @@ def _components(context: VerifyContext, children: Children) -> list[Check]:
 
 
 def _framework_smoke(context: VerifyContext, children: Children) -> list[Check]:
-    """Each framework's smoke check, as its child finishes, in the order they were started."""
+    """Each framework's smoke check, as its child finishes, in the order they were started,
+    judged for the device it ran on (:data:`SMOKES`)."""
     checks = []
-    tpu = context.target.tpu
     for framework, future in children.smoke.items():
         smoke, _ = future.result()
-        if framework in context.tpu_smoke and tpu is not None:
-            checks.append(check_tpu_smoke(framework, smoke, timeout=context.limit, tpu=tpu))
-            continue
-        build = context.builds[framework]
-        cpu_build = build is not None and build.is_cpu_variant
-        require_gpu = context.expectation.verify.require_gpu and not context.cpu
-        if context.hip_checks:
-            check = check_rocm_smoke(
-                framework, smoke, timeout=context.limit, require_gpu=require_gpu, cpu_build=cpu_build
-            )
-        else:
-            check = check_smoke(
-                framework,
-                smoke,
-                timeout=context.limit,
-                host_has_gpu=context.gpu_checks,
-                require_gpu=require_gpu,
-                cpu_build=cpu_build,
-            )
-        checks.append(check)
+        checks.append(SMOKES[context.smoke_on[framework]].judge(framework, smoke, context))
     results = [parse_smoke(future.result()[0].result) for future in children.smoke.values()]
     threading = check_free_threading([r for r in results if r is not None])
     return [*checks, *([threading] if threading is not None else [])]
@@ -297,17 +281,15 @@ def _determinism(context: VerifyContext, children: Children) -> list[Check]:
 
 
 def _device_memory(context: VerifyContext, children: Children) -> Check:
-    """``vram`` before the host's facts join it: SKIP with ``--cpu``, the HBM on a TPU host,
-    else the GPUs' memory as NVML and the probe saw it."""
+    """``vram`` before the host's facts join it: SKIP with ``--cpu``, the memory the kind's
+    smoke device reads where it has its own (a TPU's HBM), else the GPUs' memory as NVML and the
+    probe saw it."""
     verify = context.expectation.verify
-    tpu = context.target.tpu
     if context.cpu:
         return Check("vram", Status.SKIP, CPU_SKIP)
-    if tpu is not None and accelerator_of(context.target).traits.tpu_runtime:
-        tpu_runs = {
-            f: children.smoke[f].result()[0] for f in context.expectation.smoke if f in context.tpu_smoke
-        }
-        return check_hbm(tpu, tpu_runs, min_free_gib=verify.min_free_vram_gib)
+    own = SMOKES[context.checks.smoke].memory
+    if own is not None:
+        return own(context, children)
     return check_vram(
         context.gpus,
         children.probe.result() if children.probe is not None else None,
@@ -345,12 +327,89 @@ def _env(context: VerifyContext, children: Children) -> list[Check]:
 
 
 def _components_apply(context: VerifyContext) -> bool:
-    """``components`` is there on a GPU host (and SKIP with ``--cpu``)."""
-    return context.cpu or accelerator_of(context.target).traits.cuda
+    """``components`` is there where the kind checks CUDA (and SKIP with ``--cpu``)."""
+    return context.cpu or context.checks.cuda
 
 
 def _io_asked(context: VerifyContext) -> bool:
     return bool(context.expectation.verify.io)
+
+
+# ---------------------------------------------------------------------------------------------
+# The smoke tests, per device a kind declares
+
+
+def _cpu_build(context: VerifyContext, framework: Framework) -> bool:
+    build = context.builds[framework]
+    return build is not None and build.is_cpu_variant
+
+
+def _require_gpu(context: VerifyContext) -> bool:
+    return context.expectation.verify.require_gpu and not context.cpu
+
+
+def _gpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:
+    return check_smoke(
+        framework,
+        run,
+        timeout=context.limit,
+        host_has_gpu=context.gpu_checks,
+        require_gpu=_require_gpu(context),
+        cpu_build=_cpu_build(context, framework),
+    )
+
+
+def _hip_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:
+    return check_rocm_smoke(
+        framework,
+        run,
+        timeout=context.limit,
+        require_gpu=_require_gpu(context),
+        cpu_build=_cpu_build(context, framework),
+    )
+
+
+def _tpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:
+    tpu = context.target.tpu
+    assert tpu is not None, "a TPU smoke test on a target of a kind without a TPU"
+    return check_tpu_smoke(framework, run, timeout=context.limit, tpu=tpu)
+
+
+def _hbm(context: VerifyContext, children: Children) -> Check:
+    tpu = context.target.tpu
+    assert tpu is not None, "a TPU's HBM on a target of a kind without a TPU"
+    runs = {
+        framework: children.smoke[framework].result()[0]
+        for framework in context.expectation.smoke
+        if context.smoke_on.get(framework) is DeviceSmoke.TPU
+    }
+    return check_hbm(tpu, runs, min_free_gib=context.expectation.verify.min_free_vram_gib)
+
+
+@record
+class SmokeOn:
+    """How ``verify`` runs and judges a framework's smoke test on one
+    :class:`~colabenv.accelerators.base.DeviceSmoke`: ``child``, the smoke child's device;
+    ``judge``, its ``smoke:<framework>`` check; ``runtime_only``: the test runs on the device only
+    for a framework installed with its TPU runtime (libtpu, torch_xla), the others' on the CPU;
+    ``determinism``: the determinism child follows it (where a seed is compared); ``memory``:
+    the ``vram`` check of the device's own memory (None: NVML's GPUs and the probe)."""
+
+    child: SmokeDevice
+    judge: Callable[[Framework, ChildRun, VerifyContext], Check]
+    runtime_only: bool = False
+    determinism: bool = True
+    memory: Callable[[VerifyContext, Children], Check] | None = None
+
+
+SMOKES: Mapping[DeviceSmoke, SmokeOn] = {
+    DeviceSmoke.CPU: SmokeOn(GPU_SMOKE, _gpu_smoke),
+    DeviceSmoke.GPU: SmokeOn(GPU_SMOKE, _gpu_smoke),
+    DeviceSmoke.HIP: SmokeOn(ROCM_SMOKE, _hip_smoke),
+    DeviceSmoke.TPU: SmokeOn(TPU_SMOKE, _tpu_smoke, runtime_only=True, determinism=False, memory=_hbm),
+}
+"""What each device a kind declares (``VerifyChecks.smoke``) runs and checks: a new device is
+one entry here, a new kind on a known device none."""
 
 
 FAMILIES: Sequence[CheckFamily] = (

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from colabenv._util import processes
+from colabenv.accelerators.base import DeviceSmoke, VerifyChecks
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.errors import StateError, UsageError
 from colabenv.host.framework_builds import framework_build
@@ -22,13 +23,7 @@ from colabenv.models import Framework
 from colabenv.models.frameworks import FACTS, ordered
 from colabenv.models.frozen import record
 from colabenv.script.marker import RestartMarker, read_marker
-from colabenv.verification.children import (
-    TPU_SMOKE,
-    ChildRun,
-    probe_framework,
-    run_probe,
-    run_smoke,
-)
+from colabenv.verification.children import ChildRun, probe_framework, run_probe, run_smoke
 from colabenv.verification.components import ComponentProblems
 from colabenv.verification.determinism import hook_names, run_determinism, run_environ, smoke_ran
 from colabenv.verification.expectation import (
@@ -39,7 +34,7 @@ from colabenv.verification.expectation import (
     expectation_from_marker,
     expectation_from_profile,
 )
-from colabenv.verification.families import FAMILIES, CheckFamily, Children, VerifyContext
+from colabenv.verification.families import FAMILIES, SMOKES, CheckFamily, Children, VerifyContext
 from colabenv.verification.packages import SHARED_TIMEOUTS, package_smokes, run_packages
 from colabenv.verification.report import Check, VerifyReport
 from colabenv.verification.restart import environ_words
@@ -50,14 +45,20 @@ if TYPE_CHECKING:
 
 
 def _framework_children(
-    framework: Framework, limit: float, seed: int | None, *, python: str, scratch: Path, tpu: bool = False
+    framework: Framework,
+    limit: float,
+    seed: int | None,
+    *,
+    python: str,
+    scratch: Path,
+    device: DeviceSmoke,
 ) -> tuple[ChildRun, ChildRun | None]:
-    """The smoke test (on the TPU when ``tpu``), then (when a seed is given: determinism is asked
-    for) the determinism child, unless the smoke child never got its framework imported."""
-    if tpu:
-        return run_smoke(framework, limit, python=python, scratch=scratch, device=TPU_SMOKE), None
-    smoke = run_smoke(framework, limit, python=python, scratch=scratch)
-    if seed is None or not smoke_ran(smoke):
+    """The smoke test on ``device`` (:data:`~colabenv.verification.families.SMOKES`), then (when
+    a seed is given: determinism is asked for, and the device's smoke test is followed by one)
+    the determinism child, unless the smoke child never got its framework imported."""
+    on = SMOKES[device]
+    smoke = run_smoke(framework, limit, python=python, scratch=scratch, device=on.child)
+    if seed is None or not on.determinism or not smoke_ran(smoke):
         return smoke, None
     return smoke, run_determinism(framework, seed, limit, python=python, scratch=scratch)
 
@@ -82,19 +83,20 @@ def _expectation(
     return Expectation(source="no marker, profile or lock")
 
 
-def _tpu_smoke(
-    target: Target, smoke: Iterable[Framework], installed: Installed, *, cpu: bool = False
-) -> frozenset[Framework]:
-    """The frameworks whose smoke test runs on the TPU: on a TPU host, those installed with
-    their TPU runtime (libtpu, torch_xla); the others run the CPU smoke test (all, with
-    ``cpu``)."""
-    if not accelerator_of(target).traits.tpu_runtime or cpu:
-        return frozenset()
-    return frozenset(
-        framework
+def _smoke_on(
+    checks: VerifyChecks, smoke: Iterable[Framework], installed: Installed, *, cpu: bool = False
+) -> dict[Framework, DeviceSmoke]:
+    """The device each framework's smoke test runs on: the one the kind declares (the CPU with
+    ``cpu``); where that device's test needs the framework's TPU runtime (libtpu, torch_xla),
+    the CPU for a framework installed without it."""
+    device = DeviceSmoke.CPU if cpu else checks.smoke
+    runtime_only = SMOKES[device].runtime_only
+    return {
+        framework: device
+        if not runtime_only or any(installed.version(name) for name in FACTS[framework].tpu_runtime)
+        else DeviceSmoke.CPU
         for framework in smoke
-        if any(installed.version(name) for name in FACTS[framework].tpu_runtime)
-    )
+    }
 
 
 @record
@@ -130,7 +132,8 @@ def _context(
         )
         expectation = dataclasses.replace(expectation, frameworks=present, smoke=present)
     limit = asked.timeout or expectation.verify.timeout_s
-    gpu_checks = accelerator_of(target).traits.gpu and not cpu
+    checks = accelerator_of(target).verify_checks
+    gpu_checks = checks.gpus and not cpu
     packages = package_smokes([r.name for r in expectation.requirements], installed.names())
     repro = expectation.reproducibility
     compare_seed = (repro.seed or 0) if repro.deterministic else None
@@ -161,14 +164,14 @@ def _context(
         limit=limit,
         probe_limit=probe_limit,
         cpu=cpu,
+        checks=checks,
         gpu_checks=gpu_checks,
-        tpu_smoke=_tpu_smoke(target, expectation.smoke, installed, cpu=cpu),
+        smoke_on=_smoke_on(checks, expectation.smoke, installed, cpu=cpu),
         packages=packages,
         compare_seed=compare_seed,
         environ_names=tuple(dict.fromkeys((*hook_names(repro), *env_names))),
         probe_with=probe_framework(scan.modules.__contains__) if gpu_checks else None,
         component_problems=asked.component_problems,
-        hip_checks=accelerator_of(target).traits.hip and not cpu,
     )
 
 
@@ -194,7 +197,7 @@ def _start_children(
             context.compare_seed,
             python=exe,
             scratch=scratch,
-            tpu=framework in context.tpu_smoke,
+            device=context.smoke_on[framework],
         )
     if context.packages and context.gpu_checks:
         children.packages = pool.submit(

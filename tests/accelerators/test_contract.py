@@ -12,7 +12,14 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.accelerators.base import NOT_ASKED, AcceleratorKind, RecordedDevice
+from colabenv.accelerators.base import (
+    NOT_ASKED,
+    AcceleratorKind,
+    DeviceChecks,
+    DeviceSmoke,
+    RecordedDevice,
+    VerifyChecks,
+)
 from colabenv.accelerators.registry import ACCELERATORS, accelerator, accelerator_of, detected
 from colabenv.catalog.load import shipped_catalog
 from colabenv.models import (
@@ -299,3 +306,44 @@ def test_the_first_kind_that_answers_is_taken_and_the_rest_are_never_asked() -> 
     assert detected(TargetOverrides(), readings, notes).device == tpu
     assert readings.asked == ["tpu"]
     assert notes == ["TPU v6e: 1 chip (device 0x006f)", "a TPU target: NVIDIA GPU detection skipped"]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the script's preflight and verify check of the device
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_declares_what_the_preflight_checks_of_its_device(kind: Accelerator) -> None:
+    """Over the builds the kind's target takes of torch 2.9, with a driver floor recorded: the
+    kind checks the NVIDIA driver exactly where it runs CUDA builds, the gfx and ROCm exactly
+    where its builds are ROCm ones, and nothing where no build was chosen and no floor given."""
+    from colabenv.profile.load import load_profile_text
+    from colabenv.resolve.resolver import resolve
+
+    own = accelerator(kind)
+    profile = load_profile_text('name = "p"\n[frameworks]\ntorch = "==2.9.0"\n', Path("p.toml"))
+    resolution = resolve(profile, _target(kind), shipped_catalog([Framework.TORCH]), allow_unconfirmed=True)
+    checks = own.device_checks(resolution.choices, "525.60.13")
+    assert isinstance(checks, DeviceChecks)
+    assert (checks.driver == "525.60.13") is own.traits.cuda
+    assert checks.driver in ("525.60.13", None)
+    assert (checks.gfx is not None) is own.traits.hip is (checks.rocm is not None)
+    if checks.gfx is not None:
+        assert "gfx942" in checks.gfx
+    assert own.device_checks((), None) == DeviceChecks()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_declares_what_verify_checks_and_verify_knows_it(kind: Accelerator) -> None:
+    """A kind's verify checks agree with its traits (NVML's GPUs, CUDA, the TPU runtime, HIP),
+    and verify runs and judges a smoke test on every device a kind can declare."""
+    from colabenv.verification.families import SMOKES
+
+    checks = accelerator(kind).verify_checks
+    traits = accelerator(kind).traits
+    assert isinstance(checks, VerifyChecks)
+    assert checks.gpus is traits.gpu and checks.cuda is traits.cuda
+    assert (checks.smoke is DeviceSmoke.TPU) is traits.tpu_runtime
+    assert (checks.smoke is DeviceSmoke.HIP) is traits.hip
+    assert set(SMOKES) == set(DeviceSmoke)
+    assert SMOKES[checks.smoke].memory is None or checks.smoke is DeviceSmoke.TPU

@@ -18,7 +18,7 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import shipped_catalog
 from colabenv.cli.main import main
-from colabenv.models import CpuTarget, Framework, Target
+from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.render import HELPER_DELIMITER, render_script
@@ -121,9 +121,11 @@ def test_an_aarch64_script_checks_the_platform(capsys: pytest.CaptureFixture[str
 
 
 def test_an_aarch64_script_with_a_driver_floor_says_either_reason(tmp_path: Path) -> None:
-    """Exit 4 is the platform's (its reason printed) or the driver's (nothing printed)."""
+    """Exit 4 is the platform's (its reason printed) or the driver's (nothing printed): NVIDIA
+    GPUs on aarch64 (a Grace Hopper), whose kind checks the driver floor."""
     profile = load_profile(GOLDEN / "cpu-only.toml")
-    target = Target(CpuTarget(), Version("3.12"), "linux_aarch64")
+    gh200 = NvidiaTarget(Version("580.95.05"), Version("13.0"), (ComputeCapability(9, 0),))
+    target = Target(gh200, Version("3.12"), "linux_aarch64")
     resolution = resolve(profile, target, shipped_catalog())
     resolution = dataclasses.replace(resolution, required_driver=Version("580.65.06"))
     text = "\n".join(

@@ -107,6 +107,35 @@ def test_a_jax_with_no_rocm_plugin_sees_no_amd_gpu(tmp_path: Path) -> None:
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail
 
 
+@pytest.mark.parametrize("cpu", [False, True])
+def test_verify_on_amd_gpus_judges_the_smoke_test_as_its_kind_declares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: bool
+) -> None:
+    """On a host with AMD GPUs (the ROCm variables), ``verify`` judges a framework's smoke test
+    by the device the kind declares (HIP): a CUDA torch fails for not being a ROCm build, and
+    the CUDA checks and NVML's GPUs are not asked; with ``--cpu`` the CPU smoke test passes it."""
+    from colabenv.verification.run import verify
+    from tests.support.standin_frameworks import write_marker
+
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    venv.install(Standin("torch", "2.9.1+cu128", cuda="12.8"))
+    state = tmp_path / "state"
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(state))
+    monkeypatch.setenv("COLABENV_ROCM_VERSION", "6.4")
+    monkeypatch.setenv("COLABENV_GFX", "gfx942")
+    write_marker(
+        state, requirements=["torch==2.9.1+cu128"], frameworks={"torch": "2.9.1+cu128"}, python=venv.python
+    )
+    checks = {c.name: c for c in verify(timeout=60, interpreter=str(venv.python), cpu=cpu).checks}
+    smoke = checks["smoke:torch"]
+    if cpu:
+        assert smoke.status is Status.PASS and "matmul agrees with CPU" in smoke.detail, smoke
+    else:
+        assert smoke.status is Status.FAIL, smoke
+        assert "is built for CUDA 12.8, not ROCm (torch.version.hip is None)" in smoke.detail
+        assert checks["cuda:torch"].status is Status.SKIP and "components" not in checks
+
+
 def _base() -> ModuleType:
     """The smoke program's ``base.py``, loaded by its path as the child loads it."""
     spec = importlib.util.spec_from_file_location("smoke_base_for_test", Path(str(SMOKE_PROGRAM)) / "base.py")
