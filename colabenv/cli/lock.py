@@ -10,13 +10,15 @@ terminal without ``--quiet``. ``--check`` reads the lock named by ``-o`` and exi
 profile, the target or the component constraints changed since it was made; the target is the
 one recorded in the lock with whatever target flags (or ``COLABENV_*`` variables) are given,
 so CI needs no GPU. A lock that is not whole (truncated, edited, missing a requirement of its
-own profile) is exit 2. ``--http-deadline S`` (or ``COLABENV_HTTP_DEADLINE``) bounds each
-request to an index, whole (default 60 s), and uv's and pip-tools' requests the same way;
-``COLABENV_LOCK_MEMORY_MIB`` bounds their memory. SIGTERM ends the lock as Ctrl-C does: the
-resolver and what it started are killed, the work folder removed, exit 130. When a
-framework's page on its index lists a newer release than the catalog's that the profile
-admits, one line says so and names the refresh command (``render`` and ``resolve`` never ask
-an index).
+own profile) is exit 2. Each target's choices are confirmed against the indexes as
+``render``'s are (:mod:`colabenv.app.confirmation`): a build the catalog marks unconfirmed
+whose files the index serves (jax's aarch64 plugin) is locked without ``--allow-unconfirmed``,
+and a lock chooses the build a ``render`` of it does. ``--http-deadline S`` (or
+``COLABENV_HTTP_DEADLINE``) bounds each request to an index, whole (default 60 s), and uv's
+and pip-tools' requests the same way; ``COLABENV_LOCK_MEMORY_MIB`` bounds their memory.
+SIGTERM ends the lock as Ctrl-C does: the resolver and what it started are killed, the work
+folder removed, exit 130. When a framework's page on its index lists a newer release than the
+catalog's that the profile admits, one line says so and names the refresh command.
 """
 
 from __future__ import annotations
@@ -269,9 +271,11 @@ def _one_lock(
 ) -> Lock:
     """The lock of ``profile`` for one target (one section)."""
     from colabenv.app.resolution import resolve_for
+    from colabenv.index.check import index_check
     from colabenv.lock.make import known_releases, make_lock
 
-    resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed)
+    check = index_check(os.environ)
+    resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed, index=check)
     resolution = resolved.resolution
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")

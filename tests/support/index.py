@@ -5,8 +5,10 @@ Layout: ``/simple/`` is the index of every wheel under ``root``; ``/<sub>/`` (an
 PyTorch index serves one index per variant. Project pages answer PEP 503 HTML, or PEP 691 JSON
 when the client asks for ``application/vnd.pypi.simple.v1+json`` (with each file's PEP 700
 ``size`` and ``upload-time``, the file's mtime). Files live under ``/files/``;
-each has its PEP 658 metadata beside it (``<file>.metadata``). Wheels are hashed and served in
-pieces straight from disk, so wheels of real size (a torch wheel is ~0.8 GB) cost no memory.
+each has its PEP 658 metadata beside it (``<file>.metadata``). ``/flat-links/<sub>/`` is one
+flat find-links page of the wheels under ``root/<sub>`` (as AMD's ROCm pages are). Wheels are
+hashed and served in pieces straight from disk, so wheels of real size (a torch wheel is
+~0.8 GB) cost no memory.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from packaging.utils import canonicalize_name
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 HTML_TYPE = "application/vnd.pypi.simple.v1+html"
 FAULT_MODES = ("503", "close", "drip", "huge")
+FLAT = "flat-links"
+"""``/flat-links/<folder>/``: the flat find-links page of the wheels under that folder."""
 HUGE_BYTES = 80 << 20
 """What ``mode="huge"`` answers: more than any client should read of one project page."""
 
@@ -273,6 +277,10 @@ class LocalIndex:
     def sub_url(self, folder: str) -> str:
         return f"{self.base_url}/{folder.strip('/')}/"
 
+    def links_url(self, folder: str) -> str:
+        """The flat find-links page of every wheel under ``root/<folder>``, not an index."""
+        return f"{self.base_url}/{FLAT}/{folder.strip('/')}/"
+
     # -- faults -----------------------------------------------------------------------------
 
     def fail_after(self, n: int, *, mode: str = "503") -> None:
@@ -345,6 +353,11 @@ class LocalIndex:
         parts = [p for p in path.split("/") if p]
         if not parts:
             return 404, "text/plain", b"not found\n", {}
+        if parts[0] == FLAT and len(parts) > 1:
+            directory = self._index_dir("/".join(parts[1:]))
+            if directory is None:
+                return 404, "text/plain", b"not found\n", {}
+            return self._links_page(self._catalog.wheels(directory), "find-links page")
         # /<prefix...>/            -> root listing of that index
         # /<prefix...>/<project>/  -> project page
         directory = self._index_dir("/".join(parts))
@@ -415,6 +428,9 @@ class LocalIndex:
                 files.append(entry)
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
             return 200, JSON_TYPE, json.dumps(body).encode(), {}
+        return self._links_page(wheels, f"Links for {project}")
+
+    def _links_page(self, wheels: list[_Wheel], title: str) -> _Answer:
         links = []
         for wheel in wheels:
             attrs = ""
@@ -426,8 +442,8 @@ class LocalIndex:
             href = f"{self.base_url}/files/{wheel.relative}#sha256={wheel.sha256}"
             links.append(f'<a href="{html.escape(href)}"{attrs}>{wheel.path.name}</a><br/>\n')
         page = (
-            f"<!DOCTYPE html>\n<html><head><title>Links for {project}</title></head><body>\n"
-            f"<h1>Links for {project}</h1>\n{''.join(links)}</body></html>\n"
+            f"<!DOCTYPE html>\n<html><head><title>{title}</title></head><body>\n"
+            f"<h1>{title}</h1>\n{''.join(links)}</body></html>\n"
         )
         return 200, "text/html", page.encode(), {}
 
