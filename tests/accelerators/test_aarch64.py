@@ -50,10 +50,42 @@ def test_a_gh200_gets_the_aarch64_cuda_13_build(capsys: pytest.CaptureFixture[st
     assert "torch==2.11.0+cu130" in torch["requirements"]
 
 
-def test_the_aarch64_builds_are_unconfirmed_without_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _resolve(capsys, GOLDEN / "pytorch.toml", "--cuda", "13.0", "--compute-capability", "9.0")
+def test_the_aarch64_cuda_13_builds_read_from_the_wheels_need_no_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, torch, err = _resolve(
+        capsys, GOLDEN / "pytorch.toml", "--cuda", "13.0", "--compute-capability", "9.0"
+    )
+    assert code == 0, err
+    assert (torch["version"], torch["variant"]) == ("2.11.0", "cu130"), torch
+
+
+def test_the_aarch64_builds_not_read_are_unconfirmed_without_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, '"==2.10.0"')
+    code, _, err = _resolve(capsys, profile, "--cuda", "13.0", "--compute-capability", "9.0")
     assert code == 3
     assert "cu130 is unconfirmed" in err, err
+
+
+@pytest.mark.parametrize(
+    ("cap", "variant"),
+    [
+        ("9.0", "cu132"),  # GH200
+        ("10.0", "cu132"),  # GB200
+        ("12.1", "cu132"),  # DGX Spark (GB10): sm_120 machine code runs on 12.1
+        ("11.0", "cu132"),  # Jetson Thor
+    ],
+)
+def test_grace_hosts_get_torch_2_15s_aarch64_cu132_build(
+    cap: str, variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, '"==2.15.0"')
+    code, torch, err = _resolve(capsys, profile, "--cuda", "13.2", "--compute-capability", cap)
+    assert code == 0, err
+    assert (torch["version"], torch["variant"]) == ("2.15.0", variant), torch
+    assert "torch==2.15.0+cu132" in torch["requirements"], torch
 
 
 @pytest.mark.parametrize(
@@ -105,7 +137,17 @@ def test_a_release_whose_only_aarch64_build_is_cpu_is_exit_3_naming_it(
 
 @pytest.mark.parametrize(
     ("version", "default"),
-    [("2.6.0", None), ("2.7.0", "cpu"), ("2.11.0", "cpu"), ("2.12.0", "cu130"), ("2.14.1", "cu130")],
+    [
+        ("2.4.1", None),
+        ("2.5.0", "cpu"),  # torch/version.py of the plain aarch64 wheel: 2.5.0, no CUDA
+        ("2.6.0", "cpu"),
+        ("2.7.0", "cpu"),
+        ("2.10.0", "cpu"),
+        ("2.11.0", "cu130"),  # 2.11.0+cu130, whatever release/2.11's promote script said
+        ("2.12.0", "cu130"),
+        ("2.14.1", "cu130"),
+        ("2.15.0", "cu132"),
+    ],
 )
 def test_the_plain_aarch64_wheel_per_release(version: str, default: str | None) -> None:
     release = load_catalog().release(Framework.TORCH, Version(version))
@@ -122,6 +164,17 @@ def test_an_aarch64_build_has_its_own_arch_list_beside_the_x86_one() -> None:
     assert arm is not None and x86 is not None
     assert [str(a) for a in arm.archs] == ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120", "compute_120"]
     assert "linux_aarch64" not in x86.platforms and "sm_110" not in {str(a) for a in x86.archs}
+
+
+@pytest.mark.parametrize(("version", "name"), [("2.11.0", "cu130"), ("2.14.1", "cu130"), ("2.15.0", "cu132")])
+def test_the_aarch64_builds_read_from_the_wheel_have_no_ptx(version: str, name: str) -> None:
+    # what every library with GPU code carries in the plain aarch64 wheel: libtorch_cuda.so has
+    # no PTX, so no compute_120 (the build scripts' 12.0+PTX)
+    release = load_catalog().release(Framework.TORCH, Version(version))
+    assert release is not None
+    arm = release.on_platform("linux_aarch64").variant(name)
+    assert arm is not None and arm.unconfirmed is None
+    assert [str(a) for a in arm.archs] == ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
 
 
 @pytest.mark.parametrize(

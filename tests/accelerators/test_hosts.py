@@ -96,9 +96,10 @@ def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
     ("argv", "words"),
     [
         (
-            # the aarch64 cu130 build stands in for the x86-64 one, and is unconfirmed
-            ["--platform", "linux_aarch64", "--driver", "580.65.06"],
-            "cu130 is unconfirmed (the arch list is read from copies of the build scripts",
+            # the aarch64 cu128 builds stand in for the x86-64 ones, and are unconfirmed (the cu130
+            # ones 2.11 to 2.14 are the package index's plain aarch64 wheel, read)
+            ["--platform", "linux_aarch64", "--driver", "570.86.10"],
+            "cu128 is unconfirmed (the arch list is read from copies of the build scripts",
         ),
         # torch 2.9 to 2.11's free-threaded CPU wheels are known from what upstream tested alone
         (["--python", "3.14t", "--cpu"], "cpu is unconfirmed (free-threaded wheels: pytorch/test-infra"),

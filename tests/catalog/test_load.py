@@ -266,21 +266,17 @@ def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -
     assert {key[1:3] for key in arm if key[0] == "jax"} == {
         (version, name) for version in ("0.7.2", "0.8.0", "0.9.2") for name in ("cuda12", "cuda13")
     }
-    assert {key[1] for key in arm if key[0] == "torch"} == {
-        "2.9.0",
-        "2.9.1",
-        "2.10.0",
-        "2.11.0",
-        "2.12.0",
-        "2.12.1",
-        "2.13.0",
-    } | {
-        "2.14.0",
-        "2.14.1",
-    }
+    # torch's aarch64 builds whose wheel was not read: 2.9-2.10 (the package index's plain aarch64
+    # wheel is their CPU build), 2.11's cu126/cu128 and 2.15's cu130; the cu130 builds of 2.11-2.14
+    # and 2.15's cu132 are the plain aarch64 wheel itself, read (torch/version.py, METADATA, archs)
+    assert {key[1:3] for key in arm if key[0] == "torch"} == {
+        (version, name) for version in ("2.9.0", "2.9.1", "2.10.0") for name in ("cu126", "cu128", "cu130")
+    } | {("2.11.0", "cu126"), ("2.11.0", "cu128"), ("2.15.0", "cu130")}
     # torch's ROCm builds from 2.5 on: gfx lists read from copies bracketing each release
     # (docs/hosts.md); 2.4's, read at the release's own commit, are confirmed
     assert {key[1] for key in rocm} >= {"2.5.0", "2.9.0", "2.14.1"}
+    # their release commits (git_version of the release's wheels) are named, with what was not read
+    assert all("not confirmed at the release commit" in unconfirmed[key] for key in rocm)
     assert not {key for key in rocm if key[1].startswith("2.4.")}
     assert all(reason and len(reason) > 20 for reason in unconfirmed.values())
     assert all(v.overlay is None for r in CATALOG.releases for v in r.variants)
