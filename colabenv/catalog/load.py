@@ -27,6 +27,7 @@ from colabenv._util.resources import catalog_dir
 from colabenv.catalog.components import components_from
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
+    build_platforms,
     catalog_url,
     check_drivers,
     cuda_packages,
@@ -274,7 +275,7 @@ def _load_variant(
         overlay=overlay,
         rocm=rocm,
         gfx=gfx,
-        platforms=_platforms(item),
+        platforms=build_platforms(item),
         free_threaded=item.opt_specifier("free_threaded"),
         free_threaded_unconfirmed=free_threaded_unconfirmed(item),
         requires=_requires(item),
@@ -293,19 +294,6 @@ def _requires(item: Reader) -> tuple[str, ...]:
         if len(specifier) != 1 or next(iter(specifier)).operator != "==":
             raise item.fail("requires", f"{text!r} is not pinned to one version (name==X.Y.Z)")
     return tuple(texts)
-
-
-def _platforms(item: Reader) -> tuple[str, ...]:
-    """``platforms = ["linux_aarch64"]``: the platforms a build has wheels for (the catalog's
-    own, ``linux_x86_64``, when not given)."""
-    if "platforms" not in item.data:
-        return (CATALOG_PLATFORM,)
-    names = item.text_list("platforms")
-    bad = [name for name in names if name not in PLATFORMS]
-    if bad or not names:
-        what = f"{printable(bad[0])[:30]!r} is not" if bad else "expected"
-        raise item.fail("platforms", f"{what} a list of platforms ({', '.join(PLATFORMS)})")
-    return tuple(dict.fromkeys(names))
 
 
 def _rocm(item: Reader) -> tuple[Version | None, tuple[str, ...]]:

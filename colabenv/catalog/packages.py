@@ -25,6 +25,8 @@ from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
 from colabenv.models import (
+    CATALOG_PLATFORM,
+    PLATFORMS,
     Arch,
     Catalog,
     CudaPackage,
@@ -124,9 +126,13 @@ def _release(
         builds.append(_build(pattern, build, named, torch, overlay))
     if not builds:
         raise item.fail("build", "a release needs at least one build")
-    names = [b.name for b in builds]
-    if len(set(names)) != len(names):
-        raise item.fail("build", "a build name is listed twice")
+    if any(
+        set(a.platforms) & set(b.platforms)
+        for i, a in enumerate(builds)
+        for b in builds[i + 1 :]
+        if a.name == b.name
+    ):
+        raise item.fail("build", "a build name is listed twice for one platform")
     needs = item.sub("packages")
     pairs = tuple(sorted((canonicalize_name(other), needs.specifier(other)) for other in needs.data))
     return PackageRelease(
@@ -164,6 +170,7 @@ def _build(
         "min_driver",
         "free_threaded",
         "free_threaded_unconfirmed",
+        "platforms",
     )
     cuda = _cuda(item)
     archs = entry_archs(item, named)
@@ -205,7 +212,21 @@ def _build(
         min_driver=_min_driver(item),
         free_threaded=item.opt_specifier("free_threaded"),
         free_threaded_unconfirmed=free_threaded_unconfirmed(item),
+        platforms=build_platforms(item),
     )
+
+
+def build_platforms(item: Reader) -> tuple[str, ...]:
+    """``platforms = ["linux_aarch64"]`` of a framework's variant or a package's build: the
+    platforms it has wheels for (the catalog's own, ``linux_x86_64``, when not given)."""
+    if "platforms" not in item.data:
+        return (CATALOG_PLATFORM,)
+    names = item.text_list("platforms")
+    bad = [name for name in names if name not in PLATFORMS]
+    if bad or not names:
+        what = f"{printable(bad[0])[:30]!r} is not" if bad else "expected"
+        raise item.fail("platforms", f"{what} a list of platforms ({', '.join(PLATFORMS)})")
+    return tuple(dict.fromkeys(names))
 
 
 def _min_driver(item: Reader) -> Version | None:
@@ -283,7 +304,7 @@ def _cuda(item: Reader) -> Version:
 def merged(layers: Iterable[tuple[CudaPackage, ...]]) -> tuple[CudaPackage, ...]:
     """Each layer over the ones before (shipped first, then each overlay): a package the
     earlier ones lack is added; for the same package and release, the builds of both, the
-    later one's winning by name, and the later release facts."""
+    later one's winning by name and platforms, and the later release facts."""
     found: dict[str, dict[Version, PackageRelease]] = {}
     for layer in layers:
         for package in layer:
@@ -291,8 +312,8 @@ def merged(layers: Iterable[tuple[CudaPackage, ...]]) -> tuple[CudaPackage, ...]
             for release in package.releases:
                 old = releases.get(release.version)
                 if old is not None:
-                    builds = {b.name: b for b in old.builds}
-                    builds.update((b.name, b) for b in release.builds)
+                    builds = {(b.name, b.platforms): b for b in old.builds}
+                    builds.update(((b.name, b.platforms), b) for b in release.builds)
                     release = PackageRelease(
                         release.package,
                         release.version,

@@ -370,6 +370,8 @@ class PackageBuild:
     """The Pythons it has free-threaded wheels for, as :attr:`Variant.free_threaded`."""
     free_threaded_unconfirmed: str | None = None
     """Why ``free_threaded`` is not read from the files, as :attr:`Variant.free_threaded_unconfirmed`."""
+    platforms: tuple[str, ...] = (CATALOG_PLATFORM,)
+    """The platforms it has wheels for, as :attr:`Variant.platforms`."""
 
     @property
     def cuda_major(self) -> int:
@@ -393,11 +395,25 @@ class PackageRelease:
     needs: tuple[tuple[NormalizedName, SpecifierSet], ...] = ()
     """The other CUDA packages its wheels require, by package name (cuML 26.8: ``cudf==26.8.*``)."""
 
-    def build(self, name: str) -> PackageBuild | None:
+    def build(self, name: str, platform: str = CATALOG_PLATFORM) -> PackageBuild | None:
+        """The build ``name`` listed for ``platform`` (the catalog's by default)."""
         for build in self.builds:
-            if build.name == name:
+            if build.name == name and platform in build.platforms:
                 return build
         return None
+
+    def on_platform(self, platform: str) -> PackageRelease:
+        """The release as a host of ``platform`` sees it, as :meth:`Release.on_platform`: a
+        build listed for that platform stands in for the build of the same name listed for
+        others (bitsandbytes' ``cuda128`` library for linux_aarch64 has its own arch list)."""
+        own = {b.name for b in self.builds if platform in b.platforms}
+        builds = tuple(b for b in self.builds if platform in b.platforms or b.name not in own)
+        return self if builds == self.builds else dataclasses.replace(self, builds=builds)
+
+    def listed_for(self, platform: str) -> PackageRelease:
+        """The release with only its builds listed for ``platform``."""
+        builds = tuple(b for b in self.builds if platform in b.platforms)
+        return self if builds == self.builds else dataclasses.replace(self, builds=builds)
 
 
 @model

@@ -23,7 +23,6 @@ from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
-    CATALOG_PLATFORM,
     Catalog,
     ComputeCapability,
     Framework,
@@ -142,8 +141,9 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, pyt
     """Why ``build`` cannot run on ``target``; None when it can."""
     if build.python is not None and not build.python.contains(python, prereleases=True):
         return f"{build.name} has no wheel for Python {python}"
-    if target.platform != CATALOG_PLATFORM:
-        return f"{build.name} has no {target.platform} wheel in the catalog ({CATALOG_PLATFORM} only)"
+    if target.platform not in build.platforms:
+        only = ", ".join(build.platforms)
+        return f"{build.name} has no {target.platform} wheel in the catalog ({only} only)"
     free_threaded = free_threaded_rejection(build, target)
     if free_threaded is not None:
         return free_threaded
@@ -257,7 +257,7 @@ def plan_packages(
         assert package is not None
         found: list[Candidate] = []
         rejections: list[tuple[Version, str]] = []
-        for release in package.releases:
+        for release in (r.on_platform(target.platform) for r in package.releases):
             if not request.specifier.contains(release.version, prereleases=True):
                 continue
             if not release.python.contains(target.python, prereleases=True):
@@ -607,6 +607,7 @@ def _image(
         if package is None or package.name in named or present.parsed_version is None:
             continue
         release = package.release(Version(present.parsed_version.public))
+        release = release.on_platform(target.platform) if release is not None else None
         builds = [b for b in release.builds if b.distribution == present.name] if release is not None else []
         request = PackageRequest(package.name, str(package.name), SpecifierSet())
         if release is not None and builds:

@@ -405,7 +405,8 @@ def test_torch_scatter_builds_past_torch_2_8_are_unconfirmed_and_pyg_lib_0_7_is_
 def test_cupy_13_6_has_no_cuda13_build_and_python_3_9() -> None:
     package = next(p for p in shipped_packages() if p.name == "cupy")
     old = package.release(Version("13.6.0"))
-    assert old is not None and [b.name for b in old.builds] == ["cuda12"]
+    assert old is not None and [b.name for b in old.builds] == ["cuda12", "cuda12"]
+    assert [b.platforms for b in old.builds] == [("linux_x86_64",), ("linux_aarch64",)]
     assert old.python.contains("3.9") and not package.releases[0].python.contains("3.9")
 
 
@@ -448,6 +449,18 @@ BAD = [
         "not both",
     ),
     (_package("xformers", GOOD_BUILD, GOOD_BUILD), "build", "listed twice"),
+    (
+        _package("xformers", GOOD_BUILD, _build(platforms=["linux_aarch64", "linux_x86_64"])),
+        "build",
+        "a build name is listed twice for one platform",
+    ),
+    (
+        _package("xformers", _build(platforms=["linux_arm64"])),
+        "build[0].platforms",
+        "'linux_arm64' is not a list of platforms (linux_x86_64, linux_aarch64)",
+    ),
+    (_package("xformers", _build(platforms=[])), "platforms", "expected a list of platforms"),
+    (_package("xformers", _build(platforms="linux_aarch64")), "platforms", "expected an array of strings"),
     (_package("xformers", _build(unconfirmed=True)), "unconfirmed_reason", "unconfirmed_reason"),
     (_package("xformers", _build(cuda="14.0")), "build cu128", "no driver floor for CUDA 14"),
     (_package("xformers", _build(min_driver="59x.1")), "min_driver", "not a driver version like"),
@@ -504,6 +517,84 @@ def test_an_overlay_adds_a_package_and_a_build_of_a_known_release(tmp_path: Path
     assert sorted(b.name for b in release.builds) == ["cu126", "cu128", "cu129", "cu130"]
     assert release.source.text == "https://example.org/team"
     assert len(xformers.releases) == len(next(p for p in shipped_packages() if p.name == "xformers").releases)
+
+
+def test_a_build_listed_again_for_another_platform_stands_in_for_it_there(tmp_path: Path) -> None:
+    arm = _build(platforms=["linux_aarch64"], archs=["sm_90", "sm_110"])
+    both = _build(platforms=["linux_x86_64", "linux_aarch64"])
+    text = packages_file(
+        package_entry("xformers", release_entry("1.0", GOOD_BUILD, arm)),
+        package_entry("cupy", release_entry("1.0", both)),
+    )
+    xformers, cupy = load_overlay(write_packages(tmp_path / "catalog", text), "test").packages
+    (release,) = xformers.releases
+    assert release.builds[0].platforms == ("linux_x86_64",), "linux_x86_64 when absent"
+    assert release.build("cu128") is release.builds[0], "the catalog platform's by default"
+    assert release.build("cu128", "linux_aarch64") is release.builds[1]
+    (on_arm,) = release.on_platform("linux_aarch64").builds
+    assert on_arm.platforms == ("linux_aarch64",) and [str(a) for a in on_arm.archs] == ["sm_90", "sm_110"]
+    assert release.on_platform("linux_x86_64").builds == (release.builds[0],)
+    assert release.listed_for("linux_aarch64").builds == (on_arm,)
+    (cupy_build,) = cupy.releases[0].builds
+    assert cupy_build.platforms == ("linux_x86_64", "linux_aarch64")
+    assert cupy.releases[0].on_platform("linux_aarch64").builds == (cupy_build,)
+
+
+def test_an_overlay_build_for_another_platform_is_added_beside_the_shipped_one(tmp_path: Path) -> None:
+    arm = build_entry(
+        "cuda12", cuda="12", platforms=["linux_aarch64"], archs=["sm_90"], source="https://e.org/t"
+    )
+    folder = write_packages(
+        tmp_path / "catalog", packages_file(package_entry("cupy", release_entry("13.6.0", arm)))
+    )
+    base = shipped_catalog([Framework.TORCH])
+    merged = with_overlays(replace(base, packages=shipped_packages()), [load_overlay(folder, "test")])
+    cupy = merged.package("cupy")
+    release = cupy.release(Version("13.6.0")) if cupy is not None else None
+    assert release is not None
+    assert [(b.name, b.platforms) for b in release.builds] == [
+        ("cuda12", ("linux_x86_64",)),
+        ("cuda12", ("linux_aarch64",)),
+    ]
+    assert [str(a) for a in release.builds[1].archs] == ["sm_90"], "the overlay's wins for its platform"
+
+
+AARCH64_FACTS = [
+    # (package, release, build): covered on aarch64, not covered there, not covered by the x86-64 build
+    ("cupy", "14.2.0", "cuda13", ["8.7", "9.0", "11.0"], ["7.0"], "11.0"),
+    ("cupy", "14.0.1", "cuda12", ["7.2", "8.7", "9.0"], [], None),
+    ("cupy", "13.6.0", "cuda12", ["7.2", "8.7", "9.0"], [], None),
+    ("bitsandbytes", "0.50.1", "cuda130", ["9.0", "11.0", "12.1"], ["7.0"], "11.0"),
+    ("bitsandbytes", "0.49.2", "cuda126", ["7.5", "9.0", "10.0"], ["7.0", "6.0"], None),
+    ("bitsandbytes", "0.48.2", "cuda130", ["9.0", "11.0", "12.0"], ["7.0"], "11.0"),
+]
+
+
+@pytest.mark.parametrize(("name", "version", "build_name", "covers", "lacks", "x86_lacks"), AARCH64_FACTS)
+def test_aarch64_builds_carry_their_own_arch_lists(
+    name: str, version: str, build_name: str, covers: list[str], lacks: list[str], x86_lacks: str | None
+) -> None:
+    release, x86 = _shipped_build(name, version, build_name)
+    arm = release.build(build_name, "linux_aarch64")
+    assert arm is not None and arm.platforms == ("linux_aarch64",) and arm.cuda == x86.cuda
+    for cap in covers:
+        assert archs_cover(arm.archs, ComputeCapability.parse(cap)), cap
+    for cap in lacks:
+        assert not archs_cover(arm.archs, ComputeCapability.parse(cap)), cap
+    if x86_lacks is not None:
+        assert not archs_cover(x86.archs, ComputeCapability.parse(x86_lacks))
+    assert "aarch64" in arm.source.text and arm.source.text.startswith("https://github.com/")
+
+
+def test_only_cupy_and_bitsandbytes_have_aarch64_builds_and_0_50_2_is_unconfirmed() -> None:
+    found = {(p.name, str(r.version)) for p, r, b in BUILDS if "linux_aarch64" in b.platforms}
+    assert {name for name, _ in found} == {"cupy", "bitsandbytes"}
+    for _, release, build in BUILDS:
+        if "linux_aarch64" in build.platforms:
+            assert (build.unconfirmed is not None) == (str(release.version) == "0.50.2"), build
+            assert build.free_threaded is None, "no aarch64 cp3XYt file was read"
+            x86 = release.build(build.name)
+            assert x86 is not None and (x86.torch, x86.requires) == (build.torch, build.requires)
 
 
 def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """``colabenv catalog refresh packages`` beyond x86-64 CUDA wheels, against stand-in wheels on
 127.0.0.1 (tests/support/refresh_package_platform_standins.py): the free-threaded Pythons a
 build's ``cp3XYt`` files serve (written for a new release, compared for a known one), the
-releases with ``manylinux_*_aarch64`` files (proposed for linux_aarch64 in a note), the ROCm
+releases with ``manylinux_*_aarch64`` files (a new build written again for linux_aarch64, a
+known build's platforms held to them), the ROCm
 builds on the pages read (one line per package), and a malformed wheel file name (one line
 with its URL)."""
 
@@ -90,17 +91,53 @@ def test_a_known_builds_free_threaded_key_is_held_to_its_files(refreshed: tuple[
     assert build is not None and build.free_threaded is None, "reported, not written"
 
 
-def test_aarch64_files_are_proposed_as_the_builds_platforms(refreshed: tuple[Path, str, str, int]) -> None:
-    path, _stdout, stderr, _code = refreshed
+def test_a_new_build_with_aarch64_files_is_written_for_linux_aarch64_too(
+    refreshed: tuple[Path, str, str, int],
+) -> None:
+    path, stdout, stderr, _code = refreshed
+    reason = (
+        "its arch list and requirements are the linux_x86_64 wheel's (the linux_aarch64 wheel was not read)"
+    )
+    file = "cupy_cuda12x-99.0.0-cp312-cp312-manylinux_2_28_aarch64.whl"
     assert (
         "colabenv: note: cupy 99.0.0 cu12: 1 linux_aarch64 file(s) on the index DEFAULT/simple/ "
-        "(manylinux_2_28_aarch64; cupy_cuda12x-99.0.0-cp312-cp312-manylinux_2_28_aarch64.whl): "
-        "proposed platforms linux_x86_64, linux_aarch64 (cuda_packages.toml lists package builds "
-        "for linux_x86_64 only: not written)" in stderr
+        f"(manylinux_2_28_aarch64; {file}): written for linux_aarch64 too "
+        f'(platforms = ["linux_aarch64"]), unconfirmed: {reason}' in stderr
     )
+    new = _packages(path)["cupy"].release(Version("99.0.0"))
+    assert new is not None
+    x86, arm = new.build("cu12"), new.build("cu12", "linux_aarch64")
+    assert x86 is not None and x86.platforms == ("linux_x86_64",)
+    carried = "the arch list is carried over from cu12 of the release before"  # --archs carry
+    assert x86.unconfirmed is not None and x86.unconfirmed.endswith(carried), "the x86-64 cu12, not its twin"
+    assert arm is not None and arm.platforms == ("linux_aarch64",)
+    assert arm.unconfirmed == f"{x86.unconfirmed}; {reason} ({file})"
+    assert (arm.archs, arm.requires, arm.cuda) == (x86.archs, x86.requires, x86.cuda)
+    assert arm.free_threaded is None, "the aarch64 cp3XYt files were not read"
+    assert 'platforms = ["linux_aarch64"]' in path.read_text(encoding="utf-8")
+    assert "cupy 99.0.0 cu12 (linux_aarch64)" not in stdout, "a new release, not a build added to one"
     assert "cupy 98.0.0 cu12: 1 linux_aarch64" not in stderr
-    assert "xformers 0.0.98 cu128: 1 linux" not in stderr
-    assert "aarch64" not in path.read_text(encoding="utf-8")
+
+
+def test_a_known_builds_platforms_are_held_to_the_aarch64_files(
+    refreshed: tuple[Path, str, str, int],
+) -> None:
+    path, _stdout, stderr, code = refreshed
+    assert code == 1, stderr
+    assert (
+        "colabenv: contradiction: xformers 0.0.98 cu128: platforms: the catalog lists it for "
+        "linux_x86_64 only, 1 linux_aarch64 file(s) on the index DEFAULT/simple/ "
+        "(manylinux_2_28_aarch64; xformers-0.0.98-cp312-cp312-manylinux_2_28_aarch64.whl) "
+        "(the catalog's entry is kept)" in stderr
+    )
+    assert (
+        "colabenv: contradiction: cupy 98.0.0 cu12: platforms: the catalog lists it for "
+        "linux_aarch64, the index DEFAULT/simple/ has no linux_aarch64 file (the catalog's entry is kept)"
+        in stderr
+    )
+    assert "xformers 0.0.98 cu126: platforms" not in stderr, "neither an aarch64 file nor build"
+    kept = _packages(path)["xformers"].release(Version("0.0.98"))
+    assert kept is not None and all(b.platforms == ("linux_x86_64",) for b in kept.builds), "not written"
 
 
 def test_rocm_builds_are_said_one_line_per_package(refreshed: tuple[Path, str, str, int]) -> None:

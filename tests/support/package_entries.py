@@ -34,6 +34,7 @@ def build_entry(
     min_driver: str | None = None,
     free_threaded: str | None = None,
     free_threaded_unconfirmed: str | None = None,
+    platforms: Sequence[str] | None = None,
 ) -> str:
     """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
     an ``unconfirmed_reason`` marks it unconfirmed."""
@@ -54,6 +55,7 @@ def build_entry(
             ("min_driver", min_driver),
             ("free_threaded", free_threaded),
             ("free_threaded_unconfirmed", free_threaded_unconfirmed),
+            ("platforms", platforms),
             ("source", source),
         ],
     )

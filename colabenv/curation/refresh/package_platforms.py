@@ -1,13 +1,14 @@
 """What ``catalog refresh packages`` reads of a CUDA package beyond its x86-64 CUDA wheels, from
 the pages it reads anyway: a build's free-threaded ``cp3XYt`` files (its ``free_threaded``,
 written for the builds refresh adds, compared for those the file has), the
-``manylinux_*_aarch64`` files of each release read (their build proposed for linux_aarch64 in a
-note: ``cuda_packages.toml`` lists package builds for linux_x86_64 only), and the ``+rocmX.Y``
+``manylinux_*_aarch64`` files of each release read (a new build written again for linux_aarch64,
+unconfirmed; a known build's platforms compared), and the ``+rocmX.Y``
 wheels of its distributions on those pages (one note per package, most saying there is none).
 No page is requested that the x86-64 derivation did not read."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from packaging.version import Version
@@ -17,7 +18,8 @@ from colabenv.curation.refresh.rocm_builds import rocm_of_tag
 from colabenv.curation.refresh.sources import PYTORCH_INDEX, IndexReader, Wheel, mirrored, preferred
 from colabenv.curation.refresh.writer import specifier_text
 from colabenv.errors import IndexUnavailableError
-from colabenv.models import CATALOG_PLATFORM, PackageBuild, PackageRelease
+from colabenv.models import CATALOG_PLATFORM, CudaPackage, PackageBuild, PackageRelease, Source
+from colabenv.models.frozen import model
 
 AARCH64 = "linux_aarch64"
 
@@ -72,30 +74,107 @@ def _listed(reader: IndexReader, found: Found, platform: str) -> list[Wheel]:
         return []
 
 
-def aarch64_said(
-    reader: IndexReader, package: str, version: Version, found: Found, builds: Sequence[PackageBuild]
-) -> str | None:
-    """One line where the release ``found`` is has ``manylinux_*_aarch64`` files beside its
-    x86-64 ones (the same version and local tag, in the same place): its builds ``builds``
-    proposed for linux_aarch64 too. None where it has none."""
+@model
+class Aarch64Read:
+    """The builds derived from the x86-64 wheels of one place a release was read (``found``),
+    and the ``manylinux_*_aarch64`` files of the same version and local tag there."""
+
+    found: Found
+    builds: tuple[PackageBuild, ...]
+    files: tuple[Wheel, ...]
+
+
+def aarch64_read(reader: IndexReader, found: Found, builds: Sequence[PackageBuild]) -> Aarch64Read:
+    """The ``manylinux_*_aarch64`` files beside the x86-64 ones ``builds`` were derived from
+    (none looked for where no build was derived)."""
     if not builds:
-        return None
+        return Aarch64Read(found, (), ())
     read = preferred(found.wheels).version
     files = [
         wheel
         for wheel in _listed(reader, found, AARCH64)
         if wheel.version == read and any(_aarch64_manylinux(t.platform) for t in wheel.tags)
     ]
-    if not files:
-        return None
-    tags = sorted({t.platform for w in files for t in w.tags if _aarch64_manylinux(t.platform)})
-    names = ", ".join(b.name for b in builds)
+    return Aarch64Read(found, tuple(builds), tuple(files))
+
+
+def _files_text(reader: IndexReader, read: Aarch64Read) -> str:
+    where = where_read(reader, read.found.index_url, read.found.find_links)
+    tags = sorted({t.platform for w in read.files for t in w.tags if _aarch64_manylinux(t.platform)})
     return (
-        f"{package} {version} {names}: {len(files)} linux_aarch64 file(s) on "
-        f"{where_read(reader, found.index_url, found.find_links)} ({', '.join(tags)}; "
-        f"{preferred(files).file.filename}): proposed platforms {CATALOG_PLATFORM}, {AARCH64} "
-        f"(cuda_packages.toml lists package builds for {CATALOG_PLATFORM} only: not written)"
+        f"{len(read.files)} linux_aarch64 file(s) on {where} ({', '.join(tags)}; "
+        f"{preferred(list(read.files)).file.filename})"
     )
+
+
+_TWIN_REASON = (
+    "its arch list and requirements are the linux_x86_64 wheel's (the linux_aarch64 wheel was not read)"
+)
+"""Why a build written again for linux_aarch64 is unconfirmed."""
+
+
+def aarch64_builds(
+    reader: IndexReader, package: str, version: Version, reads: Sequence[Aarch64Read], new: Sequence[str]
+) -> tuple[list[PackageBuild], list[str]]:
+    """For the builds named ``new`` (those refresh writes) whose place has linux_aarch64 files:
+    the build again for linux_aarch64 (``platforms = ["linux_aarch64"]``), unconfirmed, as the
+    arch list and requirements are the x86-64 wheel's; and a note per place saying so."""
+    twins: list[PackageBuild] = []
+    notes: list[str] = []
+    for read in reads:
+        builds = [b for b in read.builds if b.name in new]
+        if not read.files or not builds:
+            continue
+        file = preferred(list(read.files)).file.filename
+        for build in builds:
+            reason = f"{_TWIN_REASON} ({file})"
+            twins.append(
+                dataclasses.replace(
+                    build,
+                    platforms=(AARCH64,),
+                    unconfirmed=f"{build.unconfirmed}; {reason}" if build.unconfirmed else reason,
+                    free_threaded=None,
+                    free_threaded_unconfirmed=None,
+                    source=Source(f"{build.source.text}; {AARCH64}: {file}"),
+                )
+            )
+        notes.append(
+            f"{package} {version} {', '.join(b.name for b in builds)}: {_files_text(reader, read)}: "
+            f'written for {AARCH64} too (platforms = ["{AARCH64}"]), unconfirmed: {_TWIN_REASON}'
+        )
+    return twins, notes
+
+
+def compare_aarch64(reader: IndexReader, release: PackageRelease, reads: Sequence[Aarch64Read]) -> list[str]:
+    """Where the aarch64 files of a release the file has (``release``, all its builds) say other
+    than its builds' platforms: a build of a place with linux_aarch64 files that the file lists
+    for linux_x86_64 alone, or one it lists for linux_aarch64 whose place has none
+    (contradictions: the file's entry is kept)."""
+    found: list[str] = []
+    for read in reads:
+        for build in read.builds:
+            listed = any(
+                b.name == build.name and b.distribution == build.distribution and AARCH64 in b.platforms
+                for b in release.builds
+            )
+            if release.build(build.name) is None or listed == bool(read.files):
+                continue
+            label = f"{release.package} {release.version} {build.name}: platforms"
+            if read.files:
+                found.append(
+                    f"{label}: the catalog lists it for {CATALOG_PLATFORM} only, {_files_text(reader, read)}"
+                )
+            else:
+                where = where_read(reader, read.found.index_url, read.found.find_links)
+                found.append(f"{label}: the catalog lists it for {AARCH64}, {where} has no {AARCH64} file")
+    return found
+
+
+def catalog_platform_view(package: CudaPackage) -> CudaPackage:
+    """``package`` with only the builds it lists for the catalog's platform: what the x86-64
+    wheels are derived from and compared with."""
+    releases = tuple(r.listed_for(CATALOG_PLATFORM) for r in package.releases)
+    return package if releases == package.releases else dataclasses.replace(package, releases=releases)
 
 
 def _aarch64_manylinux(platform: str) -> bool:

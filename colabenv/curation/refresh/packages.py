@@ -37,7 +37,14 @@ from packaging.version import Version
 from colabenv.curation.refresh import sources
 from colabenv.curation.refresh.find_links import by_local_tag, find_links_pages, guessed_pages
 from colabenv.curation.refresh.package_builds import Found, derive_build, index_template
-from colabenv.curation.refresh.package_platforms import aarch64_said, compare_free_threaded, rocm_said
+from colabenv.curation.refresh.package_platforms import (
+    aarch64_builds,
+    aarch64_read,
+    catalog_platform_view,
+    compare_aarch64,
+    compare_free_threaded,
+    rocm_said,
+)
 from colabenv.curation.refresh.package_pythons import PythonRange, compare_pythons
 from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
@@ -235,18 +242,25 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
     return on_index
 
 
-def _derive_release(run: _Derivation, package: CudaPackage, version: Version, found: Sequence[Found]) -> None:
-    """Release ``version`` of ``package`` from its wheels ``found``: where the file has it, the
-    builds it lacks and where the wheels contradict it; else the new release."""
+def _derive_release(run: _Derivation, full: CudaPackage, version: Version, found: Sequence[Found]) -> None:
+    """Release ``version`` of ``full`` from its wheels ``found``: where the file has it, the
+    builds it lacks and where the wheels contradict it; else the new release. The x86-64 wheels
+    are held to the builds listed for linux_x86_64; the aarch64 files beside them to the
+    builds' platforms."""
+    package = catalog_platform_view(full)
     per_place = [(f, derive_build(run.reader, package, version, f, run.notes)) for f in found]
     builds = [b for _, place_builds in per_place for b in place_builds]
     needs = _needs(run.reader, package, version, found, run.notes)
-    aarch64 = [aarch64_said(run.reader, package.name, version, f, b) for f, b in per_place]
+    aarch64 = [aarch64_read(run.reader, f, b) for f, b in per_place]
     known = package.release(version)
     if known is None:
-        _new_release(run, package, version, builds, needs)
-        run.notes.extend(line for line in aarch64 if line)
+        twins, said = aarch64_builds(run.reader, package.name, version, aarch64, [b.name for b in builds])
+        if _new_release(run, package, version, builds, needs, twins):
+            run.notes.extend(said)
         return
+    full_known = full.release(version)
+    assert full_known is not None
+    run.contradictions.extend(compare_aarch64(run.reader, full_known, aarch64))
     differing, confirmed = _compare(package, known, builds)
     free_threaded_differing, free_threaded_confirmed = compare_free_threaded(known, builds)
     if builds and known.needs != needs:
@@ -257,10 +271,12 @@ def _derive_release(run: _Derivation, package: CudaPackage, version: Version, fo
     python_differing, run_pythons = compare_pythons(known, builds)
     run.contradictions.extend([*differing, *python_differing, *free_threaded_differing])
     run.pythons.extend(run_pythons)
-    run.notes.extend([*confirmed, *free_threaded_confirmed, *(line for line in aarch64 if line)])
+    run.notes.extend([*confirmed, *free_threaded_confirmed])
     new = [_trimmed(b, known.python) for b in builds if known.build(b.name) is None]
+    twins, said = aarch64_builds(run.reader, package.name, version, aarch64, [b.name for b in new])
+    run.notes.extend(said)
     if new:
-        run.added.append(dataclasses.replace(known, builds=tuple(new), overlay=None))
+        run.added.append(dataclasses.replace(known, builds=(*new, *twins), overlay=None))
 
 
 def _new_release(
@@ -269,21 +285,24 @@ def _new_release(
     version: Version,
     builds: list[PackageBuild],
     needs: tuple[tuple[NormalizedName, SpecifierSet], ...],
-) -> None:
-    """Release ``version`` of ``package``, which the file lacks, from its ``builds``: one Python
-    range for all where they agree; left out (noted) where there is no build, two have one
-    name, or one states no Python range."""
+    twins: Sequence[PackageBuild] = (),
+) -> bool:
+    """Release ``version`` of ``package``, which the file lacks, from its ``builds`` (and
+    ``twins``: those of them written again for linux_aarch64): one Python range for all where
+    they agree; left out (noted) where there is no build, two have one name, or one states no
+    Python range. Whether it is written."""
     if not builds:
         run.notes.append(f"{package.name} {version} left out: no build could be derived")
-        return
+        return False
     names = [b.name for b in builds]
     if len(set(names)) != len(names):
         run.notes.append(f"{package.name} {version} left out: two wheels give the build name {names}")
-        return
+        return False
     pythons = [b.python for b in builds if b.python is not None]
     if len(pythons) != len(builds):
         run.notes.append(f"{package.name} {version} left out: a wheel states no Python range")
-        return
+        return False
+    builds = [*builds, *twins]
     if all(p == pythons[0] for p in pythons):
         python = pythons[0]
         builds = [_without_python(b) for b in builds]
@@ -313,6 +332,7 @@ def _new_release(
             f"({', '.join(read_pages)}): those its builds before name, and those of the torch "
             "catalog's newer releases"
         )
+    return True
 
 
 def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:

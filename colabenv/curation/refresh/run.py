@@ -235,7 +235,7 @@ def refresh_packages(
     from colabenv.curation.refresh.package_pythons import python_written
     from colabenv.curation.refresh.packages import derive_packages
     from colabenv.curation.refresh.sources import IndexReader
-    from colabenv.curation.refresh.writer import packages_merged_text
+    from colabenv.curation.refresh.writer import build_name, packages_merged_text
     from colabenv.errors import CatalogError, CatalogOverlayError
 
     path = base / PACKAGES_FILE
@@ -252,7 +252,7 @@ def refresh_packages(
         made = "catalog refresh packages made a file that does not load, so nothing is written"
         raise CatalogError(path, None, f"{made}: {problem}") from None
     added = ", ".join(f"{r.package} {r.version}" for r in derived.releases) or "none"
-    builds = [f"{r.package} {r.version} {b.name}" for r in derived.builds for b in r.builds]
+    builds = [f"{r.package} {r.version} {build_name(b)}" for r in derived.builds for b in r.builds]
     narrowed = [r.label for r in derived.pythons]
     summary = (
         f"{len(derived.releases)} release(s) added ({added}); "

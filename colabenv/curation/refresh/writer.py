@@ -271,8 +271,9 @@ def listed_as(release: Release, variant: Variant) -> Variant | None:
     )
 
 
-def build_name(variant: Variant) -> str:
-    """``cu130``, or ``cu130 (linux_aarch64)`` for a build listed for another platform."""
+def build_name(variant: Variant | PackageBuild) -> str:
+    """``cu130``, or ``cu130 (linux_aarch64)`` for a build listed for another platform (a
+    framework's variant, a CUDA package's build)."""
     others = [p for p in variant.platforms if p != CATALOG_PLATFORM]
     return f"{variant.name} ({', '.join(others)})" if others else variant.name
 
@@ -512,6 +513,8 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
     ):
         if value is not None:
             lines.append(f"{key} = {quoted(value)}")
+    if build.platforms != (CATALOG_PLATFORM,):
+        lines.append("platforms = [" + ", ".join(quoted(p) for p in build.platforms) + "]")
     lines.append(f"archs = {_archs_value(build.archs, named)}")
     if build.requires:
         lines.append("requires = [" + ", ".join(quoted(r) for r in build.requires) + "]")
