@@ -73,9 +73,16 @@ def test_bitsandbytes_takes_the_aarch64_library_for_torchs_cuda(
     bnb = chosen["bitsandbytes"]
     assert (bnb["version"], bnb["variant"]) == ("0.50.1", "cuda130"), bnb
     assert "unconfirmed" not in bnb["reason"], "0.50.1's aarch64 builds were read at the tag"
-    # 0.50.2's aarch64 builds are carried over from 0.50.1's build files: unconfirmed
+    # 0.50.2's aarch64 builds are carried over from 0.50.1's build files: unconfirmed, so an
+    # open request takes 0.50.1 without the flag and 0.50.2 only with it
     code, chosen, err = _resolve(capsys, _profile(tmp_path, 'torch = "*"\nbitsandbytes = "*"'), *GH200)
-    assert code == 3, err
+    assert code == 0, err
+    assert chosen["bitsandbytes"]["version"] == "0.50.1", chosen["bitsandbytes"]
+    code, chosen, err = _resolve(
+        capsys, _profile(tmp_path, 'torch = "*"\nbitsandbytes = "*"'), *GH200, "--allow-unconfirmed"
+    )
+    assert code == 0, err
+    assert chosen["bitsandbytes"]["version"] == "0.50.2", chosen["bitsandbytes"]
 
 
 def test_jetson_thor_runs_cupys_aarch64_kernels_which_the_x86_build_lacks(
