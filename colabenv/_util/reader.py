@@ -395,6 +395,17 @@ class Reader:
                 raise self.fail(name, self.expected("a string", item), index=index)
         return list(value)
 
+    def matching_list(
+        self, name: str, pattern: re.Pattern[str], expected: str, *, required: bool = False
+    ) -> list[str]:
+        """An array of strings (empty when absent), each matching ``pattern`` in full; one that
+        does not fails with ``expected``, named by its index."""
+        found = self.text_list(name, required=required)
+        for index, item in enumerate(found):
+            if not pattern.fullmatch(item):
+                raise self.fail(name, expected, index=index)
+        return found
+
     def items(self, name: str, *, required: bool = False) -> list[Any]:
         """An array of anything (empty when absent)."""
         value = self._get(name, None if required else [])

@@ -203,8 +203,8 @@ class Detected:
 
 
 GPU_DETECTION_SKIPPED = "a TPU target: NVIDIA GPU detection skipped"
-"""The note of a target whose NVIDIA GPUs are not looked for, as ``detect`` has always said it
-(of a TPU target and of AMD GPUs given by ``--rocm``/``--gfx`` alike)."""
+"""The note of a TPU target, whose NVIDIA GPUs are not looked for (AMD GPUs given by
+``--rocm``/``--gfx`` say so in their own note, naming what was given)."""
 
 
 NOT_ASKED = 'a CPU build on a GPU target (ask for it with variant = "cpu")'

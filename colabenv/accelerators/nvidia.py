@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from packaging.version import Version
 
 from colabenv.accelerators.base import (
-    GPU_DETECTION_SKIPPED,
     NOT_ASKED,
     ChosenBuild,
     ClusterGpus,
@@ -178,7 +177,9 @@ def _report(wanted: TargetOverrides, host: HostReadings) -> GpuReport:
     if wanted.cpu:
         return GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
     if wanted.rocm is not None:
-        return GpuReport(None, None, (), (GPU_DETECTION_SKIPPED,))
+        given = [wanted.origin(f) for f, v in (("rocm", wanted.rocm.rocm), ("gfx", wanted.rocm.gfx)) if v]
+        named = " and ".join(given) or wanted.origin("rocm")
+        return GpuReport(None, None, (), (f"{named} given: NVIDIA GPU detection skipped",))
     if wanted.driver is not None and wanted.compute_capabilities:
         return GpuReport(
             None, None, (), ("GPU detection skipped: driver and compute capabilities were given",)

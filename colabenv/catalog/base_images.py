@@ -39,10 +39,7 @@ def _image(item: Reader) -> BaseImage:
         raise item.fail("rocm", 'expected rocm = "X.Y" on an entry for the rocm accelerator alone')
     if rocm is not None and not _ROCM_RE.fullmatch(rocm):
         raise item.fail("rocm", "expected a ROCm version X.Y")
-    pythons = tuple(item.text_list("pythons"))
-    for index, python in enumerate(pythons):
-        if not _PYTHON_RE.fullmatch(python):
-            raise item.fail("pythons", "expected a Python X.Y", index=index)
+    pythons = tuple(item.matching_list("pythons", _PYTHON_RE, "expected a Python X.Y"))
     return BaseImage(
         platforms=_words(item, "platforms", PLATFORMS),
         accelerators=accelerators,

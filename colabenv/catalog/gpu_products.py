@@ -50,12 +50,9 @@ def _entry(item: Reader) -> GpuType:
         if "device_ids" in item.data
         else ("products", NVIDIA, _PRODUCT_RE, "a label value: letters, digits, '-', '_', '.'")
     )
-    values = item.text_list(key, required=True)
+    values = item.matching_list(key, pattern, f"expected {what}", required=True)
     if not values:
         raise item.fail(key, "expected at least one label value")
-    for index, value in enumerate(values):
-        if not pattern.fullmatch(value):
-            raise item.fail(key, f"expected {what}", index=index)
     return GpuType(name=name, products=tuple(values), source=item.text("source"), vendor=vendor)
 
 

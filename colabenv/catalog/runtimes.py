@@ -148,10 +148,7 @@ def _image(sub: Reader, accelerator: Accelerator) -> RuntimeImage:
     cuda = sub.opt_text("cuda_toolkit")
     if cuda is not None and not _CUDA_RE.fullmatch(cuda):
         raise sub.fail("cuda_toolkit", "expected a CUDA version like 12.8")
-    apt = tuple(sub.text_list("apt"))
-    for number, text in enumerate(apt):
-        if not _APT_RE.fullmatch(text):
-            raise sub.fail("apt", "expected an apt package as name=version", index=number)
+    apt = tuple(sub.matching_list("apt", _APT_RE, "expected an apt package as name=version"))
     pins = sub.text("freeze")
     check_pins(pins, sub.at("freeze"))
     return RuntimeImage(

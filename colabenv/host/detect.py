@@ -1,14 +1,28 @@
-"""Read the host: NVIDIA driver and GPUs, Python, platform, runtime kind, installed distributions.
+"""Read the host: its accelerator (a TPU, NVIDIA GPUs, AMD GPUs, else the CPU), Python, platform,
+runtime kind, installed distributions.
 
-This module and :mod:`colabenv.host.gpu` (the GPU sources, loaded only when the GPUs must be
-looked at) are the only ones that look at the machine. Every source is bounded in time and every
-failure becomes a note in the :class:`Fingerprint`, never an exception: a host without a GPU
-is a normal answer (driver and CUDA ``None``). The inputs sit behind :class:`HostProbe`, so
-tests feed a fake NVML, recorded ``/proc`` texts and nvidia-smi outputs without patching.
+:func:`detect` is the entry. The accelerator is what the kinds of
+:data:`colabenv.accelerators.registry.ACCELERATORS` find, asked in that order, each reading the
+host through :class:`colabenv.host.readings.ProbeReadings`, whose sources are loaded only when a
+kind asks for them. Every source is bounded in time and every failure becomes a note in the
+:class:`Fingerprint`, never an exception: a host without a GPU is a normal answer (driver and
+CUDA ``None``). The inputs sit behind :class:`HostProbe`, so tests feed a fake NVML, recorded
+``/proc`` and ``/sys`` texts and tools' outputs without patching.
 
-GPU sources, in order: NVML (nvidia-ml-py), then ``/proc/driver/nvidia/version`` and
-``/sys/module/nvidia/version`` (driver only), then ``nvidia-smi``. Nothing here imports torch,
-tensorflow or jax; installed distributions are read from their metadata directories.
+The sources, each kind's in order:
+
+- a TPU (:mod:`colabenv.host.tpu`): the PCI devices, the device nodes, the runtime's
+  environment; looked for first, and a TPU host leaves the GPU sources unread;
+- NVIDIA GPUs (:mod:`colabenv.host.gpu`): NVML (nvidia-ml-py), then
+  ``/proc/driver/nvidia/version`` and ``/sys/module/nvidia/version`` (driver only), then
+  ``nvidia-smi``;
+- AMD GPUs, where no NVIDIA GPU answered: the KFD topology in sysfs (:mod:`colabenv.host.kfd`)
+  for the GPUs and their gfx, the installed ROCm's version file (:mod:`colabenv.host.rocm`);
+- the CPU: no source; it answers where no other kind did.
+
+``--tpu``, ``--driver``/``--cuda``/``--compute-capability``, ``--rocm``/``--gfx`` and ``--cpu``
+(or their ``COLABENV_*`` variables) replace what the sources would say. Nothing here imports
+torch, tensorflow or jax; installed distributions are read from their metadata directories.
 """
 
 from __future__ import annotations

@@ -13,25 +13,29 @@ from packaging.version import Version
 from colabenv.models.frozen import model
 
 
-class Framework(str, enum.Enum):
+class TextEnum(str, enum.Enum):
+    """An enum of words, each a ``str`` that is shown as its value (``str(Framework.TORCH)`` is
+    ``torch``, as Python 3.11's ``enum.StrEnum`` shows it)."""
+
+    _value_: str
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Framework(TextEnum):
     TORCH = "torch"
     TENSORFLOW = "tensorflow"
     JAX = "jax"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Installer(str, enum.Enum):
+class Installer(TextEnum):
     AUTO = "auto"
     UV = "uv"
     PIP = "pip"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Accelerator(str, enum.Enum):
+class Accelerator(TextEnum):
     """What a target computes on: an NVIDIA GPU, an AMD GPU through ROCm, a Google TPU, or the
     CPU alone."""
 
@@ -40,17 +44,11 @@ class Accelerator(str, enum.Enum):
     TPU = "tpu"
     CPU = "cpu"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class RuntimeKind(str, enum.Enum):
+class RuntimeKind(TextEnum):
     COLAB = "colab"
     KAGGLE = "kaggle"
     GENERIC = "generic"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _CC_RE = re.compile(r"\s*([1-9][0-9]?)\.([0-9])\s*", re.ASCII)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -21,7 +20,6 @@ from colabenv.catalog.components import bounds, pulled_in
 from colabenv.errors import ResolutionError
 from colabenv.models import (
     Catalog,
-    Companion,
     ComponentConstraint,
     Framework,
     FrameworkChoice,
@@ -40,6 +38,7 @@ from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
 from colabenv.resolve.confirm import CONFIRMED, check_plain, confirmed, index_problem, passed_over_text
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
+from colabenv.resolve.options import Option, companions_to_pin, requirements
 from colabenv.resolve.packages import (
     Pick,
     accepts,
@@ -53,26 +52,6 @@ from colabenv.resolve.packages import (
     specifiers_meet,
 )
 from colabenv.resolve.platforms import free_threaded_view, platform_cpu_only, platform_rejection
-
-
-@model
-class _Option:
-    """One (release, variant) a framework could take, with what the resolver knows of it."""
-
-    framework: Framework
-    release: Release
-    variant: Variant
-    installed: bool
-    fully_supported: bool
-    installed_version: str | None
-
-    @property
-    def label(self) -> str:
-        return f"{self.framework} {self.release.version}"
-
-    def pins(self) -> tuple[Requirement, ...]:
-        return self.variant.pins
-
 
 # ---------------------------------------------------------------------------------------------
 # Eligibility
@@ -93,7 +72,7 @@ def _variant_rejection(
 
 
 def _constraints(
-    chosen: Sequence[_Option], target: Target, catalog: Catalog
+    chosen: Sequence[Option], target: Target, catalog: Catalog
 ) -> tuple[tuple[ComponentConstraint, ...], dict[Framework, list[str]]]:
     """The component bounds the chosen builds need for the target's GPUs (one per component,
     in the order the frameworks pull them in), and for each framework the ones it brings."""
@@ -112,7 +91,7 @@ def _constraints(
     return tuple(found.values()), brought
 
 
-def _variant_preference(options: list[_Option]) -> list[_Option]:
+def _variant_preference(options: list[Option]) -> list[Option]:
     """GPU variants before CPU; fully supported first; newest CUDA first within each group."""
     newest_first = sorted(options, key=lambda o: o.variant.cuda or Version("0"), reverse=True)
     return sorted(newest_first, key=lambda o: (o.variant.is_cpu, not o.fully_supported))
@@ -150,7 +129,7 @@ def _companion_rejection(release: Release, request: FrameworkRequest) -> str | N
 def _companion_python_rejection(release: Release, request: FrameworkRequest, target: Target) -> str | None:
     """Why a companion the resolution would pin has no wheel for the target's Python (its
     release's own range, which may be narrower than the framework's); None when each has one."""
-    for companion in _companions_to_pin(request, release, target.installed):
+    for companion in companions_to_pin(request, release, target.installed):
         if not python_ok(companion.python, target.python):
             return (
                 f"pairs with {companion.name} {companion.version}, which has no wheel for Python "
@@ -164,7 +143,7 @@ class _Candidates:
     """The releases and variants of one framework that may run on the target, best first, and
     why each other release was turned down."""
 
-    options: tuple[_Option, ...]
+    options: tuple[Option, ...]
     rejections: tuple[tuple[Version, str], ...]
     passed_over: tuple[tuple[Version, str], ...] = ()
     """The releases turned down as a whole for the target's Python (their own wheels or a
@@ -184,17 +163,17 @@ class _Index:
     facts: IndexFacts = NO_FACTS
     install: InstallSettings = InstallSettings()
 
-    def index_of(self, option: _Option) -> str | None:
+    def index_of(self, option: Option) -> str | None:
         return index_url(option.variant.index_url, self.install)
 
-    def confirms(self, option: _Option, request: FrameworkRequest, target: Target) -> bool:
+    def confirms(self, option: Option, request: FrameworkRequest, target: Target) -> bool:
         """The index serves every file the build pins (an unconfirmed build is then taken)."""
         kind = accelerator_of(target)
-        texts = [*_requirements(option, request, target.installed), *kind.requirements(option.variant)]
+        texts = [*requirements(option, request, target.installed), *kind.requirements(option.variant)]
         return confirmed(self.facts, self.index_of(option), texts, kind.find_links(option.variant))
 
     def problem(
-        self, option: _Option, request: FrameworkRequest, target: Target, allow: bool
+        self, option: Option, request: FrameworkRequest, target: Target, allow: bool
     ) -> tuple[str | None, bool]:
         """Why ``option`` is not taken for what the index says (a file it lacks, a companion
         whose metadata requires another framework), or for being unconfirmed; and whether that
@@ -202,7 +181,7 @@ class _Index:
         installed = target.installed
         if not option.installed:
             kind = accelerator_of(target)  # what the build needs beside its index, and where
-            texts = [*_requirements(option, request, installed), *kind.requirements(option.variant)]
+            texts = [*requirements(option, request, installed), *kind.requirements(option.variant)]
             page = kind.find_links(option.variant)
             missing = index_problem(self.facts, self.index_of(option), option.framework.value, texts, page)
             if missing is not None:
@@ -231,8 +210,8 @@ def _candidates(
     if installed_dist is not None and installed_dist.parsed_version is not None:
         installed_public = Version(installed_dist.parsed_version.public)
 
-    kept: list[_Option] = []
-    fresh: list[_Option] = []
+    kept: list[Option] = []
+    fresh: list[Option] = []
     passed_over: list[tuple[Version, str]] = []
     missing: list[tuple[Version, str, str]] = []
     for release in catalog.releases_of(framework):
@@ -256,7 +235,7 @@ def _candidates(
             installed_variant = kind.installed_variant(target, variants) or _installed_variant(
                 release, target.installed, installed_dist.version
             )
-        release_options: list[_Option] = []
+        release_options: list[Option] = []
         for variant in variants:
             problem = _variant_rejection(variant, request, target, catalog)
             if problem is NOT_ASKED:
@@ -267,7 +246,7 @@ def _candidates(
                 continue
             fully = kind.fully_supported(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
-            option = _Option(
+            option = Option(
                 framework,
                 release,
                 variant,
@@ -291,13 +270,13 @@ def _candidates(
 # Joint choice over NVIDIA pins
 
 
-def _wheel_cuda_major(option: _Option) -> int | None:
+def _wheel_cuda_major(option: Option) -> int | None:
     """The CUDA major of the NVIDIA wheels a variant pulls in (None: it pins none)."""
     cuda = option.variant.cuda
     return cuda.major if cuda is not None and option.variant.pins else None
 
 
-def _clashes(a: _Option, b: _Option) -> list[str]:
+def _clashes(a: Option, b: Option) -> list[str]:
     """Why ``a`` and ``b`` cannot share one set of NVIDIA wheels (empty when they can).
 
     Both must pin wheels of one CUDA major, and every NVIDIA package both pin must admit a
@@ -323,12 +302,12 @@ def _clashes(a: _Option, b: _Option) -> list[str]:
 
 
 def _joint_choice(
-    per_framework: Sequence[Sequence[_Option]], accept: Callable[[tuple[_Option, ...]], bool]
-) -> tuple[_Option, ...] | None:
+    per_framework: Sequence[Sequence[Option]], accept: Callable[[tuple[Option, ...]], bool]
+) -> tuple[Option, ...] | None:
     """The first combination, newest first in framework order, whose pins admit one set and
     that ``accept`` takes (every CUDA package has a build that fits it)."""
 
-    def extend(chosen: tuple[_Option, ...], depth: int) -> tuple[_Option, ...] | None:
+    def extend(chosen: tuple[Option, ...], depth: int) -> tuple[Option, ...] | None:
         if depth == len(per_framework):
             return chosen if accept(chosen) else None
         for option in per_framework[depth]:
@@ -357,7 +336,7 @@ def _range_hint(
 
 
 def _clash_message(
-    per_framework: Sequence[Sequence[_Option]], unconstrained: Sequence[Sequence[_Option]]
+    per_framework: Sequence[Sequence[Option]], unconstrained: Sequence[Sequence[Option]]
 ) -> str:
     best = [options[0] for options in per_framework]
     lines = ["no combination of the allowed releases shares one set of NVIDIA wheels:"]
@@ -384,57 +363,10 @@ def _clash_message(
 
 
 # ---------------------------------------------------------------------------------------------
-# Requirements and reasons
+# Reasons
 
 
-def _version_text(option: _Option, base: Version, follows: bool) -> str:
-    tag = option.variant.local_tag
-    if follows and tag:
-        return f"{base}+{tag}"
-    return str(base)
-
-
-def _companions_to_pin(
-    request: FrameworkRequest, release: Release, installed: InstalledSet
-) -> list[Companion]:
-    """The companions to pin: the ones the framework does not run without (jaxlib), the ones
-    the profile asks for, and the ones the runtime already has, so they keep in step."""
-    wanted = {name for name, _ in request.companions}
-    return [
-        companion
-        for companion in release.companions
-        if companion.name in wanted
-        or companion.name in FACTS[request.framework].required_companions
-        or installed.get(companion.name) is not None
-    ]
-
-
-def _requirements(option: _Option, request: FrameworkRequest, installed: InstalledSet) -> list[str]:
-    framework = option.framework
-    release = option.release
-    reqs: list[str] = []
-    if option.installed and option.installed_version is not None:
-        reqs.append(f"{framework}=={option.installed_version}")
-    else:
-        extra = option.variant.extra
-        name = f"{framework}[{extra}]" if extra else framework.value
-        reqs.append(f"{name}=={_version_text(option, release.version, follows=True)}")
-    for companion in _companions_to_pin(request, release, installed):
-        present = installed.get(companion.name)
-        if (
-            option.installed
-            and present is not None
-            and present.parsed_version is not None
-            and Version(present.parsed_version.public) == companion.version
-        ):
-            reqs.append(f"{companion.name}=={present.version}")
-            continue
-        version = _version_text(option, companion.version, companion.follows_variant)
-        reqs.append(f"{companion.name}=={version}")
-    return reqs
-
-
-def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
+def _reason(option: Option, request: FrameworkRequest, target: Target, catalog: Catalog) -> str:
     spec = str(request.specifier) or "any version"
     variant = option.variant
     if option.installed:
@@ -444,7 +376,7 @@ def _reason(option: _Option, request: FrameworkRequest, target: Target, catalog:
     return f"{head}; {accelerator_of(target).why(variant, option.fully_supported, target, catalog)}"
 
 
-def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]]) -> str:
+def _passed_over_text(option: Option, passed_over: Sequence[tuple[Version, str]]) -> str:
     """Why the newer releases the target's Python rules out were not taken (the newest one named
     with its reason, the rest counted); empty when none is newer than the choice."""
     newer = [(version, why) for version, why in passed_over if version > option.release.version]
@@ -458,7 +390,7 @@ def _passed_over_text(option: _Option, passed_over: Sequence[tuple[Version, str]
 
 
 def _warnings(
-    chosen: Sequence[_Option],
+    chosen: Sequence[Option],
     requests: Sequence[FrameworkRequest],
     profile: Profile,
     target: Target,
@@ -534,13 +466,13 @@ def _all_candidates(
     catalog: Catalog,
     allow: bool,
     index: _Index,
-) -> tuple[list[tuple[_Option, ...]], dict[Framework, _Candidates], list[tuple[_Option, ...]]]:
+) -> tuple[list[tuple[Option, ...]], dict[Framework, _Candidates], list[tuple[Option, ...]]]:
     """Each requested framework's candidates, best first (none: exit 3, saying why); all it
     found (the releases passed over for the target's Python, the builds the index lacks); and,
     by framework position, the candidates of any version, for naming what clashes."""
-    per_framework: list[tuple[_Option, ...]] = []
+    per_framework: list[tuple[Option, ...]] = []
     passed_over: dict[Framework, _Candidates] = {}
-    unconstrained: list[tuple[_Option, ...]] = [() for _ in ORDER]
+    unconstrained: list[tuple[Option, ...]] = [() for _ in ORDER]
     for request in requests:
         unknown = unknown_variant(request, catalog)
         if unknown:
@@ -565,7 +497,7 @@ def _all_candidates(
 
 
 def _choice(
-    option: _Option,
+    option: Option,
     request: FrameworkRequest,
     found: _Candidates,
     brought: dict[Framework, list[str]],
@@ -598,7 +530,7 @@ def _choice(
         variant=option.variant.name,
         index_url=index_url(option.variant.index_url, profile.install),
         requirements=(
-            *_requirements(option, request, target.installed),
+            *requirements(option, request, target.installed),
             *kind.requirements(option.variant),
         ),
         installed=option.installed,
@@ -695,5 +627,5 @@ def resolve(
     )
 
 
-def _picks(combo: Sequence[_Option], catalog: Catalog) -> tuple[Pick, ...]:
+def _picks(combo: Sequence[Option], catalog: Catalog) -> tuple[Pick, ...]:
     return tuple(Pick.of(o.framework, o.release.version, o.variant, catalog) for o in combo)

@@ -50,7 +50,6 @@ What the image is, and why:
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import re
@@ -59,18 +58,16 @@ from collections.abc import Callable, Iterator, Sequence
 from colabenv.accelerators.registry import accelerator, accelerator_of
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.models import Accelerator, BaseImage, Profile, Target
+from colabenv.models.base import TextEnum
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
 from colabenv.script.plan import InstallPlan, installed_target, installed_target_line
 
 
-class ImageFormat(str, enum.Enum):
+class ImageFormat(TextEnum):
     DOCKERFILE = "dockerfile"
     APPTAINER = "apptainer"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 SCRIPT_NAME = "setup.sh"

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from typing import Any
 
 from colabenv.errors import printable
+from colabenv.models.base import TextEnum
 from colabenv.models.frozen import model
 
 
-class Status(str, enum.Enum):
+class Status(TextEnum):
     PASS = "PASS"
     WARN = "WARN"
     FAIL = "FAIL"
     SKIP = "SKIP"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,9 @@ class Refused(ColabenvError):
         super().__init__(f"{key}: {problem}")
 
 
+DOTTED = re.compile(r"[0-9]+\.[0-9]+")
+
+
 def reader(data: dict[str, Any], prefix: str = "") -> Reader:
     return Reader(data, Refused, prefix)
 
@@ -29,6 +33,11 @@ def refusal(call: Any) -> Refused:
     with pytest.raises(Refused) as info:
         call()
     return info.value
+
+
+def test_a_matching_list_is_its_strings_in_order_and_empty_when_absent() -> None:
+    assert reader({"a": ["3.12", "3.10"]}).matching_list("a", DOTTED, "expected X.Y") == ["3.12", "3.10"]
+    assert reader({}).matching_list("a", DOTTED, "expected X.Y") == []
 
 
 def test_an_unknown_key_names_the_one_it_misspells_else_all_of_them() -> None:
@@ -95,6 +104,19 @@ def test_json_documents_are_described_in_json_words() -> None:
         ({"a": "x"}, lambda r: r.table("a"), "t.a", "expected a table, got a string"),
         ({"a": "x"}, lambda r: r.text_list("a"), "t.a", "expected an array of strings, got a string"),
         ({"a": ["x", 2]}, lambda r: r.text_list("a"), "t.a[1]", "expected a string, got an integer"),
+        (
+            {"a": ["3.12", "3"]},
+            lambda r: r.matching_list("a", DOTTED, "expected X.Y"),
+            "t.a[1]",
+            "expected X.Y",
+        ),
+        (
+            {"a": [3]},
+            lambda r: r.matching_list("a", DOTTED, "expected X.Y"),
+            "t.a[0]",
+            "expected a string, got an integer",
+        ),
+        ({}, lambda r: r.matching_list("a", DOTTED, "expected X.Y", required=True), "t.a", "missing"),
         ({"a": {}}, lambda r: r.tables("a"), "t.a", "expected an array of tables, got a table"),
         ({"a": [{}, 1]}, lambda r: r.tables("a"), "t.a[1]", "expected a table, got an integer"),
         ({"a": "1.x"}, lambda r: r.version("a"), "t.a", "'1.x' is not a version"),

@@ -105,11 +105,23 @@ def test_nvidia_refuses_flags_that_contradict_the_host() -> None:
 def test_nvidia_leaves_the_gpus_alone_for_cpu_and_amd_flags() -> None:
     for wanted, note in (
         (TargetOverrides(cpu=True), "--cpu: GPU detection skipped"),
-        (TargetOverrides(rocm=RocmTarget(Version("6.4"))), "a TPU target: NVIDIA GPU detection skipped"),
+        (TargetOverrides(rocm=RocmTarget(Version("6.4"))), "--rocm given: NVIDIA GPU detection skipped"),
+        (
+            TargetOverrides(rocm=RocmTarget(None, ("gfx942",)), origins=(("gfx", "COLABENV_GFX"),)),
+            "COLABENV_GFX given: NVIDIA GPU detection skipped",
+        ),
+        (
+            TargetOverrides(
+                rocm=RocmTarget(Version("6.4"), ("gfx942",)),
+                origins=(("rocm", "COLABENV_ROCM"), ("gfx", "--gfx")),
+            ),
+            "COLABENV_ROCM and --gfx given: NVIDIA GPU detection skipped",
+        ),
     ):
         notes: list[str] = []
         assert NVIDIA.detected(wanted, StandInReadings(gpu_report=T4, closed=True), notes) is None
         assert notes == [note]
+        assert "TPU" not in notes[0]
 
 
 # ---------------------------------------------------------------------------------------------

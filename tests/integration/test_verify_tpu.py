@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
-from colabenv.models import Framework, TpuTarget
+from colabenv._target.helper import _env_hook_text
+from colabenv.models import Framework, Reproducibility, TpuTarget
+from colabenv.script.state import ENV_HOOK_NAME
+from colabenv.seeding import hook_environment
 from colabenv.verification.children import ChildRun, check_hbm, check_tpu_smoke
 from colabenv.verification.report import Status
 from tests.support.checks import details as details_of
@@ -146,6 +149,24 @@ def test_jax_on_a_broken_tpu(
     expect(report, {"smoke:jax": smoke, "vram": (vram, vram_detail)})
     assert details["smoke:jax"].startswith(smoke_detail), details["smoke:jax"]
     assert code == (1 if smoke == "FAIL" else 0)
+
+
+@pytest.mark.slow
+def test_a_tpu_smoke_test_is_not_followed_by_a_determinism_run(tmp_path: Path) -> None:
+    """The rule of ``SMOKES[DeviceSmoke.TPU]``: with determinism asked for, no determinism
+    child follows a smoke test on the TPU; the check says the framework was not run (a
+    determinism child would have reported "jax 0.6.2 on ..." instead). The check's status and
+    its "(smoke:jax failed)" are what it says today, not the rule under test."""
+    case = Case(tmp_path)
+    install_jax_tpu(case.venv, TpuStandin())
+    case.marker(JAX_REQUIREMENTS, {"jax": "0.6.2"}, reproducibility={"seed": 1234, "deterministic": True})
+    hook = _env_hook_text(dict(hook_environment(Reproducibility(1234, True))))
+    assert hook is not None
+    (case.venv.site_packages / ENV_HOOK_NAME).write_text(hook, encoding="utf-8")
+    code, report, details = case.verify()
+    expect(report, {"smoke:jax": "PASS", "determinism": "FAIL"})
+    assert details["determinism"].startswith("jax: not run"), details["determinism"]
+    assert code == 1
 
 
 @pytest.mark.slow

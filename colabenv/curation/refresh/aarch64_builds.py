@@ -16,7 +16,13 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.curation.refresh.build_facts import FrameworkRun, public_or_none, python_tags, text_of
+from colabenv.curation.refresh.build_facts import (
+    FrameworkRun,
+    public_or_none,
+    python_tags,
+    read_else_carried,
+    text_of,
+)
 from colabenv.curation.refresh.free_threaded import with_free_threaded
 from colabenv.curation.refresh.sources import (
     PYTHONS,
@@ -116,23 +122,25 @@ def _archs(
 ) -> tuple[tuple[Arch, ...], str | None, str] | None:
     """(the arch list, the unconfirmed reason or None, where it comes from); None, noted, where
     it is neither read nor can be carried over."""
-    if run.reader.options.read_archs:
+
+    def read() -> tuple[tuple[Arch, ...], str]:
         archs = run.reader.archs([wheel])
         if archs:
-            run.read.add((version, build_key(tag)))
-            return archs, None, f"archs: what every library with GPU code carries in {wheel.file.filename}"
-        why = "no library with GPU code found in the wheel"
-    else:
-        why = "the wheels were not read (--archs carry)"
-    for release in run.history.before(version):
-        earlier = [v for v in release.variants if v.name == tag and AARCH64 in v.platforms and v.archs]
-        if earlier:
-            carried = f"archs carried over from {release.version} {build_key(tag)}: {why}"
-            return earlier[0].archs, carried, carried
-    run.notes.append(
-        f"torch {version} {build_key(tag)} left out: no arch list ({why}; no earlier build to carry it from)"
-    )
-    return None
+            return archs, f"archs: what every library with GPU code carries in {wheel.file.filename}"
+        return (), "no library with GPU code found in the wheel"
+
+    def carried(why: str) -> tuple[tuple[Arch, ...], str] | None:
+        for release in run.history.before(version):
+            earlier = [v for v in release.variants if v.name == tag and AARCH64 in v.platforms and v.archs]
+            if earlier:
+                return earlier[0].archs, f"archs carried over from {release.version} {build_key(tag)}: {why}"
+        return None
+
+    def left_out(why: str) -> str:
+        key = build_key(tag)
+        return f"torch {version} {key} left out: no arch list ({why}; no earlier build to carry it from)"
+
+    return read_else_carried(run, (version, build_key(tag)), read, carried, left_out)
 
 
 def aarch64_default(

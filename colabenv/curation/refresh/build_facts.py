@@ -5,7 +5,8 @@ its releases (the builds whose arch list was read, the notes on what was left ou
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -15,6 +16,10 @@ from colabenv.models import Arch
 from colabenv.models.frozen import record
 
 _NO_ARCHS = "(no GPU code read, no previous build to carry it from)"
+NOT_READ = "the wheels were not read (--archs carry)"
+"""Why a build's list of GPU architectures was not read from its wheels: ``--archs carry``."""
+
+Named = TypeVar("Named")
 
 FoundArchs = tuple[tuple[Arch, ...], str | None, str]
 """An arch list, the reason it is unconfirmed (None: read from the wheels), and where it comes from."""
@@ -86,6 +91,33 @@ def archs_of(
     if carried is None:
         return None
     return carried[0], carried[1], carried[1]
+
+
+def read_else_carried(
+    run: FrameworkRun,
+    build: tuple[Version, str],
+    read: Callable[[], tuple[tuple[Named, ...], str]],
+    carried: Callable[[str], tuple[tuple[Named, ...], str] | None],
+    left_out: Callable[[str], str],
+) -> tuple[tuple[Named, ...], str | None, str] | None:
+    """A GPU build's list of architectures (an arch list, a gfx list), the reason it is
+    unconfirmed (None: read from its wheels) and where it comes from. Where the wheels are read,
+    ``read()`` gives the list and where it was read, or nothing and why; then ``build`` counts
+    as read. Else ``carried(why)`` gives the list of the build before and its reason; with none,
+    the build is left out: None, noted as ``left_out(why)``."""
+    if run.reader.options.read_archs:
+        listed, said = read()
+        if listed:
+            run.read.add(build)
+            return listed, None, said
+        why = said
+    else:
+        why = NOT_READ
+    found = carried(why)
+    if found is None:
+        run.notes.append(left_out(why))
+        return None
+    return found[0], found[1], found[1]
 
 
 def kept_archs(

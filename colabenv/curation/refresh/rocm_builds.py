@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags
+from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags, read_else_carried
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
     RefreshProblem,
@@ -104,23 +104,17 @@ def _gfx(
 ) -> tuple[tuple[str, ...], str | None, str] | None:
     """(the gfx list, the unconfirmed reason or None, where it comes from) of build ``tag``;
     None, noted, where it was neither read nor can be carried over."""
-    options = run.reader.options
-    if options.read_archs:
-        read = _read_gfx(run, wheel)
-        if read[0]:
-            run.read.add((version, tag))
-            return read[0], None, read[1]
-        why = read[1]
-    else:
-        why = "the wheels were not read (--archs carry)"
-    previous = run.history.variant_before(version, tag)
-    if previous is None or not previous[1].gfx:
-        run.notes.append(
-            f"torch {version} {tag} left out: no gfx list ({why}; no earlier {tag} build to carry it from)"
-        )
-        return None
-    carried = f"gfx carried over from {previous[0].version} {tag}: {why}"
-    return previous[1].gfx, carried, carried
+
+    def carried(why: str) -> tuple[tuple[str, ...], str] | None:
+        previous = run.history.variant_before(version, tag)
+        if previous is None or not previous[1].gfx:
+            return None
+        return previous[1].gfx, f"gfx carried over from {previous[0].version} {tag}: {why}"
+
+    def left_out(why: str) -> str:
+        return f"torch {version} {tag} left out: no gfx list ({why}; no earlier {tag} build to carry it from)"
+
+    return read_else_carried(run, (version, tag), lambda: _read_gfx(run, wheel), carried, left_out)
 
 
 def _read_gfx(run: FrameworkRun, wheel: Wheel) -> tuple[tuple[str, ...], str]:
