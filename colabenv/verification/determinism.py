@@ -183,9 +183,11 @@ def check_determinism(
     runs: Mapping[Framework, ChildRun | None],
     *,
     timeout: float,
+    not_run: tuple[str, ...] = (),
 ) -> Check:
     """SKIP without ``[reproducibility]``; FAIL when a variable of the hook is missing or wrong,
-    or a framework's two runs differ (or fail); PASS naming what was compared."""
+    or a framework's two runs differ (or fail); PASS naming what was compared, and ``not_run``:
+    the frameworks no determinism child follows on their device (a TPU), named, not failed."""
     if reproducibility.seed is None and not reproducibility.deterministic:
         return Check("determinism", Status.SKIP, "no [reproducibility] asked for")
     seed_text = f"seed {reproducibility.seed}" if reproducibility.seed is not None else "no seed"
@@ -220,12 +222,16 @@ def check_determinism(
             compared.append(where)
     if failures:
         return Check("determinism", Status.FAIL, join_limited(failures))
+    untried = f"; not run twice: {', '.join(not_run)}" if not_run else ""
     if not compared:
         return Check(
-            "determinism", Status.PASS, f"{seed_text}, deterministic: {names} set; no framework to run twice"
+            "determinism",
+            Status.PASS,
+            f"{seed_text}, deterministic: {names} set; no framework to run twice{untried}",
         )
     return Check(
         "determinism",
         Status.PASS,
-        f"{seed_text}, deterministic: two seeded runs bit-identical ({'; '.join(compared)}); {names} set",
+        f"{seed_text}, deterministic: two seeded runs bit-identical ({'; '.join(compared)}); "
+        f"{names} set{untried}",
     )

@@ -275,9 +275,21 @@ def _io(context: VerifyContext, children: Children) -> list[Check]:
 
 
 def _determinism(context: VerifyContext, children: Children) -> list[Check]:
+    """The frameworks whose smoke device is followed by a determinism child are compared; the
+    others (a smoke test on the TPU) are named as not run twice, never as failed."""
     environ = children.environ.result() if children.environ is not None else None
-    runs = {framework: future.result()[1] for framework, future in children.smoke.items()}
-    return [check_determinism(context.expectation.reproducibility, environ, runs, timeout=context.limit)]
+    runs: dict[Framework, ChildRun | None] = {}
+    elsewhere: list[str] = []
+    for framework, future in children.smoke.items():
+        device = context.smoke_on.get(framework, DeviceSmoke.CPU)
+        if SMOKES[device].determinism:
+            runs[framework] = future.result()[1]
+        else:
+            elsewhere.append(f"{framework} (its smoke test ran on the {device.name})")
+    reproducibility = context.expectation.reproducibility
+    return [
+        check_determinism(reproducibility, environ, runs, timeout=context.limit, not_run=tuple(elsewhere))
+    ]
 
 
 def _device_memory(context: VerifyContext, children: Children) -> Check:

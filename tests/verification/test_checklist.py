@@ -515,6 +515,21 @@ def test_determinism_passes_naming_each_framework_compared() -> None:
     )
 
 
+def test_determinism_names_a_framework_no_determinism_child_follows_without_failing_it() -> None:
+    """A smoke test on the TPU has no determinism child after it: the framework is named as not
+    run twice beside those compared, never as a failure."""
+    check = check_determinism(
+        REPRO,
+        _run("environ", {"environ": GOOD_ENV}),
+        {Framework.TORCH: _same("torch")},
+        timeout=10,
+        not_run=("jax (its smoke test ran on the TPU)",),
+    )
+    assert check.status is Status.PASS
+    assert "(torch 2.6.0 on GPU0 Tesla T4)" in check.detail
+    assert check.detail.endswith("; not run twice: jax (its smoke test ran on the TPU)")
+
+
 def test_determinism_fails_when_two_runs_differ() -> None:
     check = check_determinism(
         REPRO,
