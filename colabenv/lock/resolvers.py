@@ -18,7 +18,6 @@ named: by the URL in its output, else by what the caller's ``diagnose`` finds
 
 from __future__ import annotations
 
-import enum
 import importlib
 import math
 import os
@@ -38,15 +37,13 @@ from colabenv.lock.content import LockedPackage
 from colabenv.lock.requirements import parse_requirements
 from colabenv.lock.wheel_tags import LOCK_GLIBC_MINOR
 from colabenv.models import Resolution, Target
+from colabenv.models.base import TextEnum
 from colabenv.models.frozen import model
 
 
-class Resolver(str, enum.Enum):
+class Resolver(TextEnum):
     UV = "uv"
     PIP_TOOLS = "pip-tools"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 RESOLVERS: tuple[str, ...] = tuple(r.value for r in Resolver)
