@@ -363,8 +363,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
-        served.sent += len(body)
+        served.sent += len(body)  # before the write: the client may finish reading (and the test
+        self.wfile.write(body)  # look) before this thread returns from it
 
     def log_message(self, format: str, *args: object) -> None:
         return
