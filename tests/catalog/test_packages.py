@@ -567,6 +567,14 @@ AARCH64_FACTS = [
     ("bitsandbytes", "0.50.1", "cuda130", ["9.0", "11.0", "12.1"], ["7.0"], "11.0"),
     ("bitsandbytes", "0.49.2", "cuda126", ["7.5", "9.0", "10.0"], ["7.0", "6.0"], None),
     ("bitsandbytes", "0.48.2", "cuda130", ["9.0", "11.0", "12.0"], ["7.0"], "11.0"),
+    # read from the aarch64 wheels: vLLM's carry Jetson's sm_87 (and sm_110 with CUDA 13) and no
+    # code below sm_80; onnxruntime-gpu's CUDA provider has cubins for 8.9, 9.0, 12.0, 12.1 alone
+    ("vllm", "0.33.0", "cu130", ["8.0", "8.6", "8.7", "9.0", "11.0", "12.1"], ["7.5", "7.0"], None),
+    ("vllm", "0.13.0", "cu129", ["8.0", "8.7", "9.0", "12.0"], ["7.5", "7.0"], None),
+    ("onnxruntime-gpu", "1.31.1", "cuda13", ["8.9", "9.0", "12.0", "12.1"], ["8.0", "8.6", "11.0"], "11.0"),
+    ("onnxruntime-gpu", "1.29.0", "cuda13", ["9.0", "12.1"], ["8.0", "11.0"], "11.0"),
+    ("cudf", "26.10.2", "cuda13", ["7.5", "9.0", "12.1"], ["7.0"], None),
+    ("cuml", "26.2.0", "cuda12", ["7.0", "9.0", "12.0"], ["6.0"], None),
 ]
 
 
@@ -586,15 +594,35 @@ def test_aarch64_builds_carry_their_own_arch_lists(
     assert "aarch64" in arm.source.text and arm.source.text.startswith("https://github.com/")
 
 
-def test_only_cupy_and_bitsandbytes_have_aarch64_builds_and_0_50_2_is_unconfirmed() -> None:
+AARCH64_PACKAGES = {
+    "cupy",
+    "bitsandbytes",
+    "cudf",
+    "cuml",
+    "vllm",
+    "onnxruntime-gpu",
+    "flash-attn-4",
+    "pyg-lib",
+}
+"""The CUDA packages with linux_aarch64 builds; xformers, flash-attn and torch-scatter have none
+on the package index or in their build files for the releases listed."""
+
+
+def test_which_packages_have_aarch64_builds_and_which_are_unconfirmed() -> None:
     found = {(p.name, str(r.version)) for p, r, b in BUILDS if "linux_aarch64" in b.platforms}
-    assert {name for name, _ in found} == {"cupy", "bitsandbytes"}
-    for _, release, build in BUILDS:
+    assert {name for name, _ in found} == AARCH64_PACKAGES
+    assert ("onnxruntime-gpu", "1.26.0") not in found and ("pyg-lib", "0.7.0") not in found
+    for package, release, build in BUILDS:
         if "linux_aarch64" in build.platforms:
-            assert (build.unconfirmed is not None) == (str(release.version) == "0.50.2"), build
-            assert build.free_threaded is None, "no aarch64 cp3XYt file was read"
+            unread = str(release.version) == "0.50.2" or package.name == "pyg-lib"
+            assert (build.unconfirmed is not None) == unread, build
+            assert (build.free_threaded is not None) == (package.name == "onnxruntime-gpu"), build
+            assert build.platforms == ("linux_aarch64",)
             x86 = release.build(build.name)
             assert x86 is not None and (x86.torch, x86.requires) == (build.torch, build.requires)
+            assert (x86.cuda, x86.min_driver, x86.extra) == (build.cuda, build.min_driver, build.extra)
+            if not unread and package.name not in {"cupy", "bitsandbytes", "flash-attn-4"}:
+                assert "aarch64.whl (sha256 " in build.source.text, "read from the aarch64 wheel"
 
 
 def test_a_folder_with_only_a_packages_file_is_an_overlay(tmp_path: Path) -> None:
@@ -744,13 +772,15 @@ def test_pyg_lib_builds_carry_the_arch_list_of_their_torch_build_from_sm_60() ->
             assert pin.operator == "==" and pin.version.endswith(".*"), "a page serves a torch minor"
             page_torch = pin.version.replace(".*", ".0")
             torch = catalog.release(Framework.TORCH, Version(page_torch))
-            variant = torch.variant(build.name[-5:]) if torch is not None else None
-            assert variant is not None, build.name
+            # an aarch64 build is built against torch's aarch64 wheel of the same CUDA
+            (platform,) = build.platforms
+            variant = torch.on_platform(platform).variant(build.name[-5:]) if torch is not None else None
+            assert variant is not None and platform in variant.platforms, build.name
             assert build.archs == tuple(a for a in variant.archs if a.capability.major >= 6), build.name
             assert build.local_tag == build.name and build.find_links is not None
             assert build.find_links.endswith(f"torch-{page_torch}+{variant.name}.html")
             seen += 1
-    assert seen == 24
+    assert seen == 32
 
 
 def test_flash_attn_4_is_one_pure_python_release_whose_cuda_13_form_is_an_extra() -> None:

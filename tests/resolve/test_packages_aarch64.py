@@ -55,12 +55,46 @@ def test_a_gh200_gets_cupys_aarch64_build(tmp_path: Path, capsys: pytest.Capture
 def test_a_package_without_an_aarch64_build_is_exit_3_naming_it_and_the_platform(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = _profile(tmp_path, 'cupy = "*"\nonnxruntime-gpu = "*"')
+    # xformers has no aarch64 wheel on the package index for 0.0.31.post1 to 0.0.35
+    profile = _profile(tmp_path, 'torch = "*"\ncupy = "*"\nxformers = "*"')
     code, _, err = _resolve(capsys, profile, *GH200)
     assert code == 3, err
-    assert "team.toml: frameworks.onnxruntime-gpu: no release of onnxruntime-gpu" in err, err
-    assert "cuda13 has no linux_aarch64 wheel in the catalog (linux_x86_64 only)" in err, err
-    assert "cupy" not in err.replace("onnxruntime-gpu", ""), "cupy has its aarch64 build"
+    assert "team.toml: frameworks.xformers: no release of xformers" in err, err
+    assert "cu130 has no linux_aarch64 wheel in the catalog (linux_x86_64 only)" in err, err
+    assert "cupy" not in err and "torch 2" not in err, "torch and cupy have their aarch64 builds"
+    for package in ("flash-attn", "torch-scatter"):
+        code, _, err = _resolve(capsys, _profile(tmp_path, f'torch = "*"\n{package} = "*"'), *GH200)
+        assert code == 3 and f"frameworks.{package}: no release of {package}" in err, err
+        assert "has no linux_aarch64 wheel in the catalog" in err, err
+
+
+def test_a_gh200_gets_the_aarch64_builds_read_from_the_wheels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, 'torch = "*"\nvllm = "*"\ncudf = "*"\ncuml = "*"\nonnxruntime-gpu = "*"')
+    code, chosen, err = _resolve(capsys, profile, *GH200)
+    assert code == 0, err
+    got = {name: (c["version"], c["variant"], c["requirements"]) for name, c in chosen.items()}
+    assert got["torch"][:2] == ("2.14.0", "cu130"), "the torch vllm 0.33.0 pins, on aarch64"
+    assert got["vllm"] == ("0.33.0", "cu130", ["vllm==0.33.0"]), got
+    assert got["cudf"] == ("26.10.2", "cuda13", ["cudf-cu13==26.10.2"]), got
+    assert got["cuml"] == ("26.10.0", "cuda13", ["cuml-cu13==26.10.0"]), got
+    assert got["onnxruntime-gpu"] == ("1.31.1", "cuda13", ["onnxruntime-gpu==1.31.1"]), got
+    assert all("unconfirmed" not in c["reason"] for c in chosen.values()), chosen
+
+
+def test_jetson_thor_runs_vllms_aarch64_sm_110_code_and_onnxruntime_has_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thor = [*GH200[:4], "--compute-capability", "11.0", *GH200[6:]]
+    code, chosen, err = _resolve(capsys, _profile(tmp_path, 'torch = "*"\nvllm = "*"'), *thor)
+    assert code == 0, err
+    assert (chosen["vllm"]["version"], chosen["vllm"]["variant"]) == ("0.33.0", "cu130"), chosen
+    assert "kernels for sm_110" in chosen["vllm"]["reason"], chosen["vllm"]
+    # onnxruntime-gpu's aarch64 CUDA provider carries sm_89, sm_90, sm_120, sm_121 and no PTX
+    code, _, err = _resolve(capsys, _profile(tmp_path, 'onnxruntime-gpu = "*"'), *thor)
+    assert code == 3 and "frameworks.onnxruntime-gpu" in err, err
+    assert "sm_110" in err, err
 
 
 def test_bitsandbytes_takes_the_aarch64_library_for_torchs_cuda(
