@@ -133,14 +133,21 @@ def _refresh_index_arguments(refresh: argparse.ArgumentParser) -> None:
     refresh.add_argument(
         "--no-find-links",
         action="store_true",
-        help="packages: do not read the find-links pages the file's builds name "
-        "(data.pyg.org's, a release's asset page): those packages are read from the index alone",
+        help="packages and jax: do not read the find-links pages the file's builds name "
+        "(data.pyg.org's, a release's asset page; AMD's ROCm page): those packages are read from "
+        "the index alone, jax's ROCm builds not at all",
     )
     refresh.add_argument(
         "--find-links-mirror",
         metavar="URL",
-        help="packages: read each find-links page https://HOST/PATH the file names from "
+        help="packages and jax: read each find-links page https://HOST/PATH the file names from "
         "URL/HOST/PATH instead (a mirror); the file still names the page itself",
+    )
+    refresh.add_argument(
+        "--rocm-find-links",
+        metavar="URL",
+        help="jax: the find-links page of AMD's jax-rocmN-plugin and -pjrt wheels (default: the page "
+        "the file's newest ROCm build names; not read with --no-find-links)",
     )
     refresh.add_argument(
         "--index-mirror",
@@ -300,6 +307,7 @@ def _options(
     from colabenv.curation.refresh.sources import PYTORCH_INDEX, RefreshOptions
     from colabenv.errors import UsageError
     from colabenv.index.urls import default_index_url
+    from colabenv.models import Framework
 
     if args.max_mib <= 0 or not 0 < args.timeout <= 3600:
         raise UsageError("catalog refresh: --max-mib and --timeout must be positive (--timeout at most 3600)")
@@ -314,6 +322,9 @@ def _options(
     mirror = _url(args.find_links_mirror, "--find-links-mirror") if args.find_links_mirror else None
     index_mirror = _url(args.index_mirror, "--index-mirror") if args.index_mirror else None
     releases, release_count = _releases(args.releases)
+    rocm_links = _url(args.rocm_find_links, "--rocm-find-links") if args.rocm_find_links else None
+    if rocm_links is not None and framework is not Framework.JAX:
+        raise UsageError("--rocm-find-links is for catalog refresh jax (its ROCm plugin's page)")
     options = RefreshOptions(
         framework=framework,
         index=index,
@@ -328,6 +339,7 @@ def _options(
         find_links=not args.no_find_links,
         find_links_mirror=mirror,
         index_mirror=index_mirror,
+        rocm_find_links=rocm_links,
     )
     return options, deadline
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from packaging.markers import Marker
 from packaging.version import Version
 
 from colabenv.curation.refresh.build_facts import (
@@ -57,19 +58,23 @@ def build_key(name: str) -> str:
     return f"{name} ({AARCH64})"
 
 
-def aarch64_requirements(metadata: Metadata) -> list[str]:
-    """The NVIDIA pins of ``metadata`` that apply on an aarch64 Linux host for some Python."""
-    kept = [
-        r
-        for r in metadata.requires
-        if r.marker is None
-        or any(
-            r.marker.evaluate(
-                {**_AARCH64_LINUX, "python_version": py, "python_full_version": f"{py}.0", "extra": ""}
+def aarch64_requirements(metadata: Metadata, extra: str | None = None) -> list[str]:
+    """The NVIDIA pins of ``metadata`` that apply on an aarch64 Linux host for some Python: the
+    wheel's own (``extra`` None), or those only ``extra`` adds (jax's plugin's ``with-cuda``)."""
+
+    def applies(marker: Marker | None, asked: str) -> bool:
+        return marker is None or any(
+            marker.evaluate(
+                {**_AARCH64_LINUX, "python_version": py, "python_full_version": f"{py}.0", "extra": asked}
             )
             for py in PYTHONS
         )
-    ]
+
+    def wanted(marker: Marker | None) -> bool:
+        base = applies(marker, "")
+        return base if extra is None else not base and applies(marker, extra)
+
+    kept = [r for r in metadata.requires if wanted(r.marker)]
     return list(nvidia_pins(kept))
 
 

@@ -25,6 +25,13 @@ from colabenv.curation.refresh.build_facts import (
     text_of,
 )
 from colabenv.curation.refresh.free_threaded import with_free_threaded
+from colabenv.curation.refresh.jax_platform_builds import (
+    JAXLIB,
+    JaxRelease,
+    platform_variants,
+    rocm_builds_not_read,
+    rocm_page,
+)
 from colabenv.curation.refresh.rocm_builds import rocm_of_tag, rocm_variants
 from colabenv.curation.refresh.selection import selected_versions
 from colabenv.curation.refresh.sources import (
@@ -52,7 +59,6 @@ from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
 
-JAXLIB = FACTS[Framework.JAX].required_companions[0]
 _BUILD_INFO = re.compile(r"OrderedDict\((\[.*\])\)", re.DOTALL)
 
 
@@ -333,7 +339,8 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
     read: set[tuple[Version, str]] = set()
     run = FrameworkRun(reader, history, read, notes)
     wheels = by_version(reader.wheels(options.index, "jax", required=True))
-    offered: set[tuple[Version, str]] = set()
+    page = rocm_page(run, known)
+    offered: set[tuple[Version, str]] = rocm_builds_not_read(known, page)
     releases = []
     for version in selected_versions(wheels, known, options, notes, "jax"):
         wheel = preferred(wheels[version])
@@ -355,27 +362,13 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         except RefreshProblem as problem:
             notes.append(f"jax {version} left out: {problem}")
             continue
-        variants: dict[str, Variant] = {}
-        default = None
-        for extra in sorted(metadata.extras):
-            match = re.fullmatch(r"cuda(\d+)", extra)
-            if match is None:
-                continue
-            offered.add((version, extra))
-            variant = _jax_variant(
-                run, _JaxBuild(version, extra, int(match.group(1))), requirements_of(metadata, extra)
-            )
-            if variant is not None:
-                variants[extra] = variant
-        for requirement in requirements_of(metadata, "cuda"):
-            plugin = re.fullmatch(r"jax-(cuda\d+)-plugin", canonicalize_name(requirement.name))
-            if plugin and plugin.group(1) in variants:
-                default = plugin.group(1)
+        variants, default = _jax_cuda_variants(run, version, metadata, offered)
         if not variants:
             notes.append(f"jax {version} left out: no cudaNN extra with a build that could be read")
             continue
-        default = default or ("cuda12" if "cuda12" in variants else sorted(variants)[0])
-        variants["cpu"] = variant_model(
+        beyond = platform_variants(run, JaxRelease(version, jaxlib, python), variants, page)
+        offered.update((version, v.name) for v in beyond if v.rocm is not None)
+        cpu = variant_model(
             "cpu",
             source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
             f"extra (pip install jax is the CPU-only install); {stamp()}",
@@ -384,7 +377,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             Framework.JAX,
             version,
             python,
-            tuple(variants.values()),
+            (*variants, *beyond, cpu),
             default,
             (Companion(JAXLIB, jaxlib, False),),
             Source(
@@ -397,6 +390,31 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         history.add(release)
         releases.append(release)
     return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
+
+
+def _jax_cuda_variants(
+    run: FrameworkRun, version: Version, metadata: Metadata, offered: set[tuple[Version, str]]
+) -> tuple[tuple[Variant, ...], str]:
+    """The x86-64 builds of jax ``version``'s ``cudaNN`` extras (each offered), and the one
+    its ``cuda`` extra installs (else cuda12, else the first)."""
+    variants: dict[str, Variant] = {}
+    default = None
+    for extra in sorted(metadata.extras):
+        match = re.fullmatch(r"cuda(\d+)", extra)
+        if match is None:
+            continue
+        offered.add((version, extra))
+        build = _JaxBuild(version, extra, int(match.group(1)))
+        variant = _jax_variant(run, build, requirements_of(metadata, extra))
+        if variant is not None:
+            variants[extra] = variant
+    for requirement in requirements_of(metadata, "cuda"):
+        plugin = re.fullmatch(r"jax-(cuda\d+)-plugin", canonicalize_name(requirement.name))
+        if plugin and plugin.group(1) in variants:
+            default = plugin.group(1)
+    if not variants:
+        return (), ""
+    return tuple(variants.values()), default or ("cuda12" if "cuda12" in variants else sorted(variants)[0])
 
 
 @model

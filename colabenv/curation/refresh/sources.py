@@ -11,7 +11,7 @@ else from the wheel with HTTP range requests, :func:`colabenv.curation.archs.ope
   the other variants and their pins; torchvision and torchaudio are the releases that pin
   ``torch==X``, else the newest that admits X and was built for the same CUDA.
 - jax: jax's METADATA gives the jaxlib and the ``cudaNN`` extras, the plugin's METADATA the pins
-  (``with-cuda``), jaxlib's wheels the Python range.
+  (``with-cuda``), jaxlib's wheels the Python range (aarch64, ROCm: :mod:`.jax_platform_builds`).
 - tensorflow: the ``and-cuda`` extra's pins, and ``build_info.py`` inside the wheel the CUDA
   it was built with and its compute capabilities.
 - the driver table: where a build's CUDA minor line has no ``[[toolkit]]`` entry, NVIDIA's CUDA
@@ -118,6 +118,8 @@ class RefreshOptions:
     index_mirror: str | None = None
     """packages: where the other indexes the file's builds name (wheels.vllm.ai's, Microsoft's
     feeds) are read instead, as ``find_links_mirror`` does for pages."""
+    rocm_find_links: str | None = None
+    """jax: the find-links page of AMD's ROCm plugin wheels (None: the one the file names)."""
 
 
 @model

@@ -109,6 +109,10 @@ def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> st
         lines.append("]")
     elif variant.pin_texts or variant.cuda is not None:
         lines.append(one_line)
+    if variant.requires:
+        lines.append("requires = [" + ", ".join(quoted(r) for r in variant.requires) + "]")
+    if variant.find_links is not None:
+        lines.append(f"find_links = {quoted(variant.find_links)}")
     if variant.unconfirmed is not None:
         lines.append("unconfirmed = true")
         lines.append(f"unconfirmed_reason = {quoted(variant.unconfirmed)}")
@@ -446,8 +450,14 @@ def compare(
                 f"{label}: pins: the catalog has [{', '.join(had_variant.pin_texts)}], "
                 f"the index says [{', '.join(variant.pin_texts)}]"
             )
+        found.extend(_installs_differ(label, had_variant, variant))
         if read:
-            _compare_read(label, had_variant, variant, found, confirmed)
+            carriers = (
+                "torch's libraries in the wheel"
+                if old.framework is Framework.TORCH
+                else "the plugin's and PJRT's libraries"
+            )
+            _compare_read(label, had_variant, variant, found, confirmed, carriers)
     gone = [
         v.name
         for v in old.variants
@@ -470,14 +480,40 @@ def _platform_defaults_differ(old: Release, new: Release) -> list[str]:
     ]
 
 
-def _compare_read(label: str, had: Variant, read: Variant, found: list[str], confirmed: list[str]) -> None:
+def _installs_differ(label: str, had: Variant, derived: Variant) -> list[str]:
+    """Where what installing a build adds (``requires``), the page it comes from
+    (``find_links``) or the ROCm it is built for differ between the catalog's build ``had`` and
+    the one the index or page states (a build refresh reads none of these from has none)."""
+    found = []
+    if derived.requires and pins_differ(had.requires, derived.requires):
+        found.append(
+            f"{label}: requires: the catalog has [{', '.join(had.requires)}], "
+            f"the index says [{', '.join(derived.requires)}]"
+        )
+    if derived.find_links is not None and had.find_links != derived.find_links:
+        found.append(
+            f"{label}: find_links: the catalog has {had.find_links or 'none'}, the build was read "
+            f"from {derived.find_links}"
+        )
+    if derived.rocm is not None and had.rocm != derived.rocm:
+        found.append(f"{label}: rocm: the catalog has {had.rocm}, the files read say {derived.rocm}")
+    return found
+
+
+def _compare_read(
+    label: str, had: Variant, read: Variant, found: list[str], confirmed: list[str], carriers: str
+) -> None:
     """Where the GPU list read from a build's wheel (gfx for ROCm, else archs) and the catalog's
-    build ``had`` disagree (into ``found``), or agree in a way worth a note (``confirmed``)."""
+    build ``had`` disagree (into ``found``), or agree in a way worth a note (``confirmed``);
+    ``carriers``: what the gfx list was read from, as the contradiction says it."""
     if read.rocm is not None:
         if set(had.gfx) != set(read.gfx):
             found.append(
-                f"{label}: gfx: the catalog has {' '.join(had.gfx)}, torch's libraries in the "
-                f"wheel carry {' '.join(read.gfx)}"
+                f"{label}: gfx: the catalog has {' '.join(had.gfx)}, {carriers} carry {' '.join(read.gfx)}"
+            )
+        elif had.unconfirmed is not None:
+            confirmed.append(
+                f"{label}: the wheels confirm the gfx list marked unconfirmed (unconfirmed can go)"
             )
         return
     shown = " ".join(str(a) for a in sorted(had.archs))
