@@ -100,7 +100,7 @@ def aarch64_variants(run: FrameworkRun, version: Version) -> list[Variant]:
 def _aarch64_variant(run: FrameworkRun, version: Version, tag: str, wheels: list[Wheel]) -> Variant | None:
     wheel = preferred(wheels)
     metadata = run.reader.metadata(wheel)
-    archs = _archs(run, version, tag, wheel)
+    archs = aarch64_archs(run, "torch", version, tag, (wheel,))
     if archs is None:
         return None
     listed, unconfirmed, archs_source = archs
@@ -122,30 +122,35 @@ def _aarch64_variant(run: FrameworkRun, version: Version, tag: str, wheels: list
     )
 
 
-def _archs(
-    run: FrameworkRun, version: Version, tag: str, wheel: Wheel
+def aarch64_archs(
+    run: FrameworkRun, framework: str, version: Version, name: str, wheels: Sequence[Wheel]
 ) -> tuple[tuple[Arch, ...], str | None, str] | None:
-    """(the arch list, the unconfirmed reason or None, where it comes from); None, noted, where
-    it is neither read nor can be carried over."""
+    """The arch list of ``framework``'s ``name`` build for linux_aarch64: (the list, the
+    unconfirmed reason or None, where it comes from), read from what every library with GPU code
+    in ``wheels`` carries, else carried over from the last release's aarch64 build of the same
+    name; None, noted, where it is neither. Torch's builds and jax's plugins alike."""
+    names = " and ".join(w.file.filename for w in wheels)
+    key = build_key(name)
 
     def read() -> tuple[tuple[Arch, ...], str]:
-        archs = run.reader.archs([wheel])
+        archs = run.reader.archs(list(wheels))
         if archs:
-            return archs, f"archs: what every library with GPU code carries in {wheel.file.filename}"
-        return (), "no library with GPU code found in the wheel"
+            return archs, f"archs: what every library with GPU code carries in {names}"
+        return (), f"no library with GPU code found in {names}"
 
     def carried(why: str) -> tuple[tuple[Arch, ...], str] | None:
         for release in run.history.before(version):
-            earlier = [v for v in release.variants if v.name == tag and AARCH64 in v.platforms and v.archs]
+            earlier = [v for v in release.variants if v.name == name and AARCH64 in v.platforms and v.archs]
             if earlier:
-                return earlier[0].archs, f"archs carried over from {release.version} {build_key(tag)}: {why}"
+                return earlier[0].archs, f"archs carried over from {release.version} {key}: {why}"
         return None
 
     def left_out(why: str) -> str:
-        key = build_key(tag)
-        return f"torch {version} {key} left out: no arch list ({why}; no earlier build to carry it from)"
+        return (
+            f"{framework} {version} {key} left out: no arch list ({why}; no earlier build to carry it from)"
+        )
 
-    return read_else_carried(run, (version, build_key(tag)), read, carried, left_out)
+    return read_else_carried(run, (version, key), read, carried, left_out)
 
 
 def aarch64_default(

@@ -31,7 +31,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.curation.refresh.aarch64_builds import AARCH64, aarch64_requirements, build_key
+from colabenv.curation.refresh.aarch64_builds import AARCH64, aarch64_archs, aarch64_requirements, build_key
 from colabenv.curation.refresh.build_facts import (
     FrameworkRun,
     pinned_version,
@@ -51,7 +51,7 @@ from colabenv.curation.refresh.sources import (
     stamp,
 )
 from colabenv.errors import IndexUnavailableError, InputError, printable
-from colabenv.models import Arch, Framework, Release, Source, Variant
+from colabenv.models import Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
 
@@ -141,7 +141,7 @@ def _aarch64_variants(run: FrameworkRun, release: JaxRelease, built: Sequence[Va
             )
             continue
         pjrt = preferred(pjrts)
-        archs = _aarch64_archs(run, release.version, x86.name, (plugin, pjrt))
+        archs = aarch64_archs(run, "jax", release.version, x86.name, (plugin, pjrt))
         if archs is None:
             continue
         listed, unconfirmed, archs_source = archs
@@ -178,33 +178,6 @@ def _listed_for_aarch64(run: FrameworkRun, version: Version, name: str) -> bool:
         if r.version == version
         for v in r.variants
     )
-
-
-def _aarch64_archs(
-    run: FrameworkRun, version: Version, name: str, wheels: tuple[Wheel, ...]
-) -> tuple[tuple[Arch, ...], str | None, str] | None:
-    """(the arch list, the unconfirmed reason or None, where it comes from); None, noted, where
-    it is neither read nor can be carried over."""
-    names = " and ".join(w.file.filename for w in wheels)
-
-    def read() -> tuple[tuple[Arch, ...], str]:
-        archs = run.reader.archs(wheels)
-        if archs:
-            return archs, f"archs: what every library with GPU code carries in {names}"
-        return (), "no library with GPU code found in the wheels"
-
-    def carried(why: str) -> tuple[tuple[Arch, ...], str] | None:
-        for earlier in run.history.before(version):
-            same = [v for v in earlier.variants if v.name == name and AARCH64 in v.platforms and v.archs]
-            if same:
-                return same[0].archs, f"archs carried over from {earlier.version} {build_key(name)}: {why}"
-        return None
-
-    def left_out(why: str) -> str:
-        key = build_key(name)
-        return f"jax {version} {key} left out: no arch list ({why}; no earlier build to carry it from)"
-
-    return read_else_carried(run, (version, build_key(name)), read, carried, left_out)
 
 
 # ---------------------------------------------------------------------------------------------
