@@ -14,30 +14,7 @@ import pytest
 from colabenv.catalog.load import load_overlay
 from colabenv.models import Framework
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
-from tests.support.refresh_platform_standins import build_plain_aarch64, build_platform_indexes
-
-
-def _refresh(runner: Runner, root: Path, out: Path) -> tuple[str, str, int]:
-    out.mkdir()
-    with LocalIndex(root / "default") as default, LocalIndex(root / "pytorch") as pytorch:
-        done = runner(
-            "catalog",
-            "refresh",
-            "torch",
-            "--index",
-            default.url,
-            "--pytorch-index",
-            pytorch.url,
-            "--cuda-notes",
-            f"{pytorch.base_url}/files/nvidia/notes.html",
-            "--catalog",
-            root / "base",
-            "-o",
-            out,
-            timeout=300,
-        )
-        return done.stdout, done.stderr.replace(default.base_url, "DEFAULT"), done.returncode
+from tests.support.refresh_platform_standins import build_plain_aarch64, build_platform_indexes, refresh_torch
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +27,7 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def refreshed(runner: Runner, plain: Path, tmp_path: Path) -> Iterator[tuple[Path, str, str, int]]:
-    stdout, stderr, code = _refresh(runner, plain, tmp_path / "team-catalog")
+    stdout, stderr, code = refresh_torch(runner, plain, tmp_path / "team-catalog")
     yield tmp_path / "team-catalog" / "torch.toml", stdout, stderr, code
 
 
@@ -89,7 +66,7 @@ def test_a_malformed_plain_aarch64_wheel_is_one_line_with_its_url(
     root = tmp_path_factory.mktemp("refresh-plain-aarch64-malformed")
     build_platform_indexes(root)
     build_plain_aarch64(root, malformed=True)
-    stdout, stderr, code = _refresh(runner, root, tmp_path / "team-catalog")
+    stdout, stderr, code = refresh_torch(runner, root, tmp_path / "team-catalog")
     assert code == 1, stderr
     assert "Traceback" not in stderr
     url = "DEFAULT/files/torch-9.2.0-cp312-cp312-manylinux_2_28_aarch64.whl"

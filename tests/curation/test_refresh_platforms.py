@@ -15,12 +15,12 @@ from packaging.version import Version
 from colabenv.catalog.load import load_overlay
 from colabenv.models import Framework
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_platform_standins import (
     AARCH64_CU132,
     TORCH_92_PINS,
     TURING,
     build_platform_indexes,
+    refresh_torch,
 )
 
 
@@ -34,26 +34,9 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> Iterator[tuple[Path, str, str]]:
     out = tmp_path / "team-catalog"
-    out.mkdir()
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
-        done = runner(
-            "catalog",
-            "refresh",
-            "torch",
-            "--index",
-            default.url,
-            "--pytorch-index",
-            pytorch.url,
-            "--cuda-notes",
-            f"{pytorch.base_url}/files/nvidia/notes.html",
-            "--catalog",
-            standins / "base",
-            "-o",
-            out,
-            timeout=300,
-        )
-        assert done.returncode in (0, 1), done.stderr
-        yield out / "torch.toml", done.stdout, done.stderr.replace(pytorch.url, "PYTORCH/")
+    stdout, stderr, code = refresh_torch(runner, standins, out)
+    assert code in (0, 1), stderr
+    yield out / "torch.toml", stdout, stderr
 
 
 def test_refresh_proposes_a_releases_rocm_builds_with_the_gfx_its_libraries_carry(
