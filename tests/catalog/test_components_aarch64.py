@@ -96,3 +96,58 @@ def test_an_aarch64_list_that_is_not_an_array_is_refused(tmp_path: Path) -> None
         _facts(tmp_path, text)
     assert "component[0].range[1].archs_aarch64" in str(caught.value)
 
+
+# ---------------------------------------------------------------------------------------------
+# The shipped facts: what NVIDIA's aarch64 wheels were read to carry (components.toml's sources)
+
+
+SHIPPED = load_components()
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "gpu", "on_x86", "on_aarch64", "why"),
+    [
+        ("nvidia-cudnn-cu13", "9.13.0.50", "11.0", False, True, "torch 2.9 cu130's cuDNN: sm_110 on aarch64"),
+        ("nvidia-cudnn-cu13", "9.26.0.51", "11.0", False, True, "torch 2.15.0's cuDNN on a Jetson Thor"),
+        ("nvidia-cudnn-cu13", "9.26.0.51", "9.0", True, True, "GH200"),
+        ("nvidia-cublas", "13.0.0.19", "11.0", False, True, "cuBLAS 13 aarch64 carries sm_110"),
+        ("nvidia-curand", "10.4.0.35", "11.0", False, True, "cuRAND 13 aarch64 carries sm_110"),
+        ("nvidia-cudnn-cu12", "9.10.2.21", "6.0", True, True, "the same list on both"),
+        ("nvidia-cudnn-cu12", "9.11.0.98", "7.0", False, False, "no Volta from 9.11 on either"),
+        ("nvidia-nccl-cu12", "2.25.1", "11.0", True, True, "compute_90 PTX on both"),
+        ("nvidia-nccl-cu12", "2.26.2", "11.0", True, False, "aarch64 2.26.2: sm_100, sm_120, compute_120"),
+        ("nvidia-nccl-cu12", "2.26.2", "10.0", True, True, "GB200: PTX on x86-64, a cubin on aarch64"),
+    ],
+)
+def test_shipped_component_fact_per_platform(
+    name: str, version: str, gpu: str, on_x86: bool, on_aarch64: bool, why: str
+) -> None:
+    capability = ComputeCapability.parse(gpu)
+    for facts, expected in ((SHIPPED, on_x86), (SHIPPED.for_platform("linux_aarch64"), on_aarch64)):
+        component = facts.component(name)
+        assert component is not None
+        item = component.range_of(Version(version))
+        assert item is not None, f"{version} is in no range"
+        assert item.covers(capability) is expected, why
+
+
+def test_a_thor_on_aarch64_holds_nccl_cu12_below_the_first_aarch64_wheel_without_its_ptx() -> None:
+    """NCCL for CUDA 12 covers sm_110 only by compute_90 PTX, which the aarch64 wheels drop at
+    2.25.1.post1 and the x86-64 ones at 2.26.2.post1: the same Thor is held to other releases."""
+    x86 = SHIPPED.component("nvidia-nccl-cu12")
+    arm = SHIPPED.for_platform("linux_aarch64").component("nvidia-nccl-cu12")
+    assert x86 is not None and arm is not None
+    on_x86, on_arm = coverage(x86, [THOR]), coverage(arm, [THOR])
+    assert on_x86 is not None and on_x86.requirement == "nvidia-nccl-cu12<2.26.2.post1"
+    assert on_arm is not None and on_arm.requirement == "nvidia-nccl-cu12<2.25.1.post1"
+    assert on_arm.last_covering == Version("2.25.1")
+
+
+def test_every_shipped_range_says_what_its_aarch64_wheels_carry() -> None:
+    for component in SHIPPED.components:
+        for item in component.ranges:
+            said = item.source.text
+            assert "aarch64" in said, f"{component.name}{item.specifier}"
+            if item.platform_archs:
+                assert "archs_aarch64: the GPU code every library matching" in said
+            assert "://" not in said, "wheel file names, not addresses"
