@@ -268,19 +268,22 @@ def cuda_conflict(cuda: Version, driver: Version, catalog: Catalog) -> Version |
 def component_rejection(variant: Variant, target: Target, catalog: Catalog) -> str | None:
     """Why a build's NVIDIA component pins leave a GPU without kernels; None when they do not.
     A CUDA build pulls in only components of its own CUDA major (a cu12 wheel never a -cu13
-    one), so the others' bounds are not looked for in its pins. The component rules are
-    imported here, where a build is judged: ``detect`` loads this module and needs none."""
+    one), so the others' bounds are not looked for in its pins. The arch lists are those of the
+    target's platform's wheels (NVIDIA's aarch64 wheels carry other lists than the x86-64 ones).
+    The component rules are imported here, where a build is judged: ``detect`` loads this
+    module and needs none."""
     from colabenv.catalog.components import bounds, pulled_in
 
     cuda = variant.cuda
+    facts = catalog.components.for_platform(target.platform)
     held = {
         name: bound
-        for name, bound in bounds(catalog.components, target.compute_capabilities).items()
+        for name, bound in bounds(facts, target.compute_capabilities).items()
         if cuda is None or bound.component.cuda_major == cuda.major
     }
     if not held:
         return None
-    for item in pulled_in(variant.pin_texts, catalog.components, held):
+    for item in pulled_in(variant.pin_texts, facts, held):
         found = held[item.component.name]
         if found.admits_any(item.specifier):
             continue

@@ -32,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv._util.reader import Reader, cached_version
 from colabenv.catalog.packages import arch_list, pin_texts
 from colabenv.models import (
+    Arch,
     Component,
     ComponentFacts,
     ComponentRange,
@@ -309,6 +310,8 @@ def component_problems(
 # Reading components.toml
 
 
+PLATFORM_ARCHS_KEYS = {"archs_aarch64": "linux_aarch64"}
+"""A range's key for the arch list another platform's wheels carry, and that platform."""
 _RANGE_RE = re.compile(r"(>=|<)\s*([0-9][0-9A-Za-z.!+]*)")
 _CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
 
@@ -360,7 +363,7 @@ def components_from(doc: Reader) -> ComponentFacts:
 
 def _component_range(item: Reader) -> ComponentRange:
     """``versions = ">=9.0,<9.11"``: a lower and an upper bound, each optional."""
-    item.allow("versions", "archs", "checked", "source")
+    item.allow("versions", "archs", *PLATFORM_ARCHS_KEYS, "checked", "source")
     text = item.text("versions")
     clauses = [c.strip() for c in text.split(",")]
     bounds: dict[str, Version] = {}
@@ -384,10 +387,28 @@ def _component_range(item: Reader) -> ComponentRange:
             checked.append(cached_version(version_text))
         except InvalidVersion:
             raise item.fail("checked", f"{version_text!r} is not a version") from None
-    result = ComponentRange(lower, upper, archs, tuple(checked), Source(item.text("source")))
+    result = ComponentRange(
+        lower, upper, archs, tuple(checked), Source(item.text("source")), _platform_archs(item)
+    )
     if not checked:
         raise item.fail("checked", "name the releases whose wheels were read")
     for version in checked:
         if not result.contains(version):
             raise item.fail("checked", f"{version} is outside {text}")
     return result
+
+
+def _platform_archs(item: Reader) -> tuple[tuple[str, tuple[Arch, ...]], ...]:
+    """``archs_aarch64 = [...]``: the list NVIDIA's aarch64 wheels of the range carry, where
+    they were read and carry another than ``archs``."""
+    found = []
+    for key, platform in PLATFORM_ARCHS_KEYS.items():
+        if key not in item.data:
+            continue
+        archs = arch_list(item, key, item.text_list(key))
+        if not archs:
+            raise item.fail(key, f"expected the arch list the {platform} wheels carry")
+        if archs == arch_list(item, "archs", item.text_list("archs")):
+            raise item.fail(key, "the same list as archs: leave it out and say so in the source")
+        found.append((platform, archs))
+    return tuple(found)

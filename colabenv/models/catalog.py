@@ -253,19 +253,27 @@ class ComponentRange:
     """Versions of an NVIDIA component wheel that carry the same GPU code: ``lower <= v <
     upper`` (either bound may be open). ``archs`` are the entries every shared object with GPU
     code in those wheels carries, so the wheel covers a GPU only where they do. ``checked``:
-    the releases whose wheels were read."""
+    the releases whose wheels were read. ``platform_archs``: a platform whose wheels of these
+    releases carry another list (NVIDIA's ``linux_aarch64`` wheels), with that list; ``archs``
+    holds for the catalog's platform and every platform not named there."""
 
     lower: Version | None
     upper: Version | None
     archs: tuple[Arch, ...]
     checked: tuple[Version, ...]
     source: Source
+    platform_archs: tuple[tuple[str, tuple[Arch, ...]], ...] = ()
 
     def contains(self, version: Version) -> bool:
         return (self.lower is None or version >= self.lower) and (self.upper is None or version < self.upper)
 
     def covers(self, gpu: ComputeCapability) -> bool:
         return archs_cover(self.archs, gpu)
+
+    def on(self, platform: str) -> ComponentRange:
+        """The range as a host of ``platform`` sees it: ``archs`` that platform's wheels carry."""
+        own = dict(self.platform_archs).get(platform)
+        return self if own is None or own == self.archs else dataclasses.replace(self, archs=own)
 
     @property
     def specifier(self) -> str:
@@ -289,6 +297,11 @@ class Component:
             if item.contains(version):
                 return item
         return None
+
+    def on(self, platform: str) -> Component:
+        """The component as a host of ``platform`` sees it (each range's arch list there)."""
+        ranges = tuple(item.on(platform) for item in self.ranges)
+        return self if ranges == self.ranges else dataclasses.replace(self, ranges=ranges)
 
 
 @model
@@ -320,6 +333,19 @@ class ComponentFacts:
         """What :mod:`colabenv.catalog.components` computes from these facts, kept with them: the
         resolver asks about the same GPUs for every build of every release."""
         return {}
+
+    def for_platform(self, platform: str) -> ComponentFacts:
+        """The facts as a host of ``platform`` sees them: every range with the arch list that
+        platform's wheels carry (these facts themselves where no range records another, as on
+        the catalog's platform); made once per platform (kept in ``memo``)."""
+        key = ("platform", platform)
+        kept = self.memo.get(key)
+        if isinstance(kept, ComponentFacts):
+            return kept
+        components = tuple(component.on(platform) for component in self.components)
+        view = self if components == self.components else ComponentFacts(components, self.toolkit_metas)
+        self.memo[key] = view
+        return view
 
     def component(self, name: str) -> Component | None:
         wanted = canonicalize_name(name)

@@ -75,12 +75,14 @@ def _constraints(
     chosen: Sequence[Option], target: Target, catalog: Catalog
 ) -> tuple[tuple[ComponentConstraint, ...], dict[Framework, list[str]]]:
     """The component bounds the chosen builds need for the target's GPUs (one per component,
-    in the order the frameworks pull them in), and for each framework the ones it brings."""
-    held = bounds(catalog.components, target.compute_capabilities)
+    in the order the frameworks pull them in), and for each framework the ones it brings; the
+    components' arch lists are those of the target's platform's wheels."""
+    facts = catalog.components.for_platform(target.platform)
+    held = bounds(facts, target.compute_capabilities)
     found: dict[str, ComponentConstraint] = {}
     brought: dict[Framework, list[str]] = {}
     for option in chosen:
-        for item in pulled_in(option.variant.pin_texts, catalog.components, held):
+        for item in pulled_in(option.variant.pin_texts, facts, held):
             bound = held[item.component.name]
             if not bound.possible:
                 continue

@@ -7,6 +7,7 @@ child has ended (the VRAM probe has searched, the storage runs are done)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -229,14 +230,18 @@ def _cuda(context: VerifyContext, children: Children) -> list[Check]:
     ]
 
 
-def _shipped_component_problems(
-    installed: Mapping[NormalizedName, str], capabilities: tuple[ComputeCapability, ...]
+def shipped_component_problems(
+    installed: Mapping[NormalizedName, str], capabilities: tuple[ComputeCapability, ...], platform: str
 ) -> Iterable[object]:
+    """The installed components judged by the shipped facts, with the arch lists of the host's
+    platform's wheels."""
     from colabenv.catalog.components import component_problems
     from colabenv.catalog.load import shipped_components
 
     return component_problems(
-        {str(name): v for name, v in installed.items()}, capabilities, shipped_components()
+        {str(name): v for name, v in installed.items()},
+        capabilities,
+        shipped_components().for_platform(platform),
     )
 
 
@@ -245,7 +250,9 @@ def _components(context: VerifyContext, children: Children) -> list[Check]:
         return [Check("components", Status.SKIP, CPU_SKIP)]
     installed = context.installed
     versions = {name: installed.version(name) or "" for name in installed.names()}
-    judge = context.component_problems or _shipped_component_problems
+    judge = context.component_problems or functools.partial(
+        shipped_component_problems, platform=context.target.platform
+    )
     return [check_components(versions, context.target.compute_capabilities, judge)]
 
 

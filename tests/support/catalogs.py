@@ -172,12 +172,24 @@ DRIVERS = drivers_file(major_line_entry(12, "525.60.13"), toolkit_entry("12.4.0"
 
 
 def component_range(
-    versions: str, archs: Sequence[str], checked: Sequence[str], *, source: str | None = "test"
+    versions: str,
+    archs: Sequence[str],
+    checked: Sequence[str],
+    *,
+    source: str | None = "test",
+    aarch64: Sequence[str] | None = None,
 ) -> str:
-    """A ``[[component.range]]``: the GPU code of the releases in ``versions``."""
+    """A ``[[component.range]]``: the GPU code of the releases in ``versions`` (``aarch64``: the
+    list their aarch64 wheels carry, where it is another)."""
     return toml_entry(
         "component.range",
-        [("versions", versions), ("archs", archs), ("checked", checked), ("source", source)],
+        [
+            ("versions", versions),
+            ("archs", archs),
+            ("archs_aarch64", aarch64),
+            ("checked", checked),
+            ("source", source),
+        ],
     )
 
 
