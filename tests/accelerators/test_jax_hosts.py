@@ -43,51 +43,72 @@ AARCH64 = ("--platform", "linux_aarch64", "--driver", "580.65.06", "--python", "
 def test_an_aarch64_nvidia_host_gets_a_cuda_plugin_build_listed_for_aarch64(
     cap: str, variant: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """GH200 (9.0) and the DGX Spark (12.1: sm_120 machine code runs on 12.1)."""
-    code, jax, err = _resolve(
-        capsys, GOLDEN / "jax.toml", *AARCH64, "--compute-capability", cap, "--allow-unconfirmed"
-    )
+    """GH200 (9.0) and the DGX Spark (12.1: sm_120 machine code runs on 12.1); the golden
+    profile's range (<0.9) ends at 0.8.3, whose aarch64 builds were read from their wheels."""
+    code, jax, err = _resolve(capsys, GOLDEN / "jax.toml", *AARCH64, "--compute-capability", cap)
     assert code == 0, err
-    assert (jax["version"], jax["variant"]) == ("0.8.0", variant), jax
-    assert "jax[cuda13]==0.8.0" in jax["requirements"]  # type: ignore[operator]
+    assert (jax["version"], jax["variant"]) == ("0.8.3", variant), jax
+    assert "jax[cuda13]==0.8.3" in jax["requirements"]  # type: ignore[operator]
 
 
-def test_a_thor_has_no_kernels_in_the_aarch64_builds_listed(capsys: pytest.CaptureFixture[str]) -> None:
-    """sm_110 came with the 0.10.2 lists (.bazelrc cuda_v13); compute_120 PTX does not run on
-    11.0, and no aarch64 build of 0.10.2 or later is listed."""
-    code, _, err = _resolve(
-        capsys, GOLDEN / "jax.toml", *AARCH64, "--compute-capability", "11.0", "--allow-unconfirmed"
-    )
+def test_a_gh200_gets_the_newest_aarch64_build_without_allowing_unconfirmed_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plugin's and PJRT's manylinux_2_27_aarch64 wheels of every listed release from 0.7.2
+    on were read from the package index: the newest release has a confirmed aarch64 build."""
+    code, jax, err = _resolve(capsys, _profile(tmp_path, '"*"'), *AARCH64, "--compute-capability", "9.0")
+    assert code == 0, err
+    assert (jax["version"], jax["variant"]) == ("0.12.0.1", "cuda13"), jax
+    assert "jax-cuda13-plugin==0.12.0.1" in jax["requirements"]  # type: ignore[operator]
+    assert "jax-cuda13-pjrt==0.12.0.1" in jax["requirements"]  # type: ignore[operator]
+    assert "unconfirmed" not in err, err
+
+
+def test_a_thor_has_no_kernels_in_the_aarch64_builds_before_0_10_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sm_110 came with the 0.10.2 lists (.bazelrc cuda_v13; the aarch64 wheels carry it);
+    compute_120 PTX does not run on 11.0, so the golden profile's range (<0.9) has no build."""
+    code, _, err = _resolve(capsys, GOLDEN / "jax.toml", *AARCH64, "--compute-capability", "11.0")
     assert code == 3
     assert "cuda13 has no kernels for sm_110" in err, err
-
-
-def test_the_aarch64_jax_builds_are_unconfirmed_without_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _resolve(capsys, GOLDEN / "jax.toml", *AARCH64, "--compute-capability", "9.0")
-    assert code == 3
-    assert "cuda13 is unconfirmed" in err and "jax-cuda13-plugin 0.8.0" in err, err
+    code, jax, err = _resolve(capsys, _profile(tmp_path, '"*"'), *AARCH64, "--compute-capability", "11.0")
+    assert code == 0, err
+    assert (jax["version"], jax["variant"]) == ("0.12.0.1", "cuda13"), jax
 
 
 def test_jax_on_aarch64_where_no_release_has_an_aarch64_build_is_exit_3_naming_the_platform(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = _profile(tmp_path, '"==0.10.0"')
+    """0.7.1's cuda12 build is listed for linux_x86_64 alone (0.7.2 is the first with aarch64
+    builds in the catalog)."""
+    profile = _profile(tmp_path, '"==0.7.1"')
     code, _, err = _resolve(capsys, profile, *AARCH64, "--compute-capability", "9.0", "--allow-unconfirmed")
     assert code == 3
-    assert "cuda13 has no linux_aarch64 wheel in the catalog" in err, err
+    assert "cuda12 has no linux_aarch64 wheel in the catalog" in err, err
     assert "cpu" not in err.split("runs on the target")[0]
 
 
-def test_the_aarch64_builds_keep_the_x86_arch_lists_and_pins() -> None:
-    """One .bazelrc list and one plugin_setup.py for both platforms."""
-    release = load_catalog().release(Framework.JAX, Version("0.9.2"))
+@pytest.mark.parametrize(
+    "version",
+    ["0.7.2", "0.8.0", "0.8.3", "0.9.2", "0.10.0", "0.10.2", "0.11.0", "0.11.2", "0.12.0", "0.12.0.1"],
+)
+def test_the_aarch64_builds_are_read_from_their_wheels_and_match_the_x86_ones(version: str) -> None:
+    """The aarch64 wheels carry the x86-64 build's arch list and with-cuda pins (one .bazelrc
+    list and one plugin_setup.py for both platforms), and pin the plugin and PJRT."""
+    release = load_catalog().release(Framework.JAX, Version(version))
     assert release is not None
     for name in ("cuda12", "cuda13"):
         arm = release.on_platform("linux_aarch64").variant(name)
         x86 = release.on_platform("linux_x86_64").variant(name)
         assert arm is not None and x86 is not None and arm is not x86
-        assert arm.platforms == ("linux_aarch64",) and arm.unconfirmed
+        assert arm.platforms == ("linux_aarch64",) and arm.unconfirmed is None
         assert (arm.archs, arm.pin_texts, arm.cuda) == (x86.archs, x86.pin_texts, x86.cuda)
+        jaxlib = str(release.companions[0].version)
+        assert arm.requires == (f"jax-{name}-plugin=={jaxlib}", f"jax-{name}-pjrt=={jaxlib}")
+        assert f"jax_{name}_plugin-{jaxlib}-cp312-cp312-manylinux_2_27_aarch64.whl (sha256 " in str(
+            arm.source
+        )
 
 
 ROCM = ("--python", "3.12")
@@ -129,7 +150,7 @@ def test_a_gfx_no_jax_build_has_is_exit_3_naming_the_nearest(
     )
     assert code == 3
     assert (
-        "no jax build in the catalog has kernels for gfx1013; the nearest: jax 0.7.1 rocm7 (gfx1030)" in err
+        "no jax build in the catalog has kernels for gfx1013; the nearest: jax 0.12.0 rocm7 (gfx1030)" in err
     ), err
 
 
@@ -141,6 +162,40 @@ def test_a_rocm_too_old_is_exit_3_naming_the_rocm_the_build_needs(
     )
     assert code == 3
     assert "rocm7 needs ROCm >= 7.1 (host ROCm 6.4)" in err, err
+
+
+@pytest.mark.parametrize(
+    ("rocm", "flag", "version"),
+    [
+        ("7.2", (), "0.7.1"),
+        ("7.2", ("--allow-unconfirmed",), "0.10.0"),
+        ("7.14", ("--allow-unconfirmed",), "0.12.0"),
+    ],
+)
+def test_a_mi300x_gets_the_newest_rocm_build_its_rocm_reaches(
+    rocm: str, flag: tuple[str, ...], version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package index's jax-rocm7-plugin builds: 0.9.2 and 0.10.0 for ROCm 7.2, 0.11.2 and
+    0.12.0 for ROCm 7.14 (their METADATA Summary), with gfx carried over from 0.7.1 (zstd
+    bundles, unconfirmed); 0.7.1's gfx list was read from its plugin's bundles."""
+    profile = _profile(tmp_path, '"*"')
+    code, jax, err = _resolve(capsys, profile, *ROCM, "--rocm", rocm, "--gfx", "gfx942", *flag)
+    assert code == 0, err
+    assert (jax["version"], jax["variant"]) == (version, "rocm7"), jax
+    if version != "0.7.1":  # from the package index itself: no find-links page
+        assert jax["requirements"][-2:] == [  # type: ignore[index]
+            f"jax-rocm7-plugin=={version}",
+            f"jax-rocm7-pjrt=={version}",
+        ]
+        assert jax.get("find_links") is None, jax
+
+
+def test_the_package_index_rocm_builds_are_unconfirmed_naming_the_zstd_bundles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _resolve(capsys, _profile(tmp_path, '">=0.9"'), *ROCM, "--rocm", "7.2", "--gfx", "gfx942")
+    assert code == 3
+    assert "rocm7 is unconfirmed" in err and "zstd" in err, err
 
 
 @pytest.mark.parametrize("python", ["3.11", "3.13", "3.14t"])
