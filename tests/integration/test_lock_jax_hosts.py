@@ -66,7 +66,9 @@ def _rocm_page_at(page: str, any_python: bool) -> Callable[..., Catalog]:
             variants = tuple(
                 _on_page(v, page, any_python) if v.find_links == ROCM_PAGE else v for v in release.variants
             )
-            releases.append(dataclasses.replace(release, variants=variants))
+            moved = variants != release.variants
+            python = SpecifierSet() if moved and any_python else release.python  # the release's too (3.10)
+            releases.append(dataclasses.replace(release, variants=variants, python=python))
         return dataclasses.replace(catalog, releases=tuple(releases))
 
     return load
@@ -77,16 +79,19 @@ def _on_page(variant: Variant, page: str, any_python: bool) -> Variant:
     return dataclasses.replace(moved, python=SpecifierSet()) if any_python else moved
 
 
-def _rocm_wheels(root: Path, cp: str) -> dict[str, Path]:
+def _rocm_wheels(root: Path, cp: str, any_python: bool = False) -> dict[str, Path]:
     """jax 0.7.1 and jaxlib on the index (jax's own rocm extra names the ROCm 6 plugin, as the
-    real one does); the ROCm 7 plugin and PJRT on the find-links folder only."""
+    real one does); the ROCm 7 plugin and PJRT on the find-links folder only. Each requires
+    Python 3.11 or newer, as the real ones do, but with ``any_python`` (pip-tools, which
+    resolves for the running Python alone, on 3.10 too)."""
+    requires_python = None if any_python else ">=3.11"
     build_wheel(
         root / "default",
         "jax",
         "0.7.1",
         requires=["jaxlib<=0.7.1,>=0.7.1"],
         extras={"rocm": ["jax-rocm60-plugin<=0.7.1,>=0.7.1"]},
-        requires_python=">=3.11",
+        requires_python=requires_python,
     )
     links = root / "radeon" / "rocm-rel-7.1"
     return {
@@ -95,7 +100,7 @@ def _rocm_wheels(root: Path, cp: str) -> dict[str, Path]:
             "jaxlib",
             "0.7.1",
             tag=f"{cp}-{cp}-manylinux_2_27_x86_64",
-            requires_python=">=3.11",
+            requires_python=requires_python,
         ),
         "plugin": build_wheel(
             links,
@@ -103,7 +108,7 @@ def _rocm_wheels(root: Path, cp: str) -> dict[str, Path]:
             "0.7.1",
             tag=f"{cp}-{cp}-manylinux_2_28_x86_64",
             requires=["jax-rocm7-pjrt==0.7.1"],
-            requires_python=">=3.11",
+            requires_python=requires_python,
         ),
         "pjrt": build_wheel(links, "jax-rocm7-pjrt", "0.7.1", tag="py3-none-manylinux_2_28_x86_64"),
     }
@@ -128,7 +133,7 @@ def test_a_rocm_jax_lock_takes_the_plugin_from_the_find_links_page(
     python: str,
 ) -> None:
     cp = f"cp{python.replace('.', '')}"
-    wheels = _rocm_wheels(tmp_path, cp)
+    wheels = _rocm_wheels(tmp_path, cp, python == PY)
     amd = ["--rocm", "7.1", "--gfx", "gfx942", "--python", python]
     with LocalIndex(tmp_path / "default") as default, LocalIndex(tmp_path / "radeon") as radeon:
         page = radeon.links_url("rocm-rel-7.1")
