@@ -30,6 +30,7 @@ from colabenv.catalog.packages import (
     build_platforms,
     catalog_url,
     check_drivers,
+    check_names_per_platform,
     cuda_packages,
     entry_archs,
     extra_name,
@@ -38,6 +39,7 @@ from colabenv.catalog.packages import (
     local_tag,
     merged,
     pin_texts,
+    unconfirmed_reason,
     with_shipped_packages,
 )
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
@@ -162,13 +164,7 @@ def framework_releases(doc: Reader, framework: Framework, overlay: str | None = 
         if not variants:
             raise item.fail("variant", "a release needs at least one variant")
         names = [v.name for v in variants]
-        if any(
-            set(a.platforms) & set(b.platforms)
-            for i, a in enumerate(variants)
-            for b in variants[i + 1 :]
-            if a.name == b.name
-        ):
-            raise item.fail("variant", "a variant name is listed twice for one platform")
+        check_names_per_platform(item, "variant", variants)
         default = item.opt_text("default_variant")
         if default is not None and default not in names:
             raise item.fail("default_variant", f"{default!r} is not one of the variants")
@@ -271,7 +267,7 @@ def _load_variant(
         pin_texts=tuple(pins),
         python=item.opt_specifier("python"),
         source=_source(item),
-        unconfirmed=_unconfirmed(item),
+        unconfirmed=unconfirmed_reason(item),
         overlay=overlay,
         rocm=rocm,
         gfx=gfx,
@@ -312,18 +308,6 @@ def _rocm(item: Reader) -> tuple[Version | None, tuple[str, ...]]:
         what = f"{printable(bad[0])[:20]!r} is not" if bad else "expected"
         raise item.fail("gfx", f"{what} a list of AMD GPU architectures like gfx942 (1 to {MAX_CATALOG_GFX})")
     return rocm, tuple(dict.fromkeys(names))
-
-
-def _unconfirmed(item: Reader) -> str | None:
-    """``unconfirmed = true`` with ``unconfirmed_reason``: a build with a fact upstream could
-    not confirm (an arch list carried over from the previous release, say)."""
-    marked = item.flag("unconfirmed", False)
-    reason = item.opt_text("unconfirmed_reason")
-    if marked and reason is None:
-        raise item.fail("unconfirmed_reason", "an unconfirmed entry needs the reason")
-    if reason is not None and not marked:
-        raise item.fail("unconfirmed_reason", "only with unconfirmed = true")
-    return reason
 
 
 def load_catalog(

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -126,13 +127,7 @@ def _release(
         builds.append(_build(pattern, build, named, torch, overlay))
     if not builds:
         raise item.fail("build", "a release needs at least one build")
-    if any(
-        set(a.platforms) & set(b.platforms)
-        for i, a in enumerate(builds)
-        for b in builds[i + 1 :]
-        if a.name == b.name
-    ):
-        raise item.fail("build", "a build name is listed twice for one platform")
+    check_names_per_platform(item, "build", builds)
     needs = item.sub("packages")
     pairs = tuple(sorted((canonicalize_name(other), needs.specifier(other)) for other in needs.data))
     return PackageRelease(
@@ -190,10 +185,6 @@ def _build(
     for key in ("index_url", "find_links"):
         catalog_url(item, key)
     build_torch = item.specifier("torch") if "torch" in item.data else torch
-    marked = item.flag("unconfirmed", False)
-    reason = item.opt_text("unconfirmed_reason")
-    if marked != (reason is not None):
-        raise item.fail("unconfirmed_reason", "unconfirmed = true goes with its unconfirmed_reason")
     return PackageBuild(
         name=item.text("name"),
         distribution=canonicalize_name(pattern.format(major=cuda.major)),
@@ -207,7 +198,7 @@ def _build(
         requires=tuple(requires),
         python=item.opt_specifier("python"),
         source=Source(item.text("source")),
-        unconfirmed=reason,
+        unconfirmed=unconfirmed_reason(item),
         overlay=overlay,
         min_driver=_min_driver(item),
         free_threaded=item.opt_specifier("free_threaded"),
@@ -229,6 +220,25 @@ def build_platforms(item: Reader) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+class _Built(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def platforms(self) -> tuple[str, ...]: ...
+
+
+def check_names_per_platform(item: Reader, key: str, built: Sequence[_Built]) -> None:
+    """Refuses ``key`` (a release's ``variant`` or ``build`` list) where one name stands twice
+    for one platform: the name is how a profile and a lock pick one."""
+    if any(
+        set(a.platforms) & set(b.platforms)
+        for i, a in enumerate(built)
+        for b in built[i + 1 :]
+        if a.name == b.name
+    ):
+        raise item.fail(key, f"a {key} name is listed twice for one platform")
+
+
 def _min_driver(item: Reader) -> Version | None:
     """``min_driver = "595.45.04"``: a driver version as NVIDIA writes them, or a branch
     (``"535"``: any driver of it, as a project writing "535+" means), held to be above its CUDA
@@ -243,6 +253,18 @@ def _min_driver(item: Reader) -> Version | None:
             f"{printable(text)[:40]!r} is not a driver version like 580.65.06 or a branch like 535",
         )
     return driver
+
+
+def unconfirmed_reason(item: Reader) -> str | None:
+    """``unconfirmed = true`` with ``unconfirmed_reason``: a build with a fact upstream could
+    not confirm (an arch list carried over from the previous release, say)."""
+    marked = item.flag("unconfirmed", False)
+    reason = item.opt_text("unconfirmed_reason")
+    if marked and reason is None:
+        raise item.fail("unconfirmed_reason", "an unconfirmed entry needs the reason")
+    if reason is not None and not marked:
+        raise item.fail("unconfirmed_reason", "only with unconfirmed = true")
+    return reason
 
 
 def free_threaded_unconfirmed(item: Reader) -> str | None:

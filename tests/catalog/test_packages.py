@@ -461,7 +461,16 @@ BAD = [
     ),
     (_package("xformers", _build(platforms=[])), "platforms", "expected a list of platforms"),
     (_package("xformers", _build(platforms="linux_aarch64")), "platforms", "expected an array of strings"),
-    (_package("xformers", _build(unconfirmed=True)), "unconfirmed_reason", "unconfirmed_reason"),
+    (
+        _package("xformers", _build(unconfirmed=True)),
+        "build[0].unconfirmed_reason",
+        "an unconfirmed entry needs the reason",
+    ),
+    (
+        _package("xformers", _build(unconfirmed=False, unconfirmed_reason="carried over")),
+        "build[0].unconfirmed_reason",
+        "only with unconfirmed = true",
+    ),
     (_package("xformers", _build(cuda="14.0")), "build cu128", "no driver floor for CUDA 14"),
     (_package("xformers", _build(min_driver="59x.1")), "min_driver", "not a driver version like"),
     (_package("xformers", _build(min_driver="5350")), "min_driver", "or a branch like 535"),

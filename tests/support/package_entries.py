@@ -37,7 +37,7 @@ def build_entry(
     platforms: Sequence[str] | None = None,
 ) -> str:
     """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
-    an ``unconfirmed_reason`` marks it unconfirmed."""
+    an ``unconfirmed_reason`` marks it unconfirmed unless ``unconfirmed`` says otherwise."""
     return toml_entry(
         "package.release.build",
         [
@@ -50,7 +50,7 @@ def build_entry(
             ("extra", extra),
             ("archs", archs),
             ("requires", requires),
-            ("unconfirmed", True if unconfirmed_reason is not None else unconfirmed),
+            ("unconfirmed", True if unconfirmed_reason is not None and unconfirmed is None else unconfirmed),
             ("unconfirmed_reason", unconfirmed_reason),
             ("min_driver", min_driver),
             ("free_threaded", free_threaded),

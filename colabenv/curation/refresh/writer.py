@@ -82,44 +82,60 @@ def _companion_entry(companion: Companion, follows_default: bool) -> str:
     return f"{companion.name} = {{ {', '.join(parts)} }}"
 
 
+def _given(*pairs: tuple[str, str | None]) -> list[str]:
+    """A ``key = value`` line for each pair whose value (TOML already) is given, in order."""
+    return [f"{key} = {value}" for key, value in pairs if value is not None]
+
+
+def _text(value: object | None) -> str | None:
+    return None if value is None else quoted(str(value))
+
+
+def _texts(values: Sequence[str]) -> str:
+    return "[" + ", ".join(quoted(v) for v in values) + "]"
+
+
+def _range(specifier: SpecifierSet | None) -> str | None:
+    return None if specifier is None else quoted(specifier_text(specifier))
+
+
+def _platforms(platforms: tuple[str, ...]) -> str | None:
+    """The ``platforms`` value, where they are other than the catalog's own platform alone."""
+    return None if platforms == (CATALOG_PLATFORM,) else _texts(platforms)
+
+
+def _unconfirmed(reason: str | None) -> list[str]:
+    return [] if reason is None else ["unconfirmed = true", f"unconfirmed_reason = {quoted(reason)}"]
+
+
+def _free_threaded(specifier: SpecifierSet | None, unconfirmed: str | None) -> list[str]:
+    return _given(("free_threaded", _range(specifier)), ("free_threaded_unconfirmed", _text(unconfirmed)))
+
+
 def variant_block(variant: Variant, named: Mapping[str, tuple[Arch, ...]]) -> str:
     lines = ["[[release.variant]]", f"name = {quoted(variant.name)}"]
-    if variant.cuda is not None:
-        lines.append(f"cuda = {quoted(str(variant.cuda))}")
-    for key, value in (
-        ("index_url", variant.index_url),
-        ("local_tag", variant.local_tag),
-        ("extra", variant.extra),
-    ):
-        if value is not None:
-            lines.append(f"{key} = {quoted(value)}")
-    if variant.platforms != (CATALOG_PLATFORM,):
-        lines.append("platforms = [" + ", ".join(quoted(p) for p in variant.platforms) + "]")
-    if variant.archs:
-        lines.append(f"archs = {_archs_value(variant.archs, named)}")
+    lines += _given(
+        ("cuda", _text(variant.cuda)),
+        ("index_url", _text(variant.index_url)),
+        ("local_tag", _text(variant.local_tag)),
+        ("extra", _text(variant.extra)),
+        ("platforms", _platforms(variant.platforms)),
+        ("archs", _archs_value(variant.archs, named) if variant.archs else None),
+    )
     if variant.rocm is not None:
-        lines.append(f"rocm = {quoted(str(variant.rocm))}")
-        lines.append("gfx = [" + ", ".join(quoted(g) for g in variant.gfx) + "]")
-    if variant.python is not None:
-        lines.append(f"python = {quoted(specifier_text(variant.python))}")
-    one_line = "pins = [" + ", ".join(quoted(p) for p in variant.pin_texts) + "]"
+        lines += [f"rocm = {quoted(str(variant.rocm))}", f"gfx = {_texts(variant.gfx)}"]
+    lines += _given(("python", _range(variant.python)))
+    one_line = f"pins = {_texts(variant.pin_texts)}"
     if len(one_line) > 100:
-        lines.append("pins = [")
-        lines.extend(f"    {quoted(pin)}," for pin in variant.pin_texts)
-        lines.append("]")
+        lines += ["pins = [", *(f"    {quoted(pin)}," for pin in variant.pin_texts), "]"]
     elif variant.pin_texts or variant.cuda is not None:
         lines.append(one_line)
-    if variant.requires:
-        lines.append("requires = [" + ", ".join(quoted(r) for r in variant.requires) + "]")
-    if variant.find_links is not None:
-        lines.append(f"find_links = {quoted(variant.find_links)}")
-    if variant.unconfirmed is not None:
-        lines.append("unconfirmed = true")
-        lines.append(f"unconfirmed_reason = {quoted(variant.unconfirmed)}")
-    if variant.free_threaded is not None:
-        lines.append(f"free_threaded = {quoted(specifier_text(variant.free_threaded))}")
-    if variant.free_threaded_unconfirmed is not None:
-        lines.append(f"free_threaded_unconfirmed = {quoted(variant.free_threaded_unconfirmed)}")
+    lines += _given(
+        ("requires", _texts(variant.requires) if variant.requires else None),
+        ("find_links", _text(variant.find_links)),
+    )
+    lines += _unconfirmed(variant.unconfirmed)
+    lines += _free_threaded(variant.free_threaded, variant.free_threaded_unconfirmed)
     lines.append(f"source = {quoted(variant.source.text)}")
     return "\n".join(lines) + "\n"
 
@@ -539,32 +555,20 @@ def _compare_read(
 
 def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...]]) -> str:
     lines = ["[[package.release.build]]", f"name = {quoted(build.name)}", f"cuda = {quoted(str(build.cuda))}"]
-    if build.torch is not None and str(build.torch):
-        lines.append(f"torch = {quoted(specifier_text(build.torch))}")
-    for key, value in (
-        ("index_url", build.index_url),
-        ("find_links", build.find_links),
-        ("local_tag", build.local_tag),
-        ("extra", build.extra),
-    ):
-        if value is not None:
-            lines.append(f"{key} = {quoted(value)}")
-    if build.platforms != (CATALOG_PLATFORM,):
-        lines.append("platforms = [" + ", ".join(quoted(p) for p in build.platforms) + "]")
-    lines.append(f"archs = {_archs_value(build.archs, named)}")
-    if build.requires:
-        lines.append("requires = [" + ", ".join(quoted(r) for r in build.requires) + "]")
-    if build.python is not None:
-        lines.append(f"python = {quoted(specifier_text(build.python))}")
-    if build.min_driver is not None:
-        lines.append(f"min_driver = {quoted(format_driver(build.min_driver))}")
-    if build.free_threaded is not None:
-        lines.append(f"free_threaded = {quoted(specifier_text(build.free_threaded))}")
-    if build.free_threaded_unconfirmed is not None:
-        lines.append(f"free_threaded_unconfirmed = {quoted(build.free_threaded_unconfirmed)}")
-    if build.unconfirmed is not None:
-        lines.append("unconfirmed = true")
-        lines.append(f"unconfirmed_reason = {quoted(build.unconfirmed)}")
+    lines += _given(
+        ("torch", _range(build.torch) if build.torch is not None and str(build.torch) else None),
+        ("index_url", _text(build.index_url)),
+        ("find_links", _text(build.find_links)),
+        ("local_tag", _text(build.local_tag)),
+        ("extra", _text(build.extra)),
+        ("platforms", _platforms(build.platforms)),
+        ("archs", _archs_value(build.archs, named)),
+        ("requires", _texts(build.requires) if build.requires else None),
+        ("python", _range(build.python)),
+        ("min_driver", _text(None if build.min_driver is None else format_driver(build.min_driver))),
+    )
+    lines += _free_threaded(build.free_threaded, build.free_threaded_unconfirmed)
+    lines += _unconfirmed(build.unconfirmed)
     lines.append(f"source = {quoted(build.source.text)}")
     return "\n".join(lines) + "\n"
 
