@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from colabenv.errors import printable
-from colabenv.host.amd_vram import read_amd_vram
-from colabenv.host.kfd import read_kfd_gpus
 from colabenv.host.memory import cgroup_memory, host_memory
 from colabenv.host.probe import Nvml, import_pynvml
 from colabenv.models import KfdGpu, watch
@@ -306,6 +304,9 @@ class SamplerRun:
         root = self.sampler.amd_root
         if root is None:
             return ()
+        from colabenv.host.amd_vram import read_amd_vram  # an AMD host's only
+        from colabenv.host.kfd import read_kfd_gpus
+
         if self.amd_nodes is None:
             self.amd_nodes = read_kfd_gpus(root).gpus
         reading = read_amd_vram(root, self.amd_nodes)
