@@ -4,7 +4,8 @@
 Both lock one profile (torch + torchvision + torchaudio from a local "PyTorch" index, jax with
 its CUDA plugin from the default index, and a web of ordinary packages with several versions
 each) against indexes served on 127.0.0.1 by the test support code, each run with a fresh,
-empty cache (what CI sees). Runs alternate between the resolvers, after one unrecorded uv run.
+empty cache (what CI sees), for a T4 target with nothing installed (``--installed-from`` an
+empty freeze: not this host's packages). Runs alternate between the resolvers, after one unrecorded uv run.
 Prints the median of each and ends with ``lock: X s (Rx vs pip-tools)``.
 
 What makes pip-tools slow in real life is the size of the wheels it has to download, so the
@@ -160,6 +161,8 @@ def lock_once(exe: Path, profile: Path, resolver: str, out: Path) -> float:
                 "7.5",
                 "--python",
                 python,
+                "--installed-from",
+                str(_empty_freeze(profile.parent)),
             ],
             check=True,
             env=env,
@@ -167,6 +170,15 @@ def lock_once(exe: Path, profile: Path, resolver: str, out: Path) -> float:
             timeout=1200,
         )
         return time.perf_counter() - started
+
+
+def _empty_freeze(folder: Path) -> Path:
+    """A fresh target's ``pip freeze``: nothing installed. Without it the target would have this
+    host's distributions, and a lock keeps an image's versions (issue 34): where the host has
+    one no index here serves (its ``requests``), each lock would run its resolver twice."""
+    path = folder / "fresh-target.txt"
+    path.write_text("")
+    return path
 
 
 def _real_size(spec: WheelSpec) -> int | None:

@@ -410,7 +410,9 @@ def make_lock(
         say("reading the pages the resolver read again")
         check_pages(resolution.requirements, plan, links, client)
 
-    def resolve(constraints: Sequence[str]) -> ResolverRun:
+    def resolve(constraints: Sequence[str], image: bool = False) -> ResolverRun:
+        """The resolver's run; where it fails, the pages are read again to name a broken index,
+        except for a run held to the image's versions, whose failure is let go."""
         return run_resolver(
             resolver,
             resolution.requirements,
@@ -422,7 +424,7 @@ def make_lock(
             links,
             http_deadline_s=http_deadline_s,
             memory_mib=memory_mib,
-            diagnose=diagnose,
+            diagnose=(lambda: None) if image else diagnose,
         )
 
     run = _keeping_the_image(resolution, resolve, notice or say)
@@ -457,7 +459,7 @@ def _refuse_unrecorded(target: Target, recorded_as: LockTarget) -> None:
 
 
 def _keeping_the_image(
-    resolution: Resolution, resolve: Callable[[Sequence[str]], ResolverRun], notice: Progress
+    resolution: Resolution, resolve: Callable[[Sequence[str], bool], ResolverRun], notice: Progress
 ) -> ResolverRun:
     """The resolver's run held to the versions the target's image has (:mod:`colabenv.lock.image`),
     each one the resolution replaces named; where no set of pins keeps them all, the run
@@ -466,13 +468,25 @@ def _keeping_the_image(
     for line in image.notes:
         notice(line)
     if not image.constraints:
-        return resolve(())
+        return resolve((), False)
     try:
-        return resolve(image.constraints)
+        return resolve(image.constraints, True)
     except LockResolverError as error:
-        first = str(error).splitlines()[0]
-        notice(f"the image's versions cannot all be kept ({first}): locked without them")
-    return resolve(())
+        notice(f"the image's versions cannot all be kept ({_reason(error)}): locked without them")
+    return resolve((), False)
+
+
+def _reason(error: LockResolverError) -> str:
+    """The resolver's reason in a failure's lines: uv's ``Because ...`` line, pip's first line
+    naming what it could not find, else the first line it wrote."""
+    heading, *said = str(error).splitlines()
+    name = heading.split()[0]
+    lines = [line.strip() for line in said if line.strip()] or [heading]
+    for marks in (("because",), ("could not find", "no matching", "conflict")):
+        found = next((line for line in lines if any(m in line.lower() for m in marks)), None)
+        if found is not None:
+            return f"{name}: {found[:300]}"
+    return f"{name}: {lines[0][:300]}"
 
 
 def _header(resolution: Resolution, target: LockTarget, resolver: str, colabenv_version: str) -> LockHeader:

@@ -20,13 +20,15 @@ pytestmark = pytest.mark.slow
 FREEZE = "numpy==1.26.4\nsix==1.17.0\nnumba==0.60.0\n"
 
 
-def _lock(tmp_path: Path, index: LocalIndex, requirements: str, resolver: str) -> tuple[Path, str]:
+def _lock(
+    tmp_path: Path, index: LocalIndex, requirements: str, resolver: str, freeze_text: str = FREEZE
+) -> tuple[Path, str]:
     profile = tmp_path / "p.toml"
     profile.write_text(
         f'name = "p"\n[packages]\nrequirements = {requirements}\n[install]\nindex_url = "{index.url}"\n'
     )
     freeze = tmp_path / "freeze.txt"
-    freeze.write_text(FREEZE)
+    freeze.write_text(freeze_text)
     out = tmp_path / "p.lock"
     flags = ["--cpu", "--python", PYTHON, "--installed-from", str(freeze)]
     done = colabenv("lock", profile, "-o", out, "--resolver", resolver, *flags)
@@ -54,6 +56,26 @@ def test_what_the_profile_asks_for_replaces_the_images_and_says_so(
     assert lock.version_of("numpy") == "2.0.2"
     assert lock.version_of("six") == "1.17.0"
     assert "colabenv: the image's numpy 1.26.4 is replaced: the profile asks numpy>=2" in stderr
+
+
+@pytest.mark.parametrize(
+    ("resolver", "said"), [("uv", "no version of six==1.99.0"), ("pip-tools", "Cannot install six")]
+)
+def test_an_image_version_no_index_has_is_let_go_saying_why(
+    tmp_path: Path, default_index: LocalIndex, resolver: str, said: str
+) -> None:
+    """The image's six 1.99.0 is on no index: no set of pins keeps it, so the lock is made
+    without the image's versions, and the notice says the resolver's reason (not its heading),
+    without reading every page again as a failed lock does to find a broken index."""
+    freeze = "numpy==1.26.4\nsix==1.99.0\n"
+    out, stderr = _lock(tmp_path, default_index, '["numpy", "six"]', resolver, freeze)
+    lock = read_lock(out)
+    assert lock.version_of("six") == "1.17.0"
+    assert lock.version_of("numpy") == "2.0.2"  # every image version let go, numpy's too
+    notice = next(line for line in stderr.splitlines() if "cannot all be kept" in line)
+    assert said in notice, notice
+    assert not notice.endswith(":): locked without them"), notice
+    assert "reading the pages the resolver read again" not in stderr
 
 
 def test_a_colab_runtime_target_keeps_the_images_numpy(tmp_path: Path, standin_wheels: Standins) -> None:
