@@ -27,19 +27,15 @@ from colabenv._util.resources import catalog_dir
 from colabenv.catalog.components import components_from
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
-    build_platforms,
     catalog_url,
     check_drivers,
     check_names_per_platform,
     cuda_packages,
     entry_archs,
-    extra_name,
     file_archs,
-    free_threaded_unconfirmed,
-    local_tag,
     merged,
     pin_texts,
-    unconfirmed_reason,
+    shared_keys,
     with_shipped_packages,
 )
 from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
@@ -261,21 +257,14 @@ def _load_variant(
         name=item.text("name"),
         cuda=cuda,
         index_url=index_url,
-        local_tag=local_tag(item),
-        extra=extra_name(item),
         archs=archs,
         pin_texts=tuple(pins),
-        python=item.opt_specifier("python"),
         source=_source(item),
-        unconfirmed=unconfirmed_reason(item),
-        overlay=overlay,
         rocm=rocm,
         gfx=gfx,
-        platforms=build_platforms(item),
-        free_threaded=item.opt_specifier("free_threaded"),
-        free_threaded_unconfirmed=free_threaded_unconfirmed(item),
         requires=_requires(item),
         find_links=catalog_url(item, "find_links"),
+        **shared_keys(item, overlay),
     )
 
 

@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -192,15 +192,36 @@ def _build(
         torch=build_torch,
         index_url=index_url,
         find_links=find_links,
-        local_tag=local_tag(item),
-        extra=extra_name(item),
         archs=archs,
         requires=tuple(requires),
-        python=item.opt_specifier("python"),
         source=Source(item.text("source")),
+        min_driver=_min_driver(item),
+        **shared_keys(item, overlay),
+    )
+
+
+class SharedKeys(TypedDict):
+    """What a framework's variant and a package's build both hold, read the same way."""
+
+    local_tag: str | None
+    extra: str | None
+    python: SpecifierSet | None
+    unconfirmed: str | None
+    overlay: str | None
+    free_threaded: SpecifierSet | None
+    free_threaded_unconfirmed: str | None
+    platforms: tuple[str, ...]
+
+
+def shared_keys(item: Reader, overlay: str | None) -> SharedKeys:
+    """The keys of :class:`SharedKeys` in a variant's or a build's table (``overlay``: the
+    overlay it comes from, None for the shipped catalog)."""
+    return SharedKeys(
+        local_tag=local_tag(item),
+        extra=extra_name(item),
+        python=item.opt_specifier("python"),
         unconfirmed=unconfirmed_reason(item),
         overlay=overlay,
-        min_driver=_min_driver(item),
         free_threaded=item.opt_specifier("free_threaded"),
         free_threaded_unconfirmed=free_threaded_unconfirmed(item),
         platforms=build_platforms(item),
