@@ -7,9 +7,15 @@ target triple, ``hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`` for a GPU's c
 (``host-x86_64-unknown-linux-gnu-`` for the empty host entry). clang's ``--offload-compress``
 writes a ``CCOB`` header instead (version, method: 0 zlib, 1 zstd; sizes, a hash) followed by the
 compressed bundle: only its first bytes are unpacked, enough for the entry table. A zstd bundle
-is read where the interpreter has ``compression.zstd`` (Python 3.14), else counted as unread,
-never guessed. The whole file is searched for both magics, and a bundle counts only when its
-entry table holds together (a program that names the magic as a string is not one).
+is read with the decompress callable the caller gives (``zstd``: the first N bytes a zstd frame
+unpacks to; colabenv itself imports no zstd library), else where the interpreter has
+``compression.zstd`` (Python 3.14), else counted as unread, never guessed. The whole file is
+searched for both magics, and a bundle counts only when its entry table holds together (a program
+that names the magic as a string is not one).
+
+A target may be one of clang's generic processors (``gfx9-4-generic``, ``gfx11-generic``: one
+code object a family of GPUs runs, as the jax ROCm plugins from 0.9 carry): it counts as each
+processor LLVM lists for it (:data:`GENERIC_TARGETS`), never as a gfx of its own.
 
 The wheel is read as :mod:`colabenv.curation.archs` reads it, within the same bounds (a local
 file, or a URL with range requests: :func:`colabenv.curation.archs.open_wheel`).
@@ -21,7 +27,8 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -36,7 +43,27 @@ _HEAD_READ = 64 * 1024
 """The most of one bundle read (or unpacked) for its entry table."""
 _SCAN_CHUNK = 16 * 1024 * 1024
 _COPY_CHUNK = 4 * 1024 * 1024
-_TARGET = re.compile(rf"^(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-+({GFX_PATTERN})((?::[A-Za-z0-9_]+[+-])*)$")
+_TARGET = re.compile(
+    rf"^(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-+({GFX_PATTERN}|gfx[0-9]{{1,2}}(?:-[0-9])?-generic)"
+    r"((?::[A-Za-z0-9_]+[+-])*)$"
+)
+GENERIC_TARGETS: dict[str, tuple[str, ...]] = {
+    "gfx9-generic": ("gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"),
+    "gfx9-4-generic": ("gfx940", "gfx941", "gfx942", "gfx950"),
+    "gfx10-1-generic": ("gfx1010", "gfx1011", "gfx1012", "gfx1013"),
+    "gfx10-3-generic": ("gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"),
+    "gfx11-generic": ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"),
+    "gfx12-generic": ("gfx1200", "gfx1201"),
+}
+"""clang's generic processors and the processors each one's code objects run on: LLVM's
+AMDGPUUsage, table "AMDGPU Generic Processors" (llvm-project llvmorg-20.1.0,
+llvm/docs/AMDGPUUsage.rst). A generic target not listed here names no gfx."""
+
+ZstdDecompress = Callable[[bytes, int], bytes]
+"""The first at most N bytes a zstd frame unpacks to, given the frame's start (only a bundle's
+first bytes are read: the frame may be cut short, and what follows it is not zstd); raises on
+data that is not zstd. A caller's (a research script's ``zstandard`` decompressobj), injected:
+colabenv imports no zstd library."""
 
 
 class BundleError(Exception):
@@ -76,17 +103,19 @@ def _entries(data: bytes) -> tuple[str, ...]:
 def bundle_targets(data: bytes) -> tuple[str, ...]:
     """The AMD GPUs (``gfx942``; target features such as ``:xnack-`` dropped) the plain bundle
     at the start of ``data`` has code objects for, in the catalog's order."""
-    found = set()
+    found: set[str] = set()
     for triple in _entries(data):
         match = _TARGET.match(triple)
         if match is not None:
-            found.add(match.group(1))
+            name = match.group(1)
+            found.update(GENERIC_TARGETS.get(name, ()) if name.endswith("-generic") else (name,))
     return tuple(sorted(found, key=gfx_key))
 
 
-def _unpacked_head(data: bytes) -> bytes | None:
-    """The first bytes of the plain bundle a ``CCOB`` bundle holds; None where its method cannot
-    be unpacked here (zstd without ``compression.zstd``); BundleError where it is no bundle."""
+def _unpacked_head(data: bytes, zstd: ZstdDecompress | None = None) -> bytes | None:
+    """The first bytes of the plain bundle a ``CCOB`` bundle holds (zstd: with ``zstd`` where
+    given); None where its method cannot be unpacked here (zstd with neither ``zstd`` nor
+    ``compression.zstd``); BundleError where it is no bundle."""
     if len(data) < 24:
         raise BundleError("a short CCOB header")
     version, method = struct.unpack_from("<HH", data, 4)
@@ -97,13 +126,15 @@ def _unpacked_head(data: bytes) -> bytes | None:
     try:
         if method == 0:
             return zlib.decompressobj().decompress(payload, _HEAD_READ)
+        if zstd is not None:
+            return zstd(payload, _HEAD_READ)[:_HEAD_READ]
         try:
-            from compression import zstd  # type: ignore[import-not-found, unused-ignore]
+            from compression import zstd as stdlib_zstd  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             return None
-        head: bytes = zstd.ZstdDecompressor().decompress(payload, _HEAD_READ)
+        head: bytes = stdlib_zstd.ZstdDecompressor().decompress(payload, _HEAD_READ)
         return head
-    except Exception as exc:  # zlib.error, zstd.ZstdError: not the data a bundle holds
+    except Exception as exc:  # zlib.error, zstd.ZstdError, a caller's: not the data a bundle holds
         raise BundleError(f"does not unpack: {type(exc).__name__}") from None
 
 
@@ -122,9 +153,9 @@ def _read_at(stream: IO[bytes], offset: int, size: int) -> bytes:
     return stream.read(size)
 
 
-def elf_gfx(stream: IO[bytes], file_size: int) -> ElfGfx | None:
-    """The HIP offload bundles anywhere in an ELF file of ``file_size`` bytes; None when it has
-    none (a CPU library, a CUDA one)."""
+def elf_gfx(stream: IO[bytes], file_size: int, *, zstd: ZstdDecompress | None = None) -> ElfGfx | None:
+    """The HIP offload bundles anywhere in an ELF file of ``file_size`` bytes (zstd ones unpacked
+    with ``zstd`` where given); None when it has none (a CPU library, a CUDA one)."""
     found: set[str] = set()
     bundles = unread = 0
     pos = 0
@@ -138,7 +169,7 @@ def elf_gfx(stream: IO[bytes], file_size: int) -> ElfGfx | None:
             head = _read_at(stream, at, min(_HEAD_READ, file_size - at))
             try:
                 if head.startswith(COMPRESSED_MAGIC):
-                    plain = _unpacked_head(head)
+                    plain = _unpacked_head(head, zstd)
                     if plain is None:
                         unread += 1
                         continue
@@ -191,7 +222,9 @@ class WheelGfx:
         return sum(library.unread for library in self.libraries)
 
 
-def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -> LibraryGfx | None:
+def _library(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int, zstd: ZstdDecompress | None = None
+) -> LibraryGfx | None:
     import tempfile
 
     if info.file_size > max_member:
@@ -207,16 +240,19 @@ def _library(archive: zipfile.ZipFile, info: zipfile.ZipInfo, max_member: int) -
             if written > max_member:
                 raise BundleError(f"unpacks to more than {max_member} bytes")
             unpacked.write(chunk)
-        found = elf_gfx(unpacked, written)
+        found = elf_gfx(unpacked, written, zstd=zstd)
     if found is None:
         return None
     return LibraryGfx(info.filename, found.gfx, found.bundles, found.unread)
 
 
-def _read_archive(stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int) -> WheelGfx:
+def _read_archive(
+    stream: IO[bytes], source: str, patterns: Sequence[str], max_member: int, zstd: ZstdDecompress | None
+) -> WheelGfx:
     from colabenv.curation.archs import wheel_libraries
 
-    libraries, without = wheel_libraries(stream, source, patterns, max_member, _library, (BundleError,))
+    read = partial(_library, zstd=zstd)
+    libraries, without = wheel_libraries(stream, source, patterns, max_member, read, (BundleError,))
     return WheelGfx(source, libraries, without)
 
 
@@ -227,10 +263,12 @@ def read_wheel_gfx(
     max_member: int | None = None,
     max_download: int | None = None,
     timeout: float | None = None,
+    zstd: ZstdDecompress | None = None,
 ) -> WheelGfx:
     """The AMD GPUs each shared object of the wheel at ``source`` (a path or an http(s) URL)
-    has code for; ``members``: shell patterns on file names (``libtorch*``) to read only those.
-    Bad input raises InputError; an unreachable URL IndexUnavailableError."""
+    has code for; ``members``: shell patterns on file names (``libtorch*``) to read only those;
+    ``zstd``: the decompressor for zstd bundles (see the module's text). Bad input raises
+    InputError; an unreachable URL IndexUnavailableError."""
     from colabenv.curation import archs
 
     member_bound = archs.MAX_MEMBER_BYTES if max_member is None else max_member
@@ -240,7 +278,7 @@ def read_wheel_gfx(
             max_download=archs.MAX_DOWNLOAD_BYTES if max_download is None else max_download,
             timeout=archs.HTTP_TIMEOUT_S if timeout is None else timeout,
         ) as stream:
-            return _read_archive(stream, source.split("?", 1)[0], members, member_bound)
+            return _read_archive(stream, source.split("?", 1)[0], members, member_bound, zstd)
     path = Path(source)
     with archs.open_regular_file(path) as stream:
-        return _read_archive(stream, path.name, members, member_bound)
+        return _read_archive(stream, path.name, members, member_bound, zstd)

@@ -150,7 +150,7 @@ def test_a_gfx_no_jax_build_has_is_exit_3_naming_the_nearest(
     )
     assert code == 3
     assert (
-        "no jax build in the catalog has kernels for gfx1013; the nearest: jax 0.12.0 rocm7 (gfx1030)" in err
+        "no jax build in the catalog has kernels for gfx1013; the nearest: jax 0.12.0 rocm7 (gfx1012)" in err
     ), err
 
 
@@ -167,17 +167,17 @@ def test_a_rocm_too_old_is_exit_3_naming_the_rocm_the_build_needs(
 @pytest.mark.parametrize(
     ("rocm", "flag", "version"),
     [
-        ("7.2", (), "0.7.1"),
-        ("7.2", ("--allow-unconfirmed",), "0.10.0"),
-        ("7.14", ("--allow-unconfirmed",), "0.12.0"),
+        ("7.1", (), "0.7.1"),
+        ("7.2", (), "0.10.0"),
+        ("7.14", (), "0.12.0"),
     ],
 )
 def test_a_mi300x_gets_the_newest_rocm_build_its_rocm_reaches(
     rocm: str, flag: tuple[str, ...], version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The package index's jax-rocm7-plugin builds: 0.9.2 and 0.10.0 for ROCm 7.2, 0.11.2 and
-    0.12.0 for ROCm 7.14 (their METADATA Summary), with gfx carried over from 0.7.1 (zstd
-    bundles, unconfirmed); 0.7.1's gfx list was read from its plugin's bundles."""
+    0.12.0 for ROCm 7.14 (their METADATA Summary), each gfx list read from its plugin's
+    zstd-compressed bundles; 0.7.1's from its plugin's plain bundles."""
     profile = _profile(tmp_path, '"*"')
     code, jax, err = _resolve(capsys, profile, *ROCM, "--rocm", rocm, "--gfx", "gfx942", *flag)
     assert code == 0, err
@@ -190,12 +190,24 @@ def test_a_mi300x_gets_the_newest_rocm_build_its_rocm_reaches(
         assert jax.get("find_links") is None, jax
 
 
-def test_the_package_index_rocm_builds_are_unconfirmed_naming_the_zstd_bundles(
+def test_the_package_index_rocm_builds_carry_the_gfx_their_bundles_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = _resolve(capsys, _profile(tmp_path, '">=0.9"'), *ROCM, "--rocm", "7.2", "--gfx", "gfx942")
+    """0.9.2's and 0.10.0's plugins carry gfx908, gfx90a and LLVM's generic targets (a gfx1151,
+    Strix Halo, runs gfx11-generic code) but no gfx906 code, which 0.7.1's and 0.11.2's carry."""
+    newer = _profile(tmp_path, '">=0.9"')
+    code, jax, err = _resolve(capsys, newer, *ROCM, "--rocm", "7.2", "--gfx", "gfx1151")
+    assert code == 0, err
+    assert (jax["version"], jax["variant"]) == ("0.10.0", "rocm7"), jax
+    code, _, err = _resolve(capsys, newer, *ROCM, "--rocm", "7.2", "--gfx", "gfx906")
     assert code == 3
-    assert "rocm7 is unconfirmed" in err and "zstd" in err, err
+    assert "jax 0.9.2 to 0.10.0: rocm7 has no kernels for gfx906" in err, err
+    code, jax, err = _resolve(capsys, _profile(tmp_path, '"*"'), *ROCM, "--rocm", "7.2", "--gfx", "gfx906")
+    assert code == 0, err
+    assert jax["version"] == "0.7.1", jax
+    code, jax, err = _resolve(capsys, newer, *ROCM, "--rocm", "7.14", "--gfx", "gfx906")
+    assert code == 0, err
+    assert jax["version"] == "0.12.0", jax
 
 
 @pytest.mark.parametrize("python", ["3.11", "3.13", "3.14t"])

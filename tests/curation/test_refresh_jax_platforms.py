@@ -21,9 +21,11 @@ from tests.support.refresh_jax_platform_standins import (
     AARCH64_ONLY_PIN,
     ARM12,
     BASE_GFX,
+    INDEX_ROCM_SUMMARY,
     OTHER_ROCM_PAGE,
     ROCM_PAGE,
     X86_ONLY_PIN,
+    build_index_rocm,
     build_jax_platform_indexes,
 )
 from tests.support.refresh_standins import JAX12, JAX_PLUGIN_PINS
@@ -64,6 +66,15 @@ def _refresh(
             timeout=300,
         )
     return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def index_standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-ins, and jax-rocm7-plugin 9.1.0 and its PJRT on the default index itself."""
+    root = tmp_path_factory.mktemp("refresh-jax-index-rocm")
+    build_jax_platform_indexes(root)
+    build_index_rocm(root)
+    return root
 
 
 def _releases(out: Path) -> dict[str, Release]:
@@ -138,6 +149,63 @@ def test_refresh_jax_lists_the_rocm_builds_its_find_links_page_has(
     jax = json.loads(amd.stdout)["frameworks"]["jax"]
     assert (jax["version"], jax["variant"], jax["find_links"]) == ("9.1.1", "rocm7", ROCM_PAGE)
     assert "jax-rocm7-plugin==9.1.0" in jax["requirements"]
+
+
+def test_refresh_jax_reads_the_rocm_plugin_from_the_index_it_reads_jax_from(
+    runner: Runner, index_standins: Path, tmp_path: Path
+) -> None:
+    """No find-links page read: jax-rocm7-plugin 9.1.0 and the PJRT it pins on the default index
+    give 9.1.0 (and 9.1.1, which pins jaxlib 9.1.0) a rocm7 build with no find_links; 9.0.0,
+    whose plugin the index lacks (its PJRT alone is there), gets none."""
+    code, _stdout, stderr = _refresh(runner, index_standins, tmp_path / "out", "--no-find-links")
+    assert code == 0, stderr
+    releases = _releases(tmp_path / "out")
+    rocm7 = releases["9.1.0"].variant("rocm7")
+    assert rocm7 is not None and rocm7.unconfirmed is None
+    assert rocm7.find_links is None and rocm7.index_url is None and rocm7.extra is None
+    assert rocm7.requires == ("jax-rocm7-plugin==9.1.0", "jax-rocm7-pjrt==9.1.0")
+    assert rocm7.rocm == Version("7.12"), "the plugin's METADATA Summary"
+    assert rocm7.gfx == ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1200", "gfx1201")
+    assert rocm7.python == SpecifierSet(">=3.12,<3.14"), "the plugin's cp312 and cp313 wheels"
+    assert "jax_rocm7_plugin-9.1.0-cp312-cp312-manylinux_2_28_x86_64.whl" in rocm7.source.text
+    assert "jax_rocm7_pjrt-9.1.0-py3-none-manylinux_2_28_x86_64.whl" in rocm7.source.text
+    assert "find-links" not in rocm7.source.text
+    assert f"'{INDEX_ROCM_SUMMARY}'" in rocm7.source.text
+    patch = releases["9.1.1"].variant("rocm7")
+    assert patch is not None and patch.requires == rocm7.requires and patch.find_links is None
+    kept = releases["9.0.0"].variant("rocm7")
+    assert kept is not None and kept.find_links == ROCM_PAGE, "the file's own, not one the index gave"
+    assert kept.source.text == "hand-written: jax 9.0.0 rocm7"
+    assert "jax 9.0.0 rocm7" not in stderr, "no plugin: no build, and the file's is not gone"
+    written = (tmp_path / "out" / "jax.toml").read_text(encoding="utf-8")
+    block = written[written.index('version = "9.1.0"') :]
+    block = block[
+        block.index('name = "rocm7"') : block.index("[[release.variant]]", block.index('name = "rocm7"'))
+    ]
+    assert (
+        "find_links" not in block
+        and 'requires = ["jax-rocm7-plugin==9.1.0", "jax-rocm7-pjrt==9.1.0"]' in block
+    )
+
+
+def test_refresh_jax_reads_the_rocm_page_first_and_the_index_where_the_page_lacks_a_release(
+    runner: Runner, index_standins: Path, tmp_path: Path
+) -> None:
+    code, _stdout, stderr = _refresh(runner, index_standins, tmp_path / "page")
+    assert code == 1, stderr  # 9.0.0 rocm7's gfx list, as in the page-only case
+    from_page = _releases(tmp_path / "page")["9.1.0"].variant("rocm7")
+    assert from_page is not None and from_page.find_links == ROCM_PAGE and from_page.rocm == Version("7.9")
+    code, _stdout, stderr = _refresh(
+        runner, index_standins, tmp_path / "other", "--rocm-find-links", OTHER_ROCM_PAGE
+    )
+    assert code == 1, stderr
+    releases = _releases(tmp_path / "other")
+    from_index = releases["9.1.0"].variant("rocm7")
+    assert from_index is not None and from_index.find_links is None, "the page has no 9.1.0 plugin"
+    assert from_index.rocm == Version("7.12")
+    kept = releases["9.0.0"].variant("rocm7")
+    assert kept is not None and kept.find_links == ROCM_PAGE, "the file's, kept (the other page's differs)"
+    assert "the build was read from https://repo.radeon.com/rocm/manylinux/rocm-rel-7.10/" in stderr
 
 
 def test_refresh_jax_archs_carry_carries_the_aarch64_arch_list_and_the_gfx_list(

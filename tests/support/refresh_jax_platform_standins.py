@@ -106,10 +106,16 @@ def build_aarch64(root: Path) -> None:
 
 
 def _rocm_plugin(
-    page: Path, version: str, plugin_gfx: Sequence[str], pjrt_gfx: Sequence[str], pythons: Sequence[str]
+    page: Path,
+    version: str,
+    plugin_gfx: Sequence[str],
+    pjrt_gfx: Sequence[str],
+    pythons: Sequence[str],
+    summary: str | None = None,
 ) -> None:
     """jax-rocm7-plugin ``version`` for each of ``pythons`` and jax-rocm7-pjrt (pure Python tag,
-    as AMD's are), their shared objects' offload bundles naming ``plugin_gfx`` and ``pjrt_gfx``."""
+    as AMD's are), their shared objects' offload bundles naming ``plugin_gfx`` and ``pjrt_gfx``;
+    ``summary``: the plugin's METADATA Summary."""
     for python in pythons:
         build_wheel(
             page,
@@ -118,6 +124,7 @@ def _rocm_plugin(
             tag=f"cp{python}-cp{python}-manylinux_2_28_x86_64",
             requires_python=">=3.11",
             requires=(f"jax-rocm7-pjrt=={version}",),
+            summary=summary,
             files={
                 "jax_rocm7_plugin/__init__.py": "",
                 "jax_rocm7_plugin/_linalg.so": hip_library(offload_bundle(plugin_gfx)),
@@ -142,6 +149,27 @@ def build_rocm(root: Path) -> None:
     (page / "jax_rocm7_plugin-9.1.0-cp312-manylinux_2_28_x86_64.whl").write_bytes(good.read_bytes())
     other = root / "amd" / AMD_PAGES / "rocm-rel-7.10"
     _rocm_plugin(other, "9.0.0", BASE_GFX, BASE_GFX, ("312",))
+
+
+INDEX_ROCM_GFX = ("gfx908", "gfx90a", "gfx9-4-generic:sramecc+:xnack-", "gfx12-generic")
+"""The bundles of the default index's jax-rocm7-plugin 9.1.0: named and generic targets, as the
+package index's 0.9.2 and 0.10.0 plugins carry them."""
+INDEX_ROCM_SUMMARY = "JAX Plugin for AMD GPUs (ROCm: Legacy ROCm 7.12.0)"
+"""ROCm/rocm-jax ``plugin_setup.py``'s Summary, in the form the package index's 0.9.2 plugin has."""
+
+
+def build_index_rocm(root: Path) -> None:
+    """The ROCm plugin on the default index itself, as the package index has jax-rocm7-plugin
+    from 0.9.2: 9.1.0's plugin (cp312, cp313) and PJRT; for 9.0.0 the PJRT alone (no plugin)."""
+    default = root / "default"
+    _rocm_plugin(default, "9.1.0", INDEX_ROCM_GFX, INDEX_ROCM_GFX, ("312", "313"), INDEX_ROCM_SUMMARY)
+    build_wheel(
+        default,
+        "jax-rocm7-pjrt",
+        "9.0.0",
+        tag="py3-none-manylinux_2_28_x86_64",
+        files={"jax_plugins/xla_rocm7/xla_rocm_plugin.so": hip_library(offload_bundle(BASE_GFX))},
+    )
 
 
 def build_jax_platform_indexes(root: Path) -> Path:

@@ -91,9 +91,10 @@ def _metadata(
     requires: Sequence[str],
     extras: Mapping[str, Sequence[str]],
     requires_python: str | None,
+    summary: str | None = None,
 ) -> str:
     lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
-    lines.append(f"Summary: stand-in for {name} built by the colabenv tests")
+    lines.append(f"Summary: {summary or f'stand-in for {name} built by the colabenv tests'}")
     if requires_python:
         lines.append(f"Requires-Python: {requires_python}")
     lines.extend(f"Requires-Dist: {req}" for req in requires)
@@ -119,8 +120,10 @@ def build_wheel(
     requires_python: str | None = None,
     tag: str = "py3-none-any",
     payload_bytes: int = 0,
+    summary: str | None = None,
 ) -> Path:
-    """Write ``<name>-<version>-<tag>.whl`` into ``dest`` and return its path.
+    """Write ``<name>-<version>-<tag>.whl`` into ``dest`` and return its path (``summary``: its
+    METADATA Summary, else one naming it a stand-in).
 
     ``files`` defaults to an importable ``<import_name>/__init__.py`` defining ``__version__``.
     ``payload_bytes`` adds that many incompressible bytes (stored, not deflated, streamed to
@@ -139,7 +142,7 @@ def build_wheel(
         (path, content.encode("utf-8") if isinstance(content, str) else content)
         for path, content in sorted(files.items())
     ]
-    metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python)
+    metadata = _metadata(name, normalized_version, requires, extras or {}, requires_python, summary)
     wheel_text = (
         "Wheel-Version: 1.0\n"
         "Generator: colabenv-tests\n"

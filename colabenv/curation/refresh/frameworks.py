@@ -31,6 +31,7 @@ from colabenv.curation.refresh.jax_platform_builds import (
     platform_variants,
     rocm_builds_not_read,
     rocm_page,
+    rocm_spaces_named,
 )
 from colabenv.curation.refresh.rocm_builds import rocm_of_tag, rocm_variants
 from colabenv.curation.refresh.selection import selected_versions
@@ -366,7 +367,8 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         if not variants:
             notes.append(f"jax {version} left out: no cudaNN extra with a build that could be read")
             continue
-        beyond = platform_variants(run, JaxRelease(version, jaxlib, python), variants, page)
+        jax_release = JaxRelease(version, jaxlib, python, rocm_spaces_named(metadata))
+        beyond = platform_variants(run, jax_release, variants, page)
         offered.update((version, v.name) for v in beyond if v.rocm is not None)
         cpu = variant_model(
             "cpu",

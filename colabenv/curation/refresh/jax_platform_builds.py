@@ -11,15 +11,18 @@ from the previous release's aarch64 build of the same name (unconfirmed), else l
 note. Where the plugin has no aarch64 wheel nothing is proposed: a build the file lists for
 linux_aarch64 stays as it is (a note says it is still unseen).
 
-ROCm: AMD's ``jax-rocmN-plugin`` and ``jax-rocmN-pjrt`` wheels on a find-links page
-(``--rocm-find-links``, else the page the file's newest ROCm build names), the plugin at the
-release's jaxlib version: a build named for the plugin's namespace (``rocm7``) with ``requires``
-(the plugin and the PJRT it pins) and ``find_links`` (no extra of jax installs them), its ROCm
-from the page's path (``rocm-rel-7.1``), else the plugin's local version (``+rocm7.1.0``), else
-its METADATA Summary (``ROCm:7.1.0``); a Python range where the plugin's tags leave out a Python
-the release has; its gfx list what the HIP offload bundles of the plugin's and the PJRT's shared
-objects name (:mod:`colabenv.curation.offload_bundles`), else carried over from the build before,
-marked unconfirmed, else left out with a note."""
+ROCm: the ``jax-rocmN-plugin`` and ``jax-rocmN-pjrt`` wheels (the namespaces: the file's ROCm
+builds', the page's path's, and those jax's own extras name), the plugin at the release's jaxlib
+version, read from AMD's find-links page (``--rocm-find-links``, else the page the file's newest
+ROCm build names) where it lists that plugin, else from the default index (the pages jax itself
+is read from, as the package index has them from 0.9.2): a build named for the plugin's
+namespace (``rocm7``) with ``requires`` (the plugin and the PJRT it pins: no extra of jax
+installs them) and, from a page, ``find_links``; its ROCm from the page's path
+(``rocm-rel-7.1``), else the plugin's local version (``+rocm7.1.0``), else its METADATA Summary
+(``ROCm:7.1.0``, ``ROCm: Legacy ROCm 7.2.0``); a Python range where the plugin's tags leave out a
+Python the release has; its gfx list what the HIP offload bundles of the plugin's and the PJRT's
+shared objects name (:mod:`colabenv.curation.offload_bundles`), else carried over from the build
+before, marked unconfirmed, else left out with a note."""
 
 from __future__ import annotations
 
@@ -57,9 +60,13 @@ from colabenv.models.frozen import model
 
 _PAGE_ROCM = re.compile(r"rocm-rel-(\d{1,2})\.(\d{1,2})(?:\.\d{1,3})?(?=/|$)")
 """AMD's find-links pages are per ROCm release: ``/rocm/manylinux/rocm-rel-7.1/``."""
-_SUMMARY_ROCM = re.compile(r"^Summary:.*\bROCm:\s*(\d{1,2})\.(\d{1,2})", re.MULTILINE)
-"""ROCm/rocm-jax ``plugin_setup.py``: ``description=f"JAX Plugin for AMD GPUs (ROCm:{...})"``."""
+_SUMMARY_ROCM = re.compile(
+    r"^Summary:(.*\bROCm:\s*(?:Legacy\s+ROCm\s+)?(\d{1,2})\.(\d{1,2})[^\r\n]*)", re.MULTILINE
+)
+"""ROCm/rocm-jax ``plugin_setup.py``: ``description=f"JAX Plugin for AMD GPUs (ROCm:{...})"``; the
+package index's 0.9.2 and 0.10.0 plugins say ``(ROCm: Legacy ROCm 7.2.0)``."""
 _NAMESPACE = re.compile(r"rocm\d{1,2}")
+_PLUGIN = re.compile(r"jax-(rocm\d{1,2})-plugin")
 JAXLIB = FACTS[Framework.JAX].required_companions[0]
 
 
@@ -71,6 +78,8 @@ class JaxRelease:
     version: Version
     jaxlib: Version
     python: SpecifierSet
+    rocm_spaces: tuple[str, ...] = ()
+    """The ROCm plugin namespaces jax's own extras name (``rocm7-local``: ``jax-rocm7-plugin``)."""
 
 
 @model
@@ -86,11 +95,21 @@ def platform_variants(
     run: FrameworkRun, release: JaxRelease, built: Sequence[Variant], page: RocmPage | None
 ) -> list[Variant]:
     """The linux_aarch64 builds of the x86-64 CUDA builds ``built``, then the ROCm builds
-    ``page`` has (none where it is None)."""
+    ``page`` (where not None) or else the default index has."""
     found = _aarch64_variants(run, release, built)
-    if page is not None:
-        found.extend(_rocm_variants(run, release, page))
+    found.extend(_rocm_variants(run, release, page))
     return found
+
+
+def rocm_spaces_named(metadata: Metadata) -> tuple[str, ...]:
+    """The ROCm plugin namespaces any extra of jax's METADATA names (``jax-rocm7-plugin``)."""
+    named = set()
+    for extra in metadata.extras:
+        for requirement in requirements_of(metadata, extra):
+            match = _PLUGIN.fullmatch(canonicalize_name(requirement.name))
+            if match is not None:
+                named.add(match.group(1))
+    return tuple(sorted(named))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,44 +250,87 @@ def rocm_builds_not_read(known: Sequence[Release], page: RocmPage | None) -> set
     }
 
 
-def _rocm_variants(run: FrameworkRun, release: JaxRelease, page: RocmPage) -> list[Variant]:
+@model
+class RocmOrigin:
+    """Where a ROCm build's plugin and PJRT are read: a find-links page (``page``, named in the
+    build's ``find_links``), or the default index (``page`` None)."""
+
+    page: str | None
+    label: str
+
+
+def _origin_wheels(run: FrameworkRun, origin: RocmOrigin, project: str) -> list[Wheel]:
+    if origin.page is not None:
+        return run.reader.page_wheels(origin.page, project)
+    return run.reader.wheels(run.reader.options.index, project)
+
+
+def _rocm_spaces(run: FrameworkRun, release: JaxRelease, page: RocmPage | None) -> list[str]:
+    """The namespaces looked for: the page's, the file's ROCm builds', those jax's extras name."""
+    spaces = set(page.namespaces if page is not None else ()) | set(release.rocm_spaces)
+    spaces.update(
+        v.name
+        for r in run.history.releases
+        for v in r.variants
+        if v.rocm is not None and _NAMESPACE.fullmatch(v.name)
+    )
+    return sorted(spaces)
+
+
+def _release_plugins(run: FrameworkRun, origin: RocmOrigin, space: str, jaxlib: Version) -> list[Wheel]:
+    """``origin``'s plugin wheels of ``space`` at ``jaxlib``'s version, of the newest local
+    version there (one build per origin: its newest ROCm)."""
+    plugins = [
+        w for w in _origin_wheels(run, origin, f"jax-{space}-plugin") if Version(w.version.public) == jaxlib
+    ]
+    if not plugins:
+        return []
+    newest = max(w.version for w in plugins)
+    return [w for w in plugins if w.version == newest]
+
+
+def _rocm_variants(run: FrameworkRun, release: JaxRelease, page: RocmPage | None) -> list[Variant]:
     found = []
-    for space in page.namespaces:
-        plugins = [
-            w
-            for w in run.reader.page_wheels(page.url, f"jax-{space}-plugin")
-            if Version(w.version.public) == release.jaxlib
-        ]
+    index = RocmOrigin(None, run.reader.options.index_label)
+    for space in _rocm_spaces(run, release, page):
+        plugins: list[Wheel] = []
+        origin = index
+        if page is not None and space in page.namespaces:
+            origin = RocmOrigin(page.url, f"find-links page {page.url}")
+            plugins = _release_plugins(run, origin, space, release.jaxlib)
+        if not plugins:
+            origin = index
+            plugins = _release_plugins(run, origin, space, release.jaxlib)
         if not plugins:
             continue
-        newest = max(w.version for w in plugins)  # one build per page: its newest ROCm
-        variant = _rocm_variant(run, release, page, space, [w for w in plugins if w.version == newest])
+        variant = _rocm_variant(run, release, origin, space, plugins)
         if variant is not None:
             found.append(variant)
     return found
 
 
 def _rocm_variant(
-    run: FrameworkRun, release: JaxRelease, page: RocmPage, space: str, plugins: list[Wheel]
+    run: FrameworkRun, release: JaxRelease, origin: RocmOrigin, space: str, plugins: list[Wheel]
 ) -> Variant | None:
     where = f"jax {release.version} {space}"
     plugin = preferred(plugins)
     metadata = run.reader.metadata(plugin)
     pjrt_name = f"jax-{space}-pjrt"
     pjrt_version = _pinned(metadata, pjrt_name) or plugin.version
-    pjrts = [w for w in run.reader.page_wheels(page.url, pjrt_name) if w.version == pjrt_version]
+    pjrts = [w for w in _origin_wheels(run, origin, pjrt_name) if w.version == pjrt_version]
     if not pjrts:
         run.notes.append(
             f"{where} left out: {plugin.file.filename} pins {pjrt_name}=={pjrt_version}, which "
-            f"the page {printable(page.url)} does not list"
+            f"the {printable(origin.label)} does not list"
         )
         return None
     pjrt = preferred(pjrts)
-    rocm = _rocm_version(run, page.url, plugin)
+    rocm = _rocm_version(run, origin.page, plugin)
     if rocm is None:
+        said = "the page's path, " if origin.page is not None else ""
         run.notes.append(
-            f"{where} left out: no ROCm version (the page's path, {plugin.file.filename}'s version and "
-            "its METADATA Summary name none)"
+            f"{where} left out: no ROCm version ({said}{plugin.file.filename}'s version and its METADATA "
+            "Summary name none)"
         )
         return None
     gfx = _gfx(run, release.version, space, (plugin, pjrt))
@@ -281,6 +343,7 @@ def _rocm_variant(
         python = None
     if python is not None and not narrower_python(python, release.python):
         python = None
+    installs = "no extra of jax installs them" if origin.page is not None else "not jax's own extras"
     return Variant(
         name=space,
         cuda=None,
@@ -291,23 +354,23 @@ def _rocm_variant(
         pin_texts=(),
         python=python,
         source=Source(
-            f"find-links page {page.url}: {plugin.file.filename} ({python_tags(plugins)}, Requires-Python "
+            f"{origin.label}: {plugin.file.filename} ({python_tags(plugins)}, Requires-Python "
             f"{metadata.requires_python or 'not stated'}) and {pjrt.file.filename}; requires: the plugin "
-            f"at the release's {JAXLIB} version {release.jaxlib} and the PJRT its METADATA pins (no extra "
-            f"of jax installs them); {rocm[1]}; {gfx_source}; {stamp()}"
+            f"at the release's {JAXLIB} version {release.jaxlib} and the PJRT its METADATA pins "
+            f"({installs}); {rocm[1]}; {gfx_source}; {stamp()}"
         ),
         unconfirmed=unconfirmed,
         rocm=rocm[0],
         gfx=listed,
         requires=(f"jax-{space}-plugin=={plugin.version}", f"{pjrt_name}=={pjrt.version}"),
-        find_links=page.url,
+        find_links=origin.page,
     )
 
 
-def _rocm_version(run: FrameworkRun, page: str, plugin: Wheel) -> tuple[Version, str] | None:
-    """The ROCm the plugin is built for, and where that is said: the page's path, else the
-    plugin's local version, else its METADATA Summary; None where none says."""
-    path = _PAGE_ROCM.search(urlsplit(page).path)
+def _rocm_version(run: FrameworkRun, page: str | None, plugin: Wheel) -> tuple[Version, str] | None:
+    """The ROCm the plugin is built for, and where that is said: the page's path (a page's),
+    else the plugin's local version, else its METADATA Summary; None where none says."""
+    path = _PAGE_ROCM.search(urlsplit(page).path) if page is not None else None
     if path is not None:
         return Version(f"{path.group(1)}.{path.group(2)}"), f"rocm: the page's path ({path.group(0)})"
     tagged = rocm_of_tag(plugin.version.local or "")
@@ -316,8 +379,11 @@ def _rocm_version(run: FrameworkRun, page: str, plugin: Wheel) -> tuple[Version,
     name, version = plugin.file.filename.split("-")[:2]
     summary = _SUMMARY_ROCM.search(text_of(run.reader.member(plugin, f"{name}-{version}.dist-info/METADATA")))
     if summary is not None:
-        rocm = f"{summary.group(1)}.{summary.group(2)}"
-        return Version(rocm), f"rocm: {plugin.file.filename} METADATA Summary (ROCm:{rocm})"
+        said = printable(summary.group(1).strip())
+        return (
+            Version(f"{summary.group(2)}.{summary.group(3)}"),
+            f"rocm: {plugin.file.filename} METADATA Summary '{said}'",
+        )
     return None
 
 
