@@ -68,6 +68,30 @@ def test_without_the_hosts_rocm_the_newest_build_with_the_kernels_is_taken_with_
     assert any("the host's ROCm is not known" in w for w in warnings), warnings
 
 
+@pytest.mark.parametrize(
+    ("rocm", "variant"),
+    [
+        ("7.14", "rocm7.14"),  # a ROCm 7 host: 10.0 is past its ROCm, 7.14 the newest it reaches
+        ("10.0", "rocm10.0"),  # from ROCm 10.0 on the 10.0 build is the newest
+    ],
+)
+def test_torch_2_15s_rocm_builds_are_taken_by_the_hosts_rocm_where_allowed(
+    rocm: str, variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[frameworks]\ntorch = "==2.15.0"\n')
+    argv = [str(profile), "--offline", "--rocm", rocm, "--gfx", "gfx942", "--python", "3.12"]
+    code, resolution, err = resolve_json(capsys, *argv, "--allow-unconfirmed")
+    assert code == 0, err
+    torch = chosen(resolution)
+    assert (torch["version"], torch["variant"]) == ("2.15.0", variant), torch
+    assert f"torch==2.15.0+{variant}" in torch["requirements"], torch
+    # read from the 2.15 cycle's nightly configuration, not release/2.15: unconfirmed
+    code, _, err = resolve_json(capsys, *argv)
+    assert code == 3
+    assert f"{variant} is unconfirmed" in err, err
+
+
 def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

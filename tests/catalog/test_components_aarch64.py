@@ -117,6 +117,8 @@ SHIPPED = load_components()
         ("nvidia-nccl-cu12", "2.25.1", "11.0", True, True, "compute_90 PTX on both"),
         ("nvidia-nccl-cu12", "2.26.2", "11.0", True, False, "aarch64 2.26.2: sm_100, sm_120, compute_120"),
         ("nvidia-nccl-cu12", "2.26.2", "10.0", True, True, "GB200: PTX on x86-64, a cubin on aarch64"),
+        ("nvidia-nccl-cu12", "2.25.1.post1", "11.0", False, False, "no compute_90 in either wheel"),
+        ("nvidia-nccl-cu12", "2.25.1.post1", "12.0", True, True, "RTX PRO 6000: an sm_120 cubin on both"),
     ],
 )
 def test_shipped_component_fact_per_platform(
@@ -138,9 +140,30 @@ def test_a_thor_on_aarch64_holds_nccl_cu12_below_the_first_aarch64_wheel_without
     arm = SHIPPED.for_platform("linux_aarch64").component("nvidia-nccl-cu12")
     assert x86 is not None and arm is not None
     on_x86, on_arm = coverage(x86, [THOR]), coverage(arm, [THOR])
-    assert on_x86 is not None and on_x86.requirement == "nvidia-nccl-cu12<2.26.2.post1"
+    # on x86-64 only 2.26.2's wheel has compute_90 again, and no later release does
+    assert on_x86 is not None and on_x86.requirement == "nvidia-nccl-cu12>=2.26.2,<2.26.2.post1"
     assert on_arm is not None and on_arm.requirement == "nvidia-nccl-cu12<2.25.1.post1"
     assert on_arm.last_covering == Version("2.25.1")
+
+
+def test_nccl_cu12_2_25_1_post1_and_2_26_2_carry_on_x86_64_what_their_wheels_do() -> None:
+    """The x86-64 wheel of 2.25.1.post1 carries sm_100, sm_120 and compute_120 in place of
+    compute_90; 2.26.2's went back to compute_90 (both read with colabenv catalog archs): each
+    release is its own range, with its own list, as the aarch64 wheels of both keep Blackwell's."""
+    nccl = SHIPPED.component("nvidia-nccl-cu12")
+    assert nccl is not None
+    post1, later = nccl.range_of(Version("2.25.1.post1")), nccl.range_of(Version("2.26.2"))
+    assert post1 is not None and later is not None and post1 is not later
+    assert [str(a) for a in post1.archs][-3:] == ["sm_100", "sm_120", "compute_120"]
+    assert [str(a) for a in later.archs][-2:] == ["sm_90", "compute_90"]
+    assert post1.checked == (Version("2.25.1.post1"),) and later.checked == (Version("2.26.2"),)
+    assert "2.25.1.post1" in post1.source.text and "2.26.2" in later.source.text
+    arm = SHIPPED.for_platform("linux_aarch64").component("nvidia-nccl-cu12")
+    assert arm is not None
+    blackwell = ["sm_100", "sm_120", "compute_120"]
+    for version in ("2.25.1.post1", "2.26.2"):
+        on_arm = arm.range_of(Version(version))
+        assert on_arm is not None and [str(a) for a in on_arm.archs][-3:] == blackwell
 
 
 def test_every_shipped_range_says_what_its_aarch64_wheels_carry() -> None:

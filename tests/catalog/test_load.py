@@ -623,7 +623,7 @@ def test_default_variant_is_what_pypi_serves(framework: Framework, version: str,
         (T, "2.9.1", {"cu126", "cu128", "cu130", "cpu", "rocm6.3", "rocm6.4"}),
         (T, "2.11.0", {"cu126", "cu128", "cu130", "cpu", "rocm7.1", "rocm7.2"}),
         (T, "2.13.0", {"cu126", "cu130", "cu132", "cpu", "rocm7.1", "rocm7.2"}),
-        (T, "2.15.0", {"cu132", "cu130", "cpu"}),
+        (T, "2.15.0", {"cu132", "cu130", "cpu", "rocm7.14", "rocm10.0"}),  # the 2.15 cycle's ROCm
         (J, "0.12.0", {"cuda12", "cuda13", "cpu", "rocm7"}),
         (J, "0.12.0.1", {"cuda12", "cuda13", "cpu"}),
         (J, "0.7.1", {"cuda12", "cpu", "rocm7"}),

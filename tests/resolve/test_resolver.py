@@ -632,7 +632,7 @@ def test_unknown_variant_is_named_with_the_known_ones(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "frameworks.torch.variant: 'cu999' is not a torch variant the catalog knows" in message
     assert "known: cu117, cu118, cu121, cu124, cu126, cu128, cu129, cu130, cu132, rocm6.0," in message
-    assert "rocm6.2.4, rocm6.3, rocm6.4, rocm7.0, rocm7.1, rocm7.2, rocm7.14, cpu)" in message
+    assert "rocm6.2.4, rocm6.3, rocm6.4, rocm7.0, rocm7.1, rocm7.2, rocm7.14, rocm10.0, cpu)" in message
     assert "no torch release matching it" not in message
     path.write_text('name = "p"\n[frameworks]\ntorch = { version = "==2.8.*", variant = "cu118" }\n')
     with pytest.raises(ResolutionError) as caught:
