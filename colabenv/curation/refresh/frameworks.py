@@ -56,6 +56,7 @@ from colabenv.curation.refresh.sources import (
     stamp,
     variant_model,
 )
+from colabenv.curation.refresh.tensorflow_aarch64 import aarch64_note, tensorflow_aarch64
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -620,6 +621,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             source=f"{options.index_label} tensorflow {version} wheel "
             f"installed without the GPU extra; {stamp()}",
         )
+        arm = tensorflow_aarch64(reader, version)
         release = Release(
             Framework.TENSORFLOW,
             version,
@@ -630,11 +632,13 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             Source(
                 f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
                 f"{python_tags(wheels[version])}, METADATA Requires-Python "
-                f"{metadata.requires_python or 'not stated'}; {stamp()}"
+                f"{metadata.requires_python or 'not stated'}{arm.said}; {stamp()}"
             ),
+            platform_defaults=arm.platform_defaults,
         )
         history.add(release)
         releases.append(release)
+    notes.extend(aarch64_note(reader, releases))
     return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read), frozenset(offered))
 
 
