@@ -207,3 +207,51 @@ def refresh_torch(runner: Runner, standins: Path, out: Path) -> tuple[str, str, 
         )
         stderr = done.stderr.replace(pytorch.url, "PYTORCH/").replace(default.base_url, "DEFAULT")
         return done.stdout, stderr, done.returncode
+
+
+KNOWN_FREE_THREADED = """
+[[release.variant]]
+name = "cu126"
+cuda = "12.6"
+index_url = "https://download.pytorch.org/whl/cu126"
+local_tag = "cu126"
+archs = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+pins = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-nccl-cu12==2.27.3"]
+free_threaded = ">=3.13,<3.15"
+source = "hand-written: 9.1.0 cu126"
+
+[[release.variant]]
+name = "cu130"
+cuda = "13.0"
+index_url = "https://download.pytorch.org/whl/cu130"
+local_tag = "cu130"
+platforms = ["linux_aarch64"]
+archs = ["sm_80", "sm_90"]
+pins = ["nvidia-nccl-cu13==2.29.7"]
+free_threaded = ">=3.13,<3.14"
+source = "hand-written: 9.1.0 cu130 for linux_aarch64"
+"""
+"""torch 9.1.0's cu126 build and its linux_aarch64 cu130 build, as :func:`build_known_free_threaded`'s
+base catalog has them, each with its ``free_threaded``."""
+
+
+def build_known_free_threaded(root: Path) -> None:
+    """After :func:`build_platform_indexes`: torch 9.1.0's free-threaded wheels on the PyTorch
+    index (cu130 cp314t; cu126 cp313t and cp314t; cpu cp313t; none for the aarch64 cu130
+    build), and ``root/base/torch.toml`` saying of 9.1.0's builds: cu130 ``>=3.13`` (the files
+    serve 3.14t alone: a contradiction), cu126 ``>=3.13,<3.15`` (as the files), cpu
+    ``==3.13.*`` known from upstream's tests alone (the files confirm it: a note), and the
+    aarch64 cu130 ``>=3.13,<3.14``, confirmed (no cp3XYt file of it: a contradiction)."""
+    x86, pytorch = "manylinux_2_28_x86_64", root / "pytorch"
+    _free_threaded_torch(pytorch / "cu130", "9.1.0+cu130", f"cp314-cp314t-{x86}")
+    _free_threaded_torch(pytorch / "cu126", "9.1.0+cu126", f"cp313-cp313t-{x86}")
+    _free_threaded_torch(pytorch / "cu126", "9.1.0+cu126", f"cp314-cp314t-{x86}")
+    _free_threaded_torch(pytorch / "cpu", "9.1.0+cpu", f"cp313-cp313t-{x86}")
+    cu130 = 'source = "hand-written: 9.1.0 cu130"'
+    cpu = 'source = "hand-written: 9.1.0 cpu"'
+    text = BASE_TORCH.replace(cu130, f'free_threaded = ">=3.13"\n{cu130}').replace(
+        cpu,
+        'free_threaded = "==3.13.*"\nfree_threaded_unconfirmed = "upstream\'s validation matrix '
+        f'tests 3.13t"\n{cpu}',
+    )
+    (root / "base" / "torch.toml").write_text(text + KNOWN_FREE_THREADED, encoding="utf-8")

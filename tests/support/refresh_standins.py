@@ -383,3 +383,36 @@ def build_refresh_indexes(root: Path) -> Path:
         encoding="utf-8",
     )
     return base
+
+
+def build_tensorflow_aarch64(root: Path) -> None:
+    """After :func:`build_tensorflow`: tensorflow 9.1.0's plain manylinux_2_17_aarch64 wheels on
+    the default index (cp311 to cp313, a CPU build: no GPU code), none for 9.0.0."""
+    for python in ("311", "312", "313"):
+        build_wheel(
+            root / "default",
+            "tensorflow",
+            "9.1.0",
+            tag=f"cp{python}-cp{python}-manylinux_2_17_aarch64",
+            requires_python=">=3.10",
+            requires=("numpy",),
+            files={"tensorflow/__init__.py": ""},
+        )
+
+
+def tensorflow_base(aarch64: Sequence[str]) -> str:
+    """A tensorflow.toml with 9.0.0 and 9.1.0 as refresh derives them from
+    :func:`build_tensorflow`'s wheels, the releases named in ``aarch64`` saying their plain
+    linux_aarch64 wheel is the CPU build (``platform_defaults``)."""
+    archs = ", ".join(f'"{a}"' for a in TF)
+    pins = ", ".join(f'"{p}"' for p in TF_PINS)
+    releases = [
+        f'[[release]]\nversion = "{version}"\npython = ">=3.11,<3.14"\ndefault_variant = "and-cuda"\n'
+        + ('platform_defaults = { linux_aarch64 = "cpu" }\n' if version in aarch64 else "")
+        + f'source = "hand-written: tensorflow {version}"\n\n'
+        f'[[release.variant]]\nname = "and-cuda"\ncuda = "12.5"\nextra = "and-cuda"\narchs = [{archs}]\n'
+        f'pins = [{pins}]\nsource = "hand-written: tensorflow {version} and-cuda"\n\n'
+        f'[[release.variant]]\nname = "cpu"\nsource = "hand-written: tensorflow {version} cpu"\n'
+        for version in ("9.0.0", "9.1.0")
+    ]
+    return 'schema = 1\nframework = "tensorflow"\n\n' + "\n".join(releases)

@@ -24,7 +24,7 @@ from colabenv.curation.refresh.build_facts import (
     python_tags,
     text_of,
 )
-from colabenv.curation.refresh.free_threaded import with_free_threaded
+from colabenv.curation.refresh.free_threaded import free_threaded_read, with_free_threaded
 from colabenv.curation.refresh.jax_platform_builds import (
     JAXLIB,
     JaxRelease,
@@ -56,6 +56,7 @@ from colabenv.curation.refresh.sources import (
     stamp,
     variant_model,
 )
+from colabenv.curation.refresh.tensorflow_aarch64 import aarch64_note, tensorflow_aarch64
 from colabenv.models import Arch, Catalog, Companion, Framework, Release, Source, Variant
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import model
@@ -145,7 +146,14 @@ def torch_releases(reader: IndexReader, history: History, known: Sequence[Releas
             releases.append(release)
     cuda_read = frozenset((r.version, v.name) for r in releases for v in r.variants if v.cuda)
     offered = {key for key in on_index} | {(r.version, r.default_variant or "") for r in releases}
-    return Derived(tuple(releases), tuple(run.notes), frozenset(run.read), cuda_read, frozenset(offered))
+    return Derived(
+        tuple(releases),
+        tuple(run.notes),
+        frozenset(run.read),
+        cuda_read,
+        frozenset(offered),
+        free_threaded_read=free_threaded_read(releases, options.pytorch_index is not None),
+    )
 
 
 def _pytorch_index_builds(reader: IndexReader) -> dict[tuple[Version, str], list[Wheel]]:
@@ -613,6 +621,7 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             source=f"{options.index_label} tensorflow {version} wheel "
             f"installed without the GPU extra; {stamp()}",
         )
+        arm = tensorflow_aarch64(reader, version)
         release = Release(
             Framework.TENSORFLOW,
             version,
@@ -623,11 +632,13 @@ def tensorflow_releases(reader: IndexReader, history: History, known: Sequence[R
             Source(
                 f"{options.index_label} tensorflow {version}: manylinux x86_64 wheels for "
                 f"{python_tags(wheels[version])}, METADATA Requires-Python "
-                f"{metadata.requires_python or 'not stated'}; {stamp()}"
+                f"{metadata.requires_python or 'not stated'}{arm.said}; {stamp()}"
             ),
+            platform_defaults=arm.platform_defaults,
         )
         history.add(release)
         releases.append(release)
+    notes.extend(aarch64_note(reader, releases))
     return Derived(tuple(releases), tuple(notes), frozenset(read), frozenset(cuda_read), frozenset(offered))
 
 
@@ -654,7 +665,7 @@ def derive(reader: IndexReader, known: Sequence[Release], catalog: Catalog) -> D
         notes.extend(dropped)
         if checked is not None:
             kept.append(checked)
-    return Derived(tuple(kept), tuple(notes), found.archs_read, found.cuda_read, found.offered, proposed)
+    return dataclasses.replace(found, releases=tuple(kept), notes=tuple(notes), toolkits=proposed)
 
 
 def _within_driver_table(release: Release, catalog: Catalog) -> tuple[Release | None, list[str]]:

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
+from colabenv.curation.refresh.free_threaded import free_threaded_compared
 from colabenv.curation.refresh.package_builds import Found, where_read
 from colabenv.curation.refresh.rocm_builds import rocm_of_tag
 from colabenv.curation.refresh.sources import PYTORCH_INDEX, IndexReader, Wheel, mirrored, preferred
-from colabenv.curation.refresh.writer import specifier_text
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import CATALOG_PLATFORM, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frozen import model
@@ -30,7 +30,7 @@ def compare_free_threaded(
     """Where the cpXYt files of ``builds`` (read for ``release``, which the file has) say other
     than its builds' ``free_threaded`` (contradictions: the file's is kept), and the builds
     whose free-threaded Pythons the file has from what upstream tested alone that the files now
-    confirm (notes)."""
+    confirm (notes): :func:`free_threaded_compared`, as for a framework's builds."""
     found: list[str] = []
     confirmed: list[str] = []
     for build in builds:
@@ -39,19 +39,9 @@ def compare_free_threaded(
             continue
         label = f"{release.package} {release.version} {build.name}"
         says = "its find-links page has" if build.find_links is not None else "the index has"
-        had = specifier_text(known.free_threaded) if known.free_threaded is not None else "none"
-        if build.free_threaded is None:
-            if known.free_threaded is not None and known.free_threaded_unconfirmed is None:
-                found.append(f"{label}: free_threaded: the catalog has {had}, {says} no cp3XYt file of it")
-        elif known.free_threaded != build.free_threaded:
-            found.append(
-                f"{label}: free_threaded: the catalog has {had}, {says} cp3XYt files for "
-                f"{specifier_text(build.free_threaded)}"
-            )
-        elif known.free_threaded_unconfirmed is not None:
-            confirmed.append(
-                f"{label}: its cp3XYt files confirm free_threaded (free_threaded_unconfirmed can go)"
-            )
+        differs, confirms = free_threaded_compared(label, known, build, says)
+        found.extend([differs] if differs else [])
+        confirmed.extend([confirms] if confirms else [])
     return found, confirmed
 
 

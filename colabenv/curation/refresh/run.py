@@ -8,6 +8,7 @@ and :mod:`colabenv.cli.catalog` shows the change as a diff or writes it (``-o``)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,7 +98,7 @@ def refresh_framework(
     ``drivers.toml`` entries a new build's CUDA needs."""
     from colabenv.catalog.load import FRAMEWORK_FILES
     from colabenv.curation.refresh.frameworks import derive
-    from colabenv.curation.refresh.free_threaded import free_threaded_said
+    from colabenv.curation.refresh.free_threaded import compare_framework_free_threaded, free_threaded_said
     from colabenv.curation.refresh.sources import IndexReader
     from colabenv.curation.refresh.writer import merged_text
 
@@ -108,6 +109,12 @@ def refresh_framework(
     derived = derive(reader, known, catalog)
     outcome = merged_text(
         framework, start_text, known, named, follows, derived, options.pytorch_index is not None
+    )
+    differing, confirmed = compare_framework_free_threaded(known, derived)
+    outcome = dataclasses.replace(
+        outcome,
+        contradictions=(*outcome.contradictions, *differing),
+        notes=(*outcome.notes, *confirmed),
     )
     _check_loads(base / name, outcome.text, framework, derived.toolkits)
     changes = [FileChange(name, start_text, outcome.text)]

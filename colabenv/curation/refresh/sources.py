@@ -124,9 +124,8 @@ class RefreshOptions:
 
 @model
 class Derived:
-    """What the indexes say: releases as catalog models, what could not be derived, and which
-    builds' arch lists and CUDA were read from their wheels (only those are compared with the
-    catalog)."""
+    """What the indexes say: releases as catalog models, what could not be derived, and the
+    builds whose arch lists, CUDA and cpXYt files were read (only those are compared)."""
 
     releases: tuple[Release, ...]
     notes: tuple[str, ...]
@@ -137,6 +136,7 @@ class Derived:
     """The builds the indexes have, derived or not (a catalog build missing here is gone)."""
     toolkits: tuple[CudaToolkit, ...] = ()
     """The driver table entries the release notes gave for builds whose CUDA it lacked."""
+    free_threaded_read: frozenset[tuple[Version, str]] = frozenset()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -486,14 +486,24 @@ def compare(
 
 def _platform_defaults_differ(old: Release, new: Release) -> list[str]:
     """Where the build the default index serves as the plain wheel of a platform is not the one
-    the catalog's ``platform_defaults`` names (or it names none)."""
-    had = dict(old.platform_defaults)
-    return [
+    the catalog's ``platform_defaults`` names (or it names none); for TensorFlow, whose plain
+    wheel's files for each platform are always read, also an entry for a platform the index has
+    no plain wheel for."""
+    had, read = dict(old.platform_defaults), dict(new.platform_defaults)
+    found = [
         f"{old.framework} {old.version}: platform_defaults.{platform}: the catalog has "
         f"{had.get(platform, 'none')}, the index's plain {platform} wheel is {name}"
         for platform, name in new.platform_defaults
         if had.get(platform) != name
     ]
+    if old.framework is Framework.TENSORFLOW:
+        found += [
+            f"{old.framework} {old.version}: platform_defaults.{platform}: the catalog has {name}, "
+            f"the index has no plain {platform} wheel of it"
+            for platform, name in old.platform_defaults
+            if platform not in read
+        ]
+    return found
 
 
 def _installs_differ(label: str, had: Variant, derived: Variant) -> list[str]:
