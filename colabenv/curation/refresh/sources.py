@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
+"""Where torch's variant indexes are (``<this>/cu126``): what the catalog's index_url says."""
 CUDA_RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
 """NVIDIA's CUDA Toolkit Release Notes, whose Table 3 names each toolkit release's driver."""
-"""Where torch's variant indexes are (``<this>/cu126``): what the catalog's index_url says."""
 MAX_METADATA_BYTES = 8 * 1024 * 1024
 MAX_MEMBER_BYTES = 1024 * 1024
 """``torch/version.py``, ``build_info.py``: a few KiB each."""
