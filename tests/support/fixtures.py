@@ -15,6 +15,7 @@ here) against a fraction of one without: ``pip_venv_template`` makes one per ses
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -168,30 +169,22 @@ class Runner:
             else:
                 environ[key] = value
         argv = [str(self.exe), *(str(a) for a in args)]
-        if stdout_path is not None:
-            with open(stdout_path, "w") as sink:
-                done = subprocess.run(
-                    argv,
-                    stdout=sink,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    env=environ,
-                    cwd=cwd or self.cwd,
-                    input=input,
-                    timeout=timeout,
-                    check=False,
-                )
+        with contextlib.ExitStack() as stack:
+            sink = subprocess.PIPE if stdout_path is None else stack.enter_context(open(stdout_path, "w"))
+            done = subprocess.run(
+                argv,
+                stdout=sink,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=environ,
+                cwd=cwd or self.cwd,
+                input=input,
+                timeout=timeout,
+                check=False,
+            )
+        if stdout_path is not None:  # what went to the file is not captured
             return subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr)
-        return subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            env=environ,
-            cwd=cwd or self.cwd,
-            input=input,
-            timeout=timeout,
-            check=False,
-        )
+        return done
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -38,11 +38,14 @@ from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import Host, make_host
 from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, _link_runtime, venv_env
 from tests.support.wheels import (
-    LINUX_X86_64,
     ORDINARY,
     WheelSpec,
     _nvidia_specs,
+    jax_specs,
     standin_specs,
+    tensorflow_spec,
+    torch_specs,
+    with_marker,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,10 +105,6 @@ def _behaviour_files(name: str, version: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(SOURCES[name](standin).items()))
 
 
-def _with_marker(pins: Iterable[str]) -> tuple[str, ...]:
-    return tuple(f"{pin} ; {LINUX_X86_64}" for pin in pins)
-
-
 def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]:
     """Stand-ins for one catalog release and variant, with the catalog's pins and companions."""
     from colabenv.catalog.load import shipped_catalog
@@ -117,66 +116,15 @@ def release_specs(framework: str, version: str, variant: str) -> list[WheelSpec]
     chosen = release.variant(variant)
     if chosen is None:
         raise LookupError(f"{framework} {version} has no variant {variant}")
-    pins = _with_marker(chosen.pin_texts)
+    pins = with_marker(chosen.pin_texts)
     companions = {str(c.name): str(c.version) for c in release.companions}
     if framework == "torch":
         local = f"+{chosen.local_tag or variant}"
-        folder = variant
-        torch_requires = ("filelock", "typing-extensions>=4.10.0", *pins)
-        specs = [WheelSpec("pytorch", folder, "torch", version + local, torch_requires)]
-        if "torchvision" in companions:
-            specs.append(
-                WheelSpec(
-                    "pytorch",
-                    folder,
-                    "torchvision",
-                    companions["torchvision"] + local,
-                    ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*"),
-                )
-            )
-        if "torchaudio" in companions:
-            specs.append(
-                WheelSpec(
-                    "pytorch", folder, "torchaudio", companions["torchaudio"] + local, (f"torch=={version}",)
-                )
-            )
-        return specs
+        vision, audio = companions.get("torchvision"), companions.get("torchaudio")
+        return torch_specs("pytorch", variant, version, local, pins, vision, audio)
     if framework == "tensorflow":
-        extra = chosen.extra or variant
-        return [
-            WheelSpec(
-                "default",
-                "",
-                "tensorflow",
-                version,
-                ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
-                ((extra, pins),),
-            )
-        ]
-    jaxlib = companions.get("jaxlib", version)
-    return [
-        WheelSpec(
-            "default",
-            "",
-            "jax",
-            version,
-            (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
-            (
-                (variant, (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
-                ("cpu", (f"jaxlib=={jaxlib}",)),
-            ),
-        ),
-        WheelSpec("default", "", "jaxlib", jaxlib, ("numpy>=1.25",)),
-        WheelSpec(
-            "default",
-            "",
-            "jax-cuda12-plugin",
-            jaxlib,
-            (f"jax-cuda12-pjrt=={jaxlib}",),
-            (("with-cuda", pins),),
-        ),
-        WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib),
-    ]
+        return [tensorflow_spec(version, chosen.extra or variant, pins)]
+    return jax_specs(version, companions.get("jaxlib", version), variant, pins)
 
 
 def golden_choices(profiles: Sequence[str]) -> list[tuple[str, str, str]]:

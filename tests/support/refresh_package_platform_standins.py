@@ -17,68 +17,33 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.package_entries import (
-    build_entry,
     package_entry,
     packages_file,
     release_entry,
     write_packages,
 )
+from tests.support.refresh_package_standins import XFORMERS_PINS, cupy_build, xformers_release
 from tests.support.wheels import build_wheel
 
 X86 = "manylinux_2_28_x86_64"
 ARM = "manylinux_2_28_aarch64"
 ARCHS = ["sm_75", "sm_80", "sm_90"]
-XFORMERS_PINS = ("nvidia-cudnn-cu12==9.10.2.21",)
 
 BASE = packages_file(
     package_entry(
         "cupy",
         release_entry(
             "98.0.0",
-            build_entry(
-                "cu12",
-                cuda="12",
-                archs=ARCHS,
+            cupy_build(
                 free_threaded=">=3.13,<3.14",
                 free_threaded_unconfirmed="upstream's CI runs its tests on 3.13t",
-                source="https://example.org/cupy-98/cu12",
             ),
-            build_entry(
-                "cu12",
-                cuda="12",
-                archs=ARCHS,
-                platforms=["linux_aarch64"],
-                source="https://example.org/cupy-98/cu12-aarch64",
-            ),
+            cupy_build(platforms=["linux_aarch64"], source="https://example.org/cupy-98/cu12-aarch64"),
             python=">=3.12,<3.13",
             source="https://example.org/cupy-98",
         ),
     ),
-    package_entry(
-        "xformers",
-        release_entry(
-            "0.0.98",
-            build_entry(
-                "cu128",
-                cuda="12.8",
-                archs=ARCHS,
-                requires=XFORMERS_PINS,
-                source="https://example.org/xformers-0.0.98/cu128",
-            ),
-            build_entry(
-                "cu126",
-                cuda="12.6",
-                index_url="https://download.pytorch.org/whl/cu126",
-                local_tag="cu126",
-                archs=ARCHS,
-                requires=XFORMERS_PINS,
-                source="https://example.org/xformers-0.0.98/cu126",
-            ),
-            torch="==9.0.0",
-            python=">=3.12,<3.13",
-            source="https://example.org/xformers-0.0.98",
-        ),
-    ),
+    package_entry("xformers", xformers_release(ARCHS, python=">=3.12,<3.13")),
 )
 
 

@@ -16,6 +16,7 @@ build names, and returns the catalog folder ``root/links-base``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.curation.test_archs import elf_with, fatbin_of, gpu_library
@@ -34,42 +35,71 @@ XFORMERS_ARCHS = ["sm_75", "sm_80", "compute_80", "sm_90"]
 CUPY_ARCHS = ["sm_75", "sm_80", "sm_90", "compute_90"]
 XFORMERS_PINS = ("nvidia-cudnn-cu12==9.10.2.21",)
 
-BASE = packages_file(
-    package_entry(
-        "xformers",
-        release_entry(
-            "0.0.98",
-            build_entry(
-                "cu128",
-                cuda="12.8",
-                archs="xf",
-                requires=XFORMERS_PINS,
-                source="https://example.org/xformers-0.0.98/cu128",
-            ),
-            build_entry(
-                "cu126",
-                cuda="12.6",
-                index_url="https://download.pytorch.org/whl/cu126",
-                local_tag="cu126",
-                archs="xf",
-                requires=XFORMERS_PINS,
-                source="https://example.org/xformers-0.0.98/cu126",
-            ),
-            torch="==9.0.0",
-            python=">=3.12,<3.14",  # what its wheels' Python tags serve
-            source="https://example.org/xformers-0.0.98",
+
+def xformers_release(archs: str | Sequence[str], *, python: str) -> str:
+    """xformers 0.0.98 as a catalog has it: a cu128 build on the default index and a cu126 build
+    on the PyTorch index, each with ``archs`` (a list, or the name of an ``[archs]`` list) and
+    the cuDNN pin of :data:`XFORMERS_PINS`; for torch 9.0.0 and Pythons ``python``."""
+    return release_entry(
+        "0.0.98",
+        build_entry(
+            "cu128",
+            cuda="12.8",
+            archs=archs,
+            requires=XFORMERS_PINS,
+            source="https://example.org/xformers-0.0.98/cu128",
         ),
-    ),
+        build_entry(
+            "cu126",
+            cuda="12.6",
+            index_url="https://download.pytorch.org/whl/cu126",
+            local_tag="cu126",
+            archs=archs,
+            requires=XFORMERS_PINS,
+            source="https://example.org/xformers-0.0.98/cu126",
+        ),
+        torch="==9.0.0",
+        python=python,
+        source="https://example.org/xformers-0.0.98",
+    )
+
+
+def scatter_release(
+    archs: Sequence[str], *, python: str = ">=3.9", unconfirmed_reason: str | None = None
+) -> str:
+    """torch-scatter 2.1.2 as a catalog has it: its one build for torch 2.8 with CUDA 12.6
+    (``pt28cu126``), from its data.pyg.org find-links page, with ``archs``."""
+    return release_entry(
+        "2.1.2",
+        build_entry(
+            "pt28cu126",
+            cuda="12.6",
+            torch="==2.8.*",
+            find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
+            local_tag="pt28cu126",
+            archs=archs,
+            unconfirmed_reason=unconfirmed_reason,
+            source="https://example.org/scatter/pt28cu126",
+        ),
+        python=python,
+        source="https://example.org/scatter",
+    )
+
+
+def cupy_build(*, source: str = "https://example.org/cupy-98/cu12", **fields: str | Sequence[str]) -> str:
+    """cupy 98.0.0's ``cu12`` build as a catalog has it (CUDA 12, sm_75 to sm_90), with the
+    other keys of ``fields`` (:func:`~tests.support.package_entries.build_entry`'s)."""
+    return build_entry("cu12", cuda="12", archs=["sm_75", "sm_80", "sm_90"], source=source, **fields)
+
+
+BASE = packages_file(
+    # xformers' Python range: what its wheels' Python tags serve
+    package_entry("xformers", xformers_release("xf", python=">=3.12,<3.14")),
     package_entry(
         "cupy",
         release_entry(
             "98.0.0",
-            build_entry(
-                "cu12",
-                cuda="12",
-                archs=["sm_75", "sm_80", "sm_90"],
-                source="https://example.org/cupy-98/cu12",
-            ),
+            cupy_build(),
             python=">=3.10",
             source="https://example.org/cupy-98",
         ),
@@ -86,22 +116,7 @@ BASE = packages_file(
             source="https://example.org/bnb-98",
         ),
     ),
-    package_entry(
-        "torch-scatter",
-        release_entry(
-            "2.1.2",
-            build_entry(
-                "pt28cu126",
-                cuda="12.6",
-                torch="==2.8.*",
-                find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
-                local_tag="pt28cu126",
-                archs=["sm_60"],
-                source="https://example.org/scatter/pt28cu126",
-            ),
-            source="https://example.org/scatter",
-        ),
-    ),
+    package_entry("torch-scatter", scatter_release(["sm_60"])),
     archs={"xf": XFORMERS_ARCHS},
     comment="a team's CUDA packages",
 )
@@ -113,21 +128,8 @@ PYG_ARCHS = ["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 LINKS_BASE = packages_file(
     package_entry(
         "torch-scatter",
-        release_entry(
-            "2.1.2",
-            build_entry(
-                "pt28cu126",
-                cuda="12.6",
-                torch="==2.8.*",
-                find_links="https://data.pyg.org/whl/torch-2.8.0+cu126.html",
-                local_tag="pt28cu126",
-                archs=SCATTER_ARCHS,
-                unconfirmed_reason="the wheel was not read",
-                source="https://example.org/scatter/pt28cu126",
-            ),
-            python=">=3.12,<3.14",  # what its wheels' Python tags serve
-            source="https://example.org/scatter",
-        ),
+        # the Python range is what its wheels' Python tags serve
+        scatter_release(SCATTER_ARCHS, python=">=3.12,<3.14", unconfirmed_reason="the wheel was not read"),
     ),
     package_entry(
         "pyg-lib",
@@ -398,56 +400,77 @@ def _page(folder: Path, name: str, wheels: list[Path], others: tuple[str, ...] =
     (folder / name).write_text(f"<html>\n<body>\n{body}</body>\n</html>\n", encoding="utf-8")
 
 
+def _page_wheels(
+    folder: Path,
+    name: str,
+    local: str,
+    versions: Sequence[str],
+    tags: Sequence[str],
+    *,
+    library: str,
+    archs: Sequence[str],
+    requires_python: str,
+) -> list[Path]:
+    """The wheels of ``name`` a data.pyg.org page lists, one a version (``+local``) and tag, in
+    that order, each holding ``library`` with GPU code for ``archs``."""
+    return [
+        build_wheel(
+            folder,
+            name,
+            f"{version}+{local}",
+            files={library: gpu_library(archs)},
+            tag=tag,
+            requires_python=requires_python,
+        )
+        for version in versions
+        for tag in tags
+    ]
+
+
 def build_find_links_pages(root: Path) -> Path:
     """``root/links/data.pyg.org/whl``: the pages ``LINKS_BASE`` names and their wheels, served
     under a mirror URL ``.../files/`` (``--find-links-mirror``); returns the catalog folder."""
     whl = root / "links" / "data.pyg.org" / "whl"
     scatter = whl / "torch-2.8.0+cu126"
-    wheels = []
-    for version in ("2.1.2", "2.1.3"):
-        for python in ("cp312", "cp313"):
-            wheels.append(
-                build_wheel(
-                    scatter,
-                    "torch-scatter",
-                    f"{version}+pt28cu126",
-                    files={"torch_scatter/_scatter_cuda.so": gpu_library(SCATTER_ARCHS)},
-                    tag=f"{python}-{python}-{LINUX}",
-                    requires_python=">=3.9",
-                )
-            )
+    scatter_library = "torch_scatter/_scatter_cuda.so"
+    wheels = _page_wheels(
+        scatter,
+        "torch-scatter",
+        "pt28cu126",
+        ("2.1.2", "2.1.3"),
+        (f"cp312-cp312-{LINUX}", f"cp313-cp313-{LINUX}"),
+        library=scatter_library,
+        archs=SCATTER_ARCHS,
+        requires_python=">=3.9",
+    )
     # another package of the same page, and a Windows wheel: not torch-scatter's Linux builds
     wheels.append(build_wheel(scatter, "torch-sparse", "0.6.19+pt28cu126", tag=f"cp312-cp312-{LINUX}"))
     wheels.append(build_wheel(scatter, "torch-scatter", "2.1.4+pt28cu126", tag="cp312-cp312-win_amd64"))
     _page(whl, "torch-2.8.0+cu126.html", wheels, others=("torch-2.8.0%2Bcu126/README.txt",))
     # a page no build of LINKS_BASE names, for torch 2.9.0 cu128 (a release and build the
     # shipped torch catalog has): torch-scatter 2.1.2, which the file has, and 2.1.3, built again
-    newer = whl / "torch-2.9.0+cu128"
-    newer_wheels = [
-        build_wheel(
-            newer,
-            "torch-scatter",
-            f"{version}+pt29cu128",
-            files={"torch_scatter/_scatter_cuda.so": gpu_library(NEWER_SCATTER_ARCHS)},
-            tag=f"cp313-cp313-{LINUX}",
-            requires_python=">=3.9",
-        )
-        for version in ("2.1.2", "2.1.3")
-    ]
-    _page(whl, "torch-2.9.0+cu128.html", newer_wheels)
-    pyg = whl / "torch-2.13.0+cu130"
-    pyg_wheels = [
-        build_wheel(
-            pyg,
-            "pyg-lib",
-            f"{version}+pt213cu130",
-            files={"libpyg.so": gpu_library(PYG_ARCHS)},
-            tag=f"cp310-abi3-{LINUX}",
-            requires_python=">=3.10",
-        )
-        for version in ("0.8.0", "0.9.0")
-    ]
-    _page(whl, "torch-2.13.0+cu130.html", pyg_wheels)
+    newer = _page_wheels(
+        whl / "torch-2.9.0+cu128",
+        "torch-scatter",
+        "pt29cu128",
+        ("2.1.2", "2.1.3"),
+        (f"cp313-cp313-{LINUX}",),
+        library=scatter_library,
+        archs=NEWER_SCATTER_ARCHS,
+        requires_python=">=3.9",
+    )
+    _page(whl, "torch-2.9.0+cu128.html", newer)
+    pyg = _page_wheels(
+        whl / "torch-2.13.0+cu130",
+        "pyg-lib",
+        "pt213cu130",
+        ("0.8.0", "0.9.0"),
+        (f"cp310-abi3-{LINUX}",),
+        library="libpyg.so",
+        archs=PYG_ARCHS,
+        requires_python=">=3.10",
+    )
+    _page(whl, "torch-2.13.0+cu130.html", pyg)
     return write_packages(root / "links-base", LINKS_BASE)
 
 

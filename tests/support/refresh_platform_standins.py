@@ -71,13 +71,16 @@ def build_rocm(root: Path) -> None:
     _rocm_torch(pytorch / "rocm7.0", "9.1.0+rocm7.0", ROCM70_GFX)
 
 
-def _aarch64_torch(dest: Path, version: str, archs: Sequence[str], pins: Sequence[str]) -> None:
-    """torch ``version`` (``9.2.0+cu132``) for linux_aarch64 (the sbsa wheels), cp312 and cp313;
-    no arch list: a wheel without GPU code. Its pins carry an aarch64-only marker, read as the
-    aarch64 host reads it."""
+def _aarch64_torch(
+    dest: Path, version: str, archs: Sequence[str], pins: Sequence[str], *, version_py: str | None = None
+) -> None:
+    """torch ``version`` (``9.2.0+cu132``) for linux_aarch64, cp312 and cp313; no arch list: a
+    wheel without GPU code. Its ``torch/version.py`` is ``version_py`` (by default one saying
+    ``version``); its pins carry an aarch64-only marker, read as the aarch64 host reads it, as
+    the real wheels' do."""
     files: dict[str, str | bytes] = {
         "torch/__init__.py": "",
-        "torch/version.py": f"__version__ = '{version}'\n",
+        "torch/version.py": version_py or f"__version__ = '{version}'\n",
     }
     if archs:
         files["torch/lib/libtorch_cuda.so"] = gpu_library(archs)
@@ -126,23 +129,10 @@ def build_free_threaded(root: Path) -> None:
 
 
 def _plain_aarch64_torch(dest: Path, version: str, built: str, cuda: str | None, pins: Sequence[str]) -> None:
-    """torch ``version``'s plain manylinux_2_28_aarch64 wheel on the default index, cp312 and
-    cp313: its ``torch/version.py`` says ``built`` and ``cuda``; ``pins`` carry an aarch64-only
-    marker, as the real wheels' do."""
-    files: dict[str, str | bytes] = {
-        "torch/__init__.py": "",
-        "torch/version.py": f"__version__ = '{built}'\ncuda: Optional[str] = {cuda!r}\n",
-    }
-    for python in ("312", "313"):
-        build_wheel(
-            dest,
-            "torch",
-            version,
-            files=files,
-            tag=f"cp{python}-cp{python}-manylinux_2_28_aarch64",
-            requires_python=">=3.12",
-            requires=("filelock", *(f'{pin} ; platform_machine == "aarch64"' for pin in pins)),
-        )
+    """torch ``version``'s plain manylinux_2_28_aarch64 wheels on the default index, without GPU
+    code: its ``torch/version.py`` says ``built`` and ``cuda``."""
+    version_py = f"__version__ = '{built}'\ncuda: Optional[str] = {cuda!r}\n"
+    _aarch64_torch(dest, version, (), pins, version_py=version_py)
 
 
 def build_plain_aarch64(root: Path, *, malformed: bool = False) -> None:

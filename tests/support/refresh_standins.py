@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.curation.test_archs import elf_with, gpu_library
+from tests.support.catalogs import PYTORCH_INDEX, framework_file, release_entry, torch_variant
 from tests.support.wheels import build_wheel
 
 LINUX = 'platform_system == "Linux"'
@@ -241,61 +242,44 @@ def build_tensorflow(root: Path) -> None:
             )
 
 
-BASE_TORCH = """\
-# The catalog as refresh finds it: these lines and comments must come through unchanged.
-schema = 1
-framework = "torch"
-companions_follow_variant = true
+def _hand_written_builds(version: str, cu130_pins: Sequence[str]) -> tuple[str, str]:
+    """A base torch release's builds on the PyTorch index, as a hand-written catalog has them:
+    cu130 (arch list ``old_cu13``, ``cu130_pins``) and cpu."""
+    return (
+        torch_variant(
+            "cu130",
+            index=PYTORCH_INDEX,
+            archs="old_cu13",
+            pins=cu130_pins,
+            source=f"hand-written: {version} cu130",
+        ),
+        torch_variant("cpu", index=PYTORCH_INDEX, source=f"hand-written: {version} cpu"),
+    )
 
-[archs]
-turing = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-old_cu13 = ["sm_75", "sm_80", "sm_90"]
 
-[[release]]
-version = "9.0.0"
-python = ">=3.12,<3.14"
-default_variant = "cu130"
-companions = { torchaudio = { version = "9.0.0", follows_variant = false } }
-source = "hand-written: 9.0.0"
-
-[[release.variant]]
-name = "cu130"
-cuda = "13.0"
-index_url = "https://download.pytorch.org/whl/cu130"
-local_tag = "cu130"
-archs = "old_cu13"
-pins = ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.29.7"]
-source = "hand-written: 9.0.0 cu130"
-
-[[release.variant]]
-name = "cpu"
-index_url = "https://download.pytorch.org/whl/cpu"
-local_tag = "cpu"
-source = "hand-written: 9.0.0 cpu"
-
-# 9.1.0: its cu130 pins below say 9.20.0.48; the wheel says 9.24.0.43
-[[release]]
-version = "9.1.0"
-python = ">=3.12,<3.14"
-default_variant = "cu130"
-companions = { torchvision = "0.98.0", torchaudio = { version = "9.0.0", follows_variant = false } }
-source = "hand-written: 9.1.0"
-
-[[release.variant]]
-name = "cu130"
-cuda = "13.0"
-index_url = "https://download.pytorch.org/whl/cu130"
-local_tag = "cu130"
-archs = "old_cu13"
-pins = ["nvidia-cudnn-cu13==9.20.0.48", "nvidia-nccl-cu13==2.29.7"]
-source = "hand-written: 9.1.0 cu130"
-
-[[release.variant]]
-name = "cpu"
-index_url = "https://download.pytorch.org/whl/cpu"
-local_tag = "cpu"
-source = "hand-written: 9.1.0 cpu"
-"""
+_TORCHAUDIO = {"version": "9.0.0", "follows_variant": False}
+BASE_TORCH = (
+    "# The catalog as refresh finds it: these lines and comments must come through unchanged.\n"
+    + framework_file("torch", archs={"turing": TURING, "old_cu13": OLD_CU13})
+    + release_entry(
+        "9.0.0",
+        *_hand_written_builds("9.0.0", TORCH_91_CU130_PINS),
+        python=">=3.12,<3.14",
+        default_variant="cu130",
+        companions={"torchaudio": _TORCHAUDIO},
+        source="hand-written: 9.0.0",
+    )
+    + "\n# 9.1.0: its cu130 pins below say 9.20.0.48; the wheel says 9.24.0.43"
+    + release_entry(
+        "9.1.0",
+        *_hand_written_builds("9.1.0", ("nvidia-cudnn-cu13==9.20.0.48", "nvidia-nccl-cu13==2.29.7")),
+        python=">=3.12,<3.14",
+        default_variant="cu130",
+        companions={"torchvision": "0.98.0", "torchaudio": _TORCHAUDIO},
+        source="hand-written: 9.1.0",
+    )
+)
+"""torch 9.0.0 and 9.1.0, each with a cu130 and a cpu build, as a hand-written catalog has them."""
 
 BASE_JAX = """\
 schema = 1

@@ -310,7 +310,27 @@ class LinearRegression:
         return self
 """
 
-_PANDAS = """\
+_FRAME = """\
+class _GroupBy:
+    def __init__(self, frame, key):
+        self.frame, self.key = frame, key
+
+    def __getitem__(self, column):
+        return _Column(self.frame.columns[self.key], self.frame.columns[column])
+
+
+class DataFrame:
+    def __init__(self, columns):
+        self.columns = {name: list(values) for name, values in columns.items()}
+
+    def groupby(self, key):
+        return _GroupBy(self, key)
+"""
+"""The DataFrame both frame stand-ins share (pandas' and cuDF's): columns by name, and a groupby
+whose column sums with the module's own ``_Column``."""
+
+_PANDAS = (
+    """\
 class Series:
     def __init__(self, values):
         self.values = dict(values)
@@ -330,21 +350,9 @@ class _Column:
         return Series(sorted(sums.items()))
 
 
-class _GroupBy:
-    def __init__(self, frame, key):
-        self.frame, self.key = frame, key
-
-    def __getitem__(self, column):
-        return _Column(self.frame.columns[self.key], self.frame.columns[column])
-
-
-class DataFrame:
-    def __init__(self, columns):
-        self.columns = {name: list(values) for name, values in columns.items()}
-
-    def groupby(self, key):
-        return _GroupBy(self, key)
 """
+    + _FRAME
+)
 
 _CUPY = """\
 import numpy
@@ -411,7 +419,8 @@ def asnumpy(array):
     return numpy.asarray(array.rows)
 """
 
-_CUDF = """\
+_CUDF = (
+    """\
 import pandas
 
 
@@ -437,21 +446,9 @@ class _Column:
         return Series(sorted(sums.items()))
 
 
-class _GroupBy:
-    def __init__(self, frame, key):
-        self.frame, self.key = frame, key
-
-    def __getitem__(self, column):
-        return _Column(self.frame.columns[self.key], self.frame.columns[column])
-
-
-class DataFrame:
-    def __init__(self, columns):
-        self.columns = {name: list(values) for name, values in columns.items()}
-
-    def groupby(self, key):
-        return _GroupBy(self, key)
 """
+    + _FRAME
+)
 
 _CUML_LINEAR = (
     """\

@@ -5,6 +5,7 @@ proxy's, so files are fetched through it too. For the wheelhouse tests and bench
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import threading
 import time
@@ -83,12 +84,7 @@ class ThrottledProxy:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_HEAD(self) -> None:
-                request = urllib.request.Request(proxy.upstream + self.path, method="HEAD")
-                try:
-                    answer = urllib.request.urlopen(request, timeout=60)
-                except urllib.error.HTTPError as error:
-                    answer = error
-                with answer:
+                with _upstream(urllib.request.Request(proxy.upstream + self.path, method="HEAD")) as answer:
                     kind = answer.headers.get("Content-Type", "application/octet-stream")
                     extra = {k: answer.headers[k] for k in ("Accept-Ranges",) if answer.headers.get(k)}
                     self._head(answer.status, kind, int(answer.headers.get("Content-Length", "0")), extra)
@@ -97,12 +93,7 @@ class ThrottledProxy:
                 headers = {"Accept": self.headers.get("Accept", "*/*")}
                 if self.headers.get("Range"):
                     headers["Range"] = self.headers["Range"]
-                request = urllib.request.Request(proxy.upstream + self.path, headers=headers)
-                try:
-                    answer = urllib.request.urlopen(request, timeout=60)
-                except urllib.error.HTTPError as error:
-                    answer = error
-                with answer:
+                with _upstream(urllib.request.Request(proxy.upstream + self.path, headers=headers)) as answer:
                     kind = answer.headers.get("Content-Type", "application/octet-stream")
                     if self.path.startswith("/files/"):
                         length = int(answer.headers.get("Content-Length", "0"))
@@ -147,3 +138,12 @@ class ThrottledProxy:
                 return
 
         return Handler
+
+
+def _upstream(request: urllib.request.Request) -> http.client.HTTPResponse | urllib.error.HTTPError:
+    """The upstream's answer to ``request``, an HTTP error status passed on as an answer (its
+    status, headers and body) like any other."""
+    try:
+        return urllib.request.urlopen(request, timeout=60)
+    except urllib.error.HTTPError as error:
+        return error

@@ -321,13 +321,129 @@ def _catalog_releases() -> dict[tuple[str, str], _CatalogRelease]:
     return found
 
 
-def _with_marker(pins: Iterable[str]) -> tuple[str, ...]:
+def with_marker(pins: Iterable[str]) -> tuple[str, ...]:
+    """``pins`` as a Linux x86-64 wheel's METADATA has them, each with that marker."""
     return tuple(f"{pin} ; {LINUX_X86_64}" for pin in pins)
+
+
+def torch_specs(
+    index: str,
+    folder: str,
+    version: str,
+    local: str,
+    pins: Sequence[str],
+    vision: str | None,
+    audio: str | None,
+    *,
+    requires_python: str | None = None,
+    payload_bytes: int = 0,
+) -> list[WheelSpec]:
+    """torch ``version`` + ``local`` (``+cu128``, or "") requiring ``pins`` (markers included),
+    and torchvision ``vision`` and torchaudio ``audio`` of the same build where not None."""
+    specs = [
+        WheelSpec(
+            index,
+            folder,
+            "torch",
+            version + local,
+            ("filelock", "typing-extensions>=4.10.0", *pins),
+            requires_python=requires_python,
+            payload_bytes=payload_bytes,
+        )
+    ]
+    if vision is not None:
+        vision_requires = ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*")
+        specs.append(
+            WheelSpec(
+                index, folder, "torchvision", vision + local, vision_requires, requires_python=requires_python
+            )
+        )
+    if audio is not None:
+        specs.append(
+            WheelSpec(
+                index,
+                folder,
+                "torchaudio",
+                audio + local,
+                (f"torch=={version}",),
+                requires_python=requires_python,
+            )
+        )
+    return specs
+
+
+def tensorflow_spec(
+    version: str,
+    extra: str,
+    pins: Sequence[str],
+    *,
+    requires_python: str | None = None,
+    payload_bytes: int = 0,
+) -> WheelSpec:
+    """tensorflow ``version`` on the default index, its NVIDIA wheels ``pins`` (markers
+    included) in its extra ``extra`` (``and-cuda``)."""
+    return WheelSpec(
+        "default",
+        "",
+        "tensorflow",
+        version,
+        ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
+        ((extra, tuple(pins)),),
+        requires_python=requires_python,
+        payload_bytes=payload_bytes,
+    )
+
+
+def jax_specs(
+    version: str,
+    jaxlib: str,
+    extra: str,
+    pins: Sequence[str],
+    *,
+    requires_python: str | None = None,
+    payload_bytes: int = 0,
+) -> list[WheelSpec]:
+    """jax ``version`` on the default index, with jaxlib ``jaxlib`` and the CUDA 12 plugin and
+    PJRT wheels of that version: jax's extra ``extra`` (``cuda12``) asks for the plugin, whose
+    extra ``with-cuda`` asks for the NVIDIA wheels ``pins`` (markers included);
+    ``payload_bytes`` goes to jaxlib."""
+    return [
+        WheelSpec(
+            "default",
+            "",
+            "jax",
+            version,
+            (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
+            (
+                (extra, (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
+                ("cpu", (f"jaxlib=={jaxlib}",)),
+            ),
+            requires_python=requires_python,
+        ),
+        WheelSpec(
+            "default",
+            "",
+            "jaxlib",
+            jaxlib,
+            ("numpy>=1.25",),
+            requires_python=requires_python,
+            payload_bytes=payload_bytes,
+        ),
+        WheelSpec(
+            "default",
+            "",
+            "jax-cuda12-plugin",
+            jaxlib,
+            (f"jax-cuda12-pjrt=={jaxlib}",),
+            (("with-cuda", tuple(pins)),),
+            requires_python=requires_python,
+        ),
+        WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib),
+    ]
 
 
 def _torch_specs(catalog: dict[tuple[str, str], _CatalogRelease], big: int) -> list[WheelSpec]:
     specs = []
-    common = ("filelock", "typing-extensions>=4.10.0")
     for version in TORCH_DEFAULT_VARIANT:
         known = catalog.get(("torch", version))
         if known is not None:
@@ -341,59 +457,29 @@ def _torch_specs(catalog: dict[tuple[str, str], _CatalogRelease], big: int) -> l
             vision, audio = TORCH_COMPANIONS[version]
             default = TORCH_DEFAULT_VARIANT[version]
         for variant, pins in variants.items():
-            local = f"+{variant}"
-            torch_requires = common + _with_marker(pins)
-            vision_requires = ("numpy", f"torch=={version}", "pillow>=5.3.0,!=8.3.*")
-            specs.append(
-                WheelSpec(
-                    "pytorch",
-                    variant,
-                    "torch",
-                    version + local,
-                    torch_requires,
-                    requires_python=">=3.9",
-                    payload_bytes=big,
-                )
-            )
-            specs.append(
-                WheelSpec(
-                    "pytorch",
-                    variant,
-                    "torchvision",
-                    vision + local,
-                    vision_requires,
-                    requires_python=">=3.9",
-                )
-            )
-            specs.append(
-                WheelSpec(
-                    "pytorch",
-                    variant,
-                    "torchaudio",
-                    audio + local,
-                    (f"torch=={version}",),
-                    requires_python=">=3.9",
-                )
+            marked = with_marker(pins)
+            specs += torch_specs(
+                "pytorch",
+                variant,
+                version,
+                f"+{variant}",
+                marked,
+                vision,
+                audio,
+                requires_python=">=3.9",
+                payload_bytes=big,
             )
             if variant == default:
-                specs.append(
-                    WheelSpec(
-                        "default",
-                        "",
-                        "torch",
-                        version,
-                        torch_requires,
-                        requires_python=">=3.9",
-                        payload_bytes=big,
-                    )
-                )
-                specs.append(
-                    WheelSpec("default", "", "torchvision", vision, vision_requires, requires_python=">=3.9")
-                )
-                specs.append(
-                    WheelSpec(
-                        "default", "", "torchaudio", audio, (f"torch=={version}",), requires_python=">=3.9"
-                    )
+                specs += torch_specs(
+                    "default",
+                    "",
+                    version,
+                    "",
+                    marked,
+                    vision,
+                    audio,
+                    requires_python=">=3.9",
+                    payload_bytes=big,
                 )
     return specs
 
@@ -445,52 +531,17 @@ def standin_specs(*, payload_scale: int = 0) -> tuple[WheelSpec, ...]:
         known = catalog.get(("tensorflow", version))
         pins = dict(known.variants).get("and-cuda", table_pins) if known else table_pins
         specs.append(
-            WheelSpec(
-                "default",
-                "",
-                "tensorflow",
-                version,
-                ("numpy>=1.26.0,<2.2.0", "requests>=2.21.0,<3", "six>=1.12.0"),
-                (("and-cuda", _with_marker(pins)),),
-                requires_python=">=3.9",
-                payload_bytes=big,
+            tensorflow_spec(
+                version, "and-cuda", with_marker(pins), requires_python=">=3.9", payload_bytes=big
             )
         )
     for version, table_pins in JAX_PLUGIN_PINS.items():
         known = catalog.get(("jax", version))
         pins = dict(known.variants).get("cuda12", table_pins) if known else table_pins
         jaxlib = dict(known.companions).get("jaxlib", JAXLIB_OF[version]) if known else JAXLIB_OF[version]
-        specs.append(
-            WheelSpec(
-                "default",
-                "",
-                "jax",
-                version,
-                (f"jaxlib<={version},>={jaxlib}", "numpy>=1.25"),
-                (
-                    ("cuda12", (f"jaxlib=={jaxlib}", f"jax-cuda12-plugin[with-cuda]=={jaxlib}")),
-                    ("cpu", (f"jaxlib=={jaxlib}",)),
-                ),
-                requires_python=">=3.10",
-            )
+        specs += jax_specs(
+            version, jaxlib, "cuda12", with_marker(pins), requires_python=">=3.10", payload_bytes=big
         )
-        specs.append(
-            WheelSpec(
-                "default", "", "jaxlib", jaxlib, ("numpy>=1.25",), requires_python=">=3.10", payload_bytes=big
-            )
-        )
-        specs.append(
-            WheelSpec(
-                "default",
-                "",
-                "jax-cuda12-plugin",
-                jaxlib,
-                (f"jax-cuda12-pjrt=={jaxlib}",),
-                (("with-cuda", _with_marker(pins)),),
-                requires_python=">=3.10",
-            )
-        )
-        specs.append(WheelSpec("default", "", "jax-cuda12-pjrt", jaxlib))
     for name, version, requires in ORDINARY:
         specs.append(WheelSpec("default", "", name, version, requires))
     specs.extend(_nvidia_specs(specs))
