@@ -98,8 +98,7 @@ def aarch64_variants(run: FrameworkRun, version: Version) -> list[Variant]:
 
 
 def _aarch64_variant(run: FrameworkRun, version: Version, tag: str, wheels: list[Wheel]) -> Variant | None:
-    wheel = preferred(wheels)
-    metadata = run.reader.metadata(wheel)
+    wheel, metadata = run.main_wheel(wheels)
     archs = aarch64_archs(run, "torch", version, tag, (wheel,))
     if archs is None:
         return None

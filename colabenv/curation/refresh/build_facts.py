@@ -11,7 +11,7 @@ from typing import TypeVar
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from colabenv.curation.refresh.sources import History, IndexReader, Wheel, carried_archs
+from colabenv.curation.refresh.sources import History, IndexReader, Metadata, Wheel, carried_archs, preferred
 from colabenv.models import Arch
 from colabenv.models.frozen import record
 
@@ -34,6 +34,12 @@ class FrameworkRun:
     history: History
     read: set[tuple[Version, str]]
     notes: list[str]
+
+    def main_wheel(self, wheels: Sequence[Wheel]) -> tuple[Wheel, Metadata]:
+        """The wheel of ``wheels`` a build's facts are read from (:func:`preferred`), and its
+        METADATA."""
+        wheel = preferred(wheels)
+        return wheel, self.reader.metadata(wheel)
 
 
 def text_of(data: bytes | None) -> str:

@@ -179,8 +179,7 @@ def _torch_release(
     """Torch ``version`` from its default build's ``wheels``, with the PyTorch index's builds of
     it (``on_index``) or the cpu build carried over; None: left out (noted)."""
     options = run.reader.options
-    main = preferred(wheels)
-    metadata = run.reader.metadata(main)
+    main, metadata = run.main_wheel(wheels)
     default = _torch_default(run, version, main, metadata)
     if default is None:
         return None

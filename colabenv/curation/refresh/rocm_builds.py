@@ -19,7 +19,6 @@ from colabenv.curation.refresh.sources import (
     RefreshProblem,
     Wheel,
     narrower_python,
-    preferred,
     python_range,
     stamp,
 )
@@ -67,8 +66,7 @@ def _rocm_variant(
     run: FrameworkRun, version: Version, tag: str, wheels: Sequence[Wheel], release_python: SpecifierSet
 ) -> Variant | None:
     options = run.reader.options
-    wheel = preferred(wheels)
-    metadata = run.reader.metadata(wheel)
+    wheel, metadata = run.main_wheel(wheels)
     gfx = _gfx(run, version, tag, wheel)
     if gfx is None:
         return None
