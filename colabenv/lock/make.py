@@ -410,9 +410,7 @@ def make_lock(
         say("reading the pages the resolver read again")
         check_pages(resolution.requirements, plan, links, client)
 
-    def resolve(constraints: Sequence[str], image: bool = False) -> ResolverRun:
-        """The resolver's run; where it fails, the pages are read again to name a broken index,
-        except for a run held to the image's versions, whose failure is let go."""
+    def resolve(constraints: Sequence[str]) -> ResolverRun:
         return run_resolver(
             resolver,
             resolution.requirements,
@@ -424,7 +422,7 @@ def make_lock(
             links,
             http_deadline_s=http_deadline_s,
             memory_mib=memory_mib,
-            diagnose=(lambda: None) if image else diagnose,
+            diagnose=diagnose,
         )
 
     run = _keeping_the_image(resolution, resolve, notice or say)
@@ -459,7 +457,7 @@ def _refuse_unrecorded(target: Target, recorded_as: LockTarget) -> None:
 
 
 def _keeping_the_image(
-    resolution: Resolution, resolve: Callable[[Sequence[str], bool], ResolverRun], notice: Progress
+    resolution: Resolution, resolve: Callable[[Sequence[str]], ResolverRun], notice: Progress
 ) -> ResolverRun:
     """The resolver's run held to the versions the target's image has (:mod:`colabenv.lock.image`),
     each one the resolution replaces named; where no set of pins keeps them all, the run
@@ -468,20 +466,21 @@ def _keeping_the_image(
     for line in image.notes:
         notice(line)
     if not image.constraints:
-        return resolve((), False)
+        return resolve(())
     try:
-        return resolve(image.constraints, True)
-    except LockResolverError as error:
+        return resolve(image.constraints)
+    except LockResolverError as error:  # the pages were read again: no index is to blame
         notice(f"the image's versions cannot all be kept ({_reason(error)}): locked without them")
-    return resolve((), False)
+    return resolve(())
 
 
 def _reason(error: LockResolverError) -> str:
     """The resolver's reason in a failure's lines: uv's ``Because ...`` line, pip's first line
-    naming what it could not find, else the first line it wrote."""
+    naming what it could not find, else the first line it wrote that is not a traceback's."""
     heading, *said = str(error).splitlines()
     name = heading.split()[0]
-    lines = [line.strip() for line in said if line.strip()] or [heading]
+    lines = [line.strip() for line in said if line.strip()]
+    lines = [line for line in lines if not line.startswith(("Traceback", "File "))] or [heading]
     for marks in (("because",), ("could not find", "no matching", "conflict")):
         found = next((line for line in lines if any(m in line.lower() for m in marks)), None)
         if found is not None:

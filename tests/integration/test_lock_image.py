@@ -65,8 +65,9 @@ def test_an_image_version_no_index_has_is_let_go_saying_why(
     tmp_path: Path, default_index: LocalIndex, resolver: str, said: str
 ) -> None:
     """The image's six 1.99.0 is on no index: no set of pins keeps it, so the lock is made
-    without the image's versions, and the notice says the resolver's reason (not its heading),
-    without reading every page again as a failed lock does to find a broken index."""
+    without the image's versions, and the notice says the resolver's reason (not its heading).
+    The pages are read again first, as after any failed run: a broken index is exit 4, not a
+    version let go (tests/integration/test_lock_hostile.py)."""
     freeze = "numpy==1.26.4\nsix==1.99.0\n"
     out, stderr = _lock(tmp_path, default_index, '["numpy", "six"]', resolver, freeze)
     lock = read_lock(out)
@@ -75,7 +76,6 @@ def test_an_image_version_no_index_has_is_let_go_saying_why(
     notice = next(line for line in stderr.splitlines() if "cannot all be kept" in line)
     assert said in notice, notice
     assert not notice.endswith(":): locked without them"), notice
-    assert "reading the pages the resolver read again" not in stderr
 
 
 def test_a_colab_runtime_target_keeps_the_images_numpy(tmp_path: Path, standin_wheels: Standins) -> None:
