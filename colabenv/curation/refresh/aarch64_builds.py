@@ -193,3 +193,8 @@ def aarch64_default(
         )
         return (), ""
     return ((AARCH64, name),), f"; {AARCH64} plain wheel ({name}): {plain.file.filename} ({how})"
+
+
+def manylinux_aarch64(platform: str) -> bool:
+    """Whether a wheel's platform tag is a manylinux one for aarch64 (``manylinux_2_28_aarch64``)."""
+    return platform.startswith("manylinux") and platform.endswith("_aarch64")

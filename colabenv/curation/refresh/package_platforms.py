@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
+from colabenv.curation.refresh.aarch64_builds import AARCH64, manylinux_aarch64
 from colabenv.curation.refresh.free_threaded import free_threaded_compared
 from colabenv.curation.refresh.package_builds import Found, where_read
 from colabenv.curation.refresh.rocm_builds import rocm_of_tag
@@ -20,8 +21,6 @@ from colabenv.curation.refresh.sources import PYTORCH_INDEX, IndexReader, Wheel,
 from colabenv.errors import IndexUnavailableError
 from colabenv.models import CATALOG_PLATFORM, CudaPackage, PackageBuild, PackageRelease, Source
 from colabenv.models.frozen import model
-
-AARCH64 = "linux_aarch64"
 
 
 def compare_free_threaded(
@@ -83,14 +82,14 @@ def aarch64_read(reader: IndexReader, found: Found, builds: Sequence[PackageBuil
     files = [
         wheel
         for wheel in _listed(reader, found, AARCH64)
-        if wheel.version == read and any(_aarch64_manylinux(t.platform) for t in wheel.tags)
+        if wheel.version == read and any(manylinux_aarch64(t.platform) for t in wheel.tags)
     ]
     return Aarch64Read(found, tuple(builds), tuple(files))
 
 
 def _files_text(reader: IndexReader, read: Aarch64Read) -> str:
     where = where_read(reader, read.found.index_url, read.found.find_links)
-    tags = sorted({t.platform for w in read.files for t in w.tags if _aarch64_manylinux(t.platform)})
+    tags = sorted({t.platform for w in read.files for t in w.tags if manylinux_aarch64(t.platform)})
     return (
         f"{len(read.files)} linux_aarch64 file(s) on {where} ({', '.join(tags)}; "
         f"{preferred(list(read.files)).file.filename})"
@@ -165,10 +164,6 @@ def catalog_platform_view(package: CudaPackage) -> CudaPackage:
     wheels are derived from and compared with."""
     releases = tuple(r.listed_for(CATALOG_PLATFORM) for r in package.releases)
     return package if releases == package.releases else dataclasses.replace(package, releases=releases)
-
-
-def _aarch64_manylinux(platform: str) -> bool:
-    return platform.startswith("manylinux") and platform.endswith("_aarch64")
 
 
 def rocm_said(

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
+from colabenv.curation.refresh.aarch64_builds import AARCH64, manylinux_aarch64
 from colabenv.curation.refresh.build_facts import python_tags
 from colabenv.curation.refresh.sources import IndexReader, Wheel, preferred
 from colabenv.models import Release
 from colabenv.models.frozen import model
 
-AARCH64 = "linux_aarch64"
 CPU = "cpu"
 """The name of a TensorFlow release's CPU build (its plain wheel without the GPU extra)."""
 NO_CUDA = (
@@ -43,7 +43,7 @@ def tensorflow_aarch64(reader: IndexReader, version: Version) -> TensorflowAarch
     files = tuple(
         wheel
         for wheel in reader.wheels(reader.options.index, "tensorflow", platform=AARCH64)
-        if wheel.version == version and any(_aarch64_manylinux(t.platform) for t in wheel.tags)
+        if wheel.version == version and any(manylinux_aarch64(t.platform) for t in wheel.tags)
     )
     if not files:
         return TensorflowAarch64((), "")
@@ -73,8 +73,4 @@ def aarch64_note(reader: IndexReader, releases: Sequence[Release]) -> list[str]:
 
 
 def _tags(files: Sequence[Wheel]) -> list[str]:
-    return sorted({t.platform for w in files for t in w.tags if _aarch64_manylinux(t.platform)})
-
-
-def _aarch64_manylinux(platform: str) -> bool:
-    return platform.startswith("manylinux") and platform.endswith("_aarch64")
+    return sorted({t.platform for w in files for t in w.tags if manylinux_aarch64(t.platform)})
