@@ -388,7 +388,7 @@ def _component_range(item: Reader) -> ComponentRange:
         except InvalidVersion:
             raise item.fail("checked", f"{version_text!r} is not a version") from None
     result = ComponentRange(
-        lower, upper, archs, tuple(checked), Source(item.text("source")), _platform_archs(item)
+        lower, upper, archs, tuple(checked), Source(item.text("source")), _platform_archs(item, archs)
     )
     if not checked:
         raise item.fail("checked", "name the releases whose wheels were read")
@@ -398,17 +398,17 @@ def _component_range(item: Reader) -> ComponentRange:
     return result
 
 
-def _platform_archs(item: Reader) -> tuple[tuple[str, tuple[Arch, ...]], ...]:
+def _platform_archs(item: Reader, archs: tuple[Arch, ...]) -> tuple[tuple[str, tuple[Arch, ...]], ...]:
     """``archs_aarch64 = [...]``: the list NVIDIA's aarch64 wheels of the range carry, where
-    they were read and carry another than ``archs``."""
+    they were read and carry another than ``archs`` (the range's own list, read already)."""
     found = []
     for key, platform in PLATFORM_ARCHS_KEYS.items():
         if key not in item.data:
             continue
-        archs = arch_list(item, key, item.text_list(key))
-        if not archs:
+        own = arch_list(item, key, item.text_list(key))
+        if not own:
             raise item.fail(key, f"expected the arch list the {platform} wheels carry")
-        if archs == arch_list(item, "archs", item.text_list("archs")):
+        if own == archs:
             raise item.fail(key, "the same list as archs: leave it out and say so in the source")
-        found.append((platform, archs))
+        found.append((platform, own))
     return tuple(found)
