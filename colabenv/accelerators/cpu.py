@@ -6,19 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import (
-    NO_DEVICE_CHECKS,
-    NOT_ASKED,
-    ChosenBuild,
-    Detected,
-    DeviceChecks,
-    DeviceSmoke,
-    DriverFields,
-    HostReadings,
-    OwnBuilds,
-    Traits,
-    VerifyChecks,
-)
+from colabenv.accelerators import base
 from colabenv.models import (
     Accelerator,
     Catalog,
@@ -32,21 +20,21 @@ from colabenv.models import (
 )
 
 
-class Cpu(OwnBuilds, DriverFields):
+class Cpu(base.OwnBuilds, base.DriverFields):
     """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.CPU
-    traits = Traits(gpu=False, cuda=False, tpu_runtime=False)
+    traits = base.Traits(gpu=False, cuda=False, tpu_runtime=False)
     contradicted = "the target has no NVIDIA driver or CUDA"
 
-    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected:
-        return Detected(CpuTarget())
+    def detected(self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> base.Detected:
+        return base.Detected(CpuTarget())
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
     ) -> str | None:
         if variant.rocm is not None and request.variant != variant.name:
-            return NOT_ASKED
+            return base.NOT_ASKED
         return None if variant.is_cpu else f"{variant.name} needs a GPU; the target has none"
 
     def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
@@ -56,7 +44,7 @@ class Cpu(OwnBuilds, DriverFields):
         return "CPU build: the target has no GPU"
 
     def warnings(
-        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+        self, chosen: Sequence[base.ChosenBuild], profile: Profile, target: Target, catalog: Catalog
     ) -> list[str]:
         return [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
 
@@ -69,11 +57,13 @@ class Cpu(OwnBuilds, DriverFields):
     def lacks(self, target: Target) -> str:
         return "no GPU"
 
-    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+    def device_checks(
+        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+    ) -> base.DeviceChecks:
         """Nothing: the CPU builds need no driver."""
-        return NO_DEVICE_CHECKS
+        return base.NO_DEVICE_CHECKS
 
-    verify_checks = VerifyChecks(DeviceSmoke.CPU)
+    verify_checks = base.VerifyChecks(base.DeviceSmoke.CPU)
 
 
 NO_GPU_REQUIRED = "the profile requires a GPU (verify.require_gpu) but the target has none"

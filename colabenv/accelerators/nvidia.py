@@ -10,19 +10,7 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from colabenv.accelerators.base import (
-    NOT_ASKED,
-    ChosenBuild,
-    ClusterGpus,
-    Detected,
-    DeviceChecks,
-    DeviceSmoke,
-    DriverFields,
-    HostReadings,
-    OwnBuilds,
-    Traits,
-    VerifyChecks,
-)
+from colabenv.accelerators import base
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
     floor_met,
@@ -47,21 +35,23 @@ from colabenv.models import (
 )
 
 
-class Nvidia(OwnBuilds, DriverFields):
+class Nvidia(base.OwnBuilds, base.DriverFields):
     """NVIDIA GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.NVIDIA
-    traits = Traits(
+    traits = base.Traits(
         gpu=True,
         cuda=True,
         tpu_runtime=False,
         # NVIDIA's device plugin's resource; GPU Feature Discovery's label of a node's GPU
         # (NVML's device name, spaces as '-'): NVIDIA/k8s-device-plugin, internal/lm/resource.go
-        cluster_gpus=ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA GPUs"),
+        cluster_gpus=base.ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA GPUs"),
     )
     contradicted = "the target has an NVIDIA driver"
 
-    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+    def detected(
+        self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]
+    ) -> base.Detected | None:
         report = _report(wanted, host)
         notes.extend(report.notes)
         if wanted.cpu:
@@ -69,16 +59,18 @@ class Nvidia(OwnBuilds, DriverFields):
         driver, cuda, capabilities = _overridden(wanted, report, host, notes)
         if driver is None and cuda is None:
             return None
-        return Detected(NvidiaTarget(driver, cuda, capabilities), report.gpus)
+        return base.Detected(NvidiaTarget(driver, cuda, capabilities), report.gpus)
 
     def rejection(
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
     ) -> str | None:
         if variant.is_cpu:
-            return None if request.variant == variant.name else NOT_ASKED
+            return None if request.variant == variant.name else base.NOT_ASKED
         if variant.cuda is None:
             asked = request.variant == variant.name
-            return f"{variant.name} is a ROCm build; the target's GPUs are NVIDIA" if asked else NOT_ASKED
+            return (
+                f"{variant.name} is a ROCm build; the target's GPUs are NVIDIA" if asked else base.NOT_ASKED
+            )
         if not floor_met(variant, target, catalog):
             floor = catalog.floor_driver(variant.cuda)
             host = format_driver(target.driver) if target.driver is not None else f"CUDA {target.cuda}"
@@ -117,14 +109,14 @@ class Nvidia(OwnBuilds, DriverFields):
         return "; ".join(parts)
 
     def warnings(
-        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+        self, chosen: Sequence[base.ChosenBuild], profile: Profile, target: Target, catalog: Catalog
     ) -> list[str]:
         warnings: list[str] = []
         if not target.compute_capabilities and any(not build.variant.is_cpu for build in chosen):
             warnings.append("GPU compute capability unknown: arch lists were not checked")
         return warnings
 
-    def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
+    def build_warnings(self, build: base.ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
         label, variant = build.label, build.variant
         warnings: list[str] = []
         if variant.cuda is not None and not build.fully_supported:
@@ -153,12 +145,14 @@ class Nvidia(OwnBuilds, DriverFields):
     def lacks(self, target: Target) -> str:
         return ""
 
-    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+    def device_checks(
+        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+    ) -> base.DeviceChecks:
         """The driver floor of the CUDA builds chosen (the highest of their CUDA majors' floors
         and the CUDA packages' own, as the resolution or the lock records it)."""
-        return DeviceChecks(driver=required_driver)
+        return base.DeviceChecks(driver=required_driver)
 
-    verify_checks = VerifyChecks(DeviceSmoke.GPU, gpus=True, cuda=True)
+    verify_checks = base.VerifyChecks(base.DeviceSmoke.GPU, gpus=True, cuda=True)
 
 
 def _driver_text(version: Version | None) -> str:
@@ -172,7 +166,7 @@ def _fuller_hint(names: Sequence[str]) -> str:
     return f"; its {builds} build, which the driver fully supports, is unconfirmed: {UNCONFIRMED_HINT}"
 
 
-def _report(wanted: TargetOverrides, host: HostReadings) -> GpuReport:
+def _report(wanted: TargetOverrides, host: base.HostReadings) -> GpuReport:
     """The NVIDIA driver and GPUs, unless the overrides say there is nothing to look for."""
     if wanted.cpu:
         return GpuReport(None, None, (), ("--cpu: GPU detection skipped",))
@@ -188,7 +182,7 @@ def _report(wanted: TargetOverrides, host: HostReadings) -> GpuReport:
 
 
 def _overridden(
-    wanted: TargetOverrides, report: GpuReport, host: HostReadings, notes: list[str]
+    wanted: TargetOverrides, report: GpuReport, host: base.HostReadings, notes: list[str]
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
     """The driver, CUDA and compute capabilities: the flags' over the host's, a driver's CUDA
     (or a CUDA's driver) from the catalog's driver table where only one is given."""

@@ -10,23 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import (
-    AMD_BESIDE_A_DRIVER,
-    NO_DEVICE_CHECKS,
-    NOT_ASKED,
-    TPU_BESIDE_A_DRIVER,
-    ChosenBuild,
-    ClusterGpus,
-    Detected,
-    DeviceChecks,
-    DeviceSmoke,
-    HostReadings,
-    OwnBuilds,
-    RecordedDevice,
-    Traits,
-    VerifyChecks,
-    kind_changed,
-)
+from colabenv.accelerators import base
 from colabenv.models import (
     Accelerator,
     Catalog,
@@ -41,11 +25,11 @@ from colabenv.models import (
 )
 
 
-class Rocm(OwnBuilds):
+class Rocm(base.OwnBuilds):
     """AMD GPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.ROCM
-    traits = Traits(
+    traits = base.Traits(
         gpu=False,
         cuda=False,
         tpu_runtime=False,
@@ -55,14 +39,16 @@ class Rocm(OwnBuilds):
         # AMD's device plugin's resource, and its node labeller's label of a node's GPUs (their
         # PCI device ID in lowercase hex): ROCm/k8s-device-plugin, README.md and
         # cmd/k8s-node-labeller/main.go
-        cluster_gpus=ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id", "AMD GPUs"),
+        cluster_gpus=base.ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id", "AMD GPUs"),
     )
 
-    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+    def detected(
+        self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]
+    ) -> base.Detected | None:
         if wanted.cpu:
             return None
         amd = _amd_gpus(wanted, host, notes)
-        return Detected(amd) if amd is not None else None
+        return base.Detected(amd) if amd is not None else None
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         """The release's builds, its ROCm builds first, newest ROCm first: of those the host's
@@ -74,7 +60,7 @@ class Rocm(OwnBuilds):
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
     ) -> str | None:
         if variant.is_cpu:
-            return None if request.variant == variant.name else NOT_ASKED
+            return None if request.variant == variant.name else base.NOT_ASKED
         if variant.rocm is None:
             return f"{variant.name} is a CUDA build; the target's GPUs are AMD (ROCm)"
         if target.rocm is not None and _line(variant) > (target.rocm.major, target.rocm.minor):
@@ -95,13 +81,13 @@ class Rocm(OwnBuilds):
         return f"{variant.name}: ROCm {_shown(variant)} ({host}){kernels}"
 
     def warnings(
-        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+        self, chosen: Sequence[base.ChosenBuild], profile: Profile, target: Target, catalog: Catalog
     ) -> list[str]:
         if not target.gfx and any(not build.variant.is_cpu for build in chosen):
             return ["AMD GPU architecture (gfx) unknown: gfx lists were not checked"]
         return []
 
-    def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
+    def build_warnings(self, build: base.ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
         if build.variant.is_cpu or target.rocm is not None:
             return []
         return [
@@ -121,17 +107,17 @@ class Rocm(OwnBuilds):
 
     # A lock header's device fields
 
-    def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+    def recorded_problem(self, recorded: base.RecordedDevice) -> str | None:
         if recorded.compute_capabilities:
-            return f"compute-capabilities: {AMD_BESIDE_A_DRIVER}"
-        return f"tpu: {TPU_BESIDE_A_DRIVER}" if recorded.tpu is not None else None
+            return f"compute-capabilities: {base.AMD_BESIDE_A_DRIVER}"
+        return f"tpu: {base.TPU_BESIDE_A_DRIVER}" if recorded.tpu is not None else None
 
     def contradiction(self, written: Accelerator) -> str | None:
         return None if written is self.kind else "the target has AMD GPUs (ROCm)"
 
-    def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
+    def difference(self, recorded: base.RecordedDevice, now: base.RecordedDevice) -> str | None:
         if now.kind is not self.kind:
-            return kind_changed(recorded, now)
+            return base.kind_changed(recorded, now)
         if recorded.rocm != now.rocm:
             return f"ROCm {recorded.rocm or 'unknown'} in the lock, {now.rocm or 'unknown'} now"
         if recorded.gfx != now.gfx:
@@ -139,7 +125,7 @@ class Rocm(OwnBuilds):
             return f"gfx {was} in the lock, {now_gfx} now"
         return None
 
-    def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
+    def recorded_table(self, recorded: base.RecordedDevice) -> dict[str, object]:
         return (
             {"rocm": recorded.rocm, "gfx": list(recorded.gfx)}
             if recorded.rocm
@@ -148,21 +134,23 @@ class Rocm(OwnBuilds):
 
     # What the script's preflight and verify check
 
-    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+    def device_checks(
+        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+    ) -> base.DeviceChecks:
         """The gfx every ROCm build chosen has kernels for (in the first build's order) and the
         newest ROCm they were built with; no NVIDIA driver. Nothing without a ROCm build (a CPU
         build named by the profile)."""
         builds = [(choice.rocm, choice.gfx) for choice in choices if choice.rocm is not None]
         if not builds:
-            return NO_DEVICE_CHECKS
+            return base.NO_DEVICE_CHECKS
         gfx = tuple(g for g in builds[0][1] if all(g in kernels for _, kernels in builds))
         newest = max(rocm for rocm, _ in builds)
-        return DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
+        return base.DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
 
-    verify_checks = VerifyChecks(DeviceSmoke.HIP)
+    verify_checks = base.VerifyChecks(base.DeviceSmoke.HIP)
 
 
-def _amd_gpus(wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> RocmTarget | None:
+def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> RocmTarget | None:
     """AMD GPUs: what ``--rocm``/``--gfx`` give, the rest read from the host (the KFD topology,
     the installed ROCm); None where neither names any."""
     given = wanted.rocm

@@ -9,22 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from colabenv.accelerators.base import (
-    GPU_DETECTION_SKIPPED,
-    NO_DEVICE_CHECKS,
-    NOT_ASKED,
-    TPU_BESIDE_A_DRIVER,
-    ChosenBuild,
-    Detected,
-    DeviceChecks,
-    DeviceSmoke,
-    HostReadings,
-    OwnBuilds,
-    RecordedDevice,
-    Traits,
-    VerifyChecks,
-    kind_changed,
-)
+from colabenv.accelerators import base
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
 from colabenv.errors import shown
 from colabenv.models import (
@@ -139,13 +124,15 @@ def _why(build: TpuBuild, target: Target) -> str:
     return f"tpu build with {adds}{source}; runs on TPU {tpu.generation}"
 
 
-class Tpu(OwnBuilds):
+class Tpu(base.OwnBuilds):
     """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.TPU
-    traits = Traits(gpu=False, cuda=False, tpu_runtime=True, kubernetes_job=False)
+    traits = base.Traits(gpu=False, cuda=False, tpu_runtime=True, kubernetes_job=False)
 
-    def detected(self, wanted: TargetOverrides, host: HostReadings, notes: list[str]) -> Detected | None:
+    def detected(
+        self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]
+    ) -> base.Detected | None:
         """``--tpu`` when given; else the host's TPU, unless flags describe another target
         (``--cpu``, an NVIDIA driver, CUDA or compute capability, ``--rocm``/``--gfx``)."""
         tpu = wanted.tpu
@@ -160,8 +147,8 @@ class Tpu(OwnBuilds):
             tpu = report.tpu
             if tpu is None:
                 return None
-        notes.append(GPU_DETECTION_SKIPPED)
-        return Detected(tpu)
+        notes.append(base.GPU_DETECTION_SKIPPED)
+        return base.Detected(tpu)
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         return (*release.variants, _tpu_variant(release, catalog))
@@ -170,7 +157,7 @@ class Tpu(OwnBuilds):
         self, variant: Variant, request: FrameworkRequest, target: Target, catalog: Catalog
     ) -> str | None:
         if variant.name != TPU_VARIANT and request.variant != variant.name:
-            return NOT_ASKED
+            return base.NOT_ASKED
         return _rejection(variant, request, target, catalog)
 
     def fully_supported(self, variant: Variant, target: Target, catalog: Catalog) -> bool:
@@ -185,7 +172,7 @@ class Tpu(OwnBuilds):
         return "CPU build: the target has no GPU"
 
     def warnings(
-        self, chosen: Sequence[ChosenBuild], profile: Profile, target: Target, catalog: Catalog
+        self, chosen: Sequence[base.ChosenBuild], profile: Profile, target: Target, catalog: Catalog
     ) -> list[str]:
         warnings = [NO_GPU_REQUIRED] if profile.verify.require_gpu else []
         unknown = target.tpu is None or target.tpu.generation is None
@@ -214,9 +201,9 @@ class Tpu(OwnBuilds):
             return None
         return "TPU (" + ", ".join(f"{d.name} {d.version}" for d in present) + ")"
 
-    def recorded_problem(self, recorded: RecordedDevice) -> str | None:
+    def recorded_problem(self, recorded: base.RecordedDevice) -> str | None:
         if recorded.driver or recorded.cuda or recorded.compute_capabilities:
-            return f"tpu: {TPU_BESIDE_A_DRIVER}"
+            return f"tpu: {base.TPU_BESIDE_A_DRIVER}"
         assert recorded.tpu is not None
         problem = tpu_problem(recorded.tpu)
         return f"tpu: {problem}" if problem is not None else None
@@ -224,9 +211,9 @@ class Tpu(OwnBuilds):
     def contradiction(self, written: Accelerator) -> str | None:
         return None if written is self.kind else "the target is a TPU host"
 
-    def difference(self, recorded: RecordedDevice, now: RecordedDevice) -> str | None:
+    def difference(self, recorded: base.RecordedDevice, now: base.RecordedDevice) -> str | None:
         if now.kind is not self.kind:
-            return kind_changed(recorded, now)
+            return base.kind_changed(recorded, now)
         assert recorded.tpu is not None and now.tpu is not None
         if recorded.tpu.generation == now.tpu.generation:
             return None
@@ -235,17 +222,19 @@ class Tpu(OwnBuilds):
             f"{now.tpu.generation or 'unknown'} now"
         )
 
-    def recorded_table(self, recorded: RecordedDevice) -> dict[str, object]:
+    def recorded_table(self, recorded: base.RecordedDevice) -> dict[str, object]:
         tpu = recorded.tpu
         assert tpu is not None
         parts = (("generation", tpu.generation), ("type", tpu.accelerator_type), ("chips", tpu.chips))
         return {"tpu": {key: value for key, value in parts if value is not None}}
 
-    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+    def device_checks(
+        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+    ) -> base.DeviceChecks:
         """Nothing: the TPU build's runtime is checked by verify's smoke test on the TPU."""
-        return NO_DEVICE_CHECKS
+        return base.NO_DEVICE_CHECKS
 
-    verify_checks = VerifyChecks(DeviceSmoke.TPU)
+    verify_checks = base.VerifyChecks(base.DeviceSmoke.TPU)
 
 
 def tpu_problem(tpu: TpuTarget) -> str | None:
