@@ -20,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 MIB = 1024 * 1024
@@ -150,25 +150,6 @@ def write_atomic(
             os.link(tmp, path)
         else:
             os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_stream(path: Path, chunks: Iterable[bytes], *, validate: Callable[[Path], None]) -> None:
-    """Write ``chunks`` to ``path`` via a temporary file beside it, flushed to disk (fsync)
-    before ``validate`` sees it and it takes the name: a file of gigabytes (a wheel) that is
-    whole or absent, never half there under its name, whatever kills the writer. An error from
-    ``chunks`` or ``validate`` leaves ``path`` as it was; the temporary file is removed."""
-    fd, tmp = _create_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        validate(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
