@@ -105,13 +105,6 @@ class TpuFacts:
                 return generation
         return None
 
-    def generation_of_pci(self, device_id: str) -> TpuGeneration | None:
-        wanted = device_id.strip().lower()
-        for generation in self.generations:
-            if wanted in generation.pci_device_ids:
-                return generation
-        return None
-
     def build(self, framework: Framework, release: Version) -> TpuBuild | None:
         for build in self.builds:
             if build.framework is framework and build.release == release:

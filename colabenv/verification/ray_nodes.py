@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +168,3 @@ def error_line(text: str) -> str:
 def _first_line(value: object) -> str:
     lines = [line.strip() for line in str(value).splitlines() if line.strip()]
     return printable(lines[0][:300]) if lines else type(value).__name__
-
-
-def report_lines(reports: Sequence[NodeReport]) -> tuple[str, ...]:
-    """Every node's lines, in order."""
-    return tuple(line for report in reports for line in report.lines)
