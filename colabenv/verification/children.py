@@ -34,6 +34,10 @@ RESULT_LIMIT = 1024 * 1024
 TERMINATE_GRACE_S = 3.0
 """How long a child given SIGTERM at its timeout has to kill what it started, before SIGKILL."""
 MAX_BYTES = 2**62
+MAX_COUNT = 2**31
+"""The most non-finite values a child's count is taken as (more is not a real count, but still many)."""
+TEXT_LIMIT = 2000
+"""The most characters kept of one text a child reports: a whole error line, not a megabyte."""
 
 
 @model
@@ -103,8 +107,13 @@ def result_object(text: str | None, mode: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("mode") == mode else None
 
 
-def _opt_str(value: object) -> str | None:
-    return str(value) if value is not None else None
+def reported_text(value: object, limit: int = TEXT_LIMIT) -> str | None:
+    """A text a child reported (an error, a version), cut at ``limit`` characters with ``...``;
+    None stays None."""
+    if value is None:
+        return None
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def reported_number(value: object) -> float | None:
@@ -125,9 +134,12 @@ def _opt_int(value: object, limit: int = MAX_BYTES) -> int | None:
     return value
 
 
-def _count(value: object) -> int:
-    found = _opt_int(value)
-    return found if found is not None else 0
+def reported_count(value: object) -> int:
+    """A count a child reported (non-finite values): one past :data:`MAX_COUNT` is held there, not
+    read as none; anything but a whole number is 0."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return min(max(value, 0), MAX_COUNT)
 
 
 def _entries(data: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
@@ -145,11 +157,11 @@ def _device_result(entry: Mapping[str, Any]) -> DeviceResult:
     return DeviceResult(
         index=_index(entry),
         name=str(entry.get("name", "?")),
-        capability=_opt_str(entry.get("capability")),
+        capability=reported_text(entry.get("capability")),
         max_abs_diff=reported_number(entry.get("max_abs_diff")),
-        non_finite=_count(entry.get("non_finite")),
-        error=_opt_str(entry.get("error")),
-        gfx=_opt_str(entry.get("gfx")),
+        non_finite=reported_count(entry.get("non_finite")),
+        error=reported_text(entry.get("error")),
+        gfx=reported_text(entry.get("gfx")),
     )
 
 
@@ -174,19 +186,19 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
     return SmokeResult(
         framework=str(data.get("framework", "?")),
         stage=str(data.get("stage", "?")),
-        version=_opt_str(data.get("version")),
-        cuda=_opt_str(data.get("cuda")),
-        cudnn=_opt_str(data.get("cudnn")),
+        version=reported_text(data.get("version")),
+        cuda=reported_text(data.get("cuda")),
+        cudnn=reported_text(data.get("cudnn")),
         arch_list=tuple(str(a) for a in arch) if isinstance(arch, list) else None,
         devices=devices,
-        gpu_reason=_opt_str(data.get("gpu_reason")),
+        gpu_reason=reported_text(data.get("gpu_reason")),
         cpu_max_abs_diff=reported_number(data.get("cpu_max_abs_diff")),
-        cpu_non_finite=_count(data.get("cpu_non_finite")),
-        error=_opt_str(data.get("error")),
-        hip=_opt_str(data.get("hip")),
-        platform=_opt_str(data.get("platform")),
+        cpu_non_finite=reported_count(data.get("cpu_non_finite")),
+        error=reported_text(data.get("error")),
+        hip=reported_text(data.get("hip")),
+        platform=reported_text(data.get("platform")),
         free_threaded=data.get("free_threaded") is True,
-        gil_enabled_by=tuple(_opt_str(m) or "?" for m in _strings(data.get("gil_enabled_by"))),
+        gil_enabled_by=tuple(reported_text(m) or "?" for m in _strings(data.get("gil_enabled_by"))),
     )
 
 
@@ -203,8 +215,8 @@ def parse_probe(text: str | None) -> ProbeResult | None:
         str(data.get("framework", "?")),
         tuple(map(_gpu_memory, _entries(data, "gpus"))),
         bool(data.get("probed")),
-        _opt_str(data.get("reason")),
-        _opt_str(data.get("error")),
+        reported_text(data.get("reason")),
+        reported_text(data.get("error")),
     )
 
 
@@ -645,7 +657,7 @@ def parse_hbm(framework: str, text: str | None) -> HbmReport | None:
         if limit is None or in_use is None:
             continue
         devices.append((_index(entry), str(entry.get("name", "?")), limit, in_use))
-    return HbmReport(framework, tuple(devices), _opt_str(data.get("hbm_reason")))
+    return HbmReport(framework, tuple(devices), reported_text(data.get("hbm_reason")))
 
 
 def check_hbm(tpu: TpuTarget, runs: Mapping[Framework, ChildRun], *, min_free_gib: float | None) -> Check:

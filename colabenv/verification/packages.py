@@ -26,7 +26,9 @@ from colabenv.models.frozen import model
 from colabenv.verification.children import (
     ChildRun,
     child_result,
+    reported_count,
     reported_number,
+    reported_text,
     result_object,
     run_child,
     with_tail,
@@ -106,18 +108,13 @@ class PackageResult:
 
 
 def _text(value: object) -> str | None:
-    if value is None:
-        return None
-    text = " ".join(str(value).split())
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+    return reported_text(" ".join(str(value).split()), TEXT_LIMIT) if value is not None else None
 
 
 def parse_package(text: str | None) -> PackageResult | None:
     data: dict[str, Any] | None = result_object(text, "package")
     if data is None:
         return None
-    count = data.get("non_finite")
-    non_finite = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
     return PackageResult(
         package=_text(data.get("package")) or "?",
         stage=_text(data.get("stage")) or "?",
@@ -131,7 +128,7 @@ def parse_package(text: str | None) -> PackageResult | None:
         against=_text(data.get("against")),
         max_abs_diff=reported_number(data.get("max_abs_diff")),
         tolerance=reported_number(data.get("tolerance")),
-        non_finite=min(non_finite, 2**31),
+        non_finite=reported_count(data.get("non_finite")),
         problem=_text(data.get("problem")),
         error=_text(data.get("error")),
         loaded=data.get("loaded") is True,

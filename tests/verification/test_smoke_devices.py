@@ -165,3 +165,20 @@ def test_a_tpu_smoke_child_waits_for_the_one_before_it(tmp_path: Path) -> None:
     thread.join()
     with lock:  # a GPU child does not wait for the TPU
         assert run_smoke(Framework.JAX, 30, python=python, scratch=tmp_path).completed.returncode == 0
+
+
+@pytest.mark.parametrize("device", [GPU_SMOKE, TPU_SMOKE])
+def test_a_count_past_the_bound_still_fails_and_a_long_text_is_cut(device: SmokeDevice) -> None:
+    """A child's count too large to be a real one is held at the bound, not read as none found;
+    a text it reports (its error here) is cut, whatever its length."""
+    huge = 2**70
+    capability = "8.0" if device is GPU_SMOKE else None
+    on_cpu = _run([_device(0, "A100", capability)], cpu_non_finite=huge)
+    check = check_device_smoke(device, Framework.JAX, on_cpu, timeout=30, no_device=_never)
+    assert check.status is Status.FAIL and "non-finite" in check.detail
+    on_gpu = _run([_device(0, "A100", capability, non_finite=huge)])
+    check = check_device_smoke(device, Framework.JAX, on_gpu, timeout=30, no_device=_never)
+    assert check.status is Status.FAIL and "non-finite" in check.detail
+    long = _run([_device(0, "A100", capability)], error="CUDA error: " + "x" * 10**6)
+    check = check_device_smoke(device, Framework.JAX, long, timeout=30, no_device=_never)
+    assert check.status is Status.FAIL and len(check.detail) < 2_100 and check.detail.endswith("...")
