@@ -36,7 +36,7 @@ from tests.support.fixtures import console_runner
 from tests.support.index import LocalIndex
 from tests.support.isolation import clean_env, uv_bin
 from tests.support.scriptrun import Host, make_host
-from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, _link_runtime, venv_env
+from tests.support.standin_frameworks import SOURCES, Behaviour, Standin, link_runtime, venv_env
 from tests.support.wheels import (
     ORDINARY,
     WheelSpec,
@@ -218,7 +218,7 @@ def add_colabenv(host: Host) -> Path:
     venv = host.python.parent.parent
     deps = venv / "colabenv-runtime"
     if not deps.exists():
-        _link_runtime(deps)
+        link_runtime(deps)
         site = venv / "lib" / f"python{PY}" / "site-packages"
         (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
     script = venv / "bin" / "colabenv"

@@ -205,7 +205,7 @@ def _runtime_closure(roots: Iterable[str]) -> list[importlib.metadata.Distributi
     return list(seen.values())
 
 
-def _link_runtime(deps: Path) -> None:
+def link_runtime(deps: Path) -> None:
     deps.mkdir(parents=True, exist_ok=True)
     (deps / "colabenv").symlink_to(REPO / "colabenv", target_is_directory=True)
     for dist in _runtime_closure(RUNTIME_ROOTS):
@@ -229,7 +229,7 @@ def make_venv(root: Path, *, base: str | Path | None = None, with_colabenv: bool
     script = root / "bin" / "colabenv"
     if with_colabenv:
         deps = root / "colabenv-runtime"
-        _link_runtime(deps)
+        link_runtime(deps)
         (site / "_colabenv_runtime.pth").write_text(f"{deps}\n", encoding="utf-8")
         script.write_text(
             f"#!{python}\nimport sys\nfrom colabenv.cli.main import main\nsys.exit(main())\n",
