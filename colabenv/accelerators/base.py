@@ -27,6 +27,7 @@ from colabenv.models import (
     Profile,
     Release,
     RocmTarget,
+    RocmToolsReport,
     Target,
     TargetOverrides,
     TpuReport,
@@ -188,6 +189,16 @@ class HostReadings(Protocol):
         """The installed ROCm's version, or why it is not known."""
         ...
 
+    def amdgpu_version(self) -> VersionReading:
+        """The amdgpu kernel driver's version, or why it is not known."""
+        ...
+
+    def rocm_tools(self, *, gfx: bool, rocm: bool) -> RocmToolsReport:
+        """What ``rocminfo`` and ``amd-smi`` say where installed, each run within its time
+        limit, for what is asked: ``gfx``, each GPU's architecture; ``rocm``, the ROCm version.
+        Asked only where the KFD topology has AMD GPUs."""
+        ...
+
     def driver_table(self) -> Catalog:
         """The catalog's driver table (CUDA per driver and back)."""
         ...
@@ -195,11 +206,13 @@ class HostReadings(Protocol):
 
 @model
 class Detected:
-    """What a kind found on the host or took from the flags: the target's device, and the GPUs
-    the host listed (shown by ``detect``; none but for NVIDIA's)."""
+    """What a kind found on the host or took from the flags: the target's device, the GPUs the
+    host listed (shown by ``detect``; none but for NVIDIA's), and the amdgpu kernel driver's
+    version where AMD GPUs were read from the host (None: not read)."""
 
     device: Device
     gpus: tuple[Gpu, ...] = ()
+    amdgpu_driver: VersionReading | None = None
 
 
 GPU_DETECTION_SKIPPED = "a TPU target: NVIDIA GPU detection skipped"

@@ -4,11 +4,16 @@ driver is known (no ROCm userspace), the newest build with the GPUs' kernels is 
 warning. A CUDA build never runs here, and a CPU build is taken only when the profile names it:
 a framework with no ROCm build is exit 3, naming it, never swapped for its CPU build
 (docs/hosts.md). On the host: the GPUs of the KFD topology and the installed ROCm, each replaced
-by ``--rocm`` and ``--gfx``."""
+by ``--rocm`` and ``--gfx``; where the topology has GPUs, the amdgpu driver's version, ``amd-smi
+version``'s ROCm where the installed ROCm states none (a note where the two differ: the file's is
+taken), and ``rocminfo``'s and ``amd-smi``'s GPUs against the topology's (a note for each GPU one
+lists and the other does not: the topology's are kept)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from packaging.version import Version
 
 from colabenv.accelerators import base
 from colabenv.models import (
@@ -16,9 +21,12 @@ from colabenv.models import (
     Catalog,
     FrameworkChoice,
     FrameworkRequest,
+    KfdReport,
     Profile,
     Release,
+    RocmAgent,
     RocmTarget,
+    RocmToolsReport,
     Target,
     TargetOverrides,
     Variant,
@@ -47,8 +55,7 @@ class Rocm(base.OwnBuilds):
     ) -> base.Detected | None:
         if wanted.cpu:
             return None
-        amd = _amd_gpus(wanted, host, notes)
-        return base.Detected(amd) if amd is not None else None
+        return _amd_gpus(wanted, host, notes)
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         """The release's builds, its ROCm builds first, newest ROCm first: of those the host's
@@ -150,30 +157,148 @@ class Rocm(base.OwnBuilds):
     verify_checks = base.VerifyChecks(base.DeviceSmoke.HIP)
 
 
-def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> RocmTarget | None:
+def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> base.Detected | None:
     """AMD GPUs: what ``--rocm``/``--gfx`` give, the rest read from the host (the KFD topology,
-    the installed ROCm); None where neither names any."""
+    the installed ROCm, and where the topology has GPUs the amdgpu driver and the ROCm tools,
+    each run only for what is not given); None where neither names any."""
     given = wanted.rocm
     if given is not None and given.rocm is not None and given.gfx:
-        return given
+        return base.Detected(given)
     found = host.amd_gpus()
     if found is None:
-        return given
-    gfx = found.gfx
+        return base.Detected(given) if given is not None else None
     if given is None and not found.gpus:
         return None
     notes.extend(found.notes)
-    rocm = given.rocm if given is not None else None
-    if rocm is None:
-        reading = host.rocm_version()
-        rocm = reading.version
-        if rocm is None:
-            notes.append(f"ROCm version not known: {reading.reason}")
+    want_rocm = given is None or given.rocm is None
+    want_gfx = given is None or not given.gfx
+    tools = host.rocm_tools(gfx=want_gfx, rocm=want_rocm) if found.gpus else None
+    driver = host.amdgpu_version() if found.gpus else None
+    if tools is not None:  # amd-smi's are said beside the ROCm version where it was asked for
+        notes.extend(tools.rocminfo_notes if want_rocm else tools.notes)
+    if given is not None and given.rocm is not None:
+        rocm: Version | None = given.rocm
+    else:
+        rocm = _rocm_version(host, tools, notes)
+    gfx = found.gfx
     if given is not None and given.gfx:
         gfx = given.gfx
-    elif gfx:
-        notes.append(f"AMD GPUs read from the KFD topology: {', '.join(gfx)}")
-    return RocmTarget(rocm, gfx)
+    elif found.gpus:
+        checked, agreeing = _cross_checked(found, tools)
+        notes.extend(checked)
+        if gfx:
+            agree = (
+                f" ({' and '.join(agreeing)} agree{'s' if len(agreeing) == 1 else ''})" if agreeing else ""
+            )
+            notes.append(f"AMD GPUs read from the KFD topology: {', '.join(gfx)}{agree}")
+    if driver is not None and driver.version is None:
+        notes.append(f"amdgpu driver version not known: {driver.reason}")
+    return base.Detected(RocmTarget(rocm, gfx), amdgpu_driver=driver)
+
+
+def _rocm_version(host: base.HostReadings, tools: RocmToolsReport | None, notes: list[str]) -> Version | None:
+    """The installed ROCm's version: its ``.info/version`` first, else ``amd-smi version``'s;
+    the note names the source, and where both answer and differ says so (the file's taken)."""
+    reading = host.rocm_version()
+    smi = tools.amd_smi if tools is not None else None
+    smi_rocm = smi.rocm if smi is not None else None
+    smi_notes = tools.amd_smi_notes if tools is not None else ()
+    if reading.version is not None or smi is not None:  # else they say why it is not known
+        notes.extend(smi_notes)
+    if reading.version is not None:
+        said = ""
+        if smi_rocm is not None:
+            said = (
+                " (amd-smi version agrees)"
+                if smi_rocm == reading.version
+                else f"; amd-smi version says ROCm {smi_rocm}: the file's is taken"
+            )
+        notes.append(f"ROCm {reading.version} from {reading.source}{said}")
+        return reading.version
+    if smi_rocm is not None:
+        notes.append(f"ROCm {smi_rocm} from amd-smi version ({reading.reason})")
+        return smi_rocm
+    why = reading.reason or "not readable"
+    if tools is not None:
+        why += "; " + ("; ".join(smi_notes) if smi is None else "amd-smi version states none")
+    notes.append(f"ROCm version not known: {why}")
+    return None
+
+
+def _cross_checked(found: KfdReport, tools: RocmToolsReport | None) -> tuple[list[str], list[str]]:
+    """What ``rocminfo`` and ``amd-smi static --asic`` list that the KFD topology does not, and
+    the reverse, one note each (the topology's GPUs and gfx are kept); and the tools that
+    answered and agree."""
+    notes: list[str] = []
+    agreeing: list[str] = []
+    if tools is not None and tools.rocminfo is not None:
+        differences = _rocminfo_differences(found, tools.rocminfo.agents)
+        notes.extend(differences)
+        if not differences:
+            agreeing.append("rocminfo")
+    smi = tools.amd_smi if tools is not None else None
+    if smi is not None and smi.gfx is not None:
+        extra = sorted(set(smi.gfx) - set(found.gfx))
+        missing = [g for g in found.gfx if g not in smi.gfx]
+        if extra:
+            notes.append(f"amd-smi lists {', '.join(extra)}, which the KFD topology does not: left out")
+        if missing:
+            notes.append(f"the KFD topology has {', '.join(missing)}, which amd-smi does not list")
+        if not extra and not missing:
+            agreeing.append("amd-smi")
+    return notes, agreeing
+
+
+def _rocminfo_differences(found: KfdReport, agents: Sequence[RocmAgent]) -> list[str]:
+    """rocminfo's GPU agents against the KFD topology's GPU nodes, node by node (an agent that
+    names no node by its gfx alone)."""
+    topology = {gpu.node: gpu.gfx for gpu in found.gpus}
+    listed = {agent.node: agent.gfx for agent in agents if agent.node is not None}
+    notes: list[str] = []
+    extra = sorted(node for node in listed if node not in topology)
+    if extra:
+        names = ", ".join(sorted({listed[node] for node in extra}))
+        notes.append(
+            f"rocminfo lists GPUs at {_nodes(extra)} ({names}) where the KFD topology has none: left out"
+        )
+    missing = sorted(node for node in topology if node not in listed)
+    if missing:
+        count = f"{len(missing)} GPU node{'s' if len(missing) != 1 else ''}"
+        notes.append(f"the KFD topology has {count} rocminfo does not list ({_nodes(missing)})")
+    pairs: dict[tuple[str, str | None], list[int]] = {}
+    for node in sorted(set(listed) & set(topology)):
+        if listed[node] != topology[node]:
+            pairs.setdefault((listed[node], topology[node]), []).append(node)
+    for (named, kept), nodes in pairs.items():
+        if kept is None:
+            notes.append(
+                f"the KFD topology states no gfx at {_nodes(nodes)}; rocminfo names {named}:"
+                f" give --gfx {named} to use it"
+            )
+        else:
+            notes.append(f"rocminfo names {_nodes(nodes)} {named}, the KFD topology {kept}: {kept} is kept")
+    unplaced = sorted({agent.gfx for agent in agents if agent.node is None} - set(found.gfx))
+    if unplaced:
+        notes.append(f"rocminfo lists {', '.join(unplaced)}, which the KFD topology does not: left out")
+    return notes
+
+
+MAX_SPANS = 8
+"""Runs of node numbers a note names before it says how many more."""
+
+
+def _nodes(numbers: Sequence[int]) -> str:
+    """``node 1``, ``nodes 2-5``, ``nodes 2, 4-6``: sorted numbers as runs, at most
+    :data:`MAX_SPANS` of them."""
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    shown = [str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_SPANS]]
+    more = f" and {len(spans) - MAX_SPANS} more runs" if len(spans) > MAX_SPANS else ""
+    return f"node{'s' if len(numbers) != 1 else ''} {', '.join(shown)}{more}"
 
 
 def _line(variant: Variant) -> tuple[int, int]:

@@ -77,6 +77,7 @@ def _report(fingerprint: Fingerprint) -> Report:
         ("max CUDA", str(target.cuda) if target.cuda else "-"),
         ("compute capabilities", ", ".join(str(c) for c in target.compute_capabilities) or "-"),
         ("accelerator", kind.shown(target)),
+        *_amdgpu_row(fingerprint),
         (
             "Python",
             f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_minor}",
@@ -108,6 +109,14 @@ def _report(fingerprint: Fingerprint) -> Report:
         warnings=build_warnings(target, catalog),
         notes=tuple(notes),
     )
+
+
+def _amdgpu_row(fingerprint: Fingerprint) -> tuple[tuple[str, str], ...]:
+    """The amdgpu driver's row where the host's AMD GPUs were read (its reason is a note)."""
+    reading = fingerprint.amdgpu_driver
+    if reading is None:
+        return ()
+    return (("amdgpu driver", "not known" if reading.version is None else str(reading.version)),)
 
 
 def _kind(target: Target) -> AcceleratorKind:

@@ -17,7 +17,9 @@ The sources, each kind's in order:
   ``/proc/driver/nvidia/version`` and ``/sys/module/nvidia/version`` (driver only), then
   ``nvidia-smi``;
 - AMD GPUs, where no NVIDIA GPU answered: the KFD topology in sysfs (:mod:`colabenv.host.kfd`)
-  for the GPUs and their gfx, the installed ROCm's version file (:mod:`colabenv.host.rocm`);
+  for the GPUs and their gfx, the installed ROCm's version file, and where the topology has
+  GPUs the amdgpu driver's version in sysfs, ``amd-smi version``'s ROCm and ``rocminfo``'s and
+  ``amd-smi static --asic``'s gfx to check the topology's against (:mod:`colabenv.host.rocm`);
 - the CPU: no source; it answers where no other kind did.
 
 ``--tpu``, ``--driver``/``--cuda``/``--compute-capability``, ``--rocm``/``--gfx`` and ``--cpu``
@@ -280,6 +282,7 @@ def detect(
         glibc=host.glibc,
         state_dir=state,
         notes=tuple(notes),
+        amdgpu_driver=found.amdgpu_driver,
     )
 
 
@@ -376,7 +379,17 @@ def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, object]:
         "python_full": fingerprint.python_full,
         "glibc": fingerprint.glibc,
         "state_dir": None if fingerprint.state_dir is None else str(fingerprint.state_dir),
+        **_amdgpu_driver(fingerprint),
     }
+
+
+def _amdgpu_driver(fingerprint: Fingerprint) -> dict[str, object]:
+    """``amdgpu_driver`` (its version, or null where it states none: the notes say why), only
+    where the host's AMD GPUs were read, so that every other host reads as it always has."""
+    reading = fingerprint.amdgpu_driver
+    if reading is None:
+        return {}
+    return {"amdgpu_driver": None if reading.version is None else str(reading.version)}
 
 
 # ---------------------------------------------------------------------------------------------

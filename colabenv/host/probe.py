@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 NVIDIA_SMI_TIMEOUT_S = 5.0
 NVML_TIMEOUT_S = 5.0
+ROCM_TOOL_TIMEOUT_S = 10.0
+"""Each run of ``rocminfo`` or ``amd-smi``: rocminfo starts the HSA runtime (about a second on an
+8-GPU host); a hung driver costs this."""
 MAX_GPU_MEMORY_MIB = 1 << 24
 """16 TiB: far beyond any GPU. A larger (or infinite, or NaN) figure from nvidia-smi or NVML is
 not a size, and the memory is reported unknown."""
@@ -91,11 +94,12 @@ class HostProbe:
     """Everything detection reads from the host, injectable at the boundary.
 
     ``load_nvml`` returns the NVML module (raising if it cannot); ``read_text`` reads
-    ``/proc``-style files; ``which`` finds nvidia-smi; ``run`` runs it with a timeout;
-    ``distributions`` yields ``(name, version)`` of what is installed. ``nvml_needs_device``:
-    look for an NVIDIA device node or kernel module first and leave NVML alone without one
-    (loading libnvidia-ml on a host without a driver costs time and says nothing); a probe
-    with a stand-in NVML turns it off. ``root`` is where the TPU probe finds ``dev/`` and
+    ``/proc``-style files; ``which`` finds nvidia-smi, rocminfo and amd-smi; ``run`` runs each
+    within its time limit (``smi_timeout``, ``rocm_tool_timeout``); ``distributions`` yields
+    ``(name, version)`` of what is installed. ``nvml_needs_device``: look for an NVIDIA device
+    node or kernel module first and leave NVML alone without one (loading libnvidia-ml on a
+    host without a driver costs time and says nothing); a probe with a stand-in NVML turns it
+    off. ``root`` is where the TPU probe finds ``dev/`` and
     ``sys/bus/pci/devices`` (a folder of recorded device nodes in tests); ``list_dir`` lists a
     folder there, and None (the default of a probe built by hand) lists nothing, so that a
     probe made of stand-ins never reads this machine's devices.
@@ -115,6 +119,7 @@ class HostProbe:
     run: RunCommand = run_command
     nvml_timeout: float = NVML_TIMEOUT_S
     smi_timeout: float = NVIDIA_SMI_TIMEOUT_S
+    rocm_tool_timeout: float = ROCM_TOOL_TIMEOUT_S
     root: Path = Path("/")
     list_dir: Callable[[Path], Sequence[str]] | None = None
     free_threaded: bool = False

@@ -1,14 +1,23 @@
 """The host's readings the accelerator kinds ask for (:class:`~colabenv.accelerators.base.HostReadings`),
 over a :class:`~colabenv.host.probe.HostProbe`: each source's module is imported and read only
 when a kind asks (the NVIDIA sources on a host the TPU kind did not claim, the KFD topology
-where no NVIDIA driver answered)."""
+where no NVIDIA driver answered, the amdgpu driver, ``rocminfo`` and ``amd-smi`` where the KFD
+topology has AMD GPUs)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from colabenv.host.probe import HostProbe
-from colabenv.models import Catalog, GpuReport, KfdReport, TpuFacts, TpuReport, VersionReading
+from colabenv.models import (
+    Catalog,
+    GpuReport,
+    KfdReport,
+    RocmToolsReport,
+    TpuFacts,
+    TpuReport,
+    VersionReading,
+)
 from colabenv.models.frozen import record
 
 
@@ -42,6 +51,16 @@ class ProbeReadings:
         from colabenv.host.rocm import read_rocm_version
 
         return read_rocm_version(self.probe.root, self.probe.environ)
+
+    def amdgpu_version(self) -> VersionReading:
+        from colabenv.host.rocm import read_amdgpu_version
+
+        return read_amdgpu_version(self.probe.root)
+
+    def rocm_tools(self, *, gfx: bool, rocm: bool) -> RocmToolsReport:
+        from colabenv.host.rocm import probe_rocm_tools
+
+        return probe_rocm_tools(self.probe, gfx=gfx, rocm=rocm)
 
     def driver_table(self) -> Catalog:
         return self.load_driver_table()

@@ -8,9 +8,12 @@
   ``rocm-core`` package installs (``6.4.0-15158``: ROCm/rocm-systems
   ``projects/rocm-core/README.md``), as ROCm's own CMake modules read it
   (``projects/rocprofiler-sdk/cmake/Modules/Findrocm_version.cmake``).
-- ``rocminfo`` and ``amd-smi`` where installed, run through :class:`HostProbe` (argv lists, a
-  time limit, :mod:`colabenv._util.processes` underneath): each GPU agent's gfx name and node,
-  ``amd-smi version``'s ROCm version and ``amd-smi static --asic``'s ``TARGET_GRAPHICS_VERSION``.
+- ``rocminfo`` and ``amd-smi`` where installed, run through :class:`HostProbe` (argv lists, its
+  ``rocm_tool_timeout`` per run, :mod:`colabenv._util.processes` underneath): each GPU agent's
+  gfx name and node, ``amd-smi version``'s ROCm version and ``amd-smi static --asic``'s
+  ``TARGET_GRAPHICS_VERSION``. Detection (:mod:`colabenv.accelerators.rocm`, through
+  :class:`colabenv.host.readings.ProbeReadings`) runs them only where the KFD topology has AMD
+  GPUs, and only for what ``--rocm``/``--gfx`` do not give.
 
 A version with letters, a file past its bound, a tool that fails or hangs: a reason in the
 reading or a note, never an exception.
@@ -27,15 +30,12 @@ from packaging.version import Version
 from colabenv._util.files import FileProblem, read_limited
 from colabenv.errors import ProcessError
 from colabenv.host.probe import HostProbe
-from colabenv.models import VersionReading
-from colabenv.models.frozen import model
+from colabenv.models import AmdSmiReport, RocmAgent, RocminfoReport, RocmToolsReport, VersionReading
 
 AMDGPU_VERSION_FILE = Path("sys/module/amdgpu/version")
 DEFAULT_ROCM_PATH = "/opt/rocm"
 ROCM_VERSION_FILE = Path(".info/version")
 MAX_VERSION_BYTES = 256
-ROCM_TOOL_TIMEOUT_S = 10.0
-"""rocminfo starts the HSA runtime (about a second on an 8-GPU host); a hung driver costs this."""
 ROCMINFO_ARGS: tuple[str, ...] = ()
 AMD_SMI_VERSION_ARGS = ("version",)
 AMD_SMI_ASIC_ARGS = ("static", "--asic")
@@ -100,25 +100,6 @@ def read_rocm_version(root: Path = Path("/"), environ: Mapping[str, str] | None 
 # rocminfo and amd-smi
 
 
-@model
-class RocmAgent:
-    """A GPU agent as ``rocminfo`` lists it: its gfx name, KFD node and marketing name."""
-
-    gfx: str
-    node: int | None
-    marketing_name: str
-    uuid: str | None
-
-
-@model
-class RocminfoReport:
-    """``rocminfo``'s GPU agents and the driver version of its first line, where it states one."""
-
-    agents: tuple[RocmAgent, ...]
-    driver: Version | None
-    problems: tuple[str, ...]
-
-
 _AGENT_FIELD_RE = re.compile(r"^  ([A-Za-z][A-Za-z .]*?):\s*(.*?)\s*$")
 _ROCK_RE = re.compile(r"ROCk module version (\S+) is loaded")
 
@@ -153,15 +134,6 @@ def parse_rocminfo(text: str) -> RocminfoReport:
         if len(agents) >= MAX_AGENTS:
             break
     return RocminfoReport(tuple(agents), driver, tuple(problems))
-
-
-@model
-class AmdSmiReport:
-    """``amd-smi version``'s ROCm version and ``amd-smi static --asic``'s gfx per GPU."""
-
-    rocm: Version | None
-    gfx: tuple[str, ...]
-    problems: tuple[str, ...]
 
 
 def parse_amd_smi_version(text: str) -> tuple[Version | None, str | None]:
@@ -210,48 +182,54 @@ def _run_tool(
     return done.stdout
 
 
-@model
-class RocmToolsReport:
-    """What the installed tools said; None for a tool not installed or that failed (noted)."""
-
-    rocminfo: RocminfoReport | None
-    amd_smi: AmdSmiReport | None
-    notes: tuple[str, ...]
-
-
-def probe_rocm_tools(probe: HostProbe, timeout: float = ROCM_TOOL_TIMEOUT_S) -> RocmToolsReport:
+def probe_rocm_tools(
+    probe: HostProbe, timeout: float | None = None, *, gfx: bool = True, rocm: bool = True
+) -> RocmToolsReport:
     """Run ``rocminfo`` and ``amd-smi`` where they are on ``PATH`` (or under
-    ``$ROCM_PATH/bin``), each run within ``timeout`` seconds."""
-    notes: list[str] = []
+    ``$ROCM_PATH/bin``), each run within ``timeout`` seconds (the probe's
+    ``rocm_tool_timeout`` by default), for what is asked: ``gfx``, each GPU's architecture
+    (``rocminfo``, ``amd-smi static --asic``); ``rocm``, the ROCm version (``amd-smi version``).
+    An ``amd-smi version`` that fails or hangs is not asked again for the gfx."""
+    limit = probe.rocm_tool_timeout if timeout is None else timeout
+    rocminfo_notes: list[str] = []
+    amd_smi_notes: list[str] = []
     rocminfo: RocminfoReport | None = None
     amd_smi: AmdSmiReport | None = None
-    exe = _find(probe, "rocminfo")
-    if exe is None:
-        notes.append("rocminfo: not installed")
-    elif (out := _run_tool(probe, exe, ROCMINFO_ARGS, notes, timeout)) is not None:
-        rocminfo = parse_rocminfo(out)
-        notes.extend(f"rocminfo: {p}" for p in rocminfo.problems)
-    exe = _find(probe, "amd-smi")
-    if exe is None:
-        notes.append("amd-smi: not installed")
-    else:
-        amd_smi = _amd_smi(probe, exe, notes, timeout)
-    return RocmToolsReport(rocminfo, amd_smi, tuple(notes))
+    if gfx:
+        exe = _find(probe, "rocminfo")
+        if exe is None:
+            rocminfo_notes.append("rocminfo: not installed")
+        elif (out := _run_tool(probe, exe, ROCMINFO_ARGS, rocminfo_notes, limit)) is not None:
+            rocminfo = parse_rocminfo(out)
+            rocminfo_notes.extend(f"rocminfo: {p}" for p in rocminfo.problems)
+    if gfx or rocm:
+        exe = _find(probe, "amd-smi")
+        if exe is None:
+            amd_smi_notes.append("amd-smi: not installed")
+        else:
+            amd_smi = _amd_smi(probe, exe, amd_smi_notes, limit, gfx=gfx, rocm=rocm)
+    return RocmToolsReport(rocminfo, amd_smi, tuple(rocminfo_notes), tuple(amd_smi_notes))
 
 
-def _amd_smi(probe: HostProbe, exe: str, notes: list[str], timeout: float) -> AmdSmiReport | None:
-    version_out = _run_tool(probe, exe, AMD_SMI_VERSION_ARGS, notes, timeout)
-    asic_out = _run_tool(probe, exe, AMD_SMI_ASIC_ARGS, notes, timeout) if version_out is not None else None
+def _amd_smi(
+    probe: HostProbe, exe: str, notes: list[str], timeout: float, *, gfx: bool, rocm: bool
+) -> AmdSmiReport | None:
+    version_out = _run_tool(probe, exe, AMD_SMI_VERSION_ARGS, notes, timeout) if rocm else None
+    asic_out = None
+    if gfx and (version_out is not None or not rocm):
+        asic_out = _run_tool(probe, exe, AMD_SMI_ASIC_ARGS, notes, timeout)
     if version_out is None and asic_out is None:
         return None
     problems: list[str] = []
-    rocm, problem = parse_amd_smi_version(version_out) if version_out is not None else (None, None)
+    version, problem = parse_amd_smi_version(version_out) if version_out is not None else (None, None)
     if problem:
         problems.append(problem)
-    gfx, asic_problems = parse_amd_smi_asic(asic_out) if asic_out is not None else ((), ())
-    problems.extend(asic_problems)
+    found: tuple[str, ...] | None = None
+    if asic_out is not None:
+        found, asic_problems = parse_amd_smi_asic(asic_out)
+        problems.extend(asic_problems)
     notes.extend(f"amd-smi: {p}" for p in problems)
-    return AmdSmiReport(rocm, gfx, tuple(problems))
+    return AmdSmiReport(version, found, tuple(problems))
 
 
 def _find(probe: HostProbe, name: str) -> str | None:

@@ -70,7 +70,17 @@ from colabenv.models.profile import (
     VerifySettings,
     WatchSettings,
 )
-from colabenv.models.readings import GpuReport, KfdGpu, KfdReport, TpuReport, VersionReading
+from colabenv.models.readings import (
+    AmdSmiReport,
+    GpuReport,
+    KfdGpu,
+    KfdReport,
+    RocmAgent,
+    RocminfoReport,
+    RocmToolsReport,
+    TpuReport,
+    VersionReading,
+)
 from colabenv.models.resolution import (
     ComponentConstraint,
     FrameworkChoice,
@@ -121,6 +131,7 @@ __all__ = [
     "TPU_NAME_PATTERN",
     "TPU_TYPE_PATTERN",
     "Accelerator",
+    "AmdSmiReport",
     "Arch",
     "BaseImage",
     "Catalog",
@@ -176,7 +187,10 @@ __all__ = [
     "Resolution",
     "RingContents",
     "RingHeader",
+    "RocmAgent",
     "RocmTarget",
+    "RocmToolsReport",
+    "RocminfoReport",
     "RuntimeFacts",
     "RuntimeImage",
     "RuntimeKind",

@@ -1,7 +1,7 @@
 """What the host's sources report, as :mod:`colabenv.host` reads it and the accelerator kinds
 (:class:`colabenv.accelerators.base.HostReadings`) take it: the NVIDIA GPU report, the TPU
-report, the GPU nodes of the KFD topology, and a version the host states (the installed ROCm's).
-Nothing here reads the host."""
+report, the GPU nodes of the KFD topology, a version the host states (the installed ROCm's, the
+amdgpu driver's), and what ``rocminfo`` and ``amd-smi`` said. Nothing here reads the host."""
 
 from __future__ import annotations
 
@@ -79,3 +79,49 @@ class VersionReading:
     version: Version | None
     reason: str | None = None
     source: str | None = None
+
+
+@model
+class RocmAgent:
+    """A GPU agent as ``rocminfo`` lists it: its gfx name, KFD node and marketing name."""
+
+    gfx: str
+    node: int | None
+    marketing_name: str
+    uuid: str | None
+
+
+@model
+class RocminfoReport:
+    """``rocminfo``'s GPU agents and the driver version of its first line, where it states one."""
+
+    agents: tuple[RocmAgent, ...]
+    driver: Version | None
+    problems: tuple[str, ...]
+
+
+@model
+class AmdSmiReport:
+    """``amd-smi version``'s ROCm version and ``amd-smi static --asic``'s gfx per GPU; ``gfx``
+    None where ``static --asic`` was not run or failed."""
+
+    rocm: Version | None
+    gfx: tuple[str, ...] | None
+    problems: tuple[str, ...]
+
+
+@model
+class RocmToolsReport:
+    """What the installed ROCm tools said; None for a tool not installed, not asked or that
+    failed. ``rocminfo_notes`` and ``amd_smi_notes``: why each said nothing, or what of its
+    output could not be read, one line each."""
+
+    rocminfo: RocminfoReport | None
+    amd_smi: AmdSmiReport | None
+    rocminfo_notes: tuple[str, ...] = ()
+    amd_smi_notes: tuple[str, ...] = ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Every tool's notes, rocminfo's first."""
+        return (*self.rocminfo_notes, *self.amd_smi_notes)

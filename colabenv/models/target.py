@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from packaging.version import Version
 
@@ -16,6 +16,9 @@ from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, fo
 from colabenv.models.frozen import model
 from colabenv.models.installed import InstalledSet
 from colabenv.models.runtimes import ColabRuntime
+
+if TYPE_CHECKING:
+    from colabenv.models.readings import VersionReading
 
 
 @model
@@ -297,7 +300,9 @@ class TargetOverrides:
 
 @model
 class Fingerprint:
-    """What ``colabenv detect`` found: the target plus the details only people need."""
+    """What ``colabenv detect`` found: the target plus the details only people need
+    (``amdgpu_driver``: the amdgpu kernel driver's version, read where the host's AMD GPUs were;
+    None where it was not read)."""
 
     target: Target
     gpus: tuple[Gpu, ...]
@@ -307,3 +312,4 @@ class Fingerprint:
     glibc: str | None
     state_dir: Path | None
     notes: tuple[str, ...]
+    amdgpu_driver: VersionReading | None = None

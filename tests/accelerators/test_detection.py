@@ -190,15 +190,18 @@ def test_rocm_answers_the_recorded_kfd_topologies(tmp_path: Path, host: str, gfx
     found = ROCM.detected(
         TargetOverrides(), _amd_readings(amd_root(tmp_path, host, rocm="6.4.0-15158")), notes
     )
-    assert found == Detected(RocmTarget(Version("6.4.0"), gfx))
-    assert notes[-1] == f"AMD GPUs read from the KFD topology: {', '.join(gfx)}"
+    assert found is not None and found.device == RocmTarget(Version("6.4.0"), gfx)
+    assert found.amdgpu_driver is not None and found.amdgpu_driver.version is None  # no sys/module
+    assert f"AMD GPUs read from the KFD topology: {', '.join(gfx)}" in notes
 
 
 def test_rocm_fills_in_what_the_flags_leave_out_and_says_what_is_not_known(tmp_path: Path) -> None:
     readings = _amd_readings(amd_root(tmp_path, "mi300x-cpx"))
     notes: list[str] = []
     found = ROCM.detected(TargetOverrides(rocm=RocmTarget(None, ("gfx90a",))), readings, notes)
-    assert found == Detected(RocmTarget(None, ("gfx90a",)))  # the flag's gfx over the host's
+    assert found is not None and found.device == RocmTarget(
+        None, ("gfx90a",)
+    )  # the flag's gfx over the host's
     assert any(note.startswith("ROCm version not known: ") for note in notes), notes
     given = RocmTarget(Version("6.1"), ("gfx942",))
     assert ROCM.detected(TargetOverrides(rocm=given), StandInReadings(closed=True), []) == Detected(given)

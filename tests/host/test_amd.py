@@ -269,7 +269,8 @@ def test_the_tools_run_with_a_time_limit(tmp_path: Path) -> None:
 
 def test_tools_not_installed_are_notes(tmp_path: Path) -> None:
     report = probe_rocm_tools(_probe(tmp_path, tmp_path))
-    assert report == type(report)(None, None, ("rocminfo: not installed", "amd-smi: not installed"))
+    assert report == type(report)(None, None, ("rocminfo: not installed",), ("amd-smi: not installed",))
+    assert report.notes == ("rocminfo: not installed", "amd-smi: not installed")
 
 
 # --- memory through DRM ----------------------------------------------------------------------------

@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from colabenv.catalog.load import shipped_driver_table
-from colabenv.models import Catalog, GpuReport, KfdReport, TpuReport, VersionReading
+from colabenv.models import Catalog, GpuReport, KfdReport, RocmToolsReport, TpuReport, VersionReading
 
 NO_TPU = TpuReport(None, ())
 NO_NVIDIA = GpuReport(None, None, (), ("no NVIDIA driver",))
 NO_KFD = KfdReport((), ())
 NO_ROCM = VersionReading(None, "/opt/rocm/.info/version: absent", "/opt/rocm/.info/version")
+NO_AMDGPU = VersionReading(None, "/sys/module/amdgpu/version: absent", "/sys/module/amdgpu/version")
+NO_ROCM_TOOLS = RocmToolsReport(None, None, ("rocminfo: not installed",), ("amd-smi: not installed",))
 
 
 @dataclass
@@ -24,6 +26,8 @@ class StandInReadings:
     gpu_report: GpuReport = NO_NVIDIA
     kfd: KfdReport | None = NO_KFD
     rocm: VersionReading = NO_ROCM
+    amdgpu: VersionReading = NO_AMDGPU
+    tools: RocmToolsReport = NO_ROCM_TOOLS
     closed: bool = False
     asked: list[str] = field(default_factory=list)
 
@@ -47,6 +51,14 @@ class StandInReadings:
     def rocm_version(self) -> VersionReading:
         self._read("rocm_version")
         return self.rocm
+
+    def amdgpu_version(self) -> VersionReading:
+        self._read("amdgpu_version")
+        return self.amdgpu
+
+    def rocm_tools(self, *, gfx: bool, rocm: bool) -> RocmToolsReport:
+        self._read(f"rocm_tools(gfx={gfx}, rocm={rocm})")
+        return self.tools
 
     def driver_table(self) -> Catalog:
         self._read("driver_table")
