@@ -189,6 +189,13 @@ class HostReadings(Protocol):
         """The installed ROCm's version, or why it is not known."""
         ...
 
+    @property
+    def cross_check(self) -> bool:
+        """Whether the ROCm tools run to check the KFD topology and the installed ROCm's
+        version (``detect``'s own run); where not, ``amd-smi`` runs only for a ROCm version the
+        installed ROCm does not state, and ``rocminfo`` not at all."""
+        ...
+
     def amdgpu_version(self) -> VersionReading:
         """The amdgpu kernel driver's version, or why it is not known."""
         ...

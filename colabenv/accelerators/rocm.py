@@ -30,6 +30,7 @@ from colabenv.models import (
     Target,
     TargetOverrides,
     Variant,
+    VersionReading,
 )
 
 
@@ -170,16 +171,20 @@ def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]
     if given is None and not found.gpus:
         return None
     notes.extend(found.notes)
-    want_rocm = given is None or given.rocm is None
-    want_gfx = given is None or not given.gfx
-    tools = host.rocm_tools(gfx=want_gfx, rocm=want_rocm) if found.gpus else None
+    reading = host.rocm_version() if given is None or given.rocm is None else None
+    # the tools take seconds: detect runs them to check what the files say; every other
+    # command asks amd-smi only for a ROCm version the installed ROCm does not state
+    ask_rocm = reading is not None and bool(found.gpus) and (host.cross_check or reading.version is None)
+    ask_gfx = (given is None or not given.gfx) and bool(found.gpus) and host.cross_check
+    tools = host.rocm_tools(gfx=ask_gfx, rocm=ask_rocm) if ask_rocm or ask_gfx else None
     driver = host.amdgpu_version() if found.gpus else None
     if tools is not None:  # amd-smi's are said beside the ROCm version where it was asked for
-        notes.extend(tools.rocminfo_notes if want_rocm else tools.notes)
-    if given is not None and given.rocm is not None:
+        notes.extend(tools.rocminfo_notes if reading is not None else tools.notes)
+    if reading is None:
+        assert given is not None and given.rocm is not None
         rocm: Version | None = given.rocm
     else:
-        rocm = _rocm_version(host, tools, notes)
+        rocm = _rocm_version(reading, tools, notes)
     gfx = found.gfx
     if given is not None and given.gfx:
         gfx = given.gfx
@@ -196,10 +201,10 @@ def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]
     return base.Detected(RocmTarget(rocm, gfx), amdgpu_driver=driver)
 
 
-def _rocm_version(host: base.HostReadings, tools: RocmToolsReport | None, notes: list[str]) -> Version | None:
-    """The installed ROCm's version: its ``.info/version`` first, else ``amd-smi version``'s;
-    the note names the source, and where both answer and differ says so (the file's taken)."""
-    reading = host.rocm_version()
+def _rocm_version(reading: VersionReading, tools: RocmToolsReport | None, notes: list[str]) -> Version | None:
+    """The installed ROCm's version: its ``.info/version`` (``reading``) first, else ``amd-smi
+    version``'s; the note names the source, and where both answer and differ says so (the
+    file's taken)."""
     smi = tools.amd_smi if tools is not None else None
     smi_rocm = smi.rocm if smi is not None else None
     smi_notes = tools.amd_smi_notes if tools is not None else ()

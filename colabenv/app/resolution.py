@@ -69,12 +69,14 @@ def overrides_of(flags: TargetFlags) -> TargetOverrides:
     return resolve_overrides(flags, tpu_facts=shipped_tpu_facts, runtime_facts=_shipped_runtimes)
 
 
-def host_fingerprint(flags: TargetFlags | None = None, interpreter: Interpreter | None = None) -> Fingerprint:
+def host_fingerprint(
+    flags: TargetFlags | None = None, interpreter: Interpreter | None = None, *, cross_check: bool = False
+) -> Fingerprint:
     """This host (or ``interpreter``'s Python on it), with the flags and variables over what
-    they give."""
+    they give; ``cross_check``: the ROCm tools check what the files say (``detect``)."""
     from colabenv.host.detect import detect
 
-    return detect(overrides_of(flags or TargetFlags()), interpreter=interpreter)
+    return detect(overrides_of(flags or TargetFlags()), interpreter=interpreter, cross_check=cross_check)
 
 
 def spec_target(profile: Profile, spec: TargetSpec) -> Target:

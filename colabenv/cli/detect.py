@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from colabenv.host.interpreter import probe_interpreter
 
     python = probe_interpreter(args.interpreter) if args.interpreter else None
-    fingerprint = host_fingerprint(target_flags(args), interpreter=python)
+    fingerprint = host_fingerprint(target_flags(args), interpreter=python, cross_check=True)
     if args.json:
         sys.stdout.write(json.dumps(fingerprint_to_json(fingerprint), indent=2) + "\n")
         return 0

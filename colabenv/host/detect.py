@@ -232,6 +232,7 @@ def detect(
     catalog_loader: Callable[[], Catalog] | None = None,
     interpreter: Interpreter | None = None,
     tpu_facts: Callable[[], TpuFacts] | None = None,
+    cross_check: bool = False,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
 
@@ -239,6 +240,8 @@ def detect(
     (``--interpreter``) instead of the one colabenv runs in. ``catalog_loader``: called when
     the driver table is needed (a driver given without its CUDA); the shipped one by default.
     ``tpu_facts``: the TPU generations (the shipped ``tpu.toml`` by default).
+    ``cross_check``: run the ROCm tools on an AMD host to check what the files say
+    (:attr:`HostProbe.cross_check`: ``detect``'s own run).
     """
     from colabenv.accelerators.registry import detected
     from colabenv.host.readings import ProbeReadings
@@ -246,6 +249,10 @@ def detect(
 
     wanted = overrides or TargetOverrides()
     host = probe or live_probe(environ)
+    if cross_check:
+        import dataclasses
+
+        host = dataclasses.replace(host, cross_check=True)
     notes: list[str] = []
     if interpreter is not None:
         host = _looking_into(host, interpreter)

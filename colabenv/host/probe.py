@@ -124,6 +124,10 @@ class HostProbe:
     list_dir: Callable[[Path], Sequence[str]] | None = None
     free_threaded: bool = False
     """The Python is a free-threaded build (``Py_GIL_DISABLED``)."""
+    cross_check: bool = False
+    """Run ``rocminfo`` and ``amd-smi`` on an AMD host to check the KFD topology's GPUs and the
+    installed ROCm's version (``detect``); without it ``amd-smi`` runs only for a ROCm version
+    the installed ROCm does not state (the other commands: the tools take seconds)."""
 
     def find_executable(self, name: str) -> str | None:
         if self.which is not None:

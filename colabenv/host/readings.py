@@ -52,6 +52,10 @@ class ProbeReadings:
 
         return read_rocm_version(self.probe.root, self.probe.environ)
 
+    @property
+    def cross_check(self) -> bool:
+        return self.probe.cross_check
+
     def amdgpu_version(self) -> VersionReading:
         from colabenv.host.rocm import read_amdgpu_version
 

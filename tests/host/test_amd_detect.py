@@ -32,7 +32,7 @@ import pytest
 from colabenv.cli import detect as detect_command
 from colabenv.host.detect import detect, fingerprint_to_json
 from colabenv.host.kfd import KFD_NODES
-from colabenv.host.probe import HostProbe, list_dir
+from colabenv.host.probe import ROCM_TOOL_TIMEOUT_S, HostProbe, list_dir
 from colabenv.models import Accelerator, Fingerprint
 from tests.host.test_detect import NO_NVML, overrides
 from tests.support.paths import DATA
@@ -97,10 +97,10 @@ def _ran(tmp_path: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def _probe(root: Path, bin_dir: Path, timeout: float | None = None) -> HostProbe:
+def _probe(root: Path, bin_dir: Path, timeout: float | None = None, *, cross_check: bool = True) -> HostProbe:
     """The host of ``root`` with ``bin_dir`` as its ``PATH``, the tools' time limit ``timeout``
-    (the default where None), and no NVIDIA driver."""
-    limit = {} if timeout is None else {"rocm_tool_timeout": timeout}
+    (the default where None), and no NVIDIA driver, read as ``detect`` reads it (``cross_check``:
+    the tools check the files), or as every other command does."""
     return HostProbe(
         environ={"PATH": str(bin_dir)},
         distributions=lambda: (),
@@ -114,7 +114,8 @@ def _probe(root: Path, bin_dir: Path, timeout: float | None = None) -> HostProbe
         path_exists=lambda path: path.exists(),
         root=root,
         list_dir=list_dir,
-        **limit,
+        cross_check=cross_check,
+        rocm_tool_timeout=ROCM_TOOL_TIMEOUT_S if timeout is None else timeout,
     )
 
 
@@ -297,3 +298,24 @@ def test_given_values_run_no_tool_for_them_and_other_hosts_run_none(tmp_path: Pa
     cpu = detect(probe=_probe(_root(tmp_path / "cpu", ""), tmp_path / "bin"))
     assert cpu.target.device.kind is Accelerator.CPU and _ran(tmp_path) == []
     assert "amdgpu_driver" not in _json(cpu)
+
+
+def test_the_other_commands_run_amd_smi_only_for_a_rocm_the_file_does_not_state(tmp_path: Path) -> None:
+    """render, resolve and lock read the host without the cross-check: the tools take seconds,
+    so with the installed ROCm's version file none runs and the topology's gfx is taken as it
+    is; without the file, ``amd-smi version`` alone gives the ROCm."""
+    _recorded_tools(tmp_path / "bin")
+    probe = _probe(_root(tmp_path / "a", "mi300x-cpx", nodes=range(6)), tmp_path / "bin", cross_check=False)
+    found = detect(probe=probe)
+    assert str(found.target.rocm) == "6.4.0" and found.target.gfx == ("gfx942",)
+    assert _ran(tmp_path) == []
+    assert "AMD GPUs read from the KFD topology: gfx942" in found.notes
+    assert "ROCm 6.4.0 from /opt/rocm/.info/version" in found.notes
+    no_file = _root(tmp_path / "b", "mi300x-cpx", nodes=range(6), rocm=None)
+    found = detect(probe=_probe(no_file, tmp_path / "bin", cross_check=False))
+    assert str(found.target.rocm) == "6.1.0" and _ran(tmp_path) == ["amd-smi version"]
+    assert any(note.startswith("ROCm 6.1.0 from amd-smi version (") for note in found.notes), found.notes
+    (tmp_path / "ran.log").unlink()
+    asked = detect(probe=probe, cross_check=True)
+    assert sorted(_ran(tmp_path)) == ["amd-smi static --asic", "amd-smi version", "rocminfo "]
+    assert "AMD GPUs read from the KFD topology: gfx942 (rocminfo and amd-smi agree)" in asked.notes

@@ -30,6 +30,8 @@ class StandInReadings:
     tools: RocmToolsReport = NO_ROCM_TOOLS
     closed: bool = False
     asked: list[str] = field(default_factory=list)
+    cross_check: bool = True
+    """As ``detect`` reads the host (the ROCm tools check the files); False as the other commands do."""
 
     def _read(self, name: str) -> None:
         self.asked.append(name)
