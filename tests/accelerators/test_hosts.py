@@ -319,7 +319,7 @@ def test_a_free_threaded_python_takes_a_tested_build_only_where_unconfirmed_buil
         ('torch = "==2.6.*"', "3.13t", "frameworks.torch: no release satisfying ==2.6.* runs on the target"),
         ('torch = "==2.6.*"', "3.13t", "cu126 has no free-threaded wheel (cp313t) in the catalog"),
         ('torch = "==2.12.*"', "3.13t", "cu126 has no free-threaded wheel (cp313t) in the catalog"),
-        ('jax = "==0.12.0"', "3.14t", "cuda12 has no free-threaded wheel (cp314t) in the catalog"),
+        ('jax = "==0.4.35"', "3.13t", "cuda12 has no free-threaded wheel (cp313t) in the catalog"),
     ],
 )
 def test_a_build_without_t_wheels_is_exit_3_naming_it(

@@ -50,10 +50,17 @@ FREE_THREADED = [
     # the PyPI files of 2.15.0: cp314t and cp315t
     ("torch", "2.15.0", "cu132", X86, "3.14", "confirmed"),
     ("torch", "2.15.0", "cu132", X86, "3.15", "confirmed"),
-    # jaxlib 0.12.0's PyPI files: cp314t, cp315t; the CUDA plugins' t wheels are not known
+    # jaxlib 0.12.0's PyPI files: cp314t, cp315t
     ("jax", "0.12.0", "cpu", X86, "3.14", "confirmed"),
-    ("jax", "0.12.0", "cuda12", X86, "3.14", None),
-    ("jax", "0.11.2", "cpu", X86, "3.14", None),
+    # the package index's file lists of jaxlib and the plugins (read 2026-11-29)
+    ("jax", "0.12.0", "cuda12", X86, "3.14", "confirmed"),
+    ("jax", "0.11.2", "cpu", X86, "3.14", "confirmed"),
+    ("jax", "0.11.0", "cuda13", X86, "3.13", None),  # cp314t alone from 0.11.0
+    ("jax", "0.7.2", "cuda13", ARM, "3.13", "confirmed"),
+    ("jax", "0.5.3", "cuda12", X86, "3.13", "confirmed"),
+    ("jax", "0.5.3", "cpu", X86, "3.13", None),  # jaxlib 0.5.3: cp313t for x86-64, none for aarch64
+    ("jax", "0.4.35", "cuda12", X86, "3.13", None),
+    ("jax", "0.12.0", "rocm7", X86, "3.14", None),  # jax-rocm7-plugin has no cp3XYt file
     ("tensorflow", "2.20.0", "cpu", X86, "3.13", None),
 ]
 

@@ -25,6 +25,11 @@ from colabenv.curation.refresh.build_facts import (
     text_of,
 )
 from colabenv.curation.refresh.free_threaded import free_threaded_read, with_free_threaded
+from colabenv.curation.refresh.jax_free_threaded import (
+    jax_free_threaded_read,
+    newest_admitted,
+    with_jax_free_threaded,
+)
 from colabenv.curation.refresh.jax_platform_builds import (
     JAXLIB,
     JaxRelease,
@@ -375,8 +380,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             notes.append(f"jax {version} left out: no cudaNN extra with a build that could be read")
             continue
         jax_release = JaxRelease(version, jaxlib, python, rocm_spaces_named(metadata))
-        beyond = platform_variants(run, jax_release, variants, page)
-        offered.update((version, v.name) for v in beyond if v.rocm is not None)
+        beyond = platform_variants(run, jax_release, variants, page, offered)
         cpu = variant_model(
             "cpu",
             source=f"{options.index_label} jax {version} with {JAXLIB} {jaxlib} and no GPU "
@@ -386,7 +390,7 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
             Framework.JAX,
             version,
             python,
-            (*variants, *beyond, cpu),
+            with_jax_free_threaded(run, jax_release, metadata, (*variants, *beyond, cpu)),
             default,
             (Companion(JAXLIB, jaxlib, False),),
             Source(
@@ -398,7 +402,8 @@ def jax_releases(reader: IndexReader, history: History, known: Sequence[Release]
         )
         history.add(release)
         releases.append(release)
-    return Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
+    derived = Derived(tuple(releases), tuple(notes), frozenset(read), offered=frozenset(offered))
+    return dataclasses.replace(derived, free_threaded_read=jax_free_threaded_read(releases))
 
 
 def _jax_cuda_variants(
@@ -478,22 +483,19 @@ def _jax_variant(run: FrameworkRun, build: _JaxBuild, requirements: list[Require
 def _jax_pins(run: FrameworkRun, build: _JaxBuild, requirements: list[Requirement]) -> _JaxPins | None:
     """What ``build`` pins: its extra's NVIDIA wheels and, where the extra requires a
     ``jax-cudaNN-plugin``, the plugin's (``with-cuda``); None: no plugin wheel it admits (noted)."""
-    options = run.reader.options
     version, extra = build.version, build.extra
     plugin_name = f"jax-cuda{build.major}-plugin"
     plugin = [r for r in requirements if canonicalize_name(r.name) == plugin_name]
     own_pins = nvidia_pins(requirements)
     if not plugin:
         return _JaxPins(own_pins, f"jax {version} METADATA Requires-Dist extra {extra}", ())
-    # the plugin may lag jax by a patch release: the newest one the extra admits
-    plugins = by_version(run.reader.wheels(options.index, plugin_name))
-    admitted = [v for v in plugins if plugin[0].specifier.contains(v, prereleases=True)]
-    if not admitted:
+    plugins = newest_admitted(run.reader, plugin_name, plugin[0].specifier)
+    if not plugins:
         run.notes.append(
             f"jax {version} {extra} left out: no Linux x86_64 wheel of {plugin_name}{plugin[0].specifier}"
         )
         return None
-    plugin_wheel = preferred(plugins[max(admitted)])
+    plugin_wheel = preferred(plugins)
     plugin_metadata = run.reader.metadata(plugin_wheel)
     plugin_pins = nvidia_pins(requirements_of(plugin_metadata, "with-cuda"))
     pins_source = (

@@ -22,7 +22,9 @@ installs them) and, from a page, ``find_links``; its ROCm from the page's path
 (``ROCm:7.1.0``, ``ROCm: Legacy ROCm 7.2.0``); a Python range where the plugin's tags leave out a
 Python the release has; its gfx list what the HIP offload bundles of the plugin's and the PJRT's
 shared objects name (:mod:`colabenv.curation.offload_bundles`), else carried over from the build
-before, marked unconfirmed, else left out with a note."""
+before, marked unconfirmed, else left out with a note. A file's ROCm build whose plugin the page
+or index it is read from no longer lists at the release's jaxlib version is gone (reported as a
+CUDA build is); one whose page was not read is not."""
 
 from __future__ import annotations
 
@@ -92,12 +94,17 @@ class RocmPage:
 
 
 def platform_variants(
-    run: FrameworkRun, release: JaxRelease, built: Sequence[Variant], page: RocmPage | None
+    run: FrameworkRun,
+    release: JaxRelease,
+    built: Sequence[Variant],
+    page: RocmPage | None,
+    offered: set[tuple[Version, str]],
 ) -> list[Variant]:
     """The linux_aarch64 builds of the x86-64 CUDA builds ``built``, then the ROCm builds
-    ``page`` (where not None) or else the default index has."""
+    ``page`` (where not None) or else the default index has; each ROCm build whose plugin is
+    there, derived or left out, is added to ``offered`` (a file's build missing there is gone)."""
     found = _aarch64_variants(run, release, built)
-    found.extend(_rocm_variants(run, release, page))
+    found.extend(_rocm_variants(run, release, page, offered))
     return found
 
 
@@ -241,13 +248,16 @@ def rocm_page(run: FrameworkRun, known: Sequence[Release]) -> RocmPage | None:
 
 
 def rocm_builds_not_read(known: Sequence[Release], page: RocmPage | None) -> set[tuple[Version, str]]:
-    """The file's ROCm builds whose page was not read: none of them is gone from it."""
-    return {
-        (r.version, v.name)
-        for r in known
-        for v in r.variants
-        if v.rocm is not None and (page is None or v.find_links != page.url)
-    }
+    """The file's ROCm builds whose files were not read: from a find-links page other than the
+    one read (or with none read), or, from the default index, named for no plugin namespace.
+    None of them is gone; the others are where the index or page read no longer lists them."""
+
+    def read(build: Variant) -> bool:
+        if build.find_links is None:
+            return _NAMESPACE.fullmatch(build.name) is not None
+        return page is not None and build.find_links == page.url
+
+    return {(r.version, v.name) for r in known for v in r.variants if v.rocm is not None and not read(v)}
 
 
 @model
@@ -289,12 +299,13 @@ def _release_plugins(run: FrameworkRun, origin: RocmOrigin, space: str, jaxlib: 
     return [w for w in plugins if w.version == newest]
 
 
-def _rocm_variants(run: FrameworkRun, release: JaxRelease, page: RocmPage | None) -> list[Variant]:
+def _rocm_variants(
+    run: FrameworkRun, release: JaxRelease, page: RocmPage | None, offered: set[tuple[Version, str]]
+) -> list[Variant]:
     found = []
     index = RocmOrigin(None, run.reader.options.index_label)
     for space in _rocm_spaces(run, release, page):
         plugins: list[Wheel] = []
-        origin = index
         if page is not None and space in page.namespaces:
             origin = RocmOrigin(page.url, f"find-links page {page.url}")
             plugins = _release_plugins(run, origin, space, release.jaxlib)
@@ -303,6 +314,7 @@ def _rocm_variants(run: FrameworkRun, release: JaxRelease, page: RocmPage | None
             plugins = _release_plugins(run, origin, space, release.jaxlib)
         if not plugins:
             continue
+        offered.add((release.version, space))
         variant = _rocm_variant(run, release, origin, space, plugins)
         if variant is not None:
             found.append(variant)
