@@ -263,7 +263,8 @@ def make_starter(overrides: TargetOverrides, name: str | None, where: Path) -> S
     from colabenv.host.detect import detect, read_freeze
 
     image_path = overrides.installed_from
-    fingerprint = detect(dataclasses.replace(overrides, installed_from=None))
+    # the frameworks installed here, whatever Python or platform the flags name
+    fingerprint = detect(dataclasses.replace(overrides, installed_from=None), own_installed=True)
     name = name or fingerprint.runtime.value
     if not _NAME_RE.fullmatch(name):
         raise UsageError(

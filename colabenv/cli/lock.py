@@ -279,7 +279,7 @@ def _one_lock(
     resolution = resolved.resolution
     for warning in resolution.warnings:
         _note(args, f"warning: {warning}")
-    return make_lock(
+    lock = make_lock(
         resolution,
         resolver=args.resolver,
         colabenv_version=__version__,
@@ -290,3 +290,6 @@ def _one_lock(
         notice=lambda text: _note(args, text),
         memory_mib=memory_mib,
     )
+    for note in resolution.notes:  # after the lock is made: a refusal is its one line
+        _note(args, note)
+    return lock

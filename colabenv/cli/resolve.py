@@ -78,6 +78,7 @@ def _tails(resolution: Resolution) -> list[tuple[str, str]]:
     if resolution.apt:
         lines.append(("apt", ", ".join(resolution.apt)))
     lines.extend(("warning", warning) for warning in resolution.warnings)
+    lines.extend(("note", note) for note in resolution.notes)
     return lines
 
 

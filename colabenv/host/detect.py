@@ -233,6 +233,7 @@ def detect(
     interpreter: Interpreter | None = None,
     tpu_facts: Callable[[], TpuFacts] | None = None,
     cross_check: bool = False,
+    own_installed: bool = False,
 ) -> Fingerprint:
     """Detect the host, then let ``overrides`` (flags, ``COLABENV_*``) replace what they give.
 
@@ -242,6 +243,9 @@ def detect(
     ``tpu_facts``: the TPU generations (the shipped ``tpu.toml`` by default).
     ``cross_check``: run the ROCm tools on an AMD host to check what the files say
     (:attr:`HostProbe.cross_check`: ``detect``'s own run).
+    ``own_installed``: the installed distributions are the interpreter's own even where the
+    target is another platform or Python (``init``: a starter profile of this Python); else
+    none is read for such a target (:func:`_elsewhere`).
     """
     from colabenv.accelerators.registry import detected
     from colabenv.host.readings import ProbeReadings
@@ -263,7 +267,6 @@ def detect(
     readings = ProbeReadings(host, catalog_loader or _driver_table, tpu_facts or shipped_tpu_facts)
     found = detected(wanted, readings, notes)
     device = found.device
-    installed = _installed(wanted, host, frozen, device.kind, notes)
 
     python_full = host.python_version
     python = _python_release(python_full)
@@ -274,7 +277,12 @@ def detect(
 
     runtime = detect_runtime(host)
     platform = wanted.platform or host.platform_tag
-    target = Target(device, python, platform, installed, _glibc_of(wanted, host), free_threaded)
+    given = frozen is not None or wanted.runtime is not None  # they say what is installed
+    elsewhere = None if own_installed or given else _elsewhere(wanted, host, platform, free_threaded)
+    unread = f"installed versions: none read ({elsewhere})" if elsewhere is not None else None
+    installed = _installed(wanted, host, frozen, device.kind, notes, unread)
+    glibc = _glibc_of(wanted, host)
+    target = Target(device, python, platform, installed, glibc, free_threaded, installed_note=unread)
     try:
         state: Path | None = state_dir(host.environ)
     except StateError as error:
@@ -294,10 +302,16 @@ def detect(
 
 
 def _installed(
-    wanted: TargetOverrides, host: HostProbe, frozen: InstalledSet | None, kind: Accelerator, notes: list[str]
+    wanted: TargetOverrides,
+    host: HostProbe,
+    frozen: InstalledSet | None,
+    kind: Accelerator,
+    notes: list[str],
+    unread: str | None,
 ) -> InstalledSet:
     """What the target has installed: the ``--installed-from`` file's, the ``--runtime`` image's
-    for the target's accelerator, else the host's distributions."""
+    for the target's accelerator, else the host's distributions; none where ``unread`` says why
+    the host's are not the target's."""
     if frozen is not None:
         notes.append(f"installed distributions read from {wanted.installed_from}")
     if wanted.runtime is not None:
@@ -307,7 +321,34 @@ def _installed(
             f" distributions of its {kind} image ({image.freeze_file})"
         )
         return image.installed
-    return frozen if frozen is not None else _installed_set(host.distributions())
+    if frozen is not None:
+        return frozen
+    if unread is not None:
+        notes.append(unread)
+        return InstalledSet()
+    return _installed_set(host.distributions())
+
+
+def _elsewhere(wanted: TargetOverrides, host: HostProbe, platform: str, free_threaded: bool) -> str | None:
+    """Why this interpreter's installed distributions are not the target's, or None where they
+    may be: decisive facts only, the target's platform or its Python (major.minor, free-threaded
+    or not) other than the interpreter's. A driver, a GPU or the CPU given say nothing: they
+    describe this host as often as another (``init``, a ``--driver`` where NVML failed)."""
+    if platform != host.platform_tag:
+        return f"the target is {platform}, this host {host.platform_tag}"
+    here = _python_release(host.python_version).release[:2]
+    wanted_release = here if wanted.python is None else wanted.python.release[:2]
+    if wanted_release != here or free_threaded != host.free_threaded:
+        return (
+            f"the target's Python is {_python_shown(wanted_release, free_threaded)},"
+            f" this interpreter's {_python_shown(here, host.free_threaded)}"
+        )
+    return None
+
+
+def _python_shown(release: tuple[int, ...], free_threaded: bool) -> str:
+    """``3.14`` or, free-threaded, ``3.14t``."""
+    return ".".join(str(n) for n in release) + ("t" if free_threaded else "")
 
 
 def _glibc_of(wanted: TargetOverrides, host: HostProbe) -> Version | None:

@@ -51,5 +51,9 @@ def named_target(
     catalog_loader: Callable[[], Catalog] | None = None,
     tpu_facts: Callable[[], TpuFacts] | None = None,
 ) -> Target:
-    """The target ``overrides`` (from a named target's keys) describe, on no host at all."""
-    return detect(overrides, probe=blank_probe(), catalog_loader=catalog_loader, tpu_facts=tpu_facts).target
+    """The target ``overrides`` (from a named target's keys) describe, on no host at all: the
+    blank host's installed distributions (none) are its own, never compared with this host's."""
+    found = detect(
+        overrides, probe=blank_probe(), catalog_loader=catalog_loader, tpu_facts=tpu_facts, own_installed=True
+    )
+    return found.target

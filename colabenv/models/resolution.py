@@ -97,6 +97,13 @@ class Resolution:
                 return choice
         return None
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the resolution says of its target beside the warnings: why no installed version
+        was read (the target is another platform or Python than this interpreter's)."""
+        note = self.target.installed_note
+        return (note,) if note is not None else ()
+
     def to_json(self) -> dict[str, object]:
         return {
             "target": self.target.to_json(),
@@ -108,6 +115,7 @@ class Resolution:
             "constraints": [{"requirement": c.requirement, "reason": c.reason} for c in self.constraints],
             "apt": list(self.apt),
             "warnings": list(self.warnings),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 

@@ -184,6 +184,8 @@ class Target:
     glibc whose ``manylinux_2_N`` wheels it installs; None: not known (a target made of flags).
     ``free_threaded``: a free-threaded CPython (``3.14t``), which loads only its own ``cp314t``
     wheels (never an abi3 one).
+    ``installed_note``: why ``installed`` is empty where that needs saying (this host's installed
+    versions not read: the target is another platform or Python); not part of its value.
     """
 
     device: Device
@@ -192,6 +194,7 @@ class Target:
     installed: InstalledSet = field(default_factory=InstalledSet)
     glibc: Version | None = None
     free_threaded: bool = False
+    installed_note: str | None = field(default=None, compare=False)
 
     @property
     def driver(self) -> Version | None:

@@ -213,6 +213,8 @@ def test_the_readme_shows_what_resolve_prints_for_a_v5e(runner: Runner) -> None:
     shown = section.split("    $ colabenv resolve jax-tpu --tpu v5e-1 --python 3.12\n", 1)[1]
     lines = [line[4:] for line in shown.split("\n\n", 1)[0].splitlines()]
     done = runner("resolve", "jax-tpu", "--tpu", "v5e-1", "--python", "3.12")
-    assert done.stdout.splitlines() == lines
+    # an interpreter other than 3.12 adds a note that none of its installed versions was read
+    printed = [line for line in done.stdout.splitlines() if not line.startswith("note: installed versions")]
+    assert printed == lines
     assert "`jax[tpu]==0.11.2`" in section and "`libtpu==0.0.48.*`" in section
     assert "torch-xla[tpu]==2.9.0" in section
