@@ -3,7 +3,7 @@ CUDA caps a CUDA build) and its gfx list has every GPU's architecture; where onl
 driver is known (no ROCm userspace), the newest build with the GPUs' kernels is taken with a
 warning. A CUDA build never runs here, and a CPU build is taken only when the profile names it:
 a framework with no ROCm build is exit 3, naming it, never swapped for its CPU build
-(docs/hosts.md). On the host: the GPUs of the KFD topology and the installed ROCm, each replaced
+(docs/rocm.md). On the host: the GPUs of the KFD topology and the installed ROCm, each replaced
 by ``--rocm`` and ``--gfx``; where the topology has GPUs, the amdgpu driver's version, ``amd-smi
 version``'s ROCm where the installed ROCm states none (a note where the two differ: the file's is
 taken), and ``rocminfo``'s and ``amd-smi``'s GPUs against the topology's (a note for each GPU one

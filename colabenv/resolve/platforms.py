@@ -2,7 +2,7 @@
 another platform, or without a free-threaded wheel for a free-threaded Python, turned down (the
 one free-threaded rule, for the CUDA packages' builds too); and
 the CPU build that is all a release has on a platform, named rather than taken unasked
-(docs/hosts.md)."""
+(docs/aarch64.md)."""
 
 from __future__ import annotations
 

@@ -275,7 +275,7 @@ def test_the_only_unconfirmed_builds_are_the_known_ones_each_with_its_reason() -
         (version, name) for version in ("2.9.0", "2.9.1", "2.10.0") for name in ("cu126", "cu128", "cu130")
     } | {("2.11.0", "cu126"), ("2.11.0", "cu128"), ("2.15.0", "cu130")}
     # torch's ROCm builds from 2.5 on: gfx lists read from copies bracketing each release
-    # (docs/hosts.md); 2.4's, read at the release's own commit, are confirmed
+    # (docs/rocm.md); 2.4's, read at the release's own commit, are confirmed
     assert {key[1] for key in rocm} >= {"2.5.0", "2.9.0", "2.14.1"}
     # their release commits (git_version of the release's wheels) are named, with what was not read
     assert all("not confirmed at the release commit" in unconfirmed[key] for key in rocm)
