@@ -131,6 +131,42 @@ def test_commands_that_parse_no_pin_do_not_import_the_requirement_grammar(
     assert sorted(set(report["modules"]) & {"packaging.requirements", "packaging.markers"}) == []
 
 
+def test_the_recorder_samples_without_the_specifier_and_tag_modules(tmp_path: Path) -> None:
+    """The recorder (``python -m colabenv.recorder``) takes its samples' models, never a
+    specifier or a wheel tag: packaging.specifiers, packaging.utils and packaging.tags (with
+    logging, subprocess and sysconfig) stay out of its memory, and so do the AMD sysfs readers
+    on a host where no DRM card states its VRAM use (``tmp_path`` as its root)."""
+    probe = (
+        "import json, os, sys\n"
+        "from pathlib import Path\n"
+        "import colabenv.recorder.loop\n"
+        "from colabenv.host.sampler import Sampler\n"
+        "run = Sampler(kernel_pid=os.getpid(), paths=('.',), amd_root=Path(sys.argv[1])).start()\n"
+        "samples = [run.sample(), run.sample()]\n"
+        "run.close()\n"
+        "print(json.dumps({'processes': len(samples[1].processes), 'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["processes"] >= 1
+    kept_out = {
+        "packaging.specifiers",
+        "packaging.utils",
+        "packaging.tags",
+        "packaging.requirements",
+        "colabenv.host.kfd",
+        "colabenv.host.amd_vram",
+    }
+    assert sorted(set(report["modules"]) & kept_out) == []
+
+
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert gc.isenabled()
     assert main.main(["profiles", "list"]) == 0
