@@ -167,6 +167,30 @@ def test_the_recorder_samples_without_the_specifier_and_tag_modules(tmp_path: Pa
     assert sorted(set(report["modules"]) & kept_out) == []
 
 
+def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Path) -> None:
+    """``doctor`` where no GPU variable is set (``HSA_OVERRIDE_GFX_VERSION``) loads neither the
+    judge of those variables nor the KFD reader it spells gfx names with."""
+    probe = (
+        "import sys, json, io, contextlib\n"
+        "sys.argv = ['colabenv', 'doctor', '--json']\n"
+        "from colabenv.cli.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main()\n"
+        "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COLABENV_", "HSA_"))}
+    env["COLABENV_STATE_DIR"] = str(tmp_path / "state")
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] in (0, 1)
+    loaded = set(report["modules"])
+    assert "colabenv.diagnosis.run" in loaded
+    assert sorted(loaded & {"colabenv.diagnosis.gpu_variables", "colabenv.host.kfd"}) == []
+
+
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert gc.isenabled()
     assert main.main(["profiles", "list"]) == 0
