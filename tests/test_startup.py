@@ -169,7 +169,8 @@ def test_the_recorder_samples_without_the_specifier_and_tag_modules(tmp_path: Pa
 
 def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Path) -> None:
     """``doctor`` where no GPU variable is set (``HSA_OVERRIDE_GFX_VERSION``) loads neither the
-    judge of those variables nor the KFD reader it spells gfx names with."""
+    judge of those variables nor the KFD reader it spells gfx names with, and reads
+    ``deaths.toml`` without the catalog's loader (releases, components, packages)."""
     probe = (
         "import sys, json, io, contextlib\n"
         "sys.argv = ['colabenv', 'doctor', '--json']\n"
@@ -188,7 +189,9 @@ def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Pa
     assert report["code"] in (0, 1)
     loaded = set(report["modules"])
     assert "colabenv.diagnosis.run" in loaded
-    assert sorted(loaded & {"colabenv.diagnosis.gpu_variables", "colabenv.host.kfd"}) == []
+    assert "colabenv.catalog.deaths" in loaded
+    kept_out = {"colabenv.diagnosis.gpu_variables", "colabenv.host.kfd", "colabenv.catalog.load"}
+    assert sorted(loaded & kept_out) == []
 
 
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
