@@ -169,8 +169,9 @@ def test_the_recorder_samples_without_the_specifier_and_tag_modules(tmp_path: Pa
 
 def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Path) -> None:
     """``doctor`` where no GPU variable is set (``HSA_OVERRIDE_GFX_VERSION``) loads neither the
-    judge of those variables nor the KFD reader it spells gfx names with, and reads
-    ``deaths.toml`` without the catalog's loader (releases, components, packages)."""
+    judge of those variables nor the KFD reader it spells gfx names with, reads
+    ``deaths.toml`` without the catalog's loader (releases, components, packages), and takes no
+    target (no ``app.resolution``)."""
     probe = (
         "import sys, json, io, contextlib\n"
         "sys.argv = ['colabenv', 'doctor', '--json']\n"
@@ -190,7 +191,12 @@ def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Pa
     loaded = set(report["modules"])
     assert "colabenv.diagnosis.run" in loaded
     assert "colabenv.catalog.deaths" in loaded
-    kept_out = {"colabenv.diagnosis.gpu_variables", "colabenv.host.kfd", "colabenv.catalog.load"}
+    kept_out = {
+        "colabenv.diagnosis.gpu_variables",
+        "colabenv.host.kfd",
+        "colabenv.catalog.load",
+        "colabenv.app.resolution",
+    }
     assert sorted(loaded & kept_out) == []
 
 
