@@ -131,6 +131,75 @@ def test_commands_that_parse_no_pin_do_not_import_the_requirement_grammar(
     assert sorted(set(report["modules"]) & {"packaging.requirements", "packaging.markers"}) == []
 
 
+def test_the_recorder_samples_without_the_specifier_and_tag_modules(tmp_path: Path) -> None:
+    """The recorder (``python -m colabenv.recorder``) takes its samples' models, never a
+    specifier or a wheel tag: packaging.specifiers, packaging.utils and packaging.tags (with
+    logging, subprocess and sysconfig) stay out of its memory, and so do the AMD sysfs readers
+    on a host where no DRM card states its VRAM use (``tmp_path`` as its root)."""
+    probe = (
+        "import json, os, sys\n"
+        "from pathlib import Path\n"
+        "import colabenv.recorder.loop\n"
+        "from colabenv.host.sampler import Sampler\n"
+        "run = Sampler(kernel_pid=os.getpid(), paths=('.',), amd_root=Path(sys.argv[1])).start()\n"
+        "samples = [run.sample(), run.sample()]\n"
+        "run.close()\n"
+        "print(json.dumps({'processes': len(samples[1].processes), 'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["processes"] >= 1
+    kept_out = {
+        "packaging.specifiers",
+        "packaging.utils",
+        "packaging.tags",
+        "packaging.requirements",
+        "colabenv.host.kfd",
+        "colabenv.host.amd_vram",
+    }
+    assert sorted(set(report["modules"]) & kept_out) == []
+
+
+def test_doctor_without_gpu_variables_imports_no_gpu_variable_judge(tmp_path: Path) -> None:
+    """``doctor`` where no GPU variable is set (``HSA_OVERRIDE_GFX_VERSION``) loads neither the
+    judge of those variables nor the KFD reader it spells gfx names with, reads
+    ``deaths.toml`` without the catalog's loader (releases, components, packages), and takes no
+    target (no ``app.resolution``)."""
+    probe = (
+        "import sys, json, io, contextlib\n"
+        "sys.argv = ['colabenv', 'doctor', '--json']\n"
+        "from colabenv.cli.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main()\n"
+        "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COLABENV_", "HSA_"))}
+    env["COLABENV_STATE_DIR"] = str(tmp_path / "state")
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["code"] in (0, 1)
+    loaded = set(report["modules"])
+    assert "colabenv.diagnosis.run" in loaded
+    assert "colabenv.catalog.deaths" in loaded
+    kept_out = {
+        "colabenv.diagnosis.gpu_variables",
+        "colabenv.host.kfd",
+        "colabenv.catalog.load",
+        "colabenv.app.resolution",
+    }
+    assert sorted(loaded & kept_out) == []
+
+
 def test_main_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert gc.isenabled()
     assert main.main(["profiles", "list"]) == 0

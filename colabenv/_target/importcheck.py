@@ -12,10 +12,12 @@ its traceback, this program's and importlib's left out (each bounded). What the 
 is left on stdout and stderr for the parent to quote (NumPy's "compiled using NumPy 1.x" text
 is printed before it raises).
 
-What this program needs (``importlib``, ``traceback``) is imported before the working
-directory goes first on ``sys.path``: a file there named like them (``importlib.py``) never
-runs here, where it could fake every import (issue 35); ``doctor`` names such a file from its
-scan of the path. Standard library only; runs on Python 3.8 and newer.
+What this program needs (``importlib``) is imported before the working directory goes first on
+``sys.path``: a file there named like it (``importlib.py``) never runs here, where it could fake
+every import (issue 35); ``doctor`` names such a file from its scan of the path. A failure's
+frames are read from the traceback objects themselves: ``traceback`` (with linecache, tokenize
+and re) would cost each child some 6 ms and load what the module checked may itself import.
+Standard library only; runs on Python 3.8 and newer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
+from types import TracebackType
 
 TEXT_LIMIT = 4000
 TAIL_LINES = 12
@@ -79,17 +81,24 @@ def dumps(value: object) -> str:
     return _string(str(value))
 
 
+def _frames(tb: TracebackType | None) -> list[str]:
+    """``file:line in function`` of each frame of ``tb``, oldest first, as
+    ``traceback.extract_tb`` names them; this program's and importlib's left out."""
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename != __file__ and "importlib" not in code.co_filename:
+            frames.append(f"{code.co_filename}:{tb.tb_lineno} in {code.co_name}")
+        tb = tb.tb_next
+    return frames
+
+
 def check(name: str) -> dict[str, object]:
     result: dict[str, object] = {"mode": "import", "module": name, "python": sys.executable}
     try:
         module = importlib.import_module(name)
     except BaseException as exc:  # an import may raise anything, SystemExit included
-        frames = [
-            f"{frame.filename}:{frame.lineno} in {frame.name}"
-            for frame in traceback.extract_tb(exc.__traceback__)
-            if frame.filename != __file__ and "importlib" not in frame.filename
-        ]
-        tail = frames[-TAIL_LINES:]
+        tail = _frames(exc.__traceback__)[-TAIL_LINES:]
         result.update(
             ok=False,
             type=type(exc).__name__,

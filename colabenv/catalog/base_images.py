@@ -59,7 +59,7 @@ def base_images(doc: Reader) -> tuple[BaseImage, ...]:
 
 
 def load_base_images(path: Path, data: bytes) -> tuple[BaseImage, ...]:
-    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.document import parse_document
 
     return base_images(parse_document(path, data, CatalogError))
 

@@ -59,7 +59,7 @@ def _remedy(item: Reader) -> Remedy:
 
 def load_death_facts(path: Path, data: bytes) -> DeathFacts:
     """The facts of ``data``, read from ``path``."""
-    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.document import parse_document
 
     return death_facts(parse_document(path, data, CatalogError))
 

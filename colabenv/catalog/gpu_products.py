@@ -69,7 +69,7 @@ def gpu_products(doc: Reader) -> tuple[GpuType, ...]:
 
 
 def load_gpu_products(path: Path, data: bytes) -> tuple[GpuType, ...]:
-    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.document import parse_document
 
     return gpu_products(parse_document(path, data, CatalogError))
 

@@ -20,11 +20,10 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv._util import toml
-from colabenv._util.cache import parsed_toml
-from colabenv._util.reader import Fail, Reader
+from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
 from colabenv.catalog.components import components_from
+from colabenv.catalog.document import parse_document
 from colabenv.catalog.packages import (
     PACKAGES_FILE,
     catalog_url,
@@ -38,7 +37,7 @@ from colabenv.catalog.packages import (
     shared_keys,
     with_shipped_packages,
 )
-from colabenv.errors import CatalogError, CatalogOverlayError, ColabenvError, printable
+from colabenv.errors import CatalogError, CatalogOverlayError, printable
 from colabenv.models import (
     CATALOG_PLATFORM,
     GFX_PATTERN,
@@ -76,18 +75,10 @@ DRIVERS_FILE = "drivers.toml"
 COMPONENTS_FILE = "components.toml"
 
 
-ErrorType = type[CatalogError] | type[CatalogOverlayError]
 MAX_OVERLAY_BYTES = 16 * 1024 * 1024
 """The most read of one overlay file: the shipped torch.toml, the largest, is about 100 KiB."""
 MAX_OVERLAY_FOLDERS = 32
 OVERLAY_VARIABLE = "COLABENV_CATALOG"
-
-
-def _failing(path: Path, error: ErrorType = CatalogError) -> Fail:
-    def fail(key: str | None, problem: str) -> ColabenvError:
-        return error(path, key, problem)
-
-    return fail
 
 
 def _source(reader: Reader) -> Source:
@@ -100,20 +91,6 @@ def _read(path: Path) -> Reader:
     except OSError as exc:
         raise CatalogError(path, None, f"cannot read: {exc.strerror or exc}") from None
     return parse_document(path, data, CatalogError)
-
-
-def parse_document(path: Path, data: bytes, error: ErrorType) -> Reader:
-    """The catalog document in ``data`` (read from ``path``), failing with ``error``."""
-    try:
-        document = parsed_toml(data, toml.loads_utf8)
-    except (UnicodeDecodeError, toml.TOMLDecodeError) as exc:
-        raise error(path, None, f"invalid TOML: {printable(exc)}") from None
-    except RecursionError:
-        raise error(path, None, "invalid TOML: nested too deeply") from None
-    reader = Reader(document, _failing(path, error))
-    if document.get("schema") != 1:
-        raise reader.fail("schema", "expected schema = 1")
-    return reader
 
 
 def _load_drivers(path: Path) -> tuple[tuple[CudaToolkit, ...], tuple[CudaMajorLine, ...]]:

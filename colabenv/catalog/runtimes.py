@@ -28,7 +28,7 @@ from colabenv.models import (
 from colabenv.models.runtimes import LATEST
 
 if TYPE_CHECKING:
-    from colabenv.catalog.load import ErrorType
+    from colabenv.catalog.document import ErrorType
 
 RUNTIMES_FILE = "runtimes.toml"
 RUNTIME_ID_RE = re.compile(r"colab-(20[0-9]{2})\.(0[1-9]|1[0-2])|colab-latest", re.ASCII)
@@ -173,7 +173,7 @@ def check_pins(text: str, refuse: Callable[[str], ColabenvError]) -> None:
 def load_runtimes(path: Path, data: bytes, error: ErrorType = CatalogError) -> RuntimeFacts:
     """The runtime versions of ``data``, read from ``path`` (the shipped file; a file ``catalog
     refresh`` starts from or writes fails with :class:`CatalogOverlayError`)."""
-    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.document import parse_document
 
     return runtime_facts(parse_document(path, data, error))
 

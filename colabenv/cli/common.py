@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from colabenv._util.files import MAX_INPUT_BYTES, FileProblem, read_limited, write_output
-from colabenv.app.resolution import host_fingerprint, overrides_of
 from colabenv.errors import InputError, OutputError, UsageError, printable, shown
 from colabenv.models import JobSettings, Profile, Target, TargetOverrides
 from colabenv.models.runtimes import LATEST
@@ -139,11 +138,15 @@ def _say_latest() -> None:
 
 
 def overrides_from_args(args: argparse.Namespace) -> TargetOverrides:
+    from colabenv.app.resolution import overrides_of  # not for doctor and watch, which take no target
+
     return overrides_of(target_flags(args))
 
 
 def target_from_args(args: argparse.Namespace) -> Target:
     """Flags and COLABENV_* variables first; whatever they leave open is detected."""
+    from colabenv.app.resolution import host_fingerprint
+
     return host_fingerprint(target_flags(args)).target
 
 

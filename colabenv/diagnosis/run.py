@@ -173,12 +173,12 @@ def find_gpu_variables(context: DoctorContext) -> Found:
     (``HSA_OVERRIDE_GFX_VERSION``), judged against the installed torch's gfx list where the
     catalog has it: a finding where the override names a gfx the build has no kernels for (or
     cannot be read), a note where it is set and does no harm that can be seen."""
-    from colabenv.catalog.load import shipped_catalog
-    from colabenv.diagnosis.gpu_variables import gpu_variable_findings, installed_torch_gfx
-
     entries = shipped_signatures().variables
     if not any(entry.name in context.environ for entry in entries):
         return Found()
+    from colabenv.catalog.load import shipped_catalog
+    from colabenv.diagnosis.gpu_variables import gpu_variable_findings, installed_torch_gfx
+
     python = context.python
     scan = scan_path(
         scan_entries(python.path), stdlib=python.stdlib, extension_suffixes=python.extension_suffixes

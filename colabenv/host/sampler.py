@@ -207,6 +207,10 @@ class _Gpus:
             self.nvml = None
 
 
+_VRAM_STATED = "sys/class/drm/card*/device/mem_info_vram_used"
+"""The file by which a DRM card states its VRAM use (amdgpu's do, :mod:`colabenv.host.amd_vram`)."""
+
+
 @record
 class Sampler:
     """Takes one :class:`Sample` each call, readers injectable at the boundary.
@@ -302,8 +306,8 @@ class SamplerRun:
         """AMD GPUs' memory from sysfs (no utilisation, no holders: sysfs says neither), each
         named by its DRM card and KFD node; the KFD topology is read once."""
         root = self.sampler.amd_root
-        if root is None:
-            return ()
+        if root is None or not any(root.glob(_VRAM_STATED)):
+            return ()  # not an AMD host: its readers are not even imported
         from colabenv.host.amd_vram import read_amd_vram  # an AMD host's only
         from colabenv.host.kfd import read_kfd_gpus
 

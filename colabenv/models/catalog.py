@@ -1,6 +1,11 @@
 """The curated catalog: the driver table, framework releases and their builds, the NVIDIA
 component facts, the TPU facts (``tpu.toml``) and the CUDA packages around the frameworks
-(``cuda_packages.toml``)."""
+(``cuda_packages.toml``).
+
+``SpecifierSet`` and ``NormalizedName`` are named in annotations only, and ``canonicalize_name``
+imported where a name is looked up: packaging.specifiers and packaging.utils (which imports
+packaging.tags, with logging, subprocess and sysconfig) are not loaded with the models, so the
+recorder, which takes its samples' models and never a specifier, goes without them."""
 
 from __future__ import annotations
 
@@ -9,8 +14,6 @@ import functools
 from dataclasses import field
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.models.base import Arch, ComputeCapability, Framework, archs_cover
@@ -18,6 +21,8 @@ from colabenv.models.frozen import model
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import NormalizedName
 
 
 @functools.lru_cache(maxsize=1024)
@@ -234,6 +239,8 @@ class Release:
         return dataclasses.replace(self, variants=variants, default_variant=default)
 
     def companion(self, name: str) -> Companion | None:
+        from packaging.utils import canonicalize_name
+
         wanted = canonicalize_name(name)
         for companion in self.companions:
             if companion.name == wanted:
@@ -341,6 +348,8 @@ class ComponentFacts:
         return view
 
     def component(self, name: str) -> Component | None:
+        from packaging.utils import canonicalize_name
+
         wanted = canonicalize_name(name)
         for component in self.components:
             if component.name == wanted:
@@ -474,6 +483,8 @@ class Catalog:
     """The CUDA packages (``cuda_packages.toml``), read when a profile names one."""
 
     def package(self, name: str) -> CudaPackage | None:
+        from packaging.utils import canonicalize_name
+
         wanted = canonicalize_name(name)
         for package in self.packages:
             if package.name == wanted:

@@ -4,11 +4,14 @@ as installed (local tag kept)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:  # annotations only, canonicalize_name imported where used: see colabenv.models.catalog
+    from packaging.utils import NormalizedName
 
 
 @model
@@ -34,10 +37,14 @@ class InstalledSet:
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, str]) -> InstalledSet:
+        from packaging.utils import canonicalize_name
+
         dists = {canonicalize_name(name): version for name, version in mapping.items()}
         return cls(tuple(InstalledDist(n, v) for n, v in sorted(dists.items())))
 
     def get(self, name: str) -> InstalledDist | None:
+        from packaging.utils import canonicalize_name
+
         wanted = canonicalize_name(name)
         for dist in self.dists:
             if dist.name == wanted:

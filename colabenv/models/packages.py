@@ -9,14 +9,16 @@ chooses them jointly with the frameworks (docs/cuda-packages.md).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from colabenv.models.base import Arch
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:  # annotations only: see colabenv.models.catalog
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import NormalizedName
 
 
 class Chosen(Protocol):

@@ -7,9 +7,6 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName
-
 from colabenv.models.base import Framework, Installer
 from colabenv.models.frozen import model
 from colabenv.models.job import JobSettings
@@ -17,6 +14,8 @@ from colabenv.models.packages import PackageRequest
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement  # 20 ms of grammar: imported where pins are parsed
+    from packaging.specifiers import SpecifierSet  # annotations only: see colabenv.models.catalog
+    from packaging.utils import NormalizedName
 
 
 @model

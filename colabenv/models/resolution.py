@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING
 
-from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from colabenv.models.base import Arch, Framework
@@ -16,6 +15,7 @@ from colabenv.models.profile import InstallSettings
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement  # 20 ms of grammar: imported where pins are parsed
+    from packaging.utils import NormalizedName  # annotations only: see colabenv.models.catalog
 from colabenv.models.target import Target
 
 

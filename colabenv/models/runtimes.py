@@ -5,14 +5,17 @@ googlecolab/backend-info."""
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.models.base import Accelerator
 from colabenv.models.catalog import Source
 from colabenv.models.frozen import model
 from colabenv.models.installed import InstalledDist, InstalledSet
+
+if TYPE_CHECKING:  # annotations only, canonicalize_name imported where used: see colabenv.models.catalog
+    from packaging.utils import NormalizedName
 
 LATEST = "colab-latest"
 """The runtime id of the image a fresh notebook gets (googlecolab/backend-info's head, dated):
@@ -35,6 +38,8 @@ class RuntimeImage:
     @functools.cached_property
     def installed(self) -> InstalledSet:
         """Parsed on first use: a command uses one image of one runtime version."""
+        from packaging.utils import canonicalize_name
+
         found: dict[NormalizedName, str] = {}
         for line in self.pins.split():
             name, _, version = line.partition("==")

@@ -71,3 +71,21 @@ def test_its_json_reads_back_whatever_the_error_text() -> None:
     value["tail"] = ["a", "b"]  # type: ignore[assignment]
     assert json.loads(program.dumps(value)) == value
     assert program.dumps(value).isascii()
+
+
+@pytest.mark.parametrize("python", child_pythons())
+def test_the_module_checked_finds_only_what_any_interpreter_has_loaded(tmp_path: Path, python: str) -> None:
+    """The child imports nothing heavy before the module checked nor after its failure (what
+    the process holds at exit): a failure's frames are read from the traceback objects, not
+    through ``traceback``, whose linecache, tokenize and re cost each of doctor's children
+    some 6 ms."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "probe.py").write_text(
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(seen)!r}, 'w').write(' '.join(sorted(sys.modules))))\n"
+        "raise KeyError('x')\n"
+    )
+    data = _check("probe", tmp_path, python)
+    assert data["ok"] is False and data["type"] == "KeyError"
+    loaded = set(seen.read_text().split())
+    assert sorted(loaded & {"traceback", "linecache", "tokenize", "textwrap"}) == []

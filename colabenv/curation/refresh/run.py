@@ -172,7 +172,8 @@ def _starting_file(
 ) -> tuple[str, list[Release], dict[str, tuple[Arch, ...]], bool]:
     """The text, releases, named arch lists and companions_follow_variant of the file refresh
     starts from (empty when there is none)."""
-    from colabenv.catalog.load import framework_releases, parse_document, read_overlay_file
+    from colabenv.catalog.document import parse_document
+    from colabenv.catalog.load import framework_releases, read_overlay_file
     from colabenv.catalog.packages import file_archs
     from colabenv.curation.refresh.writer import FOLLOWS_VARIANT
     from colabenv.errors import CatalogOverlayError
@@ -192,13 +193,8 @@ def _starting_file(
 
 def _check_loads(path: Path, text: str, framework: Framework, toolkits: tuple[CudaToolkit, ...] = ()) -> None:
     """The refreshed file loads, and merges over the shipped catalog (a bug otherwise)."""
-    from colabenv.catalog.load import (
-        Overlay,
-        framework_releases,
-        parse_document,
-        shipped_catalog,
-        with_overlays,
-    )
+    from colabenv.catalog.document import parse_document
+    from colabenv.catalog.load import Overlay, framework_releases, shipped_catalog, with_overlays
     from colabenv.errors import CatalogOverlayError
 
     doc = parse_document(path, text.encode("utf-8"), CatalogOverlayError)
@@ -301,7 +297,7 @@ def _torch_builds() -> tuple[tuple[Version, str], ...]:
 
 def _packages_file(path: Path, text: str) -> tuple[tuple[CudaPackage, ...], dict[str, tuple[Arch, ...]]]:
     """The packages and named arch lists of a ``cuda_packages.toml`` text."""
-    from colabenv.catalog.load import parse_document
+    from colabenv.catalog.document import parse_document
     from colabenv.catalog.packages import cuda_packages, file_archs
     from colabenv.errors import CatalogOverlayError
 
