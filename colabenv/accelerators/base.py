@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from packaging.version import Version
 
@@ -38,6 +38,9 @@ from colabenv.models import (
     format_driver,
 )
 from colabenv.models.frozen import model
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 @model
@@ -360,6 +363,14 @@ class AcceleratorKind(Protocol):
         "a TPU (TPU v5e ...)"); empty where it has one."""
         ...
 
+    def refused_requirements(
+        self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
+    ) -> str | None:
+        """Why the target cannot take a profile's ``[packages]`` ``requirements`` (exit 3): those
+        naming a distribution the catalog knows as a CUDA package's build (``cupy-cuda12x``)
+        where the kind has no build of the package, each named; None where it takes them."""
+        ...
+
     # A lock header's device fields, ``recorded`` of this kind (RecordedDevice.kind)
 
     def recorded_problem(self, recorded: RecordedDevice) -> str | None:
@@ -399,8 +410,9 @@ class AcceleratorKind(Protocol):
 class OwnBuilds:
     """What a kind that adds nothing to a release's own builds answers: the release's builds,
     no installed build of its own, no warning of a build, and beside it what the build's own
-    ``requires`` and ``find_links`` name (jax's ROCm plugin and PJRT wheels, AMD's page). A kind
-    subclasses it and defines the rest of :class:`AcceleratorKind`."""
+    ``requires`` and ``find_links`` name (jax's ROCm plugin and PJRT wheels, AMD's page), and no
+    ``[packages]`` requirement refused. A kind subclasses it and defines the rest of
+    :class:`AcceleratorKind`."""
 
     def offered_variants(self, release: Release, target: Target, catalog: Catalog) -> tuple[Variant, ...]:
         return release.variants
@@ -418,6 +430,11 @@ class OwnBuilds:
         return variant.find_links
 
     def installed_build(self, target: Target, framework: Framework) -> str | None:
+        return None
+
+    def refused_requirements(
+        self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
+    ) -> str | None:
         return None
 
 

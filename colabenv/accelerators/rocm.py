@@ -12,7 +12,9 @@ lists and the other does not: the topology's are kept)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv.accelerators import base
@@ -32,6 +34,9 @@ from colabenv.models import (
     Variant,
     VersionReading,
 )
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 class Rocm(base.OwnBuilds):
@@ -113,6 +118,26 @@ class Rocm(base.OwnBuilds):
     def lacks(self, target: Target) -> str:
         return f"AMD GPUs ({self.describe(target)})"
 
+    def refused_requirements(
+        self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
+    ) -> str | None:
+        """Each requirement naming a CUDA package's build (``cupy-cuda12x``, ``cudf-cu12``,
+        ``onnxruntime-gpu``): no CUDA package has a ROCm build in the catalog, and the script
+        would install the CUDA wheel on AMD GPUs (docs/rocm.md)."""
+        builds = _cuda_builds(catalog)
+        named = [
+            f"{requirement} ({builds[name]})" if builds[name] != name else str(requirement)
+            for requirement in requirements
+            if (name := canonicalize_name(requirement.name)) in builds
+        ]
+        if not named:
+            return None
+        return (
+            f"{', '.join(named)} {'has' if len(named) == 1 else 'have'} no ROCm build in the catalog"
+            f" (a CUDA package's build; the target has {self.lacks(target)}): leave"
+            f" {'it' if len(named) == 1 else 'them'} out of the profile for this target"
+        )
+
     # A lock header's device fields
 
     def recorded_problem(self, recorded: base.RecordedDevice) -> str | None:
@@ -156,6 +181,17 @@ class Rocm(base.OwnBuilds):
         return base.DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
 
     verify_checks = base.VerifyChecks(base.DeviceSmoke.HIP)
+
+
+def _cuda_builds(catalog: Catalog) -> dict[NormalizedName, NormalizedName]:
+    """Each distribution the catalog's CUDA packages' builds are (``cupy-cuda12x``) -> the
+    package (``cupy``)."""
+    return {
+        build.distribution: package.name
+        for package in catalog.packages
+        for release in package.releases
+        for build in release.builds
+    }
 
 
 def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> base.Detected | None:

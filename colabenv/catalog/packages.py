@@ -400,10 +400,14 @@ def check_drivers(catalog: Catalog, shipped: Path) -> None:
 
 def with_shipped_packages(catalog: Catalog, profile: Profile | None, target: Target | None) -> Catalog:
     """``catalog`` with the shipped CUDA packages, where a resolution needs them: the profile
-    names one, or the target already has one (the image's cuDF, say: ``resolve`` says when the
+    names one (in ``[frameworks]``, or a build's distribution in ``[packages]``, which AMD GPUs
+    refuse), or the target already has one (the image's cuDF, say: ``resolve`` says when the
     chosen frameworks leave it without a fitting build)."""
     has = target is not None and any(package_of(d.name) is not None for d in target.installed.dists)
-    if not ((profile is not None and profile.cuda_packages) or has):
+    named = profile is not None and (
+        bool(profile.cuda_packages) or any(package_of(r.name) is not None for r in profile.requirements)
+    )
+    if not (named or has):
         return catalog
     result = dataclasses.replace(catalog, packages=shipped_packages())
     check_drivers(result, catalog_dir() / PACKAGES_FILE)

@@ -214,10 +214,14 @@ def _on_index(
     return missing_file(facts, where, [text]), confirmed(facts, where, [text])
 
 
-def _refuse_without_cuda(profile: Profile, target: Target) -> str:
+def _refuse_without_cuda(profile: Profile, target: Target, catalog: Catalog) -> str:
     """What the target has instead of an NVIDIA GPU (empty: it has one). A kind that runs its
-    own GPU builds (AMD GPUs through ROCm) gets no CUDA package left out: exit 3 naming it."""
+    own GPU builds (AMD GPUs through ROCm) gets no CUDA package left out: exit 3 naming it, as
+    for a ``[packages]`` requirement the kind refuses (a CUDA package's build on AMD GPUs)."""
     kind = accelerator_of(target)
+    refused = kind.refused_requirements(profile.requirements, target, catalog)
+    if refused is not None:
+        raise ResolutionError(f"{profile.path.name}: packages.requirements: {refused}")
     what = kind.lacks(target)
     if what and kind.traits.hip and profile.cuda_packages:
         request = profile.cuda_packages[0]
@@ -243,7 +247,7 @@ def plan_packages(
         problem = _unknown(request, catalog, profile)
         if problem is not None:
             raise ProfileError(profile.path.name, key, problem)
-    what = _refuse_without_cuda(profile, target)
+    what = _refuse_without_cuda(profile, target, catalog)
     if what:
         left = tuple(
             f"{profile.path.name}: {key}: left out: {r.name} needs an NVIDIA GPU and the target has {what}"

@@ -1,0 +1,86 @@
+"""A CUDA package's distribution named in ``[packages]`` on AMD GPUs (issue 36: "A package with
+no build for the platform or accelerator ... exits 3, naming it"; "A ROCm environment installs
+no nvidia-* wheel"): the catalog knows it as a CUDA package's build (``cuda_packages.toml``) and
+no CUDA package has a ROCm build there, so ``resolve``, ``render`` and ``lock`` are exit 3 naming
+the requirement, never a hint and a script that installs a CUDA wheel on AMD GPUs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from colabenv.cli.main import main
+
+ROCM_FLAGS = ("--rocm", "6.1", "--gfx", "gfx942", "--python", "3.12")
+
+
+def _profile(tmp_path: Path, *requirements: str) -> Path:
+    profile = tmp_path / "p.toml"
+    listed = ", ".join(f'"{r}"' for r in requirements)
+    profile.write_text(
+        f'name = "p"\n[frameworks]\ntorch = "==2.4.1"\n[packages]\nrequirements = [{listed}]\n'
+    )
+    return profile
+
+
+@pytest.mark.parametrize("requirement", ["cupy-cuda12x", "cudf-cu12>=25", "onnxruntime-gpu", "CuPy_Cuda13x"])
+@pytest.mark.parametrize("command", ["resolve", "render"])
+def test_a_cuda_packages_distribution_on_amd_gpus_is_exit_3_naming_it(
+    requirement: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "six", requirement)
+    code = main([command, str(profile), "--offline", *ROCM_FLAGS])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, ""), err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"colabenv: p.toml: packages.requirements: {requirement} ")
+    assert "has no ROCm build in the catalog" in lines[0]
+    assert "AMD GPU, ROCm 6.1, gfx942" in lines[0]
+
+
+def test_every_such_requirement_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = _profile(tmp_path, "cupy-cuda12x", "cudf-cu12", "onnxruntime-gpu")
+    code = main(["resolve", str(profile), "--offline", *ROCM_FLAGS])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "cupy-cuda12x (cupy), cudf-cu12 (cudf), onnxruntime-gpu have no ROCm build" in err
+
+
+def test_lock_refuses_it_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "cupy-cuda12x")
+    output = tmp_path / "requirements.lock"
+    code = main(["lock", str(profile), "-o", str(output), "--quiet", *ROCM_FLAGS])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, ""), err
+    assert "packages.requirements: cupy-cuda12x " in err
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--driver", "580.65.06", "--compute-capability", "9.0", "--python", "3.12"),
+        ("--cpu", "--python", "3.12"),
+    ],
+)
+def test_elsewhere_it_stays_a_hint_to_move_it_to_frameworks(
+    flags: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "cupy-cuda12x")
+    code = main(["resolve", str(profile), "--offline", *flags])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert 'move it to [frameworks] as cupy = "*"' in out
+
+
+def test_a_plain_requirement_on_amd_gpus_is_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = _profile(tmp_path, "six", "cupy")  # cupy's source distribution is no CUDA build's
+    code = main(["resolve", str(profile), "--offline", *ROCM_FLAGS])
+    err = capsys.readouterr().err
+    assert code == 0, err
