@@ -12,15 +12,16 @@ into its work folder, never as one long argv::
               [--python-needs SPECS] [--constraints FILE] [--url TEMPLATE ...]
               [--free-threaded yes|no] [--platform P] [--rocm-gfx GFX,... [--rocm X.Y]]
                                   exit 3 unless this is Python X.Y (its full version within
-                                  SPECS: what a lock's pins need; free-threaded or not, where
-                                  said), 4 unless the NVIDIA driver is at least D, this is
-                                  platform P (``linux_aarch64``), or (ROCm) there is a
+                                  SPECS: what a lock's pins need), free-threaded or not as
+                                  said (absent: not) and, without P, linux_x86_64; 4 unless
+                                  the NVIDIA driver is at least D, this is platform P
+                                  (``linux_aarch64``), or (ROCm) there is a
                                   ``/dev/kfd``, every AMD GPU's gfx is in the list and the
                                   host's ROCm, where readable, is at least X.Y, 6 when an index
                                   URL needs an unset variable, 5 unless DIR can be written, 7
                                   when a lock pins a component the GPUs cannot run ("-" skips
-                                  a check); then print satisfied|installed|missing and the
-                                  pending-changes file
+                                  a check; ``--python -`` the host's too); then print
+                                  satisfied|installed|missing and the pending-changes file
     missing REQFILE OUT [SNAPSHOT]  write the requirements this environment does not satisfy
     missing-lock LOCKFILE OUT [SNAPSHOT]   the same for the pins of a requirements lock
     report-changes SNAPSHOT PENDING name what changed since the snapshot; record it in PENDING
@@ -898,6 +899,9 @@ PREFLIGHT_WRONG_PYTHON = 3
 PREFLIGHT_OLD_DRIVER = 4
 PREFLIGHT_WRONG_HOST = 4
 """A platform or AMD GPUs the chosen wheels cannot run on: the exit of a driver too old."""
+RENDERED_PLATFORMS = ("linux_x86_64", "linux_aarch64")
+"""The platforms colabenv renders for (``colabenv.models.target.PLATFORMS``); the first is the
+one a script that names none was rendered for."""
 PREFLIGHT_STATE_DIR = 5
 PREFLIGHT_URL = 6
 PREFLIGHT_LOCK_UNFIT = 7
@@ -913,10 +917,11 @@ def _options(args: list[str]) -> dict[str, list[str]]:
 
 def _preflight(args: list[str]) -> int:
     """Every check before anything is installed, in one process ("-" skips a check): this
-    Python, the NVIDIA driver, every index URL's variables, the state directory, a lock's pins
-    against the GPUs' component bounds. Then print whether a finished run left nothing to do
-    (``satisfied``), only the requirements are met (``installed``) or not (``missing``), and
-    the file that records what runs of this profile and interpreter changed."""
+    Python, free-threaded or not, its platform, the AMD GPUs, the NVIDIA driver, every index
+    URL's variables, the state directory, a lock's pins against the GPUs' component bounds.
+    Then print whether a finished run left nothing to do (``satisfied``), only the
+    requirements are met (``installed``) or not (``missing``), and the file that records what
+    runs of this profile and interpreter changed."""
     options = _options(args)
     python = options["python"][0]
     driver = options["driver"][0]
@@ -930,7 +935,7 @@ def _preflight(args: list[str]) -> int:
     if python != "-" and needs and not all(s.contains(full) for s in _MiniRequirement("py" + needs).specs):
         print(f"this is Python {full}; the lock's pins need Python {needs}", file=sys.stderr)
         return PREFLIGHT_WRONG_PYTHON
-    wrong_host = _host_problem(options)
+    wrong_host = _host_problem(options) if python != "-" else None
     if wrong_host is not None:
         code, text = wrong_host
         print(text, file=sys.stderr if code == PREFLIGHT_WRONG_PYTHON else sys.stdout)
@@ -981,25 +986,42 @@ def _preflight(args: list[str]) -> int:
 
 
 def _host_problem(options: dict[str, list[str]]) -> tuple[int, str] | None:
-    """The checks a target asks for only where it needs them (a script for x86-64 and NVIDIA
-    GPUs, a TPU or the CPU passes none): a free-threaded Python or not (exit 3), the platform and
-    AMD GPUs through ROCm (exit 4, the reason on stdout for the script's message)."""
-    free_threaded = options.get("free-threaded", [""])[0]
-    if free_threaded in ("yes", "no") and _free_threaded() != (free_threaded == "yes"):
-        here = "a free-threaded" if _free_threaded() else "not a free-threaded"
-        wanted = "a free-threaded one" if free_threaded == "yes" else "one with the GIL"
-        return (
-            PREFLIGHT_WRONG_PYTHON,
-            f"this is {here} Python (Py_GIL_DISABLED); the script was rendered for {wanted}",
-        )
-    platform = options.get("platform", [""])[0]
-    if platform and platform != _this_platform():
-        return PREFLIGHT_WRONG_HOST, f"this is {_this_platform()}, the script was rendered for {platform}"
+    """The host checks of every script: a free-threaded Python or not (absent: not), the
+    platform (absent: ``linux_x86_64``), and AMD GPUs through ROCm where the target has them.
+    A Python of the other kind, or of another platform where the script names none, is exit 3
+    with the line on stderr (such a script's exit 4 is its NVIDIA driver's); a platform the
+    script names is exit 4 with the line on stdout, as the AMD GPUs are (the script's message)."""
+    free_threaded = options.get("free-threaded", ["no"])[0] == "yes"
+    if _free_threaded() != free_threaded:
+        return PREFLIGHT_WRONG_PYTHON, _gil_problem(free_threaded)
+    named = options.get("platform", [""])[0]
+    wanted, here = named or RENDERED_PLATFORMS[0], _this_platform()
+    if here != wanted:
+        fits = f"render it with --platform {here}"
+        if here not in RENDERED_PLATFORMS:
+            fits = f"colabenv renders for {' and '.join(RENDERED_PLATFORMS)} only"
+        said = f"this is {here}, the script was rendered for {wanted}; {fits}"
+        return (PREFLIGHT_WRONG_HOST if named else PREFLIGHT_WRONG_PYTHON), said
     if "rocm-gfx" in options:
         problem = _rocm_problem(options["rocm-gfx"][0], options.get("rocm", [None])[0])
         if problem is not None:
             return PREFLIGHT_WRONG_HOST, problem
     return None
+
+
+def _gil_problem(wanted: bool) -> str:
+    """Why a Python with the GIL is not the free-threaded one the script was rendered for
+    (``wanted``), or the other way round, and the ``--python`` that fits this one."""
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if wanted:
+        return (
+            f"this is Python {minor} with the GIL, the script was rendered for Python {minor}t "
+            f"(free-threaded); render it with --python {minor}"
+        )
+    return (
+        f"this is Python {minor}t (free-threaded: Py_GIL_DISABLED), the script was rendered for "
+        f"Python {minor} with the GIL; render it with --python {minor}t"
+    )
 
 
 def _state_dir_problem(state: str) -> str | None:

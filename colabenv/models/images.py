@@ -8,7 +8,8 @@ from colabenv.models.frozen import model
 @model
 class BaseImage:
     """One entry of the table: the targets it serves (``platforms``, ``accelerators``, the
-    ``rocm`` X.Y a ROCm target must have, the ``pythons`` its ``python3`` is: empty for any),
+    ``rocm`` X.Y a ROCm target must have, the ``pythons`` its ``python3`` is, ``3.14t`` for a
+    free-threaded one: empty for any with the GIL),
     the ``image`` (``{python}`` filled in), whether its ``python3`` is marked
     EXTERNALLY-MANAGED, the ``note`` the definition says of it ("" for the slim-Python lines)
     and its ``source``."""
@@ -27,7 +28,7 @@ class BaseImage:
             platform in self.platforms
             and accelerator in self.accelerators
             and (self.rocm is None or self.rocm == rocm)
-            and (not self.pythons or python in self.pythons)
+            and (python in self.pythons if self.pythons else not python.endswith("t"))
         )
 
     def described(self) -> str:

@@ -22,7 +22,9 @@ What the image is, and why:
   were resolved for it. For AMD GPUs it is AMD's ROCm image of the target's ROCm, whose
   ``python3`` is the distribution's (marked EXTERNALLY-MANAGED): pip and uv are told to install
   into it all the same (``PIP_BREAK_SYSTEM_PACKAGES``, ``UV_BREAK_SYSTEM_PACKAGES``), as the
-  image is the environment. A target the table has no entry for is exit 2, naming the entries.
+  image is the environment. A target the table has no entry for is exit 2, naming the entries;
+  a free-threaded Python has none (no official python image is), so it needs ``--base-image``,
+  whose ``python3`` the build checks for ``Py_GIL_DISABLED``.
 - colabenv goes in first, the way the notebook's first cell installs it before running the
   script: a wheel in the build folder, checked by its SHA-256 (the colabenv that rendered the
   definition, made into a wheel from its own installed files, or ``--colabenv-wheel``'s), so
@@ -112,6 +114,8 @@ class _Image:
     base_image: str
     platform: str
     python: str
+    free_threaded: bool
+    """A free-threaded Python (3.14t): the build checks its ``python3`` for ``Py_GIL_DISABLED``."""
     accelerator: Accelerator
     externally_managed: bool
     note: str
@@ -233,15 +237,23 @@ def _dl3064_flags(name: str) -> bool:
     return any(part in name.lower() for part in DL3064_PARTS)
 
 
-def _base(target: Target, python: str, images: Sequence[BaseImage] | None) -> BaseImage:
-    """The table's entry for the target; without a table, the slim Python image (x86-64)."""
+def _base(target: Target, images: Sequence[BaseImage] | None) -> BaseImage:
+    """The table's entry for the target; without a table, the slim Python image (x86-64). A
+    free-threaded Python has none unless an entry lists it (``3.14t``): no official python
+    image is free-threaded (docs/containers.md)."""
     platform, accelerator = target.platform, accelerator_of(target).kind.value
     rocm_text = str(target.rocm) if target.rocm is not None else None
-    if images is None:
-        return BaseImage((platform,), (accelerator,), BASE_IMAGE, "")
-    for entry in images:
+    python = target.python_shown
+    for entry in images or ():
         if entry.serves(platform, accelerator, rocm_text, python):
             return entry
+    if target.free_threaded:
+        raise UsageError(
+            f"no base image for a free-threaded Python ({python}) in the table (base_images.toml; "
+            "the official python images have none): give --base-image IMAGE with a free-threaded CPython"
+        )
+    if images is None:
+        return BaseImage((platform,), (accelerator,), BASE_IMAGE, "")
     wanted = f"{printable(platform)}, {printable(accelerator)}"
     if rocm_text is not None:
         wanted += f", ROCm {printable(rocm_text)}"
@@ -283,7 +295,7 @@ def _image(
             "([registry/]name[:tag][@sha256:digest])"
         )
     installed = installed_target(plan.resolution, plan.lock)
-    base = _base(installed, python, images) if base_image is None else None
+    base = _base(installed, images) if base_image is None else None
     required = plan.required_driver
     frameworks = _frameworks_text(marker["frameworks"])
     target_json = json.dumps(target, sort_keys=True, separators=(",", ":"))
@@ -312,6 +324,7 @@ def _image(
         base_image=base_image or (base.image if base is not None else BASE_IMAGE).format(python=python),
         platform=platform,
         python=python,
+        free_threaded=installed.free_threaded,
         accelerator=accelerator_of(installed).kind,
         externally_managed=base is not None and base.externally_managed,
         note=base.note if base is not None else "",
@@ -332,12 +345,17 @@ def _image(
 # The build's shell commands, the same in both formats
 
 
-def _python_check(python: str) -> str:
+def _python_check(python: str, free_threaded: bool) -> str:
+    """The build's check of the base's ``python3``: Python X.Y and, for a free-threaded target,
+    ``Py_GIL_DISABLED`` (the script's preflight, which would check both, is skipped there)."""
     major, minor = python.split(".")[:2]
-    message = f"python3 here is not Python {python}, which the profile was resolved for"
-    return (
-        f'python3 -c "import sys; sys.exit(0 if sys.version_info[:2] == ({major}, {minor}) else {message!r})"'
-    )
+    imports, test, shown = "import sys", f"sys.version_info[:2] == ({major}, {minor})", python
+    if free_threaded:
+        imports += "; import sysconfig"
+        test += " and sysconfig.get_config_var('Py_GIL_DISABLED')"
+        shown = f"{python}t (free-threaded)"
+    message = f"python3 here is not Python {shown}, which the profile was resolved for"
+    return f'python3 -c "{imports}; sys.exit(0 if {test} else {message!r})"'
 
 
 def _hash_check(path: str, sha256: str, problem: str) -> list[str]:
@@ -355,7 +373,7 @@ def _colabenv_install(image: _Image) -> list[str]:
     path = f"{WORK_DIR}/{image.wheel.name}"
     problem = f"colabenv: {image.wheel.name} is not the wheel this definition was rendered with"
     return [
-        _python_check(image.python),
+        _python_check(image.python, image.free_threaded),
         *_hash_check(path, image.wheel.sha256, problem),
         f"{pip} {path}",
         f"rm -f {path} {path}.sha256",

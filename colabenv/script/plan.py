@@ -80,12 +80,13 @@ class InstallGroup:
 
 @model
 class HostChecks:
-    """What the preflight checks of the host besides its Python, each only where the target
-    needs it: the platform (another than x86-64) and a free-threaded Python, the same for every
-    kind, and what the target's kind checks of its device for the builds chosen
+    """What the preflight checks of the host besides its Python, each argument only where the
+    target needs it: the platform (another than x86-64) and a free-threaded Python, the same for
+    every kind, and what the target's kind checks of its device for the builds chosen
     (:meth:`~colabenv.accelerators.base.AcceleratorKind.device_checks`: NVIDIA's driver floor,
-    the ROCm builds' gfx and ROCm), so that a script for x86-64 with a TPU or the CPU passes
-    none."""
+    the ROCm builds' gfx and ROCm). The helper reads an absent platform as ``linux_x86_64`` and
+    an absent ``--free-threaded`` as a Python with the GIL, so that every script refuses an
+    interpreter of another platform or ABI (a script for x86-64 with a TPU or the CPU too)."""
 
     platform: str | None = None
     free_threaded: bool = False

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 from colabenv._target import helper
 from colabenv._util.resources import helper_source
 from colabenv.host.kfd import gfx_name, read_kfd_gpus
+from colabenv.models.target import PLATFORMS
 from colabenv.script.render import helper_program
 from tests.support.amd_hosts import AMD, amd_root
+from tests.support.interpreter_facts import free_threaded, on_platform
 
 KFD_HOSTS = sorted(p.name for p in AMD.iterdir() if (p / "sys").is_dir())
 
@@ -41,16 +43,30 @@ def test_the_helpers_gfx_decoder_agrees_with_colabenv_host_kfd(version: int) -> 
 
 
 def _preflight(
-    tmp_path: Path, *extra: str, root: Path | None = None, **env: str
+    tmp_path: Path,
+    *extra: str,
+    root: Path | None = None,
+    python: str | None = None,
+    reqs_text: str = "",
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
     program = tmp_path / "helper.py"
     if not program.exists():
         program.write_text(helper_program(helper_source()))
     reqs, env_file = tmp_path / "reqs.txt", tmp_path / "env.bin"
-    reqs.write_text("")
+    reqs.write_text(reqs_text)
     env_file.write_bytes(b"")
     minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    args = ["--python", minor, "--driver", "-", "--state", str(tmp_path / "state"), "--hash", "sha256:abc"]
+    args = [
+        "--python",
+        python or minor,
+        "--driver",
+        "-",
+        "--state",
+        str(tmp_path / "state"),
+        "--hash",
+        "sha256:abc",
+    ]
     args += ["--env", str(env_file), "--reqs", str(reqs), *extra]
     environ = {"PATH": "/usr/bin:/bin", **env}
     if root is not None:
@@ -134,13 +150,56 @@ def test_rocm_path_names_where_the_hosts_rocm_is(tmp_path: Path) -> None:
     )
 
 
+PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def test_a_script_without_a_platform_is_for_x86_64_and_refused_on_another(tmp_path: Path) -> None:
+    """A script for x86-64 (no ``--platform``: every golden render's) run by an aarch64 Python
+    (a GH200) stops at exit 3, the line on stderr as for another Python (the script's exit 4
+    is its driver's); the line names both platforms and the flag that fits."""
+    refused = _preflight(tmp_path, **on_platform("linux_aarch64"))
+    assert (refused.returncode, refused.stdout) == (3, ""), refused.stderr
+    assert refused.stderr.strip() == (
+        "this is linux_aarch64, the script was rendered for linux_x86_64; "
+        "render it with --platform linux_aarch64"
+    )
+    assert _preflight(tmp_path, **on_platform("linux_x86_64")).returncode == 0
+    fits = _preflight(tmp_path, "--platform", "linux_aarch64", **on_platform("linux_aarch64"))
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+
+
+def test_a_cpu_or_pure_python_script_is_refused_on_another_platform_too(tmp_path: Path) -> None:
+    """No driver, no GPU check, only a pure-Python requirement that is installed here (pytest):
+    the pins were still checked against x86-64's tags, so the script is x86-64's."""
+    here = _preflight(tmp_path, reqs_text="pytest\n", **on_platform("linux_x86_64"))
+    assert (here.returncode, here.stdout.splitlines()[0]) == (0, "installed"), here.stderr
+    refused = _preflight(tmp_path, reqs_text="pytest\n", **on_platform("linux_aarch64"))
+    assert refused.returncode == 3
+    assert "the script was rendered for linux_x86_64" in refused.stderr
+
+
 def test_another_platform_is_refused_naming_both(tmp_path: Path) -> None:
-    here = sysconfig.get_platform().replace("-", "_").replace(".", "_")
-    other = "linux_aarch64" if here != "linux_aarch64" else "linux_x86_64"
-    refused = _preflight(tmp_path, "--platform", other)
+    refused = _preflight(tmp_path, "--platform", "linux_aarch64", **on_platform("linux_x86_64"))
     assert refused.returncode == 4
-    assert refused.stdout.strip() == f"this is {here}, the script was rendered for {other}"
+    assert refused.stdout.strip() == (
+        "this is linux_x86_64, the script was rendered for linux_aarch64; "
+        "render it with --platform linux_x86_64"
+    )
+    here = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     assert _preflight(tmp_path, "--platform", here).returncode == 0
+
+
+def test_a_platform_colabenv_does_not_render_for_names_the_ones_it_does(tmp_path: Path) -> None:
+    refused = _preflight(tmp_path, **on_platform("macosx_14_0_arm64"))
+    assert refused.returncode == 3
+    assert refused.stderr.strip() == (
+        "this is macosx_14_0_arm64, the script was rendered for linux_x86_64; "
+        "colabenv renders for linux_x86_64 and linux_aarch64 only"
+    )
+
+
+def test_the_helpers_platforms_are_colabenvs() -> None:
+    assert helper.RENDERED_PLATFORMS == PLATFORMS
 
 
 @pytest.mark.skipif(bool(sysconfig.get_config_var("Py_GIL_DISABLED")), reason="a free-threaded Python")
@@ -148,8 +207,30 @@ def test_a_free_threaded_target_refuses_a_python_with_the_gil(tmp_path: Path) ->
     refused = _preflight(tmp_path, "--free-threaded", "yes")
     assert refused.returncode == 3
     assert refused.stderr.strip() == (
-        "this is not a free-threaded Python (Py_GIL_DISABLED); "
-        "the script was rendered for a free-threaded one"
+        f"this is Python {PY} with the GIL, the script was rendered for Python {PY}t "
+        f"(free-threaded); render it with --python {PY}"
     )
     said = _preflight(tmp_path, "--free-threaded", "no")
     assert said.returncode == 0, "a target that says it has the GIL takes this one"
+
+
+def test_a_script_for_a_python_with_the_gil_is_refused_by_a_free_threaded_one(tmp_path: Path) -> None:
+    """No ``--free-threaded``: the script is for a Python with the GIL (every golden render's),
+    whose pins a free-threaded interpreter's pip could not install (no cpXYt wheel: an sdist
+    build, or a late failure)."""
+    facts = free_threaded(tmp_path / "facts")
+    refused = _preflight(tmp_path, **facts)
+    assert (refused.returncode, refused.stdout) == (3, ""), refused.stderr
+    assert refused.stderr.strip() == (
+        f"this is Python {PY}t (free-threaded: Py_GIL_DISABLED), the script was rendered for "
+        f"Python {PY} with the GIL; render it with --python {PY}t"
+    )
+    fits = _preflight(tmp_path, "--free-threaded", "yes", **facts)
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+
+
+def test_a_skipped_preflight_checks_neither(tmp_path: Path) -> None:
+    """``COLABENV_SKIP_PREFLIGHT`` (an image build) passes ``--python -``: no host check."""
+    facts = {**free_threaded(tmp_path / "facts"), **on_platform("linux_aarch64")}
+    done = _preflight(tmp_path, python="-", **facts)
+    assert done.returncode == 0, done.stdout + done.stderr

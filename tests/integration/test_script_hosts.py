@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.amd_hosts import amd_root
+from tests.support.interpreter_facts import free_threaded, on_platform
 from tests.support.journeys import colabenv_cli
 from tests.support.paths import REPO
 from tests.support.scriptrun import make_host
@@ -62,5 +63,45 @@ def test_a_rocm_script_stops_at_the_preflight_on_a_host_it_does_not_fit(
     assert ran.returncode == 1, ran.stdout + ran.stderr
     failed = [line for line in ran.stderr.splitlines() if line.startswith("COLABENV:")]
     assert failed == [f"COLABENV: step preflight failed: {cause}; {REMEDY}; no restart marker written"]
+    assert machine.installed() == {}
+    assert machine.apt_calls() == []
+
+
+@pytest.mark.parametrize(
+    ("facts", "helper_line"),
+    [
+        (
+            "aarch64",
+            "this is linux_aarch64, the script was rendered for linux_x86_64; "
+            "render it with --platform linux_aarch64",
+        ),
+        (
+            "free-threaded",
+            f"this is Python {PY}t (free-threaded: Py_GIL_DISABLED), the script was rendered for "
+            f"Python {PY} with the GIL; render it with --python {PY}t",
+        ),
+    ],
+)
+def test_a_cpu_script_for_x86_64_and_the_gil_stops_on_an_aarch64_or_free_threaded_python(
+    tmp_path: Path, facts: str, helper_line: str
+) -> None:
+    """The script every golden profile renders here (no ``--platform``, no ``--free-threaded``)
+    run by a GH200's aarch64 Python or by a free-threaded one: it stops at the preflight with
+    the helper's line naming both and the flag that fits, and installs nothing. The other
+    interpreter's facts are given through CPython's cross-build variables, which its
+    ``sysconfig`` reads (``tests/support/interpreter_facts.py``)."""
+    script = tmp_path / "setup.sh"
+    done = colabenv_cli("render", "cpu-only", "-o", script, "--cpu", "--python", PY, "--offline")
+    assert done.returncode == 0, done.stderr
+    text = script.read_text()
+    assert "--platform" not in text.split("checks=(", 1)[1].split(")", 1)[0]
+    machine = make_host(tmp_path / "host", with_pip=False)
+    env = on_platform("linux_aarch64") if facts == "aarch64" else free_threaded(tmp_path / "facts")
+    ran = machine.run(script, timeout=120, **env)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert helper_line in ran.stderr.splitlines()
+    failed = [line for line in ran.stderr.splitlines() if line.startswith("COLABENV:")]
+    said = f"this runtime is not Python {PY}; re-render the script here"
+    assert failed == [f"COLABENV: step preflight failed: {said}; no restart marker written"]
     assert machine.installed() == {}
     assert machine.apt_calls() == []

@@ -5,14 +5,18 @@ no entry for is exit 2, naming what it has. x86-64 NVIDIA and CPU output is the 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from colabenv.catalog.base_images import load_base_images, shipped_base_images
 from colabenv.errors import CatalogError
+from colabenv.models import BaseImage
 from colabenv.script.container import BASE_IMAGE
 from tests.support.fixtures import Runner
+from tests.support.interpreter_facts import free_threaded
 
 ROCM = ("--rocm", "6.4", "--gfx", "gfx942", "--python", "3.12", "--allow-unconfirmed", "--offline")
 AARCH64 = ("--platform", "linux_aarch64", "--cpu", "--python", "3.12", "--offline")
@@ -87,3 +91,65 @@ def test_a_table_entry_that_breaks_the_rules_is_refused(body: str, problem: str)
     data = f'schema = 1\n[[image]]\n{body}\nimage = "x"\nsource = "s"\n'.encode()
     with pytest.raises(CatalogError, match=problem):
         load_base_images(Path("base_images.toml"), data)
+
+
+FREE_THREADED = ("--cpu", "--python", "3.14t", "--allow-unconfirmed", "--offline")
+NO_FREE_THREADED_BASE = (
+    "colabenv: no base image for a free-threaded Python (3.14t) in the table (base_images.toml; "
+    "the official python images have none): give --base-image IMAGE with a free-threaded CPython"
+)
+
+
+@pytest.mark.parametrize("form", ["dockerfile", "apptainer"])
+@pytest.mark.parametrize("platform", ["linux_x86_64", "linux_aarch64"])
+def test_a_free_threaded_target_has_no_base_in_the_table(
+    runner: Runner, tmp_path: Path, form: str, platform: str
+) -> None:
+    """``python:3.14-slim-bookworm`` is a Python with the GIL: an image from it would install
+    the cp314t pins into the wrong interpreter. No official python image is free-threaded
+    (docker-library/python#1082), so the table has none: exit 2, one line, nothing written."""
+    flags = (*FREE_THREADED, "--platform", platform)
+    done = runner("render", "cpu-only", *flags, "--format", form, "-o", "ctx")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert not (tmp_path / "ctx").exists()
+    assert done.stderr.splitlines() == [NO_FREE_THREADED_BASE]
+
+
+@pytest.mark.parametrize("form", ["dockerfile", "apptainer"])
+def test_a_free_threaded_target_renders_from_the_base_image_given(
+    runner: Runner, tmp_path: Path, form: str
+) -> None:
+    """With ``--base-image`` it renders, and the build checks that the image's ``python3`` is
+    the free-threaded Python X.Y (the script's preflight is skipped in a build): that check is
+    run here by ``sh`` with this Python, told it is free-threaded
+    (``tests/support/interpreter_facts.py``) or not."""
+    image = "registry.example/python:3.14t-slim"
+    done = runner("render", "cpu-only", *FREE_THREADED, "--format", form, "--base-image", image)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"FROM --platform=linux/amd64 {image}\n" if form == "dockerfile" else f"From: {image}\n"
+    ) in done.stdout
+    (check,) = [line for line in done.stdout.splitlines() if "python3 -c" in line]
+    command = check.strip().removeprefix("RUN ").removesuffix(" \\")
+    here = f"{sys.version_info[0]}, {sys.version_info[1]}"
+    command = command.replace("(3, 14)", f"({here})")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)
+    path = {"PATH": f"{tools}:/usr/bin:/bin"}
+    with_gil = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=path, timeout=60)
+    assert with_gil.returncode == 1
+    assert with_gil.stderr.strip() == (
+        "python3 here is not Python 3.14t (free-threaded), which the profile was resolved for"
+    )
+    facts = {**path, **free_threaded(tmp_path / "facts")}
+    done_ft = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=facts, timeout=60)
+    assert done_ft.returncode == 0, done_ft.stderr
+
+
+def test_an_entry_without_pythons_serves_pythons_with_the_gil_only() -> None:
+    (x86,) = [e for e in shipped_base_images() if e.serves("linux_x86_64", "cpu", None, "3.14")]
+    assert not x86.serves("linux_x86_64", "cpu", None, "3.14t")
+    listed = BaseImage(("linux_x86_64",), ("cpu",), "ft:{python}", "s", pythons=("3.14t",))
+    assert listed.serves("linux_x86_64", "cpu", None, "3.14t")
+    assert not listed.serves("linux_x86_64", "cpu", None, "3.14")
