@@ -938,7 +938,7 @@ def _preflight(args: list[str]) -> int:
     wrong_host = _host_problem(options) if python != "-" else None
     if wrong_host is not None:
         code, text = wrong_host
-        print(text, file=sys.stderr if code == PREFLIGHT_WRONG_PYTHON else sys.stdout)
+        print(text)  # the script's message, whichever the exit
         return code
     if driver != "-":
         found = _driver_version()
@@ -989,8 +989,8 @@ def _host_problem(options: dict[str, list[str]]) -> tuple[int, str] | None:
     """The host checks of every script: a free-threaded Python or not (absent: not), the
     platform (absent: ``linux_x86_64``), and AMD GPUs through ROCm where the target has them.
     A Python of the other kind, or of another platform where the script names none, is exit 3
-    with the line on stderr (such a script's exit 4 is its NVIDIA driver's); a platform the
-    script names is exit 4 with the line on stdout, as the AMD GPUs are (the script's message)."""
+    (such a script's exit 4 is its NVIDIA driver's); a platform the script names is exit 4, as
+    the AMD GPUs are. Either way the line goes to stdout: it is the script's message."""
     free_threaded = options.get("free-threaded", ["no"])[0] == "yes"
     if _free_threaded() != free_threaded:
         return PREFLIGHT_WRONG_PYTHON, _gil_problem(free_threaded)

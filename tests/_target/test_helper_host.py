@@ -155,11 +155,12 @@ PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 def test_a_script_without_a_platform_is_for_x86_64_and_refused_on_another(tmp_path: Path) -> None:
     """A script for x86-64 (no ``--platform``: every golden render's) run by an aarch64 Python
-    (a GH200) stops at exit 3, the line on stderr as for another Python (the script's exit 4
-    is its driver's); the line names both platforms and the flag that fits."""
+    (a GH200) stops at exit 3, as for another Python (the script's exit 4 is its driver's);
+    the line, on stdout (the script's message in place of "not Python X.Y"), names both
+    platforms and the flag that fits."""
     refused = _preflight(tmp_path, **on_platform("linux_aarch64"))
-    assert (refused.returncode, refused.stdout) == (3, ""), refused.stderr
-    assert refused.stderr.strip() == (
+    assert (refused.returncode, refused.stderr) == (3, ""), refused.stdout
+    assert refused.stdout.strip() == (
         "this is linux_aarch64, the script was rendered for linux_x86_64; "
         "render it with --platform linux_aarch64"
     )
@@ -175,7 +176,7 @@ def test_a_cpu_or_pure_python_script_is_refused_on_another_platform_too(tmp_path
     assert (here.returncode, here.stdout.splitlines()[0]) == (0, "installed"), here.stderr
     refused = _preflight(tmp_path, reqs_text="pytest\n", **on_platform("linux_aarch64"))
     assert refused.returncode == 3
-    assert "the script was rendered for linux_x86_64" in refused.stderr
+    assert "the script was rendered for linux_x86_64" in refused.stdout
 
 
 def test_another_platform_is_refused_naming_both(tmp_path: Path) -> None:
@@ -192,7 +193,7 @@ def test_another_platform_is_refused_naming_both(tmp_path: Path) -> None:
 def test_a_platform_colabenv_does_not_render_for_names_the_ones_it_does(tmp_path: Path) -> None:
     refused = _preflight(tmp_path, **on_platform("macosx_14_0_arm64"))
     assert refused.returncode == 3
-    assert refused.stderr.strip() == (
+    assert refused.stdout.strip() == (
         "this is macosx_14_0_arm64, the script was rendered for linux_x86_64; "
         "colabenv renders for linux_x86_64 and linux_aarch64 only"
     )
@@ -206,7 +207,7 @@ def test_the_helpers_platforms_are_colabenvs() -> None:
 def test_a_free_threaded_target_refuses_a_python_with_the_gil(tmp_path: Path) -> None:
     refused = _preflight(tmp_path, "--free-threaded", "yes")
     assert refused.returncode == 3
-    assert refused.stderr.strip() == (
+    assert refused.stdout.strip() == (
         f"this is Python {PY} with the GIL, the script was rendered for Python {PY}t "
         f"(free-threaded); render it with --python {PY}"
     )
@@ -220,8 +221,8 @@ def test_a_script_for_a_python_with_the_gil_is_refused_by_a_free_threaded_one(tm
     build, or a late failure)."""
     facts = free_threaded(tmp_path / "facts")
     refused = _preflight(tmp_path, **facts)
-    assert (refused.returncode, refused.stdout) == (3, ""), refused.stderr
-    assert refused.stderr.strip() == (
+    assert (refused.returncode, refused.stderr) == (3, ""), refused.stdout
+    assert refused.stdout.strip() == (
         f"this is Python {PY}t (free-threaded: Py_GIL_DISABLED), the script was rendered for "
         f"Python {PY} with the GIL; render it with --python {PY}t"
     )
