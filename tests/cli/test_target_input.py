@@ -1,0 +1,104 @@
+"""Bad target input an audit of issue 36 found, and the rules it showed untested: a runtime
+without an image for the target's accelerator, a free-threaded Python before 3.13, an empty
+gfx item, the free-threaded target as messages and ``detect`` show it, ``--python 3.14t``
+beside an interpreter of the other kind, a CUDA-versus-driver contradiction in ``[targets]``,
+``free_threaded`` in ``resolve --json``, and detection's ``Py_GIL_DISABLED``. Bad input is one
+line on stderr, exit 2, nothing on stdout."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from colabenv.catalog.load import shipped_tpu
+from colabenv.catalog.runtimes import shipped_runtimes
+from colabenv.cli.main import main
+from colabenv.errors import TargetError
+from colabenv.host.detect import detect
+from colabenv.models import Accelerator, RuntimeFacts, TargetOverrides
+from colabenv.resolve.overrides import TargetFlags, resolve_overrides
+from tests.host.test_detect import make_probe
+from tests.support.paths import REPO
+
+GOLDEN = REPO / "profiles" / "golden"
+PYTORCH = str(GOLDEN / "pytorch.toml")
+CPU_ONLY = str(GOLDEN / "cpu-only.toml")
+
+
+@pytest.fixture(autouse=True)
+def _no_target_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PYTHON_VERSION", "GFX", "ROCM_VERSION", "DRIVER_VERSION", "CUDA_VERSION", "TPU"):
+        monkeypatch.delenv(f"COLABENV_{name}", raising=False)
+    monkeypatch.setenv("COLABENV_OFFLINE", "1")
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line ``colabenv ARGV`` writes, having checked it is bad input."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+def _profile(tmp_path: Path, entry: str) -> str:
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "p"\n[frameworks]\ntorch = "*"\n[targets]\nnb = {{ {entry} }}\n')
+    return str(profile)
+
+
+def _overrides(environ: dict[str, str] | None = None, **flags: object) -> TargetOverrides:
+    return resolve_overrides(
+        TargetFlags(**flags),  # type: ignore[arg-type]
+        environ or {},
+        tpu_facts=shipped_tpu,
+        runtime_facts=shipped_runtimes,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. A runtime without an image for the target's accelerator
+
+
+@pytest.mark.parametrize("command", ["resolve", "render"])
+def test_a_runtime_has_no_image_for_amd_gpus(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, command, PYTORCH, "--runtime", "colab-2025.07", "--gfx", "gfx942")
+    assert "--runtime colab-2025.07 has no image for AMD GPUs" in line, line
+    assert "its images: NVIDIA GPUs, the CPU alone, a TPU" in line, line
+
+
+def test_profiles_check_names_the_target_whose_runtime_has_no_image_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(
+        capsys, "profiles", "check", _profile(tmp_path, 'runtime = "colab-2025.07", gfx = "gfx942"')
+    )
+    assert "p.toml: targets.nb: --runtime colab-2025.07 has no image for AMD GPUs" in line, line
+
+
+@pytest.mark.parametrize(
+    ("flags", "kind", "what"),
+    [
+        ({"cpu": True}, Accelerator.CPU, "the CPU alone"),
+        ({"tpu": "v5e-1"}, Accelerator.TPU, "a TPU"),
+        ({"driver": "550.54.15"}, Accelerator.NVIDIA, "NVIDIA GPUs"),
+    ],
+)
+def test_a_runtime_lacking_any_kind_of_image_is_a_target_error(
+    flags: dict[str, object], kind: Accelerator, what: str
+) -> None:
+    """The shipped table has a GPU, a CPU and a TPU image for every runtime; one without the
+    image of the target's kind (as an AMD target always is) is refused, never a LookupError."""
+    runtime = shipped_runtimes().get("colab-2025.07")
+    assert runtime is not None
+    lacking = dataclasses.replace(runtime, images=tuple(i for i in runtime.images if i.accelerator != kind))
+    wanted = resolve_overrides(
+        TargetFlags(runtime="colab-2025.07", **flags),  # type: ignore[arg-type]
+        {},
+        tpu_facts=shipped_tpu,
+        runtime_facts=lambda: RuntimeFacts((lacking,)),
+    )
+    with pytest.raises(TargetError, match=f"--runtime colab-2025.07 has no image for {what}"):
+        detect(wanted, probe=make_probe())
