@@ -243,7 +243,8 @@ def _rocm(
             )
     rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, "a ROCm version like 6.4 (digits only)")
     gfx_origin = "--gfx" if flags.gfx else ENV_GFX
-    gfx = parse_gfx(flags.gfx or [env.get(ENV_GFX, "")], gfx_origin)
+    variable = env.get(ENV_GFX, "")
+    gfx = parse_gfx(flags.gfx or ([variable] if variable.strip() else []), gfx_origin)
     if rocm is None and not gfx:
         return None, env
     origins = [("rocm", rocm[1])] if rocm is not None else []

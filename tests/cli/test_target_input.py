@@ -102,3 +102,33 @@ def test_a_runtime_lacking_any_kind_of_image_is_a_target_error(
     )
     with pytest.raises(TargetError, match=f"--runtime colab-2025.07 has no image for {what}"):
         detect(wanted, probe=make_probe())
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. An empty gfx item
+
+
+@pytest.mark.parametrize("value", ["gfx942,,", ",gfx942", "gfx942, ,gfx90a", ""])
+def test_an_empty_gfx_item_is_malformed(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "resolve", PYTORCH, "--python", "3.12", "--gfx", value)
+    assert "--gfx: an empty item is not an AMD GPU architecture like gfx942" in line, line
+
+
+def test_an_empty_gfx_item_in_the_variable_is_malformed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLABENV_GFX", "gfx942,")
+    line = _refused(capsys, "resolve", PYTORCH, "--python", "3.12")
+    assert "COLABENV_GFX: an empty item is not an AMD GPU architecture" in line, line
+
+
+def test_a_blank_gfx_variable_is_unset() -> None:
+    assert _overrides({"COLABENV_GFX": "  "}, python="3.12").rocm is None
+
+
+@pytest.mark.parametrize("gfx", ['"gfx942,,"', '["gfx942", ""]', '""'])
+def test_an_empty_gfx_item_in_a_named_target_is_malformed(
+    gfx: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(capsys, "profiles", "check", _profile(tmp_path, f'gfx = {gfx}, python = "3.12"'))
+    assert "p.toml: targets.nb.gfx: an empty item is not an AMD GPU architecture" in line, line
