@@ -226,6 +226,11 @@ class Target:
         return self.python_minor + ("t" if self.free_threaded else "")
 
     @property
+    def python_given(self) -> str:
+        """The Python as given, its patch release kept: ``3.14.1`` or, free-threaded, ``3.14.1t``."""
+        return str(self.python) + ("t" if self.free_threaded else "")
+
+    @property
     def rocm(self) -> Version | None:
         return self.device.rocm
 

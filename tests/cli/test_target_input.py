@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from colabenv.app.starter import starter_profile
 from colabenv.catalog.load import shipped_tpu
 from colabenv.catalog.runtimes import shipped_runtimes
 from colabenv.cli.main import main
@@ -102,6 +103,85 @@ def test_a_runtime_lacking_any_kind_of_image_is_a_target_error(
     )
     with pytest.raises(TargetError, match=f"--runtime colab-2025.07 has no image for {what}"):
         detect(wanted, probe=make_probe())
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. No free-threaded CPython before 3.13
+
+
+@pytest.mark.parametrize("text", ["3.12t", "3.8t", "3.12.4t"])
+def test_a_free_threaded_python_before_3_13_is_refused(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "resolve", PYTORCH, "--cpu", "--python", text)
+    assert f"--python: {text!r} is not a Python version like 3.12" in line, line
+    assert "free-threaded CPython is 3.13t or later" in line, line
+
+
+def test_the_python_variable_is_held_to_the_same_rule(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLABENV_PYTHON_VERSION", "3.12t")
+    line = _refused(capsys, "resolve", PYTORCH, "--cpu")
+    assert "COLABENV_PYTHON_VERSION: '3.12t' is not a Python version" in line, line
+    assert "3.13t or later" in line, line
+
+
+def test_a_named_target_is_held_to_the_same_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "profiles", "check", _profile(tmp_path, 'cpu = true, python = "3.12t"'))
+    assert 'p.toml: targets.nb.python: "3.12t" is not a Python version' in line, line
+    assert "3.13t or later" in line, line
+
+
+@pytest.mark.parametrize("text", ["3.13t", "3.14t", "3.14.1t"])
+def test_free_threaded_pythons_from_3_13_are_taken(text: str) -> None:
+    wanted = _overrides(python=text, cpu=True)
+    assert wanted.free_threaded is True
+
+
+# ---------------------------------------------------------------------------------------------
+# 3, 4. The free-threaded target as shown
+
+
+def test_detect_shows_the_free_threaded_target(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["detect", "--cpu", "--python", "3.14t"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    python = next(line for line in out.splitlines() if line.startswith("Python"))
+    assert python.endswith("target 3.14t"), python
+
+
+def test_resolve_heading_shows_the_free_threaded_target(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["resolve", CPU_ONLY, "--cpu", "--python", "3.14t", "--allow-unconfirmed"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Python 3.14t" in out.splitlines()[0], out
+
+
+def test_a_starter_profile_describes_the_free_threaded_python_it_was_captured_from() -> None:
+    probe = dataclasses.replace(make_probe(), python_version="3.14.0", free_threaded=True)
+    text = starter_profile(detect(_overrides(cpu=True), probe=probe, own_installed=True), "ft")
+    assert "runtime (Python 3.14t, no GPU)" in text, text
+
+
+def test_the_runtime_contradiction_names_the_python_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "resolve", PYTORCH, "--runtime", "colab-2025.07", "--python", "3.14t", "--cpu")
+    assert "--python 3.14t contradicts --runtime colab-2025.07" in line, line
+
+
+def test_a_free_threaded_python_of_the_runtimes_version_contradicts_it() -> None:
+    """A Colab runtime's Python has the GIL: ``--python 3.13t`` is not the 3.13 it ships."""
+    with pytest.raises(TargetError) as caught:
+        _overrides(runtime="colab-latest", python="3.13t", cpu=True)
+    assert str(caught.value).startswith(
+        "--python 3.13t contradicts --runtime colab-latest, whose Python 3.13"
+    )
+    assert "is not free-threaded" in str(caught.value)
+
+
+def test_the_runtime_beats_a_free_threaded_python_variable() -> None:
+    """The variable is beaten by the flag ``--runtime`` whole: the runtime's Python, with the GIL."""
+    wanted = _overrides({"COLABENV_PYTHON_VERSION": "3.13t"}, runtime="colab-2026.07", cpu=True)
+    assert not wanted.free_threaded
+    assert str(wanted.python) == "3.12.13"
 
 
 # ---------------------------------------------------------------------------------------------
