@@ -8,6 +8,8 @@ line on stderr, exit 2, nothing on stdout."""
 from __future__ import annotations
 
 import dataclasses
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -17,11 +19,13 @@ from colabenv.catalog.load import shipped_tpu
 from colabenv.catalog.runtimes import shipped_runtimes
 from colabenv.cli.main import main
 from colabenv.errors import TargetError
-from colabenv.host.detect import detect
+from colabenv.host.detect import detect, live_probe
+from colabenv.host.interpreter import Interpreter
 from colabenv.models import Accelerator, RuntimeFacts, TargetOverrides
 from colabenv.resolve.overrides import TargetFlags, resolve_overrides
 from tests.host.test_detect import make_probe
 from tests.support.paths import REPO
+from tests.support.resolving import resolve_json
 
 GOLDEN = REPO / "profiles" / "golden"
 PYTORCH = str(GOLDEN / "pytorch.toml")
@@ -212,3 +216,114 @@ def test_an_empty_gfx_item_in_a_named_target_is_malformed(
 ) -> None:
     line = _refused(capsys, "profiles", "check", _profile(tmp_path, f'gfx = {gfx}, python = "3.12"'))
     assert "p.toml: targets.nb.gfx: an empty item is not an AMD GPU architecture" in line, line
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. The free-threaded flag beside an interpreter of the other kind
+
+
+def test_a_free_threaded_python_beside_an_interpreter_with_the_gil_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        pytest.skip("this interpreter is free-threaded")
+    line = _refused(capsys, "detect", "--interpreter", sys.executable, "--cpu", "--python", "3.14t")
+    assert f"--python 3.14t: the interpreter {sys.executable} is not free-threaded" in line, line
+
+
+def _interpreter(*, free_threaded: bool) -> Interpreter:
+    """What ``python3.14t`` (or ``python3.14``) answers the probe: no free-threaded interpreter
+    is on this machine, so its facts are data."""
+    return Interpreter(
+        executable="/usr/bin/python3.14t" if free_threaded else "/usr/bin/python3.14",
+        version="3.14.0",
+        implementation="CPython",
+        path=(),
+        stdlib=(),
+        extension_suffixes=(".cpython-314t-x86_64-linux-gnu.so",),
+        platform="linux-x86_64",
+        free_threaded=free_threaded,
+        machine="x86_64",
+    )
+
+
+def test_a_python_with_the_gil_beside_a_free_threaded_interpreter_is_refused() -> None:
+    with pytest.raises(TargetError) as caught:
+        detect(
+            _overrides(python="3.14", cpu=True),
+            probe=make_probe(),
+            interpreter=_interpreter(free_threaded=True),
+        )
+    assert str(caught.value).startswith(
+        "--python 3.14: the interpreter /usr/bin/python3.14t is free-threaded"
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_a_free_threaded_interpreter_agrees_with_the_free_threaded_flag() -> None:
+    found = detect(
+        _overrides(python="3.14t", cpu=True), probe=make_probe(), interpreter=_interpreter(free_threaded=True)
+    )
+    assert found.target.free_threaded and found.target.python_shown == "3.14t"
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. A CUDA-versus-driver contradiction in a named target
+
+
+def test_profiles_check_refuses_a_cuda_the_driver_does_not_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entry = 'driver = "535.104.05", cuda = "13.0", python = "3.12"'
+    line = _refused(capsys, "profiles", "check", _profile(tmp_path, entry))
+    assert "p.toml: targets.nb: --cuda 13.0 conflicts with --driver 535.104.05" in line, line
+    assert "which supports CUDA 12.2" in line, line
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. free_threaded in resolve --json
+
+
+def test_resolve_json_says_free_threaded_only_for_a_free_threaded_python(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, resolution, err = resolve_json(
+        capsys, CPU_ONLY, "--cpu", "--python", "3.14t", "--allow-unconfirmed"
+    )
+    assert code == 0, err
+    target = resolution["target"]
+    assert isinstance(target, dict)
+    assert (target["python"], target["free_threaded"]) == ("3.14", True)
+    code, resolution, err = resolve_json(capsys, CPU_ONLY, "--cpu", "--python", "3.14")
+    assert code == 0, err
+    target = resolution["target"]
+    assert isinstance(target, dict)
+    assert target["python"] == "3.14" and "free_threaded" not in target
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Detection reads Py_GIL_DISABLED
+
+
+def test_a_free_threaded_probe_gives_a_free_threaded_target() -> None:
+    probe = dataclasses.replace(make_probe(), python_version="3.14.0", free_threaded=True)
+    target = detect(_overrides(cpu=True), probe=probe).target
+    assert target.free_threaded and target.python_shown == "3.14t"
+    assert not detect(
+        _overrides(cpu=True), probe=dataclasses.replace(probe, free_threaded=False)
+    ).target.free_threaded
+
+
+def test_the_live_probe_reads_py_gil_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sysconfig``'s ``Py_GIL_DISABLED`` as a free-threaded CPython sets it (1)."""
+    real = sysconfig.get_config_var
+
+    def gil_disabled(name: str) -> object:
+        return 1 if name == "Py_GIL_DISABLED" else real(name)
+
+    monkeypatch.setattr(sysconfig, "get_config_var", gil_disabled)
+    assert live_probe({}).free_threaded is True
+    monkeypatch.setattr(
+        sysconfig, "get_config_var", lambda name: None if name == "Py_GIL_DISABLED" else real(name)
+    )
+    assert live_probe({}).free_threaded is False
