@@ -72,6 +72,7 @@ class Traits:
     keeps hardware facts): each names a capability, never a kind, so a new kind says which it
     has and the commands follow.
 
+    ``named``: what a message calls the kind's hosts (``AMD GPUs``, ``the CPU alone``).
     ``gpu``: frameworks see it as a GPU and NVML reads it: ``verify.require_gpu`` met,
     ``init``'s ``require_gpu``.
     ``cuda``: it runs CUDA builds: the NVIDIA component facts and wheels, the CUDA packages.
@@ -85,6 +86,7 @@ class Traits:
     ``cluster_gpus``: how a Kubernetes cluster schedules the kind's GPUs (None: it has none a
     pod asks for); ``kubernetes_job``: ``render --format kubernetes`` writes a Job for it."""
 
+    named: str
     gpu: bool
     cuda: bool
     tpu_runtime: bool

@@ -40,6 +40,7 @@ class Nvidia(base.OwnBuilds, base.DriverFields):
 
     kind = Accelerator.NVIDIA
     traits = base.Traits(
+        named="NVIDIA GPUs",
         gpu=True,
         cuda=True,
         tpu_runtime=False,

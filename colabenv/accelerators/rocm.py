@@ -44,6 +44,7 @@ class Rocm(base.OwnBuilds):
 
     kind = Accelerator.ROCM
     traits = base.Traits(
+        named="AMD GPUs",
         gpu=False,
         cuda=False,
         tpu_runtime=False,

@@ -142,7 +142,7 @@ def _describe(fingerprint: Fingerprint) -> str:
         where = f"{', '.join(gpus) or 'GPU'}, driver {driver}"
     else:
         where = "no GPU"
-    text = f"captured from a {fingerprint.runtime} runtime (Python {target.python_minor}, {where})"
+    text = f"captured from a {fingerprint.runtime} runtime (Python {target.python_shown}, {where})"
     return printable(text)[:200]
 
 

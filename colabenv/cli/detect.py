@@ -80,7 +80,7 @@ def _report(fingerprint: Fingerprint) -> Report:
         *_amdgpu_row(fingerprint),
         (
             "Python",
-            f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_minor}",
+            f"{fingerprint.python_full} ({fingerprint.python_implementation}), target {target.python_shown}",
         ),
         ("platform", target.platform + glibc),
         ("runtime", fingerprint.runtime.value),

@@ -27,7 +27,7 @@ COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 def _heading(resolution: Resolution) -> str:
     target = resolution.target
     gpu = accelerator_of(target).describe(target)
-    return f"{resolution.profile_name} for {gpu}, Python {target.python}"
+    return f"{resolution.profile_name} for {gpu}, Python {target.python_given}"
 
 
 def _companions(choice: FrameworkChoice) -> str:

@@ -48,10 +48,12 @@ from colabenv.host.probe import HostProbe, list_dir, parse_version
 from colabenv.models import (
     Accelerator,
     Catalog,
+    ColabRuntime,
     Fingerprint,
     Framework,
     InstalledDist,
     InstalledSet,
+    RuntimeImage,
     RuntimeKind,
     Target,
     TargetOverrides,
@@ -315,7 +317,7 @@ def _installed(
     if frozen is not None:
         notes.append(f"installed distributions read from {wanted.installed_from}")
     if wanted.runtime is not None:
-        image = wanted.runtime.image(kind)
+        image = _runtime_image(wanted.runtime, kind)
         notes.append(
             f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
             f" distributions of its {kind} image ({image.freeze_file})"
@@ -327,6 +329,20 @@ def _installed(
         notes.append(unread)
         return InstalledSet()
     return _installed_set(host.distributions())
+
+
+def _runtime_image(runtime: ColabRuntime, kind: Accelerator) -> RuntimeImage:
+    """The image of ``runtime`` for the target's accelerator; TargetError where it has none (no
+    Colab runtime has one for AMD GPUs), naming the kinds it has."""
+    from colabenv.accelerators.registry import accelerator
+
+    if kind not in runtime.kinds:
+        images = ", ".join(accelerator(each).traits.named for each in runtime.kinds) or "none"
+        raise TargetError(
+            f"--runtime {runtime.id} has no image for {accelerator(kind).traits.named}"
+            f" (its images: {images}); leave --runtime out"
+        )
+    return runtime.image(kind)
 
 
 def _elsewhere(wanted: TargetOverrides, host: HostProbe, platform: str, free_threaded: bool) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from colabenv.models.base import (
     MAX_COMPUTE_MAJOR,
+    PYTHON_FORMS,
     Accelerator,
     Arch,
     ComputeCapability,
@@ -30,6 +31,7 @@ from colabenv.models.base import (
     format_driver,
     parse_cuda,
     parse_driver,
+    parse_python,
     parse_rocm,
 )
 from colabenv.models.catalog import (
@@ -128,6 +130,7 @@ __all__ = [
     "MAX_GFX",
     "MAX_TPU_CHIPS",
     "PLATFORMS",
+    "PYTHON_FORMS",
     "TPU_NAME_PATTERN",
     "TPU_TYPE_PATTERN",
     "Accelerator",
@@ -217,6 +220,7 @@ __all__ = [
     "gfx_names",
     "parse_cuda",
     "parse_driver",
+    "parse_python",
     "parse_rocm",
     "parsed_pin",
 ]

@@ -158,6 +158,28 @@ def parse_rocm(text: str) -> Version | None:
     return Version(text) if _ROCM_RE.fullmatch(text) else None
 
 
+_PYTHON_RE = re.compile(r"3\.([0-9]{1,2})(?:\.[0-9]{1,3})?(t?)", re.ASCII)
+FREE_THREADED_SINCE = 13
+"""The first CPython 3 minor with a free-threaded build: PEP 703 (Making the Global Interpreter
+Lock Optional in CPython) landed in 3.13, "Starting with the 3.13 release, CPython has
+experimental support for a build of Python called free threading"
+(https://docs.python.org/3.13/howto/free-threading-python.html); no ``3.12t`` exists."""
+PYTHON_FORMS = "a Python version like 3.12 or 3.12.4 (free-threaded CPython is 3.13t or later, e.g. 3.14t)"
+"""The forms a target Python is given in (``--python``, its variable, a named target's key)."""
+
+
+def parse_python(text: str) -> tuple[Version, bool] | None:
+    """A target Python (``3.12``, ``3.12.4``; ``3.14t``: free-threaded) as its version and whether
+    it is free-threaded; None for any other text, a free-threaded one before 3.13 included."""
+    found = _PYTHON_RE.fullmatch(text.strip())
+    if found is None:
+        return None
+    free_threaded = found.group(2) == "t"
+    if free_threaded and int(found.group(1)) < FREE_THREADED_SINCE:
+        return None
+    return Version(text.strip().removesuffix("t")), free_threaded
+
+
 def format_driver(version: Version) -> str:
     """NVIDIA writes driver minor and patch with two digits: 450.80.02, not 450.80.2."""
     parts = list(version.release)

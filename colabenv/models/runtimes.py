@@ -70,8 +70,14 @@ class ColabRuntime:
         """The runtime's date: its commit's day, else the version its id names (``2026.07``)."""
         return self.date or self.id.removeprefix("colab-")
 
+    @property
+    def kinds(self) -> tuple[Accelerator, ...]:
+        """The accelerators it has an image for (every runtime the shipped table lists: the
+        GPU's, the CPU's and the TPU's; Colab has no AMD GPUs)."""
+        return tuple(image.accelerator for image in self.images)
+
     def image(self, accelerator: Accelerator) -> RuntimeImage:
-        """The image of ``accelerator``; every runtime has all three."""
+        """The image of ``accelerator``, one of :attr:`kinds` (a caller checks that first)."""
         found = {image.accelerator: image for image in self.images}.get(accelerator)
         if found is None:
             raise LookupError(f"{self.id} has no {accelerator} image")

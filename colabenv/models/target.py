@@ -106,6 +106,7 @@ GFX_PATTERN = r"gfx([1-9][0-9]?)([0-9a-f])([0-9a-f])"
 """An AMD GPU architecture as LLVM's AMDGPU target and ROCm name it: ``gfx`` then the major
 version in decimal, the minor and the stepping as one hex digit each (``gfx942``, ``gfx90a``,
 ``gfx1100``, ``gfx1201``)."""
+GFX_FORMS = "an AMD GPU architecture like gfx942, gfx90a or gfx1100"
 MAX_GFX = 16
 PLATFORMS = ("linux_x86_64", "linux_aarch64")
 """The platforms a target may name (``--platform``, a named target's ``platform``)."""
@@ -113,17 +114,16 @@ PLATFORMS = ("linux_x86_64", "linux_aarch64")
 
 def gfx_names(items: Sequence[str]) -> tuple[str, ...]:
     """AMD GPU architectures (``gfx942,gfx90a`` items, comma lists allowed), lowercase, each
-    once, in order; ValueError naming the first that is none, or too many."""
+    once, in order; ValueError naming the first that is none (an empty item too: ``gfx942,,``
+    is malformed, not one architecture), or too many."""
     found: list[str] = []
     for item in items:
         for part in item.split(","):
             name = part.strip().lower()
             if not name:
-                continue
+                raise ValueError(f"an empty item is not {GFX_FORMS} (no empty item in a comma list)")
             if not re.fullmatch(GFX_PATTERN, name):
-                raise ValueError(
-                    f"{part.strip()[:40]!a} is not an AMD GPU architecture like gfx942, gfx90a or gfx1100"
-                )
+                raise ValueError(f"{part.strip()[:40]!a} is not {GFX_FORMS}")
             if name not in found:
                 found.append(name)
     if len(found) > MAX_GFX:
@@ -224,6 +224,11 @@ class Target:
     def python_shown(self) -> str:
         """The Python as the flag takes it: ``3.14`` or, free-threaded, ``3.14t``."""
         return self.python_minor + ("t" if self.free_threaded else "")
+
+    @property
+    def python_given(self) -> str:
+        """The Python as given, its patch release kept: ``3.14.1`` or, free-threaded, ``3.14.1t``."""
+        return str(self.python) + ("t" if self.free_threaded else "")
 
     @property
     def rocm(self) -> Version | None:

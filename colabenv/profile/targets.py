@@ -19,12 +19,14 @@ from collections.abc import Callable
 from colabenv._util.reader import Reader, expected, shown
 from colabenv.models import (
     PLATFORMS,
+    PYTHON_FORMS,
     TPU_TYPE_PATTERN,
     ComputeCapability,
     TargetSpec,
     gfx_names,
     parse_cuda,
     parse_driver,
+    parse_python,
     parse_rocm,
 )
 
@@ -46,7 +48,6 @@ TARGET_KEYS = (
     "gfx",
 )
 MAX_CAPABILITIES = 16
-_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?t?", re.ASCII)
 _RUNTIME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}", re.ASCII)
 
 
@@ -85,7 +86,7 @@ def _target(table: Reader, name: str) -> TargetSpec | None:
         lambda: _checked(entry, "driver", _is_driver, "an NVIDIA driver version like 550.54.15"), None
     )
     cuda = attempt(lambda: _checked(entry, "cuda", _is_cuda, "a CUDA version like 12.4"), None)
-    python = attempt(lambda: _checked(entry, "python", _is_python, "a Python version like 3.12"), None)
+    python = attempt(lambda: _checked(entry, "python", _is_python, PYTHON_FORMS), None)
     tpu = attempt(lambda: _checked(entry, "tpu", _is_tpu, "a TPU type like v5e-1"), None)
     runtime = attempt(lambda: _checked(entry, "runtime", _is_runtime, "a Colab runtime version id"), None)
     capabilities: tuple[str, ...] = attempt(lambda: _capabilities(entry), ())
@@ -158,7 +159,7 @@ def _is_cuda(text: str) -> bool:
 
 
 def _is_python(text: str) -> bool:
-    return _PYTHON_RE.fullmatch(text) is not None
+    return parse_python(text) is not None
 
 
 def _is_tpu(text: str) -> bool:

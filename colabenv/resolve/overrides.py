@@ -7,7 +7,6 @@ This module covers the first two; what it leaves unset is detected (``colabenv.h
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from packaging.version import Version
 from colabenv.errors import TargetError, printable
 from colabenv.models import (
     PLATFORMS,
+    PYTHON_FORMS,
     ColabRuntime,
     ComputeCapability,
     RocmTarget,
@@ -26,6 +26,7 @@ from colabenv.models import (
     gfx_names,
     parse_cuda,
     parse_driver,
+    parse_python,
     parse_rocm,
 )
 from colabenv.models.frozen import model
@@ -71,8 +72,6 @@ FLAG_OF_VARIABLE = {
 GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
 ROCM_VARIABLES = (ENV_ROCM, ENV_GFX)
 
-_PYTHON_RE = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
-
 
 def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, str] | None:
     """The value and where it came from: the flag's own name, or the variable's."""
@@ -96,13 +95,21 @@ def _parsed(
     return version, origin
 
 
-def _python(text: str) -> Version | None:
-    return Version(text) if _PYTHON_RE.fullmatch(text) else None
-
-
-def split_free_threaded(text: str) -> tuple[str, bool]:
-    """``3.14t`` as (``3.14``, free-threaded); any other text as it is, not free-threaded."""
-    return (text[:-1], True) if text.endswith("t") else (text, False)
+def _python(
+    flags: TargetFlags, env: Mapping[str, str], runtime: ColabRuntime | None
+) -> tuple[tuple[Version, str] | None, bool | None]:
+    """The target Python ``--python`` (or its variable) gives, with where it came from, and
+    whether it is free-threaded (None: not given); :func:`parse_python`'s forms, no ``3.12t``.
+    ``--runtime`` gives its own Python, which has the GIL (:func:`_runtime_python`)."""
+    picked = _pick(flags.python, env, ENV_PYTHON)
+    parsed = parse_python(picked[0]) if picked is not None else None
+    if picked is not None and parsed is None:
+        raise TargetError(f"{picked[1]}: {printable(picked[0])[:60]!r} is not {PYTHON_FORMS}")
+    python = (parsed[0], picked[1]) if parsed is not None and picked is not None else None
+    free_threaded = parsed[1] if parsed is not None else None
+    if runtime is not None:
+        return _runtime_python(runtime, python, bool(free_threaded)), None
+    return python, free_threaded
 
 
 def parse_gfx(items: Sequence[str], origin: str) -> tuple[str, ...]:
@@ -169,17 +176,10 @@ def resolve_overrides(
         "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or two numbers)",
     )
     cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
-    picked_python = _pick(flags.python, env, ENV_PYTHON)
-    free_threaded = None
-    if picked_python is not None:
-        text, free_threaded = split_free_threaded(picked_python[0])
-        picked_python = (text, picked_python[1])
-    python = _parsed(picked_python, _python, "a Python version like 3.12 (3.14t: free-threaded)")
     picked_platform = _pick(flags.platform, env, ENV_PLATFORM)
     platform = parse_platform(*picked_platform) if picked_platform is not None else None
     runtime = _runtime(flags, runtime_facts)
-    if runtime is not None:
-        python = _runtime_python(runtime, python)
+    python, free_threaded = _python(flags, env, runtime)
     origins = [
         (field, picked[1])
         for field, picked in (("driver", driver), ("cuda", cuda), ("python", python))
@@ -243,7 +243,8 @@ def _rocm(
             )
     rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, "a ROCm version like 6.4 (digits only)")
     gfx_origin = "--gfx" if flags.gfx else ENV_GFX
-    gfx = parse_gfx(flags.gfx or [env.get(ENV_GFX, "")], gfx_origin)
+    variable = env.get(ENV_GFX, "")
+    gfx = parse_gfx(flags.gfx or ([variable] if variable.strip() else []), gfx_origin)
     if rocm is None and not gfx:
         return None, env
     origins = [("rocm", rocm[1])] if rocm is not None else []
@@ -274,17 +275,26 @@ def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> Co
     return runtime
 
 
-def _runtime_python(runtime: ColabRuntime, python: tuple[Version, str] | None) -> tuple[Version, str]:
-    """The runtime's Python (its full version). ``--python`` naming another X.Y is an error;
-    ``COLABENV_PYTHON_VERSION`` is a variable, so the flag ``--runtime`` beats it."""
+def _runtime_python(
+    runtime: ColabRuntime, python: tuple[Version, str] | None, free_threaded: bool
+) -> tuple[Version, str]:
+    """The runtime's Python (its full version, with the GIL: Colab's images are no free-threaded
+    builds). ``--python`` naming another X.Y, or a free-threaded one, is an error, named as it
+    was given; ``COLABENV_PYTHON_VERSION`` is a variable, so the flag ``--runtime`` beats it."""
     if python is not None and python[1] == "--python":
         given, wanted = python[0], runtime.python
+        shown = f"{given}{'t' if free_threaded else ''}"
         if (given.major, given.minor) != (wanted.major, wanted.minor) or (
             len(given.release) > 2 and given != wanted
         ):
             raise TargetError(
-                f"--python {given} contradicts --runtime {runtime.id}, whose Python is {wanted};"
+                f"--python {shown} contradicts --runtime {runtime.id}, whose Python is {wanted};"
                 " leave --python out"
+            )
+        if free_threaded:
+            raise TargetError(
+                f"--python {shown} contradicts --runtime {runtime.id}, whose Python {wanted} is"
+                " not free-threaded (it has the GIL); leave --python out"
             )
     return runtime.python, "--runtime"
 

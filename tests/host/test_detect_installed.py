@@ -25,8 +25,12 @@ HOST_DISTS = (("numpy", "2.0.2"), ("torch", "2.8.0+cpu"))
 
 
 def _probe(*, free_threaded: bool = False) -> HostProbe:
-    """An x86-64 host with CPython 3.11.13 (free-threaded or not) and numpy and torch installed."""
-    return dataclasses.replace(make_probe(dists=HOST_DISTS), free_threaded=free_threaded)
+    """An x86-64 host with CPython 3.11.13 (or, free-threaded, 3.14.0t: there is no 3.11t) and
+    numpy and torch installed."""
+    probe = make_probe(dists=HOST_DISTS)
+    if free_threaded:
+        return dataclasses.replace(probe, python_version="3.14.0", free_threaded=True)
+    return probe
 
 
 def _detect(probe: HostProbe | None = None, **flags: Any) -> Fingerprint:
@@ -61,7 +65,7 @@ def test_a_target_of_this_platform_and_python_has_what_is_installed_here(flags: 
         ({"platform": "linux_aarch64", "python": "3.12"}, False, "the target is linux_aarch64"),
         ({"python": "3.12"}, False, "the target's Python is 3.12, this interpreter's 3.11"),
         ({"python": "3.10.4", "cpu": True}, False, "the target's Python is 3.10, this interpreter's 3.11"),
-        ({"python": "3.11"}, True, "the target's Python is 3.11, this interpreter's 3.11t"),
+        ({"python": "3.14"}, True, "the target's Python is 3.14, this interpreter's 3.14t"),
     ],
 )
 def test_a_target_of_another_platform_or_python_has_none_of_what_is_installed_here(
@@ -76,7 +80,7 @@ def test_a_target_of_another_platform_or_python_has_none_of_what_is_installed_he
 
 
 def test_a_free_threaded_target_on_a_free_threaded_interpreter_has_what_is_installed_here() -> None:
-    fingerprint = _detect(_probe(free_threaded=True), python="3.11t")
+    fingerprint = _detect(_probe(free_threaded=True), python="3.14t")
     assert fingerprint.target.free_threaded
     assert fingerprint.target.installed.version_of("torch") == Version("2.8.0+cpu")
 
