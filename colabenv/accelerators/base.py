@@ -58,19 +58,18 @@ class ChosenBuild:
 class ClusterGpus:
     """How a Kubernetes cluster knows a kind's GPUs: the vendor of its types in
     ``gpu_products.toml``, the device plugin's extended resource a pod asks for, the node label
-    a GPU type is matched on, and what the GPUs are called in a message."""
+    a GPU type is matched on (a message calls the GPUs what the kind's traits are ``named``)."""
 
     vendor: str
     resource: str
     node_label: str
-    named: str
 
 
 @model
 class Traits:
     """What the rest of colabenv asks of a kind, as facts (a table, the way uv's torch backend
     keeps hardware facts): each names a capability, never a kind, so a new kind says which it
-    has and the commands follow.
+    has (each is False unless it says so) and the commands follow.
 
     ``named``: what a message calls the kind's hosts (``AMD GPUs``, ``the CPU alone``).
     ``gpu``: frameworks see it as a GPU and NVML reads it: ``verify.require_gpu`` met,
@@ -87,9 +86,9 @@ class Traits:
     pod asks for); ``kubernetes_job``: ``render --format kubernetes`` writes a Job for it."""
 
     named: str
-    gpu: bool
-    cuda: bool
-    tpu_runtime: bool
+    gpu: bool = False
+    cuda: bool = False
+    tpu_runtime: bool = False
     hip: bool = False
     docker_devices: str = "--gpus all"
     apptainer_devices: str = "--nv"

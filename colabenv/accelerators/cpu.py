@@ -24,7 +24,7 @@ class Cpu(base.OwnBuilds, base.DriverFields):
     """The CPU as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.CPU
-    traits = base.Traits(named="the CPU alone", gpu=False, cuda=False, tpu_runtime=False)
+    traits = base.Traits(named="the CPU alone")
     contradicted = "the target has no NVIDIA driver or CUDA"
 
     def detected(self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> base.Detected:

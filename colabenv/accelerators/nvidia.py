@@ -43,10 +43,9 @@ class Nvidia(base.OwnBuilds, base.DriverFields):
         named="NVIDIA GPUs",
         gpu=True,
         cuda=True,
-        tpu_runtime=False,
         # NVIDIA's device plugin's resource; GPU Feature Discovery's label of a node's GPU
         # (NVML's device name, spaces as '-'): NVIDIA/k8s-device-plugin, internal/lm/resource.go
-        cluster_gpus=base.ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product", "NVIDIA GPUs"),
+        cluster_gpus=base.ClusterGpus("nvidia", "nvidia.com/gpu", "nvidia.com/gpu.product"),
     )
     contradicted = "the target has an NVIDIA driver"
 

@@ -45,16 +45,13 @@ class Rocm(base.OwnBuilds):
     kind = Accelerator.ROCM
     traits = base.Traits(
         named="AMD GPUs",
-        gpu=False,
-        cuda=False,
-        tpu_runtime=False,
         hip=True,
         docker_devices="--device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
         apptainer_devices="--rocm",
         # AMD's device plugin's resource, and its node labeller's label of a node's GPUs (their
         # PCI device ID in lowercase hex): ROCm/k8s-device-plugin, README.md and
         # cmd/k8s-node-labeller/main.go
-        cluster_gpus=base.ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id", "AMD GPUs"),
+        cluster_gpus=base.ClusterGpus("amd", "amd.com/gpu", "amd.com/gpu.device-id"),
     )
 
     def detected(

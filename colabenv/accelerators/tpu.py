@@ -128,7 +128,7 @@ class Tpu(base.OwnBuilds):
     """Google TPUs as an :class:`~colabenv.accelerators.base.AcceleratorKind`."""
 
     kind = Accelerator.TPU
-    traits = base.Traits(named="a TPU", gpu=False, cuda=False, tpu_runtime=True, kubernetes_job=False)
+    traits = base.Traits(named="a TPU", tpu_runtime=True, kubernetes_job=False)
 
     def detected(
         self, wanted: TargetOverrides, host: base.HostReadings, notes: list[str]

@@ -101,12 +101,13 @@ def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[Kubern
             raise UsageError(f"{', '.join(given)}: the lock's section {section}is for the CPU")
     else:
         where = "--gpu-type" if flags.gpu_type is not None else f"{request.profile_where}: job.gpu_type"
-        products = products_of(types, settings.gpu_type, where, gpus, section)
+        products = products_of(types, settings.gpu_type, where, request.accelerator, section)
     notes: list[str] = []
     if request.lock_section is not None:
         notes.append(f"the image holds section {request.lock_section} of {request.lock_name}")
     if gpus is not None and not products:
-        notes.append(f"no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with {gpus.named}")
+        named = accelerator_kind(request.accelerator).traits.named
+        notes.append(f"no GPU type ([job] gpu_type or --gpu-type): the Job takes any node with {named}")
     job = KubernetesJob(
         image=request.image,
         lock_text=request.lock_text,
@@ -160,16 +161,18 @@ def products_of(
     types: Sequence[GpuType],
     name: str | None,
     where: str,
-    gpus: ClusterGpus,
+    kind: Accelerator,
     section: str = "",
 ) -> tuple[str, ...]:
-    """The node label values of GPU type ``name`` (None: any) for the GPUs ``gpus`` (the lock's
-    section ``section``, with a space after it); a type the table lacks, or a type of the other
-    vendor's GPUs, is a UsageError naming ``where`` it was given and the types the table has for
-    ``gpus``."""
+    """The node label values of GPU type ``name`` (None: any) for the GPUs of ``kind`` (the
+    lock's section ``section``, with a space after it); a type the table lacks, or a type of the
+    other vendor's GPUs, is a UsageError naming ``where`` it was given and the types the table
+    has for the kind's GPUs."""
     if name is None:
         return ()
-    vendor, gpus_named = gpus.vendor, gpus.named
+    gpus = cluster_gpus(kind)
+    assert gpus is not None, "a kind with GPUs a cluster schedules"
+    vendor, gpus_named = gpus.vendor, accelerator_kind(kind).traits.named
     entry = gpu_type(types, name)
     if entry is None:
         raise UsageError(

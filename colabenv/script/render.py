@@ -133,7 +133,7 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     )
     yield 'case "$preflight" in'
     yield "  0) ;;"
-    yield f"  3) [ -n \"$out\" ] || out={q(wrong_python)}"
+    yield f'  3) [ -n "$out" ] || out={q(wrong_python)}'
     yield '     fail "$out" ;;'
     if host.wrong_host:  # the helper says why on stdout; a driver too old on stderr
         yield from _wrong_host(required, plan.driver_remedy)

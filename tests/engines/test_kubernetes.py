@@ -22,7 +22,6 @@ from colabenv.engines.kubernetes import (
     JobRequest,
     KubernetesJob,
     check_command,
-    cluster_gpus,
     job_manifest,
     job_name,
     products_of,
@@ -39,9 +38,6 @@ SCHEMA_VERSION = "1.37.0"
 """The Kubernetes release whose OpenAPI schema the manifests are validated against
 (docs/scaling-out.md names it)."""
 IMAGE = "registry.example/team/train:1"
-
-NVIDIA_GPUS = cluster_gpus(Accelerator.NVIDIA)
-assert NVIDIA_GPUS is not None
 
 
 def validate(manifest: dict[str, Any]) -> None:
@@ -221,10 +217,13 @@ def test_a_gpu_type_from_the_profile_is_named_where_it_was_given() -> None:
     """(The profile's ``[job]`` is part of its hash: a lock is made with it, so this is the
     engine's rule, without a second lock.)"""
     types = shipped_gpu_products()
-    assert products_of(types, "H100", "team.toml: job.gpu_type", NVIDIA_GPUS)[0] == "NVIDIA-H100-80GB-HBM3"
-    assert products_of(types, None, "--gpu-type", NVIDIA_GPUS) == ()
+    assert (
+        products_of(types, "H100", "team.toml: job.gpu_type", Accelerator.NVIDIA)[0]
+        == "NVIDIA-H100-80GB-HBM3"
+    )
+    assert products_of(types, None, "--gpu-type", Accelerator.NVIDIA) == ()
     with pytest.raises(UsageError) as caught:
-        products_of(types, "x100", "team.toml: job.gpu_type", NVIDIA_GPUS)
+        products_of(types, "x100", "team.toml: job.gpu_type", Accelerator.NVIDIA)
     assert str(caught.value).startswith("team.toml: job.gpu_type 'x100': not a GPU type of gpu_products.toml")
 
 
@@ -370,7 +369,7 @@ def test_the_engine_refuses_what_a_job_cannot_carry() -> None:
 )
 def test_the_gpus_teams_get_map_to_the_label_gfd_writes(name: str, wanted: set[str]) -> None:
     """NVML's device name with spaces as '-' (each value's source is in its entry)."""
-    assert set(products_of(shipped_gpu_products(), name.upper(), "--gpu-type", NVIDIA_GPUS)) >= wanted
+    assert set(products_of(shipped_gpu_products(), name.upper(), "--gpu-type", Accelerator.NVIDIA)) >= wanted
 
 
 def test_every_gpu_type_has_a_source_and_label_values_gfd_writes() -> None:
