@@ -66,12 +66,14 @@ MAX_METADATA_BYTES = 1 << 20
 """A metadata file larger than this is not read (torch's is about 30 KB)."""
 MAX_REQUIRES = 2000
 """A metadata file with more Requires-Dist than this is not taken (torch's has about 30)."""
-_PAGE_FORM = "with metadata"
-"""The form of a kept page (its files name their metadata file): in its cache key."""
+_PAGE_FORM = "with metadata and yanked"
+"""The form of a kept page (its files name their metadata file and yanked flag): in its cache
+key."""
 
-File = tuple[str, str, tuple[str, ...], str, str]
+File = tuple[str, str, tuple[str, ...], str, str, str | None]
 """A file of a page as kept: (``w`` wheel or ``s`` sdist, version, wheel tags, Requires-Python,
-the wheel's URL where the page offers its metadata file, credentials left out, else empty)."""
+the wheel's URL where the page offers its metadata file, credentials left out, else empty, and
+the reason it is yanked: None where it is not, "" where none is given)."""
 
 
 def offline(environ: Mapping[str, str], flag: bool) -> bool:
@@ -108,13 +110,14 @@ def page_files(
             continue
         if dist == wanted:
             url = redact(strip_credentials(item.url)) if kind == "w" and item.metadata else ""
-            found.append((kind, str(version), shown, item.requires_python or "", url))
+            found.append((kind, str(version), shown, item.requires_python or "", url, item.yanked))
     return found
 
 
 def page_of(index: str | None, project: str, files: Sequence[File] | None, target: FileTarget) -> IndexPage:
-    """What a page's files say for ``target``: the versions with a wheel it installs, and with
-    a file it can install from (a wheel, or an sdist)."""
+    """What a page's files say for ``target``: the versions with a wheel it installs, with a
+    file it can install from (a wheel, or an sdist), and those whose every such file is yanked
+    (the first reason given)."""
     name = canonicalize_name(project)
     if files is None:
         return IndexPage(index, name, found=False)
@@ -122,15 +125,22 @@ def page_of(index: str | None, project: str, files: Sequence[File] | None, targe
     ranges: dict[str, bool] = {}
     wheels: set[str] = set()
     installable: set[str] = set()
-    for kind, version, file_tags, requires, _ in files:
+    yanked: dict[str, list[str]] = {}
+    for kind, version, file_tags, requires, _, reason in files:
         if requires and not _python_in(requires, target.python, ranges):
             continue
-        if kind == "s":
-            installable.add(version)
-        elif not tags.isdisjoint(file_tags):
+        if kind == "w" and tags.isdisjoint(file_tags):
+            continue
+        if kind == "w":
             wheels.add(version)
-            installable.add(version)
-    return IndexPage(index, name, frozenset(wheels), frozenset(installable))
+        installable.add(version)
+        yanked.setdefault(version, []).append("\0" if reason is None else reason)
+    wholly = tuple(
+        (version, next((r for r in reasons if r), ""))
+        for version, reasons in sorted(yanked.items())
+        if "\0" not in reasons
+    )
+    return IndexPage(index, name, frozenset(wheels), frozenset(installable), yanked=wholly)
 
 
 def _python_in(requires: str, python: Version, seen: dict[str, bool]) -> bool:
@@ -148,7 +158,7 @@ def metadata_url(files: Sequence[File], version: str, target: FileTarget) -> str
     wanted = version_key(version)
     rank = {tag: n for n, tag in enumerate(target.ranked)}
     best: tuple[int, str] | None = None
-    for kind, found, tags, requires, url in files:
+    for kind, found, tags, requires, url, _ in files:
         if kind != "w" or found != wanted or (requires and not _python_in(requires, target.python, {})):
             continue
         fits = [rank.get(tag, len(rank)) for tag in tags if tag in target.tags]
@@ -415,5 +425,6 @@ def _kept_page(kept: Mapping[str, Any] | None) -> tuple[bool, list[File]] | None
 
 def _file(item: Sequence[Any]) -> File:
     """A kept file back from the cache."""
-    kind, version, tags, requires, url = item
-    return (str(kind), str(version), tuple(str(t) for t in tags), str(requires), str(url))
+    kind, version, tags, requires, url, yanked = item
+    reason = None if yanked is None else str(yanked)
+    return (str(kind), str(version), tuple(str(t) for t in tags), str(requires), str(url), reason)

@@ -44,6 +44,8 @@ thousands (nightly builds)."""
 SIMPLE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 )
+MAX_YANKED_REASON = 300
+"""A yanked file's reason (PEP 592) is kept to this many characters."""
 _CHUNK = 64 * 1024
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -56,7 +58,9 @@ _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 class IndexFile:
     """One file of a project page. ``metadata``: the page offers its PEP 658 metadata file
     (``<url>.metadata``); ``requires_python``: the page's Requires-Python for it; ``size`` and
-    ``upload_time``: what a PEP 691 JSON page says of it (PEP 700), None where it says nothing."""
+    ``upload_time``: what a PEP 691 JSON page says of it (PEP 700), None where it says nothing;
+    ``yanked``: None where the page does not mark it yanked (PEP 592), else the reason it gives
+    ("" for none; cut at :data:`MAX_YANKED_REASON` characters, raw: shown through ``printable``)."""
 
     filename: str
     url: str
@@ -65,6 +69,7 @@ class IndexFile:
     requires_python: str | None = None
     size: int | None = None
     upload_time: datetime | None = None
+    yanked: str | None = None
 
 
 class ProjectPageError(ValueError):
@@ -142,6 +147,7 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
             raise ProjectPageError(f"{where}.hashes: expected an object of strings")
         metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
         requires = entry.get("requires-python")
+        named = f"{where} ({printable(filename[:200])})"
         files.append(
             IndexFile(
                 filename,
@@ -149,10 +155,26 @@ def _json_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
                 _sha256(hashes.get("sha256")),
                 bool(metadata),
                 requires if isinstance(requires, str) else None,
-                *_size_and_time(entry, f"{where} ({printable(filename[:200])})"),
+                *_size_and_time(entry, named),
+                yanked=_json_yanked(entry.get("yanked"), named),
             )
         )
     return tuple(files)
+
+
+def _json_yanked(value: object, where: str) -> str | None:
+    """A JSON page entry's ``yanked`` (PEP 691): absent, null or false: None; true: ""; a
+    string: the reason ("" read as yanked with none given, as uv reads it); anything else is
+    :class:`ProjectPageError`."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ""
+    if isinstance(value, str):
+        return value[:MAX_YANKED_REASON]
+    raise ProjectPageError(
+        f"{where}.yanked: expected true, false or a reason (a string), got {printable(str(value)[:40])}"
+    )
 
 
 _UPLOAD_TIME_RE = re.compile(
@@ -219,6 +241,7 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
         metadata = "data-core-metadata" in attrs or "data-dist-info-metadata" in attrs
         if offered is not None and offered.strip().lower() == "false":
             metadata = False
+        yanked = (attrs.get("data-yanked") or "") if "data-yanked" in attrs else None
         found.append(
             IndexFile(
                 filename,
@@ -226,6 +249,7 @@ def _html_files(body: bytes, page_url: str) -> tuple[IndexFile, ...]:
                 digest,
                 metadata,
                 attrs.get("data-requires-python"),
+                yanked=None if yanked is None else yanked[:MAX_YANKED_REASON],
             )
         )
     return tuple(found)

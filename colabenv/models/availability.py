@@ -66,19 +66,28 @@ def find_links_key(page: str) -> str:
     return FIND_LINKS_PREFIX + page
 
 
+def where_read(index: str | None) -> str:
+    """An index or find-links page as reasons name it (``the default index``)."""
+    if index is not None and index.startswith(FIND_LINKS_PREFIX):
+        return f"the find-links page {index_key(index.removeprefix(FIND_LINKS_PREFIX))}"
+    return f"the index {index_key(index)}" if index is not None else "the default index"
+
+
 @model
 class IndexPage:
     """One project page of one index, read for a target. ``index``: its URL as the resolution
     writes it, ``${VAR}`` unexpanded (None: the default index); ``wheels``: the versions with a
     wheel the target installs (its Python, ABI, platform and manylinux level, and the file's
     Requires-Python); ``files``: the versions with any file (an sdist too); ``found``: False when
-    the index has no such project."""
+    the index has no such project; ``yanked``: the versions of ``files`` whose every file the
+    target can install is yanked (PEP 592), each with the reason given ("" for none)."""
 
     index: str | None
     project: NormalizedName
     wheels: frozenset[str] = frozenset()
     files: frozenset[str] = frozenset()
     found: bool = True
+    yanked: tuple[tuple[str, str], ...] = ()
 
 
 @model
@@ -128,13 +137,18 @@ class IndexFacts:
             return None
         return version_key(version) in (page.wheels if wheel else page.files)
 
+    def yanked(self, index: str | None, project: str, version: str) -> str | None:
+        """The reason ("" for none given) where every file of ``project`` ``version`` on
+        ``index`` that the target can install is yanked; None where one is not, or the page
+        was not read."""
+        page = self.page(index, project)
+        wanted = version_key(version)
+        return None if page is None else dict(page.yanked).get(wanted)
+
     def missing(self, index: str | None, project: str, version: str) -> str:
         """Which file the index lacks, for a reason."""
-        where = f"the index {index_key(index)}" if index is not None else "the default index"
-        if index is not None and index.startswith(FIND_LINKS_PREFIX):
-            where = f"the find-links page {index_key(index.removeprefix(FIND_LINKS_PREFIX))}"
         name = canonicalize_name(project).replace("-", "_")
-        return f"{where} has no file {name}-{version}-*.whl for {self.tags}"
+        return f"{where_read(index)} has no file {name}-{version}-*.whl for {self.tags}"
 
     def merged(
         self, pages: tuple[IndexPage, ...], notes: tuple[str, ...], requires: tuple[IndexRequires, ...] = ()

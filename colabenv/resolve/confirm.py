@@ -12,9 +12,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from colabenv._util.pep508 import exact_pin
-from colabenv.errors import ResolutionError
+from colabenv.errors import ResolutionError, printable
 from colabenv.models import Profile
-from colabenv.models.availability import IndexFacts, find_links_key
+from colabenv.models.availability import IndexFacts, find_links_key, where_read
 from colabenv.models.catalog import parsed_pin
 
 CONFIRMED = "confirmed by the index just now"
@@ -137,3 +137,27 @@ def check_plain(profile: Profile, facts: IndexFacts) -> None:
         missing = missing_file(facts, None, [str(requirement)], wheel=False)
         if missing is not None:
             raise ResolutionError(f"{profile.path.name}: packages: {requirement}: {missing}")
+
+
+def yanked_warnings(
+    facts: IndexFacts, pinned: Iterable[tuple[str | None, Sequence[str], str | None]]
+) -> list[str]:
+    """A warning for each exact pin of ``pinned`` ((index, requirement texts, the find-links
+    page beside it)) whose every file the target can install there is yanked (PEP 592): kept,
+    as pip and uv install a yanked file for an exact pin (with a warning of their own), and
+    said with the reason so that the user sees it before the install does."""
+    warnings = []
+    for index, texts, find_links in pinned:
+        places = [index, *([find_links_key(find_links)] if find_links is not None else [])]
+        for project, version in exact_pins(texts):
+            serving = [p for p in places if facts.served(p, project, version, wheel=False)]
+            reasons = [facts.yanked(p, project, version) for p in serving]
+            if not serving or any(reason is None for reason in reasons):
+                continue
+            why = next((r for r in reasons if r), "")
+            said = f"reason: {printable(why)}" if why else "no reason given"
+            warnings.append(
+                f"{canonicalize_name(project)} {version}: {where_read(serving[0])} marks its file for "
+                f"{facts.tags} yanked ({said}); installed for the exact pin, as pip and uv do (PEP 592)"
+            )
+    return warnings

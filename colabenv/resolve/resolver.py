@@ -26,6 +26,7 @@ from colabenv.models import (
     FrameworkRequest,
     InstalledSet,
     InstallSettings,
+    PackageChoice,
     Profile,
     Release,
     Resolution,
@@ -36,7 +37,14 @@ from colabenv.models.availability import NO_FACTS, IndexFacts
 from colabenv.models.frameworks import FACTS, ORDER, POSITION
 from colabenv.models.frozen import model
 from colabenv.profile.packages import misplaced
-from colabenv.resolve.confirm import CONFIRMED, check_plain, confirmed, index_problem, passed_over_text
+from colabenv.resolve.confirm import (
+    CONFIRMED,
+    check_plain,
+    confirmed,
+    index_problem,
+    passed_over_text,
+    yanked_warnings,
+)
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.options import Option, companions_to_pin, requirements
 from colabenv.resolve.packages import (
@@ -563,11 +571,7 @@ def resolve(
     allow = allow_unconfirmed or profile.allow_unconfirmed
     index = _Index(facts, profile.install)
     check_plain(profile, facts)
-    if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
-        raise ResolutionError(
-            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
-            f"the target has {target.python}"
-        )
+    _check_python(profile, target)
     requests = sorted(profile.frameworks, key=lambda r: POSITION[r.framework])
     per_framework, found, unconstrained = _all_candidates(profile, requests, target, catalog, allow, index)
     plan = plan_packages(profile, target, catalog, allow, facts)
@@ -604,6 +608,7 @@ def resolve(
     floors = [catalog.floor_driver(o.variant.cuda) for o in chosen if o.variant.cuda is not None]
     floors += package_floors(packages, catalog)
     required = max((f for f in floors if f is not None), default=None)
+    chosen_packages = package_choices(packages, plan, picks, target, catalog, profile.install)
     return Resolution(
         profile_name=profile.name,
         profile_hash=profile.content_hash,
@@ -618,6 +623,7 @@ def resolve(
                     *_warnings(chosen, requests, profile, target, catalog, index),
                     *misplaced(profile.requirements, profile.path.name),
                     *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
+                    *_yanked(facts, choices, chosen_packages, profile),
                     *([f"not checked against the index: {'; '.join(facts.notes)}"] if facts.notes else []),
                 ]
             )
@@ -625,8 +631,32 @@ def resolve(
         required_driver=required,
         install=profile.install,
         constraints=constraints,
-        cuda_packages=package_choices(packages, plan, picks, target, catalog, profile.install),
+        cuda_packages=chosen_packages,
     )
+
+
+def _check_python(profile: Profile, target: Target) -> None:
+    """The profile's ``python`` admits the target's (exit 3 where it does not)."""
+    if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
+        raise ResolutionError(
+            f"{profile.path.name}: python: the profile needs Python {profile.python}; "
+            f"the target has {target.python}"
+        )
+
+
+def _yanked(
+    facts: IndexFacts,
+    choices: Sequence[FrameworkChoice],
+    packages: Sequence[PackageChoice],
+    profile: Profile,
+) -> list[str]:
+    """A warning for each file to install whose every file the target could take is yanked."""
+    pinned: list[tuple[str | None, Sequence[str], str | None]] = [
+        (c.index_url, c.requirements, c.find_links) for c in choices if not c.installed
+    ]
+    pinned += [(p.index_url, p.requirements, p.find_links) for p in packages if not p.installed]
+    pinned.append((None, [str(r) for r in profile.requirements], None))
+    return yanked_warnings(facts, pinned)
 
 
 def _picks(combo: Sequence[Option], catalog: Catalog) -> tuple[Pick, ...]:

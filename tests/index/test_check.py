@@ -294,3 +294,47 @@ def test_an_aarch64_jax_build_is_confirmed_by_its_plugin_not_by_pure_python_jax(
     else:
         assert code == 3, err
         assert "has no file jax_cuda13_plugin-0.8.0-*.whl for cp312 on linux_aarch64" in err, err
+
+
+def test_a_yanked_pinned_file_stays_eligible_and_is_a_warning_naming_the_reason(
+    tmp_path: Path, index: LocalIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pip and uv install a yanked file for an exact pin (``==``), with a warning of their own
+    (PEP 592; pip's resolver warns "The candidate selected for download or install is a yanked
+    version", uv since astral-sh/uv#561 "Allow yanked versions when specified via =="): the
+    check keeps the build and says it before the install does, with the reason."""
+    index.yank(f"torch-2.15.0+cu130-{TAG}.whl")
+    index.yank("einops-0.8.1-py3-none-any.whl", "broken \x1b[31m import")
+    profile = _profile(tmp_path, index.base_url, index.url)
+    code, resolution, err = _resolve(capsys, str(profile))
+    assert code == 0, err
+    torch = chosen(resolution)
+    assert (torch["version"], torch["variant"]) == ("2.15.0", "cu130"), torch
+    warnings = resolution["warnings"]
+    assert isinstance(warnings, list)
+    assert (
+        f"torch 2.15.0+cu130: the index {index.base_url}/cu130 marks its file for cp312 on linux_x86_64"
+        in "\n".join(warnings)
+    ), warnings
+    yanked = [w for w in warnings if "yanked" in w]
+    assert len(yanked) == 2, warnings
+    assert yanked[0].endswith(
+        "yanked (no reason given); installed for the exact pin, as pip and uv do (PEP 592)"
+    )
+    assert yanked[1].startswith("einops 0.8.1: the default index marks"), yanked  # [install] index_url
+    assert "(reason: broken \\x1b[31m import)" in yanked[1]
+
+
+def test_a_version_with_one_file_not_yanked_for_the_target_is_no_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A yanked file the target would not take (another Python's) says nothing: the installer
+    takes the one that is not yanked."""
+    build_wheel(
+        tmp_path / "wheels" / "cu130", "torch", "2.15.0+cu130", tag="cp311-cp311-manylinux_2_28_x86_64"
+    )
+    with _index(tmp_path / "wheels", {"cu130": ["2.15.0+cu130"]}) as served:
+        served.yank("torch-2.15.0+cu130-cp311-cp311-manylinux_2_28_x86_64.whl", "cp311 only")
+        code, resolution, err = _resolve(capsys, str(_profile(tmp_path, served.base_url, served.url)))
+    assert code == 0, err
+    assert not [w for w in resolution["warnings"] if "yanked" in w], resolution["warnings"]

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,7 +17,7 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 
 from colabenv.errors import IndexUnavailableError, UsageError
-from colabenv.index.client import ProjectPageError, SimpleClient, parse_project_page
+from colabenv.index.client import IndexFile, ProjectPageError, SimpleClient, parse_project_page
 from colabenv.index.urls import Redactor, expand_url
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.index import JSON_TYPE, LocalIndex
@@ -416,3 +417,72 @@ def test_a_closed_port_is_unreachable(tmp_path: Path) -> None:
     closed.stop()
     with pytest.raises(IndexUnreachableError, match=r"unreachable \(connection refused\)"):
         SimpleClient(clean_env(), str, deadline_s=2).project_files(url, "torch")
+
+
+# ---------------------------------------------------------------------------------------------
+# Yanked files (PEP 592)
+
+LONG_REASON = "broken \x1b[2J on TPU; " + "x" * 400
+
+
+def _yanking_index(tmp_path: Path) -> LocalIndex:
+    """Three wheels of one release: one yanked with a reason (control characters, 420
+    characters), one yanked with none, one not."""
+    from tests.support.wheels import build_wheel
+
+    for tag in ("cp312-cp312-manylinux_2_28_x86_64", "cp313-cp313-manylinux_2_28_x86_64", "py3-none-any"):
+        build_wheel(tmp_path / "root", "yankme", "1.0.0", tag=tag)
+    index = LocalIndex(tmp_path / "root").start()
+    index.yank("yankme-1.0.0-cp312-cp312-manylinux_2_28_x86_64.whl", LONG_REASON)
+    index.yank("yankme-1.0.0-cp313-cp313-manylinux_2_28_x86_64.whl")
+    return index
+
+
+def _yanked_of(files: Sequence[IndexFile]) -> dict[str, str | None]:
+    return {f.filename.split("-")[2]: f.yanked for f in files}
+
+
+@pytest.mark.parametrize("form", ["json", "html"])
+def test_a_yanked_file_is_read_with_its_reason_from_either_page_form(tmp_path: Path, form: str) -> None:
+    """The flag as the package index writes it: ``"yanked": true`` (jaxlib 0.4.32's files,
+    read 2026-11-29), a reason string (jax 0.4.15's sdist: "accidentally required
+    JAX_RELEASE=1"), ``"yanked": false`` on every other file; ``data-yanked`` on HTML, with the
+    reason or empty. The reason is kept to 300 characters, raw."""
+    import requests
+
+    index = _yanking_index(tmp_path)
+    try:
+        if form == "json":
+            files = SimpleClient(clean_env(), str).project_files(index.url, "yankme")
+            assert files is not None
+        else:
+            page = requests.get(f"{index.url}yankme/", headers={"Accept": "text/html"}, timeout=30)
+            assert page.headers["Content-Type"] == "text/html"
+            files = parse_project_page(page.content, "text/html", page.url)
+    finally:
+        index.stop()
+    assert _yanked_of(files) == {"cp312": LONG_REASON[:300], "cp313": "", "py3": None}
+    assert len(LONG_REASON) > 300
+
+
+@pytest.mark.parametrize("value", [7, 0, [], {}, 1.5])
+def test_a_malformed_yanked_flag_is_a_page_error_naming_the_file(value: object) -> None:
+    entry = {"filename": "a-1-py3-none-any.whl", "url": "a.whl", "hashes": {}, "yanked": value}
+    with pytest.raises(ProjectPageError) as caught:
+        parse_project_page(json.dumps({"files": [entry]}).encode(), JSON_TYPE, "https://i.example/simple/a/")
+    assert "files[0] (a-1-py3-none-any.whl).yanked: expected true, false or a reason" in str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "read"), [(None, None), (False, None), (True, ""), ("", ""), ("r", "r")])
+def test_the_yanked_flag_values_a_json_page_may_give(value: object, read: str | None) -> None:
+    """null is read as absent, as size and upload-time are; "" as yanked with no reason (uv
+    reads it so; PEP 691 asks for a reason that is not empty)."""
+    entry = {"filename": "a-1-py3-none-any.whl", "url": "a.whl", "hashes": {}, "yanked": value}
+    files = parse_project_page(json.dumps({"files": [entry]}).encode(), JSON_TYPE, "https://i.example/s/a/")
+    assert files[0].yanked == read
+
+
+def test_a_bare_data_yanked_attribute_is_yanked_with_no_reason() -> None:
+    body = b'<a href="a-1-py3-none-any.whl" data-yanked>a</a><a href="b-1-py3-none-any.whl">b</a>'
+    files = parse_project_page(body, "text/html", "https://i.example/simple/a/")
+    assert [f.yanked for f in files] == ["", None]

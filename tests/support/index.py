@@ -201,7 +201,10 @@ class LocalIndex:
     ``"close"`` closes the connection unanswered, ``"drip"`` starts a page and sends one byte
     every half second, forever, ``"huge"`` answers a JSON page of ``HUGE_BYTES`` spaces, and
     ``answer_with(body, content_type)`` serves that body as every page (files stay real);
-    ``tell(filename, size=...)`` sets keys of one file's entry on JSON pages (a wrong size).
+    ``tell(filename, size=...)`` sets keys of one file's entry on JSON pages (a wrong size);
+    ``yank(filename, reason)`` marks a file yanked on every page (PEP 592: ``data-yanked`` on
+    HTML, ``"yanked": true`` or the reason on JSON, where every other file says
+    ``"yanked": false``, as the package index's JSON pages do).
     ``stop()`` then ``start()`` serves again on the same port. ``latency_s``: seconds every
     answer waits before it starts (a real index's round trip, for benchmarks).
     """
@@ -220,6 +223,7 @@ class LocalIndex:
         self._fail_mode = "503"
         self._garbage: tuple[bytes, str] | None = None
         self._told: dict[str, dict[str, object]] = {}
+        self._yanked: dict[str, str] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.latency_s = 0.0
@@ -303,11 +307,17 @@ class LocalIndex:
             told = self._told.setdefault(filename, {})
             told.update({key.replace("_", "-"): value for key, value in keys.items()})
 
+    def yank(self, filename: str, reason: str = "") -> None:
+        """``filename`` is yanked from now on, with ``reason`` ("": none given)."""
+        with self._lock:
+            self._yanked[filename] = reason
+
     def heal(self) -> None:
         with self._lock:
             self._fail_at = None
             self._garbage = None
             self._told.clear()
+            self._yanked.clear()
 
     def reset_requests(self) -> None:
         with self._lock:
@@ -424,6 +434,8 @@ class LocalIndex:
                     entry["core-metadata"] = {"sha256": wheel.metadata_sha256}
                 if wheel.requires_python:
                     entry["requires-python"] = wheel.requires_python
+                reason = self._yanked.get(wheel.path.name)
+                entry["yanked"] = False if reason is None else reason or True
                 entry.update(self._told.get(wheel.path.name, {}))
                 files.append(entry)
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
@@ -439,6 +451,8 @@ class LocalIndex:
                 attrs += f' data-dist-info-metadata="sha256={wheel.metadata_sha256}"'
             if wheel.requires_python:
                 attrs += f' data-requires-python="{html.escape(wheel.requires_python)}"'
+            if wheel.path.name in self._yanked:
+                attrs += f' data-yanked="{html.escape(self._yanked[wheel.path.name])}"'
             href = f"{self.base_url}/files/{wheel.relative}#sha256={wheel.sha256}"
             links.append(f'<a href="{html.escape(href)}"{attrs}>{wheel.path.name}</a><br/>\n')
         page = (

@@ -187,6 +187,8 @@ def derive_packages(
         distributions = [name for name, _ in _distributions(package.name)]
         rocm = rocm_said(reader, package.name, distributions, {v: on_index[v] for v in read})
         run.notes.extend([rocm] if rocm else [])
+        known = (r.version for r in package.releases)
+        run.notes.extend(reader.yanked.notes(package.name, distributions, known, reader.options))
     return PackagesDerived(
         tuple(run.releases), tuple(run.contradictions), tuple(run.notes), tuple(run.added), tuple(run.pythons)
     )

@@ -124,7 +124,12 @@ def refresh_framework(
     return Refreshed(
         start=base / name,
         changes=tuple(changes),
-        notes=(*outcome.notes, *reader.variants.notes(), *reader.unreadable.notes()),
+        notes=(
+            *outcome.notes,
+            *reader.yanked.notes(framework.value, [framework.value], (r.version for r in known), options),
+            *reader.variants.notes(),
+            *reader.unreadable.notes(),
+        ),
         contradictions=outcome.contradictions,
         summary=_summary(outcome, base / name)
         + _toolkits_added(derived.toolkits)

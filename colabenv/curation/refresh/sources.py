@@ -23,7 +23,8 @@ is not asked for (``--archs carry``) or a build has no wheel with GPU code, the 
 previous release's build of the same name is carried over and the entry marked
 ``unconfirmed`` with the reason. Facts no index states (jax's build CUDA) are carried over
 from the previous release and said so in ``source``. Everything is returned as catalog models;
-:mod:`colabenv.curation.refresh.writer` turns them into the file.
+:mod:`colabenv.curation.refresh.writer` turns them into the file. A file a page marks
+yanked (PEP 592) is never read as a release's: :mod:`colabenv.curation.refresh.yanked_files`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from packaging.version import InvalidVersion, Version
 from colabenv._util.pep508 import NVIDIA_PREFIXES
 from colabenv.curation.refresh.selection import DEFAULT_RELEASES
 from colabenv.curation.refresh.unreadable_files import UnreadableFiles
+from colabenv.curation.refresh.yanked_files import YankedFiles
 from colabenv.errors import IndexUnavailableError, InputError, printable
 from colabenv.index.client import IndexFile, SimpleClient
 from colabenv.lock.wheel_tags import VariantFiles
@@ -193,6 +195,7 @@ class IndexReader:
         self._archs: dict[str, WheelArchs] = {}
         self.variants = VariantFiles()  # what _wheels_of leaves aside, for a note
         self.unreadable = UnreadableFiles()  # names _wheels_of cannot read, for a note
+        self.yanked = YankedFiles()  # the yanked files the pages list, left aside, for a note
 
     def wheels(
         self, index: str, project: str, *, required: bool = False, platform: str = "linux_x86_64"
@@ -207,7 +210,7 @@ class IndexReader:
                 raise IndexUnavailableError(
                     f"index {printable(index)} has no project {canonicalize_name(project)}"
                 )
-            self._pages[key] = files or ()
+            self._pages[key] = self.yanked.kept(files or ())
         return self._wheels_of(index, self._pages[key], project, platform)
 
     def page_wheels(
@@ -222,7 +225,7 @@ class IndexReader:
         if key not in self._pages:
             self.progress(f"reading the find-links page {page}")
             found = self.client.page_files_if_any(read) if guessed else self.client.page_files(read)
-            self._pages[key] = found or ()
+            self._pages[key] = self.yanked.kept(found or ())
         return self._wheels_of(read, self._pages[key], project, platform)
 
     def _wheels_of(
@@ -538,10 +541,6 @@ def carried_archs(
         return None
     release, variant = found
     return variant.archs, f"archs carried over from {release.version} {variant.name}: {why}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Stamps
 
 
 def stamp() -> str:
