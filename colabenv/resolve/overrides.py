@@ -128,11 +128,15 @@ def parse_platform(text: str, origin: str) -> str:
 
 
 def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapability, ...]:
+    """Compute capabilities (``7.5,8.0`` items, comma lists allowed), each once, sorted; a
+    TargetError naming ``origin`` for one that is none, an empty item too (``7.5,,``), as
+    :func:`~colabenv.models.target.gfx_names` refuses an empty gfx."""
     caps: set[ComputeCapability] = set()
     for item in items:
         for part in item.split(","):
             if not part.strip():
-                continue
+                empty = "an empty item is not a compute capability like 7.5 (no empty item in a comma list)"
+                raise TargetError(f"{origin}: {empty}")
             try:
                 caps.add(ComputeCapability.parse(part))
             except ValueError as exc:

@@ -640,7 +640,7 @@ def _check_python(profile: Profile, target: Target) -> None:
     if profile.python is not None and not profile.python.contains(target.python, prereleases=True):
         raise ResolutionError(
             f"{profile.path.name}: python: the profile needs Python {profile.python}; "
-            f"the target has {target.python}"
+            f"the target has {target.python_given}"
         )
 
 

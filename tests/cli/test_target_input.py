@@ -206,6 +206,16 @@ def test_an_empty_gfx_item_in_the_variable_is_malformed(
     assert "COLABENV_GFX: an empty item is not an AMD GPU architecture" in line, line
 
 
+@pytest.mark.parametrize("value", ["7.5,,", ",7.5", "7.5, ,8.0", ""])
+def test_an_empty_compute_capability_item_is_malformed_as_a_gfx_is(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(
+        capsys, "resolve", PYTORCH, "--python", "3.12", "--driver", "550.54.15", "--compute-capability", value
+    )
+    assert "--compute-capability: an empty item is not a compute capability like 7.5" in line, line
+
+
 def test_a_blank_gfx_variable_is_unset() -> None:
     assert _overrides({"COLABENV_GFX": "  "}, python="3.12").rocm is None
 
