@@ -88,9 +88,10 @@ class FakeMemory:
 class FakeDevice:
     name: str | bytes
     capability: tuple[int, int]
-    total_mib: int
-    free_mib: int
+    total_mib: int | None
+    free_mib: int | None
     broken: bool = False
+    """A GPU whose memory NVML does not report (a GB10's unified memory) has None for both."""
 
 
 @dataclass
@@ -137,6 +138,8 @@ class FakeNvml:
         return capability
 
     def nvmlDeviceGetMemoryInfo(self, handle: Any) -> Any:
+        if handle.total_mib is None or handle.free_mib is None:
+            raise FakeNvmlError("Not Supported")
         return FakeMemory(handle.total_mib * 1024 * 1024, handle.free_mib * 1024 * 1024)
 
 
@@ -171,6 +174,8 @@ def make_probe(
     existing: Sequence[str] = (),
     smi_timeout: float = 5.0,
     nvml_timeout: float = 5.0,
+    platform_tag: str = "linux_x86_64",
+    python_version: str = "3.11.13",
 ) -> HostProbe:
     texts = dict(files or {})
     fake = nvml or NO_NVML
@@ -189,9 +194,9 @@ def make_probe(
         which=lambda name: FAKE_SMI if smi is not None else None,
         run=smi if smi is not None else never_run,
         distributions=lambda: list(dists),
-        python_version="3.11.13",
+        python_version=python_version,
         python_implementation="CPython",
-        platform_tag="linux_x86_64",
+        platform_tag=platform_tag,
         glibc="2.35",
         smi_timeout=smi_timeout,
         nvml_timeout=nvml_timeout,
@@ -203,13 +208,28 @@ def expected(host: str) -> dict[str, Any]:
     return data
 
 
+def host_platform(host: str) -> str:
+    """The platform the interpreter reports on a recorded host: its ``expected.json``'s
+    ``platform``, x86-64 where it names none."""
+    platform: str = expected(host).get("platform", "linux_x86_64")
+    return platform
+
+
+def nvml_memory_notes(host: str) -> tuple[str, ...]:
+    """The notes detection through NVML gives for a recorded host's GPUs whose memory NVML
+    does not report (``memory_total_mib`` null: "Not Supported", as on a GB10)."""
+    gpus = expected(host)["gpus"]
+    unknown = [i for i, gpu in enumerate(gpus) if gpu["memory_total_mib"] is None]
+    return tuple(f"NVML: GPU {i} memory unknown (Not Supported)" for i in unknown)
+
+
 def nvml_from_expected(host: str) -> FakeNvml:
     exp = expected(host)
     major, minor = exp["cuda"].split(".")
     devices = [
         FakeDevice(
             g["name"],
-            (int(g["compute_capability"][0]), int(g["compute_capability"][2])),
+            (int(g["compute_capability"].split(".")[0]), int(g["compute_capability"].split(".")[1])),
             g["memory_total_mib"],
             g["memory_free_mib"],
         )
@@ -225,6 +245,7 @@ def assert_matches(fingerprint: Fingerprint, exp: Mapping[str, Any]) -> None:
     assert target["driver"] == exp["driver"]
     assert target["cuda"] == exp["cuda"]
     assert target["compute_capabilities"] == exp["compute_capabilities"]
+    assert target["platform"] == exp.get("platform", "linux_x86_64")
     assert as_json["gpus"] == exp["gpus"]
 
 
@@ -235,7 +256,8 @@ def assert_matches(fingerprint: Fingerprint, exp: Mapping[str, Any]) -> None:
 @pytest.mark.parametrize("host", GPU_HOSTS)
 def test_recorded_host_through_nvidia_smi(host: str) -> None:
     calls: list[Sequence[str]] = []
-    fingerprint = detect(probe=make_probe(smi=smi_runner(SMI / host, calls)))
+    probe = make_probe(smi=smi_runner(SMI / host, calls), platform_tag=host_platform(host))
+    fingerprint = detect(probe=probe)
     assert_matches(fingerprint, expected(host))
     assert calls[0][1].startswith("--query-gpu=name,compute_cap,memory.total,memory.free")
     assert calls[1] == [FAKE_SMI]
@@ -246,10 +268,10 @@ def test_recorded_host_through_nvidia_smi(host: str) -> None:
 @pytest.mark.parametrize("host", GPU_HOSTS)
 def test_recorded_host_through_nvml(host: str) -> None:
     nvml = nvml_from_expected(host)
-    fingerprint = detect(probe=make_probe(nvml=nvml))
+    fingerprint = detect(probe=make_probe(nvml=nvml, platform_tag=host_platform(host)))
     assert_matches(fingerprint, expected(host))
     assert nvml.calls == ["init", "shutdown"]
-    assert fingerprint.notes == ()
+    assert fingerprint.notes == nvml_memory_notes(host)
 
 
 def test_mixed_architectures_keep_every_gpu() -> None:
