@@ -235,8 +235,10 @@ def parse_smi_query(text: str) -> SmiQuery:
     return SmiQuery(driver, tuple(gpus), tuple(problems))
 
 
-_CUDA_BANNER_RE = re.compile(r"CUDA Version\s*:\s*([0-9]+\.[0-9]+)", re.ASCII)
-_DRIVER_BANNER_RE = re.compile(r"Driver Version\s*:\s*([0-9]+\.[0-9.]+)", re.ASCII)
+# R610 and later label them "KMD Version" and "CUDA UMD Version" (nvidia-smi's documentation:
+# "deprecated Driver Version and CUDA Version in favor of KMD Version and CUDA UMD Version")
+_CUDA_BANNER_RE = re.compile(r"CUDA (?:UMD )?Version\s*:\s*([0-9]+\.[0-9]+)", re.ASCII)
+_DRIVER_BANNER_RE = re.compile(r"(?:Driver|KMD) Version\s*:\s*([0-9]+\.[0-9.]+)", re.ASCII)
 
 
 def parse_smi_banner(text: str) -> tuple[Version | None, Version | None]:
@@ -277,7 +279,8 @@ def _run_smi(
 
 
 def _from_nvidia_smi(probe: HostProbe, notes: list[str]) -> _SourceResult:
-    """The GPU query, then the banner for "CUDA Version" (also when an old query fails)."""
+    """The GPU query, then the banner for "CUDA Version" ("CUDA UMD Version" from R610; also
+    when an old query fails)."""
     exe = probe.find_executable("nvidia-smi")
     if exe is None:
         notes.append("nvidia-smi: not found on PATH")
@@ -290,7 +293,7 @@ def _from_nvidia_smi(probe: HostProbe, notes: list[str]) -> _SourceResult:
     banner, _ = _run_smi(probe, [exe], notes)
     banner_driver, cuda = parse_smi_banner(banner.stdout) if banner is not None else (None, None)
     if banner is not None and cuda is None:
-        notes.append("nvidia-smi: no 'CUDA Version' in its banner")
+        notes.append("nvidia-smi: no 'CUDA Version' (or R610's 'CUDA UMD Version') in its banner")
     driver = parsed.driver or banner_driver
     answered = query is not None or banner is not None
     return _SourceResult(driver, cuda, parsed.gpus, answered=answered)

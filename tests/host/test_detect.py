@@ -261,6 +261,7 @@ def test_recorded_host_through_nvidia_smi(host: str) -> None:
     assert_matches(fingerprint, expected(host))
     assert calls[0][1].startswith("--query-gpu=name,compute_cap,memory.total,memory.free")
     assert calls[1] == [FAKE_SMI]
+    assert not any("in its banner" in note for note in fingerprint.notes), "CUDA read from the banner"
     assert "NVML: not available (NVML Shared Library Not Found)" in fingerprint.notes
     assert NO_DRIVER_NOTE not in fingerprint.notes
 
@@ -483,6 +484,17 @@ def test_nvidia_smi_banner_gives_cuda_when_the_query_has_the_driver() -> None:
     query = parse_smi_query((SMI / "h200-580" / "query.csv").read_text())
     assert query.driver == Version("580.82.07")
     assert query.gpus[0].memory_total_mib == 143771
+
+
+def test_the_r610_banner_names_them_kmd_and_cuda_umd_version() -> None:
+    """From R610 the banner says "KMD Version" and "CUDA UMD Version" (a B200 on 610.43.02,
+    tests/data/detect/smi/b200-610/SOURCE.md): both read, so CUDA comes from the banner, not
+    from the driver table (which a newer driver than the table knows would leave unknown)."""
+    banner = (SMI / "b200-610" / "banner.txt").read_text()
+    assert parse_smi_banner(banner) == (Version("610.43.02"), Version("13.3"))
+    fingerprint = detect(probe=make_probe(smi=smi_runner(SMI / "b200-610")))
+    assert str(fingerprint.target.cuda) == "13.3"
+    assert not any("in its banner" in note for note in fingerprint.notes), fingerprint.notes
 
 
 def test_smi_query_rows_with_unknown_fields() -> None:
