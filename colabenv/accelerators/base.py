@@ -24,6 +24,7 @@ from colabenv.models import (
     Gpu,
     GpuReport,
     KfdReport,
+    PackageBuild,
     Profile,
     Release,
     RocmTarget,
@@ -360,8 +361,21 @@ class AcceleratorKind(Protocol):
         ...
 
     def lacks(self, target: Target) -> str:
-        """What the target has instead of an NVIDIA GPU, for a CUDA package left out ("no GPU",
-        "a TPU (TPU v5e ...)"); empty where it has one."""
+        """What the target has instead of a GPU the CUDA packages have builds for, for such a
+        package left out ("no GPU", "a TPU (TPU v5e ...)"); empty where the kind takes their
+        builds (NVIDIA's CUDA builds, AMD's ROCm builds: :meth:`package_rejection`)."""
+        ...
+
+    def package_rejection(self, build: PackageBuild, target: Target, catalog: Catalog) -> str | None:
+        """Why a CUDA package's ``build`` (its Python, platform and free-threaded wheels already
+        checked) cannot run on ``target``: None when it can, :data:`NOT_ASKED` for a build of
+        another kind (a ROCm build on NVIDIA GPUs), passed over unlisted. Asked only of a kind
+        that :meth:`lacks` nothing."""
+        ...
+
+    def no_package_build(self, name: str, target: Target) -> str:
+        """Why the package ``name`` has no build for the target where every build of it is of
+        another kind (all :data:`NOT_ASKED`): exit 3, never left out."""
         ...
 
     def refused_requirements(
@@ -437,6 +451,12 @@ class OwnBuilds:
         self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
     ) -> str | None:
         return None
+
+    def package_rejection(self, build: PackageBuild, target: Target, catalog: Catalog) -> str | None:
+        return "needs an NVIDIA GPU; the target has none"
+
+    def no_package_build(self, name: str, target: Target) -> str:
+        return f"{name} has no build in the catalog for the target's device"
 
 
 class DriverFields:

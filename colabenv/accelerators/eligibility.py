@@ -1,6 +1,7 @@
 """Whether a build can run on a target, each rule a function: its Python, the driver's floor
-for its CUDA major, the driver's full support of its CUDA minor line, its kernels for each GPU,
-and the builds of a release that the target would run better than the one chosen."""
+for its CUDA major (a CUDA package's build's too), the driver's full support of its CUDA minor
+line, its kernels for each GPU, and the builds of a release that the target would run better
+than the one chosen."""
 
 from __future__ import annotations
 
@@ -10,10 +11,28 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv._util.reader import cached_version
-from colabenv.models import Catalog, ComputeCapability, Release, Target, Variant, archs_cover
+from colabenv.models import (
+    Catalog,
+    ComputeCapability,
+    PackageBuild,
+    Release,
+    Target,
+    Variant,
+    archs_cover,
+)
 
 UNCONFIRMED_HINT = "allow it with --allow-unconfirmed or [catalog] allow_unconfirmed = true"
 """How a refusal of an unconfirmed build says to take it."""
+
+
+def build_floor(build: PackageBuild, catalog: Catalog) -> Version | None:
+    """The oldest driver a CUDA package's ``build`` runs on: its CUDA major's floor, or the
+    higher one its project documents (``min_driver``); None where the driver table has no floor
+    for its major, or the build is no CUDA build."""
+    floor = catalog.floor_driver(build.cuda) if build.cuda is not None else None
+    if floor is None or build.min_driver is None:
+        return floor
+    return max(floor, build.min_driver)
 
 
 def python_ok(spec: SpecifierSet | None, python: Version) -> bool:

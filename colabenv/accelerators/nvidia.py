@@ -13,6 +13,7 @@ from packaging.version import Version
 from colabenv.accelerators import base
 from colabenv.accelerators.eligibility import (
     UNCONFIRMED_HINT,
+    build_floor,
     floor_met,
     fully_met,
     unconfirmed_fuller,
@@ -27,10 +28,12 @@ from colabenv.models import (
     FrameworkRequest,
     GpuReport,
     NvidiaTarget,
+    PackageBuild,
     Profile,
     Target,
     TargetOverrides,
     Variant,
+    archs_cover,
     format_driver,
 )
 
@@ -144,6 +147,35 @@ class Nvidia(base.OwnBuilds, base.DriverFields):
 
     def lacks(self, target: Target) -> str:
         return ""
+
+    def package_rejection(self, build: PackageBuild, target: Target, catalog: Catalog) -> str | None:
+        """The driver reaches the build's CUDA major's floor (or its project's ``min_driver``),
+        else the driver's CUDA its major; and its arch list covers every GPU. A ROCm build is
+        passed over unlisted."""
+        if build.cuda is None:
+            return base.NOT_ASKED
+        floor = build_floor(build, catalog)
+        if target.driver is not None:
+            if floor is None or target.driver < floor:
+                shown = format_driver(floor) if floor is not None else "an unknown floor"
+                needs = (
+                    f"{build.name}: its project documents driver >= {shown}"
+                    if build.min_driver is not None and floor == build.min_driver
+                    else f"{build.name} is built for CUDA {build.cuda.major}, which needs driver >= {shown}"
+                )
+                return f"{needs} (host {format_driver(target.driver)})"
+        elif target.cuda is not None and build.cuda.major > target.cuda.major:
+            return f"{build.name} is built for CUDA {build.cuda.major}; the driver runs CUDA {target.cuda}"
+        missing = [cap.sm for cap in target.compute_capabilities if not archs_cover(build.archs, cap)]
+        if missing:
+            need = min(arch.capability for arch in build.archs)
+            return f"no kernels for {', '.join(missing)} (needs {need.major}.{need.minor}+)"
+        return None
+
+    def no_package_build(self, name: str, target: Target) -> str:
+        return (
+            f"{name} has no CUDA build in the catalog (the target has NVIDIA GPUs: {self.describe(target)})"
+        )
 
     def device_checks(
         self, choices: Sequence[FrameworkChoice], required_driver: str | None

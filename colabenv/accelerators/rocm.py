@@ -24,6 +24,7 @@ from colabenv.models import (
     FrameworkChoice,
     FrameworkRequest,
     KfdReport,
+    PackageBuild,
     Profile,
     Release,
     RocmAgent,
@@ -114,27 +115,69 @@ class Rocm(base.OwnBuilds):
         return f"{self.kind} ({self.describe(target)})"
 
     def lacks(self, target: Target) -> str:
-        return f"AMD GPUs ({self.describe(target)})"
+        return ""
+
+    def package_rejection(self, build: PackageBuild, target: Target, catalog: Catalog) -> str | None:
+        """A ROCm build, by a framework's rules: the host's ROCm reaches the build's, and its
+        gfx list has every GPU's. A build that requires no torch loads the host's own ROCm
+        libraries (``cupy-rocm-7-0``'s wheel needs ``libamdhip64.so.7``), so the host's ROCm
+        major must be the build's too; one built against torch loads torch's (the resolver holds
+        it to torch's ROCm build). A CUDA build is passed over unlisted."""
+        if build.rocm is None:
+            return base.NOT_ASKED
+        line = (build.rocm.major, build.rocm.minor)
+        host = target.rocm
+        if host is not None and line > (host.major, host.minor):
+            return f"{build.name} needs ROCm >= {line[0]}.{line[1]} (host ROCm {host})"
+        if host is not None and build.torch is None and host.major != line[0]:
+            return (
+                f"{build.name} loads the host's ROCm {line[0]} libraries (libamdhip64.so.{line[0]});"
+                f" host ROCm {host}"
+            )
+        missing = [gfx for gfx in target.gfx if gfx not in build.gfx]
+        if missing:
+            return f"{build.name} has no kernels for {', '.join(missing)}"
+        return None
+
+    def no_package_build(self, name: str, target: Target) -> str:
+        return (
+            f"{name} has no ROCm build in the catalog (a CUDA package; the target has AMD GPUs"
+            f" ({self.describe(target)})): leave it out of the profile for this target"
+        )
 
     def refused_requirements(
         self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
     ) -> str | None:
-        """Each requirement naming a CUDA package's build (``cupy-cuda12x``, ``cudf-cu12``,
-        ``onnxruntime-gpu``): no CUDA package has a ROCm build in the catalog, and the script
-        would install the CUDA wheel on AMD GPUs (docs/rocm.md)."""
-        builds = _cuda_builds(catalog)
-        named = [
-            f"{requirement} ({builds[name]})" if builds[name] != name else str(requirement)
-            for requirement in requirements
-            if (name := canonicalize_name(requirement.name)) in builds
-        ]
-        if not named:
-            return None
-        return (
-            f"{', '.join(named)} {'has' if len(named) == 1 else 'have'} no ROCm build in the catalog"
-            f" (a CUDA package's build; the target has {self.lacks(target)}): leave"
-            f" {'it' if len(named) == 1 else 'them'} out of the profile for this target"
-        )
+        """Each requirement naming a CUDA package's CUDA build (``cupy-cuda12x``, ``cudf-cu12``,
+        ``onnxruntime-gpu``; ``xformers``, whose default-index wheel is a CUDA one): the script
+        would install the CUDA wheel on AMD GPUs (docs/rocm.md). Where the package has a ROCm
+        build in the catalog, the line says to name it in ``[frameworks]`` instead, where it is
+        chosen; a ROCm build's own distribution (``cupy-rocm-7-0``) is taken as written."""
+        builds, rocm = _cuda_builds(catalog), _rocm_builds(catalog)
+        named: list[str] = []
+        moved: list[str] = []
+        for requirement in requirements:
+            name = canonicalize_name(requirement.name)
+            package = builds.get(name)
+            if package is None:
+                continue
+            shown = f"{requirement} ({package})" if package != name else str(requirement)
+            if package not in rocm:
+                named.append(shown)
+                continue
+            spec = str(requirement.specifier) or "*"
+            moved.append(
+                f"{shown} is a CUDA build; {package} has ROCm builds in the catalog"
+                f' ({", ".join(rocm[package])}): move it to [frameworks] as {package} = "{spec}"'
+            )
+        if named:
+            moved.insert(
+                0,
+                f"{', '.join(named)} {'has' if len(named) == 1 else 'have'} no ROCm build in the catalog"
+                f" (a CUDA package's build; the target has AMD GPUs ({self.describe(target)})): leave"
+                f" {'it' if len(named) == 1 else 'them'} out of the profile for this target",
+            )
+        return "; ".join(moved) or None
 
     # A lock header's device fields
 
@@ -182,14 +225,31 @@ class Rocm(base.OwnBuilds):
 
 
 def _cuda_builds(catalog: Catalog) -> dict[NormalizedName, NormalizedName]:
-    """Each distribution the catalog's CUDA packages' builds are (``cupy-cuda12x``) -> the
+    """Each distribution the catalog's CUDA packages' CUDA builds are (``cupy-cuda12x``) -> the
     package (``cupy``)."""
     return {
         build.distribution: package.name
         for package in catalog.packages
         for release in package.releases
         for build in release.builds
+        if build.rocm is None
     }
+
+
+def _rocm_builds(catalog: Catalog) -> dict[NormalizedName, list[str]]:
+    """Each package with ROCm builds -> their distributions and places (``cupy-rocm-7-0``)."""
+    found: dict[NormalizedName, list[str]] = {}
+    for package in catalog.packages:
+        for release in package.releases:
+            for build in release.builds:
+                if build.rocm is not None:
+                    where = (
+                        f"{build.distribution}+{build.local_tag}" if build.local_tag else build.distribution
+                    )
+                    listed = found.setdefault(package.name, [])
+                    if where not in listed:
+                        listed.append(where)
+    return found
 
 
 def _amd_gpus(wanted: TargetOverrides, host: base.HostReadings, notes: list[str]) -> base.Detected | None:

@@ -12,13 +12,11 @@ in docs/catalog.md (the catalog files, "Catalog overlays").
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from colabenv._util.reader import Reader
 from colabenv._util.resources import catalog_dir
@@ -34,13 +32,13 @@ from colabenv.catalog.packages import (
     file_archs,
     merged,
     pin_texts,
+    rocm_gfx,
     shared_keys,
     with_shipped_packages,
 )
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
 from colabenv.models import (
     CATALOG_PLATFORM,
-    GFX_PATTERN,
     PLATFORMS,
     Arch,
     Catalog,
@@ -61,8 +59,6 @@ from colabenv.models import (
 )
 from colabenv.models.frozen import model
 
-MAX_CATALOG_GFX = 64
-"""The most AMD GPU architectures one ROCm build lists."""
 ALL_PARTS = CatalogParts()
 """Every part of the shipped catalog: what a caller without a target reads."""
 
@@ -221,7 +217,7 @@ def _load_variant(
     )
     cuda = item.opt_version("cuda")
     archs = entry_archs(item, named_archs)
-    rocm, gfx = _rocm(item)
+    rocm, gfx = rocm_gfx(item, "variant")
     if rocm is not None and (cuda is not None or archs):
         raise item.fail("rocm", "a ROCm variant has no cuda or archs (its GPUs are in gfx)")
     if cuda is not None and not archs:
@@ -256,24 +252,6 @@ def _requires(item: Reader) -> tuple[str, ...]:
         if len(specifier) != 1 or next(iter(specifier)).operator != "==":
             raise item.fail("requires", f"{text!r} is not pinned to one version (name==X.Y.Z)")
     return tuple(texts)
-
-
-def _rocm(item: Reader) -> tuple[Version | None, tuple[str, ...]]:
-    """``rocm = "6.4"`` and ``gfx = ["gfx90a", "gfx942"]`` of a ROCm build: each gfx an AMD GPU
-    architecture, in order, each once; a ROCm build names at least one."""
-    rocm = item.opt_version("rocm")
-    if "gfx" not in item.data:
-        if rocm is not None:
-            raise item.fail("gfx", "a ROCm variant needs its gfx list")
-        return None, ()
-    if rocm is None:
-        raise item.fail("gfx", "only a ROCm variant (rocm = X.Y) has a gfx list")
-    names = item.text_list("gfx")
-    bad = [name for name in names if not re.fullmatch(GFX_PATTERN, name)]
-    if bad or not names or len(names) > MAX_CATALOG_GFX:
-        what = f"{printable(bad[0])[:20]!r} is not" if bad else "expected"
-        raise item.fail("gfx", f"{what} a list of AMD GPU architectures like gfx942 (1 to {MAX_CATALOG_GFX})")
-    return rocm, tuple(dict.fromkeys(names))
 
 
 def load_catalog(

@@ -13,10 +13,10 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import NamedTuple, Protocol, TypedDict
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from colabenv._util import toml
@@ -27,6 +27,7 @@ from colabenv._util.resources import catalog_dir
 from colabenv.errors import CatalogError, CatalogOverlayError, printable
 from colabenv.models import (
     CATALOG_PLATFORM,
+    GFX_PATTERN,
     PLATFORMS,
     Arch,
     Catalog,
@@ -107,7 +108,8 @@ def _package(item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str |
     pattern = known.distribution if known is not None else str(given)
     if not set(pattern.replace("{major}", "").lower()) <= _NAME_CHARS:
         raise item.fail("distribution", f"{pattern!r} is not a distribution name (or one with {{major}})")
-    releases = [_release(name, pattern, r, named, overlay) for r in item.tables("release")]
+    names = _Names(name, pattern, known.rocm_distribution if known is not None else None)
+    releases = [_release(names, r, named, overlay) for r in item.tables("release")]
     if not releases:
         raise item.fail("release", "a package needs at least one release")
     versions = [r.version for r in releases]
@@ -116,22 +118,31 @@ def _package(item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str |
     return CudaPackage(name, tuple(sorted(releases, key=lambda r: r.version, reverse=True)))
 
 
+class _Names(NamedTuple):
+    """A package's name and its distributions' patterns: per CUDA major, and per ROCm line
+    (None: colabenv names no ROCm distribution for it)."""
+
+    name: str
+    cuda: str
+    rocm: str | None
+
+
 def _release(
-    name: str, pattern: str, item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None
+    names: _Names, item: Reader, named: Mapping[str, tuple[Arch, ...]], overlay: str | None
 ) -> PackageRelease:
     item.allow("version", "python", "torch", "packages", "build", "source")
     python = item.specifier("python")
     torch = item.opt_specifier("torch")
     builds = []
     for build in item.tables("build"):
-        builds.append(_build(pattern, build, named, torch, overlay))
+        builds.append(_build(names, build, named, torch, overlay))
     if not builds:
         raise item.fail("build", "a release needs at least one build")
     check_names_per_platform(item, "build", builds)
     needs = item.sub("packages")
     pairs = tuple(sorted((canonicalize_name(other), needs.specifier(other)) for other in needs.data))
     return PackageRelease(
-        canonicalize_name(name),
+        canonicalize_name(names.name),
         item.version("version"),
         python,
         tuple(builds),
@@ -142,7 +153,7 @@ def _release(
 
 
 def _build(
-    pattern: str,
+    names: _Names,
     item: Reader,
     named: Mapping[str, tuple[Arch, ...]],
     torch: SpecifierSet | None,
@@ -166,10 +177,18 @@ def _build(
         "free_threaded",
         "free_threaded_unconfirmed",
         "platforms",
+        "rocm",
+        "gfx",
     )
-    cuda = _cuda(item)
+    rocm, gfx = rocm_gfx(item, "build")
+    if rocm is not None:
+        distribution = _rocm_distribution(item, names, rocm)
+        cuda = None
+    else:
+        cuda = _cuda(item)
+        distribution = canonicalize_name(names.cuda.format(major=cuda.major))
     archs = entry_archs(item, named)
-    if not archs:
+    if rocm is None and not archs:
         raise item.fail("archs", "a build needs its arch list (the GPUs its kernels cover)")
     requires = item.text_list("requires")
     for text in requires:
@@ -187,7 +206,7 @@ def _build(
     build_torch = item.specifier("torch") if "torch" in item.data else torch
     return PackageBuild(
         name=item.text("name"),
-        distribution=canonicalize_name(pattern.format(major=cuda.major)),
+        distribution=distribution,
         cuda=cuda,
         torch=build_torch,
         index_url=index_url,
@@ -197,7 +216,26 @@ def _build(
         source=Source(item.text("source")),
         min_driver=_min_driver(item),
         **shared_keys(item, overlay),
+        rocm=rocm,
+        gfx=gfx,
     )
+
+
+def _rocm_distribution(item: Reader, names: _Names, rocm: Version) -> NormalizedName:
+    """The distribution of a ROCm build (``cupy-rocm-7-0``); a ROCm build beside ``cuda``,
+    ``archs``, NVIDIA wheels or a driver floor is refused, as one of a package colabenv names
+    no ROCm distribution for (a package only an overlay knows among them)."""
+    for key, what in (
+        ("cuda", "cuda"),
+        ("archs", "archs"),
+        ("requires", "NVIDIA wheels"),
+        ("min_driver", "driver"),
+    ):
+        if key in item.data:
+            raise item.fail(key, f"a ROCm build has no {what} (its GPUs are in gfx)")
+    if names.rocm is None:
+        raise item.fail("rocm", f"colabenv names no ROCm distribution for {names.name}")
+    return canonicalize_name(names.rocm.format(major=rocm.major, minor=rocm.minor))
 
 
 class SharedKeys(TypedDict):
@@ -226,6 +264,31 @@ def shared_keys(item: Reader, overlay: str | None) -> SharedKeys:
         free_threaded_unconfirmed=free_threaded_unconfirmed(item),
         platforms=build_platforms(item),
     )
+
+
+MAX_CATALOG_GFX = 64
+"""The most AMD GPU architectures one ROCm build lists."""
+
+
+def rocm_gfx(item: Reader, what: str) -> tuple[Version | None, tuple[str, ...]]:
+    """``rocm = "6.4"`` and ``gfx = ["gfx90a", "gfx942"]`` of a ROCm build (``what``: a
+    framework's ``variant`` or a package's ``build``): each gfx an AMD GPU architecture, in
+    order, each once; a ROCm build names at least one."""
+    rocm = item.opt_version("rocm")
+    if "gfx" not in item.data:
+        if rocm is not None:
+            raise item.fail("gfx", f"a ROCm {what} needs its gfx list")
+        return None, ()
+    if rocm is None:
+        raise item.fail("gfx", f"only a ROCm {what} (rocm = X.Y) has a gfx list")
+    names = item.text_list("gfx")
+    bad = [name for name in names if not re.fullmatch(GFX_PATTERN, name)]
+    if bad or not names or len(names) > MAX_CATALOG_GFX:
+        shown = f"{printable(bad[0])[:20]!r} is not" if bad else "expected"
+        raise item.fail(
+            "gfx", f"{shown} a list of AMD GPU architectures like gfx942 (1 to {MAX_CATALOG_GFX})"
+        )
+    return rocm, tuple(dict.fromkeys(names))
 
 
 def build_platforms(item: Reader) -> tuple[str, ...]:
@@ -382,6 +445,8 @@ def check_drivers(catalog: Catalog, shipped: Path) -> None:
     for package in catalog.packages:
         for release in package.releases:
             for build in release.builds:
+                if build.cuda is None:  # a ROCm build: no driver floor
+                    continue
                 floor = catalog.floor_driver(build.cuda)
                 key = f"package {package.name} release {release.version} build {build.name}"
                 if floor is not None and (build.min_driver is None or build.min_driver > floor):

@@ -370,8 +370,10 @@ class ComponentFacts:
 @model
 class PackageBuild:
     """One build of a package release: the distribution it is for its CUDA major
-    (``cupy-cuda12x``), the CUDA it was built with (``12.8``; a major alone, ``12``, where one
-    wheel serves the whole line), the torch its wheel requires (None: no torch), where it lives
+    (``cupy-cuda12x``) or ROCm line (``cupy-rocm-7-0``), the CUDA it was built with (``12.8``; a
+    major alone, ``12``, where one wheel serves the whole line) or, for a ROCm build, None with
+    its ``rocm`` and ``gfx`` as a framework's ROCm variant has them, the torch its wheel
+    requires (None: no torch), where it lives
     (an index, a find-links page; both None: the default index), its local version tag on that
     index (``cu128``), its GPU arch list, the NVIDIA wheels it requires, its Python range where
     narrower than the release's; ``extra``: the extra it is installed with
@@ -379,7 +381,7 @@ class PackageBuild:
 
     name: str
     distribution: NormalizedName
-    cuda: Version
+    cuda: Version | None
     torch: SpecifierSet | None
     index_url: str | None
     find_links: str | None
@@ -400,10 +402,23 @@ class PackageBuild:
     """Why ``free_threaded`` is not read from the files, as :attr:`Variant.free_threaded_unconfirmed`."""
     platforms: tuple[str, ...] = (CATALOG_PLATFORM,)
     """The platforms it has wheels for, as :attr:`Variant.platforms`."""
+    rocm: Version | None = None
+    """A ROCm build's ROCm (``7.0`` for ``cupy-rocm-7-0``), as :attr:`Variant.rocm`; None for a
+    CUDA build."""
+    gfx: tuple[str, ...] = ()
+    """A ROCm build's AMD GPU architectures, as :attr:`Variant.gfx`."""
 
     @property
-    def cuda_major(self) -> int:
-        return self.cuda.major
+    def toolkit(self) -> Version:
+        """The CUDA or the ROCm it was built with."""
+        toolkit = self.cuda if self.cuda is not None else self.rocm
+        assert toolkit is not None
+        return toolkit
+
+    @property
+    def cuda_major(self) -> int | None:
+        """Its CUDA major; None for a ROCm build."""
+        return self.cuda.major if self.cuda is not None else None
 
     @functools.cached_property
     def pins(self) -> tuple[Requirement, ...]:

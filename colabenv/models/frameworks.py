@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
 
 from colabenv.models import Framework
 from colabenv.models.frozen import model
@@ -138,33 +139,51 @@ def is_framework_name(dist_name: str) -> bool:
 class PackageNames:
     """A CUDA package colabenv knows by name: ``distribution`` is the distribution of one CUDA
     major, ``{major}`` standing for it (``cupy-cuda{major}x``: ``cupy-cuda12x``); ``module`` is
-    what it imports as."""
+    what it imports as; ``rocm_distribution`` the distribution of one ROCm line, ``{major}`` and
+    ``{minor}`` standing for it (``cupy-rocm-{major}-{minor}``: ``cupy-rocm-7-0``; None: the
+    package has no ROCm distribution of its own)."""
 
     name: NormalizedName
     distribution: str
     module: str
+    rocm_distribution: str | None = None
 
     def distribution_for(self, major: int) -> NormalizedName:
         return canonicalize_name(self.distribution.format(major=major))
 
+    def rocm_distribution_for(self, rocm: Version) -> NormalizedName | None:
+        """The distribution of a ROCm build for ``rocm`` (its major and minor); None where
+        colabenv names none for the package."""
+        if self.rocm_distribution is None:
+            return None
+        return canonicalize_name(self.rocm_distribution.format(major=rocm.major, minor=rocm.minor))
+
     def spellings(self) -> tuple[NormalizedName, ...]:
         """Every distribution name of the package: its generic name, then its distribution for
-        each CUDA major of :data:`PACKAGE_MAJORS` (once each: ``xformers`` is one)."""
-        spelled = (self.name, *(self.distribution_for(major) for major in PACKAGE_MAJORS))
+        each CUDA major of :data:`PACKAGE_MAJORS` and each ROCm line of
+        :data:`PACKAGE_ROCM_LINES` (once each: ``xformers`` is one)."""
+        rocm = (self.rocm_distribution_for(line) for line in PACKAGE_ROCM_LINES)
+        spelled = (
+            self.name,
+            *(self.distribution_for(major) for major in PACKAGE_MAJORS),
+            *(name for name in rocm if name is not None),
+        )
         return tuple(dict.fromkeys(spelled))
 
 
 CUDA_PACKAGES: dict[NormalizedName, PackageNames] = {
     names.name: names
     for names in (
-        PackageNames(canonicalize_name("xformers"), "xformers", "xformers"),
+        PackageNames(canonicalize_name("xformers"), "xformers", "xformers", "xformers"),
         PackageNames(canonicalize_name("flash-attn"), "flash-attn", "flash_attn"),
         PackageNames(canonicalize_name("flash-attn-4"), "flash-attn-4", "flash_attn.cute"),
         PackageNames(canonicalize_name("bitsandbytes"), "bitsandbytes", "bitsandbytes"),
         PackageNames(canonicalize_name("vllm"), "vllm", "vllm"),
         PackageNames(canonicalize_name("torch-scatter"), "torch-scatter", "torch_scatter"),
         PackageNames(canonicalize_name("pyg-lib"), "pyg-lib", "pyg_lib"),
-        PackageNames(canonicalize_name("cupy"), "cupy-cuda{major}x", "cupy"),
+        # CuPy's ROCm wheels: cupy/cupy-release-tools dist_config.py, WHEEL_LINUX_CONFIGS
+        # ('rocm-5.0': cupy-rocm-5-0; 'rocm-7.0': cupy-rocm-7-0 from CuPy 14)
+        PackageNames(canonicalize_name("cupy"), "cupy-cuda{major}x", "cupy", "cupy-rocm-{major}-{minor}"),
         PackageNames(canonicalize_name("cudf"), "cudf-cu{major}", "cudf"),
         PackageNames(canonicalize_name("cuml"), "cuml-cu{major}", "cuml"),
         PackageNames(canonicalize_name("onnxruntime-gpu"), "onnxruntime-gpu", "onnxruntime"),
@@ -174,6 +193,10 @@ CUDA_PACKAGES: dict[NormalizedName, PackageNames] = {
 
 PACKAGE_MAJORS = (11, 12, 13)
 """The CUDA majors whose distribution names :func:`package_of` recognizes."""
+
+PACKAGE_ROCM_LINES = tuple(Version(line) for line in ("4.0", "4.2", "4.3", "5.0", "7.0"))
+"""The ROCm lines whose distribution names :func:`package_of` recognizes: those CuPy has
+published wheels for (cupy/cupy-release-tools dist_config.py, CuPy 9 to 14)."""
 
 
 PACKAGE_DISTRIBUTIONS: dict[NormalizedName, PackageNames] = {

@@ -79,7 +79,7 @@ class PackageChoice:
     distribution: NormalizedName
     release: Version
     variant: str
-    cuda: Version
+    cuda: Version | None
     index_url: str | None
     find_links: str | None
     requirements: tuple[str, ...]

@@ -9,6 +9,7 @@ fitting build (:func:`choose`), then the newest release of each package that fit
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
@@ -18,13 +19,14 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from colabenv.accelerators.eligibility import UNCONFIRMED_HINT
+from colabenv.accelerators.base import NOT_ASKED
+from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, build_floor
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
 from colabenv.models import (
     Catalog,
-    ComputeCapability,
+    CudaPackage,
     Framework,
     InstallSettings,
     PackageBuild,
@@ -34,7 +36,6 @@ from colabenv.models import (
     Profile,
     Target,
     Variant,
-    archs_cover,
     format_driver,
 )
 from colabenv.models.availability import NO_FACTS, IndexFacts
@@ -124,48 +125,20 @@ def specifiers_meet(specs: Sequence[SpecifierSet]) -> bool:
 # On the target
 
 
-def build_floor(build: PackageBuild, catalog: Catalog) -> Version | None:
-    """The oldest driver ``build`` runs on: its CUDA major's floor, or the higher one its project
-    documents (``min_driver``); None where the driver table has no floor for its major."""
-    floor = catalog.floor_driver(build.cuda)
-    if floor is None or build.min_driver is None:
-        return floor
-    return max(floor, build.min_driver)
-
-
-def _min_arch(build: PackageBuild) -> ComputeCapability:
-    return min(arch.capability for arch in build.archs)
-
-
-def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog, python: Version) -> str | None:
-    """Why ``build`` cannot run on ``target``; None when it can."""
-    if build.python is not None and not build.python.contains(python, prereleases=True):
-        return f"{build.name} has no wheel for Python {python}"
+def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog) -> str | None:
+    """Why ``build`` cannot run on ``target``; None when it can, :data:`NOT_ASKED` for a build of
+    another kind (a ROCm build on NVIDIA GPUs, a CUDA one on AMD GPUs), passed over unlisted: the
+    target's kind decides its device's part (:meth:`AcceleratorKind.package_rejection`)."""
+    device = accelerator_of(target).package_rejection(build, target, catalog)
+    if device is NOT_ASKED:
+        return device
+    if build.python is not None and not build.python.contains(target.python, prereleases=True):
+        return f"{build.name} has no wheel for Python {target.python}"
     if target.platform not in build.platforms:
         only = ", ".join(build.platforms)
         return f"{build.name} has no {target.platform} wheel in the catalog ({only} only)"
     free_threaded = free_threaded_rejection(build, target)
-    if free_threaded is not None:
-        return free_threaded
-    if not accelerator_of(target).traits.cuda:
-        return "needs an NVIDIA GPU; the target has none"
-    floor = build_floor(build, catalog)
-    if target.driver is not None:
-        if floor is None or target.driver < floor:
-            shown = format_driver(floor) if floor is not None else "an unknown floor"
-            needs = (
-                f"{build.name}: its project documents driver >= {shown}"
-                if build.min_driver is not None and floor == build.min_driver
-                else f"{build.name} is built for CUDA {build.cuda_major}, which needs driver >= {shown}"
-            )
-            return f"{needs} (host {format_driver(target.driver)})"
-    elif target.cuda is not None and build.cuda_major > target.cuda.major:
-        return f"{build.name} is built for CUDA {build.cuda_major}; the driver runs CUDA {target.cuda}"
-    missing = [cap.sm for cap in target.compute_capabilities if not archs_cover(build.archs, cap)]
-    if missing:
-        need = _min_arch(build)
-        return f"no kernels for {', '.join(missing)} (needs {need.major}.{need.minor}+)"
-    return None
+    return free_threaded if free_threaded is not None else device
 
 
 def _installed_version(build: PackageBuild, release: PackageRelease, target: Target) -> str | None:
@@ -215,21 +188,33 @@ def _on_index(
 
 
 def _refuse_without_cuda(profile: Profile, target: Target, catalog: Catalog) -> str:
-    """What the target has instead of an NVIDIA GPU (empty: it has one). A kind that runs its
-    own GPU builds (AMD GPUs through ROCm) gets no CUDA package left out: exit 3 naming it, as
-    for a ``[packages]`` requirement the kind refuses (a CUDA package's build on AMD GPUs)."""
+    """What the target has instead of a GPU the packages have builds for (empty: it has one),
+    after the ``[packages]`` requirements the kind refuses (a CUDA package's CUDA build on AMD
+    GPUs). A package whose builds are all of another kind is refused by :func:`_own_releases`."""
     kind = accelerator_of(target)
     refused = kind.refused_requirements(profile.requirements, target, catalog)
     if refused is not None:
         raise ResolutionError(f"{profile.path.name}: packages.requirements: {refused}")
-    what = kind.lacks(target)
-    if what and kind.traits.hip and profile.cuda_packages:
-        request = profile.cuda_packages[0]
+    return kind.lacks(target)
+
+
+def _own_releases(
+    package: CudaPackage, request: PackageRequest, target: Target, catalog: Catalog, profile: Profile
+) -> list[PackageRelease]:
+    """The package's releases on the target's platform with a build of the target's kind (a
+    ROCm build on AMD GPUs), each with those builds alone; none at all is exit 3 naming the
+    package, never left out (AMD GPUs and a package with no ROCm build)."""
+    kind = accelerator_of(target)
+    found = []
+    for release in (r.on_platform(target.platform) for r in package.releases):
+        own = tuple(b for b in release.builds if kind.package_rejection(b, target, catalog) is not NOT_ASKED)
+        if own:
+            found.append(release if own == release.builds else dataclasses.replace(release, builds=own))
+    if not found:
         raise ResolutionError(
-            f"{profile.path.name}: frameworks.{request.key}: {request.name} has no ROCm build in the"
-            f" catalog (a CUDA package; the target has {what}): leave it out of the profile for this target"
+            f"{profile.path.name}: frameworks.{request.key}: {kind.no_package_build(request.name, target)}"
         )
-    return what
+    return found
 
 
 def plan_packages(
@@ -261,7 +246,7 @@ def plan_packages(
         assert package is not None
         found: list[Candidate] = []
         rejections: list[tuple[Version, str]] = []
-        for release in (r.on_platform(target.platform) for r in package.releases):
+        for release in _own_releases(package, request, target, catalog, profile):
             if not request.specifier.contains(release.version, prereleases=True):
                 continue
             if not release.python.contains(target.python, prereleases=True):
@@ -273,7 +258,7 @@ def plan_packages(
             for build in (tested_only(b, target) for b in release.builds):
                 if request.variant is not None and build.name != request.variant:
                     continue
-                why = _target_rejection(build, target, catalog, target.python)
+                why = _target_rejection(build, target, catalog)
                 installed = _installed_version(build, release, target)
                 lacks, served = _on_index(build, release, facts, profile.install)
                 if why is None and installed is None and lacks is not None:
@@ -332,14 +317,9 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
                 f"{name} {candidate.release.version} needs torch{build.torch} (torch {torch.version} tried)"
             )
     for pick in picks:
-        cuda = pick.variant.cuda
-        if cuda is not None and cuda.major != build.cuda_major:
-            return (
-                f"{name} {candidate.release.version} {build.name} is built for CUDA {build.cuda_major}; "
-                f"{pick.framework} {pick.version} {pick.variant.name} is CUDA {cuda.major}"
-            )
-        if build.torch is not None and pick is torch and cuda is None:
-            return f"{name} {build.name} needs a CUDA torch ({pick.variant.name} tried)"
+        problem = _toolkit_problem(candidate, pick, pick is torch)
+        if problem is not None:
+            return problem
     loaded = _loaded_library(candidate, picks)
     if loaded is not None and loaded != build:
         return f"{name} {candidate.release.version} loads its {loaded.name} library here, not {build.name}"
@@ -353,7 +333,7 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
                         f"{first.request.name} {first.release.version} requires {needed}{spec}; "
                         f"{needed} {second.release.version} tried"
                     )
-        if other.build.cuda_major != build.cuda_major:
+        if other.build.cuda_major != build.cuda_major and build.cuda is not None:
             return (
                 f"{name} {build.name} is built for CUDA {build.cuda_major}; {other.request.name} "
                 f"{other.build.name} for CUDA {other.build.cuda_major}"
@@ -366,6 +346,29 @@ def fit_problem(candidate: Candidate, picks: Sequence[Pick], others: Sequence[Ca
                 [mine.specifier, pin.specifier]
             ):
                 return f"{name} {candidate.release.version} requires {mine}; {who} pins {label}"
+    return None
+
+
+def _toolkit_problem(candidate: Candidate, pick: Pick, torch: bool) -> str | None:
+    """Why ``candidate``'s build cannot sit beside the framework build ``pick`` (``torch``: the
+    torch it is built against): a CUDA build needs the frameworks' CUDA major, and one built
+    against torch a CUDA torch; a ROCm build built against torch needs torch's ROCm build of its
+    own ROCm (xformers' ``rocm6.4`` wheel beside torch ``rocm6.4``: the joint choice)."""
+    build, name, version = candidate.build, candidate.request.name, candidate.release.version
+    cuda = pick.variant.cuda
+    if build.cuda is not None:
+        if cuda is not None and cuda.major != build.cuda.major:
+            return (
+                f"{name} {version} {build.name} is built for CUDA {build.cuda.major}; "
+                f"{pick.framework} {pick.version} {pick.variant.name} is CUDA {cuda.major}"
+            )
+        if build.torch is not None and torch and cuda is None:
+            return f"{name} {build.name} needs a CUDA torch ({pick.variant.name} tried)"
+    elif build.torch is not None and torch and pick.variant.rocm != build.rocm:
+        return (
+            f"{name} {version} {build.name} is built against torch's ROCm {build.rocm} build "
+            f"(torch {pick.version} {pick.variant.name} tried)"
+        )
     return None
 
 
@@ -382,23 +385,23 @@ def _loaded_library(candidate: Candidate, picks: Sequence[Pick]) -> PackageBuild
         if (b.distribution, b.index_url, b.find_links, b.local_tag) == place
     ]
     runtime = next((p.variant.cuda for p in picks if p.variant.cuda is not None), None)
-    if len(same) < 2 or runtime is None:
+    if len(same) < 2 or runtime is None or build.cuda is None:
         return None
-    line = sorted((b for b in same if b.cuda_major == runtime.major), key=lambda b: b.cuda)
-    older = [b for b in line if b.cuda <= runtime]
+    line = sorted((b for b in same if b.cuda_major == runtime.major), key=lambda b: b.toolkit)
+    older = [b for b in line if b.toolkit <= runtime]
     return older[-1] if older else (line[0] if line else None)
 
 
 def _order(candidates: Sequence[Candidate], picks: Sequence[Pick]) -> list[Candidate]:
     """Installed first, then newest release; within a release the build of the frameworks'
-    own CUDA, then the newest CUDA."""
-    cudas = {p.variant.cuda for p in picks if p.variant.cuda is not None}
+    own CUDA (or ROCm), then the newest CUDA (or ROCm)."""
+    toolkits = {t for p in picks for t in (p.variant.cuda, p.variant.rocm) if t is not None}
     ordered = sorted(
         candidates,
         key=lambda c: (
-            c.build.cuda not in cudas,
-            -c.build.cuda_major,
-            [-part for part in c.build.cuda.release],
+            c.build.toolkit not in toolkits,
+            -c.build.toolkit.major,
+            [-part for part in c.build.toolkit.release],
         ),
     )
     ordered.sort(key=lambda c: c.release.version, reverse=True)  # stable: the build order kept within
@@ -500,21 +503,30 @@ def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog
         parts = [f"already installed ({build.distribution} {candidate.installed_version}), satisfies {spec}"]
     else:
         parts = [f"newest release satisfying {spec} that runs on the target beside the frameworks"]
-    floor = build_floor(build, catalog)
-    driver = (
-        f"driver {format_driver(target.driver)} >= {format_driver(floor)}" if target.driver and floor else ""
-    )
-    parts.append(f"{build.name}: CUDA {build.cuda}" + (f" ({driver})" if driver else ""))
+    parts.append(_toolkit_reason(build, target, catalog))
     torch = next((p for p in picks if p.framework is Framework.TORCH), None)
     if build.torch is not None and torch is not None:
         parts.append(f"built against torch{build.torch} (torch {torch.version} {torch.variant.name})")
-    if target.compute_capabilities:
-        parts.append(f"kernels for {', '.join(c.sm for c in target.compute_capabilities)}")
+    gpus = [c.sm for c in target.compute_capabilities] if build.cuda is not None else list(target.gfx)
+    if gpus:
+        parts.append(f"kernels for {', '.join(gpus)}")
     if build.unconfirmed is not None:
         parts.append(f"unconfirmed ({build.unconfirmed}), {CONFIRMED if candidate.confirmed else 'allowed'}")
     if build.overlay is not None:
         parts.append(f"from the catalog overlay {build.overlay}")
     return "; ".join(parts)
+
+
+def _toolkit_reason(build: PackageBuild, target: Target, catalog: Catalog) -> str:
+    """The build's CUDA and the driver that runs it, or its ROCm and the host's."""
+    if build.rocm is not None:
+        host = f"host ROCm {target.rocm}" if target.rocm is not None else "host ROCm not known"
+        return f"{build.name}: ROCm {build.rocm} ({host})"
+    floor = build_floor(build, catalog)
+    driver = (
+        f"driver {format_driver(target.driver)} >= {format_driver(floor)}" if target.driver and floor else ""
+    )
+    return f"{build.name}: CUDA {build.cuda}" + (f" ({driver})" if driver else "")
 
 
 def _passed_over(

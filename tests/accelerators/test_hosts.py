@@ -96,7 +96,7 @@ def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = tmp_path / "p.toml"
-    profile.write_text('name = "p"\n[frameworks]\ntorch = "*"\nxformers = "*"\n')
+    profile.write_text('name = "p"\n[frameworks]\ntorch = "*"\ncudf = "*"\n')  # cudf: no ROCm build
     code = main(
         [
             "resolve",
@@ -113,7 +113,7 @@ def test_a_cuda_package_on_amd_gpus_is_exit_3_naming_it(
     )
     err = capsys.readouterr().err
     assert code == 3
-    assert "frameworks.xformers: xformers has no ROCm build in the catalog" in err
+    assert "frameworks.cudf: cudf has no ROCm build in the catalog" in err
 
 
 @pytest.mark.parametrize(

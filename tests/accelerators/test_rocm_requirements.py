@@ -1,8 +1,9 @@
 """A CUDA package's distribution named in ``[packages]`` on AMD GPUs (issue 36: "A package with
 no build for the platform or accelerator ... exits 3, naming it"; "A ROCm environment installs
-no nvidia-* wheel"): the catalog knows it as a CUDA package's build (``cuda_packages.toml``) and
-no CUDA package has a ROCm build there, so ``resolve``, ``render`` and ``lock`` are exit 3 naming
-the requirement, never a hint and a script that installs a CUDA wheel on AMD GPUs."""
+no nvidia-* wheel"): the catalog knows it as a CUDA package's CUDA build (``cuda_packages.toml``),
+so ``resolve``, ``render`` and ``lock`` are exit 3 naming the requirement, never a hint and a
+script that installs a CUDA wheel on AMD GPUs (for a package with ROCm builds, CuPy's, the line
+says to move it to ``[frameworks]``: tests/accelerators/test_rocm_packages.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _profile(tmp_path: Path, *requirements: str) -> Path:
     return profile
 
 
-@pytest.mark.parametrize("requirement", ["cupy-cuda12x", "cudf-cu12>=25", "onnxruntime-gpu", "CuPy_Cuda13x"])
+@pytest.mark.parametrize("requirement", ["cudf-cu12>=25", "onnxruntime-gpu", "Cuml_Cu13"])
 @pytest.mark.parametrize("command", ["resolve", "render"])
 def test_a_cuda_packages_distribution_on_amd_gpus_is_exit_3_naming_it(
     requirement: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -45,7 +46,9 @@ def test_every_such_requirement_is_named(tmp_path: Path, capsys: pytest.CaptureF
     code = main(["resolve", str(profile), "--offline", *ROCM_FLAGS])
     err = capsys.readouterr().err
     assert code == 3
-    assert "cupy-cuda12x (cupy), cudf-cu12 (cudf), onnxruntime-gpu have no ROCm build" in err
+    assert "cudf-cu12 (cudf), onnxruntime-gpu have no ROCm build" in err
+    # cupy has ROCm builds (cupy-rocm-7-0): its CUDA build is to be moved to [frameworks]
+    assert "; cupy-cuda12x (cupy) is a CUDA build; cupy has ROCm builds in the catalog" in err
 
 
 def test_lock_refuses_it_before_anything_is_written(

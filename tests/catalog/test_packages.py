@@ -3,6 +3,8 @@ catalog), a table of known facts, what the loader refuses (file and key path), o
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,11 +16,13 @@ from colabenv.catalog.load import load_overlay, shipped_catalog, with_overlays
 from colabenv.catalog.packages import PACKAGES_FILE, shipped_packages
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import (
+    GFX_PATTERN,
     ComputeCapability,
     CudaPackage,
     Framework,
     PackageBuild,
     PackageRelease,
+    Release,
     archs_cover,
 )
 from colabenv.models.frameworks import CUDA_PACKAGES
@@ -47,12 +51,32 @@ def test_the_shipped_file_has_the_packages_checked_so_far() -> None:
     assert names <= set(CUDA_PACKAGES), "a shipped package takes its names from colabenv.models.frameworks"
 
 
+def _rocm_build_is_consistent(
+    package: CudaPackage, release: PackageRelease, build: PackageBuild, torches: Sequence[Release]
+) -> None:
+    """A ROCm build: its distribution is the one for its ROCm line; one built against torch names
+    torch releases the catalog has a ROCm build of its own ROCm for (the same local tag, on the
+    PyTorch index's folder of it); no CUDA facts beside it; its gfx list is AMD GPUs'."""
+    assert build.rocm is not None and build.cuda is None and not build.archs and not build.requires
+    assert build.distribution == CUDA_PACKAGES[package.name].rocm_distribution_for(build.rocm)
+    assert build.gfx and all(re.fullmatch(GFX_PATTERN, gfx) for gfx in build.gfx)
+    if build.torch is not None:
+        matching = [t for t in torches if build.torch.contains(t.version, prereleases=True)]
+        assert any(v.rocm == build.rocm for t in matching for v in t.variants), build.torch
+        assert build.local_tag == f"rocm{build.rocm}" and str(build.index_url).endswith(f"/rocm{build.rocm}")
+    if build.index_url is not None:
+        assert build.unconfirmed is not None, "a ROCm build off the package index is not read here"
+
+
 @pytest.mark.parametrize(("package", "release", "build"), BUILDS, ids=IDS)
 def test_every_build_is_consistent(
     package: CudaPackage, release: PackageRelease, build: PackageBuild
 ) -> None:
     catalog = shipped_catalog([Framework.TORCH])
     torches = catalog.releases_of(Framework.TORCH)
+    if build.rocm is not None:
+        _rocm_build_is_consistent(package, release, build, torches)
+        return
     # a torch pin names a torch release the catalog has, and one of its builds shares the CUDA major
     if build.torch is not None:
         matching = [t for t in torches if build.torch.contains(t.version, prereleases=True)]
@@ -523,7 +547,7 @@ def test_an_overlay_adds_a_package_and_a_build_of_a_known_release(tmp_path: Path
     assert xformers is not None
     release = xformers.release(Version("0.0.34"))
     assert release is not None
-    assert sorted(b.name for b in release.builds) == ["cu126", "cu128", "cu129", "cu130"]
+    assert sorted(b.name for b in release.builds) == ["cu126", "cu128", "cu129", "cu130", "rocm7.1"]
     assert release.source.text == "https://example.org/team"
     assert len(xformers.releases) == len(next(p for p in shipped_packages() if p.name == "xformers").releases)
 

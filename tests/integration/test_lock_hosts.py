@@ -205,3 +205,42 @@ def test_named_amd_and_aarch64_targets_lock_one_section_each(tmp_path: Path) -> 
         refused = colabenv("render", profile, "--lock", out, *ANOTHER_GFX)
         assert refused.returncode == 2 and refused.stdout == ""
         assert "no section fits this host (amd: target: gfx gfx942 in the lock, gfx1100 now" in refused.stderr
+
+
+def test_a_rocm_lock_pins_the_cuda_packages_rocm_builds_and_no_nvidia_wheel(tmp_path: Path) -> None:
+    """xformers' ``rocm6.4`` wheel from the PyTorch index's ``rocm6.4`` folder beside torch's, and
+    CuPy's ``cupy-rocm-7-0`` from the default index on a ROCm 7 host: the lock pins them, records
+    them in its header, and the script installs them."""
+    tag = f"{CP}-{CP}-manylinux_2_28_x86_64"
+    build_wheel(tmp_path / "pytorch" / "rocm6.4", "torch", "2.9.1+rocm6.4", tag=tag)
+    build_wheel(
+        tmp_path / "pytorch" / "rocm6.4",
+        "xformers",
+        "0.0.33.post2+rocm6.4",
+        tag=tag,
+        requires=("torch==2.9.1",),
+    )
+    cupy = build_wheel(tmp_path / "default", "cupy-rocm-7-0", "14.2.0", tag=tag)
+    with LocalIndex(tmp_path / "default") as default, LocalIndex(tmp_path / "pytorch") as pytorch:
+        profile = _profile(tmp_path, '[frameworks]\ntorch = "==2.9.1"\nxformers = "*"', default, pytorch)
+        out = tmp_path / "amd.lock"
+        made = colabenv("lock", profile, "-o", out, *AMD)
+        assert made.returncode == 0, made.stderr
+        text = out.read_text()
+        header = "# cuda-package: xformers xformers 0.0.33.post2 variant=rocm6.4"
+        assert f"{header} index={pytorch.base_url}/rocm6.4\n" in text
+        lock = read_lock(out)
+        assert lock.version_of("xformers") == "0.0.33.post2+rocm6.4"
+        assert not any(p.name.startswith(("nvidia-", "cuda-")) for p in lock.packages)
+        script = colabenv("render", profile, "--lock", out, *AMD)
+        assert script.returncode == 0, script.stderr
+        assert "xformers==0.0.33.post2+rocm6.4" in script.stdout
+
+        profile = _profile(tmp_path, '[frameworks]\ncupy = "*"', default, pytorch)
+        rocm7 = ["--rocm", "7.2", "--gfx", "gfx942", "--python", PY]
+        made = colabenv("lock", profile, "-o", out, *rocm7)
+        assert made.returncode == 0, made.stderr
+        lock = read_lock(out)
+        assert lock.version_of("cupy-rocm-7-0") == "14.2.0"
+        assert lock.package("cupy-rocm-7-0").hashes == (f"sha256:{_sha(cupy)}",)  # type: ignore[union-attr]
+        assert "# target-rocm: 7.2\n" in out.read_text()

@@ -120,7 +120,7 @@ def test_a_build_asked_for_by_name(tmp_path: Path) -> None:
     error = _refusal(tmp_path / "x", 'cupy = { variant = "cuda11" }')
     assert isinstance(
         error, ProfileError
-    ) and "'cuda11' is not a build of cupy (known: cuda12, cuda13)" in str(error)
+    ) and "'cuda11' is not a build of cupy (known: cuda12, cuda13, rocm7.0)" in str(error)
 
 
 def test_an_installed_release_that_fits_is_kept(tmp_path: Path) -> None:

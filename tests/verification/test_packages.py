@@ -198,7 +198,16 @@ def test_the_package_children_share_a_bounded_time(tmp_path: Path) -> None:
     ("name", "spelled"),
     [
         ("xformers", ("xformers",)),
-        ("cupy", ("cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")),
+        (
+            "cupy",
+            (
+                "cupy",
+                "cupy-cuda11x",
+                "cupy-cuda12x",
+                "cupy-cuda13x",
+                *(f"cupy-rocm-{line}" for line in ("4-0", "4-2", "4-3", "5-0", "7-0")),
+            ),
+        ),
         ("cuml", ("cuml", "cuml-cu11", "cuml-cu12", "cuml-cu13")),
         ("team-ext", ("team-ext",)),
     ],

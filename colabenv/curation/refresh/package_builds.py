@@ -62,6 +62,7 @@ def _builds_like(
             for release in package.releases
             for build in release.builds
             if build.distribution == canonicalize_name(distribution)
+            and build.cuda is not None  # a ROCm build is no CUDA build's before
             and build.local_tag == tag
             and index_template(build.index_url, release.version) == where
         ),
@@ -189,12 +190,13 @@ def _build_cuda(
     if cuda is None and found.find_links is not None:
         cuda, cuda_source = page_cuda(found.find_links, tag)
     built = _built_with(reader.libraries(wheel)) if reader.options.read_archs else None
-    line = previous is not None and len(previous.cuda.release) == 1  # one wheel per CUDA major
+    before = previous.cuda if previous is not None else None
+    line = before is not None and len(before.release) == 1  # one wheel per CUDA major
     if cuda is None and built is not None and not line:
         cuda = Version(".".join(built.split(".")[:2]))
         cuda_source = f"cuda: the nvcc its GPU code names ({built})"
-    if cuda is None and previous is not None:
-        cuda, cuda_source = previous.cuda, f"cuda: carried over from the build {previous.name} before"
+    if cuda is None and previous is not None and before is not None:
+        cuda, cuda_source = before, f"cuda: carried over from the build {previous.name} before"
     if cuda is None and found.major is not None:
         cuda, cuda_source = (
             Version(str(found.major)),
@@ -349,12 +351,13 @@ def build_name_after(previous: PackageBuild | None, cuda: Version) -> str:
     a CUDA major, ``cuda13``, stays one: ``cuda13`` for 13.1), else ``cuXY`` (``cu12`` for a
     major alone)."""
     digits = "".join(str(part) for part in cuda.release[:2])
-    if previous is None:
+    before = previous.cuda if previous is not None else None
+    if previous is None or before is None:
         return f"cu{digits}"
-    if previous.cuda == cuda or (previous.cuda.major == cuda.major and len(previous.cuda.release) == 1):
+    if before == cuda or (before.major == cuda.major and len(before.release) == 1):
         return previous.name
     number = re.search(r"\d+", previous.name)
     if number is None:
         return f"cu{digits}"
-    new = str(cuda.major) if number.group() == str(previous.cuda.major) else digits
+    new = str(cuda.major) if number.group() == str(before.major) else digits
     return previous.name[: number.start()] + new + previous.name[number.end() :]

@@ -120,7 +120,13 @@ def _compare(
         if known.distribution != build.distribution:
             continue
         says = "its find-links page says" if build.find_links is not None else "the index says"
-        if len(known.cuda.release) > 1 and len(build.cuda.release) > 1 and known.cuda != build.cuda:
+        if (
+            known.cuda is not None
+            and build.cuda is not None
+            and len(known.cuda.release) > 1
+            and len(build.cuda.release) > 1
+            and known.cuda != build.cuda
+        ):
             why = _CUDA_SOURCE.search(build.source.text)
             found.append(
                 f"{package.name} {release.version} {build.name}: cuda: the catalog has {known.cuda}, "

@@ -564,7 +564,11 @@ def _compare_read(
 
 
 def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...]]) -> str:
-    lines = ["[[package.release.build]]", f"name = {quoted(build.name)}", f"cuda = {quoted(str(build.cuda))}"]
+    lines = ["[[package.release.build]]", f"name = {quoted(build.name)}"]
+    if build.rocm is not None:
+        lines += [f"rocm = {quoted(str(build.rocm))}", f"gfx = {_texts(build.gfx)}"]
+    else:
+        lines.append(f"cuda = {quoted(str(build.cuda))}")
     lines += _given(
         ("torch", _range(build.torch) if build.torch is not None and str(build.torch) else None),
         ("index_url", _text(build.index_url)),
