@@ -19,7 +19,6 @@ from colabenv.models import (
     ComputeCapability,
     Device,
     Framework,
-    FrameworkChoice,
     FrameworkRequest,
     Gpu,
     GpuReport,
@@ -284,6 +283,18 @@ class VerifyChecks:
     cuda: bool = False
 
 
+class BuiltFor(Protocol):
+    """A build chosen (a framework's or a CUDA package's), as the script's preflight sees it:
+    the ROCm a ROCm build was built with and its AMD GPU architectures (None and none for any
+    other build)."""
+
+    @property
+    def rocm(self) -> Version | None: ...
+
+    @property
+    def gfx(self) -> tuple[str, ...]: ...
+
+
 class AcceleratorKind(Protocol):
     """One kind of accelerator: what the host has of it, the builds it offers and takes, and
     what it says of them."""
@@ -410,10 +421,10 @@ class AcceleratorKind(Protocol):
 
     # What the script's preflight and ``verify`` check of the device
 
-    def device_checks(self, choices: Sequence[FrameworkChoice], required_driver: str | None) -> DeviceChecks:
+    def device_checks(self, choices: Sequence[BuiltFor], required_driver: str | None) -> DeviceChecks:
         """What the script's preflight checks of a device of the kind before it installs the
-        builds ``choices`` (:class:`DeviceChecks`); ``required_driver`` is the NVIDIA driver
-        floor the resolution or the lock records for them."""
+        builds ``choices``, the frameworks' and the CUDA packages' (:class:`DeviceChecks`);
+        ``required_driver`` is the NVIDIA driver floor the resolution or the lock records."""
         ...
 
     @property

@@ -11,7 +11,6 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     CpuTarget,
-    FrameworkChoice,
     FrameworkRequest,
     Profile,
     Target,
@@ -58,7 +57,7 @@ class Cpu(base.OwnBuilds, base.DriverFields):
         return "no GPU"
 
     def device_checks(
-        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+        self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:
         """Nothing: the CPU builds need no driver."""
         return base.NO_DEVICE_CHECKS

@@ -24,7 +24,6 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     ComputeCapability,
-    FrameworkChoice,
     FrameworkRequest,
     GpuReport,
     NvidiaTarget,
@@ -178,7 +177,7 @@ class Nvidia(base.OwnBuilds, base.DriverFields):
         )
 
     def device_checks(
-        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+        self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:
         """The driver floor of the CUDA builds chosen (the highest of their CUDA majors' floors
         and the CUDA packages' own, as the resolution or the lock records it)."""

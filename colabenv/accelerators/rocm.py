@@ -21,7 +21,6 @@ from colabenv.accelerators import base
 from colabenv.models import (
     Accelerator,
     Catalog,
-    FrameworkChoice,
     FrameworkRequest,
     KfdReport,
     PackageBuild,
@@ -209,11 +208,11 @@ class Rocm(base.OwnBuilds):
     # What the script's preflight and verify check
 
     def device_checks(
-        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+        self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:
-        """The gfx every ROCm build chosen has kernels for (in the first build's order) and the
-        newest ROCm they were built with; no NVIDIA driver. Nothing without a ROCm build (a CPU
-        build named by the profile)."""
+        """The gfx every ROCm build chosen (a framework's or a CUDA package's) has kernels for,
+        in the first build's order, and the newest ROCm they were built with; no NVIDIA driver.
+        Nothing without a ROCm build (a CPU build named by the profile)."""
         builds = [(choice.rocm, choice.gfx) for choice in choices if choice.rocm is not None]
         if not builds:
             return base.NO_DEVICE_CHECKS

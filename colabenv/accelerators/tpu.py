@@ -19,7 +19,6 @@ from colabenv.models import (
     Accelerator,
     Catalog,
     Framework,
-    FrameworkChoice,
     FrameworkRequest,
     InstalledSet,
     Profile,
@@ -229,7 +228,7 @@ class Tpu(base.OwnBuilds):
         return {"tpu": {key: value for key, value in parts if value is not None}}
 
     def device_checks(
-        self, choices: Sequence[FrameworkChoice], required_driver: str | None
+        self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:
         """Nothing: the TPU build's runtime is checked by verify's smoke test on the TPU."""
         return base.NO_DEVICE_CHECKS

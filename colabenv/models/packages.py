@@ -87,6 +87,10 @@ class PackageChoice:
     archs: tuple[Arch, ...] = ()
     installed: bool = False
     catalog_file: str | None = None
+    rocm: Version | None = None
+    """A ROCm build's ROCm (``7.0`` for ``cupy-rocm-7-0``); None for a CUDA build."""
+    gfx: tuple[str, ...] = ()
+    """A ROCm build's AMD GPU architectures: the script's preflight refuses a GPU of another."""
 
     def to_json(self) -> dict[str, object]:
         return {"distribution": str(self.distribution), **choice_json(self)}

@@ -593,6 +593,8 @@ def package_choices(
                 archs=build.archs,
                 installed=candidate.installed_version is not None,
                 catalog_file=build.overlay,
+                rocm=build.rocm,
+                gfx=build.gfx,
             )
         )
     return tuple(choices)

@@ -191,7 +191,9 @@ def host_checks(resolution: Resolution, platform: str, required_driver: str | No
     return HostChecks(
         platform=platform if platform != PLATFORMS[0] else None,
         free_threaded=target.free_threaded,
-        device=accelerator_of(target).device_checks(resolution.choices, required_driver),
+        device=accelerator_of(target).device_checks(
+            (*resolution.choices, *resolution.cuda_packages), required_driver
+        ),
     )
 
 

@@ -221,3 +221,25 @@ def test_the_script_installs_the_rocm_wheels_from_their_places_and_no_nvidia_whe
     assert "torch==2.13.0+rocm7.1" in text and "https://download.pytorch.org/whl/rocm7.1" in text
     installs = [line for line in text.splitlines() if "==" in line and line.startswith("    ")]
     assert installs and not [line for line in installs if "nvidia-" in line or "cupy-cuda" in line]
+
+
+def test_the_preflight_checks_the_gfx_every_rocm_build_has_the_packages_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The script refuses a GPU any chosen build lacks kernels for: torch's ROCm list has
+    gfx1100, xformers' (gfx90a, gfx942) does not, so the preflight's list is the two they all
+    have (a Radeon gfx1100 host stops there, not at xformers' first kernel)."""
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "both").mkdir()
+    alone = _profile(tmp_path / "alone", 'torch = "*"')
+    both = _profile(tmp_path / "both", 'torch = "*"\nxformers = "*"')
+    lists = []
+    for profile in (alone, both):
+        script = profile.parent / "setup.sh"
+        code = main(["render", str(profile), "--rocm", "7.2", *AMD, "-o", str(script)])
+        assert code == 0, capsys.readouterr().err
+        checks = next(line for line in script.read_text().splitlines() if line.startswith("checks=("))
+        lists.append(checks.split("--rocm-gfx ", 1)[1].split(" ", 1)[0].strip("'").split(","))
+    torch_alone, with_xformers = lists
+    assert "gfx1100" in torch_alone
+    assert with_xformers == ["gfx90a", "gfx942"]
