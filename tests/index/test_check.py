@@ -338,3 +338,19 @@ def test_a_version_with_one_file_not_yanked_for_the_target_is_no_warning(
         code, resolution, err = _resolve(capsys, str(_profile(tmp_path, served.base_url, served.url)))
     assert code == 0, err
     assert not [w for w in resolution["warnings"] if "yanked" in w], resolution["warnings"]
+
+
+def test_a_version_with_an_installable_file_not_yanked_is_no_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two files the target could install, one of them yanked: the installer takes the other,
+    so only a version whose every installable file is yanked is warned of."""
+    build_wheel(
+        tmp_path / "wheels" / "cu130", "torch", "2.15.0+cu130", tag="cp312-cp312-manylinux_2_17_x86_64"
+    )
+    with _index(tmp_path / "wheels", {"cu130": ["2.15.0+cu130"]}) as served:
+        served.yank(f"torch-2.15.0+cu130-{TAG}.whl", "the 2.28 one only")
+        code, resolution, err = _resolve(capsys, str(_profile(tmp_path, served.base_url, served.url)))
+    assert code == 0, err
+    assert (chosen(resolution)["version"], chosen(resolution)["variant"]) == ("2.15.0", "cu130")
+    assert not [w for w in resolution["warnings"] if "yanked" in w], resolution["warnings"]
