@@ -30,9 +30,7 @@ from colabenv.curation.refresh.free_threaded import free_threaded_minors
 from colabenv.curation.refresh.jax_platform_builds import JAXLIB, JaxRelease
 from colabenv.curation.refresh.sources import IndexReader, Metadata, Wheel, by_version, requirements_of
 from colabenv.curation.refresh.writer import build_name
-from colabenv.models import Release, Source, Variant
-
-_X86 = "linux_x86_64"
+from colabenv.models import CATALOG_PLATFORM, Release, Source, Variant
 
 
 def newest_admitted(reader: IndexReader, project: str, specifier: SpecifierSet) -> list[Wheel]:
@@ -86,9 +84,9 @@ def _installed(
     """The distributions with Python tags ``build`` installs (jaxlib, its plugin), each named
     (``jaxlib 0.7.1 (linux_x86_64)``) with its wheels of the version installed on the build's
     platform (the CPU build's: jaxlib's on each platform it has wheels of that version for)."""
-    platforms = [AARCH64 if AARCH64 in build.platforms else _X86]
+    platforms = [AARCH64 if AARCH64 in build.platforms else CATALOG_PLATFORM]
     if build.is_cpu:
-        platforms = [p for p in (_X86, AARCH64) if _jaxlib(reader, release, p)] or platforms
+        platforms = [p for p in (CATALOG_PLATFORM, AARCH64) if _jaxlib(reader, release, p)] or platforms
     found = [(f"{JAXLIB} {release.jaxlib} ({p})", _jaxlib(reader, release, p)) for p in platforms]
     if not build.is_cpu:
         found.extend(_plugin(reader, metadata, build, platforms[0]))
