@@ -7,6 +7,7 @@ says to move it to ``[frameworks]``: tests/accelerators/test_rocm_packages.py)."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,7 @@ def test_a_plain_requirement_on_amd_gpus_is_installed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = _profile(tmp_path, "six", "cupy")  # cupy's source distribution is no CUDA build's
-    code = main(["resolve", str(profile), "--offline", *ROCM_FLAGS])
-    err = capsys.readouterr().err
+    code = main(["resolve", str(profile), "--offline", "--json", *ROCM_FLAGS])
+    out, err = capsys.readouterr()
     assert code == 0, err
+    assert {"six", "cupy"} <= set(json.loads(out)["requirements"]), out
