@@ -389,6 +389,12 @@ class AcceleratorKind(Protocol):
         another kind (all :data:`NOT_ASKED`): exit 3, never left out."""
         ...
 
+    def package_said(self, build: PackageBuild, target: Target, catalog: Catalog) -> tuple[str, ...]:
+        """What the reason of a CUDA package's chosen ``build`` says of the device: the build's
+        toolkit against the host's (``cu128: CUDA 12.8 (driver 550.54.15 >= 525.60.13)``), and
+        the GPUs it has kernels for where the target names them."""
+        ...
+
     def refused_requirements(
         self, requirements: Sequence[Requirement], target: Target, catalog: Catalog
     ) -> str | None:
@@ -468,6 +474,9 @@ class OwnBuilds:
 
     def no_package_build(self, name: str, target: Target) -> str:
         return f"{name} has no build in the catalog for the target's device"
+
+    def package_said(self, build: PackageBuild, target: Target, catalog: Catalog) -> tuple[str, ...]:
+        return (build.name,)
 
 
 class DriverFields:

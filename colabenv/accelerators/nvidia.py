@@ -176,6 +176,16 @@ class Nvidia(base.OwnBuilds, base.DriverFields):
             f"{name} has no CUDA build in the catalog (the target has NVIDIA GPUs: {self.describe(target)})"
         )
 
+    def package_said(self, build: PackageBuild, target: Target, catalog: Catalog) -> tuple[str, ...]:
+        floor = build_floor(build, catalog)
+        driver = target.driver
+        runs = f" (driver {format_driver(driver)} >= {format_driver(floor)})" if driver and floor else ""
+        gpus = [c.sm for c in target.compute_capabilities]
+        return (
+            f"{build.name}: CUDA {build.cuda}{runs}",
+            *([f"kernels for {', '.join(gpus)}"] if gpus else []),
+        )
+
     def device_checks(
         self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:

@@ -207,6 +207,11 @@ class Rocm(base.OwnBuilds):
 
     # What the script's preflight and verify check
 
+    def package_said(self, build: PackageBuild, target: Target, catalog: Catalog) -> tuple[str, ...]:
+        host = f"host ROCm {target.rocm}" if target.rocm is not None else "host ROCm not known"
+        gfx = [f"kernels for {', '.join(target.gfx)}"] if target.gfx else []
+        return (f"{build.name}: ROCm {build.rocm} ({host})", *gfx)
+
     def device_checks(
         self, choices: Sequence[base.BuiltFor], required_driver: str | None
     ) -> base.DeviceChecks:

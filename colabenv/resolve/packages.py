@@ -36,7 +36,6 @@ from colabenv.models import (
     Profile,
     Target,
     Variant,
-    format_driver,
 )
 from colabenv.models.availability import NO_FACTS, IndexFacts
 from colabenv.models.frameworks import package_of
@@ -503,30 +502,17 @@ def _reason(candidate: Candidate, picks: Sequence[Pick], target: Target, catalog
         parts = [f"already installed ({build.distribution} {candidate.installed_version}), satisfies {spec}"]
     else:
         parts = [f"newest release satisfying {spec} that runs on the target beside the frameworks"]
-    parts.append(_toolkit_reason(build, target, catalog))
+    said = accelerator_of(target).package_said(build, target, catalog)
+    parts.append(said[0])
     torch = next((p for p in picks if p.framework is Framework.TORCH), None)
     if build.torch is not None and torch is not None:
         parts.append(f"built against torch{build.torch} (torch {torch.version} {torch.variant.name})")
-    gpus = [c.sm for c in target.compute_capabilities] if build.cuda is not None else list(target.gfx)
-    if gpus:
-        parts.append(f"kernels for {', '.join(gpus)}")
+    parts.extend(said[1:])
     if build.unconfirmed is not None:
         parts.append(f"unconfirmed ({build.unconfirmed}), {CONFIRMED if candidate.confirmed else 'allowed'}")
     if build.overlay is not None:
         parts.append(f"from the catalog overlay {build.overlay}")
     return "; ".join(parts)
-
-
-def _toolkit_reason(build: PackageBuild, target: Target, catalog: Catalog) -> str:
-    """The build's CUDA and the driver that runs it, or its ROCm and the host's."""
-    if build.rocm is not None:
-        host = f"host ROCm {target.rocm}" if target.rocm is not None else "host ROCm not known"
-        return f"{build.name}: ROCm {build.rocm} ({host})"
-    floor = build_floor(build, catalog)
-    driver = (
-        f"driver {format_driver(target.driver)} >= {format_driver(floor)}" if target.driver and floor else ""
-    )
-    return f"{build.name}: CUDA {build.cuda}" + (f" ({driver})" if driver else "")
 
 
 def _passed_over(
