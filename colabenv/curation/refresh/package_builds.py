@@ -40,7 +40,7 @@ _LIBRARY_CUDA = re.compile(r"cuda(\d{2})(\d)(?!\d)")
 """``libbitsandbytes_cuda128.so`` -> CUDA 12.8 (a library of a wheel that carries one per CUDA)."""
 
 
-def _torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
+def torch_of(reader: IndexReader, wheel: Wheel) -> SpecifierSet | None:
     """The torch range a wheel's METADATA requires (None: none; ``*``: any torch)."""
     for requirement in requirements_of(reader.metadata(wheel)):
         if canonicalize_name(requirement.name) == "torch":
@@ -140,7 +140,7 @@ def derive_build(
         python: SpecifierSet | None = sources.python_range(found.wheels, metadata.requires_python)
     except sources.RefreshProblem:
         python = None
-    torch = _torch_of(reader, wheel)
+    torch = torch_of(reader, wheel)
     torch_source = ""
     if found.find_links is not None and not torch:  # none, or any torch: the page and tag say which
         torch, torch_source = page_torch(found.find_links, tag, previous)
@@ -285,13 +285,15 @@ def where_read(reader: IndexReader, index_url: str | None, find_links: str | Non
 @model
 class Found:
     """Wheels of one release of ``distribution`` in one place: the default index, a PyTorch
-    index folder (``index_url``) or a find-links page (``find_links``)."""
+    index folder (``index_url``) or a find-links page (``find_links``); ``rocm``: the ROCm of a
+    ROCm build's wheels (``cupy-rocm-7-0``'s 7.0, a ``+rocm6.4`` tag's 6.4), None for CUDA ones."""
 
     distribution: str
     major: int | None
     wheels: tuple[Wheel, ...]
     index_url: str | None = None
     find_links: str | None = None
+    rocm: Version | None = None
 
 
 def _per_cuda(libraries: Sequence[LibraryArchs]) -> tuple[tuple[str, Version, LibraryArchs], ...]:

@@ -3,7 +3,8 @@ the pages it reads anyway: a build's free-threaded ``cp3XYt`` files (its ``free_
 written for the builds refresh adds, compared for those the file has), the
 ``manylinux_*_aarch64`` files of each release read (a new build written again for linux_aarch64,
 unconfirmed; a known build's platforms compared), and the ``+rocmX.Y``
-wheels of its distributions on those pages (one note per package, most saying there is none).
+wheels of its distributions on those pages that are not read as ROCm builds (one note per
+package, most saying there is none).
 No page is requested that the x86-64 derivation did not read."""
 
 from __future__ import annotations
@@ -172,28 +173,37 @@ def rocm_said(
     distributions: Sequence[str],
     read: dict[Version, list[Found]],
 ) -> str | None:
-    """One line: the ``+rocmX.Y`` wheels of the releases ``read`` (by version, where each was
-    read) on the pages they were read from (a PyTorch index page lists every local tag of a
-    distribution; nothing more is requested), or that there are none; None where no release
-    was read. ``distributions``: the package's, named in the line."""
+    """One line on the ROCm builds of the releases ``read`` (by version, where each was read):
+    the ``+rocmX.Y`` wheels on the pages read that are not read as builds (those of another
+    index or a find-links page; the PyTorch index's and a ROCm distribution's are, by
+    :mod:`.package_rocm_builds`), or that there is no ROCm build at all; None where no release
+    was read, or where only ROCm builds read as such were found. ``distributions``: the
+    package's, named in the line. No page is requested that was not read already."""
     if not read:
         return None
-    places = {f: None for founds in read.values() for f in founds}
+    founds = [f for founds in read.values() for f in founds]
+    places = {f: None for f in founds if f.rocm is None and not _pytorch_place(f)}
     rocm: dict[tuple[Version, str], Wheel] = {}
     for wheel in (w for f in places for w in _listed(reader, f, CATALOG_PLATFORM)):
         tag = wheel.version.local
         public = Version(wheel.version.public)
         if tag is not None and rocm_of_tag(tag) is not None and public in read:
             rocm.setdefault((public, tag), wheel)
-    names = ", ".join(distributions)
-    if not rocm:
-        versions = ", ".join(str(v) for v in sorted(read))
+    if rocm:
+        said = "; ".join(f"{v} {t} ({w.file.filename})" for (v, t), w in sorted(rocm.items()))
         return (
-            f"{package}: no ROCm build of the releases read ({versions}): no +rocmX.Y wheel of "
-            f"{names} on the indexes and pages read"
+            f"{package}: ROCm wheels on the indexes read: {said} (ROCm builds are read from the "
+            "PyTorch index and the package's ROCm distributions only: not written)"
         )
-    said = "; ".join(f"{v} {t} ({w.file.filename})" for (v, t), w in sorted(rocm.items()))
+    if any(f.rocm is not None for f in founds):
+        return None
+    names = ", ".join(distributions)
+    versions = ", ".join(str(v) for v in sorted(read))
     return (
-        f"{package}: ROCm builds on the indexes read: {said} (cuda_packages.toml lists CUDA builds "
-        "only: not written)"
+        f"{package}: no ROCm build of the releases read ({versions}): no +rocmX.Y wheel of "
+        f"{names} on the indexes and pages read"
     )
+
+
+def _pytorch_place(found: Found) -> bool:
+    return found.index_url is not None and found.index_url.startswith(PYTORCH_INDEX + "/")

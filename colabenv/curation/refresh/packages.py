@@ -46,6 +46,15 @@ from colabenv.curation.refresh.package_platforms import (
     rocm_said,
 )
 from colabenv.curation.refresh.package_pythons import PythonRange, compare_pythons
+from colabenv.curation.refresh.package_rocm_builds import (
+    compare_rocm_build,
+    derive_rocm_build,
+    gone_rocm_builds,
+    on_pytorch_index,
+    rocm_line_wheels,
+    rocm_lines,
+)
+from colabenv.curation.refresh.rocm_builds import rocm_of_tag
 from colabenv.curation.refresh.selection import bounded
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
@@ -142,7 +151,13 @@ def _compare(
                 f"{package.name} {release.version} {build.name}: requires: the catalog has "
                 f"[{', '.join(known.requires)}], {says} [{', '.join(build.requires)}]"
             )
-        if build.unconfirmed is None:  # its arch list was read from the wheel
+        if build.rocm is not None:
+            rocm_found, rocm_confirmed = compare_rocm_build(
+                f"{package.name} {release.version} {build.name}", known, build
+            )
+            found.extend(rocm_found)
+            confirmed.extend(rocm_confirmed)
+        elif build.unconfirmed is None:  # its arch list was read from the wheel
             label = f"{package.name} {release.version} {build.name}"
             differ = coverage_difference(known.archs, build.archs)
             if differ:
@@ -170,6 +185,8 @@ class _Derivation:
     contradictions: list[str]
     notes: list[str]
     pythons: list[PythonRange]
+    pytorch_read: set[str]
+    """The packages whose distributions' PyTorch index pages were read."""
 
 
 def derive_packages(
@@ -179,7 +196,7 @@ def derive_packages(
     newest (``--releases``: those it names), the builds of those it has that it lacks, and the
     contradictions with those it has. ``torch_builds``: the torch releases and CUDA builds
     (``2.9.0``, ``cu128``) whose find-links pages are looked for beside the named ones."""
-    run = _Derivation(reader, torch_builds, [], [], [], [], [])
+    run = _Derivation(reader, torch_builds, [], [], [], [], [], set())
     for package in packages:
         if package.name not in CUDA_PACKAGES:
             run.notes.append(f"{package.name}: not a package colabenv knows by name; not refreshed")
@@ -191,8 +208,13 @@ def derive_packages(
         for version in reversed(read):
             _derive_release(run, package, version, on_index[version])
         distributions = [name for name, _ in _distributions(package.name)]
-        rocm = rocm_said(reader, package.name, distributions, {v: on_index[v] for v in read})
-        run.notes.extend([rocm] if rocm else [])
+        distributions += [name for name, _ in rocm_lines(package)]
+        unread = _pytorch_rocm_unread(run, package)
+        if unread is None:
+            rocm = rocm_said(reader, package.name, distributions, {v: on_index[v] for v in read})
+            run.notes.extend([rocm] if rocm else [])
+        else:
+            run.notes.extend(unread)
         known = (r.version for r in package.releases)
         run.notes.extend(reader.yanked.notes(package.name, distributions, known, reader.options))
     return PackagesDerived(
@@ -211,11 +233,8 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
     for distribution, major in _distributions(package.name):
         for version, wheels in by_version(run.reader.wheels(options.index, distribution)).items():
             on_index.setdefault(version, []).append(Found(distribution, major, tuple(wheels)))
-        if options.pytorch_index is not None and _on_pytorch_index(package, distribution):
-            for tag, version, wheels in _tagged(run.reader.wheels(options.pytorch_index, distribution)):
-                on_index.setdefault(version, []).append(
-                    Found(distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}")
-                )
+        for version, place in _pytorch_index_wheels(run, package, distribution, major):
+            on_index.setdefault(version, []).append(place)
         for template in _other_indexes(package, distribution):
             versions = sorted({*on_index, *(r.version for r in package.releases)})
             wanted = [v for v in versions if _wanted(options.releases, v, newest)][-options.release_count :]
@@ -240,6 +259,8 @@ def _wheels_of(run: _Derivation, package: CudaPackage, newest: Version) -> dict[
                 on_index.setdefault(version, []).append(
                     Found(distribution, major, tuple(wheels), find_links=page)
                 )
+    for version, place in rocm_line_wheels(run.reader, package):
+        on_index.setdefault(version, []).append(place)
     if not on_index:
         run.notes.append(
             f"{package.name}: no Linux x86_64 wheel on its find-links pages: not refreshed"
@@ -256,10 +277,11 @@ def _derive_release(run: _Derivation, full: CudaPackage, version: Version, found
     are held to the builds listed for linux_x86_64; the aarch64 files beside them to the
     builds' platforms."""
     package = catalog_platform_view(full)
-    per_place = [(f, derive_build(run.reader, package, version, f, run.notes)) for f in found]
+    derive = {False: derive_build, True: derive_rocm_build}
+    per_place = [(f, derive[f.rocm is not None](run.reader, package, version, f, run.notes)) for f in found]
     builds = [b for _, place_builds in per_place for b in place_builds]
     needs = _needs(run.reader, package, version, found, run.notes)
-    aarch64 = [aarch64_read(run.reader, f, b) for f, b in per_place]
+    aarch64 = [aarch64_read(run.reader, f, b) for f, b in per_place if f.rocm is None]
     known = package.release(version)
     if known is None:
         twins, said = aarch64_builds(run.reader, package.name, version, aarch64, [b.name for b in builds])
@@ -269,6 +291,8 @@ def _derive_release(run: _Derivation, full: CudaPackage, version: Version, found
     full_known = full.release(version)
     assert full_known is not None
     run.contradictions.extend(compare_aarch64(run.reader, full_known, aarch64))
+    pytorch_read = package.name in run.pytorch_read
+    run.contradictions.extend(gone_rocm_builds(run.reader, full_known, found, pytorch_read))
     differing, confirmed = _compare(package, known, builds)
     free_threaded_differing, free_threaded_confirmed = compare_free_threaded(known, builds)
     if builds and known.needs != needs:
@@ -343,6 +367,51 @@ def _new_release(
     return True
 
 
+def _pytorch_index_wheels(
+    run: _Derivation, package: CudaPackage, distribution: str, major: int | None
+) -> list[tuple[Version, Found]]:
+    """The ``+cuXYZ`` and ``+rocmX.Y`` wheels of ``distribution``'s PyTorch index page, where the
+    file has a build there and the index is read (``--no-variant-index``: not; unreachable: a
+    note, and the file's builds there are carried over as they are)."""
+    index = run.reader.options.pytorch_index
+    if index is None or not _on_pytorch_index(package, distribution):
+        return []
+    try:
+        listed = run.reader.wheels(index, distribution)
+    except IndexUnavailableError as problem:
+        run.notes.append(
+            f"{package.name}: the PyTorch index was not read ({problem}): its builds there are "
+            "carried over as the catalog has them"
+        )
+        return []
+    run.pytorch_read.add(package.name)
+    return [
+        (
+            version,
+            Found(
+                distribution, major, tuple(wheels), index_url=f"{PYTORCH_INDEX}/{tag}", rocm=rocm_of_tag(tag)
+            ),
+        )
+        for tag, version, wheels in _tagged(listed)
+    ]
+
+
+def _pytorch_rocm_unread(run: _Derivation, package: CudaPackage) -> list[str] | None:
+    """Where the file has ROCm builds of ``package`` on the PyTorch index and that index was not
+    read, the notes to say in place of :func:`rocm_said`'s: that they are carried over as they
+    are (``--no-variant-index``; an unreachable index has its own note already). None where
+    there are none, or they were read."""
+    names = sorted({b.name for r in package.releases for b in r.builds if b.rocm and on_pytorch_index(b)})
+    if not names or package.name in run.pytorch_read:
+        return None
+    if run.reader.options.pytorch_index is not None:
+        return []
+    return [
+        f"{package.name}: its ROCm builds on the PyTorch index ({', '.join(names)}) are carried over "
+        "as the catalog has them: that index was not read (--no-variant-index)"
+    ]
+
+
 def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
     """Whether the file has a build of ``distribution`` on the PyTorch index (xformers')."""
     return any(
@@ -355,11 +424,12 @@ def _on_pytorch_index(package: CudaPackage, distribution: str) -> bool:
 
 
 def _tagged(wheels: Sequence[Wheel]) -> list[tuple[str, Version, list[Wheel]]]:
-    """The ``+cuXYZ`` wheels of a PyTorch index page: (tag, public version, wheels)."""
+    """The ``+cuXYZ`` and ``+rocmX.Y`` wheels of a PyTorch index page: (tag, public version,
+    wheels)."""
     found: dict[tuple[str, Version], list[Wheel]] = {}
     for wheel in wheels:
         tag = wheel.version.local
-        if tag is not None and cuda_of_tag(tag) is not None:
+        if tag is not None and (cuda_of_tag(tag) is not None or rocm_of_tag(tag) is not None):
             found.setdefault((tag, Version(wheel.version.public)), []).append(wheel)
     return [(tag, version, found[(tag, version)]) for tag, version in sorted(found)]
 

@@ -576,7 +576,7 @@ def package_build_block(build: PackageBuild, named: Mapping[str, tuple[Arch, ...
         ("local_tag", _text(build.local_tag)),
         ("extra", _text(build.extra)),
         ("platforms", _platforms(build.platforms)),
-        ("archs", _archs_value(build.archs, named)),
+        ("archs", _archs_value(build.archs, named) if build.rocm is None else None),  # ROCm: gfx
         ("requires", _texts(build.requires) if build.requires else None),
         ("python", _range(build.python)),
         ("min_driver", _text(None if build.min_driver is None else format_driver(build.min_driver))),
