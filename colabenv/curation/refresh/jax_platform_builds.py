@@ -44,7 +44,7 @@ from colabenv.curation.refresh.build_facts import (
     read_else_carried,
     text_of,
 )
-from colabenv.curation.refresh.rocm_builds import rocm_of_tag
+from colabenv.curation.refresh.rocm_builds import rocm_of_tag, wheel_gfx
 from colabenv.curation.refresh.sources import (
     Metadata,
     RefreshProblem,
@@ -422,21 +422,14 @@ def _gfx(
 def _read_gfx(run: FrameworkRun, wheels: tuple[Wheel, ...]) -> tuple[tuple[str, ...], str]:
     """The gfx every library with offload bundles in ``wheels`` carries, and where it was read
     (empty, and why: nothing could be read)."""
-    from colabenv.curation.offload_bundles import gfx_key, read_wheel_gfx
+    from colabenv.curation.offload_bundles import gfx_key
 
-    options = run.reader.options
     common: set[str] | None = None
     libraries: list[str] = []
     unread = 0
     for wheel in wheels:
-        run.reader.progress(f"reading the GPU code of {wheel.file.filename}")
         try:
-            found = read_wheel_gfx(
-                wheel.file.url,
-                max_member=options.max_wheel_bytes,
-                max_download=options.max_wheel_bytes,
-                timeout=options.timeout_s,
-            )
+            found = wheel_gfx(run.reader, wheel)
         except InputError as problem:
             raise IndexUnavailableError(str(problem)) from None
         unread += found.unread

@@ -151,7 +151,40 @@ def derive_build(
         f"{where}: {wheel.file.filename} METADATA Requires-Dist{native_source} (markers dropped), "
         f"Requires-Python {metadata.requires_python or 'not stated'}; {torch_source}"
     )
-    build = PackageBuild(
+    build = found_build(
+        found,
+        name,
+        tag,
+        python,
+        Source(f"{read}{cuda_source}; {archs_source}; {stamp()}{_floor_source(previous)}"),
+        unconfirmed,
+        cuda=cuda,
+        torch=torch,
+        archs=archs,
+        requires=pins,
+        min_driver=previous.min_driver if previous is not None else None,
+    )
+    return _per_library_builds(build, read_archs.libraries, read) or [build]
+
+
+def found_build(
+    found: Found,
+    name: str,
+    tag: str | None,
+    python: SpecifierSet | None,
+    source: Source,
+    unconfirmed: str | None,
+    *,
+    cuda: Version | None = None,
+    torch: SpecifierSet | None = None,
+    archs: tuple[Arch, ...] = (),
+    requires: tuple[str, ...] = (),
+    min_driver: Version | None = None,
+    gfx: tuple[str, ...] = (),
+) -> PackageBuild:
+    """The build ``name`` of the wheels ``found``: its distribution, index, find-links page, ROCm
+    and free-threaded Pythons are the wheels' and their place's; the rest as read."""
+    return PackageBuild(
         name=name,
         distribution=canonicalize_name(found.distribution),
         cuda=cuda,
@@ -160,14 +193,15 @@ def derive_build(
         find_links=found.find_links,
         local_tag=tag,
         archs=archs,
-        requires=pins,
+        requires=requires,
         python=python,
-        source=Source(f"{read}{cuda_source}; {archs_source}; {stamp()}{_floor_source(previous)}"),
-        unconfirmed=unconfirmed,
-        min_driver=previous.min_driver if previous is not None else None,
         free_threaded=free_threaded_range(found.wheels),
+        source=source,
+        unconfirmed=unconfirmed,
+        min_driver=min_driver,
+        rocm=found.rocm,
+        gfx=gfx,
     )
-    return _per_library_builds(build, read_archs.libraries, read) or [build]
 
 
 def _floor_source(previous: PackageBuild | None) -> str:

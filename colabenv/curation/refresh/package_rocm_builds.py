@@ -23,9 +23,8 @@ from packaging.version import Version
 
 from colabenv.curation.refresh import sources
 from colabenv.curation.refresh.build_facts import NOT_READ, python_tags
-from colabenv.curation.refresh.free_threaded import free_threaded_range
-from colabenv.curation.refresh.package_builds import Found, torch_of, where_read
-from colabenv.curation.refresh.rocm_builds import rocm_of_tag
+from colabenv.curation.refresh.package_builds import Found, found_build, torch_of, where_read
+from colabenv.curation.refresh.rocm_builds import rocm_of_tag, wheel_gfx
 from colabenv.curation.refresh.sources import PYTORCH_INDEX, IndexReader, Wheel, by_version, preferred, stamp
 from colabenv.errors import IndexUnavailableError, InputError
 from colabenv.models import CudaPackage, PackageBuild, PackageRelease, Source
@@ -108,24 +107,10 @@ def derive_rocm_build(
         f"{where}: {wheel.file.filename} ({python_tags(found.wheels)}) METADATA Requires-Dist "
         f"(markers dropped), Requires-Python {metadata.requires_python or 'not stated'}"
     )
-    build = PackageBuild(
-        name=name,
-        distribution=canonicalize_name(found.distribution),
-        cuda=None,
-        torch=torch_of(reader, wheel),
-        index_url=found.index_url,
-        find_links=None,
-        local_tag=tag,
-        archs=(),
-        requires=(),
-        python=python,
-        source=Source(f"{read}; {rocm_source}; {gfx_source}; {stamp()}"),
-        unconfirmed=unconfirmed,
-        free_threaded=free_threaded_range(found.wheels),
-        rocm=found.rocm,
-        gfx=listed,
-    )
-    return [build]
+    source = Source(f"{read}; {rocm_source}; {gfx_source}; {stamp()}")
+    return [
+        found_build(found, name, tag, python, source, unconfirmed, torch=torch_of(reader, wheel), gfx=listed)
+    ]
 
 
 def _gfx(
@@ -149,18 +134,9 @@ def _gfx(
 def _read_gfx(reader: IndexReader, wheel: Wheel) -> GfxFound | str:
     """The gfx every library with HIP offload bundles in ``wheel`` carries, and where it was
     read; else why there is none (a bundle not unpacked here, none found, the wheel unread)."""
-    from colabenv.curation.offload_bundles import read_wheel_gfx
-
-    options = reader.options
     file = wheel.file.filename
-    reader.progress(f"reading the GPU code of {file}")
     try:
-        found = read_wheel_gfx(
-            wheel.file.url,
-            max_member=options.max_wheel_bytes,
-            max_download=options.max_wheel_bytes,
-            timeout=options.timeout_s,
-        )
+        found = wheel_gfx(reader, wheel)
     except (InputError, IndexUnavailableError) as problem:
         return f"{file} could not be read: {problem}"
     if found.unread:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -16,6 +17,7 @@ from packaging.version import Version
 from colabenv.curation.refresh.build_facts import FrameworkRun, python_tags, read_else_carried
 from colabenv.curation.refresh.sources import (
     PYTORCH_INDEX,
+    IndexReader,
     RefreshProblem,
     Wheel,
     narrower_python,
@@ -24,6 +26,9 @@ from colabenv.curation.refresh.sources import (
 )
 from colabenv.errors import IndexUnavailableError, InputError
 from colabenv.models import Source, Variant
+
+if TYPE_CHECKING:
+    from colabenv.curation.offload_bundles import WheelGfx
 
 _ROCM_TAG = re.compile(r"rocm(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)")
 TORCH_OWN_LIBRARIES = ("libtorch*", "libc10*", "libcaffe2*")
@@ -115,21 +120,28 @@ def _gfx(
     return read_else_carried(run, (version, tag), lambda: _read_gfx(run, wheel), carried, left_out)
 
 
+def wheel_gfx(reader: IndexReader, wheel: Wheel, libraries: Sequence[str] = ()) -> WheelGfx:
+    """What the HIP offload bundles of ``wheel``'s shared objects (those named ``libraries``,
+    else all) say, read within the refresh's bounds, its progress said; InputError where the
+    wheel cannot be read. The one reader of torch's, jax's and the CUDA packages' ROCm wheels."""
+    from colabenv.curation.offload_bundles import read_wheel_gfx
+
+    options = reader.options
+    reader.progress(f"reading the GPU code of {wheel.file.filename}")
+    return read_wheel_gfx(
+        wheel.file.url,
+        libraries,
+        max_member=options.max_wheel_bytes,
+        max_download=options.max_wheel_bytes,
+        timeout=options.timeout_s,
+    )
+
+
 def _read_gfx(run: FrameworkRun, wheel: Wheel) -> tuple[tuple[str, ...], str]:
     """The gfx every one of torch's own libraries with offload bundles carries in ``wheel``, and
     where it was read (empty, and why: nothing could be read)."""
-    from colabenv.curation.offload_bundles import read_wheel_gfx
-
-    options = run.reader.options
-    run.reader.progress(f"reading the GPU code of {wheel.file.filename}")
     try:
-        found = read_wheel_gfx(
-            wheel.file.url,
-            TORCH_OWN_LIBRARIES,
-            max_member=options.max_wheel_bytes,
-            max_download=options.max_wheel_bytes,
-            timeout=options.timeout_s,
-        )
+        found = wheel_gfx(run.reader, wheel, TORCH_OWN_LIBRARIES)
     except InputError as problem:
         raise IndexUnavailableError(str(problem)) from None
     if found.common:
