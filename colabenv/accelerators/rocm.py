@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from colabenv._util.pep508 import is_nvidia_wheel
 from colabenv.accelerators import base
 from colabenv.models import (
     Accelerator,
@@ -151,10 +152,21 @@ class Rocm(base.OwnBuilds):
         ``onnxruntime-gpu``; ``xformers``, whose default-index wheel is a CUDA one): the script
         would install the CUDA wheel on AMD GPUs (docs/rocm.md). Where the package has a ROCm
         build in the catalog, the line says to name it in ``[frameworks]`` instead, where it is
-        chosen; a ROCm build's own distribution (``cupy-rocm-7-0``) is taken as written."""
+        chosen; a ROCm build's own distribution (``cupy-rocm-7-0``) is taken as written. And
+        NVIDIA's CUDA wheels (``nvidia-cudnn-cu12``, ``cuda-bindings``: :func:`is_nvidia_wheel`),
+        which a ROCm environment never installs: the rule the script's plan keeps for a lock's
+        pins (:mod:`colabenv.script.plan`)."""
         builds, rocm = _cuda_builds(catalog), _rocm_builds(catalog)
         named: list[str] = []
         moved: list[str] = []
+        nvidia = [str(r) for r in requirements if is_nvidia_wheel(r.name)]
+        if nvidia:
+            one = len(nvidia) == 1
+            moved.append(
+                f"{', '.join(nvidia)} {'is an NVIDIA CUDA wheel' if one else 'are NVIDIA CUDA wheels'}; an AMD"
+                f" GPU (ROCm) environment installs none (nvidia-*, cuda-*; the target has AMD GPUs"
+                f" ({self.describe(target)})): leave {'it' if one else 'them'} out of the profile for this target"
+            )
         for requirement in requirements:
             name = canonicalize_name(requirement.name)
             package = builds.get(name)
