@@ -60,10 +60,15 @@ def test_a_malformed_rocm_in_a_profiles_target_names_the_accepted_form(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = tmp_path / "p.toml"
-    profile.write_text('name = "p"\n[frameworks]\ntorch = "*"\n[targets]\namd = { rocm = "7", python = "3.12" }\n')
+    profile.write_text(
+        'name = "p"\n[frameworks]\ntorch = "*"\n[targets]\namd = { rocm = "7", python = "3.12" }\n'
+    )
     code = main(["profiles", "check", str(profile)])
     assert code == 2
-    assert 'targets.amd.rocm: "7" is not a ROCm version X.Y or X.Y.Z, e.g. 6.4 or 7.0.2' in capsys.readouterr().err
+    assert (
+        'targets.amd.rocm: "7" is not a ROCm version X.Y or X.Y.Z, e.g. 6.4 or 7.0.2'
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(
