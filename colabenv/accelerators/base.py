@@ -349,6 +349,11 @@ class AcceleratorKind(Protocol):
         """What to warn of one build chosen for ``target``."""
         ...
 
+    def package_warnings(self, label: str, build: PackageBuild, target: Target) -> list[str]:
+        """What to warn of a CUDA package's ``build`` chosen for ``target`` (``label`` names it:
+        "cupy (cupy-rocm-7-0) 14.2.0")."""
+        ...
+
     def requirements(self, variant: Variant) -> tuple[str, ...]:
         """What installing ``variant`` adds beside the framework's own distributions."""
         ...
@@ -453,6 +458,9 @@ class OwnBuilds:
         return None
 
     def build_warnings(self, build: ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
+        return []
+
+    def package_warnings(self, label: str, build: PackageBuild, target: Target) -> list[str]:
         return []
 
     def requirements(self, variant: Variant) -> tuple[str, ...]:

@@ -65,7 +65,8 @@ def _nearest(gpu: _Key, candidates: list[tuple[str, str, _Key]]) -> tuple[str, s
 def nearest_lines(catalog: Catalog, framework: Framework, target: Target) -> list[str]:
     """For each GPU of the target that no build of ``framework`` for its platform has kernels
     for, one line naming the platforms whose builds have them, else saying none has; and the
-    nearest build for the target's platform."""
+    nearest build for the target's platform. A framework with no ROCm build at all (TensorFlow)
+    is said to have none, for AMD GPUs of any gfx."""
     builds = list(_builds(catalog, framework, target.platform))
     elsewhere = {p: list(_builds(catalog, framework, p)) for p in PLATFORMS if p != target.platform}
     lines = []
@@ -77,6 +78,8 @@ def nearest_lines(catalog: Catalog, framework: Framework, target: Target) -> lis
         )
         others = [p for p, its in elsewhere.items() if any(archs_cover(v.archs, cap) for _, v in its)]
         lines.append(_line(framework, cap.sm, found, others, target.platform))
+    if target.gfx and not any(v.rocm is not None for r in catalog.releases_of(framework) for v in r.variants):
+        return [*lines, f"{framework} has no ROCm build in the catalog"]
     for gfx in target.gfx:
         key = _gfx_key(gfx)
         if key is None or any(gfx in v.gfx for _, v in builds):

@@ -101,10 +101,16 @@ class Rocm(base.OwnBuilds):
     def build_warnings(self, build: base.ChosenBuild, target: Target, catalog: Catalog) -> list[str]:
         if build.variant.is_cpu or target.rocm is not None:
             return []
-        return [
-            f"{build.label} {build.variant.name}: the host's ROCm is not known (the kernel driver "
-            f"alone): took the newest build with the GPUs' kernels; give --rocm X.Y"
-        ]
+        return [_rocm_unknown(f"{build.label} {build.variant.name}")]
+
+    def package_warnings(self, label: str, build: PackageBuild, target: Target) -> list[str]:
+        """A ROCm build that loads the host's ROCm libraries (no torch of its own: the rule of
+        :meth:`package_rejection`) where the host's ROCm is not known; one built against torch
+        loads torch's, which torch's own warning covers."""
+        if build.rocm is None or build.torch is not None or target.rocm is not None:
+            return []
+        loads = f"it loads the host's ROCm {build.rocm.major} libraries (libamdhip64.so.{build.rocm.major})"
+        return [_rocm_unknown(f"{label} {build.name}", loads)]
 
     def describe(self, target: Target) -> str:
         rocm = f"ROCm {target.rocm}" if target.rocm is not None else "ROCm unknown"
@@ -151,10 +157,24 @@ class Rocm(base.OwnBuilds):
         ``onnxruntime-gpu``; ``xformers``, whose default-index wheel is a CUDA one): the script
         would install the CUDA wheel on AMD GPUs (docs/rocm.md). Where the package has a ROCm
         build in the catalog, the line says to name it in ``[frameworks]`` instead, where it is
-        chosen; a ROCm build's own distribution (``cupy-rocm-7-0``) is taken as written."""
+        chosen; a ROCm build's own distribution (``cupy-rocm-7-0``) is taken as written. And
+        NVIDIA's CUDA wheels (``nvidia-cudnn-cu12``, ``cuda-bindings``: :func:`is_nvidia_wheel`),
+        which a ROCm environment never installs: the rule the script's plan keeps for a lock's
+        pins (:mod:`colabenv.script.plan`)."""
+        from colabenv._util.pep508 import is_nvidia_wheel  # the requirement grammar: where it is used
+
         builds, rocm = _cuda_builds(catalog), _rocm_builds(catalog)
         named: list[str] = []
         moved: list[str] = []
+        nvidia = [str(r) for r in requirements if is_nvidia_wheel(r.name)]
+        if nvidia:
+            one = len(nvidia) == 1
+            wheels = "is an NVIDIA CUDA wheel" if one else "are NVIDIA CUDA wheels"
+            moved.append(
+                f"{', '.join(nvidia)} {wheels}; an AMD GPU (ROCm) environment installs none (nvidia-*,"
+                f" cuda-*; the target has AMD GPUs ({self.describe(target)})): leave"
+                f" {'it' if one else 'them'} out of the profile for this target"
+            )
         for requirement in requirements:
             name = canonicalize_name(requirement.name)
             package = builds.get(name)
@@ -226,6 +246,16 @@ class Rocm(base.OwnBuilds):
         return base.DeviceChecks(gfx=gfx, rocm=f"{newest.major}.{newest.minor}")
 
     verify_checks = base.VerifyChecks(base.DeviceSmoke.HIP)
+
+
+def _rocm_unknown(named: str, loads: str = "") -> str:
+    """The warning of a build ``named`` taken where the host's ROCm is not known, a framework's
+    and a package's alike (``loads``: what of the host's ROCm it needs)."""
+    needs = f"; {loads}" if loads else ""
+    return (
+        f"{named}: the host's ROCm is not known (the kernel driver alone): took the newest build"
+        f" with the GPUs' kernels{needs}; give --rocm X.Y"
+    )
 
 
 def _cuda_builds(catalog: Catalog) -> dict[NormalizedName, NormalizedName]:

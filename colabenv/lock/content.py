@@ -30,6 +30,7 @@ from colabenv.lock.python_needs import checked_needs, needs_problem
 from colabenv.models import (
     GFX_PATTERN,
     MAX_GFX,
+    ROCM_FORMS,
     Accelerator,
     Framework,
     LockedCudaPackage,
@@ -218,7 +219,7 @@ class LockTarget:
     def _amd_problem(self) -> str | None:
         """What is wrong with the shape of ``rocm`` or ``gfx`` (``key: why``), or None."""
         if self.rocm is not None and not _ROCM_RE.match(self.rocm):
-            return f"rocm: {shown(self.rocm)} is not a ROCm version like 6.4 (digits only)"
+            return f"rocm: {shown(self.rocm)} is not {ROCM_FORMS}"
         for gfx in self.gfx:
             if not _GFX_RE.match(gfx):
                 return f"gfx: {shown(gfx)} is not an AMD GPU architecture like gfx942, gfx90a or gfx1100"

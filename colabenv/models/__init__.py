@@ -21,6 +21,7 @@ from __future__ import annotations
 from colabenv.models.base import (
     MAX_COMPUTE_MAJOR,
     PYTHON_FORMS,
+    ROCM_FORMS,
     Accelerator,
     Arch,
     ComputeCapability,
@@ -131,6 +132,7 @@ __all__ = [
     "MAX_TPU_CHIPS",
     "PLATFORMS",
     "PYTHON_FORMS",
+    "ROCM_FORMS",
     "TPU_NAME_PATTERN",
     "TPU_TYPE_PATTERN",
     "Accelerator",

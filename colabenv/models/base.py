@@ -150,6 +150,9 @@ def parse_cuda(text: str) -> Version | None:
 
 
 _ROCM_RE = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,3})?", re.ASCII)
+ROCM_FORMS = "a ROCm version X.Y or X.Y.Z, e.g. 6.4 or 7.0.2"
+"""The forms a ROCm version is given in (``--rocm``, its variable, a named target's key, a lock
+header's), named by every refusal."""
 
 
 def parse_rocm(text: str) -> Version | None:

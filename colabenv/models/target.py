@@ -123,12 +123,25 @@ def gfx_names(items: Sequence[str]) -> tuple[str, ...]:
             if not name:
                 raise ValueError(f"an empty item is not {GFX_FORMS} (no empty item in a comma list)")
             if not re.fullmatch(GFX_PATTERN, name):
-                raise ValueError(f"{part.strip()[:40]!a} is not {GFX_FORMS}")
+                raise ValueError(f"{part.strip()[:40]!a} is not {GFX_FORMS}{_without_features(name)}")
             if name not in found:
                 found.append(name)
     if len(found) > MAX_GFX:
         raise ValueError(f"{len(found)} architectures; at most {MAX_GFX}")
     return tuple(found)
+
+
+def _without_features(name: str) -> str:
+    """For a gfx with target features (``gfx942:sramecc+:xnack-``, as torch's ``gcnArchName``
+    and ``rocminfo`` name a GPU), what to give instead; empty for any other name."""
+    gfx, colon, features = name.partition(":")
+    if not colon or not re.fullmatch(GFX_PATTERN, gfx) or not re.fullmatch(_FEATURES, colon + features):
+        return ""
+    return f" (give {gfx} without its target features ({colon}{features}))"
+
+
+_FEATURES = r"(:[a-z][a-z0-9]*[+-])+"
+"""LLVM's AMDGPU target features after a processor name (``:sramecc+``, ``:xnack-``)."""
 
 
 @model

@@ -20,6 +20,7 @@ from colabenv._util.reader import Reader, expected, shown
 from colabenv.models import (
     PLATFORMS,
     PYTHON_FORMS,
+    ROCM_FORMS,
     TPU_TYPE_PATTERN,
     ComputeCapability,
     TargetSpec,
@@ -94,7 +95,7 @@ def _target(table: Reader, name: str) -> TargetSpec | None:
     platform = attempt(
         lambda: _checked(entry, "platform", _is_platform, f"a platform ({' or '.join(PLATFORMS)})"), None
     )
-    rocm = attempt(lambda: _checked(entry, "rocm", _is_rocm, "a ROCm version like 6.4 (digits only)"), None)
+    rocm = attempt(lambda: _checked(entry, "rocm", _is_rocm, ROCM_FORMS), None)
     gfx: tuple[str, ...] = attempt(lambda: _gfx(entry), ())
     nvidia = [key for key in ("driver", "cuda", "compute_capability") if key in value]
     amd = [key for key in ("rocm", "gfx") if key in value]

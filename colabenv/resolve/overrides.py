@@ -16,6 +16,7 @@ from colabenv.errors import TargetError, printable
 from colabenv.models import (
     PLATFORMS,
     PYTHON_FORMS,
+    ROCM_FORMS,
     ColabRuntime,
     ComputeCapability,
     RocmTarget,
@@ -245,7 +246,7 @@ def _rocm(
                 f"{' and '.join(set_here)} and {' and '.join(others)} are both set: they describe"
                 " different accelerators; unset one of them"
             )
-    rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, "a ROCm version like 6.4 (digits only)")
+    rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, ROCM_FORMS)
     gfx_origin = "--gfx" if flags.gfx else ENV_GFX
     variable = env.get(ENV_GFX, "")
     gfx = parse_gfx(flags.gfx or ([variable] if variable.strip() else []), gfx_origin)

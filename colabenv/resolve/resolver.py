@@ -48,6 +48,7 @@ from colabenv.resolve.confirm import (
 from colabenv.resolve.explain import grouped_rejections, no_match, unknown_variant
 from colabenv.resolve.options import Option, companions_to_pin, requirements
 from colabenv.resolve.packages import (
+    Candidate,
     Pick,
     accepts,
     choose,
@@ -431,6 +432,18 @@ def _warnings(
     return warnings
 
 
+def _package_warnings(chosen: Sequence[Candidate], target: Target) -> list[str]:
+    """What the target's kind warns of each CUDA package build chosen, named as resolve shows
+    it (``cupy (cupy-rocm-7-0) 14.2.0``)."""
+    kind = accelerator_of(target)
+    warnings = []
+    for candidate in chosen:
+        name, build = candidate.request.name, candidate.build
+        shown = f"{name} ({build.distribution})" if build.distribution != name else name
+        warnings.extend(kind.package_warnings(f"{shown} {candidate.release.version}", build, target))
+    return warnings
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -621,6 +634,7 @@ def resolve(
             dict.fromkeys(
                 [
                     *_warnings(chosen, requests, profile, target, catalog, index),
+                    *_package_warnings(packages, target),
                     *misplaced(profile.requirements, profile.path.name),
                     *image_warnings(plan, catalog, picks, packages, _picks(free or chosen, catalog)),
                     *_yanked(facts, choices, chosen_packages, profile),

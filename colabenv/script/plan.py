@@ -199,8 +199,9 @@ def host_checks(resolution: Resolution, platform: str, required_driver: str | No
 
 def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
     """A ROCm environment installs none of NVIDIA's CUDA wheels (``nvidia-*``, ``cuda-*``:
-    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a plan for AMD GPUs that would (a
-    profile's package, a lock's pin) is exit 3, naming them."""
+    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a plan for AMD GPUs that would (a lock's
+    pin, a dependency no profile names) is exit 3, naming them. A profile's ``[packages]`` are
+    refused before, by the ROCm kind's ``refused_requirements``, for resolve and lock too."""
     target = plan.resolution.target
     if not accelerator_of(target).traits.hip:
         return

@@ -145,7 +145,7 @@ def test_aarch64_and_free_threaded_take_only_what_the_catalog_lists_for_them(
             "--platform: 'win_amd64' is not a platform (linux_x86_64 or linux_aarch64)",
         ),
         (["--gfx", "gfx94z"], "--gfx: 'gfx94z' is not an AMD GPU architecture like gfx942"),
-        (["--rocm", "6.4a"], "--rocm: '6.4a' is not a ROCm version like 6.4"),
+        (["--rocm", "6.4a"], "--rocm: '6.4a' is not a ROCm version X.Y or X.Y.Z"),
         (["--rocm", "6.4", "--driver", "550.54.15"], "--rocm cannot be combined with --driver"),
         (["--gfx", "gfx942", "--tpu", "v5e-1"], "--gfx cannot be combined with --tpu"),
         (["--python", "3.12x"], "--python: '3.12x' is not a Python version"),

@@ -89,3 +89,22 @@ def test_a_plain_requirement_on_amd_gpus_is_installed(
     out, err = capsys.readouterr()
     assert code == 0, err
     assert {"six", "cupy"} <= set(json.loads(out)["requirements"]), out
+
+
+@pytest.mark.parametrize("command", ["resolve", "render", "lock"])
+def test_an_nvidia_wheel_on_amd_gpus_is_the_same_exit_3_for_every_command(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``resolve`` and ``lock`` passed what ``render`` refused (one rule now: the kind's)."""
+    profile = _profile(tmp_path, "six", "nvidia-cudnn-cu12", "Cuda.Bindings>=12")
+    output = tmp_path / "requirements.lock"
+    where = ["-o", str(output), "--quiet"] if command == "lock" else ["--offline"]
+    code = main([command, str(profile), *where, *ROCM_FLAGS])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, ""), err
+    assert err.strip().splitlines() == [
+        "colabenv: p.toml: packages.requirements: nvidia-cudnn-cu12, Cuda.Bindings>=12 are NVIDIA CUDA"
+        " wheels; an AMD GPU (ROCm) environment installs none (nvidia-*, cuda-*; the target has AMD"
+        " GPUs (AMD GPU, ROCm 6.1, gfx942)): leave them out of the profile for this target"
+    ]
+    assert not output.exists()

@@ -145,7 +145,7 @@ def test_from_target_records_them_sorted() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("# target-rocm: 6.4", "# target-rocm: 6.4a", "target-rocm: '6.4a' is not a ROCm version like 6.4"),
+        ("# target-rocm: 6.4", "# target-rocm: 6.4a", "target-rocm: '6.4a' is not a ROCm version X.Y or X.Y"),
         ("# target-rocm: 6.4", "# target-rocm: 6.4; rm", "target-rocm: '6.4; rm' is not a ROCm version"),
         (
             "# target-gfx: gfx942",

@@ -18,9 +18,11 @@ from colabenv import __version__
 from colabenv._util.resources import helper_source
 from colabenv.catalog.load import shipped_catalog
 from colabenv.cli.main import main
-from colabenv.models import ComputeCapability, Framework, NvidiaTarget, Target
+from colabenv.errors import ResolutionError
+from colabenv.models import ComputeCapability, Framework, NvidiaTarget, RocmTarget, Target
 from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
+from colabenv.script.plan import LockInput, install_plan
 from colabenv.script.render import HELPER_DELIMITER, render_script
 from tests.support.paths import REPO
 
@@ -94,22 +96,22 @@ def test_rocm_torch_builds_are_checked_at_all() -> None:
     assert len(_rocm_releases()) >= 5, _rocm_releases()
 
 
-def test_an_nvidia_distribution_in_a_rocm_plan_is_exit_3_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(
-        'name = "p"\n[frameworks]\ntorch = "*"\n[packages]\n'
-        'requirements = ["nvidia_cudnn_cu12>=9", "six", "Cuda.Bindings"]\n'
-    )
-    code = main(["render", str(profile), *ROCM_FLAGS])
-    out, err = capsys.readouterr()
-    assert (code, out) == (3, "")
-    assert err.strip().splitlines() == [
-        "colabenv: the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the script would install "
+def test_an_nvidia_pin_in_a_rocm_lock_is_refused_by_the_plan() -> None:
+    """A profile's NVIDIA wheels are the ROCm kind's refusal, for resolve, render and lock alike
+    (tests/accelerators/test_rocm_requirements.py); a lock's pins (a dependency's, which no
+    profile names) are the plan's: exit 3 naming them."""
+    profile = load_profile(GOLDEN / "pytorch.toml")
+    target = Target(RocmTarget(Version("6.4"), ("gfx942",)), Version("3.12"), "linux_x86_64")
+    resolution = resolve(profile, target, shipped_catalog(), allow_unconfirmed=True)
+    pins = ("nvidia_cudnn_cu12==9.1.0.70", "six==1.16.0", "Cuda.Bindings==12.9.0")
+    lock = LockInput(name="p.lock", text="", python="3.12", required_driver=None, index_urls=(), pins=pins)
+    with pytest.raises(ResolutionError) as info:
+        install_plan(resolution, profile, __version__, lock)
+    assert str(info.value) == (
+        "the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the script would install "
         "cuda-bindings, nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel "
         "(nvidia-*, cuda-*)"
-    ]
+    )
 
 
 def test_an_aarch64_script_checks_the_platform(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
