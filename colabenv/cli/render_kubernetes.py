@@ -52,6 +52,7 @@ def write(args: argparse.Namespace, plan: InstallPlan, lock: LockInput) -> None:
     from colabenv.script.plan import installed_target
 
     profile = plan.profile
+    target = installed_target(plan.resolution, lock)
     request = JobRequest(
         image=args.image,
         lock_text=lock.text,
@@ -61,8 +62,9 @@ def write(args: argparse.Namespace, plan: InstallPlan, lock: LockInput) -> None:
         profile_where=printable(profile.path),
         profile_job=profile.job,
         flags=job_flags(args),
-        accelerator=installed_target(plan.resolution, lock).accelerator,
+        accelerator=target.accelerator,
         command=tuple(args.job_command),
+        platform=target.platform,
     )
     job, notes = requested_job(request, shipped_gpu_products())
     manifest = job_manifest(job)

@@ -25,6 +25,12 @@ What the Job is, and why:
   which a single ``nodeSelector`` value cannot say). On a ROCm target the table's AMD types map
   to the PCI device IDs AMD's node labeller (ROCm/k8s-device-plugin) writes in
   ``amd.com/gpu.device-id``. A TPU target is refused.
+- **The CPU architecture**: a ``nodeSelector`` on ``kubernetes.io/arch`` (the kubelet's
+  well-known label, Go's ``GOARCH``: ``amd64``, ``arm64``;
+  https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-arch) from the
+  lock section's platform, on every Job, x86-64 ones too: the image's wheels are one
+  platform's, and a mixed cluster would otherwise start the pod on a node of the other
+  (``exec format error``). Both it and the GPU type's affinity must hold.
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ LOCK_FILE = "colabenv.lock"
 MAX_LOCK_BYTES = 240 * 1024
 """The most lock text the pod's annotation carries: Kubernetes allows 256 KiB of annotations
 in all (``TotalAnnotationSizeLimitB``), and the rest is left to what the cluster adds."""
+ARCH_LABEL = "kubernetes.io/arch"
+NODE_ARCH = {"linux_x86_64": "amd64", "linux_aarch64": "arm64"}
+"""A lock's platform as the kubelet's ``kubernetes.io/arch`` value (Go's ``GOARCH``)."""
 MAX_NAME = 52
 """A Job's name is a label value on its pods (at most 63) beside a suffix the controller adds."""
 
@@ -55,7 +64,8 @@ MAX_NAME = 52
 class KubernetesJob:
     """What the Job is made of: the image, the lock section's text, the profile's name (the
     Job's), the job settings (flags over the profile's ``[job]``), the target's accelerator,
-    the products the GPU type maps to (empty: any node with the GPUs), the command."""
+    the products the GPU type maps to (empty: any node with the GPUs), the command, the lock
+    section's platform (the nodes' architecture)."""
 
     image: str
     lock_text: str
@@ -64,6 +74,7 @@ class KubernetesJob:
     accelerator: Accelerator
     products: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+    platform: str = "linux_x86_64"
 
 
 @model
@@ -71,7 +82,7 @@ class JobRequest:
     """What ``render --format kubernetes`` was given, before anything is decided: the image,
     the lock section's text, its name and the lock's (None: a lock of one section), the
     profile's name, where it is (for a message) and its ``[job]``, the job flags (None where
-    not given), the section's accelerator, the command after ``--``."""
+    not given), the section's accelerator, the command after ``--``, the section's platform."""
 
     image: str
     lock_text: str
@@ -83,6 +94,7 @@ class JobRequest:
     flags: JobSettings
     accelerator: Accelerator
     command: tuple[str, ...] = ()
+    platform: str = "linux_x86_64"
 
 
 def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[KubernetesJob, tuple[str, ...]]:
@@ -116,6 +128,7 @@ def requested_job(request: JobRequest, types: Sequence[GpuType]) -> tuple[Kubern
         accelerator=request.accelerator,
         products=products,
         command=request.command,
+        platform=request.platform,
     )
     return job, tuple(notes)
 
@@ -217,7 +230,7 @@ def job_manifest(job: KubernetesJob) -> dict[str, object]:
     if resources:
         verify["resources"] = resources
         main["resources"] = resources
-    pod: dict[str, object] = {"restartPolicy": "Never"}
+    pod: dict[str, object] = {"restartPolicy": "Never", "nodeSelector": {ARCH_LABEL: node_arch(job.platform)}}
     if job.products and gpus is not None:
         pod["affinity"] = _affinity(gpus.node_label, job.products)
     pod["volumes"] = [
@@ -246,6 +259,17 @@ def job_manifest(job: KubernetesJob) -> dict[str, object]:
         "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "colabenv"}},
         "spec": spec,
     }
+
+
+def node_arch(platform: str) -> str:
+    """The ``kubernetes.io/arch`` value of nodes that run a lock for ``platform``."""
+    arch = NODE_ARCH.get(platform)
+    if arch is None:
+        raise UsageError(
+            f"--format kubernetes: the lock's platform {shown(platform)} is not one a Job is "
+            f"written for ({', '.join(NODE_ARCH)})"
+        )
+    return arch
 
 
 def _resources(job: KubernetesJob, gpus: ClusterGpus | None) -> dict[str, object]:

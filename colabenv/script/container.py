@@ -137,7 +137,11 @@ class _Syntax:
     """The first two comment lines, ``{version}`` filled in."""
     host_driver: str
     build: tuple[str, ...]
-    """How to build, ``{name}`` (the file) and ``{platform}`` filled in."""
+    """How to build, ``{name}`` (the file), ``{platform}`` and ``{arch}`` (the build tool's
+    option for an architecture other than amd64, with a space before it; none for amd64)
+    filled in."""
+    other_arch: tuple[str, ...]
+    """What building for another architecture than amd64 needs, ``{arch}`` (``arm64``) filled in."""
     secrets: str
     """The build's secrets, ``{secrets}`` filled in with ``secret`` of each, joined by ``join``."""
     secret: str
@@ -523,6 +527,8 @@ _SYNTAXES = {
         ),
         host_driver="only the NVIDIA driver comes from the host.",
         build=("build: docker build -t IMAGE DIR",),
+        # FROM --platform makes the image the target's; its RUN steps run that architecture's code
+        other_arch=("on an x86-64 host the RUN steps need binfmt_misc (QEMU) for {arch}",),
         secrets="       with the index URLs' variables as secrets: {secrets}",
         secret="--secret id={name},env={name}",
         join=" ",
@@ -540,8 +546,13 @@ _SYNTAXES = {
         ),
         host_driver="only the NVIDIA driver comes from the host (apptainer --nv).",
         build=(
-            "build, in DIR: apptainer build --notest IMAGE.sif {name}  (for {platform};",
+            "build, in DIR: apptainer build{arch} --notest IMAGE.sif {name}  (for {platform};",
             "  --notest where the build host has no GPU the profile needs)",
+        ),
+        # a definition has no header for the architecture: apptainer build pulls the build
+        # host's unless told (--arch, Apptainer 1.4.0's CHANGELOG)
+        other_arch=(
+            "--arch {arch}: Apptainer 1.4 or later; on an x86-64 host with binfmt_misc (QEMU) for {arch}",
         ),
         secrets="  with the index URLs' variables in {secrets} (read, then removed)",
         secret=SECRETS_DIR + "/{name}",
@@ -592,8 +603,12 @@ def _definition(syntax: _Syntax, image: _Image, name: str, colabenv_version: str
     else:
         yield _comment("The base is a slim Python image: the pip wheels bring their CUDA libraries and")
         yield _comment(syntax.host_driver)
+    arch = image.platform.partition("/")[2]
+    option = "" if arch == "amd64" else f" --arch {arch}"
     for line in syntax.build:
-        yield _comment(line.format(name=name, platform=image.platform))
+        yield _comment(line.format(name=name, platform=image.platform, arch=option))
+    if option:
+        yield from (_comment(line.format(arch=arch)) for line in syntax.other_arch)
     if image.secrets:
         secrets = syntax.join.join(syntax.secret.format(name=secret) for secret in image.secrets)
         yield _comment(syntax.secrets.format(secrets=secrets))

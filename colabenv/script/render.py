@@ -136,7 +136,7 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield f'  3) [ -n "$out" ] || out={q(wrong_python)}'
     yield '     fail "$out" ;;'
     if host.wrong_host:  # the helper says why on stdout; a driver too old on stderr
-        yield from _wrong_host(required, plan.driver_remedy)
+        yield from _wrong_host(required, plan.driver_remedy, own_fix=host.platform is not None)
     elif required is not None:
         old_driver = f"the chosen GPU wheels need NVIDIA driver >= {required}; {plan.driver_remedy}"
         yield f"  4) fail {q(old_driver)} ;;"
@@ -154,14 +154,25 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "esac"
 
 
-def _wrong_host(required: str | None, remedy: str) -> Iterator[str]:
+OWN_FIX = '*", the script was rendered for "*'
+"""A bash pattern of the helper's refusals that name their own fix (another platform: "this is
+linux_x86_64, the script was rendered for linux_aarch64; render it with --platform
+linux_x86_64"; free-threading's too): the script prints such a line alone."""
+
+
+def _wrong_host(required: str | None, remedy: str, *, own_fix: bool) -> Iterator[str]:
     """The preflight's exit 4 where it checks the platform or the AMD GPUs: the reason it
-    printed, else (nothing printed) the NVIDIA driver too old."""
-    if required is None:
-        yield f'  4) fail "$out; "{q(remedy)} ;;'
-        return
-    yield f'  4) [ -n "$out" ] || out={q(f"the chosen GPU wheels need NVIDIA driver >= {required}")}'
-    yield f'     fail "$out; "{q(remedy)} ;;'
+    printed, else (nothing printed) the NVIDIA driver too old; the remedy follows the AMD GPUs'
+    and the driver's reasons, not a platform's (``own_fix``: the script names a platform), whose
+    line already says which render fits."""
+    first = "  4) "
+    if required is not None:
+        yield f'{first}[ -n "$out" ] || out={q(f"the chosen GPU wheels need NVIDIA driver >= {required}")}'
+        first = "     "
+    if own_fix:
+        yield f'{first}case "$out" in {OWN_FIX}) fail "$out" ;; esac'
+        first = "     "
+    yield f'{first}fail "$out; "{q(remedy)} ;;'
 
 
 def _fast_exit() -> Iterator[str]:

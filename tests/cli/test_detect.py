@@ -437,3 +437,24 @@ def test_diff_of_a_fifo_or_a_device_is_refused_at_once(runner: Runner, tmp_path:
         assert time.monotonic() - started < 10
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr.splitlines() == [f"colabenv: {bad}: cannot read: {words}, not a regular file"]
+
+
+def test_another_platforms_glibc_is_not_this_hosts(runner: Runner) -> None:
+    """``--platform linux_aarch64`` on this x86-64 host: this host's glibc is not the target's,
+    so neither the table nor ``--json`` gives it (a lock for aarch64 takes manylinux up to
+    2.28, not this glibc: lock/wheel_tags.py); this platform keeps it."""
+    flags = (
+        "--platform",
+        "linux_aarch64",
+        "--cpu",
+        "--python",
+        f"{sys.version_info[0]}.{sys.version_info[1]}",
+    )
+    text = runner("detect", *flags)
+    assert text.returncode == 0, text.stderr
+    (row,) = [line for line in text.stdout.splitlines() if line.lstrip().startswith("platform")]
+    assert row.split(None, 1)[1] == "linux_aarch64, glibc: not known (another platform)", row
+    data = json.loads(runner("detect", "--json", *flags).stdout)
+    assert data["glibc"] is None
+    here = json.loads(runner("detect", "--json", "--cpu").stdout)
+    assert here["target"]["platform"] == "linux_x86_64" and here["glibc"]

@@ -31,8 +31,9 @@ from colabenv.errors import CatalogError, UsageError
 from colabenv.lock.file import read_lock_file, render_lock
 from colabenv.models import Accelerator, JobSettings
 from tests.support.fixtures import *  # noqa: F403
+from tests.support.index import LocalIndex
 from tests.support.locking import PYTHON, colabenv, target_indexes, write_targets_profile
-from tests.support.wheels import Standins
+from tests.support.wheels import Standins, build_wheel
 
 SCHEMA_VERSION = "1.37.0"
 """The Kubernetes release whose OpenAPI schema the manifests are validated against
@@ -116,6 +117,33 @@ def test_a_cpu_job_read_back_from_json(locked: tuple[Path, Path], tmp_path: Path
     assert main["resources"] == {"requests": {"memory": "4096Mi"}, "limits": {"memory": "4096Mi"}}
     assert "affinity" not in pod and "activeDeadlineSeconds" not in job["spec"]
     assert "nvidia.com/gpu" not in out.read_text()
+    # an x86-64 lock's wheels run on amd64 nodes alone, in a mixed cluster too
+    assert pod["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+
+
+def test_an_aarch64_lock_gets_a_job_on_arm64_nodes(tmp_path: Path) -> None:
+    """A lock made here (x86-64) for a Grace target: its Job asks for ``kubernetes.io/arch:
+    arm64`` nodes (the well-known label), so that it never lands on an amd64 node, where the
+    image's aarch64 wheels would fail with ``exec format error``."""
+    index = LocalIndex(tmp_path / "index")
+    build_wheel(tmp_path / "index" / "six", "six", "1.17.0")
+    profile = tmp_path / "p.toml"
+    lock = tmp_path / "p.lock"
+    with index:
+        profile.write_text(
+            f'name = "p"\n[packages]\nrequirements = ["six"]\n[install]\nindex_url = "{index.url}"\n'
+            f'[targets]\ngrace = {{ platform = "linux_aarch64", cpu = true, python = "{PYTHON}" }}\n',
+            encoding="utf-8",
+        )
+        made = colabenv("lock", profile, "--all-targets", "-o", lock)
+        assert made.returncode == 0, made.stderr
+        done = render(profile, lock, "--target", "grace", "--image", IMAGE)
+    assert done.returncode == 0, done.stderr
+    job = yaml.safe_load(done.stdout)
+    validate(job)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"kubernetes.io/arch": "arm64"}
+    assert "amd64" not in done.stdout.split("colabenv/lock", 1)[0]
 
 
 def test_yaml_on_stdout_and_a_gpu_by_default(locked: tuple[Path, Path]) -> None:
@@ -332,6 +360,22 @@ def test_the_amd_gpus_map_to_the_device_ids_the_labeller_writes(name: str, wante
 def _job(**changes: Any) -> KubernetesJob:
     job = KubernetesJob(IMAGE, "# lock\n", "Team Targets!", JobSettings(), Accelerator.NVIDIA)
     return dataclasses.replace(job, **changes)
+
+
+def test_the_nodes_architecture_is_the_locks_platform() -> None:
+    """With a GPU type too: the ``nodeSelector`` and the affinity both hold (Kubernetes ANDs them)."""
+    manifest = job_manifest(_job(platform="linux_aarch64", products=("NVIDIA-GH200-480GB",)))
+    validate(manifest)
+    pod = manifest["spec"]["template"]["spec"]  # type: ignore[index]
+    assert pod["nodeSelector"] == {"kubernetes.io/arch": "arm64"}
+    assert "affinity" in pod
+    job, _ = requested_job(_request(platform="linux_aarch64"), shipped_gpu_products())
+    assert job.platform == "linux_aarch64"
+    assert job_manifest(_job())["spec"]["template"]["spec"]["nodeSelector"] == {  # type: ignore[index]
+        "kubernetes.io/arch": "amd64"
+    }
+    with pytest.raises(UsageError, match="the lock's platform 'linux_armv7l' is not one a Job is"):
+        job_manifest(_job(platform="linux_armv7l"))
 
 
 def test_the_engine_refuses_what_a_job_cannot_carry() -> None:

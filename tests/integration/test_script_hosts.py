@@ -105,3 +105,32 @@ def test_a_cpu_script_for_x86_64_and_the_gil_stops_on_an_aarch64_or_free_threade
     ]
     assert machine.installed() == {}
     assert machine.apt_calls() == []
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--cpu",),
+        ("--cuda", "13.0", "--compute-capability", "9.0", "--driver", "580.95.05", "--allow-unconfirmed"),
+    ],
+    ids=["cpu", "gh200"],
+)
+def test_an_aarch64_script_on_x86_64_says_the_helpers_line_alone(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """A script rendered for aarch64 (CPU, or a GH200's with its driver floor) run here, on
+    x86-64: its one failure line is the helper's, which names its own fix; the NVIDIA remedy
+    (re-render ... with --cpu) is not appended to it, as it is to a driver too old."""
+    script = tmp_path / "setup.sh"
+    done = colabenv_cli(
+        "render", "cpu-only", "-o", script, "--platform", "linux_aarch64", "--python", PY, "--offline", *flags
+    )
+    assert done.returncode == 0, done.stderr
+    machine = make_host(tmp_path / "host", with_pip=False)
+    ran = machine.run(script, timeout=120)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.stderr.splitlines() == [
+        "COLABENV: step preflight failed: this is linux_x86_64, the script was rendered for "
+        "linux_aarch64; render it with --platform linux_x86_64; no restart marker written"
+    ]
+    assert machine.installed() == {}

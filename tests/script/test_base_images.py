@@ -51,6 +51,29 @@ def test_an_aarch64_target_starts_from_the_arm64_python_image(runner: Runner, tm
     assert "From: python:3.12-slim-bookworm\n" in rendered(runner, tmp_path, "apptainer", *AARCH64)
 
 
+def test_an_aarch64_definition_says_how_to_build_it_for_arm64(runner: Runner, tmp_path: Path) -> None:
+    """apptainer build pulls the base for the build host's architecture (a definition file has
+    no header for another: Apptainer's ``validHeaders``); Apptainer 1.4 added ``build --arch``
+    (its CHANGELOG), which the comment names, with the binfmt_misc an x86-64 host needs. The
+    Dockerfile's ``FROM --platform=linux/arm64`` names it in the file itself."""
+    apptainer = rendered(runner, tmp_path, "apptainer", *AARCH64)
+    assert (
+        "# build, in DIR: apptainer build --arch arm64 --notest IMAGE.sif apptainer.def  (for linux/arm64;\n"
+        in apptainer
+    )
+    assert (
+        "# --arch arm64: Apptainer 1.4 or later; on an x86-64 host with binfmt_misc (QEMU) for arm64\n"
+        in (apptainer)
+    )
+    docker = rendered(runner, tmp_path, "dockerfile", *AARCH64)
+    assert "FROM --platform=linux/arm64 " in docker
+    assert "# on an x86-64 host the RUN steps need binfmt_misc (QEMU) for arm64\n" in docker
+    # an x86-64 definition keeps its line (the snapshots' too)
+    x86 = rendered(runner, tmp_path, "apptainer", "--cpu", "--python", "3.12", "--offline")
+    assert "apptainer build --notest IMAGE.sif apptainer.def  (for linux/amd64;" in x86
+    assert "--arch" not in x86 and "binfmt_misc" not in x86
+
+
 def test_a_rocm_the_table_lacks_is_exit_2_naming_what_it_has(runner: Runner, tmp_path: Path) -> None:
     flags = ("--rocm", "6.3", "--gfx", "gfx942", "--python", "3.12", "--allow-unconfirmed", "--offline")
     done = runner("render", "pytorch", *flags, "--format", "dockerfile", "-o", "ctx")

@@ -119,6 +119,13 @@ def test_an_aarch64_script_checks_the_platform(capsys: pytest.CaptureFixture[str
     profile.write_text('name = "p"\n[frameworks]\ntorch = { version = "*", variant = "cpu" }\n')
     text = _render(capsys, profile, "--platform", "linux_aarch64", "--python", "3.12", "--cpu", "--offline")
     assert _checks(text) == "checks=(--python 3.12 --driver - --platform linux_aarch64)"
+    # the helper's platform line names its own fix: printed alone, without the NVIDIA remedy
+    lines = text.splitlines()
+    at = lines.index('  4) case "$out" in *", the script was rendered for "*) fail "$out" ;; esac')
+    assert (
+        lines[at + 1]
+        == "     fail \"$out; \"'re-render on this host, or with --cpu for a CPU-only runtime' ;;"
+    )
     _shellcheck(text, tmp_path)
 
 
@@ -136,10 +143,10 @@ def test_an_aarch64_script_with_a_driver_floor_says_either_reason(tmp_path: Path
     assert _checks(text) == "checks=(--python 3.12 --driver 580.65.06 --platform linux_aarch64)"
     lines = text.splitlines()
     at = lines.index("  4) [ -n \"$out\" ] || out='the chosen GPU wheels need NVIDIA driver >= 580.65.06'")
-    assert (
-        lines[at + 1]
-        == "     fail \"$out; \"'re-render on this host, or with --cpu for a CPU-only runtime' ;;"
-    )
+    assert lines[at + 1 : at + 3] == [
+        '     case "$out" in *", the script was rendered for "*) fail "$out" ;; esac',
+        "     fail \"$out; \"'re-render on this host, or with --cpu for a CPU-only runtime' ;;",
+    ]
     _shellcheck(text, tmp_path)
 
 
