@@ -62,14 +62,6 @@ def _catalog_or_none(notes: list[str]) -> Catalog | None:
         return None
 
 
-def _another_platform(fingerprint: Fingerprint) -> bool:
-    """Whether the target is another platform than the one detect read (its note says so)."""
-    from colabenv.host.detect import ANOTHER_PLATFORM
-
-    note = fingerprint.target.installed_note or ""
-    return note.startswith(f"installed versions: none read ({ANOTHER_PLATFORM}")
-
-
 def _report(fingerprint: Fingerprint) -> Report:
     from colabenv.host.detect import build_warnings, shown_installed
     from colabenv.host.framework_builds import framework_builds
@@ -80,7 +72,7 @@ def _report(fingerprint: Fingerprint) -> Report:
     target = fingerprint.target
     kind = _kind(target)
     glibc = f", glibc {fingerprint.glibc}" if fingerprint.glibc else ""
-    if fingerprint.glibc is None and _another_platform(fingerprint):
+    if fingerprint.glibc is None and fingerprint.read_platform not in (None, target.platform):
         glibc = ", glibc: not known (another platform)"
     host = (
         ("driver", format_driver(target.driver) if target.driver else "none (no NVIDIA GPU)"),

@@ -300,6 +300,7 @@ def detect(
         state_dir=state,
         notes=tuple(notes),
         amdgpu_driver=found.amdgpu_driver,
+        read_platform=host.platform_tag,
     )
 
 
@@ -351,7 +352,7 @@ def _elsewhere(wanted: TargetOverrides, host: HostProbe, platform: str, free_thr
     or not) other than the interpreter's. A driver, a GPU or the CPU given say nothing: they
     describe this host as often as another (``init``, a ``--driver`` where NVML failed)."""
     if platform != host.platform_tag:
-        return f"{ANOTHER_PLATFORM}{platform}, this host {host.platform_tag}"
+        return f"the target is {platform}, this host {host.platform_tag}"
     here = _python_release(host.python_version).release[:2]
     wanted_release = here if wanted.python is None else wanted.python.release[:2]
     if wanted_release != here or free_threaded != host.free_threaded:
@@ -365,11 +366,6 @@ def _elsewhere(wanted: TargetOverrides, host: HostProbe, platform: str, free_thr
 def _python_shown(release: tuple[int, ...], free_threaded: bool) -> str:
     """``3.14`` or, free-threaded, ``3.14t``."""
     return ".".join(str(n) for n in release) + ("t" if free_threaded else "")
-
-
-ANOTHER_PLATFORM = "the target is "
-"""How the installed note (``installed versions: none read (...)``) begins its reason where the
-target is another platform than the one read."""
 
 
 def _host_glibc(wanted: TargetOverrides, host: HostProbe, platform: str) -> str | None:

@@ -323,7 +323,7 @@ class TargetOverrides:
 class Fingerprint:
     """What ``colabenv detect`` found: the target plus the details only people need
     (``amdgpu_driver``: the amdgpu kernel driver's version, read where the host's AMD GPUs were;
-    None where it was not read)."""
+    None where it was not read; ``glibc``: the target's where known)."""
 
     target: Target
     gpus: tuple[Gpu, ...]
@@ -334,3 +334,6 @@ class Fingerprint:
     state_dir: Path | None
     notes: tuple[str, ...]
     amdgpu_driver: VersionReading | None = None
+    read_platform: str | None = None
+    """The platform detection read (the interpreter's); the target's may be another
+    (``--platform``), whose glibc ``detect`` does not know."""
