@@ -62,6 +62,7 @@ from colabenv.models import (
     format_driver,
 )
 from colabenv.models.frameworks import is_framework_name
+from colabenv.models.target import python_shown
 
 if TYPE_CHECKING:
     from colabenv.host.interpreter import Interpreter
@@ -357,15 +358,10 @@ def _elsewhere(wanted: TargetOverrides, host: HostProbe, platform: str, free_thr
     wanted_release = here if wanted.python is None else wanted.python.release[:2]
     if wanted_release != here or free_threaded != host.free_threaded:
         return (
-            f"the target's Python is {_python_shown(wanted_release, free_threaded)},"
-            f" this interpreter's {_python_shown(here, host.free_threaded)}"
+            f"the target's Python is {python_shown(wanted_release, free_threaded)},"
+            f" this interpreter's {python_shown(here, host.free_threaded)}"
         )
     return None
-
-
-def _python_shown(release: tuple[int, ...], free_threaded: bool) -> str:
-    """``3.14`` or, free-threaded, ``3.14t``."""
-    return ".".join(str(n) for n in release) + ("t" if free_threaded else "")
 
 
 def _host_glibc(wanted: TargetOverrides, host: HostProbe, platform: str) -> str | None:

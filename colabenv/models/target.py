@@ -112,6 +112,11 @@ PLATFORMS = ("linux_x86_64", "linux_aarch64")
 """The platforms a target may name (``--platform``, a named target's ``platform``)."""
 
 
+def python_shown(release: Sequence[int], free_threaded: bool) -> str:
+    """A Python as ``--python`` takes it: ``3.14`` or, free-threaded, ``3.14t``."""
+    return ".".join(str(n) for n in release) + ("t" if free_threaded else "")
+
+
 def gfx_names(items: Sequence[str]) -> tuple[str, ...]:
     """AMD GPU architectures (``gfx942,gfx90a`` items, comma lists allowed), lowercase, each
     once, in order; ValueError naming the first that is none (an empty item too: ``gfx942,,``
@@ -236,7 +241,7 @@ class Target:
     @property
     def python_shown(self) -> str:
         """The Python as the flag takes it: ``3.14`` or, free-threaded, ``3.14t``."""
-        return self.python_minor + ("t" if self.free_threaded else "")
+        return python_shown((self.python.major, self.python.minor), self.free_threaded)
 
     @property
     def python_given(self) -> str:
