@@ -199,19 +199,19 @@ def host_checks(resolution: Resolution, platform: str, required_driver: str | No
 
 def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
     """A ROCm environment installs none of NVIDIA's CUDA wheels (``nvidia-*``, ``cuda-*``:
-    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a plan for AMD GPUs that would (a lock's
-    pin, a dependency no profile names) is exit 3, naming them. A profile's ``[packages]`` are
-    refused before, by the ROCm kind's ``refused_requirements``, for resolve and lock too."""
+    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a lock for AMD GPUs that pins one (a
+    dependency no profile names) is exit 3, naming them. A profile's requirements are refused
+    before, by the ROCm kind's ``refused_requirements`` (resolve, render and lock alike), so
+    only a lock's pins are looked at here."""
     target = plan.resolution.target
-    if not accelerator_of(target).traits.hip:
+    if plan.lock is None or not accelerator_of(target).traits.hip:
         return
-    wanted = (*plan.requirements, *plan.resolution.constraint_lines)
-    found = sorted({distribution_name(text) or text for text in wanted if is_nvidia_wheel(text)})
+    found = sorted({distribution_name(text) or text for text in plan.lock.pins if is_nvidia_wheel(text)})
     if found:
         raise ResolutionError(
-            f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): the script would "
-            f"install {', '.join(found)}; an AMD GPU (ROCm) environment installs no NVIDIA CUDA "
-            "wheel (nvidia-*, cuda-*)"
+            f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): the lock "
+            f"{plan.lock.name} pins {', '.join(found)}; an AMD GPU (ROCm) environment installs no "
+            "NVIDIA CUDA wheel (nvidia-*, cuda-*)"
         )
 
 

@@ -108,7 +108,7 @@ def test_an_nvidia_pin_in_a_rocm_lock_is_refused_by_the_plan() -> None:
     with pytest.raises(ResolutionError) as info:
         install_plan(resolution, profile, __version__, lock)
     assert str(info.value) == (
-        "the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the script would install "
+        "the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the lock p.lock pins "
         "cuda-bindings, nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel "
         "(nvidia-*, cuda-*)"
     )
