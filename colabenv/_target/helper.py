@@ -898,13 +898,17 @@ def _pending_path(state: str, profile_hash: str) -> str:
 PREFLIGHT_WRONG_PYTHON = 3
 PREFLIGHT_OLD_DRIVER = 4
 PREFLIGHT_WRONG_HOST = 4
-"""A platform or AMD GPUs the chosen wheels cannot run on: the exit of a driver too old."""
+"""AMD GPUs the chosen wheels cannot run on: the exit of a driver too old (the script appends
+its remedy to either)."""
 RENDERED_PLATFORMS = ("linux_x86_64", "linux_aarch64")
 """The platforms colabenv renders for (``colabenv.models.target.PLATFORMS``); the first is the
 one a script that names none was rendered for."""
 PREFLIGHT_STATE_DIR = 5
 PREFLIGHT_URL = 6
 PREFLIGHT_LOCK_UNFIT = 7
+PREFLIGHT_WRONG_PLATFORM = 8
+"""Another platform than the one the script names: the line names the render that fits, so the
+script prints it alone."""
 
 
 def _options(args: list[str]) -> dict[str, list[str]]:
@@ -989,8 +993,9 @@ def _host_problem(options: dict[str, list[str]]) -> tuple[int, str] | None:
     """The host checks of every script: a free-threaded Python or not (absent: not), the
     platform (absent: ``linux_x86_64``), and AMD GPUs through ROCm where the target has them.
     A Python of the other kind, or of another platform where the script names none, is exit 3
-    (such a script's exit 4 is its NVIDIA driver's); a platform the script names is exit 4, as
-    the AMD GPUs are. Either way the line goes to stdout: it is the script's message."""
+    (such a script's exit 4 is its NVIDIA driver's); a platform the script names is exit 8, its
+    line naming its own fix; the AMD GPUs are exit 4, as a driver too old. Either way the line
+    goes to stdout: it is the script's message."""
     free_threaded = options.get("free-threaded", ["no"])[0] == "yes"
     if _free_threaded() != free_threaded:
         return PREFLIGHT_WRONG_PYTHON, _gil_problem(free_threaded)
@@ -1001,7 +1006,7 @@ def _host_problem(options: dict[str, list[str]]) -> tuple[int, str] | None:
         if here not in RENDERED_PLATFORMS:
             fits = f"colabenv renders for {' and '.join(RENDERED_PLATFORMS)} only"
         said = f"this is {here}, the script was rendered for {wanted}; {fits}"
-        return (PREFLIGHT_WRONG_HOST if named else PREFLIGHT_WRONG_PYTHON), said
+        return (PREFLIGHT_WRONG_PLATFORM if named else PREFLIGHT_WRONG_PYTHON), said
     if "rocm-gfx" in options:
         problem = _rocm_problem(options["rocm-gfx"][0], options.get("rocm", [None])[0])
         if problem is not None:

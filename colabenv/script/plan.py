@@ -110,11 +110,6 @@ class HostChecks:
             words += f" --rocm {q(rocm)}" if rocm is not None else ""
         return words
 
-    @property
-    def wrong_host(self) -> bool:
-        """Whether the preflight may refuse the platform or the AMD GPUs (its exit 4)."""
-        return self.platform is not None or self.device.gfx is not None
-
 
 @model
 class InstallPlan:

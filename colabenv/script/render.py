@@ -135,8 +135,8 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "  0) ;;"
     yield f'  3) [ -n "$out" ] || out={q(wrong_python)}'
     yield '     fail "$out" ;;'
-    if host.wrong_host:  # the helper says why on stdout; a driver too old on stderr
-        yield from _wrong_host(required, plan.driver_remedy, own_fix=host.platform is not None)
+    if host.device.gfx is not None:  # the helper says why on stdout; a driver too old on stderr
+        yield from _wrong_host(required, plan.driver_remedy)
     elif required is not None:
         old_driver = f"the chosen GPU wheels need NVIDIA driver >= {required}; {plan.driver_remedy}"
         yield f"  4) fail {q(old_driver)} ;;"
@@ -144,6 +144,8 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield '  6) step="pip"; fail "$out" ;;'
     if plan.stale_remedy is not None:
         yield f'  7) fail "$out; "{q(plan.stale_remedy)} ;;'
+    if host.platform is not None:  # the helper's line names the render that fits: printed alone
+        yield '  8) fail "$out" ;;'
     yield '  *) fail "the preflight check ended with exit $preflight" ;;'
     yield "esac"
     yield "finished=${out%%$'\\n'*}"
@@ -154,23 +156,12 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "esac"
 
 
-OWN_FIX = '*", the script was rendered for "*'
-"""A bash pattern of the helper's refusals that name their own fix (another platform: "this is
-linux_x86_64, the script was rendered for linux_aarch64; render it with --platform
-linux_x86_64"; free-threading's too): the script prints such a line alone."""
-
-
-def _wrong_host(required: str | None, remedy: str, *, own_fix: bool) -> Iterator[str]:
-    """The preflight's exit 4 where it checks the platform or the AMD GPUs: the reason it
-    printed, else (nothing printed) the NVIDIA driver too old; the remedy follows the AMD GPUs'
-    and the driver's reasons, not a platform's (``own_fix``: the script names a platform), whose
-    line already says which render fits."""
+def _wrong_host(required: str | None, remedy: str) -> Iterator[str]:
+    """The preflight's exit 4 where it checks the AMD GPUs: the reason it printed, else
+    (nothing printed) the NVIDIA driver too old; the remedy follows either."""
     first = "  4) "
     if required is not None:
         yield f'{first}[ -n "$out" ] || out={q(f"the chosen GPU wheels need NVIDIA driver >= {required}")}'
-        first = "     "
-    if own_fix:
-        yield f'{first}case "$out" in {OWN_FIX}) fail "$out" ;; esac'
         first = "     "
     yield f'{first}fail "$out; "{q(remedy)} ;;'
 
