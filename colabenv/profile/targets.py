@@ -184,6 +184,10 @@ def _gfx(entry: Reader) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         raise entry.fail("gfx", "expected a string or an array of strings like gfx942")
+    if not items:  # not "gfx unknown": that is gfx left out
+        raise entry.fail(
+            "gfx", 'an empty array (name each AMD GPU\'s architecture, e.g. ["gfx942"], or leave gfx out)'
+        )
     try:
         return gfx_names(items)
     except ValueError as error:

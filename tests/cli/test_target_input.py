@@ -228,6 +228,21 @@ def test_an_empty_gfx_item_in_a_named_target_is_malformed(
     assert "p.toml: targets.nb.gfx: an empty item is not an AMD GPU architecture" in line, line
 
 
+@pytest.mark.parametrize("command", ["profiles check", "resolve"])
+def test_an_empty_gfx_array_in_a_named_target_is_refused(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gfx = []`` is not "gfx unknown" (that is gfx left out, whose lists go unchecked with a
+    warning): a named target that says its AMD GPUs are none is refused, naming the key."""
+    profile = _profile(tmp_path, 'rocm = "7.0", gfx = [], python = "3.12"')
+    argv = [*command.split(), profile, *(["--target", "nb", "--offline"] if command == "resolve" else [])]
+    line = _refused(capsys, *argv)
+    assert line.endswith(
+        'p.toml: targets.nb.gfx: an empty array (name each AMD GPU\'s architecture, e.g. ["gfx942"],'
+        " or leave gfx out)"
+    ), line
+
+
 # ---------------------------------------------------------------------------------------------
 # 6. The free-threaded flag beside an interpreter of the other kind
 
