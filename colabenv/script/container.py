@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterator, Sequence
 from colabenv.accelerators.registry import accelerator, accelerator_of
 from colabenv.errors import ProfileError, UsageError, printable
 from colabenv.models import Accelerator, BaseImage, Profile, Target
-from colabenv.models.base import TextEnum
+from colabenv.models.base import FREE_THREADED_SINCE, TextEnum
 from colabenv.models.frozen import model, record
 from colabenv.profile.env import is_secret_name, references
 from colabenv.script.bash import q
@@ -350,14 +350,20 @@ def _image(
 
 
 def _python_check(python: str, free_threaded: bool) -> str:
-    """The build's check of the base's ``python3``: Python X.Y and, for a free-threaded target,
-    ``Py_GIL_DISABLED`` (the script's preflight, which would check both, is skipped there)."""
+    """The build's check of the base's ``python3``: Python X.Y and, from 3.13 (the first with a
+    free-threaded build), ``Py_GIL_DISABLED`` set for a free-threaded target and unset for one
+    with the GIL, whose cp3XY wheels a 3.13t cannot load (the script's preflight, which would
+    check both, is skipped there)."""
     major, minor = python.split(".")[:2]
     imports, test, shown = "import sys", f"sys.version_info[:2] == ({major}, {minor})", python
     if free_threaded:
         imports += "; import sysconfig"
         test += " and sysconfig.get_config_var('Py_GIL_DISABLED')"
         shown = f"{python}t (free-threaded)"
+    elif int(major) == 3 and int(minor) >= FREE_THREADED_SINCE:
+        imports += "; import sysconfig"
+        test += " and not sysconfig.get_config_var('Py_GIL_DISABLED')"
+        shown = f"{python} with the GIL"
     message = f"python3 here is not Python {shown}, which the profile was resolved for"
     return f'python3 -c "{imports}; sys.exit(0 if {test} else {message!r})"'
 

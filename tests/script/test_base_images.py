@@ -170,6 +170,44 @@ def test_a_free_threaded_target_renders_from_the_base_image_given(
     assert done_ft.returncode == 0, done_ft.stderr
 
 
+@pytest.mark.parametrize("form", ["dockerfile", "apptainer"])
+def test_a_target_with_the_gil_refuses_a_free_threaded_base_image(
+    runner: Runner, tmp_path: Path, form: str
+) -> None:
+    """The other way round: a Python 3.14 target with the GIL, given a free-threaded
+    ``--base-image``, would install cp314 wheels its ``python3`` cannot load; the build's check
+    wants ``Py_GIL_DISABLED`` unset there (from 3.13, the first minor with a free-threaded
+    build), run here as above."""
+    image = "registry.example/python:3.14t-slim"
+    flags = ("--cpu", "--python", "3.14", "--allow-unconfirmed", "--offline")
+    done = runner("render", "cpu-only", *flags, "--format", form, "--base-image", image)
+    assert done.returncode == 0, done.stderr
+    (check,) = [line for line in done.stdout.splitlines() if "python3 -c" in line]
+    command = check.strip().removeprefix("RUN ").removesuffix(" \\")
+    command = command.replace("(3, 14)", f"({sys.version_info[0]}, {sys.version_info[1]})")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)
+    path = {"PATH": f"{tools}:/usr/bin:/bin"}
+    with_gil = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=path, timeout=60)
+    assert with_gil.returncode == 0, with_gil.stderr
+    facts = {**path, **free_threaded(tmp_path / "facts")}
+    refused = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=facts, timeout=60)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "python3 here is not Python 3.14 with the GIL, which the profile was resolved for"
+    )
+
+
+def test_a_python_before_3_13_is_not_asked_about_the_gil(runner: Runner, tmp_path: Path) -> None:
+    """3.12 has no free-threaded build: its check is the version alone (every golden image's,
+    byte for byte as before)."""
+    done = runner("render", "cpu-only", "--cpu", "--python", "3.12", "--offline", "--format", "dockerfile")
+    assert done.returncode == 0, done.stderr
+    (check,) = [line for line in done.stdout.splitlines() if "python3 -c" in line]
+    assert "sysconfig" not in check and "(3, 12)" in check
+
+
 def test_an_entry_without_pythons_serves_pythons_with_the_gil_only() -> None:
     (x86,) = [e for e in shipped_base_images() if e.serves("linux_x86_64", "cpu", None, "3.14")]
     assert not x86.serves("linux_x86_64", "cpu", None, "3.14t")
