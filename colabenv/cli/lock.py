@@ -272,8 +272,9 @@ def _one_lock(
     """The lock of ``profile`` for one target (one section)."""
     from colabenv.app.resolution import resolve_for
     from colabenv.index.check import index_check
-    from colabenv.lock.make import known_releases, make_lock
+    from colabenv.lock.make import known_releases, make_lock, refuse_unlockable
 
+    refuse_unlockable(target)  # before the resolution, which may read the indexes
     check = index_check(os.environ)
     resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed, index=check)
     resolution = resolved.resolution

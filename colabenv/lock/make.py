@@ -381,8 +381,8 @@ def make_lock(
     resolvers' address space."""
     env = dict(os.environ if environ is None else environ)
     say = progress or (lambda _text: None)
+    refuse_unlockable(resolution.target)
     lock_target = LockTarget.from_target(resolution.target, resolution.required_driver)
-    _refuse_unrecorded(resolution.target, lock_target)
     if not resolution.requirements:
         raise UsageError(
             f"profile {resolution.profile_name!r}: nothing to lock (no frameworks and no packages)"
@@ -436,8 +436,9 @@ def make_lock(
     return Lock(header, packages, plan.default, plan.extras, find_links=links)
 
 
-def _refuse_unrecorded(target: Target, recorded_as: LockTarget) -> None:
-    """A target a lock cannot be made for yet is refused before anything is asked: a
+def refuse_unlockable(target: Target) -> None:
+    """A target a lock cannot be made for yet is refused before anything is asked (the
+    ``lock`` command calls this before it resolves, so no index is read first): a
     free-threaded Python (uv's ``pip compile --python-version`` does not take ``3.14t``, and a
     lock resolved for the GIL build would install wheels its interpreter cannot load), and a
     device whose header fields would make another kind (AMD GPUs whose ROCm and gfx are both
@@ -448,7 +449,7 @@ def _refuse_unrecorded(target: Target, recorded_as: LockTarget) -> None:
             f"pip compile --python-version does not take {target.python_shown} (uv 0.13), and pins"
             " resolved for the GIL build would not load; render without --lock installs for it"
         )
-    recorded = recorded_as.recorded_device.kind
+    recorded = LockTarget.from_target(target, None).recorded_device.kind
     if recorded is not target.device.kind:
         raise UsageError(
             f"lock: the target's device ({target.device.kind}) would be recorded as {recorded}: "

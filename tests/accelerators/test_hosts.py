@@ -17,6 +17,7 @@ from colabenv.cli.main import main
 from colabenv.host.detect import detect
 from colabenv.host.probe import HostProbe, list_dir
 from colabenv.models import Accelerator, CpuTarget, RocmTarget, Target, TargetOverrides
+from tests.support.index import LocalIndex
 from tests.support.paths import DATA
 from tests.support.resolving import chosen, resolve_json
 
@@ -279,6 +280,32 @@ def test_a_lock_for_a_free_threaded_python_is_refused_before_anything_is_asked(
     assert code == 2 and not out.exists() and captured.out == ""
     assert "lock: a free-threaded Python (3.14t) cannot be locked yet: uv's pip compile" in captured.err
     assert "does not take 3.14t" in captured.err and len(captured.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("unconfirmed", [True, False])
+def test_a_free_threaded_lock_of_a_framework_asks_no_index_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], unconfirmed: bool
+) -> None:
+    """With a framework to confirm against its index (torch's CPU build from a PyTorch index on
+    127.0.0.1), the refusal still comes first: no request reaches the index, no "not checked
+    against the index" warning, no resolution error (without --allow-unconfirmed) in its place."""
+    with LocalIndex(tmp_path) as index:
+        profile = tmp_path / "p.toml"
+        profile.write_text(
+            'name = "p"\n[frameworks]\ntorch = { version = "*", variant = "cpu" }\n'
+            f'[install]\nindex_url = "{index.url}"\npytorch_index_url = "{index.base_url}"\n'
+        )
+        out = tmp_path / "requirements.lock"
+        flags = ["--allow-unconfirmed"] if unconfirmed else []
+        code = main(["lock", str(profile), "-o", str(out), "--cpu", "--python", "3.14t", *flags])
+        asked = list(index.requests)
+    captured = capsys.readouterr()
+    assert (code, captured.out, asked, out.exists()) == (2, "", [], False), captured.err
+    assert captured.err.splitlines() == [
+        "colabenv: lock: a free-threaded Python (3.14t) cannot be locked yet: uv's pip compile "
+        "--python-version does not take 3.14t (uv 0.13), and pins resolved for the GIL build would "
+        "not load; render without --lock installs for it"
+    ]
 
 
 T4 = ("--driver", "580.65.06", "--compute-capability", "7.5")
