@@ -13,12 +13,11 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from colabenv.catalog.load import load_overlay
+from colabenv.curation.refresh.aarch64_builds import AARCH64
 from colabenv.models import Framework, Release
 from tests.support.fixtures import Runner
 from tests.support.refresh_jax_ft_standins import build_jax_ft_indexes
 from tests.support.refreshing import refresh_standins
-
-AARCH64 = "linux_aarch64"
 
 
 @pytest.fixture(scope="module")

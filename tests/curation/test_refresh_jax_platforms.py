@@ -14,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.catalog.load import load_overlay
+from colabenv.curation.refresh.aarch64_builds import AARCH64
 from colabenv.models import Framework, Release
 from tests.support.fixtures import Runner
 from tests.support.refresh_jax_platform_standins import (
@@ -29,8 +30,6 @@ from tests.support.refresh_jax_platform_standins import (
 )
 from tests.support.refresh_standins import JAX12, JAX_PLUGIN_PINS
 from tests.support.refreshing import Served, refresh_standins
-
-AARCH64 = "linux_aarch64"
 
 
 @pytest.fixture(scope="module")
