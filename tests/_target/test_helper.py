@@ -47,6 +47,7 @@ from colabenv._target.helper import (
 from colabenv._util.resources import helper_source
 from colabenv.script.render import helper_program
 from colabenv.script.state import shared_names
+from tests.support.helper_runs import run_helper
 
 
 @st.composite
@@ -460,21 +461,6 @@ def test_helper_runs_on_python_3_8_and_3_9(python: str | None, tmp_path: Path) -
     assert (state / "restart-marker.json").exists()
 
 
-def _run_helper(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    helper = tmp_path / "helper.py"
-    if not helper.exists():
-        helper.write_text(helper_program(helper_source()))
-    return subprocess.run(
-        [sys.executable, str(helper), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env or {"PATH": "/usr/bin:/bin"},
-    )
-
-
 def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path) -> None:
     lock = tmp_path / "lock.txt"
     lock.write_text(
@@ -502,13 +488,13 @@ def test_preflight_refuses_a_lock_whose_pins_the_gpus_cannot_run(tmp_path: Path)
         str(bounds),
     )
     bounds.write_text("nvidia-cudnn-cu12<9.11\n")
-    refused = _run_helper(tmp_path, "preflight", *common)
+    refused = run_helper(tmp_path, "preflight", *common)
     assert refused.returncode == 7
     assert refused.stdout.strip() == (
         "the lock pins nvidia-cudnn-cu12==9.28.0.42, but this host's GPUs need nvidia-cudnn-cu12<9.11"
     )
     bounds.write_text("nvidia-cudnn-cu12<9.30\nnvidia-nccl-cu12<2.28\n")
-    fits = _run_helper(tmp_path, "preflight", *common)
+    fits = run_helper(tmp_path, "preflight", *common)
     assert fits.returncode == 0, fits.stderr
     status, pending = fits.stdout.splitlines()
     assert status == "missing"
@@ -527,15 +513,15 @@ def test_preflight_holds_the_full_python_to_what_the_locked_pins_need(tmp_path: 
     full = f"{minor}.{sys.version_info[2]}"
     common = ("--driver", "-", "--state", str(tmp_path / "state"), "--hash", "sha256:abc")
     common += ("--env", str(env_file), "--reqs", str(reqs))
-    refused = _run_helper(
+    refused = run_helper(
         tmp_path, "preflight", "--python", minor, "--python-needs", f">=3.8,!={full}", *common
     )
     assert refused.returncode == 3
     assert refused.stderr.strip() == f"this is Python {full}; the lock's pins need Python >=3.8,!={full}"
     for needs in (f"!={minor}.999", f">={minor}.0"):
-        fits = _run_helper(tmp_path, "preflight", "--python", minor, "--python-needs", needs, *common)
+        fits = run_helper(tmp_path, "preflight", "--python", minor, "--python-needs", needs, *common)
         assert fits.returncode == 0, fits.stderr
-    skipped = _run_helper(tmp_path, "preflight", "--python", "-", "--python-needs", f"!={full}", *common)
+    skipped = run_helper(tmp_path, "preflight", "--python", "-", "--python-needs", f"!={full}", *common)
     assert skipped.returncode == 0, "COLABENV_SKIP_PREFLIGHT skips it with the Python check"
 
 
@@ -545,7 +531,7 @@ def test_preflight_checks_every_index_url_before_anything_else(tmp_path: Path) -
     env_file = tmp_path / "env.bin"
     env_file.write_bytes(b"")
     state = tmp_path / "state"
-    done = _run_helper(
+    done = run_helper(
         tmp_path,
         "preflight",
         "--python",

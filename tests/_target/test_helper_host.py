@@ -19,11 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from colabenv._target import helper
-from colabenv._util.resources import helper_source
 from colabenv.host.kfd import gfx_name, read_kfd_gpus
 from colabenv.models.target import PLATFORMS
-from colabenv.script.render import helper_program
 from tests.support.amd_hosts import AMD, amd_root
+from tests.support.helper_runs import run_helper
 from tests.support.interpreter_facts import free_threaded, on_platform
 
 KFD_HOSTS = sorted(p.name for p in AMD.iterdir() if (p / "sys").is_dir())
@@ -50,9 +49,6 @@ def _preflight(
     reqs_text: str = "",
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    program = tmp_path / "helper.py"
-    if not program.exists():
-        program.write_text(helper_program(helper_source()))
     reqs, env_file = tmp_path / "reqs.txt", tmp_path / "env.bin"
     reqs.write_text(reqs_text)
     env_file.write_bytes(b"")
@@ -71,13 +67,7 @@ def _preflight(
     environ = {"PATH": "/usr/bin:/bin", **env}
     if root is not None:
         environ[helper.HELPER_ROOT_VARIABLE] = str(root)
-    return subprocess.run(
-        [sys.executable, str(program), "preflight", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environ,
-    )
+    return run_helper(tmp_path, "preflight", *args, env=environ)
 
 
 def test_a_rocm_target_is_refused_without_dev_kfd(tmp_path: Path) -> None:

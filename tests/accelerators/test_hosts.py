@@ -19,7 +19,9 @@ from colabenv.host.probe import HostProbe, list_dir
 from colabenv.models import Accelerator, CpuTarget, RocmTarget, Target, TargetOverrides
 from tests.support.index import LocalIndex
 from tests.support.paths import DATA
+from tests.support.profiles import write_profile_file
 from tests.support.resolving import chosen, resolve_json
+from tests.support.toml_text import Value
 
 GOLDEN = Path(__file__).resolve().parents[2] / "profiles" / "golden"
 AMD = DATA / "hosts" / "amd"
@@ -178,22 +180,21 @@ def test_rocm_variables_beside_nvidia_ones_are_refused(
     ("entry", "words"),
     [
         (
-            'rocm = "6.4", driver = "550.54.15", python = "3.12"',
+            {"rocm": "6.4", "driver": "550.54.15", "python": "3.12"},
             "targets.amd.rocm: AMD GPUs cannot have driver",
         ),
-        ('gfx = ["gfx9x"], python = "3.12"', "targets.amd.gfx: 'gfx9x' is not an AMD GPU architecture"),
-        ('rocm = "6.x", python = "3.12"', 'targets.amd.rocm: "6.x" is not a ROCm version'),
+        ({"gfx": ["gfx9x"], "python": "3.12"}, "targets.amd.gfx: 'gfx9x' is not an AMD GPU architecture"),
+        ({"rocm": "6.x", "python": "3.12"}, 'targets.amd.rocm: "6.x" is not a ROCm version'),
         (
-            'cpu = true, platform = "linux_arm64", python = "3.12"',
+            {"cpu": True, "platform": "linux_arm64", "python": "3.12"},
             'targets.amd.platform: "linux_arm64" is not a platform',
         ),
     ],
 )
 def test_profiles_check_refuses_a_contradicting_or_malformed_host_target(
-    entry: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    entry: dict[str, Value], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(f'name = "p"\n[frameworks]\ntorch = "*"\n[targets]\namd = {{ {entry} }}\n')
+    profile = write_profile_file(tmp_path, {"torch": "*"}, targets={"amd": entry})
     code = main(["profiles", "check", str(profile)])
     assert code == 2
     assert words in capsys.readouterr().err
@@ -202,11 +203,8 @@ def test_profiles_check_refuses_a_contradicting_or_malformed_host_target(
 def test_a_named_amd_target_resolves_as_its_flags_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(
-        'name = "p"\n[frameworks]\ntorch = "==2.4.1"\n'
-        '[targets]\nmi300 = { rocm = "6.1", gfx = "gfx942", python = "3.11" }\n'
-    )
+    mi300 = {"rocm": "6.1", "gfx": "gfx942", "python": "3.11"}
+    profile = write_profile_file(tmp_path, {"torch": "==2.4.1"}, targets={"mi300": mi300})
     code = main(["resolve", str(profile), "--json", "--offline", "--target", "mi300"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from colabenv.cli.main import main
+from tests.support.profiles import write_profile_file
 
 GOLDEN = Path(__file__).resolve().parents[2] / "profiles" / "golden"
 
@@ -25,8 +26,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_a_rocm_package_build_with_the_hosts_rocm_unknown_is_warned_of(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text('name = "p"\n[frameworks]\ntorch = "*"\ncupy = "*"\n')
+    profile = write_profile_file(tmp_path, {"torch": "*", "cupy": "*"})
     code, out, err = _run(capsys, str(profile), "--gfx", "gfx942", "--python", "3.12")
     assert code == 0, err
     warning = next((line for line in out.splitlines() if line.startswith("warning: cupy")), "")
@@ -59,10 +59,7 @@ def test_a_malformed_rocm_names_the_accepted_form(given: str, capsys: pytest.Cap
 def test_a_malformed_rocm_in_a_profiles_target_names_the_accepted_form(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = tmp_path / "p.toml"
-    profile.write_text(
-        'name = "p"\n[frameworks]\ntorch = "*"\n[targets]\namd = { rocm = "7", python = "3.12" }\n'
-    )
+    profile = write_profile_file(tmp_path, {"torch": "*"}, targets={"amd": {"rocm": "7", "python": "3.12"}})
     code = main(["profiles", "check", str(profile)])
     assert code == 2
     assert (

@@ -12,25 +12,25 @@ from pathlib import Path
 import pytest
 
 from colabenv.catalog.load import load_overlay, shipped_catalog, with_overlays
-from colabenv.catalog.packages import PACKAGES_FILE
 from colabenv.cli.main import main
 from colabenv.errors import CatalogOverlayError
-from colabenv.models import Framework
+from colabenv.models import Catalog, Framework
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
+from tests.support.profiles import write_profile_file
 
 AMD = ("--gfx", "gfx942", "--python", "3.12", "--offline", "--allow-unconfirmed")
 
 
-def _profile(tmp_path: Path, frameworks: str, requirements: str = "") -> Path:
-    profile = tmp_path / "p.toml"
-    packages = f"[packages]\nrequirements = [{requirements}]\n" if requirements else ""
-    profile.write_text(f'name = "p"\n[frameworks]\n{frameworks}\n{packages}')
-    return profile
-
-
 def _resolve(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], frameworks: str, *flags: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], frameworks: dict[str, str], *flags: str
 ) -> tuple[int, str]:
-    code = main(["resolve", str(_profile(tmp_path, frameworks)), "--json", *flags])
+    code = main(["resolve", str(write_profile_file(tmp_path, frameworks)), "--json", *flags])
     out, err = capsys.readouterr()
     return code, out if code == 0 else err
 
@@ -39,54 +39,40 @@ def _resolve(
 # The catalog
 
 
-ROCM_BUILD = """schema = 1
-
-[[package]]
-name = "cupy"
-
-[[package.release]]
-version = "14.2.0"
-python = ">=3.10"
-source = "https://example.org/cupy"
-
-[[package.release.build]]
-name = "rocm7.0"
-source = "https://example.org/cupy"
-"""
+def _with_cupy_build(tmp_path: Path, **keys: str | list[str]) -> Catalog:
+    """The shipped catalog with an overlay of cupy 14.2.0 whose one build, rocm7.0, has ``keys``."""
+    build = build_entry("rocm7.0", source="https://example.org/cupy", **keys)  # type: ignore[arg-type]
+    release = release_entry("14.2.0", build, python=">=3.10", source="https://example.org/cupy")
+    folder = write_packages(tmp_path / "catalog", packages_file(package_entry("cupy", release)))
+    return with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test")])
 
 
 @pytest.mark.parametrize(
     ("keys", "key", "problem"),
     [
-        ('rocm = "7.0"', "gfx", "a ROCm build needs its gfx list"),
+        ({"rocm": "7.0"}, "gfx", "a ROCm build needs its gfx list"),
         (
-            'gfx = ["gfx942"]\ncuda = "12"\narchs = ["sm_80"]',
+            {"gfx": ["gfx942"], "cuda": "12", "archs": ["sm_80"]},
             "gfx",
             "only a ROCm build (rocm = X.Y) has a gfx list",
         ),
-        ('rocm = "7.0"\ngfx = ["gfx94z"]', "gfx", "'gfx94z' is not a list of AMD GPU architectures"),
-        ('rocm = "7.0"\ngfx = ["gfx942"]\ncuda = "12"', "cuda", "a ROCm build has no cuda"),
-        ('rocm = "7.0"\ngfx = ["gfx942"]\narchs = ["sm_80"]', "archs", "a ROCm build has no archs"),
-        ('rocm = "7.0"\ngfx = ["gfx942"]\nmin_driver = "535"', "min_driver", "a ROCm build has no driver"),
+        ({"rocm": "7.0", "gfx": ["gfx94z"]}, "gfx", "'gfx94z' is not a list of AMD GPU architectures"),
+        ({"rocm": "7.0", "gfx": ["gfx942"], "cuda": "12"}, "cuda", "a ROCm build has no cuda"),
+        ({"rocm": "7.0", "gfx": ["gfx942"], "archs": ["sm_80"]}, "archs", "a ROCm build has no archs"),
+        ({"rocm": "7.0", "gfx": ["gfx942"], "min_driver": "535"}, "min_driver", "a ROCm build has no driver"),
     ],
 )
 def test_a_rocm_build_is_read_as_a_frameworks_rocm_variant_is(
-    tmp_path: Path, keys: str, key: str, problem: str
+    tmp_path: Path, keys: dict[str, str | list[str]], key: str, problem: str
 ) -> None:
-    folder = tmp_path / "catalog"
-    folder.mkdir()
-    (folder / PACKAGES_FILE).write_text(ROCM_BUILD + keys + "\n")
     with pytest.raises(CatalogOverlayError) as caught:
-        with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test")])
+        _with_cupy_build(tmp_path, **keys)
     message = str(caught.value)
     assert f"build[0].{key}" in message and problem in message, message
 
 
 def test_a_rocm_build_takes_the_packages_rocm_distribution(tmp_path: Path) -> None:
-    folder = tmp_path / "catalog"
-    folder.mkdir()
-    (folder / PACKAGES_FILE).write_text(ROCM_BUILD + 'rocm = "5.0"\ngfx = ["gfx90a"]\n')
-    catalog = with_overlays(shipped_catalog([Framework.TORCH]), [load_overlay(folder, "test")])
+    catalog = _with_cupy_build(tmp_path, rocm="5.0", gfx=["gfx90a"])
     cupy = catalog.package("cupy")
     assert cupy is not None
     build = cupy.releases[0].builds[0]
@@ -107,7 +93,7 @@ def test_xformers_on_amd_gpus_takes_its_rocm_build_beside_torchs_of_the_same_roc
 ) -> None:
     import json
 
-    code, out = _resolve(tmp_path, capsys, 'torch = "*"\nxformers = "*"', "--rocm", "6.4", *AMD)
+    code, out = _resolve(tmp_path, capsys, {"torch": "*", "xformers": "*"}, "--rocm", "6.4", *AMD)
     assert code == 0, out
     chosen = json.loads(out)["frameworks"]
     assert (chosen["torch"]["version"], chosen["torch"]["variant"]) == ("2.9.1", "rocm6.4")
@@ -120,11 +106,11 @@ def test_xformers_on_amd_gpus_takes_its_rocm_build_beside_torchs_of_the_same_roc
 def test_the_joint_choice_names_torchs_rocm_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # torch 2.8.0's builds are rocm6.3 and rocm6.4; xformers 0.0.32.post2 is built against rocm6.4
     code, err = _resolve(
-        tmp_path, capsys, 'torch = "==2.8.0"\nxformers = "==0.0.32.post2"', "--rocm", "6.3", *AMD
+        tmp_path, capsys, {"torch": "==2.8.0", "xformers": "==0.0.32.post2"}, "--rocm", "6.3", *AMD
     )
     assert code == 3
     assert "xformers 0.0.32.post2: rocm6.4 needs ROCm >= 6.4 (host ROCm 6.3)" in err
-    code, out = _resolve(tmp_path, capsys, 'torch = "==2.8.0"\nxformers = "*"', "--rocm", "6.4", *AMD)
+    code, out = _resolve(tmp_path, capsys, {"torch": "==2.8.0", "xformers": "*"}, "--rocm", "6.4", *AMD)
     assert code == 0, out
     assert '"xformers==0.0.32.post2+rocm6.4"' in out and '"torch==2.8.0+rocm6.4"' in out
 
@@ -133,7 +119,7 @@ def test_a_rocm_build_without_kernels_for_the_gpu_is_exit_3_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     flags = ("--rocm", "6.4", "--gfx", "gfx1100", "--python", "3.12", "--offline", "--allow-unconfirmed")
-    code, err = _resolve(tmp_path, capsys, 'torch = "*"\nxformers = "*"', *flags)
+    code, err = _resolve(tmp_path, capsys, {"torch": "*", "xformers": "*"}, *flags)
     assert code == 3
     assert "rocm6.4 has no kernels for gfx1100" in err
 
@@ -152,7 +138,7 @@ def test_cupy_on_amd_gpus_is_cupy_rocm_7_0_where_the_host_runs_it(
     rocm: str, gfx: str, words: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     flags = ("--rocm", rocm, "--gfx", gfx, "--python", "3.12", "--offline")
-    code, text = _resolve(tmp_path, capsys, 'cupy = "*"', *flags)
+    code, text = _resolve(tmp_path, capsys, {"cupy": "*"}, *flags)
     if words is None:
         assert code == 0, text
         assert '"cupy-rocm-7-0==14.2.0"' in text and '"index_url": null' in text
@@ -163,7 +149,7 @@ def test_cupy_on_amd_gpus_is_cupy_rocm_7_0_where_the_host_runs_it(
 def test_a_package_with_no_rocm_build_stays_exit_3_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _resolve(tmp_path, capsys, 'cudf = "*"', "--rocm", "7.2", *AMD)
+    code, err = _resolve(tmp_path, capsys, {"cudf": "*"}, "--rocm", "7.2", *AMD)
     assert code == 3
     assert (
         "frameworks.cudf: cudf has no ROCm build in the catalog (a CUDA package; the target has AMD GPUs"
@@ -173,7 +159,7 @@ def test_a_package_with_no_rocm_build_stays_exit_3_naming_it(
 
 def test_nvidia_gpus_never_take_a_rocm_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     flags = ("--driver", "580.65.06", "--compute-capability", "9.0", "--python", "3.12", "--offline")
-    code, out = _resolve(tmp_path, capsys, 'cupy = "*"', *flags)
+    code, out = _resolve(tmp_path, capsys, {"cupy": "*"}, *flags)
     assert code == 0, out
     assert '"cupy-cuda13x==14.2.0"' in out or '"cupy-cuda12x==14.2.0"' in out
 
@@ -185,7 +171,7 @@ def test_nvidia_gpus_never_take_a_rocm_build(tmp_path: Path, capsys: pytest.Capt
 def test_a_cuda_build_of_a_package_with_a_rocm_build_says_to_move_it_to_frameworks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = _profile(tmp_path, 'torch = "*"', '"cupy-cuda12x>=14"')
+    profile = write_profile_file(tmp_path, {"torch": "*"}, requirements=["cupy-cuda12x>=14"])
     code = main(["resolve", str(profile), "--rocm", "7.2", *AMD])
     out, err = capsys.readouterr()
     assert (code, out) == (3, ""), err
@@ -198,7 +184,7 @@ def test_a_cuda_build_of_a_package_with_a_rocm_build_says_to_move_it_to_framewor
 def test_the_rocm_builds_own_distribution_is_installed_with_the_hint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = _profile(tmp_path, 'torch = "*"', '"cupy-rocm-7-0"')
+    profile = write_profile_file(tmp_path, {"torch": "*"}, requirements=["cupy-rocm-7-0"])
     code = main(["resolve", str(profile), "--rocm", "7.2", *AMD])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -212,7 +198,7 @@ def test_the_rocm_builds_own_distribution_is_installed_with_the_hint(
 def test_the_script_installs_the_rocm_wheels_from_their_places_and_no_nvidia_wheel(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    profile = _profile(tmp_path, 'torch = "*"\nxformers = "*"\ncupy = "*"')
+    profile = write_profile_file(tmp_path, {"torch": "*", "xformers": "*", "cupy": "*"})
     script = tmp_path / "setup.sh"
     code = main(["render", str(profile), "--rocm", "7.2", *AMD, "-o", str(script)])
     assert code == 0, capsys.readouterr().err
@@ -231,8 +217,8 @@ def test_the_preflight_checks_the_gfx_every_rocm_build_has_the_packages_too(
     have (a Radeon gfx1100 host stops there, not at xformers' first kernel)."""
     (tmp_path / "alone").mkdir()
     (tmp_path / "both").mkdir()
-    alone = _profile(tmp_path / "alone", 'torch = "*"')
-    both = _profile(tmp_path / "both", 'torch = "*"\nxformers = "*"')
+    alone = write_profile_file(tmp_path / "alone", {"torch": "*"})
+    both = write_profile_file(tmp_path / "both", {"torch": "*", "xformers": "*"})
     lists = []
     for profile in (alone, both):
         script = profile.parent / "setup.sh"

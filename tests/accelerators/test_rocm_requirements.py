@@ -13,17 +13,13 @@ from pathlib import Path
 import pytest
 
 from colabenv.cli.main import main
+from tests.support.profiles import write_profile_file
 
 ROCM_FLAGS = ("--rocm", "6.1", "--gfx", "gfx942", "--python", "3.12")
 
 
 def _profile(tmp_path: Path, *requirements: str) -> Path:
-    profile = tmp_path / "p.toml"
-    listed = ", ".join(f'"{r}"' for r in requirements)
-    profile.write_text(
-        f'name = "p"\n[frameworks]\ntorch = "==2.4.1"\n[packages]\nrequirements = [{listed}]\n'
-    )
-    return profile
+    return write_profile_file(tmp_path, {"torch": "==2.4.1"}, requirements=requirements)
 
 
 @pytest.mark.parametrize("requirement", ["cudf-cu12>=25", "onnxruntime-gpu", "Cuml_Cu13"])

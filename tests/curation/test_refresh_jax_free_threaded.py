@@ -13,12 +13,11 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from colabenv.catalog.load import load_overlay
+from colabenv.curation.refresh.aarch64_builds import AARCH64
 from colabenv.models import Framework, Release
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_jax_ft_standins import build_jax_ft_indexes
-
-AARCH64 = "linux_aarch64"
+from tests.support.refreshing import refresh_standins
 
 
 @pytest.fixture(scope="module")
@@ -28,31 +27,10 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _refresh(runner: Runner, standins: Path, base: str, out: Path, *args: str) -> tuple[int, str, str]:
-    out.mkdir(exist_ok=True)
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "amd") as amd:
-        done = runner(
-            "catalog",
-            "refresh",
-            "jax",
-            "--index",
-            default.url,
-            "--catalog",
-            standins / base,
-            "--find-links-mirror",
-            f"{amd.base_url}/flat-links/",
-            "-o",
-            out,
-            *args,
-            timeout=300,
-        )
-    return done.returncode, done.stdout, done.stderr
-
-
 @pytest.fixture
 def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> tuple[Path, str, str]:
     out = tmp_path / "out"
-    code, stdout, stderr = _refresh(runner, standins, "base", out)
+    code, stdout, stderr = refresh_standins(runner, "jax", standins, out, amd=True)
     assert code == 1, stderr  # the contradictions below, and 9.0.0 rocm7's gfx list
     return out, stdout, stderr
 
@@ -118,7 +96,9 @@ def test_a_rocm_build_the_index_no_longer_lists_is_gone(
     """9.0.0's rocm7 and rocm6 are read from the index itself: rocm7's plugin is not there (its
     PJRT alone is), rocm6's is (the PJRT it pins is not, so no build is derived, but it is not
     gone)."""
-    code, _stdout, stderr = _refresh(runner, standins, "gone", tmp_path / "out", "--no-find-links")
+    code, _stdout, stderr = refresh_standins(
+        runner, "jax", standins, tmp_path / "out", "--no-find-links", catalog=standins / "gone", amd=True
+    )
     assert code == 1, stderr
     gone = [line for line in stderr.splitlines() if "the catalog lists" in line]
     assert gone == [

@@ -14,9 +14,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from colabenv.catalog.load import load_overlay
+from colabenv.curation.refresh.aarch64_builds import AARCH64
 from colabenv.models import Framework, Release
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_jax_platform_standins import (
     AARCH64_ONLY_PIN,
     ARM12,
@@ -29,8 +29,7 @@ from tests.support.refresh_jax_platform_standins import (
     build_jax_platform_indexes,
 )
 from tests.support.refresh_standins import JAX12, JAX_PLUGIN_PINS
-
-AARCH64 = "linux_aarch64"
+from tests.support.refreshing import Served, refresh_standins
 
 
 @pytest.fixture(scope="module")
@@ -46,26 +45,14 @@ def _refresh(
     """``catalog refresh jax`` of the base file into ``out``, AMD's pages read from the stand-in
     (``--find-links-mirror``); ``garbage_pages``: AMD's server answers every page with bytes that
     are not a page of links."""
-    out.mkdir(exist_ok=True)
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "amd") as amd:
-        if garbage_pages:
-            amd.answer_with(b'{"files": 7')  # a PEP 691 JSON page cut short
-        done = runner(
-            "catalog",
-            "refresh",
-            "jax",
-            "--index",
-            default.url,
-            "--catalog",
-            standins / "base",
-            "--find-links-mirror",
-            f"{amd.base_url}/flat-links/",
-            "-o",
-            out,
-            *args,
-            timeout=300,
-        )
-    return done.returncode, done.stdout, done.stderr
+    return refresh_standins(
+        runner, "jax", standins, out, *args, amd=True, before=_garbage_pages if garbage_pages else None
+    )
+
+
+def _garbage_pages(served: Served) -> None:
+    assert served.amd is not None
+    served.amd.answer_with(b'{"files": 7')  # a PEP 691 JSON page cut short
 
 
 @pytest.fixture(scope="module")

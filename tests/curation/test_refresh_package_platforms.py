@@ -7,7 +7,6 @@ or the build read), and a malformed wheel file name (one line with its URL)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,8 @@ from colabenv.catalog.packages import cuda_packages
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import CudaPackage
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_package_platform_standins import build_package_platform_indexes
+from tests.support.refreshing import refresh_standins
 
 
 @pytest.fixture(scope="module")
@@ -31,28 +30,12 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> Iterator[tuple[Path, str, str, int]]:
+def refreshed(runner: Runner, standins: Path, tmp_path: Path) -> tuple[Path, str, str, int]:
     out = tmp_path / "team-catalog"
-    out.mkdir()
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
-        done = runner(
-            "catalog",
-            "refresh",
-            "packages",
-            "--index",
-            default.url,
-            "--pytorch-index",
-            pytorch.url,
-            "--archs",
-            "carry",
-            "--catalog",
-            standins / "base",
-            "-o",
-            out,
-            timeout=300,
-        )
-        stderr = done.stderr.replace(default.base_url, "DEFAULT").replace(pytorch.base_url, "PYTORCH")
-        yield out / "cuda_packages.toml", done.stdout, stderr, done.returncode
+    code, stdout, stderr = refresh_standins(
+        runner, "packages", standins, out, "--archs", "carry", pytorch=True
+    )
+    return out / "cuda_packages.toml", stdout, stderr, code
 
 
 def _packages(path: Path) -> dict[str, CudaPackage]:

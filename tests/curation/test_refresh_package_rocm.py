@@ -19,9 +19,9 @@ from colabenv.catalog.packages import cuda_packages
 from colabenv.errors import CatalogOverlayError
 from colabenv.models import CudaPackage
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.ports import free_port
 from tests.support.refresh_package_rocm_standins import build_package_rocm_indexes
+from tests.support.refreshing import refresh_standins
 
 Run = tuple[Path, str, str, int]
 
@@ -33,26 +33,9 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _refresh(runner: Runner, standins: Path, out: Path, *flags: str, pytorch_url: str | None = None) -> Run:
-    out.mkdir()
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
-        done = runner(
-            "catalog",
-            "refresh",
-            "packages",
-            "--index",
-            default.url,
-            "--pytorch-index",
-            pytorch_url or pytorch.url,
-            *flags,
-            "--catalog",
-            standins / "base",
-            "-o",
-            out,
-            timeout=300,
-        )
-        stderr = done.stderr.replace(default.base_url, "DEFAULT").replace(pytorch.base_url, "PYTORCH")
-        return out / "cuda_packages.toml", done.stdout, stderr, done.returncode
+def _refresh(runner: Runner, standins: Path, out: Path, *flags: str, pytorch: bool = True) -> Run:
+    code, stdout, stderr = refresh_standins(runner, "packages", standins, out, *flags, pytorch=pytorch)
+    return out / "cuda_packages.toml", stdout, stderr, code
 
 
 @pytest.fixture
@@ -162,7 +145,9 @@ def test_with_the_pytorch_index_unreachable_xformers_rocm_builds_are_carried_ove
     runner: Runner, standins: Path, tmp_path: Path
 ) -> None:
     closed = f"http://127.0.0.1:{free_port()}/simple/"
-    path, _stdout, stderr, _code = _refresh(runner, standins, tmp_path / "out", pytorch_url=closed)
+    path, _stdout, stderr, _code = _refresh(
+        runner, standins, tmp_path / "out", "--pytorch-index", closed, pytorch=False
+    )
     said = [line for line in stderr.splitlines() if line.startswith("colabenv: note: xformers:")]
     assert len(said) == 1 and "the PyTorch index was not read (" in said[0], stderr
     assert said[0].endswith("): its builds there are carried over as the catalog has them")

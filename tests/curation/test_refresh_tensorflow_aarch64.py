@@ -14,8 +14,8 @@ import pytest
 from colabenv.catalog.load import load_overlay
 from colabenv.models import Framework
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_standins import build_tensorflow, build_tensorflow_aarch64, tensorflow_base
+from tests.support.refreshing import refresh_standins
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +31,12 @@ def _refresh(runner: Runner, standins: Path, tmp_path: Path, base: str | None) -
     file), written to another; the written file, stdout, stderr (the index as DEFAULT), exit."""
     start, out = tmp_path / "start", tmp_path / "out"
     start.mkdir()
-    out.mkdir()
     if base is not None:
         (start / "tensorflow.toml").write_text(base, encoding="utf-8")
-    with LocalIndex(standins / "default") as default:
-        done = runner(
-            "catalog", "refresh", "tensorflow", "--index", default.url, "--releases", "*",
-            "--catalog", start, "-o", out, timeout=300,
-        )  # fmt: skip
-        stderr = done.stderr.replace(default.base_url, "DEFAULT")
-    return out / "tensorflow.toml", done.stdout, stderr, done.returncode
+    code, stdout, stderr = refresh_standins(
+        runner, "tensorflow", standins, out, "--releases", "*", catalog=start
+    )
+    return out / "tensorflow.toml", stdout, stderr, code
 
 
 def _defaults(path: Path) -> dict[str, Sequence[tuple[str, str]]]:

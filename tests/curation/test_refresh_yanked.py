@@ -23,8 +23,8 @@ from colabenv.catalog.load import load_overlay
 from colabenv.models import Framework, Release
 from tests.curation.test_archs import gpu_library
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_standins import JAX12, JAX_PLUGIN_PINS, build_refresh_indexes
+from tests.support.refreshing import Served, refresh_standins
 from tests.support.wheels import build_wheel
 
 X86 = "manylinux_2_28_x86_64"
@@ -67,34 +67,17 @@ def standins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _yank(index: LocalIndex, root: Path) -> None:
-    for wheel in (root / "default").glob("*-9.2.0-*.whl"):
-        index.yank(wheel.name)
-    for wheel in (root / "default").glob("jax-9.0.0-*.whl"):
-        index.yank(wheel.name, REASON)
-    index.yank(f"jaxlib-9.1.0-cp314-cp314t-{X86}.whl")
+def _yank(served: Served) -> None:
+    default = served.default
+    for wheel in default.root.glob("*-9.2.0-*.whl"):
+        default.yank(wheel.name)
+    for wheel in default.root.glob("jax-9.0.0-*.whl"):
+        default.yank(wheel.name, REASON)
+    default.yank(f"jaxlib-9.1.0-cp314-cp314t-{X86}.whl")
 
 
 def _refresh(runner: Runner, root: Path, out: Path, *, yank: bool) -> tuple[int, str, str]:
-    out.mkdir()
-    with LocalIndex(root / "default") as default:
-        if yank:
-            _yank(default, root)
-        done = runner(
-            "catalog",
-            "refresh",
-            "jax",
-            "--index",
-            default.url,
-            "--catalog",
-            root / "base",
-            "--releases",
-            ">=9.0.0",
-            "-o",
-            out,
-            timeout=300,
-        )
-    return done.returncode, done.stdout, done.stderr
+    return refresh_standins(runner, "jax", root, out, "--releases", ">=9.0.0", before=_yank if yank else None)
 
 
 def _releases(out: Path) -> dict[str, Release]:

@@ -57,6 +57,19 @@ def _profile(folder: Path, index: LocalIndex, more: str = "") -> Path:
     return path
 
 
+def _lock(
+    tmp_path: Path, served: tuple[LocalIndex, dict[str, str]], *flags: str | Path, more: str = ""
+) -> tuple[Path, str]:
+    """``colabenv lock`` of the profile (``more`` after its keys) with ``flags``, the index
+    served: the lock written (the run's exit 0 held to) and stderr."""
+    index, env = served
+    out = tmp_path / "p.lock"
+    with index:
+        made = colabenv("lock", _profile(tmp_path, index, more), "-o", out, *flags, env=env)
+    assert made.returncode == 0, made.stderr
+    return out, made.stderr
+
+
 @pytest.mark.parametrize(
     ("flags", "note", "resolver"),
     [
@@ -68,59 +81,39 @@ def _profile(folder: Path, index: LocalIndex, more: str = "") -> Path:
 def test_a_lock_for_another_host_is_not_held_to_what_is_installed_here(
     tmp_path: Path, served: tuple[LocalIndex, dict[str, str]], flags: list[str], note: str, resolver: str
 ) -> None:
-    index, env = served
-    with index:
-        profile = _profile(tmp_path, index)
-        out = tmp_path / "p.lock"
-        made = colabenv("lock", profile, "-o", out, "--resolver", resolver, *flags, env=env)
-    assert made.returncode == 0, made.stderr
+    out, stderr = _lock(tmp_path, served, "--resolver", resolver, *flags)
     assert read_lock(out).version_of("six") == "1.17.0"  # the index's newest, not this host's 1.16.0
-    assert f"colabenv: {note}\n" in made.stderr
+    assert f"colabenv: {note}\n" in stderr
 
 
 @pytest.mark.parametrize("resolver", ["uv", "pip-tools"])
 def test_a_lock_for_this_host_keeps_what_is_installed_here(
     tmp_path: Path, served: tuple[LocalIndex, dict[str, str]], resolver: str
 ) -> None:
-    index, env = served
-    with index:
-        profile = _profile(tmp_path, index)
-        out = tmp_path / "p.lock"
-        made = colabenv("lock", profile, "-o", out, "--resolver", resolver, "--cpu", "--python", PY, env=env)
-    assert made.returncode == 0, made.stderr
+    out, stderr = _lock(tmp_path, served, "--resolver", resolver, "--cpu", "--python", PY)
     assert read_lock(out).version_of("six") == "1.16.0"
-    assert "installed versions" not in made.stderr
+    assert "installed versions" not in stderr
 
 
 def test_installed_from_still_gives_another_hosts_installed_versions(
     tmp_path: Path, served: tuple[LocalIndex, dict[str, str]]
 ) -> None:
-    index, env = served
     freeze = tmp_path / "freeze.txt"
     freeze.write_text("six==1.16.0\n", encoding="utf-8")
-    with index:
-        profile = _profile(tmp_path, index)
-        out = tmp_path / "p.lock"
-        made = colabenv("lock", profile, "-o", out, *AARCH64, "--installed-from", freeze, env=env)
-    assert made.returncode == 0, made.stderr
+    out, stderr = _lock(tmp_path, served, *AARCH64, "--installed-from", freeze)
     assert read_lock(out).version_of("six") == "1.16.0"
-    assert "installed versions" not in made.stderr
+    assert "installed versions" not in stderr
 
 
 def test_a_named_aarch64_target_is_not_held_to_what_is_installed_here(
     tmp_path: Path, served: tuple[LocalIndex, dict[str, str]]
 ) -> None:
     """A ``[targets]`` entry is made on no host: nothing is installed there, on any platform."""
-    index, env = served
     targets = (
         f'[targets]\ngrace = {{ platform = "linux_aarch64", cpu = true, python = "{PY}" }}\n'
         f'here = {{ cpu = true, python = "{PY}" }}\n'
     )
-    with index:
-        profile = _profile(tmp_path, index, targets)
-        out = tmp_path / "p.lock"
-        made = colabenv("lock", profile, "-o", out, "--all-targets", env=env)
-    assert made.returncode == 0, made.stderr
+    out, _stderr = _lock(tmp_path, served, "--all-targets", more=targets)
     lock_file = read_lock_file(out)
     for name in ("grace", "here"):
         section = lock_file.section(name)

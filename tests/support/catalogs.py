@@ -34,11 +34,16 @@ def variant_entry(
     extra: str | None = None,
     archs: str | Sequence[str] | None = None,
     pins: Sequence[str] | None = None,
+    rocm: str | None = None,
+    gfx: Sequence[str] | None = None,
+    requires: Sequence[str] | None = None,
     unconfirmed: bool | str | None = None,
     unconfirmed_reason: str | None = None,
     source: str | None = "test",
 ) -> str:
-    """A ``[[release.variant]]``; ``archs`` a list, or the name of an ``[archs]`` list."""
+    """A ``[[release.variant]]``; ``archs`` a list, or the name of an ``[archs]`` list; a ROCm
+    build's ``rocm`` and ``gfx``; ``requires``, the distributions it installs beside the
+    framework's own."""
     return toml_entry(
         "release.variant",
         [
@@ -49,6 +54,9 @@ def variant_entry(
             ("extra", extra),
             ("archs", archs),
             ("pins", pins),
+            ("rocm", rocm),
+            ("gfx", gfx),
+            ("requires", requires),
             ("unconfirmed", unconfirmed),
             ("unconfirmed_reason", unconfirmed_reason),
             ("source", source),

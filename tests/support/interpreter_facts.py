@@ -13,6 +13,9 @@ real.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -26,12 +29,27 @@ def on_platform(platform: str) -> dict[str, str]:
     return {"_PYTHON_HOST_PLATFORM": f"{system}-{machine}"}
 
 
+def sysconfigdata_name() -> str:
+    """The module this interpreter's ``sysconfig`` reads its build variables from, named from
+    public facts as the build names it (``_sysconfigdata_{ABIFLAGS}_{MACHDEP}_{MULTIARCH}``, its
+    Makefile's rule: ``_sysconfigdata__linux_x86_64-linux-gnu``), unless
+    ``_PYTHON_SYSCONFIGDATA_NAME`` names another; found on the path, or an error saying so."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    name = (
+        os.environ.get("_PYTHON_SYSCONFIGDATA_NAME")
+        or f"_sysconfigdata_{sys.abiflags}_{sys.platform}_{multiarch}"
+    )
+    if importlib.util.find_spec(name) is None:
+        raise RuntimeError(f"this interpreter has no {name} module: its build variables are elsewhere")
+    return name
+
+
 def free_threaded(folder: Path) -> dict[str, str]:
     """The variables that make a child's ``sysconfig`` say ``Py_GIL_DISABLED`` (its module
     written into ``folder``, put on ``PYTHONPATH``): every other build variable is this
     interpreter's."""
     folder.mkdir(parents=True, exist_ok=True)
-    real = sysconfig._get_sysconfigdata_name()  # type: ignore[attr-defined]
+    real = sysconfigdata_name()
     (folder / f"{FREE_THREADED_MODULE}.py").write_text(
         "import importlib\n"
         f"build_time_vars = dict(importlib.import_module({real!r}).build_time_vars, Py_GIL_DISABLED=1)\n"

@@ -20,8 +20,10 @@ from tests.support.toml_text import toml_entry, toml_value
 def build_entry(
     name: str,
     *,
-    cuda: str,
-    archs: str | Sequence[str],
+    cuda: str | None = None,
+    archs: str | Sequence[str] | None = None,
+    rocm: str | None = None,
+    gfx: Sequence[str] | None = None,
     source: str = "https://example.org/build",
     torch: str | None = None,
     index_url: str | None = None,
@@ -36,13 +38,16 @@ def build_entry(
     free_threaded_unconfirmed: str | None = None,
     platforms: Sequence[str] | None = None,
 ) -> str:
-    """A ``[[package.release.build]]``; ``archs`` a list, or the name of an ``[archs]`` list;
-    an ``unconfirmed_reason`` marks it unconfirmed unless ``unconfirmed`` says otherwise."""
+    """A ``[[package.release.build]]``: a CUDA build's ``cuda`` and ``archs`` (a list, or the name
+    of an ``[archs]`` list), a ROCm build's ``rocm`` and ``gfx``; an ``unconfirmed_reason`` marks
+    it unconfirmed unless ``unconfirmed`` says otherwise."""
     return toml_entry(
         "package.release.build",
         [
             ("name", name),
             ("cuda", cuda),
+            ("rocm", rocm),
+            ("gfx", gfx),
             ("torch", torch),
             ("index_url", index_url),
             ("find_links", find_links),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.catalogs import variant_entry
 from tests.support.refresh_jax_platform_standins import (
     AMD_PAGES,
     BASE_PLATFORMS,
@@ -48,23 +49,15 @@ FT_BASE = BASE_JAX.replace(
 3.13t from upstream's tests alone (its files serve it), cuda12 for linux_aarch64 for 3.13t
 confirmed (no aarch64 cpXYt file)."""
 
-GONE_BASE = (
-    BASE_JAX
-    + """
-[[release.variant]]
-name = "rocm7"
-rocm = "7.12"
-gfx = ["gfx90a", "gfx942"]
-requires = ["jax-rocm7-plugin==9.0.0", "jax-rocm7-pjrt==9.0.0"]
-source = "hand-written: jax 9.0.0 rocm7, read from the index"
-
-[[release.variant]]
-name = "rocm6"
-rocm = "6.4"
-gfx = ["gfx90a", "gfx942"]
-requires = ["jax-rocm6-plugin==9.0.0", "jax-rocm6-pjrt==9.0.0"]
-source = "hand-written: jax 9.0.0 rocm6, read from the index"
-"""
+GONE_BASE = BASE_JAX + "".join(
+    variant_entry(
+        f"rocm{major}",
+        rocm=rocm,
+        gfx=["gfx90a", "gfx942"],
+        requires=[f"jax-rocm{major}-plugin==9.0.0", f"jax-rocm{major}-pjrt==9.0.0"],
+        source=f"hand-written: jax 9.0.0 rocm{major}, read from the index",
+    )
+    for major, rocm in (("7", "7.12"), ("6", "6.4"))
 )
 
 

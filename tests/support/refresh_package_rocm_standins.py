@@ -24,22 +24,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.curation.test_offload_bundles import compressed_bundle, hip_library, offload_bundle
-from tests.support.package_entries import package_entry, packages_file, release_entry, write_packages
+from tests.support.package_entries import (
+    build_entry,
+    package_entry,
+    packages_file,
+    release_entry,
+    write_packages,
+)
 from tests.support.refresh_package_standins import XFORMERS_PINS, cupy_build, xformers_release
-from tests.support.toml_text import toml_entry
 from tests.support.wheels import build_wheel
 
 X86 = "manylinux_2_28_x86_64"
 READ_GFX = ("gfx90a", "gfx942:sramecc+:xnack-", "gfx1100")
 """What the cupy-rocm-7-0 wheels' bundles name (target features as clang writes them)."""
-
-
-def rocm_build(name: str, rocm: str, gfx: Sequence[str], **fields: str | bool) -> str:
-    """A ``[[package.release.build]]`` of a ROCm build (``rocm``, ``gfx``; no cuda or archs)."""
-    keys: list[tuple[str, str | bool | Sequence[str]]] = [("name", name), ("rocm", rocm), ("gfx", gfx)]
-    keys += list(fields.items())
-    keys.append(("source", f"https://example.org/{name}"))
-    return toml_entry("package.release.build", keys)
 
 
 BASE = packages_file(
@@ -48,8 +45,13 @@ BASE = packages_file(
         release_entry(
             "98.0.0",
             cupy_build(),
-            rocm_build("rocm7.0", "7.0", ["gfx90a", "gfx942", "gfx1030"]),
-            rocm_build("rocm5.0", "5.0", ["gfx90a"]),
+            build_entry(
+                "rocm7.0",
+                rocm="7.0",
+                gfx=["gfx90a", "gfx942", "gfx1030"],
+                source="https://example.org/rocm7.0",
+            ),
+            build_entry("rocm5.0", rocm="5.0", gfx=["gfx90a"], source="https://example.org/rocm5.0"),
             python=">=3.12,<3.13",
             source="https://example.org/cupy-98",
         ),
@@ -59,14 +61,14 @@ BASE = packages_file(
         xformers_release(["sm_75", "sm_80", "sm_90"], python=">=3.12,<3.13").replace(
             'source = "https://example.org/xformers-0.0.98"\n',
             'source = "https://example.org/xformers-0.0.98"\n'
-            + rocm_build(
+            + build_entry(
                 "rocm6.4",
-                "6.4",
-                ["gfx90a", "gfx942"],
+                rocm="6.4",
+                gfx=["gfx90a", "gfx942"],
                 index_url="https://download.pytorch.org/whl/rocm6.4",
                 local_tag="rocm6.4",
-                unconfirmed=True,
                 unconfirmed_reason="the PyTorch index's rocm6.4 page was not read",
+                source="https://example.org/rocm6.4",
             ),
             1,
         ),

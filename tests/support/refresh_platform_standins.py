@@ -13,8 +13,8 @@ from pathlib import Path
 from tests.curation.test_archs import elf_with, gpu_library
 from tests.curation.test_offload_bundles import hip_library, offload_bundle
 from tests.support.fixtures import Runner
-from tests.support.index import LocalIndex
 from tests.support.refresh_standins import BASE_TORCH, LINUX, TORCH_92_PINS, build_torch, notes_page
+from tests.support.refreshing import refresh_standins
 from tests.support.wheels import build_wheel
 
 ROCM71_GFX = ("gfx90a", "gfx942:sramecc+:xnack-", "gfx950", "gfx1100", "gfx1201")
@@ -175,28 +175,13 @@ __all__ = [
 
 def refresh_torch(runner: Runner, standins: Path, out: Path) -> tuple[str, str, int]:
     """``catalog refresh torch`` of the stand-in indexes under ``standins`` (``default``,
-    ``pytorch``) over the catalog in ``standins/base``, written to ``out`` (made here): its
-    stdout, its stderr with the indexes' addresses as ``DEFAULT`` and ``PYTORCH/``, its exit."""
-    out.mkdir()
-    with LocalIndex(standins / "default") as default, LocalIndex(standins / "pytorch") as pytorch:
-        done = runner(
-            "catalog",
-            "refresh",
-            "torch",
-            "--index",
-            default.url,
-            "--pytorch-index",
-            pytorch.url,
-            "--cuda-notes",
-            f"{pytorch.base_url}/files/nvidia/notes.html",
-            "--catalog",
-            standins / "base",
-            "-o",
-            out,
-            timeout=300,
-        )
-        stderr = done.stderr.replace(pytorch.url, "PYTORCH/").replace(default.base_url, "DEFAULT")
-        return done.stdout, stderr, done.returncode
+    ``pytorch``, its CUDA notes page) over the catalog in ``standins/base``, written to ``out``
+    (made here): its stdout, its stderr with the indexes' addresses as ``DEFAULT`` and
+    ``PYTORCH`` (:func:`tests.support.refreshing.refresh_standins`), its exit."""
+    code, stdout, stderr = refresh_standins(
+        runner, "torch", standins, out, pytorch=True, cuda_notes="nvidia/notes.html"
+    )
+    return stdout, stderr, code
 
 
 KNOWN_FREE_THREADED = """
