@@ -4,7 +4,9 @@ free-threaded interpreter that turned the GIL back on."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -14,9 +16,11 @@ import pytest
 
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.models import Framework
-from colabenv.verification.children import SmokeResult, parse_smoke, run_smoke
+from colabenv.verification.children import GPU_SMOKE, SmokeResult, parse_smoke, run_smoke, smoke_env
 from colabenv.verification.report import Status
 from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
+from tests.support.interpreter_facts import GIL_WARNING as CPYTHON_GIL_WARNING
+from tests.support.interpreter_facts import free_threaded, gil_switch
 from tests.support.standin_frameworks import Standin, make_venv
 
 MI300X = Standin(
@@ -146,12 +150,7 @@ def _base() -> ModuleType:
     return module
 
 
-GIL_WARNING = (
-    "The global interpreter lock (GIL) has been enabled to load module 'torch._C', which has not"
-    " declared that it can run safely without the GIL. To override this behavior and keep the GIL"
-    " disabled (at your own risk), run with PYTHON_GIL=0 or -Xgil=0."
-)
-"""CPython's RuntimeWarning, word for word as Python/import.c (3.13) formats it."""
+GIL_WARNING = CPYTHON_GIL_WARNING.format(module="torch._C")
 
 
 def test_the_child_names_each_module_that_turned_the_gil_back_on() -> None:
@@ -172,7 +171,14 @@ def test_the_child_names_each_module_that_turned_the_gil_back_on() -> None:
     assert plain["gil_enabled_by"] == []
 
 
-def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
+def _result(
+    threaded: bool,
+    modules: tuple[str, ...],
+    *,
+    before: bool | None = None,
+    after: bool | None = None,
+    forced: str | None = None,
+) -> SmokeResult:
     return SmokeResult(
         framework="torch",
         stage="done",
@@ -185,8 +191,11 @@ def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
         cpu_max_abs_diff=0.0,
         cpu_non_finite=0,
         error=None,
-        free_threaded=free_threaded,
+        free_threaded=threaded,
         gil_enabled_by=modules,
+        gil_before=before,
+        gil_after=after,
+        gil_forced_by=forced,
     )
 
 
@@ -198,7 +207,13 @@ def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
             Status.WARN,
             "torch._C, jaxlib._jax",
         ),
-        ([_result(True, ())], Status.PASS, "the GIL stayed off"),
+        ([_result(True, (), before=False, after=False)], Status.PASS, "the GIL stayed off"),
+        ([_result(True, ())], Status.PASS, "no import warned that it turned the GIL back on"),
+        (
+            [_result(True, (), before=True, after=True, forced="PYTHON_GIL=1 in the environment")],
+            Status.WARN,
+            "the GIL was on before the frameworks imported: PYTHON_GIL=1 in the environment asks for it",
+        ),
     ],
 )
 def test_a_free_threaded_interpreter_warns_naming_the_modules(
@@ -210,3 +225,142 @@ def test_a_free_threaded_interpreter_warns_naming_the_modules(
 
 def test_no_free_threading_check_on_a_plain_interpreter() -> None:
     assert check_free_threading([_result(False, ("torch._C",))]) is None
+
+
+PLAIN_TORCH = Standin("torch", "2.9.1+cu128", cuda="12.8")
+
+
+def _free_threaded_smoke(
+    tmp_path: Path,
+    *,
+    options: str = "",
+    variables: dict[str, str] | None = None,
+    on_at_start: bool = False,
+    turned_on_by: str | None = None,
+    warns: bool = True,
+) -> SmokeResult:
+    """The real smoke child of a stand-in torch, in this machine's Python told it is a
+    free-threaded build (``Py_GIL_DISABLED``) whose ``sys._is_gil_enabled()`` answers as
+    CPython's does (:func:`tests.support.interpreter_facts.gil_switch`), in the child alone;
+    ``options``: ``-X`` options the interpreter is started with (a wrapper script stands for
+    it)."""
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    venv.install(PLAIN_TORCH)
+    facts = tmp_path / "facts"
+    base = {name: value for name, value in os.environ.items() if name != "PYTHON_GIL"}
+    base.update(
+        free_threaded(facts),
+        **gil_switch(facts, on_at_start=on_at_start, turned_on_by=turned_on_by, warns=warns),
+        **(variables or {}),
+    )
+    device = dataclasses.replace(GPU_SMOKE, env=lambda framework: smoke_env(framework, base))
+    python = str(venv.python)
+    if options:
+        wrapper = tmp_path / "python-with-options"
+        wrapper.write_text(f'#!/bin/sh\nexec {python} {options} "$@"\n')
+        wrapper.chmod(0o755)
+        python = str(wrapper)
+    run = run_smoke(Framework.TORCH, 60, python=python, scratch=tmp_path, device=device)
+    result = parse_smoke(run.result)
+    assert result is not None, run.completed
+    assert result.free_threaded and result.error is None, result
+    return result
+
+
+@pytest.mark.parametrize(
+    ("options", "variables", "forced"),
+    [
+        ("", {"PYTHON_GIL": "1"}, "PYTHON_GIL=1 in the environment"),
+        ("-X gil=1", {}, "-X gil=1 on the interpreter's command line"),
+        ("-X gil=1", {"PYTHON_GIL": "0"}, "-X gil=1 on the interpreter's command line"),
+    ],
+)
+def test_a_gil_asked_for_when_the_interpreter_started_is_a_warn_naming_what_asked(
+    tmp_path: Path, options: str, variables: dict[str, str], forced: str
+) -> None:
+    """``PYTHON_GIL=1`` or ``-X gil=1`` (the command line over the environment): the GIL is on
+    from the start, so no import turns it on and CPython warns of none; the interpreter is
+    asked instead, and the check names what asked for the GIL."""
+    result = _free_threaded_smoke(tmp_path, options=options, variables=variables)
+    assert (result.gil_before, result.gil_after, result.gil_enabled_by) == (True, True, ())
+    assert result.gil_forced_by == forced
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    assert check.detail == (
+        f"the GIL was on before the frameworks imported: {forced} asks for it; unset it to run"
+        " free-threaded: the interpreter runs with the GIL"
+    )
+
+
+def test_a_gil_turned_off_on_the_command_line_beats_the_environment(tmp_path: Path) -> None:
+    result = _free_threaded_smoke(tmp_path, options="-X gil=0", variables={"PYTHON_GIL": "1"})
+    assert (result.gil_before, result.gil_after, result.gil_forced_by) == (False, False, None)
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.PASS, check
+    assert check.detail.startswith("the GIL stayed off while the frameworks imported")
+
+
+def test_a_gil_a_startup_import_turned_on_is_a_warn_saying_nothing_asked_for_it(tmp_path: Path) -> None:
+    """A module a ``.pth`` file imported turned the GIL on before the smoke program ran: its
+    warning was printed then, out of the child's sight; the check says so."""
+    result = _free_threaded_smoke(tmp_path, on_at_start=True)
+    assert (result.gil_before, result.gil_forced_by, result.gil_enabled_by) == (True, None, ())
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    assert "neither PYTHON_GIL nor -X gil asks for it" in check.detail
+    assert "a module imported at startup (by a .pth file or sitecustomize)" in check.detail
+
+
+@pytest.mark.parametrize("warns", [True, False])
+def test_an_import_that_turned_the_gil_on_is_a_warn_naming_it_or_saying_none_was_named(
+    tmp_path: Path, warns: bool
+) -> None:
+    result = _free_threaded_smoke(tmp_path, turned_on_by="torch", warns=warns)
+    assert (result.gil_before, result.gil_after) == (False, True)
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    if warns:
+        assert result.gil_enabled_by == ("torch",)
+        assert check.detail.startswith("the GIL was turned back on to import torch (not declared")
+    else:
+        assert result.gil_enabled_by == ()
+        assert check.detail.startswith(
+            "the GIL was turned on while torch imported, and no warning named the module"
+        )
+
+
+def test_a_gil_that_stayed_off_passes_saying_the_interpreter_was_asked(tmp_path: Path) -> None:
+    result = _free_threaded_smoke(tmp_path)
+    assert (result.gil_before, result.gil_after, result.gil_enabled_by) == (False, False, ())
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.PASS, check
+    assert check.detail == (
+        "the GIL stayed off while the frameworks imported (sys._is_gil_enabled() is False after them)"
+    )
+
+
+def test_verify_on_a_free_threaded_interpreter_run_with_python_gil_1_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify`` itself: its ``free-threading`` check said "the GIL stayed off" under
+    ``PYTHON_GIL=1``, where CPython warns of no import (the GIL was on from the start)."""
+    import sysconfig
+
+    from colabenv.verification.run import verify
+    from tests.support.standin_frameworks import write_marker
+
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    venv.install(PLAIN_TORCH)
+    state = tmp_path / "state"
+    facts = tmp_path / "facts"
+    sysconfig.get_config_vars()  # read (and kept) before the variables for the children are set
+    for name, value in {**free_threaded(facts), **gil_switch(facts), "PYTHON_GIL": "1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(state))
+    write_marker(
+        state, requirements=["torch==2.9.1+cu128"], frameworks={"torch": "2.9.1+cu128"}, python=venv.python
+    )
+    checks = {c.name: c for c in verify(timeout=60, interpreter=str(venv.python), cpu=True).checks}
+    threading = checks["free-threading"]
+    assert threading.status is Status.WARN, threading
+    assert "PYTHON_GIL=1 in the environment asks for it" in threading.detail
