@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 
 from colabenv._util.resources import SMOKE_PROGRAM
+from colabenv.diagnosis.signatures import Classified, classify, shipped_signatures
 from colabenv.models import Framework
 from colabenv.verification.children import GPU_SMOKE, SmokeResult, parse_smoke, run_smoke, smoke_env
 from colabenv.verification.report import Status
@@ -60,6 +61,7 @@ def test_a_cuda_torch_on_amd_gpus_fails_naming_its_build(tmp_path: Path) -> None
     check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
     assert check.status is Status.FAIL
     assert "is built for CUDA 12.8, not ROCm (torch.version.hip is None)" in check.detail
+    assert "cause:" not in check.detail, "no failure signature reads this one"
 
 
 def test_a_rocm_torch_that_sees_no_gpu_fails(tmp_path: Path) -> None:
@@ -69,6 +71,87 @@ def test_a_rocm_torch_that_sees_no_gpu_fails(tmp_path: Path) -> None:
     run, _ = _smoke(tmp_path, blind)
     check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail
+
+
+def _recorded(cause: str, words: str) -> tuple[str, str]:
+    """(exception type, text) of the example line a ROCm entry of ``import_failures.toml``
+    carries, as its upstream thread quotes the error (``RuntimeError: HIP error: ...``)."""
+    entry = next(s for s in shipped_signatures().signatures if s.cause == cause and words in s.example)
+    kind, _, text = entry.example.partition(": ")
+    return kind, text
+
+
+def _as_doctor_reads(line: str) -> Classified:
+    found = classify([line], shipped_signatures())
+    assert found is not None and found.thread.startswith("https://github.com/"), line
+    return found
+
+
+def test_a_gpu_without_kernels_for_its_gfx_fails_naming_the_cause_and_thread_doctor_names(
+    tmp_path: Path,
+) -> None:
+    """ "HIP error: invalid device function" comes at the first kernel, not at ``import torch``
+    (pytorch/pytorch#132570: a Radeon RX 5700 XT, gfx1010, beside a build without its
+    kernels): the smoke test's FAIL names the cause, the thread and the remedy as doctor's
+    signature has them."""
+    kind, text = _recorded("invalid-device-function", "HIP error")
+    radeon = Standin(
+        "torch",
+        "2.4.1+rocm6.1",
+        cuda=None,
+        hip="6.1.40091-a8dbc0c19",
+        gfx="gfx1010",
+        capability="10.1",
+        gpu_name="AMD Radeon RX 5700 XT",
+        gpu_error=text,
+    )
+    run, result = _smoke(tmp_path, radeon)
+    assert [d.error for d in result.devices] == [f"{kind}: {text}"]
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    doctor = _as_doctor_reads(f"{kind}: {text}")
+    assert check.status is Status.FAIL, check
+    assert check.detail.startswith(
+        f"torch 2.4.1+rocm6.1: GPU 0 AMD Radeon RX 5700 XT (gfx1010): {kind}: {text}; cause:"
+        " invalid-device-function (https://github.com/pytorch/pytorch/issues/132570): "
+    )
+    assert check.detail.endswith(doctor.remedy)
+    assert "torch ROCm build whose gfx list has it" in check.detail
+
+
+def test_a_rocm_torch_that_sees_no_gpu_fails_naming_rocms_reason_as_doctor_does(tmp_path: Path) -> None:
+    """ "No HIP GPUs are available" comes at the GPU's first use (ROCm/hip#3799: torch.cuda's
+    lazy init): the child asks for it where ``torch.cuda.is_available()`` is False, and the
+    FAIL names the cause doctor's signature gives it."""
+    from tests.support.standin_frameworks import Behaviour
+
+    _, text = _recorded("no-gpu", "HIP")
+    blind = Standin(
+        "torch", "2.9.1+rocm6.4", Behaviour.NO_GPU, cuda=None, hip="6.4.1", gfx="gfx942", no_gpu_error=text
+    )
+    run, result = _smoke(tmp_path, blind)
+    assert result.gpu_reason == "torch.cuda.is_available() is False"
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail, check
+    assert f"stderr: RuntimeError: {text}" in check.detail
+    assert "; cause: no-gpu (https://github.com/ROCm/hip/issues/3799): " in check.detail
+    assert check.detail.endswith(_as_doctor_reads(f"RuntimeError: {text}").remedy)
+
+
+def test_a_missing_hip_runtime_at_import_fails_naming_the_cause(tmp_path: Path) -> None:
+    from tests.support.standin_frameworks import Behaviour
+
+    kind, text = _recorded("missing-library", "libamdhip64")
+    broken = Standin(
+        "torch", "2.9.1+rocm6.4", Behaviour.IMPORT_ERROR, cuda=None, hip="6.4.1", import_error=text
+    )
+    run, _ = _smoke(tmp_path, broken)
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL, check
+    assert check.detail.startswith(f"import failed: {kind}: {text}")
+    assert (
+        "; cause: missing-library (https://github.com/ROCm/legacy-rocm-build/issues/1753): " in check.detail
+    )
+    assert "libamdhip64.so.5 is ROCm's HIP runtime" in check.detail
 
 
 ROCM_JAX = Standin(
