@@ -175,13 +175,14 @@ def _wheelhouse_check(lock: str, missing: str, folder: str, offered: str) -> int
 
 
 def _tag_rank(filename: str) -> int | None:
-    """How well a wheel's tags fit this interpreter (lower is better), None when they do not."""
+    """How well a wheel's tags fit this interpreter (lower is better; None: not): interpreter_tags' rule."""
     import platform
 
     parts = filename[:-4].split("-")
     pythons, abis, platforms = parts[-3].split("."), parts[-2].split("."), parts[-1].split(".")
     major, minor = sys.version_info[:2]
     cpython = f"cp{major}{minor}"
+    own, stable = (f"{cpython}t", "abi3t") if helper._free_threaded() else (cpython, "abi3")
     machine = platform.machine()
     glibc = _glibc()
     plat_rank: int | None = None
@@ -204,9 +205,9 @@ def _tag_rank(filename: str) -> int | None:
     py_rank: int | None = None
     for tag in pythons:
         for abi in abis:
-            if tag == cpython and abi in (cpython, "none", "abi3"):
-                rank = 0 if abi == cpython else 1
-            elif abi == "abi3" and tag.startswith("cp3") and tag[3:].isdigit() and int(tag[3:]) <= minor:
+            if tag == cpython and abi in (own, "none", stable):
+                rank = 0 if abi == own else 1
+            elif abi == stable and tag.startswith("cp3") and tag[3:].isdigit() and int(tag[3:]) <= minor:
                 rank = 2
             elif abi == "none" and tag in (f"py{major}", f"py{major}{minor}", "py2.py3"):
                 rank = 3

@@ -95,11 +95,19 @@ class Signatures:
 
 @model
 class Classified:
-    """What an error is: its cause, the remedy with the names filled in, the line that said so."""
+    """What an error is: its cause, the remedy with the names filled in, the line that said so,
+    and the entry's ``source`` (where the error was seen upstream)."""
 
     cause: str
     remedy: str
     line: str
+    source: str = ""
+
+    @property
+    def thread(self) -> str:
+        """The first place ``source`` names (the upstream thread, an address), "" where none."""
+        first = self.source.split(maxsplit=1)[0] if self.source.strip() else ""
+        return first.rstrip(";,") if "://" in first else ""
 
 
 def _compile(text: str, where: str, path: Path) -> re.Pattern[str]:
@@ -221,5 +229,5 @@ def classify(lines: Iterable[str], signatures: Signatures) -> Classified | None:
                 )
             if "symbol" in groups:
                 remedy = remedy.replace("{symbol}", groups["symbol"])
-            return Classified(signature.cause, printable(remedy), printable(line))
+            return Classified(signature.cause, printable(remedy), printable(line), signature.source)
     return None

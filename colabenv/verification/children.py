@@ -77,6 +77,11 @@ class SmokeResult:
     gil_enabled_by: tuple[str, ...] = ()
     platform: str | None = None
     """jax's GPU platform, ``cuda`` or ``rocm``, where it has GPUs and says which."""
+    gil_before: bool | None = None
+    gil_after: bool | None = None
+    gil_forced_by: str | None = None
+    """Whether the GIL was on before the framework imported and after (``sys._is_gil_enabled()``;
+    None: the interpreter cannot say), and what asked for it before (``PYTHON_GIL=1 ...``)."""
 
 
 @model
@@ -199,6 +204,9 @@ def parse_smoke(text: str | None) -> SmokeResult | None:
         platform=reported_text(data.get("platform")),
         free_threaded=data.get("free_threaded") is True,
         gil_enabled_by=tuple(reported_text(m) or "?" for m in _strings(data.get("gil_enabled_by"))),
+        gil_before=data["gil_before"] if isinstance(data.get("gil_before"), bool) else None,
+        gil_after=data["gil_after"] if isinstance(data.get("gil_after"), bool) else None,
+        gil_forced_by=reported_text(data.get("gil_forced_by"), 200),
     )
 
 

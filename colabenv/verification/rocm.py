@@ -1,12 +1,15 @@
 """verify on AMD GPUs through ROCm, and on a free-threaded interpreter: torch must be a ROCm
 build (``torch.version.hip``) and jax must see its GPUs as ROCm devices, each multiplying as the
-CPU does; a module
-that turned the GIL back on while the frameworks imported is a WARN naming it."""
+CPU does, and a failure names its cause as ``doctor`` reads it (the failure signatures of
+``import_failures.toml``: "HIP error: invalid device function" at the first kernel, "No HIP GPUs
+are available" at the GPU's first use); a GIL that was on before the frameworks imported (naming
+what asked for it), or that an import turned back on (naming the module), is a WARN."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from colabenv.diagnosis.signatures import Signatures, classify, error_lines, shipped_signatures
 from colabenv.models import Framework
 from colabenv.verification.children import (
     ChildRun,
@@ -14,6 +17,7 @@ from colabenv.verification.children import (
     SmokeDevice,
     SmokeResult,
     check_device_smoke,
+    parse_smoke,
     smoke_env,
     smoke_outcome,
     with_tail,
@@ -25,7 +29,32 @@ def check_rocm_smoke(
     framework: Framework, run: ChildRun, *, timeout: float, require_gpu: bool, cpu_build: bool = False
 ) -> Check:
     """One framework's smoke test on AMD GPUs through ROCm: torch must be a ROCm build
-    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does."""
+    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. A FAIL names
+    the cause doctor's signatures read in what the child said (:func:`with_cause`)."""
+    return with_cause(_judged(framework, run, timeout, require_gpu, cpu_build), run)
+
+
+def with_cause(check: Check, run: ChildRun, signatures: Signatures | None = None) -> Check:
+    """A FAIL with the cause the failure signatures of ``doctor`` read in what the smoke child
+    reported (its error, each GPU's, why it saw none), else in its stderr (the traceback it
+    printed): ROCm's "HIP error: invalid device function" at the first kernel, "No HIP GPUs are
+    available" at the GPU's first use, a missing ``libamdhip64.so``; the cause, the upstream
+    thread it was seen in and the remedy are added to the detail. Any other check as it is."""
+    if check.status is not Status.FAIL:
+        return check
+    table = signatures if signatures is not None else shipped_signatures()
+    result = parse_smoke(run.result)
+    said: list[str] = []
+    if result is not None:
+        said = [result.error or "", *(d.error or "" for d in result.devices), result.gpu_reason or ""]
+    found = classify(error_lines(said), table) or classify(error_lines([run.completed.stderr]), table)
+    if found is None:
+        return check
+    seen = f" ({found.thread})" if found.thread else ""
+    return Check(check.name, check.status, f"{check.detail}; cause: {found.cause}{seen}: {found.remedy}")
+
+
+def _judged(framework: Framework, run: ChildRun, timeout: float, require_gpu: bool, cpu_build: bool) -> Check:
     name = f"smoke:{framework.value}"
 
     def no_gpu(result: SmokeResult, label: str) -> Check:
@@ -70,16 +99,68 @@ ROCM_SMOKE = SmokeDevice(mode="smoke", env=smoke_env, label=_label, passed=_rocm
 
 
 def check_free_threading(results: Sequence[SmokeResult]) -> Check | None:
-    """On a free-threaded interpreter, WARN naming each module whose import turned the GIL back
-    on (the smoke children saw CPython's warning); None on any other interpreter."""
-    if not any(result.free_threaded for result in results):
+    """On a free-threaded interpreter, whether the GIL stayed off while the frameworks imported,
+    as each smoke child saw it: the interpreter asked before and after the imports
+    (``sys._is_gil_enabled()``), and CPython's warning naming each module whose import turned it
+    back on. A WARN when it was on already before them (naming what asked for it:
+    ``PYTHON_GIL=1``, ``-X gil=1``, else a module imported at startup), or when an import turned
+    it on (naming the module, or saying that no warning named one); else a PASS. None on any
+    other interpreter."""
+    threaded = [result for result in results if result.free_threaded]
+    if not threaded:
         return None
-    modules = list(dict.fromkeys(m for result in results for m in result.gil_enabled_by))
-    if not modules:
-        return Check("free-threading", Status.PASS, "the GIL stayed off while the frameworks imported")
+    problems = [*_on_before(threaded), *_turned_on(threaded)]
+    if problems:
+        return Check(
+            "free-threading", Status.WARN, "; ".join(problems) + ": the interpreter runs with the GIL"
+        )
+    if any(result.gil_after is False for result in threaded):
+        return Check(
+            "free-threading",
+            Status.PASS,
+            "the GIL stayed off while the frameworks imported (sys._is_gil_enabled() is False after them)",
+        )
     return Check(
         "free-threading",
-        Status.WARN,
-        f"the GIL was turned back on to import {', '.join(modules)} (not declared free-threading safe):"
-        " the interpreter runs with the GIL; PYTHON_GIL=0 overrides it at your own risk",
+        Status.PASS,
+        "no import warned that it turned the GIL back on"
+        " (this interpreter cannot be asked whether it is off)",
     )
+
+
+def _on_before(threaded: Sequence[SmokeResult]) -> list[str]:
+    """What a WARN says of a GIL that was on before the frameworks imported."""
+    if not any(result.gil_before for result in threaded):
+        return []
+    forced = list(dict.fromkeys(r.gil_forced_by for r in threaded if r.gil_before and r.gil_forced_by))
+    if forced:
+        return [
+            f"the GIL was on before the frameworks imported: {', '.join(forced)} asks for it;"
+            " unset it to run free-threaded"
+        ]
+    return [
+        "the GIL was on before the frameworks imported, and neither PYTHON_GIL nor -X gil asks for it:"
+        " a module imported at startup (by a .pth file or sitecustomize) turned it on before verify could"
+        " see CPython's warning (python -c pass prints it, naming the module)"
+    ]
+
+
+def _turned_on(threaded: Sequence[SmokeResult]) -> list[str]:
+    """What a WARN says of the imports that turned the GIL on: the modules CPython's warning
+    named, and the frameworks after whose import it was on with no warning naming one."""
+    found = []
+    modules = list(dict.fromkeys(m for result in threaded for m in result.gil_enabled_by))
+    if modules:
+        found.append(
+            f"the GIL was turned back on to import {', '.join(modules)} (not declared free-threading safe);"
+            " PYTHON_GIL=0 keeps it off at your own risk"
+        )
+    unnamed = [
+        r.framework for r in threaded if r.gil_before is False and r.gil_after and not r.gil_enabled_by
+    ]
+    if unnamed:
+        found.append(
+            f"the GIL was turned on while {', '.join(dict.fromkeys(unnamed))} imported, and no warning"
+            " named the module (the smoke child's stderr may)"
+        )
+    return found

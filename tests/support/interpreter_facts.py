@@ -55,3 +55,41 @@ def free_threaded(folder: Path) -> dict[str, str]:
         f"build_time_vars = dict(importlib.import_module({real!r}).build_time_vars, Py_GIL_DISABLED=1)\n"
     )
     return {"PYTHONPATH": str(folder), "_PYTHON_SYSCONFIGDATA_NAME": FREE_THREADED_MODULE}
+
+
+GIL_WARNING = (
+    "The global interpreter lock (GIL) has been enabled to load module '{module}', which has not"
+    " declared that it can run safely without the GIL. To override this behavior and keep the GIL"
+    " disabled (at your own risk), run with PYTHON_GIL=0 or -Xgil=0."
+)
+"""CPython's RuntimeWarning, word for word as Python/import.c (3.13) formats it."""
+
+
+def gil_switch(
+    folder: Path, *, on_at_start: bool = False, turned_on_by: str | None = None, warns: bool = True
+) -> dict[str, str]:
+    """The variables that give a child ``sys._is_gil_enabled()`` as a free-threaded CPython
+    answers it (a ``sitecustomize`` written into ``folder``, put on ``PYTHONPATH``; pair it
+    with :func:`free_threaded` on the same folder). The GIL is on from the start where CPython
+    turns it on then: ``-X gil=1`` (the command line over the environment), else
+    ``PYTHON_GIL=1``; or where ``on_at_start`` (a module a ``.pth`` file imported turned it on,
+    its warning printed before any program ran). ``turned_on_by``: the import of that module
+    turns it on, with CPython's warning naming it where ``warns``, as CPython warns only when it
+    changes the GIL (``_PyEval_EnableGILPermanent``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(
+        "import os, sys, warnings\n"
+        "_option = sys._xoptions.get('gil')\n"
+        "_forced = _option == '1' if _option is not None else os.environ.get('PYTHON_GIL') == '1'\n"
+        f"_state = [_forced or {on_at_start!r}]\n"
+        "sys._is_gil_enabled = lambda: _state[0]\n"
+        "class _TurnsTheGilOn:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {turned_on_by!r} and not _state[0]:\n"
+        "            _state[0] = True\n"
+        f"            if {warns!r}:\n"
+        f"                warnings.warn({GIL_WARNING!r}.format(module=name), RuntimeWarning)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _TurnsTheGilOn())\n"
+    )
+    return {"PYTHONPATH": str(folder)}

@@ -87,6 +87,14 @@ class Standin:
     jax_gpu: str = "Cuda"
     """How jax names its GPU devices (``CudaDevice(id=0)``; ``Rocm`` on AMD GPUs, as
     jax-ml/jax's build/rocm/README.md shows ``jax.devices()`` print there)."""
+    gpu_error: str | None = None
+    """The text of the RuntimeError every GPU kernel raises (a recorded failure's, such as
+    ``HIP error: invalid device function``); None: the kernels run."""
+    import_error: str = "libcudnn.so.9: cannot open shared object file: No such file or directory"
+    """The text of the ImportError an IMPORT_ERROR stand-in raises."""
+    no_gpu_error: str = "Found no NVIDIA driver on your system."
+    """The text of the RuntimeError a first use of a GPU raises where none is visible
+    (``torch.cuda.init()``; ROCm's torch says ``No HIP GPUs are available``)."""
 
     @property
     def name(self) -> str:
@@ -322,6 +330,9 @@ PID_DIR = {pid_dir!r}
 HIP = {hip!r}
 GFX = {gfx!r}
 JAX_GPU = {jax_gpu!r}
+GPU_ERROR = {gpu_error!r}
+IMPORT_ERROR = {import_error!r}
+NO_GPU_ERROR = {no_gpu_error!r}
 
 DAEMON = """
 import os, sys, time
@@ -358,7 +369,7 @@ if BEHAVIOUR == "chatty":
     sys.stdout.write("stand-in: loading kernels... ")
     sys.stdout.flush()
 if BEHAVIOUR == "import_error":
-    raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")
+    raise ImportError(IMPORT_ERROR)
 if BEHAVIOUR == "segfault":
     sys.stderr.write("stand-in: about to crash\\n")
     sys.stderr.flush()
@@ -396,6 +407,8 @@ _GENERATOR = _random.Random(0)
 
 
 def _matmul(left, right, on_gpu):
+    if on_gpu and GPU_ERROR:
+        raise RuntimeError(GPU_ERROR)
     if on_gpu and not _kernels_for_gpu():
         raise RuntimeError(
             "CUDA error: no kernel image is available for execution on the device"
@@ -439,8 +452,8 @@ from types import SimpleNamespace
 import os
 
 from ._standin import (
-    ARCH_LIST, CAPABILITY, CUDA, FREE, GFX, GPU_NAME, GPUS, HIP, LARGEST, TOTAL, _gpu_visible,
-    _index_add, _integers, _matmul, _normal, _seed,
+    ARCH_LIST, CAPABILITY, CUDA, FREE, GFX, GPU_NAME, GPUS, HIP, LARGEST, NO_GPU_ERROR, TOTAL,
+    _gpu_visible, _index_add, _integers, _matmul, _normal, _seed,
 )
 
 __version__ = {version!r}
@@ -484,7 +497,7 @@ class Tensor:
 def _check_device(device):
     if device != "cpu":
         if not _gpu_visible():
-            raise RuntimeError("Found no NVIDIA driver on your system.")
+            raise RuntimeError(NO_GPU_ERROR)
         index = int(device.split(":")[1]) if ":" in device else 0
         if index >= GPUS:
             raise RuntimeError("CUDA error: invalid device ordinal")
@@ -534,6 +547,11 @@ class _Cuda:
     @staticmethod
     def is_available():
         return _gpu_visible()
+
+    @staticmethod
+    def init():
+        if not _gpu_visible():
+            raise RuntimeError(NO_GPU_ERROR)
 
     @staticmethod
     def device_count():
@@ -857,6 +875,9 @@ def _common(standin: Standin) -> str:
         hip=standin.hip,
         gfx=standin.gfx,
         jax_gpu=standin.jax_gpu,
+        gpu_error=standin.gpu_error,
+        import_error=standin.import_error,
+        no_gpu_error=standin.no_gpu_error,
     )
 
 

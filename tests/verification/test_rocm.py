@@ -4,7 +4,9 @@ free-threaded interpreter that turned the GIL back on."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -13,10 +15,13 @@ from types import ModuleType
 import pytest
 
 from colabenv._util.resources import SMOKE_PROGRAM
+from colabenv.diagnosis.signatures import Classified, classify, shipped_signatures
 from colabenv.models import Framework
-from colabenv.verification.children import SmokeResult, parse_smoke, run_smoke
+from colabenv.verification.children import GPU_SMOKE, SmokeResult, parse_smoke, run_smoke, smoke_env
 from colabenv.verification.report import Status
 from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
+from tests.support.interpreter_facts import GIL_WARNING as CPYTHON_GIL_WARNING
+from tests.support.interpreter_facts import free_threaded, gil_switch
 from tests.support.standin_frameworks import Standin, make_venv
 
 MI300X = Standin(
@@ -56,6 +61,7 @@ def test_a_cuda_torch_on_amd_gpus_fails_naming_its_build(tmp_path: Path) -> None
     check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
     assert check.status is Status.FAIL
     assert "is built for CUDA 12.8, not ROCm (torch.version.hip is None)" in check.detail
+    assert "cause:" not in check.detail, "no failure signature reads this one"
 
 
 def test_a_rocm_torch_that_sees_no_gpu_fails(tmp_path: Path) -> None:
@@ -65,6 +71,87 @@ def test_a_rocm_torch_that_sees_no_gpu_fails(tmp_path: Path) -> None:
     run, _ = _smoke(tmp_path, blind)
     check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail
+
+
+def _recorded(cause: str, words: str) -> tuple[str, str]:
+    """(exception type, text) of the example line a ROCm entry of ``import_failures.toml``
+    carries, as its upstream thread quotes the error (``RuntimeError: HIP error: ...``)."""
+    entry = next(s for s in shipped_signatures().signatures if s.cause == cause and words in s.example)
+    kind, _, text = entry.example.partition(": ")
+    return kind, text
+
+
+def _as_doctor_reads(line: str) -> Classified:
+    found = classify([line], shipped_signatures())
+    assert found is not None and found.thread.startswith("https://github.com/"), line
+    return found
+
+
+def test_a_gpu_without_kernels_for_its_gfx_fails_naming_the_cause_and_thread_doctor_names(
+    tmp_path: Path,
+) -> None:
+    """ "HIP error: invalid device function" comes at the first kernel, not at ``import torch``
+    (pytorch/pytorch#132570: a Radeon RX 5700 XT, gfx1010, beside a build without its
+    kernels): the smoke test's FAIL names the cause, the thread and the remedy as doctor's
+    signature has them."""
+    kind, text = _recorded("invalid-device-function", "HIP error")
+    radeon = Standin(
+        "torch",
+        "2.4.1+rocm6.1",
+        cuda=None,
+        hip="6.1.40091-a8dbc0c19",
+        gfx="gfx1010",
+        capability="10.1",
+        gpu_name="AMD Radeon RX 5700 XT",
+        gpu_error=text,
+    )
+    run, result = _smoke(tmp_path, radeon)
+    assert [d.error for d in result.devices] == [f"{kind}: {text}"]
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    doctor = _as_doctor_reads(f"{kind}: {text}")
+    assert check.status is Status.FAIL, check
+    assert check.detail.startswith(
+        f"torch 2.4.1+rocm6.1: GPU 0 AMD Radeon RX 5700 XT (gfx1010): {kind}: {text}; cause:"
+        " invalid-device-function (https://github.com/pytorch/pytorch/issues/132570): "
+    )
+    assert check.detail.endswith(doctor.remedy)
+    assert "torch ROCm build whose gfx list has it" in check.detail
+
+
+def test_a_rocm_torch_that_sees_no_gpu_fails_naming_rocms_reason_as_doctor_does(tmp_path: Path) -> None:
+    """ "No HIP GPUs are available" comes at the GPU's first use (ROCm/hip#3799: torch.cuda's
+    lazy init): the child asks for it where ``torch.cuda.is_available()`` is False, and the
+    FAIL names the cause doctor's signature gives it."""
+    from tests.support.standin_frameworks import Behaviour
+
+    _, text = _recorded("no-gpu", "HIP")
+    blind = Standin(
+        "torch", "2.9.1+rocm6.4", Behaviour.NO_GPU, cuda=None, hip="6.4.1", gfx="gfx942", no_gpu_error=text
+    )
+    run, result = _smoke(tmp_path, blind)
+    assert result.gpu_reason == "torch.cuda.is_available() is False"
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail, check
+    assert f"stderr: RuntimeError: {text}" in check.detail
+    assert "; cause: no-gpu (https://github.com/ROCm/hip/issues/3799): " in check.detail
+    assert check.detail.endswith(_as_doctor_reads(f"RuntimeError: {text}").remedy)
+
+
+def test_a_missing_hip_runtime_at_import_fails_naming_the_cause(tmp_path: Path) -> None:
+    from tests.support.standin_frameworks import Behaviour
+
+    kind, text = _recorded("missing-library", "libamdhip64")
+    broken = Standin(
+        "torch", "2.9.1+rocm6.4", Behaviour.IMPORT_ERROR, cuda=None, hip="6.4.1", import_error=text
+    )
+    run, _ = _smoke(tmp_path, broken)
+    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    assert check.status is Status.FAIL, check
+    assert check.detail.startswith(f"import failed: {kind}: {text}")
+    assert (
+        "; cause: missing-library (https://github.com/ROCm/legacy-rocm-build/issues/1753): " in check.detail
+    )
+    assert "libamdhip64.so.5 is ROCm's HIP runtime" in check.detail
 
 
 ROCM_JAX = Standin(
@@ -146,12 +233,7 @@ def _base() -> ModuleType:
     return module
 
 
-GIL_WARNING = (
-    "The global interpreter lock (GIL) has been enabled to load module 'torch._C', which has not"
-    " declared that it can run safely without the GIL. To override this behavior and keep the GIL"
-    " disabled (at your own risk), run with PYTHON_GIL=0 or -Xgil=0."
-)
-"""CPython's RuntimeWarning, word for word as Python/import.c (3.13) formats it."""
+GIL_WARNING = CPYTHON_GIL_WARNING.format(module="torch._C")
 
 
 def test_the_child_names_each_module_that_turned_the_gil_back_on() -> None:
@@ -172,7 +254,14 @@ def test_the_child_names_each_module_that_turned_the_gil_back_on() -> None:
     assert plain["gil_enabled_by"] == []
 
 
-def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
+def _result(
+    threaded: bool,
+    modules: tuple[str, ...],
+    *,
+    before: bool | None = None,
+    after: bool | None = None,
+    forced: str | None = None,
+) -> SmokeResult:
     return SmokeResult(
         framework="torch",
         stage="done",
@@ -185,8 +274,11 @@ def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
         cpu_max_abs_diff=0.0,
         cpu_non_finite=0,
         error=None,
-        free_threaded=free_threaded,
+        free_threaded=threaded,
         gil_enabled_by=modules,
+        gil_before=before,
+        gil_after=after,
+        gil_forced_by=forced,
     )
 
 
@@ -198,7 +290,13 @@ def _result(free_threaded: bool, modules: tuple[str, ...]) -> SmokeResult:
             Status.WARN,
             "torch._C, jaxlib._jax",
         ),
-        ([_result(True, ())], Status.PASS, "the GIL stayed off"),
+        ([_result(True, (), before=False, after=False)], Status.PASS, "the GIL stayed off"),
+        ([_result(True, ())], Status.PASS, "no import warned that it turned the GIL back on"),
+        (
+            [_result(True, (), before=True, after=True, forced="PYTHON_GIL=1 in the environment")],
+            Status.WARN,
+            "the GIL was on before the frameworks imported: PYTHON_GIL=1 in the environment asks for it",
+        ),
     ],
 )
 def test_a_free_threaded_interpreter_warns_naming_the_modules(
@@ -210,3 +308,142 @@ def test_a_free_threaded_interpreter_warns_naming_the_modules(
 
 def test_no_free_threading_check_on_a_plain_interpreter() -> None:
     assert check_free_threading([_result(False, ("torch._C",))]) is None
+
+
+PLAIN_TORCH = Standin("torch", "2.9.1+cu128", cuda="12.8")
+
+
+def _free_threaded_smoke(
+    tmp_path: Path,
+    *,
+    options: str = "",
+    variables: dict[str, str] | None = None,
+    on_at_start: bool = False,
+    turned_on_by: str | None = None,
+    warns: bool = True,
+) -> SmokeResult:
+    """The real smoke child of a stand-in torch, in this machine's Python told it is a
+    free-threaded build (``Py_GIL_DISABLED``) whose ``sys._is_gil_enabled()`` answers as
+    CPython's does (:func:`tests.support.interpreter_facts.gil_switch`), in the child alone;
+    ``options``: ``-X`` options the interpreter is started with (a wrapper script stands for
+    it)."""
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    venv.install(PLAIN_TORCH)
+    facts = tmp_path / "facts"
+    base = {name: value for name, value in os.environ.items() if name != "PYTHON_GIL"}
+    base.update(
+        free_threaded(facts),
+        **gil_switch(facts, on_at_start=on_at_start, turned_on_by=turned_on_by, warns=warns),
+        **(variables or {}),
+    )
+    device = dataclasses.replace(GPU_SMOKE, env=lambda framework: smoke_env(framework, base))
+    python = str(venv.python)
+    if options:
+        wrapper = tmp_path / "python-with-options"
+        wrapper.write_text(f'#!/bin/sh\nexec {python} {options} "$@"\n')
+        wrapper.chmod(0o755)
+        python = str(wrapper)
+    run = run_smoke(Framework.TORCH, 60, python=python, scratch=tmp_path, device=device)
+    result = parse_smoke(run.result)
+    assert result is not None, run.completed
+    assert result.free_threaded and result.error is None, result
+    return result
+
+
+@pytest.mark.parametrize(
+    ("options", "variables", "forced"),
+    [
+        ("", {"PYTHON_GIL": "1"}, "PYTHON_GIL=1 in the environment"),
+        ("-X gil=1", {}, "-X gil=1 on the interpreter's command line"),
+        ("-X gil=1", {"PYTHON_GIL": "0"}, "-X gil=1 on the interpreter's command line"),
+    ],
+)
+def test_a_gil_asked_for_when_the_interpreter_started_is_a_warn_naming_what_asked(
+    tmp_path: Path, options: str, variables: dict[str, str], forced: str
+) -> None:
+    """``PYTHON_GIL=1`` or ``-X gil=1`` (the command line over the environment): the GIL is on
+    from the start, so no import turns it on and CPython warns of none; the interpreter is
+    asked instead, and the check names what asked for the GIL."""
+    result = _free_threaded_smoke(tmp_path, options=options, variables=variables)
+    assert (result.gil_before, result.gil_after, result.gil_enabled_by) == (True, True, ())
+    assert result.gil_forced_by == forced
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    assert check.detail == (
+        f"the GIL was on before the frameworks imported: {forced} asks for it; unset it to run"
+        " free-threaded: the interpreter runs with the GIL"
+    )
+
+
+def test_a_gil_turned_off_on_the_command_line_beats_the_environment(tmp_path: Path) -> None:
+    result = _free_threaded_smoke(tmp_path, options="-X gil=0", variables={"PYTHON_GIL": "1"})
+    assert (result.gil_before, result.gil_after, result.gil_forced_by) == (False, False, None)
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.PASS, check
+    assert check.detail.startswith("the GIL stayed off while the frameworks imported")
+
+
+def test_a_gil_a_startup_import_turned_on_is_a_warn_saying_nothing_asked_for_it(tmp_path: Path) -> None:
+    """A module a ``.pth`` file imported turned the GIL on before the smoke program ran: its
+    warning was printed then, out of the child's sight; the check says so."""
+    result = _free_threaded_smoke(tmp_path, on_at_start=True)
+    assert (result.gil_before, result.gil_forced_by, result.gil_enabled_by) == (True, None, ())
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    assert "neither PYTHON_GIL nor -X gil asks for it" in check.detail
+    assert "a module imported at startup (by a .pth file or sitecustomize)" in check.detail
+
+
+@pytest.mark.parametrize("warns", [True, False])
+def test_an_import_that_turned_the_gil_on_is_a_warn_naming_it_or_saying_none_was_named(
+    tmp_path: Path, warns: bool
+) -> None:
+    result = _free_threaded_smoke(tmp_path, turned_on_by="torch", warns=warns)
+    assert (result.gil_before, result.gil_after) == (False, True)
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.WARN, check
+    if warns:
+        assert result.gil_enabled_by == ("torch",)
+        assert check.detail.startswith("the GIL was turned back on to import torch (not declared")
+    else:
+        assert result.gil_enabled_by == ()
+        assert check.detail.startswith(
+            "the GIL was turned on while torch imported, and no warning named the module"
+        )
+
+
+def test_a_gil_that_stayed_off_passes_saying_the_interpreter_was_asked(tmp_path: Path) -> None:
+    result = _free_threaded_smoke(tmp_path)
+    assert (result.gil_before, result.gil_after, result.gil_enabled_by) == (False, False, ())
+    check = check_free_threading([result])
+    assert check is not None and check.status is Status.PASS, check
+    assert check.detail == (
+        "the GIL stayed off while the frameworks imported (sys._is_gil_enabled() is False after them)"
+    )
+
+
+def test_verify_on_a_free_threaded_interpreter_run_with_python_gil_1_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify`` itself: its ``free-threading`` check said "the GIL stayed off" under
+    ``PYTHON_GIL=1``, where CPython warns of no import (the GIL was on from the start)."""
+    import sysconfig
+
+    from colabenv.verification.run import verify
+    from tests.support.standin_frameworks import write_marker
+
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    venv.install(PLAIN_TORCH)
+    state = tmp_path / "state"
+    facts = tmp_path / "facts"
+    sysconfig.get_config_vars()  # read (and kept) before the variables for the children are set
+    for name, value in {**free_threaded(facts), **gil_switch(facts), "PYTHON_GIL": "1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(state))
+    write_marker(
+        state, requirements=["torch==2.9.1+cu128"], frameworks={"torch": "2.9.1+cu128"}, python=venv.python
+    )
+    checks = {c.name: c for c in verify(timeout=60, interpreter=str(venv.python), cpu=True).checks}
+    threading = checks["free-threading"]
+    assert threading.status is Status.WARN, threading
+    assert "PYTHON_GIL=1 in the environment asks for it" in threading.detail

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from colabenv._target import wheelhouse as program
+from colabenv._util.resources import WHEELHOUSE_PROGRAM
 
 SIX = "six-1.17.0-py2.py3-none-any.whl"
 
@@ -73,6 +74,73 @@ def test_tag_rank_prefers_this_cpython_and_refuses_another() -> None:
         assert specific < pure
     assert program._tag_rank("x-1-cp27-cp27mu-manylinux1_x86_64.whl") is None
     assert program._tag_rank("x-1-py3-none-win_amd64.whl") is None
+
+
+def _ranks_in_a_child(filenames: list[str], env: dict[str, str]) -> list[int | None]:
+    """``_tag_rank`` of each name, in a child of this interpreter that runs the program as a
+    script runs it (by its folder, beside the helper), with ``env`` over this environment."""
+    import json
+    import os
+    import subprocess
+
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(WHEELHOUSE_PROGRAM.parent)!r})\n"
+        "import wheelhouse\n"
+        "print(json.dumps([wheelhouse._tag_rank(name) for name in json.loads(sys.argv[1])]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(filenames)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+        check=True,
+    )
+    ranks: list[int | None] = json.loads(done.stdout)
+    return ranks
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_tag_rank_takes_the_tags_interpreter_tags_gives_a_free_threaded_python(
+    tmp_path: Path, threaded: bool
+) -> None:
+    """On a free-threaded interpreter (this one told so through ``sysconfig``, as the other
+    tests do) only its own ``cp3XYt`` ABI and ``abi3t`` are eligible, never ``abi3`` nor the
+    ABI of the build with the GIL: the wheels ``interpreter_tags(free_threaded=True)`` gives,
+    and the same ones as it with the GIL."""
+    import platform
+
+    from packaging.utils import parse_wheel_filename
+
+    from colabenv.lock.wheel_tags import interpreter_tags
+    from tests.support.interpreter_facts import free_threaded
+
+    major, minor = sys.version_info[:2]
+    cp, plat = f"cp{major}{minor}", f"linux_{platform.machine()}"
+    names = [
+        f"x-1-{cp}-{cp}t-{plat}.whl",
+        f"x-1-{cp}-{cp}-{plat}.whl",
+        f"x-1-{cp}-abi3t-{plat}.whl",
+        f"x-1-{cp}-abi3-{plat}.whl",
+        f"x-1-cp38-abi3t-{plat}.whl",
+        f"x-1-cp38-abi3-{plat}.whl",
+        f"x-1-{cp}-none-{plat}.whl",
+        "x-1-py3-none-any.whl",
+    ]
+    ranks = _ranks_in_a_child(names, free_threaded(tmp_path / "facts") if threaded else {})
+    eligible = set(interpreter_tags((major, minor), plat, 0, free_threaded=threaded))
+    expected = [bool(parse_wheel_filename(name)[3] & eligible) for name in names]
+    assert [rank is not None for rank in ranks] == expected
+    own, stable, other = (f"{cp}t", "abi3t", "abi3") if threaded else (cp, "abi3", "abi3t")
+    rank = dict(zip(names, ranks, strict=True))
+    assert rank[f"x-1-{cp}-{other}-{plat}.whl"] is None and rank[f"x-1-cp38-{other}-{plat}.whl"] is None
+    ordered = [
+        rank[f"x-1-{cp}-{own}-{plat}.whl"],
+        rank[f"x-1-{cp}-{stable}-{plat}.whl"],
+        rank["x-1-py3-none-any.whl"],
+    ]
+    assert ordered == sorted(ordered) and len(set(ordered)) == 3
 
 
 def test_the_check_names_a_file_whose_hash_the_lock_does_not_record(

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import sys
 import sysconfig
 import time
 import traceback
@@ -158,6 +159,9 @@ def smoke(framework: str, result_path: str, table: SmokeTable, *, tpu: bool = Fa
         "hip": None,
         "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
         "gil_enabled_by": [],
+        "gil_before": None,
+        "gil_after": None,
+        "gil_forced_by": None,
     }
     if tpu:
         result.update(accelerator="tpu", hbm=[], hbm_reason=None)
@@ -174,12 +178,45 @@ GIL_ENABLED = re.compile(
 module that has not declared it can run without it (Python/import.c, 3.13 and newer)."""
 
 
+def gil_enabled() -> bool | None:
+    """Whether the GIL is on now: ``sys._is_gil_enabled()`` (Python 3.13 and newer, the sys
+    docs); None where the interpreter cannot say (older Pythons have no such function)."""
+    probe = getattr(sys, "_is_gil_enabled", None)
+    if probe is None:
+        return None
+    try:
+        return bool(probe())
+    except Exception:
+        return None
+
+
+def gil_forced_by() -> str | None:
+    """What asked for the GIL when the interpreter started, as CPython reads it (the command
+    line's ``-X gil`` over the environment's ``PYTHON_GIL``; ``sys.flags.gil`` is 1 on a
+    free-threaded build told either, or configured so by an embedding program): None when
+    nothing did."""
+    option = getattr(sys, "_xoptions", {}).get("gil")
+    if option is not None:
+        return "-X gil=1 on the interpreter's command line" if str(option) == "1" else None
+    if os.environ.get("PYTHON_GIL") == "1":
+        return "PYTHON_GIL=1 in the environment"
+    if getattr(sys.flags, "gil", None) == 1:
+        return "the interpreter's configuration (sys.flags.gil is 1)"
+    return None
+
+
 def _watching_the_gil(result: dict[str, Any], test: Callable[[], None]) -> None:
-    """Run ``test``, noting in ``result["gil_enabled_by"]`` each module whose import turned the
-    GIL back on (a free-threaded interpreter only; the warnings are shown as they would be)."""
+    """Run ``test``, noting in ``result`` whether the GIL was on before it (``gil_before``,
+    and what asked for it: ``gil_forced_by``) and after it (``gil_after``), and in
+    ``result["gil_enabled_by"]`` each module whose import turned it back on (CPython's warning;
+    a free-threaded interpreter only; the warnings are shown as they would be). CPython warns
+    only when an import changes the GIL: one already on (``PYTHON_GIL=1``, ``-X gil=1``, a
+    module a ``.pth`` file imported at startup) gives no warning, hence the direct questions."""
     if not result["free_threaded"]:
         test()
         return
+    result["gil_before"] = gil_enabled()
+    result["gil_forced_by"] = gil_forced_by() if result["gil_before"] else None
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as recorded:
@@ -189,6 +226,7 @@ def _watching_the_gil(result: dict[str, Any], test: Callable[[], None]) -> None:
             finally:
                 caught.extend(recorded)
     finally:  # shown once recording has ended (showing them inside would record them again)
+        result["gil_after"] = gil_enabled()
         for item in caught:
             found = GIL_ENABLED.search(str(item.message))
             if found and found.group(1) not in result["gil_enabled_by"]:

@@ -7,6 +7,7 @@ reported, never compared."""
 from __future__ import annotations
 
 import importlib
+import traceback
 from typing import Any
 
 from base import (
@@ -37,6 +38,11 @@ def _smoke_torch(result: dict[str, Any], a: Matrix, b: Matrix) -> None:
     cpu_matmul(result, cpu, reference)
     if not torch.cuda.is_available():
         result["gpu_reason"] = "torch.cuda.is_available() is False"
+        if hip:  # ROCm's own reason, as a first use of the GPU meets it: printed for verify to read
+            try:
+                torch.cuda.init()
+            except Exception:
+                traceback.print_exc()
         return
     result["cudnn"] = cudnn_text(torch.backends.cudnn.version())
     result["arch_list"] = [str(x) for x in torch.cuda.get_arch_list()]
