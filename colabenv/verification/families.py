@@ -25,6 +25,7 @@ from colabenv.models import ComputeCapability, Framework
 from colabenv.models.frameworks import FACTS
 from colabenv.models.frozen import record
 from colabenv.script.marker import marker_path
+from colabenv.verification.causes import with_cause
 from colabenv.verification.children import (
     GPU_SMOKE,
     PROBE_SEARCH_S,
@@ -368,7 +369,8 @@ def _require_gpu(context: VerifyContext) -> bool:
 
 
 def _gpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:
-    return check_smoke(
+    """A FAIL names its cause as doctor does ("no kernel image is available ...": :func:`with_cause`)."""
+    check = check_smoke(
         framework,
         run,
         timeout=context.limit,
@@ -376,6 +378,7 @@ def _gpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> C
         require_gpu=_require_gpu(context),
         cpu_build=_cpu_build(context, framework),
     )
+    return with_cause(check, run)
 
 
 def _hip_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colabenv.diagnosis.signatures import Signatures, classify, error_lines, shipped_signatures
 from colabenv.models import Framework
+from colabenv.verification.causes import with_cause
 from colabenv.verification.children import (
     ChildRun,
     DeviceResult,
     SmokeDevice,
     SmokeResult,
     check_device_smoke,
-    parse_smoke,
     smoke_env,
     smoke_outcome,
     with_tail,
@@ -32,26 +31,6 @@ def check_rocm_smoke(
     (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. A FAIL names
     the cause doctor's signatures read in what the child said (:func:`with_cause`)."""
     return with_cause(_judged(framework, run, timeout, require_gpu, cpu_build), run)
-
-
-def with_cause(check: Check, run: ChildRun, signatures: Signatures | None = None) -> Check:
-    """A FAIL with the cause the failure signatures of ``doctor`` read in what the smoke child
-    reported (its error, each GPU's, why it saw none), else in its stderr (the traceback it
-    printed): ROCm's "HIP error: invalid device function" at the first kernel, "No HIP GPUs are
-    available" at the GPU's first use, a missing ``libamdhip64.so``; the cause, the upstream
-    thread it was seen in and the remedy are added to the detail. Any other check as it is."""
-    if check.status is not Status.FAIL:
-        return check
-    table = signatures if signatures is not None else shipped_signatures()
-    result = parse_smoke(run.result)
-    said: list[str] = []
-    if result is not None:
-        said = [result.error or "", *(d.error or "" for d in result.devices), result.gpu_reason or ""]
-    found = classify(error_lines(said), table) or classify(error_lines([run.completed.stderr]), table)
-    if found is None:
-        return check
-    seen = f" ({found.thread})" if found.thread else ""
-    return Check(check.name, check.status, f"{check.detail}; cause: {found.cause}{seen}: {found.remedy}")
 
 
 def _judged(framework: Framework, run: ChildRun, timeout: float, require_gpu: bool, cpu_build: bool) -> Check:

@@ -422,6 +422,8 @@ def test_wrong_cuda_build_for_the_driver(tmp_path: Path) -> None:
     )
     assert "CUDA 13" in details["cuda:torch"] and "550.54.15" in details["cuda:torch"]
     assert "driver on your system is too old" in details["smoke:torch"]
+    # the cause as doctor names it, from the same failure signatures (verification/causes.py)
+    assert "; cause: driver-too-old (https://" in details["smoke:torch"], details["smoke:torch"]
     assert code == 1
 
 
@@ -473,6 +475,7 @@ def test_missing_arch_for_the_gpu(tmp_path: Path) -> None:
     assert f"no kernels for {sm}" in details["cuda:torch"]
     assert "no kernel image is available" in details["smoke:torch"]
     assert f"no kernels for {sm}" in details["smoke:torch"]
+    assert "; cause: no-kernel-image (https://" in details["smoke:torch"], details["smoke:torch"]
     assert code == 1
 
 
