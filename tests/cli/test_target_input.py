@@ -160,6 +160,25 @@ def test_resolve_heading_shows_the_free_threaded_target(capsys: pytest.CaptureFi
     assert "Python 3.14t" in out.splitlines()[0], out
 
 
+@pytest.mark.parametrize(
+    ("platform", "tail"),
+    [
+        ("linux_aarch64", ", Python 3.12, linux_aarch64"),
+        # the catalog's own platform stays unsaid, as in every x86-64 heading before aarch64
+        ("linux_x86_64", ", Python 3.12"),
+    ],
+)
+def test_resolve_heading_shows_a_platform_other_than_x86_64(
+    platform: str, tail: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--driver", "580.105.08", "--cuda", "13.0", "--compute-capability", "12.1", "--python", "3.12"]
+    code = main(["resolve", PYTORCH, "--platform", platform, *argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    heading = out.splitlines()[0]
+    assert heading == f"pytorch for driver 580.105.08, CUDA 13.0, compute capability 12.1{tail}", out
+
+
 def test_a_starter_profile_describes_the_free_threaded_python_it_was_captured_from() -> None:
     probe = dataclasses.replace(make_probe(), python_version="3.14.0", free_threaded=True)
     text = starter_profile(detect(_overrides(cpu=True), probe=probe, own_installed=True), "ft")
