@@ -161,6 +161,18 @@ class _Candidates:
     companion's), newest first: a choice below one of them says why it was not taken."""
     missing: tuple[tuple[Version, str, str], ...] = ()
     """The builds passed over for a file their index lacks: (release, label, the file)."""
+    refused: tuple[tuple[Version, str, str], ...] = ()
+    """Every build turned down, with why: (release, variant name, the reason); a release turned
+    down whole has "" for its variant, and a build the profile did not ask for says so."""
+
+    def why_not(self, version: Version, variant: str) -> str | None:
+        """Why the build was not among the options; None where it was."""
+        if any(o.release.version == version and o.variant.name == variant for o in self.options):
+            return None
+        for release, name, why in self.refused:
+            if release == version and name in (variant, ""):
+                return why
+        return f"{variant} is not offered on the target"
 
 
 def _unconfirmed_rejection(variant: Variant) -> str:
@@ -225,17 +237,20 @@ def _candidates(
     fresh: list[Option] = []
     passed_over: list[tuple[Version, str]] = []
     missing: list[tuple[Version, str, str]] = []
+    refused: list[tuple[Version, str, str]] = []
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
         if not python_ok(release.python, target.python):
             rejections.append((release.version, f"no wheel for Python {target.python}"))
             passed_over.append(rejections[-1])
+            refused.append((release.version, "", rejections[-1][1]))
             continue
         companion_problem = _companion_rejection(release, request)
         python_problem = None if companion_problem else _companion_python_rejection(release, request, target)
         if companion_problem or python_problem:
             rejections.append((release.version, companion_problem or python_problem or ""))
+            refused.append((release.version, "", rejections[-1][1]))
             if python_problem:
                 passed_over.append(rejections[-1])
             continue
@@ -254,6 +269,9 @@ def _candidates(
             if problem:
                 if problem is not NOT_ASKED:
                     rejections.append((release.version, problem))
+                refused.append(
+                    (release.version, variant.name, _not_asked(request) if problem is NOT_ASKED else problem)
+                )
                 continue
             fully = kind.fully_supported(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
@@ -268,13 +286,23 @@ def _candidates(
             problem, lacks = index.problem(option, request, target, allow_unconfirmed)
             if problem:
                 rejections.append((release.version, problem))
+                refused.append((release.version, variant.name, problem))
                 if lacks:
                     missing.append((release.version, f"{option.label} {variant.name}", problem))
                 continue
             (kept if is_installed else release_options).append(option)
         fresh.extend(_variant_preference(release_options))
     passed_over.sort(key=lambda item: item[0], reverse=True)
-    return _Candidates(tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing))
+    return _Candidates(
+        tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing), tuple(refused)
+    )
+
+
+def _not_asked(request: FrameworkRequest) -> str:
+    """Why a build the target's kind passes over unlisted was not taken."""
+    if request.variant is not None:
+        return f"the profile asks for {request.variant}"
+    return "not taken unless the profile asks for it"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,7 +532,12 @@ def _all_candidates(
         if not found.options:
             shown = grouped_rejections(request.framework, found.rejections)
             detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
-            detail += "".join(f"\n  {line}" for line in nearest_lines(catalog, request.framework, target))
+            open_request = FrameworkRequest(
+                request.framework, SpecifierSet(), request.variant, request.companions
+            )
+            why_not = _candidates(open_request, target, catalog, allow, index).why_not
+            nearest = nearest_lines(catalog, request.framework, target, request.specifier, why_not)
+            detail += "".join(f"\n  {line}" for line in nearest)
             detail += _component_hint(request, target, catalog, allow, index)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "
