@@ -95,7 +95,8 @@ def test_the_driver_is_named_where_it_keeps_the_nearest_out_too(capsys: pytest.C
         ),
         (
             "7.1",
-            "the nearest newer one: jax 0.9.2 rocm7, which the target would not run either (rocm7 needs ROCm >= 7.2",
+            "the nearest newer one: jax 0.9.2 rocm7, which the target would not run either"
+            " (rocm7 needs ROCm >= 7.2",
         ),
     ],
 )

@@ -329,11 +329,14 @@ def test_the_jax_tpu_golden_profile() -> None:
         assert not resolution.warnings, resolution.warnings
 
 
+NO_AARCH64_TPU_WHEEL = "tpu has no linux_aarch64 wheel in the catalog (linux_x86_64 only)"
+
+
 @pytest.mark.parametrize(
     ("frameworks", "words"),
     [
-        ('torch = "==2.9.0"', "torch 2.9.0: tpu has no linux_aarch64 wheel in the catalog (linux_x86_64 only)"),
-        ('jax = "==0.8.*"', "tpu has no linux_aarch64 wheel in the catalog (linux_x86_64 only)"),
+        ('torch = "==2.9.0"', f"torch 2.9.0: {NO_AARCH64_TPU_WHEEL}"),
+        ('jax = "==0.8.*"', NO_AARCH64_TPU_WHEEL),
     ],
 )
 def test_a_tpu_build_is_refused_on_aarch64(frameworks: str, words: str, tmp_path: Path) -> None:
