@@ -99,7 +99,15 @@ class CatalogOverlayError(ColabenvError):
 
 
 class TargetError(ColabenvError):
-    """A target override (flag, environment variable, freeze file) that cannot be understood."""
+    """A target override (flag, environment variable, freeze file) that cannot be understood.
+
+    ``key``: the key of a profile's named target the problem is with (``cuda``); the message is
+    then what follows the key path (``13.0 conflicts with driver ...``), which the profile's
+    error puts after ``targets.NAME.cuda``."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class ResolutionError(ColabenvError):

@@ -1,7 +1,7 @@
-"""Whether a build can run on a target, each rule a function: its Python, the driver's floor
-for its CUDA major (a CUDA package's build's too), the driver's full support of its CUDA minor
-line, its kernels for each GPU, and the builds of a release that the target would run better
-than the one chosen."""
+"""Whether a build can run on a target, each rule a function: its Python, its platform (a
+framework's GPU or TPU build, a CUDA package's build), the driver's floor for its CUDA major (a
+CUDA package's build's too), the driver's full support of its CUDA minor line, its kernels for
+each GPU, and the builds of a release that the target would run better than the one chosen."""
 
 from __future__ import annotations
 
@@ -38,6 +38,14 @@ def build_floor(build: PackageBuild, catalog: Catalog) -> Version | None:
 def python_ok(spec: SpecifierSet | None, python: Version) -> bool:
     """``python`` is in ``spec`` (no range: any Python)."""
     return spec is None or spec.contains(python, prereleases=True)
+
+
+def platform_missing(name: str, platforms: Sequence[str], target: Target) -> str | None:
+    """Why a build ``name`` the catalog lists for ``platforms`` has no wheel for the target's
+    platform; None when it has one. The one wording of this refusal, for every kind of build."""
+    if target.platform in platforms:
+        return None
+    return f"{name} has no {target.platform} wheel in the catalog ({', '.join(platforms)} only)"
 
 
 def floor_met(variant: Variant, target: Target, catalog: Catalog) -> bool:

@@ -1,13 +1,19 @@
-"""The build nearest a GPU that no build in the catalog has kernels for, for an NVIDIA compute
-capability and an AMD gfx alike: of the builds for the target's platform, the build whose list
-has the closest architecture of the GPU's major (an sm_37 build for a 3.0 GPU, gfx1030 for a
-gfx1013), else the closest newer one; where only another platform's builds have the kernels,
-that is said instead (docs/catalog.md, "A GPU no build has kernels for")."""
+"""The build nearest a GPU that no build the profile allows has kernels for, for an NVIDIA
+compute capability and an AMD gfx alike (docs/catalog.md, "A GPU no build has kernels for").
+Where builds of the target's platform outside the profile's range have the kernels, the
+nearest of them by release on each side of the range, and what else keeps it out (the driver,
+the ROCm, its component pins ...) or that only the range does. Where none in the catalog has
+them, the build whose list has the closest architecture of the GPU's major (an sm_37 build for
+a 3.0 GPU, gfx1030 for a gfx1013), else the closest newer one; where only another platform's
+builds have the kernels, that is said instead."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from colabenv.models import (
     GFX_PATTERN,
@@ -15,10 +21,15 @@ from colabenv.models import (
     Catalog,
     ComputeCapability,
     Framework,
+    Release,
     Target,
     Variant,
     archs_cover,
 )
+
+WhyNot = Callable[[Version, str], str | None]
+"""Why the target would not take a build (its release, its variant's name) were the release in
+the profile's range; None where it would."""
 
 _Key = tuple[int, int]
 """An architecture as (major, minor): a compute capability's, or a gfx's (minor and stepping
@@ -44,12 +55,17 @@ def _distance(gpu: _Key, arch: _Key) -> tuple[int, int, int] | None:
     return None
 
 
-def _builds(catalog: Catalog, framework: Framework, platform: str) -> Iterator[tuple[str, Variant]]:
+def _builds(catalog: Catalog, framework: Framework, platform: str) -> Iterator[tuple[Release, Variant]]:
     """Each GPU build of ``framework`` for ``platform``, newest release first."""
     for release in catalog.releases_of(framework):
         for variant in release.on_platform(platform).variants:
             if platform in variant.platforms and (variant.archs or variant.gfx):
-                yield f"{framework} {release.version} {variant.name}", variant
+                yield release, variant
+
+
+def _label(build: tuple[Release, Variant]) -> str:
+    release, variant = build
+    return f"{release.framework} {release.version} {variant.name}"
 
 
 def _nearest(gpu: _Key, candidates: list[tuple[str, str, _Key]]) -> tuple[str, str] | None:
@@ -62,33 +78,88 @@ def _nearest(gpu: _Key, candidates: list[tuple[str, str, _Key]]) -> tuple[str, s
     return (best[1], best[2]) if best is not None else None
 
 
-def nearest_lines(catalog: Catalog, framework: Framework, target: Target) -> list[str]:
-    """For each GPU of the target that no build of ``framework`` for its platform has kernels
-    for, one line naming the platforms whose builds have them, else saying none has; and the
-    nearest build for the target's platform. A framework with no ROCm build at all (TensorFlow)
-    is said to have none, for AMD GPUs of any gfx."""
+def nearest_lines(
+    catalog: Catalog, framework: Framework, target: Target, allowed: SpecifierSet, why_not: WhyNot
+) -> list[str]:
+    """For each GPU of the target that no build of ``framework`` in ``allowed`` (the profile's
+    range) for its platform has kernels for, one line: where builds outside the range have
+    them, the nearest on each side and what keeps it out (``why_not``: beside the range); else
+    the platforms whose builds have them, or that none has, with the nearest build for its
+    platform. A framework with no ROCm build at all (TensorFlow) is said to have none, for AMD
+    GPUs of any gfx."""
     builds = list(_builds(catalog, framework, target.platform))
     elsewhere = {p: list(_builds(catalog, framework, p)) for p in PLATFORMS if p != target.platform}
+    releases = catalog.releases_of(framework)
+    ranged = [r.version for r in releases if allowed.contains(r.version, prereleases=True)]
     lines = []
     for cap in target.compute_capabilities:
-        if any(archs_cover(v.archs, cap) for _, v in builds):
+        having = [build for build in builds if archs_cover(build[1].archs, cap)]
+        if having:
+            lines.extend(_outside_range(cap.sm, having, allowed, ranged, why_not))
             continue
         found = _nearest(
-            _cc_key(cap), [(label, str(a), _cc_key(a.capability)) for label, v in builds for a in v.archs]
+            _cc_key(cap),
+            [(_label((r, v)), str(a), _cc_key(a.capability)) for r, v in builds for a in v.archs],
         )
         others = [p for p, its in elsewhere.items() if any(archs_cover(v.archs, cap) for _, v in its)]
         lines.append(_line(framework, cap.sm, found, others, target.platform))
-    if target.gfx and not any(v.rocm is not None for r in catalog.releases_of(framework) for v in r.variants):
+    if target.gfx and not any(v.rocm is not None for r in releases for v in r.variants):
         return [*lines, f"{framework} has no ROCm build in the catalog"]
     for gfx in target.gfx:
         key = _gfx_key(gfx)
-        if key is None or any(gfx in v.gfx for _, v in builds):
+        having = [build for build in builds if gfx in build[1].gfx]
+        if having:
+            lines.extend(_outside_range(gfx, having, allowed, ranged, why_not))
             continue
-        pairs = [(label, name, _gfx_key(name)) for label, v in builds for name in v.gfx]
+        if key is None:
+            continue
+        pairs = [(_label((r, v)), name, _gfx_key(name)) for r, v in builds for name in v.gfx]
         found = _nearest(key, [(label, name, k) for label, name, k in pairs if k is not None])
         others = [p for p, its in elsewhere.items() if any(gfx in v.gfx for _, v in its)]
         lines.append(_line(framework, gfx, found, others, target.platform))
     return lines
+
+
+def _outside_range(
+    gpu: str,
+    having: Sequence[tuple[Release, Variant]],
+    allowed: SpecifierSet,
+    ranged: Sequence[Version],
+    why_not: WhyNot,
+) -> list[str]:
+    """The line of a GPU whose kernels only builds outside the profile's range have: the
+    nearest such build below the range and above it (by release), each with what keeps it
+    out. ``having``: the builds with its kernels, newest release first; ``ranged``: the
+    releases in range. None where a build in range has them, or no release is in range (the
+    refusal says that instead)."""
+    if not ranged or any(release.version in ranged for release, _ in having):
+        return []
+    framework = having[0][0].framework
+    lowest = min(ranged)
+    older = [b for b in having if b[0].version < lowest]
+    newer = [b for b in reversed(having) if b[0].version > lowest]
+    parts = [f"no {framework} release in {allowed} (the profile's range) has kernels for {gpu}"]
+    for side, found in (("older", older), ("newer", newer)):
+        if found:
+            named = (
+                f"the nearest {side} build that has them" if len(parts) == 1 else f"the nearest {side} one"
+            )
+            parts.append(_side(named, found, why_not))
+    return ["; ".join(parts)]
+
+
+def _side(named: str, found: Sequence[tuple[Release, Variant]], why_not: WhyNot) -> str:
+    """The nearest of ``found`` (nearest first) and what keeps it out; where more than the range
+    does, also the nearest that only the range keeps out, or that there is none."""
+    first = found[0]
+    why = why_not(first[0].version, first[1].name)
+    if why is None:
+        return f"{named}: {_label(first)}, which only the range keeps out"
+    text = f"{named}: {_label(first)}, which the target would not run either ({why})"
+    runs = next((b for b in found[1:] if why_not(b[0].version, b[1].name) is None), None)
+    if runs is None:
+        return f"{text}; nor would the target run any other of them"
+    return f"{text}; of those, the nearest only the range keeps out: {_label(runs)}"
 
 
 def _line(

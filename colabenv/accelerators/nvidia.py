@@ -237,10 +237,8 @@ def _overridden(
         if cuda is None:
             cuda = load().max_cuda_for_driver(driver)
             if cuda is None:
-                raise TargetError(
-                    f"{driver_flag} {format_driver(driver)}: older than every CUDA in the"
-                    f" catalog's driver table; give --cuda too"
-                )
+                detail = f"older than every CUDA in the catalog's driver table; give {cuda_flag} too"
+                raise wanted.problem("driver", f"{format_driver(driver)}:", detail)
             notes.append(
                 f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
             )
@@ -249,24 +247,26 @@ def _overridden(
         if driver is None:
             driver = load().toolkit_driver(cuda)
             if driver is None:
-                raise TargetError(f"{cuda_flag} {cuda}: not in the catalog's driver table; give --driver too")
+                detail = f"not in the catalog's driver table; give {driver_flag} too"
+                raise wanted.problem("cuda", f"{cuda}:", detail)
             notes.append(
                 f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
             )
     if wanted.cuda is not None and driver is not None:
         supported = cuda_conflict(wanted.cuda, driver, load())
         if supported is not None:
-            shown = f"{cuda_flag} {wanted.cuda} conflicts with"
             if wanted.driver is not None:
-                raise TargetError(
-                    f"{shown} {driver_flag} {format_driver(driver)}, which supports CUDA"
-                    f" {supported} (catalog driver table): give one of them; without"
-                    f" {cuda_flag} the CUDA comes from the driver"
+                detail = (
+                    f"conflicts with {driver_flag} {format_driver(driver)}, which supports CUDA"
+                    f" {supported} (catalog driver table): give one of them; without {cuda_flag} the"
+                    " CUDA comes from the driver"
                 )
-            raise TargetError(
-                f"{shown} the detected driver {format_driver(driver)}, which supports CUDA"
-                f" {supported}: drop {cuda_flag}, or give --driver for the host you mean"
-            )
+            else:
+                detail = (
+                    f"conflicts with the detected driver {format_driver(driver)}, which supports"
+                    f" CUDA {supported}: drop {cuda_flag}, or give --driver for the host you mean"
+                )
+            raise wanted.problem("cuda", wanted.cuda, detail)
     capabilities = wanted.compute_capabilities or detected_caps
     if wanted.compute_capabilities and driver is None:
         raise TargetError(

@@ -1,8 +1,9 @@
 """Google TPUs: each release's TPU build (``tpu.toml``) offered as its ``tpu`` variant beside
-its own builds, checked against the target's TPU generation as CUDA builds are against compute
-capabilities; a CPU build is taken where the profile asks for it, a CUDA build never. On the
-host: ``--tpu``/``COLABENV_TPU``, else the TPU the host's PCI devices and device nodes show,
-looked for first (before the NVIDIA sources, which a TPU host leaves unread)."""
+its own builds, checked against the target's platform (linux_x86_64 builds alone) and TPU
+generation as CUDA builds are against compute capabilities; a CPU build is taken where the
+profile asks for it, a CUDA build never. On the host: ``--tpu``/``COLABENV_TPU``, else the TPU
+the host's PCI devices and device nodes show, looked for first (before the NVIDIA sources,
+which a TPU host leaves unread)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from collections.abc import Sequence
 
 from colabenv.accelerators import base
 from colabenv.accelerators.cpu import NO_GPU_REQUIRED
+from colabenv.accelerators.eligibility import platform_missing
 from colabenv.errors import shown
 from colabenv.models import (
+    CATALOG_PLATFORM,
     MAX_TPU_CHIPS,
     TPU_NAME_PATTERN,
     TPU_TYPE_PATTERN,
@@ -35,6 +38,10 @@ from colabenv.models.frameworks import FACTS
 TPU_VARIANT = "tpu"
 """The variant the resolver offers on a TPU target, built from ``tpu.toml``."""
 _RUNTIME = FACTS[Framework.JAX].tpu_runtime[0]
+TPU_PLATFORMS = (CATALOG_PLATFORM,)
+"""The platforms of every TPU build: ``tpu.toml`` names none, and lists linux_x86_64 builds
+alone. A TPU target on another platform is refused for it (exit 3), not as a target: TPU hosts
+are not all x86-64 (docs/tpu.md)."""
 
 
 def _tpu_variant(release: Release, catalog: Catalog) -> Variant:
@@ -66,6 +73,7 @@ def _tpu_variant(release: Release, catalog: Catalog) -> Variant:
         python=build.python,
         source=build.source,
         tpu=build,
+        platforms=TPU_PLATFORMS,
     )
 
 
@@ -84,6 +92,9 @@ def _rejection(variant: Variant, request: FrameworkRequest, target: Target, cata
         return f"{variant.name} needs {gpu}; the target is a TPU host ({instead})"
     if variant.tpu is None:
         return catalog.tpu.missing(request.framework)
+    missing = platform_missing(variant.name, variant.platforms, target)
+    if missing is not None:
+        return missing
     assert target.tpu is not None
     generation = target.tpu.generation
     if generation is not None and generation not in variant.tpu.generations:

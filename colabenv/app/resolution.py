@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from colabenv.errors import ProfileError, TargetError, UsageError
+from colabenv.errors import TargetError, UsageError
 from colabenv.models import (
     Catalog,
     Fingerprint,
@@ -84,13 +84,13 @@ def spec_target(profile: Profile, spec: TargetSpec) -> Target:
     ProfileError naming ``targets.NAME``."""
     from colabenv.host.detect import shipped_tpu_facts
     from colabenv.host.named import named_target
-    from colabenv.resolve.targets import spec_overrides
+    from colabenv.resolve.targets import spec_overrides, target_problem
 
     overrides = spec_overrides(profile, spec, tpu_facts=shipped_tpu_facts, runtime_facts=_shipped_runtimes)
     try:
         return named_target(overrides)
     except TargetError as error:
-        raise ProfileError(profile.path, f"targets.{spec.name}", error.message) from None
+        raise target_problem(profile, spec, error) from None
 
 
 def named_targets(profile: Profile) -> tuple[Target, ...]:

@@ -18,16 +18,19 @@ from colabenv.app.resolution import TargetSource, resolve_profile
 from colabenv.cli.common import load_profile_arg, print_report, target_flags
 from colabenv.errors import printable
 from colabenv.index.check import index_check
-from colabenv.models import FrameworkChoice, Resolution
+from colabenv.models import CATALOG_PLATFORM, FrameworkChoice, Resolution
 from colabenv.models.frameworks import FACTS
 
 COLUMNS = ("framework", "version", "variant", "index", "installed?", "reason")
 
 
 def _heading(resolution: Resolution) -> str:
+    """What the resolution is for: the device and the Python, and the platform where it is not
+    the catalog's own (linux_x86_64, which every heading before aarch64 left unsaid)."""
     target = resolution.target
     gpu = accelerator_of(target).describe(target)
-    return f"{resolution.profile_name} for {gpu}, Python {target.python_given}"
+    platform = f", {target.platform}" if target.platform != CATALOG_PLATFORM else ""
+    return f"{resolution.profile_name} for {gpu}, Python {target.python_given}{platform}"
 
 
 def _companions(choice: FrameworkChoice) -> str:

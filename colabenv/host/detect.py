@@ -43,7 +43,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from colabenv.errors import InputError, StateError, TargetError, printable
+from colabenv.errors import InputError, StateError, printable
 from colabenv.host.probe import HostProbe, list_dir, parse_version
 from colabenv.models import (
     Accelerator,
@@ -319,10 +319,10 @@ def _installed(
     if frozen is not None:
         notes.append(f"installed distributions read from {wanted.installed_from}")
     if wanted.runtime is not None:
-        image = _runtime_image(wanted.runtime, kind)
+        image = _runtime_image(wanted, wanted.runtime, kind)
         notes.append(
-            f"--runtime {wanted.runtime.id}: Python {wanted.runtime.python} and the installed"
-            f" distributions of its {kind} image ({image.freeze_file})"
+            f"{wanted.origin('runtime')} {wanted.runtime.id}: Python {wanted.runtime.python} and the"
+            f" installed distributions of its {kind} image ({image.freeze_file})"
         )
         return image.installed
     if frozen is not None:
@@ -333,16 +333,18 @@ def _installed(
     return _installed_set(host.distributions())
 
 
-def _runtime_image(runtime: ColabRuntime, kind: Accelerator) -> RuntimeImage:
-    """The image of ``runtime`` for the target's accelerator; TargetError where it has none (no
-    Colab runtime has one for AMD GPUs), naming the kinds it has."""
+def _runtime_image(wanted: TargetOverrides, runtime: ColabRuntime, kind: Accelerator) -> RuntimeImage:
+    """The image of ``runtime`` (``wanted``'s) for the target's accelerator; TargetError where it
+    has none (no Colab runtime has one for AMD GPUs), naming the kinds it has."""
     from colabenv.accelerators.registry import accelerator
 
     if kind not in runtime.kinds:
         images = ", ".join(accelerator(each).traits.named for each in runtime.kinds) or "none"
-        raise TargetError(
-            f"--runtime {runtime.id} has no image for {accelerator(kind).traits.named}"
-            f" (its images: {images}); leave --runtime out"
+        raise wanted.problem(
+            "runtime",
+            runtime.id,
+            f"has no image for {accelerator(kind).traits.named} (its images: {images});"
+            f" {wanted.taken_back('runtime')}",
         )
     return runtime.image(kind)
 
@@ -401,10 +403,12 @@ def _free_threaded(wanted: TargetOverrides, host: HostProbe, interpreter: Interp
         return host.free_threaded if wanted.python is None else False
     if interpreter is not None and wanted.free_threaded != interpreter.free_threaded:
         built = "is" if interpreter.free_threaded else "is not"
-        raise TargetError(
-            f"{wanted.origin('python')} {wanted.python}{'t' if wanted.free_threaded else ''}: the"
-            f" interpreter {interpreter.executable} {built} free-threaded (Py_GIL_DISABLED);"
-            " give its own version, or leave the flag out"
+        own = f"{interpreter.version}{'t' if interpreter.free_threaded else ''}"
+        raise wanted.problem(
+            "python",
+            f"{wanted.python}{'t' if wanted.free_threaded else ''}:",
+            f"the interpreter {interpreter.executable} {built} free-threaded (Py_GIL_DISABLED);"
+            f" give its own version, {own}, or {wanted.taken_back('python')}",
         )
     return wanted.free_threaded
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from packaging.version import Version
 
+from colabenv.errors import TargetError
 from colabenv.models.base import Accelerator, ComputeCapability, RuntimeKind, format_driver
 from colabenv.models.frozen import model
 from colabenv.models.installed import InstalledSet
@@ -296,12 +297,32 @@ def device_of(
     return tpu if tpu is not None else CpuTarget()
 
 
+def given_problem(origin: str, value: object | None, detail: str, *, key: bool = False) -> TargetError:
+    """The one line of a problem with a target value: after the flag or variable that gave it
+    and the value (``--cuda 13.0 conflicts with ...``; with no value, ``--cuda: ...``). For a
+    named target's key (``key``: ``origin`` is the key), the value and ``detail`` alone, the key
+    carried for the profile's key path (``targets.nv.cuda: 13.0 conflicts with ...``)."""
+    if key:
+        return TargetError(detail if value is None else f"{value} {detail}", key=origin)
+    return TargetError(f"{origin}: {detail}" if value is None else f"{origin} {value} {detail}")
+
+
+def taken_back(origin: str, *, key: bool = False) -> str:
+    """How to take back a value ``origin`` gave: ``leave --python out``, ``unset
+    COLABENV_PYTHON_VERSION``, or a named target's ``leave python out``."""
+    if not key and not origin.startswith("--"):
+        return f"unset {origin}"
+    return f"leave {origin} out"
+
+
 @model
 class TargetOverrides:
-    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win).
+    """Values that replace detection, from flags or ``COLABENV_*`` variables (flags win), or a
+    profile's named target's keys (``named``).
 
     ``origins`` says where a value came from, for messages: ``("driver", "--driver")`` or
-    ``("driver", "COLABENV_DRIVER_VERSION")``; a value without one is named by its flag.
+    ``("driver", "COLABENV_DRIVER_VERSION")``, a named target's ``("driver", "driver")``; a value
+    without one is named by its flag (its key, in a named target's).
     ``runtime``: the Colab runtime version ``--runtime`` named (its Python is ``python``; its
     image for the target's accelerator is what is installed).
     """
@@ -318,10 +339,21 @@ class TargetOverrides:
     platform: str | None = None
     rocm: RocmTarget | None = None
     free_threaded: bool | None = None
+    named: bool = False
+    """The values are a named target's keys: each is named by its key, and a problem with one
+    is a TargetError carrying it (:func:`given_problem`)."""
 
     def origin(self, field: str) -> str:
-        """The flag or variable that gave ``field`` (``driver``, ``cuda`` ...)."""
-        return dict(self.origins).get(field, "--" + field.replace("_", "-"))
+        """The flag, variable or named target's key that gave ``field`` (``driver``, ``cuda`` ...)."""
+        return dict(self.origins).get(field, field if self.named else "--" + field.replace("_", "-"))
+
+    def problem(self, field: str, value: object | None, detail: str) -> TargetError:
+        """The one line of a problem with ``field``'s ``value`` (:func:`given_problem`)."""
+        return given_problem(self.origin(field), value, detail, key=self.named)
+
+    def taken_back(self, field: str) -> str:
+        """How to take back ``field``'s value (:func:`taken_back`)."""
+        return taken_back(self.origin(field), key=self.named)
 
 
 @model

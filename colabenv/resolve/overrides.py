@@ -32,6 +32,7 @@ from colabenv.models import (
 )
 from colabenv.models.frozen import model
 from colabenv.models.runtimes import LATEST
+from colabenv.models.target import given_problem, taken_back
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
@@ -70,14 +71,33 @@ FLAG_OF_VARIABLE = {
     ENV_ROCM: "--rocm",
     ENV_GFX: "--gfx",
 }
+KEY_OF_VARIABLE = {
+    ENV_DRIVER: "driver",
+    ENV_CUDA: "cuda",
+    ENV_COMPUTE_CAPABILITY: "compute_capability",
+    ENV_PYTHON: "python",
+    ENV_TPU: "tpu",
+    ENV_PLATFORM: "platform",
+    ENV_ROCM: "rocm",
+    ENV_GFX: "gfx",
+}
+"""The key of a profile's named target that stands for each variable's flag."""
 GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
 ROCM_VARIABLES = (ENV_ROCM, ENV_GFX)
 
 
-def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, str] | None:
-    """The value and where it came from: the flag's own name, or the variable's."""
+def _given(var: str, named: bool) -> str:
+    """How the flag of ``var`` is named: itself (``--cuda``), or a named target's key (``cuda``)."""
+    return KEY_OF_VARIABLE[var] if named else FLAG_OF_VARIABLE[var]
+
+
+def _pick(
+    flag: str | None, environ: Mapping[str, str], var: str, named: bool = False
+) -> tuple[str, str] | None:
+    """The value and where it came from: the flag's own name (a named target's key), or the
+    variable's."""
     if flag is not None and flag.strip():
-        return flag.strip(), FLAG_OF_VARIABLE[var]
+        return flag.strip(), _given(var, named)
     value = environ.get(var, "").strip()
     if value:
         return value, var
@@ -85,50 +105,55 @@ def _pick(flag: str | None, environ: Mapping[str, str], var: str) -> tuple[str, 
 
 
 def _parsed(
-    picked: tuple[str, str] | None, parse: Callable[[str], Version | None], what: str
+    picked: tuple[str, str] | None, parse: Callable[[str], Version | None], what: str, named: bool = False
 ) -> tuple[Version, str] | None:
     if picked is None:
         return None
     text, origin = picked
     version = parse(text)
     if version is None:
-        raise TargetError(f"{origin}: {printable(text)[:60]!r} is not {what}")
+        raise given_problem(origin, None, f"{printable(text)[:60]!r} is not {what}", key=named)
     return version, origin
 
 
 def _python(
-    flags: TargetFlags, env: Mapping[str, str], runtime: ColabRuntime | None
+    flags: TargetFlags, env: Mapping[str, str], runtime: ColabRuntime | None, named: bool
 ) -> tuple[tuple[Version, str] | None, bool | None]:
     """The target Python ``--python`` (or its variable) gives, with where it came from, and
     whether it is free-threaded (None: not given); :func:`parse_python`'s forms, no ``3.12t``.
     ``--runtime`` gives its own Python, which has the GIL (:func:`_runtime_python`)."""
-    picked = _pick(flags.python, env, ENV_PYTHON)
+    picked = _pick(flags.python, env, ENV_PYTHON, named)
     parsed = parse_python(picked[0]) if picked is not None else None
     if picked is not None and parsed is None:
-        raise TargetError(f"{picked[1]}: {printable(picked[0])[:60]!r} is not {PYTHON_FORMS}")
+        raise given_problem(
+            picked[1], None, f"{printable(picked[0])[:60]!r} is not {PYTHON_FORMS}", key=named
+        )
     python = (parsed[0], picked[1]) if parsed is not None and picked is not None else None
     free_threaded = parsed[1] if parsed is not None else None
     if runtime is not None:
-        return _runtime_python(runtime, python, bool(free_threaded)), None
+        return _runtime_python(runtime, python, bool(free_threaded), named), None
     return python, free_threaded
 
 
-def parse_gfx(items: Sequence[str], origin: str) -> tuple[str, ...]:
+def parse_gfx(items: Sequence[str], origin: str, named: bool = False) -> tuple[str, ...]:
     """AMD GPU architectures (``gfx942,gfx90a``), each once, in order; a malformed one is an
     error naming the accepted form."""
     try:
         return gfx_names(items)
     except ValueError as error:
-        raise TargetError(f"{origin}: {error}") from None
+        raise given_problem(origin, None, str(error), key=named) from None
 
 
-def parse_platform(text: str, origin: str) -> str:
+def parse_platform(text: str, origin: str, named: bool = False) -> str:
     if text not in PLATFORMS:
-        raise TargetError(f"{origin}: {printable(text)[:40]!r} is not a platform ({' or '.join(PLATFORMS)})")
+        shown = f"{printable(text)[:40]!r} is not a platform ({' or '.join(PLATFORMS)})"
+        raise given_problem(origin, None, shown, key=named)
     return text
 
 
-def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapability, ...]:
+def parse_capabilities(
+    items: Sequence[str], origin: str, named: bool = False
+) -> tuple[ComputeCapability, ...]:
     """Compute capabilities (``7.5,8.0`` items, comma lists allowed), each once, sorted; a
     TargetError naming ``origin`` for one that is none, an empty item too (``7.5,,``), as
     :func:`~colabenv.models.target.gfx_names` refuses an empty gfx."""
@@ -137,11 +162,11 @@ def parse_capabilities(items: Sequence[str], origin: str) -> tuple[ComputeCapabi
         for part in item.split(","):
             if not part.strip():
                 empty = "an empty item is not a compute capability like 7.5 (no empty item in a comma list)"
-                raise TargetError(f"{origin}: {empty}")
+                raise given_problem(origin, None, empty, key=named)
             try:
                 caps.add(ComputeCapability.parse(part))
             except ValueError as exc:
-                raise TargetError(f"{origin}: {printable(exc)}") from None
+                raise given_problem(origin, None, printable(exc), key=named) from None
     return tuple(sorted(caps))
 
 
@@ -151,17 +176,20 @@ def resolve_overrides(
     *,
     tpu_facts: Callable[[], TpuFacts],
     runtime_facts: Callable[[], RuntimeFacts] | None = None,
+    named: bool = False,
 ) -> TargetOverrides:
     """The overrides the flags and ``COLABENV_*`` variables give, each value checked and named
     by where it came from. ``--cpu`` is a flag, so it beats the GPU variables (which it leaves
-    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`).
+    out); beside a GPU flag it is an error. ``--tpu`` likewise (see :func:`_tpu`). ``named``:
+    the flags are a profile's named target's keys, each named by its key (a problem is a
+    TargetError carrying it), and ``environ`` is to be empty.
 
     ``tpu_facts``: loads the TPU generations a ``--tpu`` type is checked against (the caller's
     catalog: this module reads none); called only when a TPU type is named. ``runtime_facts``
     likewise loads the runtime versions ``--runtime`` names one of (see :func:`_runtime`)."""
     env = os.environ if environ is None else environ
-    amd, env = _rocm(flags, env)
-    tpu, env = _tpu(flags, env, tpu_facts)
+    amd, env = _rocm(flags, env, named)
+    tpu, env = _tpu(flags, env, tpu_facts, named)
     if flags.cpu:
         given = [
             flag
@@ -176,22 +204,23 @@ def resolve_overrides(
             raise TargetError(f"--cpu cannot be combined with {' or '.join(given)}")
         env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
     driver = _parsed(
-        _pick(flags.driver, env, ENV_DRIVER),
+        _pick(flags.driver, env, ENV_DRIVER, named),
         parse_driver,
         "an NVIDIA driver version like 550.54.15 (a three-digit branch, then one or two numbers)",
+        named,
     )
-    cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA), parse_cuda, "a CUDA version like 12.4")
-    picked_platform = _pick(flags.platform, env, ENV_PLATFORM)
-    platform = parse_platform(*picked_platform) if picked_platform is not None else None
-    runtime = _runtime(flags, runtime_facts)
-    python, free_threaded = _python(flags, env, runtime)
+    cuda = _parsed(_pick(flags.cuda, env, ENV_CUDA, named), parse_cuda, "a CUDA version like 12.4", named)
+    picked_platform = _pick(flags.platform, env, ENV_PLATFORM, named)
+    platform = parse_platform(*picked_platform, named) if picked_platform is not None else None
+    runtime = _runtime(flags, runtime_facts, named)
+    python, free_threaded = _python(flags, env, runtime, named)
     origins = [
         (field, picked[1])
         for field, picked in (("driver", driver), ("cuda", cuda), ("python", python))
         if picked is not None
     ]
     if flags.compute_capability:
-        caps = parse_capabilities(flags.compute_capability, "--compute-capability")
+        caps = parse_capabilities(flags.compute_capability, _given(ENV_COMPUTE_CAPABILITY, named), named)
     else:
         raw = env.get(ENV_COMPUTE_CAPABILITY, "")
         caps = parse_capabilities([raw], ENV_COMPUTE_CAPABILITY) if raw.strip() else ()
@@ -217,11 +246,12 @@ def resolve_overrides(
         platform=platform,
         rocm=amd[0] if amd is not None else None,
         free_threaded=free_threaded,
+        named=named,
     )
 
 
 def _rocm(
-    flags: TargetFlags, env: Mapping[str, str]
+    flags: TargetFlags, env: Mapping[str, str], named: bool
 ) -> tuple[tuple[RocmTarget, list[tuple[str, str]]] | None, Mapping[str, str]]:
     """The AMD GPUs ``--rocm`` and ``--gfx`` (or their variables) describe, with where each came
     from, and the environment the other values are read from. Beside ``--cpu``, ``--tpu`` or an
@@ -246,10 +276,10 @@ def _rocm(
                 f"{' and '.join(set_here)} and {' and '.join(others)} are both set: they describe"
                 " different accelerators; unset one of them"
             )
-    rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM), parse_rocm, ROCM_FORMS)
-    gfx_origin = "--gfx" if flags.gfx else ENV_GFX
+    rocm = _parsed(_pick(flags.rocm, env, ENV_ROCM, named), parse_rocm, ROCM_FORMS, named)
+    gfx_origin = _given(ENV_GFX, named) if flags.gfx else ENV_GFX
     variable = env.get(ENV_GFX, "")
-    gfx = parse_gfx(flags.gfx or ([variable] if variable.strip() else []), gfx_origin)
+    gfx = parse_gfx(flags.gfx or ([variable] if variable.strip() else []), gfx_origin, named)
     if rocm is None and not gfx:
         return None, env
     origins = [("rocm", rocm[1])] if rocm is not None else []
@@ -258,7 +288,9 @@ def _rocm(
     return (RocmTarget(rocm[0] if rocm else None, gfx), origins), env
 
 
-def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> ColabRuntime | None:
+def _runtime(
+    flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None, named: bool
+) -> ColabRuntime | None:
     """The runtime version ``--runtime`` names: it gives the target's Python and what is
     installed (its image for the target's accelerator), so beside ``--installed-from`` it is an
     error; an id the facts lack is an error listing the known ones."""
@@ -274,34 +306,40 @@ def _runtime(flags: TargetFlags, facts: Callable[[], RuntimeFacts] | None) -> Co
     runtime = known.get(text)
     if runtime is None:
         listed = ", ".join(dict.fromkeys((*known.ids, LATEST))) if known.ids else "none"
-        raise TargetError(
-            f"--runtime: {printable(text)[:60]!r} is not a known Colab runtime version (known: {listed})"
-        )
+        shown = f"{printable(text)[:60]!r} is not a known Colab runtime version (known: {listed})"
+        raise given_problem(_runtime_given(named), None, shown, key=named)
     return runtime
 
 
+def _runtime_given(named: bool) -> str:
+    """How ``--runtime`` is named: itself, or a named target's key (``runtime``)."""
+    return "runtime" if named else "--runtime"
+
+
 def _runtime_python(
-    runtime: ColabRuntime, python: tuple[Version, str] | None, free_threaded: bool
+    runtime: ColabRuntime, python: tuple[Version, str] | None, free_threaded: bool, named: bool
 ) -> tuple[Version, str]:
     """The runtime's Python (its full version, with the GIL: Colab's images are no free-threaded
-    builds). ``--python`` naming another X.Y, or a free-threaded one, is an error, named as it
-    was given; ``COLABENV_PYTHON_VERSION`` is a variable, so the flag ``--runtime`` beats it."""
-    if python is not None and python[1] == "--python":
-        given, wanted = python[0], runtime.python
+    builds). ``--python`` (a named target's ``python``) naming another X.Y, or a free-threaded
+    one, is an error, named as it was given; ``COLABENV_PYTHON_VERSION`` is a variable, so the
+    flag ``--runtime`` beats it."""
+    by = _runtime_given(named)
+    if python is not None and python[1] != ENV_PYTHON:
+        given, wanted, origin = python[0], runtime.python, python[1]
         shown = f"{given}{'t' if free_threaded else ''}"
+        back = taken_back(origin, key=named)
         if (given.major, given.minor) != (wanted.major, wanted.minor) or (
             len(given.release) > 2 and given != wanted
         ):
-            raise TargetError(
-                f"--python {shown} contradicts --runtime {runtime.id}, whose Python is {wanted};"
-                " leave --python out"
-            )
+            detail = f"contradicts {by} {runtime.id}, whose Python is {wanted}; {back}"
+            raise given_problem(origin, shown, detail, key=named)
         if free_threaded:
-            raise TargetError(
-                f"--python {shown} contradicts --runtime {runtime.id}, whose Python {wanted} is"
-                " not free-threaded (it has the GIL); leave --python out"
+            detail = (
+                f"contradicts {by} {runtime.id}, whose Python {wanted} is not free-threaded (it has"
+                f" the GIL); {back}"
             )
-    return runtime.python, "--runtime"
+            raise given_problem(origin, shown, detail, key=named)
+    return runtime.python, by
 
 
 def _nvidia_flags(flags: TargetFlags) -> list[str]:
@@ -318,7 +356,7 @@ def _nvidia_flags(flags: TargetFlags) -> list[str]:
 
 
 def _tpu(
-    flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts]
+    flags: TargetFlags, env: Mapping[str, str], facts: Callable[[], TpuFacts], named: bool
 ) -> tuple[tuple[TpuTarget, str] | None, Mapping[str, str]]:
     """The TPU target ``--tpu`` or ``COLABENV_TPU`` names, with where it came from, and the
     environment the other target values are read from. ``--tpu`` beside ``--cpu`` or an
@@ -333,7 +371,7 @@ def _tpu(
                 f"--tpu cannot be combined with {' or '.join(given)}: they"
                 " describe another target than a TPU host"
             )
-        picked = (flag, "--tpu")
+        picked = (flag, _given(ENV_TPU, named))
         env = {k: v for k, v in env.items() if k not in GPU_VARIABLES}
     elif given or not env.get(ENV_TPU, "").strip():
         return None, env
@@ -350,4 +388,4 @@ def _tpu(
     try:
         return (parse_accelerator_type(picked[0], facts()), picked[1]), env
     except ValueError as error:
-        raise TargetError(f"{picked[1]}: {error}") from None
+        raise given_problem(picked[1], None, str(error), key=named) from None

@@ -20,7 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED
-from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, build_floor
+from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, build_floor, platform_missing
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import nvidia_requirements, spec_boundaries
 from colabenv.errors import ProfileError, ResolutionError, printable
@@ -133,9 +133,9 @@ def _target_rejection(build: PackageBuild, target: Target, catalog: Catalog) -> 
         return device
     if build.python is not None and not build.python.contains(target.python, prereleases=True):
         return f"{build.name} has no wheel for Python {target.python}"
-    if target.platform not in build.platforms:
-        only = ", ".join(build.platforms)
-        return f"{build.name} has no {target.platform} wheel in the catalog ({only} only)"
+    missing = platform_missing(build.name, build.platforms, target)
+    if missing is not None:
+        return missing
     free_threaded = free_threaded_rejection(build, target)
     return free_threaded if free_threaded is not None else device
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TypeVar
 
+from colabenv.accelerators.eligibility import platform_missing
 from colabenv.models import CATALOG_PLATFORM, PackageBuild, Release, Target, Variant
 
 _Build = TypeVar("_Build", Variant, PackageBuild)
@@ -16,11 +17,10 @@ _Build = TypeVar("_Build", Variant, PackageBuild)
 
 def platform_rejection(variant: Variant, target: Target) -> str | None:
     """Why ``variant`` has no wheel the target's platform and ABI load; None when it has one.
-    A CPU build serves every platform (the projects publish CPU wheels for each)."""
-    if target.platform not in variant.platforms and not variant.is_cpu:
-        only = ", ".join(variant.platforms)
-        return f"{variant.name} has no {target.platform} wheel in the catalog ({only} only)"
-    return free_threaded_rejection(variant, target)
+    A CPU build serves every platform (the projects publish CPU wheels for each); a TPU build's
+    platform is the TPU kind's rule (:mod:`colabenv.accelerators.tpu`)."""
+    missing = None if variant.is_cpu else platform_missing(variant.name, variant.platforms, target)
+    return missing if missing is not None else free_threaded_rejection(variant, target)
 
 
 def free_threaded_rejection(build: Variant | PackageBuild, target: Target) -> str | None:

@@ -4,6 +4,7 @@ the target carries what is installed."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 
@@ -155,12 +156,27 @@ class _Candidates:
     why each other release was turned down."""
 
     options: tuple[Option, ...]
-    rejections: tuple[tuple[Version, str], ...]
+    rejections: tuple[tuple[Version, str, str], ...]
+    """(release, variant, why) of each build turned down, the variant "" for a release turned
+    down whole; not those passed over unlisted (:data:`NOT_ASKED`)."""
     passed_over: tuple[tuple[Version, str], ...] = ()
     """The releases turned down as a whole for the target's Python (their own wheels or a
     companion's), newest first: a choice below one of them says why it was not taken."""
     missing: tuple[tuple[Version, str, str], ...] = ()
     """The builds passed over for a file their index lacks: (release, label, the file)."""
+    asked: str | None = None
+    """The variant the profile names, if any."""
+
+    def why_not(self, version: Version, variant: str) -> str | None:
+        """Why the build was not among the options; None where it was."""
+        if any(o.release.version == version and o.variant.name == variant for o in self.options):
+            return None
+        for release, name, why in self.rejections:
+            if release == version and name in (variant, ""):
+                return why
+        if self.asked is not None and self.asked != variant:
+            return f"the profile asks for {self.asked}"
+        return f"{variant} is not taken on the target unless the profile names it"
 
 
 def _unconfirmed_rejection(variant: Variant) -> str:
@@ -215,7 +231,7 @@ def _candidates(
     confirms it). A build whose files ``index`` lacks is turned down, naming the file."""
     framework = request.framework
     kind = accelerator_of(target)
-    rejections: list[tuple[Version, str]] = []
+    rejections: list[tuple[Version, str, str]] = []
     installed_dist = target.installed.get(framework.value)
     installed_public: Version | None = None
     if installed_dist is not None and installed_dist.parsed_version is not None:
@@ -229,15 +245,15 @@ def _candidates(
         if not request.specifier.contains(release.version, prereleases=True):
             continue
         if not python_ok(release.python, target.python):
-            rejections.append((release.version, f"no wheel for Python {target.python}"))
-            passed_over.append(rejections[-1])
+            rejections.append((release.version, "", f"no wheel for Python {target.python}"))
+            passed_over.append((release.version, rejections[-1][2]))
             continue
         companion_problem = _companion_rejection(release, request)
         python_problem = None if companion_problem else _companion_python_rejection(release, request, target)
         if companion_problem or python_problem:
-            rejections.append((release.version, companion_problem or python_problem or ""))
+            rejections.append((release.version, "", companion_problem or python_problem or ""))
             if python_problem:
-                passed_over.append(rejections[-1])
+                passed_over.append((release.version, python_problem))
             continue
         release = free_threaded_view(release.on_platform(target.platform), target)
         variants = kind.offered_variants(release, target, catalog)
@@ -253,7 +269,7 @@ def _candidates(
                 problem = platform_cpu_only(release, variant, target) or NOT_ASKED
             if problem:
                 if problem is not NOT_ASKED:
-                    rejections.append((release.version, problem))
+                    rejections.append((release.version, variant.name, problem))
                 continue
             fully = kind.fully_supported(variant, target, catalog)
             is_installed = installed_variant is not None and installed_variant == variant
@@ -267,14 +283,15 @@ def _candidates(
             )
             problem, lacks = index.problem(option, request, target, allow_unconfirmed)
             if problem:
-                rejections.append((release.version, problem))
+                rejections.append((release.version, variant.name, problem))
                 if lacks:
                     missing.append((release.version, f"{option.label} {variant.name}", problem))
                 continue
             (kept if is_installed else release_options).append(option)
         fresh.extend(_variant_preference(release_options))
     passed_over.sort(key=lambda item: item[0], reverse=True)
-    return _Candidates(tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing))
+    found = (tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing))
+    return _Candidates(*found, asked=request.variant)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,7 +489,7 @@ def _component_hint(
     ]
     if not refused:
         return ""
-    open_request = FrameworkRequest(request.framework, SpecifierSet(), request.variant, request.companions)
+    open_request = dataclasses.replace(request, specifier=SpecifierSet())
     options = _candidates(open_request, target, catalog, allow_unconfirmed, index).options
     good = sorted({o.release.version for o in options})
     if not good:
@@ -502,9 +519,12 @@ def _all_candidates(
             raise ResolutionError(f"{profile.path.name}: frameworks.{request.framework}.variant: {unknown}")
         found = _candidates(request, target, catalog, allow, index)
         if not found.options:
-            shown = grouped_rejections(request.framework, found.rejections)
+            shown = grouped_rejections(request.framework, [(v, why) for v, _, why in found.rejections])
             detail = "".join(f"\n  {r}" for r in shown) or no_match(request, catalog)
-            detail += "".join(f"\n  {line}" for line in nearest_lines(catalog, request.framework, target))
+            open_request = dataclasses.replace(request, specifier=SpecifierSet())
+            why_not = _candidates(open_request, target, catalog, allow, index).why_not
+            nearest = nearest_lines(catalog, request.framework, target, request.specifier, why_not)
+            detail += "".join(f"\n  {line}" for line in nearest)
             detail += _component_hint(request, target, catalog, allow, index)
             raise ResolutionError(
                 f"{profile.path.name}: frameworks.{request.framework}: no release satisfying "

@@ -3,8 +3,9 @@
 :func:`spec_flags` turns a ``[targets]`` entry into the flags it stands for;
 :func:`spec_overrides` checks them as the flags are checked (no environment variable takes
 part: a named target is the same on every machine), a problem named by the profile file and
-the key path (``team.toml: targets.nb: --tpu: ...``). :func:`named_spec` finds a target by
-name, or says which the profile has.
+the key path, the values named by their keys (``team.toml: targets.nv.cuda: 13.0 conflicts with
+driver 535.54.03 ...``: :func:`target_problem`). :func:`named_spec` finds a target by name, or
+says which the profile has.
 """
 
 from __future__ import annotations
@@ -39,12 +40,22 @@ def spec_overrides(
     tpu_facts: Callable[[], TpuFacts],
     runtime_facts: Callable[[], RuntimeFacts] | None = None,
 ) -> TargetOverrides:
-    """The overrides of ``spec``; ProfileError naming ``targets.NAME`` when a value the catalog
-    must confirm (a TPU type, a runtime id) is not one."""
+    """The overrides of ``spec``, each value named by its key; ProfileError naming
+    ``targets.NAME.KEY`` when a value the catalog must confirm (a TPU type, a runtime id) is not
+    one."""
     try:
-        return resolve_overrides(spec_flags(spec), {}, tpu_facts=tpu_facts, runtime_facts=runtime_facts)
+        return resolve_overrides(
+            spec_flags(spec), {}, tpu_facts=tpu_facts, runtime_facts=runtime_facts, named=True
+        )
     except TargetError as error:
-        raise ProfileError(profile.path, f"targets.{spec.name}", error.message) from None
+        raise target_problem(profile, spec, error) from None
+
+
+def target_problem(profile: Profile, spec: TargetSpec, error: TargetError) -> ProfileError:
+    """``error`` of the named target ``spec`` as the profile's: its key path ``targets.NAME``,
+    and the key the error is with where it names one (``targets.nv.cuda``)."""
+    key = f"targets.{spec.name}" + (f".{error.key}" if error.key else "")
+    return ProfileError(profile.path, key, error.message)
 
 
 def named_spec(profile: Profile, name: str, asked_by: str = "--target") -> TargetSpec:

@@ -1,6 +1,7 @@
 """A GPU that no build in the catalog has kernels for (issue 36): exit 3 naming the build whose
 list comes closest (the same major, else the closest newer), for an NVIDIA compute capability
-and an AMD gfx alike (docs/catalog.md)."""
+and an AMD gfx alike; one whose kernels only releases outside the profile's range have: the
+nearest of those on each side, and what keeps it out (docs/catalog.md)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,66 @@ def test_without_its_major_the_closest_newer_architecture_is_named(
     assert line.endswith("(gfx900)"), line
 
 
-def test_a_gpu_some_build_has_kernels_for_names_no_nearest(capsys: pytest.CaptureFixture[str]) -> None:
-    err = _refusal(capsys, "--driver", "580.65.06", "--compute-capability", "3.7")
-    assert "the nearest" not in err, err
+def test_a_gpu_a_build_in_range_has_kernels_for_names_no_nearest(capsys: pytest.CaptureFixture[str]) -> None:
+    # the range's builds have sm_80; the driver is what keeps them out, and the lines say so
+    err = _refusal(capsys, "--driver", "450.80.02", "--compute-capability", "8.0")
+    assert "needs driver >= " in err, err
+    assert "the nearest" not in err and "(the profile's range)" not in err, err
+
+
+def _golden_refusal(capsys: pytest.CaptureFixture[str], profile: str, *argv: str) -> str:
+    """The last line of the refusal of the golden ``profile`` on the target ``argv`` names."""
+    code = main(["resolve", str(GOLDEN / profile), "--offline", "--python", "3.12", *argv])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    return err.splitlines()[-1].strip()
+
+
+def test_kernels_only_releases_outside_the_range_have_name_the_nearest_and_what_keeps_it_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """torch 2.7.1 cu118 lists sm_37 but pins a cuDNN without it; 2.3.1 cu118 runs a 3.7 GPU:
+    the profile's range (>=2.9) alone keeps that one out."""
+    line = _golden_refusal(capsys, "pytorch.toml", "--driver", "580.65.06", "--compute-capability", "3.7")
+    assert line.startswith(
+        "no torch release in <2.12,>=2.9 (the profile's range) has kernels for sm_37; the nearest older "
+        "build that has them: torch 2.7.1 cu118, which the target would not run either (cu118 pins "
+        "nvidia-cudnn-cu11==9.1.0.70, which has no kernels for sm_37"
+    ), line
+    assert line.endswith("; of those, the nearest only the range keeps out: torch 2.3.1 cu118"), line
+
+
+def test_the_driver_is_named_where_it_keeps_the_nearest_out_too(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _golden_refusal(
+        capsys, "pytorch.toml", "--driver", "418.39", "--cuda", "10.1", "--compute-capability", "3.7"
+    )
+    assert "torch 2.7.1 cu118, which the target would not run either (cu118 needs driver >= 450.80.02" in line
+    assert line.endswith("; nor would the target run any other of them"), line
+
+
+@pytest.mark.parametrize(
+    ("rocm", "words"),
+    [
+        # jax 0.7.1's rocm7 (ROCm 7.1) and 0.9.2's (ROCm 7.2) both have gfx942: the golden
+        # profile's range >=0.7.2,<0.9 holds cuda12 and cuda13 builds alone
+        (
+            "7.2",
+            "no jax release in <0.9,>=0.7.2 (the profile's range) has kernels for gfx942; the nearest "
+            "older build that has them: jax 0.7.1 rocm7, which only the range keeps out; the nearest "
+            "newer one: jax 0.9.2 rocm7, which only the range keeps out",
+        ),
+        (
+            "7.1",
+            "the nearest newer one: jax 0.9.2 rocm7, which the target would not run either"
+            " (rocm7 needs ROCm >= 7.2",
+        ),
+    ],
+)
+def test_a_gfx_only_releases_outside_the_range_have_names_them_on_each_side(
+    rocm: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _golden_refusal(capsys, "jax.toml", "--rocm", rocm, "--gfx", "gfx942")
+    assert words in line, line
 
 
 @pytest.mark.parametrize(

@@ -207,9 +207,15 @@ def test_every_mistake_of_a_profile_is_printed_and_exits_2(runner: Runner, tmp_p
     ("target", "key"),
     [
         pytest.param(
-            'driver = "450.80.02"\ncuda = "12.4"\npython = "3.12"', "--cuda 12.4 conflicts", id="driver"
+            'driver = "450.80.02"\ncuda = "12.4"\npython = "3.12"',
+            "targets.x.cuda: 12.4 conflicts with driver 450.80.02",
+            id="driver",
         ),
-        pytest.param('runtime = "colab-1999.01"\ncpu = true', "not a known Colab runtime", id="runtime"),
+        pytest.param(
+            'runtime = "colab-1999.01"\ncpu = true',
+            "targets.x.runtime: 'colab-1999.01' is not a known Colab runtime",
+            id="runtime",
+        ),
     ],
 )
 def test_check_refuses_a_target_that_render_and_lock_refuse(

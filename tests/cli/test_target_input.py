@@ -8,6 +8,7 @@ line on stderr, exit 2, nothing on stdout."""
 from __future__ import annotations
 
 import dataclasses
+import platform
 import sys
 import sysconfig
 from pathlib import Path
@@ -80,7 +81,8 @@ def test_profiles_check_names_the_target_whose_runtime_has_no_image_for_it(
     line = _refused(
         capsys, "profiles", "check", _profile(tmp_path, 'runtime = "colab-2025.07", gfx = "gfx942"')
     )
-    assert "p.toml: targets.nb: --runtime colab-2025.07 has no image for AMD GPUs" in line, line
+    assert "p.toml: targets.nb.runtime: colab-2025.07 has no image for AMD GPUs" in line, line
+    assert line.endswith("; leave runtime out"), line
 
 
 @pytest.mark.parametrize(
@@ -158,6 +160,25 @@ def test_resolve_heading_shows_the_free_threaded_target(capsys: pytest.CaptureFi
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "Python 3.14t" in out.splitlines()[0], out
+
+
+@pytest.mark.parametrize(
+    ("platform", "tail"),
+    [
+        ("linux_aarch64", ", Python 3.12, linux_aarch64"),
+        # the catalog's own platform stays unsaid, as in every x86-64 heading before aarch64
+        ("linux_x86_64", ", Python 3.12"),
+    ],
+)
+def test_resolve_heading_shows_a_platform_other_than_x86_64(
+    platform: str, tail: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--driver", "580.105.08", "--cuda", "13.0", "--compute-capability", "12.1", "--python", "3.12"]
+    code = main(["resolve", PYTORCH, "--platform", platform, *argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    heading = out.splitlines()[0]
+    assert heading == f"pytorch for driver 580.105.08, CUDA 13.0, compute capability 12.1{tail}", out
 
 
 def test_a_starter_profile_describes_the_free_threaded_python_it_was_captured_from() -> None:
@@ -279,10 +300,40 @@ def test_a_python_with_the_gil_beside_a_free_threaded_interpreter_is_refused() -
             probe=make_probe(),
             interpreter=_interpreter(free_threaded=True),
         )
-    assert str(caught.value).startswith(
-        "--python 3.14: the interpreter /usr/bin/python3.14t is free-threaded"
+    assert str(caught.value) == (
+        "--python 3.14: the interpreter /usr/bin/python3.14t is free-threaded (Py_GIL_DISABLED);"
+        " give its own version, 3.14.0t, or leave --python out"
     )
     assert caught.value.exit_code == 2
+
+
+def test_the_python_variable_beside_an_interpreter_of_the_other_kind_is_named_as_a_variable() -> None:
+    """The value came from the variable: the line names it, and how to take it back is to unset
+    it (not "leave the flag out"); the interpreter's own version is the one accepted."""
+    with pytest.raises(TargetError) as caught:
+        detect(
+            _overrides({"COLABENV_PYTHON_VERSION": "3.14t"}, cpu=True),
+            probe=make_probe(),
+            interpreter=_interpreter(free_threaded=False),
+        )
+    assert str(caught.value) == (
+        "COLABENV_PYTHON_VERSION 3.14t: the interpreter /usr/bin/python3.14 is not free-threaded"
+        " (Py_GIL_DISABLED); give its own version, 3.14.0, or unset COLABENV_PYTHON_VERSION"
+    )
+
+
+def test_detect_names_the_python_variable_it_refuses(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        pytest.skip("this interpreter is free-threaded")
+    monkeypatch.setenv("COLABENV_PYTHON_VERSION", "3.14t")
+    line = _refused(capsys, "detect", "--interpreter", sys.executable, "--cpu")
+    assert line.startswith("colabenv: COLABENV_PYTHON_VERSION 3.14t: the interpreter "), line
+    assert line.endswith(
+        f"give its own version, {platform.python_version()}, or unset COLABENV_PYTHON_VERSION"
+    )
+    assert "flag" not in line, line
 
 
 def test_a_free_threaded_interpreter_agrees_with_the_free_threaded_flag() -> None:
@@ -301,8 +352,33 @@ def test_profiles_check_refuses_a_cuda_the_driver_does_not_reach(
 ) -> None:
     entry = 'driver = "535.104.05", cuda = "13.0", python = "3.12"'
     line = _refused(capsys, "profiles", "check", _profile(tmp_path, entry))
-    assert "p.toml: targets.nb: --cuda 13.0 conflicts with --driver 535.104.05" in line, line
-    assert "which supports CUDA 12.2" in line, line
+    assert line.endswith(
+        "p.toml: targets.nb.cuda: 13.0 conflicts with driver 535.104.05, which supports CUDA 12.2"
+        " (catalog driver table): give one of them; without cuda the CUDA comes from the driver"
+    ), line
+
+
+def test_a_named_targets_python_the_runtime_contradicts_is_named_by_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key path goes to the key, and the keys are named as keys (the flags keep their words:
+    test_the_runtime_contradiction_names_the_python_as_given)."""
+    entry = 'python = "3.14t", runtime = "colab-2026.07", cpu = true'
+    line = _refused(capsys, "profiles", "check", _profile(tmp_path, entry))
+    assert line.endswith(
+        "p.toml: targets.nb.python: 3.14t contradicts runtime colab-2026.07, whose Python is 3.12.13;"
+        " leave python out"
+    ), line
+
+
+def test_a_named_targets_driver_the_table_lacks_is_named_by_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(capsys, "profiles", "check", _profile(tmp_path, 'driver = "418.39", python = "3.12"'))
+    assert line.endswith(
+        "p.toml: targets.nb.driver: 418.39: older than every CUDA in the catalog's driver table;"
+        " give cuda too"
+    ), line
 
 
 # ---------------------------------------------------------------------------------------------

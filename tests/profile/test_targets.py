@@ -68,7 +68,7 @@ def test_a_tpu_type_the_catalog_does_not_know_names_the_key(tmp_path: Path) -> N
     profile = load_profile(_write(tmp_path, GOOD.replace('"v5e-8"', '"v99-8"')))
     with pytest.raises(ProfileError) as caught:
         spec_target(profile, profile.targets[3])
-    assert str(caught.value).startswith("team.toml: targets.pod: --tpu: ")
+    assert str(caught.value).startswith("team.toml: targets.pod.tpu: 'v99-8': "), str(caught.value)
 
 
 BAD = """\

@@ -3,6 +3,7 @@ v5p and TPU7x VMs) and what the TPU build adds to the choice."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -326,3 +327,32 @@ def test_the_jax_tpu_golden_profile() -> None:
         assert choice.requirements[0].startswith("jax[tpu]==")
         assert any(r.startswith("libtpu==") for r in choice.requirements)
         assert not resolution.warnings, resolution.warnings
+
+
+NO_AARCH64_TPU_WHEEL = "tpu has no linux_aarch64 wheel in the catalog (linux_x86_64 only)"
+
+
+@pytest.mark.parametrize(
+    ("frameworks", "words"),
+    [
+        ('torch = "==2.9.0"', f"torch 2.9.0: {NO_AARCH64_TPU_WHEEL}"),
+        ('jax = "==0.8.*"', NO_AARCH64_TPU_WHEEL),
+    ],
+)
+def test_a_tpu_build_is_refused_on_aarch64(frameworks: str, words: str, tmp_path: Path) -> None:
+    """tpu.toml lists linux_x86_64 builds alone: an aarch64 TPU target is exit 3 naming that,
+    as a CUDA build without an aarch64 wheel is (the TPU build was taken as if it were a CPU
+    build, which serves every platform)."""
+    profile = load_profile(_profile(tmp_path, frameworks))
+    target = dataclasses.replace(TARGETS["colab-v5e-1"](), platform="linux_aarch64")
+    with pytest.raises(ResolutionError) as caught:
+        resolve(profile, target, CATALOG)
+    assert words in str(caught.value), str(caught.value)
+    assert caught.value.exit_code == 3
+
+
+def test_a_cpu_build_asked_for_still_serves_an_aarch64_tpu_target(tmp_path: Path) -> None:
+    profile = load_profile(_profile(tmp_path, 'torch = { version = "==2.9.0", variant = "cpu" }'))
+    target = dataclasses.replace(TARGETS["colab-v5e-1"](), platform="linux_aarch64")
+    (choice,) = resolve(profile, target, CATALOG).choices
+    assert choice.variant == "cpu" and not any("torch-xla" in r for r in choice.requirements), choice
