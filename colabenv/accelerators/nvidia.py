@@ -222,6 +222,14 @@ def _report(wanted: TargetOverrides, host: base.HostReadings) -> GpuReport:
     return host.nvidia_gpus()
 
 
+def _in_table(found: Version | None, wanted: TargetOverrides, key: str, shown: str, missing: str) -> Version:
+    """What the catalog's driver table gives for the ``key`` given as ``shown``; none is that
+    value refused, saying why (``missing``)."""
+    if found is None:
+        raise wanted.problem(key, f"{shown}:", missing)
+    return found
+
+
 def _overridden(
     wanted: TargetOverrides, report: GpuReport, host: base.HostReadings, notes: list[str]
 ) -> tuple[Version | None, Version | None, tuple[ComputeCapability, ...]]:
@@ -232,23 +240,17 @@ def _overridden(
     driver, cuda = report.driver, report.cuda
     driver_flag, cuda_flag = wanted.origin("driver"), wanted.origin("cuda")
     if wanted.driver is not None:
-        driver = wanted.driver
-        cuda = wanted.cuda
+        driver, cuda = wanted.driver, wanted.cuda
         if cuda is None:
-            cuda = load().max_cuda_for_driver(driver)
-            if cuda is None:
-                detail = f"older than every CUDA in the catalog's driver table; give {cuda_flag} too"
-                raise wanted.problem("driver", f"{format_driver(driver)}:", detail)
-            notes.append(
-                f"max CUDA {cuda} derived from {driver_flag} {format_driver(driver)} (catalog driver table)"
-            )
+            shown = format_driver(driver)
+            missing = f"older than every CUDA in the catalog's driver table; give {cuda_flag} too"
+            cuda = _in_table(load().max_cuda_for_driver(driver), wanted, "driver", shown, missing)
+            notes.append(f"max CUDA {cuda} derived from {driver_flag} {shown} (catalog driver table)")
     elif wanted.cuda is not None:
         cuda = wanted.cuda
         if driver is None:
-            driver = load().toolkit_driver(cuda)
-            if driver is None:
-                detail = f"not in the catalog's driver table; give {driver_flag} too"
-                raise wanted.problem("cuda", f"{cuda}:", detail)
+            missing = f"not in the catalog's driver table; give {driver_flag} too"
+            driver = _in_table(load().toolkit_driver(cuda), wanted, "cuda", str(cuda), missing)
             notes.append(
                 f"driver {format_driver(driver)} assumed for {cuda_flag} {cuda} (its toolkit driver)"
             )
