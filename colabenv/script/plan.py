@@ -194,19 +194,21 @@ def host_checks(resolution: Resolution, platform: str, required_driver: str | No
 
 def _refuse_nvidia_on_amd(plan: InstallPlan) -> None:
     """A ROCm environment installs none of NVIDIA's CUDA wheels (``nvidia-*``, ``cuda-*``:
-    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a lock for AMD GPUs that pins one (a
-    dependency no profile names) is exit 3, naming them. A profile's requirements are refused
-    before, by the ROCm kind's ``refused_requirements`` (resolve, render and lock alike), so
-    only a lock's pins are looked at here."""
+    :func:`~colabenv._util.pep508.is_nvidia_wheel`): a plan for AMD GPUs that would (a lock's
+    pin; a catalog build's ``requires``, an overlay's say; a bound) is exit 3, naming them. The
+    ROCm kind's ``refused_requirements`` refuses a profile's own requirements before, for resolve
+    and lock too, saying what to name instead; this is the last word on what the script installs."""
     target = plan.resolution.target
-    if plan.lock is None or not accelerator_of(target).traits.hip:
+    if not accelerator_of(target).traits.hip:
         return
-    found = sorted({distribution_name(text) or text for text in plan.lock.pins if is_nvidia_wheel(text)})
+    wanted = (*plan.requirements, *plan.resolution.constraint_lines)
+    found = sorted({distribution_name(text) or text for text in wanted if is_nvidia_wheel(text)})
     if found:
+        what = f"the lock {plan.lock.name} pins" if plan.lock is not None else "the script would install"
         raise ResolutionError(
-            f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): the lock "
-            f"{plan.lock.name} pins {', '.join(found)}; an AMD GPU (ROCm) environment installs no "
-            "NVIDIA CUDA wheel (nvidia-*, cuda-*)"
+            f"the target's GPUs are AMD ({accelerator_of(target).describe(target)}): {what} "
+            f"{', '.join(found)}; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel"
+            " (nvidia-*, cuda-*)"
         )
 
 

@@ -24,6 +24,7 @@ from colabenv.profile.load import load_profile
 from colabenv.resolve.resolver import resolve
 from colabenv.script.plan import LockInput, install_plan
 from colabenv.script.render import HELPER_DELIMITER, render_script
+from tests.support.catalogs import release_entry, variant_entry, write_overlay
 from tests.support.paths import REPO
 
 GOLDEN = REPO / "profiles" / "golden"
@@ -111,6 +112,33 @@ def test_an_nvidia_pin_in_a_rocm_lock_is_refused_by_the_plan() -> None:
         "the target's GPUs are AMD (AMD GPU, ROCm 6.4, gfx942): the lock p.lock pins "
         "cuda-bindings, nvidia-cudnn-cu12; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel "
         "(nvidia-*, cuda-*)"
+    )
+
+
+def test_an_nvidia_wheel_a_catalog_build_requires_is_refused_on_amd_gpus(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The profile names no NVIDIA wheel, so the ROCm kind's refusal of a profile's requirements
+    says nothing; a team's overlay whose jax ROCm build ``requires`` one still never reaches the
+    script: the plan refuses it (exit 3, naming it), nothing on stdout."""
+    rocm7 = variant_entry(
+        "rocm7",
+        rocm="7.1",
+        gfx=["gfx942"],
+        requires=["jax-rocm7-plugin==0.7.1", "nvidia-nccl-cu12==2.21.5"],
+        source="test: an overlay's build",
+    )
+    overlay = write_overlay(
+        tmp_path / "cat", release_entry("0.7.1", rocm7, default_variant="rocm7"), framework="jax"
+    )
+    profile = tmp_path / "p.toml"
+    profile.write_text(f'name = "p"\n[frameworks]\njax = "==0.7.1"\n[catalog]\npaths = ["{overlay.name}"]\n')
+    code = main(["render", str(profile), "--rocm", "7.1", "--gfx", "gfx942", "--python", "3.12", "--offline"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, ""), err
+    assert err.strip() == (
+        "colabenv: the target's GPUs are AMD (AMD GPU, ROCm 7.1, gfx942): the script would install "
+        "nvidia-nccl-cu12; an AMD GPU (ROCm) environment installs no NVIDIA CUDA wheel (nvidia-*, cuda-*)"
     )
 
 
