@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         targets = [(spec.name, spec_target(profile, spec)) for spec in specs]
     else:
         targets = [(None, target_from_args(args))]
+    _refuse_unlockable(targets)  # every target, before any is resolved or any index read
     show_progress = not args.quiet and sys.stderr.isatty()
     sections = []
     with terminate_as_interrupt(), progress_status(show_progress, "locking") as progress:
@@ -246,6 +247,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_unlockable(targets: list[tuple[str | None, Target]]) -> None:
+    from colabenv.lock.make import refuse_unlockable
+
+    for name, target in targets:
+        try:
+            refuse_unlockable(target)
+        except ColabenvError as error:
+            if name is not None:
+                error.message = f"target {name}: {error.message}"
+            raise
+
+
 def _write_target_pylocks(args: argparse.Namespace, lock_file: LockFile, output: Path) -> None:
     """Beside a PEP 751 lock of several targets, one ``pylock.NAME.toml`` per target: a lock
     of that one target, which pip (26.1 or later) and uv install as it is (the file of all
@@ -272,9 +285,8 @@ def _one_lock(
     """The lock of ``profile`` for one target (one section)."""
     from colabenv.app.resolution import resolve_for
     from colabenv.index.check import index_check
-    from colabenv.lock.make import known_releases, make_lock, refuse_unlockable
+    from colabenv.lock.make import known_releases, make_lock
 
-    refuse_unlockable(target)  # before the resolution, which may read the indexes
     check = index_check(os.environ)
     resolved = resolve_for(profile, target, allow_unconfirmed=args.allow_unconfirmed, index=check)
     resolution = resolved.resolution

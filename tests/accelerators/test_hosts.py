@@ -306,6 +306,29 @@ def test_a_free_threaded_lock_of_a_framework_asks_no_index_first(
     ]
 
 
+def test_a_free_threaded_named_target_is_refused_before_the_targets_before_it_are_locked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lock --all-targets`` checks every target first: the target with the GIL listed before
+    the free-threaded one is not resolved, no index is asked, nothing is written."""
+    with LocalIndex(tmp_path) as index:
+        profile = tmp_path / "p.toml"
+        profile.write_text(
+            'name = "p"\n[packages]\nrequirements = ["six"]\n'
+            f'[install]\nindex_url = "{index.url}"\n'
+            '[targets]\nok = { cpu = true, python = "3.12" }\nft = { cpu = true, python = "3.14t" }\n'
+        )
+        out = tmp_path / "requirements.lock"
+        code = main(["lock", str(profile), "--all-targets", "-o", str(out)])
+        asked = list(index.requests)
+    captured = capsys.readouterr()
+    assert (code, captured.out, asked, out.exists()) == (2, "", [], False), captured.err
+    assert captured.err.startswith(
+        "colabenv: target ft: lock: a free-threaded Python (3.14t) cannot be locked"
+    )
+    assert len(captured.err.splitlines()) == 1, captured.err
+
+
 T4 = ("--driver", "580.65.06", "--compute-capability", "7.5")
 
 
