@@ -250,6 +250,12 @@ class DeviceChecks:
     gfx: tuple[str, ...] | None = None
     rocm: str | None = None
 
+    @property
+    def says_why(self) -> bool:
+        """Whether the helper's refusal of the device (its exit 4) prints its reason, as the AMD
+        GPUs' checks do (a driver too old is said on stderr: the script names it)."""
+        return self.gfx is not None
+
 
 NO_DEVICE_CHECKS = DeviceChecks()
 """The preflight of a device that checks nothing of it."""

@@ -135,8 +135,8 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "  0) ;;"
     yield f'  3) [ -n "$out" ] || out={q(wrong_python)}'
     yield '     fail "$out" ;;'
-    if host.device.gfx is not None:  # the helper says why on stdout; a driver too old on stderr
-        yield from _wrong_host(required, plan.driver_remedy)
+    if host.device.says_why:
+        yield f'  4) fail "$out; "{q(plan.driver_remedy)} ;;'
     elif required is not None:
         old_driver = f"the chosen GPU wheels need NVIDIA driver >= {required}; {plan.driver_remedy}"
         yield f"  4) fail {q(old_driver)} ;;"
@@ -154,16 +154,6 @@ def _preflight(plan: InstallPlan) -> Iterator[str]:
     yield "  satisfied | installed | missing) ;;"
     yield '  *) fail "the preflight check answered $finished" ;;'
     yield "esac"
-
-
-def _wrong_host(required: str | None, remedy: str) -> Iterator[str]:
-    """The preflight's exit 4 where it checks the AMD GPUs: the reason it printed, else
-    (nothing printed) the NVIDIA driver too old; the remedy follows either."""
-    first = "  4) "
-    if required is not None:
-        yield f'{first}[ -n "$out" ] || out={q(f"the chosen GPU wheels need NVIDIA driver >= {required}")}'
-        first = "     "
-    yield f'{first}fail "$out; "{q(remedy)} ;;'
 
 
 def _fast_exit() -> Iterator[str]:
