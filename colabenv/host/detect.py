@@ -403,10 +403,11 @@ def _free_threaded(wanted: TargetOverrides, host: HostProbe, interpreter: Interp
         return host.free_threaded if wanted.python is None else False
     if interpreter is not None and wanted.free_threaded != interpreter.free_threaded:
         built = "is" if interpreter.free_threaded else "is not"
-        own = f"{interpreter.version}{'t' if interpreter.free_threaded else ''}"
+        own = python_shown(_python_release(interpreter.version).release, interpreter.free_threaded)
+        given = python_shown(wanted.python.release, wanted.free_threaded) if wanted.python else "-"
         raise wanted.problem(
             "python",
-            f"{wanted.python}{'t' if wanted.free_threaded else ''}:",
+            f"{given}:",
             f"the interpreter {interpreter.executable} {built} free-threaded (Py_GIL_DISABLED);"
             f" give its own version, {own}, or {wanted.taken_back('python')}",
         )

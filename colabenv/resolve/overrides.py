@@ -32,7 +32,7 @@ from colabenv.models import (
 )
 from colabenv.models.frozen import model
 from colabenv.models.runtimes import LATEST
-from colabenv.models.target import given_problem, taken_back
+from colabenv.models.target import given_problem, python_shown, taken_back
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
@@ -326,7 +326,7 @@ def _runtime_python(
     by = _runtime_given(named)
     if python is not None and python[1] != ENV_PYTHON:
         given, wanted, origin = python[0], runtime.python, python[1]
-        shown = f"{given}{'t' if free_threaded else ''}"
+        shown = python_shown(given.release, free_threaded)
         back = taken_back(origin, key=named)
         if (given.major, given.minor) != (wanted.major, wanted.minor) or (
             len(given.release) > 2 and given != wanted

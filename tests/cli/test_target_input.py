@@ -277,12 +277,12 @@ def test_a_free_threaded_python_beside_an_interpreter_with_the_gil_is_refused(
     assert f"--python 3.14t: the interpreter {sys.executable} is not free-threaded" in line, line
 
 
-def _interpreter(*, free_threaded: bool) -> Interpreter:
+def _interpreter(*, free_threaded: bool, version: str = "3.14.0") -> Interpreter:
     """What ``python3.14t`` (or ``python3.14``) answers the probe: no free-threaded interpreter
     is on this machine, so its facts are data."""
     return Interpreter(
         executable="/usr/bin/python3.14t" if free_threaded else "/usr/bin/python3.14",
-        version="3.14.0",
+        version=version,
         implementation="CPython",
         path=(),
         stdlib=(),
@@ -305,6 +305,18 @@ def test_a_python_with_the_gil_beside_a_free_threaded_interpreter_is_refused() -
         " give its own version, 3.14.0t, or leave --python out"
     )
     assert caught.value.exit_code == 2
+
+
+def test_the_version_offered_is_one_the_flag_takes_for_a_pre_release_interpreter() -> None:
+    """A 3.14.0rc1 interpreter is offered as ``3.14.0t``, the form ``--python`` takes (not
+    ``3.14.0rc1t``, which it refuses)."""
+    with pytest.raises(TargetError) as caught:
+        detect(
+            _overrides(python="3.14", cpu=True),
+            probe=make_probe(),
+            interpreter=_interpreter(free_threaded=True, version="3.14.0rc1"),
+        )
+    assert "give its own version, 3.14.0t, or leave --python out" in str(caught.value)
 
 
 def test_the_python_variable_beside_an_interpreter_of_the_other_kind_is_named_as_a_variable() -> None:
