@@ -113,6 +113,12 @@ PLATFORMS = ("linux_x86_64", "linux_aarch64")
 """The platforms a target may name (``--platform``, a named target's ``platform``)."""
 
 
+def flag_or_key(field: str, named: bool) -> str:
+    """How a target field given by hand is named: a named target's key (``compute_capability``),
+    else its flag (``--compute-capability``)."""
+    return field if named else "--" + field.replace("_", "-")
+
+
 def python_shown(release: Sequence[int], free_threaded: bool) -> str:
     """A Python as ``--python`` takes it: ``3.14`` or, free-threaded, ``3.14t``."""
     return ".".join(str(n) for n in release) + ("t" if free_threaded else "")
@@ -345,7 +351,7 @@ class TargetOverrides:
 
     def origin(self, field: str) -> str:
         """The flag, variable or named target's key that gave ``field`` (``driver``, ``cuda`` ...)."""
-        return dict(self.origins).get(field, field if self.named else "--" + field.replace("_", "-"))
+        return dict(self.origins).get(field, flag_or_key(field, self.named))
 
     def problem(self, field: str, value: object | None, detail: str) -> TargetError:
         """The one line of a problem with ``field``'s ``value`` (:func:`given_problem`)."""

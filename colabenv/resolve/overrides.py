@@ -32,7 +32,7 @@ from colabenv.models import (
 )
 from colabenv.models.frozen import model
 from colabenv.models.runtimes import LATEST
-from colabenv.models.target import given_problem, python_shown, taken_back
+from colabenv.models.target import flag_or_key, given_problem, python_shown, taken_back
 
 ENV_DRIVER = "COLABENV_DRIVER_VERSION"
 ENV_CUDA = "COLABENV_CUDA_VERSION"
@@ -61,16 +61,6 @@ class TargetFlags:
     gfx: Sequence[str] = ()
 
 
-FLAG_OF_VARIABLE = {
-    ENV_DRIVER: "--driver",
-    ENV_CUDA: "--cuda",
-    ENV_COMPUTE_CAPABILITY: "--compute-capability",
-    ENV_PYTHON: "--python",
-    ENV_TPU: "--tpu",
-    ENV_PLATFORM: "--platform",
-    ENV_ROCM: "--rocm",
-    ENV_GFX: "--gfx",
-}
 KEY_OF_VARIABLE = {
     ENV_DRIVER: "driver",
     ENV_CUDA: "cuda",
@@ -81,14 +71,15 @@ KEY_OF_VARIABLE = {
     ENV_ROCM: "rocm",
     ENV_GFX: "gfx",
 }
-"""The key of a profile's named target that stands for each variable's flag."""
+"""The target field each variable gives: a named target's key, and (:func:`flag_or_key`) the
+flag the variable stands for."""
 GPU_VARIABLES = (ENV_DRIVER, ENV_CUDA, ENV_COMPUTE_CAPABILITY)
 ROCM_VARIABLES = (ENV_ROCM, ENV_GFX)
 
 
 def _given(var: str, named: bool) -> str:
     """How the flag of ``var`` is named: itself (``--cuda``), or a named target's key (``cuda``)."""
-    return KEY_OF_VARIABLE[var] if named else FLAG_OF_VARIABLE[var]
+    return flag_or_key(KEY_OF_VARIABLE[var], named)
 
 
 def _pick(
@@ -307,13 +298,8 @@ def _runtime(
     if runtime is None:
         listed = ", ".join(dict.fromkeys((*known.ids, LATEST))) if known.ids else "none"
         shown = f"{printable(text)[:60]!r} is not a known Colab runtime version (known: {listed})"
-        raise given_problem(_runtime_given(named), None, shown, key=named)
+        raise given_problem(flag_or_key("runtime", named), None, shown, key=named)
     return runtime
-
-
-def _runtime_given(named: bool) -> str:
-    """How ``--runtime`` is named: itself, or a named target's key (``runtime``)."""
-    return "runtime" if named else "--runtime"
 
 
 def _runtime_python(
@@ -323,7 +309,7 @@ def _runtime_python(
     builds). ``--python`` (a named target's ``python``) naming another X.Y, or a free-threaded
     one, is an error, named as it was given; ``COLABENV_PYTHON_VERSION`` is a variable, so the
     flag ``--runtime`` beats it."""
-    by = _runtime_given(named)
+    by = flag_or_key("runtime", named)
     if python is not None and python[1] != ENV_PYTHON:
         given, wanted, origin = python[0], runtime.python, python[1]
         shown = python_shown(given.release, free_threaded)
