@@ -1,8 +1,8 @@
 """verify on AMD GPUs through ROCm, and on a free-threaded interpreter: torch must be a ROCm
 build (``torch.version.hip``) and jax must see its GPUs as ROCm devices, each multiplying as the
-CPU does, and a failure names its cause as ``doctor`` reads it (the failure signatures of
-``import_failures.toml``: "HIP error: invalid device function" at the first kernel, "No HIP GPUs
-are available" at the GPU's first use); a GIL that was on before the frameworks imported (naming
+CPU does (``verify`` names a failure's cause as ``doctor`` reads it, on every device:
+:mod:`colabenv.verification.causes`, "HIP error: invalid device function" at the first kernel,
+"No HIP GPUs are available" at the GPU's first use); a GIL that was on before the frameworks imported (naming
 what asked for it), or that an import turned back on (naming the module), is a WARN."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colabenv.models import Framework
-from colabenv.verification.causes import with_cause
 from colabenv.verification.children import (
     ChildRun,
     DeviceResult,
@@ -28,12 +27,9 @@ def check_rocm_smoke(
     framework: Framework, run: ChildRun, *, timeout: float, require_gpu: bool, cpu_build: bool = False
 ) -> Check:
     """One framework's smoke test on AMD GPUs through ROCm: torch must be a ROCm build
-    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. A FAIL names
-    the cause doctor's signatures read in what the child said (:func:`with_cause`)."""
-    return with_cause(_judged(framework, run, timeout, require_gpu, cpu_build), run)
-
-
-def _judged(framework: Framework, run: ChildRun, timeout: float, require_gpu: bool, cpu_build: bool) -> Check:
+    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. ``verify``
+    adds the cause of a FAIL as it does on every device
+    (:func:`colabenv.verification.causes.with_cause`)."""
     name = f"smoke:{framework.value}"
 
     def no_gpu(result: SmokeResult, label: str) -> Check:

@@ -17,6 +17,7 @@ import pytest
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.diagnosis.signatures import Classified, classify, shipped_signatures
 from colabenv.models import Framework
+from colabenv.verification.causes import with_cause
 from colabenv.verification.children import GPU_SMOKE, SmokeResult, parse_smoke, run_smoke, smoke_env
 from colabenv.verification.report import Status
 from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
@@ -107,7 +108,7 @@ def test_a_gpu_without_kernels_for_its_gfx_fails_naming_the_cause_and_thread_doc
     )
     run, result = _smoke(tmp_path, radeon)
     assert [d.error for d in result.devices] == [f"{kind}: {text}"]
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     doctor = _as_doctor_reads(f"{kind}: {text}")
     assert check.status is Status.FAIL, check
     assert check.detail.startswith(
@@ -130,7 +131,7 @@ def test_a_rocm_torch_that_sees_no_gpu_fails_naming_rocms_reason_as_doctor_does(
     )
     run, result = _smoke(tmp_path, blind)
     assert result.gpu_reason == "torch.cuda.is_available() is False"
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail, check
     assert f"stderr: RuntimeError: {text}" in check.detail
     assert "; cause: no-gpu (https://github.com/ROCm/hip/issues/3799): " in check.detail
@@ -145,7 +146,7 @@ def test_a_missing_hip_runtime_at_import_fails_naming_the_cause(tmp_path: Path) 
         "torch", "2.9.1+rocm6.4", Behaviour.IMPORT_ERROR, cuda=None, hip="6.4.1", import_error=text
     )
     run, _ = _smoke(tmp_path, broken)
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     assert check.status is Status.FAIL, check
     assert check.detail.startswith(f"import failed: {kind}: {text}")
     assert (
