@@ -376,6 +376,49 @@ def test_a_gil_asked_for_when_the_interpreter_started_is_a_warn_naming_what_aske
     )
 
 
+@pytest.mark.parametrize(
+    ("flags", "options", "variable", "forced"),
+    [
+        # PYTHON_GIL=1 put in os.environ after startup (a profile's [env] by colabenv's .pth
+        # hook): CPython never read it, sys.flags.gil is None (the default)
+        ({"gil": None, "ignore_environment": 0}, {}, "1", None),
+        ({"gil": 0, "ignore_environment": 0}, {"gil": "0"}, "1", None),
+        (
+            {"gil": 1, "ignore_environment": 0},
+            {"gil": "1"},
+            "0",
+            "-X gil=1 on the interpreter's command line",
+        ),
+        ({"gil": 1, "ignore_environment": 0}, {}, "1", "PYTHON_GIL=1 in the environment"),
+        # under -E the variable was not read: something else (an embedding program) asked
+        (
+            {"gil": 1, "ignore_environment": 1},
+            {},
+            "1",
+            "the interpreter's configuration (sys.flags.gil is 1)",
+        ),
+        # no sys.flags.gil (before Python 3.13): the option over the variable, as before
+        ({"ignore_environment": 0}, {}, "1", "PYTHON_GIL=1 in the environment"),
+        ({"ignore_environment": 0}, {"gil": "0"}, "1", None),
+    ],
+)
+def test_what_forced_the_gil_is_what_sys_flags_says_cpython_read(
+    monkeypatch: pytest.MonkeyPatch,
+    flags: dict[str, object],
+    options: dict[str, str],
+    variable: str,
+    forced: str | None,
+) -> None:
+    """``sys.flags.gil`` is what CPython made of ``-X gil`` and ``PYTHON_GIL`` at startup; the
+    environment now may hold a ``PYTHON_GIL`` it never read."""
+    from types import SimpleNamespace
+
+    base = _base()
+    monkeypatch.setattr(base, "sys", SimpleNamespace(flags=SimpleNamespace(**flags), _xoptions=options))
+    monkeypatch.setenv("PYTHON_GIL", variable)
+    assert base.gil_forced_by() == forced
+
+
 def test_a_gil_turned_off_on_the_command_line_beats_the_environment(tmp_path: Path) -> None:
     result = _free_threaded_smoke(tmp_path, options="-X gil=0", variables={"PYTHON_GIL": "1"})
     assert (result.gil_before, result.gil_after, result.gil_forced_by) == (False, False, None)
