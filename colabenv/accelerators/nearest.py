@@ -1,11 +1,12 @@
 """The build nearest a GPU that no build the profile allows has kernels for, for an NVIDIA
 compute capability and an AMD gfx alike (docs/catalog.md, "A GPU no build has kernels for").
 Where builds of the target's platform outside the profile's range have the kernels, the
-nearest of them by release on each side of the range, and what else keeps it out (the driver,
-the ROCm, its component pins ...) or that only the range does. Where none in the catalog has
-them, the build whose list has the closest architecture of the GPU's major (an sm_37 build for
-a 3.0 GPU, gfx1030 for a gfx1013), else the closest newer one; where only another platform's
-builds have the kernels, that is said instead."""
+nearest of them by release that a gap in the range (a ``!=``) excludes, below the range and
+above it, and what else keeps it out (the driver, the ROCm, its component pins ...; or, for a
+build the target would run, the index or being unconfirmed) or that only the range does. Where
+none in the catalog has them, the build whose list has the closest architecture of the GPU's
+major (an sm_37 build for a 3.0 GPU, gfx1030 for a gfx1013), else the closest newer one; where
+only another platform's builds have the kernels, that is said instead."""
 
 from __future__ import annotations
 
@@ -26,8 +27,21 @@ from colabenv.models import (
     Variant,
     archs_cover,
 )
+from colabenv.models.frozen import model
 
-WhyNot = Callable[[Version, str], str | None]
+
+@model
+class NotTaken:
+    """Why the target would not take a build were its release in the profile's range:
+    ``reason``; ``runs``: the target would run it, and something else keeps it out (the index
+    lacks a file it pins, it is unconfirmed, the profile names another variant), not its
+    device, driver, ROCm or Python."""
+
+    reason: str
+    runs: bool = False
+
+
+WhyNot = Callable[[Version, str], NotTaken | None]
 """Why the target would not take a build (its release, its variant's name) were the release in
 the profile's range; None where it would."""
 
@@ -128,17 +142,21 @@ def _outside_range(
     why_not: WhyNot,
 ) -> list[str]:
     """The line of a GPU whose kernels only builds outside the profile's range have: the
-    nearest such build below the range and above it (by release), each with what keeps it
-    out. ``having``: the builds with its kernels, newest release first; ``ranged``: the
-    releases in range. None where a build in range has them, or no release is in range (the
-    refusal says that instead)."""
+    nearest such build the range excludes within its bounds (a ``!=``), and the nearest below
+    its oldest release and above its newest (by release), each with what keeps it out.
+    ``having``: the builds with its kernels, newest release first; ``ranged``: the releases in
+    range. None where a build in range has them, or no release is in range (the refusal says
+    that instead)."""
     if not ranged or any(release.version in ranged for release, _ in having):
         return []
     framework = having[0][0].framework
-    lowest = min(ranged)
+    lowest, highest = min(ranged), max(ranged)
+    inside = [b for b in having if lowest < b[0].version < highest]
     older = [b for b in having if b[0].version < lowest]
-    newer = [b for b in reversed(having) if b[0].version > lowest]
+    newer = [b for b in reversed(having) if b[0].version > highest]
     parts = [f"no {framework} release in {allowed} (the profile's range) has kernels for {gpu}"]
+    if inside:  # nearer than any outside the bounds
+        parts.append(_side("excluded by the range", inside[:1], why_not))
     for side, found in (("older", older), ("newer", newer)):
         if found:
             named = (
@@ -148,18 +166,31 @@ def _outside_range(
     return ["; ".join(parts)]
 
 
+def _kept_out(why: NotTaken) -> str:
+    """What keeps a build out beside the range: the target would not run it, or it is not
+    taken for another reason (the index, being unconfirmed)."""
+    if why.runs:
+        return f"which is not taken either ({why.reason})"
+    return f"which the target would not run either ({why.reason})"
+
+
 def _side(named: str, found: Sequence[tuple[Release, Variant]], why_not: WhyNot) -> str:
     """The nearest of ``found`` (nearest first) and what keeps it out; where more than the range
-    does, also the nearest that only the range keeps out, or that there is none."""
+    does, also the nearest of the others that only the range keeps out, or that there is none."""
     first = found[0]
     why = why_not(first[0].version, first[1].name)
     if why is None:
         return f"{named}: {_label(first)}, which only the range keeps out"
-    text = f"{named}: {_label(first)}, which the target would not run either ({why})"
-    runs = next((b for b in found[1:] if why_not(b[0].version, b[1].name) is None), None)
-    if runs is None:
-        return f"{text}; nor would the target run any other of them"
-    return f"{text}; of those, the nearest only the range keeps out: {_label(runs)}"
+    text = f"{named}: {_label(first)}, {_kept_out(why)}"
+    others = [why_not(b[0].version, b[1].name) for b in found[1:]]
+    runs = next((b for b, other in zip(found[1:], others, strict=True) if other is None), None)
+    if runs is not None:
+        return f"{text}; of those, the nearest only the range keeps out: {_label(runs)}"
+    if not others:
+        return text
+    if any(other is not None and other.runs for other in others):
+        return f"{text}; nor is any other of them taken"
+    return f"{text}; nor would the target run any other of them"
 
 
 def _line(

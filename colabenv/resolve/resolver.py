@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from colabenv.accelerators.base import NOT_ASKED, ChosenBuild
 from colabenv.accelerators.eligibility import UNCONFIRMED_HINT, python_ok
-from colabenv.accelerators.nearest import nearest_lines
+from colabenv.accelerators.nearest import NotTaken, nearest_lines
 from colabenv.accelerators.nvidia import component_rejection
 from colabenv.accelerators.registry import accelerator_of
 from colabenv.catalog.components import bounds, pulled_in
@@ -152,8 +152,7 @@ def _companion_python_rejection(release: Release, request: FrameworkRequest, tar
 
 @model
 class _Candidates:
-    """The releases and variants of one framework that may run on the target, best first, and
-    why each other release was turned down."""
+    """The builds of one framework that may run on the target, best first; why the others did not."""
 
     options: tuple[Option, ...]
     rejections: tuple[tuple[Version, str, str], ...]
@@ -166,17 +165,19 @@ class _Candidates:
     """The builds passed over for a file their index lacks: (release, label, the file)."""
     asked: str | None = None
     """The variant the profile names, if any."""
+    not_the_device: tuple[tuple[Version, str], ...] = ()
+    """The builds the index or being unconfirmed turned down: the target would run them."""
 
-    def why_not(self, version: Version, variant: str) -> str | None:
+    def why_not(self, version: Version, variant: str) -> NotTaken | None:
         """Why the build was not among the options; None where it was."""
         if any(o.release.version == version and o.variant.name == variant for o in self.options):
             return None
         for release, name, why in self.rejections:
             if release == version and name in (variant, ""):
-                return why
-        if self.asked is not None and self.asked != variant:
-            return f"the profile asks for {self.asked}"
-        return f"{variant} is not taken on the target unless the profile names it"
+                return NotTaken(why, runs=(release, name) in self.not_the_device)
+        asked = self.asked is not None and self.asked != variant
+        unnamed = f"{variant} is not taken on the target unless the profile names it"
+        return NotTaken(f"the profile asks for {self.asked}" if asked else unnamed, runs=True)
 
 
 def _unconfirmed_rejection(variant: Variant) -> str:
@@ -241,6 +242,7 @@ def _candidates(
     fresh: list[Option] = []
     passed_over: list[tuple[Version, str]] = []
     missing: list[tuple[Version, str, str]] = []
+    not_the_device: list[tuple[Version, str]] = []
     for release in catalog.releases_of(framework):
         if not request.specifier.contains(release.version, prereleases=True):
             continue
@@ -284,6 +286,7 @@ def _candidates(
             problem, lacks = index.problem(option, request, target, allow_unconfirmed)
             if problem:
                 rejections.append((release.version, variant.name, problem))
+                not_the_device.append((release.version, variant.name))
                 if lacks:
                     missing.append((release.version, f"{option.label} {variant.name}", problem))
                 continue
@@ -291,7 +294,7 @@ def _candidates(
         fresh.extend(_variant_preference(release_options))
     passed_over.sort(key=lambda item: item[0], reverse=True)
     found = (tuple(kept + fresh), tuple(rejections), tuple(passed_over), tuple(missing))
-    return _Candidates(*found, asked=request.variant)
+    return _Candidates(*found, asked=request.variant, not_the_device=tuple(not_the_device))
 
 
 # ---------------------------------------------------------------------------------------------

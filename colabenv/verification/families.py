@@ -259,11 +259,14 @@ def _components(context: VerifyContext, children: Children) -> list[Check]:
 
 def _framework_smoke(context: VerifyContext, children: Children) -> list[Check]:
     """Each framework's smoke check, as its child finishes, in the order they were started,
-    judged for the device it ran on (:data:`SMOKES`)."""
+    judged for the device it ran on (:data:`SMOKES`); a FAIL names its cause as doctor does, on
+    every device alike (:func:`with_cause`: "no kernel image is available ...", "HIP error:
+    invalid device function", a library missing at import)."""
     checks = []
     for framework, future in children.smoke.items():
         smoke, _ = future.result()
-        checks.append(SMOKES[context.smoke_on[framework]].judge(framework, smoke, context))
+        judged = SMOKES[context.smoke_on[framework]].judge(framework, smoke, context)
+        checks.append(with_cause(judged, smoke))
     results = [parse_smoke(future.result()[0].result) for future in children.smoke.values()]
     threading = check_free_threading([r for r in results if r is not None])
     return [*checks, *([threading] if threading is not None else [])]
@@ -369,8 +372,7 @@ def _require_gpu(context: VerifyContext) -> bool:
 
 
 def _gpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:
-    """A FAIL names its cause as doctor does ("no kernel image is available ...": :func:`with_cause`)."""
-    check = check_smoke(
+    return check_smoke(
         framework,
         run,
         timeout=context.limit,
@@ -378,7 +380,6 @@ def _gpu_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> C
         require_gpu=_require_gpu(context),
         cpu_build=_cpu_build(context, framework),
     )
-    return with_cause(check, run)
 
 
 def _hip_smoke(framework: Framework, run: ChildRun, context: VerifyContext) -> Check:

@@ -1,8 +1,8 @@
 """verify on AMD GPUs through ROCm, and on a free-threaded interpreter: torch must be a ROCm
 build (``torch.version.hip``) and jax must see its GPUs as ROCm devices, each multiplying as the
-CPU does, and a failure names its cause as ``doctor`` reads it (the failure signatures of
-``import_failures.toml``: "HIP error: invalid device function" at the first kernel, "No HIP GPUs
-are available" at the GPU's first use); a GIL that was on before the frameworks imported (naming
+CPU does (``verify`` names a failure's cause as ``doctor`` reads it, on every device:
+:mod:`colabenv.verification.causes`, "HIP error: invalid device function" at the first kernel,
+"No HIP GPUs are available" at the GPU's first use); a GIL that was on before the frameworks imported (naming
 what asked for it), or that an import turned back on (naming the module), is a WARN."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colabenv.models import Framework
-from colabenv.verification.causes import with_cause
 from colabenv.verification.children import (
     ChildRun,
     DeviceResult,
@@ -28,12 +27,9 @@ def check_rocm_smoke(
     framework: Framework, run: ChildRun, *, timeout: float, require_gpu: bool, cpu_build: bool = False
 ) -> Check:
     """One framework's smoke test on AMD GPUs through ROCm: torch must be a ROCm build
-    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. A FAIL names
-    the cause doctor's signatures read in what the child said (:func:`with_cause`)."""
-    return with_cause(_judged(framework, run, timeout, require_gpu, cpu_build), run)
-
-
-def _judged(framework: Framework, run: ChildRun, timeout: float, require_gpu: bool, cpu_build: bool) -> Check:
+    (``torch.version.hip``) and see the GPUs, each multiplying as the CPU does. ``verify``
+    adds the cause of a FAIL as it does on every device
+    (:func:`colabenv.verification.causes.with_cause`)."""
     name = f"smoke:{framework.value}"
 
     def no_gpu(result: SmokeResult, label: str) -> Check:
@@ -83,15 +79,18 @@ def check_free_threading(results: Sequence[SmokeResult]) -> Check | None:
     (``sys._is_gil_enabled()``), and CPython's warning naming each module whose import turned it
     back on. A WARN when it was on already before them (naming what asked for it:
     ``PYTHON_GIL=1``, ``-X gil=1``, else a module imported at startup), or when an import turned
-    it on (naming the module, or saying that no warning named one); else a PASS. None on any
-    other interpreter."""
+    it on (naming the module, or saying that no warning named one): the problems, then that the
+    interpreter runs with the GIL, then each one's remedy (:data:`GIL_REMEDIES` for what asked
+    at startup). Else a PASS. None on any other interpreter."""
     threaded = [result for result in results if result.free_threaded]
     if not threaded:
         return None
-    problems = [*_on_before(threaded), *_turned_on(threaded)]
-    if problems:
+    found = [*_on_before(threaded), *_turned_on(threaded)]
+    if found:
+        problems = "; ".join(problem for problem, _ in found)
+        remedies = "".join(f"; {remedy}" for remedy in dict.fromkeys(remedy for _, remedy in found))
         return Check(
-            "free-threading", Status.WARN, "; ".join(problems) + ": the interpreter runs with the GIL"
+            "free-threading", Status.WARN, f"{problems}: the interpreter runs with the GIL{remedies}"
         )
     if any(result.gil_after is False for result in threaded):
         return Check(
@@ -107,39 +106,65 @@ def check_free_threading(results: Sequence[SmokeResult]) -> Check | None:
     )
 
 
-def _on_before(threaded: Sequence[SmokeResult]) -> list[str]:
-    """What a WARN says of a GIL that was on before the frameworks imported."""
+GIL_REMEDIES = {
+    "-X gil=1 on the interpreter's command line": "drop -X gil=1 to run free-threaded",
+    "PYTHON_GIL=1 in the environment": "unset PYTHON_GIL to run free-threaded",
+    "the interpreter's configuration (sys.flags.gil is 1)": (
+        "start the interpreter without the configuration that asks for the GIL (its embedding"
+        " program's) to run free-threaded"
+    ),
+}
+"""The remedy for each thing the smoke child names as having asked for the GIL at startup
+(``gil_forced_by`` in ``colabenv/_target/smoke/base.py``)."""
+
+
+def _on_before(threaded: Sequence[SmokeResult]) -> list[tuple[str, str]]:
+    """What a WARN says of a GIL that was on before the frameworks imported: (the problem, its
+    remedy)."""
     if not any(result.gil_before for result in threaded):
         return []
     forced = list(dict.fromkeys(r.gil_forced_by for r in threaded if r.gil_before and r.gil_forced_by))
     if forced:
+        remedies = [GIL_REMEDIES.get(f, "remove what asks for it to run free-threaded") for f in forced]
         return [
-            f"the GIL was on before the frameworks imported: {', '.join(forced)} asks for it;"
-            " unset it to run free-threaded"
+            (
+                f"the GIL was on before the frameworks imported: {', '.join(forced)} asks for it",
+                "; ".join(dict.fromkeys(remedies)),
+            )
         ]
     return [
-        "the GIL was on before the frameworks imported, and neither PYTHON_GIL nor -X gil asks for it:"
-        " a module imported at startup (by a .pth file or sitecustomize) turned it on before verify could"
-        " see CPython's warning (python -c pass prints it, naming the module)"
+        (
+            "the GIL was on before the frameworks imported, and neither PYTHON_GIL nor -X gil asks for it"
+            " (a module imported at startup, by a .pth file or sitecustomize, turned it on before verify"
+            " could see CPython's warning)",
+            "python -c pass prints that warning, naming the module",
+        )
     ]
 
 
-def _turned_on(threaded: Sequence[SmokeResult]) -> list[str]:
-    """What a WARN says of the imports that turned the GIL on: the modules CPython's warning
-    named, and the frameworks after whose import it was on with no warning naming one."""
+def _turned_on(threaded: Sequence[SmokeResult]) -> list[tuple[str, str]]:
+    """What a WARN says of the imports that turned the GIL on, (the problem, its remedy): the
+    modules CPython's warning named, and the frameworks after whose import it was on with no
+    warning naming one."""
     found = []
     modules = list(dict.fromkeys(m for result in threaded for m in result.gil_enabled_by))
     if modules:
         found.append(
-            f"the GIL was turned back on to import {', '.join(modules)} (not declared free-threading safe);"
-            " PYTHON_GIL=0 keeps it off at your own risk"
+            (
+                f"the GIL was turned back on to import {', '.join(modules)} (not declared free-threading"
+                " safe)",
+                "PYTHON_GIL=0 keeps it off at your own risk",
+            )
         )
     unnamed = [
         r.framework for r in threaded if r.gil_before is False and r.gil_after and not r.gil_enabled_by
     ]
     if unnamed:
         found.append(
-            f"the GIL was turned on while {', '.join(dict.fromkeys(unnamed))} imported, and no warning"
-            " named the module (the smoke child's stderr may)"
+            (
+                f"the GIL was turned on while {', '.join(dict.fromkeys(unnamed))} imported, and no warning"
+                " named the module",
+                "the smoke child's stderr may name it",
+            )
         )
     return found

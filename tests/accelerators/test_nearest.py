@@ -148,3 +148,60 @@ def test_the_nearest_is_a_build_of_the_targets_platform(capsys: pytest.CaptureFi
     line = err.splitlines()[-1].strip()
     assert line.startswith("no torch build in the catalog has kernels for sm_30; the nearest: torch "), line
     assert line.endswith("(sm_80)"), line
+
+
+def _gapped_refusal(tmp_path: Path, *, unconfirmed_older: bool = False) -> str:
+    """The nearest-build line for a 3.7 GPU and the range ``>=1.1,!=1.2.*,<1.4`` over releases
+    whose builds alternate: 1.0.0, 1.2.0 and 1.4.0 with sm_37, 1.1.0 and 1.3.0 (the range's
+    releases) without it; 1.0.0's build unconfirmed where ``unconfirmed_older``."""
+    from colabenv.catalog.load import load_catalog
+    from colabenv.errors import ResolutionError
+    from colabenv.profile.load import load_profile
+    from colabenv.resolve.resolver import resolve
+    from tests.support.catalogs import framework_file, release_entry, torch_variant, write_catalog
+    from tests.support.targets import nvidia_target
+
+    def release(version: str, archs: str, unconfirmed: bool = False) -> str:
+        reason = "not read from the index" if unconfirmed else None
+        variant = torch_variant(
+            "cu124", archs=archs, unconfirmed=unconfirmed or None, unconfirmed_reason=reason
+        )
+        return release_entry(version, variant)
+
+    torch = framework_file(
+        "torch",
+        release("1.4.0", "kepler"),
+        release("1.3.0", "modern"),
+        release("1.2.0", "kepler"),
+        release("1.1.0", "modern"),
+        release("1.0.0", "kepler", unconfirmed_older),
+        archs={"kepler": ["sm_37", "sm_50", "sm_80"], "modern": ["sm_80", "compute_90"]},
+    )
+    catalog = load_catalog(write_catalog(tmp_path / "catalog", torch=torch))
+    profile = tmp_path / "p.toml"
+    profile.write_text('name = "p"\n[frameworks]\ntorch = ">=1.1,!=1.2.*,<1.4"\n')
+    with pytest.raises(ResolutionError) as caught:
+        resolve(load_profile(profile), nvidia_target("550.54.15", "12.4", ("3.7",)), catalog)
+    assert caught.value.exit_code == 3
+    return str(caught.value).splitlines()[-1].strip()
+
+
+def test_a_build_a_gap_in_the_range_excludes_is_named_as_such_not_as_newer(tmp_path: Path) -> None:
+    """1.2.0 lies within the range's bounds, left out by its ``!=``: it is the nearest, named
+    as excluded by the range; the newer side starts above the range's newest release (1.4.0),
+    the older below its oldest (1.0.0)."""
+    line = _gapped_refusal(tmp_path)
+    assert line == (
+        "no torch release in !=1.2.*,<1.4,>=1.1 (the profile's range) has kernels for sm_37; excluded by"
+        " the range: torch 1.2.0 cu124, which only the range keeps out; the nearest older one: torch"
+        " 1.0.0 cu124, which only the range keeps out; the nearest newer one: torch 1.4.0 cu124, which"
+        " only the range keeps out"
+    ), line
+
+
+def test_a_build_kept_out_for_being_unconfirmed_is_not_taken_rather_than_not_run(tmp_path: Path) -> None:
+    """Being unconfirmed (or lacking a file on the index) is no fault of the target's device:
+    the line says the build is not taken, never that the target would not run it."""
+    line = _gapped_refusal(tmp_path, unconfirmed_older=True)
+    assert "the nearest older one: torch 1.0.0 cu124, which is not taken either (cu124 is unconfirmed" in line
+    assert "would not run" not in line and "any other of them" not in line, line

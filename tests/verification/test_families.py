@@ -113,3 +113,28 @@ def test_a_lock_of_one_target_made_for_another_host_is_a_warn_naming_the_differe
     assert target.status is Status.WARN
     assert target.detail.startswith("the lock was made for another target: ")
     assert "Python 3.9 in the lock" in target.detail and "platform linux_aarch64 in the lock" in target.detail
+
+
+def test_a_tpu_smoke_fail_names_its_cause_as_every_devices_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cause of a smoke FAIL (doctor's failure signatures) is added where the smoke checks
+    are made, for every device a kind declares: a jax on a TPU host whose import cannot load
+    its runtime names ``missing-library`` as the CUDA and ROCm smoke tests do."""
+    from tests.support.standin_frameworks import make_venv
+    from tests.support.standin_tpu import TpuStandin, install_jax_tpu
+
+    venv = make_venv(tmp_path / "venv", with_colabenv=False)
+    install_jax_tpu(venv, TpuStandin())
+    error = "libtpu.so: cannot open shared object file: No such file or directory"
+    (venv.site_packages / "jax" / "__init__.py").write_text(f"raise ImportError({error!r})\n")
+    state = tmp_path / "state"
+    monkeypatch.setenv("COLABENV_STATE_DIR", str(state))
+    monkeypatch.setenv("COLABENV_TPU", "v5e-1")
+    monkeypatch.delenv("PJRT_DEVICE", raising=False)
+    requirements = ["jax[tpu]==0.6.2", "jaxlib==0.6.2", "libtpu==0.0.17.*"]
+    write_marker(state, requirements=requirements, frameworks={"jax": "0.6.2"}, python=venv.python)
+    smoke = next(c for c in verify(timeout=60, interpreter=str(venv.python)).checks if c.name == "smoke:jax")
+    assert smoke.status is Status.FAIL, smoke
+    assert smoke.detail.startswith(f"import failed: ImportError: {error}"), smoke
+    assert "; cause: missing-library (https://" in smoke.detail, smoke

@@ -17,9 +17,10 @@ import pytest
 from colabenv._util.resources import SMOKE_PROGRAM
 from colabenv.diagnosis.signatures import Classified, classify, shipped_signatures
 from colabenv.models import Framework
+from colabenv.verification.causes import with_cause
 from colabenv.verification.children import GPU_SMOKE, SmokeResult, parse_smoke, run_smoke, smoke_env
 from colabenv.verification.report import Status
-from colabenv.verification.rocm import check_free_threading, check_rocm_smoke
+from colabenv.verification.rocm import GIL_REMEDIES, check_free_threading, check_rocm_smoke
 from tests.support.interpreter_facts import GIL_WARNING as CPYTHON_GIL_WARNING
 from tests.support.interpreter_facts import free_threaded, gil_switch
 from tests.support.standin_frameworks import Standin, make_venv
@@ -107,7 +108,7 @@ def test_a_gpu_without_kernels_for_its_gfx_fails_naming_the_cause_and_thread_doc
     )
     run, result = _smoke(tmp_path, radeon)
     assert [d.error for d in result.devices] == [f"{kind}: {text}"]
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     doctor = _as_doctor_reads(f"{kind}: {text}")
     assert check.status is Status.FAIL, check
     assert check.detail.startswith(
@@ -130,7 +131,7 @@ def test_a_rocm_torch_that_sees_no_gpu_fails_naming_rocms_reason_as_doctor_does(
     )
     run, result = _smoke(tmp_path, blind)
     assert result.gpu_reason == "torch.cuda.is_available() is False"
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     assert check.status is Status.FAIL and "sees no AMD GPU" in check.detail, check
     assert f"stderr: RuntimeError: {text}" in check.detail
     assert "; cause: no-gpu (https://github.com/ROCm/hip/issues/3799): " in check.detail
@@ -145,7 +146,7 @@ def test_a_missing_hip_runtime_at_import_fails_naming_the_cause(tmp_path: Path) 
         "torch", "2.9.1+rocm6.4", Behaviour.IMPORT_ERROR, cuda=None, hip="6.4.1", import_error=text
     )
     run, _ = _smoke(tmp_path, broken)
-    check = check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True)  # type: ignore[arg-type]
+    check = with_cause(check_rocm_smoke(Framework.TORCH, run, timeout=60, require_gpu=True), run)  # type: ignore[arg-type]
     assert check.status is Status.FAIL, check
     assert check.detail.startswith(f"import failed: {kind}: {text}")
     assert (
@@ -350,16 +351,20 @@ def _free_threaded_smoke(
     return result
 
 
+UNSET = "unset PYTHON_GIL to run free-threaded"
+DROP = "drop -X gil=1 to run free-threaded"
+
+
 @pytest.mark.parametrize(
-    ("options", "variables", "forced"),
+    ("options", "variables", "forced", "remedy"),
     [
-        ("", {"PYTHON_GIL": "1"}, "PYTHON_GIL=1 in the environment"),
-        ("-X gil=1", {}, "-X gil=1 on the interpreter's command line"),
-        ("-X gil=1", {"PYTHON_GIL": "0"}, "-X gil=1 on the interpreter's command line"),
+        ("", {"PYTHON_GIL": "1"}, "PYTHON_GIL=1 in the environment", UNSET),
+        ("-X gil=1", {}, "-X gil=1 on the interpreter's command line", DROP),
+        ("-X gil=1", {"PYTHON_GIL": "0"}, "-X gil=1 on the interpreter's command line", DROP),
     ],
 )
 def test_a_gil_asked_for_when_the_interpreter_started_is_a_warn_naming_what_asked(
-    tmp_path: Path, options: str, variables: dict[str, str], forced: str
+    tmp_path: Path, options: str, variables: dict[str, str], forced: str, remedy: str
 ) -> None:
     """``PYTHON_GIL=1`` or ``-X gil=1`` (the command line over the environment): the GIL is on
     from the start, so no import turns it on and CPython warns of none; the interpreter is
@@ -370,9 +375,66 @@ def test_a_gil_asked_for_when_the_interpreter_started_is_a_warn_naming_what_aske
     check = check_free_threading([result])
     assert check is not None and check.status is Status.WARN, check
     assert check.detail == (
-        f"the GIL was on before the frameworks imported: {forced} asks for it; unset it to run"
-        " free-threaded: the interpreter runs with the GIL"
+        f"the GIL was on before the frameworks imported: {forced} asks for it: the interpreter runs"
+        f" with the GIL; {remedy}"
     )
+
+
+def test_a_gil_the_interpreters_configuration_asks_for_names_its_own_remedy() -> None:
+    """``sys.flags.gil`` is 1 with neither ``-X gil=1`` nor a ``PYTHON_GIL`` CPython read (an
+    embedding program configured it): neither unsetting nor dropping is the remedy."""
+    forced = "the interpreter's configuration (sys.flags.gil is 1)"
+    check = check_free_threading([_result(True, (), before=True, after=True, forced=forced)])
+    assert check is not None and check.status is Status.WARN, check
+    assert check.detail == (
+        f"the GIL was on before the frameworks imported: {forced} asks for it: the interpreter runs"
+        " with the GIL; start the interpreter without the configuration that asks for the GIL (its"
+        " embedding program's) to run free-threaded"
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "options", "variable", "forced"),
+    [
+        # PYTHON_GIL=1 put in os.environ after startup (a profile's [env] by colabenv's .pth
+        # hook): CPython never read it, sys.flags.gil is None (the default)
+        ({"gil": None, "ignore_environment": 0}, {}, "1", None),
+        ({"gil": 0, "ignore_environment": 0}, {"gil": "0"}, "1", None),
+        (
+            {"gil": 1, "ignore_environment": 0},
+            {"gil": "1"},
+            "0",
+            "-X gil=1 on the interpreter's command line",
+        ),
+        ({"gil": 1, "ignore_environment": 0}, {}, "1", "PYTHON_GIL=1 in the environment"),
+        # under -E the variable was not read: something else (an embedding program) asked
+        (
+            {"gil": 1, "ignore_environment": 1},
+            {},
+            "1",
+            "the interpreter's configuration (sys.flags.gil is 1)",
+        ),
+        # no sys.flags.gil (before Python 3.13): the option over the variable, as before
+        ({"ignore_environment": 0}, {}, "1", "PYTHON_GIL=1 in the environment"),
+        ({"ignore_environment": 0}, {"gil": "0"}, "1", None),
+    ],
+)
+def test_what_forced_the_gil_is_what_sys_flags_says_cpython_read(
+    monkeypatch: pytest.MonkeyPatch,
+    flags: dict[str, object],
+    options: dict[str, str],
+    variable: str,
+    forced: str | None,
+) -> None:
+    """``sys.flags.gil`` is what CPython made of ``-X gil`` and ``PYTHON_GIL`` at startup; the
+    environment now may hold a ``PYTHON_GIL`` it never read."""
+    from types import SimpleNamespace
+
+    base = _base()
+    monkeypatch.setattr(base, "sys", SimpleNamespace(flags=SimpleNamespace(**flags), _xoptions=options))
+    monkeypatch.setenv("PYTHON_GIL", variable)
+    assert base.gil_forced_by() == forced
+    assert forced is None or forced in GIL_REMEDIES, "the WARN has a remedy for each cause the child names"
 
 
 def test_a_gil_turned_off_on_the_command_line_beats_the_environment(tmp_path: Path) -> None:
@@ -390,8 +452,12 @@ def test_a_gil_a_startup_import_turned_on_is_a_warn_saying_nothing_asked_for_it(
     assert (result.gil_before, result.gil_forced_by, result.gil_enabled_by) == (True, None, ())
     check = check_free_threading([result])
     assert check is not None and check.status is Status.WARN, check
-    assert "neither PYTHON_GIL nor -X gil asks for it" in check.detail
-    assert "a module imported at startup (by a .pth file or sitecustomize)" in check.detail
+    assert check.detail == (
+        "the GIL was on before the frameworks imported, and neither PYTHON_GIL nor -X gil asks for it"
+        " (a module imported at startup, by a .pth file or sitecustomize, turned it on before verify"
+        " could see CPython's warning): the interpreter runs with the GIL; python -c pass prints that"
+        " warning, naming the module"
+    )
 
 
 @pytest.mark.parametrize("warns", [True, False])
@@ -404,11 +470,15 @@ def test_an_import_that_turned_the_gil_on_is_a_warn_naming_it_or_saying_none_was
     assert check is not None and check.status is Status.WARN, check
     if warns:
         assert result.gil_enabled_by == ("torch",)
-        assert check.detail.startswith("the GIL was turned back on to import torch (not declared")
+        assert check.detail == (
+            "the GIL was turned back on to import torch (not declared free-threading safe): the"
+            " interpreter runs with the GIL; PYTHON_GIL=0 keeps it off at your own risk"
+        )
     else:
         assert result.gil_enabled_by == ()
-        assert check.detail.startswith(
-            "the GIL was turned on while torch imported, and no warning named the module"
+        assert check.detail == (
+            "the GIL was turned on while torch imported, and no warning named the module: the"
+            " interpreter runs with the GIL; the smoke child's stderr may name it"
         )
 
 

@@ -191,17 +191,27 @@ def gil_enabled() -> bool | None:
 
 
 def gil_forced_by() -> str | None:
-    """What asked for the GIL when the interpreter started, as CPython reads it (the command
-    line's ``-X gil`` over the environment's ``PYTHON_GIL``; ``sys.flags.gil`` is 1 on a
-    free-threaded build told either, or configured so by an embedding program): None when
-    nothing did."""
+    """What asked for the GIL when the interpreter started, as CPython read it: None when
+    nothing did. ``sys.flags.gil`` (Python 3.13 and newer) is 1 only where the command line's
+    ``-X gil=1`` or the environment's ``PYTHON_GIL=1`` (read unless ``-E``/``-I``), or an
+    embedding program, asked; ``os.environ`` alone may hold a ``PYTHON_GIL`` CPython never read
+    (set after startup, by a ``.pth`` file, or ignored under ``-E``), so it only names which one
+    asked. Where ``sys.flags`` has no ``gil``, ``-X gil`` over ``PYTHON_GIL`` as CPython reads
+    them."""
     option = getattr(sys, "_xoptions", {}).get("gil")
+    flags = sys.flags
+    if hasattr(flags, "gil"):
+        if getattr(flags, "gil", None) != 1:
+            return None
+        if option is not None and str(option) == "1":
+            return "-X gil=1 on the interpreter's command line"
+        if not getattr(flags, "ignore_environment", 0) and os.environ.get("PYTHON_GIL") == "1":
+            return "PYTHON_GIL=1 in the environment"
+        return "the interpreter's configuration (sys.flags.gil is 1)"
     if option is not None:
         return "-X gil=1 on the interpreter's command line" if str(option) == "1" else None
     if os.environ.get("PYTHON_GIL") == "1":
         return "PYTHON_GIL=1 in the environment"
-    if getattr(sys.flags, "gil", None) == 1:
-        return "the interpreter's configuration (sys.flags.gil is 1)"
     return None
 
 
