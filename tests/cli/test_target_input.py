@@ -359,38 +359,33 @@ def test_a_free_threaded_interpreter_agrees_with_the_free_threaded_flag() -> Non
 # 7. A CUDA-versus-driver contradiction in a named target
 
 
-def test_profiles_check_refuses_a_cuda_the_driver_does_not_reach(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    entry = 'driver = "535.104.05", cuda = "13.0", python = "3.12"'
-    line = _refused(capsys, "profiles", "check", _profile(tmp_path, entry))
-    assert line.endswith(
-        "p.toml: targets.nb.cuda: 13.0 conflicts with driver 535.104.05, which supports CUDA 12.2"
-        " (catalog driver table): give one of them; without cuda the CUDA comes from the driver"
-    ), line
-
-
-def test_a_named_targets_python_the_runtime_contradicts_is_named_by_its_key(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            'driver = "535.104.05", cuda = "13.0", python = "3.12"',
+            "targets.nb.cuda: 13.0 conflicts with driver 535.104.05, which supports CUDA 12.2"
+            " (catalog driver table): give one of them; without cuda the CUDA comes from the driver",
+        ),
+        (
+            'python = "3.14t", runtime = "colab-2026.07", cpu = true',
+            "targets.nb.python: 3.14t contradicts runtime colab-2026.07, whose Python is 3.12.13;"
+            " leave python out",
+        ),
+        (
+            'driver = "418.39", python = "3.12"',
+            "targets.nb.driver: 418.39: older than every CUDA in the catalog's driver table; give cuda too",
+        ),
+    ],
+    ids=["cuda-beyond-the-driver", "python-the-runtime-contradicts", "driver-the-table-lacks"],
+)
+def test_profiles_check_names_a_named_targets_refused_value_by_its_key(
+    entry: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The key path goes to the key, and the keys are named as keys (the flags keep their words:
     test_the_runtime_contradiction_names_the_python_as_given)."""
-    entry = 'python = "3.14t", runtime = "colab-2026.07", cpu = true'
     line = _refused(capsys, "profiles", "check", _profile(tmp_path, entry))
-    assert line.endswith(
-        "p.toml: targets.nb.python: 3.14t contradicts runtime colab-2026.07, whose Python is 3.12.13;"
-        " leave python out"
-    ), line
-
-
-def test_a_named_targets_driver_the_table_lacks_is_named_by_its_key(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    line = _refused(capsys, "profiles", "check", _profile(tmp_path, 'driver = "418.39", python = "3.12"'))
-    assert line.endswith(
-        "p.toml: targets.nb.driver: 418.39: older than every CUDA in the catalog's driver table;"
-        " give cuda too"
-    ), line
+    assert line.endswith(f"p.toml: {expected}"), line
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,22 +152,31 @@ def test_a_free_threaded_target_renders_from_the_base_image_given(
     assert (
         f"FROM --platform=linux/amd64 {image}\n" if form == "dockerfile" else f"From: {image}\n"
     ) in done.stdout
-    (check,) = [line for line in done.stdout.splitlines() if "python3 -c" in line]
-    command = check.strip().removeprefix("RUN ").removesuffix(" \\")
-    here = f"{sys.version_info[0]}, {sys.version_info[1]}"
-    command = command.replace("(3, 14)", f"({here})")
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    (tools / "python3").symlink_to(sys.executable)
-    path = {"PATH": f"{tools}:/usr/bin:/bin"}
-    with_gil = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=path, timeout=60)
+    with_gil, done_ft = _python_checks(done.stdout, tmp_path)
     assert with_gil.returncode == 1
     assert with_gil.stderr.strip() == (
         "python3 here is not Python 3.14t (free-threaded), which the profile was resolved for"
     )
-    facts = {**path, **free_threaded(tmp_path / "facts")}
-    done_ft = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=facts, timeout=60)
     assert done_ft.returncode == 0, done_ft.stderr
+
+
+def _python_checks(
+    definition: str, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """The build's check of its ``python3`` (a 3.14 target's) run by ``sh`` with this Python as
+    ``python3``, told it is 3.14: once as it is (with the GIL), once told it is free-threaded
+    (``tests/support/interpreter_facts.py``)."""
+    (check,) = [line for line in definition.splitlines() if "python3 -c" in line]
+    command = check.strip().removeprefix("RUN ").removesuffix(" \\")
+    command = command.replace("(3, 14)", f"({sys.version_info[0]}, {sys.version_info[1]})")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)
+    path = {"PATH": f"{tools}:/usr/bin:/bin"}
+    facts = {**path, **free_threaded(tmp_path / "facts")}
+    gil = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=path, timeout=60)
+    ft = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=facts, timeout=60)
+    return gil, ft
 
 
 @pytest.mark.parametrize("form", ["dockerfile", "apptainer"])
@@ -182,17 +191,8 @@ def test_a_target_with_the_gil_refuses_a_free_threaded_base_image(
     flags = ("--cpu", "--python", "3.14", "--allow-unconfirmed", "--offline")
     done = runner("render", "cpu-only", *flags, "--format", form, "--base-image", image)
     assert done.returncode == 0, done.stderr
-    (check,) = [line for line in done.stdout.splitlines() if "python3 -c" in line]
-    command = check.strip().removeprefix("RUN ").removesuffix(" \\")
-    command = command.replace("(3, 14)", f"({sys.version_info[0]}, {sys.version_info[1]})")
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    (tools / "python3").symlink_to(sys.executable)
-    path = {"PATH": f"{tools}:/usr/bin:/bin"}
-    with_gil = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=path, timeout=60)
+    with_gil, refused = _python_checks(done.stdout, tmp_path)
     assert with_gil.returncode == 0, with_gil.stderr
-    facts = {**path, **free_threaded(tmp_path / "facts")}
-    refused = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=facts, timeout=60)
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
         "python3 here is not Python 3.14 with the GIL, which the profile was resolved for"
