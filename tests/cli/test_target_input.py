@@ -356,7 +356,7 @@ def test_a_free_threaded_interpreter_agrees_with_the_free_threaded_flag() -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# 7. A CUDA-versus-driver contradiction in a named target
+# 7. A named target's refused value, named by its key
 
 
 @pytest.mark.parametrize(
