@@ -164,19 +164,22 @@ def _write(root: Path, relative: str, text: str) -> Path:
 
 
 def test_amdgpu_version_read_absent_and_malformed(tmp_path: Path) -> None:
-    """``6.7.0``: the driver version rocm-smi reports on the MI300X host of
-    ``mi300x-x4-tools`` (thamada/nvidia-smi ``gls/MI300X_x4_smi.py``: "Driver version: 6.7.0")."""
+    """The recorded file (``mi300x-amdgpu-6.12.12``: ``6.12.12``, an MI300X host's, from the
+    rocminfo line ROCm/rocprofiler-sdk issue #66 quotes) is read as its version; the module
+    folder without the file (as on the host of ``mi300x-x4-tools``, whose rocminfo says "ROCk
+    module is loaded" without a version) says why. The malformed file is the recorded version
+    with a suffix, derived here, not recorded."""
     assert read_amdgpu_version(tmp_path).reason == "/sys/module/amdgpu/version: no such file or directory"
     (tmp_path / "sys/module/amdgpu").mkdir(parents=True)
     absent = read_amdgpu_version(tmp_path)
     assert absent.version is None and "built into the kernel" in (absent.reason or "")
-    _write(tmp_path, "sys/module/amdgpu/version", "6.7.0\n")
-    assert read_amdgpu_version(tmp_path).version == Version("6.7.0")
-    _write(tmp_path, "sys/module/amdgpu/version", "6.7.0-rc1\n")
+    recorded = AMD / "mi300x-amdgpu-6.12.12"
+    assert read_amdgpu_version(recorded).version == Version("6.12.12")
+    text = (recorded / "sys/module/amdgpu/version").read_text()
+    _write(tmp_path, "sys/module/amdgpu/version", text.strip() + "-rc1\n")
     bad = read_amdgpu_version(tmp_path)
-    assert (
-        bad.version is None
-        and bad.reason == "/sys/module/amdgpu/version: '6.7.0-rc1' is not a driver version (digits and dots)"
+    assert bad.version is None and bad.reason == (
+        "/sys/module/amdgpu/version: '6.12.12-rc1' is not a driver version (digits and dots)"
     )
 
 
