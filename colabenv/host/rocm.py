@@ -55,7 +55,7 @@ def _read_text(path: Path, shown: str) -> tuple[str | None, str | None]:
 
 
 def parse_driver_version(text: str) -> Version | None:
-    """``6.7.0`` (the DKMS driver's ``version`` file); None for text with letters or no version."""
+    """``6.12.12`` (the DKMS driver's ``version`` file); None for text with letters or no version."""
     return Version(text) if _DRIVER_RE.fullmatch(text.strip()) else None
 
 

@@ -164,19 +164,22 @@ def _write(root: Path, relative: str, text: str) -> Path:
 
 
 def test_amdgpu_version_read_absent_and_malformed(tmp_path: Path) -> None:
-    """``6.7.0``: the driver version rocm-smi reports on the MI300X host of
-    ``mi300x-x4-tools`` (thamada/nvidia-smi ``gls/MI300X_x4_smi.py``: "Driver version: 6.7.0")."""
+    """The recorded file (``mi300x-amdgpu-6.12.12``: ``6.12.12``, an MI300X host's, from the
+    rocminfo line ROCm/rocprofiler-sdk issue #66 quotes) is read as its version; the module
+    folder without the file (as on the host of ``mi300x-x4-tools``, whose rocminfo says "ROCk
+    module is loaded" without a version) says why. The malformed file is the recorded version
+    with a suffix, derived here, not recorded."""
     assert read_amdgpu_version(tmp_path).reason == "/sys/module/amdgpu/version: no such file or directory"
     (tmp_path / "sys/module/amdgpu").mkdir(parents=True)
     absent = read_amdgpu_version(tmp_path)
     assert absent.version is None and "built into the kernel" in (absent.reason or "")
-    _write(tmp_path, "sys/module/amdgpu/version", "6.7.0\n")
-    assert read_amdgpu_version(tmp_path).version == Version("6.7.0")
-    _write(tmp_path, "sys/module/amdgpu/version", "6.7.0-rc1\n")
+    recorded = AMD / "mi300x-amdgpu-6.12.12"
+    assert read_amdgpu_version(recorded).version == Version("6.12.12")
+    text = (recorded / "sys/module/amdgpu/version").read_text()
+    _write(tmp_path, "sys/module/amdgpu/version", text.strip() + "-rc1\n")
     bad = read_amdgpu_version(tmp_path)
-    assert (
-        bad.version is None
-        and bad.reason == "/sys/module/amdgpu/version: '6.7.0-rc1' is not a driver version (digits and dots)"
+    assert bad.version is None and bad.reason == (
+        "/sys/module/amdgpu/version: '6.12.12-rc1' is not a driver version (digits and dots)"
     )
 
 
@@ -276,18 +279,33 @@ def test_tools_not_installed_are_notes(tmp_path: Path) -> None:
 # --- memory through DRM ----------------------------------------------------------------------------
 
 
+VEGA64_DEVICE = AMD / "vega64-procfs" / "sys/class/drm/card0/device"
+
+
 def test_vram_samples_map_to_kfd_nodes_by_render_minor(tmp_path: Path) -> None:
+    """The MI210 x8 KFD tree with two DRM cards whose memory files are the recorded Vega 64's
+    (``vega64-procfs``: no recording of these files on an MI210 was found), each card tied to
+    its node by its render minor; a third card's ``-1`` is a malformed value, not a recording."""
     root = _copy("mi210-x8", tmp_path)
     gpus = read_kfd_gpus(root).gpus
     for card, minor in (("card1", 128), ("card2", 129)):
         device = root / "sys/class/drm" / card / "device"
         (device / "drm" / f"renderD{minor}").mkdir(parents=True)
-        _write(device, "mem_info_vram_used", "11010048\n")
-        _write(device, "mem_info_vram_total", "68702699520\n")
+        for name in ("mem_info_vram_used", "mem_info_vram_total"):
+            shutil.copyfile(VEGA64_DEVICE / name, device / name)
     _write(root, "sys/class/drm/card3/device/mem_info_vram_used", "-1\n")
     reading = read_amd_vram(root, gpus)
-    assert [(s.card, s.node, s.used_bytes) for s in reading.samples] == [
-        ("card1", 2, 11010048),
-        ("card2", 3, 11010048),
+    assert [(s.card, s.node, s.used_bytes, s.total_bytes) for s in reading.samples] == [
+        ("card1", 2, 1490378752, 8573157376),
+        ("card2", 3, 1490378752, 8573157376),
     ]
     assert reading.notes == ("card3: mem_info_vram_used/mem_info_vram_total unreadable or not byte counts",)
+
+
+def test_vram_of_the_recorded_card_as_recorded() -> None:
+    """The recorded tree itself, read in place: one card, no KFD node to tie it to."""
+    reading = read_amd_vram(AMD / "vega64-procfs")
+    assert [(s.card, s.node, s.used_bytes, s.total_bytes) for s in reading.samples] == [
+        ("card0", None, 1490378752, 8573157376)
+    ]
+    assert reading.notes == ()

@@ -9,8 +9,8 @@ outputs (real processes, run through the probe's runner as on a host):
 - ``rocminfo``: 4 x MI300X, KFD nodes 2 to 5, gfx942 (``mi300x-x4-tools/rocminfo.txt``);
 - ``amd-smi version``: ROCm 6.1.0, ``amd-smi static --asic``: one MI308X, gfx942
   (``mi308x-amd-smi``, ROCm/amdsmi's CHANGELOG samples);
-- ``sys/module/amdgpu/version``: ``6.7.0``, the driver version rocm-smi reports on the MI300X
-  x4 host above (thamada/nvidia-smi ``gls/MI300X_x4_smi.py``: "Driver version: 6.7.0");
+- ``sys/module/amdgpu/version``: ``6.12.12``, an MI300X host's (``mi300x-amdgpu-6.12.12``, from
+  the rocminfo line ROCm/rocprofiler-sdk issue #66 quotes), copied in as recorded;
 - ``.info/version``: ``6.4.0-15158``, rocm-core 6.4.0's (ROCm/rocm-systems
   ``projects/rocm-core/README.md``).
 
@@ -41,7 +41,7 @@ AMD = DATA / "hosts" / "amd"
 ROCMINFO = AMD / "mi300x-x4-tools" / "rocminfo.txt"
 AMD_SMI = AMD / "mi308x-amd-smi"
 ROCM_FILE = "6.4.0-15158"
-AMDGPU = "6.7.0"
+AMDGPU_FILE = AMD / "mi300x-amdgpu-6.12.12" / "sys/module/amdgpu/version"
 
 
 def _root(
@@ -49,11 +49,11 @@ def _root(
     host: str,
     *,
     nodes: Sequence[int] | None = None,
-    amdgpu: str | None = AMDGPU,
+    amdgpu: Path | None = AMDGPU_FILE,
     rocm: str | None = ROCM_FILE,
 ) -> Path:
     """A root with the KFD nodes of a recorded host (``nodes`` of them, or all), the amdgpu
-    module's folder (its ``version`` file where ``amdgpu`` is given) and an installed ROCm's
+    module's folder (with the recorded ``version`` file ``amdgpu`` where given) and an installed ROCm's
     ``.info/version`` where ``rocm`` is given."""
     root = tmp_path / "root"
     topology = root / KFD_NODES
@@ -65,7 +65,7 @@ def _root(
     module = root / "sys/module/amdgpu"
     module.mkdir(parents=True)
     if amdgpu is not None:
-        (module / "version").write_text(amdgpu + "\n")
+        shutil.copyfile(amdgpu, module / "version")
     if rocm is not None:
         (root / "opt/rocm/.info").mkdir(parents=True)
         (root / "opt/rocm/.info/version").write_text(rocm + "\n")
@@ -152,7 +152,7 @@ def test_detect_shows_the_amdgpu_driver_and_the_rocm_of_the_file_over_amd_smi(
         "rocm": "6.4.0",
         "gfx": ["gfx942"],
     }
-    assert data["amdgpu_driver"] == "6.7.0"
+    assert data["amdgpu_driver"] == "6.12.12"
     notes = fingerprint.notes
     assert notes[notes.index("no NVIDIA driver found") + 1 :] == (
         "ROCm 6.4.0 from /opt/rocm/.info/version; amd-smi version says ROCm 6.1.0: the file's is taken",
@@ -161,7 +161,7 @@ def test_detect_shows_the_amdgpu_driver_and_the_rocm_of_the_file_over_amd_smi(
     assert sorted(_ran(tmp_path)) == ["amd-smi static --asic", "amd-smi version", "rocminfo "]
     lines = _plain(fingerprint, capsys)
     assert "accelerator: rocm (AMD GPU, ROCm 6.4.0, gfx942)" in lines
-    assert "amdgpu driver: 6.7.0" in lines
+    assert "amdgpu driver: 6.12.12" in lines
     assert "note: AMD GPUs read from the KFD topology: gfx942 (rocminfo and amd-smi agree)" in lines
 
 
@@ -263,7 +263,7 @@ def test_a_hung_failing_or_missing_tool_is_a_note_and_detection_goes_on(
         "AMD GPUs read from the KFD topology: gfx90a",
     ):
         assert note in fingerprint.notes, fingerprint.notes
-    assert _json(fingerprint)["amdgpu_driver"] == "6.7.0"
+    assert _json(fingerprint)["amdgpu_driver"] == "6.12.12"
 
     (root / "opt/rocm/.info/version").unlink()
     _tool(bin_dir, "amd-smi", "echo 'amdsmi init failed' >&2; exit 1\n")

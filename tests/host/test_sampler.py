@@ -4,6 +4,7 @@ boundary (this machine has no GPU)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from colabenv.host.sampler import Sampler, process_identity, watched_paths
 from colabenv.models import CgroupMemory, GpuProcess, HostMemory
+from tests.support.paths import DATA
 
 
 class NvmlError(Exception):
@@ -209,27 +211,26 @@ def test_a_hanging_nvml_costs_the_gpu_part_not_the_sample() -> None:
     run.close()
 
 
+VEGA64 = DATA / "hosts" / "amd" / "vega64-procfs"
+
+
 def test_amd_gpus_memory_is_sampled_from_sysfs_where_nvml_lists_none(tmp_path: Path) -> None:
     """An AMD host: NVML has no GPU, so each DRM card that states its VRAM use is a GPU of the
     sample (named by its card and, where the KFD topology has it, its node); a card without
     the files (an integrated or another vendor's) is left out, a malformed one said in a note.
-    The byte counts are stand-ins (no recording of these files was found, see
-    tests/data/hosts/amd/README.md); the layout is the amdgpu driver's."""
+    card0 is the recorded Vega 64's (tests/data/hosts/amd/vega64-procfs/SOURCE.md), copied as
+    recorded; card1's ``x``/``1`` are malformed values written here, not recordings; a single
+    sample needs no 'used' that changes."""
     drm = tmp_path / "sys" / "class" / "drm"
-    for card, used, total in (
-        ("card0", "1048576", "206141652992"),
-        ("card1", "x", "1"),
-        ("card2", None, None),
-    ):
-        device = drm / card / "device"
-        device.mkdir(parents=True)
-        if used is not None and total is not None:
-            (device / "mem_info_vram_used").write_text(used + "\n")
-            (device / "mem_info_vram_total").write_text(total + "\n")
+    shutil.copytree(VEGA64 / "sys/class/drm/card0", drm / "card0")
+    (drm / "card1" / "device").mkdir(parents=True)
+    (drm / "card1" / "device" / "mem_info_vram_used").write_text("x\n")
+    (drm / "card1" / "device" / "mem_info_vram_total").write_text("1\n")
+    (drm / "card2" / "device").mkdir(parents=True)
     sampler = Sampler(kernel_pid=os.getpid(), paths=(), load_nvml=None, amd_root=tmp_path)
     sample = sampler.start().sample()
     assert [(g.uuid, g.memory_used, g.memory_total, g.utilization) for g in sample.gpus] == [
-        ("card0", 1048576, 206141652992, None)
+        ("card0", 1490378752, 8573157376, None)
     ]
     assert any("card1: mem_info_vram_used/mem_info_vram_total unreadable" in n for n in sample.notes)
     nothing = Sampler(kernel_pid=os.getpid(), paths=(), load_nvml=None, amd_root=None).start().sample()
