@@ -25,7 +25,8 @@ from tests.support.amd_hosts import AMD, amd_root
 from tests.support.helper_runs import run_helper
 from tests.support.interpreter_facts import free_threaded, on_platform
 
-KFD_HOSTS = sorted(p.name for p in AMD.iterdir() if (p / "sys").is_dir())
+KFD_HOSTS = sorted(p.name for p in AMD.iterdir() if (p / "sys/class/kfd/kfd/topology/nodes").is_dir())
+"""The recorded hosts with a KFD topology (the others record one sysfs file or two)."""
 
 
 @pytest.mark.parametrize("host", KFD_HOSTS)
