@@ -91,5 +91,21 @@ def gil_switch(
         f"                warnings.warn({GIL_WARNING!r}.format(module=name), RuntimeWarning)\n"
         "        return None\n"
         "sys.meta_path.insert(0, _TurnsTheGilOn())\n"
+        # sys.flags.gil (3.13+) is always 1 in a build with the GIL; a free-threaded build's is
+        # what -X gil or PYTHON_GIL asked (the option first), None where neither did
+        "if hasattr(sys.flags, 'gil'):\n"
+        "    _asked = _option if _option is not None else os.environ.get('PYTHON_GIL')\n"
+        "    class _Flags:\n"
+        "        def __init__(self, real, gil):\n"
+        "            self._real, self.gil = real, gil\n"
+        "        def __getattr__(self, name):\n"
+        "            return getattr(self._real, name)\n"
+        "    sys.flags = _Flags(sys.flags, int(_asked) if _asked in ('0', '1') else None)\n"
     )
     return {"PYTHONPATH": str(folder)}
+
+
+REFUSES_GIL_OFF = sys.version_info >= (3, 13) and not sysconfig.get_config_var("Py_GIL_DISABLED")
+"""A CPython 3.13+ build with the GIL stops at start where ``-X gil=0`` or ``PYTHON_GIL=0`` asks
+for none ("Fatal Python error: config_read_gil: Disabling the GIL is not supported by this
+build"), before any ``sitecustomize`` runs: a test that needs either cannot run there."""
